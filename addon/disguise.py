@@ -1,0 +1,13 @@
+"""mitmproxy entry point: `mitmdump -s addon/disguise.py`.
+
+Builds the addon and nothing else; the code lives in the `disguiselib` package next to
+this file (imported by path, since mitmproxy loads scripts without a package)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from disguiselib.mitm import Disguise  # noqa: E402
+
+addons = [Disguise()]

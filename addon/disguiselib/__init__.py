@@ -1,0 +1,1 @@
+"""disguise: mask what LLM providers must not see, restore it on the way back."""

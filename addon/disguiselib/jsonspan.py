@@ -1,0 +1,257 @@
+"""Raw JSON span scanner: transform chosen string tokens, splice, keep every other byte.
+
+A body is parsed once with `json.loads` (C speed; it also validates and lets a rule look
+at a whole object, e.g. a content block's `type`, whatever the key order). Then the raw
+text is walked token by token — a regex jumps to the next quote or bracket, and
+`json.decoder.scanstring` decodes a string literal at C speed and says where it ends
+(the CPython scanner's own primitive). A subtree a rule skips is jumped over whole.
+Only the string tokens whose value changes are re-encoded and spliced in; whitespace,
+key order, numbers (`1.0`, `1e3`, `12345678901234567890`), `\\uXXXX` escapes and
+unrelated strings stay byte-identical.
+
+Rules say, per position, what to do with a string value and with object keys:
+
+    SKIP            nothing inside is touched (thinking blocks, base64 data, ids)
+    VALUES          every string value inside (not keys): unknown fields fail closed
+    USER            every key and string value inside (user-defined JSON: tool input)
+    Obj(fields, default)  an object with known fields
+    Arr(item)       an array of `item`
+    Typed(table, default) an object dispatched on its "type" field
+    Either(string, container) a field that is a string or an array/object
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+
+from .errors import MaskError
+from .rules import json_escape
+
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+_raw_decode = json.JSONDecoder().raw_decode
+_TOK = re.compile(r'["{}\[\]:,]')
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class Rule:
+    """Base rule: strings untouched, keys untouched, children skipped."""
+
+    string = False  # transform this value when it is a string
+    prose = False  # the string is text a user reads (strip rules apply on the way back)
+    keys = False  # transform the keys of this object
+    skip = False  # jump over this container without looking inside
+
+    def resolve(self, value: object) -> Rule:
+        """The rule for this exact value (dispatch on type or shape)."""
+        return self
+
+    def child(self, key: str | int) -> Rule:
+        return SKIP
+
+
+class _Skip(Rule):
+    skip = True
+
+    def __repr__(self) -> str:
+        return "SKIP"
+
+
+class _Deep(Rule):
+    def __init__(self, keys: bool, name: str) -> None:
+        self.string = True
+        self.keys = keys
+        self._name = name
+
+    def child(self, key: str | int) -> Rule:
+        return self
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+SKIP: Rule = _Skip()
+VALUES: Rule = _Deep(False, "VALUES")
+USER: Rule = _Deep(True, "USER")
+
+
+class _Prose(Rule):
+    string = True
+    prose = True
+
+    def __repr__(self) -> str:
+        return "PROSE"
+
+
+PROSE: Rule = _Prose()  # model-written text: strip rules apply when restoring
+
+
+class Obj(Rule):
+    def __init__(
+        self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False
+    ) -> None:
+        self.fields = dict(fields)
+        self.default = default
+        self.keys = keys
+        self.string = default.string
+
+    def child(self, key: str | int) -> Rule:
+        return self.fields.get(key, self.default)  # type: ignore[arg-type]
+
+
+class Arr(Rule):
+    def __init__(self, item: Rule) -> None:
+        self.item = item
+        self.string = True  # a string where an array was expected: mask (fail closed)
+
+    def child(self, key: str | int) -> Rule:
+        return self.item
+
+
+class Lazy(Rule):
+    """A forward reference for recursive schemas."""
+
+    def __init__(self, get: Callable[[], Rule]) -> None:
+        self._get = get
+
+    def resolve(self, value: object) -> Rule:
+        return self._get().resolve(value)
+
+
+class Typed(Rule):
+    """An object dispatched on `value[field]`; `default` for unknown or missing types."""
+
+    def __init__(self, table: Mapping[str, Rule], default: Rule, field: str = "type") -> None:
+        self.table = dict(table)
+        self.default = default
+        self.field = field
+        self.string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict):
+            t = value.get(self.field)
+            rule = self.table.get(t, self.default) if isinstance(t, str) else self.default
+            return rule.resolve(value)
+        return self.default.resolve(value)
+
+
+class Either(Rule):
+    """A field that may be a string (rule `string`) or a container (rule `container`)."""
+
+    def __init__(self, string: Rule, container: Rule) -> None:
+        self._s = string
+        self._c = container
+
+    def resolve(self, value: object) -> Rule:
+        return self._s.resolve(value) if isinstance(value, str) else self._c.resolve(value)
+
+
+def encode_like(value: str, raw: str) -> str:
+    """A JSON string literal for value in the style of the raw token it replaces:
+    ASCII-only (`\\u` escapes) if the raw token was ASCII, UTF-8 otherwise."""
+    if raw.isascii():
+        return json.dumps(value)
+    return '"' + json_escape(value) + '"'
+
+
+class _Frame:
+    __slots__ = ("rule", "parsed", "is_obj", "key", "idx")
+
+    def __init__(self, rule: Rule, parsed: object, is_obj: bool) -> None:
+        self.rule = rule
+        self.parsed = parsed
+        self.is_obj = is_obj
+        self.key: str | None = None
+        self.idx = 0
+
+
+def transform(
+    s: str, doc: object, root: Rule, fn: Callable[[str, bool], str]
+) -> tuple[str, int]:
+    """Apply fn(value, prose) to every string token root's rules select; splice changes.
+
+    s is the raw JSON text and doc its `json.loads` value. Returns the new text and
+    how many tokens changed (0: the text is s itself). Raises MaskError if s and doc
+    disagree (they cannot when doc came from s).
+    """
+    edits: list[tuple[int, int, str]] = []
+    stack: list[_Frame] = []
+    n = len(s)
+
+    def value_at(i: int, rule: Rule, parsed: object) -> int:
+        """Handle the value that starts at or after i; return where scanning goes on."""
+        i = _WS.match(s, i).end()  # type: ignore[union-attr]
+        c = s[i]
+        rule = rule.resolve(parsed)
+        if c == '"':
+            v, end = _scanstring(s, i + 1)
+            if rule.string:
+                new = fn(v, rule.prose)
+                if new != v:
+                    edits.append((i, end, encode_like(new, s[i:end])))
+            return end
+        if c == "{" or c == "[":
+            if rule.skip:
+                return _raw_decode(s, i)[1]
+            f = _Frame(rule, parsed, c == "{")
+            stack.append(f)
+            if c == "[":
+                j = _WS.match(s, i + 1).end()  # type: ignore[union-attr]
+                if s[j] != "]":
+                    return value_at(j, rule.child(0), parsed[0])  # type: ignore[index]
+            return i + 1
+        return i  # number, true, false, null: the token regex steps over it
+
+    i = value_at(0, root, doc)
+    while stack:
+        m = _TOK.search(s, i)
+        if m is None:
+            raise MaskError(f"JSON ended inside a container at offset {n}")
+        c = m.group()
+        j = m.start()
+        f = stack[-1]
+        if c == '"':  # only a key reaches here: values are consumed by value_at
+            key, end = _scanstring(s, j + 1)
+            f.key = key
+            if f.rule.keys:
+                new = fn(key, False)
+                if new != key:
+                    edits.append((j, end, encode_like(new, s[j:end])))
+            i = end
+        elif c == ":":
+            key = f.key
+            i = value_at(j + 1, f.rule.child(key), f.parsed[key])  # type: ignore[index,arg-type]
+        elif c == ",":
+            if f.is_obj:
+                i = j + 1
+            else:
+                f.idx += 1
+                i = value_at(j + 1, f.rule.child(f.idx), f.parsed[f.idx])  # type: ignore[index]
+        elif c == "}" or c == "]":
+            stack.pop()
+            i = j + 1
+        else:  # "{" or "[" can only appear as a value, which value_at consumed
+            raise MaskError(f"unexpected {c!r} at offset {j}")
+    if not edits:
+        return s, 0
+    out: list[str] = []
+    pos = 0
+    for a, b, rep in edits:
+        out.append(s[pos:a])
+        out.append(rep)
+        pos = b
+    out.append(s[pos:])
+    return "".join(out), len(edits)
+
+
+def parse(raw: bytes) -> tuple[str, object]:
+    """Decode a body as UTF-8 JSON. Raises MaskError with the reason."""
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MaskError(f"body is not UTF-8 (byte offset {e.start})") from e
+    try:
+        return s, json.loads(s)
+    except ValueError as e:
+        raise MaskError(f"body is not valid JSON: {e}") from e

@@ -1,0 +1,224 @@
+"""The mitmproxy adapter: options, hooks and the stream callable. Thin on purpose:
+everything that turns bytes into bytes lives in the sans-IO core."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mitmproxy import ctx, exceptions, http
+
+from . import mappings
+from .decoding import Decoder, decoder_for
+from .engine import Api, recognise
+from .errors import DisguiseError, MappingError, MaskError, StreamError
+from .providers.base import SSEStream, mask_body, restore_body
+from .rules import Restorer, Rules
+
+log = logging.getLogger("disguise")
+
+DEFAULT_MAPPINGS = str(Path(__file__).resolve().parents[2] / "mappings")
+
+
+@dataclass
+class _FlowState:
+    api: Api
+    restorer: Restorer
+    stream: SSEStream | None = None
+    encoding: str = ""
+    stats: dict = field(default_factory=dict)
+
+
+class StreamCall:
+    """mitmproxy's stream callable for one SSE response.
+
+    Never raises (an exception here would drop a chunk or hang the client), never
+    returns b"" mid-stream (on HTTP/1.1 chunked that is the end-of-body marker): on a
+    failure the client gets an explicit error event and nothing more.
+    """
+
+    def __init__(self, stream: SSEStream, decoder: Decoder | None) -> None:
+        self.stream = stream
+        self.decoder = decoder
+        self.dead = False
+
+    def __call__(self, data: bytes) -> bytes | list[bytes]:
+        if self.dead:
+            return []
+        try:
+            if data:
+                if self.decoder is not None:
+                    data = self.decoder.decompress(data)
+                out = self.stream.feed(data)
+            else:
+                if self.stream.finished:
+                    return []  # the final call can come twice (mitmproxy 11, HTTP/2)
+                tail = self.decoder.flush() if self.decoder is not None else b""
+                out = (self.stream.feed(tail) if tail else b"") + self.stream.flush()
+        except Exception as e:  # noqa: BLE001 - every failure must reach the client
+            self.dead = True
+            reason = str(e) if isinstance(e, DisguiseError) else type(e).__name__
+            log.error("disguise: stream could not be reversed: %s", reason)
+            return [self.stream.error_event(f"disguise: stream could not be reversed: {reason}")]
+        return [out] if out else []
+
+
+class _Refused:
+    """A stream that cannot be decoded: the client gets one error event, nothing else."""
+
+    def __init__(self, err: bytes) -> None:
+        self.err: bytes | None = err
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        err, self.err = self.err, None
+        return [err] if err else []
+
+
+class Disguise:
+    def __init__(self) -> None:
+        self.rules: Rules | None = None
+        self._flows: dict[str, _FlowState] = {}
+
+    def load(self, loader) -> None:
+        loader.add_option(
+            "disguise_mappings", str, DEFAULT_MAPPINGS,
+            "Mapping file (YAML) or folder of *.yaml/*.yml files.",
+        )  # fmt: skip
+        loader.add_option(
+            "disguise_hosts", Sequence[str], [],
+            "Only mask requests to these hosts (empty: every host).",
+        )  # fmt: skip
+        loader.add_option(
+            "disguise_fail_open", bool, False,
+            "Forward a request that cannot be masked unchanged instead of refusing it.",
+        )  # fmt: skip
+
+    def configure(self, updated: set[str]) -> None:
+        if "disguise_mappings" in updated or self.rules is None:
+            path = ctx.options.disguise_mappings
+            try:
+                self.rules = Rules(mappings.load(path))
+            except MappingError as e:
+                raise exceptions.OptionsError(f"disguise_mappings: {e}") from e
+            except Exception as e:  # a rule set that compiles alone but not combined
+                raise exceptions.OptionsError(f"disguise_mappings: {path}: {e}") from e
+            ms = self.rules.mappings
+            log.info(
+                "disguise: %d literals, %d patterns, %d strip rules from %s",
+                len(ms.literals), len(ms.patterns), len(ms.strips), path,
+            )  # fmt: skip
+
+    # -- requests ------------------------------------------------------------------------
+
+    def _api(self, flow: http.HTTPFlow) -> Api | None:
+        req = flow.request
+        hosts = ctx.options.disguise_hosts
+        if hosts and req.pretty_host not in hosts and req.host not in hosts:
+            return None
+        return recognise(req.method, req.path)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None or self.rules is None:
+            return
+        api = self._api(flow)
+        if api is None:
+            return
+        try:
+            raw = flow.request.get_content(strict=True)
+            if raw is None:
+                raise MaskError("request has no body")
+            masked, session = mask_body(raw, api.request_rule, self.rules)
+        except (MaskError, ValueError) as e:
+            self._refuse(flow, api, e)
+            return
+        if masked is not raw:
+            flow.request.content = masked
+        # Ask for an uncompressed answer: the stream callable sees bytes before
+        # content decoding (decoders below handle an upstream that ignores this).
+        flow.request.anticomp()
+        self._flows[flow.id] = _FlowState(api, self.rules.restorer(session.placeholders))
+        flow.metadata["disguise"] = {
+            "api": api.name,
+            "masked": session.masked,
+            "placeholders": len(session.placeholders),
+        }
+        flow.comment = f"disguise: {api.name}: {session.masked} masked"
+
+    def _refuse(self, flow: http.HTTPFlow, api: Api, e: Exception) -> None:
+        msg = f"disguise: request not masked: {e}"
+        if ctx.options.disguise_fail_open:
+            log.warning("%s (forwarded unchanged: disguise_fail_open)", msg)
+            return
+        log.warning("%s (refused)", msg)
+        flow.response = http.Response.make(
+            400, api.error_body(msg), {"content-type": "application/json", "x-disguise": "refused"}
+        )
+        flow.comment = msg
+
+    # -- responses -----------------------------------------------------------------------
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        st = self._flows.get(flow.id)
+        resp = flow.response
+        if st is None or resp is None:
+            return
+        if "text/event-stream" not in resp.headers.get("content-type", "").lower():
+            return
+        stream = st.api.stream(st.restorer)
+        st.stream = stream
+        st.encoding = resp.headers.get("content-encoding", "")
+        self._fix_headers(resp)
+        try:
+            decoder = decoder_for(st.encoding)
+        except StreamError as e:
+            resp.stream = _Refused(stream.error_event(f"disguise: {e}"))
+            return
+        resp.stream = StreamCall(stream, decoder)
+
+    @staticmethod
+    def _fix_headers(resp: http.Response) -> None:
+        resp.headers.pop("content-encoding", None)
+        resp.headers.pop("content-length", None)
+        if resp.http_version.startswith("HTTP/1"):
+            resp.headers["transfer-encoding"] = "chunked"
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        st = self._flows.pop(flow.id, None)
+        resp = flow.response
+        if st is None or resp is None:
+            return
+        if st.stream is not None and resp.stream:
+            self._note(flow, st)
+            return
+        try:
+            body = resp.get_content(strict=True) or b""
+        except ValueError as e:
+            resp.status_code = 502
+            resp.set_content(st.api.error_body(f"disguise: response not reversed: {e}"))
+            resp.headers.pop("content-encoding", None)
+            return
+        if "text/event-stream" in resp.headers.get("content-type", "").lower():
+            stream = st.api.stream(st.restorer)
+            st.stream = stream
+            try:
+                new = stream.whole(body)
+            except StreamError as e:
+                new = stream.error_event(f"disguise: {e}")
+        else:
+            new = restore_body(body, st.api.response_rule, st.restorer)
+        if new is not body:
+            resp.content = new
+        self._note(flow, st)
+
+    def _note(self, flow: http.HTTPFlow, st: _FlowState) -> None:
+        meta = flow.metadata.setdefault("disguise", {})
+        meta["restored"] = st.restorer.restored
+        if st.stream is not None:
+            meta["events"] = st.stream.events_in
+            meta["events_changed"] = st.stream.events_changed
+        flow.comment = f"{flow.comment}, {st.restorer.restored} restored"
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._flows.pop(flow.id, None)

@@ -1,0 +1,1 @@
+"""Per-API request policies and stream transformers."""

@@ -1,0 +1,344 @@
+"""Anthropic Messages API: what to mask in a request, how to reverse a response.
+
+Request fields follow https://docs.anthropic.com/en/api/messages. Streams follow
+https://docs.anthropic.com/en/docs/build-with-claude/streaming: message_start,
+content_block_start / _delta / _stop per content block `index`, message_delta,
+message_stop, ping and error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..holdback import Window
+from ..jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ..rules import Restorer, json_escape
+from ..sse import Event
+from .base import SSEStream, restore_json
+
+# Keys that are the API's own envelope wherever they appear: never masked or restored.
+_ENVELOPE = frozenset(
+    {
+        "type", "id", "tool_use_id", "signature", "cache_control", "media_type",
+        "encrypted_content", "encrypted_index", "file_id", "role", "request_id",
+    }
+)  # fmt: skip
+
+
+class _Generic(Rule):
+    """Unknown shapes fail closed: every string value is masked, except the envelope
+    keys above and the `data` of anything not typed "text" (base64, redacted thinking)."""
+
+    string = True
+
+    def __init__(self, skip_data: bool) -> None:
+        self.skip_data = skip_data
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and "data" in value:
+            return _GENERIC_NODATA if value.get("type") != "text" else _GENERIC
+        return _GENERIC
+
+    def child(self, key: str | int) -> Rule:
+        if key in _ENVELOPE or (key == "data" and self.skip_data):
+            return SKIP
+        return _GENERIC
+
+
+_GENERIC = _Generic(False)
+_GENERIC_NODATA = _Generic(True)
+GENERIC: Rule = _GENERIC
+
+
+def _obj(fields: dict[str, Rule]) -> Obj:
+    base = {k: SKIP for k in ("type", "cache_control")}
+    base.update(fields)
+    return Obj(base, default=GENERIC)
+
+
+# JSON Schema (tool input_schema): property names, required, enum values, descriptions.
+# Keywords whose values are JSON Schema vocabulary ("type": "string") stay as they are.
+SCHEMA = Obj({}, default=VALUES)
+_PROPS = Obj({}, default=SCHEMA, keys=True)
+SCHEMA.fields.update(
+    {
+        "type": SKIP, "format": SKIP, "$schema": SKIP, "$id": SKIP,
+        "properties": _PROPS, "patternProperties": _PROPS, "$defs": _PROPS,
+        "definitions": _PROPS, "dependentSchemas": _PROPS,
+        "items": SCHEMA, "additionalProperties": SCHEMA, "additionalItems": SCHEMA,
+        "unevaluatedProperties": SCHEMA, "contains": SCHEMA, "propertyNames": SCHEMA,
+        "not": SCHEMA, "if": SCHEMA, "then": SCHEMA, "else": SCHEMA,
+        "anyOf": Arr(SCHEMA), "oneOf": Arr(SCHEMA), "allOf": Arr(SCHEMA),
+        "prefixItems": Arr(SCHEMA),
+        "required": VALUES, "enum": USER, "const": USER, "default": USER, "examples": USER,
+        "description": VALUES, "title": VALUES, "$ref": VALUES,
+    }
+)  # fmt: skip
+
+_SOURCE = Typed(
+    {
+        "base64": _obj({"data": SKIP}),
+        "text": _obj({"data": VALUES}),
+        "url": _obj({"url": VALUES}),
+        "file": _obj({"file_id": SKIP}),
+    },
+    default=GENERIC,
+)
+_CONTENT_ARR = Arr(GENERIC)  # filled below (recursive through tool_result)
+CONTENT = Either(VALUES, _CONTENT_ARR)
+_TOOL_USE = _obj({"id": SKIP, "name": VALUES, "input": USER})
+_BLOCK = Typed(
+    {
+        "text": _obj({"text": VALUES}),
+        "image": _obj({"source": _SOURCE}),
+        "document": _obj({"source": _SOURCE, "title": VALUES, "context": VALUES, "citations": SKIP}),
+        "tool_use": _TOOL_USE,
+        # Server tools have fixed names ("web_search"); renaming one breaks it.
+        "server_tool_use": _obj({"id": SKIP, "name": SKIP, "input": USER}),
+        "mcp_tool_use": _obj({"id": SKIP, "name": VALUES, "server_name": VALUES, "input": USER}),
+        "tool_result": _obj({"tool_use_id": SKIP, "content": CONTENT, "is_error": SKIP}),
+        # Signed: must go out byte-identical or the signature is rejected.
+        "thinking": SKIP,
+        "redacted_thinking": SKIP,
+    },
+    default=GENERIC,
+)  # fmt: skip
+_SOURCE.table["content"] = _obj({"content": CONTENT})
+_CONTENT_ARR.item = _BLOCK
+
+_CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA})
+_SERVER_TOOL = _obj({"name": SKIP})
+
+
+class _Tool(Rule):
+    """Custom tools (no type, or "custom") are masked whole; server tools
+    ("web_search_20250305", "bash_20250124", ...) keep their fixed names."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and value.get("type", "custom") not in ("custom", None):
+            return _SERVER_TOOL
+        return _CUSTOM_TOOL
+
+
+_SKIPPED_TOP = (
+    "model", "max_tokens", "stream", "temperature", "top_p", "top_k", "thinking",
+    "service_tier", "container", "anthropic_version", "anthropic_beta",
+)  # fmt: skip
+
+MESSAGES_REQUEST = Obj(
+    {
+        **{k: SKIP for k in _SKIPPED_TOP},
+        "system": CONTENT,
+        "messages": Arr(Obj({"role": SKIP, "content": CONTENT}, default=GENERIC)),
+        "tools": Arr(_Tool()),
+        "tool_choice": _obj({"name": VALUES, "disable_parallel_tool_use": SKIP}),
+    },
+    default=GENERIC,
+)
+BATCH_REQUEST = Obj(
+    {"requests": Arr(Obj({"custom_id": SKIP, "params": MESSAGES_REQUEST}, default=GENERIC))},
+    default=GENERIC,
+)
+
+# -- responses -------------------------------------------------------------------------
+
+_RESP_BLOCK = Typed(
+    {
+        "text": _obj({"text": PROSE}),
+        "tool_use": _TOOL_USE,
+        "server_tool_use": _TOOL_USE,
+        "mcp_tool_use": _obj({"id": SKIP, "name": VALUES, "server_name": VALUES, "input": USER}),
+        "thinking": SKIP,
+        "redacted_thinking": SKIP,
+    },
+    default=GENERIC,
+)
+_MESSAGE = Obj(
+    {
+        **{k: SKIP for k in ("id", "type", "role", "model", "stop_reason", "usage", "container")},
+        "content": Arr(_RESP_BLOCK),
+        "stop_sequence": VALUES,
+    },
+    default=GENERIC,
+)
+MESSAGE_RESPONSE: Rule = _MESSAGE  # also error bodies: {"type":"error","error":{...}}
+_START = Obj({"type": SKIP, "index": SKIP, "content_block": _RESP_BLOCK}, default=GENERIC)
+_MESSAGE_START = Obj({"type": SKIP, "message": _MESSAGE}, default=GENERIC)
+_MESSAGE_DELTA = Obj(
+    {"type": SKIP, "usage": SKIP, "delta": Obj({"stop_reason": SKIP, "stop_sequence": VALUES}, default=GENERIC)},
+    default=GENERIC,
+)  # fmt: skip
+_DELTA = Obj(
+    {"type": SKIP, "index": SKIP, "delta": Obj({"type": SKIP, "text": PROSE, "partial_json": PROSE}, default=GENERIC)},
+    default=GENERIC,
+)  # fmt: skip
+
+# The exact shape the API sends for a delta, so the hot path needs no json.loads. The
+# trailing spaces are real (see the recorded streams). Anything else takes the slow path.
+_FAST_DELTA = re.compile(
+    r'\{"type":"content_block_delta","index":(\d+),"delta":\{"type":"(\w+)",'
+    r'"(?:text|partial_json|thinking|signature)":"([^"\\]*(?:\\.[^"\\]*)*)"\}\s*\}\s*\Z'
+)
+_PASS_DELTAS = frozenset({"thinking_delta", "signature_delta"})
+_WINDOW_KIND = {"text": Window.TEXT, "tool_use": Window.JSON, "server_tool_use": Window.JSON,
+                "mcp_tool_use": Window.JSON}  # fmt: skip
+_DELTA_FOR = {Window.TEXT: ("text_delta", "text"), Window.JSON: ("input_json_delta", "partial_json")}
+
+
+class AnthropicStream(SSEStream):
+    """One Messages stream. A window per content block index; thinking and redacted
+    thinking blocks (and so their signature_delta) pass byte-identical."""
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.windows: dict[int, Window | None] = {}  # None: a block passed unchanged
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        m = _FAST_DELTA.match(data)
+        if m is not None:
+            dtype = m.group(2)
+            if dtype in _PASS_DELTAS:
+                return [ev.raw]
+            idx = int(m.group(1))
+            w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
+            if w is None:
+                return [ev.raw]
+            return self.window_field(ev, w, m.start(3), m.end(3))
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return [ev.raw]  # not JSON: nothing of ours can be in it
+        if not isinstance(obj, dict):
+            return [ev.raw]
+        t = obj.get("type")
+        if t == "content_block_delta":
+            return self._slow_delta(ev, obj)
+        if t == "content_block_start":
+            return self._start(ev, obj)
+        if t == "content_block_stop":
+            idx = obj.get("index")
+            out = self._drain_one(idx) if isinstance(idx, int) else []
+            self.windows.pop(idx, None)  # type: ignore[arg-type]
+            out.append(ev.raw)
+            return out
+        if t == "message_stop" or t == "error":
+            out = self.drain()
+            out.append(self._restored(ev, VALUES if t == "error" else GENERIC))
+            return out
+        if t == "ping":
+            return [ev.raw]
+        if t == "message_start":
+            return [self._restored(ev, _MESSAGE_START)]
+        if t == "message_delta":
+            return [self._restored(ev, _MESSAGE_DELTA)]
+        return [self._restored(ev, GENERIC)]
+
+    def _window(self, idx: int, kind: int) -> Window | None:
+        if idx in self.windows:
+            return self.windows[idx]
+        w = Window(self.r, kind)  # a delta with no start seen: treat by its delta type
+        self.windows[idx] = w
+        return w
+
+    def _restored(self, ev: Event, rule: Rule) -> bytes:
+        new = restore_json(ev.data, rule, self.r)  # type: ignore[arg-type]
+        if new is None:
+            return ev.raw
+        self.events_changed += 1
+        return ev.with_data(new)
+
+    def _start(self, ev: Event, obj: dict) -> list[bytes]:
+        idx = obj.get("index")
+        block = obj.get("content_block")
+        btype = block.get("type") if isinstance(block, dict) else None
+        kind = _WINDOW_KIND.get(btype)  # type: ignore[arg-type]
+        w = Window(self.r, kind) if kind is not None else None
+        if isinstance(idx, int):
+            self.windows[idx] = w
+        if btype in ("thinking", "redacted_thinking"):
+            return [ev.raw]
+        if w is not None and kind == Window.TEXT:
+            # A start that already carries text: that text is the channel's beginning.
+            from .. import jsonspan
+
+            data = ev.data
+            assert data is not None
+            r = self.r
+            new, changed = jsonspan.transform(
+                data, obj, _START, lambda v, prose: w.feed(v) if prose else r.value(v)
+            )
+            if changed:
+                self.events_changed += 1
+                return [ev.with_data(new)]
+            return [ev.raw]
+        return [self._restored(ev, _START)]
+
+    def _slow_delta(self, ev: Event, obj: dict) -> list[bytes]:
+        from .. import jsonspan
+
+        idx = obj.get("index")
+        delta = obj.get("delta")
+        dtype = delta.get("type") if isinstance(delta, dict) else None
+        if dtype in _PASS_DELTAS or not isinstance(idx, int):
+            return [ev.raw]
+        if dtype in ("text_delta", "input_json_delta"):
+            w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
+            if w is None:
+                return [ev.raw]
+            data = ev.data
+            assert data is not None
+            r = self.r
+            released: list[str] = []
+
+            def fn(v: str, prose: bool) -> str:
+                if not prose:
+                    return r.value(v)
+                out = w.feed(v)  # type: ignore[union-attr]
+                released.append(out)
+                return out
+
+            new, changed = jsonspan.transform(data, obj, _DELTA, fn)
+            if w.held:
+                self.events_held += 1
+            if not changed:
+                return [ev.raw]
+            if released and not released[0]:
+                return []  # everything held: the text goes out with a later event
+            self.events_changed += 1
+            return [ev.with_data(new)]
+        return [self._restored(ev, _DELTA)]  # citations_delta and future kinds
+
+    def _drain_one(self, idx: int) -> list[bytes]:
+        w = self.windows.get(idx)
+        if w is None or not w.held:
+            return []
+        tail = w.flush()
+        if not tail:
+            return []
+        dtype, field = _DELTA_FOR[w.mode]
+        data = (
+            f'{{"type":"content_block_delta","index":{idx},'
+            f'"delta":{{"type":"{dtype}","{field}":"{json_escape(tail)}"}}}}'
+        )
+        return [f"event: content_block_delta\ndata: {data}\n\n".encode()]
+
+    def drain(self) -> list[bytes]:
+        out: list[bytes] = []
+        for idx in sorted(self.windows):
+            out.extend(self._drain_one(idx))
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        body = json.dumps({"type": "error", "error": {"type": "api_error", "message": message}})
+        return f"event: error\ndata: {body}\n\n".encode()
+
+
+def error_body(message: str, kind: str = "invalid_request_error") -> bytes:
+    """A response body in the shape the Anthropic API uses for errors."""
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()

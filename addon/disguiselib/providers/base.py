@@ -1,0 +1,135 @@
+"""What every provider shares: the request masker and the stream plumbing."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from .. import jsonspan
+from ..errors import MaskError
+from ..holdback import Window
+from ..rules import Restorer, Rules, Session
+from ..sse import Event, Framer
+
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def mask_body(raw: bytes, root: jsonspan.Rule, rules: Rules) -> tuple[bytes, Session]:
+    """Mask a request body. Returns the new body (raw itself if nothing changed) and the
+    session holding this request's placeholders. Raises MaskError."""
+    s, doc = jsonspan.parse(raw)
+    if not isinstance(doc, dict):
+        raise MaskError("body is not a JSON object")
+    session = Session()
+    new, changed = jsonspan.transform(s, doc, root, lambda v, _prose: rules.mask(v, session))
+    return (new.encode("utf-8") if changed else raw), session
+
+
+def restore_fn(r: Restorer) -> Callable[[str, bool], str]:
+    return lambda v, prose: r.text(v) if prose else r.value(v)
+
+
+def restore_json(data: str, root: jsonspan.Rule, r: Restorer) -> str | None:
+    """Restore the strings root selects in a JSON document; None when nothing changed
+    or data is not JSON (passed on as it came)."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    new, changed = jsonspan.transform(data, doc, root, restore_fn(r))
+    return new if changed else None
+
+
+def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
+    """A whole (non-streamed) JSON response body, restored; raw itself if unchanged."""
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    new = restore_json(s, root, r)
+    return raw if new is None else new.encode("utf-8")
+
+
+def reencode_field(data: str, start: int, end: int, raw: str, value: str) -> str:
+    """data with the JSON string body data[start:end] (== raw) replaced by value."""
+    return data[:start] + jsonspan.encode_like(value, raw)[1:-1] + data[end:]
+
+
+def decode_field(data: str, start: int, end: int) -> str:
+    """The decoded value of the JSON string body data[start:end]."""
+    raw = data[start:end]
+    if "\\" not in raw:
+        return raw
+    return _scanstring(data, start)[0]
+
+
+class SSEStream(ABC):
+    """Bytes in, bytes out: frames events and hands each to `on_event`.
+
+    Subclasses implement `on_event(ev) -> list[bytes]`, `drain() -> list[bytes]` (all
+    held tails as synthetic events, at connection end) and `error_event(msg) -> bytes`.
+    """
+
+    def __init__(self, restorer: Restorer) -> None:
+        self.r = restorer
+        self.framer = Framer()
+        self.finished = False
+        self.events_in = 0
+        self.events_changed = 0
+        self.events_held = 0  # events whose text was held back, whole or in part
+
+    def feed(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        for ev in self.framer.feed(data):
+            self.events_in += 1
+            out.extend(self.on_event(ev))
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        """The connection ended. Idempotent: a second call returns b""."""
+        if self.finished:
+            return b""
+        self.finished = True
+        out: list[bytes] = []
+        for ev in self.framer.flush():
+            out.extend(self.on_event(ev))
+        out.extend(self.drain())
+        return b"".join(out)
+
+    def whole(self, body: bytes) -> bytes:
+        """A stream that arrived in one piece (not streamed, or replayed)."""
+        return self.feed(body) + self.flush()
+
+    # -- helpers for subclasses --------------------------------------------------------
+
+    def window_field(self, ev: Event, w: Window, start: int, end: int) -> list[bytes]:
+        """Feed the string field data[start:end] of ev through window w and emit the
+        event with what w releases: unchanged bytes when nothing changed, nothing
+        when everything is held."""
+        data = ev.data
+        assert data is not None
+        raw = data[start:end]
+        text = decode_field(data, start, end)
+        held_before = w.held
+        out = w.feed(text)
+        if out == text and not held_before:
+            return [ev.raw]
+        if w.held:
+            self.events_held += 1
+        if not out:
+            return []
+        self.events_changed += 1
+        return [ev.with_data(reencode_field(data, start, end, raw, out))]
+
+    @abstractmethod
+    def on_event(self, ev: Event) -> list[bytes]:
+        """The bytes to emit for one event, in order (held text may be emitted later)."""
+
+    @abstractmethod
+    def drain(self) -> list[bytes]:
+        """Synthetic events carrying every channel's held tail, in channel order."""
+
+    @abstractmethod
+    def error_event(self, message: str) -> bytes:
+        """An event in the provider's own error shape, ending the stream explicitly."""
