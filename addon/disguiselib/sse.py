@@ -79,10 +79,13 @@ def parse_event(raw: bytes) -> Event:
     data: list[str] = []
     pos = 0
     span = None
-    for m in _LINE.finditer(text):
-        line = text[pos : m.start()]
+    ends = [(m.start(), m.end()) for m in _LINE.finditer(text)]
+    if not ends or ends[-1][1] < len(text):  # an unterminated last line (stream end)
+        ends.append((len(text), len(text)))
+    for line_end, next_start in ends:
+        line = text[pos:line_end]
         start = pos
-        pos = m.end()
+        pos = next_start
         if not line or line[0] == ":":
             continue
         field, colon, value = line.partition(":")

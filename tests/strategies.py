@@ -1,0 +1,74 @@
+"""Shared rule set and hypothesis strategies for the streaming properties."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from disguiselib import mappings, rules
+
+EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+STRIP = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"
+
+LITERALS = {
+    "Acme Corp": "Zenith Labs",
+    "session_id": "thread_id",
+    "nova-internal": "nova",  # a disguise that a longer one extends
+    "nova-internal.cloud": "nova.cloud",
+    'C:\\Users\\a "b"': "WINPATH",  # an original that needs JSON escaping
+    "Ünïcødé GmbH": "Unicode Ltd",
+    "acme_lookup": "crm_lookup",
+}
+
+
+def make_rules(**extra) -> rules.Rules:
+    doc = {
+        "literals": dict(LITERALS),
+        "patterns": [{"name": "EMAIL", "regex": EMAIL}],
+        "strip": [{"regex": STRIP}],
+    }
+    doc.update(extra)
+    return rules.Rules(mappings.from_dict(doc))
+
+
+RULES = make_rules()
+PLACEHOLDERS = {"[EMAIL_1]": "bob@corp.example.com", "[EMAIL_2]": 'q"uote\\d@x.io'}
+DISGUISES = list(LITERALS.values()) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued
+STRIPS = ["[[reply_to_current]]", "[[ reply_to:123 ]]", "[[reply_to:<", "[[", "["]
+
+# Text made of prose, disguises, their prefixes, strip tags, and characters that need
+# escaping in JSON (quotes, backslashes, newlines, non-ASCII, astral, lone surrogates).
+_piece = st.one_of(
+    st.sampled_from(DISGUISES),
+    st.sampled_from(DISGUISES).map(lambda d: d[: max(1, len(d) // 2)]),
+    st.sampled_from(STRIPS),
+    st.sampled_from([" ", "the ", "n", "\n", '"', "\\", "\\n", "é", "😀", "\ud83d", "]", "[", ".", "cloud"]),
+    st.text(alphabet="abcnova .[]_EMAIL1", max_size=6),
+)
+texts = st.lists(_piece, max_size=14).map("".join)
+
+
+@st.composite
+def splits(draw, s: str, max_cuts: int = 8) -> list[str]:
+    """s cut into pieces at random points (empty pieces allowed)."""
+    if not s:
+        return [s]
+    cuts = sorted(draw(st.lists(st.integers(0, len(s)), max_size=max_cuts)))
+    out, prev = [], 0
+    for c in cuts:
+        out.append(s[prev:c])
+        prev = c
+    out.append(s[prev:])
+    return out
+
+
+@st.composite
+def byte_splits(draw, b: bytes, max_cuts: int = 20) -> list[bytes]:
+    if not b:
+        return [b]
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(b) - 1)), max_size=max_cuts))))
+    out, prev = [], 0
+    for c in cuts:
+        out.append(b[prev:c])
+        prev = c
+    out.append(b[prev:])
+    return [p for p in out if p]
