@@ -1,0 +1,217 @@
+"""The mitmproxy adapter, in-process: options, hooks, the stream callable."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from anthropic_util import build_stream, read_stream
+from mitmproxy import exceptions
+from mitmproxy.test import taddons, tflow, tutils
+
+from disguiselib.mitm import Disguise, StreamCall
+from disguiselib.providers.anthropic import AnthropicStream
+
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+patterns:
+  - name: EMAIL
+    regex: '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+'
+strip:
+  - regex: '\\[\\[\\s*reply_to(?:_current|:[^\\]\\n]*)?\\s*\\]\\]'
+"""
+
+
+@contextlib.contextmanager
+def context(addon):
+    """taddons.context, closing the event loop it makes when none is running."""
+    with taddons.context(addon) as tctx:
+        try:
+            yield tctx
+        finally:
+            tctx.master.event_loop.close()
+
+
+@pytest.fixture
+def addon(tmp_path: Path):
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    a = Disguise()
+    with context(a) as tctx:
+        tctx.configure(a, disguise_mappings=str(tmp_path / "m.yaml"))
+        yield a, tctx
+
+
+def messages_flow(body: bytes, path: str = "/v1/messages"):
+    f = tflow.tflow()
+    f.request.method = "POST"
+    f.request.path = path
+    f.request.host = "api.anthropic.com"
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = body
+    return f
+
+
+BODY = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                   "messages": [{"role": "user", "content": "Acme Corp, bob@corp.example.com"}]}).encode()
+
+
+def test_bad_mapping_is_an_option_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("literals: {Acme: 'a\"b'}")
+    a = Disguise()
+    with context(a) as tctx:
+        with pytest.raises(exceptions.OptionsError, match="bad.yaml: literal #1"):
+            tctx.configure(a, disguise_mappings=str(tmp_path / "bad.yaml"))
+
+
+def test_request_masked_and_stream_restored(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    assert f.response is None
+    assert json.loads(f.request.content)["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]"
+    assert f.request.headers["accept-encoding"] == "identity"
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.headers["content-length"] = "123"
+    a.responseheaders(f)
+    call = f.response.stream
+    assert isinstance(call, StreamCall)
+    assert "content-length" not in f.response.headers
+    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1] [[reply", "_to_current]]"])])
+    out = []
+    for i in range(0, len(body), 5):
+        r = call(body[i : i + 5])
+        assert r != b"", "b'' mid-stream ends a chunked body"
+        out.extend(r)
+    out.extend(call(b""))
+    assert call(b"") == []  # the final call may come twice
+    blocks, _ = read_stream(b"".join(out))
+    assert blocks[0]["text"] == "Acme Corp writes to bob@corp.example.com "
+    a.response(f)
+    assert f.metadata["disguise"]["restored"] >= 2
+
+
+def test_gzip_stream_is_decoded_before_reversal(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.headers["content-encoding"] = "gzip"
+    a.responseheaders(f)
+    assert "content-encoding" not in f.response.headers
+    z = gzip.compress(build_stream([("text", ["Zenith ", "Labs"])]))
+    out = b"".join(b"".join(f.response.stream(z[i : i + 9])) for i in range(0, len(z), 9))
+    out += b"".join(f.response.stream(b""))
+    assert read_stream(out)[0][0]["text"] == "Acme Corp"
+
+
+def test_unknown_encoding_gives_an_error_event_only(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.headers["content-encoding"] = "compress"
+    a.responseheaders(f)
+    first = f.response.stream(b"\x1f\x9d garbage")
+    assert b"event: error" in b"".join(first)
+    assert f.response.stream(b"more") == [] and f.response.stream(b"") == []
+
+
+def test_stream_failure_ends_with_explicit_error() -> None:
+    class Boom(AnthropicStream):
+        def on_event(self, ev):
+            raise RuntimeError("secret Acme Corp text")
+
+    from strategies import RULES
+
+    call = StreamCall(Boom(RULES.restorer({})), None)
+    out = call(b"data: {}\n\n")
+    assert len(out) == 1 and b"event: error" in out[0]
+    assert b"Acme" not in out[0]  # the exception text is not echoed
+    assert call(b"data: {}\n\n") == [] and call(b"") == []
+
+
+def test_unmaskable_request_is_refused_not_forwarded(addon) -> None:
+    a, _ = addon
+    f = messages_flow(b'{"messages": [')
+    a.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    err = json.loads(f.response.content)
+    assert err["type"] == "error" and "not valid JSON" in err["error"]["message"]
+
+
+def test_fail_open_forwards_unchanged(addon) -> None:
+    a, tctx = addon
+    tctx.configure(a, disguise_fail_open=True)
+    f = messages_flow(b'{"messages": [')
+    a.request(f)
+    assert f.response is None and f.request.content == b'{"messages": ['
+
+
+def test_compressed_request_body(addon) -> None:
+    a, _ = addon
+    f = messages_flow(b"")
+    f.request.headers["content-encoding"] = "gzip"
+    f.request.raw_content = gzip.compress(BODY)
+    a.request(f)
+    assert f.request.headers["content-encoding"] == "gzip"
+    assert b"Zenith Labs" in f.request.content and b"Acme" not in f.request.content
+
+
+def test_hosts_option_and_non_llm_paths(addon) -> None:
+    a, tctx = addon
+    f = messages_flow(BODY, path="/v1/models")
+    a.request(f)
+    assert f.request.content == BODY
+    tctx.configure(a, disguise_hosts=["api.openai.com"])
+    f = messages_flow(BODY)
+    a.request(f)
+    assert f.request.content == BODY
+
+
+def test_whole_json_response_restored(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    resp = {"id": "msg", "type": "message", "role": "assistant", "model": "m", "content": [
+        {"type": "thinking", "thinking": "Zenith Labs", "signature": "s"},
+        {"type": "text", "text": "Zenith Labs, [EMAIL_1] [[reply_to_current]]"},
+        {"type": "tool_use", "id": "t", "name": "x", "input": {"Zenith Labs": "[EMAIL_1]"}}]}
+    f.response = tutils.tresp(content=json.dumps(resp).encode())
+    f.response.headers["content-type"] = "application/json"
+    a.responseheaders(f)
+    assert not f.response.stream
+    a.response(f)
+    got = json.loads(f.response.content)
+    assert got["content"][0]["thinking"] == "Zenith Labs"
+    assert got["content"][1]["text"] == "Acme Corp, bob@corp.example.com "
+    assert got["content"][2]["input"] == {"Acme Corp": "bob@corp.example.com"}
+
+
+def test_unstreamed_sse_body_restored_in_response_hook(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=build_stream([("text", ["Zen", "ith Labs"])]))
+    f.response.headers["content-type"] = "text/event-stream"
+    a.response(f)  # e.g. a replayed flow: responseheaders set no stream
+    assert read_stream(f.response.content)[0][0]["text"] == "Acme Corp"
+
+
+def test_placeholders_are_not_restored_into_another_flow(addon) -> None:
+    a, _ = addon
+    f1 = messages_flow(BODY)
+    a.request(f1)
+    f2 = messages_flow(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode())
+    a.request(f2)
+    f2.response = tutils.tresp(content=json.dumps({"type": "message", "content": [
+        {"type": "text", "text": "[EMAIL_1]"}]}).encode())
+    f2.response.headers["content-type"] = "application/json"
+    a.response(f2)
+    assert json.loads(f2.response.content)["content"][0]["text"] == "[EMAIL_1]"
