@@ -215,3 +215,30 @@ def test_placeholders_are_not_restored_into_another_flow(addon) -> None:
     f2.response.headers["content-type"] = "application/json"
     a.response(f2)
     assert json.loads(f2.response.content)["content"][0]["text"] == "[EMAIL_1]"
+
+
+def test_internal_error_while_masking_refuses(addon, monkeypatch) -> None:
+    a, _ = addon
+    from disguiselib import mitm
+
+    def boom(*args):
+        raise IndexError("bug")
+
+    monkeypatch.setattr(mitm, "mask_body", boom)
+    f = messages_flow(BODY)
+    a.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    assert b"internal error (IndexError)" in f.response.content
+
+
+def test_event_over_the_limit_ends_with_error_event() -> None:
+    from strategies import RULES
+
+    s = AnthropicStream(RULES.restorer({}))
+    s.framer.max_event_bytes = 64
+    call = StreamCall(s, None)
+    ok = call(b"event: ping\ndata: {}\n\n")
+    assert ok == [b"event: ping\ndata: {}\n\n"]
+    out = call(b"data: " + b"x" * 100)
+    assert len(out) == 1 and out[0].startswith(b"event: error\n") and b"exceeds 64 bytes" in out[0]
+    assert call(b"") == []

@@ -133,6 +133,10 @@ class Disguise:
         except (MaskError, ValueError) as e:
             self._refuse(flow, api, e)
             return
+        except Exception as e:  # noqa: BLE001 - a bug must not let an original through
+            log.exception("disguise: masking failed")
+            self._refuse(flow, api, MaskError(f"internal error ({type(e).__name__})"))
+            return
         if masked is not raw:
             flow.request.content = masked
         # Ask for an uncompressed answer: the stream callable sees bytes before
@@ -199,15 +203,24 @@ class Disguise:
             resp.set_content(st.api.error_body(f"disguise: response not reversed: {e}"))
             resp.headers.pop("content-encoding", None)
             return
-        if "text/event-stream" in resp.headers.get("content-type", "").lower():
-            stream = st.api.stream(st.restorer)
-            st.stream = stream
-            try:
-                new = stream.whole(body)
-            except StreamError as e:
-                new = stream.error_event(f"disguise: {e}")
-        else:
-            new = restore_body(body, st.api.response_rule, st.restorer)
+        try:
+            if "text/event-stream" in resp.headers.get("content-type", "").lower():
+                stream = st.api.stream(st.restorer)
+                st.stream = stream
+                try:
+                    new = stream.whole(body)
+                except StreamError as e:
+                    new = stream.error_event(f"disguise: {e}")
+            else:
+                new = restore_body(body, st.api.response_rule, st.restorer)
+        except Exception as e:  # noqa: BLE001 - never hand the client an unreversed body
+            log.exception("disguise: response reversal failed")
+            resp.status_code = 502
+            resp.headers["content-type"] = "application/json"
+            resp.content = st.api.error_body(
+                f"disguise: response not reversed: internal error ({type(e).__name__})"
+            )
+            return
         if new is not body:
             resp.content = new
         self._note(flow, st)
