@@ -179,8 +179,9 @@ _DELTA = Obj(
 # The exact shape the API sends for a delta, so the hot path needs no json.loads. The
 # trailing spaces are real (see the recorded streams). Anything else takes the slow path.
 _FAST_DELTA = re.compile(
-    r'\{"type":"content_block_delta","index":(\d+),"delta":\{"type":"(\w+)",'
-    r'"(?:text|partial_json|thinking|signature)":"([^"\\]*(?:\\.[^"\\]*)*)"\}\s*\}\s*\Z'
+    r'\{\s*"type"\s*:\s*"content_block_delta"\s*,\s*"index"\s*:\s*(\d+)\s*,\s*"delta"\s*:\s*'
+    r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:text|partial_json|thinking|signature)"\s*:\s*'
+    r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*\}\s*\}\s*\Z'
 )
 _PASS_DELTAS = frozenset({"thinking_delta", "signature_delta"})
 _WINDOW_KIND = {"text": Window.TEXT, "tool_use": Window.JSON, "server_tool_use": Window.JSON,

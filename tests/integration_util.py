@@ -1,0 +1,447 @@
+"""Helpers for the integration tests: a fake LLM upstream, a mitmdump process, SSE bytes.
+
+Everything here is real I/O on 127.0.0.1: a threaded HTTP/1.1 server that records what
+it receives and answers in small separate writes, and a `mitmdump` child process running
+the addon in reverse-proxy mode.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ADDON = REPO / "addon" / "disguise.py"
+MITMDUMP = Path(sys.executable).parent / "mitmdump"
+
+# -- SSE ---------------------------------------------------------------------------------
+
+
+def sse(data: dict, *, compact: bool = True, name: str | None = None) -> bytes:
+    """One Anthropic-style SSE event. compact=True is the wire shape the API sends (the
+    addon's fast path); compact=False uses `", "`/`": "` separators (its slow path)."""
+    seps = (",", ":") if compact else (", ", ": ")
+    body = json.dumps(data, separators=seps, ensure_ascii=False)
+    return f"event: {name or data['type']}\ndata: {body}\n\n".encode()
+
+
+def split_events(body: bytes) -> list[bytes]:
+    """Raw events of an SSE body written with LF line ends (each with its blank line)."""
+    out = []
+    pos = 0
+    while pos < len(body):
+        end = body.find(b"\n\n", pos)
+        if end < 0:
+            out.append(body[pos:])
+            break
+        out.append(body[pos : end + 2])
+        pos = end + 2
+    return out
+
+
+@dataclass
+class Event:
+    raw: bytes
+    name: str | None
+    data: dict
+
+
+def parse_events(body: bytes) -> list[Event]:
+    """Parse an SSE body; every event must carry exactly one JSON `data:` line."""
+    events = []
+    for raw in split_events(body):
+        name = None
+        data = None
+        for line in raw.decode("utf-8").split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                assert data is None, f"event with two data lines: {raw!r}"
+                data = json.loads(line[5:])
+        assert data is not None, f"event without data: {raw!r}"
+        events.append(Event(raw, name, data))
+    return events
+
+
+def cut(chunks: Iterable[bytes], seed: int, merge_every: int = 5) -> list[bytes]:
+    """Re-cut a byte stream: every chunk is split at a pseudo-random offset, and now and
+    then the tail of one chunk is merged with the next (so framing cannot rely on reads
+    matching events)."""
+    rnd = random.Random(seed)
+    pieces: list[bytes] = []
+    carry = b""
+    for n, c in enumerate(chunks):
+        c = carry + c
+        carry = b""
+        if len(c) > 1:
+            k = rnd.randrange(1, len(c))
+            pieces.append(c[:k])
+            c = c[k:]
+        if merge_every and n % merge_every == merge_every - 1:
+            carry = c
+        else:
+            pieces.append(c)
+    if carry:
+        pieces.append(carry)
+    return [p for p in pieces if p]
+
+
+class Compressor:
+    """Incremental Content-Encoding for an upstream that ignores `identity`: each
+    `piece()` is flushed so the client can decode it at once."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        if encoding == "gzip":
+            self._c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._c = zlib.compressobj(6, zlib.DEFLATED, zlib.MAX_WBITS)
+        elif encoding == "br":
+            import brotli
+
+            self._c = brotli.Compressor()
+        elif encoding == "zstd":
+            try:
+                import zstandard
+
+                self._c = zstandard.ZstdCompressor().compressobj()
+                self._zflush = lambda: self._c.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+            except ImportError:
+                from backports import zstd  # type: ignore[import-not-found]
+
+                self._c = zstd.ZstdCompressor()
+                self._bz = zstd
+        else:
+            raise ValueError(encoding)
+
+    def piece(self, data: bytes) -> bytes:
+        e = self.encoding
+        if e in ("gzip", "deflate"):
+            return self._c.compress(data) + self._c.flush(zlib.Z_SYNC_FLUSH)
+        if e == "br":
+            return self._c.process(data) + self._c.flush()
+        if hasattr(self, "_zflush"):
+            return self._c.compress(data) + self._zflush()
+        return self._c.compress(data, mode=self._bz.ZstdCompressor.FLUSH_BLOCK)
+
+    def finish(self) -> bytes:
+        if self.encoding == "br":
+            return self._c.finish()
+        return self._c.flush()
+
+
+def zstd_available() -> bool:
+    try:
+        import zstandard  # noqa: F401
+
+        return True
+    except ImportError:
+        try:
+            from backports import zstd  # type: ignore[import-not-found]  # noqa: F401
+
+            return True
+        except ImportError:
+            return False
+
+
+# -- JSON helpers ------------------------------------------------------------------------
+
+
+def find_object_span(text: str, target: object) -> tuple[int, int]:
+    """Where the JSON object equal to target is serialized in text (exactly once)."""
+    dec = json.JSONDecoder()
+    found = []
+    for m in re.finditer(r"\{", text):
+        try:
+            obj, end = dec.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if obj == target:
+            found.append((m.start(), end))
+    assert len(found) == 1, f"object found {len(found)} times"
+    return found[0]
+
+
+def all_strings(doc: object) -> list[str]:
+    """Every key and string value in a parsed JSON document."""
+    out: list[str] = []
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            out.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, str):
+            out.append(x)
+    return out
+
+
+def without_thinking(doc: object) -> object:
+    """doc with every thinking / signature object (blocks, deltas, SDK events) removed."""
+    drop = {"thinking", "redacted_thinking", "thinking_delta", "signature_delta", "signature"}
+    if isinstance(doc, dict):
+        if doc.get("type") in drop:
+            return None
+        return {k: without_thinking(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [without_thinking(v) for v in doc]
+    return doc
+
+
+# -- fake upstream -----------------------------------------------------------------------
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    raw: bytes  # body as received (possibly content-encoded)
+    body: bytes  # body after content decoding
+
+    @property
+    def json(self) -> dict:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    """How the fake upstream answers: body pieces, each a separate write + flush."""
+
+    pieces: Sequence[bytes]
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    framing: str = "chunked"  # "chunked" | "close" (no length, connection closes) | "length"
+    delay: float = 0.002  # between pieces, so the proxy sees separate reads
+
+
+Handler = Callable[[Recorded], Reply]
+
+
+class FakeUpstream:
+    """A threaded HTTP/1.1 server on 127.0.0.1:0. Handlers are chosen by the request
+    body's "model" field (never masked by the addon)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.handlers: dict[str, Handler] = {}
+        self._lock = threading.Lock()
+        outer = self
+
+        class _H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 30  # an idle keep-alive connection ends by itself
+
+            def setup(self) -> None:
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                outer._serve(self)
+
+            do_GET = do_POST
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeUpstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(10)
+
+    def on(self, model: str, handler: Handler) -> None:
+        self.handlers[model] = handler
+
+    def for_model(self, model: str) -> list[Recorded]:
+        out = []
+        for r in list(self.requests):
+            try:
+                if r.json.get("model") == model:
+                    out.append(r)
+            except ValueError:
+                pass
+        return out
+
+    def _serve(self, h: BaseHTTPRequestHandler) -> None:
+        headers = {k.lower(): v for k, v in h.headers.items()}
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            raw = b""
+            while True:
+                size = int(h.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while h.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                raw += h.rfile.read(size)
+                h.rfile.readline()
+        else:
+            raw = h.rfile.read(int(headers.get("content-length", "0")))
+        enc = headers.get("content-encoding", "").lower()
+        try:
+            body = gzip.decompress(raw) if enc == "gzip" else raw
+        except OSError:
+            body = raw
+        rec = Recorded(h.command, h.path, headers, raw, body)
+        with self._lock:
+            self.requests.append(rec)
+        try:
+            model = rec.json.get("model")
+        except ValueError:
+            model = None
+        handler = self.handlers.get(model)  # type: ignore[arg-type]
+        if handler is None:
+            reply = Reply([json.dumps({"error": f"no scenario {model!r}"}).encode()],
+                          status=500, framing="length")  # fmt: skip
+        else:
+            reply = handler(rec)
+        self._write(h, reply)
+
+    @staticmethod
+    def _write(h: BaseHTTPRequestHandler, reply: Reply) -> None:
+        h.send_response(reply.status)
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        if reply.framing == "chunked":
+            h.send_header("Transfer-Encoding", "chunked")
+        elif reply.framing == "length":
+            h.send_header("Content-Length", str(sum(map(len, reply.pieces))))
+        else:
+            h.send_header("Connection", "close")
+            h.close_connection = True
+        h.end_headers()
+        h.wfile.flush()
+        try:
+            for p in reply.pieces:
+                if reply.framing == "chunked":
+                    h.wfile.write(b"%x\r\n%s\r\n" % (len(p), p))
+                else:
+                    h.wfile.write(p)
+                h.wfile.flush()
+                if reply.delay:
+                    time.sleep(reply.delay)
+            if reply.framing == "chunked":
+                h.wfile.write(b"0\r\n\r\n")
+                h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            h.close_connection = True
+
+
+# -- mitmdump ----------------------------------------------------------------------------
+
+_LISTENING = re.compile(r"listening at (?:http://)?127\.0\.0\.1:(\d+)")
+
+
+def mitmdump_cmd(upstream_port: int, confdir: Path, mappings: Path, *extra: str) -> list[str]:
+    return [
+        str(MITMDUMP),
+        "--mode", f"reverse:http://127.0.0.1:{upstream_port}",
+        "--listen-host", "127.0.0.1",
+        "--listen-port", "0",
+        "--set", f"confdir={confdir}",
+        "-s", str(ADDON),
+        "--set", f"disguise_mappings={mappings}",
+        *extra,
+    ]  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    for k in list(env):
+        if k.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+            del env[k]
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Mitmdump:
+    """A running mitmdump; `port` is where it listens, `output` what it printed."""
+
+    def __init__(self, cmd: list[str], startup_timeout: float = 30) -> None:
+        self._lines: list[str] = []
+        self._ready = threading.Event()
+        self.port: int | None = None
+        self.proc = subprocess.Popen(
+            cmd, cwd=REPO, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
+        )  # fmt: skip
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        try:
+            deadline = time.monotonic() + startup_timeout
+            while not self._ready.wait(0.05):
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self._reader.join(5)
+                    raise RuntimeError(f"mitmdump did not start:\n{self.output}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.append(line)
+            if self.port is None:
+                m = _LISTENING.search(line)
+                if m:
+                    self.port = int(m.group(1))
+                    self._ready.set()
+
+    @property
+    def output(self) -> str:
+        return "".join(self._lines)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._reader.join(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def run_mitmdump(cmd: list[str], timeout: float = 30) -> tuple[int | None, str]:
+    """Run a mitmdump that is expected to exit by itself. (None, output) if it did not
+    exit within timeout (it is then killed)."""
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
+    )  # fmt: skip
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        return None, out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
