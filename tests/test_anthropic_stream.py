@@ -174,3 +174,31 @@ def test_recorded_streams_pass_byte_identical_with_default_mappings(fixtures) ->
         out = b"".join(s.feed(body[i : i + 7]) for i in range(0, len(body), 7)) + s.flush()
         assert out == body, f.name
         assert s.events_held == 0 and s.events_changed == 0
+
+
+def _delta(text_json_body: str) -> bytes:
+    return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"text_delta","text":"' + text_json_body.encode() + b'"}}\n\n')
+
+
+def test_surrogate_pair_cut_between_events() -> None:
+    start = b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+    stop = b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+    bodies = ["a [", "\\ud83d", "\\ude00] Zen", "ith Labs \\ud83d", "\\ude00"]
+    up = start + b"".join(_delta(b) for b in bodies) + stop
+    out = run(up)
+    blocks, _ = read_stream(out)
+    upstream_text = "".join(json.loads(f'"{b}"') for b in bodies)
+    assert blocks[0]["text"] == R.text(upstream_text)
+    # the client's code units join into real characters again
+    assert blocks[0]["text"].encode("utf-16", "surrogatepass").decode("utf-16") == "a [😀] Acme Corp 😀"
+
+
+def test_every_two_way_byte_split_of_a_short_stream() -> None:
+    body = build_stream([("text", ["Zen", "ith L", "abs [[reply_to:<"]), ("tool", ['{"thr', 'ead_id": "WIN', 'PATH"}'])])
+    expect = run(body)
+    for i in range(1, len(body)):
+        assert run(body, [body[:i], body[i:]]) == expect, i
+    blocks, _ = read_stream(expect)
+    assert blocks[0]["text"] == "Acme Corp "
+    assert json.loads(blocks[1]["json"]) == {"session_id": 'C:\\Users\\a "b"'}
