@@ -40,6 +40,7 @@ class Rule:
 
     string = False  # transform this value when it is a string
     prose = False  # the string is text a user reads (strip rules apply on the way back)
+    json_text = False  # the string holds JSON text (OpenAI `arguments`): masked as JSON
     keys = False  # transform the keys of this object
     skip = False  # jump over this container without looking inside
 
@@ -85,6 +86,27 @@ class _Prose(Rule):
 
 
 PROSE: Rule = _Prose()  # model-written text: strip rules apply when restoring
+
+
+class _JsonText(Rule):
+    string = True
+    json_text = True
+
+    def __repr__(self) -> str:
+        return "JSON_TEXT"
+
+
+JSON_TEXT: Rule = _JsonText()  # a string holding JSON text (keys and values masked as JSON)
+
+
+class _Key(Rule):
+    string = True
+
+    def __repr__(self) -> str:
+        return "KEY"
+
+
+KEY: Rule = _Key()  # what fn receives for an object key
 
 
 class Obj(Rule):
@@ -167,9 +189,9 @@ class _Frame:
 
 
 def transform(
-    s: str, doc: object, root: Rule, fn: Callable[[str, bool], str]
+    s: str, doc: object, root: Rule, fn: Callable[[str, Rule], str]
 ) -> tuple[str, int]:
-    """Apply fn(value, prose) to every string token root's rules select; splice changes.
+    """Apply fn(value, rule) to every string token root's rules select; splice changes.
 
     s is the raw JSON text and doc its `json.loads` value. Returns the new text and
     how many tokens changed (0: the text is s itself). Raises MaskError if s and doc
@@ -187,7 +209,7 @@ def transform(
         if c == '"':
             v, end = _scanstring(s, i + 1)
             if rule.string:
-                new = fn(v, rule.prose)
+                new = fn(v, rule)
                 if new != v:
                     edits.append((i, end, encode_like(new, s[i:end])))
             return end
@@ -215,7 +237,7 @@ def transform(
             key, end = _scanstring(s, j + 1)
             f.key = key
             if f.rule.keys:
-                new = fn(key, False)
+                new = fn(key, KEY)
                 if new != key:
                     edits.append((j, end, encode_like(new, s[j:end])))
             i = end

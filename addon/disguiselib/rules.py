@@ -202,6 +202,13 @@ class Restorer:
         w = Window(self, Window.TEXT)
         return w.feed(s) + w.flush()
 
+    def json_text(self, s: str) -> str:
+        """Whole reversal of complete JSON text (tool arguments): originals JSON-escaped."""
+        from .holdback import Window
+
+        w = Window(self, Window.JSON)
+        return w.feed(s) + w.flush()
+
     def value(self, s: str) -> str:
         """Whole-value reversal of a complete decoded string (tool name, key, value)."""
         from .holdback import Window

@@ -272,7 +272,7 @@ class AnthropicStream(SSEStream):
             assert data is not None
             r = self.r
             new, changed = jsonspan.transform(
-                data, obj, _START, lambda v, prose: w.feed(v) if prose else r.value(v)
+                data, obj, _START, lambda v, rule: w.feed(v) if rule.prose else r.value(v)
             )
             if changed:
                 self.events_changed += 1
@@ -297,8 +297,8 @@ class AnthropicStream(SSEStream):
             r = self.r
             released: list[str] = []
 
-            def fn(v: str, prose: bool) -> str:
-                if not prose:
+            def fn(v: str, rule: Rule) -> str:
+                if not rule.prose:
                     return r.value(v)
                 out = w.feed(v)  # type: ignore[union-attr]
                 released.append(out)

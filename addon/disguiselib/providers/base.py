@@ -22,12 +22,29 @@ def mask_body(raw: bytes, root: jsonspan.Rule, rules: Rules) -> tuple[bytes, Ses
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
     session = Session()
-    new, changed = jsonspan.transform(s, doc, root, lambda v, _prose: rules.mask(v, session))
+
+    def fn(v: str, rule: jsonspan.Rule) -> str:
+        if rule.json_text:  # JSON text inside a string: mask its keys and values as JSON
+            try:
+                inner = json.loads(v)
+            except ValueError:
+                return rules.mask(v, session)  # not JSON: masked as text
+            return jsonspan.transform(v, inner, jsonspan.USER, fn)[0]
+        return rules.mask(v, session)
+
+    new, changed = jsonspan.transform(s, doc, root, fn)
     return (new.encode("utf-8") if changed else raw), session
 
 
-def restore_fn(r: Restorer) -> Callable[[str, bool], str]:
-    return lambda v, prose: r.text(v) if prose else r.value(v)
+def restore_fn(r: Restorer) -> Callable[[str, jsonspan.Rule], str]:
+    def fn(v: str, rule: jsonspan.Rule) -> str:
+        if rule.prose:
+            return r.text(v)
+        if rule.json_text:
+            return r.json_text(v)
+        return r.value(v)
+
+    return fn
 
 
 def restore_json(data: str, root: jsonspan.Rule, r: Restorer) -> str | None:
