@@ -74,3 +74,11 @@ def test_refusal_never_quotes_the_original(tmp_path: Path) -> None:
 def test_missing_path() -> None:
     with pytest.raises(MappingError, match="no such file"):
         mappings.load("/nonexistent/mappings")
+
+
+def test_malformed_yaml_names_the_position_not_the_line(tmp_path: Path) -> None:
+    with pytest.raises(MappingError) as e:
+        load_text(tmp_path, "literals:\n  SecretCustomer: [unclosed\n")
+    msg = str(e.value)
+    assert "malformed YAML at line" in msg and "SecretCustomer" not in msg
+    assert e.value.__cause__ is None  # the chained PyYAML error would quote it too

@@ -87,8 +87,15 @@ def from_dict(doc: object, source: str = "<inline>") -> MappingSet:
 def _parse_file(f: Path, literals: list, patterns: list, strips: list) -> None:
     try:
         doc = yaml.safe_load(f.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise MappingError(f"{f}: malformed YAML: {e}") from e
+    except UnicodeDecodeError as e:
+        raise MappingError(f"{f}: not UTF-8 (byte offset {e.start})") from e
+    except yaml.YAMLError as e:
+        # Only the position and the kind of problem: PyYAML's own message quotes the
+        # offending line, which may hold an original.
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or type(e).__name__
+        raise MappingError(f"{f}: malformed YAML{where}: {problem}") from None
     _parse_doc(doc, str(f), literals, patterns, strips)
 
 
