@@ -202,3 +202,42 @@ def test_every_two_way_byte_split_of_a_short_stream() -> None:
     blocks, _ = read_stream(expect)
     assert blocks[0]["text"] == "Acme Corp "
     assert json.loads(blocks[1]["json"]) == {"session_id": 'C:\\Users\\a "b"'}
+
+
+def _events(body: bytes) -> list[bytes]:
+    return [e + b"\n\n" for e in body.split(b"\n\n") if e]
+
+
+@given(texts, texts, st.data())
+def test_event_aligned_chunks_take_the_pass_through_path_correctly(text, value, data) -> None:
+    # one event per chunk, or a few: the chunk-level pass-through may apply
+    args = json.dumps({"thread_id": value, "path": "WINPATH"})
+    body = build_stream([("text", data.draw(splits(text))), ("tool", data.draw(splits(args, 12))),
+                         ("text", data.draw(splits(text)))])
+    evs = _events(body)
+    k = data.draw(st.integers(1, 3))
+    chunks = [b"".join(evs[i : i + k]) for i in range(0, len(evs), k)]
+    assert run(body, chunks) == run(body, [body[i : i + 1] for i in range(len(body))])
+
+
+def test_quiet_chunks_pass_through_without_framing() -> None:
+    rules = Rules(mappings.load(REPO / "mappings"))
+    s = AnthropicStream(rules.restorer({"[EMAIL_1]": "a@b.co"}))
+    body = build_stream([("text", ["plain ", "prose ", "then [EMA", "IL_1] and more ", "prose"])])
+    evs = _events(body)
+    out = b"".join(s.feed(e) for e in evs) + s.flush()
+    assert read_stream(out)[0][0]["text"] == "plain prose then a@b.co and more prose"
+    assert s.events_in == len(evs)
+    # only the events around the placeholder were framed and looked at
+    assert s.events_changed == 2
+
+
+def test_pass_through_never_skips_the_end_of_an_escape() -> None:
+    # The first delta ends JSON text inside an escape (`\`); the second, `"`, has no
+    # character that could begin a match — but the window must still see it, or `QX9`
+    # after it would look like part of an escape and stay disguised.
+    rules = Rules(mappings.from_dict({"literals": {"orig": "QX9"}}))
+    s = AnthropicStream(rules.restorer({}))
+    body = build_stream([("tool", ['{"a": "x\\', '"', 'QX9"}'])])
+    out = b"".join(s.feed(e) for e in _events(body)) + s.flush()
+    assert json.loads(read_stream(out)[0][0]["json"]) == {"a": 'x"orig'}

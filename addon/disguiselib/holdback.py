@@ -65,6 +65,11 @@ class Window:
             self._rx, self._hold = rules.rev_value, rules.rev_value_hold
             self._end = None
 
+    @property
+    def escaped(self) -> bool:
+        """JSON mode: the text so far ends inside an escape sequence."""
+        return self._esc != 0
+
     def feed(self, text: str) -> str:
         """Append text to the channel; return what can be emitted now (restored)."""
         buf = self.held + text if self.held else text

@@ -115,6 +115,7 @@ class Rules:
         self.rev_value_hold = regex.compile("(?:" + value_alts + ")(?!)")
         self.strip_hold = regex.compile("(?:" + _groups(None, None, strips) + ")(?!)")
         self.any_reverse = bool(ms.literals or ms.patterns or strips)
+        self.quiet_chunk = _quiet_chunk_regex(self.lit_reverse, bool(ph), ms.strips)
 
     # -- forward ---------------------------------------------------------------------
 
@@ -148,6 +149,27 @@ class Rules:
 
     def restorer(self, placeholders: dict[str, str]) -> Restorer:
         return Restorer(self, placeholders)
+
+
+def _quiet_chunk_regex(disguises, placeholders: bool, strips) -> re.Pattern[bytes]:
+    """A bytes regex that finds, in a raw chunk of a stream, anything that could take
+    part in a reverse match: a character that can begin a disguise, a placeholder or a
+    strip match; an escaped backslash or a \\u escape (which could hide such a
+    character or change the escape state of JSON text); with strip rules, any non-ASCII
+    byte (their first characters are computed for ASCII only). A chunk with none of
+    these, arriving while no window holds anything, can pass on as it is."""
+    first = {d[0] for d in disguises}
+    if placeholders:
+        first.add("[")
+    for s in strips:
+        rx = regex.compile(s.regex)
+        first.update(c for c in map(chr, range(128)) if rx.match(c, partial=True))
+    alts = [rb"\\[\\u]"]
+    if first:
+        alts.append(b"[" + b"".join(re.escape(c.encode()) for c in sorted(first)) + b"]")
+    if strips:
+        alts.append(rb"[\x80-\xff]")
+    return re.compile(b"|".join(alts))
 
 
 def _groups(lit: str | None, ph: str | None, strips: list[str]) -> str:

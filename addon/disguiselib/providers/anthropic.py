@@ -195,7 +195,7 @@ class AnthropicStream(SSEStream):
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
-        self.windows: dict[int, Window | None] = {}  # None: a block passed unchanged
+        self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
