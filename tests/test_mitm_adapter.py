@@ -131,7 +131,7 @@ def test_stream_failure_ends_with_explicit_error() -> None:
     from strategies import RULES
 
     call = StreamCall(Boom(RULES.restorer({})), None)
-    out = call(b"data: {}\n\n")
+    out = call(b'data: {"text": "Zenith Labs"}\n\n')  # an event that must be looked at
     assert len(out) == 1 and b"event: error" in out[0]
     assert b"Acme" not in out[0]  # the exception text is not echoed
     assert call(b"data: {}\n\n") == [] and call(b"") == []

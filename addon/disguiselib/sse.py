@@ -116,8 +116,12 @@ class Framer:
         self.max_event_bytes = max_event_bytes
 
     def feed(self, data: bytes) -> list[Event]:
+        return [parse_event(raw) for raw in self.feed_raw(data)]
+
+    def feed_raw(self, data: bytes) -> list[bytes]:
+        """The raw bytes of every event that data completes (blank lines included)."""
         buf = self._buf + data if self._buf else data
-        events: list[Event] = []
+        events: list[bytes] = []
         pos = 0
         n = len(buf)
         while pos < n:
@@ -125,13 +129,13 @@ class Framer:
             if c == 10 or c == 13:  # a blank line at an event start (or the LF of a CRLF
                 # whose CR ended the previous event): pass it on by itself
                 end = pos + 2 if buf.startswith(b"\r\n", pos) else pos + 1
-                events.append(Event(buf[pos:end]))
+                events.append(buf[pos:end])
                 pos = end
                 continue
             m = _EVENT_END.search(buf, pos)
             if m is None:
                 break
-            events.append(parse_event(buf[pos : m.end()]))
+            events.append(buf[pos : m.end()])
             pos = m.end()
         self._buf = buf[pos:]
         if len(self._buf) > self.max_event_bytes:
@@ -142,8 +146,11 @@ class Framer:
 
     def flush(self) -> list[Event]:
         """The stream ended: whatever is left is an unterminated event, passed on."""
+        return [parse_event(raw) for raw in self.flush_raw()]
+
+    def flush_raw(self) -> list[bytes]:
         rest, self._buf = self._buf, b""
-        return [parse_event(rest)] if rest else []
+        return [rest] if rest else []
 
     @property
     def pending(self) -> int:

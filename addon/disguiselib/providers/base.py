@@ -10,7 +10,7 @@ from .. import jsonspan
 from ..errors import MaskError
 from ..holdback import Window
 from ..rules import Restorer, Rules, Session
-from ..sse import Event, Framer
+from ..sse import Event, Framer, parse_event
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -91,7 +91,7 @@ class SSEStream(ABC):
     def __init__(self, restorer: Restorer) -> None:
         self.r = restorer
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
-        self._quiet_rx = restorer.rules.quiet_chunk
+        self._suspicious = restorer.rules.suspicious
         self.framer = Framer()
         self.finished = False
         self.events_in = 0
@@ -99,33 +99,48 @@ class SSEStream(ABC):
         self.events_held = 0  # events whose text was held back, whole or in part
 
     def feed(self, data: bytes) -> bytes:
-        if data.endswith(b"\n\n") and self.quiet() and self._quiet_rx.search(data) is None:
-            # Nothing in this chunk can begin or continue a match and it ends at an event
-            # boundary: it passes on as it came, without framing (the common case for
-            # prose with default mappings; bench (c)).
-            self.events_in += data.count(b"\n\n")
-            return data
         out: list[bytes] = []
-        for ev in self.framer.feed(data):
-            self.events_in += 1
-            out.extend(self.on_event(ev))
+        framer = self.framer
+        if framer.pending:
+            # finish the event that is waiting for its end, then go on with the rest
+            j = data.find(b"\n\n")
+            if j < 0:
+                return b"".join(self._events(framer.feed_raw(data)))
+            out = self._events(framer.feed_raw(data[: j + 2]))
+            data = data[j + 2 :]
+        k = data.rfind(b"\n\n") + 2
+        if k > 1 and not framer.pending and not self._suspicious(data, k) and self.quiet():
+            # Nothing in these whole events can begin or continue a match: they pass on
+            # as they came, unframed (the common case for prose; bench (c)).
+            self.events_in += data.count(b"\n\n", 0, k)
+            out.append(data[:k])
+            data = data[k:]
+        if data:
+            out.extend(self._events(framer.feed_raw(data)))
         return b"".join(out)
+
+    def _events(self, raws: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        suspicious = self._suspicious
+        for raw in raws:
+            self.events_in += 1
+            if not suspicious(raw, len(raw)) and self.quiet():
+                out.append(raw)  # nothing in it can take part in a match
+            else:
+                out.extend(self.on_event(parse_event(raw)))
+        return out
 
     def flush(self) -> bytes:
         """The connection ended. Idempotent: a second call returns b""."""
         if self.finished:
             return b""
         self.finished = True
-        out: list[bytes] = []
-        for ev in self.framer.flush():
-            out.extend(self.on_event(ev))
+        out = self._events(self.framer.flush_raw())
         out.extend(self.drain())
         return b"".join(out)
 
     def quiet(self) -> bool:
-        """No partial event buffered and no window holding text or inside an escape."""
-        if self.framer.pending:
-            return False
+        """No window holds text or ends inside an escape (subclasses add their own)."""
         for w in self.windows.values():
             if w is not None and (w.held or w.escaped):
                 return False
