@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .jsonspan import Rule
-from .providers import anthropic
+from .providers import anthropic, openai
 from .providers.base import SSEStream
 from .rules import Restorer
 
@@ -35,12 +35,27 @@ ANTHROPIC_BATCHES = Api(
     anthropic.error_body,
 )
 
+OPENAI_CHAT = Api(
+    "openai.chat", openai.CHAT_REQUEST, openai.CHAT_RESPONSE, openai.ChatStream, openai.error_body
+)
+OPENAI_RESPONSES = Api(
+    "openai.responses",
+    openai.RESPONSES_REQUEST,
+    openai.RESPONSE_OBJECT,
+    openai.ResponsesStream,
+    openai.error_body,
+)
+
 # Matched on the end of the path, so gateways that mount an API under a prefix
-# (`/anthropic/v1/messages`) are recognised too.
+# (`/anthropic/v1/messages`, `/openai/deployments/x/chat/completions`) are recognised too.
 _ROUTES: tuple[tuple[str, Api], ...] = (
     ("/v1/messages", ANTHROPIC_MESSAGES),
     ("/v1/messages/count_tokens", ANTHROPIC_MESSAGES),
     ("/v1/messages/batches", ANTHROPIC_BATCHES),
+    # OpenAI, OpenRouter (/api/v1/...), vLLM, DeepSeek, Azure deployment paths
+    # (/openai/deployments/NAME/chat/completions?api-version=...)
+    ("/chat/completions", OPENAI_CHAT),
+    ("/responses", OPENAI_RESPONSES),
 )
 
 

@@ -1,0 +1,553 @@
+"""OpenAI Chat Completions and Responses: what to mask, how to reverse.
+
+Chat: https://platform.openai.com/docs/api-reference/chat (chunks: `choices[].delta`
+with `content`, `refusal`, `tool_calls[].function.{name,arguments}`, `finish_reason`,
+then a usage chunk and `data: [DONE]`). Responses:
+https://platform.openai.com/docs/api-reference/responses-streaming (typed events with a
+`sequence_number`). Both on any host, so OpenAI-compatible providers work too; their
+reasoning fields (`reasoning_content`, `reasoning`) pass untouched, like thinking.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .. import jsonspan
+from ..errors import StreamError
+from ..holdback import Window
+from ..jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ..rules import Restorer
+from ..sse import Event
+from .base import SSEStream, restore_fn
+from .common import GENERIC, SCHEMA, _obj
+
+# Channels (choice x content/refusal/tool call; item x content part) one stream may
+# open. Real streams have a handful; a stream past this is refused with an explicit
+# error rather than merging channels or growing state without bound.
+MAX_CHANNELS = 256
+
+
+class _DataUrl(Rule):
+    """An image or file URL: a `data:` URL is base64 payload (never touched); any other
+    URL is masked like text."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, str) and value[:5].lower() == "data:":
+            return SKIP
+        return VALUES
+
+
+DATA_URL = _DataUrl()
+_REASONING = {"reasoning_content": SKIP, "reasoning": SKIP, "reasoning_details": SKIP}
+
+# -- Chat Completions requests --------------------------------------------------------
+
+_CHAT_PART = Typed(
+    {
+        "text": _obj({"text": VALUES}),
+        "image_url": _obj({"image_url": _obj({"url": DATA_URL, "detail": SKIP})}),
+        "input_audio": _obj({"input_audio": SKIP}),
+        "file": _obj({"file": _obj({"file_data": SKIP, "file_id": SKIP, "filename": VALUES})}),
+        "refusal": _obj({"refusal": VALUES}),
+    },
+    default=GENERIC,
+)
+_CHAT_CONTENT = Either(VALUES, Arr(_CHAT_PART))
+_FUNCTION_CALL = _obj({"name": VALUES, "arguments": JSON_TEXT})
+_CHAT_TOOL_CALL = _obj(
+    {"id": SKIP, "function": _FUNCTION_CALL, "custom": _obj({"name": VALUES, "input": VALUES})}
+)
+_CHAT_MESSAGE = Obj(
+    {
+        "role": SKIP, "content": _CHAT_CONTENT, "name": VALUES, "refusal": VALUES,
+        "tool_calls": Arr(_CHAT_TOOL_CALL), "tool_call_id": SKIP, "function_call": _FUNCTION_CALL,
+        "audio": SKIP, **_REASONING,
+    },
+    default=GENERIC,
+)  # fmt: skip
+_FUNCTION_DEF = _obj({"name": VALUES, "description": VALUES, "parameters": SCHEMA, "strict": SKIP})
+_CHAT_TOOL = _obj({"function": _FUNCTION_DEF, "custom": _obj({"name": VALUES, "description": VALUES})})
+_TOOL_CHOICE = Either(
+    SKIP,  # "auto" | "none" | "required"
+    _obj({"function": _obj({"name": VALUES}), "custom": _obj({"name": VALUES}), "name": VALUES,
+          "mode": SKIP, "tools": GENERIC}),
+)  # fmt: skip
+_JSON_SCHEMA_FORMAT = _obj({"name": VALUES, "description": VALUES, "schema": SCHEMA, "strict": SKIP})
+
+_CHAT_SKIPPED = (
+    "model", "stream", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens",
+    "seed", "logprobs", "top_logprobs", "presence_penalty", "frequency_penalty", "logit_bias",
+    "service_tier", "store", "parallel_tool_calls", "reasoning_effort", "stream_options",
+    "modalities", "audio", "verbosity", "prompt_cache_key", "safety_identifier", "user",
+)  # fmt: skip
+CHAT_REQUEST = Obj(
+    {
+        **{k: SKIP for k in _CHAT_SKIPPED},
+        "messages": Arr(_CHAT_MESSAGE),
+        "tools": Arr(_CHAT_TOOL),
+        "functions": Arr(_FUNCTION_DEF),
+        "tool_choice": _TOOL_CHOICE,
+        "function_call": _TOOL_CHOICE,
+        "response_format": _obj({"json_schema": _JSON_SCHEMA_FORMAT}),
+        "prediction": _obj({"content": _CHAT_CONTENT}),
+    },
+    default=GENERIC,
+)
+
+# -- Responses requests ----------------------------------------------------------------
+
+_IN_PART = Typed(
+    {
+        "input_text": _obj({"text": VALUES}),
+        "output_text": _obj({"text": VALUES, "annotations": GENERIC, "logprobs": SKIP}),
+        "input_image": _obj({"image_url": DATA_URL, "file_id": SKIP, "detail": SKIP}),
+        "input_file": _obj({"file_data": SKIP, "file_id": SKIP, "filename": VALUES, "file_url": VALUES}),
+        "input_audio": _obj({"input_audio": SKIP}),
+        "refusal": _obj({"refusal": VALUES}),
+        "summary_text": _obj({"text": VALUES}),
+    },
+    default=GENERIC,
+)  # fmt: skip
+_IN_CONTENT = Either(VALUES, Arr(_IN_PART))
+_MESSAGE_ITEM = _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": _IN_CONTENT})
+_INPUT_ITEM = Typed(
+    {
+        "message": _MESSAGE_ITEM,
+        "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
+        "function_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
+        "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
+        "custom_tool_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
+        # Reasoning items carry encrypted_content and go back exactly as they came.
+        "reasoning": SKIP,
+        "item_reference": SKIP,
+    },
+    default=GENERIC,
+)  # fmt: skip
+
+
+class _Item(Rule):
+    """An input item; one without a `type` is a message ({"role", "content"})."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and "type" not in value:
+            return _MESSAGE_ITEM
+        return _INPUT_ITEM.resolve(value)
+
+
+_RESPONSES_TOOL = Typed(
+    {
+        "function": _FUNCTION_DEF,
+        "custom": _obj({"name": VALUES, "description": VALUES, "format": GENERIC}),
+    },
+    default=_obj({"name": SKIP}),  # built-in tools (web_search, file_search, ...)
+)
+_TEXT_CONFIG = _obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": SKIP})
+_RESPONSES_SKIPPED = (
+    "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
+    "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
+    "service_tier", "truncation", "background", "prompt_cache_key", "prompt_cache_retention",
+    "safety_identifier", "user", "top_logprobs", "stream_options", "conversation", "prompt",
+)  # fmt: skip
+RESPONSES_REQUEST = Obj(
+    {
+        **{k: SKIP for k in _RESPONSES_SKIPPED},
+        "instructions": Either(VALUES, Arr(_Item())),
+        "input": Either(VALUES, Arr(_Item())),
+        "tools": Arr(_RESPONSES_TOOL),
+        "tool_choice": _TOOL_CHOICE,
+        "text": _TEXT_CONFIG,
+    },
+    default=GENERIC,
+)
+
+# -- whole responses -------------------------------------------------------------------
+
+_TOOL_CALL_OUT = _obj({"id": SKIP, "function": _obj({"name": VALUES, "arguments": JSON_TEXT})})
+CHAT_RESPONSE = Obj(
+    {
+        **{k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")},
+        "choices": Arr(Obj({
+            "index": SKIP, "finish_reason": SKIP, "logprobs": SKIP,
+            "message": Obj({
+                "role": SKIP, "content": Either(PROSE, GENERIC), "refusal": PROSE,
+                "tool_calls": Arr(_TOOL_CALL_OUT),
+                "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}),
+                "audio": SKIP, **_REASONING,
+            }, default=GENERIC),
+        }, default=GENERIC)),
+    },
+    default=GENERIC,
+)  # fmt: skip
+
+_OUT_PART = Typed(
+    {
+        "output_text": _obj({"text": PROSE, "annotations": GENERIC, "logprobs": SKIP}),
+        "refusal": _obj({"refusal": PROSE}),
+    },
+    default=GENERIC,
+)
+_OUT_ITEM = Typed(
+    {
+        "message": _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": Arr(_OUT_PART)}),
+        "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
+        "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
+        "reasoning": SKIP,
+    },
+    default=GENERIC,
+)
+RESPONSE_OBJECT = Obj(
+    {
+        **{k: SKIP for k in _RESPONSES_SKIPPED if k not in ("reasoning",)},
+        **{k: SKIP for k in ("id", "object", "created_at", "completed_at", "status", "usage", "reasoning")},
+        "output": Arr(_OUT_ITEM),
+        # the request's own fields, echoed back: restored like the request was masked
+        "instructions": Either(VALUES, Arr(_Item())),
+        "tools": Arr(_RESPONSES_TOOL),
+        "tool_choice": _TOOL_CHOICE,
+        "text": _TEXT_CONFIG,
+    },
+    default=GENERIC,
+)  # fmt: skip
+
+# -- Chat Completions streams ----------------------------------------------------------
+
+
+class _Chan(Rule):
+    """A string that belongs to a stream channel: it goes through that channel's window."""
+
+    string = True
+
+    def __init__(self, key: tuple, mode: int) -> None:
+        self.key = key
+        self.mode = mode
+
+
+class _ChatChoice(Rule):
+    """A streamed choice, bound to its `index` so that its strings find their windows."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        k = value.get("index", 0) if isinstance(value, dict) else 0
+        return Obj(
+            {
+                "index": SKIP, "finish_reason": SKIP, "logprobs": SKIP,
+                "delta": Obj({
+                    "role": SKIP,
+                    "content": _Chan((k, "content"), Window.TEXT),
+                    "refusal": _Chan((k, "refusal"), Window.TEXT),
+                    "tool_calls": Arr(_ChatToolCall(k)),
+                    "function_call": _obj({"name": VALUES, "arguments": _Chan((k, "fc"), Window.JSON)}),
+                    **_REASONING,
+                }, default=GENERIC),
+            },
+            default=GENERIC,
+        )  # fmt: skip
+
+
+class _ChatToolCall(Rule):
+    string = True
+
+    def __init__(self, choice: object) -> None:
+        self.choice = choice
+
+    def resolve(self, value: object) -> Rule:
+        j = value.get("index", 0) if isinstance(value, dict) else 0
+        return _obj(
+            {
+                "index": SKIP, "id": SKIP,
+                "function": _obj({"name": VALUES, "arguments": _Chan((self.choice, "tool", j), Window.JSON)}),
+            }
+        )  # fmt: skip
+
+
+_CHUNK = Obj(
+    {k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage", "obfuscation")}
+    | {"choices": Arr(_ChatChoice())},
+    default=GENERIC,
+)  # fmt: skip
+
+# The shape nearly every streamed token has: one choice, content only.
+_FAST_CHAT = re.compile(
+    r'"choices":\[\{"index":(\d+),"delta":\{"content":"([^"\\]*(?:\\.[^"\\]*)*)"\},'
+    r'"logprobs":null,"finish_reason":null\}\]'
+)
+
+
+class _Channels(SSEStream):
+    def window(self, key: tuple, mode: int) -> Window:
+        w = self.windows.get(key)
+        if w is None:
+            if len(self.windows) >= MAX_CHANNELS:
+                # an empty window is the same as a new one: forget those first
+                self.windows = {k: v for k, v in self.windows.items() if v.held or v.escaped}
+                if len(self.windows) >= MAX_CHANNELS:
+                    raise StreamError(
+                        f"the stream holds text in more than {MAX_CHANNELS} channels at once"
+                    )
+            w = self.windows[key] = Window(self.r, mode)
+        return w
+
+    def channel_fn(self):
+        restore = restore_fn(self.r)
+
+        def fn(v: str, rule: Rule) -> str:
+            if isinstance(rule, _Chan):
+                return self.window(rule.key, rule.mode).feed(v)
+            return restore(v, rule)
+
+        return fn
+
+
+class ChatStream(_Channels):
+    """One Chat Completions stream: a window per (choice, content | refusal | tool call)."""
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.last: dict = {}  # id, created, model of the latest chunk (for drain chunks)
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if data.strip() == "[DONE]":
+            out = self.drain()
+            out.append(ev.raw)
+            return out
+        m = _FAST_CHAT.search(data)
+        if m is not None:
+            w = self.window((int(m.group(1)), "content"), Window.TEXT)
+            return self.window_field(ev, w, m.start(2), m.end(2))
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return [ev.raw]
+        if not isinstance(obj, dict):
+            return [ev.raw]
+        self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
+        new, changed = jsonspan.transform(data, obj, _CHUNK, self.channel_fn())
+        choices = obj.get("choices")
+        finished = [
+            c.get("index", 0)
+            for c in (choices if isinstance(choices, list) else [])
+            if isinstance(c, dict) and c.get("finish_reason") is not None
+        ]
+        tails = {k: t for k in finished if (t := self._flush_choice(k))}
+        if tails:
+            # Held text rides inside the chunk that finishes its choice: a client that
+            # parses the arguments at finish_reason sees them whole.
+            doc = json.loads(new)
+            for c in doc["choices"]:
+                if isinstance(c, dict) and c.get("index", 0) in tails:
+                    _merge_tails(c.setdefault("delta", {}), tails[c.get("index", 0)])
+            new = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+            changed = True
+        if not changed:
+            return [ev.raw]
+        self.events_changed += 1
+        return [ev.with_data(new)]
+
+    def _flush_choice(self, k: object) -> dict:
+        tails: dict = {}
+        for key in [key for key in self.windows if key[0] == k]:
+            w = self.windows.pop(key)
+            tail = w.flush()
+            if tail:
+                tails[key[1:]] = tail
+        return tails
+
+    def drain(self) -> list[bytes]:
+        out = []
+        for k in sorted({key[0] for key in self.windows}, key=repr):
+            tails = self._flush_choice(k)
+            if tails:
+                delta: dict = {}
+                _merge_tails(delta, tails)
+                chunk = {**self.last, "choices": [{"index": k, "delta": delta, "finish_reason": None}]}
+                chunk.setdefault("object", "chat.completion.chunk")
+                out.append(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
+        return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+
+
+def _merge_tails(delta: dict, tails: dict) -> None:
+    """Append each held tail to its field of a Chat delta, adding an index-only
+    tool_calls entry where the delta names none for that tool call."""
+    for sub, tail in tails.items():
+        if sub in (("content",), ("refusal",)):
+            delta[sub[0]] = (delta.get(sub[0]) or "") + tail
+        elif sub == ("fc",):
+            fc = delta.setdefault("function_call", {})
+            fc["arguments"] = (fc.get("arguments") or "") + tail
+        else:  # ("tool", j)
+            j = sub[1]
+            calls = delta.get("tool_calls")
+            if not isinstance(calls, list):
+                calls = delta["tool_calls"] = []
+            entry = next((c for c in calls if isinstance(c, dict) and c.get("index") == j), None)
+            if entry is None:
+                entry = {"index": j, "function": {}}
+                calls.append(entry)
+            f = entry.setdefault("function", {})
+            f["arguments"] = (f.get("arguments") or "") + tail
+
+
+# -- Responses streams -----------------------------------------------------------------
+
+_SEQ = re.compile(r'(?<!\\)"sequence_number"\s*:\s*(\d+)')
+# delta event type -> (channel field, window mode, the matching done event's field)
+_DELTAS = {
+    "response.output_text.delta": ("text", Window.TEXT),
+    "response.refusal.delta": ("refusal", Window.TEXT),
+    "response.function_call_arguments.delta": ("args", Window.JSON),
+    "response.custom_tool_call_input.delta": ("input", Window.VALUE),
+}
+_DONES = {
+    "response.output_text.done": ("response.output_text.delta", "text", PROSE),
+    "response.refusal.done": ("response.refusal.delta", "refusal", PROSE),
+    "response.function_call_arguments.done": ("response.function_call_arguments.delta", "arguments", JSON_TEXT),
+    "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input", VALUES),
+}  # fmt: skip
+_SNAPSHOT = {
+    "response.output_item.added": Obj({"item": _OUT_ITEM}, default=GENERIC),
+    "response.output_item.done": Obj({"item": _OUT_ITEM}, default=GENERIC),
+    "response.content_part.added": Obj({"part": _OUT_PART}, default=GENERIC),
+    "response.content_part.done": Obj({"part": _OUT_PART}, default=GENERIC),
+}
+_RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
+_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+def _channel(t: str, obj: dict) -> tuple:
+    field = _DELTAS[t][0]
+    if field in ("text", "refusal"):
+        return (obj.get("item_id"), obj.get("content_index", 0), field)
+    return (obj.get("item_id"), field)
+
+
+class ResponsesStream(_Channels):
+    """One Responses stream: a window per (item, content index, field). Synthetic
+    deltas carrying held tails get their own sequence numbers; every later event is
+    renumbered so the client sees them strictly increasing and gapless."""
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.offset = 0  # synthetic events inserted so far
+        self.last_seq = -1  # the last upstream sequence number seen
+        self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
+
+    def quiet(self) -> bool:
+        return self.offset == 0 and super().quiet()
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if not self.r.rules.suspicious(ev.raw, len(ev.raw)) and super().quiet():
+            return [self._renumbered(ev, data)]
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return [ev.raw]
+        if not isinstance(obj, dict):
+            return [ev.raw]
+        seq = obj.get("sequence_number")
+        if isinstance(seq, int):
+            self.last_seq = seq
+        t = obj.get("type")
+        out: list[bytes] = []
+        if t in _DELTAS:
+            key = _channel(t, obj)
+            self.where[key] = {k: obj[k] for k in ("item_id", "output_index", "content_index") if k in obj}
+            self.where[key]["type"] = t
+            w = self.window(key, _DELTAS[t][1])
+            rule = Obj({"delta": _Chan(key, w.mode)}, default=SKIP)
+            new, changed = jsonspan.transform(data, obj, rule, self.channel_fn())
+            if w.held:
+                self.events_held += 1
+        elif t in _DONES:
+            delta_type, field, rule_ = _DONES[t]
+            out.extend(self._flush(_channel(delta_type, obj), seq))
+            new, changed = jsonspan.transform(
+                data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), restore_fn(self.r)
+            )
+        elif t in _SNAPSHOT:
+            if t == "response.output_item.done":
+                item = obj.get("item")
+                item_id = item.get("id") if isinstance(item, dict) else None
+                for key in [k for k in self.windows if k[0] == item_id]:
+                    out.extend(self._flush(key, seq))
+            new, changed = jsonspan.transform(data, obj, _SNAPSHOT[t], restore_fn(self.r))
+        elif isinstance(t, str) and t.startswith("response.reasoning"):
+            new, changed = data, 0  # reasoning summaries and text: untouched, like thinking
+        elif t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
+            if t in _ENDS:
+                for key in list(self.windows):
+                    out.extend(self._flush(key, seq))
+            new, changed = jsonspan.transform(data, obj, _RESPONSE_EVENT, restore_fn(self.r))
+        else:
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+        if changed:
+            self.events_changed += 1
+        if not changed and not self.offset:
+            out.append(ev.raw)
+        else:
+            out.append(self._renumbered(ev, new))
+        return out
+
+    def _renumbered(self, ev: Event, data: str) -> bytes:
+        if not self.offset:
+            return ev.raw if data is ev.data else ev.with_data(data)
+        m = _SEQ.search(data)
+        if m is None:
+            return ev.with_data(data)
+        n = int(m.group(1))
+        self.last_seq = max(self.last_seq, n)
+        return ev.with_data(data[: m.start(1)] + str(n + self.offset) + data[m.end(1) :])
+
+    def _flush(self, key: tuple, seq: object) -> list[bytes]:
+        w = self.windows.pop(key, None)
+        if w is None:
+            return []
+        tail = w.flush()
+        if not tail:
+            return []
+        fields = dict(self.where.get(key, {}))
+        t = fields.pop("type", "response.output_text.delta")
+        base = seq if isinstance(seq, int) else self.last_seq + 1
+        body = {"type": t, "sequence_number": base + self.offset, **fields, "delta": tail}
+        if t == "response.output_text.delta":
+            body["logprobs"] = []
+        self.offset += 1
+        self.events_changed += 1
+        return [f"event: {t}\ndata: {json.dumps(body, ensure_ascii=False)}\n\n".encode()]
+
+    def drain(self) -> list[bytes]:
+        out: list[bytes] = []
+        for key in list(self.windows):
+            out.extend(self._flush(key, None))
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        body = {"type": "error", "sequence_number": self.last_seq + self.offset + 1,
+                "code": "disguise_error", "message": message, "param": None}  # fmt: skip
+        return f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+
+
+def error_body(message: str, kind: str = "invalid_request_error") -> bytes:
+    """A response body in the shape the OpenAI API uses for errors."""
+    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
+
+
+__all__ = [
+    "CHAT_REQUEST", "CHAT_RESPONSE", "RESPONSES_REQUEST", "RESPONSE_OBJECT", "ChatStream",
+    "ResponsesStream", "error_body", "USER",
+]  # fmt: skip

@@ -1,0 +1,130 @@
+"""Build OpenAI streams and read them back the way the SDKs accumulate them."""
+
+from __future__ import annotations
+
+import json
+
+from disguiselib.sse import Framer
+
+
+def _enc(obj: dict) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode().decode()
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":"))
+
+
+def chat_chunk(choices: list[dict], **extra) -> bytes:
+    body = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt",
+            "choices": choices, **extra}
+    return f"data: {_enc(body)}\n\n".encode()
+
+
+def build_chat(steps: list[tuple], usage: bool = True) -> bytes:
+    """steps: ("content", k, text) | ("tool", k, j, name_or_None, args) | ("finish", k, reason)."""
+    out = []
+    for st in steps:
+        if st[0] == "content":
+            out.append(chat_chunk([{"index": st[1], "delta": {"content": st[2]}, "logprobs": None,
+                                    "finish_reason": None}]))
+        elif st[0] == "tool":
+            _, k, j, name, args = st
+            tc = {"index": j, "function": {"arguments": args}}
+            if name is not None:
+                tc.update({"id": f"call_{k}_{j}", "type": "function"})
+                tc["function"] = {"name": name, "arguments": args}
+            out.append(chat_chunk([{"index": k, "delta": {"tool_calls": [tc]}, "logprobs": None,
+                                    "finish_reason": None}]))
+        else:
+            out.append(chat_chunk([{"index": st[1], "delta": {}, "logprobs": None, "finish_reason": st[2]}]))
+    if usage:
+        out.append(chat_chunk([], usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}))
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+def read_chat(body: bytes) -> tuple[dict, dict, list[dict]]:
+    """Accumulate like the SDK: per choice content, per (choice, tool index) name and
+    arguments; also records, per choice, whether anything arrived after its finish."""
+    f = Framer()
+    events = f.feed(body) + f.flush()
+    content: dict = {}
+    tools: dict = {}
+    chunks = []
+    finished: set = set()
+    assert events[-1].data == "[DONE]"
+    for ev in events:
+        if ev.data is None or ev.data == "[DONE]":
+            continue
+        d = json.loads(ev.data)
+        chunks.append(d)
+        for c in d.get("choices", []):
+            k = c["index"]
+            delta = c.get("delta") or {}
+            if delta.get("content") or delta.get("tool_calls"):
+                assert k not in finished, "a delta after its choice's finish_reason"
+            if delta.get("content") is not None:
+                content[k] = content.get(k, "") + delta["content"]
+            for tc in delta.get("tool_calls") or []:
+                t = tools.setdefault((k, tc["index"]), {"name": None, "arguments": ""})
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    t["name"] = fn["name"]
+                t["arguments"] += fn.get("arguments") or ""
+            if c.get("finish_reason"):
+                finished.add(k)
+    return content, tools, chunks
+
+
+def resp_event(t: str, seq: int, **fields) -> bytes:
+    return f"event: {t}\ndata: {_enc({'type': t, 'sequence_number': seq, **fields})}\n\n".encode()
+
+
+def build_responses(text_pieces: list[str], args_pieces: list[str], name: str = "crm_lookup") -> bytes:
+    seq = iter(range(10_000))
+    text = "".join(text_pieces)
+    args = "".join(args_pieces)
+    msg = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    fc = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": name, "arguments": "",
+          "status": "in_progress"}
+    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [],
+            "instructions": "You help Zenith Labs", "model": "gpt"}
+    out = [resp_event("response.created", next(seq), response=resp),
+           resp_event("response.output_item.added", next(seq), output_index=0, item=msg),
+           resp_event("response.content_part.added", next(seq), item_id="msg_1", output_index=0,
+                      content_index=0, part={"type": "output_text", "text": "", "annotations": []})]
+    for p in text_pieces:
+        out.append(resp_event("response.output_text.delta", next(seq), item_id="msg_1", output_index=0,
+                              content_index=0, delta=p, logprobs=[]))
+    part = {"type": "output_text", "text": text, "annotations": []}
+    out += [resp_event("response.output_text.done", next(seq), item_id="msg_1", output_index=0,
+                       content_index=0, text=text, logprobs=[]),
+            resp_event("response.content_part.done", next(seq), item_id="msg_1", output_index=0,
+                       content_index=0, part=part),
+            resp_event("response.output_item.done", next(seq), output_index=0,
+                       item={**msg, "status": "completed", "content": [part]}),
+            resp_event("response.output_item.added", next(seq), output_index=1, item=fc)]
+    for p in args_pieces:
+        out.append(resp_event("response.function_call_arguments.delta", next(seq), item_id="fc_1",
+                              output_index=1, delta=p))
+    done_fc = {**fc, "arguments": args, "status": "completed"}
+    out += [resp_event("response.function_call_arguments.done", next(seq), item_id="fc_1", output_index=1,
+                       arguments=args),
+            resp_event("response.output_item.done", next(seq), output_index=1, item=done_fc),
+            resp_event("response.completed", next(seq), response={
+                **resp, "status": "completed",
+                "output": [{**msg, "status": "completed", "content": [part]}, done_fc]})]
+    return b"".join(out)
+
+
+def read_responses(body: bytes) -> dict:
+    f = Framer()
+    events = [json.loads(e.data) for e in f.feed(body) + f.flush() if e.data is not None]
+    seqs = [e["sequence_number"] for e in events]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "sequence numbers not gapless"
+    text = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+    args = "".join(e["delta"] for e in events if e["type"] == "response.function_call_arguments.delta")
+    by_type = {}
+    for e in events:
+        by_type.setdefault(e["type"], []).append(e)
+    return {"text": text, "args": args, "events": events, "by_type": by_type}
