@@ -183,3 +183,12 @@ def _without_thinking(doc):
     if isinstance(doc, list):
         return [_without_thinking(v) for v in doc]
     return doc
+
+
+def test_duplicate_keys_of_different_shapes_are_refused() -> None:
+    with pytest.raises(MaskError, match="repeats a key"):
+        mask(b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "Acme Corp"}],'
+             b' "content": "x"}]}')
+    # same shape twice: both occurrences are masked
+    out, _ = mask(b'{"messages": [{"role": "user", "content": "Acme Corp", "content": "Acme Corp"}]}')
+    assert b"Acme Corp" not in out

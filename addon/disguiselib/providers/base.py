@@ -32,7 +32,12 @@ def mask_body(raw: bytes, root: jsonspan.Rule, rules: Rules) -> tuple[bytes, Ses
             return jsonspan.transform(v, inner, jsonspan.USER, fn)[0]
         return rules.mask(v, session)
 
-    new, changed = jsonspan.transform(s, doc, root, fn)
+    try:
+        new, changed = jsonspan.transform(s, doc, root, fn)
+    except (KeyError, IndexError, TypeError) as e:
+        # The raw walk and json.loads disagree only where an object repeats a key with
+        # values of different shapes: which one the provider reads is not ours to guess.
+        raise MaskError("body repeats a key with values of different shapes") from e
     return (new.encode("utf-8") if changed else raw), session
 
 
