@@ -7,7 +7,6 @@ the addon in reverse-proxy mode.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import random
@@ -18,10 +17,12 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from mitmproxy.net import encoding
 
 REPO = Path(__file__).resolve().parents[1]
 ADDON = REPO / "addon" / "disguise.py"
@@ -223,11 +224,12 @@ class Recorded:
 class Reply:
     """How the fake upstream answers: body pieces, each a separate write + flush."""
 
-    pieces: Sequence[bytes]
+    pieces: Iterable[bytes]  # a generator may block between pieces (to gate a test)
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     framing: str = "chunked"  # "chunked" | "close" (no length, connection closes) | "length"
     delay: float = 0.002  # between pieces, so the proxy sees separate reads
+    abort: bool = False  # cut the connection after the pieces, without ending the body
 
 
 Handler = Callable[[Recorded], Reply]
@@ -273,8 +275,9 @@ class FakeUpstream:
         self.server.server_close()
         self._thread.join(10)
 
-    def on(self, model: str, handler: Handler) -> None:
-        self.handlers[model] = handler
+    def on(self, key: str, handler: Handler) -> None:
+        """Answer requests whose body's "model" is key (or, without a model, whose path is)."""
+        self.handlers[key] = handler
 
     def for_model(self, model: str) -> list[Recorded]:
         out = []
@@ -285,6 +288,9 @@ class FakeUpstream:
             except ValueError:
                 pass
         return out
+
+    def for_path(self, path: str) -> list[Recorded]:
+        return [r for r in list(self.requests) if r.path == path]
 
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         headers = {k.lower(): v for k, v in h.headers.items()}
@@ -302,8 +308,8 @@ class FakeUpstream:
             raw = h.rfile.read(int(headers.get("content-length", "0")))
         enc = headers.get("content-encoding", "").lower()
         try:
-            body = gzip.decompress(raw) if enc == "gzip" else raw
-        except OSError:
+            body = encoding.decode(raw, enc) if enc else raw
+        except ValueError:
             body = raw
         rec = Recorded(h.command, h.path, headers, raw, body)
         with self._lock:
@@ -312,7 +318,8 @@ class FakeUpstream:
             model = rec.json.get("model")
         except ValueError:
             model = None
-        handler = self.handlers.get(model)  # type: ignore[arg-type]
+        path = rec.path.split("?")[0]
+        handler = self.handlers.get(model) or self.handlers.get(path)  # type: ignore[arg-type]
         if handler is None:
             reply = Reply([json.dumps({"error": f"no scenario {model!r}"}).encode()],
                           status=500, framing="length")  # fmt: skip
@@ -328,6 +335,7 @@ class FakeUpstream:
         if reply.framing == "chunked":
             h.send_header("Transfer-Encoding", "chunked")
         elif reply.framing == "length":
+            reply.pieces = list(reply.pieces)
             h.send_header("Content-Length", str(sum(map(len, reply.pieces))))
         else:
             h.send_header("Connection", "close")
@@ -343,10 +351,13 @@ class FakeUpstream:
                 h.wfile.flush()
                 if reply.delay:
                     time.sleep(reply.delay)
-            if reply.framing == "chunked":
+            if reply.abort:
+                h.connection.shutdown(socket.SHUT_RDWR)
+                h.close_connection = True
+            elif reply.framing == "chunked":
                 h.wfile.write(b"0\r\n\r\n")
                 h.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the proxy went away (BrokenPipe, ConnectionReset)
             h.close_connection = True
 
 
