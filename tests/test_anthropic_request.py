@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from strategies import RULES
 
 from disguiselib.errors import MaskError
 from disguiselib.providers.anthropic import BATCH_REQUEST, MESSAGES_REQUEST
 from disguiselib.providers.base import mask_body
+from strategies import RULES
 
 EMAIL = "bob@corp.example.com"
 

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 
-from anthropic_util import build_stream, read_stream
 from hypothesis import example, given
 from hypothesis import strategies as st
-from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
 
+from anthropic_util import build_stream, read_stream
 from conftest import REPO
-
 from disguiselib import mappings
 from disguiselib.holdback import Window
-from disguiselib.rules import Rules
 from disguiselib.providers.anthropic import AnthropicStream
+from disguiselib.rules import Rules
+from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 

@@ -7,9 +7,9 @@ import json
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from strategies import PLACEHOLDERS, RULES, splits, texts
 
 from disguiselib.holdback import Window
+from strategies import PLACEHOLDERS, RULES, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from mitmproxy.net import encoding
+
 from integration_util import (
     MITMDUMP,
     Compressor,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
+from conftest import REPO
 from disguiselib import mappings
 from disguiselib.errors import MappingError
 

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from anthropic_util import build_stream, read_stream
 from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow, tutils
 
+from anthropic_util import build_stream, read_stream
 from disguiselib.mitm import Disguise, StreamCall
 from disguiselib.providers.anthropic import AnthropicStream
 

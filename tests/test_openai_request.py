@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from strategies import RULES
-
 from disguiselib import engine
 from disguiselib.providers.base import mask_body
 from disguiselib.providers.openai import CHAT_REQUEST, RESPONSES_REQUEST
+from strategies import RULES
 
 EMAIL = "bob@corp.example.com"
 IMG = "data:image/png;base64,iVBORAcme Corp=="

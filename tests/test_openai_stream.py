@@ -7,12 +7,12 @@ import json
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from openai_util import build_chat, build_responses, chat_chunk, read_chat, read_responses
-from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
 
 from disguiselib.errors import StreamError
 from disguiselib.providers import openai
 from disguiselib.providers.base import restore_body
+from openai_util import build_chat, build_responses, chat_chunk, read_chat, read_responses
+from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 

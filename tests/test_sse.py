@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import byte_splits
 
 from disguiselib.errors import StreamError
 from disguiselib.sse import Framer, parse_event
+from strategies import byte_splits
 
 
 def frame(pieces: list[bytes]) -> list:

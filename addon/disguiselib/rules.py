@@ -31,7 +31,7 @@ def json_escape(s: str) -> str:
     """The body of a JSON string literal for s (UTF-8 kept; lone surrogates escaped)."""
     out = json.dumps(s, ensure_ascii=False)[1:-1]
     if _SURROGATE.search(out):
-        out = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), out)
+        out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     return out
 
 
@@ -215,7 +215,7 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
     return re.compile(b"|".join(alts))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _first_bytes(pattern: bytes) -> frozenset[int]:
     """The bytes a quiet_chunk pattern's matches can begin with (every one- and
     two-byte start is tried; its matches are at most two bytes long)."""
@@ -226,7 +226,7 @@ def _first_bytes(pattern: bytes) -> frozenset[int]:
     )  # fmt: skip
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _strip_starts(rx_text: str) -> tuple[dict[str, frozenset[str] | None], bool]:
     """For a strip regex: each ASCII character it can begin with, mapped to the ASCII
     characters that can follow it (None when a non-ASCII or no character may follow,

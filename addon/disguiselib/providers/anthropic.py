@@ -16,7 +16,6 @@ from ..jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
 from ..rules import Restorer, json_escape
 from ..sse import Event
 from .base import SSEStream, restore_json
-
 from .common import GENERIC, SCHEMA, _obj
 
 _SOURCE = Typed(

@@ -267,8 +267,8 @@ class _ChatToolCall(Rule):
 
 
 _CHUNK = Obj(
-    {k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage", "obfuscation")}
-    | {"choices": Arr(_ChatChoice())},
+    {k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")}
+    | {"obfuscation": SKIP, "choices": Arr(_ChatChoice())},
     default=GENERIC,
 )  # fmt: skip
 
