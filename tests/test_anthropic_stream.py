@@ -134,13 +134,15 @@ def test_window_modes_by_block_type() -> None:
 # -- the real recorded streams, with disguises injected ------------------------------
 
 def _inject(body: bytes) -> bytes:
-    """Put disguises into every text and thinking delta of a recorded stream."""
+    """Put disguises into every text, thinking and tool-input delta of a recorded stream."""
     out = []
     for chunk in body.split(b"\n\n"):
         if b'"text_delta"' in chunk or b'"thinking_delta"' in chunk:
             chunk = chunk.replace(b'"text":"', b'"text":"Zenith Labs [EMA').replace(
                 b'"thinking":"', b'"thinking":"Zenith Labs ')
             chunk = chunk.replace(b'"}', b'IL_1] nova"}', 1) if b'"text_delta"' in chunk else chunk
+        if b'"input_json_delta"' in chunk:  # a disguised key and value at the object's start
+            chunk = chunk.replace(b'"partial_json":"{\\"', b'"partial_json":"{\\"thread_id\\": \\"WINPATH\\", \\"')
         out.append(chunk)
     return b"\n\n".join(out)
 
@@ -161,6 +163,8 @@ def test_recorded_streams_with_injected_disguises(fixtures, data) -> None:
             if w["json"]:
                 assert json.loads(g["json"]) == restore_value(json.loads(w["json"])), f.name
         assert b"Zenith Labs" not in out.replace(b'"thinking":"Zenith Labs', b""), f.name
+        if b"thread_id" in up:
+            assert b"thread_id" not in out and b"session_id" in out, f.name
 
 
 def test_recorded_streams_pass_byte_identical_with_default_mappings(fixtures) -> None:
