@@ -2,18 +2,21 @@
 """disguise benchmark: the addon's own cost, measured side by side with what it rides on.
 
     cd <repo> && python bench/bench.py            # full run (< 3 min on 2 cores)
-    cd <repo> && python bench/bench.py --quick    # fewer repetitions (< 40 s)
+    cd <repo> && python bench/bench.py --quick    # fewer repetitions (< 45 s)
 
 Options: --only abcd (a subset of sections), --profile (cProfile of the (a) and (b)
 hot loops), --seed N. mitmdump is taken from the interpreter's own bin/ folder.
 
 Sections (all inputs are generated deterministically from --seed):
-  (a) engine throughput on a ~1 MB Anthropic stream, vs. the bare SSE framer and a bare
-      loop, one event per chunk and 4 KiB chunks;
+  (a) engine throughput on three ~1 MB streams (Anthropic Messages, OpenAI Chat
+      Completions, OpenAI Responses, each in the shape of the recorded ones), vs. the
+      bare SSE framer and a bare loop, one event per chunk and 4 KiB chunks;
   (b) masking a ~1 MB Claude-Code-shaped request, as a ratio to json.loads of the body;
-  (c) wall time of the same stream through real mitmdump processes (reverse proxy on
-      127.0.0.1): with the addon vs. plain mitmdump with stream=True;
-  (d) hold-back on prose with no disguise prefixes: events delayed or changed (target 0).
+  (c) wall time of the same streams through real mitmdump processes (reverse proxy on
+      127.0.0.1, the API recognised by its path): with the addon vs. plain mitmdump
+      with stream=True;
+  (d) hold-back on prose with no disguise prefixes: events delayed or changed (target 0),
+      as Anthropic and as OpenAI (token-sized deltas) streams.
 """
 
 from __future__ import annotations
@@ -38,28 +41,36 @@ REPO = Path(__file__).resolve().parents[1]
 ADDON = REPO / "addon"
 MAPPINGS = REPO / "mappings"
 
-# -- upstream server (runs as its own process: `bench.py --upstream-server FILE N`) ------
+# -- upstream server (runs as its own process: `bench.py --upstream-server N PATH=FILE...`) --
 
 
-def upstream_server(stream_file: str, per_write: int) -> None:
-    """A local SSE upstream: answers every POST with the stream, chunked, `per_write`
-    events per write. Prints its port on stdout, then serves until killed."""
+def upstream_server(per_write: int, routes: list[str]) -> None:
+    """A local SSE upstream: answers every POST with the stream of its path (routes:
+    "PATH=FILE", the first one also for any other path), chunked, `per_write` events
+    per write (or the request's x-bench-per-write). Prints its port on stdout, then
+    serves until killed."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    data = Path(stream_file).read_bytes()
-    events = [e + b"\n\n" for e in data.split(b"\n\n") if e]
-    assert b"".join(events) == data
-    cache: dict[int, list[bytes]] = {}
+    streams: dict[str, list[bytes]] = {}
+    for r in routes:
+        path, _, fname = r.partition("=")
+        data = Path(fname).read_bytes()
+        events = [e + b"\n\n" for e in data.split(b"\n\n") if e]
+        assert b"".join(events) == data
+        streams[path] = events
+    first = next(iter(streams))
+    cache: dict[tuple[str, int], list[bytes]] = {}
 
-    def writes_for(k: int) -> list[bytes]:
-        if k not in cache:
+    def writes_for(path: str, k: int) -> list[bytes]:
+        if (path, k) not in cache:
+            events = streams[path]
             ws = []
             for i in range(0, len(events), k):
                 piece = b"".join(events[i : i + k])
                 ws.append(b"%x\r\n%s\r\n" % (len(piece), piece))
             ws.append(b"0\r\n\r\n")
-            cache[k] = ws
-        return cache[k]
+            cache[path, k] = ws
+        return cache[path, k]
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -71,13 +82,15 @@ def upstream_server(stream_file: str, per_write: int) -> None:
         def do_POST(self) -> None:  # noqa: N802
             n = int(self.headers.get("content-length") or 0)
             self.rfile.read(n)
+            path = self.path.split("?", 1)[0]
             self.send_response(200)
             self.send_header("content-type", "text/event-stream; charset=utf-8")
             self.send_header("cache-control", "no-cache")
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             self.wfile.flush()
-            for w in writes_for(int(self.headers.get("x-bench-per-write") or per_write)):
+            k = int(self.headers.get("x-bench-per-write") or per_write)
+            for w in writes_for(path if path in streams else first, k):
                 self.wfile.write(w)
 
         def log_message(self, *a) -> None:
@@ -90,14 +103,14 @@ def upstream_server(stream_file: str, per_write: int) -> None:
 
 
 if len(sys.argv) >= 2 and sys.argv[1] == "--upstream-server":
-    upstream_server(sys.argv[2], int(sys.argv[3]))
+    upstream_server(int(sys.argv[2]), sys.argv[3:])
     sys.exit(0)
 
 sys.path.insert(0, str(ADDON))
 
 import yaml  # noqa: E402
 from disguiselib import jsonspan, mappings, rules, sse  # noqa: E402
-from disguiselib.providers import anthropic, base  # noqa: E402
+from disguiselib.providers import anthropic, base, openai  # noqa: E402
 
 # -- text material ---------------------------------------------------------------------
 
@@ -253,7 +266,7 @@ def pieces(text: str, cuts: list[int]) -> list[str]:
     return [p for p in out if p]
 
 
-# -- (a)/(c)/(d) the stream ------------------------------------------------------------
+# -- (a)/(c)/(d) the streams -----------------------------------------------------------
 
 
 def pad(rng: random.Random) -> str:
@@ -272,31 +285,32 @@ def delta_event(rng: random.Random, idx: int, kind: str, field: str, piece: str)
     )
 
 
-def build_stream(
-    seed: int,
+STRIP_TAG = "[[reply_to_current]]"
+
+
+def disguised_text(
+    rng: random.Random,
     text_chars: int,
     disguises: list[tuple[str, str]],
     n_disguised: int,
-    brackets: bool = True,
-    tool: bool = True,
-    strip: bool = True,
-) -> dict:
-    """A long Anthropic Messages stream in the exact shape of the recorded streams.
-
-    disguises: (masked, original) pairs; n_disguised occurrences are inserted in the text
-    and a few in the tool input, each split across deltas. Returns the events and the
-    text / tool JSON the client must see after restoration."""
-    rng = random.Random(seed)
+    brackets: bool,
+    strip: bool,
+    lo: int = 5,
+    hi: int = 40,
+) -> tuple[str, str, list[str], int]:
+    """Prose with n_disguised disguises (and the strip tag first) inserted at word
+    starts, cut into deltas of lo-hi chars with a forced cut inside every disguise.
+    Returns the masked text, the original text (strip tag kept), the deltas and the
+    number of disguises (strip tag included)."""
     base_text = prose(rng, text_chars, brackets=brackets)
-    # insert disguises at word starts, each with a forced cut inside it
     masked_parts, orig_parts, spans = [], [], []
     positions = sorted(rng.sample([m.start() for m in re.finditer(r" (?=\w)", base_text)], n_disguised)) if disguises else []
     prev = 0
     mlen = 0
     if strip:
-        masked_parts.append("[[reply_to_current]] ")
+        masked_parts.append(STRIP_TAG + " ")
         orig_parts.append(" ")
-        spans.append((0, len("[[reply_to_current]]")))
+        spans.append((0, len(STRIP_TAG)))
         mlen = len(masked_parts[0])
     for p in positions:
         chunk = base_text[prev : p + 1]
@@ -313,9 +327,61 @@ def build_stream(
     orig_parts.append(base_text[prev:])
     masked_text = "".join(masked_parts)
     orig_text = "".join(orig_parts)
-    cuts = cut_points(rng, masked_text)
+    cuts = cut_points(rng, masked_text, lo, hi)
     cuts += [a + rng.randint(1, b - a - 1) for a, b in spans]
-    text_pieces = pieces(masked_text, cuts)
+    return masked_text, orig_text, pieces(masked_text, cuts), len(spans)
+
+
+def tool_file(rng: random.Random, disguises: list[tuple[str, str]], lo: int = 3, hi: int = 30) -> tuple[str, str, list[str], int]:
+    """Arguments of a file-writing tool call (~6 KB of JSON: a path and 120 lines of
+    code with escapes), disguises in the path and in ~5% of the lines. Returns the
+    masked JSON, the original JSON, its deltas (lo-hi chars, cut anywhere, escapes
+    included) and the number of disguises in it."""
+    code_lines = []
+    for i in range(120):
+        ws = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 7)))
+        code_lines.append(rng.choice([
+            f"def {rng.choice(CODE_WORDS).strip('()').replace('.', '_')}_{i}(self, value):",
+            f'    """{ws.capitalize()}."""',
+            f'    log.info("{ws} %s", value)',
+            f"    if value is None:\n        raise ValueError(f\"bad value: {{value!r}}\")",
+            f'    pattern = re.compile(r"^\\d+\\s*{rng.choice(WORDS)}$")',
+            f"    # {ws}",
+            f"    return {{'key': \"{rng.choice(WORDS)}\", 'n': {i}}}",
+        ]))
+    tm, to = [], []
+    for line in code_lines:
+        if disguises and rng.random() < 0.05:
+            m, o = disguises[rng.randrange(len(disguises))]
+            tm.append(f"{line}  # owner: {m}")
+            to.append(f"{line}  # owner: {o}")
+        else:
+            tm.append(line)
+            to.append(line)
+    path_m, path_o = (disguises[0] if disguises else ("proj", "proj"))
+    tool_m = json.dumps({"file_path": f"/home/dev/src/{path_m}/handlers.py", "content": "\n".join(tm) + "\n"}, ensure_ascii=False)
+    tool_o = json.dumps({"file_path": f"/home/dev/src/{path_o}/handlers.py", "content": "\n".join(to) + "\n"}, ensure_ascii=False)
+    jp = pieces(tool_m, cut_points(rng, tool_m, lo, hi))
+    n_disg = sum(1 for a, b in zip(tm, to) if a != b) + 1 if disguises else 0
+    return tool_m, tool_o, jp, n_disg
+
+
+def build_stream(
+    seed: int,
+    text_chars: int,
+    disguises: list[tuple[str, str]],
+    n_disguised: int,
+    brackets: bool = True,
+    tool: bool = True,
+    strip: bool = True,
+) -> dict:
+    """A long Anthropic Messages stream in the exact shape of the recorded streams.
+
+    disguises: (masked, original) pairs; n_disguised occurrences are inserted in the text
+    and a few in the tool input, each split across deltas. Returns the events and the
+    text / tool JSON the client must see after restoration."""
+    rng = random.Random(seed)
+    masked_text, orig_text, text_pieces, n_spans = disguised_text(rng, text_chars, disguises, n_disguised, brackets, strip)
 
     events: list[bytes] = []
     events.append(
@@ -337,35 +403,11 @@ def build_stream(
     for p in text_pieces:
         events.append(delta_event(rng, 0, "text_delta", "text", p))
     events.append(ev("content_block_stop", f'{{"type":"content_block_stop","index":0{pad(rng)}}}'))
-    expect = {0: orig_text.replace("[[reply_to_current]]", "")}
+    expect = {0: orig_text.replace(STRIP_TAG, "")}
     sent = {0: masked_text}
-    n_json = 0
+    n_json = n_disg_tool = 0
     if tool:
-        code_lines = []
-        for i in range(120):
-            ws = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 7)))
-            code_lines.append(rng.choice([
-                f"def {rng.choice(CODE_WORDS).strip('()').replace('.', '_')}_{i}(self, value):",
-                f'    """{ws.capitalize()}."""',
-                f'    log.info("{ws} %s", value)',
-                f"    if value is None:\n        raise ValueError(f\"bad value: {{value!r}}\")",
-                f'    pattern = re.compile(r"^\\d+\\s*{rng.choice(WORDS)}$")',
-                f"    # {ws}",
-                f"    return {{'key': \"{rng.choice(WORDS)}\", 'n': {i}}}",
-            ]))
-        tm, to = [], []
-        for line in code_lines:
-            if disguises and rng.random() < 0.05:
-                m, o = disguises[rng.randrange(len(disguises))]
-                tm.append(f"{line}  # owner: {m}")
-                to.append(f"{line}  # owner: {o}")
-            else:
-                tm.append(line)
-                to.append(line)
-        path_m, path_o = (disguises[0] if disguises else ("proj", "proj"))
-        tool_m = json.dumps({"file_path": f"/home/dev/src/{path_m}/handlers.py", "content": "\n".join(tm) + "\n"}, ensure_ascii=False)
-        tool_o = json.dumps({"file_path": f"/home/dev/src/{path_o}/handlers.py", "content": "\n".join(to) + "\n"}, ensure_ascii=False)
-        jp = pieces(tool_m, cut_points(rng, tool_m, 3, 30))
+        tool_m, tool_o, jp, n_disg_tool = tool_file(rng, disguises)
         events.append(
             ev(
                 "content_block_start",
@@ -391,14 +433,15 @@ def build_stream(
     )
     events.append(ev("message_stop", f'{{"type":"message_stop"{pad(rng)}}}'))
     return {
+        "api": "anthropic",
         "events": events,
         "bytes": b"".join(events),
         "n_text": n_text,
         "n_json": n_json,
         "expect": expect,
         "sent": sent,
-        "n_disg_text": len(spans),
-        "n_disg_tool": sum(1 for a, b in zip(tm, to) if a != b) + 1 if tool and disguises else 0,
+        "n_disg_text": n_spans,
+        "n_disg_tool": n_disg_tool if disguises else 0,
     }
 
 
@@ -419,6 +462,341 @@ def channels(stream_bytes: bytes) -> dict[int, str]:
             if v is not None:
                 out.setdefault(obj["index"], []).append(v)
     return {k: "".join(v) for k, v in out.items()}
+
+
+def first_diff(got: str, want: str) -> str:
+    i = next((j for j in range(min(len(got), len(want))) if got[j] != want[j]), min(len(got), len(want)))
+    return f"first difference at {i} of {len(want)}: got {got[max(0, i - 20) : i + 40]!r} want {want[max(0, i - 20) : i + 40]!r}"
+
+
+def check_anthropic(st: dict, out: bytes) -> list[str]:
+    got = channels(out)
+    return [f"block {k}: {first_diff(got.get(k, ''), want)}" for k, want in st["expect"].items() if got.get(k) != want] + [
+        f"unexpected block {k}" for k in got if k not in st["expect"]
+    ]
+
+
+# -- OpenAI Chat Completions ----------------------------------------------------------
+
+# The recorded streams (fixtures/real/openai) pad every event with an `obfuscation`
+# field so that delta + padding is about 16 characters.
+
+
+def obfuscation(rng: random.Random, piece: str = "") -> str:
+    return rstr(rng, ALNUM, max(0, 16 - len(piece)) if len(piece) < 16 else rng.randint(0, 3))
+
+
+def build_chat_stream(
+    seed: int,
+    text_chars: int,
+    disguises: list[tuple[str, str]],
+    n_disguised: int,
+    brackets: bool = True,
+    tool: bool = True,
+    strip: bool = True,
+) -> dict:
+    """A Chat Completions stream in the exact shape of the recorded ones
+    (chat_stream_text_usage.sse, chat_stream_parallel_tool_calls.sse): `data: {...}`
+    chunks, one token-sized content delta (1-10 chars) each, then two parallel tool
+    calls (a file write of ~6 KB of JSON and a short command) with token-sized
+    argument deltas, the finish chunk, the usage chunk and `data: [DONE]`."""
+    rng = random.Random(seed)
+    masked_text, orig_text, text_pieces, n_spans = disguised_text(rng, text_chars, disguises, n_disguised, brackets, strip, 1, 10)
+    head = (
+        f'{{"id":"chatcmpl-{rstr(rng, ALNUM, 29)}","object":"chat.completion.chunk","created":1766084435,'
+        f'"model":"gpt-4o-2024-08-06","service_tier":"default","system_fingerprint":"fp_deacdd5f6f",'
+    )
+
+    def chunk(choice: str, usage_first: bool = False, piece: str = "") -> bytes:
+        ob = obfuscation(rng, piece)
+        if usage_first:
+            return f'data: {head}"usage":null,"choices":[{choice}],"obfuscation":"{ob}"}}\n\n'.encode()
+        return f'data: {head}"choices":[{choice}],"usage":null,"obfuscation":"{ob}"}}\n\n'.encode()
+
+    tail = ',"logprobs":null,"finish_reason":null}'
+    events = [chunk('{"index":0,"delta":{"role":"assistant","content":"","refusal":null}' + tail)]
+    for p in text_pieces:
+        events.append(chunk('{"index":0,"delta":{"content":' + json.dumps(p, ensure_ascii=False) + "}" + tail, piece=p))
+    expect_tools: dict[tuple[int, int], str] = {}
+    sent_tools: dict[tuple[int, int], str] = {}
+    n_json = n_disg_tool = 0
+    if tool:
+        tool_m, tool_o, jp, n_disg_tool = tool_file(rng, disguises, 1, 8)
+        d = disguises[-1] if disguises else ("proj", "proj")
+        cmd = "git log --oneline --author={} -- src/ | head -20"
+        t2m = json.dumps({"command": cmd.format(d[0]), "description": "Recent commits by the owner"})
+        t2o = json.dumps({"command": cmd.format(d[1]), "description": "Recent commits by the owner"})
+        jp2 = pieces(t2m, cut_points(rng, t2m, 1, 8) + [t2m.index(d[0]) + len(d[0]) // 2])
+        n_disg_tool += 1 if disguises else 0
+        for j, (name, parts) in enumerate((("write_file", jp), ("run_command", jp2))):
+            events.append(chunk(
+                f'{{"index":0,"delta":{{"tool_calls":[{{"index":{j},"id":"call_{rstr(rng, ALNUM, 24)}","type":"function",'
+                f'"function":{{"name":"{name}","arguments":""}}}}]}}' + tail, usage_first=True))  # fmt: skip
+            for p in parts:
+                events.append(chunk(
+                    f'{{"index":0,"delta":{{"tool_calls":[{{"index":{j},"function":{{"arguments":'
+                    + json.dumps(p, ensure_ascii=False) + "}}]}" + tail, usage_first=True, piece=p))  # fmt: skip
+            n_json += len(parts)
+        expect_tools = {(0, 0): tool_o, (0, 1): t2o}
+        sent_tools = {(0, 0): tool_m, (0, 1): t2m}
+    events.append(chunk(f'{{"index":0,"delta":{{}},"logprobs":null,"finish_reason":"{"tool_calls" if tool else "stop"}"}}', piece="x" * 12))
+    usage = (
+        f'{{"prompt_tokens":18234,"completion_tokens":{len(text_pieces) + n_json},"total_tokens":{18234 + len(text_pieces) + n_json},'
+        '"prompt_tokens_details":{"cached_tokens":17920,"audio_tokens":0},"completion_tokens_details":'
+        '{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}'
+    )
+    events.append(f'data: {head}"choices":[],"usage":{usage},"obfuscation":"{obfuscation(rng, "x")}"}}\n\n'.encode())
+    events.append(b"data: [DONE]\n\n")
+    return {
+        "api": "chat",
+        "events": events,
+        "bytes": b"".join(events),
+        "n_text": len(text_pieces),
+        "n_json": n_json,
+        "expect": {"content": {0: orig_text.replace(STRIP_TAG, "")}, "tools": expect_tools},
+        "sent": {0: masked_text, **sent_tools},
+        "n_disg_text": n_spans,
+        "n_disg_tool": n_disg_tool,
+    }
+
+
+def chat_view(stream_bytes: bytes) -> dict:
+    """What the OpenAI SDKs accumulate from a Chat stream: content per choice,
+    arguments per (choice, tool-call index); plus what a strict client would reject."""
+    fr = sse.Framer()
+    evs = fr.feed(stream_bytes) + fr.flush()
+    content: dict[int, str] = {}
+    tools: dict[tuple[int, int], str] = {}
+    problems: list[str] = []
+    finished: set[int] = set()
+    datas = [e.data for e in evs if e.data is not None]
+    if not datas or datas[-1] != "[DONE]":
+        problems.append("the stream does not end with data: [DONE]")
+    for d in datas:
+        if d == "[DONE]":
+            continue
+        try:
+            obj = json.loads(d)
+        except ValueError:
+            problems.append(f"a chunk is not JSON: {d[:60]!r}")
+            continue
+        if "error" in obj:
+            problems.append(f"error chunk: {obj['error']}")
+        for ch in obj.get("choices") or []:
+            k = ch.get("index", 0)
+            delta = ch.get("delta") or {}
+            if (delta.get("content") or delta.get("tool_calls")) and k in finished:
+                problems.append(f"choice {k}: a delta after its finish_reason")
+            if delta.get("content") is not None:
+                content[k] = content.get(k, "") + delta["content"]
+            for tc in delta.get("tool_calls") or []:
+                key = (k, tc.get("index", 0))
+                tools[key] = tools.get(key, "") + ((tc.get("function") or {}).get("arguments") or "")
+            if ch.get("finish_reason") is not None:
+                finished.add(k)
+    return {"content": content, "tools": tools, "problems": problems}
+
+
+def check_chat(st: dict, out: bytes) -> list[str]:
+    v = chat_view(out)
+    want = st["expect"]
+    problems = list(v["problems"])
+    for k, w in want["content"].items():
+        if v["content"].get(k) != w:
+            problems.append(f"choice {k} content: {first_diff(v['content'].get(k, ''), w)}")
+    for key, w in want["tools"].items():
+        got = v["tools"].get(key, "")
+        if got != w:
+            problems.append(f"tool call {key} arguments: {first_diff(got, w)}")
+        try:
+            if json.loads(got) != json.loads(w):
+                problems.append(f"tool call {key}: arguments parse to something else")
+        except ValueError as e:
+            problems.append(f"tool call {key}: arguments do not parse: {e}")
+    extra = set(v["tools"]) - set(want["tools"])
+    if extra:
+        problems.append(f"unexpected tool calls {sorted(extra)}")
+    return problems
+
+
+# -- OpenAI Responses -------------------------------------------------------------------
+
+
+def build_responses_stream(
+    seed: int,
+    text_chars: int,
+    disguises: list[tuple[str, str]],
+    n_disguised: int,
+    brackets: bool = True,
+    tool: bool = True,
+    strip: bool = True,
+) -> dict:
+    """A Responses stream in the exact shape of the recorded ones
+    (responses_stream_text.sse, responses_stream_function_call.sse): `event: X` +
+    `data: {...}` with sequence_number; created, in_progress, a message item
+    (content_part.added, token-sized output_text.delta, output_text.done,
+    content_part.done, output_item.done), a function_call item (~6 KB of arguments in
+    token-sized function_call_arguments.delta, .done, output_item.done) and
+    response.completed with the whole output."""
+    rng = random.Random(seed)
+    masked_text, orig_text, text_pieces, n_spans = disguised_text(rng, text_chars, disguises, n_disguised, brackets, strip, 1, 10)
+    prefix = rstr(rng, "0123456789abcdef", 16)
+
+    def oid(kind: str) -> str:
+        return f"{kind}_{prefix}{rstr(rng, '0123456789abcdef', 34)}"
+
+    rid, msg_id, fc_id = oid("resp"), oid("msg"), oid("fc")
+    call_id = "call_" + rstr(rng, ALNUM, 24)
+    tools = [{"type": "function", "description": "Write a file, replacing its content.", "name": "write_file",
+              "parameters": {"properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+                             "required": ["file_path", "content"], "type": "object", "additionalProperties": False},
+              "strict": True}]  # fmt: skip
+
+    def response(status: str, output: list, usage: dict | None) -> dict:
+        return {
+            "id": rid, "object": "response", "created_at": 1778037177, "status": status, "background": False,
+            "completed_at": 1778037243 if status == "completed" else None, "error": None, "frequency_penalty": 0.0,
+            "incomplete_details": None, "instructions": None, "max_output_tokens": None, "max_tool_calls": None,
+            "model": "gpt-5.5-2026-04-23", "moderation": None, "output": output, "parallel_tool_calls": True,
+            "presence_penalty": 0.0, "previous_response_id": None, "prompt_cache_key": None,
+            "prompt_cache_retention": "24h", "reasoning": {"effort": "low", "summary": None}, "safety_identifier": None,
+            "service_tier": "default" if status == "completed" else "auto", "store": False, "temperature": 1.0,
+            "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto", "tools": tools,
+            "top_logprobs": 0, "top_p": 0.98, "truncation": "disabled", "usage": usage, "user": None, "metadata": {},
+        }  # fmt: skip
+
+    events: list[bytes] = []
+
+    def emit(t: str, body: dict) -> None:
+        # sequence_number goes last unless body places it (output_text.done: before text)
+        body = {"type": t, **body}
+        body["sequence_number"] = len(events)
+        events.append(f"event: {t}\ndata: {json.dumps(body, ensure_ascii=False, separators=(',', ':'))}\n\n".encode())
+
+    def emit_delta(t: str, head: dict, p: str, tail: dict) -> None:
+        # field order of the recordings: type, [content_index,] delta, item_id, [logprobs,] obfuscation, ...
+        body = {"type": t, **head, "delta": p, "item_id": tail["item_id"], **({"logprobs": []} if "logprobs" in tail else {}),
+                "obfuscation": obfuscation(rng, p), "output_index": tail["output_index"], "sequence_number": len(events)}  # fmt: skip
+        events.append(f"event: {t}\ndata: {json.dumps(body, ensure_ascii=False, separators=(',', ':'))}\n\n".encode())
+
+    emit("response.created", {"response": response("in_progress", [], None)})
+    emit("response.in_progress", {"response": response("in_progress", [], None)})
+    msg = {"id": msg_id, "type": "message", "status": "in_progress", "content": [], "phase": "final_answer", "role": "assistant"}
+    emit("response.output_item.added", {"item": msg, "output_index": 0})
+    part0 = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    emit("response.content_part.added", {"content_index": 0, "item_id": msg_id, "output_index": 0, "part": part0})
+    for p in text_pieces:
+        emit_delta("response.output_text.delta", {"content_index": 0}, p, {"item_id": msg_id, "logprobs": [], "output_index": 0})
+    emit("response.output_text.done", {"content_index": 0, "item_id": msg_id, "logprobs": [], "output_index": 0,
+                                       "sequence_number": None, "text": masked_text})  # fmt: skip
+    part = {**part0, "text": masked_text}
+    emit("response.content_part.done", {"content_index": 0, "item_id": msg_id, "output_index": 0, "part": part})
+    msg_done = {**msg, "status": "completed", "content": [part]}
+    emit("response.output_item.done", {"item": msg_done, "output_index": 0})
+    output = [msg_done]
+    n_json = n_disg_tool = 0
+    tool_m = tool_o = ""
+    if tool:
+        tool_m, tool_o, jp, n_disg_tool = tool_file(rng, disguises, 1, 8)
+        fc = {"id": fc_id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": "write_file"}
+        emit("response.output_item.added", {"item": fc, "output_index": 1})
+        for p in jp:
+            emit_delta("response.function_call_arguments.delta", {}, p, {"item_id": fc_id, "output_index": 1})
+        n_json = len(jp)
+        emit("response.function_call_arguments.done", {"arguments": tool_m, "item_id": fc_id, "output_index": 1})
+        fc_done = {**fc, "status": "completed", "arguments": tool_m}
+        emit("response.output_item.done", {"item": fc_done, "output_index": 1})
+        output.append(fc_done)
+    n_out = len(text_pieces) + n_json
+    usage = {"input_tokens": 18234, "input_tokens_details": {"cached_tokens": 17920}, "output_tokens": n_out,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 18234 + n_out}  # fmt: skip
+    emit("response.completed", {"response": response("completed", output, usage)})
+    return {
+        "api": "responses",
+        "events": events,
+        "bytes": b"".join(events),
+        "n_text": len(text_pieces),
+        "n_json": n_json,
+        "expect": {"text": orig_text.replace(STRIP_TAG, ""), "args": tool_o},
+        "sent": {0: masked_text, 1: tool_m},
+        "n_disg_text": n_spans,
+        "n_disg_tool": n_disg_tool,
+    }
+
+
+def responses_view(stream_bytes: bytes) -> dict:
+    """What a Responses client sees: concatenated output_text / arguments deltas, the
+    .done and snapshot events' copies, and the sequence numbers."""
+    fr = sse.Framer()
+    problems: list[str] = []
+    objs = []
+    for e in fr.feed(stream_bytes) + fr.flush():
+        if e.data is None:
+            continue
+        try:
+            obj = json.loads(e.data)
+        except ValueError:
+            problems.append(f"an event is not JSON: {e.data[:60]!r}")
+            continue
+        if e.name != obj.get("type"):
+            problems.append(f"event: {e.name} carries type {obj.get('type')}")
+        objs.append(obj)
+    seqs = [o.get("sequence_number") for o in objs]
+    if seqs != list(range(len(seqs))):
+        bad = next((i for i, s in enumerate(seqs) if s != i), None)
+        problems.append(f"sequence_number not 0, 1, 2, ...: event {bad} has {seqs[bad] if bad is not None else None}")
+    by: dict[str, list[dict]] = {}
+    for o in objs:
+        by.setdefault(o.get("type"), []).append(o)
+        if o.get("type") == "error":
+            problems.append(f"error event: {o.get('message')}")
+    text = "".join(o["delta"] for o in by.get("response.output_text.delta", []))
+    args = "".join(o["delta"] for o in by.get("response.function_call_arguments.delta", []))
+    copies: dict[str, list[str]] = {"text": [], "args": []}
+    for o in by.get("response.output_text.done", []):
+        copies["text"].append(("output_text.done", o.get("text")))
+    for o in by.get("response.content_part.done", []):
+        copies["text"].append(("content_part.done", o["part"].get("text")))
+    for o in by.get("response.function_call_arguments.done", []):
+        copies["args"].append(("function_call_arguments.done", o.get("arguments")))
+    items = [o["item"] for o in by.get("response.output_item.done", [])]
+    for o in by.get("response.completed", []):
+        items += [dict(it, _where="completed") for it in o["response"].get("output", [])]
+    for it in items:
+        where = "response.completed" if it.get("_where") else "output_item.done"
+        if it.get("type") == "message":
+            copies["text"] += [(where, c.get("text")) for c in it.get("content", [])]
+        elif it.get("type") == "function_call":
+            copies["args"].append((where, it.get("arguments")))
+    return {"text": text, "args": args, "copies": copies, "problems": problems}
+
+
+def check_responses(st: dict, out: bytes) -> list[str]:
+    v = responses_view(out)
+    want = st["expect"]
+    problems = list(v["problems"])
+    if v["text"] != want["text"]:
+        problems.append(f"output_text deltas: {first_diff(v['text'], want['text'])}")
+    if v["args"] != want["args"]:
+        problems.append(f"function_call_arguments deltas: {first_diff(v['args'], want['args'])}")
+    if want["args"]:
+        try:
+            json.loads(v["args"])
+        except ValueError as e:
+            problems.append(f"arguments do not parse: {e}")
+    for kind in ("text", "args"):
+        for where, val in v["copies"][kind]:
+            if val != v[kind]:
+                problems.append(f"{where} {kind} != the concatenated deltas: {first_diff(val or '', v[kind])}")
+    return problems
+
+
+CHECKS = {"anthropic": check_anthropic, "chat": check_chat, "responses": check_responses}
+
+
+def check(st: dict, out: bytes) -> list[str]:
+    """Problems a client would have with out (empty: it sees exactly the originals)."""
+    return CHECKS[st["api"]](st, out)
 
 
 # -- (b) the request -------------------------------------------------------------------
@@ -716,98 +1094,149 @@ class Ctx:
             )}],
         }
         self.small_req = json.dumps(small).encode()
-        _, self.sess_default = base.mask_body(self.small_req, anthropic.MESSAGES_REQUEST, self.R_default)
-        _, self.sess_lit = base.mask_body(self.small_req, anthropic.MESSAGES_REQUEST, self.R_lit)
-        ph_def = list(self.sess_default.placeholders.items())
-        ph_lit = list(self.sess_lit.placeholders.items())
+        # The same user message as a Chat Completions and a Responses request (with the
+        # tools their streams call), for (c) and for the OpenAI streams' placeholders.
+        user_text = small["messages"][0]["content"]
+        fn = {"name": "write_file", "description": "Write a file, replacing its content.", "parameters": {
+            "type": "object", "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["file_path", "content"], "additionalProperties": False}, "strict": True}
+        cmd = {"name": "run_command", "description": "Run a shell command.", "parameters": {
+            "type": "object", "properties": {"command": {"type": "string"}, "description": {"type": "string"}},
+            "required": ["command"]}}  # fmt: skip
+        self.chat_req = json.dumps({
+            "model": "gpt-4o-2024-08-06", "stream": True, "stream_options": {"include_usage": True},
+            "messages": [{"role": "system", "content": "You are a coding assistant."}, {"role": "user", "content": user_text}],
+            "tools": [{"type": "function", "function": fn}, {"type": "function", "function": cmd}],
+        }).encode()  # fmt: skip
+        self.responses_req = json.dumps({
+            "model": "gpt-5.5", "stream": True, "store": False, "reasoning": {"effort": "low"},
+            "input": [{"role": "user", "content": [{"type": "input_text", "text": user_text}]}],
+            "tools": [{"type": "function", **fn}],
+        }).encode()  # fmt: skip
         some_lits = [(d, o) for o, d in list(lits.items())[:40]]
-        self.disg_default = ph_def
-        self.disg_lit = ph_lit + some_lits
         text_chars = 158_000
-        self.stream_default = build_stream(args.seed, text_chars, self.disg_default, 24)
-        self.stream_lit = build_stream(args.seed, text_chars, self.disg_lit, 24)
+        # per API: its request rule and request, its stream builder and class, the text
+        # size that makes its stream about 1 MB (OpenAI deltas are single tokens)
+        apis = (
+            ("anthropic", anthropic.MESSAGES_REQUEST, self.small_req, build_stream, anthropic.AnthropicStream, text_chars, 24),
+            ("chat", openai.CHAT_REQUEST, self.chat_req, build_chat_stream, openai.ChatStream, 12_000, 12),
+            ("responses", openai.RESPONSES_REQUEST, self.responses_req, build_responses_stream, openai.ResponsesStream, 15_500, 12),
+        )
+        # self.sess[api][rules] -> Session, self.streams[api][rules] -> stream dict
+        self.sess: dict[str, dict[str, object]] = {}
+        self.streams: dict[str, dict[str, dict]] = {}
+        self.stream_cls = {}
+        for api, rule, req, build, cls, nchars, ndisg in apis:
+            self.stream_cls[api] = cls
+            _, sd = base.mask_body(req, rule, self.R_default)
+            _, sl = base.mask_body(req, rule, self.R_lit)
+            self.sess[api] = {"default": sd, "lit": sl}
+            disg_default = list(sd.placeholders.items())
+            disg_lit = list(sl.placeholders.items()) + some_lits
+            self.streams[api] = {
+                "default": build(args.seed, nchars, disg_default, ndisg),
+                "lit": build(args.seed, nchars, disg_lit, ndisg),
+            }
+        self.sess_default = self.sess["anthropic"]["default"]
+        self.sess_lit = self.sess["anthropic"]["lit"]
+        self.stream_default = self.streams["anthropic"]["default"]
+        self.stream_lit = self.streams["anthropic"]["lit"]
+
+    def new_stream(self, api: str, which: str):
+        """A fresh stream object for api with the rules `which` ("default" | "lit")."""
+        R = self.R_default if which == "default" else self.R_lit
+        return self.stream_cls[api](R.restorer(self.sess[api][which].placeholders))
+
+
+API_TITLES = {
+    "anthropic": "Anthropic Messages (/v1/messages)",
+    "chat": "OpenAI Chat Completions (/v1/chat/completions)",
+    "responses": "OpenAI Responses (/v1/responses)",
+}
+
+
+def describe(st: dict) -> str:
+    """One line on a stream's size and content."""
+    nb, nev = len(st["bytes"]) / 1e6, len(st["events"])
+    if st["api"] == "anthropic":
+        what = f"{st['n_text']:,} text_delta of 5-40 chars, {st['n_json']} input_json_delta"
+    elif st["api"] == "chat":
+        what = (f"{st['n_text']:,} content deltas of 1-10 chars, {st['n_json']:,} tool_calls arguments deltas of 1-8 "
+                "chars in 2 parallel calls, finish + usage chunks, [DONE]")  # fmt: skip
+    else:
+        what = (f"{st['n_text']:,} output_text.delta of 1-10 chars, {st['n_json']:,} function_call_arguments.delta "
+                "of 1-8 chars, *.done, output_item.*, content_part.*, response.completed")  # fmt: skip
+    return (
+        f"{nb:.2f} MB, {nev:,} events ({what}); {st['n_disg_text']} disguises in the text (strip tag included), "
+        f"each split across deltas, {st['n_disg_tool']} in the tool arguments"
+    )
 
 
 def section_a(c: Ctx) -> None:
     reps = 3 if c.quick else 9
-    st0 = c.stream_default
-    nbytes = len(st0["bytes"])
-    nev = len(st0["events"])
-    print(
-        f"(a) Engine throughput: {nbytes / 1e6:.2f} MB stream, {nev:,} events "
-        f"({st0['n_text']:,} text_delta of 5-40 chars, {st0['n_json']} input_json_delta), "
-        f"{st0['n_disg_text']} disguises in the text (strip tag included), each split across deltas, "
-        f"{st0['n_disg_tool']} in the tool input; median of {reps}"
-    )
+    print(f"(a) Engine throughput (feed() over every chunk + flush()), median of {reps}, variants interleaved")
     print(f"    {'rules':<24} {'chunking':<14} {'variant':<12} {'µs/event':>9} {'events/s':>9} {'MB/s':>7} {'×bare':>7} {'×framer':>8}")
     own: dict[str, float] = {}
-    for label, R, sess, st in (
-        ("default mappings", c.R_default, c.sess_default, c.stream_default),
-        ("1000 literals + default", c.R_lit, c.sess_lit, c.stream_lit),
-    ):
-        data = st["bytes"]
-        nev = len(st["events"])
-        chunkings = {
-            "1 event/chunk": st["events"],
-            "4 KiB chunks": [data[i : i + 4096] for i in range(0, len(data), 4096)],
-        }
-        for cname, chunks in chunkings.items():
-            # correctness first (not timed): what a client reassembles is the original
-            s = anthropic.AnthropicStream(R.restorer(sess.placeholders))
-            out = run_loop(s, chunks)
-            got = channels(out)
-            ok = got == st["expect"]
-            factories = {
-                "bare loop": Bare,
-                "SSE framer": FramerPass,
-                "disguise": lambda R=R, sess=sess: anthropic.AnthropicStream(R.restorer(sess.placeholders)),
+    for api in ("anthropic", "chat", "responses"):
+        print(f"  {API_TITLES[api]}: {describe(c.streams[api]['default'])}")
+        for label, which in (("default mappings", "default"), ("1000 literals + default", "lit")):
+            st = c.streams[api][which]
+            data = st["bytes"]
+            nev = len(st["events"])
+            chunkings = {
+                "1 event/chunk": st["events"],
+                "4 KiB chunks": [data[i : i + 4096] for i in range(0, len(data), 4096)],
             }
-            times: dict[str, list[float]] = {k: [] for k in factories}
-            for r in range(reps + 1):
-                names = list(factories)
-                if r % 2:
-                    names.reverse()
-                for name in names:
-                    obj = factories[name]()
-                    gc.collect()
-                    t0 = time.perf_counter()
-                    run_loop(obj, chunks)
-                    t = time.perf_counter() - t0
-                    if r:
-                        times[name].append(t)
-            med = {k: median(v) for k, v in times.items()}
-            for name in factories:
-                t = med[name]
+            for cname, chunks in chunkings.items():
+                # correctness first (not timed): what a client reassembles is the original
+                s = c.new_stream(api, which)
+                problems = check(st, run_loop(s, chunks))
+                factories = {
+                    "bare loop": Bare,
+                    "SSE framer": FramerPass,
+                    "disguise": lambda api=api, which=which: c.new_stream(api, which),
+                }
+                times: dict[str, list[float]] = {k: [] for k in factories}
+                for r in range(reps + 1):
+                    names = list(factories)
+                    if r % 2:
+                        names.reverse()
+                    for name in names:
+                        obj = factories[name]()
+                        gc.collect()
+                        t0 = time.perf_counter()
+                        run_loop(obj, chunks)
+                        t = time.perf_counter() - t0
+                        if r:
+                            times[name].append(t)
+                med = {k: median(v) for k, v in times.items()}
+                for name in factories:
+                    t = med[name]
+                    print(
+                        f"    {label if cname == '1 event/chunk' and name == 'bare loop' else '':<24} "
+                        f"{cname if name == 'bare loop' else '':<14} {name:<12} {t / nev * 1e6:>9.2f} {fmt_rate(nev / t):>9} "
+                        f"{len(data) / t / 1e6:>7.1f} {t / med['bare loop']:>7.1f} {t / med['SSE framer']:>8.2f}"
+                    )
+                own_us = (med["disguise"] - med["bare loop"]) / nev * 1e6
+                fr_us = (med["SSE framer"] - med["bare loop"]) / nev * 1e6
+                own[f"{api}, {label}, {cname}"] = own_us
                 print(
-                    f"    {label if cname == '1 event/chunk' and name == 'bare loop' else '':<24} "
-                    f"{cname if name == 'bare loop' else '':<14} {name:<12} {t / nev * 1e6:>9.2f} {fmt_rate(nev / t):>9} "
-                    f"{len(data) / t / 1e6:>7.1f} {t / med['bare loop']:>7.1f} {t / med['SSE framer']:>8.2f}"
+                    f"    {'':<24} {'':<14} -> addon cost {own_us:.2f} µs/event (framing {fr_us:.2f} + the rest "
+                    f"{own_us - fr_us:.2f}); held {s.events_held}, changed {s.events_changed}/{s.events_in}; "
+                    f"output {'OK' if not problems else 'MISMATCH'}"
                 )
-            own_us = (med["disguise"] - med["bare loop"]) / nev * 1e6
-            fr_us = (med["SSE framer"] - med["bare loop"]) / nev * 1e6
-            own[f"{label}, {cname}"] = own_us
-            print(
-                f"    {'':<24} {'':<14} -> addon cost {own_us:.2f} µs/event (framing {fr_us:.2f} + the rest "
-                f"{own_us - fr_us:.2f}); "
-                f"held {s.events_held}, changed {s.events_changed}/{s.events_in}; "
-                f"output {'OK' if ok else 'MISMATCH'}"
-            )
-            if not ok:
-                for k in st["expect"]:
-                    a, b = got.get(k, ""), st["expect"][k]
-                    i = next((j for j in range(min(len(a), len(b))) if a[j] != b[j]), min(len(a), len(b)))
-                    if a != b:
-                        print(f"      block {k}: first difference at {i}: got {a[i - 20 : i + 40]!r} want {b[i - 20 : i + 40]!r}")
-    worst = max(own.values())
+                for p in problems[:5]:
+                    print(f"      {p}")
+    lo, hi = min(own.values()), max(own.values())
     print(
         f"    mitmdump's own streaming work is ~23-31 µs per event (docs/mitmproxy.md, Cost): the addon's "
-        f"{min(own.values()):.1f}-{worst:.1f} µs/event is {min(own.values()) / 27 * 100:.0f}-{worst / 27 * 100:.0f}% on top of ~27 µs"
+        f"{lo:.1f}-{hi:.1f} µs/event is {lo / 27 * 100:.0f}-{hi / 27 * 100:.0f}% on top of ~27 µs"
     )
     if c.args.profile:
-        st = c.stream_lit
-        R, sess = c.R_lit, c.sess_lit
-        profile(lambda: run_loop(anthropic.AnthropicStream(R.restorer(sess.placeholders)), st["events"]),
-                "1000 literals, 1 event/chunk")
+        for api in ("anthropic", "chat", "responses"):
+            st = c.streams[api]["lit"]
+            profile(lambda api=api, st=st: run_loop(c.new_stream(api, "lit"), st["events"]),
+                    f"{API_TITLES[api]}, 1000 literals, 1 event/chunk")  # fmt: skip
 
 
 def section_b(c: Ctx) -> None:
@@ -920,10 +1349,15 @@ class Client:
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def post(self, body: bytes, per_write: int = 8) -> tuple[float, float, bytes]:
+    def post(self, body: bytes, per_write: int = 8, path: str = "/v1/messages") -> tuple[float, float, bytes]:
+        auth = (
+            "anthropic-version: 2023-06-01\r\nx-api-key: sk-ant-bench\r\n"
+            if path == "/v1/messages"
+            else "authorization: Bearer sk-bench\r\n"
+        )
         req = (
-            f"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n"
-            f"anthropic-version: 2023-06-01\r\nx-api-key: sk-ant-bench\r\naccept: text/event-stream\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n"
+            f"{auth}accept: text/event-stream\r\n"
             f"accept-encoding: identity\r\nx-bench-per-write: {per_write}\r\ncontent-length: {len(body)}\r\n\r\n"
         ).encode() + body
         sock = self.sock
@@ -980,10 +1414,18 @@ def dechunk(b: bytes) -> bytes:
 
 def section_c(c: Ctx) -> None:
     runs = 5 if c.quick else 11
-    st = c.stream_default
     tmp = Path(tempfile.mkdtemp(prefix="disguise-bench-"))
-    sfile = tmp / "stream.sse"
-    sfile.write_bytes(st["bytes"])
+    # (api, path, request body, upstream events per write)
+    cases = [
+        ("anthropic", "/v1/messages", c.small_req, (8, 1)),
+        ("chat", "/v1/chat/completions", c.chat_req, (8,)),
+        ("responses", "/v1/responses", c.responses_req, (8,)),
+    ]
+    routes = []
+    for api, path, _, _ in cases:
+        sfile = tmp / f"{api}.sse"
+        sfile.write_bytes(c.streams[api]["default"]["bytes"])
+        routes.append(f"{path}={sfile}")
     plain_script = tmp / "stream_only.py"
     plain_script.write_text(
         "def responseheaders(flow):\n"
@@ -996,7 +1438,7 @@ def section_c(c: Ctx) -> None:
         "    # a stream callable that does nothing: mitmproxy's cost of calling one\n"
         "    flow.response.stream = lambda data: data\n"
     )
-    up = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--upstream-server", str(sfile), "8"],
+    up = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--upstream-server", "8", *routes],
                           stdout=subprocess.PIPE, text=True)  # fmt: skip
     procs: list[Mitmdump] = []
     clients: list[Client] = []
@@ -1015,63 +1457,79 @@ def section_c(c: Ctx) -> None:
         cls = {key: Client(port) for (key, _, _), port in zip(variants, ports)}
         md = {key: p for (key, _, _), p in zip(variants, procs)}
         clients += [direct, *cls.values()]
-        body = c.small_req
         import mitmproxy.version
 
-        nev = len(st["events"])
-        mb = len(st["bytes"]) / 1e6
         print(
             f"(c) Through mitmdump {mitmproxy.version.VERSION} (reverse proxy, 127.0.0.1, HTTP/1.1, keep-alive): "
-            f"{mb:.2f} MB, {nev:,} events, default mappings; {runs} runs each, variants interleaved, 1 warm-up"
+            f"the (a) streams, default mappings; {runs} runs each, variants interleaved, 1 warm-up"
         )
         print(f"    {'':<36} {'median':>9} {'min':>9} {'max':>9} {'1st byte':>9} {'MB/s':>6} {'events/s':>9} {'proxy CPU':>10}")
-        for per_write in (8, 1):
-            # warm up (first flow: upstream connect, lazy imports) and check the output
-            ok = {"direct": direct.post(body, per_write)[2] == st["bytes"]}
-            for key in cls:
-                out = cls[key].post(body, per_write)[2]
-                ok[key] = channels(out) == st["expect"] if key == "addon" else out == st["bytes"]
-            td = [direct.post(body, per_write)[0] for _ in range(runs)]
-            wall: dict[str, list[float]] = {k: [] for k in cls}
-            first: dict[str, list[float]] = {k: [] for k in cls}
-            cpu: dict[str, float] = {k: 0.0 for k in cls}
-            keys = list(cls)
-            for i in range(runs):
-                order = keys[i % len(keys) :] + keys[: i % len(keys)]
-                if i % 2:
-                    order.reverse()
-                for k in order:
-                    c0 = proc_cpu(md[k].proc.pid)
-                    t, tf, _ = cls[k].post(body, per_write)
-                    cpu[k] += proc_cpu(md[k].proc.pid) - c0
-                    wall[k].append(t)
-                    first[k].append(tf)
-            print(f"    upstream writes {per_write} event{'s' if per_write > 1 else ''} per chunk:")
-            rows = [("  direct to upstream (no proxy)", td, None, None)]
-            rows += [("  " + label, wall[k], first[k], cpu[k]) for k, label, _ in variants]
-            for label, ts, tf, cp in rows:
-                m = median(ts)
-                fb = f"{median(tf) * 1e3:>7.1f}ms" if tf else f"{'-':>9}"
-                cpu_s = f"{cp / runs * 1e3:>8.0f}ms" if cp is not None else f"{'-':>10}"
+        for api, path, body, per_writes in cases:
+            st = c.streams[api]["default"]
+            nev = len(st["events"])
+            mb = len(st["bytes"]) / 1e6
+            for per_write in per_writes:
+                # warm up (first flow: upstream connect, lazy imports) and check the output
+                ok = {"direct": direct.post(body, per_write, path)[2] == st["bytes"]}
+                problems: list[str] = []
+                for key in cls:
+                    out = cls[key].post(body, per_write, path)[2]
+                    if key == "addon":
+                        problems = check(st, out)
+                        ok[key] = not problems
+                    else:
+                        ok[key] = out == st["bytes"]
+                td = [direct.post(body, per_write, path)[0] for _ in range(runs)]
+                wall: dict[str, list[float]] = {k: [] for k in cls}
+                first: dict[str, list[float]] = {k: [] for k in cls}
+                cpu: dict[str, float] = {k: 0.0 for k in cls}
+                keys = list(cls)
+                for i in range(runs):
+                    order = keys[i % len(keys) :] + keys[: i % len(keys)]
+                    if i % 2:
+                        order.reverse()
+                    for k in order:
+                        c0 = proc_cpu(md[k].proc.pid)
+                        t, tf, _ = cls[k].post(body, per_write, path)
+                        cpu[k] += proc_cpu(md[k].proc.pid) - c0
+                        wall[k].append(t)
+                        first[k].append(tf)
                 print(
-                    f"    {label:<36} {m * 1e3:>7.1f}ms {min(ts) * 1e3:>7.1f}ms {max(ts) * 1e3:>7.1f}ms "
-                    f"{fb} {mb / m:>6.1f} {fmt_rate(nev / m):>9} {cpu_s}"
+                    f"  {API_TITLES[api]}, {mb:.2f} MB, {nev:,} events; upstream writes {per_write} "
+                    f"event{'s' if per_write > 1 else ''} per chunk:"
                 )
-            mp, mi, ma = (median(wall[k]) for k in ("plain", "ident", "addon"))
-            ratio = ma / mp
-            pairs = sorted(a / p for a, p in zip(wall["addon"], wall["plain"]))
-            print(
-                f"      ratio addon/plain (medians) {ratio:.2f}  [target ≤ 1.10: {'PASS' if ratio <= 1.10 else 'FAIL'}]; "
-                f"per round {pairs[0]:.2f}-{pairs[-1]:.2f}; identity/plain {mi / mp:.2f}, addon/identity {ma / mi:.2f}"
-            )
-            print(
-                f"      addon adds {(ma - mp) / nev * 1e6:.1f} µs wall and {(cpu['addon'] - cpu['plain']) / runs / nev * 1e6:.1f} µs "
-                f"proxy CPU per event over plain ({(cpu['addon'] - cpu['ident']) / runs / nev * 1e6:.1f} µs over the identity callable)"
-            )
-            print(
-                f"      output: direct {'OK' if ok['direct'] else 'MISMATCH'}, plain and identity byte-identical "
-                f"{'OK' if ok['plain'] and ok['ident'] else 'MISMATCH'}, addon restored text + tool JSON {'OK' if ok['addon'] else 'MISMATCH'}"
-            )
+                rows = [("  direct to upstream (no proxy)", td, None, None)]
+                rows += [("  " + label, wall[k], first[k], cpu[k]) for k, label, _ in variants]
+                for label, ts, tf, cp in rows:
+                    m = median(ts)
+                    fb = f"{median(tf) * 1e3:>7.1f}ms" if tf else f"{'-':>9}"
+                    cpu_s = f"{cp / runs * 1e3:>8.0f}ms" if cp is not None else f"{'-':>10}"
+                    print(
+                        f"    {label:<36} {m * 1e3:>7.1f}ms {min(ts) * 1e3:>7.1f}ms {max(ts) * 1e3:>7.1f}ms "
+                        f"{fb} {mb / m:>6.1f} {fmt_rate(nev / m):>9} {cpu_s}"
+                    )
+                mp, mi, ma = (median(wall[k]) for k in ("plain", "ident", "addon"))
+                ratio = ma / mp
+                pairs = sorted(a / p for a, p in zip(wall["addon"], wall["plain"]))
+                print(
+                    f"      ratio addon/plain (medians) {ratio:.2f}  [target ≤ 1.10: {'PASS' if ratio <= 1.10 else 'FAIL'}]; "
+                    f"per round {pairs[0]:.2f}-{pairs[-1]:.2f}; identity/plain {mi / mp:.2f}, addon/identity {ma / mi:.2f}"
+                )
+                print(
+                    f"      addon adds {(ma - mp) / nev * 1e6:.1f} µs wall and {(cpu['addon'] - cpu['plain']) / runs / nev * 1e6:.1f} µs "
+                    f"proxy CPU per event over plain ({(cpu['addon'] - cpu['ident']) / runs / nev * 1e6:.1f} µs over the identity callable)"
+                )
+                what = {
+                    "anthropic": "text + tool JSON",
+                    "chat": "content + 2 tool calls' arguments (json.loads OK), nothing after finish_reason, [DONE] last",
+                    "responses": "text + arguments, *.done/snapshots = deltas, sequence_number gapless",
+                }[api]
+                print(
+                    f"      output: direct {'OK' if ok['direct'] else 'MISMATCH'}, plain and identity byte-identical "
+                    f"{'OK' if ok['plain'] and ok['ident'] else 'MISMATCH'}, addon restored {what} {'OK' if ok['addon'] else 'MISMATCH'}"
+                )
+                for p in problems[:5]:
+                    print(f"        {p}")
     finally:
         for cl in clients:
             cl.close()
@@ -1094,8 +1552,8 @@ def section_d(c: Ctx) -> None:
         f"markdown, code spans, no '['), 1 event per chunk"
     )
 
-    def count(R: rules.Rules, sess_ph: dict, stream: dict) -> tuple[int, int, int, int, bool]:
-        s = anthropic.AnthropicStream(R.restorer(sess_ph))
+    def count(api: str, which: str, stream: dict) -> tuple[int, int, int, int, bool]:
+        s = c.new_stream(api, which)
         differ = empty = 0
         outs = []
         for e in stream["events"]:
@@ -1105,24 +1563,39 @@ def section_d(c: Ctx) -> None:
                 differ += 1
                 empty += not o
         outs.append(s.flush())
-        ok = channels(b"".join(outs)) == stream["expect"]
+        ok = not check(stream, b"".join(outs))
         return s.events_held, differ, empty, s.events_in, ok
 
-    held, differ, empty, n, ok = count(c.R_default, c.sess_default.placeholders, st)
+    held, differ, empty, n, ok = count("anthropic", "default", st)
     verdict = "PASS" if held == 0 and differ == 0 else "FAIL"
     print(f"    default mappings:            events held {held}, output differs from input {differ} (target 0: {verdict}); text intact {'OK' if ok else 'MISMATCH'}")
-    held, differ, empty, n, ok = count(c.R_lit, c.sess_lit.placeholders, st)
+    held, differ, empty, n, ok = count("anthropic", "lit", st)
     print(
         f"    1000 literals + default:     events held {held} ({held / n * 100:.1f}%), differ {differ}, "
         f"fully held {empty}  (informational: tails that begin a literal disguise)"
     )
     st2 = build_stream(seed, 60_000, [], 0, brackets=True, tool=False, strip=False)
-    held, differ, empty, n, ok = count(c.R_default, c.sess_default.placeholders, st2)
+    held, differ, empty, n, ok = count("anthropic", "default", st2)
     nb = "".join(st2["sent"].values()).count("[")
     print(
         f"    default, prose with {nb} '[' (links, indexes): events held {held}, differ {differ}, fully held {empty} "
         f"(informational: a tail '[' may begin a placeholder)"
     )
+    # the same prose as OpenAI streams: token-sized deltas (1-10 chars), many more events
+    for api, build in (("chat", build_chat_stream), ("responses", build_responses_stream)):
+        sto = build(seed, 60_000, [], 0, brackets=False, tool=False, strip=False)
+        assert sto["sent"][0] == plain
+        name = {"chat": "OpenAI Chat Completions", "responses": "OpenAI Responses"}[api]
+        print(f"  {name}, the same prose as {sto['n_text']:,} deltas of 1-10 chars ({len(sto['events']):,} events):")
+        held, differ, empty, n, ok = count(api, "default", sto)
+        verdict = "PASS" if held == 0 and differ == 0 else "FAIL"
+        print(f"    default mappings:            events held {held}, output differs from input {differ} (target 0: {verdict}); text intact {'OK' if ok else 'MISMATCH'}")
+        if api == "chat":
+            held, differ, empty, n, ok = count(api, "lit", sto)
+            print(
+                f"    1000 literals + default:     events held {held} ({held / n * 100:.1f}%), differ {differ}, "
+                f"fully held {empty}  (informational)"
+            )
 
 
 # -- main --------------------------------------------------------------------------------
@@ -1130,7 +1603,7 @@ def section_d(c: Ctx) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="fewer repetitions (< 40 s)")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (< 45 s)")
     ap.add_argument("--only", default="abcd", help="sections to run, e.g. 'ab'")
     ap.add_argument("--profile", action="store_true", help="cProfile the (a) and (b) hot loops")
     ap.add_argument("--seed", type=int, default=20250101)
