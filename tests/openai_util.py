@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 from disguiselib.sse import Framer
 
 
-def _enc(obj: dict) -> str:
+def _enc(obj: dict, spaced: bool = False) -> str:
+    seps = (", ", ": ") if spaced else (",", ":")  # spaced: not the API's shape (slow path)
     try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode().decode()
+        return json.dumps(obj, ensure_ascii=False, separators=seps).encode().decode()
     except UnicodeEncodeError:
-        return json.dumps(obj, separators=(",", ":"))
+        return json.dumps(obj, separators=seps)
 
 
 def chat_chunk(choices: list[dict], **extra) -> bytes:
@@ -76,12 +78,14 @@ def read_chat(body: bytes) -> tuple[dict, dict, list[dict]]:
     return content, tools, chunks
 
 
-def resp_event(t: str, seq: int, **fields) -> bytes:
-    return f"event: {t}\ndata: {_enc({'type': t, 'sequence_number': seq, **fields})}\n\n".encode()
+def _resp_event(t: str, seq: int, spaced: bool = False, **fields) -> bytes:
+    return f"event: {t}\ndata: {_enc({'type': t, 'sequence_number': seq, **fields}, spaced)}\n\n".encode()
 
 
-def build_responses(text_pieces: list[str], args_pieces: list[str], name: str = "crm_lookup") -> bytes:
+def build_responses(text_pieces: list[str], args_pieces: list[str], name: str = "crm_lookup",
+                    spaced: bool = False) -> bytes:
     seq = iter(range(10_000))
+    resp_event = functools.partial(_resp_event, spaced=spaced)
     text = "".join(text_pieces)
     args = "".join(args_pieces)
     msg = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}

@@ -126,16 +126,17 @@ def test_recorded_chat_streams(fixtures) -> None:
 
 # -- Responses -------------------------------------------------------------------------
 
-@given(texts, texts, st.data())
-@example("Zenith Labs [EMA", "nova", None)
-def test_responses_deltas_snapshots_and_numbering(text, value, data) -> None:
+@given(texts, texts, st.data(), st.booleans())
+@example("Zenith Labs [EMA", "nova", None, False)
+@example("Zenith Labs [EMA", "nova", None, True)
+def test_responses_deltas_snapshots_and_numbering(text, value, data, spaced) -> None:
     args = json.dumps({"thread_id": value, "p": "WINPATH"})
     if data is None:
         tp, ap, pieces = [text[:4], text[4:]], [args[:9], args[9:]], None
     else:
         tp, ap = data.draw(splits(text)), data.draw(splits(args, 10))
         pieces = None
-    body = build_responses(tp, ap)
+    body = build_responses(tp, ap, spaced=spaced)
     if data is not None:
         pieces = data.draw(byte_splits(body, 30))
     got = read_responses(run(openai.ResponsesStream, body, pieces))

@@ -172,10 +172,12 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
     next text character (the same byte when it is plain ASCII), `\\` (an escape) or `"`
     (the string ends there, e.g. at the end of a delta). So a match can only begin at
     one of its possible two-character starts followed that way; a disguise `Zenith`
-    makes `Ze`, `Z\\` and `Z"` suspicious, not every `Z`. Also suspicious: an escaped
-    backslash or a `\\u` escape (which could hide such a character or change the
-    escape state of JSON text), and non-ASCII bytes where a strip rule could begin with
-    a non-ASCII character.
+    makes `Ze`, `Z\\` and `Z"` suspicious, not every `Z`. Also suspicious: a `\\u`
+    escape (it could hide such a character); an escaped backslash right before a
+    closing quote, i.e. JSON text (tool arguments) whose piece ends inside an escape, so
+    that the window must see how it goes on — other escapes end inside their piece and
+    leave the window's escape state as it was; and non-ASCII bytes where a strip rule
+    could begin with a non-ASCII character.
     """
     follow: dict[str, set[str] | None] = {}  # first char -> possible next chars (None: any)
 
@@ -202,7 +204,9 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
             nonascii = rb"[\x80-\xff]"
         else:
             nonascii = rb"[\xf0-\xf4]"
-    alts = [rb"\\[\\u]"]
+    # a `\u` escape on the wire (it could hide such a character), and an escaped
+    # backslash right before a closing quote (JSON text ending inside an escape)
+    alts = [rb"\\u", rb'\\\\"']
     for first, nxt in sorted(follow.items()):
         f = re.escape(first.encode())
         if nxt is None:

@@ -272,10 +272,17 @@ _CHUNK = Obj(
     default=GENERIC,
 )  # fmt: skip
 
-# The shape nearly every streamed token has: one choice, content only.
+# The shapes nearly every streamed token has: one choice, content only; or one choice,
+# one tool call, arguments only. `"choices":[` can only be the real key: a quote inside
+# a string is escaped.
+_STR = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
 _FAST_CHAT = re.compile(
-    r'"choices":\[\{"index":(\d+),"delta":\{"content":"([^"\\]*(?:\\.[^"\\]*)*)"\},'
+    r'"choices":\[\{"index":(\d+),"delta":\{"content":' + _STR + r'\},'
     r'"logprobs":null,"finish_reason":null\}\]'
+)
+_FAST_CHAT_ARGS = re.compile(
+    r'"choices":\[\{"index":(\d+),"delta":\{"tool_calls":\[\{"index":(\d+),'
+    r'"function":\{"arguments":' + _STR + r'\}\}\]\},"logprobs":null,"finish_reason":null\}\]'
 )
 
 
@@ -323,6 +330,10 @@ class ChatStream(_Channels):
         if m is not None:
             w = self.window((int(m.group(1)), "content"), Window.TEXT)
             return self.window_field(ev, w, m.start(2), m.end(2))
+        m = _FAST_CHAT_ARGS.search(data)
+        if m is not None:
+            w = self.window((int(m.group(1)), "tool", int(m.group(2))), Window.JSON)
+            return self.window_field(ev, w, m.start(3), m.end(3))
         try:
             obj = json.loads(data)
         except ValueError:
@@ -422,6 +433,15 @@ _SNAPSHOT = {
     "response.content_part.added": Obj({"part": _OUT_PART}, default=GENERIC),
     "response.content_part.done": Obj({"part": _OUT_PART}, default=GENERIC),
 }
+_FAST_TYPE = re.compile(
+    r'\{"type":"(response\.(?:output_text|refusal|function_call_arguments)\.delta)"'
+)
+_FAST_FIELDS = {
+    "delta": re.compile(r'"delta":' + _STR),
+    "item_id": re.compile(r'"item_id":"([^"\\]*)"'),
+    "output_index": re.compile(r'"output_index":(\d+)'),
+    "content_index": re.compile(r'"content_index":(\d+)'),
+}
 _RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -453,6 +473,9 @@ class ResponsesStream(_Channels):
             return [ev.raw]
         if not self.r.rules.suspicious(ev.raw, len(ev.raw)) and super().quiet():
             return [self._renumbered(ev, data)]
+        fast = self._fast_delta(ev, data)
+        if fast is not None:
+            return fast
         try:
             obj = json.loads(data)
         except ValueError:
@@ -502,6 +525,52 @@ class ResponsesStream(_Channels):
         else:
             out.append(self._renumbered(ev, new))
         return out
+
+    def _fast_delta(self, ev: Event, data: str) -> list[bytes] | None:
+        """A delta event without json.loads: its fields found by regex (a `"key":` can
+        only be a real key), its text through its window; None for anything unusual."""
+        m = _FAST_TYPE.match(data)
+        if m is None:
+            return None
+        t = m.group(1)
+        d = _FAST_FIELDS["delta"].search(data)
+        item = _FAST_FIELDS["item_id"].search(data)
+        oi = _FAST_FIELDS["output_index"].search(data)
+        ci = _FAST_FIELDS["content_index"].search(data)
+        if d is None or item is None or oi is None or data.count('"delta":') != 1:
+            return None
+        fields = {"item_id": item.group(1), "output_index": int(oi.group(1))}
+        if t == "response.function_call_arguments.delta":
+            key: tuple = (fields["item_id"], "args")
+        elif ci is None:
+            return None
+        else:
+            fields["content_index"] = int(ci.group(1))
+            key = (fields["item_id"], fields["content_index"], _DELTAS[t][0])
+        fields["type"] = t
+        self.where[key] = fields
+        w = self.window(key, _DELTAS[t][1])
+        out = self.window_field(ev, w, d.start(1), d.end(1))
+        if self.offset and out:
+            ev2 = out[0]
+            text = ev2.decode("utf-8") if ev2 is not ev.raw else ev.text
+            seq = _SEQ.search(text)
+            if seq is not None:
+                n = int(seq.group(1))
+                self.last_seq = max(self.last_seq, n)
+                out = [(text[: seq.start(1)] + str(n + self.offset) + text[seq.end(1) :]).encode("utf-8")]
+        elif out:
+            seq = _SEQ.search(data)
+            if seq is not None:
+                self.last_seq = max(self.last_seq, int(seq.group(1)))
+        return out if out else [self._empty_delta(ev, d)]
+
+    def _empty_delta(self, ev: Event, d: re.Match) -> bytes:
+        """A delta whose text is all held still goes out (with "") so that the numbering
+        needs no gap."""
+        data = ev.data
+        assert data is not None
+        return self._renumbered(ev, data[: d.start(1)] + data[d.end(1) :])
 
     def _renumbered(self, ev: Event, data: str) -> bytes:
         if not self.offset:
