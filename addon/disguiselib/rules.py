@@ -126,7 +126,17 @@ class Rules:
     def suspicious(self, data: bytes, end: int) -> bool:
         """Could anything in data[:end] take part in a reverse match? (See
         _quiet_chunk_regex.) False means those bytes can pass on unparsed."""
-        i = data.translate(self._trigger_table).find(0, 0, end)
+        marks = data.translate(self._trigger_table)
+        i = marks.find(0, 0, end)
+        match = self.quiet_chunk.match
+        # Try the first few marked bytes in place (an OpenAI chunk's envelope always has
+        # the `[` of `"choices":[`), then let the regex scan the rest.
+        for _ in range(4):
+            if i < 0:
+                return False
+            if match(data, i, end) is not None:
+                return True
+            i = marks.find(0, i + 1, end)
         return i >= 0 and self.quiet_chunk.search(data, i, end) is not None
 
     # -- forward ---------------------------------------------------------------------
