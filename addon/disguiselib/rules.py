@@ -191,13 +191,9 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
     """
     follow: dict[str, set[str] | None] = {}  # first char -> possible next chars (None: any)
 
-    def add(first: str, nxt: set[str] | None) -> None:
-        if first in follow and (follow[first] is None or nxt is None):
-            follow[first] = None
-        else:
-            follow.setdefault(first, set()).update(nxt or ())
-            if nxt is None:
-                follow[first] = None
+    def add(first: str, nxt: set[str] | frozenset[str] | None) -> None:
+        cur = follow.get(first, set())
+        follow[first] = None if cur is None or nxt is None else cur | nxt
 
     for d in disguises:
         add(d[0], {d[1]} if len(d) > 1 else None)
@@ -206,8 +202,8 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
     nonascii = b""
     for st in strips:
         starts, bmp = _strip_starts(st.regex)
-        for first, nxt in starts.items():
-            add(first, None if nxt is None else set(nxt))
+        for first, after in starts.items():
+            add(first, after)
         # Characters past the BMP are not enumerated: their UTF-8 lead bytes count as
         # possible starts. A non-ASCII start in the BMP makes every non-ASCII byte one.
         if bmp or nonascii == rb"[\x80-\xff]":
@@ -217,12 +213,12 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
     # a `\u` escape on the wire (it could hide such a character), and an escaped
     # backslash right before a closing quote (JSON text ending inside an escape)
     alts = [rb"\\u", rb'\\\\"']
-    for first, nxt in sorted(follow.items()):
+    for first, chars in sorted(follow.items()):
         f = re.escape(first.encode())
-        if nxt is None:
+        if chars is None:
             alts.append(f)
         else:
-            nb = b"".join(re.escape(c.encode()) for c in sorted(nxt | {'"', "\\"}))
+            nb = b"".join(re.escape(c.encode()) for c in sorted(chars | {'"', "\\"}))
             alts.append(f + b"[" + nb + b"]")
     if nonascii:
         alts.append(nonascii)

@@ -165,9 +165,9 @@ class AnthropicStream(SSEStream):
         if t == "content_block_start":
             return self._start(ev, obj)
         if t == "content_block_stop":
-            idx = obj.get("index")
-            out = self._drain_one(idx) if isinstance(idx, int) else []
-            self.windows.pop(idx, None)  # type: ignore[arg-type]
+            stop = obj.get("index")
+            out = self._drain_one(stop) if isinstance(stop, int) else []
+            self.windows.pop(stop, None)  # type: ignore[arg-type]
             out.append(ev.raw)
             return out
         if t == "message_stop" or t == "error":
