@@ -217,18 +217,21 @@ def test_placeholders_are_not_restored_into_another_flow(addon) -> None:
     assert json.loads(f2.response.content)["content"][0]["text"] == "[EMAIL_1]"
 
 
-def test_internal_error_while_masking_refuses(addon, monkeypatch) -> None:
+def test_internal_error_while_masking_refuses(addon, monkeypatch, caplog) -> None:
     a, _ = addon
     from disguiselib import mitm
 
     def boom(*args):
-        raise IndexError("bug")
+        raise KeyError("Acme Corp")  # a bug whose exception text holds an original
 
     monkeypatch.setattr(mitm, "mask_body", boom)
     f = messages_flow(BODY)
-    a.request(f)
+    with caplog.at_level("INFO"):
+        a.request(f)
     assert f.response is not None and f.response.status_code == 400
-    assert b"internal error (IndexError)" in f.response.content
+    assert b"internal error (KeyError)" in f.response.content
+    assert "internal error (KeyError)" in caplog.text
+    assert "Acme" not in caplog.text and b"Acme" not in f.response.content
 
 
 def test_event_over_the_limit_ends_with_error_event() -> None:

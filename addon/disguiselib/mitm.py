@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from mitmproxy import ctx, exceptions, http
@@ -28,7 +28,13 @@ class _FlowState:
     restorer: Restorer
     stream: SSEStream | None = None
     encoding: str = ""
-    stats: dict = field(default_factory=dict)
+
+
+def _log_internal(what: str, e: Exception) -> None:
+    """A bug's exception text can hold an original (a KeyError's key): at the default
+    level only its type is logged; the traceback goes to debug."""
+    log.error("disguise: %s: internal error (%s)", what, type(e).__name__)
+    log.debug("disguise: %s", what, exc_info=True)
 
 
 class StreamCall:
@@ -138,7 +144,7 @@ class Disguise:
             self._refuse(flow, api, e)
             return
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
-            log.exception("disguise: masking failed")
+            _log_internal("masking failed", e)
             self._refuse(flow, api, MaskError(f"internal error ({type(e).__name__})"))
             return
         if masked is not raw:
@@ -202,10 +208,12 @@ class Disguise:
             return
         try:
             body = resp.get_content(strict=True) or b""
-        except ValueError as e:
+        except ValueError:  # its text quotes the body's first bytes: not used
+            enc = resp.headers.pop("content-encoding", "")
             resp.status_code = 502
-            resp.set_content(st.api.error_body(f"disguise: response not reversed: {e}"))
-            resp.headers.pop("content-encoding", None)
+            resp.set_content(
+                st.api.error_body(f"disguise: response not reversed: cannot decode content-encoding {enc!r}")
+            )
             return
         try:
             if "text/event-stream" in resp.headers.get("content-type", "").lower():
@@ -218,7 +226,7 @@ class Disguise:
             else:
                 new = restore_body(body, st.api.response_rule, st.restorer)
         except Exception as e:  # noqa: BLE001 - never hand the client an unreversed body
-            log.exception("disguise: response reversal failed")
+            _log_internal("response reversal failed", e)
             resp.status_code = 502
             resp.headers["content-type"] = "application/json"
             resp.content = st.api.error_body(
