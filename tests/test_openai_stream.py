@@ -209,3 +209,30 @@ def test_responses_body_and_errors(fixtures) -> None:
         if not f.name.endswith(".request.json"):
             rule = openai.RESPONSE_OBJECT if f.name.startswith("responses") else openai.CHAT_RESPONSE
             assert restore_body(f.read_bytes(), rule, RULES.restorer({})) == f.read_bytes(), f.name
+
+
+def test_finish_chunk_gets_tails_inserted_and_keeps_every_other_byte() -> None:
+    fin = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt","choices":'
+           b'[{"index":0,"delta":{},"logprobs":{"content":[{"token":"x","logprob":-1.0e-05}]},'
+           b'"finish_reason":"tool_calls"}],"obfuscation":"Zen"}\n\n')
+    body = build_chat([("content", 0, "a nova"), ("tool", 0, 2, "f", '{"a": 1} Zen')], usage=False)
+    body = body.replace(b"data: [DONE]\n\n", fin + b"data: [DONE]\n\n")
+    out = run(openai.ChatStream, body)
+    expect = fin.replace(b'"delta":{}', b'"delta":{"content":"nova-internal","tool_calls":'
+                                       b'[{"index":2,"function":{"arguments":"Zen"}}]}')
+    assert expect in out
+
+
+def test_finish_chunk_with_null_content_is_rebuilt() -> None:
+    fin = chat_chunk([{"index": 0, "delta": {"content": None}, "finish_reason": "stop"}])
+    body = build_chat([("content", 0, "a nova")], usage=False).replace(b"data: [DONE]\n\n", fin + b"data: [DONE]\n\n")
+    content, _, chunks = read_chat(run(openai.ChatStream, body))
+    assert content == {0: "a nova-internal"}
+    assert chunks[-1]["choices"][0]["delta"]["content"] == "nova-internal"
+
+
+def test_finish_chunk_carrying_its_own_content_flushes_into_it() -> None:
+    fin = chat_chunk([{"index": 0, "delta": {"content": "!"}, "finish_reason": "stop"}])
+    body = build_chat([("content", 0, "a [EMA")], usage=False).replace(b"data: [DONE]\n\n", fin + b"data: [DONE]\n\n")
+    content, _, chunks = read_chat(run(openai.ChatStream, body))
+    assert content == {0: "a [EMA!"}

@@ -41,6 +41,7 @@ class Rule:
     string = False  # transform this value when it is a string
     prose = False  # the string is text a user reads (strip rules apply on the way back)
     json_text = False  # the string holds JSON text (OpenAI `arguments`): masked as JSON
+    mark: object = None  # walk() records where containers with a mark start
     keys = False  # transform the keys of this object
     skip = False  # jump over this container without looking inside
 
@@ -197,6 +198,33 @@ def transform(
     how many tokens changed (0: the text is s itself). Raises MaskError if s and doc
     disagree (they cannot when doc came from s).
     """
+    edits = walk(s, doc, root, fn)
+    return splice(s, edits), len(edits)
+
+
+def splice(s: str, edits: list[tuple[int, int, str]]) -> str:
+    """s with each (start, end, text) edit applied; edits sorted and disjoint."""
+    if not edits:
+        return s
+    out: list[str] = []
+    pos = 0
+    for a, b, rep in edits:
+        out.append(s[pos:a])
+        out.append(rep)
+        pos = b
+    out.append(s[pos:])
+    return "".join(out)
+
+
+def walk(
+    s: str,
+    doc: object,
+    root: Rule,
+    fn: Callable[[str, Rule], str],
+    marks: list[tuple[object, int]] | None = None,
+) -> list[tuple[int, int, str]]:
+    """The edits transform() would splice, in order. With marks, every container whose
+    rule has a `mark` is recorded as (mark, offset of its opening bracket)."""
     edits: list[tuple[int, int, str]] = []
     stack: list[_Frame] = []
     n = len(s)
@@ -216,6 +244,8 @@ def transform(
         if c == "{" or c == "[":
             if rule.skip:
                 return _raw_decode(s, i)[1]
+            if marks is not None and rule.mark is not None:
+                marks.append((rule.mark, i))
             f = _Frame(rule, parsed, c == "{")
             stack.append(f)
             if c == "[":
@@ -255,16 +285,7 @@ def transform(
             i = j + 1
         else:  # "{" or "[" can only appear as a value, which value_at consumed
             raise MaskError(f"unexpected {c!r} at offset {j}")
-    if not edits:
-        return s, 0
-    out: list[str] = []
-    pos = 0
-    for a, b, rep in edits:
-        out.append(s[pos:a])
-        out.append(rep)
-        pos = b
-    out.append(s[pos:])
-    return "".join(out), len(edits)
+    return edits
 
 
 def parse(raw: bytes) -> tuple[str, object]:

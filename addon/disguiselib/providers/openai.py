@@ -17,7 +17,7 @@ from .. import jsonspan
 from ..errors import StreamError
 from ..holdback import Window
 from ..jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
-from ..rules import Restorer
+from ..rules import Restorer, json_escape
 from ..sse import Event
 from .base import SSEStream, restore_fn
 from .common import GENERIC, SCHEMA, _obj
@@ -234,20 +234,16 @@ class _ChatChoice(Rule):
 
     def resolve(self, value: object) -> Rule:
         k = value.get("index", 0) if isinstance(value, dict) else 0
-        return Obj(
-            {
-                "index": SKIP, "finish_reason": SKIP, "logprobs": SKIP,
-                "delta": Obj({
-                    "role": SKIP,
-                    "content": _Chan((k, "content"), Window.TEXT),
-                    "refusal": _Chan((k, "refusal"), Window.TEXT),
-                    "tool_calls": Arr(_ChatToolCall(k)),
-                    "function_call": _obj({"name": VALUES, "arguments": _Chan((k, "fc"), Window.JSON)}),
-                    **_REASONING,
-                }, default=GENERIC),
-            },
-            default=GENERIC,
-        )  # fmt: skip
+        delta = Obj({
+            "role": SKIP,
+            "content": _Chan((k, "content"), Window.TEXT),
+            "refusal": _Chan((k, "refusal"), Window.TEXT),
+            "tool_calls": Arr(_ChatToolCall(k)),
+            "function_call": _obj({"name": VALUES, "arguments": _Chan((k, "fc"), Window.JSON)}),
+            **_REASONING,
+        }, default=GENERIC)  # fmt: skip
+        delta.mark = k  # where held tails can be inserted when this choice finishes
+        return Obj({"index": SKIP, "finish_reason": SKIP, "logprobs": SKIP, "delta": delta}, default=GENERIC)
 
 
 class _ChatToolCall(Rule):
@@ -300,12 +296,19 @@ class _Channels(SSEStream):
             w = self.windows[key] = Window(self.r, mode)
         return w
 
-    def channel_fn(self):
+    def channel_fn(self, finishing: frozenset = frozenset()):
+        """fn for jsonspan: a channel's string through its window; a channel of a choice
+        that finishes in this very event is flushed into it as well."""
         restore = restore_fn(self.r)
 
         def fn(v: str, rule: Rule) -> str:
             if isinstance(rule, _Chan):
-                return self.window(rule.key, rule.mode).feed(v)
+                w = self.window(rule.key, rule.mode)
+                out = w.feed(v)
+                if rule.key[0] in finishing:
+                    out += w.flush()
+                    del self.windows[rule.key]
+                return out
             return restore(v, rule)
 
         return fn
@@ -341,27 +344,35 @@ class ChatStream(_Channels):
         if not isinstance(obj, dict):
             return [ev.raw]
         self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
-        new, changed = jsonspan.transform(data, obj, _CHUNK, self.channel_fn())
         choices = obj.get("choices")
-        finished = [
-            c.get("index", 0)
+        deltas = {
+            c.get("index", 0): c.get("delta")
             for c in (choices if isinstance(choices, list) else [])
             if isinstance(c, dict) and c.get("finish_reason") is not None
-        ]
-        tails = {k: t for k in finished if (t := self._flush_choice(k))}
+        }
+        # Held text rides inside the chunk that finishes its choice: a client that parses
+        # the arguments at finish_reason sees them whole. A channel with a field in this
+        # chunk is flushed into that field; the others are inserted into the delta.
+        marks: list[tuple[object, int]] = []
+        edits = jsonspan.walk(data, obj, _CHUNK, self.channel_fn(frozenset(deltas)), marks)
+        tails = {k: t for k in deltas if (t := self._flush_choice(k))}
         if tails:
-            # Held text rides inside the chunk that finishes its choice: a client that
-            # parses the arguments at finish_reason sees them whole.
-            doc = json.loads(new)
-            for c in doc["choices"]:
-                if isinstance(c, dict) and c.get("index", 0) in tails:
-                    _merge_tails(c.setdefault("delta", {}), tails[c.get("index", 0)])
-            new = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-            changed = True
-        if not changed:
+            where = dict(marks)
+            inserts = [(where[k] + 1, where[k] + 1, _insertion(t, deltas[k])) for k, t in tails.items()
+                       if k in where and isinstance(deltas[k], dict)]  # fmt: skip
+            if len(inserts) == len(tails) and all(i[2] for i in inserts):
+                edits = sorted(edits + inserts)
+            else:  # a field present but null, or tool calls named otherwise: rebuild
+                doc = json.loads(jsonspan.splice(data, edits))
+                for c in doc["choices"]:
+                    if isinstance(c, dict) and c.get("index", 0) in tails:
+                        _merge_tails(c.setdefault("delta", {}), tails[c.get("index", 0)])
+                self.events_changed += 1
+                return [ev.with_data(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))]
+        if not edits:
             return [ev.raw]
         self.events_changed += 1
-        return [ev.with_data(new)]
+        return [ev.with_data(jsonspan.splice(data, edits))]
 
     def _flush_choice(self, k: object) -> dict:
         tails: dict = {}
@@ -387,6 +398,30 @@ class ChatStream(_Channels):
     def error_event(self, message: str) -> bytes:
         err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
         return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+
+
+def _insertion(tails: dict, delta: dict) -> str:
+    """The members to insert at the start of a Chat delta object for held tails, or ""
+    when one of them would repeat a key the delta already has."""
+    members = []
+    calls = []
+    for sub, tail in tails.items():
+        esc = '"' + json_escape(tail) + '"'
+        if sub in (("content",), ("refusal",)):
+            if sub[0] in delta:
+                return ""
+            members.append(f'"{sub[0]}":{esc}')
+        elif sub == ("fc",):
+            if "function_call" in delta:
+                return ""
+            members.append(f'"function_call":{{"arguments":{esc}}}')
+        else:
+            calls.append(f'{{"index":{json.dumps(sub[1])},"function":{{"arguments":{esc}}}}}')
+    if calls:
+        if "tool_calls" in delta:
+            return ""
+        members.append('"tool_calls":[' + ",".join(calls) + "]")
+    return ",".join(members) + ("," if delta else "")
 
 
 def _merge_tails(delta: dict, tails: dict) -> None:
