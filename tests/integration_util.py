@@ -456,3 +456,67 @@ def run_mitmdump(cmd: list[str], timeout: float = 30) -> tuple[int | None, str]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# -- additions for the OpenAI integration tests --------------------------------------------
+
+
+def sse_data(data: dict | str, *, compact: bool = True) -> bytes:
+    """One data-only SSE event, the OpenAI Chat wire shape; a str goes out as is
+    (`sse_data("[DONE]")`). compact=True is the API's own separators (the addon's fast
+    path for single-choice content chunks); compact=False a spaced variant."""
+    if isinstance(data, str):
+        return f"data: {data}\n\n".encode()
+    seps = (",", ":") if compact else (", ", ": ")
+    return f"data: {json.dumps(data, separators=seps, ensure_ascii=False)}\n\n".encode()
+
+
+@dataclass
+class RawEvent:
+    raw: bytes
+    name: str | None
+    data: str | None  # the data lines joined with "\n"; None for an event without data
+
+
+def raw_events(body: bytes) -> list[RawEvent]:
+    """The events of an SSE body written with LF line ends, data left unparsed (so a
+    `[DONE]` sentinel survives); comment-only blocks are skipped."""
+    out = []
+    for raw in split_events(body):
+        name = None
+        data: list[str] = []
+        for line in raw.decode("utf-8").split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+        if name is None and not data:
+            continue
+        out.append(RawEvent(raw, name, "\n".join(data) if data else None))
+    return out
+
+
+def http_post(
+    port: int, path: str, body: bytes, headers: dict[str, str] | None = None, timeout: float = 20
+) -> tuple[int, dict[str, str], bytes]:
+    """POST with http.client to 127.0.0.1:port: the response bytes exactly as sent."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("POST", path, body=body,
+                     headers={"content-type": "application/json", **(headers or {})})  # fmt: skip
+        resp = conn.getresponse()
+        data = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+    finally:
+        conn.close()
+
+
+def write_mappings(tmp: Path, mappings: dict, name: str = "mappings.yaml") -> Path:
+    """A mapping set written as YAML into tmp; returns its path."""
+    import yaml
+
+    path = tmp / name
+    path.write_text(yaml.safe_dump(mappings, allow_unicode=True), encoding="utf-8")
+    return path

@@ -358,8 +358,7 @@ class ChatStream(_Channels):
         tails = {k: t for k in deltas if (t := self._flush_choice(k))}
         if tails:
             where = dict(marks)
-            inserts = [(where[k] + 1, where[k] + 1, _insertion(t, deltas[k])) for k, t in tails.items()
-                       if k in where and isinstance(deltas[k], dict)]  # fmt: skip
+            inserts = [(where[k] + 1, where[k] + 1, _insertion(t, deltas[k])) for k, t in tails.items() if k in where]
             if len(inserts) == len(tails) and all(i[2] for i in inserts):
                 edits = sorted(edits + inserts)
             else:  # a field present but null, or tool calls named otherwise: rebuild
@@ -400,9 +399,11 @@ class ChatStream(_Channels):
         return f"data: {err}\n\ndata: [DONE]\n\n".encode()
 
 
-def _insertion(tails: dict, delta: dict) -> str:
+def _insertion(tails: dict, delta: object) -> str:
     """The members to insert at the start of a Chat delta object for held tails, or ""
     when one of them would repeat a key the delta already has."""
+    if not isinstance(delta, dict):
+        return ""
     members = []
     calls = []
     for sub, tail in tails.items():
