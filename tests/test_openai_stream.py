@@ -236,3 +236,19 @@ def test_finish_chunk_carrying_its_own_content_flushes_into_it() -> None:
     body = build_chat([("content", 0, "a [EMA")], usage=False).replace(b"data: [DONE]\n\n", fin + b"data: [DONE]\n\n")
     content, _, chunks = read_chat(run(openai.ChatStream, body))
     assert content == {0: "a [EMA!"}
+
+
+def test_held_tail_goes_out_before_an_error_chunk() -> None:
+    err = b'data: {"error":{"message":"Zenith Labs is overloaded","type":"server_error"}}\n\n'
+    body = build_chat([("content", 0, "Partial Zen")], usage=False).replace(b"data: [DONE]\n\n", err)
+    out = run(openai.ChatStream, body)
+    tail_at = out.index(b'"content":"Zen"')
+    assert tail_at < out.index(b"Acme Corp is overloaded")
+
+
+def test_drained_tail_chunk_is_a_whole_chunk() -> None:
+    body = build_chat([("content", 0, "Hello Zen")], usage=False)
+    _, _, chunks = read_chat(run(openai.ChatStream, body))
+    assert chunks[-1]["choices"][0]["delta"] == {"content": "Zen"}
+    assert {k: chunks[-1][k] for k in ("id", "object", "created", "model")} == {
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt"}

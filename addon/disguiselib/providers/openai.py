@@ -329,6 +329,8 @@ class ChatStream(_Channels):
             out = self.drain()
             out.append(ev.raw)
             return out
+        if not self.last:  # once: what a drained tail's own chunk needs to be valid
+            self._remember(data)
         m = _FAST_CHAT.search(data)
         if m is not None:
             w = self.window((int(m.group(1)), "content"), Window.TEXT)
@@ -343,7 +345,13 @@ class ChatStream(_Channels):
             return [ev.raw]
         if not isinstance(obj, dict):
             return [ev.raw]
-        self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
+        if "error" in obj:
+            # A mid-stream error (OpenRouter's may carry a finish_reason too): the SDK
+            # raises at it, so every held tail goes out in its own chunk first.
+            out = self.drain()
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            out.append(ev.with_data(new) if changed else ev.raw)
+            return out
         choices = obj.get("choices")
         deltas = {
             c.get("index", 0): c.get("delta")
@@ -372,6 +380,14 @@ class ChatStream(_Channels):
             return [ev.raw]
         self.events_changed += 1
         return [ev.with_data(jsonspan.splice(data, edits))]
+
+    def _remember(self, data: str) -> None:
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return
+        if isinstance(obj, dict):
+            self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
 
     def _flush_choice(self, k: object) -> dict:
         tails: dict = {}
