@@ -375,7 +375,7 @@ class ChatStream(_Channels):
                     if isinstance(c, dict) and c.get("index", 0) in tails:
                         _merge_tails(c.setdefault("delta", {}), tails[c.get("index", 0)])
                 self.events_changed += 1
-                return [ev.with_data(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))]
+                return [ev.with_data(_dumps(doc).decode("utf-8"))]
         if not edits:
             return [ev.raw]
         self.events_changed += 1
@@ -407,12 +407,21 @@ class ChatStream(_Channels):
                 _merge_tails(delta, tails)
                 chunk = {**self.last, "choices": [{"index": k, "delta": delta, "finish_reason": None}]}
                 chunk.setdefault("object", "chat.completion.chunk")
-                out.append(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+                out.append(b"data: " + _dumps(chunk) + b"\n\n")
         return out
 
     def error_event(self, message: str) -> bytes:
         err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
         return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+
+
+def _dumps(obj: object) -> bytes:
+    """Compact JSON as the APIs send it: UTF-8, or \\u escapes where a lone surrogate
+    (half of a pair cut between two deltas) cannot be UTF-8."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
 
 def _insertion(tails: dict, delta: object) -> str:
@@ -649,7 +658,7 @@ class ResponsesStream(_Channels):
             body["logprobs"] = []
         self.offset += 1
         self.events_changed += 1
-        return [f"event: {t}\ndata: {json.dumps(body, ensure_ascii=False)}\n\n".encode()]
+        return [b"event: " + t.encode() + b"\ndata: " + _dumps(body) + b"\n\n"]
 
     def drain(self) -> list[bytes]:
         out: list[bytes] = []
