@@ -32,6 +32,18 @@ def make_rules(**extra) -> rules.Rules:
 
 RULES = make_rules()
 PLACEHOLDERS = {"[EMAIL_1]": "bob@corp.example.com", "[EMAIL_2]": 'q"uote\\d@x.io'}
+_R = RULES.restorer(PLACEHOLDERS)
+
+
+def restore_value(v):
+    """The reference reversal of parsed JSON: every key and string value, whole."""
+    if isinstance(v, str):
+        return _R.value(v)
+    if isinstance(v, list):
+        return [restore_value(x) for x in v]
+    if isinstance(v, dict):
+        return {_R.value(k): restore_value(x) for k, x in v.items()}
+    return v
 DISGUISES = list(LITERALS.values()) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued
 STRIPS = ["[[reply_to_current]]", "[[ reply_to:123 ]]", "[[reply_to:<", "[[", "["]
 

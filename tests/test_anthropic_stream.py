@@ -13,7 +13,7 @@ from disguiselib import mappings
 from disguiselib.holdback import Window
 from disguiselib.providers.anthropic import AnthropicStream
 from disguiselib.rules import Rules
-from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
+from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 
@@ -22,16 +22,6 @@ def run(body: bytes, pieces: list[bytes] | None = None) -> bytes:
     st_ = AnthropicStream(RULES.restorer(PLACEHOLDERS))
     out = b"".join(st_.feed(p) for p in (pieces or [body]))
     return out + st_.flush()
-
-
-def restore_value(v):
-    if isinstance(v, str):
-        return R.value(v)
-    if isinstance(v, list):
-        return [restore_value(x) for x in v]
-    if isinstance(v, dict):
-        return {R.value(k): restore_value(x) for k, x in v.items()}
-    return v
 
 
 @given(texts, texts, texts, st.data())

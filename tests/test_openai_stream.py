@@ -12,7 +12,7 @@ from disguiselib.errors import StreamError
 from disguiselib.providers import openai
 from disguiselib.providers.base import restore_body
 from openai_util import build_chat, build_responses, chat_chunk, read_chat, read_responses
-from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
+from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 
@@ -20,16 +20,6 @@ R = RULES.restorer(PLACEHOLDERS)
 def run(cls, body: bytes, pieces: list[bytes] | None = None) -> bytes:
     s = cls(RULES.restorer(PLACEHOLDERS))
     return b"".join(s.feed(p) for p in (pieces or [body])) + s.flush()
-
-
-def restore_value(v):
-    if isinstance(v, str):
-        return R.value(v)
-    if isinstance(v, list):
-        return [restore_value(x) for x in v]
-    if isinstance(v, dict):
-        return {R.value(k): restore_value(x) for k, x in v.items()}
-    return v
 
 
 @st.composite
