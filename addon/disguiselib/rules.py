@@ -116,11 +116,10 @@ class Rules:
         self.rev_value_hold = regex.compile("(?:" + value_alts + ")(?!)")
         self.strip_hold = regex.compile("(?:" + _groups(None, None, strips) + ")(?!)")
         self.any_reverse = bool(ms.literals or ms.patterns or strips)
-        self.quiet_chunk = _quiet_chunk_regex(self.lit_reverse, self.pattern_names, ms.strips)
+        self.quiet_chunk, starts = _quiet_chunk_regex(self.lit_reverse, self.pattern_names, ms.strips)
         # Every byte that can begin a quiet_chunk match, marked 0 in a translate table:
         # `data.translate(t).find(0)` scans at memchr speed, where even a one-class
         # regex search costs about 7 ns a byte (1.2 us for a 170-byte event).
-        starts = _first_bytes(self.quiet_chunk.pattern)
         self._trigger_table = bytes(0 if b in starts else 1 for b in range(256))
 
     def suspicious(self, data: bytes, end: int) -> bool:
@@ -173,7 +172,9 @@ class Rules:
         return Restorer(self, placeholders)
 
 
-def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[bytes]:
+def _quiet_chunk_regex(
+    disguises, names: tuple[str, ...], strips
+) -> tuple[re.Pattern[bytes], frozenset[int]]:
     """A bytes regex that finds, in raw stream bytes, anything that could take part in a
     reverse match. Events and chunks it finds nothing in, arriving while no window holds
     anything, pass on as they came, unparsed.
@@ -200,6 +201,7 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
     if names:
         add("[", {n[0] for n in names})
     nonascii = b""
+    nonascii_first: range = range(0)
     for st in strips:
         starts, bmp = _strip_starts(st.regex)
         for first, after in starts.items():
@@ -207,12 +209,12 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
         # Characters past the BMP are not enumerated: their UTF-8 lead bytes count as
         # possible starts. A non-ASCII start in the BMP makes every non-ASCII byte one.
         if bmp or nonascii == rb"[\x80-\xff]":
-            nonascii = rb"[\x80-\xff]"
+            nonascii, nonascii_first = rb"[\x80-\xff]", range(0x80, 0x100)
         else:
-            nonascii = rb"[\xf0-\xf4]"
-    # a `\u` escape on the wire (it could hide such a character), and an escaped
-    # backslash right before a closing quote (JSON text ending inside an escape)
-    alts = [rb"\\u", rb'\\\\"']
+            nonascii, nonascii_first = rb"[\xf0-\xf4]", range(0xF0, 0xF5)
+    # a `\u` escape on the wire (it could hide such a character), and an even run of
+    # backslashes before an unescaped quote (JSON text ending inside an escape)
+    alts = [rb"\\u", rb'(?<!\\)(?:\\\\)+"']
     for first, chars in sorted(follow.items()):
         f = re.escape(first.encode())
         if chars is None:
@@ -222,18 +224,8 @@ def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> re.Pattern[
             alts.append(f + b"[" + nb + b"]")
     if nonascii:
         alts.append(nonascii)
-    return re.compile(b"|".join(alts))
-
-
-@functools.cache
-def _first_bytes(pattern: bytes) -> frozenset[int]:
-    """The bytes a quiet_chunk pattern's matches can begin with (every one- and
-    two-byte start is tried; its matches are at most two bytes long)."""
-    rx = re.compile(pattern)
-    return frozenset(
-        b for b in range(256)
-        if rx.match(bytes([b])) or any(rx.match(bytes([b, c])) for c in range(256))
-    )  # fmt: skip
+    first_bytes = frozenset({ord("\\")} | {ord(c) for c in follow} | set(nonascii_first))
+    return re.compile(b"|".join(alts)), first_bytes
 
 
 @functools.cache
