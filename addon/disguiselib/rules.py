@@ -213,8 +213,9 @@ def _quiet_chunk_regex(
         else:
             nonascii, nonascii_first = rb"[\xf0-\xf4]", range(0xF0, 0xF5)
     # a `\u` escape on the wire (it could hide such a character), and an even run of
-    # backslashes before an unescaped quote (JSON text ending inside an escape)
-    alts = [rb"\\u", rb'(?<!\\)(?:\\\\)+"']
+    # backslashes before an unescaped quote (JSON text ending inside an escape). Each
+    # alternative starts with a plain byte, which keeps the regex's fast prefix scan.
+    alts = [rb"\\u", rb'\\(?<!\\\\)\\(?:\\\\)*"']
     for first, chars in sorted(follow.items()):
         f = re.escape(first.encode())
         if chars is None:
