@@ -25,7 +25,7 @@ from .rules import Restorer
 def _esc_advance(s: str, i: int, j: int, st: int) -> int:
     """JSON escape state after s[i:j], starting in state st.
 
-    0: not in an escape; -1: just after a backslash; k > 0: k hex digits of a \\uXXXX
+    0: not in an escape; -1: just after a backslash; k > 0: k hex digits of a \\u escape
     still to come.
     """
     while i < j:

@@ -6,7 +6,7 @@ text is walked token by token — a regex jumps to the next quote or bracket, an
 `json.decoder.scanstring` decodes a string literal at C speed and says where it ends
 (the CPython scanner's own primitive). A subtree a rule skips is jumped over whole.
 Only the string tokens whose value changes are re-encoded and spliced in; whitespace,
-key order, numbers (`1.0`, `1e3`, `12345678901234567890`), `\\uXXXX` escapes and
+key order, numbers (`1.0`, `1e3`, `12345678901234567890`), `\\u00e9`-style escapes and
 unrelated strings stay byte-identical.
 
 Rules say, per position, what to do with a string value and with object keys:
