@@ -132,16 +132,6 @@ class Arr(Rule):
         return self.item
 
 
-class Lazy(Rule):
-    """A forward reference for recursive schemas."""
-
-    def __init__(self, get: Callable[[], Rule]) -> None:
-        self._get = get
-
-    def resolve(self, value: object) -> Rule:
-        return self._get().resolve(value)
-
-
 class Typed(Rule):
     """An object dispatched on `value[field]`; `default` for unknown or missing types."""
 

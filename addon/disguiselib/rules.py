@@ -115,7 +115,6 @@ class Rules:
         self.rev_value = regex.compile(value_alts)
         self.rev_value_hold = regex.compile("(?:" + value_alts + ")(?!)")
         self.strip_hold = regex.compile("(?:" + _groups(None, None, strips) + ")(?!)")
-        self.any_reverse = bool(ms.literals or ms.patterns or strips)
         self.quiet_chunk, starts = _quiet_chunk_regex(self.lit_reverse, self.pattern_names, ms.strips)
         # Every byte that can begin a quiet_chunk match, marked 0 in a translate table:
         # `data.translate(t).find(0)` scans at memchr speed, where even a one-class

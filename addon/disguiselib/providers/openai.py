@@ -16,7 +16,7 @@ import re
 from .. import jsonspan
 from ..errors import StreamError
 from ..holdback import Window
-from ..jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ..jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from ..rules import Restorer, json_escape
 from ..sse import Event
 from .base import SSEStream, restore_fn
@@ -679,5 +679,5 @@ def error_body(message: str, kind: str = "invalid_request_error") -> bytes:
 
 __all__ = [
     "CHAT_REQUEST", "CHAT_RESPONSE", "RESPONSES_REQUEST", "RESPONSE_OBJECT", "ChatStream",
-    "ResponsesStream", "error_body", "USER",
+    "ResponsesStream", "error_body",
 ]  # fmt: skip
