@@ -129,8 +129,8 @@ class SSEStream(ABC):
         suspicious = self._suspicious
         for raw in raws:
             self.events_in += 1
-            if not suspicious(raw, len(raw)) and self.quiet():
-                out.append(raw)  # nothing in it can take part in a match
+            if not suspicious(raw, len(raw)) and SSEStream.quiet(self):
+                out.append(self.pass_on(raw))  # nothing in it can take part in a match
             else:
                 out.extend(self.on_event(parse_event(raw)))
         return out
@@ -150,6 +150,10 @@ class SSEStream(ABC):
             if w is not None and (w.held or w.escaped):
                 return False
         return True
+
+    def pass_on(self, raw: bytes) -> bytes:
+        """An event nothing in which can take part in a match: as it came, by default."""
+        return raw
 
     def whole(self, body: bytes) -> bytes:
         """A stream that arrived in one piece (not streamed, or replayed)."""

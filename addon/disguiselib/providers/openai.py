@@ -18,7 +18,7 @@ from ..errors import StreamError
 from ..holdback import Window
 from ..jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from ..rules import Restorer, json_escape
-from ..sse import Event
+from ..sse import Event, parse_event
 from .base import SSEStream, restore_fn
 from .common import GENERIC, SCHEMA, _obj
 
@@ -526,14 +526,19 @@ class ResponsesStream(_Channels):
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
 
     def quiet(self) -> bool:
+        # whole runs of events pass unframed only while nothing needs renumbering
         return self.offset == 0 and super().quiet()
+
+    def pass_on(self, raw: bytes) -> bytes:
+        if not self.offset:
+            return raw
+        ev = parse_event(raw)
+        return raw if ev.data is None else self._renumbered(ev, ev.data)
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
         if data is None:
             return [ev.raw]
-        if not self.r.rules.suspicious(ev.raw, len(ev.raw)) and super().quiet():
-            return [self._renumbered(ev, data)]
         fast = self._fast_delta(ev, data)
         if fast is not None:
             return fast
