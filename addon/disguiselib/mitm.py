@@ -240,6 +240,7 @@ class Disguise:
     def _note(self, flow: http.HTTPFlow, st: _FlowState) -> None:
         meta = flow.metadata.setdefault("disguise", {})
         meta["restored"] = st.restorer.restored
+        meta["stripped"] = st.restorer.stripped
         if st.stream is not None:
             meta["events"] = st.stream.events_in
             meta["events_changed"] = st.stream.events_changed

@@ -63,13 +63,19 @@ def trie_pattern(words: Iterable[str]) -> str:
 class Session:
     """One request's placeholders, numbered by first appearance (contract §2)."""
 
-    __slots__ = ("placeholders", "_by_key", "_count", "masked")
+    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts")
 
     def __init__(self) -> None:
         self.placeholders: dict[str, str] = {}  # "[EMAIL_1]" -> original
         self._by_key: dict[tuple[str, str], str] = {}
         self._count: dict[str, int] = {}
         self.masked = 0  # how many replacements were made (for the flow comment)
+        # replacements per rule: a pattern's name, or LITERALS for every literal
+        self.counts: dict[str, int] = {}
+
+    def count(self, label: str) -> None:
+        self.masked += 1
+        self.counts[label] = self.counts.get(label, 0) + 1
 
     def placeholder(self, name: str, original: str) -> str:
         key = (name, original)
@@ -81,6 +87,9 @@ class Session:
             self._by_key[key] = ph
             self.placeholders[ph] = original
         return ph
+
+
+LITERALS = "literals"  # the label of every literal in counts and find()
 
 
 class Rules:
@@ -139,14 +148,15 @@ class Rules:
 
     # -- forward ---------------------------------------------------------------------
 
-    def mask(self, text: str, session: Session) -> str:
-        """text with every original replaced; placeholders numbered in session."""
+    def find(self, text: str) -> list[tuple[str, int, int]]:
+        """Every span mask() would replace, in order: (label, start, end), where label is
+        a pattern's name or LITERALS. For checks that must not change text (leak guard,
+        audit)."""
         fwd = self._forward
         nxt = [rx.search(text) for _, rx in fwd]  # type: ignore[attr-defined]
+        out: list[tuple[str, int, int]] = []
         if not any(nxt):
-            return text
-        out: list[str] = []
-        pos = 0
+            return out
         while True:
             best = None
             bi = -1
@@ -156,14 +166,26 @@ class Rules:
             if best is None:
                 break
             name = fwd[bi][0]
-            found = best.group()
-            out.append(text[pos : best.start()])
-            out.append(self.lit_forward[found] if name is None else session.placeholder(name, found))
-            session.masked += 1
+            out.append((LITERALS if name is None else name, best.start(), best.end()))
             pos = best.end()
             for i, m in enumerate(nxt):
                 if m is not None and m.start() < pos:
                     nxt[i] = fwd[i][1].search(text, pos)  # type: ignore[attr-defined]
+        return out
+
+    def mask(self, text: str, session: Session) -> str:
+        """text with every original replaced; placeholders numbered in session."""
+        spans = self.find(text)
+        if not spans:
+            return text
+        out: list[str] = []
+        pos = 0
+        for label, a, b in spans:
+            found = text[a:b]
+            out.append(text[pos:a])
+            out.append(self.lit_forward[found] if label == LITERALS else session.placeholder(label, found))
+            session.count(label)
+            pos = b
         out.append(text[pos:])
         return "".join(out)
 
@@ -266,13 +288,14 @@ def _groups(lit: str | None, ph: str | None, strips: list[str]) -> str:
 class Restorer:
     """Reverse mapping for one flow: global literals plus that flow's placeholders."""
 
-    __slots__ = ("rules", "placeholders", "_esc_cache", "restored")
+    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped")
 
     def __init__(self, rules: Rules, placeholders: dict[str, str]) -> None:
         self.rules = rules
         self.placeholders = placeholders
         self._esc_cache: dict[str, str] = {}
-        self.restored = 0
+        self.restored = 0  # disguises and placeholders turned back into originals
+        self.stripped = 0  # strip-rule matches deleted
 
     def replacement(self, m: regex.Match, escaped: bool) -> str:
         """What replaces match m: its original, "" for a strip match, or m itself for a
@@ -288,7 +311,7 @@ class Restorer:
                 return m.group()
             orig = got
         else:
-            self.restored += 1
+            self.stripped += 1
             return ""
         self.restored += 1
         if not escaped:
