@@ -6,7 +6,11 @@ ends the channel: it restores what is held and drops a dangling partial strip ma
 (a stream cut by max_tokens inside `[[reply_to:<`).
 
 The central property (tests/test_holdback.py): for every way of cutting a text into
-pieces, ``"".join(feed(p) for p in pieces) + flush() == feed(text) + flush()``.
+pieces, ``"".join(feed(p) for p in pieces) + flush() == feed(text) + flush()``. It holds
+by construction: a window and whole-text reversal (`Restorer.text` etc.) run the same
+primitive, `Restorer.run`, and a window only ever re-runs it on its held tail plus the
+new piece. What is held is bounded by the longest disguise, placeholder or strip match,
+so the cost of a piece does not depend on how much text went before it.
 
 Modes:
 - TEXT: decoded text a user reads; disguises, placeholders and strip rules.
@@ -19,51 +23,22 @@ Modes:
 
 from __future__ import annotations
 
-from .rules import Restorer
-
-
-def _esc_advance(s: str, i: int, j: int, st: int) -> int:
-    """JSON escape state after s[i:j], starting in state st.
-
-    0: not in an escape; -1: just after a backslash; k > 0: k hex digits of a \\u escape
-    still to come.
-    """
-    while i < j:
-        if st == 0:
-            k = s.find("\\", i, j)
-            if k < 0:
-                return 0
-            st = -1
-            i = k + 1
-        elif st == -1:
-            st = 4 if s[i] == "u" else 0
-            i += 1
-        else:
-            take = min(st, j - i)
-            st -= take
-            i += take
-    return st
+from . import rules
+from .rules import Restorer, _esc_advance
 
 
 class Window:
-    TEXT = 0
-    VALUE = 1
-    JSON = 2
+    TEXT = rules.TEXT
+    VALUE = rules.VALUE
+    JSON = rules.JSON
 
-    __slots__ = ("_r", "mode", "held", "_esc", "_rx", "_hold", "_end")
+    __slots__ = ("_r", "mode", "held", "_esc")
 
     def __init__(self, restorer: Restorer, mode: int) -> None:
-        rules = restorer.rules
         self._r = restorer
         self.mode = mode
         self.held = ""
         self._esc = 0  # JSON mode: escape state at the start of `held`
-        if mode == Window.TEXT:
-            self._rx, self._hold = rules.rev_text, rules.rev_text_hold
-            self._end = rules.strip_hold if rules.has_strips else None
-        else:
-            self._rx, self._hold = rules.rev_value, rules.rev_value_hold
-            self._end = None
 
     @property
     def escaped(self) -> bool:
@@ -75,7 +50,7 @@ class Window:
         buf = self.held + text if self.held else text
         if not buf:
             return ""
-        out, h = self._process(buf, self._hold)
+        out, h = self._r.run(buf, self.mode, False, self._esc)
         self.held = buf[h:]
         if self.mode == Window.JSON and (self._esc or "\\" in buf):
             self._esc = _esc_advance(buf, 0, h, self._esc)
@@ -87,40 +62,6 @@ class Window:
         self.held = ""
         if not buf:
             return ""
-        out, _ = self._process(buf, self._end)
+        out, _ = self._r.run(buf, self.mode, True, self._esc)
         self._esc = 0
         return out
-
-    def _process(self, buf: str, hold) -> tuple[str, int]:
-        """Restore complete matches that start before the hold point; return the
-        restored text up to it and the hold point."""
-        n = len(buf)
-        h = n
-        if hold is not None:
-            pm = hold.search(buf, partial=True)
-            if pm is not None and pm.start() < n:
-                h = pm.start()
-        rx = self._rx
-        m = rx.search(buf)
-        if m is None or m.start() >= h:  # the common case: nothing to restore
-            return buf[:h], h
-        json_mode = self.mode == Window.JSON
-        out: list[str] = []
-        pos = 0
-        while m is not None and m.start() < h:
-            s = m.start()
-            if json_mode and _esc_advance(buf, 0, s, self._esc) != 0:
-                # inside an escape sequence: not a disguise; look again one further on
-                m = rx.search(buf, s + 1)
-                continue
-            out.append(buf[pos:s])
-            out.append(self._r.replacement(m, json_mode))
-            pos = m.end()
-            if pos > h and hold is not None:
-                pm = hold.search(buf, pos, partial=True)
-                h = pm.start() if pm is not None and pm.start() < n else n
-            elif pos > h:
-                h = n
-            m = rx.search(buf, pos)
-        out.append(buf[pos:h])
-        return "".join(out), h

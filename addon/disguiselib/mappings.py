@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import regex
 import yaml
 
+from . import linear, rxsyntax
 from .errors import MappingError
 
 # Disguises must read the same raw and JSON-escaped: then a disguise can be found in
@@ -140,13 +140,18 @@ def _parse_doc(doc: object, f: str, literals: list, patterns: list, strips: list
         strips.append(Strip(item["regex"], src))
 
 
-def _check_regex(rx: str, src: str) -> None:
+def _check_regex(rx: str, src: str, strip: bool = False) -> None:
+    """Refuse a regex the linear-time engine (RE2) cannot run, or one that can match
+    the empty string; a strip rule must also have a streaming form (rxsyntax)."""
     try:
-        compiled = regex.compile(rx)
-    except regex.error as e:
-        raise MappingError(f"{src}: regex does not compile: {e}") from e
-    if compiled.fullmatch("") is not None:
-        raise MappingError(f"{src}: regex can match the empty string")
+        linear.check(rx)
+    except linear.RegexError as e:
+        raise MappingError(f"{src}: regex does not compile (RE2 syntax, every rule runs in linear time): {e}") from None
+    if strip:
+        try:
+            rxsyntax.bounded(rx)
+        except rxsyntax.SyntaxRefused as e:
+            raise MappingError(f"{src}: strip rule refused: {e}") from None
 
 
 def validate(ms: MappingSet) -> None:
@@ -177,7 +182,7 @@ def validate(ms: MappingSet) -> None:
             raise MappingError(f"{p.source}: pattern name {p.name} is used twice")
         names.add(p.name)
     for s in ms.strips:
-        _check_regex(s.regex, s.source)
+        _check_regex(s.regex, s.source, strip=True)
     # No chains: a disguise must not contain any original (its own included), so a
     # masked text never holds an original and reversal is unambiguous.
     for lit in ms.literals:

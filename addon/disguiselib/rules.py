@@ -1,16 +1,27 @@
 """Compiled matchers: forward (mask), reverse (restore), strip and hold-back.
 
-Forward: literals win over patterns at the same position; the leftmost match wins
-otherwise (exactly the semantics of one alternation `literals|pattern1|pattern2...`,
-but each rule runs on its own engine so that a pattern with a required literal, like
-the `@` of an e-mail, is searched at C speed).
+Every matcher here runs in time linear in its input:
 
-Reverse: one `regex` alternation of every disguise, the flow's placeholders and the
-strip rules. A second copy ending in `(?!)` can never match completely, so a
-`partial=True` search on it returns exactly the leftmost position where some rule is
-still in progress at the end of the text — the start of the tail to hold back. (A plain
-partial search is not enough: `regex` prefers a complete `nova` to an unfinished
-`nova.cloud`.)
+- Forward. Literals are found by an Aho–Corasick automaton (ahocorasick-rs,
+  leftmost-longest), patterns by RE2 (`linear.py`). One pass of an RE2 set over a
+  string says which patterns match anywhere in it; only those are searched for their
+  spans. Semantics: the leftmost match wins; at the same start a literal wins, then the
+  pattern listed first; after a match every rule goes on from its end (a rule whose next
+  match started inside it is searched again from there).
+- Reverse. What is restored is a finite set of strings — the disguises, and the
+  placeholders `[NAME_n]` one request issued — so complete matches come from another
+  Aho–Corasick automaton and a bounded placeholder regex, and the hold-back point (the
+  leftmost position where a match may still be in progress at the end of the text so
+  far) from a trie regex of their proper prefixes, searched over the last (longest − 1)
+  characters only: its cost does not depend on how much text went before. A trie regex
+  tries one branch per next character, so the stdlib engine runs it in time bounded by
+  the trie's depth at each position. Strip rules stay regexes: RE2 with their
+  prefix closure (`rxsyntax.py`); every strip match is at most `width` long, so neither
+  the search nor what a window holds grows past that.
+
+Whole-text reversal (`Restorer.text`, `.json_text`, `.value`) and the streaming
+windows (`holdback.Window`) share one primitive, `Restorer.run`, which is why a
+stream's output cannot depend on how it was cut.
 """
 
 from __future__ import annotations
@@ -18,13 +29,27 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-import regex
+import ahocorasick_rs
 
+from . import linear, rxsyntax
 from .mappings import MappingSet
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
+
+# Window modes (holdback.Window uses the same numbers).
+TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
+VALUE = 1  # a complete decoded string (tool name, key, value): no strip rules
+JSON = 2  # JSON text (tool arguments): originals inserted JSON-escaped; escape-aware
+
+LITERALS = "literals"  # the label of every literal in counts and find()
+
+# A placeholder's number has at most this many digits (a request with a billion
+# e-mail addresses is not a request).
+_MAX_DIGITS = 9
 
 
 def json_escape(s: str) -> str:
@@ -35,29 +60,83 @@ def json_escape(s: str) -> str:
     return out
 
 
-def trie_pattern(words: Iterable[str]) -> str:
-    """A regex matching any of words, longest first, shaped as a trie.
+def _utf8(s: str) -> bytes:
+    # A decoded JSON string can hold a lone surrogate (half of a pair cut between two
+    # deltas); it is carried through as its 3-byte form and decoded back the same way.
+    return s.encode("utf-8", "surrogatepass")
 
-    A flat alternation of 1,000 literals is tried branch by branch at every position;
-    the trie tries one branch per distinct next character (measured 4x faster).
-    """
+
+def _char_offsets(b: bytes, offsets: Iterable[int]) -> list[int]:
+    """Character offsets of increasing byte offsets into b, in one pass."""
+    out = []
+    last_b = last_c = 0
+    for off in offsets:
+        last_c += len(b[last_b:off].decode("utf-8", "surrogatepass"))
+        last_b = off
+        out.append(last_c)
+    return out
+
+
+def _trie(words: Iterable[str]) -> dict:
     trie: dict = {}
     for w in words:
         t = trie
         for ch in w:
             t = t.setdefault(ch, {})
-        t[""] = True
+        t[""] = {}
+    return trie
 
-    def build(t: dict) -> str:
-        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(t.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if "" in t:  # a word ends here: the longer continuation is tried first
-            return "(?:" + body + ")?"
-        return body
 
-    return build(trie)
+def _proper_prefixes(t: dict) -> str:
+    """A regex for the non-empty strings u such that (path to t) + u is a proper prefix
+    of a word of trie t: every node that has children, shaped as a trie."""
+    alts = []
+    for ch, sub in sorted(t.items()):
+        if ch and any(sub):
+            inner = _proper_prefixes(sub)
+            alts.append(re.escape(ch) + (f"(?:{inner})?" if inner else ""))
+    if not alts:
+        return ""
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _all_prefixes(t: dict, end: str) -> str:
+    """A regex for every non-empty prefix of a word of trie t, a whole word followed
+    optionally by `end`."""
+    alts = []
+    for ch, sub in sorted(t.items()):
+        if not ch:
+            continue
+        inner = _all_prefixes(sub, end)
+        if "" in sub:
+            inner = f"(?:{inner}|{end})" if inner else end
+        alts.append(re.escape(ch) + (f"(?:{inner})?" if inner else ""))
+    if not alts:
+        return ""
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _esc_advance(s: str, i: int, j: int, st: int) -> int:
+    """JSON escape state after s[i:j], starting in state st.
+
+    0: not in an escape; -1: just after a backslash; k > 0: k hex digits of a \\u escape
+    still to come.
+    """
+    while i < j:
+        if st == 0:
+            k = s.find("\\", i, j)
+            if k < 0:
+                return 0
+            st = -1
+            i = k + 1
+        elif st == -1:
+            st = 4 if s[i] == "u" else 0
+            i += 1
+        else:
+            take = min(st, j - i)
+            st -= take
+            i += take
+    return st
 
 
 class Session:
@@ -89,7 +168,24 @@ class Session:
         return ph
 
 
-LITERALS = "literals"  # the label of every literal in counts and find()
+# A candidate accept hook for a pattern: given the text, its UTF-8 bytes and the group
+# spans of one match (byte offsets), the byte span to mask, or None to reject the match
+# (the pattern is then searched again from the match's start + 1 character).
+Accept = Callable[[bytes, list[tuple[int, int]]], "tuple[int, int] | None"]
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    name: str
+    rx: linear.Regex
+    accept: Accept | None = None
+
+
+@dataclass(frozen=True)
+class _Strip:
+    rx: linear.Regex  # the bounded rule
+    hold: linear.Regex  # (?:closure)\z: where a match may still be in progress
+    width: int
 
 
 class Rules:
@@ -100,30 +196,56 @@ class Rules:
         self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
         self.lit_reverse = {lit.disguise: lit.original for lit in ms.literals}
         self.pattern_names = tuple(p.name for p in ms.patterns)
-        fwd: list[tuple[str | None, object]] = []
-        if ms.literals:
-            fwd.append((None, re.compile(trie_pattern(self.lit_forward))))
-        for p in ms.patterns:
-            fwd.append((p.name, regex.compile(p.regex)))
-        self._forward = tuple(fwd)
 
-        lit = trie_pattern(self.lit_reverse) if ms.literals else None
-        ph = (
-            r"\[(?:" + "|".join(map(re.escape, self.pattern_names)) + r")_[1-9][0-9]*\]"
-            if ms.patterns
+        # -- forward --
+        originals = list(self.lit_forward)
+        self._lit_ac = (
+            ahocorasick_rs.BytesAhoCorasick([_utf8(o) for o in originals], matchkind=_LEFTMOST_LONGEST)
+            if originals
             else None
         )
-        strips = [s.regex for s in ms.strips]
-        self.has_strips = bool(strips)
-        # Text channels: disguises, placeholders and strip rules. JSON text and whole
-        # values (tool names, keys): disguises and placeholders only.
-        text_alts = _groups(lit, ph, strips)
-        value_alts = _groups(lit, ph, [])
-        self.rev_text = regex.compile(text_alts)
-        self.rev_text_hold = regex.compile("(?:" + text_alts + ")(?!)")
-        self.rev_value = regex.compile(value_alts)
-        self.rev_value_hold = regex.compile("(?:" + value_alts + ")(?!)")
-        self.strip_hold = regex.compile("(?:" + _groups(None, None, strips) + ")(?!)")
+        self._lit_disguise = [self.lit_forward[o] for o in originals]
+        self._patterns = tuple(_Pattern(p.name, linear.Regex(p.regex)) for p in ms.patterns)
+        self._prefilter = linear.Prefilter([p.regex for p in ms.patterns]) if ms.patterns else None
+
+        # -- reverse --
+        disguises = list(self.lit_reverse)
+        self._dis_ac = (
+            ahocorasick_rs.AhoCorasick(disguises, matchkind=_LEFTMOST_LONGEST) if disguises else None
+        )
+        self._dis_ac_bytes = (
+            ahocorasick_rs.BytesAhoCorasick([_utf8(d) for d in disguises], matchkind=_LEFTMOST_LONGEST)
+            if disguises
+            else None
+        )
+        self._dis_original = [self.lit_reverse[d] for d in disguises]
+        names = sorted(self.pattern_names, key=len, reverse=True)
+        self._ph = (
+            re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]{0,%d}\]" % (_MAX_DIGITS - 1))
+            if names
+            else None
+        )
+        # Hold-back: the leftmost non-empty proper prefix of a disguise or placeholder
+        # that ends the text. Two variants: a flow that was issued no placeholders
+        # need not hold `[EM` back.
+        dis_pp = _proper_prefixes(_trie(disguises)) if disguises else ""
+        ph_pp = (
+            r"\[(?:" + _all_prefixes(_trie(n + "_" for n in names), "[1-9][0-9]{0,%d}" % (_MAX_DIGITS - 1)) + ")?"
+            if names
+            else ""
+        )
+        self._hold = re.compile("(?:" + dis_pp + r")\Z") if dis_pp else None
+        both = "|".join(x for x in (dis_pp, ph_pp) if x)
+        self._hold_ph = re.compile("(?:" + both + r")\Z") if both else None
+        longest_ph = 2 + max(map(len, names)) + 1 + _MAX_DIGITS if names else 0
+        self._hold_span = max([longest_ph, *map(len, disguises)], default=0)
+
+        self._strips = tuple(_compile_strip(s.regex) for s in ms.strips)
+        self.has_strips = bool(self._strips)
+        self._strip_first = frozenset().union(*(_strip_starts(s.regex)[0] for s in ms.strips))
+        self._strip_nonascii = any(_strip_starts(s.regex)[1] for s in ms.strips)
+        self._strip_span = max((s.width for s in self._strips), default=0)
+
         self.quiet_chunk, starts = _quiet_chunk_regex(self.lit_reverse, self.pattern_names, ms.strips)
         # Every byte that can begin a quiet_chunk match, marked 0 in a translate table:
         # `data.translate(t).find(0)` scans at memchr speed, where even a one-class
@@ -149,29 +271,97 @@ class Rules:
     # -- forward ---------------------------------------------------------------------
 
     def find(self, text: str) -> list[tuple[str, int, int]]:
-        """Every span mask() would replace, in order: (label, start, end), where label is
-        a pattern's name or LITERALS. For checks that must not change text (leak guard,
-        audit)."""
-        fwd = self._forward
-        nxt = [rx.search(text) for _, rx in fwd]  # type: ignore[attr-defined]
+        """Every span mask() would replace, in order: (label, start, end) in characters,
+        where label is a pattern's name or LITERALS. For checks that must not change
+        text (leak guard, audit)."""
+        if not text:
+            return []
+        b = _utf8(text)
+        spans = self._find_bytes(b)
+        if not spans or len(b) == len(text):
+            return spans
+        offs = _char_offsets(b, [x for _, s, e in spans for x in (s, e)])
+        return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
+
+    def _find_bytes(self, b: bytes) -> list[tuple[str, int, int]]:
+        n = len(b)
+        lits: list = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
+        active = self._prefilter.match(b) if self._prefilter is not None else []
+        if not lits and not active:
+            return []
+        pats = self._patterns
+        nxt = {i: self._next(pats[i], b, 0) for i in active}
         out: list[tuple[str, int, int]] = []
-        if not any(nxt):
-            return out
+        li = 0
+        pos = 0
         while True:
-            best = None
-            bi = -1
-            for i, m in enumerate(nxt):
-                if m is not None and (best is None or m.start() < best.start()):
-                    best, bi = m, i
+            # the next literal at or after pos
+            while li < len(lits) and lits[li][1] < pos:
+                if lits[li][2] > pos:  # cut by a pattern match: look again from pos
+                    lits = [(k, s + pos, e + pos) for k, s, e in self._lit_ac.find_matches_as_indexes(b[pos:])]  # type: ignore[union-attr]
+                    li = 0
+                    break
+                li += 1
+            best: tuple[str, int, int] | None = None
+            if li < len(lits):
+                k, s, e = lits[li]
+                best = (LITERALS, s, e)
+            for i in active:
+                m = nxt[i]
+                if m is not None and (best is None or m[0] < best[1]):
+                    best = (pats[i].name, m[0], m[1])
             if best is None:
                 break
-            name = fwd[bi][0]
-            out.append((LITERALS if name is None else name, best.start(), best.end()))
-            pos = best.end()
-            for i, m in enumerate(nxt):
-                if m is not None and m.start() < pos:
-                    nxt[i] = fwd[i][1].search(text, pos)  # type: ignore[attr-defined]
+            out.append(best)
+            pos = best[2]
+            if pos >= n:
+                break
+            for i in active:
+                m = nxt[i]
+                if m is not None and m[0] < pos:
+                    nxt[i] = self._next(pats[i], b, pos)
         return out
+
+    @staticmethod
+    def _next(p: _Pattern, b: bytes, pos: int) -> tuple[int, int] | None:
+        """The span pattern p masks next at or after byte pos, or None."""
+        n = len(b)
+        while pos <= n:
+            if p.accept is None:
+                m = p.rx.search(b, pos)
+                if m is None:
+                    return None
+                if m[1] > m[0]:
+                    return m
+                start = m[0]
+            else:
+                spans = p.rx.groups(b, pos)
+                if spans is None:
+                    return None
+                start = spans[0][0]
+                if spans[0][1] > start:
+                    got = p.accept(b, spans)
+                    if got is not None and got[1] > got[0]:
+                        return got
+            # an empty or rejected match: go on one character further
+            pos = start + 1
+            while pos < n and (b[pos] & 0xC0) == 0x80:
+                pos += 1
+        return None
+
+    def _disguises_in(self, buf: str, pos: int) -> list[tuple[int, int, int]]:
+        """Leftmost-longest disguise matches in buf[pos:]: (index, start, end) in buf."""
+        part = buf[pos:] if pos else buf
+        try:
+            found = self._dis_ac.find_matches_as_indexes(part)  # type: ignore[union-attr]
+        except UnicodeEncodeError:  # a lone surrogate: through its 3-byte form
+            b = _utf8(part)
+            raw = self._dis_ac_bytes.find_matches_as_indexes(b)
+            offs = _char_offsets(b, [x for _, s, e in raw for x in (s, e)])
+            found = [(k, offs[2 * i], offs[2 * i + 1]) for i, (k, _, _) in enumerate(raw)]
+        if pos:
+            return [(k, s + pos, e + pos) for k, s, e in found]
+        return found
 
     def mask(self, text: str, session: Session) -> str:
         """text with every original replaced; placeholders numbered in session."""
@@ -193,9 +383,41 @@ class Rules:
         return Restorer(self, placeholders)
 
 
-def _quiet_chunk_regex(
-    disguises, names: tuple[str, ...], strips
-) -> tuple[re.Pattern[bytes], frozenset[int]]:
+def _compile_strip(rx: str) -> _Strip:
+    try:
+        b = rxsyntax.bounded(rx)
+        return _Strip(linear.Regex(b.regex), linear.Regex("(?:" + b.closure + r")\z"), b.width)
+    except (rxsyntax.SyntaxRefused, linear.RegexError) as e:
+        raise ValueError(str(e)) from None
+
+
+@functools.cache
+def _strip_starts(rx_text: str) -> tuple[frozenset[str], bool, dict[str, frozenset[str] | None]]:
+    """For a strip rule: the ASCII characters a match can begin with; whether a
+    non-ASCII character can begin one; and for each ASCII start, the ASCII characters
+    that can follow it (None: any, i.e. a non-ASCII or no character may follow).
+    Every character is tried against the rule and its prefix closure: about 0.1 s per
+    rule, once per process."""
+    b = rxsyntax.bounded(rx_text)
+    either = linear.Regex(f"(?:{b.closure})|(?:{b.regex})")
+    whole = linear.Regex(b.regex)
+
+    def can(s: str) -> bool:
+        return either.fullmatch(_utf8(s))
+
+    bmp = [chr(c) for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
+    first = frozenset(c for c in map(chr, range(128)) if can(c))
+    nonascii = any(can(c) for c in bmp)
+    follow: dict[str, frozenset[str] | None] = {}
+    for c1 in sorted(first):
+        if whole.fullmatch(_utf8(c1)) or any(can(c1 + c) for c in bmp):
+            follow[c1] = None
+        else:
+            follow[c1] = frozenset(c2 for c2 in map(chr, range(128)) if can(c1 + c2))
+    return first, nonascii, follow
+
+
+def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> tuple[re.Pattern[bytes], frozenset[int]]:
     """A bytes regex that finds, in raw stream bytes, anything that could take part in a
     reverse match. Events and chunks it finds nothing in, arriving while no window holds
     anything, pass on as they came, unparsed.
@@ -224,7 +446,7 @@ def _quiet_chunk_regex(
     nonascii = b""
     nonascii_first: range = range(0)
     for st in strips:
-        starts, bmp = _strip_starts(st.regex)
+        _first, bmp, starts = _strip_starts(st.regex)
         for first, after in starts.items():
             add(first, after)
         # Characters past the BMP are not enumerated: their UTF-8 lead bytes count as
@@ -250,94 +472,175 @@ def _quiet_chunk_regex(
     return re.compile(b"|".join(alts)), first_bytes
 
 
-@functools.cache
-def _strip_starts(rx_text: str) -> tuple[dict[str, frozenset[str] | None], bool]:
-    """For a strip regex: each ASCII character it can begin with, mapped to the ASCII
-    characters that can follow it (None when a non-ASCII or no character may follow,
-    i.e. "any"), and whether some non-ASCII BMP character can begin it. Every
-    character is tried: about 80 ms per regex, once per process."""
-    rx = regex.compile(rx_text)
-    bmp = any(
-        rx.match(chr(c), partial=True) for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000
-    )
-    starts: dict[str, frozenset[str] | None] = {}
-    for c1 in map(chr, range(128)):
-        if not rx.match(c1, partial=True):
-            continue
-        m = rx.fullmatch(c1)
-        nonascii_next = any(
-            rx.match(c1 + chr(c), partial=True) for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000
-        )
-        if m is not None or nonascii_next:
-            starts[c1] = None
-        else:
-            starts[c1] = frozenset(c2 for c2 in map(chr, range(128)) if rx.match(c1 + c2, partial=True))
-    return starts, bmp
-
-
-def _groups(lit: str | None, ph: str | None, strips: list[str]) -> str:
-    alts = []
-    if lit:
-        alts.append(f"(?P<_dL>{lit})")
-    if ph:
-        alts.append(f"(?P<_dP>{ph})")
-    alts.extend(f"(?:{s})" for s in strips)
-    return "|".join(alts) if alts else "(?!)"
-
-
 class Restorer:
     """Reverse mapping for one flow: global literals plus that flow's placeholders."""
 
-    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped")
+    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold")
 
     def __init__(self, rules: Rules, placeholders: dict[str, str]) -> None:
         self.rules = rules
         self.placeholders = placeholders
         self._esc_cache: dict[str, str] = {}
         self.restored = 0  # disguises and placeholders turned back into originals
-        self.stripped = 0  # strip-rule matches deleted
+        self.stripped = 0  # strip-rule matches deleted (dangling ones at a channel's end too)
+        self._hold = rules._hold_ph if placeholders else rules._hold
 
-    def replacement(self, m: regex.Match, escaped: bool) -> str:
-        """What replaces match m: its original, "" for a strip match, or m itself for a
-        placeholder this flow never issued."""
-        # Literal and placeholder groups hold no capturing groups of their own, so
-        # lastgroup names them; a strip rule's match has some other lastgroup.
-        kind = m.lastgroup
-        if kind == "_dL":
-            orig = self.rules.lit_reverse[m.group()]
-        elif kind == "_dP":
-            got = self.placeholders.get(m.group())
-            if got is None:
-                return m.group()
-            orig = got
-        else:
-            self.stripped += 1
-            return ""
-        self.restored += 1
-        if not escaped:
-            return orig
+    # -- whole texts ---------------------------------------------------------------------
+
+    def text(self, s: str) -> str:
+        """Whole-text reversal of a finished text channel (strip rules included)."""
+        return self.run(s, TEXT, True, 0)[0]
+
+    def json_text(self, s: str) -> str:
+        """Whole reversal of complete JSON text (tool arguments): originals JSON-escaped."""
+        return self.run(s, JSON, True, 0)[0]
+
+    def value(self, s: str) -> str:
+        """Whole-value reversal of a complete decoded string (tool name, key, value)."""
+        return self.run(s, VALUE, True, 0)[0]
+
+    # -- the primitive ---------------------------------------------------------------------
+
+    def run(self, buf: str, mode: int, final: bool, esc: int) -> tuple[str, int]:
+        """Restore buf. Returns (output, h): the restored text of buf[:h], and h, where
+        buf[h:] must be held back because a match may still be in progress there (h ==
+        len(buf) when final). With final, a dangling partial strip match at the end is
+        dropped (TEXT). esc is the JSON escape state at buf's start (JSON mode)."""
+        n = len(buf)
+        if not n:
+            return "", 0
+        rules = self.rules
+        text_mode = mode == TEXT
+        strips = rules._strips if text_mode and self._strip_possible(buf) else ()
+        h = self._hold_point(buf, 0, strips, final)
+        # complete matches: disguises from the automaton; placeholders and strips searched
+        dis = rules._disguises_in(buf, 0) if rules._dis_ac is not None else []
+        ph = rules._ph if (self.placeholders and "[" in buf) else None
+        sts = self._strip_matches(buf, 0, strips) if strips else []
+        si = 0
+        di = 0
+        pos = 0
+        out: list[str] = []
+        # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
+        next_ph = ph.search(buf) if ph is not None else None
+        while True:
+            while di < len(dis) and dis[di][1] < pos:
+                if dis[di][2] > pos:  # cut by another match: look again from pos
+                    dis = rules._disguises_in(buf, pos)
+                    di = 0
+                    break
+                di += 1
+            if next_ph is not None and next_ph.start() < pos:
+                next_ph = ph.search(buf, pos)  # type: ignore[union-attr]
+            while si < len(sts) and sts[si][0] < pos:
+                if sts[si][1] > pos:  # cut by another match: look again from pos
+                    sts = self._strip_matches(buf, pos, strips)
+                    si = 0
+                    break
+                si += 1
+            cand = None
+            if di < len(dis):
+                k, s, e = dis[di]
+                cand = (s, e, 0, k)
+            if next_ph is not None and (cand is None or next_ph.start() < cand[0]):
+                cand = (next_ph.start(), next_ph.end(), 1, next_ph.group())
+            if si < len(sts) and (cand is None or sts[si][0] < cand[0]):
+                cand = (sts[si][0], sts[si][1], 2, None)
+            if cand is None or cand[0] >= h:
+                break
+            s, e, kind, payload = cand
+            if mode == JSON and _esc_advance(buf, 0, s, esc) != 0:
+                # inside an escape sequence (the `nab` of `\nab`): not a match here
+                if kind == 0:
+                    dis = rules._disguises_in(buf, s + 1)
+                    di = 0
+                elif kind == 1:
+                    next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
+                continue
+            if kind == 0:
+                orig: str | None = rules._dis_original[payload]  # type: ignore[index]
+            elif kind == 1:
+                orig = self.placeholders.get(payload)  # type: ignore[arg-type]
+                if orig is None:  # a placeholder this flow never issued: left as it is
+                    next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
+                    continue
+            else:
+                orig = None
+            out.append(buf[pos:s])
+            if orig is None:
+                self.stripped += 1
+            else:
+                self.restored += 1
+                out.append(self._escaped(orig) if mode == JSON else orig)
+            pos = e
+            if pos > h:
+                h = self._hold_point(buf, pos, strips, final)
+        if final and h < n and strips:
+            self.stripped += 1  # a dangling, unfinished strip match: dropped
+        out.append(buf[pos:h])
+        return "".join(out), h
+
+    def _escaped(self, orig: str) -> str:
         e = self._esc_cache.get(orig)
         if e is None:
             e = self._esc_cache[orig] = json_escape(orig)
         return e
 
-    def text(self, s: str) -> str:
-        """Whole-text reversal of a finished text channel (strip rules included)."""
-        from .holdback import Window
+    def _strip_possible(self, buf: str) -> bool:
+        rules = self.rules
+        if not rules._strips:
+            return False
+        if rules._strip_nonascii and not buf.isascii():
+            return True
+        return any(c in buf for c in rules._strip_first)
 
-        w = Window(self, Window.TEXT)
-        return w.feed(s) + w.flush()
+    def _hold_point(self, buf: str, start: int, strips: tuple[_Strip, ...], final: bool) -> int:
+        """Where the held tail of buf begins, looking only at what follows start: the
+        leftmost position from which a disguise, an issued placeholder (not final) or a
+        strip match may still be in progress at buf's end."""
+        n = len(buf)
+        h = n
+        if not final and self._hold is not None:
+            m = self._hold.search(buf, max(start, n - self.rules._hold_span))
+            if m is not None:
+                h = m.start()
+        if strips:
+            lo = max(start, n - self.rules._strip_span)
+            tail = buf[lo:]
+            tb = _utf8(tail)
+            for st in strips:
+                m = st.hold.search(tb)
+                if m is not None and m[0] < len(tb):
+                    c = m[0] if len(tb) == len(tail) else _char_offsets(tb, [m[0]])[0]
+                    h = min(h, lo + c)
+        return h
 
-    def json_text(self, s: str) -> str:
-        """Whole reversal of complete JSON text (tool arguments): originals JSON-escaped."""
-        from .holdback import Window
+    @staticmethod
+    def _strip_matches(buf: str, pos: int, strips: tuple[_Strip, ...]) -> list[tuple[int, int]]:
+        """The leftmost-first, non-overlapping strip matches in buf[pos:] (character
+        offsets into buf), every rule at once: leftmost wins, then the rule listed first."""
+        b = _utf8(buf[pos:] if pos else buf)
+        n = len(b)
+        nxt = [st.rx.search(b, 0) for st in strips]
+        spans: list[tuple[int, int]] = []
+        at = 0
+        while True:
+            best = None
+            for m in nxt:
+                if m is not None and m[1] > m[0] and (best is None or m[0] < best[0]):
+                    best = m
+            if best is None:
+                break
+            spans.append(best)
+            at = best[1]
+            for i, m in enumerate(nxt):
+                if m is not None and m[0] < at:
+                    nxt[i] = strips[i].rx.search(b, at) if at < n else None
+        if n == len(buf) - pos:
+            return [(s + pos, e + pos) for s, e in spans]
+        offs = _char_offsets(b, [x for sp in spans for x in sp])
+        return [(offs[2 * i] + pos, offs[2 * i + 1] + pos) for i in range(len(spans))]
 
-        w = Window(self, Window.JSON)
-        return w.feed(s) + w.flush()
 
-    def value(self, s: str) -> str:
-        """Whole-value reversal of a complete decoded string (tool name, key, value)."""
-        from .holdback import Window
-
-        w = Window(self, Window.VALUE)
-        return w.feed(s) + w.flush()
+def _decode(b: bytes) -> str:
+    return b.decode("utf-8", "surrogatepass")
