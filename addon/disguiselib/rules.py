@@ -39,6 +39,15 @@ from .mappings import MappingSet
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
+# Aho-Corasick as a DFA scans about twice as fast as the library's default choice
+# (bench, 1,000 literals: 2.4 against 5.5 ms a megabyte) but takes memory in
+# proportion to the total length of the strings: up to this many characters.
+_DFA_MAX_CHARS = 200_000
+
+
+def _automaton(cls, keys: list, total: int):
+    impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
+    return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
 # Window modes (holdback.Window uses the same numbers).
 TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
@@ -200,7 +209,7 @@ class Rules:
         # -- forward --
         originals = list(self.lit_forward)
         self._lit_ac = (
-            ahocorasick_rs.BytesAhoCorasick([_utf8(o) for o in originals], matchkind=_LEFTMOST_LONGEST)
+            _automaton(ahocorasick_rs.BytesAhoCorasick, [_utf8(o) for o in originals], sum(map(len, originals)))
             if originals
             else None
         )
@@ -210,13 +219,10 @@ class Rules:
 
         # -- reverse --
         disguises = list(self.lit_reverse)
-        self._dis_ac = (
-            ahocorasick_rs.AhoCorasick(disguises, matchkind=_LEFTMOST_LONGEST) if disguises else None
-        )
+        total = sum(map(len, disguises))
+        self._dis_ac = _automaton(ahocorasick_rs.AhoCorasick, disguises, total) if disguises else None
         self._dis_ac_bytes = (
-            ahocorasick_rs.BytesAhoCorasick([_utf8(d) for d in disguises], matchkind=_LEFTMOST_LONGEST)
-            if disguises
-            else None
+            _automaton(ahocorasick_rs.BytesAhoCorasick, [_utf8(d) for d in disguises], total) if disguises else None
         )
         self._dis_original = [self.lit_reverse[d] for d in disguises]
         names = sorted(self.pattern_names, key=len, reverse=True)
@@ -517,6 +523,7 @@ class Restorer:
         dis = rules._disguises_in(buf, 0) if rules._dis_ac is not None else []
         ph = rules._ph if (self.placeholders and "[" in buf) else None
         sts = self._strip_matches(buf, 0, strips) if strips else []
+        esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
         si = 0
         di = 0
         pos = 0
@@ -549,7 +556,12 @@ class Restorer:
             if cand is None or cand[0] >= h:
                 break
             s, e, kind, payload = cand
-            if mode == JSON and _esc_advance(buf, 0, s, esc) != 0:
+            if mode == JSON:
+                # escape state at s, advanced from the last position looked at (never
+                # from buf's start again: matches x backslashes would be quadratic)
+                esc = _esc_advance(buf, esc_at, s, esc)
+                esc_at = s
+            if mode == JSON and esc != 0:
                 # inside an escape sequence (the `nab` of `\nab`): not a match here
                 if kind == 0:
                     dis = rules._disguises_in(buf, s + 1)
