@@ -292,7 +292,7 @@ class Rules:
     def _find_bytes(self, b: bytes) -> list[tuple[str, int, int]]:
         n = len(b)
         lits: list = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
-        active = self._prefilter.match(b) if self._prefilter is not None else []
+        active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
         if not lits and not active:
             return []
         pats = self._patterns
