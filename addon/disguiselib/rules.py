@@ -250,6 +250,8 @@ class Rules:
         self.has_strips = bool(self._strips)
         self._strip_first = frozenset().union(*(_strip_starts(s.regex)[0] for s in ms.strips))
         self._strip_nonascii = any(_strip_starts(s.regex)[1] for s in ms.strips)
+        first = "".join(map(re.escape, sorted(self._strip_first)))
+        self._strip_first_rx = re.compile(f"[{first}]" if first else "(?!)")
         self._strip_span = max((s.width for s in self._strips), default=0)
 
         self.quiet_chunk, starts = _quiet_chunk_regex(self.lit_reverse, self.pattern_names, ms.strips)
@@ -517,19 +519,23 @@ class Restorer:
             return "", 0
         rules = self.rules
         text_mode = mode == TEXT
-        strips = rules._strips if text_mode and self._strip_possible(buf) else ()
+        strips = rules._strips if text_mode and rules._strips and self._strip_possible(buf) else ()
         h = self._hold_point(buf, 0, strips, final)
         # complete matches: disguises from the automaton; placeholders and strips searched
         dis = rules._disguises_in(buf, 0) if rules._dis_ac is not None else []
         ph = rules._ph if (self.placeholders and "[" in buf) else None
+        next_ph = ph.search(buf) if ph is not None else None
         sts = self._strip_matches(buf, 0, strips) if strips else []
+        if not dis and next_ph is None and not sts:  # the common case: nothing to restore
+            if final and h < n and strips:
+                self.stripped += 1
+            return (buf if h == n else buf[:h]), h
         esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
         si = 0
         di = 0
         pos = 0
         out: list[str] = []
         # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
-        next_ph = ph.search(buf) if ph is not None else None
         while True:
             while di < len(dis) and dis[di][1] < pos:
                 if dis[di][2] > pos:  # cut by another match: look again from pos
@@ -600,11 +606,9 @@ class Restorer:
 
     def _strip_possible(self, buf: str) -> bool:
         rules = self.rules
-        if not rules._strips:
-            return False
         if rules._strip_nonascii and not buf.isascii():
             return True
-        return any(c in buf for c in rules._strip_first)
+        return rules._strip_first_rx.search(buf) is not None
 
     def _hold_point(self, buf: str, start: int, strips: tuple[_Strip, ...], final: bool) -> int:
         """Where the held tail of buf begins, looking only at what follows start: the
