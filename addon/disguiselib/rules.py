@@ -22,7 +22,8 @@ from collections.abc import Iterable
 
 import regex
 
-from .mappings import MappingSet
+from . import validators
+from .mappings import MappingSet, Pattern
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -101,11 +102,16 @@ class Rules:
         self.lit_reverse = {lit.disguise: lit.original for lit in ms.literals}
         self.pattern_names = tuple(p.name for p in ms.patterns)
         fwd: list[tuple[str | None, object]] = []
+        opts: list[_Options | None] = []
         if ms.literals:
             fwd.append((None, re.compile(trie_pattern(self.lit_forward))))
+            opts.append(None)
         for p in ms.patterns:
-            fwd.append((p.name, regex.compile(p.regex)))
+            rx = regex.compile(p.regex)
+            fwd.append((p.name, rx))
+            opts.append(_Options.of(p, rx.groupindex))
         self._forward = tuple(fwd)
+        self._options = tuple(opts)  # per forward rule: None when it has no options
 
         lit = trie_pattern(self.lit_reverse) if ms.literals else None
         ph = (
@@ -153,25 +159,42 @@ class Rules:
         a pattern's name or LITERALS. For checks that must not change text (leak guard,
         audit)."""
         fwd = self._forward
-        nxt = [rx.search(text) for _, rx in fwd]  # type: ignore[attr-defined]
+        nxt = [self._candidate(i, text, 0) for i in range(len(fwd))]
         out: list[tuple[str, int, int]] = []
         if not any(nxt):
             return out
         while True:
             best = None
             bi = -1
-            for i, m in enumerate(nxt):
-                if m is not None and (best is None or m.start() < best.start()):
-                    best, bi = m, i
+            for i, span in enumerate(nxt):
+                if span is not None and (best is None or span[0] < best[0]):
+                    best, bi = span, i
             if best is None:
                 break
             name = fwd[bi][0]
-            out.append((LITERALS if name is None else name, best.start(), best.end()))
-            pos = best.end()
-            for i, m in enumerate(nxt):
-                if m is not None and m.start() < pos:
-                    nxt[i] = fwd[i][1].search(text, pos)  # type: ignore[attr-defined]
+            out.append((LITERALS if name is None else name, best[0], best[1]))
+            pos = best[1]
+            for i, span in enumerate(nxt):
+                if span is not None and span[0] < pos:
+                    nxt[i] = self._candidate(i, text, pos)
         return out
+
+    def _candidate(self, i: int, text: str, pos: int) -> tuple[int, int] | None:
+        """The span forward rule i would mask first at or after pos: its leftmost match
+        from pos that _accept takes; a rejected match is followed by a search from its
+        start + 1."""
+        rx = self._forward[i][1]
+        opts = self._options[i]
+        while True:
+            m = rx.search(text, pos)  # type: ignore[attr-defined]
+            if m is None:
+                return None
+            if opts is None:
+                return m.span()
+            span = _accept(opts, m, text)
+            if span is not None:
+                return span
+            pos = m.start() + 1
 
     def mask(self, text: str, session: Session) -> str:
         """text with every original replaced; placeholders numbered in session."""
@@ -191,6 +214,64 @@ class Rules:
 
     def restorer(self, placeholders: dict[str, str]) -> Restorer:
         return Restorer(self, placeholders)
+
+
+class _Options:
+    """A pattern's per-rule options, resolved for the engine (see _accept)."""
+
+    __slots__ = ("groups", "validator", "keywords", "window")
+
+    def __init__(self, groups: tuple[int, ...], validator: str | None, keywords: tuple[str, ...], window: int):
+        self.groups = groups
+        self.validator = validator
+        self.keywords = keywords
+        self.window = window
+
+    @staticmethod
+    def of(p: Pattern, groupindex: dict[str, int]) -> _Options | None:
+        """None when p has no options (the whole match is masked, as it is)."""
+        if not (p.group or p.validator or p.keywords):
+            return None
+        groups = tuple(g if isinstance(g, int) else groupindex[g] for g in p.group)
+        return _Options(groups, p.validator, p.keywords, p.window)
+
+
+def _accept(opts: _Options, m: regex.Match, text: str) -> tuple[int, int] | None:
+    """The span to mask for candidate match m of a rule with options, or None to reject it.
+
+    Semantics (engine-independent; the RE2 engine must keep them):
+    1. Span: with `group`, the span of the first listed group that took part in the match
+       (a group that did not take part, or matched empty, is skipped); no such group
+       rejects the candidate. Without `group`, the whole match.
+    2. Keywords: one of them (lower-cased at load) must occur in
+       text[m.start() - window : m.end() + window].lower(), clipped to the text;
+       otherwise the candidate is rejected.
+    3. Validator: validators.check(name, text, a, b) on the span (a, b) must be true.
+    The accepted span, not the match, is what find() compares for leftmost selection
+    (ties: the earlier rule) and what mask() replaces; the rest of the match (context
+    such as `password: `) stays. A rejected candidate makes find() search the same rule
+    again from m.start() + 1, so a shorter or later match can still be taken.
+    Cost: O(match length + 2 * window) per candidate, never a rescan of the text. Rules
+    whose candidates cannot overlap much after a rejection (a distinctive prefix, or a
+    bounded length) keep the whole search linear; every shipped rule with options is so.
+    """
+    if opts.groups:
+        for g in opts.groups:
+            a, b = m.span(g)
+            if b > a:
+                break
+        else:
+            return None
+    else:
+        a, b = m.span()
+    if opts.keywords:
+        lo = max(0, m.start() - opts.window)
+        near = text[lo : m.end() + opts.window].lower()
+        if not any(k in near for k in opts.keywords):
+            return None
+    if opts.validator is not None and not validators.check(opts.validator, text, a, b):
+        return None
+    return a, b
 
 
 def _quiet_chunk_regex(
