@@ -195,9 +195,13 @@ _STOP_VALUES = frozenset(
 # What code puts after `password =`: a call or subscript (`os.getenv(`, `os.environ[`,
 # `config.get(`), a dotted name (`settings.SECRET_KEY`, `process.env.API_KEY!`), a type
 # name (`SecretStr`), a constant or variable name (`DB_PASSWORD`, `api_key`).
-_CODE_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)*[(\[]")
+# A name segment in code is a word, digits only at its end (`api_key2`); random tokens
+# have digits and case changes anywhere, so a dotted token (`aB3x.Yz9q`) is not taken for
+# a name.
+_SEG = r"[A-Za-z_$][A-Za-z_$]*[0-9]*"
+_CODE_CALL = re.compile(rf"{_SEG}(?:(?:\.|::|->){_SEG})*[(\[]")
 _CODE_NAME = re.compile(
-    r"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+"
+    rf"(?:{_SEG}(?:(?:\.|::|->){_SEG})+"
     r"|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+)[!?]?"
 )
 # `$VAR`, `${x}`, `$(cmd)`, `%VAR%`, `%(name)s`, `{{ x }}`, `<password>`, `[x]`, `(x)`; a
