@@ -201,8 +201,9 @@ def measure(rules: Rules, pos: list[dict], neg: list[dict]) -> dict:
             res["not_intact"].append(r["id"])
         for path, spans in (("body", bspans), ("text", rules.find(text))):
             for label, s, e in spans:
-                res["fps"].append({"id": r["id"], "category": r["category"], "breaks": r["breaks"], "path": path,
-                                   "rule": label, "masked": text[s:e]})
+                example = text[s:e] in r.get("allowed", ())
+                res["fps"].append({"id": r["id"], "category": r["category"], "path": path, "rule": label,
+                                   "breaks": r["breaks"] and not example, "example": example, "masked": text[s:e]})
     return res
 
 
@@ -211,7 +212,7 @@ def summary(res: dict, pos: list[dict], neg: list[dict]) -> dict:
     full = sum(k["full"] for k in res["kinds"].values())
     fps = res["fps"]
     breaking = {(f["id"], f["path"]) for f in fps if f["breaks"]}
-    placeholders = {f["id"] for f in fps if not f["breaks"]}
+    placeholders = {f["id"] for f in fps if not f["breaks"] and not f["example"]}
     return {
         "spans": n, "full": full, "recall": full / n if n else 0.0, "partial": len(res["partials"]),
         "missed": len(res["misses"]), "kinds": len(res["kinds"]),
@@ -219,6 +220,7 @@ def summary(res: dict, pos: list[dict], neg: list[dict]) -> dict:
         "fp_break_body": len({i for i, p in breaking if p == "body"}),
         "placeholders_masked": len(placeholders),
         "placeholders": sum(1 for r in neg if not r["breaks"]),
+        "examples_masked": len({(f["id"], f["masked"]) for f in fps if f["example"]}),
     }
 
 
@@ -234,6 +236,7 @@ def _headline(s: dict) -> str:
     return (f"detect: recall {100 * s['recall']:.1f}% ({s['full']}/{s['spans']} spans, {s['kinds']} kinds), "
             f"{s['partial']} partial, {s['fp_break_records']} of {s['negatives'] - s['placeholders']} work negatives masked, "
             f"{s['placeholders_masked']} of {s['placeholders']} placeholder examples masked")
+
 
 
 # -- cost per rule -------------------------------------------------------------------------
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     if res["fps"]:
         print("\nmasked in negatives (path: body = mask_body in its place, text = Rules.find on the text):")
         for f in res["fps"]:
-            tag = "BREAKS" if f["breaks"] else "placeholder"
+            tag = "BREAKS" if f["breaks"] else "example data" if f["example"] else "placeholder"
             print(f"  [{tag}] {f['id']} ({f['path']}) {f['rule']}: {f['masked'][:80]!r}")
     if res["disagree"]:
         print("\nmask_body and Rules.find disagree:")

@@ -190,7 +190,7 @@ def email(text: str, start: int, end: int) -> bool:
 _STOP_VALUES = frozenset(
     """none null nil true false undefined string str bytes int required optional password
     passwd secret token apikey api_key key value redacted hidden masked empty na n/a todo
-    changeit xxx env secretstr""".split()
+    changeit xxx env secretstr passphrase pass pwd pw key api-key""".split()
 )
 # What code puts after `password =`: a call or subscript (`os.getenv(`, `os.environ[`,
 # `config.get(`), a dotted name (`settings.SECRET_KEY`, `process.env.API_KEY!`), a type
@@ -199,7 +199,7 @@ _STOP_VALUES = frozenset(
 # have digits and case changes anywhere, so a dotted token (`aB3x.Yz9q`) is not taken for
 # a name.
 _SEG = r"[A-Za-z_$][A-Za-z_$]*[0-9]*"
-_CODE_CALL = re.compile(rf"{_SEG}(?:(?:\.|::|->){_SEG})*[(\[]")
+_CODE_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)*[(\[]")
 _CODE_NAME = re.compile(
     rf"(?:{_SEG}(?:(?:\.|::|->){_SEG})+"
     r"|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+)[!?]?"
@@ -207,6 +207,7 @@ _CODE_NAME = re.compile(
 # `$VAR`, `${x}`, `$(cmd)`, `%VAR%`, `%(name)s`, `{{ x }}`, `<password>`, `[x]`, `(x)`; a
 # password may well begin with `$` or `%` followed by a lower-case letter or a digit.
 _REFERENCE_START = re.compile(r"[$%][A-Z_{(]|[{\[(<]")
+_VARIABLE = re.compile(r"[a-z_][a-z_]*")
 _PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme_", "<", "xxxx", "****", "....", "redacted")
 
 
@@ -225,7 +226,12 @@ def secret_value(text: str, start: int, end: int) -> bool:
         return False
     if any(w in low for w in _PLACEHOLDER_WORDS) or low.endswith("_here") or low.endswith("-here"):
         return False
-    return _CODE_CALL.match(s) is None and _CODE_NAME.fullmatch(s) is None
+    if _CODE_CALL.match(s) is not None or _CODE_NAME.fullmatch(s) is not None:
+        return False
+    # `password=passphrase` in code: an unquoted lower-case word after `=` is a variable
+    # (YAML's `password: sunshine` is a value and stays masked).
+    before = text[max(0, start - 3) : start].rstrip(" \t")
+    return not (before.endswith("=") and _VARIABLE.fullmatch(s))
 
 
 def token_value(text: str, start: int, end: int) -> bool:

@@ -15,9 +15,10 @@ random part comes from this script's seeded generator. A record:
 
 Negatives are real artefacts (excerpts in artefacts/, see artefacts/SOURCES.md; recorded
 provider traffic from DISGUISE_FIXTURES) and the code, names and ids that detectors
-commonly mangle. A record: {"id", "category", "breaks", "place", "text", "note"}; breaks
-is false only for placeholder examples (`sk-...`, `AKIAIOSFODNN7EXAMPLE`), which may be
-masked or not.
+commonly mangle. A record: {"id", "category", "breaks", "place", "text", "note", ["allowed"]};
+breaks is false only for placeholder examples (`sk-...`, `AKIAIOSFODNN7EXAMPLE`), which may
+be masked or not; `allowed` lists example data inside real code (an address in a
+docstring) that has exactly the form of the real thing and may be masked.
 """
 
 from __future__ import annotations
@@ -321,6 +322,15 @@ def positives() -> list[dict]:
         cut = "\n".join(full.split("\n")[:6])
         add("private_key_truncated", "head", f"$ head -6 /etc/app/{label.split()[0].lower()}.key\n{cut}\n$ ", cut)
         add("private_key_truncated", "json_escaped", json.dumps({"stdout": cut + "\n"}), json.dumps(cut)[1:-1])
+    # base64 of a PEM, as in a Kubernetes Secret's data
+    for label in ("RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY"):
+        enc = base64.b64encode((pem(label, 1190 if "RSA" in label else 300) + "\n").encode()).decode()
+        text = (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: ingress-tls\ntype: kubernetes.io/tls\ndata:\n"
+                f"  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64(300)}\n  tls.key: {enc}\n")
+        add("private_key_base64", "k8s", text, enc)
+    # Windows line ends
+    key = pem("RSA PRIVATE KEY", 1190).replace("\n", "\r\n")
+    add("private_key_rsa", "crlf", f"C:\\keys> type id_rsa\r\n{key}\r\n", key)
     # service-account JSON (the private key in it is JSON-escaped)
     for place_ctx in ("file", "tool_json"):
         key = pem("PRIVATE KEY", 1216)
@@ -401,6 +411,8 @@ def positives() -> list[dict]:
         "id,email,plan\n1041,{v},pro\n",
         "2024-05-14 09:12:44 WARN login failed for user={v} ip=203.0.113.9",
         "'{v}'",
+        '<a href="mailto:{v}?subject=Invoice">Contact billing</a>',
+        "Reply-To: {v}",
         None,
     ]
     for e in emails:
@@ -466,6 +478,14 @@ def positives() -> list[dict]:
             shown = " ".join(ib[i:i + 4] for i in range(0, len(ib), 4)) if grouped else ib
             tpl = R.choice(["IBAN: {v}\nBIC: COBADEFFXXX", "Please transfer to {v} (ref INV-2024-118).", '"iban": "{v}"'])
             add("iban", "grouped" if grouped else "plain", tpl.format(v=shown), shown)
+    for _ in range(3):
+        tok = jwt()
+        add("jwt", "cookie", f"Cookie: theme=dark; session={tok}; _ga=GA1.2.{R.randint(10**8, 10**9)}.1715677964", tok)
+    for tpl, v in (("tel:{v}", "+442079460958"), ("WhatsApp {v}", "+49 151 23456789"), ("phone: {v}", "+1-212-555-0123"),
+                   ("Telefon: {v}", "+41 44 668 18 00"), ("call {v} (office)", "+33 1 42 68 53 00")):
+        import phonenumbers as _pn
+        if _pn.is_valid_number(_pn.parse(v, None)):
+            add("phone_international", "mixed", tpl.format(v=v), v)
     for ip in ("10.0.3.17", "10.244.1.23", "172.16.0.4", "172.31.255.10", "192.168.1.50", "192.168.178.1"):
         for tpl in ("ssh deploy@{v}", "upstream app {{ server {v}:8080; }}", "connect ETIMEDOUT {v}:5432", '"host": "{v}"'):
             add("private_ip", "mixed", tpl.format(v=ip), ip)
@@ -475,18 +495,31 @@ def positives() -> list[dict]:
 # -- negatives -----------------------------------------------------------------------------
 
 
+# Example data in the library code excerpts: personal data and credentials by form.
+EXAMPLE_DATA = ("jo@email.com", "jo@gmail.com", "realm@host.com", "a secret", "a%20secret", "192.168.0.1")
+
+
 def negatives() -> list[dict]:
     recs: list[dict] = []
 
-    def add(category: str, text: str, note: str = "", breaks: bool = True, place: str = "anthropic_tool_result") -> None:
-        recs.append({"id": f"{category}-{len(recs)}", "category": category, "breaks": breaks, "place": place,
-                     "text": text, "note": note})
+    def add(category: str, text: str, note: str = "", breaks: bool = True, place: str = "anthropic_tool_result",
+            allowed: list[str] | None = None) -> None:
+        rec = {"id": f"{category}-{len(recs)}", "category": category, "breaks": breaks, "place": place,
+               "text": text, "note": note}
+        if allowed:
+            rec["allowed"] = allowed
+        recs.append(rec)
 
     art = HERE / "artefacts"
     for f in sorted(art.glob("*.excerpt")):
         text = f.read_text(encoding="utf-8")
         for i in range(0, len(text), 2500):
-            add(f.name.removesuffix(".excerpt"), text[i:i + 2500], "real artefact excerpt (artefacts/SOURCES.md)")
+            piece = text[i:i + 2500]
+            # library docstrings and tests hold example data of exactly the shape of the
+            # real thing (an address, a private IP, a URL password): masking those is
+            # expected, and reported apart from false positives
+            allowed = [x for x in EXAMPLE_DATA if x in piece]
+            add(f.name.removesuffix(".excerpt"), piece, "real artefact excerpt (artefacts/SOURCES.md)", allowed=allowed)
     # SRI, hashes, ids
     for _ in range(4):
         add("sri", f'<script src="https://cdn.jsdelivr.net/npm/chart.js@4.4.0/dist/chart.umd.min.js" integrity="sha384-{b64(48)}" crossorigin="anonymous"></script>')
