@@ -132,8 +132,10 @@ def _parse_doc(doc: object, f: str, literals: list, patterns: list, strips: list
     for n, item in enumerate(pats, 1):
         src = f"{f}: pattern #{n}"
         if not isinstance(item, dict) or set(item) - _PATTERN_KEYS or "regex" not in item or "name" not in item:
+            extra = sorted(map(str, set(item) - _PATTERN_KEYS)) if isinstance(item, dict) else []
             raise MappingError(
                 f"{src}: each pattern needs 'name' and 'regex' (optional: {', '.join(_PATTERN_OPTIONS)})"
+                + (f"; unknown: {', '.join(extra)}" if extra else "")
             )
         name, rx = item.get("name"), item["regex"]
         if not isinstance(name, str) or not _PATTERN_NAME.match(name):
