@@ -285,3 +285,16 @@ def test_token_value_wants_a_letter_and_a_digit_or_length() -> None:
     assert _v("token_value", "a1b2c3d4e5")
     assert not _v("token_value", "4096") and not _v("token_value", "bearer") and not _v("token_value", "1234567890123")
     assert _v("token_value", "my-super-secret-jwt-key")
+
+
+def test_docs_table_matches_the_script(default_rules: Rules) -> None:
+    """docs/detection.md (linked from the README's list) is the script's output: the same
+    headline, every corpus kind and every shipped rule."""
+    doc = (REPO / "docs" / "detection.md").read_text(encoding="utf-8")
+    pos, neg = detect.load_corpus()
+    s = detect.summary(detect.measure(default_rules, pos, neg), pos, neg)
+    assert detect._headline(s) in doc
+    for kind in {r["kind"] for r in pos}:
+        assert f"| {kind} |" in doc
+    for name in default_rules.pattern_names:
+        assert name in doc
