@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import regex
 
@@ -228,7 +228,7 @@ class _Options:
         self.window = window
 
     @staticmethod
-    def of(p: Pattern, groupindex: dict[str, int]) -> _Options | None:
+    def of(p: Pattern, groupindex: Mapping[str, int]) -> _Options | None:
         """None when p has no options (the whole match is masked, as it is)."""
         if not (p.group or p.validator or p.keywords):
             return None
