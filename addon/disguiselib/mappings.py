@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from . import linear, rxsyntax
+from . import linear, rxsyntax, validators
 from .errors import MappingError
 
 # Disguises must read the same raw and JSON-escaped: then a disguise can be found in
@@ -33,6 +33,14 @@ class Pattern:
     name: str
     regex: str
     source: str
+    # Per-rule options (README "Pattern options"; the engine applies them in
+    # rules._accept): the capture groups whose span is masked (the first that took part;
+    # empty: the whole match), a validator from validators.NAMES, and keywords of which
+    # one must occur, case-insensitively, within `window` characters of the match.
+    group: tuple[int | str, ...] = ()
+    validator: str | None = None
+    keywords: tuple[str, ...] = ()
+    window: int = 0
 
 
 @dataclass(frozen=True)
@@ -122,14 +130,18 @@ def _parse_doc(doc: object, f: str, literals: list, patterns: list, strips: list
         raise MappingError(f"{f}: patterns must be a list of {{name, regex}}")
     for n, item in enumerate(pats, 1):
         src = f"{f}: pattern #{n}"
-        if not isinstance(item, dict) or set(item) - {"name", "regex"} or "regex" not in item:
-            raise MappingError(f"{src}: each pattern needs exactly 'name' and 'regex'")
+        if not isinstance(item, dict) or set(item) - _PATTERN_KEYS or "regex" not in item or "name" not in item:
+            extra = sorted(map(str, set(item) - _PATTERN_KEYS)) if isinstance(item, dict) else []
+            raise MappingError(
+                f"{src}: each pattern needs 'name' and 'regex' (optional: {', '.join(_PATTERN_OPTIONS)})"
+                + (f"; unknown: {', '.join(extra)}" if extra else "")
+            )
         name, rx = item.get("name"), item["regex"]
         if not isinstance(name, str) or not _PATTERN_NAME.match(name):
             raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]* (got {name!r})")
         if not isinstance(rx, str):
             raise MappingError(f"{src} ({name}): regex must be a string")
-        patterns.append(Pattern(name, rx, f"{src} ({name})"))
+        patterns.append(Pattern(name, rx, f"{src} ({name})", **_pattern_options(item, rx, f"{src} ({name})")))
     sts = doc.get("strip") or []
     if not isinstance(sts, list):
         raise MappingError(f"{f}: strip must be a list of {{regex}}")
@@ -138,6 +150,54 @@ def _parse_doc(doc: object, f: str, literals: list, patterns: list, strips: list
         if not isinstance(item, dict) or set(item) != {"regex"} or not isinstance(item["regex"], str):
             raise MappingError(f"{src}: each strip rule needs exactly 'regex' (a string)")
         strips.append(Strip(item["regex"], src))
+
+
+_PATTERN_OPTIONS = ("group", "validator", "keywords", "window")
+_PATTERN_KEYS = {"name", "regex", *_PATTERN_OPTIONS}
+MAX_WINDOW = 200  # characters either side searched for a keyword: bounded, so linear
+
+
+def _pattern_options(item: dict, rx: str, src: str) -> dict:
+    """The optional keys of one pattern item, checked: `group` (a group number or name, or
+    a list of them, that exists in rx), `validator` (a name in validators.NAMES),
+    `keywords` (a non-empty list of non-empty strings, kept lower-cased) and `window`
+    (1..MAX_WINDOW characters, default 40; only with keywords)."""
+    out: dict = {}
+    g = item.get("group")
+    if g is not None:
+        gs = g if isinstance(g, list) else [g]
+        if not gs or not all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in gs):
+            raise MappingError(f"{src}: group must be a group number or name, or a list of them")
+        try:
+            compiled = linear.Regex(rx)
+        except linear.RegexError:
+            compiled = None  # validate() reports the regex itself
+        if compiled is not None:
+            for x in gs:
+                if (isinstance(x, int) and not 0 <= x <= compiled.ngroups) or (
+                    isinstance(x, str) and x not in compiled.groupindex
+                ):
+                    raise MappingError(f"{src}: group {x!r} is not a group of its regex")
+        out["group"] = tuple(gs)
+    v = item.get("validator")
+    if v is not None:
+        if v not in validators.NAMES:
+            raise MappingError(f"{src}: validator must be one of {', '.join(sorted(validators.NAMES))}")
+        out["validator"] = v
+    kw = item.get("keywords")
+    if kw is not None:
+        if not isinstance(kw, list) or not kw or not all(isinstance(k, str) and k for k in kw):
+            raise MappingError(f"{src}: keywords must be a non-empty list of non-empty strings")
+        out["keywords"] = tuple(k.lower() for k in kw)
+        out["window"] = 40
+    w = item.get("window")
+    if w is not None:
+        if kw is None:
+            raise MappingError(f"{src}: window only applies with keywords")
+        if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= MAX_WINDOW:
+            raise MappingError(f"{src}: window must be a whole number of characters, 1 to {MAX_WINDOW}")
+        out["window"] = w
+    return out
 
 
 def _check_regex(rx: str, src: str, strip: bool = False) -> None:

@@ -29,13 +29,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import ahocorasick_rs
 
-from . import linear, rxsyntax
-from .mappings import MappingSet
+from . import linear, rxsyntax, validators
+from .mappings import MappingSet, Pattern
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
@@ -177,17 +177,93 @@ class Session:
         return ph
 
 
-# A candidate accept hook for a pattern: given the text, its UTF-8 bytes and the group
-# spans of one match (byte offsets), the byte span to mask, or None to reject the match
-# (the pattern is then searched again from the match's start + 1 character).
-Accept = Callable[[bytes, list[tuple[int, int]]], "tuple[int, int] | None"]
+class _Options:
+    """A pattern's per-rule options, resolved for the engine (see _accept)."""
+
+    __slots__ = ("groups", "validator", "keywords", "window")
+
+    def __init__(self, groups: tuple[int, ...], validator: str | None, keywords: tuple[str, ...], window: int):
+        self.groups = groups
+        self.validator = validator
+        self.keywords = keywords
+        self.window = window
+
+    @staticmethod
+    def of(p: Pattern, groupindex: Mapping[str, int]) -> _Options | None:
+        """None when p has no options (the whole match is masked, as it is)."""
+        if not (p.group or p.validator or p.keywords):
+            return None
+        groups = tuple(g if isinstance(g, int) else groupindex[g] for g in p.group)
+        return _Options(groups, p.validator, p.keywords, p.window)
+
+
+def _boundary(b: bytes, i: int, step: int) -> int:
+    """i moved (by step: -1 left, +1 right) to the start of a UTF-8 character."""
+    n = len(b)
+    while 0 < i < n and (b[i] & 0xC0) == 0x80:
+        i += step
+    return max(0, min(i, n))
+
+
+def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | None) -> tuple[int, int] | None:
+    """The byte span to mask for one candidate match (spans: the match's and every
+    group's byte spans), or None to reject it.
+
+    Semantics (kept from the mapping format's definition, in characters):
+    1. Span: with `group`, the span of the first listed group that took part in the match
+       (a group that did not take part, or matched empty, is skipped); no such group
+       rejects the candidate. Without `group`, the whole match.
+    2. Keywords: one of them (lower-cased at load) must occur in the match with `window`
+       characters either side of it (clipped to the text), case-insensitively.
+    3. Validator: validators.check(name, text, a, b) on the span must be true.
+    The accepted span, not the match, is what find() compares for leftmost selection
+    (ties: the earlier rule) and what mask() replaces; the rest of the match (context
+    such as `password: `) stays. A rejected candidate makes find() search the same rule
+    again from the match's start + 1 character.
+    Cost: O(match length + window) per candidate: a validator reads its span and a few
+    characters around it; only a slice around the match is decoded, never the text.
+    text is the decoded string when it is ASCII (offsets in bytes and characters agree),
+    else None.
+    """
+    ms, me = spans[0]
+    if opts.groups:
+        for g in opts.groups:
+            a, e = spans[g]
+            if a >= 0 and e > a:
+                break
+        else:
+            return None
+    else:
+        a, e = ms, me
+    if opts.keywords:
+        w = opts.window
+        if text is not None:
+            near = text[max(0, ms - w) : me + w].lower()
+        else:  # w characters are at most 4w bytes: decode that much, then count characters
+            lo = _boundary(b, max(0, ms - 4 * w), 1)
+            hi = _boundary(b, me + 4 * w, -1)
+            before = _decode(b[lo:ms])[-w:] if w else ""
+            near = (before + _decode(b[ms:me]) + _decode(b[me:hi])[:w]).lower()
+        if not any(k in near for k in opts.keywords):
+            return None
+    if opts.validator is not None:
+        if text is not None:
+            ok = validators.check(opts.validator, text, a, e)
+        else:  # validators read their span and a few characters around it
+            lo = _boundary(b, max(0, a - 64), 1)
+            hi = _boundary(b, e + 64, -1)
+            pre = _decode(b[lo:a])
+            ok = validators.check(opts.validator, pre + _decode(b[a:hi]), len(pre), len(pre) + len(_decode(b[a:e])))
+        if not ok:
+            return None
+    return a, e
 
 
 @dataclass(frozen=True)
 class _Pattern:
     name: str
     rx: linear.Regex
-    accept: Accept | None = None
+    opts: _Options | None = None
 
 
 @dataclass(frozen=True)
@@ -214,7 +290,11 @@ class Rules:
             else None
         )
         self._lit_disguise = [self.lit_forward[o] for o in originals]
-        self._patterns = tuple(_Pattern(p.name, linear.Regex(p.regex)) for p in ms.patterns)
+        pats = []
+        for p in ms.patterns:
+            rx = linear.Regex(p.regex)
+            pats.append(_Pattern(p.name, rx, _Options.of(p, rx.groupindex)))
+        self._patterns = tuple(pats)
         self._prefilter = linear.Prefilter([p.regex for p in ms.patterns]) if ms.patterns else None
 
         # -- reverse --
@@ -298,7 +378,10 @@ class Rules:
         if not lits and not active:
             return []
         pats = self._patterns
-        nxt = {i: self._next(pats[i], b, 0) for i in active}
+        text = _decode(b) if active and any(pats[i].opts for i in active) else None
+        if text is not None and len(text) != len(b):
+            text = None  # offsets differ: options decode slices instead
+        nxt = {i: self._next(pats[i], b, 0, text) for i in active}
         out: list[tuple[str, int, int]] = []
         li = 0
         pos = 0
@@ -327,15 +410,16 @@ class Rules:
             for i in active:
                 m = nxt[i]
                 if m is not None and m[0] < pos:
-                    nxt[i] = self._next(pats[i], b, pos)
+                    nxt[i] = self._next(pats[i], b, pos, text)
         return out
 
     @staticmethod
-    def _next(p: _Pattern, b: bytes, pos: int) -> tuple[int, int] | None:
-        """The span pattern p masks next at or after byte pos, or None."""
+    def _next(p: _Pattern, b: bytes, pos: int, text: str | None) -> tuple[int, int] | None:
+        """The byte span pattern p masks next at or after byte pos, or None (text: b
+        decoded, when it is ASCII)."""
         n = len(b)
         while pos <= n:
-            if p.accept is None:
+            if p.opts is None:
                 m = p.rx.search(b, pos)
                 if m is None:
                     return None
@@ -348,8 +432,8 @@ class Rules:
                     return None
                 start = spans[0][0]
                 if spans[0][1] > start:
-                    got = p.accept(b, spans)
-                    if got is not None and got[1] > got[0]:
+                    got = _accept(p.opts, spans, b, text)
+                    if got is not None:
                         return got
             # an empty or rejected match: go on one character further
             pos = start + 1

@@ -1,0 +1,272 @@
+"""Checks a pattern's candidate must pass before it is masked (mapping option `validator:`).
+
+Sans-IO and stateless. Each check is `check(text, start, end) -> bool`: text is the whole
+string being masked and text[start:end] the span that would be masked. A check reads the
+span and at most a few characters on either side (O(end - start)), never the rest of the
+text, so a rule with a validator still costs linear time.
+
+The set is fixed (NAMES); a mapping naming any other validator is refused at load.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Callable
+
+import phonenumbers
+
+from .tlds import TLDS
+
+Check = Callable[[str, int, int], bool]
+
+# -- cards: Luhn and the issuer's prefix and length ---------------------------------------
+
+_CARD_SEP = re.compile(r"[ -]")
+# (prefix range, lengths) per issuer: Visa, Mastercard (51-55 and the 2-series),
+# American Express, Discover, JCB, Diners Club, UnionPay, Maestro. Luhn alone passes one
+# random digit string in ten; with the issuer table far fewer (timestamps, order ids).
+_ISSUERS: tuple[tuple[int, int, int, tuple[int, ...]], ...] = (
+    # (digits of prefix, low, high, lengths)
+    (1, 4, 4, (13, 16, 19)),
+    (2, 51, 55, (16,)),
+    (4, 2221, 2720, (16,)),
+    (2, 34, 34, (15,)),
+    (2, 37, 37, (15,)),
+    (4, 6011, 6011, (16, 17, 18, 19)),
+    (2, 65, 65, (16, 17, 18, 19)),
+    (3, 644, 649, (16, 17, 18, 19)),
+    (4, 3528, 3589, (16, 17, 18, 19)),
+    (2, 36, 36, (14, 15, 16, 17, 18, 19)),
+    (2, 38, 39, (14, 15, 16, 17, 18, 19)),
+    (3, 300, 305, (14, 15, 16, 17, 18, 19)),
+    (2, 62, 62, (16, 17, 18, 19)),
+    (2, 67, 67, (12, 13, 14, 15, 16, 17, 18, 19)),
+)
+
+
+def luhn_ok(digits: str) -> bool:
+    """The Luhn (mod 10) check of a string of ASCII digits."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def card(text: str, start: int, end: int) -> bool:
+    """A payment card number: an issuer's prefix and length, and the Luhn check. Spaces
+    or dashes between digit groups are allowed, but one kind only."""
+    s = text[start:end]
+    if " " in s and "-" in s:
+        return False
+    digits = _CARD_SEP.sub("", s)
+    if not digits.isascii() or not digits.isdigit() or len(set(digits)) < 4:
+        return False
+    n = len(digits)
+    if not any(n in lens and lo <= int(digits[:k]) <= hi for k, lo, hi, lens in _ISSUERS):
+        return False
+    return luhn_ok(digits)
+
+
+# -- IBAN: the country's length and ISO 7064 mod 97 ---------------------------------------
+
+# Lengths from the SWIFT IBAN registry.
+_IBAN_LENGTH = dict(
+    (cc, int(n))
+    for cc, n in (
+        w.split(":")
+        for w in """AD:24 AE:23 AL:28 AT:20 AZ:28 BA:20 BE:16 BG:22 BH:22 BI:27 BR:29 BY:28 CH:21
+        CR:22 CY:28 CZ:24 DE:22 DJ:27 DK:18 DO:28 EE:20 EG:29 ES:24 FI:18 FK:18 FO:18 FR:27 GB:22
+        GE:22 GI:23 GL:18 GR:27 GT:28 HR:21 HU:28 IE:22 IL:23 IQ:23 IS:26 IT:27 JO:30 KW:30 KZ:20
+        LB:28 LC:32 LI:21 LT:20 LU:20 LV:21 LY:25 MC:27 MD:24 ME:22 MK:19 MN:20 MR:27 MT:31 MU:30
+        NI:28 NL:18 NO:15 OM:23 PK:24 PL:28 PS:29 PT:25 QA:29 RO:24 RS:22 RU:33 SA:24 SC:31 SD:18
+        SE:24 SI:19 SK:24 SM:27 SO:23 ST:25 SV:28 TL:23 TN:24 TR:26 UA:29 VA:22 VG:24 XK:20
+        YE:30""".split()
+    )
+)
+
+
+def iban(text: str, start: int, end: int) -> bool:
+    """An IBAN: a known country, that country's length, and mod 97 == 1 (spaces between
+    groups allowed)."""
+    s = text[start:end].replace(" ", "").upper()
+    if _IBAN_LENGTH.get(s[:2]) != len(s) or not s.isascii() or not s.isalnum():
+        return False
+    moved = s[4:] + s[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+# -- GitHub (and npm) tokens: CRC32 of the random part, base62, in the last 6 characters --
+
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _base62(n: int, width: int) -> str:
+    out = []
+    while n:
+        n, r = divmod(n, 62)
+        out.append(_B62[r])
+    return "".join(reversed(out)).rjust(width, "0")
+
+
+def github_crc32(text: str, start: int, end: int) -> bool:
+    """`ghp_`-style tokens (GitHub since 2021, npm since 2021): prefix, 30 random base62
+    characters, then the CRC32 of those 30 characters in 6 base62 digits. Documented in
+    GitHub's blog post "Behind GitHub's new authentication token formats"."""
+    s = text[start:end]
+    us = s.find("_")
+    body, crc = s[us + 1 : -6], s[-6:]
+    if len(body) != 30:
+        return False
+    return _base62(binascii.crc32(body.encode("ascii", "replace")), 6) == crc
+
+
+# -- phone numbers: libphonenumber ---------------------------------------------------------
+
+# Regions tried for a number written without a country code (rules that accept those are
+# gated by keywords such as "phone" or "tel"): the most common in the recorded traffic's
+# languages. A number valid in none of them is not masked.
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "CH", "AT", "IN", "AU", "BR", "JP")
+
+
+def phone(text: str, start: int, end: int) -> bool:
+    """A phone number libphonenumber calls valid: international form (`+CC ...`) on its
+    own, a national form in one of PHONE_REGIONS."""
+    s = text[start:end]
+    digits = sum(c.isdigit() for c in s)
+    if digits < 7 or digits > 15:
+        return False
+    regions: tuple[str | None, ...] = (None,) if s.startswith("+") else PHONE_REGIONS
+    for region in regions:
+        try:
+            n = phonenumbers.parse(s, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(n):
+            return True
+    return False
+
+
+# -- e-mail addresses: a real top-level domain, not a login or code ------------------------
+
+# Local parts that name a system account, not a person: `git@github.com:org/repo.git`,
+# `ssh ec2-user@host`, `root@web-01`. Kotlin labels (`this@MainActivity`, `return@forEach`)
+# and Python's matrix product (`x@self.weight`) look like addresses too.
+_NOT_PEOPLE = frozenset(
+    """git root ec2-user ubuntu centos debian fedora admin azureuser opc bitnami vagrant pi core
+    hg svn www-data nobody postgres jenkins runner gitlab-runner ssm-user rocky almalinux
+    this return break continue super""".split()
+) - {"admin"}  # admin@company.com is a mailbox people read
+_CODE_DOMAIN_START = ("self.", "this.", "cls.", "super.")
+_SCALE = re.compile(r"[0-9]+(?:\.[0-9]+)?x\.")  # logo@2x.png, icon@1.5x.webp
+
+
+def email(text: str, start: int, end: int) -> bool:
+    """An e-mail address worth masking: its top-level domain exists (TLDS, or an IDN
+    `xn--` label), it is not an asset scale suffix (`@2x.`), not a system login (local part
+    in _NOT_PEOPLE, or followed by `:path` as in scp/git remotes), not code (`self.`
+    after the `@`, a call right after it)."""
+    s = text[start:end]
+    at = s.rfind("@")
+    local, domain = s[:at], s[at + 1 :]
+    tld = domain.rsplit(".", 1)[-1].lower()
+    if tld not in TLDS and not tld.startswith("xn--"):
+        return False
+    if local.lower() in _NOT_PEOPLE or domain.startswith(_CODE_DOMAIN_START) or _SCALE.match(domain):
+        return False
+    nxt = text[end : end + 2]
+    if nxt[:1] == "(" or (nxt[:1] == ":" and nxt[1:2] not in ("", " ", "\n", "\t", "\r")):
+        return False  # a method call, or a remote path (git@host:org/repo, user@host:~/x)
+    return True
+
+
+# -- secret values after a keyword: not a placeholder, a reference or a type ---------------
+
+_STOP_VALUES = frozenset(
+    """none null nil true false undefined string str bytes int required optional password
+    passwd secret token apikey api_key key value redacted hidden masked empty na n/a todo
+    changeit xxx env secretstr passphrase pass pwd pw key api-key""".split()
+)
+# What code puts after `password =`: a call or subscript (`os.getenv(`, `os.environ[`,
+# `config.get(`), a dotted name (`settings.SECRET_KEY`, `process.env.API_KEY!`), a type
+# name (`SecretStr`), a constant or variable name (`DB_PASSWORD`, `api_key`).
+# A name segment in code is a word, digits only at its end (`api_key2`); random tokens
+# have digits and case changes anywhere, so a dotted token (`aB3x.Yz9q`) is not taken for
+# a name.
+_SEG = r"[A-Za-z_$][A-Za-z_$]*[0-9]*"
+_CODE_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)*[(\[]")
+_CODE_NAME = re.compile(
+    rf"(?:{_SEG}(?:(?:\.|::|->){_SEG})+"
+    r"|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+)[!?]?"
+)
+# `$VAR`, `${x}`, `$(cmd)`, `%VAR%`, `%(name)s`, `{{ x }}`, `<password>`, `[x]`, `(x)`; a
+# password may well begin with `$` or `%` followed by a lower-case letter or a digit.
+_REFERENCE_START = re.compile(r"[$%][A-Z_{(]|[{\[(<]")
+_VARIABLE = re.compile(r"[a-z_][a-z_]*")
+_PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme_", "<", "xxxx", "****", "....", "redacted")
+
+
+def secret_value(text: str, start: int, end: int) -> bool:
+    """The value after `password:`, `token=`, `AccountKey=`...: at least 4 characters, and
+    not something that only names or describes a secret — a reference (`$DB_PASS`,
+    `${{ secrets.X }}`, `{{ .Values.x }}`, `%(pw)s`, `os.environ[...]`, `process.env.X`,
+    `settings.SECRET`), a type (`str`, `SecretStr`, `Optional[str]`), an identifier
+    (`DB_PASSWORD`, `api_key`), a stop word (`null`, `required`), a placeholder
+    (`your-token-here`, `<password>`, `****`, `xxxx`) or a repeated character."""
+    s = text[start:end]
+    if len(s) < 4 or _REFERENCE_START.match(s):
+        return False
+    low = s.lower()
+    if low in _STOP_VALUES or len(set(s)) <= 2:
+        return False
+    if any(w in low for w in _PLACEHOLDER_WORDS) or low.endswith("_here") or low.endswith("-here"):
+        return False
+    if _CODE_CALL.match(s) is not None or _CODE_NAME.fullmatch(s) is not None:
+        return False
+    # `password=passphrase` in code: an unquoted lower-case word after `=` is a variable
+    # (YAML's `password: sunshine` is a value and stays masked).
+    before = text[max(0, start - 3) : start].rstrip(" \t")
+    return not (before.endswith("=") and _VARIABLE.fullmatch(s))
+
+
+def token_value(text: str, start: int, end: int) -> bool:
+    """The value after a generic `*_TOKEN=`, `*_SECRET:`, `*_API_KEY=` key: a secret_value
+    of at least 8 characters, without spaces, with a letter, and with a digit unless it is
+    20 characters or longer (`max_tokens: 4096`, `token_type: bearer`, `secret: my name`
+    are not secrets; random tokens have digits)."""
+    s = text[start:end]
+    if len(s) < 8 or any(c.isspace() for c in s) or not any(c.isalpha() for c in s):
+        return False
+    if len(s) < 20 and not any(c.isdigit() for c in s):
+        return False
+    return secret_value(text, start, end)
+
+
+def mixed(text: str, start: int, end: int) -> bool:
+    """A random-looking key with no fixed prefix (Mistral, Cohere): upper and lower case
+    letters and digits all occur. Excludes hex digests, words and identifiers."""
+    s = text[start:end]
+    return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+NAMES: dict[str, Check] = {
+    "card": card,
+    "iban": iban,
+    "github_crc32": github_crc32,
+    "phone": phone,
+    "email": email,
+    "secret_value": secret_value,
+    "token_value": token_value,
+    "mixed": mixed,
+}
+
+
+def check(name: str, text: str, start: int, end: int) -> bool:
+    """Run validator `name` (one of NAMES) on text[start:end]. Raises KeyError for an
+    unknown name (the mapping loader refuses those first)."""
+    return NAMES[name](text, start, end)
