@@ -245,6 +245,14 @@ def _index(cand: dict) -> int | str:
     return k if isinstance(k, int | str) else repr(k)
 
 
+def _is_json(s: str) -> bool:
+    try:
+        json.loads(s)
+    except ValueError:
+        return False
+    return True
+
+
 def _dumps(obj: object) -> str:
     """Compact JSON, UTF-8; \\u escapes where a lone surrogate cannot be UTF-8."""
     s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
@@ -281,7 +289,8 @@ class GeminiStream(SSEStream):
         self.windows: dict[tuple, Window] = {}
         self._finishing: dict[int | str, dict] = {}  # candidates finishing in the chunk at hand
         self._open: set = set()  # candidates seen without their finishReason yet
-        self._ended = False  # a finishReason, blockReason or error chunk was seen
+        self._ended = False  # a finishReason or blockReason was seen
+        self._errored = False  # an error chunk was seen: the stream ends there
         self._mode = ""  # "" until the first byte tells: "stream" or "json" (one document)
         self._doc: list[bytes] = []  # json mode: the body so far
         self._doc_len = 0
@@ -334,12 +343,24 @@ class GeminiStream(SSEStream):
         if self._mode != "stream":
             self.finished = True
             return self._whole_document()
-        out = super().flush()
-        if not self._ended or self._open:
-            out += self.error_event(
+        self.finished = True
+        out = []
+        for raw in self.framer.flush_raw():
+            # An event the connection cut before its blank line: passed on, terminated so
+            # that what follows stays a separate event, if its data is a whole chunk;
+            # dropped if not (half a JSON document restores nothing and parses nowhere;
+            # the error below says the stream was cut).
+            data = parse_event(raw).data
+            if data is None or not _is_json(data):
+                continue
+            eol = self._eol.encode()
+            out.extend(self._events([raw.rstrip(b"\r\n") + eol + eol]))
+        out.extend(self.drain())
+        if not self._errored and (not self._ended or self._open):
+            out.append(self.error_event(
                 "disguise: the stream ended before its last chunk (no finishReason): it was cut short"
-            )
-        return out
+            ))
+        return b"".join(out)
 
     def _whole_document(self) -> bytes:
         body = b"".join(self._doc)
@@ -411,7 +432,7 @@ class GeminiStream(SSEStream):
             self._last = {k: obj[k] for k in ("modelVersion", "responseId") if isinstance(obj.get(k), str)}
         if "error" in obj:
             # An error chunk ends the stream (the SDK raises at it): held text first.
-            self._ended = True
+            self._errored = True
             pre = self.drain_chunks()
             new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
             return pre, (new if changed else None)
@@ -471,7 +492,7 @@ class GeminiStream(SSEStream):
     def _track(self, obj: dict) -> None:
         """Note which candidates are still open and whether the stream has ended."""
         if "error" in obj:
-            self._ended = True
+            self._errored = True
         fb = obj.get("promptFeedback")
         if isinstance(fb, dict) and fb.get("blockReason") is not None:
             self._ended = True
