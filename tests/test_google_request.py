@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from google_util import GEMINI_FIXTURES
 
 from disguiselib import engine
 from disguiselib.errors import MaskError
 from disguiselib.providers import bedrock
 from disguiselib.providers.base import mask_body
 from disguiselib.providers.google import GENERATE_REQUEST
-from google_util import GEMINI_FIXTURES
 from strategies import RULES
 
 EMAIL = "bob@corp.example.com"
