@@ -266,7 +266,8 @@ def test_array_garbage_is_an_explicit_error_inside_the_array() -> None:
     out = first + s.error_event("disguise: stream could not be reversed")
     doc = json.loads(out)
     assert doc[-1]["error"]["message"] == "disguise: stream could not be reversed"
-    assert len(doc) == 2
+    assert doc[1] == {"candidates": []}  # the element before the bad byte went out too
+    assert len(doc) == 3
 
 
 def test_array_error_before_anything_is_a_whole_array() -> None:

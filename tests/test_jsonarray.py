@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.errors import StreamError
-from disguiselib.jsonarray import ELEMENT, END, SEP, ArrayFramer
+from disguiselib.jsonarray import ELEMENT, END, SEP, ArrayError, ArrayFramer
 from strategies import byte_splits
 
 # Strings full of what a scanner could mistake for structure: brackets, braces, quotes,
@@ -128,6 +128,33 @@ def test_accepted_streams_are_json_arrays_of_objects(tokens, data) -> None:
         return
     if isinstance(doc, list) and all(isinstance(o, dict) for o in doc):
         assert f_done and parsed == doc
+
+
+_TRICKY = [*_TOKENS, '"},{"', '"}\n,\r\n{"', '{"a":"\\"}"}', '{"a":"\\\\"}', "}\n,\r\n{", '"\\u007d"', "[{", "}]", "]"]
+
+
+def _outcome(pieces: list[bytes]) -> tuple:
+    """Element pieces and the error (kind and offset), whatever the cutting."""
+    f = ArrayFramer()
+    els: list[bytes] = []
+    try:
+        for p in pieces:
+            els.extend(raw for kind, raw in f.feed(p) if kind == ELEMENT)
+    except ArrayError as e:
+        els.extend(raw for kind, raw in e.pieces if kind == ELEMENT)
+        return els, str(e)
+    return els, f.flush()
+
+
+@given(st.lists(st.sampled_from(_TRICKY), max_size=12), st.data())
+def test_the_fast_path_and_the_scanner_cut_the_same_even_on_invalid_input(tokens, data) -> None:
+    # whole reads take the fast path (an element found at C speed, then checked); one
+    # byte at a time always takes the scanner: both must give the same elements and the
+    # same error, on any input
+    body = ("[" + "".join(tokens)).encode()
+    whole = _outcome([body])
+    assert whole == _outcome([body[i : i + 1] for i in range(len(body))])
+    assert whole == _outcome(data.draw(byte_splits(body, 6)))
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ JSON grammar) and whole elements (an object from its `{` to its matching `}`). C
 the pieces are the input, byte for byte, however the input was cut. An element is only
 handed out whole, so whatever is done to it can keep the array valid.
 
-Scanning jumps from one structural byte to the next with a regex (never a Python loop
-per character): outside strings `{ } [ ] "`, inside strings `" \\`. Multi-byte UTF-8
+Scanning jumps from one bracket to the next with a regex that steps over whole strings
+(never a Python loop per character or per string); a string cut between reads is
+finished by looking for its next `"` or `\\`. Multi-byte UTF-8
 sequences never contain those bytes, so a character cut across reads needs no care.
 An element is validated later, by whoever parses it (`json.loads`); the framer only
 counts nesting, which is enough to find where an object ends in valid JSON.
@@ -39,7 +40,12 @@ END = 2  # the closing `]` (with the whitespace before it)
 # element can be a few MB; past this the stream ends with an explicit error.
 MAX_ELEMENT_BYTES = 16 * 1024 * 1024
 
-_STRUCT = re.compile(rb'[{}\[\]"]')
+# Outside strings: a run of bytes that are not brackets, braces or quotes, and whole
+# strings, in one match (`.match` only: it can always stop where it is, so it never
+# backtracks into earlier repetitions; the string pattern is unambiguous, so a string
+# left open at the end of a read costs one pass over it). What stops it is a bracket,
+# a brace, or the quote of a string that goes on in the next read.
+_RUN = re.compile(rb'(?:[^"{}\[\]]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.DOTALL)
 _IN_STRING = re.compile(rb'["\\]')
 _WS = re.compile(rb"[ \t\r\n]*")
 
@@ -52,12 +58,23 @@ _NEXT = 4  # after `,`: an element
 _DONE = 5  # after `]`: only whitespace
 
 
+class ArrayError(StreamError):
+    """The bytes are not a JSON array of objects. `pieces`: what the same feed() framed
+    before the offending byte (so that what a read frames does not depend on how the
+    stream was cut)."""
+
+    def __init__(self, message: str, pieces: list[tuple[int, bytes]]) -> None:
+        super().__init__(message)
+        self.pieces = pieces
+
+
 class ArrayFramer:
     """Incremental framer for a JSON array of objects.
 
     `feed(bytes) -> [(kind, raw)]` with kind SEP, ELEMENT or END; `flush()` at the
-    end of the stream. Raises StreamError when the bytes are not such an array (the
-    message names the byte offset) or an element exceeds `max_element_bytes`.
+    end of the stream. Raises ArrayError when the bytes are not such an array (the
+    message names the byte offset; the pieces framed before it come with it), and
+    StreamError when an element exceeds `max_element_bytes`.
     """
 
     __slots__ = ("_state", "_elem", "_elem_len", "_depth", "_in_str", "_esc", "_offset", "max_element_bytes")
@@ -117,6 +134,14 @@ class ArrayFramer:
             elif (st == _FIRST or st == _NEXT) and c == 0x7B:  # {
                 if pos > sep_start:
                     out.append((SEP, data[sep_start:pos]))
+                end = _whole_element(data, pos)
+                if end > 0:  # the common case: the element is all in this read
+                    if end - pos > self.max_element_bytes:
+                        raise StreamError(f"a streamed JSON array element exceeds {self.max_element_bytes} bytes")
+                    out.append((ELEMENT, data[pos:end]))
+                    self._state = _AFTER
+                    pos = sep_start = end
+                    continue
                 self._state = _IN
                 self._depth = 0
                 self._in_str = False
@@ -129,9 +154,12 @@ class ArrayFramer:
                 self._state = _DONE
                 pos = sep_start = pos + 1
             else:
-                raise StreamError(
+                if pos > sep_start:
+                    out.append((SEP, data[sep_start:pos]))
+                raise ArrayError(
                     f"streamed JSON array: unexpected byte {bytes([c])!r} at offset {self._offset + pos}"
-                    f" ({_EXPECTED[st]} expected)"
+                    f" ({_EXPECTED[st]} expected)",
+                    out,
                 )
         if self._state != _IN and n > sep_start:
             out.append((SEP, data[sep_start:n]))
@@ -152,7 +180,7 @@ class ArrayFramer:
         depth = self._depth
         in_str = self._in_str
         esc = self._esc
-        struct = _STRUCT.search
+        run = _RUN.match
         in_string = _IN_STRING.search
         while pos < n:
             if in_str:
@@ -170,13 +198,12 @@ class ArrayFramer:
                 else:
                     in_str = False
                 continue
-            m = struct(data, pos)
-            if m is None:
-                pos = n
+            pos = run(data, pos).end()  # type: ignore[union-attr]
+            if pos >= n:
                 break
-            c = data[m.start()]
-            pos = m.end()
-            if c == 0x22:  # "
+            c = data[pos]
+            pos += 1
+            if c == 0x22:  # " (a string the run could not finish: it ends in a later read)
                 in_str = True
             elif c == 0x7B or c == 0x5B:  # { [
                 depth += 1
@@ -195,6 +222,49 @@ class ArrayFramer:
         self._elem = []
         self._elem_len = 0
         return rest
+
+
+# An element ends at a `}`. The likely ones: followed by `,` and the next element's `{`,
+# by the array's `]` at the end of the read, or by the end of the read. Each is checked
+# exactly (_nested), the first few only: past them the scanner above takes over, so no
+# input costs more than a few passes.
+_CANDIDATE = re.compile(rb"\}(?=[ \t\r\n]*(?:,[ \t\r\n]*\{|\][ \t\r\n]*\Z|\Z))")
+_TRIES = 3
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"{}[]')
+
+
+def _whole_element(data: bytes, start: int) -> int:
+    """Where the element that starts at data[start] (a `{`) ends, if it ends within data
+    and this finds it at C speed; -1 otherwise (the scanner then reads it)."""
+    for i, m in enumerate(_CANDIDATE.finditer(data, start)):
+        if i == _TRIES:
+            break
+        if _nested(data[start : m.end()]):
+            return m.end()
+    return -1
+
+
+def _nested(seg: bytes) -> bool:
+    """Is seg (from a `{` to a `}`) one JSON object as far as nesting goes: its brackets,
+    outside strings, properly nested, and closed only by its last byte? Then the
+    scanner's depth count would also first reach 0 there: both cut at the same place."""
+    # Escapes go first, pair by pair from the left (seg starts outside any string, so
+    # the pairs are the real ones); then every byte but quotes and brackets; then whole
+    # strings. What remains must be brackets alone.
+    r = _ESCAPE.sub(b"", seg).translate(None, _NOT_STRUCTURE)
+    if b'"' in r:
+        r = _STRING.sub(b"", r)
+        if b'"' in r:  # a string left open: the `}` was inside it
+            return False
+    inner = r[1:-1]  # without the outer braces: balanced, or the object closed earlier
+    while inner:
+        n = len(inner)
+        inner = inner.replace(b"{}", b"").replace(b"[]", b"")
+        if len(inner) == n:
+            return False
+    return True
 
 
 _EXPECTED = {
