@@ -231,7 +231,6 @@ class ArrayFramer:
 _CANDIDATE = re.compile(rb"\}(?=[ \t\r\n]*(?:,[ \t\r\n]*\{|\][ \t\r\n]*\Z|\Z))")
 _TRIES = 3
 _ESCAPE = re.compile(rb"\\.", re.DOTALL)
-_STRING = re.compile(rb'"[^"]*"')
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"{}[]')
 
 
@@ -255,9 +254,11 @@ def _nested(seg: bytes) -> bool:
     # strings. What remains must be brackets alone.
     r = _ESCAPE.sub(b"", seg).translate(None, _NOT_STRUCTURE)
     if b'"' in r:
-        r = _STRING.sub(b"", r)
-        if b'"' in r:  # a string left open: the `}` was inside it
+        # no quote is escaped any more: every other piece between quotes is a string
+        pieces = r.split(b'"')
+        if len(pieces) % 2 == 0:  # a string left open: the `}` was inside it
             return False
+        r = b"".join(pieces[0::2])
     inner = r[1:-1]  # without the outer braces: balanced, or the object closed earlier
     while inner:
         n = len(inner)
