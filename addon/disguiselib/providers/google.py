@@ -273,11 +273,11 @@ def error_body(message: str) -> bytes:
     return json.dumps({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}).encode()
 
 
-
 def _may_end(raw: bytes) -> bool:
     """Could this chunk carry a finishReason, a blockReason or an error? (A key; inside
     a string its quotes would be escaped. False positives only cost a parse.)"""
     return b'Reason"' in raw or b'"error"' in raw
+
 
 _WS_BYTES = b" \t\r\n"
 
@@ -382,9 +382,9 @@ class GeminiStream(SSEStream):
             out.extend(self._events([raw.rstrip(b"\r\n") + eol + eol]))
         out.extend(self.drain())
         if not self._errored and (not self._ended or self._open):
-            out.append(self.error_event(
-                "disguise: the stream ended before its last chunk (no finishReason): it was cut short"
-            ))
+            out.append(
+                self.error_event("disguise: the stream ended before its last chunk (no finishReason): it was cut short")
+            )
         return b"".join(out)
 
     def _whole_document(self) -> bytes:
