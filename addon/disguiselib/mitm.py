@@ -178,9 +178,10 @@ class Disguise:
         resp = flow.response
         if st is None or resp is None:
             return
-        if "text/event-stream" not in resp.headers.get("content-type", "").lower():
+        factory = st.api.stream_for(flow.request.path, resp.headers.get("content-type", ""))
+        if factory is None:
             return
-        stream = st.api.stream(st.restorer)
+        stream = factory(st.restorer)
         st.stream = stream
         st.encoding = resp.headers.get("content-encoding", "")
         self._fix_headers(resp)
@@ -216,8 +217,9 @@ class Disguise:
             )
             return
         try:
-            if "text/event-stream" in resp.headers.get("content-type", "").lower():
-                stream = st.api.stream(st.restorer)
+            factory = st.api.stream_for(flow.request.path, resp.headers.get("content-type", ""))
+            if factory is not None:
+                stream = factory(st.restorer)
                 st.stream = stream
                 try:
                     new = stream.whole(body)

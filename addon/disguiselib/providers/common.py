@@ -60,6 +60,7 @@ SCHEMA.fields.update(
         "anyOf": Arr(SCHEMA), "oneOf": Arr(SCHEMA), "allOf": Arr(SCHEMA),
         "prefixItems": Arr(SCHEMA),
         "required": VALUES, "enum": USER, "const": USER, "default": USER, "examples": USER,
+        "example": USER,  # OpenAPI's (Gemini's Schema): user JSON, keys included
         "description": VALUES, "title": VALUES, "$ref": VALUES,
     }
 )  # fmt: skip

@@ -1,0 +1,520 @@
+"""End to end, Google side: the official google-genai SDK (Gemini API and Vertex AI
+modes), raw HTTP for the streamed JSON array, and the anthropic SDK's AnthropicVertex
+client -> mitmdump running the addon -> a fake upstream.
+
+Nothing is mocked: a real `mitmdump` process in reverse mode, a real threaded HTTP/1.1
+server that records what reached "the provider" and answers in small separate writes
+re-cut at awkward offsets, and the real SDKs parsing what the client got.
+
+No network and no Google account: the SDKs take a fake key or token. google-genai's
+Vertex mode takes `credentials=google.oauth2.credentials.Credentials(token="...")`
+(a token with no expiry is valid, so it is never refreshed); AnthropicVertex takes
+`access_token="..."` (with it, google-auth is never asked for credentials).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from integration_util import (
+    MITMDUMP,
+    FakeUpstream,
+    Mitmdump,
+    Recorded,
+    Reply,
+    cut,
+    http_post,
+    mitmdump_cmd,
+    sse,
+    write_mappings,
+)
+
+genai = pytest.importorskip("google.genai")
+anthropic = pytest.importorskip("anthropic")
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types  # noqa: E402
+from google.oauth2.credentials import Credentials  # noqa: E402
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not MITMDUMP.exists(), reason=f"no mitmdump at {MITMDUMP}"),
+]
+
+EMAIL_RX = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+STRIP_RX = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"
+WINQ = 'C:\\Users\\"acme"'  # backslashes and quotes: JSON-escaped wherever it lands
+LITERALS = {"Acme Corp": "Zenith Labs", "session_id": "thread_id", "acme_lookup": "crm_lookup", WINQ: "WINPATH"}
+MAPPINGS = {"literals": LITERALS, "patterns": [{"name": "EMAIL", "regex": EMAIL_RX}], "strip": [{"regex": STRIP_RX}]}
+BOB = "bob@corp.example.com"
+ORIGINALS = [*LITERALS, BOB]
+DISGUISES = [*LITERALS.values(), "[EMAIL_"]
+PH = re.compile(r"\[EMAIL_[0-9]+\]")
+# A thought signature as the SDK sends it back (base64 of bytes), containing a disguise
+# and an original by chance: it must travel byte-identical both ways.
+SIG_BYTES = b"\x12\x34signed Zenith Labs and Acme Corp\xff\xfe"
+GEMINI = "/v1beta/models/{}:streamGenerateContent"
+
+
+def placeholder_in(rec: Recorded) -> str:
+    found = PH.findall(rec.body.decode("utf-8"))
+    return found[0] if found else "[EMAIL_1]"
+
+
+def assert_no_original(text: str, what: str, keep: tuple[str, ...] = ()) -> None:
+    for k in keep:
+        text = text.replace(k, "")
+    for o in ORIGINALS:
+        for form in (o, json.dumps(o)[1:-1]):
+            assert form not in text, f"{o!r} reached upstream in {what}"
+
+
+def assert_no_disguise(text: str, what: str) -> None:
+    for d in DISGUISES:
+        assert d not in text, f"{what} shows the disguise {d!r}: {text!r}"
+
+
+def gemini_sse(chunks: list[dict]) -> list[bytes]:
+    """Events as the API writes them: `data: ` + JSON with `": "` after keys, CRLF."""
+    return [f"data: {json.dumps(c, separators=(',', ': '), ensure_ascii=False)}\r\n\r\n".encode() for c in chunks]
+
+
+def text_chunk(text: str, finish: str | None = None, thought: bool = False, **part) -> dict:
+    p: dict = {"text": text, **part}
+    if thought:
+        p["thought"] = True
+    c: dict = {"content": {"parts": [p], "role": "model"}, "index": 0}
+    if finish:
+        c["finishReason"] = finish
+    return {"candidates": [c], "usageMetadata": {"promptTokenCount": 9, "totalTokenCount": 12},
+            "modelVersion": "gemini-2.5-flash", "responseId": "r-1"}
+
+
+def call_chunk(name: str, args: dict, sig: str) -> dict:
+    c = text_chunk("")
+    c["candidates"][0]["content"]["parts"] = [{"functionCall": {"name": name, "args": args}, "thoughtSignature": sig}]
+    return c
+
+
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+JSON_HEADERS = {"Content-Type": "application/json; charset=UTF-8"}
+
+
+class Proxy:
+    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
+        self.upstream = upstream
+        self.mitm = mitm
+        self.port = mitm.port
+        self.base_url = f"http://127.0.0.1:{mitm.port}"
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    tmp = tmp_path_factory.mktemp("disguise-google")
+    with FakeUpstream() as upstream:
+        mitm = Mitmdump(mitmdump_cmd(upstream.port, tmp / "conf", write_mappings(tmp, MAPPINGS)))
+        try:
+            yield Proxy(upstream, mitm)
+        finally:
+            mitm.stop()
+            print(mitm.output[-4000:])  # shown with the report of a failing test
+
+
+def _http_options(proxy: Proxy, api_version: str):
+    return types.HttpOptions(base_url=proxy.base_url, api_version=api_version, client_args={"trust_env": False},
+                             retry_options=types.HttpRetryOptions(attempts=1), timeout=20_000)  # fmt: skip
+
+
+def gemini_client(proxy: Proxy):
+    return genai.Client(api_key="test-key", http_options=_http_options(proxy, "v1beta"))
+
+
+def vertex_client(proxy: Proxy):
+    return genai.Client(vertexai=True, project="proj", location="us-central1",
+                        credentials=Credentials(token="fake-token"), http_options=_http_options(proxy, "v1"))  # fmt: skip
+
+
+# -- the main conversation: history with a signed function call, tools, a stream -----------
+
+TOOLS = [{"function_declarations": [{
+    "name": "acme_lookup",
+    "description": "Look up an Acme Corp record by its session_id.",
+    "parameters": {"type": "OBJECT", "properties": {
+        "session_id": {"type": "STRING", "description": "the session_id"},
+        "path": {"type": "STRING", "enum": [WINQ]}}, "required": ["session_id"]},
+}]}]  # fmt: skip
+
+
+def history() -> list:
+    return [
+        types.Content(role="user", parts=[types.Part(text=f"I work at Acme Corp; mail {BOB}; files in {WINQ}.")]),
+        types.Content(role="model", parts=[
+            types.Part(text="The user at Zenith Labs wants crm_lookup.", thought=True),
+            types.Part(function_call=types.FunctionCall(name="acme_lookup", args={"session_id": "s-1", "path": WINQ}),
+                       thought_signature=SIG_BYTES),
+        ]),
+        types.Content(role="user", parts=[
+            types.Part.from_function_response(name="acme_lookup", response={"session_id": "s-1", "owner": BOB}),
+            types.Part(text="Thanks. Once more for Acme Corp."),
+        ]),
+    ]  # fmt: skip
+
+
+def main_chunks(ph: str) -> list[dict]:
+    sig = "c2lnbmVkIGJ5IHRoZSBwcm92aWRlcg=="
+    pieces = ["Hello from Zen", "ith La", "bs! Mail ", ph[:4], ph[4:], " today. [", "[reply_", "to_current",
+              f"]] \"{'WIN'}", 'PATH" and Zen']  # fmt: skip
+    return [
+        text_chunk("Plan: ask Zenith Labs about thread_id via crm_lookup for [EMAIL_1].", thought=True),
+        *[text_chunk(p) for p in pieces],
+        call_chunk("crm_lookup", {"thread_id": "t-42 for Zenith Labs", "path": "WINPATH", "note": f'say "hi" to {ph}'},
+                   sig),
+        text_chunk("ith Labs", finish="STOP"),
+    ]
+
+
+def test_gemini_stream_through_the_sdk(proxy: Proxy) -> None:
+    model = "gemini-main"
+
+    def handler(rec: Recorded) -> Reply:
+        return Reply(cut(gemini_sse(main_chunks(placeholder_in(rec))), seed=3), headers=SSE_HEADERS)
+
+    proxy.upstream.on(GEMINI.format(model), handler)
+    client = gemini_client(proxy)
+    config = types.GenerateContentConfig(
+        system_instruction="You are the assistant of Acme Corp.", tools=TOOLS,
+        tool_config={"function_calling_config": {"mode": "AUTO"}},
+        automatic_function_calling={"disable": True}, stop_sequences=["Acme Corp"],
+    )  # fmt: skip
+    chunks = list(client.models.generate_content_stream(model=model, contents=history(), config=config))
+
+    rec = proxy.upstream.for_path(GEMINI.format(model) + "?alt=sse")[-1]
+    up = rec.body.decode("utf-8")
+    doc = json.loads(up)
+    thought = "The user at Zenith Labs wants crm_lookup."
+    assert_no_original(up, "the Gemini request")
+    assert doc["systemInstruction"]["parts"][0]["text"] == "You are the assistant of Zenith Labs."
+    c = doc["contents"]
+    assert c[0]["parts"][0]["text"] == "I work at Zenith Labs; mail [EMAIL_1]; files in WINPATH."
+    assert c[1]["parts"][0] == {"text": thought, "thought": True}
+    fc = c[1]["parts"][1]
+    assert fc["functionCall"] == {"name": "crm_lookup", "args": {"thread_id": "s-1", "path": "WINPATH"}}
+    sent_sig = fc["thoughtSignature"]
+    assert sent_sig == types.Part(thought_signature=SIG_BYTES).model_dump(mode="json")["thought_signature"]
+    assert c[2]["parts"][0]["functionResponse"] == {"name": "crm_lookup",
+                                                     "response": {"thread_id": "s-1", "owner": "[EMAIL_1]"}}
+    fd = doc["tools"][0]["functionDeclarations"][0]
+    assert fd["name"] == "crm_lookup" and fd["description"] == "Look up an Zenith Labs record by its thread_id."
+    assert list(fd["parameters"]["properties"]) == ["thread_id", "path"]
+    assert fd["parameters"]["properties"]["path"]["enum"] == ["WINPATH"]
+    assert doc["generationConfig"]["stopSequences"] == ["Zenith Labs"]
+
+    text = "".join(ch.text or "" for ch in chunks if ch.candidates and not _only_thoughts(ch))
+    assert text == f'Hello from Acme Corp! Mail {BOB} today.  "{WINQ}" and Acme Corp'
+    thoughts = [p.text for ch in chunks for p in ch.candidates[0].content.parts if p.thought]
+    assert thoughts == ["Plan: ask Zenith Labs about thread_id via crm_lookup for [EMAIL_1]."]  # untouched
+    calls = [fc for ch in chunks for fc in (ch.function_calls or [])]
+    assert [(f.name, f.args) for f in calls] == [
+        ("acme_lookup", {"session_id": "t-42 for Acme Corp", "path": WINQ, "note": f'say "hi" to {BOB}'})]
+    sigs = [p.thought_signature for ch in chunks for p in ch.candidates[0].content.parts if p.thought_signature]
+    assert sigs == [b"signed by the provider"]
+    assert chunks[-1].candidates[0].finish_reason == types.FinishReason.STOP
+    for ch in chunks:
+        for p in ch.candidates[0].content.parts:
+            if not p.thought and p.text:
+                assert_no_disguise(p.text, "a text part")
+
+
+def _only_thoughts(ch) -> bool:
+    return all(p.thought for p in ch.candidates[0].content.parts)
+
+
+def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
+    model = "gemini-whole"
+    body = {"candidates": [{"content": {"parts": [
+        {"text": "thinking of Zenith Labs", "thought": True},
+        {"text": "Zenith Labs owns [EMAIL_1]. [[reply_to_current]]"},
+        {"functionCall": {"name": "crm_lookup", "args": {"thread_id": "WINPATH"}}}], "role": "model"},
+        "finishReason": "STOP", "index": 0}], "modelVersion": "gemini-2.5-flash"}  # fmt: skip
+    proxy.upstream.on(f"/v1beta/models/{model}:generateContent",
+                      lambda rec: Reply([json.dumps(body, indent=2).encode()], headers=JSON_HEADERS, framing="length"))
+    proxy.upstream.on(f"/v1beta/models/{model}:countTokens",
+                      lambda rec: Reply([b'{"totalTokens": 7}'], headers=JSON_HEADERS, framing="length"))
+    client = gemini_client(proxy)
+    got = client.models.generate_content(model=model, contents=f"Acme Corp: {BOB}")
+    parts = got.candidates[0].content.parts
+    assert parts[0].text == "thinking of Zenith Labs"
+    assert parts[1].text == f"Acme Corp owns {BOB}. "
+    assert parts[2].function_call.name == "acme_lookup" and parts[2].function_call.args == {"session_id": WINQ}
+    n = client.models.count_tokens(model=model, contents=f"Acme Corp: {BOB}")
+    assert n.total_tokens == 7
+    for path in ("generateContent", "countTokens"):
+        rec = proxy.upstream.for_path(f"/v1beta/models/{model}:{path}")[-1]
+        assert_no_original(rec.body.decode(), path)
+        assert "Zenith Labs: [EMAIL_1]" in rec.body.decode()
+
+
+def test_vertex_gemini_stream_through_the_sdk(proxy: Proxy) -> None:
+    model = "gemini-vertex"
+    path = f"/v1/projects/proj/locations/us-central1/publishers/google/models/{model}:streamGenerateContent"
+
+    def handler(rec: Recorded) -> Reply:
+        ph = placeholder_in(rec)
+        chunks = [text_chunk("Zen"), text_chunk("ith Labs mails "), text_chunk(ph[:3]), text_chunk(ph[3:] + " nova"),
+                  text_chunk("", finish="STOP")]  # fmt: skip
+        return Reply(cut(gemini_sse(chunks), seed=5), headers=SSE_HEADERS)
+
+    proxy.upstream.on(path, handler)
+    client = vertex_client(proxy)
+    chunks = list(client.models.generate_content_stream(model=model, contents=f"Acme Corp and {BOB}"))
+    rec = proxy.upstream.for_path(path + "?alt=sse")[-1]
+    assert rec.headers["authorization"] == "Bearer fake-token"
+    assert json.loads(rec.body)["contents"][0]["parts"][0]["text"] == "Zenith Labs and [EMAIL_1]"
+    assert "".join(c.text or "" for c in chunks) == f"Acme Corp mails {BOB} nova"
+
+
+@pytest.mark.parametrize("framing", ["chunked", "close"])
+def test_stream_ending_without_finish_is_an_error_in_the_sdk(proxy: Proxy, framing: str) -> None:
+    # upstream ends the body cleanly, but before the chunk with the finishReason
+    model = f"gemini-cut-{framing}"
+    proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(
+        gemini_sse([text_chunk("Hello Zen"), text_chunk("ith")]), headers=SSE_HEADERS, framing=framing))
+    client = gemini_client(proxy)
+    got = []
+    with pytest.raises(genai_errors.APIError) as exc:
+        for ch in client.models.generate_content_stream(model=model, contents="hi"):
+            got.append(ch.text)
+    assert "".join(got) == "Hello Zenith"  # the held tail arrived before the error
+    assert exc.value.code == 500 and "cut short" in exc.value.message
+
+
+def test_network_cut_is_a_connection_error_without_disguises(proxy: Proxy) -> None:
+    # upstream aborts: mitmproxy cuts the client's connection too (the stream callable
+    # gets no final call), so the client sees a broken connection, never a clean end
+    model = "gemini-abort"
+    proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(
+        gemini_sse([text_chunk("Hello Zenith Labs, hello Zen")]), headers=SSE_HEADERS, abort=True))
+    client = gemini_client(proxy)
+    got = []
+    with pytest.raises(Exception) as exc:  # noqa: B017, PT011
+        for ch in client.models.generate_content_stream(model=model, contents="hi"):
+            got.append(ch.text)
+    assert not isinstance(exc.value, AssertionError)
+    assert type(exc.value).__name__ in ("RemoteProtocolError", "APIConnectionError"), exc.value
+    assert got == ["Hello Acme Corp, hello "]
+
+
+def test_upstream_error_body_on_an_sse_request_is_restored(proxy: Proxy) -> None:
+    model = "gemini-error"
+    err = {"error": {"code": 400, "message": "Zenith Labs: bad thread_id for [EMAIL_1]", "status": "INVALID_ARGUMENT"}}
+    proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(
+        [json.dumps(err, indent=2).encode()], status=400, headers=SSE_HEADERS, framing="length"))
+    client = gemini_client(proxy)
+    with pytest.raises(genai_errors.ClientError) as exc:
+        list(client.models.generate_content_stream(model=model, contents=f"mail {BOB}"))
+    assert exc.value.code == 400
+    assert exc.value.message == f"Acme Corp: bad session_id for {BOB}"
+
+
+def test_unmaskable_request_is_refused_in_googles_shape(proxy: Proxy) -> None:
+    n = len(proxy.upstream.requests)
+    status, headers, data = http_post(proxy.port, "/v1beta/models/x:generateContent",
+                                      b'{"contents": [{"parts": [{"text": "Acme Corp"}]}]')
+    assert status == 400 and headers["content-type"].startswith("application/json")
+    err = json.loads(data)["error"]
+    assert err["code"] == 400 and err["status"] == "INVALID_ARGUMENT" and "disguise" in err["message"]
+    assert "Acme Corp" not in err["message"]
+    assert len(proxy.upstream.requests) == n
+
+
+# -- the streamed JSON array (no alt=sse): raw HTTP --------------------------------------------
+
+
+def array_pieces(chunks: list[dict]) -> list[bytes]:
+    """As the API writes it: `[{` ... `}\\n` then `,\\r\\n{` ... and a final `]`."""
+    bodies = [json.dumps(c, indent=2, ensure_ascii=False) for c in chunks]
+    out = [b"[" + bodies[0].encode() + b"\n"]
+    out += [b",\r\n" + b.encode() + b"\n" for b in bodies[1:]]
+    return out + [b"]"]
+
+
+def read_stream(port: int, path: str, body: bytes, until: bytes | None = None,
+                gate: threading.Event | None = None) -> bytes:
+    """POST and read the response as it comes; with until, set gate once those bytes are
+    in (the upstream waits on gate: the first bytes must arrive before the last are sent)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        conn.request("POST", path, body=body, headers={"content-type": "application/json"})
+        resp = conn.getresponse()
+        assert resp.status == 200
+        got = b""
+        while True:
+            piece = resp.read1(65536)
+            if not piece:
+                break
+            got += piece
+            if until is not None and gate is not None and until in got:
+                gate.set()
+        return got
+    finally:
+        conn.close()
+
+
+def test_json_array_stream_is_restored_and_streamed(proxy: Proxy) -> None:
+    model = "gemini-array"
+    gate = threading.Event()
+
+    def handler(rec: Recorded) -> Reply:
+        ph = placeholder_in(rec)
+        chunks = [text_chunk("thinking of Zenith Labs", thought=True), text_chunk("Hello Zen"),
+                  text_chunk("ith Labs, mail " + ph[:5]), text_chunk(ph[5:] + ' "WIN'),
+                  text_chunk('PATH" [[reply_to_current]] and Zen', finish="STOP")]  # fmt: skip
+        pieces = cut(array_pieces(chunks), seed=11)
+
+        def gen() -> Iterator[bytes]:
+            for i, p in enumerate(pieces):
+                if i == len(pieces) - 1:
+                    assert gate.wait(15), "the client never got the first chunk: the stream was buffered"
+                yield p
+
+        return Reply(gen(), headers=JSON_HEADERS)
+
+    proxy.upstream.on(GEMINI.format(model), handler)
+    body = json.dumps({"contents": [{"role": "user", "parts": [{"text": f"Acme Corp {BOB}"}]}]}).encode()
+    out = read_stream(proxy.port, GEMINI.format(model), body, until=b"Hello ", gate=gate)
+    doc = json.loads(out)  # one valid JSON array
+    assert isinstance(doc, list) and len(doc) == 5
+    texts = [p["text"] for c in doc for p in c["candidates"][0]["content"]["parts"]]
+    assert texts[0] == "thinking of Zenith Labs"
+    assert "".join(texts[1:]) == f'Hello Acme Corp, mail {BOB} "{WINQ}"  and Zen'
+    assert doc[-1]["candidates"][0]["finishReason"] == "STOP"
+    rec = proxy.upstream.for_path(GEMINI.format(model))[-1]
+    assert_no_original(rec.body.decode(), "the array request")
+
+
+def test_json_array_cut_short_ends_with_an_error_element(proxy: Proxy) -> None:
+    model = "gemini-array-cut"
+    pieces = array_pieces([text_chunk("Hello Zen"), text_chunk("ith Labs and more")])
+    # upstream ends the body cleanly in the middle of the second element
+    proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(pieces[:1] + [pieces[1][:30]], headers=JSON_HEADERS))
+    body = json.dumps({"contents": [{"parts": [{"text": "hi"}]}]}).encode()
+    out = read_stream(proxy.port, GEMINI.format(model), body)
+    doc = json.loads(out)
+    assert doc[0]["candidates"][0]["content"]["parts"][0]["text"] == "Hello "
+    assert doc[1]["candidates"][0]["content"]["parts"][0]["text"] == "Zen"  # the held tail
+    assert doc[-1]["error"]["code"] == 500 and "cut short" in doc[-1]["error"]["message"]
+
+
+# -- Claude on Vertex ---------------------------------------------------------------------------
+
+VERTEX_CLAUDE = "/v1/projects/proj/locations/us-east5/publishers/anthropic/models/{}:{}"
+
+
+def anthropic_vertex(proxy: Proxy, sent: list[bytes] | None = None):
+    """AnthropicVertex pointed at the proxy; sent collects the bodies it sends."""
+    hooks = {"request": [lambda req: sent.append(req.read())]} if sent is not None else {}
+    http_client = anthropic.DefaultHttpxClient(trust_env=False, event_hooks=hooks)
+    return anthropic.AnthropicVertex(region="us-east5", project_id="proj", access_token="fake-token",
+                                     base_url=proxy.base_url + "/v1", max_retries=0, timeout=20.0,
+                                     http_client=http_client)  # fmt: skip
+
+
+def claude_events(ph: str) -> list[bytes]:
+    msg = {"id": "msg_v", "type": "message", "role": "assistant", "model": "claude-v", "content": [],
+           "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1}}
+    return [
+        sse({"type": "message_start", "message": msg}),
+        sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        *[sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}})
+          for t in ["Hi from Zen", "ith Labs, ", ph[:3], ph[3:], " nova"]],
+        sse({"type": "content_block_stop", "index": 0}),
+        sse({"type": "content_block_start", "index": 1, "content_block": {
+            "type": "tool_use", "id": "toolu_1", "name": "crm_lookup", "input": {}}}),
+        *[sse({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": p}})
+          for p in ['{"thr', 'ead_id": "WIN', 'PATH"}']],
+        sse({"type": "content_block_stop", "index": 1}),
+        sse({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+             "usage": {"output_tokens": 9}}),
+        sse({"type": "message_stop"}),
+    ]  # fmt: skip
+
+
+def test_claude_on_vertex_stream_through_anthropic_vertex(proxy: Proxy) -> None:
+    model = "claude-v@20250101"
+    path = VERTEX_CLAUDE.format("claude-v@20250101", "streamRawPredict")
+
+    def handler(rec: Recorded) -> Reply:
+        return Reply(cut(claude_events(placeholder_in(rec)), seed=7), headers=SSE_HEADERS)
+
+    for p in (path, path.replace("@", "%40")):
+        proxy.upstream.on(p, handler)
+    tools = [{"name": "acme_lookup", "description": "Acme Corp CRM",
+              "input_schema": {"type": "object", "properties": {"session_id": {"type": "string"}}}}]
+    sent: list[bytes] = []
+    with anthropic_vertex(proxy, sent) as client, client.messages.stream(
+        model=model, max_tokens=100, system="You serve Acme Corp.", tools=tools,
+        messages=[{"role": "user", "content": f"Mail {BOB} at Acme Corp"}],
+    ) as stream:  # fmt: skip
+        final = stream.get_final_message()
+    rec = [r for r in proxy.upstream.requests if ":streamRawPredict" in r.path][-1]
+    assert rec.path.startswith("/v1/projects/proj/locations/us-east5/publishers/anthropic/models/claude-v")
+    assert rec.headers["authorization"] == "Bearer fake-token"
+    doc = rec.json
+    assert "model" not in doc and doc["anthropic_version"] == json.loads(sent[-1])["anthropic_version"]  # untouched
+    assert doc["system"] == "You serve Zenith Labs." and doc["messages"][0]["content"] == "Mail [EMAIL_1] at Zenith Labs"
+    assert doc["tools"][0]["name"] == "crm_lookup" and list(doc["tools"][0]["input_schema"]["properties"]) == ["thread_id"]
+    assert_no_original(rec.body.decode(), "the Claude-on-Vertex request")
+    assert final.content[0].text == f"Hi from Acme Corp, {BOB} nova"
+    assert final.content[1].name == "acme_lookup" and final.content[1].input == {"session_id": WINQ}
+
+
+def test_claude_on_vertex_whole_message_and_count_tokens(proxy: Proxy) -> None:
+    path = VERTEX_CLAUDE.format("claude-w", "rawPredict")
+    proxy.upstream.on(path, lambda rec: Reply([json.dumps({
+        "id": "msg_w", "type": "message", "role": "assistant", "model": "claude-w", "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": [{"type": "text", "text": f"Zenith Labs has {placeholder_in(rec)}"}]}).encode()],
+        headers=JSON_HEADERS, framing="length"))  # fmt: skip
+    count = VERTEX_CLAUDE.format("count-tokens", "rawPredict")
+    proxy.upstream.on(count, lambda rec: Reply([b'{"input_tokens": 11}'], headers=JSON_HEADERS, framing="length"))
+    with anthropic_vertex(proxy) as client:
+        msg = client.messages.create(model="claude-w", max_tokens=10,
+                                     messages=[{"role": "user", "content": f"Acme Corp {BOB}"}])
+        n = client.messages.count_tokens(model="claude-w", messages=[{"role": "user", "content": f"Acme Corp {BOB}"}])
+    assert msg.content[0].text == f"Acme Corp has {BOB}"
+    assert n.input_tokens == 11
+    for p in (path, count):
+        rec = proxy.upstream.for_path(p)[-1]
+        assert_no_original(rec.body.decode(), p)
+        assert "Zenith Labs [EMAIL_1]" in rec.body.decode()
+
+
+# -- Bedrock, and the log -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["invoke", "invoke-with-response-stream", "converse", "converse-stream"])
+def test_bedrock_is_refused_and_says_why(proxy: Proxy, op: str) -> None:
+    n = len(proxy.upstream.requests)
+    body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 10,
+                       "messages": [{"role": "user", "content": f"Acme Corp {BOB}"}]}).encode()
+    status, headers, data = http_post(proxy.port, f"/model/anthropic.claude-3-haiku-20240307-v1%3A0/{op}", body,
+                                      {"authorization": "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/x, Signature=ab"})
+    assert status == 400
+    err = json.loads(data)
+    assert "SigV4" in err["message"] and "not forwarded" in err["message"]
+    assert len(proxy.upstream.requests) == n
+
+
+def test_log_holds_no_originals_and_no_addon_errors(proxy: Proxy) -> None:
+    test_gemini_whole_response_and_count_tokens(proxy)
+    out = proxy.mitm.output
+    assert ":generateContent" in out
+    for orig in ORIGINALS:
+        assert orig not in out, f"{orig!r} in the mitmdump log"
+    for bad in ("Traceback", "Addon error", "has crashed", "internal error"):
+        assert bad not in out, f"{bad!r} in the mitmdump log:\n{out}"
