@@ -14,8 +14,9 @@ from . import mappings
 from .decoding import Decoder, decoder_for
 from .engine import Api, recognise
 from .errors import DisguiseError, MappingError, MaskError, StreamError
-from .providers.base import SSEStream, mask_body, restore_body
+from .providers.base import BodyStream, mask_body
 from .rules import Restorer, Rules
+from .sse import is_json_type
 
 log = logging.getLogger("disguise")
 
@@ -26,7 +27,7 @@ DEFAULT_MAPPINGS = str(Path(__file__).resolve().parents[2] / "mappings")
 class _FlowState:
     api: Api
     restorer: Restorer
-    stream: SSEStream | None = None
+    stream: BodyStream | None = None
     encoding: str = ""
 
 
@@ -45,7 +46,7 @@ class StreamCall:
     failure the client gets an explicit error event and nothing more.
     """
 
-    def __init__(self, stream: SSEStream, decoder: Decoder | None) -> None:
+    def __init__(self, stream: BodyStream, decoder: Decoder | None) -> None:
         self.stream = stream
         self.decoder = decoder
         self.dead = False
@@ -178,18 +179,21 @@ class Disguise:
         resp = flow.response
         if st is None or resp is None:
             return
-        if "text/event-stream" not in resp.headers.get("content-type", "").lower():
-            return
-        stream = st.api.stream(st.restorer)
+        ctype = resp.headers.get("content-type", "")
+        if is_json_type(ctype):
+            return  # buffered; restored whole in `response` (which also sniffs)
+        # Anything else is streamed: the core tells an event stream by its first bytes,
+        # whatever the label, and restores any other body whole at its end.
+        stream = st.api.body_stream(st.restorer, ctype)
         st.stream = stream
         st.encoding = resp.headers.get("content-encoding", "")
         self._fix_headers(resp)
         try:
-            decoder = decoder_for(st.encoding)
+            stream.decoder = decoder_for(st.encoding)
         except StreamError as e:
             resp.stream = _Refused(stream.error_event(f"disguise: {e}"))
             return
-        resp.stream = StreamCall(stream, decoder)
+        resp.stream = StreamCall(stream, None)
 
     @staticmethod
     def _fix_headers(resp: http.Response) -> None:
@@ -216,15 +220,9 @@ class Disguise:
             )
             return
         try:
-            if "text/event-stream" in resp.headers.get("content-type", "").lower():
-                stream = st.api.stream(st.restorer)
-                st.stream = stream
-                try:
-                    new = stream.whole(body)
-                except StreamError as e:
-                    new = stream.error_event(f"disguise: {e}")
-            else:
-                new = restore_body(body, st.api.response_rule, st.restorer)
+            stream = st.api.body_stream(st.restorer, resp.headers.get("content-type", ""))
+            st.stream = stream
+            new = stream.whole(body)  # an event stream or a whole body, by content
         except Exception as e:  # noqa: BLE001 - never hand the client an unreversed body
             _log_internal("response reversal failed", e)
             resp.status_code = 502

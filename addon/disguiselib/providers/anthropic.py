@@ -107,6 +107,11 @@ _MESSAGE = Obj(
     default=GENERIC,
 )
 MESSAGE_RESPONSE: Rule = _MESSAGE  # also error bodies: {"type":"error","error":{...}}
+# One line of a batch's results (JSON lines): `result` holds a whole Message.
+BATCH_RESULT = Obj(
+    {"custom_id": SKIP, "result": Obj({"type": SKIP, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
+    default=GENERIC,
+)
 _START = Obj({"type": SKIP, "index": SKIP, "content_block": _RESP_BLOCK}, default=GENERIC)
 _MESSAGE_START = Obj({"type": SKIP, "message": _MESSAGE}, default=GENERIC)
 _MESSAGE_DELTA = Obj(
@@ -135,9 +140,19 @@ class AnthropicStream(SSEStream):
     """One Messages stream. A window per content block index; thinking and redacted
     thinking blocks (and so their signature_delta) pass byte-identical."""
 
+    TERMINAL = "message_stop"
+    TERMINAL_MARKERS = (b"message_stop", b'"error"')
+
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
+
+    def is_terminal(self, ev: Event) -> bool:
+        try:
+            obj = json.loads(ev.data) if ev.data is not None else None
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and obj.get("type") in ("message_stop", "error")
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
@@ -171,6 +186,7 @@ class AnthropicStream(SSEStream):
             out.append(ev.raw)
             return out
         if t == "message_stop" or t == "error":
+            self.terminated = True
             out = self.drain()
             out.append(self._restored(ev, VALUES if t == "error" else GENERIC))
             return out

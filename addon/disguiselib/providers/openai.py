@@ -81,8 +81,11 @@ _CHAT_SKIPPED = (
     "model", "stream", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens",
     "seed", "logprobs", "top_logprobs", "presence_penalty", "frequency_penalty", "logit_bias",
     "service_tier", "store", "parallel_tool_calls", "reasoning_effort", "stream_options",
-    "modalities", "audio", "verbosity", "prompt_cache_key", "safety_identifier", "user",
+    "modalities", "audio", "verbosity",
 )  # fmt: skip
+# End-user identifiers (`user`, `safety_identifier`, `prompt_cache_key`) are not in the
+# skipped lists: like Anthropic `metadata.user_id` they are masked (values), so an
+# identifier that is an original (an e-mail as user id) never leaves; see docs/fields.md.
 CHAT_REQUEST = Obj(
     {
         **{k: SKIP for k in _CHAT_SKIPPED},
@@ -112,6 +115,8 @@ _IN_PART = Typed(
     default=GENERIC,
 )  # fmt: skip
 _IN_CONTENT = Either(VALUES, Arr(_IN_PART))
+# A tool an MCP server lists: its input_schema is a JSON Schema (property names are keys).
+_MCP_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "annotations": GENERIC})
 _MESSAGE_ITEM = _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": _IN_CONTENT})
 _INPUT_ITEM = Typed(
     {
@@ -123,6 +128,13 @@ _INPUT_ITEM = Typed(
         # Reasoning items carry encrypted_content and go back exactly as they came.
         "reasoning": SKIP,
         "item_reference": SKIP,
+        "compaction": SKIP,  # encrypted_content only
+        "mcp_call": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT,
+                          "approval_request_id": SKIP}),
+        "mcp_approval_request": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES,
+                                      "arguments": JSON_TEXT}),
+        "mcp_approval_response": _obj({"id": SKIP, "approval_request_id": SKIP}),
+        "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
     },
     default=GENERIC,
 )  # fmt: skip
@@ -150,12 +162,15 @@ _TEXT_CONFIG = _obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": SKIP})
 _RESPONSES_SKIPPED = (
     "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
     "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
-    "service_tier", "truncation", "background", "prompt_cache_key", "prompt_cache_retention",
-    "safety_identifier", "user", "top_logprobs", "stream_options", "conversation", "prompt",
+    "service_tier", "truncation", "background", "prompt_cache_retention",
+    "top_logprobs", "stream_options", "conversation",
 )  # fmt: skip
+# A reusable prompt: its variables are substituted into what the model reads.
+_PROMPT = _obj({"id": SKIP, "version": SKIP, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
 RESPONSES_REQUEST = Obj(
     {
         **{k: SKIP for k in _RESPONSES_SKIPPED},
+        "prompt": _PROMPT,
         "instructions": Either(VALUES, Arr(_Item())),
         "input": Either(VALUES, Arr(_Item())),
         "tools": Arr(_RESPONSES_TOOL),
@@ -167,17 +182,21 @@ RESPONSES_REQUEST = Obj(
 
 # -- whole responses -------------------------------------------------------------------
 
-_TOOL_CALL_OUT = _obj({"id": SKIP, "function": _obj({"name": VALUES, "arguments": JSON_TEXT})})
+_TOOL_CALL_OUT = _obj({"id": SKIP, "function": _obj({"name": VALUES, "arguments": JSON_TEXT}),
+                       "custom": _obj({"name": VALUES, "input": VALUES})})
+# Compatible providers (Mistral) send content as parts; thinking parts pass untouched.
+_CHAT_OUT_PART = Typed({"text": _obj({"text": PROSE}), "thinking": SKIP}, default=GENERIC)
+_AUDIO_OUT = _obj({"id": SKIP, "data": SKIP, "expires_at": SKIP, "transcript": PROSE})
 CHAT_RESPONSE = Obj(
     {
         **{k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")},
         "choices": Arr(Obj({
             "index": SKIP, "finish_reason": SKIP, "logprobs": SKIP,
             "message": Obj({
-                "role": SKIP, "content": Either(PROSE, GENERIC), "refusal": PROSE,
+                "role": SKIP, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
                 "tool_calls": Arr(_TOOL_CALL_OUT),
                 "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}),
-                "audio": SKIP, **_REASONING,
+                "audio": _AUDIO_OUT, "annotations": GENERIC, **_REASONING,
             }, default=GENERIC),
         }, default=GENERIC)),
     },
@@ -196,6 +215,13 @@ _OUT_ITEM = Typed(
         "message": _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": Arr(_OUT_PART)}),
         "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
         "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
+        "mcp_call": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT,
+                          "approval_request_id": SKIP}),
+        "mcp_approval_request": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES,
+                                      "arguments": JSON_TEXT}),
+        "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
+        "image_generation_call": _obj({"id": SKIP, "result": SKIP}),  # base64 image
+        "compaction": SKIP,
         "reasoning": SKIP,
     },
     default=GENERIC,
@@ -213,6 +239,39 @@ RESPONSE_OBJECT = Obj(
     },
     default=GENERIC,
 )  # fmt: skip
+
+# -- retrievals (stored completions and responses: literals only, see engine.py) -------
+
+CHAT_LIST = Obj({"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(CHAT_RESPONSE)}, default=GENERIC)
+_STORED_MESSAGE = Obj(
+    {
+        "id": SKIP, "role": SKIP, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
+        "content_parts": Arr(_CHAT_PART), "name": VALUES, "tool_calls": Arr(_TOOL_CALL_OUT),
+        "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}), "audio": _AUDIO_OUT,
+        "annotations": GENERIC, **_REASONING,
+    },
+    default=GENERIC,
+)  # fmt: skip
+CHAT_STORED_MESSAGES = Obj(
+    {"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(_STORED_MESSAGE)}, default=GENERIC
+)
+
+
+class _AnyItem(Rule):
+    """An item listed back by input_items: an input item, or an output item (a message
+    with output_text parts, a call the model made)."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and value.get("type") in _OUT_ITEM.table and value.get("role") == "assistant":
+            return _OUT_ITEM.resolve(value)
+        return _Item().resolve(value)
+
+
+INPUT_ITEMS_LIST = Obj(
+    {"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(_AnyItem())}, default=GENERIC
+)
 
 # -- Chat Completions streams ----------------------------------------------------------
 
@@ -317,15 +376,30 @@ class _Channels(SSEStream):
 class ChatStream(_Channels):
     """One Chat Completions stream: a window per (choice, content | refusal | tool call)."""
 
+    TERMINAL = "data: [DONE]"
+    TERMINAL_MARKERS = (b"[DONE]", b'"error"')
+
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.last: dict = {}  # id, created, model of the latest chunk (for drain chunks)
+
+    def is_terminal(self, ev: Event) -> bool:
+        if ev.data is None:
+            return False
+        if ev.data.strip() == "[DONE]":
+            return True
+        try:
+            obj = json.loads(ev.data)
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and "error" in obj
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
         if data is None:
             return [ev.raw]
         if data.strip() == "[DONE]":
+            self.terminated = True
             out = self.drain()
             out.append(ev.raw)
             return out
@@ -348,6 +422,7 @@ class ChatStream(_Channels):
         if "error" in obj:
             # A mid-stream error (OpenRouter's may carry a finish_reason too): the SDK
             # raises at it, so every held tail goes out in its own chunk first.
+            self.terminated = True
             out = self.drain()
             new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
             out.append(ev.with_data(new) if changed else ev.raw)
@@ -475,6 +550,7 @@ def _merge_tails(delta: dict, tails: dict) -> None:
 # -- Responses streams -----------------------------------------------------------------
 
 _SEQ = re.compile(r'(?<!\\)"sequence_number"\s*:\s*(\d+)')
+_SEQ_VALUE = re.compile(rb"\s*:\s*(\d+)")
 # delta event type -> (channel field, window mode, the matching done event's field)
 _DELTAS = {
     "response.output_text.delta": ("text", Window.TEXT),
@@ -519,20 +595,45 @@ class ResponsesStream(_Channels):
     deltas carrying held tails get their own sequence numbers; every later event is
     renumbered so the client sees them strictly increasing and gapless."""
 
+    TERMINAL = "response.completed, response.failed or response.incomplete"
+    TERMINAL_MARKERS = (b"response.completed", b"response.failed", b"response.incomplete", b'"error"')
+
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.offset = 0  # synthetic events inserted so far
         self.last_seq = -1  # the last upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
 
+    def is_terminal(self, ev: Event) -> bool:
+        try:
+            obj = json.loads(ev.data) if ev.data is not None else None
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and (obj.get("type") in _ENDS or obj.get("type") == "error")
+
     def quiet(self) -> bool:
         # whole runs of events pass unframed only while nothing needs renumbering
         return self.offset == 0 and super().quiet()
 
+    def passed(self, run: bytes, end: int) -> None:
+        # Events the client saw unparsed still count: a synthetic or error event at the
+        # end must continue their numbering. Sequence numbers only grow, so the last
+        # one in the run is the one that matters.
+        i = run.rfind(b'"sequence_number"', 0, end)
+        while i > 0 and run[i - 1] == 0x5C:  # `\"`: inside a string, not a key
+            i = run.rfind(b'"sequence_number"', 0, i)
+        if i >= 0:
+            m = _SEQ_VALUE.match(run, i + 17)
+            if m is not None:
+                self.last_seq = max(self.last_seq, int(m.group(1)))
+
     def pass_on(self, raw: bytes) -> bytes:
         if not self.offset:
+            self.passed(raw, len(raw))
             return raw
         ev = parse_event(raw)
+        if ev.bad:
+            raise StreamError("an event is not UTF-8 text")
         return raw if ev.data is None else self._renumbered(ev, ev.data)
 
     def on_event(self, ev: Event) -> list[bytes]:
@@ -550,8 +651,10 @@ class ResponsesStream(_Channels):
             return [ev.raw]
         seq = obj.get("sequence_number")
         if isinstance(seq, int):
-            self.last_seq = seq
+            self.last_seq = max(self.last_seq, seq)
         t = obj.get("type")
+        if t in _ENDS or t == "error":
+            self.terminated = True
         out: list[bytes] = []
         if t in _DELTAS:
             key = _channel(t, obj)
