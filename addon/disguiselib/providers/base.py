@@ -12,6 +12,7 @@ from ..errors import MaskError, StreamError
 from ..holdback import Window
 from ..rules import Restorer, Rules, Session
 from ..sse import Event, Framer, parse_event, sniff
+from .common import apply_fixes, logprob_fixes
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -87,8 +88,32 @@ def restore_json(data: str, root: jsonspan.Rule, r: Restorer) -> str | None:
     except ValueError:
         new = r.json_text(data) if jsonspan.looks_like_json(data) else r.value(data)
         return new if new != data else None
-    new, changed = jsonspan.transform(data, doc, root, restore_fn(r))
-    return new if changed else None
+    new = restore_doc(data, doc, root, r)
+    return None if new is data else new
+
+
+def restore_doc(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
+    """The JSON text s (parsed: doc) with the strings root selects restored, and its
+    logprobs cleaned (common.logprob_fixes); s itself when nothing changed."""
+    new, changed = jsonspan.transform(s, doc, root, restore_fn(r))
+    if '"token"' in s:  # only logprobs entries have tokens: rare, so checked cheaply first
+        fixes = logprob_fixes(doc, r)
+        if fixes:
+            out = json.loads(new)
+            apply_fixes(out, fixes)
+            return dumps(out)
+    return new if changed else s
+
+
+def dumps(obj: object) -> str:
+    """Compact JSON as the APIs send it: UTF-8, lone surrogates (half of a pair cut
+    between two deltas) as \\u escapes."""
+    out = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":"))
+    return out
 
 
 def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
@@ -113,8 +138,8 @@ def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
             return raw if lines == s else lines.encode("utf-8")
         new = r.json_text(s) if jsonspan.looks_like_json(s) else r.value(s)
         return raw if new == s else new.encode("utf-8")
-    new, changed = jsonspan.transform(s, doc, root, restore_fn(r))
-    return new.encode("utf-8") if changed else raw
+    new = restore_doc(s, doc, root, r)
+    return raw if new is s else new.encode("utf-8")
 
 
 def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:
@@ -130,8 +155,7 @@ def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:
             doc = jsonspan.loads(body)
         except ValueError:
             return None
-        new, _ = jsonspan.transform(body, doc, root, restore_fn(r))
-        out.append(new + line[len(body) :])
+        out.append(restore_doc(body, doc, root, r) + line[len(body) :])
     return "".join(out)
 
 

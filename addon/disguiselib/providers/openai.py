@@ -19,8 +19,8 @@ from ..holdback import Window
 from ..jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from ..rules import Restorer, json_escape
 from ..sse import Event, parse_event
-from .base import SSEStream, restore_fn
-from .common import GENERIC, SCHEMA, _obj
+from .base import SSEStream, restore_doc, restore_fn
+from .common import GENERIC, SCHEMA, _obj, clean_alternatives
 
 # Channels (choice x content/refusal/tool call; item x content part) one stream may
 # open. Real streams have a handful; a stream past this is refused with an explicit
@@ -281,9 +281,10 @@ class _Chan(Rule):
 
     string = True
 
-    def __init__(self, key: tuple, mode: int) -> None:
+    def __init__(self, key: tuple, mode: int, parts: bool = False) -> None:
         self.key = key
         self.mode = mode
+        self.parts = parts  # the text arrives in an array of content parts (Mistral)
 
 
 class _ChatChoice(Rule):
@@ -293,10 +294,14 @@ class _ChatChoice(Rule):
 
     def resolve(self, value: object) -> Rule:
         k = value.get("index", 0) if isinstance(value, dict) else 0
+        parts = Typed({"text": _obj({"text": _Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": SKIP},
+                      default=GENERIC)  # fmt: skip
         delta = Obj({
             "role": SKIP,
-            "content": _Chan((k, "content"), Window.TEXT),
+            "content": Either(_Chan((k, "content"), Window.TEXT), Arr(parts)),
             "refusal": _Chan((k, "refusal"), Window.TEXT),
+            "audio": _obj({"id": SKIP, "data": SKIP, "expires_at": SKIP,
+                           "transcript": _Chan((k, "transcript"), Window.TEXT)}),
             "tool_calls": Arr(_ChatToolCall(k)),
             "function_call": _obj({"name": VALUES, "arguments": _Chan((k, "fc"), Window.JSON)}),
             **_REASONING,
@@ -357,16 +362,23 @@ class _Channels(SSEStream):
 
     def channel_fn(self, finishing: frozenset = frozenset()):
         """fn for jsonspan: a channel's string through its window; a channel of a choice
-        that finishes in this very event is flushed into it as well."""
+        that finishes in this very event is flushed into it as well. Every channel whose
+        text this event changes or holds is noted in `touched` (its logprobs go)."""
         restore = restore_fn(self.r)
+        self.touched: set = set()
 
         def fn(v: str, rule: Rule) -> str:
             if isinstance(rule, _Chan):
                 w = self.window(rule.key, rule.mode)
+                held = w.held
                 out = w.feed(v)
+                if rule.parts:
+                    self.parts.add(rule.key)
                 if rule.key[0] in finishing:
                     out += w.flush()
                     del self.windows[rule.key]
+                if out != v or held or w.held:
+                    self.touched.add(rule.key)
                 return out
             return restore(v, rule)
 
@@ -382,6 +394,8 @@ class ChatStream(_Channels):
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.last: dict = {}  # id, created, model of the latest chunk (for drain chunks)
+        self.parts: set = set()  # channels whose text came as content parts
+        self.touched: set = set()  # channels whose text the current event changed or held
 
     def is_terminal(self, ev: Event) -> bool:
         if ev.data is None:
@@ -439,22 +453,60 @@ class ChatStream(_Channels):
         marks: list[tuple[object, int]] = []
         edits = jsonspan.walk(data, obj, _CHUNK, self.channel_fn(frozenset(deltas)), marks)
         tails = {k: t for k in deltas if (t := self._flush_choice(k))}
+        merge = False
         if tails:
             where = dict(marks)
-            inserts = [(where[k] + 1, where[k] + 1, _insertion(t, deltas[k])) for k, t in tails.items() if k in where]
+            inserts = [(where[k] + 1, where[k] + 1, _insertion(t, deltas[k], self._parted(k)))
+                       for k, t in tails.items() if k in where]  # fmt: skip
             if len(inserts) == len(tails) and all(i[2] for i in inserts):
                 edits = sorted(edits + inserts)
             else:  # a field present but null, or tool calls named otherwise: rebuild
-                doc = json.loads(jsonspan.splice(data, edits))
-                for c in doc["choices"]:
-                    if isinstance(c, dict) and c.get("index", 0) in tails:
-                        _merge_tails(c.setdefault("delta", {}), tails[c.get("index", 0)])
-                self.events_changed += 1
-                return [ev.with_data(_dumps(doc).decode("utf-8"))]
+                merge = True
+        lps = self._logprobs(choices)
+        if merge or lps:
+            doc = json.loads(jsonspan.splice(data, edits))
+            for c in doc["choices"]:
+                if not isinstance(c, dict):
+                    continue
+                k = c.get("index", 0)
+                if merge and k in tails:
+                    _merge_tails(c.setdefault("delta", {}), tails[k], self._parted(k))
+                if k in lps:
+                    c["logprobs"] = lps[k]
+            self.events_changed += 1
+            return [ev.with_data(_dumps(doc).decode("utf-8"))]
         if not edits:
             return [ev.raw]
         self.events_changed += 1
         return [ev.with_data(jsonspan.splice(data, edits))]
+
+    def _parted(self, k: object) -> bool:
+        return (k, "content") in self.parts
+
+    def _logprobs(self, choices: object) -> dict:
+        """Per choice of a chunk, its logprobs where they must change: the entries of a
+        channel whose text this chunk changed or held are removed (common.py, logprobs),
+        alternatives holding a whole disguise dropped from the others."""
+        out: dict = {}
+        for c in choices if isinstance(choices, list) else []:
+            lp = c.get("logprobs") if isinstance(c, dict) else None
+            if not isinstance(lp, dict):
+                continue
+            k = c.get("index", 0)
+            new = dict(lp)
+            for field in ("content", "refusal"):
+                entries = lp.get(field)
+                if not isinstance(entries, list) or not entries:
+                    continue
+                if (k, field) in self.touched:
+                    new[field] = []
+                else:
+                    cleaned = clean_alternatives(entries, self.r)
+                    if cleaned is not None:
+                        new[field] = cleaned
+            if new != lp:
+                out[k] = new
+        return out
 
     def _remember(self, data: str) -> None:
         try:
@@ -479,7 +531,7 @@ class ChatStream(_Channels):
             tails = self._flush_choice(k)
             if tails:
                 delta: dict = {}
-                _merge_tails(delta, tails)
+                _merge_tails(delta, tails, self._parted(k))
                 chunk = {**self.last, "choices": [{"index": k, "delta": delta, "finish_reason": None}]}
                 chunk.setdefault("object", "chat.completion.chunk")
                 out.append(b"data: " + _dumps(chunk) + b"\n\n")
@@ -499,9 +551,10 @@ def _dumps(obj: object) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
 
-def _insertion(tails: dict, delta: object) -> str:
+def _insertion(tails: dict, delta: object, parted: bool) -> str:
     """The members to insert at the start of a Chat delta object for held tails, or ""
-    when one of them would repeat a key the delta already has."""
+    when one of them would repeat a key the delta already has. parted: the choice's
+    content came as parts, so its tail goes as a text part."""
     if not isinstance(delta, dict):
         return ""
     members = []
@@ -511,7 +564,13 @@ def _insertion(tails: dict, delta: object) -> str:
         if sub in (("content",), ("refusal",)):
             if sub[0] in delta:
                 return ""
+            if sub == ("content",) and parted:
+                esc = '[{"type":"text","text":' + esc + "}]"
             members.append(f'"{sub[0]}":{esc}')
+        elif sub == ("transcript",):
+            if "audio" in delta:
+                return ""
+            members.append(f'"audio":{{"transcript":{esc}}}')
         elif sub == ("fc",):
             if "function_call" in delta:
                 return ""
@@ -525,12 +584,23 @@ def _insertion(tails: dict, delta: object) -> str:
     return ",".join(members) + ("," if delta else "")
 
 
-def _merge_tails(delta: dict, tails: dict) -> None:
+def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
     """Append each held tail to its field of a Chat delta, adding an index-only
-    tool_calls entry where the delta names none for that tool call."""
+    tool_calls entry where the delta names none for that tool call; a content tail of a
+    choice whose content came as parts goes as a text part."""
     for sub, tail in tails.items():
-        if sub in (("content",), ("refusal",)):
+        if sub == ("content",) and (parted or isinstance(delta.get("content"), list)):
+            parts = delta.get("content")
+            if isinstance(parts, str):
+                parts = [{"type": "text", "text": parts}] if parts else []
+            delta["content"] = [*(parts or []), {"type": "text", "text": tail}]
+        elif sub in (("content",), ("refusal",)):
             delta[sub[0]] = (delta.get(sub[0]) or "") + tail
+        elif sub == ("transcript",):
+            audio = delta.get("audio")
+            if not isinstance(audio, dict):
+                audio = delta["audio"] = {}
+            audio["transcript"] = (audio.get("transcript") or "") + tail
         elif sub == ("fc",):
             fc = delta.setdefault("function_call", {})
             fc["arguments"] = (fc.get("arguments") or "") + tail
@@ -557,12 +627,20 @@ _DELTAS = {
     "response.refusal.delta": ("refusal", Window.TEXT),
     "response.function_call_arguments.delta": ("args", Window.JSON),
     "response.custom_tool_call_input.delta": ("input", Window.VALUE),
+    "response.mcp_call_arguments.delta": ("args", Window.JSON),
+    "response.code_interpreter_call_code.delta": ("code", Window.VALUE),
+    "response.shell_call_command.delta": ("command", Window.VALUE),
+    "response.audio.transcript.delta": ("transcript", Window.TEXT),
 }
 _DONES = {
     "response.output_text.done": ("response.output_text.delta", "text", PROSE),
     "response.refusal.done": ("response.refusal.delta", "refusal", PROSE),
     "response.function_call_arguments.done": ("response.function_call_arguments.delta", "arguments", JSON_TEXT),
     "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input", VALUES),
+    "response.mcp_call_arguments.done": ("response.mcp_call_arguments.delta", "arguments", JSON_TEXT),
+    "response.code_interpreter_call_code.done": ("response.code_interpreter_call_code.delta", "code", VALUES),
+    "response.shell_call_command.done": ("response.shell_call_command.delta", "command", VALUES),
+    "response.audio.transcript.done": ("response.audio.transcript.delta", "", VALUES),  # no text of its own
 }  # fmt: skip
 _SNAPSHOT = {
     "response.output_item.added": Obj({"item": _OUT_ITEM}, default=GENERIC),
@@ -585,9 +663,14 @@ _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed
 
 def _channel(t: str, obj: dict) -> tuple:
     field = _DELTAS[t][0]
+    ident = obj.get("item_id")
+    if ident is None:  # events that name their item by position only (shell commands, audio)
+        ident = ("out", obj.get("output_index"))
     if field in ("text", "refusal"):
-        return (obj.get("item_id"), obj.get("content_index", 0), field)
-    return (obj.get("item_id"), field)
+        return (ident, obj.get("content_index", 0), field)
+    if field == "command":
+        return (ident, obj.get("command_index", 0), field)
+    return (ident, field)
 
 
 class ResponsesStream(_Channels):
@@ -658,35 +741,48 @@ class ResponsesStream(_Channels):
         out: list[bytes] = []
         if t in _DELTAS:
             key = _channel(t, obj)
-            self.where[key] = {k: obj[k] for k in ("item_id", "output_index", "content_index") if k in obj}
+            self.where[key] = {
+                k: obj[k] for k in ("item_id", "output_index", "content_index", "command_index") if k in obj
+            }
             self.where[key]["type"] = t
             w = self.window(key, _DELTAS[t][1])
             rule = Obj({"delta": _Chan(key, w.mode)}, default=SKIP)
             new, changed = jsonspan.transform(data, obj, rule, self.channel_fn())
+            lp = obj.get("logprobs")
+            if isinstance(lp, list) and lp:
+                # logprobs of text the window changed or held go (common.py, logprobs)
+                cleaned = [] if key in self.touched else clean_alternatives(lp, self.r)
+                if cleaned is not None:
+                    doc = json.loads(new)
+                    doc["logprobs"] = cleaned
+                    new, changed = _dumps(doc).decode("utf-8"), changed + 1
             if w.held:
                 self.events_held += 1
         elif t in _DONES:
             delta_type, field, rule_ = _DONES[t]
             out.extend(self._flush(_channel(delta_type, obj), seq))
-            new, changed = jsonspan.transform(
-                data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), restore_fn(self.r)
-            )
+            new = restore_doc(data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), self.r)
+            changed = new is not data
         elif t in _SNAPSHOT:
             if t == "response.output_item.done":
                 item = obj.get("item")
                 item_id = item.get("id") if isinstance(item, dict) else None
-                for key in [k for k in self.windows if k[0] == item_id]:
+                by_pos = ("out", obj.get("output_index"))
+                for key in [k for k in self.windows if k[0] == item_id or k[0] == by_pos]:
                     out.extend(self._flush(key, seq))
-            new, changed = jsonspan.transform(data, obj, _SNAPSHOT[t], restore_fn(self.r))
+            new = restore_doc(data, obj, _SNAPSHOT[t], self.r)
+            changed = new is not data
         elif isinstance(t, str) and t.startswith("response.reasoning"):
             new, changed = data, 0  # reasoning summaries and text: untouched, like thinking
         elif t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
             if t in _ENDS:
                 for key in list(self.windows):
                     out.extend(self._flush(key, seq))
-            new, changed = jsonspan.transform(data, obj, _RESPONSE_EVENT, restore_fn(self.r))
+            new = restore_doc(data, obj, _RESPONSE_EVENT, self.r)
+            changed = new is not data
         else:
-            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            new = restore_doc(data, obj, GENERIC, self.r)
+            changed = new is not data
         if changed:
             self.events_changed += 1
         if not changed and not self.offset:
@@ -699,7 +795,7 @@ class ResponsesStream(_Channels):
         """A delta event without json.loads: its fields found by regex (a `"key":` can
         only be a real key), its text through its window; None for anything unusual."""
         m = _FAST_TYPE.match(data)
-        if m is None:
+        if m is None or ('"logprobs":[' in data and '"logprobs":[]' not in data):
             return None
         t = m.group(1)
         d = _FAST_FIELDS["delta"].search(data)
