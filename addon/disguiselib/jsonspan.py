@@ -30,7 +30,7 @@ from .errors import MaskError
 from .rules import json_escape
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-_raw_decode = json.JSONDecoder().raw_decode
+_raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
 _TOK = re.compile(r'["{}\[\]:,]')
 _WS = re.compile(r"[ \t\n\r]*")
 

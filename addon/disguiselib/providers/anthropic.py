@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from .. import jsonspan
 from ..holdback import Window
 from ..jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
 from ..rules import Restorer, json_escape
@@ -49,7 +50,8 @@ _BLOCK = Typed(
 _SOURCE.table["content"] = _obj({"content": CONTENT})
 _CONTENT_ARR.item = _BLOCK
 
-_CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA})
+# input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
+_CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})
 _SERVER_TOOL = _obj({"name": SKIP})
 
 
@@ -169,11 +171,11 @@ class AnthropicStream(SSEStream):
                 return [ev.raw]
             return self.window_field(ev, w, m.start(3), m.end(3))
         try:
-            obj = json.loads(data)
+            obj = jsonspan.loads(data)
         except ValueError:
-            return [ev.raw]  # not JSON: nothing of ours can be in it
+            return self.not_object(ev)
         if not isinstance(obj, dict):
-            return [ev.raw]
+            return self.not_object(ev)
         t = obj.get("type")
         if t == "content_block_delta":
             return self._slow_delta(ev, obj)
@@ -224,8 +226,6 @@ class AnthropicStream(SSEStream):
             return [ev.raw]
         if w is not None and kind == Window.TEXT:
             # A start that already carries text: that text is the channel's beginning.
-            from .. import jsonspan
-
             data = ev.data
             assert data is not None
             r = self.r
@@ -239,8 +239,6 @@ class AnthropicStream(SSEStream):
         return [self._restored(ev, _START)]
 
     def _slow_delta(self, ev: Event, obj: dict) -> list[bytes]:
-        from .. import jsonspan
-
         idx = obj.get("index")
         delta = obj.get("delta")
         dtype = delta.get("type") if isinstance(delta, dict) else None

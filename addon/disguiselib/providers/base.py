@@ -12,7 +12,7 @@ from ..errors import MaskError, StreamError
 from ..holdback import Window
 from ..rules import Restorer, Rules, Session
 from ..sse import Event, Framer, parse_event, sniff
-from .common import apply_fixes, logprob_fixes
+from .common import GENERIC, apply_fixes, logprob_fixes
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -307,6 +307,16 @@ class SSEStream(ABC):
     def passed(self, run: bytes, end: int) -> None:  # noqa: B027 - a hook, empty by default
         """Whole events run[:end] went out as they came, unparsed (subclasses that
         number events note where the numbering stands)."""
+
+    def not_object(self, ev: Event) -> list[bytes]:
+        """An event whose data is not a JSON object (not JSON at all, or a bare value):
+        restored as a value or JSON text, never passed on unread."""
+        assert ev.data is not None
+        new = restore_json(ev.data, GENERIC, self.r)
+        if new is None:
+            return [ev.raw]
+        self.events_changed += 1
+        return [ev.with_data(new)]
 
     def whole(self, body: bytes) -> bytes:
         """A stream that arrived in one piece (not streamed, or replayed)."""

@@ -46,6 +46,37 @@ def _obj(fields: dict[str, Rule]) -> Obj:
     return Obj(base, default=GENERIC)
 
 
+class Shape(Rule):
+    """A value whose rule depends on its JSON shape: an object, an array, or anything
+    else (a string, most often)."""
+
+    string = True
+
+    def __init__(self, obj: Rule, arr: Rule, other: Rule = VALUES) -> None:
+        self._obj, self._arr, self._other = obj, arr, other
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict):
+            return self._obj.resolve(value)
+        if isinstance(value, list):
+            return self._arr.resolve(value)
+        return self._other.resolve(value)
+
+
+class Vocabulary(Rule):
+    """A string that is either one of the API's own words ("auto", "none", ...), left
+    as it is, or anything else, masked (a tool name where the API expects an object)."""
+
+    string = True
+
+    def __init__(self, words: tuple[str, ...], other: Rule = VALUES) -> None:
+        self._words = frozenset(words)
+        self._other = other
+
+    def resolve(self, value: object) -> Rule:
+        return SKIP if value in self._words else self._other.resolve(value)
+
+
 # JSON Schema (tool input_schema): property names, required, enum values, descriptions.
 # Keywords whose values are JSON Schema vocabulary ("type": "string") stay as they are.
 SCHEMA = Obj({}, default=VALUES)
@@ -55,7 +86,12 @@ SCHEMA.fields.update(
         "type": SKIP, "format": SKIP, "$schema": SKIP, "$id": SKIP,
         "properties": _PROPS, "patternProperties": _PROPS, "$defs": _PROPS,
         "definitions": _PROPS, "dependentSchemas": _PROPS,
-        "items": SCHEMA, "additionalProperties": SCHEMA, "additionalItems": SCHEMA,
+        # `items` and `additionalItems` in their tuple form are arrays of schemas;
+        # `dependencies` maps a property name to names (array) or to a schema.
+        "items": Shape(SCHEMA, Arr(SCHEMA)), "additionalProperties": SCHEMA,
+        "additionalItems": Shape(SCHEMA, Arr(SCHEMA)),
+        "dependentRequired": Obj({}, default=VALUES, keys=True),
+        "dependencies": Obj({}, default=Shape(SCHEMA, VALUES), keys=True),
         "unevaluatedProperties": SCHEMA, "contains": SCHEMA, "propertyNames": SCHEMA,
         "not": SCHEMA, "if": SCHEMA, "then": SCHEMA, "else": SCHEMA,
         "anyOf": Arr(SCHEMA), "oneOf": Arr(SCHEMA), "allOf": Arr(SCHEMA),

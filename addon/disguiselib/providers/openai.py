@@ -20,7 +20,7 @@ from ..jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, T
 from ..rules import Restorer, json_escape
 from ..sse import Event, parse_event
 from .base import SSEStream, restore_doc, restore_fn
-from .common import GENERIC, SCHEMA, _obj, clean_alternatives
+from .common import GENERIC, SCHEMA, Vocabulary, _obj, clean_alternatives
 
 # Channels (choice x content/refusal/tool call; item x content part) one stream may
 # open. Real streams have a handful; a stream past this is refused with an explicit
@@ -71,7 +71,7 @@ _CHAT_MESSAGE = Obj(
 _FUNCTION_DEF = _obj({"name": VALUES, "description": VALUES, "parameters": SCHEMA, "strict": SKIP})
 _CHAT_TOOL = _obj({"function": _FUNCTION_DEF, "custom": _obj({"name": VALUES, "description": VALUES})})
 _TOOL_CHOICE = Either(
-    SKIP,  # "auto" | "none" | "required"
+    Vocabulary(("auto", "none", "required")),  # anything else is masked
     _obj({"function": _obj({"name": VALUES}), "custom": _obj({"name": VALUES}), "name": VALUES,
           "mode": SKIP, "tools": GENERIC}),
 )  # fmt: skip
@@ -428,11 +428,11 @@ class ChatStream(_Channels):
             w = self.window((int(m.group(1)), "tool", int(m.group(2))), Window.JSON)
             return self.window_field(ev, w, m.start(3), m.end(3))
         try:
-            obj = json.loads(data)
+            obj = jsonspan.loads(data)
         except ValueError:
-            return [ev.raw]
+            return self.not_object(ev)
         if not isinstance(obj, dict):
-            return [ev.raw]
+            return self.not_object(ev)
         if "error" in obj:
             # A mid-stream error (OpenRouter's may carry a finish_reason too): the SDK
             # raises at it, so every held tail goes out in its own chunk first.
@@ -727,11 +727,11 @@ class ResponsesStream(_Channels):
         if fast is not None:
             return fast
         try:
-            obj = json.loads(data)
+            obj = jsonspan.loads(data)
         except ValueError:
-            return [ev.raw]
+            return self.not_object(ev)
         if not isinstance(obj, dict):
-            return [ev.raw]
+            return self.not_object(ev)
         seq = obj.get("sequence_number")
         if isinstance(seq, int):
             self.last_seq = max(self.last_seq, seq)
@@ -814,6 +814,9 @@ class ResponsesStream(_Channels):
             key = (fields["item_id"], fields["content_index"], _DELTAS[t][0])
         fields["type"] = t
         self.where[key] = fields
+        seq = _SEQ.search(data)
+        if seq is not None:  # noted before anything goes out: a drained tail numbers after it
+            self.last_seq = max(self.last_seq, int(seq.group(1)))
         w = self.window(key, _DELTAS[t][1])
         out = self.window_field(ev, w, d.start(1), d.end(1))
         if self.offset and out:
@@ -822,12 +825,7 @@ class ResponsesStream(_Channels):
             seq = _SEQ.search(text)
             if seq is not None:
                 n = int(seq.group(1))
-                self.last_seq = max(self.last_seq, n)
                 out = [(text[: seq.start(1)] + str(n + self.offset) + text[seq.end(1) :]).encode("utf-8")]
-        elif out:
-            seq = _SEQ.search(data)
-            if seq is not None:
-                self.last_seq = max(self.last_seq, int(seq.group(1)))
         return out if out else [self._empty_delta(ev, d)]
 
     def _empty_delta(self, ev: Event, d: re.Match) -> bytes:
