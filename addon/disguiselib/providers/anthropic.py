@@ -52,7 +52,7 @@ _CONTENT_ARR.item = _BLOCK
 
 # input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
 _CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})
-_SERVER_TOOL = _obj({"name": SKIP})
+_SERVER_TOOL = _obj({"name": SKIP, "input_examples": Arr(USER)})
 
 
 class _Tool(Rule):
@@ -79,6 +79,8 @@ MESSAGES_REQUEST = Obj(
         "messages": Arr(Obj({"role": SKIP, "content": CONTENT}, default=GENERIC)),
         "tools": Arr(_Tool()),
         "tool_choice": _obj({"name": VALUES, "disable_parallel_tool_use": SKIP}),
+        # structured outputs: a JSON Schema (property names are keys)
+        "output_config": _obj({"format": _obj({"schema": SCHEMA}), "effort": SKIP}),
     },
     default=GENERIC,
 )

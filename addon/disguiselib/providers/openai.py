@@ -68,7 +68,9 @@ _CHAT_MESSAGE = Obj(
     },
     default=GENERIC,
 )  # fmt: skip
-_FUNCTION_DEF = _obj({"name": VALUES, "description": VALUES, "parameters": SCHEMA, "strict": SKIP})
+_FUNCTION_DEF = _obj(
+    {"name": VALUES, "description": VALUES, "parameters": SCHEMA, "output_schema": SCHEMA, "strict": SKIP}
+)
 _CHAT_TOOL = _obj({"function": _FUNCTION_DEF, "custom": _obj({"name": VALUES, "description": VALUES})})
 _TOOL_CHOICE = Either(
     Vocabulary(("auto", "none", "required")),  # anything else is masked
@@ -155,10 +157,17 @@ _RESPONSES_TOOL = Typed(
     {
         "function": _FUNCTION_DEF,
         "custom": _obj({"name": VALUES, "description": VALUES, "format": GENERIC}),
+        "tool_search": _obj({"description": VALUES, "parameters": SCHEMA}),
     },
     default=_obj({"name": SKIP}),  # built-in tools (web_search, file_search, ...)
 )
+# a namespace groups the client's own tools under a name of the client's
+_RESPONSES_TOOL.table["namespace"] = _obj({"name": VALUES, "description": VALUES, "tools": Arr(_RESPONSES_TOOL)})
+# input items that carry tool definitions
+_INPUT_ITEM.table["additional_tools"] = _obj({"id": SKIP, "tools": Arr(_RESPONSES_TOOL)})
+_INPUT_ITEM.table["tool_search_output"] = _obj({"id": SKIP, "call_id": SKIP, "tools": Arr(_RESPONSES_TOOL)})
 _TEXT_CONFIG = _obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": SKIP})
+_INPUT_ITEM.table["configuration_update"] = _obj({"id": SKIP, "text": _TEXT_CONFIG})
 _RESPONSES_SKIPPED = (
     "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
     "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
@@ -207,6 +216,7 @@ _OUT_PART = Typed(
     {
         "output_text": _obj({"text": PROSE, "annotations": GENERIC, "logprobs": SKIP}),
         "refusal": _obj({"refusal": PROSE}),
+        "reasoning_text": SKIP,  # reasoning: untouched, like thinking
     },
     default=GENERIC,
 )
@@ -221,6 +231,12 @@ _OUT_ITEM = Typed(
                                       "arguments": JSON_TEXT}),
         "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
         "image_generation_call": _obj({"id": SKIP, "result": SKIP}),  # base64 image
+        "additional_tools": _obj({"id": SKIP, "tools": Arr(_RESPONSES_TOOL)}),
+        "tool_search_output": _obj({"id": SKIP, "call_id": SKIP, "tools": Arr(_RESPONSES_TOOL)}),
+        # outputs of calls, listed back: their file parts are base64 (never touched)
+        "function_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
+        "custom_tool_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
+        "mcp_approval_response": _obj({"id": SKIP, "approval_request_id": SKIP}),
         "compaction": SKIP,
         "reasoning": SKIP,
     },
@@ -232,6 +248,7 @@ RESPONSE_OBJECT = Obj(
         **{k: SKIP for k in ("id", "object", "created_at", "completed_at", "status", "usage", "reasoning")},
         "output": Arr(_OUT_ITEM),
         # the request's own fields, echoed back: restored like the request was masked
+        "prompt": _PROMPT,
         "instructions": Either(VALUES, Arr(_Item())),
         "tools": Arr(_RESPONSES_TOOL),
         "tool_choice": _TOOL_CHOICE,
@@ -659,6 +676,7 @@ _FAST_FIELDS = {
 }
 _RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_OPAQUE = frozenset({"response.audio.delta", "response.image_generation_call.partial_image"})
 
 
 def _channel(t: str, obj: dict) -> tuple:
@@ -772,8 +790,8 @@ class ResponsesStream(_Channels):
                     out.extend(self._flush(key, seq))
             new = restore_doc(data, obj, _SNAPSHOT[t], self.r)
             changed = new is not data
-        elif isinstance(t, str) and t.startswith("response.reasoning"):
-            new, changed = data, 0  # reasoning summaries and text: untouched, like thinking
+        elif isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
+            new, changed = data, 0  # reasoning (like thinking), base64 audio and images: untouched
         elif t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
             if t in _ENDS:
                 for key in list(self.windows):
