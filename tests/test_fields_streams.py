@@ -416,12 +416,14 @@ def test_sniff() -> None:
 
 def test_body_with_an_integer_over_4300_digits_is_still_restored() -> None:
     big = "9" * 5000
-    body = ('{"type":"message","content":[{"type":"tool_use","id":"t","name":"crm_lookup","input":{"n":'
+    body = ('{"type":"message","content":[{"type":"thinking","thinking":"Zenith Labs","signature":"s"},'
+            '{"type":"tool_use","id":"t","name":"crm_lookup","input":{"n":'
             + big + ',"thread_id":"Zenith Labs"}}]}').encode()  # fmt: skip
     with pytest.raises(ValueError):
         json.loads(body)
     out = restore_body(body, anthropic.MESSAGE_RESPONSE, R).decode()
     assert '"name":"acme_lookup"' in out and '"session_id":"Acme Corp"' in out and big in out
+    assert '"thinking":"Zenith Labs"' in out  # restored field by field: thinking untouched
 
 
 def test_stream_event_with_a_huge_integer_is_restored() -> None:
@@ -462,3 +464,16 @@ def test_retrieved_bodies_restore_literals_only() -> None:
         assert d["custom_id"] == "Zenith Labs-1"  # an id, chosen by the client
         assert [b.get("text", b.get("thinking")) for b in d["result"]["message"]["content"]] == ["Acme Corp",
                                                                                                 "Zenith Labs"]
+
+
+# -- planted bug: a data line ending in a lone CR -------------------------------------------
+
+
+@pytest.mark.parametrize("cut", [None, 1, 7, 8, 9])
+def test_data_line_ending_in_a_lone_cr_then_another_data_line(cut) -> None:
+    raw = b"data: a\rdata: b\n\n"
+    f = Framer()
+    pieces = [raw] if cut is None else [raw[:cut], raw[cut:]]
+    evs = [e for p in pieces for e in f.feed(p)] + f.flush()
+    assert [e.data for e in evs if e.data is not None] == ["a\nb"]
+    assert b"".join(e.raw for e in evs) == raw
