@@ -364,6 +364,11 @@ _FAST_CHAT_ARGS = re.compile(
 
 
 class _Channels(SSEStream):
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.parts: set = set()  # channels whose text came as content parts
+        self.touched: set = set()  # channels whose text the current event changed or held
+
     def window(self, key: tuple, mode: int) -> Window:
         w = self.windows.get(key)
         if w is None:
@@ -382,7 +387,7 @@ class _Channels(SSEStream):
         that finishes in this very event is flushed into it as well. Every channel whose
         text this event changes or holds is noted in `touched` (its logprobs go)."""
         restore = restore_fn(self.r)
-        self.touched: set = set()
+        self.touched = set()
 
         def fn(v: str, rule: Rule) -> str:
             if isinstance(rule, _Chan):
@@ -411,8 +416,6 @@ class ChatStream(_Channels):
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.last: dict = {}  # id, created, model of the latest chunk (for drain chunks)
-        self.parts: set = set()  # channels whose text came as content parts
-        self.touched: set = set()  # channels whose text the current event changed or held
 
     def is_terminal(self, ev: Event) -> bool:
         if ev.data is None:
