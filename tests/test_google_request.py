@@ -202,7 +202,8 @@ def test_claude_on_vertex_body() -> None:
 def test_routes(path: str, api: str) -> None:
     got = engine.recognise("POST", path)
     assert got is not None and got.name == api
-    assert engine.recognise("GET", path) is None
+    if api.startswith(("google.", "vertex.", "aws.")):
+        assert engine.recognise("GET", path) is None
 
 
 def test_not_google_routes() -> None:

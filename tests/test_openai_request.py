@@ -152,4 +152,17 @@ def test_recognised_paths() -> None:
     assert r("POST", "/v1/responses") is engine.OPENAI_RESPONSES
     assert r("POST", "/v1/messages?beta=true") is engine.ANTHROPIC_MESSAGES
     assert r("POST", "/v1/threads/t/messages") is None
-    assert r("GET", "/v1/chat/completions") is None
+    assert r("DELETE", "/v1/chat/completions/c1") is None
+    assert r("GET", "/v1/models") is None
+    # endpoints that take model input under other paths
+    assert r("POST", "/v1/responses/input_tokens") is engine.OPENAI_RESPONSES
+    assert r("POST", "/v1/responses/compact") is engine.OPENAI_RESPONSES
+    # retrievals: nothing to mask, model output to restore (literals only)
+    assert r("GET", "/v1/chat/completions") is engine.OPENAI_CHAT_LIST
+    assert r("GET", "/v1/chat/completions/chatcmpl-1") is engine.OPENAI_CHAT_STORED
+    assert r("GET", "/v1/chat/completions/chatcmpl-1/messages") is engine.OPENAI_CHAT_MESSAGES
+    assert r("GET", "/v1/responses/resp_1?stream=true") is engine.OPENAI_RESPONSES_STORED
+    assert r("POST", "/v1/responses/resp_1/cancel") is engine.OPENAI_RESPONSES_STORED
+    assert r("GET", "/v1/responses/resp_1/input_items") is engine.OPENAI_RESPONSES_INPUT_ITEMS
+    assert r("GET", "/v1/messages/batches/msgbatch_1/results") is engine.ANTHROPIC_BATCH_RESULTS
+    assert r("GET", "/v1/messages/batches/msgbatch_1") is None

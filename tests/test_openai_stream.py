@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.errors import StreamError
 from disguiselib.providers import openai
 from disguiselib.providers.base import restore_body
 from openai_util import build_chat, build_responses, chat_chunk, read_chat, read_responses
@@ -91,15 +89,20 @@ def test_usage_chunk_and_unchanged_chunks_byte_identical() -> None:
 
 def test_reasoning_fields_pass_untouched() -> None:
     body = chat_chunk([{"index": 0, "delta": {"reasoning_content": "Zenith Labs"}, "finish_reason": None}])
+    body += b"data: [DONE]\n\n"
     assert run(openai.ChatStream, body) == body
 
 
 def test_too_many_channels_is_an_explicit_error() -> None:
     s = openai.ChatStream(R)
     choices = [{"index": k, "delta": {"content": "nova"}, "finish_reason": None} for k in range(300)]
-    with pytest.raises(StreamError, match="more than 256 channels"):
-        s.feed(chat_chunk(choices))
-    assert s.error_event("x").endswith(b"data: [DONE]\n\n")
+    out = s.feed(chat_chunk(choices))
+    # the tails held so far go out, then the error; nothing after it
+    assert out.endswith(b"data: [DONE]\n\n")
+    _, _, chunks = read_chat(out)
+    assert "more than 256 channels" in chunks[-1]["error"]["message"]
+    assert sum(c["choices"][0]["delta"]["content"] == "nova-internal" for c in chunks[:-1]) == 256
+    assert s.feed(chat_chunk(choices)) == b"" and s.flush() == b""
 
 
 def test_recorded_chat_streams(fixtures) -> None:

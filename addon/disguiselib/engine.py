@@ -8,27 +8,43 @@ from dataclasses import dataclass
 
 from .jsonspan import Rule
 from .providers import anthropic, bedrock, google, openai
-from .providers.base import SSEStream
+from .providers.base import BodyStream, SSEStream, restore_body
 from .providers.common import GENERIC
+from .sse import is_json_type
 from .rules import Restorer
 
 
 @dataclass(frozen=True)
 class Api:
     name: str
-    request_rule: Rule
+    request_rule: Rule | None  # None: the request carries no model input (a retrieval)
     response_rule: Rule
     stream: Callable[[Restorer], SSEStream]
     error_body: Callable[[str], bytes]
-    # Which stream class reverses a response, by request path and response content type
-    # (None: the body is restored whole). Unset: SSE (`text/event-stream`) is `stream`.
+    # A stream class of the API's own for this request path and response content type,
+    # which then reads the body itself (Gemini's streamed JSON array arrives labelled
+    # `application/json`); None, or unset: the body is told by its content (BodyStream).
     streams: Callable[[str, str], Callable[[Restorer], SSEStream] | None] | None = None
 
-    def stream_for(self, path: str, content_type: str) -> Callable[[Restorer], SSEStream] | None:
-        """The stream class for this response, or None when it is a whole body."""
+    def body_stream(
+        self, restorer: Restorer, content_type: str, path: str = "", buffered: bool = False
+    ) -> BodyStream | SSEStream | None:
+        """The response body's reverser: an event stream or a whole body, told by its
+        content. None (unless buffered, i.e. the body is already whole): a body labelled
+        JSON that is best buffered and restored whole at its end."""
         if self.streams is not None:
-            return self.streams(path, content_type)
-        return self.stream if "text/event-stream" in content_type.lower() else None
+            cls = self.streams(path, content_type)
+            if cls is not None:
+                return cls(restorer)
+        if not buffered and is_json_type(content_type):
+            return None
+        rule = self.response_rule
+        return BodyStream(
+            self.stream(restorer),
+            lambda body: restore_body(body, rule, restorer),
+            self.error_body,
+            content_type,
+        )
 
 
 ANTHROPIC_MESSAGES = Api(
@@ -45,14 +61,49 @@ ANTHROPIC_BATCHES = Api(
     anthropic.AnthropicStream,
     anthropic.error_body,
 )
+# Retrievals return model output from an earlier request: literals are global and are
+# restored; that request's placeholders are gone with it and cannot be.
+ANTHROPIC_BATCH_RESULTS = Api(
+    "anthropic.batch_results",
+    None,
+    anthropic.BATCH_RESULT,
+    anthropic.AnthropicStream,
+    anthropic.error_body,
+)
 
 OPENAI_CHAT = Api(
     "openai.chat", openai.CHAT_REQUEST, openai.CHAT_RESPONSE, openai.ChatStream, openai.error_body
+)
+OPENAI_CHAT_STORED = Api(
+    "openai.chat.stored", None, openai.CHAT_RESPONSE, openai.ChatStream, openai.error_body
+)
+OPENAI_CHAT_UPDATE = Api(  # POST /chat/completions/{id}: new metadata, the stored completion back
+    "openai.chat.update", openai.CHAT_REQUEST, openai.CHAT_RESPONSE, openai.ChatStream, openai.error_body
+)
+OPENAI_CHAT_LIST = Api(
+    "openai.chat.list", None, openai.CHAT_LIST, openai.ChatStream, openai.error_body
+)
+OPENAI_CHAT_MESSAGES = Api(
+    "openai.chat.messages", None, openai.CHAT_STORED_MESSAGES, openai.ChatStream, openai.error_body
 )
 OPENAI_RESPONSES = Api(
     "openai.responses",
     openai.RESPONSES_REQUEST,
     openai.RESPONSE_OBJECT,
+    openai.ResponsesStream,
+    openai.error_body,
+)
+OPENAI_RESPONSES_STORED = Api(  # GET /responses/{id} (also ?stream=true), POST .../cancel
+    "openai.responses.stored",
+    None,
+    openai.RESPONSE_OBJECT,
+    openai.ResponsesStream,
+    openai.error_body,
+)
+OPENAI_RESPONSES_INPUT_ITEMS = Api(
+    "openai.responses.input_items",
+    None,
+    openai.INPUT_ITEMS_LIST,
     openai.ResponsesStream,
     openai.error_body,
 )
@@ -100,26 +151,40 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
 
 # Matched on the end of the path, so gateways that mount an API under a prefix
 # (`/anthropic/v1/messages`, `/openai/deployments/x/chat/completions`) are recognised too.
-_ROUTES: tuple[tuple[str, Api], ...] = (
-    ("/v1/messages", ANTHROPIC_MESSAGES),
-    ("/v1/messages/count_tokens", ANTHROPIC_MESSAGES),
-    ("/v1/messages/batches", ANTHROPIC_BATCHES),
-    # OpenAI, OpenRouter (/api/v1/...), vLLM, DeepSeek, Azure deployment paths
-    # (/openai/deployments/NAME/chat/completions?api-version=...)
-    ("/chat/completions", OPENAI_CHAT),
-    ("/responses", OPENAI_RESPONSES),
+# OpenAI, OpenRouter (/api/v1/...), vLLM, DeepSeek, Azure deployment paths
+# (/openai/deployments/NAME/chat/completions?api-version=...). An id is one path segment.
+_ID = r"[^/]+"
+_ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
+    (frozenset(methods.split()), re.compile(rx + r"\Z"), api)
+    for methods, rx, api in (
+        ("POST", r"/v1/messages", ANTHROPIC_MESSAGES),
+        ("POST", r"/v1/messages/count_tokens", ANTHROPIC_MESSAGES),
+        ("POST", r"/v1/messages/batches", ANTHROPIC_BATCHES),
+        ("GET", rf"/v1/messages/batches/{_ID}/results", ANTHROPIC_BATCH_RESULTS),
+        ("POST", r"/chat/completions", OPENAI_CHAT),
+        ("GET", r"/chat/completions", OPENAI_CHAT_LIST),
+        ("GET", rf"/chat/completions/{_ID}", OPENAI_CHAT_STORED),
+        ("POST", rf"/chat/completions/{_ID}", OPENAI_CHAT_UPDATE),
+        ("GET", rf"/chat/completions/{_ID}/messages", OPENAI_CHAT_MESSAGES),
+        ("POST", r"/responses", OPENAI_RESPONSES),
+        ("POST", r"/responses/input_tokens", OPENAI_RESPONSES),
+        ("POST", r"/responses/compact", OPENAI_RESPONSES),
+        ("GET", rf"/responses/{_ID}", OPENAI_RESPONSES_STORED),
+        ("POST", rf"/responses/{_ID}/cancel", OPENAI_RESPONSES_STORED),
+        ("GET", rf"/responses/{_ID}/input_items", OPENAI_RESPONSES_INPUT_ITEMS),
+    )
 )
 
 
 def recognise(method: str, path: str) -> Api | None:
     """The API of an LLM request, by method and path (query ignored); None otherwise."""
-    if method.upper() != "POST":
-        return None
+    m = method.upper()
     p = path.split("?", 1)[0].rstrip("/")
-    for rx, api in _PATTERN_ROUTES:
-        if rx.search(p) is not None:
-            return api
-    for suffix, api in _ROUTES:
-        if p.endswith(suffix):
+    if m == "POST":
+        for rx, api in _PATTERN_ROUTES:
+            if rx.search(p) is not None:
+                return api
+    for methods, rx, api in _ROUTES:
+        if m in methods and rx.search(p):
             return api
     return None

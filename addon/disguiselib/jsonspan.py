@@ -30,7 +30,7 @@ from .errors import MaskError
 from .rules import json_escape
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-_raw_decode = json.JSONDecoder().raw_decode
+_raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
 _TOK = re.compile(r'["{}\[\]:,]')
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -278,6 +278,22 @@ def walk(
     return edits
 
 
+def loads(s: str) -> object:
+    """json.loads, and where it refuses valid JSON, the same document with its integers
+    kept as digit strings. Python refuses integers of more than 4,300 digits
+    (`sys.int_info.str_digits_check_threshold`) that a provider accepts; the parsed
+    document only steers the walk (types, shapes), so digits as text are as good.
+    Raises ValueError for text that is not JSON, RecursionError for nesting too deep
+    for the parser."""
+    try:
+        return json.loads(s)
+    except ValueError as e:
+        try:
+            return json.loads(s, parse_int=str)
+        except ValueError:
+            raise e from None
+
+
 def parse(raw: bytes) -> tuple[str, object]:
     """Decode a body as UTF-8 JSON. Raises MaskError with the reason."""
     try:
@@ -285,6 +301,57 @@ def parse(raw: bytes) -> tuple[str, object]:
     except UnicodeDecodeError as e:
         raise MaskError(f"body is not UTF-8 (byte offset {e.start})") from e
     try:
-        return s, json.loads(s)
+        return s, loads(s)
     except ValueError as e:
         raise MaskError(f"body is not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise MaskError("body is nested too deeply to be read") from e
+
+
+def looks_like_json(s: str) -> bool:
+    """Does s begin like a JSON object or array (after whitespace)? Cheap; no parse."""
+    t = s.lstrip(" \t\r\n")
+    return t[:1] in ("{", "[")
+
+
+_QUOTE = re.compile(r'"')
+_PARTIAL_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
+
+
+def transform_loose(s: str, fn: Callable[[str], str]) -> str:
+    """JSON text that does not parse (truncated tool arguments, say), transformed the
+    way JSON text is: every string literal decoded, passed through fn and re-encoded in
+    its own style, and the text between literals passed through fn as it is. An
+    unterminated last literal is decoded up to its end (an escape cut in half stays as
+    it came). So an original spelled with escapes (`C:\\\\Users`, `M\\u00fcller`) is seen
+    decoded, as it is in JSON that parses."""
+    out: list[str] = []
+    pos = 0
+    n = len(s)
+    while pos < n:
+        m = _QUOTE.search(s, pos)
+        if m is None:
+            out.append(fn(s[pos:]))
+            break
+        q = m.start()
+        if q > pos:
+            out.append(fn(s[pos:q]))
+        try:
+            v, end = _scanstring(s, q + 1)
+        except ValueError:  # unterminated, or a bad escape: decode what can be decoded
+            body = s[q + 1 :]
+            cut = _PARTIAL_ESCAPE.search(body)
+            keep = body[cut.start() :] if cut else ""
+            body = body[: cut.start()] if cut else body
+            try:
+                v, _ = _scanstring(body + '"', 0)
+            except ValueError:
+                out.append(fn(s[q:]))  # not even that: masked as plain text
+                break
+            new = fn(v)
+            out.append(s[q:] if new == v else encode_like(new, body)[:-1] + keep)
+            break
+        new = fn(v)
+        out.append(s[q:end] if new == v else encode_like(new, s[q:end]))
+        pos = end
+    return "".join(out)

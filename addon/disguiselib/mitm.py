@@ -14,7 +14,7 @@ from . import mappings
 from .decoding import Decoder, decoder_for
 from .engine import Api, recognise
 from .errors import DisguiseError, MappingError, MaskError, StreamError
-from .providers.base import SSEStream, mask_body, restore_body
+from .providers.base import BodyStream, mask_body
 from .rules import Restorer, Rules
 
 log = logging.getLogger("disguise")
@@ -26,7 +26,7 @@ DEFAULT_MAPPINGS = str(Path(__file__).resolve().parents[2] / "mappings")
 class _FlowState:
     api: Api
     restorer: Restorer
-    stream: SSEStream | None = None
+    stream: BodyStream | None = None
     encoding: str = ""
 
 
@@ -45,7 +45,7 @@ class StreamCall:
     failure the client gets an explicit error event and nothing more.
     """
 
-    def __init__(self, stream: SSEStream, decoder: Decoder | None) -> None:
+    def __init__(self, stream: BodyStream, decoder: Decoder | None) -> None:
         self.stream = stream
         self.decoder = decoder
         self.dead = False
@@ -178,19 +178,20 @@ class Disguise:
         resp = flow.response
         if st is None or resp is None:
             return
-        factory = st.api.stream_for(flow.request.path, resp.headers.get("content-type", ""))
-        if factory is None:
-            return
-        stream = factory(st.restorer)
+        # Streamed unless labelled JSON: the core tells an event stream by its first
+        # bytes, whatever the label, and restores any other body whole at its end.
+        stream = st.api.body_stream(st.restorer, resp.headers.get("content-type", ""), flow.request.path)
+        if stream is None:
+            return  # JSON: buffered, restored whole in `response` (which also sniffs)
         st.stream = stream
         st.encoding = resp.headers.get("content-encoding", "")
         self._fix_headers(resp)
         try:
-            decoder = decoder_for(st.encoding)
+            stream.decoder = decoder_for(st.encoding)
         except StreamError as e:
             resp.stream = _Refused(stream.error_event(f"disguise: {e}"))
             return
-        resp.stream = StreamCall(stream, decoder)
+        resp.stream = StreamCall(stream, None)
 
     @staticmethod
     def _fix_headers(resp: http.Response) -> None:
@@ -217,16 +218,11 @@ class Disguise:
             )
             return
         try:
-            factory = st.api.stream_for(flow.request.path, resp.headers.get("content-type", ""))
-            if factory is not None:
-                stream = factory(st.restorer)
-                st.stream = stream
-                try:
-                    new = stream.whole(body)
-                except StreamError as e:
-                    new = stream.error_event(f"disguise: {e}")
-            else:
-                new = restore_body(body, st.api.response_rule, st.restorer)
+            ctype = resp.headers.get("content-type", "")
+            stream = st.api.body_stream(st.restorer, ctype, flow.request.path, buffered=True)
+            assert stream is not None
+            st.stream = stream
+            new = stream.whole(body)  # an event stream or a whole body, by content
         except Exception as e:  # noqa: BLE001 - never hand the client an unreversed body
             _log_internal("response reversal failed", e)
             resp.status_code = 502

@@ -455,9 +455,21 @@ class Rules:
             return [(k, s + pos, e + pos) for k, s, e in found]
         return found
 
-    def mask(self, text: str, session: Session) -> str:
-        """text with every original replaced; placeholders numbered in session."""
-        spans = self.find(text)
+    def mask(self, text: str, session: Session, context: tuple[str, str] | None = None) -> str:
+        """text with every original replaced; placeholders numbered in session.
+
+        context: the text around text where it is read (a JSON member: `"password": "`
+        before, `"` after), so that rules anchored on it (`password: …`) match; only
+        what lies in text is replaced (a match reaching into the context is cut there)."""
+        if context:
+            k, n = len(context[0]), len(text)
+            spans = [
+                (label, max(a, k) - k, min(b - k, n))
+                for label, a, b in self.find(context[0] + text + context[1])
+                if b > k and a < k + n
+            ]
+        else:
+            spans = self.find(text)
         if not spans:
             return text
         out: list[str] = []
@@ -598,9 +610,40 @@ class Restorer:
         buf[h:] must be held back because a match may still be in progress there (h ==
         len(buf) when final). With final, a dangling partial strip match at the end is
         dropped (TEXT). esc is the JSON escape state at buf's start (JSON mode)."""
+        edits, h = self._edits(buf, mode, final, esc)
+        if not edits:
+            return (buf if h == len(buf) else buf[:h]), h
+        out: list[str] = []
+        pos = 0
+        for s, e, rep in edits:
+            out.append(buf[pos:s])
+            if rep is None:
+                self.stripped += 1
+            else:
+                self.restored += 1
+                out.append(rep)
+            pos = e
+        out.append(buf[pos:h])
+        return "".join(out), h
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where whole-text reversal of text (TEXT mode) changes it, in order: every
+        restored or stripped match, and a dangling strip match at its end. Counts
+        nothing (for checks, e.g. which logprobs tokens a restored text no longer has)."""
+        edits, h = self._edits(text, TEXT, True, 0, count=False)
+        out = [(s, e) for s, e, _ in edits]
+        if h < len(text):
+            out.append((h, len(text)))
+        return out
+
+    def _edits(
+        self, buf: str, mode: int, final: bool, esc: int, count: bool = True
+    ) -> tuple[list[tuple[int, int, str | None]], int]:
+        """run()'s work: the (start, end, replacement) of every match to restore (None:
+        strip it) that starts before the hold point, and the hold point."""
         n = len(buf)
         if not n:
-            return "", 0
+            return [], 0
         rules = self.rules
         text_mode = mode == TEXT
         strips = rules._strips if text_mode and rules._strips and self._strip_possible(buf) else ()
@@ -610,77 +653,69 @@ class Restorer:
         ph = rules._ph if (self.placeholders and "[" in buf) else None
         next_ph = ph.search(buf) if ph is not None else None
         sts = self._strip_matches(buf, 0, strips) if strips else []
-        if not dis and next_ph is None and not sts:  # the common case: nothing to restore
-            if final and h < n and strips:
-                self.stripped += 1
-            return (buf if h == n else buf[:h]), h
-        esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
-        si = 0
-        di = 0
-        pos = 0
-        out: list[str] = []
-        # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
-        while True:
-            while di < len(dis) and dis[di][1] < pos:
-                if dis[di][2] > pos:  # cut by another match: look again from pos
-                    dis = rules._disguises_in(buf, pos)
-                    di = 0
+        edits: list[tuple[int, int, str | None]] = []
+        if dis or next_ph is not None or sts:
+            esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
+            si = di = pos = 0
+            # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
+            while True:
+                while di < len(dis) and dis[di][1] < pos:
+                    if dis[di][2] > pos:  # cut by another match: look again from pos
+                        dis = rules._disguises_in(buf, pos)
+                        di = 0
+                        break
+                    di += 1
+                if next_ph is not None and next_ph.start() < pos:
+                    next_ph = ph.search(buf, pos)  # type: ignore[union-attr]
+                while si < len(sts) and sts[si][0] < pos:
+                    if sts[si][1] > pos:  # cut by another match: look again from pos
+                        sts = self._strip_matches(buf, pos, strips)
+                        si = 0
+                        break
+                    si += 1
+                cand = None
+                if di < len(dis):
+                    k, s, e = dis[di]
+                    cand = (s, e, 0, k)
+                if next_ph is not None and (cand is None or next_ph.start() < cand[0]):
+                    cand = (next_ph.start(), next_ph.end(), 1, next_ph.group())
+                if si < len(sts) and (cand is None or sts[si][0] < cand[0]):
+                    cand = (sts[si][0], sts[si][1], 2, None)
+                if cand is None or cand[0] >= h:
                     break
-                di += 1
-            if next_ph is not None and next_ph.start() < pos:
-                next_ph = ph.search(buf, pos)  # type: ignore[union-attr]
-            while si < len(sts) and sts[si][0] < pos:
-                if sts[si][1] > pos:  # cut by another match: look again from pos
-                    sts = self._strip_matches(buf, pos, strips)
-                    si = 0
-                    break
-                si += 1
-            cand = None
-            if di < len(dis):
-                k, s, e = dis[di]
-                cand = (s, e, 0, k)
-            if next_ph is not None and (cand is None or next_ph.start() < cand[0]):
-                cand = (next_ph.start(), next_ph.end(), 1, next_ph.group())
-            if si < len(sts) and (cand is None or sts[si][0] < cand[0]):
-                cand = (sts[si][0], sts[si][1], 2, None)
-            if cand is None or cand[0] >= h:
-                break
-            s, e, kind, payload = cand
-            if mode == JSON:
-                # escape state at s, advanced from the last position looked at (never
-                # from buf's start again: matches x backslashes would be quadratic)
-                esc = _esc_advance(buf, esc_at, s, esc)
-                esc_at = s
-            if mode == JSON and esc != 0:
-                # inside an escape sequence (the `nab` of `\nab`): not a match here
+                s, e, kind, payload = cand
+                if mode == JSON:
+                    # escape state at s, advanced from the last position looked at (never
+                    # from buf's start again: matches x backslashes would be quadratic)
+                    esc = _esc_advance(buf, esc_at, s, esc)
+                    esc_at = s
+                    if esc != 0:
+                        # inside an escape sequence (the `nab` of `\nab`): not a match here
+                        if kind == 0:
+                            dis = rules._disguises_in(buf, s + 1)
+                            di = 0
+                        elif kind == 1:
+                            next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
+                        continue
+                rep: str | None
                 if kind == 0:
-                    dis = rules._disguises_in(buf, s + 1)
-                    di = 0
+                    rep = rules._dis_original[payload]  # type: ignore[index]
                 elif kind == 1:
-                    next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
-                continue
-            if kind == 0:
-                orig: str | None = rules._dis_original[payload]  # type: ignore[index]
-            elif kind == 1:
-                orig = self.placeholders.get(payload)  # type: ignore[arg-type]
-                if orig is None:  # a placeholder this flow never issued: left as it is
-                    next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
-                    continue
-            else:
-                orig = None
-            out.append(buf[pos:s])
-            if orig is None:
-                self.stripped += 1
-            else:
-                self.restored += 1
-                out.append(self._escaped(orig) if mode == JSON else orig)
-            pos = e
-            if pos > h:
-                h = self._hold_point(buf, pos, strips, final)
-        if final and h < n and strips:
+                    rep = self.placeholders.get(payload)  # type: ignore[arg-type]
+                    if rep is None:  # a placeholder this flow never issued: left as it is
+                        next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
+                        continue
+                else:
+                    rep = None
+                if rep is not None and mode == JSON:
+                    rep = self._escaped(rep)
+                edits.append((s, e, rep))
+                pos = e
+                if pos > h:
+                    h = self._hold_point(buf, pos, strips, final)
+        if final and h < n and strips and count:
             self.stripped += 1  # a dangling, unfinished strip match: dropped
-        out.append(buf[pos:h])
-        return "".join(out), h
+        return edits, h
 
     def _escaped(self, orig: str) -> str:
         e = self._esc_cache.get(orig)

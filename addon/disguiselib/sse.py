@@ -35,6 +35,7 @@ class Event:
     data: str | None = None  # the `data:` lines joined with "\n"; None without any
     text: str = ""  # raw decoded as UTF-8
     span: tuple[int, int] | None = None  # where data sits in text (one data line only)
+    bad: bool = False  # raw is not UTF-8: nothing in it can be read (or passed in order)
 
     def with_data(self, data: str) -> bytes:
         """This event's bytes with its data replaced and every other line kept."""
@@ -53,11 +54,12 @@ def _is_data(line: str) -> bool:
 
 def parse_event(raw: bytes) -> Event:
     """Parse one complete event's raw bytes. Undecodable bytes give an event without
-    data, which callers pass on unchanged."""
+    data and with `bad` set: it cannot be reversed, so a stream that holds text must not
+    let it pass (it would overtake the held text)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return Event(raw)
+        return Event(raw, bad=True)
     ev = Event(raw, text=text)
     # Fast path for the shape every provider sends: "event: X\ndata: {...}\n\n" or
     # "data: {...}\n\n".
@@ -155,3 +157,43 @@ class Framer:
     @property
     def pending(self) -> int:
         return len(self._buf)
+
+
+# -- telling a stream from a whole body ---------------------------------------------------
+
+# What an event stream's first line can start with: a field the spec names, or a comment.
+# ("If the line starts with a U+003A COLON character (:) ... Ignore the line.")
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":", b"data\n", b"data\r")
+_BOM = b"\xef\xbb\xbf"
+
+
+def sniff(head: bytes, content_type: str, final: bool = False) -> bool | None:
+    """Is a response body an event stream? Decided by its first bytes, so that a stream
+    labelled `text/plain`, `application/octet-stream`, `application/x-ndjson` or not at
+    all is still reversed event by event, and a JSON error body labelled
+    `text/event-stream` is still restored as JSON.
+
+    head: the body's first bytes (as many as have arrived); final: no more will come.
+    Returns True (event stream), False (a whole body: JSON, JSON lines or text), or None
+    when head is too short to tell yet.
+    """
+    labelled = "text/event-stream" in content_type.lower()
+    h = head[3:] if head.startswith(_BOM) else head
+    h = h.lstrip(b" \t\r\n")  # JSON may begin with whitespace; SSE with blank lines
+    if not h:
+        return labelled if final or len(head) > 64 else None
+    if h[:1] in (b"{", b"["):
+        return False
+    for start in _SSE_STARTS:
+        if h.startswith(start):
+            return True
+        if start.startswith(h) and not final:
+            return None  # `dat`: could still become `data:`
+    return labelled  # text that is neither: the label decides
+
+
+def is_json_type(content_type: str) -> bool:
+    """Is a body labelled JSON (`application/json`, `application/problem+json`, ...)?
+    Such a body is buffered and restored whole; its content is still sniffed."""
+    t = content_type.split(";", 1)[0].strip().lower()
+    return t == "application/json" or t.endswith("+json")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from .. import jsonspan
 from ..holdback import Window
 from ..jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
 from ..rules import Restorer, json_escape
@@ -49,8 +50,9 @@ _BLOCK = Typed(
 _SOURCE.table["content"] = _obj({"content": CONTENT})
 _CONTENT_ARR.item = _BLOCK
 
-_CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA})
-_SERVER_TOOL = _obj({"name": SKIP})
+# input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
+_CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})
+_SERVER_TOOL = _obj({"name": SKIP, "input_examples": Arr(USER)})
 
 
 class _Tool(Rule):
@@ -77,6 +79,8 @@ MESSAGES_REQUEST = Obj(
         "messages": Arr(Obj({"role": SKIP, "content": CONTENT}, default=GENERIC)),
         "tools": Arr(_Tool()),
         "tool_choice": _obj({"name": VALUES, "disable_parallel_tool_use": SKIP}),
+        # structured outputs: a JSON Schema (property names are keys)
+        "output_config": _obj({"format": _obj({"schema": SCHEMA}), "effort": SKIP}),
     },
     default=GENERIC,
 )
@@ -107,6 +111,11 @@ _MESSAGE = Obj(
     default=GENERIC,
 )
 MESSAGE_RESPONSE: Rule = _MESSAGE  # also error bodies: {"type":"error","error":{...}}
+# One line of a batch's results (JSON lines): `result` holds a whole Message.
+BATCH_RESULT = Obj(
+    {"custom_id": SKIP, "result": Obj({"type": SKIP, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
+    default=GENERIC,
+)
 _START = Obj({"type": SKIP, "index": SKIP, "content_block": _RESP_BLOCK}, default=GENERIC)
 _MESSAGE_START = Obj({"type": SKIP, "message": _MESSAGE}, default=GENERIC)
 _MESSAGE_DELTA = Obj(
@@ -135,9 +144,19 @@ class AnthropicStream(SSEStream):
     """One Messages stream. A window per content block index; thinking and redacted
     thinking blocks (and so their signature_delta) pass byte-identical."""
 
+    TERMINAL = "message_stop"
+    TERMINAL_MARKERS = (b"message_stop", b'"error"')
+
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
+
+    def is_terminal(self, ev: Event) -> bool:
+        try:
+            obj = json.loads(ev.data) if ev.data is not None else None
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and obj.get("type") in ("message_stop", "error")
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
@@ -154,11 +173,11 @@ class AnthropicStream(SSEStream):
                 return [ev.raw]
             return self.window_field(ev, w, m.start(3), m.end(3))
         try:
-            obj = json.loads(data)
+            obj = jsonspan.loads(data)
         except ValueError:
-            return [ev.raw]  # not JSON: nothing of ours can be in it
+            return self.not_object(ev)
         if not isinstance(obj, dict):
-            return [ev.raw]
+            return self.not_object(ev)
         t = obj.get("type")
         if t == "content_block_delta":
             return self._slow_delta(ev, obj)
@@ -171,6 +190,7 @@ class AnthropicStream(SSEStream):
             out.append(ev.raw)
             return out
         if t == "message_stop" or t == "error":
+            self.terminated = True
             out = self.drain()
             out.append(self._restored(ev, VALUES if t == "error" else GENERIC))
             return out
@@ -208,8 +228,6 @@ class AnthropicStream(SSEStream):
             return [ev.raw]
         if w is not None and kind == Window.TEXT:
             # A start that already carries text: that text is the channel's beginning.
-            from .. import jsonspan
-
             data = ev.data
             assert data is not None
             r = self.r
@@ -223,8 +241,6 @@ class AnthropicStream(SSEStream):
         return [self._restored(ev, _START)]
 
     def _slow_delta(self, ev: Event, obj: dict) -> list[bytes]:
-        from .. import jsonspan
-
         idx = obj.get("index")
         delta = obj.get("delta")
         dtype = delta.get("type") if isinstance(delta, dict) else None

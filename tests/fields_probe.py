@@ -1,0 +1,243 @@
+"""Probes what the code does with one field path: a document holding a sentinel at that
+path goes through the real masker or reverser; the answer is the observed decision."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from disguiselib import engine, mappings, rules
+from disguiselib.providers import anthropic, openai
+from disguiselib.providers.base import mask_body, restore_body
+from disguiselib.sse import Framer
+
+ORIG, DISG = "Acme Corp", "Zenith Labs"
+WIN, WIN_D = 'C:\\Users\\a "b"', "WINPATH"
+RULES = rules.Rules(mappings.from_dict({"literals": {ORIG: DISG, WIN: WIN_D}}))
+
+_SEG = re.compile(r"\.([^.\[<{]+)|\[\]|\{\}#key|\{\}|<([^>]+)>")
+
+REQUEST = {"anthropic-request": anthropic.MESSAGES_REQUEST, "anthropic-batch": anthropic.BATCH_REQUEST,
+           "chat-request": openai.CHAT_REQUEST, "responses-request": openai.RESPONSES_REQUEST}  # fmt: skip
+RESPONSE = {"anthropic-response": anthropic.MESSAGE_RESPONSE, "chat-response": openai.CHAT_RESPONSE,
+            "responses-response": openai.RESPONSE_OBJECT}  # fmt: skip
+STREAM = {"anthropic-stream": anthropic.AnthropicStream, "chat-stream": openai.ChatStream,
+          "responses-stream": openai.ResponsesStream}  # fmt: skip
+
+
+def segments(path: str) -> list[tuple[str, str]]:
+    out = []
+    pos = 0
+    while pos < len(path):
+        m = _SEG.match(path, pos)
+        assert m is not None, (path, pos)
+        tok = m.group(0)
+        if tok == "[]":
+            out.append(("item", ""))
+        elif tok == "{}":
+            out.append(("value", "k"))
+        elif tok == "{}#key":
+            out.append(("key", ""))
+        elif m.group(2) is not None:
+            out.append(("variant", m.group(2)))
+        else:
+            out.append(("field", m.group(1)))
+        pos = m.end()
+    return out
+
+
+def build(path: str, value: object, root: dict | None = None) -> dict:
+    """A document with value at path (and each variant's `type` set)."""
+    doc: dict = root if root is not None else {}
+    cur: object = doc
+    segs = segments(path)
+    i = 0
+    parent = None
+    while i < len(segs):
+        kind, name = segs[i]
+        last = i == len(segs) - 1
+        if kind == "variant":
+            if not isinstance(cur, dict):
+                cur = {}
+                _set(parent, cur)
+            cur["type"] = name  # type: ignore[index]
+            i += 1
+            if last:
+                break
+            continue
+        if kind == "key":  # value goes in as a map key
+            assert isinstance(cur, dict)
+            cur[value if isinstance(value, str) else "k"] = "v"  # type: ignore[index]
+            return doc
+        nxt: object = value if last else ([] if segs[i + 1][0] == "item" else {})
+        if kind == "field":
+            assert isinstance(cur, dict), (path, cur)
+            cur[name] = nxt
+            parent = (cur, name)
+        elif kind == "value":
+            assert isinstance(cur, dict)
+            cur[name] = nxt
+            parent = (cur, name)
+        else:  # item
+            assert isinstance(cur, list)
+            cur.append(nxt)
+            parent = (cur, len(cur) - 1)
+        cur = nxt
+        i += 1
+    return doc
+
+
+def _set(parent, value) -> None:
+    c, k = parent
+    c[k] = value
+
+
+def get(doc: object, path: str) -> object:
+    cur = doc
+    for kind, name in segments(path):
+        if kind == "variant":
+            continue
+        if kind == "key":
+            return next(iter(cur)) if isinstance(cur, dict) and cur else None  # type: ignore[arg-type]
+        try:
+            cur = cur[0] if kind == "item" else cur[name]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return cur
+
+
+def _is_key(path: str) -> bool:
+    return path.endswith("{}#key")
+
+
+# -- requests ---------------------------------------------------------------------------------
+
+
+def request(surface: str, path: str, kind: str) -> str:
+    """masked-json, masked-keys, masked or untouched, as observed."""
+    rule = REQUEST[surface]
+
+    def run(value: object) -> object:
+        doc = build(path, value)
+        out, _ = mask_body(json.dumps(doc).encode(), rule, RULES)
+        return json.loads(out)
+
+    if kind == "json":
+        got = get(run({ORIG: ORIG}), path)
+        if got == {DISG: DISG}:
+            return "masked-keys"
+        if got != {ORIG: DISG}:
+            return "untouched"
+        schema = {"type": "object", "properties": {ORIG: {"type": "string", "description": ORIG}}, "required": [ORIG]}
+        want = {"type": "object", "properties": {DISG: {"type": "string", "description": DISG}}, "required": [DISG]}
+        return "schema" if get(run(schema), path) == want else "masked"
+    got = get(run(ORIG), path)
+    if _is_key(path):
+        return "masked" if got == DISG else "untouched"
+    if got != DISG:
+        return "untouched"
+    # JSON text in the string: masked as JSON on decoded characters, keys too
+    text = json.dumps({ORIG: WIN})
+    got = get(run(text), path)
+    try:
+        inner = json.loads(got)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "masked (JSON text broken)"
+    return "masked" if inner == {DISG: WIN_D} else "masked (JSON text not decoded)"
+
+
+# -- whole responses ------------------------------------------------------------------------
+
+
+def response(surface: str, path: str, kind: str) -> str:
+    rule = RESPONSE[surface]
+
+    def run(value: object) -> object:
+        doc = build(path, value)
+        return json.loads(restore_body(json.dumps(doc).encode(), rule, RULES.restorer({})))
+
+    return _restore_decision(run, path, kind)
+
+
+def _restore_decision(run, path: str, kind: str) -> str:
+    if kind == "json":
+        got = get(run({DISG: DISG}), path)
+        if got == {ORIG: ORIG}:
+            return "restored-keys"
+        return "restored" if got == {DISG: ORIG} else "untouched"
+    got = get(run(DISG), path)
+    if _is_key(path):
+        return "restored" if got == ORIG else "untouched"
+    if got != ORIG:
+        return "untouched"
+    got = get(run(json.dumps({"p": WIN_D})), path)
+    if got == json.dumps({"p": WIN}):
+        return "restored-json"
+    if got == '{"p": "' + WIN + '"}':
+        return "restored"
+    return f"restored (odd: {got!r})"
+
+
+# -- streams ------------------------------------------------------------------------------------
+
+_EXTRAS = {"index": 0, "sequence_number": 0, "item_id": "it", "output_index": 0, "content_index": 0}
+
+
+def _events(surface: str, docs: list[dict]) -> list[dict]:
+    s = STREAM[surface](RULES.restorer({}))
+    body = b""
+    for d in docs:
+        body += b"data: " + json.dumps(d).encode() + b"\n\n"
+    out = s.feed(body) + s.flush()
+    f = Framer()
+    return [json.loads(e.data) for e in f.feed(out) + f.flush() if e.data and e.data != "[DONE]"]
+
+
+def _event_doc(surface: str, path: str, value: object, n: int = 0) -> dict:
+    root: dict = {} if surface == "chat-stream" else dict(_EXTRAS, sequence_number=n)
+    if surface == "chat-stream":
+        root = {"id": "c", "object": "chat.completion.chunk", "choices": []}
+    doc = build(path, value, root)
+    if surface == "chat-stream":
+        for c in doc.get("choices", []):
+            c.setdefault("index", 0)
+            c.setdefault("finish_reason", None)
+    return doc
+
+
+def _same_kind(surface: str, path: str, d: dict) -> bool:
+    if surface == "chat-stream":
+        return "choices" in d
+    segs = segments(path)
+    return segs[0][0] != "variant" or d.get("type") == segs[0][1]
+
+
+def stream(surface: str, path: str, kind: str) -> str:
+    """windowed(-json), restored(-json/-keys) or untouched, as observed."""
+
+    def run(value: object) -> object:
+        ds = _events(surface, [_event_doc(surface, path, value)])
+        return next((d for d in ds if _same_kind(surface, path, d)), {})
+
+    whole = _restore_decision(run, path, kind)
+    if kind == "json" or _is_key(path) or not whole.startswith("restored"):
+        return whole
+    # split across two events: does the text go through a window?
+    text = DISG if whole == "restored" else json.dumps({"p": WIN_D})
+    cut = text.index("Labs") if whole == "restored" else text.index("PATH")
+    ds = _events(surface, [_event_doc(surface, path, text[:cut], 0), _event_doc(surface, path, text[cut:], 1)])
+    got = "".join(v for d in ds if _same_kind(surface, path, d) and isinstance(v := get(d, path), str))
+    want = ORIG if whole == "restored" else json.dumps({"p": WIN})
+    if got == want:
+        return "windowed" if whole == "restored" else "windowed-json"
+    return whole
+
+
+PROBES = {**dict.fromkeys(REQUEST, request), **dict.fromkeys(RESPONSE, response), **dict.fromkeys(STREAM, stream)}
+
+
+def observe(surface: str, path: str, kind: str) -> str:
+    return PROBES[surface](surface, path, kind)
+
+
+__all__ = ["observe", "engine"]
