@@ -78,6 +78,11 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds one adversarial measurement may take before it is stopped (default 8, --quick 3)")  # fmt: skip
     ap.add_argument("--streams", type=int, default=500, help="(e): concurrent streams in the load test")
+    ap.add_argument("--provider", choices=("asyncio", "threaded"), default="asyncio",
+                    help="(e): the fake provider of the load test; 'threaded' is the first harness's "
+                         "ThreadingHTTPServer (listen backlog 5), which loses streams under load")
+    ap.add_argument("--client", choices=("asyncio", "threads"), default="asyncio",
+                    help="(e): the load test's client: one asyncio loop, or one blocking thread per stream")
     args = ap.parse_args()
     if args.budget is None:
         args.budget = 3.0 if args.quick else 8.0

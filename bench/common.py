@@ -47,6 +47,8 @@ def fmt_rate(x: float) -> str:
 
 
 def fmt_bytes(n: float) -> str:
+    if n < 0:
+        return "-" + fmt_bytes(-n)
     if n >= 1 << 20:
         return f"{n / (1 << 20):.1f} MiB"
     if n >= 1 << 10:

@@ -3,6 +3,7 @@ callable, the addon), a keep-alive HTTP/1.1 client, and interleaved timing of th
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import socket
@@ -70,8 +71,9 @@ VARIANT_LABELS = {
 class Upstream:
     """The fake provider (bench/upstream.py) as a child process."""
 
-    def __init__(self, routes: list[str], per_write: int = 8) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(BENCH / "upstream.py"), str(per_write), *routes],
+    def __init__(self, routes: list[str], per_write: int = 8, threaded: bool = False) -> None:
+        mode = ["--threaded"] if threaded else []
+        self.proc = subprocess.Popen([sys.executable, str(BENCH / "upstream.py"), *mode, str(per_write), *routes],
                                      stdout=subprocess.PIPE, text=True)  # fmt: skip
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -95,9 +97,15 @@ class Upstream:
 
 
 class Mitmdump:
-    """mitmdump --mode reverse:http://127.0.0.1:UPSTREAM on 127.0.0.1, port from its log."""
+    """mitmdump --mode reverse:http://127.0.0.1:UPSTREAM on 127.0.0.1, port from its log.
 
-    def __init__(self, upstream_port: int, extra: list[str], tmp: Path, name: str) -> None:
+    Its output goes to a file, not a pipe: mitmdump prints a few lines per connection
+    with a blocking write, so a pipe that the bench process drains too slowly (its
+    thread starved of the GIL by a busy client loop) stalls mitmdump's event loop for
+    seconds. That was an artefact of the first load harness (bench/README.md, (e))."""
+
+    def __init__(self, upstream_port: int, extra: list[str], tmp: Path, name: str, env: dict[str, str] | None = None,
+                 pipe: bool = False) -> None:
         conf = tmp / f"conf-{name}"
         conf.mkdir(exist_ok=True)
         cmd = [
@@ -105,27 +113,41 @@ class Mitmdump:
             "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={conf}", *extra,
         ]  # fmt: skip
         self.name = name
-        self.log: list[str] = []
-        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.logfile = tmp / f"mitmdump-{name}.log"
+        self.pipe = pipe
+        if pipe:  # the first harness: a pipe, drained line by line by a thread of this process
+            self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})  # fmt: skip
+            threading.Thread(target=self._drain, daemon=True).start()
+        else:
+            with open(self.logfile, "wb") as out:
+                self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             env={**os.environ, **(env or {})})  # fmt: skip
         self.pid = self.proc.pid
         self.port: int | None = None
-        self._ready = threading.Event()
-        self._t = threading.Thread(target=self._drain, daemon=True)
-        self._t.start()
 
     def _drain(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if len(self.log) < 5000:
-                self.log.append(line.rstrip())
-            m = re.search(r"listening at 127\.0\.0\.1:(\d+)", line)
-            if m and self.port is None:
-                self.port = int(m.group(1))
-                self._ready.set()
-        self._ready.set()
+        with open(self.logfile, "wb") as out:
+            for line in self.proc.stdout:
+                out.write(line)
+                out.flush()
+
+    @property
+    def log(self) -> list[str]:
+        try:
+            return self.logfile.read_text(errors="replace").splitlines()
+        except OSError:
+            return []
 
     def wait(self, timeout: float = 60) -> int:
-        self._ready.wait(timeout)
+        t_end = time.monotonic() + timeout
+        while self.port is None and time.monotonic() < t_end and self.proc.poll() is None:
+            m = re.search(r"listening at 127\.0\.0\.1:(\d+)", "\n".join(self.log))
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
         if self.port is None:
             raise RuntimeError(f"mitmdump ({self.name}) did not start:\n" + "\n".join(self.log[-20:]))
         return self.port

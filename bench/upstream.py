@@ -102,5 +102,50 @@ class Upstream:
             await srv.serve_forever()
 
 
+
+
+def serve_threaded(up: Upstream) -> None:
+    """The same answers from a ThreadingHTTPServer, as the first bench's provider was
+    built: one thread per connection and socketserver's default listen backlog of 5
+    (request_queue_size). Kept to show what that does to a load test ((e), --threaded)."""
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def do_POST(self) -> None:  # noqa: N802
+            n = int(self.headers.get("content-length") or 0)
+            up.last_body = self.rfile.read(n)
+            path = self.path.split("?", 1)[0]
+            key = self.headers.get("x-bench-stream") or (path if path in up.streams else up.first) or "tiny"
+            k = int(self.headers.get("x-bench-per-write") or up.per_write)
+            delay = float(self.headers.get("x-bench-delay-ms") or 0) / 1000
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            for i, w in enumerate(up.writes_for(key, k)):
+                if delay and i:
+                    time.sleep(delay)
+                self.wfile.write(w)
+
+        def log_message(self, *a) -> None:
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    print(srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
 if __name__ == "__main__":
-    asyncio.run(Upstream(int(sys.argv[1]), sys.argv[2:]).serve())
+    if sys.argv[1] == "--threaded":
+        serve_threaded(Upstream(int(sys.argv[2]), sys.argv[3:]))
+    else:
+        asyncio.run(Upstream(int(sys.argv[1]), sys.argv[2:]).serve())
