@@ -33,7 +33,7 @@ def code_file(rng: random.Random, mat: Material, nlines: int, secrets: list[str]
         elif r < 0.44:
             lines.append(f"    if {idn} is None:\n        raise ValueError(f\"bad {idn}: {{value!r}}\")")
         elif r < 0.5:
-            lines.append(f'    pattern = re.compile(r"^\\d+\\s*[a-z_]+\\.json$")')
+            lines.append('    pattern = re.compile(r"^\\d+\\s*[a-z_]+\\.json$")')
         elif r < 0.56:
             lines.append(f'    data = {{"key": "{rng.choice(WORDS)}", "count": {rng.randint(0, 999)}, "path": "C:\\\\tmp\\\\x"}}')
         elif r < 0.6 and rng.random() < 0.1:
@@ -333,7 +333,9 @@ def minified_css(rng: random.Random, n: int) -> str:
         s = rule()
         body.append(s)
         size += len(s)
-    return "".join(head + body + tail)[-n:] if size > n else "".join(head + body + tail)
+    while size > n and body:  # whole rules only
+        size -= len(body.pop())
+    return "".join(head + body + tail)
 
 
 def pem_grep_listing(rng: random.Random, n: int) -> str:

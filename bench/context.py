@@ -8,14 +8,14 @@ import random
 import time
 from functools import cached_property
 
-import yaml
-
 import bodies
 import streams
+import yaml
 from common import MAPPINGS
+from material import Material, make_literals, ordinary_literals
+
 from disguiselib import mappings, rules
 from disguiselib.providers import anthropic, base, openai
-from material import Material, make_literals, ordinary_literals
 
 # per API: its request rule, its stream builder and class, the text size that makes its
 # stream about 1 MB (OpenAI deltas are single tokens), disguised occurrences in the text

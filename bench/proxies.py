@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import yaml
-
 from common import BENCH, MAPPINGS, REPO, proc_cpu
 
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
@@ -94,6 +93,8 @@ class Upstream:
         if self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 class Mitmdump:

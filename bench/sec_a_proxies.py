@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import re
 
-import mitmproxy.version
-
 import bodies
+import mitmproxy.version
 import peer
 import report
 import streams

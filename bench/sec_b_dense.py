@@ -5,13 +5,13 @@ framer and a bare loop (the figures this bench printed as (a) before issue 8).""
 
 from __future__ import annotations
 
-from disguiselib.providers import anthropic
-
 import report
 import streams
 from common import fmt_rate, median, profile
 from context import Ctx
 from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args
+
+from disguiselib.providers import anthropic
 
 N_DENSE = 3_000
 

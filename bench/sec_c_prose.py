@@ -5,11 +5,11 @@ OpenAI token deltas (1-10 chars) of the same prose."""
 
 from __future__ import annotations
 
-from disguiselib.holdback import Window
-
 import report
 import streams
 from context import Ctx
+
+from disguiselib.holdback import Window
 
 
 def holdback(c: Ctx, api: str, which: str, st: dict, reps: int) -> dict:

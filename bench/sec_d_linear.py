@@ -12,9 +12,6 @@ import json
 import threading
 import time
 
-from disguiselib import jsonspan
-from disguiselib.providers import anthropic, base
-
 import bodies
 import report
 import streams
@@ -22,6 +19,9 @@ from common import capped, first_diff, median, profile, timeit
 from context import Ctx
 from material import prose
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args
+
+from disguiselib import jsonspan
+from disguiselib.providers import anthropic, base
 
 SIZES = (500_000, 1_000_000)
 LADDER = (4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000)
@@ -40,7 +40,7 @@ def part_body(c: Ctx) -> None:
               f"{info['thinking']} thinking blocks); median of {reps}")  # fmt: skip
         t_loads = median(timeit(lambda raw=raw: json.loads(raw), reps))
         t_parse = median(timeit(lambda raw=raw: jsonspan.parse(raw), reps))
-        t_walk = median(timeit(lambda s=s, doc=doc: jsonspan.transform(s, doc, anthropic.MESSAGES_REQUEST, lambda v, p: v), reps))
+        t_walk = median(timeit(lambda s=s, doc=doc: jsonspan.transform(s, doc, anthropic.MESSAGES_REQUEST, _identity), reps))
         rows = [("json.loads(body)", t_loads, ""), ("parse (decode + json.loads)", t_parse, ""),
                 ("span walk only (identity fn)", t_walk, "")]  # fmt: skip
         results = {}
@@ -67,6 +67,10 @@ def part_body(c: Ctx) -> None:
     per_rule_scans(c, doc)
     if c.args.profile:
         profile(lambda: base.mask_body(raw, anthropic.MESSAGES_REQUEST, c.R_lit), "mask, 1000 literals + default")
+
+
+def _identity(v: str, _rule: object) -> str:
+    return v
 
 
 def string_values(doc: object, out: list[str]) -> list[str]:
@@ -197,8 +201,8 @@ def part_adversarial(c: Ctx) -> dict[str, float | None]:
         loads: dict[int, float] = {}
         for n in SIZES:
             x = case.make(n)
-            loads[n] = median(timeit(lambda x=x: case.base(x), 3))
-            times[n] = capped(lambda x=x: case.cost(x), budget)
+            loads[n] = median(timeit(lambda x=x, case=case: case.base(x), 3))
+            times[n] = capped(lambda x=x, case=case: case.cost(x), budget)
             if times[n] is None:
                 break
         t1 = times.get(SIZES[1])
@@ -227,7 +231,8 @@ def ladder(case: Case, budget: float) -> None:
     steps = []
     prev = None
     for n in LADDER:
-        t = capped(lambda x=case.make(n): case.cost(x), budget)
+        x = case.make(n)
+        t = capped(lambda x=x: case.cost(x), budget)
         steps.append(f"{n // 1000} kB {report.secs(t, budget)}" + (f" (×{t / prev:.1f})" if t and prev else ""))
         if t is None or t > budget / 4:
             break

@@ -12,8 +12,9 @@ import random
 import re
 
 from common import first_diff
-from disguiselib import sse
 from material import ALNUM, CODE_WORDS, WORDS, cut_points, pieces, prose, rstr
+
+from disguiselib import sse
 
 # -- Anthropic Messages -------------------------------------------------------------------
 
@@ -93,7 +94,7 @@ def tool_file(rng: random.Random, disguises: list[tuple[str, str]], lo: int = 3,
             f"def {rng.choice(CODE_WORDS).strip('()').replace('.', '_')}_{i}(self, value):",
             f'    """{ws.capitalize()}."""',
             f'    log.info("{ws} %s", value)',
-            f"    if value is None:\n        raise ValueError(f\"bad value: {{value!r}}\")",
+            "    if value is None:\n        raise ValueError(f\"bad value: {value!r}\")",
             f'    pattern = re.compile(r"^\\d+\\s*{rng.choice(WORDS)}$")',
             f"    # {ws}",
             f"    return {{'key': \"{rng.choice(WORDS)}\", 'n': {i}}}",
@@ -111,7 +112,7 @@ def tool_file(rng: random.Random, disguises: list[tuple[str, str]], lo: int = 3,
     tool_m = json.dumps({"file_path": f"/home/dev/src/{path_m}/handlers.py", "content": "\n".join(tm) + "\n"}, ensure_ascii=False)
     tool_o = json.dumps({"file_path": f"/home/dev/src/{path_o}/handlers.py", "content": "\n".join(to) + "\n"}, ensure_ascii=False)
     jp = pieces(tool_m, cut_points(rng, tool_m, lo, hi))
-    n_disg = sum(1 for a, b in zip(tm, to) if a != b) + 1 if disguises else 0
+    n_disg = sum(1 for a, b in zip(tm, to, strict=True) if a != b) + 1 if disguises else 0
     return tool_m, tool_o, jp, n_disg
 
 
