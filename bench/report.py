@@ -26,7 +26,8 @@ def at_most(value: float, limit: float, unit: str = "", fmt: str = "{:.2f}") -> 
         return t, "not measured"
     if value <= limit:
         return t, "PASS"
-    by = f"{value / limit:.1f}× the target" if limit > 0 else f"{fmt.format(value - limit)}{unit} over"
+    r = value / limit if limit > 0 else 0.0
+    by = (f"{r:.2f}× the target" if r < 1.1 else f"{r:.1f}× the target") if limit > 0 else f"{fmt.format(value - limit)}{unit} over"
     return t, f"MISS ({by})"
 
 
