@@ -3,6 +3,7 @@ callable, the addon), a keep-alive HTTP/1.1 client, and interleaved timing of th
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -32,8 +33,12 @@ IDENT_SCRIPT = (
 
 
 def tmpdir() -> Path:
-    """A fresh folder under $TMPDIR for this run's files."""
-    return Path(tempfile.mkdtemp(prefix="disguise-bench-"))
+    """A fresh folder under $TMPDIR for this run's files, removed when the run ends
+    (keep it with DISGUISE_BENCH_KEEP=1, e.g. to read mitmdump's logs)."""
+    d = Path(tempfile.mkdtemp(prefix="disguise-bench-"))
+    if not os.environ.get("DISGUISE_BENCH_KEEP"):
+        atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def mappings_dir(tmp: Path, name: str, literals: dict[str, str] | None) -> Path:
