@@ -287,6 +287,23 @@ def summary(res: dict, pos: list[dict], neg: list[dict]) -> dict:
     }
 
 
+def run(ctx) -> None:
+    """bench/bench.py section `detect`: the headline, with issue 9's targets."""
+    import report
+
+    rules = Rules(mappings.load(REPO / "mappings"))
+    pos, neg = load_corpus()
+    s = summary(measure(rules, pos, neg), pos, neg)
+    print(_headline(s))
+    print("  recall", report.figure("detect", "recall on the labelled corpus", f"{100 * s['recall']:.1f}%",
+                                    "≥ 99%", "PASS" if s["recall"] >= 0.99 else "MISS"))  # fmt: skip
+    print("  partial masks", report.figure("detect", "partial masks", str(s["partial"]), "0",
+                                           "PASS" if s["partial"] == 0 else "MISS"))  # fmt: skip
+    print("  false positives that break work", report.figure(
+        "detect", "false positives that break work", str(s["fp_break_records"]), "0",
+        "PASS" if s["fp_break_records"] == 0 else "MISS"))  # fmt: skip
+
+
 def headline(mappings_path: str | Path = REPO / "mappings") -> str:
     """The one-line summary for bench/bench.py: recall, partials, false positives."""
     rules = Rules(mappings.load(mappings_path))

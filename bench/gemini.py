@@ -172,12 +172,17 @@ def run_loop(obj, chunks: list[bytes]) -> bytes:
     return b"".join(out)
 
 
-def main() -> None:
+def run(ctx) -> None:
+    """bench/bench.py section `gemini`."""
+    main(["--quick"] if ctx.args.quick else [])
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=20250101)
     ap.add_argument("--profile", action="store_true", help="cProfile the disguise loop (1000 literals, SSE)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     reps = 3 if args.quick else 9
     ms_default = mappings.load(REPO / "mappings")
     lits = literals(1000)

@@ -410,10 +410,15 @@ def section_growth(reps: int) -> None:
     print(f"    {'JSON text, LaTeX, 135/270 KB':<32}{'(10 s at 269 KB before)':>28}{ts[0] * 1e3:8.1f} {ts[1] * 1e3:8.1f} ×{ts[1] / ts[0]:4.1f}")
 
 
-def main() -> None:
+def run(ctx) -> None:
+    """bench/bench.py section `matchers`."""
+    main(["--quick"] if ctx.args.quick else [])
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     reps = 2 if args.quick else 5
     section_reversal(reps)
     section_masking(reps)

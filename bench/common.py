@@ -1,0 +1,152 @@
+"""What every bench module shares: paths, timing, process figures, a capped runner.
+
+Importing this puts addon/ on sys.path, so `disguiselib` imports after it."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "bench"
+ADDON = REPO / "addon"
+MAPPINGS = REPO / "mappings"
+if str(ADDON) not in sys.path:
+    sys.path.insert(0, str(ADDON))
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def timeit(fn: Callable[[], object], reps: int, warm: int = 1) -> list[float]:
+    """Wall times of reps calls of fn (after warm untimed calls), gc collected before each."""
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(reps):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts
+
+
+def fmt_rate(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e3:
+        return f"{x / 1e3:.0f}k"
+    return f"{x:.0f}"
+
+
+def fmt_bytes(n: float) -> str:
+    if n < 0:
+        return "-" + fmt_bytes(-n)
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    if n >= 1 << 10:
+        return f"{n / (1 << 10):.0f} KiB"
+    return f"{n:.0f} B"
+
+
+def first_diff(got: str, want: str) -> str:
+    i = next((j for j in range(min(len(got), len(want))) if got[j] != want[j]), min(len(got), len(want)))
+    return f"first difference at {i} of {len(want)}: got {got[max(0, i - 20) : i + 40]!r} want {want[max(0, i - 20) : i + 40]!r}"
+
+
+# -- processes (Linux /proc) ---------------------------------------------------------------
+
+
+def proc_cpu(pid: int) -> float:
+    """utime+stime of a process, in seconds (10 ms ticks)."""
+    try:
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def proc_status(pid: int, field: str) -> int:
+    """A `kB` field of /proc/PID/status (VmRSS, VmHWM), in bytes; 0 if unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def reset_peak_rss(pid: int) -> bool:
+    """Reset VmHWM of pid (writing 5 to clear_refs); False where not permitted."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+# -- in-process cost, capped ---------------------------------------------------------------
+
+
+def _child(fn: Callable[[], object], conn) -> None:  # runs in a forked process
+    try:
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        conn.send(time.perf_counter() - t0)
+    except BaseException as e:  # noqa: BLE001 - reported to the parent
+        conn.send(f"{type(e).__name__}: {e}"[:200])
+    finally:
+        conn.close()
+
+
+def capped(fn: Callable[[], object], budget: float) -> float | None:
+    """Wall time of one call of fn in a forked copy of this process, or None when it took
+    longer than budget seconds (the copy is then killed). The copy inherits everything
+    built so far, so only fn itself is timed. Raises RuntimeError if fn raised."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_child, args=(fn, send), daemon=True)
+    p.start()
+    send.close()
+    try:
+        if not recv.poll(budget):
+            return None
+        got = recv.recv()
+    except EOFError:
+        got = "the measuring process died"
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join()
+        recv.close()
+    if isinstance(got, str):
+        raise RuntimeError(got)
+    return got
+
+
+def profile(fn: Callable[[], object], title: str, top: int = 14) -> None:
+    """Print a cProfile of one call of fn, sorted by own time."""
+    import cProfile
+    import io
+    import pstats
+
+    pr = cProfile.Profile()
+    pr.enable()
+    fn()
+    pr.disable()
+    s = io.StringIO()
+    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(top)
+    lines = [ln for ln in s.getvalue().splitlines() if ln.strip()]
+    print(f"    cProfile, {title} (sorted by own time):")
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
+    for ln in lines[start : start + top + 1]:
+        print("      " + ln.replace(str(ADDON) + "/", ""))

@@ -1,0 +1,317 @@
+"""(d) Linear time: masking a Claude-Code-shaped body against json.loads of it, each
+adversarial input of issue 8 at 0.5 MB and 1 MB (growth on doubling printed), and the
+longest pause a concurrent stream sees while mitmdump masks a 1 MB body.
+
+An adversarial measurement runs in a forked copy of this process and is stopped after
+--budget seconds; when the 0.5 MB size does not finish, a ladder of sizes from 16 kB up
+shows how the cost grows."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import bodies
+import report
+import streams
+from common import capped, first_diff, median, profile, timeit
+from context import Ctx
+from material import prose
+from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args
+
+from disguiselib import jsonspan
+from disguiselib.providers import anthropic, base
+
+SIZES = (500_000, 1_000_000)
+LADDER = (4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000)
+
+
+# -- the Claude-Code-shaped body ---------------------------------------------------------------
+
+
+def part_body(c: Ctx) -> None:
+    reps = 3 if c.quick else 7
+    for size in SIZES:
+        raw, info = bodies.build_request(c.seed + 1, size, c.mat)
+        s, doc = jsonspan.parse(raw)
+        print(f"  Request masking: {len(raw) / 1e6:.2f} MB Claude-Code-shaped body ({info['system']} system blocks, "
+              f"{info['tools']} tools, {info['messages']} messages, {info['tool_results']} tool_results, "
+              f"{info['thinking']} thinking blocks); median of {reps}")  # fmt: skip
+        t_loads = median(timeit(lambda raw=raw: json.loads(raw), reps))
+        t_parse = median(timeit(lambda raw=raw: jsonspan.parse(raw), reps))
+        t_walk = median(timeit(lambda s=s, doc=doc: jsonspan.transform(s, doc, anthropic.MESSAGES_REQUEST, _identity), reps))
+        rows = [("json.loads(body)", t_loads, ""), ("parse (decode + json.loads)", t_parse, ""),
+                ("span walk only (identity fn)", t_walk, "")]  # fmt: skip
+        results = {}
+        for label, R in (("mask, default patterns only", c.R_default), ("mask, 1000 literals + default", c.R_lit)):
+            masked, sess = base.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
+            t = median(timeit(lambda R=R, raw=raw: base.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
+            results[label] = (masked, sess, t)
+            rows.append((label, t, f"{sess.masked} replaced, {len(sess.placeholders)} placeholders"))
+        for label, t, note in rows:
+            print(f"    {label:<32} {t * 1e3:>8.1f} ms  {t / t_loads:>6.1f}× json.loads  {len(raw) / t / 1e6:>6.1f} MB/s  {note}")
+        ratio = results["mask, 1000 literals + default"][2] / t_loads
+        t, v = report.at_most(ratio, 3.0, "×", "{:.1f}")
+        print("    " + report.figure("d", f"Claude-Code body {size / 1e6:.1f} MB, 1000 literals: × json.loads", f"{ratio:.1f}×", t, v))
+        # leak check: no original of the material survives masking (thinking blocks hold none)
+        masked, _, _ = results["mask, 1000 literals + default"]
+        mtext = masked.decode()
+        used_lits = [o for o in c.mat.lit_list if o in s]
+        secrets = [*c.mat.emails, *c.mat.aws, c.mat.ghp, c.mat.ant, c.mat.jwt]
+        leaks = [o for o in used_lits + secrets if o in mtext] + ([c.mat.pem] if c.mat.pem.split("\n")[1] in mtext else [])
+        json.loads(mtext)
+        ok = report.check("d", f"Claude-Code body {size / 1e6:.1f} MB: no original survives", leaks)
+        print(f"    check: masked body parses; {len(used_lits)} distinct literals and {sum(1 for x in secrets if x in s)} "
+              f"secrets/e-mails present in the body, {len(leaks)} survive masking: {ok}")  # fmt: skip
+    per_rule_scans(c, doc)
+    if c.args.profile:
+        profile(lambda: base.mask_body(raw, anthropic.MESSAGES_REQUEST, c.R_lit), "mask, 1000 literals + default")
+
+
+def _identity(v: str, _rule: object) -> str:
+    return v
+
+
+def string_values(doc: object, out: list[str]) -> list[str]:
+    """Every string value and key of doc (thinking blocks skipped), for per-rule scans."""
+    if isinstance(doc, dict):
+        if doc.get("type") == "thinking":
+            return out
+        for k, v in doc.items():
+            out.append(k)
+            string_values(v, out)
+    elif isinstance(doc, list):
+        for v in doc:
+            string_values(v, out)
+    elif isinstance(doc, str):
+        out.append(doc)
+    return out
+
+
+def per_rule_scans(c: Ctx, doc: object) -> None:
+    """Where the time goes: each forward rule scanning every selected string (uses the
+    engine's private rule list where it has one; skipped otherwise)."""
+    vals = string_values(doc, [])
+    total = sum(map(len, vals))
+    scans = []
+    for name, rx in getattr(c.R_lit, "_forward", ()):
+        if not hasattr(rx, "finditer"):
+            continue
+        t = median(timeit(lambda rx=rx: [m for v in vals for m in rx.finditer(v)], 1 if c.quick else 3))
+        scans.append((t, name or f"literals trie ({len(c.ms_lit.literals)})", type(rx).__module__.split(".")[0]))
+    if not scans:
+        return
+    scans.sort(reverse=True)
+    print(f"    per-rule scan of all {len(vals):,} strings ({total / 1e6:.2f} M chars), slowest first:")
+    items = [f"{n} {t * 1e3:.1f} ms" + (" [re]" if mod == "re" else "") for t, n, mod in scans]
+    line = "     "
+    for it in items:
+        if len(line) + len(it) > 100:
+            print(line.rstrip(","))
+            line = "     "
+        line += " " + it + ","
+    print(line.rstrip(",") + f"; sum {sum(t for t, _, _ in scans) * 1e3:.1f} ms")
+
+
+# -- adversarial inputs ------------------------------------------------------------------------
+
+
+class Case:
+    """One adversarial input: make(n) builds the input of about n bytes (untimed), cost(x)
+    does the work being measured, base(x) the json.loads it is compared with, check(x)
+    the correctness problems (run once, on a small instance)."""
+
+    def __init__(self, name, make, cost, base, check) -> None:
+        self.name, self.make, self.cost, self.base, self.check = name, make, cost, base, check
+
+
+def cases(c: Ctx) -> list[Case]:
+    R = c.R_lit  # noqa: N806
+    rule = anthropic.MESSAGES_REQUEST
+    out = []
+
+    def masked_ok(gone: list[str]):
+        def check(x: bytes) -> list[str]:
+            m = base.mask_body(x, rule, R)[0].decode()
+            json.loads(m)
+            return [f"{g!r} survives masking" for g in gone if g in m]
+
+        return check
+
+    for name, gen, gone in (
+        ("16 kB+ base64url runs, then one e-mail", bodies.base64url_then_email, ["ops-team@example.com"]),
+        ("minified CSS (@media/@import/@font-face, data URIs)", bodies.minified_css, []),
+        ("PEM BEGIN lines without END (a grep listing)", bodies.pem_grep_listing, []),
+    ):
+        out.append(Case(
+            f"mask: {name}",
+            lambda n, gen=gen: bodies.tool_result_body(gen(c.rng(31), n)),
+            lambda x: base.mask_body(x, rule, R),
+            lambda x: json.loads(x),
+            masked_ok(gone),
+        ))  # fmt: skip
+
+    # stream side: an unclosed strip-rule start, then prose deltas (default mappings: the strip rule)
+    def strip_make(n: int) -> dict:
+        return streams.build_unclosed_strip_stream(c.seed + 41, n)
+
+    def strip_cost(st: dict) -> bytes:
+        return streams.run_loop(c.new_stream("anthropic", "default"), st["events"])
+
+    def strip_base(st: dict) -> None:
+        for e in st["events"]:
+            json.loads(e.split(b"data: ", 1)[1])
+
+    def strip_check(st: dict) -> list[str]:
+        whole = c.R_default.restorer(c.sess["anthropic"]["default"].placeholders).text(st["sent"][0])
+        got = streams.channels(strip_cost(st)).get(0, "")  # no text event at all when everything is held
+        return [] if got == whole else [f"streamed text != whole-text restore: {first_diff(got, whole)}"]
+
+    out.append(Case("stream: `[[reply_to:` never closed, then prose deltas", strip_make, strip_cost, strip_base, strip_check))
+
+    # whole JSON-text restore of LaTeX-heavy tool arguments
+    ph = c.sess["anthropic"]["lit"].placeholders
+    disg = list(ph.items()) + [(d, o) for o, d in list(c.literals.items())[:40]]
+
+    def latex_cost(x: tuple[str, str]) -> str:
+        return c.R_lit.restorer(ph).json_text(x[0])
+
+    def latex_check(x: tuple[str, str]) -> list[str]:
+        got = latex_cost(x)
+        return [] if got == x[1] else ["restored JSON text differs from the original arguments"]
+
+    out.append(Case("restore: LaTeX tool arguments as whole JSON text",
+                    lambda n: streams.latex_tool_args(c.rng(51), n, disg), latex_cost,
+                    lambda x: json.loads(x[0]), latex_check))  # fmt: skip
+    return out
+
+
+def part_adversarial(c: Ctx) -> dict[str, float | None]:
+    budget = c.args.budget
+    print(f"  Adversarial inputs (rules: 1000 literals + default; the stream case: default), each measured once at "
+          f"0.5 and 1 MB in a forked process stopped after {budget:g} s; ×loads = the cost over json.loads of "
+          "the same input (of every event, for the stream)")  # fmt: skip
+    print(f"    {'input':<56} {'0.5 MB':>9} {'1 MB':>9} {'×2 growth':>9} {'×loads':>7}  check")
+    at_1mb: dict[str, float | None] = {}
+    for case in cases(c):
+        problems = case.check(case.make(16_000))
+        ok = report.check("d", case.name, problems)
+        times: dict[int, float | None] = {}
+        loads: dict[int, float] = {}
+        for n in SIZES:
+            x = case.make(n)
+            loads[n] = median(timeit(lambda x=x, case=case: case.base(x), 3))
+            times[n] = capped(lambda x=x, case=case: case.cost(x), budget)
+            if times[n] is None:
+                break
+        t1 = times.get(SIZES[1])
+        t0 = times.get(SIZES[0])
+        growth = f"{t1 / t0:.2f}" if t0 and t1 else "—"
+        ratio = t1 / loads[SIZES[1]] if t1 else float("inf")
+        t, v = report.at_most(ratio, 10.0, "×", "{:.1f}")
+        if not t1:
+            v = f"MISS (over {budget:g} s at {'0.5' if t0 is None else '1'} MB)"
+        report.figure("d", f"{case.name} 1 MB: × json.loads", f"{ratio:.1f}×" if t1 else f"> {budget:g} s", t, v)
+        if t0 and t1:
+            report.figure("d", f"{case.name}: growth 0.5 → 1 MB", growth, "≤ ~2 (linear)", "PASS" if t1 / t0 <= 2.5 else "MISS")
+        print(f"    {case.name:<56} {report.secs(t0, budget):>9} {report.secs(t1, budget) if t0 else '—':>9} {growth:>9} "
+              f"{(f'{ratio:.1f}' if t1 else '—'):>7}  {ok}")  # fmt: skip
+        for p in problems[:3]:
+            print(f"      {p}")
+        at_1mb[case.name] = t1
+        if t0 is None:
+            ladder(case, budget)
+    return at_1mb
+
+
+def ladder(case: Case, budget: float) -> None:
+    """Smaller sizes, doubling, until one takes more than a quarter of the budget: the
+    growth per doubling (about 2 linear, 4 quadratic)."""
+    steps = []
+    prev = None
+    for n in LADDER:
+        x = case.make(n)
+        t = capped(lambda x=x: case.cost(x), budget)
+        steps.append(f"{n // 1000} kB {report.secs(t, budget)}" + (f" (×{t / prev:.1f})" if t and prev else ""))
+        if t is None or t > budget / 4:
+            break
+        prev = t
+    print(f"      smaller: {', '.join(steps)}")
+
+
+# -- a concurrent stream while a body is masked ----------------------------------------------
+
+
+def part_gap(c: Ctx, at_1mb: dict[str, float | None]) -> None:
+    tmp = tmpdir()
+    rng = c.rng(61)
+    n_events, delay_ms = 600, 5
+    text = prose(rng, 12_000, brackets=False)
+    paced = streams.anthropic_text_stream(rng, streams.pieces(text, streams.cut_points(rng, text, 5, 40))[:n_events])
+    sfile = tmp / "paced.sse"
+    sfile.write_bytes(b"".join(paced))
+    big, _ = bodies.build_request(c.seed + 1, 1_000_000, c.mat)
+    loads = [("1 MB Claude-Code-shaped body", big)]
+    for case in cases(c)[:3]:
+        if at_1mb.get(case.name) is not None:
+            loads.append((case.name.removeprefix("mask: ") + ", 1 MB", case.make(1_000_000)))
+        else:
+            print(f"    ({case.name.removeprefix('mask: ')}: not sent through mitmdump, masking 1 MB took over the budget "
+                  "in-process, so the pause would be at least that)")  # fmt: skip
+    up = Upstream([f"paced={sfile}"], per_write=1)
+    mdir = mappings_dir(tmp, "lit", c.literals)
+    md: dict[str, Mitmdump] = {}
+    try:
+        for k in ("plain", "addon"):
+            md[k] = Mitmdump(up.port, variant_args(tmp, k, mdir), tmp, f"gap-{k}")
+        ports = {k: m.wait() for k, m in md.items()}
+        print(f"  Longest pause of a concurrent stream ({len(paced)} events, one per upstream write, {delay_ms} ms apart) "
+              "while the same mitmdump masks a body sent 0.3 s into it; default mappings + 1000 literals")  # fmt: skip
+        print(f"    {'body':<58} {'plain: gap':>11} {'addon: gap':>11} {'addon: body':>12}")
+        for label, body in loads:
+            row = {}
+            for k in ("plain", "addon"):
+                row[k] = gap_once(ports[k], body)
+            ga, gp, tb = row["addon"]["gap"], row["plain"]["gap"], row["addon"]["body"]
+            print(f"    {label:<58} {gp * 1e3:>9.0f}ms {ga * 1e3:>9.0f}ms {tb * 1e3:>10.0f}ms")
+            report.figure("d", f"longest pause of a concurrent stream, {label}", f"{ga * 1e3:.0f} ms",
+                          f"small (plain: {gp * 1e3:.0f} ms)", "")  # fmt: skip
+    finally:
+        for m in md.values():
+            m.stop()
+        up.stop()
+
+
+def gap_once(port: int, body: bytes) -> dict[str, float]:
+    """Start the paced stream, send body on a second connection 0.3 s later; the longest
+    time between two reads of the stream, and how long the body's request took."""
+    gaps: list[float] = []
+    got: dict[str, float] = {}
+    sc = Client(port)
+    bc = Client(port)
+
+    def stream() -> None:
+        sc.post(b'{"stream": true}', 1, headers={"x-bench-stream": "paced", "x-bench-delay-ms": "5"}, gaps=gaps)
+
+    th = threading.Thread(target=stream)
+    th.start()
+    time.sleep(0.3)
+    t0 = time.perf_counter()
+    try:
+        bc.post(body, 1, headers={"x-bench-stream": "tiny"})
+    except RuntimeError:
+        pass  # a refused body (400) still shows the pause
+    got["body"] = time.perf_counter() - t0
+    th.join()
+    sc.close()
+    bc.close()
+    got["gap"] = max(gaps[1:]) if len(gaps) > 1 else float("nan")
+    return got
+
+
+def run(c: Ctx) -> None:
+    print("(d) Linear time")
+    part_body(c)
+    at_1mb = part_adversarial(c)
+    part_gap(c, at_1mb)

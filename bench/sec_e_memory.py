@@ -1,0 +1,186 @@
+"""(e) Memory and load: mitmdump's RSS as one stream grows longer (plain and with the
+addon), and N concurrent mixed streams (200 deltas each, 5 ms apart) through one
+mitmdump: all correct?, peak RSS, ratio to plain, and what the kernel saw at the
+listener (listen overflows, the accept queue)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import load
+import report
+import streams
+from common import BENCH, fmt_bytes, proc_cpu, proc_status, reset_peak_rss
+from context import PATHS, Ctx
+from proxies import Client, Mitmdump, Upstream, tmpdir, variant_args
+
+# text sizes that give about 200 deltas per API (Anthropic 5-40 chars, OpenAI 1-10)
+MIX = {"anthropic": 4_400, "chat": 1_100, "responses": 1_100}
+BUILD = {"anthropic": streams.build_stream, "chat": streams.build_chat_stream, "responses": streams.build_responses_stream}
+
+
+def mixed(c: Ctx) -> dict[str, dict]:
+    """Three ~200-delta streams (one per API) restoring that API's session, disguises split."""
+    out = {}
+    for api, chars in MIX.items():
+        ph = list(c.sess[api]["default"].placeholders.items())
+        out[api] = BUILD[api](c.seed + 71, chars, ph, 6, tool=False)
+    return out
+
+
+def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: str, threads: bool = False) -> dict:
+    lagf = tmp / f"looplag-{variant}-{time.monotonic_ns()}.json"
+    md = Mitmdump(up.port, variant_args(tmp, variant) + ["-s", str(BENCH / "looplag.py")], tmp,
+                  f"load-{variant}-{time.monotonic_ns()}", env={"BENCH_LOOPLAG_FILE": str(lagf)})  # fmt: skip
+    try:
+        port = md.wait()
+        keys = list(mix)
+        # one warm-up request per API (lazy imports, the first upstream connection)
+        cl = Client(port)
+        for k in keys:
+            cl.post(c.requests[k], 8, PATHS[k], headers={"x-bench-stream": k})
+        cl.close()
+        base_rss = proc_status(md.pid, "VmRSS")
+        jobs = [load.Job(c.requests[k], PATHS[k], {"x-bench-stream": k, "x-bench-delay-ms": "5"}, k)
+                for k in (keys[i % len(keys)] for i in range(n))]  # fmt: skip
+
+        def check(key: str, out: bytes) -> list[str]:
+            if variant == "plain":
+                return [] if out == mix[key]["bytes"] else ["bytes differ from the provider's"]
+            return streams.check(mix[key], out)
+
+        before = load.netstat("ListenOverflows", "ListenDrops")
+        cpu0 = proc_cpu(md.pid)
+        with load.Sampler(md.pid, [port, up.port]) as smp:
+            res = (load.run_streams_threaded if threads else load.run_streams)(port, jobs, check)
+        cpu = proc_cpu(md.pid) - cpu0
+        after = load.netstat("ListenOverflows", "ListenDrops")
+        time.sleep(0.7)  # looplag.py writes twice a second
+        try:
+            lag = json.loads(lagf.read_text())
+        except (OSError, ValueError):
+            lag = {}
+        upstream_closed = sum(1 for ln in md.log if "server closed connection" in ln)
+        return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "queue_max": smp.queue_max[port],
+                "backlog": load.listen_backlog(port), "up_queue_max": smp.queue_max[up.port],
+                "up_backlog": load.listen_backlog(up.port), "overflows": after["ListenOverflows"] - before["ListenOverflows"],
+                "drops": after["ListenDrops"] - before["ListenDrops"], "cpu": cpu, "lag": lag,
+                "upstream_closed": upstream_closed}  # fmt: skip
+    finally:
+        md.stop()
+
+
+def print_load(variant: str, r: dict, n: int) -> None:
+    res: load.Outcome = r["res"]
+    errs = ", ".join(f"{v} {k}" for k, v in sorted(res.errors.items())) or "none"
+    conn = sorted(res.connect_s)
+    conn_s = f"connect median {statistics.median(conn) * 1e3:.0f} ms, max {conn[-1] * 1e3:.0f} ms" if conn else "no connection"
+    lag = r["lag"]
+    print(f"    {variant:<6} {res.ok:>3}/{n} correct, {res.wrong} wrong, errors: {errs}; {res.wall:.1f} s, proxy CPU "
+          f"{r['cpu']:.1f} s; peak RSS {fmt_bytes(r['rss_peak'])} (idle {fmt_bytes(r['rss_base'])}); {conn_s}")  # fmt: skip
+    print(f"           accept queue max {r['queue_max']} of backlog {r['backlog']} (provider's: {r['up_queue_max']} of "
+          f"{r['up_backlog']}); ListenOverflows +{r['overflows']}, ListenDrops +{r['drops']} (system-wide); "
+          f"loop lag p50 {lag.get('lag_p50', 0) * 1e3:.0f} ms, max {lag.get('lag_max', 0):.2f} s; connections that reached "
+          f"mitmproxy {lag.get('connected', 1) - 1} (accepted over {lag.get('accept_span', 0):.1f} s); "
+          f"'server closed connection' {r['upstream_closed']}")  # fmt: skip
+    for p in res.problems[:2]:
+        print(f"      {p}")
+
+
+def part_load(c: Ctx, n: int) -> None:
+    tmp = tmpdir()
+    mix = mixed(c)
+    routes = []
+    for k, st in mix.items():
+        f = tmp / f"mix-{k}.sse"
+        f.write_bytes(st["bytes"])
+        routes.append(f"{k}={f}")
+    threaded = c.args.provider == "threaded"
+    up = Upstream(routes, per_write=1, threaded=threaded)
+    try:
+        desc = ", ".join(f"{k} {st['n_text']} deltas" for k, st in mix.items())
+        print(f"  {n} concurrent mixed streams ({desc}; one event per upstream write, 5 ms apart) through one mitmdump, "
+              f"all connections opened at once from {'one thread each' if c.args.client == 'threads' else 'one asyncio loop'}; "
+              f"default mappings; provider: {'ThreadingHTTPServer, listen backlog 5' if threaded else 'asyncio, listen backlog 4096'}")  # fmt: skip
+        out = {}
+        for variant in ("plain", "addon"):
+            out[variant] = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
+            print_load(variant, out[variant], n)
+        ok = out["addon"]["res"].ok
+        t, v = report.at_most(n - ok, 0, "", "{:.0f}")
+        report.figure("e", f"{n} concurrent streams through the addon: correct", f"{ok}/{n}", f"{n}/{n}", v)
+        report.figure("e", f"{n} concurrent streams through plain mitmdump: correct", f"{out['plain']['res'].ok}/{n}")
+        ratio = out["addon"]["rss_peak"] / max(1, out["plain"]["rss_peak"])
+        report.figure("e", f"{n} concurrent streams: peak RSS addon/plain", f"{ratio:.2f}",
+                      f"(addon {fmt_bytes(out['addon']['rss_peak'])})", "")  # fmt: skip
+        per = {k: (out[k]["rss_peak"] - out[k]["rss_base"]) / n for k in out}
+        report.figure("e", f"{n} concurrent streams: RSS per stream (peak over idle / {n})",
+                      f"{fmt_bytes(per['addon'])}", f"(plain {fmt_bytes(per['plain'])})", "")  # fmt: skip
+        print(f"    RSS per concurrent stream (peak over idle / {n}): plain {fmt_bytes(per['plain'])}, addon {fmt_bytes(per['addon'])}")
+        print(f"    peak RSS addon/plain {ratio:.2f}; wall addon/plain {out['addon']['res'].wall / out['plain']['res'].wall:.2f}; "
+              f"proxy CPU addon/plain {out['addon']['cpu'] / max(0.01, out['plain']['cpu']):.2f}")  # fmt: skip
+    finally:
+        up.stop()
+
+
+def part_memory(c: Ctx) -> None:
+    """One stream at a time, longer and longer: how much mitmdump's RSS rises above its
+    idle level while it passes the stream (VmHWM after a reset; VmRSS peaks sampled
+    where the reset is not permitted)."""
+    tmp = tmpdir()
+    lengths = (1_000, 4_000, 16_000) if c.quick else (1_000, 4_000, 16_000, 64_000)
+    ph = list(c.sess["anthropic"]["default"].placeholders.items())
+    routes, sts = [], {}
+    for n in lengths:
+        st = streams.build_stream(c.seed + 81, n * 22, ph, max(4, n // 200), tool=False)
+        f = tmp / f"len-{n}.sse"
+        f.write_bytes(st["bytes"])
+        routes.append(f"len{n}={f}")
+        sts[n] = st
+    up = Upstream(routes, per_write=8)
+    procs: dict[str, Mitmdump] = {}
+    try:
+        print("  RSS of mitmdump above idle while it passes one Anthropic stream (default mappings, 8 events per upstream "
+              "write), by stream length:")  # fmt: skip
+        print(f"    {'deltas':>8} {'MB':>6} {'plain':>10} {'addon':>10}  output")
+        rows: dict[str, list[int]] = {"plain": [], "addon": []}
+        for variant in ("plain", "addon"):
+            procs[variant] = Mitmdump(up.port, variant_args(tmp, variant), tmp, f"mem-{variant}")
+        ports = {k: p.wait() for k, p in procs.items()}
+        body = c.requests["anthropic"]
+        for k in procs:  # warm-up: lazy imports, the first upstream connection
+            cl = Client(ports[k])
+            cl.post(body, 8, headers={"x-bench-stream": f"len{lengths[0]}"})
+            cl.close()
+        for n in lengths:
+            oks = []
+            for variant, p in procs.items():
+                idle = proc_status(p.pid, "VmRSS")
+                reset = reset_peak_rss(p.pid)
+                cl = Client(ports[variant])
+                with load.Sampler(p.pid, [ports[variant]], every=0.005) as smp:
+                    out = cl.post(body, 8, headers={"x-bench-stream": f"len{n}"})[2]
+                cl.close()
+                peak = max(smp.rss_max, proc_status(p.pid, "VmHWM") if reset else 0)
+                rows[variant].append(peak - idle)
+                oks.append(out == sts[n]["bytes"] if variant == "plain" else not streams.check(sts[n], out))
+            ok = report.check("e", f"{n}-delta stream through plain and the addon", [] if all(oks) else ["mismatch"])
+            print(f"    {n:>8,} {len(sts[n]['bytes']) / 1e6:>6.1f} {fmt_bytes(rows['plain'][-1]):>10} "
+                  f"{fmt_bytes(rows['addon'][-1]):>10}  {ok}")  # fmt: skip
+        growth = rows["addon"][-1] - rows["addon"][0]
+        report.figure("e", f"addon RSS rise, {lengths[0]:,} → {lengths[-1]:,} deltas",
+                      fmt_bytes(growth), "flat", "PASS" if growth < 8 << 20 else "MISS")  # fmt: skip
+        print(f"    the addon's rise grows by {fmt_bytes(growth)} from {lengths[0]:,} to {lengths[-1]:,} deltas "
+              f"(plain: {fmt_bytes(rows['plain'][-1] - rows['plain'][0])})")  # fmt: skip
+    finally:
+        for p in procs.values():
+            p.stop()
+        up.stop()
+
+
+def run(c: Ctx) -> None:
+    print("(e) Memory and load")
+    part_memory(c)
+    part_load(c, c.args.streams)
