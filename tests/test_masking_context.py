@@ -48,3 +48,22 @@ def test_function_call_arguments_are_masked_by_their_keys() -> None:
     body = {"model": "m", "input": [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": args}]}
     out = _masked(body, openai.RESPONSES_REQUEST)
     assert SECRET not in out
+
+
+def test_private_key_in_a_read_result_with_line_numbers() -> None:
+    """Claude Code's Read tool numbers every line (`    64→`); cat -n and grep -n too."""
+    body_lines = ["MIIEowIBAAKCAQEA1y2Fz0vQnX6DWPES1lbHJ2i847KrNmdFeOaWyzQda+TOx4t",
+                  "C9+HfkW8IoLhmQHoKSQWDAHIu9GJ66Cjt5KsIWWAyYcT+Ps+NWnMmLOp4k4k47T",
+                  "miJkEyQ+phPl3cfxJzQgFgerKhwNQe+p70K7E3ZyhQRwHCG4As5pXa4bZxq4jjU"]  # fmt: skip
+    key = ["-----BEGIN RSA PRIVATE KEY-----", *body_lines, "-----END RSA PRIVATE KEY-----"]
+    for fmt in ("{n:>6}→{line}", "{n:>6}\t{line}", "key.pem:{n}:{line}"):
+        listing = "\n".join(fmt.format(n=i + 60, line=line) for i, line in enumerate(["x = 1", *key, "y = 2"]))
+        out = R.mask(listing, _session())
+        assert not any(b in out for b in body_lines), fmt
+        assert "x = 1" in out and "y = 2" in out
+
+
+def _session():
+    from disguiselib.rules import Session
+
+    return Session()

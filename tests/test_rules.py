@@ -9,6 +9,7 @@ checks the engine against it on random inputs.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -248,3 +249,29 @@ def test_mapping_refuses_what_cannot_run_in_linear_time(doc, why) -> None:
         return
     with pytest.raises(MappingError, match=why):
         mappings.from_dict(doc)
+
+
+# -- the masking prefilter never names fewer patterns than match -------------------------
+
+_SHIPPED = mappings.load(mappings.Path(__file__).resolve().parents[1] / "mappings")
+_SHIPPED_RX = [linear.Regex(p.regex) for p in _SHIPPED.patterns]
+_PREFILTER = linear.Prefilter([p.regex for p in _SHIPPED.patterns])
+_CORPUS = [
+    json.loads(line)["text"]
+    for line in (mappings.Path(__file__).resolve().parent / "corpus" / "positives.jsonl").read_text().splitlines()
+]
+_noise = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
+
+
+@given(st.sampled_from(_CORPUS), st.integers(0, 400), st.integers(0, 400), _noise, _noise, st.booleans())
+def test_prefilter_is_a_superset_of_the_exact_matches(text: str, a: int, b: int, pre: str, post: str, upper: bool) -> None:
+    t = pre + text[min(a, b) : max(a, b) + 40] + post
+    if upper:
+        t = t.upper()
+    data = t.encode("utf-8")
+    exact = {i for i, rx in enumerate(_SHIPPED_RX) if rx.search(data) is not None}
+    assert exact <= set(_PREFILTER.match(data))
+
+
+def test_prefilter_passes_everything_for_text_that_is_not_utf8() -> None:
+    assert set(_PREFILTER.match("\ud83d a@b.example.com".encode("utf-8", "surrogatepass"))) == set(range(len(_SHIPPED_RX)))
