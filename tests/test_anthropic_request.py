@@ -98,7 +98,8 @@ def test_only_changed_tokens_are_respliced() -> None:
            b' "messages": [ {"role":"user", "content":"\\u0041cme Corp \\/ \\u00e9t\\u00e9"},'
            b' {"role":"user","content":"keep \\u00e9"} ]}')
     out, _ = mask(raw)
-    assert out == raw.replace(b'"\\u0041cme Corp \\/ \\u00e9t\\u00e9"', b'"Zenith Labs / \\u00e9t\\u00e9"')
+    # only the original's own bytes change: the token's other escapes stay as they came
+    assert out == raw.replace(b'"\\u0041cme Corp \\/ \\u00e9t\\u00e9"', b'"Zenith Labs \\/ \\u00e9t\\u00e9"')
 
 
 def test_unusual_messages_do_not_disable_masking() -> None:

@@ -95,3 +95,45 @@ def test_parse_errors() -> None:
         jsonspan.parse(b'{"a": ')
     with pytest.raises(MaskError, match="not UTF-8"):
         jsonspan.parse(b'{"a": "\xff"}')
+
+
+# -- edits spliced inside a string token (jsonspan.token_edits) ------------------------
+
+import random as _random  # noqa: E402
+
+
+def _encode_variants(v: str, seed: int) -> str:
+    """A JSON string token for v in one of the ways encoders write it: UTF-8 or \\u
+    escapes, `\\/` for slashes, escapes for letters now and then."""
+    rnd = _random.Random(seed)
+    out = []
+    for ch in v:
+        r = rnd.random()
+        if ch == "/" and r < 0.5:
+            out.append("\\/")
+        elif ch.isascii() and ch.isalpha() and r < 0.2:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(json.dumps(ch, ensure_ascii=r < 0.5)[1:-1])
+    return '"' + "".join(out) + '"'
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from("/\\\"\n😀é"), max_size=30),
+       st.integers(0, 10**6), st.data())
+def test_token_edits_apply_the_decoded_edits(v: str, seed: int, data) -> None:
+    token = _encode_variants(v, seed)
+    assert json.loads(token) == v
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(v)), max_size=6)))
+    pairs = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
+    spans = [(a, b, data.draw(st.text(max_size=4))) for a, b in pairs]
+    want, pos = [], 0
+    for a, b, rep in spans:
+        want.append(v[pos:a] + rep)
+        pos = b
+    want.append(v[pos:])
+    doc = '{"k": ' + token + "}"
+    out = jsonspan.splice(doc, jsonspan.token_edits(doc, 6, 6 + len(token), spans))
+    assert json.loads(out) == {"k": "".join(want)}
+    # what lies outside the edits keeps its bytes
+    if not spans:
+        assert out == doc

@@ -33,6 +33,21 @@ _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
 _TOK = re.compile(r'["{}\[\]:,]')
 _WS = re.compile(r"[ \t\n\r]*")
+_STR_TAIL = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"')  # the rest of a string token, past its opening quote
+# One escape of a string token's body; a valid surrogate pair decodes to one character.
+_ESCAPE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)")
+
+
+# Above this many backslashes in a string token, a change re-encodes the token whole
+# instead of splicing into it (walking escapes is Python-speed work per escape).
+_SPLICE_MAX_ESCAPES = 64
+
+
+class Spans(list):
+    """What a transform fn may return instead of a new string: the (start, end,
+    replacement) edits of the decoded value, sorted and disjoint. The walk then splices
+    each into the raw token, so every other byte of the token — its escapes included —
+    stays as it came, and a long string with one change is not re-encoded whole."""
 
 
 class Rule:
@@ -225,11 +240,16 @@ def walk(
         c = s[i]
         rule = rule.resolve(parsed)
         if c == '"':
-            v, end = _scanstring(s, i + 1)
-            if rule.string:
-                new = fn(v, rule)
-                if new != v:
-                    edits.append((i, end, encode_like(new, s[i:end])))
+            k = s.find('"', i + 1)
+            if s.find("\\", i + 1, k) < 0:  # no escape: the token is its value
+                end = k + 1
+                if rule.string:
+                    _apply(s, i, end, s[i + 1 : k], fn(s[i + 1 : k], rule), edits)
+            elif rule.string:
+                v, end = _scanstring(s, i + 1)
+                _apply(s, i, end, v, fn(v, rule), edits)
+            else:
+                end = _STR_TAIL.match(s, i + 1).end()  # type: ignore[union-attr]
             return end
         if c == "{" or c == "[":
             if rule.skip:
@@ -257,9 +277,7 @@ def walk(
             key, end = _scanstring(s, j + 1)
             f.key = key
             if f.rule.keys:
-                new = fn(key, KEY)
-                if new != key:
-                    edits.append((j, end, encode_like(new, s[j:end])))
+                _apply(s, j, end, key, fn(key, KEY), edits)
             i = end
         elif c == ":":
             key = f.key
@@ -276,6 +294,52 @@ def walk(
         else:  # "{" or "[" can only appear as a value, which value_at consumed
             raise MaskError(f"unexpected {c!r} at offset {j}")
     return edits
+
+
+def _apply(s: str, i: int, end: int, v: str, new: str, edits: list[tuple[int, int, str]]) -> None:
+    """Record what replaces the string token s[i:end] (its value v) when fn gave new."""
+    if isinstance(new, Spans):
+        if not new:
+            return
+        if s.count("\\", i + 1, end - 1) <= _SPLICE_MAX_ESCAPES:
+            edits.extend(token_edits(s, i, end, new))
+            return
+        # Many escapes (a source file's `\n`s): mapping offsets through each of them costs
+        # more than encoding the token again whole, at C speed.
+        new = splice(v, list(new))
+    if new != v:
+        edits.append((i, end, encode_like(new, s[i:end])))
+
+
+def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The edits of s that make the string token s[i:end] hold its value with spans
+    (decoded coordinates) applied; each replacement encoded in the token's style."""
+    body = s[i + 1 : end - 1]
+    raw = s[i:end]
+    if "\\" not in body:
+        return [(i + 1 + a, i + 1 + b, encode_like(rep, raw)[1:-1]) for a, b, rep in spans]
+    # decoded offset -> raw offset, walking the escapes once for all the spans
+    offs = sorted({x for a, b, _ in spans for x in (a, b)})
+    where: dict[int, int] = {}
+    r = d = 0
+    it = iter(offs)
+    want = next(it, None)
+    for m in _ESCAPE.finditer(body):
+        if want is None:
+            break
+        plain = m.start() - r
+        while want is not None and want <= d + plain:
+            where[want] = r + (want - d)
+            want = next(it, None)
+        d += plain + 1
+        r = m.end()
+        while want is not None and want == d:
+            where[want] = r
+            want = next(it, None)
+    while want is not None:
+        where[want] = r + (want - d)
+        want = next(it, None)
+    return [(i + 1 + where[a], i + 1 + where[b], encode_like(rep, raw)[1:-1]) for a, b, rep in spans]
 
 
 def loads(s: str) -> object:

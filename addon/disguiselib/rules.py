@@ -456,32 +456,44 @@ class Rules:
         return found
 
     def mask(self, text: str, session: Session, context: tuple[str, str] | None = None) -> str:
-        """text with every original replaced; placeholders numbered in session.
-
-        context: the text around text where it is read (a JSON member: `"password": "`
-        before, `"` after), so that rules anchored on it (`password: …`) match; only
-        what lies in text is replaced (a match reaching into the context is cut there)."""
-        if context:
-            k, n = len(context[0]), len(text)
-            spans = [
-                (label, max(a, k) - k, min(b - k, n))
-                for label, a, b in self.find(context[0] + text + context[1])
-                if b > k and a < k + n
-            ]
-        else:
-            spans = self.find(text)
-        if not spans:
+        """mask_spans applied: text with every original replaced."""
+        edits = self.mask_spans(text, session, context)
+        if not edits:
             return text
         out: list[str] = []
         pos = 0
-        for label, a, b in spans:
-            found = text[a:b]
+        for a, b, rep in edits:
             out.append(text[pos:a])
-            out.append(self.lit_forward[found] if label == LITERALS else session.placeholder(label, found))
-            session.count(label)
+            out.append(rep)
             pos = b
         out.append(text[pos:])
         return "".join(out)
+
+    def mask_spans(
+        self, text: str, session: Session, context: tuple[str, str] | None = None
+    ) -> list[tuple[int, int, str]]:
+        """The (start, end, replacement) edits that mask text, in order; placeholders
+        numbered in session.
+
+        context: the text around text where it is read (a JSON member: `"password": "`
+        before, `"` after), so that rules anchored on it (`password: …`) match; only
+        what lies in text is replaced (a pattern's match reaching into the context is
+        cut there; a literal that would, is looked for in text alone)."""
+        spans = None
+        if context:
+            k, n = len(context[0]), len(text)
+            found = self.find(context[0] + text + context[1])
+            spans = [(label, max(a, k) - k, min(b - k, n)) for label, a, b in found if b > k and a < k + n]
+            if any(label == LITERALS and (a < k or b > k + n) for label, a, b in found if b > k and a < k + n):
+                spans = None
+        if spans is None:
+            spans = self.find(text)
+        edits = []
+        for label, a, b in spans:
+            found = text[a:b]
+            edits.append((a, b, self.lit_forward[found] if label == LITERALS else session.placeholder(label, found)))
+            session.count(label)
+        return edits
 
     def restorer(self, placeholders: dict[str, str]) -> Restorer:
         return Restorer(self, placeholders)

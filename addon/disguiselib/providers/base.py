@@ -40,7 +40,7 @@ def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[byt
     return (new.encode("utf-8") if changed else raw), session
 
 
-def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], str]:
+def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], str | jsonspan.Spans]:
     """fn for jsonspan.transform: masks a string the way the model will read it.
 
     Wherever a string holds JSON text (tool arguments, and any value that is a JSON
@@ -54,6 +54,9 @@ def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], st
     def text(v: str) -> str:
         return rules.mask(v, session)
 
+    def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans:
+        return jsonspan.Spans(rules.mask_spans(v, session, context))
+
     # In user-defined JSON (tool input, JSON text in a string) a value is read with its
     # key: `{"aws_secret_access_key": "..."}` must meet the rules anchored on the key.
     # The walk hands over an object's key right before that key's string value.
@@ -62,7 +65,7 @@ def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], st
     def fn(v: str, rule: jsonspan.Rule) -> str:
         if rule is jsonspan.KEY:
             key[0] = v
-            return text(v)
+            return spans(v)
         k, key[0] = key[0], None
         if rule.json_text or jsonspan.looks_like_json(v):
             try:
@@ -71,10 +74,10 @@ def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], st
                 if rule.json_text or jsonspan.looks_like_json(v):
                     return jsonspan.transform_loose(v, text)
                 return text(v)
-            return jsonspan.transform(v, inner, jsonspan.USER, fn)[0]
+            return jsonspan.Spans(jsonspan.walk(v, inner, jsonspan.USER, fn))
         if k is not None:
-            return rules.mask(v, session, context=(json.dumps(k, ensure_ascii=False) + ': "', '"'))
-        return text(v)
+            return spans(v, (json.dumps(k, ensure_ascii=False) + ': "', '"'))
+        return spans(v)
 
     return fn
 
