@@ -41,7 +41,7 @@ def addon(tmp_path: Path):
     (tmp_path / "m.yaml").write_text(MAPPING)
     a = Disguise()
     with context(a) as tctx:
-        tctx.configure(a, disguise_mappings=str(tmp_path / "m.yaml"))
+        tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
         yield a, tctx
 
 
@@ -63,8 +63,8 @@ def test_bad_mapping_is_an_option_error(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("literals: {Acme: 'a\"b'}")
     a = Disguise()
     with context(a) as tctx:
-        with pytest.raises(exceptions.OptionsError, match="bad.yaml: literal #1"):
-            tctx.configure(a, disguise_mappings=str(tmp_path / "bad.yaml"))
+        with pytest.raises(exceptions.OptionsError, match="bad.yaml:1: literal #1"):
+            tctx.configure(a, disguise_mappings=[str(tmp_path / "bad.yaml")])
 
 
 def test_request_masked_and_stream_restored(addon) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -15,13 +17,35 @@ from ..sse import Event, Framer, parse_event
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
+def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
+    """Placeholder-shaped strings ("[EMAIL_3]") already in a request's JSON text s,
+    also where the client wrote them with \\u escapes."""
+    names = tuple(p.name for p in rules.mappings.patterns)
+    if not names or "[" not in s and "\\u" not in s:
+        return frozenset()
+    rx = _placeholder_rx(names)
+    found = set(rx.findall(s))
+    if "\\u" in s:
+        found.update(rx.findall(_ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]*\]")
+
+
+_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+
+
 def mask_body(raw: bytes, root: jsonspan.Rule, rules: Rules) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
-    session holding this request's placeholders. Raises MaskError."""
+    session holding this request's placeholders, numbered around any placeholder string
+    the request already holds. Raises MaskError."""
     s, doc = jsonspan.parse(raw)
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
-    session = Session()
+    session = Session(present_placeholders(s, rules))
 
     def fn(v: str, rule: jsonspan.Rule) -> str:
         if rule.json_text:  # JSON text inside a string: mask its keys and values as JSON
