@@ -71,10 +71,32 @@ def _key_seg(key: str, holds_original: bool) -> str:
     return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
 
 
+class _Pairs(list):
+    """A JSON object as all its (key, value) pairs: a key given twice keeps both values
+    (json.loads would keep only the last, and a provider might read the first)."""
+
+
+class _Num(str):
+    """A JSON number's own text: a pattern can match digits the maskers never touch."""
+
+
+def _loads(text: str) -> object:
+    return json.loads(text, object_pairs_hook=_Pairs, parse_int=_Num, parse_float=_Num)
+
+
+def _items(v: object) -> list | None:
+    if isinstance(v, _Pairs):
+        return list(v)
+    if isinstance(v, dict):
+        return list(v.items())
+    return None
+
+
 def scan_json(doc: object, rules: Rules, untouched: bool = True) -> Hit | None:
-    """The first original in a parsed JSON document: in any key or string value, or in
-    JSON text inside a string (tool `arguments`) once decoded. With untouched, the
-    spans deliberately left as they are (see the module docstring) are not looked at."""
+    """The first original in a parsed JSON document: in any key, string value or number
+    (parsed by scan_body), or in JSON text inside a string (tool `arguments`) once
+    decoded. With untouched, the spans deliberately left as they are (see the module
+    docstring) are not looked at."""
     stack: list[tuple[object, str]] = [(doc, "$")]
     while stack:
         v, path = stack.pop()
@@ -83,20 +105,23 @@ def scan_json(doc: object, rules: Rules, untouched: bool = True) -> Hit | None:
             if hit is None and v[:1] in "{[" and ("\\" in v or '"' in v):
                 # JSON text in a string: its own escapes hide what a raw look would find
                 try:
-                    inner = json.loads(v)
-                except ValueError:
+                    inner = _loads(v)
+                except (ValueError, RecursionError):
                     inner = None
-                if isinstance(inner, dict | list):
+                if _items(inner) is not None or isinstance(inner, list):
                     found = scan_json(inner, rules, untouched=False)
                     if found is not None:
-                        return Hit(found.rule, f"{path} (JSON text {found.where[1:] or '$'})")
+                        return Hit(found.rule, f"{path} (JSON text {found.where})")
             if hit is not None:
                 return Hit(hit, path)
-        elif isinstance(v, dict):
-            if untouched and v.get("type") in UNTOUCHED_TYPES:
+            continue
+        items = _items(v)
+        if items is not None:
+            types = [x for k, x in items if k == "type"]
+            t = types[-1] if types else None
+            if untouched and t in UNTOUCHED_TYPES:
                 continue
-            base64_data = untouched and v.get("type") != "text"
-            items = list(v.items())
+            base64_data = untouched and t != "text"
             for k, x in reversed(items):
                 if untouched and (k in UNTOUCHED_KEYS or (k == "data" and base64_data)):
                     continue
@@ -120,8 +145,8 @@ def scan_body(raw: bytes, rules: Rules, untouched: bool = True) -> Hit | None:
         return None
     text = raw.decode("utf-8", "replace")
     try:
-        doc = json.loads(text)
-    except ValueError:
+        doc = _loads(text)
+    except (ValueError, RecursionError):
         lab = _first(rules, text)
         return Hit(lab, "body") if lab else None
     hit = scan_json(doc, rules, untouched)
