@@ -18,7 +18,6 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.cookiejar import CookieJar
 from pathlib import Path
 
 import pytest
@@ -241,28 +240,24 @@ def _free_port() -> int:
 
 
 class Web:
-    """mitmweb's REST API: token auth (mitmweb 12) and the XSRF cookie (both)."""
+    """mitmweb's REST API: the token (mitmweb 12; 11 has no auth) and tornado's XSRF
+    double-submit check (a cookie and a header carrying the same value; the cookie is
+    `_xsrf` on 11, `_mitmproxy_xsrf` on 12)."""
+
+    XSRF = "disguise-test-xsrf"
 
     def __init__(self, port: int, token: str) -> None:
         self.base = f"http://127.0.0.1:{port}"
         self.token = token
-        self.jar = CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        self.opener.open(self._req("GET", "/"), timeout=10).read()
-
-    def _req(self, method: str, path: str, body: bytes | None = None) -> urllib.request.Request:
-        r = urllib.request.Request(self.base + path, data=body, method=method)
-        r.add_header("Authorization", f"Bearer {self.token}")
-        for c in self.jar:
-            if "xsrf" in c.name:
-                r.add_header("X-XSRFToken", c.value)
-        if body is not None:
-            r.add_header("Content-Type", "application/json")
-        return r
 
     def put_options(self, opts: dict) -> tuple[int, str]:
+        r = urllib.request.Request(self.base + "/options", data=json.dumps(opts).encode(), method="PUT")
+        r.add_header("Authorization", f"Bearer {self.token}")
+        r.add_header("Content-Type", "application/json")
+        r.add_header("Cookie", f"_xsrf={self.XSRF}; _mitmproxy_xsrf={self.XSRF}")
+        r.add_header("X-XSRFToken", self.XSRF)
         try:
-            with self.opener.open(self._req("PUT", "/options", json.dumps(opts).encode()), timeout=20) as resp:
+            with urllib.request.urlopen(r, timeout=20) as resp:
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
