@@ -154,9 +154,8 @@ def test_mappings_option_given_twice_loads_both_files_on_top_of_the_defaults(up:
     [
         ("--set", "disguise_fail_open=yes"),
         ("--set", "disguise_allow_unknown=true", "--set", "disguise_allow_unknown=false"),
-        ("--set", "disguise_defaults=maybe"),
     ],
-    ids=["bad-bool", "bool-twice", "defaults-bad"],
+    ids=["bad-bool", "bool-twice"],
 )
 def test_bad_option_value_stops_mitmdump_with_the_reason(up: FakeUpstream, tmp_path: Path, extra) -> None:
     a = write(tmp_path / "a.yaml", MAPPING)
@@ -333,6 +332,40 @@ def test_script_removed_while_running_means_no_traffic(up: FakeUpstream, tmp_pat
     assert not leaked(up)
 
 
+def test_make_run_is_a_local_reverse_proxy(up: FakeUpstream, tmp_path: Path) -> None:
+    """The README's first command: `make run`, then ANTHROPIC_BASE_URL at it. Started
+    here with the upstream swapped for the fake one (UPSTREAM) and a free port."""
+    import re
+    import signal
+    import subprocess
+
+    venv = Path(sys.executable).parent.parent  # `-o`: make installs nothing, this venv has it all
+    write(tmp_path / "local.yaml", MAPPING)
+    cmd = ["make", "-s", "-o", f"{venv}/.installed-run", "run", f"PY={sys.executable}", f"VENV={venv}",
+           f"UPSTREAM=http://127.0.0.1:{up.port}", "PORT=0",
+           f"ARGS=--set confdir={tmp_path / 'conf'} --set disguise_mappings={tmp_path / 'local.yaml'}"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ADDON.parent.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)  # fmt: skip
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            m = re.search(r"reverse proxy to http://127\.0\.0\.1:\d+ listening at (\S+):(\d+)", line)
+            if m:
+                break
+        assert m, "".join(lines)
+        assert m.group(1) == "127.0.0.1"  # not an open proxy on every interface
+        status, _, _ = post(int(m.group(2)), "/v1/messages", messages())
+        assert status == 200
+        assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1]"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
 # -- 4: scope ---------------------------------------------------------------------------------
 
 
@@ -342,21 +375,19 @@ def test_hosts_are_normalised(up: FakeUpstream, tmp_path: Path) -> None:
     with mitmdump(up, tmp_path, a, "--set", f"disguise_hosts={hosts}") as m:
         post(m.port, "/v1/messages", messages())
         assert f"scope: example.org, 127.0.0.1:{up.port}" in m.output
-    assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1]"
+        assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1]"
+    with mitmdump(up, tmp_path, a, "--set", "disguise_hosts=api.anthropic.com") as m:
+        post(m.port, "/v1/messages", messages("hello"))  # in reverse mode the host is the upstream's
+        wait_for(lambda: "not masked: host 127.0.0.1 is not in disguise_hosts" in m.output)
 
 
-@pytest.mark.parametrize("entry", ["https://api.anthropic.com", "api.anthropic.com/v1", "*.openai.com", "h:99999"])
-def test_mistyped_host_stops_mitmdump_naming_it(up: FakeUpstream, tmp_path: Path, entry: str) -> None:
+def test_mistyped_host_stops_mitmdump_naming_it(up: FakeUpstream, tmp_path: Path) -> None:
+    entry = "https://api.anthropic.com"  # every other kind: tests/test_engine.py
     a = write(tmp_path / "a.yaml", MAPPING)
     rc, out = run_mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", a, "--set", f"disguise_hosts={entry}"))
     assert rc == 1 and repr(entry) in out
 
 
-def test_llm_request_skipped_for_its_host_is_logged(up: FakeUpstream, tmp_path: Path) -> None:
-    a = write(tmp_path / "a.yaml", MAPPING)
-    with mitmdump(up, tmp_path, a, "--set", "disguise_hosts=api.anthropic.com") as m:
-        post(m.port, "/v1/messages", messages("hello"))
-        wait_for(lambda: "not masked: host 127.0.0.1 is not in disguise_hosts" in m.output)
 
 
 # -- 5: endpoints -------------------------------------------------------------------------------
