@@ -354,10 +354,13 @@ def test_bad_option_value_is_found_before_mitmproxy_drops_the_script(caplog) -> 
             tctx.master.addons.add(a)  # mitmproxy's register: load, then the deferred values
         assert "option disguise_fail_open" in caplog.text
         g = tctx.master.addons.get("disguise_guard")
-        assert g is not None and g in tctx.master.addons.chain and "disguise_fail_open" in g.error
+        assert g is not None and g in tctx.master.addons.chain and "disguise_fail_open" in g.failure
         f = messages_flow(BODY)
         g.request(f)
         assert f.response.status_code == 503 and b"disguise_fail_open" in f.response.content
+        from mitmproxy.proxy.layers.http import HttpErrorHook
+
+        tctx.master.addons.invoke_addon_sync(g, HttpErrorHook(f))  # its hooks stay callable
 
 
 def test_response_no_disguise_handled_is_an_error_not_unrestored(addon) -> None:

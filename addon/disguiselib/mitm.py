@@ -306,7 +306,8 @@ class Guard:
 
     def __init__(self) -> None:
         self.config: Config | None = None  # the last valid configuration of any Disguise
-        self.error: str | None = None  # why no Disguise may be running (option errors)
+        # Why no Disguise may be running (option errors). Not `error`: that is a hook name.
+        self.failure: str | None = None
         self.seen: dict[str, Mark] = {}
         self.flows: dict[str, _FlowState] = {}
 
@@ -329,7 +330,7 @@ class Guard:
         return g
 
     def _why(self) -> str:
-        return self.error or "no valid disguise configuration is active (see the error logged above)"
+        return self.failure or "no valid disguise configuration is active (see the error logged above)"
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
@@ -491,11 +492,11 @@ class Disguise:
             try:
                 parse(opts._options[name], val.val)
             except exceptions.OptionsError as e:
-                self.guard.error = (
+                self.guard.failure = (
                     f"option {name}: {e}; mitmproxy will not load the disguise script, and every "
                     "request on an LLM path is refused"
                 )
-                log.error("disguise: %s", self.guard.error)
+                log.error("disguise: %s", self.guard.failure)
 
     def configure(self, updated: set[str]) -> None:
         passthrough = {"ignore_hosts", "allow_hosts", "disguise_hosts"} & updated
@@ -515,7 +516,7 @@ class Disguise:
         verb = "reloaded" if self.guard.config is not None else "loaded"
         self.config = new
         self.guard.config = new
-        self.guard.error = None
+        self.guard.failure = None
         self._failed = None
         _log_loaded(new, verb)
 
@@ -843,9 +844,11 @@ def _decode(raw: bytes, enc: str) -> bytes:
     if not enc or enc.strip().lower() == "identity":
         return raw
     try:
-        return mencoding.decode(raw, enc)
+        out = mencoding.decode(raw, enc)
     except ValueError:
         raise MaskError(f"cannot decode a body with content-encoding {enc!r}") from None
+    assert isinstance(out, bytes)
+    return out
 
 
 def _error_api(flow: http.HTTPFlow) -> Api:
