@@ -303,7 +303,8 @@ def test_script_dropped_by_mitmproxy_at_runtime_means_no_traffic(up: FakeUpstrea
     options: mitmproxy drops the script without a word. The Guard it left behind
     refuses every protected request."""
     a = write(tmp_path / "a.yaml", MAPPING)
-    with mitmweb(up, tmp_path, "--set", "disguise_fail_open=yes", "--set", f"disguise_mappings={a}") as (m, web):
+    with mitmweb(up, tmp_path, "--set", "disguise_fail_open=yes", "--set", f"disguise_mappings={a}",
+                 "--set", "stream_large_bodies=4k") as (m, web):  # fmt: skip
         web.put_options({"scripts": [str(ADDON)]})
         wait_for(lambda: "disguise: option disguise_fail_open" in m.output)
         status, headers, body = post(m.port, "/v1/messages", messages())
@@ -313,6 +314,9 @@ def test_script_dropped_by_mitmproxy_at_runtime_means_no_traffic(up: FakeUpstrea
         status, _, _ = post(m.port, "/v1/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
         assert status == 503
         assert "request refused" in m.output
+        # a body mitmproxy would stream upstream as it comes: the connection is closed instead
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            post(m.port, "/v1/messages", messages("x" * 20_000))
     assert not up.requests
 
 

@@ -75,3 +75,32 @@ def test_non_json_body_is_scanned_as_text() -> None:
 @given(st.sampled_from(sorted(LITERALS)), st.text(max_size=20), st.text(max_size=20))
 def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) -> None:
     assert hit({"messages": [{"content": a + orig + b}]}) is not None
+
+
+def _api_for(name: str):
+    from disguiselib.engine import recognise
+
+    if name.startswith("chat_"):
+        return recognise("POST", "/v1/chat/completions")
+    if name.startswith("responses_"):
+        return recognise("POST", "/v1/responses")
+    return recognise("POST", "/v1/messages")
+
+
+def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
+    """No false alarm on real traffic: every recorded request, with an original
+    injected into every text field (thinking too), masked, passes the leak guard; the
+    unmasked injected one does not (unless the injection only reached thinking)."""
+    from disguiselib.providers.base import mask_body
+
+    seen = 0
+    for f in sorted([*(fixtures / "anthropic").glob("*.request.json"), *(fixtures / "openai").glob("*.request.json")]):
+        raw = f.read_bytes()
+        injected = raw
+        for key in (b'"text":"', b'"content":"', b'"thinking":"', b'"input":"', b'"instructions":"'):
+            injected = injected.replace(key, key + b"Acme Corp bob@corp.example.com ")
+        masked, _ = mask_body(injected, _api_for(f.name).request_rule, RULES)
+        assert leakguard.scan_body(masked, RULES) is None, f.name
+        if leakguard.scan_body(injected, RULES) is not None:
+            seen += 1
+    assert seen >= 20  # the injections were real ones

@@ -158,9 +158,19 @@ def _refuse(flow: http.HTTPFlow, message: str, status: int = 400) -> None:
 
 def _stream_risk(flow: http.HTTPFlow) -> bool:
     """Could mitmproxy hand this request's body upstream as it arrives, past the
-    `request` hook? (stream_large_bodies switches streaming on after requestheaders
-    for a large body of unknown size.)"""
-    return bool(flow.request.stream) or _streams_large_bodies()
+    `request` hook? It does with `stream_large_bodies` for a body over the limit —
+    decided before requestheaders when the length is known, and while the body arrives
+    (no hook) when it is not."""
+    if flow.request.stream:
+        return True
+    try:
+        limit = human.parse_size(getattr(ctx.options, "stream_large_bodies", None))
+    except ValueError:
+        return True
+    if limit is None:
+        return False
+    length = flow.request.headers.get("content-length", "")
+    return not (length.isdigit() and int(length) <= limit)
 
 
 def _streams_large_bodies() -> bool:
@@ -340,12 +350,12 @@ class Guard:
             hosts = self.config.hosts if self.config else ()
             if _fallback_protected(flow, hosts) and _stream_risk(flow):
                 log.error("disguise: %s: %s (connection closed)", flow.request.path, self._why())
-                flow.kill()
+                _stop(flow, self._why())
             return
         if m.kind != "skip" and flow.request.stream and not isinstance(flow.request.stream, Buffered):
             # another addon switched streaming on after Disguise: the body would go out as it comes
             log.error("disguise: %s: the request body would be streamed unmasked (connection closed)", m.kind)
-            flow.kill()
+            _stop(flow, "the request body would be streamed unmasked")
 
     def request(self, flow: http.HTTPFlow) -> None:
         m = self.seen.pop(flow.id, None)
@@ -408,6 +418,17 @@ class Guard:
     def error(self, flow: http.HTTPFlow) -> None:
         self.seen.pop(flow.id, None)
         self.flows.pop(flow.id, None)
+
+
+def _stop(flow: http.HTTPFlow, why: str) -> None:
+    """Before the body arrives, when mitmproxy may stream it: a refusal would crash the
+    HTTP layer (a response and a streamed request at once), so the connection is
+    closed; nothing has gone upstream. A replayed flow cannot be killed: refused."""
+    if flow.killable:
+        flow.kill()
+    else:
+        flow.request.stream = False
+        _refuse(flow, f"disguise: request refused: {why}", 503)
 
 
 def _replace_with_error(flow: http.HTTPFlow, st: _FlowState, status: int) -> None:
