@@ -28,7 +28,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench as B  # noqa: E402  (bench.py: the request generator and mappings)
-
 from disguiselib import leakguard, mappings, rules  # noqa: E402
 from disguiselib.providers import anthropic, base  # noqa: E402
 

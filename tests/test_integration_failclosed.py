@@ -496,6 +496,17 @@ def test_stream_large_bodies_response_restored(up: FakeUpstream, tmp_path: Path)
         assert json.loads(out)["content"][0]["text"] == big.replace("Zenith Labs", "Acme Corp"), framing
 
 
+def test_stream_large_bodies_unknown_endpoint_scanned_whole(up: FakeUpstream, tmp_path: Path) -> None:
+    up.on("/v1/files", lambda r: json_reply({"ok": True, "bytes": len(r.body)}))
+    a = write(tmp_path / "a.yaml", MAPPING)
+    with mitmdump(up, tmp_path, a, "--set", "stream_large_bodies=1k") as m:
+        status, headers, out = post(m.port, "/v1/files", ("x" * 5000 + BOB).encode(), {"content-type": "text/plain"})
+        assert status == 400 and headers["x-disguise"] == "refused" and b"EMAIL in body" in out
+        status, _, out = post(m.port, "/v1/files", b"y" * 5000, {"content-type": "text/plain"})
+        assert status == 200 and json.loads(out)["bytes"] == 5000
+    assert not leaked(up)
+
+
 def test_body_size_limit_refuses_without_forwarding(up: FakeUpstream, tmp_path: Path) -> None:
     a = write(tmp_path / "a.yaml", MAPPING)
     with mitmdump(up, tmp_path, a, "--set", "body_size_limit=2k", "--set", "stream_large_bodies=1k") as m:
