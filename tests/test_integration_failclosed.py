@@ -397,41 +397,61 @@ def test_mistyped_host_stops_mitmdump_naming_it(up: FakeUpstream, tmp_path: Path
 # -- 5: endpoints -------------------------------------------------------------------------------
 
 
-def test_endpoints(up: FakeUpstream, tmp_path: Path) -> None:
+class Shared:
+    """One mitmdump for the tests below that need nothing but MAPPING (and a low
+    stream_large_bodies, which small requests with a length never reach): fewer
+    process starts. Each test asserts on the upstream requests it caused."""
+
+    def __init__(self, up: FakeUpstream, m: Mitmdump) -> None:
+        self.up = up
+        self.m = m
+        self.port = m.port
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    tmp = tmp_path_factory.mktemp("shared")
+    with FakeUpstream() as u:
+        u.on("m", echo)
+        with mitmdump(u, tmp, write(tmp / "a.yaml", MAPPING), "--set", "stream_large_bodies=4k") as m:
+            yield Shared(u, m)
+
+
+def test_endpoints(shared: Shared) -> None:
     """Documented endpoints that carry conversation content are masked; others on a
     protected host are refused when they hold an original, and pass when they do not."""
+    up, m = shared.up, shared.m
     up.on("/v1beta/models/gemini-2.0-flash:generateContent", echo)
     up.on("/v1/files", lambda r: json_reply({"ok": True}))
-    a = write(tmp_path / "a.yaml", MAPPING)
-    with mitmdump(up, tmp_path, a) as m:
-        cases = {
-            "/v1/completions": {"model": "m", "prompt": [TEXT, "x"]},
-            "/v1/embeddings": {"model": "m", "input": TEXT},
-            "/v1/responses/input_tokens": {"model": "m", "input": TEXT},
-            "/v1/responses/compact": {"model": "m", "input": [{"role": "user", "content": TEXT}]},
-        }
-        for path, doc in cases.items():
-            status, _, _ = post(m.port, path, json.dumps(doc).encode())
-            assert status == 200, path
-            assert up.requests[-1].path == path
-            assert "Zenith Labs writes to [EMAIL_1]" in up.requests[-1].body.decode(), path
-        n = len(up.requests)
-        gemini = {"contents": [{"role": "user", "parts": [{"text": TEXT}]}]}
-        status, headers, body = post(m.port, "/v1beta/models/gemini-2.0-flash:generateContent",
-                                     json.dumps(gemini).encode())  # fmt: skip
-        assert status == 400 and headers["x-disguise"] == "refused"
-        msg = json.loads(body)["error"]["message"]
-        assert "literal in body $.contents[0].parts[0].text" in msg and "Acme" not in msg
-        status, _, _ = post(m.port, "/v1/files?purpose=x", b"", {"x-note": BOB})
-        assert status == 400
-        status, _, body = post(m.port, f"/v1/files?owner={BOB.replace('@', '%40')}", b"")
-        assert status == 400 and b"EMAIL in url" in body
-        assert len(up.requests) == n
-        status, _, _ = post(m.port, "/v1beta/models/gemini-2.0-flash:generateContent", b'{"contents": []}')
-        assert status == 200 and len(up.requests) == n + 1
-        status, _, _ = post(m.port, "/v1/realtime", b"", {"upgrade": "websocket", "connection": "upgrade"}, "GET")
-        assert status == 400 and len(up.requests) == n + 1
-    assert not leaked(up)
+    start = len(up.requests)
+    cases = {
+        "/v1/completions": {"model": "m", "prompt": [TEXT, "x"]},
+        "/v1/embeddings": {"model": "m", "input": TEXT},
+        "/v1/responses/input_tokens": {"model": "m", "input": TEXT},
+        "/v1/responses/compact": {"model": "m", "input": [{"role": "user", "content": TEXT}]},
+    }
+    for path, doc in cases.items():
+        status, _, _ = post(m.port, path, json.dumps(doc).encode())
+        assert status == 200, path
+        assert up.requests[-1].path == path
+        assert "Zenith Labs writes to [EMAIL_1]" in up.requests[-1].body.decode(), path
+    n = len(up.requests)
+    gemini = {"contents": [{"role": "user", "parts": [{"text": TEXT}]}]}
+    status, headers, body = post(m.port, "/v1beta/models/gemini-2.0-flash:generateContent",
+                                 json.dumps(gemini).encode())  # fmt: skip
+    assert status == 400 and headers["x-disguise"] == "refused"
+    msg = json.loads(body)["error"]["message"]
+    assert "literal in body $.contents[0].parts[0].text" in msg and "Acme" not in msg
+    status, _, _ = post(m.port, "/v1/files?purpose=x", b"", {"x-note": BOB})
+    assert status == 400
+    status, _, body = post(m.port, f"/v1/files?owner={BOB.replace('@', '%40')}", b"")
+    assert status == 400 and b"EMAIL in url" in body
+    assert len(up.requests) == n
+    status, _, _ = post(m.port, "/v1beta/models/gemini-2.0-flash:generateContent", b'{"contents": []}')
+    assert status == 200 and len(up.requests) == n + 1
+    status, _, _ = post(m.port, "/v1/realtime", b"", {"upgrade": "websocket", "connection": "upgrade"}, "GET")
+    assert status == 400 and len(up.requests) == n + 1
+    assert not leaked(up, start)
 
 
 def test_unknown_endpoint_allowed_by_option_warns(up: FakeUpstream, tmp_path: Path) -> None:
@@ -451,60 +471,53 @@ def big_text(n: int = 40_000) -> str:
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_stream_large_bodies_request_masked_completely(up: FakeUpstream, tmp_path: Path, chunked: bool) -> None:
-    a = write(tmp_path / "a.yaml", MAPPING)
+def test_stream_large_bodies_request_masked_completely(shared: Shared, chunked: bool) -> None:
+    up, start = shared.up, len(shared.up.requests)
     body = messages(big_text())
-    with mitmdump(up, tmp_path, a, "--set", "stream_large_bodies=1k") as m:
-        conn = http.client.HTTPConnection("127.0.0.1", m.port, timeout=20)
-        if chunked:
-            conn.request("POST", "/v1/messages", body=iter([body[:5000], body[5000:]]),
-                         headers={"content-type": "application/json"}, encode_chunked=True)  # fmt: skip
-        else:
-            conn.request("POST", "/v1/messages", body=body, headers={"content-type": "application/json"})
-        resp = conn.getresponse()
-        out = resp.read()
-        conn.close()
+    conn = http.client.HTTPConnection("127.0.0.1", shared.port, timeout=20)
+    if chunked:
+        conn.request("POST", "/v1/messages", body=iter([body[:5000], body[5000:]]),
+                     headers={"content-type": "application/json"}, encode_chunked=True)  # fmt: skip
+    else:
+        conn.request("POST", "/v1/messages", body=body, headers={"content-type": "application/json"})
+    resp = conn.getresponse()
+    out = resp.read()
+    conn.close()
     assert resp.status == 200
     sent = up.requests[-1].json["messages"][0]["content"]
     assert sent == big_text().replace("Acme Corp", "Zenith Labs").replace(BOB, "[EMAIL_1]")
-    assert not leaked(up)
+    assert not leaked(up, start)
     assert big_text() in json.loads(json.loads(out)["content"][0]["text"])[0]["content"]
 
 
-def test_stream_large_bodies_unmaskable_request_never_leaves(up: FakeUpstream, tmp_path: Path) -> None:
-    a = write(tmp_path / "a.yaml", MAPPING)
+def test_stream_large_bodies_unmaskable_request_never_leaves(shared: Shared) -> None:
+    start = len(shared.up.requests)
     body = b'{"model": "m", "messages": [{"role": "user", "content": "' + big_text().encode() + b'"'  # cut JSON
-    with mitmdump(up, tmp_path, a, "--set", "stream_large_bodies=1k") as m:
-        status, headers, out = post(m.port, "/v1/messages", body)
+    status, headers, out = post(shared.port, "/v1/messages", body)
     assert status == 400 and headers["x-disguise"] == "refused"
     assert b"not valid JSON" in out and b"Acme" not in out
-    assert not leaked(up)
+    assert not leaked(shared.up, start)
 
 
-def test_stream_large_bodies_response_restored(up: FakeUpstream, tmp_path: Path) -> None:
+@pytest.mark.parametrize("framing", ["chunked", "length"])
+def test_stream_large_bodies_response_restored(shared: Shared, framing: str) -> None:
     big = "Zenith Labs. " * 5000
-    up.on("big", lambda r: Reply([json.dumps({"type": "message", "content": [{"type": "text", "text": big}]}).encode()],
-                                 headers={"Content-Type": "application/json"}, framing="chunked"))  # fmt: skip
-    a = write(tmp_path / "a.yaml", MAPPING)
-    for framing in ("chunked", "length"):
-        up.on("big", lambda r, f=framing: Reply(
-            [json.dumps({"type": "message", "content": [{"type": "text", "text": big}]}).encode()],
-            headers={"Content-Type": "application/json"}, framing=f))  # fmt: skip
-        with mitmdump(up, tmp_path, a, "--set", "stream_large_bodies=1k") as m:
-            status, _, out = post(m.port, "/v1/messages", messages(model="big"))
-        assert status == 200
-        assert json.loads(out)["content"][0]["text"] == big.replace("Zenith Labs", "Acme Corp"), framing
+    shared.up.on(f"big-{framing}", lambda r: Reply(
+        [json.dumps({"type": "message", "content": [{"type": "text", "text": big}]}).encode()],
+        headers={"Content-Type": "application/json"}, framing=framing))  # fmt: skip
+    status, _, out = post(shared.port, "/v1/messages", messages(model=f"big-{framing}"))
+    assert status == 200
+    assert json.loads(out)["content"][0]["text"] == big.replace("Zenith Labs", "Acme Corp")
 
 
-def test_stream_large_bodies_unknown_endpoint_scanned_whole(up: FakeUpstream, tmp_path: Path) -> None:
-    up.on("/v1/files", lambda r: json_reply({"ok": True, "bytes": len(r.body)}))
-    a = write(tmp_path / "a.yaml", MAPPING)
-    with mitmdump(up, tmp_path, a, "--set", "stream_large_bodies=1k") as m:
-        status, headers, out = post(m.port, "/v1/files", ("x" * 5000 + BOB).encode(), {"content-type": "text/plain"})
-        assert status == 400 and headers["x-disguise"] == "refused" and b"EMAIL in body" in out
-        status, _, out = post(m.port, "/v1/files", b"y" * 5000, {"content-type": "text/plain"})
-        assert status == 200 and json.loads(out)["bytes"] == 5000
-    assert not leaked(up)
+def test_stream_large_bodies_unknown_endpoint_scanned_whole(shared: Shared) -> None:
+    up, start = shared.up, len(shared.up.requests)
+    up.on("/v1/uploads", lambda r: json_reply({"ok": True, "bytes": len(r.body)}))
+    status, headers, out = post(shared.port, "/v1/uploads", ("x" * 5000 + BOB).encode(), {"content-type": "text/plain"})
+    assert status == 400 and headers["x-disguise"] == "refused" and b"EMAIL in body" in out
+    status, _, out = post(shared.port, "/v1/uploads", b"y" * 5000, {"content-type": "text/plain"})
+    assert status == 200 and json.loads(out)["bytes"] == 5000
+    assert not leaked(up, start)
 
 
 def test_body_size_limit_refuses_without_forwarding(up: FakeUpstream, tmp_path: Path) -> None:
@@ -542,25 +555,23 @@ def test_leak_guard_refuses_what_the_tables_missed(up: FakeUpstream, tmp_path: P
     assert not up.requests
 
 
-def test_placeholders_skip_the_clients_own_text(up: FakeUpstream, tmp_path: Path) -> None:
-    a = write(tmp_path / "a.yaml", MAPPING)
+def test_placeholders_skip_the_clients_own_text(shared: Shared) -> None:
+    up, m = shared.up, shared.m
     up.on("ph", lambda r: json_reply({"type": "message", "content": [
         {"type": "text", "text": "[EMAIL_1] is yours, [EMAIL_2] is Zenith Labs'"}]}))  # fmt: skip
-    with mitmdump(up, tmp_path, a) as m:
-        status, _, out = post(m.port, "/v1/messages",
-                              messages(f"Keep [EMAIL_1] as is; write to {BOB}. Zenith Labs?", model="ph"))  # fmt: skip
-        assert "already holds a disguise (at body $.messages[0].content)" in m.output
+    status, _, out = post(m.port, "/v1/messages",
+                          messages(f"Keep [EMAIL_1] as is; write to {BOB}. Zenith Labs?", model="ph"))  # fmt: skip
+    wait_for(lambda: "already holds a disguise (at body $.messages[0].content)" in m.output)
     assert up.requests[-1].json["messages"][0]["content"] == "Keep [EMAIL_1] as is; write to [EMAIL_2]. Zenith Labs?"
     assert json.loads(out)["content"][0]["text"] == f"[EMAIL_1] is yours, {BOB} is Acme Corp'"
 
 
-def test_compressed_unknown_endpoint_is_scanned_decoded(up: FakeUpstream, tmp_path: Path) -> None:
-    a = write(tmp_path / "a.yaml", MAPPING)
-    with mitmdump(up, tmp_path, a) as m:
-        status, _, _ = post(m.port, "/v1/batches", gzip.compress(json.dumps({"x": TEXT}).encode()),
-                            {"content-encoding": "gzip"})  # fmt: skip
-        assert status == 400
-    assert not up.requests
+def test_compressed_unknown_endpoint_is_scanned_decoded(shared: Shared) -> None:
+    n = len(shared.up.requests)
+    status, _, body = post(shared.port, "/v1/batches", gzip.compress(json.dumps({"x": TEXT}).encode()),
+                           {"content-encoding": "gzip"})  # fmt: skip
+    assert status == 400 and b"literal in body $.x" in body
+    assert len(shared.up.requests) == n
 
 
 if __name__ == "__main__":  # pragma: no cover
