@@ -397,3 +397,27 @@ def test_passthrough_of_a_protected_host_is_refused(addon) -> None:
     with pytest.raises(exceptions.OptionsError, match="api.anthropic.com is passed through"):
         tctx.configure(a, ignore_hosts=["anthropic"])
     tctx.configure(a, ignore_hosts=["^example\\.org"])
+
+
+def test_streaming_switched_on_after_disguise_closes_the_connection(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    f.request.stream = True  # another addon, after the script: the body would go out as it comes
+    g.requestheaders(f)
+    assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE
+
+
+def test_leak_guard_catches_fields_the_tables_skip(addon) -> None:
+    """OpenAI's `user` is an id field the Chat table leaves alone; an e-mail there must
+    not leave."""
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(json.dumps({"model": "m", "user": "bob@corp.example.com", "messages": []}).encode(),
+                      path="/v1/chat/completions")  # fmt: skip
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None and b"bob@corp" in f.request.content  # the masker's table skips it
+    g.request(f)
+    assert f.response is not None and b"EMAIL in body $.user" in f.response.content

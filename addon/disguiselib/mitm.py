@@ -520,8 +520,9 @@ class Disguise:
                 log.error("disguise: %s", self.guard.failure)
 
     def configure(self, updated: set[str]) -> None:
-        passthrough = {"ignore_hosts", "allow_hosts", "disguise_hosts"} & updated
-        if self.config is not None and not (OPTIONS & updated) and not passthrough:
+        # fail_open and allow_unknown are read where they are used; these need a rebuild
+        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "ignore_hosts", "allow_hosts"}
+        if self.config is not None and not (rebuild & updated):
             return
         opts = ctx.options
         try:
