@@ -421,7 +421,8 @@ def test_endpoints(shared: Shared) -> None:
     """Documented endpoints that carry conversation content are masked; others on a
     protected host are refused when they hold an original, and pass when they do not."""
     up, m = shared.up, shared.m
-    up.on("/v1beta/models/gemini-2.0-flash:generateContent", echo)
+    # Cohere's chat: an LLM API this addon does not transform (Gemini is, on main)
+    up.on("/v2/chat", echo)
     up.on("/v1/files", lambda r: json_reply({"ok": True}))
     start = len(up.requests)
     cases = {
@@ -436,18 +437,17 @@ def test_endpoints(shared: Shared) -> None:
         assert up.requests[-1].path == path
         assert "Zenith Labs writes to [EMAIL_1]" in up.requests[-1].body.decode(), path
     n = len(up.requests)
-    gemini = {"contents": [{"role": "user", "parts": [{"text": TEXT}]}]}
-    status, headers, body = post(m.port, "/v1beta/models/gemini-2.0-flash:generateContent",
-                                 json.dumps(gemini).encode())  # fmt: skip
+    cohere = {"model": "command-r", "messages": [{"role": "user", "content": [{"type": "text", "text": TEXT}]}]}
+    status, headers, body = post(m.port, "/v2/chat", json.dumps(cohere).encode())
     assert status == 400 and headers["x-disguise"] == "refused"
     msg = json.loads(body)["error"]["message"]
-    assert "literal in body $.contents[0].parts[0].text" in msg and "Acme" not in msg
+    assert "literal in body $.messages[0].content[0].text" in msg and "Acme" not in msg
     status, _, _ = post(m.port, "/v1/files?purpose=x", b"", {"x-note": BOB})
     assert status == 400
     status, _, body = post(m.port, f"/v1/files?owner={BOB.replace('@', '%40')}", b"")
     assert status == 400 and b"EMAIL in url" in body
     assert len(up.requests) == n
-    status, _, _ = post(m.port, "/v1beta/models/gemini-2.0-flash:generateContent", b'{"contents": []}')
+    status, _, _ = post(m.port, "/v2/chat", b'{"messages": []}')
     assert status == 200 and len(up.requests) == n + 1
     status, _, _ = post(m.port, "/v1/realtime", b"", {"upgrade": "websocket", "connection": "upgrade"}, "GET")
     assert status == 400 and len(up.requests) == n + 1
@@ -455,10 +455,10 @@ def test_endpoints(shared: Shared) -> None:
 
 
 def test_unknown_endpoint_allowed_by_option_warns(up: FakeUpstream, tmp_path: Path) -> None:
-    up.on("/v1beta/models/g:generateContent", echo)
+    up.on("/v2/chat", echo)
     a = write(tmp_path / "a.yaml", MAPPING)
     with mitmdump(up, tmp_path, a, "--set", "disguise_allow_unknown=true") as m:
-        status, _, _ = post(m.port, "/v1beta/models/g:generateContent", json.dumps({"t": TEXT}).encode())
+        status, _, _ = post(m.port, "/v2/chat", json.dumps({"t": TEXT}).encode())
         assert status == 200 and "forwarded (disguise_allow_unknown)" in m.output
     assert up.requests[-1].json == {"t": TEXT}
 
