@@ -576,3 +576,27 @@ def test_compressed_unknown_endpoint_is_scanned_decoded(shared: Shared) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+def test_legacy_completions_stream_through_the_openai_sdk(shared: Shared) -> None:
+    """The official SDK reads a legacy Completions stream whose disguises are split
+    across chunks: it gets the originals, and the prompt went out masked."""
+    openai = pytest.importorskip("openai")
+
+    def chunk(text: str, finish: str | None = None) -> bytes:
+        doc = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "cmpl",
+               "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}]}  # fmt: skip
+        return f"data: {json.dumps(doc)}\n\n".encode()
+
+    pieces = ["Dear Zen", "ith La", "bs, mail [EMA", "IL_1", "] today. Zen"]
+    shared.up.on("cmpl", lambda r: Reply([*(chunk(p) for p in pieces), chunk("ith", "stop"), b"data: [DONE]\n\n"],
+                                         headers={"Content-Type": "text/event-stream"}))  # fmt: skip
+    http_client = openai.DefaultHttpxClient(trust_env=False)
+    try:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{shared.port}/v1", api_key="test", max_retries=0,
+                               http_client=http_client)  # fmt: skip
+        text = "".join(c.choices[0].text for c in client.completions.create(model="cmpl", prompt=TEXT, stream=True))
+    finally:
+        http_client.close()
+    assert text == f"Dear Acme Corp, mail {BOB} today. Zenith"
+    assert shared.up.for_model("cmpl")[-1].json["prompt"] == "Zenith Labs writes to [EMAIL_1]"
