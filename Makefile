@@ -1,25 +1,60 @@
 # Two commands do all the set-up on a fresh machine:
-#   make run    install what is needed and run the addon (mitmdump) on mappings/
-#   make test   install what is needed and run the whole test suite
-# PY picks the interpreter (mitmproxy 11 on Python 3.11, 12 on 3.12); VENV its venv.
+#   make run    install what running needs and start mitmdump with the addon
+#   make test   install the test tools too and run the whole test suite
+#
+# make run: a reverse proxy to UPSTREAM on HOST:PORT (127.0.0.1:8080), so that
+#   ANTHROPIC_BASE_URL=http://127.0.0.1:8080 claude   works as it is.
+#   make run UPSTREAM=https://api.openai.com            OpenAI instead
+#   make run MODE=regular                               a regular (HTTPS_PROXY) proxy
+#   make run ARGS="--set disguise_mappings=~/my.yaml"   anything else for mitmdump
+# PY picks the interpreter (mitmproxy 11 on Python 3.11, 12 on 3.12). A name that is not
+# on PATH is looked up in pyenv's versions (`make test PY=python3.12` works where pyenv
+# has 3.12 without it being activated). VENV defaults to .venv for 3.11, .venvXY else.
 PY ?= python3
-VENV ?= .venv
 ARGS ?=
+HOST ?= 127.0.0.1
+PORT ?= 8080
+UPSTREAM ?= https://api.anthropic.com
+MODE ?= reverse:$(UPSTREAM)
 
-$(VENV)/.installed: pyproject.toml
-	test -x $(VENV)/bin/python || $(PY) -m venv $(VENV)
+# (A pyenv shim is on PATH but fails when its version is not active: run it to be sure.)
+PYTHON := $(shell p='$(PY)'; \
+	if "$$p" -c '' >/dev/null 2>&1; then "$$p" -c 'import sys; print(sys.executable)'; \
+	elif command -v pyenv >/dev/null 2>&1; then \
+	  ls -d "$$(pyenv root)"/versions/*/bin/"$$p" 2>/dev/null | sort -V | tail -n 1; \
+	fi)
+ifeq ($(PYTHON),)
+$(error no interpreter '$(PY)' on PATH or in pyenv's versions)
+endif
+PYVER := $(shell '$(PYTHON)' -c 'import sys; print("%d%d" % sys.version_info[:2])')
+VENV ?= .venv$(if $(filter 311,$(PYVER)),,$(PYVER))
+
+# Options the user gives in ARGS are not given twice (mitmdump would start a second
+# proxy for a second --mode).
+RUN_OPTS := $(if $(findstring --mode,$(ARGS)),,--mode $(MODE)) \
+	$(if $(findstring --listen-host,$(ARGS)),,--listen-host $(HOST)) \
+	$(if $(findstring --listen-port,$(ARGS)),,--listen-port $(PORT))
+
+$(VENV)/bin/python:
+	'$(PYTHON)' -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e ".[test]"
+
+$(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
+	$(VENV)/bin/python -m pip install -q -e .
 	touch $@
 
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(VENV)/bin/python -m pip install -q -e ".[test]"
+	touch $@ $(VENV)/.installed-run
+
 .PHONY: install run test bench
-install: $(VENV)/.installed
+install: $(VENV)/.installed-run
 
-run: $(VENV)/.installed
-	$(VENV)/bin/mitmdump -s addon/disguise.py --set disguise_mappings=mappings $(ARGS)
+run: $(VENV)/.installed-run
+	$(VENV)/bin/mitmdump $(RUN_OPTS) -s addon/disguise.py $(ARGS)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed-test
 	$(VENV)/bin/python -m pytest $(ARGS)
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed-test
 	$(VENV)/bin/python bench/bench.py $(ARGS)

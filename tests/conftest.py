@@ -5,8 +5,9 @@ import pytest
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
-# The recorded provider traffic lives beside the repository (see its SOURCES.md).
-FIXTURES = Path(os.environ.get("DISGUISE_FIXTURES", REPO.parent / "shared" / "fixtures" / "real"))
+# Recorded provider traffic, with its provenance in tests/fixtures/real/SOURCES.md.
+# DISGUISE_FIXTURES points the tests at another copy.
+FIXTURES = Path(os.environ.get("DISGUISE_FIXTURES") or REPO / "tests" / "fixtures" / "real")
 
 settings.register_profile("ci", max_examples=200, deadline=None)
 settings.register_profile("dev", max_examples=100, deadline=None)

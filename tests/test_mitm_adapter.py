@@ -41,7 +41,7 @@ def addon(tmp_path: Path):
     (tmp_path / "m.yaml").write_text(MAPPING)
     a = Disguise()
     with context(a) as tctx:
-        tctx.configure(a, disguise_mappings=str(tmp_path / "m.yaml"))
+        tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
         yield a, tctx
 
 
@@ -63,8 +63,8 @@ def test_bad_mapping_is_an_option_error(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("literals: {Acme: 'a\"b'}")
     a = Disguise()
     with context(a) as tctx:
-        with pytest.raises(exceptions.OptionsError, match="bad.yaml: literal #1"):
-            tctx.configure(a, disguise_mappings=str(tmp_path / "bad.yaml"))
+        with pytest.raises(exceptions.OptionsError, match="bad.yaml:1: literal #1"):
+            tctx.configure(a, disguise_mappings=[str(tmp_path / "bad.yaml")])
 
 
 def test_request_masked_and_stream_restored(addon) -> None:
@@ -245,3 +245,179 @@ def test_event_over_the_limit_ends_with_error_event() -> None:
     out = call(b"data: " + b"x" * 100)
     assert len(out) == 1 and out[0].startswith(b"event: error\n") and b"exceeds 64 bytes" in out[0]
     assert call(b"") == []
+
+
+# -- issue 6: the Guard and the ways of having no rules -----------------------------------------
+
+
+def guard_of(a):
+    from disguiselib.mitm import GUARD_NAME
+
+    return a.guard, GUARD_NAME
+
+
+def test_guard_is_one_per_master(addon) -> None:
+    # (That it runs after every other addon in a real mitmdump, where scripts sit under
+    # the script loader, shows in the integration test with modify_body.)
+    a, tctx = addon
+    from mitmproxy.addonmanager import Loader
+
+    from disguiselib.mitm import Guard
+
+    g, name = guard_of(a)
+    assert tctx.master.addons.get(name) is g and g in tctx.master.addons.chain
+    b = Disguise()  # what a script reload builds
+    b.load(Loader(tctx.master))
+    assert b.guard is g and sum(isinstance(x, Guard) for x in tctx.master.addons.chain) == 1
+
+
+def test_request_no_disguise_handled_is_refused_by_the_guard(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    g.requestheaders(f)
+    g.request(f)  # as if the Disguise script had been dropped: none of its hooks ran
+    assert f.response is not None and f.response.status_code == 503
+    assert json.loads(f.response.content)["type"] == "error"
+    other = tflow.tflow()  # GET http://address:22/path: not an LLM request
+    g.request(other)
+    assert other.response is None
+
+
+def test_guard_refuses_a_target_rewritten_after_masking(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = tflow.tflow()
+    f.request.host = "example.com"
+    f.request.path = "/index.html"
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None
+    f.request.host = "api.anthropic.com"  # e.g. map_remote, after the script
+    f.request.path = "/v1/messages"
+    g.request(f)
+    assert f.response is not None and b"rewritten" in f.response.content
+
+
+def test_leak_guard_sees_what_a_later_addon_put_back(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None
+    f.request.content = f.request.content.replace(b"Zenith Labs", b"Acme Corp")
+    g.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    msg = json.loads(f.response.content)["error"]["message"]
+    assert "leak guard" in msg and "$.messages[0].content" in msg and "Acme" not in msg
+
+
+def test_failed_reload_keeps_the_previous_rules(addon, tmp_path: Path) -> None:
+    a, tctx = addon
+    from mitmproxy import ctx
+    from mitmproxy.addonmanager import Loader
+
+    (tmp_path / "m.yaml").write_text("literals: {Acme Corp: ''}\n")
+    b = Disguise()  # a script reload: a new instance, configured with every option
+    b.load(Loader(tctx.master))
+    with pytest.raises(exceptions.OptionsError, match="m.yaml:1: literal #1: disguise is empty"):
+        b.configure(set(ctx.options.keys()))
+    assert b.config is a.config  # the previous valid set, not none
+    f = messages_flow(BODY)
+    b.request(f)
+    assert json.loads(f.request.content)["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]"
+
+
+def test_hot_reload_is_in_force_for_the_next_request_only(addon, tmp_path: Path) -> None:
+    a, _ = addon
+    f1 = messages_flow(BODY)
+    a.request(f1)
+    (tmp_path / "m.yaml").write_text(MAPPING.replace("Zenith Labs", "Orion Labs"))
+    f2 = messages_flow(BODY)
+    a.request(f2)
+    assert b"Orion Labs" in f2.request.content
+    for f, disguise in ((f1, "Zenith Labs"), (f2, "Orion Labs")):  # each flow keeps its rules
+        f.response = tutils.tresp(content=json.dumps({"type": "message", "content": [
+            {"type": "text", "text": disguise}]}).encode())  # fmt: skip
+        f.response.headers["content-type"] = "application/json"
+        a.responseheaders(f)
+        a.response(f)
+        assert json.loads(f.response.content)["content"][0]["text"] == "Acme Corp"
+
+
+def test_bad_option_value_is_found_before_mitmproxy_drops_the_script(caplog) -> None:
+    a = Disguise()
+    with context(None) as tctx:
+        tctx.master.options.set("disguise_fail_open=yes", defer=True)
+        with caplog.at_level("ERROR"), pytest.raises(exceptions.OptionsError):
+            tctx.master.addons.add(a)  # mitmproxy's register: load, then the deferred values
+        assert "option disguise_fail_open" in caplog.text
+        g = tctx.master.addons.get("disguise_guard")
+        assert g is not None and g in tctx.master.addons.chain and "disguise_fail_open" in g.failure
+        f = messages_flow(BODY)
+        g.request(f)
+        assert f.response.status_code == 503 and b"disguise_fail_open" in f.response.content
+        from mitmproxy.proxy.layers.http import HttpErrorHook
+
+        tctx.master.addons.invoke_addon_sync(g, HttpErrorHook(f))  # its hooks stay callable
+
+
+def test_response_no_disguise_handled_is_an_error_not_unrestored(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    g.responseheaders(f)  # the Disguise instance went away mid-flow
+    assert f.response.status_code == 502 and b"no longer loaded" in b"".join(f.response.stream(b"Zenith"))
+    f2 = messages_flow(BODY)
+    a.request(f2)
+    f2.response = tutils.tresp(content=b'{"content": [{"type": "text", "text": "Zenith Labs"}]}')
+    g.response(f2)
+    assert f2.response.status_code == 502 and b"Zenith" not in f2.response.content
+
+
+def test_client_typed_placeholders_are_skipped(addon) -> None:
+    a, _ = addon
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "[EMAIL_1] x@y.example.org"}]})
+    f = messages_flow(body.encode())
+    a.request(f)
+    assert json.loads(f.request.content)["messages"][0]["content"] == "[EMAIL_1] [EMAIL_2]"
+    f.response = tutils.tresp(content=b'{"content": [{"type": "text", "text": "[EMAIL_1] [EMAIL_2]"}]}')
+    f.response.headers["content-type"] = "application/json"
+    a.response(f)
+    assert json.loads(f.response.content)["content"][0]["text"] == "[EMAIL_1] x@y.example.org"
+
+
+def test_passthrough_of_a_protected_host_is_refused(addon) -> None:
+    a, tctx = addon
+    tctx.master.options.add_option("ignore_hosts", __import__("collections.abc").abc.Sequence[str], [], "")
+    with pytest.raises(exceptions.OptionsError, match="api.anthropic.com is passed through"):
+        tctx.configure(a, ignore_hosts=["anthropic"])
+    tctx.configure(a, ignore_hosts=["^example\\.org"])
+
+
+def test_streaming_switched_on_after_disguise_closes_the_connection(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    f.request.stream = True  # another addon, after the script: the body would go out as it comes
+    g.requestheaders(f)
+    assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE
+
+
+def test_leak_guard_catches_fields_the_tables_skip(addon) -> None:
+    """`service_tier` is a setting the Chat table leaves alone; an e-mail there must not
+    leave."""
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(json.dumps({"model": "m", "service_tier": "bob@corp.example.com", "messages": []}).encode(),
+                      path="/v1/chat/completions")  # fmt: skip
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None and b"bob@corp" in f.request.content  # the masker's table skips it
+    g.request(f)
+    assert f.response is not None and b"EMAIL in body $.service_tier" in f.response.content

@@ -155,8 +155,8 @@ def test_recognised_paths() -> None:
     assert r("DELETE", "/v1/chat/completions/c1") is None
     assert r("GET", "/v1/models") is None
     # endpoints that take model input under other paths
-    assert r("POST", "/v1/responses/input_tokens") is engine.OPENAI_RESPONSES
-    assert r("POST", "/v1/responses/compact") is engine.OPENAI_RESPONSES
+    assert r("POST", "/v1/responses/input_tokens").request_rule is engine.OPENAI_RESPONSES.request_rule
+    assert r("POST", "/v1/responses/compact").request_rule is engine.OPENAI_RESPONSES.request_rule
     # retrievals: nothing to mask, model output to restore (literals only)
     assert r("GET", "/v1/chat/completions") is engine.OPENAI_CHAT_LIST
     assert r("GET", "/v1/chat/completions/chatcmpl-1") is engine.OPENAI_CHAT_STORED

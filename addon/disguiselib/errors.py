@@ -15,3 +15,13 @@ class MaskError(DisguiseError):
 
 class StreamError(DisguiseError):
     """A response stream cannot be reversed further (over a limit, broken framing)."""
+
+
+class ScopeError(DisguiseError):
+    """A `disguise_hosts` entry that names no host (a URL, a path, a bad port)."""
+
+
+class LeakError(DisguiseError):
+    """An original was found in bytes about to leave (leak guard, unknown endpoints).
+    The message names the rule and where, never the value."""
+

@@ -1,12 +1,20 @@
 """YAML mapping files -> one validated, frozen rule set (contract §2).
 
 This is the only module that imports YAML. A set is either loaded whole or refused
-with a `MappingError` naming the file, the rule and the reason.
+with a `MappingError` naming the file, the line, the rule and the reason; a message
+never quotes an original.
+
+Layers: the shipped defaults (`mappings/default.yaml`) come first unless turned off,
+then the user's files and folders in the order given. A later pattern or named strip
+rule with the name of an earlier one replaces it in place; everything else adds up, and
+the merged result is validated as one set.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,18 +22,25 @@ import yaml
 
 from . import linear, rxsyntax, validators
 from .errors import MappingError
+from .words import COMMON_WORDS
 
 # Disguises must read the same raw and JSON-escaped: then a disguise can be found in
 # escaped text and never straddles an escape sequence.
 _BAD_DISGUISE = re.compile(r'["\\\x00-\x1f\x7f]|[^\x00-\x7f]')
 _PATTERN_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+_SUFFIXES = (".yaml", ".yml")
+# Shorter than this, a disguise turns up inside ordinary words of the model's answer.
+SHORT_DISGUISE = 4
+
+DEFAULTS_FILE = Path(__file__).resolve().parents[2] / "mappings" / "default.yaml"
+SECTIONS = ("literals", "patterns", "strip")
 
 
 @dataclass(frozen=True)
 class Literal:
     original: str
     disguise: str
-    source: str  # "file: literal 'name'" for messages, never logged with the original
+    source: str  # "file:line: literal #n" for messages; never holds the original
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class Pattern:
 class Strip:
     regex: str
     source: str
+    name: str | None = None  # a named strip rule can be replaced by a later layer
 
 
 @dataclass(frozen=True)
@@ -55,48 +71,80 @@ class MappingSet:
     patterns: tuple[Pattern, ...] = ()
     strips: tuple[Strip, ...] = ()
     files: tuple[str, ...] = ()
+    # Load-time findings for the log: empty or ignored files, risky disguises,
+    # replaced rules. Never an original.
+    warnings: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
 
 
-def load(path: str | Path) -> MappingSet:
-    """Load a YAML file, or every `*.yaml`/`*.yml` in a folder in file-name order.
-
-    Raises MappingError for anything the contract refuses; never returns a partial set.
-    """
-    p = Path(path)
-    if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.suffix in (".yaml", ".yml") and f.is_file())
-        if not files:
-            raise MappingError(f"{p}: folder has no *.yaml or *.yml files")
-    elif p.is_file():
-        files = [p]
-    else:
-        raise MappingError(f"{p}: no such file or folder")
-    literals: list[Literal] = []
-    patterns: list[Pattern] = []
-    strips: list[Strip] = []
-    for f in files:
-        _parse_file(f, literals, patterns, strips)
-    ms = MappingSet(tuple(literals), tuple(patterns), tuple(strips), tuple(str(f) for f in files))
-    validate(ms)
-    return ms
+# -- YAML with line numbers and without silent duplicates --------------------------------
 
 
-def from_dict(doc: object, source: str = "<inline>") -> MappingSet:
-    """Build and validate a set from an already parsed YAML document (tests, bench)."""
-    literals: list[Literal] = []
-    patterns: list[Pattern] = []
-    strips: list[Strip] = []
-    _parse_doc(doc, source, literals, patterns, strips)
-    ms = MappingSet(tuple(literals), tuple(patterns), tuple(strips), (source,))
-    validate(ms)
-    return ms
+class _Map(dict):
+    """A YAML mapping that remembers its own line and each key's line (1-based)."""
+
+    line = 0
+    key_lines: dict
 
 
-def _parse_file(f: Path, literals: list, patterns: list, strips: list) -> None:
+class _List(list):
+    line = 0
+    item_lines: list
+
+
+class _Loader(yaml.SafeLoader):
+    source = "<yaml>"
+
+
+def _construct_map(loader: _Loader, node: yaml.MappingNode) -> _Map:
+    # PyYAML keeps the last of two equal keys without a word; a repeated original or a
+    # second `literals:` section would silently drop rules. Refuse it, by line only
+    # (the key may be an original).
+    seen: dict[object, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            first = seen.get(key)
+        except TypeError:
+            raise MappingError(f"{loader.source}:{line}: a key must be a plain value") from None
+        if first is not None:
+            what = f"key {key!r}" if key in (*SECTIONS, "name", "regex") else "key"
+            raise MappingError(f"{loader.source}:{line}: {what} repeats line {first} (each key once)")
+        seen[key] = line
+    loader.flatten_mapping(node)
+    m = _Map()
+    for key_node, value_node in node.value:
+        m[loader.construct_object(key_node, deep=True)] = loader.construct_object(value_node, deep=True)
+    m.line = node.start_mark.line + 1
+    m.key_lines = seen
+    return m
+
+
+def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> _List:
+    out = _List(loader.construct_object(n, deep=True) for n in node.value)
+    out.line = node.start_mark.line + 1
+    out.item_lines = [n.start_mark.line + 1 for n in node.value]
+    return out
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def _read_yaml(f: Path) -> object:
     try:
-        doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+        text = f.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
-        raise MappingError(f"{f}: not UTF-8 (byte offset {e.start})") from e
+        raise MappingError(f"{f}: not UTF-8 (byte offset {e.start})") from None
+    except OSError as e:
+        raise MappingError(f"{f}: cannot read ({e.strerror})") from None
+    loader = _Loader(text)
+    loader.source = str(f)
+    try:
+        return loader.get_single_data()
     except yaml.YAMLError as e:
         # Only the position and the kind of problem: PyYAML's own message quotes the
         # offending line, which may hold an original.
@@ -104,32 +152,204 @@ def _parse_file(f: Path, literals: list, patterns: list, strips: list) -> None:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or type(e).__name__
         raise MappingError(f"{f}: malformed YAML{where}: {problem}") from None
-    _parse_doc(doc, str(f), literals, patterns, strips)
+    finally:
+        loader.dispose()
 
 
-def _parse_doc(doc: object, f: str, literals: list, patterns: list, strips: list) -> None:
+# -- files and layers ----------------------------------------------------------------------
+
+
+def _folder_files(p: Path, skip: Path | None, warnings: list[str]) -> list[Path]:
+    files = []
+    for f in sorted(p.iterdir()):
+        if not f.is_file():
+            continue
+        if f.suffix in _SUFFIXES and not f.name.startswith("."):
+            if skip is None or f.resolve() != skip:
+                files.append(f)
+        else:
+            warnings.append(f"{f}: ignored (only *.yaml and *.yml files in a folder are loaded)")
+    return files
+
+
+def resolve_files(paths: Sequence[str | Path], defaults: bool = True) -> tuple[list[Path], list[str]]:
+    """The files a layered set is read from, in order, and warnings about ignored
+    files. `defaults` puts the shipped default.yaml first (and, when off, leaves it out
+    of any folder listed). A file named twice is read once. Raises MappingError for a
+    path that does not exist or when there is no file at all."""
+    warnings: list[str] = []
+    files: list[Path] = [DEFAULTS_FILE] if defaults else []
+    seen = {DEFAULTS_FILE} if defaults else set()
+    for entry in paths:
+        p = Path(os.path.expanduser(str(entry)))
+        if p.is_dir():
+            found = _folder_files(p, None if defaults else DEFAULTS_FILE, warnings)
+            if not found:
+                warnings.append(f"{p}: folder has no *.yaml or *.yml files")
+        elif p.is_file():
+            found = [p]
+        else:
+            raise MappingError(f"{p}: no such file or folder")
+        for f in found:
+            r = f.resolve()
+            if r not in seen:
+                seen.add(r)
+                files.append(f)
+    if not files:
+        raise MappingError("no mapping files: the defaults are off and no file or folder holds any")
+    return files, warnings
+
+
+def snapshot(paths: Sequence[str | Path], defaults: bool = True) -> tuple:
+    """A cheap fingerprint of everything load_layers(paths, defaults) would read: each
+    folder's listing and each file's size and modification time (ns). Two equal
+    snapshots mean nothing changed. Never raises (a missing path is part of it)."""
+    out: list[object] = []
+    entries = [DEFAULTS_FILE] if defaults else []
+    entries += [Path(os.path.expanduser(str(e))) for e in paths]
+    for p in entries:
+        try:
+            if p.is_dir():
+                names = sorted(os.listdir(p))
+                out.append((str(p), tuple(names)))
+                files = [p / n for n in names if n.endswith(_SUFFIXES)]
+            else:
+                files = [p]
+            for f in files:
+                st = os.stat(f)
+                out.append((str(f), st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append((str(p), None))
+    return tuple(out)
+
+
+def load_layers(paths: Sequence[str | Path], defaults: bool = True) -> MappingSet:
+    """Load the shipped defaults (unless defaults is False) and then every file or
+    folder in paths, as one validated set. Raises MappingError; never returns a partial
+    set."""
+    files, warnings = resolve_files(paths, defaults)
+    return _load_files(files, warnings)
+
+
+def load(path: str | Path) -> MappingSet:
+    """Load one YAML file, or every `*.yaml`/`*.yml` in a folder in file-name order (no
+    defaults added). Raises MappingError for anything the contract refuses."""
+    p = Path(path)
+    warnings: list[str] = []
+    if p.is_dir():
+        files = _folder_files(p, None, warnings)
+        if not files:
+            raise MappingError(f"{p}: folder has no *.yaml or *.yml files")
+    elif p.is_file():
+        files = [p]
+    else:
+        raise MappingError(f"{p}: no such file or folder")
+    return _load_files(files, warnings)
+
+
+class _Builder:
+    """Collects rules file by file, applying replacement by name."""
+
+    def __init__(self) -> None:
+        self.literals: list[Literal] = []
+        self.patterns: list[Pattern] = []
+        self.strips: list[Strip] = []
+        self.warnings: list[str] = []
+        self.replaced: list[str] = []
+        self._file: dict[tuple[str, str], str] = {}  # (kind, name) -> file that defined it
+
+    def _same_file(self, kind: str, name: str, file: str) -> bool:
+        return self._file.get((kind, name)) == file
+
+    def add_pattern(self, p: Pattern, file: str) -> None:
+        for i, old in enumerate(self.patterns):
+            if old.name == p.name:
+                if self._same_file("pattern", p.name, file):
+                    raise MappingError(f"{p.source}: pattern name {p.name} is used twice (also {old.source})")
+                self._file[("pattern", p.name)] = file
+                self.patterns[i] = p  # in place: earlier patterns win ties at one position
+                self.replaced.append(f"pattern {p.name}: {old.source} replaced by {p.source}")
+                return
+        self._file[("pattern", p.name)] = file
+        self.patterns.append(p)
+
+    def add_strip(self, s: Strip, file: str) -> None:
+        if s.name is not None:
+            for i, old in enumerate(self.strips):
+                if old.name == s.name:
+                    if self._same_file("strip", s.name, file):
+                        raise MappingError(f"{s.source}: strip name {s.name} is used twice (also {old.source})")
+                    self._file[("strip", s.name)] = file
+                    self.strips[i] = s
+                    self.replaced.append(f"strip {s.name}: {old.source} replaced by {s.source}")
+                    return
+            self._file[("strip", s.name)] = file
+        self.strips.append(s)
+
+    def build(self, files: Iterable[str]) -> MappingSet:
+        return MappingSet(
+            tuple(self.literals), tuple(self.patterns), tuple(self.strips), tuple(files),
+            tuple(self.warnings), tuple(self.replaced),
+        )  # fmt: skip
+
+
+def _load_files(files: list[Path], warnings: list[str]) -> MappingSet:
+    b = _Builder()
+    b.warnings.extend(warnings)
+    for f in files:
+        doc = _read_yaml(f)
+        if doc is None or (isinstance(doc, dict) and not any(doc.get(s) for s in SECTIONS)):
+            b.warnings.append(f"{f}: empty: no rules loaded from it")
+        _parse_doc(doc, str(f), b)
+    ms = b.build(str(f) for f in files)
+    validate(ms)
+    return MappingSet(
+        ms.literals, ms.patterns, ms.strips, ms.files, (*ms.warnings, *disguise_warnings(ms)), ms.replaced
+    )
+
+
+def from_dict(doc: object, source: str = "<inline>") -> MappingSet:
+    """Build and validate a set from an already parsed YAML document (tests, bench)."""
+    b = _Builder()
+    _parse_doc(doc, source, b)
+    ms = b.build([source])
+    validate(ms)
+    return ms
+
+
+def _line(container: object, key: object = None, index: int | None = None) -> str:
+    """":LINE" for a key of a _Map or an item of a _List; "" when unknown (from_dict)."""
+    if isinstance(container, _Map) and key is not None:
+        n = container.key_lines.get(key)
+        return f":{n}" if n else ""
+    if isinstance(container, _List) and index is not None:
+        return f":{container.item_lines[index]}"
+    return ""
+
+
+def _parse_doc(doc: object, f: str, b: _Builder) -> None:
     if doc is None:
         return
     if not isinstance(doc, dict):
         raise MappingError(f"{f}: top level must be a mapping with literals/patterns/strip")
-    unknown = set(doc) - {"literals", "patterns", "strip"}
+    unknown = [k for k in doc if k not in SECTIONS]
     if unknown:
-        raise MappingError(f"{f}: unknown section(s) {sorted(map(str, unknown))}")
+        raise MappingError(f"{f}{_line(doc, unknown[0])}: unknown section(s) {sorted(map(str, unknown))}")
     lits = doc.get("literals") or {}
     if not isinstance(lits, dict):
-        raise MappingError(f"{f}: literals must be a mapping of original: disguise")
+        raise MappingError(f"{f}{_line(doc, 'literals')}: literals must be a mapping of original: disguise")
     for n, (orig, disg) in enumerate(lits.items(), 1):
-        src = f"{f}: literal #{n}"
+        src = f"{f}{_line(lits, orig)}: literal #{n}"
         if not isinstance(orig, str) or not isinstance(disg, str):
             raise MappingError(f"{src}: original and disguise must both be strings (quote them)")
         if not orig:
             raise MappingError(f"{src}: original is empty")
-        literals.append(Literal(orig, disg, src))
+        b.literals.append(Literal(orig, disg, src))
     pats = doc.get("patterns") or []
     if not isinstance(pats, list):
-        raise MappingError(f"{f}: patterns must be a list of {{name, regex}}")
+        raise MappingError(f"{f}{_line(doc, 'patterns')}: patterns must be a list of {{name, regex}}")
     for n, item in enumerate(pats, 1):
-        src = f"{f}: pattern #{n}"
+        src = f"{f}{_line(pats, index=n - 1)}: pattern #{n}"
         if not isinstance(item, dict) or set(item) - _PATTERN_KEYS or "regex" not in item or "name" not in item:
             extra = sorted(map(str, set(item) - _PATTERN_KEYS)) if isinstance(item, dict) else []
             raise MappingError(
@@ -141,15 +361,23 @@ def _parse_doc(doc: object, f: str, literals: list, patterns: list, strips: list
             raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]* (got {name!r})")
         if not isinstance(rx, str):
             raise MappingError(f"{src} ({name}): regex must be a string")
-        patterns.append(Pattern(name, rx, f"{src} ({name})", **_pattern_options(item, rx, f"{src} ({name})")))
+        b.add_pattern(Pattern(name, rx, f"{src} ({name})", **_pattern_options(item, rx, f"{src} ({name})")), f)
     sts = doc.get("strip") or []
     if not isinstance(sts, list):
-        raise MappingError(f"{f}: strip must be a list of {{regex}}")
+        raise MappingError(f"{f}{_line(doc, 'strip')}: strip must be a list of {{regex}}")
     for n, item in enumerate(sts, 1):
-        src = f"{f}: strip #{n}"
-        if not isinstance(item, dict) or set(item) != {"regex"} or not isinstance(item["regex"], str):
-            raise MappingError(f"{src}: each strip rule needs exactly 'regex' (a string)")
-        strips.append(Strip(item["regex"], src))
+        src = f"{f}{_line(sts, index=n - 1)}: strip #{n}"
+        if (
+            not isinstance(item, dict)
+            or "regex" not in item
+            or set(item) - {"regex", "name"}
+            or not isinstance(item["regex"], str)
+        ):
+            raise MappingError(f"{src}: each strip rule needs 'regex' (a string) and may have a 'name'")
+        name = item.get("name")
+        if name is not None and (not isinstance(name, str) or not _PATTERN_NAME.match(name)):
+            raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]* (got {name!r})")
+        b.add_strip(Strip(item["regex"], f"{src} ({name})" if name else src, name), f)
 
 
 _PATTERN_OPTIONS = ("group", "validator", "keywords", "window")
@@ -260,3 +488,27 @@ def validate(ms: MappingSet) -> None:
                 raise MappingError(
                     f"{lit.source}: original occurs inside the placeholders of {p.source}"
                 )
+
+
+def disguise_warnings(ms: MappingSet) -> list[str]:
+    """Disguises the model is likely to write on its own: very short ones and common
+    words (or parts of them). Each would be "restored" inside the model's own prose
+    (a disguise `the` turns "weather" into "weaAcmer"). Names the disguise, never the
+    original."""
+    out = []
+    for lit in ms.literals:
+        d = lit.disguise
+        low = d.lower()
+        if len(d) < SHORT_DISGUISE:
+            why = f"is shorter than {SHORT_DISGUISE} characters"
+        elif low in COMMON_WORDS:
+            why = "is a common word"
+        elif low.isalpha() and any(low in w for w in COMMON_WORDS):
+            why = "occurs inside a common word"
+        else:
+            continue
+        out.append(
+            f"{lit.source}: disguise {d!r} {why}: the model's own text will have it turned back "
+            "into the original on the way back; pick a longer, unusual disguise"
+        )
+    return out

@@ -151,9 +151,12 @@ def _esc_advance(s: str, i: int, j: int, st: int) -> int:
 class Session:
     """One request's placeholders, numbered by first appearance (contract §2)."""
 
-    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts")
+    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved")
 
-    def __init__(self) -> None:
+    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
+        # Placeholder strings the request already holds as the client's own text: never
+        # issued, or the response would "restore" the client's text into an original.
+        self.reserved = reserved
         self.placeholders: dict[str, str] = {}  # "[EMAIL_1]" -> original
         self._by_key: dict[tuple[str, str], str] = {}
         self._count: dict[str, int] = {}
@@ -170,8 +173,11 @@ class Session:
         ph = self._by_key.get(key)
         if ph is None:
             n = self._count.get(name, 0) + 1
-            self._count[name] = n
             ph = f"[{name}_{n}]"
+            while ph in self.reserved:
+                n += 1
+                ph = f"[{name}_{n}]"
+            self._count[name] = n
             self._by_key[key] = ph
             self.placeholders[ph] = original
         return ph

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -17,17 +19,38 @@ from .common import GENERIC, apply_fixes, logprob_fixes
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
+def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
+    """Placeholder-shaped strings ("[EMAIL_3]") already in a request's JSON text s,
+    also where the client wrote them with \\u escapes."""
+    names = tuple(p.name for p in rules.mappings.patterns)
+    if not names or "[" not in s and "\\u" not in s:
+        return frozenset()
+    rx = _placeholder_rx(names)
+    found = set(rx.findall(s))
+    if "\\u" in s:
+        found.update(rx.findall(_ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]*\]")
+
+
+_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+
+
 def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
-    session holding this request's placeholders. root None: a request whose body the
-    provider does not read as model input (a retrieval); it goes out as it came.
-    Raises MaskError."""
-    session = Session()
+    session holding this request's placeholders, numbered around any placeholder string
+    the request already holds. root None: a request whose body the provider does not
+    read as model input (a retrieval); it goes out as it came. Raises MaskError."""
     if root is None:
-        return raw, session
+        return raw, Session()
     s, doc = jsonspan.parse(raw)
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
+    session = Session(present_placeholders(s, rules))
     fn = mask_fn(rules, session)
     try:
         new, changed = jsonspan.transform(s, doc, root, fn)

@@ -1,0 +1,127 @@
+"""OpenAI's legacy Completions (`/v1/completions`, `prompt` -> `choices[].text`) and
+Embeddings (`/v1/embeddings`, `input` -> vectors). Both still carry conversation content
+and are served by many OpenAI-compatible hosts (vLLM, llama.cpp, OpenRouter), so their
+requests are masked like their siblings'.
+
+Completions: https://platform.openai.com/docs/api-reference/completions (a stream is
+data-only chunks `{"choices":[{"text", "index", "finish_reason"}]}`, then `[DONE]`).
+Embeddings: https://platform.openai.com/docs/api-reference/embeddings (nothing in the
+answer to restore: vectors, or base64 vectors that must not be touched).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import jsonspan
+from ..holdback import Window
+from ..jsonspan import PROSE, SKIP, VALUES, Arr, Obj, Rule
+from ..rules import Restorer
+from ..sse import Event
+from .openai import ChatStream
+from .base import SSEStream, restore_fn
+from .common import GENERIC
+
+_SKIPPED = (
+    "model", "stream", "n", "best_of", "temperature", "top_p", "max_tokens", "seed", "logprobs",
+    "echo", "presence_penalty", "frequency_penalty", "logit_bias", "user", "stream_options",
+    "encoding_format", "dimensions",
+)  # fmt: skip
+
+# `prompt` / `input`: a string, a list of strings, or token arrays (numbers: untouched).
+COMPLETIONS_REQUEST = Obj(
+    {**{k: SKIP for k in _SKIPPED}, "prompt": VALUES, "suffix": VALUES, "stop": VALUES}, default=GENERIC
+)
+EMBEDDINGS_REQUEST = Obj({**{k: SKIP for k in _SKIPPED}, "input": VALUES}, default=GENERIC)
+
+_CHOICE = Obj({"index": SKIP, "finish_reason": SKIP, "logprobs": SKIP, "text": PROSE}, default=GENERIC)
+COMPLETIONS_RESPONSE = Obj(
+    {**{k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "usage")},
+     "choices": Arr(_CHOICE)},
+    default=GENERIC,
+)  # fmt: skip
+# Vectors (or base64 strings of them) and usage: restoring a disguise inside base64
+# would corrupt the vector, and nothing the model wrote is in there.
+EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=SKIP)
+
+
+class CompletionsStream(SSEStream):
+    """A legacy Completions stream: one window per choice `index`; a choice's held tail
+    rides in the chunk that carries its `finish_reason`, the rest before `[DONE]`."""
+
+    TERMINAL = "data: [DONE]"
+    TERMINAL_MARKERS = (b"[DONE]", b'"error"')
+    is_terminal = ChatStream.is_terminal
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.windows: dict[int, Window] = {}
+        self.last: dict = {}
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if data.strip() == "[DONE]":
+            self.terminated = True
+            out = self.drain()
+            out.append(ev.raw)
+            return out
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return self.not_object(ev)
+        if isinstance(obj, dict) and "error" in obj:
+            self.terminated = True  # the SDK raises at it: nothing comes after
+        choices = obj.get("choices") if isinstance(obj, dict) else None
+        if not isinstance(choices, list):
+            new = _restore(data, obj, GENERIC, self.r)
+            return [ev.raw if new is None else ev.with_data(new)]
+        self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
+        # The strings jsonspan visits come in document order: one `text` per choice.
+        plan = [
+            (c.get("index", 0), c.get("finish_reason") is not None)
+            for c in choices
+            if isinstance(c, dict) and isinstance(c.get("text"), str)
+        ]
+        restore = restore_fn(self.r)
+        it = iter(plan)
+
+        def fn(v: str, rule: Rule) -> str:
+            if not rule.prose:
+                return restore(v, rule)
+            idx, finishing = next(it, (0, False))
+            w = self.windows.get(idx)
+            if w is None:
+                w = self.windows[idx] = Window(self.r, Window.TEXT)
+            out = w.feed(v)
+            if finishing:
+                out += w.flush()
+                del self.windows[idx]
+            return out
+
+        new, changed = jsonspan.transform(data, obj, COMPLETIONS_RESPONSE, fn)
+        if not changed:
+            return [ev.raw]
+        self.events_changed += 1
+        return [ev.with_data(new)]
+
+    def drain(self) -> list[bytes]:
+        out = []
+        for idx in sorted(self.windows):
+            tail = self.windows[idx].flush()
+            if tail:
+                chunk = {**self.last, "choices": [{"text": tail, "index": idx, "logprobs": None,
+                                                   "finish_reason": None}]}  # fmt: skip
+                out.append(f"data: {json.dumps(chunk)}\n\n".encode())  # ASCII: surrogate-safe
+        self.windows.clear()
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
+        return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+
+
+def _restore(data: str, obj: object, rule: Rule, r: Restorer) -> str | None:
+    new, changed = jsonspan.transform(data, obj, rule, restore_fn(r))
+    return new if changed else None

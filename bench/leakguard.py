@@ -1,0 +1,101 @@
+"""What the outbound leak guard costs, next to the masking it checks.
+
+    python bench/leakguard.py            # ~20 s on 2 cores
+    python bench/leakguard.py --quick
+
+For the ~1 MB Claude-Code-shaped request of bench.py's section (b) (system blocks, 17
+tools, tool_use / tool_result with long file contents, thinking blocks, e-mails and
+keys), with the default mappings and with 1,000 literals + default, it prints side by
+side: `json.loads` of the body; `base.mask_body`; the leak guard on the masked body
+(`leakguard.scan_body`, untouched spans skipped), which is what the addon adds per
+request; the check for disguises the client typed itself (a scan of the original body
+with the literals turned around, also per masked request); and the unknown-endpoint
+scan (nothing skipped) of a body without originals, i.e. one that is walked whole.
+Medians of repeated runs, in ms, and each as a ratio to masking. It also checks the guard's
+verdicts: nothing found in the masked body, an original found in the original one.
+
+The same generator and seeds as bench.py, so the numbers compare with its (b).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench as B  # noqa: E402  (bench.py: the request generator and mappings)
+from disguiselib import leakguard, mappings, rules  # noqa: E402
+from disguiselib.providers import anthropic, base  # noqa: E402
+
+
+def timeit(fn, reps: int) -> list[float]:
+    out = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def _without_signed(doc: object) -> object:
+    """doc without thinking blocks (they went out as they came, originals and all)."""
+    if isinstance(doc, dict):
+        return {k: _without_signed(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_without_signed(v) for v in doc
+                if not (isinstance(v, dict) and v.get("type") in ("thinking", "redacted_thinking"))]  # fmt: skip
+    return doc
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--size", type=int, default=1_000_000, help="request size in bytes")
+    args = ap.parse_args()
+    reps = 5 if args.quick else 15
+    rng = random.Random(args.seed)
+    lits = B.make_literals(rng, 1000)
+    doc = B.yaml.safe_load((B.MAPPINGS / "default.yaml").read_text())
+    doc["literals"] = lits
+    sets = {
+        "default mappings": rules.Rules(mappings.load(B.MAPPINGS / "default.yaml")),
+        "1000 literals + default": rules.Rules(mappings.from_dict(doc, "bench: 1000 literals + default.yaml")),
+    }
+    mat = B.Material(rng, lits)
+    raw, _ = B.build_request(args.seed, args.size, mat)
+    print(f"leak guard cost: a {len(raw) / 1e6:.2f} MB Claude-Code-shaped /v1/messages body, "
+          f"medians of {reps} runs, Python {sys.version.split()[0]}")  # fmt: skip
+    print(f"  {'rules':<26}{'json.loads':>12}{'mask_body':>12}{'leak guard':>12}{'(/mask)':>9}"
+          f"{'disguise check':>16}{'(/mask)':>9}{'unknown scan':>14}{'(/mask)':>9}")  # fmt: skip
+    ok = True
+    for label, R in sets.items():
+        masked, _ = base.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
+        t_load = statistics.median(timeit(lambda: json.loads(raw), reps))
+        t_mask = statistics.median(timeit(lambda R=R: base.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
+        t_guard = statistics.median(timeit(lambda R=R, m=masked: leakguard.scan_body(m, R, untouched=True), reps))
+        clean_body = json.dumps(_without_signed(json.loads(masked))).encode()
+        assert leakguard.scan_body(clean_body, R, untouched=False) is None  # walked whole
+        t_unknown = statistics.median(timeit(lambda R=R, b=clean_body: leakguard.scan_body(b, R, untouched=False), reps))
+        turned = tuple(mappings.Literal(x.disguise, x.original, x.source) for x in R.mappings.literals)
+        D = rules.Rules(mappings.MappingSet(literals=turned)) if turned else None
+        t_disg = statistics.median(timeit(lambda D=D: leakguard.scan_body(raw, D, untouched=True), reps)) if D else 0.0
+        clean = leakguard.scan_body(masked, R, untouched=True)
+        dirty = leakguard.scan_body(raw, R, untouched=True)
+        if clean is not None or dirty is None:
+            ok = False
+            print(f"  MISMATCH ({label}): masked body -> {clean}, original body -> {dirty}")
+        print(f"  {label:<26}{t_load * 1e3:>10.1f}ms{t_mask * 1e3:>10.1f}ms{t_guard * 1e3:>10.1f}ms"
+              f"{t_guard / t_mask:>8.2f}x{t_disg * 1e3:>14.1f}ms{t_disg / t_mask:>8.2f}x"
+              f"{t_unknown * 1e3:>12.1f}ms{t_unknown / t_mask:>8.2f}x")  # fmt: skip
+    print("  verdicts: " + ("masked bodies clean, original bodies caught" if ok else "MISMATCH"))
+
+
+if __name__ == "__main__":
+    main()
