@@ -11,6 +11,7 @@ from pathlib import Path
 from mitmproxy import ctx, exceptions, http
 
 from . import mappings
+from .capture import Inspector
 from .decoding import Decoder, decoder_for
 from .engine import Api, recognise
 from .errors import DisguiseError, MappingError, MaskError, StreamError
@@ -74,6 +75,8 @@ class StreamCall:
 class _Refused:
     """A stream that cannot be decoded: the client gets one error event, nothing else."""
 
+    dead = True  # inspect: failed closed (read by capture.Tee)
+
     def __init__(self, err: bytes) -> None:
         self.err: bytes | None = err
 
@@ -86,6 +89,7 @@ class Disguise:
     def __init__(self) -> None:
         self.rules: Rules | None = None
         self._flows: dict[str, _FlowState] = {}
+        self.inspect = Inspector(self)  # inspect: both sides, summaries, replay (an addon too)
 
     def load(self, loader) -> None:
         loader.add_option(
@@ -126,6 +130,9 @@ class Disguise:
         return recognise(req.method, req.path)
 
     def request(self, flow: http.HTTPFlow) -> None:
+        # inspect: client replay puts the client's body back; offline runs are handled there
+        if self.inspect.before_request(flow, self.rules, self._api(flow)):
+            return
         if flow.response is not None or self.rules is None:
             return
         api = self._api(flow)
@@ -149,6 +156,7 @@ class Disguise:
             return
         if masked is not raw:
             flow.request.content = masked
+        self.inspect.masked(flow, api, raw, session)  # inspect: keep the client's side
         # Ask for an uncompressed answer: the stream callable sees bytes before
         # content decoding (decoders below handle an upstream that ignores this).
         flow.request.anticomp()
@@ -164,12 +172,14 @@ class Disguise:
         msg = f"disguise: request not masked: {e}"
         if ctx.options.disguise_fail_open:
             log.warning("%s (forwarded unchanged: disguise_fail_open)", msg)
+            self.inspect.refused(flow, api, str(e), forwarded=True)  # inspect
             return
         log.warning("%s (refused)", msg)
         flow.response = http.Response.make(
             400, api.error_body(msg), {"content-type": "application/json", "x-disguise": "refused"}
         )
         flow.comment = msg
+        self.inspect.refused(flow, api, str(e))  # inspect
 
     # -- responses -----------------------------------------------------------------------
 
@@ -178,6 +188,9 @@ class Disguise:
         resp = flow.response
         if st is None or resp is None:
             return
+        self.inspect.upstream_headers(flow)  # inspect: before any header changes
+        if flow.is_replay == "response":
+            return  # server replay: the body is whole already and no stream callable runs
         if "text/event-stream" not in resp.headers.get("content-type", "").lower():
             return
         stream = st.api.stream(st.restorer)
@@ -187,9 +200,9 @@ class Disguise:
         try:
             decoder = decoder_for(st.encoding)
         except StreamError as e:
-            resp.stream = _Refused(stream.error_event(f"disguise: {e}"))
+            resp.stream = self.inspect.tee(flow, _Refused(stream.error_event(f"disguise: {e}")))  # inspect
             return
-        resp.stream = StreamCall(stream, decoder)
+        resp.stream = self.inspect.tee(flow, StreamCall(stream, decoder))  # inspect: keeps both sides
 
     @staticmethod
     def _fix_headers(resp: http.Response) -> None:
@@ -199,6 +212,15 @@ class Disguise:
             resp.headers["transfer-encoding"] = "chunked"
 
     def response(self, flow: http.HTTPFlow) -> None:
+        # inspect: keep the upstream side first, write the summary last
+        st = self._flows.get(flow.id)
+        if st is not None and flow.response is not None:
+            self.inspect.before_restore(flow)
+        self._restore(flow)
+        if st is not None:
+            self.inspect.finish(flow, st.api, st.restorer, st.stream)
+
+    def _restore(self, flow: http.HTTPFlow) -> None:
         st = self._flows.pop(flow.id, None)
         resp = flow.response
         if st is None or resp is None:
@@ -214,6 +236,7 @@ class Disguise:
             resp.set_content(
                 st.api.error_body(f"disguise: response not reversed: cannot decode content-encoding {enc!r}")
             )
+            self.inspect.failed(flow, f"response not reversed: cannot decode content-encoding {enc!r}")  # inspect
             return
         try:
             if "text/event-stream" in resp.headers.get("content-type", "").lower():
@@ -223,6 +246,7 @@ class Disguise:
                     new = stream.whole(body)
                 except StreamError as e:
                     new = stream.error_event(f"disguise: {e}")
+                    self.inspect.failed(flow, f"stream could not be reversed: {e}")  # inspect
             else:
                 new = restore_body(body, st.api.response_rule, st.restorer)
         except Exception as e:  # noqa: BLE001 - never hand the client an unreversed body
@@ -232,6 +256,7 @@ class Disguise:
             resp.content = st.api.error_body(
                 f"disguise: response not reversed: internal error ({type(e).__name__})"
             )
+            self.inspect.failed(flow, f"response not reversed: internal error ({type(e).__name__})")  # inspect
             return
         if new is not body:
             resp.content = new
@@ -247,4 +272,6 @@ class Disguise:
         flow.comment = f"{flow.comment}, {st.restorer.restored} restored"
 
     def error(self, flow: http.HTTPFlow) -> None:
-        self._flows.pop(flow.id, None)
+        st = self._flows.pop(flow.id, None)
+        if st is not None:  # inspect: the summary, whatever ended the flow
+            self.inspect.finish(flow, st.api, st.restorer, st.stream, error=True)
