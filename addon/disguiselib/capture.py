@@ -33,6 +33,7 @@ from mitmproxy.net import encoding
 from . import sseview
 from .errors import MaskError
 from .providers.base import mask_body, restore_body
+from .rules import LITERALS
 
 if TYPE_CHECKING:
     from .engine import Api
@@ -134,7 +135,9 @@ def counts_text(meta: dict) -> str:
     masked = meta.get("masked", sum(counts.values()))
     s = ("would mask " if dry else "masked ") + str(masked)
     if counts:
-        s += ": " + ", ".join(f"{k}×{v}" for k, v in counts.items())
+        # patterns by name, literals last: the same order live and read back from a file
+        order = sorted(counts, key=lambda k: (k == LITERALS, k))
+        s += ": " + ", ".join(f"{k}×{counts[k]}" for k in order)
     if "restored" in meta:
         s += ("; would restore " if dry else "; restored ") + str(meta["restored"])
     if meta.get("stripped"):

@@ -156,7 +156,6 @@ class Disguise:
             return
         if masked is not raw:
             flow.request.content = masked
-        self.inspect.masked(flow, api, raw, session)  # inspect: keep the client's side
         # Ask for an uncompressed answer: the stream callable sees bytes before
         # content decoding (decoders below handle an upstream that ignores this).
         flow.request.anticomp()
@@ -167,6 +166,7 @@ class Disguise:
             "placeholders": len(session.placeholders),
         }
         flow.comment = f"disguise: {api.name}: {session.masked} masked"
+        self.inspect.masked(flow, api, raw, session)  # inspect: keep the client's side, per-rule counts
 
     def _refuse(self, flow: http.HTTPFlow, api: Api, e: Exception) -> None:
         msg = f"disguise: request not masked: {e}"
