@@ -226,7 +226,11 @@ def test_one_info_line_per_flow_with_counts_and_no_original(session: Session) ->
 def test_client_gone_after_done_keeps_the_summary(session: Session) -> None:
     """The OpenAI SDK closes after [DONE] while the body is still open (the provider
     lingers): on mitmproxy 11 that is "Client disconnected" and the error hook."""
+    from mitmproxy.version import VERSION
+
     f = by_model(read_flows(session.flows))["o-stream"]
+    if VERSION.startswith("11."):
+        assert f.error is not None, "the scenario must exercise the error hook on mitmproxy 11"
     meta = f.metadata[META]
     assert meta["restored"] >= 2 and meta["counts"]
     assert "restored" in f.comment
@@ -386,9 +390,11 @@ def test_client_replay_masks_the_original_afresh(session: Session, tmp_path: Pat
         assert replayed[model].metadata[META]["restored"] >= 2
 
 
-def server_replay(tmp: Path, flows_file: Path, mappings: Path) -> dict[str, str]:
+def server_replay(tmp: Path, flows_file: Path, mappings: Path) -> tuple[dict[str, str], list[http.HTTPFlow]]:
+    """Re-drive the clients against recorded provider answers; (what they read, flows)."""
+    out = tmp / "server-replayed.flows"
     with FakeUpstream() as up:  # only for a port: server replay must not reach it
-        md = Mitmdump(mitmdump_cmd(up.port, tmp / "conf", mappings, "--server-replay", str(flows_file),
+        md = Mitmdump(mitmdump_cmd(up.port, tmp / "conf", mappings, "-w", str(out), "--server-replay", str(flows_file),
                                    "--set", "server_replay_extra=kill", "--set", "connection_strategy=lazy",
                                    "--set", "keepserving=true", "--set", "server_replay_reuse=true",
                                    # the recorded provider listened on another port
@@ -400,22 +406,32 @@ def server_replay(tmp: Path, flows_file: Path, mappings: Path) -> dict[str, str]
         finally:
             md.stop()
         assert up.requests == [], "server replay reached the provider"
-    return got
+    return got, read_flows(out)
 
 
 def test_server_replay_with_masking(session: Session, tmp_path: Path) -> None:
-    got = server_replay(tmp_path, session.flows, session.mappings)
+    """Recorded with the addon: the recorded upstream body is restored afresh with the
+    new request's placeholders (not the recorded client side served again)."""
+    got, flows = server_replay(tmp_path, session.flows, session.mappings)
     for k in ("anthropic.stream", "anthropic.tool", "anthropic.whole", "openai.stream"):
         assert got[k] == session.client[k]
+    assert len(flows) == 3
+    for f in flows:
+        assert f.is_replay == "response"
+        assert f.metadata[META]["replay"] == "server replay: recorded upstream body restored afresh"
+        assert f.metadata[META]["restored"] >= 4
 
 
 def test_server_replay_from_the_shared_copy(session: Session, tmp_path: Path) -> None:
     shared = tmp_path / "shared.flows"
     r = cli("share", str(session.flows), str(shared), mappings=session.mappings)
     assert r.returncode == 0, r.stderr
-    got = server_replay(tmp_path, shared, session.mappings)
+    got, flows = server_replay(tmp_path, shared, session.mappings)
     for k in ("anthropic.stream", "anthropic.tool", "anthropic.whole", "openai.stream"):
         assert got[k] == session.client[k]
+    for f in flows:
+        assert f.metadata[META]["replay"] == "server replay: body served as recorded"
+        assert f.metadata[META]["restored"] >= 4
 
 
 # -- 3. audit -----------------------------------------------------------------------------------
