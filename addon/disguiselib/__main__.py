@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         for i, f in enumerate(flows, 1):
             if args.number is not None and i != args.number:
                 continue
-            if not isinstance(f, http.HTTPFlow) or (args.number is None and recognise(f.request.method, f.request.path) is None):
+            if not isinstance(f, http.HTTPFlow):
+                continue
+            if args.number is None and recognise(f.request.method, f.request.path) is None:
                 continue
             for which in ("request", "response"):
                 m = getattr(f, which)

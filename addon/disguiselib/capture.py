@@ -112,8 +112,8 @@ class Tee:
     def __call__(self, data: bytes) -> list[bytes]:
         self.up.add(data)
         out = self.inner(data)
-        pieces = [out] if isinstance(out, (bytes, bytearray)) else list(out)
-        pieces = [bytes(p) for p in pieces if p]
+        got = [out] if isinstance(out, (bytes, bytearray)) else list(out)
+        pieces: list[bytes] = [bytes(p) for p in got if p]
         for p in pieces:
             self.down.add(p)
             self.tail = (self.tail + p)[-_TAIL:]
@@ -321,8 +321,9 @@ class Inspector:
         sides = flow.metadata.get(SIDES)
         if resp is None or not isinstance(sides, dict):
             return
+        enc = resp.headers.get("content-encoding", "")
         sides["upstream_response"] = side(b"", 0, headers=resp.headers.items(multi=True),
-                                          status=resp.status_code, encoding=resp.headers.get("content-encoding", ""))  # fmt: skip
+                                          status=resp.status_code, encoding=enc)  # fmt: skip
 
     def tee(self, flow: http.HTTPFlow, stream_callable):
         """Wrap the adapter's stream callable to keep both sides of the stream."""
@@ -416,9 +417,8 @@ class Inspector:
             return False
         if cr.get("cut"):
             reason = "cannot replay: the client's request was cut at disguise_capture_limit when recorded"
-            flow.response = http.Response.make(
-                400, api.error_body(f"disguise: {reason}"), {"content-type": "application/json", "x-disguise": "refused"}
-            )
+            headers = {"content-type": "application/json", "x-disguise": "refused"}
+            flow.response = http.Response.make(400, api.error_body(f"disguise: {reason}"), headers)
             self.refused(flow, api, reason)
             return True
         flow.request.content = cr["content"]

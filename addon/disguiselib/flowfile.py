@@ -15,8 +15,8 @@ import tempfile
 import urllib.parse
 from collections.abc import Iterable, Sequence
 
-from mitmproxy import http, io
 from mitmproxy import flow as mflow
+from mitmproxy import http, io
 
 from . import audit
 from .capture import META, SIDES, is_credential

@@ -150,7 +150,7 @@ def _channels(doc: dict, n: int, channels: dict[str, Channel], names: dict) -> N
     if t == "content_block_delta":
         i = doc.get("index")
         d = doc.get("delta") or {}
-        spec = _ANTHROPIC_DELTAS.get(d.get("type"))
+        spec = _ANTHROPIC_DELTAS.get(str(d.get("type")))
         if spec is None:
             return  # signature_delta, citations_delta: not text
         fld, kind = spec
