@@ -21,6 +21,7 @@ The `Disguise` adapter calls the `Inspector` at fixed points (see mitm.py, lines
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 from collections.abc import Iterable, Sequence
@@ -159,6 +160,28 @@ def summary_text(meta: dict) -> str:
     return s
 
 
+def _safe(fallback_arg: int | None = None):
+    """Per-flow methods never raise into the adapter's hooks: an exception there would
+    stop the hook half-way (a request hook that stops early forwards the request as
+    it is). On an internal error only its type is logged (its text could hold an
+    original); the method returns None, or its argument number `fallback_arg` (tee
+    returns the callable it was given)."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - see above
+                log.error("disguise: inspection: internal error in %s (%s)", fn.__name__, type(e).__name__)
+                log.debug("disguise: inspection", exc_info=True)
+                return args[fallback_arg] if fallback_arg is not None else None
+
+        return wrapper
+
+    return deco
+
+
 def _decode(raw: bytes, enc: str) -> tuple[bytes, bool]:
     """raw content-decoded (True) or as it came when it cannot be (False)."""
     if not enc or enc.strip().lower() == "identity":
@@ -263,11 +286,13 @@ class Inspector:
 
     # -- per flow, called by the adapter -------------------------------------------------
 
+    @_safe()
     def before_request(self, flow: http.HTTPFlow, rules: Rules | None, api: Api | None) -> bool:
         """At the start of the adapter's request hook. For a client replay of a flow
         captured with the addon, puts the client's original body back so that it is
         masked afresh. For an offline run (`-nr`) of a recorded flow, re-runs it (or
-        reports a dry run). True when the flow is fully handled here."""
+        reports a dry run). True when the flow is fully handled here; None (false) after
+        an internal error, so the adapter masks the request as it is."""
         if api is None or rules is None:
             return False
         sides = flow.metadata.get(SIDES)
@@ -278,6 +303,7 @@ class Inspector:
             return True
         return False
 
+    @_safe()
     def masked(self, flow: http.HTTPFlow, api: Api, client_body: bytes, session) -> None:
         """After a request was masked (flow.request holds the masked body)."""
         meta = flow.metadata.setdefault(META, {})
@@ -295,6 +321,7 @@ class Inspector:
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)
 
+    @_safe()
     def refused(self, flow: http.HTTPFlow, api: Api, reason: str, forwarded: bool = False) -> None:
         """A request that could not be masked: refused, or forwarded unchanged
         (disguise_fail_open)."""
@@ -309,12 +336,14 @@ class Inspector:
         flow.marked = FAILED_MARK
         flow.comment = summary_text(meta)
 
+    @_safe()
     def failed(self, flow: http.HTTPFlow, reason: str) -> None:
         """The response could not be reversed; the client got an error instead."""
         meta = flow.metadata.setdefault(META, {})
         meta["failed"] = reason
         flow.marked = FAILED_MARK
 
+    @_safe()
     def upstream_headers(self, flow: http.HTTPFlow) -> None:
         """In responseheaders, before the adapter changes any header."""
         resp = flow.response
@@ -325,12 +354,14 @@ class Inspector:
         sides["upstream_response"] = side(b"", 0, headers=resp.headers.items(multi=True),
                                           status=resp.status_code, encoding=enc)  # fmt: skip
 
+    @_safe(fallback_arg=2)
     def tee(self, flow: http.HTTPFlow, stream_callable):
         """Wrap the adapter's stream callable to keep both sides of the stream."""
         if self.limit <= 0:
             return stream_callable
         return Tee(stream_callable, self.limit)
 
+    @_safe()
     def before_restore(self, flow: http.HTTPFlow) -> None:
         """At the start of the adapter's response hook. Keeps the upstream side of a
         whole (non-streamed) body before it is restored. For a server-replayed
@@ -356,6 +387,7 @@ class Inspector:
             status=resp.status_code, encoding="",
         )  # fmt: skip
 
+    @_safe()
     def finish(self, flow: http.HTTPFlow, api: Api, restorer: Restorer, stream=None, error: bool = False) -> None:
         """The flow ended (response or error hook): keep the streamed sides, write the
         summary, one info line with counts only."""
@@ -477,7 +509,7 @@ class Inspector:
         try:
             mask_body(flow.request.get_content(strict=True) or b"", api.request_rule, rules)
         except (MaskError, ValueError):
-            verdict = "re-run offline: refused again, as in the live run"
+            verdict = "re-run offline: the request still cannot be masked, as in the live run"
         else:
             verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
         meta["replay"] = verdict
