@@ -73,11 +73,13 @@ def openai_client(port: int):
                          timeout=20.0, http_client=openai.DefaultHttpxClient(trust_env=False))  # fmt: skip
 
 
-def drive(port: int) -> dict[str, str]:
-    """The recorded session: what each client read."""
+def drive(port: int, light: bool = False) -> dict[str, str]:
+    """The recorded session: what each client read (light: the Anthropic stream only)."""
     got: dict[str, str] = {}
     with anthropic_client(port) as a, openai_client(port) as o:
-        _drive_sdks(a, o, got)
+        _drive_sdks(a, o, got, light)
+    if light:
+        return got
     # refused: a body that claims gzip but is not
     status, _, _ = http_post(port, "/v1/messages", b"not gzip at all",
                              {"content-encoding": "gzip", "x-api-key": "sk-ant-test-credential"})  # fmt: skip
@@ -92,7 +94,7 @@ def drive(port: int) -> dict[str, str]:
     return got
 
 
-def _drive_sdks(a, o, got: dict[str, str]) -> None:
+def _drive_sdks(a, o, got: dict[str, str], light: bool = False) -> None:
     tools = [{"name": "acme_lookup", "description": "look up at Acme Corp",
               "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}]  # fmt: skip
     with a.messages.stream(model="a-stream", max_tokens=50, tools=tools,
@@ -101,13 +103,15 @@ def _drive_sdks(a, o, got: dict[str, str]) -> None:
     got["anthropic.stream"] = msg.content[0].text
     got["anthropic.tool"] = json.dumps(msg.content[1].input)
     got["anthropic.tool_name"] = msg.content[1].name
+    if light:
+        return
     m = a.messages.create(model="a-whole", max_tokens=50, messages=[{"role": "user", "content": PROMPT}])
     got["anthropic.whole"] = m.content[0].text
     with o.chat.completions.create(model="o-stream", stream=True, messages=[{"role": "user", "content": PROMPT}]) as st:
         got["openai.stream"] = "".join(c.choices[0].delta.content or "" for c in st if c.choices)
 
 
-def record(tmp: Path, *extra: str, addon: bool = True) -> Session:
+def record(tmp: Path, *extra: str, addon: bool = True, light: bool = False) -> Session:
     mpath = write_mappings(tmp, MAPPINGS)
     flows = tmp / "session.flows"
     with FakeUpstream() as up:
@@ -121,7 +125,7 @@ def record(tmp: Path, *extra: str, addon: bool = True) -> Session:
             del cmd[i : i + 4]
         md = Mitmdump(cmd)
         try:
-            client = drive(md.port)
+            client = drive(md.port, light)
         finally:
             md.stop()
         return Session(tmp, flows, mpath, md.output, list(up.requests), client)
@@ -243,7 +247,7 @@ def test_client_gone_after_done_keeps_the_summary(session: Session) -> None:
 
 
 def test_capture_limit_cuts_and_marks(tmp_path: Path) -> None:
-    s = record(tmp_path, "--set", "disguise_capture_limit=300")
+    s = record(tmp_path, "--set", "disguise_capture_limit=300", light=True)
     f = by_model(read_flows(s.flows))["a-stream"]
     sides = f.metadata[SIDES]
     assert sides["client_request"]["cut"] and len(sides["client_request"]["content"]) == 300
@@ -305,23 +309,19 @@ def test_contentview_is_chosen_automatically(session: Session, registered) -> No
     assert "── choice 0 content" in text and PROMPT in text
 
 
-def test_mitmdump_flow_detail_shows_channels(session: Session) -> None:
-    rc, out = run_mitmdump([str(MITMDUMP), "-nr", str(session.flows), "--flow-detail", "3",
-                            "--set", f"confdir={session.dir / 'conf'}", "-s", str(ADDON),
-                            "--set", f"disguise_mappings={session.mappings}"])  # fmt: skip
-    assert rc == 0, out
-    assert "── block 0 text · text" in out and "response as the client received it" in out
-
-
 # -- 2. replay ---------------------------------------------------------------------------------
 
 
 def test_offline_rerun_equals_the_live_run(session: Session, tmp_path: Path) -> None:
     out = tmp_path / "rerun.flows"
     rc, log = run_mitmdump([str(MITMDUMP), "-nr", str(session.flows), "--set", f"confdir={session.dir / 'conf'}",
-                            "-s", str(ADDON), "--set", f"disguise_mappings={session.mappings}", "-w", str(out)])  # fmt: skip
+                            "-s", str(ADDON), "--set", f"disguise_mappings={session.mappings}", "-w", str(out),
+                            "--flow-detail", "3"])  # fmt: skip
     assert rc == 0, log
-    assert log.count("re-run offline: equals the live run") == 3, log
+    # mitmdump prints bodies through the Disguise view
+    assert "── block 0 text · text" in log and "response as the client received it" in log
+    lines = [ln for ln in log.splitlines() if "] disguise: " in ln]
+    assert sum("re-run offline: equals the live run" in ln for ln in lines) == 3, log
     assert "DIFFERS" not in log
     assert "re-run offline: the request still cannot be masked, as in the live run" in log
     live = read_flows(session.flows)
@@ -489,7 +489,7 @@ def test_audit_finds_a_disguise_split_across_events(tmp_path: Path) -> None:
 def test_audit_catches_a_host_left_unprotected(tmp_path: Path) -> None:
     """A real misconfiguration: disguise_hosts names another host, so this provider got
     the originals. The addon ran; the audit says what leaked."""
-    s = record(tmp_path, "--set", "disguise_hosts=api.anthropic.com")
+    s = record(tmp_path, "--set", "disguise_hosts=api.anthropic.com", light=True)
     r = cli("audit", str(s.flows), mappings=s.mappings)
     assert r.returncode == 1
     assert "not masked by the addon" in r.stdout
