@@ -141,3 +141,18 @@ def test_client_replay_of_a_cut_request_is_refused(addon, tmp_path: Path) -> Non
     addon.request(f)
     assert f.response is not None and f.response.status_code == 400
     assert f.marked == ":no_entry:" and "cannot replay" in f.comment
+
+
+def test_server_replayed_sse_response_is_restored(addon) -> None:
+    """Server replay answers in the request hook; mitmproxy then emulates
+    responseheaders and never calls a stream callable for that body."""
+    f = messages_flow(BODY)
+    addon.request(f)
+    f.response = tutils.tresp(content=build_stream([("text", ["Zen", "ith Labs, [EMA", "IL_1]"])]))
+    f.response.headers["content-type"] = "text/event-stream"
+    f.is_replay = "response"
+    addon.responseheaders(f)
+    assert not f.response.stream
+    addon.response(f)
+    assert b"Zenith" not in f.response.content and b"[EMAIL_1]" not in f.response.content
+    assert b"Acme Corp" in f.response.content and b"bob@corp.example.com" in f.response.content

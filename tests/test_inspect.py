@@ -510,9 +510,11 @@ def test_audit_notes_disguises_in_thinking_without_failing(tmp_path: Path) -> No
     assert "signed thinking" in rep.text()
 
 
-def test_audit_mitmproxy_command(session: Session) -> None:
-    """The same audit from inside mitmproxy: `disguise.audit @all`."""
-    script = session.dir / "run_audit.py"
+def test_audit_and_share_mitmproxy_commands(session: Session, tmp_path: Path) -> None:
+    """The same from inside mitmproxy: `disguise.audit @all`, `disguise.share @all PATH`
+    (mitmdump has no flow view to resolve @all: the script passes the flows)."""
+    script = tmp_path / "run_audit.py"
+    shared = tmp_path / "shared.flows"
     script.write_text(
         "from mitmproxy import ctx\n"
         "class A:\n"
@@ -521,12 +523,16 @@ def test_audit_mitmproxy_command(session: Session) -> None:
         "        self.flows.append(f)\n"
         "    def done(self):\n"
         "        print('AUDIT>>', ctx.master.commands.call('disguise.audit', self.flows))\n"
+        f"        ctx.master.commands.call('disguise.share', self.flows, {str(shared)!r})\n"
         "addons = [A()]\n"
     )  # fmt: skip
     rc, out = run_mitmdump([str(MITMDUMP), "-nr", str(session.flows), "--set", f"confdir={session.dir / 'conf'}",
                             "-s", str(ADDON), "-s", str(script), "--set", f"disguise_mappings={session.mappings}"])  # fmt: skip
     assert rc == 0, out
     assert "AUDIT>>" in out and "clean: 4 LLM flows audited, no leak" in out
+    assert "disguise.share: 3 flows written" in out
+    r = cli("audit", str(shared), mappings=session.mappings)
+    assert r.returncode == 0 and "clean: 3 LLM flows audited, no leak" in r.stdout
 
 
 # -- 4. sharing -----------------------------------------------------------------------------------

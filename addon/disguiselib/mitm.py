@@ -190,7 +190,9 @@ class Disguise:
             return
         self.inspect.upstream_headers(flow)  # inspect: before any header changes
         if flow.is_replay == "response":
-            return  # server replay: the body is whole already and no stream callable runs
+            # server replay: the body is whole already and mitmproxy never calls a stream
+            # callable for a response set in the request hook; the response hook restores it
+            return
         if "text/event-stream" not in resp.headers.get("content-type", "").lower():
             return
         stream = st.api.stream(st.restorer)
