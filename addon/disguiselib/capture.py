@@ -193,11 +193,16 @@ def _decode(raw: bytes, enc: str) -> tuple[bytes, bool]:
     return (out if isinstance(out, bytes) else out.encode()), True
 
 
-def restore_whole(api: Api, restorer: Restorer, body: bytes, content_type: str) -> bytes:
+def restore_whole(api: Api, restorer: Restorer, body: bytes, content_type: str, path: str = "") -> bytes:
     """The client's side of a whole upstream body, as the adapter makes it for a
     non-streamed or replayed response. Raises what the core raises."""
-    if "text/event-stream" in content_type.lower():
-        return api.stream(restorer).whole(body)
+    stream_for = getattr(api, "stream_for", None)  # APIs that pick a stream by path (Google)
+    if stream_for is not None:
+        factory = stream_for(path, content_type)
+    else:
+        factory = api.stream if "text/event-stream" in content_type.lower() else None
+    if factory is not None:
+        return factory(restorer).whole(body)
     return restore_body(body, api.response_rule, restorer)
 
 
@@ -481,7 +486,7 @@ class Inspector:
         restorer = rules.restorer(session.placeholders)
         ctype = flow.response.headers.get("content-type", "") if flow.response else ""
         try:
-            client = restore_whole(api, restorer, up["content"], ctype)
+            client = restore_whole(api, restorer, up["content"], ctype, flow.request.path)
         except Exception as e:  # noqa: BLE001 - reported, never raised into mitmproxy
             meta["replay"] = f"re-run: the response could not be reversed ({type(e).__name__})"
             flow.comment = summary_text(meta) + f"; {meta['replay']}"
@@ -535,7 +540,7 @@ class Inspector:
         if flow.response is not None:
             body = flow.response.get_content(strict=False) or b""
             try:
-                restore_whole(api, restorer, body, flow.response.headers.get("content-type", ""))
+                restore_whole(api, restorer, body, flow.response.headers.get("content-type", ""), flow.request.path)
             except Exception:  # noqa: BLE001 - a dry run reports, never raises
                 pass
         meta.update(restored=restorer.restored, stripped=restorer.stripped)
