@@ -590,3 +590,11 @@ def test_share_refuses_to_write_a_copy_that_fails_the_audit(session: Session, tm
 def test_refused_gzip_request_body_is_not_in_the_upstream_side(session: Session) -> None:
     f = [f for f in read_flows(session.flows) if f.response and f.response.status_code == 400][0]
     assert flowfile.record(1, f).sent is None
+
+
+def test_show_prints_every_side_without_a_browser(session: Session) -> None:
+    r = cli("show", str(session.flows), mappings=session.mappings)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.count("===== flow") == 4 * 4  # 4 LLM flows x request/response x two views
+    assert "other side: response as upstream sent it" in out and "[EMAIL_1]" in out and BOB in out
