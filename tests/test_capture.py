@@ -156,3 +156,20 @@ def test_server_replayed_sse_response_is_restored(addon) -> None:
     addon.response(f)
     assert b"Zenith" not in f.response.content and b"[EMAIL_1]" not in f.response.content
     assert b"Acme Corp" in f.response.content and b"bob@corp.example.com" in f.response.content
+
+
+def test_tee_knows_whether_the_final_event_went_out() -> None:
+    t = Tee(lambda d: [d], 10)  # the kept copy is cut: the last pieces still tell
+    t(b'data: {"choices":[]}\n\n')
+    assert not t.final_sent
+    t(b'data: {"text":"say \\"type\\":\\"message_stop\\" [DONE"}\n\n')  # quoted in text: not an event
+    assert not t.final_sent
+    t(b"data: [DONE]\n\n")
+    t(b": bye\n\n")
+    assert t.final_sent
+    a = Tee(lambda d: [d], 1 << 20)
+    a(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    assert a.final_sent
+    r = Tee(lambda d: [d], 1 << 20)
+    r(b'event: response.completed\ndata: {"type":"response.completed","response":{"output":[]}}\n\n')
+    assert r.final_sent

@@ -24,6 +24,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import re
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +49,6 @@ SIDES = "disguise_sides"
 # Per side: an LLM request with a long context runs to a few MB; a long streamed answer
 # rarely passes 1 MB. Above this a side is cut and marked, never silently shortened.
 CAPTURE_LIMIT = 8 * 1024 * 1024
-_TAIL = 4096  # last bytes the client got, always kept: did the final event go out?
 FAILED_MARK = ":no_entry:"
 
 # Header names whose values are credentials or account identifiers: never copied into
@@ -65,24 +66,35 @@ def _sha(data: bytes | None) -> str:
 
 
 class Kept:
-    """A bounded copy of a body: the first `limit` bytes, and how many there were."""
+    """A bounded copy of a body: the first `limit` bytes, and how many there were.
+    Pieces are kept as they come and joined once (`buf`): a list append per piece
+    costs a fraction of growing a bytearray."""
 
-    __slots__ = ("buf", "size", "limit")
+    __slots__ = ("parts", "kept", "size", "limit")
 
     def __init__(self, limit: int) -> None:
-        self.buf = bytearray()
+        self.parts: list[bytes] = []
+        self.kept = 0
         self.size = 0
         self.limit = limit
 
     def add(self, data: bytes) -> None:
         self.size += len(data)
-        room = self.limit - len(self.buf)
+        room = self.limit - self.kept
         if room > 0:
-            self.buf += data[:room]
+            piece = data if len(data) <= room else data[:room]
+            self.parts.append(piece)
+            self.kept += len(piece)
+
+    @property
+    def buf(self) -> bytes:
+        if len(self.parts) > 1:
+            self.parts = [b"".join(self.parts)]
+        return self.parts[0] if self.parts else b""
 
     @property
     def cut(self) -> bool:
-        return self.size > len(self.buf)
+        return self.size > self.kept
 
 
 def side(content: bytes, size: int | None = None, *, cut: bool = False, headers=None, **extra: Any) -> dict:
@@ -98,27 +110,42 @@ def _bounded(data: bytes, limit: int) -> dict:
     return side(data[:limit], len(data), cut=len(data) > limit)
 
 
+# A stream's final event, as the providers write it: Anthropic `message_stop`, OpenAI
+# Chat `data: [DONE]`, Responses `response.completed` / `.incomplete` / `.failed`. Inside
+# a JSON string the quotes would be escaped, so text that talks about them can't match.
+_FINAL_EVENT = re.compile(
+    rb'"type": ?"(?:message_stop|response\.(?:completed|incomplete|failed))"|^data: ?\[DONE\]', re.M
+)
+
+
 class Tee:
     """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
-    content decoding) and what the client got, each bounded. Returns the inner
-    callable's pieces as a list without empty pieces (an empty piece mid-stream would
-    end a chunked body)."""
+    content decoding) and what the client got, each bounded, and the last few pieces
+    the client got (did the final event go out?). Returns the inner callable's pieces
+    as a list without empty pieces (an empty piece mid-stream would end a chunked
+    body). Costs a list append or two per call: it runs on the event loop."""
 
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
         self.up = Kept(limit)
         self.down = Kept(limit)
-        self.tail = b""
+        self.last: deque[bytes] = deque(maxlen=8)
 
     def __call__(self, data: bytes) -> list[bytes]:
         self.up.add(data)
         out = self.inner(data)
-        got = [out] if isinstance(out, (bytes, bytearray)) else list(out)
-        pieces: list[bytes] = [bytes(p) for p in got if p]
+        got = [out] if isinstance(out, (bytes, bytearray)) else out
+        pieces: list[bytes] = [p if type(p) is bytes else bytes(p) for p in got if p]
         for p in pieces:
             self.down.add(p)
-            self.tail = (self.tail + p)[-_TAIL:]
+            self.last.append(p)
         return pieces
+
+    @property
+    def final_sent(self) -> bool:
+        """Did the stream's final event go out? The adapter emits whole events, so the
+        final event sits whole in one of the last pieces (a comment may follow it)."""
+        return any(_FINAL_EVENT.search(p) is not None for p in self.last)
 
     @property
     def dead(self) -> bool:
@@ -204,13 +231,6 @@ def restore_whole(api: Api, restorer: Restorer, body: bytes, content_type: str, 
     if factory is not None:
         return factory(restorer).whole(body)
     return restore_body(body, api.response_rule, restorer)
-
-
-def _ended_after_final(data: bytes) -> bool:
-    """Did the last bytes the client got contain a stream's final event?"""
-    if b"[DONE]" in data:
-        return True
-    return any(t.encode() in data for t in sseview.TERMINAL_TYPES)
 
 
 class Inspector:
@@ -426,7 +446,7 @@ class Inspector:
                 cut = self.limit
         if cut:
             meta["cut"] = cut
-        final_sent = tee is not None and _ended_after_final(tee.tail)
+        final_sent = tee is not None and tee.final_sent
         if not error:
             meta["end"] = "completed"
         elif final_sent:
