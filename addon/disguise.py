@@ -10,4 +10,5 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from disguiselib.mitm import Disguise  # noqa: E402
 
-addons = [Disguise()]
+_disguise = Disguise()
+addons = [_disguise, _disguise.inspect]  # the Inspector: capture option, commands, contentviews

@@ -28,6 +28,7 @@ from mitmproxy.net import encoding as mencoding
 from mitmproxy.utils import human
 
 from . import engine, leakguard, mappings
+from .capture import Inspector
 from .decoding import Decoder, decoder_for
 from .engine import Api, HostRule, in_hosts, known_host, llm_shaped, parse_hosts, recognise
 from .errors import DisguiseError, LeakError, MappingError, MaskError, ScopeError, StreamError
@@ -256,6 +257,8 @@ class StreamCall:
 class _Refused:
     """A stream that cannot be reversed: the client gets one error body, nothing else."""
 
+    dead = True  # failed closed (read by capture.Tee)
+
     def __init__(self, err: bytes) -> None:
         self.err: bytes | None = err
 
@@ -410,7 +413,7 @@ class Guard:
         if st is None:
             return
         resp = flow.response
-        if resp is None or isinstance(resp.stream, StreamCall | Buffered | _Refused):
+        if resp is None or isinstance(_inner(resp.stream), StreamCall | Buffered | _Refused):
             return
         st.refusal = st.refusal or "response not restored: the disguise addon is no longer loaded"
         _finish_error(flow, st)
@@ -450,7 +453,7 @@ def _finish_error(flow: http.HTTPFlow, st: _FlowState) -> None:
     """At response, for a body that was not streamed: replace it."""
     resp = flow.response
     assert resp is not None and st.refusal is not None
-    if isinstance(resp.stream, _Refused):
+    if isinstance(_inner(resp.stream), _Refused):
         return
     resp.stream = False
     resp.headers.pop("content-encoding", None)
@@ -470,6 +473,12 @@ class Disguise:
         self.config: Config | None = None
         self.guard = Guard()  # replaced by the process's own in load()
         self._failed: tuple | None = None  # snapshot of mapping files that failed to load
+        self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
+
+    @property
+    def rules(self) -> Rules | None:
+        """The rules in force (for the inspection commands)."""
+        return self.config.rules if self.config is not None else None
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -620,6 +629,7 @@ class Disguise:
                 raise LeakError(f"an original ({hit}) would have left unmasked")
             self.guard.flows[flow.id] = _FlowState(api, cfg.rules.restorer(session.placeholders))
             _note_masked(flow, api, session)
+            self.inspect.masked(flow, api, body, session)
             return mencoding.encode(masked, enc) if enc else masked
 
         return work
@@ -636,6 +646,9 @@ class Disguise:
         return work
 
     def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None and not flow.live:
+            self._offline(flow)
+            return
         m = self.guard.seen.get(flow.id)
         if m is None:  # requestheaders ran before this instance existed
             self.requestheaders(flow)
@@ -649,6 +662,15 @@ class Disguise:
             if flow.response is None:
                 _refuse(flow, f"disguise: request refused: internal error ({type(e).__name__})", 500)
         m.stage = "request"
+
+    def _offline(self, flow: http.HTTPFlow) -> None:
+        """`mitmdump -nr` of a recorded flow: re-run or dry-run it (capture.Inspector);
+        nothing leaves."""
+        cfg = self.config
+        if cfg is None:
+            return
+        kind, api = self._classify(flow, cfg)
+        self.inspect.before_request(flow, cfg.rules, api if kind == "api" else None)
 
     def _request(self, flow: http.HTTPFlow, m: Mark) -> None:
         if flow.response is not None or m.kind == "skip":
@@ -680,6 +702,9 @@ class Disguise:
         elif m.kind == "unknown":
             self._unknown(flow, cfg)
         elif api is not None:
+            # client replay: the client's own body goes back in, to be masked afresh
+            if self.inspect.before_request(flow, cfg.rules, api):
+                return
             self._mask(flow, api, cfg)
 
     def _unknown(self, flow: http.HTTPFlow, cfg: Config, websocket: bool = False) -> None:
@@ -741,11 +766,13 @@ class Disguise:
         flow.request.anticomp()
         self.guard.flows[flow.id] = _FlowState(api, cfg.rules.restorer(session.placeholders))
         _note_masked(flow, api, session)
+        self.inspect.masked(flow, api, raw, session)  # keeps the client's side, per-rule counts
 
     def _unmaskable(self, flow: http.HTTPFlow, api: Api, e: Exception, fail_open: bool = True) -> None:
         msg = f"disguise: request not masked: {e}"
         if fail_open and ctx.options.disguise_fail_open:
             log.warning("%s (forwarded unchanged: disguise_fail_open)", msg)
+            self.inspect.refused(flow, api, str(e), forwarded=True)
             m = self.guard.seen.get(flow.id)
             if m is not None:
                 m.kind = "skip"  # what the user asked for: the Guard lets it pass
@@ -756,6 +783,7 @@ class Disguise:
             400, api.error_body(msg), {"content-type": "application/json", "x-disguise": "refused"}
         )
         flow.comment = msg
+        self.inspect.refused(flow, api, str(e))
 
     # -- responses -----------------------------------------------------------------------
 
@@ -769,6 +797,11 @@ class Disguise:
             _replace_with_error(flow, st, 400)
             return
         assert st.restorer is not None
+        self.inspect.upstream_headers(flow)  # before any header changes
+        if flow.is_replay == "response":
+            # server replay: the body is whole already and mitmproxy never calls a stream
+            # callable for a response set in the request hook; the response hook restores it
+            return
         st.encoding = resp.headers.get("content-encoding", "")
         ctype = resp.headers.get("content-type", "")
         # Streamed unless labelled JSON: the core tells an event stream by its first
@@ -780,9 +813,10 @@ class Disguise:
             try:
                 stream.decoder = decoder_for(st.encoding)
             except StreamError as e:
-                resp.stream = _Refused(stream.error_event(f"disguise: {e}"))
+                resp.stream = self.inspect.tee(flow, _Refused(stream.error_event(f"disguise: {e}")))
+                self.inspect.failed(flow, f"stream could not be reversed: {e}")
                 return
-            resp.stream = StreamCall(stream, None)
+            resp.stream = self.inspect.tee(flow, StreamCall(stream, None))  # keeps both sides
             return
         if resp.stream or _streams_large_bodies():
             # mitmproxy streams large bodies as they come (now, or once they pass the
@@ -799,9 +833,17 @@ class Disguise:
                 return api.error_body(f"disguise: response not restored: {msg}")
 
             _fix_headers(resp)
-            resp.stream = Buffered(work, on_error, _body_limit())
+            resp.stream = self.inspect.tee(flow, Buffered(work, on_error, _body_limit()))
 
     def response(self, flow: http.HTTPFlow) -> None:
+        st = self.guard.flows.get(flow.id)
+        if st is not None and flow.response is not None:
+            self.inspect.before_restore(flow)  # the upstream side of a whole body, first
+        self._restore(flow)
+        if st is not None and st.restorer is not None:
+            self.inspect.finish(flow, st.api, st.restorer, st.stream)  # the summary, last
+
+    def _restore(self, flow: http.HTTPFlow) -> None:
         st = self.guard.flows.pop(flow.id, None)
         resp = flow.response
         if st is None or resp is None:
@@ -810,7 +852,7 @@ class Disguise:
             _finish_error(flow, st)
             return
         assert st.restorer is not None
-        if isinstance(resp.stream, StreamCall | Buffered | _Refused):
+        if isinstance(_inner(resp.stream), StreamCall | Buffered | _Refused):
             self._note(flow, st)
             return
         try:
@@ -821,6 +863,7 @@ class Disguise:
             resp.set_content(
                 st.api.error_body(f"disguise: response not reversed: cannot decode content-encoding {enc!r}")
             )
+            self.inspect.failed(flow, f"response not reversed: cannot decode content-encoding {enc!r}")
             return
         try:
             ctype = resp.headers.get("content-type", "")
@@ -835,6 +878,7 @@ class Disguise:
             resp.content = st.api.error_body(
                 f"disguise: response not reversed: internal error ({type(e).__name__})"
             )
+            self.inspect.failed(flow, f"response not reversed: internal error ({type(e).__name__})")
             return
         if new is not body:
             resp.content = new
@@ -852,10 +896,17 @@ class Disguise:
 
     def error(self, flow: http.HTTPFlow) -> None:
         self.guard.seen.pop(flow.id, None)
-        self.guard.flows.pop(flow.id, None)
+        st = self.guard.flows.pop(flow.id, None)
+        if st is not None and st.restorer is not None:  # the summary, whatever ended the flow
+            self.inspect.finish(flow, st.api, st.restorer, st.stream, error=True)
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _inner(stream: object) -> object:
+    """A stream callable, unwrapped from the inspection Tee around it."""
+    return getattr(stream, "inner", stream)
 
 
 def _fix_headers(resp: http.Response) -> None:
