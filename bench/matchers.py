@@ -239,7 +239,7 @@ class Engine:
 
 
 def section_reversal(reps: int) -> None:
-    print("(1) Reversal, µs per event (token-sized deltas of 1-6 chars; process time, best of %d)" % reps)
+    print(f"(1) Reversal, µs per event (token-sized deltas of 1-6 chars; process time, best of {reps})")
     rng = random.Random(1)
     cases = [("100 literals, dense", 100, True), ("1000 literals, prose", 1000, False),
              ("1000 literals, dense", 1000, True)]  # fmt: skip
@@ -265,7 +265,7 @@ def section_reversal(reps: int) -> None:
         for lits, rev, pieces in data:
             holder: list = []
 
-            def go(lits=lits, rev=rev, pieces=pieces, holder=holder) -> None:
+            def go(lits=lits, rev=rev, pieces=pieces, holder=holder, make=make) -> None:
                 w = make(lits, rev)
                 holder[:] = [w.feed(p) for p in pieces]
 
@@ -307,7 +307,7 @@ def request_strings(rng: random.Random, lits: dict[str, str]) -> list[str]:
 
 
 def section_masking(reps: int) -> None:
-    print("\n(2) Masking scans over the strings of a ~1 MB request, ms (process time, best of %d)" % reps)
+    print(f"\n(2) Masking scans over the strings of a ~1 MB request, ms (process time, best of {reps})")
     rng = random.Random(2)
     lits = literals(rng, 1000)
     vals = request_strings(rng, lits)
@@ -401,7 +401,8 @@ def section_growth(reps: int) -> None:
             s.feed(e)
         s.flush()
 
-    ts = [best(lambda e=deltas(n): run(e), reps) for n in (2000, 4000)]
+    evs = {n: deltas(n) for n in (2000, 4000)}
+    ts = [best(lambda e=evs[n]: run(e), reps) for n in (2000, 4000)]
     print(f"    {'unclosed [[reply_to: + N deltas':<32}{'(12 s at 2,000 before)':>28}{ts[0] * 1e3:8.1f} {ts[1] * 1e3:8.1f} ×{ts[1] / ts[0]:4.1f}")
     latex = r"\frac{\alpha}{\beta} + \sum_{i=0}^{n} \mathbb{R}^{n} \\ "
     Rl = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))

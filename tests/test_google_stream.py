@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from conftest import REPO
 from disguiselib import mappings
-from disguiselib.errors import StreamError
 from disguiselib.providers import google
 from disguiselib.providers.base import restore_body
 from disguiselib.rules import Rules

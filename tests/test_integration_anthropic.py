@@ -848,6 +848,47 @@ def test_concurrent_streams_restore_their_own_placeholders(proxy: Proxy) -> None
         assert placeholder_in(rec) == "[EMAIL_1]"
 
 
+def test_large_body_masked_off_the_event_loop_while_a_stream_flows(proxy: Proxy) -> None:
+    """A body over OFF_LOOP_BYTES is masked in a worker thread: it is masked all the same
+    (every original gone, the answer restored with its placeholders), and a stream that
+    runs meanwhile on the same proxy is restored as usual."""
+    from disguiselib.mitm import OFF_LOOP_BYTES
+
+    scn = "scn-big"
+    proxy.upstream.on(scn, json_handler)
+
+    def slow(rec: Recorded) -> Reply:
+        ph = placeholder_in(rec)
+        events = [message_start("scn-big-stream", "msg_b"), block_start(0, {"type": "text", "text": ""}),
+                  *text_deltas(0, ["Reply for ", ph[:3], ph[3:6], ph[6:], ": Zenith", " Labs"]),
+                  block_stop(0), *message_end("end_turn")]  # fmt: skip
+        return Reply(events, headers=sse_headers(), delay=0.02)
+
+    proxy.upstream.on("scn-big-stream", slow)
+    filler = "def f(x):\n    return x  # Acme Corp\n" * (OFF_LOOP_BYTES // 10)
+    content = f"Acme Corp: write to {ALICE} and {BOB}.\n" + filler + f"\nalso {BOB}"
+    assert len(content) > 2 * OFF_LOOP_BYTES
+
+    def stream() -> str:
+        with sdk(proxy) as client:
+            messages = [{"role": "user", "content": f"I am {BOB}"}]
+            with client.messages.stream(model="scn-big-stream", max_tokens=20, messages=messages) as s:
+                return s.get_final_text()
+
+    with ThreadPoolExecutor(2) as pool:
+        concurrent = pool.submit(stream)
+        with sdk(proxy) as client:
+            msg = client.messages.create(model=scn, max_tokens=100,
+                                         messages=[{"role": "user", "content": content}])  # fmt: skip
+        assert concurrent.result(30) == f"Reply for {BOB}: Acme Corp"
+    rec = proxy.upstream.for_model(scn)[-1]
+    sent = rec.body.decode()
+    assert len(rec.body) > 2 * OFF_LOOP_BYTES
+    assert ALICE not in sent and BOB not in sent and "Acme Corp" not in sent
+    assert (placeholder_in(rec, 0), placeholder_in(rec, 1)) == ("[EMAIL_1]", "[EMAIL_2]")
+    assert msg.content[1].text == f"Acme Corp mailed {BOB} and {ALICE}; [EMAIL_9] stays. Done: session_id."
+
+
 # -- f. a bad mapping set stops mitmdump --------------------------------------------------------
 
 BAD_MAPPINGS = {

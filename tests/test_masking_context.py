@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
+from conftest import REPO
 from disguiselib import mappings
 from disguiselib.providers import anthropic, openai
 from disguiselib.providers.base import mask_body
 from disguiselib.rules import Rules
-from conftest import REPO
 
 R = Rules(mappings.load(REPO / "mappings"))
 SECRET = "SyUAzQ7uXlAJgtUxSMoHhn0FWiIZN_Sh3VSlXU8S"  # nothing but its key says it is one

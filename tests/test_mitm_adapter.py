@@ -154,6 +154,19 @@ def test_fail_open_forwards_unchanged(addon) -> None:
     assert f.response is None and f.request.content == b'{"messages": ['
 
 
+def test_fail_open_never_forwards_a_signed_bedrock_body(addon) -> None:
+    """fail-open forwards what could not be masked *unmasked*; a Bedrock body can never
+    be masked (SigV4 signs it), so even then it is refused."""
+    a, tctx = addon
+    tctx.configure(a, disguise_fail_open=True)
+    body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "Acme Corp"}]})
+    f = messages_flow(body.encode(), path="/model/anthropic.claude-sonnet-4-v1:0/invoke")
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    assert b"SigV4" in f.response.content
+
+
 def test_compressed_request_body(addon) -> None:
     a, _ = addon
     f = messages_flow(b"")

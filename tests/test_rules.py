@@ -217,7 +217,7 @@ def test_prefix_closure_is_partial_matching(rule: str, t: str) -> None:
     b = rxsyntax.bounded(rule)
     closure = linear.Regex(b.closure)
     # the same bounded rule for the oracle (RE2 writes a code point \x{a}; regex \U0000000a)
-    text = re.sub(r"\\x\{([0-9a-f]+)\}", lambda m: "\\U%08x" % int(m.group(1), 16), b.regex)
+    text = re.sub(r"\\x\{([0-9a-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", b.regex)
     oracle = regex.compile(f"(?:{text})(?!)")
     assert closure.fullmatch(t.encode()) == (oracle.fullmatch(t, partial=True) is not None)
 

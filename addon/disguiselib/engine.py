@@ -17,8 +17,8 @@ from .jsonspan import Rule
 from .providers import anthropic, bedrock, google, legacy, openai
 from .providers.base import BodyStream, SSEStream, restore_body
 from .providers.common import GENERIC
-from .sse import is_json_type
 from .rules import Restorer
+from .sse import is_json_type
 
 
 @dataclass(frozen=True)

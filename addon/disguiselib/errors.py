@@ -13,6 +13,12 @@ class MaskError(DisguiseError):
     """A request could not be masked completely; it must not be forwarded."""
 
 
+class NeverForward(MaskError):
+    """A request that cannot be masked by its nature (a body signed by the client, as
+    AWS Bedrock's SigV4): refused even where `disguise_fail_open` forwards what could
+    not be masked, since forwarding it would send it unmasked."""
+
+
 class StreamError(DisguiseError):
     """A response stream cannot be reversed further (over a limit, broken framing)."""
 

@@ -42,8 +42,11 @@ _ESCAPE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F
 # instead of splicing into it (walking escapes is Python-speed work per escape).
 _SPLICE_MAX_ESCAPES = 64
 
+# What transform() applies to each selected string: a new value, or Spans of its edits.
+TransformFn = Callable[["str", "Rule"], "str | Spans"]
 
-class Spans(list):
+
+class Spans(list):  # noqa: FURB189 - a marker type: a list is what it holds
     """What a transform fn may return instead of a new string: the (start, end,
     replacement) edits of the decoded value, sorted and disjoint. The walk then splices
     each into the raw token, so every other byte of the token — its escapes included —
@@ -195,7 +198,7 @@ class _Frame:
 
 
 def transform(
-    s: str, doc: object, root: Rule, fn: Callable[[str, Rule], str]
+    s: str, doc: object, root: Rule, fn: TransformFn
 ) -> tuple[str, int]:
     """Apply fn(value, rule) to every string token root's rules select; splice changes.
 
@@ -225,7 +228,7 @@ def walk(
     s: str,
     doc: object,
     root: Rule,
-    fn: Callable[[str, Rule], str],
+    fn: TransformFn,
     marks: list[tuple[object, int]] | None = None,
 ) -> list[tuple[int, int, str]]:
     """The edits transform() would splice, in order. With marks, every container whose
@@ -296,7 +299,7 @@ def walk(
     return edits
 
 
-def _apply(s: str, i: int, end: int, v: str, new: str, edits: list[tuple[int, int, str]]) -> None:
+def _apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[int, int, str]]) -> None:
     """Record what replaces the string token s[i:end] (its value v) when fn gave new."""
     if isinstance(new, Spans):
         if not new:

@@ -23,7 +23,7 @@ import re2._re2 as _re2  # type: ignore[import-untyped]
 try:
     import hyperscan  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - a platform without its wheel: the RE2 set is used
-    hyperscan = None
+    hyperscan = None  # type: ignore[assignment]
 
 UNANCHORED = _re2.RE2.Anchor.UNANCHORED
 ANCHOR_BOTH = _re2.RE2.Anchor.ANCHOR_BOTH

@@ -18,8 +18,9 @@ it outlives script reloads and checks every flow last:
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from . import engine, leakguard, mappings
 from .capture import Inspector
 from .decoding import Decoder, decoder_for
 from .engine import Api, HostRule, in_hosts, known_host, llm_shaped, parse_hosts, recognise
-from .errors import DisguiseError, LeakError, MappingError, MaskError, ScopeError, StreamError
+from .errors import DisguiseError, LeakError, MappingError, MaskError, NeverForward, ScopeError, StreamError
 from .providers import anthropic, openai
 from .providers.base import BodyStream, SSEStream, mask_body
 from .rules import Restorer, Rules
@@ -228,7 +229,7 @@ class StreamCall:
     failure the client gets an explicit error event and nothing more.
     """
 
-    def __init__(self, stream: BodyStream, decoder: Decoder | None) -> None:
+    def __init__(self, stream: BodyStream | SSEStream, decoder: Decoder | None) -> None:
         self.stream = stream
         self.decoder = decoder
         self.dead = False
@@ -384,19 +385,27 @@ class Guard:
                     _refuse(flow, msg)
             return
         if m.kind == "api" and not m.streamed:
-            try:
-                hit = leakguard.scan_request(
-                    flow.request.path, flow.request.headers.items(multi=True),
-                    flow.request.get_content(strict=False), cfg.rules, untouched=True,
-                )  # fmt: skip
-            except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
-                _log_internal("leak guard", e)
-                hit = leakguard.Hit("internal error", type(e).__name__)
-            if hit is not None:
-                msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
-                log.error(msg)
-                self.flows.pop(flow.id, None)
-                _refuse(flow, msg)
+            r = flow.request
+            args = (r.path, list(r.headers.items(multi=True)), r.get_content(strict=False), cfg.rules)
+            if args[2] is not None and len(args[2]) >= OFF_LOOP_BYTES and flow.live:
+                return self._leak_check_off_loop(flow, args)  # type: ignore[return-value]  # awaited
+            self._leak_verdict(flow, _leak_scan(*args))
+        return None
+
+    async def _leak_check_off_loop(self, flow: http.HTTPFlow, args: tuple) -> None:
+        """The leak guard's scan of a large body, in a worker thread (see _mask)."""
+        try:
+            hit = await asyncio.to_thread(_leak_scan, *args)
+        except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+            hit = leakguard.Hit("internal error", type(e).__name__)
+        self._leak_verdict(flow, hit)
+
+    def _leak_verdict(self, flow: http.HTTPFlow, hit: leakguard.Hit | None) -> None:
+        if hit is not None:
+            msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
+            log.error(msg)
+            self.flows.pop(flow.id, None)
+            _refuse(flow, msg)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         st = self.flows.get(flow.id)
@@ -656,11 +665,18 @@ class Disguise:
             if m is None:
                 return
         try:
-            self._request(flow, m)
+            later = self._request(flow, m)
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
             _log_internal("request", e)
             if flow.response is None:
                 _refuse(flow, f"disguise: request refused: internal error ({type(e).__name__})", 500)
+            later = None
+        if later is not None:
+            return self._then(later, m)  # type: ignore[return-value]  # mitmproxy awaits it
+        m.stage = "request"
+
+    async def _then(self, later: Awaitable[None], m: Mark) -> None:
+        await later
         m.stage = "request"
 
     def _offline(self, flow: http.HTTPFlow) -> None:
@@ -672,16 +688,16 @@ class Disguise:
         kind, api = self._classify(flow, cfg)
         self.inspect.before_request(flow, cfg.rules, api if kind == "api" else None)
 
-    def _request(self, flow: http.HTTPFlow, m: Mark) -> None:
+    def _request(self, flow: http.HTTPFlow, m: Mark) -> Awaitable[None] | None:
         if flow.response is not None or m.kind == "skip":
-            return
+            return None
         cfg = m.config
         api = recognise(flow.request.method, flow.request.path) if m.kind == "api" else None
         if cfg is None:
             msg = f"disguise: request refused: {self.guard._why()}"
             log.error(msg)
             _refuse(flow, msg, 503)
-            return
+            return None
         stream = flow.request.stream
         if isinstance(stream, Buffered):
             if stream.finished:
@@ -690,13 +706,13 @@ class Disguise:
                     msg = f"request not masked (refused): {stream.error}"
                     log.error("disguise: %s", msg)
                     self.guard.flows[flow.id] = _FlowState(api or _error_api(flow), None, refusal=msg)
-                return
+                return None
             flow.request.stream = False  # no body came: handled as usual below
         elif stream:
             msg = "disguise: request refused: its body was streamed past the addon"
             log.error(msg)
             _refuse(flow, msg)
-            return
+            return None
         if m.kind == "ws":
             self._unknown(flow, cfg, websocket=True)
         elif m.kind == "unknown":
@@ -704,8 +720,9 @@ class Disguise:
         elif api is not None:
             # client replay: the client's own body goes back in, to be masked afresh
             if self.inspect.before_request(flow, cfg.rules, api):
-                return
-            self._mask(flow, api, cfg)
+                return None
+            return self._mask(flow, api, cfg)
+        return None
 
     def _unknown(self, flow: http.HTTPFlow, cfg: Config, websocket: bool = False) -> None:
         """An endpoint disguise does not transform, on a protected host: it may leave
@@ -740,7 +757,11 @@ class Disguise:
         log.warning(msg)
         _refuse(flow, msg)
 
-    def _mask(self, flow: http.HTTPFlow, api: Api, cfg: Config) -> None:
+    def _mask(self, flow: http.HTTPFlow, api: Api, cfg: Config) -> Awaitable[None] | None:
+        """Mask the request body. A large body of a live flow is masked in a worker
+        thread (returned: an awaitable the hook hands to mitmproxy), so that other flows
+        go on meanwhile: hooks run on mitmproxy's event loop, where a 1 MB body held
+        every other stream still for about 0.1 s."""
         try:
             try:
                 raw = flow.request.get_content(strict=True)
@@ -749,16 +770,32 @@ class Disguise:
                 raise MaskError(f"cannot decode the request body (content-encoding {enc!r})") from e
             if raw is None:
                 raise MaskError("request has no body")
-            if cfg.disguises is not None:
-                _warn_present_disguise(raw, cfg.disguises)
-            masked, session = mask_body(raw, api.request_rule, cfg.rules)
         except MaskError as e:
             self._unmaskable(flow, api, e)
+            return None
+        if len(raw) >= OFF_LOOP_BYTES and flow.live:
+            return self._mask_off_loop(flow, api, cfg, raw)
+        self._masked(flow, api, cfg, raw, _mask_work(raw, api, cfg))
+        return None
+
+    async def _mask_off_loop(self, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes) -> None:
+        try:
+            result = await asyncio.to_thread(_mask_work, raw, api, cfg)
+        except Exception as e:  # noqa: BLE001 - _mask_work catches; this is the thread machinery failing
+            result = e  # type: ignore[assignment]
+        self._masked(flow, api, cfg, raw, result)
+
+    def _masked(self, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes, result) -> None:
+        """Apply what _mask_work gave: the masked body, or the error that refuses it."""
+        if isinstance(result, Exception):
+            e = result
+            if isinstance(e, MaskError):
+                self._unmaskable(flow, api, e, fail_open=not isinstance(e, NeverForward))
+            else:
+                _log_internal("masking failed", e)
+                self._unmaskable(flow, api, MaskError(f"internal error ({type(e).__name__})"), fail_open=False)
             return
-        except Exception as e:  # noqa: BLE001 - a bug must not let an original through
-            _log_internal("masking failed", e)
-            self._unmaskable(flow, api, MaskError(f"internal error ({type(e).__name__})"), fail_open=False)
-            return
+        masked, session = result
         if masked is not raw:
             flow.request.content = masked
         # Ask for an uncompressed answer: the stream callable sees bytes before
@@ -907,6 +944,32 @@ class Disguise:
 def _inner(stream: object) -> object:
     """A stream callable, unwrapped from the inspection Tee around it."""
     return getattr(stream, "inner", stream)
+
+
+# Request bodies from this size on are masked in a worker thread (thread handoff costs
+# tens of microseconds; masking 64 KiB about 2 ms).
+OFF_LOOP_BYTES = 64 * 1024
+
+
+def _leak_scan(path: str, headers: list, body: bytes | None, rules: Rules) -> leakguard.Hit | None:
+    """The leak guard's scan of what is about to leave; a failing check is a hit."""
+    try:
+        return leakguard.scan_request(path, headers, body, rules, untouched=True)
+    except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+        _log_internal("leak guard", e)
+        return leakguard.Hit("internal error", type(e).__name__)
+
+
+def _mask_work(raw: bytes, api: Api, cfg: Config):
+    """Masking proper, safe to run in a worker thread (the rules are read-only; the
+    prefilter keeps a scratch space per thread): (masked body, session), or the
+    exception that refuses the request."""
+    try:
+        if cfg.disguises is not None:
+            _warn_present_disguise(raw, cfg.disguises)
+        return mask_body(raw, api.request_rule, cfg.rules)
+    except Exception as e:  # noqa: BLE001 - handed back, decided by the caller
+        return e
 
 
 def _fix_headers(resp: http.Response) -> None:

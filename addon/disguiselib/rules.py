@@ -313,7 +313,7 @@ class Rules:
         self._dis_original = [self.lit_reverse[d] for d in disguises]
         names = sorted(self.pattern_names, key=len, reverse=True)
         self._ph = (
-            re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]{0,%d}\]" % (_MAX_DIGITS - 1))
+            re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]{0," + str(_MAX_DIGITS - 1) + r"}\]")
             if names
             else None
         )
@@ -322,7 +322,7 @@ class Rules:
         # need not hold `[EM` back.
         dis_pp = _proper_prefixes(_trie(disguises)) if disguises else ""
         ph_pp = (
-            r"\[(?:" + _all_prefixes(_trie(n + "_" for n in names), "[1-9][0-9]{0,%d}" % (_MAX_DIGITS - 1)) + ")?"
+            r"\[(?:" + _all_prefixes(_trie(n + "_" for n in names), f"[1-9][0-9]{{0,{_MAX_DIGITS - 1}}}") + ")?"
             if names
             else ""
         )
@@ -454,7 +454,7 @@ class Rules:
             found = self._dis_ac.find_matches_as_indexes(part)  # type: ignore[union-attr]
         except UnicodeEncodeError:  # a lone surrogate: through its 3-byte form
             b = _utf8(part)
-            raw = self._dis_ac_bytes.find_matches_as_indexes(b)
+            raw = self._dis_ac_bytes.find_matches_as_indexes(b)  # type: ignore[union-attr]
             offs = _char_offsets(b, [x for _, s, e in raw for x in (s, e)])
             found = [(k, offs[2 * i], offs[2 * i + 1]) for i, (k, _, _) in enumerate(raw)]
         if pos:
@@ -494,10 +494,11 @@ class Rules:
                 spans = None
         if spans is None:
             spans = self.find(text)
-        edits = []
+        edits: list[tuple[int, int, str]] = []
         for label, a, b in spans:
-            found = text[a:b]
-            edits.append((a, b, self.lit_forward[found] if label == LITERALS else session.placeholder(label, found)))
+            original = text[a:b]
+            rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original)
+            edits.append((a, b, rep))
             session.count(label)
         return edits
 
@@ -691,7 +692,7 @@ class Restorer:
                         si = 0
                         break
                     si += 1
-                cand = None
+                cand: tuple[int, int, int, object] | None = None
                 if di < len(dis):
                     k, s, e = dis[di]
                     cand = (s, e, 0, k)
@@ -717,9 +718,9 @@ class Restorer:
                         continue
                 rep: str | None
                 if kind == 0:
-                    rep = rules._dis_original[payload]  # type: ignore[index]
+                    rep = rules._dis_original[payload]  # type: ignore[call-overload]
                 elif kind == 1:
-                    rep = self.placeholders.get(payload)  # type: ignore[arg-type]
+                    rep = self.placeholders.get(payload)  # type: ignore[call-overload]
                     if rep is None:  # a placeholder this flow never issued: left as it is
                         next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
                         continue
@@ -762,9 +763,9 @@ class Restorer:
             tail = buf[lo:]
             tb = _utf8(tail)
             for st in strips:
-                m = st.hold.search(tb)
-                if m is not None and m[0] < len(tb):
-                    c = m[0] if len(tb) == len(tail) else _char_offsets(tb, [m[0]])[0]
+                span = st.hold.search(tb)
+                if span is not None and span[0] < len(tb):
+                    c = span[0] if len(tb) == len(tail) else _char_offsets(tb, [span[0]])[0]
                     h = min(h, lo + c)
         return h
 

@@ -74,7 +74,7 @@ def _char(c: int, in_class: bool = False) -> str:
         return ch
     if 0x20 < c < 0x7F:
         return "\\" + ch  # punctuation: escaped, which RE2 accepts for any of it
-    return "\\x{%x}" % c
+    return f"\\x{{{c:x}}}"
 
 
 def _flag_text(flags: int) -> str:
@@ -121,7 +121,7 @@ class _Rewriter:
             if lo > MAX_REPEAT or hi > 1000:
                 raise SyntaxRefused(f"repetition count over {max(MAX_REPEAT, 1000)}")
             lo = min(lo, hi)
-            q = "{%d}" % lo if lo == hi else "{%d,%d}" % (lo, hi)
+            q = f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
             return "(?:" + self.seq(sub) + ")" + q + ("?" if op is C.MIN_REPEAT else "")
         raise SyntaxRefused(_unsupported(op))
 
@@ -195,7 +195,7 @@ class _Rewriter:
             inner = self.closure(sub)
             if hi == 0 or inner is None:
                 return None
-            prefix = "" if hi == 1 else "(?:" + self.seq(sub) + "){0,%d}" % (hi - 1)
+            prefix = "" if hi == 1 else "(?:" + self.seq(sub) + f"){{0,{hi - 1}}}"
             return prefix + "(?:" + inner + ")"
         raise SyntaxRefused(_unsupported(op))
 

@@ -63,7 +63,7 @@ def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[byt
     return (new.encode("utf-8") if changed else raw), session
 
 
-def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], str | jsonspan.Spans]:
+def mask_fn(rules: Rules, session: Session) -> jsonspan.TransformFn:
     """fn for jsonspan.transform: masks a string the way the model will read it.
 
     Wherever a string holds JSON text (tool arguments, and any value that is a JSON
@@ -85,7 +85,7 @@ def mask_fn(rules: Rules, session: Session) -> Callable[[str, jsonspan.Rule], st
     # The walk hands over an object's key right before that key's string value.
     key: list[str | None] = [None]
 
-    def fn(v: str, rule: jsonspan.Rule) -> str:
+    def fn(v: str, rule: jsonspan.Rule) -> str | jsonspan.Spans:
         if rule is jsonspan.KEY:
             key[0] = v
             return spans(v)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import MaskError, StreamError
+from ..errors import NeverForward, StreamError
 from ..jsonspan import Rule
 from ..rules import Restorer
 
@@ -27,7 +27,7 @@ class _Refused(Rule):
     """The request rule of an API that is never forwarded: masking it raises."""
 
     def resolve(self, value: object) -> Rule:
-        raise MaskError(REASON)
+        raise NeverForward(REASON)
 
 
 REQUEST: Rule = _Refused()

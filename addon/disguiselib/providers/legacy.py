@@ -18,9 +18,9 @@ from ..holdback import Window
 from ..jsonspan import PROSE, SKIP, VALUES, Arr, Obj, Rule
 from ..rules import Restorer
 from ..sse import Event
-from .openai import ChatStream
 from .base import SSEStream, restore_fn
 from .common import GENERIC
+from .openai import ChatStream
 
 _SKIPPED = (
     "model", "stream", "n", "best_of", "temperature", "top_p", "max_tokens", "seed", "logprobs",
