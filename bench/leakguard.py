@@ -29,7 +29,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import bench as B  # noqa: E402  (bench.py: the request generator and mappings)
+import bodies  # noqa: E402  (the request generator)
+import material  # noqa: E402
+import yaml  # noqa: E402
+
 from disguiselib import leakguard, mappings, rules  # noqa: E402
 from disguiselib.providers import anthropic, base  # noqa: E402
 
@@ -53,23 +56,31 @@ def _without_signed(doc: object) -> object:
     return doc
 
 
-def main() -> None:
+MAPPINGS = Path(__file__).resolve().parents[1] / "mappings"
+
+
+def run(ctx) -> None:
+    """bench/bench.py section `leakguard`."""
+    main(["--quick"] if ctx.args.quick else [])
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--size", type=int, default=1_000_000, help="request size in bytes")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     reps = 5 if args.quick else 15
     rng = random.Random(args.seed)
-    lits = B.make_literals(rng, 1000)
-    doc = B.yaml.safe_load((B.MAPPINGS / "default.yaml").read_text())
+    lits = material.make_literals(rng, 1000)
+    doc = yaml.safe_load((MAPPINGS / "default.yaml").read_text())
     doc["literals"] = lits
     sets = {
-        "default mappings": rules.Rules(mappings.load(B.MAPPINGS / "default.yaml")),
+        "default mappings": rules.Rules(mappings.load(MAPPINGS / "default.yaml")),
         "1000 literals + default": rules.Rules(mappings.from_dict(doc, "bench: 1000 literals + default.yaml")),
     }
-    mat = B.Material(rng, lits)
-    raw, _ = B.build_request(args.seed, args.size, mat)
+    mat = material.Material(rng, lits)
+    raw, _ = bodies.build_request(args.seed, args.size, mat)
     print(f"leak guard cost: a {len(raw) / 1e6:.2f} MB Claude-Code-shaped /v1/messages body, "
           f"medians of {reps} runs, Python {sys.version.split()[0]}")  # fmt: skip
     print(f"  {'rules':<26}{'json.loads':>12}{'mask_body':>12}{'leak guard':>12}{'(/mask)':>9}"
