@@ -62,7 +62,10 @@ def variant_args(tmp: Path, key: str, mappings: Path | None = None) -> list[str]
         f = tmp / "stream_identity.py"
         f.write_text(IDENT_SCRIPT)
         return ["-s", str(f)]
-    return ["-s", "addon/disguise.py", "--set", f"disguise_mappings={mappings or 'mappings'}"]
+    args = ["-s", "addon/disguise.py", "--set", f"disguise_mappings={mappings or 'mappings'}"]
+    if key == "addon-nocapture":  # the engine alone: no copy of either side kept for inspection
+        args += ["--set", "disguise_capture_limit=0"]
+    return args
 
 
 VARIANT_LABELS = {
