@@ -73,26 +73,10 @@ def _identity(v: str, _rule: object) -> str:
     return v
 
 
-def string_values(doc: object, out: list[str]) -> list[str]:
-    """Every string value and key of doc (thinking blocks skipped), for per-rule scans."""
-    if isinstance(doc, dict):
-        if doc.get("type") == "thinking":
-            return out
-        for k, v in doc.items():
-            out.append(k)
-            string_values(v, out)
-    elif isinstance(doc, list):
-        for v in doc:
-            string_values(v, out)
-    elif isinstance(doc, str):
-        out.append(doc)
-    return out
-
-
 def per_rule_scans(c: Ctx, doc: object) -> None:
     """Where the time goes: each forward rule scanning every selected string (uses the
     engine's private rule list where it has one; skipped otherwise)."""
-    vals = string_values(doc, [])
+    vals = bodies.string_values(doc, [])
     total = sum(map(len, vals))
     scans = []
     for name, rx in getattr(c.R_lit, "_forward", ()):
