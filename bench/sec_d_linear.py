@@ -64,50 +64,12 @@ def part_body(c: Ctx) -> None:
         ok = report.check("d", f"Claude-Code body {size / 1e6:.1f} MB: no original survives", leaks)
         print(f"    check: masked body parses; {len(used_lits)} distinct literals and {sum(1 for x in secrets if x in s)} "
               f"secrets/e-mails present in the body, {len(leaks)} survive masking: {ok}")  # fmt: skip
-    per_rule_scans(c, doc)
     if c.args.profile:
         profile(lambda: base.mask_body(raw, anthropic.MESSAGES_REQUEST, c.R_lit), "mask, 1000 literals + default")
 
 
 def _identity(v: str, _rule: object) -> str:
     return v
-
-
-def per_rule_scans(c: Ctx, doc: object) -> None:
-    """Where the time goes: each forward rule scanning every selected string (uses the
-    engine's private rule list where it has one; skipped otherwise)."""
-    vals = bodies.string_values(doc, [])
-    total = sum(map(len, vals))
-    scans = []
-    for name, rx in getattr(c.R_lit, "_forward", ()):
-        if not hasattr(rx, "finditer"):
-            continue
-        t = median(timeit(lambda rx=rx: [m for v in vals for m in rx.finditer(v)], 1 if c.quick else 3))
-        scans.append((t, name or f"literals trie ({len(c.ms_lit.literals)})", type(rx).__module__.split(".")[0]))
-    if not scans:
-        return
-    scans.sort(reverse=True)
-    print(f"    per-rule scan of all {len(vals):,} strings ({total / 1e6:.2f} M chars), slowest first:")
-    items = [f"{n} {t * 1e3:.1f} ms" + (" [re]" if mod == "re" else "") for t, n, mod in scans]
-    line = "     "
-    for it in items:
-        if len(line) + len(it) > 100:
-            print(line.rstrip(","))
-            line = "     "
-        line += " " + it + ","
-    print(line.rstrip(",") + f"; sum {sum(t for t, _, _ in scans) * 1e3:.1f} ms")
-
-
-# -- adversarial inputs ------------------------------------------------------------------------
-
-
-class Case:
-    """One adversarial input: make(n) builds the input of about n bytes (untimed), cost(x)
-    does the work being measured, base(x) the json.loads it is compared with, check(x)
-    the correctness problems (run once, on a small instance)."""
-
-    def __init__(self, name, make, cost, base, check) -> None:
-        self.name, self.make, self.cost, self.base, self.check = name, make, cost, base, check
 
 
 def cases(c: Ctx) -> list[Case]:
