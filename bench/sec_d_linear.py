@@ -72,6 +72,18 @@ def _identity(v: str, _rule: object) -> str:
     return v
 
 
+# -- adversarial inputs ------------------------------------------------------------------------
+
+
+class Case:
+    """One adversarial input: make(n) builds the input of about n bytes (untimed), cost(x)
+    does the work being measured, base(x) the json.loads it is compared with, check(x)
+    the correctness problems (run once, on a small instance)."""
+
+    def __init__(self, name, make, cost, base, check) -> None:
+        self.name, self.make, self.cost, self.base, self.check = name, make, cost, base, check
+
+
 def cases(c: Ctx) -> list[Case]:
     R = c.R_lit  # noqa: N806
     rule = anthropic.MESSAGES_REQUEST
