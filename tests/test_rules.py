@@ -275,3 +275,15 @@ def test_prefilter_is_a_superset_of_the_exact_matches(text: str, a: int, b: int,
 
 def test_prefilter_passes_everything_for_text_that_is_not_utf8() -> None:
     assert set(_PREFILTER.match("\ud83d a@b.example.com".encode("utf-8", "surrogatepass"))) == set(range(len(_SHIPPED_RX)))
+
+
+def test_prefilter_without_hyperscan_names_every_pattern(monkeypatch) -> None:
+    """Where Hyperscan cannot be imported every pattern is searched exactly: slower,
+    never a silent "no match"."""
+    monkeypatch.setattr(linear, "hyperscan", None)
+    linear._hyperscan.cache_clear()
+    try:
+        p = linear.Prefilter(["a+b", "c"])
+        assert sorted(p.match(b"nothing here")) == [0, 1]
+    finally:
+        linear._hyperscan.cache_clear()

@@ -22,7 +22,7 @@ import re2._re2 as _re2  # type: ignore[import-untyped]
 
 try:
     import hyperscan  # type: ignore[import-untyped]
-except ImportError:  # pragma: no cover - a platform without its wheel: the RE2 set is used
+except ImportError:  # pragma: no cover - a platform without its wheel: every pattern is searched
     hyperscan = None  # type: ignore[assignment]
 
 UNANCHORED = _re2.RE2.Anchor.UNANCHORED
@@ -109,26 +109,20 @@ class Prefilter:
     pattern. tests/test_rules.py checks the superset on random texts.
     """
 
-    __slots__ = ("_db", "_always", "_n", "_local", "_set")
+    __slots__ = ("_db", "_always", "_n", "_local")
 
     def __init__(self, patterns: list[str]) -> None:
         self._n = len(patterns)
         self._db, self._always = _hyperscan(tuple(patterns))
         self._local = threading.local()  # a scratch space per thread
-        self._set = None
-        if self._db is None:  # no Hyperscan on this platform: an RE2 set (exact, slower on odd text)
-            s = _re2.Set(UNANCHORED, _options(max_mem=256 << 20))
-            for p in patterns:
-                if s.Add(p.encode("utf-8")) < 0:
-                    raise RegexError(f"cannot add {p!r} to a set")
-            if not s.Compile():
-                raise RegexError("the rule set is too large for one prefilter")
-            self._set = s
 
     def match(self, b: bytes) -> list[int]:
-        """Indices of the patterns that may match in b (UTF-8; anything else: all)."""
-        if self._set is not None:
-            return self._set.Match(b)
+        """Indices of the patterns that may match in b (UTF-8; anything else: all).
+        Without Hyperscan on this platform every pattern is named: each is then searched
+        exactly (slower, never wrong). An RE2 set is no substitute: when its automaton
+        runs out of memory it answers "no match"."""
+        if self._db is None:
+            return list(range(self._n))
         try:
             b.decode("utf-8")
         except UnicodeDecodeError:
