@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from disguiselib.mitm import Disguise  # noqa: E402
+from disguiselib.mitm.addon import Disguise  # noqa: E402
 
 _disguise = Disguise()
 addons = [_disguise, _disguise.inspect]  # the Inspector: capture option, commands, contentviews

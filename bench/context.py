@@ -14,15 +14,15 @@ import yaml
 from common import MAPPINGS
 from material import Material, make_literals, ordinary_literals
 
-from disguiselib import mappings, rules
-from disguiselib.providers import anthropic, base, openai
+from disguiselib.core import mappings, rules
+from disguiselib.providers import anthropic, masking, openai_chat, openai_responses
 
 # per API: its request rule, its stream builder and class, the text size that makes its
 # stream about 1 MB (OpenAI deltas are single tokens), disguised occurrences in the text
 APIS = {
     "anthropic": (anthropic.MESSAGES_REQUEST, streams.build_stream, anthropic.AnthropicStream, 158_000, 24),
-    "chat": (openai.CHAT_REQUEST, streams.build_chat_stream, openai.ChatStream, 12_000, 12),
-    "responses": (openai.RESPONSES_REQUEST, streams.build_responses_stream, openai.ResponsesStream, 15_500, 12),
+    "chat": (openai_chat.CHAT_REQUEST, streams.build_chat_stream, openai_chat.ChatStream, 12_000, 12),
+    "responses": (openai_responses.RESPONSES_REQUEST, streams.build_responses_stream, openai_responses.ResponsesStream, 15_500, 12),
 }
 PATHS = {"anthropic": "/v1/messages", "chat": "/v1/chat/completions", "responses": "/v1/responses"}
 
@@ -106,7 +106,7 @@ class Ctx:
         """sess[api][rules] -> the Session of masking that API's small request."""
         out: dict[str, dict[str, rules.Session]] = {}
         for api, (rule, *_rest) in APIS.items():
-            out[api] = {which: base.mask_body(self.requests[api], rule, self.rules_for(which))[1]
+            out[api] = {which: masking.mask_body(self.requests[api], rule, self.rules_for(which))[1]
                         for which in ("default", "lit")}  # fmt: skip
         return out
 

@@ -5,7 +5,7 @@
     python bench/detect.py --mappings my/ --quiet       # the headline and failures only
     python bench/detect.py --no-timing                  # skip the per-rule cost table
 
-Every record goes through the real masking path twice: `providers.base.mask_body` on a
+Every record goes through the real masking path twice: `providers.masking.mask_body` on a
 request body that carries the record where it says (`place`: an Anthropic user message,
 tool_result, tool_use input or thinking signature; an OpenAI Chat message, image URL;
 a Responses function_call_output or reasoning `encrypted_content`), and `Rules.find` on
@@ -34,9 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
-from disguiselib import engine, mappings  # noqa: E402
-from disguiselib.providers.base import mask_body  # noqa: E402
-from disguiselib.rules import Rules  # noqa: E402
+from disguiselib.core import mappings  # noqa: E402
+from disguiselib.core.rules import Rules  # noqa: E402
+from disguiselib.providers import registry as engine  # noqa: E402
+from disguiselib.providers.masking import mask_body  # noqa: E402
 
 CORPUS = REPO / "tests" / "corpus"
 _PH = re.compile(r"\[[A-Z][A-Z0-9_]*_[1-9][0-9]*\]")

@@ -37,8 +37,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
-from disguiselib import jsonarray, mappings, rules, sse  # noqa: E402
-from disguiselib.providers import base, google  # noqa: E402
+from disguiselib.core import jsonarray, mappings, rules, sse  # noqa: E402
+from disguiselib.providers import gemini_array, gemini_stream, google, masking  # noqa: E402
 
 WORDS = ("the of and to in is for on that with as by this from are be or an at it not which you have can "
          "stream chunk model token window candidate part function result value request response server client "
@@ -198,14 +198,14 @@ def main(argv: list[str] | None = None) -> None:
     own = {}
     for label, ms in (("default mappings", ms_default), ("1000 literals + default", ms_lit)):
         R = rules.Rules(ms)
-        _, session = base.mask_body(req, google.GENERATE_REQUEST, R)
+        _, session = masking.mask_body(req, google.GENERATE_REQUEST, R)
         disguises = [(ph, o) for ph, o in session.placeholders.items()]
         if label.startswith("1000"):
             disguises += [(lits[o], o) for o in list(lits)[:40]]
         chunks, orig, thoughts, calls = build(args.seed, 1_000_000, disguises)
         for sname, array, events, cls, framer in (
-            ("alt=sse (GeminiStream)", False, to_sse(chunks), google.GeminiStream, SSEFramer),
-            ("JSON array (GeminiArrayStream)", True, to_array(chunks), google.GeminiArrayStream, ArrayFramer),
+            ("alt=sse (GeminiStream)", False, to_sse(chunks), gemini_stream.GeminiStream, SSEFramer),
+            ("JSON array (GeminiArrayStream)", True, to_array(chunks), gemini_array.GeminiArrayStream, ArrayFramer),
         ):
             data = b"".join(events)
             nev = len(chunks)
@@ -252,12 +252,12 @@ def main(argv: list[str] | None = None) -> None:
         import pstats
 
         R = rules.Rules(ms_lit)
-        _, session = base.mask_body(req, google.GENERATE_REQUEST, R)
+        _, session = masking.mask_body(req, google.GENERATE_REQUEST, R)
         chunks, *_ = build(args.seed, 1_000_000, [(ph, o) for ph, o in session.placeholders.items()])
         events = to_sse(chunks)
         pr = cProfile.Profile()
         pr.enable()
-        run_loop(google.GeminiStream(R.restorer(session.placeholders)), events)
+        run_loop(gemini_stream.GeminiStream(R.restorer(session.placeholders)), events)
         pr.disable()
         pstats.Stats(pr).sort_stats("cumulative").print_stats(18)
 

@@ -6,7 +6,7 @@
 For the ~1 MB Claude-Code-shaped request of bench.py's section (b) (system blocks, 17
 tools, tool_use / tool_result with long file contents, thinking blocks, e-mails and
 keys), with the default mappings and with 1,000 literals + default, it prints side by
-side: `json.loads` of the body; `base.mask_body`; the leak guard on the masked body
+side: `json.loads` of the body; `masking.mask_body`; the leak guard on the masked body
 (`leakguard.scan_body`, untouched spans skipped), which is what the addon adds per
 request; the check for disguises the client typed itself (a scan of the original body
 with the literals turned around, also per masked request); and the unknown-endpoint
@@ -33,8 +33,9 @@ import bodies  # noqa: E402  (the request generator)
 import material  # noqa: E402
 import yaml  # noqa: E402
 
-from disguiselib import leakguard, mappings, rules  # noqa: E402
-from disguiselib.providers import anthropic, base  # noqa: E402
+from disguiselib import leakguard  # noqa: E402
+from disguiselib.core import mappings, rules  # noqa: E402
+from disguiselib.providers import anthropic, masking  # noqa: E402
 
 
 def timeit(fn, reps: int) -> list[float]:
@@ -87,9 +88,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{'disguise check':>16}{'(/mask)':>9}{'unknown scan':>14}{'(/mask)':>9}")  # fmt: skip
     ok = True
     for label, R in sets.items():
-        masked, _ = base.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
+        masked, _ = masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
         t_load = statistics.median(timeit(lambda: json.loads(raw), reps))
-        t_mask = statistics.median(timeit(lambda R=R: base.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
+        t_mask = statistics.median(timeit(lambda R=R: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
         t_guard = statistics.median(timeit(lambda R=R, m=masked: leakguard.scan_body(m, R, untouched=True), reps))
         clean_body = json.dumps(_without_signed(json.loads(masked))).encode()
         assert leakguard.scan_body(clean_body, R, untouched=False) is None  # walked whole

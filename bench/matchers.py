@@ -35,9 +35,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
-from disguiselib import linear, mappings  # noqa: E402
-from disguiselib.holdback import Window  # noqa: E402
-from disguiselib.rules import Rules, Session  # noqa: E402
+from disguiselib.core import linear, mappings  # noqa: E402
+from disguiselib.core.holdback import Window  # noqa: E402
+from disguiselib.core.rules import Rules, Session  # noqa: E402
 
 try:
     import regex

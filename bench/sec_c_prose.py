@@ -9,7 +9,7 @@ import report
 import streams
 from context import Ctx
 
-from disguiselib.holdback import Window
+from disguiselib.core.holdback import Window
 
 
 def holdback(c: Ctx, api: str, which: str, st: dict, reps: int) -> dict:

@@ -20,8 +20,8 @@ from context import Ctx
 from material import prose
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args
 
-from disguiselib import jsonspan
-from disguiselib.providers import anthropic, base
+from disguiselib.core import jsonspan
+from disguiselib.providers import anthropic, masking
 
 SIZES = (500_000, 1_000_000)
 LADDER = (4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000)
@@ -45,8 +45,8 @@ def part_body(c: Ctx) -> None:
                 ("span walk only (identity fn)", t_walk, "")]  # fmt: skip
         results = {}
         for label, R in (("mask, default patterns only", c.R_default), ("mask, 1000 literals + default", c.R_lit)):
-            masked, sess = base.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
-            t = median(timeit(lambda R=R, raw=raw: base.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
+            masked, sess = masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
+            t = median(timeit(lambda R=R, raw=raw: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
             results[label] = (masked, sess, t)
             rows.append((label, t, f"{sess.masked} replaced, {len(sess.placeholders)} placeholders"))
         for label, t, note in rows:
@@ -65,7 +65,7 @@ def part_body(c: Ctx) -> None:
         print(f"    check: masked body parses; {len(used_lits)} distinct literals and {sum(1 for x in secrets if x in s)} "
               f"secrets/e-mails present in the body, {len(leaks)} survive masking: {ok}")  # fmt: skip
     if c.args.profile:
-        profile(lambda: base.mask_body(raw, anthropic.MESSAGES_REQUEST, c.R_lit), "mask, 1000 literals + default")
+        profile(lambda: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, c.R_lit), "mask, 1000 literals + default")
 
 
 def _identity(v: str, _rule: object) -> str:
@@ -91,7 +91,7 @@ def cases(c: Ctx) -> list[Case]:
 
     def masked_ok(gone: list[str]):
         def check(x: bytes) -> list[str]:
-            m = base.mask_body(x, rule, R)[0].decode()
+            m = masking.mask_body(x, rule, R)[0].decode()
             json.loads(m)
             return [f"{g!r} survives masking" for g in gone if g in m]
 
@@ -105,7 +105,7 @@ def cases(c: Ctx) -> list[Case]:
         out.append(Case(
             f"mask: {name}",
             lambda n, gen=gen: bodies.tool_result_body(gen(c.rng(31), n)),
-            lambda x: base.mask_body(x, rule, R),
+            lambda x: masking.mask_body(x, rule, R),
             lambda x: json.loads(x),
             masked_ok(gone),
         ))  # fmt: skip

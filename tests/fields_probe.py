@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 
-from disguiselib import engine, mappings, rules
-from disguiselib.providers import anthropic, openai
-from disguiselib.providers.base import mask_body, restore_body
-from disguiselib.sse import Framer
+from disguiselib.core import mappings, rules
+from disguiselib.core.sse import Framer
+from disguiselib.providers import anthropic, openai_chat, openai_responses
+from disguiselib.providers import registry as engine
+from disguiselib.providers.masking import mask_body
+from disguiselib.providers.restore import restore_body
 
 ORIG, DISG = "Acme Corp", "Zenith Labs"
 WIN, WIN_D = 'C:\\Users\\a "b"', "WINPATH"
@@ -18,11 +20,11 @@ RULES = rules.Rules(mappings.from_dict({"literals": {ORIG: DISG, WIN: WIN_D}}))
 _SEG = re.compile(r"\.([^.\[<{]+)|\[\]|\{\}#key|\{\}|<([^>]+)>")
 
 REQUEST = {"anthropic-request": anthropic.MESSAGES_REQUEST, "anthropic-batch": anthropic.BATCH_REQUEST,
-           "chat-request": openai.CHAT_REQUEST, "responses-request": openai.RESPONSES_REQUEST}  # fmt: skip
-RESPONSE = {"anthropic-response": anthropic.MESSAGE_RESPONSE, "chat-response": openai.CHAT_RESPONSE,
-            "responses-response": openai.RESPONSE_OBJECT}  # fmt: skip
-STREAM = {"anthropic-stream": anthropic.AnthropicStream, "chat-stream": openai.ChatStream,
-          "responses-stream": openai.ResponsesStream}  # fmt: skip
+           "chat-request": openai_chat.CHAT_REQUEST, "responses-request": openai_responses.RESPONSES_REQUEST}  # fmt: skip
+RESPONSE = {"anthropic-response": anthropic.MESSAGE_RESPONSE, "chat-response": openai_chat.CHAT_RESPONSE,
+            "responses-response": openai_responses.RESPONSE_OBJECT}  # fmt: skip
+STREAM = {"anthropic-stream": anthropic.AnthropicStream, "chat-stream": openai_chat.ChatStream,
+          "responses-stream": openai_responses.ResponsesStream}  # fmt: skip
 
 
 def segments(path: str) -> list[tuple[str, str]]:

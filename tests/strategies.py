@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from disguiselib import mappings, rules
+from disguiselib.core import mappings, rules
 
 EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
 STRIP = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"

@@ -78,7 +78,7 @@ def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) ->
 
 
 def _api_for(name: str):
-    from disguiselib.engine import recognise
+    from disguiselib.providers.registry import recognise
 
     if name.startswith("chat_"):
         return recognise("POST", "/v1/chat/completions")
@@ -91,7 +91,7 @@ def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
     """No false alarm on real traffic: every recorded request, with an original
     injected into every text field (thinking too), masked, passes the leak guard; the
     unmasked injected one does not (unless the injection only reached thinking)."""
-    from disguiselib.providers.base import mask_body
+    from disguiselib.providers.masking import mask_body
 
     seen = 0
     for f in sorted([*(fixtures / "anthropic").glob("*.request.json"), *(fixtures / "openai").glob("*.request.json")]):

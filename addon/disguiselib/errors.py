@@ -1,5 +1,7 @@
 """The few exceptions the core raises. Each message names the file, rule, field or offset."""
 
+import logging
+
 
 class DisguiseError(Exception):
     """Base class."""
@@ -31,3 +33,16 @@ class LeakError(DisguiseError):
     """An original was found in bytes about to leave (leak guard, unknown endpoints).
     The message names the rule and where, never the value."""
 
+
+
+def reason(e: Exception) -> str:
+    """What may be shown of an exception: our own messages never quote an original; any
+    other exception's text might (a KeyError's key), so only its type is shown."""
+    return str(e) if isinstance(e, DisguiseError) else f"internal error ({type(e).__name__})"
+
+
+def log_internal(log: logging.Logger, what: str, e: Exception) -> None:
+    """Log a bug's exception: at the default level only its type (its text could hold an
+    original); the traceback goes to debug."""
+    log.error("disguise: %s: internal error (%s)", what, type(e).__name__)
+    log.debug("disguise: %s", what, exc_info=True)

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from .rules import LITERALS, Rules
+from .core.rules import LITERALS, Rules
 
 # Blocks that must go out byte-identical (signed) or that hold opaque data.
 UNTOUCHED_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import re
 
-from .. import jsonspan
-from ..holdback import Window
-from ..jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
-from ..rules import Restorer, json_escape
-from ..sse import Event
-from .base import SSEStream, restore_json
-from .common import GENERIC, SCHEMA, _obj
+from ..core import jsonspan
+from ..core.holdback import Window
+from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ..core.rules import Restorer, json_escape
+from ..core.sse import Event
+from .fields import GENERIC, SCHEMA, _obj
+from .restore import restore_json
+from .stream import SSEStream
 
 _SOURCE = Typed(
     {

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 
+from ..core.jsonspan import Rule
+from ..core.rules import Restorer
 from ..errors import NeverForward, StreamError
-from ..jsonspan import Rule
-from ..rules import Restorer
 
 REASON = (
     "AWS Bedrock requests are signed over their body (SigV4): a masked body would need "

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 
-from .. import jsonspan
-from ..holdback import Window
-from ..jsonspan import PROSE, SKIP, VALUES, Arr, Obj, Rule
-from ..rules import Restorer
-from ..sse import Event
-from .base import SSEStream, restore_fn
-from .common import GENERIC
-from .openai import ChatStream
+from ..core import jsonspan
+from ..core.holdback import Window
+from ..core.jsonspan import PROSE, SKIP, VALUES, Arr, Obj, Rule
+from ..core.rules import Restorer
+from ..core.sse import Event
+from .fields import GENERIC
+from .openai_chat import ChatStream
+from .restore import restore_fn
+from .stream import SSEStream
 
 _SKIPPED = (
     "model", "stream", "n", "best_of", "temperature", "top_p", "max_tokens", "seed", "logprobs",

@@ -1,0 +1,114 @@
+"""Incremental Content-Encoding decoders for streamed responses.
+
+mitmproxy hands a stream callable the bytes *before* content decoding; when upstream
+ignores our `accept-encoding: identity`, the SSE arrives as gzip/br/zstd fragments and
+must be decoded here, piece by piece, before it can be reversed.
+
+A body may hold several gzip members or zstd frames one after the other (RFC 1952
+§2.2: "A gzip file consists of a series of members"; RFC 8878 §3: "a Zstandard
+compressed data ... consists of one or more frames"); a writer that flushes each
+event as its own member or frame produces exactly that. Every member is decoded.
+A body that ends inside a member is an error, never a silent cut.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..errors import StreamError
+
+
+class Decoder(Protocol):
+    def decompress(self, data: bytes) -> bytes: ...
+    def flush(self) -> bytes: ...
+
+
+class _Members:
+    """A decoder for a concatenation of independently compressed members (gzip members,
+    zstd frames): a fresh single-member decompressor starts where the last one ended.
+    `new()` builds one; it must have `decompress`, `eof` and `unused_data`."""
+
+    def __init__(self, new: Callable[[], Any], name: str, restart: bool) -> None:
+        self._new = new
+        self._d = new()
+        self._name = name
+        self._restart = restart  # False: data after the first member is an error (deflate)
+        self._fed = False  # some member has begun
+
+    def decompress(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        while data:
+            if self._d.eof:
+                if not self._restart:
+                    raise StreamError(f"data after the end of the {self._name} stream")
+                self._d = self._new()
+            self._fed = True
+            out.append(self._d.decompress(data))
+            if not self._d.eof:
+                break
+            rest = self._d.unused_data
+            if len(rest) >= len(data):  # nothing consumed: cannot make progress
+                raise StreamError(f"corrupt {self._name} stream")
+            data = rest
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        if self._fed and not self._d.eof:
+            raise StreamError("compressed stream ended before its end marker")
+        return b""
+
+
+def _zlib(wbits: int) -> Callable[[], Any]:
+    return lambda: zlib.decompressobj(wbits)
+
+
+def _zstd() -> Callable[[], Any]:
+    try:
+        import zstandard
+
+        dctx = zstandard.ZstdDecompressor()
+        return dctx.decompressobj
+    except ImportError:  # mitmproxy 12 on Python 3.12 ships backports.zstd instead
+        try:
+            from compression import zstd  # type: ignore[import-not-found]
+        except ImportError:
+            from backports import zstd  # type: ignore[import-not-found,no-redef]
+        return zstd.ZstdDecompressor
+
+
+class _Brotli:
+    def __init__(self) -> None:
+        import brotli
+
+        self._d = brotli.Decompressor()
+        self._fed = False
+
+    def decompress(self, data: bytes) -> bytes:
+        if data and self._d.is_finished():
+            raise StreamError("data after the end of the br stream")
+        self._fed = self._fed or bool(data)
+        return self._d.process(data)
+
+    def flush(self) -> bytes:
+        if self._fed and not self._d.is_finished():
+            raise StreamError("compressed stream ended before its end marker")
+        return b""
+
+
+def decoder_for(encoding: str) -> Decoder | None:
+    """A decoder for a Content-Encoding value; None for identity. Raises StreamError
+    for an encoding it cannot decode (the stream must then not reach the client)."""
+    e = encoding.strip().lower()
+    if e in ("", "identity"):
+        return None
+    if e in ("gzip", "x-gzip"):
+        return _Members(_zlib(16 + zlib.MAX_WBITS), "gzip", restart=True)
+    if e == "deflate":
+        return _Members(_zlib(zlib.MAX_WBITS), "deflate", restart=False)
+    if e == "br":
+        return _Brotli()
+    if e == "zstd":
+        return _Members(_zstd(), "zstd", restart=True)
+    raise StreamError(f"cannot decode a response with content-encoding {encoding!r}")

@@ -1,0 +1,278 @@
+"""Leak audit of recorded flows, sans I/O.
+
+For every LLM flow: every original (a literal's original or a pattern match, exactly
+what masking would replace) found in what went upstream, and every disguise or
+placeholder issued for that flow found in what the client received — in JSON string
+values and keys, in every SSE event, and in each stream channel's reassembled text (a
+disguise streamed across two deltas is in neither event alone). Each finding names the
+field where it was found; the report never quotes an original unless asked to.
+
+What is not a leak, by design: signed thinking and reasoning (thinking blocks, their
+signatures, reasoning items and summaries) pass byte-identical both ways, so a
+disguise the client reads there, or an original the model itself wrote there, is
+reported as a note. A request the addon refused never went upstream.
+
+A shared copy (see flowfile.write_shared) holds only the provider side: there, any
+original anywhere — request, response, headers, URL — and any credential header is a
+leak, and the disguises in the responses are expected.
+
+The flows come in as `Record`s (flowfile.py builds them from mitmproxy flows).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..core.rules import LITERALS, Rules
+from . import sseview
+
+# Subtrees that pass byte-identical by design (thinking, reasoning, signatures).
+_SIGNED_TYPES = frozenset({"thinking", "redacted_thinking", "thinking_delta", "signature_delta", "reasoning"})
+_SIGNED_KEYS = frozenset({"signature", "encrypted_content", "reasoning_content", "reasoning", "reasoning_details"})
+_CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
+
+
+@dataclass
+class Record:
+    """One recorded flow as the audit sees it (bodies content-decoded)."""
+
+    index: int  # 1-based position in the file
+    label: str  # "POST /v1/messages" (no query: it can carry a key)
+    api: str | None  # the recognised LLM API, None for other traffic
+    sent: bytes | None  # the request body as it went upstream; None: it never went upstream
+    received: bytes | None  # the response body as the client received it (provider side if shared)
+    received_type: str = ""
+    received_cut: bool = False  # the body kept is not the whole body
+    shared: bool = False  # a shared copy (provider side only)
+    headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
+    extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
+    note: str = ""
+
+
+@dataclass
+class Finding:
+    flow: int
+    label: str
+    side: str  # "upstream" | "client" | "shared"
+    field: str  # where it was found
+    what: str  # the rule or disguise, never an original
+    leak: bool = True
+    text: str = ""  # the matched text: shown only with show_originals
+
+    def line(self, show: bool) -> str:
+        kind = "LEAK" if self.leak else "note"
+        s = f"  {kind} {self.side}: {self.what} at {self.field}"
+        if show and self.text:
+            s += f": {self.text!r}"
+        return s
+
+
+@dataclass
+class Report:
+    records: list[Record]
+    findings: list[Finding]
+    skipped: int  # flows that are not LLM flows
+    incomplete: list[Record]  # flows whose bodies were not kept whole
+
+    @property
+    def leaks(self) -> list[Finding]:
+        return [f for f in self.findings if f.leak]
+
+    def exit_code(self) -> int:
+        """1 on any leak, 2 when some flow could not be audited whole, else 0."""
+        if self.leaks:
+            return 1
+        return 2 if self.incomplete else 0
+
+    def verdict(self) -> str:
+        n = len(self.records)
+        flows = len({f.flow for f in self.leaks})
+        if self.leaks:
+            return f"LEAK: {len(self.leaks)} findings in {flows} of {n} LLM flows"
+        if self.incomplete:
+            return f"NOT PROVEN: {len(self.incomplete)} of {n} LLM flows not kept whole, no leak in the rest"
+        return f"clean: {n} LLM flows audited, no leak"
+
+    def text(self, show_originals: bool = False) -> str:
+        out: list[str] = []
+        by_flow: dict[int, list[Finding]] = {}
+        for f in self.findings:
+            by_flow.setdefault(f.flow, []).append(f)
+        for r in self.records:
+            fs = by_flow.get(r.index, [])
+            leaks = sum(f.leak for f in fs)
+            state = f"{leaks} leaks" if leaks else "ok"
+            if r in self.incomplete:
+                state += ", NOT KEPT WHOLE"
+            note = f" ({r.note})" if r.note else ""
+            out.append(f"flow {r.index} {r.label} [{r.api}{', shared copy' if r.shared else ''}]: {state}{note}")
+            out.extend(f.line(show_originals) for f in fs)
+        if self.skipped:
+            out.append(f"{self.skipped} other flows (not LLM API requests) not audited")
+        out.append(self.verdict())
+        return "\n".join(out)
+
+
+# -- scanning ----------------------------------------------------------------------------
+
+
+def _path(parent: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"{parent}.{key}" if parent else key
+    return f"{parent}[{json.dumps(key)}]"
+
+
+def walk(doc: object, path: str = "", signed: bool = False) -> Iterator[tuple[str, str, bool]]:
+    """Every string in a JSON document, keys included: (field, text, signed), where
+    signed marks thinking/reasoning subtrees."""
+    if isinstance(doc, str):
+        yield path or "(body)", doc, signed
+    elif isinstance(doc, dict):
+        s = signed or doc.get("type") in _SIGNED_TYPES
+        for k, v in doc.items():
+            yield f"{_path(path, k)} (key)", k, s
+            yield from walk(v, _path(path, k), s or k in _SIGNED_KEYS)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from walk(v, _path(path, i), signed)
+
+
+class Auditor:
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        ms = rules.mappings
+        self.disguise_of = {lit.original: lit.disguise for lit in ms.literals}
+        disguises = sorted({lit.disguise for lit in ms.literals}, key=len, reverse=True)
+        self._disguise_rx = re.compile("|".join(map(re.escape, disguises))) if disguises else None
+        names = [p.name for p in ms.patterns]
+        self._ph_rx = (
+            re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]*\]") if names else None
+        )
+
+    # originals: exactly what masking would replace
+    def originals(self, text: str) -> list[tuple[str, int, int]]:
+        out = []
+        for label, a, b in self.rules.find(text):
+            if label == LITERALS:
+                what = f"literal (disguise {self.disguise_of.get(text[a:b], '?')!r})"
+            else:
+                what = f"{label} match"
+            out.append((what, a, b))
+        return out
+
+    def issued(self, sent: bytes | None) -> set[str]:
+        """The placeholders a request carried upstream: issued for this flow."""
+        if not sent or self._ph_rx is None:
+            return set()
+        return set(self._ph_rx.findall(sent.decode("utf-8", "replace")))
+
+    def disguises(self, text: str, issued: set[str]) -> list[tuple[str, int, int]]:
+        out = []
+        if self._disguise_rx is not None:
+            out += [(f"disguise {m.group()!r}", m.start(), m.end()) for m in self._disguise_rx.finditer(text)]
+        if self._ph_rx is not None and issued:
+            out += [(f"placeholder {m.group()}", m.start(), m.end())
+                    for m in self._ph_rx.finditer(text) if m.group() in issued]  # fmt: skip
+        return sorted(out, key=lambda t: t[1])
+
+    # -- per side ------------------------------------------------------------------------
+
+    def scan_body(self, body: bytes, find, side: str, r: Record, ctype: str = "") -> list[Finding]:
+        """find(text) -> [(what, a, b)] over every string of a JSON body, every event
+        of an SSE body (and every channel's text), or the text of anything else."""
+        out: list[Finding] = []
+
+        def add(fld: str, text: str, signed: bool, base: str = "") -> None:
+            for what, a, b in find(text):
+                why = " (inside signed thinking/reasoning: passes byte-identical by design)" if signed else ""
+                out.append(Finding(r.index, r.label, side, f"{base}{fld} [{a}:{b}]{why}", what, not signed, text[a:b]))
+
+        if sseview.looks_like_sse(body, ctype):
+            stream = sseview.parse_stream(body)
+            for e in stream.events:
+                et = e.doc.get("type") if isinstance(e.doc, dict) else None
+                signed = isinstance(et, str) and et.startswith("response.reasoning")
+                if e.doc is None:
+                    if e.data:
+                        add("data", e.data, False, f"event {e.number} ")
+                    continue
+                for fld, text, s in walk(e.doc):
+                    add(fld, text, signed or s, f"event {e.number} ")
+            for c in stream.channels.values():
+                self._split(c, find, side, r, out)
+            return out
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            add("body", body.decode("utf-8", "replace"), False)
+            return out
+        for fld, text, s in walk(doc):
+            add(fld, text, s)
+        return out
+
+    @staticmethod
+    def _split(c: sseview.Channel, find, side: str, r: Record, out: list[Finding]) -> None:
+        """Matches in a channel's text that span two or more events (the events
+        themselves were scanned one by one)."""
+        starts = [p.start for p in c.pieces]
+        text = c.text
+        for what, a, b in find(text):
+            i, j = bisect_right(starts, a) - 1, bisect_right(starts, b - 1) - 1
+            if i == j:
+                continue
+            signed = c.kind == "thinking"
+            why = " (inside signed thinking/reasoning: passes byte-identical by design)" if signed else ""
+            fld = (f"channel {c.label!r} [{a}:{b}], split across events "
+                   f"{c.pieces[i].event}-{c.pieces[j].event}{why}")  # fmt: skip
+            out.append(Finding(r.index, r.label, side, fld, what, not signed, text[a:b]))
+
+    def audit_record(self, r: Record) -> list[Finding]:
+        out: list[Finding] = []
+        if r.shared:
+            if r.sent:
+                out += self.scan_body(r.sent, self.originals, "shared", r)
+            if r.received:
+                out += [
+                    Finding(f.flow, f.label, "shared", f"response {f.field}", f.what, f.leak, f.text)
+                    for f in self.scan_body(r.received, self.originals, "shared", r, r.received_type)
+                ]
+            for where, name, value in r.headers:
+                if any(w in name.lower() for w in _CREDENTIAL_WORDS):
+                    out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r}", "credential header"))
+                for what, a, b in self.originals(value):
+                    out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r} [{a}:{b}]", what,
+                                       True, value[a:b]))  # fmt: skip
+            for where, text in r.extra_text:
+                for what, a, b in self.originals(text):
+                    out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
+            return out
+        if r.sent is not None:
+            out += self.scan_body(r.sent, self.originals, "upstream", r)
+        if r.received:
+            issued = self.issued(r.sent)
+            out += self.scan_body(r.received, lambda t: self.disguises(t, issued), "client", r, r.received_type)
+        return out
+
+
+def audit(records: Iterable[Record], rules: Rules) -> Report:
+    """Audit every LLM record (api set); others are counted as skipped."""
+    a = Auditor(rules)
+    llm: list[Record] = []
+    skipped = 0
+    findings: list[Finding] = []
+    incomplete: list[Record] = []
+    for r in records:
+        if r.api is None:
+            skipped += 1
+            continue
+        llm.append(r)
+        findings += a.audit_record(r)
+        if r.received_cut:
+            incomplete.append(r)
+    return Report(llm, findings, skipped, incomplete)

@@ -1,0 +1,162 @@
+"""Flow files: mitmproxy flows -> audit records, and the shareable copy (adapter-level:
+reads and writes mitmproxy's format).
+
+What a flow file written with the addon holds (`mitmdump -w`): the request as it went
+upstream (masked) with its headers — the provider's credentials included; the response
+as the client received it (restored: originals); and in metadata the request as the
+client sent it (originals) and the response as upstream sent it. It is as secret as
+the session itself. `write_shared` makes a copy with the provider side only.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import urllib.parse
+from collections.abc import Iterable, Sequence
+
+from mitmproxy import flow as mflow
+from mitmproxy import http, io
+
+from ..core.rules import Rules
+from ..providers.registry import recognise
+from . import audit
+from .record import META, SIDES, is_credential
+
+
+class ShareError(Exception):
+    """A shared copy could not be written safely; nothing was written."""
+
+
+def read(paths: Sequence[str]) -> list[mflow.Flow]:
+    """Every flow in the files (mitmproxy raises FlowReadException for a bad file)."""
+    return list(io.read_flows_from_paths(list(paths)))
+
+
+def _label(f: http.HTTPFlow) -> str:
+    return f"{f.request.method} {f.request.path.split('?', 1)[0]}"
+
+
+def _refused(f: http.HTTPFlow) -> bool:
+    """The addon answered the request itself: it never went upstream."""
+    meta = f.metadata.get(META)
+    if isinstance(meta, dict) and meta.get("end") == "refused":
+        return True
+    return f.response is not None and f.response.headers.get("x-disguise") == "refused"
+
+
+def record(i: int, f: mflow.Flow) -> audit.Record:
+    if not isinstance(f, http.HTTPFlow):
+        return audit.Record(i, type(f).__name__, None, None, None)
+    api = recognise(f.request.method, f.request.path)
+    meta = f.metadata.get(META) if isinstance(f.metadata.get(META), dict) else {}
+    sides = f.metadata.get(SIDES) if isinstance(f.metadata.get(SIDES), dict) else {}
+    received = f.response.get_content(strict=False) if f.response is not None else None
+    ctype = f.response.headers.get("content-type", "") if f.response is not None else ""
+    cr = sides.get("client_response") or {}
+    r = audit.Record(
+        index=i, label=_label(f), api=api.name if api else None,
+        sent=None if _refused(f) else (f.request.get_content(strict=False) or b""),
+        received=received, received_type=ctype,
+        received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
+        shared=bool(meta.get("shared")),
+    )  # fmt: skip
+    if _refused(f):
+        r.note = "refused by the addon: never went upstream"
+    elif meta.get("dry_run") or not meta:
+        r.note = "not masked by the addon"
+    if r.shared:
+        r.headers = [("request", k, v) for k, v in f.request.headers.items(multi=True)]
+        if f.response is not None:
+            r.headers += [("response", k, v) for k, v in f.response.headers.items(multi=True)]
+        r.extra_text = [("url", f.request.url)]
+        if SIDES in f.metadata:
+            r.extra_text.append(("metadata", repr(f.metadata[SIDES])))
+            r.note = "shared copy still holds the client side in metadata"
+        r.extra_text.append(("comment", f.comment))
+    return r
+
+
+def records(flows: Iterable[mflow.Flow]) -> list[audit.Record]:
+    return [record(i, f) for i, f in enumerate(flows, 1)]
+
+
+def _strip_query(url_path: str) -> str:
+    path, sep, query = url_path.partition("?")
+    if not sep:
+        return url_path
+    kept = [(k, v) for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if not is_credential(k)]
+    return path + ("?" + urllib.parse.urlencode(kept) if kept else "")
+
+
+def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
+    """The provider side of one flow, or None when it has none to share: not an LLM
+    flow the addon masked, refused, or its upstream response was not kept."""
+    if not isinstance(f, http.HTTPFlow) or recognise(f.request.method, f.request.path) is None:
+        return None
+    meta = f.metadata.get(META)
+    sides = f.metadata.get(SIDES)
+    if not isinstance(meta, dict) or not isinstance(sides, dict) or meta.get("dry_run") or _refused(f):
+        return None
+    if str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
+        return None
+    up = sides.get("upstream_response")
+    if f.response is not None and not (isinstance(up, dict) and "content" in up):
+        return None
+    g = f.copy()
+    g._backup = None  # a replayed flow keeps its earlier state here (restored response included)
+    g.marked = ""
+    for name in [k for k in g.request.headers if is_credential(k)]:
+        del g.request.headers[name]
+    g.request.path = _strip_query(g.request.path)
+    summary = {k: meta[k] for k in ("api", "masked", "counts", "placeholders", "end") if k in meta}
+    summary["shared"] = True
+    if g.response is not None and isinstance(up, dict):
+        headers = http.Headers(
+            [(k.encode(), v.encode()) for k, v in (up.get("headers") or [])
+             if k.lower() not in ("content-length", "content-encoding") and not is_credential(k)]
+        )  # fmt: skip
+        g.response.headers = headers
+        if up.get("status"):
+            g.response.status_code = int(up["status"])
+        if up.get("encoding"):  # kept as it came: could not be decoded (cut)
+            g.response.headers["content-encoding"] = up["encoding"]
+            g.response.raw_content = up["content"]
+        elif "transfer-encoding" in g.response.headers:
+            g.response.raw_content = up["content"]
+        else:
+            g.response.content = up["content"]
+        if up.get("cut"):
+            summary["cut"] = up.get("size")
+    g.metadata = {META: summary}
+    g.comment = f"disguise shared copy: provider side only ({summary.get('api')})"
+    return g
+
+
+def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> tuple[int, int]:
+    """Write the provider side of flows to path; (written, left out). The copy is
+    audited before it is moved into place: on any finding nothing is written and
+    ShareError carries the audit report."""
+    out: list[http.HTTPFlow] = []
+    dropped = 0
+    for f in flows:
+        g = shared_copy(f)
+        if g is None:
+            dropped += 1
+        else:
+            out.append(g)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".disguise-share-", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as fo:
+            w = io.FlowWriter(fo)
+            for g in out:
+                w.add(g)
+        report = audit.audit(records(read([tmp])), rules)
+        if report.leaks:
+            raise ShareError("the shared copy would not pass the audit; nothing written:\n" + report.text())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return len(out), dropped

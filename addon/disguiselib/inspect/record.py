@@ -1,0 +1,160 @@
+"""What is kept of an LLM flow, and the summary written from it (sans I/O).
+
+The schema of the flow record every part of inspection reads: the metadata keys
+(`META`: the per-flow summary; `SIDES`: the two sides mitmproxy does not keep itself),
+a kept side (`side`), a bounded copy of a body (`Kept`), the stream callable wrapper that
+keeps both sides of a stream (`Tee`), and the summary's wording (`counts_text`,
+`summary_text`). Everything stored in metadata is bytes, str, int, bool, list or dict:
+mitmproxy writes no flows at all (`-w`) when one value is not serializable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import deque
+from typing import Any
+
+from ..core.rules import LITERALS
+
+META = "disguise"
+SIDES = "disguise_sides"
+# Per side: an LLM request with a long context runs to a few MB; a long streamed answer
+# rarely passes 1 MB. Above this a side is cut and marked, never silently shortened.
+CAPTURE_LIMIT = 8 * 1024 * 1024
+FAILED_MARK = ":no_entry:"
+
+# Header names whose values are credentials or account identifiers: never copied into
+# the kept client side, removed from a shared copy.
+_CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
+
+
+def is_credential(name: str) -> bool:
+    n = name.lower()
+    return any(w in n for w in _CREDENTIAL_WORDS)
+
+
+def _sha(data: bytes | None) -> str:
+    return hashlib.sha256(data or b"").hexdigest()
+
+
+class Kept:
+    """A bounded copy of a body: the first `limit` bytes, and how many there were.
+    Pieces are kept as they come and joined once (`buf`): a list append per piece
+    costs a fraction of growing a bytearray."""
+
+    __slots__ = ("parts", "kept", "size", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[bytes] = []
+        self.kept = 0
+        self.size = 0
+        self.limit = limit
+
+    def add(self, data: bytes) -> None:
+        self.size += len(data)
+        room = self.limit - self.kept
+        if room > 0:
+            piece = data if len(data) <= room else data[:room]
+            self.parts.append(piece)
+            self.kept += len(piece)
+
+    @property
+    def buf(self) -> bytes:
+        if len(self.parts) > 1:
+            self.parts = [b"".join(self.parts)]
+        return self.parts[0] if self.parts else b""
+
+    @property
+    def cut(self) -> bool:
+        return self.size > self.kept
+
+
+def side(content: bytes, size: int | None = None, *, cut: bool = False, headers=None, **extra: Any) -> dict:
+    """One kept side as metadata (serializable values only)."""
+    d: dict[str, Any] = {"content": bytes(content), "size": len(content) if size is None else size, "cut": cut}
+    if headers is not None:
+        d["headers"] = [[k, v] for k, v in headers]
+    d.update(extra)
+    return d
+
+
+def _bounded(data: bytes, limit: int) -> dict:
+    return side(data[:limit], len(data), cut=len(data) > limit)
+
+
+# A stream's final event, as the providers write it: Anthropic `message_stop`, OpenAI
+# Chat `data: [DONE]`, Responses `response.completed` / `.incomplete` / `.failed`. Inside
+# a JSON string the quotes would be escaped, so text that talks about them can't match.
+_FINAL_EVENT = re.compile(
+    rb'"type": ?"(?:message_stop|response\.(?:completed|incomplete|failed))"|^data: ?\[DONE\]', re.M
+)
+
+
+class Tee:
+    """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
+    content decoding) and what the client got, each bounded, and the last few pieces
+    the client got (did the final event go out?). Returns the inner callable's pieces
+    as a list without empty pieces (an empty piece mid-stream would end a chunked
+    body). Costs a list append or two per call: it runs on the event loop."""
+
+    def __init__(self, inner, limit: int) -> None:
+        self.inner = inner
+        self.up = Kept(limit)
+        self.down = Kept(limit)
+        self.last: deque[bytes] = deque(maxlen=8)
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        self.up.add(data)
+        out = self.inner(data)
+        got = [out] if isinstance(out, (bytes, bytearray)) else out
+        pieces: list[bytes] = [p if type(p) is bytes else bytes(p) for p in got if p]
+        for p in pieces:
+            self.down.add(p)
+            self.last.append(p)
+        return pieces
+
+    @property
+    def final_sent(self) -> bool:
+        """Did the stream's final event go out? The adapter emits whole events, so the
+        final event sits whole in one of the last pieces (a comment may follow it)."""
+        return any(_FINAL_EVENT.search(p) is not None for p in self.last)
+
+    @property
+    def dead(self) -> bool:
+        """The inner callable failed closed (it sent the client an error event)."""
+        return bool(getattr(self.inner, "dead", False))
+
+
+# -- the summary -----------------------------------------------------------------------
+
+
+def counts_text(meta: dict) -> str:
+    """ "masked 7: EMAIL×2, ANTHROPIC_KEY×1, literals×4; restored 5; stripped 1" """
+    dry = bool(meta.get("dry_run"))
+    counts = meta.get("counts") or {}
+    masked = meta.get("masked", sum(counts.values()))
+    s = ("would mask " if dry else "masked ") + str(masked)
+    if counts:
+        # patterns by name, literals last: the same order live and read back from a file
+        order = sorted(counts, key=lambda k: (k == LITERALS, k))
+        s += ": " + ", ".join(f"{k}×{counts[k]}" for k in order)
+    if "restored" in meta:
+        s += ("; would restore " if dry else "; restored ") + str(meta["restored"])
+    if meta.get("stripped"):
+        s += f"; stripped {meta['stripped']}"
+    return s
+
+
+def summary_text(meta: dict) -> str:
+    """The flow comment: api, counts, and how the flow ended."""
+    head = f"disguise {meta.get('api', '?')}"
+    if meta.get("failed"):
+        head += f": FAILED CLOSED ({meta['failed']})"
+    s = f"{head}: {counts_text(meta)}"
+    end = meta.get("end")
+    if end and end != "completed":
+        s += f"; {end}"
+    if meta.get("cut"):
+        s += f"; kept bodies cut at {meta['cut']} bytes"
+    return s

@@ -1,0 +1,189 @@
+"""Contentviews for mitmweb and the mitmproxy console (adapter-level).
+
+Three views, for any HTTP message; on LLM flows the addon handled, "Disguise" is picked
+automatically:
+- "Disguise": this message as mitmproxy holds it — the request as it went upstream
+  (masked) or the response as the client received it (restored) — an SSE body as its
+  events and the reassembled text of each channel, JSON pretty-printed.
+- "Disguise other side": the same rendering of the other side of this message — the
+  request as the client sent it, the response as upstream sent it.
+- "Disguise diff": a unified diff of the two renderings.
+
+mitmproxy 11 has `contentviews.View` (a callable returning lines, `add` refuses a name
+twice); 12 has the `Contentview` protocol (`prettify`, `add` replaces). Both are served
+from the same text (`render`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from mitmproxy import contentviews, http
+
+from . import sseview
+from .record import META, SIDES, summary_text
+
+NAMES = ("Disguise", "Disguise other side", "Disguise diff")
+_AUTO_PRIORITY = 2.0  # above the JSON view (1) on flows the addon handled
+
+
+def _which(flow: Any, message: Any) -> str | None:
+    if not isinstance(flow, http.HTTPFlow) or message is None:
+        return None
+    if message is flow.request:
+        return "request"
+    if message is flow.response:
+        return "response"
+    return None
+
+
+def _labels(flow: http.HTTPFlow) -> dict[str, str]:
+    meta = flow.metadata.get(META) or {}
+    if meta.get("shared"):
+        return {"request": "request as it went upstream (masked)",
+                "response": "response as upstream sent it (shared copy: the client side is not in it)"}  # fmt: skip
+    if meta.get("dry_run"):
+        return {"request": "request as recorded without the addon (NOT masked)",
+                "response": "response as recorded without the addon"}  # fmt: skip
+    if META in flow.metadata and SIDES not in flow.metadata:
+        return {"request": "request as the client sent it (not masked: see the summary)",
+                "response": "response as the client received it"}  # fmt: skip
+    return {"request": "request as it went upstream (masked)",
+            "response": "response as the client received it (restored)"}  # fmt: skip
+
+
+def _other(flow: http.HTTPFlow, which: str) -> tuple[str, bytes | None, str]:
+    """(label, body or None, note) of the other side of flow.<which>."""
+    sides = flow.metadata.get(SIDES)
+    key, label = (("client_request", "request as the client sent it") if which == "request"
+                  else ("upstream_response", "response as upstream sent it"))  # fmt: skip
+    s = sides.get(key) if isinstance(sides, dict) else None
+    if not isinstance(s, dict) or "content" not in s:
+        meta = flow.metadata.get(META) or {}
+        if meta.get("shared") and which == "response":
+            return "response as the client received it", None, "not in a shared copy"
+        return label, None, "not kept (not an LLM flow the addon handled, or disguise_capture_limit=0)"
+    note = ""
+    if s.get("cut"):
+        note = f"CUT: {len(s['content'])} of {s.get('size')} bytes kept (disguise_capture_limit)"
+    if s.get("encoding"):
+        note += f"{'; ' if note else ''}content-encoding {s['encoding']}: not decoded"
+    return label, s["content"], note
+
+
+def _ctype(flow: http.HTTPFlow, which: str) -> str:
+    m = flow.request if which == "request" else flow.response
+    return m.headers.get("content-type", "") if m is not None else ""
+
+
+def _header(flow: http.HTTPFlow) -> list[str]:
+    meta = flow.metadata.get(META)
+    if not isinstance(meta, dict):
+        return ["disguise: this flow was not handled by the addon"]
+    out = [summary_text(meta)]
+    if meta.get("replay"):
+        out.append(f"replay: {meta['replay']}")
+    return out
+
+
+def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "") -> str:
+    """The text of view `view` (one of NAMES) for data, the body of message in flow."""
+    which = _which(flow, message)
+    if which is None:  # not an HTTP flow message: just the body
+        return sseview.render_body(data, content_type)
+    ctype = _ctype(flow, which)
+    this_label = _labels(flow)[which]
+    lines = _header(flow)
+    if view == NAMES[0]:
+        lines += [f"this: {this_label} — {len(data)} bytes", ""]
+        lines.append(sseview.render_body(data, ctype))
+        return "\n".join(lines)
+    label, other, note = _other(flow, which)
+    if view == NAMES[1]:
+        lines.append(f"other side: {label}" + (f" — {len(other)} bytes" if other is not None else ""))
+        if note:
+            lines.append(f"[{note}]")
+        lines.append("")
+        if other is not None:
+            lines.append(sseview.render_body(other, ctype))
+        return "\n".join(lines)
+    # diff
+    if other is None:
+        return "\n".join([*lines, f"no diff: the {label} was {note}"])
+    a = sseview.render_body(other, ctype).splitlines()
+    b = sseview.render_body(data, ctype).splitlines()
+    diff = list(difflib.unified_diff(a, b, label, this_label, lineterm="", n=1))
+    if note:
+        lines.append(f"[{note}]")
+    return "\n".join([*lines, "", *(diff or ["(no difference)"])])
+
+
+def priority(view: str, data: bytes, flow: Any) -> float:
+    if view == NAMES[0] and isinstance(flow, http.HTTPFlow) and isinstance(flow.metadata.get(META), dict) and data:
+        return _AUTO_PRIORITY
+    return -1.0 if _NEW_API else 0.0
+
+
+_NEW_API = hasattr(contentviews, "Contentview")
+
+
+if _NEW_API:  # mitmproxy 12
+
+    class _View:
+        syntax_highlight = "none"
+
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        @property
+        def name(self) -> str:
+            return self._name
+
+        def prettify(self, data: bytes, metadata: Any) -> str:
+            return render(self._name, data, metadata.flow, metadata.http_message, metadata.content_type or "")
+
+        def render_priority(self, data: bytes, metadata: Any) -> float:
+            return priority(self._name, data, metadata.flow)
+
+        def __lt__(self, other: Any) -> bool:
+            return self.name < other.name
+
+    def register() -> list:
+        views = [_View(n) for n in NAMES]
+        for v in views:
+            contentviews.add(v)
+        return views
+
+    def unregister(views: list) -> None:
+        pass  # 12 replaces a view of the same name when the script is reloaded
+
+else:  # mitmproxy 11
+    from mitmproxy.contentviews import base as _base
+
+    class _LegacyView(_base.View):
+        def __init__(self, name: str) -> None:
+            self.name = name  # type: ignore[misc]
+
+        def __call__(self, data: bytes, *, content_type=None, flow=None, http_message=None, **unknown):
+            text = render(self.name, data, flow, http_message, content_type or "")
+            return self.name, _base.format_text(text)
+
+        def render_priority(self, data: bytes, *, content_type=None, flow=None, http_message=None, **unknown):
+            return priority(self.name, data, flow)
+
+    def register() -> list:
+        views = []
+        for n in NAMES:
+            old = contentviews.get(n)
+            if old is not None:  # a reloaded script: 11 refuses a name twice
+                contentviews.remove(old)
+            v = _LegacyView(n)
+            contentviews.add(v)
+            views.append(v)
+        return views
+
+    def unregister(views: list) -> None:
+        for v in views:
+            if v in contentviews.views:
+                contentviews.remove(v)

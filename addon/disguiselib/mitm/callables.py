@@ -1,0 +1,102 @@
+"""The stream callables mitmproxy calls per chunk of a body (adapter-level)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from ..core.decoding import Decoder
+from ..errors import DisguiseError, log_internal, reason
+from ..providers.stream import BodyStream, SSEStream
+
+log = logging.getLogger("disguise")
+
+
+class StreamCall:
+    """mitmproxy's stream callable for one SSE response.
+
+    Never raises (an exception here would drop a chunk or hang the client), never
+    returns b"" mid-stream (on HTTP/1.1 chunked that is the end-of-body marker): on a
+    failure the client gets an explicit error event and nothing more.
+    """
+
+    def __init__(self, stream: BodyStream | SSEStream, decoder: Decoder | None) -> None:
+        self.stream = stream
+        self.decoder = decoder
+        self.dead = False
+
+    def __call__(self, data: bytes) -> bytes | list[bytes]:
+        if self.dead:
+            return []
+        try:
+            if data:
+                if self.decoder is not None:
+                    data = self.decoder.decompress(data)
+                out = self.stream.feed(data)
+            else:
+                if self.stream.finished:
+                    return []  # the final call can come twice (mitmproxy 11, HTTP/2)
+                tail = self.decoder.flush() if self.decoder is not None else b""
+                out = (self.stream.feed(tail) if tail else b"") + self.stream.flush()
+        except Exception as e:  # noqa: BLE001 - every failure must reach the client
+            self.dead = True
+            reason = str(e) if isinstance(e, DisguiseError) else type(e).__name__
+            log.error("disguise: stream could not be reversed: %s", reason)
+            return [self.stream.error_event(f"disguise: stream could not be reversed: {reason}")]
+        return [out] if out else []
+
+
+class Refused:
+    """A stream that cannot be reversed: the client gets one error body, nothing else."""
+
+    dead = True  # failed closed (read by capture.Tee)
+
+    def __init__(self, err: bytes) -> None:
+        self.err: bytes | None = err
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        err, self.err = self.err, None
+        return [err] if err else []
+
+
+class Buffered:
+    """A stream callable that lets nothing through until the body is complete, then
+    hands it to `work` whole and emits the result. For bodies mitmproxy would otherwise
+    stream past the addon (stream_large_bodies): masked completely or not sent.
+
+    `work` raises to refuse; then `on_error(message)` says what goes out instead (b"":
+    nothing). Over `limit` bytes nothing more is buffered and the body is refused."""
+
+    def __init__(self, work: Callable[[bytes], bytes], on_error: Callable[[str], bytes], limit: int | None) -> None:
+        self.work = work
+        self.on_error = on_error
+        self.limit = limit
+        self.buf = bytearray()
+        self.finished = False
+        self.error: str | None = None
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        if self.finished:
+            return []
+        if data:
+            if self.error is None:
+                self.buf += data
+                if self.limit is not None and len(self.buf) > self.limit:
+                    self.error = f"body exceeds body_size_limit ({self.limit} bytes)"
+                    self.buf = bytearray()
+            return []
+        self.finished = True
+        if self.error is None:
+            try:
+                out = self.work(bytes(self.buf))
+            except Exception as e:  # noqa: BLE001 - decided here what leaves
+                if not isinstance(e, DisguiseError):
+                    log_internal(log, "buffered body", e)
+                self.error = reason(e)
+            else:
+                return [out] if out else []
+            finally:
+                self.buf = bytearray()
+        err = self.on_error(self.error)
+        return [err] if err else []
+

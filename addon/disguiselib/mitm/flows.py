@@ -1,0 +1,208 @@
+"""Flow facts and per-flow state (adapter-level): what a request is, whether it is
+protected, how a refusal or an error reaches the client."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from mitmproxy import ctx, http
+from mitmproxy.net import encoding as mencoding
+from mitmproxy.utils import human
+
+from ..config import Config
+from ..core.rules import Restorer
+from ..errors import MaskError
+from ..providers import anthropic, openai_chat
+from ..providers.registry import OPENAI_CHAT, Api, llm_shaped, recognise
+from ..providers.stream import BodyStream, SSEStream
+from ..scope import HostRule, in_hosts, known_host
+from .callables import Refused
+
+log = logging.getLogger("disguise")
+
+
+def reverse_mode(flow: http.HTTPFlow) -> bool:
+    mode = getattr(flow.client_conn, "proxy_mode", None)
+    return type(mode).__name__ == "ReverseMode"
+
+
+def target(flow: http.HTTPFlow) -> tuple:
+    r = flow.request
+    return (r.method, r.scheme, r.host, r.port, r.path)
+
+
+def websocket(flow: http.HTTPFlow) -> bool:
+    h = flow.request.headers
+    return "websocket" in h.get("upgrade", "").lower()
+
+
+def fallback_protected(flow: http.HTTPFlow, hosts: tuple[HostRule, ...]) -> bool:
+    """Without a working configuration: could this request carry what must be masked?
+    Any LLM-shaped path, any request to a known LLM host, every request in reverse mode
+    (its upstream is the provider), and the last configured hosts."""
+    r = flow.request
+    return bool(
+        recognise(r.method, r.path)
+        or llm_shaped(r.path)
+        or known_host(r.host)
+        or known_host(r.pretty_host)
+        or reverse_mode(flow)
+        or (hosts and in_hosts(hosts, r.host, r.port, r.pretty_host))
+    )
+
+
+def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
+    """An error in the shape of the provider the request was meant for."""
+    r = flow.request
+    api = recognise("POST", r.path)
+    if api is not None:
+        return api.error_body(message)
+    if "/messages" in r.path or "anthropic" in r.pretty_host:
+        return anthropic.error_body(message)
+    return openai_chat.error_body(message)
+
+
+def refuse(flow: http.HTTPFlow, message: str, status: int = 400) -> None:
+    flow.response = http.Response.make(
+        status, error_body_for(flow, message), {"content-type": "application/json", "x-disguise": "refused"}
+    )
+    flow.comment = message
+
+
+def stream_risk(flow: http.HTTPFlow) -> bool:
+    """Could mitmproxy hand this request's body upstream as it arrives, past the
+    `request` hook? It does with `stream_large_bodies` for a body over the limit —
+    decided before requestheaders when the length is known, and while the body arrives
+    (no hook) when it is not."""
+    if flow.request.stream:
+        return True
+    try:
+        limit = human.parse_size(getattr(ctx.options, "stream_large_bodies", None))
+    except ValueError:
+        return True
+    if limit is None:
+        return False
+    length = flow.request.headers.get("content-length", "")
+    return not (length.isdigit() and int(length) <= limit)
+
+
+def streams_large_bodies() -> bool:
+    # a proxyserver option: absent where no proxy server is loaded (unit tests, tools)
+    return bool(getattr(ctx.options, "stream_large_bodies", None))
+
+
+def body_limit() -> int | None:
+    try:
+        return human.parse_size(ctx.options.body_size_limit)
+    except (ValueError, AttributeError):
+        return None
+
+
+def chunked(msg: http.Message) -> None:
+    """Headers for a body whose length changes while it streams."""
+    msg.headers.pop("content-length", None)
+    if msg.http_version.startswith("HTTP/1"):
+        msg.headers["transfer-encoding"] = "chunked"
+
+
+# -- per-flow state ------------------------------------------------------------------------
+
+
+@dataclass
+class Mark:
+    """What a Disguise decided for a request; the Guard checks it last."""
+
+    stage: str  # "headers" or "request": the last Disguise hook that handled the flow
+    kind: str  # "skip" | "api" | "unknown" | "ws" | "refused"
+    target: tuple
+    config: Config | None
+    streamed: bool = False
+
+
+@dataclass
+class FlowState:
+    api: Api
+    restorer: Restorer | None
+    stream: BodyStream | SSEStream | None = None
+    encoding: str = ""
+    headers_done: bool = False
+    refusal: str | None = None  # a streamed request that could not be masked
+
+
+def stop(flow: http.HTTPFlow, why: str) -> None:
+    """Before the body arrives, when mitmproxy may stream it: a refusal would crash the
+    HTTP layer (a response and a streamed request at once), so the connection is
+    closed; nothing has gone upstream. A replayed flow cannot be killed: refused."""
+    if flow.killable:
+        flow.kill()
+    else:
+        flow.request.stream = False
+        refuse(flow, f"disguise: request refused: {why}", 503)
+
+
+def replace_with_error(flow: http.HTTPFlow, st: FlowState, status: int) -> None:
+    """At responseheaders: the client gets st.refusal in the provider's shape, never
+    upstream's body."""
+    resp = flow.response
+    assert resp is not None and st.refusal is not None
+    resp.status_code = status
+    resp.reason = ""
+    resp.headers.pop("content-encoding", None)
+    resp.headers["content-type"] = "application/json"
+    resp.headers["x-disguise"] = "refused"
+    chunked(resp)
+    resp.stream = Refused(st.api.error_body(f"disguise: {st.refusal}"))
+    st.headers_done = True
+
+
+def finish_error(flow: http.HTTPFlow, st: FlowState) -> None:
+    """At response, for a body that was not streamed: replace it."""
+    resp = flow.response
+    assert resp is not None and st.refusal is not None
+    if isinstance(inner(resp.stream), Refused):
+        return
+    resp.stream = False
+    resp.headers.pop("content-encoding", None)
+    resp.headers.pop("transfer-encoding", None)
+    resp.headers["content-type"] = "application/json"
+    resp.headers["x-disguise"] = "refused"
+    if resp.status_code < 400:
+        resp.status_code = 502
+    resp.content = st.api.error_body(f"disguise: {st.refusal}")
+
+
+def inner(stream: object) -> object:
+    """A stream callable, unwrapped from the inspection Tee around it."""
+    return getattr(stream, "inner", stream)
+
+
+def fix_headers(resp: http.Response) -> None:
+    resp.headers.pop("content-encoding", None)
+    chunked(resp)
+
+
+def decode(raw: bytes, enc: str) -> bytes:
+    if not enc or enc.strip().lower() == "identity":
+        return raw
+    try:
+        out = mencoding.decode(raw, enc)
+    except ValueError:
+        raise MaskError(f"cannot decode a body with content-encoding {enc!r}") from None
+    assert isinstance(out, bytes)
+    return out
+
+
+def error_api(flow: http.HTTPFlow) -> Api:
+    api = recognise("POST", flow.request.path)
+    return api if api is not None else OPENAI_CHAT
+
+
+def note_masked(flow: http.HTTPFlow, api: Api, session) -> None:
+    flow.metadata["disguise"] = {
+        "api": api.name,
+        "masked": session.masked,
+        "placeholders": len(session.placeholders),
+    }
+    flow.comment = f"disguise: {api.name}: {session.masked} masked"
+

@@ -1,0 +1,88 @@
+"""Channel streams: a hold-back window per channel key, and the rule that sends a
+JSON string to its channel's window (sans I/O). OpenAI Chat and Responses key their
+channels differently (choice x field; item x content index x field); the machinery is
+the same."""
+
+from __future__ import annotations
+
+import json
+
+from ..core.holdback import Window
+from ..core.jsonspan import Rule
+from ..core.rules import Restorer
+from ..errors import StreamError
+from .restore import restore_fn
+from .stream import SSEStream
+
+# Channels (choice x content/refusal/tool call; item x content part) one stream may
+# open. Real streams have a handful; a stream past this is refused with an explicit
+# error rather than merging channels or growing state without bound.
+MAX_CHANNELS = 256
+
+
+class Chan(Rule):
+    """A string that belongs to a stream channel: it goes through that channel's window."""
+
+    string = True
+
+    def __init__(self, key: tuple, mode: int, parts: bool = False) -> None:
+        self.key = key
+        self.mode = mode
+        self.parts = parts  # the text arrives in an array of content parts (Mistral)
+
+
+
+class ChannelStream(SSEStream):
+    """An SSEStream whose strings go to windows by channel key (see Chan)."""
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.parts: set = set()  # channels whose text came as content parts
+        self.touched: set = set()  # channels whose text the current event changed or held
+
+    def window(self, key: tuple, mode: int) -> Window:
+        w = self.windows.get(key)
+        if w is None:
+            if len(self.windows) >= MAX_CHANNELS:
+                # an empty window is the same as a new one: forget those first
+                self.windows = {k: v for k, v in self.windows.items() if v.held or v.escaped}
+                if len(self.windows) >= MAX_CHANNELS:
+                    raise StreamError(
+                        f"the stream holds text in more than {MAX_CHANNELS} channels at once"
+                    )
+            w = self.windows[key] = Window(self.r, mode)
+        return w
+
+    def channel_fn(self, finishing: frozenset = frozenset()):
+        """fn for jsonspan: a channel's string through its window; a channel of a choice
+        that finishes in this very event is flushed into it as well. Every channel whose
+        text this event changes or holds is noted in `touched` (its logprobs go)."""
+        restore = restore_fn(self.r)
+        self.touched = set()
+
+        def fn(v: str, rule: Rule) -> str:
+            if isinstance(rule, Chan):
+                w = self.window(rule.key, rule.mode)
+                held = w.held
+                out = w.feed(v)
+                if rule.parts:
+                    self.parts.add(rule.key)
+                if rule.key[0] in finishing:
+                    out += w.flush()
+                    del self.windows[rule.key]
+                if out != v or held or w.held:
+                    self.touched.add(rule.key)
+                return out
+            return restore(v, rule)
+
+        return fn
+
+
+
+def dumps_bytes(obj: object) -> bytes:
+    """Compact JSON as the APIs send it: UTF-8, or \\u escapes where a lone surrogate
+    (half of a pair cut between two deltas) cannot be UTF-8."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":")).encode("ascii")

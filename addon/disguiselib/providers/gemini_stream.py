@@ -1,0 +1,430 @@
+"""Gemini streams (sans I/O): `streamGenerateContent?alt=sse` as SSE events, and without
+`alt=sse` as the elements of one JSON array arriving piece by piece (GeminiArrayStream).
+The field rules are google.py's; see its docstring for the channels and endings."""
+
+from __future__ import annotations
+
+import json
+
+from ..core import jsonspan
+from ..core.holdback import Window
+from ..core.jsonspan import SKIP, Arr, Obj, Rule
+from ..core.rules import Restorer, json_escape
+from ..core.sse import Event, parse_event
+from ..errors import StreamError
+from .fields import GENERIC
+from .google import _CANDIDATE_FIELDS, _RESP_PART, _RESPONSE_FIELDS, RESPONSE, _both, _dumps, _Part, error_chunk
+from .restore import restore_fn, restore_json
+from .stream import SSEStream
+
+# Candidates one stream may hold text for at once (candidateCount is at most 8 on
+# today's models); past this the stream ends with an explicit error.
+MAX_CHANNELS = 256
+
+
+class _Chan(Rule):
+    """A candidate's text: through its window; `flush` on the last text part of the
+    chunk that finishes the candidate."""
+
+    string = True
+
+    def __init__(self, key: tuple, flush: bool) -> None:
+        self.key = key
+        self.flush = flush
+
+
+def _is_text_part(p: object) -> bool:
+    return isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("thought") is not True
+
+
+class _StreamParts(Rule):
+    string = True
+
+    def __init__(self, key: tuple, last: int) -> None:
+        self.key = key
+        self.last = last  # the index of the part that gets the held tail, or -1
+
+    def child(self, key: str | int) -> Rule:
+        chan = _Chan(self.key, key == self.last)
+        return _Part(Obj({**_RESP_PART.part.fields, "text": chan}, default=GENERIC))  # type: ignore[attr-defined]
+
+
+class _StreamCandidate(Rule):
+    """A streamed candidate, bound to its index; one that finishes in this chunk is
+    noted, and its last text part gets the held tail."""
+
+    string = True
+
+    def __init__(self, stream: GeminiStream) -> None:
+        self.stream = stream
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC
+        k = _index(value)
+        key = (k, "text")
+        last = -1
+        if value.get("finishReason") is not None:
+            content = value.get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            if isinstance(parts, list):
+                for i, p in enumerate(parts):
+                    if _is_text_part(p):
+                        last = i
+            self.stream._finishing[k] = value
+        parts_rule = _StreamParts(key, last)
+        parts_rule.mark = ("parts", k)
+        content_rule = Obj(_both({"role": SKIP, "parts": parts_rule}), default=GENERIC)
+        content_rule.mark = ("content", k)
+        cand = Obj({**_CANDIDATE_FIELDS, "content": content_rule}, default=GENERIC)
+        cand.mark = ("cand", k)
+        return cand
+
+
+def _index(cand: dict) -> int | str:
+    k = cand.get("index", 0)
+    return k if isinstance(k, int | str) else repr(k)
+
+
+def _is_json(s: str) -> bool:
+    try:
+        json.loads(s)
+    except ValueError:
+        return False
+    return True
+
+
+
+def _may_end(raw: bytes) -> bool:
+    """Could this chunk carry a finishReason, a blockReason or an error? (A key; inside
+    a string its quotes would be escaped. False positives only cost a parse.)"""
+    return b'Reason"' in raw or b'"error"' in raw
+
+
+_WS_BYTES = b" \t\r\n"
+
+
+class GeminiStream(SSEStream):
+    """A `streamGenerateContent?alt=sse` stream: a window per candidate's text.
+
+    A body that is one JSON document rather than SSE (the API answers errors that way,
+    even with `content-type: text/event-stream`) is restored whole at its end.
+    """
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.windows: dict[tuple, Window] = {}
+        self._finishing: dict[int | str, dict] = {}  # candidates finishing in the chunk at hand
+        self._open: set = set()  # candidates seen without their finishReason yet
+        self._ended = False  # a finishReason or blockReason was seen
+        self._errored = False  # an error chunk was seen: the stream ends there
+        self._mode = ""  # "" until the first byte tells: "stream" or "json" (one document)
+        self._doc: list[bytes] = []  # json mode: the body so far
+        self._doc_len = 0
+        self._eol = "\r\n"  # the line end synthetic events use: as upstream's events
+        self._last: dict = {}  # modelVersion, responseId (for synthetic chunks)
+        self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
+
+    # -- bytes in, bytes out ---------------------------------------------------------------
+
+    def feed(self, data: bytes) -> bytes:
+        if self.dead or self.finished or not data:
+            return b""
+        try:
+            if self.decoder is not None:
+                data = self.decoder.decompress(data)
+            if self._mode != "stream":
+                data = self._sniff(data)
+                if not data:
+                    return b""
+            return self.feed_stream(data)
+        except StreamError as e:
+            return self.fail(str(e))
+
+    def _framed(self, data: bytes) -> bytes:
+        """data through the generic framer (decoded already)."""
+        out: list[bytes] = []
+        self._feed(data, out)
+        return b"".join(out)
+
+    def feed_stream(self, data: bytes) -> bytes:
+        if self.framer.pending:
+            return self._framed(data)
+        # The API's events are single `data:` lines ended by CRLF CRLF. Cut them with a
+        # plain search (the framer's regex costs about 10 ns a byte on these ~500-byte
+        # events); an event with any other line end, and whatever follows it, goes
+        # through the framer, which then cuts exactly as here.
+        raws = []
+        pos = 0
+        find = data.find
+        while True:
+            j = find(b"\r\n\r\n", pos)
+            if j < 0 or find(b"\n", pos, j) >= 0 or find(b"\r", pos, j) >= 0:
+                break
+            raws.append(data[pos : j + 4])
+            pos = j + 4
+        if not raws:
+            return self._framed(data)
+        out: list[bytes] = []
+        self._events(raws, out)
+        if pos < len(data):
+            out.append(self._framed(data[pos:]))
+        return b"".join(out)
+
+    def _sniff(self, data: bytes) -> bytes:
+        """Decide, at the first byte that is not whitespace, whether this is a stream or
+        one JSON document; returns what the stream framer should get (b"" for none)."""
+        if self._mode == "json":
+            self._keep(data)
+            return b""
+        stripped = data.lstrip(_WS_BYTES)
+        if not stripped:
+            self._keep(data)  # whitespace only: undecided
+            return b""
+        if stripped[:1] == b"{" or (stripped[:1] == b"[" and not self.array):
+            self._mode = "json"
+            self._keep(data)
+            return b""
+        self._mode = "stream"
+        kept = b"".join(self._doc)
+        self._doc = []
+        return kept + data
+
+    def _keep(self, data: bytes) -> None:
+        self._doc.append(data)
+        self._doc_len += len(data)
+        if self._doc_len > self.framer.max_event_bytes:
+            raise StreamError(f"a response body exceeds {self.framer.max_event_bytes} bytes")
+
+    array = False  # GeminiArrayStream: a `[` starts the stream itself
+
+    def flush(self) -> bytes:
+        if self.finished:
+            return b""
+        try:
+            tail = self.decoder.flush() if self.decoder is not None else b""
+            head = self.feed(tail) if tail else b""
+            return head + self._flush()
+        except StreamError as e:
+            return self.fail(str(e))
+
+    def _flush(self) -> bytes:
+        if self.finished:
+            return b""
+        if self._mode != "stream":
+            self.finished = True
+            return self._whole_document()
+        self.finished = True
+        out: list[bytes] = []
+        for raw in self.framer.flush_raw():
+            # An event the connection cut before its blank line: passed on, terminated so
+            # that what follows stays a separate event, if its data is a whole chunk;
+            # dropped if not (half a JSON document restores nothing and parses nowhere;
+            # the error below says the stream was cut).
+            data = parse_event(raw).data
+            if data is None or not _is_json(data):
+                continue
+            eol = self._eol.encode()
+            self._events([raw.rstrip(b"\r\n") + eol + eol], out)
+        out.extend(self.drain())
+        if not self._errored and (not self._ended or self._open):
+            out.append(
+                self.error_event("disguise: the stream ended before its last chunk (no finishReason): it was cut short")
+            )
+        return b"".join(out)
+
+    def _whole_document(self) -> bytes:
+        body = b"".join(self._doc)
+        self._doc = []
+        if not body.strip(_WS_BYTES):
+            if self._mode == "":  # nothing at all arrived: not a complete stream
+                return self.error_event("disguise: the stream ended before its first chunk")
+            return body
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise StreamError(f"response body is not UTF-8 (byte offset {e.start})") from e
+        new = restore_json(text, RESPONSE, self.r)
+        if new is None:
+            try:
+                json.loads(text)
+            except ValueError as e:
+                raise StreamError("response body is neither a stream nor valid JSON") from e
+            return body
+        self.events_changed += 1
+        return new.encode("utf-8")
+
+    def quiet(self) -> bool:
+        # Whole runs of events are never passed on unframed: every event's raw bytes go
+        # through pass_on, which looks for the stream's end (finishReason).
+        return False
+
+    def pass_on(self, raw: bytes) -> bytes:
+        if _may_end(raw):
+            data = parse_event(raw).data
+            try:
+                obj = json.loads(data) if data is not None else None
+            except ValueError:
+                return raw
+            if isinstance(obj, dict):
+                self._track(obj)
+        return raw
+
+    # -- one chunk ---------------------------------------------------------------------------
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        if ev.raw.endswith(b"\n\n") and not ev.raw.endswith(b"\r\n\r\n"):
+            self._eol = "\n"
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        pre, new = self.chunk(data)
+        out = [self.frame(s) for s in pre]
+        out.append(ev.raw if new is None else ev.with_data(new))
+        return out
+
+    def frame(self, data: str) -> bytes:
+        """A synthetic chunk as an event of this stream."""
+        eol = self._eol
+        return f"data: {data}{eol}{eol}".encode()
+
+    def chunk(self, data: str) -> tuple[list[str], str | None]:
+        """One chunk's JSON text: the synthetic chunks to send before it, and its new
+        text (None: unchanged)."""
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            new = self.r.value(data)  # not JSON: still nothing passes unrestored
+            return [], (new if new != data else None)
+        if not isinstance(obj, dict):
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            return [], (new if changed else None)
+        if not self._last:
+            self._last = {k: obj[k] for k in ("modelVersion", "responseId") if isinstance(obj.get(k), str)}
+        if "error" in obj:
+            # An error chunk ends the stream (the SDK raises at it): held text first.
+            self._errored = True
+            pre = self.drain_chunks()
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            return pre, (new if changed else None)
+        self._finishing = {}
+        marks: list[tuple[object, int]] = []
+        edits = jsonspan.walk(data, obj, self._chunk_rule, self._fn, marks)
+        self._track(obj)
+        inserts = []
+        rebuild: dict = {}
+        where = dict(marks)
+        for k, cand in self._finishing.items():
+            w = self.windows.pop((k, "text"), None)
+            tail = w.flush() if w is not None else ""
+            if not tail:
+                continue
+            ins = _insertion(k, cand, tail, where)
+            if ins is None:
+                rebuild[k] = tail
+            else:
+                inserts.append(ins)
+        if rebuild:
+            doc = json.loads(jsonspan.splice(data, edits))
+            for cand in doc.get("candidates") or []:
+                if isinstance(cand, dict) and _index(cand) in rebuild:
+                    _merge_tail(cand, rebuild[_index(cand)])
+            self.events_changed += 1
+            return [], _dumps(doc)
+        if inserts:
+            edits = sorted(edits + inserts)
+        if not edits:
+            return [], None
+        self.events_changed += 1
+        return [], jsonspan.splice(data, edits)
+
+    def _fn(self, v: str, rule: Rule) -> str:
+        if isinstance(rule, _Chan):
+            w = self._window(rule.key)
+            out = w.feed(v)
+            if w.held:
+                self.events_held += 1
+            if rule.flush:
+                out += w.flush()
+                del self.windows[rule.key]
+            return out
+        return restore_fn(self.r)(v, rule)
+
+    def _window(self, key: tuple) -> Window:
+        w = self.windows.get(key)
+        if w is None:
+            if len(self.windows) >= MAX_CHANNELS:
+                self.windows = {k: v for k, v in self.windows.items() if v.held}
+                if len(self.windows) >= MAX_CHANNELS:
+                    raise StreamError(f"the stream holds text for more than {MAX_CHANNELS} candidates at once")
+            w = self.windows[key] = Window(self.r, Window.TEXT)
+        return w
+
+    def _track(self, obj: dict) -> None:
+        """Note which candidates are still open and whether the stream has ended."""
+        if "error" in obj:
+            self._errored = True
+        fb = obj.get("promptFeedback")
+        if isinstance(fb, dict) and fb.get("blockReason") is not None:
+            self._ended = True
+        cands = obj.get("candidates")
+        if not isinstance(cands, list):
+            return
+        for c in cands:
+            if not isinstance(c, dict):
+                continue
+            k = _index(c)
+            if c.get("finishReason") is not None:
+                self._open.discard(k)
+                self._ended = True
+            else:
+                self._open.add(k)
+
+    # -- ends --------------------------------------------------------------------------------
+
+    def drain_chunks(self) -> list[str]:
+        """Every held tail as a synthetic chunk of its own, in candidate order."""
+        out = []
+        for key in sorted(self.windows, key=repr):
+            tail = self.windows.pop(key).flush()
+            if tail:
+                cand = {"content": {"parts": [{"text": tail}], "role": "model"}, "index": key[0]}
+                out.append(_dumps({"candidates": [cand], **self._last}))
+                self.events_changed += 1
+        return out
+
+    def drain(self) -> list[bytes]:
+        return [self.frame(s) for s in self.drain_chunks()]
+
+    def error_event(self, message: str) -> bytes:
+        return self.frame(error_chunk(message))
+
+
+def _insertion(k: object, cand: dict, tail: str, where: dict) -> tuple[int, int, str] | None:
+    """A splice that puts tail into candidate cand (whose chunk has no text part for it)
+    as a text part before its other parts; None when only rebuilding can do it."""
+    part = '{"text":"' + json_escape(tail) + '"}'
+    content = cand.get("content")
+    if isinstance(content, dict):
+        parts = content.get("parts")
+        if isinstance(parts, list) and ("parts", k) in where:
+            at = where[("parts", k)] + 1
+            return (at, at, part + ("," if parts else ""))
+        if "parts" not in content and "content" in cand and ("content", k) in where:
+            at = where[("content", k)] + 1
+            return (at, at, '"parts":[' + part + "]" + ("," if content else ""))
+        return None
+    if "content" not in cand and ("cand", k) in where:
+        at = where[("cand", k)] + 1
+        return (at, at, '"content":{"parts":[' + part + '],"role":"model"}' + ("," if cand else ""))
+    return None
+
+
+def _merge_tail(cand: dict, tail: str) -> None:
+    content = cand.get("content")
+    if not isinstance(content, dict):
+        content = cand["content"] = {"role": "model"}
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        parts = content["parts"] = []
+    parts.insert(0, {"text": tail})

@@ -1,0 +1,430 @@
+"""OpenAI Chat Completions: what to mask, how to reverse (sans I/O).
+
+Chat: https://platform.openai.com/docs/api-reference/chat (chunks: `choices[].delta`
+with `content`, `refusal`, `tool_calls[].function.{name,arguments}`, `finish_reason`,
+then a usage chunk and `data: [DONE]`). Responses:
+https://platform.openai.com/docs/api-reference/responses-streaming (typed events with a
+`sequence_number`). Both on any host, so OpenAI-compatible providers work too; their
+reasoning fields (`reasoning_content`, `reasoning`) pass untouched, like thinking.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..core import jsonspan
+from ..core.holdback import Window
+from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
+from ..core.rules import Restorer, json_escape
+from ..core.sse import Event
+from .channels import Chan, ChannelStream
+from .channels import dumps_bytes as _dumps
+from .fields import GENERIC, SCHEMA, Vocabulary, _obj
+from .logprobs import clean_alternatives
+from .restore import restore_fn
+
+
+class _DataUrl(Rule):
+    """An image or file URL: a `data:` URL is base64 payload (never touched); any other
+    URL is masked like text."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, str) and value[:5].lower() == "data:":
+            return SKIP
+        return VALUES
+
+
+DATA_URL = _DataUrl()
+_REASONING = {"reasoning_content": SKIP, "reasoning": SKIP, "reasoning_details": SKIP}
+
+# -- Chat Completions requests --------------------------------------------------------
+
+_CHAT_PART = Typed(
+    {
+        "text": _obj({"text": VALUES}),
+        "image_url": _obj({"image_url": _obj({"url": DATA_URL, "detail": SKIP})}),
+        "input_audio": _obj({"input_audio": SKIP}),
+        "file": _obj({"file": _obj({"file_data": SKIP, "file_id": SKIP, "filename": VALUES})}),
+        "refusal": _obj({"refusal": VALUES}),
+    },
+    default=GENERIC,
+)
+_CHAT_CONTENT = Either(VALUES, Arr(_CHAT_PART))
+_FUNCTION_CALL = _obj({"name": VALUES, "arguments": JSON_TEXT})
+_CHAT_TOOL_CALL = _obj(
+    {"id": SKIP, "function": _FUNCTION_CALL, "custom": _obj({"name": VALUES, "input": VALUES})}
+)
+_CHAT_MESSAGE = Obj(
+    {
+        "role": SKIP, "content": _CHAT_CONTENT, "name": VALUES, "refusal": VALUES,
+        "tool_calls": Arr(_CHAT_TOOL_CALL), "tool_call_id": SKIP, "function_call": _FUNCTION_CALL,
+        "audio": SKIP, **_REASONING,
+    },
+    default=GENERIC,
+)  # fmt: skip
+_FUNCTION_DEF = _obj(
+    {"name": VALUES, "description": VALUES, "parameters": SCHEMA, "output_schema": SCHEMA, "strict": SKIP}
+)
+_CHAT_TOOL = _obj({"function": _FUNCTION_DEF, "custom": _obj({"name": VALUES, "description": VALUES})})
+_TOOL_CHOICE = Either(
+    Vocabulary(("auto", "none", "required")),  # anything else is masked
+    _obj({"function": _obj({"name": VALUES}), "custom": _obj({"name": VALUES}), "name": VALUES,
+          "mode": SKIP, "tools": GENERIC}),
+)  # fmt: skip
+_JSON_SCHEMA_FORMAT = _obj({"name": VALUES, "description": VALUES, "schema": SCHEMA, "strict": SKIP})
+
+_CHAT_SKIPPED = (
+    "model", "stream", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens",
+    "seed", "logprobs", "top_logprobs", "presence_penalty", "frequency_penalty", "logit_bias",
+    "service_tier", "store", "parallel_tool_calls", "reasoning_effort", "stream_options",
+    "modalities", "audio", "verbosity",
+)  # fmt: skip
+# End-user identifiers (`user`, `safety_identifier`, `prompt_cache_key`) are not in the
+# skipped lists: like Anthropic `metadata.user_id` they are masked (values), so an
+# identifier that is an original (an e-mail as user id) never leaves; see docs/fields.md.
+CHAT_REQUEST = Obj(
+    {
+        **{k: SKIP for k in _CHAT_SKIPPED},
+        "messages": Arr(_CHAT_MESSAGE),
+        "tools": Arr(_CHAT_TOOL),
+        "functions": Arr(_FUNCTION_DEF),
+        "tool_choice": _TOOL_CHOICE,
+        "function_call": _TOOL_CHOICE,
+        "response_format": _obj({"json_schema": _JSON_SCHEMA_FORMAT}),
+        "prediction": _obj({"content": _CHAT_CONTENT}),
+    },
+    default=GENERIC,
+)
+
+
+_TOOL_CALL_OUT = _obj({"id": SKIP, "function": _obj({"name": VALUES, "arguments": JSON_TEXT}),
+                       "custom": _obj({"name": VALUES, "input": VALUES})})
+# Compatible providers (Mistral) send content as parts; thinking parts pass untouched.
+_CHAT_OUT_PART = Typed({"text": _obj({"text": PROSE}), "thinking": SKIP}, default=GENERIC)
+_AUDIO_OUT = _obj({"id": SKIP, "data": SKIP, "expires_at": SKIP, "transcript": PROSE})
+CHAT_RESPONSE = Obj(
+    {
+        **{k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")},
+        "choices": Arr(Obj({
+            "index": SKIP, "finish_reason": SKIP, "logprobs": SKIP,
+            "message": Obj({
+                "role": SKIP, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
+                "tool_calls": Arr(_TOOL_CALL_OUT),
+                "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}),
+                "audio": _AUDIO_OUT, "annotations": GENERIC, **_REASONING,
+            }, default=GENERIC),
+        }, default=GENERIC)),
+    },
+    default=GENERIC,
+)  # fmt: skip
+
+# -- retrievals (stored completions: literals only, see registry.py) -------------------
+
+CHAT_LIST = Obj({"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(CHAT_RESPONSE)}, default=GENERIC)
+_STORED_MESSAGE = Obj(
+    {
+        "id": SKIP, "role": SKIP, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
+        "content_parts": Arr(_CHAT_PART), "name": VALUES, "tool_calls": Arr(_TOOL_CALL_OUT),
+        "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}), "audio": _AUDIO_OUT,
+        "annotations": GENERIC, **_REASONING,
+    },
+    default=GENERIC,
+)  # fmt: skip
+CHAT_STORED_MESSAGES = Obj(
+    {"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(_STORED_MESSAGE)}, default=GENERIC
+)
+
+
+# -- Chat Completions streams ----------------------------------------------------------
+
+
+class _ChatChoice(Rule):
+    """A streamed choice, bound to its `index` so that its strings find their windows."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        k = value.get("index", 0) if isinstance(value, dict) else 0
+        parts = Typed({"text": _obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": SKIP},
+                      default=GENERIC)  # fmt: skip
+        delta = Obj({
+            "role": SKIP,
+            "content": Either(Chan((k, "content"), Window.TEXT), Arr(parts)),
+            "refusal": Chan((k, "refusal"), Window.TEXT),
+            "audio": _obj({"id": SKIP, "data": SKIP, "expires_at": SKIP,
+                           "transcript": Chan((k, "transcript"), Window.TEXT)}),
+            "tool_calls": Arr(_ChatToolCall(k)),
+            "function_call": _obj({"name": VALUES, "arguments": Chan((k, "fc"), Window.JSON)}),
+            **_REASONING,
+        }, default=GENERIC)  # fmt: skip
+        delta.mark = k  # where held tails can be inserted when this choice finishes
+        return Obj({"index": SKIP, "finish_reason": SKIP, "logprobs": SKIP, "delta": delta}, default=GENERIC)
+
+
+class _ChatToolCall(Rule):
+    string = True
+
+    def __init__(self, choice: object) -> None:
+        self.choice = choice
+
+    def resolve(self, value: object) -> Rule:
+        j = value.get("index", 0) if isinstance(value, dict) else 0
+        return _obj(
+            {
+                "index": SKIP, "id": SKIP,
+                "function": _obj({"name": VALUES, "arguments": Chan((self.choice, "tool", j), Window.JSON)}),
+            }
+        )  # fmt: skip
+
+
+_CHUNK = Obj(
+    {k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")}
+    | {"obfuscation": SKIP, "choices": Arr(_ChatChoice())},
+    default=GENERIC,
+)  # fmt: skip
+
+# The shapes nearly every streamed token has: one choice, content only; or one choice,
+# one tool call, arguments only. `"choices":[` can only be the real key: a quote inside
+# a string is escaped.
+_STR = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
+_FAST_CHAT = re.compile(
+    r'"choices":\[\{"index":(\d+),"delta":\{"content":' + _STR + r'\},'
+    r'"logprobs":null,"finish_reason":null\}\]'
+)
+_FAST_CHAT_ARGS = re.compile(
+    r'"choices":\[\{"index":(\d+),"delta":\{"tool_calls":\[\{"index":(\d+),'
+    r'"function":\{"arguments":' + _STR + r'\}\}\]\},"logprobs":null,"finish_reason":null\}\]'
+)
+
+
+
+class ChatStream(ChannelStream):
+    """One Chat Completions stream: a window per (choice, content | refusal | tool call)."""
+
+    TERMINAL = "data: [DONE]"
+    TERMINAL_MARKERS = (b"[DONE]", b'"error"')
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.last: dict = {}  # id, created, model of the latest chunk (for drain chunks)
+
+    def is_terminal(self, ev: Event) -> bool:
+        if ev.data is None:
+            return False
+        if ev.data.strip() == "[DONE]":
+            return True
+        try:
+            obj = json.loads(ev.data)
+        except ValueError:
+            return False
+        return isinstance(obj, dict) and "error" in obj
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if data.strip() == "[DONE]":
+            self.terminated = True
+            out = self.drain()
+            out.append(ev.raw)
+            return out
+        if not self.last:  # once: what a drained tail's own chunk needs to be valid
+            self._remember(data)
+        m = _FAST_CHAT.search(data)
+        if m is not None:
+            w = self.window((int(m.group(1)), "content"), Window.TEXT)
+            return self.window_field(ev, w, m.start(2), m.end(2))
+        m = _FAST_CHAT_ARGS.search(data)
+        if m is not None:
+            w = self.window((int(m.group(1)), "tool", int(m.group(2))), Window.JSON)
+            return self.window_field(ev, w, m.start(3), m.end(3))
+        try:
+            obj = jsonspan.loads(data)
+        except ValueError:
+            return self.not_object(ev)
+        if not isinstance(obj, dict):
+            return self.not_object(ev)
+        if "error" in obj:
+            # A mid-stream error (OpenRouter's may carry a finish_reason too): the SDK
+            # raises at it, so every held tail goes out in its own chunk first.
+            self.terminated = True
+            out = self.drain()
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            out.append(ev.with_data(new) if changed else ev.raw)
+            return out
+        choices = obj.get("choices")
+        deltas = {
+            c.get("index", 0): c.get("delta")
+            for c in (choices if isinstance(choices, list) else [])
+            if isinstance(c, dict) and c.get("finish_reason") is not None
+        }
+        # Held text rides inside the chunk that finishes its choice: a client that parses
+        # the arguments at finish_reason sees them whole. A channel with a field in this
+        # chunk is flushed into that field; the others are inserted into the delta.
+        marks: list[tuple[object, int]] = []
+        edits = jsonspan.walk(data, obj, _CHUNK, self.channel_fn(frozenset(deltas)), marks)
+        tails = {k: t for k in deltas if (t := self._flush_choice(k))}
+        merge = False
+        if tails:
+            where = dict(marks)
+            inserts = [(where[k] + 1, where[k] + 1, _insertion(t, deltas[k], self._parted(k)))
+                       for k, t in tails.items() if k in where]  # fmt: skip
+            if len(inserts) == len(tails) and all(i[2] for i in inserts):
+                edits = sorted(edits + inserts)
+            else:  # a field present but null, or tool calls named otherwise: rebuild
+                merge = True
+        lps = self._logprobs(choices)
+        if merge or lps:
+            doc = json.loads(jsonspan.splice(data, edits))
+            for c in doc["choices"]:
+                if not isinstance(c, dict):
+                    continue
+                k = c.get("index", 0)
+                if merge and k in tails:
+                    _merge_tails(c.setdefault("delta", {}), tails[k], self._parted(k))
+                if k in lps:
+                    c["logprobs"] = lps[k]
+            self.events_changed += 1
+            return [ev.with_data(_dumps(doc).decode("utf-8"))]
+        if not edits:
+            return [ev.raw]
+        self.events_changed += 1
+        return [ev.with_data(jsonspan.splice(data, edits))]
+
+    def _parted(self, k: object) -> bool:
+        return (k, "content") in self.parts
+
+    def _logprobs(self, choices: object) -> dict:
+        """Per choice of a chunk, its logprobs where they must change: the entries of a
+        channel whose text this chunk changed or held are removed (common.py, logprobs),
+        alternatives holding a whole disguise dropped from the others."""
+        out: dict = {}
+        for c in choices if isinstance(choices, list) else []:
+            lp = c.get("logprobs") if isinstance(c, dict) else None
+            if not isinstance(lp, dict):
+                continue
+            k = c.get("index", 0)
+            new = dict(lp)
+            for field in ("content", "refusal"):
+                entries = lp.get(field)
+                if not isinstance(entries, list) or not entries:
+                    continue
+                if (k, field) in self.touched:
+                    new[field] = []
+                else:
+                    cleaned = clean_alternatives(entries, self.r)
+                    if cleaned is not None:
+                        new[field] = cleaned
+            if new != lp:
+                out[k] = new
+        return out
+
+    def _remember(self, data: str) -> None:
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return
+        if isinstance(obj, dict):
+            self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
+
+    def _flush_choice(self, k: object) -> dict:
+        tails: dict = {}
+        for key in [key for key in self.windows if key[0] == k]:
+            w = self.windows.pop(key)
+            tail = w.flush()
+            if tail:
+                tails[key[1:]] = tail
+        return tails
+
+    def drain(self) -> list[bytes]:
+        out = []
+        for k in sorted({key[0] for key in self.windows}, key=repr):
+            tails = self._flush_choice(k)
+            if tails:
+                delta: dict = {}
+                _merge_tails(delta, tails, self._parted(k))
+                chunk = {**self.last, "choices": [{"index": k, "delta": delta, "finish_reason": None}]}
+                chunk.setdefault("object", "chat.completion.chunk")
+                out.append(b"data: " + _dumps(chunk) + b"\n\n")
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
+        return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+
+
+
+def _insertion(tails: dict, delta: object, parted: bool) -> str:
+    """The members to insert at the start of a Chat delta object for held tails, or ""
+    when one of them would repeat a key the delta already has. parted: the choice's
+    content came as parts, so its tail goes as a text part."""
+    if not isinstance(delta, dict):
+        return ""
+    members = []
+    calls = []
+    for sub, tail in tails.items():
+        esc = '"' + json_escape(tail) + '"'
+        if sub in (("content",), ("refusal",)):
+            if sub[0] in delta:
+                return ""
+            if sub == ("content",) and parted:
+                esc = '[{"type":"text","text":' + esc + "}]"
+            members.append(f'"{sub[0]}":{esc}')
+        elif sub == ("transcript",):
+            if "audio" in delta:
+                return ""
+            members.append(f'"audio":{{"transcript":{esc}}}')
+        elif sub == ("fc",):
+            if "function_call" in delta:
+                return ""
+            members.append(f'"function_call":{{"arguments":{esc}}}')
+        else:
+            calls.append(f'{{"index":{json.dumps(sub[1])},"function":{{"arguments":{esc}}}}}')
+    if calls:
+        if "tool_calls" in delta:
+            return ""
+        members.append('"tool_calls":[' + ",".join(calls) + "]")
+    return ",".join(members) + ("," if delta else "")
+
+
+def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
+    """Append each held tail to its field of a Chat delta, adding an index-only
+    tool_calls entry where the delta names none for that tool call; a content tail of a
+    choice whose content came as parts goes as a text part."""
+    for sub, tail in tails.items():
+        if sub == ("content",) and (parted or isinstance(delta.get("content"), list)):
+            parts = delta.get("content")
+            if isinstance(parts, str):
+                parts = [{"type": "text", "text": parts}] if parts else []
+            delta["content"] = [*(parts or []), {"type": "text", "text": tail}]
+        elif sub in (("content",), ("refusal",)):
+            delta[sub[0]] = (delta.get(sub[0]) or "") + tail
+        elif sub == ("transcript",):
+            audio = delta.get("audio")
+            if not isinstance(audio, dict):
+                audio = delta["audio"] = {}
+            audio["transcript"] = (audio.get("transcript") or "") + tail
+        elif sub == ("fc",):
+            fc = delta.setdefault("function_call", {})
+            fc["arguments"] = (fc.get("arguments") or "") + tail
+        else:  # ("tool", j)
+            j = sub[1]
+            calls = delta.get("tool_calls")
+            if not isinstance(calls, list):
+                calls = delta["tool_calls"] = []
+            entry = next((c for c in calls if isinstance(c, dict) and c.get("index") == j), None)
+            if entry is None:
+                entry = {"index": j, "function": {}}
+                calls.append(entry)
+            f = entry.setdefault("function", {})
+            f["arguments"] = (f.get("arguments") or "") + tail
+
+
+
+def error_body(message: str, kind: str = "invalid_request_error") -> bytes:
+    """A response body in the shape the OpenAI API uses for errors."""
+    return json.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}}).encode()
+

@@ -1,0 +1,323 @@
+"""The stream plumbing every provider shares: SSEStream (events in, restored events
+out, a hold-back window per channel) and BodyStream (an event stream or a whole body,
+told by its first bytes). Sans I/O."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from ..core.decoding import Decoder
+from ..core.holdback import Window
+from ..core.rules import Restorer
+from ..core.sse import Event, Framer, parse_event, sniff
+from ..errors import StreamError
+from .fields import GENERIC
+from .restore import decode_field, reencode_field, restore_json
+
+QUIET_PROBE, QUIET_MIN, QUIET_SKIP = 64, 8, 1024
+
+
+
+class SSEStream(ABC):
+    """Bytes in, bytes out: frames events and hands each to `on_event`.
+
+    Subclasses implement `on_event(ev) -> list[bytes]`, `drain() -> list[bytes]` (all
+    held tails as synthetic events, at connection end) and `error_event(msg) -> bytes`,
+    and set `terminated` when their API's last event (TERMINAL) has been seen.
+
+    A stream that cannot go on (an event that is not UTF-8 text, one over the size
+    limit, a compressed body cut short) and a stream that ends before its last event
+    both end the same way: every held tail is delivered, then one explicit error event
+    in the provider's shape; nothing after it.
+    """
+
+    TERMINAL = "its last event"  # named in the error a stream ending early gets
+
+    def __init__(self, restorer: Restorer) -> None:
+        self.r = restorer
+        self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
+        self._suspicious = restorer.rules.suspicious
+        self.framer = Framer()
+        self.decoder: Decoder | None = None  # Content-Encoding of the body, if any
+        self.finished = False
+        self.terminated = False  # the API's last event has been seen
+        self.dead = False  # ended with an error event: nothing more goes out
+        self.events_in = 0
+        self.events_changed = 0
+        self.events_held = 0  # events whose text was held back, whole or in part
+        # The quiet check (rules.suspicious) costs about a microsecond an event. Where
+        # nearly every event is suspicious (many disguises that begin with common
+        # letters) it only adds that cost: after QUIET_PROBE checks that found fewer
+        # than QUIET_MIN quiet events, the next QUIET_SKIP events are parsed unchecked.
+        # Parsing is always correct; the check only saves work.
+        self._checked = 0
+        self._quiet_seen = 0
+        self._skip = 0
+
+    def feed(self, data: bytes) -> bytes:
+        """Bytes of the body as they arrive (content-encoded when `decoder` is set);
+        returns what can go to the client now."""
+        if self.dead or self.finished or not data:
+            return b""
+        out: list[bytes] = []
+        try:
+            if self.decoder is not None:
+                data = self.decoder.decompress(data)
+            self._feed(data, out)
+        except StreamError as e:
+            out.append(self.fail(str(e)))
+        return b"".join(out)
+
+    def _feed(self, data: bytes, out: list[bytes]) -> None:
+        framer = self.framer
+        if framer.pending:
+            # finish the event that is waiting for its end, then go on with the rest
+            j = data.find(b"\n\n")
+            if j < 0:
+                self._events(framer.feed_raw(data), out)
+                return
+            self._events(framer.feed_raw(data[: j + 2]), out)
+            data = data[j + 2 :]
+        k = data.rfind(b"\n\n") + 2
+        if (
+            k > 1
+            and not framer.pending
+            and not self._skip
+            and data.find(b"\n\n") + 2 < k  # more than one event: one goes through _events
+            and not self._suspicious(data, k)
+            and self.quiet()
+        ):
+            # Nothing in these whole events can begin or continue a match: they pass on
+            # as they came, unframed (the common case for prose; bench (c)).
+            self.events_in += data.count(b"\n\n", 0, k)
+            if not self.terminated and self._marked(data, k):
+                self.terminated = any(self.is_terminal(ev) for ev in Framer().feed(data[:k]))
+            self.passed(data, k)
+            out.append(data[:k])
+            data = data[k:]
+        if data:
+            self._events(framer.feed_raw(data), out)
+
+    def _events(self, raws: list[bytes], out: list[bytes]) -> None:
+        for raw in raws:
+            self.events_in += 1
+            if self._quiet_event(raw) and SSEStream.quiet(self):
+                if not self.terminated and self._marked(raw, len(raw)):
+                    self.terminated = self.is_terminal(parse_event(raw))
+                out.append(self.pass_on(raw))  # nothing in it can take part in a match
+            else:
+                ev = parse_event(raw)
+                if ev.bad:
+                    # It cannot be read, so it cannot be reversed; passed on now it
+                    # would overtake the text held back before it.
+                    raise StreamError("an event is not UTF-8 text")
+                out.extend(self.on_event(ev))
+
+    def _quiet_event(self, raw: bytes) -> bool:
+        """Nothing in raw can take part in a match (False: parse it)."""
+        if self._skip:
+            self._skip -= 1
+            return False
+        quiet = not self._suspicious(raw, len(raw))
+        self._checked += 1
+        self._quiet_seen += quiet
+        if self._checked == QUIET_PROBE:
+            if self._quiet_seen < QUIET_MIN:
+                self._skip = QUIET_SKIP
+            self._checked = self._quiet_seen = 0
+        return quiet
+
+    def flush(self) -> bytes:
+        """The connection ended. Idempotent: a second call returns b"". A stream that
+        has not sent its last event gets its held tails and then an error event."""
+        if self.finished:
+            return b""
+        out: list[bytes] = []
+        try:
+            if self.decoder is not None:
+                self._feed(self.decoder.flush(), out)
+            self._events(self.framer.flush_raw(), out)
+        except StreamError as e:
+            out.append(self.fail(str(e)))
+            return b"".join(out)
+        self.finished = True
+        out.extend(self.drain())
+        if not self.terminated:
+            self.dead = True
+            out.append(self.error_event(f"disguise: the stream ended before {self.TERMINAL}"))
+        return b"".join(out)
+
+    def fail(self, message: str) -> bytes:
+        """End the stream now: every held tail, then an error event; nothing after."""
+        if self.dead:
+            return b""
+        self.dead = self.finished = True
+        out = self.drain()
+        out.append(self.error_event(f"disguise: stream could not be reversed: {message}"))
+        return b"".join(out)
+
+    def quiet(self) -> bool:
+        """No window holds text or ends inside an escape (subclasses add their own)."""
+        for w in self.windows.values():
+            if w is not None and (w.held or w.escaped):
+                return False
+        return True
+
+    # Bytes without which no event can be the last one: events that pass unparsed are
+    # parsed after all when they hold one of these (rarely: once per stream).
+    TERMINAL_MARKERS: tuple[bytes, ...] = ()
+
+    def _marked(self, data: bytes, end: int) -> bool:
+        return any(data.find(m, 0, end) >= 0 for m in self.TERMINAL_MARKERS)
+
+    def is_terminal(self, ev: Event) -> bool:
+        """Is ev the API's last event (or an error event, after which nothing comes)?"""
+        return False
+
+    def pass_on(self, raw: bytes) -> bytes:
+        """An event nothing in which can take part in a match: as it came, by default."""
+        return raw
+
+    def passed(self, run: bytes, end: int) -> None:  # noqa: B027 - a hook, empty by default
+        """Whole events run[:end] went out as they came, unparsed (subclasses that
+        number events note where the numbering stands)."""
+
+    def not_object(self, ev: Event) -> list[bytes]:
+        """An event whose data is not a JSON object (not JSON at all, or a bare value):
+        restored as a value or JSON text, never passed on unread."""
+        assert ev.data is not None
+        new = restore_json(ev.data, GENERIC, self.r)
+        if new is None:
+            return [ev.raw]
+        self.events_changed += 1
+        return [ev.with_data(new)]
+
+    def whole(self, body: bytes) -> bytes:
+        """A stream that arrived in one piece (not streamed, or replayed)."""
+        return self.feed(body) + self.flush()
+
+    # -- helpers for subclasses --------------------------------------------------------
+
+    def window_field(self, ev: Event, w: Window, start: int, end: int) -> list[bytes]:
+        """Feed the string field data[start:end] of ev through window w and emit the
+        event with what w releases: unchanged bytes when nothing changed, nothing
+        when everything is held."""
+        data = ev.data
+        assert data is not None
+        raw = data[start:end]
+        text = decode_field(data, start, end)
+        held_before = w.held
+        out = w.feed(text)
+        if out == text and not held_before:
+            return [ev.raw]
+        if w.held:
+            self.events_held += 1
+        if not out:
+            return []
+        self.events_changed += 1
+        return [ev.with_data(reencode_field(data, start, end, raw, out))]
+
+    @abstractmethod
+    def on_event(self, ev: Event) -> list[bytes]:
+        """The bytes to emit for one event, in order (held text may be emitted later)."""
+
+    @abstractmethod
+    def drain(self) -> list[bytes]:
+        """Synthetic events carrying every channel's held tail, in channel order."""
+
+    @abstractmethod
+    def error_event(self, message: str) -> bytes:
+        """An event in the provider's own error shape, ending the stream explicitly."""
+
+
+class BodyStream:
+    """A response body of a recognised flow, told apart by its first bytes (sse.sniff):
+    an event stream goes to `stream` event by event; anything else (JSON, JSON lines,
+    text) is collected and restored whole (`whole`) when the body ends. The interface
+    is SSEStream's: feed, flush, whole, error_event, finished.
+
+    The label alone is not trusted: a stream sent as `text/plain`,
+    `application/octet-stream`, `application/x-ndjson` or with no content type would
+    otherwise be read as one JSON body, fail to parse and reach the client unrestored.
+    """
+
+    def __init__(
+        self,
+        stream: SSEStream,
+        whole: Callable[[bytes], bytes],
+        error_body: Callable[[str], bytes],
+        content_type: str,
+    ) -> None:
+        self.stream = stream
+        self._whole = whole
+        self._error_body = error_body
+        self.content_type = content_type
+        self.decoder: Decoder | None = None
+        self.is_sse: bool | None = None  # undecided until the first bytes arrive
+        self._buf: list[bytes] = []
+        self._head = b""
+        self.finished = False
+
+    @property
+    def events_in(self) -> int:
+        return self.stream.events_in
+
+    @property
+    def events_changed(self) -> int:
+        return self.stream.events_changed
+
+    def feed(self, data: bytes) -> bytes:
+        if self.finished or not data:
+            return b""
+        if self.decoder is not None:
+            try:
+                data = self.decoder.decompress(data)
+            except StreamError as e:
+                return self._broken(str(e))
+        if self.is_sse is None:
+            self._head += data
+            self.is_sse = sniff(self._head, self.content_type)
+            if self.is_sse is None:
+                return b""
+            data, self._head = self._head, b""
+        if self.is_sse:
+            return self.stream.feed(data)
+        self._buf.append(data)
+        return b""
+
+    def flush(self) -> bytes:
+        """The body ended: an event stream's end (see SSEStream.flush), or the whole
+        body restored. Raises for a body that cannot be restored (the caller answers
+        with error_event)."""
+        if self.finished:
+            return b""
+        tail = b""
+        if self.decoder is not None:
+            try:
+                self.decoder.flush()
+            except StreamError as e:
+                return self._broken(str(e))
+        if self.is_sse is None:
+            self.is_sse = sniff(self._head, self.content_type, final=True)
+            tail, self._head = self._head, b""
+        self.finished = True
+        if self.is_sse:
+            return self.stream.feed(tail) + self.stream.flush()
+        return self._whole(b"".join(self._buf) + tail)
+
+    def whole(self, body: bytes) -> bytes:
+        """A body that arrived in one piece (not streamed, or replayed)."""
+        return self.feed(body) + self.flush()
+
+    def error_event(self, message: str) -> bytes:
+        """An error in the shape the body has: an event, or an error body."""
+        sse = self.is_sse if self.is_sse is not None else "text/event-stream" in self.content_type.lower()
+        return self.stream.error_event(message) if sse else self._error_body(message)
+
+    def _broken(self, message: str) -> bytes:
+        if self.is_sse:
+            return self.stream.fail(message)
+        self.finished = True
+        return self.error_event(f"disguise: response not reversed: {message}")
+

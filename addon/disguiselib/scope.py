@@ -1,0 +1,91 @@
+"""Scope: which hosts are protected (sans I/O). `parse_hosts` normalises the
+`disguise_hosts` option; `known_host` knows the well-known LLM providers' hosts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .errors import ScopeError
+
+# With `disguise_hosts` empty, requests on unknown paths are scanned on these hosts (and
+# on every request that arrives in reverse mode, whose upstream is the provider).
+KNOWN_HOSTS: tuple[str, ...] = (
+    "api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com",
+    "aiplatform.googleapis.com", "openrouter.ai", "api.deepseek.com", "api.mistral.ai",
+    "api.groq.com", "api.together.xyz", "api.fireworks.ai", "api.x.ai", "api.cohere.com",
+    "api.cohere.ai", "api.perplexity.ai", "openai.azure.com", "amazonaws.com", "chatgpt.com",
+)  # fmt: skip
+_HOST = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\Z")
+
+
+@dataclass(frozen=True)
+class HostRule:
+    host: str  # lower case, no trailing dot; an IPv6 address without brackets
+    port: int | None = None
+
+    def matches(self, host: str, port: int) -> bool:
+        return self.host == host and (self.port is None or self.port == port)
+
+    def __str__(self) -> str:
+        h = f"[{self.host}]" if ":" in self.host else self.host
+        return h if self.port is None else f"{h}:{self.port}"
+
+
+def norm_host(host: str) -> str:
+    """A host as compared here: lower case, no trailing dot, no IPv6 brackets."""
+    return host.strip().lower().rstrip(".").removeprefix("[").removesuffix("]")
+
+
+def parse_hosts(entries: Iterable[str]) -> tuple[HostRule, ...]:
+    """`disguise_hosts` entries -> rules. Each entry may be a comma-separated list;
+    case, a trailing dot and `host:port` (`[v6]:port`) are normalised. Raises
+    ScopeError naming the entry for anything else (a URL, a path, a wildcard, a bad
+    port): a mistyped scope must not silently match nothing."""
+    out: list[HostRule] = []
+    for entry in entries:
+        for raw in str(entry).split(","):
+            item = raw.strip()
+            if not item:
+                continue
+            h, port = item, None
+            if h.startswith("["):  # [v6] or [v6]:port
+                end = h.find("]")
+                rest = h[end + 1 :] if end > 0 else "x"
+                if rest and not rest.startswith(":"):
+                    raise ScopeError(f"disguise_hosts: {item!r} is not a host or host:port")
+                port_s = rest[1:] if rest else None
+                h = h[1:end]
+            elif h.count(":") == 1:
+                h, port_s = h.split(":")
+            else:
+                port_s = None
+            if port_s is not None:
+                if not port_s.isdigit() or not 0 < int(port_s) < 65536:
+                    raise ScopeError(f"disguise_hosts: {item!r} has a bad port")
+                port = int(port_s)
+            h = norm_host(h)
+            ok = _HOST.match(h) or (":" in h and re.fullmatch(r"[0-9a-f:.]+", h))
+            if not ok:
+                raise ScopeError(
+                    f"disguise_hosts: {item!r} is not a host name or address "
+                    "(give host or host:port, no scheme, path or wildcard)"
+                )
+            out.append(HostRule(h, port))
+    return tuple(dict.fromkeys(out))
+
+
+def in_hosts(rules: tuple[HostRule, ...], host: str, port: int, pretty_host: str = "") -> bool:
+    """Does a request to host:port match one of the rules? pretty_host (the Host
+    header's host, without port) is tried too: in reverse mode `host` is the upstream."""
+    h = norm_host(host)
+    ph = norm_host(pretty_host)
+    return any(r.matches(h, port) or (ph and r.matches(ph, port)) for r in rules)
+
+
+def known_host(host: str) -> bool:
+    """A host of a well-known LLM provider (or a subdomain of one)."""
+    h = norm_host(host)
+    return any(h == k or h.endswith("." + k) for k in KNOWN_HOSTS)
+

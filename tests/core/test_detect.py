@@ -1,0 +1,300 @@
+"""Shipped detection: the labelled corpus, the per-rule options and the validators.
+
+The corpus test is the regression guard for mappings/default.yaml: it fails on any
+partial mask, any masked negative that would break work, and recall below what the
+shipped rules reach. bench/detect.py prints the same measurement in full.
+"""
+
+from __future__ import annotations
+
+import binascii
+import importlib.util
+import random
+import string
+
+import pytest
+import regex
+
+from conftest import REPO
+from disguiselib.core import mappings, validators
+from disguiselib.core.rules import Rules, Session
+from disguiselib.errors import MappingError
+
+_spec = importlib.util.spec_from_file_location("detect", REPO / "bench" / "detect.py")
+assert _spec is not None and _spec.loader is not None
+detect = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(detect)
+
+# What the shipped rules reach on the corpus (bench/detect.py): every labelled span.
+RECALL_FLOOR = 1.0
+
+
+@pytest.fixture(scope="module")
+def default_rules() -> Rules:
+    return Rules(mappings.load(REPO / "mappings"))
+
+
+def test_corpus_recall_no_partials_no_breaking_false_positives(default_rules: Rules) -> None:
+    pos, neg = detect.load_corpus()
+    res = detect.measure(default_rules, pos, neg)
+    s = detect.summary(res, pos, neg)
+    assert res["partials"] == [], "partial masks leak the rest of a secret"
+    breaking = [f for f in res["fps"] if f["breaks"]]
+    assert breaking == [], "masked in negatives that would break work"
+    assert res["not_intact"] == [], "mask_body changed bytes outside the record"
+    assert res["disagree"] == [], "mask_body and Rules.find disagree"
+    assert s["recall"] >= RECALL_FLOOR, f"recall {s['recall']:.3f}; missed: {res['misses']}"
+    assert s["kinds"] >= 85 and s["negatives"] >= 200
+
+
+def test_corpus_labels_are_consistent() -> None:
+    pos, neg = detect.load_corpus()
+    assert len({r["id"] for r in pos + neg}) == len(pos) + len(neg)
+    for r in pos:
+        for a, b in r["spans"]:
+            assert 0 <= a < b <= len(r["text"])
+    for r in neg:
+        for x in r.get("allowed", ()):
+            assert x in r["text"]
+
+
+def test_every_shipped_pattern_compiles_with_re2_and_regex() -> None:
+    re2 = pytest.importorskip("re2")
+    ms = mappings.load(REPO / "mappings")
+    for p in ms.patterns:
+        regex.compile(p.regex)
+        rx = re2.compile(p.regex)
+        for g in p.group:
+            assert g == 0 or (g in rx.groupindex if isinstance(g, str) else g <= rx.groups), p.name
+    for s in ms.strips:
+        re2.compile(s.regex)
+
+
+# -- the issue's cases, one by one ---------------------------------------------------------
+
+
+def _crc_token(prefix: str, body: str) -> str:
+    return prefix + body + validators._base62(binascii.crc32(body.encode()), 6)
+
+
+@pytest.mark.parametrize(
+    "text, secret, rule",
+    [
+        ('{"out": "a\\nsk-proj-' + "A" * 30 + 'xyz"}', "sk-proj-" + "A" * 30 + "xyz", "OPENAI_KEY"),
+        ("x\\tsk-ant-api03-" + "b" * 40, "sk-ant-api03-" + "b" * 40, "ANTHROPIC_KEY"),
+        ("token_" + _crc_token("ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5"), _crc_token("ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5"), "GITHUB_PAT"),
+        ("write to josé.garcía@exemple.fr today", "josé.garcía@exemple.fr", "EMAIL"),
+        ("mail o'malley@dublin-tech.ie", "o'malley@dublin-tech.ie", "EMAIL"),
+        ("DATABASE_URL=postgres://app:s3cr*t#x@localhost:5432/db", "s3cr*t#x", "URL_PASSWORD"),
+        ("amqp://worker:Zq8#mLp*2@rabbitmq:5672/", "Zq8#mLp*2", "URL_PASSWORD"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx9fJ2bq0m1ZcYtQ6r8sL3vH5nK2pW7dE4gF1aB0cX9yZ8uT6\nq", None, "PRIVATE_KEY"),
+        ("Authorization: Basic c3ZjOnA0c3N3MHJkITIz", "c3ZjOnA0c3N3MHJkITIz", "BASIC_AUTH"),
+        ("aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY1", "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY1", "AWS_SECRET_KEY"),
+        ("AccountKey=" + "Ab1+" * 22 + "==;EndpointSuffix", "Ab1+" * 22 + "==", "AZURE_STORAGE_KEY"),
+        ("password: 'p4ss word!'", "p4ss word!", "PASSWORD"),
+    ],
+)
+def test_masks_exactly_the_secret(default_rules: Rules, text: str, secret: str | None, rule: str) -> None:
+    found = default_rules.find(text)
+    assert [f[0] for f in found] == [rule]
+    _, a, b = found[0]
+    if secret is None:  # a PEM cut off without its END line: everything from BEGIN on
+        assert (a, b) == (0, len(text))
+    else:
+        assert text[a:b] == secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<img src="logo@2x.png" srcset="icon@3x.webp 3x">',
+        "git clone git@github.com:acme/payments-service.git",
+        "val i = Intent(this@MainActivity, X::class.java); this@MainActivity.startActivity(i)",
+        "h = x@self.weight.T + self.bias",
+        "root@web-01:~# ls; ssh ec2-user@ec2-3-92-14-101.compute-1.amazonaws.com",
+        '<span class="sk-toggleable__label-arrow"></span>',
+        "https://example.com/technology/sk-hynix-shares-hit-record-high-ai-chip-demand-2024-05-14/",
+        'if line == "-----BEGIN RSA PRIVATE KEY-----":\n    body = rest.split("-----END RSA PRIVATE KEY-----")[0]',
+        'password = os.environ["DB_PASSWORD"]\ntoken = request.headers.get("Authorization")',
+        '{"usage": {"input_tokens": 10240, "output_tokens": 4096}, "max_tokens": 8192}',
+    ],
+)
+def test_issue_false_positives_are_kept(default_rules: Rules, text: str) -> None:
+    assert default_rules.find(text) == []
+
+
+# -- per-rule options: parsing -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "item, reason",
+    [
+        ({"name": "X", "regex": "a(b)", "group": 2}, "not a group"),
+        ({"name": "X", "regex": "a(?P<v>b)", "group": "w"}, "not a group"),
+        ({"name": "X", "regex": "ab", "group": [True]}, "group must be"),
+        ({"name": "X", "regex": "ab", "validator": "crc64"}, "validator must be one of"),
+        ({"name": "X", "regex": "ab", "keywords": []}, "keywords must be"),
+        ({"name": "X", "regex": "ab", "keywords": ["k"], "window": 0}, "window must be"),
+        ({"name": "X", "regex": "ab", "keywords": ["k"], "window": 5000}, "window must be"),
+        ({"name": "X", "regex": "ab", "window": 10}, "only applies with keywords"),
+        ({"name": "X", "regex": "ab", "flags": "i"}, "unknown: flags"),
+    ],
+)
+def test_option_refusals_name_the_rule(item: dict, reason: str) -> None:
+    with pytest.raises(MappingError) as e:
+        mappings.from_dict({"patterns": [item]}, "user.yaml")
+    assert reason in str(e.value) and "user.yaml: pattern #1" in str(e.value)
+
+
+def _rules(*items: dict) -> Rules:
+    return Rules(mappings.from_dict({"patterns": list(items)}))
+
+
+def test_group_masks_only_its_span_and_the_rest_of_the_match_stays() -> None:
+    r = _rules({"name": "PIN", "regex": r"pin[:=] ?(?P<v>[0-9]{4,})", "group": "v"})
+    s = Session()
+    assert r.mask("pin: 83921 and pin=4471", s) == "pin: [PIN_1] and pin=[PIN_2]"
+    assert s.placeholders == {"[PIN_1]": "83921", "[PIN_2]": "4471"}
+
+
+def test_group_list_takes_the_first_that_took_part() -> None:
+    r = _rules({"name": "V", "regex": r'v="(?P<q>[^"]+)"|v=(?P<u>\S+)', "group": ["q", "u"]})
+    assert [(a, b) for _, a, b in r.find('v="a b" v=cd')] == [(3, 6), (10, 12)]
+
+
+def test_a_rejected_candidate_is_searched_again_from_its_start_plus_one() -> None:
+    # the first candidate "9999 1234" fails the validator; the overlapping "1234 5678"
+    # that starts inside it must still be found
+    r = _rules({"name": "N", "regex": r"[0-9]{4} [0-9]{4}", "validator": "secret_value"})
+    assert r.find("9999 1234 5678") == [("N", 0, 9)]
+    card = "4539 1488 0343 6467"
+    assert validators.card(card, 0, len(card))
+    r = _rules({"name": "C", "regex": r"[0-9]{4}(?: [0-9]{4}){3}", "validator": "card"})
+    text = "1111 " + card
+    assert [text[a:b] for _, a, b in r.find(text)] == [card]
+
+
+def test_leftmost_is_decided_by_the_masked_span_and_ties_by_rule_order() -> None:
+    ctx = {"name": "CTX", "regex": r"key=(?P<v>[a-z0-9]+)", "group": "v"}
+    tok = {"name": "TOK", "regex": r"tok[0-9]+"}
+    assert [n for n, _, _ in _rules(tok, ctx).find("key=tok42")] == ["TOK"]
+    assert [n for n, _, _ in _rules(ctx, tok).find("key=tok42")] == ["CTX"]
+    # CTX's match starts at "key" but its span at 12; TOK at 4 is leftmost
+    assert [n for n, _, _ in _rules(ctx, tok).find("see tok7 or key=abc")] == ["TOK", "CTX"]
+
+
+def test_keywords_must_occur_within_the_window_case_insensitively() -> None:
+    item = {"name": "K", "regex": r"[A-Za-z0-9]{12}", "keywords": ["Mistral"], "window": 10}
+    r = _rules(item)
+    assert r.find("MISTRAL=abcdef123456") != []
+    assert r.find("mistral" + " " * 20 + "abcdef123456") == []
+    assert r.find("abcdef123456 mistral") != []
+
+
+def test_user_rules_get_the_same_validators(tmp_path) -> None:
+    f = tmp_path / "local.yaml"
+    f.write_text(
+        "patterns:\n  - name: ACCOUNT\n    regex: '(?:^|[^A-Z0-9])(?P<i>[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30})'\n"
+        "    group: i\n    validator: iban\n"
+    )
+    r = Rules(mappings.load(f))
+    assert [n for n, _, _ in r.find("to DE89370400440532013000 not DE89370400440532013001")] == ["ACCOUNT"]
+
+
+# -- validators ----------------------------------------------------------------------------
+
+
+def _v(name: str, s: str, before: str = "", after: str = "") -> bool:
+    text = before + s + after
+    return validators.check(name, text, len(before), len(before) + len(s))
+
+
+def test_luhn_and_issuer() -> None:
+    assert _v("card", "4539148803436467") and _v("card", "3714-496353-98431") and _v("card", "5555 5555 5555 4444") is False
+    assert not _v("card", "4539148803436468")  # Luhn fails
+    assert not _v("card", "1715677964123459")  # Luhn holds, no issuer starts with 17
+    assert not _v("card", "4539 1488-0343 6467")  # mixed separators
+
+
+def test_iban_mod97_and_length() -> None:
+    assert _v("iban", "DE89 3704 0044 0532 0130 00") and _v("iban", "GB29NWBK60161331926819")
+    assert not _v("iban", "DE89 3704 0044 0532 0130 01")
+    assert not _v("iban", "DE89370400440532013")  # too short for DE
+    assert not _v("iban", "QQ89370400440532013000")
+
+
+def test_github_crc32_suffix() -> None:
+    rnd = random.Random(1)
+    for prefix in ("ghp_", "npm_"):
+        body = "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(30))
+        tok = _crc_token(prefix, body)
+        assert _v("github_crc32", tok)
+        assert not _v("github_crc32", tok[:-1] + ("A" if tok[-1] != "A" else "B"))
+    assert not _v("github_crc32", "ghp_16C7e42F292c6912E7710c838347Ae178B4a")  # GitHub's docs example
+
+
+def test_phone() -> None:
+    assert _v("phone", "+44 20 7946 0958") and _v("phone", "+49 151 23456789")
+    assert not _v("phone", "+1 555 0100") and not _v("phone", "+12")
+    assert _v("phone", "(415) 555-2671")  # national, valid in US
+
+
+@pytest.mark.parametrize(
+    "s, before, after, ok",
+    [
+        ("bob@example.com", "", "", True),
+        ("josé.garcía@exemple.fr", "", "", True),
+        ("logo@2x.png", "", "", False),
+        ("icon@1.5x.webp", "", "", False),
+        ("git@github.com", "", ":acme/x.git", False),
+        ("deploy@staging.acme.io", "scp a ", ":/opt/app", False),
+        ("this@MainActivity.startActivity", "", "(i)", False),
+        ("x@self.weight", "", "", False),
+        ("ana@acme.io", "", ": she wrote", True),
+        ("ana@acme.io", "", ":", True),
+    ],
+)
+def test_email(s: str, before: str, after: str, ok: bool) -> None:
+    assert _v("email", s, before, after) is ok
+
+
+@pytest.mark.parametrize(
+    "s, before, ok",
+    [
+        ("hunter2!", "password: ", True),
+        ("sunshine", "password: ", True),
+        ("sunshine", "password=", False),  # a variable in code
+        ("Summer2024!", "password=", True),
+        ("${DB_PASSWORD}", "password: ", False),
+        ("$ecret99", "password: ", True),
+        ("os.environ[", "password = ", False),
+        ("settings.SECRET_KEY", "secret = ", False),
+        ("PvqC9I4p8_1TdLVjxYMn.yp.cExqwGUYb2C5XYzV", "token: ", True),
+        ("SecretStr", "api_key: ", False),
+        ("DB_PASSWORD", "password: ", False),
+        ("<your-password>", "password: ", False),
+        ("********", "password: ", False),
+        ("null", "password: ", False),
+    ],
+)
+def test_secret_value(s: str, before: str, ok: bool) -> None:
+    assert _v("secret_value", s, before) is ok
+
+
+def test_token_value_wants_a_letter_and_a_digit_or_length() -> None:
+    assert _v("token_value", "a1b2c3d4e5")
+    assert not _v("token_value", "4096") and not _v("token_value", "bearer") and not _v("token_value", "1234567890123")
+    assert _v("token_value", "my-super-secret-jwt-key")
+
+
+def test_docs_table_matches_the_script(default_rules: Rules) -> None:
+    """docs/detection.md (linked from the README's list) is the script's output: the same
+    headline, every corpus kind and every shipped rule."""
+    doc = (REPO / "docs" / "detection.md").read_text(encoding="utf-8")
+    pos, neg = detect.load_corpus()
+    s = detect.summary(detect.measure(default_rules, pos, neg), pos, neg)
+    assert detect._headline(s) in doc
+    for kind in {r["kind"] for r in pos}:
+        assert f"| {kind} |" in doc
+    for name in default_rules.pattern_names:
+        assert name in doc

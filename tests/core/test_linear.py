@@ -1,0 +1,83 @@
+"""The inputs that used to cost more than linear time (issue: linear time on every
+input) give the right answer. How long they take is measured in bench/, doubling the
+input; here, that the answer is right at a size that used to take seconds."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+from anthropic_util import build_stream, read_stream
+from disguiselib.core import mappings
+from disguiselib.core.holdback import Window
+from disguiselib.core.rules import Rules, Session
+from disguiselib.providers.anthropic import AnthropicStream
+
+DEFAULT = Rules(mappings.load(mappings.Path(__file__).resolve().parents[2] / "mappings"))
+rng = random.Random(5)
+B64URL = string.ascii_letters + string.digits + "-_"
+
+
+def test_email_after_a_long_run_of_local_part_characters() -> None:
+    run = "".join(rng.choice(B64URL) for _ in range(64_000))
+    text = f"data={run} contact jane.doe@corp.example.com now"
+    s = Session()
+    out = DEFAULT.mask(text, s)
+    assert run in out  # the run is not an address: untouched
+    assert "jane.doe@corp.example.com" not in out
+    assert list(s.placeholders.values()) == ["jane.doe@corp.example.com"]
+
+
+def test_minified_css_keeps_its_at_rules() -> None:
+    rules = ".a{color:red}@media (max-width:600px){.b{margin:0}}@import url(x.css);@font-face{font-family:x}"
+    css = "".join(f".c{i}{{padding:{i}px}}" + rules for i in range(600))  # ~60 KB
+    text = css + "/* owner: ops@corp.example.com */"
+    out = DEFAULT.mask(text, Session())
+    assert out.startswith(css)
+    assert "ops@corp.example.com" not in out
+
+
+def test_many_pem_begin_lines_without_an_end() -> None:
+    listing = "".join(f"src/f{i}.py:12: -----BEGIN RSA PRIVATE KEY-----\n" for i in range(3000))
+    body = "\n".join("".join(rng.choice(string.ascii_letters + "+/") for _ in range(64)) for _ in range(10))
+    key = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    s = Session()
+    out = DEFAULT.mask(listing + key + " tail", s)
+    assert body.split("\n")[3] not in out
+    assert out.endswith("] tail")
+    assert len(s.placeholders) == 1
+
+
+def test_unclosed_strip_start_releases_text_past_the_rule_width() -> None:
+    prose = [f"word{i} " for i in range(2000)]
+    body = build_stream([("text", ["Sure [[reply_to:", *prose])])
+    st = AnthropicStream(DEFAULT.restorer({}))
+    events = body.split(b"\n\n")
+    out = []
+    for e in events[:-4]:  # everything up to the last delta
+        out.append(st.feed(e + b"\n\n"))
+    emitted = read_stream(b"".join(out) + b"")[0][0]["text"]
+    # the tag never closed: once it is longer than any strip match can be, the text
+    # goes out as text instead of being held to the end
+    assert len(emitted) > len("".join(prose)) - 2000
+    rest = b"".join(st.feed(e + b"\n\n") for e in events[-4:] if e) + st.flush()
+    full = read_stream(b"".join(out) + rest)[0][0]["text"]
+    assert full == "Sure [[reply_to:" + "".join(prose)
+    assert full == DEFAULT.restorer({}).text("Sure [[reply_to:" + "".join(prose))
+
+
+def test_json_text_with_many_backslashes_and_disguises() -> None:
+    R = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs", "C:\\Users\\al": "WINPATH"}}))
+    r = R.restorer({})
+    latex = r"\frac{\alpha}{\beta} + \sum_{i=0}^{n} \mathbb{R}^{n} \\ "
+    doc = {"tex": [latex * 20 + f" Zenith Labs {i} WINPATH" for i in range(300)]}  # ~300 KB of JSON text
+    text = json.dumps(doc)
+    out = r.json_text(text)
+    parsed = json.loads(out)
+    assert parsed["tex"][7].endswith(" Acme Corp 7 C:\\Users\\al")
+    assert r.restored == 600
+    # and streamed in pieces, through a window, the same
+    w = Window(R.restorer({}), Window.JSON)
+    pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
+    assert "".join(w.feed(p) for p in pieces) + w.flush() == out

@@ -1,0 +1,289 @@
+"""The matchers against plain reference implementations of their semantics.
+
+The engine finds literals with Aho-Corasick, patterns with RE2 behind a set prefilter,
+and restores with another automaton, a placeholder regex, a trie hold regex and strip
+rules' prefix closures. Each test here states the semantics in the simplest code there
+is (Python's `re`, character by character, the `regex` module's partial matching) and
+checks the engine against it on random inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import regex  # test-only oracle: partial matching ("could this still grow into a match?")
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from disguiselib.core import linear, mappings, rxsyntax
+from disguiselib.core.rules import JSON, LITERALS, TEXT, VALUE, Rules, Session
+from disguiselib.errors import MappingError
+
+# -- forward: find() == the definition ------------------------------------------------
+
+ALPHA = "ab c@.é_"
+# Patterns whose meaning is the same in RE2 and in Python's re (no \w, \s, \b).
+PATTERNS = [
+    "a+b", "[ab]{2,3}", "c[a-c]*?@", "(?:ab|a)c", "é+", "b.a", "[^ ]+@[^ ]+", "a|ab|abc",
+    "c@[.a]+", "[a-c]{3,}", "_[^_]*_",
+]  # fmt: skip
+_lit = st.text(alphabet="ab c@.é", min_size=1, max_size=4)  # no "_": it occurs in every placeholder
+
+
+def ref_find(text: str, literals: list[str], patterns: list[str]) -> list[tuple[str, int, int]]:
+    """The contract in the plainest code: from pos, every rule's next match (a literal:
+    the longest at the leftmost start; a pattern: its own leftmost-first match); the
+    leftmost wins, a literal before a pattern, an earlier pattern before a later one;
+    then on from its end."""
+    out = []
+    pos = 0
+    compiled = [re.compile(p) for p in patterns]
+    while pos <= len(text):
+        best = None
+        for i in range(pos, len(text)):
+            hits = [w for w in literals if text.startswith(w, i)]
+            if hits:
+                w = max(hits, key=len)
+                best = (LITERALS, i, i + len(w))
+                break
+        for name, rx in zip(patterns, compiled, strict=True):
+            m = rx.search(text, pos)
+            if m is not None and m.end() > m.start() and (best is None or m.start() < best[1]):
+                best = (name, m.start(), m.end())
+        if best is None:
+            break
+        out.append(best)
+        pos = best[2]
+    return out
+
+
+@st.composite
+def rule_sets(draw):
+    lits = draw(st.lists(_lit, max_size=5, unique=True))
+    pats = draw(st.lists(st.sampled_from(PATTERNS), max_size=4, unique=True))
+    return lits, pats
+
+
+def build(lits: list[str], pats: list[str]) -> Rules:
+    names = {p: f"P{i}" for i, p in enumerate(pats)}
+    doc = {
+        "literals": {w: f"Q{i}" for i, w in enumerate(lits)},
+        "patterns": [{"name": names[p], "regex": p} for p in pats],
+    }
+    return Rules(mappings.from_dict(doc))
+
+
+@given(rule_sets(), st.text(alphabet=ALPHA, max_size=40))
+@example((["a"], ["a+b"]), "aaaab")  # a literal wins at the same start; the pattern goes on after it
+@example(([], ["[^ ]+@[^ ]+", "c@[.a]+"]), "xc@a.a b@")
+@example((["é"], ["é+"]), "aééé b")
+def test_find_is_the_definition(rs, text: str) -> None:
+    lits, pats = rs
+    R = build(lits, pats)
+    names = {p: f"P{i}" for i, p in enumerate(pats)}
+    want = [(names.get(label, label), s, e) for label, s, e in ref_find(text, lits, pats)]
+    assert R.find(text) == want
+
+
+def test_literal_wins_over_pattern_at_the_same_position() -> None:
+    R = build(["ab"], ["[ab]{2,3}"])
+    assert R.find("abab") == [(LITERALS, 0, 2), (LITERALS, 2, 4)]
+    assert R.mask("aba!", Session()) == "Q0a!"  # the pattern's "aba" lost to the literal's "ab"
+
+
+def test_mask_counts_per_rule() -> None:
+    R = build(["ab"], ["c@[.a]+"])
+    s = Session()
+    assert R.mask("ab c@a. ab", s) == "Q0 [P0_1] Q0"
+    assert s.counts == {LITERALS: 2, "P0": 1}
+    assert s.masked == 3
+
+
+def test_offsets_are_characters_with_non_ascii_and_lone_surrogates() -> None:
+    R = build(["b"], ["é+"])
+    text = "\ud83dé😀b éé"
+    assert R.find(text) == [("P0", 1, 2), (LITERALS, 3, 4), ("P0", 5, 7)]
+    assert R.mask(text, Session()) == "\ud83d[P0_1]😀Q0 [P0_2]"
+
+
+# -- reverse: whole-text reversal == the definition ----------------------------------
+
+DISGUISES = {"nova": "NOVA-ORIG", "nova.cloud": "CLOUD-ORIG", "ab": "AB-ORIG", "bcd": "BCD-ORIG", "[x]": "BRACKET"}
+STRIP = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"
+R_REV = Rules(
+    mappings.from_dict(
+        {
+            "literals": {v: k for k, v in DISGUISES.items()},
+            "patterns": [{"name": "EMAIL", "regex": "[a-z]+@[a-z]+"}, {"name": "E", "regex": "e@e"}],
+            "strip": [{"regex": STRIP}],
+        }
+    )
+)
+ISSUED = {"[EMAIL_1]": "bob@corp", "[E_2]": 'q"\\'}
+_rev_piece = st.one_of(
+    st.sampled_from([*DISGUISES, *ISSUED, "[EMAIL_3]", "[[reply_to_current]]", "[[ reply_to:9 ]]", "[[reply_to:"]),
+    st.text(alphabet="abcdnov.[]_xEMAIL12 ", max_size=5),
+)
+rev_texts = st.lists(_rev_piece, max_size=10).map("".join)
+_STRIP_PARTIAL = regex.compile(f"(?:{STRIP})(?!)")
+
+
+def ref_restore(s: str, strip: bool, final: bool = True) -> str:
+    """Leftmost; at one start a disguise (the longest), then an issued placeholder,
+    then a strip match; a dangling unfinished strip match at the end is dropped."""
+    out = []
+    i = 0
+    strip_rx = re.compile(STRIP)
+    while i < len(s):
+        hits = [d for d in DISGUISES if s.startswith(d, i)]
+        if hits:
+            d = max(hits, key=len)
+            out.append(DISGUISES[d])
+            i += len(d)
+            continue
+        m = re.compile(r"\[(?:EMAIL|E)_[1-9][0-9]{0,8}\]").match(s, i)
+        if m is not None and m.group() in ISSUED:
+            out.append(ISSUED[m.group()])
+            i = m.end()
+            continue
+        if strip:
+            m = strip_rx.match(s, i)
+            if m is not None:
+                i = m.end()
+                continue
+            if final and _STRIP_PARTIAL.fullmatch(s, i, partial=True) is not None:
+                break  # the rest could only have become a strip match: dropped
+        out.append(s[i])
+        i += 1
+    return "".join(out)
+
+
+@given(rev_texts)
+@example("nova.clou")
+@example("abcd")
+@example("x[[reply_to:1")
+def test_whole_reversal_is_the_definition(s: str) -> None:
+    r = R_REV.restorer(ISSUED)
+    assert r.value(s) == ref_restore(s, strip=False)
+    assert r.text(s) == ref_restore(s, strip=True)
+
+
+@given(rev_texts)
+def test_hold_point_is_the_leftmost_unfinished_match(s: str) -> None:
+    """What a window holds is exactly the tail from the leftmost position where some
+    disguise, issued placeholder or strip match may still be in progress (after the
+    matches already completed)."""
+    r = R_REV.restorer(ISSUED)
+    out, h = r.run(s, TEXT, False, 0)
+    unfinished = {*DISGUISES, *ISSUED}
+    # every proper prefix of a disguise/placeholder, or of a strip match
+    def pending(t: str) -> bool:
+        return any(d.startswith(t) and d != t for d in unfinished) or _STRIP_PARTIAL.fullmatch(t, partial=True) is not None
+
+    assert h == len(s) or pending(s[h:])
+    # what goes out now is never taken back: it begins the final result
+    assert R_REV.restorer(ISSUED).text(s).startswith(out)
+
+
+def test_unissued_placeholder_stays_and_json_mode_escapes() -> None:
+    r = R_REV.restorer(ISSUED)
+    assert r.value("[EMAIL_3] [E_2]") == '[EMAIL_3] q"\\'
+    assert r.json_text('{"k": "[E_2]"}') == '{"k": "q\\"\\\\"}'
+    assert r.run("ab", JSON, True, -1)[0] == "ab"  # after a backslash: not a disguise
+    assert r.run("ab", VALUE, True, 0)[0] == "AB-ORIG"
+
+
+def test_restorer_counts_restored_and_stripped() -> None:
+    r = R_REV.restorer(ISSUED)
+    assert r.text("nova [[reply_to_current]] [EMAIL_1] [[reply_to:") == "NOVA-ORIG  bob@corp "
+    assert (r.restored, r.stripped) == (2, 2)
+
+
+# -- strip rules: the prefix closure == partial matching -----------------------------
+
+STRIP_RULES = [
+    STRIP, r"<(?:tag|t)>", r"\{\{[a-z]{1,4}\}\}", r"x(?:ab)*y", r"(?i)ZZ[0-9]+z", r"q(?:r|rs|rst)t", r"\[\[", r"[ab]{2,3}c",
+]  # fmt: skip
+ALPHA_STRIP = "[]<>{}tagxyzZ09_rsqabc:reply_to :"
+
+
+@given(st.sampled_from(STRIP_RULES), st.text(alphabet=ALPHA_STRIP, max_size=14))
+@example(STRIP, "[[reply_to:")
+@example(STRIP, "[[reply_to_current]")
+@example(r"q(?:r|rs|rst)t", "qrs")
+def test_prefix_closure_is_partial_matching(rule: str, t: str) -> None:
+    b = rxsyntax.bounded(rule)
+    closure = linear.Regex(b.closure)
+    # the same bounded rule for the oracle (RE2 writes a code point \x{a}; regex \U0000000a)
+    text = re.sub(r"\\x\{([0-9a-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", b.regex)
+    oracle = regex.compile(f"(?:{text})(?!)")
+    assert closure.fullmatch(t.encode()) == (oracle.fullmatch(t, partial=True) is not None)
+
+
+def test_bounded_rule_width_and_refusals() -> None:
+    assert rxsyntax.bounded(STRIP).width < rxsyntax.MAX_WIDTH
+    assert rxsyntax.bounded("abc").width == 3
+    for bad, why in [
+        ("^x", "anchor"), ("x$", "anchor"), (r"\bx", "word boundar"), ("a(?=b)", "lookaround"),
+        (r"(a)\1", "backreference"), ("a++", "possessive"), ("(?:[ab]{1,900}){1,900}", "characters long"),
+    ]:  # fmt: skip
+        with pytest.raises(rxsyntax.SyntaxRefused, match=why):
+            rxsyntax.bounded(bad)
+
+
+@pytest.mark.parametrize(
+    ("doc", "why"),
+    [
+        ({"patterns": [{"name": "X", "regex": "a(?=b)"}]}, "does not compile"),
+        ({"patterns": [{"name": "X", "regex": r"(a)b\1"}]}, "does not compile"),
+        ({"patterns": [{"name": "X", "regex": r"\b"}]}, "empty string"),
+        ({"strip": [{"regex": "^tag"}]}, "strip rule refused"),
+        ({"strip": [{"regex": r"\[\[\w+"}]}, None),
+    ],
+)
+def test_mapping_refuses_what_cannot_run_in_linear_time(doc, why) -> None:
+    if why is None:
+        mappings.from_dict(doc)
+        return
+    with pytest.raises(MappingError, match=why):
+        mappings.from_dict(doc)
+
+
+# -- the masking prefilter never names fewer patterns than match -------------------------
+
+_SHIPPED = mappings.load(mappings.Path(__file__).resolve().parents[2] / "mappings")
+_SHIPPED_RX = [linear.Regex(p.regex) for p in _SHIPPED.patterns]
+_PREFILTER = linear.Prefilter([p.regex for p in _SHIPPED.patterns])
+_CORPUS = [
+    json.loads(line)["text"]
+    for line in (mappings.Path(__file__).resolve().parents[1] / "corpus" / "positives.jsonl").read_text().splitlines()
+]
+_noise = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
+
+
+@given(st.sampled_from(_CORPUS), st.integers(0, 400), st.integers(0, 400), _noise, _noise, st.booleans())
+def test_prefilter_is_a_superset_of_the_exact_matches(text: str, a: int, b: int, pre: str, post: str, upper: bool) -> None:
+    t = pre + text[min(a, b) : max(a, b) + 40] + post
+    if upper:
+        t = t.upper()
+    data = t.encode("utf-8")
+    exact = {i for i, rx in enumerate(_SHIPPED_RX) if rx.search(data) is not None}
+    assert exact <= set(_PREFILTER.match(data))
+
+
+def test_prefilter_passes_everything_for_text_that_is_not_utf8() -> None:
+    assert set(_PREFILTER.match("\ud83d a@b.example.com".encode("utf-8", "surrogatepass"))) == set(range(len(_SHIPPED_RX)))
+
+
+def test_prefilter_without_hyperscan_names_every_pattern(monkeypatch) -> None:
+    """Where Hyperscan cannot be imported every pattern is searched exactly: slower,
+    never a silent "no match"."""
+    monkeypatch.setattr(linear, "hyperscan", None)
+    linear._hyperscan.cache_clear()
+    try:
+        p = linear.Prefilter(["a+b", "c"])
+        assert sorted(p.match(b"nothing here")) == [0, 1]
+    finally:
+        linear._hyperscan.cache_clear()

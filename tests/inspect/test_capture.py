@@ -1,0 +1,176 @@
+"""The Inspector in-process: what the adapter keeps, replay decisions, and that an
+inspection failure never stops masking."""
+
+from __future__ import annotations
+
+import contextlib
+import io as _io
+import json
+from pathlib import Path
+
+import pytest
+from mitmproxy import io
+from mitmproxy.test import taddons, tflow, tutils
+
+from anthropic_util import build_stream
+from disguiselib.inspect import inspector as capture
+from disguiselib.inspect.record import META, SIDES, Tee
+from disguiselib.mitm.addon import Disguise
+from disguiselib.mitm.callables import StreamCall
+
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+patterns:
+  - name: EMAIL
+    regex: '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+'
+"""
+BODY = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                   "messages": [{"role": "user", "content": "Acme Corp, bob@corp.example.com"}]}).encode()  # fmt: skip
+
+
+def messages_flow(body: bytes):
+    f = tflow.tflow()
+    f.request.method = "POST"
+    f.request.path = "/v1/messages"
+    f.request.host = "api.anthropic.com"
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = body
+    return f
+
+
+@contextlib.contextmanager
+def context(*addons):
+    with taddons.context(*addons) as tctx:
+        try:
+            yield tctx
+        finally:
+            tctx.master.event_loop.close()
+
+
+@pytest.fixture
+def addon(tmp_path: Path):
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    a = Disguise()
+    with context(a) as tctx:
+        tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
+        yield a
+
+
+def live_stream_flow(a: Disguise, chunk: int = 7):
+    """A flow through every hook, its SSE answer fed in `chunk`-byte pieces."""
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=None)
+    f.response.headers["content-type"] = "text/event-stream"
+    a.responseheaders(f)
+    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1]"])])
+    out = []
+    for i in range(0, len(body), chunk):
+        out.extend(f.response.stream(body[i : i + chunk]))
+    out.extend(f.response.stream(b""))
+    f.response.data.content = b""  # mitmproxy 11 keeps nothing of a streamed body
+    a.response(f)
+    return f, body, b"".join(out)
+
+
+def roundtrip(f):
+    """Write and read back: one unserializable metadata value and -w writes nothing."""
+    buf = _io.BytesIO()
+    io.FlowWriter(buf).add(f)
+    buf.seek(0)
+    [g] = list(io.FlowReader(buf).stream())
+    return g
+
+
+def test_stream_sides_kept_and_serializable(addon) -> None:
+    f, upstream, client = live_stream_flow(addon)
+    g = roundtrip(f)
+    assert g.metadata[SIDES]["upstream_response"]["content"] == upstream
+    assert g.response.content == client
+    assert json.loads(g.metadata[SIDES]["client_request"]["content"]) == json.loads(BODY)
+    assert g.metadata[META]["counts"] == {"EMAIL": 1, "literals": 1}
+    assert g.comment == "disguise anthropic.messages: masked 2: EMAIL×1, literals×1; restored 2"
+    assert not g.marked
+
+
+def test_tee_never_returns_an_empty_piece() -> None:
+    t = Tee(lambda d: b"", 100)
+    assert t(b"abc") == []
+    t = Tee(lambda d: [b"", d, b""], 2)
+    assert t(b"abc") == [b"abc"] and t.up.cut and t.down.cut and t.down.size == 3
+
+
+def test_inspection_failure_never_stops_masking(addon, monkeypatch) -> None:
+    def boom(*a, **k):
+        raise RuntimeError("Acme Corp")
+
+    monkeypatch.setattr(capture.Inspector, "_client_replay", boom)
+    monkeypatch.setattr(capture, "Tee", boom)
+    f = messages_flow(BODY)
+    f.is_replay = "request"
+    f.metadata[SIDES] = {"client_request": {"content": b"x"}}
+    addon.request(f)
+    assert b"Zenith Labs" in f.request.content and b"Acme" not in f.request.content
+    f.response = tutils.tresp(content=None)
+    f.response.headers["content-type"] = "text/event-stream"
+    addon.responseheaders(f)
+    assert isinstance(f.response.stream, StreamCall)  # unwrapped, still reversing
+
+
+def test_client_replay_puts_the_original_back(addon) -> None:
+    f, _, _ = live_stream_flow(addon)
+    masked = f.request.content
+    f.is_replay, f.response = "request", None
+    addon.request(f)
+    assert f.request.content == masked  # masked afresh from the client's body: same bytes
+    assert f.response is None
+
+
+def test_client_replay_of_an_edited_request_sends_the_edit(addon) -> None:
+    f, _, _ = live_stream_flow(addon)
+    f.is_replay, f.response = "request", None
+    f.request.content = f.request.content.replace(b"Zenith Labs", b"Zenith Labs and Acme Corp")
+    addon.request(f)
+    assert b"Acme" not in f.request.content and f.request.content.count(b"Zenith Labs") == 2
+
+
+def test_client_replay_of_a_cut_request_is_refused(addon, tmp_path: Path) -> None:
+    addon.inspect.limit = 10
+    f, _, _ = live_stream_flow(addon)
+    f.is_replay, f.response = "request", None
+    addon.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    assert f.marked == ":no_entry:" and "cannot replay" in f.comment
+
+
+def test_server_replayed_sse_response_is_restored(addon) -> None:
+    """Server replay answers in the request hook; mitmproxy then emulates
+    responseheaders and never calls a stream callable for that body."""
+    f = messages_flow(BODY)
+    addon.request(f)
+    f.response = tutils.tresp(content=build_stream([("text", ["Zen", "ith Labs, [EMA", "IL_1]"])]))
+    f.response.headers["content-type"] = "text/event-stream"
+    f.is_replay = "response"
+    addon.responseheaders(f)
+    assert not f.response.stream
+    addon.response(f)
+    assert b"Zenith" not in f.response.content and b"[EMAIL_1]" not in f.response.content
+    assert b"Acme Corp" in f.response.content and b"bob@corp.example.com" in f.response.content
+
+
+def test_tee_knows_whether_the_final_event_went_out() -> None:
+    t = Tee(lambda d: [d], 10)  # the kept copy is cut: the last pieces still tell
+    t(b'data: {"choices":[]}\n\n')
+    assert not t.final_sent
+    t(b'data: {"text":"say \\"type\\":\\"message_stop\\" [DONE"}\n\n')  # quoted in text: not an event
+    assert not t.final_sent
+    t(b"data: [DONE]\n\n")
+    t(b": bye\n\n")
+    assert t.final_sent
+    a = Tee(lambda d: [d], 1 << 20)
+    a(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    assert a.final_sent
+    r = Tee(lambda d: [d], 1 << 20)
+    r(b'event: response.completed\ndata: {"type":"response.completed","response":{"output":[]}}\n\n')
+    assert r.final_sent

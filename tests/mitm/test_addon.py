@@ -1,0 +1,437 @@
+"""The mitmproxy adapter, in-process: options, hooks, the stream callable."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from mitmproxy import exceptions
+from mitmproxy.test import taddons, tflow, tutils
+
+from anthropic_util import build_stream, read_stream
+from disguiselib.mitm.addon import Disguise
+from disguiselib.mitm.callables import StreamCall
+from disguiselib.providers.anthropic import AnthropicStream
+
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+patterns:
+  - name: EMAIL
+    regex: '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+'
+strip:
+  - regex: '\\[\\[\\s*reply_to(?:_current|:[^\\]\\n]*)?\\s*\\]\\]'
+"""
+
+
+@contextlib.contextmanager
+def context(addon):
+    """taddons.context, closing the event loop it makes when none is running."""
+    with taddons.context(addon) as tctx:
+        try:
+            yield tctx
+        finally:
+            tctx.master.event_loop.close()
+
+
+@pytest.fixture
+def addon(tmp_path: Path):
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    a = Disguise()
+    with context(a) as tctx:
+        tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
+        yield a, tctx
+
+
+def messages_flow(body: bytes, path: str = "/v1/messages"):
+    f = tflow.tflow()
+    f.request.method = "POST"
+    f.request.path = path
+    f.request.host = "api.anthropic.com"
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = body
+    return f
+
+
+BODY = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                   "messages": [{"role": "user", "content": "Acme Corp, bob@corp.example.com"}]}).encode()
+
+
+def test_bad_mapping_is_an_option_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("literals: {Acme: 'a\"b'}")
+    a = Disguise()
+    with context(a) as tctx:
+        with pytest.raises(exceptions.OptionsError, match="bad.yaml:1: literal #1"):
+            tctx.configure(a, disguise_mappings=[str(tmp_path / "bad.yaml")])
+
+
+def test_request_masked_and_stream_restored(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    assert f.response is None
+    assert json.loads(f.request.content)["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]"
+    assert f.request.headers["accept-encoding"] == "identity"
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.headers["content-length"] = "123"
+    a.responseheaders(f)
+    call = f.response.stream
+    assert isinstance(getattr(call, "inner", call), StreamCall)  # capture.Tee wraps it
+    assert "content-length" not in f.response.headers
+    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1] [[reply", "_to_current]]"])])
+    out = []
+    for i in range(0, len(body), 5):
+        r = call(body[i : i + 5])
+        assert r != b"", "b'' mid-stream ends a chunked body"
+        out.extend(r)
+    out.extend(call(b""))
+    assert call(b"") == []  # the final call may come twice
+    blocks, _ = read_stream(b"".join(out))
+    assert blocks[0]["text"] == "Acme Corp writes to bob@corp.example.com "
+    a.response(f)
+    assert f.metadata["disguise"]["restored"] >= 2
+
+
+def test_gzip_stream_is_decoded_before_reversal(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.headers["content-encoding"] = "gzip"
+    a.responseheaders(f)
+    assert "content-encoding" not in f.response.headers
+    z = gzip.compress(build_stream([("text", ["Zenith ", "Labs"])]))
+    out = b"".join(b"".join(f.response.stream(z[i : i + 9])) for i in range(0, len(z), 9))
+    out += b"".join(f.response.stream(b""))
+    assert read_stream(out)[0][0]["text"] == "Acme Corp"
+
+
+def test_unknown_encoding_gives_an_error_event_only(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    f.response.headers["content-encoding"] = "compress"
+    a.responseheaders(f)
+    first = f.response.stream(b"\x1f\x9d garbage")
+    assert b"event: error" in b"".join(first)
+    assert f.response.stream(b"more") == [] and f.response.stream(b"") == []
+
+
+def test_stream_failure_ends_with_explicit_error() -> None:
+    class Boom(AnthropicStream):
+        def on_event(self, ev):
+            raise RuntimeError("secret Acme Corp text")
+
+    from strategies import RULES
+
+    call = StreamCall(Boom(RULES.restorer({})), None)
+    out = call(b'data: {"text": "Zenith Labs"}\n\n')  # an event that must be looked at
+    assert len(out) == 1 and b"event: error" in out[0]
+    assert b"Acme" not in out[0]  # the exception text is not echoed
+    assert call(b"data: {}\n\n") == [] and call(b"") == []
+
+
+def test_unmaskable_request_is_refused_not_forwarded(addon) -> None:
+    a, _ = addon
+    f = messages_flow(b'{"messages": [')
+    a.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    err = json.loads(f.response.content)
+    assert err["type"] == "error" and "not valid JSON" in err["error"]["message"]
+
+
+def test_fail_open_forwards_unchanged(addon) -> None:
+    a, tctx = addon
+    tctx.configure(a, disguise_fail_open=True)
+    f = messages_flow(b'{"messages": [')
+    a.request(f)
+    assert f.response is None and f.request.content == b'{"messages": ['
+
+
+def test_fail_open_never_forwards_a_signed_bedrock_body(addon) -> None:
+    """fail-open forwards what could not be masked *unmasked*; a Bedrock body can never
+    be masked (SigV4 signs it), so even then it is refused."""
+    a, tctx = addon
+    tctx.configure(a, disguise_fail_open=True)
+    body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "Acme Corp"}]})
+    f = messages_flow(body.encode(), path="/model/anthropic.claude-sonnet-4-v1:0/invoke")
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    assert b"SigV4" in f.response.content
+
+
+def test_compressed_request_body(addon) -> None:
+    a, _ = addon
+    f = messages_flow(b"")
+    f.request.headers["content-encoding"] = "gzip"
+    f.request.raw_content = gzip.compress(BODY)
+    a.request(f)
+    assert f.request.headers["content-encoding"] == "gzip"
+    assert b"Zenith Labs" in f.request.content and b"Acme" not in f.request.content
+
+
+def test_hosts_option_and_non_llm_paths(addon) -> None:
+    a, tctx = addon
+    f = messages_flow(BODY, path="/v1/models")
+    a.request(f)
+    assert f.request.content == BODY
+    tctx.configure(a, disguise_hosts=["api.openai.com"])
+    f = messages_flow(BODY)
+    a.request(f)
+    assert f.request.content == BODY
+
+
+def test_whole_json_response_restored(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    resp = {"id": "msg", "type": "message", "role": "assistant", "model": "m", "content": [
+        {"type": "thinking", "thinking": "Zenith Labs", "signature": "s"},
+        {"type": "text", "text": "Zenith Labs, [EMAIL_1] [[reply_to_current]]"},
+        {"type": "tool_use", "id": "t", "name": "x", "input": {"Zenith Labs": "[EMAIL_1]"}}]}
+    f.response = tutils.tresp(content=json.dumps(resp).encode())
+    f.response.headers["content-type"] = "application/json"
+    a.responseheaders(f)
+    assert not f.response.stream
+    a.response(f)
+    got = json.loads(f.response.content)
+    assert got["content"][0]["thinking"] == "Zenith Labs"
+    assert got["content"][1]["text"] == "Acme Corp, bob@corp.example.com "
+    assert got["content"][2]["input"] == {"Acme Corp": "bob@corp.example.com"}
+
+
+def test_unstreamed_sse_body_restored_in_response_hook(addon) -> None:
+    a, _ = addon
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=build_stream([("text", ["Zen", "ith Labs"])]))
+    f.response.headers["content-type"] = "text/event-stream"
+    a.response(f)  # e.g. a replayed flow: responseheaders set no stream
+    assert read_stream(f.response.content)[0][0]["text"] == "Acme Corp"
+
+
+def test_placeholders_are_not_restored_into_another_flow(addon) -> None:
+    a, _ = addon
+    f1 = messages_flow(BODY)
+    a.request(f1)
+    f2 = messages_flow(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode())
+    a.request(f2)
+    f2.response = tutils.tresp(content=json.dumps({"type": "message", "content": [
+        {"type": "text", "text": "[EMAIL_1]"}]}).encode())
+    f2.response.headers["content-type"] = "application/json"
+    a.response(f2)
+    assert json.loads(f2.response.content)["content"][0]["text"] == "[EMAIL_1]"
+
+
+def test_internal_error_while_masking_refuses(addon, monkeypatch, caplog) -> None:
+    a, _ = addon
+    from disguiselib import pipeline as mitm
+
+    def boom(*args):
+        raise KeyError("Acme Corp")  # a bug whose exception text holds an original
+
+    monkeypatch.setattr(mitm, "mask_body", boom)
+    f = messages_flow(BODY)
+    with caplog.at_level("INFO"):
+        a.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    assert b"internal error (KeyError)" in f.response.content
+    assert "internal error (KeyError)" in caplog.text
+    assert "Acme" not in caplog.text and b"Acme" not in f.response.content
+
+
+def test_event_over_the_limit_ends_with_error_event() -> None:
+    from strategies import RULES
+
+    s = AnthropicStream(RULES.restorer({}))
+    s.framer.max_event_bytes = 64
+    call = StreamCall(s, None)
+    ok = call(b"event: ping\ndata: {}\n\n")
+    assert ok == [b"event: ping\ndata: {}\n\n"]
+    out = call(b"data: " + b"x" * 100)
+    assert len(out) == 1 and out[0].startswith(b"event: error\n") and b"exceeds 64 bytes" in out[0]
+    assert call(b"") == []
+
+
+# -- issue 6: the Guard and the ways of having no rules -----------------------------------------
+
+
+def guard_of(a):
+    from disguiselib.mitm.guard import GUARD_NAME
+
+    return a.guard, GUARD_NAME
+
+
+def test_guard_is_one_per_master(addon) -> None:
+    # (That it runs after every other addon in a real mitmdump, where scripts sit under
+    # the script loader, shows in the integration test with modify_body.)
+    a, tctx = addon
+    from mitmproxy.addonmanager import Loader
+
+    from disguiselib.mitm.guard import Guard
+
+    g, name = guard_of(a)
+    assert tctx.master.addons.get(name) is g and g in tctx.master.addons.chain
+    b = Disguise()  # what a script reload builds
+    b.load(Loader(tctx.master))
+    assert b.guard is g and sum(isinstance(x, Guard) for x in tctx.master.addons.chain) == 1
+
+
+def test_request_no_disguise_handled_is_refused_by_the_guard(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    g.requestheaders(f)
+    g.request(f)  # as if the Disguise script had been dropped: none of its hooks ran
+    assert f.response is not None and f.response.status_code == 503
+    assert json.loads(f.response.content)["type"] == "error"
+    other = tflow.tflow()  # GET http://address:22/path: not an LLM request
+    g.request(other)
+    assert other.response is None
+
+
+def test_guard_refuses_a_target_rewritten_after_masking(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = tflow.tflow()
+    f.request.host = "example.com"
+    f.request.path = "/index.html"
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None
+    f.request.host = "api.anthropic.com"  # e.g. map_remote, after the script
+    f.request.path = "/v1/messages"
+    g.request(f)
+    assert f.response is not None and b"rewritten" in f.response.content
+
+
+def test_leak_guard_sees_what_a_later_addon_put_back(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None
+    f.request.content = f.request.content.replace(b"Zenith Labs", b"Acme Corp")
+    g.request(f)
+    assert f.response is not None and f.response.status_code == 400
+    msg = json.loads(f.response.content)["error"]["message"]
+    assert "leak guard" in msg and "$.messages[0].content" in msg and "Acme" not in msg
+
+
+def test_failed_reload_keeps_the_previous_rules(addon, tmp_path: Path) -> None:
+    a, tctx = addon
+    from mitmproxy import ctx
+    from mitmproxy.addonmanager import Loader
+
+    (tmp_path / "m.yaml").write_text("literals: {Acme Corp: ''}\n")
+    b = Disguise()  # a script reload: a new instance, configured with every option
+    b.load(Loader(tctx.master))
+    with pytest.raises(exceptions.OptionsError, match="m.yaml:1: literal #1: disguise is empty"):
+        b.configure(set(ctx.options.keys()))
+    assert b.config is a.config  # the previous valid set, not none
+    f = messages_flow(BODY)
+    b.request(f)
+    assert json.loads(f.request.content)["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]"
+
+
+def test_hot_reload_is_in_force_for_the_next_request_only(addon, tmp_path: Path) -> None:
+    a, _ = addon
+    f1 = messages_flow(BODY)
+    a.request(f1)
+    (tmp_path / "m.yaml").write_text(MAPPING.replace("Zenith Labs", "Orion Labs"))
+    f2 = messages_flow(BODY)
+    a.request(f2)
+    assert b"Orion Labs" in f2.request.content
+    for f, disguise in ((f1, "Zenith Labs"), (f2, "Orion Labs")):  # each flow keeps its rules
+        f.response = tutils.tresp(content=json.dumps({"type": "message", "content": [
+            {"type": "text", "text": disguise}]}).encode())  # fmt: skip
+        f.response.headers["content-type"] = "application/json"
+        a.responseheaders(f)
+        a.response(f)
+        assert json.loads(f.response.content)["content"][0]["text"] == "Acme Corp"
+
+
+def test_bad_option_value_is_found_before_mitmproxy_drops_the_script(caplog) -> None:
+    a = Disguise()
+    with context(None) as tctx:
+        tctx.master.options.set("disguise_fail_open=yes", defer=True)
+        with caplog.at_level("ERROR"), pytest.raises(exceptions.OptionsError):
+            tctx.master.addons.add(a)  # mitmproxy's register: load, then the deferred values
+        assert "option disguise_fail_open" in caplog.text
+        g = tctx.master.addons.get("disguise_guard")
+        assert g is not None and g in tctx.master.addons.chain and "disguise_fail_open" in g.failure
+        f = messages_flow(BODY)
+        g.request(f)
+        assert f.response.status_code == 503 and b"disguise_fail_open" in f.response.content
+        from mitmproxy.proxy.layers.http import HttpErrorHook
+
+        tctx.master.addons.invoke_addon_sync(g, HttpErrorHook(f))  # its hooks stay callable
+
+
+def test_response_no_disguise_handled_is_an_error_not_unrestored(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.request(f)
+    f.response = tutils.tresp(content=b"")
+    f.response.headers["content-type"] = "text/event-stream"
+    g.responseheaders(f)  # the Disguise instance went away mid-flow
+    assert f.response.status_code == 502 and b"no longer loaded" in b"".join(f.response.stream(b"Zenith"))
+    f2 = messages_flow(BODY)
+    a.request(f2)
+    f2.response = tutils.tresp(content=b'{"content": [{"type": "text", "text": "Zenith Labs"}]}')
+    g.response(f2)
+    assert f2.response.status_code == 502 and b"Zenith" not in f2.response.content
+
+
+def test_client_typed_placeholders_are_skipped(addon) -> None:
+    a, _ = addon
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "[EMAIL_1] x@y.example.org"}]})
+    f = messages_flow(body.encode())
+    a.request(f)
+    assert json.loads(f.request.content)["messages"][0]["content"] == "[EMAIL_1] [EMAIL_2]"
+    f.response = tutils.tresp(content=b'{"content": [{"type": "text", "text": "[EMAIL_1] [EMAIL_2]"}]}')
+    f.response.headers["content-type"] = "application/json"
+    a.response(f)
+    assert json.loads(f.response.content)["content"][0]["text"] == "[EMAIL_1] x@y.example.org"
+
+
+def test_passthrough_of_a_protected_host_is_refused(addon) -> None:
+    a, tctx = addon
+    tctx.master.options.add_option("ignore_hosts", __import__("collections.abc").abc.Sequence[str], [], "")
+    with pytest.raises(exceptions.OptionsError, match="api.anthropic.com is passed through"):
+        tctx.configure(a, ignore_hosts=["anthropic"])
+    tctx.configure(a, ignore_hosts=["^example\\.org"])
+
+
+def test_streaming_switched_on_after_disguise_closes_the_connection(addon) -> None:
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    f.request.stream = True  # another addon, after the script: the body would go out as it comes
+    g.requestheaders(f)
+    assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE
+
+
+def test_leak_guard_catches_fields_the_tables_skip(addon) -> None:
+    """`service_tier` is a setting the Chat table leaves alone; an e-mail there must not
+    leave."""
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(json.dumps({"model": "m", "service_tier": "bob@corp.example.com", "messages": []}).encode(),
+                      path="/v1/chat/completions")  # fmt: skip
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None and b"bob@corp" in f.request.content  # the masker's table skips it
+    g.request(f)
+    assert f.response is not None and b"EMAIL in body $.service_tier" in f.response.content
