@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import ahocorasick_rs
 
-from . import linear, rxsyntax, validators
+from . import linear, rxsyntax, triggers, validators
 from .mappings import MappingSet, Pattern
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -340,27 +340,18 @@ class Rules:
         self._strip_first_rx = re.compile(f"[{first}]" if first else "(?!)")
         self._strip_span = max((s.width for s in self._strips), default=0)
 
-        self.quiet_chunk, starts = _quiet_chunk_regex(self.lit_reverse, self.pattern_names, ms.strips)
-        # Every byte that can begin a quiet_chunk match, marked 0 in a translate table:
-        # `data.translate(t).find(0)` scans at memchr speed, where even a one-class
-        # regex search costs about 7 ns a byte (1.2 us for a 170-byte event).
-        self._trigger_table = bytes(0 if b in starts else 1 for b in range(256))
+        # Stream triggers (triggers.py): the rule set's patterns once, an automaton per
+        # set of stream markers (one per API), built when a stream first asks.
+        strip_starts = [(_strip_starts(s.regex)[2], _strip_starts(s.regex)[1]) for s in ms.strips]
+        self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, strip_starts)
+        self._triggers: dict[tuple[bytes, ...], triggers.Triggers] = {}
 
-    def suspicious(self, data: bytes, end: int) -> bool:
-        """Could anything in data[:end] take part in a reverse match? (See
-        _quiet_chunk_regex.) False means those bytes can pass on unparsed."""
-        marks = data.translate(self._trigger_table)
-        i = marks.find(0, 0, end)
-        match = self.quiet_chunk.match
-        # Try the first few marked bytes in place (an OpenAI chunk's envelope always has
-        # the `[` of `"choices":[`), then let the regex scan the rest.
-        for _ in range(4):
-            if i < 0:
-                return False
-            if match(data, i, end) is not None:
-                return True
-            i = marks.find(0, i + 1, end)
-        return i >= 0 and self.quiet_chunk.search(data, i, end) is not None
+    def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers:
+        """The trigger automaton of this rule set plus a stream's markers (cached)."""
+        t = self._triggers.get(markers)
+        if t is None:
+            t = self._triggers[markers] = triggers.Triggers(self._trigger_patterns, markers)
+        return t
 
     # -- forward ---------------------------------------------------------------------
 
@@ -538,61 +529,6 @@ def _strip_starts(rx_text: str) -> tuple[frozenset[str], bool, dict[str, frozens
         else:
             follow[c1] = frozenset(c2 for c2 in map(chr, range(128)) if can(c1 + c2))
     return first, nonascii, follow
-
-
-def _quiet_chunk_regex(disguises, names: tuple[str, ...], strips) -> tuple[re.Pattern[bytes], frozenset[int]]:
-    """A bytes regex that finds, in raw stream bytes, anything that could take part in a
-    reverse match. Events and chunks it finds nothing in, arriving while no window holds
-    anything, pass on as they came, unparsed.
-
-    Inside a JSON string the character after a match's first character is either its
-    next text character (the same byte when it is plain ASCII), `\\` (an escape) or `"`
-    (the string ends there, e.g. at the end of a delta). So a match can only begin at
-    one of its possible two-character starts followed that way; a disguise `Zenith`
-    makes `Ze`, `Z\\` and `Z"` suspicious, not every `Z`. Also suspicious: a `\\u`
-    escape (it could hide such a character); an escaped backslash right before a
-    closing quote, i.e. JSON text (tool arguments) whose piece ends inside an escape, so
-    that the window must see how it goes on — other escapes end inside their piece and
-    leave the window's escape state as it was; and non-ASCII bytes where a strip rule
-    could begin with a non-ASCII character.
-    """
-    follow: dict[str, set[str] | None] = {}  # first char -> possible next chars (None: any)
-
-    def add(first: str, nxt: set[str] | frozenset[str] | None) -> None:
-        cur = follow.get(first, set())
-        follow[first] = None if cur is None or nxt is None else cur | nxt
-
-    for d in disguises:
-        add(d[0], {d[1]} if len(d) > 1 else None)
-    if names:
-        add("[", {n[0] for n in names})
-    nonascii = b""
-    nonascii_first: range = range(0)
-    for st in strips:
-        _first, bmp, starts = _strip_starts(st.regex)
-        for first, after in starts.items():
-            add(first, after)
-        # Characters past the BMP are not enumerated: their UTF-8 lead bytes count as
-        # possible starts. A non-ASCII start in the BMP makes every non-ASCII byte one.
-        if bmp or nonascii == rb"[\x80-\xff]":
-            nonascii, nonascii_first = rb"[\x80-\xff]", range(0x80, 0x100)
-        else:
-            nonascii, nonascii_first = rb"[\xf0-\xf4]", range(0xF0, 0xF5)
-    # a `\u` escape on the wire (it could hide such a character), and an even run of
-    # backslashes before an unescaped quote (JSON text ending inside an escape). Each
-    # alternative starts with a plain byte, which keeps the regex's fast prefix scan.
-    alts = [rb"\\u", rb'\\(?<!\\\\)\\(?:\\\\)*"']
-    for first, chars in sorted(follow.items()):
-        f = re.escape(first.encode())
-        if chars is None:
-            alts.append(f)
-        else:
-            nb = b"".join(re.escape(c.encode()) for c in sorted(chars | {'"', "\\"}))
-            alts.append(f + b"[" + nb + b"]")
-    if nonascii:
-        alts.append(nonascii)
-    first_bytes = frozenset({ord("\\")} | {ord(c) for c in follow} | set(nonascii_first))
-    return re.compile(b"|".join(alts)), first_bytes
 
 
 class Restorer:

@@ -108,6 +108,60 @@ def parse_event(raw: bytes) -> Event:
     return ev
 
 
+def paired(buf: bytes) -> bool:
+    """Are buf's line ends LF or CRLF only (no lone CR, none at the end)? Then an event
+    ends after every `\\n\\n` and every `\\n\\r\\n` (the pairs of line ends), and
+    nowhere else but after a blank line at an event's start: boundaries can be found
+    with find and rfind instead of the framer's regex."""
+    if 13 not in buf:
+        return True
+    return buf[-1] != 13 and buf.count(b"\r") == buf.count(b"\r\n")
+
+
+def last_end(buf: bytes) -> int:
+    """Where the last event that buf (starting at an event's start) completes ends: 0
+    if none; -1 when only the framer's regex can tell (lone CRs)."""
+    j = buf.rfind(b"\n\n")
+    k = j + 2 if j >= 0 else 0
+    if 13 not in buf:
+        return k
+    if not paired(buf):
+        return -1
+    j = buf.rfind(b"\n\r\n")
+    return max(k, j + 3) if j >= 0 else k
+
+
+def _cut(buf: bytes) -> tuple[list[bytes], int]:
+    """buf, starting at an event's start, cut into the events it completes; and where
+    the unfinished rest begins."""
+    events: list[bytes] = []
+    pos = 0
+    n = len(buf)
+    while pos < n:
+        c = buf[pos]
+        if c == 10 or c == 13:  # a blank line at an event start (or the LF of a CRLF
+            # whose CR ended the previous event): pass it on by itself
+            end = pos + 2 if buf.startswith(b"\r\n", pos) else pos + 1
+            events.append(buf[pos:end])
+            pos = end
+            continue
+        m = _EVENT_END.search(buf, pos)
+        if m is None:
+            break
+        events.append(buf[pos : m.end()])
+        pos = m.end()
+    return events, pos
+
+
+def split(block: bytes) -> list[bytes]:
+    """A block of whole events (Framer.whole, or a part of one that starts and ends
+    where events do) cut into them."""
+    events, pos = _cut(block)
+    if pos < len(block):  # cannot happen for a block from whole(); kept, never dropped
+        events.append(block[pos:])
+    return events
+
+
 class Framer:
     """Incremental framer: `feed(bytes) -> [Event]`, `flush() -> [Event]`."""
 
@@ -123,28 +177,34 @@ class Framer:
     def feed_raw(self, data: bytes) -> list[bytes]:
         """The raw bytes of every event that data completes (blank lines included)."""
         buf = self._buf + data if self._buf else data
-        events: list[bytes] = []
-        pos = 0
-        n = len(buf)
-        while pos < n:
-            c = buf[pos]
-            if c == 10 or c == 13:  # a blank line at an event start (or the LF of a CRLF
-                # whose CR ended the previous event): pass it on by itself
-                end = pos + 2 if buf.startswith(b"\r\n", pos) else pos + 1
-                events.append(buf[pos:end])
-                pos = end
-                continue
-            m = _EVENT_END.search(buf, pos)
-            if m is None:
-                break
-            events.append(buf[pos : m.end()])
-            pos = m.end()
+        events, pos = _cut(buf)
         self._buf = buf[pos:]
+        self._check()
+        return events
+
+    def whole(self, data: bytes) -> bytes:
+        """Every event data completes, as one block of bytes (b"" if none); what
+        follows the last of them is kept for the next read. Reads that end where an
+        event ends (a provider that writes one event at a time) come back as the same
+        object. The block starts and ends where the events feed_raw would give start
+        and end (`split` cuts it into them)."""
+        buf = self._buf + data if self._buf else data
+        k = last_end(buf)
+        if k < 0 or (k == 0 and buf[0] in (10, 13)):
+            # lone CRs, or a blank line at an event start: the framer's own rules
+            _, k = _cut(buf)
+        if k == len(buf):
+            self._buf = b""
+            return buf
+        self._buf = buf[k:]
+        self._check()
+        return buf[:k]
+
+    def _check(self) -> None:
         if len(self._buf) > self.max_event_bytes:
             raise StreamError(
                 f"an SSE event exceeds {self.max_event_bytes} bytes without ending"
             )
-        return events
 
     def flush(self) -> list[Event]:
         """The stream ended: whatever is left is an unterminated event, passed on."""

@@ -146,18 +146,13 @@ class AnthropicStream(SSEStream):
     thinking blocks (and so their signature_delta) pass byte-identical."""
 
     TERMINAL = "message_stop"
-    TERMINAL_MARKERS = (b"message_stop", b'"error"')
+    # Always parsed: the last event, errors, and where a block's window opens and
+    # closes (a block without a window passes its deltas as they came).
+    MARKERS = (b"message_stop", b'"error"', b"content_block_start", b"content_block_stop")
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
-
-    def is_terminal(self, ev: Event) -> bool:
-        try:
-            obj = json.loads(ev.data) if ev.data is not None else None
-        except ValueError:
-            return False
-        return isinstance(obj, dict) and obj.get("type") in ("message_stop", "error")
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
@@ -204,11 +199,15 @@ class AnthropicStream(SSEStream):
         return [self._restored(ev, GENERIC)]
 
     def _window(self, idx: int, kind: int) -> Window | None:
-        if idx in self.windows:
-            return self.windows[idx]
-        w = Window(self.r, kind)  # a delta with no start seen: treat by its delta type
-        self.windows[idx] = w
-        return w
+        w = self.windows.get(idx, False)
+        if w is None:  # a block without a window (content_block_start said so)
+            return None
+        if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
+            # a delta with no start seen, or of another kind than its block's: treated by
+            # its delta type (an empty window is the same as a new one, so what a delta
+            # gets never depends on deltas that passed unparsed before it)
+            w = self.windows[idx] = Window(self.r, kind)
+        return w  # type: ignore[return-value]
 
     def _restored(self, ev: Event, rule: Rule) -> bytes:
         new = restore_json(ev.data, rule, self.r)  # type: ignore[arg-type]

@@ -65,8 +65,12 @@ class ChannelStream(SSEStream):
                 w = self.window(rule.key, rule.mode)
                 held = w.held
                 out = w.feed(v)
+                # the form of a channel's latest piece decides how its held tail goes
+                # out (a tail is only held after a piece that was parsed)
                 if rule.parts:
                     self.parts.add(rule.key)
+                else:
+                    self.parts.discard(rule.key)
                 if rule.key[0] in finishing:
                     out += w.flush()
                     del self.windows[rule.key]

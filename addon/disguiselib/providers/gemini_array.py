@@ -4,15 +4,13 @@ restored like an SSE chunk (sans I/O)."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from ..core.jsonarray import ELEMENT, END, SEP, ArrayError, ArrayFramer
 from ..core.rules import Restorer
 from ..errors import StreamError
-from .gemini_stream import GeminiStream, _may_end
+from .gemini_stream import GeminiStream
 from .google import error_chunk
-from .stream import SSEStream
 
 
 class GeminiArrayStream(GeminiStream):
@@ -38,6 +36,7 @@ class GeminiArrayStream(GeminiStream):
             pieces = self.arr.feed(data)
         except ArrayError as e:  # what came before the bad byte still goes out
             pieces, err = e.pieces, e
+        same = err is None  # every piece goes out as it came
         try:
             for kind, raw in pieces:
                 if kind == SEP:
@@ -47,10 +46,13 @@ class GeminiArrayStream(GeminiStream):
                         self._opened = self._expect = True
                 elif kind == ELEMENT:
                     self.events_in += 1
+                    n = len(out)
                     out.extend(self._element(raw))
+                    same = same and len(out) == n + 1 and out[n] is raw
                     self._expect = False
                 elif kind == END:
                     for s in self.drain_chunks():
+                        same = False
                         out.append(b",\n" + s.encode("utf-8"))
                     out.append(raw)
                     self._closed = True
@@ -59,11 +61,13 @@ class GeminiArrayStream(GeminiStream):
         except Exception:
             self._partial = out  # what error_event must follow
             raise
+        if same and sum(map(len, out)) == len(data):
+            return data  # the read as it came: whole elements and separators only
         return b"".join(out)
 
     def _element(self, raw: bytes) -> list[bytes]:
-        if not self._suspicious(raw, len(raw)) and SSEStream.quiet(self):
-            return [self.pass_on(raw)]
+        if self.fast and self.quiet() and not self.triggers.any(raw) and self.quiet_range(raw, 0, len(raw)):
+            return [raw]  # nothing in it can take part in a match (stream.py, triggers.py)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -72,16 +76,6 @@ class GeminiArrayStream(GeminiStream):
         out = [s.encode("utf-8") + b",\n" for s in pre]
         out.append(raw if new is None else new.encode("utf-8"))
         return out
-
-    def pass_on(self, raw: bytes) -> bytes:
-        if _may_end(raw):
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                return raw
-            if isinstance(obj, dict):
-                self._track(obj)
-        return raw
 
     def _flush(self) -> bytes:
         if self.finished:

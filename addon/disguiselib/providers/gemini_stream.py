@@ -5,6 +5,7 @@ The field rules are google.py's; see its docstring for the channels and endings.
 from __future__ import annotations
 
 import json
+import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
@@ -95,10 +96,11 @@ def _is_json(s: str) -> bool:
 
 
 
-def _may_end(raw: bytes) -> bool:
-    """Could this chunk carry a finishReason, a blockReason or an error? (A key; inside
-    a string its quotes would be escaped. False positives only cost a parse.)"""
-    return b'Reason"' in raw or b'"error"' in raw
+# Keys that end a candidate or the stream (finishReason, blockReason) and errors: the
+# chunks that hold them are always parsed. (A key; inside a string its quotes would be
+# escaped.)
+END_MARKERS = (b'Reason"', b'"error"')
+_INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
 
 
 _WS_BYTES = b" \t\r\n"
@@ -111,6 +113,8 @@ class GeminiStream(SSEStream):
     even with `content-type: text/event-stream`) is restored whole at its end.
     """
 
+    MARKERS = END_MARKERS
+
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.windows: dict[tuple, Window] = {}
@@ -121,8 +125,9 @@ class GeminiStream(SSEStream):
         self._mode = ""  # "" until the first byte tells: "stream" or "json" (one document)
         self._doc: list[bytes] = []  # json mode: the body so far
         self._doc_len = 0
-        self._eol = "\r\n"  # the line end synthetic events use: as upstream's events
+        self._eol: str | None = None  # the line end synthetic events use: as upstream's first
         self._last: dict = {}  # modelVersion, responseId (for synthetic chunks)
+        self._read_first = False  # the first chunk was read (for _last)
         self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
 
     # -- bytes in, bytes out ---------------------------------------------------------------
@@ -141,35 +146,10 @@ class GeminiStream(SSEStream):
         except StreamError as e:
             return self.fail(str(e))
 
-    def _framed(self, data: bytes) -> bytes:
-        """data through the generic framer (decoded already)."""
-        out: list[bytes] = []
-        self._feed(data, out)
-        return b"".join(out)
-
     def feed_stream(self, data: bytes) -> bytes:
-        if self.framer.pending:
-            return self._framed(data)
-        # The API's events are single `data:` lines ended by CRLF CRLF. Cut them with a
-        # plain search (the framer's regex costs about 10 ns a byte on these ~500-byte
-        # events); an event with any other line end, and whatever follows it, goes
-        # through the framer, which then cuts exactly as here.
-        raws = []
-        pos = 0
-        find = data.find
-        while True:
-            j = find(b"\r\n\r\n", pos)
-            if j < 0 or find(b"\n", pos, j) >= 0 or find(b"\r", pos, j) >= 0:
-                break
-            raws.append(data[pos : j + 4])
-            pos = j + 4
-        if not raws:
-            return self._framed(data)
         out: list[bytes] = []
-        self._events(raws, out)
-        if pos < len(data):
-            out.append(self._framed(data[pos:]))
-        return b"".join(out)
+        self._take(data, out)
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def _sniff(self, data: bytes) -> bytes:
         """Decide, at the first byte that is not whitespace, whether this is a stream or
@@ -224,7 +204,7 @@ class GeminiStream(SSEStream):
             data = parse_event(raw).data
             if data is None or not _is_json(data):
                 continue
-            eol = self._eol.encode()
+            eol = (self._eol or "\r\n").encode()
             self._events([raw.rstrip(b"\r\n") + eol + eol], out)
         out.extend(self.drain())
         if not self._errored and (not self._ended or self._open):
@@ -255,29 +235,30 @@ class GeminiStream(SSEStream):
         return new.encode("utf-8")
 
     def quiet(self) -> bool:
-        # Whole runs of events are never passed on unframed: every event's raw bytes go
-        # through pass_on, which looks for the stream's end (finishReason).
-        return False
+        # Nothing passes unparsed before the first chunk was read (it names the model
+        # and response for synthetic chunks, and its line end theirs), nor in a body
+        # that is one JSON document.
+        return self._mode == "stream" and self._read_first and super().quiet()
 
-    def pass_on(self, raw: bytes) -> bytes:
-        if _may_end(raw):
-            data = parse_event(raw).data
-            try:
-                obj = json.loads(data) if data is not None else None
-            except ValueError:
-                return raw
-            if isinstance(obj, dict):
-                self._track(obj)
-        return raw
+    def quiet_range(self, block: bytes, start: int, end: int) -> bool:
+        # A chunk without a finishReason, blockReason or error (markers: those are
+        # parsed) changes the stream's state only by naming a candidate not yet open:
+        # every candidate index it names must be open already (one without an index
+        # is candidate 0). Conservative: an `"index"` key anywhere counts.
+        for m in _INDEX.finditer(block, start, end):
+            v = m.group(1)
+            if v is None or int(v) not in self._open:
+                return False
+        return 0 in self._open or block.find(b'"candidates"', start, end) < 0
 
     # -- one chunk ---------------------------------------------------------------------------
 
     def on_event(self, ev: Event) -> list[bytes]:
-        if ev.raw.endswith(b"\n\n") and not ev.raw.endswith(b"\r\n\r\n"):
-            self._eol = "\n"
         data = ev.data
         if data is None:
             return [ev.raw]
+        if self._eol is None:  # the first chunk's line end is the one synthetic chunks use
+            self._eol = "\n" if ev.raw.endswith(b"\n\n") and not ev.raw.endswith(b"\r\n\r\n") else "\r\n"
         pre, new = self.chunk(data)
         out = [self.frame(s) for s in pre]
         out.append(ev.raw if new is None else ev.with_data(new))
@@ -285,7 +266,7 @@ class GeminiStream(SSEStream):
 
     def frame(self, data: str) -> bytes:
         """A synthetic chunk as an event of this stream."""
-        eol = self._eol
+        eol = self._eol or "\r\n"
         return f"data: {data}{eol}{eol}".encode()
 
     def chunk(self, data: str) -> tuple[list[str], str | None]:
@@ -299,7 +280,8 @@ class GeminiStream(SSEStream):
         if not isinstance(obj, dict):
             new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
             return [], (new if changed else None)
-        if not self._last:
+        if not self._read_first:
+            self._read_first = True
             self._last = {k: obj[k] for k in ("modelVersion", "responseId") if isinstance(obj.get(k), str)}
         if "error" in obj:
             # An error chunk ends the stream (the SDK raises at it): held text first.

@@ -19,7 +19,6 @@ from ..core.jsonspan import PROSE, SKIP, VALUES, Arr, Obj, Rule
 from ..core.rules import Restorer
 from ..core.sse import Event
 from .fields import GENERIC
-from .openai_chat import ChatStream
 from .restore import restore_fn
 from .stream import SSEStream
 
@@ -51,8 +50,7 @@ class CompletionsStream(SSEStream):
     rides in the chunk that carries its `finish_reason`, the rest before `[DONE]`."""
 
     TERMINAL = "data: [DONE]"
-    TERMINAL_MARKERS = (b"[DONE]", b'"error"')
-    is_terminal = ChatStream.is_terminal
+    MARKERS = (b"[DONE]", b'"error"')
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)

@@ -205,22 +205,16 @@ class ChatStream(ChannelStream):
     """One Chat Completions stream: a window per (choice, content | refusal | tool call)."""
 
     TERMINAL = "data: [DONE]"
-    TERMINAL_MARKERS = (b"[DONE]", b'"error"')
+    MARKERS = (b"[DONE]", b'"error"')
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
-        self.last: dict = {}  # id, created, model of the latest chunk (for drain chunks)
+        self.last: dict = {}  # id, created, model of the first chunk (for drain chunks)
+        self.remembered = False  # the first chunk was read for them
 
-    def is_terminal(self, ev: Event) -> bool:
-        if ev.data is None:
-            return False
-        if ev.data.strip() == "[DONE]":
-            return True
-        try:
-            obj = json.loads(ev.data)
-        except ValueError:
-            return False
-        return isinstance(obj, dict) and "error" in obj
+    def quiet(self) -> bool:
+        # the first chunk is always parsed: it says what drained chunks look like
+        return self.remembered and super().quiet()
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
@@ -231,11 +225,14 @@ class ChatStream(ChannelStream):
             out = self.drain()
             out.append(ev.raw)
             return out
-        if not self.last:  # once: what a drained tail's own chunk needs to be valid
+        if not self.remembered:  # once: what a drained tail's own chunk needs to be valid
+            self.remembered = True
             self._remember(data)
         m = _FAST_CHAT.search(data)
         if m is not None:
-            w = self.window((int(m.group(1)), "content"), Window.TEXT)
+            key = (int(m.group(1)), "content")
+            self.parts.discard(key)
+            w = self.window(key, Window.TEXT)
             return self.window_field(ev, w, m.start(2), m.end(2))
         m = _FAST_CHAT_ARGS.search(data)
         if m is not None:

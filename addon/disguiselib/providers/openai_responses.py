@@ -13,8 +13,7 @@ from ..core import jsonspan
 from ..core.holdback import Window
 from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from ..core.rules import Restorer
-from ..core.sse import Event, parse_event
-from ..errors import StreamError
+from ..core.sse import Event
 from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import GENERIC, SCHEMA, _obj
@@ -176,7 +175,7 @@ INPUT_ITEMS_LIST = Obj(
 # -- Responses streams -----------------------------------------------------------------
 
 _SEQ = re.compile(r'(?<!\\)"sequence_number"\s*:\s*(\d+)')
-_SEQ_VALUE = re.compile(rb"\s*:\s*(\d+)")
+_SEQ_BYTES = re.compile(rb'(?<!\\)"sequence_number"\s*:\s*(\d+)')
 # delta event type -> (channel field, window mode, the matching done event's field)
 _DELTAS = {
     "response.output_text.delta": ("text", Window.TEXT),
@@ -236,45 +235,25 @@ class ResponsesStream(ChannelStream):
     renumbered so the client sees them strictly increasing and gapless."""
 
     TERMINAL = "response.completed, response.failed or response.incomplete"
-    TERMINAL_MARKERS = (b"response.completed", b"response.failed", b"response.incomplete", b'"error"')
+    MARKERS = (b"response.completed", b"response.failed", b"response.incomplete", b'"error"')
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.offset = 0  # synthetic events inserted so far
-        self.last_seq = -1  # the last upstream sequence number seen
+        self.last_seq = -1  # the highest upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
 
-    def is_terminal(self, ev: Event) -> bool:
-        try:
-            obj = json.loads(ev.data) if ev.data is not None else None
-        except ValueError:
-            return False
-        return isinstance(obj, dict) and (obj.get("type") in _ENDS or obj.get("type") == "error")
-
     def quiet(self) -> bool:
-        # whole runs of events pass unframed only while nothing needs renumbering
+        # events pass unparsed only while nothing needs renumbering
         return self.offset == 0 and super().quiet()
 
-    def passed(self, run: bytes, end: int) -> None:
+    def passed(self, block: bytes, start: int, end: int) -> None:
         # Events the client saw unparsed still count: a synthetic or error event at the
-        # end must continue their numbering. Sequence numbers only grow, so the last
-        # one in the run is the one that matters.
-        i = run.rfind(b'"sequence_number"', 0, end)
-        while i > 0 and run[i - 1] == 0x5C:  # `\"`: inside a string, not a key
-            i = run.rfind(b'"sequence_number"', 0, i)
-        if i >= 0:
-            m = _SEQ_VALUE.match(run, i + 17)
-            if m is not None:
-                self.last_seq = max(self.last_seq, int(m.group(1)))
-
-    def pass_on(self, raw: bytes) -> bytes:
-        if not self.offset:
-            self.passed(raw, len(raw))
-            return raw
-        ev = parse_event(raw)
-        if ev.bad:
-            raise StreamError("an event is not UTF-8 text")
-        return raw if ev.data is None else self._renumbered(ev, ev.data)
+        # end must continue their numbering. (Every event the API defines has one
+        # `sequence_number` key, the one a parsed event is read for.)
+        nums = _SEQ_BYTES.findall(block, start, end)
+        if nums:
+            self.last_seq = max(self.last_seq, *map(int, nums))
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data

@@ -4,19 +4,17 @@ told by its first bytes). Sans I/O."""
 
 from __future__ import annotations
 
+import bisect
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from ..core.decoding import Decoder
 from ..core.holdback import Window
 from ..core.rules import Restorer
-from ..core.sse import Event, Framer, parse_event, sniff
+from ..core.sse import Event, Framer, paired, parse_event, sniff, split
 from ..errors import StreamError
 from .fields import GENERIC
 from .restore import decode_field, reencode_field, restore_json
-
-QUIET_PROBE, QUIET_MIN, QUIET_SKIP = 64, 8, 1024
-
 
 
 class SSEStream(ABC):
@@ -26,18 +24,34 @@ class SSEStream(ABC):
     held tails as synthetic events, at connection end) and `error_event(msg) -> bytes`,
     and set `terminated` when their API's last event (TERMINAL) has been seen.
 
-    A stream that cannot go on (an event that is not UTF-8 text, one over the size
-    limit, a compressed body cut short) and a stream that ends before its last event
+    The unit of work is the network read (`feed`). The events a read completes are
+    scanned once for triggers (core/triggers.py: what could start, continue or complete
+    a disguise, a placeholder or a strip match, and the API's MARKERS). A read with none,
+    arriving while no channel holds text, goes to the client as it came: the same bytes
+    object when the read ends where an event ends, else its whole events (what follows
+    the last of them waits for the rest of its event; an event never goes out in part,
+    so no later read can need a change in bytes already sent). Otherwise only the
+    events around the triggers are parsed, and every event while a channel holds text.
+    `fast = False` parses every event: the reference the fast path is tested against.
+
+    An event that is not UTF-8 text passes like any other where it holds no trigger
+    and nothing is held (nothing in it could be restored); parsed, it ends the stream.
+    A stream that cannot go on (such an event, one over the size limit, a compressed
+    body cut short) and a stream that ends before its last event
     both end the same way: every held tail is delivered, then one explicit error event
     in the provider's shape; nothing after it.
     """
 
     TERMINAL = "its last event"  # named in the error a stream ending early gets
+    # Byte strings whose events are always parsed: events that change the stream's
+    # state whatever their text (its last event, errors, channels opening or closing).
+    MARKERS: tuple[bytes, ...] = ()
 
     def __init__(self, restorer: Restorer) -> None:
         self.r = restorer
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
-        self._suspicious = restorer.rules.suspicious
+        self.triggers = restorer.rules.stream_triggers(self.MARKERS)
+        self.fast = True
         self.framer = Framer()
         self.decoder: Decoder | None = None  # Content-Encoding of the body, if any
         self.finished = False
@@ -46,14 +60,6 @@ class SSEStream(ABC):
         self.events_in = 0
         self.events_changed = 0
         self.events_held = 0  # events whose text was held back, whole or in part
-        # The quiet check (rules.suspicious) costs about a microsecond an event. Where
-        # nearly every event is suspicious (many disguises that begin with common
-        # letters) it only adds that cost: after QUIET_PROBE checks that found fewer
-        # than QUIET_MIN quiet events, the next QUIET_SKIP events are parsed unchecked.
-        # Parsing is always correct; the check only saves work.
-        self._checked = 0
-        self._quiet_seen = 0
-        self._skip = 0
 
     def feed(self, data: bytes) -> bytes:
         """Bytes of the body as they arrive (content-encoded when `decoder` is set);
@@ -64,69 +70,64 @@ class SSEStream(ABC):
         try:
             if self.decoder is not None:
                 data = self.decoder.decompress(data)
-            self._feed(data, out)
+            self._take(data, out)
         except StreamError as e:
             out.append(self.fail(str(e)))
+        if len(out) == 1:
+            return out[0]
         return b"".join(out)
 
-    def _feed(self, data: bytes, out: list[bytes]) -> None:
-        framer = self.framer
-        if framer.pending:
-            # finish the event that is waiting for its end, then go on with the rest
-            j = data.find(b"\n\n")
-            if j < 0:
-                self._events(framer.feed_raw(data), out)
-                return
-            self._events(framer.feed_raw(data[: j + 2]), out)
-            data = data[j + 2 :]
-        k = data.rfind(b"\n\n") + 2
-        if (
-            k > 1
-            and not framer.pending
-            and not self._skip
-            and data.find(b"\n\n") + 2 < k  # more than one event: one goes through _events
-            and not self._suspicious(data, k)
-            and self.quiet()
-        ):
-            # Nothing in these whole events can begin or continue a match: they pass on
-            # as they came, unframed (the common case for prose; bench (c)).
-            self.events_in += data.count(b"\n\n", 0, k)
-            if not self.terminated and self._marked(data, k):
-                self.terminated = any(self.is_terminal(ev) for ev in Framer().feed(data[:k]))
-            self.passed(data, k)
-            out.append(data[:k])
-            data = data[k:]
-        if data:
-            self._events(framer.feed_raw(data), out)
+    def _take(self, data: bytes, out: list[bytes]) -> None:
+        block = self.framer.whole(data) if data else b""
+        if block:
+            self._block(block, out)
+
+    def _block(self, block: bytes, out: list[bytes]) -> None:
+        """Whole events: passed on where nothing in them can take part in a match."""
+        starts = self.triggers.find(block) if self.fast else None
+        n = len(block)
+        if starts is None:
+            self._events(split(block), out)  # every event parsed
+            return
+        if not starts and self.quiet() and self.quiet_range(block, 0, n):
+            self.events_in += _count(block, 0, n)
+            self.passed(block, 0, n)
+            out.append(block)
+            return
+        cuts = _Cuts(block)
+        pos = i = 0
+        while pos < n:
+            if not self.quiet():
+                # a channel holds text: the next event is parsed whatever it holds
+                e = cuts.next_end(pos)
+                self._events(split(block[pos:e]), out)
+                pos = e
+                continue
+            while i < len(starts) and starts[i] < pos:
+                i += 1
+            s = cuts.start_of(starts[i], pos) if i < len(starts) else n
+            if s > pos:
+                if self.quiet_range(block, pos, s):
+                    self.events_in += _count(block, pos, s)
+                    self.passed(block, pos, s)
+                    out.append(block[pos:s])
+                else:
+                    self._events(split(block[pos:s]), out)
+                pos = s
+                continue
+            e = cuts.end_of(starts[i])
+            self._events(split(block[pos:e]), out)
+            pos = e
 
     def _events(self, raws: list[bytes], out: list[bytes]) -> None:
         for raw in raws:
             self.events_in += 1
-            if self._quiet_event(raw) and SSEStream.quiet(self):
-                if not self.terminated and self._marked(raw, len(raw)):
-                    self.terminated = self.is_terminal(parse_event(raw))
-                out.append(self.pass_on(raw))  # nothing in it can take part in a match
-            else:
-                ev = parse_event(raw)
-                if ev.bad:
-                    # It cannot be read, so it cannot be reversed; passed on now it
-                    # would overtake the text held back before it.
-                    raise StreamError("an event is not UTF-8 text")
-                out.extend(self.on_event(ev))
-
-    def _quiet_event(self, raw: bytes) -> bool:
-        """Nothing in raw can take part in a match (False: parse it)."""
-        if self._skip:
-            self._skip -= 1
-            return False
-        quiet = not self._suspicious(raw, len(raw))
-        self._checked += 1
-        self._quiet_seen += quiet
-        if self._checked == QUIET_PROBE:
-            if self._quiet_seen < QUIET_MIN:
-                self._skip = QUIET_SKIP
-            self._checked = self._quiet_seen = 0
-        return quiet
+            ev = parse_event(raw)
+            if ev.bad:
+                # It cannot be read, so it cannot be reversed; passed on now it
+                # would overtake the text held back before it.
+                raise StreamError("an event is not UTF-8 text")
+            out.extend(self.on_event(ev))
 
     def flush(self) -> bytes:
         """The connection ended. Idempotent: a second call returns b"". A stream that
@@ -136,7 +137,7 @@ class SSEStream(ABC):
         out: list[bytes] = []
         try:
             if self.decoder is not None:
-                self._feed(self.decoder.flush(), out)
+                self._take(self.decoder.flush(), out)
             self._events(self.framer.flush_raw(), out)
         except StreamError as e:
             out.append(self.fail(str(e)))
@@ -158,30 +159,22 @@ class SSEStream(ABC):
         return b"".join(out)
 
     def quiet(self) -> bool:
-        """No window holds text or ends inside an escape (subclasses add their own)."""
+        """No window holds text or ends inside an escape (subclasses add their own
+        state: a stream that renumbers what it passes is never quiet)."""
         for w in self.windows.values():
             if w is not None and (w.held or w.escaped):
                 return False
         return True
 
-    # Bytes without which no event can be the last one: events that pass unparsed are
-    # parsed after all when they hold one of these (rarely: once per stream).
-    TERMINAL_MARKERS: tuple[bytes, ...] = ()
+    def quiet_range(self, block: bytes, start: int, end: int) -> bool:
+        """Can the whole events block[start:end], free of triggers, pass unparsed with
+        the stream as it is now? (Subclasses whose state a trigger-free event can still
+        change say no where it would.)"""
+        return True
 
-    def _marked(self, data: bytes, end: int) -> bool:
-        return any(data.find(m, 0, end) >= 0 for m in self.TERMINAL_MARKERS)
-
-    def is_terminal(self, ev: Event) -> bool:
-        """Is ev the API's last event (or an error event, after which nothing comes)?"""
-        return False
-
-    def pass_on(self, raw: bytes) -> bytes:
-        """An event nothing in which can take part in a match: as it came, by default."""
-        return raw
-
-    def passed(self, run: bytes, end: int) -> None:  # noqa: B027 - a hook, empty by default
-        """Whole events run[:end] went out as they came, unparsed (subclasses that
-        number events note where the numbering stands)."""
+    def passed(self, block: bytes, start: int, end: int) -> None:  # noqa: B027 - a hook, empty by default
+        """Whole events block[start:end] went out as they came, unparsed (subclasses
+        that number events note where the numbering stands)."""
 
     def not_object(self, ev: Event) -> list[bytes]:
         """An event whose data is not a JSON object (not JSON at all, or a bare value):
@@ -229,6 +222,63 @@ class SSEStream(ABC):
     @abstractmethod
     def error_event(self, message: str) -> bytes:
         """An event in the provider's own error shape, ending the stream explicitly."""
+
+
+def _count(block: bytes, start: int, end: int) -> int:
+    """About how many events block[start:end] holds (for the flow's counters)."""
+    return block.count(b"\n\n", start, end) + block.count(b"\n\r\n", start, end)
+
+
+class _Cuts:
+    """Where the events of a block of whole events begin and end, found around a
+    position: with find/rfind where its line ends are LF or CRLF (sse.paired), else
+    from the framer's cut of the whole block."""
+
+    __slots__ = ("block", "ends")
+
+    def __init__(self, block: bytes) -> None:
+        self.block = block
+        self.ends: list[int] | None = None
+        if not paired(block):
+            ends = []
+            pos = 0
+            for raw in split(block):
+                pos += len(raw)
+                ends.append(pos)
+            self.ends = ends
+
+    def next_end(self, pos: int) -> int:
+        """The end of the event that starts at pos."""
+        if self.ends is not None:
+            return self.ends[bisect.bisect_right(self.ends, pos)]
+        b = self.block
+        c = b[pos]
+        if c == 10:  # a blank line at an event start is an event by itself
+            return pos + 1
+        if c == 13:
+            return pos + 2
+        return self.end_of(pos)
+
+    def start_of(self, p: int, lo: int) -> int:
+        """The start of the event that holds position p (at least lo, an event start)."""
+        if self.ends is not None:
+            k = bisect.bisect_right(self.ends, p)
+            return max(lo, self.ends[k - 1] if k else 0)
+        b = self.block
+        j = b.rfind(b"\n\n", lo, p)
+        k = b.rfind(b"\n\r\n", lo, p)
+        return max(j + 2 if j >= 0 else lo, k + 3 if k >= 0 else lo)
+
+    def end_of(self, p: int) -> int:
+        """The end of the event that holds position p (not a line end)."""
+        if self.ends is not None:
+            return self.ends[bisect.bisect_right(self.ends, p)]
+        b = self.block
+        j = b.find(b"\n\n", p)
+        k = b.find(b"\n\r\n", p)
+        if k < 0 or 0 <= j < k:
+            return j + 2
+        return k + 3
 
 
 class BodyStream:

@@ -1,0 +1,137 @@
+"""Which bytes of a response stream can take part in a reverse match (sans I/O).
+
+A stream reads its body a network read at a time. Most reads hold nothing that any
+disguise, issued placeholder or strip rule could match, start or continue, and while no
+channel holds text back such a read can go to the client as it came: no framing, no
+parsing, no re-encoding. `Triggers` decides that with one Aho–Corasick scan of the raw
+bytes (ahocorasick-rs, over bytes), and where it finds something, says where: only the
+events around those positions are parsed.
+
+The patterns are byte strings that every event which needs work must contain, in its
+raw JSON form (an event that needs none may contain them too: that only costs a parse):
+
+- a whole disguise (ASCII without `"`, `\\` or controls: the same raw and decoded);
+- a proper prefix of a disguise that ends a JSON string value: the prefix, the closing
+  quote, and what can follow a value (`,` `}` `]` or whitespace; never `:`, so keys
+  such as `"text"` do not count). The next delta of that channel may complete it, so the
+  window must hold it back;
+- for placeholders, `[NAME_` (with any digits after it, a placeholder or the start of
+  one) and each proper prefix of it at the end of a value;
+- for strip rules (regexes), each two-character start they can begin with, in raw JSON
+  form (an escape for `"`, `\\` and controls), a possible first character at the end of
+  a value or followed by an escape, or the first character alone where anything may
+  follow it; non-ASCII bytes where a rule can begin with a non-ASCII character;
+- `\\u` (an escape can spell any character, so any match), `\\/` (a `/` spelled so);
+- `\\\\"`: a value whose decoded text ends in a backslash. In JSON text (tool arguments)
+  that is an escape cut between two deltas, which the channel's window must see;
+- the stream's markers (`Triggers.markers`): events that change the stream's state
+  whatever their text (Anthropic `content_block_start`, `message_stop`, `"error"`, ...).
+
+Why this is enough, for an event that arrives while no window holds text (the property
+tests/providers/test_fastpath.py checks it against parsing every event): each of its
+strings, decoded, holds no `\\u` or `\\/` escape, so a disguise or placeholder in it
+appears in the raw bytes as it is; it holds none whole, and its end is no proper prefix
+of one, so a window fed it releases it whole and holds nothing; no strip match can start
+in it; JSON text in it does not end inside an escape. So the event comes out as it came
+and leaves every window empty, and skipping it changes nothing.
+
+Matches are leftmost-longest and non-overlapping; none contains a line break except as
+its last byte (after a value's closing quote), so none spans two events, and an event
+that holds an occurrence holds a reported match (an occurrence hidden by an overlapping
+match lies in the same event).
+"""
+
+from __future__ import annotations
+
+import ahocorasick_rs
+
+# What can follow a JSON string value: never `:` (that is a key).
+VALUE_END = (b",", b"}", b"]", b" ", b"\t", b"\r", b"\n")
+_ESCAPES = (b"\\u", b"\\/", b'\\\\"')
+# JSON's short escapes, for the raw form of a strip rule's first characters.
+_SHORT = {'"': b'\\"', "\\": b"\\\\", "\b": b"\\b", "\f": b"\\f", "\n": b"\\n", "\r": b"\\r", "\t": b"\\t"}
+
+
+def raw_forms(c: str) -> list[bytes]:
+    """The ways an ASCII character appears in a JSON string on the wire (`\\u` escapes
+    aside: they are triggers by themselves)."""
+    if c in _SHORT:
+        return [_SHORT[c]]
+    if c == "/":
+        return [b"/", b"\\/"]
+    if ord(c) < 0x20:
+        return []  # only as \\u00XX
+    return [c.encode("ascii")]
+
+
+def _value_end(prefix: bytes) -> list[bytes]:
+    return [prefix + b'"' + x for x in VALUE_END]
+
+
+def rule_patterns(
+    disguises: list[str],
+    names: tuple[str, ...],
+    strip_starts: list[tuple[dict[str, frozenset[str] | None], bool]],
+) -> set[bytes]:
+    """The trigger patterns of a rule set (without markers). strip_starts: per strip
+    rule, its ASCII first characters with the characters that can follow each (None:
+    any), and whether it can begin with a non-ASCII character of the BMP."""
+    pats: set[bytes] = set(_ESCAPES)
+    for d in disguises:
+        b = d.encode("ascii")
+        pats.add(b)
+        for i in range(1, len(b)):
+            pats.update(_value_end(b[:i]))
+    for n in names:
+        stem = b"[" + n.encode("ascii") + b"_"
+        pats.add(stem)
+        for i in range(1, len(stem)):
+            pats.update(_value_end(stem[:i]))
+    nonascii = b""
+    for follow, bmp in strip_starts:
+        for c1, after in follow.items():
+            for r1 in raw_forms(c1):
+                if after is None:
+                    pats.add(r1)
+                    continue
+                pats.update(_value_end(r1))
+                pats.add(r1 + b"\\")
+                for c2 in after:
+                    for r2 in raw_forms(c2):
+                        pats.add(r1 + r2[:1])
+        # Characters past the BMP are not enumerated: their UTF-8 lead bytes count as
+        # possible starts. A non-ASCII start in the BMP makes every non-ASCII byte one.
+        if bmp or nonascii == b"\x80":
+            nonascii = b"\x80"
+        else:
+            nonascii = b"\xf0"
+    if nonascii:
+        pats.update(bytes([c]) for c in range(nonascii[0], 0x100 if nonascii == b"\x80" else 0xF5))
+    return pats
+
+
+class Triggers:
+    """One rule set's trigger patterns plus a stream's markers, as one automaton.
+
+    `find(buf)` returns the start of every reported match, in order (see the module
+    docstring for what an event without one can be trusted with)."""
+
+    __slots__ = ("_ac", "markers", "size")
+
+    def __init__(self, patterns: set[bytes], markers: tuple[bytes, ...]) -> None:
+        self.markers = markers
+        pats = sorted(patterns | set(markers))
+        self.size = len(pats)
+        # The contiguous NFA: built in a few ms for ten thousand patterns and as fast as
+        # the DFA on short reads, at a tenth of its memory.
+        self._ac = ahocorasick_rs.BytesAhoCorasick(
+            pats,
+            matchkind=ahocorasick_rs.MatchKind.LeftmostLongest,
+            implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+        )
+
+    def find(self, buf: bytes) -> list[int]:
+        return [s for _, s, _ in self._ac.find_matches_as_indexes(buf)]
+
+    def any(self, buf: bytes) -> bool:
+        return bool(self._ac.find_matches_as_indexes(buf))
