@@ -21,7 +21,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anthropic_util import build_stream
+from anthropic_util import build_stream, read_stream
 from disguiselib.core import mappings, sse
 from disguiselib.core.rules import Rules
 from disguiselib.providers.anthropic import AnthropicStream
@@ -240,3 +240,104 @@ def test_blocks_end_where_the_framer_cuts(parts, data) -> None:
     assert b"".join(evs_a) == b"".join(evs_b)
     assert evs_a == evs_b
     assert a.flush_raw() == b.flush_raw()
+
+
+# -- cases the random streams reach rarely, each the one a planted bug shows in -----------------
+
+
+def _rules(literals: dict[str, str], names: tuple[str, ...] = ()) -> Rules:
+    doc = {"literals": literals, "patterns": [{"name": n, "regex": "Ö@[a-z]+"} for n in names]}
+    return Rules(mappings.from_dict(doc))
+
+
+def _same(cls, rules: Rules, body: bytes, placeholders: dict | None = None) -> bytes:
+    """Fast and full parsing agree for every read boundary of body (and one byte at a
+    time); returns the output."""
+    ph = placeholders or {}
+    whole = _both(cls, rules, ph, [body])
+    assert whole[0] == whole[1]
+    assert _both(cls, rules, ph, [body[i : i + 1] for i in range(len(body))])[0] == whole[1]
+    cuts = [0, *(i + 2 for i in range(len(body) - 1) if body[i : i + 2] == b"\n\n"), len(body)]
+    assert _both(cls, rules, ph, [body[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a])[0] == whole[1]
+    return whole[1]
+
+
+def test_json_text_cut_inside_an_escape() -> None:
+    """Tool arguments whose piece ends inside an escape (`...x\\` then `n...`): the
+    window must see that piece (trigger `\\\\"`) and stay unquiet until the escape is
+    complete, or a disguise right after it (`nb` of `\\nb`) is restored inside it, or
+    one after the escape is not."""
+    rules = _rules({"Ö1é": "nb"})
+    body = build_stream([("tool", ['{"a": "x\\', "nb", 'z"}'])])
+    blocks, _ = read_stream(_same(AnthropicStream, rules, body))
+    assert json.loads(blocks[0]["json"]) == {"a": "x\nbz"}  # inside the escape: kept
+    body = build_stream([("tool", ['{"a": "x\\', "nx", 'nbz"}'])])
+    blocks, _ = read_stream(_same(AnthropicStream, rules, body))
+    assert json.loads(blocks[0]["json"]) == {"a": "x\nxÖ1éz"}  # after it: restored
+
+
+def test_anthropic_block_without_a_window() -> None:
+    """A block type the API defines no window for passes its deltas as they came; the
+    fast path must know the block (marker content_block_start) to do the same."""
+    rules = _rules({"Ö1é": "Zenith"})
+    ev = build_stream([("text", ["Zenith"])]).replace(b'"type": "text", "text": ""', b'"type": "mystery", "text": ""')
+    assert b'"mystery"' in ev
+    out = _same(AnthropicStream, rules, ev)
+    assert b"Zenith" in out
+
+
+def test_responses_numbering_after_events_passed_unparsed() -> None:
+    """Sequence numbers the client saw on unparsed events count: the error that ends a
+    stream cut short numbers after the highest of them."""
+    rules = _rules({"Ö1é": "Zenith"})
+    from openai_util import _resp_event
+
+    body = b"".join([
+        _resp_event("response.output_text.delta", 0, item_id="m", output_index=0, content_index=0, delta="hello",
+                    logprobs=[]),
+        _resp_event("response.output_item.added", 1, output_index=1, item={"id": "x", "type": "message"}),
+        _resp_event("response.output_item.added", 2, output_index=2, item={"id": "y", "type": "message"}),
+    ])  # fmt: skip
+    out = _same(ResponsesStream, rules, body)
+    last = json.loads([e for e in sse.Framer().feed(out) if e.data][-1].data)
+    assert last["type"] == "error" and last["sequence_number"] == 3
+
+
+def test_responses_renumbers_after_a_synthetic_event() -> None:
+    rules = _rules({"Ö1é": "Zenith"})
+    from openai_util import _resp_event
+
+    body = b"".join([
+        _resp_event("response.output_text.delta", 0, item_id="m", output_index=0, content_index=0, delta="a Ze",
+                    logprobs=[]),
+        _resp_event("response.output_text.done", 1, item_id="m", output_index=0, content_index=0, text="a Ze",
+                    logprobs=[]),
+        _resp_event("response.output_item.added", 2, output_index=1, item={"id": "x", "type": "message"}),
+        _resp_event("response.completed", 3, response={"id": "r", "status": "completed", "output": []}),
+    ])  # fmt: skip
+    out = _same(ResponsesStream, rules, body)
+    nums = [json.loads(e.data)["sequence_number"] for e in sse.Framer().feed(out) if e.data]
+    assert nums == list(range(len(nums)))
+
+
+def test_chat_drained_chunk_names_the_first_chunk() -> None:
+    """A drained tail's chunk takes id, created and model from the stream's first chunk,
+    which is parsed even when nothing in it can match."""
+    rules = _rules({"Ö1é": "Zenith"})
+    body = build_chat([("content", 0, "hello"), ("content", 0, " Ze")], usage=False).replace(b"[DONE]", b"")
+    n = iter(range(100))
+    body = b"".join(e.replace(b'"created":1', b'"created":%d' % next(n)) for e in sse.split(body))
+    out = _same(ChatStream, rules, body)
+    drained = [e for e in out.split(b"\n\n") if b"Ze" in e]
+    assert len(drained) == 1 and b'"created":0' in drained[0]
+
+
+def test_gemini_drained_chunk_names_the_first_chunk() -> None:
+    rules = _rules({"Ö1é": "Zenith"})
+    chunks = build_chunks([("text", 0, "hello"), ("text", 0, " Ze")])
+    chunks.insert(0, {k: v for k, v in chunks[0].items() if k != "candidates"})  # usage only
+    for i, ch in enumerate(chunks):
+        ch["responseId"] = f"resp-{i}"
+    out = _same(GeminiStream, rules, to_sse(chunks))
+    drained = [e for e in out.split(b"\r\n\r\n") if b"Ze" in e]
+    assert len(drained) == 1 and b"resp-0" in drained[0]

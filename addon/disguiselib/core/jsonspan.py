@@ -41,6 +41,9 @@ _ESCAPE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F
 # Above this many backslashes in a string token, a change re-encodes the token whole
 # instead of splicing into it (walking escapes is Python-speed work per escape).
 _SPLICE_MAX_ESCAPES = 64
+# Text a JSON string holds as it is, whatever the string's style: printable ASCII but `"`
+# and `\\`.
+_PLAIN = re.compile(r'[ !#-\[\]-~]*\Z')
 
 # What transform() applies to each selected string: a new value, or Spans of its edits.
 TransformFn = Callable[["str", "Rule"], "str | Spans"]
@@ -230,9 +233,11 @@ def walk(
     root: Rule,
     fn: TransformFn,
     marks: list[tuple[object, int]] | None = None,
+    where: list[tuple[int, int]] | None = None,
 ) -> list[tuple[int, int, str]]:
     """The edits transform() would splice, in order. With marks, every container whose
-    rule has a `mark` is recorded as (mark, offset of its opening bracket)."""
+    rule has a `mark` is recorded as (mark, offset of its opening bracket); with where,
+    the (start, end) of the string token each call of fn is for, in the same order."""
     edits: list[tuple[int, int, str]] = []
     stack: list[_Frame] = []
     n = len(s)
@@ -247,10 +252,14 @@ def walk(
             if s.find("\\", i + 1, k) < 0:  # no escape: the token is its value
                 end = k + 1
                 if rule.string:
-                    _apply(s, i, end, s[i + 1 : k], fn(s[i + 1 : k], rule), edits)
+                    if where is not None:
+                        where.append((i, end))
+                    apply(s, i, end, s[i + 1 : k], fn(s[i + 1 : k], rule), edits)
             elif rule.string:
                 v, end = _scanstring(s, i + 1)
-                _apply(s, i, end, v, fn(v, rule), edits)
+                if where is not None:
+                    where.append((i, end))
+                apply(s, i, end, v, fn(v, rule), edits)
             else:
                 end = _STR_TAIL.match(s, i + 1).end()  # type: ignore[union-attr]
             return end
@@ -280,7 +289,9 @@ def walk(
             key, end = _scanstring(s, j + 1)
             f.key = key
             if f.rule.keys:
-                _apply(s, j, end, key, fn(key, KEY), edits)
+                if where is not None:
+                    where.append((j, end))
+                apply(s, j, end, key, fn(key, KEY), edits)
             i = end
         elif c == ":":
             key = f.key
@@ -299,7 +310,7 @@ def walk(
     return edits
 
 
-def _apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[int, int, str]]) -> None:
+def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[int, int, str]]) -> None:
     """Record what replaces the string token s[i:end] (its value v) when fn gave new."""
     if isinstance(new, Spans):
         if not new:
@@ -318,9 +329,16 @@ def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> 
     """The edits of s that make the string token s[i:end] hold its value with spans
     (decoded coordinates) applied; each replacement encoded in the token's style."""
     body = s[i + 1 : end - 1]
-    raw = s[i:end]
+    ascii_token = body.isascii()
+
+    def enc(rep: str) -> str:
+        # Disguises and placeholders are plain ASCII: as they are, in any token style.
+        if _PLAIN.match(rep):
+            return rep
+        return json.dumps(rep)[1:-1] if ascii_token else json_escape(rep)
+
     if "\\" not in body:
-        return [(i + 1 + a, i + 1 + b, encode_like(rep, raw)[1:-1]) for a, b, rep in spans]
+        return [(i + 1 + a, i + 1 + b, enc(rep)) for a, b, rep in spans]
     # decoded offset -> raw offset, walking the escapes once for all the spans
     offs = sorted({x for a, b, _ in spans for x in (a, b)})
     where: dict[int, int] = {}
@@ -342,7 +360,7 @@ def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> 
     while want is not None:
         where[want] = r + (want - d)
         want = next(it, None)
-    return [(i + 1 + where[a], i + 1 + where[b], encode_like(rep, raw)[1:-1]) for a, b, rep in spans]
+    return [(i + 1 + where[a], i + 1 + where[b], enc(rep)) for a, b, rep in spans]
 
 
 def loads(s: str) -> object:

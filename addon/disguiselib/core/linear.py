@@ -116,17 +116,19 @@ class Prefilter:
         self._db, self._always = _hyperscan(tuple(patterns))
         self._local = threading.local()  # a scratch space per thread
 
-    def match(self, b: bytes) -> list[int]:
-        """Indices of the patterns that may match in b (UTF-8; anything else: all).
-        Without Hyperscan on this platform every pattern is named: each is then searched
-        exactly (slower, never wrong). An RE2 set is no substitute: when its automaton
-        runs out of memory it answers "no match"."""
+    def match(self, b: bytes, utf8: bool = False) -> list[int]:
+        """Indices of the patterns that may match in b (UTF-8; anything else: all;
+        utf8: the caller encoded b from text). Without Hyperscan on this platform every
+        pattern is named: each is then searched exactly (slower, never wrong). An RE2
+        set is no substitute: when its automaton runs out of memory it answers "no
+        match"."""
         if self._db is None:
             return list(range(self._n))
-        try:
-            b.decode("utf-8")
-        except UnicodeDecodeError:
-            return list(range(self._n))
+        if not utf8:
+            try:
+                b.decode("utf-8")
+            except UnicodeDecodeError:
+                return list(range(self._n))
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
             scratch = self._local.scratch = hyperscan.Scratch(self._db)

@@ -26,6 +26,7 @@ stream's output cannot depend on how it was cut.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import re
@@ -346,6 +347,57 @@ class Rules:
         self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, strip_starts)
         self._triggers: dict[tuple[bytes, ...], triggers.Triggers] = {}
 
+    @property
+    def is_empty(self) -> bool:
+        """No literal and no pattern: nothing to mask."""
+        return self._lit_ac is None and not self._patterns
+
+    def prescan(self, pieces: list[str]) -> tuple[set[int], dict[str, tuple[list, list[int]]]]:
+        """Where in many texts find() can find anything, in one go: (the indices of the
+        pieces where some literal or pattern may match, a memo for find()).
+
+        The literals: one Aho–Corasick pass over all pieces joined by a NUL (a literal
+        that holds a NUL, the only one that could reach from one piece into the next,
+        marks both). The patterns: the prefilter over each piece. A piece that is not
+        UTF-8 (a lone surrogate) is marked and found exactly, later. The memo maps a
+        piece's text to what find() would compute first for it (its literal matches and
+        the patterns that may match), so find() does not scan it again."""
+        hot: set[int] = set()
+        bs: list[bytes] = []
+        for k, p in enumerate(pieces):
+            try:
+                bs.append(p.encode("utf-8"))
+            except UnicodeEncodeError:
+                hot.add(k)
+                bs.append(b"")
+        starts = []
+        pos = 0
+        for x in bs:
+            starts.append(pos)
+            pos += len(x) + 1
+        lits: dict[int, list] = {}
+        crossing: set[int] = set()
+        if self._lit_ac is not None:
+            for m in self._lit_ac.find_matches_as_indexes(b"\x00".join(bs)):
+                k = bisect.bisect_right(starts, m[1]) - 1
+                if m[2] <= starts[k] + len(bs[k]):
+                    lits.setdefault(k, []).append((m[0], m[1] - starts[k], m[2] - starts[k]))
+                else:
+                    crossing.add(k)
+                    crossing.add(bisect.bisect_right(starts, m[2] - 1) - 1)
+        pf = self._prefilter
+        memo: dict[str, tuple[list, list[int]]] = {}
+        for k, x in enumerate(bs):
+            if k in hot or k in crossing:
+                hot.add(k)
+                continue
+            active = sorted(pf.match(x, utf8=True)) if pf is not None and x else []
+            lk = lits.get(k, [])
+            if lk or active:
+                hot.add(k)
+            memo[pieces[k]] = (lk, active)
+        return hot, memo
+
     def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers:
         """The trigger automaton of this rule set plus a stream's markers (cached)."""
         t = self._triggers.get(markers)
@@ -355,25 +407,28 @@ class Rules:
 
     # -- forward ---------------------------------------------------------------------
 
-    def find(self, text: str) -> list[tuple[str, int, int]]:
+    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         """Every span mask() would replace, in order: (label, start, end) in characters,
         where label is a pattern's name or LITERALS. For checks that must not change
-        text (leak guard, audit)."""
+        text (leak guard, audit). memo: from prescan()."""
         if not text:
             return []
         b = _utf8(text)
-        spans = self._find_bytes(b)
+        spans = self._find_bytes(b, memo.get(text) if memo else None)
         if not spans or len(b) == len(text):
             return spans
         offs = _char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
-    def _find_bytes(self, b: bytes) -> list[tuple[str, int, int]]:
+    def _find_bytes(self, b: bytes, pre: tuple[list, list[int]] | None = None) -> list[tuple[str, int, int]]:
         n = len(b)
-        lits: list = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
-        active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
-        if not lits and not active:
-            return []
+        if pre is not None:
+            lits, active = pre
+        else:
+            lits = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
+            active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
+        if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
+            return [(LITERALS, s, e) for _, s, e in lits]
         pats = self._patterns
         text = _decode(b) if active and any(pats[i].opts for i in active) else None
         if text is not None and len(text) != len(b):
@@ -452,9 +507,11 @@ class Rules:
             return [(k, s + pos, e + pos) for k, s, e in found]
         return found
 
-    def mask(self, text: str, session: Session, context: tuple[str, str] | None = None) -> str:
+    def mask(
+        self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
+    ) -> str:
         """mask_spans applied: text with every original replaced."""
-        edits = self.mask_spans(text, session, context)
+        edits = self.mask_spans(text, session, context, memo)
         if not edits:
             return text
         out: list[str] = []
@@ -467,7 +524,7 @@ class Rules:
         return "".join(out)
 
     def mask_spans(
-        self, text: str, session: Session, context: tuple[str, str] | None = None
+        self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
     ) -> list[tuple[int, int, str]]:
         """The (start, end, replacement) edits that mask text, in order; placeholders
         numbered in session.
@@ -479,12 +536,12 @@ class Rules:
         spans = None
         if context:
             k, n = len(context[0]), len(text)
-            found = self.find(context[0] + text + context[1])
+            found = self.find(context[0] + text + context[1], memo)
             spans = [(label, max(a, k) - k, min(b - k, n)) for label, a, b in found if b > k and a < k + n]
             if any(label == LITERALS and (a < k or b > k + n) for label, a, b in found if b > k and a < k + n):
                 spans = None
         if spans is None:
-            spans = self.find(text)
+            spans = self.find(text, memo)
         edits: list[tuple[int, int, str]] = []
         for label, a, b in spans:
             original = text[a:b]

@@ -116,7 +116,7 @@ class Triggers:
     `find(buf)` returns the start of every reported match, in order (see the module
     docstring for what an event without one can be trusted with)."""
 
-    __slots__ = ("_ac", "markers", "size")
+    __slots__ = ("_ac", "markers", "size", "scan")
 
     def __init__(self, patterns: set[bytes], markers: tuple[bytes, ...]) -> None:
         self.markers = markers
@@ -130,8 +130,12 @@ class Triggers:
             implementation=ahocorasick_rs.Implementation.ContiguousNFA,
         )
 
+        # scan(buf): every reported match as (pattern, start, end), in order
+        self.scan = self._ac.find_matches_as_indexes
+
     def find(self, buf: bytes) -> list[int]:
-        return [s for _, s, _ in self._ac.find_matches_as_indexes(buf)]
+        """The start of every reported match, in order."""
+        return [s for _, s, _ in self.scan(buf)]
 
     def any(self, buf: bytes) -> bool:
-        return bool(self._ac.find_matches_as_indexes(buf))
+        return bool(self.scan(buf))

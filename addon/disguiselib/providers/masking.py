@@ -43,9 +43,8 @@ def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[byt
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
     session = Session(present_placeholders(s, rules))
-    fn = mask_fn(rules, session)
     try:
-        new, changed = jsonspan.transform(s, doc, root, fn)
+        new, changed = mask_doc(s, doc, root, rules, session)
     except (KeyError, IndexError, TypeError) as e:
         # The raw walk and json.loads disagree only where an object repeats a key with
         # values of different shapes: which one the provider reads is not ours to guess.
@@ -55,8 +54,101 @@ def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[byt
     return (new.encode("utf-8") if changed else raw), session
 
 
-def mask_fn(rules: Rules, session: Session) -> jsonspan.TransformFn:
-    """fn for jsonspan.transform: masks a string the way the model will read it.
+def mask_doc(
+    s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False
+) -> tuple[str, int]:
+    """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
+
+    The body is the unit. A first walk lists every string the rules select and what
+    masking it would read (reads(): the string, with its key around it in user-defined
+    JSON, and for JSON text every key and value inside it); nothing is matched yet.
+    Then all of that is scanned at once (Rules.prescan): one Aho–Corasick pass for the
+    literals over all of it, the patterns' prefilter over each piece. Only the strings
+    in which a candidate was found (and those that cannot be scanned: a lone surrogate)
+    are masked, exactly as mask_fn masks one string, in order (placeholders number by
+    first appearance), and what the scan found is not looked for again. every: mask
+    every string without the scan (the reference the scan is tested against)."""
+    if rules.is_empty:
+        return s, 0
+    toks: list[tuple[str, jsonspan.Rule]] = []
+    where: list[tuple[int, int]] = []
+    jsonspan.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where)
+    keys = _keys(toks)
+    if every:
+        hot = range(len(toks))
+    else:
+        pieces: list[str] = []
+        owner: list[int] = []
+        for t, (v, rule) in enumerate(toks):
+            n = len(pieces)
+            reads(v, rule, keys[t], pieces)
+            owner.extend([t] * (len(pieces) - n))
+        marked, memo = rules.prescan(pieces)
+        hot = sorted({owner[k] for k in marked})
+    fn = mask_fn(rules, session, None if every else memo)
+    edits: list[tuple[int, int, str]] = []
+    for t in hot:
+        v, rule = toks[t]
+        i, end = where[t]
+        jsonspan.apply(s, i, end, v, fn(v, rule, keys[t]), edits)
+    return jsonspan.splice(s, edits), len(edits)
+
+
+def _note(toks: list, v: str, rule: jsonspan.Rule) -> str:
+    toks.append((v, rule))
+    return v
+
+
+def _keys(toks: list[tuple[str, jsonspan.Rule]]) -> list[str | None]:
+    """Per selected string, the key it is read with: in user-defined JSON the walk
+    hands over an object's key right before that key's string value."""
+    out: list[str | None] = []
+    cur: str | None = None
+    for v, rule in toks:
+        if rule is jsonspan.KEY:
+            out.append(None)
+            cur = v
+        else:
+            out.append(cur)
+            cur = None
+    return out
+
+
+def _context(k: str) -> tuple[str, str]:
+    return (json.dumps(k, ensure_ascii=False) + ': "', '"')
+
+
+def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
+    """Append to out every text mask_fn(v, rule, key) would match rules against: a
+    candidate for any rule in v lies in one of them."""
+    if rule is jsonspan.KEY:
+        out.append(v)
+        return
+    if rule.json_text or jsonspan.looks_like_json(v):
+        try:
+            inner = jsonspan.loads(v)
+        except ValueError:
+            jsonspan.transform_loose(v, lambda piece: _note_text(out, piece))
+            return
+        toks: list[tuple[str, jsonspan.Rule]] = []
+        jsonspan.walk(v, inner, jsonspan.USER, lambda x, r: _note(toks, x, r))
+        for (x, r), k in zip(toks, _keys(toks), strict=True):
+            reads(x, r, k, out)
+        return
+    if key is not None:
+        before, after = _context(key)
+        out.append(before + v + after)  # mask_spans with context
+    out.append(v)  # and alone (mask_spans falls back to it)
+
+
+def _note_text(out: list[str], piece: str) -> str:
+    out.append(piece)
+    return piece
+
+
+def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: ANN201 - (v, rule, key) -> str | Spans
+    """Masks one string the way the model will read it: fn(v, rule, key) for a string
+    the walk selected, read with its key (in user-defined JSON) or None.
 
     Wherever a string holds JSON text (tool arguments, and any value that is a JSON
     object or array: a tool_result holding a JSON document, say), the provider's model
@@ -67,31 +159,35 @@ def mask_fn(rules: Rules, session: Session) -> jsonspan.TransformFn:
     """
 
     def text(v: str) -> str:
-        return rules.mask(v, session)
+        return rules.mask(v, session, None, memo)
 
     def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans:
-        return jsonspan.Spans(rules.mask_spans(v, session, context))
+        return jsonspan.Spans(rules.mask_spans(v, session, context, memo))
 
-    # In user-defined JSON (tool input, JSON text in a string) a value is read with its
-    # key: `{"aws_secret_access_key": "..."}` must meet the rules anchored on the key.
-    # The walk hands over an object's key right before that key's string value.
-    key: list[str | None] = [None]
-
-    def fn(v: str, rule: jsonspan.Rule) -> str | jsonspan.Spans:
+    def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
         if rule is jsonspan.KEY:
-            key[0] = v
             return spans(v)
-        k, key[0] = key[0], None
         if rule.json_text or jsonspan.looks_like_json(v):
             try:
                 inner = jsonspan.loads(v)
             except ValueError:
-                if rule.json_text or jsonspan.looks_like_json(v):
-                    return jsonspan.transform_loose(v, text)
-                return text(v)
-            return jsonspan.Spans(jsonspan.walk(v, inner, jsonspan.USER, fn))
+                return jsonspan.transform_loose(v, text)
+            # In user-defined JSON (tool input, JSON text in a string) a value is read
+            # with its key: `{"aws_secret_access_key": "..."}` must meet the rules
+            # anchored on the key. The walk hands over an object's key right before
+            # that key's string value.
+            key: list[str | None] = [None]
+
+            def inner_fn(x: str, r: jsonspan.Rule) -> str | jsonspan.Spans:
+                if r is jsonspan.KEY:
+                    key[0] = x
+                    return fn(x, r, None)
+                kk, key[0] = key[0], None
+                return fn(x, r, kk)
+
+            return jsonspan.Spans(jsonspan.walk(v, inner, jsonspan.USER, inner_fn))
         if k is not None:
-            return spans(v, (json.dumps(k, ensure_ascii=False) + ': "', '"'))
+            return spans(v, _context(k))
         return spans(v)
 
     return fn

@@ -51,6 +51,10 @@ class SSEStream(ABC):
         self.r = restorer
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
         self.triggers = restorer.rules.stream_triggers(self.MARKERS)
+        self._scan = self.triggers.scan
+        # a stream without its own quiet_range and passed needs neither called
+        cls = type(self)
+        self._plain = cls.quiet_range is SSEStream.quiet_range and cls.passed is SSEStream.passed
         self.fast = True
         self.framer = Framer()
         self.decoder: Decoder | None = None  # Content-Encoding of the body, if any
@@ -70,12 +74,30 @@ class SSEStream(ABC):
         try:
             if self.decoder is not None:
                 data = self.decoder.decompress(data)
-            self._take(data, out)
+                if not data:
+                    return b""
+            # The common read: whole events, LF line ends, nothing waiting before it.
+            if data[-2:] == b"\n\n" and not self.framer.pending and 13 not in data:
+                block = data
+            else:
+                block = self.framer.whole(data)
+                if not block:
+                    return b""
+            if (
+                self.fast
+                and not self._scan(block)
+                and self.quiet()
+                and (self._plain or self.quiet_range(block, 0, len(block)))
+            ):
+                # Nothing in it can take part in a match: the read goes on as it came.
+                self.events_in += block.count(b"\n\n") or block.count(b"\n\r\n")
+                if not self._plain:
+                    self.passed(block, 0, len(block))
+                return block
+            self._block(block, out)
         except StreamError as e:
             out.append(self.fail(str(e)))
-        if len(out) == 1:
-            return out[0]
-        return b"".join(out)
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def _take(self, data: bytes, out: list[bytes]) -> None:
         block = self.framer.whole(data) if data else b""
@@ -84,7 +106,7 @@ class SSEStream(ABC):
 
     def _block(self, block: bytes, out: list[bytes]) -> None:
         """Whole events: passed on where nothing in them can take part in a match."""
-        starts = self.triggers.find(block) if self.fast else None
+        starts = [m[1] for m in self._scan(block)] if self.fast else None
         n = len(block)
         if starts is None:
             self._events(split(block), out)  # every event parsed
