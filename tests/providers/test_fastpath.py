@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+from google_util import build_chunks, to_array, to_sse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,8 +31,7 @@ from disguiselib.providers.gemini_stream import GeminiStream
 from disguiselib.providers.legacy import CompletionsStream
 from disguiselib.providers.openai_chat import ChatStream
 from disguiselib.providers.openai_responses import ResponsesStream
-from google_util import build_chunks, to_array, to_sse
-from openai_util import build_chat, build_responses
+from openai_util import _resp_event, build_chat, build_responses
 
 # Disguises are ASCII without quotes, backslashes or controls; some are made of what
 # the stream's own syntax is made of.
@@ -290,7 +290,6 @@ def test_responses_numbering_after_events_passed_unparsed() -> None:
     """Sequence numbers the client saw on unparsed events count: the error that ends a
     stream cut short numbers after the highest of them."""
     rules = _rules({"Ö1é": "Zenith"})
-    from openai_util import _resp_event
 
     body = b"".join([
         _resp_event("response.output_text.delta", 0, item_id="m", output_index=0, content_index=0, delta="hello",
@@ -305,7 +304,6 @@ def test_responses_numbering_after_events_passed_unparsed() -> None:
 
 def test_responses_renumbers_after_a_synthetic_event() -> None:
     rules = _rules({"Ö1é": "Zenith"})
-    from openai_util import _resp_event
 
     body = b"".join([
         _resp_event("response.output_text.delta", 0, item_id="m", output_index=0, content_index=0, delta="a Ze",

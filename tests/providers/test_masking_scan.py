@@ -1,0 +1,156 @@
+"""The body is the unit: masking that scans the whole body once and masks only the
+strings a candidate was found in gives exactly what masking every string gives
+(`mask_doc(every=True)`), for random rule sets and random request bodies.
+
+The scan (Rules.prescan) reads what masking each string would read: the string, the
+string with its key around it in user-defined JSON (`"password": "..."`), every key and
+value of JSON text inside a string, and text that does not parse as JSON piece by piece.
+The rule sets have literals that need JSON escaping, patterns anchored at a string's
+start or end, patterns that reach into the key context, keywords and groups; the bodies
+spell strings with and without escapes, hold JSON text, lone surrogates and keys that
+are originals. A piece the scan forgets, or a rule the prefilter reads differently,
+makes an example differ.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from disguiselib.core import jsonspan, mappings
+from disguiselib.core.rules import Rules, Session
+from disguiselib.providers.anthropic import MESSAGES_REQUEST
+from disguiselib.providers.masking import mask_body, mask_doc, present_placeholders
+
+_LITERALS = {
+    "Acme Corp": "Zenith Labs",
+    'C:\\Users\\a "b"': "WINPATH",  # needs escaping in JSON
+    "line\nbreak": "LINEBRK",  # a line break: `\n` on the wire
+    "Müller": "Mueller_X",  # non-ASCII: `\u00fc` when escaped
+    "x/y": "slashy",  # may come as `x\/y`
+    "tok": "tk_one",
+}
+_PATTERNS = [
+    {"name": "EMAIL", "regex": r"[a-z]+@[a-z]+\.io"},
+    {"name": "LEAD", "regex": r"^secret[0-9]+"},  # a string's start only
+    {"name": "TAIL", "regex": r"[0-9]{3}$"},  # a string's end only
+    {"name": "PASSWORD", "regex": r'(?i)password"?\s*[:=]\s*"?(?P<v>[a-z0-9]+)', "group": "v"},  # reaches the key
+    {"name": "PHONE", "regex": r"[0-9]{4}-[0-9]{4}", "keywords": ["phone"], "window": 12},
+    {"name": "WORD", "regex": r"\bkey[A-Z]+\b"},
+]
+
+_piece = st.one_of(
+    st.sampled_from([*_LITERALS, "ab@cd.io", "secret42", "x 123", "password: abc", "phone 1234-5678",
+                     "keyABC", "to", "Acme", "é", "😀", "\ud83d", '"', "\\", "\n", " ", "/"]),  # fmt: skip
+    st.text(alphabet="acdeiknoprstwxy@.:= 0123456789\"\\{}[],", max_size=8),
+)
+_text = st.lists(_piece, max_size=8).map("".join)
+_keys = st.sampled_from(["password", "note", "Acme Corp", "phone", "k", "tok"])
+_json_value = st.recursive(
+    st.one_of(_text, st.integers(0, 999), st.booleans()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=6,
+)
+
+
+@st.composite
+def rule_sets(draw) -> Rules:
+    lits = draw(st.lists(st.sampled_from(sorted(_LITERALS)), max_size=6, unique=True))
+    pats = draw(st.lists(st.sampled_from(_PATTERNS), max_size=6, unique_by=lambda p: p["name"]))
+    return Rules(mappings.from_dict({"literals": {k: _LITERALS[k] for k in lits}, "patterns": pats}))
+
+
+@st.composite
+def bodies(draw) -> bytes:
+    def text_or_json() -> object:
+        if draw(st.booleans()):
+            return draw(_text)
+        j = json.dumps(draw(_json_value), ensure_ascii=draw(st.booleans()))  # JSON text in a string
+        return j[: draw(st.integers(1, len(j)))] if draw(st.booleans()) else j  # cut short: does not parse
+
+    doc = {
+        "model": "m",
+        "system": draw(_text),
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "text", "text": draw(_text)},
+                {"type": "tool_result", "tool_use_id": "t1", "content": text_or_json()},
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": draw(_text), "input": draw(st.dictionaries(_keys, _json_value,
+                                                                                                      max_size=4))},
+                {"type": "thinking", "thinking": draw(_text), "signature": "c2ln"},
+            ]},
+        ],
+        "tools": [{"name": "crm", "description": draw(_text),
+                   "input_schema": {"type": "object", "properties": draw(st.dictionaries(_keys, st.just({}), max_size=3))}}],
+    }  # fmt: skip
+    raw = json.dumps(doc, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
+    if draw(st.booleans()):
+        raw = raw.replace("/", "\\/")
+    return raw.encode("utf-8", "surrogatepass") if "\ud83d" in raw else raw.encode("utf-8")
+
+
+def _both(rules: Rules, raw: bytes) -> tuple[tuple[str, dict, dict], tuple[str, dict, dict]]:
+    try:
+        s, doc = jsonspan.parse(raw)
+    except Exception:  # noqa: BLE001 - a lone surrogate raw in UTF-8 is no body: nothing to compare
+        return ("", {}, {}), ("", {}, {})
+    out = []
+    for every in (False, True):
+        sess = Session(present_placeholders(s, rules))
+        new, _ = mask_doc(s, doc, MESSAGES_REQUEST, rules, sess, every=every)
+        out.append((new, sess.placeholders, sess.counts))
+    return out[0], out[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(), bodies())
+@example(Rules(mappings.from_dict({"patterns": [_PATTERNS[1]]})), json.dumps({"system": "secret42"}).encode())
+@example(Rules(mappings.from_dict({"patterns": [_PATTERNS[3]]})),
+         json.dumps({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n",
+                                                                      "input": {"password": "abc"}}]}]}).encode())  # fmt: skip
+def test_scanning_the_body_once_masks_what_masking_every_string_masks(rules: Rules, raw: bytes) -> None:
+    fast, every = _both(rules, raw)
+    assert fast == every
+
+
+def _tool_result(content: str) -> bytes:
+    return json.dumps({"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": content}]}]}).encode()  # fmt: skip
+
+
+def test_json_text_is_read_decoded() -> None:
+    """JSON text in a string is read as the model reads it: its strings decoded (an
+    original spelled `M\\u00fcller` inside it), its values with their keys, and
+    JSON text cut short piece by piece."""
+    lit = Rules(mappings.from_dict({"literals": {"Müller": "Mueller_X"}}))
+    pw = Rules(mappings.from_dict({"patterns": [_PATTERNS[3]]}))
+    for rules, content in (
+        (lit, json.dumps({"who": "Müller"})),  # `\u00fc` inside the JSON text
+        (lit, json.dumps({"who": "Müller"})[:-2]),  # the same, cut short
+        (pw, json.dumps({"password": "abc"}, separators=(",", ":"))),  # the key context, compact
+    ):
+        fast, every = _both(rules, _tool_result(content))
+        assert fast == every
+        assert every[2], content  # something was masked
+
+
+def test_only_strings_with_candidates_are_masked() -> None:
+    """The work grows with the candidates: a body with one original masks one string."""
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    doc = {"model": "m", "messages": [{"role": "user", "content": f"plain text {i}"} for i in range(200)]}
+    doc["messages"][117]["content"] = "see Acme Corp"
+    calls = []
+    orig = rules.mask_spans
+
+    def spy(text, *a, **k):
+        calls.append(text)
+        return orig(text, *a, **k)
+
+    rules.mask_spans = spy  # type: ignore[method-assign]
+    out, sess = mask_body(json.dumps(doc).encode(), MESSAGES_REQUEST, rules)
+    assert calls == ["see Acme Corp"]
+    assert b"Zenith Labs" in out and b"Acme Corp" not in out and sess.masked == 1
