@@ -9,6 +9,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from disguiselib.mitm.addon import Disguise  # noqa: E402
+from disguiselib.mitm.listen import ListenQueue  # noqa: E402
 
 _disguise = Disguise()
-addons = [_disguise, _disguise.inspect]  # the Inspector: capture option, commands, contentviews
+# the Inspector: capture option, commands, contentviews; ListenQueue: mitmproxy's
+# listeners hold a burst of connections (mitm/listen.py)
+addons = [_disguise, _disguise.inspect, ListenQueue()]

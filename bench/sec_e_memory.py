@@ -33,7 +33,7 @@ def mixed(c: Ctx) -> dict[str, dict]:
 def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: str, threads: bool = False) -> dict:
     lagf = tmp / f"looplag-{variant}-{time.monotonic_ns()}.json"
     md = Mitmdump(up.port, variant_args(tmp, variant) + ["-s", str(BENCH / "looplag.py")], tmp,
-                  f"load-{variant}-{time.monotonic_ns()}", env={"BENCH_LOOPLAG_FILE": str(lagf)})  # fmt: skip
+                  f"load-{variant}-{time.monotonic_ns()}", env={"BENCH_LOOPLAG_FILE": str(lagf), "BENCH_LOOPPROF": "1"})  # fmt: skip
     try:
         port = md.wait()
         keys = list(mix)
@@ -41,6 +41,7 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         cl = Client(port)
         for k in keys:
             cl.post(c.requests[k], 8, PATHS[k], headers={"x-bench-stream": k})
+        cl.post(c.requests[keys[0]], 8, PATHS[keys[0]], headers={"x-bench-stream": keys[0], "x-bench-looplag-reset": "1"})
         cl.close()
         base_rss = proc_status(md.pid, "VmRSS")
         jobs = [load.Job(c.requests[k], PATHS[k], {"x-bench-stream": k, "x-bench-delay-ms": "5"}, k)
@@ -85,6 +86,14 @@ def print_load(variant: str, r: dict, n: int) -> None:
           f"loop lag p50 {lag.get('lag_p50', 0) * 1e3:.0f} ms, max {lag.get('lag_max', 0):.2f} s; connections that reached "
           f"mitmproxy {lag.get('connected', 1) - 1} (accepted over {lag.get('accept_span', 0):.1f} s); "
           f"'server closed connection' {r['upstream_closed']}")  # fmt: skip
+    samples = lag.get("samples") or {}
+    total = sum(samples.values())
+    if total:
+        busy = {k: v for k, v in samples.items() if k != "waiting for I/O"}
+        shares = ", ".join(f"{k} {v / total * 100:.0f}%" for k, v in sorted(busy.items(), key=lambda kv: -kv[1]) if v / total >= 0.01)
+        print(f"           the loop thread, sampled every ms: busy {sum(busy.values()) / total * 100:.0f}% ({shares}); "
+              f"longest loop stall (one callback) {lag.get('stall_cpu', 0) * 1e3:.1f} ms CPU "
+              f"({lag.get('stall', 0) * 1e3:.1f} ms wall): {lag.get('stall_what', '')[:100]}")  # fmt: skip
     for p in res.problems[:2]:
         print(f"      {p}")
 
@@ -105,7 +114,7 @@ def part_load(c: Ctx, n: int) -> None:
               f"all connections opened at once from {'one thread each' if c.args.client == 'threads' else 'one asyncio loop'}; "
               f"default mappings; provider: {'ThreadingHTTPServer, listen backlog 5' if threaded else 'asyncio, listen backlog 4096'}")  # fmt: skip
         out = {}
-        for variant in ("plain", "addon"):
+        for variant in ("plain", "addon", "addon-nocapture"):
             out[variant] = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
             print_load(variant, out[variant], n)
         ok = out["addon"]["res"].ok

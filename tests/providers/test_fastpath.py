@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from anthropic_util import build_stream, read_stream
 from disguiselib.core import mappings, sse
 from disguiselib.core.rules import Rules
+from disguiselib.providers import stream
 from disguiselib.providers.anthropic import AnthropicStream
 from disguiselib.providers.gemini_array import GeminiArrayStream
 from disguiselib.providers.gemini_stream import GeminiStream
@@ -122,7 +123,15 @@ def _both(cls, rules: Rules, placeholders: dict, reads: list[bytes]) -> tuple[by
 
 def _check(data, cls, rules, placeholders, body: bytes) -> None:
     reads = _reads(data, _variants(data, body))
-    fast, slow = _both(cls, rules, placeholders, reads)
+    # now and then with the scan switched off after a few triggered reads (stream._probe)
+    probe = data.draw(st.sampled_from([None, (2, 1, 3), (3, 3, 2)]))
+    saved = (stream.PROBE, stream.PROBE_MIN, stream.UNSCANNED)
+    if probe:
+        stream.PROBE, stream.PROBE_MIN, stream.UNSCANNED = probe
+    try:
+        fast, slow = _both(cls, rules, placeholders, reads)
+    finally:
+        stream.PROBE, stream.PROBE_MIN, stream.UNSCANNED = saved
     assert fast == slow
 
 

@@ -181,6 +181,12 @@ class Either(Rule):
         return self._s.resolve(value) if isinstance(value, str) else self._c.resolve(value)
 
 
+def plain(value: str) -> bool:
+    """Does value read the same as the body of any JSON string literal (printable ASCII
+    without `"` and `\\`)?"""
+    return _PLAIN.match(value) is not None
+
+
 def encode_like(value: str, raw: str) -> str:
     """A JSON string literal for value in the style of the raw token it replaces:
     ASCII-only (`\\u` escapes) if the raw token was ASCII, UTF-8 otherwise."""

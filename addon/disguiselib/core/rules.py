@@ -339,6 +339,7 @@ class Rules:
         self._strip_nonascii = any(_strip_starts(s.regex)[1] for s in ms.strips)
         first = "".join(map(re.escape, sorted(self._strip_first)))
         self._strip_first_rx = re.compile(f"[{first}]" if first else "(?!)")
+        self._strip_first_chars = tuple(sorted(self._strip_first)) if len(self._strip_first) <= 3 else None
         self._strip_span = max((s.width for s in self._strips), default=0)
 
         # Stream triggers (triggers.py): the rule set's patterns once, an automaton per
@@ -346,6 +347,7 @@ class Rules:
         strip_starts = [(_strip_starts(s.regex)[2], _strip_starts(s.regex)[1]) for s in ms.strips]
         self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, strip_starts)
         self._triggers: dict[tuple[bytes, ...], triggers.Triggers] = {}
+        linear.release_memory()  # what building took and freed (linear.release_memory)
 
     @property
     def is_empty(self) -> bool:
@@ -739,6 +741,9 @@ class Restorer:
         rules = self.rules
         if rules._strip_nonascii and not buf.isascii():
             return True
+        firsts = rules._strip_first_chars
+        if firsts is not None:  # a few first characters: `in` scans at memchr speed
+            return any(c in buf for c in firsts)
         return rules._strip_first_rx.search(buf) is not None
 
     def _hold_point(self, buf: str, start: int, strips: tuple[_Strip, ...], final: bool) -> int:

@@ -116,12 +116,13 @@ class Triggers:
     `find(buf)` returns the start of every reported match, in order (see the module
     docstring for what an event without one can be trusted with)."""
 
-    __slots__ = ("_ac", "markers", "size", "scan")
+    __slots__ = ("_ac", "markers", "size", "scan", "longest")
 
     def __init__(self, patterns: set[bytes], markers: tuple[bytes, ...]) -> None:
         self.markers = markers
         pats = sorted(patterns | set(markers))
         self.size = len(pats)
+        self.longest = max(map(len, pats), default=1)
         # The contiguous NFA: built in a few ms for ten thousand patterns and as fast as
         # the DFA on short reads, at a tenth of its memory.
         self._ac = ahocorasick_rs.BytesAhoCorasick(

@@ -106,6 +106,8 @@ def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:
 
 def reencode_field(data: str, start: int, end: int, raw: str, value: str) -> str:
     """data with the JSON string body data[start:end] (== raw) replaced by value."""
+    if jsonspan.plain(value):  # as it is, in any style (the common case: text held back)
+        return data[:start] + value + data[end:]
     return data[:start] + jsonspan.encode_like(value, raw)[1:-1] + data[end:]
 
 

@@ -56,6 +56,10 @@ class SSEStream(ABC):
         cls = type(self)
         self._plain = cls.quiet_range is SSEStream.quiet_range and cls.passed is SSEStream.passed
         self.fast = True
+        self._seen = b""  # the last read that passed whole after a scan from its start
+        self._clean = b""  # the prefix it shared with the one before (see _learn)
+        self._skip = 0  # where a read that begins with _clean is scanned from
+        self._probed = self._passed = self._unscanned = 0  # see _probe
         self.framer = Framer()
         self.decoder: Decoder | None = None  # Content-Encoding of the body, if any
         self.finished = False
@@ -83,34 +87,78 @@ class SSEStream(ABC):
                 block = self.framer.whole(data)
                 if not block:
                     return b""
-            if (
-                self.fast
-                and not self._scan(block)
-                and self.quiet()
-                and (self._plain or self.quiet_range(block, 0, len(block)))
-            ):
-                # Nothing in it can take part in a match: the read goes on as it came.
-                self.events_in += block.count(b"\n\n") or block.count(b"\n\r\n")
-                if not self._plain:
-                    self.passed(block, 0, len(block))
-                return block
-            self._block(block, out)
+            if self.fast and not self._unscanned:
+                # What the last reads began with was scanned then: scanned again only
+                # where a trigger could end past it (the longest trigger back from its end).
+                k = self._skip if self._clean and block.startswith(self._clean) else 0
+                hits = self._scan(block[k:] if k else block)
+                if (
+                    not hits
+                    and self.quiet()
+                    and (self._plain or self.quiet_range(block, 0, len(block)))
+                ):
+                    # Nothing in it can take part in a match: the read goes on as it came.
+                    self.events_in += block.count(b"\n\n", k) or block.count(b"\n\r\n", k)
+                    if not self._plain:
+                        self.passed(block, 0, len(block))
+                    if not k:
+                        self._learn(block)
+                    self._probe(True)
+                    return block
+                self._probe(False)
+                self._block(block, out, [k + m[1] for m in hits])
+            else:
+                self._block(block, out)
         except StreamError as e:
             out.append(self.fail(str(e)))
         return out[0] if len(out) == 1 else b"".join(out)
+
+    def _learn(self, block: bytes) -> None:
+        """block passed whole, scanned from its start: what it shares with the read that
+        passed before it, up to its first event's end, becomes the known prefix."""
+        prev, self._seen = self._seen, block
+        if not prev:
+            return
+        n = _common(block, prev)
+        end = block.find(b"\n\n")
+        if 0 <= end < n:
+            n = end  # within the first event: the events in a read are counted past it
+        k = n - self.triggers.longest + 1
+        if k >= _SKIP_MIN:
+            self._clean = block[:n]
+            self._skip = k
 
     def _take(self, data: bytes, out: list[bytes]) -> None:
         block = self.framer.whole(data) if data else b""
         if block:
             self._block(block, out)
 
-    def _block(self, block: bytes, out: list[bytes]) -> None:
-        """Whole events: passed on where nothing in them can take part in a match."""
-        starts = [m[1] for m in self._scan(block)] if self.fast else None
+    def _probe(self, passed: bool) -> None:
+        """Where nearly every read holds a trigger (a stream dense with disguises, or
+        many disguises that begin like ordinary words), the scan only adds its cost:
+        after PROBE scanned reads of which fewer than PROBE_MIN passed, the next
+        UNSCANNED reads are parsed without one. Parsing is always exact; the scan only
+        saves work."""
+        self._probed += 1
+        self._passed += passed
+        if self._probed == PROBE:
+            if self._passed < PROBE_MIN:
+                self._unscanned = UNSCANNED
+            self._probed = self._passed = 0
+
+    def _block(self, block: bytes, out: list[bytes], starts: list[int] | None = None) -> None:
+        """Whole events: passed on where nothing in them can take part in a match
+        (starts: where the triggers in block begin, if it was scanned)."""
         n = len(block)
-        if starts is None:
-            self._events(split(block), out)  # every event parsed
+        if block.find(b"\n\n") + 2 == n:  # one event (LF): parsed
+            self._events([block], out)
             return
+        if starts is None:
+            if self._unscanned or not self.fast:
+                self._unscanned = max(0, self._unscanned - 1)
+                self._events(split(block), out)  # every event parsed
+                return
+            starts = [m[1] for m in self._scan(block)]
         if not starts and self.quiet() and self.quiet_range(block, 0, n):
             self.events_in += _count(block, 0, n)
             self.passed(block, 0, n)
@@ -244,6 +292,26 @@ class SSEStream(ABC):
     @abstractmethod
     def error_event(self, message: str) -> bytes:
         """An event in the provider's own error shape, ending the stream explicitly."""
+
+
+PROBE, PROBE_MIN, UNSCANNED = 64, 8, 1024
+# A known prefix is used where it saves scanning at least this many bytes.
+_SKIP_MIN = 32
+
+
+def _common(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of a and b (log n slice compares)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _count(block: bytes, start: int, end: int) -> int:
