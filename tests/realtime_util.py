@@ -212,3 +212,89 @@ def read_gemini(messages: Iterable[dict]) -> dict[str, str]:
             if isinstance(t, dict) and isinstance(t.get("text"), str):
                 out[key] += t["text"]
     return dict(out)
+
+
+# -- a fake realtime upstream (integration tests, bench) -----------------------------------------
+
+
+class Peer:
+    """The upstream's side of one WebSocket connection: what it received, what it sends."""
+
+    def __init__(self, ws, upstream: FakeRealtime) -> None:
+        self.ws = ws
+        self.up = upstream
+        self.path = ws.request.path
+
+    def recv(self, timeout: float = 10) -> tuple[bool, bytes]:
+        """The next client frame (text?, bytes), recorded."""
+        m = self.ws.recv(timeout=timeout)  # a text frame as str, a binary one as bytes
+        rec = (self.path, isinstance(m, str), m.encode() if isinstance(m, str) else m)
+        self.up.received.append(rec)
+        return rec[1], rec[2]
+
+    def recv_json(self, timeout: float = 10) -> dict:
+        return json.loads(self.recv(timeout)[1])
+
+    def send(self, data: dict | bytes | str, binary: bool = False) -> None:
+        if isinstance(data, dict):
+            data = dumps(data)
+        if isinstance(data, str):
+            data = data.encode()
+        self.ws.send(data, text=not binary)
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        self.ws.close(code, reason)
+
+
+class FakeRealtime:
+    """A WebSocket server on 127.0.0.1:0 (the `websockets` library, threaded) standing in
+    for a realtime API: every connection runs the scenario named by its `model` (the
+    URL's `model=` query for OpenAI, `setup.model` for Gemini: neither is ever masked),
+    and every frame it receives is recorded in `received` as (path, text?, bytes)."""
+
+    def __init__(self) -> None:
+        from websockets.sync.server import serve
+
+        self.received: list[tuple[str, bool, bytes]] = []
+        self.scenarios: dict[str, object] = {}
+        self.errors: list[BaseException] = []
+        self.server = serve(self._handle, "127.0.0.1", 0, max_size=None, compression=None)
+        self.port = self.server.socket.getsockname()[1]
+        import threading
+
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeRealtime:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self._thread.join(10)
+
+    def on(self, model: str, scenario) -> None:
+        self.scenarios[model] = scenario
+
+    def frames(self, path_part: str = "") -> list[tuple[bool, bytes]]:
+        return [(t, d) for p, t, d in list(self.received) if path_part in p]
+
+    def _handle(self, ws) -> None:
+        from urllib.parse import parse_qs, urlsplit
+
+        peer = Peer(ws, self)
+        try:
+            model = parse_qs(urlsplit(peer.path).query).get("model", [""])[0]
+            if not model:  # Gemini: the first message is the setup
+                text, first = peer.recv()
+                model = json.loads(first).get("setup", {}).get("model", "").rsplit("/", 1)[-1]
+                peer.first = json.loads(first)  # type: ignore[attr-defined]
+            scenario = self.scenarios.get(model)
+            if scenario is None:
+                peer.close(1011, f"no scenario {model!r}")
+                return
+            scenario(peer)  # type: ignore[operator]
+        except Exception as e:  # noqa: BLE001 - kept for the test to report
+            from websockets.exceptions import ConnectionClosed
+
+            if not isinstance(e, ConnectionClosed):
+                self.errors.append(e)

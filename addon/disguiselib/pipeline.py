@@ -12,7 +12,8 @@ from .core.rules import Restorer, Rules
 from .core.sse import is_json_type
 from .errors import log_internal
 from .providers.masking import mask_body
-from .providers.registry import Api
+from .providers.realtime import Connection
+from .providers.registry import Api, RealtimeApi
 from .providers.restore import restore_body
 from .providers.stream import BodyStream, SSEStream
 
@@ -88,3 +89,10 @@ def restore_whole(api: Api, restorer: Restorer, body: bytes, content_type: str, 
     rev = reverser_for(api, restorer, content_type, path, buffered=True)
     assert rev is not None  # buffered: never None
     return rev.whole(body)
+
+
+def realtime_connection(api: RealtimeApi, cfg: Config) -> Connection:
+    """A realtime WebSocket connection's state (one masking session for its whole life):
+    its `client(frame)` masks a client event and leak-checks what would leave, its
+    `server(frame)` restores a server event (providers/realtime.py)."""
+    return Connection(api.protocol, cfg.rules)

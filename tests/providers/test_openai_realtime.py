@@ -43,10 +43,13 @@ def client(c: Connection, ev: dict | bytes) -> bytes:
     return r.frames[0].data
 
 
-def server(c: Connection, events: list[dict]) -> list[dict]:
+def server(c: Connection, events: list[dict], compact: bool = False) -> list[dict]:
+    """Events through the connection. compact=True: the API's own compact JSON (deltas
+    take the regex path); False: spaced JSON (every event is parsed)."""
     out = []
+    seps = (",", ":") if compact else (", ", ": ")
     for ev in events:
-        r = c.server(Frame(json.dumps(ev).encode()))
+        r = c.server(Frame(json.dumps(ev, separators=seps).encode()))
         assert r.close is None, r
         out.extend(json.loads(f.data) for f in r.frames)
     return out
@@ -321,10 +324,10 @@ def responses(draw):
             ("r1", "i3", 2, None, "arguments"): args}, steps  # fmt: skip
 
 
-@given(responses())
+@given(responses(), st.booleans())
 @example(({("r1", "i1", 0, 0, "text"): "nova.cloud", ("r1", "i2", 1, 0, "transcript"): "",
-           ("r1", "i3", 2, None, "arguments"): '{"a": "WINPATH"}'}, None))  # fmt: skip
-def test_channels_reassemble_to_the_whole_result(plan) -> None:
+           ("r1", "i3", 2, None, "arguments"): '{"a": "WINPATH"}'}, None), True)  # fmt: skip
+def test_channels_reassemble_to_the_whole_result(plan, compact: bool) -> None:
     want, steps = plan
     if steps is None:  # the @example: build its steps unsplit
         s = OpenAIScript()
@@ -334,7 +337,7 @@ def test_channels_reassemble_to_the_whole_result(plan) -> None:
         steps = [*a, *b, *f, s.response_done("r1", [ia, ib, i_f])]
     c = conn()
     r = RULES.restorer(c.session.placeholders)
-    out = server(c, steps)
+    out = server(c, steps, compact)
     check_openai(out)
     deltas, dones, problems = read_openai(out)
     assert not problems
@@ -362,8 +365,14 @@ def test_every_split_point_of_a_short_text(n: int) -> None:
     for cuts in itertools.combinations(range(1, len(SHORT)), n - 1):
         bounds = [0, *cuts, len(SHORT)]
         pieces = [SHORT[a:b] for a, b in itertools.pairwise(bounds)]
-        out = server(conn(), _text_events(pieces))
+        out = server(conn(), _text_events(pieces), compact=n == 2)
         deltas, dones, problems = read_openai(out)
         key = openai_channel({"response_id": "r1", "item_id": "i1", "output_index": 0, "content_index": 0}, "text")
         assert deltas[key] == r.text(SHORT) == dones[key], pieces
         assert not problems
+
+
+@given(responses())
+def test_regex_path_and_parsing_path_agree(plan) -> None:
+    _, steps = plan
+    assert server(conn(), steps, compact=True) == server(conn(), steps, compact=False)

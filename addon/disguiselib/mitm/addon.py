@@ -20,7 +20,7 @@ from ..errors import LeakError, MappingError, MaskError, NeverForward, ScopeErro
 from ..inspect.inspector import Inspector
 from ..pipeline import OFF_LOOP_BYTES, mask_work, reverser_for
 from ..providers.masking import mask_body
-from ..providers.registry import Api, llm_shaped, recognise
+from ..providers.registry import Api, llm_shaped, recognise, recognise_ws
 from ..scope import in_hosts, known_host
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
@@ -44,6 +44,7 @@ from .flows import (
 )
 from .guard import Guard
 from .options import OPTIONS, check_passthrough
+from .websocket import Realtime
 
 log = logging.getLogger("disguise")
 
@@ -54,6 +55,7 @@ class Disguise:
         self.guard = Guard()  # replaced by the process's own in load()
         self._failed: tuple | None = None  # snapshot of mapping files that failed to load
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
+        self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
 
     @property
     def rules(self) -> Rules | None:
@@ -64,6 +66,7 @@ class Disguise:
 
     def load(self, loader) -> None:
         self.guard = Guard.install(loader.master)
+        self.realtime.live = self.guard.ws
         loader.add_option(
             "disguise_mappings", Sequence[str], [DEFAULT_MAPPINGS],
             "Mapping files or folders (YAML), loaded after the shipped defaults, in order; "
@@ -162,7 +165,7 @@ class Disguise:
             mine = in_hosts(hosts, r.host, r.port, r.pretty_host)
         else:
             mine = known_host(r.host) or known_host(r.pretty_host) or reverse_mode(flow)
-        shaped = api is not None or llm_shaped(r.path)
+        shaped = api is not None or llm_shaped(r.path) or (websocket(flow) and recognise_ws(r.path) is not None)
         if api is not None and (mine or not hosts):
             return ("ws" if websocket(flow) else "api"), api
         if mine or (shaped and not hosts):
@@ -257,9 +260,22 @@ class Disguise:
         if cfg is None:
             return
         kind, api = self._classify(flow, cfg)
+        if kind == "ws":
+            log.info("disguise: %s %s: not re-run offline: WebSocket flows are not replayed",
+                     flow.request.method, flow.request.path.split("?", 1)[0])  # fmt: skip
+            meta = flow.metadata.get("disguise")
+            if isinstance(meta, dict):
+                meta["replay"] = "not re-run: WebSocket flows are not replayed"
+            return
         self.inspect.before_request(flow, cfg.rules, api if kind == "api" else None)
 
     def _request(self, flow: http.HTTPFlow, m: Mark) -> Awaitable[None] | None:
+        if m.kind == "ws" and flow.is_replay:
+            # a server replay answers the upgrade from the file: no connection to mask
+            msg = "disguise: request refused: replay is not supported for WebSocket flows"
+            log.warning(msg)
+            refuse(flow, msg)
+            return None
         if flow.response is not None or m.kind == "skip":
             return None
         cfg = m.config
@@ -285,7 +301,19 @@ class Disguise:
             refuse(flow, msg)
             return None
         if m.kind == "ws":
-            self._unknown(flow, cfg, websocket=True)
+            rt = recognise_ws(flow.request.path)
+            if rt is None:
+                self._unknown(flow, cfg, websocket=True)
+            else:
+                self.realtime.capture_limit = self.inspect.limit
+                why = self.realtime.handshake(flow, rt, cfg)
+                if why is not None:
+                    msg = f"disguise: request refused: {why}"
+                    log.warning(msg)
+                    flow.response = http.Response.make(
+                        400, rt.error_body(msg), {"content-type": "application/json", "x-disguise": "refused"}
+                    )
+                    flow.comment = msg
         elif m.kind == "unknown":
             self._unknown(flow, cfg)
         elif api is not None:
@@ -444,6 +472,7 @@ class Disguise:
             resp.stream = self.inspect.tee(flow, Buffered(work, on_error, body_limit()))
 
     def response(self, flow: http.HTTPFlow) -> None:
+        self.realtime.response(flow)
         st = self.guard.flows.get(flow.id)
         if st is not None and flow.response is not None:
             self.inspect.before_restore(flow)  # the upstream side of a whole body, first
@@ -502,7 +531,16 @@ class Disguise:
             meta["events_changed"] = st.stream.events_changed
         flow.comment = f"{flow.comment}, {st.restorer.restored} restored"
 
+    # -- WebSocket (realtime APIs) ---------------------------------------------------------
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        self.realtime.message(flow)
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        self.realtime.end(flow)
+
     def error(self, flow: http.HTTPFlow) -> None:
+        self.realtime.forget(flow)
         self.guard.seen.pop(flow.id, None)
         st = self.guard.flows.pop(flow.id, None)
         if st is not None and st.restorer is not None:  # the summary, whatever ended the flow

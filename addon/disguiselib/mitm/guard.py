@@ -42,6 +42,9 @@ class Guard:
         self.failure: str | None = None
         self.seen: dict[str, Mark] = {}
         self.flows: dict[str, FlowState] = {}
+        # Realtime WebSocket connections (websocket.Live), kept here so that a Disguise
+        # instance built by a script reload carries on with the same connection state.
+        self.ws: dict = {}
 
     @classmethod
     def install(cls, master) -> Guard:
@@ -145,7 +148,24 @@ class Guard:
         st.refusal = st.refusal or "response not restored: the disguise addon is no longer loaded"
         finish_error(flow, st)
 
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        """A message of a realtime connection no Disguise looked at (its script went
+        away): it cannot be masked or restored, so it is not forwarded."""
+        live = self.ws.get(flow.id)
+        if live is None or flow.websocket is None or not flow.websocket.messages or not flow.live:
+            return
+        msg = flow.websocket.messages[-1]
+        if live.handled is not msg and not msg.dropped:
+            msg.drop()
+            if not live.warned:
+                live.warned = True
+                log.error("disguise: WebSocket message dropped: the disguise addon is no longer loaded")
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        self.ws.pop(flow.id, None)
+
     def error(self, flow: http.HTTPFlow) -> None:
         self.seen.pop(flow.id, None)
         self.flows.pop(flow.id, None)
+        self.ws.pop(flow.id, None)
 

@@ -118,6 +118,11 @@ class Protocol(ABC):
     def error_event(self, message: str, refused: dict | None, failed: bool) -> str:
         """An event in the API's error shape; refused is the client event refused."""
 
+    def fast(self, s: str) -> list[str] | None:
+        """An event of the most common shape handled without json.loads (a text delta
+        in the API's own compact form); None for anything else (the caller parses it)."""
+        return None
+
     def held(self) -> bool:
         """Does any window hold text (or end inside an escape)?"""
         for w in self.windows.values():
@@ -289,6 +294,9 @@ class Connection:
             s = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise StreamError(f"a server event is not UTF-8 text (byte offset {e.start})") from None
+        fast = self.proto.fast(s)
+        if fast is not None:
+            return fast, s
         try:
             doc = jsonspan.loads(s)
         except ValueError:
