@@ -420,7 +420,7 @@ def _env() -> dict[str, str]:
 class Mitmdump:
     """A running mitmdump; `port` is where it listens, `output` what it printed."""
 
-    def __init__(self, cmd: list[str], startup_timeout: float = 30) -> None:
+    def __init__(self, cmd: list[str], startup_timeout: float = 120) -> None:
         self._lines: list[str] = []
         self._ready = threading.Event()
         self.port: int | None = None
