@@ -28,6 +28,7 @@ from common import median
 from context import Ctx
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args
 
+from disguiselib.pipeline import client_frame
 from disguiselib.providers import masking, openai_responses
 from disguiselib.providers.openai_realtime import OpenAIRealtime
 from disguiselib.providers.realtime import Connection, Frame
@@ -137,12 +138,12 @@ def part_engine(c: Ctx) -> None:
                                "audio": base64.b64encode(random.Random(1).randbytes(24_000)).decode()}).encode())
     body = json.dumps({"model": "gpt", "input": [{"role": "user", "content": item["item"]["content"]}]}).encode()
     conn = Connection(OpenAIRealtime, R)
-    per_c = _per(lambda: [conn.client(frame) for _ in range(n)], n, reps)
-    per_a = _per(lambda: [conn.client(append) for _ in range(n)], n, reps)
+    per_c = _per(lambda: [client_frame(conn, frame) for _ in range(n)], n, reps)
+    per_a = _per(lambda: [client_frame(conn, append) for _ in range(n)], n, reps)
     per_b = _per(lambda: [masking.mask_body(body, openai_responses.RESPONSES_REQUEST, R) for _ in range(n)], n, reps)
-    masked = conn.client(frame).frames[0].data
+    masked = client_frame(conn, frame).frames[0].data
     problems = [f"original {o!r} left in the masked frame" for o in originals if o.encode() in masked]
-    problems += [] if conn.client(append).frames[0] is append else ["audio append changed"]
+    problems += [] if client_frame(conn, append).frames[0] is append else ["audio append changed"]
     ok = report.check("realtime", "client frames masked, audio untouched", problems)
     print(f"    client frame, {len(frame.data) / 1e3:.1f} kB conversation.item.create: {per_c * 1e6:.0f} µs "
           f"(mask + leak check); mask_body of a request with the same text {per_b * 1e6:.0f} µs; "

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from disguiselib.pipeline import client_frame
 from disguiselib.providers.gemini_live import GeminiLive
 from disguiselib.providers.realtime import INTERNAL_ERROR, POLICY_VIOLATION, Connection, Frame
 from realtime_util import (
@@ -28,7 +29,7 @@ from strategies import PLACEHOLDERS, RULES, restore_value, splits, texts
 
 def conn() -> Connection:
     c = Connection(GeminiLive, RULES)
-    r = c.client(Frame(json.dumps({"realtimeInput": {"text": "I am bob@corp.example.com"}}).encode()))
+    r = client_frame(c, Frame(json.dumps({"realtimeInput": {"text": "I am bob@corp.example.com"}}).encode()))
     assert r.close is None
     c.session.placeholder("EMAIL", PLACEHOLDERS["[EMAIL_2]"])
     assert c.session.placeholders == PLACEHOLDERS
@@ -69,7 +70,7 @@ CLIENT_CASES = {
 def test_client_messages_mask_only_strings_holding_originals(name: str) -> None:
     c = Connection(GeminiLive, RULES)
     raw = json.dumps(CLIENT_CASES[name])
-    r = c.client(Frame(raw.encode()))
+    r = client_frame(c, Frame(raw.encode()))
     assert r.close is None
     expected = (
         raw.replace("Acme Corp", "Zenith Labs")
@@ -85,7 +86,7 @@ def test_client_messages_mask_only_strings_holding_originals(name: str) -> None:
 
 def test_unknown_client_message_with_an_original_is_refused() -> None:
     c = conn()
-    r = c.client(Frame(b'{"futureInput": {"text": "Acme Corp"}}'))
+    r = client_frame(c, Frame(b'{"futureInput": {"text": "Acme Corp"}}'))
     assert r.close is not None and r.close[0] == POLICY_VIOLATION
     err = json.loads(r.error.data)
     assert err["code"] == 400 and "Acme Corp" not in err["message"]
@@ -95,7 +96,7 @@ def test_unknown_client_message_with_an_original_is_refused() -> None:
 def test_unknown_clean_client_message_is_forwarded() -> None:
     c = conn()
     f = Frame(b'{"futureInput": {"n": 1}}')
-    assert c.client(f).frames[0] is f
+    assert client_frame(c, f).frames[0] is f
 
 
 def test_text_split_across_messages_released_by_turn_complete() -> None:

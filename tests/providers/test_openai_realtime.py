@@ -12,6 +12,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from disguiselib.pipeline import client_frame
 from disguiselib.providers.openai_realtime import OpenAIRealtime
 from disguiselib.providers.realtime import INTERNAL_ERROR, POLICY_VIOLATION, Connection, Frame, State
 from realtime_util import OpenAIScript, check_openai, openai_channel, read_openai
@@ -28,7 +29,7 @@ def conn(rules=RULES) -> Connection:
     first from a client event, the second (an original that needs JSON escaping, which
     the e-mail pattern would not match) put into the session directly."""
     c = Connection(OpenAIRealtime, rules)
-    out = c.client(Frame(json.dumps(ORIGINALS_EVENT).encode()))
+    out = client_frame(c, Frame(json.dumps(ORIGINALS_EVENT).encode()))
     assert out.close is None
     c.session.placeholder("EMAIL", PLACEHOLDERS["[EMAIL_2]"])
     assert c.session.placeholders == PLACEHOLDERS
@@ -37,7 +38,7 @@ def conn(rules=RULES) -> Connection:
 
 def client(c: Connection, ev: dict | bytes) -> bytes:
     data = ev if isinstance(ev, bytes) else json.dumps(ev).encode()
-    r = c.client(Frame(data))
+    r = client_frame(c, Frame(data))
     assert r.close is None, r
     assert len(r.frames) == 1 and r.frames[0].text
     return r.frames[0].data
@@ -120,7 +121,7 @@ def test_client_event_kinds_mask_only_strings_holding_originals(name: str) -> No
 def test_unchanged_client_event_is_the_same_frame() -> None:
     c = Connection(OpenAIRealtime, RULES)
     f = Frame(b'{"type":"response.create","response":{"instructions":"Be brief."}}')
-    assert c.client(f).frames[0] is f
+    assert client_frame(c, f).frames[0] is f
 
 
 def test_audio_append_is_byte_identical_and_not_read_by_the_leak_guard() -> None:
@@ -129,7 +130,7 @@ def test_audio_append_is_byte_identical_and_not_read_by_the_leak_guard() -> None
     c = Connection(OpenAIRealtime, rules)
     audio = base64.b64encode(b"\x00\x01" * 30).decode() + "AcmeCorp" + "A" * 8
     f = Frame(json.dumps({"type": "input_audio_buffer.append", "audio": audio}).encode())
-    assert c.client(f).frames[0] is f
+    assert client_frame(c, f).frames[0] is f
 
 
 def test_placeholders_numbered_per_connection_and_stable() -> None:
@@ -153,7 +154,7 @@ def test_client_typed_placeholder_is_never_issued() -> None:
 
 def test_unknown_client_event_with_an_original_is_refused_and_the_connection_closes() -> None:
     c = conn()
-    r = c.client(Frame(b'{"type":"future.event","event_id":"e9","note":"Acme Corp"}'))
+    r = client_frame(c, Frame(b'{"type":"future.event","event_id":"e9","note":"Acme Corp"}'))
     assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
     err = json.loads(r.error.data)
     assert err["type"] == "error" and err["error"]["code"] == "disguise_refused"
@@ -163,28 +164,28 @@ def test_unknown_client_event_with_an_original_is_refused_and_the_connection_clo
     check_openai([err])
     assert c.state is State.CLOSED
     # nothing passes any more, either way
-    assert c.client(Frame(b'{"type":"response.create"}')).frames == []
+    assert client_frame(c, Frame(b'{"type":"response.create"}')).frames == []
     assert c.server(Frame(b'{"type":"response.created"}')).frames == []
 
 
 def test_unknown_clean_client_event_is_forwarded_as_is() -> None:
     c = conn()
     f = Frame(b'{"type":"future.event","n":1,"note":"hello"}')
-    assert c.client(f).frames[0] is f
+    assert client_frame(c, f).frames[0] is f
     assert c.counts.client_unknown == 1
 
 
 @pytest.mark.parametrize("data", [b"not json Acme Corp", b"\xff\xfeAcme Corp", b'["Acme Corp"]'])
 def test_unreadable_client_frame_with_an_original_is_refused(data: bytes) -> None:
     c = conn()
-    r = c.client(Frame(data, text=False))
+    r = client_frame(c, Frame(data, text=False))
     assert r.close is not None and r.close[0] == POLICY_VIOLATION
 
 
 def test_leak_guard_catches_what_a_table_skips() -> None:
     # `previous_item_id` is an id the table skips; an original there must not leave
     c = conn()
-    r = c.client(Frame(json.dumps({"type": "conversation.item.create", "previous_item_id": "Acme Corp",
+    r = client_frame(c, Frame(json.dumps({"type": "conversation.item.create", "previous_item_id": "Acme Corp",
                                    "item": {"type": "message", "role": "user", "content": []}}).encode()))  # fmt: skip
     assert r.close is not None and "would have left unmasked" in r.close[1]
 

@@ -37,19 +37,19 @@ from dataclasses import dataclass, field
 
 from mitmproxy import ctx, http
 
-from ..config import Config
 from ..errors import log_internal
-from ..inspect.record import META, SIDES, counts_text, summary_text
-from ..pipeline import leak_scan, realtime_connection
+from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, summary_text
+from ..pipeline import client_frame, leak_scan, realtime_connection
 from ..providers.realtime import Connection, Frame, Result, State
 from ..providers.registry import RealtimeApi
+from ..state import FlowRecord, Phase
 
 log = logging.getLogger("disguise")
 
 
 @dataclass
 class Live:
-    """One WebSocket flow's state."""
+    """One WebSocket flow's state (FlowRecord.conn)."""
 
     api: RealtimeApi
     conn: Connection
@@ -57,63 +57,70 @@ class Live:
     close: tuple[int, str] | None = None  # to close with once the pending messages are out
     kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
     kept_bytes: int = 0
-    withheld: int = 0  # characters held back when the connection ended
     handled: object = None  # the last message a Disguise looked at (the Guard checks it)
     warned: bool = False
 
 
 class Realtime:
     """The WebSocket half of the Disguise addon (it calls these from its hooks). The
-    per-flow state lives in the Guard's dict (one per process), so a reloaded script
-    carries on with its connections; what no Disguise looked at, the Guard drops."""
+    per-flow state is the flow's record (state.FlowRecord.conn), which the Guard keeps
+    for the process: a reloaded script carries on with its connections, and what no
+    Disguise looked at, the Guard drops."""
 
-    def __init__(self, live: dict | None = None) -> None:
-        self.live: dict[str, Live] = live if live is not None else {}
+    def __init__(self) -> None:
         self.capture_limit = 8 * 1024 * 1024
 
     # -- the upgrade request ------------------------------------------------------------------
 
-    def handshake(self, flow: http.HTTPFlow, api: RealtimeApi, cfg: Config) -> str | None:
+    def handshake(self, flow: http.HTTPFlow, rec: FlowRecord, api: RealtimeApi) -> str | None:
         """At the request hook of an upgrade to a realtime API: None when the connection
-        may go ahead (its state is set up), else why it is refused."""
+        may go ahead (the record is MASKED, its Connection set up), else why it is
+        refused."""
         r = flow.request
-        if flow.is_replay:
-            return "replay is not supported for WebSocket flows (a realtime session cannot be replayed)"
-        hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, cfg.rules)
+        hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rec.config.rules)
         if hit is not None:
             return f"an original ({hit}) would have left unmasked"
-        self.live[flow.id] = Live(api, realtime_connection(api, cfg))
-        meta = flow.metadata.setdefault(META, {})
-        meta.update(api=api.name, masked=0, counts={}, websocket=True)
+        conn = realtime_connection(api, rec.config)
+        rec.api = api
+        rec.conn = Live(api, conn)
+        rec.session = conn.session
+        rec.restorer = conn.restorer
+        rec.checked_body = r.raw_content
+        rec.to(Phase.MASKED)
+        flow.metadata.setdefault(META, {})["websocket"] = True
         return None
 
-    def response(self, flow: http.HTTPFlow) -> None:
-        """The upgrade's answer. Without a 101 there is no WebSocket: the state goes. A
-        101 that mitmproxy does not turn into a WebSocket (its `websocket` option off)
-        would leave the client talking to upstream unexamined: the flow is killed."""
-        if flow.id not in self.live or flow.websocket is not None:
-            return
-        self.live.pop(flow.id, None)
-        if flow.response is not None and flow.response.status_code == 101 and flow.killable:
-            log.error("disguise: a WebSocket upgrade to a realtime API would not be examined "
-                      "(mitmproxy's websocket option is off): connection closed")  # fmt: skip
-            flow.kill()
+    def response_headers(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        """The upgrade's answer: a 101 opens the connection (STREAMING); anything else
+        is an HTTP answer with nothing of ours in it (upstream never saw a disguise from
+        this flow), passed as it is."""
+        resp = flow.response
+        assert resp is not None
+        rec.to(Phase.STREAMING if resp.status_code == 101 else Phase.RECEIVING)
 
-    def forget(self, flow: http.HTTPFlow) -> None:
-        """The flow failed (the error hook)."""
-        st = self.live.pop(flow.id, None)
-        if st is not None and flow.websocket is not None:
-            self._summary(flow, st, final=True)
+    def response(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        """The response hook. A 101 that mitmproxy does not turn into a WebSocket (its
+        `websocket` option off) would leave the client talking to upstream unexamined:
+        the flow is killed."""
+        if rec.phase is Phase.MASKED:  # no responseheaders hook came
+            self.response_headers(flow, rec)
+        if rec.phase is Phase.RECEIVING:
+            rec.to(Phase.RESTORED)
+            return
+        if rec.phase is Phase.STREAMING and flow.websocket is None:
+            why = "a WebSocket upgrade to a realtime API would not be examined (mitmproxy's websocket option is off)"
+            log.error("disguise: %s: connection closed", why)
+            if flow.killable:
+                flow.kill()
+            rec.to(Phase.FAILED, why)
 
     # -- messages -------------------------------------------------------------------------------
 
-    def message(self, flow: http.HTTPFlow) -> None:
-        st = self.live.get(flow.id)
-        if st is None or flow.websocket is None or not flow.websocket.messages:
-            return
-        msg = flow.websocket.messages[-1]
-        if not flow.live:
+    def message(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        st: Live = rec.conn
+        if flow.websocket is None or not flow.websocket.messages or not flow.live:
             return  # an offline run (-nr) of a recorded flow: nothing is sent
+        msg = flow.websocket.messages[-1]
         st.handled = msg
         if msg.injected and not msg.from_client and st.pending and st.pending[0] == msg.content:
             st.pending.popleft()  # one of ours, going out now
@@ -121,22 +128,22 @@ class Realtime:
                 _close_after(flow, st.close)
             return
         try:
-            self._message(flow, st, msg)
+            self._message(flow, rec, st, msg)
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
             log_internal(log, "websocket message", e)
             msg.drop()
             st.conn.state = State.CLOSED
 
-    def _message(self, flow: http.HTTPFlow, st: Live, msg) -> None:
+    def _message(self, flow: http.HTTPFlow, rec: FlowRecord, st: Live, msg) -> None:
         frame = Frame(msg.content, msg.is_text)
         conn = st.conn
-        res = conn.client(frame) if msg.from_client else conn.server(frame)
+        res = client_frame(conn, frame) if msg.from_client else conn.server(frame)
         if conn.exc is not None:
             log_internal(log, f"{st.api.name}: {conn.failure}", conn.exc)
             conn.exc = None
         if res.close is not None:
             msg.drop()
-            self._end_with(flow, st, res)
+            self._end_with(flow, rec, st, res)
             return
         outs = res.frames
         if msg.from_client:
@@ -160,18 +167,18 @@ class Realtime:
         st.pending.append(f.data)
         ctx.master.commands.call("inject.websocket", flow, True, f.data, f.text)
 
-    def _end_with(self, flow: http.HTTPFlow, st: Live, res: Result) -> None:
+    def _end_with(self, flow: http.HTTPFlow, rec: FlowRecord, st: Live, res: Result) -> None:
         """The addon ends the connection: the error to the client, then the close."""
         conn = st.conn
-        log.error("disguise: %s: %s; the connection is closed (%d)", st.api.name, conn.failure,
-                  res.close[0] if res.close else 0)  # fmt: skip
-        meta = flow.metadata.setdefault(META, {})
-        meta["failed"] = conn.failure
+        code = res.close[0] if res.close else 0
+        log.error("disguise: %s: %s; the connection is closed (%d)", st.api.name, conn.failure, code)
         st.close = res.close
         if res.error is not None:
             self._inject(flow, st, res.error)
         elif st.close is not None and not st.pending:
             _close_after(flow, st.close)
+        if rec.can(Phase.FAILED):
+            rec.to(Phase.FAILED, conn.failure)
         self._summary(flow, st)
 
     def _keep(self, flow: http.HTTPFlow, st: Live, other: bytes) -> None:
@@ -188,26 +195,28 @@ class Realtime:
 
     # -- the end ----------------------------------------------------------------------------
 
-    def end(self, flow: http.HTTPFlow) -> None:
-        st = self.live.pop(flow.id, None)
-        if st is None:
+    def end(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
+        """websocket_end (or error): what was left held back, the summary."""
+        st: Live = rec.conn
+        if st.conn.state is State.ENDED:
             return
-        conn = st.conn
-        held = conn.held_chars
-        res = conn.end()
+        held = st.conn.held_chars
+        res = st.conn.end()
+        meta = flow.metadata.setdefault(META, {})
         if res.frames or res.error is not None:
-            st.withheld = held
             log.warning(
                 "disguise: %s: the connection closed with the model's output unfinished; %d held-back "
                 "character(s) were not delivered (a close cannot be followed by more messages)",
                 st.api.name, held,
             )  # fmt: skip
-            flow.metadata.setdefault(META, {})["end"] = (
-                f"connection closed with the output unfinished ({held} held-back characters not delivered)"
-            )
+            meta["end"] = f"connection closed with the output unfinished ({held} held-back characters not delivered)"
+        elif error:
+            meta["end"] = f"ERROR: {flow.error.msg if flow.error is not None else 'error'}"
         if st.pending:
             log.error("disguise: %s: the connection closed before %d restored message(s) went out",
                       st.api.name, len(st.pending))  # fmt: skip
+        if rec.can(Phase.RESTORED):
+            rec.to(Phase.RESTORED)
         self._summary(flow, st, final=True)
 
     def _summary(self, flow: http.HTTPFlow, st: Live, final: bool = False) -> None:
@@ -215,11 +224,14 @@ class Realtime:
         meta = flow.metadata.setdefault(META, {})
         c = conn.counts
         meta.update(
-            api=st.api.name, masked=conn.session.masked, counts=dict(conn.session.counts),
+            api=st.api.name, websocket=True, masked=conn.session.masked, counts=dict(conn.session.counts),
             placeholders=len(conn.session.placeholders), restored=conn.restorer.restored,
             stripped=conn.restorer.stripped, events=c.client_in + c.server_in,
             events_changed=c.client_changed + c.server_changed,
         )  # fmt: skip
+        if conn.failure:
+            meta["failed"] = conn.failure
+            flow.marked = FAILED_MARK
         if final:
             meta.setdefault("end", "completed")
             sides = flow.metadata.setdefault(SIDES, {})

@@ -9,9 +9,12 @@ first appearance over the whole connection and stay the same for its life, so wh
 model says about `[EMAIL_1]` three turns later still restores to the same original.
 
     conn = Connection(OpenAIRealtime, rules)
-    res = conn.client(Frame(data, text=True))   # res.frames go upstream
+    res = pipeline.client_frame(conn, Frame(data, text=True))  # res.frames go upstream
     res = conn.server(Frame(data, text=True))   # res.frames go to the client, in order
     res = conn.end()                            # the connection closed: what is left
+
+`conn.mask(frame)` masks a client event; what may then leave is decided by the leak
+check, in pipeline.client_frame (the one path: mask, then check).
 
 A frame nothing changes comes out as the very Frame that went in (`out is frame`), so an
 adapter forwards it untouched; a changed frame keeps its type (text or binary) and only
@@ -19,12 +22,12 @@ its changed strings are re-encoded (jsonspan splices). A `Result` with `close` s
 the connection: the client gets `error` (an event in the API's own error shape), then a
 WebSocket close with that code.
 
-Failing closed, as for HTTP:
+Failing closed, as for HTTP (the first two in pipeline.client_frame):
 - a client event the API's table does not know is scanned (the leak guard, every key
   and value) and forwarded only when it holds no original; one that does is refused
-  (POLICY_VIOLATION);
+  (`refuse`: POLICY_VIOLATION);
 - every masked client event is scanned once more before it leaves (the leak guard,
-  minus the fields the table declares as media);
+  minus the fields the table declares as media: `without_media`);
 - a server event that is not UTF-8 JSON, or that cannot be restored, ends the
   connection with an explicit error (INTERNAL_ERROR) and no held text: a stream the
   addon ends itself delivers nothing that may be part of a disguise.
@@ -42,7 +45,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from .. import leakguard
 from ..core import jsonspan
 from ..core.holdback import Window
 from ..core.jsonspan import Rule
@@ -143,6 +145,18 @@ class Protocol(ABC):
 
 
 @dataclass
+class MaskedEvent:
+    """A client event through the API's table: the frame to send (the same object when
+    nothing changed), its parsed document and rule (rule None: an event the table does
+    not know, sent as it is if the leak check finds nothing in it)."""
+
+    frame: Frame
+    doc: object
+    rule: Rule | None
+    changed: bool = False
+
+
+@dataclass
 class Counts:
     client_in: int = 0
     client_changed: int = 0
@@ -212,20 +226,23 @@ class Connection:
 
     # -- the client's events ---------------------------------------------------------------
 
-    def client(self, frame: Frame) -> Result:
-        """A client event: masked (Result.frames, to go upstream) or refused."""
+    def mask(self, frame: Frame) -> MaskedEvent | Result:
+        """A client event masked with the API's table (MaskedEvent), or a Result when the
+        connection is no longer open (nothing passes) or the event cannot be masked (a
+        refusal). What may then leave is decided by the leak check (pipeline.client_frame
+        is the one path: mask, then check)."""
         if self.state is not State.OPEN:
             return Result([])
         self.counts.client_in += 1
         try:
-            return self._client(frame)
+            return self._mask(frame)
         except DisguiseError as e:
-            return self._refuse(str(e), None)
+            return self.refuse(str(e), None)
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
             self.exc = e
-            return self._refuse(reason(e), None)
+            return self.refuse(reason(e), None)
 
-    def _client(self, frame: Frame) -> Result:
+    def _mask(self, frame: Frame) -> MaskedEvent:
         rules = self.rules
         try:
             s = frame.data.decode("utf-8")
@@ -234,12 +251,7 @@ class Connection:
             s, doc = "", None
         rule = self.proto.client_rule(doc) if isinstance(doc, dict) else None
         if rule is None:
-            # Not an event this table knows: it may leave only if it holds no original.
-            hit = leakguard.scan_body(frame.data, rules, untouched=False)
-            if hit is not None:
-                return self._refuse(f"an event disguise does not know holds an original ({hit})", doc)
-            self.counts.client_unknown += 1
-            return Result([frame])
+            return MaskedEvent(frame, doc, None)  # not an event this table knows: scanned as it is
         present = present_placeholders(s, rules)
         if present:
             self.session.reserved = self.session.reserved | present
@@ -249,16 +261,21 @@ class Connection:
             raise MaskError("the event repeats a key with values of different shapes") from e
         except RecursionError as e:
             raise MaskError("a string holds JSON nested too deeply to be read") from e
-        out_doc = jsonspan.loads(new) if changed else doc
-        hit = leakguard.scan_json(without_media(out_doc, rule), rules, untouched=True)
-        if hit is not None:
-            return self._refuse(f"an original ({hit}) would have left unmasked", doc)
         if not changed:
-            return Result([frame])
-        self.counts.client_changed += 1
-        return Result([Frame(new.encode("utf-8"), frame.text)])
+            return MaskedEvent(frame, doc, rule)
+        return MaskedEvent(Frame(new.encode("utf-8"), frame.text), jsonspan.loads(new), rule, changed=True)
 
-    def _refuse(self, why: str, refused: object) -> Result:
+    def passed(self, m: MaskedEvent) -> Result:
+        """The leak check found nothing: the masked event goes upstream."""
+        if m.rule is None:
+            self.counts.client_unknown += 1
+        elif m.changed:
+            self.counts.client_changed += 1
+        return Result([m.frame])
+
+    def refuse(self, why: str, refused: object) -> Result:
+        """End the connection for a client event that may not leave: the client gets
+        the API's error event, then a close with POLICY_VIOLATION."""
         self.state = State.CLOSED
         self.failure = f"client event refused: {why}"
         err = self.proto.error_event(f"disguise: {self.failure}", refused if isinstance(refused, dict) else None, False)
