@@ -352,6 +352,63 @@ def test_placeholders_stable_for_the_whole_connection(env: Env) -> None:
     assert [e["echo"] for e in echoes] == [first, second]  # restored, every placeholder
 
 
+def held_events() -> list[dict]:
+    """Two messages whose last delta ends with the start of a disguise (`Zen`, held back
+    until the `.done`), then many more events at once."""
+    s = OpenAIScript()
+    a, ia = s.message("resp_h", "item_1", 0, ["Hello Zen"])
+    b, ib = s.message("resp_h", "item_2", 1, ["Then Zenith", " Labs and Zen"])
+    evs = [s.response_created("resp_h"), *a, *b, s.response_done("resp_h", [ia, ib])]
+    evs += [s.ev("rate_limits.updated", rate_limits=[{"name": "requests", "limit": 100, "remaining": k,
+                                                      "reset_seconds": 1.0}]) for k in range(40)]  # fmt: skip
+    return [*evs, {"type": "future.last", "event_id": "event_last"}]
+
+
+def scenario_held_at_done(peer: Peer) -> None:
+    """The held tail must go out as a delta right before its `.done`, and nothing may
+    overtake anything (all events are sent at once)."""
+    for e in held_events():
+        peer.send(e)
+    peer.recv(timeout=10)
+
+
+def test_held_tails_released_before_done_in_order(env: Env) -> None:
+    env.up.on("held", scenario_held_at_done)
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=held") as ws:
+            got, _ = await collect(ws, until="future.last")
+            await ws.send(json.dumps({"type": "response.cancel"}))
+            return got
+
+    evs = events(run(go()))
+    check_openai([e for e in evs if e["type"] != "future.last"])
+    ids = [e["event_id"] for e in evs if not e["event_id"].startswith("event_disguise_")]
+    assert ids == [e["event_id"] for e in held_events()]  # nothing overtook anything
+    deltas, dones, problems = read_openai(evs)
+    assert not problems  # no delta after its .done
+    assert deltas[("resp_h", "item_1", 0, 0, "text")] == "Hello Zen" == dones[("resp_h", "item_1", 0, 0, "text")]
+    assert deltas[("resp_h", "item_2", 1, 0, "text")] == "Then Acme Corp and Zen"
+    types = [e["type"] for e in evs]
+    for i, t in enumerate(types):
+        if t == "response.output_text.done":
+            assert types[i - 1] == "response.output_text.delta" and evs[i - 1]["delta"] == "Zen"
+            assert evs[i - 1]["event_id"].startswith("event_disguise_")
+
+
+def test_original_in_the_upgrade_url_is_refused(env: Env) -> None:
+    before = len(env.up.received)
+
+    async def go():
+        await ws_connect(f"{env.url}/v1/realtime?model=record&note=Acme%20Corp")
+
+    with pytest.raises(websockets.InvalidStatus) as e:
+        run(go())
+    assert e.value.response.status_code == 400
+    assert b"EMAIL" not in e.value.response.body and b"Acme" not in e.value.response.body
+    assert len(env.up.received) == before
+
+
 # -- OpenAI Realtime: the official SDK ------------------------------------------------------------
 
 
