@@ -103,7 +103,8 @@ SERVER_MESSAGE = _obj(
         "voiceActivity": SKIP,
     }
 )
-_FLAGS = ("turnComplete", "generationComplete", "interrupted", "turnCompleteReason", "waitingForInput")
+_FLAGS = ("turnComplete", "generationComplete", "interrupted", "turnCompleteReason", "waitingForInput",
+          "interactionStatus")  # fmt: skip
 _CONTENT_FIELDS = _both(
     {
         **{k: SKIP for k in _FLAGS},

@@ -185,6 +185,22 @@ SNAPSHOTS: dict[str, Rule] = {
 }
 # Base64 audio: byte-identical, never parsed past its type.
 OPAQUE = frozenset({"response.output_audio.delta", "response.audio.delta"})
+# Events with no channel and no table of their own: ids, states, errors, rate limits, a
+# diarized transcript segment. Their strings are restored whole (GENERIC), like any
+# event this module does not know; listed so that the SDK-derived test
+# (tests/providers/test_realtime_coverage.py) tells a new event type from a known one.
+GENERIC_EVENTS = frozenset(
+    {
+        "error", "rate_limits.updated", "conversation.created", "conversation.item.deleted",
+        "conversation.item.truncated", "conversation.item.input_audio_transcription.segment",
+        "input_audio_buffer.cleared", "input_audio_buffer.committed", "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped", "input_audio_buffer.timeout_triggered",
+        "input_audio_buffer.dtmf_event_received", "output_audio_buffer.started", "output_audio_buffer.stopped",
+        "output_audio_buffer.cleared", "mcp_list_tools.in_progress", "mcp_list_tools.completed",
+        "mcp_list_tools.failed", "response.mcp_call.in_progress", "response.mcp_call.completed",
+        "response.mcp_call.failed", "response.output_audio.done", "response.audio.done",
+    }
+)  # fmt: skip
 
 # delta event -> (channel field, window mode). The input transcription is keyed by its
 # item alone (it belongs to no response).
