@@ -496,7 +496,8 @@ def positives() -> list[dict]:
 
 
 # Example data in the library code excerpts: personal data and credentials by form.
-EXAMPLE_DATA = ("jo@email.com", "jo@gmail.com", "realm@host.com", "a secret", "a%20secret", "192.168.0.1")
+EXAMPLE_DATA = ("jo@email.com", "jo@gmail.com", "realm@host.com", "a secret", "a%20secret", "jo%40email.com:a%20secret",
+                "192.168.0.1")
 
 
 def negatives() -> list[dict]:
