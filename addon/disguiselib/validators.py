@@ -255,8 +255,9 @@ def token_value(text: str, start: int, end: int) -> bool:
 
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-# lower-case words joined by `-` or `.` (`workload-identity-auth`, `my.app.secret`): a name
-_KEBAB = re.compile(r"[a-z]+(?:[-.][a-z]+)+")
+# two or three lower-case words joined by `-` or `.` (`workload-identity-auth`,
+# `my.app.secret`): a name; longer phrases (`my-super-secret-jwt-key`) are kept as values
+_KEBAB = re.compile(r"[a-z]+(?:[-.][a-z]+){1,2}")
 
 
 def mixed(text: str, start: int, end: int) -> bool:
