@@ -152,6 +152,7 @@ class Realtime:
             elif outs[0] is not frame:
                 self._keep(flow, st, msg.content)
                 msg.content = outs[0].data
+                self._summary(flow, st)  # the flow comment follows what was masked, live
             return
         if st.pending or len(outs) != 1:
             msg.drop()  # replaced by injected messages, in order (see the module docstring)
