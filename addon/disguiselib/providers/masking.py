@@ -74,8 +74,9 @@ def mask_doc(
     where: list[tuple[int, int]] = []
     jsonspan.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where)
     keys = _keys(toks)
+    hot: list[int]
     if every:
-        hot = range(len(toks))
+        hot = list(range(len(toks)))
     else:
         pieces: list[str] = []
         owner: list[int] = []
