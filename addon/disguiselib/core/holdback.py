@@ -23,8 +23,8 @@ Modes:
 
 from __future__ import annotations
 
-from . import rules
-from .rules import Restorer, _esc_advance
+from . import restorer as rules
+from .restorer import Restorer, esc_advance
 
 
 class Window:
@@ -53,7 +53,7 @@ class Window:
         out, h = self._r.run(buf, self.mode, False, self._esc)
         self.held = buf[h:]
         if self.mode == Window.JSON and (self._esc or "\\" in buf):
-            self._esc = _esc_advance(buf, 0, h, self._esc)
+            self._esc = esc_advance(buf, 0, h, self._esc)
         return out
 
     def flush(self) -> str:

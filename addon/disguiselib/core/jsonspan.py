@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
-from .rules import json_escape
+from .text import json_escape
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)

@@ -27,18 +27,21 @@ stream's output cannot depend on how it was cut.
 from __future__ import annotations
 
 import bisect
-import functools
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import ahocorasick_rs
 
-from . import linear, rxsyntax, triggers, validators
+from . import linear, triggers, validators
 from .mappings import MappingSet, Pattern
+from .restorer import JSON, TEXT, VALUE, Restorer, compile_strip, strip_starts
+from .text import char_offsets, decode, json_escape, utf8
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# Restorer, json_escape and the window modes live in restorer.py and text.py; they are
+# named here too, where the matchers are introduced.
+__all__ = ["JSON", "LITERALS", "TEXT", "VALUE", "Restorer", "Rules", "Session", "json_escape"]
+
 _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
 # Aho-Corasick as a DFA scans about twice as fast as the library's default choice
 # (bench, 1,000 literals: 2.4 against 5.5 ms a megabyte) but takes memory in
@@ -50,41 +53,11 @@ def _automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
-# Window modes (holdback.Window uses the same numbers).
-TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
-VALUE = 1  # a complete decoded string (tool name, key, value): no strip rules
-JSON = 2  # JSON text (tool arguments): originals inserted JSON-escaped; escape-aware
-
 LITERALS = "literals"  # the label of every literal in counts and find()
 
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
 _MAX_DIGITS = 9
-
-
-def json_escape(s: str) -> str:
-    """The body of a JSON string literal for s (UTF-8 kept; lone surrogates escaped)."""
-    out = json.dumps(s, ensure_ascii=False)[1:-1]
-    if _SURROGATE.search(out):
-        out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out
-
-
-def _utf8(s: str) -> bytes:
-    # A decoded JSON string can hold a lone surrogate (half of a pair cut between two
-    # deltas); it is carried through as its 3-byte form and decoded back the same way.
-    return s.encode("utf-8", "surrogatepass")
-
-
-def _char_offsets(b: bytes, offsets: Iterable[int]) -> list[int]:
-    """Character offsets of increasing byte offsets into b, in one pass."""
-    out = []
-    last_b = last_c = 0
-    for off in offsets:
-        last_c += len(b[last_b:off].decode("utf-8", "surrogatepass"))
-        last_b = off
-        out.append(last_c)
-    return out
 
 
 def _trie(words: Iterable[str]) -> dict:
@@ -124,29 +97,6 @@ def _all_prefixes(t: dict, end: str) -> str:
     if not alts:
         return ""
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
-
-def _esc_advance(s: str, i: int, j: int, st: int) -> int:
-    """JSON escape state after s[i:j], starting in state st.
-
-    0: not in an escape; -1: just after a backslash; k > 0: k hex digits of a \\u escape
-    still to come.
-    """
-    while i < j:
-        if st == 0:
-            k = s.find("\\", i, j)
-            if k < 0:
-                return 0
-            st = -1
-            i = k + 1
-        elif st == -1:
-            st = 4 if s[i] == "u" else 0
-            i += 1
-        else:
-            take = min(st, j - i)
-            st -= take
-            i += take
-    return st
 
 
 class Session:
@@ -252,8 +202,8 @@ def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | 
         else:  # w characters are at most 4w bytes: decode that much, then count characters
             lo = _boundary(b, max(0, ms - 4 * w), 1)
             hi = _boundary(b, me + 4 * w, -1)
-            before = _decode(b[lo:ms])[-w:] if w else ""
-            near = (before + _decode(b[ms:me]) + _decode(b[me:hi])[:w]).lower()
+            before = decode(b[lo:ms])[-w:] if w else ""
+            near = (before + decode(b[ms:me]) + decode(b[me:hi])[:w]).lower()
         if not any(k in near for k in opts.keywords):
             return None
     if opts.validator is not None:
@@ -262,8 +212,8 @@ def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | 
         else:  # validators read their span and a few characters around it
             lo = _boundary(b, max(0, a - 64), 1)
             hi = _boundary(b, e + 64, -1)
-            pre = _decode(b[lo:a])
-            ok = validators.check(opts.validator, pre + _decode(b[a:hi]), len(pre), len(pre) + len(_decode(b[a:e])))
+            pre = decode(b[lo:a])
+            ok = validators.check(opts.validator, pre + decode(b[a:hi]), len(pre), len(pre) + len(decode(b[a:e])))
         if not ok:
             return None
     return a, e
@@ -274,13 +224,6 @@ class _Pattern:
     name: str
     rx: linear.Regex
     opts: _Options | None = None
-
-
-@dataclass(frozen=True)
-class _Strip:
-    rx: linear.Regex  # the bounded rule
-    hold: linear.Regex  # (?:closure)\z: where a match may still be in progress
-    width: int
 
 
 class Rules:
@@ -295,7 +238,7 @@ class Rules:
         # -- forward --
         originals = list(self.lit_forward)
         self._lit_ac = (
-            _automaton(ahocorasick_rs.BytesAhoCorasick, [_utf8(o) for o in originals], sum(map(len, originals)))
+            _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
             if originals
             else None
         )
@@ -312,7 +255,7 @@ class Rules:
         total = sum(map(len, disguises))
         self._dis_ac = _automaton(ahocorasick_rs.AhoCorasick, disguises, total) if disguises else None
         self._dis_ac_bytes = (
-            _automaton(ahocorasick_rs.BytesAhoCorasick, [_utf8(d) for d in disguises], total) if disguises else None
+            _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(d) for d in disguises], total) if disguises else None
         )
         self._dis_original = [self.lit_reverse[d] for d in disguises]
         names = sorted(self.pattern_names, key=len, reverse=True)
@@ -336,10 +279,10 @@ class Rules:
         longest_ph = 2 + max(map(len, names)) + 1 + _MAX_DIGITS if names else 0
         self._hold_span = max([longest_ph, *map(len, disguises)], default=0)
 
-        self._strips = tuple(_compile_strip(s.regex) for s in ms.strips)
+        self._strips = tuple(compile_strip(s.regex) for s in ms.strips)
         self.has_strips = bool(self._strips)
-        self._strip_first = frozenset().union(*(_strip_starts(s.regex)[0] for s in ms.strips))
-        self._strip_nonascii = any(_strip_starts(s.regex)[1] for s in ms.strips)
+        self._strip_first = frozenset().union(*(strip_starts(s.regex)[0] for s in ms.strips))
+        self._strip_nonascii = any(strip_starts(s.regex)[1] for s in ms.strips)
         first = "".join(map(re.escape, sorted(self._strip_first)))
         self._strip_first_rx = re.compile(f"[{first}]" if first else "(?!)")
         self._strip_first_chars = tuple(sorted(self._strip_first)) if len(self._strip_first) <= 3 else None
@@ -347,8 +290,8 @@ class Rules:
 
         # Stream triggers (triggers.py): the rule set's patterns once, an automaton per
         # set of stream markers (one per API), built when a stream first asks.
-        strip_starts = [(_strip_starts(s.regex)[2], _strip_starts(s.regex)[1]) for s in ms.strips]
-        self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, strip_starts)
+        starts = [(strip_starts(s.regex)[2], strip_starts(s.regex)[1]) for s in ms.strips]
+        self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, starts)
         self._triggers: dict[tuple[bytes, ...], triggers.Triggers] = {}
         linear.release_memory()  # what building took and freed (linear.release_memory)
 
@@ -418,11 +361,11 @@ class Rules:
         text (leak guard, audit). memo: from prescan()."""
         if not text:
             return []
-        b = _utf8(text)
+        b = utf8(text)
         spans = self._find_bytes(b, memo.get(text) if memo else None)
         if not spans or len(b) == len(text):
             return spans
-        offs = _char_offsets(b, [x for _, s, e in spans for x in (s, e)])
+        offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
     def _find_bytes(self, b: bytes, pre: tuple[list, list[int]] | None = None) -> list[tuple[str, int, int]]:
@@ -435,7 +378,7 @@ class Rules:
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
             return [(LITERALS, s, e) for _, s, e in lits]
         pats = self._patterns
-        text = _decode(b) if active and any(pats[i].opts for i in active) else None
+        text = decode(b) if active and any(pats[i].opts for i in active) else None
         if text is not None and len(text) != len(b):
             text = None  # offsets differ: options decode slices instead
         nxt = {i: self._next(pats[i], b, 0, text) for i in active}
@@ -504,9 +447,9 @@ class Rules:
         try:
             found = self._dis_ac.find_matches_as_indexes(part)  # type: ignore[union-attr]
         except UnicodeEncodeError:  # a lone surrogate: through its 3-byte form
-            b = _utf8(part)
+            b = utf8(part)
             raw = self._dis_ac_bytes.find_matches_as_indexes(b)  # type: ignore[union-attr]
-            offs = _char_offsets(b, [x for _, s, e in raw for x in (s, e)])
+            offs = char_offsets(b, [x for _, s, e in raw for x in (s, e)])
             found = [(k, offs[2 * i], offs[2 * i + 1]) for i, (k, _, _) in enumerate(raw)]
         if pos:
             return [(k, s + pos, e + pos) for k, s, e in found]
@@ -559,246 +502,3 @@ class Rules:
         return Restorer(self, placeholders, growing)
 
 
-def _compile_strip(rx: str) -> _Strip:
-    try:
-        b = rxsyntax.bounded(rx)
-        return _Strip(linear.Regex(b.regex), linear.Regex("(?:" + b.closure + r")\z"), b.width)
-    except (rxsyntax.SyntaxRefused, linear.RegexError) as e:
-        raise ValueError(str(e)) from None
-
-
-@functools.cache
-def _strip_starts(rx_text: str) -> tuple[frozenset[str], bool, dict[str, frozenset[str] | None]]:
-    """For a strip rule: the ASCII characters a match can begin with; whether a
-    non-ASCII character can begin one; and for each ASCII start, the ASCII characters
-    that can follow it (None: any, i.e. a non-ASCII or no character may follow).
-    Every character is tried against the rule and its prefix closure: about 0.1 s per
-    rule, once per process."""
-    b = rxsyntax.bounded(rx_text)
-    either = linear.Regex(f"(?:{b.closure})|(?:{b.regex})")
-    whole = linear.Regex(b.regex)
-
-    def can(s: str) -> bool:
-        return either.fullmatch(_utf8(s))
-
-    bmp = [chr(c) for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000]
-    first = frozenset(c for c in map(chr, range(128)) if can(c))
-    nonascii = any(can(c) for c in bmp)
-    follow: dict[str, frozenset[str] | None] = {}
-    for c1 in sorted(first):
-        if whole.fullmatch(_utf8(c1)) or any(can(c1 + c) for c in bmp):
-            follow[c1] = None
-        else:
-            follow[c1] = frozenset(c2 for c2 in map(chr, range(128)) if can(c1 + c2))
-    return first, nonascii, follow
-
-
-class Restorer:
-    """Reverse mapping for one flow: global literals plus that flow's placeholders."""
-
-    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold")
-
-    def __init__(self, rules: Rules, placeholders: dict[str, str], growing: bool = False) -> None:
-        self.rules = rules
-        # growing: the dict is a live session's and may still gain placeholders (a
-        # realtime connection masks and restores frame by frame over one session), so
-        # placeholder prefixes are held back from the start.
-        self.placeholders = placeholders
-        self._esc_cache: dict[str, str] = {}
-        self.restored = 0  # disguises and placeholders turned back into originals
-        self.stripped = 0  # strip-rule matches deleted (dangling ones at a channel's end too)
-        self._hold = rules._hold_ph if (placeholders or growing) else rules._hold
-
-    # -- whole texts ---------------------------------------------------------------------
-
-    def text(self, s: str) -> str:
-        """Whole-text reversal of a finished text channel (strip rules included)."""
-        return self.run(s, TEXT, True, 0)[0]
-
-    def json_text(self, s: str) -> str:
-        """Whole reversal of complete JSON text (tool arguments): originals JSON-escaped."""
-        return self.run(s, JSON, True, 0)[0]
-
-    def value(self, s: str) -> str:
-        """Whole-value reversal of a complete decoded string (tool name, key, value)."""
-        return self.run(s, VALUE, True, 0)[0]
-
-    # -- the primitive ---------------------------------------------------------------------
-
-    def run(self, buf: str, mode: int, final: bool, esc: int) -> tuple[str, int]:
-        """Restore buf. Returns (output, h): the restored text of buf[:h], and h, where
-        buf[h:] must be held back because a match may still be in progress there (h ==
-        len(buf) when final). With final, a dangling partial strip match at the end is
-        dropped (TEXT). esc is the JSON escape state at buf's start (JSON mode)."""
-        edits, h = self._edits(buf, mode, final, esc)
-        if not edits:
-            return (buf if h == len(buf) else buf[:h]), h
-        out: list[str] = []
-        pos = 0
-        for s, e, rep in edits:
-            out.append(buf[pos:s])
-            if rep is None:
-                self.stripped += 1
-            else:
-                self.restored += 1
-                out.append(rep)
-            pos = e
-        out.append(buf[pos:h])
-        return "".join(out), h
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where whole-text reversal of text (TEXT mode) changes it, in order: every
-        restored or stripped match, and a dangling strip match at its end. Counts
-        nothing (for checks, e.g. which logprobs tokens a restored text no longer has)."""
-        edits, h = self._edits(text, TEXT, True, 0, count=False)
-        out = [(s, e) for s, e, _ in edits]
-        if h < len(text):
-            out.append((h, len(text)))
-        return out
-
-    def _edits(
-        self, buf: str, mode: int, final: bool, esc: int, count: bool = True
-    ) -> tuple[list[tuple[int, int, str | None]], int]:
-        """run()'s work: the (start, end, replacement) of every match to restore (None:
-        strip it) that starts before the hold point, and the hold point."""
-        n = len(buf)
-        if not n:
-            return [], 0
-        rules = self.rules
-        text_mode = mode == TEXT
-        strips = rules._strips if text_mode and rules._strips and self._strip_possible(buf) else ()
-        h = self._hold_point(buf, 0, strips, final)
-        # complete matches: disguises from the automaton; placeholders and strips searched
-        dis = rules._disguises_in(buf, 0) if rules._dis_ac is not None else []
-        ph = rules._ph if (self.placeholders and "[" in buf) else None
-        next_ph = ph.search(buf) if ph is not None else None
-        sts = self._strip_matches(buf, 0, strips) if strips else []
-        edits: list[tuple[int, int, str | None]] = []
-        if dis or next_ph is not None or sts:
-            esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
-            si = di = pos = 0
-            # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
-            while True:
-                while di < len(dis) and dis[di][1] < pos:
-                    if dis[di][2] > pos:  # cut by another match: look again from pos
-                        dis = rules._disguises_in(buf, pos)
-                        di = 0
-                        break
-                    di += 1
-                if next_ph is not None and next_ph.start() < pos:
-                    next_ph = ph.search(buf, pos)  # type: ignore[union-attr]
-                while si < len(sts) and sts[si][0] < pos:
-                    if sts[si][1] > pos:  # cut by another match: look again from pos
-                        sts = self._strip_matches(buf, pos, strips)
-                        si = 0
-                        break
-                    si += 1
-                cand: tuple[int, int, int, object] | None = None
-                if di < len(dis):
-                    k, s, e = dis[di]
-                    cand = (s, e, 0, k)
-                if next_ph is not None and (cand is None or next_ph.start() < cand[0]):
-                    cand = (next_ph.start(), next_ph.end(), 1, next_ph.group())
-                if si < len(sts) and (cand is None or sts[si][0] < cand[0]):
-                    cand = (sts[si][0], sts[si][1], 2, None)
-                if cand is None or cand[0] >= h:
-                    break
-                s, e, kind, payload = cand
-                if mode == JSON:
-                    # escape state at s, advanced from the last position looked at (never
-                    # from buf's start again: matches x backslashes would be quadratic)
-                    esc = _esc_advance(buf, esc_at, s, esc)
-                    esc_at = s
-                    if esc != 0:
-                        # inside an escape sequence (the `nab` of `\nab`): not a match here
-                        if kind == 0:
-                            dis = rules._disguises_in(buf, s + 1)
-                            di = 0
-                        elif kind == 1:
-                            next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
-                        continue
-                rep: str | None
-                if kind == 0:
-                    rep = rules._dis_original[payload]  # type: ignore[call-overload]
-                elif kind == 1:
-                    rep = self.placeholders.get(payload)  # type: ignore[call-overload]
-                    if rep is None:  # a placeholder this flow never issued: left as it is
-                        next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
-                        continue
-                else:
-                    rep = None
-                if rep is not None and mode == JSON:
-                    rep = self._escaped(rep)
-                edits.append((s, e, rep))
-                pos = e
-                if pos > h:
-                    h = self._hold_point(buf, pos, strips, final)
-        if final and h < n and strips and count:
-            self.stripped += 1  # a dangling, unfinished strip match: dropped
-        return edits, h
-
-    def _escaped(self, orig: str) -> str:
-        e = self._esc_cache.get(orig)
-        if e is None:
-            e = self._esc_cache[orig] = json_escape(orig)
-        return e
-
-    def _strip_possible(self, buf: str) -> bool:
-        rules = self.rules
-        if rules._strip_nonascii and not buf.isascii():
-            return True
-        firsts = rules._strip_first_chars
-        if firsts is not None:  # a few first characters: `in` scans at memchr speed
-            return any(c in buf for c in firsts)
-        return rules._strip_first_rx.search(buf) is not None
-
-    def _hold_point(self, buf: str, start: int, strips: tuple[_Strip, ...], final: bool) -> int:
-        """Where the held tail of buf begins, looking only at what follows start: the
-        leftmost position from which a disguise, an issued placeholder (not final) or a
-        strip match may still be in progress at buf's end."""
-        n = len(buf)
-        h = n
-        if not final and self._hold is not None:
-            m = self._hold.search(buf, max(start, n - self.rules._hold_span))
-            if m is not None:
-                h = m.start()
-        if strips:
-            lo = max(start, n - self.rules._strip_span)
-            tail = buf[lo:]
-            tb = _utf8(tail)
-            for st in strips:
-                span = st.hold.search(tb)
-                if span is not None and span[0] < len(tb):
-                    c = span[0] if len(tb) == len(tail) else _char_offsets(tb, [span[0]])[0]
-                    h = min(h, lo + c)
-        return h
-
-    @staticmethod
-    def _strip_matches(buf: str, pos: int, strips: tuple[_Strip, ...]) -> list[tuple[int, int]]:
-        """The leftmost-first, non-overlapping strip matches in buf[pos:] (character
-        offsets into buf), every rule at once: leftmost wins, then the rule listed first."""
-        b = _utf8(buf[pos:] if pos else buf)
-        n = len(b)
-        nxt = [st.rx.search(b, 0) for st in strips]
-        spans: list[tuple[int, int]] = []
-        at = 0
-        while True:
-            best = None
-            for m in nxt:
-                if m is not None and m[1] > m[0] and (best is None or m[0] < best[0]):
-                    best = m
-            if best is None:
-                break
-            spans.append(best)
-            at = best[1]
-            for i, m in enumerate(nxt):
-                if m is not None and m[0] < at:
-                    nxt[i] = strips[i].rx.search(b, at) if at < n else None
-        if n == len(buf) - pos:
-            return [(s + pos, e + pos) for s, e in spans]
-        offs = _char_offsets(b, [x for sp in spans for x in sp])
-        return [(offs[2 * i] + pos, offs[2 * i + 1] + pos) for i in range(len(spans))]
-
-
-def _decode(b: bytes) -> str:
-    return b.decode("utf-8", "surrogatepass")

@@ -1,0 +1,39 @@
+"""Text helpers the forward and the reverse matchers share (sans I/O): JSON string
+bodies, UTF-8 with lone surrogates carried through, byte and character offsets."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_escape(s: str) -> str:
+    """The body of a JSON string literal for s (UTF-8 kept; lone surrogates escaped)."""
+    out = json.dumps(s, ensure_ascii=False)[1:-1]
+    if _SURROGATE.search(out):
+        out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return out
+
+
+def utf8(s: str) -> bytes:
+    # A decoded JSON string can hold a lone surrogate (half of a pair cut between two
+    # deltas); it is carried through as its 3-byte form and decoded back the same way.
+    return s.encode("utf-8", "surrogatepass")
+
+
+def char_offsets(b: bytes, offsets: Iterable[int]) -> list[int]:
+    """Character offsets of increasing byte offsets into b, in one pass."""
+    out = []
+    last_b = last_c = 0
+    for off in offsets:
+        last_c += len(b[last_b:off].decode("utf-8", "surrogatepass"))
+        last_b = off
+        out.append(last_c)
+    return out
+
+
+def decode(b: bytes) -> str:
+    return b.decode("utf-8", "surrogatepass")
