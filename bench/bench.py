@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
-"""disguise benchmark: the addon's cost side by side with what it rides on (issue 8).
+"""disguise benchmark: the addon's cost side by side with what it rides on, each figure
+printed beside its target (issue 16's).
 
     cd <repo> && python bench/bench.py            # every section (a few minutes on 2 cores)
     cd <repo> && python bench/bench.py --quick    # fewer repetitions, smaller budgets
     python bench/bench.py --only ab --profile     # some sections; cProfile of hot loops
 
-Sections (inputs generated from --seed; nothing downloaded but the peer, from PyPI):
-  (a) through proxies: a Chat stream of ~2,767 1-4-char deltas with 60 split
-      placeholders, direct / plain mitmdump / the addon / LLM-Shield-Proxy 1.7.0; the
-      three ~1 MB API streams through mitmdump (plain, identity callable, addon)
-  (b) engine cost per event: a dense stream (every delta carries disguises, 100
-      ordinary-word literals) in the engine and through mitmdump; the ~1 MB streams
-  (c) hold-back on prose: events delayed, characters held, µs/event (1,000 literals)
-  (d) linear time: a 1 MB Claude-Code-shaped body vs json.loads, each adversarial
-      input at 0.5 and 1 MB, and the longest gap a concurrent stream sees
-  (e) memory and load: RSS vs stream length, 500 concurrent streams, listen overflows
+Sections (inputs generated from --seed; nothing is downloaded):
+  a  streams through mitmdump: a Chat stream of ~2,750 1-4-char deltas with 60 split
+     placeholders, direct / plain mitmdump / the addon; the three ~1 MB API streams
+  b  a stream dense with disguises (every delta carries one), in the engine and through
+     mitmdump; the ~1 MB streams in the engine
+  c  prose: events delayed (and whether any could not begin a disguise), characters
+     held, the engine's cost per event with 1,000 literals
+  d  request bodies: masking a 1 MB Claude-Code-shaped body against json.loads, the
+     same body through mitmdump, each adversarial input, the pause a concurrent stream sees
+  e  memory and a burst: RSS as a stream grows, 500 streams at once (correct count, peak
+     RSS, where the event loop's time goes, its longest stall, the listen queue)
 
 See bench/README.md. Other modules join by adding a line to SECTIONS: a module with
 `run(ctx)` (ctx: context.Ctx) that prints its figures and records its headline ones
-with report.figure / report.check.
+with report.figure / report.check. Done experiments live in bench/archive/.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import common  # noqa: E402,F401  (puts addon/ on sys.path)
 import report  # noqa: E402
 from context import Ctx  # noqa: E402
 
-# key -> module. Single letters are issue 8's sections; a longer key names a module of
+# key -> module. Single letters are the sections above; a longer key names a module of
 # its own (bench/leakguard.py, bench/gemini.py, bench/detect.py are expected to join
 # here); a listed module that does not exist is skipped with a note.
 SECTIONS: dict[str, str] = {
@@ -49,7 +51,7 @@ SECTIONS: dict[str, str] = {
     "leakguard": "leakguard",
     "gemini": "gemini",
     "detect": "detect",
-    "matchers": "matchers",
+    "matchers": "archive.matchers",
     "realtime": "realtime",
 }
 DEFAULT = "abcde"
@@ -76,6 +78,8 @@ def main() -> None:
     ap.add_argument("--only", default=DEFAULT + ",leakguard,gemini,detect,realtime",
                     help="sections to run: letters ('ab') or comma-separated keys ('a,leakguard')")  # fmt: skip
     ap.add_argument("--profile", action="store_true", help="cProfile the engine's hot loops")
+    ap.add_argument("--peer", action="store_true",
+                    help="(a): also run LLM-Shield-Proxy 1.7.0, as issue 8 compared (bench/archive/peer.py; pip installs it once)")
     ap.add_argument("--seed", type=int, default=20250101)
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds one adversarial measurement may take before it is stopped (default 8, --quick 3)")  # fmt: skip

@@ -19,31 +19,40 @@ def holdback(c: Ctx, api: str, which: str, st: dict, reps: int) -> dict:
     same deltas: the sum over deltas of what waits after each, and the most at once),
     µs/event, and whether the client's text is intact."""
     s = c.new_stream(api, which)
-    delayed = differ = 0
+    delayed = differ = unjust = 0
     outs = []
+    r = c.rules_for(which).restorer(c.sess[api][which].placeholders)
     for e in st["events"]:
         o = s.feed(e)
         outs.append(o)
         if o != e:
             differ += 1
-            delayed += not o
+            if not o:
+                delayed += 1
+                # held back rightly only if every window's held text could still grow
+                # into a disguise, a placeholder or a strip match (it all lies past the
+                # hold point the restorer itself computes)
+                held = [w for w in s.windows.values() if w is not None and w.held]
+                unjust += not held or any(r.run(w.held, w.mode, False, 0)[1] != 0 for w in held)
     outs.append(s.flush())
     problems = streams.check(st, b"".join(outs))
-    w = Window(c.rules_for(which).restorer(c.sess[api][which].placeholders), Window.TEXT)
+    w = Window(r, Window.TEXT)
     held_sum = held_max = 0
     for d in streams.text_deltas(st):
         w.feed(d)
         held_sum += len(w.held)
         held_max = max(held_max, len(w.held))
     med = streams.time_variants({"disguise": lambda: c.new_stream(api, which)}, st["events"], reps)
-    return {"delayed": delayed, "differ": differ, "held": getattr(s, "events_held", None), "n": len(st["events"]),
+    return {"delayed": delayed, "unjust": unjust, "differ": differ, "held": getattr(s, "events_held", None),
+            "n": len(st["events"]),
             "held_sum": held_sum, "held_max": held_max, "us": med["disguise"] / len(st["events"]) * 1e6,
             "problems": problems}  # fmt: skip
 
 
 def line(label: str, r: dict) -> str:
     held = f"held in part {r['held']}, " if r["held"] is not None else ""
-    return (f"    {label:<27} delayed {r['delayed']:>4} ({r['delayed'] / r['n'] * 100:4.1f}%), {held}differ {r['differ']:>4}; "
+    return (f"    {label:<27} delayed {r['delayed']:>4} ({r['delayed'] / r['n'] * 100:4.1f}%; {r['unjust']} that cannot begin a "
+            f"disguise), {held}differ {r['differ']:>4}; "
             f"chars held {r['held_sum']:,} in all, ≤ {r['held_max']} at once; {r['us']:.2f} µs/event; "
             f"text {'intact' if not r['problems'] else 'MISMATCH'}")  # fmt: skip
 
@@ -60,7 +69,7 @@ def run(c: Ctx) -> None:
     r = holdback(c, "anthropic", "default", st, reps)
     report.check("c", "prose, anthropic, default", r["problems"])
     t, v = report.at_most(r["delayed"] + r["differ"], 0, "", "{:.0f}")
-    print(line("default mappings:", r) + " " + report.figure("c", "prose, default mappings: events held or changed",
+    print(line("default mappings:", r) + " " + report.figure("c", "Anthropic prose, default mappings: events held back or changed",
                                                               f"{r['delayed'] + r['differ']}", t, v))  # fmt: skip
     r = holdback(c, "anthropic", "lit", st, reps)
     report.check("c", "prose, anthropic, 1000 literals", r["problems"])
@@ -78,7 +87,8 @@ def run(c: Ctx) -> None:
         r = holdback(c, api, "default", sto, reps)
         report.check("c", f"prose, {api}, default", r["problems"])
         t, v = report.at_most(r["delayed"] + r["differ"], 0, "", "{:.0f}")
-        print(line("default mappings:", r) + " " + report.figure("c", f"prose {api}, default: events held or changed",
+        title = streams.API_TITLES[api].split(" (")[0]
+        print(line("default mappings:", r) + " " + report.figure("c", f"{title} prose, default mappings: events held back or changed",
                                                                   f"{r['delayed'] + r['differ']}", t, v))  # fmt: skip
         r = holdback(c, api, "lit", sto, reps)
         report.check("c", f"prose, {api}, 1000 literals", r["problems"])
@@ -87,9 +97,11 @@ def run(c: Ctx) -> None:
 
 
 def targets(r: dict, api: str) -> None:
-    t1, v1 = report.at_most(r["delayed"], 0, "", "{:.0f}")
-    t2, v2 = report.at_most(r["us"], 3.0, " µs", "{:.1f}")
-    f1 = report.figure("c", f"prose {api}, 1000 literals: events delayed", str(r["delayed"]), t1, v1)
-    f2 = report.figure("c", f"prose {api}, 1000 literals: engine µs/event", f"{r['us']:.1f} µs", t2, v2)
-    report.figure("c", f"prose {api}, 1000 literals: chars held (sum, max)", f"{r['held_sum']:,}, {r['held_max']}")
+    title = streams.API_TITLES[api].split(" (")[0]
+    t1, v1 = report.at_most(r["unjust"], 0, "", "{:.0f}")
+    t2, v2 = report.at_most(r["us"], 2.0, " µs", "{:.1f}")
+    f1 = report.figure("c", f"{title} prose, 1,000 literals: events delayed that cannot begin a disguise", str(r["unjust"]), t1, v1)
+    report.figure("c", f"{title} prose, 1,000 literals: events delayed (their text all held back, rightly)", str(r["delayed"]))
+    f2 = report.figure("c", f"{title} prose, 1,000 literals: engine per event", f"{r['us']:.1f} µs", t2, v2)
+    report.figure("c", f"{title} prose, 1,000 literals: characters held back (sum, most at once)", f"{r['held_sum']:,}, {r['held_max']}")
     print(f"      {f1} {f2}")

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "addon"))
 
 from disguiselib.core import linear, mappings  # noqa: E402
