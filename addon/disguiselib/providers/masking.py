@@ -115,6 +115,7 @@ def _keys(toks: list[tuple[str, jsonspan.Rule]]) -> list[str | None]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def _context(k: str) -> tuple[str, str]:
     return (json.dumps(k, ensure_ascii=False) + ': "', '"')
 
