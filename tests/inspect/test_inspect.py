@@ -208,7 +208,7 @@ def test_summary_comment_has_per_rule_counts(session: Session) -> None:
     assert meta["counts"] == {"literals": 4, "EMAIL": 1, "ANTHROPIC_KEY": 1}
     assert f.comment.startswith("disguise anthropic.messages: masked 6: ANTHROPIC_KEY×1, EMAIL×1, literals×4; restored ")
     assert meta["restored"] >= 5 and meta["end"] == "completed"
-    assert not f.marked
+    assert f.marked == ":performing_arts:"  # the flow list's marker: masked and restored
 
 
 def test_refused_flow_is_marked_failed_closed(session: Session) -> None:
@@ -243,7 +243,7 @@ def test_client_gone_after_done_keeps_the_summary(session: Session) -> None:
         assert "the client closed the connection after the final event" in f.comment
     else:
         assert meta["end"] == "completed"
-    assert not f.marked
+    assert f.marked == ":performing_arts:"  # complete, not failed
     assert sseview.parse_stream(f.response.content).channels["choice 0 content"].text == PROMPT
 
 

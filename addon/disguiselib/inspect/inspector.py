@@ -43,6 +43,7 @@ from .record import (
     _sha,
     counts_text,
     is_credential,
+    marker,
     side,
     summary_text,
 )
@@ -108,7 +109,7 @@ class Inspector:
         )  # fmt: skip
         from . import views
 
-        self._views = views.register()
+        self._views = views.register(lambda: getattr(self.disguise, "rules", None))
 
     def done(self) -> None:
         from . import views
@@ -199,6 +200,7 @@ class Inspector:
         }
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)
+        flow.marked = marker(meta) or flow.marked
 
     @_safe()
     def refused(self, flow: http.HTTPFlow, api: Api, reason: str, forwarded: bool = False) -> None:
@@ -308,8 +310,7 @@ class Inspector:
         else:
             msg = flow.error.msg if flow.error is not None else "error"
             meta["end"] = f"ERROR: {msg}" + (" (stream ended before its final event)" if tee is not None else "")
-        if meta.get("failed"):
-            flow.marked = FAILED_MARK
+        flow.marked = marker(meta) or flow.marked
         flow.comment = summary_text(meta)
         status = resp.status_code if resp is not None else "-"
         state = "" if meta["end"] == "completed" else (" complete" if final_sent else " error")

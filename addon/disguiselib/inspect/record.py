@@ -22,7 +22,9 @@ SIDES = "disguise_sides"
 # Per side: an LLM request with a long context runs to a few MB; a long streamed answer
 # rarely passes 1 MB. Above this a side is cut and marked, never silently shortened.
 CAPTURE_LIMIT = 8 * 1024 * 1024
-FAILED_MARK = ":no_entry:"
+# Flow-list markers (mitmweb shows them beside the path; mitmproxy's emoji names).
+FAILED_MARK = ":no_entry:"  # refused, forwarded unmasked, or the client got an error
+MASKED_MARK = ":performing_arts:"  # something was masked or restored
 
 # Header names whose values are credentials or account identifiers: never copied into
 # the kept client side, removed from a shared copy.
@@ -158,3 +160,14 @@ def summary_text(meta: dict) -> str:
     if meta.get("cut"):
         s += f"; kept bodies cut at {meta['cut']} bytes"
     return s
+
+
+def marker(meta: dict) -> str:
+    """The flow-list marker for a flow's summary: FAILED_MARK when it failed closed or
+    was forwarded unmasked, MASKED_MARK when anything was masked or restored, else ""
+    (no marker: a user's own mark stays)."""
+    if meta.get("failed"):
+        return FAILED_MARK
+    if meta.get("masked") or meta.get("restored") or meta.get("stripped"):
+        return MASKED_MARK
+    return ""
