@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from google_util import build_chunks, to_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mitmproxy import contentviews
@@ -23,7 +24,6 @@ from anthropic_util import build_stream
 from disguiselib.inspect import render, sseview, views
 from disguiselib.inspect.record import FAILED_MARK, MASKED_MARK, marker
 from disguiselib.mitm.addon import Disguise
-from google_util import build_chunks, to_array
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 NEW_API = hasattr(contentviews, "Contentview")
@@ -295,3 +295,28 @@ def test_flow_list_marker(tmp_path: Path) -> None:
         assert g.marked == "" and "masked 0" in g.comment
     assert marker({"failed": "x", "masked": 3}) == FAILED_MARK
     assert marker({"masked": 0, "restored": 0}) == ""
+
+
+def test_a_stream_that_fails_closed_is_marked_and_says_so_first(tmp_path: Path) -> None:
+    """Upstream claims gzip and sends something else: the client gets an error event,
+    the flow list shows the failure marker, the view's first line says so."""
+    body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                       "messages": [{"role": "user", "content": PROMPT}]}).encode()  # fmt: skip
+    with adapter(tmp_path) as a, registered(a):
+        f = tflow.tflow()
+        f.request.method, f.request.host, f.request.path = "POST", "api.anthropic.com", "/v1/messages"
+        f.request.headers["content-type"] = "application/json"
+        f.request.content = body
+        a.request(f)
+        assert f.marked == MASKED_MARK
+        f.response = tutils.tresp(content=None)
+        f.response.headers["content-type"] = "text/event-stream"
+        f.response.headers["content-encoding"] = "gzip"
+        a.responseheaders(f)
+        out = [*f.response.stream(b"this is not gzip at all" * 4), *f.response.stream(b"")]
+        f.response.data.content = b""
+        a.response(f)
+        text = shown(f, f.response, "Disguise")
+    assert b"error" in b"".join(out)
+    assert f.marked == FAILED_MARK
+    assert text.split("\n")[0].startswith("disguise anthropic.messages: FAILED CLOSED")

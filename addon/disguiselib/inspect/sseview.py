@@ -120,6 +120,8 @@ class Builder:
         self.channels: dict[str, Channel] = {}
         self.names: dict[tuple, str] = {}  # (provider, indices) -> channel key or tool name
         self.open: set = set()  # channels that must still say they finished (Gemini candidates)
+        self.finished: set = set()  # channels that said so
+        self.counts: dict[tuple, int] = {}  # e.g. function calls per Gemini candidate
         self.terminal = False
         self.errors: list[str] = []
 
@@ -390,8 +392,8 @@ def read_gemini(doc: dict, ev: SSEEvent, b: Builder) -> bool:
                 b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
             call = part.get("functionCall") or part.get("function_call")
             if isinstance(call, dict):  # arrives whole: one channel per call
-                n = b.names.get(("g calls", k), 0)
-                b.names[("g calls", k)] = n + 1
+                n = b.counts.get(("g calls", k), 0)
+                b.counts[("g calls", k)] = n + 1
                 c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
                           f"{path}.functionCall.args")  # fmt: skip
                 if isinstance(call.get("name"), str):
@@ -400,8 +402,8 @@ def read_gemini(doc: dict, ev: SSEEvent, b: Builder) -> bool:
         if reason:
             notes.append(f"candidate {k} finishReason {reason}")
             b.open.discard(("g", k))
-            b.names[("g finished", k)] = "yes"
-        elif ("g finished", k) not in b.names:
+            b.finished.add(("g", k))
+        elif ("g", k) not in b.finished:
             b.open.add(("g", k))
         b.terminal = not b.open
     ev.note = "; ".join(notes)
@@ -418,7 +420,7 @@ _NOTE_KEYS = ("stop_reason", "finish_reason", "finishReason", "status", "blockRe
 def _note(doc: dict) -> str:
     """What an event no reader explained says, in a few words: its stop reasons and
     status (the envelope itself is one view away, in Raw)."""
-    out = []
+    out: list[str] = []
     stack: list[tuple[object, int]] = [(doc, 0)]
     while stack and len(out) < 4:
         x, depth = stack.pop()
