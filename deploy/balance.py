@@ -62,10 +62,11 @@ class Server:
 
 
 def haproxy_config(listen_host: str, listen_port: int, servers: list[Server], mode: str = "reverse",
-                   maxconn: int = 4096) -> str:  # fmt: skip
+                   maxconn: int = 4096, tls: tuple[str, int, str] | None = None) -> str:  # fmt: skip
     """An HAProxy configuration: one frontend on listen_host:listen_port balancing over
     servers, each health-checked through deploy/health.py. mode "reverse" balances HTTP
-    requests; "regular" balances TCP connections (CONNECT tunnels)."""
+    requests; "regular" balances TCP connections (CONNECT tunnels). tls: (host, port,
+    PEM with certificate and key) for a second, TLS-terminating bind (reverse mode)."""
     http_mode = mode == "reverse"
     check_host = "disguise-health"
     # Regular mode takes proxy requests: the check is one, in absolute form.
@@ -85,6 +86,7 @@ def haproxy_config(listen_host: str, listen_port: int, servers: list[Server], mo
         "",
         "frontend disguise_in",
         f"    bind {listen_host}:{listen_port}",
+        *([f"    bind {tls[0]}:{tls[1]} ssl crt {tls[2]} alpn http/1.1"] if tls else []),
         "    default_backend disguise_instances",
         "",
         "backend disguise_instances",
@@ -182,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", default="reverse:https://api.anthropic.com",
                    help="mitmproxy mode of every instance: reverse:URL (balanced per request) or regular "
                         "(per connection)")  # fmt: skip
+    p.add_argument("--tls-listen", default="", help="HOST:PORT for clients speaking TLS to HAProxy (reverse mode)")
+    p.add_argument("--tls-cert", default="", help="PEM file with the certificate and its key, for --tls-listen")
     p.add_argument("--ports", default="", help="the instances' ports, comma-separated (default: free ports)")
     p.add_argument("--confdir", default=str(Path.home() / ".mitmproxy"),
                    help="shared mitmproxy confdir: one CA for every instance (default ~/.mitmproxy)")  # fmt: skip
@@ -206,7 +210,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--ports: {len(ports)} ports for {a.instances} instances")
     servers = [Server(f"d{i + 1}", "127.0.0.1", port) for i, port in enumerate(ports)]
     listen_port = int(port_text) or free_port(host)
-    config = haproxy_config(host, listen_port, servers, mode)
+    tls = None
+    if a.tls_listen:
+        if mode != "reverse" or not a.tls_cert:
+            p.error("--tls-listen: reverse mode only, with --tls-cert")
+        tls_host, _, tls_port = a.tls_listen.rpartition(":")
+        tls = (tls_host, int(tls_port) or free_port(tls_host), str(Path(a.tls_cert).resolve()))
+    config = haproxy_config(host, listen_port, servers, mode, tls=tls)
     if a.print_config:
         print(config, end="")
         return 0
@@ -244,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
                                    stdout=out("haproxy"), stderr=subprocess.STDOUT)  # fmt: skip
         procs.append(haproxy)
         wait_listening(host, listen_port, haproxy)
+        if tls is not None:
+            wait_listening(tls[0], tls[1], haproxy)
+            print(f"TLS listening at {tls[0]}:{tls[1]}", flush=True)
         print(f"listening at {host}:{listen_port} (HAProxy, pid {haproxy.pid})", flush=True)
         gone: set[int] = set()
         while not stopping:

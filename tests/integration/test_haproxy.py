@@ -131,6 +131,8 @@ class Cluster:
     logs: Path
     gates: dict[str, Gate]
     barrier: dict[str, threading.Barrier]
+    tls_port: int
+    tls_cert: Path
 
     def client(self, **kw):
         return anthropic.Anthropic(base_url=f"http://127.0.0.1:{self.port}", api_key="sk-ant-test-credential",
@@ -153,6 +155,7 @@ def start_balance(args: list[str], timeout: float = 60) -> tuple[subprocess.Pope
     pids: dict[str, int] = {}
     ports: dict[str, int] = {}
     result: list[int] = []
+    tls: list[int] = []
 
     def read() -> None:
         assert proc.stdout is not None
@@ -163,6 +166,9 @@ def start_balance(args: list[str], timeout: float = 60) -> tuple[subprocess.Pope
             m = re.match(r"listening at 127\.0\.0\.1:(\d+)", line)
             if m:
                 result.append(int(m.group(1)))
+            m = re.match(r"TLS listening at 127\.0\.0\.1:(\d+)", line)
+            if m:
+                tls.append(int(m.group(1)))
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -173,6 +179,7 @@ def start_balance(args: list[str], timeout: float = 60) -> tuple[subprocess.Pope
             stop(proc)
             raise RuntimeError(f"deploy/balance.py did not start (exit {proc.returncode})")
         time.sleep(0.05)
+    proc.tls_port = tls[0] if tls else None  # type: ignore[attr-defined]
     return proc, result[0], pids, ports
 
 
@@ -208,6 +215,8 @@ def cluster(tmp_path_factory):
     write_mappings(folder, MAPPINGS, "10-team.yaml")
     gates: dict[str, Gate] = {}
     barrier: dict[str, threading.Barrier] = {}
+    cert, key = self_signed(tmp)
+    (tmp / "haproxy.pem").write_bytes(cert.read_bytes() + key.read_bytes())  # HAProxy: both in one file
     with FakeUpstream() as up:
         up.server.socket.listen(1024)  # 500 connections arrive at once (socketserver listens with 5)
         up.on("m", echo(gates, barrier))
@@ -216,10 +225,11 @@ def cluster(tmp_path_factory):
         proc, port, pids, ports = start_balance([
             "--instances", str(INSTANCES), "--listen", "127.0.0.1:0", "--mode", f"reverse:http://127.0.0.1:{up.port}",
             "--confdir", str(tmp / "conf"), "--logs", str(tmp / "logs"), "--mitmdump", str(MITMDUMP),
+            "--tls-listen", "127.0.0.1:0", "--tls-cert", str(tmp / "haproxy.pem"),
             "--", *ARGS, "--set", f"disguise_mappings={folder}",
         ])  # fmt: skip
         try:
-            yield Cluster(port, pids, ports, proc, up, folder, tmp / "logs", gates, barrier)
+            yield Cluster(port, pids, ports, proc, up, folder, tmp / "logs", gates, barrier, proc.tls_port, cert)
         finally:
             for g in gates.values():
                 g.go.set()
@@ -283,6 +293,21 @@ def test_a_mapping_change_is_used_by_every_instance(cluster: Cluster) -> None:
     assert set(seen) == set(cluster.pids), seen
     sent = [r.body.decode() for r in cluster.up.for_model("m")]
     assert sent and all("Project Heron" in b and "Bluebird" not in b for b in sent), sent
+
+
+def test_tls_terminated_at_the_balancer(cluster: Cluster) -> None:
+    """Clients speak HTTPS to HAProxy; the instances behind it listen on 127.0.0.1 only."""
+    trust = ssl.create_default_context(cafile=str(cluster.tls_cert))
+    seen = set()
+    with anthropic.Anthropic(base_url=f"https://127.0.0.1:{cluster.tls_port}", api_key="sk-ant-test-credential",
+                             max_retries=0, timeout=30.0,
+                             http_client=anthropic.DefaultHttpxClient(verify=trust, trust_env=False)) as client:  # fmt: skip
+        for i in range(2 * INSTANCES):
+            with client.messages.stream(model="m", max_tokens=5,
+                                        messages=[{"role": "user", "content": prompt(i)}]) as s:  # fmt: skip
+                assert s.get_final_text() == prompt(i)
+                seen.add(s.response.headers.get(balance.INSTANCE_HEADER))
+    assert seen <= set(cluster.pids) and len(seen) >= 2, seen
 
 
 def test_killing_an_instance_mid_stream_costs_only_its_streams(cluster: Cluster) -> None:
@@ -376,8 +401,8 @@ def test_killing_an_instance_mid_stream_costs_only_its_streams(cluster: Cluster)
 # -- regular mode: TCP balancing, one CA ---------------------------------------------------------
 
 
-def tls_upstream(tmp: Path) -> tuple[FakeUpstream, Path]:
-    """A FakeUpstream speaking HTTPS with a self-signed certificate for 127.0.0.1."""
+def self_signed(tmp: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -396,6 +421,12 @@ def tls_upstream(tmp: Path) -> tuple[FakeUpstream, Path]:
     keyfile = tmp / "upstream-key.pem"
     keyfile.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                           serialization.NoEncryption()))  # fmt: skip
+    return pem, keyfile
+
+
+def tls_upstream(tmp: Path) -> tuple[FakeUpstream, Path]:
+    """A FakeUpstream speaking HTTPS with a self-signed certificate for 127.0.0.1."""
+    pem, keyfile = self_signed(tmp)
     up = FakeUpstream()
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(pem, keyfile)
