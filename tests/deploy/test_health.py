@@ -44,6 +44,12 @@ def test_healthy_only_with_a_disguise_and_valid_rules(tmp_path: Path) -> None:
             assert check(tctx.master, "POST") is None  # only GET/HEAD of the one path
             assert check(tctx.master, "GET", "/v1/messages") is None
             assert check(tctx.master, "GET", health.PATH + "/x") is None
+            h = health.DisguiseHealth()
+            h.draining = True  # after SIGTERM: the balancer is told at once
+            f = tflow.tflow()
+            f.request.method, f.request.path = "GET", health.PATH
+            h.requestheaders(f)
+            assert f.response.status_code == 503 and f.response.content == b"unhealthy: stopping (draining)\n"
             a.guard.failure = "option disguise_hosts: bad"
             ok, why = health.status(tctx.master)
             assert not ok and "option disguise_hosts: bad" in why

@@ -6,10 +6,11 @@ client, a fake provider that echoes the masked prompt back in small deltas.
 - 500 streams open at once through the balancer, every one restored exactly, none of
   its originals upstream, every instance taking its share;
 - a mapping added to the shared folder is used by every instance at its next request;
-- one instance killed mid-stream costs exactly the streams it carried: each of those
-  ends with an error at the client (an incomplete chunked body: never a clean end, never
-  a disguise in the text it got), every other stream completes, and new streams go to
-  the survivors at once;
+- one instance killed mid-stream (SIGKILL) costs exactly the streams it carried: each of
+  those ends with an error at the client (an incomplete chunked body: never a clean end,
+  never a disguise in the text it got), every other stream completes, and new streams go
+  to the survivors at once; one stopped (SIGTERM) drains and costs nothing;
+- HTTPS clients through a TLS-terminating bind;
 - regular mode (HAProxy balancing TCP connections): every instance presents the one
   shared CA, so an HTTPS client that trusts it works whichever instance it lands on.
 """
@@ -368,7 +369,9 @@ def stop_one_mid_stream(cluster: Cluster, how: signal.Signals, model: str, alive
     on_victim = {i for i, r in results.items() if r["instance"] == victim}
     assert len(on_victim) < n, {i: r["instance"] for i, r in results.items()}
     os.kill(cluster.pids[victim], how)
-    time.sleep(0.3)  # the connections to it are gone before the others go on
+    # SIGKILL: its connections are gone before the others go on. SIGTERM: its streams
+    # outlast the drain's delay (3 s), so it must wait for them to finish.
+    time.sleep(0.3 if how == signal.SIGKILL else 4.0)
     gate.go.set()
     for t in threads:
         t.join(60)
