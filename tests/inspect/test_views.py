@@ -320,3 +320,9 @@ def test_a_stream_that_fails_closed_is_marked_and_says_so_first(tmp_path: Path) 
     assert b"error" in b"".join(out)
     assert f.marked == FAILED_MARK
     assert text.split("\n")[0].startswith("disguise anthropic.messages: FAILED CLOSED")
+
+
+def test_a_json_error_sent_as_an_event_stream_is_shown_as_json() -> None:
+    body = (REAL / "gemini" / "error_400_stream.json").read_bytes()
+    text = render.render_body(body, "text/event-stream")
+    assert "events," not in text.split("\n")[0] and '"error": {' in text, text[:200]

@@ -232,7 +232,12 @@ def parse_array(body: bytes) -> Stream | None:
 
 
 def _sse_framing(body: bytes, content_type: str) -> Stream | None:
-    return parse_stream(body) if looks_like_sse(body, content_type) else None
+    if not looks_like_sse(body, content_type):
+        return None
+    s = parse_stream(body)
+    if not s.events and body.lstrip()[:1] in (b"{", b"["):
+        return None  # one JSON document sent as an event stream (Gemini's errors): shown as JSON
+    return s
 
 
 def _array_framing(body: bytes, content_type: str) -> Stream | None:
