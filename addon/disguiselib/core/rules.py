@@ -151,7 +151,7 @@ def _esc_advance(s: str, i: int, j: int, st: int) -> int:
 class Session:
     """One request's placeholders, numbered by first appearance (contract §2)."""
 
-    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved")
+    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals")
 
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
         # Placeholder strings the request already holds as the client's own text: never
@@ -163,10 +163,13 @@ class Session:
         self.masked = 0  # how many replacements were made (for the flow comment)
         # replacements per rule: a pattern's name, or LITERALS for every literal
         self.counts: dict[str, int] = {}
+        self.literals: set[str] = set()  # the literals' originals that were replaced
 
-    def count(self, label: str) -> None:
+    def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1
         self.counts[label] = self.counts.get(label, 0) + 1
+        if label == LITERALS and original is not None:
+            self.literals.add(original)
 
     def placeholder(self, name: str, original: str) -> str:
         key = (name, original)
@@ -499,11 +502,11 @@ class Rules:
             original = text[a:b]
             rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original)
             edits.append((a, b, rep))
-            session.count(label)
+            session.count(label, original)
         return edits
 
-    def restorer(self, placeholders: dict[str, str]) -> Restorer:
-        return Restorer(self, placeholders)
+    def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
+        return Restorer(self, placeholders, growing)
 
 
 def _compile_strip(rx: str) -> _Strip:
@@ -600,13 +603,16 @@ class Restorer:
 
     __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold")
 
-    def __init__(self, rules: Rules, placeholders: dict[str, str]) -> None:
+    def __init__(self, rules: Rules, placeholders: dict[str, str], growing: bool = False) -> None:
         self.rules = rules
+        # growing: the dict is a live session's and may still gain placeholders (a
+        # realtime connection masks and restores frame by frame over one session), so
+        # placeholder prefixes are held back from the start.
         self.placeholders = placeholders
         self._esc_cache: dict[str, str] = {}
         self.restored = 0  # disguises and placeholders turned back into originals
         self.stripped = 0  # strip-rule matches deleted (dangling ones at a channel's end too)
-        self._hold = rules._hold_ph if placeholders else rules._hold
+        self._hold = rules._hold_ph if (placeholders or growing) else rules._hold
 
     # -- whole texts ---------------------------------------------------------------------
 

@@ -19,9 +19,6 @@ from ..core.rules import LITERALS
 
 META = "disguise"
 SIDES = "disguise_sides"
-# Per side: an LLM request with a long context runs to a few MB; a long streamed answer
-# rarely passes 1 MB. Above this a side is cut and marked, never silently shortened.
-CAPTURE_LIMIT = 8 * 1024 * 1024
 # Flow-list markers (mitmweb shows them beside the path; mitmproxy's emoji names).
 FAILED_MARK = ":no_entry:"  # refused, forwarded unmasked, or the client got an error
 MASKED_MARK = ":performing_arts:"  # something was masked or restored

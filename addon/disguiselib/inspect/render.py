@@ -37,7 +37,7 @@ OPEN, CLOSE = "⟦", "⟧"
 # Characters a row shows in place of line breaks (same length: span offsets still hold).
 _ROW_SAFE = str.maketrans({"\n": "⏎", "\r": "␍", "\t": "⇥"})
 
-MAX_ROW_CHARS = 2000  # text shown per event row; the whole event is one view away (Raw)
+MAX_ROW_CHARS = sseview.MAX_EVENT_CHARS  # text shown per event row
 MAX_KIND_WIDTH = 28
 MAX_CHANNEL_WIDTH = 32
 

@@ -35,8 +35,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..core.jsonarray import ELEMENT, ArrayFramer
-from ..core.sse import Framer, parse_event
+from ..core.sse import Framer, parse_event, sniff
 from ..errors import StreamError
+
+# Characters of one event shown in a view (render.py's rows, wsview's messages); the
+# whole event is one view away (Raw).
+MAX_EVENT_CHARS = 2000
 
 # Events whose arrival means the provider said everything it had to say.
 TERMINAL_TYPES = frozenset({"message_stop", "response.completed", "response.incomplete", "response.failed"})
@@ -55,22 +59,25 @@ class Channel:
     key: str  # e.g. "block 0 text", "choice 0 tool_call 1 arguments"
     kind: str  # "text" | "json" | "thinking"
     name: str = ""  # a tool's name, when the stream gave one
-    parts: list[str] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)  # one per piece, in order
     pieces: list[Piece] = field(default_factory=list)
     length: int = 0
+    _joined: str | None = field(default=None, repr=False)
 
     def add(self, text: str, event: int, path: str) -> Piece:
         p = Piece(event, self.length, path, len(text))
         self.pieces.append(p)
         self.parts.append(text)
         self.length += len(text)
+        self._joined = None
         return p
 
     @property
     def text(self) -> str:
-        if len(self.parts) > 1:
-            self.parts = ["".join(self.parts)]
-        return self.parts[0] if self.parts else ""
+        """The whole text (joined once, until the next add)."""
+        if self._joined is None:
+            self._joined = "".join(self.parts)
+        return self._joined
 
     @property
     def label(self) -> str:
@@ -180,11 +187,8 @@ def stream_of(events: Iterable[tuple[str | None, str | None, bytes]], framing: s
 
 
 def looks_like_sse(body: bytes, content_type: str = "") -> bool:
-    """True for a text/event-stream body (by content type, or by its first line)."""
-    if "text/event-stream" in content_type.lower():
-        return True
-    head = body[:64].lstrip()
-    return head.startswith((b"event:", b"data:", b": ", b"id:"))
+    """True for an event stream, told as the reversers tell it (core.sse.sniff)."""
+    return sniff(body[:4096], content_type, final=True) is True
 
 
 def parse_stream(body: bytes) -> Stream:
