@@ -106,7 +106,7 @@ def check_reverse(hosts: tuple[HostRule, ...]) -> None:
 
 def _reverse_targets() -> list[tuple[str, str, str, int]]:
     """(spec, scheme, host, port) of every reverse mode mitmproxy runs."""
-    out = []
+    out: list[tuple[str, str, str, int]] = []
     for spec in list(getattr(ctx.options, "mode", []) or []):
         try:
             m = mode_specs.ProxyMode.parse(spec)
