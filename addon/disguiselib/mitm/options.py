@@ -8,15 +8,44 @@ from __future__ import annotations
 import difflib
 import re
 
-from mitmproxy import ctx
+from mitmproxy import ctx, exceptions
 from mitmproxy.proxy import mode_specs
 
+from ..config import OPTION_NAMES, OPTIONS
 from ..errors import ScopeError
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
 
-OPTIONS = frozenset(
-    {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fail_open", "disguise_allow_unknown"}
-)
+# The options the Disguise addon declares; the Inspector declares the capture limit.
+INSPECTOR_OPTIONS = frozenset({"disguise_capture_limit"})
+
+
+def declare(loader, names: frozenset[str] | None = None) -> None:
+    """Declare the addon's options (config.OPTIONS), or only those named."""
+    for o in OPTIONS:
+        if (o.name in names) if names is not None else (o.name not in INSPECTOR_OPTIONS):
+            loader.add_option(o.name, o.type, o.default, o.help)
+
+
+def check_deferred(opts) -> str | None:
+    """mitmproxy applies `--set` values for a script's options only after load(), and
+    when one is bad (given twice, or `yes` for a bool) it drops the whole script without
+    a log line. Checked here, where it can still be said: the failure, or None."""
+    deferred = getattr(opts, "deferred", {})
+    parse = getattr(opts, "_parse_setval", None)
+    for name in sorted(OPTION_NAMES):
+        val = deferred.get(name)
+        if val is None or parse is None or not hasattr(val, "val") or name not in opts._options:
+            continue
+        try:
+            parse(opts._options[name], val.val)
+        except exceptions.OptionsError as e:
+            return (
+                f"option {name}: {e}; mitmproxy will not load the disguise script, and every "
+                "request on an LLM path is refused"
+            )
+    return None
+
+
 # What an option name mistyped from ours still resembles (difflib's ratio): a misspelt
 # prefix (`disgiuse_mappings`, `disguise-hosts`) is caught, another addon's name is not.
 _NEAR = 0.8
@@ -30,10 +59,12 @@ def check_names(opts) -> None:
     an unknown `--set` name (or config.yaml key) aside in `opts.deferred` for an addon
     that may declare it later, and never says a word when none does: `--set
     disguise_mapping=mine.yaml` would run with the user's rules never loaded. Called
-    from configure, when every addon of the script has declared its options (a static
-    list here would have to repeat each name)."""
-    valid = sorted(k for k in opts.keys() if k.startswith("disguise_"))
+    from configure, when every addon of the script has declared its options. Valid:
+    config.OPTION_NAMES, and any other `disguise_` option an addon declared."""
+    valid = sorted(OPTION_NAMES | {k for k in opts.keys() if k.startswith("disguise_")})
     for name in sorted(getattr(opts, "deferred", {}) or {}):
+        if name in valid:
+            continue  # one of ours that this build of the addon does not declare
         near = difflib.get_close_matches(name, valid, n=1, cutoff=0.0)
         ours = name.lower().startswith("disguise") or bool(difflib.get_close_matches(name, valid, n=1, cutoff=_NEAR))
         if ours and near:
