@@ -21,7 +21,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anthropic_util import build_stream
-from disguiselib.core.decoding import decoder_for
+from disguiselib.core.decoding import Decoded, decoder_for
 from disguiselib.core.sse import Framer
 from disguiselib.providers import anthropic, gemini_array, gemini_stream, legacy, openai_chat, openai_responses
 from disguiselib.providers.stream import BodyStream
@@ -238,8 +238,10 @@ def test_decompression_failure_delivers_no_held_text(wrap: bool) -> None:
     z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     first = z.compress(body[:cut]) + z.flush(zlib.Z_SYNC_FLUSH)  # decodes to exactly body[:cut]
     inner = anthropic.AnthropicStream(R)
-    s = BodyStream(inner, lambda b: b, lambda m: m.encode(), "text/event-stream") if wrap else inner
-    s.decoder = decoder_for("gzip")
+    rev = BodyStream(inner, lambda b: b, lambda m: m.encode(), "text/event-stream") if wrap else inner
+    gz = decoder_for("gzip")
+    assert gz is not None
+    s = Decoded(rev, gz)  # as pipeline.reverser_for wraps a reverser for a Content-Encoding
     out = s.feed(first)
     assert b"Hello " in out and b"Zen" not in out  # "Zen" is held: it may grow into "Zenith Labs"
     out += s.feed(b"\xff\x00 not deflate data" * 4) + s.flush()
