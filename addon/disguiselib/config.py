@@ -12,7 +12,7 @@ from .core import mappings
 from .core.rules import Rules
 from .errors import MappingError
 from .providers import registry
-from .scope import HostRule, parse_hosts
+from .scope import HostRule, near_misses, parse_hosts
 
 log = logging.getLogger("disguise")
 
@@ -118,6 +118,8 @@ def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> 
 def log_loaded(cfg: Config, verb: str) -> None:
     ms = cfg.rules.mappings
     for w in ms.warnings:
+        log.warning("disguise: %s", w)
+    for w in near_misses(cfg.hosts):
         log.warning("disguise: %s", w)
     for r in ms.replaced:
         log.info("disguise: %s", r)
