@@ -378,7 +378,7 @@ def test_client_replay_masks_the_original_afresh(session: Session, tmp_path: Pat
             w = io.FlowWriter(fo)
             for f in flows:
                 w.add(f)
-        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--set", f"confdir={session.dir / 'conf'}",
+        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={session.dir / 'conf'}",
                                 "-s", str(ADDON), "--set", f"disguise_mappings={session.mappings}", "-w", str(out)])  # fmt: skip
         assert rc == 0, log
         got = {json.loads(r.body)["model"]: r.body for r in up.requests if r.path != "/v1/models"}
