@@ -25,8 +25,8 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from botocore.auth import SigV4Auth

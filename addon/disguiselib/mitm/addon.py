@@ -22,6 +22,7 @@ from ..pipeline import OFF_LOOP_BYTES, mask_work, reverser_for
 from ..providers.masking import mask_body
 from ..providers.registry import Api, llm_shaped, recognise
 from ..scope import in_hosts, known_host
+from . import aws
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     FlowState,
@@ -37,6 +38,7 @@ from .flows import (
     refuse,
     replace_with_error,
     reverse_mode,
+    stop,
     stream_risk,
     streams_large_bodies,
     target,
@@ -54,6 +56,7 @@ class Disguise:
         self.guard = Guard()  # replaced by the process's own in load()
         self._failed: tuple | None = None  # snapshot of mapping files that failed to load
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
+        self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
 
     @property
     def rules(self) -> Rules | None:
@@ -86,6 +89,11 @@ class Disguise:
             "disguise_allow_unknown", bool, False,
             "Forward requests to endpoints disguise does not transform even when they contain an "
             "original (with a warning) instead of refusing them.",
+        )  # fmt: skip
+        loader.add_option(
+            aws.OPTION, bool, False,
+            "Mask AWS Bedrock requests signed with SigV4 and sign them again with mitmdump's own AWS "
+            "credentials (botocore's chain: environment, profile, SSO, roles); off: they are refused.",
         )  # fmt: skip
         self._check_deferred(loader.master.options)
 
@@ -187,6 +195,10 @@ class Disguise:
             return
         if cfg is None:
             return  # the Guard closes it: nothing here can be masked
+        if kind == "api" and api is not None and api.signed:
+            # its headers would leave before the body is masked: nothing could be signed
+            stop(flow, "a signed AWS request whose body mitmproxy streams (stream_large_bodies) cannot be re-signed")
+            return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
         limit = body_limit()
         req = flow.request
@@ -344,6 +356,8 @@ class Disguise:
         except MaskError as e:
             self._unmaskable(flow, api, e)
             return None
+        if api.signed:
+            return aws.mask_signed(self, flow, api, cfg, raw)
         if len(raw) >= OFF_LOOP_BYTES and flow.live:
             return self._mask_off_loop(flow, api, cfg, raw)
         self._masked(flow, api, cfg, raw, mask_work(raw, api, cfg))

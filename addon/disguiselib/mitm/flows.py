@@ -128,6 +128,7 @@ class FlowState:
     encoding: str = ""
     headers_done: bool = False
     refusal: str | None = None  # a streamed request that could not be masked
+    signer: object | None = None  # mitm/aws.Signer: signs the request last (the Guard)
 
 
 def stop(flow: http.HTTPFlow, why: str) -> None:

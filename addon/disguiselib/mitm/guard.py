@@ -11,6 +11,7 @@ from mitmproxy import exceptions, http
 
 from .. import leakguard
 from ..config import Config
+from ..errors import log_internal
 from ..pipeline import OFF_LOOP_BYTES
 from ..pipeline import leak_scan as _leak_scan
 from .callables import Buffered, Refused, StreamCall
@@ -124,6 +125,16 @@ class Guard:
             log.error(msg)
             self.flows.pop(flow.id, None)
             refuse(flow, msg)
+            return
+        st = self.flows.get(flow.id)
+        if st is not None and st.signer is not None:
+            # Last: the bytes that leave are masked and checked; now they are signed.
+            try:
+                st.signer.apply(flow.request)  # type: ignore[attr-defined]
+            except Exception as e:  # noqa: BLE001 - unsigned, it would only be rejected: refused instead
+                log_internal(log, "re-signing", e)
+                self.flows.pop(flow.id, None)
+                refuse(flow, f"disguise: request refused: it could not be signed again ({type(e).__name__})")
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         st = self.flows.get(flow.id)

@@ -11,7 +11,8 @@ from ..errors import ScopeError
 from ..scope import KNOWN_HOSTS, HostRule
 
 OPTIONS = frozenset(
-    {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fail_open", "disguise_allow_unknown"}
+    {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fail_open", "disguise_allow_unknown",
+     "disguise_aws_resign"}
 )
 
 
