@@ -81,7 +81,7 @@ def client_auth(url: str, headers: list[tuple[str, str]]) -> ClientAuth:
     module cannot re-sign (presigned URLs, another scheme); the message never quotes
     the credential."""
     if "x-amz-signature=" in urlsplit(url).query.lower():
-        raise NeverForward("a presigned AWS request (X-Amz-Signature in the URL) cannot be re-signed")
+        raise NeverForward("a presigned AWS request (X-Amz-Signature in the URL) cannot be re-signed; not forwarded")
     auth = _get(headers, "authorization")
     if auth is None:
         return ClientAuth(UNSIGNED)
@@ -90,7 +90,7 @@ def client_auth(url: str, headers: list[tuple[str, str]]) -> ClientAuth:
         return ClientAuth(BEARER)
     m = _CREDENTIAL.match(auth)
     if m is None:
-        raise NeverForward("the request's Authorization is not an AWS SigV4 signature disguise can re-sign")
+        raise NeverForward("the request's Authorization is not an AWS SigV4 signature disguise can re-sign; not forwarded")
     sh = _SIGNED_HEADERS.search(auth)
     signed = tuple(sh.group(1).lower().split(";")) if sh else ()
     return ClientAuth(SIGV4, Scope(m.group(2), m.group(3)), signed)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from aws_util import anthropic_events_of, check_sigv4, chunk_frame, frames_of
+from aws_util import check_sigv4, chunk_frame, frames_of
 from integration_util import (
     MITMDUMP,
     FakeUpstream,
