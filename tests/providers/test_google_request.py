@@ -7,7 +7,6 @@ import json
 import pytest
 from google_util import GEMINI_FIXTURES
 
-from disguiselib.errors import MaskError
 from disguiselib.providers import bedrock
 from disguiselib.providers import registry as engine
 from disguiselib.providers.google import GENERATE_REQUEST
