@@ -90,7 +90,9 @@ def client_auth(url: str, headers: list[tuple[str, str]]) -> ClientAuth:
         return ClientAuth(BEARER)
     m = _CREDENTIAL.match(auth)
     if m is None:
-        raise NeverForward("the request's Authorization is not an AWS SigV4 signature disguise can re-sign; not forwarded")
+        raise NeverForward(
+            "the request's Authorization is not an AWS SigV4 signature disguise can re-sign; not forwarded"
+        )
     sh = _SIGNED_HEADERS.search(auth)
     signed = tuple(sh.group(1).lower().split(";")) if sh else ()
     return ClientAuth(SIGV4, Scope(m.group(2), m.group(3)), signed)
