@@ -98,3 +98,12 @@ def test_a_broken_reader_stays_broken() -> None:
         d.feed(b"\x00" * 16)
     with pytest.raises(StreamError):
         d.feed(RECORDED[0].read_bytes())
+
+
+def test_a_corrupt_length_is_refused_at_once_not_waited_for() -> None:
+    """The prelude checksum is checked before its length is believed: a flipped bit in
+    the total length would otherwise make the reader wait for bytes that never come."""
+    frame = bytearray(eventstream.Decoder().feed(RECORDED[0].read_bytes())[0].raw)
+    frame[1] ^= 0x10  # total length + 1 MiB
+    with pytest.raises(StreamError, match="prelude checksum"):
+        eventstream.Decoder().feed(bytes(frame))
