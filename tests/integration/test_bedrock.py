@@ -470,10 +470,14 @@ def test_stream_cut_or_corrupt_ends_with_exception(proxy: Proxy, how: str) -> No
 
     proxy.on(p, answer)
     text = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
     with pytest.raises(EventStreamError) as e:
-        for ev in proxy.boto().converse_stream(modelId=model, messages=[
-                {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]:  # fmt: skip
-            text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
     assert e.value.response["Error"]["Code"] == "internalServerException"
     assert "disguise" in e.value.response["Error"]["Message"]
     assert "Zen" not in "".join(text) or "Acme Corp" in "".join(text)
@@ -488,10 +492,14 @@ def test_connection_dropped_mid_frame_is_an_error(proxy: Proxy) -> None:
     proxy.on(p, lambda rec: (lambda f: Reply([*f[:3], f[3][: len(f[3]) // 2]], headers=ES_HEADERS, abort=True))(
         converse_tool_stream(placeholder(rec))))  # fmt: skip
     text = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
     with pytest.raises(Exception) as e:  # noqa: B017,PT011
-        for ev in proxy.boto().converse_stream(modelId=model, messages=[
-                {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]:  # fmt: skip
-            text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
     assert type(e.value).__name__ in ("ProtocolError", "ResponseStreamingError", "EventStreamError"), e.value
     assert "".join(text) == "I'll ask Acme Corp about "
 

@@ -12,18 +12,14 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from mitmproxy import ctx, http
 
-from .. import resign
-from ..config import Config
+from .. import pipeline, resign
 from ..errors import NeverForward
-from ..pipeline import mask_work
-from ..providers.registry import Api
-
-if TYPE_CHECKING:
-    from .addon import Disguise
+from ..state import FlowRecord, Phase
+from .flows import stop
 
 log = logging.getLogger("disguise")
 
@@ -39,10 +35,8 @@ class Signer:
 
     def apply(self, req: http.Request) -> None:
         """Sign req as it will be sent: its method, URL, headers and wire body."""
-        headers = [(k, v) for k, v in req.headers.items(multi=True)]
-        new = resign.resign(
-            req.method, req.url, headers, req.raw_content or b"", self.credentials, self.auth  # type: ignore[arg-type]
-        )
+        headers = list(req.headers.items(multi=True))
+        new = pipeline.sign_request(self.auth, self.credentials, req.method, req.url, headers, req.raw_content or b"")
         req.headers = http.Headers([(k.encode("utf-8"), v.encode("utf-8")) for k, v in new])
 
 
@@ -87,35 +81,53 @@ class Credentials:
         return creds, why
 
 
-def mask_signed(d: Disguise, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes) -> Awaitable[None] | None:
+
+class Disguise(Protocol):
+    """What of the Disguise addon this module uses (no import: addon.py imports this)."""
+
+    aws: Credentials
+
+    def _mask(self, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None: ...
+
+    def _unmaskable(self, flow: http.HTTPFlow, rec: FlowRecord, e: Exception, fail_open: bool = True) -> None: ...
+
+
+def stop_streamed(flow: http.HTTPFlow, rec: FlowRecord) -> None:
+    """A signed request whose body mitmproxy would stream: its headers would leave
+    before the body is masked, so nothing could sign it. The connection is closed."""
+    why = "a signed AWS request whose body mitmproxy streams (stream_large_bodies) cannot be re-signed"
+    log.error("disguise: %s: %s (connection closed)", flow.request.path.split("?", 1)[0], why)
+    stop(flow, why)
+    rec.to(Phase.REFUSED, why)
+
+
+def mask_signed(d: Disguise, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
     """A request whose body the client signed: masked only when the proxy can sign it
     again (SigV4 and the option on, credentials found), or when nothing signs the body
     (a bearer API key, no Authorization); refused otherwise, even with
-    disguise_fail_open. The Guard signs it, after the leak check."""
+    disguise_fail_open. The Guard signs it, after the last leak check."""
     try:
         auth = client_auth(flow)
         if auth.kind == resign.SIGV4 and not ctx.options.disguise_aws_resign:
             raise refused_off()
     except NeverForward as e:
-        d._unmaskable(flow, api, e, fail_open=False)
+        d._unmaskable(flow, rec, e, fail_open=False)
         return None
     if auth.kind != resign.SIGV4:
-        d._masked(flow, api, cfg, raw, mask_work(raw, api, cfg))
-        return None
-    return _mask_and_sign(d, flow, api, cfg, raw, auth)
+        return d._mask(flow, rec)
+    return _mask_and_sign(d, flow, rec, auth)
 
 
-async def _mask_and_sign(d: Disguise, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes,
-                         auth: resign.ClientAuth) -> None:  # fmt: skip
+async def _mask_and_sign(d: Disguise, flow: http.HTTPFlow, rec: FlowRecord, auth: resign.ClientAuth) -> None:
     try:  # credentials may come from a process, SSO or the instance metadata service
         creds, why = await asyncio.to_thread(d.aws.get)
-        result = await asyncio.to_thread(mask_work, raw, api, cfg) if creds is not None else None
     except Exception as e:  # noqa: BLE001 - the thread machinery failing
-        creds, why, result = None, f"internal error ({type(e).__name__})", None
+        creds, why = None, f"internal error ({type(e).__name__})"
     if creds is None:
-        d._unmaskable(flow, api, refused_no_credentials(why), fail_open=False)
+        d._unmaskable(flow, rec, refused_no_credentials(why), fail_open=False)
         return
-    d._masked(flow, api, cfg, raw, result)
-    st = d.guard.flows.get(flow.id)
-    if st is not None and flow.response is None:
-        st.signer = Signer(auth, creds)
+    later = d._mask(flow, rec)
+    if later is not None:
+        await later
+    if rec.phase is Phase.MASKED and flow.response is None:
+        rec.signer = Signer(auth, creds)

@@ -39,7 +39,7 @@ from .anthropic import AnthropicStream
 from .channels import MAX_CHANNELS, dumps_bytes
 from .fields import GENERIC
 from .restore import restore_json
-from .stream import SSEStream
+from .stream import SSEStream, StreamState
 
 _EVENT_HEADERS = [(":content-type", "application/json"), (":message-type", "event")]
 # The exception both streams' unions declare (ResponseStream and ConverseStreamOutput
@@ -77,12 +77,10 @@ class FrameStream(SSEStream):
         self.frames = eventstream.Decoder()
 
     def feed(self, data: bytes) -> bytes:
-        if self.dead or self.finished or not data:
+        if self.finished or not data:
             return b""
         out: list[bytes] = []
         try:
-            if self.decoder is not None:
-                data = self.decoder.decompress(data)
             self._frames(data, out)
         except StreamError as e:
             out.append(self.fail(str(e)))
@@ -98,16 +96,15 @@ class FrameStream(SSEStream):
             return b""
         out: list[bytes] = []
         try:
-            if self.decoder is not None:
-                self._frames(self.decoder.flush(), out)
             self.frames.end()
         except StreamError as e:
             out.append(self.fail(str(e)))
             return b"".join(out)
-        self.finished = True
         out.extend(self.drain())
-        if not self.terminated:
-            self.dead = True
+        if self.terminated:
+            self.to(StreamState.DONE)
+        else:
+            self.to(StreamState.FAILED)
             out.append(self.error_event(f"disguise: the stream ended before {self.TERMINAL}"))
         return b"".join(out)
 
@@ -123,7 +120,7 @@ class FrameStream(SSEStream):
     def upstream_error(self, fr: Frame) -> list[bytes]:
         """An exception or error message from upstream ends the stream: every held tail
         first, then the message with its text restored."""
-        self.terminated = True
+        self.to(StreamState.FINISHING)
         out = self.drain()
         out.append(self.restored(fr, Obj({"message": VALUES}, default=GENERIC)))
         return out
@@ -169,7 +166,8 @@ class InvokeStream(FrameStream):
         text = f"data: {data}\n\n"
         ev = Event(text.encode("utf-8"), data=data, text=text, span=(6, 6 + len(data)))
         outs = self.inner.on_event(ev)
-        self.terminated = self.inner.terminated
+        if self.inner.terminated:
+            self.to(StreamState.FINISHING)
         res: list[bytes] = []
         for o in outs:
             if o is ev.raw:
@@ -247,7 +245,7 @@ class ConverseStream(FrameStream):
             out.append(fr.raw)
             return out
         if et == "messageStop":
-            self.terminated = True
+            self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(self.restored(fr, _STOP))
             return out
