@@ -50,6 +50,7 @@ SECTIONS: dict[str, str] = {
     "gemini": "gemini",
     "detect": "detect",
     "matchers": "matchers",
+    "bedrock": "bedrock",
 }
 DEFAULT = "abcde"
 

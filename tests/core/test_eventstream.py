@@ -107,3 +107,17 @@ def test_a_corrupt_length_is_refused_at_once_not_waited_for() -> None:
     frame[1] ^= 0x10  # total length + 1 MiB
     with pytest.raises(StreamError, match="prelude checksum"):
         eventstream.Decoder().feed(bytes(frame))
+
+
+def test_a_known_header_block_still_has_its_checksum_checked() -> None:
+    """Frames whose header bytes were read before skip botocore's header parse, never
+    the message checksum: a flipped bit in any later frame is refused."""
+    frames = eventstream.Decoder().feed(RECORDED[0].read_bytes())
+    assert len({f.header_block for f in frames}) < len(frames)  # header blocks repeat
+    for k in range(1, len(frames)):
+        for i in (12, len(frames[k].raw) // 2, len(frames[k].raw) - 5):  # a header, the payload, the CRC
+            bad = bytearray(frames[k].raw)
+            bad[i] ^= 0x02
+            d = eventstream.Decoder()
+            with pytest.raises(StreamError, match="checksum"):
+                d.feed(b"".join(f.raw for f in frames[:k]) + bytes(bad))

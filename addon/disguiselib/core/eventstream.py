@@ -15,7 +15,12 @@ limits), fed exactly one whole frame at a time: the frame boundaries are found h
 from the prelude (whose checksum is checked first, so a corrupt length cannot make the
 reader wait for bytes that never come), which keeps the work linear in the input —
 botocore's buffer copies what remains after every message it takes off, so a body
-that arrives in one piece would cost time quadratic in its number of frames.
+that arrives in one piece would cost time quadratic in its number of frames. A stream
+repeats a handful of header blocks (`:event-type` chunk, `:content-type`,
+`:message-type` event) in every frame: once botocore has read a block, a frame with
+the same header bytes gets the same (read-only) headers and only its message checksum
+checked here (zlib's CRC32, as botocore's), which takes the reader from about 40 to
+about 11 µs a frame (bench/bedrock.py).
 
 Writing is small enough to do here (`encode`, `reframe`), and tests/core check it
 against botocore's decoder.
@@ -32,6 +37,8 @@ from botocore.eventstream import EventStreamBuffer, ParserError
 from ..errors import StreamError
 
 PRELUDE = 12
+# Header blocks remembered per stream (a stream has a few: one per event type).
+MAX_KNOWN_HEADERS = 64
 # AWS documents 16 MiB as the largest payload of a message and 128 KiB of headers;
 # botocore accepts up to 24 MiB of payload. A frame over this is refused with an
 # explicit error instead of being buffered without bound.
@@ -79,6 +86,7 @@ class Decoder:
         self._pos = 0  # bytes of the stream already framed (for messages)
         self._need = 0  # the length of the frame now arriving, once its prelude checked
         self._botocore = EventStreamBuffer()
+        self._known: dict[bytes, dict] = {}  # header bytes -> botocore's reading of them
         self.broken = False
 
     @property
@@ -134,6 +142,18 @@ class Decoder:
         return total
 
     def _frame(self, raw: bytes) -> Frame:
+        hend = PRELUDE + _U32X2.unpack_from(raw)[1]
+        headers = self._known.get(raw[PRELUDE:hend])
+        if headers is not None:  # the prelude's checksum was checked in _prelude
+            if crc32(memoryview(raw)[:-4]) != _U32.unpack_from(raw, len(raw) - 4)[0]:
+                raise StreamError(f"event stream frame at byte {self._pos}: checksum mismatch")
+            return Frame(raw, headers, raw[hend:-4], self._pos)
+        fr = self._botocore_frame(raw)
+        if len(self._known) < MAX_KNOWN_HEADERS:
+            self._known[raw[PRELUDE:hend]] = fr.headers
+        return fr
+
+    def _botocore_frame(self, raw: bytes) -> Frame:
         b = self._botocore
         b.add_data(raw)
         try:
