@@ -425,7 +425,7 @@ def _env() -> dict[str, str]:
 class Mitmdump:
     """A running mitmdump; `port` is where it listens, `output` what it printed."""
 
-    def __init__(self, cmd: list[str], startup_timeout: float = 30, env: dict[str, str] | None = None) -> None:
+    def __init__(self, cmd: list[str], startup_timeout: float = 120, env: dict[str, str] | None = None) -> None:
         self._lines: list[str] = []
         self._ready = threading.Event()
         self.port: int | None = None
