@@ -66,6 +66,11 @@ OPTIONS: tuple[Option, ...] = (
         "recorded are no longer in force; by default such a flow is refused.",
     ),
     Option(
+        "disguise_aws_resign", bool, False,
+        "Mask AWS Bedrock requests signed with SigV4 and sign them again with mitmdump's own AWS "
+        "credentials (botocore's chain: environment, profile, SSO, roles); off: they are refused.",
+    ),
+    Option(
         "disguise_capture_limit", int, CAPTURE_LIMIT,
         "Bytes kept of each side of an LLM flow for inspection and replay: the request as "
         "the client sent it, the response as upstream sent it, a streamed response as the "

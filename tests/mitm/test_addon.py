@@ -156,16 +156,22 @@ def test_fail_open_forwards_unchanged(addon) -> None:
 
 
 def test_fail_open_never_forwards_a_signed_bedrock_body(addon) -> None:
-    """fail-open forwards what could not be masked *unmasked*; a Bedrock body can never
-    be masked (SigV4 signs it), so even then it is refused."""
+    """fail-open forwards what could not be masked *unmasked*; a SigV4-signed Bedrock
+    body without disguise_aws_resign cannot be masked (nothing could sign it again), and
+    forwarding it as it is would send it unmasked: refused even then."""
     a, tctx = addon
     tctx.configure(a, disguise_fail_open=True)
     body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "Acme Corp"}]})
     f = messages_flow(body.encode(), path="/model/anthropic.claude-sonnet-4-v1:0/invoke")
+    f.request.headers["authorization"] = (
+        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20250101/us-east-1/bedrock/aws4_request, "
+        "SignedHeaders=host;x-amz-date, Signature=" + "0" * 64
+    )
     a.requestheaders(f)
     a.request(f)
     assert f.response is not None and f.response.status_code == 400
-    assert b"SigV4" in f.response.content
+    assert b"SigV4" in f.response.content and b"disguise_aws_resign is off" in f.response.content
+    assert b"Acme Corp" in f.request.content  # refused, not masked-and-sent
 
 
 def test_compressed_request_body(addon) -> None:

@@ -22,7 +22,7 @@ from ..inspect.inspector import Inspector
 from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
-from . import options
+from . import aws, options
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     body_limit,
@@ -50,6 +50,7 @@ class Disguise:
         self.config: Config | None = None
         self.guard = Guard()  # replaced by the process's own in load()
         self._failed: tuple | None = None  # snapshot of mapping files that failed to load
+        self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
 
@@ -163,6 +164,9 @@ class Disguise:
         self.guard.records[flow.id] = rec
         if kind is Kind.SKIP or not stream_risk(flow) or cfg is None:
             return  # without a configuration the Guard closes a risky one: nothing here can mask
+        if kind is Kind.API and api is not None and api.signed:
+            aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
+            return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
         work = self._streamed_masker(flow, rec) if kind is Kind.API else self._streamed_scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
@@ -280,7 +284,7 @@ class Disguise:
             if replay.client_replay(flow, api, self.inspect):
                 rec.to(Phase.REFUSED, "cannot replay")  # answered there (a capture cut short)
                 return None
-            return self._mask(flow, rec)
+            return aws.mask_signed(self, flow, rec) if api.signed else self._mask(flow, rec)
         return None
 
     def _unknown(self, flow: http.HTTPFlow, rec: FlowRecord, websocket: bool = False) -> None:
