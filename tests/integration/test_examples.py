@@ -71,7 +71,7 @@ def test_01_claude_code_reverse(runs) -> None:
     assert "\nAcme Corp asks: mail jane.doe@example.com about Project Bluebird.\n" in out
     [seen] = provider_lines(out)
     assert seen == "provider received /v1/messages: Zenith Labs asks: mail [EMAIL_1] about Project Heron."
-    assert "disguise: anthropic.messages 200: masked 3: EMAIL×1, literals×2; restored 3" in out
+    assert "disguise: anthropic.messages 200: masked 3 originals (EMAIL×1, literals×2); restored 3 originals" in out
 
 
 def test_02_openai_sdk(runs) -> None:
@@ -80,7 +80,7 @@ def test_02_openai_sdk(runs) -> None:
     [seen] = provider_lines(out)
     assert not any(o in seen for o in ORIGINALS)
     assert "Project Heron" in seen and "host-a.zenith.example" in seen
-    assert "disguise: openai.chat 200: masked 3: literals×3; restored 3" in out
+    assert "disguise: openai.chat 200: masked 3 originals (literals×3); restored 3 originals" in out
 
 
 def test_03_regular_proxy_with_the_mitmproxy_ca(runs) -> None:
@@ -88,12 +88,12 @@ def test_03_regular_proxy_with_the_mitmproxy_ca(runs) -> None:
     assert "\nAcme Corp: the key sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAA must never leave this laptop.\n" in out
     [seen] = provider_lines(out)
     assert seen == "provider received /v1/messages: Zenith Labs: the key [ANTHROPIC_KEY_1] must never leave this laptop."
-    assert "masked 2: ANTHROPIC_KEY×1, literals×1; restored 2" in out
+    assert "masked 2 originals (ANTHROPIC_KEY×1, literals×1); restored 2 originals" in out
 
 
 def test_04_mitmweb(runs) -> None:
     out = run("04-mitmweb.sh", runs)
-    assert "comment: disguise anthropic.messages: masked 3: EMAIL×1, literals×2; restored 3" in out
+    assert "comment: disguise anthropic.messages: masked 3 originals (EMAIL×1, literals×2); restored 3 originals" in out
     views = out.split("\n== ")
     req = next(v for v in views if v.startswith("request, view 'Disguise':"))
     assert '"content": "Zenith Labs asks: mail [EMAIL_1] about Project Heron."' in req
