@@ -65,13 +65,14 @@ class Disguise:
     def load(self, loader) -> None:
         self.guard = Guard.install(loader.master)
         loader.add_option(
-            "disguise_mappings", Sequence[str], [DEFAULT_MAPPINGS],
+            "disguise_mappings", Sequence[str], list(DEFAULT_MAPPINGS),
             "Mapping files or folders (YAML), loaded after the shipped defaults, in order; "
-            "a folder's *.yaml/*.yml files in file-name order. Repeat the option for more.",
+            "a folder's *.yaml/*.yml files in file-name order. Repeat the option for more. "
+            "Default: the repository's mappings/ folder in a checkout, none when installed.",
         )  # fmt: skip
         loader.add_option(
             "disguise_defaults", bool, True,
-            "Load the shipped default mappings (mappings/default.yaml) under your own.",
+            "Load the shipped default mappings (the repository's mappings/default.yaml) under your own.",
         )  # fmt: skip
         loader.add_option(
             "disguise_hosts", Sequence[str], [],
