@@ -232,8 +232,8 @@ def _read(paths: list[str], progress: bool = False):
 def _audit(args: argparse.Namespace) -> int:
     from .inspect import audit, flowfile
 
+    flows = _read(args.flows, progress=True)  # a file that cannot be read fails before rules compile
     cfg = _config(args)
-    flows = _read(args.flows, progress=True)
     p = Progress("auditing")
     report = audit.audit(flowfile.records(flows), cfg.rules, lambda n: p(n, len(flows), " flows"))
     p.end()
@@ -248,9 +248,10 @@ def _audit(args: argparse.Namespace) -> int:
 def _share(args: argparse.Namespace) -> int:
     from .inspect import flowfile
 
+    flows = _read([args.flows], progress=True)
     cfg = _config(args)
     try:
-        n, dropped = flowfile.write_shared(_read([args.flows], progress=True), args.out, cfg.rules)
+        n, dropped = flowfile.write_shared(flows, args.out, cfg.rules)
     except flowfile.ShareError as e:
         print(f"disguise: {e}", file=sys.stderr)
         return LEAK

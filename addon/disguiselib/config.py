@@ -22,7 +22,7 @@ log = logging.getLogger("disguise")
 # come on top of either, unless turned off.
 DEFAULT_MAPPINGS: tuple[str, ...] = shipped.USER_MAPPINGS
 # How many file and host names the one-line summary lists before it says "+N more".
-_NAMES_SHOWN = 3
+_NAMES_SHOWN = 2
 
 
 @dataclass(frozen=True)
