@@ -1,12 +1,15 @@
 """pip install of the project into fresh virtual environments — from a built wheel, from
 a clone, and editable — and `disguise run` masking with the shipped defaults from a
-folder that is not the checkout, an official SDK as the client.
+folder that is not the checkout, an official SDK as the client. (`mitmdump -s
+addon/disguise.py` from the checkout is what every other integration test runs.)
 
 Kept fast: the environments are made without pip (the test's own pip installs into them
 with --python), the wheel is built without build isolation (setuptools comes with the
 test extras), and only the wheel's environment resolves the dependencies from the
 package index (pip's cache makes that local); the other two install the project alone
-and borrow the dependencies of the test's own environment through a .pth file."""
+(built as a user's pip builds it, the build backend fetched into an isolated build
+environment) and borrow the dependencies of the test's own environment through a .pth
+file."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import pytest
 
 import disguiselib
 from inspect_util import anthropic_handler
-from integration_util import MITMDUMP, REPO, FakeUpstream
+from integration_util import REPO, FakeUpstream
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -94,10 +97,10 @@ def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     out = {"wheel": venv(tmp / "wheel")}
     pip(out["wheel"], "install", wheel)  # the dependencies resolved as a user's pip resolves them
     out["clone"] = venv(tmp / "clone")
-    pip(out["clone"], "install", "--no-deps", "--no-build-isolation", clone)
+    pip(out["clone"], "install", "--no-deps", clone)  # built as a user's pip builds it (setuptools fetched)
     borrow_dependencies(out["clone"])
     out["editable"] = venv(tmp / "editable")
-    pip(out["editable"], "install", "--no-deps", "--no-build-isolation", "-e", clone)
+    pip(out["editable"], "install", "--no-deps", "-e", clone)
     borrow_dependencies(out["editable"])
     return out
 
@@ -215,12 +218,3 @@ def test_mitmdump_loads_the_installed_script(installs, upstream, tmp_path: Path)
         tmp_path, upstream,
     )  # fmt: skip
 
-
-def test_checkout_entry_points_keep_working(upstream, tmp_path: Path) -> None:
-    """`mitmdump -s addon/disguise.py` and the packaged script, both from the checkout."""
-    for script in (REPO / "addon" / "disguise.py", REPO / "addon" / "disguiselib" / "script" / "disguise.py"):
-        masks_through(
-            [str(MITMDUMP), "-s", str(script), "--mode", f"reverse:http://127.0.0.1:{upstream.port}",
-             "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}"],
-            REPO, upstream,
-        )  # fmt: skip
