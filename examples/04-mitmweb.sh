@@ -19,8 +19,8 @@ start_provider
   --web-host 127.0.0.1 --web-port "$WEB_PORT" --no-web-open-browser --set web_password=walkthrough \
   --set confdir="$WORK/conf" -s addon/disguise.py --set disguise_mappings="$MAPPINGS" >>"$WORK/mitmweb.log" 2>&1 &
 PIDS+=($!)
-wait_port "$PROXY_PORT"
-wait_port "$WEB_PORT"
+wait_port "$PROXY_PORT" "$!"
+wait_port "$WEB_PORT" "$!"
 
 export ANTHROPIC_BASE_URL=http://127.0.0.1:$PROXY_PORT
 export ANTHROPIC_API_KEY=${ANTHROPIC_API_KEY:-sk-ant-walkthrough-not-a-real-key}
