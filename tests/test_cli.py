@@ -1,7 +1,7 @@
 """The `disguise` command line (cli.py, launch.py): rules loaded as the addon loads them,
 exit statuses a CI gate can tell apart, `show` of a flow that is not there, a closed
 pipe, and the mitmproxy command lines `run` and `web` build. Real captures through
-mitmdump are in tests/integration/test_cli.py."""
+mitmdump are in tests/integration/test_audit_cli.py."""
 
 from __future__ import annotations
 

@@ -130,3 +130,70 @@ def test_show_of_a_missing_flow_and_a_closed_pipe(captures, tmp_path: Path) -> N
                            env={"PYTHONPATH": "addon", "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert shown.stdout.startswith("===== flow 1 request: view 'Disguise' =====")
     assert shown.stderr == ""
+
+
+def test_web_serves_the_addon_behind_its_login(tmp_path: Path) -> None:
+    """`disguise web`: mitmweb with the addon, on loopback, its token login on where
+    mitmproxy has one (11.1 and later); on 11.0, which has none, it says so."""
+    import json
+    import re
+    import socket
+    import time
+    import urllib.error
+    import urllib.request
+
+    from disguiselib import launch
+    from integration_util import _env
+
+    if not DISGUISE.exists():
+        pytest.skip(f"no installed disguise command at {DISGUISE} (make test installs it)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        web_port = s.getsockname()[1]
+    with FakeUpstream() as up:
+        up.on("m", anthropic_handler)
+        proc = subprocess.Popen(
+            [str(DISGUISE), "web", "--mode", f"reverse:http://127.0.0.1:{up.port}", "--listen-port", "0",
+             "--web-port", str(web_port), "--no-web-open-browser", "--set", f"confdir={tmp_path / 'conf'}"],
+            cwd=tmp_path, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        lines: list[str] = []
+        try:
+            assert proc.stdout is not None
+            deadline = time.monotonic() + 120
+            while not (any("listening at 127.0.0.1:" in ln and "Web server" not in ln for ln in lines)
+                       and any("Web server listening at" in ln for ln in lines)):  # fmt: skip
+                line = proc.stdout.readline()
+                assert line and time.monotonic() < deadline, "".join(lines)
+                lines.append(line)
+            out = "".join(lines)
+            port = int(re.search(r"(?<!Web server )listening at 127\.0\.0\.1:(\d+)", out).group(1))  # type: ignore[union-attr]
+            web = re.search(r"Web server listening at (http://127\.0\.0\.1:\d+/)(\?token=\w+)?", out)
+            assert web is not None, out
+            with anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0,
+                                     http_client=anthropic.DefaultHttpxClient(trust_env=False)) as a:  # fmt: skip
+                got = a.messages.create(model="m", max_tokens=9, messages=[{"role": "user", "content": PROMPT}])
+            assert got.content[0].text == PROMPT
+            assert up.requests[-1].json["messages"][0]["content"] == "Acme Corp asks: mail [EMAIL_1] about the launch."
+            base = web.group(1)
+            if launch.web_has_auth():
+                assert web.group(2), "mitmweb printed no token"
+                with pytest.raises(urllib.error.HTTPError) as denied:
+                    urllib.request.urlopen(base + "flows", timeout=10)
+                denied.value.close()
+                assert denied.value.code in (401, 403)
+                with urllib.request.urlopen(base + "flows" + web.group(2), timeout=10) as r:
+                    flows = json.load(r)
+                assert any("masked 1 original (EMAIL×1)" in (f.get("comment") or "") for f in flows), flows
+            else:
+                assert "has no login" in out
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
