@@ -195,3 +195,27 @@ def test_web_auth_follows_the_mitmproxy_version() -> None:
 
     major, minor = map(int, VERSION.split(".")[:2])
     assert launch.web_has_auth() == ((major, minor) >= (11, 1))
+
+
+def test_a_long_audit_shows_its_progress(tmp_path: Path) -> None:
+    """Nothing for the first second; then updates on stderr, at most one a second on a
+    terminal (rewritten in place), one every 10 s in a log."""
+    import io as _io
+
+    class Clock:
+        t = 0.0
+
+    clock = Clock()
+    real = cli.time.monotonic
+    cli.time.monotonic = lambda: clock.t  # type: ignore[assignment]
+    try:
+        log = _io.StringIO()
+        p = cli.Progress("auditing", log)
+        for i in range(1, 31):  # 30 flows, half a second each
+            clock.t = i * 0.5
+            p(i, 30, " flows")
+        p.end()
+    finally:
+        cli.time.monotonic = real  # type: ignore[assignment]
+    lines = log.getvalue().splitlines()
+    assert lines == ["auditing: 20 of 30 flows (66%)"]  # at 10 s; a log is not a terminal
