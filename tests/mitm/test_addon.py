@@ -131,7 +131,7 @@ def test_stream_failure_ends_with_explicit_error() -> None:
 
     from strategies import RULES
 
-    call = StreamCall(Boom(RULES.restorer({})), None)
+    call = StreamCall(Boom(RULES.restorer({})))
     out = call(b'data: {"text": "Zenith Labs"}\n\n')  # an event that must be looked at
     assert len(out) == 1 and b"event: error" in out[0]
     assert b"Acme" not in out[0]  # the exception text is not echoed
@@ -253,7 +253,7 @@ def test_event_over_the_limit_ends_with_error_event() -> None:
 
     s = AnthropicStream(RULES.restorer({}))
     s.framer.max_event_bytes = 64
-    call = StreamCall(s, None)
+    call = StreamCall(s)
     ok = call(b"event: ping\ndata: {}\n\n")
     assert ok == [b"event: ping\ndata: {}\n\n"]
     out = call(b"data: " + b"x" * 100)
@@ -425,13 +425,34 @@ def test_streaming_switched_on_after_disguise_closes_the_connection(addon) -> No
 
 def test_leak_guard_catches_fields_the_tables_skip(addon) -> None:
     """`service_tier` is a setting the Chat table leaves alone; an e-mail there must not
-    leave."""
+    leave. The pipeline's leak check refuses it (mask, then check, in one path), before
+    the Guard, which leaves the refusal as it is."""
     a, _ = addon
     g, _ = guard_of(a)
     f = messages_flow(json.dumps({"model": "m", "service_tier": "bob@corp.example.com", "messages": []}).encode(),
                       path="/v1/chat/completions")  # fmt: skip
     a.requestheaders(f)
     a.request(f)
-    assert f.response is None and b"bob@corp" in f.request.content  # the masker's table skips it
+    assert f.response is not None and b"EMAIL in body $.service_tier" in f.response.content
     g.request(f)
     assert f.response is not None and b"EMAIL in body $.service_tier" in f.response.content
+
+
+def test_guard_rechecks_a_body_changed_after_masking(addon) -> None:
+    """A later addon that puts an original back into a masked body: the Guard, last in
+    the chain, scans the body again (it skips the scan only for the bytes the pipeline
+    checked)."""
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None and b"Acme" not in f.request.content
+    g.request(f)
+    assert f.response is None  # unchanged: passed without a second scan
+    f2 = messages_flow(BODY)
+    a.requestheaders(f2)
+    a.request(f2)
+    f2.request.content = f2.request.content.replace(b"Zenith Labs", b"Acme Corp")  # another addon
+    g.request(f2)
+    assert f2.response is not None and b"leak guard" in f2.response.content

@@ -21,6 +21,7 @@ from .fields import GENERIC, SCHEMA, _obj
 from .logprobs import clean_alternatives
 from .openai_chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _STR, _TOOL_CHOICE, DATA_URL
 from .restore import restore_doc
+from .stream import StreamState
 
 # -- Responses requests ----------------------------------------------------------------
 
@@ -295,7 +296,7 @@ class ResponsesStream(ChannelStream):
             self.last_seq = max(self.last_seq, seq)
         t = obj.get("type")
         if t in _ENDS or t == "error":
-            self.terminated = True
+            self.to(StreamState.FINISHING)
         out: list[bytes] = []
         if t in _DELTAS:
             key = _channel(t, obj)
