@@ -63,11 +63,11 @@ def installed(tmp: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """leaky: the proxy ran with the shipped defaults off, so the e-mail went upstream;
-    clean: the defaults on, a long prompt (each side well over a pipe's 64 KiB); cut:
+    clean: the defaults on, a long prompt (`show` prints well over a pipe's 64 KiB); cut:
     bodies kept only in part."""
     out = {}
     for name, extra, prompt in (("leaky", ["--set", "disguise_defaults=false"], PROMPT),
-                                ("clean", [], PROMPT * 2000),
+                                ("clean", [], PROMPT * 400),
                                 ("cut", ["--set", "disguise_capture_limit=200"], PROMPT)):  # fmt: skip
         out[name] = capture(tmp_path_factory.mktemp(name), *extra, prompt=prompt)
     return out
