@@ -279,6 +279,17 @@ def _show(args: argparse.Namespace) -> int:
             if args.number is not None:
                 _fail(f"{args.flows}: flow {i} is a {type(f).__name__}, not an HTTP flow")
             continue
+        if f.websocket is not None:  # a realtime connection: both sides, one row per event
+            from .inspect.flowfile import ws_messages
+            from .inspect.wsview import render_connection
+
+            shown += 1
+            print(f"===== flow {i} WebSocket: as it went (upstream got the masked events) =====")
+            print(views.render_connection_header(f))
+            print(render_connection(ws_messages(f)))
+            print(f"===== flow {i} WebSocket: other sides (the client's events as sent, upstream's as sent) =====")
+            print(render_connection(ws_messages(f, other=True)))
+            continue
         if args.number is None and recognise(f.request.method, f.request.path) is None:
             continue
         shown += 1
