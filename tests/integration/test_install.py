@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -91,18 +92,25 @@ def borrow_dependencies(python: Path) -> None:
 def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """kind -> the python of a fresh venv holding disguise installed that way."""
     tmp = tmp_path_factory.mktemp("installs")
-    dist = tmp / "dist"
-    pip(Path(sys.executable), "wheel", "--no-deps", "--no-build-isolation", "-w", dist, clone)
-    [wheel] = dist.glob("disguise-*.whl")
-    out = {"wheel": venv(tmp / "wheel")}
-    pip(out["wheel"], "install", wheel)  # the dependencies resolved as a user's pip resolves them
-    out["clone"] = venv(tmp / "clone")
-    pip(out["clone"], "install", "--no-deps", clone)  # built as a user's pip builds it (setuptools fetched)
-    borrow_dependencies(out["clone"])
-    out["editable"] = venv(tmp / "editable")
-    pip(out["editable"], "install", "--no-deps", "-e", clone)
-    borrow_dependencies(out["editable"])
-    return out
+
+    def wheel() -> Path:
+        dist = tmp / "dist"
+        pip(Path(sys.executable), "wheel", "--no-deps", "--no-build-isolation", "-w", dist, clone)
+        [whl] = dist.glob("disguise-*.whl")
+        python = venv(tmp / "wheel")
+        pip(python, "install", whl)  # the dependencies resolved as a user's pip resolves them
+        return python
+
+    def from_clone(*how: str) -> Path:
+        python = venv(tmp / ("editable" if how else "clone"))
+        pip(python, "install", "--no-deps", *how, clone)  # built as a user's pip builds it (setuptools fetched)
+        borrow_dependencies(python)
+        return python
+
+    # three independent installs, mostly waiting on pip: side by side
+    with ThreadPoolExecutor(3) as pool:
+        jobs = {"wheel": pool.submit(wheel), "clone": pool.submit(from_clone), "editable": pool.submit(from_clone, "-e")}
+        return {k: j.result() for k, j in jobs.items()}
 
 
 class Proxy:
