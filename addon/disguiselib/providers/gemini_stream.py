@@ -129,6 +129,7 @@ class GeminiStream(SSEStream):
         self._last: dict = {}  # modelVersion, responseId (for synthetic chunks)
         self._read_first = False  # the first chunk was read (for _last)
         self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
+        self._partial: list[bytes] = []  # output of a feed that then failed
 
     # -- bytes in, bytes out ---------------------------------------------------------------
 
@@ -142,11 +143,16 @@ class GeminiStream(SSEStream):
                     return b""
             return self.feed_stream(data)
         except StreamError as e:
-            return self.fail(str(e))
+            partial, self._partial = b"".join(self._partial), []
+            return partial + self.fail(str(e))
 
     def feed_stream(self, data: bytes) -> bytes:
         out: list[bytes] = []
-        self._take(data, out)
+        try:
+            self._take(data, out)
+        except StreamError:
+            self._partial = out  # what went out before the failure still goes, then the error
+            raise
         return out[0] if len(out) == 1 else b"".join(out)
 
     def _sniff(self, data: bytes, final: bool = False) -> bytes:

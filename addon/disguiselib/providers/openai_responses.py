@@ -11,9 +11,10 @@ import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
+from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
 from ..core.rules import Restorer
-from ..core.sse import Event
+from ..core.sse import Event, parse_event, split
+from ..errors import StreamError
 from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import GENERIC, SCHEMA, _obj
@@ -177,6 +178,25 @@ INPUT_ITEMS_LIST = Obj(
 
 _SEQ = re.compile(r'(?<!\\)"sequence_number"\s*:\s*(\d+)')
 _SEQ_BYTES = re.compile(rb'"sequence_number"\s*:\s*(\d+)')  # a literal first: a fast search
+
+
+def _seq_span(data: str) -> tuple[int, int] | None:
+    """Where the event's own sequence number (its top-level `sequence_number`, an
+    integer) is in data, the key read as JSON reads it. The regex finds the plain
+    spelling; a spelling with escapes (`"sequence_n\\u0075mber"`), or a second such key
+    (nested, or repeated), is found by walking the top level of the event instead."""
+    if not escaped_name(data):
+        m = _SEQ.search(data)
+        if m is None:
+            return None
+        if data.find('"sequence_number"', m.end()) < 0:
+            return m.span(1)
+    span = jsonspan.member_span(data, "sequence_number")
+    if span is None or not data[span[0] : span[1]].isdigit():
+        return None
+    return span
+
+
 # delta event type -> (channel field, window mode, the matching done event's field)
 _DELTAS = {
     "response.output_text.delta": ("text", Window.TEXT),
@@ -243,6 +263,7 @@ class ResponsesStream(ChannelStream):
         self.offset = 0  # synthetic events inserted so far
         self.last_seq = -1  # the highest upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
+        self.seen_response = False  # a response object went out (response.created)
 
     def quiet(self) -> bool:
         # events pass unparsed only while nothing needs renumbering
@@ -250,13 +271,30 @@ class ResponsesStream(ChannelStream):
 
     def passed(self, block: bytes, start: int, end: int) -> None:
         # Events the client saw unparsed still count: a synthetic or error event at the
-        # end must continue their numbering. (Every event the API defines has one
-        # `sequence_number` key, the one a parsed event is read for.)
-        for m in _SEQ_BYTES.finditer(block, start, end):
-            if not m.start() or block[m.start() - 1] != 0x5C:  # `\"`: inside a string, not a key
-                self.last_seq = max(self.last_seq, int(m.group(1)))
+        # end must continue their numbering. A key spelled with escapes cannot be here
+        # (`\u` and `\/` are triggers: such events are parsed); where the plain key
+        # shows up more often than there are events (a nested or repeated one), each
+        # event is read as a parsed one would be (_seq_span).
+        found = [m for m in _SEQ_BYTES.finditer(block, start, end) if not m.start() or block[m.start() - 1] != 0x5C]
+        if len(found) > (block.count(b"\n\n", start, end) or block.count(b"\n\r\n", start, end)):
+            for raw in split(block[start:end]):
+                data = parse_event(raw).data
+                span = _seq_span(data) if data is not None else None
+                if span is not None:
+                    self.last_seq = max(self.last_seq, int(data[span[0] : span[1]]))  # type: ignore[index]
+            return
+        for m in found:
+            self.last_seq = max(self.last_seq, int(m.group(1)))
 
     def on_event(self, ev: Event) -> list[bytes]:
+        prev = self.last_seq
+        try:
+            return self._on_event(ev)
+        except StreamError:
+            self.last_seq = prev  # the event never went out: the error event takes its number
+            raise
+
+    def _on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
         if data is None:
             return [ev.raw]
@@ -298,7 +336,9 @@ class ResponsesStream(ChannelStream):
         elif t in _DONES:
             delta_type, field, rule_ = _DONES[t]
             out.extend(self._flush(_channel(delta_type, obj), seq))
+            before = self._counts()
             new = restore_doc(data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), self.r)
+            self._recount(before, restated=True)
             changed = new is not data
         elif t in _SNAPSHOT:
             if t == "response.output_item.done":
@@ -307,7 +347,9 @@ class ResponsesStream(ChannelStream):
                 by_pos = ("out", obj.get("output_index"))
                 for key in [k for k in self.windows if k[0] == item_id or k[0] == by_pos]:
                     out.extend(self._flush(key, seq))
+            before = self._counts()
             new = restore_doc(data, obj, _SNAPSHOT[t], self.r)
+            self._recount(before, restated=t.endswith(".done"))
             changed = new is not data
         elif isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
             new, changed = data, 0  # reasoning (like thinking), base64 audio and images: untouched
@@ -315,7 +357,10 @@ class ResponsesStream(ChannelStream):
             if t in _ENDS:
                 for key in list(self.windows):
                     out.extend(self._flush(key, seq))
+            before = self._counts()
             new = restore_doc(data, obj, _RESPONSE_EVENT, self.r)
+            self._recount(before, restated=self.seen_response, final=t in _ENDS)
+            self.seen_response = True
             changed = new is not data
         else:
             new = restore_doc(data, obj, GENERIC, self.r)
@@ -328,11 +373,32 @@ class ResponsesStream(ChannelStream):
             out.append(self._renumbered(ev, new))
         return out
 
+    # -- counting: each original the client reads, once ----------------------------------
+    # A Responses stream says every text several times: in its deltas, then whole in
+    # `*.done`, `content_part.done`, `output_item.done` and the final response object
+    # (and response.in_progress repeats response.created). Restoring each is needed;
+    # counting each made five masked originals read "restored 25". So an original is
+    # counted where it first reaches the client — a delta, an `.added` snapshot, the
+    # first response object — and the events that restate text are not counted, except
+    # that the final response object (which holds every text once) counts when it holds
+    # more than the stream counted (text that only a snapshot carried).
+
+    def _counts(self) -> tuple[int, int]:
+        return self.r.restored, self.r.stripped
+
+    def _recount(self, before: tuple[int, int], restated: bool, final: bool = False) -> None:
+        r = self.r
+        if final:
+            r.restored = max(before[0], r.restored - before[0])
+            r.stripped = max(before[1], r.stripped - before[1])
+        elif restated:
+            r.restored, r.stripped = before
+
     def _fast_delta(self, ev: Event, data: str) -> list[bytes] | None:
         """A delta event without json.loads: its fields found by regex (a `"key":` can
         only be a real key), its text through its window; None for anything unusual."""
         m = _FAST_TYPE.match(data)
-        if m is None or ('"logprobs":[' in data and '"logprobs":[]' not in data):
+        if m is None or ('"logprobs":[' in data and '"logprobs":[]' not in data) or escaped_name(data):
             return None
         t = m.group(1)
         d = _FAST_FIELDS["delta"].search(data)
@@ -351,18 +417,18 @@ class ResponsesStream(ChannelStream):
             key = (fields["item_id"], fields["content_index"], _DELTAS[t][0])
         fields["type"] = t
         self.where[key] = fields
-        seq = _SEQ.search(data)
-        if seq is not None:  # noted before anything goes out: a drained tail numbers after it
-            self.last_seq = max(self.last_seq, int(seq.group(1)))
+        span = _seq_span(data)
+        if span is not None:  # noted before anything goes out: a drained tail numbers after it
+            self.last_seq = max(self.last_seq, int(data[span[0] : span[1]]))
         w = self.window(key, _DELTAS[t][1])
         out = self.window_field(ev, w, d.start(1), d.end(1))
         if self.offset and out:
             ev2 = out[0]
             text = ev2.decode("utf-8") if ev2 is not ev.raw else ev.text
-            seq = _SEQ.search(text)
-            if seq is not None:
-                n = int(seq.group(1))
-                out = [(text[: seq.start(1)] + str(n + self.offset) + text[seq.end(1) :]).encode("utf-8")]
+            span = _seq_span(text)
+            if span is not None:
+                n = int(text[span[0] : span[1]])
+                out = [(text[: span[0]] + str(n + self.offset) + text[span[1] :]).encode("utf-8")]
         return out if out else [self._empty_delta(ev, d)]
 
     def _empty_delta(self, ev: Event, d: re.Match) -> bytes:
@@ -375,12 +441,12 @@ class ResponsesStream(ChannelStream):
     def _renumbered(self, ev: Event, data: str) -> bytes:
         if not self.offset:
             return ev.raw if data is ev.data else ev.with_data(data)
-        m = _SEQ.search(data)
-        if m is None:
+        span = _seq_span(data)
+        if span is None:
             return ev.with_data(data)
-        n = int(m.group(1))
+        n = int(data[span[0] : span[1]])
         self.last_seq = max(self.last_seq, n)
-        return ev.with_data(data[: m.start(1)] + str(n + self.offset) + data[m.end(1) :])
+        return ev.with_data(data[: span[0]] + str(n + self.offset) + data[span[1] :])
 
     def _flush(self, key: tuple, seq: object) -> list[bytes]:
         w = self.windows.pop(key, None)

@@ -119,4 +119,3 @@ def decode_field(data: str, start: int, end: int) -> str:
     return _scanstring(data, start)[0]
 
 
-QUIET_PROBE, QUIET_MIN, QUIET_SKIP = 64, 8, 1024

@@ -107,13 +107,15 @@ class SSEStream(Lifecycle, ABC):
     so no later read can need a change in bytes already sent). Otherwise only the
     events around the triggers are parsed, and every event while a channel holds text.
     `fast = False` parses every event: the reference the fast path is tested against.
-
     An event that is not UTF-8 text passes like any other where it holds no trigger
     and nothing is held (nothing in it could be restored); parsed, it ends the stream.
-    A stream that cannot go on (such an event, one over the size limit, a compressed
-    body cut short) and a stream that ends before its last event
-    both end the same way: every held tail is delivered, then one explicit error event
-    in the provider's shape; nothing after it.
+
+    A stream that ends before its last event (the provider or the network cut it) gets
+    every held tail, then one explicit error event in the provider's shape: the held
+    text is what the provider sent. A stream the addon ends itself (`fail`: an event
+    that is not UTF-8 text, one over the size limit, more channels than it keeps, a
+    compressed body it cannot decode) gets the error event alone: its held text may be
+    part of a disguise or placeholder. Nothing goes out after the error.
     """
 
     TERMINAL = "its last event"  # named in the error a stream ending early gets
@@ -139,6 +141,7 @@ class SSEStream(Lifecycle, ABC):
         self.events_in = 0
         self.events_changed = 0
         self.events_held = 0  # events whose text was held back, whole or in part
+        self.withheld = 0  # characters of held text dropped when the addon ended the stream
 
     def feed(self, data: bytes) -> bytes:
         """Bytes of the body as they arrive (decoded: core.decoding.Decoded takes off a
@@ -286,13 +289,17 @@ class SSEStream(Lifecycle, ABC):
         return b"".join(out)
 
     def fail(self, message: str) -> bytes:
-        """End the stream now: every held tail, then an error event; nothing after."""
+        """End the stream now, by the addon's own decision: an error event, nothing
+        after it. Held text is dropped, not delivered: a held tail is the part that may
+        still grow into a disguise or a placeholder (`"owner": "Zenith`), flushed it
+        would reach the client as a fragment of one, and the error already says the text
+        is incomplete. (A stream the provider cut is flush's case.)"""
         if self.failed:
             return b""
         self.to(StreamState.FAILED)
-        out = self.drain()
-        out.append(self.error_event(f"disguise: stream could not be reversed: {message}"))
-        return b"".join(out)
+        self.withheld = sum(len(w.held) for w in self.windows.values() if w is not None)
+        self.windows = {}
+        return self.error_event(f"disguise: stream could not be reversed: {message}")
 
     def quiet(self) -> bool:
         """No window holds text or ends inside an escape (subclasses add their own
