@@ -138,9 +138,12 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
             reads(x, r, k, out)
         return
     if key is not None:
+        # mask_spans with context; it reads v alone only when a literal it found there
+        # reaches into the context, and then this piece is marked already
         before, after = _context(key)
-        out.append(before + v + after)  # mask_spans with context
-    out.append(v)  # and alone (mask_spans falls back to it)
+        out.append(before + v + after)
+    else:
+        out.append(v)
 
 
 def _note_text(out: list[str], piece: str) -> str:
