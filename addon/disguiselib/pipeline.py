@@ -11,7 +11,7 @@ from .config import Config
 from .core.rules import Restorer, Rules
 from .core.sse import is_json_type
 from .errors import log_internal
-from .providers.masking import mask_body
+from .providers.masking import mask_request
 from .providers.registry import Api
 from .providers.restore import restore_body
 from .providers.stream import BodyStream, SSEStream
@@ -23,34 +23,38 @@ log = logging.getLogger("disguise")
 OFF_LOOP_BYTES = 64 * 1024
 
 
-def leak_scan(path: str, headers: list, body: bytes | None, rules: Rules) -> leakguard.Hit | None:
-    """The leak guard's scan of what is about to leave; a failing check is a hit."""
+def leak_scan(
+    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None, content_type: str = ""
+) -> leakguard.Hit | None:
+    """The leak guard's scan of what is about to leave, read with api's table (None: an
+    endpoint no table describes, everything); a failing check is a hit."""
     try:
-        return leakguard.scan_request(path, headers, body, rules, untouched=True)
+        return leakguard.scan_request(path, headers, body, rules, api, content_type)
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
         log_internal(log, "leak guard", e)
         return leakguard.Hit("internal error", type(e).__name__)
 
 
-def mask_work(raw: bytes, api: Api, cfg: Config):
+def mask_work(raw: bytes, api: Api, cfg: Config, content_type: str = ""):
     """Masking proper, safe to run in a worker thread (the rules are read-only; the
     prefilter keeps a scratch space per thread): (masked body, session), or the
-    exception that refuses the request."""
+    exception that refuses the request (NotTransformed: handle it as an unknown
+    endpoint)."""
     try:
         if cfg.disguises is not None:
-            _warn_present_disguise(raw, cfg.disguises)
-        return mask_body(raw, api.request_rule, cfg.rules)
+            _warn_present_disguise(raw, cfg.disguises, api, content_type)
+        return mask_request(raw, api, cfg.rules, content_type)
     except Exception as e:  # noqa: BLE001 - handed back, decided by the caller
         return e
 
 
-def _warn_present_disguise(raw: bytes, disguises: Rules) -> None:
+def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, content_type: str) -> None:
     """The client typed a disguise itself: the answer's copy of it will be restored to
     the original, indistinguishable from ours. Thinking and other untouched spans hold
     disguises by design (they went out masked and come back as they were) and are not
     looked at."""
     try:
-        hit = leakguard.scan_body(raw, disguises, untouched=True)
+        hit = leakguard.scan_body(raw, disguises, api, content_type)
     except Exception:  # noqa: BLE001 - a warning only; masking decides the rest
         return
     if hit is not None:

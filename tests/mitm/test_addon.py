@@ -238,7 +238,7 @@ def test_internal_error_while_masking_refuses(addon, monkeypatch, caplog) -> Non
     def boom(*args):
         raise KeyError("Acme Corp")  # a bug whose exception text holds an original
 
-    monkeypatch.setattr(mitm, "mask_body", boom)
+    monkeypatch.setattr(mitm, "mask_request", boom)
     f = messages_flow(BODY)
     with caplog.at_level("INFO"):
         a.request(f)

@@ -32,7 +32,7 @@ from mitmproxy.net import encoding
 
 from ..errors import MaskError
 from ..pipeline import restore_whole
-from ..providers.masking import mask_body
+from ..providers.masking import mask_request
 from . import sseview
 from .record import (
     CAPTURE_LIMIT,
@@ -351,7 +351,7 @@ class Inspector:
             log.info("disguise: %s offline: %s", api.name, meta["replay"])
             return
         try:
-            masked, session = mask_body(cr["content"], api.request_rule, rules)
+            masked, session = mask_request(cr["content"], api, rules, flow.request.headers.get("content-type", ""))
         except MaskError as e:
             meta["replay"] = f"re-run: the request would now be refused ({e})"
             flow.comment = summary_text(meta) + f"; {meta['replay']}"
@@ -386,7 +386,8 @@ class Inspector:
 
     def _rerun_failed(self, flow: http.HTTPFlow, rules: Rules, api: Api, meta: dict) -> None:
         try:
-            mask_body(flow.request.get_content(strict=True) or b"", api.request_rule, rules)
+            mask_request(flow.request.get_content(strict=True) or b"", api, rules,
+                         flow.request.headers.get("content-type", ""))  # fmt: skip
         except (MaskError, ValueError):
             verdict = "re-run offline: the request still cannot be masked, as in the live run"
         else:
@@ -401,7 +402,7 @@ class Inspector:
         meta: dict[str, Any] = {"api": api.name, "dry_run": True}
         try:
             body = flow.request.get_content(strict=True) or b""
-            _, session = mask_body(body, api.request_rule, rules)
+            _, session = mask_request(body, api, rules, flow.request.headers.get("content-type", ""))
         except (MaskError, ValueError) as e:
             reason = str(e) if isinstance(e, MaskError) else "cannot decode the request body"
             meta.update(masked=0, counts={}, failed=f"would refuse the request: {reason}")

@@ -21,6 +21,8 @@ import json
 from dataclasses import dataclass, field
 
 from ..core.sse import Framer, parse_event
+from ..core.jsonspan import Rule
+from ..providers import anthropic, fields, openai_chat, openai_responses
 
 # Events whose arrival means the provider said everything it had to say.
 TERMINAL_TYPES = frozenset({"message_stop", "response.completed", "response.incomplete", "response.failed"})
@@ -125,12 +127,25 @@ def _chan(channels: dict[str, Channel], key: str, kind: str) -> Channel:
     return c
 
 
+# Which channels are opaque (thinking, reasoning: passed byte-identical) is the APIs'
+# field tables' to say (providers/fields.py), not this module's.
 _ANTHROPIC_DELTAS = {
-    "text_delta": ("text", "text"),
-    "input_json_delta": ("partial_json", "json"),
-    "thinking_delta": ("thinking", "thinking"),
-}
-_ANTHROPIC_BLOCK_KIND = {"text": "text", "thinking": "thinking", "redacted_thinking": "thinking"}
+    t: (fld, "thinking" if anthropic.delta_kind(t) == "opaque" else kind)
+    for t, fld, kind in (("text_delta", "text", "text"), ("input_json_delta", "partial_json", "json"),
+                         ("thinking_delta", "thinking", "text"))
+}  # fmt: skip
+
+
+def _block_kind(btype: str) -> str:
+    if anthropic.block_kind(btype) == "opaque":
+        return "thinking"
+    return "text" if btype == "text" else "json"
+
+
+_CHAT_FIELDS = tuple(
+    (f, "thinking" if openai_chat.delta_kind(f) == "opaque" else "text")
+    for f in ("content", "refusal", "reasoning_content", "reasoning")
+)
 
 
 def _channels(doc: dict, n: int, channels: dict[str, Channel], names: dict) -> None:
@@ -140,7 +155,7 @@ def _channels(doc: dict, n: int, channels: dict[str, Channel], names: dict) -> N
         i = doc.get("index")
         block = doc.get("content_block") or {}
         btype = block.get("type", "?")
-        c = _chan(channels, f"block {i} {btype}", _ANTHROPIC_BLOCK_KIND.get(btype, "json"))
+        c = _chan(channels, f"block {i} {btype}", _block_kind(str(btype)))
         if isinstance(block.get("name"), str):
             c.name = block["name"]
         if isinstance(block.get("text"), str) and block["text"]:
@@ -169,8 +184,7 @@ def _channels(doc: dict, n: int, channels: dict[str, Channel], names: dict) -> N
             d = ch.get("delta")
             if not isinstance(d, dict):
                 continue
-            for fld, kind in (("content", "text"), ("refusal", "text"),
-                              ("reasoning_content", "thinking"), ("reasoning", "thinking")):  # fmt: skip
+            for fld, kind in _CHAT_FIELDS:
                 v = d.get(fld)
                 if isinstance(v, str) and v:
                     _chan(channels, f"choice {idx} {fld}", kind).add(v, n, f"choices[{ci}].delta.{fld}")
@@ -198,7 +212,7 @@ def _channels(doc: dict, n: int, channels: dict[str, Channel], names: dict) -> N
             oi = doc.get("output_index")
             sub = doc.get("content_index", doc.get("summary_index"))
             key = f"output {oi} {kind_name}" + (f" [{sub}]" if sub is not None else "")
-            kind = "thinking" if kind_name.startswith("reasoning") else (
+            kind = "thinking" if openai_responses.event_rule(t, doc).kind == "opaque" else (
                 "json" if "arguments" in kind_name or kind_name.endswith("input") else "text"
             )
             c = _chan(channels, key, kind)
@@ -253,11 +267,46 @@ def render_json(body: bytes) -> str | None:
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
-def render_body(body: bytes, content_type: str = "") -> str:
-    """Whatever the body is: SSE, JSON, or text (undecodable bytes replaced)."""
+MAX_UNTOUCHED_LINES = 40  # fields listed as untouched by design, per body
+
+
+def untouched(doc: object, table: Rule) -> list[str]:
+    """The fields of a document its API's table exempts by design (providers/fields.py:
+    identifiers, opaque provider data, binary media), one line each, for the view: what
+    went out or came back as it was on purpose. The API's own words (metadata) are
+    counted, not listed."""
+    lines: list[str] = []
+    meta = 0
+    for f in fields.walk(doc, table, exempt=True):
+        if fields.selected(f) or f.is_key:
+            continue
+        kind = fields.kind_of(f)
+        if kind == "metadata":
+            meta += 1
+            continue
+        if len(lines) < MAX_UNTOUCHED_LINES:
+            lines.append(f"{fields.path_text(f.path) or '(body)'}: {kind} ({len(f.value)} chars)")
+        else:
+            lines[-1] = f"… and more ({kind})"
+    if not lines and not meta:
+        return []
+    head = f"── untouched by design (the API's field table): {len(lines)} fields, {meta} of the API's own words ──"
+    return [head, *lines]
+
+
+def render_body(body: bytes, content_type: str = "", table: Rule | None = None) -> str:
+    """Whatever the body is: SSE, JSON, or text (undecodable bytes replaced). With the
+    API's table, a JSON body is followed by the fields it exempts by design."""
     if looks_like_sse(body, content_type):
         return render_stream(body)
     pretty = render_json(body)
     if pretty is not None:
+        if table is not None:
+            try:
+                extra = untouched(fields.loads(body.decode("utf-8")), table)
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                extra = []
+            if extra:
+                return pretty + "\n\n" + "\n".join(extra)
         return pretty
     return body.decode("utf-8", "replace")

@@ -21,6 +21,8 @@ from typing import Any
 
 from mitmproxy import contentviews, http
 
+from ..core.jsonspan import Rule
+from ..providers.registry import recognise
 from . import sseview
 from .record import META, SIDES, summary_text
 
@@ -87,17 +89,28 @@ def _header(flow: http.HTTPFlow) -> list[str]:
     return out
 
 
+def _table(flow: http.HTTPFlow, which: str) -> Rule | None:
+    """The field table of this side of an LLM flow (its API's request or response rule)."""
+    api = recognise(flow.request.method, flow.request.path)
+    if api is None:
+        return None
+    if which == "request":
+        return api.request_rule if api.request_body is None else None
+    return api.response_rule
+
+
 def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "") -> str:
     """The text of view `view` (one of NAMES) for data, the body of message in flow."""
     which = _which(flow, message)
     if which is None:  # not an HTTP flow message: just the body
         return sseview.render_body(data, content_type)
     ctype = _ctype(flow, which)
+    table = _table(flow, which)
     this_label = _labels(flow)[which]
     lines = _header(flow)
     if view == NAMES[0]:
         lines += [f"this: {this_label} — {len(data)} bytes", ""]
-        lines.append(sseview.render_body(data, ctype))
+        lines.append(sseview.render_body(data, ctype, table))
         return "\n".join(lines)
     label, other, note = _other(flow, which)
     if view == NAMES[1]:
@@ -106,7 +119,7 @@ def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = 
             lines.append(f"[{note}]")
         lines.append("")
         if other is not None:
-            lines.append(sseview.render_body(other, ctype))
+            lines.append(sseview.render_body(other, ctype, table))
         return "\n".join(lines)
     # diff
     if other is None:

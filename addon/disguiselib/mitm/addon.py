@@ -16,10 +16,19 @@ from ..config import DEFAULT_MAPPINGS, Config, build_config, log_loaded
 from ..core import mappings
 from ..core.decoding import decoder_for
 from ..core.rules import Rules
-from ..errors import LeakError, MappingError, MaskError, NeverForward, ScopeError, StreamError, log_internal
+from ..errors import (
+    LeakError,
+    MappingError,
+    MaskError,
+    NeverForward,
+    NotTransformed,
+    ScopeError,
+    StreamError,
+    log_internal,
+)
 from ..inspect.inspector import Inspector
 from ..pipeline import OFF_LOOP_BYTES, mask_work, reverser_for
-from ..providers.masking import mask_body
+from ..providers.masking import mask_request
 from ..providers.registry import Api, llm_shaped, recognise
 from ..scope import in_hosts, known_host
 from .callables import Buffered, Refused, StreamCall
@@ -201,10 +210,16 @@ class Disguise:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
 
+        ctype = flow.request.headers.get("content-type", "")
+
         def work(raw: bytes) -> bytes:
             body = decode(raw, enc)
-            masked, session = mask_body(body, api.request_rule, cfg.rules)
-            hit = leakguard.scan_request(path, headers, masked, cfg.rules, untouched=True)
+            try:
+                masked, session = mask_request(body, api, cfg.rules, ctype)
+            except NotTransformed:  # not what the route transforms: an unknown endpoint's body
+                self._scan_unknown(body, ctype, cfg)
+                return raw
+            hit = leakguard.scan_request(path, headers, masked, cfg.rules, api, ctype)
             if hit is not None:
                 raise LeakError(f"an original ({hit}) would have left unmasked")
             self.guard.flows[flow.id] = FlowState(api, cfg.rules.restorer(session.placeholders))
@@ -216,14 +231,19 @@ class Disguise:
 
     def _streamed_scanner(self, flow: http.HTTPFlow, kind: str, cfg: Config) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
+        ctype = flow.request.headers.get("content-type", "")
 
         def work(raw: bytes) -> bytes:
-            hit = leakguard.scan_body(decode(raw, enc), cfg.rules, untouched=False)
-            if hit is not None and not ctx.options.disguise_allow_unknown:
-                raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
+            self._scan_unknown(decode(raw, enc), ctype, cfg)
             return raw
 
         return work
+
+    @staticmethod
+    def _scan_unknown(body: bytes, ctype: str, cfg: Config) -> None:
+        hit = leakguard.scan_body(body, cfg.rules, None, ctype)
+        if hit is not None and not ctx.options.disguise_allow_unknown:
+            raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
@@ -315,7 +335,8 @@ class Disguise:
             body = None
             hit: leakguard.Hit | None = leakguard.Hit("unknown", "a body whose content-encoding cannot be decoded")
         else:
-            hit = leakguard.scan_request(r.path, r.headers.items(multi=True), body, cfg.rules, untouched=False)
+            hit = leakguard.scan_request(r.path, r.headers.items(multi=True), body, cfg.rules, None,
+                                         r.headers.get("content-type", ""))  # fmt: skip
         if hit is None:
             return
         if allowed:
@@ -344,20 +365,29 @@ class Disguise:
         except MaskError as e:
             self._unmaskable(flow, api, e)
             return None
+        ctype = flow.request.headers.get("content-type", "")
         if len(raw) >= OFF_LOOP_BYTES and flow.live:
-            return self._mask_off_loop(flow, api, cfg, raw)
-        self._masked(flow, api, cfg, raw, mask_work(raw, api, cfg))
+            return self._mask_off_loop(flow, api, cfg, raw, ctype)
+        self._masked(flow, api, cfg, raw, mask_work(raw, api, cfg, ctype))
         return None
 
-    async def _mask_off_loop(self, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes) -> None:
+    async def _mask_off_loop(self, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes, ctype: str) -> None:
         try:
-            result = await asyncio.to_thread(mask_work, raw, api, cfg)
+            result = await asyncio.to_thread(mask_work, raw, api, cfg, ctype)
         except Exception as e:  # noqa: BLE001 - mask_work catches; this is the thread machinery failing
             result = e  # type: ignore[assignment]
         self._masked(flow, api, cfg, raw, result)
 
     def _masked(self, flow: http.HTTPFlow, api: Api, cfg: Config, raw: bytes, result) -> None:
         """Apply what mask_work gave: the masked body, or the error that refuses it."""
+        if isinstance(result, NotTransformed):
+            # the route's body model does not take this body (a file upload that is no
+            # batch): it may leave only as a request to an unknown endpoint would
+            m = self.guard.seen.get(flow.id)
+            if m is not None:
+                m.kind = "unknown"
+            self._unknown(flow, cfg)
+            return
         if isinstance(result, Exception):
             e = result
             if isinstance(e, MaskError):

@@ -13,6 +13,7 @@ from .. import leakguard
 from ..config import Config
 from ..pipeline import OFF_LOOP_BYTES
 from ..pipeline import leak_scan as _leak_scan
+from ..providers.registry import recognise
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     FlowState,
@@ -104,7 +105,8 @@ class Guard:
             return
         if m.kind == "api" and not m.streamed:
             r = flow.request
-            args = (r.path, list(r.headers.items(multi=True)), r.get_content(strict=False), cfg.rules)
+            args = (r.path, list(r.headers.items(multi=True)), r.get_content(strict=False), cfg.rules,
+                    recognise(r.method, r.path), r.headers.get("content-type", ""))  # fmt: skip
             if args[2] is not None and len(args[2]) >= OFF_LOOP_BYTES and flow.live:
                 return self._leak_check_off_loop(flow, args)  # type: ignore[return-value]  # awaited
             self._leak_verdict(flow, _leak_scan(*args))

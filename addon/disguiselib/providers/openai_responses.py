@@ -7,6 +7,7 @@ https://platform.openai.com/docs/api-reference/responses-streaming (typed events
 from __future__ import annotations
 
 import json
+import mimetypes
 import re
 
 from ..core import jsonspan
@@ -17,20 +18,47 @@ from ..core.sse import Event, parse_event
 from ..errors import StreamError
 from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
-from .fields import GENERIC, SCHEMA, _obj
+from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media, Within, _obj, media_text
 from .logprobs import clean_alternatives
-from .openai_chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _STR, _TOOL_CHOICE, DATA_URL
+from .openai_chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _STR, _TOOL_CHOICE
 from .restore import restore_doc
 
 # -- Responses requests ----------------------------------------------------------------
 
+# Annotations (citations) of output text: titles, URLs and file names are read; ids are ids.
+_ANNOTATION = _obj({"file_id": ID, "container_id": ID})
+
+
+class _InputFile(Rule):
+    """An input_file part: `file_data` is a data: URL (told by its MIME type) or bare
+    base64, whose type the file name tells (`notes.txt`: text, decoded and masked)."""
+
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        data = value.get("file_data") if isinstance(value, dict) else None
+        if isinstance(data, str) and not data[:5].lower() == "data:":
+            name = value.get("filename") if isinstance(value, dict) else None
+            mime = mimetypes.guess_type(name)[0] if isinstance(name, str) else None
+            return _input_file(media_text(mime or ""))
+        return _INPUT_FILE_URL
+
+
+def _input_file(data: Rule) -> Rule:
+    return _obj({"file_data": data, "file_id": ID, "filename": VALUES, "file_url": VALUES})
+
+
+_INPUT_FILE_URL = _input_file(DATA_URL)
+
 _IN_PART = Typed(
     {
         "input_text": _obj({"text": VALUES}),
-        "output_text": _obj({"text": VALUES, "annotations": GENERIC, "logprobs": SKIP}),
-        "input_image": _obj({"image_url": DATA_URL, "file_id": SKIP, "detail": SKIP}),
-        "input_file": _obj({"file_data": SKIP, "file_id": SKIP, "filename": VALUES, "file_url": VALUES}),
-        "input_audio": _obj({"input_audio": SKIP}),
+        "output_text": _obj({"text": VALUES, "annotations": Arr(_ANNOTATION), "logprobs": META}),
+        "input_image": _obj({"image_url": DATA_URL, "file_id": ID, "detail": META}),
+        # file_data: a data: URL, or bare base64 (its type then told by the file name)
+        "input_file": _InputFile(),
+        "input_audio": _obj({"input_audio": _obj({"data": MEDIA, "format": META})}),
         "refusal": _obj({"refusal": VALUES}),
         "summary_text": _obj({"text": VALUES}),
     },
@@ -39,24 +67,49 @@ _IN_PART = Typed(
 _IN_CONTENT = Either(VALUES, Arr(_IN_PART))
 # A tool an MCP server lists: its input_schema is a JSON Schema (property names are keys).
 _MCP_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "annotations": GENERIC})
-_MESSAGE_ITEM = _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": _IN_CONTENT})
+_MESSAGE_ITEM = _obj({"id": ID, "role": META, "status": META, "content": _IN_CONTENT})
+_IDS = {"id": ID, "call_id": ID, "approval_request_id": ID}
+
+
+def _item(fields: dict[str, Rule]) -> Obj:
+    """An item of the conversation: its ids are ids, the rest as fields say (unknown
+    members fail closed)."""
+    return _obj({**_IDS, **fields})
+
+
+_SAFETY_CHECKS = Arr(_obj({"id": ID}))
+# Items that are calls and their outputs, alike in input and output (listed back, echoed).
+_CALL_ITEMS: dict[str, Rule] = {
+    "function_call": _item({"name": VALUES, "arguments": JSON_TEXT}),
+    "function_call_output": _item({"output": _IN_CONTENT}),
+    "custom_tool_call": _item({"name": VALUES, "input": VALUES}),
+    "custom_tool_call_output": _item({"output": _IN_CONTENT}),
+    "mcp_call": _item({"name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT}),
+    "mcp_approval_request": _item({"name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT}),
+    "mcp_approval_response": _item({}),
+    "mcp_list_tools": _item({"server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
+    "computer_call": _item({"pending_safety_checks": _SAFETY_CHECKS}),
+    "computer_call_output": _item(
+        {"acknowledged_safety_checks": _SAFETY_CHECKS, "output": _obj({"file_id": ID, "image_url": DATA_URL})}
+    ),
+    # attribute names of the client's vector store, env variable names: the client's own
+    "file_search_call": _item({"results": Arr(_obj({"file_id": ID, "attributes": Obj({}, default=VALUES)}))}),
+    "local_shell_call": _item({"action": _obj({"env": Obj({}, default=VALUES)})}),
+    "image_generation_call": _item({"result": MEDIA, "error": _obj({})}),  # base64 image
+    **dict.fromkeys(
+        ("web_search_call", "code_interpreter_call", "local_shell_call_output", "shell_call", "shell_call_output",
+         "apply_patch_call", "apply_patch_call_output", "program", "program_output", "tool_search_call"),
+        _item({}),
+    ),  # fmt: skip
+    # Reasoning and compaction items carry encrypted_content and go back exactly as they came.
+    "reasoning": OPAQUE,
+    "compaction": OPAQUE,
+}
 _INPUT_ITEM = Typed(
     {
         "message": _MESSAGE_ITEM,
-        "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
-        "function_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
-        "custom_tool_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        # Reasoning items carry encrypted_content and go back exactly as they came.
-        "reasoning": SKIP,
-        "item_reference": SKIP,
-        "compaction": SKIP,  # encrypted_content only
-        "mcp_call": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT,
-                          "approval_request_id": SKIP}),
-        "mcp_approval_request": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES,
-                                      "arguments": JSON_TEXT}),
-        "mcp_approval_response": _obj({"id": SKIP, "approval_request_id": SKIP}),
-        "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
+        **_CALL_ITEMS,
+        "item_reference": _obj({"id": ID}),
     },
     default=GENERIC,
 )  # fmt: skip
@@ -73,21 +126,29 @@ class _Item(Rule):
         return _INPUT_ITEM.resolve(value)
 
 
+_HEADERS = Obj({}, default=VALUES)  # HTTP headers an MCP server gets: names the client's, values masked
 _RESPONSES_TOOL = Typed(
     {
         "function": _FUNCTION_DEF,
         "custom": _obj({"name": VALUES, "description": VALUES, "format": GENERIC}),
         "tool_search": _obj({"description": VALUES, "parameters": SCHEMA}),
     },
-    default=_obj({"name": SKIP}),  # built-in tools (web_search, file_search, ...)
-)
+    # Built-in tools (web_search, file_search, mcp, shell, ...): their settings (server
+    # URLs, domains, authorization) fail closed, their fixed names stay; at any depth, ids
+    # of files are ids, header names and a skill's base64 source the client's own.
+    default=_obj({"name": META, "headers": _HEADERS}, Within({
+        "type": META, "file_id": ID, "headers": _HEADERS, "source": Media("data", ("media_type",), {"type": META}),
+    })),
+)  # fmt: skip
 # a namespace groups the client's own tools under a name of the client's
 _RESPONSES_TOOL.table["namespace"] = _obj({"name": VALUES, "description": VALUES, "tools": Arr(_RESPONSES_TOOL)})
 # input items that carry tool definitions
-_INPUT_ITEM.table["additional_tools"] = _obj({"id": SKIP, "tools": Arr(_RESPONSES_TOOL)})
-_INPUT_ITEM.table["tool_search_output"] = _obj({"id": SKIP, "call_id": SKIP, "tools": Arr(_RESPONSES_TOOL)})
-_TEXT_CONFIG = _obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": SKIP})
-_INPUT_ITEM.table["configuration_update"] = _obj({"id": SKIP, "text": _TEXT_CONFIG})
+_CALL_ITEMS["additional_tools"] = _item({"tools": Arr(_RESPONSES_TOOL)})
+_CALL_ITEMS["tool_search_output"] = _item({"tools": Arr(_RESPONSES_TOOL)})
+_TEXT_CONFIG = _obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": META})
+_CALL_ITEMS["configuration_update"] = _item({"text": _TEXT_CONFIG})
+_CALL_ITEMS["compaction_trigger"] = _item({})
+_INPUT_ITEM.table.update(_CALL_ITEMS)
 _RESPONSES_SKIPPED = (
     "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
     "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
@@ -95,54 +156,46 @@ _RESPONSES_SKIPPED = (
     "top_logprobs", "stream_options", "conversation",
 )  # fmt: skip
 # A reusable prompt: its variables are substituted into what the model reads.
-_PROMPT = _obj({"id": SKIP, "version": SKIP, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
+_PROMPT = _obj({"id": ID, "version": META, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
 RESPONSES_REQUEST = Obj(
     {
-        **{k: SKIP for k in _RESPONSES_SKIPPED},
+        **dict.fromkeys(_RESPONSES_SKIPPED, META),
+        "previous_response_id": ID,
+        "conversation": ID,  # an id, or {"id": ...}
         "prompt": _PROMPT,
         "instructions": Either(VALUES, Arr(_Item())),
         "input": Either(VALUES, Arr(_Item())),
         "tools": Arr(_RESPONSES_TOOL),
         "tool_choice": _TOOL_CHOICE,
         "text": _TEXT_CONFIG,
+        "context_management": Arr(_obj({})),
     },
     default=GENERIC,
 )
 
 _OUT_PART = Typed(
     {
-        "output_text": _obj({"text": PROSE, "annotations": GENERIC, "logprobs": SKIP}),
+        "output_text": _obj({"text": PROSE, "annotations": Arr(_ANNOTATION), "logprobs": META}),
         "refusal": _obj({"refusal": PROSE}),
-        "reasoning_text": SKIP,  # reasoning: untouched, like thinking
+        "reasoning_text": OPAQUE,  # reasoning: untouched, like thinking
     },
     default=GENERIC,
 )
 _OUT_ITEM = Typed(
     {
-        "message": _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": Arr(_OUT_PART)}),
-        "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
-        "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
-        "mcp_call": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT,
-                          "approval_request_id": SKIP}),
-        "mcp_approval_request": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES,
-                                      "arguments": JSON_TEXT}),
-        "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
-        "image_generation_call": _obj({"id": SKIP, "result": SKIP}),  # base64 image
-        "additional_tools": _obj({"id": SKIP, "tools": Arr(_RESPONSES_TOOL)}),
-        "tool_search_output": _obj({"id": SKIP, "call_id": SKIP, "tools": Arr(_RESPONSES_TOOL)}),
-        # outputs of calls, listed back: their file parts are base64 (never touched)
-        "function_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        "custom_tool_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        "mcp_approval_response": _obj({"id": SKIP, "approval_request_id": SKIP}),
-        "compaction": SKIP,
-        "reasoning": SKIP,
+        **_CALL_ITEMS,
+        "message": _item({"role": META, "status": META, "content": Arr(_OUT_PART)}),
     },
     default=GENERIC,
 )
 RESPONSE_OBJECT = Obj(
     {
-        **{k: SKIP for k in _RESPONSES_SKIPPED if k not in ("reasoning",)},
-        **{k: SKIP for k in ("id", "object", "created_at", "completed_at", "status", "usage", "reasoning")},
+        **dict.fromkeys(_RESPONSES_SKIPPED, META),
+        **dict.fromkeys(("object", "created_at", "completed_at", "status", "usage"), META),
+        "reasoning": OPAQUE,  # settings and the summaries of reasoning: untouched, like thinking
+        "id": ID,
+        "previous_response_id": ID,
+        "conversation": ID,
         "output": Arr(_OUT_ITEM),
         # the request's own fields, echoed back: restored like the request was masked
         "prompt": _PROMPT,
@@ -170,7 +223,7 @@ class _AnyItem(Rule):
 
 
 INPUT_ITEMS_LIST = Obj(
-    {"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(_AnyItem())}, default=GENERIC
+    {"object": META, "first_id": ID, "last_id": ID, "data": Arr(_AnyItem())}, default=GENERIC
 )
 
 # -- Responses streams -----------------------------------------------------------------
@@ -216,6 +269,49 @@ _FAST_FIELDS = {
 _RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _OPAQUE = frozenset({"response.audio.delta", "response.image_generation_call.partial_image"})
+_DONE_RULES = {t: Obj({field: rule, "name": VALUES}, default=SKIP) for t, (_, field, rule) in _DONES.items()}
+_DELTA_RULES = {
+    t: Obj({"delta": JSON_TEXT if mode == Window.JSON else PROSE, "item_id": ID}, default=SKIP)
+    for t, (_, mode) in _DELTAS.items()
+}
+
+
+# The envelope every event of the stream has (https://platform.openai.com/docs/api-reference/responses-streaming):
+# positions and the item's id; anything else in an event this table does not know fails
+# closed (restored).
+_EVENT_ENVELOPE = _obj(dict.fromkeys(("sequence_number", "output_index", "content_index", "summary_index"), META)
+                       | {"item_id": ID})  # fmt: skip
+
+
+def event_rule(t: object, obj: dict) -> Rule:
+    """The table of one stream event by its type: what the stream restores in it (a
+    delta's text goes through its channel's window instead), what passes untouched."""
+    if not isinstance(t, str):
+        return GENERIC
+    if t in _DELTA_RULES:
+        return _DELTA_RULES[t]  # type: ignore[index]
+    if t in _DONE_RULES:
+        return _DONE_RULES[t]  # type: ignore[index]
+    if t in _SNAPSHOT:
+        return _SNAPSHOT[t]  # type: ignore[index]
+    if isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
+        return OPAQUE  # reasoning (like thinking), base64 audio and images
+    if t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
+        return _RESPONSE_EVENT
+    return _EVENT_ENVELOPE if t.startswith("response.") else GENERIC
+
+
+class _Event(Rule):
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        return event_rule(value.get("type"), value).resolve(value)
+
+
+STREAM_EVENT: Rule = _Event()
 
 
 def _channel(t: str, obj: dict) -> tuple:
@@ -315,31 +411,24 @@ class ResponsesStream(ChannelStream):
                     new, changed = _dumps(doc).decode("utf-8"), changed + 1
             if w.held:
                 self.events_held += 1
-        elif t in _DONES:
-            delta_type, field, rule_ = _DONES[t]
-            out.extend(self._flush(_channel(delta_type, obj), seq))
-            new = restore_doc(data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), self.r)
-            changed = new is not data
-        elif t in _SNAPSHOT:
-            if t == "response.output_item.done":
+        else:
+            if t in _DONES:
+                out.extend(self._flush(_channel(_DONES[t][0], obj), seq))
+            elif t == "response.output_item.done":
                 item = obj.get("item")
                 item_id = item.get("id") if isinstance(item, dict) else None
                 by_pos = ("out", obj.get("output_index"))
                 for key in [k for k in self.windows if k[0] == item_id or k[0] == by_pos]:
                     out.extend(self._flush(key, seq))
-            new = restore_doc(data, obj, _SNAPSHOT[t], self.r)
-            changed = new is not data
-        elif isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
-            new, changed = data, 0  # reasoning (like thinking), base64 audio and images: untouched
-        elif t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
-            if t in _ENDS:
+            elif t in _ENDS:
                 for key in list(self.windows):
                     out.extend(self._flush(key, seq))
-            new = restore_doc(data, obj, _RESPONSE_EVENT, self.r)
-            changed = new is not data
-        else:
-            new = restore_doc(data, obj, GENERIC, self.r)
-            changed = new is not data
+            rule = event_rule(t, obj)
+            if rule is OPAQUE:
+                new, changed = data, 0
+            else:
+                new = restore_doc(data, obj, rule, self.r)
+                changed = new is not data
         if changed:
             self.events_changed += 1
         if not changed and not self.offset:
