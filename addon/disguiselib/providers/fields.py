@@ -37,6 +37,7 @@ The kinds (`Rule.kind`):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -217,6 +218,32 @@ class _DataUrlRule(Rule):
 
 _DATA_URL_TEXT = MediaText(DATA_URL_CODEC)
 DATA_URL: Rule = _DataUrlRule()
+
+# A string in a field no table knows that looks like base64 (the receiver may decode it:
+# a media object of an API the tables do not describe) or a data: URL.
+_B64ISH = re.compile(r"(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2,3}={0,2})?|[A-Za-z0-9_-]{16,}={0,2}")
+_SNIFFED = base64_codec("")
+
+
+def sniff(value: str) -> Codec | None:
+    """The codec of an unknown field's string that may be media: a data: URL that is not
+    binary, or base64 (told by its bytes: text if they are UTF-8); None otherwise. Such a
+    string is read decoded when it decodes to text, as it is otherwise (media_of)."""
+    if value[:5].lower() == "data:":
+        return DATA_URL_CODEC if data_url_class(value) != "binary" else None
+    if len(value) >= 16 and _B64ISH.fullmatch(value):
+        return _SNIFFED
+    return None
+
+
+def media_of(value: str, rule: Rule) -> tuple[Codec | None, bool]:
+    """(codec, declared): the table's codec for this string (declared media), or, in an
+    unknown field, one sniffed from the value (read decoded only when it is text)."""
+    if rule.media is not None:
+        return rule.media, True  # type: ignore[return-value]
+    if rule.kind == "unknown":
+        return sniff(value), False
+    return None, False
 
 
 # -- JSON Schema -------------------------------------------------------------------------
@@ -402,13 +429,15 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
     from ..core.jsonspan import looks_like_json, transform_loose
 
     json_like = rule.json_text
-    if rule.media is not None:
-        got = rule.media.decode(value)  # type: ignore[attr-defined]
-        if got is None:
-            return
-        value, key = got[0], None
-        where += f" (decoded {rule.media})"
-        json_like = json_like or rule.media.is_json()  # type: ignore[attr-defined]
+    codec, declared = media_of(value, rule)
+    if codec is not None:
+        got = codec.decode(value)
+        if got is None and declared:
+            return  # binary media: nothing in it the model reads as text
+        if got is not None and (declared or codec.decoded(got[1])):
+            value, key = got[0], None
+            where += f" (decoded {codec})"
+            json_like = json_like or codec.is_json()
     if json_like or looks_like_json(value):
         try:
             inner = loads(value)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
+from .fields import media_of
 
 if TYPE_CHECKING:
     from .registry import Api
@@ -98,10 +99,17 @@ def mask_fn(rules: Rules, session: Session) -> jsonspan.TransformFn:
             key[0] = v
             return spans(v)
         k, key[0] = key[0], None
-        media = rule.media
-        if media is not None:
-            inner = jsonspan.JSON_TEXT if media.is_json() else jsonspan.VALUES  # type: ignore[attr-defined]
-            return media.transform(v, lambda t: as_text(t, fn(t, inner)))  # type: ignore[attr-defined]
+        if rule.media is not None or rule.kind == "unknown":
+            codec, declared = media_of(v, rule)
+            if codec is not None:
+                got = codec.decode(v)
+                if got is None and declared:
+                    return v  # binary media: passes as it came
+                if got is not None and (declared or codec.decoded(got[1])):
+                    inner = jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES
+                    t = got[0]
+                    new = as_text(t, fn(t, inner))
+                    return v if new == t else codec.encode(new, got[1])
         if rule.json_text or jsonspan.looks_like_json(v):
             try:
                 inner = jsonspan.loads(v)

@@ -49,7 +49,9 @@ def media_class(mime: str) -> str:
     top, _, sub = m.partition("/")
     if top == "text":
         return "text"
-    if sub and _TEXT_SUBTYPES.match(sub):  # image/svg+xml is text, application/json too
+    if sub.endswith(("+json", "+xml", "+yaml")):  # image/svg+xml is text
+        return "text"
+    if top == "application" and _TEXT_SUBTYPES.match(sub):  # application/json, .../csv, ...
         return "text"
     if top in _BINARY_TOPS or (top == "application" and _BINARY_SUBTYPES.match(sub)):
         return "binary"
@@ -151,6 +153,10 @@ class Codec:
     def is_json(self) -> bool:
         return False
 
+    def decoded(self, state: object) -> bool:
+        """Did decode() find the value encoded (not just read it as the text it is)?"""
+        return state is not None
+
 
 @dataclass(frozen=True)
 class _TextState:
@@ -172,6 +178,9 @@ class Base64(Codec):
 
     def is_json(self) -> bool:
         return "json" in self.mime.split(";", 1)[0].lower()
+
+    def decoded(self, state: object) -> bool:
+        return isinstance(state, _TextState) and state.style is not None
 
     def decode(self, value: str) -> tuple[str, object] | None:
         got = _b64decode(value)
