@@ -13,7 +13,7 @@ from mitmproxy.utils import human
 from ..config import Config
 from ..core.rules import Restorer
 from ..errors import MaskError
-from ..providers import anthropic, openai_chat
+from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, llm_shaped, recognise
 from ..providers.stream import BodyStream, SSEStream
 from ..scope import HostRule, in_hosts, known_host
@@ -55,12 +55,7 @@ def fallback_protected(flow: http.HTTPFlow, hosts: tuple[HostRule, ...]) -> bool
 def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     """An error in the shape of the provider the request was meant for."""
     r = flow.request
-    api = recognise("POST", r.path)
-    if api is not None:
-        return api.error_body(message)
-    if "/messages" in r.path or "anthropic" in r.pretty_host:
-        return anthropic.error_body(message)
-    return openai_chat.error_body(message)
+    return registry.error_body_for(r.method, r.path, r.pretty_host)(message)
 
 
 def refuse(flow: http.HTTPFlow, message: str, status: int = 400) -> None:

@@ -140,8 +140,6 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
         bound = boundary(content_type)
         parts = split_multipart(body, bound) if bound else None
         if parts is not None:
-            if depth == 0:
-                yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
             for i, p in enumerate(parts):
                 label = f"{where} part {p.name!r}" if p.name is not None else f"{where} part {i + 1}"
                 data = body[p.body_start : p.body_end]
@@ -154,6 +152,8 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
                 except (binascii.Error, ValueError):
                     pass  # read as it came
                 yield from readings(data, p.content_type or "text/plain", label, depth + 1)
+            if depth == 0:
+                yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
             return
     text = _text(body, charset(content_type))
     if mt == "application/x-www-form-urlencoded" or (mt in ("", "text/plain") and _FORMISH.match(text)):

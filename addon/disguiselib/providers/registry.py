@@ -289,6 +289,20 @@ _LLM_SHAPED = re.compile(
 )
 
 
+def error_body_for(method: str, path: str, host: str = "") -> Callable[[str], bytes]:
+    """The error shape of the provider a request was meant for: its API's, Google's on
+    a Google path (cachedContents, files, a Vertex resource), Anthropic's on a Messages
+    path or host, OpenAI's otherwise."""
+    api = recognise(method, path) or recognise("POST", path)
+    if api is not None:
+        return api.error_body
+    if google.google_path(path) or "googleapis.com" in host:
+        return google.error_body
+    if "/messages" in path or "anthropic" in host:
+        return anthropic.error_body
+    return openai_chat.error_body
+
+
 def llm_shaped(path: str) -> bool:
     """A path of an LLM API, transformed here or not (any method)."""
     return bool(_LLM_SHAPED.search(_path(path).lower()))
