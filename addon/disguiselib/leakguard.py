@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote_plus
 
-from .core.jsonspan import Rule, transform_loose
+from .core.jsonspan import Rule, looks_like_json, transform_loose
 from .core.rules import LITERALS, Rules
 from .providers import bodies
-from .providers.fields import CREDENTIAL_HEADERS, GENERIC, NUMBER, context_of, loads, path_text, texts, walk
+from .providers.fields import CREDENTIAL_HEADERS, GENERIC, NUMBER, context_of, loads, path_text, sniff, texts, walk
 from .providers.google import credential_params
 
 if TYPE_CHECKING:
@@ -89,14 +89,18 @@ def scan_json(doc: object, rules: Rules, table: Rule = GENERIC) -> Hit | None:
     """The first original in a parsed document (fields.loads) among the strings, keys and
     numbers the table says the masker masks (GENERIC: all of them)."""
     for f in walk(doc, table):
-        if f.rule is NUMBER:
-            lab = first(rules, f.value)
-            where = ""
+        r, v = f.rule, f.value
+        where = ""
+        if r is NUMBER:
+            lab = first(rules, v)
+        elif r.media is None and not r.json_text and not looks_like_json(v) and (r.kind != "unknown" or not sniff(v)):
+            lab = first(rules, v, context_of(f.key))  # plain text, as texts() would read it
         else:
             lab = None
-            for where, t, ctx in texts(f.value, f.rule, f.key):
+            for w, t, ctx in texts(v, r, f.key):
                 lab = first(rules, t, ctx)
                 if lab is not None:
+                    where = w
                     break
         if lab is not None:
             seg = path_text(f.path, hide=lambda k: first(rules, k) is not None)

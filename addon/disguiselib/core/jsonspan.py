@@ -403,10 +403,13 @@ def parse(raw: bytes) -> tuple[str, object]:
         raise MaskError("body is nested too deeply to be read") from e
 
 
+_JSONISH = re.compile(r"[ \t\r\n]*[\[{]")
+
+
 def looks_like_json(s: str) -> bool:
-    """Does s begin like a JSON object or array (after whitespace)? Cheap; no parse."""
-    t = s.lstrip(" \t\r\n")
-    return t[:1] in ("{", "[")
+    """Does s begin like a JSON object or array (after whitespace)? Cheap: no parse, no
+    copy of s."""
+    return _JSONISH.match(s) is not None
 
 
 _QUOTE = re.compile(r'"')

@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..core.sse import Framer, parse_event
 from ..core.jsonspan import Rule
+from ..core.sse import Framer, parse_event
 from ..providers import anthropic, fields, openai_chat, openai_responses
 
 # Events whose arrival means the provider said everything it had to say.

@@ -36,12 +36,13 @@ The kinds (`Rule.kind`):
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from ..core.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip
+from ..core.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip, looks_like_json, transform_loose
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
 
 KINDS: dict[str, str] = {
@@ -376,27 +377,29 @@ def _all(v: object, rule: Rule, path: object) -> Iterator[Field]:
             yield Field(p, x, rule, None, False)
         elif isinstance(x, dict):
             items = x.pairs if type(x) is Dup else list(x.items())
-            for key, y in items:
+            for key, _ in items:
                 yield Field((p, key), key, rule, None, True)
             stack.extend(((y, (p, key)) for key, y in reversed(items)))
         elif isinstance(x, list):
-            stack.extend(((x[i], (p, i)) for i in range(len(x) - 1, -1, -1)))
+            stack.extend((x[i], (p, i)) for i in range(len(x) - 1, -1, -1))
 
 
 def path_text(path: object, hide: object = None) -> str:
     """`messages[0].content[1].text` for a linked path; a key for which hide(key) is
     true is shown as `[<key>]` (it holds an original)."""
-    segs: list[object] = []
-    while path is not None:
-        path, seg = path  # type: ignore[misc]
-        segs.append(seg)
+    segs: list[str | int] = []
+    node = path
+    while node is not None:
+        pair: tuple = node  # type: ignore[assignment]
+        node = pair[0]
+        segs.append(pair[1])
     out = []
     for seg in reversed(segs):
         if isinstance(seg, int):
             out.append(f"[{seg}]")
-        elif hide is not None and hide(seg):  # type: ignore[operator]
+        elif callable(hide) and hide(seg):
             out.append("[<key>]")
-        elif seg.isidentifier():  # type: ignore[union-attr]
+        elif seg.isidentifier():
             out.append(f".{seg}")
         else:
             out.append(f"[{json.dumps(seg)}]")
@@ -417,7 +420,12 @@ def kind_of(f: Field) -> str:
 def context_of(key: str | None) -> tuple[str, str] | None:
     """The text around a value read with its key (`"password": "` … `"`), for the rules
     anchored on the key; None for a value read alone."""
-    return None if key is None else (json.dumps(key, ensure_ascii=False) + ': "', '"')
+    return None if key is None else _context(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _context(key: str) -> tuple[str, str]:
+    return (json.dumps(key, ensure_ascii=False) + ': "', '"')
 
 
 def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> Iterator[tuple[str, str, tuple | None]]:
@@ -426,8 +434,6 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
     (binary yields nothing), JSON text is walked as user JSON (keys and values, each
     value with its key), JSON text that does not parse is read literal by literal,
     decoded. Raises MaskError for text media that cannot be decoded."""
-    from ..core.jsonspan import looks_like_json, transform_loose
-
     json_like = rule.json_text
     codec, declared = media_of(value, rule)
     if codec is not None:

@@ -106,9 +106,9 @@ def mask_fn(rules: Rules, session: Session) -> jsonspan.TransformFn:
                 if got is None and declared:
                     return v  # binary media: passes as it came
                 if got is not None and (declared or codec.decoded(got[1])):
-                    inner = jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES
+                    as_rule = jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES
                     t = got[0]
-                    new = as_text(t, fn(t, inner))
+                    new = as_text(t, fn(t, as_rule))
                     return v if new == t else codec.encode(new, got[1])
         if rule.json_text or jsonspan.looks_like_json(v):
             try:

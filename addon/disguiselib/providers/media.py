@@ -238,10 +238,12 @@ class DataUrl(Codec):
     def encode(self, text: str, state: object) -> str:
         if state is None:
             return text
-        head, inner, st = state  # type: ignore[misc]
+        assert isinstance(state, tuple)
+        head: str = state[0]
+        inner: Base64 | None = state[1]
         if inner is not None:
-            return head + inner.encode(text, st)
-        _, bom, codec = st
+            return head + inner.encode(text, state[2])
+        _, bom, codec = state[2]
         return head + quote(bom + text.encode(codec), safe="/:;,=?&@+$!*'()~-._")
 
 

@@ -24,7 +24,6 @@ from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabula
 from .logprobs import clean_alternatives
 from .restore import restore_fn
 
-
 _REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": OPAQUE}
 
 # -- Chat Completions requests --------------------------------------------------------

@@ -279,8 +279,10 @@ _DELTA_RULES = {
 # The envelope every event of the stream has (https://platform.openai.com/docs/api-reference/responses-streaming):
 # positions and the item's id; anything else in an event this table does not know fails
 # closed (restored).
-_EVENT_ENVELOPE = _obj(dict.fromkeys(("sequence_number", "output_index", "content_index", "summary_index"), META)
-                       | {"item_id": ID})  # fmt: skip
+_ENVELOPE_FIELDS: dict[str, Rule] = {
+    **dict.fromkeys(("sequence_number", "output_index", "content_index", "summary_index"), META), "item_id": ID,
+}
+_EVENT_ENVELOPE = _obj(_ENVELOPE_FIELDS)
 
 
 def event_rule(t: object, obj: dict) -> Rule:
@@ -423,11 +425,11 @@ class ResponsesStream(ChannelStream):
             elif t in _ENDS:
                 for key in list(self.windows):
                     out.extend(self._flush(key, seq))
-            rule = event_rule(t, obj)
-            if rule is OPAQUE:
+            erule = event_rule(t, obj)
+            if erule is OPAQUE:
                 new, changed = data, 0
             else:
-                new = restore_doc(data, obj, rule, self.r)
+                new = restore_doc(data, obj, erule, self.r)
                 changed = new is not data
         if changed:
             self.events_changed += 1

@@ -10,10 +10,8 @@ work.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-
-from collections.abc import Iterator
 from typing import Protocol
 
 from ..core.jsonspan import Obj, Rule
@@ -89,8 +87,9 @@ OPENAI_CHAT_STORED = Api(
     "openai.chat.stored", None, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body
 )
 OPENAI_CHAT_UPDATE = Api(  # POST /chat/completions/{id}: new metadata, the stored completion back
-    "openai.chat.update", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body
-)
+    "openai.chat.update", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream,
+    openai_chat.error_body, events=openai_chat.STREAM_EVENT,
+)  # fmt: skip
 OPENAI_CHAT_LIST = Api(
     "openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body
 )
