@@ -17,7 +17,8 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -379,6 +380,34 @@ def mitmdump_cmd(upstream_port: int, confdir: Path, mappings: Path, *extra: str)
     ]  # fmt: skip
 
 
+class Proxy:
+    """A fake upstream and a mitmdump in reverse mode in front of it."""
+
+    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
+        self.upstream = upstream
+        self.mitm = mitm
+        self.port = mitm.port
+        self.base_url = f"http://127.0.0.1:{mitm.port}"
+
+
+@contextmanager
+def running_proxy(tmp: Path, mappings: dict, *extra: str, upstream: FakeUpstream | None = None) -> Iterator[Proxy]:
+    """The shared harness of the integration tests: a mitmdump running the addon with
+    these mappings in reverse mode in front of a FakeUpstream (its own, or the one
+    given); mitmdump's last output is printed when it stops (pytest shows it with a
+    failing test's report)."""
+    if upstream is None:
+        with FakeUpstream() as up, running_proxy(tmp, mappings, *extra, upstream=up) as proxy:
+            yield proxy
+        return
+    mitm = Mitmdump(mitmdump_cmd(upstream.port, tmp / "conf", write_mappings(tmp, mappings), *extra))
+    try:
+        yield Proxy(upstream, mitm)
+    finally:
+        mitm.stop()
+        print(mitm.output[-4000:])
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     for k in list(env):
@@ -391,7 +420,7 @@ def _env() -> dict[str, str]:
 class Mitmdump:
     """A running mitmdump; `port` is where it listens, `output` what it printed."""
 
-    def __init__(self, cmd: list[str], startup_timeout: float = 30) -> None:
+    def __init__(self, cmd: list[str], startup_timeout: float = 120) -> None:
         self._lines: list[str] = []
         self._ready = threading.Event()
         self.port: int | None = None

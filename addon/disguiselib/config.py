@@ -18,6 +18,61 @@ log = logging.getLogger("disguise")
 
 # The repository's mappings/ folder: what `disguise_mappings` names by default.
 DEFAULT_MAPPINGS = str(Path(__file__).resolve().parents[2] / "mappings")
+# Per side of a flow kept for inspection and replay: an LLM request with a long context
+# runs to a few MB; a long streamed answer rarely passes 1 MB. Above this a side is cut
+# and marked, never silently shortened.
+CAPTURE_LIMIT = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Option:
+    """One of the addon's mitmproxy options (declared by mitm/options.py and, for the
+    capture limit, by the Inspector)."""
+
+    name: str
+    type: object
+    default: object
+    help: str
+
+
+# Every option the addon has, in one table.
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "disguise_mappings", Sequence[str], [DEFAULT_MAPPINGS],
+        "Mapping files or folders (YAML), loaded after the shipped defaults, in order; "
+        "a folder's *.yaml/*.yml files in file-name order. Repeat the option for more.",
+    ),
+    Option(
+        "disguise_defaults", bool, True,
+        "Load the shipped default mappings (mappings/default.yaml) under your own.",
+    ),
+    Option(
+        "disguise_hosts", Sequence[str], [],
+        "Only mask requests to these hosts (host or host:port, comma-separated or repeated; "
+        "empty: every host).",
+    ),
+    Option(
+        "disguise_fail_open", bool, False,
+        "Forward a request that cannot be masked unchanged instead of refusing it.",
+    ),
+    Option(
+        "disguise_allow_unknown", bool, False,
+        "Forward requests to endpoints disguise does not transform even when they contain an "
+        "original (with a warning) instead of refusing them.",
+    ),
+    Option(
+        "disguise_replay_current_rules", bool, False,
+        "Replay (client replay, -nr) a recorded flow even when rules that masked it when it was "
+        "recorded are no longer in force; by default such a flow is refused.",
+    ),
+    Option(
+        "disguise_capture_limit", int, CAPTURE_LIMIT,
+        "Bytes kept of each side of an LLM flow for inspection and replay: the request as "
+        "the client sent it, the response as upstream sent it, a streamed response as the "
+        "client received it. A side cut at the limit is marked. 0 keeps none.",
+    ),
+)  # fmt: skip
+OPTION_NAMES = frozenset(o.name for o in OPTIONS)
 
 
 @dataclass(frozen=True)

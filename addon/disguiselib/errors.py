@@ -35,6 +35,11 @@ class ScopeError(DisguiseError):
     """A `disguise_hosts` entry that names no host (a URL, a path, a bad port)."""
 
 
+class StateError(DisguiseError):
+    """A flow or a stream asked to make a transition its state machine does not allow:
+    a bug, reported as one (state.py, providers/stream.py)."""
+
+
 class LeakError(DisguiseError):
     """An original was found in bytes about to leave (leak guard, unknown endpoints).
     The message names the rule and where, never the value."""

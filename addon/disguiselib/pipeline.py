@@ -5,16 +5,19 @@ and every replay call these; nothing else assembles masking or picks a reverser.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from . import leakguard
 from .config import Config
-from .core.rules import Restorer, Rules
+from .core.decoding import Decoded, decoder_for
+from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
-from .errors import log_internal
-from .providers.masking import mask_request
+from .errors import LeakError, log_internal
+from .providers.masking import mask_request_body
 from .providers.registry import Api
 from .providers.restore import restore_body
-from .providers.stream import BodyStream, SSEStream
+from .providers.stream import BodyStream, Reverser
 
 log = logging.getLogger("disguise")
 
@@ -24,37 +27,62 @@ OFF_LOOP_BYTES = 64 * 1024
 
 
 def leak_scan(
-    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None, content_type: str = ""
+    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None
 ) -> leakguard.Hit | None:
-    """The leak guard's scan of what is about to leave, read with api's table (None: an
-    endpoint no table describes, everything); a failing check is a hit."""
+    """The leak guard's scan of what is about to leave (URL, headers, body; body None:
+    not looked at), the body read with api's field table (the one the masker read); a
+    failing check is a hit."""
     try:
-        return leakguard.scan_request(path, headers, body, rules, api, content_type)
+        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers))
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
         log_internal(log, "leak guard", e)
         return leakguard.Hit("internal error", type(e).__name__)
 
 
-def mask_work(raw: bytes, api: Api, cfg: Config, content_type: str = ""):
-    """Masking proper, safe to run in a worker thread (the rules are read-only; the
-    prefilter keeps a scratch space per thread): (masked body, session), or the
-    exception that refuses the request (NotTransformed: handle it as an unknown
-    endpoint)."""
+@dataclass(frozen=True)
+class Masked:
+    """A request masked and checked: the body to send (the client's own bytes object
+    when nothing changed) and the session holding its placeholders."""
+
+    body: bytes
+    session: Session
+
+
+def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Masked:
+    """The one path a request takes, live (whole or streamed body), client replay and
+    offline replay alike: mask the decoded body by its API's rules, then the leak guard
+    looks at what would leave (URL, headers, body). Raises MaskError when the body cannot
+    be masked (NeverForward when it must not leave even with disguise_fail_open),
+    LeakError when an original would still leave, and NotTransformed for a body its
+    route's model does not take (a file upload that is no batch: handle it as an
+    unknown endpoint, scan_unknown). Safe in a worker thread (the rules are read-only;
+    the prefilter keeps a scratch space per thread)."""
+    headers = list(headers)
+    ctype = content_type(headers)
+    if cfg.disguises is not None:
+        _warn_present_disguise(raw, cfg.disguises, api, ctype)
+    body, session = mask_request_body(raw, api, cfg.rules, ctype)
+    hit = leak_scan(path, headers, body, cfg.rules, api)
+    if hit is not None:
+        raise LeakError(f"an original ({hit}) would have left unmasked")
+    return Masked(body, session)
+
+
+def mask_or_error(api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]) -> Masked | Exception:
+    """mask_request for a worker thread: the exception is handed back, not raised."""
     try:
-        if cfg.disguises is not None:
-            _warn_present_disguise(raw, cfg.disguises, api, content_type)
-        return mask_request(raw, api, cfg.rules, content_type)
-    except Exception as e:  # noqa: BLE001 - handed back, decided by the caller
+        return mask_request(api, raw, cfg, path, headers)
+    except Exception as e:  # noqa: BLE001 - decided by the caller
         return e
 
 
-def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, content_type: str) -> None:
+def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str) -> None:
     """The client typed a disguise itself: the answer's copy of it will be restored to
     the original, indistinguishable from ours. Thinking and other untouched spans hold
     disguises by design (they went out masked and come back as they were) and are not
     looked at."""
     try:
-        hit = leakguard.scan_body(raw, disguises, api, content_type)
+        hit = leakguard.scan_body(raw, disguises, api, ctype)
     except Exception:  # noqa: BLE001 - a warning only; masking decides the rest
         return
     if hit is not None:
@@ -66,29 +94,62 @@ def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, content_type:
 
 
 def reverser_for(
-    api: Api, restorer: Restorer, content_type: str, path: str = "", buffered: bool = False
-) -> BodyStream | SSEStream | None:
-    """The response body's reverser: an event stream or a whole body, told by its
-    content. None (unless buffered, i.e. the body is already whole): a body labelled
-    JSON that is best buffered and restored whole at its end."""
-    if api.streams is not None:
-        cls = api.streams(path, content_type)
-        if cls is not None:
-            return cls(restorer)
-    if not buffered and is_json_type(content_type):
+    api: Api, restorer: Restorer, content_type: str, path: str = "", buffered: bool = False, encoding: str = ""
+) -> Reverser | None:
+    """The one choice of a response body's reverser: the API's own stream for this path
+    and content type (Gemini's streamed array), or a BodyStream that tells an event
+    stream from a whole body by its first bytes (core.sse.sniff). With a
+    Content-Encoding the reverser is fed through its decoder (core.decoding.Decoded).
+    None (unless buffered, i.e. the body is whole already): a body labelled JSON that is
+    best buffered and restored whole at its end. Raises StreamError for an encoding
+    that cannot be decoded."""
+    rev: Reverser
+    cls = api.streams(path, content_type) if api.streams is not None else None
+    if cls is not None:
+        rev = cls(restorer)
+    elif not buffered and is_json_type(content_type):
         return None
-    rule = api.response_rule
-    return BodyStream(
-        api.stream(restorer),
-        lambda body: restore_body(body, rule, restorer),
-        api.error_body,
-        content_type,
-    )
+    else:
+        rule = api.response_rule
+        rev = BodyStream(
+            api.stream(restorer),
+            lambda body: restore_body(body, rule, restorer),
+            api.error_body,
+            content_type,
+        )
+    return decoded(rev, encoding)
 
 
-def restore_whole(api: Api, restorer: Restorer, body: bytes, content_type: str, path: str = "") -> bytes:
-    """A whole upstream body (not streamed, or replayed), restored as the live path
-    restores it. Raises what the core raises."""
-    rev = reverser_for(api, restorer, content_type, path, buffered=True)
+def restore_whole(
+    api: Api, restorer: Restorer, body: bytes, content_type: str, path: str = "", encoding: str = ""
+) -> bytes:
+    """A whole upstream body (not streamed, or replayed), restored exactly as the live
+    path restores it. Raises what the core raises."""
+    rev = reverser_for(api, restorer, content_type, path, buffered=True, encoding=encoding)
     assert rev is not None  # buffered: never None
     return rev.whole(body)
+
+
+def scan_unknown(
+    path: str, headers: Iterable[tuple[str, str]], body: bytes | None, rules: Rules
+) -> leakguard.Hit | None:
+    """A request to a protected endpoint the addon does not transform: may it leave as
+    it is? The first original in its URL, headers or body (None: clean). body None: the
+    body could not be decoded, which is a hit (it cannot be shown to be clean). The body
+    is read the way its receiver reads it (providers/bodies.py), every field of it."""
+    if body is None:
+        return leakguard.Hit("unknown", "a body whose content-encoding cannot be decoded")
+    headers = list(headers)
+    return leakguard.scan_request(path, headers, body, rules, None, content_type(headers))
+
+
+def content_type(headers: Iterable[tuple[str, str]]) -> str:
+    """The request's Content-Type (how a receiver reads its body)."""
+    return next((v for k, v in headers if k.lower() == "content-type"), "")
+
+
+def decoded(rev: Reverser, encoding: str) -> Reverser:
+    """rev fed through the decoder of a Content-Encoding (core.decoding.Decoded); rev
+    itself for identity. Raises StreamError for an encoding that cannot be decoded."""
+    decoder = decoder_for(encoding)
+    return rev if decoder is None else Decoded(rev, decoder)

@@ -81,3 +81,47 @@ def test_json_text_with_many_backslashes_and_disguises() -> None:
     w = Window(R.restorer({}), Window.JSON)
     pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
     assert "".join(w.feed(p) for p in pieces) + w.flush() == out
+
+
+# -- the prefilter's compiled database, kept on disk -------------------------------------
+
+
+def test_prefilter_database_is_cached_and_a_broken_entry_is_compiled_again(tmp_path, monkeypatch) -> None:
+    from disguiselib.core import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    pats = (r"[a-z]+@[a-z]+\.example", r"sk-[A-Za-z0-9]{20}", "(?i)stra\u00dfe")  # the last: always searched
+    linear._hyperscan.cache_clear()
+    db1, always1 = linear._hyperscan(pats)
+    (entry,) = tmp_path.glob("prefilter-*.hsdb")
+    compiled = []
+    real = linear._compile
+    monkeypatch.setattr(linear, "_compile", lambda *a: compiled.append(1) or real(*a))
+    linear._hyperscan.cache_clear()
+    db2, always2 = linear._hyperscan(pats)
+    assert compiled == [] and always1 == always2 == (2,)  # loaded, not compiled
+    text = b"write to bob@corp.example or use sk-" + b"a" * 20
+    for db in (db1, db2):
+        hits: set[int] = set()
+        db.scan(text, match_event_handler=linear._collect, context=hits, scratch=linear.hyperscan.Scratch(db))
+        assert hits == {0, 1}
+    entry.write_bytes(b"\x00\x00\x00\x00garbage")
+    linear._hyperscan.cache_clear()
+    db3, _ = linear._hyperscan(pats)
+    assert compiled and db3 is not None  # a broken entry: compiled again
+
+
+def test_a_pattern_hyperscan_refuses_is_searched_always(tmp_path, monkeypatch) -> None:
+    from disguiselib.core import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    real = linear._compile
+
+    def refuse_second(exprs, ids, flags):
+        return None if b"refused" in b"".join(exprs) else real(exprs, ids, flags)
+
+    monkeypatch.setattr(linear, "_compile", refuse_second)
+    linear._hyperscan.cache_clear()
+    db, always = linear._hyperscan(("abc", "refused", "xyz"))
+    assert always == (1,) and db is not None
+    linear._hyperscan.cache_clear()

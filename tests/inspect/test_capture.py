@@ -14,6 +14,7 @@ from mitmproxy.test import taddons, tflow, tutils
 
 from anthropic_util import build_stream
 from disguiselib.inspect import inspector as capture
+from disguiselib.inspect import replay
 from disguiselib.inspect.record import META, SIDES, Tee
 from disguiselib.mitm.addon import Disguise
 from disguiselib.mitm.callables import StreamCall
@@ -105,7 +106,7 @@ def test_inspection_failure_never_stops_masking(addon, monkeypatch) -> None:
     def boom(*a, **k):
         raise RuntimeError("Acme Corp")
 
-    monkeypatch.setattr(capture.Inspector, "_client_replay", boom)
+    monkeypatch.setattr(replay, "_sha", boom)
     monkeypatch.setattr(capture, "Tee", boom)
     f = messages_flow(BODY)
     f.is_replay = "request"

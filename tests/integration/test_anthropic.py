@@ -25,7 +25,7 @@ from integration_util import (
     MITMDUMP,
     Compressor,
     FakeUpstream,
-    Mitmdump,
+    Proxy,
     Recorded,
     Reply,
     all_strings,
@@ -34,6 +34,7 @@ from integration_util import (
     mitmdump_cmd,
     parse_events,
     run_mitmdump,
+    running_proxy,
     sse,
     without_thinking,
     zstd_available,
@@ -130,12 +131,6 @@ def assert_no_disguise(text: str, what: str, extra: tuple[str, ...] = ()) -> Non
 # -- fixtures ----------------------------------------------------------------------------
 
 
-class Proxy:
-    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
-        self.upstream = upstream
-        self.mitm = mitm
-        self.port = mitm.port
-        self.base_url = f"http://127.0.0.1:{mitm.port}"
 
 
 @pytest.fixture(scope="module")
@@ -144,21 +139,9 @@ def upstream() -> Iterator[FakeUpstream]:
         yield up
 
 
-@contextmanager
-def running_proxy(upstream: FakeUpstream, tmp: Path, mappings: dict) -> Iterator[Proxy]:
-    mpath = tmp / "mappings.yaml"
-    mpath.write_text(yaml.safe_dump(mappings, allow_unicode=True), encoding="utf-8")
-    mitm = Mitmdump(mitmdump_cmd(upstream.port, tmp / "conf", mpath))
-    try:
-        yield Proxy(upstream, mitm)
-    finally:
-        mitm.stop()
-        print(mitm.output[-4000:])  # shown with the report of a failing test
-
-
 @pytest.fixture(scope="module")
 def proxy(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
-    with running_proxy(upstream, tmp_path_factory.mktemp("disguise"), MAPPINGS) as p:
+    with running_proxy(tmp_path_factory.mktemp("disguise"), MAPPINGS, upstream=upstream) as p:
         yield p
 
 
@@ -567,7 +550,7 @@ def test_stream_with_rare_disguise_letters(upstream: FakeUpstream, tmp_path: Pat
         *message_end("tool_use"),
     ]  # fmt: skip
     upstream.on(scn, lambda rec: Reply(events, headers=sse_headers(), delay=0.005))
-    with running_proxy(upstream, tmp_path, QUIET_MAPPINGS) as proxy, sdk(proxy) as client:
+    with running_proxy(tmp_path, QUIET_MAPPINGS, upstream=upstream) as proxy, sdk(proxy) as client:
         with client.messages.stream(
             model=scn, max_tokens=50, messages=[{"role": "user", "content": f"Acme Corp {WIN}"}]
         ) as stream:

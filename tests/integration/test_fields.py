@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from integration_util import MITMDUMP, FakeUpstream, Mitmdump, Reply, http_post, mitmdump_cmd, write_mappings
+from integration_util import MITMDUMP, Proxy, Reply, http_post, running_proxy
 from integration_util import sse as asse
 
 anthropic = pytest.importorskip("anthropic")
@@ -25,24 +25,12 @@ MAPPINGS = {"literals": {"Acme Corp": "Zenith Labs"},
             "patterns": [{"name": "EMAIL", "regex": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"}]}  # fmt: skip
 
 
-class Proxy:
-    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
-        self.upstream = upstream
-        self.mitm = mitm
-        self.base_url = f"http://127.0.0.1:{mitm.port}"
-        self.port = mitm.port
 
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
-    tmp = tmp_path_factory.mktemp("disguise-fields")
-    with FakeUpstream() as upstream:
-        mitm = Mitmdump(mitmdump_cmd(upstream.port, tmp / "conf", write_mappings(tmp, MAPPINGS)))
-        try:
-            yield Proxy(upstream, mitm)
-        finally:
-            mitm.stop()
-            print(mitm.output[-4000:])
+    with running_proxy(tmp_path_factory.mktemp("disguise-fields"), MAPPINGS) as p:
+        yield p
 
 
 def message_events(model: str, pieces: list[str], stop: bool = True) -> list[bytes]:

@@ -24,15 +24,13 @@ import pytest
 
 from integration_util import (
     MITMDUMP,
-    FakeUpstream,
-    Mitmdump,
+    Proxy,
     Recorded,
     Reply,
     cut,
     http_post,
-    mitmdump_cmd,
+    running_proxy,
     sse,
-    write_mappings,
 )
 
 genai = pytest.importorskip("google.genai")
@@ -105,24 +103,12 @@ SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 JSON_HEADERS = {"Content-Type": "application/json; charset=UTF-8"}
 
 
-class Proxy:
-    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
-        self.upstream = upstream
-        self.mitm = mitm
-        self.port = mitm.port
-        self.base_url = f"http://127.0.0.1:{mitm.port}"
 
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
-    tmp = tmp_path_factory.mktemp("disguise-google")
-    with FakeUpstream() as upstream:
-        mitm = Mitmdump(mitmdump_cmd(upstream.port, tmp / "conf", write_mappings(tmp, MAPPINGS)))
-        try:
-            yield Proxy(upstream, mitm)
-        finally:
-            mitm.stop()
-            print(mitm.output[-4000:])  # shown with the report of a failing test
+    with running_proxy(tmp_path_factory.mktemp("disguise-google"), MAPPINGS) as p:
+        yield p
 
 
 def _http_options(proxy: Proxy, api_version: str):

@@ -21,8 +21,7 @@ import pytest
 
 from integration_util import (
     MITMDUMP,
-    FakeUpstream,
-    Mitmdump,
+    Proxy,
     RawEvent,
     Recorded,
     Reply,
@@ -30,11 +29,10 @@ from integration_util import (
     cut,
     find_object_span,
     http_post,
-    mitmdump_cmd,
     raw_events,
+    running_proxy,
     sse,
     sse_data,
-    write_mappings,
 )
 
 openai = pytest.importorskip("openai")
@@ -127,24 +125,12 @@ def json_reply(doc: dict) -> Reply:
 # -- fixtures ----------------------------------------------------------------------------
 
 
-class Proxy:
-    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
-        self.upstream = upstream
-        self.mitm = mitm
-        self.port = mitm.port
-        self.base_url = f"http://127.0.0.1:{mitm.port}"
 
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
-    tmp = tmp_path_factory.mktemp("disguise-openai")
-    with FakeUpstream() as upstream:
-        mitm = Mitmdump(mitmdump_cmd(upstream.port, tmp / "conf", write_mappings(tmp, MAPPINGS)))
-        try:
-            yield Proxy(upstream, mitm)
-        finally:
-            mitm.stop()
-            print(mitm.output[-4000:])  # shown with the report of a failing test
+    with running_proxy(tmp_path_factory.mktemp("disguise-openai"), MAPPINGS) as p:
+        yield p
 
 
 @contextmanager

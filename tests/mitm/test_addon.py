@@ -131,7 +131,7 @@ def test_stream_failure_ends_with_explicit_error() -> None:
 
     from strategies import RULES
 
-    call = StreamCall(Boom(RULES.restorer({})), None)
+    call = StreamCall(Boom(RULES.restorer({})))
     out = call(b'data: {"text": "Zenith Labs"}\n\n')  # an event that must be looked at
     assert len(out) == 1 and b"event: error" in out[0]
     assert b"Acme" not in out[0]  # the exception text is not echoed
@@ -238,7 +238,7 @@ def test_internal_error_while_masking_refuses(addon, monkeypatch, caplog) -> Non
     def boom(*args):
         raise KeyError("Acme Corp")  # a bug whose exception text holds an original
 
-    monkeypatch.setattr(mitm, "mask_request", boom)
+    monkeypatch.setattr(mitm, "mask_request_body", boom)
     f = messages_flow(BODY)
     with caplog.at_level("INFO"):
         a.request(f)
@@ -253,7 +253,7 @@ def test_event_over_the_limit_ends_with_error_event() -> None:
 
     s = AnthropicStream(RULES.restorer({}))
     s.framer.max_event_bytes = 64
-    call = StreamCall(s, None)
+    call = StreamCall(s)
     ok = call(b"event: ping\ndata: {}\n\n")
     assert ok == [b"event: ping\ndata: {}\n\n"]
     out = call(b"data: " + b"x" * 100)
@@ -424,9 +424,9 @@ def test_streaming_switched_on_after_disguise_closes_the_connection(addon) -> No
 
 
 def test_leak_guard_reads_the_table_the_masker_reads(addon) -> None:
-    """The guard checks what the API's table says the masker masks (issue 15): an
-    original another addon put back after masking is refused; a field the table exempts
-    (`service_tier`, the API's own word) is not looked at, as the masker leaves it."""
+    """The guard checks what the API's table says the masker masks (issue 15): a field
+    the table exempts (`service_tier`, the API's own word) is not looked at, as the
+    masker leaves it; it never refuses what the masker produced."""
     a, _ = addon
     g, _ = guard_of(a)
     body = {"model": "m", "service_tier": "bob@corp.example.com", "messages": [{"role": "user", "content": "hi"}]}
@@ -435,10 +435,24 @@ def test_leak_guard_reads_the_table_the_masker_reads(addon) -> None:
     a.request(f)
     assert f.response is None and b"bob@corp" in f.request.content  # the table exempts it
     g.request(f)
-    assert f.response is None  # so does the guard: it never refuses what the masker produced
-    f = messages_flow(json.dumps({**body, "service_tier": "auto"}).encode(), path="/v1/chat/completions")
+    assert f.response is None  # so does the guard
+
+
+def test_guard_rechecks_a_body_changed_after_masking(addon) -> None:
+    """A later addon that puts an original back into a masked body: the Guard, last in
+    the chain, scans the body again (it skips the scan only for the bytes the pipeline
+    checked)."""
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
     a.requestheaders(f)
     a.request(f)
-    f.request.content = f.request.content.replace(b'"hi"', b'"hi bob@corp.example.com"')  # a later addon
+    assert f.response is None and b"Acme" not in f.request.content
     g.request(f)
-    assert f.response is not None and b"EMAIL in body $.messages[0].content" in f.response.content
+    assert f.response is None  # unchanged: passed without a second scan
+    f2 = messages_flow(BODY)
+    a.requestheaders(f2)
+    a.request(f2)
+    f2.request.content = f2.request.content.replace(b"Zenith Labs", b"Acme Corp")  # another addon
+    g.request(f2)
+    assert f2.response is not None and b"leak guard" in f2.response.content

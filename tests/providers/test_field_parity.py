@@ -33,7 +33,8 @@ from test_fields_coverage import PATHS
 from disguiselib import leakguard
 from disguiselib.inspect import audit, sseview
 from disguiselib.providers import fields
-from disguiselib.providers.masking import mask_body, mask_request
+from disguiselib.providers.masking import mask_body
+from disguiselib.providers.masking import mask_request_body as mask_request
 from disguiselib.providers.registry import (
     ANTHROPIC_BATCHES,
     ANTHROPIC_MESSAGES,

@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from anthropic_util import build_stream, read_stream
-from disguiselib.core.decoding import decoder_for
+from disguiselib import pipeline
 from disguiselib.core.sse import Framer, sniff
 from disguiselib.pipeline import reverser_for
 from disguiselib.providers import anthropic, openai_chat, openai_responses
@@ -347,8 +347,7 @@ def test_held_tail_with_an_original_that_needs_escaping_parses_everywhere() -> N
 
 
 def compressed_run(body: bytes, encoding: str, step: int) -> bytes:
-    s = anthropic.AnthropicStream(RULES.restorer(PLACEHOLDERS))
-    s.decoder = decoder_for(encoding)
+    s = pipeline.decoded(anthropic.AnthropicStream(RULES.restorer(PLACEHOLDERS)), encoding)
     return b"".join(s.feed(body[i : i + step]) for i in range(0, len(body), step)) + s.flush()
 
 

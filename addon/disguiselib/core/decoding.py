@@ -72,9 +72,9 @@ def _zstd() -> Callable[[], Any]:
         return dctx.decompressobj
     except ImportError:  # mitmproxy 12 on Python 3.12 ships backports.zstd instead
         try:
-            from compression import zstd  # type: ignore[import-not-found]
+            from compression import zstd  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
-            from backports import zstd  # type: ignore[import-not-found,no-redef]
+            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
         return zstd.ZstdDecompressor
 
 
@@ -112,3 +112,58 @@ def decoder_for(encoding: str) -> Decoder | None:
     if e == "zstd":
         return _Members(_zstd(), "zstd", restart=True)
     raise StreamError(f"cannot decode a response with content-encoding {encoding!r}")
+
+
+class Decoded:
+    """A response body's reverser fed content-encoded bytes: the one place a body is
+    decompressed on its way to a reverser (pipeline.reverser_for wraps one when the
+    response has a Content-Encoding). A body that cannot be decompressed — bad data, or
+    cut inside a member — ends the reverser with its explicit error (`fail`)."""
+
+    def __init__(self, inner: Any, decoder: Decoder) -> None:
+        self.inner = inner
+        self.decoder = decoder
+
+    @property
+    def state(self) -> Any:
+        return self.inner.state
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.inner.finished)
+
+    @property
+    def events_in(self) -> int:
+        return int(self.inner.events_in)
+
+    @property
+    def events_changed(self) -> int:
+        return int(self.inner.events_changed)
+
+    def feed(self, data: bytes) -> bytes:
+        if self.inner.finished or not data:
+            return b""
+        try:
+            data = self.decoder.decompress(data)
+        except StreamError as e:
+            return bytes(self.inner.fail(str(e)))
+        return bytes(self.inner.feed(data)) if data else b""
+
+    def flush(self) -> bytes:
+        if self.inner.finished:
+            return b""
+        try:
+            tail = self.decoder.flush()
+        except StreamError as e:
+            return bytes(self.inner.fail(str(e)))
+        head = self.inner.feed(tail) if tail else b""
+        return head + self.inner.flush()
+
+    def fail(self, message: str) -> bytes:
+        return bytes(self.inner.fail(message))
+
+    def whole(self, body: bytes) -> bytes:
+        return self.feed(body) + self.flush()
+
+    def error_event(self, message: str) -> bytes:
+        return bytes(self.inner.error_event(message))

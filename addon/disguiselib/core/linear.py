@@ -15,8 +15,12 @@ wrapper's own implementation layer; pyproject pins the major version.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
+import tempfile
 import threading
+from pathlib import Path
 
 import re2._re2 as _re2  # type: ignore[import-untyped]
 
@@ -146,33 +150,84 @@ _NON_ASCII_SYNTAX = re.compile(r"\\x\{|\\[pP]")
 @functools.lru_cache(maxsize=32)
 def _hyperscan(patterns: tuple[str, ...]):
     """(database, indices always searched); (None, ...) when Hyperscan is unavailable.
-    Compiling the shipped set takes about a second: once per process and pattern set."""
+
+    Compiling takes seconds for the shipped set (more on a busy machine), so a compiled
+    database is kept on disk (`cache_dir()`), named by a hash of Hyperscan's version,
+    the flags and every pattern: a mitmdump that starts with the same rules loads it in
+    milliseconds. A cache entry that does not load is compiled again."""
     if hyperscan is None or not patterns:
         return None, ()
+    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH
+    key = hashlib.sha256(
+        repr((getattr(hyperscan, "__version__", "?"), flags, patterns)).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    cached = _load_cached(key)
+    if cached is not None:
+        return cached
     always: list[int] = []
     ids: list[int] = []
     exprs: list[bytes] = []
-    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH
     for i, p in enumerate(patterns):
-        folds = "(?i" in p and (not p.isascii() or _NON_ASCII_SYNTAX.search(p) is not None)
-        if folds or not _hs_ok(p.encode("utf-8"), flags):
+        if "(?i" in p and (not p.isascii() or _NON_ASCII_SYNTAX.search(p) is not None):
             always.append(i)
         else:
             ids.append(i)
             exprs.append(p.encode("utf-8"))
-    if not exprs:
+    db = _compile(exprs, ids, flags)
+    if db is None and exprs:
+        # one pattern Hyperscan refuses fails the whole set: find which, search those always
+        keep = [k for k, e in enumerate(exprs) if _compile([e], [0], flags) is not None]
+        always = sorted([*always, *(ids[k] for k in range(len(ids)) if k not in keep)])
+        exprs, ids = [exprs[k] for k in keep], [ids[k] for k in keep]
+        db = _compile(exprs, ids, flags)
+    if db is None:
         return None, tuple(range(len(patterns)))
-    db = hyperscan.Database()
-    db.compile(expressions=exprs, ids=ids, elements=len(exprs), flags=[flags] * len(exprs))
+    _store_cached(key, db, tuple(always))
     return db, tuple(always)
 
 
-def _hs_ok(expr: bytes, flags: int) -> bool:
+def _compile(exprs: list[bytes], ids: list[int], flags: int):
+    if not exprs:
+        return None
+    db = hyperscan.Database()
     try:
-        hyperscan.Database().compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
-        return True
-    except Exception:  # noqa: BLE001 - any refusal: the pattern is searched every time
-        return False
+        db.compile(expressions=exprs, ids=ids, elements=len(exprs), flags=[flags] * len(exprs))
+    except Exception:  # noqa: BLE001 - any refusal: the caller narrows it down
+        return None
+    return db
+
+
+def cache_dir() -> Path:
+    """Where compiled prefilter databases are kept: $DISGUISE_CACHE, else
+    $XDG_CACHE_HOME/disguise, else ~/.cache/disguise."""
+    if os.environ.get("DISGUISE_CACHE"):
+        return Path(os.environ["DISGUISE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "disguise"
+
+
+def _load_cached(key: str):
+    path = cache_dir() / f"prefilter-{key}.hsdb"
+    try:
+        raw = path.read_bytes()
+        n = int.from_bytes(raw[:4], "big")
+        always = tuple(int(x) for x in raw[4 : 4 + n].decode("ascii").split(",") if x)
+        return hyperscan.loadb(raw[4 + n :], hyperscan.HS_MODE_BLOCK), always
+    except Exception:  # noqa: BLE001 - no entry, or a broken one: compile
+        return None
+
+
+def _store_cached(key: str, db, always: tuple[int, ...]) -> None:
+    d = cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        head = ",".join(map(str, always)).encode("ascii")
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".prefilter-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(len(head).to_bytes(4, "big") + head + hyperscan.dumpb(db))
+        os.replace(tmp, d / f"prefilter-{key}.hsdb")
+    except OSError:
+        pass  # a read-only home: compiled again next time, nothing else changes
 
 
 def check(pattern: str) -> Regex:

@@ -151,7 +151,7 @@ def _esc_advance(s: str, i: int, j: int, st: int) -> int:
 class Session:
     """One request's placeholders, numbered by first appearance (contract §2)."""
 
-    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved")
+    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals")
 
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
         # Placeholder strings the request already holds as the client's own text: never
@@ -163,10 +163,13 @@ class Session:
         self.masked = 0  # how many replacements were made (for the flow comment)
         # replacements per rule: a pattern's name, or LITERALS for every literal
         self.counts: dict[str, int] = {}
+        self.literals: set[str] = set()  # the literals' originals that were replaced
 
-    def count(self, label: str) -> None:
+    def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1
         self.counts[label] = self.counts.get(label, 0) + 1
+        if label == LITERALS and original is not None:
+            self.literals.add(original)
 
     def placeholder(self, name: str, original: str) -> str:
         key = (name, original)
@@ -499,7 +502,7 @@ class Rules:
             original = text[a:b]
             rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original)
             edits.append((a, b, rep))
-            session.count(label)
+            session.count(label, original)
         return edits
 
     def restorer(self, placeholders: dict[str, str]) -> Restorer:

@@ -167,21 +167,25 @@ _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":", b"data\n", b"data\r
 _BOM = b"\xef\xbb\xbf"
 
 
-def sniff(head: bytes, content_type: str, final: bool = False) -> bool | None:
-    """Is a response body an event stream? Decided by its first bytes, so that a stream
-    labelled `text/plain`, `application/octet-stream`, `application/x-ndjson` or not at
-    all is still reversed event by event, and a JSON error body labelled
-    `text/event-stream` is still restored as JSON.
+def sniff(head: bytes, content_type: str, final: bool = False, array: bool = False) -> bool | None:
+    """Is a response body a stream? The one place that tells (every reverser, the views
+    and the audit ask here). Decided by its first bytes, so that a stream labelled
+    `text/plain`, `application/octet-stream`, `application/x-ndjson` or not at all is
+    still reversed event by event, and a JSON error body labelled `text/event-stream` is
+    still restored as JSON.
 
-    head: the body's first bytes (as many as have arrived); final: no more will come.
-    Returns True (event stream), False (a whole body: JSON, JSON lines or text), or None
-    when head is too short to tell yet.
+    head: the body's first bytes (as many as have arrived); final: no more will come;
+    array: the API streams a JSON array (Gemini without `alt=sse`), so a `[` starts a
+    stream rather than a whole body. Returns True (a stream), False (a whole body: JSON,
+    JSON lines or text), or None when head is too short to tell yet.
     """
     labelled = "text/event-stream" in content_type.lower()
     h = head[3:] if head.startswith(_BOM) else head
     h = h.lstrip(b" \t\r\n")  # JSON may begin with whitespace; SSE with blank lines
     if not h:
         return labelled if final or len(head) > 64 else None
+    if h[:1] == b"[" and array:
+        return True
     if h[:1] in (b"{", b"["):
         return False
     for start in _SSE_STARTS:

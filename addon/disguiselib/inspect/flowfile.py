@@ -49,8 +49,9 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     if not isinstance(f, http.HTTPFlow):
         return audit.Record(i, type(f).__name__, None, None, None)
     api = recognise(f.request.method, f.request.path)
-    meta = f.metadata.get(META) if isinstance(f.metadata.get(META), dict) else {}
-    sides = f.metadata.get(SIDES) if isinstance(f.metadata.get(SIDES), dict) else {}
+    m, sd = f.metadata.get(META), f.metadata.get(SIDES)
+    meta: dict = m if isinstance(m, dict) else {}
+    sides: dict = sd if isinstance(sd, dict) else {}
     received = f.response.get_content(strict=False) if f.response is not None else None
     ctype = f.response.headers.get("content-type", "") if f.response is not None else ""
     cr = sides.get("client_response") or {}

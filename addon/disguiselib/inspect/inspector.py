@@ -23,19 +23,17 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from mitmproxy import command, ctx, exceptions, http, io, types
 from mitmproxy import flow as mflow
 from mitmproxy.net import encoding
 
-from ..errors import MaskError
-from ..pipeline import restore_whole
-from ..providers.masking import mask_request
-from . import sseview
+from ..config import CAPTURE_LIMIT, OPTIONS
+from ..state import Kind, Phase
+from . import replay
 from .record import (
-    CAPTURE_LIMIT,
     FAILED_MARK,
     META,
     SIDES,
@@ -48,8 +46,8 @@ from .record import (
 )
 
 if TYPE_CHECKING:
-    from ..core.rules import Restorer, Rules
-    from ..providers.registry import Api
+    from ..core.rules import Rules
+    from ..state import FlowRecord
 
 log = logging.getLogger("disguise")
 
@@ -100,12 +98,9 @@ class Inspector:
     # -- addon -------------------------------------------------------------------------
 
     def load(self, loader) -> None:
-        loader.add_option(
-            "disguise_capture_limit", int, CAPTURE_LIMIT,
-            "Bytes kept of each side of an LLM flow for inspection and replay: the request as "
-            "the client sent it, the response as upstream sent it, a streamed response as the "
-            "client received it. A side cut at the limit is marked. 0 keeps none.",
-        )  # fmt: skip
+        for o in OPTIONS:
+            if o.name == "disguise_capture_limit":
+                loader.add_option(o.name, o.type, o.default, o.help)
         from . import views
 
         self._views = views.register()
@@ -130,7 +125,7 @@ class Inspector:
                     flows = io.read_flows_from_paths(paths)
                 except exceptions.FlowReadException as e:
                     raise exceptions.OptionsError(str(e)) from e
-                self._replay_index = replay_index(flows)
+                self._replay_index = replay.replay_index(flows)
 
     @command.command("disguise.audit")
     def audit_command(self, flows: Sequence[mflow.Flow]) -> str:
@@ -163,31 +158,36 @@ class Inspector:
             raise exceptions.CommandError("disguise: no mappings loaded")
         return rules
 
-    # -- per flow, called by the adapter -------------------------------------------------
+    # -- per flow: the adapter's FlowRecord ------------------------------------------------
+
+    def observer(self, flow: http.HTTPFlow) -> Callable[[FlowRecord], None]:
+        """What a flow's record calls after each transition (state.py)."""
+        return lambda rec: self.observe(flow, rec)
 
     @_safe()
-    def before_request(self, flow: http.HTTPFlow, rules: Rules | None, api: Api | None) -> bool:
-        """At the start of the adapter's request hook. For a client replay of a flow
-        captured with the addon, puts the client's original body back so that it is
-        masked afresh. For an offline run (`-nr`) of a recorded flow, re-runs it (or
-        reports a dry run). True when the flow is fully handled here; None (false) after
-        an internal error, so the adapter masks the request as it is."""
-        if api is None or rules is None:
-            return False
-        sides = flow.metadata.get(SIDES)
-        if flow.response is None and flow.is_replay == "request" and isinstance(sides, dict):
-            return self._client_replay(flow, api, sides)
-        if flow.response is not None and not flow.live:
-            self._offline(flow, rules, api, sides if isinstance(sides, dict) else None)
-            return True
-        return False
+    def observe(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        """One transition of a flow's record, as it happens: what is kept and what the
+        summary says follows its phase."""
+        phase = rec.phase
+        if phase is Phase.MASKED:
+            self._masked(flow, rec)
+        elif phase is Phase.REFUSED and rec.api is not None and rec.kind is Kind.API:
+            self._refused(flow, rec, rec.reason or "refused")
+        elif phase is Phase.PASSED and rec.fail_open:
+            self._refused(flow, rec, rec.reason or "not masked", forwarded=True)
+        elif phase in (Phase.STREAMING, Phase.RECEIVING):
+            self._upstream_headers(flow)  # before the adapter changes any header
+        elif phase is Phase.FAILED:
+            meta = flow.metadata.setdefault(META, {})
+            meta["failed"] = rec.reason or "response not restored"
+            flow.marked = FAILED_MARK
 
-    @_safe()
-    def masked(self, flow: http.HTTPFlow, api: Api, client_body: bytes, session) -> None:
+    def _masked(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
         """After a request was masked (flow.request holds the masked body)."""
+        session, client_body = rec.session, rec.client_body or b""
         meta = flow.metadata.setdefault(META, {})
-        meta.update(api=api.name, masked=session.masked, counts=dict(session.counts),
-                    placeholders=len(session.placeholders))  # fmt: skip
+        meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
+                    placeholders=len(session.placeholders), rules=replay.fingerprint(session))  # fmt: skip
         for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
             meta.pop(k, None)
         headers = [(k, "(not kept)" if is_credential(k) else v) for k, v in flow.request.headers.items(multi=True)
@@ -200,31 +200,21 @@ class Inspector:
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)
 
-    @_safe()
-    def refused(self, flow: http.HTTPFlow, api: Api, reason: str, forwarded: bool = False) -> None:
+    def _refused(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str, forwarded: bool = False) -> None:
         """A request that could not be masked: refused, or forwarded unchanged
         (disguise_fail_open)."""
         meta = flow.metadata.setdefault(META, {})
-        meta.update(api=api.name, masked=0, counts={})
+        meta.update(api=rec.api.name, masked=0, counts={})
         if forwarded:
             meta["failed"] = f"forwarded UNMASKED (disguise_fail_open): {reason}"
         else:
-            meta["failed"] = f"request refused: {reason}"
+            meta["failed"] = f"request refused: {reason.removeprefix('request not masked: ')}"
             meta["end"] = "refused"
         flow.metadata.pop(SIDES, None)
         flow.marked = FAILED_MARK
         flow.comment = summary_text(meta)
 
-    @_safe()
-    def failed(self, flow: http.HTTPFlow, reason: str) -> None:
-        """The response could not be reversed; the client got an error instead."""
-        meta = flow.metadata.setdefault(META, {})
-        meta["failed"] = reason
-        flow.marked = FAILED_MARK
-
-    @_safe()
-    def upstream_headers(self, flow: http.HTTPFlow) -> None:
-        """In responseheaders, before the adapter changes any header."""
+    def _upstream_headers(self, flow: http.HTTPFlow) -> None:
         resp = flow.response
         sides = flow.metadata.get(SIDES)
         if resp is None or not isinstance(sides, dict):
@@ -242,42 +232,45 @@ class Inspector:
 
     @_safe()
     def before_restore(self, flow: http.HTTPFlow) -> None:
-        """At the start of the adapter's response hook. Keeps the upstream side of a
-        whole (non-streamed) body before it is restored. For a server-replayed
-        response recorded with the addon, puts the recorded upstream body back so it
+        """Before the adapter restores a whole (non-streamed) body: a server-replayed
+        response recorded with the addon gets its recorded upstream body back, so that it
         is restored afresh with this flow's placeholders."""
         resp = flow.response
         sides = flow.metadata.get(SIDES)
-        if resp is None or not isinstance(sides, dict) or resp.stream:
-            return  # a streamed body is kept by the Tee
-        if flow.is_replay == "response":
-            up = self._replay_index.get(_sha(resp.raw_content))
-            if up is not None:
-                resp.headers.pop("content-encoding", None)
-                resp.content = up["content"]
-                flow.metadata.setdefault(META, {})["replay"] = "server replay: recorded upstream body restored afresh"
-            else:
-                flow.metadata.setdefault(META, {})["replay"] = "server replay: body served as recorded"
-        body = resp.get_content(strict=False) or b""
-        prev = sides.get("upstream_response") or {}
-        sides["upstream_response"] = side(
-            body[: self.limit], len(body), cut=len(body) > self.limit,
-            headers=prev.get("headers", [[k, v] for k, v in resp.headers.items(multi=True)]),
-            status=resp.status_code, encoding="",
-        )  # fmt: skip
+        if resp is None or not isinstance(sides, dict) or flow.is_replay != "response":
+            return
+        up = self._replay_index.get(_sha(resp.raw_content))
+        if up is not None:
+            resp.headers.pop("content-encoding", None)
+            resp.content = up["content"]
+            flow.metadata.setdefault(META, {})["replay"] = "server replay: recorded upstream body restored afresh"
+        else:
+            flow.metadata.setdefault(META, {})["replay"] = "server replay: body served as recorded"
 
     @_safe()
-    def finish(self, flow: http.HTTPFlow, api: Api, restorer: Restorer, stream=None, error: bool = False) -> None:
-        """The flow ended (response or error hook): keep the streamed sides, write the
-        summary, one info line with counts only."""
+    def finish(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
+        """The flow ended (response or error hook): keep the sides, write the summary,
+        one info line with counts only."""
         meta = flow.metadata.setdefault(META, {})
-        meta["api"] = api.name
-        meta["restored"] = restorer.restored
-        meta["stripped"] = restorer.stripped
+        meta["api"] = rec.api.name
+        meta["restored"] = rec.restorer.restored
+        meta["stripped"] = rec.restorer.stripped
+        if rec.reverser is not None:
+            meta["events"] = rec.reverser.events_in
+            meta["events_changed"] = rec.reverser.events_changed
         resp = flow.response
         cut = 0
         tee = resp.stream if resp is not None and isinstance(resp.stream, Tee) else None
+        assert tee is None or resp is not None
         sides = flow.metadata.get(SIDES)
+        if isinstance(sides, dict) and rec.upstream_body is not None and resp is not None:
+            body = rec.upstream_body
+            prev = sides.get("upstream_response") or {}
+            sides["upstream_response"] = side(
+                body[: self.limit], len(body), cut=len(body) > self.limit,
+                headers=prev.get("headers", [[k, v] for k, v in resp.headers.items(multi=True)]),
+                status=prev.get("status", resp.status_code), encoding="",
+            )  # fmt: skip
         if tee is not None:
             if isinstance(sides, dict):
                 prev = sides.get("upstream_response") or {}
@@ -288,7 +281,7 @@ class Inspector:
                     status=prev.get("status"), encoding="" if decoded else enc,
                 )  # fmt: skip
                 sides["client_response"] = {"size": tee.down.size, "cut": tee.down.cut}
-            if not resp.raw_content:  # 11 keeps no streamed body, 12 only on request
+            if resp is not None and not resp.raw_content:  # 11 keeps no streamed body, 12 only on request
                 resp.raw_content = bytes(tee.down.buf)
             if tee.up.cut or tee.down.cut:
                 cut = self.limit
@@ -314,129 +307,4 @@ class Inspector:
         status = resp.status_code if resp is not None else "-"
         state = "" if meta["end"] == "completed" else (" complete" if final_sent else " error")
         fail = " FAILED CLOSED" if meta.get("failed") else ""
-        log.info("disguise: %s %s%s%s: %s", api.name, status, fail, state, counts_text(meta))
-
-    # -- replay ----------------------------------------------------------------------------
-
-    def _client_replay(self, flow: http.HTTPFlow, api: Api, sides: dict) -> bool:
-        cr = sides.get("client_request")
-        if not isinstance(cr, dict):
-            return False
-        if _sha(flow.request.raw_content) != sides.get("upstream_request_sha256"):
-            # edited in mitmweb since it was recorded: the edit is what the user wants sent
-            log.info("disguise: replaying an edited request: masked as it is now")
-            return False
-        if cr.get("cut"):
-            reason = "cannot replay: the client's request was cut at disguise_capture_limit when recorded"
-            headers = {"content-type": "application/json", "x-disguise": "refused"}
-            flow.response = http.Response.make(400, api.error_body(f"disguise: {reason}"), headers)
-            self.refused(flow, api, reason)
-            return True
-        flow.request.content = cr["content"]
-        return False
-
-    def _offline(self, flow: http.HTTPFlow, rules: Rules, api: Api, sides: dict | None) -> None:
-        meta = flow.metadata.get(META)
-        if not isinstance(meta, dict):
-            self._dry_run(flow, rules, api)
-            return
-        if sides is None:  # refused, or forwarded unmasked (fail open), when recorded
-            self._rerun_failed(flow, rules, api, meta)
-            return
-        cr = sides.get("client_request")
-        up = sides.get("upstream_response")
-        if not isinstance(cr, dict) or not isinstance(up, dict) or cr.get("cut") or up.get("cut"):
-            meta["replay"] = "not re-run: a side of this flow was not kept whole"
-            flow.comment = summary_text(meta) + f"; {meta['replay']}"
-            log.info("disguise: %s offline: %s", api.name, meta["replay"])
-            return
-        try:
-            masked, session = mask_request(cr["content"], api, rules, flow.request.headers.get("content-type", ""))
-        except MaskError as e:
-            meta["replay"] = f"re-run: the request would now be refused ({e})"
-            flow.comment = summary_text(meta) + f"; {meta['replay']}"
-            log.info("disguise: %s offline: the request would now be refused", api.name)
-            return
-        restorer = rules.restorer(session.placeholders)
-        ctype = flow.response.headers.get("content-type", "") if flow.response else ""
-        try:
-            client = restore_whole(api, restorer, up["content"], ctype, flow.request.path)
-        except Exception as e:  # noqa: BLE001 - reported, never raised into mitmproxy
-            meta["replay"] = f"re-run: the response could not be reversed ({type(e).__name__})"
-            flow.comment = summary_text(meta) + f"; {meta['replay']}"
-            return
-        same_req = masked == (flow.request.get_content(strict=False) or b"")
-        recorded = flow.response.get_content(strict=False) or b"" if flow.response else b""
-        same_resp = client == recorded
-        if not same_resp and sseview.looks_like_sse(client, ctype):
-            same_resp = _channel_texts(client) == _channel_texts(recorded)
-        if same_req and same_resp:
-            verdict = "re-run offline: equals the live run"
-        else:
-            what = [w for w, same in (("request", same_req), ("response", same_resp)) if not same]
-            verdict = "re-run offline: DIFFERS from the live run in the " + " and ".join(what)
-        flow.request.content = masked
-        if flow.response is not None and client != recorded:
-            flow.response.content = client
-        meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders),
-                    restored=restorer.restored, stripped=restorer.stripped, replay=verdict)  # fmt: skip
-        sides["upstream_request_sha256"] = _sha(flow.request.raw_content)
-        flow.comment = summary_text(meta) + f"; {verdict}"
-        log.info("disguise: %s %s: %s", api.name, verdict, counts_text(meta))
-
-    def _rerun_failed(self, flow: http.HTTPFlow, rules: Rules, api: Api, meta: dict) -> None:
-        try:
-            mask_request(flow.request.get_content(strict=True) or b"", api, rules,
-                         flow.request.headers.get("content-type", ""))  # fmt: skip
-        except (MaskError, ValueError):
-            verdict = "re-run offline: the request still cannot be masked, as in the live run"
-        else:
-            verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
-        meta["replay"] = verdict
-        flow.comment = summary_text(meta) + f"; {verdict}"
-        log.info("disguise: %s %s", api.name, verdict)
-
-    def _dry_run(self, flow: http.HTTPFlow, rules: Rules, api: Api) -> None:
-        """A flow recorded without the addon: what it would have masked and restored;
-        the flow itself is left as recorded."""
-        meta: dict[str, Any] = {"api": api.name, "dry_run": True}
-        try:
-            body = flow.request.get_content(strict=True) or b""
-            _, session = mask_request(body, api, rules, flow.request.headers.get("content-type", ""))
-        except (MaskError, ValueError) as e:
-            reason = str(e) if isinstance(e, MaskError) else "cannot decode the request body"
-            meta.update(masked=0, counts={}, failed=f"would refuse the request: {reason}")
-            flow.metadata[META] = meta
-            flow.comment = "disguise dry run (recorded without the addon): " + summary_text(meta)
-            log.info("disguise: %s dry run: the request would be refused", api.name)
-            return
-        meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders))
-        restorer = rules.restorer(session.placeholders)
-        if flow.response is not None:
-            body = flow.response.get_content(strict=False) or b""
-            try:
-                restore_whole(api, restorer, body, flow.response.headers.get("content-type", ""), flow.request.path)
-            except Exception:  # noqa: BLE001 - a dry run reports, never raises
-                pass
-        meta.update(restored=restorer.restored, stripped=restorer.stripped)
-        flow.metadata[META] = meta
-        flow.comment = f"disguise dry run (recorded without the addon): {counts_text(meta)}"
-        log.info("disguise: %s dry run (recorded without the addon): %s", api.name, counts_text(meta))
-
-
-def _channel_texts(body: bytes) -> dict[str, str]:
-    return {k: c.text for k, c in sseview.parse_stream(body).channels.items()}
-
-
-def replay_index(flows: Iterable[mflow.Flow]) -> dict[str, dict]:
-    """For server replay: what the client received (as recorded) -> what upstream sent,
-    for every flow recorded with the addon whose upstream side was kept whole."""
-    out: dict[str, dict] = {}
-    for f in flows:
-        if not isinstance(f, http.HTTPFlow) or f.response is None:
-            continue
-        sides = f.metadata.get(SIDES)
-        up = sides.get("upstream_response") if isinstance(sides, dict) else None
-        if isinstance(up, dict) and not up.get("cut") and not up.get("encoding"):
-            out[_sha(f.response.raw_content)] = up
-    return out
+        log.info("disguise: %s %s%s%s: %s", rec.api.name, status, fail, state, counts_text(meta))

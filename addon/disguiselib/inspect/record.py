@@ -19,9 +19,6 @@ from ..core.rules import LITERALS
 
 META = "disguise"
 SIDES = "disguise_sides"
-# Per side: an LLM request with a long context runs to a few MB; a long streamed answer
-# rarely passes 1 MB. Above this a side is cut and marked, never silently shortened.
-CAPTURE_LIMIT = 8 * 1024 * 1024
 FAILED_MARK = ":no_entry:"
 
 # Header names whose values are credentials or account identifiers: never copied into

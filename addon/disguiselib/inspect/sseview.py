@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..core.jsonspan import Rule
-from ..core.sse import Framer, parse_event
+from ..core.sse import Framer, parse_event, sniff
 from ..providers import anthropic, fields, openai_chat, openai_responses
 
 # Events whose arrival means the provider said everything it had to say.
@@ -76,11 +76,8 @@ class Stream:
 
 
 def looks_like_sse(body: bytes, content_type: str = "") -> bool:
-    """True for a text/event-stream body (by content type, or by its first line)."""
-    if "text/event-stream" in content_type.lower():
-        return True
-    head = body[:64].lstrip()
-    return head.startswith((b"event:", b"data:", b": ", b"id:"))
+    """True for an event stream, told as the reversers tell it (core.sse.sniff)."""
+    return sniff(body[:4096], content_type, final=True) is True
 
 
 def parse_stream(body: bytes) -> Stream:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..core.decoding import Decoder
 from ..errors import DisguiseError, log_internal, reason
-from ..providers.stream import BodyStream, SSEStream
+from ..providers.stream import Reverser
 
 log = logging.getLogger("disguise")
 
@@ -20,9 +19,8 @@ class StreamCall:
     failure the client gets an explicit error event and nothing more.
     """
 
-    def __init__(self, stream: BodyStream | SSEStream, decoder: Decoder | None) -> None:
+    def __init__(self, stream: Reverser) -> None:
         self.stream = stream
-        self.decoder = decoder
         self.dead = False
 
     def __call__(self, data: bytes) -> bytes | list[bytes]:
@@ -30,14 +28,11 @@ class StreamCall:
             return []
         try:
             if data:
-                if self.decoder is not None:
-                    data = self.decoder.decompress(data)
                 out = self.stream.feed(data)
             else:
                 if self.stream.finished:
                     return []  # the final call can come twice (mitmproxy 11, HTTP/2)
-                tail = self.decoder.flush() if self.decoder is not None else b""
-                out = (self.stream.feed(tail) if tail else b"") + self.stream.flush()
+                out = self.stream.flush()
         except Exception as e:  # noqa: BLE001 - every failure must reach the client
             self.dead = True
             reason = str(e) if isinstance(e, DisguiseError) else type(e).__name__

@@ -1,25 +1,19 @@
-"""Flow facts and per-flow state (adapter-level): what a request is, whether it is
-protected, how a refusal or an error reaches the client."""
+"""Flow facts (adapter-level): what a request is, whether it is protected, and how a
+refusal or an error reaches the client in its provider's shape."""
 
 from __future__ import annotations
-
-import logging
-from dataclasses import dataclass
 
 from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
 from mitmproxy.utils import human
 
-from ..config import Config
-from ..core.rules import Restorer
 from ..errors import MaskError
 from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, llm_shaped, recognise
-from ..providers.stream import BodyStream, SSEStream
 from ..scope import HostRule, in_hosts, known_host
 from .callables import Refused
 
-log = logging.getLogger("disguise")
+REFUSED_HEADERS = {"content-type": "application/json", "x-disguise": "refused"}
 
 
 def reverse_mode(flow: http.HTTPFlow) -> bool:
@@ -33,8 +27,7 @@ def target(flow: http.HTTPFlow) -> tuple:
 
 
 def websocket(flow: http.HTTPFlow) -> bool:
-    h = flow.request.headers
-    return "websocket" in h.get("upgrade", "").lower()
+    return "websocket" in flow.request.headers.get("upgrade", "").lower()
 
 
 def fallback_protected(flow: http.HTTPFlow, hosts: tuple[HostRule, ...]) -> bool:
@@ -52,17 +45,34 @@ def fallback_protected(flow: http.HTTPFlow, hosts: tuple[HostRule, ...]) -> bool
     )
 
 
+def error_api(flow: http.HTTPFlow) -> Api:
+    """The API whose error shape a refusal of this flow takes."""
+    api = recognise("POST", flow.request.path)
+    return api if api is not None else OPENAI_CHAT
+
+
 def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     """An error in the shape of the provider the request was meant for."""
     r = flow.request
     return registry.error_body_for(r.method, r.path, r.pretty_host)(message)
 
 
-def refuse(flow: http.HTTPFlow, message: str, status: int = 400) -> None:
-    flow.response = http.Response.make(
-        status, error_body_for(flow, message), {"content-type": "application/json", "x-disguise": "refused"}
-    )
+def refuse(flow: http.HTTPFlow, message: str, status: int = 400, api: Api | None = None) -> None:
+    """Answer the request with an error; nothing goes upstream."""
+    body = api.error_body(message) if api is not None else error_body_for(flow, message)
+    flow.response = http.Response.make(status, body, REFUSED_HEADERS)
     flow.comment = message
+
+
+def stop(flow: http.HTTPFlow, why: str) -> None:
+    """Before the body arrives, when mitmproxy may stream it: a refusal would crash the
+    HTTP layer (a response and a streamed request at once), so the connection is
+    closed; nothing has gone upstream. A replayed flow cannot be killed: refused."""
+    if flow.killable:
+        flow.kill()
+    else:
+        flow.request.stream = False
+        refuse(flow, f"disguise: request refused: {why}", 503)
 
 
 def stream_risk(flow: http.HTTPFlow) -> bool:
@@ -101,83 +111,15 @@ def chunked(msg: http.Message) -> None:
         msg.headers["transfer-encoding"] = "chunked"
 
 
-# -- per-flow state ------------------------------------------------------------------------
-
-
-@dataclass
-class Mark:
-    """What a Disguise decided for a request; the Guard checks it last."""
-
-    stage: str  # "headers" or "request": the last Disguise hook that handled the flow
-    kind: str  # "skip" | "api" | "unknown" | "ws" | "refused"
-    target: tuple
-    config: Config | None
-    streamed: bool = False
-
-
-@dataclass
-class FlowState:
-    api: Api
-    restorer: Restorer | None
-    stream: BodyStream | SSEStream | None = None
-    encoding: str = ""
-    headers_done: bool = False
-    refusal: str | None = None  # a streamed request that could not be masked
-
-
-def stop(flow: http.HTTPFlow, why: str) -> None:
-    """Before the body arrives, when mitmproxy may stream it: a refusal would crash the
-    HTTP layer (a response and a streamed request at once), so the connection is
-    closed; nothing has gone upstream. A replayed flow cannot be killed: refused."""
-    if flow.killable:
-        flow.kill()
-    else:
-        flow.request.stream = False
-        refuse(flow, f"disguise: request refused: {why}", 503)
-
-
-def replace_with_error(flow: http.HTTPFlow, st: FlowState, status: int) -> None:
-    """At responseheaders: the client gets st.refusal in the provider's shape, never
-    upstream's body."""
-    resp = flow.response
-    assert resp is not None and st.refusal is not None
-    resp.status_code = status
-    resp.reason = ""
-    resp.headers.pop("content-encoding", None)
-    resp.headers["content-type"] = "application/json"
-    resp.headers["x-disguise"] = "refused"
-    chunked(resp)
-    resp.stream = Refused(st.api.error_body(f"disguise: {st.refusal}"))
-    st.headers_done = True
-
-
-def finish_error(flow: http.HTTPFlow, st: FlowState) -> None:
-    """At response, for a body that was not streamed: replace it."""
-    resp = flow.response
-    assert resp is not None and st.refusal is not None
-    if isinstance(inner(resp.stream), Refused):
-        return
-    resp.stream = False
-    resp.headers.pop("content-encoding", None)
-    resp.headers.pop("transfer-encoding", None)
-    resp.headers["content-type"] = "application/json"
-    resp.headers["x-disguise"] = "refused"
-    if resp.status_code < 400:
-        resp.status_code = 502
-    resp.content = st.api.error_body(f"disguise: {st.refusal}")
-
-
-def inner(stream: object) -> object:
-    """A stream callable, unwrapped from the inspection Tee around it."""
-    return getattr(stream, "inner", stream)
-
-
 def fix_headers(resp: http.Response) -> None:
+    """A response body that is restored as it streams: decoded, its length unknown."""
     resp.headers.pop("content-encoding", None)
     chunked(resp)
 
 
-def decode(raw: bytes, enc: str) -> bytes:
+def decode_request(raw: bytes, enc: str) -> bytes:
+    """A request body taken whole from mitmproxy's stream, content-decoded (mitmproxy's
+    own decoders, as `get_content` uses). Raises MaskError when it cannot be."""
     if not enc or enc.strip().lower() == "identity":
         return raw
     try:
@@ -188,16 +130,34 @@ def decode(raw: bytes, enc: str) -> bytes:
     return out
 
 
-def error_api(flow: http.HTTPFlow) -> Api:
-    api = recognise("POST", flow.request.path)
-    return api if api is not None else OPENAI_CHAT
+def replace_with_error(flow: http.HTTPFlow, api: Api, message: str, status: int) -> None:
+    """At responseheaders: the client gets message in the provider's shape, never
+    upstream's body."""
+    resp = flow.response
+    assert resp is not None
+    resp.status_code = status
+    resp.reason = ""
+    resp.headers.pop("content-encoding", None)
+    resp.headers.update(REFUSED_HEADERS)
+    chunked(resp)
+    resp.stream = Refused(api.error_body(f"disguise: {message}"))
 
 
-def note_masked(flow: http.HTTPFlow, api: Api, session) -> None:
-    flow.metadata["disguise"] = {
-        "api": api.name,
-        "masked": session.masked,
-        "placeholders": len(session.placeholders),
-    }
-    flow.comment = f"disguise: {api.name}: {session.masked} masked"
+def finish_error(flow: http.HTTPFlow, api: Api, message: str) -> None:
+    """At response, for a body that was not streamed: replace it with the error."""
+    resp = flow.response
+    assert resp is not None
+    if isinstance(inner(resp.stream), Refused):
+        return
+    resp.stream = False
+    resp.headers.pop("content-encoding", None)
+    resp.headers.pop("transfer-encoding", None)
+    resp.headers.update(REFUSED_HEADERS)
+    if resp.status_code < 400:
+        resp.status_code = 502
+    resp.content = api.error_body(f"disguise: {message}")
 
+
+def inner(stream: object) -> object:
+    """A stream callable, unwrapped from the inspection Tee around it."""
+    return getattr(stream, "inner", stream)

@@ -1,6 +1,17 @@
-"""The Guard (adapter-level): registered once per mitmproxy process, last in the
-addon chain, it refuses every protected request no working Disguise handled and looks
-at the bytes that leave one last time. See mitm/__init__.py."""
+"""The Guard (adapter-level): registered once per mitmproxy process, on the master's own
+addon chain, the first time a Disguise loads; it outlives script reloads and checks
+every flow last:
+
+- mitmproxy drops a script without a word when one of its options gets a bad value (a
+  duplicated `--set`, `yes` for a bool): no Disguise hook runs at all. A protected
+  request that no Disguise has handled is refused by the Guard.
+- A script reload builds a new Disguise; if its configuration fails, mitmproxy runs it
+  anyway. The Guard keeps the last valid configuration, which the new instance takes
+  over, and the flow records (../state.py), so in-flight responses are still restored.
+- It runs after every other addon, so it sees the bytes that will actually leave: when
+  a later addon changed a masked request, the leak guard looks at it again (the
+  pipeline already checked what Disguise sent on).
+"""
 
 from __future__ import annotations
 
@@ -11,25 +22,14 @@ from mitmproxy import exceptions, http
 
 from .. import leakguard
 from ..config import Config
-from ..pipeline import OFF_LOOP_BYTES
-from ..pipeline import leak_scan as _leak_scan
-from ..providers.registry import recognise
-from .callables import Buffered, Refused, StreamCall
-from .flows import (
-    FlowState,
-    Mark,
-    fallback_protected,
-    finish_error,
-    inner,
-    refuse,
-    replace_with_error,
-    stop,
-    stream_risk,
-    target,
-)
+from ..pipeline import OFF_LOOP_BYTES, leak_scan
+from ..state import FlowRecord, Kind, Phase
+from .callables import Buffered
+from .flows import fallback_protected, finish_error, refuse, replace_with_error, stop, stream_risk, target
 
 log = logging.getLogger("disguise")
 GUARD_NAME = "disguise_guard"
+GONE = "response not restored: the disguise addon is no longer loaded"
 
 
 class Guard:
@@ -41,8 +41,7 @@ class Guard:
         self.config: Config | None = None  # the last valid configuration of any Disguise
         # Why no Disguise may be running (option errors). Not `error`: that is a hook name.
         self.failure: str | None = None
-        self.seen: dict[str, Mark] = {}
-        self.flows: dict[str, FlowState] = {}
+        self.records: dict[str, FlowRecord] = {}  # flow id -> its record, until the flow ends
 
     @classmethod
     def install(cls, master) -> Guard:
@@ -62,92 +61,104 @@ class Guard:
             master.addons.lookup[GUARD_NAME] = g
         return g
 
-    def _why(self) -> str:
+    def why(self) -> str:
         return self.failure or "no valid disguise configuration is active (see the error logged above)"
+
+    def _hosts(self) -> tuple:
+        return self.config.hosts if self.config else ()
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
             return
-        m = self.seen.get(flow.id)
-        if m is None:
-            hosts = self.config.hosts if self.config else ()
-            if fallback_protected(flow, hosts) and stream_risk(flow):
-                log.error("disguise: %s: %s (connection closed)", flow.request.path, self._why())
-                stop(flow, self._why())
+        rec = self.records.get(flow.id)
+        if rec is None:
+            if fallback_protected(flow, self._hosts()) and stream_risk(flow):
+                log.error("disguise: %s: %s (connection closed)", flow.request.path, self.why())
+                stop(flow, self.why())
             return
-        if m.kind != "skip" and flow.request.stream and not isinstance(flow.request.stream, Buffered):
+        if rec.kind is not Kind.SKIP and flow.request.stream and not isinstance(flow.request.stream, Buffered):
             # another addon switched streaming on after Disguise: the body would go out as it comes
-            log.error("disguise: %s: the request body would be streamed unmasked (connection closed)", m.kind)
+            log.error("disguise: %s: the request body would be streamed unmasked (connection closed)", rec.kind.value)
             stop(flow, "the request body would be streamed unmasked")
 
     def request(self, flow: http.HTTPFlow) -> None:
-        m = self.seen.pop(flow.id, None)
+        rec = self.records.get(flow.id)
         if flow.response is not None:
+            if rec is not None and not rec.replace_response and rec.phase is not Phase.MASKED:
+                self.records.pop(flow.id, None)  # answered here: nothing more to restore
             return
-        if m is None or m.stage != "request":
-            hosts = self.config.hosts if self.config else ()
-            if (m is not None and m.kind != "skip") or fallback_protected(flow, hosts):
-                msg = f"disguise: request refused: {self._why()}"
-                log.error("%s (%s %s)", msg, flow.request.method, flow.request.pretty_host)
-                self.flows.pop(flow.id, None)
-                refuse(flow, msg, 503)
+        if rec is None or rec.hook != "request":
+            if (rec is not None and rec.kind is not Kind.SKIP) or fallback_protected(flow, self._hosts()):
+                self._refuse(flow, rec, f"disguise: request refused: {self.why()}", 503)
+                log.error("disguise: request refused: %s (%s %s)", self.why(), flow.request.method,
+                          flow.request.pretty_host)  # fmt: skip
             return
-        cfg = m.config
+        cfg = rec.config
         if cfg is None:
             return
-        if m.kind == "skip":
-            if target(flow) != m.target:
+        if rec.kind is Kind.SKIP or rec.fail_open:
+            if target(flow) != rec.target and fallback_protected(flow, cfg.hosts):
                 # rewritten by a later addon (map_remote, a script): look again
-                if fallback_protected(flow, cfg.hosts):
-                    msg = "disguise: request refused: its target was rewritten to a protected endpoint after masking"
-                    log.error(msg)
-                    refuse(flow, msg)
+                msg = "disguise: request refused: its target was rewritten to a protected endpoint after masking"
+                log.error(msg)
+                self._refuse(flow, rec, msg)
             return
-        if m.kind == "api" and not m.streamed:
-            r = flow.request
-            args = (r.path, list(r.headers.items(multi=True)), r.get_content(strict=False), cfg.rules,
-                    recognise(r.method, r.path), r.headers.get("content-type", ""))  # fmt: skip
-            if args[2] is not None and len(args[2]) >= OFF_LOOP_BYTES and flow.live:
-                return self._leak_check_off_loop(flow, args)  # type: ignore[return-value]  # awaited
-            self._leak_verdict(flow, _leak_scan(*args))
+        if rec.phase is Phase.MASKED and not rec.streamed:
+            return self._recheck(flow, rec, cfg)  # type: ignore[return-value]  # maybe awaited
         return None
 
-    async def _leak_check_off_loop(self, flow: http.HTTPFlow, args: tuple) -> None:
-        """The leak guard's scan of a large body, in a worker thread (see _mask)."""
+    def _recheck(self, flow: http.HTTPFlow, rec: FlowRecord, cfg: Config):
+        """The leak guard once more, on what actually leaves. The pipeline checked the
+        body Disguise sent on; only a body another addon changed since is scanned again
+        (the URL and headers always: they are short)."""
+        r = flow.request
+        headers = list(r.headers.items(multi=True))
+        body = None
+        if r.raw_content != rec.checked_body:
+            body = r.get_content(strict=False) or b""
+        if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
+            return self._recheck_off_loop(flow, rec, (r.path, headers, body, cfg.rules, rec.api))
+        self._leak_verdict(flow, rec, leak_scan(r.path, headers, body, cfg.rules, rec.api))
+        return None
+
+    async def _recheck_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, args: tuple) -> None:
+        """The leak guard's scan of a large body, in a worker thread (no flow waits)."""
         try:
-            hit = await asyncio.to_thread(_leak_scan, *args)
+            hit = await asyncio.to_thread(leak_scan, *args)
         except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
             hit = leakguard.Hit("internal error", type(e).__name__)
-        self._leak_verdict(flow, hit)
+        self._leak_verdict(flow, rec, hit)
 
-    def _leak_verdict(self, flow: http.HTTPFlow, hit: leakguard.Hit | None) -> None:
+    def _leak_verdict(self, flow: http.HTTPFlow, rec: FlowRecord, hit: leakguard.Hit | None) -> None:
         if hit is not None:
             msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
             log.error(msg)
-            self.flows.pop(flow.id, None)
-            refuse(flow, msg)
+            self._refuse(flow, rec, msg)
+
+    def _refuse(self, flow: http.HTTPFlow, rec: FlowRecord | None, msg: str, status: int = 400) -> None:
+        refuse(flow, msg, status)
+        if rec is not None:
+            if rec.can(Phase.REFUSED):
+                rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
+            self.records.pop(flow.id, None)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        st = self.flows.get(flow.id)
-        resp = flow.response
-        if st is None or resp is None or st.headers_done:
+        rec = self.records.get(flow.id)
+        if rec is None or flow.response is None or rec.phase is not Phase.MASKED:
             return
         # No Disguise looked at this response (its script went away mid-flow): it
         # cannot be restored, so the client gets an explicit error instead.
-        st.refusal = st.refusal or "response not restored: the disguise addon is no longer loaded"
-        replace_with_error(flow, st, 502)
+        replace_with_error(flow, rec.api, GONE, 502)
+        rec.to(Phase.FAILED, GONE)
 
     def response(self, flow: http.HTTPFlow) -> None:
-        st = self.flows.pop(flow.id, None)
-        if st is None:
+        rec = self.records.pop(flow.id, None)
+        if rec is None or flow.response is None:
             return
-        resp = flow.response
-        if resp is None or isinstance(inner(resp.stream), StreamCall | Buffered | Refused):
-            return
-        st.refusal = st.refusal or "response not restored: the disguise addon is no longer loaded"
-        finish_error(flow, st)
+        if rec.phase in (Phase.MASKED, Phase.RECEIVING) and rec.call is None:
+            # a whole body no Disguise restored (its script went away mid-flow)
+            finish_error(flow, rec.api, GONE)
+            rec.to(Phase.FAILED, GONE)
 
     def error(self, flow: http.HTTPFlow) -> None:
-        self.seen.pop(flow.id, None)
-        self.flows.pop(flow.id, None)
-
+        self.records.pop(flow.id, None)

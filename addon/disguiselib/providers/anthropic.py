@@ -18,7 +18,7 @@ from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, _obj
 from .restore import restore_json
-from .stream import SSEStream
+from .stream import SSEStream, StreamState
 
 # Citations in history: cited text and titles are read; the index into encrypted
 # search results is the API's own, file ids are ids.
@@ -248,7 +248,7 @@ class AnthropicStream(SSEStream):
             out.append(ev.raw)
             return out
         if t == "message_stop" or t == "error":
-            self.terminated = True
+            self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(self._restored(ev, VALUES if t == "error" else GENERIC))
             return out

@@ -12,7 +12,7 @@ from ..core.rules import Restorer
 from ..errors import StreamError
 from .gemini_stream import GeminiStream, _may_end
 from .google import error_chunk
-from .stream import SSEStream
+from .stream import SSEStream, StreamState
 
 
 class GeminiArrayStream(GeminiStream):
@@ -86,13 +86,19 @@ class GeminiArrayStream(GeminiStream):
     def _flush(self) -> bytes:
         if self.finished:
             return b""
-        if self._mode != "stream":
-            self.finished = True
-            return self._whole_document()
-        self.finished = True
+        if self.is_stream is None:
+            head = self._sniff(b"", final=True)
+            if head:
+                return self.feed_stream(head) + self._flush()
+        if not self.is_stream:
+            whole = self._whole_document()
+            self.to(StreamState.FAILED if self._whole_failed else StreamState.DONE)
+            return whole
         self.arr.flush()  # an element cut short cannot go out: the error below says so
         if self._closed:
+            self.to(StreamState.DONE)
             return b""
+        self.to(StreamState.FAILED)
         out = []
         for s in self.drain_chunks():
             out.append(self._sep() + s.encode("utf-8"))

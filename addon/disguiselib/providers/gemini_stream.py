@@ -10,12 +10,12 @@ from ..core import jsonspan
 from ..core.holdback import Window
 from ..core.jsonspan import SKIP, Arr, Obj, Rule
 from ..core.rules import Restorer, json_escape
-from ..core.sse import Event, parse_event
+from ..core.sse import Event, parse_event, sniff
 from ..errors import StreamError
 from .fields import GENERIC
 from .google import _CANDIDATE_FIELDS, _RESP_PART, _RESPONSE_FIELDS, RESPONSE, _both, _dumps, _Part, error_chunk
 from .restore import restore_fn, restore_json
-from .stream import SSEStream
+from .stream import SSEStream, StreamState
 
 # Candidates one stream may hold text for at once (candidateCount is at most 8 on
 # today's models); past this the stream ends with an explicit error.
@@ -118,7 +118,7 @@ class GeminiStream(SSEStream):
         self._open: set = set()  # candidates seen without their finishReason yet
         self._ended = False  # a finishReason or blockReason was seen
         self._errored = False  # an error chunk was seen: the stream ends there
-        self._mode = ""  # "" until the first byte tells: "stream" or "json" (one document)
+        self.is_stream: bool | None = None  # until the first bytes tell (core.sse.sniff)
         self._doc: list[bytes] = []  # json mode: the body so far
         self._doc_len = 0
         self._eol = "\r\n"  # the line end synthetic events use: as upstream's events
@@ -128,12 +128,10 @@ class GeminiStream(SSEStream):
     # -- bytes in, bytes out ---------------------------------------------------------------
 
     def feed(self, data: bytes) -> bytes:
-        if self.dead or self.finished or not data:
+        if self.finished or not data:
             return b""
         try:
-            if self.decoder is not None:
-                data = self.decoder.decompress(data)
-            if self._mode != "stream":
+            if not self.is_stream:
                 data = self._sniff(data)
                 if not data:
                     return b""
@@ -171,24 +169,24 @@ class GeminiStream(SSEStream):
             out.append(self._framed(data[pos:]))
         return b"".join(out)
 
-    def _sniff(self, data: bytes) -> bytes:
-        """Decide, at the first byte that is not whitespace, whether this is a stream or
-        one JSON document; returns what the stream framer should get (b"" for none)."""
-        if self._mode == "json":
+    def _sniff(self, data: bytes, final: bool = False) -> bytes:
+        """Decide by the first bytes (core.sse.sniff, as for every body) whether this is
+        a stream or one JSON document; returns what the stream framer should get (b"" for
+        none)."""
+        if self.is_stream is False:
             self._keep(data)
             return b""
-        stripped = data.lstrip(_WS_BYTES)
-        if not stripped:
-            self._keep(data)  # whitespace only: undecided
-            return b""
-        if stripped[:1] == b"{" or (stripped[:1] == b"[" and not self.array):
-            self._mode = "json"
-            self._keep(data)
-            return b""
-        self._mode = "stream"
+        self._keep(data)
         kept = b"".join(self._doc)
+        if not kept.strip(_WS_BYTES):  # nothing yet: at the end, an empty body (an error)
+            self.is_stream = False if final else None
+            return b""
+        self.is_stream = sniff(kept, "text/event-stream", final=final, array=self.array)
+        if not self.is_stream:  # undecided (None), or one document (False)
+            return b""
         self._doc = []
-        return kept + data
+        self._doc_len = 0
+        return kept
 
     def _keep(self, data: bytes) -> None:
         self._doc.append(data)
@@ -202,19 +200,21 @@ class GeminiStream(SSEStream):
         if self.finished:
             return b""
         try:
-            tail = self.decoder.flush() if self.decoder is not None else b""
-            head = self.feed(tail) if tail else b""
-            return head + self._flush()
+            return self._flush()
         except StreamError as e:
             return self.fail(str(e))
 
     def _flush(self) -> bytes:
         if self.finished:
             return b""
-        if self._mode != "stream":
-            self.finished = True
-            return self._whole_document()
-        self.finished = True
+        if self.is_stream is None:
+            head = self._sniff(b"", final=True)
+            if head:
+                return self.feed_stream(head) + self._flush()
+        if not self.is_stream:
+            whole = self._whole_document()
+            self.to(StreamState.FAILED if self._whole_failed else StreamState.DONE)
+            return whole
         out: list[bytes] = []
         for raw in self.framer.flush_raw():
             # An event the connection cut before its blank line: passed on, terminated so
@@ -228,18 +228,22 @@ class GeminiStream(SSEStream):
             self._events([raw.rstrip(b"\r\n") + eol + eol], out)
         out.extend(self.drain())
         if not self._errored and (not self._ended or self._open):
+            self.to(StreamState.FAILED)
             out.append(
                 self.error_event("disguise: the stream ended before its last chunk (no finishReason): it was cut short")
             )
+        else:
+            self.to(StreamState.DONE)
         return b"".join(out)
 
     def _whole_document(self) -> bytes:
         body = b"".join(self._doc)
         self._doc = []
+        self._whole_failed = False
         if not body.strip(_WS_BYTES):
-            if self._mode == "":  # nothing at all arrived: not a complete stream
-                return self.error_event("disguise: the stream ended before its first chunk")
-            return body
+            # nothing but whitespace arrived: not a complete stream
+            self._whole_failed = True
+            return body + self.error_event("disguise: the stream ended before its first chunk")
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as e:

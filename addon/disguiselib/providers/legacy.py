@@ -21,7 +21,7 @@ from ..core.sse import Event
 from .fields import GENERIC, ID, MEDIA, META
 from .openai_chat import ChatStream
 from .restore import restore_fn
-from .stream import SSEStream
+from .stream import SSEStream, StreamState
 
 _SKIPPED = (
     "model", "stream", "n", "best_of", "temperature", "top_p", "max_tokens", "seed", "logprobs",
@@ -64,7 +64,7 @@ class CompletionsStream(SSEStream):
         if data is None:
             return [ev.raw]
         if data.strip() == "[DONE]":
-            self.terminated = True
+            self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(ev.raw)
             return out
@@ -73,7 +73,7 @@ class CompletionsStream(SSEStream):
         except ValueError:
             return self.not_object(ev)
         if isinstance(obj, dict) and "error" in obj:
-            self.terminated = True  # the SDK raises at it: nothing comes after
+            self.to(StreamState.FINISHING)  # the SDK raises at it: nothing comes after
         choices = obj.get("choices") if isinstance(obj, dict) else None
         if not isinstance(choices, list):
             new = _restore(data, obj, GENERIC, self.r)

@@ -37,7 +37,7 @@ def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 
 
-def mask_request(raw: bytes, api: Api, rules: Rules, content_type: str = "") -> tuple[bytes, Session]:
+def mask_request_body(raw: bytes, api: Api, rules: Rules, content_type: str = "") -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all."""

@@ -23,6 +23,7 @@ from .channels import dumps_bytes as _dumps
 from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, _obj
 from .logprobs import clean_alternatives
 from .restore import restore_fn
+from .stream import StreamState
 
 _REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": OPAQUE}
 
@@ -222,7 +223,7 @@ class ChatStream(ChannelStream):
         if data is None:
             return [ev.raw]
         if data.strip() == "[DONE]":
-            self.terminated = True
+            self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(ev.raw)
             return out
@@ -245,7 +246,7 @@ class ChatStream(ChannelStream):
         if "error" in obj:
             # A mid-stream error (OpenRouter's may carry a finish_reason too): the SDK
             # raises at it, so every held tail goes out in its own chunk first.
-            self.terminated = True
+            self.to(StreamState.FINISHING)
             out = self.drain()
             new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
             out.append(ev.with_data(new) if changed else ev.raw)

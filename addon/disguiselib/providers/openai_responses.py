@@ -22,6 +22,7 @@ from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media, W
 from .logprobs import clean_alternatives
 from .openai_chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _STR, _TOOL_CHOICE
 from .restore import restore_doc
+from .stream import StreamState
 
 # -- Responses requests ----------------------------------------------------------------
 
@@ -392,7 +393,7 @@ class ResponsesStream(ChannelStream):
             self.last_seq = max(self.last_seq, seq)
         t = obj.get("type")
         if t in _ENDS or t == "error":
-            self.terminated = True
+            self.to(StreamState.FINISHING)
         out: list[bytes] = []
         if t in _DELTAS:
             key = _channel(t, obj)

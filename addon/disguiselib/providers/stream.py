@@ -4,27 +4,100 @@ told by its first bytes). Sans I/O."""
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Protocol
 
-from ..core.decoding import Decoder
 from ..core.holdback import Window
 from ..core.rules import Restorer
 from ..core.sse import Event, Framer, parse_event, sniff
-from ..errors import StreamError
+from ..errors import StateError, StreamError
 from .fields import GENERIC
 from .restore import decode_field, reencode_field, restore_json
 
 QUIET_PROBE, QUIET_MIN, QUIET_SKIP = 64, 8, 1024
 
 
+class StreamState(enum.Enum):
+    """Where a response body's reverser stands. A stream is OPEN until its API's last
+    event (FINISHING); the end of the body then makes it DONE. A stream that ends
+    before its last event, or that cannot be reversed further, ends FAILED: it sent the
+    client an explicit error, and nothing goes out after it. A whole body goes from OPEN
+    to DONE (restored) or FAILED."""
 
-class SSEStream(ABC):
+    OPEN = "open"
+    FINISHING = "finishing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+# Every transition a reverser may take, in one place (h11's ConnectionState); any other
+# is a bug and raises StateError.
+TRANSITIONS: dict[StreamState, frozenset[StreamState]] = {
+    StreamState.OPEN: frozenset({StreamState.FINISHING, StreamState.DONE, StreamState.FAILED}),
+    StreamState.FINISHING: frozenset({StreamState.DONE, StreamState.FAILED}),
+    StreamState.DONE: frozenset(),
+    StreamState.FAILED: frozenset(),
+}
+
+
+class Lifecycle:
+    """A reverser's StreamState and its transitions."""
+
+    state: StreamState = StreamState.OPEN
+
+    def to(self, new: StreamState) -> None:
+        if new is self.state:
+            return
+        if new not in TRANSITIONS[self.state]:
+            raise StateError(f"a response reverser cannot go from {self.state.value} to {new.value}")
+        self.state = new
+
+    @property
+    def finished(self) -> bool:
+        """Ended, either way: nothing more is read."""
+        return self.state is StreamState.DONE or self.state is StreamState.FAILED
+
+    @property
+    def failed(self) -> bool:
+        """Ended with an explicit error: nothing more goes out."""
+        return self.state is StreamState.FAILED
+
+    @property
+    def terminated(self) -> bool:
+        """The API's last event has been seen."""
+        return self.state is StreamState.FINISHING or self.state is StreamState.DONE
+
+
+class Reverser(Protocol):
+    """What the adapter drives: a response body's bytes in (decoded), restored bytes out.
+    SSEStream, BodyStream, the APIs' own streams and core.decoding.Decoded have it."""
+
+    @property
+    def state(self) -> StreamState: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def events_in(self) -> int: ...
+    @property
+    def events_changed(self) -> int: ...
+
+    def feed(self, data: bytes) -> bytes: ...
+    def flush(self) -> bytes: ...
+    def fail(self, message: str) -> bytes: ...
+    def whole(self, body: bytes) -> bytes: ...
+    def error_event(self, message: str) -> bytes: ...
+
+
+
+class SSEStream(Lifecycle, ABC):
     """Bytes in, bytes out: frames events and hands each to `on_event`.
 
     Subclasses implement `on_event(ev) -> list[bytes]`, `drain() -> list[bytes]` (all
     held tails as synthetic events, at connection end) and `error_event(msg) -> bytes`,
-    and set `terminated` when their API's last event (TERMINAL) has been seen.
+    and call `self.to(StreamState.FINISHING)` when their API's last event (TERMINAL) has
+    been seen.
 
     A stream that cannot go on (an event that is not UTF-8 text, one over the size
     limit, a compressed body cut short) and a stream that ends before its last event
@@ -39,10 +112,7 @@ class SSEStream(ABC):
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
         self._suspicious = restorer.rules.suspicious
         self.framer = Framer()
-        self.decoder: Decoder | None = None  # Content-Encoding of the body, if any
-        self.finished = False
-        self.terminated = False  # the API's last event has been seen
-        self.dead = False  # ended with an error event: nothing more goes out
+        self.state = StreamState.OPEN
         self.events_in = 0
         self.events_changed = 0
         self.events_held = 0  # events whose text was held back, whole or in part
@@ -56,14 +126,12 @@ class SSEStream(ABC):
         self._skip = 0
 
     def feed(self, data: bytes) -> bytes:
-        """Bytes of the body as they arrive (content-encoded when `decoder` is set);
-        returns what can go to the client now."""
-        if self.dead or self.finished or not data:
+        """Bytes of the body as they arrive (decoded: core.decoding.Decoded takes off a
+        Content-Encoding); returns what can go to the client now."""
+        if self.finished or not data:
             return b""
         out: list[bytes] = []
         try:
-            if self.decoder is not None:
-                data = self.decoder.decompress(data)
             self._feed(data, out)
         except StreamError as e:
             out.append(self.fail(str(e)))
@@ -91,8 +159,9 @@ class SSEStream(ABC):
             # Nothing in these whole events can begin or continue a match: they pass on
             # as they came, unframed (the common case for prose; bench (c)).
             self.events_in += data.count(b"\n\n", 0, k)
-            if not self.terminated and self._marked(data, k):
-                self.terminated = any(self.is_terminal(ev) for ev in Framer().feed(data[:k]))
+            if self.state is StreamState.OPEN and self._marked(data, k):
+                if any(self.is_terminal(ev) for ev in Framer().feed(data[:k])):
+                    self.to(StreamState.FINISHING)
             self.passed(data, k)
             out.append(data[:k])
             data = data[k:]
@@ -103,8 +172,9 @@ class SSEStream(ABC):
         for raw in raws:
             self.events_in += 1
             if self._quiet_event(raw) and SSEStream.quiet(self):
-                if not self.terminated and self._marked(raw, len(raw)):
-                    self.terminated = self.is_terminal(parse_event(raw))
+                if self.state is StreamState.OPEN and self._marked(raw, len(raw)):
+                    if self.is_terminal(parse_event(raw)):
+                        self.to(StreamState.FINISHING)
                 out.append(self.pass_on(raw))  # nothing in it can take part in a match
             else:
                 ev = parse_event(raw)
@@ -135,24 +205,23 @@ class SSEStream(ABC):
             return b""
         out: list[bytes] = []
         try:
-            if self.decoder is not None:
-                self._feed(self.decoder.flush(), out)
             self._events(self.framer.flush_raw(), out)
         except StreamError as e:
             out.append(self.fail(str(e)))
             return b"".join(out)
-        self.finished = True
         out.extend(self.drain())
-        if not self.terminated:
-            self.dead = True
+        if self.terminated:
+            self.to(StreamState.DONE)
+        else:
+            self.to(StreamState.FAILED)
             out.append(self.error_event(f"disguise: the stream ended before {self.TERMINAL}"))
         return b"".join(out)
 
     def fail(self, message: str) -> bytes:
         """End the stream now: every held tail, then an error event; nothing after."""
-        if self.dead:
+        if self.failed:
             return b""
-        self.dead = self.finished = True
+        self.to(StreamState.FAILED)
         out = self.drain()
         out.append(self.error_event(f"disguise: stream could not be reversed: {message}"))
         return b"".join(out)
@@ -231,11 +300,11 @@ class SSEStream(ABC):
         """An event in the provider's own error shape, ending the stream explicitly."""
 
 
-class BodyStream:
+class BodyStream(Lifecycle):
     """A response body of a recognised flow, told apart by its first bytes (sse.sniff):
     an event stream goes to `stream` event by event; anything else (JSON, JSON lines,
-    text) is collected and restored whole (`whole`) when the body ends. The interface
-    is SSEStream's: feed, flush, whole, error_event, finished.
+    text) is collected and restored whole (`whole`) when the body ends. A Reverser, like
+    SSEStream; its state is its stream's once the body is told to be one.
 
     The label alone is not trusted: a stream sent as `text/plain`,
     `application/octet-stream`, `application/x-ndjson` or with no content type would
@@ -253,11 +322,18 @@ class BodyStream:
         self._whole = whole
         self._error_body = error_body
         self.content_type = content_type
-        self.decoder: Decoder | None = None
         self.is_sse: bool | None = None  # undecided until the first bytes arrive
         self._buf: list[bytes] = []
         self._head = b""
-        self.finished = False
+        self._state = StreamState.OPEN  # while not an event stream
+
+    @property  # type: ignore[override]
+    def state(self) -> StreamState:
+        return self.stream.state if self.is_sse else self._state
+
+    @state.setter
+    def state(self, new: StreamState) -> None:
+        self._state = new
 
     @property
     def events_in(self) -> int:
@@ -270,11 +346,6 @@ class BodyStream:
     def feed(self, data: bytes) -> bytes:
         if self.finished or not data:
             return b""
-        if self.decoder is not None:
-            try:
-                data = self.decoder.decompress(data)
-            except StreamError as e:
-                return self._broken(str(e))
         if self.is_sse is None:
             self._head += data
             self.is_sse = sniff(self._head, self.content_type)
@@ -293,18 +364,16 @@ class BodyStream:
         if self.finished:
             return b""
         tail = b""
-        if self.decoder is not None:
-            try:
-                self.decoder.flush()
-            except StreamError as e:
-                return self._broken(str(e))
         if self.is_sse is None:
             self.is_sse = sniff(self._head, self.content_type, final=True)
             tail, self._head = self._head, b""
-        self.finished = True
         if self.is_sse:
             return self.stream.feed(tail) + self.stream.flush()
-        return self._whole(b"".join(self._buf) + tail)
+        body = b"".join(self._buf) + tail
+        self._buf = []
+        out = self._whole(body)  # raises: the caller answers with error_event (FAILED)
+        self.to(StreamState.DONE)
+        return out
 
     def whole(self, body: bytes) -> bytes:
         """A body that arrived in one piece (not streamed, or replayed)."""
@@ -315,9 +384,13 @@ class BodyStream:
         sse = self.is_sse if self.is_sse is not None else "text/event-stream" in self.content_type.lower()
         return self.stream.error_event(message) if sse else self._error_body(message)
 
-    def _broken(self, message: str) -> bytes:
+    def fail(self, message: str) -> bytes:
+        """End now with an explicit error in the body's shape; nothing after it."""
         if self.is_sse:
             return self.stream.fail(message)
-        self.finished = True
+        if self.failed:
+            return b""
+        self.to(StreamState.FAILED)
+        self._buf = []
         return self.error_event(f"disguise: response not reversed: {message}")
 
