@@ -217,7 +217,7 @@ def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> Non
     r = flow.request
     try:
         pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except (MaskError, LeakError, ValueError):
+    except (MaskError, LeakError, NotTransformed, ValueError):
         verdict = "re-run offline: the request still cannot be masked, as in the live run"
     else:
         verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
@@ -231,8 +231,10 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     r = flow.request
     try:
         masked = pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except (MaskError, LeakError, ValueError) as e:
+    except (MaskError, LeakError, NotTransformed, ValueError) as e:
         reason = str(e) if not isinstance(e, ValueError) else "cannot decode the request body"
+        if isinstance(e, NotTransformed):
+            reason = f"not transformed ({e}): scanned as an unknown endpoint"
         meta.update(masked=0, counts={}, failed=f"would refuse the request: {reason}")
         flow.metadata[META] = meta
         flow.comment = "disguise dry run (recorded without the addon): " + summary_text(meta)

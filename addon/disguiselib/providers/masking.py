@@ -5,15 +5,22 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
 from .fields import media_of
 
-if TYPE_CHECKING:
-    from .registry import Api
+
+class _Api(Protocol):
+    """What masking needs of an API (registry.Api): its table, or its body model."""
+
+    @property
+    def request_rule(self) -> jsonspan.Rule | None: ...
+
+    @property
+    def request_body(self) -> Any: ...
 
 
 def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
@@ -37,7 +44,7 @@ def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 
 
-def mask_request_body(raw: bytes, api: Api, rules: Rules, content_type: str = "") -> tuple[bytes, Session]:
+def mask_request_body(raw: bytes, api: _Api, rules: Rules, content_type: str = "") -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all."""
