@@ -36,7 +36,7 @@ from ..errors import MaskError
 from ..leakguard import spans
 from ..providers import fields
 from ..providers.registry import BY_NAME
-from . import sseview
+from . import sseview, wsview
 
 _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
 _OPAQUE_NOTE = " (inside signed thinking/reasoning: passes byte-identical by design)"
@@ -57,6 +57,7 @@ class Record:
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
     note: str = ""
+    messages: list | None = None  # a WebSocket flow's messages (wsview.Msg), in order
 
 
 @dataclass
@@ -286,8 +287,32 @@ class Auditor:
                    f"{c.pieces[i].event}-{c.pieces[j].event}{why}")  # fmt: skip
             out.append(Finding(r.index, r.label, side, fld, what, not signed, text[a:b]))
 
+    def audit_messages(self, r: Record) -> list[Finding]:
+        """A realtime WebSocket flow: every message that went upstream for originals,
+        every message the client received (and each channel's reassembled text) for the
+        disguises and placeholders the connection issued."""
+        msgs = r.messages or []
+        out: list[Finding] = []
+        issued: set[str] = set()
+        for n, m in enumerate(msgs, 1):
+            if wsview.sent_upstream(m):
+                issued |= self.issued(m.content)
+                for f in self.scan_body(m.content, self.originals, "upstream", r):
+                    f.field = f"message {n} {f.field}"
+                    out.append(f)
+        for n, m in enumerate(msgs, 1):
+            if wsview.received(m):
+                for f in self.scan_body(m.content, lambda t, ctx=None: self.disguises(t, issued), "client", r):
+                    f.field = f"message {n} {f.field}"
+                    out.append(f)
+        for c in wsview.parse(msgs).channels.values():
+            self._split(c, lambda t, ctx=None: self.disguises(t, issued), "client", r, out)
+        return out
+
     def audit_record(self, r: Record) -> list[Finding]:
         out: list[Finding] = []
+        if r.messages is not None and not r.shared:
+            return self.audit_messages(r)
         api = BY_NAME.get(r.api) if r.api else None
         req = api.request_rule if api is not None and api.request_body is None else None
         resp, events = (api.response_rule, api.event_rule) if api is not None else (None, None)

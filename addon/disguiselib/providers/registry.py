@@ -10,9 +10,9 @@ work.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..core.jsonspan import Obj, Rule
 from ..core.rules import Restorer, Rules, Session
@@ -20,7 +20,10 @@ from . import anthropic, batch, bedrock, google, legacy, openai_chat, openai_res
 from .bodies import Reading
 from .fields import GENERIC, ID, META
 from .gemini_array import stream_for as google_stream_for
+from .gemini_live import GeminiLive
 from .gemini_stream import GeminiStream
+from .openai_realtime import OpenAIRealtime
+from .realtime import Protocol
 from .stream import SSEStream
 
 
@@ -48,7 +51,7 @@ class Api:
         return self.events if self.events is not None else self.response_rule
 
 
-class BodyModel(Protocol):
+class BodyModel(typing.Protocol):
     def mask(self, body: bytes, content_type: str, rules: Rules) -> tuple[bytes, Session]: ...
 
     def readings(self, body: bytes, content_type: str) -> Iterator[Reading]: ...
@@ -253,7 +256,43 @@ BY_NAME: dict[str, Api] = {
     **{api.name: api for _, _, api in _ROUTES},
     **{api.name: api for _, api in _PATTERN_ROUTES},
 }
-APIS: tuple[str, ...] = tuple(BY_NAME)
+
+# -- realtime APIs over WebSocket (realtime.py) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RealtimeApi:
+    name: str
+    protocol: Callable[[Restorer], Protocol]  # the API's half of a realtime.Connection
+    error_body: Callable[[str], bytes]  # an HTTP error body, to refuse the upgrade itself
+
+
+OPENAI_REALTIME = RealtimeApi("openai.realtime", OpenAIRealtime, openai_chat.error_body)
+GOOGLE_LIVE = RealtimeApi("google.live", GeminiLive, google.error_body)
+VERTEX_LIVE = RealtimeApi("vertex.live", GeminiLive, google.error_body)
+_WS_ROUTES: tuple[tuple[re.Pattern[str], RealtimeApi], ...] = (
+    # OpenAI /v1/realtime?model=...; Azure /openai/realtime?api-version=...&deployment=...
+    # and /openai/v1/realtime?model=...; gateways that mount it under a prefix
+    (re.compile(r"/realtime\Z"), OPENAI_REALTIME),
+    # Gemini API: /ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent
+    # (v1alpha too; ...Constrained with an ephemeral token)
+    (re.compile(r"/ws/google\.ai\.generativelanguage\.v[0-9a-z]+\.GenerativeService\."
+                r"BidiGenerateContent(?:Constrained)?\Z"), GOOGLE_LIVE),
+    # Vertex AI: /ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent
+    (re.compile(r"/ws/google\.cloud\.aiplatform\.v[0-9a-z]+\.LlmBidiService/BidiGenerateContent\Z"), VERTEX_LIVE),
+)  # fmt: skip
+
+
+def recognise_ws(path: str) -> RealtimeApi | None:
+    """The realtime API of a WebSocket upgrade request, by path (query ignored)."""
+    p = _path(path)
+    for rx, api in _WS_ROUTES:
+        if rx.search(p) is not None:
+            return api
+    return None
+
+
+APIS: tuple[str, ...] = tuple(dict.fromkeys([*BY_NAME, *(api.name for _, api in _WS_ROUTES)]))
 
 
 def _path(path: str) -> str:
