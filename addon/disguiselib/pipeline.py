@@ -112,10 +112,12 @@ def reverser_for(
     elif not buffered and is_json_type(content_type):
         return None
     else:
-        rule = api.response_rule
+        rule, whole = api.response_rule, api.whole_body
+        if whole is None:
+            whole = lambda body, r: restore_body(body, rule, r)  # noqa: E731 - one line, one use
         rev = BodyStream(
             api.stream(restorer),
-            lambda body: restore_body(body, rule, restorer),
+            lambda body: whole(body, restorer),
             api.error_body,
             content_type,
         )

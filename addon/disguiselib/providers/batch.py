@@ -27,7 +27,7 @@ from urllib.parse import quote, unquote
 
 from ..core import jsonspan
 from ..core.jsonspan import Rule
-from ..core.rules import Rules, Session
+from ..core.rules import Restorer, Rules, Session
 from ..errors import MaskError, NotTransformed
 from . import legacy, openai_chat, openai_responses
 from .bodies import Part, Reading, boundary, media_type, split_multipart
@@ -35,6 +35,7 @@ from .bodies import readings as body_readings
 from .fields import GENERIC, ID, META, TEXT, loads
 from .masking import as_text, mask_fn
 from .media import decode_text
+from .restore import restore_body
 
 
 class BatchLine(Rule):
@@ -87,6 +88,17 @@ RESULT_LINE = jsonspan.Obj(
     },
     default=GENERIC,
 )
+
+
+def restore_results(raw: bytes, restorer: Restorer) -> bytes:
+    """A downloaded file (`GET /v1/files/{id}/content`): batch results restored line by
+    line (RESULT_LINE), any other text file as text; a file that is not UTF-8 text (an
+    image, a PDF) passes as it came: restoring inside binary bytes could only corrupt it."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    return restore_body(raw, RESULT_LINE, restorer)
 
 
 # -- the upload ----------------------------------------------------------------------------------

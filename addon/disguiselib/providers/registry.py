@@ -45,6 +45,9 @@ class Api:
     # One event of the API's stream (SSE data, a streamed array's element), for those
     # who read recorded streams (audit, views); None: the response rule.
     events: Rule | None = None
+    # A whole response body restored otherwise than by response_rule (a downloaded file:
+    # batch.restore_results); None: restore.restore_body with response_rule.
+    whole_body: Callable[[bytes, Restorer], bytes] | None = None
 
     @property
     def event_rule(self) -> Rule:
@@ -191,6 +194,7 @@ OPENAI_FILES = Api(
 )  # fmt: skip
 OPENAI_FILE_CONTENT = Api(
     "openai.files.content", None, batch.RESULT_LINE, openai_chat.ChatStream, openai_chat.error_body,
+    whole_body=batch.restore_results,
 )  # fmt: skip
 
 # AWS Bedrock signs request bodies (SigV4): recognised only to be refused.
