@@ -69,7 +69,22 @@ _BLOCK = Typed(
     default=GENERIC,
 )  # fmt: skip
 _SOURCE.table["content"] = _obj({"content": CONTENT})
-_CONTENT_ARR.item = _BLOCK
+
+
+class _Block(Rule):
+    """A content block; one without a `type` is read as a text block (its other members
+    unknown: masked), one of an unknown type is unknown (everything masked)."""
+
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and "type" not in value:
+            return _TEXT.resolve(value)
+        return _BLOCK.resolve(value)
+
+
+_CONTENT_ARR.item = _Block()
 
 # input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
 _CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})

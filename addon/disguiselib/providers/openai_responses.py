@@ -197,6 +197,8 @@ RESPONSE_OBJECT = Obj(
         "id": ID,
         "previous_response_id": ID,
         "conversation": ID,
+        "error": _obj({}),  # its `type` the API's word, its message restored
+        "input_transformations": Arr(_obj({"id": ID})),
         "output": Arr(_OUT_ITEM),
         # the request's own fields, echoed back: restored like the request was masked
         "prompt": _PROMPT,
@@ -252,7 +254,7 @@ _DONES = {
     "response.shell_call_command.done": ("response.shell_call_command.delta", "command", VALUES),
     "response.audio.transcript.done": ("response.audio.transcript.delta", "", VALUES),  # no text of its own
 }  # fmt: skip
-_SNAPSHOT = {
+_SNAPSHOT: dict[str, Rule] = {
     "response.output_item.added": Obj({"item": _OUT_ITEM}, default=GENERIC),
     "response.output_item.done": Obj({"item": _OUT_ITEM}, default=GENERIC),
     "response.content_part.added": Obj({"part": _OUT_PART}, default=GENERIC),
@@ -267,6 +269,7 @@ _FAST_FIELDS = {
     "output_index": re.compile(r'"output_index":(\d+)'),
     "content_index": re.compile(r'"content_index":(\d+)'),
 }
+_SNAPSHOT["response.output_text.annotation.added"] = Obj({"annotation": _ANNOTATION, "item_id": ID}, default=GENERIC)
 _RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _OPAQUE = frozenset({"response.audio.delta", "response.image_generation_call.partial_image"})
