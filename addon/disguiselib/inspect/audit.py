@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..core.jsonspan import Rule
@@ -38,6 +38,9 @@ from ..providers import fields
 from ..providers.registry import BY_NAME
 from . import sseview, wsview
 
+# The audit's verdicts as exit statuses (a CI gate reads them; cli.py adds its own for
+# errors and usage).
+CLEAN, LEAK, NOT_PROVEN = 0, 1, 2
 _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
 _OPAQUE_NOTE = " (inside signed thinking/reasoning: passes byte-identical by design)"
 
@@ -90,10 +93,10 @@ class Report:
         return [f for f in self.findings if f.leak]
 
     def exit_code(self) -> int:
-        """1 on any leak, 2 when some flow could not be audited whole, else 0."""
+        """LEAK on any leak, NOT_PROVEN when some flow could not be audited whole, else CLEAN."""
         if self.leaks:
-            return 1
-        return 2 if self.incomplete else 0
+            return LEAK
+        return NOT_PROVEN if self.incomplete else CLEAN
 
     def verdict(self) -> str:
         n = len(self.records)
@@ -247,8 +250,8 @@ class Auditor:
             for fld, text, kind, ctx in table_walk(doc, rule, answer):
                 add(fld, text, kind, base, ctx)
 
-        if sseview.looks_like_sse(body, ctype):
-            stream = sseview.parse_stream(body)
+        stream = sseview.parse_any(body, ctype)
+        if stream is not None:
             for e in stream.events:
                 if e.doc is None:
                     if e.data:
@@ -344,14 +347,17 @@ class Auditor:
         return out
 
 
-def audit(records: Iterable[Record], rules: Rules) -> Report:
-    """Audit every LLM record (api set); others are counted as skipped."""
+def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], None] | None = None) -> Report:
+    """Audit every LLM record (api set); others are counted as skipped. progress, if
+    given, is called with the number of records done after each one."""
     a = Auditor(rules)
     llm: list[Record] = []
     skipped = 0
     findings: list[Finding] = []
     incomplete: list[Record] = []
-    for r in records:
+    for done, r in enumerate(records, 1):
+        if progress is not None:
+            progress(done)
         if r.api is None:
             skipped += 1
             continue

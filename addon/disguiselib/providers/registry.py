@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..core.jsonspan import Obj, Rule
 from ..core.rules import Restorer, Rules, Session
-from . import anthropic, batch, bedrock, google, legacy, openai_chat, openai_responses
+from . import anthropic, batch, bedrock, bedrock_stream, google, legacy, openai_chat, openai_responses
 from .bodies import Reading
 from .fields import GENERIC, ID, META
 from .gemini_array import stream_for as google_stream_for
@@ -38,6 +38,9 @@ class Api:
     # which then reads the body itself (Gemini's streamed JSON array arrives labelled
     # `application/json`); None, or unset: the body is told by its content.
     streams: Callable[[str, str], Callable[[Restorer], SSEStream] | None] | None = None
+    # The client signs the body (AWS SigV4): a masked body must be signed again before
+    # it leaves (resign.py), or, without a way to sign, refused.
+    signed: bool = False
     # A body that is not one JSON document (a multipart upload): its own model, which
     # masks it (mask) and tells the leak guard what it holds (readings); request_rule
     # is then the table of the documents inside it.
@@ -197,8 +200,19 @@ OPENAI_FILE_CONTENT = Api(
     whole_body=batch.restore_results,
 )  # fmt: skip
 
-# AWS Bedrock signs request bodies (SigV4): recognised only to be refused.
-AWS_BEDROCK = Api("aws.bedrock", bedrock.REQUEST, GENERIC, bedrock.no_stream, bedrock.error_body)
+# AWS Bedrock Runtime (bedrock.py): SigV4 signs the body, so a masked one is re-signed.
+BEDROCK_INVOKE = Api(
+    "aws.bedrock.invoke", bedrock.INVOKE_REQUEST, bedrock.INVOKE_RESPONSE, anthropic.AnthropicStream,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True,
+)  # fmt: skip
+BEDROCK_CONVERSE = Api(
+    "aws.bedrock.converse", bedrock.CONVERSE_REQUEST, bedrock.CONVERSE_RESPONSE, anthropic.AnthropicStream,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True,
+)  # fmt: skip
+BEDROCK_COUNT_TOKENS = Api(
+    "aws.bedrock.count_tokens", bedrock.COUNT_TOKENS_REQUEST, bedrock.COUNT_TOKENS_RESPONSE,
+    anthropic.AnthropicStream, bedrock.error_body, bedrock_stream.stream_for, signed=True,
+)  # fmt: skip
 
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may
 # arrive percent-encoded.
@@ -215,9 +229,11 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
     (re.compile(r"/(?:models|tunedModels)/[^/]+" + _COLON
                 + r"(?:generateContent|streamGenerateContent|countTokens)\Z"), GOOGLE_GEMINI),
-    # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, and their streams
-    (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream|converse|converse-stream)\Z"),
-     AWS_BEDROCK),
+    # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, their streams, count-tokens
+    # (modelId one segment: an id, a profile, or a URL-encoded ARN)
+    (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream)\Z"), BEDROCK_INVOKE),
+    (re.compile(r"(?:^|/)model/[^/]+/(?:converse|converse-stream)\Z"), BEDROCK_CONVERSE),
+    (re.compile(r"(?:^|/)model/[^/]+/count-tokens\Z"), BEDROCK_COUNT_TOKENS),
 )  # fmt: skip
 
 # Matched on the end of the path, so gateways that mount an API under a prefix
@@ -323,7 +339,7 @@ def recognise(method: str, path: str) -> Api | None:
 # stored-response reads of Responses, Ollama (`/api/chat`, `/api/generate`).
 _LLM_SHAPED = re.compile(
     r":(?:stream)?generatecontent|:counttokens|:(?:batch)?embedcontents?|:predict"
-    r"|/model/[^/]+/(?:invoke|converse)"
+    r"|/model/[^/]+/(?:invoke|converse|count-tokens)"
     r"|/v[0-9][a-z0-9]*/(?:chat|generate|embed|rerank|messages|responses|completions|assistants|threads"
     r"|batches|files|uploads|audio|images|realtime|conversations|vector_stores|moderations|models|fine_tuning)\b"
     r"|/api/(?:chat|generate|embed|embeddings)\b"

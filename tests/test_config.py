@@ -1,0 +1,45 @@
+"""The rules-loaded log line (config.describe / log_loaded): one short info line naming
+the files, the counts and the scope; the full paths and the rest at debug level."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from disguiselib import config
+from disguiselib.core import mappings
+from integration_util import write_mappings
+
+
+def files(tmp: Path, n: int) -> list[str]:
+    return [str(write_mappings(tmp, {"literals": {f"Original{i}": f"Disguise{i}x"}}, f"m{i}.yaml")) for i in range(n)]
+
+
+def test_the_rules_loaded_line_is_short(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """It was 618 characters: every file's full path, every API, the scan policy."""
+    folder = tmp_path / "a-rather-long-folder-name-for-mappings"
+    folder.mkdir()
+    paths = files(folder, 5)
+    hosts = ["api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai"]
+    cfg = config.build_config(paths, True, hosts)
+    with caplog.at_level(logging.DEBUG, logger="disguise"):
+        config.log_loaded(cfg, "loaded")
+    info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    [line] = [m for m in info if "rules loaded" in m]
+    n = len(cfg.rules.mappings.patterns)
+    assert line == (
+        f"disguise: rules loaded: defaults + 5 files (m0.yaml, m1.yaml +3 more): 5 literals, {n} patterns, "
+        "1 strip rule; scope: api.anthropic.com, api.openai.com +2 more"
+    )
+    assert len(line) < 160
+    [detail] = debug
+    assert str(mappings.DEFAULTS_FILE) in detail and all(p in detail for p in paths)
+    assert "openrouter.ai" in detail and "anthropic.messages" in detail
+
+
+def test_one_file_no_defaults_every_host(tmp_path: Path) -> None:
+    cfg = config.build_config(files(tmp_path, 1), False, [])
+    assert cfg.describe() == "no defaults + 1 file (m0.yaml): 1 literal, 0 patterns, 0 strip rules; scope: every host"
