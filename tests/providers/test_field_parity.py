@@ -38,6 +38,9 @@ from disguiselib.providers.masking import mask_request_body as mask_request
 from disguiselib.providers.registry import (
     ANTHROPIC_BATCHES,
     ANTHROPIC_MESSAGES,
+    BEDROCK_CONVERSE,
+    BEDROCK_COUNT_TOKENS,
+    BEDROCK_INVOKE,
     GOOGLE_CACHED_CONTENTS,
     GOOGLE_GEMINI,
     OPENAI_CHAT,
@@ -151,6 +154,9 @@ FIXTURE_APIS = {
     "openai/completions": OPENAI_COMPLETIONS,
     "openai/embeddings": OPENAI_EMBEDDINGS,
     "gemini": GOOGLE_GEMINI,
+    "bedrock/converse": BEDROCK_CONVERSE,
+    "bedrock/count": BEDROCK_COUNT_TOKENS,
+    "bedrock/invoke": BEDROCK_INVOKE,
 }
 INJECT = ["Acme Corp", "bob@corp.example.com", "Ünïcødé GmbH", 'C:\\Users\\a "b"', "session_id"]
 
@@ -159,9 +165,9 @@ def _fixtures(root: Path) -> list[tuple[Path, Api]]:
     out = []
     for f in sorted(root.glob("*/*.request.json")):
         prov = f.parent.name
-        if prov == "openai":
+        if prov in ("openai", "bedrock"):
             kind = f.name.split("_", 1)[0]
-            api = FIXTURE_APIS.get(f"openai/{kind}", OPENAI_CHAT)
+            api = FIXTURE_APIS.get(f"{prov}/{kind}", OPENAI_CHAT if prov == "openai" else BEDROCK_INVOKE)
         else:
             api = FIXTURE_APIS[prov]
         out.append((f, api))
@@ -202,7 +208,7 @@ def test_injected_recorded_requests_read_the_same_everywhere(data, fixtures: Pat
 
 def test_the_fixtures_cover_every_api(fixtures: Path) -> None:
     apis = {api.name for _, api in _fixtures(fixtures)}
-    assert {"anthropic.messages", "openai.chat", "openai.responses", "google.gemini"} <= apis
+    assert {"anthropic.messages", "openai.chat", "openai.responses", "google.gemini", "aws.bedrock.converse"} <= apis
 
 
 # -- bodies with a model of their own ---------------------------------------------------------

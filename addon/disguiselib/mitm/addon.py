@@ -190,7 +190,7 @@ class Disguise:
             body = decode_request(raw, enc)
             try:
                 masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
-            except NotTransformed:  # a body its route's model does not take: an unknown endpoint's
+            except NotTransformed:  # not what its route transforms: an unknown endpoint's
                 rec.kind, rec.api = Kind.UNKNOWN, None
                 return self._scanned(rec, path, headers, body, raw)
             self._keep(rec, body, masked)
@@ -202,11 +202,7 @@ class Disguise:
     def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-
-        def work(raw: bytes) -> bytes:
-            return self._scanned(rec, path, headers, decode_request(raw, enc), raw)
-
-        return work
+        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc), raw)
 
     @staticmethod
     def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
@@ -368,9 +364,7 @@ class Disguise:
 
     def _masked(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Masked | Exception) -> None:
         """Apply what the pipeline gave: the masked body, or the error that refuses it."""
-        if isinstance(result, NotTransformed):
-            # the route's body model does not take this body (a file upload that is no
-            # batch): it may leave only as a request to an unknown endpoint would
+        if isinstance(result, NotTransformed):  # not what its route transforms: an unknown endpoint's
             rec.kind, rec.api = Kind.UNKNOWN, None
             self._unknown(flow, rec)
             return
