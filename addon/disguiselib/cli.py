@@ -157,8 +157,9 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(ERROR)
 
 
-def _config(args: argparse.Namespace):
-    """The rules, loaded as the addon loads them; a one-line summary on stderr."""
+def _config(args: argparse.Namespace, quiet: bool = False):
+    """The rules, loaded as the addon loads them; a one-line summary on stderr (none
+    when quiet: `show` prints what it is asked for and nothing else)."""
     import logging
 
     from .config import DEFAULT_MAPPINGS, build_config, log_loaded
@@ -170,6 +171,8 @@ def _config(args: argparse.Namespace):
         cfg = build_config(paths, defaults, [])
     except MappingError as e:
         _fail(f"mappings: {e}")
+    if quiet:
+        return cfg
     # the addon's own log lines (warnings, the one-line summary), on stderr
     logger = logging.getLogger("disguise.cli")
     logger.setLevel(logging.INFO)
@@ -270,7 +273,7 @@ def _show(args: argparse.Namespace) -> int:
     from .providers.registry import recognise
 
     flows = _read([args.flows])
-    rules = _config(args).rules  # what the views mark: originals and disguises
+    rules = _config(args, quiet=True).rules  # what the views mark: originals and disguises
     if args.number is not None and args.number > len(flows):
         _fail(f"{args.flows}: no flow {args.number}: the file holds {len(flows)} flow{'s' if len(flows) != 1 else ''}")
     shown = 0
