@@ -7,10 +7,10 @@ For the ~1 MB Claude-Code-shaped request of bench.py's section (b) (system block
 tools, tool_use / tool_result with long file contents, thinking blocks, e-mails and
 keys), with the default mappings and with 1,000 literals + default, it prints side by
 side: `json.loads` of the body; `masking.mask_body`; the leak guard on the masked body
-(`leakguard.scan_body`, untouched spans skipped), which is what the addon adds per
-request; the check for disguises the client typed itself (a scan of the original body
+(`leakguard.scan_body` with the API: it reads the API's field table and checks what the
+masker masks), which is what the addon adds per request; the check for disguises the client typed itself (a scan of the original body
 with the literals turned around, also per masked request); and the unknown-endpoint
-scan (nothing skipped) of a body without originals, i.e. one that is walked whole.
+scan (no table: every field) of a body without originals, i.e. one that is walked whole.
 Medians of repeated runs, in ms, and each as a ratio to masking. It also checks the guard's
 verdicts: nothing found in the masked body, an original found in the original one.
 
@@ -36,6 +36,22 @@ import yaml  # noqa: E402
 from disguiselib import leakguard  # noqa: E402
 from disguiselib.core import mappings, rules  # noqa: E402
 from disguiselib.providers import anthropic, masking  # noqa: E402
+
+try:  # the field model (issue 15): the guard reads the API's table
+    from disguiselib.providers.registry import ANTHROPIC_MESSAGES as API  # noqa: E402
+
+    def guard(body: bytes, rules) -> object:
+        return leakguard.scan_body(body, rules, API)
+
+    def unknown(body: bytes, rules) -> object:
+        return leakguard.scan_body(body, rules, None)
+
+except ImportError:  # an older tree, for before/after figures
+    def guard(body: bytes, rules) -> object:
+        return leakguard.scan_body(body, rules, untouched=True)
+
+    def unknown(body: bytes, rules) -> object:
+        return leakguard.scan_body(body, rules, untouched=False)
 
 
 def timeit(fn, reps: int) -> list[float]:
@@ -91,15 +107,15 @@ def main(argv: list[str] | None = None) -> None:
         masked, _ = masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
         t_load = statistics.median(timeit(lambda: json.loads(raw), reps))
         t_mask = statistics.median(timeit(lambda R=R: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
-        t_guard = statistics.median(timeit(lambda R=R, m=masked: leakguard.scan_body(m, R, untouched=True), reps))
+        t_guard = statistics.median(timeit(lambda R=R, m=masked: guard(m, R), reps))
         clean_body = json.dumps(_without_signed(json.loads(masked))).encode()
-        assert leakguard.scan_body(clean_body, R, untouched=False) is None  # walked whole
-        t_unknown = statistics.median(timeit(lambda R=R, b=clean_body: leakguard.scan_body(b, R, untouched=False), reps))
+        assert unknown(clean_body, R) is None  # walked whole
+        t_unknown = statistics.median(timeit(lambda R=R, b=clean_body: unknown(b, R), reps))
         turned = tuple(mappings.Literal(x.disguise, x.original, x.source) for x in R.mappings.literals)
         D = rules.Rules(mappings.MappingSet(literals=turned)) if turned else None
-        t_disg = statistics.median(timeit(lambda D=D: leakguard.scan_body(raw, D, untouched=True), reps)) if D else 0.0
-        clean = leakguard.scan_body(masked, R, untouched=True)
-        dirty = leakguard.scan_body(raw, R, untouched=True)
+        t_disg = statistics.median(timeit(lambda D=D: guard(raw, D), reps)) if D else 0.0
+        clean = guard(masked, R)
+        dirty = guard(raw, R)
         if clean is not None or dirty is None:
             ok = False
             print(f"  MISMATCH ({label}): masked body -> {clean}, original body -> {dirty}")

@@ -108,6 +108,41 @@ def get(doc: object, path: str) -> object:
     return cur
 
 
+# Fields that hold base64 media with a MIME type beside them (Anthropic `source` with
+# `media_type`) or a data: URL (OpenAI `file_data`): probed as media (see _media).
+MEDIA_FIELDS = (".source<base64>.data", ".file_data", "<inline>.source.data")
+
+
+def _media(run_doc, path: str, before: str, after: str) -> str | None:
+    """"media" when binary media passes untouched and text media is decoded, masked
+    (before -> after) and encoded again; None when the field is not media to the code.
+    (Requests only: in an answer media passes as it came, restore.restore_fn.)"""
+    import base64
+
+    def with_type(mime: str, payload: bytes) -> object:
+        b64 = base64.b64encode(payload).decode()
+        if path.endswith(".file_data"):
+            return get(run_doc(build(path, f"data:{mime};base64,{b64}")), path)
+        doc = build(path, b64)
+        parent = get(doc, path.rsplit(".", 1)[0])
+        assert isinstance(parent, dict)
+        parent["media_type"] = mime
+        return get(run_doc(doc), path)
+
+    binary = b"\x89PNG\r\n" + before.encode()
+    got_bin = with_type("image/png", binary)
+    want_bin = ("data:image/png;base64," if path.endswith(".file_data") else "") + base64.b64encode(binary).decode()
+    if got_bin != want_bin:
+        return None
+    got_txt = with_type("text/plain", f"notes about {before}".encode())
+    payload = got_txt.split(",", 1)[1] if isinstance(got_txt, str) and got_txt.startswith("data:") else got_txt
+    try:
+        decoded = base64.b64decode(payload).decode()  # type: ignore[arg-type]
+    except ValueError:
+        return "media (text media not encoded again)"
+    return "media" if decoded == f"notes about {after}" else "media (text media not transformed)"
+
+
 def _is_key(path: str) -> bool:
     return path.endswith("{}#key")
 
@@ -119,20 +154,28 @@ def request(surface: str, path: str, kind: str) -> str:
     """masked-json, masked-keys, masked or untouched, as observed."""
     rule = REQUEST[surface]
 
-    def run(value: object) -> object:
-        doc = build(path, value)
+    def run_doc(doc: object) -> object:
         out, _ = mask_body(json.dumps(doc).encode(), rule, RULES)
         return json.loads(out)
 
+    def run(value: object) -> object:
+        return run_doc(build(path, value))
+
     if kind == "json":
         got = get(run({ORIG: ORIG}), path)
-        if got == {DISG: DISG}:
-            return "masked-keys"
-        if got != {ORIG: DISG}:
+        if got != {DISG: DISG} and got != {ORIG: DISG}:
             return "untouched"
         schema = {"type": "object", "properties": {ORIG: {"type": "string", "description": ORIG}}, "required": [ORIG]}
         want = {"type": "object", "properties": {DISG: {"type": "string", "description": DISG}}, "required": [DISG]}
-        return "schema" if get(run(schema), path) == want else "masked"
+        # a schema keeps its keywords' values (`"format": ORIG` stays); user JSON does not
+        keyword = get(run({"format": ORIG}), path) == {"format": ORIG}
+        if keyword and get(run(schema), path) == want:
+            return "schema"
+        return "masked-keys" if got == {DISG: DISG} else "masked"
+    if path.endswith(MEDIA_FIELDS):
+        media = _media(run_doc, path, ORIG, DISG)
+        if media is not None:
+            return media
     got = get(run(ORIG), path)
     if _is_key(path):
         return "masked" if got == DISG else "untouched"
@@ -154,11 +197,10 @@ def request(surface: str, path: str, kind: str) -> str:
 def response(surface: str, path: str, kind: str) -> str:
     rule = RESPONSE[surface]
 
-    def run(value: object) -> object:
-        doc = build(path, value)
+    def run_doc(doc: object) -> object:
         return json.loads(restore_body(json.dumps(doc).encode(), rule, RULES.restorer({})))
 
-    return _restore_decision(run, path, kind)
+    return _restore_decision(lambda v: run_doc(build(path, v)), path, kind)
 
 
 def _restore_decision(run, path: str, kind: str) -> str:

@@ -260,7 +260,7 @@ class FakeUpstream:
             def do_POST(self) -> None:
                 outer._serve(self)
 
-            do_GET = do_POST
+            do_GET = do_PATCH = do_DELETE = do_PUT = do_POST
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
         self.server.daemon_threads = True

@@ -1,21 +1,31 @@
-"""The outbound leak guard: where it looks, where it deliberately does not, what it says."""
+"""The outbound leak guard: where it looks (what the API's table says the masker masks;
+everything for an endpoint no table describes), where it deliberately does not, what
+it says."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from disguiselib import leakguard
+from disguiselib.providers.registry import recognise
 from strategies import LITERALS, RULES
 
 ACME = "Acme Corp"
 BOB = "bob@corp.example.com"
+ANTHROPIC = recognise("POST", "/v1/messages")
+CHAT = recognise("POST", "/v1/chat/completions")
+RESPONSES = recognise("POST", "/v1/responses")
+GEMINI = recognise("POST", "/v1beta/models/gemini-2.5-flash:generateContent")
 
 
-def hit(doc: object, untouched: bool = True) -> str | None:
-    h = leakguard.scan_body(json.dumps(doc).encode(), RULES, untouched)
+def hit(doc: object, api=ANTHROPIC, ctype: str = "") -> str | None:
+    body = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+    h = leakguard.scan_body(body, RULES, api, ctype)
     return None if h is None else str(h)
 
 
@@ -30,11 +40,13 @@ def test_finds_originals_in_values_keys_and_json_text() -> None:
         "literal in body $.tools[0].input_schema.properties[<key>] (key)"  # fmt: skip
     args = json.dumps({"path": 'C:\\Users\\a "b"'})  # the original only shows once decoded
     assert ('C:\\Users\\a "b"') not in json.dumps(args)
-    assert hit({"arguments": args}) == "literal in body $.arguments (JSON text $.path)"
+    assert hit({"arguments": args}, None) == "literal in body $.arguments (JSON text $.path)"
+    msg = {"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": args}}]}]}
+    assert hit(msg, CHAT) == "literal in body $.messages[0].tool_calls[0].function.arguments (JSON text $.path)"
 
 
-def test_deliberately_untouched_spans_are_not_looked_at() -> None:
-    doc = {
+def test_what_the_table_exempts_is_not_looked_at() -> None:
+    anthropic = {
         "model": ACME,
         "messages": [{"role": "assistant", "content": [
             {"type": "thinking", "thinking": ACME, "signature": ACME},
@@ -42,13 +54,52 @@ def test_deliberately_untouched_spans_are_not_looked_at() -> None:
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ACME}},
             {"type": "tool_use", "id": ACME, "name": "x", "input": {}},
         ]}],
-        "input": [{"type": "reasoning", "encrypted_content": ACME, "summary": [{"text": ACME}]},
-                  {"type": "input_image", "image_url": f"data:image/png;base64,{ACME}"}],
     }  # fmt: skip
-    assert hit(doc) is None
-    assert hit(doc, untouched=False) is not None  # the unknown-endpoint scan looks everywhere
-    doc["messages"][0]["content"].append({"type": "document", "source": {"type": "text", "data": ACME}})
-    assert hit(doc) == "literal in body $.messages[0].content[4].source.data"
+    assert hit(anthropic) is None
+    assert hit(anthropic, None) is not None  # the unknown-endpoint scan looks everywhere
+    anthropic["messages"][0]["content"].append({"type": "document", "source": {"type": "text", "data": ACME}})
+    assert hit(anthropic) == "literal in body $.messages[0].content[4].source.data"
+    responses = {
+        "input": [{"type": "reasoning", "encrypted_content": ACME, "summary": [{"text": ACME}]},
+                  {"role": "user", "content": [{"type": "input_image", "image_url": f"data:image/png;base64,{ACME}"}]}],
+    }  # fmt: skip
+    assert hit(responses, RESPONSES) is None
+    assert hit(responses, None) is not None
+
+
+def test_unknown_fields_are_looked_at_whatever_their_key() -> None:
+    """Issue 15 case 1: `data` and `id` in a field no table knows hold what they hold."""
+    docs = {"documents": [{"id": BOB, "data": {"title": ACME, "snippet": "x"}}]}
+    assert hit({"messages": [], **docs}, CHAT) == "EMAIL in body $.documents[0].id"
+    assert hit({"messages": [], "diagnostics": {"data": ACME}}) == "literal in body $.diagnostics.data"
+    assert hit({"contents": [], "labels": {"data": ACME}}, GEMINI) == "literal in body $.labels.data"
+    # a key of an unknown object too (the masker masks it)
+    assert hit({"messages": [], "metadata": {ACME: "v"}}) == "literal in body $.metadata[<key>] (key)"
+
+
+def test_gemini_signed_and_thought_parts_pass() -> None:
+    """Issue 15 case 9: thoughtSignature (both spellings) and thought parts are opaque."""
+    parts = [
+        {"text": "ok", "thoughtSignature": base64.b64encode(ACME.encode()).decode() + ACME},
+        {"text": "ok", "thought_signature": ACME},
+        {"text": f"I think about {ACME}", "thought": True},
+    ]
+    assert hit({"contents": [{"role": "model", "parts": parts}]}, GEMINI) is None
+    parts.append({"text": ACME})
+    assert hit({"contents": [{"role": "model", "parts": parts}]}, GEMINI) == \
+        "literal in body $.contents[0].parts[3].text"  # fmt: skip
+
+
+def test_text_media_is_read_decoded() -> None:
+    """Issue 15 case 4: base64 of a text MIME type is what the model reads."""
+    b64 = base64.b64encode(f"name,mail\nAcme,{BOB}\n".encode()).decode()
+    doc = {"contents": [{"parts": [{"inlineData": {"mimeType": "text/csv", "data": b64}}]}]}
+    assert hit(doc, GEMINI) == "EMAIL in body $.contents[0].parts[0].inlineData.data (decoded Base64('text/csv'))"
+    doc["contents"][0]["parts"][0]["inlineData"]["mimeType"] = "image/png"
+    assert hit(doc, GEMINI) is None  # binary media: exempt (the model does not read it as text)
+    url = "data:text/plain;base64," + base64.b64encode(ACME.encode()).decode()
+    chat = {"messages": [{"role": "user", "content": [{"type": "file", "file": {"file_data": url}}]}]}
+    assert hit(chat, CHAT) is not None
 
 
 def test_numbers_and_repeated_keys_are_seen() -> None:
@@ -68,8 +119,42 @@ def test_url_and_headers_but_not_credentials() -> None:
     assert str(leakguard.scan_headers([*headers, ("X-Note", ACME)], RULES)) == "literal in header x-note"
 
 
+def test_a_google_key_in_the_query_is_a_credential() -> None:
+    """Issue 15 case 10: `?key=AIza…` on a Google path is the client's credential."""
+    from disguiselib.core import mappings, rules
+
+    shipped = rules.Rules(mappings.load_layers([]))  # the shipped defaults
+    key = "AIza" + "SyD3x7Qk9mN2pL5vR8tW1zB4cF6hJ0aE_gU"
+    assert shipped.find(key), "the shipped Google key pattern"
+    assert leakguard.scan_url(f"/v1beta/models/gemini-2.5-flash:generateContent?key={key}", shipped) is None
+    assert leakguard.scan_url(f"/v1beta/cachedContents?key={key}&x=1", shipped) is None
+    assert leakguard.scan_url(f"/v1/chat/completions?key={key}", shipped) is not None  # not a Google path
+    assert leakguard.scan_url(f"/v1beta/models/m:generateContent?key={key}&q={BOB}", shipped) is not None
+
+
 def test_non_json_body_is_scanned_as_text() -> None:
-    assert str(leakguard.scan_body(b"--b\r\n" + ACME.encode() + b"\xff\r\n", RULES)) == "literal in body"
+    assert str(leakguard.scan_body(b"--b\r\n" + ACME.encode() + b"\xff\r\n", RULES)) == "literal in body (as sent)"
+
+
+def test_unknown_bodies_are_read_as_the_receiver_reads_them() -> None:
+    """Issue 15 cases 2 and 3: form fields, multipart parts, JSON lines with escapes."""
+    form = b"email=bob%40corp.example.com&org=Acme+Corp"
+    assert leakguard.scan_body(form, RULES, None, "application/x-www-form-urlencoded") is not None
+    assert str(leakguard.scan_body(b"org=Acme+Corp", RULES, None, "application/x-www-form-urlencoded")) == \
+        "literal in body form field 1"  # fmt: skip
+    line = json.dumps({"custom_id": "1", "body": {"text": "Ünïcødé GmbH"}})  # \u escapes, as json.dumps writes
+    assert "Ünïcødé" not in line
+    jsonl = (line + "\n" + line + "\n").encode()
+    assert str(leakguard.scan_body(jsonl, RULES, None, "application/jsonl")) == \
+        "literal in body line 1 $.body.text"  # fmt: skip
+    utf16 = "\ufeffhello Acme Corp".encode("utf-16-le")
+    multipart = (b"--XyZ\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nfine-tune\r\n"
+                 b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+                 b"Content-Type: text/plain; charset=utf-16\r\n\r\n" + utf16 + b"\r\n--XyZ--\r\n")  # fmt: skip
+    assert str(leakguard.scan_body(multipart, RULES, None, "multipart/form-data; boundary=XyZ")) == \
+        "literal in body part 'file'"  # fmt: skip
+    gz = gzip.compress(ACME.encode())  # content-encoding is undone before (the adapter)
+    assert leakguard.scan_body(gzip.decompress(gz), RULES, None, "text/plain") is not None
 
 
 @given(st.sampled_from(sorted(LITERALS)), st.text(max_size=20), st.text(max_size=20))
@@ -78,13 +163,11 @@ def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) ->
 
 
 def _api_for(name: str):
-    from disguiselib.providers.registry import recognise
-
     if name.startswith("chat_"):
-        return recognise("POST", "/v1/chat/completions")
+        return CHAT
     if name.startswith("responses_"):
-        return recognise("POST", "/v1/responses")
-    return recognise("POST", "/v1/messages")
+        return RESPONSES
+    return ANTHROPIC
 
 
 def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
@@ -99,8 +182,9 @@ def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
         injected = raw
         for key in (b'"text":"', b'"content":"', b'"thinking":"', b'"input":"', b'"instructions":"'):
             injected = injected.replace(key, key + b"Acme Corp bob@corp.example.com ")
-        masked, _ = mask_body(injected, _api_for(f.name).request_rule, RULES)
-        assert leakguard.scan_body(masked, RULES) is None, f.name
-        if leakguard.scan_body(injected, RULES) is not None:
+        api = _api_for(f.name)
+        masked, _ = mask_body(injected, api.request_rule, RULES)
+        assert leakguard.scan_body(masked, RULES, api) is None, f.name
+        if leakguard.scan_body(injected, RULES, api) is not None:
             seen += 1
     assert seen >= 20  # the injections were real ones

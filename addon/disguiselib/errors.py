@@ -21,6 +21,12 @@ class NeverForward(MaskError):
     not be masked, since forwarding it would send it unmasked."""
 
 
+class NotTransformed(DisguiseError):
+    """A request on a route the addon transforms whose body it turns out not to: an
+    OpenAI file upload for another purpose than a batch. It is handled as a request to
+    an endpoint disguise does not transform (scanned; refused if it holds an original)."""
+
+
 class StreamError(DisguiseError):
     """A response stream cannot be reversed further (over a limit, broken framing)."""
 

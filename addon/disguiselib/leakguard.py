@@ -1,15 +1,22 @@
 """The last check before a request leaves: is any original still in it? (sans I/O)
 
-The maskers follow per-API tables of which field holds what; a field a table gets wrong
-(a new API field, a shape nobody recorded) would let an original through. This module
-knows nothing of those tables: it looks at every key and decoded string value of the
-outgoing JSON body, except the spans that are left untouched on purpose — thinking and
-reasoning blocks with their signatures, encrypted content, base64 media and `data:`
-URLs, ids and the model name — and asks `Rules.find` whether any literal or pattern
-matches. It also scans the URL and the headers other than credentials.
+It reads the one field model (providers/fields.py): for a request of an API the addon
+transforms, the outgoing body is walked with that API's table and every string the
+masker masks is checked — read as the masker reads it (JSON text decoded, text media
+decoded, a value with its key) — while what the table exempts by design (identifiers,
+opaque provider data such as signatures and thought parts, binary media, the API's own
+words) is not looked at. So the guard can never refuse what the masker produced, and
+an original the masker missed (a bug, a body another addon changed) is caught.
+Numbers are checked too: the masker cannot turn one into a string, so a number that
+matches a pattern is refused.
 
-The same scanners, without the untouched spans, decide whether a request to an
-endpoint the addon does not transform may leave at all.
+For an endpoint no table describes, `scan_body` with no API reads the body the way the
+receiver will (providers/bodies.py: form fields, multipart parts, JSON lines, JSON
+escapes, charsets) and checks everything in it: that decides whether such a request
+may leave at all.
+
+The URL and the headers are checked too, except the client's credentials in their
+own place (fields.CREDENTIAL_HEADERS, a `key` query parameter on a Google path).
 
 A hit names the rule (a pattern's name, or "literal") and where it is (a JSON path
 whose keys are shown only when they hold no original), never the value.
@@ -17,33 +24,19 @@ whose keys are shown only when they hold no original), never the value.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote_plus
 
+from .core.jsonspan import Rule, looks_like_json, transform_loose
 from .core.rules import LITERALS, Rules
+from .providers import bodies
+from .providers.fields import CREDENTIAL_HEADERS, GENERIC, NUMBER, context_of, loads, path_text, sniff, texts, walk
+from .providers.google import credential_params
 
-# Blocks that must go out byte-identical (signed) or that hold opaque data.
-UNTOUCHED_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
-# Ids, signatures, the model name and opaque payloads: never masked, so never checked.
-# (Inside user-defined JSON too: a tool input's own `id` key is a blind spot of this
-# check, not of the masking.)
-UNTOUCHED_KEYS = frozenset(
-    {
-        "id", "tool_use_id", "call_id", "item_id", "response_id", "previous_response_id",
-        "file_id", "custom_id", "request_id", "signature", "encrypted_content", "encrypted_index",
-        "model", "file_data", "input_audio",
-    }
-)  # fmt: skip
-# The client's own credentials go to the provider as they are (an `sk-ant-...` key in
-# x-api-key is the point of that header, not a leak).
-CREDENTIAL_HEADERS = frozenset(
-    {
-        "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
-        "cookie", "anthropic-api-key", "openai-api-key", "ocp-apim-subscription-key",
-    }
-)  # fmt: skip
+if TYPE_CHECKING:
+    from .providers.registry import Api
 
 
 @dataclass(frozen=True)
@@ -59,128 +52,151 @@ def _label(label: str) -> str:
     return "literal" if label == LITERALS else label
 
 
-def _first(rules: Rules, s: str) -> str | None:
-    spans = rules.find(s)
-    return _label(spans[0][0]) if spans else None
+def spans(rules: Rules, text: str, context: tuple[str, str] | None = None) -> list[tuple[str, int, int]]:
+    """The spans masking would replace in text, read in context as Rules.mask_spans
+    reads it: (label, start, end) in text (a match reaching into the context is cut)."""
+    if context is None:
+        return rules.find(text)
+    k, n = len(context[0]), len(text)
+    found = [(lab, a, b) for lab, a, b in rules.find(context[0] + text + context[1]) if b > k and a < k + n]
+    if any(lab == LITERALS and (a < k or b > k + n) for lab, a, b in found):
+        return rules.find(text)  # mask_spans looks for literals in the text alone then
+    return [(lab, max(a, k) - k, min(b - k, n)) for lab, a, b in found]
 
 
-def _key_seg(key: str, holds_original: bool) -> str:
-    # A key is shown in the path only when it holds no original.
-    if holds_original:
-        return "[<key>]"
-    return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
+def first(rules: Rules, text: str, context: tuple[str, str] | None = None) -> str | None:
+    """The label of the first span masking would replace in text (see spans), or None."""
+    found = spans(rules, text, context)
+    return _label(found[0][0]) if found else None
 
 
-class _Pairs(list):
-    """A JSON object as all its (key, value) pairs: a key given twice keeps both values
-    (json.loads would keep only the last, and a provider might read the first)."""
-
-
-class _Num(str):
-    """A JSON number's own text: a pattern can match digits the maskers never touch."""
-
-
-def _loads(text: str) -> object:
-    return json.loads(text, object_pairs_hook=_Pairs, parse_int=_Num, parse_float=_Num)
-
-
-def _items(v: object) -> list | None:
-    if isinstance(v, _Pairs):
-        return list(v)
-    if isinstance(v, dict):
-        return list(v.items())
+def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
+    """A text no table describes: as it is, and with any JSON escapes in it decoded."""
+    lab = first(rules, text)
+    if lab is not None:
+        return lab, ""
+    if "\\" in text:
+        pieces: list[str] = []
+        transform_loose(text, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]
+        for p in pieces:
+            lab = first(rules, p)
+            if lab is not None:
+                return lab, " (escapes decoded)"
     return None
 
 
-def scan_json(doc: object, rules: Rules, untouched: bool = True) -> Hit | None:
-    """The first original in a parsed JSON document: in any key, string value or number
-    (parsed by scan_body), or in JSON text inside a string (tool `arguments`) once
-    decoded. With untouched, the spans deliberately left as they are (see the module
-    docstring) are not looked at."""
-    stack: list[tuple[object, str]] = [(doc, "$")]
-    while stack:
-        v, path = stack.pop()
-        if isinstance(v, str):
-            hit = _first(rules, v)
-            if hit is None and v[:1] in "{[" and ("\\" in v or '"' in v):
-                # JSON text in a string: its own escapes hide what a raw look would find
-                try:
-                    inner = _loads(v)
-                except (ValueError, RecursionError):
-                    inner = None
-                if _items(inner) is not None or isinstance(inner, list):
-                    found = scan_json(inner, rules, untouched=False)
-                    if found is not None:
-                        return Hit(found.rule, f"{path} (JSON text {found.where})")
-            if hit is not None:
-                return Hit(hit, path)
-            continue
-        items = _items(v)
-        if items is not None:
-            types = [x for k, x in items if k == "type"]
-            t = types[-1] if types else None
-            if untouched and t in UNTOUCHED_TYPES:
-                continue
-            base64_data = untouched and t != "text"
-            for k, x in reversed(items):
-                if untouched and (k in UNTOUCHED_KEYS or (k == "data" and base64_data)):
-                    continue
-                lab = _first(rules, k)
+def scan_json(doc: object, rules: Rules, table: Rule = GENERIC) -> Hit | None:
+    """The first original in a parsed document (fields.loads) among the strings, keys and
+    numbers the table says the masker masks (GENERIC: all of them)."""
+    for f in walk(doc, table):
+        r, v = f.rule, f.value
+        where = ""
+        if r is NUMBER:
+            lab = first(rules, v)
+        elif r.media is None and not r.json_text and not looks_like_json(v) and (r.kind != "unknown" or not sniff(v)):
+            lab = first(rules, v, context_of(f.key))  # plain text, as texts() would read it
+        else:
+            lab = None
+            for w, t, ctx in texts(v, r, f.key):
+                lab = first(rules, t, ctx)
                 if lab is not None:
-                    return Hit(lab, f"{path}{_key_seg(k, True)} (key)")
-                if untouched and isinstance(x, str) and x[:5].lower() == "data:":
-                    continue  # a data: URL is base64 media
-                stack.append((x, path + _key_seg(k, False)))
-        elif isinstance(v, list):
-            for i in range(len(v) - 1, -1, -1):
-                stack.append((v[i], f"{path}[{i}]"))
+                    where = w
+                    break
+        if lab is not None:
+            seg = path_text(f.path, hide=lambda k: first(rules, k) is not None)
+            at = "$" + ("" if not seg else seg if seg.startswith("[") else "." + seg)
+            return Hit(lab, f"{at}{' (key)' if f.is_key else ''}{where}")
     return None
 
 
-def scan_body(raw: bytes, rules: Rules, untouched: bool = True) -> Hit | None:
-    """A decoded body: JSON is scanned value by value (see scan_json); anything else as
-    UTF-8 text (bytes that do not decode are replaced, so the text around them is still
-    looked at)."""
-    if not raw:
+def readings(body: bytes, api: Api | None, content_type: str = "") -> Iterator[bodies.Reading]:
+    """The body as the table of api reads it; with no API (or one that reads no body)
+    the way its receiver reads it, every field unknown (GENERIC)."""
+    if api is None or api.request_rule is None:
+        yield from bodies.readings(body, content_type)
+    elif api.request_body is not None:
+        yield from api.request_body.readings(body, content_type)
+    else:
+        try:
+            doc = loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            yield from bodies.readings(body, content_type)  # not what the API reads: everything
+            return
+        yield bodies.Reading("body", "", doc, api.request_rule)
+
+
+def scan_body(body: bytes, rules: Rules, api: Api | None = None, content_type: str = "") -> Hit | None:
+    """The first original in a decoded body read through api's table (see readings)."""
+    if not body:
         return None
-    text = raw.decode("utf-8", "replace")
-    try:
-        doc = _loads(text)
-    except (ValueError, RecursionError):
-        lab = _first(rules, text)
-        return Hit(lab, "body") if lab else None
-    hit = scan_json(doc, rules, untouched)
-    return None if hit is None else Hit(hit.rule, f"body {hit.where}")
+    for r in readings(body, api, content_type):
+        if r.doc is not None:
+            hit = scan_json(r.doc, rules, r.rule)
+            if hit is not None:
+                return Hit(hit.rule, f"{r.where} {hit.where}")
+        elif not r.rule.skip:
+            got = _text_hit(rules, r.text) if r.rule is GENERIC else _first_text(rules, r.text, r.rule)
+            if got is not None:
+                return Hit(got[0], r.where + got[1])
+    return None
+
+
+def _first_text(rules: Rules, text: str, rule: Rule) -> tuple[str, str] | None:
+    for where, t, ctx in texts(text, rule):
+        lab = first(rules, t, ctx)
+        if lab is not None:
+            return lab, where
+    return None
 
 
 def scan_url(path: str, rules: Rules) -> Hit | None:
-    """The request target (path and query), percent-decoded."""
-    for text in dict.fromkeys((path, unquote_plus(path))):
-        lab = _first(rules, text)
+    """The request target (path and query), percent-decoded; a credential parameter in
+    its own place (a Google API key in `key`) is not looked at."""
+    target = _without_credentials(path)
+    for text in dict.fromkeys((target, unquote_plus(target))):
+        lab = first(rules, text)
         if lab is not None:
             return Hit(lab, "url")
     return None
 
 
+def _without_credentials(path: str) -> str:
+    p, sep, query = path.partition("?")
+    names = credential_params(p)
+    if not sep or not names:
+        return path
+    kept = [kv for kv in query.split("&") if unquote_plus(kv.split("=", 1)[0]) not in names]
+    return p + ("?" + "&".join(kept) if kept else "")
+
+
 def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules) -> Hit | None:
-    """Every header but the client's credentials (CREDENTIAL_HEADERS)."""
+    """Every header but the client's credentials (fields.CREDENTIAL_HEADERS)."""
     for name, value in headers:
         n = name.lower()
         if n in CREDENTIAL_HEADERS:
             continue
-        lab = _first(rules, value) or _first(rules, name)
+        lab = first(rules, value) or first(rules, name)
         if lab is not None:
-            where = n if _first(rules, n) is None else "<name>"
+            where = n if first(rules, n) is None else "<name>"
             return Hit(lab, f"header {where}")
     return None
 
 
 def scan_request(
-    path: str, headers: Iterable[tuple[str, str]], body: bytes | None, rules: Rules, untouched: bool
+    path: str,
+    headers: Iterable[tuple[str, str]],
+    body: bytes | None,
+    rules: Rules,
+    api: Api | None = None,
+    content_type: str = "",
 ) -> Hit | None:
-    """URL, headers and body, in that order; the first hit or None."""
+    """URL, headers and body, in that order; the first hit or None. api: the API whose
+    table the body is read with; None for an endpoint nobody transforms (everything)."""
     return (
         scan_url(path, rules)
         or scan_headers(headers, rules)
-        or (scan_body(body, rules, untouched) if body else None)
+        or (scan_body(body, rules, api, content_type) if body else None)
     )
+
+
+__all__ = ["CREDENTIAL_HEADERS", "Hit", "context_of", "first", "scan_body", "scan_json", "scan_request", "spans"]

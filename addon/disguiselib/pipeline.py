@@ -14,8 +14,9 @@ from .core.decoding import Decoded, decoder_for
 from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
 from .errors import LeakError, log_internal
-from .providers.masking import mask_body
-from .providers.realtime import Connection, Frame, MaskedEvent, Result, without_media
+from .providers.fields import loads
+from .providers.masking import mask_request_body
+from .providers.realtime import Connection, Frame, MaskedEvent, Result
 from .providers.registry import Api, RealtimeApi
 from .providers.restore import restore_body
 from .providers.stream import BodyStream, Reverser
@@ -27,11 +28,14 @@ log = logging.getLogger("disguise")
 OFF_LOOP_BYTES = 64 * 1024
 
 
-def leak_scan(path: str, headers: list, body: bytes | None, rules: Rules) -> leakguard.Hit | None:
+def leak_scan(
+    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None
+) -> leakguard.Hit | None:
     """The leak guard's scan of what is about to leave (URL, headers, body; body None:
-    not looked at); a failing check is a hit."""
+    not looked at), the body read with api's field table (the one the masker read); a
+    failing check is a hit."""
     try:
-        return leakguard.scan_request(path, headers, body, rules, untouched=True)
+        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers))
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
         log_internal(log, "leak guard", e)
         return leakguard.Hit("internal error", type(e).__name__)
@@ -50,13 +54,17 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
     """The one path a request takes, live (whole or streamed body), client replay and
     offline replay alike: mask the decoded body by its API's rules, then the leak guard
     looks at what would leave (URL, headers, body). Raises MaskError when the body cannot
-    be masked (NeverForward when it must not leave even with disguise_fail_open) and
-    LeakError when an original would still leave. Safe in a worker thread (the rules are
-    read-only; the prefilter keeps a scratch space per thread)."""
+    be masked (NeverForward when it must not leave even with disguise_fail_open),
+    LeakError when an original would still leave, and NotTransformed for a body its
+    route's model does not take (a file upload that is no batch: handle it as an
+    unknown endpoint, scan_unknown). Safe in a worker thread (the rules are read-only;
+    the prefilter keeps a scratch space per thread)."""
+    headers = list(headers)
+    ctype = content_type(headers)
     if cfg.disguises is not None:
-        _warn_present_disguise(raw, cfg.disguises)
-    body, session = mask_body(raw, api.request_rule, cfg.rules)
-    hit = leak_scan(path, list(headers), body, cfg.rules)
+        _warn_present_disguise(raw, cfg.disguises, api, ctype)
+    body, session = mask_request_body(raw, api, cfg.rules, ctype)
+    hit = leak_scan(path, headers, body, cfg.rules, api)
     if hit is not None:
         raise LeakError(f"an original ({hit}) would have left unmasked")
     return Masked(body, session)
@@ -80,13 +88,13 @@ def mask_or_error(api: Api, raw: bytes, cfg: Config, path: str, headers: list[tu
         return e
 
 
-def _warn_present_disguise(raw: bytes, disguises: Rules) -> None:
+def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str) -> None:
     """The client typed a disguise itself: the answer's copy of it will be restored to
     the original, indistinguishable from ours. Thinking and other untouched spans hold
     disguises by design (they went out masked and come back as they were) and are not
     looked at."""
     try:
-        hit = leakguard.scan_body(raw, disguises, untouched=True)
+        hit = leakguard.scan_body(raw, disguises, api, ctype)
     except Exception:  # noqa: BLE001 - a warning only; masking decides the rest
         return
     if hit is not None:
@@ -114,10 +122,12 @@ def reverser_for(
     elif not buffered and is_json_type(content_type):
         return None
     else:
-        rule = api.response_rule
+        rule, whole = api.response_rule, api.whole_body
+        if whole is None:
+            whole = lambda body, r: restore_body(body, rule, r)  # noqa: E731 - one line, one use
         rev = BodyStream(
             api.stream(restorer),
-            lambda body: restore_body(body, rule, restorer),
+            lambda body: whole(body, restorer),
             api.error_body,
             content_type,
         )
@@ -152,11 +162,12 @@ def client_frame(conn: Connection, frame: Frame) -> Result:
     rules = conn.rules
     try:
         if m.rule is None:
-            hit = leakguard.scan_body(frame.data, rules, untouched=False)
+            hit = leakguard.scan_body(frame.data, rules, None, "application/json")
             if hit is not None:
                 return conn.refuse(f"an event disguise does not know holds an original ({hit})", m.doc)
         else:
-            hit = leakguard.scan_json(without_media(m.doc, m.rule), rules, untouched=True)
+            # read through the event's table, exactly what the masker masks (its MEDIA not)
+            hit = leakguard.scan_json(loads(m.frame.data.decode("utf-8")), rules, m.rule)
             if hit is not None:
                 return conn.refuse(f"an original ({hit}) would have left unmasked", m.doc)
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
@@ -170,10 +181,17 @@ def scan_unknown(
 ) -> leakguard.Hit | None:
     """A request to a protected endpoint the addon does not transform: may it leave as
     it is? The first original in its URL, headers or body (None: clean). body None: the
-    body could not be decoded, which is a hit (it cannot be shown to be clean)."""
+    body could not be decoded, which is a hit (it cannot be shown to be clean). The body
+    is read the way its receiver reads it (providers/bodies.py), every field of it."""
     if body is None:
         return leakguard.Hit("unknown", "a body whose content-encoding cannot be decoded")
-    return leakguard.scan_request(path, list(headers), body, rules, untouched=False)
+    headers = list(headers)
+    return leakguard.scan_request(path, headers, body, rules, None, content_type(headers))
+
+
+def content_type(headers: Iterable[tuple[str, str]]) -> str:
+    """The request's Content-Type (how a receiver reads its body)."""
+    return next((v for k, v in headers if k.lower() == "content-type"), "")
 
 
 def decoded(rev: Reverser, encoding: str) -> Reverser:

@@ -82,7 +82,8 @@ def test_every_content_shape_is_masked() -> None:
     assert tr[0] == {"type": "tool_result", "tool_use_id": "toolu_Acme Corp", "content": "Zenith Labs found"}
     assert tr[1]["content"][0]["text"] == "mail [EMAIL_1]" and tr[1]["content"][1] == IMAGE
     assert tr[2]["source"]["data"] == "Zenith Labs doc" and tr[2]["title"] == "Zenith Labs plan"
-    assert tr[3] == {"type": "future_block", "payload": "Zenith Labs", "id": "Acme Corp"}  # unknown: fail closed
+    # unknown: fail closed, whatever a member is called (its `id` too: issue 15)
+    assert tr[3] == {"type": "future_block", "payload": "Zenith Labs", "id": "Zenith Labs"}
 
 
 def test_signed_thinking_passes_byte_identical() -> None:

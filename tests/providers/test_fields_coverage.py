@@ -27,8 +27,12 @@ ROOTS = {
 }
 DECISIONS = {
     "masked", "masked-keys", "schema", "untouched", "not-in-body", "restored", "restored-json", "restored-keys",
-    "windowed", "windowed-json", "logprobs",
+    "windowed", "windowed-json", "logprobs", "media",
 }  # fmt: skip
+# Free JSON (an SDK `object`/`dict` field) that the table does not describe is unknown:
+# its keys are masked (restored) with its values (fields.GENERIC), so for such a path a
+# row's masked (restored) is observed as masked-keys (restored-keys).
+SAME = {("masked", "masked-keys"), ("restored", "restored-keys")}
 UNPROBED = {"logprobs", "not-in-body"}  # logprobs: tests/providers/test_fields_streams.py
 
 
@@ -90,7 +94,7 @@ def test_every_field_behaves_as_its_row_says(surface: str) -> None:
             continue
         row = found[0]
         got = observe(s, p, kind)
-        if got != row.decision:
+        if got != row.decision and not (kind == "json" and (row.decision, got) in SAME):
             wrong.append(f"{p} ({kind}): row `{row.pattern}` says {row.decision}, the code: {got}")
     assert not wrong, f"{len(wrong)} fields of {surface} behave otherwise than {DOC.name} says:\n" + "\n".join(
         wrong[:50]

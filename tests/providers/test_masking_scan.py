@@ -7,13 +7,15 @@ string with its key around it in user-defined JSON (`"password": "..."`), every 
 value of JSON text inside a string, and text that does not parse as JSON piece by piece.
 The rule sets have literals that need JSON escaping, patterns anchored at a string's
 start or end, patterns that reach into the key context, keywords and groups; the bodies
-spell strings with and without escapes, hold JSON text, lone surrogates and keys that
-are originals. A piece the scan forgets, or a rule the prefilter reads differently,
+spell strings with and without escapes, hold JSON text, lone surrogates, keys that
+are originals, and text stored in base64 (a document of a text type, an unknown field
+whose value decodes to text), which masking reads decoded. A piece the scan forgets, or a rule the prefilter reads differently,
 makes an example differ.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 
 from hypothesis import example, given, settings
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 
 from disguiselib.core import jsonspan, mappings
 from disguiselib.core.rules import Rules, Session
+from disguiselib.errors import MaskError
 from disguiselib.providers.anthropic import MESSAGES_REQUEST
 from disguiselib.providers.masking import mask_body, mask_doc, present_placeholders
 
@@ -62,6 +65,10 @@ def rule_sets(draw) -> Rules:
     return Rules(mappings.from_dict({"literals": {k: _LITERALS[k] for k in lits}, "patterns": pats}))
 
 
+def _b64(t: str) -> str:
+    return base64.b64encode(t.encode("utf-8", "surrogatepass")).decode()
+
+
 @st.composite
 def bodies(draw) -> bytes:
     def text_or_json() -> object:
@@ -77,6 +84,8 @@ def bodies(draw) -> bytes:
             {"role": "user", "content": [
                 {"type": "text", "text": draw(_text)},
                 {"type": "tool_result", "tool_use_id": "t1", "content": text_or_json()},
+                {"type": "document", "source": {"type": "base64", "data": _b64(draw(_text)),  # text media: decoded
+                 "media_type": draw(st.sampled_from(["text/plain", "application/json", "image/png"]))}},
             ]},
             {"role": "assistant", "content": [
                 {"type": "tool_use", "id": "t1", "name": draw(_text), "input": draw(st.dictionaries(_keys, _json_value,
@@ -86,6 +95,7 @@ def bodies(draw) -> bytes:
         ],
         "tools": [{"name": "crm", "description": draw(_text),
                    "input_schema": {"type": "object", "properties": draw(st.dictionaries(_keys, st.just({}), max_size=3))}}],
+        "extra": {"data": draw(st.sampled_from(["", "data:text/plain;base64,"])) + _b64(draw(_text))},  # unknown: sniffed
     }  # fmt: skip
     raw = json.dumps(doc, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
     if draw(st.booleans()):
@@ -93,7 +103,7 @@ def bodies(draw) -> bytes:
     return raw.encode("utf-8", "surrogatepass") if "\ud83d" in raw else raw.encode("utf-8")
 
 
-def _both(rules: Rules, raw: bytes) -> tuple[tuple[str, dict, dict], tuple[str, dict, dict]]:
+def _both(rules: Rules, raw: bytes) -> tuple[object, object]:
     try:
         s, doc = jsonspan.parse(raw)
     except Exception:  # noqa: BLE001 - a lone surrogate raw in UTF-8 is no body: nothing to compare
@@ -101,7 +111,11 @@ def _both(rules: Rules, raw: bytes) -> tuple[tuple[str, dict, dict], tuple[str, 
     out = []
     for every in (False, True):
         sess = Session(present_placeholders(s, rules))
-        new, _ = mask_doc(s, doc, MESSAGES_REQUEST, rules, sess, every=every)
+        try:
+            new, _ = mask_doc(s, doc, MESSAGES_REQUEST, rules, sess, every=every)
+        except MaskError as e:  # text media whose bytes are not text: refused either way
+            out.append(str(e))
+            continue
         out.append((new, sess.placeholders, sess.counts))
     return out[0], out[1]
 

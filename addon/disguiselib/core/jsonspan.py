@@ -11,13 +11,18 @@ unrelated strings stay byte-identical.
 
 Rules say, per position, what to do with a string value and with object keys:
 
-    SKIP            nothing inside is touched (thinking blocks, base64 data, ids)
-    VALUES          every string value inside (not keys): unknown fields fail closed
+    Skip(kind)      nothing inside is touched; kind says why (providers/fields.py:
+                    an identifier, opaque provider data, binary media, metadata)
+    VALUES          every string value inside (not keys)
     USER            every key and string value inside (user-defined JSON: tool input)
-    Obj(fields, default)  an object with known fields
+    Obj(fields, default)  an object with known fields; its other keys are transformed
+                    when default transforms keys (an unknown member's name may be data)
     Arr(item)       an array of `item`
     Typed(table, default) an object dispatched on its "type" field
     Either(string, container) a field that is a string or an array/object
+
+A string rule may carry a `media` codec (base64 text, a data: URL): the string is
+stored encoded, and fn decodes it, transforms the text and encodes it again.
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ def member_span(s: str, key: str) -> tuple[int, int] | None:
 _SPLICE_MAX_ESCAPES = 64
 # Text a JSON string holds as it is, whatever the string's style: printable ASCII but `"`
 # and `\\`.
-_PLAIN = re.compile(r'[ !#-\[\]-~]*\Z')
+_PLAIN = re.compile(r"[ !#-\[\]-~]*\Z")
 
 # What transform() applies to each selected string: a new value, or Spans of its edits.
 TransformFn = Callable[["str", "Rule"], "str | Spans"]
@@ -114,8 +119,11 @@ class Rule:
     prose = False  # the string is text a user reads (strip rules apply on the way back)
     json_text = False  # the string holds JSON text (OpenAI `arguments`): masked as JSON
     mark: object = None  # walk() records where containers with a mark start
-    keys = False  # transform the keys of this object
+    keys = False  # transform the keys of this object (except those in `known`)
+    known: Mapping[str, object] | frozenset[str] = frozenset()  # keys that are the API's own words
     skip = False  # jump over this container without looking inside
+    kind = "metadata"  # what a value here is (providers/fields.py KINDS); a skipped one says why
+    media: object = None  # the codec a string is stored in (fields.Media), fn's business
 
     def resolve(self, value: object) -> Rule:
         """The rule for this exact value (dispatch on type or shape)."""
@@ -125,17 +133,26 @@ class Rule:
         return SKIP
 
 
-class _Skip(Rule):
+class Skip(Rule):
+    """Nothing inside is touched. kind names why (an identifier, opaque provider data,
+    binary media, the API's own metadata): the field model's consumers read it."""
+
     skip = True
 
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
     def __repr__(self) -> str:
-        return "SKIP"
+        return f"Skip({self.kind})"
 
 
-class _Deep(Rule):
-    def __init__(self, keys: bool, name: str) -> None:
+class Deep(Rule):
+    """Every string value inside, and every key too when keys (a subtree of one kind)."""
+
+    def __init__(self, keys: bool, name: str, kind: str = "text") -> None:
         self.string = True
         self.keys = keys
+        self.kind = kind
         self._name = name
 
     def child(self, key: str | int) -> Rule:
@@ -145,14 +162,15 @@ class _Deep(Rule):
         return self._name
 
 
-SKIP: Rule = _Skip()
-VALUES: Rule = _Deep(False, "VALUES")
-USER: Rule = _Deep(True, "USER")
+SKIP: Rule = Skip("metadata")
+VALUES: Rule = Deep(False, "VALUES")
+USER: Rule = Deep(True, "USER", "user-json")
 
 
 class _Prose(Rule):
     string = True
     prose = True
+    kind = "text"
 
     def __repr__(self) -> str:
         return "PROSE"
@@ -164,6 +182,7 @@ PROSE: Rule = _Prose()  # model-written text: strip rules apply when restoring
 class _JsonText(Rule):
     string = True
     json_text = True
+    kind = "json-text"
 
     def __repr__(self) -> str:
         return "JSON_TEXT"
@@ -174,6 +193,7 @@ JSON_TEXT: Rule = _JsonText()  # a string holding JSON text (keys and values mas
 
 class _Key(Rule):
     string = True
+    kind = "key"
 
     def __repr__(self) -> str:
         return "KEY"
@@ -183,13 +203,17 @@ KEY: Rule = _Key()  # what fn receives for an object key
 
 
 class Obj(Rule):
-    def __init__(
-        self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False
-    ) -> None:
+    """An object with known fields. keys=True: every key is transformed (a map of the
+    user's names); otherwise the keys that are not fields are, when default transforms
+    keys (a member the table does not know may be named after anything)."""
+
+    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False) -> None:
         self.fields = dict(fields)
         self.default = default
-        self.keys = keys
+        self.keys = keys or default.keys
+        self.known = frozenset() if keys else self.fields
         self.string = default.string
+        self.kind = default.kind  # of a string found where this object was expected
 
     def child(self, key: str | int) -> Rule:
         return self.fields.get(key, self.default)  # type: ignore[arg-type]
@@ -199,6 +223,7 @@ class Arr(Rule):
     def __init__(self, item: Rule) -> None:
         self.item = item
         self.string = True  # a string where an array was expected: mask (fail closed)
+        self.kind = "text"
 
     def child(self, key: str | int) -> Rule:
         return self.item
@@ -212,6 +237,7 @@ class Typed(Rule):
         self.default = default
         self.field = field
         self.string = True
+        self.kind = "text"
 
     def resolve(self, value: object) -> Rule:
         if isinstance(value, dict):
@@ -257,9 +283,7 @@ class _Frame:
         self.idx = 0
 
 
-def transform(
-    s: str, doc: object, root: Rule, fn: TransformFn
-) -> tuple[str, int]:
+def transform(s: str, doc: object, root: Rule, fn: TransformFn) -> tuple[str, int]:
     """Apply fn(value, rule) to every string token root's rules select; splice changes.
 
     s is the raw JSON text and doc its `json.loads` value. Returns the new text and
@@ -345,7 +369,7 @@ def walk(
         if c == '"':  # only a key reaches here: values are consumed by value_at
             key, end = _scanstring(s, j + 1)
             f.key = key
-            if f.rule.keys:
+            if f.rule.keys and key not in f.rule.known:
                 if where is not None:
                     where.append((j, end))
                 apply(s, j, end, key, fn(key, KEY), edits)
@@ -450,10 +474,13 @@ def parse(raw: bytes) -> tuple[str, object]:
         raise MaskError("body is nested too deeply to be read") from e
 
 
+_JSONISH = re.compile(r"[ \t\r\n]*[\[{]")
+
+
 def looks_like_json(s: str) -> bool:
-    """Does s begin like a JSON object or array (after whitespace)? Cheap; no parse."""
-    t = s.lstrip(" \t\r\n")
-    return t[:1] in ("{", "[")
+    """Does s begin like a JSON object or array (after whitespace)? Cheap: no parse, no
+    copy of s."""
+    return _JSONISH.match(s) is not None
 
 
 _QUOTE = re.compile(r'"')

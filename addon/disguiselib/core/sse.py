@@ -10,6 +10,7 @@ byte belongs to exactly one `Event.raw`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -202,9 +203,7 @@ class Framer:
 
     def _check(self) -> None:
         if len(self._buf) > self.max_event_bytes:
-            raise StreamError(
-                f"an SSE event exceeds {self.max_event_bytes} bytes without ending"
-            )
+            raise StreamError(f"an SSE event exceeds {self.max_event_bytes} bytes without ending")
 
     def flush(self) -> list[Event]:
         """The stream ended: whatever is left is an unterminated event, passed on."""
@@ -261,3 +260,75 @@ def is_json_type(content_type: str) -> bool:
     Such a body is buffered and restored whole; its content is still sniffed."""
     t = content_type.split(";", 1)[0].strip().lower()
     return t == "application/json" or t.endswith("+json")
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of a and b (log n slice compares)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def count_events(block: bytes, start: int, end: int) -> int:
+    """About how many events block[start:end] holds (for the flow's counters)."""
+    return block.count(b"\n\n", start, end) + block.count(b"\n\r\n", start, end)
+
+
+class Cuts:
+    """Where the events of a block of whole events begin and end, found around a
+    position: with find/rfind where its line ends are LF or CRLF (sse.paired), else
+    from the framer's cut of the whole block."""
+
+    __slots__ = ("block", "ends")
+
+    def __init__(self, block: bytes) -> None:
+        self.block = block
+        self.ends: list[int] | None = None
+        if not paired(block):
+            ends = []
+            pos = 0
+            for raw in split(block):
+                pos += len(raw)
+                ends.append(pos)
+            self.ends = ends
+
+    def next_end(self, pos: int) -> int:
+        """The end of the event that starts at pos."""
+        if self.ends is not None:
+            return self.ends[bisect.bisect_right(self.ends, pos)]
+        b = self.block
+        c = b[pos]
+        if c == 10:  # a blank line at an event start is an event by itself
+            return pos + 1
+        if c == 13:
+            return pos + 2
+        return self.end_of(pos)
+
+    def start_of(self, p: int, lo: int) -> int:
+        """The start of the event that holds position p (at least lo, an event start)."""
+        if self.ends is not None:
+            k = bisect.bisect_right(self.ends, p)
+            return max(lo, self.ends[k - 1] if k else 0)
+        b = self.block
+        j = b.rfind(b"\n\n", lo, p)
+        k = b.rfind(b"\n\r\n", lo, p)
+        return max(j + 2 if j >= 0 else lo, k + 3 if k >= 0 else lo)
+
+    def end_of(self, p: int) -> int:
+        """The end of the event that holds position p (not a line end)."""
+        if self.ends is not None:
+            return self.ends[bisect.bisect_right(self.ends, p)]
+        b = self.block
+        j = b.find(b"\n\n", p)
+        k = b.find(b"\n\r\n", p)
+        if k < 0 or 0 <= j < k:
+            return j + 2
+        return k + 3

@@ -7,10 +7,13 @@ values and keys, in every SSE event, and in each stream channel's reassembled te
 disguise streamed across two deltas is in neither event alone). Each finding names the
 field where it was found; the report never quotes an original unless asked to.
 
-What is not a leak, by design: signed thinking and reasoning (thinking blocks, their
-signatures, reasoning items and summaries) pass byte-identical both ways, so a
-disguise the client reads there, or an original the model itself wrote there, is
-reported as a note. A request the addon refused never went upstream.
+Each body is read through its API's field model (providers/fields.py), the table the
+masker and the leak guard read: an original where the table says "masked" is a leak;
+one in a field the table exempts by design (signed thinking and reasoning, signatures,
+encrypted content, identifiers, binary media, the API's own words) passes
+byte-identical both ways and is reported as a note naming why. So the audit calls a
+leak exactly what the leak guard would have refused. A request the addon refused never
+went upstream.
 
 A shared copy (see flowfile.write_shared) holds only the provider side: there, any
 original anywhere — request, response, headers, URL — and any credential header is a
@@ -27,16 +30,19 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..core.jsonspan import Rule
 from ..core.rules import LITERALS, Rules
+from ..errors import MaskError
+from ..leakguard import spans
+from ..providers import fields
+from ..providers.registry import BY_NAME
 from . import sseview, wsview
 
-# Subtrees that pass byte-identical by design (thinking, reasoning, signatures).
-_SIGNED_TYPES = frozenset({"thinking", "redacted_thinking", "thinking_delta", "signature_delta", "reasoning"})
-_SIGNED_KEYS = frozenset({"signature", "encrypted_content", "reasoning_content", "reasoning", "reasoning_details"})
 # The audit's verdicts as exit statuses (a CI gate reads them; cli.py adds its own for
 # errors and usage).
 CLEAN, LEAK, NOT_PROVEN = 0, 1, 2
 _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
+_OPAQUE_NOTE = " (inside signed thinking/reasoning: passes byte-identical by design)"
 
 
 @dataclass
@@ -132,19 +138,50 @@ def _path(parent: str, key: str | int) -> str:
     return f"{parent}[{json.dumps(key)}]"
 
 
-def walk(doc: object, path: str = "", signed: bool = False) -> Iterator[tuple[str, str, bool]]:
-    """Every string in a JSON document, keys included: (field, text, signed), where
-    signed marks thinking/reasoning subtrees."""
+def walk(doc: object, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a JSON document, keys included: (field, text). For a document no
+    table describes (everything in it counts)."""
     if isinstance(doc, str):
-        yield path or "(body)", doc, signed
+        yield path or "(body)", doc
     elif isinstance(doc, dict):
-        s = signed or doc.get("type") in _SIGNED_TYPES
         for k, v in doc.items():
-            yield f"{_path(path, k)} (key)", k, s
-            yield from walk(v, _path(path, k), s or k in _SIGNED_KEYS)
+            yield f"{_path(path, k)} (key)", k
+            yield from walk(v, _path(path, k))
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
-            yield from walk(v, _path(path, i), signed)
+            yield from walk(v, _path(path, i))
+
+
+def _note(kind: str) -> str:
+    """Why a finding in a field the table exempts is not a leak."""
+    if kind == "opaque":
+        return _OPAQUE_NOTE
+    return f" ({fields.KINDS.get(kind, kind)}: untouched by design)"
+
+
+def table_walk(doc: object, table: Rule, answer: bool = False) -> Iterator[tuple[str, str, str | None, tuple | None]]:
+    """Every string of a document as its API's table sees it (providers/fields.py):
+    (field, text, exempt kind or None, context). What the masker masks is read as it
+    reads it (JSON text, text media decoded; a value with its key); what the table
+    exempts comes with the kind that exempts it. answer: a response body, where media
+    passes as it came (restore.restore_fn)."""
+    for f in fields.walk(doc, table, exempt=True):
+        where = fields.path_text(f.path) or "(body)"
+        if f.is_key:
+            where += " (key)"
+        if answer and f.rule.media is not None:
+            yield where, f.value, "media", None
+        elif not fields.selected(f):
+            yield where, f.value, fields.kind_of(f), None
+        elif f.rule is fields.NUMBER:
+            yield where, f.value, None, None
+        else:
+            try:
+                got = list(fields.texts(f.value, f.rule, f.key))
+            except MaskError:  # text media that does not decode: read as it is
+                got = [("", f.value, None)]
+            for w, t, ctx in got:
+                yield where + w.replace(" (JSON text $", " (JSON text "), t, None, ctx
 
 
 class Auditor:
@@ -160,9 +197,9 @@ class Auditor:
         )
 
     # originals: exactly what masking would replace
-    def originals(self, text: str) -> list[tuple[str, int, int]]:
+    def originals(self, text: str, context: tuple | None = None) -> list[tuple[str, int, int]]:
         out = []
-        for label, a, b in self.rules.find(text):
+        for label, a, b in spans(self.rules, text, context):
             if label == LITERALS:
                 what = f"literal (disguise {self.disguise_of.get(text[a:b], '?')!r})"
             else:
@@ -176,7 +213,7 @@ class Auditor:
             return set()
         return set(self._ph_rx.findall(sent.decode("utf-8", "replace")))
 
-    def disguises(self, text: str, issued: set[str]) -> list[tuple[str, int, int]]:
+    def disguises(self, text: str, issued: set[str], context: tuple | None = None) -> list[tuple[str, int, int]]:
         out = []
         if self._disguise_rx is not None:
             out += [(f"disguise {m.group()!r}", m.start(), m.end()) for m in self._disguise_rx.finditer(text)]
@@ -187,37 +224,54 @@ class Auditor:
 
     # -- per side ------------------------------------------------------------------------
 
-    def scan_body(self, body: bytes, find, side: str, r: Record, ctype: str = "") -> list[Finding]:
-        """find(text) -> [(what, a, b)] over every string of a JSON body, every event
-        of an SSE body (and every channel's text), or the text of anything else."""
+    def scan_body(
+        self, body: bytes, find, side: str, r: Record, ctype: str = "", table: Rule | None = None,
+        events: Rule | None = None,
+    ) -> list[Finding]:  # fmt: skip
+        """find(text, context) -> [(what, a, b)] over every string of a JSON body (read
+        through its API's table: a finding where the table exempts the field is a note),
+        every event of an SSE body (each through the API's event table) and every
+        channel's text, or the text of anything else."""
         out: list[Finding] = []
 
-        def add(fld: str, text: str, signed: bool, base: str = "") -> None:
-            for what, a, b in find(text):
-                why = " (inside signed thinking/reasoning: passes byte-identical by design)" if signed else ""
-                out.append(Finding(r.index, r.label, side, f"{base}{fld} [{a}:{b}]{why}", what, not signed, text[a:b]))
+        def add(fld: str, text: str, kind: str | None, base: str = "", ctx: tuple | None = None) -> None:
+            for what, a, b in find(text, ctx):
+                why = _note(kind) if kind is not None else ""
+                out.append(Finding(r.index, r.label, side, f"{base}{fld} [{a}:{b}]{why}", what, kind is None,
+                                   text[a:b]))  # fmt: skip
+
+        answer = events is not None  # a response body: read with the response tables
+
+        def doc_findings(doc: object, rule: Rule | None, base: str = "") -> None:
+            if rule is None:
+                for fld, text in walk(doc):
+                    add(fld, text, None, base)
+                return
+            for fld, text, kind, ctx in table_walk(doc, rule, answer):
+                add(fld, text, kind, base, ctx)
 
         stream = sseview.parse_any(body, ctype)
         if stream is not None:
             for e in stream.events:
-                et = e.doc.get("type") if isinstance(e.doc, dict) else None
-                signed = isinstance(et, str) and et.startswith("response.reasoning")
                 if e.doc is None:
                     if e.data:
-                        add("data", e.data, False, f"event {e.number} ")
+                        add("data", e.data, None, f"event {e.number} ")
                     continue
-                for fld, text, s in walk(e.doc):
-                    add(fld, text, signed or s, f"event {e.number} ")
+                doc_findings(e.doc, events if events is not None else table, f"event {e.number} ")
             for c in stream.channels.values():
                 self._split(c, find, side, r, out)
             return out
         try:
-            doc = json.loads(body)
-        except ValueError:
-            add("body", body.decode("utf-8", "replace"), False)
+            doc = fields.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            add("body", body.decode("utf-8", "replace"), None)
             return out
-        for fld, text, s in walk(doc):
-            add(fld, text, s)
+        if isinstance(doc, list) and events is not None and table is not None:
+            # a streamed JSON array (Gemini) that arrived whole: each element an event
+            for i, d in enumerate(doc):
+                doc_findings(d, events, f"element {i + 1} ")
+            return out
+        doc_findings(doc, table)
         return out
 
     @staticmethod
@@ -226,7 +280,7 @@ class Auditor:
         themselves were scanned one by one)."""
         starts = [p.start for p in c.pieces]
         text = c.text
-        for what, a, b in find(text):
+        for what, a, b in find(text, None):
             i, j = bisect_right(starts, a) - 1, bisect_right(starts, b - 1) - 1
             if i == j:
                 continue
@@ -251,24 +305,27 @@ class Auditor:
                     out.append(f)
         for n, m in enumerate(msgs, 1):
             if wsview.received(m):
-                for f in self.scan_body(m.content, lambda t: self.disguises(t, issued), "client", r):
+                for f in self.scan_body(m.content, lambda t, ctx=None: self.disguises(t, issued), "client", r):
                     f.field = f"message {n} {f.field}"
                     out.append(f)
         for c in wsview.parse(msgs).channels.values():
-            self._split(c, lambda t: self.disguises(t, issued), "client", r, out)
+            self._split(c, lambda t, ctx=None: self.disguises(t, issued), "client", r, out)
         return out
 
     def audit_record(self, r: Record) -> list[Finding]:
         out: list[Finding] = []
         if r.messages is not None and not r.shared:
             return self.audit_messages(r)
+        api = BY_NAME.get(r.api) if r.api else None
+        req = api.request_rule if api is not None and api.request_body is None else None
+        resp, events = (api.response_rule, api.event_rule) if api is not None else (None, None)
         if r.shared:
             if r.sent:
-                out += self.scan_body(r.sent, self.originals, "shared", r)
+                out += self.scan_body(r.sent, self.originals, "shared", r, table=req)
             if r.received:
                 out += [
                     Finding(f.flow, f.label, "shared", f"response {f.field}", f.what, f.leak, f.text)
-                    for f in self.scan_body(r.received, self.originals, "shared", r, r.received_type)
+                    for f in self.scan_body(r.received, self.originals, "shared", r, r.received_type, resp, events)
                 ]
             for where, name, value in r.headers:
                 if any(w in name.lower() for w in _CREDENTIAL_WORDS):
@@ -281,10 +338,12 @@ class Auditor:
                     out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
             return out
         if r.sent is not None:
-            out += self.scan_body(r.sent, self.originals, "upstream", r)
+            out += self.scan_body(r.sent, self.originals, "upstream", r, table=req)
         if r.received:
             issued = self.issued(r.sent)
-            out += self.scan_body(r.received, lambda t: self.disguises(t, issued), "client", r, r.received_type)
+            out += self.scan_body(
+                r.received, lambda t, ctx: self.disguises(t, issued), "client", r, r.received_type, resp, events
+            )
         return out
 
 

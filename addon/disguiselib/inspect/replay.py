@@ -28,7 +28,7 @@ from mitmproxy import flow as mflow
 
 from .. import pipeline
 from ..core.rules import LITERALS, Rules, Session
-from ..errors import LeakError, MaskError
+from ..errors import LeakError, MaskError, NotTransformed
 from ..state import Kind
 from . import sseview
 from .record import FAILED_MARK, META, SIDES, _sha, counts_text, summary_text
@@ -187,6 +187,9 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
     r = flow.request
     try:
         masked = pipeline.mask_request(api, cr["content"], cfg, r.path, r.headers.items(multi=True))
+    except NotTransformed:
+        _verdict(flow, api, meta, "not re-run: a body its route does not transform (scanned as an unknown endpoint)")
+        return
     except (MaskError, LeakError) as e:
         _verdict(flow, api, meta, f"re-run: the request would now be refused ({e})")
         return
@@ -222,7 +225,7 @@ def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> Non
     r = flow.request
     try:
         pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except (MaskError, LeakError, ValueError):
+    except (MaskError, LeakError, NotTransformed, ValueError):
         verdict = "re-run offline: the request still cannot be masked, as in the live run"
     else:
         verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
@@ -236,8 +239,10 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     r = flow.request
     try:
         masked = pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except (MaskError, LeakError, ValueError) as e:
+    except (MaskError, LeakError, NotTransformed, ValueError) as e:
         reason = str(e) if not isinstance(e, ValueError) else "cannot decode the request body"
+        if isinstance(e, NotTransformed):
+            reason = f"not transformed ({e}): scanned as an unknown endpoint"
         meta.update(masked=0, counts={}, failed=f"would refuse the request: {reason}")
         flow.metadata[META] = meta
         flow.comment = "disguise dry run (recorded without the addon): " + summary_text(meta)

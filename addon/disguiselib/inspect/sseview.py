@@ -35,8 +35,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..core.jsonarray import ELEMENT, ArrayFramer
+from ..core.jsonspan import Rule
 from ..core.sse import Framer, parse_event, sniff
 from ..errors import StreamError
+from ..providers import anthropic, fields, openai_chat, openai_responses
 
 # Characters of one event shown in a view (render.py's rows, wsview's messages); the
 # whole event is one view away (Raw).
@@ -266,12 +268,19 @@ def parse_any(body: bytes, content_type: str = "") -> Stream | None:
 
 Reader = Callable[[dict, SSEEvent, Builder], bool]
 
+# Which channels are opaque (thinking, reasoning: passed byte-identical) is the APIs'
+# field tables' to say (providers/fields.py), not this module's.
 _ANTHROPIC_DELTAS = {
-    "text_delta": ("text", "text"),
-    "input_json_delta": ("partial_json", "json"),
-    "thinking_delta": ("thinking", "thinking"),
-}
-_ANTHROPIC_BLOCK_KIND = {"text": "text", "thinking": "thinking", "redacted_thinking": "thinking"}
+    t: (fld, "thinking" if anthropic.delta_kind(t) == "opaque" else kind)
+    for t, fld, kind in (("text_delta", "text", "text"), ("input_json_delta", "partial_json", "json"),
+                         ("thinking_delta", "thinking", "text"))
+}  # fmt: skip
+
+
+def _block_kind(btype: str) -> str:
+    if anthropic.block_kind(btype) == "opaque":
+        return "thinking"
+    return "text" if btype == "text" else "json"
 
 
 def read_anthropic(doc: dict, ev: SSEEvent, b: Builder) -> bool:
@@ -280,7 +289,7 @@ def read_anthropic(doc: dict, ev: SSEEvent, b: Builder) -> bool:
         i = doc.get("index")
         block = doc.get("content_block") or {}
         btype = block.get("type", "?")
-        c = b.channel(f"block {i} {btype}", _ANTHROPIC_BLOCK_KIND.get(btype, "json"))
+        c = b.channel(f"block {i} {btype}", _block_kind(str(btype)))
         if isinstance(block.get("name"), str):
             c.name = block["name"]
         ev.note = str(btype) + (f" {c.name}" if c.name else "")
@@ -304,7 +313,10 @@ def read_anthropic(doc: dict, ev: SSEEvent, b: Builder) -> bool:
     return t in ("message_start", "message_delta", "message_stop", "content_block_stop", "ping")
 
 
-_CHAT_FIELDS = (("content", "text"), ("refusal", "text"), ("reasoning_content", "thinking"), ("reasoning", "thinking"))
+_CHAT_FIELDS = tuple(
+    (f, "thinking" if openai_chat.delta_kind(f) == "opaque" else "text")
+    for f in ("content", "refusal", "reasoning_content", "reasoning")
+)
 
 
 def read_openai_chat(doc: dict, ev: SSEEvent, b: Builder) -> bool:
@@ -363,7 +375,7 @@ def read_openai_responses(doc: dict, ev: SSEEvent, b: Builder) -> bool:
         oi = doc.get("output_index")
         sub = doc.get("content_index", doc.get("summary_index"))
         key = f"output {oi} {kind_name}" + (f" [{sub}]" if sub is not None else "")
-        kind = "thinking" if kind_name.startswith("reasoning") else (
+        kind = "thinking" if openai_responses.event_rule(t, doc).kind == "opaque" else (
             "json" if "arguments" in kind_name or kind_name.endswith("input") else "text"
         )  # fmt: skip
         c = b.add(ev, key, kind, doc["delta"], "delta")
@@ -451,3 +463,40 @@ def render_json(body: bytes) -> str | None:
     except ValueError:
         return None
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+MAX_UNTOUCHED_LINES = 40  # fields listed as untouched by design, per body
+
+
+def untouched(doc: object, table: Rule) -> list[str]:
+    """The fields of a document its API's table exempts by design (providers/fields.py:
+    identifiers, opaque provider data, binary media), one line each, for the view: what
+    went out or came back as it was on purpose. The API's own words (metadata) are
+    counted, not listed."""
+    lines: list[str] = []
+    meta = 0
+    for f in fields.walk(doc, table, exempt=True):
+        if fields.selected(f) or f.is_key:
+            continue
+        kind = fields.kind_of(f)
+        if kind == "metadata":
+            meta += 1
+            continue
+        if len(lines) < MAX_UNTOUCHED_LINES:
+            lines.append(f"{fields.path_text(f.path) or '(body)'}: {kind} ({len(f.value)} chars)")
+        else:
+            lines[-1] = f"… and more ({kind})"
+    if not lines and not meta:
+        return []
+    head = f"── untouched by design (the API's field table): {len(lines)} fields, {meta} of the API's own words ──"
+    return [head, *lines]
+
+
+def untouched_in(body: bytes, table: Rule | None) -> list[str]:
+    """untouched() of a JSON body; [] for anything else or no table."""
+    if table is None:
+        return []
+    try:
+        return untouched(fields.loads(body.decode("utf-8")), table)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return []

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from mitmproxy import contentviews, http
 
+from ..core.jsonspan import Rule
+from ..providers.registry import recognise
 from . import render as rd
-from . import wsview
+from . import sseview, wsview
 from .audit import Auditor
 from .flowfile import ws_messages
 from .record import META, SIDES, summary_text
@@ -202,6 +204,22 @@ def render_ws(view: str, data: bytes, flow: http.HTTPFlow, msg: Any) -> str:
     return "\n".join([*lines, "", *difflib.unified_diff(a, b, other_label, where, lineterm="", n=1)])
 
 
+def _table(flow: http.HTTPFlow, which: str) -> Rule | None:
+    """The field table of this side of an LLM flow (its API's request or response rule)."""
+    api = recognise(flow.request.method, flow.request.path)
+    if api is None:
+        return None
+    if which == "request":
+        return api.request_rule if api.request_body is None else None
+    return api.response_rule
+
+
+def _untouched(body: bytes, table: Rule | None) -> list[rd.Line]:
+    """The fields the API's table exempts by design (sseview.untouched), after the body."""
+    extra = sseview.untouched_in(body, table)
+    return [[], *([(rd.NOTE, line)] for line in extra)] if extra else []
+
+
 def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None,
                  rules: Rules | None = None) -> list[rd.Line]:  # fmt: skip
     """The styled lines of view `view` (one of NAMES) for data, the body of message in
@@ -217,10 +235,12 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     ctype = _ctype(flow, which)
     this_label, this_side = _this(flow, which)
     lines = _header(flow)
+    table = _table(flow, which)
     if view == NAMES[0]:
         mark = _marker(flow, this_side, rules)
         lines.append([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
-        return [*lines, *_legend(this_side, which, mark), [], *rd.body_lines(data, ctype, mark)]
+        return [*lines, *_legend(this_side, which, mark), [], *rd.body_lines(data, ctype, mark),
+                *_untouched(data, table)]  # fmt: skip
     label, other, note = _other(flow, which)
     if view == NAMES[1]:
         other_side = CLIENT if which == "request" else PROVIDER
@@ -231,7 +251,8 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
             lines.append([(rd.ERROR, f"[{note}]")])
         if other is None:
             return lines
-        return [*lines, *_legend(other_side, which, mark), [], *rd.body_lines(other, ctype, mark)]
+        return [*lines, *_legend(other_side, which, mark), [], *rd.body_lines(other, ctype, mark),
+                *_untouched(other, table)]  # fmt: skip
     # diff
     if other is None:
         return [*lines, [(rd.NOTE, f"no diff: the {label} was {note}")]]

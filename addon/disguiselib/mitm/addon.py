@@ -16,7 +16,17 @@ from .. import pipeline
 from ..config import Config, build_config, log_loaded
 from ..core import mappings
 from ..core.rules import Rules
-from ..errors import LeakError, MappingError, MaskError, NeverForward, ScopeError, StreamError, log_internal, reason
+from ..errors import (
+    LeakError,
+    MappingError,
+    MaskError,
+    NeverForward,
+    NotTransformed,
+    ScopeError,
+    StreamError,
+    log_internal,
+    reason,
+)
 from ..inspect import replay
 from ..inspect.inspector import Inspector
 from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
@@ -178,7 +188,11 @@ class Disguise:
 
         def work(raw: bytes) -> bytes:
             body = decode_request(raw, enc)
-            masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
+            try:
+                masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
+            except NotTransformed:  # not what its route transforms: an unknown endpoint's
+                rec.kind, rec.api = Kind.UNKNOWN, None
+                return self._scanned(rec, path, headers, body, raw)
             self._keep(rec, body, masked)
             rec.to(Phase.MASKED)
             return mencoding.encode(masked.body, enc) if enc else masked.body
@@ -188,15 +202,16 @@ class Disguise:
     def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc), raw)
 
-        def work(raw: bytes) -> bytes:
-            hit = pipeline.scan_unknown(path, headers, decode_request(raw, enc), rec.config.rules)
-            if hit is not None and not ctx.options.disguise_allow_unknown:
-                raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
-            rec.to(Phase.PASSED)
-            return raw
-
-        return work
+    @staticmethod
+    def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
+        """A streamed body of an endpoint disguise does not transform: raw, when it may leave."""
+        hit = pipeline.scan_unknown(path, headers, body, rec.config.rules)
+        if hit is not None and not ctx.options.disguise_allow_unknown:
+            raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
+        rec.to(Phase.PASSED)
+        return raw
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
@@ -349,6 +364,10 @@ class Disguise:
 
     def _masked(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Masked | Exception) -> None:
         """Apply what the pipeline gave: the masked body, or the error that refuses it."""
+        if isinstance(result, NotTransformed):  # not what its route transforms: an unknown endpoint's
+            rec.kind, rec.api = Kind.UNKNOWN, None
+            self._unknown(flow, rec)
+            return
         if isinstance(result, LeakError):
             msg = f"disguise: request refused by the leak guard: {result}"
             log.error(msg)

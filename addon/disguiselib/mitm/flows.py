@@ -8,7 +8,7 @@ from mitmproxy.net import encoding as mencoding
 from mitmproxy.utils import human
 
 from ..errors import MaskError
-from ..providers import anthropic, openai_chat
+from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
 from .callables import Refused
@@ -69,12 +69,7 @@ def error_api(flow: http.HTTPFlow) -> Api:
 def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     """An error in the shape of the provider the request was meant for."""
     r = flow.request
-    api = recognise("POST", r.path)
-    if api is not None:
-        return api.error_body(message)
-    if "/messages" in r.path or "anthropic" in r.pretty_host:
-        return anthropic.error_body(message)
-    return openai_chat.error_body(message)
+    return registry.error_body_for(r.method, r.path, r.pretty_host)(message)
 
 
 def refuse(flow: http.HTTPFlow, message: str, status: int = 400, api: Api | RealtimeApi | None = None) -> None:

@@ -131,8 +131,8 @@ class Guard:
         if r.raw_content != rec.checked_body:
             body = r.get_content(strict=False) or b""
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
-            return self._recheck_off_loop(flow, rec, (r.path, headers, body, cfg.rules))
-        self._leak_verdict(flow, rec, leak_scan(r.path, headers, body, cfg.rules))
+            return self._recheck_off_loop(flow, rec, (r.path, headers, body, cfg.rules, rec.api))
+        self._leak_verdict(flow, rec, leak_scan(r.path, headers, body, cfg.rules, rec.api))
         return None
 
     async def _recheck_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, args: tuple) -> None:

@@ -13,47 +13,82 @@ import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
-from .fields import GENERIC, SCHEMA, _obj
+from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, _obj
 from .restore import restore_json
 from .stream import SSEStream, StreamState
 
+# Citations in history: cited text and titles are read; the index into encrypted
+# search results is the API's own, file ids are ids.
+# Server tools' results in history, by block type (their content: _SERVER_RESULT).
+SERVER_RESULTS = (
+    "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+    "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result",
+)  # fmt: skip
+_CITATION = Within({"type": META, "encrypted_index": OPAQUE, "file_id": ID})
 _SOURCE = Typed(
     {
-        "base64": _obj({"data": SKIP}),
-        "text": _obj({"data": VALUES}),
+        "base64": Media("data", ("media_type",), {"type": META}),  # binary media untouched, text decoded
+        "text": _obj({"data": VALUES, "media_type": META}),
         "url": _obj({"url": VALUES}),
-        "file": _obj({"file_id": SKIP}),
+        "file": _obj({"file_id": ID}),
     },
     default=GENERIC,
 )
 _CONTENT_ARR = Arr(GENERIC)  # filled below (recursive through tool_result)
 CONTENT = Either(VALUES, _CONTENT_ARR)
-_TOOL_USE = _obj({"id": SKIP, "name": VALUES, "input": USER})
+_TOOL_USE = _obj({"id": ID, "name": VALUES, "input": USER})
+# What server tools (web search and fetch, code execution, tool search) returned: read by
+# the model, so masked, except the API's ids and encrypted results.
+_SERVER_RESULT = Within(
+    {"type": META, "tool_use_id": ID, "file_id": ID, "encrypted_content": OPAQUE, "encrypted_index": OPAQUE}
+)
+_SERVER_RESULT.fields["source"] = _SOURCE  # a fetched document (web_fetch): base64, text or content
+_TEXT = _obj({"text": VALUES, "citations": Arr(_CITATION)})
+_TEXTS = Either(VALUES, Arr(Typed({"text": _TEXT}, default=_TEXT)))  # text blocks only (system)
 _BLOCK = Typed(
     {
-        "text": _obj({"text": VALUES}),
+        "text": _TEXT,
         "image": _obj({"source": _SOURCE}),
-        "document": _obj({"source": _SOURCE, "title": VALUES, "context": VALUES, "citations": SKIP}),
+        "document": _obj({"source": _SOURCE, "title": VALUES, "context": VALUES, "citations": META}),
+        "search_result": _obj({"source": VALUES, "title": VALUES, "content": _TEXTS, "citations": META}),
         "tool_use": _TOOL_USE,
         # Server tools have fixed names ("web_search"); renaming one breaks it.
-        "server_tool_use": _obj({"id": SKIP, "name": SKIP, "input": USER}),
-        "mcp_tool_use": _obj({"id": SKIP, "name": VALUES, "server_name": VALUES, "input": USER}),
-        "tool_result": _obj({"tool_use_id": SKIP, "content": CONTENT, "is_error": SKIP}),
+        "server_tool_use": _obj({"id": ID, "name": META, "input": USER}),
+        "mcp_tool_use": _obj({"id": ID, "name": VALUES, "server_name": VALUES, "input": USER}),
+        "tool_result": _obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
+        "mcp_tool_result": _obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
+        "container_upload": _obj({"file_id": ID}),
         # Signed: must go out byte-identical or the signature is rejected.
-        "thinking": SKIP,
-        "redacted_thinking": SKIP,
+        "thinking": OPAQUE,
+        "redacted_thinking": OPAQUE,
+        **dict.fromkeys(SERVER_RESULTS, _SERVER_RESULT),
     },
     default=GENERIC,
 )  # fmt: skip
 _SOURCE.table["content"] = _obj({"content": CONTENT})
-_CONTENT_ARR.item = _BLOCK
+
+
+class _Block(Rule):
+    """A content block; one without a `type` is read as a text block (its other members
+    unknown: masked), one of an unknown type is unknown (everything masked)."""
+
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and "type" not in value:
+            return _TEXT.resolve(value)
+        return _BLOCK.resolve(value)
+
+
+_CONTENT_ARR.item = _Block()
 
 # input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
 _CUSTOM_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})
-_SERVER_TOOL = _obj({"name": SKIP, "input_examples": Arr(USER)})
+_SERVER_TOOL = _obj({"name": META, "input_examples": Arr(USER)})
 
 
 class _Tool(Rule):
@@ -70,23 +105,24 @@ class _Tool(Rule):
 
 _SKIPPED_TOP = (
     "model", "max_tokens", "stream", "temperature", "top_p", "top_k", "thinking",
-    "service_tier", "container", "anthropic_version", "anthropic_beta",
+    "service_tier", "anthropic_version", "anthropic_beta",
 )  # fmt: skip
 
 MESSAGES_REQUEST = Obj(
     {
-        **{k: SKIP for k in _SKIPPED_TOP},
-        "system": CONTENT,
-        "messages": Arr(Obj({"role": SKIP, "content": CONTENT}, default=GENERIC)),
+        **dict.fromkeys(_SKIPPED_TOP, META),
+        "container": ID,  # a container id, or {id, skills: [{skill_id, type, version}]}
+        "system": _TEXTS,
+        "messages": Arr(Obj({"role": META, "content": CONTENT}, default=GENERIC)),
         "tools": Arr(_Tool()),
-        "tool_choice": _obj({"name": VALUES, "disable_parallel_tool_use": SKIP}),
+        "tool_choice": _obj({"name": VALUES, "disable_parallel_tool_use": META}),
         # structured outputs: a JSON Schema (property names are keys)
-        "output_config": _obj({"format": _obj({"schema": SCHEMA}), "effort": SKIP}),
+        "output_config": _obj({"format": _obj({"schema": SCHEMA}), "effort": META}),
     },
     default=GENERIC,
 )
 BATCH_REQUEST = Obj(
-    {"requests": Arr(Obj({"custom_id": SKIP, "params": MESSAGES_REQUEST}, default=GENERIC))},
+    {"requests": Arr(Obj({"custom_id": ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
     default=GENERIC,
 )
 
@@ -94,18 +130,23 @@ BATCH_REQUEST = Obj(
 
 _RESP_BLOCK = Typed(
     {
-        "text": _obj({"text": PROSE}),
-        "tool_use": _TOOL_USE,
-        "server_tool_use": _TOOL_USE,
-        "mcp_tool_use": _obj({"id": SKIP, "name": VALUES, "server_name": VALUES, "input": USER}),
-        "thinking": SKIP,
-        "redacted_thinking": SKIP,
+        "text": _obj({"text": PROSE, "citations": Arr(_CITATION)}),
+        "tool_use": _obj({"id": ID, "name": VALUES, "input": USER}),
+        "server_tool_use": _obj({"id": ID, "name": VALUES, "input": USER}),
+        "mcp_tool_use": _obj({"id": ID, "name": VALUES, "server_name": VALUES, "input": USER}),
+        "mcp_tool_result": _obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
+        "container_upload": _obj({"file_id": ID}),
+        "thinking": OPAQUE,
+        "redacted_thinking": OPAQUE,
+        **dict.fromkeys(SERVER_RESULTS, _SERVER_RESULT),
     },
     default=GENERIC,
 )
 _MESSAGE = Obj(
     {
-        **{k: SKIP for k in ("id", "type", "role", "model", "stop_reason", "usage", "container")},
+        **dict.fromkeys(("type", "role", "model", "stop_reason", "usage"), META),
+        "id": ID,
+        "container": ID,
         "content": Arr(_RESP_BLOCK),
         "stop_sequence": VALUES,
     },
@@ -114,19 +155,50 @@ _MESSAGE = Obj(
 MESSAGE_RESPONSE: Rule = _MESSAGE  # also error bodies: {"type":"error","error":{...}}
 # One line of a batch's results (JSON lines): `result` holds a whole Message.
 BATCH_RESULT = Obj(
-    {"custom_id": SKIP, "result": Obj({"type": SKIP, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
+    {"custom_id": ID, "result": Obj({"type": META, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
     default=GENERIC,
 )
-_START = Obj({"type": SKIP, "index": SKIP, "content_block": _RESP_BLOCK}, default=GENERIC)
-_MESSAGE_START = Obj({"type": SKIP, "message": _MESSAGE}, default=GENERIC)
+_START = Obj({"type": META, "index": META, "content_block": _RESP_BLOCK}, default=GENERIC)
+_MESSAGE_START = Obj({"type": META, "message": _MESSAGE}, default=GENERIC)
 _MESSAGE_DELTA = Obj(
-    {"type": SKIP, "usage": SKIP, "delta": Obj({"stop_reason": SKIP, "stop_sequence": VALUES}, default=GENERIC)},
+    {"type": META, "usage": META, "delta": Obj({"stop_reason": META, "stop_sequence": VALUES,
+                                                "container": _obj({"id": ID})}, default=GENERIC)},
     default=GENERIC,
 )  # fmt: skip
-_DELTA = Obj(
-    {"type": SKIP, "index": SKIP, "delta": Obj({"type": SKIP, "text": PROSE, "partial_json": PROSE}, default=GENERIC)},
+_DELTA_TYPES = Typed(
+    {
+        "text_delta": _obj({"text": PROSE}),
+        "input_json_delta": _obj({"partial_json": PROSE}),
+        "thinking_delta": OPAQUE,
+        "signature_delta": OPAQUE,
+        "citations_delta": _obj({"citation": _CITATION}),
+    },
     default=GENERIC,
-)  # fmt: skip
+)
+_DELTA = Obj({"type": META, "index": META, "delta": _DELTA_TYPES}, default=GENERIC)
+# Each event of a stream by its type (the stream below restores with these; the audit
+# and the views read them too).
+EVENTS: dict[str, Rule] = {
+    "message_start": _MESSAGE_START,
+    "content_block_start": _START,
+    "content_block_delta": _DELTA,
+    "content_block_stop": META,
+    "message_delta": _MESSAGE_DELTA,
+    "message_stop": META,
+    "ping": META,
+    "error": Obj({"type": META, "error": VALUES}, default=GENERIC),
+}
+STREAM_EVENT: Rule = Typed(EVENTS, default=GENERIC)
+
+
+def delta_kind(delta_type: str) -> str:
+    """The kind of a content_block_delta's text by its delta type (fields.KINDS)."""
+    return _DELTA_TYPES.table.get(delta_type, GENERIC).kind
+
+
+def block_kind(block_type: str) -> str:
+    """The kind of a response content block by its type (thinking: opaque)."""
+    return _RESP_BLOCK.table.get(block_type, GENERIC).kind
 
 # The exact shape the API sends for a delta, so the hot path needs no json.loads. The
 # trailing spaces are real (see the recorded streams). Anything else takes the slow path.

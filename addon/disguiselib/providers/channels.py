@@ -24,6 +24,7 @@ class Chan(Rule):
     """A string that belongs to a stream channel: it goes through that channel's window."""
 
     string = True
+    kind = "text"
 
     def __init__(self, key: tuple, mode: int, parts: bool = False) -> None:
         self.key = key

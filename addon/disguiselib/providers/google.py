@@ -31,8 +31,8 @@ from __future__ import annotations
 import json
 import re
 
-from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Either, Obj, Rule
-from .fields import GENERIC, SCHEMA
+from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
+from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
 
 # Candidates one stream may hold text for at once (candidateCount is at most 8 on
 # today's models); past this the stream ends with an explicit error.
@@ -63,35 +63,38 @@ class _Part(Rule):
 
     def resolve(self, value: object) -> Rule:
         if isinstance(value, dict) and (value.get("thought") is True):
-            return SKIP
+            return OPAQUE
         return self.part
 
 
 # -- requests ---------------------------------------------------------------------------
 
-_FUNCTION_CALL = _obj({"id": SKIP, "name": VALUES, "args": USER, "willContinue": SKIP})
+_FUNCTION_CALL = _obj({"id": ID, "name": VALUES, "args": USER, "willContinue": META})
+# Base64 media with its MIME type: a binary type passes untouched, text (text/plain,
+# text/csv, application/json, text/markdown, ...) is decoded, masked and encoded again.
+_INLINE_DATA = Media("data", ("mimeType", "mime_type"), _both({"displayName": VALUES}))
 _PART_FIELDS: dict[str, Rule] = {
     "text": VALUES,
-    "thought": SKIP,
-    "thoughtSignature": SKIP,  # signed by the provider: byte-identical or rejected
-    "inlineData": SKIP,  # base64 media
-    "fileData": SKIP,  # a file URI the provider resolves
-    "videoMetadata": SKIP,
-    "mediaResolution": SKIP,
+    "thought": META,
+    "thoughtSignature": OPAQUE,  # signed by the provider: byte-identical or rejected
+    "inlineData": _INLINE_DATA,
+    "fileData": _obj({"fileUri": ID, "mimeType": META, "displayName": VALUES}),  # a file the provider resolves
+    "videoMetadata": META,
+    "mediaResolution": META,
     "functionCall": _FUNCTION_CALL,
-    "executableCode": _obj({"id": SKIP, "language": SKIP, "code": VALUES}),
-    "codeExecutionResult": _obj({"id": SKIP, "outcome": SKIP, "output": VALUES}),
+    "executableCode": _obj({"id": ID, "language": META, "code": VALUES}),
+    "codeExecutionResult": _obj({"id": ID, "outcome": META, "output": VALUES}),
 }
 _REQ_PART = _Part(_obj({}))  # fields below (functionResponse parts are parts too)
 _FUNCTION_RESPONSE = _obj(
-    {"id": SKIP, "name": VALUES, "response": USER, "parts": Arr(_REQ_PART), "willContinue": SKIP, "scheduling": SKIP}
+    {"id": ID, "name": VALUES, "response": USER, "parts": Arr(_REQ_PART), "willContinue": META, "scheduling": META}
 )
 _REQ_PART.part = _obj({**_PART_FIELDS, "functionResponse": _FUNCTION_RESPONSE})
-CONTENT = _obj({"role": SKIP, "parts": Arr(_REQ_PART)})
+CONTENT = _obj({"role": META, "parts": Arr(_REQ_PART)})
 
 _FUNCTION_DECLARATION = _obj(
     {
-        "name": VALUES, "description": VALUES, "behavior": SKIP,
+        "name": VALUES, "description": VALUES, "behavior": META,
         "parameters": SCHEMA, "parametersJsonSchema": SCHEMA,
         "response": SCHEMA, "responseJsonSchema": SCHEMA,
     }
@@ -100,7 +103,7 @@ _FUNCTION_DECLARATION = _obj(
 # configuration, no prose: their string values are masked like any unknown field.
 _TOOL = _obj({"functionDeclarations": Arr(_FUNCTION_DECLARATION)})
 _TOOL_CONFIG = _obj(
-    {"functionCallingConfig": _obj({"mode": SKIP, "allowedFunctionNames": VALUES, "streamFunctionCallArguments": SKIP})}
+    {"functionCallingConfig": _obj({"mode": META, "allowedFunctionNames": VALUES, "streamFunctionCallArguments": META})}
 )
 _GENERATION_SKIPPED = (
     "temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "seed", "presencePenalty",
@@ -110,47 +113,56 @@ _GENERATION_SKIPPED = (
 )  # fmt: skip
 _GENERATION_CONFIG = _obj(
     {
-        **{k: SKIP for k in _GENERATION_SKIPPED},
+        **dict.fromkeys(_GENERATION_SKIPPED, META),
         "responseSchema": SCHEMA, "responseJsonSchema": SCHEMA, "_responseJsonSchema": SCHEMA,
         "stopSequences": VALUES,  # the model stops at the disguised text it writes
     }
 )  # fmt: skip
 
-GENERATE_REQUEST = _obj(
-    {
-        "model": SKIP,
-        "contents": Arr(CONTENT),
-        "systemInstruction": Either(VALUES, CONTENT),
-        "tools": Arr(_TOOL),
-        "toolConfig": _TOOL_CONFIG,
-        "generationConfig": _GENERATION_CONFIG,
-        "safetySettings": SKIP,  # categories and thresholds (enums)
-        "cachedContent": SKIP,  # a resource name ("cachedContents/..."): a reference, untouched
-        "serviceTier": SKIP,
-    }
-)
+_GENERATE_FIELDS: dict[str, Rule] = {
+    "model": META,
+    "contents": Arr(CONTENT),
+    "systemInstruction": Either(VALUES, CONTENT),
+    "tools": Arr(_TOOL),
+    "toolConfig": _TOOL_CONFIG,
+    "generationConfig": _GENERATION_CONFIG,
+    "safetySettings": META,  # categories and thresholds (enums)
+    "cachedContent": ID,  # a resource name ("cachedContents/..."): a reference, untouched
+    "serviceTier": META,
+}
+GENERATE_REQUEST = _obj(_GENERATE_FIELDS)
 # countTokens: {"contents": [...]} or {"generateContentRequest": {...}}
 GENERATE_REQUEST.fields["generateContentRequest"] = GENERATE_REQUEST
 GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST
+
+# Explicit caching: a CachedContent carries what a generateContent request would
+# (contents, systemInstruction, tools, toolConfig) and is masked the same way, once, when
+# it is created (POST .../cachedContents) or updated (PATCH .../cachedContents/{id}).
+# https://ai.google.dev/api/caching#CachedContent
+_CACHE_META = ("ttl", "expireTime", "createTime", "updateTime", "usageMetadata")
+CACHED_CONTENT = _obj(
+    {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": ID, "displayName": VALUES}
+)
+CACHED_CONTENT_LIST = _obj({"cachedContents": Arr(CACHED_CONTENT), "nextPageToken": ID})
 
 # -- whole responses -----------------------------------------------------------------------
 
 _RESP_PART = _Part(_obj({**_PART_FIELDS, "text": PROSE, "functionResponse": _FUNCTION_RESPONSE}))
 _CANDIDATE_FIELDS: dict[str, Rule] = _both(
     {
-        "index": SKIP, "finishReason": SKIP, "safetyRatings": SKIP, "tokenCount": SKIP,
-        "avgLogprobs": SKIP,
+        "index": META, "finishReason": META, "safetyRatings": META, "tokenCount": META,
+        "avgLogprobs": META,
         # Token by token: a disguise split over two tokens cannot be restored in place
         # (OpenAI's logprobs are passed the same way).
-        "logprobsResult": SKIP,
+        "logprobsResult": META,
         "finishMessage": VALUES,
     }
 )  # fmt: skip
-_CANDIDATE = Obj({**_CANDIDATE_FIELDS, "content": _obj({"role": SKIP, "parts": Arr(_RESP_PART)})}, default=GENERIC)
+_CANDIDATE = Obj({**_CANDIDATE_FIELDS, "content": _obj({"role": META, "parts": Arr(_RESP_PART)})}, default=GENERIC)
 _RESPONSE_FIELDS: dict[str, Rule] = _both(
     {
-        "usageMetadata": SKIP, "modelVersion": SKIP, "responseId": SKIP, "createTime": SKIP,
-        "promptFeedback": _obj({"blockReason": SKIP, "safetyRatings": SKIP}),
+        "usageMetadata": META, "modelVersion": META, "responseId": ID, "createTime": META,
+        "promptFeedback": _obj({"blockReason": META, "safetyRatings": META}),
     }
 )  # fmt: skip
 GENERATE_RESPONSE = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_CANDIDATE)}, default=GENERIC)
@@ -181,6 +193,27 @@ def _dumps(obj: object) -> str:
     except UnicodeEncodeError:
         s = json.dumps(obj, separators=(",", ":"))
     return s
+
+
+# Google's APIs: the Gemini API (/v1beta/models/...:generateContent, cachedContents,
+# files, uploads), Vertex AI (/v1/projects/P/locations/L/...). On these the API key may
+# ride in the query (`?key=AIza...`, Google's own curl examples): a credential in its
+# own place, not a leak.
+_GOOGLE_PATH = re.compile(
+    r"(?:^|/)(?:upload/)?v1(?:alpha|beta)?[0-9]*/(?:projects/[^/]+/locations/[^/]+/)?"
+    r"(?:publishers/[^/]+/)?(?:models|tunedModels|cachedContents|files|corpora|batches|operations"
+    r"|fileSearchStores|endpoints|generatedFiles|dynamic)(?:/|:|\Z)"
+)
+
+
+def credential_params(path: str) -> frozenset[str]:
+    """Query parameters that hold the client's credential on this path (no query)."""
+    return frozenset({"key"}) if _GOOGLE_PATH.search(path) else frozenset()
+
+
+def google_path(path: str) -> bool:
+    """A path of a Google generative-AI API (its errors take Google's shape)."""
+    return bool(_GOOGLE_PATH.search(path.split("?", 1)[0]))
 
 
 def error_chunk(message: str, code: int = 500, status: str = "INTERNAL") -> str:

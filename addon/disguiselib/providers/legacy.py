@@ -15,34 +15,34 @@ import json
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import PROSE, SKIP, VALUES, Arr, Obj, Rule
+from ..core.jsonspan import PROSE, VALUES, Arr, Obj, Rule
 from ..core.rules import Restorer
 from ..core.sse import Event
-from .fields import GENERIC
+from .fields import GENERIC, ID, MEDIA, META
 from .restore import restore_fn
 from .stream import SSEStream, StreamState
 
 _SKIPPED = (
     "model", "stream", "n", "best_of", "temperature", "top_p", "max_tokens", "seed", "logprobs",
-    "echo", "presence_penalty", "frequency_penalty", "logit_bias", "user", "stream_options",
+    "echo", "presence_penalty", "frequency_penalty", "logit_bias", "stream_options",
     "encoding_format", "dimensions",
 )  # fmt: skip
 
 # `prompt` / `input`: a string, a list of strings, or token arrays (numbers: untouched).
 COMPLETIONS_REQUEST = Obj(
-    {**{k: SKIP for k in _SKIPPED}, "prompt": VALUES, "suffix": VALUES, "stop": VALUES}, default=GENERIC
+    {**dict.fromkeys(_SKIPPED, META), "prompt": VALUES, "suffix": VALUES, "stop": VALUES}, default=GENERIC
 )
-EMBEDDINGS_REQUEST = Obj({**{k: SKIP for k in _SKIPPED}, "input": VALUES}, default=GENERIC)
+EMBEDDINGS_REQUEST = Obj({**dict.fromkeys(_SKIPPED, META), "input": VALUES}, default=GENERIC)
 
-_CHOICE = Obj({"index": SKIP, "finish_reason": SKIP, "logprobs": SKIP, "text": PROSE}, default=GENERIC)
+_CHOICE = Obj({"index": META, "finish_reason": META, "logprobs": META, "text": PROSE}, default=GENERIC)
 COMPLETIONS_RESPONSE = Obj(
-    {**{k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "usage")},
+    {**dict.fromkeys(("object", "created", "model", "system_fingerprint", "usage"), META), "id": ID,
      "choices": Arr(_CHOICE)},
     default=GENERIC,
 )  # fmt: skip
 # Vectors (or base64 strings of them) and usage: restoring a disguise inside base64
 # would corrupt the vector, and nothing the model wrote is in there.
-EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=SKIP)
+EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=MEDIA)
 
 
 class CompletionsStream(SSEStream):

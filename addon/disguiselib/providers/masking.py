@@ -5,10 +5,22 @@ from __future__ import annotations
 import functools
 import json
 import re
+from typing import Any, Protocol
 
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
+from .fields import media_of
+
+
+class _Api(Protocol):
+    """What masking needs of an API (registry.Api): its table, or its body model."""
+
+    @property
+    def request_rule(self) -> jsonspan.Rule | None: ...
+
+    @property
+    def request_body(self) -> Any: ...
 
 
 def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
@@ -30,6 +42,15 @@ def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+
+
+def mask_request_body(raw: bytes, api: _Api, rules: Rules, content_type: str = "") -> tuple[bytes, Session]:
+    """Mask a request body of api: one JSON document read with its request_rule, or a
+    body with a model of its own (api.request_body: the batch upload). Raises MaskError,
+    or NotTransformed for a body the API's route does not transform after all."""
+    if api.request_body is not None:
+        return api.request_body.mask(raw, content_type, rules)
+    return mask_body(raw, api.request_rule, rules)
 
 
 def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[bytes, Session]:
@@ -120,11 +141,37 @@ def _context(k: str) -> tuple[str, str]:
     return (json.dumps(k, ensure_ascii=False) + ': "', '"')
 
 
+_BINARY: Any = object()
+
+
+def _media_text(v: str, rule: jsonspan.Rule) -> Any:
+    """A string stored in a codec (the table's, or one sniffed in an unknown field):
+    (codec, decoded text, decoded raw) when it is text mask_fn reads decoded, _BINARY
+    for declared media that is not text (it passes as it came), None otherwise."""
+    if rule.media is None and rule.kind != "unknown":
+        return None
+    codec, declared = media_of(v, rule)
+    if codec is None:
+        return None
+    got = codec.decode(v)
+    if got is None:
+        return _BINARY if declared else None
+    if declared or codec.decoded(got[1]):
+        return codec, got[0], got[1]
+    return None
+
+
 def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
     """Append to out every text mask_fn(v, rule, key) would match rules against: a
     candidate for any rule in v lies in one of them."""
     if rule is jsonspan.KEY:
         out.append(v)
+        return
+    t = _media_text(v, rule)
+    if t is not None:
+        if t is not _BINARY:
+            codec, text_, _ = t
+            reads(text_, jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES, None, out)
         return
     if rule.json_text or jsonspan.looks_like_json(v):
         try:
@@ -160,7 +207,10 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     reads that JSON decoded, so an original spelled with escapes (`C:\\\\Users`,
     `M\\u00fcller`) must be found decoded: the text is masked as JSON, keys and values,
     every other byte of it kept. JSON text that does not parse (arguments cut short) is
-    masked literal by literal, decoded. Anything else is masked as text.
+    masked literal by literal, decoded. A string stored in a codec (`rule.media`: base64
+    or a data: URL of text) is decoded, masked (as JSON when its type is JSON) and
+    encoded again. Anything else is masked as text. fields.texts() reads a string the
+    same way for the leak guard and the audit (tests/providers/test_field_parity.py).
     """
 
     def text(v: str) -> str:
@@ -172,6 +222,14 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
         if rule is jsonspan.KEY:
             return spans(v)
+        t = _media_text(v, rule)
+        if t is not None:
+            if t is _BINARY:
+                return v  # binary media: passes as it came
+            codec, text_, raw = t
+            as_rule = jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES
+            new = as_text(text_, fn(text_, as_rule, None))
+            return v if new == text_ else codec.encode(new, raw)
         if rule.json_text or jsonspan.looks_like_json(v):
             try:
                 inner = jsonspan.loads(v)
@@ -196,3 +254,7 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
         return spans(v)
 
     return fn
+
+
+def as_text(v: str, new: str | jsonspan.Spans) -> str:
+    return jsonspan.splice(v, list(new)) if isinstance(new, jsonspan.Spans) else new

@@ -15,40 +15,27 @@ import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
+from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
 from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
-from .fields import GENERIC, SCHEMA, Vocabulary, _obj
+from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, _obj
 from .logprobs import clean_alternatives
 from .restore import restore_fn
 from .stream import StreamState
 
-
-class _DataUrl(Rule):
-    """An image or file URL: a `data:` URL is base64 payload (never touched); any other
-    URL is masked like text."""
-
-    string = True
-
-    def resolve(self, value: object) -> Rule:
-        if isinstance(value, str) and value[:5].lower() == "data:":
-            return SKIP
-        return VALUES
-
-
-DATA_URL = _DataUrl()
-_REASONING = {"reasoning_content": SKIP, "reasoning": SKIP, "reasoning_details": SKIP}
+_REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": OPAQUE}
 
 # -- Chat Completions requests --------------------------------------------------------
 
 _CHAT_PART = Typed(
     {
         "text": _obj({"text": VALUES}),
-        "image_url": _obj({"image_url": _obj({"url": DATA_URL, "detail": SKIP})}),
-        "input_audio": _obj({"input_audio": SKIP}),
-        "file": _obj({"file": _obj({"file_data": SKIP, "file_id": SKIP, "filename": VALUES})}),
+        "image_url": _obj({"image_url": _obj({"url": DATA_URL, "detail": META})}),
+        "input_audio": _obj({"input_audio": _obj({"data": MEDIA, "format": META})}),  # wav, mp3
+        # file_data: a data: URL (a PDF: binary, untouched; text: decoded, masked)
+        "file": _obj({"file": _obj({"file_data": DATA_URL, "file_id": ID, "filename": VALUES})}),
         "refusal": _obj({"refusal": VALUES}),
     },
     default=GENERIC,
@@ -56,26 +43,26 @@ _CHAT_PART = Typed(
 _CHAT_CONTENT = Either(VALUES, Arr(_CHAT_PART))
 _FUNCTION_CALL = _obj({"name": VALUES, "arguments": JSON_TEXT})
 _CHAT_TOOL_CALL = _obj(
-    {"id": SKIP, "function": _FUNCTION_CALL, "custom": _obj({"name": VALUES, "input": VALUES})}
+    {"id": ID, "function": _FUNCTION_CALL, "custom": _obj({"name": VALUES, "input": VALUES})}
 )
 _CHAT_MESSAGE = Obj(
     {
-        "role": SKIP, "content": _CHAT_CONTENT, "name": VALUES, "refusal": VALUES,
-        "tool_calls": Arr(_CHAT_TOOL_CALL), "tool_call_id": SKIP, "function_call": _FUNCTION_CALL,
-        "audio": SKIP, **_REASONING,
+        "role": META, "content": _CHAT_CONTENT, "name": VALUES, "refusal": VALUES,
+        "tool_calls": Arr(_CHAT_TOOL_CALL), "tool_call_id": ID, "function_call": _FUNCTION_CALL,
+        "audio": _obj({"id": ID}), **_REASONING,
     },
     default=GENERIC,
 )  # fmt: skip
 _FUNCTION_DEF = _obj(
-    {"name": VALUES, "description": VALUES, "parameters": SCHEMA, "output_schema": SCHEMA, "strict": SKIP}
+    {"name": VALUES, "description": VALUES, "parameters": SCHEMA, "output_schema": SCHEMA, "strict": META}
 )
 _CHAT_TOOL = _obj({"function": _FUNCTION_DEF, "custom": _obj({"name": VALUES, "description": VALUES})})
 _TOOL_CHOICE = Either(
     Vocabulary(("auto", "none", "required")),  # anything else is masked
     _obj({"function": _obj({"name": VALUES}), "custom": _obj({"name": VALUES}), "name": VALUES,
-          "mode": SKIP, "tools": GENERIC}),
+          "mode": META, "tools": GENERIC}),
 )  # fmt: skip
-_JSON_SCHEMA_FORMAT = _obj({"name": VALUES, "description": VALUES, "schema": SCHEMA, "strict": SKIP})
+_JSON_SCHEMA_FORMAT = _obj({"name": VALUES, "description": VALUES, "schema": SCHEMA, "strict": META})
 
 _CHAT_SKIPPED = (
     "model", "stream", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens",
@@ -88,7 +75,7 @@ _CHAT_SKIPPED = (
 # identifier that is an original (an e-mail as user id) never leaves; see docs/fields.md.
 CHAT_REQUEST = Obj(
     {
-        **{k: SKIP for k in _CHAT_SKIPPED},
+        **dict.fromkeys(_CHAT_SKIPPED, META),
         "messages": Arr(_CHAT_MESSAGE),
         "tools": Arr(_CHAT_TOOL),
         "functions": Arr(_FUNCTION_DEF),
@@ -101,18 +88,20 @@ CHAT_REQUEST = Obj(
 )
 
 
-_TOOL_CALL_OUT = _obj({"id": SKIP, "function": _obj({"name": VALUES, "arguments": JSON_TEXT}),
+_TOOL_CALL_OUT = _obj({"id": ID, "function": _obj({"name": VALUES, "arguments": JSON_TEXT}),
                        "custom": _obj({"name": VALUES, "input": VALUES})})
 # Compatible providers (Mistral) send content as parts; thinking parts pass untouched.
-_CHAT_OUT_PART = Typed({"text": _obj({"text": PROSE}), "thinking": SKIP}, default=GENERIC)
-_AUDIO_OUT = _obj({"id": SKIP, "data": SKIP, "expires_at": SKIP, "transcript": PROSE})
+_CHAT_OUT_PART = Typed({"text": _obj({"text": PROSE}), "thinking": OPAQUE}, default=GENERIC)
+_AUDIO_OUT = _obj({"id": ID, "data": MEDIA, "expires_at": META, "transcript": PROSE})
+_ENVELOPE = {**dict.fromkeys(("object", "created", "model", "system_fingerprint", "service_tier", "usage"), META),
+             "id": ID}  # fmt: skip
 CHAT_RESPONSE = Obj(
     {
-        **{k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")},
+        **_ENVELOPE,
         "choices": Arr(Obj({
-            "index": SKIP, "finish_reason": SKIP, "logprobs": SKIP,
+            "index": META, "finish_reason": META, "logprobs": META,
             "message": Obj({
-                "role": SKIP, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
+                "role": META, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
                 "tool_calls": Arr(_TOOL_CALL_OUT),
                 "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}),
                 "audio": _AUDIO_OUT, "annotations": GENERIC, **_REASONING,
@@ -124,10 +113,10 @@ CHAT_RESPONSE = Obj(
 
 # -- retrievals (stored completions: literals only, see registry.py) -------------------
 
-CHAT_LIST = Obj({"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(CHAT_RESPONSE)}, default=GENERIC)
+CHAT_LIST = Obj({"object": META, "first_id": ID, "last_id": ID, "data": Arr(CHAT_RESPONSE)}, default=GENERIC)
 _STORED_MESSAGE = Obj(
     {
-        "id": SKIP, "role": SKIP, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
+        "id": ID, "role": META, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
         "content_parts": Arr(_CHAT_PART), "name": VALUES, "tool_calls": Arr(_TOOL_CALL_OUT),
         "function_call": _obj({"name": VALUES, "arguments": JSON_TEXT}), "audio": _AUDIO_OUT,
         "annotations": GENERIC, **_REASONING,
@@ -135,7 +124,7 @@ _STORED_MESSAGE = Obj(
     default=GENERIC,
 )  # fmt: skip
 CHAT_STORED_MESSAGES = Obj(
-    {"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(_STORED_MESSAGE)}, default=GENERIC
+    {"object": META, "first_id": ID, "last_id": ID, "data": Arr(_STORED_MESSAGE)}, default=GENERIC
 )
 
 
@@ -149,20 +138,20 @@ class _ChatChoice(Rule):
 
     def resolve(self, value: object) -> Rule:
         k = value.get("index", 0) if isinstance(value, dict) else 0
-        parts = Typed({"text": _obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": SKIP},
+        parts = Typed({"text": _obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": OPAQUE},
                       default=GENERIC)  # fmt: skip
         delta = Obj({
-            "role": SKIP,
+            "role": META,
             "content": Either(Chan((k, "content"), Window.TEXT), Arr(parts)),
             "refusal": Chan((k, "refusal"), Window.TEXT),
-            "audio": _obj({"id": SKIP, "data": SKIP, "expires_at": SKIP,
+            "audio": _obj({"id": ID, "data": MEDIA, "expires_at": META,
                            "transcript": Chan((k, "transcript"), Window.TEXT)}),
             "tool_calls": Arr(_ChatToolCall(k)),
             "function_call": _obj({"name": VALUES, "arguments": Chan((k, "fc"), Window.JSON)}),
             **_REASONING,
         }, default=GENERIC)  # fmt: skip
         delta.mark = k  # where held tails can be inserted when this choice finishes
-        return Obj({"index": SKIP, "finish_reason": SKIP, "logprobs": SKIP, "delta": delta}, default=GENERIC)
+        return Obj({"index": META, "finish_reason": META, "logprobs": META, "delta": delta}, default=GENERIC)
 
 
 class _ChatToolCall(Rule):
@@ -175,17 +164,23 @@ class _ChatToolCall(Rule):
         j = value.get("index", 0) if isinstance(value, dict) else 0
         return _obj(
             {
-                "index": SKIP, "id": SKIP,
+                "index": META, "id": ID,
                 "function": _obj({"name": VALUES, "arguments": Chan((self.choice, "tool", j), Window.JSON)}),
             }
         )  # fmt: skip
 
 
 _CHUNK = Obj(
-    {k: SKIP for k in ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")}
-    | {"obfuscation": SKIP, "choices": Arr(_ChatChoice())},
+    {**_ENVELOPE, "obfuscation": META, "choices": Arr(_ChatChoice())},
     default=GENERIC,
 )  # fmt: skip
+
+STREAM_EVENT: Rule = _CHUNK  # one chunk of a stream (the audit and the views read it too)
+
+
+def delta_kind(field: str) -> str:
+    """The kind of a streamed choice delta's member (reasoning: opaque)."""
+    return _REASONING[field].kind if field in _REASONING else "text"
 
 # The shapes nearly every streamed token has: one choice, content only; or one choice,
 # one tool call, arguments only. `"choices":[` can only be the real key: a quote inside

@@ -11,168 +11,20 @@ import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
+from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Obj, Rule, escaped_name
 from ..core.rules import Restorer
 from ..core.sse import Event, parse_event, split
 from ..errors import StreamError
 from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
-from .fields import GENERIC, SCHEMA, _obj
+from .fields import GENERIC, ID, META, OPAQUE, _obj
 from .logprobs import clean_alternatives
-from .openai_chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _STR, _TOOL_CHOICE, DATA_URL
+from .openai_chat import _STR
+from .responses_fields import _ANNOTATION, _OUT_ITEM, _OUT_PART, INPUT_ITEMS_LIST, RESPONSE_OBJECT, RESPONSES_REQUEST
 from .restore import restore_doc
 from .stream import StreamState
 
-# -- Responses requests ----------------------------------------------------------------
-
-_IN_PART = Typed(
-    {
-        "input_text": _obj({"text": VALUES}),
-        "output_text": _obj({"text": VALUES, "annotations": GENERIC, "logprobs": SKIP}),
-        "input_image": _obj({"image_url": DATA_URL, "file_id": SKIP, "detail": SKIP}),
-        "input_file": _obj({"file_data": SKIP, "file_id": SKIP, "filename": VALUES, "file_url": VALUES}),
-        "input_audio": _obj({"input_audio": SKIP}),
-        "refusal": _obj({"refusal": VALUES}),
-        "summary_text": _obj({"text": VALUES}),
-    },
-    default=GENERIC,
-)  # fmt: skip
-_IN_CONTENT = Either(VALUES, Arr(_IN_PART))
-# A tool an MCP server lists: its input_schema is a JSON Schema (property names are keys).
-_MCP_TOOL = _obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "annotations": GENERIC})
-_MESSAGE_ITEM = _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": _IN_CONTENT})
-_INPUT_ITEM = Typed(
-    {
-        "message": _MESSAGE_ITEM,
-        "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
-        "function_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
-        "custom_tool_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        # Reasoning items carry encrypted_content and go back exactly as they came.
-        "reasoning": SKIP,
-        "item_reference": SKIP,
-        "compaction": SKIP,  # encrypted_content only
-        "mcp_call": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT,
-                          "approval_request_id": SKIP}),
-        "mcp_approval_request": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES,
-                                      "arguments": JSON_TEXT}),
-        "mcp_approval_response": _obj({"id": SKIP, "approval_request_id": SKIP}),
-        "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
-    },
-    default=GENERIC,
-)  # fmt: skip
-
-
-class _Item(Rule):
-    """An input item; one without a `type` is a message ({"role", "content"})."""
-
-    string = True
-
-    def resolve(self, value: object) -> Rule:
-        if isinstance(value, dict) and "type" not in value:
-            return _MESSAGE_ITEM
-        return _INPUT_ITEM.resolve(value)
-
-
-_RESPONSES_TOOL = Typed(
-    {
-        "function": _FUNCTION_DEF,
-        "custom": _obj({"name": VALUES, "description": VALUES, "format": GENERIC}),
-        "tool_search": _obj({"description": VALUES, "parameters": SCHEMA}),
-    },
-    default=_obj({"name": SKIP}),  # built-in tools (web_search, file_search, ...)
-)
-# a namespace groups the client's own tools under a name of the client's
-_RESPONSES_TOOL.table["namespace"] = _obj({"name": VALUES, "description": VALUES, "tools": Arr(_RESPONSES_TOOL)})
-# input items that carry tool definitions
-_INPUT_ITEM.table["additional_tools"] = _obj({"id": SKIP, "tools": Arr(_RESPONSES_TOOL)})
-_INPUT_ITEM.table["tool_search_output"] = _obj({"id": SKIP, "call_id": SKIP, "tools": Arr(_RESPONSES_TOOL)})
-_TEXT_CONFIG = _obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": SKIP})
-_INPUT_ITEM.table["configuration_update"] = _obj({"id": SKIP, "text": _TEXT_CONFIG})
-_RESPONSES_SKIPPED = (
-    "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
-    "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
-    "service_tier", "truncation", "background", "prompt_cache_retention",
-    "top_logprobs", "stream_options", "conversation",
-)  # fmt: skip
-# A reusable prompt: its variables are substituted into what the model reads.
-_PROMPT = _obj({"id": SKIP, "version": SKIP, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
-RESPONSES_REQUEST = Obj(
-    {
-        **{k: SKIP for k in _RESPONSES_SKIPPED},
-        "prompt": _PROMPT,
-        "instructions": Either(VALUES, Arr(_Item())),
-        "input": Either(VALUES, Arr(_Item())),
-        "tools": Arr(_RESPONSES_TOOL),
-        "tool_choice": _TOOL_CHOICE,
-        "text": _TEXT_CONFIG,
-    },
-    default=GENERIC,
-)
-
-_OUT_PART = Typed(
-    {
-        "output_text": _obj({"text": PROSE, "annotations": GENERIC, "logprobs": SKIP}),
-        "refusal": _obj({"refusal": PROSE}),
-        "reasoning_text": SKIP,  # reasoning: untouched, like thinking
-    },
-    default=GENERIC,
-)
-_OUT_ITEM = Typed(
-    {
-        "message": _obj({"id": SKIP, "role": SKIP, "status": SKIP, "content": Arr(_OUT_PART)}),
-        "function_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "arguments": JSON_TEXT}),
-        "custom_tool_call": _obj({"id": SKIP, "call_id": SKIP, "name": VALUES, "input": VALUES}),
-        "mcp_call": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT,
-                          "approval_request_id": SKIP}),
-        "mcp_approval_request": _obj({"id": SKIP, "name": VALUES, "server_label": VALUES,
-                                      "arguments": JSON_TEXT}),
-        "mcp_list_tools": _obj({"id": SKIP, "server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
-        "image_generation_call": _obj({"id": SKIP, "result": SKIP}),  # base64 image
-        "additional_tools": _obj({"id": SKIP, "tools": Arr(_RESPONSES_TOOL)}),
-        "tool_search_output": _obj({"id": SKIP, "call_id": SKIP, "tools": Arr(_RESPONSES_TOOL)}),
-        # outputs of calls, listed back: their file parts are base64 (never touched)
-        "function_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        "custom_tool_call_output": _obj({"id": SKIP, "call_id": SKIP, "output": _IN_CONTENT}),
-        "mcp_approval_response": _obj({"id": SKIP, "approval_request_id": SKIP}),
-        "compaction": SKIP,
-        "reasoning": SKIP,
-    },
-    default=GENERIC,
-)
-RESPONSE_OBJECT = Obj(
-    {
-        **{k: SKIP for k in _RESPONSES_SKIPPED if k not in ("reasoning",)},
-        **{k: SKIP for k in ("id", "object", "created_at", "completed_at", "status", "usage", "reasoning")},
-        "output": Arr(_OUT_ITEM),
-        # the request's own fields, echoed back: restored like the request was masked
-        "prompt": _PROMPT,
-        "instructions": Either(VALUES, Arr(_Item())),
-        "tools": Arr(_RESPONSES_TOOL),
-        "tool_choice": _TOOL_CHOICE,
-        "text": _TEXT_CONFIG,
-    },
-    default=GENERIC,
-)  # fmt: skip
-
-
-# -- retrievals (stored responses: literals only, see registry.py) ---------------------
-
-class _AnyItem(Rule):
-    """An item listed back by input_items: an input item, or an output item (a message
-    with output_text parts, a call the model made)."""
-
-    string = True
-
-    def resolve(self, value: object) -> Rule:
-        if isinstance(value, dict) and value.get("type") in _OUT_ITEM.table and value.get("role") == "assistant":
-            return _OUT_ITEM.resolve(value)
-        return _Item().resolve(value)
-
-
-INPUT_ITEMS_LIST = Obj(
-    {"object": SKIP, "first_id": SKIP, "last_id": SKIP, "data": Arr(_AnyItem())}, default=GENERIC
-)
+__all__ = ["INPUT_ITEMS_LIST", "RESPONSE_OBJECT", "RESPONSES_REQUEST", "STREAM_EVENT", "ResponsesStream", "event_rule"]
 
 # -- Responses streams -----------------------------------------------------------------
 
@@ -218,7 +70,7 @@ _DONES = {
     "response.shell_call_command.done": ("response.shell_call_command.delta", "command", VALUES),
     "response.audio.transcript.done": ("response.audio.transcript.delta", "", VALUES),  # no text of its own
 }  # fmt: skip
-_SNAPSHOT = {
+_SNAPSHOT: dict[str, Rule] = {
     "response.output_item.added": Obj({"item": _OUT_ITEM}, default=GENERIC),
     "response.output_item.done": Obj({"item": _OUT_ITEM}, default=GENERIC),
     "response.content_part.added": Obj({"part": _OUT_PART}, default=GENERIC),
@@ -233,9 +85,55 @@ _FAST_FIELDS = {
     "output_index": re.compile(r'"output_index":(\d+)'),
     "content_index": re.compile(r'"content_index":(\d+)'),
 }
+_SNAPSHOT["response.output_text.annotation.added"] = Obj({"annotation": _ANNOTATION, "item_id": ID}, default=GENERIC)
 _RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _OPAQUE = frozenset({"response.audio.delta", "response.image_generation_call.partial_image"})
+_DONE_RULES = {t: Obj({field: rule, "name": VALUES}, default=SKIP) for t, (_, field, rule) in _DONES.items()}
+_DELTA_RULES = {
+    t: Obj({"delta": JSON_TEXT if mode == Window.JSON else PROSE, "item_id": ID}, default=SKIP)
+    for t, (_, mode) in _DELTAS.items()
+}
+
+
+# The envelope every event of the stream has (https://platform.openai.com/docs/api-reference/responses-streaming):
+# positions and the item's id; anything else in an event this table does not know fails
+# closed (restored).
+_ENVELOPE_FIELDS: dict[str, Rule] = {
+    **dict.fromkeys(("sequence_number", "output_index", "content_index", "summary_index"), META), "item_id": ID,
+}
+_EVENT_ENVELOPE = _obj(_ENVELOPE_FIELDS)
+
+
+def event_rule(t: object, obj: dict) -> Rule:
+    """The table of one stream event by its type: what the stream restores in it (a
+    delta's text goes through its channel's window instead), what passes untouched."""
+    if not isinstance(t, str):
+        return GENERIC
+    if t in _DELTA_RULES:
+        return _DELTA_RULES[t]  # type: ignore[index]
+    if t in _DONE_RULES:
+        return _DONE_RULES[t]  # type: ignore[index]
+    if t in _SNAPSHOT:
+        return _SNAPSHOT[t]  # type: ignore[index]
+    if isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
+        return OPAQUE  # reasoning (like thinking), base64 audio and images
+    if t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
+        return _RESPONSE_EVENT
+    return _EVENT_ENVELOPE if t.startswith("response.") else GENERIC
+
+
+class _Event(Rule):
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        return event_rule(value.get("type"), value).resolve(value)
+
+
+STREAM_EVENT: Rule = _Event()
 
 
 def _channel(t: str, obj: dict) -> tuple:
@@ -333,38 +231,33 @@ class ResponsesStream(ChannelStream):
                     new, changed = _dumps(doc).decode("utf-8"), changed + 1
             if w.held:
                 self.events_held += 1
-        elif t in _DONES:
-            delta_type, field, rule_ = _DONES[t]
-            out.extend(self._flush(_channel(delta_type, obj), seq))
-            before = self._counts()
-            new = restore_doc(data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), self.r)
-            self._recount(before, restated=True)
-            changed = new is not data
-        elif t in _SNAPSHOT:
-            if t == "response.output_item.done":
+        else:
+            if t in _DONES:
+                out.extend(self._flush(_channel(_DONES[t][0], obj), seq))
+            elif t == "response.output_item.done":
                 item = obj.get("item")
                 item_id = item.get("id") if isinstance(item, dict) else None
                 by_pos = ("out", obj.get("output_index"))
                 for key in [k for k in self.windows if k[0] == item_id or k[0] == by_pos]:
                     out.extend(self._flush(key, seq))
-            before = self._counts()
-            new = restore_doc(data, obj, _SNAPSHOT[t], self.r)
-            self._recount(before, restated=t.endswith(".done"))
-            changed = new is not data
-        elif isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
-            new, changed = data, 0  # reasoning (like thinking), base64 audio and images: untouched
-        elif t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
-            if t in _ENDS:
+            elif t in _ENDS:
                 for key in list(self.windows):
                     out.extend(self._flush(key, seq))
-            before = self._counts()
-            new = restore_doc(data, obj, _RESPONSE_EVENT, self.r)
-            self._recount(before, restated=self.seen_response, final=t in _ENDS)
-            self.seen_response = True
-            changed = new is not data
-        else:
-            new = restore_doc(data, obj, GENERIC, self.r)
-            changed = new is not data
+            erule = event_rule(t, obj)
+            if erule is OPAQUE:
+                new, changed = data, 0
+            else:
+                before = self._counts()
+                new = restore_doc(data, obj, erule, self.r)
+                changed = new is not data
+                # what the stream restores again in whole-text events is counted once
+                if t in _DONES:
+                    self._recount(before, restated=True)
+                elif t in _SNAPSHOT:
+                    self._recount(before, restated=t.endswith(".done"))
+                elif erule is _RESPONSE_EVENT:
+                    self._recount(before, restated=self.seen_response, final=t in _ENDS)
+                    self.seen_response = True
         if changed:
             self.events_changed += 1
         if not changed and not self.offset:

@@ -10,12 +10,15 @@ work.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..core.jsonspan import Rule
-from ..core.rules import Restorer
-from . import anthropic, bedrock, bedrock_stream, google, legacy, openai_chat, openai_responses
+from ..core.jsonspan import Obj, Rule
+from ..core.rules import Restorer, Rules, Session
+from . import anthropic, batch, bedrock, bedrock_stream, google, legacy, openai_chat, openai_responses
+from .bodies import Reading
+from .fields import GENERIC, ID, META
 from .gemini_array import stream_for as google_stream_for
 from .gemini_live import GeminiLive
 from .gemini_stream import GeminiStream
@@ -38,6 +41,26 @@ class Api:
     # The client signs the body (AWS SigV4): a masked body must be signed again before
     # it leaves (resign.py), or, without a way to sign, refused.
     signed: bool = False
+    # A body that is not one JSON document (a multipart upload): its own model, which
+    # masks it (mask) and tells the leak guard what it holds (readings); request_rule
+    # is then the table of the documents inside it.
+    request_body: BodyModel | None = None
+    # One event of the API's stream (SSE data, a streamed array's element), for those
+    # who read recorded streams (audit, views); None: the response rule.
+    events: Rule | None = None
+    # A whole response body restored otherwise than by response_rule (a downloaded file:
+    # batch.restore_results); None: restore.restore_body with response_rule.
+    whole_body: Callable[[bytes, Restorer], bytes] | None = None
+
+    @property
+    def event_rule(self) -> Rule:
+        return self.events if self.events is not None else self.response_rule
+
+
+class BodyModel(typing.Protocol):
+    def mask(self, body: bytes, content_type: str, rules: Rules) -> tuple[bytes, Session]: ...
+
+    def readings(self, body: bytes, content_type: str) -> Iterator[Reading]: ...
 
 
 ANTHROPIC_MESSAGES = Api(
@@ -46,6 +69,7 @@ ANTHROPIC_MESSAGES = Api(
     anthropic.MESSAGE_RESPONSE,
     anthropic.AnthropicStream,
     anthropic.error_body,
+    events=anthropic.STREAM_EVENT,
 )
 ANTHROPIC_BATCHES = Api(
     "anthropic.batches",
@@ -65,14 +89,15 @@ ANTHROPIC_BATCH_RESULTS = Api(
 )
 
 OPENAI_CHAT = Api(
-    "openai.chat", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body
-)
+    "openai.chat", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body,
+    events=openai_chat.STREAM_EVENT,
+)  # fmt: skip
 OPENAI_CHAT_STORED = Api(
     "openai.chat.stored", None, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body
 )
 OPENAI_CHAT_UPDATE = Api(  # POST /chat/completions/{id}: new metadata, the stored completion back
     "openai.chat.update", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream,
-    openai_chat.error_body,
+    openai_chat.error_body, events=openai_chat.STREAM_EVENT,
 )  # fmt: skip
 OPENAI_CHAT_LIST = Api(
     "openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body
@@ -86,6 +111,7 @@ OPENAI_RESPONSES = Api(
     openai_responses.RESPONSE_OBJECT,
     openai_responses.ResponsesStream,
     openai_chat.error_body,
+    events=openai_responses.STREAM_EVENT,
 )
 # POST /v1/responses/input_tokens and /v1/responses/compact take the same body as
 # creating a response (input, instructions, tools); compact answers with output items.
@@ -112,6 +138,7 @@ OPENAI_RESPONSES_STORED = Api(  # GET /responses/{id} (also ?stream=true), POST 
     openai_responses.RESPONSE_OBJECT,
     openai_responses.ResponsesStream,
     openai_chat.error_body,
+    events=openai_responses.STREAM_EVENT,
 )
 OPENAI_RESPONSES_INPUT_ITEMS = Api(
     "openai.responses.input_items",
@@ -138,7 +165,41 @@ VERTEX_ANTHROPIC = Api(
     anthropic.MESSAGE_RESPONSE,
     anthropic.AnthropicStream,
     anthropic.error_body,
+    events=anthropic.STREAM_EVENT,
 )
+# Gemini explicit caching: a CachedContent is created (POST) or updated (PATCH) with what
+# a generateContent request carries, masked the same way; reading one back restores it.
+GOOGLE_CACHED_CONTENTS = Api(
+    "google.cached_contents", google.CACHED_CONTENT, google.CACHED_CONTENT, GeminiStream, google.error_body,
+)  # fmt: skip
+GOOGLE_CACHED_CONTENTS_READ = Api(
+    "google.cached_contents.read", None, google.CACHED_CONTENT, GeminiStream, google.error_body,
+)  # fmt: skip
+GOOGLE_CACHED_CONTENTS_LIST = Api(
+    "google.cached_contents.list", None, google.CACHED_CONTENT_LIST, GeminiStream, google.error_body,
+)  # fmt: skip
+
+# OpenAI Batch: the input file (POST /v1/files, purpose=batch) masked line by line with
+# each line's API table; its results (GET /v1/files/{id}/content) restored line by line.
+_FILE_OBJECT = Obj({"id": ID, "object": META, "purpose": META, "status": META, "bytes": META,
+                    "created_at": META, "expires_at": META}, default=GENERIC)  # fmt: skip
+
+
+def _line_api(method: str, url: str) -> Rule | None:
+    api = recognise(method, url)
+    return api.request_rule if api is not None and api.request_body is None else None
+
+
+BATCH_LINE = batch.BatchLine(_line_api)
+OPENAI_FILES = Api(
+    "openai.files", BATCH_LINE, _FILE_OBJECT, openai_chat.ChatStream, openai_chat.error_body,
+    request_body=batch.BatchUpload(BATCH_LINE),
+)  # fmt: skip
+OPENAI_FILE_CONTENT = Api(
+    "openai.files.content", None, batch.RESULT_LINE, openai_chat.ChatStream, openai_chat.error_body,
+    whole_body=batch.restore_results,
+)  # fmt: skip
+
 # AWS Bedrock Runtime (bedrock.py): SigV4 signs the body, so a masked one is re-signed.
 BEDROCK_INVOKE = Api(
     "aws.bedrock.invoke", bedrock.INVOKE_REQUEST, bedrock.INVOKE_RESPONSE, anthropic.AnthropicStream,
@@ -201,9 +262,20 @@ _ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
         ("GET", rf"/responses/{_ID}", OPENAI_RESPONSES_STORED),
         ("POST", rf"/responses/{_ID}/cancel", OPENAI_RESPONSES_STORED),
         ("GET", rf"/responses/{_ID}/input_items", OPENAI_RESPONSES_INPUT_ITEMS),
+        ("POST", r"(?:/v1|/openai)/files", OPENAI_FILES),
+        ("GET", rf"(?:/v1|/openai)/files/{_ID}/content", OPENAI_FILE_CONTENT),
+        # Gemini API /v1beta/cachedContents, Vertex /v1/projects/P/locations/L/cachedContents
+        ("POST", r"/cachedContents", GOOGLE_CACHED_CONTENTS),
+        ("PATCH", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS),
+        ("GET", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS_READ),
+        ("GET", r"/cachedContents", GOOGLE_CACHED_CONTENTS_LIST),
     )
 )
 
+BY_NAME: dict[str, Api] = {
+    **{api.name: api for _, _, api in _ROUTES},
+    **{api.name: api for _, api in _PATTERN_ROUTES},
+}
 
 # -- realtime APIs over WebSocket (realtime.py) ---------------------------------------------
 
@@ -240,15 +312,7 @@ def recognise_ws(path: str) -> RealtimeApi | None:
     return None
 
 
-APIS: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        [
-            *(api.name for _, _, api in _ROUTES),
-            *(api.name for _, api in _PATTERN_ROUTES),
-            *(api.name for _, api in _WS_ROUTES),
-        ]
-    )
-)
+APIS: tuple[str, ...] = tuple(dict.fromkeys([*BY_NAME, *(api.name for _, api in _WS_ROUTES)]))
 
 
 def _path(path: str) -> str:
@@ -281,6 +345,20 @@ _LLM_SHAPED = re.compile(
     r"|/api/(?:chat|generate|embed|embeddings)\b"
     r"|/openai/deployments/"
 )
+
+
+def error_body_for(method: str, path: str, host: str = "") -> Callable[[str], bytes]:
+    """The error shape of the provider a request was meant for: its API's, Google's on
+    a Google path (cachedContents, files, a Vertex resource), Anthropic's on a Messages
+    path or host, OpenAI's otherwise."""
+    api = recognise(method, path) or recognise("POST", path)
+    if api is not None:
+        return api.error_body
+    if google.google_path(path) or "googleapis.com" in host:
+        return google.error_body
+    if "/messages" in path or "anthropic" in host:
+        return anthropic.error_body
+    return openai_chat.error_body
 
 
 def llm_shaped(path: str) -> bool:

@@ -15,6 +15,11 @@ _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 def restore_fn(r: Restorer) -> Callable[[str, jsonspan.Rule], str]:
     def fn(v: str, rule: jsonspan.Rule) -> str:
+        if rule.media is not None:
+            # Media in an answer (an echoed input file, generated data) passes as it came:
+            # restoring inside base64 could only corrupt it, and the stream classes pass
+            # events unparsed where no disguise shows in the raw bytes.
+            return v
         if rule.prose:
             return r.text(v)
         if rule.json_text:

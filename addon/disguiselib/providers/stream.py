@@ -4,7 +4,6 @@ told by its first bytes). Sans I/O."""
 
 from __future__ import annotations
 
-import bisect
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from typing import Protocol
 
 from ..core.holdback import Window
 from ..core.rules import Restorer
-from ..core.sse import Event, Framer, paired, parse_event, sniff, split
+from ..core.sse import Cuts, Event, Framer, common_prefix, count_events, parse_event, sniff, split
 from ..errors import StateError, StreamError
 from .fields import GENERIC
 from .restore import decode_field, reencode_field, restore_json
@@ -94,7 +93,6 @@ class Reverser(Protocol):
     def error_event(self, message: str) -> bytes: ...
 
 
-
 class SSEStream(Lifecycle, ABC):
     """Bytes in, bytes out: frames events and hands each to `on_event`.
 
@@ -167,11 +165,7 @@ class SSEStream(Lifecycle, ABC):
                 # where a trigger could end past it (the longest trigger back from its end).
                 k = self._skip if self._clean and block.startswith(self._clean) else 0
                 hits = self._scan(block[k:] if k else block)
-                if (
-                    not hits
-                    and self.quiet()
-                    and (self._plain or self.quiet_range(block, 0, len(block)))
-                ):
+                if not hits and self.quiet() and (self._plain or self.quiet_range(block, 0, len(block))):
                     # Nothing in it can take part in a match: the read goes on as it came.
                     self.events_in += block.count(b"\n\n", k) or block.count(b"\n\r\n", k)
                     if not self._plain:
@@ -194,7 +188,7 @@ class SSEStream(Lifecycle, ABC):
         prev, self._seen = self._seen, block
         if not prev:
             return
-        n = _common(block, prev)
+        n = common_prefix(block, prev)
         end = block.find(b"\n\n")
         if 0 <= end < n:
             n = end  # within the first event: the events in a read are counted past it
@@ -235,11 +229,11 @@ class SSEStream(Lifecycle, ABC):
                 return
             starts = [m[1] for m in self._scan(block)]
         if not starts and self.quiet() and self.quiet_range(block, 0, n):
-            self.events_in += _count(block, 0, n)
+            self.events_in += count_events(block, 0, n)
             self.passed(block, 0, n)
             out.append(block)
             return
-        cuts = _Cuts(block)
+        cuts = Cuts(block)
         pos = i = 0
         while pos < n:
             if not self.quiet():
@@ -253,7 +247,7 @@ class SSEStream(Lifecycle, ABC):
             s = cuts.start_of(starts[i], pos) if i < len(starts) else n
             if s > pos:
                 if self.quiet_range(block, pos, s):
-                    self.events_in += _count(block, pos, s)
+                    self.events_in += count_events(block, pos, s)
                     self.passed(block, pos, s)
                     out.append(block[pos:s])
                 else:
@@ -378,78 +372,6 @@ PROBE, PROBE_MIN, UNSCANNED = 64, 8, 1024
 _SKIP_MIN = 32
 
 
-def _common(a: bytes, b: bytes) -> int:
-    """The length of the longest common prefix of a and b (log n slice compares)."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _count(block: bytes, start: int, end: int) -> int:
-    """About how many events block[start:end] holds (for the flow's counters)."""
-    return block.count(b"\n\n", start, end) + block.count(b"\n\r\n", start, end)
-
-
-class _Cuts:
-    """Where the events of a block of whole events begin and end, found around a
-    position: with find/rfind where its line ends are LF or CRLF (sse.paired), else
-    from the framer's cut of the whole block."""
-
-    __slots__ = ("block", "ends")
-
-    def __init__(self, block: bytes) -> None:
-        self.block = block
-        self.ends: list[int] | None = None
-        if not paired(block):
-            ends = []
-            pos = 0
-            for raw in split(block):
-                pos += len(raw)
-                ends.append(pos)
-            self.ends = ends
-
-    def next_end(self, pos: int) -> int:
-        """The end of the event that starts at pos."""
-        if self.ends is not None:
-            return self.ends[bisect.bisect_right(self.ends, pos)]
-        b = self.block
-        c = b[pos]
-        if c == 10:  # a blank line at an event start is an event by itself
-            return pos + 1
-        if c == 13:
-            return pos + 2
-        return self.end_of(pos)
-
-    def start_of(self, p: int, lo: int) -> int:
-        """The start of the event that holds position p (at least lo, an event start)."""
-        if self.ends is not None:
-            k = bisect.bisect_right(self.ends, p)
-            return max(lo, self.ends[k - 1] if k else 0)
-        b = self.block
-        j = b.rfind(b"\n\n", lo, p)
-        k = b.rfind(b"\n\r\n", lo, p)
-        return max(j + 2 if j >= 0 else lo, k + 3 if k >= 0 else lo)
-
-    def end_of(self, p: int) -> int:
-        """The end of the event that holds position p (not a line end)."""
-        if self.ends is not None:
-            return self.ends[bisect.bisect_right(self.ends, p)]
-        b = self.block
-        j = b.find(b"\n\n", p)
-        k = b.find(b"\n\r\n", p)
-        if k < 0 or 0 <= j < k:
-            return j + 2
-        return k + 3
-
-
 class BodyStream(Lifecycle):
     """A response body of a recognised flow, told apart by its first bytes (sse.sniff):
     an event stream goes to `stream` event by event; anything else (JSON, JSON lines,
@@ -553,4 +475,3 @@ class BodyStream(Lifecycle):
         self.failure = message
         self._buf = []
         return self.error_event(f"disguise: response not reversed: {message}")
-
