@@ -104,3 +104,48 @@ def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
         if leakguard.scan_body(injected, RULES) is not None:
             seen += 1
     assert seen >= 20  # the injections were real ones
+
+
+# -- behaviours a hand mutation sample found unchecked (issue 14) ----------------------
+
+
+def test_escaped_originals_in_json_text_that_does_not_parse_are_found() -> None:
+    """Tool arguments cut short are JSON text that does not parse; the masker reads them
+    decoded literal by literal (jsonspan.transform_loose), and so does the leak guard:
+    an original spelled with escapes is found there too, cut escape and all."""
+    for args in ('{"path": "C:\\\\Users\\\\a \\"b\\"", "more": "x',  # unterminated
+                 '{"who": "\\u00dcn\\u00efc\\u00f8d\\u00e9 GmbH", "n": ',  # cut after a member
+                 '{"p": "C:\\\\Users\\\\a \\"b\\" \\u00e'):  # cut inside a \\u escape
+        try:
+            json.loads(args)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(args)
+        assert "Ünïcødé" not in args and 'C:\\Users\\a "b"' not in args
+        assert hit({"arguments": args}) == "literal in body $.arguments (JSON text)", args
+    assert hit({"arguments": '{"path": "C:\\\\Temp\\\\x", "n": '}) is None
+
+
+def test_a_header_name_holding_an_original_is_a_leak() -> None:
+    h = leakguard.scan_headers([("x-trace", "1"), ("x-acme_lookup-id", "7")], RULES)
+    assert h is not None and str(h) == "literal in header <name>"
+    h = leakguard.scan_headers([("x-user", "bob@corp.example.com")], RULES)
+    assert h is not None and str(h) == "EMAIL in header x-user"
+    assert leakguard.scan_headers([("x-api-key", "bob@corp.example.com")], RULES) is None
+
+
+def test_scan_of_an_unknown_endpoint_looks_inside_thinking_and_reasoning() -> None:
+    """An endpoint disguise does not transform is scanned whole (untouched=False): an
+    original inside a thinking block, its signature, a reasoning item, an id or base64
+    data is found; the masker's deliberate blind spots are for bodies it masked."""
+    bodies = [
+        {"messages": [{"role": "assistant", "content": [{"type": "thinking", "thinking": f"mail {BOB}"}]}]},
+        {"input": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": ACME}]}]},
+        {"input": [{"type": "reasoning", "encrypted_content": ACME}]},
+        {"id": ACME},
+        {"source": {"type": "base64", "data": ACME}},
+    ]
+    for doc in bodies:
+        assert hit(doc, untouched=True) is None, doc
+        assert hit(doc, untouched=False) is not None, doc

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
+from .core.jsonspan import transform_loose
 from .core.rules import LITERALS, Rules
 
 # Blocks that must go out byte-identical (signed) or that hold opaque data.
@@ -62,6 +63,22 @@ def _label(label: str) -> str:
 def _first(rules: Rules, s: str) -> str | None:
     spans = rules.find(s)
     return _label(spans[0][0]) if spans else None
+
+
+def _loose_first(rules: Rules, s: str) -> str | None:
+    """The first rule that matches JSON text s that does not parse, its string literals
+    decoded (an unterminated last one up to where it was cut)."""
+    found: list[str] = []
+
+    def look(text: str) -> str:
+        if not found:
+            lab = _first(rules, text)
+            if lab is not None:
+                found.append(lab)
+        return text
+
+    transform_loose(s, look)
+    return found[0] if found else None
 
 
 def _key_seg(key: str, holds_original: bool) -> str:
@@ -108,6 +125,11 @@ def scan_json(doc: object, rules: Rules, untouched: bool = True) -> Hit | None:
                     inner = _loads(v)
                 except (ValueError, RecursionError):
                     inner = None
+                    # JSON text that does not parse (arguments cut short): read literal by
+                    # literal, decoded, as the masker reads it (jsonspan.transform_loose)
+                    loose = _loose_first(rules, v)
+                    if loose is not None:
+                        return Hit(loose, f"{path} (JSON text)")
                 if _items(inner) is not None or isinstance(inner, list):
                     found = scan_json(inner, rules, untouched=False)
                     if found is not None:
