@@ -120,3 +120,19 @@ def test_match_inside_escape_is_not_a_disguise() -> None:
 def test_restored_original_is_json_escaped() -> None:
     out = streamed(['{"p": "WIN', 'PATH", "e": "[EMAIL_2]"}'], Window.JSON)
     assert json.loads(out) == {"p": 'C:\\Users\\a "b"', "e": 'q"uote\\d@x.io'}
+
+
+def test_json_text_cut_inside_an_escape_before_a_disguise_restores_like_the_whole() -> None:
+    """JSON text `"\\nova…"`: the `n` belongs to the escape `\\n`, so `nova` there is not
+    the disguise `nova`. Cut between `\\no` and `va` (and everywhere else) the window
+    gives what the whole text gives; a real `nova` after it is restored."""
+    r = RULES.restorer({})
+    text = '{"k": "\\nova-x nova-internal nova"}'
+    whole = r.json_text(text)
+    assert whole == '{"k": "\\nova-x nova-internal-internal nova-internal"}'
+    cut = text.index("\\no") + 3
+    w = Window(r, Window.JSON)
+    assert w.feed(text[:cut]) + w.feed(text[cut:]) + w.flush() == whole
+    for i in range(len(text) + 1):
+        w = Window(r, Window.JSON)
+        assert w.feed(text[:i]) + w.feed(text[i:]) + w.flush() == whole, i

@@ -91,3 +91,19 @@ def test_unterminated_last_event_is_passed_on() -> None:
     events = frame([b"data: 1\n\ndata: [DONE]"])
     assert b"".join(e.raw for e in events) == b"data: 1\n\ndata: [DONE]"
     assert summary(events)[-1] == (None, "[DONE]")
+
+
+def test_a_changed_event_that_came_with_several_data_lines_keeps_its_blank_line() -> None:
+    """with_data of an event whose data spans several `data:` lines rebuilds its lines;
+    it still ends with the blank line that ends an event, so the event after it stays an
+    event of its own (and the other fields stay)."""
+    for raw in (b"data: a\ndata: b\n\n", b"event: x\r\nid: 3\r\ndata: a\r\ndata: b\r\n\r\n", b"data:a\rdata:b\r\r"):
+        ev = parse_event(raw)
+        assert ev.span is None and ev.data == "a\nb"
+        out = ev.with_data("c\nd")
+        assert out.endswith(b"\n\n"), out
+        after = b"data: next\n\n"
+        evs = frame([out + after])
+        assert [(e.name, e.data) for e in evs] == [(ev.name, "c\nd"), (None, "next")]
+        one = frame([ev.with_data("single") + after])
+        assert [e.data for e in one] == ["single", "next"]
