@@ -101,3 +101,59 @@ def test_identity_is_not_wrapped_and_an_unknown_encoding_is_refused() -> None:
 
     with pytest.raises(StreamError, match="cannot decode"):
         pipeline.decoded(s, "x-unheard-of")
+
+
+# -- BodyStream: a body told by its first bytes -------------------------------------------
+
+
+def body_stream(content_type: str) -> BodyStream:
+    from disguiselib.providers.anthropic import MESSAGE_RESPONSE
+    from disguiselib.providers.restore import restore_body
+
+    r = RULES.restorer(PLACEHOLDERS)
+    return BodyStream(AnthropicStream(r), lambda b: restore_body(b, MESSAGE_RESPONSE, r), error_body, content_type)
+
+
+@pytest.mark.parametrize("ctype", ["", "application/json", "text/plain", "application/octet-stream"])
+@pytest.mark.parametrize("body", [b"", b"  \r\n ", b"dat", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\x00\xff"])
+def test_a_body_that_never_leaves_the_undecided_state_reaches_the_client_as_it_came(body: bytes, ctype: str) -> None:
+    """A body too short for the sniff to decide (blank, a BOM, the start of `data:`) and
+    not labelled as a stream is, at its end, a whole body: it reaches the client as it
+    came, restored (here: nothing to restore), whatever the pieces it came in."""
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
+        s = body_stream(ctype)
+        out = b"".join(s.feed(p) for p in pieces)
+        assert out == b""  # nothing goes out before the body is told
+        out += s.flush()
+        assert out == body and s.state is StreamState.DONE and s.is_sse is False
+
+
+def test_an_undecided_body_labelled_as_a_stream_ends_as_a_stream_cut_short() -> None:
+    s = body_stream("text/event-stream")
+    assert s.feed(b"  \n") == b"" and s.is_sse is None
+    out = s.flush()
+    assert s.is_sse is True and s.state is StreamState.FAILED
+    assert out.startswith(b"  \n") and b"event: error" in out
+
+
+def test_a_whole_body_and_a_stream_are_told_by_their_first_bytes_not_their_label() -> None:
+    s = body_stream("text/event-stream")
+    out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
+    assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
+    s = body_stream("application/json")
+    out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
+    assert s.is_sse is True and s.state is StreamState.DONE
+    blocks, _ = read_stream(out)
+    assert blocks[0]["text"] == "Acme Corp and bob@corp.example.com"
+    assert s.events_in == BODY.count(b"\n\n") and s.events_changed >= 1
+
+
+def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:
+    s = body_stream("application/json")
+    s.feed(b'{"a": 1')
+    assert s.fail("boom") == error_body("disguise: response not reversed: boom")
+    assert s.state is StreamState.FAILED and s.fail("again") == b"" and s.feed(b"x") == b"" and s.flush() == b""
+    s = body_stream("text/event-stream")
+    assert b"event: error" in s.error_event("x")  # undecided, labelled a stream: an event
+    s = body_stream("application/json")
+    assert s.error_event("x") == error_body("x")
