@@ -25,8 +25,8 @@ assert _spec is not None and _spec.loader is not None
 detect = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(detect)
 
-# What the shipped rules reach on the corpus (bench/detect.py): every labelled span.
-RECALL_FLOOR = 1.0
+# What the shipped rules reach on the corpus (bench/detect.py): issue 17's target.
+RECALL_FLOOR = 0.99
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_corpus_recall_no_partials_no_breaking_false_positives(default_rules: Ru
     assert res["not_intact"] == [], "mask_body changed bytes outside the record"
     assert res["disagree"] == [], "mask_body and Rules.find disagree"
     assert s["recall"] >= RECALL_FLOOR, f"recall {s['recall']:.3f}; missed: {res['misses']}"
-    assert s["kinds"] >= 85 and s["negatives"] >= 200
+    assert s["kinds"] >= 200 and s["negatives"] >= 500
 
 
 def test_corpus_labels_are_consistent() -> None:
@@ -85,13 +85,34 @@ def _crc_token(prefix: str, body: str) -> str:
         ("token_" + _crc_token("ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5"), _crc_token("ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5"), "GITHUB_PAT"),
         ("write to josé.garcía@exemple.fr today", "josé.garcía@exemple.fr", "EMAIL"),
         ("mail o'malley@dublin-tech.ie", "o'malley@dublin-tech.ie", "EMAIL"),
-        ("DATABASE_URL=postgres://app:s3cr*t#x@localhost:5432/db", "s3cr*t#x", "URL_PASSWORD"),
-        ("amqp://worker:Zq8#mLp*2@rabbitmq:5672/", "Zq8#mLp*2", "URL_PASSWORD"),
+        ("DATABASE_URL=postgres://app:s3cr*t#x@localhost:5432/db", "app:s3cr*t#x", "URL_PASSWORD"),
+        ("amqp://worker:Zq8#mLp*2@rabbitmq:5672/", "worker:Zq8#mLp*2", "URL_PASSWORD"),
         ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx9fJ2bq0m1ZcYtQ6r8sL3vH5nK2pW7dE4gF1aB0cX9yZ8uT6\nq", None, "PRIVATE_KEY"),
         ("Authorization: Basic c3ZjOnA0c3N3MHJkITIz", "c3ZjOnA0c3N3MHJkITIz", "BASIC_AUTH"),
         ("aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY1", "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY1", "AWS_SECRET_KEY"),
         ("AccountKey=" + "Ab1+" * 22 + "==;EndpointSuffix", "Ab1+" * 22 + "==", "AZURE_STORAGE_KEY"),
         ("password: 'p4ss word!'", "p4ss word!", "PASSWORD"),
+        # issue 17: the assignment forms the keyword rules missed
+        ('var sentryToken string = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"', "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ('SENTRY_TOKEN ?= "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"', "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ('SENTRY_TOKEN ::= "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"', "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ('SENTRY_TOKEN :::= "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"', "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ('$sentryToken .= "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"', "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ('System.setProperty("SENTRY_TOKEN", "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8")', "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ("<sentryToken>\n    Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8\n</sentryToken>", "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "SECRET"),
+        ('<add key="ClearTextPassword" value="Tr0ub4dor&3x" />', "Tr0ub4dor&3x", "PASSWORD"),
+        ("curl --cacert ca.crt -u elastic:P@ssw0rd$1 https://localhost:9200", "elastic:P@ssw0rd$1", "BASIC_AUTH"),
+        ("https://cafebabe:deadbeef@gems.contribsys.com/", "cafebabe:deadbeef", "URL_PASSWORD"),
+        # formats with a prefix or structure, on their own
+        ("token sntryu_" + "ab12" * 16 + " ok", "sntryu_" + "ab12" * 16, "SENTRY_TOKEN"),
+        ("use HRKU-AA" + "x9_Y" * 14 + "zz now", "HRKU-AA" + "x9_Y" * 14 + "zz", "HEROKU_KEY"),
+        ("PMAK-" + "a1" * 12 + "-" + "b2" * 17, "PMAK-" + "a1" * 12 + "-" + "b2" * 17, "POSTMAN_KEY"),
+        ("SSN 536-22-8190 on file", "536-22-8190", "US_SSN"),
+        ("inet6 fd12:3456:789a::1/64 scope global", "fd12:3456:789a::1", "PRIVATE_IPV6"),
+        ("ping6 fe80::1c2b:3aff:fe4d:5e6f%eth0", "fe80::1c2b:3aff:fe4d:5e6f%eth0", "PRIVATE_IPV6"),
+        ("Cookie: theme=dark; PHPSESSID=9f8e7d6c5b4a39281706f5e4d3c2b1a0; lang=en", "9f8e7d6c5b4a39281706f5e4d3c2b1a0", "SESSION_COOKIE"),
+        ("Kontakt: अजय@डाटामेल.भारत", "अजय@डाटामेल.भारत", "EMAIL"),
+        ("Phone: (415) 555-2671", "(415) 555-2671", "PHONE_NATIONAL"),
     ],
 )
 def test_masks_exactly_the_secret(default_rules: Rules, text: str, secret: str | None, rule: str) -> None:
@@ -117,6 +138,15 @@ def test_masks_exactly_the_secret(default_rules: Rules, text: str, secret: str |
         'if line == "-----BEGIN RSA PRIVATE KEY-----":\n    body = rest.split("-----END RSA PRIVATE KEY-----")[0]',
         'password = os.environ["DB_PASSWORD"]\ntoken = request.headers.get("Authorization")',
         '{"usage": {"input_tokens": 10240, "output_tokens": 4096}, "max_tokens": 8192}',
+        # issue 17's false positives
+        "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
+        'notes            = "Maven - io.jsonwebtoken:jjwt-jackson-0.11.2"',
+        "tokenizer = AutoTokenizer.from_pretrained('gpt2-tokenizer-v2')",
+        "invalid: 666-12-3456 and 900-45-6789; part 123-00-4567",
+        "2001:db8::1 and ::1 are not private",
+        "Set-Cookie: PHPSESSID=deleted; expires=Thu, 01-Jan-1970 00:00:01 GMT",
+        'curl -u <user:password> https://test.com/endpoint; curl -sL --user "$1:$2" "$3"',
+        'var apiToken string = os.Getenv("API_TOKEN")',
     ],
 )
 def test_issue_false_positives_are_kept(default_rules: Rules, text: str) -> None:
@@ -289,12 +319,91 @@ def test_token_value_wants_a_letter_and_a_digit_or_length() -> None:
 
 def test_docs_table_matches_the_script(default_rules: Rules) -> None:
     """docs/detection.md (linked from the README's list) is the script's output: the same
-    headline, every corpus kind and every shipped rule."""
+    headline and exactly the per-kind table `bench/detect.py --markdown` prints."""
     doc = (REPO / "docs" / "detection.md").read_text(encoding="utf-8")
     pos, neg = detect.load_corpus()
-    s = detect.summary(detect.measure(default_rules, pos, neg), pos, neg)
+    res = detect.measure(default_rules, pos, neg)
+    s = detect.summary(res, pos, neg)
     assert detect._headline(s) in doc
-    for kind in {r["kind"] for r in pos}:
-        assert f"| {kind} |" in doc
-    for name in default_rules.pattern_names:
-        assert name in doc
+    assert detect.kind_table(res) in doc
+
+
+def test_every_kind_has_two_true_and_two_false_examples() -> None:
+    """Issue 17: each kind it adds has at least two labelled true examples and two false
+    ones (`false_<kind>` negatives); every older kind at least two true ones."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "corpus"))
+    import formats
+
+    pos, neg = detect.load_corpus()
+    true_n: dict[str, int] = {}
+    for r in pos:
+        true_n[r["kind"]] = true_n.get(r["kind"], 0) + len(r["spans"])
+    false_n: dict[str, int] = {}
+    for r in neg:
+        if r["category"].startswith("false_"):
+            false_n[r["category"][6:]] = false_n.get(r["category"][6:], 0) + 1
+    assert all(n >= 2 for n in true_n.values()), {k: n for k, n in true_n.items() if n < 2}
+    for kind in [*formats.FORMATS, *formats.KEYED]:
+        assert true_n.get(kind, 0) >= 2 and false_n.get(kind, 0) >= 2, kind
+    assert len(false_n) >= 140
+
+
+# -- issue 17's validators -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "s, ok",
+    [
+        ("536-22-8190", True), ("001-01-0001", True), ("899-99-9999", True),
+        ("666-12-3456", False), ("000-12-3456", False), ("900-12-3456", False),
+        ("123-00-4567", False), ("123-45-0000", False), ("078-05-1120", False), ("111-11-1111", False),
+    ],
+)
+def test_ssn(s: str, ok: bool) -> None:
+    assert _v("ssn", s) is ok
+
+
+@pytest.mark.parametrize(
+    "s, ok",
+    [
+        ("fd12:3456:789a::1", True), ("fc00::1", True), ("fe80::1%eth0", True), ("febf::1", True),
+        ("fec0::1", False), ("2001:db8::1", False), ("fd12:3456", False), ("fe80:::1", False),
+    ],
+)
+def test_ipv6_private(s: str, ok: bool) -> None:
+    assert _v("ipv6_private", s) is ok
+
+
+def test_random_token_tells_identifiers_from_tokens() -> None:
+    assert not _v("random_token", "hf_requiredCharacteristicTypesForDisplayMetadata")
+    assert not _v("random_token", "hf_HTTPServerConfigurationForTests")
+    rnd = random.Random(3)
+    for _ in range(200):
+        body = "".join(rnd.choice(string.ascii_letters) for _ in range(34))
+        assert _v("random_token", "hf_" + body), body
+
+
+def test_credential_pair() -> None:
+    assert _v("credential_pair", "elastic:P@ssw0rd$1") and _v("credential_pair", ":d2LkV78zLx!t")
+    assert _v("credential_pair", "d2LkV78zLx!t:")
+    assert not _v("credential_pair", "user:password") and not _v("credential_pair", "$1:$2")
+    assert not _v("credential_pair", "<user:password>") and not _v("credential_pair", "neo4j:[PASSWORD]")
+
+
+def test_jwt_base64_and_base64_secret() -> None:
+    import base64
+
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig"
+    assert _v("jwt_base64", base64.b64encode(jwt.encode()).decode())
+    assert not _v("jwt_base64", base64.b64encode(b"eyJhbGciOiJIUzI1NiJ9 and no payload").decode())
+    assert _v("base64_secret", base64.b64encode(b"Tr0ub4dor&3").decode())
+    assert _v("base64_secret", base64.b64encode(bytes(range(128, 168))).decode())
+    assert not _v("base64_secret", "postgres") and not _v("base64_secret", "YmFyCg==")
+
+
+def test_token_value_numeric_and_urls() -> None:
+    assert _v("token_value", "2922001207474157") and not _v("token_value", "1715677964123")
+    assert not _v("token_value", "https://auth.acme.example/oauth/token")
+    assert not _v("token_value", "workload-identity-auth")

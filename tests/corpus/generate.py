@@ -32,6 +32,8 @@ import string
 import sys
 from pathlib import Path
 
+import formats
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURES = Path(os.environ.get("DISGUISE_FIXTURES", REPO.parent / "shared" / "fixtures" / "real"))
@@ -225,6 +227,93 @@ def render(ctx: str, k: str, v: str) -> str:
 NEEDS_NAME = {"mistral_api_key", "cohere_api_key", "aws_secret_access_key", "twilio_auth_token",
               "azure_storage_key", "azure_sas_signature"}
 PLACES = ["anthropic_user", "anthropic_tool_result", "anthropic_tool_input", "openai_user", "responses_function_output"]
+
+
+G = formats.Gen(random.Random(17))  # its own stream: the records above stay as they were
+
+
+def more_positives(add) -> None:
+    """The scanners' token formats (formats.py), the assignment forms, and the PII added
+    by issue 17."""
+    g = G
+    for kind, (gen, k, _prefix) in formats.FORMATS.items():
+        ctxs = ["prose", *g.r.sample([c for c in CONTEXTS if c not in ("prose", "curl")], 2)]
+        for ctx in ctxs:
+            v = gen(g)
+            add(kind, ctx, render(ctx, k, v), v)
+    for kind, (gen, k) in formats.KEYED.items():
+        for ctx in g.r.sample(["env", "json", "yaml", "code_py", "k8s", "export"], 3):
+            v = gen(g)
+            add(kind, ctx, render(ctx, k, v), v)
+    tok = lambda: g.s(12) + str(g.r.randint(10, 99)) + g.s(20)  # noqa: E731
+    for kind, tpl in (("assign_go_var", 'var apiToken string = "{v}"\n'),
+                      ("assign_kotlin_typed", 'val clientSecret: String = "{v}"\n'),
+                      ("assign_make_conditional", "DEPLOY_TOKEN ?= {v}\n"),
+                      ("assign_make_shell", 'REGISTRY_TOKEN ::= "{v}"\n'),
+                      ("assign_make_evaluated", "API_SECRET :::= {v}\n"),
+                      ("assign_php_concat", '$authToken .= "{v}";\n'),
+                      ("assign_java_set_property", 'System.setProperty("PAYMENTS_API_KEY", "{v}");\n'),
+                      ("assign_call_arguments", 'os.environ.setdefault("SERVICE_TOKEN", "{v}")\n'),
+                      ("assign_xml_element", "<settings>\n  <apiToken>\n    {v}\n  </apiToken>\n</settings>\n"),
+                      ("assign_xml_inline", "<clientSecret>{v}</clientSecret>\n"),
+                      ("assign_xml_attribute", '<add key="ClearTextPassword" value="{v}" />\n'),
+                      ("assign_camel_infix", 'mySecretString = "{v}"\n'),
+                      ("assign_logstash", '  "apiToken" => "{v}"\n')):
+        for _ in range(2):
+            v = tok()
+            add(kind, "code", tpl.format(v=v), v)
+    # user:password as one span
+    for tpl in ("curl -u deploy:{p} https://registry.acme.example/v2/_catalog", "curl --user 'ci-bot:{p}' https://nexus.acme.example/",
+                'curl -s -u ":{p}" https://api.acme.example/v1/me'):
+        p = g.s(14, formats.ALNUM + "!#%")
+        text = tpl.format(p=p)
+        span = p if '":' in tpl else tpl.split("{p}")[0].split()[-1].lstrip("'") + p
+        add("credential_pair", "curl", text, span)
+    for _ in range(2):
+        u, p = "svc_" + g.s(5, "abcdefghij"), g.s(16)
+        add("credential_pair", "url", f"DATABASE_URL=postgres://{u}:{p}@db.internal:5432/app\n", f"{u}:{p}")
+    # Bundler's credentials for a gem server (Sidekiq Pro/Enterprise): user:password after BUNDLE_<HOST>
+    for tpl in ("BUNDLE_ENTERPRISE__CONTRIBSYS__COM={v}\n", "export BUNDLE_GEMS__CONTRIBSYS__COM='{v}'\n"):
+        v = f"{g.s(8, HEX)}:{g.s(8, HEX)}"
+        add("bundler_credentials", "env", tpl.format(v=v), v)
+    # Kubernetes Secret data
+    for _ in range(2):
+        pw = base64.b64encode(g.s(18).encode()).decode()
+        tok_ = base64.b64encode(("ghp_" + g.s(36)).encode()).decode()
+        text = (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-credentials\ntype: Opaque\ndata:\n"
+                f"  password: {pw}\n  api-token: {tok_}\n")
+        add("k8s_secret_data", "manifest", text, pw)
+        add("k8s_secret_data", "manifest", text, tok_)
+    # PII: US social security numbers, private IPv6, non-ASCII e-mail, US phones, session cookies
+    def ssn_num() -> str:
+        while True:
+            a, gr, se = g.r.randint(1, 899), g.r.randint(1, 99), g.r.randint(1, 9999)
+            if a != 666:
+                return f"{a:03d}-{gr:02d}-{se:04d}"
+    for tpl in ("SSN: {v}", "applicant ssn={v} dob=1984-03-12", '{{"name": "Ana Ruiz", "ssn": "{v}"}}', "Social Security Number {v} on file"):
+        v = ssn_num()
+        add("us_ssn", "mixed", tpl.format(v=v), v)
+    for tpl in ("SSN {v}", "social security no. {v}"):
+        v = ssn_num().replace("-", " " if "no." in tpl else "")
+        add("us_ssn_unformatted", "keyword", tpl.format(v=v), v)
+    for tpl in ("inet6 {v}/64 scope global", "ssh admin@[{v}]", "upstream [{v}]:8080;"):
+        v = f"fd{g.s(2, HEX)}:{g.s(4, HEX)}:{g.s(4, HEX)}::{g.s(3, HEX)}"
+        add("ipv6_unique_local", "mixed", tpl.format(v=v), v)
+        v = f"fe80::{g.s(4, HEX)}:{g.s(2, HEX)}ff:fe{g.s(2, HEX)}:{g.s(4, HEX)}"
+        add("ipv6_link_local", "mixed", tpl.format(v=v) if "ssh" not in tpl else f"ping6 {v}%eth0", v + ("%eth0" if "ssh" in tpl else ""))
+    for e in ("δοκιμή@παράδειγμα.ελ", "अजय@डाटामेल.भारत", "пользователь@почта.рф", "用户@例子.中国", "ñandú@pingüino.es", "françois.dupont@société.fr"):
+        add("email_nonascii", "mixed", f"Kontakt: {e} (Vertrieb)", e)
+    for tpl, v in (("Phone: {v}", "(415) 555-2671"), ("call me at {v} after 5pm", "415-555-2671"), ("Mobile {v}", "415.555.2671"),
+                   ("tel: {v}", "1-212-555-0147"), ("fax {v}", "(212) 555 0148")):
+        import phonenumbers as _pn
+        if _pn.is_valid_number(_pn.parse(v, "US")):
+            add("phone_us", "keyword", tpl.format(v=v), v)
+    for kind, name in (("cookie_phpsessid", "PHPSESSID"), ("cookie_jsessionid", "JSESSIONID"), ("cookie_connect_sid", "connect.sid"),
+                       ("cookie_django_sessionid", "sessionid"), ("cookie_rails_session", "_shop_session"), ("cookie_laravel_session", "laravel_session")):
+        v = g.s(32, HEX) if name != "connect.sid" else "s%3A" + g.s(32, URLSAFE) + "." + g.s(43, formats.ALNUM + "%")
+        add(kind, "cookie", f"Cookie: theme=dark; {name}={v}; lang=en\n", v)
+        v = g.s(26, formats.LOWER_ALNUM) if name == "PHPSESSID" else g.s(40, URLSAFE)
+        add(kind, "set_cookie", f"HTTP/1.1 302 Found\r\nSet-Cookie: {name}={v}; Path=/; HttpOnly; Secure\r\n", v)
 
 
 def positives() -> list[dict]:
@@ -489,6 +578,7 @@ def positives() -> list[dict]:
     for ip in ("10.0.3.17", "10.244.1.23", "172.16.0.4", "172.31.255.10", "192.168.1.50", "192.168.178.1"):
         for tpl in ("ssh deploy@{v}", "upstream app {{ server {v}:8080; }}", "connect ETIMEDOUT {v}:5432", '"host": "{v}"'):
             add("private_ip", "mixed", tpl.format(v=ip), ip)
+    more_positives(add)
     return recs
 
 
@@ -496,7 +586,8 @@ def positives() -> list[dict]:
 
 
 # Example data in the library code excerpts: personal data and credentials by form.
-EXAMPLE_DATA = ("jo@email.com", "jo@gmail.com", "realm@host.com", "a secret", "a%20secret", "192.168.0.1")
+EXAMPLE_DATA = ("jo@email.com", "jo@gmail.com", "realm@host.com", "a secret", "a%20secret", "jo%40email.com:a%20secret",
+                "192.168.0.1")
 
 
 def negatives() -> list[dict]:
@@ -594,6 +685,7 @@ def negatives() -> list[dict]:
                 if path and path[-1] in ("signature", "encrypted_content") and len(s) > 40:
                     cat = "thinking_signature" if path[-1] == "signature" else "encrypted_content"
                     add(cat, s, f"{f.parent.name}/{f.name}", place="anthropic_thinking_signature" if cat == "thinking_signature" else "responses_encrypted_content")
+    more_negatives(add)
     # placeholders: may be masked or not (breaks=False)
     for t in ("OPENAI_API_KEY=sk-...", "ANTHROPIC_API_KEY=YOUR_API_KEY", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
               "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "export OPENAI_API_KEY=\"sk-proj-...\"", "email: user@example.com",
@@ -602,6 +694,70 @@ def negatives() -> list[dict]:
               "STRIPE_SECRET_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc", "IBAN: DE89 3704 0044 0532 0130 00", "+1 555 0100"):
         add("placeholder", t, "documentation example", breaks=False)
     return recs
+
+
+def more_negatives(add) -> None:
+    """Two false examples per kind added by issue 17: what talks about a format without
+    holding one (its prefix in code, a token cut short in the docs), the same shape under
+    a name that is not a secret's, references in the new assignment forms, and personal
+    data that cannot exist."""
+    g = formats.Gen(random.Random(23))
+
+    def kadd(kind: str, text: str, note: str) -> None:
+        add(f"false_{kind}", text, note)
+
+    for kind, (gen, _k, prefix) in formats.FORMATS.items():
+        v = gen(g)
+        if prefix is not None:
+            kadd(kind, f'TOKEN_PREFIXES = ("{prefix}",)  # how {kind} values begin\nif value.startswith(TOKEN_PREFIXES):\n    raise LeakError(value[:4])\n',
+                 "the prefix alone, in code")
+        cut = v[: (len(prefix) if prefix else 2) + 6]
+        kadd(kind, f"Tokens look like `{cut}…` (truncated in the docs).", "a token cut short")
+    for kind, (gen, _k) in formats.KEYED.items():
+        v = gen(g)
+        kadd(kind, f'commit: {g.s(40, formats.HEX)}\nrequest_id = "{g.uuid()}"\n', "ids and digests under names that are not secrets'")
+        kadd(kind, f'"checksum": "{g.s(len(v) if len(v) < 64 else 64, formats.HEX)}", "etag": "{g.s(32, formats.HEX)}"', "hashes in JSON")
+    extra = {
+        "okta_token": ("digest 00" + g.s(40, formats.HEX), "hash 00" + g.s(40, "0123456789")),
+        "zapier_webhook": ("see https://hooks.zapier.com/hooks/catch/ for the format", "https://zapier.com/apps/webhook/integrations"),
+        "airtable_pat": ("patient.record_identifier_v2.save()", "pat" + g.s(14) + "." + g.s(20, formats.HEX)),
+        "bundler_credentials": ("BUNDLE_PATH=vendor/bundle\nBUNDLE_JOBS=4", "BUNDLE_GEMS__CONTRIBSYS__COM: ${SIDEKIQ_CREDENTIALS}"),
+        "vault_legacy_token": ("return s.replaceAllOccurrencesOfTheWord(x)", "this.s.substringBetweenMarkers"),
+        "mailchimp_key": (g.s(32, formats.HEX) + "-user", "md5 " + g.s(32, formats.HEX)),
+        "twitter_bearer_token": ("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==", "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAAAAAA+/" + g.b64(30)),
+        "facebook_app_token": ("order 123456789012345 | shipped", "ts 1715677964123456|short"),
+        "assign_go_var": ('var apiToken string = os.Getenv("API_TOKEN")', 'var apiToken string = ""'),
+        "assign_kotlin_typed": ("val clientSecret: String = BuildConfig.CLIENT_SECRET", 'val clientSecret: String? = null'),
+        "assign_make_conditional": ("DEPLOY_TOKEN ?= $(shell cat .token)", "DEPLOY_TOKEN ?= $(DEPLOY_TOKEN_FILE)"),
+        "assign_make_shell": ("REGISTRY_TOKEN ::= $(REGISTRY_TOKEN_DEFAULT)", 'REGISTRY_TOKEN ::= ""'),
+        "assign_make_evaluated": ("API_SECRET :::= ${VAULT_SECRET}", "API_SECRET :::= $(call read_secret,api)"),
+        "assign_php_concat": ("$authToken .= $suffix;", "$authToken .= getenv('AUTH_TOKEN');"),
+        "assign_java_set_property": ('System.setProperty("PAYMENTS_API_KEY", apiKey);', 'System.setProperty("PAYMENTS_API_KEY", System.getenv("PAYMENTS_API_KEY"));'),
+        "assign_call_arguments": ('os.environ.setdefault("SERVICE_TOKEN", "")', 'config.get("service_token", "not-set")'),
+        "assign_xml_element": ("<apiToken>\n    ${API_TOKEN}\n</apiToken>", "<apiToken>\n    <value>secretRef</value>\n</apiToken>"),
+        "assign_xml_inline": ("<clientSecret>${CLIENT_SECRET}</clientSecret>", "<clientSecret></clientSecret>"),
+        "assign_xml_attribute": ('<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />', '<add key="ClearTextPassword" value="" />'),
+        "assign_camel_infix": ("mySecretString = getString(R.string.secret)", "tokenizer = AutoTokenizer.from_pretrained('gpt2-tokenizer-v2')"),
+        "assign_logstash": ('  "apiToken" => "${API_TOKEN}"', '  "apiToken" => "%{[@metadata][token]}"'),
+        "credential_pair": ("curl -u <user:password> https://test.com/endpoint", 'curl -sL --user "$1:$2" "$3" > "$4"'),
+        "k8s_secret_data": ("apiVersion: v1\nkind: ConfigMap\ndata:\n  mode: production\n  image: postgres\n",
+                            "kind: ExternalSecret\nspec:\n  data:\n    - secretKey: api-key\n      remoteRef:\n        key: prod/api\n"),
+        "us_ssn": ("invalid: 666-12-3456 and 900-45-6789", "example card 078-05-1120; part 123-00-4567"),
+        "us_ssn_unformatted": ("order 123456789 shipped", "SSN field: 000000000"),
+        "ipv6_unique_local": ("2001:db8::1 and ::1 are not private", "hash fd00c0ffee1234 and color #fd00ff"),
+        "ipv6_link_local": ("mac fe:80:00:12:34:56", "feature fe80-series chip"),
+        "email_nonascii": ("ユーザー@例", "résumé@2x.png"),
+        "phone_us": ("order 415-555-2671 shipped", "build 1-212-555-0147 passed"),
+        "cookie_phpsessid": ("Set-Cookie: PHPSESSID=deleted; expires=Thu, 01-Jan-1970 00:00:01 GMT", "session_name('PHPSESSID');"),
+        "cookie_jsessionid": ("<session-config><cookie-config><name>JSESSIONID</name></cookie-config></session-config>", "url;jsessionid="),
+        "cookie_connect_sid": ("app.use(session({ name: 'connect.sid' }))", "res.clearCookie('connect.sid')"),
+        "cookie_django_sessionid": ('SESSION_COOKIE_NAME = "sessionid"', "sessionid=None"),
+        "cookie_rails_session": ("key: '_shop_session'", "Rails.application.config.session_store :cookie_store, key: '_shop_session'"),
+        "cookie_laravel_session": ("'cookie' => env('SESSION_COOKIE', 'laravel_session'),", "laravel_session=; expires=0"),
+    }
+    for kind, texts in extra.items():
+        for t in texts:
+            kadd(kind, t, "a false example of its kind")
 
 
 def _strings(doc, path=()):

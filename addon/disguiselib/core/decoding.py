@@ -72,9 +72,9 @@ def _zstd() -> Callable[[], Any]:
         return dctx.decompressobj
     except ImportError:  # mitmproxy 12 on Python 3.12 ships backports.zstd instead
         try:
-            from compression import zstd  # type: ignore[import-not-found]
+            from compression import zstd  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
-            from backports import zstd  # type: ignore[import-not-found,no-redef]
+            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
         return zstd.ZstdDecompressor
 
 

@@ -11,6 +11,7 @@ The set is fixed (NAMES); a mapping naming any other validator is refused at loa
 from __future__ import annotations
 
 import binascii
+import ipaddress
 import re
 from collections.abc import Callable
 
@@ -238,13 +239,25 @@ def token_value(text: str, start: int, end: int) -> bool:
     """The value after a generic `*_TOKEN=`, `*_SECRET:`, `*_API_KEY=` key: a secret_value
     of at least 8 characters, without spaces, with a letter, and with a digit unless it is
     20 characters or longer (`max_tokens: 4096`, `token_type: bearer`, `secret: my name`
-    are not secrets; random tokens have digits)."""
+    are not secrets; random tokens have digits); all digits from 16 on (numeric client
+    secrets and ids); not a URL without credentials (`OAUTH_TOKEN_URL=https://…`: a URL
+    that holds a password is URL_PASSWORD's)."""
     s = text[start:end]
-    if len(s) < 8 or any(c.isspace() for c in s) or not any(c.isalpha() for c in s):
+    if len(s) < 8 or any(c.isspace() for c in s):
         return False
-    if len(s) < 20 and not any(c.isdigit() for c in s):
+    if s.isdigit():
+        return len(s) >= 16 and len(set(s)) > 3
+    if not any(c.isalpha() for c in s) or (len(s) < 20 and not any(c.isdigit() for c in s)):
+        return False
+    if _URL.match(s) is not None or _KEBAB.fullmatch(s) is not None:
         return False
     return secret_value(text, start, end)
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# two or three lower-case words joined by `-` or `.` (`workload-identity-auth`,
+# `my.app.secret`): a name; longer phrases (`my-super-secret-jwt-key`) are kept as values
+_KEBAB = re.compile(r"[a-z]+(?:[-.][a-z]+){1,2}")
 
 
 def mixed(text: str, start: int, end: int) -> bool:
@@ -252,6 +265,123 @@ def mixed(text: str, start: int, end: int) -> bool:
     letters and digits all occur. Excludes hex digests, words and identifiers."""
     s = text[start:end]
     return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+# -- prefixed tokens whose body could be an identifier --------------------------------------
+
+# A code identifier after a token-like prefix: camelCase or PascalCase words
+# (`hf_requiredCharacteristicTypesForDisplayMetadata`). The body is cut into runs (upper
+# case letters with the lower case ones after them, lower case, digits); an identifier's
+# runs are all words (a capital or an acronym and 2+ lower case letters, an acronym alone,
+# a short number). A random base62 body of 30+ characters has runs of one or two letters
+# and passes that test with a probability far below one in a million.
+_RUNS = re.compile(r"[A-Z]+[a-z]*|[a-z]+|[0-9]+")
+
+
+def _wordy(run: str) -> bool:
+    if run.isdigit():
+        return len(run) <= 4
+    low = len(run) - len(run.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    rest = len(run) - low
+    return rest >= 2 or (rest == 0 and low >= 2)
+
+
+def random_token(text: str, start: int, end: int) -> bool:
+    """A prefixed token (`hf_…`) whose body, after the prefix, is not a code identifier
+    made of two or more words (camelCase, PascalCase, words with a few digits)."""
+    s = text[start:end]
+    body = s[s.find("_", 0, 9) + 1 :]
+    runs = _RUNS.findall(body)
+    return len(runs) < 2 or not all(_wordy(r) for r in runs)
+
+
+# -- a JWT written in base64 ---------------------------------------------------------------
+
+_JWT_TEXT = re.compile(rb"ey[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.?")
+
+
+def jwt_base64(text: str, start: int, end: int) -> bool:
+    """Base64 whose decoded bytes begin with a JWT's header and payload (`eyJ….eyJ…`)."""
+    s = text[start:end]
+    s = s[: len(s) - len(s) % 4] if not s.endswith("=") else s
+    try:
+        raw = binascii.a2b_base64(s)
+    except binascii.Error:
+        return False
+    return _JWT_TEXT.match(raw) is not None
+
+
+# -- user:password pairs (URLs, curl -u) ---------------------------------------------------
+
+
+def credential_pair(text: str, start: int, end: int) -> bool:
+    """`user:password` as one span: the password (or, when it is empty, the user) passes
+    secret_value; not a placeholder (`<user:password>`, `[PASSWORD]`, `{pw}`) or
+    references (`$1:$2`, `${USER}:${PASS}`)."""
+    s = text[start:end]
+    if any(c in s for c in "<>[]{}"):
+        return False
+    user, _, pw = s.partition(":")
+    if pw:
+        return secret_value(text, start + len(user) + 1, end)
+    return bool(user) and secret_value(text, start, start + len(user))
+
+
+# -- US social security numbers -------------------------------------------------------------
+
+# Numbers the SSA never issued or that were published as examples (Woolworth's wallet
+# card 078-05-1120, the 1962 ad 219-09-9999).
+_SSN_EXAMPLES = frozenset({"078051120", "219099999", "123456789"})
+
+
+def ssn(text: str, start: int, end: int) -> bool:
+    """A US social security number that can exist: area 001-899 but not 666, group 01-99,
+    serial 0001-9999 (SSA's rules since 2011), not a published example, not one digit
+    repeated."""
+    d = "".join(c for c in text[start:end] if c.isdigit())
+    if len(d) != 9 or d in _SSN_EXAMPLES or len(set(d)) == 1:
+        return False
+    area, group, serial = int(d[:3]), int(d[3:5]), int(d[5:])
+    return 0 < area < 900 and area != 666 and group > 0 and serial > 0
+
+
+# -- private IPv6 addresses -----------------------------------------------------------------
+
+
+def ipv6_private(text: str, start: int, end: int) -> bool:
+    """An IPv6 address (a zone id `%eth0` allowed) in fc00::/7 (unique local) or fe80::/10
+    (link local)."""
+    s = text[start:end].split("%", 1)[0]
+    try:
+        a = ipaddress.IPv6Address(s)
+    except ValueError:
+        return False
+    return a in _ULA or a in _LINK_LOCAL
+
+
+_ULA = ipaddress.IPv6Network("fc00::/7")
+_LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
+
+
+# -- base64 values (Kubernetes Secret data) ---------------------------------------------------
+
+
+def base64_secret(text: str, start: int, end: int) -> bool:
+    """Base64 that decodes to something worth hiding: printable text of 5+ bytes (a
+    password, a token, a config file) or 16+ bytes of binary (a key, a certificate); not a
+    word that happens to be valid base64 (`postgres`, `nginx123`)."""
+    s = text[start:end]
+    if len(s) % 4:
+        return False
+    try:
+        raw = binascii.a2b_base64(s)
+    except binascii.Error:
+        return False
+    try:
+        t = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return len(raw) >= 16
+    return len(raw) >= 5 and all(c.isprintable() or c in "\n\r\t" for c in t)
 
 
 NAMES: dict[str, Check] = {
@@ -263,6 +393,12 @@ NAMES: dict[str, Check] = {
     "secret_value": secret_value,
     "token_value": token_value,
     "mixed": mixed,
+    "random_token": random_token,
+    "jwt_base64": jwt_base64,
+    "credential_pair": credential_pair,
+    "ssn": ssn,
+    "ipv6_private": ipv6_private,
+    "base64_secret": base64_secret,
 }
 
 

@@ -126,6 +126,9 @@ def priority(view: str, data: bytes, flow: Any) -> float:
 
 
 _NEW_API = hasattr(contentviews, "Contentview")
+# The two versions' contentview APIs differ in their types: one module object, typed
+# loosely, serves both branches below (each runs on its own version only).
+_cv: Any = contentviews
 
 
 if _NEW_API:  # mitmproxy 12
@@ -152,7 +155,7 @@ if _NEW_API:  # mitmproxy 12
     def register() -> list:
         views = [_View(n) for n in NAMES]
         for v in views:
-            contentviews.add(v)  # type: ignore[arg-type]  # a Contentview on 12, a View on 11
+            _cv.add(v)
         return views
 
     def unregister(views: list) -> None:
@@ -175,15 +178,15 @@ else:  # mitmproxy 11
     def register() -> list:
         views = []
         for n in NAMES:
-            old = contentviews.get(n)
+            old = _cv.get(n)
             if old is not None:  # a reloaded script: 11 refuses a name twice
-                contentviews.remove(old)
+                _cv.remove(old)
             v = _LegacyView(n)
-            contentviews.add(v)
+            _cv.add(v)
             views.append(v)
         return views
 
     def unregister(views: list) -> None:
         for v in views:
-            if v in contentviews.views:
-                contentviews.remove(v)
+            if v in _cv.views:
+                _cv.remove(v)
