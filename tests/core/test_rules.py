@@ -17,7 +17,7 @@ import regex  # test-only oracle: partial matching ("could this still grow into 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.core import linear, mappings, rxsyntax, validators
+from disguiselib.core import linear, mappings, validators
 from disguiselib.core.rules import JSON, LITERALS, TEXT, VALUE, Rules, Session
 from disguiselib.errors import MappingError
 
@@ -199,38 +199,6 @@ def test_restorer_counts_restored_and_stripped() -> None:
     r = R_REV.restorer(ISSUED)
     assert r.text("nova [[reply_to_current]] [EMAIL_1] [[reply_to:") == "NOVA-ORIG  bob@corp "
     assert (r.restored, r.stripped) == (2, 2)
-
-
-# -- strip rules: the prefix closure == partial matching -----------------------------
-
-STRIP_RULES = [
-    STRIP, r"<(?:tag|t)>", r"\{\{[a-z]{1,4}\}\}", r"x(?:ab)*y", r"(?i)ZZ[0-9]+z", r"q(?:r|rs|rst)t", r"\[\[", r"[ab]{2,3}c",
-]  # fmt: skip
-ALPHA_STRIP = "[]<>{}tagxyzZ09_rsqabc:reply_to :"
-
-
-@given(st.sampled_from(STRIP_RULES), st.text(alphabet=ALPHA_STRIP, max_size=14))
-@example(STRIP, "[[reply_to:")
-@example(STRIP, "[[reply_to_current]")
-@example(r"q(?:r|rs|rst)t", "qrs")
-def test_prefix_closure_is_partial_matching(rule: str, t: str) -> None:
-    b = rxsyntax.bounded(rule)
-    closure = linear.Regex(b.closure)
-    # the same bounded rule for the oracle (RE2 writes a code point \x{a}; regex \U0000000a)
-    text = re.sub(r"\\x\{([0-9a-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", b.regex)
-    oracle = regex.compile(f"(?:{text})(?!)")
-    assert closure.fullmatch(t.encode()) == (oracle.fullmatch(t, partial=True) is not None)
-
-
-def test_bounded_rule_width_and_refusals() -> None:
-    assert rxsyntax.bounded(STRIP).width < rxsyntax.MAX_WIDTH
-    assert rxsyntax.bounded("abc").width == 3
-    for bad, why in [
-        ("^x", "anchor"), ("x$", "anchor"), (r"\bx", "word boundar"), ("a(?=b)", "lookaround"),
-        (r"(a)\1", "backreference"), ("a++", "possessive"), ("(?:[ab]{1,900}){1,900}", "characters long"),
-    ]:  # fmt: skip
-        with pytest.raises(rxsyntax.SyntaxRefused, match=why):
-            rxsyntax.bounded(bad)
 
 
 @pytest.mark.parametrize(
