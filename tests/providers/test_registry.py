@@ -1,13 +1,13 @@
-"""Routing (which API, which paths look like an LLM API) and the disguise_hosts scope."""
+"""Routing (which API, which paths look like an LLM API); the disguise_hosts scope is
+tests/test_scope.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from disguiselib.errors import ScopeError
 from disguiselib.providers import registry as engine
 from disguiselib.providers.registry import llm_shaped, recognise
-from disguiselib.scope import HostRule, in_hosts, known_host, parse_hosts
+from disguiselib.scope import known_host
 
 
 @pytest.mark.parametrize(
@@ -45,28 +45,6 @@ def test_llm_shaped_paths(path: str) -> None:
 @pytest.mark.parametrize("path", ["/", "/index.html", "/blog/messages", "/static/app.js", "/api/hello"])
 def test_not_llm_shaped(path: str) -> None:
     assert not llm_shaped(path)
-
-
-def test_hosts_are_normalised() -> None:
-    rules = parse_hosts(["API.Anthropic.com.", "127.0.0.1:8443, example.org", "[::1]:9", " ", "a.b"])
-    assert rules == (
-        HostRule("api.anthropic.com"), HostRule("127.0.0.1", 8443), HostRule("example.org"),
-        HostRule("::1", 9), HostRule("a.b"),
-    )  # fmt: skip
-    assert in_hosts(rules, "api.anthropic.com", 443)
-    assert in_hosts(rules, "x", 1, "API.ANTHROPIC.COM.")
-    assert in_hosts(rules, "127.0.0.1", 8443) and not in_hosts(rules, "127.0.0.1", 8080)
-    assert in_hosts(rules, "::1", 9)
-    assert str(HostRule("::1", 9)) == "[::1]:9"
-
-
-@pytest.mark.parametrize(
-    "entry", ["https://api.anthropic.com", "api.anthropic.com/v1", "*.openai.com", "h:99999", "h:x", "a b", "[::1"]
-)
-def test_mistyped_hosts_are_refused_naming_the_entry(entry: str) -> None:
-    with pytest.raises(ScopeError) as e:
-        parse_hosts([entry])
-    assert repr(entry.strip()) in str(e.value)
 
 
 def test_known_hosts() -> None:
