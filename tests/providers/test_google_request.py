@@ -7,8 +7,6 @@ import json
 import pytest
 from google_util import GEMINI_FIXTURES
 
-from disguiselib.errors import MaskError
-from disguiselib.providers import bedrock
 from disguiselib.providers import registry as engine
 from disguiselib.providers.google import GENERATE_REQUEST
 from disguiselib.providers.masking import mask_body
@@ -211,14 +209,6 @@ def test_not_google_routes() -> None:
               "/v1/projects/p/locations/l/publishers/google/models/g:predict"]:
         api = engine.recognise("POST", p)
         assert api is None or not api.name.startswith(("google", "vertex")), p
-
-
-def test_bedrock_is_refused_with_the_reason() -> None:
-    body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "Acme Corp"}]})
-    with pytest.raises(MaskError, match="signed over their body \\(SigV4\\)"):
-        mask_body(body.encode(), engine.AWS_BEDROCK.request_rule, RULES)
-    err = json.loads(bedrock.error_body("disguise: request not masked: " + bedrock.REASON))
-    assert err["__type"] == "ValidationException" and "SigV4" in err["message"]
 
 
 # -- every field the google-genai SDK knows is classified ------------------------------------
