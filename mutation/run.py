@@ -4,6 +4,7 @@ one with `cd .mutation/<module> && ../../.venv/bin/mutmut show NAME`).
 
     python mutation/run.py                 every module below, one after the other
     python mutation/run.py sse holdback    only these
+    python mutation/run.py --show sse      the last run's survivors of a module, as diffs
 
 Why mutmut (3.x) and not cosmic-ray: mutmut runs the test suite once in-process to learn
 which tests call which function, then forks per mutant and runs only those tests — no
@@ -82,7 +83,19 @@ def _results(d: Path, source: str) -> tuple[int, int, list[str], int]:
     return killed, len(survivors), survivors, len(codes) - killed - len(survivors)
 
 
+def show(name: str) -> int:
+    """Print each survivor of the module's last run as mutmut shows it (a diff)."""
+    d = STAGE / name
+    mutmut = Path(sys.executable).parent / "mutmut"
+    for m in (d / "survivors.txt").read_text().split():
+        r = subprocess.run([str(mutmut), "show", m], cwd=d, capture_output=True, text=True)
+        print("\n".join(ln for ln in r.stdout.splitlines() if ln.startswith(("# ", "-  ", "+  "))))
+    return 0
+
+
 def main(names: list[str]) -> int:
+    if names[:1] == ["--show"]:
+        return show(names[1])
     mutmut = Path(sys.executable).parent / "mutmut"
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation"}
     total_k = total_s = 0
