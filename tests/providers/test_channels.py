@@ -98,3 +98,36 @@ def test_chan_records_its_channel_and_parts() -> None:
 def test_dumps_bytes_is_compact_utf8_and_escapes_a_lone_surrogate() -> None:
     assert dumps_bytes({"a": "é", "b": [1]}) == '{"a":"é","b":[1]}'.encode()
     assert dumps_bytes({"a": "\ud83d"}) == b'{"a":"\\ud83d"}'
+
+
+# -- survivors of `make mutation` (providers/channels.py) --------------------------------
+
+
+def test_a_finishing_channel_gets_what_its_event_releases_and_then_its_tail() -> None:
+    s = stream()
+    got = run(s, {"choices": [{"a": "x nov"}]}, finishing=frozenset({0}))
+    assert got["choices"][0]["a"] == "x nov"  # released "x ", then the held "nov", in order
+
+
+def test_a_text_channel_applies_strip_rules_and_a_json_channel_escapes() -> None:
+    s = stream()
+    got = run(s, {"choices": [{"a": "x [[reply_to_current]] y."}]})
+    assert got["choices"][0]["a"] == "x  y."
+    rule = Obj({"args": Chan(("t",), Window.JSON)})
+    doc = {"args": '{"p": "WINPATH"}'}
+    new, _ = transform(json.dumps(doc), doc, rule, s.channel_fn())
+    out = json.loads(new)["args"] + s.windows[("t",)].flush()
+    assert json.loads(out) == {"p": 'C:\\Users\\a "b"'}  # inserted JSON-escaped: still parses
+
+
+def test_channels_whose_text_came_as_parts_are_noted() -> None:
+    s = stream()
+    rule = Obj({"content": Arr(Obj({"text": Chan((0, "content"), Window.TEXT, parts=True)}))})
+    doc = {"content": [{"text": "hi"}]}
+    transform(json.dumps(doc), doc, rule, s.channel_fn())
+    assert s.parts == {(0, "content")}
+    assert Chan((1,), Window.TEXT).parts is False
+
+
+def test_dumps_bytes_keeps_compact_separators_when_it_must_escape() -> None:
+    assert dumps_bytes({"a": "\ud83d", "b": [1, 2]}) == b'{"a":"\\ud83d","b":[1,2]}'
