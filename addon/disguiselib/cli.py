@@ -84,6 +84,16 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not isinstance(f, http.HTTPFlow):
                 continue
+            if f.websocket is not None:  # a realtime connection: both sides, one row per event
+                from .inspect.flowfile import ws_messages
+                from .inspect.wsview import render_connection
+
+                print(f"===== flow {i} WebSocket: as it went (upstream got the masked events) =====")
+                print(views.render_connection_header(f))
+                print(render_connection(ws_messages(f)))
+                print(f"===== flow {i} WebSocket: other sides (the client's events as sent, upstream's as sent) =====")
+                print(render_connection(ws_messages(f, other=True)))
+                continue
             if args.number is None and recognise(f.request.method, f.request.path) is None:
                 continue
             for which in ("request", "response"):

@@ -15,7 +15,8 @@ from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
 from .errors import LeakError, log_internal
 from .providers.masking import mask_body
-from .providers.registry import Api
+from .providers.realtime import Connection, Frame, MaskedEvent, Result, without_media
+from .providers.registry import Api, RealtimeApi
 from .providers.restore import restore_body
 from .providers.stream import BodyStream, Reverser
 
@@ -121,6 +122,37 @@ def restore_whole(
     rev = reverser_for(api, restorer, content_type, path, buffered=True, encoding=encoding)
     assert rev is not None  # buffered: never None
     return rev.whole(body)
+
+
+def realtime_connection(api: RealtimeApi, cfg: Config) -> Connection:
+    """A realtime WebSocket connection's state, one masking session for its whole life:
+    client events go through `client_frame`, server events through its `server(frame)`
+    (providers/realtime.py)."""
+    return Connection(api.protocol, cfg.rules)
+
+
+def client_frame(conn: Connection, frame: Frame) -> Result:
+    """A realtime client event, the WebSocket's request path: masked with the API's
+    table, then the leak guard on what would leave (every key and value but the media
+    the table names); an event the table does not know is scanned whole instead. A hit
+    refuses the event and ends the connection (Result.close)."""
+    m = conn.mask(frame)
+    if not isinstance(m, MaskedEvent):
+        return m
+    rules = conn.rules
+    try:
+        if m.rule is None:
+            hit = leakguard.scan_body(frame.data, rules, untouched=False)
+            if hit is not None:
+                return conn.refuse(f"an event disguise does not know holds an original ({hit})", m.doc)
+        else:
+            hit = leakguard.scan_json(without_media(m.doc, m.rule), rules, untouched=True)
+            if hit is not None:
+                return conn.refuse(f"an original ({hit}) would have left unmasked", m.doc)
+    except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+        log_internal(log, "leak guard", e)
+        return conn.refuse(f"internal error ({type(e).__name__})", None)
+    return conn.passed(m)
 
 
 def scan_unknown(

@@ -164,3 +164,21 @@ def test_capped_and_report() -> None:
     assert entry.selected("abd") == ["a", "b", "d"] and entry.selected("a,leakguard") == ["a", "leakguard"]
     with pytest.raises(SystemExit):
         entry.selected("z")
+
+
+def test_realtime_builders(ctx: context.Ctx) -> None:
+    """bench/realtime.py: the same deltas as SSE and as WebSocket events; both restore to
+    the original text through the engine, and the provider's own text is not it."""
+    import realtime as rt
+
+    from disguiselib.providers.openai_realtime import OpenAIRealtime
+    from disguiselib.providers.realtime import Connection, Frame
+
+    orig, pieces = rt._material(ctx)
+    assert "".join(pieces) != orig and len(pieces) > 500
+    conn = Connection(OpenAIRealtime, ctx.R_ordinary)
+    ws = [f.data for e in rt.ws_events(pieces) for f in conn.server(Frame(e)).frames]
+    assert rt._ws_text(ws) == orig
+    assert rt._ws_text(rt.ws_events(pieces)) == "".join(pieces)
+    s = context.openai_responses.ResponsesStream(ctx.R_ordinary.restorer({}))
+    assert rt._sse_text([s.feed(e) for e in rt.sse_events(pieces)]) == orig

@@ -505,8 +505,8 @@ class Rules:
             session.count(label, original)
         return edits
 
-    def restorer(self, placeholders: dict[str, str]) -> Restorer:
-        return Restorer(self, placeholders)
+    def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
+        return Restorer(self, placeholders, growing)
 
 
 def _compile_strip(rx: str) -> _Strip:
@@ -603,13 +603,16 @@ class Restorer:
 
     __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold")
 
-    def __init__(self, rules: Rules, placeholders: dict[str, str]) -> None:
+    def __init__(self, rules: Rules, placeholders: dict[str, str], growing: bool = False) -> None:
         self.rules = rules
+        # growing: the dict is a live session's and may still gain placeholders (a
+        # realtime connection masks and restores frame by frame over one session), so
+        # placeholder prefixes are held back from the start.
         self.placeholders = placeholders
         self._esc_cache: dict[str, str] = {}
         self.restored = 0  # disguises and placeholders turned back into originals
         self.stripped = 0  # strip-rule matches deleted (dangling ones at a channel's end too)
-        self._hold = rules._hold_ph if placeholders else rules._hold
+        self._hold = rules._hold_ph if (placeholders or growing) else rules._hold
 
     # -- whole texts ---------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..core.rules import LITERALS, Rules
-from . import sseview
+from . import sseview, wsview
 
 # Subtrees that pass byte-identical by design (thinking, reasoning, signatures).
 _SIGNED_TYPES = frozenset({"thinking", "redacted_thinking", "thinking_delta", "signature_delta", "reasoning"})
@@ -51,6 +51,7 @@ class Record:
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
     note: str = ""
+    messages: list | None = None  # a WebSocket flow's messages (wsview.Msg), in order
 
 
 @dataclass
@@ -232,8 +233,32 @@ class Auditor:
                    f"{c.pieces[i].event}-{c.pieces[j].event}{why}")  # fmt: skip
             out.append(Finding(r.index, r.label, side, fld, what, not signed, text[a:b]))
 
+    def audit_messages(self, r: Record) -> list[Finding]:
+        """A realtime WebSocket flow: every message that went upstream for originals,
+        every message the client received (and each channel's reassembled text) for the
+        disguises and placeholders the connection issued."""
+        msgs = r.messages or []
+        out: list[Finding] = []
+        issued: set[str] = set()
+        for n, m in enumerate(msgs, 1):
+            if wsview.sent_upstream(m):
+                issued |= self.issued(m.content)
+                for f in self.scan_body(m.content, self.originals, "upstream", r):
+                    f.field = f"message {n} {f.field}"
+                    out.append(f)
+        for n, m in enumerate(msgs, 1):
+            if wsview.received(m):
+                for f in self.scan_body(m.content, lambda t: self.disguises(t, issued), "client", r):
+                    f.field = f"message {n} {f.field}"
+                    out.append(f)
+        for c in wsview.parse(msgs).channels.values():
+            self._split(c, lambda t: self.disguises(t, issued), "client", r, out)
+        return out
+
     def audit_record(self, r: Record) -> list[Finding]:
         out: list[Finding] = []
+        if r.messages is not None and not r.shared:
+            return self.audit_messages(r)
         if r.shared:
             if r.sent:
                 out += self.scan_body(r.sent, self.originals, "shared", r)

@@ -19,8 +19,8 @@ from mitmproxy import flow as mflow
 from mitmproxy import http, io
 
 from ..core.rules import Rules
-from ..providers.registry import recognise
-from . import audit
+from ..providers.registry import recognise, recognise_ws
+from . import audit, wsview
 from .record import META, SIDES, is_credential
 
 
@@ -45,9 +45,43 @@ def _refused(f: http.HTTPFlow) -> bool:
     return f.response is not None and f.response.headers.get("x-disguise") == "refused"
 
 
+def ws_messages(flow: http.HTTPFlow, other: bool = False) -> list[wsview.Msg]:
+    """A WebSocket flow's messages as they went (other=False: what upstream and the
+    client received, dropped ones marked), or their other sides (other=True: the client's
+    events as it sent them, upstream's as it sent them; injected ones left out)."""
+    ws = flow.websocket
+    if ws is None:
+        return []
+    kept: dict[int, bytes] = {}
+    sides = flow.metadata.get(SIDES)
+    if other and isinstance(sides, dict):
+        for item in sides.get("websocket_other") or ():
+            if isinstance(item, list | tuple) and len(item) == 2:
+                kept[int(item[0])] = bytes(item[1])
+    out = []
+    for i, m in enumerate(ws.messages):
+        state = wsview.DROPPED if m.dropped else (wsview.INJECTED if m.injected else wsview.SENT)
+        if other:
+            if m.injected:
+                continue
+            out.append(wsview.Msg(m.from_client, kept.get(i, m.content), wsview.SENT))
+        else:
+            out.append(wsview.Msg(m.from_client, m.content, state))
+    return out
+
+
+def _ws_api(f: http.HTTPFlow):
+    if "websocket" not in f.request.headers.get("upgrade", "").lower():
+        return None
+    return recognise_ws(f.request.path)
+
+
 def record(i: int, f: mflow.Flow) -> audit.Record:
     if not isinstance(f, http.HTTPFlow):
         return audit.Record(i, type(f).__name__, None, None, None)
+    ws_api = _ws_api(f)
+    if ws_api is not None:
+        return _ws_record(i, f, ws_api.name)
     api = recognise(f.request.method, f.request.path)
     m, sd = f.metadata.get(META), f.metadata.get(SIDES)
     meta: dict = m if isinstance(m, dict) else {}
@@ -75,6 +109,19 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
             r.extra_text.append(("metadata", repr(f.metadata[SIDES])))
             r.note = "shared copy still holds the client side in metadata"
         r.extra_text.append(("comment", f.comment))
+    return r
+
+
+def _ws_record(i: int, f: http.HTTPFlow, api: str) -> audit.Record:
+    """A realtime WebSocket flow: its messages as they went (audit.Record.messages)."""
+    m = f.metadata.get(META)
+    meta: dict = m if isinstance(m, dict) else {}
+    r = audit.Record(index=i, label=f"WebSocket {_label(f)}", api=api, sent=None, received=None,
+                     messages=ws_messages(f), shared=bool(meta.get("shared")))  # fmt: skip
+    if f.websocket is None:
+        r.note = "no WebSocket connection (refused, or the upgrade failed)"
+    elif not meta:
+        r.note = "not handled by the addon"
     return r
 
 

@@ -142,6 +142,14 @@ def offline(flow: http.HTTPFlow, cfg: Config | None, classify: Callable, limit: 
     if cfg is None:
         return
     kind, api = classify(flow, cfg)
+    if kind is Kind.WEBSOCKET:
+        why = "not re-run offline: WebSocket flows are not replayed"
+        log.info("disguise: %s %s: %s", flow.request.method, flow.request.path.split("?", 1)[0], why)
+        meta = flow.metadata.get(META)
+        if isinstance(meta, dict):
+            meta["replay"] = why
+            flow.comment = summary_text(meta) + f"; {why}"
+        return
     if kind is not Kind.API or api is None:
         return
     try:

@@ -21,7 +21,8 @@ from typing import Any
 
 from mitmproxy import contentviews, http
 
-from . import sseview
+from . import sseview, wsview
+from .flowfile import ws_messages
 from .record import META, SIDES, summary_text
 
 NAMES = ("Disguise", "Disguise other side", "Disguise diff")
@@ -87,8 +88,75 @@ def _header(flow: http.HTTPFlow) -> list[str]:
     return out
 
 
-def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "") -> str:
-    """The text of view `view` (one of NAMES) for data, the body of message in flow."""
+_WS_CACHE: dict[str, tuple[int, wsview.WsStream, dict[int, int]]] = {}
+
+
+def _ws_parsed(flow: http.HTTPFlow) -> tuple[wsview.WsStream, dict[int, int]]:
+    """The flow's messages parsed once (mitmweb renders every message of a flow in a
+    row: not once per message), and the index of each message object."""
+    n = len(flow.websocket.messages) if flow.websocket is not None else 0
+    hit = _WS_CACHE.get(flow.id)
+    if hit is not None and hit[0] == n:
+        return hit[1], hit[2]
+    if len(_WS_CACHE) > 8:
+        _WS_CACHE.clear()
+    parsed = wsview.parse(ws_messages(flow))
+    index = {id(m): i for i, m in enumerate(flow.websocket.messages)} if flow.websocket is not None else {}
+    _WS_CACHE[flow.id] = (n, parsed, index)
+    return parsed, index
+
+
+def render_connection_header(flow: http.HTTPFlow) -> str:
+    """The summary lines of a flow, as every view starts."""
+    return "\n".join(_header(flow))
+
+
+def render_ws(view: str, data: bytes, flow: http.HTTPFlow, msg: Any) -> str:
+    """A WebSocket message of a realtime flow: as it went, its other side, or the diff;
+    for one that carries a channel's text, that channel reassembled up to it."""
+    parsed, index = _ws_parsed(flow)
+    i = index.get(id(msg))
+    lines = _header(flow)
+    if i is None:
+        return "\n".join([*lines, "", wsview.render_message(data)])
+    m = parsed.events[i].msg
+    where = "client event as it went upstream (masked)" if m.from_client else "event as the client received it"
+    if m.state == wsview.DROPPED:
+        where = ("client event NOT forwarded" if m.from_client
+                 else "upstream event, not forwarded as it is (held back, replaced, or the connection was ended)")
+    elif m.state == wsview.INJECTED:
+        where = "event disguise sent to the client in place of dropped ones"
+    other = None
+    sides = flow.metadata.get(SIDES)
+    for item in (sides.get("websocket_other") or ()) if isinstance(sides, dict) else ():
+        if isinstance(item, list | tuple) and len(item) == 2 and int(item[0]) == i:
+            other = bytes(item[1])
+    other_label = "client event as the client sent it" if m.from_client else "event as upstream sent it"
+    lines.append(f"message {i + 1} of {len(parsed.events)}: {where}")
+    if view == NAMES[0]:
+        lines += ["", wsview.render_message(data)]
+        for c in parsed.channels.values():
+            pieces = [p for p in c.pieces if p.event == i + 1]
+            if pieces:
+                end = pieces[-1].start + len(c.parts[c.pieces.index(pieces[-1])])
+                lines += ["", f"── {c.label}, reassembled up to here ──", c.text[:end]]
+        return "\n".join(lines)
+    if view == NAMES[1]:
+        if other is None:
+            return "\n".join([*lines, f"other side: {other_label}: the same bytes (unchanged)"])
+        return "\n".join([*lines, f"other side: {other_label}", "", wsview.render_message(other)])
+    if other is None:
+        return "\n".join([*lines, "", "(no difference)"])
+    a = wsview.render_message(other).splitlines()
+    b = wsview.render_message(data).splitlines()
+    return "\n".join([*lines, "", *difflib.unified_diff(a, b, other_label, where, lineterm="", n=1)])
+
+
+def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None) -> str:
+    """The text of view `view` (one of NAMES) for data, the body of message in flow (or
+    the WebSocket message ws_message of flow)."""
+    if ws_message is not None and isinstance(flow, http.HTTPFlow) and flow.websocket is not None:
+        return render_ws(view, data, flow, ws_message)
     which = _which(flow, message)
     if which is None:  # not an HTTP flow message: just the body
         return sseview.render_body(data, content_type)
@@ -144,7 +212,8 @@ if _NEW_API:  # mitmproxy 12
             return self._name
 
         def prettify(self, data: bytes, metadata: Any) -> str:
-            return render(self._name, data, metadata.flow, metadata.http_message, metadata.content_type or "")
+            return render(self._name, data, metadata.flow, metadata.http_message, metadata.content_type or "",
+                          getattr(metadata, "websocket_message", None))  # fmt: skip
 
         def render_priority(self, data: bytes, metadata: Any) -> float:
             return priority(self._name, data, metadata.flow)
@@ -169,7 +238,7 @@ else:  # mitmproxy 11
             self.name = name  # type: ignore[misc]
 
         def __call__(self, data: bytes, *, content_type=None, flow=None, http_message=None, **unknown):
-            text = render(self.name, data, flow, http_message, content_type or "")
+            text = render(self.name, data, flow, http_message, content_type or "", unknown.get("websocket_message"))
             return self.name, _base.format_text(text)
 
         def render_priority(self, data: bytes, *, content_type=None, flow=None, http_message=None, **unknown):

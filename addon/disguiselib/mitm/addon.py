@@ -19,7 +19,7 @@ from ..core.rules import Rules
 from ..errors import LeakError, MappingError, MaskError, NeverForward, ScopeError, StreamError, log_internal, reason
 from ..inspect import replay
 from ..inspect.inspector import Inspector
-from ..providers.registry import Api, llm_shaped, recognise
+from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
 from . import options
@@ -40,6 +40,7 @@ from .flows import (
     websocket,
 )  # fmt: skip
 from .guard import Guard
+from .websocket import Realtime
 
 log = logging.getLogger("disguise")
 
@@ -50,6 +51,7 @@ class Disguise:
         self.guard = Guard()  # replaced by the process's own in load()
         self._failed: tuple | None = None  # snapshot of mapping files that failed to load
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
+        self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
 
     @property
     def rules(self) -> Rules | None:
@@ -120,7 +122,7 @@ class Disguise:
             mine = in_hosts(hosts, r.host, r.port, r.pretty_host)
         else:
             mine = known_host(r.host) or known_host(r.pretty_host) or reverse_mode(flow)
-        shaped = api is not None or llm_shaped(r.path)
+        shaped = api is not None or llm_shaped(r.path) or (websocket(flow) and recognise_ws(r.path) is not None)
         if api is not None and (mine or not hosts):
             return (Kind.WEBSOCKET if websocket(flow) else Kind.API), api
         if mine or (shaped and not hosts):
@@ -203,13 +205,19 @@ class Disguise:
         rec.hook = "request"
 
     def _refuse(
-        self, flow: http.HTTPFlow, rec: FlowRecord, msg: str, status: int = 400, api: Api | None = None
+        self, flow: http.HTTPFlow, rec: FlowRecord, msg: str, status: int = 400, api: Api | RealtimeApi | None = None
     ) -> None:
         refuse(flow, msg, status, api)
         if rec.can(Phase.REFUSED):
             rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
 
     def _request(self, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
+        if rec.kind is Kind.WEBSOCKET and flow.is_replay:
+            # a server replay answers the upgrade from the file: there is no connection to mask
+            msg = "disguise: request refused: replay is not supported for WebSocket flows"
+            log.warning(msg)
+            self._refuse(flow, rec, msg)
+            return None
         if flow.response is not None or rec.kind is Kind.SKIP:
             return None
         cfg = rec.config
@@ -237,7 +245,16 @@ class Disguise:
             return None
         api = recognise(flow.request.method, flow.request.path) if rec.kind is Kind.API else None
         if rec.kind is Kind.WEBSOCKET:
-            self._unknown(flow, rec, websocket=True)
+            rt = recognise_ws(flow.request.path)
+            if rt is None:
+                self._unknown(flow, rec, websocket=True)
+                return None
+            self.realtime.capture_limit = self.inspect.limit
+            why = self.realtime.handshake(flow, rec, rt)
+            if why is not None:
+                msg = f"disguise: request refused: {why}"
+                log.warning(msg)
+                self._refuse(flow, rec, msg, 400, rt)
         elif api is None:
             self._unknown(flow, rec)  # an unknown endpoint, or an API's target changed since its headers
         else:
@@ -360,6 +377,9 @@ class Disguise:
             return
         if rec.phase is not Phase.MASKED:
             return
+        if rec.kind is Kind.WEBSOCKET:
+            self.realtime.response_headers(flow, rec)
+            return
         if flow.is_replay == "response":
             # server replay: the body is whole already and mitmproxy never calls a stream
             # callable for a response set in the request hook; the response hook restores it
@@ -412,6 +432,9 @@ class Disguise:
             if rec.replace_response:
                 finish_error(flow, rec.api, rec.reason or "request refused")
             return
+        if rec.kind is Kind.WEBSOCKET:
+            self.realtime.response(flow, rec)
+            return
         if rec.phase is Phase.STREAMING:
             dead = bool(getattr(rec.call, "dead", False))
             rec.to(Phase.FAILED if dead else Phase.RESTORED, "stream could not be reversed" if dead else None)
@@ -459,9 +482,23 @@ class Disguise:
             resp.content = new
         rec.to(Phase.RESTORED)
 
+    # -- WebSocket (realtime APIs) ---------------------------------------------------------
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        rec = self.guard.records.get(flow.id)
+        if rec is not None and rec.conn is not None:
+            self.realtime.message(flow, rec)
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        rec = self.guard.records.get(flow.id)
+        if rec is not None and rec.conn is not None:
+            self.realtime.end(flow, rec)
+
     def error(self, flow: http.HTTPFlow) -> None:
         rec = self.guard.records.get(flow.id)
-        if rec is not None and rec.restorer is not None:  # the summary, whatever ended the flow
+        if rec is not None and rec.conn is not None:
+            self.realtime.end(flow, rec, error=True)
+        elif rec is not None and rec.restorer is not None:  # the summary, whatever ended the flow
             self.inspect.finish(flow, rec, error=True)
 
 

@@ -9,7 +9,7 @@ from mitmproxy.utils import human
 
 from ..errors import MaskError
 from ..providers import anthropic, openai_chat
-from ..providers.registry import OPENAI_CHAT, Api, llm_shaped, recognise
+from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
 from .callables import Refused
 
@@ -62,7 +62,7 @@ def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     return openai_chat.error_body(message)
 
 
-def refuse(flow: http.HTTPFlow, message: str, status: int = 400, api: Api | None = None) -> None:
+def refuse(flow: http.HTTPFlow, message: str, status: int = 400, api: Api | RealtimeApi | None = None) -> None:
     """Answer the request with an error; nothing goes upstream."""
     body = api.error_body(message) if api is not None else error_body_for(flow, message)
     flow.response = http.Response.make(status, body, REFUSED_HEADERS)

@@ -152,13 +152,33 @@ class Guard:
         rec.to(Phase.FAILED, GONE)
 
     def response(self, flow: http.HTTPFlow) -> None:
-        rec = self.records.pop(flow.id, None)
+        rec = self.records.get(flow.id)
+        if rec is not None and rec.conn is not None and flow.websocket is not None and rec.phase is Phase.STREAMING:
+            return  # a realtime connection: its record lives until the WebSocket ends
+        self.records.pop(flow.id, None)
         if rec is None or flow.response is None:
             return
         if rec.phase in (Phase.MASKED, Phase.RECEIVING) and rec.call is None:
             # a whole body no Disguise restored (its script went away mid-flow)
             finish_error(flow, rec.api, GONE)
             rec.to(Phase.FAILED, GONE)
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        """A message of a realtime connection no Disguise looked at (its script went
+        away): it cannot be masked or restored, so it is not forwarded."""
+        rec = self.records.get(flow.id)
+        live = rec.conn if rec is not None else None
+        if live is None or flow.websocket is None or not flow.websocket.messages or not flow.live:
+            return
+        msg = flow.websocket.messages[-1]
+        if live.handled is not msg and not msg.dropped:
+            msg.drop()
+            if not live.warned:
+                live.warned = True
+                log.error("disguise: WebSocket message dropped: the disguise addon is no longer loaded")
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        self.records.pop(flow.id, None)
 
     def error(self, flow: http.HTTPFlow) -> None:
         self.records.pop(flow.id, None)

@@ -3,7 +3,7 @@ envelope keys, JSON Schema, shape and vocabulary dispatch (sans I/O)."""
 
 from __future__ import annotations
 
-from ..core.jsonspan import SKIP, USER, VALUES, Arr, Obj, Rule
+from ..core.jsonspan import SKIP, USER, VALUES, Arr, Obj, Rule, _Skip
 
 # Keys that are the API's own envelope wherever they appear: never masked or restored.
 _ENVELOPE = frozenset(
@@ -38,6 +38,18 @@ class _Generic(Rule):
 _GENERIC = _Generic(False)
 _GENERIC_NODATA = _Generic(True)
 GENERIC: Rule = _GENERIC
+
+
+class _Media(_Skip):
+    """Base64 media (audio, images) in a field the API names: never masked or restored,
+    and not read by the leak guard of a realtime client event either (random base64
+    can look like a pattern's match; what it encodes is not text)."""
+
+    def __repr__(self) -> str:
+        return "MEDIA"
+
+
+MEDIA: Rule = _Media()
 
 
 def _obj(fields: dict[str, Rule]) -> Obj:

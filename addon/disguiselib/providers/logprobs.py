@@ -73,8 +73,8 @@ def clean_whole(text: str, entries: list, r: Restorer) -> list | None:
 def logprob_fixes(doc: object, r: Restorer) -> list[tuple[tuple, object]]:
     """Where a parsed (upstream) document's logprobs must change, and to what: (path,
     new value) pairs. Knows Chat choices (`logprobs.content` / `.refusal` beside
-    `message`) and Responses output_text parts and `output_text.done` events (`text`
-    beside `logprobs`)."""
+    `message`), Responses output_text parts and `output_text.done` events (`text`
+    beside `logprobs`) and realtime transcriptions (`transcript` beside `logprobs`)."""
     fixes: list[tuple[tuple, object]] = []
     stack: list[tuple[tuple, object]] = [((), doc)]
     while stack:
@@ -85,8 +85,10 @@ def logprob_fixes(doc: object, r: Restorer) -> list[tuple[tuple, object]]:
         if not isinstance(x, dict):
             continue
         lp = x.get("logprobs")
-        if isinstance(lp, list) and lp and isinstance(x.get("text"), str):
-            new = clean_whole(x["text"], lp, r)
+        # the text the entries are tokens of: `text`, or a realtime transcription's `transcript`
+        text = x.get("text") if isinstance(x.get("text"), str) else x.get("transcript")
+        if isinstance(lp, list) and lp and isinstance(text, str):
+            new = clean_whole(text, lp, r)
             if new is not None:
                 fixes.append(((*path, "logprobs"), new))
         elif isinstance(lp, dict) and isinstance(x.get("message"), dict):

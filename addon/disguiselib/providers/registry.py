@@ -18,7 +18,10 @@ from ..core.rules import Restorer
 from . import anthropic, bedrock, google, legacy, openai_chat, openai_responses
 from .fields import GENERIC
 from .gemini_array import stream_for as google_stream_for
+from .gemini_live import GeminiLive
 from .gemini_stream import GeminiStream
+from .openai_realtime import OpenAIRealtime
+from .realtime import Protocol
 from .stream import SSEStream
 
 
@@ -186,8 +189,50 @@ _ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
     )
 )
 
+
+# -- realtime APIs over WebSocket (realtime.py) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RealtimeApi:
+    name: str
+    protocol: Callable[[Restorer], Protocol]  # the API's half of a realtime.Connection
+    error_body: Callable[[str], bytes]  # an HTTP error body, to refuse the upgrade itself
+
+
+OPENAI_REALTIME = RealtimeApi("openai.realtime", OpenAIRealtime, openai_chat.error_body)
+GOOGLE_LIVE = RealtimeApi("google.live", GeminiLive, google.error_body)
+VERTEX_LIVE = RealtimeApi("vertex.live", GeminiLive, google.error_body)
+_WS_ROUTES: tuple[tuple[re.Pattern[str], RealtimeApi], ...] = (
+    # OpenAI /v1/realtime?model=...; Azure /openai/realtime?api-version=...&deployment=...
+    # and /openai/v1/realtime?model=...; gateways that mount it under a prefix
+    (re.compile(r"/realtime\Z"), OPENAI_REALTIME),
+    # Gemini API: /ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent
+    # (v1alpha too; ...Constrained with an ephemeral token)
+    (re.compile(r"/ws/google\.ai\.generativelanguage\.v[0-9a-z]+\.GenerativeService\."
+                r"BidiGenerateContent(?:Constrained)?\Z"), GOOGLE_LIVE),
+    # Vertex AI: /ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent
+    (re.compile(r"/ws/google\.cloud\.aiplatform\.v[0-9a-z]+\.LlmBidiService/BidiGenerateContent\Z"), VERTEX_LIVE),
+)  # fmt: skip
+
+
+def recognise_ws(path: str) -> RealtimeApi | None:
+    """The realtime API of a WebSocket upgrade request, by path (query ignored)."""
+    p = _path(path)
+    for rx, api in _WS_ROUTES:
+        if rx.search(p) is not None:
+            return api
+    return None
+
+
 APIS: tuple[str, ...] = tuple(
-    dict.fromkeys([*(api.name for _, _, api in _ROUTES), *(api.name for _, api in _PATTERN_ROUTES)])
+    dict.fromkeys(
+        [
+            *(api.name for _, _, api in _ROUTES),
+            *(api.name for _, api in _PATTERN_ROUTES),
+            *(api.name for _, api in _WS_ROUTES),
+        ]
+    )
 )
 
 

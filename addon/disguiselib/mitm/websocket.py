@@ -1,0 +1,282 @@
+"""Realtime APIs over WebSocket (adapter-level): mitmproxy's WebSocket hooks driving one
+sans-I/O realtime.Connection per flow.
+
+mitmproxy reassembles each WebSocket message and calls `websocket_message` with it as
+`flow.websocket.messages[-1]`; what the hook leaves in `.content` is sent on (in the
+message's own type: text or binary), unless it is `.drop()`ped. So:
+
+- a frame nothing changes is left alone (byte-identical, even its fragmentation);
+- a changed frame gets its new content; a frame whose text is all held back is dropped;
+- one frame that becomes several (a held tail released as a synthetic delta right before
+  its `.done`): mitmproxy has no way to send two messages from one hook, so the frame is
+  dropped and its replacements are injected (`inject.websocket`). Injected messages are
+  queued behind anything mitmproxy already holds for the connection, so from then on
+  every server frame is dropped and injected too, in order, until the injected ones have
+  all come back through this hook (they do, flagged `injected`): nothing overtakes.
+- a refused client event or a server event that cannot be restored: the frame is
+  dropped, the client gets the API's error event (injected), and when it has gone out
+  the connection is closed with the Connection's code (1008, 1011). mitmproxy offers no
+  call for that; the close event is put into its WebSocket layer's queue right behind
+  the error (see `_close_after`). Should that fail, the connection stays open but
+  forwards nothing, either way, ever again.
+
+What cannot be done: mitmproxy forwards the server's close frame before any hook runs,
+so when upstream closes mid-text the held tail (at most one disguise long) is not
+delivered; the client sees the text up to there and upstream's close, never a
+fragment of a disguise dressed up as final text. `websocket_end` records it.
+
+Replays: mitmproxy refuses a client replay of a WebSocket flow itself; a server replay
+of an upgrade and an offline run (`-nr`) are refused or skipped here, with a message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+
+from mitmproxy import ctx, http
+
+from ..errors import log_internal
+from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, summary_text
+from ..pipeline import client_frame, leak_scan, realtime_connection
+from ..providers.realtime import Connection, Frame, Result, State
+from ..providers.registry import RealtimeApi
+from ..state import FlowRecord, Phase
+
+log = logging.getLogger("disguise")
+
+
+@dataclass
+class Live:
+    """One WebSocket flow's state (FlowRecord.conn)."""
+
+    api: RealtimeApi
+    conn: Connection
+    pending: deque = field(default_factory=deque)  # contents of injected messages not yet seen back
+    close: tuple[int, str] | None = None  # to close with once the pending messages are out
+    kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
+    kept_bytes: int = 0
+    handled: object = None  # the last message a Disguise looked at (the Guard checks it)
+    warned: bool = False
+
+
+class Realtime:
+    """The WebSocket half of the Disguise addon (it calls these from its hooks). The
+    per-flow state is the flow's record (state.FlowRecord.conn), which the Guard keeps
+    for the process: a reloaded script carries on with its connections, and what no
+    Disguise looked at, the Guard drops."""
+
+    def __init__(self) -> None:
+        self.capture_limit = 8 * 1024 * 1024
+
+    # -- the upgrade request ------------------------------------------------------------------
+
+    def handshake(self, flow: http.HTTPFlow, rec: FlowRecord, api: RealtimeApi) -> str | None:
+        """At the request hook of an upgrade to a realtime API: None when the connection
+        may go ahead (the record is MASKED, its Connection set up), else why it is
+        refused."""
+        r = flow.request
+        hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rec.config.rules)
+        if hit is not None:
+            return f"an original ({hit}) would have left unmasked"
+        conn = realtime_connection(api, rec.config)
+        rec.api = api
+        rec.conn = Live(api, conn)
+        rec.session = conn.session
+        rec.restorer = conn.restorer
+        rec.checked_body = r.raw_content
+        rec.to(Phase.MASKED)
+        flow.metadata.setdefault(META, {})["websocket"] = True
+        return None
+
+    def response_headers(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        """The upgrade's answer: a 101 opens the connection (STREAMING); anything else
+        is an HTTP answer with nothing of ours in it (upstream never saw a disguise from
+        this flow), passed as it is."""
+        resp = flow.response
+        assert resp is not None
+        rec.to(Phase.STREAMING if resp.status_code == 101 else Phase.RECEIVING)
+
+    def response(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        """The response hook. A 101 that mitmproxy does not turn into a WebSocket (its
+        `websocket` option off) would leave the client talking to upstream unexamined:
+        the flow is killed."""
+        if rec.phase is Phase.MASKED:  # no responseheaders hook came
+            self.response_headers(flow, rec)
+        if rec.phase is Phase.RECEIVING:
+            rec.to(Phase.RESTORED)
+            return
+        if rec.phase is Phase.STREAMING and flow.websocket is None:
+            why = "a WebSocket upgrade to a realtime API would not be examined (mitmproxy's websocket option is off)"
+            log.error("disguise: %s: connection closed", why)
+            if flow.killable:
+                flow.kill()
+            rec.to(Phase.FAILED, why)
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def message(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        st: Live = rec.conn
+        if flow.websocket is None or not flow.websocket.messages or not flow.live:
+            return  # an offline run (-nr) of a recorded flow: nothing is sent
+        msg = flow.websocket.messages[-1]
+        st.handled = msg
+        if msg.injected and not msg.from_client and st.pending and st.pending[0] == msg.content:
+            st.pending.popleft()  # one of ours, going out now
+            if not st.pending and st.close is not None:
+                _close_after(flow, st.close)
+            return
+        try:
+            self._message(flow, rec, st, msg)
+        except Exception as e:  # noqa: BLE001 - a bug must not let an original through
+            log_internal(log, "websocket message", e)
+            msg.drop()
+            st.conn.state = State.CLOSED
+
+    def _message(self, flow: http.HTTPFlow, rec: FlowRecord, st: Live, msg) -> None:
+        frame = Frame(msg.content, msg.is_text)
+        conn = st.conn
+        res = client_frame(conn, frame) if msg.from_client else conn.server(frame)
+        if conn.exc is not None:
+            log_internal(log, f"{st.api.name}: {conn.failure}", conn.exc)
+            conn.exc = None
+        if res.close is not None:
+            msg.drop()
+            self._end_with(flow, rec, st, res)
+            return
+        outs = res.frames
+        if msg.from_client:
+            if not outs:
+                msg.drop()
+            elif outs[0] is not frame:
+                self._keep(flow, st, msg.content)
+                msg.content = outs[0].data
+                self._summary(flow, st)  # the flow comment follows what was masked, live
+            return
+        if st.pending or len(outs) != 1:
+            msg.drop()  # replaced by injected messages, in order (see the module docstring)
+            if outs:
+                self._keep(flow, st, msg.content)
+            for f in outs:
+                self._inject(flow, st, f)
+        elif outs[0] is not frame:
+            self._keep(flow, st, msg.content)
+            msg.content = outs[0].data
+
+    def _inject(self, flow: http.HTTPFlow, st: Live, f: Frame) -> None:
+        st.pending.append(f.data)
+        ctx.master.commands.call("inject.websocket", flow, True, f.data, f.text)
+
+    def _end_with(self, flow: http.HTTPFlow, rec: FlowRecord, st: Live, res: Result) -> None:
+        """The addon ends the connection: the error to the client, then the close."""
+        conn = st.conn
+        code = res.close[0] if res.close else 0
+        log.error("disguise: %s: %s; the connection is closed (%d)", st.api.name, conn.failure, code)
+        st.close = res.close
+        if res.error is not None:
+            self._inject(flow, st, res.error)
+        elif st.close is not None and not st.pending:
+            _close_after(flow, st.close)
+        if rec.can(Phase.FAILED):
+            rec.to(Phase.FAILED, conn.failure)
+        self._summary(flow, st)
+
+    def _keep(self, flow: http.HTTPFlow, st: Live, other: bytes) -> None:
+        """Keep the other side of the message about to change (the client's original, or
+        upstream's event), bounded like every kept side."""
+        if flow.websocket is None:
+            return
+        index = len(flow.websocket.messages) - 1
+        if st.kept_bytes + len(other) > self.capture_limit:
+            flow.metadata.setdefault(META, {})["cut"] = self.capture_limit
+            return
+        st.kept.append([index, bytes(other)])
+        st.kept_bytes += len(other)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def end(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
+        """websocket_end (or error): what was left held back, the summary."""
+        st: Live = rec.conn
+        if st.conn.state is State.ENDED:
+            return
+        held = st.conn.held_chars
+        res = st.conn.end()
+        meta = flow.metadata.setdefault(META, {})
+        if res.frames or res.error is not None:
+            log.warning(
+                "disguise: %s: the connection closed with the model's output unfinished; %d held-back "
+                "character(s) were not delivered (a close cannot be followed by more messages)",
+                st.api.name, held,
+            )  # fmt: skip
+            meta["end"] = f"connection closed with the output unfinished ({held} held-back characters not delivered)"
+        elif error:
+            meta["end"] = f"ERROR: {flow.error.msg if flow.error is not None else 'error'}"
+        if st.pending:
+            log.error("disguise: %s: the connection closed before %d restored message(s) went out",
+                      st.api.name, len(st.pending))  # fmt: skip
+        if rec.can(Phase.RESTORED):
+            rec.to(Phase.RESTORED)
+        self._summary(flow, st, final=True)
+
+    def _summary(self, flow: http.HTTPFlow, st: Live, final: bool = False) -> None:
+        conn = st.conn
+        meta = flow.metadata.setdefault(META, {})
+        c = conn.counts
+        meta.update(
+            api=st.api.name, websocket=True, masked=conn.session.masked, counts=dict(conn.session.counts),
+            placeholders=len(conn.session.placeholders), restored=conn.restorer.restored,
+            stripped=conn.restorer.stripped, events=c.client_in + c.server_in,
+            events_changed=c.client_changed + c.server_changed,
+        )  # fmt: skip
+        if conn.failure:
+            meta["failed"] = conn.failure
+            flow.marked = FAILED_MARK
+        if final:
+            meta.setdefault("end", "completed")
+            sides = flow.metadata.setdefault(SIDES, {})
+            sides["websocket_other"] = st.kept
+        flow.comment = summary_text(meta)
+        if final:
+            log.info("disguise: %s websocket: %s", st.api.name, counts_text(meta))
+
+
+def _close_after(flow: http.HTTPFlow, close: tuple[int, str]) -> None:
+    """Close both sides of the WebSocket with close = (code, reason), right after the
+    message now going out: the close event goes into the WebSocket layer's queue of
+    events from the server, which it works through right after this hook (it is working
+    on our injected message from that queue). The layer then sends the close to both
+    sides and ends the flow, as when upstream closes. Internal to mitmproxy (checked on
+    11 and 12: proxy/layers/websocket.py and wsproto's `_events`)."""
+    try:
+        import wsproto.events
+        from mitmproxy.proxy.layers.websocket import WebsocketLayer
+
+        layer = _find_layer(flow, WebsocketLayer)
+        if layer is None:
+            raise LookupError("no WebSocket layer for the flow")
+        layer.server_ws._events.append(wsproto.events.CloseConnection(code=close[0], reason=close[1]))
+    except Exception as e:  # noqa: BLE001 - the connection then forwards nothing (State.CLOSED)
+        log.error("disguise: could not close the WebSocket (%s): it stays open but forwards nothing", type(e).__name__)
+
+
+def _find_layer(flow: http.HTTPFlow, cls: type):
+    ps = ctx.master.addons.get("proxyserver")
+    handler = getattr(ps, "connections", {}).get(flow.client_conn.id)
+    if handler is None:
+        return None
+    stack = [getattr(handler, "layer", None)]
+    seen: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if x is None or id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, cls) and getattr(x, "flow", None) is flow:
+            return x
+        stack.extend(getattr(x, a, None) for a in ("layer", "child_layer"))
+        streams = getattr(x, "streams", None)
+        if isinstance(streams, dict):
+            stack.extend(streams.values())
+    return None
