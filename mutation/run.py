@@ -67,6 +67,8 @@ def _stage(name: str, source: str, tests: list[str]) -> Path:
         f"also_copy = {json.dumps([n for n in LINKED if n != 'tests'])}\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
+        # a mutant that loops forever is killed after 3x its tests' time (+5 s), not 15x
+        "timeout_multiplier = 3.0\ntimeout_constant = 5.0\n"
     )
     p = d / "pyproject.toml"
     if not p.exists() or p.read_text(encoding="utf-8") != conf:
