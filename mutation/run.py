@@ -34,18 +34,25 @@ LINKED = ("tests", "mappings", "docs", "bench", "examples", "README.md")
 
 # module (under addon/disguiselib/) -> the tests that cover it
 MODULES: dict[str, tuple[str, list[str]]] = {
-    "sse": ("core/sse.py", ["tests/core/test_sse.py", "tests/providers/test_stream.py"]),
+    "sse": ("core/sse.py", ["tests/core/test_sse.py", "tests/providers/test_stream.py",
+                            "tests/providers/test_anthropic_stream.py", "tests/providers/test_fields_streams.py"]),
     "holdback": ("core/holdback.py", ["tests/core/test_holdback.py"]),
-    "jsonarray": ("core/jsonarray.py", ["tests/core/test_jsonarray.py"]),
+    "jsonarray": ("core/jsonarray.py", ["tests/core/test_jsonarray.py", "tests/providers/test_gemini_array.py"]),
     "decoding": ("core/decoding.py", ["tests/core/test_decoding.py", "tests/providers/test_stream.py"]),
-    "jsonspan": ("core/jsonspan.py", ["tests/core/test_jsonspan.py", "tests/providers/test_masking.py"]),
+    "jsonspan": ("core/jsonspan.py", ["tests/core/test_jsonspan.py", "tests/providers/test_masking.py",
+                                      "tests/providers/test_restore.py", "tests/providers/test_fields_requests.py"]),
     "rxsyntax": ("core/rxsyntax.py", ["tests/core/test_rxsyntax.py"]),
     "validators": ("core/validators.py", ["tests/core/test_validators.py"]),
     "linear": ("core/linear.py", ["tests/core/test_linear.py", "tests/core/test_rules.py"]),
-    "mappings": ("core/mappings.py", ["tests/core/test_mappings.py"]),
-    "rules": ("core/rules.py", ["tests/core/test_rules.py", "tests/core/test_holdback.py"]),
-    "stream": ("providers/stream.py", ["tests/providers/test_stream.py", "tests/providers/test_anthropic_stream.py"]),
-    "channels": ("providers/channels.py", ["tests/providers/test_channels.py"]),
+    "mappings": ("core/mappings.py", ["tests/core/test_mappings.py", "tests/core/test_words.py"]),
+    "rules": ("core/rules.py", ["tests/core/test_rules.py", "tests/core/test_holdback.py", "tests/core/test_linear.py",
+                                "tests/providers/test_masking.py", "tests/providers/test_restore.py"]),
+    "stream": ("providers/stream.py", ["tests/providers/test_stream.py", "tests/providers/test_anthropic_stream.py",
+                                       "tests/providers/test_fields_streams.py", "tests/providers/test_openai_chat.py",
+                                       "tests/providers/test_openai_responses.py", "tests/providers/test_legacy.py",
+                                       "tests/providers/test_fastpath.py"]),
+    "channels": ("providers/channels.py", ["tests/providers/test_channels.py", "tests/providers/test_openai_chat.py",
+                                           "tests/providers/test_openai_responses.py"]),
 }
 
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, pytest's internal error, a timeout
