@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -112,6 +113,9 @@ def main(names: list[str]) -> int:
     for name in names or list(MODULES):
         source, tests = MODULES[name]
         d = _stage(name, source, tests)
+        # mutmut keeps a mutant's result while its function is unchanged, even when the
+        # tests changed: every run starts afresh
+        shutil.rmtree(d / "mutants", ignore_errors=True)
         t0 = time.monotonic()
         cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", "1"]
         with open(d / "run.log", "w") as log:
