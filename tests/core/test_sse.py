@@ -234,3 +234,17 @@ def test_new_data_with_a_line_break_stays_one_event() -> None:
             evs = frame([out + b"data: next\n\n"])
             assert [(e.name, e.data) for e in evs] == [(ev.name, new.replace("\r\n", "\n").replace("\r", "\n")),
                                                        (None, "next")], (raw, new)  # fmt: skip
+
+
+def test_blank_lines_at_an_event_start_are_events_of_their_own_in_the_same_read() -> None:
+    for lead in (b"\n", b"\r", b"\r\n"):
+        f = Framer()
+        assert f.feed_raw(lead + b"data: x\n\n" + lead + b"data: y\n\n") == [
+            lead, b"data: x\n\n", lead, b"data: y\n\n"]  # fmt: skip
+        assert f.pending == 0
+
+
+def test_the_label_decides_only_for_text_that_is_neither() -> None:
+    assert sniff(b"[1]", "text/event-stream") is False  # JSON, whatever the label
+    assert sniff(b"X{", "text/event-stream") is True and sniff(b"X{", "") is False
+    assert is_json_type("application/json; charset=utf-8; q=1") and not is_json_type("text/plain; a=application/json")
