@@ -100,7 +100,8 @@ def parse_event(raw: bytes) -> Event:
         if field == "data":
             data.append(value)
             vstart = start + len(field) + (1 + skip if colon else 0)
-            span = (vstart, vstart + len(value)) if len(data) == 1 else None
+            # (a bare `data` line has no value to replace in place: with_data rebuilds it)
+            span = (vstart, vstart + len(value)) if len(data) == 1 and colon else None
         elif field == "event":
             ev.name = value
     if data:
