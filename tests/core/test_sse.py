@@ -154,16 +154,23 @@ def one_event(draw) -> str:
 @example(":comment\ndata: x\n\n")
 @example("event\ndata: y\n\n")
 @example("data: x")
+@example("data\n\n")
+@example("event: e\ndata: a\rb\n\n")
+@example("data: a\rb\n\n")
+@example("x\ndata: y\n\n")
 def test_parse_event_is_the_spec(text: str) -> None:
     ev = parse_event(text.encode())
     assert (ev.name, ev.data) == ref_event(text)
     assert ev.text == text and not ev.bad
-    if ev.span is not None:  # one data line: its value sits at span
+    data_lines = [ln for ln in _LINES.split(text) if ln == "data" or ln.startswith("data:")]
+    assert (ev.span is not None) == (data_lines[:1] != ["data"] and len(data_lines) == 1)  # its value sits there
+    if ev.span is not None:
         a, b = ev.span
         assert text[a:b] == ev.data
     if ev.data is not None:
-        new = parse_event(ev.with_data("n:é\nw"))
-        assert (new.name, new.data) == (ev.name, "n:é\nw")
+        for value in ("n:é\nw", "plain"):
+            new = parse_event(ev.with_data(value))
+            assert (new.name, new.data) == (ev.name, value)
 
 
 def test_the_fast_paths_and_the_general_path_agree() -> None:
