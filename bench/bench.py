@@ -50,6 +50,7 @@ SECTIONS: dict[str, str] = {
     "gemini": "gemini",
     "detect": "detect",
     "matchers": "matchers",
+    "bedrock": "bedrock",
     "realtime": "realtime",
 }
 DEFAULT = "abcde"
@@ -73,7 +74,7 @@ def selected(only: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and smaller time budgets")
-    ap.add_argument("--only", default=DEFAULT + ",leakguard,gemini,detect,realtime",
+    ap.add_argument("--only", default=DEFAULT + ",leakguard,gemini,detect,realtime,bedrock",
                     help="sections to run: letters ('ab') or comma-separated keys ('a,leakguard')")  # fmt: skip
     ap.add_argument("--profile", action="store_true", help="cProfile the engine's hot loops")
     ap.add_argument("--seed", type=int, default=20250101)

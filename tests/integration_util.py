@@ -380,6 +380,11 @@ def mitmdump_cmd(upstream_port: int, confdir: Path, mappings: Path, *extra: str)
     ]  # fmt: skip
 
 
+def clean_env() -> dict[str, str]:
+    """The environment mitmdump runs in (no proxy variables); a copy to change."""
+    return _env()
+
+
 class Proxy:
     """A fake upstream and a mitmdump in reverse mode in front of it."""
 
@@ -420,12 +425,12 @@ def _env() -> dict[str, str]:
 class Mitmdump:
     """A running mitmdump; `port` is where it listens, `output` what it printed."""
 
-    def __init__(self, cmd: list[str], startup_timeout: float = 120) -> None:
+    def __init__(self, cmd: list[str], startup_timeout: float = 120, env: dict[str, str] | None = None) -> None:
         self._lines: list[str] = []
         self._ready = threading.Event()
         self.port: int | None = None
         self.proc = subprocess.Popen(
-            cmd, cwd=REPO, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            cmd, cwd=REPO, env=env if env is not None else _env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from disguiselib.errors import ScopeError
-from disguiselib.scope import KNOWN_HOSTS, HostRule, in_hosts, known_host, norm_host, parse_hosts
+from disguiselib.scope import KNOWN_HOSTS, HostRule, in_hosts, known_host, near_misses, norm_host, parse_hosts
 
 
 def test_hosts_are_normalised() -> None:
@@ -54,3 +54,28 @@ def test_known_hosts_and_their_subdomains() -> None:
 def test_more_entries_that_name_no_host_are_refused(entry: str) -> None:
     with pytest.raises(ScopeError, match="disguise_hosts"):
         parse_hosts([entry])
+
+
+@pytest.mark.parametrize(
+    "entry, says",
+    [
+        ("https://api.anthropic.com", "is a URL: give its host alone (api.anthropic.com)"),
+        ("https://api.anthropic.com/", "is a URL: give its host alone (api.anthropic.com)"),
+        ("http://user:pw@127.0.0.1:8080/v1", "is a URL: give its host alone (127.0.0.1:8080)"),
+        ("api.anthropic.com/v1", "has a path: give the host alone (api.anthropic.com)"),
+        ("api.anthropic.com:443/v1/messages", "has a path: give the host alone (api.anthropic.com:443)"),
+        ("*.openai.com", "is a wildcard"),
+        ("h:99999", "has a bad port"),
+    ],
+)
+def test_a_url_or_a_path_is_refused_saying_so(entry: str, says: str) -> None:
+    """Issue 15, case 6: a URL given as a host used to be refused as "has a bad port"."""
+    with pytest.raises(ScopeError) as e:
+        parse_hosts([entry])
+    assert says in str(e.value)
+    assert "bad port" not in str(e.value) or entry == "h:99999"
+
+
+def test_a_near_miss_of_a_known_host_is_warned() -> None:
+    (w,) = near_misses(parse_hosts(["api.antropic.com, example.org, api.openai.com, eu.api.openai.com"]))
+    assert "api.antropic.com" in w and "did you mean api.anthropic.com" in w

@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 body = m.get_content(strict=False) or b""
                 for name in views.NAMES[:2]:
                     print(f"===== flow {i} {which}: view {name!r} =====")
-                    print(views.render(name, body, f, m))
+                    print(views.render(name, body, f, m, rules=rules))
         return 0
     return 2  # pragma: no cover
 

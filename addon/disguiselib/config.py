@@ -12,7 +12,7 @@ from .core import mappings
 from .core.rules import Rules
 from .errors import MappingError
 from .providers import registry
-from .scope import HostRule, parse_hosts
+from .scope import HostRule, near_misses, parse_hosts
 
 log = logging.getLogger("disguise")
 
@@ -64,6 +64,11 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_replay_current_rules", bool, False,
         "Replay (client replay, -nr) a recorded flow even when rules that masked it when it was "
         "recorded are no longer in force; by default such a flow is refused.",
+    ),
+    Option(
+        "disguise_aws_resign", bool, False,
+        "Mask AWS Bedrock requests signed with SigV4 and sign them again with mitmdump's own AWS "
+        "credentials (botocore's chain: environment, profile, SSO, roles); off: they are refused.",
     ),
     Option(
         "disguise_capture_limit", int, CAPTURE_LIMIT,
@@ -118,6 +123,8 @@ def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> 
 def log_loaded(cfg: Config, verb: str) -> None:
     ms = cfg.rules.mappings
     for w in ms.warnings:
+        log.warning("disguise: %s", w)
+    for w in near_misses(cfg.hosts):
         log.warning("disguise: %s", w)
     for r in ms.replaced:
         log.info("disguise: %s", r)

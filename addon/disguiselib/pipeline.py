@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import leakguard
+from . import leakguard, resign
 from .config import Config
 from .core.decoding import Decoded, decoder_for
 from .core.rules import Restorer, Rules, Session
@@ -60,6 +60,16 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
     if hit is not None:
         raise LeakError(f"an original ({hit}) would have left unmasked")
     return Masked(body, session)
+
+
+def sign_request(
+    auth: resign.ClientAuth, credentials: object, method: str, url: str, headers: list[tuple[str, str]], body: bytes
+) -> list[tuple[str, str]]:
+    """The last step for an API whose client signs the body (AWS SigV4): the headers to
+    send, signed by the proxy's credentials over exactly this method, URL and body. The
+    Guard calls it after its final leak check, so only a completely masked and checked
+    request is ever signed (resign.py)."""
+    return resign.resign(method, url, headers, body, credentials, auth)  # type: ignore[arg-type]
 
 
 def mask_or_error(api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]) -> Masked | Exception:

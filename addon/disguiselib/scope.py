@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from .errors import ScopeError
 
@@ -49,6 +51,7 @@ def parse_hosts(entries: Iterable[str]) -> tuple[HostRule, ...]:
             item = raw.strip()
             if not item:
                 continue
+            _refuse_url_or_path(item)
             h, port = item, None
             if h.startswith("["):  # [v6] or [v6]:port
                 end = h.find("]")
@@ -74,6 +77,51 @@ def parse_hosts(entries: Iterable[str]) -> tuple[HostRule, ...]:
                 )
             out.append(HostRule(h, port))
     return tuple(dict.fromkeys(out))
+
+
+def _refuse_url_or_path(item: str) -> None:
+    """A URL, a path or a wildcard where a host belongs, refused with what to write
+    instead (a `host:port` split of `https://host` would call `//host` a bad port)."""
+    if "://" in item:
+        netloc = urlsplit(item).netloc.rpartition("@")[2]
+        alone = f" ({netloc})" if netloc else ""
+        raise ScopeError(
+            f"disguise_hosts: {item!r} is a URL: give its host alone{alone}, without a scheme or path "
+            "(every path and scheme of a host is protected)"
+        )
+    if "/" in item:
+        alone = item.split("/", 1)[0]
+        raise ScopeError(
+            f"disguise_hosts: {item!r} has a path: give the host alone ({alone}); every path of a host "
+            "is protected"
+        )
+    if "*" in item:
+        raise ScopeError(
+            f"disguise_hosts: {item!r} is a wildcard: name each host (subdomains are not matched)"
+        )
+
+
+def closest(host: str, candidates: Sequence[str], cutoff: float = 0.85) -> str | None:
+    """The candidate host that host most resembles (a typo of it), if any is close."""
+    near = difflib.get_close_matches(norm_host(host), list(candidates), n=1, cutoff=cutoff)
+    return near[0] if near else None
+
+
+def near_misses(rules: Iterable[HostRule]) -> list[str]:
+    """Warnings for entries that are not a known LLM host but look like a misspelling of
+    one (`api.antropic.com`): requests to the real host would not be masked. Warned,
+    not refused: a host of one's own may resemble a known one."""
+    out = []
+    for r in rules:
+        if known_host(r.host):
+            continue
+        near = closest(r.host, KNOWN_HOSTS, cutoff=0.9)
+        if near is not None:
+            out.append(
+                f"disguise_hosts: {r.host} is not a known LLM provider host; did you mean {near}? "
+                f"Requests to {near} are not masked unless it is listed"
+            )
+    return out
 
 
 def in_hosts(rules: tuple[HostRule, ...], host: str, port: int, pretty_host: str = "") -> bool:

@@ -80,6 +80,7 @@ class FlowRecord:
     reverser: Any = None  # providers.stream.Reverser of a streamed response
     call: Any = None  # the stream callable set on the response
     upstream_body: bytes | None = None  # a whole upstream body, before it was restored
+    signer: Any = None  # mitm/aws.Signer: the masked and checked request is signed last (the Guard)
     conn: Any = None  # mitm/websocket.Live: a realtime WebSocket connection's state (Kind.WEBSOCKET)
     observer: Callable[[FlowRecord], None] | None = None
 

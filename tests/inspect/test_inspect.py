@@ -64,20 +64,24 @@ def cli(*args: str, mappings: Path | None = None) -> subprocess.CompletedProcess
     )  # fmt: skip
 
 
-def anthropic_client(port: int):
+def anthropic_client(port: int, proxy: int | None = None):
+    """A client of the reverse proxy at port; with proxy, a client of the upstream at port
+    through the regular proxy at that port instead."""
     return anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test-credential",
-                               max_retries=0, timeout=20.0, http_client=anthropic.DefaultHttpxClient(trust_env=False))  # fmt: skip
+                               max_retries=0, timeout=20.0, http_client=anthropic.DefaultHttpxClient(
+                                   trust_env=False, proxy=proxy and f"http://127.0.0.1:{proxy}"))  # fmt: skip
 
 
-def openai_client(port: int):
+def openai_client(port: int, proxy: int | None = None):
     return openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="test-credential", max_retries=0,
-                         timeout=20.0, http_client=openai.DefaultHttpxClient(trust_env=False))  # fmt: skip
+                         timeout=20.0, http_client=openai.DefaultHttpxClient(
+                             trust_env=False, proxy=proxy and f"http://127.0.0.1:{proxy}"))  # fmt: skip
 
 
-def drive(port: int, light: bool = False) -> dict[str, str]:
+def drive(port: int, light: bool = False, proxy: int | None = None) -> dict[str, str]:
     """The recorded session: what each client read (light: the Anthropic stream only)."""
     got: dict[str, str] = {}
-    with anthropic_client(port) as a, openai_client(port) as o:
+    with anthropic_client(port, proxy) as a, openai_client(port, proxy) as o:
         _drive_sdks(a, o, got, light)
     if light:
         return got
@@ -112,7 +116,9 @@ def _drive_sdks(a, o, got: dict[str, str], light: bool = False) -> None:
         got["openai.stream"] = "".join(c.choices[0].delta.content or "" for c in st if c.choices)
 
 
-def record(tmp: Path, *extra: str, addon: bool = True, light: bool = False) -> Session:
+def record(tmp: Path, *extra: str, addon: bool = True, light: bool = False, regular: bool = False) -> Session:
+    """A session through mitmdump: a reverse proxy, or with regular, a regular proxy the
+    clients reach the fake upstream through."""
     mpath = write_mappings(tmp, MAPPINGS)
     flows = tmp / "session.flows"
     with FakeUpstream() as up:
@@ -121,12 +127,14 @@ def record(tmp: Path, *extra: str, addon: bool = True, light: bool = False) -> S
         up.on("o-stream", chat_handler)
         up.on("/v1/models", other_handler)
         cmd = mitmdump_cmd(up.port, tmp / "conf", mpath, "-w", str(flows), *extra)
+        if regular:
+            cmd[cmd.index("--mode") + 1] = "regular"
         if not addon:
             i = cmd.index("-s")
             del cmd[i : i + 4]
         md = Mitmdump(cmd)
         try:
-            client = drive(md.port, light)
+            client = drive(up.port, light, proxy=md.port) if regular else drive(md.port, light)
         finally:
             md.stop()
         return Session(tmp, flows, mpath, md.output, list(up.requests), client)
@@ -208,7 +216,7 @@ def test_summary_comment_has_per_rule_counts(session: Session) -> None:
     assert meta["counts"] == {"literals": 4, "EMAIL": 1, "ANTHROPIC_KEY": 1}
     assert f.comment.startswith("disguise anthropic.messages: masked 6: ANTHROPIC_KEY×1, EMAIL×1, literals×4; restored ")
     assert meta["restored"] >= 5 and meta["end"] == "completed"
-    assert not f.marked
+    assert f.marked == ":performing_arts:"  # the flow list's marker: masked and restored
 
 
 def test_refused_flow_is_marked_failed_closed(session: Session) -> None:
@@ -243,7 +251,7 @@ def test_client_gone_after_done_keeps_the_summary(session: Session) -> None:
         assert "the client closed the connection after the final event" in f.comment
     else:
         assert meta["end"] == "completed"
-    assert not f.marked
+    assert f.marked == ":performing_arts:"  # complete, not failed
     assert sseview.parse_stream(f.response.content).channels["choice 0 content"].text == PROMPT
 
 
@@ -370,7 +378,7 @@ def test_client_replay_masks_the_original_afresh(session: Session, tmp_path: Pat
             w = io.FlowWriter(fo)
             for f in flows:
                 w.add(f)
-        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--set", f"confdir={session.dir / 'conf'}",
+        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={session.dir / 'conf'}",
                                 "-s", str(ADDON), "--set", f"disguise_mappings={session.mappings}", "-w", str(out)])  # fmt: skip
         assert rc == 0, log
         got = {json.loads(r.body)["model"]: r.body for r in up.requests if r.path != "/v1/models"}
@@ -489,8 +497,9 @@ def test_audit_finds_a_disguise_split_across_events(tmp_path: Path) -> None:
 
 def test_audit_catches_a_host_left_unprotected(tmp_path: Path) -> None:
     """A real misconfiguration: disguise_hosts names another host, so this provider got
-    the originals. The addon ran; the audit says what leaked."""
-    s = record(tmp_path, "--set", "disguise_hosts=api.anthropic.com", light=True)
+    the originals. The addon ran; the audit says what leaked. (In reverse mode such a
+    disguise_hosts is refused at start-up: the proxy is a regular one here.)"""
+    s = record(tmp_path, "--set", "disguise_hosts=api.anthropic.com", light=True, regular=True)
     r = cli("audit", str(s.flows), mappings=s.mappings)
     assert r.returncode == 1
     assert "not masked by the addon" in r.stdout

@@ -96,13 +96,14 @@ def test_04_mitmweb(runs) -> None:
     assert "comment: disguise anthropic.messages: masked 3: EMAIL×1, literals×2; restored 3" in out
     views = out.split("\n== ")
     req = next(v for v in views if v.startswith("request, view 'Disguise':"))
-    assert '"content": "Zenith Labs asks: mail [EMAIL_1] about Project Heron."' in req
+    # marked: what the provider read, and what the client wrote / reads back
+    assert '"content": "⟦Zenith Labs⟧ asks: mail ⟦[EMAIL_1]⟧ about ⟦Project Heron⟧."' in req
     req_other = next(v for v in views if v.startswith("request, view 'Disguise other side':"))
-    assert "Acme Corp asks: mail jane.doe@example.com about Project Bluebird." in req_other
+    assert "⟦Acme Corp⟧ asks: mail ⟦jane.doe@example.com⟧ about ⟦Project Bluebird⟧." in req_other
     resp = next(v for v in views if v.startswith("response, view 'Disguise':"))
-    assert "── block 0 text · text" in resp and "Acme Corp asks: mail jane.doe@example.com" in resp
+    assert "── block 0 text · text" in resp and "⟦Acme Corp⟧ asks: mail ⟦jane.doe@example.com⟧" in resp
     resp_other = next(v for v in views if v.startswith("response, view 'Disguise other side':"))
-    assert "Zenith Labs asks: mail [EMAIL_1] about Project Heron." in resp_other
+    assert "⟦Zenith Labs⟧ asks: mail ⟦[EMAIL_1]⟧ about ⟦Project Heron⟧." in resp_other
 
 
 def test_05_capture_replay_audit_share(runs) -> None:

@@ -380,9 +380,11 @@ def test_hosts_are_normalised(up: FakeUpstream, tmp_path: Path) -> None:
         post(m.port, "/v1/messages", messages())
         assert f"scope: example.org, 127.0.0.1:{up.port}" in m.output
         assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1]"
-    with mitmdump(up, tmp_path, a, "--set", "disguise_hosts=api.anthropic.com") as m:
-        post(m.port, "/v1/messages", messages("hello"))  # in reverse mode the host is the upstream's
-        wait_for(lambda: "not masked: host 127.0.0.1 is not in disguise_hosts" in m.output)
+    # in reverse mode the host is the upstream's: a scope without it is refused at start-up
+    # (issue 15; tests/integration/test_config_errors.py)
+    rc, out = run_mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", a, "--set", "disguise_hosts=api.anthropic.com"))
+    assert rc == 1 and f"does not name the reverse-mode target 127.0.0.1:{up.port}" in out
+    assert not up.requests[1:]
 
 
 def test_mistyped_host_stops_mitmdump_naming_it(up: FakeUpstream, tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ def test_client_replay_under_rules_missing_the_recordings_is_refused(mine_sessio
         src = tmp_path / "src.flows"
         _retarget(flows, src, up.port)
         # the README's replay command: the shipped defaults only
-        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1",
+        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1", "--listen-port", "0",
                                 "--set", f"confdir={tmp_path / 'conf'}", "-s", str(ADDON)])  # fmt: skip
         assert rc == 0, log
         assert up.requests == [], "a replay under other rules reached the provider"
@@ -175,13 +175,13 @@ def test_client_replay_with_the_current_rules_when_asked(mine_session, tmp_path:
         src = tmp_path / "src.flows"
         _retarget(flows, src, up.port)
         # with the recording's own rules: replayed, masked as live
-        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1",
+        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1", "--listen-port", "0",
                                 "--set", f"confdir={tmp_path / 'conf'}", "-s", str(ADDON),
                                 "--set", f"disguise_mappings={mine}"])  # fmt: skip
         assert rc == 0, log
         assert len(up.requests) == 1 and b"Acme" not in up.requests[0].body
         # with other rules, when the user says so: replayed with those rules
-        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1",
+        rc, log = run_mitmdump([str(MITMDUMP), "-C", str(src), "--listen-host", "127.0.0.1", "--listen-port", "0",
                                 "--set", f"confdir={tmp_path / 'conf'}", "-s", str(ADDON),
                                 "--set", "disguise_replay_current_rules=true"])  # fmt: skip
         assert rc == 0, log

@@ -156,16 +156,22 @@ def test_fail_open_forwards_unchanged(addon) -> None:
 
 
 def test_fail_open_never_forwards_a_signed_bedrock_body(addon) -> None:
-    """fail-open forwards what could not be masked *unmasked*; a Bedrock body can never
-    be masked (SigV4 signs it), so even then it is refused."""
+    """fail-open forwards what could not be masked *unmasked*; a SigV4-signed Bedrock
+    body without disguise_aws_resign cannot be masked (nothing could sign it again), and
+    forwarding it as it is would send it unmasked: refused even then."""
     a, tctx = addon
     tctx.configure(a, disguise_fail_open=True)
     body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "Acme Corp"}]})
     f = messages_flow(body.encode(), path="/model/anthropic.claude-sonnet-4-v1:0/invoke")
+    f.request.headers["authorization"] = (
+        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20250101/us-east-1/bedrock/aws4_request, "
+        "SignedHeaders=host;x-amz-date, Signature=" + "0" * 64
+    )
     a.requestheaders(f)
     a.request(f)
     assert f.response is not None and f.response.status_code == 400
-    assert b"SigV4" in f.response.content
+    assert b"SigV4" in f.response.content and b"disguise_aws_resign is off" in f.response.content
+    assert b"Acme Corp" in f.request.content  # refused, not masked-and-sent
 
 
 def test_compressed_request_body(addon) -> None:
@@ -327,7 +333,7 @@ def test_leak_guard_sees_what_a_later_addon_put_back(addon) -> None:
     assert "leak guard" in msg and "$.messages[0].content" in msg and "Acme" not in msg
 
 
-def test_failed_reload_keeps_the_previous_rules(addon, tmp_path: Path) -> None:
+def test_failed_reload_keeps_the_previous_rules(addon, tmp_path: Path, caplog) -> None:
     a, tctx = addon
     from mitmproxy import ctx
     from mitmproxy.addonmanager import Loader
@@ -335,8 +341,10 @@ def test_failed_reload_keeps_the_previous_rules(addon, tmp_path: Path) -> None:
     (tmp_path / "m.yaml").write_text("literals: {Acme Corp: ''}\n")
     b = Disguise()  # a script reload: a new instance, configured with every option
     b.load(Loader(tctx.master))
-    with pytest.raises(exceptions.OptionsError, match="m.yaml:1: literal #1: disguise is empty"):
-        b.configure(set(ctx.options.keys()))
+    with caplog.at_level("ERROR"):
+        b.configure(set(ctx.options.keys()))  # logged, not raised: mitmproxy would add a traceback
+    assert "previous rule set stays in force" in caplog.text
+    assert "m.yaml:1: literal #1: disguise is empty" in caplog.text
     assert b.config is a.config  # the previous valid set, not none
     f = messages_flow(BODY)
     b.request(f)
@@ -375,6 +383,69 @@ def test_bad_option_value_is_found_before_mitmproxy_drops_the_script(caplog) -> 
         from mitmproxy.proxy.layers.http import HttpErrorHook
 
         tctx.master.addons.invoke_addon_sync(g, HttpErrorHook(f))  # its hooks stay callable
+
+
+@pytest.mark.parametrize(
+    "spec, meant",
+    [("disguise_mapping=m.yaml", "disguise_mappings"), ("disguise-hosts=x", "disguise_hosts"),
+     ("disgiuse_fail_open=true", "disguise_fail_open"), ("disguise_capture=9", "disguise_capture_limit")],
+)  # fmt: skip
+def test_a_mistyped_option_name_is_refused_at_load(spec: str, meant: str, caplog) -> None:
+    """Issue 15, case 5: mitmproxy keeps an unknown `--set` name aside and says nothing;
+    the rules it named never loaded and every request went out with the defaults only."""
+    a = Disguise()
+    with context(None) as tctx:
+        tctx.master.options.set(spec, "other_addon_option=1", defer=True)
+        with caplog.at_level("ERROR"):
+            load_like_a_script(tctx, a)
+        name = spec.split("=")[0]
+        assert f"option {name} does not exist: did you mean {meant}?" in caplog.text
+        assert "other_addon_option" not in caplog.text  # another addon's: not ours to judge
+        assert a.config is None
+        f = messages_flow(BODY)
+        a.request(f)
+        assert f.response.status_code == 503 and meant.encode() in f.response.content
+
+
+def test_an_option_name_of_another_addon_passes() -> None:
+    a = Disguise()
+    with context(None) as tctx:
+        tctx.master.options.set("mapping=x", "hosts=y", defer=True)
+        load_like_a_script(tctx, a)
+        assert a.config is not None
+
+
+def load_like_a_script(tctx, a: Disguise) -> None:
+    """What mitmproxy's script loader does with addon/disguise.py: register the module's
+    addons (each declares its options), then configure them with every option."""
+    import types
+
+    from mitmproxy import hooks
+
+    ns = types.SimpleNamespace(addons=[a, a.inspect])
+    tctx.master.addons.register(ns)
+    tctx.master.addons.invoke_addon_sync(ns, hooks.ConfigureHook(set(tctx.master.options.keys())))
+
+
+def test_reverse_target_not_in_hosts_is_refused(addon) -> None:
+    a, tctx = addon
+    tctx.configure(a, mode=["reverse:https://api.anthropic.com"])
+    with pytest.raises(exceptions.OptionsError, match="does not name the reverse-mode target api.anthropic.com "
+                       r"\(api.antropic.com looks like a misspelling of it\)"):  # fmt: skip
+        tctx.configure(a, disguise_hosts=["api.antropic.com"])
+    tctx.configure(a, disguise_hosts=["api.anthropic.com", "example.org"])
+    with pytest.raises(exceptions.OptionsError, match="target 127.0.0.1:8443"):
+        tctx.configure(a, mode=["regular", "reverse:http://127.0.0.1:8443@9000"])
+    tctx.configure(a, disguise_hosts=[])  # empty: every request in reverse mode is protected
+    with pytest.raises(exceptions.OptionsError, match="relays api.openai.com as raw TLS"):
+        tctx.configure(a, mode=["reverse:tls://api.openai.com:443"])
+    tctx.configure(a, mode=["reverse:dns://9.9.9.9"])  # not an LLM host: not ours
+
+
+def test_tcp_hosts_of_a_protected_host_is_refused(addon) -> None:
+    a, tctx = addon
+    with pytest.raises(exceptions.OptionsError, match=r"api.openai.com is relayed as raw TCP \(tcp_hosts\)"):
+        tctx.configure(a, tcp_hosts=["openai"])
 
 
 def test_response_no_disguise_handled_is_an_error_not_unrestored(addon) -> None:

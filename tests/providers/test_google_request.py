@@ -7,6 +7,7 @@ import json
 import pytest
 from google_util import GEMINI_FIXTURES
 
+from disguiselib.providers import bedrock
 from disguiselib.providers import registry as engine
 from disguiselib.providers.google import GENERATE_REQUEST
 from disguiselib.providers.masking import mask_body
@@ -189,10 +190,10 @@ def test_claude_on_vertex_body() -> None:
         ("/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4%4020250514:rawPredict",
          "vertex.anthropic"),
         ("/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict", "vertex.anthropic"),
-        ("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/invoke", "aws.bedrock"),
-        ("/model/us.anthropic.claude-sonnet-4-20250514-v1:0/invoke-with-response-stream", "aws.bedrock"),
-        ("/model/amazon.nova-pro-v1:0/converse", "aws.bedrock"),
-        ("/model/amazon.nova-pro-v1:0/converse-stream", "aws.bedrock"),
+        ("/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/invoke", "aws.bedrock.invoke"),
+        ("/model/us.anthropic.claude-sonnet-4-20250514-v1:0/invoke-with-response-stream", "aws.bedrock.invoke"),
+        ("/model/amazon.nova-pro-v1:0/converse", "aws.bedrock.converse"),
+        ("/model/amazon.nova-pro-v1:0/converse-stream", "aws.bedrock.converse"),
         ("/v1/messages", "anthropic.messages"),
         ("/v1/chat/completions", "openai.chat"),
     ],
@@ -209,6 +210,15 @@ def test_not_google_routes() -> None:
               "/v1/projects/p/locations/l/publishers/google/models/g:predict"]:
         api = engine.recognise("POST", p)
         assert api is None or not api.name.startswith(("google", "vertex")), p
+
+
+def test_bedrock_invoke_body_is_masked_as_messages() -> None:
+    """An InvokeModel body is the Messages body (tests/providers/test_bedrock.py has the rest)."""
+    body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "Acme Corp"}]})
+    out, _ = mask_body(body.encode(), engine.BEDROCK_INVOKE.request_rule, RULES)
+    assert b"Acme Corp" not in out and b"bedrock-2023-05-31" in out
+    err = json.loads(bedrock.error_body("disguise: request not masked"))
+    assert err["__type"] == "ValidationException"
 
 
 # -- every field the google-genai SDK knows is classified ------------------------------------

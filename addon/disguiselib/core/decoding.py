@@ -45,7 +45,10 @@ class _Members:
                     raise StreamError(f"data after the end of the {self._name} stream")
                 self._d = self._new()
             self._fed = True
-            out.append(self._d.decompress(data))
+            try:
+                out.append(self._d.decompress(data))
+            except Exception as e:  # noqa: BLE001 - zlib.error, ZstdError: each library its own
+                raise StreamError(f"corrupt {self._name} stream") from e
             if not self._d.eof:
                 break
             rest = self._d.unused_data
@@ -89,7 +92,10 @@ class _Brotli:
         if data and self._d.is_finished():
             raise StreamError("data after the end of the br stream")
         self._fed = self._fed or bool(data)
-        return self._d.process(data)
+        try:
+            return self._d.process(data)
+        except Exception as e:  # noqa: BLE001 - brotli.error
+            raise StreamError("corrupt br stream") from e
 
     def flush(self) -> bytes:
         if self._fed and not self._d.is_finished():

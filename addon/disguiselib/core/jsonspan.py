@@ -37,6 +37,57 @@ _STR_TAIL = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"')  # the rest of a string token
 # One escape of a string token's body; a valid surrogate pair decodes to one character.
 _ESCAPE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)")
 
+# A letter, digit, `_`, `-` or `.` written as a `\u` escape (`"sequence_n\u0075mber"`):
+# the only way JSON can spell one of the keys or type names the providers' fast paths
+# look for in raw text otherwise than they look for it (no other escape yields these
+# characters). Where it occurs, a raw lookup would miss what json.loads reads: code that
+# matches keys in raw text declines (parses instead) or decodes, see `escaped_name`.
+_ESCAPED_NAME = r"\\u00(?:2[dDeE]|3[0-9]|4[1-9a-fA-F]|5[0-9aAfF]|6[1-9a-fA-F]|7[0-9aA])"
+_ESCAPED_NAME_STR = re.compile(_ESCAPED_NAME)
+_ESCAPED_NAME_BYTES = re.compile(_ESCAPED_NAME.encode())
+
+
+def escaped_name(s: str | bytes, end: int | None = None) -> bool:
+    """Could s (up to end) spell a key or a type name with escapes? Then a lookup of
+    one in its raw text may miss it: read it parsed instead. A plain substring search
+    first: most text has no `\\u` at all."""
+    if isinstance(s, str):
+        return "\\u" in s and _ESCAPED_NAME_STR.search(s, 0, len(s) if end is None else end) is not None
+    n = len(s) if end is None else end
+    return s.find(b"\\u", 0, n) >= 0 and _ESCAPED_NAME_BYTES.search(s, 0, n) is not None
+
+
+def member_span(s: str, key: str) -> tuple[int, int] | None:
+    """Where the value of the top-level member `key` of the JSON object text s is (the
+    last one, as json.loads keeps the last of repeated keys), keys compared as JSON
+    reads them (`"sequence_n\\u0075mber"` is `sequence_number`). None when s is not an
+    object or has no such member. Nested values are stepped over at C speed."""
+    n = len(s)
+    i = _WS.match(s, 0).end()  # type: ignore[union-attr]
+    if i >= n or s[i] != "{":
+        return None
+    found = None
+    i += 1
+    while True:
+        i = _WS.match(s, i).end()  # type: ignore[union-attr]
+        if i >= n or s[i] != '"':
+            return found
+        k, i = _scanstring(s, i + 1)
+        i = _WS.match(s, i).end()  # type: ignore[union-attr]
+        if i >= n or s[i] != ":":
+            return found
+        start = _WS.match(s, i + 1).end()  # type: ignore[union-attr]
+        try:
+            end = _raw_decode(s, start)[1]
+        except ValueError:
+            return found
+        if k == key:
+            found = (start, end)
+        i = _WS.match(s, end).end()  # type: ignore[union-attr]
+        if i >= n or s[i] != ",":
+            return found
+        i += 1
+
 
 # Above this many backslashes in a string token, a change re-encodes the token whole
 # instead of splicing into it (walking escapes is Python-speed work per escape).

@@ -1,8 +1,8 @@
 """YAML mapping files -> one validated, frozen rule set (contract §2).
 
-This is the only module that imports YAML. A set is either loaded whole or refused
-with a `MappingError` naming the file, the line, the rule and the reason; a message
-never quotes an original.
+A set is either loaded whole or refused with a `MappingError` naming the file, the line,
+the rule and the reason; a message never quotes an original. The YAML itself is read by
+yamlfile.py (with line numbers, without silent duplicates).
 
 Layers: the shipped defaults (`mappings/default.yaml`) come first unless turned off,
 then the user's files and folders in the order given. A later pattern or named strip
@@ -18,11 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ..errors import MappingError
 from . import linear, rxsyntax, validators
 from .words import COMMON_WORDS
+from .yamlfile import SECTIONS
+from .yamlfile import Map as _Map
+from .yamlfile import Seq as _List
+from .yamlfile import read_yaml as _read_yaml
 
 # Disguises must read the same raw and JSON-escaped: then a disguise can be found in
 # escaped text and never straddles an escape sequence.
@@ -33,7 +35,6 @@ _SUFFIXES = (".yaml", ".yml")
 SHORT_DISGUISE = 4
 
 DEFAULTS_FILE = Path(__file__).resolve().parents[3] / "mappings" / "default.yaml"
-SECTIONS = ("literals", "patterns", "strip")
 
 
 @dataclass(frozen=True)
@@ -75,85 +76,6 @@ class MappingSet:
     # replaced rules. Never an original.
     warnings: tuple[str, ...] = ()
     replaced: tuple[str, ...] = ()
-
-
-# -- YAML with line numbers and without silent duplicates --------------------------------
-
-
-class _Map(dict):
-    """A YAML mapping that remembers its own line and each key's line (1-based)."""
-
-    line = 0
-    key_lines: dict
-
-
-class _List(list):
-    line = 0
-    item_lines: list
-
-
-class _Loader(yaml.SafeLoader):
-    source = "<yaml>"
-
-
-def _construct_map(loader: _Loader, node: yaml.MappingNode) -> _Map:
-    # PyYAML keeps the last of two equal keys without a word; a repeated original or a
-    # second `literals:` section would silently drop rules. Refuse it, by line only
-    # (the key may be an original).
-    seen: dict[object, int] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        try:
-            first = seen.get(key)
-        except TypeError:
-            raise MappingError(f"{loader.source}:{line}: a key must be a plain value") from None
-        if first is not None:
-            what = f"key {key!r}" if key in (*SECTIONS, "name", "regex") else "key"
-            raise MappingError(f"{loader.source}:{line}: {what} repeats line {first} (each key once)")
-        seen[key] = line
-    loader.flatten_mapping(node)
-    m = _Map()
-    for key_node, value_node in node.value:
-        m[loader.construct_object(key_node, deep=True)] = loader.construct_object(value_node, deep=True)
-    m.line = node.start_mark.line + 1
-    m.key_lines = seen
-    return m
-
-
-def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> _List:
-    out = _List(loader.construct_object(n, deep=True) for n in node.value)
-    out.line = node.start_mark.line + 1
-    out.item_lines = [n.start_mark.line + 1 for n in node.value]
-    return out
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-
-
-def _read_yaml(f: Path) -> object:
-    try:
-        text = f.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise MappingError(f"{f}: not UTF-8 (byte offset {e.start})") from None
-    except OSError as e:
-        raise MappingError(f"{f}: cannot read ({e.strerror})") from None
-    loader = _Loader(text)
-    loader.source = str(f)
-    try:
-        return loader.get_single_data()
-    except yaml.YAMLError as e:
-        # Only the position and the kind of problem: PyYAML's own message quotes the
-        # offending line, which may hold an original.
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or type(e).__name__
-        raise MappingError(f"{f}: malformed YAML{where}: {problem}") from None
-    finally:
-        loader.dispose()
 
 
 # -- files and layers ----------------------------------------------------------------------
@@ -434,7 +356,7 @@ def _check_regex(rx: str, src: str, strip: bool = False) -> None:
     try:
         linear.check(rx)
     except linear.RegexError as e:
-        raise MappingError(f"{src}: regex does not compile (RE2 syntax, every rule runs in linear time): {e}") from None
+        raise MappingError(f"{src}: regex does not compile: {e}") from None
     if strip:
         try:
             rxsyntax.bounded(rx)

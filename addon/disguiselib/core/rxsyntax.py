@@ -27,7 +27,10 @@ on what `\\w`, `\\s` and `.` mean (RE2: ASCII classes).
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
+
+from . import linear
 
 try:  # Python 3.11+: the parser is private but stable across 3.11-3.13
     from re import _constants as C  # type: ignore[attr-defined]
@@ -81,12 +84,45 @@ def _flag_text(flags: int) -> str:
     return "".join(letter for bit, letter in _FLAGS if flags & bit)
 
 
+# RE2 syntax that Python's parser (which builds a strip rule's streaming form) does not
+# read, or reads otherwise: what a strip rule writes instead.
+_PYTHON_READS_OTHERWISE = {
+    "bad escape \\p": "Unicode classes (\\p{..}) are not supported in strip rules: list the characters as a "
+                       "class, e.g. [A-Za-z\u00c0-\u00ff] written with the characters themselves",
+    "bad escape \\P": "Unicode classes (\\P{..}) are not supported in strip rules: list the characters as a "
+                       "negated class, [^...]",
+    "bad escape \\Q": "\\Q...\\E is not supported in strip rules: escape each special character with \\",
+    "bad escape \\z": "anchors have no meaning inside a stream (strip rules are matched in running text)",
+    "bad escape \\C": "\\C is not supported in strip rules: write . for any character",
+    "incomplete escape \\x": "\\x{...} is not supported in strip rules: write the character itself, or \\xhh",
+    "unknown extension ?U": "the U flag is not supported in strip rules: write lazy repetitions (*?, +?) instead",
+    "unknown extension ?<": "write a named group as (?P<name>...) in strip rules",
+}  # fmt: skip
+
+
 class _Rewriter:
     def __init__(self, rx: str) -> None:
+        opened = -1
+        for i, c in linear.syntax_chars(rx):
+            if c == "[":
+                opened = i
+            elif c == "]" and opened >= 0:
+                # Python reads `[[:alpha:]]` as a class of `[:alph` and a `]`: another rule.
+                if re.search(r"\[:\^?[a-z]+:\]", rx[opened + 1 : i]):
+                    raise SyntaxRefused(
+                        f"POSIX classes ([[:name:]], at character {opened}) are not supported in strip rules: "
+                        "write the class out, e.g. [A-Za-z] for [[:alpha:]]"
+                    )
+                opened = -1
         try:
-            self.tree = P.parse(rx)
+            with warnings.catch_warnings():
+                # `[[` in a class: "possible nested set" in some future Python; read as a
+                # `[` today, as RE2 reads it.
+                warnings.simplefilter("ignore", FutureWarning)
+                self.tree = P.parse(rx)
         except re.error as e:
-            raise SyntaxRefused(f"does not parse: {e}") from None
+            why = next((v for k, v in _PYTHON_READS_OTHERWISE.items() if str(e).startswith(k)), None)
+            raise SyntaxRefused(why or f"does not parse: {e}") from None
 
     # -- emit: the (bounded) regex text of a node sequence ------------------------------
 

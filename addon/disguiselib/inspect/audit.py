@@ -194,8 +194,8 @@ class Auditor:
                 why = " (inside signed thinking/reasoning: passes byte-identical by design)" if signed else ""
                 out.append(Finding(r.index, r.label, side, f"{base}{fld} [{a}:{b}]{why}", what, not signed, text[a:b]))
 
-        if sseview.looks_like_sse(body, ctype):
-            stream = sseview.parse_stream(body)
+        stream = sseview.parse_any(body, ctype)
+        if stream is not None:
             for e in stream.events:
                 et = e.doc.get("type") if isinstance(e.doc, dict) else None
                 signed = isinstance(et, str) and et.startswith("response.reasoning")

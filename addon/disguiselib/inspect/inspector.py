@@ -41,6 +41,7 @@ from .record import (
     _sha,
     counts_text,
     is_credential,
+    marker,
     side,
     summary_text,
 )
@@ -103,7 +104,7 @@ class Inspector:
                 loader.add_option(o.name, o.type, o.default, o.help)
         from . import views
 
-        self._views = views.register()
+        self._views = views.register(lambda: getattr(self.disguise, "rules", None))
 
     def done(self) -> None:
         from . import views
@@ -199,6 +200,7 @@ class Inspector:
         }
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)
+        flow.marked = marker(meta) or flow.marked
 
     def _refused(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str, forwarded: bool = False) -> None:
         """A request that could not be masked: refused, or forwarded unchanged
@@ -301,8 +303,7 @@ class Inspector:
         else:
             msg = flow.error.msg if flow.error is not None else "error"
             meta["end"] = f"ERROR: {msg}" + (" (stream ended before its final event)" if tee is not None else "")
-        if meta.get("failed"):
-            flow.marked = FAILED_MARK
+        flow.marked = marker(meta) or flow.marked
         flow.comment = summary_text(meta)
         status = resp.status_code if resp is not None else "-"
         state = "" if meta["end"] == "completed" else (" complete" if final_sent else " error")

@@ -11,15 +11,20 @@ mitmproxy writes no flows at all (`-w`) when one value is not serializable.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import deque
 from typing import Any
 
+from ..core.jsonspan import escaped_name
 from ..core.rules import LITERALS
+from ..core.sse import Framer
 
 META = "disguise"
 SIDES = "disguise_sides"
-FAILED_MARK = ":no_entry:"
+# Flow-list markers (mitmweb shows them beside the path; mitmproxy's emoji names).
+FAILED_MARK = ":no_entry:"  # refused, forwarded unmasked, or the client got an error
+MASKED_MARK = ":performing_arts:"  # something was masked or restored
 
 # Header names whose values are credentials or account identifiers: never copied into
 # the kept client side, removed from a shared copy.
@@ -88,6 +93,21 @@ _FINAL_EVENT = re.compile(
 )
 
 
+def _final_parsed(piece: bytes) -> bool:
+    """_FINAL_EVENT, read as JSON reads it: some whole event of piece is a final one."""
+    for ev in Framer().feed(piece):
+        try:
+            doc = json.loads(ev.data) if ev.data is not None else None
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and doc.get("type") in _FINAL_TYPES:
+            return True
+    return False
+
+
+_FINAL_TYPES = frozenset({"message_stop", "response.completed", "response.incomplete", "response.failed"})
+
+
 class Tee:
     """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
     content decoding) and what the client got, each bounded, and the last few pieces
@@ -114,8 +134,9 @@ class Tee:
     @property
     def final_sent(self) -> bool:
         """Did the stream's final event go out? The adapter emits whole events, so the
-        final event sits whole in one of the last pieces (a comment may follow it)."""
-        return any(_FINAL_EVENT.search(p) is not None for p in self.last)
+        final event sits whole in one of the last pieces (a comment may follow it). A
+        piece that may spell a name with escapes (`"message_st\\u006fp"`) is read parsed."""
+        return any(_FINAL_EVENT.search(p) is not None or (escaped_name(p) and _final_parsed(p)) for p in self.last)
 
     @property
     def dead(self) -> bool:
@@ -155,3 +176,14 @@ def summary_text(meta: dict) -> str:
     if meta.get("cut"):
         s += f"; kept bodies cut at {meta['cut']} bytes"
     return s
+
+
+def marker(meta: dict) -> str:
+    """The flow-list marker for a flow's summary: FAILED_MARK when it failed closed or
+    was forwarded unmasked, MASKED_MARK when anything was masked or restored, else ""
+    (no marker: a user's own mark stays)."""
+    if meta.get("failed"):
+        return FAILED_MARK
+    if meta.get("masked") or meta.get("restored") or meta.get("stripped"):
+        return MASKED_MARK
+    return ""

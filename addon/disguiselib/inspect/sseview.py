@@ -1,9 +1,20 @@
-"""A readable account of an LLM body, sans I/O: an SSE stream as its events and the
+"""A readable account of an LLM body, sans I/O: a stream as its events and the
 reassembled text of each channel; a JSON body pretty-printed.
 
-Used by the contentviews (views.py), the audit (a disguise split across two deltas is
-found in the channel text, not in either event) and the offline replay report. It only
-reads: nothing here changes a body.
+Used by the contentviews (views.py, rendering in streamrender.py), the audit (a
+disguise split across two deltas is found in the channel text, not in either event)
+and the offline replay report. It only reads: nothing here changes a body.
+
+Two tables make it extensible, and each provider adds one entry to each:
+- `FRAMINGS`: body -> events (an `SSEEvent` per SSE event, per element of a streamed
+  JSON array, ...). A framing answers None for a body that is not in its framing. For
+  AWS event-stream frames (Bedrock), one more function here turns the frames into
+  events with their JSON payload as `doc`.
+- `READERS`: one event's JSON document -> the channel text it carries. Each reader
+  answers False for a document that is not its provider's; the first that answers
+  True wins. A new provider (Bedrock's `contentBlockDelta`, the realtime APIs' server
+  events) adds a reader. `stream_of(events)` reassembles any events, whatever carried
+  them (a WebSocket's messages too).
 
 Channels follow the providers' stream docs, tolerantly (an unknown event is listed,
 never an error):
@@ -13,14 +24,23 @@ never an error):
   `index` its `arguments`.
 - OpenAI Responses: every `*.delta` event with a string `delta`, per (kind,
   output_index, content_index or summary_index).
+- Gemini: per candidate `index` its text parts, its thought parts, and each function
+  call (which arrives whole: name and `args` as JSON).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ..core.jsonarray import ELEMENT, ArrayFramer
 from ..core.sse import Framer, parse_event, sniff
+from ..errors import StreamError
+
+# Characters of one event shown in a view (render.py's rows, wsview's messages); the
+# whole event is one view away (Raw).
+MAX_EVENT_CHARS = 2000
 
 # Events whose arrival means the provider said everything it had to say.
 TERMINAL_TYPES = frozenset({"message_stop", "response.completed", "response.incomplete", "response.failed"})
@@ -31,6 +51,7 @@ class Piece:
     event: int  # 1-based event number in the stream
     start: int  # offset of this piece in the channel text
     path: str  # where in the event's JSON it was found (for reports)
+    length: int = 0  # characters
 
 
 @dataclass
@@ -38,18 +59,25 @@ class Channel:
     key: str  # e.g. "block 0 text", "choice 0 tool_call 1 arguments"
     kind: str  # "text" | "json" | "thinking"
     name: str = ""  # a tool's name, when the stream gave one
-    parts: list[str] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)  # one per piece, in order
     pieces: list[Piece] = field(default_factory=list)
     length: int = 0
+    _joined: str | None = field(default=None, repr=False)
 
-    def add(self, text: str, event: int, path: str) -> None:
-        self.pieces.append(Piece(event, self.length, path))
+    def add(self, text: str, event: int, path: str) -> Piece:
+        p = Piece(event, self.length, path, len(text))
+        self.pieces.append(p)
         self.parts.append(text)
         self.length += len(text)
+        self._joined = None
+        return p
 
     @property
     def text(self) -> str:
-        return "".join(self.parts)
+        """The whole text (joined once, until the next add)."""
+        if self._joined is None:
+            self._joined = "".join(self.parts)
+        return self._joined
 
     @property
     def label(self) -> str:
@@ -58,11 +86,27 @@ class Channel:
 
 @dataclass
 class SSEEvent:
+    """One event of a stream: an SSE event, or an element of a streamed JSON array."""
+
     number: int  # 1-based
     name: str | None
     data: str | None
     doc: object = None  # data parsed as JSON, None when it is not JSON
     raw: bytes = b""
+    deltas: list[tuple[Channel, Piece]] = field(default_factory=list)  # the channel text it carried
+    note: str = ""  # what the event says besides text (stop reasons, tool names, errors)
+
+    @property
+    def kind(self) -> str:
+        """The event's type as a reader would name it: the SSE `event:` name, else
+        the JSON `type`, else "[DONE]" / "chunk" / "comment"."""
+        if self.name:
+            return self.name
+        if isinstance(self.doc, dict) and isinstance(self.doc.get("type"), str):
+            return self.doc["type"]
+        if self.data is not None and self.data.strip() == "[DONE]":
+            return "[DONE]"
+        return "chunk" if self.data is not None else "comment"
 
 
 @dataclass
@@ -71,6 +115,75 @@ class Stream:
     channels: dict[str, Channel]
     terminal: bool  # a final event ([DONE], message_stop, response.completed...) was seen
     errors: list[str]  # error events' messages
+    framing: str = "sse"  # "sse" | "json array" | whatever a FRAMINGS entry calls itself
+
+
+class Builder:
+    """Accumulates events and channels. Readers call `add` for each piece of channel
+    text an event carries and `end` when an event says the stream is complete."""
+
+    def __init__(self) -> None:
+        self.events: list[SSEEvent] = []
+        self.channels: dict[str, Channel] = {}
+        self.names: dict[tuple, str] = {}  # (provider, indices) -> channel key or tool name
+        self.open: set = set()  # channels that must still say they finished (Gemini candidates)
+        self.finished: set = set()  # channels that said so
+        self.counts: dict[tuple, int] = {}  # e.g. function calls per Gemini candidate
+        self.terminal = False
+        self.errors: list[str] = []
+
+    def channel(self, key: str, kind: str) -> Channel:
+        c = self.channels.get(key)
+        if c is None:
+            c = self.channels[key] = Channel(key, kind)
+        return c
+
+    def add(self, ev: SSEEvent, key: str, kind: str, text: str, path: str) -> Channel:
+        c = self.channel(key, kind)
+        ev.deltas.append((c, c.add(text, ev.number, path)))
+        return c
+
+    def event(self, name: str | None, data: str | None, raw: bytes) -> SSEEvent:
+        """One more event; its JSON document goes through the readers."""
+        doc = None
+        if data is not None:
+            if data.strip() == "[DONE]":
+                self.terminal = True
+            else:
+                try:
+                    doc = json.loads(data)
+                except ValueError:
+                    doc = None
+        ev = SSEEvent(len(self.events) + 1, name, data, doc, raw)
+        self.events.append(ev)
+        if isinstance(doc, dict):
+            t = doc.get("type")
+            if t in TERMINAL_TYPES or name in TERMINAL_TYPES:
+                self.terminal = True
+            err = doc.get("error")
+            if t == "error" or name == "error" or isinstance(err, dict):
+                msg = err.get("message") if isinstance(err, dict) else None
+                self.errors.append(str(msg if msg is not None else err))
+            for read in READERS:
+                if read(doc, ev, self):
+                    break
+            if not ev.note:
+                ev.note = _note(doc)
+        return ev
+
+    def stream(self, framing: str) -> Stream:
+        return Stream(self.events, self.channels, self.terminal, self.errors, framing)
+
+
+def stream_of(events: Iterable[tuple[str | None, str | None, bytes]], framing: str = "sse") -> Stream:
+    """Reassemble events given as (name, data, raw), whatever carried them."""
+    b = Builder()
+    for name, data, raw in events:
+        b.event(name, data, raw)
+    return b.stream(framing)
+
+
+# -- framings: body -> events ------------------------------------------------------------
 
 
 def looks_like_sse(body: bytes, content_type: str = "") -> bool:
@@ -83,44 +196,75 @@ def parse_stream(body: bytes) -> Stream:
     malformed input: undecodable or non-JSON events are kept as they are."""
     framer = Framer(max_event_bytes=len(body) + 1)
     raws = framer.feed_raw(body) + framer.flush_raw()
-    events: list[SSEEvent] = []
-    channels: dict[str, Channel] = {}
-    names: dict[tuple, str] = {}  # (provider, indices) -> tool name seen at item start
-    terminal = False
-    errors: list[str] = []
-    for raw in raws:
-        ev = parse_event(raw)
-        if ev.data is None and ev.name is None:
-            continue  # blank lines and comments
-        n = len(events) + 1
-        doc = None
-        if ev.data is not None:
-            if ev.data.strip() == "[DONE]":
-                terminal = True
-            else:
-                try:
-                    doc = json.loads(ev.data)
-                except ValueError:
-                    doc = None
-        events.append(SSEEvent(n, ev.name, ev.data, doc, raw))
-        if isinstance(doc, dict):
-            t = doc.get("type")
-            if t in TERMINAL_TYPES or ev.name in TERMINAL_TYPES:
-                terminal = True
-            if t == "error" or ev.name == "error":
-                err = doc.get("error")
-                msg = err.get("message") if isinstance(err, dict) else None
-                errors.append(str(msg if msg is not None else err))
-            _channels(doc, n, channels, names)
-    return Stream(events, channels, terminal, errors)
+
+    def events():
+        for raw in raws:
+            ev = parse_event(raw)
+            if ev.data is not None or ev.name is not None:  # not blank lines and comments
+                yield ev.name, ev.data, raw
+
+    return stream_of(events(), "sse")
 
 
-def _chan(channels: dict[str, Channel], key: str, kind: str) -> Channel:
-    c = channels.get(key)
-    if c is None:
-        c = channels[key] = Channel(key, kind)
-    return c
+_GEMINI_CHUNK_KEYS = ("candidates", "usageMetadata", "promptFeedback", "error")
 
+
+def parse_array(body: bytes) -> Stream | None:
+    """A streamed JSON array of response chunks (Gemini `streamGenerateContent`
+    without `alt=sse`), cut or whole, as events; None for any other body."""
+    head = body[:64].lstrip()
+    if not head.startswith(b"["):
+        return None
+    framer = ArrayFramer(max_element_bytes=len(body) + 1)
+    try:
+        pieces = framer.feed(body)
+    except StreamError:
+        return None
+    elements = [raw for kind, raw in pieces if kind == ELEMENT]
+    if not elements:
+        return None
+    try:
+        first = json.loads(elements[0])
+    except ValueError:
+        return None
+    if not isinstance(first, dict) or not any(k in first for k in _GEMINI_CHUNK_KEYS):
+        return None
+    s = stream_of(((None, raw.decode("utf-8", "replace"), raw) for raw in elements), "json array")
+    if framer.inside and not framer.done:
+        s.terminal = False  # cut inside an element: whatever the last whole one said
+    return s
+
+
+def _sse_framing(body: bytes, content_type: str) -> Stream | None:
+    if not looks_like_sse(body, content_type):
+        return None
+    s = parse_stream(body)
+    if not s.events and body.lstrip()[:1] in (b"{", b"["):
+        return None  # one JSON document sent as an event stream (Gemini's errors): shown as JSON
+    return s
+
+
+def _array_framing(body: bytes, content_type: str) -> Stream | None:
+    return parse_array(body)
+
+
+# body, content type -> a Stream, or None when the body is not in that framing. Tried in
+# order; an HTTP body that none of them takes is shown as JSON or text.
+FRAMINGS: list[Callable[[bytes, str], Stream | None]] = [_sse_framing, _array_framing]
+
+
+def parse_any(body: bytes, content_type: str = "") -> Stream | None:
+    """The body as a stream, by the first framing that takes it; None for none."""
+    for framing in FRAMINGS:
+        s = framing(body, content_type)
+        if s is not None:
+            return s
+    return None
+
+
+# -- readers: one event's JSON -> channel text ---------------------------------------------
+
+Reader = Callable[[dict, SSEEvent, Builder], bool]
 
 _ANTHROPIC_DELTAS = {
     "text_delta": ("text", "text"),
@@ -130,115 +274,174 @@ _ANTHROPIC_DELTAS = {
 _ANTHROPIC_BLOCK_KIND = {"text": "text", "thinking": "thinking", "redacted_thinking": "thinking"}
 
 
-def _channels(doc: dict, n: int, channels: dict[str, Channel], names: dict) -> None:
+def read_anthropic(doc: dict, ev: SSEEvent, b: Builder) -> bool:
     t = doc.get("type")
-    # -- Anthropic ---------------------------------------------------------------------
     if t == "content_block_start":
         i = doc.get("index")
         block = doc.get("content_block") or {}
         btype = block.get("type", "?")
-        c = _chan(channels, f"block {i} {btype}", _ANTHROPIC_BLOCK_KIND.get(btype, "json"))
+        c = b.channel(f"block {i} {btype}", _ANTHROPIC_BLOCK_KIND.get(btype, "json"))
         if isinstance(block.get("name"), str):
             c.name = block["name"]
+        ev.note = str(btype) + (f" {c.name}" if c.name else "")
         if isinstance(block.get("text"), str) and block["text"]:
-            c.add(block["text"], n, "content_block.text")
-        names[("a", i)] = c.key
-        return
+            b.add(ev, c.key, c.kind, block["text"], "content_block.text")
+        b.names[("a", i)] = c.key
+        return True
     if t == "content_block_delta":
         i = doc.get("index")
         d = doc.get("delta") or {}
         spec = _ANTHROPIC_DELTAS.get(str(d.get("type")))
         if spec is None:
-            return  # signature_delta, citations_delta: not text
+            ev.note = str(d.get("type"))  # signature_delta, citations_delta: not text
+            return True
         fld, kind = spec
         v = d.get(fld)
         if isinstance(v, str):
-            key = names.get(("a", i)) or f"block {i} {kind}"
-            _chan(channels, key, kind).add(v, n, f"delta.{fld}")
-        return
-    # -- OpenAI Chat -------------------------------------------------------------------
+            key = b.names.get(("a", i)) or f"block {i} {kind}"
+            b.add(ev, key, kind, v, f"delta.{fld}")
+        return True
+    return t in ("message_start", "message_delta", "message_stop", "content_block_stop", "ping")
+
+
+_CHAT_FIELDS = (("content", "text"), ("refusal", "text"), ("reasoning_content", "thinking"), ("reasoning", "thinking"))
+
+
+def read_openai_chat(doc: dict, ev: SSEEvent, b: Builder) -> bool:
+    """Chat Completions chunks, and legacy Completions chunks (`text_completion`:
+    per choice its `text`)."""
     choices = doc.get("choices")
-    if isinstance(choices, list) and doc.get("object", "chat.completion.chunk") == "chat.completion.chunk":
-        for ci, ch in enumerate(choices):
-            if not isinstance(ch, dict):
+    obj = doc.get("object", "chat.completion.chunk")
+    if not isinstance(choices, list) or obj not in ("chat.completion.chunk", "text_completion"):
+        return False
+    notes = []
+    for ci, ch in enumerate(choices):
+        if not isinstance(ch, dict):
+            continue
+        idx = ch.get("index", ci)
+        if ch.get("finish_reason"):
+            notes.append(f"choice {idx} finish_reason {ch['finish_reason']}")
+        if obj == "text_completion":
+            if isinstance(ch.get("text"), str) and ch["text"]:
+                b.add(ev, f"choice {idx} text", "text", ch["text"], f"choices[{ci}].text")
+            continue
+        d = ch.get("delta")
+        if not isinstance(d, dict):
+            continue
+        for fld, kind in _CHAT_FIELDS:
+            v = d.get(fld)
+            if isinstance(v, str) and v:
+                b.add(ev, f"choice {idx} {fld}", kind, v, f"choices[{ci}].delta.{fld}")
+        for ti, tc in enumerate(d.get("tool_calls") or ()):
+            if not isinstance(tc, dict):
                 continue
-            idx = ch.get("index", ci)
-            d = ch.get("delta")
-            if not isinstance(d, dict):
+            j = tc.get("index", ti)
+            fn = tc.get("function") or {}
+            c = b.channel(f"choice {idx} tool_call {j} arguments", "json")
+            if isinstance(fn.get("name"), str) and fn["name"]:
+                c.name = fn["name"]
+                notes.append(f"tool_call {j} {c.name}")
+            args = fn.get("arguments")
+            if isinstance(args, str) and args:
+                b.add(ev, c.key, "json", args, f"choices[{ci}].delta.tool_calls[{ti}].function.arguments")
+    ev.note = "; ".join(notes)
+    return True
+
+
+def read_openai_responses(doc: dict, ev: SSEEvent, b: Builder) -> bool:
+    t = doc.get("type")
+    if not isinstance(t, str) or not t.startswith("response."):
+        return False
+    if t == "response.output_item.added":
+        item = doc.get("item") or {}
+        if isinstance(item.get("name"), str):
+            b.names[("r", doc.get("output_index"))] = item["name"]
+        ev.note = " ".join(str(x) for x in (item.get("type"), item.get("name")) if isinstance(x, str))
+        return True
+    if t.endswith(".delta") and isinstance(doc.get("delta"), str):
+        kind_name = t[len("response.") : -len(".delta")]
+        oi = doc.get("output_index")
+        sub = doc.get("content_index", doc.get("summary_index"))
+        key = f"output {oi} {kind_name}" + (f" [{sub}]" if sub is not None else "")
+        kind = "thinking" if kind_name.startswith("reasoning") else (
+            "json" if "arguments" in kind_name or kind_name.endswith("input") else "text"
+        )  # fmt: skip
+        c = b.add(ev, key, kind, doc["delta"], "delta")
+        name = b.names.get(("r", oi))
+        if name:
+            c.name = name
+    return True
+
+
+def read_gemini(doc: dict, ev: SSEEvent, b: Builder) -> bool:
+    """A GenerateContentResponse chunk: per candidate its text, thoughts and calls. The
+    stream is complete when every candidate it named gave its finishReason (or the
+    prompt was blocked)."""
+    cands = doc.get("candidates")
+    feedback = doc.get("promptFeedback")
+    if not isinstance(cands, list) and not isinstance(feedback, dict) and "usageMetadata" not in doc:
+        return False
+    notes = []
+    if isinstance(feedback, dict) and feedback.get("blockReason"):
+        notes.append(f"blockReason {feedback['blockReason']}")
+        b.terminal = True
+    for ci, cand in enumerate(cands if isinstance(cands, list) else ()):
+        if not isinstance(cand, dict):
+            continue
+        k = cand.get("index", 0)
+        content = cand.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for pi, part in enumerate(parts if isinstance(parts, list) else ()):
+            if not isinstance(part, dict):
                 continue
-            for fld, kind in (("content", "text"), ("refusal", "text"),
-                              ("reasoning_content", "thinking"), ("reasoning", "thinking")):  # fmt: skip
-                v = d.get(fld)
-                if isinstance(v, str) and v:
-                    _chan(channels, f"choice {idx} {fld}", kind).add(v, n, f"choices[{ci}].delta.{fld}")
-            for ti, tc in enumerate(d.get("tool_calls") or ()):
-                if not isinstance(tc, dict):
-                    continue
-                j = tc.get("index", ti)
-                fn = tc.get("function") or {}
-                c = _chan(channels, f"choice {idx} tool_call {j} arguments", "json")
-                if isinstance(fn.get("name"), str) and fn["name"]:
-                    c.name = fn["name"]
-                args = fn.get("arguments")
-                if isinstance(args, str) and args:
-                    c.add(args, n, f"choices[{ci}].delta.tool_calls[{ti}].function.arguments")
-        return
-    # -- OpenAI Responses --------------------------------------------------------------
-    if isinstance(t, str) and t.startswith("response."):
-        if t == "response.output_item.added":
-            item = doc.get("item") or {}
-            if isinstance(item.get("name"), str):
-                names[("r", doc.get("output_index"))] = item["name"]
-            return
-        if t.endswith(".delta") and isinstance(doc.get("delta"), str):
-            kind_name = t[len("response.") : -len(".delta")]
-            oi = doc.get("output_index")
-            sub = doc.get("content_index", doc.get("summary_index"))
-            key = f"output {oi} {kind_name}" + (f" [{sub}]" if sub is not None else "")
-            kind = "thinking" if kind_name.startswith("reasoning") else (
-                "json" if "arguments" in kind_name or kind_name.endswith("input") else "text"
-            )
-            c = _chan(channels, key, kind)
-            name = names.get(("r", oi))
-            if name:
-                c.name = name
-            c.add(doc["delta"], n, "delta")
+            path = f"candidates[{ci}].content.parts[{pi}]"
+            if isinstance(part.get("text"), str) and part["text"]:
+                thought = part.get("thought") is True
+                kind = "thinking" if thought else "text"
+                b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
+            call = part.get("functionCall") or part.get("function_call")
+            if isinstance(call, dict):  # arrives whole: one channel per call
+                n = b.counts.get(("g calls", k), 0)
+                b.counts[("g calls", k)] = n + 1
+                c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
+                          f"{path}.functionCall.args")  # fmt: skip
+                if isinstance(call.get("name"), str):
+                    c.name = call["name"]
+        reason = cand.get("finishReason") or cand.get("finish_reason")
+        if reason:
+            notes.append(f"candidate {k} finishReason {reason}")
+            b.open.discard(("g", k))
+            b.finished.add(("g", k))
+        elif ("g", k) not in b.finished:
+            b.open.add(("g", k))
+        b.terminal = not b.open
+    ev.note = "; ".join(notes)
+    return True
 
 
-# -- rendering ---------------------------------------------------------------------------
+# Tried in order for each event's JSON document; the first that returns True wins.
+READERS: list[Reader] = [read_anthropic, read_openai_chat, read_openai_responses, read_gemini]
 
-MAX_EVENT_CHARS = 2000  # per event line in the view; the whole body is one view away (Raw)
+
+_NOTE_KEYS = ("stop_reason", "finish_reason", "finishReason", "status", "blockReason")
 
 
-def render_stream(body: bytes) -> str:
-    """Text for a contentview: each channel's reassembled text, then every event."""
-    s = parse_stream(body)
+def _note(doc: dict) -> str:
+    """What an event no reader explained says, in a few words: its stop reasons and
+    status (the envelope itself is one view away, in Raw)."""
     out: list[str] = []
-    ch = list(s.channels.values())
-    out.append(f"{len(s.events)} events, {len(ch)} channels" + ("" if s.terminal else ", no final event"))
-    for msg in s.errors:
-        out.append(f"error event: {msg}")
-    for c in ch:
-        out.append("")
-        out.append(f"── {c.label} · {c.kind} · {len(c.pieces)} pieces ──")
-        text = c.text
-        if c.kind == "json":
-            try:
-                text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-            except ValueError:
-                pass
-        out.append(text)
-    out.append("")
-    out.append("── events ──")
-    for e in s.events:
-        name = e.name or ""
-        if not name and isinstance(e.doc, dict):
-            name = str(e.doc.get("type", ""))
-        data = e.data if e.data is not None else ""
-        if len(data) > MAX_EVENT_CHARS:
-            data = data[:MAX_EVENT_CHARS] + f"… ({len(e.data or '')} chars)"
-        out.append(f"{e.number:>4} {name:<26} {data}")
-    return "\n".join(out)
+    stack: list[tuple[object, int]] = [(doc, 0)]
+    while stack and len(out) < 4:
+        x, depth = stack.pop()
+        if isinstance(x, dict) and depth < 3:
+            for k, v in x.items():
+                if k in _NOTE_KEYS and isinstance(v, str | int) and v not in ("", None):
+                    out.append(f"{k} {v}")
+                elif isinstance(v, dict | list):
+                    stack.append((v, depth + 1))
+        elif isinstance(x, list) and depth < 3:
+            stack.extend((v, depth + 1) for v in x[:8])
+    return "; ".join(out)
 
 
 def render_json(body: bytes) -> str | None:
@@ -248,13 +451,3 @@ def render_json(body: bytes) -> str | None:
     except ValueError:
         return None
     return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-def render_body(body: bytes, content_type: str = "") -> str:
-    """Whatever the body is: SSE, JSON, or text (undecodable bytes replaced)."""
-    if looks_like_sse(body, content_type):
-        return render_stream(body)
-    pretty = render_json(body)
-    if pretty is not None:
-        return pretty
-    return body.decode("utf-8", "replace")

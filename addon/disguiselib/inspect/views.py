@@ -3,30 +3,46 @@
 Three views, for any HTTP message; on LLM flows the addon handled, "Disguise" is picked
 automatically:
 - "Disguise": this message as mitmproxy holds it — the request as it went upstream
-  (masked) or the response as the client received it (restored) — an SSE body as its
-  events and the reassembled text of each channel, JSON pretty-printed.
+  (masked) or the response as the client received it (restored) — a stream as one row
+  per event and the reassembled text of each channel (render.py), JSON pretty-printed.
+  The flow's summary is its first line.
 - "Disguise other side": the same rendering of the other side of this message — the
   request as the client sent it, the response as upstream sent it.
 - "Disguise diff": a unified diff of the two renderings.
 
-mitmproxy 11 has `contentviews.View` (a callable returning lines, `add` refuses a name
-twice); 12 has the `Contentview` protocol (`prettify`, `add` replaces). Both are served
-from the same text (`render`).
+Marked spans (`⟦…⟧`): on the provider's side (what went upstream, what upstream sent)
+every disguise and every placeholder issued for this flow; on the client's side every
+original (what masking replaces). Found with the rules in force when the view is shown.
+
+mitmproxy 11 has `contentviews.View` (a callable returning lines of styled segments,
+`add` refuses a name twice); 12 has the `Contentview` protocol (`prettify` returns
+text, `add` replaces). Both are served from the same lines (`render_lines`). mitmweb
+11 draws each line as a `<div>` of `<span>`s, so an empty line has no height and blank
+lines vanish: there an empty line is sent as one space.
 """
 
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import contentviews, http
 
-from . import sseview, wsview
+from . import render as rd
+from . import wsview
+from .audit import Auditor
 from .flowfile import ws_messages
 from .record import META, SIDES, summary_text
 
+if TYPE_CHECKING:
+    from ..core.rules import Rules
+
 NAMES = ("Disguise", "Disguise other side", "Disguise diff")
 _AUTO_PRIORITY = 2.0  # above the JSON view (1) on flows the addon handled
+
+PROVIDER, CLIENT = "provider", "client"  # which side of the proxy a rendering shows
+_rules_in_force: Callable[[], Rules | None] = lambda: None  # noqa: E731 - set by register()
 
 
 def _which(flow: Any, message: Any) -> str | None:
@@ -39,19 +55,21 @@ def _which(flow: Any, message: Any) -> str | None:
     return None
 
 
-def _labels(flow: http.HTTPFlow) -> dict[str, str]:
+def _this(flow: http.HTTPFlow, which: str) -> tuple[str, str]:
+    """(label, side) of flow.<which> as mitmproxy holds it."""
     meta = flow.metadata.get(META) or {}
     if meta.get("shared"):
-        return {"request": "request as it went upstream (masked)",
-                "response": "response as upstream sent it (shared copy: the client side is not in it)"}  # fmt: skip
+        return {"request": ("request as it went upstream (masked)", PROVIDER),
+                "response": ("response as upstream sent it (shared copy: the client side is not in it)",
+                             PROVIDER)}[which]  # fmt: skip
     if meta.get("dry_run"):
-        return {"request": "request as recorded without the addon (NOT masked)",
-                "response": "response as recorded without the addon"}  # fmt: skip
+        return {"request": ("request as recorded without the addon (NOT masked)", CLIENT),
+                "response": ("response as recorded without the addon", CLIENT)}[which]  # fmt: skip
     if META in flow.metadata and SIDES not in flow.metadata:
-        return {"request": "request as the client sent it (not masked: see the summary)",
-                "response": "response as the client received it"}  # fmt: skip
-    return {"request": "request as it went upstream (masked)",
-            "response": "response as the client received it (restored)"}  # fmt: skip
+        return {"request": ("request as the client sent it (not masked: see the summary)", CLIENT),
+                "response": ("response as the client received it", CLIENT)}[which]  # fmt: skip
+    return {"request": ("request as it went upstream (masked)", PROVIDER),
+            "response": ("response as the client received it (restored)", CLIENT)}[which]  # fmt: skip
 
 
 def _other(flow: http.HTTPFlow, which: str) -> tuple[str, bytes | None, str]:
@@ -78,14 +96,46 @@ def _ctype(flow: http.HTTPFlow, which: str) -> str:
     return m.headers.get("content-type", "") if m is not None else ""
 
 
-def _header(flow: http.HTTPFlow) -> list[str]:
+_auditor: list = [None, None]  # [rules, Auditor(rules)]: built once per rule set
+
+
+def _marker(flow: http.HTTPFlow, side: str, rules: Rules | None) -> rd.Marker | None:
+    """What to bracket on `side`: disguises and this flow's placeholders on the
+    provider's, originals on the client's."""
+    if rules is None:
+        return None
+    if side == CLIENT:
+        return lambda text: [(a, b) for _, a, b in rules.find(text)]
+    if _auditor[0] is not rules:
+        _auditor[:] = [rules, Auditor(rules)]
+    aud: Auditor = _auditor[1]
+    issued = aud.issued(flow.request.get_content(strict=False))
+    return lambda text: [(a, b) for _, a, b in aud.disguises(text, issued)]
+
+
+_LEGEND = {
+    (PROVIDER, "request"): "disguises and placeholders (what the provider read)",
+    (PROVIDER, "response"): "disguises and placeholders (as the provider wrote them)",
+    (CLIENT, "request"): "originals (masked before the request went upstream)",
+    (CLIENT, "response"): "originals (the client reads these)",
+}
+
+
+def _header(flow: http.HTTPFlow) -> list[rd.Line]:
     meta = flow.metadata.get(META)
     if not isinstance(meta, dict):
-        return ["disguise: this flow was not handled by the addon"]
-    out = [summary_text(meta)]
+        return [[(rd.NOTE, "disguise: this flow was not handled by the addon")]]
+    style = rd.ERROR if meta.get("failed") else rd.HEAD
+    out: list[rd.Line] = [[(style, summary_text(meta))]]
     if meta.get("replay"):
-        out.append(f"replay: {meta['replay']}")
+        out.append([(rd.TEXT, f"replay: {meta['replay']}")])
     return out
+
+
+def _legend(side: str, which: str, marker: rd.Marker | None) -> list[rd.Line]:
+    if marker is None:
+        return []
+    return [[(rd.TEXT, "marked: "), (rd.MARK, rd.OPEN + "…" + rd.CLOSE), (rd.TEXT, " " + _LEGEND[side, which])]]
 
 
 _WS_CACHE: dict[str, tuple[int, wsview.WsStream, dict[int, int]]] = {}
@@ -108,7 +158,7 @@ def _ws_parsed(flow: http.HTTPFlow) -> tuple[wsview.WsStream, dict[int, int]]:
 
 def render_connection_header(flow: http.HTTPFlow) -> str:
     """The summary lines of a flow, as every view starts."""
-    return "\n".join(_header(flow))
+    return rd.text_of(_header(flow))
 
 
 def render_ws(view: str, data: bytes, flow: http.HTTPFlow, msg: Any) -> str:
@@ -116,7 +166,7 @@ def render_ws(view: str, data: bytes, flow: http.HTTPFlow, msg: Any) -> str:
     for one that carries a channel's text, that channel reassembled up to it."""
     parsed, index = _ws_parsed(flow)
     i = index.get(id(msg))
-    lines = _header(flow)
+    lines = render_connection_header(flow).split("\n")
     if i is None:
         return "\n".join([*lines, "", wsview.render_message(data)])
     m = parsed.events[i].msg
@@ -152,39 +202,51 @@ def render_ws(view: str, data: bytes, flow: http.HTTPFlow, msg: Any) -> str:
     return "\n".join([*lines, "", *difflib.unified_diff(a, b, other_label, where, lineterm="", n=1)])
 
 
-def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None) -> str:
-    """The text of view `view` (one of NAMES) for data, the body of message in flow (or
-    the WebSocket message ws_message of flow)."""
+def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None,
+                 rules: Rules | None = None) -> list[rd.Line]:  # fmt: skip
+    """The styled lines of view `view` (one of NAMES) for data, the body of message in
+    flow (or the WebSocket message ws_message of flow); rules (default: the rules in
+    force) say what to mark."""
     if ws_message is not None and isinstance(flow, http.HTTPFlow) and flow.websocket is not None:
-        return render_ws(view, data, flow, ws_message)
+        return rd.text_lines(render_ws(view, data, flow, ws_message))
     which = _which(flow, message)
+    if rules is None:
+        rules = _rules_in_force()
     if which is None:  # not an HTTP flow message: just the body
-        return sseview.render_body(data, content_type)
+        return rd.body_lines(data, content_type)
     ctype = _ctype(flow, which)
-    this_label = _labels(flow)[which]
+    this_label, this_side = _this(flow, which)
     lines = _header(flow)
     if view == NAMES[0]:
-        lines += [f"this: {this_label} — {len(data)} bytes", ""]
-        lines.append(sseview.render_body(data, ctype))
-        return "\n".join(lines)
+        mark = _marker(flow, this_side, rules)
+        lines.append([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
+        return [*lines, *_legend(this_side, which, mark), [], *rd.body_lines(data, ctype, mark)]
     label, other, note = _other(flow, which)
     if view == NAMES[1]:
-        lines.append(f"other side: {label}" + (f" — {len(other)} bytes" if other is not None else ""))
+        other_side = CLIENT if which == "request" else PROVIDER
+        mark = _marker(flow, other_side, rules)
+        size = f" — {len(other)} bytes" if other is not None else ""
+        lines.append([(rd.TEXT, f"other side: {label}{size}")])
         if note:
-            lines.append(f"[{note}]")
-        lines.append("")
-        if other is not None:
-            lines.append(sseview.render_body(other, ctype))
-        return "\n".join(lines)
+            lines.append([(rd.ERROR, f"[{note}]")])
+        if other is None:
+            return lines
+        return [*lines, *_legend(other_side, which, mark), [], *rd.body_lines(other, ctype, mark)]
     # diff
     if other is None:
-        return "\n".join([*lines, f"no diff: the {label} was {note}"])
-    a = sseview.render_body(other, ctype).splitlines()
-    b = sseview.render_body(data, ctype).splitlines()
+        return [*lines, [(rd.NOTE, f"no diff: the {label} was {note}")]]
+    a = rd.render_body(other, ctype).splitlines()
+    b = rd.render_body(data, ctype).splitlines()
     diff = list(difflib.unified_diff(a, b, label, this_label, lineterm="", n=1))
     if note:
-        lines.append(f"[{note}]")
-    return "\n".join([*lines, "", *(diff or ["(no difference)"])])
+        lines.append([(rd.ERROR, f"[{note}]")])
+    return [*lines, [], *([[(rd.TEXT, d)] for d in diff] or [[(rd.NOTE, "(no difference)")]])]
+
+
+def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None,
+           rules: Rules | None = None) -> str:  # fmt: skip
+    """The text of view `view` (one of NAMES): render_lines without styles."""
+    return rd.text_of(render_lines(view, data, flow, message, content_type, ws_message, rules))
 
 
 def priority(view: str, data: bytes, flow: Any) -> float:
@@ -197,6 +259,22 @@ _NEW_API = hasattr(contentviews, "Contentview")
 # The two versions' contentview APIs differ in their types: one module object, typed
 # loosely, serves both branches below (each runs on its own version only).
 _cv: Any = contentviews
+
+# mitmweb 11 / console CSS classes and palette entries for render.py's styles.
+_STYLE_11 = {rd.TEXT: "text", rd.HEAD: "header", rd.NUM: "offset", rd.CHAN: "Token_Name_Tag",
+             rd.MARK: "Token_Literal_String", rd.NOTE: "Token_Literal_Number", rd.ERROR: "highlight"}  # fmt: skip
+
+
+def lines_11(lines: list[rd.Line]) -> list[list[tuple[str, str]]]:
+    """render.py's lines as mitmproxy 11 view lines: styles mapped to its classes, an
+    empty line as one space (mitmweb 11 gives an empty line no height)."""
+    return [[(_STYLE_11.get(st, "text"), t) for st, t in line] or [("text", " ")] for line in lines]
+
+
+def _set_rules(rules: Callable[[], Rules | None] | None) -> None:
+    global _rules_in_force
+    if rules is not None:
+        _rules_in_force = rules
 
 
 if _NEW_API:  # mitmproxy 12
@@ -221,7 +299,9 @@ if _NEW_API:  # mitmproxy 12
         def __lt__(self, other: Any) -> bool:
             return self.name < other.name
 
-    def register() -> list:
+    def register(rules: Callable[[], Rules | None] | None = None) -> list:
+        """Add the views; rules() gives the rules in force (what to mark)."""
+        _set_rules(rules)
         views = [_View(n) for n in NAMES]
         for v in views:
             _cv.add(v)
@@ -238,13 +318,16 @@ else:  # mitmproxy 11
             self.name = name  # type: ignore[misc]
 
         def __call__(self, data: bytes, *, content_type=None, flow=None, http_message=None, **unknown):
-            text = render(self.name, data, flow, http_message, content_type or "", unknown.get("websocket_message"))
-            return self.name, _base.format_text(text)
+            lines = render_lines(self.name, data, flow, http_message, content_type or "",
+                                 unknown.get("websocket_message"))  # fmt: skip
+            return self.name, iter(lines_11(lines))
 
         def render_priority(self, data: bytes, *, content_type=None, flow=None, http_message=None, **unknown):
             return priority(self.name, data, flow)
 
-    def register() -> list:
+    def register(rules: Callable[[], Rules | None] | None = None) -> list:
+        """Add the views; rules() gives the rules in force (what to mark)."""
+        _set_rules(rules)
         views = []
         for n in NAMES:
             old = _cv.get(n)

@@ -22,7 +22,7 @@ from ..inspect.inspector import Inspector
 from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
-from . import options
+from . import aws, options
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     body_limit,
@@ -50,6 +50,7 @@ class Disguise:
         self.config: Config | None = None
         self.guard = Guard()  # replaced by the process's own in load()
         self._failed: tuple | None = None  # snapshot of mapping files that failed to load
+        self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
 
@@ -70,20 +71,19 @@ class Disguise:
 
     def configure(self, updated: set[str]) -> None:
         # fail_open and allow_unknown are read where they are used; these need a rebuild
-        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "ignore_hosts", "allow_hosts"}
+        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "ignore_hosts", "allow_hosts",
+                   "tcp_hosts", "mode"}  # fmt: skip
         if self.config is not None and not (rebuild & updated):
             return
         opts = ctx.options
         try:
+            options.check_names(opts)
             new = build_config(list(opts.disguise_mappings), bool(opts.disguise_defaults), list(opts.disguise_hosts))
             options.check_passthrough(new.hosts)
+            options.check_reverse(new.hosts)
         except (MappingError, ScopeError) as e:
-            if self.config is None and self.guard.config is not None:
-                # A script reload: mitmproxy runs this instance whatever configure says,
-                # so it takes over the last valid configuration instead of none.
-                self.config = self.guard.config
-                log.error("disguise: configuration refused, the previous rule set stays in force: %s", e)
-            raise exceptions.OptionsError(f"disguise: {e}") from None
+            self._refused(e, at_load=set(updated) >= opts.keys())
+            return
         verb = "reloaded" if self.guard.config is not None else "loaded"
         self._install(new, verb)
 
@@ -93,6 +93,25 @@ class Disguise:
         self.guard.failure = None
         self._failed = None
         log_loaded(new, verb)
+
+    def _refused(self, e: Exception, at_load: bool) -> None:
+        """A configuration that does not load. A change while running raises, so that
+        mitmproxy rolls the option back and its caller (mitmweb, the console) shows why.
+        mitmproxy configures a script it (re)loads with every option at once and logs
+        what that raises with a traceback of this frame, which says nothing the message
+        does not: there the error is logged instead (at start-up it still stops
+        mitmdump), and the Guard refuses requests giving it as the reason."""
+        if self.config is None and self.guard.config is not None:
+            # A script reload: mitmproxy runs this instance whatever configure says,
+            # so it takes over the last valid configuration instead of none.
+            self.config = self.guard.config
+            log.error("disguise: configuration refused, the previous rule set stays in force: %s", e)
+        elif at_load:
+            log.error("disguise: %s", e)
+            if self.config is None:
+                self.guard.failure = f"the disguise configuration was refused: {e}"
+        if not at_load:
+            raise exceptions.OptionsError(f"disguise: {e}") from None
 
     def _current(self) -> Config | None:
         """The configuration for a new flow; mapping files that changed are reloaded
@@ -145,6 +164,9 @@ class Disguise:
         self.guard.records[flow.id] = rec
         if kind is Kind.SKIP or not stream_risk(flow) or cfg is None:
             return  # without a configuration the Guard closes a risky one: nothing here can mask
+        if kind is Kind.API and api is not None and api.signed:
+            aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
+            return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
         work = self._streamed_masker(flow, rec) if kind is Kind.API else self._streamed_scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
@@ -262,7 +284,7 @@ class Disguise:
             if replay.client_replay(flow, api, self.inspect):
                 rec.to(Phase.REFUSED, "cannot replay")  # answered there (a capture cut short)
                 return None
-            return self._mask(flow, rec)
+            return aws.mask_signed(self, flow, rec) if api.signed else self._mask(flow, rec)
         return None
 
     def _unknown(self, flow: http.HTTPFlow, rec: FlowRecord, websocket: bool = False) -> None:

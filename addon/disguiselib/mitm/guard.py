@@ -22,6 +22,7 @@ from mitmproxy import exceptions, http
 
 from .. import leakguard
 from ..config import Config
+from ..errors import log_internal
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..state import FlowRecord, Kind, Phase
 from .callables import Buffered
@@ -134,6 +135,14 @@ class Guard:
             msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
             log.error(msg)
             self._refuse(flow, rec, msg)
+            return
+        if rec.signer is not None:
+            # The last step: what leaves is masked and checked; now it is signed (AWS SigV4).
+            try:
+                rec.signer.apply(flow.request)
+            except Exception as e:  # noqa: BLE001 - unsigned it would only be rejected: refused instead
+                log_internal(log, "re-signing", e)
+                self._refuse(flow, rec, f"disguise: request refused: it could not be signed again ({type(e).__name__})")
 
     def _refuse(self, flow: http.HTTPFlow, rec: FlowRecord | None, msg: str, status: int = 400) -> None:
         refuse(flow, msg, status)

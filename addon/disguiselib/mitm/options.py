@@ -1,15 +1,19 @@
 """The addon's options (adapter-level): declared once, checked before mitmproxy can drop
-the script over a bad value."""
+the script over a bad value; and the checks that a configuration, as mitmproxy will
+run it, leaves nothing unmasked that the user meant to protect (each raises ScopeError
+naming the option)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from mitmproxy import ctx, exceptions
+from mitmproxy.proxy import mode_specs
 
 from ..config import OPTION_NAMES, OPTIONS
 from ..errors import ScopeError
-from ..scope import KNOWN_HOSTS, HostRule
+from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
 
 # The options the Disguise addon declares; the Inspector declares the capture limit.
 INSPECTOR_OPTIONS = frozenset({"disguise_capture_limit"})
@@ -42,24 +46,103 @@ def check_deferred(opts) -> str | None:
     return None
 
 
+# What an option name mistyped from ours still resembles (difflib's ratio): a misspelt
+# prefix (`disgiuse_mappings`, `disguise-hosts`) is caught, another addon's name is not.
+_NEAR = 0.8
+# Reverse-mode schemes mitmproxy speaks HTTP in (next_layer.py): other schemes (tcp,
+# tls, udp, dtls, dns) relay bytes that no addon hook ever sees.
+_HTTP_SCHEMES = frozenset({"http", "https", "http3"})
+
+
+def check_names(opts) -> None:
+    """Refuse an option name meant for disguise that no addon declared. mitmproxy keeps
+    an unknown `--set` name (or config.yaml key) aside in `opts.deferred` for an addon
+    that may declare it later, and never says a word when none does: `--set
+    disguise_mapping=mine.yaml` would run with the user's rules never loaded. Called
+    from configure, when every addon of the script has declared its options. Valid:
+    config.OPTION_NAMES, and any other `disguise_` option an addon declared."""
+    valid = sorted(OPTION_NAMES | {k for k in opts.keys() if k.startswith("disguise_")})
+    for name in sorted(getattr(opts, "deferred", {}) or {}):
+        if name in valid:
+            continue  # one of ours that this build of the addon does not declare
+        near = difflib.get_close_matches(name, valid, n=1, cutoff=0.0)
+        ours = name.lower().startswith("disguise") or bool(difflib.get_close_matches(name, valid, n=1, cutoff=_NEAR))
+        if ours and near:
+            raise ScopeError(
+                f"option {name} does not exist: did you mean {near[0]}? (mitmproxy ignores an unknown "
+                f"option without a word, and what it names would never take effect); the options are "
+                f"{', '.join(valid)}"
+            )
+
+
+def protected_targets(hosts: tuple[HostRule, ...]) -> list[tuple[str, int]]:
+    """The (host, port) pairs whose traffic must reach the addon: every disguise_hosts
+    entry (port 443 unless it names one), or with none, the known LLM hosts; and every
+    reverse-mode target that is protected."""
+    out = [(h.host, h.port or 443) for h in hosts] if hosts else [(h, 443) for h in KNOWN_HOSTS]
+    for _spec, scheme, host, port in _reverse_targets():
+        if scheme in _HTTP_SCHEMES and (not hosts or any(r.matches(host, port) for r in hosts)):
+            out.append((host, port))
+    return list(dict.fromkeys(out))
+
+
 def check_passthrough(hosts: tuple[HostRule, ...]) -> None:
     """mitmproxy passes `ignore_hosts` (and hosts outside `allow_hosts`) through
-    encrypted: no addon ever sees that traffic, so nothing of it could be masked."""
+    encrypted, and relays `tcp_hosts` as raw TCP after TLS: no addon ever sees that
+    traffic as HTTP, so nothing of it could be masked."""
 
     opts = ctx.options
     ignore = list(getattr(opts, "ignore_hosts", []) or [])
     allow = list(getattr(opts, "allow_hosts", []) or [])
-    if not ignore and not allow:
+    tcp = list(getattr(opts, "tcp_hosts", []) or [])
+    if not ignore and not allow and not tcp:
         return
-    names = [h.host for h in hosts] if hosts else [h for h in KNOWN_HOSTS if "." in h]
-    for h in names:
-        for port in (443,):
-            addr = f"{h}:{port}"
-            ignored = any(re.search(rx, addr, re.IGNORECASE) for rx in ignore)
-            not_allowed = bool(allow) and not any(re.search(rx, addr, re.IGNORECASE) for rx in allow)
-            if ignored or not_allowed:
+    for h, port in protected_targets(hosts):
+        addr = f"{h}:{port}"
+        for name, rxs, hit in (("ignore_hosts", ignore, True), ("allow_hosts", allow, False), ("tcp_hosts", tcp, True)):
+            if rxs and any(re.search(rx, addr, re.IGNORECASE) for rx in rxs) is hit:
+                how = "relayed as raw TCP" if name == "tcp_hosts" else "passed through unintercepted"
                 raise ScopeError(
-                    f"{h} is passed through unintercepted ({'ignore_hosts' if ignored else 'allow_hosts'}): "
-                    "disguise could not mask its traffic; narrow that option or set disguise_hosts"
+                    f"{h} is {how} ({name}): disguise could not mask its traffic; narrow that option "
+                    "or set disguise_hosts"
                 )
 
+
+def check_reverse(hosts: tuple[HostRule, ...]) -> None:
+    """In reverse mode every request goes to the mode's target, so a disguise_hosts that
+    does not name it (a typo: `api.antropic.com`) would leave every request unmasked.
+    That is refused rather than mended (the target protected anyway): the same option
+    also scopes regular mode, where nothing could tell the mistake, and a user who sees
+    it corrects it everywhere. A reverse mode that relays a known LLM host as raw bytes
+    (tcp, tls) is refused too."""
+    for spec, scheme, host, port in _reverse_targets():
+        if scheme not in _HTTP_SCHEMES:
+            covered = any(r.matches(host, port) for r in hosts) if hosts else known_host(host)
+            if covered:
+                raise ScopeError(
+                    f"mode {spec} relays {host} as raw {scheme.upper()} bytes: disguise could not mask "
+                    f"them; use reverse:https://{host}" + (f":{port}" if port != 443 else "")
+                )
+            continue
+        if hosts and not any(r.matches(host, port) for r in hosts):
+            near = closest(host, [r.host for r in hosts])
+            hint = f" ({near} looks like a misspelling of it)" if near and near != host else ""
+            entry = host if port == (80 if scheme == "http" else 443) else str(HostRule(host, port))
+            raise ScopeError(
+                f"disguise_hosts ({', '.join(map(str, hosts))}) does not name the reverse-mode target "
+                f"{entry}{hint}: every request through {spec} would go out unmasked; add {entry} to "
+                "disguise_hosts or leave disguise_hosts empty"
+            )
+
+
+def _reverse_targets() -> list[tuple[str, str, str, int]]:
+    """(spec, scheme, host, port) of every reverse mode mitmproxy runs."""
+    out: list[tuple[str, str, str, int]] = []
+    for spec in list(getattr(ctx.options, "mode", []) or []):
+        try:
+            m = mode_specs.ProxyMode.parse(spec)
+        except ValueError:
+            continue  # mitmproxy refuses the spec itself
+        if isinstance(m, mode_specs.ReverseMode):
+            out.append((spec, m.scheme, norm_host(m.address[0]), m.address[1]))
+    return out

@@ -29,7 +29,6 @@ class GeminiArrayStream(GeminiStream):
         self._opened = False  # the client got the `[`
         self._expect = False  # what the client got so far ends in `[` or `,`: an element is due
         self._closed = False  # the client got the `]`
-        self._partial: list[bytes] = []  # output of a feed that then failed
 
     def feed_stream(self, data: bytes) -> bytes:
         out: list[bytes] = []

@@ -8,7 +8,7 @@ import json
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import SKIP, Arr, Obj, Rule
+from ..core.jsonspan import SKIP, Arr, Obj, Rule, escaped_name
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event, parse_event, sniff
 from ..errors import StreamError
@@ -97,8 +97,9 @@ def _is_json(s: str) -> bool:
 
 def _may_end(raw: bytes) -> bool:
     """Could this chunk carry a finishReason, a blockReason or an error? (A key; inside
-    a string its quotes would be escaped. False positives only cost a parse.)"""
-    return b'Reason"' in raw or b'"error"' in raw
+    a string its quotes would be escaped; a key spelled with escapes is caught by
+    escaped_name. False positives only cost a parse.)"""
+    return b'Reason"' in raw or b'"error"' in raw or escaped_name(raw)
 
 
 _WS_BYTES = b" \t\r\n"
@@ -124,6 +125,7 @@ class GeminiStream(SSEStream):
         self._eol = "\r\n"  # the line end synthetic events use: as upstream's events
         self._last: dict = {}  # modelVersion, responseId (for synthetic chunks)
         self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
+        self._partial: list[bytes] = []  # output of a feed that then failed
 
     # -- bytes in, bytes out ---------------------------------------------------------------
 
@@ -137,17 +139,22 @@ class GeminiStream(SSEStream):
                     return b""
             return self.feed_stream(data)
         except StreamError as e:
-            return self.fail(str(e))
-
-    def _framed(self, data: bytes) -> bytes:
-        """data through the generic framer (decoded already)."""
-        out: list[bytes] = []
-        self._feed(data, out)
-        return b"".join(out)
+            partial, self._partial = b"".join(self._partial), []
+            return partial + self.fail(str(e))
 
     def feed_stream(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        try:
+            self._stream(data, out)
+        except StreamError:
+            self._partial = out  # what went out before the failure still goes, then the error
+            raise
+        return b"".join(out)
+
+    def _stream(self, data: bytes, out: list[bytes]) -> None:
         if self.framer.pending:
-            return self._framed(data)
+            self._feed(data, out)
+            return
         # The API's events are single `data:` lines ended by CRLF CRLF. Cut them with a
         # plain search (the framer's regex costs about 10 ns a byte on these ~500-byte
         # events); an event with any other line end, and whatever follows it, goes
@@ -162,12 +169,11 @@ class GeminiStream(SSEStream):
             raws.append(data[pos : j + 4])
             pos = j + 4
         if not raws:
-            return self._framed(data)
-        out: list[bytes] = []
+            self._feed(data, out)
+            return
         self._events(raws, out)
         if pos < len(data):
-            out.append(self._framed(data[pos:]))
-        return b"".join(out)
+            self._feed(data[pos:], out)
 
     def _sniff(self, data: bytes, final: bool = False) -> bytes:
         """Decide by the first bytes (core.sse.sniff, as for every body) whether this is

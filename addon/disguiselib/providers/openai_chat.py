@@ -15,7 +15,7 @@ import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
+from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
 from .channels import Chan, ChannelStream
@@ -234,11 +234,14 @@ class ChatStream(ChannelStream):
             return out
         if not self.last:  # once: what a drained tail's own chunk needs to be valid
             self._remember(data)
-        m = _FAST_CHAT.search(data)
+        # The fast shapes only where no key can be spelled with escapes: a second
+        # `"ch\u006fices"` or an `"err\u006fr"` would be read by json.loads, not by them.
+        fast = not escaped_name(data)
+        m = _FAST_CHAT.search(data) if fast else None
         if m is not None:
             w = self.window((int(m.group(1)), "content"), Window.TEXT)
             return self.window_field(ev, w, m.start(2), m.end(2))
-        m = _FAST_CHAT_ARGS.search(data)
+        m = _FAST_CHAT_ARGS.search(data) if fast else None
         if m is not None:
             w = self.window((int(m.group(1)), "tool", int(m.group(2))), Window.JSON)
             return self.window_field(ev, w, m.start(3), m.end(3))

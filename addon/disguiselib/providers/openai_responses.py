@@ -11,9 +11,9 @@ import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
+from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
 from ..core.rules import Restorer
-from ..core.sse import Event, parse_event
+from ..core.sse import Event, Framer, parse_event
 from ..errors import StreamError
 from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
@@ -178,6 +178,23 @@ INPUT_ITEMS_LIST = Obj(
 
 _SEQ = re.compile(r'(?<!\\)"sequence_number"\s*:\s*(\d+)')
 _SEQ_VALUE = re.compile(rb"\s*:\s*(\d+)")
+
+
+def _seq_span(data: str) -> tuple[int, int] | None:
+    """Where the event's own sequence number (its top-level `sequence_number`, an
+    integer) is in data, the key read as JSON reads it. The regex finds the plain
+    spelling; a spelling with escapes (`"sequence_n\\u0075mber"`), or a second such key
+    (nested, or repeated), is found by walking the top level of the event instead."""
+    if not escaped_name(data):
+        m = _SEQ.search(data)
+        if m is None:
+            return None
+        if data.find('"sequence_number"', m.end()) < 0:
+            return m.span(1)
+    span = jsonspan.member_span(data, "sequence_number")
+    if span is None or not data[span[0] : span[1]].isdigit():
+        return None
+    return span
 # delta event type -> (channel field, window mode, the matching done event's field)
 _DELTAS = {
     "response.output_text.delta": ("text", Window.TEXT),
@@ -260,6 +277,16 @@ class ResponsesStream(ChannelStream):
         # Events the client saw unparsed still count: a synthetic or error event at the
         # end must continue their numbering. Sequence numbers only grow, so the last
         # one in the run is the one that matters.
+        if escaped_name(run, end):  # a key spelled with escapes: read the events parsed
+            for ev in Framer().feed(run[:end]):
+                try:
+                    obj = json.loads(ev.data) if ev.data is not None else None
+                except ValueError:
+                    continue
+                seq = obj.get("sequence_number") if isinstance(obj, dict) else None
+                if isinstance(seq, int):
+                    self.last_seq = max(self.last_seq, seq)
+            return
         i = run.rfind(b'"sequence_number"', 0, end)
         while i > 0 and run[i - 1] == 0x5C:  # `\"`: inside a string, not a key
             i = run.rfind(b'"sequence_number"', 0, i)
@@ -278,6 +305,14 @@ class ResponsesStream(ChannelStream):
         return raw if ev.data is None else self._renumbered(ev, ev.data)
 
     def on_event(self, ev: Event) -> list[bytes]:
+        prev = self.last_seq
+        try:
+            return self._on_event(ev)
+        except StreamError:
+            self.last_seq = prev  # the event never went out: the error event takes its number
+            raise
+
+    def _on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
         if data is None:
             return [ev.raw]
@@ -353,7 +388,7 @@ class ResponsesStream(ChannelStream):
         """A delta event without json.loads: its fields found by regex (a `"key":` can
         only be a real key), its text through its window; None for anything unusual."""
         m = _FAST_TYPE.match(data)
-        if m is None or ('"logprobs":[' in data and '"logprobs":[]' not in data):
+        if m is None or ('"logprobs":[' in data and '"logprobs":[]' not in data) or escaped_name(data):
             return None
         t = m.group(1)
         d = _FAST_FIELDS["delta"].search(data)
@@ -372,18 +407,18 @@ class ResponsesStream(ChannelStream):
             key = (fields["item_id"], fields["content_index"], _DELTAS[t][0])
         fields["type"] = t
         self.where[key] = fields
-        seq = _SEQ.search(data)
-        if seq is not None:  # noted before anything goes out: a drained tail numbers after it
-            self.last_seq = max(self.last_seq, int(seq.group(1)))
+        span = _seq_span(data)
+        if span is not None:  # noted before anything goes out: a drained tail numbers after it
+            self.last_seq = max(self.last_seq, int(data[span[0] : span[1]]))
         w = self.window(key, _DELTAS[t][1])
         out = self.window_field(ev, w, d.start(1), d.end(1))
         if self.offset and out:
             ev2 = out[0]
             text = ev2.decode("utf-8") if ev2 is not ev.raw else ev.text
-            seq = _SEQ.search(text)
-            if seq is not None:
-                n = int(seq.group(1))
-                out = [(text[: seq.start(1)] + str(n + self.offset) + text[seq.end(1) :]).encode("utf-8")]
+            span = _seq_span(text)
+            if span is not None:
+                n = int(text[span[0] : span[1]])
+                out = [(text[: span[0]] + str(n + self.offset) + text[span[1] :]).encode("utf-8")]
         return out if out else [self._empty_delta(ev, d)]
 
     def _empty_delta(self, ev: Event, d: re.Match) -> bytes:
@@ -396,12 +431,12 @@ class ResponsesStream(ChannelStream):
     def _renumbered(self, ev: Event, data: str) -> bytes:
         if not self.offset:
             return ev.raw if data is ev.data else ev.with_data(data)
-        m = _SEQ.search(data)
-        if m is None:
+        span = _seq_span(data)
+        if span is None:
             return ev.with_data(data)
-        n = int(m.group(1))
+        n = int(data[span[0] : span[1]])
         self.last_seq = max(self.last_seq, n)
-        return ev.with_data(data[: m.start(1)] + str(n + self.offset) + data[m.end(1) :])
+        return ev.with_data(data[: span[0]] + str(n + self.offset) + data[span[1] :])
 
     def _flush(self, key: tuple, seq: object) -> list[bytes]:
         w = self.windows.pop(key, None)

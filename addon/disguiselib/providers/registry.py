@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 from ..core.jsonspan import Rule
 from ..core.rules import Restorer
-from . import anthropic, bedrock, google, legacy, openai_chat, openai_responses
-from .fields import GENERIC
+from . import anthropic, bedrock, bedrock_stream, google, legacy, openai_chat, openai_responses
 from .gemini_array import stream_for as google_stream_for
 from .gemini_live import GeminiLive
 from .gemini_stream import GeminiStream
@@ -36,6 +35,9 @@ class Api:
     # which then reads the body itself (Gemini's streamed JSON array arrives labelled
     # `application/json`); None, or unset: the body is told by its content.
     streams: Callable[[str, str], Callable[[Restorer], SSEStream] | None] | None = None
+    # The client signs the body (AWS SigV4): a masked body must be signed again before
+    # it leaves (resign.py), or, without a way to sign, refused.
+    signed: bool = False
 
 
 ANTHROPIC_MESSAGES = Api(
@@ -71,7 +73,7 @@ OPENAI_CHAT_STORED = Api(
 OPENAI_CHAT_UPDATE = Api(  # POST /chat/completions/{id}: new metadata, the stored completion back
     "openai.chat.update", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream,
     openai_chat.error_body,
-)
+)  # fmt: skip
 OPENAI_CHAT_LIST = Api(
     "openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body
 )
@@ -137,8 +139,19 @@ VERTEX_ANTHROPIC = Api(
     anthropic.AnthropicStream,
     anthropic.error_body,
 )
-# AWS Bedrock signs request bodies (SigV4): recognised only to be refused.
-AWS_BEDROCK = Api("aws.bedrock", bedrock.REQUEST, GENERIC, bedrock.no_stream, bedrock.error_body)
+# AWS Bedrock Runtime (bedrock.py): SigV4 signs the body, so a masked one is re-signed.
+BEDROCK_INVOKE = Api(
+    "aws.bedrock.invoke", bedrock.INVOKE_REQUEST, bedrock.INVOKE_RESPONSE, anthropic.AnthropicStream,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True,
+)  # fmt: skip
+BEDROCK_CONVERSE = Api(
+    "aws.bedrock.converse", bedrock.CONVERSE_REQUEST, bedrock.CONVERSE_RESPONSE, anthropic.AnthropicStream,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True,
+)  # fmt: skip
+BEDROCK_COUNT_TOKENS = Api(
+    "aws.bedrock.count_tokens", bedrock.COUNT_TOKENS_REQUEST, bedrock.COUNT_TOKENS_RESPONSE,
+    anthropic.AnthropicStream, bedrock.error_body, bedrock_stream.stream_for, signed=True,
+)  # fmt: skip
 
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may
 # arrive percent-encoded.
@@ -155,9 +168,11 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
     (re.compile(r"/(?:models|tunedModels)/[^/]+" + _COLON
                 + r"(?:generateContent|streamGenerateContent|countTokens)\Z"), GOOGLE_GEMINI),
-    # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, and their streams
-    (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream|converse|converse-stream)\Z"),
-     AWS_BEDROCK),
+    # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, their streams, count-tokens
+    # (modelId one segment: an id, a profile, or a URL-encoded ARN)
+    (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream)\Z"), BEDROCK_INVOKE),
+    (re.compile(r"(?:^|/)model/[^/]+/(?:converse|converse-stream)\Z"), BEDROCK_CONVERSE),
+    (re.compile(r"(?:^|/)model/[^/]+/count-tokens\Z"), BEDROCK_COUNT_TOKENS),
 )  # fmt: skip
 
 # Matched on the end of the path, so gateways that mount an API under a prefix
@@ -260,7 +275,7 @@ def recognise(method: str, path: str) -> Api | None:
 # stored-response reads of Responses, Ollama (`/api/chat`, `/api/generate`).
 _LLM_SHAPED = re.compile(
     r":(?:stream)?generatecontent|:counttokens|:(?:batch)?embedcontents?|:predict"
-    r"|/model/[^/]+/(?:invoke|converse)"
+    r"|/model/[^/]+/(?:invoke|converse|count-tokens)"
     r"|/v[0-9][a-z0-9]*/(?:chat|generate|embed|rerank|messages|responses|completions|assistants|threads"
     r"|batches|files|uploads|audio|images|realtime|conversations|vector_stores|moderations|models|fine_tuning)\b"
     r"|/api/(?:chat|generate|embed|embeddings)\b"

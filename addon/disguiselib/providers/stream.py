@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..core.holdback import Window
+from ..core.jsonspan import escaped_name
 from ..core.rules import Restorer
 from ..core.sse import Event, Framer, parse_event, sniff
 from ..errors import StateError, StreamError
@@ -102,10 +103,12 @@ class SSEStream(Lifecycle, ABC):
     and call `self.to(StreamState.FINISHING)` when their API's last event (TERMINAL) has
     been seen.
 
-    A stream that cannot go on (an event that is not UTF-8 text, one over the size
-    limit, a compressed body cut short) and a stream that ends before its last event
-    both end the same way: every held tail is delivered, then one explicit error event
-    in the provider's shape; nothing after it.
+    A stream that ends before its last event (the provider or the network cut it) gets
+    every held tail, then one explicit error event in the provider's shape: the held
+    text is what the provider sent. A stream the addon ends itself (`fail`: an event
+    that is not UTF-8 text, one over the size limit, more channels than it keeps, a
+    compressed body it cannot decode) gets the error event alone: its held text may be
+    part of a disguise or placeholder. Nothing goes out after the error.
     """
 
     TERMINAL = "its last event"  # named in the error a stream ending early gets
@@ -119,6 +122,7 @@ class SSEStream(Lifecycle, ABC):
         self.events_in = 0
         self.events_changed = 0
         self.events_held = 0  # events whose text was held back, whole or in part
+        self.withheld = 0  # characters of held text dropped when the addon ended the stream
         # The quiet check (rules.suspicious) costs about a microsecond an event. Where
         # nearly every event is suspicious (many disguises that begin with common
         # letters) it only adds that cost: after QUIET_PROBE checks that found fewer
@@ -227,13 +231,17 @@ class SSEStream(Lifecycle, ABC):
         return b"".join(out)
 
     def fail(self, message: str) -> bytes:
-        """End the stream now: every held tail, then an error event; nothing after."""
+        """End the stream now, by the addon's own decision: an error event, nothing
+        after it. Held text is dropped, not delivered: a held tail is the part that may
+        still grow into a disguise or a placeholder (`"owner": "Zenith`), flushed it
+        would reach the client as a fragment of one, and the error already says the text
+        is incomplete. (A stream the provider cut is flush's case.)"""
         if self.failed:
             return b""
         self.to(StreamState.FAILED)
-        out = self.drain()
-        out.append(self.error_event(f"disguise: stream could not be reversed: {message}"))
-        return b"".join(out)
+        self.withheld = sum(len(w.held) for w in self.windows.values() if w is not None)
+        self.windows = {}
+        return self.error_event(f"disguise: stream could not be reversed: {message}")
 
     def quiet(self) -> bool:
         """No window holds text or ends inside an escape (subclasses add their own)."""
@@ -243,11 +251,12 @@ class SSEStream(Lifecycle, ABC):
         return True
 
     # Bytes without which no event can be the last one: events that pass unparsed are
-    # parsed after all when they hold one of these (rarely: once per stream).
+    # parsed after all when they hold one of these (rarely: once per stream), or a name
+    # spelled with escapes (`"message_st\\u006fp"` is the marker too, as JSON reads it).
     TERMINAL_MARKERS: tuple[bytes, ...] = ()
 
     def _marked(self, data: bytes, end: int) -> bool:
-        return any(data.find(m, 0, end) >= 0 for m in self.TERMINAL_MARKERS)
+        return any(data.find(m, 0, end) >= 0 for m in self.TERMINAL_MARKERS) or escaped_name(data, end)
 
     def is_terminal(self, ev: Event) -> bool:
         """Is ev the API's last event (or an error event, after which nothing comes)?"""

@@ -1,0 +1,570 @@
+"""End to end, AWS Bedrock: boto3's `bedrock-runtime` client and the anthropic SDK's
+AnthropicBedrock -> mitmdump running the addon (disguise_aws_resign) -> a fake Bedrock.
+
+The fake Bedrock checks the SigV4 signature of every request it receives with the
+credentials it was given, botocore computing the expected signature, and answers 403 as
+AWS does on a mismatch. The clients sign with their own keys (CLIENT) and the fake
+accepts only the proxy's (PROXY, temporary credentials with a session token, given to
+mitmdump through its environment): every answered request was masked and then signed
+again by the proxy, for the host it actually went to.
+
+Answers are real recordings: ConverseStream event streams from Bedrock (fixtures/real/
+bedrock, frames re-encoded where a test edits a payload) and the Anthropic streams that
+InvokeModelWithResponseStream wraps in `chunk` frames.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aws_util import check_sigv4, chunk_frame, frames_of
+from integration_util import (
+    MITMDUMP,
+    FakeUpstream,
+    Mitmdump,
+    Recorded,
+    Reply,
+    clean_env,
+    cut,
+    http_post,
+    mitmdump_cmd,
+    split_events,
+    write_mappings,
+)
+
+boto3 = pytest.importorskip("boto3")
+anthropic = pytest.importorskip("anthropic")
+from botocore.config import Config  # noqa: E402
+from botocore.credentials import ReadOnlyCredentials  # noqa: E402
+from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
+
+from disguiselib.core import eventstream  # noqa: E402
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not MITMDUMP.exists(), reason=f"no mitmdump at {MITMDUMP}"),
+]
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+EMAIL_RX = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+WINQ = 'C:\\Users\\"acme"'  # backslashes and quotes: JSON-escaped wherever it lands
+LITERALS = {"Acme Corp": "Zenith Labs", "session_id": "thread_id", "acme_lookup": "crm_lookup", WINQ: "WINPATH"}
+MAPPINGS = {"literals": LITERALS, "patterns": [{"name": "EMAIL", "regex": EMAIL_RX}]}
+BOB = "bob@corp.example.com"
+ORIGINALS = [*LITERALS, BOB]
+PH = re.compile(r"\[EMAIL_[0-9]+\]")
+
+CLIENT = ReadOnlyCredentials("AKIDCLIENTEXAMPLE1", "client/secret/key/EXAMPLE", None)
+PROXY = ReadOnlyCredentials("ASIAPROXYEXAMPLE22", "proxy/secret/key/EXAMPLE", "proxy-session-token-EXAMPLE")
+REGION = "us-east-1"
+MODEL = "anthropic.claude-sonnet-4-20250514-v1:0"
+JSON_HEADERS = {"Content-Type": "application/json"}
+ES_HEADERS = {"Content-Type": "application/vnd.amazon.eventstream"}
+
+
+def aws_env(with_credentials: bool) -> dict[str, str]:
+    """mitmdump's environment: the proxy's credentials (or none at all: no files, no
+    instance metadata)."""
+    env = {k: v for k, v in clean_env().items() if not k.startswith("AWS_")}
+    env["AWS_EC2_METADATA_DISABLED"] = "true"
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = "/nonexistent/disguise-test"
+    if with_credentials:
+        env.update(AWS_ACCESS_KEY_ID=PROXY.access_key, AWS_SECRET_ACCESS_KEY=PROXY.secret_key,
+                   AWS_SESSION_TOKEN=PROXY.token)  # fmt: skip
+    return env
+
+
+class Proxy:
+    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
+        self.upstream = upstream
+        self.mitm = mitm
+        self.base_url = f"http://127.0.0.1:{mitm.port}"
+        self.rejected: list[str] = []
+        self._boto = None
+
+    def on(self, path: str, handler) -> None:
+        """Answer path (as the client sends it) after checking the SigV4 signature."""
+
+        def verified(rec: Recorded) -> Reply:
+            url = f"http://{rec.headers['host']}{rec.path}"
+            why = check_sigv4(rec.method, url, rec.headers, rec.raw, PROXY)
+            if why is not None:
+                self.rejected.append(why)
+                return Reply([json.dumps({"message": why}).encode()], status=403, framing="length",
+                             headers={**JSON_HEADERS, "x-amzn-ErrorType": "InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/"})  # fmt: skip
+            return handler(rec)
+
+        self.upstream.on(path, verified)
+
+    def boto(self):
+        if self._boto is None:
+            self._boto = self._client()
+        return self._boto
+
+    def close(self) -> None:
+        if self._boto is not None:
+            self._boto.close()
+        self.mitm.stop()
+
+    def _client(self):
+        return boto3.client(
+            "bedrock-runtime", region_name=REGION, endpoint_url=self.base_url,
+            aws_access_key_id=CLIENT.access_key, aws_secret_access_key=CLIENT.secret_key,
+            config=Config(retries={"max_attempts": 1, "mode": "standard"}, read_timeout=30, connect_timeout=10),
+        )  # fmt: skip
+
+    def anthropic(self):
+        return anthropic.AnthropicBedrock(
+            aws_access_key=CLIENT.access_key, aws_secret_key=CLIENT.secret_key, aws_region=REGION,
+            base_url=self.base_url, max_retries=0,
+        )  # fmt: skip
+
+
+def _start(tmp: Path, upstream: FakeUpstream, *extra: str, creds: bool = True) -> Mitmdump:
+    tmp.mkdir(parents=True, exist_ok=True)
+    cmd = mitmdump_cmd(upstream.port, tmp / "conf", write_mappings(tmp, MAPPINGS), *extra)
+    return Mitmdump(cmd, env=aws_env(creds))
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    tmp = tmp_path_factory.mktemp("disguise-bedrock")
+    with FakeUpstream() as upstream:
+        p = Proxy(upstream, _start(tmp, upstream, "--set", "disguise_aws_resign=true"))
+        try:
+            yield p
+        finally:
+            p.close()
+
+
+def path(model: str, op: str, anthropic_sdk: bool = False) -> str:
+    """The request path each client sends: boto3 percent-encodes `:`, AnthropicBedrock not."""
+    return f"/model/{model if anthropic_sdk else model.replace(':', '%3A')}/{op}"
+
+
+def assert_masked(rec: Recorded, keep: tuple[str, ...] = ()) -> None:
+    text = rec.body.decode("utf-8")
+    for k in keep:
+        text = text.replace(k, "")
+    for o in ORIGINALS:
+        for form in (o, json.dumps(o)[1:-1]):
+            assert form not in text, f"{o!r} reached the fake Bedrock"
+
+
+def placeholder(rec: Recorded) -> str:
+    found = PH.findall(rec.body.decode())
+    assert found, "no placeholder went upstream"
+    return found[0]
+
+
+def messages_body(**extra) -> dict:
+    return {
+        "anthropic_version": "bedrock-2023-05-31", "max_tokens": 200,
+        "messages": [{"role": "user", "content": f"Ask Acme Corp about {BOB}, path {WINQ}"}],
+        "tools": [{"name": "acme_lookup", "description": "Looks things up at Acme Corp",
+                   "input_schema": {"type": "object", "properties": {"session_id": {"type": "string"}}}}],
+        **extra,
+    }  # fmt: skip
+
+
+# -- the recorded Anthropic stream, in Bedrock chunks --------------------------------------------
+
+
+def sse_datas(name: str) -> list[str]:
+    """The `data:` JSON of each event of a recorded Anthropic stream, as recorded."""
+    out = []
+    for raw in split_events((FIX / "anthropic" / name).read_bytes()):
+        for line in raw.decode().split("\n"):
+            if line.startswith("data: "):
+                out.append(line[6:])
+    return out
+
+
+def tool_stream_chunks(ph: str) -> list[bytes]:
+    """stream_parallel_tool_use.sse with a disguise split across two frames in the text,
+    the tool renamed to its disguise and its input (a disguised key, a value whose
+    original needs JSON escaping) split across frames."""
+    datas = sse_datas("stream_parallel_tool_use.sse")
+    text = iter(["I'll ask Zen", "ith Labs about ", ph, " now."])
+    args = iter(['{"thread_id": "WIN', 'PATH", "who": "', ph, '"}'])
+    out = []
+    block_tools = 0
+    for d in datas:
+        ev = json.loads(d)
+        t = ev["type"]
+        if t == "content_block_delta" and ev["delta"]["type"] == "text_delta":
+            ev["delta"]["text"] = next(text, "")
+            d = json.dumps(ev)
+        elif t == "content_block_start" and ev["content_block"]["type"] == "tool_use":
+            block_tools += 1
+            d = d.replace("secret_retrieval_tool", "crm_lookup")
+        elif t == "content_block_delta" and ev["delta"]["type"] == "input_json_delta":
+            ev["delta"]["partial_json"] = next(args, "") if block_tools == 1 else ev["delta"]["partial_json"]
+            d = json.dumps(ev)
+        if t == "message_stop":
+            ev["amazon-bedrock-invocationMetrics"] = {"inputTokenCount": 416, "outputTokenCount": 99}
+            d = json.dumps(ev)
+        out.append(chunk_frame(d))
+    assert next(text, None) is None and next(args, None) is None
+    return out
+
+
+def expected_tool_input(first_tool_input_json: str) -> None:
+    assert json.loads(first_tool_input_json) == {"session_id": WINQ, "who": BOB}
+
+
+# -- InvokeModel ------------------------------------------------------------------------------
+
+
+def test_invoke_whole_boto3(proxy: Proxy) -> None:
+    p = path("anthropic.claude-whole-v1:0", "invoke")
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        ph = placeholder(rec)
+        msg = json.loads((FIX / "anthropic" / "message_tool_use.json").read_text())
+        msg["content"][0]["text"] = f"Zenith Labs has {ph}"
+        msg["content"][1]["name"] = "crm_lookup"
+        msg["content"][1]["input"] = {"thread_id": "WINPATH"}
+        return Reply([json.dumps(msg).encode()], headers=JSON_HEADERS, framing="length")
+
+    proxy.on(p, answer)
+    resp = proxy.boto().invoke_model(modelId="anthropic.claude-whole-v1:0", body=json.dumps(messages_body()))
+    msg = json.loads(resp["body"].read())
+    assert msg["content"][0]["text"] == f"Acme Corp has {BOB}"
+    assert msg["content"][1]["name"] == "acme_lookup"
+    assert msg["content"][1]["input"] == {"session_id": WINQ}
+    rec = proxy.upstream.for_path(p)[-1]
+    assert rec.headers["authorization"].startswith(f"AWS4-HMAC-SHA256 Credential={PROXY.access_key}/")
+    assert "/us-east-1/bedrock/aws4_request" in rec.headers["authorization"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_invoke_stream_anthropic_sdk(proxy: Proxy, seed: int) -> None:
+    model = f"anthropic.claude-stream{seed}-v1:0"
+    p = path(model, "invoke-with-response-stream", anthropic_sdk=True)
+    proxy.on(p, lambda rec: (assert_masked(rec), Reply(cut(tool_stream_chunks(placeholder(rec)), seed),
+                                                        headers=ES_HEADERS))[1])  # fmt: skip
+    body = messages_body()
+    with proxy.anthropic() as client, client.messages.stream(
+        model=model, max_tokens=200, messages=body["messages"], tools=body["tools"]
+    ) as s:
+        deltas = [e.delta.text for e in s if e.type == "content_block_delta" and e.delta.type == "text_delta"]
+        final = s.get_final_message()
+    assert "".join(deltas) == f"I'll ask Acme Corp about {BOB} now."
+    assert final.content[0].text == f"I'll ask Acme Corp about {BOB} now."
+    assert final.content[1].name == "acme_lookup"
+    assert final.content[1].input == {"session_id": WINQ, "who": BOB}
+
+
+def test_invoke_stream_boto3_frames_valid(proxy: Proxy) -> None:
+    model = "anthropic.claude-stream-boto-v1:0"
+    p = path(model, "invoke-with-response-stream")
+    proxy.on(p, lambda rec: Reply(cut(tool_stream_chunks(placeholder(rec)), 7), headers=ES_HEADERS))
+    resp = proxy.boto().invoke_model_with_response_stream(modelId=model, body=json.dumps(messages_body()))
+    events = [json.loads(e["chunk"]["bytes"]) for e in resp["body"]]  # botocore checks every CRC
+    text = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta"
+                   and e["delta"]["type"] == "text_delta")  # fmt: skip
+    assert text == f"I'll ask Acme Corp about {BOB} now."
+    args = "".join(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"
+                   and e["delta"]["type"] == "input_json_delta" and e["index"] == 1)  # fmt: skip
+    expected_tool_input(args)
+    assert events[-1]["type"] == "message_stop"
+    assert events[-1]["amazon-bedrock-invocationMetrics"]["inputTokenCount"] == 416
+
+
+def test_invoke_stream_thinking_untouched(proxy: Proxy) -> None:
+    """A recorded thinking stream: thinking and signature pass byte-identical even where
+    the thinking holds a disguise; the text after it is restored."""
+    model = "anthropic.claude-think-v1:0"
+    p = path(model, "invoke-with-response-stream")
+    datas = sse_datas("stream_thinking.sse")
+    sent: list[bytes] = []
+    for d in datas:
+        ev = json.loads(d)
+        if ev["type"] == "content_block_delta" and ev["delta"]["type"] == "thinking_delta":
+            ev["delta"]["thinking"] += " Zenith Labs"
+            d = json.dumps(ev)
+        elif ev["type"] == "content_block_delta" and ev["delta"]["type"] == "text_delta":
+            ev["delta"]["text"] = "Zenith Labs! "
+            d = json.dumps(ev)
+        sent.append(chunk_frame(d))
+    proxy.on(p, lambda rec: Reply(sent, headers=ES_HEADERS))
+    resp = proxy.boto().invoke_model_with_response_stream(modelId=model, body=json.dumps(messages_body()))
+    got = [e["chunk"]["bytes"] for e in resp["body"]]
+    up = [base64.b64decode(json.loads(fr.payload)["bytes"]) for fr in frames_of(b"".join(sent))]
+    for raw in up:
+        if b"thinking_delta" in raw or b"signature_delta" in raw:
+            assert raw in got, "a thinking or signature delta changed"
+    texts = [json.loads(g)["delta"].get("text") for g in got if b"text_delta" in g]
+    assert "".join(t for t in texts if t) == "Acme Corp! " * len([1 for r in up if b"text_delta" in r])
+
+
+# -- Converse ---------------------------------------------------------------------------------
+
+
+def test_converse_whole_recorded(proxy: Proxy) -> None:
+    """The recorded Converse request (a signed reasoning block, a tool round trip) with
+    originals in it; the recorded answer with disguises in it."""
+    model = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+    p = path(model, "converse")
+    req = json.loads((FIX / "bedrock" / "converse_tool_result_thinking.request.json").read_bytes())
+    req["messages"][0]["content"][0]["text"] = f"What is the largest city where Acme Corp ({BOB}) is?"
+    req["messages"][1]["content"][2]["toolUse"]["name"] = "acme_lookup"
+    req["toolConfig"]["tools"][0]["toolSpec"]["name"] = "acme_lookup"
+    req["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]["properties"] = {"session_id": {"type": "string"}}
+    signed = req["messages"][1]["content"][0]["reasoningContent"]
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        assert json.loads(rec.body)["messages"][1]["content"][0]["reasoningContent"] == signed
+        out = json.loads((FIX / "bedrock" / "converse_tool_result_thinking.json").read_bytes())
+        out["output"]["message"]["content"][0]["text"] = f"Zenith Labs is in Mexico City; {placeholder(rec)}."
+        out["output"]["message"]["content"].append(
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "crm_lookup", "input": {"thread_id": "WINPATH"}}})
+        return Reply([json.dumps(out).encode()], headers=JSON_HEADERS, framing="length")
+
+    proxy.on(p, answer)
+    out = proxy.boto().converse(modelId=model, **{k: v for k, v in req.items()})
+    content = out["output"]["message"]["content"]
+    assert content[0]["text"] == f"Acme Corp is in Mexico City; {BOB}."
+    assert content[1]["toolUse"]["name"] == "acme_lookup"
+    assert content[1]["toolUse"]["input"] == {"session_id": WINQ}
+
+
+def converse_tool_stream(ph: str) -> list[bytes]:
+    """The recorded ConverseStream (text, then a toolUse block) with a disguise split
+    across two text frames, the tool renamed and its input split across frames."""
+    frames = frames_of((FIX / "bedrock" / "converse_stream_tool_use.eventstream").read_bytes())
+    text = iter(["I'll ask Zen", "ith Labs about ", ph, "."])
+    out = []
+    for fr in frames:
+        payload = json.loads(fr.payload)
+        if fr.event_type == "contentBlockDelta" and "text" in payload["delta"]:
+            payload["delta"]["text"] = next(text, "")
+        elif fr.event_type == "contentBlockStart":
+            payload["start"]["toolUse"]["name"] = "crm_lookup"
+        elif fr.event_type == "contentBlockDelta" and "toolUse" in payload["delta"]:
+            for piece in ('{"thread_id": "WIN', 'PATH", "who": "', ph, '"}'):
+                out.append(eventstream.reframe(fr.header_block, json.dumps(
+                    {"contentBlockIndex": 1, "delta": {"toolUse": {"input": piece}}, "p": "abc"}).encode()))
+            continue
+        out.append(eventstream.reframe(fr.header_block, json.dumps(payload).encode()))
+    return out
+
+
+def test_converse_stream_boto3(proxy: Proxy) -> None:
+    model = "us.amazon.nova-micro-v1:0"
+    p = path(model, "converse-stream")
+    req = json.loads((FIX / "bedrock" / "converse_stream_tool_use.request.json").read_bytes())
+    req["messages"][0]["content"][0]["text"] = f"Ask Acme Corp about {BOB}"
+    req["toolConfig"]["tools"][1]["toolSpec"]["name"] = "acme_lookup"
+    proxy.on(p, lambda rec: (assert_masked(rec), Reply(cut(converse_tool_stream(placeholder(rec)), 3),
+                                                        headers=ES_HEADERS))[1])  # fmt: skip
+    resp = proxy.boto().converse_stream(modelId=model, **req)
+    text, args, name, stop = [], [], None, None
+    for e in resp["stream"]:
+        if "contentBlockDelta" in e:
+            d = e["contentBlockDelta"]["delta"]
+            text.append(d.get("text", ""))
+            args.append(d.get("toolUse", {}).get("input", ""))
+        elif "contentBlockStart" in e:
+            name = e["contentBlockStart"]["start"]["toolUse"]["name"]
+        elif "messageStop" in e:
+            stop = e["messageStop"]["stopReason"]
+    assert "".join(text) == f"I'll ask Acme Corp about {BOB}."
+    assert name == "acme_lookup"
+    expected_tool_input("".join(args))
+    assert stop == "tool_use"
+
+
+def test_converse_stream_thinking_recorded(proxy: Proxy) -> None:
+    """Recorded Claude reasoning: reasoningContent deltas and the signature reach the
+    client byte-identical, even one holding a disguise; the text block is restored."""
+    model = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+    p = path(model, "converse-stream")
+    frames = frames_of((FIX / "bedrock" / "converse_stream_thinking.eventstream").read_bytes())
+    sent = []
+    for fr in frames:
+        payload = json.loads(fr.payload)
+        d = payload.get("delta", {})
+        if "reasoningContent" in d and "text" in d["reasoningContent"] and not sent[-1:] == ["r"]:
+            d["reasoningContent"]["text"] += " Zenith Labs"
+            sent.append(eventstream.reframe(fr.header_block, json.dumps(payload).encode()))
+        elif "text" in d and d["text"].startswith("Hello"):
+            d["text"] = "Hello from Zenith"
+            sent.append(eventstream.reframe(fr.header_block, json.dumps(payload).encode()))
+        elif "text" in d and d["text"] == "'s nice":
+            d["text"] = " Labs!"
+            sent.append(eventstream.reframe(fr.header_block, json.dumps(payload).encode()))
+        else:
+            sent.append(fr.raw)
+    proxy.on(p, lambda rec: Reply(cut(sent, 5), headers=ES_HEADERS))
+    req = json.loads((FIX / "bedrock" / "converse_stream_thinking.request.json").read_bytes())
+    resp = proxy.boto().converse_stream(modelId=model, **req)
+    reasoning, text = [], []
+    for e in resp["stream"]:
+        d = e.get("contentBlockDelta", {}).get("delta", {})
+        if "reasoningContent" in d:
+            reasoning.append(d["reasoningContent"])
+        elif "text" in d:
+            text.append(d["text"])
+    up = [json.loads(fr.payload)["delta"]["reasoningContent"] for fr in frames_of(b"".join(sent))
+          if b"reasoningContent" in fr.payload]  # fmt: skip
+    assert reasoning == up  # text and signature, as they came (disguise included)
+    assert "Zenith Labs" in "".join(r.get("text", "") for r in reasoning)
+    assert "".join(text).startswith("Hello from Acme Corp!")
+
+
+def test_count_tokens_converse(proxy: Proxy) -> None:
+    model = "anthropic.claude-sonnet-4-20250514-v1:0"
+    p = path(model, "count-tokens")
+    req = json.loads((FIX / "bedrock" / "count_tokens_converse.request.json").read_bytes())
+    req["input"]["converse"]["messages"][0]["content"][0]["text"] = f"Weather at Acme Corp for {BOB}?"
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        return Reply([(FIX / "bedrock" / "count_tokens_converse.json").read_bytes()], headers=JSON_HEADERS,
+                     framing="length")  # fmt: skip
+
+    proxy.on(p, answer)
+    assert proxy.boto().count_tokens(modelId=model, input=req["input"])["inputTokens"] == 375
+    with pytest.raises(ClientError) as e:
+        proxy.boto().count_tokens(modelId=model, input={"invokeModel": {"body": json.dumps(messages_body())}})
+    assert "input.converse" in str(e.value)
+
+
+def test_inference_profile_arn(proxy: Proxy) -> None:
+    arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/mi1dadi0g15f"
+    p = "/model/" + arn.replace(":", "%3A").replace("/", "%2F") + "/converse"
+    proxy.on(p, lambda rec: (assert_masked(rec), Reply([(FIX / "bedrock" / "converse_inference_profile.json")
+                             .read_bytes().replace(b"Hello", b"Hello Zenith Labs")], headers=JSON_HEADERS,
+                             framing="length"))[1])  # fmt: skip
+    out = proxy.boto().converse(modelId=arn, messages=[{"role": "user", "content": [{"text": "Say Acme Corp"}]}])
+    assert out["output"]["message"]["content"][0]["text"] == "Hello Acme Corp"
+    assert proxy.upstream.for_path(p)
+
+
+# -- failures: each ends explicitly ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["cut", "crc"])
+def test_stream_cut_or_corrupt_ends_with_exception(proxy: Proxy, how: str) -> None:
+    model = f"us.amazon.nova-{how}-v1:0"
+    p = path(model, "converse-stream")
+
+    def answer(rec: Recorded) -> Reply:
+        frames = converse_tool_stream(placeholder(rec))
+        if how == "cut":
+            # "...Zen" went out, then half a frame, and the body ends
+            return Reply([*frames[:3], frames[3][: len(frames[3]) // 2]], headers=ES_HEADERS)
+        bad = bytearray(frames[3])
+        bad[-10] ^= 0x01  # a payload byte: the message CRC no longer matches
+        return Reply([*frames[:3], bytes(bad), *frames[4:]], headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    text = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
+    with pytest.raises(EventStreamError) as e:
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
+    assert e.value.response["Error"]["Code"] == "internalServerException"
+    assert "disguise" in e.value.response["Error"]["Message"]
+    assert "Zen" not in "".join(text) or "Acme Corp" in "".join(text)
+
+
+def test_connection_dropped_mid_frame_is_an_error(proxy: Proxy) -> None:
+    """Upstream drops the connection inside a frame: mitmproxy drops the client's too
+    (nothing can be written after it), so the client gets a connection error, never a
+    stream that looks complete; what it had is restored."""
+    model = "us.amazon.nova-drop-v1:0"
+    p = path(model, "converse-stream")
+    proxy.on(p, lambda rec: (lambda f: Reply([*f[:3], f[3][: len(f[3]) // 2]], headers=ES_HEADERS, abort=True))(
+        converse_tool_stream(placeholder(rec))))  # fmt: skip
+    text = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
+    with pytest.raises(Exception) as e:  # noqa: B017,PT011
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
+    assert type(e.value).__name__ in ("ProtocolError", "ResponseStreamingError", "EventStreamError"), e.value
+    assert "".join(text) == "I'll ask Acme Corp about "
+
+
+def test_invoke_stream_cut_anthropic_sdk_raises(proxy: Proxy) -> None:
+    model = "anthropic.claude-cut-v1:0"
+    p = path(model, "invoke-with-response-stream", anthropic_sdk=True)
+    proxy.on(p, lambda rec: Reply(tool_stream_chunks(placeholder(rec))[:6], headers=ES_HEADERS))
+    body = messages_body()
+    with pytest.raises(Exception) as e:  # noqa: B017,PT011 - the SDK raises a plain error for an exception frame
+        with proxy.anthropic() as client, client.messages.stream(
+            model=model, max_tokens=200, messages=body["messages"]
+        ) as s:
+            for _ in s:
+                pass
+    assert "internalServerException" in str(e.value) or "disguise" in str(e.value)
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Proxy, Proxy]]:
+    """Two proxies that must refuse: the option off; the option on without credentials."""
+    tmp = tmp_path_factory.mktemp("disguise-bedrock-off")
+    with FakeUpstream() as upstream:
+        off = Proxy(upstream, _start(tmp / "a", upstream))
+        try:
+            none = Proxy(upstream, _start(tmp / "b", upstream, "--set", "disguise_aws_resign=true", creds=False))
+            try:
+                yield off, none
+            finally:
+                none.close()
+        finally:
+            off.close()
+
+
+@pytest.mark.parametrize("which", ["off", "no credentials"])
+def test_refused_and_says_what_is_missing(refusing: tuple[Proxy, Proxy], which: str) -> None:
+    p = refusing[0] if which == "off" else refusing[1]
+    with pytest.raises(ClientError) as e:
+        p.boto().converse(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "Acme Corp"}]}])
+    err = e.value.response["Error"]
+    assert err["Code"] == "ValidationException"
+    if which == "off":
+        assert "disguise_aws_resign is off" in err["Message"]
+    else:
+        assert "no AWS credentials" in err["Message"]
+    assert not p.upstream.requests, "a refused request reached Bedrock"
+
+
+def test_bearer_api_key_is_masked_without_signing(proxy: Proxy) -> None:
+    """A Bedrock API key (bearer) does not sign the body: masked, sent as it is."""
+    p = path("anthropic.claude-bearer-v1:0", "invoke")
+    proxy.upstream.on(p, lambda rec: (assert_masked(rec), Reply([json.dumps({
+        "type": "message", "role": "assistant", "content": [{"type": "text", "text": "Zenith Labs"}]}).encode()],
+        headers=JSON_HEADERS, framing="length"))[1])  # fmt: skip
+    status, _, data = http_post(proxy.mitm.port, p, json.dumps(messages_body()).encode(),
+                                {"authorization": "Bearer ABSKbedrockapikeyEXAMPLE"})  # fmt: skip
+    assert status == 200 and json.loads(data)["content"][0]["text"] == "Acme Corp"
+    assert proxy.upstream.for_path(p)[-1].headers["authorization"] == "Bearer ABSKbedrockapikeyEXAMPLE"
+
+
+def test_every_signature_verified_and_log_clean(proxy: Proxy) -> None:
+    test_invoke_whole_boto3(proxy)
+    assert not proxy.rejected, proxy.rejected
+    out = proxy.mitm.output
+    for secret in (PROXY.secret_key, PROXY.token, CLIENT.secret_key, PROXY.access_key, *ORIGINALS):
+        assert secret not in out, "a credential or an original in the mitmdump log"
+    for bad in ("Traceback", "Addon error", "has crashed", "internal error"):
+        assert bad not in out, f"{bad!r} in the mitmdump log:\n{out}"
