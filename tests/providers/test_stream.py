@@ -205,7 +205,7 @@ def test_whole_is_feed_then_flush() -> None:
     assert a.whole(BODY) == b.feed(BODY) + b.flush() and a.state is StreamState.DONE
 
 
-def test_a_failure_ends_with_its_reason_after_the_held_text() -> None:
+def test_a_failure_ends_with_its_reason() -> None:
     s = stream()
     s.framer.max_event_bytes = 200
     head = BODY[: BODY.index(b"event: content_block_stop")]
@@ -222,7 +222,8 @@ def test_a_failure_ends_with_its_reason_after_the_held_text() -> None:
     out2 = s2.feed(held[: held.index(b"event: content_block_stop")]) + s2.feed(b"data: \xff\n\n")
     last2 = json.loads([e for e in Framer().feed(out2) if e.data is not None][-1].data)
     assert last2["error"]["message"] == "disguise: stream could not be reversed: an event is not UTF-8 text"
-    assert read_stream(out2)[0][0]["text"] == "Zenith La" and s2.flush() == b""  # held text first, once
+    # a stream the addon ends itself delivers no held text that may be part of a disguise
+    assert read_stream(out2)[0][0]["text"] == "" and b"Zenith La" not in out2 and s2.flush() == b""
 
 
 @pytest.mark.parametrize("end", [b"", b"\n", b"\r\n", b"\r"])
