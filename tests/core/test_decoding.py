@@ -161,3 +161,17 @@ def test_decoded_error_event_and_fail_are_the_reversers() -> None:
     out = s.fail("stop")
     assert b"stop" in out and s.state is StreamState.FAILED and s.fail("again") == b""
 
+
+
+@pytest.mark.parametrize(("enc", "name"), [("gzip", "gzip"), ("x-gzip", "gzip"), ("deflate", "deflate"), ("br", "br"),
+                                           ("zstd", "zstd")])  # fmt: skip
+def test_corrupt_data_is_refused_naming_the_encoding(enc: str, name: str) -> None:
+    d = decoder_for(enc)
+    assert d is not None
+    with pytest.raises(StreamError, match=f"^corrupt {name} stream$"):
+        d.decompress(b"\x00\xff" * 40)
+    if enc in MULTI:  # a good member, then garbage where the next one should begin
+        d = decoder_for(enc)
+        assert d is not None
+        with pytest.raises(StreamError, match=f"^corrupt {name} stream$"):
+            d.decompress(ENCODE[enc](b"ok") + b"\x00\xff" * 40)
