@@ -14,7 +14,7 @@ from anthropic_util import build_stream, read_stream
 from disguiselib import leakguard, pipeline
 from disguiselib.config import build_config
 from disguiselib.core.decoding import Decoded
-from disguiselib.errors import LeakError, MaskError, NeverForward, StreamError
+from disguiselib.errors import LeakError, MaskError, StreamError
 from disguiselib.providers import registry
 from disguiselib.providers.gemini_array import GeminiArrayStream
 from disguiselib.providers.gemini_stream import GeminiStream
@@ -63,11 +63,13 @@ def test_an_original_that_would_still_leave_is_a_leak_error(cfg, body, path, hea
     assert "bob@" not in str(e.value) and "Acme" not in str(e.value)
 
 
-def test_what_cannot_be_masked_is_a_mask_error_and_bedrock_never_goes(cfg) -> None:
+def test_what_cannot_be_masked_is_a_mask_error(cfg) -> None:
     with pytest.raises(MaskError):
         pipeline.mask_request(registry.OPENAI_CHAT, b"{not json", cfg, "/v1/chat/completions", [])
-    with pytest.raises(NeverForward):
-        pipeline.mask_request(registry.AWS_BEDROCK, chat("x"), cfg, "/model/m/invoke", [])
+    bedrock = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [
+        {"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
+    m = pipeline.mask_request(registry.BEDROCK_INVOKE, bedrock, cfg, "/model/m/invoke", [])
+    assert b"Zenith Labs" in m.body and b"Acme" not in m.body  # a Bedrock body, masked like any other
     e = pipeline.mask_or_error(registry.OPENAI_CHAT, b"[]", cfg, "/v1/chat/completions", [])
     assert isinstance(e, MaskError)
     ok = pipeline.mask_or_error(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions", [])
