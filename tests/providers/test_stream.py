@@ -224,6 +224,7 @@ def test_a_failure_ends_with_its_reason() -> None:
     assert last2["error"]["message"] == "disguise: stream could not be reversed: an event is not UTF-8 text"
     # a stream the addon ends itself delivers no held text that may be part of a disguise
     assert read_stream(out2)[0][0]["text"] == "" and b"Zenith La" not in out2 and s2.flush() == b""
+    assert s2.withheld == len("Zenith La") and s2.windows == {}  # what was held, counted, then gone
 
 
 @pytest.mark.parametrize("end", [b"", b"\n", b"\r\n", b"\r"])
