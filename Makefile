@@ -35,16 +35,25 @@ RUN_OPTS := $(if $(findstring --mode,$(ARGS)),,--mode $(MODE)) \
 	$(if $(findstring --listen-host,$(ARGS)),,--listen-host $(HOST)) \
 	$(if $(findstring --listen-port,$(ARGS)),,--listen-port $(PORT))
 
+# pip's progress, one line per package it fetches (without -q it prints several lines a
+# package; with -q nothing for a minute or two).
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+PIP_PROGRESS := awk '/^Collecting /{print "  collecting " $$2; fflush()} /^(Successfully installed|ERROR)/{print; fflush()}'
+
 $(VENV)/bin/python:
+	@echo "== creating $(VENV) with $(PYTHON)"
 	'$(PYTHON)' -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
-	$(VENV)/bin/python -m pip install -q -e .
+	@echo "== installing disguise and mitmproxy into $(VENV) (a minute or two the first time)"
+	$(VENV)/bin/python -m pip install --progress-bar off -e . | $(PIP_PROGRESS)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
-	$(VENV)/bin/python -m pip install -q -e ".[test]"
+	@echo "== installing disguise, mitmproxy and the test tools into $(VENV) (a few minutes the first time)"
+	$(VENV)/bin/python -m pip install --progress-bar off -e ".[test]" | $(PIP_PROGRESS)
 	touch $@ $(VENV)/.installed-run
 
 .PHONY: install run test bench mutation

@@ -4,7 +4,7 @@
 #   mitmweb --mode reverse:https://api.anthropic.com -s addon/disguise.py
 #
 # Open http://127.0.0.1:8081, click the flow. Its comment says what was masked and
-# restored ("masked 3: EMAIL×1, literals×2; restored 3"). The Request and Response tabs
+# restored ("masked 3 originals (EMAIL×1, literals×2); restored 3 originals"). The Request and Response tabs
 # open in the "Disguise" view: the request as it went upstream, the response as the
 # client received it, an SSE body as its events plus the reassembled text of each
 # channel. Pick "Disguise other side" in the view menu for the request as the client
@@ -19,8 +19,8 @@ start_provider
   --web-host 127.0.0.1 --web-port "$WEB_PORT" --no-web-open-browser --set web_password=walkthrough \
   --set confdir="$WORK/conf" -s addon/disguise.py --set disguise_mappings="$MAPPINGS" >>"$WORK/mitmweb.log" 2>&1 &
 PIDS+=($!)
-wait_port "$PROXY_PORT"
-wait_port "$WEB_PORT"
+wait_port "$PROXY_PORT" "$!"
+wait_port "$WEB_PORT" "$!"
 
 export ANTHROPIC_BASE_URL=http://127.0.0.1:$PROXY_PORT
 export ANTHROPIC_API_KEY=${ANTHROPIC_API_KEY:-sk-ant-walkthrough-not-a-real-key}

@@ -3,8 +3,8 @@
 #
 #   mitmdump --mode reverse:https://api.anthropic.com -s addon/disguise.py -w session.flows
 #   mitmdump -nr session.flows -s addon/disguise.py              # re-run offline: equals the live run?
-#   python -m disguiselib audit session.flows                    # exit 1 on any leak (CI gate)
-#   python -m disguiselib share session.flows shared.flows       # provider side only, no credentials
+#   disguise audit session.flows                                 # exit 1 on any leak (CI gate)
+#   disguise share session.flows shared.flows                    # provider side only, no credentials
 #   mitmdump --mode reverse:https://api.anthropic.com -s addon/disguise.py \
 #       --server-replay shared.flows                             # answer from the recording
 #
@@ -25,12 +25,12 @@ show "2. re-run offline: mitmdump -nr session.flows -s addon/disguise.py"
 "$MITMDUMP" -nr "$WORK/session.flows" --set confdir="$WORK/conf" -s addon/disguise.py \
   --set disguise_mappings="$MAPPINGS" 2>&1 | grep "disguise: anthropic"
 
-show "3. audit: python -m disguiselib audit session.flows"
-"$PYTHON" -m disguiselib --mappings "$MAPPINGS" audit "$WORK/session.flows"
+show "3. audit: disguise audit session.flows --mappings examples/literals.yaml"
+"$DISGUISE" audit "$WORK/session.flows" --mappings "$MAPPINGS"
 
-show "4. share: python -m disguiselib share session.flows shared.flows"
-"$PYTHON" -m disguiselib --mappings "$MAPPINGS" share "$WORK/session.flows" "$WORK/shared.flows"
-"$PYTHON" -m disguiselib --mappings "$MAPPINGS" audit "$WORK/shared.flows"
+show "4. share: disguise share session.flows shared.flows"
+"$DISGUISE" share "$WORK/session.flows" "$WORK/shared.flows" --mappings "$MAPPINGS"
+"$DISGUISE" audit "$WORK/shared.flows" --mappings "$MAPPINGS"
 
 show "5. server replay from the shared copy, the provider stopped"
 stop "$PROVIDER_PID"

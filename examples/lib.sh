@@ -1,44 +1,70 @@
 # Shared by the walkthroughs (sourced, not run): start and stop the pieces, and clean up.
-# Override anything from the environment: PYTHON, MITMDUMP, MITMWEB, PROVIDER_PORT,
-# PROXY_PORT, WEB_PORT, WORK (where logs, flows and the mitmproxy CA go).
+# Override anything from the environment: PYTHON, MITMDUMP, MITMWEB, DISGUISE,
+# PROVIDER_PORT, PROXY_PORT, WEB_PORT, WORK (where logs, flows and the mitmproxy CA go).
+#
+# Without WORK, a temporary folder is made and removed when the script ends — also when
+# a step fails or the script is interrupted: it holds flows with originals, the API
+# key and a mitmproxy CA key. (On a failure its logs are printed first.) A WORK you
+# name is yours and is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 BIN=$(dirname "$PYTHON")
 MITMDUMP=${MITMDUMP:-$BIN/mitmdump}
 MITMWEB=${MITMWEB:-$BIN/mitmweb}
+DISGUISE=${DISGUISE:-$BIN/disguise}
 PROVIDER_PORT=${PROVIDER_PORT:-9000}
 PROXY_PORT=${PROXY_PORT:-8080}
 WEB_PORT=${WEB_PORT:-8081}
-WORK=${WORK:-$(mktemp -d)}
+OWN_WORK=0
+if [ -z "${WORK:-}" ]; then
+  WORK=$(mktemp -d)
+  OWN_WORK=1
+fi
 mkdir -p "$WORK"
-export PYTHONPATH=addon  # so that `python -m disguiselib` works from a checkout
 unset http_proxy https_proxy all_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY no_proxy
 
-# The mappings: the shipped defaults (secrets, e-mails) plus the example literals,
-# merged from one folder in file-name order.
-mkdir -p "$WORK/mappings"
-cp mappings/default.yaml examples/literals.yaml "$WORK/mappings/"
-MAPPINGS=$WORK/mappings
+# The mappings: the example literals, on top of the shipped defaults (secrets, e-mails),
+# which the addon and the disguise command always load unless told not to.
+MAPPINGS=examples/literals.yaml
 
 PIDS=()
 cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ "$OWN_WORK" = 1 ]; then
+    if [ "$rc" != 0 ]; then
+      for f in "$WORK"/*.log; do
+        [ -f "$f" ] && { echo "--- $f (last lines)" >&2; tail -n 40 "$f" >&2; }
+      done
+    fi
+    rm -rf "$WORK"
+  fi
+  exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-wait_port() {  # wait until something listens on 127.0.0.1:$1
-  "$PYTHON" - "$1" <<'PY'
-import socket, sys, time
-deadline = time.time() + 30
+wait_port() {  # wait until something listens on 127.0.0.1:$1 (and process $2, if given, still runs)
+  "$PYTHON" - "$1" "${2:-}" <<'PY'
+import os, socket, sys, time
+port, pid = int(sys.argv[1]), sys.argv[2]
+deadline = time.time() + 120  # a loaded machine takes its time to start mitmproxy
 while time.time() < deadline:
     try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.5).close()
+        socket.create_connection(("127.0.0.1", port), 0.5).close()
         sys.exit(0)
     except OSError:
         time.sleep(0.1)
-sys.exit(f"nothing listens on port {sys.argv[1]}")
+    if pid:
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            sys.exit(f"process {pid} ended before it listened on port {port}")
+sys.exit(f"nothing listens on port {port}")
 PY
 }
 
@@ -46,7 +72,7 @@ start_provider() {  # the stand-in LLM provider (examples/echo_provider.py)
   "$PYTHON" examples/echo_provider.py --port "$PROVIDER_PORT" "$@" 2>>"$WORK/provider.log" &
   PROVIDER_PID=$!
   PIDS+=("$PROVIDER_PID")
-  wait_port "$PROVIDER_PORT"
+  wait_port "$PROVIDER_PORT" "$PROVIDER_PID"
 }
 
 start_mitmdump() {  # mitmdump with the addon; extra arguments go to mitmdump
@@ -54,7 +80,7 @@ start_mitmdump() {  # mitmdump with the addon; extra arguments go to mitmdump
     -s addon/disguise.py --set disguise_mappings="$MAPPINGS" "$@" >>"$WORK/mitmdump.log" 2>&1 &
   MITM_PID=$!
   PIDS+=("$MITM_PID")
-  wait_port "$PROXY_PORT"
+  wait_port "$PROXY_PORT" "$MITM_PID"
 }
 
 stop() {  # stop a process and wait for it (mitmdump -w writes its file on exit)

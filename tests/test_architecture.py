@@ -19,12 +19,12 @@ PENDING_SPLIT = {"core.rules"}
 
 # module (dotted, relative to disguiselib) prefix -> floor
 FLOORS: list[tuple[str, int]] = [
-    ("errors", 1), ("core.", 1), ("core", 1),
+    ("errors", 1), ("shipped", 1), ("core.", 1), ("core", 1),
     ("providers.", 2), ("providers", 2),
     ("scope", 3), ("config", 3), ("leakguard", 3), ("resign", 3), ("state", 3), ("pipeline", 3),
     ("inspect.", 4), ("inspect", 4),
     ("mitm.", 5), ("mitm", 5),
-    ("cli", 6), ("__main__", 6), ("__init__", 0),
+    ("cli", 6), ("launch", 6), ("script.", 6), ("__main__", 6), ("__init__", 0),
 ]  # fmt: skip
 SANS_IO = 3  # floors up to this one never import mitmproxy
 

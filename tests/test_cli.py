@@ -1,77 +1,221 @@
-"""The command line (cli.py, `python -m disguiselib`): audit, share and show on flow files."""
+"""The `disguise` command line (cli.py, launch.py): rules loaded as the addon loads them,
+exit statuses a CI gate can tell apart, `show` of a flow that is not there, a closed
+pipe, and the mitmproxy command lines `run` and `web` build. Real captures through
+mitmdump are in tests/integration/test_audit_cli.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from mitmproxy import io
-from mitmproxy.test import tflow, tutils
+from mitmproxy.test import tflow
 
-from conftest import REPO
-from disguiselib import cli
-from disguiselib.inspect.record import META, SIDES, side
+from disguiselib import cli, launch, shipped
+from disguiselib.inspect.audit import CLEAN, LEAK
+from integration_util import REPO, write_mappings
 
-
-def write(tmp_path: Path, upstream_sent: bytes) -> tuple[str, str]:
-    (tmp_path / "m.yaml").write_text("literals: {Acme Corp: Zenith Labs}\n")
-    f = tflow.tflow(resp=tutils.tresp(content=b'{"content": [{"type": "text", "text": "Acme Corp"}]}'))
-    f.request.method, f.request.host, f.request.path = "POST", "api.anthropic.com", "/v1/messages"
-    f.request.headers["x-api-key"] = "sk-ant-secret"
-    f.request.content = upstream_sent
-    f.response.headers["content-type"] = "application/json"
-    f.metadata[META] = {"api": "anthropic.messages", "masked": 1, "counts": {"literals": 1}}
-    f.metadata[SIDES] = {"client_request": side(b'{"messages": "Acme Corp"}'),
-                         "upstream_response": side(b'{"content": [{"type": "text", "text": "Zenith Labs"}]}')}  # fmt: skip
-    p = tmp_path / "s.flows"
-    with open(p, "wb") as fo:
-        io.FlowWriter(fo).add(f)
-    return str(p), str(tmp_path / "m.yaml")
+BOB = "bob@corp.example.com"
 
 
-def test_audit_passes_a_clean_session_and_fails_a_leak_without_printing_it(tmp_path: Path, capsys) -> None:
-    flows, m = write(tmp_path, b'{"messages": [{"role": "user", "content": "Zenith Labs"}]}')
-    assert cli.main(["--mappings", m, "audit", flows]) == 0
-    flows, m = write(tmp_path, b'{"messages": [{"role": "user", "content": "Acme Corp"}]}')
-    assert cli.main(["--mappings", m, "audit", flows]) == 1
-    out = capsys.readouterr().out
-    assert "LEAK upstream" in out and "Acme Corp" not in out
-    assert cli.main(["--mappings", m, "audit", "--show-originals", flows]) == 1
-    assert "Acme Corp" in capsys.readouterr().out  # only when asked
+def flows_file(tmp: Path, *texts: str, size: int = 0) -> Path:
+    """A flow file of Anthropic requests as they went upstream (recorded without the
+    addon: what the audit must judge), one per text; size pads each answer."""
+    path = tmp / "session.flows"
+    with open(path, "wb") as fo:
+        w = io.FlowWriter(fo)
+        for t in texts:
+            f = tflow.tflow(resp=True)
+            f.request.method = "POST"
+            f.request.path = "/v1/messages"
+            f.request.content = json.dumps({"model": "m", "messages": [{"role": "user", "content": t}]}).encode()
+            f.response.headers["content-type"] = "application/json"
+            f.response.content = json.dumps({"content": [{"type": "text", "text": "ok " + "x" * size}]}).encode()
+            w.add(f)
+    return path
 
 
-def test_share_writes_the_provider_side_or_refuses(tmp_path: Path, capsys) -> None:
-    flows, m = write(tmp_path, b'{"messages": [{"role": "user", "content": "Zenith Labs"}]}')
-    out = tmp_path / "shared.flows"
-    assert cli.main(["--mappings", m, "share", flows, str(out)]) == 0
-    assert "1 flows written" in capsys.readouterr().out and out.exists()
-    (g,) = io.read_flows_from_paths([str(out)])
-    assert "x-api-key" not in g.request.headers
-    leaky, m = write(tmp_path, b'{"messages": [{"role": "user", "content": "Acme Corp"}]}')
-    assert cli.main(["--mappings", m, "share", leaky, str(tmp_path / "no.flows")]) == 1
-    assert "would not pass the audit" in capsys.readouterr().err and not (tmp_path / "no.flows").exists()
+def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as e:  # argparse's --help / --version, and _fail
+        code = e.code if isinstance(e.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_show_prints_both_views_of_each_side(tmp_path: Path, capsys) -> None:
-    flows, m = write(tmp_path, b'{"messages": [{"role": "user", "content": "Zenith Labs"}]}')
-    assert cli.main(["--mappings", m, "show", flows, "1"]) == 0
-    out = capsys.readouterr().out
-    assert "===== flow 1 request: view 'Disguise' =====" in out
-    assert "===== flow 1 response: view 'Disguise other side' =====" in out and "Zenith Labs" in out
+@pytest.fixture
+def literal_only(tmp_path: Path) -> Path:
+    return write_mappings(tmp_path, {"literals": {"Acme Corp": "Zenith Labs"}}, "acme.yaml")
 
 
-def test_bad_mappings_and_bad_files_exit_with_the_reason(tmp_path: Path) -> None:
-    (tmp_path / "bad.yaml").write_text("literals: {Acme: 'a\"b'}")
-    with pytest.raises(SystemExit, match="disguise: mappings: .*bad.yaml"):
-        cli.main(["--mappings", str(tmp_path / "bad.yaml"), "audit", "x.flows"])
-    (tmp_path / "junk.flows").write_bytes(b"not a flow file")
-    with pytest.raises(SystemExit, match="cannot read flows"):
-        cli.main(["--mappings", str(REPO / "mappings"), "audit", str(tmp_path / "junk.flows")])
+# -- rules: the shipped defaults plus every --mappings, before or after the command --------
 
 
-def test_python_m_disguiselib_runs_the_cli() -> None:
-    r = subprocess.run([sys.executable, "-m", "disguiselib", "--help"], capture_output=True, text=True, timeout=120,
-                       cwd=REPO, env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
-    assert r.returncode == 0 and "audit" in r.stdout and "share" in r.stdout
+def test_audit_loads_the_shipped_defaults_under_the_given_mappings(capsys, tmp_path, literal_only) -> None:
+    """Issue 15, case 8: with --mappings the audit used to load that file alone, so a
+    capture that leaked an e-mail was 'clean' with exit 0."""
+    flows = flows_file(tmp_path, f"mail {BOB}")
+    code, out, err = run(capsys, "audit", str(flows), "--mappings", str(literal_only))
+    assert code == LEAK, out
+    assert "LEAK upstream: EMAIL match at messages[0].content" in out
+    assert BOB not in out  # names rules and fields, never the original
+    assert "rules loaded: defaults + 1 file (acme.yaml)" in err
+
+
+def test_no_defaults_leaves_the_shipped_rules_out(capsys, tmp_path, literal_only) -> None:
+    flows = flows_file(tmp_path, f"mail {BOB}")
+    code, out, err = run(capsys, "audit", str(flows), "--mappings", str(literal_only), "--no-defaults")
+    assert code == CLEAN, out
+    assert "rules loaded: no defaults + 1 file (acme.yaml): 1 literal, 0 patterns" in err
+
+
+@pytest.mark.parametrize("where", ["before", "after", "both"])
+def test_mappings_are_taken_before_and_after_the_command(capsys, tmp_path, literal_only, where) -> None:
+    """Issue 15, case 12: `audit session.flows --mappings PATH`, as the README wrote it,
+    failed with 'unrecognized arguments' and exit 2 (the status of 'not proven')."""
+    other = write_mappings(tmp_path, {"literals": {"Bluebird": "Heron"}}, "bird.yaml")
+    flows = flows_file(tmp_path, "Acme Corp on Bluebird")
+    a, b = ["--mappings", str(literal_only)], ["--mappings", str(other)]
+    argv = {"before": [*a, *b, "audit", str(flows)], "after": ["audit", str(flows), *a, *b],
+            "both": [*a, "audit", str(flows), *b]}[where]  # fmt: skip
+    code, out, err = run(capsys, *argv)
+    assert code == LEAK
+    assert "rules loaded: defaults + 2 files (acme.yaml, bird.yaml)" in err  # in the order given
+    assert out.count("LEAK upstream: literal") == 2
+
+
+def test_without_mappings_the_checkout_folder_is_used_like_the_addon(capsys, tmp_path) -> None:
+    from disguiselib.config import DEFAULT_MAPPINGS
+
+    assert DEFAULT_MAPPINGS == (str(REPO / "mappings"),) == shipped.USER_MAPPINGS
+    assert shipped.DEFAULTS_FILE == REPO / "mappings" / "default.yaml"
+    code, _, err = run(capsys, "audit", str(flows_file(tmp_path, "nothing here")))
+    assert code == CLEAN and "rules loaded: defaults" in err
+
+
+# -- exit statuses ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["audit"], ["bogus"], ["audit", "f.flows", "--mapings", "x"], ["show", "f.flows", "0"],
+     ["show", "f.flows", "three"], ["--mappings"]],
+)  # fmt: skip
+def test_a_wrong_command_line_has_its_own_exit_status(capsys, argv) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == cli.USAGE == 64, err
+    assert "usage: disguise" in err
+
+
+def test_exit_statuses_are_distinct() -> None:
+    from disguiselib.inspect.audit import NOT_PROVEN
+
+    assert len({CLEAN, LEAK, NOT_PROVEN, cli.ERROR, cli.USAGE}) == 5
+
+
+def test_unreadable_input_is_an_error_not_a_verdict(capsys, tmp_path, literal_only) -> None:
+    code, _, err = run(capsys, "audit", str(tmp_path / "missing.flows"))
+    assert code == cli.ERROR and "missing.flows: No such file or directory" in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("literals: [oops\n")
+    code, _, err = run(capsys, "audit", str(flows_file(tmp_path, "x")), "--mappings", str(bad))
+    assert code == cli.ERROR and "disguise: mappings: " in err and "bad.yaml" in err
+
+
+def test_show_of_a_flow_that_is_not_there_says_so(capsys, tmp_path) -> None:
+    flows = flows_file(tmp_path, "one", "two")
+    code, out, err = run(capsys, "show", str(flows), "3")
+    assert code == cli.ERROR and out == ""
+    assert "no flow 3: the file holds 2 flows" in err
+    code, out, _ = run(capsys, "show", str(flows), "2")
+    assert code == CLEAN and "===== flow 2 request" in out and "flow 1" not in out
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path) -> None:
+    flows = flows_file(tmp_path, "hello", size=400_000)  # more than a pipe holds
+    for argv in (["show", str(flows)], ["show", str(flows), "1"]):
+        with subprocess.Popen([sys.executable, "-m", "disguiselib", *argv], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=tmp_path, env={"PYTHONPATH": str(REPO / "addon")}) as p:  # fmt: skip
+            assert p.stdout is not None and p.stderr is not None
+            assert p.stdout.read(100)
+            p.stdout.close()  # `| head -c 100`
+            err = p.stderr.read().decode()
+            assert p.wait(60) == 0, err
+        assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_version_and_script(capsys) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.startswith("disguise 0.") and "mitmproxy 1" in out
+    code, out, _ = run(capsys, "script")
+    assert code == 0 and Path(out.strip()) == shipped.SCRIPT and shipped.SCRIPT.is_file()
+
+
+# -- run and web: the mitmproxy command lines ----------------------------------------------
+
+
+def test_run_listens_on_loopback_unless_told_otherwise() -> None:
+    argv = launch.mitm_argv(["--mode", "reverse:https://api.anthropic.com"])
+    assert argv[:4] == ["-s", str(shipped.SCRIPT), "--listen-host", "127.0.0.1"]
+    assert argv[-2:] == ["--mode", "reverse:https://api.anthropic.com"]
+    for told in (["--listen-host", "0.0.0.0"], ["--listen-host=::"], ["--set", "listen_host=10.1.2.3"],
+                 ["--set=listen_host=192.0.2.1"]):  # fmt: skip
+        argv = launch.mitm_argv(told)
+        assert argv.count("127.0.0.1") == 0 and argv[-len(told) :] == told
+
+
+def test_run_passes_disguise_rule_options_as_addon_options(tmp_path) -> None:
+    top, tool, rest = cli._split_mitm(["--mappings", "a.yaml", "run", "-q", "--mappings=b.yaml", "--no-defaults"])
+    assert (top, tool) == (["--mappings", "a.yaml"], "run")
+    _, paths, no = cli._pull_rules(rest)
+    argv = launch.mitm_argv(cli._pull_rules(rest)[0], ["a.yaml", *paths], not no)
+    assert argv[4:] == ["--set", "disguise_mappings=a.yaml", "--set", "disguise_mappings=b.yaml",
+                        "--set", "disguise_defaults=false", "-q"]  # fmt: skip
+    assert cli._split_mitm(["audit", "x.flows"]) is None
+    assert cli._split_mitm(["--version", "run"]) is None  # only disguise's rule options go before run
+
+
+def test_web_without_a_login_is_served_on_loopback_only(monkeypatch) -> None:
+    monkeypatch.setattr(launch, "web_has_auth", lambda: False)
+    assert "has no login" in (launch.check_web([]) or "")
+    assert "has no login" in (launch.check_web(["--web-host", "localhost"]) or "")
+    for host in (["--web-host", "0.0.0.0"], ["--set", "web_host=192.0.2.7"]):
+        with pytest.raises(launch.LaunchError, match="not served on"):
+            launch.check_web(host)
+    monkeypatch.setattr(launch, "web_has_auth", lambda: True)
+    assert launch.check_web(["--web-host", "0.0.0.0"]) is None  # mitmweb asks for its token
+
+
+def test_web_auth_follows_the_mitmproxy_version() -> None:
+    from mitmproxy.version import VERSION
+
+    major, minor = map(int, VERSION.split(".")[:2])
+    assert launch.web_has_auth() == ((major, minor) >= (11, 1))
+
+
+def test_a_long_audit_shows_its_progress(tmp_path: Path) -> None:
+    """Nothing for the first second; then updates on stderr, at most one a second on a
+    terminal (rewritten in place), one every 10 s in a log."""
+    import io as _io
+
+    class Clock:
+        t = 0.0
+
+    clock = Clock()
+    real = cli.time.monotonic
+    cli.time.monotonic = lambda: clock.t  # type: ignore[assignment]
+    try:
+        log = _io.StringIO()
+        p = cli.Progress("auditing", log)
+        for i in range(1, 31):  # 30 flows, half a second each
+            clock.t = i * 0.5
+            p(i, 30, " flows")
+        p.end()
+    finally:
+        cli.time.monotonic = real  # type: ignore[assignment]
+    lines = log.getvalue().splitlines()
+    assert lines == ["auditing: 20 of 30 flows (66%)"]  # at 10 s; a log is not a terminal

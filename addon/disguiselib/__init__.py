@@ -1,1 +1,3 @@
 """disguise: mask what LLM providers must not see, restore it on the way back."""
+
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (tool.setuptools.dynamic)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import shipped
 from .core import mappings
 from .core.rules import Rules
 from .errors import MappingError
@@ -16,8 +17,12 @@ from .scope import HostRule, near_misses, parse_hosts
 
 log = logging.getLogger("disguise")
 
-# The repository's mappings/ folder: what `disguise_mappings` names by default.
-DEFAULT_MAPPINGS = str(Path(__file__).resolve().parents[2] / "mappings")
+# What `disguise_mappings` names when it is not set: the repository's mappings/ folder
+# in a checkout, nothing for an installed package (shipped.py). The shipped defaults
+# come on top of either, unless turned off.
+DEFAULT_MAPPINGS: tuple[str, ...] = shipped.USER_MAPPINGS
+# How many file and host names the one-line summary lists before it says "+N more".
+_NAMES_SHOWN = 2
 # Per side of a flow kept for inspection and replay: an LLM request with a long context
 # runs to a few MB; a long streamed answer rarely passes 1 MB. Above this a side is cut
 # and marked, never silently shortened.
@@ -38,13 +43,14 @@ class Option:
 # Every option the addon has, in one table.
 OPTIONS: tuple[Option, ...] = (
     Option(
-        "disguise_mappings", Sequence[str], [DEFAULT_MAPPINGS],
+        "disguise_mappings", Sequence[str], list(DEFAULT_MAPPINGS),
         "Mapping files or folders (YAML), loaded after the shipped defaults, in order; "
-        "a folder's *.yaml/*.yml files in file-name order. Repeat the option for more.",
+        "a folder's *.yaml/*.yml files in file-name order. Repeat the option for more. "
+        "Default: the repository's mappings/ folder in a checkout, none when installed.",
     ),
     Option(
         "disguise_defaults", bool, True,
-        "Load the shipped default mappings (mappings/default.yaml) under your own.",
+        "Load the shipped default mappings (the repository's mappings/default.yaml) under your own.",
     ),
     Option(
         "disguise_hosts", Sequence[str], [],
@@ -94,14 +100,36 @@ class Config:
     disguises: Rules | None
 
     def describe(self) -> str:
+        """One short line: which files, how many rules of each kind, which hosts."""
+        ms = self.rules.mappings
+        user = [f for f in ms.files if Path(f) != mappings.DEFAULTS_FILE]
+        files = "defaults" if self.defaults else "no defaults"
+        if user:
+            files += f" + {len(user)} file{'s' if len(user) != 1 else ''} ({_names([Path(f).name for f in user])})"
+        scope = _names([str(h) for h in self.hosts]) if self.hosts else "every host"
+        return (
+            f"{files}: {_n(len(ms.literals), 'literal')}, {_n(len(ms.patterns), 'pattern')}, "
+            f"{_n(len(ms.strips), 'strip rule')}; scope: {scope}"
+        )
+
+    def details(self) -> str:
+        """What describe() leaves out: every file by its path, every host, the APIs
+        transformed, and what happens to other requests."""
         ms = self.rules.mappings
         hosts = ", ".join(map(str, self.hosts)) if self.hosts else "every host"
         return (
-            f"{len(ms.files)} file(s) [{', '.join(ms.files)}]: {len(ms.literals)} literals, "
-            f"{len(ms.patterns)} patterns, {len(ms.strips)} strip rules; scope: {hosts}; "
-            f"APIs: {', '.join(registry.APIS)}; other requests to "
+            f"files: {', '.join(ms.files)}; hosts: {hosts}; APIs: {', '.join(registry.APIS)}; other requests to "
             f"{'these hosts' if self.hosts else 'known LLM hosts and in reverse mode'} are scanned"
         )
+
+
+def _n(k: int, what: str) -> str:
+    return f"{k} {what}{'' if k == 1 else 's'}"
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    return shown + (f" +{len(names) - _NAMES_SHOWN} more" if len(names) > _NAMES_SHOWN else "")
 
 
 def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> Config:
@@ -120,12 +148,15 @@ def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> 
     return Config(rules, host_rules, tuple(paths), defaults, snap, disguises)
 
 
-def log_loaded(cfg: Config, verb: str) -> None:
+def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:
+    """The warnings of a load, each shipped rule a user's file replaced, and one short
+    info line (files, counts, scope); the full file paths and the rest at debug."""
     ms = cfg.rules.mappings
     for w in ms.warnings:
-        log.warning("disguise: %s", w)
+        logger.warning("disguise: %s", w)
     for w in near_misses(cfg.hosts):
-        log.warning("disguise: %s", w)
+        logger.warning("disguise: %s", w)
     for r in ms.replaced:
-        log.info("disguise: %s", r)
-    log.info("disguise: rules %s: %s", verb, cfg.describe())
+        logger.info("disguise: %s", r)
+    logger.info("disguise: rules %s: %s", verb, cfg.describe())
+    logger.debug("disguise: rules %s: %s", verb, cfg.details())

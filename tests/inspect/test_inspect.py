@@ -214,7 +214,7 @@ def test_summary_comment_has_per_rule_counts(session: Session) -> None:
     meta = f.metadata[META]
     # prompt: Acme Corp twice, one e-mail, one key; tool: name and description
     assert meta["counts"] == {"literals": 4, "EMAIL": 1, "ANTHROPIC_KEY": 1}
-    assert f.comment.startswith("disguise anthropic.messages: masked 6: ANTHROPIC_KEY×1, EMAIL×1, literals×4; restored ")
+    assert f.comment.startswith("disguise anthropic.messages: masked 6 originals (ANTHROPIC_KEY×1, EMAIL×1, literals×4); restored ")
     assert meta["restored"] >= 5 and meta["end"] == "completed"
     assert f.marked == ":performing_arts:"  # the flow list's marker: masked and restored
 
@@ -230,7 +230,7 @@ def test_one_info_line_per_flow_with_counts_and_no_original(session: Session) ->
     lines = [ln for ln in session.output.splitlines() if "disguise: anthropic.messages 200" in ln
              or "disguise: openai.chat 200" in ln]  # fmt: skip
     assert len(lines) == 3, session.output
-    assert any("masked 6: ANTHROPIC_KEY×1, EMAIL×1, literals×4; restored" in ln for ln in lines)
+    assert any("masked 6 originals (ANTHROPIC_KEY×1, EMAIL×1, literals×4); restored" in ln for ln in lines)
     for o in ORIGINALS:
         assert o not in session.output
 
@@ -302,7 +302,7 @@ def test_contentviews_show_both_sides(session: Session, registered) -> None:
     resp = view_text(f, f.response, "Disguise")
     assert "response as the client received it (restored)" in resp
     assert "── block 0 text · text" in resp and PROMPT in resp
-    assert "masked 6: ANTHROPIC_KEY×1, EMAIL×1, literals×4" in resp
+    assert "masked 6 originals (ANTHROPIC_KEY×1, EMAIL×1, literals×4)" in resp
     up = view_text(f, f.response, "Disguise other side")
     assert "response as upstream sent it" in up
     assert "Zenith Labs asks: mail [EMAIL_1] and rotate [ANTHROPIC_KEY_1]. Zenith Labs thanks you." in up
@@ -357,7 +357,7 @@ def test_offline_run_of_a_session_recorded_without_the_addon_is_a_dry_run(plain:
     assert rc == 0, log
     dry = [ln for ln in log.splitlines() if "dry run (recorded without the addon)" in ln]
     assert len(dry) == 3, log
-    assert any("would mask 6: ANTHROPIC_KEY×1, EMAIL×1, literals×4" in ln for ln in dry)
+    assert any("would mask 6 originals (ANTHROPIC_KEY×1, EMAIL×1, literals×4)" in ln for ln in dry)
     assert "would be refused" in log  # the fake gzip body
     for o in ORIGINALS:
         assert o not in log

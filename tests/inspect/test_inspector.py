@@ -91,7 +91,7 @@ def test_stream_sides_kept_and_serializable(addon) -> None:
     assert g.response.content == client
     assert json.loads(g.metadata[SIDES]["client_request"]["content"]) == json.loads(BODY)
     assert g.metadata[META]["counts"] == {"EMAIL": 1, "literals": 1}
-    assert g.comment == "disguise anthropic.messages: masked 2: EMAIL×1, literals×1; restored 2"
+    assert g.comment == "disguise anthropic.messages: masked 2 originals (EMAIL×1, literals×1); restored 2 originals"
     assert g.marked == ":performing_arts:"
 
 

@@ -137,7 +137,7 @@ def test_summary_first_then_channels_then_one_row_per_event(tmp_path: Path) -> N
         text = shown(f, f.response, "Disguise")
     lines = text.split("\n")
     assert lines[0] == f.comment  # the summary, where a user looks first
-    assert lines[0].startswith("disguise anthropic.messages: masked 2: EMAIL×1, literals×1; restored 2")
+    assert lines[0].startswith("disguise anthropic.messages: masked 2 originals (EMAIL×1, literals×1); restored 2 originals")
     assert "response as the client received it (restored)" in lines[1]
     assert "── block 0 text · text · " in text
     events = sseview.parse_stream(f.response.content).events

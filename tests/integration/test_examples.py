@@ -4,9 +4,11 @@ real mitmdump / mitmweb, the official SDKs), and says what it promises."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,27 +34,40 @@ SCRIPTS = ["01-claude-code.sh", "02-openai-sdk.sh", "03-regular-proxy.sh", "04-m
            "05-capture-replay-audit-share.sh"]  # fmt: skip
 
 
+def script_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """A newcomer's environment for one walkthrough: its own ports, and TMPDIR in a
+    folder of the test's, where whatever the script leaves behind can be seen."""
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "WORK"}
+    tmpdir = tmp / "tmpdir"
+    tmpdir.mkdir(exist_ok=True)
+    env.update(PYTHON=sys.executable, PROVIDER_PORT=str(free_port()), PROXY_PORT=str(free_port()),
+               WEB_PORT=str(free_port()), TMPDIR=str(tmpdir))  # fmt: skip
+    return {**env, **extra}
+
+
+def left_behind(tmp: Path) -> list[str]:
+    """Folders mktemp made in the script's TMPDIR that are still there, with their files."""
+    return [f"{d.name}: {sorted(p.name for p in d.rglob('*'))}" for d in (tmp / "tmpdir").glob("tmp.*")]
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path]]:
-    """Every walkthrough, all at once (each on its own ports): stdout and work folder."""
-    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path, int, str]]:
+    """Every walkthrough, all at once (each on its own ports, none told where to work):
+    stdout, the test folder holding its TMPDIR, exit status, everything it printed."""
     procs = {}
     for name in SCRIPTS:
-        work = tmp_path_factory.mktemp(name.split("-")[0])
-        e = dict(env, PYTHON=sys.executable, PROVIDER_PORT=str(free_port()), PROXY_PORT=str(free_port()),
-                 WEB_PORT=str(free_port()), WORK=str(work))  # fmt: skip
-        p = subprocess.Popen(["bash", str(REPO / "examples" / name)], cwd=REPO, env=e, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
-        procs[name] = (p, work)
+        tmp = tmp_path_factory.mktemp(name.split("-")[0])
+        p = subprocess.Popen(["bash", str(REPO / "examples" / name)], cwd=REPO, env=script_env(tmp),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        procs[name] = (p, tmp)
     out = {}
-    for name, (p, work) in procs.items():
+    for name, (p, tmp) in procs.items():
         try:
             stdout, stderr = p.communicate(timeout=180)
         except subprocess.TimeoutExpired:
             p.kill()
             stdout, stderr = p.communicate()
-        logs = "".join(f"\n--- {f.name}\n{f.read_text()}" for f in work.glob("*.log"))
-        out[name] = (stdout, work, p.returncode, stdout + stderr + logs)
+        out[name] = (stdout, tmp, p.returncode, stdout + stderr)  # a failing script prints its logs
     return out
 
 
@@ -71,7 +86,7 @@ def test_01_claude_code_reverse(runs) -> None:
     assert "\nAcme Corp asks: mail jane.doe@example.com about Project Bluebird.\n" in out
     [seen] = provider_lines(out)
     assert seen == "provider received /v1/messages: Zenith Labs asks: mail [EMAIL_1] about Project Heron."
-    assert "disguise: anthropic.messages 200: masked 3: EMAIL×1, literals×2; restored 3" in out
+    assert "disguise: anthropic.messages 200: masked 3 originals (EMAIL×1, literals×2); restored 3 originals" in out
 
 
 def test_02_openai_sdk(runs) -> None:
@@ -80,7 +95,7 @@ def test_02_openai_sdk(runs) -> None:
     [seen] = provider_lines(out)
     assert not any(o in seen for o in ORIGINALS)
     assert "Project Heron" in seen and "host-a.zenith.example" in seen
-    assert "disguise: openai.chat 200: masked 3: literals×3; restored 3" in out
+    assert "disguise: openai.chat 200: masked 3 originals (literals×3); restored 3 originals" in out
 
 
 def test_03_regular_proxy_with_the_mitmproxy_ca(runs) -> None:
@@ -88,12 +103,12 @@ def test_03_regular_proxy_with_the_mitmproxy_ca(runs) -> None:
     assert "\nAcme Corp: the key sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAA must never leave this laptop.\n" in out
     [seen] = provider_lines(out)
     assert seen == "provider received /v1/messages: Zenith Labs: the key [ANTHROPIC_KEY_1] must never leave this laptop."
-    assert "masked 2: ANTHROPIC_KEY×1, literals×1; restored 2" in out
+    assert "masked 2 originals (ANTHROPIC_KEY×1, literals×1); restored 2 originals" in out
 
 
 def test_04_mitmweb(runs) -> None:
     out = run("04-mitmweb.sh", runs)
-    assert "comment: disguise anthropic.messages: masked 3: EMAIL×1, literals×2; restored 3" in out
+    assert "comment: disguise anthropic.messages: masked 3 originals (EMAIL×1, literals×2); restored 3 originals" in out
     views = out.split("\n== ")
     req = next(v for v in views if v.startswith("request, view 'Disguise':"))
     # marked: what the provider read, and what the client wrote / reads back
@@ -108,11 +123,50 @@ def test_04_mitmweb(runs) -> None:
 
 def test_05_capture_replay_audit_share(runs) -> None:
     out = run("05-capture-replay-audit-share.sh", runs)
-    tmp_path = runs["05-capture-replay-audit-share.sh"][1]
     assert "re-run offline: equals the live run" in out
+    # the session, then the shared copy: the audit of a shared copy fails on any
+    # original and on any credential header (the API key)
     assert out.count("clean: 1 LLM flows audited, no leak") == 2
     assert "1 flows written" in out
     assert "the replayed answer equals the live one" in out
-    shared = (tmp_path / "shared.flows").read_bytes()
-    for o in [*ORIGINALS, "sk-ant-walkthrough-not-a-real-key"]:
-        assert o.encode() not in shared
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_walkthroughs_leave_nothing_behind(runs, name: str) -> None:
+    """The scripts made their work folder with mktemp and left it, holding
+    session.flows (originals, the API key) and the mitmproxy CA key."""
+    _, tmp, rc, everything = runs[name]
+    assert rc == 0, everything
+    assert left_behind(tmp) == []
+
+
+def test_a_failing_walkthrough_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A step fails (here the interpreter is missing): the folder goes all the same, and
+    the script exits with the failure."""
+    r = subprocess.run(["bash", str(REPO / "examples" / "05-capture-replay-audit-share.sh")], cwd=REPO,
+                       env=script_env(tmp_path, PYTHON=str(tmp_path / "no-such-python")), capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode != 0
+    assert left_behind(tmp_path) == []
+
+
+def test_an_interrupted_walkthrough_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Ctrl-C once the session is recorded: the flows, the servers and the folder go."""
+    env = script_env(tmp_path)
+    p = subprocess.Popen(["bash", str(REPO / "examples" / "05-capture-replay-audit-share.sh")], cwd=REPO, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not any(f.stat().st_size for f in (tmp_path / "tmpdir").glob("tmp.*/session.flows")):
+            assert p.poll() is None and time.monotonic() < deadline, "no session.flows was written"
+            time.sleep(0.1)
+        os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground group
+        assert p.wait(60) == 130
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert left_behind(tmp_path) == []
+    for port in (env["PROVIDER_PORT"], env["PROXY_PORT"]):  # the provider and mitmdump were stopped
+        with socket.socket() as s, pytest.raises(OSError):
+            s.connect(("127.0.0.1", int(port)))

@@ -177,7 +177,7 @@ def test_defaults_stay_unless_turned_off(up: FakeUpstream, tmp_path: Path) -> No
     assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1] [ANTHROPIC_KEY_1]"
     with mitmdump(up, tmp_path, a, "--set", "disguise_defaults=false") as m:
         post(m.port, "/v1/messages", messages(f"{TEXT} {key}"))
-        assert "rules loaded: 1 file(s)" in m.output
+        assert "rules loaded: no defaults + 1 file (a.yaml): " in m.output
     assert up.requests[-1].json["messages"][0]["content"] == f"Zenith Labs writes to {BOB} {key}"
 
 

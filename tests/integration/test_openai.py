@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -867,8 +868,13 @@ def test_responses_stream_sdk_restores_text_arguments_and_echoed_fields(proxy: P
     assert final.tool_choice.name == "acme_lookup"
 
 
+def _summaries(proxy: Proxy, api: str) -> list[str]:
+    return [ln for ln in proxy.mitm.output.splitlines() if f"disguise: {api} 200: " in ln]
+
+
 def test_responses_stream_raw_events_are_gapless_and_done_texts_match(proxy: Proxy) -> None:
     proxy.upstream.on(RESP, resp_handler)
+    logged = len(_summaries(proxy, "openai.responses"))
     body = json.dumps({**RESP_KW, "stream": True}, ensure_ascii=False).encode()
     status, headers, data = http_post(proxy.port, "/v1/responses", body,
                                       {"authorization": "Bearer test"})  # fmt: skip
@@ -917,6 +923,25 @@ def test_responses_stream_raw_events_are_gapless_and_done_texts_match(proxy: Pro
     assert out[0]["summary"][0]["text"] == "".join(R_SUMMARY)
     assert end["response"]["instructions"] == RESP_INSTRUCTIONS
     assert end["response"]["tools"][0]["parameters"] == LOOKUP_PARAMS
+
+    # Issue 20: each original counted once. The stream says its text in the deltas, in
+    # *.done, the part, the item and response.completed ("restored 25" for 5); the
+    # flow's count is what the same answer counts restored as one body.
+    from disguiselib.core import mappings
+    from disguiselib.core.rules import Rules
+    from disguiselib.providers.openai_responses import RESPONSE_OBJECT
+    from disguiselib.providers.restore import restore_body
+
+    final = json.loads(raw_events(up[-1])[0].data or "")["response"]
+    r = Rules(mappings.from_dict(MAPPINGS)).restorer({"[EMAIL_1]": BOB, "[EMAIL_2]": ALICE})
+    restore_body(json.dumps(final).encode(), RESPONSE_OBJECT, r)
+    assert r.restored > 5
+    deadline = time.monotonic() + 20
+    while len(_summaries(proxy, "openai.responses")) == logged:
+        assert time.monotonic() < deadline, proxy.mitm.output[-3000:]
+        time.sleep(0.05)
+    line = _summaries(proxy, "openai.responses")[logged]
+    assert f"; restored {r.restored} originals" in line, line
 
 
 # == 3. whole (non-streaming) bodies ============================================================

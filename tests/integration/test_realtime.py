@@ -701,7 +701,7 @@ def test_reload_remove_record_audit_show_and_offline(tmp_path: Path) -> None:
     other = views.render(views.NAMES[1], msg.content, fl, None, "", msg)
     assert "client event as it went upstream (masked)" in this and "Zenith Labs [EMAIL_1]" in this
     assert f"Acme Corp {BOB}" in other
-    assert fl.comment == "disguise openai.realtime: masked 3: EMAIL×2, literals×1; restored 3"
+    assert fl.comment == "disguise openai.realtime: masked 3 originals (EMAIL×2, literals×1); restored 3 originals"
     code, out = run_mitmdump([str(MITMDUMP), "-nr", str(flows), "-s", str(ADDON), "--set",
                               f"disguise_mappings={maps}", "--set", "disguise_defaults=false",
                               "--set", f"confdir={tmp_path}"])  # fmt: skip

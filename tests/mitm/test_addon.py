@@ -527,3 +527,21 @@ def test_guard_rechecks_a_body_changed_after_masking(addon) -> None:
     f2.request.content = f2.request.content.replace(b"Zenith Labs", b"Acme Corp")  # another addon
     g.request(f2)
     assert f2.response is not None and b"leak guard" in f2.response.content
+
+
+def test_mitmweb_ui_is_not_reachable_through_the_proxy(addon) -> None:
+    """mitmweb 11.0 has no token: a proxy client asking for 127.0.0.1:<web_port> would
+    read every flow, originals included (CVE-2025-23217). The Guard closes it."""
+    a, tctx = addon
+    g, _ = guard_of(a)
+    tctx.options.add_option("web_port", int, 8081, "")
+    tctx.options.add_option("web_host", str, "127.0.0.1", "")
+    for host in ("127.0.0.1", "localhost", "[::1]"):
+        f = tflow.tflow()
+        f.request.host, f.request.port, f.request.path = host, 8081, "/flows"
+        g.requestheaders(f)
+        assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE, host
+    other = tflow.tflow()
+    other.request.host, other.request.port = "127.0.0.1", 8082
+    g.requestheaders(other)
+    assert other.error is None

@@ -188,3 +188,57 @@ def test_a_position_keyed_channel_gets_its_tail_before_its_output_item_done() ->
     assert max(deltas) < types.index("response.output_item.done")
     assert "".join(events[i]["delta"] for i in deltas) == "cd nova-internal"
     assert all(events[i]["output_index"] == 0 and events[i]["command_index"] == 0 for i in deltas)
+
+
+def _final_response(body: bytes) -> bytes:
+    """The response object of a Responses stream's last event, as one JSON body."""
+    last = body.rstrip(b"\n").rsplit(b"\n\n", 1)[-1]
+    data = next(ln[6:] for ln in last.split(b"\n") if ln.startswith(b"data: "))
+    return json.dumps(json.loads(data)["response"]).encode()
+
+
+def _counts(body: bytes, pieces: list[bytes] | None = None) -> tuple[int, int]:
+    r = RULES.restorer(PLACEHOLDERS)
+    s = openai_responses.ResponsesStream(r)
+    for p in pieces or [body]:
+        s.feed(p)
+    s.flush()
+    return r.restored, r.stripped
+
+
+@given(texts, texts, st.data())
+@example("Zenith Labs, [EMAIL_1], Zenith Labs, nova [[reply_to_current]] Zenith Labs", "nova", None)
+def test_responses_stream_counts_each_original_once(text, value, data) -> None:
+    """A Responses stream says its text in deltas, then again in *.done, content_part.done,
+    output_item.done and response.completed: five masked originals read "restored 25".
+    The stream counts what the same answer counts as one body."""
+    args = json.dumps({"thread_id": value})
+    if data is None:
+        body, pieces = build_responses([text[:7], text[7:]], [args]), None
+    else:
+        body = build_responses(data.draw(splits(text)), data.draw(splits(args, 6)))
+        pieces = data.draw(byte_splits(body, 12))
+    whole = RULES.restorer(PLACEHOLDERS)
+    restore_body(_final_response(body), openai_responses.RESPONSE_OBJECT, whole)
+    assert _counts(body, pieces) == (whole.restored, whole.stripped)
+
+
+def test_responses_text_only_a_snapshot_carries_is_counted_once() -> None:
+    """An item whose text comes only whole (no deltas: output_item.done, then the final
+    response) is counted once, by the final response."""
+    item = {"id": "t_1", "type": "mcp_list_tools", "server_label": "Zenith Labs",
+            "tools": [{"name": "crm_lookup", "description": "Zenith Labs records", "input_schema": {}}]}  # fmt: skip
+    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [], "model": "gpt"}
+
+    def ev(t: str, seq: int, **f) -> bytes:
+        return f"event: {t}\ndata: {json.dumps({'type': t, 'sequence_number': seq, **f})}\n\n".encode()
+
+    body = b"".join([
+        ev("response.created", 0, response=resp),
+        ev("response.in_progress", 1, response=resp),
+        ev("response.output_item.added", 2, output_index=0, item={**item, "tools": []}),
+        ev("response.output_item.done", 3, output_index=0, item=item),
+        ev("response.completed", 4, response={**resp, "status": "completed", "output": [item]}),
+    ])  # fmt: skip
+    # server_label, the tool's name and its description: three places the client reads
+    assert _counts(body) == (3, 0)

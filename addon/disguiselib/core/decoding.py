@@ -139,6 +139,10 @@ class Decoded:
         return bool(self.inner.finished)
 
     @property
+    def failure(self) -> str | None:
+        return self.inner.failure  # type: ignore[no-any-return]
+
+    @property
     def events_in(self) -> int:
         return int(self.inner.events_in)
 

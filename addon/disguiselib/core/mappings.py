@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MappingError
+from ..shipped import DEFAULTS_FILE
 from . import linear, rxsyntax, validators
 from .words import COMMON_WORDS
 from .yamlfile import SECTIONS
@@ -34,7 +35,6 @@ _SUFFIXES = (".yaml", ".yml")
 # Shorter than this, a disguise turns up inside ordinary words of the model's answer.
 SHORT_DISGUISE = 4
 
-DEFAULTS_FILE = Path(__file__).resolve().parents[3] / "mappings" / "default.yaml"
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,8 @@ def resolve_files(paths: Sequence[str | Path], defaults: bool = True) -> tuple[l
     of any folder listed). A file named twice is read once. Raises MappingError for a
     path that does not exist or when there is no file at all."""
     warnings: list[str] = []
+    if defaults and not DEFAULTS_FILE.is_file():
+        raise MappingError(f"{DEFAULTS_FILE}: the shipped default mappings are missing: reinstall disguise")
     files: list[Path] = [DEFAULTS_FILE] if defaults else []
     seen = {DEFAULTS_FILE} if defaults else set()
     for entry in paths:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..core.rules import LITERALS, Rules
@@ -33,6 +33,9 @@ from . import sseview, wsview
 # Subtrees that pass byte-identical by design (thinking, reasoning, signatures).
 _SIGNED_TYPES = frozenset({"thinking", "redacted_thinking", "thinking_delta", "signature_delta", "reasoning"})
 _SIGNED_KEYS = frozenset({"signature", "encrypted_content", "reasoning_content", "reasoning", "reasoning_details"})
+# The audit's verdicts as exit statuses (a CI gate reads them; cli.py adds its own for
+# errors and usage).
+CLEAN, LEAK, NOT_PROVEN = 0, 1, 2
 _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
 
 
@@ -84,10 +87,10 @@ class Report:
         return [f for f in self.findings if f.leak]
 
     def exit_code(self) -> int:
-        """1 on any leak, 2 when some flow could not be audited whole, else 0."""
+        """LEAK on any leak, NOT_PROVEN when some flow could not be audited whole, else CLEAN."""
         if self.leaks:
-            return 1
-        return 2 if self.incomplete else 0
+            return LEAK
+        return NOT_PROVEN if self.incomplete else CLEAN
 
     def verdict(self) -> str:
         n = len(self.records)
@@ -285,14 +288,17 @@ class Auditor:
         return out
 
 
-def audit(records: Iterable[Record], rules: Rules) -> Report:
-    """Audit every LLM record (api set); others are counted as skipped."""
+def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], None] | None = None) -> Report:
+    """Audit every LLM record (api set); others are counted as skipped. progress, if
+    given, is called with the number of records done after each one."""
     a = Auditor(rules)
     llm: list[Record] = []
     skipped = 0
     findings: list[Finding] = []
     incomplete: list[Record] = []
-    for r in records:
+    for done, r in enumerate(records, 1):
+        if progress is not None:
+            progress(done)
         if r.api is None:
             skipped += 1
             continue

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import tempfile
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from mitmproxy import exceptions, http, io
 from mitmproxy import flow as mflow
-from mitmproxy import http, io
 
 from ..core.rules import Rules
 from ..providers.registry import recognise, recognise_ws
@@ -28,9 +28,25 @@ class ShareError(Exception):
     """A shared copy could not be written safely; nothing was written."""
 
 
-def read(paths: Sequence[str]) -> list[mflow.Flow]:
-    """Every flow in the files (mitmproxy raises FlowReadException for a bad file)."""
-    return list(io.read_flows_from_paths(list(paths)))
+def read(paths: Sequence[str], progress: Callable[[int, int], None] | None = None) -> list[mflow.Flow]:
+    """Every flow in the files. Raises FlowReadException naming the file for one that
+    cannot be opened or read. progress, if given, is called after each flow with the
+    bytes read so far and the files' total size."""
+    out: list[mflow.Flow] = []
+    done = 0
+    try:
+        files = [os.path.expanduser(p) for p in paths]
+        total = sum(os.path.getsize(p) for p in files)
+        for p in files:
+            with open(p, "rb") as f:
+                for flow in io.FlowReader(f).stream():
+                    out.append(flow)
+                    if progress is not None:
+                        progress(done + f.tell(), total)
+            done += os.path.getsize(p)
+    except OSError as e:
+        raise exceptions.FlowReadException(f"{e.filename}: {e.strerror}") from None
+    return out
 
 
 def _label(f: http.HTTPFlow) -> str:

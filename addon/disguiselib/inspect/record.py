@@ -147,20 +147,29 @@ class Tee:
 # -- the summary -----------------------------------------------------------------------
 
 
+def _n(k: int, what: str, plural: str = "s") -> str:
+    return f"{k} {what}{'' if k == 1 else plural}"
+
+
 def counts_text(meta: dict) -> str:
-    """ "masked 7: EMAIL×2, ANTHROPIC_KEY×1, literals×4; restored 5; stripped 1" """
+    """ "masked 7 originals (ANTHROPIC_KEY×1, EMAIL×2, literals×4); restored 5 originals;
+    removed 1 strip-rule match"
+
+    masked: originals replaced in the request (per rule); restored: disguises and
+    placeholders turned back into originals in what the client reads, each counted once
+    however often the stream repeats its text; removed: strip-rule matches deleted."""
     dry = bool(meta.get("dry_run"))
     counts = meta.get("counts") or {}
     masked = meta.get("masked", sum(counts.values()))
-    s = ("would mask " if dry else "masked ") + str(masked)
+    s = ("would mask " if dry else "masked ") + _n(masked, "original")
     if counts:
         # patterns by name, literals last: the same order live and read back from a file
         order = sorted(counts, key=lambda k: (k == LITERALS, k))
-        s += ": " + ", ".join(f"{k}×{counts[k]}" for k in order)
+        s += " (" + ", ".join(f"{k}×{counts[k]}" for k in order) + ")"
     if "restored" in meta:
-        s += ("; would restore " if dry else "; restored ") + str(meta["restored"])
+        s += ("; would restore " if dry else "; restored ") + _n(meta["restored"], "original")
     if meta.get("stripped"):
-        s += f"; stripped {meta['stripped']}"
+        s += "; removed " + _n(meta["stripped"], "strip-rule match", "es")
     return s
 
 

@@ -459,7 +459,8 @@ class Disguise:
             return
         if rec.phase is Phase.STREAMING:
             dead = bool(getattr(rec.call, "dead", False))
-            rec.to(Phase.FAILED if dead else Phase.RESTORED, "stream could not be reversed" if dead else None)
+            why = getattr(rec.reverser, "failure", None) or "the client got an error event"
+            rec.to(Phase.FAILED if dead else Phase.RESTORED, f"stream could not be reversed: {why}" if dead else None)
         elif rec.phase in (Phase.MASKED, Phase.RECEIVING):
             if rec.phase is Phase.MASKED:  # no responseheaders hook came (a replayed flow)
                 rec.to(Phase.RECEIVING)

@@ -21,10 +21,16 @@ class StreamCall:
 
     def __init__(self, stream: Reverser) -> None:
         self.stream = stream
-        self.dead = False
+        self.broke = False  # an exception escaped the reverser (a bug), reported as an error event
+
+    @property
+    def dead(self) -> bool:
+        """Failed closed: the client got the addon's error instead of the rest of the
+        stream (the reverser gave up, or broke)."""
+        return self.broke or self.stream.failure is not None
 
     def __call__(self, data: bytes) -> bytes | list[bytes]:
-        if self.dead:
+        if self.broke:
             return []
         try:
             if data:
@@ -34,7 +40,7 @@ class StreamCall:
                     return []  # the final call can come twice (mitmproxy 11, HTTP/2)
                 out = self.stream.flush()
         except Exception as e:  # noqa: BLE001 - every failure must reach the client
-            self.dead = True
+            self.broke = True
             reason = str(e) if isinstance(e, DisguiseError) else type(e).__name__
             log.error("disguise: stream could not be reversed: %s", reason)
             return [self.stream.error_event(f"disguise: stream could not be reversed: {reason}")]

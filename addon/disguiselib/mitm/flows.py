@@ -45,6 +45,21 @@ def fallback_protected(flow: http.HTTPFlow, hosts: tuple[HostRule, ...]) -> bool
     )
 
 
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0", "::"})
+
+
+def targets_web_ui(flow: http.HTTPFlow) -> bool:
+    """A proxied request for mitmweb's own web UI (this process's, where it runs one).
+    mitmweb 11.0 asks for no token: any client of the proxy could read every flow there,
+    originals included, by asking the proxy for 127.0.0.1:8081 (CVE-2025-23217)."""
+    opts = ctx.options
+    port = getattr(opts, "web_port", None)
+    if port is None or flow.request.port != port:
+        return False
+    host = flow.request.host.lower().strip("[]")
+    return host in _LOOPBACK or host == str(getattr(opts, "web_host", "")).lower().strip("[]")
+
+
 def error_api(flow: http.HTTPFlow) -> Api:
     """The API whose error shape a refusal of this flow takes."""
     api = recognise("POST", flow.request.path)

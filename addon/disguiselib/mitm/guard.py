@@ -26,7 +26,16 @@ from ..errors import log_internal
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..state import FlowRecord, Kind, Phase
 from .callables import Buffered
-from .flows import fallback_protected, finish_error, refuse, replace_with_error, stop, stream_risk, target
+from .flows import (
+    fallback_protected,
+    finish_error,
+    refuse,
+    replace_with_error,
+    stop,
+    stream_risk,
+    target,
+    targets_web_ui,
+)  # fmt: skip
 
 log = logging.getLogger("disguise")
 GUARD_NAME = "disguise_guard"
@@ -70,6 +79,10 @@ class Guard:
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None:
+            return
+        if targets_web_ui(flow):
+            log.error("disguise: a request through the proxy for mitmweb's own web UI was refused (connection closed)")
+            stop(flow, "mitmweb's web UI is not reachable through the proxy")
             return
         rec = self.records.get(flow.id)
         if rec is None:

@@ -261,6 +261,7 @@ class ResponsesStream(ChannelStream):
         self.offset = 0  # synthetic events inserted so far
         self.last_seq = -1  # the last upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
+        self.seen_response = False  # a response object went out (response.created)
 
     def is_terminal(self, ev: Event) -> bool:
         try:
@@ -354,7 +355,9 @@ class ResponsesStream(ChannelStream):
         elif t in _DONES:
             delta_type, field, rule_ = _DONES[t]
             out.extend(self._flush(_channel(delta_type, obj), seq))
+            before = self._counts()
             new = restore_doc(data, obj, Obj({field: rule_, "name": VALUES}, default=SKIP), self.r)
+            self._recount(before, restated=True)
             changed = new is not data
         elif t in _SNAPSHOT:
             if t == "response.output_item.done":
@@ -363,7 +366,9 @@ class ResponsesStream(ChannelStream):
                 by_pos = ("out", obj.get("output_index"))
                 for key in [k for k in self.windows if k[0] == item_id or k[0] == by_pos]:
                     out.extend(self._flush(key, seq))
+            before = self._counts()
             new = restore_doc(data, obj, _SNAPSHOT[t], self.r)
+            self._recount(before, restated=t.endswith(".done"))
             changed = new is not data
         elif isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
             new, changed = data, 0  # reasoning (like thinking), base64 audio and images: untouched
@@ -371,7 +376,10 @@ class ResponsesStream(ChannelStream):
             if t in _ENDS:
                 for key in list(self.windows):
                     out.extend(self._flush(key, seq))
+            before = self._counts()
             new = restore_doc(data, obj, _RESPONSE_EVENT, self.r)
+            self._recount(before, restated=self.seen_response, final=t in _ENDS)
+            self.seen_response = True
             changed = new is not data
         else:
             new = restore_doc(data, obj, GENERIC, self.r)
@@ -383,6 +391,27 @@ class ResponsesStream(ChannelStream):
         else:
             out.append(self._renumbered(ev, new))
         return out
+
+    # -- counting: each original the client reads, once ----------------------------------
+    # A Responses stream says every text several times: in its deltas, then whole in
+    # `*.done`, `content_part.done`, `output_item.done` and the final response object
+    # (and response.in_progress repeats response.created). Restoring each is needed;
+    # counting each made five masked originals read "restored 25". So an original is
+    # counted where it first reaches the client — a delta, an `.added` snapshot, the
+    # first response object — and the events that restate text are not counted, except
+    # that the final response object (which holds every text once) counts when it holds
+    # more than the stream counted (text that only a snapshot carried).
+
+    def _counts(self) -> tuple[int, int]:
+        return self.r.restored, self.r.stripped
+
+    def _recount(self, before: tuple[int, int], restated: bool, final: bool = False) -> None:
+        r = self.r
+        if final:
+            r.restored = max(before[0], r.restored - before[0])
+            r.stripped = max(before[1], r.stripped - before[1])
+        elif restated:
+            r.restored, r.stripped = before
 
     def _fast_delta(self, ev: Event, data: str) -> list[bytes] | None:
         """A delta event without json.loads: its fields found by regex (a `"key":` can

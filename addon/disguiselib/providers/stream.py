@@ -50,6 +50,9 @@ class Lifecycle:
     """A reverser's StreamState and its transitions."""
 
     state: StreamState = StreamState.OPEN
+    # Why the addon ended the reverser itself (`fail`); None when it ran to its end or
+    # the provider cut it (then `failed` says whether it ended with an error).
+    failure: str | None = None
 
     def to(self, new: StreamState) -> None:
         if new is self.state:
@@ -82,6 +85,8 @@ class Reverser(Protocol):
     def state(self) -> StreamState: ...
     @property
     def finished(self) -> bool: ...
+    @property
+    def failure(self) -> str | None: ...
     @property
     def events_in(self) -> int: ...
     @property
@@ -239,6 +244,7 @@ class SSEStream(Lifecycle, ABC):
         if self.failed:
             return b""
         self.to(StreamState.FAILED)
+        self.failure = message
         self.withheld = sum(len(w.held) for w in self.windows.values() if w is not None)
         self.windows = {}
         return self.error_event(f"disguise: stream could not be reversed: {message}")
@@ -344,6 +350,7 @@ class BodyStream(Lifecycle):
         self._buf: list[bytes] = []
         self._head = b""
         self._state = StreamState.OPEN  # while not an event stream
+        self._failure: str | None = None
 
     @property  # type: ignore[override]
     def state(self) -> StreamState:
@@ -352,6 +359,14 @@ class BodyStream(Lifecycle):
     @state.setter
     def state(self, new: StreamState) -> None:
         self._state = new
+
+    @property  # type: ignore[override]
+    def failure(self) -> str | None:
+        return self.stream.failure if self.is_sse else self._failure
+
+    @failure.setter
+    def failure(self, why: str | None) -> None:
+        self._failure = why
 
     @property
     def events_in(self) -> int:
@@ -409,6 +424,7 @@ class BodyStream(Lifecycle):
         if self.failed:
             return b""
         self.to(StreamState.FAILED)
+        self.failure = message
         self._buf = []
         return self.error_event(f"disguise: response not reversed: {message}")
 

@@ -1,0 +1,228 @@
+"""pip install of the project into fresh virtual environments — from a built wheel, from
+a clone, and editable — and `disguise run` masking with the shipped defaults from a
+folder that is not the checkout, an official SDK as the client. (`mitmdump -s
+addon/disguise.py` from the checkout is what every other integration test runs.)
+
+Kept fast: the environments are made without pip (the test's own pip installs into them
+with --python), the wheel is built without build isolation (setuptools comes with the
+test extras), and only the wheel's environment resolves the dependencies from the
+package index (pip's cache makes that local); the other two install the project alone
+(built as a user's pip builds it, the build backend fetched into an isolated build
+environment) and borrow the dependencies of the test's own environment through a .pth
+file."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import disguiselib
+from inspect_util import anthropic_handler
+from integration_util import REPO, FakeUpstream
+
+anthropic = pytest.importorskip("anthropic")
+
+pytestmark = [pytest.mark.integration]
+
+BOB = "bob@corp.example.com"
+KEY = "sk-ant-api03-" + "Q" * 93 + "AA"
+PROMPT = f"Mail {BOB} the key {KEY} please."
+_LISTENING = re.compile(r"listening at (?:http://)?127\.0\.0\.1:(\d+)")
+
+
+def sh(*cmd: str | Path, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> str:
+    r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))}\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+def clean_env() -> dict[str, str]:
+    """No virtual environment, no PYTHONPATH, no proxy: what a new shell has."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    env = {k: v for k, v in os.environ.items() if k not in drop and "proxy" not in k.lower()}
+    env["PATH"] = "/usr/bin:/bin"
+    return env
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files a clone of this checkout holds (tracked, and new ones not ignored: the
+    work in progress too), copied: nothing generated or ignored comes along."""
+    if not (REPO / ".git").exists():
+        pytest.skip(f"{REPO} is not a git checkout: which files a clone holds is unknown")
+    names = sh("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO).split("\0")
+    dst = tmp_path_factory.mktemp("clone") / "disguise"
+    for n in filter(None, names):
+        src = REPO / n
+        if src.is_file():
+            (dst / n).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / n)
+    return dst
+
+
+def venv(path: Path) -> Path:
+    sh(sys.executable, "-m", "venv", "--without-pip", path)
+    return path / "bin" / "python"
+
+
+def pip(python: Path, *args: str | Path) -> str:
+    return sh(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check", *args, timeout=600)
+
+
+def borrow_dependencies(python: Path) -> None:
+    """The test environment's packages, after the venv's own (a .pth line appends a
+    folder to sys.path; the test environment holds disguise only as an editable
+    finder, which a .pth path line does not load)."""
+    sp = Path(sh(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
+    (sp / "zz_test_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+
+
+@pytest.fixture(scope="module")
+def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """kind -> the python of a fresh venv holding disguise installed that way."""
+    tmp = tmp_path_factory.mktemp("installs")
+
+    def wheel() -> Path:
+        dist = tmp / "dist"
+        pip(Path(sys.executable), "wheel", "--no-deps", "--no-build-isolation", "-w", dist, clone)
+        [whl] = dist.glob("disguise-*.whl")
+        python = venv(tmp / "wheel")
+        pip(python, "install", whl)  # the dependencies resolved as a user's pip resolves them
+        return python
+
+    def from_clone(*how: str) -> Path:
+        python = venv(tmp / ("editable" if how else "clone"))
+        pip(python, "install", "--no-deps", *how, clone)  # built as a user's pip builds it (setuptools fetched)
+        borrow_dependencies(python)
+        return python
+
+    # three independent installs, mostly waiting on pip: side by side
+    with ThreadPoolExecutor(3) as pool:
+        jobs = {"wheel": pool.submit(wheel), "clone": pool.submit(from_clone), "editable": pool.submit(from_clone, "-e")}
+        return {k: j.result() for k, j in jobs.items()}
+
+
+class Proxy:
+    """A `disguise run` (or any command) that prints mitmdump's log; port once listening."""
+
+    def __init__(self, cmd: list[str], cwd: Path) -> None:
+        self.lines: list[str] = []
+        self.port: int | None = None
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=clean_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        self._t = threading.Thread(target=self._read, daemon=True)
+        self._t.start()
+        deadline = time.monotonic() + 90
+        while self.port is None:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"{cmd} did not start:\n{self.output}")
+            time.sleep(0.05)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            m = _LISTENING.search(line)
+            if m and self.port is None:
+                self.port = int(m.group(1))
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._t.join(10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream() as up:
+        up.on("m", anthropic_handler)
+        yield up
+
+
+def ask(port: int) -> str:
+    with anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0,
+                             timeout=30.0, http_client=anthropic.DefaultHttpxClient(trust_env=False)) as a:  # fmt: skip
+        msg = a.messages.create(model="m", max_tokens=20, messages=[{"role": "user", "content": PROMPT}])
+    return msg.content[0].text
+
+
+def masks_through(cmd: list[str], cwd: Path, upstream: FakeUpstream) -> str:
+    """Start the proxy, send the prompt through it; what went upstream was masked by the
+    shipped defaults and the client read its originals back. Returns the proxy's log."""
+    p = Proxy(cmd, cwd)
+    try:
+        assert p.port is not None
+        n = len(upstream.requests)
+        assert ask(p.port) == PROMPT
+        [seen] = upstream.requests[n:]
+        assert seen.json["messages"][0]["content"] == "Mail [EMAIL_1] the key [ANTHROPIC_KEY_1] please."
+    finally:
+        p.stop()
+    return p.output
+
+
+@pytest.mark.parametrize("kind", ["wheel", "clone", "editable"])
+def test_installed_disguise_runs_from_any_folder(kind: str, installs, clone, upstream, tmp_path: Path) -> None:
+    python = installs[kind]
+    bin_ = python.parent
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = clean_env()
+    assert sh(bin_ / "disguise", "--version", cwd=elsewhere, env=env).startswith(f"disguise {disguiselib.__version__} ")
+    where = sh(python, "-c", "from disguiselib import shipped; print(shipped.DEFAULTS_FILE, shipped.SCRIPT, "
+               "shipped.USER_MAPPINGS)", cwd=elsewhere, env=env).split()  # fmt: skip
+    home = clone / "addon" if kind == "editable" else python.parents[1]
+    defaults, script = Path(where[0]), Path(where[1])
+    assert defaults.is_file() and script.is_file()
+    assert script == Path(sh(bin_ / "disguise", "script", cwd=elsewhere, env=env).strip())
+    if kind == "editable":  # the checkout's own file, and its mappings/ folder for local*.yaml
+        assert defaults == clone / "mappings" / "default.yaml" and where[2] == f"('{clone / 'mappings'}',)"
+    else:  # the wheel's copy, byte for byte the repository's file; no repository folder
+        assert defaults.is_relative_to(home) and defaults.read_bytes() == (REPO / "mappings" / "default.yaml").read_bytes()
+        assert where[2] == "()"
+    assert script.is_relative_to(home)
+
+    out = masks_through(
+        [str(bin_ / "disguise"), "run", "--mode", f"reverse:http://127.0.0.1:{upstream.port}", "--listen-port", "0",
+         "--set", f"confdir={tmp_path / 'conf'}"],
+        elsewhere, upstream,
+    )  # fmt: skip
+    assert "listening at 127.0.0.1:" in out  # on loopback without being told
+    assert re.search(r"rules loaded: defaults: 0 literals, \d+ patterns", out), out
+    assert "masked 2 originals (ANTHROPIC_KEY×1, EMAIL×1); restored 2 originals" in out
+    assert BOB not in out and KEY not in out
+
+
+def test_mitmdump_loads_the_installed_script(installs, upstream, tmp_path: Path) -> None:
+    """`mitmdump -s "$(disguise script)"` with the wheel's mitmdump, from another folder."""
+    bin_ = installs["wheel"].parent
+    script = sh(bin_ / "disguise", "script", cwd=tmp_path, env=clean_env()).strip()
+    masks_through(
+        [str(bin_ / "mitmdump"), "-s", script, "--mode", f"reverse:http://127.0.0.1:{upstream.port}",
+         "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}"],
+        tmp_path, upstream,
+    )  # fmt: skip
+
