@@ -137,6 +137,7 @@ TESTS = REPO / "tests"
 # everything else has its behaviour tested beside its mirror image.
 NO_TEST_FILE = {
     "__main__": "the `python -m disguiselib` entry point: two lines that call cli.main (tests/test_cli.py)",
+    "script.disguise": "the package's `mitmdump -s` script: builds launch.addons() (tests/test_launch.py)",
 }
 
 
