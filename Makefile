@@ -56,7 +56,7 @@ $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
 	$(VENV)/bin/python -m pip install --progress-bar off -e ".[test]" | $(PIP_PROGRESS)
 	touch $@ $(VENV)/.installed-run
 
-.PHONY: install run test bench
+.PHONY: install run test bench mutation
 install: $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
@@ -67,3 +67,12 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(VENV)/bin/python bench/bench.py $(ARGS)
+
+# Mutation testing of the core (mutation/run.py): every module in turn, or ARGS="sse rules".
+# Long (tens of minutes a module on two busy cores); runs at nice 19, one mutant at a time.
+$(VENV)/.installed-mutation: pyproject.toml $(VENV)/.installed-test
+	$(VENV)/bin/python -m pip install -q -e ".[test,mutation]"
+	touch $@
+
+mutation: $(VENV)/.installed-mutation
+	$(VENV)/bin/python mutation/run.py $(ARGS)

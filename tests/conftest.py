@@ -11,7 +11,9 @@ FIXTURES = Path(os.environ.get("DISGUISE_FIXTURES") or REPO / "tests" / "fixture
 
 settings.register_profile("ci", max_examples=200, deadline=None)
 settings.register_profile("dev", max_examples=100, deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# `make mutation` (mutation/run.py): a few examples per property, per mutant
+settings.register_profile("mutation", max_examples=10, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,8 @@ value of a map (`{}#key` its keys), `<t>` the variant of a union whose `type` is
 from __future__ import annotations
 
 import collections.abc
+import functools
+import importlib
 import re
 import types
 import typing
@@ -194,3 +196,30 @@ def decide(tables: dict[str, list[Row]], surface: str, path: str, depth: int = 0
             return decide(tables, target, (prefix[0] if prefix else "") + rest, depth + 1)
         return row, path
     return None
+
+
+# The SDK types each surface is read from.
+ROOTS = {
+    "anthropic-request": ["anthropic.types.MessageCreateParams", "anthropic.types.MessageCountTokensParams"],
+    "anthropic-batch": ["anthropic.types.messages.BatchCreateParams"],
+    "anthropic-response": ["anthropic.types.Message"],
+    "anthropic-stream": ["anthropic.types.RawMessageStreamEvent"],
+    "chat-request": ["openai.types.chat.CompletionCreateParams"],
+    "chat-response": ["openai.types.chat.ChatCompletion"],
+    "chat-stream": ["openai.types.chat.ChatCompletionChunk"],
+    "responses-request": ["openai.types.responses.ResponseCreateParams"],
+    "responses-response": ["openai.types.responses.Response"],
+    "responses-stream": ["openai.types.responses.ResponseStreamEvent"],
+}
+
+
+@functools.cache
+def all_paths() -> list[tuple[str, str, str]]:
+    """(surface, path, kind) of every string-bearing field of the ROOTS types."""
+    out = []
+    for surface, names in ROOTS.items():
+        for name in names:
+            mod, attr = name.rsplit(".", 1)
+            tp = getattr(importlib.import_module(mod), attr)
+            out.extend((surface, p, kind) for p, kind in sdk_paths(tp).items())
+    return out

@@ -128,3 +128,40 @@ def test_a_planted_upward_import_is_caught(tmp_path: Path) -> None:
     p.write_text("from ..mitm import addon\n")
     ours, _ = imports("core.x", p)
     assert "mitm.addon" in ours and floor("mitm.addon") > floor("core.x")
+
+
+# -- tests mirror the source ---------------------------------------------------------------
+
+TESTS = REPO / "tests"
+# Modules without a test file of their own, each with the reason. Only entry points:
+# everything else has its behaviour tested beside its mirror image.
+NO_TEST_FILE = {
+    "__main__": "the `python -m disguiselib` entry point: two lines that call cli.main (tests/test_cli.py)",
+    "script.disguise": "the package's `mitmdump -s` script: builds launch.addons() (tests/test_launch.py)",
+}
+
+
+def files_testing(mod: str) -> list[Path]:
+    """The test files of a module: tests/<folders>/test_<name>.py, or test_<name>_*.py
+    for a module whose tests are split by concern (anthropic: request, stream)."""
+    parts = mod.split(".")
+    folder = TESTS.joinpath(*parts[:-1])
+    return sorted({*folder.glob(f"test_{parts[-1]}.py"), *folder.glob(f"test_{parts[-1]}_*.py")})
+
+
+def test_every_module_has_a_test_file() -> None:
+    """tests/ mirrors addon/disguiselib/: core/x.py is tested in tests/core/test_x.py, and
+    so on; a module without one is named here (or exempted above, with a reason).
+    Packages' __init__ files hold no code."""
+    mods = {m for m, p in modules().items() if p.name != "__init__.py"}
+    missing = sorted(m for m in mods if m not in NO_TEST_FILE and not files_testing(m))
+    assert not missing, "modules without a test file (tests/<same folders>/test_<module>.py): " + ", ".join(missing)
+    stale = [m for m in NO_TEST_FILE if m not in mods or files_testing(m)]
+    assert not stale, f"exempted but gone or tested after all (drop from NO_TEST_FILE): {stale}"
+
+
+def test_a_module_without_a_test_file_is_caught() -> None:
+    """The check itself: a module with no test file is reported; one split by concern
+    is found by its prefix."""
+    assert files_testing("core.sse") and files_testing("providers.anthropic")
+    assert not files_testing("core.no_such_module")

@@ -188,3 +188,33 @@ def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
         if leakguard.scan_body(injected, RULES, api) is not None:
             seen += 1
     assert seen >= 20  # the injections were real ones
+
+
+# -- behaviours a hand mutation sample found unchecked (issue 14) ----------------------
+
+
+def test_escaped_originals_in_json_text_that_does_not_parse_are_found() -> None:
+    """Tool arguments cut short are JSON text that does not parse; the masker reads them
+    decoded literal by literal (jsonspan.transform_loose), and so does the leak guard:
+    an original spelled with escapes is found there too, cut escape and all."""
+    for args in ('{"path": "C:\\\\Users\\\\a \\"b\\"", "more": "x',  # unterminated
+                 '{"who": "\\u00dcn\\u00efc\\u00f8d\\u00e9 GmbH", "n": ',  # cut after a member
+                 '{"p": "C:\\\\Users\\\\a \\"b\\" \\u00e'):  # cut inside a \\u escape
+        try:
+            json.loads(args)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(args)
+        assert "Ünïcødé" not in args and 'C:\\Users\\a "b"' not in args
+        for api in (ANTHROPIC, None):
+            assert (hit({"arguments": args}, api) or "").startswith("literal in body $.arguments"), (args, api)
+    assert hit({"arguments": '{"path": "C:\\\\Temp\\\\x", "n": '}) is None
+
+
+def test_a_header_name_holding_an_original_is_a_leak() -> None:
+    h = leakguard.scan_headers([("x-trace", "1"), ("x-acme_lookup-id", "7")], RULES)
+    assert h is not None and str(h) == "literal in header <name>"
+    h = leakguard.scan_headers([("x-user", "bob@corp.example.com")], RULES)
+    assert h is not None and str(h) == "EMAIL in header x-user"
+    assert leakguard.scan_headers([("x-api-key", "bob@corp.example.com")], RULES) is None

@@ -120,3 +120,57 @@ def test_match_inside_escape_is_not_a_disguise() -> None:
 def test_restored_original_is_json_escaped() -> None:
     out = streamed(['{"p": "WIN', 'PATH", "e": "[EMAIL_2]"}'], Window.JSON)
     assert json.loads(out) == {"p": 'C:\\Users\\a "b"', "e": 'q"uote\\d@x.io'}
+
+
+def test_json_text_cut_inside_an_escape_before_a_disguise_restores_like_the_whole() -> None:
+    """JSON text `"\\nova…"`: the `n` belongs to the escape `\\n`, so `nova` there is not
+    the disguise `nova`. Cut between `\\no` and `va` (and everywhere else) the window
+    gives what the whole text gives; a real `nova` after it is restored."""
+    r = RULES.restorer({})
+    text = '{"k": "\\nova-x nova-internal nova"}'
+    whole = r.json_text(text)
+    assert whole == '{"k": "\\nova-x nova-internal-internal nova-internal"}'
+    cut = text.index("\\no") + 3
+    w = Window(r, Window.JSON)
+    assert w.feed(text[:cut]) + w.feed(text[cut:]) + w.flush() == whole
+    for i in range(len(text) + 1):
+        w = Window(r, Window.JSON)
+        assert w.feed(text[:i]) + w.feed(text[i:]) + w.flush() == whole, i
+
+
+# -- survivors of `make mutation` (core/holdback.py) -------------------------------------
+
+
+def test_json_text_that_begins_with_a_disguise_is_restored_fed_or_flushed() -> None:
+    """A JSON window starts outside any escape: a disguise at the very start of its text is
+    one, whether it goes out as fed or as the held tail at the end (where the tail, not
+    the text, begins with it)."""
+    r = RULES.restorer({})
+    w = Window(r, Window.JSON)
+    assert w.feed("Zenith Labs, ") == "Acme Corp, "
+    w = Window(r, Window.JSON)
+    assert w.feed('{"a": "x ') == '{"a": "x ' and w.feed("nova") == "" and w.held == "nova"
+    assert w.flush() == "nova-internal"
+
+
+def test_a_piece_that_is_a_lone_backslash_starts_an_escape() -> None:
+    """JSON text cut so that one piece is just `\\`: the next piece's first character
+    belongs to that escape (`\\n` + `ova`), so `nova` there is no disguise."""
+    r = RULES.restorer({})
+    w = Window(r, Window.JSON)
+    out = w.feed('{"k": "') + w.feed("\\") + w.feed('nova x nova"}') + w.flush()
+    assert out == '{"k": "\\nova x nova-internal"}'
+    w = Window(r, Window.JSON)
+    assert w.feed("\\") == "\\" and w.escaped and w.feed("u") == "u" and w.escaped
+    assert w.feed("00e9 nova") == "00e9 " and not w.escaped
+
+
+def test_a_flushed_window_starts_afresh() -> None:
+    r = RULES.restorer(PLACEHOLDERS)
+    for mode in (Window.TEXT, Window.VALUE, Window.JSON):
+        w = Window(r, mode)
+        w.feed("see \\u00e9 nov")  # ends holding text (and, in JSON, after an escape)
+        w.flush()
+        assert w.held == "" and not w.escaped
+        assert w.feed("Zenith Labs. ") == "Acme Corp. ", mode
+        assert w.flush() == ""

@@ -17,7 +17,7 @@ import regex  # test-only oracle: partial matching ("could this still grow into 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.core import linear, mappings, rxsyntax
+from disguiselib.core import linear, mappings, validators
 from disguiselib.core.rules import JSON, LITERALS, TEXT, VALUE, Rules, Session
 from disguiselib.errors import MappingError
 
@@ -201,38 +201,6 @@ def test_restorer_counts_restored_and_stripped() -> None:
     assert (r.restored, r.stripped) == (2, 2)
 
 
-# -- strip rules: the prefix closure == partial matching -----------------------------
-
-STRIP_RULES = [
-    STRIP, r"<(?:tag|t)>", r"\{\{[a-z]{1,4}\}\}", r"x(?:ab)*y", r"(?i)ZZ[0-9]+z", r"q(?:r|rs|rst)t", r"\[\[", r"[ab]{2,3}c",
-]  # fmt: skip
-ALPHA_STRIP = "[]<>{}tagxyzZ09_rsqabc:reply_to :"
-
-
-@given(st.sampled_from(STRIP_RULES), st.text(alphabet=ALPHA_STRIP, max_size=14))
-@example(STRIP, "[[reply_to:")
-@example(STRIP, "[[reply_to_current]")
-@example(r"q(?:r|rs|rst)t", "qrs")
-def test_prefix_closure_is_partial_matching(rule: str, t: str) -> None:
-    b = rxsyntax.bounded(rule)
-    closure = linear.Regex(b.closure)
-    # the same bounded rule for the oracle (RE2 writes a code point \x{a}; regex \U0000000a)
-    text = re.sub(r"\\x\{([0-9a-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", b.regex)
-    oracle = regex.compile(f"(?:{text})(?!)")
-    assert closure.fullmatch(t.encode()) == (oracle.fullmatch(t, partial=True) is not None)
-
-
-def test_bounded_rule_width_and_refusals() -> None:
-    assert rxsyntax.bounded(STRIP).width < rxsyntax.MAX_WIDTH
-    assert rxsyntax.bounded("abc").width == 3
-    for bad, why in [
-        ("^x", "anchor"), ("x$", "anchor"), (r"\bx", "word boundar"), ("a(?=b)", "lookaround"),
-        (r"(a)\1", "backreference"), ("a++", "possessive"), ("(?:[ab]{1,900}){1,900}", "characters long"),
-    ]:  # fmt: skip
-        with pytest.raises(rxsyntax.SyntaxRefused, match=why):
-            rxsyntax.bounded(bad)
-
-
 @pytest.mark.parametrize(
     ("doc", "why"),
     [
@@ -285,5 +253,80 @@ def test_prefilter_without_hyperscan_names_every_pattern(monkeypatch) -> None:
     try:
         p = linear.Prefilter(["a+b", "c"])
         assert sorted(p.match(b"nothing here")) == [0, 1]
+    finally:
+        linear._hyperscan.cache_clear()
+
+
+# -- behaviours a hand mutation sample found unchecked (issue 14) ----------------------
+
+
+def _opt_rules(*patterns: dict) -> Rules:
+    return Rules(mappings.from_dict({"patterns": list(patterns)}))
+
+
+@pytest.mark.parametrize("before", ["1", "é"])
+def test_a_rejected_candidate_gives_way_to_a_valid_match_one_character_later(before: str) -> None:
+    """A candidate the validator rejects is searched again from its start + 1: a valid
+    match that starts one character later (inside the rejected one) is masked. With a
+    non-ASCII first character the next search starts at the next character, not inside
+    its UTF-8 bytes."""
+    card = "4539148803436467"
+    r = _opt_rules({"name": "CARD", "regex": r"\S[0-9]{15}", "validator": "card"})
+    text = f"pay {before}{card} now"
+    assert not validators.card(before + card[:15], 0, 16)  # the first candidate is rejected
+    assert [(n, text[a:b]) for n, a, b in r.find(text)] == [("CARD", card)]
+    assert r.mask(text, Session()) == f"pay {before}[CARD_1] now"
+
+
+@pytest.mark.parametrize("pad", ["", "é"])
+def test_a_keyword_exactly_window_characters_away_counts_one_further_does_not(pad: str) -> None:
+    """keywords/window: the keyword must lie within `window` characters either side of
+    the match. Exactly `window` characters before the match's start (or after its end)
+    counts; one character further does not. Characters, not bytes (pad: non-ASCII)."""
+    w = 12
+    item = {"name": "K", "regex": r"[a-z]{3}[0-9]{5}", "keywords": ["pin"], "window": w}
+    r = _opt_rules(item)
+    tok = "abc12345"
+    gap = (pad + "-" * w)[: w - 3]  # "pin" + gap == exactly w characters
+    assert len("pin" + gap) == w
+    assert r.find("pin" + gap + tok) == [("K", w, w + len(tok))]
+    assert r.find("pin" + gap + "-" + tok) == []
+    assert r.find(tok + gap + "pin") == [("K", 0, len(tok))]
+    assert r.find(tok + gap + "-" + "pin") == []
+    # in a longer text the window is counted from the match, not from the text's start
+    assert r.find("x" * 30 + " pin" + gap + tok) == [("K", 34 + len(gap), 34 + len(gap) + len(tok))]
+
+
+def test_patterns_that_are_always_searched_are_found_beside_ordinary_ones() -> None:
+    """The prefilter names a pattern it cannot read like RE2 (`(?i)` with non-ASCII
+    letters; a pattern Hyperscan refuses) always; mixed with patterns it does read, each
+    is still found, alone in a text or beside the others."""
+    r = _opt_rules(
+        {"name": "MAIL", "regex": r"[a-z]+@[a-z]+\.example"},
+        {"name": "STREET", "regex": r"(?i)straße [0-9]+"},
+        {"name": "REF", "regex": r"ref-[0-9]{4}"},
+    )
+    pre = r._prefilter
+    assert pre is not None and 1 in pre.match(b"nothing here")  # always named
+    assert [n for n, _, _ in r.find("at STRASSE 5 or STRAßE 7")] == ["STREET"]
+    assert [n for n, _, _ in r.find("bob@corp.example, Straße 12, ref-1234")] == ["MAIL", "STREET", "REF"]
+    assert [n for n, _, _ in r.find("only ref-9876 here")] == ["REF"]
+
+
+def test_a_pattern_hyperscan_refuses_is_still_found_beside_ordinary_ones(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    real = linear._compile
+
+    def refuse(exprs, ids, flags):
+        return None if any(b"zz" in e for e in exprs) else real(exprs, ids, flags)
+
+    monkeypatch.setattr(linear, "_compile", refuse)
+    linear._hyperscan.cache_clear()
+    try:
+        r = _opt_rules({"name": "A", "regex": r"aa[0-9]+"}, {"name": "Z", "regex": r"zz[0-9]+"},
+                       {"name": "B", "regex": r"bb[0-9]+"})  # fmt: skip
+        assert [n for n, _, _ in r.find("x zz12 y")] == ["Z"]
+        assert [n for n, _, _ in r.find("aa1 zz2 bb3")] == ["A", "Z", "B"]
+        assert [n for n, _, _ in r.find("bb7")] == ["B"]
     finally:
         linear._hyperscan.cache_clear()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import re
+
+import pytest
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.core.sse import Framer, parse_event
+from disguiselib.core.sse import Framer, is_json_type, parse_event, sniff
 from disguiselib.errors import StreamError
 from strategies import byte_splits
 
@@ -91,3 +94,164 @@ def test_unterminated_last_event_is_passed_on() -> None:
     events = frame([b"data: 1\n\ndata: [DONE]"])
     assert b"".join(e.raw for e in events) == b"data: 1\n\ndata: [DONE]"
     assert summary(events)[-1] == (None, "[DONE]")
+
+
+def test_a_changed_event_that_came_with_several_data_lines_keeps_its_blank_line() -> None:
+    """with_data of an event whose data spans several `data:` lines rebuilds its lines;
+    it still ends with the blank line that ends an event, so the event after it stays an
+    event of its own (and the other fields stay)."""
+    for raw in (b"data: a\ndata: b\n\n", b"event: x\r\nid: 3\r\ndata: a\r\ndata: b\r\n\r\n", b"data:a\rdata:b\r\r"):
+        ev = parse_event(raw)
+        assert ev.span is None and ev.data == "a\nb"
+        out = ev.with_data("c\nd")
+        assert out.endswith(b"\n\n"), out
+        after = b"data: next\n\n"
+        evs = frame([out + after])
+        assert [(e.name, e.data) for e in evs] == [(ev.name, "c\nd"), (None, "next")]
+        one = frame([ev.with_data("single") + after])
+        assert [e.data for e in one] == ["single", "next"]
+
+
+# -- one event against the spec, in the plainest code -------------------------------------
+
+_LINES = re.compile(r"\r\n|\r|\n")
+
+
+def ref_event(text: str) -> tuple[str | None, str | None]:
+    """(event name, data) of one event's text by the WHATWG rules: a line starting with
+    `:` is a comment; `field:value` (one leading space of value dropped), a line without
+    a colon is the field with an empty value; data lines joined with LF."""
+    name, data = None, []
+    for line in _LINES.split(text):
+        if not line or line.startswith(":"):
+            continue
+        field, colon, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+    return name, ("\n".join(data) if data else None)
+
+
+_any_field = st.sampled_from(["data", "data", "event", "id", "retry", "", "dat", "datas", "Data", " data", "data "])
+_value = st.text(alphabet=": ab\té{}\"", max_size=6)
+
+
+@st.composite
+def one_event(draw) -> str:
+    out = ""
+    for _ in range(draw(st.integers(1, 5))):
+        field = draw(_any_field)
+        sep = draw(st.sampled_from([":", ": ", ":  ", ""]))
+        out += (":" + draw(_value) if field == "" else field + sep + draw(_value)) + draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    return out + draw(st.sampled_from(["\n", "\r\n", "\r", ""]))
+
+
+@given(one_event())
+@example("data\n\n")
+@example("data:a:b\n\n")
+@example(":comment\ndata: x\n\n")
+@example("event\ndata: y\n\n")
+@example("data: x")
+@example("data\n\n")
+@example("event: e\ndata: a\rb\n\n")
+@example("data: a\rb\n\n")
+@example("x\ndata: y\n\n")
+def test_parse_event_is_the_spec(text: str) -> None:
+    ev = parse_event(text.encode())
+    assert (ev.name, ev.data) == ref_event(text)
+    assert ev.text == text and not ev.bad
+    data_lines = [ln for ln in _LINES.split(text) if ln == "data" or ln.startswith("data:")]
+    assert (ev.span is not None) == (data_lines[:1] != ["data"] and len(data_lines) == 1)  # its value sits there
+    if ev.span is not None:
+        a, b = ev.span
+        assert text[a:b] == ev.data
+    if ev.data is not None:
+        for value in ("n:é\nw", "plain"):
+            new = parse_event(ev.with_data(value))
+            assert (new.name, new.data) == (ev.name, value)
+
+
+def test_the_fast_paths_and_the_general_path_agree() -> None:
+    for text in ("event: e\ndata: {\"a\": 1}\n\n", "data: {\"a\": 1}\n\n", "event: e\ndata: x\ndata: y\n\n",
+                 "event: e\r\ndata: x\r\n\r\n", "data: a\nid: 1\n\n", "event: e\ndata: x\n"):  # fmt: skip
+        ev = parse_event(text.encode())
+        assert (ev.name, ev.data) == ref_event(text), text
+    ev = parse_event(b"event: e\ndata: x\n\n")
+    assert ev.span == (15, 16) and ev.with_data("yz") == b"event: e\ndata: yz\n\n"
+
+
+def test_an_event_that_is_not_utf8_is_bad_and_keeps_its_bytes() -> None:
+    ev = parse_event(b"data: \xff\n\n")
+    assert ev.bad and ev.data is None and ev.raw == b"data: \xff\n\n"
+
+
+# -- sniff: the one place that tells a stream from a whole body ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "ctype", "final", "array", "want"),
+    [
+        (b"data: x", "", False, False, True), (b"event: e", "", False, False, True), (b"id: 1", "", False, False, True),
+        (b"retry: 5", "", False, False, True), (b": ping", "", False, False, True), (b"data\n", "", False, False, True),
+        (b"data\r", "", False, False, True), (b"\n\ndata: x", "", False, False, True),
+        (b"\xef\xbb\xbfdata: x", "", False, False, True), (b"  \t\r\n{", "text/event-stream", False, False, False),
+        (b"[1]", "", False, False, False), (b"[{", "", False, True, True), (b"{", "", False, True, False),
+        (b"d", "", False, False, None), (b"dat", "", False, False, None), (b"eve", "", False, False, None),
+        (b"dat", "", True, False, False), (b"dat", "text/event-stream", True, False, True),
+        (b"", "", False, False, None), (b"   ", "", False, False, None), (b"   ", "", True, False, False),
+        (b"   ", "TEXT/EVENT-STREAM; charset=utf-8", True, False, True), (b" " * 65, "", False, False, False),
+        (b" " * 64, "", False, False, None), (b"hello", "", False, False, False),
+        (b"hello", "text/event-stream", False, False, True), (b"\xef\xbb\xbf", "", False, False, None),
+    ],
+)  # fmt: skip
+def test_sniff(head: bytes, ctype: str, final: bool, array: bool, want: bool | None) -> None:
+    assert sniff(head, ctype, final=final, array=array) is want
+
+
+def test_is_json_type() -> None:
+    assert is_json_type("application/json") and is_json_type("Application/JSON; charset=utf-8")
+    assert is_json_type("application/problem+json") and not is_json_type("text/event-stream")
+    assert not is_json_type("application/jsonl") and not is_json_type("")
+
+
+def test_framer_cuts_every_kind_of_blank_line_and_passes_stray_line_ends_on() -> None:
+    f = Framer()
+    assert f.feed_raw(b"data: a\r\n\r\ndata: b\r\rdata: c\n\n\ndata: d") == [
+        b"data: a\r\n\r\n", b"data: b\r\r", b"data: c\n\n", b"\n"]  # fmt: skip
+    assert f.pending == len(b"data: d") and f.flush_raw() == [b"data: d"] and f.flush_raw() == []
+    f = Framer()
+    assert f.feed_raw(b"data: a\r") == [] and f.feed_raw(b"\r") == [b"data: a\r\r"]
+    assert f.feed_raw(b"\n") == [b"\n"]  # the LF of a CRLF whose CR ended the event: on its own
+    f = Framer(max_event_bytes=10)
+    assert f.feed_raw(b"data: 0123") == []
+    with pytest.raises(StreamError):
+        f.feed_raw(b"4")
+
+
+def test_new_data_with_a_line_break_stays_one_event() -> None:
+    """A changed event whose new data holds a line break (a restored original with one,
+    in an event that is not JSON) is written as one `data:` line per line: the client
+    reads the whole value, and the next event stays separate."""
+    for raw in (b"data: [KEY_1]\n\n", b"event: x\r\ndata: [KEY_1]\r\n\r\n", b"data: [KEY_1]"):
+        ev = parse_event(raw)
+        for new in ("-----BEGIN KEY-----\nabc\n-----END KEY-----", "a\r\nb", "a\rb"):
+            out = ev.with_data(new)
+            evs = frame([out + b"data: next\n\n"])
+            assert [(e.name, e.data) for e in evs] == [(ev.name, new.replace("\r\n", "\n").replace("\r", "\n")),
+                                                       (None, "next")], (raw, new)  # fmt: skip
+
+
+def test_blank_lines_at_an_event_start_are_events_of_their_own_in_the_same_read() -> None:
+    for lead in (b"\n", b"\r", b"\r\n"):
+        f = Framer()
+        assert f.feed_raw(lead + b"data: x\n\n" + lead + b"data: y\n\n") == [
+            lead, b"data: x\n\n", lead, b"data: y\n\n"]  # fmt: skip
+        assert f.pending == 0
+
+
+def test_the_label_decides_only_for_text_that_is_neither() -> None:
+    assert sniff(b"[1]", "text/event-stream") is False  # JSON, whatever the label
+    assert sniff(b"X{", "text/event-stream") is True and sniff(b"X{", "") is False
+    assert is_json_type("application/json; charset=utf-8; q=1") and not is_json_type("text/plain; a=application/json")

@@ -7,11 +7,12 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from anthropic_util import build_stream, read_stream
+from anthropic_util import build_stream, read_stream, sse
 from conftest import REPO
 from disguiselib.core import mappings
 from disguiselib.core.holdback import Window
 from disguiselib.core.rules import Rules
+from disguiselib.core.sse import Framer
 from disguiselib.providers.anthropic import AnthropicStream
 from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
 
@@ -234,3 +235,24 @@ def test_pass_through_never_skips_the_end_of_an_escape() -> None:
     body = build_stream([("tool", ['{"a": "x\\', '"', 'QX9"}'])])
     out = b"".join(s.feed(e) for e in _events(body)) + s.flush()
     assert json.loads(read_stream(out)[0][0]["json"]) == {"a": 'x"orig'}
+
+
+def test_after_a_mid_stream_error_the_held_tail_appears_once_and_nothing_follows() -> None:
+    """An `error` event mid-stream ends the stream (the SDK raises there): the held tail
+    goes out once, before the error; nothing after the error, not at the connection's
+    end either (no second error, no second drain)."""
+    body = build_stream([("text", ["hi Zenith La"])])
+    cut = body.index(b"event: content_block_stop")
+    err = sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Zenith Labs busy"}})
+    up = body[:cut] + err
+    for pieces in ([up], [up[i : i + 5] for i in range(0, len(up), 5)]):
+        s = AnthropicStream(RULES.restorer({}))
+        out = b"".join(s.feed(p) for p in pieces)
+        out += s.flush() + s.flush()
+        assert out.count(b"Zenith La") == 1 and out.count(b"event: error") == 1
+        assert out.rstrip(b"\n").rsplit(b"\n\n", 1)[-1].startswith(b"event: error")  # last
+        assert b"Acme Corp busy" in out  # the error's message is restored too
+        f = Framer()
+        evs = [e for e in f.feed(out) + f.flush() if e.data is not None]
+        assert json.loads(evs[-1].data)["type"] == "error"
+        assert s.state.value == "done"

@@ -27,8 +27,7 @@ import pytest
 from fields_probe import ORIG, RULES, build
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sdk_fields import load_tables
-from test_fields_coverage import PATHS
+from sdk_fields import all_paths, load_tables
 
 from disguiselib import leakguard
 from disguiselib.inspect import audit, sseview
@@ -105,7 +104,7 @@ def view_agrees(api: Api, raw: bytes, where: str) -> int:
 def test_every_sdk_path_reads_the_same_everywhere(surface: str) -> None:
     api = SURFACES[surface]
     n = exempt_seen = listed = 0
-    for s, path, kind in PATHS:
+    for s, path, kind in all_paths():
         if s != surface:
             continue
         value = {ORIG: ORIG} if kind == "json" else ORIG

@@ -7,24 +7,10 @@ real masker or reverser: tests/fields_probe.py)."""
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 from fields_probe import observe
-from sdk_fields import DOC, decide, load_tables, sdk_paths
+from sdk_fields import DOC, ROOTS, all_paths, decide, load_tables
 
-ROOTS = {
-    "anthropic-request": ["anthropic.types.MessageCreateParams", "anthropic.types.MessageCountTokensParams"],
-    "anthropic-batch": ["anthropic.types.messages.BatchCreateParams"],
-    "anthropic-response": ["anthropic.types.Message"],
-    "anthropic-stream": ["anthropic.types.RawMessageStreamEvent"],
-    "chat-request": ["openai.types.chat.CompletionCreateParams"],
-    "chat-response": ["openai.types.chat.ChatCompletion"],
-    "chat-stream": ["openai.types.chat.ChatCompletionChunk"],
-    "responses-request": ["openai.types.responses.ResponseCreateParams"],
-    "responses-response": ["openai.types.responses.Response"],
-    "responses-stream": ["openai.types.responses.ResponseStreamEvent"],
-}
 DECISIONS = {
     "masked", "masked-keys", "schema", "untouched", "not-in-body", "restored", "restored-json", "restored-keys",
     "windowed", "windowed-json", "logprobs", "media",
@@ -36,17 +22,7 @@ SAME = {("masked", "masked-keys"), ("restored", "restored-keys")}
 UNPROBED = {"logprobs", "not-in-body"}  # logprobs: tests/providers/test_fields_streams.py
 
 
-def _paths() -> list[tuple[str, str, str]]:
-    out = []
-    for surface, names in ROOTS.items():
-        for name in names:
-            mod, attr = name.rsplit(".", 1)
-            tp = getattr(importlib.import_module(mod), attr)
-            out.extend((surface, p, kind) for p, kind in sdk_paths(tp).items())
-    return out
-
-
-PATHS = _paths()
+PATHS = all_paths()
 TABLES = load_tables()
 
 

@@ -39,13 +39,14 @@ class Event:
     bad: bool = False  # raw is not UTF-8: nothing in it can be read (or passed in order)
 
     def with_data(self, data: str) -> bytes:
-        """This event's bytes with its data replaced and every other line kept."""
-        if self.span is not None:
+        """This event's bytes with its data replaced and every other line kept. Data with
+        a line break (a restored original can hold one) becomes one `data:` line per line."""
+        if self.span is not None and "\n" not in data and "\r" not in data:
             a, b = self.span
             return (self.text[:a] + data + self.text[b:]).encode("utf-8")
         lines = _LINE.split(self.text)
         out = [ln for ln in lines if ln and not _is_data(ln)]
-        out.extend("data: " + d for d in data.split("\n"))
+        out.extend("data: " + d for d in _LINE.split(data))
         return ("\n".join(out) + "\n\n").encode("utf-8")
 
 
@@ -100,7 +101,8 @@ def parse_event(raw: bytes) -> Event:
         if field == "data":
             data.append(value)
             vstart = start + len(field) + (1 + skip if colon else 0)
-            span = (vstart, vstart + len(value)) if len(data) == 1 else None
+            # (a bare `data` line has no value to replace in place: with_data rebuilds it)
+            span = (vstart, vstart + len(value)) if len(data) == 1 and colon else None
         elif field == "event":
             ev.name = value
     if data:

@@ -5,6 +5,7 @@ told by its first bytes). Sans I/O."""
 from __future__ import annotations
 
 import enum
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol
@@ -15,6 +16,9 @@ from ..core.sse import Cuts, Event, Framer, common_prefix, count_events, parse_e
 from ..errors import StateError, StreamError
 from .fields import GENERIC
 from .restore import decode_field, reencode_field, restore_json
+
+# What ends an event (sse.Framer's blank line), at the end of what went out.
+_BLANK_END = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)\Z")
 
 
 class StreamState(enum.Enum):
@@ -279,12 +283,18 @@ class SSEStream(Lifecycle, ABC):
         except StreamError as e:
             out.append(self.fail(str(e)))
             return b"".join(out)
-        out.extend(self.drain())
+        after = self.drain()
         if self.terminated:
             self.to(StreamState.DONE)
         else:
             self.to(StreamState.FAILED)
-            out.append(self.error_event(f"disguise: the stream ended before {self.TERMINAL}"))
+            after.append(self.error_event(f"disguise: the stream ended before {self.TERMINAL}"))
+        if after and out and _BLANK_END.search(out[-1]) is None:
+            # the connection cut the last event before its blank line: what follows must
+            # not run into it (an error event glued to a data line is no event at all)
+            last = out[-1]
+            out.append(b"\r\n" if last.endswith(b"\r\n") else last[-1:] if last.endswith((b"\n", b"\r")) else b"\n\n")
+        out.extend(after)
         return b"".join(out)
 
     def fail(self, message: str) -> bytes:

@@ -1,15 +1,16 @@
-"""OpenAI Chat and Responses streams: channels, held tails, numbering, snapshots."""
+"""OpenAI Chat Completions (providers/openai_chat.py): streams (channels, held tails in
+the finishing chunk, drains) and whole bodies."""
 
 from __future__ import annotations
 
 import json
 
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
-from disguiselib.providers import openai_chat, openai_responses
+from disguiselib.providers import openai_chat
 from disguiselib.providers.restore import restore_body
-from openai_util import build_chat, build_responses, chat_chunk, read_chat, read_responses
+from openai_util import build_chat, chat_chunk, read_chat
 from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
@@ -118,111 +119,6 @@ def test_recorded_chat_streams(fixtures) -> None:
             assert json.loads(got_t[key]["arguments"]) == restore_value(json.loads(t["arguments"])), f.name
 
 
-# -- Responses -------------------------------------------------------------------------
-
-@given(texts, texts, st.data(), st.booleans())
-@example("Zenith Labs [EMA", "nova", None, False)
-@example("Zenith Labs [EMA", "nova", None, True)
-def test_responses_deltas_snapshots_and_numbering(text, value, data, spaced) -> None:
-    args = json.dumps({"thread_id": value, "p": "WINPATH"})
-    if data is None:
-        tp, ap, pieces = [text[:4], text[4:]], [args[:9], args[9:]], None
-    else:
-        tp, ap = data.draw(splits(text)), data.draw(splits(args, 10))
-        pieces = None
-    body = build_responses(tp, ap, spaced=spaced)
-    if data is not None:
-        pieces = data.draw(byte_splits(body, 30))
-    got = read_responses(run(openai_responses.ResponsesStream, body, pieces))
-    assert got["text"] == R.text(text)
-    assert json.loads(got["args"]) == restore_value(json.loads(args))
-    bt = got["by_type"]
-    # every *.done snapshot equals the concatenation of the restored deltas received
-    assert bt["response.output_text.done"][0]["text"] == got["text"]
-    assert bt["response.content_part.done"][0]["part"]["text"] == got["text"]
-    assert bt["response.function_call_arguments.done"][0]["arguments"] == got["args"]
-    assert bt["response.output_item.done"][1]["item"]["arguments"] == got["args"]
-    assert bt["response.output_item.added"][1]["item"]["name"] == "acme_lookup"
-    final = bt["response.completed"][0]["response"]
-    assert final["output"][0]["content"][0]["text"] == got["text"]
-    assert final["output"][1]["arguments"] == got["args"]
-    assert final["instructions"] == "You help Acme Corp"
-    # held tails come before their done event
-    types = [e["type"] for e in got["events"]]
-    assert max(i for i, t in enumerate(types) if t == "response.output_text.delta") < types.index(
-        "response.output_text.done")
-
-
-def test_recorded_responses_streams(fixtures) -> None:
-    for f in sorted((fixtures / "openai").glob("responses_*.sse")):
-        body = f.read_bytes()
-        up = body.replace(b'"delta":"', b'"delta":"Zenith Labs nova.c').replace(
-            b'"text":"', b'"text":"Zenith Labs nova.c')
-        out = run(openai_responses.ResponsesStream, up, [up[i : i + 17] for i in range(0, len(up), 17)])
-        got = read_responses(out)
-        want = read_responses(up)
-        assert got["text"] == R.text(want["text"]), f.name
-        if want["args"]:
-            assert got["args"] == R.json_text(want["args"]), f.name
-        for e in got["by_type"].get("response.reasoning_summary_text.delta", []):
-            assert "Zenith Labs" in e["delta"]  # reasoning untouched
-
-
-
-def _final_response(body: bytes) -> bytes:
-    """The response object of a Responses stream's last event, as one JSON body."""
-    last = body.rstrip(b"\n").rsplit(b"\n\n", 1)[-1]
-    data = next(ln[6:] for ln in last.split(b"\n") if ln.startswith(b"data: "))
-    return json.dumps(json.loads(data)["response"]).encode()
-
-
-def _counts(body: bytes, pieces: list[bytes] | None = None) -> tuple[int, int]:
-    r = RULES.restorer(PLACEHOLDERS)
-    s = openai_responses.ResponsesStream(r)
-    for p in pieces or [body]:
-        s.feed(p)
-    s.flush()
-    return r.restored, r.stripped
-
-
-@given(texts, texts, st.data())
-@example("Zenith Labs, [EMAIL_1], Zenith Labs, nova [[reply_to_current]] Zenith Labs", "nova", None)
-def test_responses_stream_counts_each_original_once(text, value, data) -> None:
-    """A Responses stream says its text in deltas, then again in *.done, content_part.done,
-    output_item.done and response.completed: five masked originals read "restored 25".
-    The stream counts what the same answer counts as one body."""
-    args = json.dumps({"thread_id": value})
-    if data is None:
-        body, pieces = build_responses([text[:7], text[7:]], [args]), None
-    else:
-        body = build_responses(data.draw(splits(text)), data.draw(splits(args, 6)))
-        pieces = data.draw(byte_splits(body, 12))
-    whole = RULES.restorer(PLACEHOLDERS)
-    restore_body(_final_response(body), openai_responses.RESPONSE_OBJECT, whole)
-    assert _counts(body, pieces) == (whole.restored, whole.stripped)
-
-
-def test_responses_text_only_a_snapshot_carries_is_counted_once() -> None:
-    """An item whose text comes only whole (no deltas: output_item.done, then the final
-    response) is counted once, by the final response."""
-    item = {"id": "t_1", "type": "mcp_list_tools", "server_label": "Zenith Labs",
-            "tools": [{"name": "crm_lookup", "description": "Zenith Labs records", "input_schema": {}}]}  # fmt: skip
-    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [], "model": "gpt"}
-
-    def ev(t: str, seq: int, **f) -> bytes:
-        return f"event: {t}\ndata: {json.dumps({'type': t, 'sequence_number': seq, **f})}\n\n".encode()
-
-    body = b"".join([
-        ev("response.created", 0, response=resp),
-        ev("response.in_progress", 1, response=resp),
-        ev("response.output_item.added", 2, output_index=0, item={**item, "tools": []}),
-        ev("response.output_item.done", 3, output_index=0, item=item),
-        ev("response.completed", 4, response={**resp, "status": "completed", "output": [item]}),
-    ])  # fmt: skip
-    # server_label, the tool's name and its description: three places the client reads
-    assert _counts(body) == (3, 0)
-
-
 # -- whole bodies ----------------------------------------------------------------------
 
 def test_chat_completion_body() -> None:
@@ -236,28 +132,6 @@ def test_chat_completion_body() -> None:
     assert msg["reasoning_content"] == "Zenith Labs"
     assert msg["tool_calls"][0]["function"]["name"] == "acme_lookup"
     assert json.loads(msg["tool_calls"][0]["function"]["arguments"]) == {"session_id": 'C:\\Users\\a "b"'}
-
-
-def test_responses_body_and_errors(fixtures) -> None:
-    body = json.dumps({"id": "r", "object": "response", "output": [
-        {"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "Zenith Labs"}],
-         "encrypted_content": "Zenith Labs=="},
-        {"type": "message", "id": "m", "content": [{"type": "output_text", "text": "Zenith Labs", "annotations": []},
-                                                   {"type": "refusal", "refusal": "no Zenith Labs"}]},
-        {"type": "function_call", "id": "f", "call_id": "c", "name": "crm_lookup", "arguments": '{"a":"[EMAIL_2]"}'}]}).encode()
-    out = json.loads(restore_body(body, openai_responses.RESPONSE_OBJECT, R))
-    assert out["output"][0]["summary"][0]["text"] == "Zenith Labs"
-    assert out["output"][0]["encrypted_content"] == "Zenith Labs=="
-    assert out["output"][1]["content"][0]["text"] == "Acme Corp"
-    assert out["output"][1]["content"][1]["refusal"] == "no Acme Corp"
-    assert out["output"][2]["name"] == "acme_lookup"
-    assert json.loads(out["output"][2]["arguments"]) == {"a": 'q"uote\\d@x.io'}
-    err = b'{"error":{"message":"bad Zenith Labs","type":"invalid_request_error"}}'
-    assert b"bad Acme Corp" in restore_body(err, openai_chat.CHAT_RESPONSE, R)
-    for f in sorted((fixtures / "openai").glob("*.json")):
-        if not f.name.endswith(".request.json"):
-            rule = openai_responses.RESPONSE_OBJECT if f.name.startswith("responses") else openai_chat.CHAT_RESPONSE
-            assert restore_body(f.read_bytes(), rule, RULES.restorer({})) == f.read_bytes(), f.name
 
 
 def test_finish_chunk_gets_tails_inserted_and_keeps_every_other_byte() -> None:

@@ -1,5 +1,5 @@
-"""The Inspector in-process: what the adapter keeps, replay decisions, and that an
-inspection failure never stops masking."""
+"""The Inspector (inspect/inspector.py) in-process: what the adapter keeps, replay
+decisions, and that an inspection failure never stops masking."""
 
 from __future__ import annotations
 

@@ -1,0 +1,177 @@
+"""Incremental Content-Encoding decoders (core/decoding.py): every member of a body, fed
+in any pieces; a body cut inside a member, data after the end, corrupt data and an
+unknown encoding are explicit errors; Decoded drives a reverser through its decoder."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import brotli
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from anthropic_util import build_stream, read_stream
+from disguiselib.core.decoding import Decoded, decoder_for
+from disguiselib.errors import StreamError
+from disguiselib.providers.anthropic import AnthropicStream
+from disguiselib.providers.stream import StreamState
+from strategies import PLACEHOLDERS, RULES, byte_splits
+
+DATA = b"event: x\ndata: " + bytes(range(32, 127)) * 20 + b"\n\n"
+
+
+def _zstd(data: bytes) -> bytes:
+    try:
+        import zstandard
+
+        return zstandard.ZstdCompressor().compress(data)
+    except ImportError:
+        try:
+            from compression import zstd  # type: ignore[import-not-found]
+        except ImportError:
+            from backports import zstd  # type: ignore[import-not-found,no-redef]
+        return zstd.compress(data)
+
+
+def _deflate(data: bytes) -> bytes:
+    return zlib.compress(data)
+
+
+ENCODE = {"gzip": gzip.compress, "x-gzip": gzip.compress, "deflate": _deflate, "br": brotli.compress, "zstd": _zstd}
+MULTI = ("gzip", "x-gzip", "zstd")  # several members or frames, one after the other
+
+
+def decode(enc: str, pieces: list[bytes]) -> bytes:
+    d = decoder_for(enc)
+    assert d is not None
+    return b"".join(d.decompress(p) for p in pieces) + d.flush()
+
+
+@pytest.mark.parametrize("enc", sorted(ENCODE))
+@given(data=st.data())
+def test_any_pieces_decode_to_the_body(enc: str, data) -> None:
+    body = ENCODE[enc](DATA)
+    assert decode(enc, data.draw(byte_splits(body, 12))) == DATA
+
+
+@pytest.mark.parametrize("enc", MULTI)
+def test_every_member_of_a_body_is_decoded(enc: str) -> None:
+    members = [b"first ", b"second ", b"", b"third"]
+    body = b"".join(ENCODE[enc](m) for m in members)
+    assert decode(enc, [body]) == b"first second third"
+    assert decode(enc, [body[i : i + 1] for i in range(len(body))]) == b"first second third"
+
+
+@pytest.mark.parametrize("enc", sorted(ENCODE))
+def test_a_body_cut_inside_a_member_is_an_error(enc: str) -> None:
+    body = ENCODE[enc](DATA)
+    d = decoder_for(enc)
+    assert d is not None
+    d.decompress(body[: len(body) // 2])
+    with pytest.raises(StreamError, match="^compressed stream ended before its end marker$"):
+        d.flush()
+    fresh = decoder_for(enc)
+    assert fresh is not None and fresh.flush() == b""  # nothing fed: nothing missing
+
+
+@pytest.mark.parametrize("enc", ["deflate", "br"])
+def test_data_after_the_end_of_a_single_member_stream_is_an_error(enc: str) -> None:
+    body = ENCODE[enc](b"one")
+    d = decoder_for(enc)
+    assert d is not None
+    assert d.decompress(body) == b"one"
+    with pytest.raises(StreamError, match=f"^data after the end of the {enc} stream$"):
+        d.decompress(b"more")
+
+
+def test_corrupt_data_is_an_error() -> None:
+    d = decoder_for("gzip")
+    assert d is not None
+    with pytest.raises((StreamError, zlib.error)):
+        d.decompress(b"\x1f\x8b\x08\x00" + b"\xff" * 40)
+    d = decoder_for("gzip")
+    assert d is not None
+    member = gzip.compress(b"ok")
+    with pytest.raises((StreamError, zlib.error)):
+        d.decompress(member + b"not gzip at all")
+
+
+@pytest.mark.parametrize("enc", ["", "identity", " Identity "])
+def test_identity_needs_no_decoder(enc: str) -> None:
+    assert decoder_for(enc) is None
+
+
+def test_an_unknown_encoding_is_refused_by_name() -> None:
+    with pytest.raises(StreamError, match="'compress'"):
+        decoder_for("compress")
+    assert decoder_for(" GZIP ") is not None
+
+
+# -- Decoded: a reverser fed content-encoded bytes -----------------------------------------
+
+
+BODY = build_stream([("text", ["Zenith Labs and ", "[EMAIL_1]"])])
+
+
+def decoded(enc: str) -> Decoded:
+    d = decoder_for(enc)
+    assert d is not None
+    return Decoded(AnthropicStream(RULES.restorer(PLACEHOLDERS)), d)
+
+
+@pytest.mark.parametrize("enc", sorted(ENCODE))
+def test_decoded_restores_a_compressed_stream_in_any_pieces(enc: str) -> None:
+    body = ENCODE[enc](BODY)
+    s = decoded(enc)
+    pieces = [s.feed(body[i : i + 7]) for i in range(0, len(body), 7)]
+    assert pieces[0] == b""  # a gzip header alone decodes to nothing yet: nothing goes out
+    out = b"".join(pieces) + s.flush()
+    plain = AnthropicStream(RULES.restorer(PLACEHOLDERS))
+    assert out == plain.feed(BODY) + plain.flush()  # exactly what the body restores to, uncompressed
+    assert read_stream(out)[0][0]["text"] == "Acme Corp and bob@corp.example.com"
+    assert s.state is StreamState.DONE and s.finished
+    assert s.events_in == BODY.count(b"\n\n") and s.events_changed >= 1
+    assert s.flush() == b"" and s.feed(b"x") == b""  # ended: nothing more
+
+
+def test_decoded_whole_is_feed_then_flush() -> None:
+    s = decoded("gzip")
+    out = s.whole(gzip.compress(BODY))
+    assert b"Acme Corp" in out and s.state is StreamState.DONE
+
+
+@pytest.mark.parametrize("enc", ["gzip", "br"])
+def test_decoded_cut_or_corrupt_ends_with_the_reversers_error(enc: str) -> None:
+    body = ENCODE[enc](BODY)
+    s = decoded(enc)
+    out = s.feed(body[: len(body) // 2]) + s.flush()
+    assert out.rstrip(b"\n").rsplit(b"\n\n", 1)[-1].startswith(b"event: error")
+    assert s.state is StreamState.FAILED
+    s = decoded("deflate")
+    out = s.feed(zlib.compress(b"event: x\ndata: {}\n\n") + b"trailing")
+    assert b"event: error" in out and b"data after the end" in out and s.state is StreamState.FAILED
+    assert s.feed(b"more") == b""
+
+
+def test_decoded_error_event_and_fail_are_the_reversers() -> None:
+    s = decoded("gzip")
+    assert s.error_event("x") == s.inner.error_event("x")
+    out = s.fail("stop")
+    assert b"stop" in out and s.state is StreamState.FAILED and s.fail("again") == b""
+
+
+
+@pytest.mark.parametrize(("enc", "name"), [("gzip", "gzip"), ("x-gzip", "gzip"), ("deflate", "deflate"), ("br", "br"),
+                                           ("zstd", "zstd")])  # fmt: skip
+def test_corrupt_data_is_refused_naming_the_encoding(enc: str, name: str) -> None:
+    d = decoder_for(enc)
+    assert d is not None
+    with pytest.raises(StreamError, match=f"^corrupt {name} stream$"):
+        d.decompress(b"\x00\xff" * 40)
+    if enc in MULTI:  # a good member, then garbage where the next one should begin
+        d = decoder_for(enc)
+        assert d is not None
+        with pytest.raises(StreamError, match=f"^corrupt {name} stream$"):
+            d.decompress(ENCODE[enc](b"ok") + b"\x00\xff" * 40)

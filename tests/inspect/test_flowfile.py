@@ -1,0 +1,87 @@
+"""Flow files (inspect/flowfile.py): flows as audit records, and the shareable copy (the
+provider side only, credentials removed, audited before it is written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mitmproxy import io
+from mitmproxy.test import tflow, tutils
+
+from disguiselib.core import mappings
+from disguiselib.core.rules import Rules
+from disguiselib.inspect import flowfile
+from disguiselib.inspect.record import META, SIDES, side
+
+RULES = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+
+
+def llm_flow(sent: bytes = b'{"messages": "Zenith Labs"}', received: bytes = b'{"content": "Acme Corp"}',
+             upstream: bytes = b'{"content": "Zenith Labs"}'):  # fmt: skip
+    f = tflow.tflow(resp=tutils.tresp(content=received))
+    f.request.method, f.request.host, f.request.path = "POST", "api.anthropic.com", "/v1/messages?key=s3cr3t&beta=1"
+    f.request.headers["x-api-key"] = "sk-ant-secret"
+    f.request.content = sent
+    f.metadata[META] = {"api": "anthropic.messages", "masked": 1, "counts": {"literals": 1}, "end": "completed"}
+    f.metadata[SIDES] = {"client_request": side(b'{"messages": "Acme Corp"}'),
+                         "upstream_response": side(upstream, headers=[("content-type", "application/json"),
+                                                                      ("set-cookie", "s=1")], status=200)}  # fmt: skip
+    return f
+
+
+def test_record_of_a_flow() -> None:
+    r = flowfile.record(3, llm_flow())
+    assert (r.index, r.label, r.api) == (3, "POST /v1/messages", "anthropic.messages")
+    assert r.sent == b'{"messages": "Zenith Labs"}' and r.received == b'{"content": "Acme Corp"}'
+    assert not r.shared and r.note == ""
+    refused = llm_flow()
+    refused.metadata[META]["end"] = "refused"
+    assert flowfile.record(1, refused).sent is None and "never went upstream" in flowfile.record(1, refused).note
+    plain = tflow.tflow(resp=True)
+    assert flowfile.record(1, plain).api is None and flowfile.record(1, plain).note == "not masked by the addon"
+    assert [r.index for r in flowfile.records([plain, llm_flow()])] == [1, 2]
+
+
+def test_the_shared_copy_holds_the_provider_side_without_credentials() -> None:
+    g = flowfile.shared_copy(llm_flow())
+    assert g is not None
+    assert "x-api-key" not in g.request.headers and g.request.path == "/v1/messages?beta=1"
+    assert g.response.content == b'{"content": "Zenith Labs"}' and "set-cookie" not in g.response.headers
+    assert g.metadata == {META: {"api": "anthropic.messages", "masked": 1, "counts": {"literals": 1},
+                                 "end": "completed", "shared": True}}  # fmt: skip
+    assert SIDES not in g.metadata and "shared copy" in g.comment
+    r = flowfile.record(1, g)
+    assert r.shared and ("request", "x-api-key", "sk-ant-secret") not in r.headers
+
+
+def test_what_has_no_provider_side_is_left_out() -> None:
+    dry = llm_flow()
+    dry.metadata[META]["dry_run"] = True
+    no_up = llm_flow()
+    del no_up.metadata[SIDES]["upstream_response"]
+    unmasked = llm_flow()
+    unmasked.metadata[META]["failed"] = "forwarded UNMASKED (fail open)"
+    for f in (dry, no_up, unmasked, tflow.tflow(resp=True)):
+        assert flowfile.shared_copy(f) is None
+
+
+def test_write_shared_audits_before_writing(tmp_path: Path) -> None:
+    out = tmp_path / "shared.flows"
+    n, dropped = flowfile.write_shared([llm_flow(), tflow.tflow(resp=True)], str(out), RULES)
+    assert (n, dropped) == (1, 1)
+    (back,) = flowfile.read([str(out)])
+    assert back.response.content == b'{"content": "Zenith Labs"}'
+    leaky = tmp_path / "leaky.flows"
+    with pytest.raises(flowfile.ShareError, match="would not pass the audit"):
+        flowfile.write_shared([llm_flow(upstream=b'{"content": "Acme Corp"}')], str(leaky), RULES)
+    assert not leaky.exists() and not list(tmp_path.glob(".disguise-share-*"))
+
+
+def test_read_reads_every_flow(tmp_path: Path) -> None:
+    p = tmp_path / "a.flows"
+    with open(p, "wb") as fo:
+        w = io.FlowWriter(fo)
+        w.add(llm_flow())
+        w.add(tflow.tflow(resp=True))
+    assert len(flowfile.read([str(p)])) == 2

@@ -1,0 +1,82 @@
+"""What is kept of a flow (inspect/record.py): bounded copies, serializable sides, the Tee
+around a stream callable, and the summary's wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from disguiselib.core.rules import LITERALS
+from disguiselib.inspect.record import Kept, Tee, counts_text, is_credential, side, summary_text
+
+
+def test_kept_keeps_the_first_limit_bytes_and_counts_them_all() -> None:
+    k = Kept(5)
+    for piece in (b"ab", b"cde", b"fg", b""):
+        k.add(piece)
+    assert k.buf == b"abcde" and k.size == 7 and k.cut and k.kept == 5
+    k2 = Kept(5)
+    k2.add(b"abcde")
+    assert k2.buf == b"abcde" and not k2.cut
+    assert Kept(0).buf == b"" and not Kept(3).cut
+    none = Kept(0)
+    none.add(b"x")
+    assert none.buf == b"" and none.cut and none.size == 1
+
+
+def test_a_side_is_serializable_metadata() -> None:
+    s = side(b"body", headers=[("a", "1")], status=200)
+    assert s == {"content": b"body", "size": 4, "cut": False, "headers": [["a", "1"]], "status": 200}
+    assert side(b"bo", 10, cut=True)["size"] == 10
+
+
+def test_credential_header_names() -> None:
+    for n in ("Authorization", "x-api-key", "Cookie", "OpenAI-Organization", "openai-project", "x-goog-api-key",
+              "Proxy-Authorization", "x-session-id"):  # fmt: skip
+        assert is_credential(n), n
+    for n in ("content-type", "user-agent", "x-request-id", "anthropic-version"):
+        assert not is_credential(n), n
+
+
+class _Inner:
+    def __init__(self, outs):
+        self.outs = list(outs)
+        self.dead = False
+
+    def __call__(self, data: bytes):
+        return self.outs.pop(0)
+
+
+def test_tee_keeps_both_sides_and_never_hands_out_an_empty_piece() -> None:
+    t = Tee(_Inner([b"A", [], [b"", b"B", bytearray(b"C")], b""]), limit=100)
+    assert t(b"a") == [b"A"] and t(b"b") == [] and t(b"c") == [b"B", b"C"] and t(b"") == []
+    assert t.up.buf == b"abc" and t.down.buf == b"ABC"
+    assert all(type(p) is bytes for p in t.last)
+    assert not t.dead
+    t.inner.dead = True
+    assert t.dead
+
+
+@pytest.mark.parametrize(("last", "final"), [
+    (b'event: message_stop\ndata: {"type": "message_stop"}\n\n', True),
+    (b"data: [DONE]\n\n", True), (b'data: {"type":"response.completed"}\n\n', True),
+    (b'data: {"type":"response.failed"}\n\n: comment\n\n', True),
+    (b'data: {"text": "say \\"type\\": \\"message_stop\\""}\n\n', False), (b"data: x\n\n", False),
+])  # fmt: skip
+def test_tee_knows_whether_the_final_event_went_out(last: bytes, final: bool) -> None:
+    t = Tee(_Inner([b"data: first\n\n", last]), limit=10)
+    t(b"1")
+    t(b"2")
+    assert t.final_sent is final
+
+
+def test_counts_and_summary_text() -> None:
+    meta = {"api": "anthropic.messages", "masked": 7, "counts": {LITERALS: 4, "EMAIL": 2, "AWS": 1},
+            "restored": 5, "stripped": 1}  # fmt: skip
+    assert counts_text(meta) == "masked 7 originals (AWS×1, EMAIL×2, literals×4); restored 5 originals; removed 1 strip-rule match"
+    assert summary_text(meta) == "disguise anthropic.messages: " + counts_text(meta)
+    dry = {"dry_run": True, "counts": {"EMAIL": 1}, "restored": 0}
+    assert counts_text(dry) == "would mask 1 original (EMAIL×1); would restore 0 originals"
+    failed = {"api": "openai.chat", "masked": 0, "failed": "refused", "end": "client gone", "cut": 8}
+    assert summary_text(failed) == ("disguise openai.chat: FAILED CLOSED (refused): masked 0 originals; client gone; "
+                                    "kept bodies cut at 8 bytes")  # fmt: skip
+    assert summary_text({"end": "completed"}) == "disguise ?: masked 0 originals"

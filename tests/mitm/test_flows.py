@@ -1,0 +1,165 @@
+"""Flow facts (mitm/flows.py): what a request is, whether it is protected without a
+configuration, how a refusal or an error reaches the client in its provider's shape, and
+the headers of a body whose length changes."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+
+import pytest
+from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.proxy.mode_specs import ProxyMode
+from mitmproxy.test import taddons, tflow, tutils
+
+from disguiselib.errors import MaskError
+from disguiselib.mitm import flows
+from disguiselib.mitm.callables import Refused
+from disguiselib.providers import registry
+from disguiselib.scope import parse_hosts
+
+
+@contextlib.contextmanager
+def options(**opts):
+    with taddons.context(Proxyserver()) as tctx:
+        try:
+            if opts:
+                tctx.options.update(**opts)
+            yield tctx
+        finally:
+            tctx.master.event_loop.close()
+
+
+def req(path: str = "/v1/messages", host: str = "api.anthropic.com", method: str = "POST"):
+    f = tflow.tflow()
+    f.request.method, f.request.path, f.request.host = method, path, host
+    return f
+
+
+def test_facts_of_a_request() -> None:
+    f = req()
+    assert flows.target(f) == ("POST", "http", "api.anthropic.com", 22, "/v1/messages")
+    assert not flows.reverse_mode(f) and not flows.websocket(f)
+    f.client_conn.proxy_mode = ProxyMode.parse("reverse:https://api.example")
+    f.request.headers["upgrade"] = "WebSocket"
+    assert flows.reverse_mode(f) and flows.websocket(f)
+
+
+def test_fallback_protection_without_a_configuration() -> None:
+    assert flows.fallback_protected(req(), ())  # an API path
+    assert flows.fallback_protected(req("/v1/files", "example.com"), ())  # LLM-shaped
+    assert flows.fallback_protected(req("/health", "api.openai.com"), ())  # a known host
+    assert not flows.fallback_protected(req("/health", "example.com"), ())
+    assert flows.fallback_protected(req("/health", "example.com"), parse_hosts(["example.com"]))
+    f = req("/health", "example.com")
+    f.client_conn.proxy_mode = ProxyMode.parse("reverse:https://example.com")
+    assert flows.fallback_protected(f, ())
+
+
+def test_errors_take_the_shape_of_the_provider_the_request_was_for() -> None:
+    assert flows.error_api(req("/v1/responses")) is registry.OPENAI_RESPONSES
+    assert flows.error_api(req("/something")) is registry.OPENAI_CHAT
+    assert json.loads(flows.error_body_for(req(), "m"))["type"] == "error"
+    assert json.loads(flows.error_body_for(req("/x/messages/y", "h"), "m"))["type"] == "error"  # Anthropic-like
+    assert json.loads(flows.error_body_for(req("/x", "anthropic.example"), "m"))["type"] == "error"
+    assert json.loads(flows.error_body_for(req("/x", "h"), "m"))["error"]["message"] == "m"  # OpenAI's shape
+    g = json.loads(flows.error_body_for(req("/v1beta/models/g:generateContent", "h"), "m"))
+    assert g["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def test_refuse_answers_in_the_providers_shape_and_says_so() -> None:
+    f = req()
+    flows.refuse(f, "disguise: no", 400)
+    assert f.response is not None and f.response.status_code == 400
+    assert f.response.headers["x-disguise"] == "refused" and f.comment == "disguise: no"
+    assert json.loads(f.response.content)["error"]["message"] == "disguise: no"
+    f = req("/x", "h")
+    flows.refuse(f, "m", 503, registry.GOOGLE_GEMINI)
+    assert json.loads(f.response.content)["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def test_stop_kills_a_live_flow_and_refuses_a_replayed_one() -> None:
+    f = req()
+    flows.stop(f, "why")
+    assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE
+    f = req()
+    f.live = False
+    f.request.stream = True
+    flows.stop(f, "why")
+    assert f.response is not None and f.response.status_code == 503 and f.request.stream is False
+    assert b"request refused: why" in f.response.content
+
+
+def test_stream_risk_follows_stream_large_bodies_and_the_length() -> None:
+    with options():
+        f = req()
+        assert not flows.stream_risk(f) and not flows.streams_large_bodies()
+        f.request.stream = True
+        assert flows.stream_risk(f)
+    with options(stream_large_bodies="1k"):
+        assert flows.streams_large_bodies()
+        small = req()
+        small.request.headers["content-length"] = "1024"
+        assert not flows.stream_risk(small)
+        big = req()
+        big.request.headers["content-length"] = "1025"
+        assert flows.stream_risk(big)
+        unknown = req()
+        del unknown.request.headers["content-length"]
+        assert flows.stream_risk(unknown)  # chunked: its length is not known
+
+
+def test_body_limit() -> None:
+    with options():
+        assert flows.body_limit() is None
+    with options(body_size_limit="2k"):
+        assert flows.body_limit() == 2048
+
+
+def test_headers_of_a_body_whose_length_changes() -> None:
+    r = tutils.tresp()
+    r.headers["content-encoding"] = "gzip"
+    flows.fix_headers(r)
+    assert "content-length" not in r.headers and r.headers["transfer-encoding"] == "chunked"
+    assert "content-encoding" not in r.headers
+    r2 = tutils.tresp()
+    r2.http_version = "HTTP/2.0"
+    flows.chunked(r2)
+    assert "content-length" not in r2.headers and "transfer-encoding" not in r2.headers
+
+
+def test_decode_request() -> None:
+    assert flows.decode_request(b"raw", "") == b"raw" and flows.decode_request(b"raw", " identity") == b"raw"
+    assert flows.decode_request(gzip.compress(b"body"), "gzip") == b"body"
+    with pytest.raises(MaskError, match="'gzip'"):
+        flows.decode_request(b"not gzip", "gzip")
+
+
+def test_replace_with_error_and_finish_error() -> None:
+    f = req()
+    f.response = tutils.tresp(content=b"upstream")
+    f.response.headers["content-encoding"] = "gzip"
+    flows.replace_with_error(f, registry.ANTHROPIC_MESSAGES, "gone", 502)
+    r = f.response
+    assert r.status_code == 502 and r.headers["x-disguise"] == "refused" and "content-encoding" not in r.headers
+    assert isinstance(flows.inner(r.stream), Refused)
+    assert r.stream(b"upstream") == [registry.ANTHROPIC_MESSAGES.error_body("disguise: gone")]
+    flows.finish_error(f, registry.ANTHROPIC_MESSAGES, "again")  # already replaced: left as it is
+    assert isinstance(flows.inner(r.stream), Refused)
+    g = req()
+    g.response = tutils.tresp(content=b"whole upstream body")
+    flows.finish_error(g, registry.ANTHROPIC_MESSAGES, "gone")
+    assert g.response.status_code == 502 and b"disguise: gone" in g.response.content
+    assert b"upstream" not in g.response.content
+    h = req()
+    h.response = tutils.tresp(status_code=429, content=b"x")
+    flows.finish_error(h, registry.ANTHROPIC_MESSAGES, "gone")
+    assert h.response.status_code == 429  # an error status stays
+
+
+def test_inner_unwraps_a_tee() -> None:
+    class Tee:
+        inner = "the callable"
+
+    assert flows.inner(Tee()) == "the callable" and flows.inner("plain") == "plain"

@@ -1,0 +1,63 @@
+"""The addon's options (mitm/options.py): declared from the one table, a bad deferred
+value found before mitmproxy drops the script, and passthrough of a protected host
+refused."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from mitmproxy.addonmanager import Loader
+from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.test import taddons
+
+from disguiselib.config import OPTION_NAMES
+from disguiselib.errors import ScopeError
+from disguiselib.mitm import options
+from disguiselib.scope import parse_hosts
+
+
+@contextlib.contextmanager
+def context():
+    with taddons.context(Proxyserver()) as tctx:
+        try:
+            yield tctx
+        finally:
+            tctx.master.event_loop.close()
+
+
+def test_declare_adds_every_option_but_the_inspectors() -> None:
+    with context() as tctx:
+        options.declare(Loader(tctx.master))
+        have = set(tctx.master.options.keys())
+        assert OPTION_NAMES - options.INSPECTOR_OPTIONS <= have
+        assert not options.INSPECTOR_OPTIONS & have
+        options.declare(Loader(tctx.master), options.INSPECTOR_OPTIONS)
+        assert OPTION_NAMES <= set(tctx.master.options.keys())
+
+
+@pytest.mark.parametrize(("setting", "bad"), [("disguise_fail_open=yes", True), ("disguise_fail_open=true", False),
+                                              ("disguise_capture_limit=lots", True), ("disguise_hosts=a.b", False)])  # fmt: skip
+def test_a_bad_deferred_value_is_found_and_named(setting: str, bad: bool) -> None:
+    with context() as tctx:
+        tctx.master.options.set(setting, defer=True)
+        options.declare(Loader(tctx.master), OPTION_NAMES)
+        failure = options.check_deferred(tctx.master.options)
+        name = setting.split("=")[0]
+        if bad:
+            assert failure is not None and failure.startswith(f"option {name}:") and "refused" in failure
+        else:
+            assert failure is None
+
+
+def test_passthrough_of_a_protected_host_is_refused_naming_it() -> None:
+    with context() as tctx:
+        options.check_passthrough(())  # neither option set
+        tctx.options.update(ignore_hosts=["openai"])
+        with pytest.raises(ScopeError, match="api.openai.com is passed through unintercepted \\(ignore_hosts\\)"):
+            options.check_passthrough(())
+        options.check_passthrough(parse_hosts(["api.anthropic.com"]))  # the scope is elsewhere
+        tctx.options.update(ignore_hosts=[], allow_hosts=["anthropic"])
+        with pytest.raises(ScopeError, match="allow_hosts"):
+            options.check_passthrough(parse_hosts(["api.example.com"]))
+        options.check_passthrough(parse_hosts(["api.anthropic.com"]))

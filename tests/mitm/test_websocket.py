@@ -1,0 +1,120 @@
+"""Realtime APIs over WebSocket, the adapter (mitm/websocket.py) in-process: the upgrade,
+client frames masked in place, server frames restored in place, a frame nothing changes
+left alone, a held tail injected in order, a refusal dropped and answered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from mitmproxy import flow as mflow
+from mitmproxy import websocket as mws
+from mitmproxy.test import taddons, tflow, tutils
+
+from disguiselib.mitm.addon import Disguise
+from disguiselib.state import Phase
+from realtime_util import OpenAIScript, dumps
+
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+patterns:
+  - name: EMAIL
+    regex: '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+'
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path):
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    a = Disguise()
+    injected: list[tuple[bool, bytes, bool]] = []
+    with taddons.context(a) as tctx:
+        try:
+            tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")], disguise_defaults=False)
+
+            def inject(flow: mflow.Flow, to_client: bool, message: bytes, is_text: bool = True) -> None:
+                injected.append((to_client, message, is_text))  # what mitmproxy would send
+
+            tctx.master.commands.add("inject.websocket", inject)
+            yield a, injected
+        finally:
+            tctx.master.event_loop.close()
+
+
+def upgraded(a: Disguise):
+    f = tflow.twebsocketflow(messages=False)
+    f.request.method, f.request.host, f.request.path = "GET", "api.openai.com", "/v1/realtime?model=gpt-realtime"
+    f.request.headers["upgrade"] = "websocket"
+    f.response = None
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is None
+    f.response = tutils.tresp(status_code=101)
+    a.responseheaders(f)
+    assert a.guard.records[f.id].phase is Phase.STREAMING
+    return f
+
+
+def send(a: Disguise, f, data: dict | bytes, from_client: bool, text: bool = True) -> mws.WebSocketMessage:
+    content = data if isinstance(data, bytes) else dumps(data).encode()
+    m = mws.WebSocketMessage(1 if text else 2, from_client, content)
+    f.websocket.messages.append(m)
+    a.websocket_message(f)
+    return m
+
+
+def test_client_events_are_masked_in_place_and_clean_ones_left_alone(env) -> None:
+    a, injected = env
+    f = upgraded(a)
+    clean = send(a, f, {"type": "input_audio_buffer.commit"}, True)
+    assert clean.content == b'{"type":"input_audio_buffer.commit"}' and not clean.dropped
+    ev = {"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+          "content": [{"type": "input_text", "text": "Acme Corp, bob@corp.example.com"}]}}  # fmt: skip
+    m = send(a, f, ev, True)
+    assert json.loads(m.content)["item"]["content"][0]["text"] == "Zenith Labs, [EMAIL_1]" and not m.dropped
+    assert injected == [] and "masked 2" in f.comment
+
+
+def test_server_events_are_restored_and_a_held_tail_goes_out_before_its_done(env) -> None:
+    a, injected = env
+    f = upgraded(a)
+    send(a, f, {"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "mail bob@corp.example.com"}]}}, True)  # fmt: skip
+    s = OpenAIScript()
+    events, _ = s.message("resp_1", "item_1", 0, ["Zenith Labs to [EMA", "IL_1]", " and Zen"])
+    msgs = [send(a, f, ev, False) for ev in events]
+    out_text = ""
+    for ev, m in zip(events, msgs):
+        if ev["type"] == "response.output_text.delta" and not m.dropped:
+            out_text += json.loads(m.content)["delta"]
+    for _to_client, data, _ in injected:  # the tail, injected right before the .done
+        d = json.loads(data)
+        if d["type"] == "response.output_text.delta":
+            out_text += d["delta"]
+    assert out_text == "Acme Corp to bob@corp.example.com and Zen"
+    done = next(m for ev, m in zip(events, msgs) if ev["type"] == "response.output_text.done")
+    assert done.dropped  # one frame became two: dropped, replaced by injected messages, in order
+    types = [json.loads(d)["type"] for _, d, _ in injected]
+    assert types.index("response.output_text.delta") < types.index("response.output_text.done")
+    assert all(to_client for to_client, _, _ in injected)
+
+
+def test_an_unknown_client_event_holding_an_original_is_dropped_and_answered(env) -> None:
+    a, injected = env
+    f = upgraded(a)
+    m = send(a, f, {"type": "some.future.event", "note": "Acme Corp"}, True)
+    assert m.dropped or b"Acme Corp" not in m.content
+
+
+def test_an_upgrade_url_holding_an_original_is_refused(env) -> None:
+    a, _ = env
+    f = tflow.twebsocketflow(messages=False)
+    f.request.method, f.request.host = "GET", "api.openai.com"
+    f.request.path = "/v1/realtime?model=gpt-realtime&user=bob@corp.example.com"
+    f.request.headers["upgrade"] = "websocket"
+    f.response = None
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is not None and f.response.status_code >= 400 and b"EMAIL in url" in f.response.content

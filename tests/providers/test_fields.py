@@ -1,0 +1,60 @@
+"""The field vocabulary every provider shares (providers/fields.py): the fail-closed
+generic rule, the envelope keys, JSON Schema, shape and vocabulary dispatch. (The field
+audit against the SDKs is test_fields_coverage.py and its siblings.)"""
+
+from __future__ import annotations
+
+import json
+
+from disguiselib.core.jsonspan import SKIP, VALUES, Arr, Obj, transform
+from disguiselib.providers.fields import GENERIC, SCHEMA, Shape, Vocabulary, _obj
+
+
+def upper(rule_root, doc) -> dict:
+    """Every string the rule selects, upper-cased (keys too where the rule says)."""
+    new, _ = transform(json.dumps(doc), doc, rule_root, lambda v, rule: v.upper())
+    return json.loads(new)
+
+
+def test_generic_masks_every_key_and_value_whatever_it_is_called() -> None:
+    """An unknown field is read as whatever it holds (issue 15 case 1): `data`, `id` and
+    `type` included, and its keys too (a member's name may be an original)."""
+    doc = {"type": "t", "id": "i", "text": "x", "nested": [{"call_id": "c", "note": "n"}],
+           "blob": {"type": "image", "data": "b64"}, "key": "v"}  # fmt: skip
+    got = upper(GENERIC, doc)
+    assert got == {"TYPE": "T", "ID": "I", "TEXT": "X", "NESTED": [{"CALL_ID": "C", "NOTE": "N"}],
+                   "BLOB": {"TYPE": "IMAGE", "DATA": "B64"}, "KEY": "V"}  # fmt: skip
+    assert upper(GENERIC, {"data": "d"}) == {"DATA": "D"}
+
+
+def test_an_object_with_known_fields_skips_type_and_cache_control_not_unknown_members() -> None:
+    rule = _obj({"text": VALUES})
+    got = upper(rule, {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}, "other": "b"})
+    assert got == {"type": "text", "text": "A", "cache_control": {"type": "ephemeral"}, "OTHER": "B"}  # unknown: key too
+
+
+def test_schema_masks_names_and_prose_not_vocabulary() -> None:
+    schema = {"type": "object", "title": "t", "description": "d", "format": "email",
+              "properties": {"name": {"type": "string", "enum": ["a", {"k": "v"}], "description": "x"}},
+              "required": ["name"], "items": [{"type": "string", "default": "dv"}],
+              "dependencies": {"name": ["other"], "p2": {"properties": {"q": {"type": "string"}}}}}  # fmt: skip
+    got = upper(SCHEMA, schema)
+    assert got["type"] == "object" and got["format"] == "email"
+    assert got["title"] == "T" and got["description"] == "D"
+    assert list(got["properties"]) == ["NAME"] and got["properties"]["NAME"]["type"] == "string"
+    assert got["properties"]["NAME"]["enum"] == ["A", {"K": "V"}]  # user JSON: keys too
+    assert got["required"] == ["NAME"] and got["items"] == [{"type": "string", "default": "DV"}]
+    assert got["dependencies"] == {"NAME": ["OTHER"], "P2": {"properties": {"Q": {"type": "string"}}}}
+
+
+def test_shape_dispatches_on_the_json_type() -> None:
+    rule = Obj({"f": Shape(Obj({"a": SKIP}, default=VALUES), Arr(SKIP), VALUES)})
+    assert upper(rule, {"f": {"a": "x", "b": "y"}}) == {"f": {"a": "x", "b": "Y"}}
+    assert upper(rule, {"f": ["x"]}) == {"f": ["x"]}
+    assert upper(rule, {"f": "x"}) == {"f": "X"}
+
+
+def test_vocabulary_leaves_the_apis_words_and_masks_anything_else() -> None:
+    rule = Obj({"choice": Vocabulary(("auto", "none"))})
+    assert upper(rule, {"choice": "auto"}) == {"choice": "auto"}
+    assert upper(rule, {"choice": "my_tool"}) == {"choice": "MY_TOOL"}

@@ -1,0 +1,44 @@
+"""The exceptions and what may be shown of them (errors.py): our own messages never
+quote an original, so they are shown; anything else only by its type."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from disguiselib import errors
+
+
+@pytest.mark.parametrize(
+    "cls", [errors.MappingError, errors.MaskError, errors.NeverForward, errors.StreamError, errors.ScopeError,
+            errors.StateError, errors.LeakError],
+)  # fmt: skip
+def test_our_exceptions_are_shown_with_their_message(cls) -> None:
+    e = cls("names the rule, never the value")
+    assert isinstance(e, errors.DisguiseError)
+    assert errors.reason(e) == "names the rule, never the value"
+
+
+def test_never_forward_is_a_mask_error() -> None:
+    assert issubclass(errors.NeverForward, errors.MaskError)
+
+
+def test_any_other_exception_is_shown_by_its_type_only() -> None:
+    assert errors.reason(KeyError("bob@corp.example.com")) == "internal error (KeyError)"
+    assert errors.reason(ValueError("Acme Corp")) == "internal error (ValueError)"
+
+
+def test_log_internal_logs_the_type_at_error_and_the_traceback_at_debug(caplog) -> None:
+    log = logging.getLogger("disguise.test")
+    try:
+        raise KeyError("bob@corp.example.com")
+    except KeyError as e:
+        with caplog.at_level(logging.ERROR, logger="disguise.test"):
+            errors.log_internal(log, "masking", e)
+        assert caplog.text.strip().endswith("disguise: masking: internal error (KeyError)")
+        assert "bob@corp" not in caplog.text
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="disguise.test"):
+            errors.log_internal(log, "masking", e)
+        assert "Traceback" in caplog.text  # only at debug level

@@ -1,0 +1,149 @@
+"""The one path (pipeline.py): mask, then the leak check, for every request; one choice
+of a response's reverser, by path, label and content."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from anthropic_util import build_stream, read_stream
+from disguiselib import leakguard, pipeline
+from disguiselib.config import build_config
+from disguiselib.core.decoding import Decoded
+from disguiselib.errors import LeakError, MaskError, StreamError
+from disguiselib.providers import registry
+from disguiselib.providers.gemini_array import GeminiArrayStream
+from disguiselib.providers.gemini_stream import GeminiStream
+from disguiselib.providers.stream import BodyStream
+
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+patterns:
+  - name: EMAIL
+    regex: '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+'
+"""
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory):
+    d: Path = tmp_path_factory.mktemp("m")
+    (d / "m.yaml").write_text(MAPPING)
+    return build_config([str(d / "m.yaml")], False, [])
+
+
+def chat(content: str, **extra) -> bytes:
+    return json.dumps({"model": "m", "messages": [{"role": "user", "content": content}], **extra}).encode()
+
+
+def test_mask_request_masks_then_checks(cfg) -> None:
+    raw = chat("Acme Corp, bob@corp.example.com")
+    m = pipeline.mask_request(registry.OPENAI_CHAT, raw, cfg, "/v1/chat/completions", [("x-a", "1")])
+    assert json.loads(m.body)["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]"
+    assert m.session.placeholders == {"[EMAIL_1]": "bob@corp.example.com"}
+    same = chat("nothing")
+    assert pipeline.mask_request(registry.OPENAI_CHAT, same, cfg, "/v1/chat/completions", []).body is same
+
+
+@pytest.mark.parametrize(
+    ("body", "path", "headers", "where"),
+    [
+        (chat("x"), "/v1/chat/completions?user=bob@corp.example.com", [], "url"),
+        (chat("x"), "/v1/chat/completions", [("x-user", "bob@corp.example.com")], "header x-user"),
+    ],
+)
+def test_an_original_that_would_still_leave_is_a_leak_error(cfg, body, path, headers, where) -> None:
+    # (In the body the guard reads the masker's own table: they agree by construction,
+    # tests/providers/test_field_parity.py. What the masker never touches is the URL
+    # and the headers.)
+    with pytest.raises(LeakError, match=where.replace("$", r"\$").replace("?", r"\?")) as e:
+        pipeline.mask_request(registry.OPENAI_CHAT, body, cfg, path, headers)
+    assert "bob@" not in str(e.value) and "Acme" not in str(e.value)
+
+
+def test_what_cannot_be_masked_is_a_mask_error(cfg) -> None:
+    with pytest.raises(MaskError):
+        pipeline.mask_request(registry.OPENAI_CHAT, b"{not json", cfg, "/v1/chat/completions", [])
+    bedrock = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [
+        {"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
+    m = pipeline.mask_request(registry.BEDROCK_INVOKE, bedrock, cfg, "/model/m/invoke", [])
+    assert b"Zenith Labs" in m.body and b"Acme" not in m.body  # a Bedrock body, masked like any other
+    e = pipeline.mask_or_error(registry.OPENAI_CHAT, b"[]", cfg, "/v1/chat/completions", [])
+    assert isinstance(e, MaskError)
+    ok = pipeline.mask_or_error(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions", [])
+    assert isinstance(ok, pipeline.Masked)
+
+
+def test_a_disguise_the_client_typed_is_warned_about_without_quoting(cfg, caplog) -> None:
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        pipeline.mask_request(registry.OPENAI_CHAT, chat("we are Zenith Labs"), cfg, "/v1/chat/completions", [])
+    assert "already holds a disguise (at body $.messages[0].content)" in caplog.text
+    caplog.clear()
+    thinking = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "Zenith Labs", "signature": "s"}]}]}).encode()  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        pipeline.mask_request(registry.ANTHROPIC_MESSAGES, thinking, cfg, "/v1/messages", [])
+    assert caplog.text == ""  # signed thinking holds disguises by design
+
+
+def test_a_leak_check_that_fails_is_a_refusal(cfg, monkeypatch) -> None:
+    def boom(*a, **k):
+        raise RuntimeError("bob@corp.example.com")
+
+    monkeypatch.setattr(leakguard, "scan_request", boom)
+    hit = pipeline.leak_scan("/", [], b"{}", cfg.rules)
+    assert hit is not None and str(hit) == "internal error in RuntimeError"
+    with pytest.raises(LeakError, match="internal error"):
+        pipeline.mask_request(registry.OPENAI_CHAT, chat("x"), cfg, "/v1/chat/completions", [])
+
+
+def test_scan_unknown_looks_everywhere_and_an_undecodable_body_is_a_hit(cfg) -> None:
+    assert pipeline.scan_unknown("/v1/files", [], None, cfg.rules) is not None
+    assert pipeline.scan_unknown("/v1/files", [], b'{"a": "clean"}', cfg.rules) is None
+    body = json.dumps({"type": "thinking", "thinking": "Acme Corp"}).encode()
+    assert str(pipeline.scan_unknown("/v1/files", [], body, cfg.rules)) == "literal in body $.thinking"
+
+
+# -- the reverser -----------------------------------------------------------------------------
+
+
+def test_reverser_for_picks_by_path_label_and_encoding(cfg) -> None:
+    r = cfg.rules.restorer({})
+    gem = registry.GOOGLE_GEMINI
+    arr = "/v1beta/models/g:streamGenerateContent"
+    assert type(pipeline.reverser_for(gem, r, "application/json", arr)) is GeminiArrayStream
+    assert type(pipeline.reverser_for(gem, r, "text/event-stream", arr + "?alt=sse")) is GeminiStream
+    assert pipeline.reverser_for(gem, r, "application/json", "/v1beta/models/g:generateContent") is None
+    whole = pipeline.reverser_for(gem, r, "application/json", "/v1beta/models/g:generateContent", buffered=True)
+    assert isinstance(whole, BodyStream)
+    api = registry.ANTHROPIC_MESSAGES
+    assert pipeline.reverser_for(api, r, "application/problem+json") is None  # buffered, restored whole
+    assert isinstance(pipeline.reverser_for(api, r, "text/event-stream"), BodyStream)
+    assert isinstance(pipeline.reverser_for(api, r, ""), BodyStream)  # told by content
+    assert isinstance(pipeline.reverser_for(api, r, "text/event-stream", encoding="gzip"), Decoded)
+    with pytest.raises(StreamError, match="'compress'"):
+        pipeline.reverser_for(api, r, "text/event-stream", encoding="compress")
+    rev = pipeline.reverser_for(api, r, "text/event-stream")
+    assert rev is not None and pipeline.decoded(rev, "identity") is rev
+
+
+def test_restore_whole_is_the_live_reverser_run_on_the_whole_body(cfg) -> None:
+    body = build_stream([("text", ["Zenith Labs and ", "[EMAIL_1]"])])
+    ph = {"[EMAIL_1]": "bob@corp.example.com"}
+    api = registry.ANTHROPIC_MESSAGES
+    for ctype in ("text/event-stream", "application/json", ""):  # a stream, whatever the label
+        whole = pipeline.restore_whole(api, cfg.rules.restorer(ph), body, ctype, "/v1/messages")
+        live = pipeline.reverser_for(api, cfg.rules.restorer(ph), ctype, "/v1/messages", buffered=True)
+        assert live is not None
+        fed = b"".join(live.feed(body[i : i + 11]) for i in range(0, len(body), 11)) + live.flush()
+        assert whole == fed
+        assert read_stream(whole)[0][0]["text"] == "Acme Corp and bob@corp.example.com"
+    gz = pipeline.restore_whole(api, cfg.rules.restorer(ph), gzip.compress(body), "text/event-stream", encoding="gzip")
+    assert read_stream(gz)[0][0]["text"] == "Acme Corp and bob@corp.example.com"
+    doc = b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}'
+    assert json.loads(pipeline.restore_whole(api, cfg.rules.restorer({}), doc, "text/event-stream"))["content"][0][
+        "text"] == "Acme Corp"  # fmt: skip
