@@ -93,3 +93,28 @@ def test_recorded_count_tokens_and_its_invoke_form() -> None:
 def test_model_id_forms(path: str, name: str) -> None:
     api = recognise("POST", path)
     assert api is not None and api.name == name and api.signed
+
+
+def test_a_document_of_a_text_format_is_masked_inside_and_binary_ones_are_not() -> None:
+    """Converse `document.source.bytes` is base64 of a file in `format`: the model reads
+    txt, csv, md and html decoded, so an original in one must not leave; pdf and the
+    office formats pass byte-identical. The leak guard reads the same table."""
+    from base64 import b64decode, b64encode
+
+    from disguiselib import leakguard
+
+    api = recognise("POST", "/model/anthropic.claude-3-haiku/converse")
+
+    def block(fmt: str, text: str) -> dict:
+        return {"document": {"format": fmt, "name": "notes", "source": {"bytes": b64encode(text.encode()).decode()}}}
+
+    text_formats = ["txt", "csv", "md", "html"]
+    content = [{"text": "read these"}, *(block(f, f"Acme Corp, {f}") for f in text_formats), block("pdf", "Acme Corp")]
+    raw = json.dumps({"messages": [{"role": "user", "content": content}]}).encode()
+    assert str(leakguard.scan_body(raw, RULES, api)).startswith("literal in body $.messages[0].content[1].document")
+    new, _ = mask_body(raw, api.request_rule, RULES)
+    got = json.loads(new)["messages"][0]["content"]
+    for f, b in zip(text_formats, got[1:5], strict=True):
+        assert b64decode(b["document"]["source"]["bytes"]).decode() == f"Zenith Labs, {f}"
+    assert got[5] == content[5]  # binary: as it came
+    assert leakguard.scan_body(new, RULES, api) is None

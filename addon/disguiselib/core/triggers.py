@@ -10,7 +10,8 @@ events around those positions are parsed.
 The patterns are byte strings that every event which needs work must contain, in its
 raw JSON form (an event that needs none may contain them too: that only costs a parse):
 
-- a whole disguise (ASCII without `"`, `\\` or controls: the same raw and decoded);
+- a whole disguise, in its raw JSON form (`raw_text`; a disguise is ASCII without `"`,
+  `\\` or controls: the same raw and decoded);
 - a proper prefix of a disguise that ends a JSON string value: the prefix, the closing
   quote, and what can follow a value (`,` `}` `]` or whitespace; never `:`, so keys
   such as `"text"` do not count). The next delta of that channel may complete it, so the
@@ -43,6 +44,8 @@ match lies in the same event).
 
 from __future__ import annotations
 
+import json
+
 import ahocorasick_rs
 
 # What can follow a JSON string value: never `:` (that is a key).
@@ -64,6 +67,15 @@ def raw_forms(c: str) -> list[bytes]:
     return [c.encode("ascii")]
 
 
+def raw_text(d: str) -> bytes:
+    """d as it appears in a JSON string on the wire without `\\u` or `\\/` escapes (which
+    are triggers by themselves): short escapes for `"`, `\\` and controls, UTF-8 for
+    the rest. A shipped disguise is ASCII without those (mappings.py), so this is d."""
+    if d.isascii() and d.isprintable() and '"' not in d and "\\" not in d:
+        return d.encode("ascii")
+    return json.dumps(d, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+
+
 def _value_end(prefix: bytes) -> list[bytes]:
     return [prefix + b'"' + x for x in VALUE_END]
 
@@ -78,7 +90,7 @@ def rule_patterns(
     any), and whether it can begin with a non-ASCII character of the BMP."""
     pats: set[bytes] = set(_ESCAPES)
     for d in disguises:
-        b = d.encode("ascii")
+        b = raw_text(d)
         pats.add(b)
         for i in range(1, len(b)):
             pats.update(_value_end(b[:i]))

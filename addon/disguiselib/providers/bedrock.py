@@ -29,7 +29,7 @@ import json
 from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Obj, Rule
 from ..errors import MaskError
 from . import anthropic
-from .fields import GENERIC, SCHEMA
+from .fields import GENERIC, SCHEMA, media_text
 
 # -- requests ----------------------------------------------------------------------------
 
@@ -50,10 +50,40 @@ _VIDEO = Obj({"format": SKIP, "source": _MEDIA_SOURCE}, default=GENERIC)
 _DOC_SOURCE = _union(
     {"bytes": SKIP, "s3Location": _S3, "text": VALUES, "content": Arr(_union({"text": VALUES}))}
 )
-_DOCUMENT = Obj(
-    {"format": SKIP, "name": VALUES, "source": _DOC_SOURCE, "context": VALUES, "citations": SKIP},
-    default=GENERIC,
-)
+# A document's bytes are base64 of a file in `format`. The model reads the text formats
+# decoded (an original in a .txt must not leave): those are decoded, masked and encoded
+# again; the binary ones are never touched; a format Bedrock may add later is read as an
+# unknown field (decoded when its bytes are UTF-8 text).
+_DOC_MIME = {"txt": "text/plain", "csv": "text/csv", "md": "text/markdown", "html": "text/html"}
+_DOC_BINARY = frozenset({"pdf", "doc", "docx", "xls", "xlsx"})
+
+
+class _Document(Rule):
+    """A Converse document block, its source's `bytes` read by the block's `format`."""
+
+    string = True
+    kind = "unknown"
+
+    def __init__(self) -> None:
+        fields = {"format": SKIP, "name": VALUES, "context": VALUES, "citations": SKIP}
+        by = {"": GENERIC, **{f: SKIP for f in _DOC_BINARY}, **{f: media_text(m) for f, m in _DOC_MIME.items()}}
+        self._by = {
+            f: Obj({**fields, "source": _union({**_DOC_SOURCE.fields, "bytes": r})}, default=GENERIC)
+            for f, r in by.items()
+        }
+        self.fields = self._by["pdf"].fields  # the members (for the service-model test)
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        fmt = value.get("format")
+        return self._by.get(fmt if isinstance(fmt, str) and fmt in self._by else "", self._by[""]).resolve(value)
+
+    def __repr__(self) -> str:
+        return "Document"
+
+
+_DOCUMENT = _Document()
 _TOOL_USE = Obj({"toolUseId": SKIP, "name": VALUES, "input": USER, "type": SKIP}, default=GENERIC)
 _TOOL_RESULT_BLOCK = _union(
     {"text": VALUES, "json": USER, "image": _IMAGE, "document": _DOCUMENT, "video": _VIDEO}
