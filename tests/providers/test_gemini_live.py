@@ -211,3 +211,18 @@ def test_every_split_point_of_a_short_text(n: int) -> None:
         bounds = [0, *cuts, len(SHORT)]
         msgs = [gemini_text(SHORT[a:b]) for a, b in itertools.pairwise(bounds)] + [gemini_flag("turnComplete")]
         assert read_gemini(server(conn(), msgs))["model"] == r.text(SHORT)
+
+
+def test_a_text_blob_is_masked_inside_and_audio_is_not() -> None:
+    """realtimeInput blobs are generateContent's Blob: a text MIME type is what the model
+    reads decoded, so an original in it must not leave; audio passes byte-identical."""
+    c = Connection(GeminiLive, RULES)
+    text = base64.b64encode(b"notes on Acme Corp").decode()
+    audio = base64.b64encode(b"Acme Corp").decode()
+    msg = {"realtimeInput": {"mediaChunks": [{"mimeType": "text/plain", "data": text},
+                                             {"mimeType": "audio/pcm;rate=16000", "data": audio}]}}  # fmt: skip
+    r = client_frame(c, Frame(json.dumps(msg).encode()))
+    assert r.close is None
+    got = json.loads(r.frames[0].data)["realtimeInput"]["mediaChunks"]
+    assert base64.b64decode(got[0]["data"]) == b"notes on Zenith Labs"
+    assert got[1]["data"] == audio

@@ -12,9 +12,9 @@ every frame keeps its type). Field names are known in both spellings, like googl
 
 Client messages (one of): `setup` (systemInstruction, tools, generationConfig),
 `clientContent` (turns of Content), `realtimeInput` (`text`; audio, video and media
-chunks are base64 blobs: MEDIA), `toolResponse` (functionResponses), `contextUpdate`
-(systemInstruction, tools). A message with any other top-level field is unknown: it is
-scanned (realtime.Connection).
+chunks are base64 blobs: binary ones untouched, text ones read decoded), `toolResponse`
+(functionResponses), `contextUpdate` (systemInstruction, tools). A message with any
+other top-level field is unknown: it is scanned (realtime.Connection).
 
 Server messages (one of): `serverContent`, `toolCall` (functionCalls with their `args`:
 keys and values restored), `toolCallCancellation`, `setupComplete`, `goAway`,
@@ -37,11 +37,12 @@ from ..core.holdback import Window
 from ..core.jsonspan import SKIP, VALUES, Arr, Either, Obj, Rule
 from ..core.rules import Restorer, json_escape
 from ..errors import StreamError
-from .fields import GENERIC, MEDIA
+from .fields import GENERIC
 from .google import (
     _FUNCTION_CALL,
     _FUNCTION_RESPONSE,
     _GENERATION_CONFIG,
+    _INLINE_DATA,
     _RESP_PART,
     _TOOL,
     _TOOL_CONFIG,
@@ -55,7 +56,9 @@ from .restore import dumps, restore_doc, restore_fn
 
 # -- client messages -------------------------------------------------------------------------
 
-_BLOB = _obj({"data": MEDIA, "mimeType": SKIP, "displayName": VALUES})
+# A Blob, as in generateContent: base64 data untouched when its MIME type is binary,
+# decoded, masked and encoded again when it is text.
+_BLOB = _INLINE_DATA
 _SYSTEM = Either(VALUES, CONTENT)
 SETUP = _obj(
     {
