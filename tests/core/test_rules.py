@@ -1,10 +1,9 @@
 """The matchers against plain reference implementations of their semantics.
 
-The engine finds literals with Aho-Corasick, patterns with RE2 behind a set prefilter,
-and restores with another automaton, a placeholder regex, a trie hold regex and strip
-rules' prefix closures. Each test here states the semantics in the simplest code there
-is (Python's `re`, character by character, the `regex` module's partial matching) and
-checks the engine against it on random inputs.
+The engine finds literals with Aho-Corasick and patterns with RE2 behind a set
+prefilter. Each test here states the semantics in the simplest code there is (Python's
+`re`, character by character) and checks the engine against it on random inputs. The
+reverse matchers (the Restorer) are tested the same way in tests/core/test_restorer.py.
 """
 
 from __future__ import annotations
@@ -13,12 +12,11 @@ import json
 import re
 
 import pytest
-import regex  # test-only oracle: partial matching ("could this still grow into a match?")
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.core import linear, mappings, validators
-from disguiselib.core.rules import JSON, LITERALS, TEXT, VALUE, Rules, Session
+from disguiselib.core.rules import LITERALS, Rules, Session
 from disguiselib.errors import MappingError
 
 # -- forward: find() == the definition ------------------------------------------------
@@ -106,99 +104,6 @@ def test_offsets_are_characters_with_non_ascii_and_lone_surrogates() -> None:
     text = "\ud83dé😀b éé"
     assert R.find(text) == [("P0", 1, 2), (LITERALS, 3, 4), ("P0", 5, 7)]
     assert R.mask(text, Session()) == "\ud83d[P0_1]😀Q0 [P0_2]"
-
-
-# -- reverse: whole-text reversal == the definition ----------------------------------
-
-DISGUISES = {"nova": "NOVA-ORIG", "nova.cloud": "CLOUD-ORIG", "ab": "AB-ORIG", "bcd": "BCD-ORIG", "[x]": "BRACKET"}
-STRIP = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"
-R_REV = Rules(
-    mappings.from_dict(
-        {
-            "literals": {v: k for k, v in DISGUISES.items()},
-            "patterns": [{"name": "EMAIL", "regex": "[a-z]+@[a-z]+"}, {"name": "E", "regex": "e@e"}],
-            "strip": [{"regex": STRIP}],
-        }
-    )
-)
-ISSUED = {"[EMAIL_1]": "bob@corp", "[E_2]": 'q"\\'}
-_rev_piece = st.one_of(
-    st.sampled_from([*DISGUISES, *ISSUED, "[EMAIL_3]", "[[reply_to_current]]", "[[ reply_to:9 ]]", "[[reply_to:"]),
-    st.text(alphabet="abcdnov.[]_xEMAIL12 ", max_size=5),
-)
-rev_texts = st.lists(_rev_piece, max_size=10).map("".join)
-_STRIP_PARTIAL = regex.compile(f"(?:{STRIP})(?!)")
-
-
-def ref_restore(s: str, strip: bool, final: bool = True) -> str:
-    """Leftmost; at one start a disguise (the longest), then an issued placeholder,
-    then a strip match; a dangling unfinished strip match at the end is dropped."""
-    out = []
-    i = 0
-    strip_rx = re.compile(STRIP)
-    while i < len(s):
-        hits = [d for d in DISGUISES if s.startswith(d, i)]
-        if hits:
-            d = max(hits, key=len)
-            out.append(DISGUISES[d])
-            i += len(d)
-            continue
-        m = re.compile(r"\[(?:EMAIL|E)_[1-9][0-9]{0,8}\]").match(s, i)
-        if m is not None and m.group() in ISSUED:
-            out.append(ISSUED[m.group()])
-            i = m.end()
-            continue
-        if strip:
-            m = strip_rx.match(s, i)
-            if m is not None:
-                i = m.end()
-                continue
-            if final and _STRIP_PARTIAL.fullmatch(s, i, partial=True) is not None:
-                break  # the rest could only have become a strip match: dropped
-        out.append(s[i])
-        i += 1
-    return "".join(out)
-
-
-@given(rev_texts)
-@example("nova.clou")
-@example("abcd")
-@example("x[[reply_to:1")
-def test_whole_reversal_is_the_definition(s: str) -> None:
-    r = R_REV.restorer(ISSUED)
-    assert r.value(s) == ref_restore(s, strip=False)
-    assert r.text(s) == ref_restore(s, strip=True)
-
-
-@given(rev_texts)
-def test_hold_point_is_the_leftmost_unfinished_match(s: str) -> None:
-    """What a window holds is exactly the tail from the leftmost position where some
-    disguise, issued placeholder or strip match may still be in progress (after the
-    matches already completed)."""
-    r = R_REV.restorer(ISSUED)
-    out, h = r.run(s, TEXT, False, 0)
-    unfinished = {*DISGUISES, *ISSUED}
-    # every proper prefix of a disguise/placeholder, or of a strip match
-    def pending(t: str) -> bool:
-        return any(d.startswith(t) and d != t for d in unfinished) or _STRIP_PARTIAL.fullmatch(t, partial=True) is not None
-
-    assert h == len(s) or pending(s[h:])
-    # what goes out now is never taken back: it begins the final result
-    assert R_REV.restorer(ISSUED).text(s).startswith(out)
-
-
-def test_unissued_placeholder_stays_and_json_mode_escapes() -> None:
-    r = R_REV.restorer(ISSUED)
-    assert r.value("[EMAIL_3] [E_2]") == '[EMAIL_3] q"\\'
-    assert r.json_text('{"k": "[E_2]"}') == '{"k": "q\\"\\\\"}'
-    assert r.run("ab", JSON, True, -1)[0] == "ab"  # after a backslash: not a disguise
-    assert r.run("ab", VALUE, True, 0)[0] == "AB-ORIG"
-
-
-def test_restorer_counts_restored_and_stripped() -> None:
-    r = R_REV.restorer(ISSUED)
-    assert r.text("nova [[reply_to_current]] [EMAIL_1] [[reply_to:") == "NOVA-ORIG  bob@corp "
-    assert (r.restored, r.stripped) == (2, 2)
 
 
 @pytest.mark.parametrize(
