@@ -87,3 +87,20 @@ def test_recorded_json_array_with_injected_disguises(data) -> None:
     want, got = read_chunks(json.loads(up)), read_chunks(json.loads(out))
     assert got["text"] == {k: R.text(v) for k, v in want["text"].items()}
     assert got["thought"] == want["thought"] and got["signatures"] == want["signatures"]
+
+
+def test_every_pair_of_cuts_around_element_starts_gives_the_whole_result() -> None:
+    """Three reads, cut at every pair of points near where elements begin: an element
+    begun in one read and whose bytes carry over must not be replaced by the next read
+    as it came (the pieces' lengths can add up to the read's length while their bytes
+    are not the read's: a first element's `{"` was lost so)."""
+    body = to_array(build_chunks([("text", 0, "Zenith Labs said"), ("text", 0, " hello"), ("finish", 0, "alone")]))
+    want = read_chunks(json.loads(run(gemini_array.GeminiArrayStream, body)))
+    assert want["text"] == {0: "Acme Corp said hello"} and want["error"] is None
+    starts = [i for i in range(len(body)) if body[i : i + 1] == b"{" and body[i - 1 : i] in (b"[", b"\n", b" ")]
+    near = sorted({p for s in starts for p in range(s - 2, s + 4) if 0 < p < len(body)})
+    for a in near:
+        for b in near:
+            if a < b:
+                out = run(gemini_array.GeminiArrayStream, body, [body[:a], body[a:b], body[b:]])
+                assert read_chunks(json.loads(out)) == want, (a, b)

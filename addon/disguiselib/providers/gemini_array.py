@@ -32,6 +32,9 @@ class GeminiArrayStream(GeminiStream):
     def feed_stream(self, data: bytes) -> bytes:
         out: list[bytes] = []
         err: ArrayError | None = None
+        # an element begun in an earlier read: its first bytes are not in data, so the
+        # pieces of this read are not data even when their lengths add up to it
+        carried = self.arr.inside
         try:
             pieces = self.arr.feed(data)
         except ArrayError as e:  # what came before the bad byte still goes out
@@ -61,7 +64,7 @@ class GeminiArrayStream(GeminiStream):
         except Exception:
             self._partial = out  # what error_event must follow
             raise
-        if same and sum(map(len, out)) == len(data):
+        if same and not carried and sum(map(len, out)) == len(data):
             return data  # the read as it came: whole elements and separators only
         return b"".join(out)
 
