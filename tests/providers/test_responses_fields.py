@@ -337,7 +337,7 @@ def test_tools_built_in_namespaced_and_carried_by_items() -> None:
         {"type": "mcp", "server_label": "Acme Corp", "server_url": "https://mcp.example/Acme Corp",
          "headers": {"X-Acme Corp": "Bearer Acme Corp"}, "allowed_tools": ["acme_lookup"], "name": "Acme Corp"},
         {"type": "file_search", "vector_store_ids": ["vs_1"], "filters": {"type": "eq", "key": "k", "value": "Acme Corp"},
-         "ranking_options": {"file_id": "file_Acme Corp"}},
+         "ranking_options": {"file_id": "file_Acme Corp"}, "file_id": "file_Acme Corp"},
         {"type": "namespace", "name": "Acme Corp", "description": "Acme Corp", "tools": [
             {"type": "function", "name": "acme_lookup", "parameters": {"type": "object", "properties": {
                 "session_id": {"type": "string"}}}}]},
@@ -353,6 +353,7 @@ def test_tools_built_in_namespaced_and_carried_by_items() -> None:
     assert mcp["allowed_tools"] == ["crm_lookup"] and mcp["name"] == "Acme Corp"  # a built-in tool's name: the API's
     # its settings fail closed, but a file's id inside them is an id
     assert search["filters"]["value"] == "Zenith Labs" and search["ranking_options"]["file_id"] == "file_Acme Corp"
+    assert search["file_id"] == "file_Acme Corp"  # on the tool itself too
     assert ns["name"] == "Zenith Labs" and ns["description"] == "Zenith Labs"
     assert ns["tools"][0]["name"] == "crm_lookup" and list(ns["tools"][0]["parameters"]["properties"]) == ["thread_id"]
     assert out["input"][0]["tools"] == [{"type": "custom", "name": "crm_lookup", "description": "Zenith Labs"}]

@@ -117,9 +117,11 @@ class Restorer:
 
     def run(self, buf: str, mode: int, final: bool, esc: int) -> tuple[str, int]:
         """Restore buf. Returns (output, h): the restored text of buf[:h], and h, where
-        buf[h:] must be held back because a match may still be in progress there (h ==
-        len(buf) when final). With final, a dangling partial strip match at the end is
-        dropped (TEXT). esc is the JSON escape state at buf's start (JSON mode)."""
+        buf[h:] must be held back because a match may still be in progress there. With
+        final nothing is held (h == len(buf)), except in TEXT mode a dangling partial
+        strip match at the end (half a tag of a truncated stream): h is its start and
+        buf[h:] is dropped, never shown. esc is the JSON escape state at buf's start
+        (JSON mode)."""
         edits, h = self._edits(buf, mode, final, esc)
         if not edits:
             return (buf if h == len(buf) else buf[:h]), h

@@ -127,7 +127,7 @@ _RESPONSES_TOOL = Typed(
     # Built-in tools (web_search, file_search, mcp, shell, ...): their settings (server
     # URLs, domains, authorization) fail closed, their fixed names stay; at any depth, ids
     # of files are ids, header names and a skill's base64 source the client's own.
-    default=_obj({"name": META, "headers": _HEADERS}, Within({
+    default=_obj({"name": META, "headers": _HEADERS, "file_id": ID}, Within({
         "type": META, "file_id": ID, "headers": _HEADERS, "source": Media("data", ("media_type",), {"type": META}),
     })),
 )  # fmt: skip
