@@ -28,6 +28,7 @@ import base64
 import binascii
 import json
 import re
+from abc import abstractmethod
 
 from ..core import eventstream, jsonspan
 from ..core.eventstream import Frame
@@ -112,8 +113,9 @@ class FrameStream(SSEStream):
     def on_event(self, ev: Event) -> list[bytes]:  # SSE events never reach a frame stream
         raise StreamError("an SSE event in an AWS event stream")
 
+    @abstractmethod
     def on_frame(self, fr: Frame) -> list[bytes]:
-        raise NotImplementedError
+        """One whole frame restored: the frames to send in its place."""
 
     def error_event(self, message: str) -> bytes:
         return exception_frame(message)

@@ -22,6 +22,7 @@ import binascii
 import codecs
 import functools
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote_to_bytes
@@ -128,17 +129,17 @@ def _b64encode(raw: bytes, style: _B64Style) -> str:
     return s if style.padded else s.rstrip("=")
 
 
-class Codec:
+class Codec(ABC):
     """How a string holds text: decode() gives the text (None: binary, passes as it
     came), encode() puts a changed text back in the string's own style."""
 
     kind = "media-text"
 
-    def decode(self, value: str) -> tuple[str, object] | None:
-        raise NotImplementedError
+    @abstractmethod
+    def decode(self, value: str) -> tuple[str, object] | None: ...
 
-    def encode(self, text: str, state: object) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def encode(self, text: str, state: object) -> str: ...
 
     def transform(self, value: str, fn: Callable[[str], str]) -> str:
         """value with its text passed through fn (value itself when nothing changed or
