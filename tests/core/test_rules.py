@@ -235,3 +235,22 @@ def test_a_pattern_hyperscan_refuses_is_still_found_beside_ordinary_ones(tmp_pat
         assert [n for n, _, _ in r.find("bb7")] == ["B"]
     finally:
         linear._hyperscan.cache_clear()
+
+
+def test_rejected_candidates_reaching_far_are_refused_not_scanned_in_quadratic_time() -> None:
+    """Every `y0_` of `_y0_abcdefgh...` starts a Yandex OAuth token candidate whose match
+    reaches the end of the run, and each is rejected (no upper case): searching again
+    one character further each time took 3 s for 24 kB and 45 s for 96 kB. Past a limit
+    (16 bytes of rejected candidates per byte of text) the text is refused instead."""
+    import time
+
+    from disguiselib.config import build_config
+    from disguiselib.errors import MaskError
+
+    rules = build_config([], True, []).rules
+    t = time.perf_counter()
+    with pytest.raises(MaskError, match="YANDEX_CLOUD_KEY: .* linear time"):
+        rules.find("_y0_abcdefgh" * 2000)
+    assert time.perf_counter() - t < 30  # refused, not scanned for minutes (reverted: no raise)
+    # rejected candidates that do not reach far are searched as before
+    assert rules.find("x_y0_abc " * 2000) == []

@@ -529,6 +529,27 @@ def test_guard_rechecks_a_body_changed_after_masking(addon) -> None:
     assert f2.response is not None and b"leak guard" in f2.response.content
 
 
+def test_a_recheck_that_fails_refuses_the_request(addon, monkeypatch) -> None:
+    """The Guard's own scan raising (a text that cannot be scanned in linear time, a
+    bug) is a refusal: an exception escaping a hook lets mitmproxy forward the flow."""
+    from disguiselib.errors import MaskError
+    from disguiselib.mitm import guard as guard_mod
+
+    a, _ = addon
+    g, _ = guard_of(a)
+    f = messages_flow(BODY)
+    a.requestheaders(f)
+    a.request(f)
+    f.request.content = f.request.content.replace(b"Zenith Labs", b"Zenith Lab")  # another addon
+
+    def broken(*args):
+        raise MaskError("cannot be scanned")
+
+    monkeypatch.setattr(guard_mod, "leak_scan", broken)
+    g.request(f)
+    assert f.response is not None and f.response.status_code == 400 and b"leak guard" in f.response.content
+
+
 def test_mitmweb_ui_is_not_reachable_through_the_proxy(addon) -> None:
     """mitmweb 11.0 has no token: a proxy client asking for 127.0.0.1:<web_port> would
     read every flow, originals included (CVE-2025-23217). The Guard closes it."""

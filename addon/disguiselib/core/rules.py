@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import ahocorasick_rs
 
+from ..errors import MaskError
 from . import linear, triggers, validators
 from .mappings import MappingSet, Pattern
 from .restorer import JSON, TEXT, VALUE, Restorer, compile_strip, strip_starts
@@ -381,7 +382,8 @@ class Rules:
         text = decode(b) if active and any(pats[i].opts for i in active) else None
         if text is not None and len(text) != len(b):
             text = None  # offsets differ: options decode slices instead
-        nxt = {i: self._next(pats[i], b, 0, text) for i in active}
+        spent = [0, 16 * n + 65536]  # rejected candidates' bytes, and the most allowed
+        nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
         out: list[tuple[str, int, int]] = []
         li = 0
         pos = 0
@@ -410,13 +412,21 @@ class Rules:
             for i in active:
                 m = nxt[i]
                 if m is not None and m[0] < pos:
-                    nxt[i] = self._next(pats[i], b, pos, text)
+                    nxt[i] = self._next(pats[i], b, pos, text, spent)
         return out
 
     @staticmethod
-    def _next(p: _Pattern, b: bytes, pos: int, text: str | None) -> tuple[int, int] | None:
+    def _next(p: _Pattern, b: bytes, pos: int, text: str | None, spent: list[int]) -> tuple[int, int] | None:
         """The byte span pattern p masks next at or after byte pos, or None (text: b
-        decoded, when it is ASCII)."""
+        decoded, when it is ASCII).
+
+        A rejected candidate makes the search start again one character further, and a
+        pattern with an unbounded repetition can then meet the same long run again and
+        again (`_y0_abcdefgh` repeated: every `y0_` is a Yandex token's start whose match
+        reaches the end of the run, and each is rejected): quadratic time, a 96 kB
+        string took 45 s. spent counts the bytes of the rejected candidates of one text
+        against a limit of 16 bytes per byte of text (+64 KiB); past it the text is
+        refused (MaskError) rather than scanned for minutes."""
         n = len(b)
         while pos <= n:
             if p.opts is None:
@@ -435,6 +445,12 @@ class Rules:
                     got = _accept(p.opts, spans, b, text)
                     if got is not None:
                         return got
+                    spent[0] += spans[0][1] - start
+                    if spent[0] > spent[1]:
+                        raise MaskError(
+                            f"pattern {p.name}: a string of {n} bytes holds more candidates that its rule "
+                            "rejects, each reaching far, than can be checked in linear time"
+                        )
             # an empty or rejected match: go on one character further
             pos = start + 1
             while pos < n and (b[pos] & 0xC0) == 0x80:

@@ -132,7 +132,11 @@ class Guard:
             body = r.get_content(strict=False) or b""
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
             return self._recheck_off_loop(flow, rec, (r.path, headers, body, cfg.rules, rec.api))
-        self._leak_verdict(flow, rec, leak_scan(r.path, headers, body, cfg.rules, rec.api))
+        try:
+            hit = leak_scan(r.path, headers, body, cfg.rules, rec.api)
+        except Exception as e:  # noqa: BLE001 - the check failing is a refusal too (an exception
+            hit = leakguard.Hit("internal error", type(e).__name__)  # here would let mitmproxy forward)
+        self._leak_verdict(flow, rec, hit)
         return None
 
     async def _recheck_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, args: tuple) -> None:
