@@ -238,19 +238,33 @@ def test_a_pattern_hyperscan_refuses_is_still_found_beside_ordinary_ones(tmp_pat
 
 
 def test_rejected_candidates_reaching_far_are_refused_not_scanned_in_quadratic_time() -> None:
-    """Every `y0_` of `_y0_abcdefgh...` starts a Yandex OAuth token candidate whose match
-    reaches the end of the run, and each is rejected (no upper case): searching again
-    one character further each time took 3 s for 24 kB and 45 s for 96 kB. Past a limit
-    (16 bytes of rejected candidates per byte of text) the text is refused instead."""
+    """Every `y0_` of `_y0_abcdefgh...` starts a candidate of an unbounded rule whose
+    match reaches the end of the run, and each is rejected (no upper case): searching
+    again one character further each time took 3 s for 24 kB and 45 s for 96 kB with the
+    shipped Yandex rule as it was. Past a limit (16 bytes of rejected candidates per byte
+    of text) the text is refused instead."""
     import time
 
-    from disguiselib.config import build_config
     from disguiselib.errors import MaskError
 
-    rules = build_config([], True, []).rules
+    rules = _opt_rules({"name": "OAUTH", "regex": r"(?:^|[^A-Za-z0-9])(?P<k>y[0-3]_[A-Za-z0-9_-]{55,})",
+                        "group": "k", "validator": "mixed"})  # fmt: skip
     t = time.perf_counter()
-    with pytest.raises(MaskError, match="YANDEX_CLOUD_KEY: .* linear time"):
+    with pytest.raises(MaskError, match="OAUTH: .* linear time"):
         rules.find("_y0_abcdefgh" * 2000)
     assert time.perf_counter() - t < 30  # refused, not scanned for minutes (reverted: no raise)
     # rejected candidates that do not reach far are searched as before
     assert rules.find("x_y0_abc " * 2000) == []
+
+
+def test_the_shipped_yandex_rule_is_bounded() -> None:
+    """The shipped rule bounds what a token may be (512 characters): the run above holds
+    no candidate at all, and a base64url run that holds `y0_` is not masked to its end."""
+    from disguiselib.config import build_config
+
+    rules = build_config([], True, []).rules
+    assert [x for x in rules.find("_y0_abcdefgh" * 2000) if x[0] == "YANDEX_CLOUD_KEY"] == []
+    token = "y0_AgAAAAAAbcDeFgHiJkLmNoPqRsTuVwXyZ0123456789AbCdEfGhIjKlMnOp"
+    assert rules.find(f"token: {token}\n") == [("YANDEX_CLOUD_KEY", 7, 7 + len(token))]
+    run = "x" + "aB3-" * 20_000
+    assert [x for x in rules.find(f"y0_{run} ") if x[0] == "YANDEX_CLOUD_KEY"] == []
