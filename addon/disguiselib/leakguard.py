@@ -52,21 +52,24 @@ def _label(label: str) -> str:
     return "literal" if label == LITERALS else label
 
 
-def spans(rules: Rules, text: str, context: tuple[str, str] | None = None) -> list[tuple[str, int, int]]:
+def spans(
+    rules: Rules, text: str, context: tuple[str, str] | None = None, memo: dict | None = None
+) -> list[tuple[str, int, int]]:
     """The spans masking would replace in text, read in context as Rules.mask_spans
-    reads it: (label, start, end) in text (a match reaching into the context is cut)."""
+    reads it: (label, start, end) in text (a match reaching into the context is cut).
+    memo: what Rules.prescan found in the texts it scanned (see scan_request)."""
     if context is None:
-        return rules.find(text)
+        return rules.find(text, memo)
     k, n = len(context[0]), len(text)
-    found = [(lab, a, b) for lab, a, b in rules.find(context[0] + text + context[1]) if b > k and a < k + n]
+    found = [(lab, a, b) for lab, a, b in rules.find(context[0] + text + context[1], memo) if b > k and a < k + n]
     if any(lab == LITERALS and (a < k or b > k + n) for lab, a, b in found):
-        return rules.find(text)  # mask_spans looks for literals in the text alone then
+        return rules.find(text, memo)  # mask_spans looks for literals in the text alone then
     return [(lab, max(a, k) - k, min(b - k, n)) for lab, a, b in found]
 
 
-def first(rules: Rules, text: str, context: tuple[str, str] | None = None) -> str | None:
+def first(rules: Rules, text: str, context: tuple[str, str] | None = None, memo: dict | None = None) -> str | None:
     """The label of the first span masking would replace in text (see spans), or None."""
-    found = spans(rules, text, context)
+    found = spans(rules, text, context, memo)
     return _label(found[0][0]) if found else None
 
 
@@ -85,20 +88,21 @@ def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
     return None
 
 
-def scan_json(doc: object, rules: Rules, table: Rule = GENERIC) -> Hit | None:
+def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | None = None) -> Hit | None:
     """The first original in a parsed document (fields.loads) among the strings, keys and
-    numbers the table says the masker masks (GENERIC: all of them)."""
+    numbers the table says the masker masks (GENERIC: all of them). memo: see
+    scan_request."""
     for f in walk(doc, table):
         r, v = f.rule, f.value
         where = ""
         if r is NUMBER:
             lab = first(rules, v)
         elif r.media is None and not r.json_text and not looks_like_json(v) and (r.kind != "unknown" or not sniff(v)):
-            lab = first(rules, v, context_of(f.key))  # plain text, as texts() would read it
+            lab = first(rules, v, context_of(f.key), memo)  # plain text, as texts() would read it
         else:
             lab = None
             for w, t, ctx in texts(v, r, f.key):
-                lab = first(rules, t, ctx)
+                lab = first(rules, t, ctx, memo)
                 if lab is not None:
                     where = w
                     break
@@ -125,13 +129,16 @@ def readings(body: bytes, api: Api | None, content_type: str = "") -> Iterator[b
         yield bodies.Reading("body", "", doc, api.request_rule)
 
 
-def scan_body(body: bytes, rules: Rules, api: Api | None = None, content_type: str = "") -> Hit | None:
-    """The first original in a decoded body read through api's table (see readings)."""
+def scan_body(
+    body: bytes, rules: Rules, api: Api | None = None, content_type: str = "", memo: dict | None = None
+) -> Hit | None:
+    """The first original in a decoded body read through api's table (see readings).
+    memo: see scan_request."""
     if not body:
         return None
     for r in readings(body, api, content_type):
         if r.doc is not None:
-            hit = scan_json(r.doc, rules, r.rule)
+            hit = scan_json(r.doc, rules, r.rule, memo)
             if hit is not None:
                 return Hit(hit.rule, f"{r.where} {hit.where}")
         elif not r.rule.skip:
@@ -189,13 +196,20 @@ def scan_request(
     rules: Rules,
     api: Api | None = None,
     content_type: str = "",
+    memo: dict | None = None,
 ) -> Hit | None:
     """URL, headers and body, in that order; the first hit or None. api: the API whose
-    table the body is read with; None for an endpoint nobody transforms (everything)."""
+    table the body is read with; None for an endpoint nobody transforms (everything).
+
+    memo: what one scan of the masker's texts found (Rules.prescan, handed on by
+    masking.mask_doc): a text it holds is not scanned again. For a text in it, memo says
+    exactly what a scan of that same text would say (its literal matches, the patterns
+    that may match), so the verdict cannot change; a text masking changed, or one the
+    masker did not read, is not in it and is scanned in full."""
     return (
         scan_url(path, rules)
         or scan_headers(headers, rules)
-        or (scan_body(body, rules, api, content_type) if body else None)
+        or (scan_body(body, rules, api, content_type, memo) if body else None)
     )
 
 

@@ -29,13 +29,14 @@ OFF_LOOP_BYTES = 64 * 1024
 
 
 def leak_scan(
-    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None
+    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None, scanned: dict | None = None
 ) -> leakguard.Hit | None:
     """The leak guard's scan of what is about to leave (URL, headers, body; body None:
     not looked at), the body read with api's field table (the one the masker read); a
-    failing check is a hit."""
+    failing check is a hit. scanned: what masking's one scan found per text
+    (leakguard.scan_request)."""
     try:
-        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers))
+        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers), scanned)
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
         log_internal(log, "leak guard", e)
         return leakguard.Hit("internal error", type(e).__name__)
@@ -63,8 +64,9 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
     ctype = content_type(headers)
     if cfg.disguises is not None:
         _warn_present_disguise(raw, cfg.disguises, api, ctype)
-    body, session = mask_request_body(raw, api, cfg.rules, ctype)
-    hit = leak_scan(path, headers, body, cfg.rules, api)
+    scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
+    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned)
+    hit = leak_scan(path, headers, body, cfg.rules, api, scanned)
     if hit is not None:
         raise LeakError(f"an original ({hit}) would have left unmasked")
     return Masked(body, session)

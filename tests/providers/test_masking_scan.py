@@ -168,3 +168,45 @@ def test_only_strings_with_candidates_are_masked() -> None:
     out, sess = mask_body(json.dumps(doc).encode(), MESSAGES_REQUEST, rules)
     assert calls == ["see Acme Corp"]
     assert b"Zenith Labs" in out and b"Acme Corp" not in out and sess.masked == 1
+
+
+def _guard(rules: Rules, body: bytes, scanned: dict | None) -> object:
+    from disguiselib.leakguard import scan_body
+    from disguiselib.providers.registry import ANTHROPIC_MESSAGES
+
+    try:
+        return scan_body(body, rules, ANTHROPIC_MESSAGES, "application/json", scanned)
+    except Exception as e:  # noqa: BLE001 - compared, not judged: the same either way
+        return type(e).__name__
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(), bodies(), st.booleans())
+def test_the_leak_guard_reusing_the_scan_says_what_a_scan_of_its_own_says(rules: Rules, raw: bytes, masked: bool) -> None:
+    """The leak guard reads the masked body with what masking's one scan found per text
+    (`scanned`): its verdict equals the guard's scanning every text itself, on the
+    masked body and on the client's body as it came (where every original is still in
+    place: the texts masking would change are in `scanned` too, so a memo that hid an
+    original would show here)."""
+    scanned: dict = {}
+    try:
+        out, _ = mask_body(raw, MESSAGES_REQUEST, rules, scanned)
+    except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
+        return
+    body = out if masked else raw
+    assert _guard(rules, body, scanned) == _guard(rules, body, None)
+
+
+def test_the_leak_guard_reusing_the_scan_still_finds_an_original_left_in_place() -> None:
+    """A masker that forgot a string (the body the client sent, checked with the memo
+    its masking made) is still refused, by the same rule."""
+    from disguiselib.core.mappings import from_dict
+
+    rules = Rules(from_dict({"literals": {"Acme Corp": "Zenith Labs"}, "patterns": [_PATTERNS[0]]}))
+    for text in ("see Acme Corp", "write to ab@cd.io"):
+        raw = _tool_result(text)
+        scanned: dict = {}
+        mask_body(raw, MESSAGES_REQUEST, rules, scanned)
+        assert scanned  # the scan's findings were handed on
+        hit = _guard(rules, raw, scanned)
+        assert hit is not None and hit == _guard(rules, raw, None)

@@ -44,20 +44,26 @@ def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 
 
-def mask_request_body(raw: bytes, api: _Api, rules: Rules, content_type: str = "") -> tuple[bytes, Session]:
+def mask_request_body(
+    raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None
+) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
-    or NotTransformed for a body the API's route does not transform after all."""
+    or NotTransformed for a body the API's route does not transform after all.
+    scanned: see mask_doc."""
     if api.request_body is not None:
         return api.request_body.mask(raw, content_type, rules)
-    return mask_body(raw, api.request_rule, rules)
+    return mask_body(raw, api.request_rule, rules, scanned)
 
 
-def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[bytes, Session]:
+def mask_body(
+    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None
+) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
     the request already holds. root None: a request whose body the provider does not
-    read as model input (a retrieval); it goes out as it came. Raises MaskError."""
+    read as model input (a retrieval); it goes out as it came. Raises MaskError.
+    scanned: see mask_doc."""
     if root is None:
         return raw, Session()
     s, doc = jsonspan.parse(raw)
@@ -65,7 +71,7 @@ def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[byt
         raise MaskError("body is not a JSON object")
     session = Session(present_placeholders(s, rules))
     try:
-        new, changed = mask_doc(s, doc, root, rules, session)
+        new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned)
     except (KeyError, IndexError, TypeError) as e:
         # The raw walk and json.loads disagree only where an object repeats a key with
         # values of different shapes: which one the provider reads is not ours to guess.
@@ -76,7 +82,8 @@ def mask_body(raw: bytes, root: jsonspan.Rule | None, rules: Rules) -> tuple[byt
 
 
 def mask_doc(
-    s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False
+    s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
+    scanned: dict | None = None,
 ) -> tuple[str, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -88,7 +95,10 @@ def mask_doc(
     in which a candidate was found (and those that cannot be scanned: a lone surrogate)
     are masked, exactly as mask_fn masks one string, in order (placeholders number by
     first appearance), and what the scan found is not looked for again. every: mask
-    every string without the scan (the reference the scan is tested against)."""
+    every string without the scan (the reference the scan is tested against).
+    scanned: a dict that receives what the scan found per text (the memo of
+    Rules.prescan), for the leak guard's look at the masked body (leakguard.scan_request):
+    the texts masking left as they were need no second scan."""
     if rules.is_empty:
         return s, 0
     toks: list[tuple[str, jsonspan.Rule]] = []
@@ -107,6 +117,8 @@ def mask_doc(
             owner.extend([t] * (len(pieces) - n))
         marked, memo = rules.prescan(pieces)
         hot = sorted({owner[k] for k in marked})
+        if scanned is not None:
+            scanned.update(memo)
     fn = mask_fn(rules, session, None if every else memo)
     edits: list[tuple[int, int, str]] = []
     for t in hot:
