@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib.core import jsonspan, mappings
-from disguiselib.core.rules import Rules, Session
+from disguiselib.core.rules import Found, Rules, Session
 from disguiselib.errors import MaskError
 from disguiselib.providers.anthropic import MESSAGES_REQUEST
 from disguiselib.providers.masking import mask_body, mask_doc, present_placeholders
@@ -110,6 +110,8 @@ def _both(rules: Rules, raw: bytes) -> tuple[object, object]:
         return ("", {}, {}), ("", {}, {})
     out = []
     for every in (False, True):
+        if every:  # the reference: nothing remembered from the run before it (Found)
+            rules.found = Found(limit=0)
         sess = Session(present_placeholders(s, rules))
         try:
             new, _ = mask_doc(s, doc, MESSAGES_REQUEST, rules, sess, every=every)
@@ -194,7 +196,9 @@ def test_the_leak_guard_reusing_the_scan_says_what_a_scan_of_its_own_says(rules:
     except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
         return
     body = out if masked else raw
-    assert _guard(rules, body, scanned) == _guard(rules, body, None)
+    got = _guard(rules, body, scanned)
+    rules.found = Found(limit=0)  # the reference scans everything itself
+    assert got == _guard(rules, body, None)
 
 
 def test_the_leak_guard_reusing_the_scan_still_finds_an_original_left_in_place() -> None:
@@ -209,4 +213,34 @@ def test_the_leak_guard_reusing_the_scan_still_finds_an_original_left_in_place()
         mask_body(raw, MESSAGES_REQUEST, rules, scanned)
         assert scanned  # the scan's findings were handed on
         hit = _guard(rules, raw, scanned)
+        rules.found = Found(limit=0)
         assert hit is not None and hit == _guard(rules, raw, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rule_sets(), st.lists(bodies(), min_size=1, max_size=4), st.integers(0, 4))
+def test_a_body_met_again_is_masked_as_the_first_time(rules: Rules, raws: list[bytes], limit: int) -> None:
+    """What a rule set remembers of the texts it met (Rules.found: a conversation sends
+    its history again at every turn) changes nothing: bodies masked one after the other,
+    each twice, by one rule set (a small memory: generations swap often; 0: none) give
+    what a rule set that remembers nothing gives, and what the leak guard says of each
+    is what it says remembering nothing."""
+    rules.found = Found(limit=limit, span_limit=2 * limit)
+    fresh = Rules(rules.mappings)
+    fresh.found = Found(limit=0)
+    for raw in [*raws, *raws]:
+        try:
+            s, doc = jsonspan.parse(raw)
+        except Exception:  # noqa: BLE001 - a lone surrogate raw in UTF-8 is no body
+            continue
+        got = []
+        for r in (rules, fresh):
+            sess = Session(present_placeholders(s, r))
+            try:
+                new, _ = mask_doc(s, doc, MESSAGES_REQUEST, r, sess)
+            except MaskError as e:
+                got.append(str(e))
+                continue
+            got.append((new, sess.placeholders, sess.counts, _guard(r, new.encode("utf-8", "surrogatepass"), None),
+                        _guard(r, raw, None)))  # fmt: skip
+        assert got[0] == got[1]

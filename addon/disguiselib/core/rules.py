@@ -27,6 +27,7 @@ stream's output cannot depend on how it was cut.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -55,6 +56,16 @@ def _automaton(cls, keys: list, total: int):
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
 LITERALS = "literals"  # the label of every literal in counts and find()
+_NOTHING: tuple = ((), ())  # a memo entry: no literal, no pattern may match
+
+
+class _Known:
+    """A memo entry: what find() found in this text when it was met before (Found)."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self, spans: tuple) -> None:
+        self.spans = spans
 
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
@@ -227,11 +238,64 @@ class _Pattern:
     opts: _Options | None = None
 
 
+class Found:
+    """What a rule set found in texts it met before: the digest (BLAKE2b, 128 bits) of a
+    text's UTF-8 bytes -> the byte spans `Rules.find` found in it (a tuple, empty for
+    none), so that a text met again is not scanned again.
+
+    A conversation is sent whole at every turn (a Claude Code request repeats the
+    history before it), so nearly every string of a request was in the one before. What
+    find() returns is a function of the rule set and the text alone, so remembering it
+    changes no answer; a digest stands for the text (never the text itself: no original
+    is kept), and two texts with one digest is a 2^-128 chance. Bounded: two
+    generations, the older dropped when the newer holds `limit` texts or `span_limit`
+    spans (about 100 bytes a text and 80 a span: some 10 MB at most by default). Shared
+    by every flow's thread: a dict's get and set are atomic, and the swap can at worst
+    forget some."""
+
+    __slots__ = ("limit", "span_limit", "_new", "_old", "_spans", "hits")
+
+    def __init__(self, limit: int = 20_000, span_limit: int = 50_000) -> None:
+        self.limit = limit
+        self.span_limit = span_limit
+        self._new: dict[bytes, tuple] = {}
+        self._old: dict[bytes, tuple] = {}
+        self._spans = 0  # spans held by _new
+        self.hits = 0  # texts answered from memory (bench, tests)
+
+    @staticmethod
+    def digest(b: bytes) -> bytes:
+        return hashlib.blake2b(b, digest_size=16).digest()
+
+    def get(self, d: bytes) -> tuple | None:
+        got = self._new.get(d)
+        if got is None:
+            got = self._old.get(d)
+            if got is None:
+                return None
+            self.put(d, got)
+        self.hits += 1
+        return got
+
+    def put(self, d: bytes, spans: tuple) -> None:
+        if self.limit <= 0:
+            return
+        if len(self._new) >= self.limit or self._spans >= self.span_limit:
+            self._old, self._new, self._spans = self._new, {}, 0
+        self._new[d] = spans
+        self._spans += len(spans)
+
+    def clear(self) -> None:
+        self._new, self._old, self._spans = {}, {}, 0
+
+
 class Rules:
-    """Everything compiled from one MappingSet; shared by all flows, never mutated."""
+    """Everything compiled from one MappingSet; shared by all flows, never mutated but
+    for the memory of what it found in texts met before (`Found`)."""
 
     def __init__(self, ms: MappingSet) -> None:
         self.mappings = ms
+        self.found = Found()
         self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
         self.lit_reverse = {lit.disguise: lit.original for lit in ms.literals}
         self.pattern_names = tuple(p.name for p in ms.patterns)
@@ -310,41 +374,61 @@ class Rules:
         marks both). The patterns: the prefilter over each piece. A piece that is not
         UTF-8 (a lone surrogate) is marked and found exactly, later. The memo maps a
         piece's text to what find() would compute first for it (its literal matches and
-        the patterns that may match), so find() does not scan it again."""
+        the patterns that may match), so find() does not scan it again. A piece met
+        before (`self.found`) is not scanned: the memo holds what find() found in it."""
         hot: set[int] = set()
+        memo: dict[str, tuple[list, list[int]]] = {}
+        found = self.found
+        todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
         bs: list[bytes] = []
+        ds: list[bytes] = []
         for k, p in enumerate(pieces):
             try:
-                bs.append(p.encode("utf-8"))
+                x = p.encode("utf-8")
             except UnicodeEncodeError:
                 hot.add(k)
-                bs.append(b"")
+                continue
+            d = Found.digest(x)
+            known = found.get(d)
+            if known is not None:
+                if known:
+                    hot.add(k)
+                    memo[p] = _Known(known)
+                else:
+                    memo[p] = _NOTHING
+                continue
+            todo.append(k)
+            bs.append(x)
+            ds.append(d)
         starts = []
         pos = 0
         for x in bs:
             starts.append(pos)
             pos += len(x) + 1
-        lits: dict[int, list] = {}
+        lits: dict[int, list] = {}  # by position in todo
         crossing: set[int] = set()
-        if self._lit_ac is not None:
+        if self._lit_ac is not None and bs:
             for m in self._lit_ac.find_matches_as_indexes(b"\x00".join(bs)):
-                k = bisect.bisect_right(starts, m[1]) - 1
-                if m[2] <= starts[k] + len(bs[k]):
-                    lits.setdefault(k, []).append((m[0], m[1] - starts[k], m[2] - starts[k]))
+                j = bisect.bisect_right(starts, m[1]) - 1
+                if m[2] <= starts[j] + len(bs[j]):
+                    lits.setdefault(j, []).append((m[0], m[1] - starts[j], m[2] - starts[j]))
                 else:
-                    crossing.add(k)
+                    crossing.add(j)
                     crossing.add(bisect.bisect_right(starts, m[2] - 1) - 1)
         pf = self._prefilter
-        memo: dict[str, tuple[list, list[int]]] = {}
-        for k, x in enumerate(bs):
-            if k in hot or k in crossing:
+        for j, x in enumerate(bs):
+            k = todo[j]
+            if j in crossing:
                 hot.add(k)
                 continue
             active = sorted(pf.match(x, utf8=True)) if pf is not None and x else []
-            lk = lits.get(k, [])
+            lk = lits.get(j, [])
             if lk or active:
                 hot.add(k)
-            memo[pieces[k]] = (lk, active)
+                memo[pieces[k]] = (lk, active)
+            else:
+                memo[pieces[k]] = _NOTHING
+                found.put(ds[j], ())
         return hot, memo
 
     def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers:
@@ -363,7 +447,19 @@ class Rules:
         if not text:
             return []
         b = utf8(text)
-        spans = self._find_bytes(b, memo.get(text) if memo else None)
+        pre = memo.get(text) if memo else None
+        if pre is _NOTHING:
+            return []
+        if type(pre) is _Known:
+            spans = list(pre.spans)
+        else:
+            d = Found.digest(b)
+            known = self.found.get(d)
+            if known is not None:
+                spans = list(known)
+            else:
+                spans = self._find_bytes(b, pre)
+                self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
