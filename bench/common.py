@@ -25,6 +25,21 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
+def cold(rules, fn: Callable[[], object]) -> Callable[[], object]:
+    """fn as if the rule set met every text for the first time: what it remembers of
+    texts met before (Rules.found, which spares a conversation's next turn the scans of
+    its history) is forgotten before each call. Every masking figure is a first time
+    unless it says "next turn"."""
+
+    def run() -> object:
+        found = getattr(rules, "found", None)  # an older tree has none
+        if found is not None:
+            found.clear()
+        return fn()
+
+    return run
+
+
 def timeit(fn: Callable[[], object], reps: int, warm: int = 1) -> list[float]:
     """Wall times of reps calls of fn (after warm untimed calls), gc collected before each."""
     for _ in range(warm):

@@ -24,7 +24,7 @@ import time
 
 import report
 import streams
-from common import median
+from common import cold, median
 from context import Ctx
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args
 
@@ -138,9 +138,11 @@ def part_engine(c: Ctx) -> None:
                                "audio": base64.b64encode(random.Random(1).randbytes(24_000)).decode()}).encode())
     body = json.dumps({"model": "gpt", "input": [{"role": "user", "content": item["item"]["content"]}]}).encode()
     conn = Connection(OpenAIRealtime, R)
-    per_c = _per(lambda: [client_frame(conn, frame) for _ in range(n)], n, reps)
-    per_a = _per(lambda: [client_frame(conn, append) for _ in range(n)], n, reps)
-    per_b = _per(lambda: [masking.mask_body(body, openai_responses.RESPONSES_REQUEST, R) for _ in range(n)], n, reps)
+    # each message as if its text were new (the rules remember texts met before: cold)
+    per_c = _per(lambda: [cold(R, lambda: client_frame(conn, frame))() for _ in range(n)], n, reps)
+    per_a = _per(lambda: [cold(R, lambda: client_frame(conn, append))() for _ in range(n)], n, reps)
+    per_b = _per(lambda: [cold(R, lambda: masking.mask_body(body, openai_responses.RESPONSES_REQUEST, R))()
+                          for _ in range(n)], n, reps)  # fmt: skip
     masked = client_frame(conn, frame).frames[0].data
     problems = [f"original {o!r} left in the masked frame" for o in originals if o.encode() in masked]
     problems += [] if client_frame(conn, append).frames[0] is append else ["audio append changed"]

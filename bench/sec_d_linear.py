@@ -15,7 +15,7 @@ import time
 import bodies
 import report
 import streams
-from common import capped, first_diff, median, profile, timeit
+from common import capped, cold, first_diff, median, profile, timeit
 from context import Ctx
 from material import prose
 from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args
@@ -46,9 +46,23 @@ def part_body(c: Ctx) -> None:
         results = {}
         for label, R in (("mask, default patterns only", c.R_default), ("mask, 1000 literals + default", c.R_lit)):
             masked, sess = masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
-            t = median(timeit(lambda R=R, raw=raw: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
+            t = median(timeit(cold(R, lambda R=R, raw=raw: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)), reps))
             results[label] = (masked, sess, t)
             rows.append((label, t, f"{sess.masked} replaced, {len(sess.placeholders)} placeholders"))
+        # the conversation's next turn: the same history and one exchange more, after the
+        # rules met this body (Rules.found: its strings are not scanned again)
+        nxt = next_turn(c, raw)
+        R = c.R_lit  # noqa: N806
+
+        def again(R=R, raw=raw, nxt=nxt) -> float:
+            R.found.clear()
+            masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
+            t0 = time.perf_counter()
+            masking.mask_body(nxt, anthropic.MESSAGES_REQUEST, R)
+            return time.perf_counter() - t0
+
+        t_next = median([again() for _ in range(reps)])
+        rows.append(("the next turn, 1000 literals + def.", t_next, f"{len(nxt) / 1e6:.2f} MB: this body + one exchange"))
         for label, t, note in rows:
             print(f"    {label:<32} {t * 1e3:>8.1f} ms  {t / t_loads:>6.1f}× json.loads  {len(raw) / t / 1e6:>6.1f} MB/s  {note}")
         ratio = results["mask, 1000 literals + default"][2] / t_loads
@@ -69,13 +83,25 @@ def part_body(c: Ctx) -> None:
         profile(lambda: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, c.R_lit), "mask, 1000 literals + default")
 
 
+def next_turn(c: Ctx, raw: bytes) -> bytes:
+    """raw (a /v1/messages body) as the conversation's next turn sends it: its messages
+    and one exchange more (a tool call and its result, ~60 kB), the rest the same."""
+    doc = json.loads(raw)
+    more, _ = bodies.build_request(c.seed + 99, 60_000, c.mat)
+    doc["messages"].extend(json.loads(more)["messages"][-2:])
+    return json.dumps(doc).encode()
+
+
 def part_request_path(c: Ctx) -> None:
     """The 1 MB body through mitmdump: from the first byte sent until the answer to it
     arrives, which the fake provider sends the moment it holds the whole body (one tiny
-    event), addon against plain mitmdump, interleaved; 1,000 literals + defaults."""
+    event), addon against plain mitmdump, interleaved; 1,000 literals + defaults. Each
+    run sends a body of its own (the addon remembers texts it met: Rules.found); then
+    the conversation's next turn, timed after the turn before it went through."""
     runs = 3 if c.quick else 7
     tmp = tmpdir()
     body, _ = bodies.build_request(c.seed + 1, 1_000_000, c.mat)
+    fresh = [bodies.build_request(c.seed + 101 + i, 1_000_000, c.mat)[0] for i in range(runs)]
     up = Upstream([], per_write=1)
     mdir = mappings_dir(tmp, "lit", c.literals)
     md: dict[str, Mitmdump] = {}
@@ -86,14 +112,28 @@ def part_request_path(c: Ctx) -> None:
         cls = {k: Client(m.wait()) for k, m in md.items()}
         for cl in cls.values():  # warm-up: the first masking builds what it needs once
             cl.post(body, 1, headers={"x-bench-stream": "tiny"})
+        todo = {id(cl): list(fresh) for cl in cls.values()}  # each variant gets the same bodies, in order
         res = interleaved(cls, {k: m.pid for k, m in md.items()}, runs,
-                          lambda cl: cl.post(body, 1, headers={"x-bench-stream": "tiny"}))  # fmt: skip
+                          lambda cl: cl.post(todo[id(cl)].pop(), 1, headers={"x-bench-stream": "tiny"}))  # fmt: skip
         wall = {k: median(v["wall"]) for k, v in res.items()}
         ratio = wall["addon"] / wall["plain"]
         t, v = report.at_most(ratio, 1.5)
         print(f"  The {len(body) / 1e6:.2f} MB body through mitmdump until the provider holds it (it answers at once), "
-              f"median of {runs}: plain {wall['plain'] * 1e3:.1f} ms, addon {wall['addon'] * 1e3:.1f} ms; addon/plain "
-              f"{ratio:.2f} {report.figure('d', 'the 1 MB body through mitmdump until the provider holds it: addon/plain', f'{ratio:.2f}', t, v)}")  # fmt: skip
+              f"median of {runs}, a new body each run: plain {wall['plain'] * 1e3:.1f} ms, addon {wall['addon'] * 1e3:.1f} ms; "
+              f"addon/plain {ratio:.2f} {report.figure('d', 'the 1 MB body through mitmdump until the provider holds it: addon/plain', f'{ratio:.2f}', t, v)}")  # fmt: skip
+        # the next turn: each run sends a conversation's turn, then its next turn (timed)
+        turns = [(b, next_turn(c, b)) for b in fresh]
+        nxt_wall: dict[str, list[float]] = {k: [] for k in cls}
+        for before, after in turns:
+            for k, cl in cls.items():
+                cl.post(before, 1, headers={"x-bench-stream": "tiny"})
+                nxt_wall[k].append(cl.post(after, 1, headers={"x-bench-stream": "tiny"})[0])
+        nw = {k: median(v) for k, v in nxt_wall.items()}
+        nr = nw["addon"] / nw["plain"]
+        print(f"  The conversation's next turn through mitmdump (that body + one exchange, {len(turns[0][1]) / 1e6:.2f} MB, "
+              f"sent after the body before it), median of {runs}: plain {nw['plain'] * 1e3:.1f} ms, addon "
+              f"{nw['addon'] * 1e3:.1f} ms; addon/plain {nr:.2f} "
+              f"{report.figure('d', 'the next turn (1 MB of history + one exchange) through mitmdump: addon/plain', f'{nr:.2f}', '', '')}")  # fmt: skip
     finally:
         for cl in cls.values():
             cl.close()
