@@ -32,6 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bodies  # noqa: E402  (the request generator)
+from common import cold  # noqa: E402  (every figure a first time: the rules remember texts met before)
 import material  # noqa: E402
 import yaml  # noqa: E402
 
@@ -111,25 +112,25 @@ def main(argv: list[str] | None = None) -> None:
     for label, R in sets.items():
         masked, _ = masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)
         t_load = statistics.median(timeit(lambda: json.loads(raw), reps))
-        t_mask = statistics.median(timeit(lambda R=R: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R), reps))
-        t_guard = statistics.median(timeit(lambda R=R, m=masked: guard(m, R), reps))
+        t_mask = statistics.median(timeit(cold(R, lambda R=R: masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R)), reps))
+        t_guard = statistics.median(timeit(cold(R, lambda R=R, m=masked: guard(m, R)), reps))
         # what the addon runs: the guard reusing what masking's one scan found per text
         # (texts masking left as they were are not scanned again; pipeline.mask_request)
         scanned: dict = {}
         masking.mask_body(raw, anthropic.MESSAGES_REQUEST, R, scanned)
-        t_memo = statistics.median(timeit(lambda R=R, m=masked, sc=scanned: guard(m, R, sc), reps))
+        t_memo = statistics.median(timeit(cold(R, lambda R=R, m=masked, sc=scanned: guard(m, R, sc)), reps))
         # a body with no original in it (every text left as it was): the masked body, sent again
         again: dict = {}
         masking.mask_body(masked, anthropic.MESSAGES_REQUEST, R, again)
-        t_again = statistics.median(timeit(lambda R=R, m=masked: guard(m, R), reps))
-        t_again_memo = statistics.median(timeit(lambda R=R, m=masked, sc=again: guard(m, R, sc), reps))
+        t_again = statistics.median(timeit(cold(R, lambda R=R, m=masked: guard(m, R)), reps))
+        t_again_memo = statistics.median(timeit(cold(R, lambda R=R, m=masked, sc=again: guard(m, R, sc)), reps))
         memos.append(f"{label}: {t_again * 1e3:.1f} ms, with the scan memo {t_again_memo * 1e3:.1f} ms")
         clean_body = json.dumps(_without_signed(json.loads(masked))).encode()
         assert unknown(clean_body, R) is None  # walked whole
-        t_unknown = statistics.median(timeit(lambda R=R, b=clean_body: unknown(b, R), reps))
+        t_unknown = statistics.median(timeit(cold(R, lambda R=R, b=clean_body: unknown(b, R)), reps))
         turned = tuple(mappings.Literal(x.disguise, x.original, x.source) for x in R.mappings.literals)
         D = rules.Rules(mappings.MappingSet(literals=turned)) if turned else None
-        t_disg = statistics.median(timeit(lambda D=D: guard(raw, D), reps)) if D else 0.0
+        t_disg = statistics.median(timeit(cold(D, lambda D=D: guard(raw, D)), reps)) if D else 0.0
         clean = guard(masked, R)
         dirty = guard(raw, R)
         if clean is not None or dirty is None:
