@@ -62,10 +62,10 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
     the prefilter keeps a scratch space per thread)."""
     headers = list(headers)
     ctype = content_type(headers)
-    if cfg.disguises is not None:
-        _warn_present_disguise(raw, cfg.disguises, api, ctype)
     scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
     body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned)
+    if cfg.disguises is not None:
+        _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
     hit = leak_scan(path, headers, body, cfg.rules, api, scanned)
     if hit is not None:
         raise LeakError(f"an original ({hit}) would have left unmasked")
@@ -90,12 +90,18 @@ def mask_or_error(api: Api, raw: bytes, cfg: Config, path: str, headers: list[tu
         return e
 
 
-def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str) -> None:
+def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str, scanned: dict | None = None) -> None:
     """The client typed a disguise itself: the answer's copy of it will be restored to
     the original, indistinguishable from ours. Thinking and other untouched spans hold
     disguises by design (they went out masked and come back as they were) and are not
-    looked at."""
+    looked at. scanned: the texts masking read (its scan's memo, keyed by text), when it
+    read the body through the API's table: the disguises are looked for in those, in one
+    pass (Rules.prescan), and the body is walked again only to say where one is."""
     try:
+        if scanned:
+            hot, _ = disguises.prescan(list(scanned))
+            if not hot:
+                return
         hit = leakguard.scan_body(raw, disguises, api, ctype)
     except Exception:  # noqa: BLE001 - a warning only; masking decides the rest
         return

@@ -46,7 +46,8 @@ _PATTERNS = [
 
 _piece = st.one_of(
     st.sampled_from([*_LITERALS, "ab@cd.io", "secret42", "x 123", "password: abc", "phone 1234-5678",
-                     "keyABC", "to", "Acme", "é", "😀", "\ud83d", '"', "\\", "\n", " ", "/"]),  # fmt: skip
+                     "keyABC", "to", "Acme", "é", "😀", "\ud83d", '"', "\\", "\n", " ", "/",
+                     "Zenith Labs", "tk_one", "slashy", "LINEBRK"]),  # disguises a client may type  # fmt: skip
     st.text(alphabet="acdeiknoprstwxy@.:= 0123456789\"\\{}[],", max_size=8),
 )
 _text = st.lists(_piece, max_size=8).map("".join)
@@ -244,3 +245,26 @@ def test_a_body_met_again_is_masked_as_the_first_time(rules: Rules, raws: list[b
             got.append((new, sess.placeholders, sess.counts, _guard(r, new.encode("utf-8", "surrogatepass"), None),
                         _guard(r, raw, None)))  # fmt: skip
         assert got[0] == got[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(), bodies())
+def test_disguises_the_client_typed_are_found_in_the_texts_masking_read(rules: Rules, raw: bytes) -> None:
+    """The check for disguises a client typed itself (pipeline._warn_present_disguise)
+    looks for them in the texts masking read (its scan's memo) in one pass; the body is
+    walked again only to say where. It finds one exactly where the walk through the
+    API's table (leakguard.scan_body with the literals turned around) finds one."""
+    from disguiselib.core.mappings import Literal, MappingSet
+
+    turned = tuple(Literal(x.disguise, x.original, x.source) for x in rules.mappings.literals)
+    if not turned:
+        return
+    disguises = Rules(MappingSet(literals=turned))
+    disguises.found = Found(limit=0)
+    scanned: dict = {}
+    try:
+        mask_body(raw, MESSAGES_REQUEST, rules, scanned)
+    except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
+        return
+    hot, _ = disguises.prescan(list(scanned))
+    assert bool(hot) == (_guard(disguises, raw, None) is not None)
