@@ -32,9 +32,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bodies  # noqa: E402  (the request generator)
-from common import cold  # noqa: E402  (every figure a first time: the rules remember texts met before)
 import material  # noqa: E402
 import yaml  # noqa: E402
+from common import cold  # noqa: E402  (every figure a first time: the rules remember texts met before)
 
 from disguiselib import leakguard  # noqa: E402
 from disguiselib.core import mappings, rules  # noqa: E402

@@ -146,57 +146,6 @@ def test_prefilter_is_a_superset_of_the_exact_matches(text: str, a: int, b: int,
     assert exact <= set(_PREFILTER.match(data))
 
 
-_SHIPPED_RULES = Rules(_SHIPPED)
-
-
-@given(st.lists(st.tuples(st.sampled_from(_CORPUS), st.integers(0, 400), _noise, st.booleans()), min_size=1,
-                max_size=6), st.integers(0, 3))  # fmt: skip
-def test_what_the_rules_remember_of_a_text_is_what_they_find_in_it(parts, limit: int) -> None:
-    """Rules.find on texts met before (Rules.found: the digest of a text -> its spans)
-    answers what a scan of the text answers, for the shipped rules on the corpus'
-    positives, cut, with noise and non-ASCII characters (offsets in characters), each
-    text met twice, with generations swapping often."""
-    from disguiselib.core.rules import Found
-
-    _SHIPPED_RULES.found = Found(limit=limit, span_limit=3 * limit)
-    texts = [pre + text[a : a + 60] + ("é" if nonascii else "") for text, a, pre, nonascii in parts]
-    for t in texts + texts:
-        got = _SHIPPED_RULES.find(t)
-        fresh = _SHIPPED_RULES.found
-        _SHIPPED_RULES.found = Found(limit=0)
-        try:
-            assert got == _SHIPPED_RULES.find(t)
-        finally:
-            _SHIPPED_RULES.found = fresh
-
-
-def test_a_text_met_again_is_not_scanned_again() -> None:
-    from disguiselib.core.rules import Found
-
-    r = Rules(_SHIPPED)
-    r.found = Found()
-    calls = []
-    orig = r._find_bytes
-    r._find_bytes = lambda b, pre=None: calls.append(b) or orig(b, pre)  # type: ignore[method-assign]
-    text = "mail ops-team@example.com today, Müller"
-    first = r.find(text)
-    assert first and r.find(text) == first and r.find("nothing here") == [] and r.find("nothing here") == []
-    assert len(calls) == 2 and r.found.hits == 2
-
-
-def test_what_the_rules_remember_is_bounded_and_keeps_the_newest() -> None:
-    from disguiselib.core.rules import Found
-
-    f = Found(limit=2, span_limit=100)
-    for i in range(7):
-        f.put(bytes([i]), ())
-        assert f.get(bytes([i])) == () and f.get(bytes([max(0, i - 1)])) == ()  # the newest two, always
-    assert len(f._new) + len(f._old) <= 4 and f.get(bytes([0])) is None
-    f.put(b"x", tuple(("EMAIL", 0, 1) for _ in range(150)))  # too many spans: the next put starts a generation
-    f.put(b"y", ())
-    assert len(f._new) == 1 and f.get(b"x") is not None
-
-
 def test_prefilter_passes_everything_for_text_that_is_not_utf8() -> None:
     assert set(_PREFILTER.match("\ud83d a@b.example.com".encode("utf-8", "surrogatepass"))) == set(range(len(_SHIPPED_RX)))
 

@@ -22,7 +22,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib.core import jsonspan, mappings
-from disguiselib.core.rules import Found, Rules, Session
+from disguiselib.core.found import Found
+from disguiselib.core.rules import Rules, Session
 from disguiselib.errors import MaskError
 from disguiselib.providers.anthropic import MESSAGES_REQUEST
 from disguiselib.providers.masking import mask_body, mask_doc, present_placeholders

@@ -27,7 +27,6 @@ stream's output cannot depend on how it was cut.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from . import linear, triggers, validators
+from .found import NOTHING, Found, Known
 from .mappings import MappingSet, Pattern
 from .restorer import JSON, TEXT, VALUE, Restorer, compile_strip, strip_starts
 from .text import char_offsets, decode, json_escape, utf8
@@ -56,16 +56,6 @@ def _automaton(cls, keys: list, total: int):
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
 LITERALS = "literals"  # the label of every literal in counts and find()
-_NOTHING: tuple = ((), ())  # a memo entry: no literal, no pattern may match
-
-
-class _Known:
-    """A memo entry: what find() found in this text when it was met before (Found)."""
-
-    __slots__ = ("spans",)
-
-    def __init__(self, spans: tuple) -> None:
-        self.spans = spans
 
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
@@ -238,57 +228,6 @@ class _Pattern:
     opts: _Options | None = None
 
 
-class Found:
-    """What a rule set found in texts it met before: the digest (BLAKE2b, 128 bits) of a
-    text's UTF-8 bytes -> the byte spans `Rules.find` found in it (a tuple, empty for
-    none), so that a text met again is not scanned again.
-
-    A conversation is sent whole at every turn (a Claude Code request repeats the
-    history before it), so nearly every string of a request was in the one before. What
-    find() returns is a function of the rule set and the text alone, so remembering it
-    changes no answer; a digest stands for the text (never the text itself: no original
-    is kept), and two texts with one digest is a 2^-128 chance. Bounded: two
-    generations, the older dropped when the newer holds `limit` texts or `span_limit`
-    spans (about 100 bytes a text and 80 a span: some 10 MB at most by default). Shared
-    by every flow's thread: a dict's get and set are atomic, and the swap can at worst
-    forget some."""
-
-    __slots__ = ("limit", "span_limit", "_new", "_old", "_spans", "hits")
-
-    def __init__(self, limit: int = 20_000, span_limit: int = 50_000) -> None:
-        self.limit = limit
-        self.span_limit = span_limit
-        self._new: dict[bytes, tuple] = {}
-        self._old: dict[bytes, tuple] = {}
-        self._spans = 0  # spans held by _new
-        self.hits = 0  # texts answered from memory (bench, tests)
-
-    @staticmethod
-    def digest(b: bytes) -> bytes:
-        return hashlib.blake2b(b, digest_size=16).digest()
-
-    def get(self, d: bytes) -> tuple | None:
-        got = self._new.get(d)
-        if got is None:
-            got = self._old.get(d)
-            if got is None:
-                return None
-            self.put(d, got)
-        self.hits += 1
-        return got
-
-    def put(self, d: bytes, spans: tuple) -> None:
-        if self.limit <= 0:
-            return
-        if len(self._new) >= self.limit or self._spans >= self.span_limit:
-            self._old, self._new, self._spans = self._new, {}, 0
-        self._new[d] = spans
-        self._spans += len(spans)
-
-    def clear(self) -> None:
-        self._new, self._old, self._spans = {}, {}, 0
-
-
 class Rules:
     """Everything compiled from one MappingSet; shared by all flows, never mutated but
     for the memory of what it found in texts met before (`Found`)."""
@@ -365,7 +304,7 @@ class Rules:
         """No literal and no pattern: nothing to mask."""
         return self._lit_ac is None and not self._patterns
 
-    def prescan(self, pieces: list[str]) -> tuple[set[int], dict[str, tuple[list, list[int]]]]:
+    def prescan(self, pieces: list[str]) -> tuple[set[int], dict[str, object]]:
         """Where in many texts find() can find anything, in one go: (the indices of the
         pieces where some literal or pattern may match, a memo for find()).
 
@@ -377,7 +316,7 @@ class Rules:
         the patterns that may match), so find() does not scan it again. A piece met
         before (`self.found`) is not scanned: the memo holds what find() found in it."""
         hot: set[int] = set()
-        memo: dict[str, tuple[list, list[int]]] = {}
+        memo: dict[str, object] = {}  # a (literals, patterns) pair, NOTHING or Known
         found = self.found
         todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
         bs: list[bytes] = []
@@ -389,13 +328,10 @@ class Rules:
                 hot.add(k)
                 continue
             d = Found.digest(x)
-            known = found.get(d)
-            if known is not None:
+            if (known := found.get(d)) is not None:
+                memo[p] = Known(known) if known else NOTHING
                 if known:
                     hot.add(k)
-                    memo[p] = _Known(known)
-                else:
-                    memo[p] = _NOTHING
                 continue
             todo.append(k)
             bs.append(x)
@@ -427,7 +363,7 @@ class Rules:
                 hot.add(k)
                 memo[pieces[k]] = (lk, active)
             else:
-                memo[pieces[k]] = _NOTHING
+                memo[pieces[k]] = NOTHING
                 found.put(ds[j], ())
         return hot, memo
 
@@ -448,18 +384,15 @@ class Rules:
             return []
         b = utf8(text)
         pre = memo.get(text) if memo else None
-        if pre is _NOTHING:
+        if pre is NOTHING:
             return []
-        if type(pre) is _Known:
+        if type(pre) is Known:
             spans = list(pre.spans)
+        elif (known := self.found.get(d := Found.digest(b))) is not None:
+            spans = list(known)
         else:
-            d = Found.digest(b)
-            known = self.found.get(d)
-            if known is not None:
-                spans = list(known)
-            else:
-                spans = self._find_bytes(b, pre)
-                self.found.put(d, tuple(spans))
+            spans = self._find_bytes(b, pre)
+            self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
