@@ -87,6 +87,9 @@ class Restorer:
 
     __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach")
 
+    # _edits' loop for disguises alone (tests switch it off to compare it with the general one)
+    PLAIN_LOOP = True
+
     # rules: the rules.Rules that built it (typed loosely: rules.py imports this module)
     def __init__(self, rules: Any, placeholders: dict[str, str], growing: bool = False) -> None:
         self.rules = rules
@@ -167,7 +170,7 @@ class Restorer:
         next_ph = ph.search(buf) if ph is not None else None
         sts = self._strip_matches(buf, 0, strips) if strips else []
         edits: list[tuple[int, int, str | None]] = []
-        if dis and next_ph is None and not sts and mode != JSON:
+        if dis and next_ph is None and not sts and mode != JSON and self.PLAIN_LOOP:
             # Disguises alone (the common case): the automaton's matches come in order
             # and do not overlap, and none can start inside an escape. The loop below,
             # with only these candidates, takes exactly these steps.
