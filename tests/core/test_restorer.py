@@ -328,3 +328,36 @@ def test_a_compiled_strip_rule_holds_its_prefixes_and_matches_within_its_width()
     assert s.hold.search(b"x [") == (2, 3)
     assert s.hold.search(b"x [[reply_to_current]]") == (22, 22)
     assert s.width >= len("[[ reply_to:12 ]]")
+
+
+# -- the shortcuts of _edits against its general loop ---------------------------------
+
+_short_disguise = st.text(alphabet="abn. _[", min_size=1, max_size=5)
+
+
+@given(
+    st.lists(_short_disguise, min_size=1, max_size=6, unique=True),
+    st.booleans(),
+    st.lists(st.text(alphabet="abn. _[]EM1é\n", max_size=6), max_size=8).map("".join),
+    st.sampled_from([TEXT, VALUE]),
+    st.booleans(),
+)
+def test_plain_loop_and_hold_reach_match_the_general_search(disguises, issued, s, mode, final) -> None:
+    """Disguises alone go through a plain loop over the automaton's matches, and the
+    hold-back search starts where the text's last character can reach back to: both
+    give what the general loop and a search over the longest disguise's span give."""
+    lits = {f"Ö{i}é": d for i, d in enumerate(disguises)}
+    ms = mappings.from_dict({"literals": lits, "patterns": [{"name": "EM", "regex": "Ö@[a-z]+"}],
+                             "strip": [{"regex": "<x>"}]})  # fmt: skip
+    rules = Rules(ms)
+    ph = {"[EM_1]": "em@x.io"} if issued else {}
+    fast, slow = rules.restorer(ph), rules.restorer(ph)
+    try:
+        type(slow).PLAIN_LOOP = False  # the class's: `fast` runs after it is restored
+        want = slow.run(s, mode, final, 0), slow.restored
+    finally:
+        type(slow).PLAIN_LOOP = True
+    assert (fast.run(s, mode, final, 0), fast.restored) == want
+    if s and fast._hold is not None:
+        m = fast._hold.search(s, max(0, len(s) - rules._hold_span))
+        assert fast._hold_point(s, 0, (), False) == (m.start() if m else len(s))

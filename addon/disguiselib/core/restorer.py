@@ -85,7 +85,10 @@ def strip_starts(rx_text: str) -> tuple[frozenset[str], bool, dict[str, frozense
 class Restorer:
     """Reverse mapping for one flow: global literals plus that flow's placeholders."""
 
-    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold")
+    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach")
+
+    # _edits' loop for disguises alone (tests switch it off to compare it with the general one)
+    PLAIN_LOOP = True
 
     # rules: the rules.Rules that built it (typed loosely: rules.py imports this module)
     def __init__(self, rules: Any, placeholders: dict[str, str], growing: bool = False) -> None:
@@ -98,6 +101,7 @@ class Restorer:
         self.restored = 0  # disguises and placeholders turned back into originals
         self.stripped = 0  # strip-rule matches deleted (dangling ones at a channel's end too)
         self._hold = rules._hold_ph if (placeholders or growing) else rules._hold
+        self._reach = rules._hold_ph_reach if (placeholders or growing) else rules._hold_reach
 
     # -- whole texts ---------------------------------------------------------------------
 
@@ -166,7 +170,18 @@ class Restorer:
         next_ph = ph.search(buf) if ph is not None else None
         sts = self._strip_matches(buf, 0, strips) if strips else []
         edits: list[tuple[int, int, str | None]] = []
-        if dis or next_ph is not None or sts:
+        if dis and next_ph is None and not sts and mode != JSON and self.PLAIN_LOOP:
+            # Disguises alone (the common case): the automaton's matches come in order
+            # and do not overlap, and none can start inside an escape. The loop below,
+            # with only these candidates, takes exactly these steps.
+            original = rules._dis_original
+            for k, s, e in dis:
+                if s >= h:
+                    break
+                edits.append((s, e, original[k]))
+                if e > h:
+                    h = self._hold_point(buf, e, strips, final)
+        elif dis or next_ph is not None or sts:
             esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
             si = di = pos = 0
             # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
@@ -241,7 +256,10 @@ class Restorer:
             return True
         firsts = rules._strip_first_chars
         if firsts is not None:  # a few first characters: `in` scans at memchr speed
-            return any(c in buf for c in firsts)
+            for c in firsts:
+                if c in buf:
+                    return True
+            return False
         return rules._strip_first_rx.search(buf) is not None
 
     def _hold_point(self, buf: str, start: int, strips: tuple[_Strip, ...], final: bool) -> int:
@@ -251,9 +269,12 @@ class Restorer:
         n = len(buf)
         h = n
         if not final and self._hold is not None:
-            m = self._hold.search(buf, max(start, n - self.rules._hold_span))
-            if m is not None:
-                h = m.start()
+            # a held tail ends buf: it begins no further back than its last character reaches
+            lo = n - self._reach.get(buf[-1], 0)
+            if lo < n:
+                m = self._hold.search(buf, max(start, lo))
+                if m is not None:
+                    h = m.start()
         if strips:
             lo = max(start, n - self.rules._strip_span)
             tail = buf[lo:]

@@ -282,6 +282,17 @@ class Rules:
         self._hold_ph = re.compile("(?:" + both + r")\Z") if both else None
         longest_ph = 2 + max(map(len, names)) + 1 + _MAX_DIGITS if names else 0
         self._hold_span = max([longest_ph, *map(len, disguises)], default=0)
+        # How far back from a text's end a held tail can begin, by the text's last
+        # character: the longest proper prefix of a disguise (or placeholder) ending in
+        # it. Most text ends where no disguise can (a space, a full stop): no search.
+        reach: dict[str, int] = {}
+        for d in disguises:
+            for i in range(1, len(d)):
+                if reach.get(d[i - 1], 0) < i:
+                    reach[d[i - 1]] = i
+        self._hold_reach = reach
+        ph_chars = set("[]_0123456789").union(*names)
+        self._hold_ph_reach = {**reach, **{ch: max(reach.get(ch, 0), longest_ph) for ch in ph_chars}}
 
         self._strips = tuple(compile_strip(s.regex) for s in ms.strips)
         self.has_strips = bool(self._strips)

@@ -207,7 +207,19 @@ _FAST_DELTA = re.compile(
     r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:text|partial_json|thinking|signature)"\s*:\s*'
     r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*\}\s*\}\s*\Z'
 )
+# The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line
+# shape (no CR anywhere, no line break in the data), whitespace and the string body
+# narrowed to what cannot be a line break, digits and names to ASCII. Whatever it
+# matches, _FAST_DELTA matches in the parsed event's data with the same groups.
+_RAW_DELTA = re.compile(
+    rb'event: [^\r\n]*\ndata: \{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"content_block_delta"[ \t\f\v]*,'
+    rb'[ \t\f\v]*"index"[ \t\f\v]*:[ \t\f\v]*([0-9]+)[ \t\f\v]*,[ \t\f\v]*"delta"[ \t\f\v]*:[ \t\f\v]*'
+    rb'\{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"([A-Za-z0-9_]+)"[ \t\f\v]*,[ \t\f\v]*'
+    rb'"(?:text|partial_json|thinking|signature)"[ \t\f\v]*:[ \t\f\v]*'
+    rb'"([^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"[ \t\f\v]*\}[ \t\f\v]*\}[ \t\f\v]*\n\n\Z'
+)
 _PASS_DELTAS = frozenset({"thinking_delta", "signature_delta"})
+_PASS_DELTAS_RAW = frozenset({b"thinking_delta", b"signature_delta"})
 _WINDOW_KIND = {"text": Window.TEXT, "tool_use": Window.JSON, "server_tool_use": Window.JSON,
                 "mcp_tool_use": Window.JSON}  # fmt: skip
 _DELTA_FOR = {Window.TEXT: ("text_delta", "text"), Window.JSON: ("input_json_delta", "partial_json")}
@@ -269,6 +281,31 @@ class AnthropicStream(SSEStream):
         if t == "message_delta":
             return [self._restored(ev, _MESSAGE_DELTA)]
         return [self._restored(ev, GENERIC)]
+
+    def on_raw(self, raw: bytes) -> list[bytes] | None:
+        """A text or JSON delta in the API's own shape, from its bytes (SSEStream.on_raw)."""
+        m = _RAW_DELTA.match(raw)
+        if m is None:
+            return None
+        if not raw.isascii():
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None  # parsed: it ends the stream
+        dtype = m.group(2)
+        if dtype in _PASS_DELTAS_RAW:
+            return [raw]
+        kind = Window.JSON if dtype == b"input_json_delta" else Window.TEXT
+        w = self.windows.get(int(m.group(1)), False)
+        if w is None:
+            return [raw]
+        if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
+            w = Window(self.r, kind)  # as _window makes it, kept only if the delta is read here
+            got = self.window_raw(raw, w, m.start(3), m.end(3))
+            if got is not None:
+                self.windows[int(m.group(1))] = w
+            return got
+        return self.window_raw(raw, w, m.start(3), m.end(3))  # type: ignore[arg-type]
 
     def _window(self, idx: int, kind: int) -> Window | None:
         w = self.windows.get(idx, False)
