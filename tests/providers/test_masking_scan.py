@@ -250,11 +250,13 @@ def test_a_body_met_again_is_masked_as_the_first_time(rules: Rules, raws: list[b
 
 @settings(max_examples=300, deadline=None)
 @given(rule_sets(), bodies())
+@example(Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}})), _tool_result("\ud83dZenith Labs"))  # not UTF-8
 def test_disguises_the_client_typed_are_found_in_the_texts_masking_read(rules: Rules, raw: bytes) -> None:
     """The check for disguises a client typed itself (pipeline._warn_present_disguise)
     looks for them in the texts masking read (its scan's memo) in one pass; the body is
     walked again only to say where. It finds one exactly where the walk through the
-    API's table (leakguard.scan_body with the literals turned around) finds one."""
+    API's table (leakguard.scan_body with the literals turned around) finds one (a
+    text that is not UTF-8, a lone surrogate, is left to the walk)."""
     from disguiselib.core.mappings import Literal, MappingSet
 
     turned = tuple(Literal(x.disguise, x.original, x.source) for x in rules.mappings.literals)
@@ -268,4 +270,14 @@ def test_disguises_the_client_typed_are_found_in_the_texts_masking_read(rules: R
     except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
         return
     hot, _ = disguises.prescan(list(scanned))
-    assert bool(hot) == (_guard(disguises, raw, None) is not None)
+    hit = _guard(disguises, raw, None)
+    assert hot or hit is None  # it never misses one (a text that is not UTF-8 is looked at by the walk)
+    assert hot == set() or hit is not None or any(not t.isascii() and not _utf8(t) for t in scanned)
+
+
+def _utf8(t: str) -> bool:
+    try:
+        t.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -6,11 +6,55 @@ streaming windows (holdback.Window) alike; rules.py explains the matchers."""
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from . import linear, rxsyntax
 from .text import char_offsets, json_escape, utf8
+
+# -- the hold-back regexes' building blocks (Rules compiles them) -------------------------------
+
+
+def trie(words: Iterable[str]) -> dict:
+    trie: dict = {}
+    for w in words:
+        t = trie
+        for ch in w:
+            t = t.setdefault(ch, {})
+        t[""] = {}
+    return trie
+
+
+def proper_prefixes(t: dict) -> str:
+    """A regex for the non-empty strings u such that (path to t) + u is a proper prefix
+    of a word of trie t: every node that has children, shaped as a trie."""
+    alts = []
+    for ch, sub in sorted(t.items()):
+        if ch and any(sub):
+            inner = proper_prefixes(sub)
+            alts.append(re.escape(ch) + (f"(?:{inner})?" if inner else ""))
+    if not alts:
+        return ""
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def all_prefixes(t: dict, end: str) -> str:
+    """A regex for every non-empty prefix of a word of trie t, a whole word followed
+    optionally by `end`."""
+    alts = []
+    for ch, sub in sorted(t.items()):
+        if not ch:
+            continue
+        inner = all_prefixes(sub, end)
+        if "" in sub:
+            inner = f"(?:{inner}|{end})" if inner else end
+        alts.append(re.escape(ch) + (f"(?:{inner})?" if inner else ""))
+    if not alts:
+        return ""
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
 
 # Window modes (holdback.Window uses the same numbers).
 TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules

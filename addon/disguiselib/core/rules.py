@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import ahocorasick_rs
@@ -37,7 +37,7 @@ from ..errors import MaskError
 from . import linear, triggers, validators
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet, Pattern
-from .restorer import JSON, TEXT, VALUE, Restorer, compile_strip, strip_starts
+from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .text import char_offsets, decode, json_escape, utf8
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
@@ -60,45 +60,6 @@ LITERALS = "literals"  # the label of every literal in counts and find()
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
 _MAX_DIGITS = 9
-
-
-def _trie(words: Iterable[str]) -> dict:
-    trie: dict = {}
-    for w in words:
-        t = trie
-        for ch in w:
-            t = t.setdefault(ch, {})
-        t[""] = {}
-    return trie
-
-
-def _proper_prefixes(t: dict) -> str:
-    """A regex for the non-empty strings u such that (path to t) + u is a proper prefix
-    of a word of trie t: every node that has children, shaped as a trie."""
-    alts = []
-    for ch, sub in sorted(t.items()):
-        if ch and any(sub):
-            inner = _proper_prefixes(sub)
-            alts.append(re.escape(ch) + (f"(?:{inner})?" if inner else ""))
-    if not alts:
-        return ""
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
-
-def _all_prefixes(t: dict, end: str) -> str:
-    """A regex for every non-empty prefix of a word of trie t, a whole word followed
-    optionally by `end`."""
-    alts = []
-    for ch, sub in sorted(t.items()):
-        if not ch:
-            continue
-        inner = _all_prefixes(sub, end)
-        if "" in sub:
-            inner = f"(?:{inner}|{end})" if inner else end
-        alts.append(re.escape(ch) + (f"(?:{inner})?" if inner else ""))
-    if not alts:
-        return ""
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
 class Session:
@@ -271,9 +232,9 @@ class Rules:
         # Hold-back: the leftmost non-empty proper prefix of a disguise or placeholder
         # that ends the text. Two variants: a flow that was issued no placeholders
         # need not hold `[EM` back.
-        dis_pp = _proper_prefixes(_trie(disguises)) if disguises else ""
+        dis_pp = proper_prefixes(trie(disguises)) if disguises else ""
         ph_pp = (
-            r"\[(?:" + _all_prefixes(_trie(n + "_" for n in names), f"[1-9][0-9]{{0,{_MAX_DIGITS - 1}}}") + ")?"
+            r"\[(?:" + all_prefixes(trie(n + "_" for n in names), f"[1-9][0-9]{{0,{_MAX_DIGITS - 1}}}") + ")?"
             if names
             else ""
         )

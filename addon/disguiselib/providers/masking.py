@@ -118,6 +118,7 @@ def mask_doc(
         marked, memo = rules.prescan(pieces)
         hot = sorted({owner[k] for k in marked})
         if scanned is not None:
+            scanned.update(dict.fromkeys(pieces))  # every text read; None: not scanned (not UTF-8)
             scanned.update(memo)
     fn = mask_fn(rules, session, None if every else memo)
     edits: list[tuple[int, int, str]] = []
