@@ -175,3 +175,19 @@ def test_tee_knows_whether_the_final_event_went_out() -> None:
     r = Tee(lambda d: [d], 1 << 20)
     r(b'event: response.completed\ndata: {"type":"response.completed","response":{"output":[]}}\n\n')
     assert r.final_sent
+
+
+def test_a_stream_with_nothing_to_restore_is_kept_once(addon) -> None:
+    f = messages_flow(BODY)
+    addon.request(f)
+    f.response = tutils.tresp(content=None)
+    f.response.headers["content-type"] = "text/event-stream"
+    addon.responseheaders(f)
+    body = build_stream([("text", ["Nothing here ", "to restore."])])
+    out = [p for ev in body.split(b"\n\n")[:-1] for p in f.response.stream(ev + b"\n\n")]
+    out.extend(f.response.stream(b""))
+    f.response.data.content = b""
+    addon.response(f)
+    up = f.metadata[SIDES]["upstream_response"]["content"]
+    assert b"".join(out) == body == up and f.response.raw_content is up  # one copy for both sides
+    assert roundtrip(f).response.content == body

@@ -80,3 +80,32 @@ def test_counts_and_summary_text() -> None:
     assert summary_text(failed) == ("disguise openai.chat: FAILED CLOSED (refused): masked 0 originals; client gone; "
                                     "kept bodies cut at 8 bytes")  # fmt: skip
     assert summary_text({"end": "completed"}) == "disguise ?: masked 0 originals"
+
+
+def test_tee_keeps_a_stream_that_went_out_unchanged_once() -> None:
+    pieces = [b"data: one\n\n", b"data: two\n\n"]
+    t = Tee(lambda d: d, limit=100)
+    for p in pieces:
+        assert t(p) == [p]
+    assert t(b"") == []
+    assert t.same and t.down_buf == b"".join(pieces)
+    assert t.down_buf is t.up.buf and t.down.buf is t.up.buf  # one copy, the pieces let go
+    assert t.down.size == t.up.size and not t.down.cut
+
+
+@pytest.mark.parametrize("outs", [
+    [b"data: one\n\n", b"data: TWO\n\n"],  # a piece changed
+    [[], b"data: one\n\ndata: two\n\n"],  # held back, then sent with the next
+    [b"data: one\n\n", [b"data: two\n\n", b": more\n\n"]],  # more than came
+])  # fmt: skip
+def test_tee_keeps_what_the_client_got_when_it_differs(outs) -> None:
+    t = Tee(_Inner(outs), limit=100)
+    got = [p for d in (b"data: one\n\n", b"data: two\n\n") for p in t(d)]
+    assert not t.same and t.down_buf == b"".join(got)
+
+
+def test_tee_unchanged_but_cut_keeps_both_sides_alike() -> None:
+    t = Tee(lambda d: [d], limit=5)
+    t(b"abc")
+    t(b"defg")
+    assert t.down_buf == t.up.buf == b"abcde" and t.down.cut and t.up.cut and t.down.size == 7

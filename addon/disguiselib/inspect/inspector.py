@@ -284,7 +284,7 @@ class Inspector:
                 )  # fmt: skip
                 sides["client_response"] = {"size": tee.down.size, "cut": tee.down.cut}
             if resp is not None and not resp.raw_content:  # 11 keeps no streamed body, 12 only on request
-                resp.raw_content = bytes(tee.down.buf)
+                resp.raw_content = tee.down_buf  # the upstream copy itself when nothing changed
             if tee.up.cut or tee.down.cut:
                 cut = self.limit
             if tee.dead:

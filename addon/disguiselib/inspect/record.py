@@ -113,23 +113,41 @@ class Tee:
     content decoding) and what the client got, each bounded, and the last few pieces
     the client got (did the final event go out?). Returns the inner callable's pieces
     as a list without empty pieces (an empty piece mid-stream would end a chunked
-    body). Costs a list append or two per call: it runs on the event loop."""
+    body). Costs a list append or two per call: it runs on the event loop.
+
+    `same` stays true while every piece went out as it came (the very object upstream
+    sent: a stream with nothing to restore): then both sides are one body, kept once."""
+
+    __slots__ = ("inner", "up", "down", "last", "same")
 
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
         self.up = Kept(limit)
         self.down = Kept(limit)
         self.last: deque[bytes] = deque(maxlen=8)
+        self.same = True
 
     def __call__(self, data: bytes) -> list[bytes]:
         self.up.add(data)
         out = self.inner(data)
         got = [out] if isinstance(out, (bytes, bytearray)) else out
         pieces: list[bytes] = [p if type(p) is bytes else bytes(p) for p in got if p]
+        if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
+            self.same = False
         for p in pieces:
             self.down.add(p)
             self.last.append(p)
         return pieces
+
+    @property
+    def down_buf(self) -> bytes:
+        """What the client got (bounded): the upstream copy itself when `same` (and the
+        pieces `down` holds let go: the flow keeps its Tee)."""
+        if not self.same:
+            return self.down.buf
+        buf = self.up.buf
+        self.down.parts = list(self.up.parts)
+        return buf
 
     @property
     def final_sent(self) -> bool:
