@@ -52,6 +52,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                        "tests/providers/test_fields_streams.py", "tests/providers/test_openai_chat.py",
                                        "tests/providers/test_openai_responses.py", "tests/providers/test_legacy.py",
                                        "tests/providers/test_fastpath.py"]),
+    "found": ("core/found.py", ["tests/core/test_found.py", "tests/providers/test_masking_scan.py"]),
     "channels": ("providers/channels.py", ["tests/providers/test_channels.py", "tests/providers/test_openai_chat.py",
                                            "tests/providers/test_openai_responses.py"]),
 }
