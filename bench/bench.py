@@ -54,6 +54,7 @@ SECTIONS: dict[str, str] = {
     "matchers": "archive.matchers",
     "bedrock": "bedrock",
     "realtime": "realtime",
+    "prefilter": "prefilter",
 }
 DEFAULT = "abcde"
 
