@@ -64,3 +64,44 @@ def test_what_the_rules_remember_is_bounded_and_keeps_the_newest() -> None:
     f.put(b"x", tuple(("EMAIL", 0, 1) for _ in range(150)))  # too many spans: the next put starts a generation
     f.put(b"y", ())
     assert len(f._new) == 1 and f.get(b"x") is not None
+
+
+def test_a_text_is_known_by_a_128_bit_digest() -> None:
+    assert len(Found.digest(b"x")) == 16 and Found.digest(b"x") != Found.digest(b"y")
+
+
+def test_no_memory_remembers_nothing_and_one_a_generation_remembers_the_last_two() -> None:
+    none, one = Found(limit=0), Found(limit=1)
+    for f in (none, one):
+        for x in (b"a", b"b", b"c"):
+            f.put(x, ())
+    assert none.get(b"c") is None and none.get(b"b") is None
+    assert one.get(b"c") == () and one.get(b"b") == () and one.get(b"a") is None
+
+
+def test_an_old_text_met_again_is_kept_through_the_next_swap() -> None:
+    f = Found(limit=2)
+    f.put(b"a", ())
+    f.put(b"b", ())
+    f.put(b"c", ())  # swap: a and b are old
+    assert f.get(b"a") == ()  # met again: new again
+    f.put(b"d", ())  # swap: new was {c, a}
+    assert f.get(b"a") == () and f.get(b"b") is None
+
+
+def test_spans_count_towards_the_bound_exactly() -> None:
+    f = Found(limit=100, span_limit=3)
+    f.put(b"a", (("X", 0, 1),))
+    f.put(b"b", (("X", 0, 1), ("X", 2, 3)))  # 3 spans held: the bound
+    assert f._spans == 3 and len(f._new) == 2
+    f.put(b"c", (("X", 0, 1),))  # a new generation
+    assert len(f._new) == 1 and f._spans == 1
+    f.put(b"d", ())
+    assert f._spans == 1 and len(f._new) == 2
+
+
+def test_clear_forgets_everything() -> None:
+    f = Found()
+    f.put(b"a", ())
+    f.clear()
+    assert f.get(b"a") is None and f._spans == 0
