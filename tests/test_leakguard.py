@@ -8,7 +8,7 @@ import base64
 import gzip
 import json
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib import leakguard
@@ -158,6 +158,7 @@ def test_unknown_bodies_are_read_as_the_receiver_reads_them() -> None:
 
 
 @given(st.sampled_from(sorted(LITERALS)), st.text(max_size=20), st.text(max_size=20))
+@example('C:\\Users\\a "b"', "[", "")  # text that only looks like JSON, an original with a quote
 def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) -> None:
     assert hit({"messages": [{"content": a + orig + b}]}) is not None
 

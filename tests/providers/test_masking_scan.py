@@ -281,3 +281,16 @@ def _utf8(t: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def test_text_that_only_looks_like_json_is_masked_as_written_too() -> None:
+    """`[C:\\Users\\a "b"` starts like JSON and is none: read literal by literal, the
+    original that holds a quote was cut at it and left as it came (found by hypothesis
+    in the leak guard's test, which missed it the same way). It is masked as written,
+    then literal by literal (an original spelled with escapes inside such text)."""
+    rules = Rules(mappings.from_dict({"literals": {'C:\\Users\\a "b"': "WINPATH", "Müller": "Mueller_X"}}))
+    for content, gone in (('[C:\\Users\\a "b" tail', 'C:\\Users\\a "b"'), ('{C:\\Users\\a "b"', 'C:\\Users\\a "b"'),
+                          ('{"who": "M\\u00fcller', "M\\u00fcller")):  # fmt: skip
+        out, sess = mask_body(_tool_result(content), MESSAGES_REQUEST, rules)
+        assert gone not in json.loads(out)["messages"][0]["content"][0]["content"] and sess.masked == 1, content
+        assert _guard(rules, out, None) is None and _guard(rules, _tool_result(content), None) is not None

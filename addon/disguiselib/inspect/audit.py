@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -37,6 +38,8 @@ from ..leakguard import spans
 from ..providers import fields
 from ..providers.registry import BY_NAME
 from . import sseview, wsview
+
+_LOOSE = " (JSON text)"  # fields.texts: a literal of text that only looks like JSON
 
 # The audit's verdicts as exit statuses (a CI gate reads them; cli.py adds its own for
 # errors and usage).
@@ -234,8 +237,19 @@ class Auditor:
         channel's text, or the text of anything else."""
         out: list[Finding] = []
 
+        # Text that only looks like JSON is read as written and then literal by literal
+        # (fields.texts): what the literal reading finds again is said once.
+        written: Counter[tuple[str, str, str]] = Counter()
+
         def add(fld: str, text: str, kind: str | None, base: str = "", ctx: tuple | None = None) -> None:
+            loose = fld.endswith(_LOOSE)
             for what, a, b in find(text, ctx):
+                key = (base + fld.removesuffix(_LOOSE), what, text[a:b])
+                if loose and written[key] > 0:
+                    written[key] -= 1
+                    continue
+                if not loose:
+                    written[key] += 1
                 why = _note(kind) if kind is not None else ""
                 out.append(Finding(r.index, r.label, side, f"{base}{fld} [{a}:{b}]{why}", what, kind is None,
                                    text[a:b]))  # fmt: skip

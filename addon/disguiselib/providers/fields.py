@@ -432,8 +432,8 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
     """The texts the provider's model reads in one string the masker transforms, read as
     the masker reads them (masking.mask_fn): (where, text, context). Media is decoded
     (binary yields nothing), JSON text is walked as user JSON (keys and values, each
-    value with its key), JSON text that does not parse is read literal by literal,
-    decoded. Raises MaskError for text media that cannot be decoded."""
+    value with its key), JSON text that does not parse is read as written and literal by
+    literal, decoded. Raises MaskError for text media that cannot be decoded."""
     json_like = rule.json_text
     codec, declared = media_of(value, rule)
     if codec is not None:
@@ -448,6 +448,7 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
         try:
             inner = loads(value)
         except (ValueError, RecursionError):
+            yield where, value, None  # as written (an original may hold a quote)
             pieces: list[str] = []
             transform_loose(value, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]
             for p in pieces:

@@ -190,6 +190,7 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
         try:
             inner = jsonspan.loads(v)
         except ValueError:
+            out.append(v)  # read as written too (mask_fn)
             jsonspan.transform_loose(v, lambda piece: _note_text(out, piece))
             return
         toks: list[tuple[str, jsonspan.Rule]] = []
@@ -219,8 +220,9 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     object or array: a tool_result holding a JSON document, say), the provider's model
     reads that JSON decoded, so an original spelled with escapes (`C:\\\\Users`,
     `M\\u00fcller`) must be found decoded: the text is masked as JSON, keys and values,
-    every other byte of it kept. JSON text that does not parse (arguments cut short) is
-    masked literal by literal, decoded. A string stored in a codec (`rule.media`: base64
+    every other byte of it kept. JSON text that does not parse (arguments cut short, or
+    text that only begins like JSON) is masked as written, then literal by literal,
+    decoded. A string stored in a codec (`rule.media`: base64
     or a data: URL of text) is decoded, masked (as JSON when its type is JSON) and
     encoded again. Anything else is masked as text. fields.texts() reads a string the
     same way for the leak guard and the audit (tests/providers/test_field_parity.py).
@@ -247,7 +249,11 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
             try:
                 inner = jsonspan.loads(v)
             except ValueError:
-                return jsonspan.transform_loose(v, text)
+                # Text that only looks like JSON (`[C:\\Users\\a "b"`, arguments cut
+                # short) is read as it is written, and its literals decoded: masked both
+                # ways, as written first (an original may hold a quote, which the
+                # literal-by-literal reading cuts at).
+                return jsonspan.transform_loose(text(v), text)
             # In user-defined JSON (tool input, JSON text in a string) a value is read
             # with its key: `{"aws_secret_access_key": "..."}` must meet the rules
             # anchored on the key. The walk hands over an object's key right before
