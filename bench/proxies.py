@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import yaml
-from common import BENCH, MAPPINGS, REPO, proc_cpu
+from common import ADDON, BENCH, MAPPINGS, REPO, proc_cpu
 
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
 
@@ -24,6 +24,14 @@ PLAIN_SCRIPT = (
     "def responseheaders(flow):\n"
     "    # plain mitmdump buffers SSE unless streamed: stream it, like the addon does\n"
     "    flow.response.stream = True\n"
+)
+# plain mitmdump given the accept queue the addon gives mitmproxy's listeners: the
+# project's own ListenQueue (addon/disguiselib/mitm/listen.py), nothing else of the addon
+QUEUE_SCRIPT = (
+    "import sys\n"
+    f"sys.path.insert(0, {str(ADDON)!r})\n"
+    "from disguiselib.mitm.listen import ListenQueue\n"
+    "addons = [ListenQueue()]\n"
 )
 IDENT_SCRIPT = (
     "def responseheaders(flow):\n"
@@ -52,12 +60,18 @@ def mappings_dir(tmp: Path, name: str, literals: dict[str, str] | None) -> Path:
 
 
 def variant_args(tmp: Path, key: str, mappings: Path | None = None) -> list[str]:
-    """mitmdump arguments of a variant: "plain" (stream=True), "ident" (identity stream
-    callable), "addon" (-s addon/disguise.py on mappings, the shipped folder by default)."""
-    if key == "plain":
+    """mitmdump arguments of a variant: "plain" (stream=True), "plain-queue" (plain with
+    the addon's accept queue), "ident" (identity stream callable), "addon" (-s
+    addon/disguise.py on mappings, the shipped folder by default), "addon-nocapture"."""
+    if key in ("plain", "plain-queue"):
         f = tmp / "stream_only.py"
         f.write_text(PLAIN_SCRIPT)
-        return ["-s", str(f)]
+        args = ["-s", str(f)]
+        if key == "plain-queue":
+            q = tmp / "listen_queue.py"
+            q.write_text(QUEUE_SCRIPT)
+            args += ["-s", str(q)]
+        return args
     if key == "ident":
         f = tmp / "stream_identity.py"
         f.write_text(IDENT_SCRIPT)
@@ -70,6 +84,7 @@ def variant_args(tmp: Path, key: str, mappings: Path | None = None) -> list[str]
 
 VARIANT_LABELS = {
     "plain": "plain mitmdump, stream=True",
+    "plain-queue": "plain mitmdump, stream=True, the addon's accept queue",
     "ident": "mitmdump, identity callable",
     "addon": "mitmdump -s addon/disguise.py",
 }
