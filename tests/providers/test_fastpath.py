@@ -32,7 +32,7 @@ from disguiselib.providers.gemini_stream import GeminiStream
 from disguiselib.providers.legacy import CompletionsStream
 from disguiselib.providers.openai_chat import ChatStream
 from disguiselib.providers.openai_responses import ResponsesStream
-from openai_util import _resp_event, build_chat, build_responses
+from openai_util import _resp_event, build_chat, build_responses, chat_chunk
 
 # Disguises are ASCII without quotes, backslashes or controls; some are made of what
 # the stream's own syntax is made of.
@@ -440,3 +440,52 @@ def test_anthropic_on_raw_is_on_event(data) -> None:
     slow = AnthropicStream(rules.restorer(placeholders))
     slow.fast = False
     assert _outcome(fast, raws) == _outcome(slow, raws)
+
+
+# -- members no window reads: their value-end triggers pass -------------------------------
+
+
+def _parsed(stream_cls, rules: Rules, body: bytes, opaque: bool) -> tuple[bytes, int, int]:
+    """(output, events parsed, events in) for body fed an event at a time."""
+    s = stream_cls(rules.restorer({}))
+    if not opaque:
+        s.OPAQUE = frozenset()
+    n = [0]
+    events = s._events
+
+    def counted(raws, out):
+        n[0] += len(raws)
+        return events(raws, out)
+
+    s._events = counted
+    out = b"".join(s.feed(e) for e in sse.split(body)) + s.flush()
+    return out, n[0], s.events_in
+
+
+def test_prose_with_ordinary_word_disguises_passes_unparsed() -> None:
+    """Disguises that are ordinary words begin with the letters ids, fingerprints and
+    padding end in: every Chat and Responses event held a value-end trigger in such a
+    member, was parsed, and the scan turned itself off (_probe). They pass now."""
+    words = ["Kestrel", "Jasper", "Fathom", "Zephyr", "Quill", "Grove"]
+    rules = _rules({f"Ö{i}é": w for i, w in enumerate(words)})
+    pieces = ["The", " cat", " sat", " on", " the", " mat."] * 30
+    body = b"".join(
+        chat_chunk([{"index": 0, "delta": {"content": p}, "logprobs": None, "finish_reason": None}],
+                   system_fingerprint="fp_9e2f", obfuscation="x7" + "KJFZQG"[i % 6]).replace(b"chatcmpl-1", b"chatcmpl-aQ")
+        for i, p in enumerate(pieces)
+    ) + b"data: [DONE]\n\n"  # fmt: skip
+    before = _parsed(ChatStream, rules, body, opaque=False)
+    after = _parsed(ChatStream, rules, body, opaque=True)
+    assert after[0] == before[0] == _both(ChatStream, rules, {}, [body])[1]
+    assert before[1] == before[2] == len(pieces) + 1  # every event parsed
+    assert after[1] <= 2  # the first chunk (always read) and [DONE]
+
+    seq = iter(range(1000))
+    events = [_resp_event("response.output_text.delta", next(seq), item_id="msg_" + "KJFZQG"[i % 6], output_index=0,
+                          content_index=0, delta=p, logprobs=[], obfuscation="Q")
+              for i, p in enumerate(pieces)]  # fmt: skip
+    body = b"".join(events)
+    before = _parsed(ResponsesStream, rules, body, opaque=False)
+    after = _parsed(ResponsesStream, rules, body, opaque=True)
+    assert after[0] == before[0] == _both(ResponsesStream, rules, {}, [body])[1]
+    assert before[1] > len(pieces) // 2 and after[1] == 0
