@@ -32,7 +32,7 @@ from disguiselib.providers.gemini_stream import GeminiStream
 from disguiselib.providers.legacy import CompletionsStream
 from disguiselib.providers.openai_chat import ChatStream
 from disguiselib.providers.openai_responses import ResponsesStream
-from openai_util import _resp_event, build_chat, build_responses
+from openai_util import _resp_event, build_chat, build_responses, chat_chunk
 
 # Disguises are ASCII without quotes, backslashes or controls; some are made of what
 # the stream's own syntax is made of.
@@ -121,7 +121,38 @@ def _both(cls, rules: Rules, placeholders: dict, reads: list[bytes]) -> tuple[by
     return _run(fast, reads), _run(slow, reads)
 
 
-def _check(data, cls, rules, placeholders, body: bytes) -> None:
+# Members of the kind a stream never reads through a window (ids, padding: the
+# streams' OPAQUE), spelled plainly or with escapes, and a few it does read or
+# restores: their values hold disguises, prefixes of them and escapes at their ends.
+_MEMBERS = ['"id"', '"model"', '"obfuscation"', '"item_id"', '"system_fingerprint"', '"obfusc\\u0061tion"',
+            '"i\\u0064"', '"id" ', '"x"', '"content"', '"delta"', '"text"']  # fmt: skip
+
+
+def _members(data, words: list[str], body: bytes) -> bytes:
+    """body with a member added to some events' JSON, first or last, now and then inside
+    an object of its own (a subtree no table knows: restored whole)."""
+    out = []
+    for ev in sse.split(body):
+        i = ev.find(b"data: {")
+        if i >= 0 and ev.endswith(b"}\n\n") and data.draw(st.booleans()):
+            text = data.draw(_texts(words))
+            value = json.dumps(text, ensure_ascii=data.draw(st.booleans()))
+            if "\ud83d" in value:  # a lone surrogate as an escape: the event stays UTF-8
+                value = json.dumps(text)
+            member = f"{data.draw(st.sampled_from(_MEMBERS))}:{value}"
+            if data.draw(st.booleans()):
+                member = f'"extra":{{{member}}}'
+            if data.draw(st.booleans()):
+                ev = ev[: i + 7] + member.encode() + b"," + ev[i + 7 :]
+            else:
+                ev = ev[:-3] + b"," + member.encode() + b"}\n\n"
+        out.append(ev)
+    return b"".join(out)
+
+
+def _check(data, cls, rules, placeholders, body: bytes, words: list[str] | None = None) -> None:
+    if words is not None:
+        body = _members(data, words, body)
     reads = _reads(data, _variants(data, body))
     # now and then with the scan switched off after a few triggered reads (stream._probe)
     probe = data.draw(st.sampled_from([None, (2, 1, 3), (3, 3, 2)]))
@@ -164,7 +195,7 @@ def test_chat(data) -> None:
     steps.append(("tool", 0, 0, "fn", args[:cut]))
     steps.append(("tool", 0, 0, None, args[cut:]))
     steps += [("finish", 0, "tool_calls"), ("finish", 1, "stop")]
-    _check(data, ChatStream, rules, placeholders, build_chat(steps, usage=data.draw(st.booleans())))
+    _check(data, ChatStream, rules, placeholders, build_chat(steps, usage=data.draw(st.booleans())), words)
 
 
 @settings(max_examples=150, deadline=None)
@@ -175,7 +206,7 @@ def test_responses(data) -> None:
     args = json.dumps(data.draw(st.dictionaries(st.sampled_from(words), _texts(words), max_size=2)))
     cut = data.draw(st.integers(0, len(args)))
     body = build_responses(text, [args[:cut], args[cut:]], spaced=data.draw(st.booleans()))
-    _check(data, ResponsesStream, rules, placeholders, body)
+    _check(data, ResponsesStream, rules, placeholders, body, words)
 
 
 def _completion(idx: int, text: str, finish: str | None = None) -> bytes:
@@ -412,3 +443,52 @@ def test_anthropic_on_raw_is_on_event(data) -> None:
     slow = AnthropicStream(rules.restorer(placeholders))
     slow.fast = False
     assert _outcome(fast, raws) == _outcome(slow, raws)
+
+
+# -- members no window reads: their value-end triggers pass -------------------------------
+
+
+def _parsed(stream_cls, rules: Rules, body: bytes, opaque: bool) -> tuple[bytes, int, int]:
+    """(output, events parsed, events in) for body fed an event at a time."""
+    s = stream_cls(rules.restorer({}))
+    if not opaque:
+        s.OPAQUE = frozenset()
+    n = [0]
+    events = s._events
+
+    def counted(raws, out):
+        n[0] += len(raws)
+        return events(raws, out)
+
+    s._events = counted
+    out = b"".join(s.feed(e) for e in sse.split(body)) + s.flush()
+    return out, n[0], s.events_in
+
+
+def test_prose_with_ordinary_word_disguises_passes_unparsed() -> None:
+    """Disguises that are ordinary words begin with the letters ids, fingerprints and
+    padding end in: every Chat and Responses event held a value-end trigger in such a
+    member, was parsed, and the scan turned itself off (_probe). They pass now."""
+    words = ["Kestrel", "Jasper", "Fathom", "Zephyr", "Quill", "Grove"]
+    rules = _rules({f"Ö{i}é": w for i, w in enumerate(words)})
+    pieces = ["The", " cat", " sat", " on", " the", " mat."] * 30
+    body = b"".join(
+        chat_chunk([{"index": 0, "delta": {"content": p}, "logprobs": None, "finish_reason": None}],
+                   system_fingerprint="fp_9e2f", obfuscation="x7" + "KJFZQG"[i % 6]).replace(b"chatcmpl-1", b"chatcmpl-aQ")
+        for i, p in enumerate(pieces)
+    ) + b"data: [DONE]\n\n"  # fmt: skip
+    before = _parsed(ChatStream, rules, body, opaque=False)
+    after = _parsed(ChatStream, rules, body, opaque=True)
+    assert after[0] == before[0] == _both(ChatStream, rules, {}, [body])[1]
+    assert before[1] == before[2] == len(pieces) + 1  # every event parsed
+    assert after[1] <= 2  # the first chunk (always read) and [DONE]
+
+    seq = iter(range(1000))
+    events = [_resp_event("response.output_text.delta", next(seq), item_id="msg_" + "KJFZQG"[i % 6], output_index=0,
+                          content_index=0, delta=p, logprobs=[], obfuscation="Q")
+              for i, p in enumerate(pieces)]  # fmt: skip
+    body = b"".join(events)
+    before = _parsed(ResponsesStream, rules, body, opaque=False)
+    after = _parsed(ResponsesStream, rules, body, opaque=True)
+    assert after[0] == before[0] == _both(ResponsesStream, rules, {}, [body])[1]
+    assert before[1] > len(pieces) // 2 and after[1] == 0

@@ -45,6 +45,7 @@ match lies in the same event).
 from __future__ import annotations
 
 import json
+import re
 
 import ahocorasick_rs
 
@@ -80,25 +81,34 @@ def _value_end(prefix: bytes) -> list[bytes]:
     return [prefix + b'"' + x for x in VALUE_END]
 
 
+class Patterns(set):
+    """A rule set's trigger patterns. `ends`: those that only say a value ends in a
+    proper prefix (of a disguise, a placeholder or a strip match), which no other kind
+    of trigger also is: only a window reading that value needs them (see opaque_end)."""
+
+    ends: frozenset[bytes] = frozenset()
+
+
 def rule_patterns(
     disguises: list[str],
     names: tuple[str, ...],
     strip_starts: list[tuple[dict[str, frozenset[str] | None], bool]],
-) -> set[bytes]:
+) -> Patterns:
     """The trigger patterns of a rule set (without markers). strip_starts: per strip
     rule, its ASCII first characters with the characters that can follow each (None:
     any), and whether it can begin with a non-ASCII character of the BMP."""
     pats: set[bytes] = set(_ESCAPES)
+    ends: set[bytes] = set()
     for d in disguises:
         b = raw_text(d)
         pats.add(b)
         for i in range(1, len(b)):
-            pats.update(_value_end(b[:i]))
+            ends.update(_value_end(b[:i]))
     for n in names:
         stem = b"[" + n.encode("ascii") + b"_"
         pats.add(stem)
         for i in range(1, len(stem)):
-            pats.update(_value_end(stem[:i]))
+            ends.update(_value_end(stem[:i]))
     nonascii = b""
     for follow, bmp in strip_starts:
         for c1, after in follow.items():
@@ -106,7 +116,7 @@ def rule_patterns(
                 if after is None:
                     pats.add(r1)
                     continue
-                pats.update(_value_end(r1))
+                ends.update(_value_end(r1))
                 pats.add(r1 + b"\\")
                 for c2 in after:
                     for r2 in raw_forms(c2):
@@ -119,7 +129,9 @@ def rule_patterns(
             nonascii = b"\xf0"
     if nonascii:
         pats.update(bytes([c]) for c in range(nonascii[0], 0x100 if nonascii == b"\x80" else 0xF5))
-    return pats
+    out = Patterns(pats | ends)
+    out.ends = frozenset(ends - pats)
+    return out
 
 
 class Triggers:
@@ -128,13 +140,18 @@ class Triggers:
     `find(buf)` returns the start of every reported match, in order (see the module
     docstring for what an event without one can be trusted with)."""
 
-    __slots__ = ("_ac", "markers", "size", "scan", "longest")
+    __slots__ = ("_ac", "markers", "size", "scan", "longest", "_pats", "_ends", "_others")
 
     def __init__(self, patterns: set[bytes], markers: tuple[bytes, ...]) -> None:
         self.markers = markers
         pats = sorted(patterns | set(markers))
         self.size = len(pats)
         self.longest = max(map(len, pats), default=1)
+        ends: frozenset[bytes] = getattr(patterns, "ends", frozenset()) - set(markers)
+        self._pats = pats
+        # per pattern: 1 a value-end pattern only, 2 one that hides no other kind (_settle)
+        self._ends = bytearray(p in ends for p in pats) if ends else bytearray(len(pats))
+        self._others: tuple | None = None  # every other pattern and their proper prefixes, when first asked
         # The contiguous NFA: built in a few ms for ten thousand patterns and as fast as
         # the DFA on short reads, at a tenth of its memory.
         self._ac = ahocorasick_rs.BytesAhoCorasick(
@@ -152,3 +169,60 @@ class Triggers:
 
     def any(self, buf: bytes) -> bool:
         return bool(self.scan(buf))
+
+    def kept(self, buf: bytes, k: int, hits: list[tuple[int, int, int]], keys: frozenset[bytes]) -> list[int]:
+        """The starts (in buf) of the matches scan(buf[k:]) reported as hits, but for
+        those that only say the value of a member named in keys ends in a proper prefix
+        (opaque_end) and hide no match of another kind. keys: member names no window of
+        the stream reads (ids, model names, padding): a value-end trigger is for a
+        window alone (a string restored whole has nothing after it to complete a
+        prefix, nor has an event restored whole because it is not JSON). A read of one
+        event is parsed for one trigger kept: the rest are not looked at."""
+        ends = self._ends
+        one = buf.find(b"\n\n") + 2 == len(buf)
+        out = []
+        for i, s, e in hits:
+            s += k
+            if ends[i] == 1:
+                self._settle(i)
+            if not (ends[i] and opaque_end(buf, s, e + k, keys)):
+                out.append(s)
+                if one:
+                    break
+        return out
+
+    def _settle(self, i: int) -> None:
+        """Pattern i is a value-end pattern met for the first time: may its match hide a
+        match of another kind that overlaps it (a shorter disguise at its start, a
+        marker or a strip start at its last byte)? Leftmost-longest reports one of
+        overlapping matches, and another that begins under it is a part of it or begins
+        with an end of it. If so it is kept wherever it is (_ends[i] 0), else 2."""
+        if self._others is None:
+            rest = {p for p, end in zip(self._pats, self._ends, strict=True) if not end}
+            self._others = (rest, {p[:j] for p in rest for j in range(1, len(p))})
+        rest, heads = self._others
+        p = self._pats[i]
+        n = len(p)
+        inside = any(p[a:b] in rest for a in range(n) for b in range(a + 1, n + 1))
+        self._ends[i] = 0 if inside or any(p[a:] in heads for a in range(n)) else 2
+
+
+# A string's body with nothing in it that could end it, escape or break a line.
+_PLAIN = re.compile(rb'[^"\\\r\n]*')
+
+
+def opaque_end(buf: bytes, s: int, e: int, keys: frozenset[bytes]) -> bool:
+    """Does the value-end match buf[s:e] (a prefix, `"`, one byte) end the string value
+    of a member named in keys, the match inside that value? On bytes alone, written
+    the plain way: `"name":"body"` right after `{` or `,`, the body holding no quote,
+    backslash or line break. Then neither quote around the body can be escaped and
+    nothing between them can end a string, and the quote after `{` or `,` opens a key
+    (one that closed a string would leave the name outside any string, which JSON never
+    has). Anything else (an escape in the body, a name spelled with escapes, a space
+    around the colon) is not matched: the trigger stays."""
+    c = e - 2
+    q = buf.rfind(b'":"', 0, s)
+    if q < 2 or _PLAIN.fullmatch(buf, q + 3, c) is None:
+        return False
+    a = buf.rfind(b'"', 0, q)
+    return a > 0 and buf[a - 1] in b"{," and buf[a + 1 : q] in keys

@@ -202,6 +202,9 @@ class ChatStream(ChannelStream):
 
     TERMINAL = "data: [DONE]"
     MARKERS = (b"[DONE]", b'"error"')
+    # The chunk's own members the table exempts: ids, model, fingerprint, padding (no
+    # window reads them: the windows are the choices' text and arguments).
+    OPAQUE = frozenset(k.encode() for k, rule in _CHUNK.fields.items() if rule.skip)
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)

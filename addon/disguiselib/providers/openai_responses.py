@@ -155,6 +155,9 @@ class ResponsesStream(ChannelStream):
 
     TERMINAL = "response.completed, response.failed or response.incomplete"
     MARKERS = (b"response.completed", b"response.failed", b"response.incomplete", b'"error"')
+    # No window reads these (a delta's window reads its `delta` alone): the envelope the
+    # table exempts, the event's type, and the padding the delta tables exempt (SKIP).
+    OPAQUE = frozenset(k.encode() for k, rule in _ENVELOPE_FIELDS.items() if rule.skip) | {b"type", b"obfuscation"}
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)

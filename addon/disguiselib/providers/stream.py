@@ -130,6 +130,10 @@ class SSEStream(Lifecycle, ABC):
     # Byte strings whose events are always parsed: events that change the stream's
     # state whatever their text (its last event, errors, channels opening or closing).
     MARKERS: tuple[bytes, ...] = ()
+    # Member names whose string values no window of the stream reads, from its table:
+    # a trigger that only says such a value ends in a proper prefix is no trigger
+    # (Triggers.kept; core/triggers.py says why that is exact).
+    OPAQUE: frozenset[bytes] = frozenset()
 
     def __init__(self, restorer: Restorer) -> None:
         self.r = restorer
@@ -170,7 +174,11 @@ class SSEStream(Lifecycle, ABC):
                 # where a trigger could end past it (the longest trigger back from its end).
                 k = self._skip if self._clean and block.startswith(self._clean) else 0
                 hits = self._scan(block[k:] if k else block)
-                if not hits and self.quiet() and (self._plain or self.quiet_range(block, 0, len(block))):
+                if hits and self.OPAQUE:  # those that only end an opaque member's value go
+                    starts = self.triggers.kept(block, k, hits, self.OPAQUE)
+                else:
+                    starts = [k + m[1] for m in hits]
+                if not starts and self.quiet() and (self._plain or self.quiet_range(block, 0, len(block))):
                     # Nothing in it can take part in a match: the read goes on as it came.
                     self.events_in += block.count(b"\n\n", k) or block.count(b"\n\r\n", k)
                     if not self._plain:
@@ -180,7 +188,7 @@ class SSEStream(Lifecycle, ABC):
                     self._probe(True)
                     return block
                 self._probe(False)
-                self._block(block, out, [k + m[1] for m in hits])
+                self._block(block, out, starts)
             else:
                 self._block(block, out)
         except StreamError as e:
