@@ -32,7 +32,7 @@ from disguiselib.providers.gemini_stream import GeminiStream
 from disguiselib.providers.legacy import CompletionsStream
 from disguiselib.providers.openai_chat import ChatStream
 from disguiselib.providers.openai_responses import ResponsesStream
-from openai_util import _resp_event, build_chat, build_responses
+from openai_util import _enc, _resp_event, build_chat, build_responses, chat_chunk
 
 # Disguises are ASCII without quotes, backslashes or controls; some are made of what
 # the stream's own syntax is made of.
@@ -394,7 +394,8 @@ def _outcome(s, raws: list[bytes]):
     except Exception as e:  # noqa: BLE001 - the same error either way
         out.append(repr(e).encode())
     held = {k: (w.held, w.mode, w.escaped) if w is not None else None for k, w in s.windows.items()}
-    return out, held, s.events_in, s.events_changed, s.events_held, s.r.restored
+    own = [getattr(s, a, None) for a in ("parts", "remembered", "last", "last_seq", "offset", "where")]
+    return out, held, s.events_in, s.events_changed, s.events_held, s.r.restored, own
 
 
 @settings(max_examples=600, deadline=None)
@@ -412,3 +413,114 @@ def test_anthropic_on_raw_is_on_event(data) -> None:
     slow = AnthropicStream(rules.restorer(placeholders))
     slow.fast = False
     assert _outcome(fast, raws) == _outcome(slow, raws)
+
+
+def _same_outcome(cls, raws: list[bytes]) -> None:
+    rules = Rules(mappings.from_dict({"literals": {"Ö0é": "nova", "Ö1é": "va n"}, "patterns": [{"name": "K", "regex": "Ö@[a-z]+"}]}))
+    fast, slow = cls(rules.restorer({"[K_1]": "k@x.io"})), cls(rules.restorer({"[K_1]": "k@x.io"}))
+    slow.fast = False
+    assert _outcome(fast, raws) == _outcome(slow, raws)
+
+
+# Chat and Responses deltas: the API's own event (its members in one of the orders it
+# sends), or a near miss of it: members moved, dropped or added, and a few random edits
+# at random places (whitespace of every kind, line breaks, quotes, backslashes, digits,
+# an escaped name, non-ASCII, a byte that is not UTF-8).
+_EDITS = [b" ", b"\t", b"\n", b"\r", b"\x0b", b"\xc2\xa0", b'"', b"\\", b",", b"0", b"\xd9\xa3", b"\xff", b"\\u0065",
+          b"}", b"]", b'"x":[1],', b""]  # fmt: skip
+
+
+@st.composite
+def _near(draw, head: str, members: list[str]) -> bytes:
+    if draw(st.integers(0, 3)) == 0:
+        members = draw(st.permutations(members))
+    if draw(st.integers(0, 5)) == 0:
+        members = [*members, draw(st.sampled_from(['"x":{}', '"usage":null', members[0], members[-1]]))]
+    if draw(st.integers(0, 3)) == 0:
+        gone = draw(st.sampled_from(members))
+        members = [m for m in members if m != gone]
+    data = "{" + ",".join(members) + "}"
+    for slot in ("%I", "%J", "%S"):
+        data = data.replace(slot, draw(st.sampled_from(["0", "0", "1", "12", "00", "٣"])))
+    raw = (head + "data: " + data.replace("%T", draw(_RAW_TEXT)) + "\n\n").encode("utf-8", "surrogatepass")
+    raw = raw.replace(b"\x00X", b"\xff")
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2]))):
+        i = draw(st.integers(0, len(raw)))
+        raw = raw[:i] + draw(st.sampled_from(_EDITS)) + raw[i + draw(st.integers(0, 2)) :]
+    return raw
+
+
+_CHAT_ENV = ['"id":"chatcmpl-1"', '"object":"chat.completion.chunk"', '"created":1', '"model":"gpt"',
+             '"system_fingerprint":"fp_d"']  # fmt: skip
+_CHOICE = '{"index":%I,"delta":{"content":"%T"},"logprobs":null,"finish_reason":null}'
+_CHOICES = ['"choices":[' + _CHOICE + "]", '"choices":[' + _CHOICE.replace("%T", "no") + "," + _CHOICE.replace("%I", "1") + "]",
+            '"choices":[{"index":%I,"delta":{"tool_calls":[{"index":%J,"function":{"arguments":"%T"}}]},'
+            '"logprobs":null,"finish_reason":null}]', '"choices":[' + _CHOICE.replace("content", "refusal") + "]",
+            '"choices":[' + _CHOICE.replace(':null}', ':"stop"}') + "]"]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.data())
+def test_chat_on_raw_is_on_event(data) -> None:
+    """As test_anthropic_on_raw_is_on_event, for Chat chunks: one choice or several,
+    content, tool arguments, refusal, a finishing choice, envelopes of both orders."""
+    first = chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": "x no"}, "logprobs": None, "finish_reason": None}])
+    raws = [first] if data.draw(st.booleans()) else []
+
+    def chunk(choices: str) -> st.SearchStrategy:
+        at = data.draw(st.integers(0, 5))
+        return _near("", [*_CHAT_ENV[:at], choices, *_CHAT_ENV[at:], '"usage":null', '"obfuscation":"Ab1"'][: 7 + at % 2])
+
+    raws += data.draw(st.lists(st.sampled_from(_CHOICES).flatmap(chunk), min_size=1, max_size=5))
+    _same_outcome(ChatStream, raws)
+
+
+_RESP = {"response.output_text.delta": ['"sequence_number":%S', '"item_id":"msg_1"', '"output_index":0',
+                                        '"content_index":%I', '"delta":"%T"', '"logprobs":[]', '"obfuscation":"x"'],
+         "response.function_call_arguments.delta": ['"sequence_number":%S', '"item_id":"fc_1"', '"output_index":%I',
+                                                    '"delta":"%T"', '"obfuscation":"x"']}  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.data())
+def test_responses_on_raw_is_on_event(data) -> None:
+    """As test_anthropic_on_raw_is_on_event, for Responses deltas (text, refusal,
+    arguments; both member orders), also while later events are renumbered (a held
+    tail went out in an event of its own before them) and while text is held."""
+    held = _resp_event("response.output_text.delta", 0, item_id="msg_1", output_index=0, content_index=0, delta="x no")
+    done = _resp_event("response.output_text.done", 1, item_id="msg_1", output_index=0, content_index=0, text="x no")
+    raws = data.draw(st.sampled_from([[], [held], [held, done]]))
+
+    def event(t: str) -> st.SearchStrategy:
+        members = _RESP[t] if data.draw(st.booleans()) else sorted(_RESP[t])  # the two orders the API sends
+        t = t.replace("output_text", "refusal") if data.draw(st.integers(0, 5)) == 0 else t
+        return _near(data.draw(st.sampled_from([f"event: {t}\n", ""])), [f'"type":"{t}"', *members])
+
+    raws += data.draw(st.lists(st.sampled_from(list(_RESP)).flatmap(event), min_size=1, max_size=5))
+    _same_outcome(ResponsesStream, raws)
+
+
+def test_on_raw_whitespace_everywhere() -> None:
+    """Whitespace of every kind (line breaks too) inserted at every place of each API's
+    delta event, one place at a time, and each of its members dropped in turn: on_raw
+    declines or gives what parsing gives. (Random near misses rarely put a line break
+    exactly where a regex allows space, or drop the one member that matters.)"""
+    block = (b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+             b'"content_block":{"type":"text","text":""}}\n\n')  # fmt: skip
+    cases = [
+        (AnthropicStream, [block], build_stream([("text", ["a nova"])]).split(b"\n\n")[2] + b"\n\n"),
+        (ChatStream, [build_chat([("content", 0, "x")])], build_chat([("content", 0, "a nova")]).split(b"\n\n")[0] + b"\n\n"),
+        (ResponsesStream, [], _resp_event("response.output_text.delta", 3, item_id="m", output_index=0, content_index=0,
+                                          delta="a nova", logprobs=[])),
+        (ResponsesStream, [], _resp_event("response.function_call_arguments.delta", 3, item_id="f", output_index=1,
+                                          delta="a nova")),
+    ]  # fmt: skip
+    for cls, before, ev in cases:
+        start = ev.index(b"data: ") + 6
+        doc = json.loads(ev[start:])
+        for k in doc:
+            _same_outcome(cls, [*before, ev[:start] + json.dumps({x: v for x, v in doc.items() if x != k}).encode() + b"\n\n"])
+            _same_outcome(cls, [*before, ev[:start] + _enc({x: v for x, v in doc.items() if x != k}).encode() + b"\n\n"])
+        for i in range(start, len(ev) - 1):
+            for ws in (b" ", b"\t", b"\n", b"\r", b"\x0c"):
+                _same_outcome(cls, [*before, ev[:i] + ws + ev[i:]])
