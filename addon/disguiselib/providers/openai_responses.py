@@ -180,6 +180,7 @@ class ResponsesStream(ChannelStream):
         self.last_seq = -1  # the highest upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
         self.seen_response = False  # a response object went out (response.created)
+        self._shapes = _RAW_DELTAS  # on_raw's two member orders, the one last seen first
 
     def quiet(self) -> bool:
         # events pass unparsed only while nothing needs renumbering
@@ -345,8 +346,14 @@ class ResponsesStream(ChannelStream):
     def on_raw(self, raw: bytes) -> list[bytes] | None:
         """A text, refusal or arguments delta in the API's own shape, from its bytes
         (SSEStream.on_raw): _fast_delta's bytes and state, renumbering included."""
-        m = _RAW_DELTAS[0].match(raw) or _RAW_DELTAS[1].match(raw)
-        if m is None or escaped_name(raw):
+        shapes = self._shapes
+        m = shapes[0].match(raw)
+        if m is None:
+            m = shapes[1].match(raw)
+            if m is None:
+                return None
+            self._shapes = shapes[::-1]  # a stream keeps to one order: its own first
+        if b"\\u" in raw and escaped_name(raw):
             return None
         if not raw.isascii():
             try:
