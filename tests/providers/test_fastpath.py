@@ -524,3 +524,19 @@ def test_on_raw_whitespace_everywhere() -> None:
         for i in range(start, len(ev) - 1):
             for ws in (b" ", b"\t", b"\n", b"\r", b"\x0c"):
                 _same_outcome(cls, [*before, ev[:i] + ws + ev[i:]])
+
+
+def test_on_raw_reads_the_recorded_deltas(fixtures) -> None:
+    """Every content, arguments and output_text delta of the recorded streams (after a
+    Chat stream's first chunk) is read by on_raw, not parsed; the output is unchanged."""
+    recorded = {p.name: sse.split(p.read_bytes()) for p in sorted((fixtures / "openai").glob("*_stream_*.sse"))}
+    # one envelope, then another (the bench's tool-call chunks put `usage` first)
+    recorded["chat, two envelopes"] = recorded["chat_stream_text_usage.sse"] + recorded["chat_stream_parallel_tool_calls.sse"]
+    for name, raws in recorded.items():
+        cls = ChatStream if name.startswith("chat") else ResponsesStream
+        s = cls(_rules({"Ö1é": "Zenith"}).restorer({}))
+        s._events(raws[:1], [])
+        read = [raw for raw in raws[1:] if s.on_raw(raw) is not None]
+        marks = (b'"content":"', b'"arguments":"') if cls is ChatStream else (b'output_text.delta"', b'arguments.delta"')
+        deltas = [r for r in raws[1:] if any(m in r for m in marks) and b'"name":"' not in r and b'"role":"' not in r]
+        assert read == deltas, name

@@ -232,16 +232,14 @@ class ChatStream(ChannelStream):
         Declined before the first chunk (on_event remembers it) and wherever a key
         could be spelled with escapes (on_event then parses it whole)."""
         head = self._head
-        if raw.startswith(head):
-            m = _RAW_CHOICE.match(raw, len(head))
-        else:
+        m = _RAW_CHOICE.match(raw, len(head)) if raw.startswith(head) else None
+        if m is None:  # another envelope (tool-call chunks put `usage` first), or no delta
             h = _RAW_HEAD.match(raw)
-            if h is None:
+            m = _RAW_CHOICE.match(raw, h.end()) if h is not None else None
+            if m is None:
                 return None
-            m = _RAW_CHOICE.match(raw, h.end())
-            if m is not None:
-                self._head = raw[: h.end()]
-        if m is None or not self.remembered or (b"\\u" in raw and escaped_name(raw)):
+            self._head = raw[: m.start()]
+        if not self.remembered or (b"\\u" in raw and escaped_name(raw)):
             return None
         if not raw.isascii():
             try:
