@@ -355,7 +355,7 @@ def test_gemini_drained_chunk_names_the_first_chunk() -> None:
 _WS = st.one_of(st.just(""), st.just(""), st.just(""), st.sampled_from([" ", "\t", "\x0b", "\x0c", "\x1c", "\xa0", "\n", "\r"]))
 _RAW_TEXT = st.lists(
     st.sampled_from(["nova", "no", "va", " ", "a", "\\n", "\\u00e9", "\\ud83d", "\\q", "\\", '\\"', "\t", "é", "😀",
-                     "\n", "\r", '"', "[K_", "[K_1]", "\x00X"]),  # \x00X: a byte that is not UTF-8
+                     "\n", "\r", '"', "[K_", "[K_1]", "\x00X", "\\u0061"]),  # \x00X: a byte that is not UTF-8
     max_size=6,
 ).map("".join)  # fmt: skip
 
@@ -465,7 +465,8 @@ def test_chat_on_raw_is_on_event(data) -> None:
     """As test_anthropic_on_raw_is_on_event, for Chat chunks: one choice or several,
     content, tool arguments, refusal, a finishing choice, envelopes of both orders."""
     first = chat_chunk([{"index": 0, "delta": {"role": "assistant", "content": "x no"}, "logprobs": None, "finish_reason": None}])
-    raws = [first] if data.draw(st.booleans()) else []
+    parts = chat_chunk([{"index": 0, "delta": {"content": [{"type": "text", "text": "a"}]}, "finish_reason": None}])
+    raws = data.draw(st.sampled_from([[], [first], [first, parts]]))  # parts: Mistral's content
 
     def chunk(choices: str) -> st.SearchStrategy:
         at = data.draw(st.integers(0, 5))
@@ -501,20 +502,24 @@ def test_responses_on_raw_is_on_event(data) -> None:
 
 
 def test_on_raw_whitespace_everywhere() -> None:
-    """Whitespace of every kind (line breaks too) inserted at every place of each API's
-    delta event, one place at a time, and each of its members dropped in turn: on_raw
-    declines or gives what parsing gives. (Random near misses rarely put a line break
-    exactly where a regex allows space, or drop the one member that matters.)"""
+    """Whitespace of every kind (line breaks too) or an escaped name inserted at every
+    place of each API's delta event (its text restored and held in part), one place at a
+    time, and each of its members dropped in turn: on_raw declines or gives what parsing
+    gives. (Random near misses rarely put a line break exactly where a regex allows
+    space, or drop the one member that matters.)"""
     block = (b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
              b'"content_block":{"type":"text","text":""}}\n\n')  # fmt: skip
     cases = [
-        (AnthropicStream, [block], build_stream([("text", ["a nova"])]).split(b"\n\n")[2] + b"\n\n"),
-        (ChatStream, [build_chat([("content", 0, "x")])], build_chat([("content", 0, "a nova")]).split(b"\n\n")[0] + b"\n\n"),
+        (AnthropicStream, [block], build_stream([("text", ["a nova no"])]).split(b"\n\n")[2] + b"\n\n"),
+        (ChatStream, [build_chat([("content", 0, "x")])], build_chat([("content", 0, "a nova no")]).split(b"\n\n")[0] + b"\n\n"),
         (ResponsesStream, [], _resp_event("response.output_text.delta", 3, item_id="m", output_index=0, content_index=0,
-                                          delta="a nova", logprobs=[])),
+                                          delta="a nova no", logprobs=[])),
         (ResponsesStream, [], _resp_event("response.function_call_arguments.delta", 3, item_id="f", output_index=1,
-                                          delta="a nova")),
+                                          delta="a nova no")),
     ]  # fmt: skip
+    held = _resp_event("response.output_text.delta", 0, item_id="m", output_index=0, content_index=0, delta="x no")
+    done = _resp_event("response.output_text.done", 1, item_id="m", output_index=0, content_index=0, text="x no")
+    cases += [(ResponsesStream, [held, done], ev) for _, _, ev in cases[2:]]  # renumbered: a tail went out
     for cls, before, ev in cases:
         start = ev.index(b"data: ") + 6
         doc = json.loads(ev[start:])
@@ -522,7 +527,7 @@ def test_on_raw_whitespace_everywhere() -> None:
             _same_outcome(cls, [*before, ev[:start] + json.dumps({x: v for x, v in doc.items() if x != k}).encode() + b"\n\n"])
             _same_outcome(cls, [*before, ev[:start] + _enc({x: v for x, v in doc.items() if x != k}).encode() + b"\n\n"])
         for i in range(start, len(ev) - 1):
-            for ws in (b" ", b"\t", b"\n", b"\r", b"\x0c"):
+            for ws in (b" ", b"\t", b"\n", b"\r", b"\x0c", b"\\u0061"):  # and an escaped name
                 _same_outcome(cls, [*before, ev[:i] + ws + ev[i:]])
 
 
