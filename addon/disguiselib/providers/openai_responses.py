@@ -181,6 +181,8 @@ class ResponsesStream(ChannelStream):
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
         self.seen_response = False  # a response object went out (response.created)
         self._shapes = _RAW_DELTAS  # on_raw's two member orders, the one last seen first
+        self._ident: tuple = ()  # on_raw: the type, item and indexes of the delta before,
+        self._chan: tuple = ()  # and its channel key, fields for where[key], window mode
 
     def quiet(self) -> bool:
         # events pass unparsed only while nothing needs renumbering
@@ -360,17 +362,23 @@ class ResponsesStream(ChannelStream):
                 raw.decode("utf-8")
             except UnicodeDecodeError:
                 return None  # parsed: it ends the stream
-        t = m.group("t").decode()
-        item = m.group("item").decode()
-        fields = {"item_id": item, "output_index": int(m.group("oi"))}
-        if t == "response.function_call_arguments.delta":
-            key: tuple = (item, "args")
-        elif m.start("ci") < 0:
-            return None
+        ident = m.group("t", "item", "oi", "ci")
+        if ident == self._ident:  # the channel of the delta before: nearly always
+            key, fields, mode = self._chan
         else:
-            fields["content_index"] = int(m.group("ci"))
-            key = (item, fields["content_index"], _DELTAS[t][0])
-        fields["type"] = t
+            t = ident[0].decode()
+            item = ident[1].decode()
+            fields = {"item_id": item, "output_index": int(ident[2])}
+            if t == "response.function_call_arguments.delta":
+                key = (item, "args")
+            elif ident[3] is None:
+                return None
+            else:
+                fields["content_index"] = int(ident[3])
+                key = (item, fields["content_index"], _DELTAS[t][0])
+            fields["type"] = t
+            mode = _DELTAS[t][1]
+            self._ident, self._chan = ident, (key, fields, mode)  # fields: never changed in where
         start, end = m.span("d")
         w = self.windows.get(key)
         if w is not None:
@@ -378,7 +386,7 @@ class ResponsesStream(ChannelStream):
         elif len(self.windows) >= MAX_CHANNELS:
             return None  # on_event makes room, or fails the stream
         else:
-            w = Window(self.r, _DELTAS[t][1])  # as window() makes it, kept only if read here
+            w = Window(self.r, mode)  # as window() makes it, kept only if read here
             got = self.window_raw(raw, w, start, end)
             if got is not None:
                 self.windows[key] = w
