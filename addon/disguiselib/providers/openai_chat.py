@@ -18,7 +18,7 @@ from ..core.holdback import Window
 from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
-from .channels import Chan, ChannelStream
+from .channels import MAX_CHANNELS, Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, _obj
 from .logprobs import clean_alternatives
@@ -194,7 +194,20 @@ _FAST_CHAT_ARGS = re.compile(
     r'"choices":\[\{"index":(\d+),"delta":\{"tool_calls":\[\{"index":(\d+),'
     r'"function":\{"arguments":' + _STR + r'\}\}\]\},"logprobs":null,"finish_reason":null\}\]'
 )
-
+# The same two shapes as a whole event's bytes, for on_raw: parse_event's one-data-line
+# shape (`data: `, no CR, no line break in the data), the choice between envelope
+# members that are plain (a string without escapes, a number, null, true or false), so
+# that `"choices":[` is there once and _FAST_CHAT or _FAST_CHAT_ARGS finds what this
+# finds. The string bodies are narrowed to what cannot be a line break, digits to ASCII.
+# The envelope before the choice (_RAW_HEAD) is the same in every chunk of a stream.
+_RAW_STR = rb'"([^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"'
+_RAW_MEMBER = rb'"[a-z_]+":(?:"[^"\\\r\n]*"|-?[0-9]+|null|true|false)'
+_RAW_HEAD = re.compile(rb"data: \{(?:" + _RAW_MEMBER + rb",)*")
+_RAW_CHOICE = re.compile(
+    rb'"choices":\[\{"index":([0-9]+),"delta":\{(?:"content":' + _RAW_STR
+    + rb'|"tool_calls":\[\{"index":([0-9]+),"function":\{"arguments":' + _RAW_STR + rb"\}\}\])"
+    + rb'\},"logprobs":null,"finish_reason":null\}\](?:,' + _RAW_MEMBER + rb")*\}\n\n\Z"
+)
 
 
 class ChatStream(ChannelStream):
@@ -210,10 +223,51 @@ class ChatStream(ChannelStream):
         super().__init__(restorer)
         self.last: dict = {}  # id, created, model of the first chunk (for drain chunks)
         self.remembered = False  # the first chunk was read for them
+        self._head = b"\0"  # the envelope before the choice that on_raw last read (_RAW_HEAD)
 
     def quiet(self) -> bool:
         # the first chunk is always parsed: it says what drained chunks look like
         return self.remembered and super().quiet()
+
+    def on_raw(self, raw: bytes) -> list[bytes] | None:
+        """A content or tool-arguments delta of one choice in the API's own shape, from
+        its bytes (SSEStream.on_raw): on_event's _FAST_CHAT and _FAST_CHAT_ARGS paths.
+        Declined before the first chunk (on_event remembers it) and wherever a key
+        could be spelled with escapes (on_event then parses it whole)."""
+        head = self._head
+        m = _RAW_CHOICE.match(raw, len(head)) if raw.startswith(head) else None
+        if m is None:  # another envelope (tool-call chunks put `usage` first), or no delta
+            h = _RAW_HEAD.match(raw)
+            m = _RAW_CHOICE.match(raw, h.end()) if h is not None else None
+            if m is None:
+                return None
+            self._head = raw[: m.start()]
+        if not self.remembered or (b"\\u" in raw and escaped_name(raw)):
+            return None
+        if not raw.isascii():
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None  # parsed: it ends the stream
+        if m.start(2) >= 0:
+            key: tuple = (int(m.group(1)), "content")
+            mode, start, end = Window.TEXT, m.start(2), m.end(2)
+        else:
+            key = (int(m.group(1)), "tool", int(m.group(3)))
+            mode, start, end = Window.JSON, m.start(4), m.end(4)
+        w = self.windows.get(key)
+        if w is not None:
+            got = self.window_raw(raw, w, start, end)
+        elif len(self.windows) >= MAX_CHANNELS:
+            return None  # on_event makes room, or fails the stream
+        else:
+            w = Window(self.r, mode)  # as window() makes it, kept only if the delta is read here
+            got = self.window_raw(raw, w, start, end)
+            if got is not None:
+                self.windows[key] = w
+        if got is not None and mode == Window.TEXT:
+            self.parts.discard(key)
+        return got
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data

@@ -15,7 +15,7 @@ from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Obj, Rule, escaped_n
 from ..core.rules import Restorer
 from ..core.sse import Event, parse_event, split
 from ..errors import StreamError
-from .channels import Chan, ChannelStream
+from .channels import MAX_CHANNELS, Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import GENERIC, ID, META, OPAQUE, _obj
 from .logprobs import clean_alternatives
@@ -85,6 +85,24 @@ _FAST_FIELDS = {
     "output_index": re.compile(r'"output_index":(\d+)'),
     "content_index": re.compile(r'"content_index":(\d+)'),
 }
+# The same deltas as a whole event's bytes, for on_raw: parse_event's one-data-line shape
+# (no CR, no line break in the data), with exactly the members the API sends in one of
+# its two orders (the documented one, and the alphabetical one of later recordings).
+# Each key is there once, so _fast_delta's searches find these groups; ids are narrowed
+# to ASCII names, digits to ASCII, the delta's body to what cannot be a line break.
+_RAW_TYPE = rb'data: \{"type":"(?P<t>response\.(?:output_text|refusal|function_call_arguments)\.delta)"'
+_RAW_D = rb'"delta":"(?P<d>[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"'
+_RAW_ITEM = rb'"item_id":"(?P<item>[A-Za-z0-9_-]+)"'
+_RAW_TAIL = rb'(?:,"logprobs":\[\])?(?:,"obfuscation":"[^"\\\r\n]*")?'
+_RAW_DELTAS = tuple(
+    re.compile(rb"(?:event: [^\r\n]*\n)?" + _RAW_TYPE + shape + rb"\}\n\n\Z")
+    for shape in (
+        rb',"sequence_number":(?P<seq>[0-9]+),' + _RAW_ITEM + rb',"output_index":(?P<oi>[0-9]+)'
+        rb'(?:,"content_index":(?P<ci>[0-9]+))?,' + _RAW_D + _RAW_TAIL,
+        rb'(?:,"content_index":(?P<ci>[0-9]+))?,' + _RAW_D + b"," + _RAW_ITEM + _RAW_TAIL
+        + rb',"output_index":(?P<oi>[0-9]+),"sequence_number":(?P<seq>[0-9]+)',
+    )
+)
 _SNAPSHOT["response.output_text.annotation.added"] = Obj({"annotation": _ANNOTATION, "item_id": ID}, default=GENERIC)
 _RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
@@ -165,6 +183,9 @@ class ResponsesStream(ChannelStream):
         self.last_seq = -1  # the highest upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
         self.seen_response = False  # a response object went out (response.created)
+        self._shapes = _RAW_DELTAS  # on_raw's two member orders, the one last seen first
+        self._ident: tuple = ()  # on_raw: the type, item and indexes of the delta before,
+        self._chan: tuple = ()  # and its channel key, fields for where[key], window mode
 
     def quiet(self) -> bool:
         # events pass unparsed only while nothing needs renumbering
@@ -326,6 +347,64 @@ class ResponsesStream(ChannelStream):
                 n = int(text[span[0] : span[1]])
                 out = [(text[: span[0]] + str(n + self.offset) + text[span[1] :]).encode("utf-8")]
         return out if out else [self._empty_delta(ev, d)]
+
+    def on_raw(self, raw: bytes) -> list[bytes] | None:
+        """A text, refusal or arguments delta in the API's own shape, from its bytes
+        (SSEStream.on_raw): _fast_delta's bytes and state, renumbering included."""
+        shapes = self._shapes
+        m = shapes[0].match(raw)
+        if m is None:
+            m = shapes[1].match(raw)
+            if m is None:
+                return None
+            self._shapes = shapes[::-1]  # a stream keeps to one order: its own first
+        if b"\\u" in raw and escaped_name(raw):
+            return None
+        if not raw.isascii():
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None  # parsed: it ends the stream
+        ident = m.group("t", "item", "oi", "ci")
+        if ident == self._ident:  # the channel of the delta before: nearly always
+            key, fields, mode = self._chan
+        else:
+            t = ident[0].decode()
+            item = ident[1].decode()
+            fields = {"item_id": item, "output_index": int(ident[2])}
+            if t == "response.function_call_arguments.delta":
+                key = (item, "args")
+            elif ident[3] is None:
+                return None
+            else:
+                fields["content_index"] = int(ident[3])
+                key = (item, fields["content_index"], _DELTAS[t][0])
+            fields["type"] = t
+            mode = _DELTAS[t][1]
+            self._ident, self._chan = ident, (key, fields, mode)  # fields: never changed in where
+        start, end = m.span("d")
+        w = self.windows.get(key)
+        if w is not None:
+            got = self.window_raw(raw, w, start, end)
+        elif len(self.windows) >= MAX_CHANNELS:
+            return None  # on_event makes room, or fails the stream
+        else:
+            w = Window(self.r, mode)  # as window() makes it, kept only if read here
+            got = self.window_raw(raw, w, start, end)
+            if got is not None:
+                self.windows[key] = w
+        if got is None:
+            return None
+        self.where[key] = fields
+        seq = int(m.group("seq"))
+        self.last_seq = max(self.last_seq, seq)
+        out = got[0] if got else raw[:start] + raw[end:]  # all held: an empty delta, no gap
+        if self.offset:
+            a, b = m.span("seq")
+            if a > end:  # past the delta, whose length changed
+                a, b = a + len(out) - len(raw), b + len(out) - len(raw)
+            out = out[:a] + str(seq + self.offset).encode() + out[b:]
+        return [out]
 
     def _empty_delta(self, ev: Event, d: re.Match) -> bytes:
         """A delta whose text is all held still goes out (with "") so that the numbering
