@@ -9,7 +9,7 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.core.text import char_offsets, decode, json_escape, utf8
+from disguiselib.core.text import char_offsets, decode, is_utf8, json_escape, utf8
 
 # Every code point, lone surrogates included (a delta may end with half of a pair).
 ANY = st.characters(codec=None, categories=None)
@@ -99,3 +99,17 @@ def test_char_offsets_examples() -> None:
     assert char_offsets(b, iter([7, 11])) == [3, 5]  # any iterable
     assert char_offsets(b"", []) == []
     assert char_offsets(b"abc", [2]) == [2]
+
+
+@given(st.binary(max_size=12))
+@example(b"plain ascii")
+@example("é😀".encode())
+@example(b"\xff")
+@example("\ud83d".encode("utf-8", "surrogatepass"))  # a lone surrogate's 3 bytes: not UTF-8
+def test_is_utf8_is_decoding_without_error(b: bytes) -> None:
+    try:
+        b.decode("utf-8")
+        ok = True
+    except UnicodeDecodeError:
+        ok = False
+    assert is_utf8(b) is ok

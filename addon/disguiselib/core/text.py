@@ -37,3 +37,14 @@ def char_offsets(b: bytes, offsets: Iterable[int]) -> list[int]:
 
 def decode(b: bytes) -> str:
     return b.decode("utf-8", "surrogatepass")
+
+
+def is_utf8(b: bytes) -> bool:
+    """b decodes as UTF-8 (ASCII, the common case, is not decoded to tell)."""
+    if b.isascii():
+        return True
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -16,6 +16,7 @@ from ..core.holdback import Window
 from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
+from ..core.text import is_utf8
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, _obj
 from .restore import restore_json
 from .stream import SSEStream, StreamState
@@ -287,11 +288,8 @@ class AnthropicStream(SSEStream):
         m = _RAW_DELTA.match(raw)
         if m is None:
             return None
-        if not raw.isascii():
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return None  # parsed: it ends the stream
+        if not is_utf8(raw):
+            return None  # parsed: it ends the stream
         dtype = m.group(2)
         if dtype in _PASS_DELTAS_RAW:
             return [raw]

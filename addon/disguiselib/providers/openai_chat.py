@@ -18,6 +18,7 @@ from ..core.holdback import Window
 from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed, escaped_name
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
+from ..core.text import is_utf8
 from .channels import MAX_CHANNELS, Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, _obj
@@ -244,11 +245,8 @@ class ChatStream(ChannelStream):
             self._head = raw[: m.start()]
         if not self.remembered or (b"\\u" in raw and escaped_name(raw)):
             return None
-        if not raw.isascii():
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return None  # parsed: it ends the stream
+        if not is_utf8(raw):
+            return None  # parsed: it ends the stream
         if m.start(2) >= 0:
             key: tuple = (int(m.group(1)), "content")
             mode, start, end = Window.TEXT, m.start(2), m.end(2)

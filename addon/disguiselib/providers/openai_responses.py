@@ -14,6 +14,7 @@ from ..core.holdback import Window
 from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Obj, Rule, escaped_name
 from ..core.rules import Restorer
 from ..core.sse import Event, parse_event, split
+from ..core.text import is_utf8
 from ..errors import StreamError
 from .channels import MAX_CHANNELS, Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
@@ -360,11 +361,8 @@ class ResponsesStream(ChannelStream):
             self._shapes = shapes[::-1]  # a stream keeps to one order: its own first
         if b"\\u" in raw and escaped_name(raw):
             return None
-        if not raw.isascii():
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return None  # parsed: it ends the stream
+        if not is_utf8(raw):
+            return None  # parsed: it ends the stream
         ident = m.group("t", "item", "oi", "ci")
         if ident == self._ident:  # the channel of the delta before: nearly always
             key, fields, mode = self._chan
