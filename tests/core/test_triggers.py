@@ -451,3 +451,56 @@ def test_a_disguise_put_into_one_recorded_event_makes_that_event_reported(fixtur
                                 for j, e in enumerate(events))  # fmt: skip
             a = sum(len(e) for e in events[:i])
             assert any(a <= s < a + len(events[i]) + 12 for s in rs.triggers.find(injected)), f.name
+
+
+# -- kept: value-end triggers of members no window reads ----------------------------------
+
+_OPAQUE_KEYS = frozenset({b"id", b"model", b"obfuscation"})
+_KEPT_RULES = Rules(mappings.from_dict({"literals": {"Ö1é": "nova", "Ö2é": "no va", "Ö3é": "va"},
+                                        "patterns": [{"name": "K", "regex": "Ö@[a-z]+"}]}))  # fmt: skip
+_member = st.sampled_from(['"id":"x-no"', '"id":"no"', '"model":"gpt-n"', '"text":"no"', '"id": "no"', '"obfuscation":"a\\"no"',
+                           '"\\u0069d":"no"', '"id":"[K"', '"note":"nova"', '"x":["no","n","no va"]', '"id":"a\\nno"', '"va"'])  # fmt: skip
+
+
+@given(st.lists(st.lists(_member, min_size=1, max_size=4), min_size=1, max_size=4), st.integers(0, 3))
+def test_kept_is_opaque_end_applied_to_every_hit(events: list[list[str]], k: int) -> None:
+    """Triggers.kept reads opaque_end's answer once per `":"` for all the hits after it
+    (linear time): it keeps exactly the hits the plain reference keeps."""
+    from disguiselib.core.triggers import opaque_end
+
+    buf = b"".join(b"data: {" + ",".join(m).encode() + b"}\n\n" for m in events)
+    k = min(k, len(buf))
+    t = Triggers(_KEPT_RULES._trigger_patterns, ())
+    hits = t.scan(buf[k:])
+    got = t.kept(buf, k, hits, _OPAQUE_KEYS)
+    want = []
+    one = buf.find(b"\n\n") + 2 == len(buf)
+    for i, s, e in hits:
+        if not (t._ends[i] and opaque_end(buf, s + k, e + k, _OPAQUE_KEYS)):
+            want.append(s + k)
+            if one:
+                break
+    assert got == want
+
+
+def test_kept_searches_each_byte_back_once_in_an_array_of_short_strings() -> None:
+    """Every `"no",` of a long array is a value-end trigger whose member begins far back:
+    each used to be searched back for its `":"` again, from the start of the read
+    (80 kB: 0.36 s, 3.3x per doubling). What kept searches back is counted."""
+
+    class Counted(bytes):
+        searched = 0
+
+        def rfind(self, sub, start=0, end=None):  # type: ignore[override]
+            end = len(self) if end is None else end
+            Counted.searched += max(0, end - start)
+            return super().rfind(sub, start, end)
+
+    t = Triggers(_KEPT_RULES._trigger_patterns, ())
+    for n in (1_000, 8_000):
+        buf = Counted(b'data: {"x":"a","tools":[' + b",".join([b'"no"'] * n) + b"]}\n\ndata: {}\n\n")
+        hits = t.scan(bytes(buf))
+        assert len(hits) >= n
+        Counted.searched = 0
+        t.kept(buf, 0, hits, _OPAQUE_KEYS)
+        assert Counted.searched <= 2 * len(buf)  # each byte about once (quadratic: n * len / 2)

@@ -181,14 +181,31 @@ class Triggers:
         ends = self._ends
         one = buf.find(b"\n\n") + 2 == len(buf)
         out = []
+        # opaque_end's reading, once per `":"` for all the hits after it (the hits come
+        # in order): the nearest `":"` before the last hit looked at, the end of the plain
+        # body after it, and whether the member it ends is one of keys. Each byte is
+        # searched back over once, not once per hit (an array of short strings in one
+        # read: quadratic otherwise).
+        seen = 0  # where the search back for `":"` stopped last
+        q = plain_end = -1
+        opaque = False
         for i, s, e in hits:
             s += k
             if ends[i] == 1:
                 self._settle(i)
-            if not (ends[i] and opaque_end(buf, s, e + k, keys)):
-                out.append(s)
-                if one:
-                    break
+            if ends[i]:
+                f = buf.rfind(b'":"', max(0, seen - 2), s)
+                seen = s
+                if f >= 0 and f != q:
+                    q = f
+                    plain_end = _PLAIN.match(buf, q + 3).end()
+                    a = buf.rfind(b'"', 0, q) if q >= 2 else -1
+                    opaque = a > 0 and buf[a - 1] in b"{," and buf[a + 1 : q] in keys
+                if opaque and e + k - 2 <= plain_end:
+                    continue  # the value-end of an opaque member's plain value
+            out.append(s)
+            if one:
+                break
         return out
 
     def _settle(self, i: int) -> None:
@@ -212,7 +229,8 @@ _PLAIN = re.compile(rb'[^"\\\r\n]*')
 
 
 def opaque_end(buf: bytes, s: int, e: int, keys: frozenset[bytes]) -> bool:
-    """Does the value-end match buf[s:e] (a prefix, `"`, one byte) end the string value
+    """(Triggers.kept reads the same, once per `":"`: this is its reference.)
+    Does the value-end match buf[s:e] (a prefix, `"`, one byte) end the string value
     of a member named in keys, the match inside that value? On bytes alone, written
     the plain way: `"name":"body"` right after `{` or `,`, the body holding no quote,
     backslash or line break. Then neither quote around the body can be escaped and
