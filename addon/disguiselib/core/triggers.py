@@ -198,7 +198,7 @@ class Triggers:
                 seen = s
                 if f >= 0 and f != q:
                     q = f
-                    plain_end = _PLAIN.match(buf, q + 3).end()
+                    plain_end = _PLAIN.match(buf, q + 3).end()  # type: ignore[union-attr]  # `*` always matches
                     a = buf.rfind(b'"', 0, q) if q >= 2 else -1
                     opaque = a > 0 and buf[a - 1] in b"{," and buf[a + 1 : q] in keys
                 if opaque and e + k - 2 <= plain_end:
