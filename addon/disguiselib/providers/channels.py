@@ -54,6 +54,22 @@ class ChannelStream(SSEStream):
             w = self.windows[key] = Window(self.r, mode)
         return w
 
+    def window_raw_for(self, key: tuple, mode: int, raw: bytes, start: int, end: int) -> list[bytes] | None:
+        """window_raw through the channel's window (on_raw): a channel without one gets a
+        new window as window() makes it, kept only if the delta is read here. None, touching
+        nothing, where the delta is left to on_event (which makes room or fails the stream
+        when every channel is in use)."""
+        w = self.windows.get(key)
+        if w is not None:
+            return self.window_raw(raw, w, start, end)
+        if len(self.windows) >= MAX_CHANNELS:
+            return None
+        w = Window(self.r, mode)
+        got = self.window_raw(raw, w, start, end)
+        if got is not None:
+            self.windows[key] = w
+        return got
+
     def channel_fn(self, finishing: frozenset = frozenset()):
         """fn for jsonspan: a channel's string through its window; a channel of a choice
         that finishes in this very event is flushed into it as well. Every channel whose

@@ -19,7 +19,7 @@ from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Ty
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event
 from ..core.text import is_utf8
-from .channels import MAX_CHANNELS, Chan, ChannelStream
+from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, _obj
 from .logprobs import clean_alternatives
@@ -253,16 +253,7 @@ class ChatStream(ChannelStream):
         else:
             key = (int(m.group(1)), "tool", int(m.group(3)))
             mode, start, end = Window.JSON, m.start(4), m.end(4)
-        w = self.windows.get(key)
-        if w is not None:
-            got = self.window_raw(raw, w, start, end)
-        elif len(self.windows) >= MAX_CHANNELS:
-            return None  # on_event makes room, or fails the stream
-        else:
-            w = Window(self.r, mode)  # as window() makes it, kept only if the delta is read here
-            got = self.window_raw(raw, w, start, end)
-            if got is not None:
-                self.windows[key] = w
+        got = self.window_raw_for(key, mode, raw, start, end)
         if got is not None and mode == Window.TEXT:
             self.parts.discard(key)
         return got

@@ -16,7 +16,7 @@ from ..core.rules import Restorer
 from ..core.sse import Event, parse_event, split
 from ..core.text import is_utf8
 from ..errors import StreamError
-from .channels import MAX_CHANNELS, Chan, ChannelStream
+from .channels import Chan, ChannelStream
 from .channels import dumps_bytes as _dumps
 from .fields import GENERIC, ID, META, OPAQUE, _obj
 from .logprobs import clean_alternatives
@@ -381,16 +381,7 @@ class ResponsesStream(ChannelStream):
             mode = _DELTAS[t][1]
             self._ident, self._chan = ident, (key, fields, mode)  # fields: never changed in where
         start, end = m.span("d")
-        w = self.windows.get(key)
-        if w is not None:
-            got = self.window_raw(raw, w, start, end)
-        elif len(self.windows) >= MAX_CHANNELS:
-            return None  # on_event makes room, or fails the stream
-        else:
-            w = Window(self.r, mode)  # as window() makes it, kept only if read here
-            got = self.window_raw(raw, w, start, end)
-            if got is not None:
-                self.windows[key] = w
+        got = self.window_raw_for(key, mode, raw, start, end)
         if got is None:
             return None
         self.where[key] = fields
