@@ -128,6 +128,26 @@ def _boundary(b: bytes, i: int, step: int) -> int:
     return max(0, min(i, n))
 
 
+def _has_word(raw: str, low: str, words: tuple[str, ...]) -> bool:
+    """One of words (lower case) occurs in low (raw lower-cased, same length) as a word:
+    not after a letter, and not followed by a lower-case letter (`tel` in `telemetry`,
+    `call` in `callbacks` are not words; `mobileNumber`, `SSN:` are). O(len(raw)) per
+    word: each occurrence is looked at once."""
+    n = len(raw)
+    if len(low) != n:  # a character whose lower case is longer: containment alone
+        return any(k in low for k in words)
+    for k in words:
+        i = low.find(k)
+        while i >= 0:
+            j = i + len(k)
+            if (i == 0 or not raw[i - 1].isalpha() or not k[0].isalpha()) and (
+                j >= n or not raw[j].islower() or not k[-1].isalpha()
+            ):
+                return True
+            i = low.find(k, i + 1)
+    return False
+
+
 def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | None) -> tuple[int, int] | None:
     """The byte span to mask for one candidate match (spans: the match's and every
     group's byte spans), or None to reject it.
@@ -136,8 +156,9 @@ def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | 
     1. Span: with `group`, the span of the first listed group that took part in the match
        (a group that did not take part, or matched empty, is skipped); no such group
        rejects the candidate. Without `group`, the whole match.
-    2. Keywords: one of them (lower-cased at load) must occur in the match with `window`
-       characters either side of it (clipped to the text), case-insensitively.
+    2. Keywords: one of them (lower-cased at load) must occur as a word (_has_word) in
+       the match with `window` characters either side of it (clipped to the text),
+       case-insensitively.
     3. Validator: validators.check(name, text, a, b) on the span must be true.
     The accepted span, not the match, is what find() compares for leftmost selection
     (ties: the earlier rule) and what mask() replaces; the rest of the match (context
@@ -161,13 +182,13 @@ def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | 
     if opts.keywords:
         w = opts.window
         if text is not None:
-            near = text[max(0, ms - w) : me + w].lower()
+            raw = text[max(0, ms - w) : me + w]
         else:  # w characters are at most 4w bytes: decode that much, then count characters
             lo = _boundary(b, max(0, ms - 4 * w), 1)
             hi = _boundary(b, me + 4 * w, -1)
             before = decode(b[lo:ms])[-w:] if w else ""
-            near = (before + decode(b[ms:me]) + decode(b[me:hi])[:w]).lower()
-        if not any(k in near for k in opts.keywords):
+            raw = before + decode(b[ms:me]) + decode(b[me:hi])[:w]
+        if not _has_word(raw, raw.lower(), opts.keywords):
             return None
     if opts.validator is not None:
         if text is not None:
