@@ -34,6 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import precision  # noqa: E402
+
 from disguiselib.core import mappings  # noqa: E402
 from disguiselib.core.rules import Rules  # noqa: E402
 from disguiselib.providers import registry as engine  # noqa: E402
@@ -442,6 +446,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {d}")
     if res["not_intact"]:
         print(f"\nbody changed outside the record's string: {res['not_intact']}")
+
+    real = precision.measure(rules, precision.load_real(), precision.load_labels())
+    if not args.quiet:
+        print("\nprecision on real text (tests/corpus/real/; FP = masks not labelled in LABELS.json; "
+              "breaking = inside a URL, a version, a hash, an identifier, a property access, a path):")
+        print(precision.table(real))
+    for f in real["fps"]:
+        print(f"  [{f['class'] or 'FP'}] {f['path']} {f['rule']}: {f['context']!r}")
+    print(precision.headline(real))
 
     if not args.no_timing and not args.quiet:
         texts = [r["text"] for r in pos] + [r["text"] for r in neg]

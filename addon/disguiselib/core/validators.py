@@ -253,6 +253,16 @@ _REFERENCE_START = re.compile(r"[$%](?:[{(]|[A-Z_][A-Z0-9_]*(?:[^A-Za-z0-9]|$))|
 _CODE_SHAPE = re.compile(r"[!&*@^~]*[A-Za-z0-9_$./:-]+[})!?]*")
 _VERSION = re.compile(r"[~^=<>v]*[0-9]+(?:\.[0-9A-Za-z]+)+(?:[-+][0-9A-Za-z.-]+)?")
 _OPERATOR = re.compile(r"^[=|&>]|&&|\|\|")
+_FILE_PATH = re.compile(r"(?:\.{1,2}|~)?(?:/[A-Za-z0-9._@+-]+){2,}/?")
+_PATH_PIECES = re.compile(r"[/._@+-]+")
+
+
+def _file_path(s: str) -> bool:
+    """A file path of two or more segments whose pieces are each a word, a number or an
+    acronym (`/var/run/secrets/tls.key`); base64 with `/` has mixed-case pieces."""
+    return _FILE_PATH.fullmatch(s) is not None and all(
+        p.islower() or p.isupper() or p.isdigit() or p.istitle() for p in _PATH_PIECES.split(s) if p
+    )
 _TICKET = re.compile(r"[A-Z][A-Z0-9]+(?:-[0-9]+)+")  # CVE-2025-23217, JIRA-123
 _NAME_RUNS = re.compile(r"[A-Z]+[a-z]*|[a-z]+")
 _SEPARATORS = re.compile(r"[./:_$-]+")
@@ -286,7 +296,8 @@ def _in_markdown_url(text: str, start: int) -> bool:
     link's or a badge's query, which the link needs whole."""
     run = text[max(0, start - 256) : start]
     i = run.rfind("](")
-    return i >= 0 and _URL_START.match(run, i + 2) is not None and not any(c.isspace() or c == ")" for c in run[i + 2 :])
+    inside = run[i + 2 :]
+    return i >= 0 and _URL_START.match(inside) is not None and not any(c.isspace() or c == ")" for c in inside)
 
 _VARIABLE = re.compile(r"[a-z_][a-z_]*")
 _PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme_", "<", "xxxx", "****", "....", "redacted")
@@ -322,9 +333,11 @@ def keyword_value(text: str, start: int, end: int) -> bool:
     if not secret_value(text, start, end) or _in_markdown_url(text, start):
         return False
     s = text[start:end]
-    if _OPERATOR.search(s):
-        return False  # `keySeq==i&&(…`: an expression
     quoted = text[start - 1 : start] in ("'", '"', "`")
+    if _OPERATOR.search(s) or s.startswith(("/*", "//", "urn:")) or _file_path(s):
+        return False  # `keySeq==i&&(…`, a comment, a URN, `/var/run/secrets/x.pem`
+    if not quoted and any(c in s for c in "{(["):
+        return False  # `key := packageFactKey{act.pass.Pkg, …}`: a composite literal, a call
     listed = text[max(0, start - 8) : start].replace(" ", "").endswith(('","', "','"))
     # unquoted, an identifier-shaped value is code (`withCredentials: defaultToConfig2,`,
     # `credentials: isCredentialsSupported ? …`), and so it is as the next of a list of
@@ -361,7 +374,12 @@ def mixed(text: str, start: int, end: int) -> bool:
     """A random-looking key with no fixed prefix (Mistral, Cohere): upper and lower case
     letters and digits all occur. Excludes hex digests, words and identifiers."""
     s = text[start:end]
+    if _WORD_CHAIN.search(s):
+        return False  # `0001-Fix-libdav1d-compilation-on-clang-ppc`: words, a file name
     return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+_WORD_CHAIN = re.compile(r"(?:^|-)[A-Za-z]{2,}-[a-z]{2,}-[a-z]{2,}(?:-|$)")
 
 
 # -- prefixed tokens whose body could be an identifier --------------------------------------
