@@ -263,3 +263,85 @@ def test_every_kind_has_two_true_and_two_false_examples() -> None:
     assert len(false_n) >= 140
 
 
+
+
+# -- issue 28: the misses it lists, masked whole; the code it lists, kept -------------------
+
+_AZ = "Zm9vYmFy" * 10 + "dGVzdGluZzEyMw8="[:6] + "=="  # 86 base64 characters and `==`
+_R32 = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"
+
+
+@pytest.mark.parametrize(
+    "text, secret, rule",
+    [
+        *[(f"{n}={_R32}", _R32, "SECRET") for n in ("STRIPE_KEY", "SENDGRID_KEY", "ALGOLIA_KEY", "MAPS_KEY", "DEPLOY_KEY",
+                                                    "SERVICE_KEY", "STORAGE_KEY", "ACCOUNT_KEY", "SDK_KEY", "PRIMARY_KEY",
+                                                    "COSMOS_KEY", "KEY")],
+        (f"maps:\n  mapsKey: {_R32}\n", _R32, "SECRET"),
+        (f"DB_PASS={_R32}", _R32, "PASSWORD"),
+        (f'[{{"keyName": "key1", "permissions": "FULL", "value": "{_AZ}"}}]', _AZ, "AZURE_STORAGE_KEY"),
+        (f"az storage blob list --account-key {_AZ}", _AZ, "AZURE_STORAGE_KEY"),
+        (f"AZURE_STORAGE_KEY={_AZ}", _AZ, "SECRET"),
+        (f"account_key={_AZ}", _AZ, "SECRET"),
+        ("REDIS_URL=redis://default:$Xk9LHQ7AtNJX3OrUbmkLCNP@cache:6379/0", "default:$Xk9LHQ7AtNJX3OrUbmkLCNP", "URL_PASSWORD"),
+        ("key sdk-lolc4okd-ihul-4m9c-03wy-enpxawzr0h9x here", "sdk-lolc4okd-ihul-4m9c-03wy-enpxawzr0h9x", "LAUNCHDARKLY_KEY"),
+        ("admin key ATCTT3xFfGN0" + "aB3_x" * 40 + " ok", "ATCTT3xFfGN0" + "aB3_x" * 40, "ATLASSIAN_TOKEN"),
+        ("eu01xx3e7cefa30c14d732f64cb79abcc4b9NRAL", "eu01xx3e7cefa30c14d732f64cb79abcc4b9NRAL", "NEW_RELIC_KEY"),
+        ("key phx_ZOB92xHcLKnVlzegcclm_mcF47EQWwaBEt47N6BuDDgmjPk ok", "phx_ZOB92xHcLKnVlzegcclm_mcF47EQWwaBEt47N6BuDDgmjPk", "POSTHOG_KEY"),
+        ("sq EAAAex3y34EjJqhr0kWsRpcE5cw7Wxu8dSbRDE28jhYQ=usDRpUkcmTbKoQfNz6T ok", "EAAAex3y34EjJqhr0kWsRpcE5cw7Wxu8dSbRDE28jhYQ=usDRpUkcmTbKoQfNz6T", "SQUARE_ACCESS_TOKEN"),
+        ("secret -Ab8Q~UNx7UKi7uEwAf3Ia7h50vfeSmjE_l8gFg~x ok", "-Ab8Q~UNx7UKi7uEwAf3Ia7h50vfeSmjE_l8gFg~x", "AZURE_CLIENT_SECRET"),
+        ("t ghs_" + "aB3x_" * 18 + "Zq ok", "ghs_" + "aB3x_" * 18 + "Zq", "GITHUB_TOKEN"),
+        ("my token nfp_pdTmYs4x4geAXuyWXJa5sP8WiKbCj0SPY9bU for netlify", "nfp_pdTmYs4x4geAXuyWXJa5sP8WiKbCj0SPY9bU", "NETLIFY_TOKEN"),
+        ("IBAN DE89-3704-0044-0532-0130-00", "DE89-3704-0044-0532-0130-00", "IBAN"),
+        ("Please pay to GB82 WEST 1234 5698 7654 32 by Friday.", "GB82 WEST 1234 5698 7654 32", "IBAN"),
+        ("TWILIO_ACCOUNT_SID=AC1d83c4a29548fa91200314bd807d4b6a", "AC1d83c4a29548fa91200314bd807d4b6a", "SECRET"),
+        (f'env:\n  - name: POSTGRES_PASSWORD\n    value: "{_R32}"\n', _R32, "PASSWORD"),
+        (f"mysql -h db -u root -p'{_R32}' app", _R32, "PASSWORD"),
+        ("SSN: 536.22.8190", "536.22.8190", "US_SSN_UNFORMATTED"),
+        ("SSN 536 22 8190", "536 22 8190", "US_SSN_UNFORMATTED"),
+        ("My US number is (415) 555-0132", "(415) 555-0132", "PHONE_NATIONAL"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.ab/cd+ef_Zz9", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.ab/cd+ef_Zz9", "JWT"),
+        ("url = 'https://[::ffff:10.1.2.3]:8080/'", "::ffff:10.1.2.3", "PRIVATE_IP"),
+    ],
+)
+def test_issue28_misses_are_masked_whole(default_rules: Rules, text: str, secret: str, rule: str) -> None:
+    found = default_rules.find(text)
+    assert [(n, text[a:b]) for n, a, b in found] == [(rule, secret)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "golang.org/x/mobile v0.0.0-20190312151609-d3739f865fa6/go.mod h1:z+o9i4GpDbdi3rU15maQ/Ox0txvL9dWGYEHz965HBQE=",
+        "golang.org/x/telemetry v0.0.0-20240521205824-bda55230c457 // indirect",
+        "[telegram-client] released 2025-03-14",
+        "- add callbacks 0.7.0 (2011-10-22)",
+        "- CVE-2023-27533: TELNET option IAC injection",
+        "call outputs in responses ([4105376](https://github.com/o/r/commit/4105376))",
+        "if(!Number.isSafeInteger(t)||t<0||t>4294967295)return null",
+        "http://user:pass@httpbin.org/get",
+        "hTTp://u:p@Some.Host/path",
+        "https://us@r:p@ssword@postman-echo.com",
+        "  withCredentials: defaultToConfig2,\n  cancelToken: defaultToConfig2,",
+        "credentials: isCredentialsSupported ? withCredentials : undefined,",
+        "request.withCredentials = !!_config.withCredentials;",
+        '"sources":["../lib/cancel/CancelToken.js","../lib/helpers/HttpStatusCode.js"]',
+        '"node_modules/parse-passwd": "^1.0.0",',
+        '"names":["auth","username","password","encodeUsername","btoa"]',
+        "{'x-amz-security-token': self.credentials.token}",
+        "'ec2_credential_refresh_window': _DEFAULT_ADVISORY_REFRESH_TIMEOUT,",
+        "        password: bool = False,",
+        "\tkey := packageFactKey{act.pass.Pkg, factType(fact)}",
+        "var CancelToken = /*#__PURE__*/function () {",
+        '_STS_SUBJECT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"',
+        '_GKE_CREDENTIAL_BUNDLE_PATH = "/var/run/secrets/workload-spiffe-credentials/x509.credential-bundle.pem"',
+        't.Fatalf("failed to run godoc -url=%q: %s", url, err)',
+        "ppc64le/third_party/0001-Fix-libdav1d-compilation-on-clang-ppc.patch",
+        "mhu = MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')",
+        "[Join the call](https://zoom.us/j/123456789?pwd=0f8fad5b-d9cb-469f-a165-70867728950e)",
+        "[![codecov](https://codecov.io/gh/o/r/branch/main/graph/badge.svg?token=ABCD1234XY)](https://codecov.io/gh/o/r)",
+        "e.state.keySeq==i&&(e.state.keySeq=null",
+    ],
+)
+def test_issue28_code_and_urls_are_kept(default_rules: Rules, text: str) -> None:
+    assert default_rules.find(text) == []

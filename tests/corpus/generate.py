@@ -316,6 +316,78 @@ def more_positives(add) -> None:
         add(kind, "set_cookie", f"HTTP/1.1 302 Found\r\nSet-Cookie: {name}={v}; Path=/; HttpOnly; Secure\r\n", v)
 
 
+def issue28_positives(add) -> None:
+    """The misses issue 28 lists, in config forms and in prose (their own random stream:
+    the records before stay as they were)."""
+    g = formats.Gen(random.Random(28))
+    lower36 = formats.LOWER_ALNUM
+    azure = lambda: base64.b64encode(g.r.randbytes(64)).decode()  # noqa: E731  (88 characters, `==`)
+    for name in ("STRIPE_KEY", "SENDGRID_KEY", "ALGOLIA_KEY", "MAPS_KEY", "DEPLOY_KEY", "SERVICE_KEY", "STORAGE_KEY",
+                 "ACCOUNT_KEY", "SDK_KEY", "PRIMARY_KEY", "COSMOS_KEY", "KEY"):
+        v = g.s(32) if name != "ALGOLIA_KEY" else g.s(32, HEX)
+        add("key_name", "env", f"{name}={v}\n", v)
+    v = g.s(39)
+    add("key_name", "yaml", f"maps:\n  mapsKey: {v}\n", v)
+    for tpl in ("DB_PASS={v}\n", "export DB_PASS='{v}'\n"):
+        v = g.s(32)
+        add("db_pass", "env", tpl.format(v=v), v)
+    for tpl in ('[\n  {{\n    "creationTime": "2025-01-14T09:12:33.120000+00:00",\n    "keyName": "key1",\n    "permissions": "FULL",\n    "value": "{v}"\n  }}\n]\n',
+                "AZURE_STORAGE_KEY={v}\n", "az storage blob upload --account-name acmelogs --account-key {v} -f a.log\n",
+                "conn = BlobServiceClient(account_url=url, credential={{'account_name': 'acme', 'account_key': '{v}'}})\n"):
+        v = azure()
+        add("azure_storage_key", "config", tpl.format(v=v), v)
+    for tpl in ("COSMOS_KEY={v}\n", '{{"primaryMasterKey": "{v}", "documentEndpoint": "https://acme.documents.azure.com:443/"}}\n'):
+        v = azure()
+        add("azure_cosmos_key", "config", tpl.format(v=v), v)
+    for tpl in ("REDIS_URL=redis://default:{v}@cache.internal:6379/0\n", "connect to rediss://:{v}@redis-prod.acme.example:6380 now"):
+        v = "$" + g.s(1, string.ascii_uppercase) + g.s(23)
+        add("redis_url_password", "url", tpl.format(v=v), v)
+    for pre in ("sdk-", "api-"):
+        v = pre + "-".join(g.s(n, lower36) for n in (8, 4, 4, 4, 12))
+        add("launchdarkly_sdk_key" if pre == "sdk-" else "launchdarkly_token", "prose", f"the LaunchDarkly key {v} is for staging", v)
+    for _ in range(2):
+        v = "ATCTT3xFfGN0" + g.s(180, formats.ALNUM + "_-") + "=" + g.s(8, HEX.upper())
+        add("atlassian_admin_key", "prose", f"Use the org admin key {v} for the user provisioning API.", v)
+    for ctx in ("env", "prose"):
+        v = "eu01xx" + g.s(30, HEX) + "NRAL"
+        add("new_relic_license_key", ctx, f"NEW_RELIC_LICENSE_KEY={v}\n" if ctx == "env" else f"EU license key {v} (ingest)", v)
+    for ctx in ("prose", "env"):
+        v = "phx_" + g.s(20) + "_" + g.s(26)
+        add("posthog_personal_key", ctx, f"personal key {v} works" if ctx == "prose" else f"POSTHOG_PERSONAL_API_KEY={v}\n", v)
+    for ctx in ("prose", "env"):
+        v = "EAAA" + g.s(40, URLSAFE) + "=" + g.s(19, URLSAFE)
+        add("square_access_token", ctx, f"square token {v} ok" if ctx == "prose" else f"SQUARE_ACCESS_TOKEN={v}\n", v)
+    for ctx in ("prose", "env"):
+        v = "-" + g.s(2, formats.ALNUM) + str(g.r.randint(0, 9)) + "Q~" + g.s(34, formats.ALNUM + "_~.-")
+        add("azure_client_secret", ctx, f"the client secret is {v} (expires 2026)" if ctx == "prose" else f"AZURE_CLIENT_SECRET={v}\n", v)
+    for ctx in ("prose", "env"):
+        v = "ghs_" + g.s(40) + "_" + g.s(50)
+        add("github_app_token", ctx, f"installation token {v} expires in 1h" if ctx == "prose" else f"GH_TOKEN={v}\n", v)
+    for _ in range(2):
+        v = "nfp_" + g.s(36)
+        add("netlify_token", "prose", f"deploy with nfp token {v} then purge", v)
+    for tpl, v in (("IBAN: {v}", "DE89-3704-0044-0532-0130-00"), ("Please wire it to {v} before Friday.", "GB82 WEST 1234 5698 7654 32"),
+                   ("Our account {v} is at ING.", "NL91ABNA0417164300")):
+        add("iban", "prose", tpl.format(v=v), v)
+    for ctx in ("env", "yaml"):
+        v = "AC" + g.s(32, HEX)
+        add("twilio_account_sid", ctx, f"TWILIO_ACCOUNT_SID={v}\n" if ctx == "env" else f"twilio:\n  account_sid: {v}\n", v)
+    for name in ("POSTGRES_PASSWORD", "API_TOKEN"):
+        v = g.s(24)
+        add("k8s_env_pair", "k8s", f"      env:\n        - name: {name}\n          value: \"{v}\"\n        - name: PGDATA\n", v)
+    for tpl in ("mysql -h db.internal -u root -p'{v}' shop", "mysqldump -uadmin -p{v} --all-databases > all.sql"):
+        v = g.s(16, formats.ALNUM + "#%")
+        add("mysql_password_flag", "shell", tpl.format(v=v), v)
+    for tpl, v in (("SSN: {v}", "536.22.8190"), ("social security number {v}", "219 44 7031"), ("SSN#  {v}.", "412.36.9811")):
+        add("us_ssn_unformatted", "keyword", tpl.format(v=v), v)
+    for tpl, v in (("My US number is {v}", "(415) 555-0132"), ("phone number: {v}", "212-555-0189")):
+        add("phone_us", "keyword", tpl.format(v=v), v)
+    for _ in range(2):
+        sig = g.s(20, formats.ALNUM) + "/" + g.s(10) + "+" + g.s(12)
+        v = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiI" + g.s(20) + "IiwiZXhwIjoxNzE2MzI1NDIyfQ." + sig
+        add("jwt", "prose", f"the bearer was {v} yesterday", v)
+
+
 def positives() -> list[dict]:
     recs: list[dict] = []
 
@@ -579,6 +651,7 @@ def positives() -> list[dict]:
         for tpl in ("ssh deploy@{v}", "upstream app {{ server {v}:8080; }}", "connect ETIMEDOUT {v}:5432", '"host": "{v}"'):
             add("private_ip", "mixed", tpl.format(v=ip), ip)
     more_positives(add)
+    issue28_positives(add)
     return recs
 
 
@@ -587,7 +660,7 @@ def positives() -> list[dict]:
 
 # Example data in the library code excerpts: personal data and credentials by form.
 EXAMPLE_DATA = ("jo@email.com", "jo@gmail.com", "realm@host.com", "a secret", "a%20secret", "jo%40email.com:a%20secret",
-                "192.168.0.1")
+                "192.168.0.1", "::ffff:192.168.0.1")
 
 
 def negatives() -> list[dict]:

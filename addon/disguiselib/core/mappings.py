@@ -50,13 +50,16 @@ class Pattern:
     regex: str
     source: str
     # Per-rule options (README "Pattern options"; the engine applies them in
-    # rules._accept): the capture groups whose span is masked (the first that took part;
+    # accept.accept): the capture groups whose span is masked (the first that took part;
     # empty: the whole match), a validator from validators.NAMES, and keywords of which
     # one must occur, case-insensitively, within `window` characters of the match.
     group: tuple[int | str, ...] = ()
     validator: str | None = None
     keywords: tuple[str, ...] = ()
     window: int = 0
+    # What the many-pattern prefilter looks for instead of regex (None: regex itself): a
+    # regex that matches somewhere in every text regex matches in (Rules.prefilter_regex).
+    prefilter: str | None = None
 
 
 @dataclass(frozen=True)
@@ -304,7 +307,7 @@ def _parse_doc(doc: object, f: str, b: _Builder) -> None:
         b.add_strip(Strip(item["regex"], f"{src} ({name})" if name else src, name), f)
 
 
-_PATTERN_OPTIONS = ("group", "validator", "keywords", "window")
+_PATTERN_OPTIONS = ("group", "validator", "keywords", "window", "prefilter")
 _PATTERN_KEYS = {"name", "regex", *_PATTERN_OPTIONS}
 MAX_WINDOW = 200  # characters either side searched for a keyword: bounded, so linear
 
@@ -313,7 +316,7 @@ def _pattern_options(item: dict, rx: str, src: str) -> dict:
     """The optional keys of one pattern item, checked: `group` (a group number or name, or
     a list of them, that exists in rx), `validator` (a name in validators.NAMES),
     `keywords` (a non-empty list of non-empty strings, kept lower-cased) and `window`
-    (1..MAX_WINDOW characters, default 40; only with keywords)."""
+    (1..MAX_WINDOW characters, default 40; only with keywords), `prefilter` (a regex)."""
     out: dict = {}
     g = item.get("group")
     if g is not None:
@@ -349,6 +352,11 @@ def _pattern_options(item: dict, rx: str, src: str) -> dict:
         if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= MAX_WINDOW:
             raise MappingError(f"{src}: window must be a whole number of characters, 1 to {MAX_WINDOW}")
         out["window"] = w
+    pf = item.get("prefilter")
+    if pf is not None:
+        if not isinstance(pf, str) or not pf:
+            raise MappingError(f"{src}: prefilter must be a regex (a string)")
+        out["prefilter"] = pf
     return out
 
 
@@ -390,6 +398,8 @@ def validate(ms: MappingSet) -> None:
     names: set[str] = set()
     for p in ms.patterns:
         _check_regex(p.regex, p.source)
+        if p.prefilter is not None:
+            _check_regex(p.prefilter, p.source + " prefilter")
         if p.name in names:
             raise MappingError(f"{p.source}: pattern name {p.name} is used twice")
         names.add(p.name)

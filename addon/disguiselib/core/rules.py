@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import ahocorasick_rs
 
 from ..errors import MaskError
-from . import linear, triggers, validators
+from . import linear, triggers
+from .accept import Options, accept, prefilter_regex
 from .found import NOTHING, Found, Known
-from .mappings import MappingSet, Pattern
+from .mappings import MappingSet
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .text import char_offsets, decode, json_escape, utf8
 
@@ -100,93 +100,11 @@ class Session:
         return ph
 
 
-class _Options:
-    """A pattern's per-rule options, resolved for the engine (see _accept)."""
-
-    __slots__ = ("groups", "validator", "keywords", "window")
-
-    def __init__(self, groups: tuple[int, ...], validator: str | None, keywords: tuple[str, ...], window: int):
-        self.groups = groups
-        self.validator = validator
-        self.keywords = keywords
-        self.window = window
-
-    @staticmethod
-    def of(p: Pattern, groupindex: Mapping[str, int]) -> _Options | None:
-        """None when p has no options (the whole match is masked, as it is)."""
-        if not (p.group or p.validator or p.keywords):
-            return None
-        groups = tuple(g if isinstance(g, int) else groupindex[g] for g in p.group)
-        return _Options(groups, p.validator, p.keywords, p.window)
-
-
-def _boundary(b: bytes, i: int, step: int) -> int:
-    """i moved (by step: -1 left, +1 right) to the start of a UTF-8 character."""
-    n = len(b)
-    while 0 < i < n and (b[i] & 0xC0) == 0x80:
-        i += step
-    return max(0, min(i, n))
-
-
-def _accept(opts: _Options, spans: list[tuple[int, int]], b: bytes, text: str | None) -> tuple[int, int] | None:
-    """The byte span to mask for one candidate match (spans: the match's and every
-    group's byte spans), or None to reject it.
-
-    Semantics (kept from the mapping format's definition, in characters):
-    1. Span: with `group`, the span of the first listed group that took part in the match
-       (a group that did not take part, or matched empty, is skipped); no such group
-       rejects the candidate. Without `group`, the whole match.
-    2. Keywords: one of them (lower-cased at load) must occur in the match with `window`
-       characters either side of it (clipped to the text), case-insensitively.
-    3. Validator: validators.check(name, text, a, b) on the span must be true.
-    The accepted span, not the match, is what find() compares for leftmost selection
-    (ties: the earlier rule) and what mask() replaces; the rest of the match (context
-    such as `password: `) stays. A rejected candidate makes find() search the same rule
-    again from the match's start + 1 character.
-    Cost: O(match length + window) per candidate: a validator reads its span and a few
-    characters around it; only a slice around the match is decoded, never the text.
-    text is the decoded string when it is ASCII (offsets in bytes and characters agree),
-    else None.
-    """
-    ms, me = spans[0]
-    if opts.groups:
-        for g in opts.groups:
-            a, e = spans[g]
-            if a >= 0 and e > a:
-                break
-        else:
-            return None
-    else:
-        a, e = ms, me
-    if opts.keywords:
-        w = opts.window
-        if text is not None:
-            near = text[max(0, ms - w) : me + w].lower()
-        else:  # w characters are at most 4w bytes: decode that much, then count characters
-            lo = _boundary(b, max(0, ms - 4 * w), 1)
-            hi = _boundary(b, me + 4 * w, -1)
-            before = decode(b[lo:ms])[-w:] if w else ""
-            near = (before + decode(b[ms:me]) + decode(b[me:hi])[:w]).lower()
-        if not any(k in near for k in opts.keywords):
-            return None
-    if opts.validator is not None:
-        if text is not None:
-            ok = validators.check(opts.validator, text, a, e)
-        else:  # validators read their span and a few characters around it
-            lo = _boundary(b, max(0, a - 64), 1)
-            hi = _boundary(b, e + 64, -1)
-            pre = decode(b[lo:a])
-            ok = validators.check(opts.validator, pre + decode(b[a:hi]), len(pre), len(pre) + len(decode(b[a:e])))
-        if not ok:
-            return None
-    return a, e
-
-
 @dataclass(frozen=True)
 class _Pattern:
     name: str
     rx: linear.Regex
-    opts: _Options | None = None
+    opts: Options | None = None
 
 
 class Rules:
@@ -211,9 +129,9 @@ class Rules:
         pats = []
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
-            pats.append(_Pattern(p.name, rx, _Options.of(p, rx.groupindex)))
+            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex)))
         self._patterns = tuple(pats)
-        self._prefilter = linear.Prefilter([p.regex for p in ms.patterns]) if ms.patterns else None
+        self._prefilter = linear.Prefilter([prefilter_regex(p) for p in ms.patterns]) if ms.patterns else None
 
         # -- reverse --
         disguises = list(self.lit_reverse)
@@ -443,7 +361,7 @@ class Rules:
                     return None
                 start = spans[0][0]
                 if spans[0][1] > start:
-                    got = _accept(p.opts, spans, b, text)
+                    got = accept(p.opts, spans, b, text)
                     if got is not None:
                         return got
                     spent[0] += spans[0][1] - start

@@ -93,9 +93,12 @@ _IBAN_LENGTH = dict(
 
 
 def iban(text: str, start: int, end: int) -> bool:
-    """An IBAN: a known country, that country's length, and mod 97 == 1 (spaces between
-    groups allowed)."""
-    s = text[start:end].replace(" ", "").upper()
+    """An IBAN: a known country, that country's length, and mod 97 == 1 (spaces or
+    dashes between groups allowed, one kind only)."""
+    s = text[start:end]
+    if " " in s and "-" in s:
+        return False
+    s = s.replace(" ", "").replace("-", "").upper()
     if _IBAN_LENGTH.get(s[:2]) != len(s) or not s.isascii() or not s.isalnum():
         return False
     moved = s[4:] + s[:4]
@@ -135,13 +138,30 @@ def github_crc32(text: str, start: int, end: int) -> bool:
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "CH", "AT", "IN", "AU", "BR", "JP")
 
 
+# What a national-form candidate is when it is not a phone number: an ISO date
+# (`2025-03-14`), a CVE id, a Go pseudo-version's timestamp (`v0.0.0-20190312151609-…`).
+_DATE = re.compile(r"\(?(?:1[89]|2[01])[0-9]{2}[-./](?:0[1-9]|1[0-2])[-./](?:0[1-9]|[12][0-9]|3[01])\)?")
+_GLUE = frozenset("-./_")
+
+
 def phone(text: str, start: int, end: int) -> bool:
     """A phone number libphonenumber calls valid: international form (`+CC ...`) on its
-    own, a national form in one of PHONE_REGIONS."""
+    own, a national form in one of PHONE_REGIONS. A national form is not a date, not
+    part of a longer token (glued by `-`, `.`, `/` or `_` to a letter or digit on either
+    side: `CVE-2023-27533`, `v0.0.0-20190312151609-d3739f865fa6`), and written with a
+    separator or as 10+ digits (`4105376`, an issue number, is not a phone)."""
     s = text[start:end]
     digits = sum(c.isdigit() for c in s)
     if digits < 7 or digits > 15:
         return False
+    if not s.startswith("+"):
+        if _DATE.fullmatch(s) or (s.isdigit() and digits < 10):
+            return False
+        before, after = text[max(0, start - 2) : start], text[end : end + 2]
+        if (len(before) == 2 and before[1] in _GLUE and before[0].isalnum()) or (
+            len(after) == 2 and after[0] in _GLUE and after[1].isalnum()
+        ):
+            return False
     regions: tuple[str | None, ...] = (None,) if s.startswith("+") else PHONE_REGIONS
     for region in regions:
         try:
@@ -173,6 +193,8 @@ def email(text: str, start: int, end: int) -> bool:
     in _NOT_PEOPLE, or followed by `:path` as in scp/git remotes), not code (`self.`
     after the `@`, a call right after it)."""
     s = text[start:end]
+    if _in_url_authority(text, start):
+        return False  # `https://user:pass@host`: the password and the host, not an address
     at = s.rfind("@")
     local, domain = s[:at], s[at + 1 :]
     tld = domain.rsplit(".", 1)[-1].lower()
@@ -186,12 +208,28 @@ def email(text: str, start: int, end: int) -> bool:
     return True
 
 
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _in_url_authority(text: str, start: int) -> bool:
+    """text[start] is inside a URL's `user:password@host` part: `scheme://` before it in
+    the same run of non-space characters, with no `/`, `?` or `#` in between (an address
+    in a URL's path or query, `?email=jo@x.com`, is one)."""
+    lo = max(0, start - 256)
+    run = text[lo:start]
+    cut = max(run.rfind(c) for c in " \t\r\n\"'<>(`")
+    run = run[cut + 1 :]
+    i = run.rfind("://")
+    return i >= 0 and _URL_START.search(run[: i + 3]) is not None and not any(c in run[i + 3 :] for c in "/?#")
+
+
 # -- secret values after a keyword: not a placeholder, a reference or a type ---------------
 
 _STOP_VALUES = frozenset(
     """none null nil true false undefined string str bytes int required optional password
     passwd secret token apikey api_key key value redacted hidden masked empty na n/a todo
-    changeit xxx env secretstr passphrase pass pwd pw key api-key""".split()
+    changeit xxx env secretstr passphrase pass pwd pw key api-key bool boolean float object any
+    optional[str] self this""".split()
 )
 # What code puts after `password =`: a call or subscript (`os.getenv(`, `os.environ[`,
 # `config.get(`), a dotted name (`settings.SECRET_KEY`, `process.env.API_KEY!`), a type
@@ -207,7 +245,60 @@ _CODE_NAME = re.compile(
 )
 # `$VAR`, `${x}`, `$(cmd)`, `%VAR%`, `%(name)s`, `{{ x }}`, `<password>`, `[x]`, `(x)`; a
 # password may well begin with `$` or `%` followed by a lower-case letter or a digit.
-_REFERENCE_START = re.compile(r"[$%][A-Z_{(]|[{\[(<]")
+_REFERENCE_START = re.compile(r"[$%](?:[{(]|[A-Z_][A-Z0-9_]*(?:[^A-Za-z0-9]|$))|[{\[(<]")
+# A value that is code, not data: an identifier, a property access, a path, a version.
+# Its letter runs are words (`defaultToConfig2`, `self.credentials.token`,
+# `../lib/helpers/HttpStatusCode.js`, `CVE-2025-23217`): random tokens have runs of one
+# letter (`Zf3D0LXCM3…`: `f`, `D`, `L`) and are not taken for names.
+_CODE_SHAPE = re.compile(r"[!&*@^~]*[A-Za-z0-9_$./:-]+[})!?]*")
+_VERSION = re.compile(r"[~^=<>v]*[0-9]+(?:\.[0-9A-Za-z]+)+(?:[-+][0-9A-Za-z.-]+)?")
+_OPERATOR = re.compile(r"^[=|&>]|&&|\|\|")
+_FILE_PATH = re.compile(r"(?:\.{1,2}|~)?(?:/[A-Za-z0-9._@+-]+){2,}/?")
+_PATH_PIECES = re.compile(r"[/._@+-]+")
+
+
+def _file_path(s: str) -> bool:
+    """A file path of two or more segments whose pieces are each a word, a number or an
+    acronym (`/var/run/secrets/tls.key`); base64 with `/` has mixed-case pieces."""
+    return _FILE_PATH.fullmatch(s) is not None and all(
+        p.islower() or p.isupper() or p.isdigit() or p.istitle() for p in _PATH_PIECES.split(s) if p
+    )
+_TICKET = re.compile(r"[A-Z][A-Z0-9]+(?:-[0-9]+)+")  # CVE-2025-23217, JIRA-123
+_NAME_RUNS = re.compile(r"[A-Z]+[a-z]*|[a-z]+")
+_SEPARATORS = re.compile(r"[./:_$-]+")
+_UNSPOKEN = re.compile(r"[b-df-hj-np-tv-xz]{5}|[A-Z]{6}[a-z]")  # no word has 5 consonants in a row
+
+
+def code_shaped(s: str) -> bool:
+    """s reads as code: a version (`^1.0.0`), or an identifier, property access or path
+    whose letter runs are all words of two letters or more (`defaultToConfig2`)."""
+    if _VERSION.fullmatch(s) or _TICKET.fullmatch(s):
+        return True
+    if not _CODE_SHAPE.fullmatch(s):
+        return False
+    words = letters = 0
+    for seg in _SEPARATORS.split(s.strip("!&*@^~})?")):
+        if seg.isdigit() or not seg:
+            continue
+        body = seg.rstrip("0123456789")
+        if len(seg) - len(body) > 3 or not body:
+            return False
+        runs = _NAME_RUNS.findall(body)
+        if "".join(runs) != body or any(len(r) < 2 or _UNSPOKEN.search(r) for r in runs):
+            return False
+        words += len(runs)
+        letters += len(body)
+    return words > 0 and letters >= 4 * words
+
+
+def _in_markdown_url(text: str, start: int) -> bool:
+    """text[start] is inside a Markdown link's URL (`](https://…?pwd=…)`): a meeting
+    link's or a badge's query, which the link needs whole."""
+    run = text[max(0, start - 256) : start]
+    i = run.rfind("](")
+    inside = run[i + 2 :]
+    return i >= 0 and _URL_START.match(inside) is not None and not any(c.isspace() or c == ")" for c in inside)
+
 _VARIABLE = re.compile(r"[a-z_][a-z_]*")
 _PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme_", "<", "xxxx", "****", "....", "redacted")
 
@@ -235,6 +326,26 @@ def secret_value(text: str, start: int, end: int) -> bool:
     return not (before.endswith("=") and _VARIABLE.fullmatch(s))
 
 
+def keyword_value(text: str, start: int, end: int) -> bool:
+    """The value after a keyword (`password: …`, `token=…`): a secret_value that is not
+    code (code_shaped) and not in a Markdown link's URL (a meeting link's `pwd=`, a
+    badge's `token=`)."""
+    if not secret_value(text, start, end) or _in_markdown_url(text, start):
+        return False
+    s = text[start:end]
+    quoted = text[start - 1 : start] in ("'", '"', "`")
+    if _OPERATOR.search(s) or s.startswith(("/*", "//", "urn:")) or _file_path(s):
+        return False  # `keySeq==i&&(…`, a comment, a URN, `/var/run/secrets/x.pem`
+    if not quoted and any(c in s for c in "{(["):
+        return False  # `key := packageFactKey{act.pass.Pkg, …}`: a composite literal, a call
+    listed = text[max(0, start - 8) : start].replace(" ", "").endswith(('","', "','"))
+    # unquoted, an identifier-shaped value is code (`withCredentials: defaultToConfig2,`,
+    # `credentials: isCredentialsSupported ? …`), and so it is as the next of a list of
+    # quoted names (`"password","encodeUsername"`); otherwise quoted, only a version, a
+    # path or a property access is (`"^1.0.0"`, `"../lib/x.js"`): a word may be a password
+    return not (code_shaped(s) and (not quoted or listed or _VERSION.fullmatch(s) or any(c in s for c in "./$")))
+
+
 def token_value(text: str, start: int, end: int) -> bool:
     """The value after a generic `*_TOKEN=`, `*_SECRET:`, `*_API_KEY=` key: a secret_value
     of at least 8 characters, without spaces, with a letter, and with a digit unless it is
@@ -249,12 +360,11 @@ def token_value(text: str, start: int, end: int) -> bool:
         return len(s) >= 16 and len(set(s)) > 3
     if not any(c.isalpha() for c in s) or (len(s) < 20 and not any(c.isdigit() for c in s)):
         return False
-    if _URL.match(s) is not None or _KEBAB.fullmatch(s) is not None:
+    if _URL_START.match(s) is not None or _KEBAB.fullmatch(s) is not None:
         return False
-    return secret_value(text, start, end)
+    return keyword_value(text, start, end)
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # two or three lower-case words joined by `-` or `.` (`workload-identity-auth`,
 # `my.app.secret`): a name; longer phrases (`my-super-secret-jwt-key`) are kept as values
 _KEBAB = re.compile(r"[a-z]+(?:[-.][a-z]+){1,2}")
@@ -264,7 +374,12 @@ def mixed(text: str, start: int, end: int) -> bool:
     """A random-looking key with no fixed prefix (Mistral, Cohere): upper and lower case
     letters and digits all occur. Excludes hex digests, words and identifiers."""
     s = text[start:end]
+    if _WORD_CHAIN.search(s):
+        return False  # `0001-Fix-libdav1d-compilation-on-clang-ppc`: words, a file name
     return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
+_WORD_CHAIN = re.compile(r"(?:^|-)[A-Za-z]{2,}-[a-z]{2,}-[a-z]{2,}(?:-|$)")
 
 
 # -- prefixed tokens whose body could be an identifier --------------------------------------
@@ -391,6 +506,7 @@ NAMES: dict[str, Check] = {
     "phone": phone,
     "email": email,
     "secret_value": secret_value,
+    "keyword_value": keyword_value,
     "token_value": token_value,
     "mixed": mixed,
     "random_token": random_token,
