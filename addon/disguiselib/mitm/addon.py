@@ -24,7 +24,7 @@ from ..errors import (
     NotTransformed,
     ScopeError,
     StreamError,
-    log_internal,
+    log_internal,  # fmt: skip
     reason,
 )
 from ..inspect import replay
@@ -63,6 +63,7 @@ class Disguise:
         self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
+        self.reloaded: Callable[[bool], None] = lambda ok: None  # a reload's outcome, told to the metrics
 
     @property
     def rules(self) -> Rules | None:
@@ -103,6 +104,8 @@ class Disguise:
         self.guard.failure = None
         self._failed = None
         log_loaded(new, verb)
+        if verb == "reloaded":
+            self.reloaded(True)
 
     def _refused(self, e: Exception, at_load: bool) -> None:
         """A configuration that does not load. A change while running raises, so that
@@ -111,6 +114,8 @@ class Disguise:
         what that raises with a traceback of this frame, which says nothing the message
         does not: there the error is logged instead (at start-up it still stops
         mitmdump), and the Guard refuses requests giving it as the reason."""
+        if self.guard.config is not None:  # a rule set ran before: a reload failed
+            self.reloaded(False)
         if self.config is None and self.guard.config is not None:
             # A script reload: mitmproxy runs this instance whatever configure says,
             # so it takes over the last valid configuration instead of none.
@@ -136,6 +141,7 @@ class Disguise:
             new = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts])
         except (MappingError, ScopeError) as e:
             self._failed = snap
+            self.reloaded(False)
             log.error("disguise: mapping files changed but do not load; the previous rule set stays in force: %s", e)
             return cfg
         self._install(new, "reloaded")
