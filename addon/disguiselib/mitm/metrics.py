@@ -280,9 +280,13 @@ class Metrics:
 
     # -- what Disguise tells ---------------------------------------------------------------
 
-    def reloaded(self, ok: bool) -> None:
-        """A rule set reload: installed, or refused (the previous one stays)."""
-        self.m.reloads.labels("ok" if ok else "failed").inc()
+    def reloaded(self, verb: str) -> None:
+        """Disguise installed a rule set ("loaded": the first; "reloaded"), or refused
+        one ("failed": a reload when a rule set ran before, which stays in force)."""
+        if verb == "reloaded":
+            self.m.reloads.labels("ok").inc()
+        elif verb == "failed" and self.disguise.guard.config is not None:
+            self.m.reloads.labels("failed").inc()
 
     # -- a flow's record -------------------------------------------------------------------
 
