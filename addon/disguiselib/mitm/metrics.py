@@ -27,6 +27,7 @@ import logging
 import re
 import socket
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from socketserver import ThreadingMixIn
 from time import perf_counter
@@ -35,6 +36,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from mitmproxy import ctx, exceptions, http
 from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
+from prometheus_client.core import HistogramMetricFamily
 
 from ..core.rules import LITERALS
 from ..providers.registry import APIS, BY_NAME
@@ -123,6 +125,39 @@ class Server:
         self.thread.join(5)
 
 
+class ReadHistogram:
+    """A histogram per API of the time per stream read, counted with plain integers (a
+    read costs a bisect and two additions, a fifth of prometheus_client's Histogram
+    with its locks: it runs on mitmproxy's event loop for every read of every stream)
+    and exposed as a Prometheus histogram when scraped (a custom collector, the
+    library's way for values kept elsewhere). Only the event loop adds to it; a scrape
+    from the server's thread reads it."""
+
+    def __init__(self, name: str, doc: str, buckets: tuple[float, ...]) -> None:
+        self.name, self.doc, self.bounds = name, doc, buckets
+        self.series: dict[str, tuple[list[int], list[float]]] = {}  # api -> (count per bucket, +Inf last; [sum])
+
+    def child(self, api: str) -> Callable[[float], None]:
+        counts, total = self.series.setdefault(api, ([0] * (len(self.bounds) + 1), [0.0]))
+        bounds = self.bounds
+
+        def observe(seconds: float) -> None:
+            counts[bisect_left(bounds, seconds)] += 1  # `le` is inclusive: the first bound >= seconds
+            total[0] += seconds
+
+        return observe
+
+    def collect(self) -> Iterable[HistogramMetricFamily]:
+        fam = HistogramMetricFamily(self.name, self.doc, labels=["api"])
+        for api, (counts, total) in list(self.series.items()):
+            snapshot, acc, cumulative = list(counts), 0, []
+            for bound, n in zip((*map(str, self.bounds), "+Inf"), snapshot, strict=True):
+                acc += n
+                cumulative.append((bound, acc))
+            fam.add_metric([api], cumulative, total[0])
+        yield fam
+
+
 class Instruments:
     """The counters and histograms, in one registry (see docs/operations.md)."""
 
@@ -151,9 +186,10 @@ class Instruments:
         self.response_seconds = Histogram("disguise_response_seconds", "The addon's time restoring a whole "
                                           "(unstreamed) response body", ["api"], buckets=REQUEST_BUCKETS,
                                           registry=r)  # fmt: skip
-        self.read_seconds = Histogram("disguise_stream_read_seconds", "The addon's time per read of a streamed "
-                                      "response (the events one network read brought: mostly one) or per realtime "
-                                      "WebSocket message", ["api"], buckets=READ_BUCKETS, registry=r)  # fmt: skip
+        self.read_seconds = ReadHistogram("disguise_stream_read_seconds", "The addon's time per read of a streamed "
+                                          "response (the events one network read brought: mostly one) or per "
+                                          "realtime WebSocket message", READ_BUCKETS)  # fmt: skip
+        r.register(self.read_seconds)
         # every series a dashboard or an alert divides by exists from the start, at 0
         for api in (*APIS, UNKNOWN_API):
             for outcome in OUTCOMES:
@@ -167,11 +203,24 @@ class Instruments:
                     self.responses.labels(api, body, end)
         for outcome in ("ok", "failed"):
             self.reloads.labels(outcome)
+        self._children: dict[tuple, Any] = {}
+
+    def of(self, metric: Any, *labels: str) -> Any:
+        """metric.labels(*labels), remembered: prometheus_client checks and locks on
+        every labels() call, a few microseconds that each flow would pay several times."""
+        key = (metric, labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
+
+_APIS = frozenset(APIS)
 
 
 def _api(rec: FlowRecord) -> str:
     name = getattr(rec.api, "name", None)
-    return name if name in APIS else UNKNOWN_API
+    return name if name in _APIS else UNKNOWN_API
 
 
 def refusal_rule(rec: FlowRecord) -> tuple[str, str | None]:
@@ -327,23 +376,23 @@ class Metrics:
 
     def _decided(self, rec: FlowRecord, outcome: str) -> None:
         m = self.m
-        m.requests.labels(_api(rec), outcome).inc()
+        m.of(m.requests, _api(rec), outcome).inc()
         kinds: set[str] = set()
         if outcome == "masked" and rec.session is not None:
             patterns = {p.name for p in rec.config.rules.mappings.patterns}
             for rule, n in rec.session.counts.items():
                 if rule == LITERALS:
                     kinds.add("literal")
-                    m.masks.labels("literal", LITERALS).inc(n)
+                    m.of(m.masks, "literal", LITERALS).inc(n)
                 elif rule in patterns:
                     kinds.add("pattern")
-                    m.masks.labels("pattern", rule).inc(n)
+                    m.of(m.masks, "pattern", rule).inc(n)
         elif outcome == "refused":
             kind, name = refusal_rule(rec)
             if kind != "none":
                 kinds.add(kind)
         for kind in kinds or ("none",):
-            m.rule_kinds.labels(kind, outcome).inc()
+            m.of(m.rule_kinds, kind, outcome).inc()
 
     def _ended(self, rec: FlowRecord) -> None:
         api = _api(rec)
@@ -355,14 +404,14 @@ class Metrics:
             end = "failed"
         else:
             end = "cut" if body == "stream" and getattr(rec.reverser, "failed", False) else "restored"
-        self.m.responses.labels(api, body, end).inc()
+        self.m.of(self.m.responses, api, body, end).inc()
         restored = getattr(rec.restorer, "restored", 0)
         if restored:
-            self.m.restored.labels(api).inc(restored)
+            self.m.of(self.m.restored, api).inc(restored)
         if body == "stream" and rec.reverser is not None:
             events = getattr(rec.reverser, "events_in", 0)
             if events:
-                self.m.events.labels(api).inc(events)
+                self.m.of(self.m.events, api).inc(events)
 
 
 class _Tail:
@@ -385,7 +434,7 @@ class _Tail:
             return
         outcome = {Phase.MASKED: "masked", Phase.REFUSED: "refused", Phase.PASSED: "passed"}.get(rec.phase)
         if outcome is not None:
-            mt.m.request_seconds.labels(_api(rec), outcome).observe(perf_counter() - t0)
+            mt.m.of(mt.m.request_seconds, _api(rec), outcome).observe(perf_counter() - t0)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         mt = self.metrics
@@ -396,7 +445,7 @@ class _Tail:
         resp = flow.response
         if rec is None or resp is None or not isinstance(rec.call, StreamCall) or not resp.stream:
             return
-        observe = mt.m.read_seconds.labels(_api(rec)).observe
+        observe = mt.m.read_seconds.child(_api(rec))
         stream: Any = resp.stream
         if getattr(stream, "inner", None) is rec.call:  # the Inspector's Tee: time what it wraps
             stream.inner = Timed(stream.inner, observe)
@@ -411,7 +460,7 @@ class _Tail:
         mt.flush(flow.id)
         rec = mt.disguise.guard.records.get(flow.id)
         if t0 is not None and rec is not None and rec.upstream_body is not None and rec.conn is None:
-            mt.m.response_seconds.labels(_api(rec)).observe(perf_counter() - t0)  # a whole body restored
+            mt.m.of(mt.m.response_seconds, _api(rec)).observe(perf_counter() - t0)  # a whole body restored
 
     def websocket_message(self, flow: http.HTTPFlow) -> None:
         mt = self.metrics
@@ -420,7 +469,7 @@ class _Tail:
             return
         rec = mt.disguise.guard.records.get(flow.id)
         if rec is not None and rec.conn is not None:
-            mt.m.read_seconds.labels(_api(rec)).observe(perf_counter() - t0)
+            mt.m.read_seconds.child(_api(rec))(perf_counter() - t0)
 
     def error(self, flow: http.HTTPFlow) -> None:
         mt = self.metrics
