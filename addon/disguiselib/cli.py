@@ -335,6 +335,7 @@ def _report(args: argparse.Namespace) -> int:
         text = report.render(summary, cfg.rules, __version__)
     except report.ReportError as e:
         _fail(str(e))
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".disguise-report-", suffix=".html", dir=out.parent.resolve())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -342,6 +343,9 @@ def _report(args: argparse.Namespace) -> int:
         os.replace(tmp, out)
     except OSError as e:
         _fail(f"cannot write {out}: {e.strerror}")
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
     print(f"report written to {out}: {summary.report.verdict()}")
     return summary.report.exit_code()
 

@@ -159,3 +159,21 @@ def test_headless_chromium_renders_the_charts_with_the_sessions_figures(session:
     shot = tmp_path / "report.png"
     chromium(f"--screenshot={shot}", "--window-size=1280,1800", "--hide-scrollbars", out.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_a_page_the_rules_still_find_an_original_in_is_not_written(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Fail closed: with the redaction broken, the last look at the page refuses it and
+    nothing (not even a temporary file) is left behind."""
+    from disguiselib import cli
+    from disguiselib.inspect import report as rep
+
+    monkeypatch.setattr(rep.Redact, "__call__", lambda self, text: str(text))
+    out = tmp_path / "report.html"
+    with pytest.raises(SystemExit) as e:
+        cli.main(["report", str(session), "-o", str(out), "--mappings", str(session.parent / "mine.yaml"),
+                  "--no-defaults"])  # fmt: skip
+    assert e.value.code == cli.ERROR
+    assert "the page would hold originals (EMAIL" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
