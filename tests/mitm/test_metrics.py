@@ -285,3 +285,16 @@ def test_a_fresh_disguise_counts_no_reload_at_its_first_load(tmp_path: Path) -> 
             assert m.m.reloads.labels("ok")._value.get() == 0 and d.config is not None
         finally:
             tctx.master.event_loop.close()
+
+
+def test_a_value_refused_at_run_time_leaves_the_running_endpoint_serving(tmp_path: Path) -> None:
+    with stack(tmp_path) as s:
+        before = s.m.server
+        assert before is not None
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen(1)
+            with pytest.raises(exceptions.OptionsError, match="is in use"):
+                s.tctx.options.update(disguise_metrics=f"127.0.0.1:{taken.getsockname()[1]}")
+        assert s.m.server is before and "disguise_requests_total" in s.scrape()
+        assert s.tctx.options.disguise_metrics == "127.0.0.1:0"  # mitmproxy rolled the option back

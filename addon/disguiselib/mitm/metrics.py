@@ -280,6 +280,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.m = Instruments(self.registry)
         self.server: Server | None = None
+        self.address: tuple[str, int] | None = None  # as the option gave it (port 0: any)
         self.started: dict[str, float] = {}  # flow id -> when its timed hook began
         self.pending: dict[str, tuple[FlowRecord, str]] = {}  # masked or passed: final once the request left
         self.tail = _Tail(self)
@@ -299,10 +300,10 @@ class Metrics:
         value = str(ctx.options.disguise_metrics or "").strip()
         where = parse_address(value) if value else None
         old = self.server
-        if old is not None and where is not None and where == (old.host, old.port):
-            return
+        if old is not None and where == self.address:
+            return  # the same value again (mitmproxy rolling back a refused change): the endpoint stays
         new = Server(*where, self.registry) if where is not None else None  # raises OptionsError
-        self.server = new
+        self.server, self.address = new, where
         if old is not None:
             old.stop()
         if new is not None:
@@ -311,7 +312,7 @@ class Metrics:
     def done(self) -> None:
         if self.server is not None:
             self.server.stop()
-            self.server = None
+            self.server = self.address = None
         self.started.clear()
         self.pending.clear()
 
