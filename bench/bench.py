@@ -55,6 +55,7 @@ SECTIONS: dict[str, str] = {
     "bedrock": "bedrock",
     "realtime": "realtime",
     "prefilter": "prefilter",
+    "metrics": "metrics",
 }
 DEFAULT = "abcde"
 

@@ -33,9 +33,11 @@ def test_a_web_ui_without_a_login_stays_on_loopback(monkeypatch) -> None:
     assert launch.check_web(["--web-host", "0.0.0.0"]) is None
 
 
-def test_addons_are_a_fresh_disguise_its_inspector_and_the_listen_queue() -> None:
+def test_addons_are_a_fresh_disguise_its_inspector_between_its_metrics_and_the_listen_queue() -> None:
     from disguiselib.mitm.listen import ListenQueue
+    from disguiselib.mitm.metrics import Metrics
 
-    a, b, q = launch.addons()
-    c, _, _ = launch.addons()
+    m, a, b, tail, q = launch.addons()
+    _, c, _, _, _ = launch.addons()
     assert b is a.inspect and c is not a and isinstance(q, ListenQueue)
+    assert isinstance(m, Metrics) and m.disguise is a and tail is m.tail and a.reloaded == m.reloaded

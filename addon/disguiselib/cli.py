@@ -5,6 +5,7 @@
     disguise audit session.flows                 exit 1 on any leak (a CI gate)
     disguise share session.flows shared.flows    provider side only, credentials removed
     disguise show session.flows 3                flow 3, every side, as mitmweb shows it
+    disguise report session.flows -o r.html      one HTML page for a reviewer: summary, charts, audit
     disguise script                              the addon script, for `mitmdump -s`
 
 Rules are loaded exactly as the addon loads them (config.build_config): the shipped
@@ -78,6 +79,12 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("flows", help="flow file")
     v.add_argument("number", type=_positive, nargs="?", help="1-based flow number (default: every LLM flow)")
     _rule_options(v, "post")  # the rules whose originals and disguises the views mark
+    r = sub.add_parser("report", help="write one self-contained HTML page of a session: summary, charts, refusals, "
+                       "the audit's verdict (no original in it)", epilog=EXIT_TEXT, allow_abbrev=False)  # fmt: skip
+    r.add_argument("flows", nargs="+", help="flow files (mitmdump -w)")
+    r.add_argument("-o", "--output", metavar="PATH",
+                   help="where to write the page (default: the first flow file's name with .report.html)")  # fmt: skip
+    _rule_options(r, "post")
     sub.add_parser("script", help="print the path of the addon script, for `mitmdump -s`")
     return p
 
@@ -312,6 +319,37 @@ def _show(args: argparse.Namespace) -> int:
     return CLEAN
 
 
+def _report(args: argparse.Namespace) -> int:
+    """The page, written whole or not at all; the exit status is the audit's verdict."""
+    import tempfile
+    from pathlib import Path
+
+    from .inspect import report
+
+    flows = _read(args.flows, progress=True)
+    cfg = _config(args)
+    out = Path(args.output) if args.output else Path(args.flows[0]).with_suffix(".report.html")
+    source = ", ".join(os.path.basename(p) for p in args.flows)
+    summary = report.summarize(flows, cfg.rules, source, cfg.describe())
+    try:
+        text = report.render(summary, cfg.rules, __version__)
+    except report.ReportError as e:
+        _fail(str(e))
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".disguise-report-", suffix=".html", dir=out.parent.resolve())
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    except OSError as e:
+        _fail(f"cannot write {out}: {e.strerror}")
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    print(f"report written to {out}: {summary.report.verdict()}")
+    return summary.report.exit_code()
+
+
 def _script(args: argparse.Namespace) -> int:
     from . import shipped
 
@@ -319,7 +357,7 @@ def _script(args: argparse.Namespace) -> int:
     return CLEAN
 
 
-COMMANDS = {"audit": _audit, "share": _share, "show": _show, "script": _script}
+COMMANDS = {"audit": _audit, "share": _share, "show": _show, "report": _report, "script": _script}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -82,6 +82,11 @@ OPTIONS: tuple[Option, ...] = (
         "the client sent it, the response as upstream sent it, a streamed response as the "
         "client received it. A side cut at the limit is marked. 0 keeps none.",
     ),
+    Option(
+        "disguise_metrics", str, "",
+        "Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0: any free "
+        "port, logged). Counts and timings only: no label holds request text. Empty: off.",
+    ),
 )  # fmt: skip
 OPTION_NAMES = frozenset(o.name for o in OPTIONS)
 

@@ -28,13 +28,19 @@ LOCAL = "127.0.0.1"
 
 def addons() -> list:
     """A fresh Disguise addon and its Inspector: what `-s` loads (a new pair on every
-    script reload, as mitmproxy expects); and ListenQueue, which gives mitmproxy's
-    listeners a queue that holds a burst of connections (mitm/listen.py)."""
+    script reload, as mitmproxy expects), between the two halves of its Metrics (the
+    `disguise_metrics` option: first, so that a value it cannot serve leaves Disguise
+    unconfigured, and the start of each hook it times; then the end); and ListenQueue,
+    which gives mitmproxy's listeners a queue that holds a burst of connections
+    (mitm/listen.py)."""
     from .mitm.addon import Disguise
     from .mitm.listen import ListenQueue
+    from .mitm.metrics import Metrics
 
     d = Disguise()
-    return [d, d.inspect, ListenQueue()]
+    m = Metrics(d)
+    d.reloaded = m.reloaded
+    return [m, d, d.inspect, m.tail, ListenQueue()]
 
 
 def given(args: Sequence[str], flag: str, option: str) -> str | None:

@@ -26,13 +26,15 @@ def context():
             tctx.master.event_loop.close()
 
 
-def test_declare_adds_every_option_but_the_inspectors() -> None:
+def test_declare_adds_every_option_but_the_inspectors_and_the_metrics() -> None:
     with context() as tctx:
         options.declare(Loader(tctx.master))
         have = set(tctx.master.options.keys())
-        assert OPTION_NAMES - options.INSPECTOR_OPTIONS <= have
-        assert not options.INSPECTOR_OPTIONS & have
+        own = options.INSPECTOR_OPTIONS | options.METRICS_OPTIONS
+        assert OPTION_NAMES - own <= have
+        assert not own & have
         options.declare(Loader(tctx.master), options.INSPECTOR_OPTIONS)
+        options.declare(Loader(tctx.master), options.METRICS_OPTIONS)
         assert OPTION_NAMES <= set(tctx.master.options.keys())
 
 

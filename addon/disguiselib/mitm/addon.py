@@ -63,6 +63,7 @@ class Disguise:
         self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
+        self.reloaded: Callable[[str], None] = lambda verb: None  # loaded, reloaded or failed: the metrics
 
     @property
     def rules(self) -> Rules | None:
@@ -103,6 +104,7 @@ class Disguise:
         self.guard.failure = None
         self._failed = None
         log_loaded(new, verb)
+        self.reloaded(verb)
 
     def _refused(self, e: Exception, at_load: bool) -> None:
         """A configuration that does not load. A change while running raises, so that
@@ -111,6 +113,7 @@ class Disguise:
         what that raises with a traceback of this frame, which says nothing the message
         does not: there the error is logged instead (at start-up it still stops
         mitmdump), and the Guard refuses requests giving it as the reason."""
+        self.reloaded("failed")
         if self.config is None and self.guard.config is not None:
             # A script reload: mitmproxy runs this instance whatever configure says,
             # so it takes over the last valid configuration instead of none.
@@ -136,6 +139,7 @@ class Disguise:
             new = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts])
         except (MappingError, ScopeError) as e:
             self._failed = snap
+            self.reloaded("failed")
             log.error("disguise: mapping files changed but do not load; the previous rule set stays in force: %s", e)
             return cfg
         self._install(new, "reloaded")
@@ -157,10 +161,8 @@ class Disguise:
         if mine or (shaped and not hosts):
             return (Kind.WEBSOCKET if websocket(flow) else Kind.UNKNOWN), None
         if shaped:
-            log.info(
-                "disguise: %s %s%s not masked: host %s is not in disguise_hosts",
-                r.method, r.pretty_host, r.path.split("?", 1)[0], r.pretty_host,
-            )  # fmt: skip
+            log.info("disguise: %s %s%s not masked: host %s is not in disguise_hosts",
+                     r.method, r.pretty_host, r.path.split("?", 1)[0], r.pretty_host)  # fmt: skip
         return Kind.SKIP, None
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:

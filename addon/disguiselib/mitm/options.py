@@ -15,14 +15,16 @@ from ..config import OPTION_NAMES, OPTIONS
 from ..errors import ScopeError
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
 
-# The options the Disguise addon declares; the Inspector declares the capture limit.
+# The options the Disguise addon declares; the Inspector declares the capture limit, the
+# Metrics addon (metrics.py) its address.
 INSPECTOR_OPTIONS = frozenset({"disguise_capture_limit"})
+METRICS_OPTIONS = frozenset({"disguise_metrics"})
 
 
 def declare(loader, names: frozenset[str] | None = None) -> None:
     """Declare the addon's options (config.OPTIONS), or only those named."""
     for o in OPTIONS:
-        if (o.name in names) if names is not None else (o.name not in INSPECTOR_OPTIONS):
+        if (o.name in names) if names is not None else (o.name not in INSPECTOR_OPTIONS | METRICS_OPTIONS):
             loader.add_option(o.name, o.type, o.default, o.help)
 
 
