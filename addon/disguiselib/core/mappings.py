@@ -12,6 +12,7 @@ the merged result is validated as one set.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -147,6 +148,30 @@ def snapshot(paths: Sequence[str | Path], defaults: bool = True) -> tuple:
         except OSError:
             out.append((str(p), None))
     return tuple(out)
+
+
+def digest(paths: Sequence[str | Path], defaults: bool = True) -> str:
+    """SHA-256 of everything load_layers(paths, defaults) would read: each folder's
+    listing and each file's bytes. Equal digests read at two times mean the files held
+    the same content both times. Never raises (a file that cannot be read is part of it)."""
+    h = hashlib.sha256()
+    entries = [DEFAULTS_FILE] if defaults else []
+    entries += [Path(os.path.expanduser(str(e))) for e in paths]
+    for p in entries:
+        try:
+            if p.is_dir():
+                names = sorted(os.listdir(p))
+                h.update(repr((str(p), names)).encode("utf-8", "surrogatepass"))
+                files = [p / n for n in names if n.endswith(_SUFFIXES)]
+            else:
+                files = [p]
+            for f in files:
+                data = f.read_bytes()
+                h.update(repr((str(f), len(data))).encode("utf-8", "surrogatepass"))
+                h.update(data)
+        except OSError as e:
+            h.update(repr((str(p), type(e).__name__)).encode())
+    return h.hexdigest()
 
 
 def load_layers(paths: Sequence[str | Path], defaults: bool = True) -> MappingSet:

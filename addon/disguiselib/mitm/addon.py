@@ -14,7 +14,6 @@ from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
 from ..config import Config, build_config, log_loaded
-from ..core import mappings
 from ..core.rules import Rules
 from ..errors import (
     LeakError,
@@ -50,6 +49,7 @@ from .flows import (
     websocket,
 )  # fmt: skip
 from .guard import Guard
+from .reload import Reloader
 from .websocket import Realtime
 
 log = logging.getLogger("disguise")
@@ -59,7 +59,7 @@ class Disguise:
     def __init__(self) -> None:
         self.config: Config | None = None
         self.guard = Guard()  # replaced by the process's own in load()
-        self._failed: tuple | None = None  # snapshot of mapping files that failed to load
+        self.reloader = Reloader(lambda: self.config, self._install)  # mapping files changed (reload.py)
         self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
@@ -101,7 +101,7 @@ class Disguise:
         self.config = new
         self.guard.config = new
         self.guard.failure = None
-        self._failed = None
+        self.reloader.installed(new)
         log_loaded(new, verb)
 
     def _refused(self, e: Exception, at_load: bool) -> None:
@@ -122,24 +122,6 @@ class Disguise:
                 self.guard.failure = f"the disguise configuration was refused: {e}"
         if not at_load:
             raise exceptions.OptionsError(f"disguise: {e}") from None
-
-    def _current(self) -> Config | None:
-        """The configuration for a new flow; mapping files that changed are reloaded
-        first. A change that does not load keeps the previous set (logged once)."""
-        cfg = self.config
-        if cfg is None:
-            return None
-        snap = mappings.snapshot(cfg.paths, cfg.defaults)
-        if snap == cfg.snapshot or snap == self._failed:
-            return cfg
-        try:
-            new = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts])
-        except (MappingError, ScopeError) as e:
-            self._failed = snap
-            log.error("disguise: mapping files changed but do not load; the previous rule set stays in force: %s", e)
-            return cfg
-        self._install(new, "reloaded")
-        return new
 
     # -- requests --------------------------------------------------------------------------
 
@@ -163,13 +145,23 @@ class Disguise:
             )  # fmt: skip
         return Kind.SKIP, None
 
-    def requestheaders(self, flow: http.HTTPFlow) -> None:
+    def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if flow.response is not None:
-            return
+            return None
+        kind, api = self.classify(flow, self.config)
+        if kind is not Kind.SKIP:  # mapping files that changed are built off the loop first
+            pending = self.reloader.check()
+            if pending is not None:
+                return self._classified_later(pending, flow, kind, api)
+        self._classified(flow, kind, api)
+        return None
+
+    async def _classified_later(self, pending: Awaitable[None], flow: http.HTTPFlow, kind: Kind, api: Api | None) -> None:
+        await pending
+        self._classified(flow, kind, api)
+
+    def _classified(self, flow: http.HTTPFlow, kind: Kind, api: Api | None) -> None:
         cfg = self.config
-        kind, api = self.classify(flow, cfg)
-        if kind is not Kind.SKIP:
-            cfg = self._current()
         rec = FlowRecord(kind, target(flow), cfg, api, observer=self.inspect.observer(flow))
         self.guard.records[flow.id] = rec
         if kind is Kind.SKIP or not stream_risk(flow) or cfg is None:
@@ -222,7 +214,9 @@ class Disguise:
         if rec is None or rec.hook == "request":
             # requestheaders ran before this instance existed, or the flow is being
             # replayed (its last run's record is over): a record of its own
-            self.requestheaders(flow)
+            pending = self.requestheaders(flow)
+            if pending is not None:
+                return self._request_later(pending, flow)  # type: ignore[return-value]  # mitmproxy awaits it
             rec = self.guard.records.get(flow.id)
             if rec is None:
                 return
@@ -236,6 +230,12 @@ class Disguise:
         if later is not None:
             return self._then(later, rec)  # type: ignore[return-value]  # mitmproxy awaits it
         rec.hook = "request"
+
+    async def _request_later(self, pending: Awaitable[None], flow: http.HTTPFlow) -> None:
+        await pending
+        later = self.request(flow)
+        if later is not None:
+            await later
 
     async def _then(self, later: Awaitable[None], rec: FlowRecord) -> None:
         await later
