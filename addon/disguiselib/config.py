@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import shipped
-from .core import mappings
+from .core import decoding, mappings
 from .core.rules import Rules
 from .errors import MappingError
 from .providers import registry
@@ -75,6 +75,11 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_aws_resign", bool, False,
         "Mask AWS Bedrock requests signed with SigV4 and sign them again with mitmdump's own AWS "
         "credentials (botocore's chain: environment, profile, SSO, roles); off: they are refused.",
+    ),
+    Option(
+        "disguise_decoded_limit", int, decoding.LIMIT,
+        "Bytes a compressed body (Content-Encoding gzip, deflate, br, zstd) may expand to; past it "
+        "the request is refused, the response replaced by an error (a stream ends with one).",
     ),
     Option(
         "disguise_capture_limit", int, CAPTURE_LIMIT,

@@ -4,12 +4,18 @@ run, and a compressed response that expands without bound."""
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
+import zlib
 from pathlib import Path
 
-from integration_util import FakeUpstream, Mitmdump, Recorded, Reply, http_post, mitmdump_cmd
+import brotli
+import pytest
+
+from anthropic_util import build_stream, read_stream
+from integration_util import FakeUpstream, Mitmdump, Recorded, Reply, http_post, mitmdump_cmd, zstd_available
 
 ORIGINALS = ("Acme Corp", "Bluebird", "Project Kestrel", "Osprey Ltd", "Harrier Bank")
 FULL = "".join(
@@ -103,3 +109,105 @@ def test_a_mapping_file_rewritten_in_place_never_lets_an_original_out(tmp_path: 
         finally:
             proxy.stop()
             print(proxy.output[-4000:])
+
+
+# -- a compressed response that expands without bound -----------------------------------------
+
+GIB = 1 << 30
+
+
+@functools.lru_cache(maxsize=8)
+def _bomb(encoding: str, head: bytes = b"") -> bytes:
+    """head and then zeros to 1 GiB, compressed (about 1 MB as gzip, 33 kB as zstd)."""
+    chunk = b"\0" * (1 << 20)
+    if encoding in ("gzip", "deflate"):
+        c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+        out = [c.compress(head)] + [c.compress(chunk) for _ in range(GIB >> 20)] + [c.flush()]
+    elif encoding == "br":
+        b = brotli.Compressor(quality=5)
+        out = [b.process(head)] + [b.process(chunk) for _ in range(GIB >> 20)] + [b.finish()]
+    else:
+        try:
+            import zstandard
+
+            z = zstandard.ZstdCompressor().compressobj()
+        except ImportError:  # Python 3.12's mitmproxy 12 environment: backports.zstd
+            from backports import zstd  # type: ignore[import-not-found]
+
+            z = zstd.ZstdCompressor()
+        out = [z.compress(head)] + [z.compress(chunk) for _ in range(GIB >> 20)] + [z.flush()]
+    return b"".join(out)
+
+
+def vm_hwm_mb(pid: int) -> int:
+    """The process's peak resident set (VmHWM), MB, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    raise AssertionError("no VmHWM")
+
+
+SLOW_TEXT = ["Acme Corp", " is fine", " today."]
+
+
+def slow_stream(rec: Recorded) -> Reply:
+    """An Anthropic stream that runs while the bomb arrives (its text holds a disguise)."""
+    body = build_stream([("text", ["Zenith Labs", " is fine", " today."])])
+    pieces = [body[i : i + 40] for i in range(0, len(body), 40)]
+    return Reply(pieces, headers={"content-type": "text/event-stream"}, delay=3.0 / len(pieces))
+
+
+@pytest.mark.parametrize(
+    "encoding, ctype",
+    [("gzip", "application/json"), ("deflate", "application/json"), ("br", "application/json"),
+     ("zstd", "application/json"), ("gzip", "text/event-stream"), ("zstd", "text/event-stream")],
+)  # fmt: skip
+def test_a_decompression_bomb_is_refused_and_nothing_else_is_affected(tmp_path: Path, encoding: str, ctype: str) -> None:
+    """Issue 27: 1 GiB of zeros, 1 MB as gzip, as application/json took the proxy past
+    5 GB and down with every other flow; as text/event-stream the event limit did not cap
+    decompression (peak 2.2 GB)."""
+    if encoding == "zstd" and not zstd_available():
+        pytest.skip("no zstd decoder in this mitmproxy's environment")
+    head = b'data: {"type": "message_start", "pad": "' if ctype == "text/event-stream" else b'{"pad": "'
+    bomb = _bomb(encoding, head)
+    m = tmp_path / "local.yaml"
+    m.write_text(FULL)
+    with FakeUpstream() as up:
+        up.on("bomb", lambda rec: Reply([bomb[i : i + 65536] for i in range(0, len(bomb), 65536)],
+                                        headers={"content-type": ctype, "content-encoding": encoding},
+                                        framing="length", delay=0.0))  # fmt: skip
+        up.on("slow", slow_stream)
+        up.on("m", echo)
+        proxy = start(up, tmp_path, m)
+        try:
+            port = proxy.port
+            assert port is not None
+            other: dict[str, object] = {}
+
+            def run_other() -> None:
+                req = json.dumps({"model": "slow", "max_tokens": 5, "stream": True,
+                                  "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
+                other["reply"] = http_post(port, "/v1/messages", req, timeout=60)
+
+            t = threading.Thread(target=run_other)
+            t.start()
+            time.sleep(0.5)  # the other stream is running
+            bomb_req = json.dumps({"model": "bomb", "max_tokens": 5, "stream": ctype == "text/event-stream",
+                                   "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
+            status, headers, answer = http_post(port, "/v1/messages", bomb_req, timeout=60)
+            t.join(60)
+            hwm = vm_hwm_mb(proxy.proc.pid)
+            assert proxy.proc.poll() is None, "the proxy died"
+            assert hwm < 700, f"peak RSS {hwm} MB"
+            assert len(answer) < 1 << 20
+            assert b"disguise_decoded_limit" in answer  # the explicit error, in the provider's shape
+            if ctype == "application/json":
+                assert status == 502 and json.loads(answer)["type"] == "error"
+            else:
+                assert status == 200 and b"event: error" in answer
+            ostatus, _, obody = other["reply"]  # type: ignore[misc]
+            assert ostatus == 200 and read_stream(obody)[0][0]["text"] == "".join(SLOW_TEXT)
+            assert http_post(port, "/v1/messages", body())[0] == 200  # still serving
+        finally:
+            proxy.stop()
+            print(proxy.output[-3000:])

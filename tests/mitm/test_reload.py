@@ -9,12 +9,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from mitm.test_addon import context
 from mitmproxy.test import tflow
 
 from disguiselib import config as config_mod
 from disguiselib.mitm import reload as reload_mod
 from disguiselib.mitm.addon import Disguise
-from mitm.test_addon import context
 
 FULL = "literals:\n  Acme Corp: Zenith Labs\n  Bluebird: Heronwing\n  Project Kestrel: Falconry\n"
 TEXT = "Acme Corp, Bluebird and Project Kestrel"

@@ -427,7 +427,7 @@ def validate(ms: MappingSet) -> None:
     # Aho-Corasick automaton of the originals scans every disguise: linear in the set's
     # size (comparing each literal with each other took 8 s for 8,000 literals).
     if ms.literals:
-        first = {}  # original -> its first literal (repeats were refused above)
+        first: dict[str, Literal] = {}  # original -> its first literal (repeats were refused above)
         for lit in ms.literals:
             first.setdefault(lit.original, lit)
         originals = list(first)

@@ -36,7 +36,8 @@ from .callables import Buffered, Refused, StreamCall
 from .flows import (
     body_limit,
     chunked,
-    decode_request,
+    decode_body,
+    decoded_limit,
     error_api,
     finish_error,
     fix_headers,
@@ -156,7 +157,7 @@ class Disguise:
         self._classified(flow, kind, api)
         return None
 
-    async def _classified_later(self, pending: Awaitable[None], flow: http.HTTPFlow, kind: Kind, api: Api | None) -> None:
+    async def _classified_later(self, pending: Awaitable[None], flow: http.HTTPFlow, kind: Kind, api: Api | None):
         await pending
         self._classified(flow, kind, api)
 
@@ -179,7 +180,7 @@ class Disguise:
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
 
         def work(raw: bytes) -> bytes:
-            body = decode_request(raw, enc)
+            body = decode_body(raw, enc)
             try:
                 masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
             except NotTransformed:  # not what its route transforms: an unknown endpoint's
@@ -194,7 +195,7 @@ class Disguise:
     def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc), raw)
+        return lambda raw: self._scanned(rec, path, headers, decode_body(raw, enc), raw)
 
     @staticmethod
     def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
@@ -233,7 +234,7 @@ class Disguise:
 
     async def _request_later(self, pending: Awaitable[None], flow: http.HTTPFlow) -> None:
         await pending
-        later = self.request(flow)
+        later: Awaitable[None] | None = self.request(flow)  # type: ignore[func-returns-value]  # may be awaited
         if later is not None:
             await later
 
@@ -318,8 +319,8 @@ class Disguise:
             self._refuse(flow, rec, msg)
             return
         try:
-            body: bytes | None = r.get_content(strict=True)
-        except ValueError:
+            body: bytes | None = decode_body(r.raw_content or b"", r.headers.get("content-encoding", ""))
+        except MaskError:
             body = None
         hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules)
         if hit is not None and not allowed:
@@ -340,11 +341,10 @@ class Disguise:
         so that other flows go on meanwhile: hooks run on mitmproxy's event loop, where a
         1 MB body held every other stream still for about 0.1 s."""
         r = flow.request
-        try:
-            raw = r.get_content(strict=True)
-        except ValueError:  # its text quotes the body's first bytes: not used
-            enc = r.headers.get("content-encoding", "")
-            self._unmaskable(flow, rec, MaskError(f"cannot decode the request body (content-encoding {enc!r})"))
+        try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
+            raw = None if r.raw_content is None else decode_body(r.raw_content, r.headers.get("content-encoding", ""))
+        except MaskError as e:
+            self._unmaskable(flow, rec, e)
             return None
         if raw is None:
             self._unmaskable(flow, rec, MaskError("request has no body"))
@@ -436,7 +436,7 @@ class Disguise:
             rec.to(Phase.STREAMING)  # the Inspector keeps upstream's headers first
             fix_headers(resp)
             try:
-                rec.reverser = pipeline.decoded(rev, enc)
+                rec.reverser = pipeline.decoded(rev, enc, decoded_limit())
             except StreamError as e:
                 self._set_stream(flow, rec, Refused(rev.error_event(f"disguise: {e}")))
                 rec.to(Phase.FAILED, f"stream could not be reversed: {e}")
@@ -447,10 +447,10 @@ class Disguise:
         if resp.stream or streams_large_bodies():
             # mitmproxy streams large bodies as they come (now, or once they pass the
             # limit): take this one whole and restore it at its end instead.
-            api, restorer = rec.api, rec.restorer
+            api, restorer, limit = rec.api, rec.restorer, decoded_limit()
 
             def work(raw: bytes) -> bytes:
-                return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc)
+                return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc, limit=limit)
 
             def on_error(msg: str) -> bytes:
                 log.error("disguise: response not restored: %s", msg)
@@ -496,11 +496,12 @@ class Disguise:
             rec.to(Phase.FAILED if err else Phase.RESTORED, f"response not restored: {err}" if err else None)
             return
         self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
-        try:
-            body = resp.get_content(strict=True) or b""
-        except ValueError:  # its text quotes the body's first bytes: not used
-            enc = resp.headers.pop("content-encoding", "")
-            why = f"response not reversed: cannot decode content-encoding {enc!r}"
+        try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
+            body = decode_body(resp.raw_content or b"", resp.headers.get("content-encoding", ""))
+        except MaskError as e:
+            why = f"response not reversed: {e}"
+            log.error("disguise: %s", why)
+            resp.headers.pop("content-encoding", None)
             resp.status_code = 502
             resp.set_content(rec.api.error_body(f"disguise: {why}"))
             rec.to(Phase.FAILED, why)
