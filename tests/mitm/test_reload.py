@@ -157,3 +157,26 @@ def test_the_build_runs_off_the_event_loop_and_the_waiting_request_gets_the_new_
 def test_lost_names_each_place_and_nothing_else() -> None:
     old = config_mod.build_config([], True, [])
     assert reload_mod.lost(old, old) == []
+
+
+def test_the_collector_is_held_off_while_a_set_is_built_and_back_after(proxy) -> None:
+    """Its full collections, set off by the build's allocations, held the GIL (and so
+    the event loop) 0.3-0.4 s at a time while 8,000 literals were built."""
+    import gc
+
+    a, m, _ = proxy
+    seen: list[bool] = []
+    real = reload_mod.build_config
+
+    def spy(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    reload_mod.build_config = spy  # type: ignore[assignment]
+    try:
+        rewrite(m, FULL + "  Osprey Ltd: Gannetworks\n")
+        assert gc.isenabled()
+        sent(a)
+    finally:
+        reload_mod.build_config = real  # type: ignore[assignment]
+    assert seen == [False] and gc.isenabled()
