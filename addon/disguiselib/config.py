@@ -3,6 +3,7 @@ I/O). Built from the options by the adapter, rebuilt when the mapping files chan
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -138,7 +139,24 @@ def _names(names: Sequence[str]) -> str:
 
 
 def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> Config:
-    """Load and compile everything. Raises MappingError or ScopeError."""
+    """Load and compile everything. Raises MappingError or ScopeError.
+
+    The cyclic garbage collector is held off meanwhile. A build allocates millions of
+    objects (YAML nodes, tries, regex parse trees) that live until it ends, and the full
+    collections they set off each scan the whole process with the GIL held: they made
+    a load grow faster than its input (16k literals 12 s, 32k 43 s) and, for a reload
+    built in a worker thread, held the event loop 0.3-0.4 s at a time. What the build
+    drops is freed by reference counts."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_config(paths, defaults, hosts)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> Config:
     host_rules = parse_hosts(hosts)
     snap = mappings.snapshot(paths, defaults)
     ms = mappings.load_layers(paths, defaults)

@@ -166,17 +166,17 @@ def test_the_collector_is_held_off_while_a_set_is_built_and_back_after(proxy) ->
 
     a, m, _ = proxy
     seen: list[bool] = []
-    real = reload_mod.build_config
+    real = config_mod.mappings.load_layers
 
     def spy(*args):
         seen.append(gc.isenabled())
         return real(*args)
 
-    reload_mod.build_config = spy  # type: ignore[assignment]
+    config_mod.mappings.load_layers = spy  # type: ignore[assignment]
     try:
         rewrite(m, FULL + "  Osprey Ltd: Gannetworks\n")
         assert gc.isenabled()
         sent(a)
     finally:
-        reload_mod.build_config = real  # type: ignore[assignment]
+        config_mod.mappings.load_layers = real  # type: ignore[assignment]
     assert seen == [False] and gc.isenabled()
