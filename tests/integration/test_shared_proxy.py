@@ -197,6 +197,7 @@ def test_a_decompression_bomb_is_refused_and_nothing_else_is_affected(tmp_path: 
             status, headers, answer = http_post(port, "/v1/messages", bomb_req, timeout=60)
             t.join(60)
             hwm = vm_hwm_mb(proxy.proc.pid)
+            print(f"bomb {encoding} {ctype}: mitmdump peak RSS {hwm} MB")
             assert proxy.proc.poll() is None, "the proxy died"
             assert hwm < 700, f"peak RSS {hwm} MB"
             assert len(answer) < 1 << 20
