@@ -116,11 +116,14 @@ def test_a_growth_is_in_force_for_the_next_request(proxy) -> None:
 
 def test_a_file_that_does_not_parse_keeps_the_set_and_is_logged_once(proxy, caplog) -> None:
     a, m, _ = proxy
+    failures: list[int] = []
+    a.reloader._on_failed = lambda: failures.append(1)
     rewrite(m, "literals:\n  Acme Corp: [Zenith\n")
     with caplog.at_level("ERROR"):
         assert sent(a) == ALL_MASKED
         assert sent(a) == ALL_MASKED
     assert caplog.text.count("do not load; the previous rule set stays in force") == 1
+    assert failures == [1]
 
 
 def test_the_build_runs_off_the_event_loop_and_the_waiting_request_gets_the_new_set(proxy) -> None:

@@ -92,11 +92,18 @@ class _Held:
 
 class Reloader:
     """The reload rule above, for one Disguise. `install(config, verb)` makes a set the
-    one in force; `current()` reads it."""
+    one in force; `current()` reads it; `failed()` is told of files that do not load
+    (once per content: the metrics count it)."""
 
-    def __init__(self, current: Callable[[], Config | None], install: Callable[[Config, str], None]) -> None:
+    def __init__(
+        self,
+        current: Callable[[], Config | None],
+        install: Callable[[Config, str], None],
+        failed: Callable[[], None] = lambda: None,
+    ) -> None:
         self._current = current
         self._install = install
+        self._on_failed = failed
         self._seen: tuple | None = None  # the snapshot last decided on
         self._failed: str | None = None  # digest of content that did not load (logged)
         self._held: _Held | None = None
@@ -157,6 +164,7 @@ class Reloader:
             self._held = None
             if b.digest != self._failed:
                 self._failed = b.digest
+                self._on_failed()
                 log.error("disguise: mapping files changed but do not load; the previous rule set stays in "
                           "force: %s", b.error)  # fmt: skip
             return
