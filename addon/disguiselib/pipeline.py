@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from . import leakguard, resign
 from .config import Config
-from .core.decoding import Decoded, decoder_for
+from .core.decoding import LIMIT, Decoded, decoder_for
 from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
 from .errors import LeakError, log_internal
@@ -143,13 +143,14 @@ def reverser_for(
 
 
 def restore_whole(
-    api: Api, restorer: Restorer, body: bytes, content_type: str, path: str = "", encoding: str = ""
+    api: Api, restorer: Restorer, body: bytes, content_type: str, path: str = "", encoding: str = "",
+    limit: int = LIMIT,
 ) -> bytes:
     """A whole upstream body (not streamed, or replayed), restored exactly as the live
-    path restores it. Raises what the core raises."""
-    rev = reverser_for(api, restorer, content_type, path, buffered=True, encoding=encoding)
+    path restores it; decoded to at most `limit` bytes. Raises what the core raises."""
+    rev = reverser_for(api, restorer, content_type, path, buffered=True)
     assert rev is not None  # buffered: never None
-    return rev.whole(body)
+    return decoded(rev, encoding, limit).whole(body)
 
 
 def realtime_connection(api: RealtimeApi, cfg: Config) -> Connection:
@@ -202,8 +203,9 @@ def content_type(headers: Iterable[tuple[str, str]]) -> str:
     return next((v for k, v in headers if k.lower() == "content-type"), "")
 
 
-def decoded(rev: Reverser, encoding: str) -> Reverser:
-    """rev fed through the decoder of a Content-Encoding (core.decoding.Decoded); rev
-    itself for identity. Raises StreamError for an encoding that cannot be decoded."""
-    decoder = decoder_for(encoding)
+def decoded(rev: Reverser, encoding: str, limit: int = LIMIT) -> Reverser:
+    """rev fed through the decoder of a Content-Encoding (core.decoding.Decoded), which
+    ends it with an error past `limit` decoded bytes; rev itself for identity. Raises
+    StreamError for an encoding that cannot be decoded."""
+    decoder = decoder_for(encoding, limit)
     return rev if decoder is None else Decoded(rev, decoder)

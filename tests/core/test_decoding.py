@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from anthropic_util import build_stream, read_stream
-from disguiselib.core.decoding import Decoded, decoder_for
+from disguiselib.core.decoding import Decoded, ExpansionError, decode_whole, decoder_for
 from disguiselib.errors import StreamError
 from disguiselib.providers.anthropic import AnthropicStream
 from disguiselib.providers.stream import StreamState
@@ -175,3 +175,62 @@ def test_corrupt_data_is_refused_naming_the_encoding(enc: str, name: str) -> Non
         assert d is not None
         with pytest.raises(StreamError, match=f"^corrupt {name} stream$"):
             d.decompress(ENCODE[enc](b"ok") + b"\x00\xff" * 40)
+
+
+# -- what a body may expand to (issue 27: a decompression bomb) -----------------------------
+
+ENCODERS = {"gzip": gzip.compress, "deflate": _deflate, "br": brotli.compress, "zstd": _zstd}
+
+
+@pytest.mark.parametrize("enc", sorted(ENCODERS))
+def test_a_body_may_expand_to_the_limit_and_not_a_byte_more(enc: str) -> None:
+    body = bytes(range(256)) * 64 + b"\0" * 50_000
+    packed = ENCODERS[enc](body)
+    assert decode_whole(packed, enc, len(body)) == body
+    with pytest.raises(ExpansionError, match="disguise_decoded_limit"):
+        decode_whole(packed, enc, len(body) - 1)
+
+
+class Counting:
+    """A reverser that counts what reaches it and keeps nothing."""
+
+    finished = False
+    failure = None
+
+    def __init__(self) -> None:
+        self.got = 0
+        self.biggest = 0
+
+    def feed(self, data: bytes) -> bytes:
+        self.got += len(data)
+        self.biggest = max(self.biggest, len(data))
+        return b""
+
+    def fail(self, message: str) -> bytes:
+        self.failure = message
+        self.finished = True
+        return b"error: " + message.encode()
+
+
+@pytest.mark.parametrize("enc", sorted(ENCODERS))
+@given(cuts=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=20))
+def test_a_streamed_bomb_ends_with_an_error_at_the_limit_however_it_is_cut(enc: str, cuts: list[int]) -> None:
+    packed = _BOMBS[enc]
+    limit = 4 << 20
+    inner = Counting()
+    d = Decoded(inner, decoder_for(enc, limit))
+    out, i, k = b"", 0, 0
+    while i < len(packed) and not inner.finished:
+        n = cuts[k % len(cuts)]
+        out += d.feed(packed[i : i + n])
+        i, k = i + n, k + 1
+    assert inner.failure is not None and "disguise_decoded_limit" in inner.failure
+    assert out.startswith(b"error: ")
+    assert inner.got <= limit  # nothing past the limit reached the reverser
+
+
+def _zeros(enc: str, n: int) -> bytes:
+    return ENCODERS[enc](b"\0" * n)
+
+
+_BOMBS = {enc: _zeros(enc, 64 << 20) for enc in ENCODERS}  # 64 MiB of zeros: 64 kB as gzip, far less as br

@@ -130,10 +130,10 @@ def test_headers_of_a_body_whose_length_changes() -> None:
 
 
 def test_decode_request() -> None:
-    assert flows.decode_request(b"raw", "") == b"raw" and flows.decode_request(b"raw", " identity") == b"raw"
-    assert flows.decode_request(gzip.compress(b"body"), "gzip") == b"body"
+    assert flows.decode_body(b"raw", "") == b"raw" and flows.decode_body(b"raw", " identity") == b"raw"
+    assert flows.decode_body(gzip.compress(b"body"), "gzip") == b"body"
     with pytest.raises(MaskError, match="'gzip'"):
-        flows.decode_request(b"not gzip", "gzip")
+        flows.decode_body(b"not gzip", "gzip")
 
 
 def test_replace_with_error_and_finish_error() -> None:

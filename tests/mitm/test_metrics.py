@@ -212,7 +212,7 @@ def test_a_stream_the_addon_could_not_reverse_counts_failed_and_one_the_provider
         f.response.headers["content-type"] = "text/event-stream"
         f.response.headers["content-encoding"] = "no-such-coding"  # the addon cannot read it: its own error
         s.hook("responseheaders", f)
-        assert b"cannot decode a response" in b"".join(f.response.stream(b"data: x\n\n"))
+        assert b"disguise: cannot decode a" in b"".join(f.response.stream(b"data: x\n\n"))
         s.hook("response", f)
         g = messages_flow("Acme Corp")
         send(s, g)

@@ -9,6 +9,15 @@ A body may hold several gzip members or zstd frames one after the other (RFC 195
 compressed data ... consists of one or more frames"); a writer that flushes each
 event as its own member or frame produces exactly that. Every member is decoded.
 A body that ends inside a member is an error, never a silent cut.
+
+What a body may expand to is bounded (`LIMIT`, the option `disguise_decoded_limit`): 1 GiB
+of zeros is 1 MB as gzip, 33 kB as zstd, 1.6 kB as brotli. Decoded whole on the event loop,
+such a response took the proxy past 5 GB and down with every other flow. Each decoder here
+counts what it has produced and stops with `ExpansionError` one step past the limit, and
+no single step produces more than a few MiB: zlib is asked for at most what is left
+(`max_length`), zstd and brotli, which cannot all be asked that, are fed their input in
+slices small enough that one slice cannot expand far (zstd: 128 KiB a block from 4
+bytes, so 64 bytes at most 2 MiB; brotli: up to 16 MiB a byte, so one byte at a time).
 """
 
 from __future__ import annotations
@@ -18,6 +27,24 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import StreamError
+
+# The most a compressed body may expand to. An LLM response — a long answer, a
+# response.completed carrying every output item, a generated image in base64 — is a few
+# MB, rarely tens; a body decoded whole costs several times its size while it is
+# restored, on a proxy that holds many flows. Raised with `disguise_decoded_limit`.
+LIMIT = 64 * 1024 * 1024
+_ZSTD_SLICE = 64  # input bytes a zstd decoder is fed at once (at most 2 MiB out)
+_BROTLI_SLICE = 1  # and a brotli decoder (at most some 16 MiB out)
+
+
+class ExpansionError(StreamError):
+    """A compressed body expands past the limit (a decompression bomb, or a limit set too low)."""
+
+
+def _too_big(name: str, limit: int) -> ExpansionError:
+    return ExpansionError(
+        f"the {name}-compressed body expands past {limit} bytes (disguise_decoded_limit): refused"
+    )
 
 
 class Decoder(Protocol):
@@ -30,15 +57,27 @@ class _Members:
     zstd frames): a fresh single-member decompressor starts where the last one ended.
     `new()` builds one; it must have `decompress`, `eof` and `unused_data`."""
 
-    def __init__(self, new: Callable[[], Any], name: str, restart: bool) -> None:
+    def __init__(self, new: Callable[[], Any], name: str, restart: bool, limit: int, capped: bool) -> None:
         self._new = new
         self._d = new()
         self._name = name
         self._restart = restart  # False: data after the first member is an error (deflate)
         self._fed = False  # some member has begun
+        self._limit = limit
+        self._capped = capped  # decompress(data, max_length) and unconsumed_tail (zlib)
+        self.produced = 0  # bytes decoded so far
 
     def decompress(self, data: bytes) -> bytes:
         out: list[bytes] = []
+        if self._capped:
+            self._run(data, out)
+        else:
+            view = memoryview(data)
+            for i in range(0, len(view), _ZSTD_SLICE):
+                self._run(bytes(view[i : i + _ZSTD_SLICE]), out)
+        return b"".join(out)
+
+    def _run(self, data: bytes, out: list[bytes]) -> None:
         while data:
             if self._d.eof:
                 if not self._restart:
@@ -46,16 +85,22 @@ class _Members:
                 self._d = self._new()
             self._fed = True
             try:
-                out.append(self._d.decompress(data))
+                if self._capped:  # at most one byte past the limit: that byte refuses it
+                    piece = self._d.decompress(data, self._limit - self.produced + 1)
+                else:
+                    piece = self._d.decompress(data)
             except Exception as e:  # noqa: BLE001 - zlib.error, ZstdError: each library its own
                 raise StreamError(f"corrupt {self._name} stream") from e
-            if not self._d.eof:
+            self.produced += len(piece)
+            if self.produced > self._limit:
+                raise _too_big(self._name, self._limit)
+            out.append(piece)
+            if not self._d.eof:  # all input taken (zlib stops short only past the limit)
                 break
             rest = self._d.unused_data
             if len(rest) >= len(data):  # nothing consumed: cannot make progress
                 raise StreamError(f"corrupt {self._name} stream")
             data = rest
-        return b"".join(out)
 
     def flush(self) -> bytes:
         if self._fed and not self._d.eof:
@@ -82,20 +127,32 @@ def _zstd() -> Callable[[], Any]:
 
 
 class _Brotli:
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         import brotli
 
         self._d = brotli.Decompressor()
         self._fed = False
+        self._limit = limit
+        self.produced = 0
 
     def decompress(self, data: bytes) -> bytes:
         if data and self._d.is_finished():
             raise StreamError("data after the end of the br stream")
         self._fed = self._fed or bool(data)
-        try:
-            return self._d.process(data)
-        except Exception as e:  # noqa: BLE001 - brotli.error
-            raise StreamError("corrupt br stream") from e
+        out: list[bytes] = []
+        view = memoryview(data)
+        for i in range(0, len(view), _BROTLI_SLICE):
+            if self._d.is_finished():
+                raise StreamError("data after the end of the br stream")
+            try:
+                piece = self._d.process(bytes(view[i : i + _BROTLI_SLICE]))
+            except Exception as e:  # noqa: BLE001 - brotli.error
+                raise StreamError("corrupt br stream") from e
+            self.produced += len(piece)
+            if self.produced > self._limit:
+                raise _too_big("br", self._limit)
+            out.append(piece)
+        return b"".join(out)
 
     def flush(self) -> bytes:
         if self._fed and not self._d.is_finished():
@@ -103,21 +160,31 @@ class _Brotli:
         return b""
 
 
-def decoder_for(encoding: str) -> Decoder | None:
-    """A decoder for a Content-Encoding value; None for identity. Raises StreamError
-    for an encoding it cannot decode (the stream must then not reach the client)."""
+def decoder_for(encoding: str, limit: int = LIMIT) -> Decoder | None:
+    """A decoder for a Content-Encoding value that produces at most `limit` bytes in all
+    (ExpansionError past it); None for identity. Raises StreamError for an encoding it
+    cannot decode (the stream must then not reach the client)."""
     e = encoding.strip().lower()
     if e in ("", "identity"):
         return None
     if e in ("gzip", "x-gzip"):
-        return _Members(_zlib(16 + zlib.MAX_WBITS), "gzip", restart=True)
+        return _Members(_zlib(16 + zlib.MAX_WBITS), "gzip", restart=True, limit=limit, capped=True)
     if e == "deflate":
-        return _Members(_zlib(zlib.MAX_WBITS), "deflate", restart=False)
+        return _Members(_zlib(zlib.MAX_WBITS), "deflate", restart=False, limit=limit, capped=True)
     if e == "br":
-        return _Brotli()
+        return _Brotli(limit)
     if e == "zstd":
-        return _Members(_zstd(), "zstd", restart=True)
-    raise StreamError(f"cannot decode a response with content-encoding {encoding!r}")
+        return _Members(_zstd(), "zstd", restart=True, limit=limit, capped=False)
+    raise StreamError(f"cannot decode a body with content-encoding {encoding!r}")
+
+
+def decode_whole(body: bytes, encoding: str, limit: int = LIMIT) -> bytes:
+    """A whole body content-decoded, at most `limit` bytes of it. Raises StreamError
+    (ExpansionError past the limit; bad data; a body cut inside a member)."""
+    d = decoder_for(encoding, limit)
+    if d is None:
+        return body
+    return d.decompress(body) + d.flush()
 
 
 class Decoded:

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING
 
 from mitmproxy import command, ctx, exceptions, http, io, types
 from mitmproxy import flow as mflow
-from mitmproxy.net import encoding
 
 from ..config import CAPTURE_LIMIT, OPTIONS
+from ..core.decoding import decode_whole
+from ..errors import StreamError
 from ..state import Kind, Phase
 from . import replay
 from .record import (
@@ -75,15 +76,13 @@ def _safe(fallback_arg: int | None = None):
     return deco
 
 
-def _decode(raw: bytes, enc: str) -> tuple[bytes, bool]:
-    """raw content-decoded (True) or as it came when it cannot be (False)."""
-    if not enc or enc.strip().lower() == "identity":
-        return raw, True
+def _decode(raw: bytes, enc: str, limit: int) -> tuple[bytes, bool]:
+    """raw content-decoded (True) or as it came when it cannot be, or would expand past
+    `limit` bytes (False): a kept side is never a decompression bomb's output."""
     try:
-        out = encoding.decode(raw, enc)
-    except ValueError:
+        return decode_whole(raw, enc, limit), True
+    except StreamError:
         return raw, False
-    return (out if isinstance(out, bytes) else out.encode()), True
 
 
 class Inspector:
@@ -277,7 +276,8 @@ class Inspector:
             if isinstance(sides, dict):
                 prev = sides.get("upstream_response") or {}
                 enc = prev.get("encoding", "")
-                up, decoded = _decode(bytes(tee.up.buf), enc) if not tee.up.cut else (bytes(tee.up.buf), not enc)
+                raw = bytes(tee.up.buf)
+                up, decoded = _decode(raw, enc, max(self.limit, 1)) if not tee.up.cut else (raw, not enc)
                 sides["upstream_response"] = side(
                     up, tee.up.size, cut=tee.up.cut, headers=prev.get("headers"),
                     status=prev.get("status"), encoding="" if decoded else enc,

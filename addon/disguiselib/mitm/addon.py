@@ -14,7 +14,6 @@ from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
 from ..config import Config, build_config, log_loaded
-from ..core import mappings
 from ..core.rules import Rules
 from ..errors import (
     LeakError,
@@ -37,7 +36,8 @@ from .callables import Buffered, Refused, StreamCall
 from .flows import (
     body_limit,
     chunked,
-    decode_request,
+    decode_body,
+    decoded_limit,
     error_api,
     finish_error,
     fix_headers,
@@ -50,6 +50,7 @@ from .flows import (
     websocket,
 )  # fmt: skip
 from .guard import Guard
+from .reload import Reloader
 from .websocket import Realtime
 
 log = logging.getLogger("disguise")
@@ -59,7 +60,8 @@ class Disguise:
     def __init__(self) -> None:
         self.config: Config | None = None
         self.guard = Guard()  # replaced by the process's own in load()
-        self._failed: tuple | None = None  # snapshot of mapping files that failed to load
+        # mapping files changed (reload.py); a change that fails is counted by the metrics
+        self.reloader = Reloader(lambda: self.config, self._install, failed=lambda: self.reloaded("failed"))
         self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
@@ -102,7 +104,7 @@ class Disguise:
         self.config = new
         self.guard.config = new
         self.guard.failure = None
-        self._failed = None
+        self.reloader.installed(new)
         log_loaded(new, verb)
         self.reloaded(verb)
 
@@ -126,25 +128,6 @@ class Disguise:
         if not at_load:
             raise exceptions.OptionsError(f"disguise: {e}") from None
 
-    def _current(self) -> Config | None:
-        """The configuration for a new flow; mapping files that changed are reloaded
-        first. A change that does not load keeps the previous set (logged once)."""
-        cfg = self.config
-        if cfg is None:
-            return None
-        snap = mappings.snapshot(cfg.paths, cfg.defaults)
-        if snap == cfg.snapshot or snap == self._failed:
-            return cfg
-        try:
-            new = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts])
-        except (MappingError, ScopeError) as e:
-            self._failed = snap
-            self.reloaded("failed")
-            log.error("disguise: mapping files changed but do not load; the previous rule set stays in force: %s", e)
-            return cfg
-        self._install(new, "reloaded")
-        return new
-
     # -- requests --------------------------------------------------------------------------
 
     def classify(self, flow: http.HTTPFlow, cfg: Config | None) -> tuple[Kind, Api | None]:
@@ -165,13 +148,23 @@ class Disguise:
                      r.method, r.pretty_host, r.path.split("?", 1)[0], r.pretty_host)  # fmt: skip
         return Kind.SKIP, None
 
-    def requestheaders(self, flow: http.HTTPFlow) -> None:
+    def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if flow.response is not None:
-            return
+            return None
+        kind, api = self.classify(flow, self.config)
+        if kind is not Kind.SKIP:  # mapping files that changed are built off the loop first
+            pending = self.reloader.check()
+            if pending is not None:
+                return self._classified_later(pending, flow, kind, api)
+        self._classified(flow, kind, api)
+        return None
+
+    async def _classified_later(self, pending: Awaitable[None], flow: http.HTTPFlow, kind: Kind, api: Api | None):
+        await pending
+        self._classified(flow, kind, api)
+
+    def _classified(self, flow: http.HTTPFlow, kind: Kind, api: Api | None) -> None:
         cfg = self.config
-        kind, api = self.classify(flow, cfg)
-        if kind is not Kind.SKIP:
-            cfg = self._current()
         rec = FlowRecord(kind, target(flow), cfg, api, observer=self.inspect.observer(flow))
         self.guard.records[flow.id] = rec
         if kind is Kind.SKIP or not stream_risk(flow) or cfg is None:
@@ -189,7 +182,7 @@ class Disguise:
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
 
         def work(raw: bytes) -> bytes:
-            body = decode_request(raw, enc)
+            body = decode_body(raw, enc)
             try:
                 masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
             except NotTransformed:  # not what its route transforms: an unknown endpoint's
@@ -204,7 +197,7 @@ class Disguise:
     def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc), raw)
+        return lambda raw: self._scanned(rec, path, headers, decode_body(raw, enc), raw)
 
     @staticmethod
     def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
@@ -224,7 +217,9 @@ class Disguise:
         if rec is None or rec.hook == "request":
             # requestheaders ran before this instance existed, or the flow is being
             # replayed (its last run's record is over): a record of its own
-            self.requestheaders(flow)
+            pending = self.requestheaders(flow)
+            if pending is not None:
+                return self._request_later(pending, flow)  # type: ignore[return-value]  # mitmproxy awaits it
             rec = self.guard.records.get(flow.id)
             if rec is None:
                 return
@@ -238,6 +233,12 @@ class Disguise:
         if later is not None:
             return self._then(later, rec)  # type: ignore[return-value]  # mitmproxy awaits it
         rec.hook = "request"
+
+    async def _request_later(self, pending: Awaitable[None], flow: http.HTTPFlow) -> None:
+        await pending
+        later: Awaitable[None] | None = self.request(flow)  # type: ignore[func-returns-value]  # may be awaited
+        if later is not None:
+            await later
 
     async def _then(self, later: Awaitable[None], rec: FlowRecord) -> None:
         await later
@@ -320,8 +321,8 @@ class Disguise:
             self._refuse(flow, rec, msg)
             return
         try:
-            body: bytes | None = r.get_content(strict=True)
-        except ValueError:
+            body: bytes | None = decode_body(r.raw_content or b"", r.headers.get("content-encoding", ""))
+        except MaskError:
             body = None
         hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules)
         if hit is not None and not allowed:
@@ -342,11 +343,10 @@ class Disguise:
         so that other flows go on meanwhile: hooks run on mitmproxy's event loop, where a
         1 MB body held every other stream still for about 0.1 s."""
         r = flow.request
-        try:
-            raw = r.get_content(strict=True)
-        except ValueError:  # its text quotes the body's first bytes: not used
-            enc = r.headers.get("content-encoding", "")
-            self._unmaskable(flow, rec, MaskError(f"cannot decode the request body (content-encoding {enc!r})"))
+        try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
+            raw = None if r.raw_content is None else decode_body(r.raw_content, r.headers.get("content-encoding", ""))
+        except MaskError as e:
+            self._unmaskable(flow, rec, e)
             return None
         if raw is None:
             self._unmaskable(flow, rec, MaskError("request has no body"))
@@ -438,7 +438,7 @@ class Disguise:
             rec.to(Phase.STREAMING)  # the Inspector keeps upstream's headers first
             fix_headers(resp)
             try:
-                rec.reverser = pipeline.decoded(rev, enc)
+                rec.reverser = pipeline.decoded(rev, enc, decoded_limit())
             except StreamError as e:
                 self._set_stream(flow, rec, Refused(rev.error_event(f"disguise: {e}")))
                 rec.to(Phase.FAILED, f"stream could not be reversed: {e}")
@@ -449,10 +449,10 @@ class Disguise:
         if resp.stream or streams_large_bodies():
             # mitmproxy streams large bodies as they come (now, or once they pass the
             # limit): take this one whole and restore it at its end instead.
-            api, restorer = rec.api, rec.restorer
+            api, restorer, limit = rec.api, rec.restorer, decoded_limit()
 
             def work(raw: bytes) -> bytes:
-                return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc)
+                return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc, limit=limit)
 
             def on_error(msg: str) -> bytes:
                 log.error("disguise: response not restored: %s", msg)
@@ -498,11 +498,12 @@ class Disguise:
             rec.to(Phase.FAILED if err else Phase.RESTORED, f"response not restored: {err}" if err else None)
             return
         self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
-        try:
-            body = resp.get_content(strict=True) or b""
-        except ValueError:  # its text quotes the body's first bytes: not used
-            enc = resp.headers.pop("content-encoding", "")
-            why = f"response not reversed: cannot decode content-encoding {enc!r}"
+        try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
+            body = decode_body(resp.raw_content or b"", resp.headers.get("content-encoding", ""))
+        except MaskError as e:
+            why = f"response not reversed: {e}"
+            log.error("disguise: %s", why)
+            resp.headers.pop("content-encoding", None)
             resp.status_code = 502
             resp.set_content(rec.api.error_body(f"disguise: {why}"))
             rec.to(Phase.FAILED, why)

@@ -4,10 +4,10 @@ refusal or an error reaches the client in its provider's shape."""
 from __future__ import annotations
 
 from mitmproxy import ctx, http
-from mitmproxy.net import encoding as mencoding
 from mitmproxy.utils import human
 
-from ..errors import MaskError
+from ..core.decoding import LIMIT, decode_whole
+from ..errors import MaskError, StreamError
 from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
@@ -132,17 +132,20 @@ def fix_headers(resp: http.Response) -> None:
     chunked(resp)
 
 
-def decode_request(raw: bytes, enc: str) -> bytes:
-    """A request body taken whole from mitmproxy's stream, content-decoded (mitmproxy's
-    own decoders, as `get_content` uses). Raises MaskError when it cannot be."""
-    if not enc or enc.strip().lower() == "identity":
-        return raw
+def decoded_limit() -> int:
+    """What a compressed body may expand to (disguise_decoded_limit; core/decoding.py)."""
+    limit = getattr(ctx.options, "disguise_decoded_limit", LIMIT)
+    return limit if isinstance(limit, int) and limit >= 0 else LIMIT
+
+
+def decode_body(raw: bytes, enc: str) -> bytes:
+    """A request body content-decoded, to at most disguise_decoded_limit bytes (never
+    mitmproxy's `get_content`, which expands a body without bound). Raises MaskError
+    when it cannot be."""
     try:
-        out = mencoding.decode(raw, enc)
-    except ValueError:
-        raise MaskError(f"cannot decode a body with content-encoding {enc!r}") from None
-    assert isinstance(out, bytes)
-    return out
+        return decode_whole(raw, enc, decoded_limit())
+    except StreamError as e:
+        raise MaskError(f"cannot decode a body with content-encoding {enc!r} ({e})") from None
 
 
 def replace_with_error(flow: http.HTTPFlow, api: Api, message: str, status: int) -> None:
