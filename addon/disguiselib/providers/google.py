@@ -34,10 +34,6 @@ import re
 from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
 
-# Candidates one stream may hold text for at once (candidateCount is at most 8 on
-# today's models); past this the stream ends with an explicit error.
-MAX_CHANNELS = 256
-
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 

@@ -16,7 +16,19 @@ from dataclasses import dataclass
 
 from ..core.jsonspan import Obj, Rule
 from ..core.rules import Restorer, Rules, Session
-from . import anthropic, batch, bedrock, bedrock_stream, google, legacy, openai_chat, openai_responses
+from . import (
+    anthropic,
+    batch,
+    bedrock,
+    bedrock_stream,
+    gemini_live,
+    gemini_stream,
+    google,
+    legacy,
+    openai_chat,
+    openai_realtime,
+    openai_responses,
+)  # fmt: skip
 from .bodies import Reading
 from .fields import GENERIC, ID, META
 from .gemini_array import stream_for as google_stream_for
@@ -25,6 +37,14 @@ from .gemini_stream import GeminiStream
 from .openai_realtime import OpenAIRealtime
 from .realtime import Protocol
 from .stream import SSEStream
+from .wirespec import WireSpec
+
+# Every API's wire vocabulary (providers/wirespec.py), for those who read any stream:
+# the views, the recorder. A new API's spec is registered here.
+SPECS: tuple[WireSpec, ...] = (
+    anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
+    bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, batch.SPEC, openai_realtime.SPEC, gemini_live.SPEC,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -99,9 +119,7 @@ OPENAI_CHAT_UPDATE = Api(  # POST /chat/completions/{id}: new metadata, the stor
     "openai.chat.update", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream,
     openai_chat.error_body, events=openai_chat.STREAM_EVENT,
 )  # fmt: skip
-OPENAI_CHAT_LIST = Api(
-    "openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body
-)
+OPENAI_CHAT_LIST = Api("openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body)
 OPENAI_CHAT_MESSAGES = Api(
     "openai.chat.messages", None, openai_chat.CHAT_STORED_MESSAGES, openai_chat.ChatStream, openai_chat.error_body
 )
@@ -364,4 +382,3 @@ def error_body_for(method: str, path: str, host: str = "") -> Callable[[str], by
 def llm_shaped(path: str) -> bool:
     """A path of an LLM API, transformed here or not (any method)."""
     return bool(_LLM_SHAPED.search(_path(path).lower()))
-
