@@ -207,7 +207,6 @@ class Rules:
             if originals
             else None
         )
-        self._lit_disguise = [self.lit_forward[o] for o in originals]
         pats = []
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
@@ -256,7 +255,6 @@ class Rules:
         self._hold_ph_reach = {**reach, **{ch: max(reach.get(ch, 0), longest_ph) for ch in ph_chars}}
 
         self._strips = tuple(compile_strip(s.regex) for s in ms.strips)
-        self.has_strips = bool(self._strips)
         self._strip_first = frozenset().union(*(strip_starts(s.regex)[0] for s in ms.strips))
         self._strip_nonascii = any(strip_starts(s.regex)[1] for s in ms.strips)
         first = "".join(map(re.escape, sorted(self._strip_first)))

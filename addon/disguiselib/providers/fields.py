@@ -57,14 +57,11 @@ KINDS: dict[str, str] = {
     "credential": "the client's credential in its own place",
     "metadata": "the API's own words, numbers and settings: untouched",
 }
-# What the masker leaves as it is by design; the leak guard does not look there.
-EXEMPT = frozenset({"identifier", "opaque", "media", "credential", "metadata"})
 
 ID = Skip("identifier")
 OPAQUE = Skip("opaque")
 MEDIA = Skip("media")
 META = Skip("metadata")
-CREDENTIAL = Skip("credential")
 TEXT = VALUES
 GENERIC: Rule = Deep(True, "GENERIC", "unknown")
 """Unknown shapes fail closed: every key and every string value inside is masked (in a

@@ -343,6 +343,7 @@ class GeminiStream(SSEStream):
         if "error" in obj:
             # An error chunk ends the stream (the SDK raises at it): held text first.
             self._errored = True
+            self._note_end()
             pre = self.drain_chunks()
             new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
             return pre, (new if changed else None)
@@ -350,6 +351,7 @@ class GeminiStream(SSEStream):
         marks: list[tuple[object, int]] = []
         edits = jsonspan.walk(data, obj, self._chunk_rule, self._fn, marks)
         self._track(obj)
+        self._note_end()
         inserts = []
         rebuild: dict = {}
         where = dict(marks)
@@ -411,6 +413,12 @@ class GeminiStream(SSEStream):
                 self._ended = True
             else:
                 self._open.add(k)
+
+    def _note_end(self) -> None:
+        """Every candidate the stream named gave its finishReason (or the prompt was
+        blocked, or an error came): the API's last chunk went by (FINISHING)."""
+        if self.state is StreamState.OPEN and (self._errored or (self._ended and not self._open)):
+            self.to(StreamState.FINISHING)
 
     # -- ends --------------------------------------------------------------------------------
 
