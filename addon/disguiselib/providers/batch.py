@@ -77,7 +77,7 @@ class _ResultBody(Rule):
 _BODIES: dict[str, Rule] = {
     "chat.completion": openai_chat.CHAT_RESPONSE,
     "response": openai_responses.RESPONSE_OBJECT,
-    "text_completion": legacy.COMPLETIONS_RESPONSE,
+    legacy.OBJECT: legacy.COMPLETIONS_RESPONSE,
     "list": legacy.EMBEDDINGS_RESPONSE,
 }
 RESULT_LINE = jsonspan.Obj(

@@ -191,7 +191,7 @@ SPEC = WireSpec(
     (WEBSOCKET,),
     type_member=None,
     members=frozenset({"serverContent", "modelTurn", "outputTranscription", "inputTranscription",
-                       *(k for k in SERVER_MESSAGE.fields if k != "usageMetadata")}),
+                       *(k for k in SERVER_MESSAGE.fields if "_" not in k)}),
     view=view,
 )  # fmt: skip
 

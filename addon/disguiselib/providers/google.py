@@ -207,6 +207,18 @@ def credential_params(path: str) -> frozenset[str]:
     return frozenset({"key"}) if _GOOGLE_PATH.search(path) else frozenset()
 
 
+# The paths of the generate methods, as a path ends (`:` may arrive percent-encoded).
+# Vertex AI: .../publishers/google/models/M:generateContent, tuned-model endpoints
+# (.../endpoints/E:generateContent); also the express-mode /v1/publishers/google/...
+# The Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
+COLON = r"(?::|%3[aA])"
+_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+VERTEX_PATH = re.compile(
+    r"/(?:publishers/google/models|endpoints)/[^/]+" + COLON + "(?:" + "|".join((*_METHODS, "computeTokens")) + r")\Z"
+)
+GEMINI_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".join(_METHODS) + r")\Z")
+
+
 def google_path(path: str) -> bool:
     """A path of a Google generative-AI API (its errors take Google's shape)."""
     return bool(_GOOGLE_PATH.search(path.split("?", 1)[0]))

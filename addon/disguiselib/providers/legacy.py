@@ -46,6 +46,9 @@ COMPLETIONS_RESPONSE = Obj(
 EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=MEDIA)
 
 
+OBJECT = "text_completion"  # a completion's and a chunk's `object`
+
+
 def view(doc: dict, ev, b) -> bool:
     """A view's reader of one chunk (inspect/sseview.Builder): per choice its `text`."""
     choices = doc.get("choices")
@@ -70,7 +73,7 @@ SPEC = WireSpec(
     "openai.completions",
     ("legacy",),
     (SSE,),
-    events=frozenset({"text_completion"}),
+    events=frozenset({OBJECT}),
     type_member="object",
     done="[DONE]",
     stop_members=("finish_reason",),

@@ -234,19 +234,15 @@ BEDROCK_COUNT_TOKENS = Api(
 
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may
 # arrive percent-encoded.
-_COLON = r"(?::|%3[aA])"
+_COLON = google.COLON
 _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # Vertex AI: /v1/projects/P/locations/L/publishers/anthropic/models/M:streamRawPredict
     # (count tokens: .../models/count-tokens:rawPredict)
     (re.compile(r"/publishers/anthropic/models/[^/]+" + _COLON + r"(?:rawPredict|streamRawPredict)\Z"),
      VERTEX_ANTHROPIC),
-    # Vertex AI: .../publishers/google/models/M:generateContent, tuned-model endpoints
-    # (.../endpoints/E:generateContent); also the express-mode /v1/publishers/google/...
-    (re.compile(r"/(?:publishers/google/models|endpoints)/[^/]+" + _COLON
-                + r"(?:generateContent|streamGenerateContent|countTokens|computeTokens)\Z"), VERTEX_GEMINI),
-    # Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
-    (re.compile(r"/(?:models|tunedModels)/[^/]+" + _COLON
-                + r"(?:generateContent|streamGenerateContent|countTokens)\Z"), GOOGLE_GEMINI),
+    # Vertex AI's and the Gemini API's generate methods (google.py)
+    (google.VERTEX_PATH, VERTEX_GEMINI),
+    (google.GEMINI_PATH, GOOGLE_GEMINI),
     # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, their streams, count-tokens
     # (modelId one segment: an id, a profile, or a URL-encoded ARN)
     (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream)\Z"), BEDROCK_INVOKE),

@@ -86,13 +86,18 @@ class WireSpec:
 
     @property
     def vocabulary(self) -> frozenset[str]:
-        """Every word of this spec that names the API's wire format."""
-        words = set(self.events) | set(self.terminal) | set(self.members) | set(self.deltas) | set(self.blocks)
-        words |= {f for f, _ in self.deltas.values()} | set(self.stop_members)
+        """Every word of this spec that names the API's wire format (an inner API's
+        words are that API's)."""
+        words = set(self.events) | set(self.terminal) | set(self.deltas) | set(self.stop_members)
         if self.error_event:
             words.add(self.error_event)
         if self.done:
             words.add(self.done)
+        # an event named by a plain English word (`error`, `ping`, `metadata`) says
+        # nothing only this API says; a member (`candidates`) does
+        words = {w for w in words if not (w.isalpha() and w.islower())} | set(self.members)
+        if self.inner is not None:  # carried in another API's words: that API's own
+            words -= self.inner.vocabulary
         return frozenset(words)
 
 
