@@ -38,7 +38,7 @@ from . import linear, triggers, validators
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet, Pattern
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
-from .text import char_offsets, decode, json_escape, utf8
+from .text import char_offsets, decode, json_escape, splice, utf8
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
@@ -474,17 +474,7 @@ class Rules:
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
     ) -> str:
         """mask_spans applied: text with every original replaced."""
-        edits = self.mask_spans(text, session, context, memo)
-        if not edits:
-            return text
-        out: list[str] = []
-        pos = 0
-        for a, b, rep in edits:
-            out.append(text[pos:a])
-            out.append(rep)
-            pos = b
-        out.append(text[pos:])
-        return "".join(out)
+        return splice(text, self.mask_spans(text, session, context, memo))
 
     def mask_spans(
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None

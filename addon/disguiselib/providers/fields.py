@@ -417,11 +417,12 @@ def kind_of(f: Field) -> str:
 def context_of(key: str | None) -> tuple[str, str] | None:
     """The text around a value read with its key (`"password": "` … `"`), for the rules
     anchored on the key; None for a value read alone."""
-    return None if key is None else _context(key)
+    return None if key is None else key_context(key)
 
 
 @functools.lru_cache(maxsize=4096)
-def _context(key: str) -> tuple[str, str]:
+def key_context(key: str) -> tuple[str, str]:
+    """The text around a value read with its key (the masker's and the guard's one)."""
     return (json.dumps(key, ensure_ascii=False) + ': "', '"')
 
 
