@@ -203,26 +203,6 @@ def block_kind(block_type: str) -> str:
     """The kind of a response content block by its type (thinking: opaque)."""
     return _RESP_BLOCK.table.get(block_type, GENERIC).kind
 
-# The exact shape the API sends for a delta, so the hot path needs no json.loads. The
-# trailing spaces are real (see the recorded streams). Anything else takes the slow path.
-_FAST_DELTA = re.compile(
-    r'\{\s*"type"\s*:\s*"content_block_delta"\s*,\s*"index"\s*:\s*(\d+)\s*,\s*"delta"\s*:\s*'
-    r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:text|partial_json|thinking|signature)"\s*:\s*'
-    r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*\}\s*\}\s*\Z'
-)
-# The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line
-# shape (no CR anywhere, no line break in the data), whitespace and the string body
-# narrowed to what cannot be a line break, digits and names to ASCII. Whatever it
-# matches, _FAST_DELTA matches in the parsed event's data with the same groups.
-_RAW_DELTA = re.compile(
-    rb'event: [^\r\n]*\ndata: \{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"content_block_delta"[ \t\f\v]*,'
-    rb'[ \t\f\v]*"index"[ \t\f\v]*:[ \t\f\v]*([0-9]+)[ \t\f\v]*,[ \t\f\v]*"delta"[ \t\f\v]*:[ \t\f\v]*'
-    rb'\{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"([A-Za-z0-9_]+)"[ \t\f\v]*,[ \t\f\v]*'
-    rb'"(?:text|partial_json|thinking|signature)"[ \t\f\v]*:[ \t\f\v]*'
-    rb'"([^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"[ \t\f\v]*\}[ \t\f\v]*\}[ \t\f\v]*\n\n\Z'
-)
-
-
 def view(doc: dict, ev, b) -> bool:
     """A view's reader of one stream event (inspect/sseview.Builder): one channel per
     content block `index` (text, tool input JSON, thinking); signatures are counted, not
@@ -284,6 +264,28 @@ _PASS_DELTAS_RAW = frozenset(t.encode() for t in _PASS_DELTAS)
 _MODE = {TEXT: Window.TEXT, JSON: Window.JSON}
 _WINDOW_KIND = {b: _MODE[kind] for b, kind in SPEC.blocks.items()}
 _DELTA_FOR = {_MODE[kind]: (t, fld) for t, (fld, kind) in SPEC.deltas.items() if kind in _MODE}
+
+# The members a delta's text is in (SPEC.deltas), for the fast shapes below.
+_FIELDS = "|".join(fld for fld, _ in SPEC.deltas.values())
+
+# The exact shape the API sends for a delta, so the hot path needs no json.loads. The
+# trailing spaces are real (see the recorded streams). Anything else takes the slow path.
+_FAST_DELTA = re.compile(
+    r'\{\s*"type"\s*:\s*"content_block_delta"\s*,\s*"index"\s*:\s*(\d+)\s*,\s*"delta"\s*:\s*'
+    r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:' + _FIELDS + r')"\s*:\s*'
+    r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*\}\s*\}\s*\Z'
+)
+# The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line
+# shape (no CR anywhere, no line break in the data), whitespace and the string body
+# narrowed to what cannot be a line break, digits and names to ASCII. Whatever it
+# matches, _FAST_DELTA matches in the parsed event's data with the same groups.
+_RAW_DELTA = re.compile(
+    rb'event: [^\r\n]*\ndata: \{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"content_block_delta"[ \t\f\v]*,'
+    rb'[ \t\f\v]*"index"[ \t\f\v]*:[ \t\f\v]*([0-9]+)[ \t\f\v]*,[ \t\f\v]*"delta"[ \t\f\v]*:[ \t\f\v]*'
+    rb'\{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"([A-Za-z0-9_]+)"[ \t\f\v]*,[ \t\f\v]*'
+    rb'"(?:' + _FIELDS.encode() + rb')"[ \t\f\v]*:[ \t\f\v]*'
+    rb'"([^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"[ \t\f\v]*\}[ \t\f\v]*\}[ \t\f\v]*\n\n\Z'
+)
 
 
 class AnthropicStream(SSEStream):
