@@ -165,3 +165,75 @@ def test_a_module_without_a_test_file_is_caught() -> None:
     is found by its prefix."""
     assert files_testing("core.sse") and files_testing("providers.anthropic")
     assert not files_testing("core.no_such_module")
+
+
+# -- an API's wire vocabulary is spelled in its own modules only ------------------------------
+
+
+def _vocabulary() -> dict[str, set[str]]:
+    """Each word of the APIs' specs (providers/wirespec.py) -> the modules that may spell
+    it: its spec's. A word several specs declare is common to them (`error`), nobody's."""
+    from disguiselib.providers.registry import SPECS
+
+    declared: dict[str, list] = {}
+    for spec in SPECS:
+        for w in spec.vocabulary:
+            declared.setdefault(w, []).append(spec)
+    return {w: {f"providers.{m}" for m in specs[0].modules} for w, specs in declared.items() if len(specs) == 1}
+
+
+def _literals(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a module (f-strings' constant parts too), docstrings aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)
+    }  # fmt: skip
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str | bytes) and id(n) not in docs:
+            v = n.value.decode("latin-1") if isinstance(n.value, bytes) else n.value
+            out.append((n.lineno, v))
+    return out
+
+
+def spelled(vocabulary: dict[str, set[str]], mod: str, path: Path) -> list[str]:
+    """Where module mod spells a word another API owns. A coined word (`message_stop`,
+    `response.completed`, `contentBlockDelta`, `[DONE]`) counts anywhere in a literal; a
+    plain word (`candidates`) only as the whole literal or a quoted JSON key in it, so
+    that English text in a message is no API's."""
+    import re
+
+    coined = sorted((w for w in vocabulary if not w.isalpha() or not w.islower()), key=len, reverse=True)
+    plain = {w for w in vocabulary if w.isalpha() and w.islower()}
+    rx = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, coined)) + r")(?![\w])") if coined else None
+    bad = []
+    for line, lit in _literals(path):
+        words = {m.group(1) for m in rx.finditer(lit)} if rx else set()
+        words |= {w for w in plain if lit == w or f'"{w}"' in lit}
+        bad += [f"{mod}:{line} spells {w!r} (owned by {sorted(vocabulary[w])})" for w in words
+                if mod not in vocabulary[w]]  # fmt: skip
+    return bad
+
+
+def test_an_apis_vocabulary_is_spelled_in_its_own_modules_only() -> None:
+    """Every event type, terminal event, error event, delta type and member name an API's
+    spec declares appears, in a string literal, only in that API's own modules: the
+    views, the recorder, the core and the other APIs read it from the spec."""
+    vocab = _vocabulary()
+    assert {"message_stop", "response.completed", "contentBlockDelta", "candidates", "chat.completion.chunk"} <= set(
+        vocab
+    )
+    bad = [b for mod, p in modules().items() for b in spelled(vocab, mod, p)]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_spelled_word_is_caught(tmp_path: Path) -> None:
+    """The check itself: a view spelling Anthropic's last event, or Gemini's candidates
+    as a key, is reported; the same words in English text are not."""
+    p = tmp_path / "x.py"
+    p.write_text('T = {"message_stop"}\nK = \'{"candidates": []}\'\nE = "two candidates left"\n')
+    got = sorted(spelled(_vocabulary(), "inspect.x", p))
+    assert len(got) == 2 and "message_stop" in got[0] and "candidates" in got[1]

@@ -81,7 +81,7 @@ class FlowRecord:
     call: Any = None  # the stream callable set on the response
     upstream_body: bytes | None = None  # a whole upstream body, before it was restored
     signer: Any = None  # mitm/aws.Signer: the masked and checked request is signed last (the Guard)
-    conn: Any = None  # mitm/websocket.Live: a realtime WebSocket connection's state (Kind.WEBSOCKET)
+    realtime: Any = None  # mitm/websocket.RealtimeFlow: a realtime WebSocket connection (Kind.WEBSOCKET)
     observer: Callable[[FlowRecord], None] | None = None
 
     def to(self, phase: Phase, reason: str | None = None) -> None:

@@ -174,3 +174,27 @@ def test_a_flushed_window_starts_afresh() -> None:
         assert w.held == "" and not w.escaped
         assert w.feed("Zenith Labs. ") == "Acme Corp. ", mode
         assert w.flush() == ""
+
+
+def test_window_for_keeps_at_most_max_channels_holding_text() -> None:
+    """The one channel table (every stream and realtime connection): a channel's window
+    is made once; with every channel in use the empty ones are forgotten first, and
+    MAX_CHANNELS windows holding text end the stream, named by its owner."""
+    import pytest
+
+    from disguiselib.core.holdback import MAX_CHANNELS, window_for
+    from disguiselib.errors import StreamError
+
+    windows: dict = {}
+    w = window_for(windows, "a", R, Window.TEXT)
+    assert window_for(windows, "a", R, Window.TEXT) is w
+    for k in range(MAX_CHANNELS - 1):
+        window_for(windows, k, R, Window.TEXT)
+    assert len(windows) == MAX_CHANNELS
+    window_for(windows, "new", R, Window.TEXT)  # all empty: forgotten, room again
+    assert list(windows) == ["new"]
+    for k in range(MAX_CHANNELS - 1):
+        window_for(windows, k, R, Window.TEXT).feed("owner Zen")  # a tail held in each
+    windows["new"].feed("owner Zen")
+    with pytest.raises(StreamError, match=f"the connection holds text in more than {MAX_CHANNELS} blocks"):
+        window_for(windows, "one more", R, Window.TEXT, "blocks", "the connection")

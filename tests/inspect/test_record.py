@@ -109,3 +109,52 @@ def test_tee_unchanged_but_cut_keeps_both_sides_alike() -> None:
     t(b"abc")
     t(b"defg")
     assert t.down_buf == t.up.buf == b"abcde" and t.down.cut and t.up.cut and t.down.size == 7
+
+
+# -- the final event of every API (its spec, or its reverser) -------------------------------
+
+
+def _tee_through(reverser, pieces: list[bytes]) -> Tee:
+    from disguiselib.mitm.callables import StreamCall
+
+    t = Tee(StreamCall(reverser), 1 << 20)
+    for p in pieces:
+        t(p)
+    return t
+
+
+def _gemini_body(finish: bool) -> bytes:
+    from google_util import cand, chunk, to_sse
+
+    chunks = [chunk([cand(0, [{"text": "owner Zen"}])]), chunk([cand(0, [{"text": "ith Labs"}])])]
+    if finish:
+        chunks.append(chunk([cand(0, [{"text": "."}], finish="STOP")]))
+    return to_sse(chunks)
+
+
+def _converse_body(stop: bool) -> bytes:
+    from aws_util import converse_frame
+
+    frames = [
+        converse_frame("messageStart", {"role": "assistant"}),
+        converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "owner Zen"}}),
+        converse_frame("contentBlockStop", {"contentBlockIndex": 0}),
+    ]
+    if stop:
+        frames.append(converse_frame("messageStop", {"stopReason": "end_turn"}))
+    return b"".join(frames)
+
+
+@pytest.mark.parametrize("api", ["gemini", "converse"])
+def test_the_recorder_sees_the_final_event_of_gemini_and_bedrock(api: str) -> None:
+    """The recorder's final event is its API's, as the API's reverser tells it: a Gemini
+    stream whose every candidate finished, a Bedrock stream past messageStop (neither
+    has a terminal event a byte pattern could name). A stream cut before it is not."""
+    from disguiselib.providers.bedrock_stream import ConverseStream
+    from disguiselib.providers.gemini_stream import GeminiStream
+    from strategies import PLACEHOLDERS, RULES
+
+    cls, body = (GeminiStream, _gemini_body) if api == "gemini" else (ConverseStream, _converse_body)
+    whole = body(True)
+    assert _tee_through(cls(RULES.restorer(PLACEHOLDERS)), [whole[:40], whole[40:]]).final_sent
+    assert not _tee_through(cls(RULES.restorer(PLACEHOLDERS)), [body(False)]).final_sent

@@ -70,7 +70,7 @@ def _outcome(s, raws: list[bytes]):
         out.append(repr(e).encode())
     held = {k: (w.held, w.mode, w.escaped) if w is not None else None for k, w in s.windows.items()}
     own = [getattr(s, a, None) for a in ("parts", "remembered", "last", "last_seq", "offset", "where")]
-    return out, held, s.events_in, s.events_changed, s.events_held, s.r.restored, own
+    return out, held, s.events_in, s.events_changed, s.events_held, s.restorer.restored, own
 
 
 @settings(max_examples=600, deadline=None)

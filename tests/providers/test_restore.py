@@ -84,3 +84,27 @@ def test_logprobs_of_a_whole_body_are_cleaned_where_a_disguise_was_restored() ->
     out = json.loads(restore_body(json.dumps(body).encode(), openai_chat.CHAT_RESPONSE, R))
     assert out["choices"][0]["message"]["content"] == "hi Acme Corp"
     assert [e["token"] for e in out["choices"][0]["logprobs"]["content"]] == ["hi"]
+
+
+def test_edit_json_lines_is_the_one_reading_of_json_lines() -> None:
+    """Batch inputs (masked) and results (restored) are read by one loop: each non-blank
+    line's document edited with its number, line ends and blank lines kept; a line that
+    is not JSON is named by its number."""
+    import pytest
+
+    from disguiselib.providers.restore import JsonLineError, edit_json_lines
+
+    seen = []
+
+    def edit(n: int, body: str, doc: object) -> str:
+        seen.append((n, body, doc))
+        return "X" + body
+
+    assert edit_json_lines('{"a":1}\r\n\n  \n[2]', edit) == 'X{"a":1}\r\n\n  \nX[2]'
+    assert seen == [(1, '{"a":1}', {"a": 1}), (4, "[2]", [2])]
+    with pytest.raises(JsonLineError) as e:
+        edit_json_lines('{"a":1}\nnot json\n', edit)
+    assert e.value.number == 2 and isinstance(e.value.cause, ValueError)
+    with pytest.raises(JsonLineError) as e:
+        edit_json_lines("[" * 100_000 + "]" * 100_000, edit)
+    assert e.value.number == 1 and isinstance(e.value.cause, RecursionError)

@@ -23,6 +23,7 @@ Modes:
 
 from __future__ import annotations
 
+from ..errors import StreamError
 from . import restorer as rules
 from .restorer import Restorer, esc_advance
 
@@ -65,3 +66,27 @@ class Window:
         out, _ = self._r.run(buf, self.mode, True, self._esc)
         self._esc = 0
         return out
+
+
+# Channels one stream or connection may hold text for at once (a response has a handful:
+# choices x content/refusal/tool call, items x content parts, candidates, content
+# blocks). Past this it ends with an explicit error rather than merging channels or
+# growing state without bound.
+MAX_CHANNELS = 256
+
+
+def window_for(
+    windows: dict, key: object, restorer: Restorer, mode: int, what: str = "channels", owner: str = "the stream"
+) -> Window:
+    """The window of channel `key` in `windows` (a new one if it has none). With every
+    channel in use, the empty ones are forgotten first (an empty window is the same as a
+    new one); with MAX_CHANNELS holding text, StreamError."""
+    w = windows.get(key)
+    if w is None:
+        if len(windows) >= MAX_CHANNELS:
+            for k in [k for k, v in windows.items() if v is not None and not (v.held or v.escaped)]:
+                del windows[k]
+            if len(windows) >= MAX_CHANNELS:
+                raise StreamError(f"{owner} holds text in more than {MAX_CHANNELS} {what} at once")
+        w = windows[key] = Window(restorer, mode)
+    return w

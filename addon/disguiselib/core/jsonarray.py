@@ -1,10 +1,10 @@
 """Bytes -> the elements of a streamed JSON array of objects, sans I/O.
 
-Google's `streamGenerateContent` without `alt=sse` answers with one JSON array whose
-elements (GenerateContentResponse objects) arrive one by one over the connection:
+An API that streams a JSON array (Gemini without `alt=sse`) answers with one JSON
+array whose elements (its response objects) arrive one by one over the connection:
 
     [{
-      "candidates": [...]
+      ...
     }
     ,\r\n{
       ...

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
-from .text import json_escape
+from .text import json_escape, splice
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
@@ -292,20 +292,6 @@ def transform(s: str, doc: object, root: Rule, fn: TransformFn) -> tuple[str, in
     """
     edits = walk(s, doc, root, fn)
     return splice(s, edits), len(edits)
-
-
-def splice(s: str, edits: list[tuple[int, int, str]]) -> str:
-    """s with each (start, end, text) edit applied; edits sorted and disjoint."""
-    if not edits:
-        return s
-    out: list[str] = []
-    pos = 0
-    for a, b, rep in edits:
-        out.append(s[pos:a])
-        out.append(rep)
-        pos = b
-    out.append(s[pos:])
-    return "".join(out)
 
 
 def walk(

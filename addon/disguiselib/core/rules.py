@@ -38,7 +38,7 @@ from .accept import Options, accept, prefilter_regex
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
-from .text import char_offsets, decode, json_escape, utf8
+from .text import char_offsets, decode, json_escape, splice, utf8
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
@@ -125,7 +125,6 @@ class Rules:
             if originals
             else None
         )
-        self._lit_disguise = [self.lit_forward[o] for o in originals]
         pats = []
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
@@ -174,7 +173,6 @@ class Rules:
         self._hold_ph_reach = {**reach, **{ch: max(reach.get(ch, 0), longest_ph) for ch in ph_chars}}
 
         self._strips = tuple(compile_strip(s.regex) for s in ms.strips)
-        self.has_strips = bool(self._strips)
         self._strip_first = frozenset().union(*(strip_starts(s.regex)[0] for s in ms.strips))
         self._strip_nonascii = any(strip_starts(s.regex)[1] for s in ms.strips)
         first = "".join(map(re.escape, sorted(self._strip_first)))
@@ -394,17 +392,7 @@ class Rules:
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
     ) -> str:
         """mask_spans applied: text with every original replaced."""
-        edits = self.mask_spans(text, session, context, memo)
-        if not edits:
-            return text
-        out: list[str] = []
-        pos = 0
-        for a, b, rep in edits:
-            out.append(text[pos:a])
-            out.append(rep)
-            pos = b
-        out.append(text[pos:])
-        return "".join(out)
+        return splice(text, self.mask_spans(text, session, context, memo))
 
     def mask_spans(
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None

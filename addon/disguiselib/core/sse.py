@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 from ..errors import StreamError
 
-# An event's largest size. Anthropic web-search result blocks run to tens of KB; a
-# whole-message snapshot (OpenAI `response.completed`) can reach a few MB with long
-# outputs. Above this the stream ends with an explicit error instead of buffering
-# without bound.
+# An event's largest size. Web-search result blocks run to tens of KB; a whole-message
+# snapshot (the last event of a Responses stream) can reach a few MB with long outputs.
+# Above this the stream ends with an explicit error instead of buffering without bound.
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 # A line end followed by a line end: a blank line, i.e. the end of an event. The first

@@ -48,3 +48,18 @@ def is_utf8(b: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def splice(s: str, edits: list[tuple[int, int, str]]) -> str:
+    """s with each (start, end, text) edit applied; edits sorted and disjoint. The one
+    splice of the masker (rules.Rules.mask) and the JSON transforms (jsonspan)."""
+    if not edits:
+        return s
+    out: list[str] = []
+    pos = 0
+    for a, b, rep in edits:
+        out.append(s[pos:a])
+        out.append(rep)
+        pos = b
+    out.append(s[pos:])
+    return "".join(out)

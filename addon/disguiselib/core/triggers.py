@@ -26,7 +26,8 @@ raw JSON form (an event that needs none may contain them too: that only costs a 
 - `\\\\"`: a value whose decoded text ends in a backslash. In JSON text (tool arguments)
   that is an escape cut between two deltas, which the channel's window must see;
 - the stream's markers (`Triggers.markers`): events that change the stream's state
-  whatever their text (Anthropic `content_block_start`, `message_stop`, `"error"`, ...).
+  whatever their text (the API's last events, errors, channels opening and closing: the
+  stream class passes them in from its API's spec, providers/wirespec.py).
 
 Why this is enough, for an event that arrives while no window holds text (the property
 tests/providers/test_fastpath.py checks it against parsing every event): each of its

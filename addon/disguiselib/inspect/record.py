@@ -19,6 +19,8 @@ from typing import Any
 from ..core.jsonspan import escaped_name
 from ..core.rules import LITERALS
 from ..core.sse import Framer
+from ..providers.registry import SPECS
+from ..providers.stream import StreamState
 
 META = "disguise"
 SIDES = "disguise_sides"
@@ -81,16 +83,23 @@ def side(content: bytes, size: int | None = None, *, cut: bool = False, headers=
     return d
 
 
-def _bounded(data: bytes, limit: int) -> dict:
-    return side(data[:limit], len(data), cut=len(data) > limit)
-
-
-# A stream's final event, as the providers write it: Anthropic `message_stop`, OpenAI
-# Chat `data: [DONE]`, Responses `response.completed` / `.incomplete` / `.failed`. Inside
-# a JSON string the quotes would be escaped, so text that talks about them can't match.
+# A stream's final event as its API's spec names it (providers/wirespec.py): a terminal
+# type in the member that names an event's type, or a data line that ends the stream.
+# Inside a JSON string the quotes would be escaped, so text that talks about them can't
+# match. (Streams whose final event no byte pattern tells, Gemini's and Bedrock's, are
+# told by their reverser: Tee.final.)
+_FINAL_BY_MEMBER = {
+    (spec.type_member, t) for spec in SPECS if spec.type_member is not None for t in spec.terminal
+}
 _FINAL_EVENT = re.compile(
-    rb'"type": ?"(?:message_stop|response\.(?:completed|incomplete|failed))"|^data: ?\[DONE\]', re.M
+    b"|".join(
+        [rb'"' + re.escape(m.encode()) + rb'": ?"' + re.escape(t.encode()) + rb'"' for m, t in sorted(_FINAL_BY_MEMBER)]
+        + [rb"^data: ?" + re.escape(done.encode()) for done in sorted({s.done for s in SPECS if s.done is not None})]
+    ),
+    re.M,
 )
+# A reverser's states once its API's last event went by.
+_PAST_LAST = frozenset({StreamState.FINISHING, StreamState.DONE})
 
 
 def _final_parsed(piece: bytes) -> bool:
@@ -100,12 +109,9 @@ def _final_parsed(piece: bytes) -> bool:
             doc = json.loads(ev.data) if ev.data is not None else None
         except ValueError:
             continue
-        if isinstance(doc, dict) and doc.get("type") in _FINAL_TYPES:
+        if isinstance(doc, dict) and any(doc.get(m) == t for m, t in _FINAL_BY_MEMBER):
             return True
     return False
-
-
-_FINAL_TYPES = frozenset({"message_stop", "response.completed", "response.incomplete", "response.failed"})
 
 
 class Tee:
@@ -116,9 +122,13 @@ class Tee:
     body). Costs a list append or two per call: it runs on the event loop.
 
     `same` stays true while every piece went out as it came (the very object upstream
-    sent: a stream with nothing to restore): then both sides are one body, kept once."""
+    sent: a stream with nothing to restore): then both sides are one body, kept once.
 
-    __slots__ = ("inner", "up", "down", "last", "same")
+    `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
+    API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
+    messageStop frame): the output of that call carried it to the client."""
+
+    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final")
 
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
@@ -126,6 +136,8 @@ class Tee:
         self.down = Kept(limit)
         self.last: deque[bytes] = deque(maxlen=8)
         self.same = True
+        self.reverser = getattr(inner, "stream", None)
+        self.final = False
 
     def __call__(self, data: bytes) -> list[bytes]:
         self.up.add(data)
@@ -137,6 +149,8 @@ class Tee:
         for p in pieces:
             self.down.add(p)
             self.last.append(p)
+        if not self.final and self.reverser is not None and self.reverser.state in _PAST_LAST:
+            self.final = True
         return pieces
 
     @property
@@ -154,6 +168,8 @@ class Tee:
         """Did the stream's final event go out? The adapter emits whole events, so the
         final event sits whole in one of the last pieces (a comment may follow it). A
         piece that may spell a name with escapes (`"message_st\\u006fp"`) is read parsed."""
+        if self.final:
+            return True
         return any(_FINAL_EVENT.search(p) is not None or (escaped_name(p) and _final_parsed(p)) for p in self.last)
 
     @property

@@ -160,7 +160,7 @@ def _event_rows(s: sseview.Stream, spans: dict[str, list[tuple[int, int]]]) -> l
         lead: Line = [(NUM, str(e.number).rjust(nw)), (TEXT, "  "), (TEXT, _pad(e.kind, kw)), (TEXT, "  ")]
         if not e.deltas:
             note = e.note
-            if e.doc is None and e.data is not None and e.kind != "[DONE]":
+            if e.doc is None and e.data is not None and e.kind not in sseview.DONE_LINES:
                 note = "(not JSON) " + e.data[:MAX_ROW_CHARS].translate(_ROW_SAFE)
             out.append([*lead, (TEXT, " " * cw), (TEXT, "  "), (ERROR if e.kind == "error" else NOTE, note)])
             continue

@@ -1,31 +1,21 @@
 """A readable account of an LLM body, sans I/O: a stream as its events and the
 reassembled text of each channel; a JSON body pretty-printed.
 
-Used by the contentviews (views.py, rendering in streamrender.py), the audit (a
-disguise split across two deltas is found in the channel text, not in either event)
-and the offline replay report. It only reads: nothing here changes a body.
+Used by the contentviews (views.py, rendering in render.py), the audit (a disguise
+split across two deltas is found in the channel text, not in either event) and the
+offline replay report. It only reads: nothing here changes a body.
 
-Two tables make it extensible, and each provider adds one entry to each:
+It knows no API's words: those are the APIs' specs (providers/wirespec.py,
+`registry.SPECS`). Two tables:
 - `FRAMINGS`: body -> events (an `SSEEvent` per SSE event, per element of a streamed
-  JSON array, ...). A framing answers None for a body that is not in its framing. For
-  AWS event-stream frames (Bedrock), one more function here turns the frames into
-  events with their JSON payload as `doc`.
-- `READERS`: one event's JSON document -> the channel text it carries. Each reader
-  answers False for a document that is not its provider's; the first that answers
-  True wins. A new provider (Bedrock's `contentBlockDelta`, the realtime APIs' server
-  events) adds a reader. `stream_of(events)` reassembles any events, whatever carried
-  them (a WebSocket's messages too).
+  JSON array, ...). A framing answers None for a body that is not in its framing.
+- `READERS`: one event's JSON document -> the channel text it carries: each spec's
+  `view`, in the API's own module. Each answers False for a document that is not its
+  API's; the first that answers True wins. `stream_of(events)` reassembles any events,
+  whatever carried them.
 
 Channels follow the providers' stream docs, tolerantly (an unknown event is listed,
-never an error):
-- Anthropic: one channel per content block `index` (text, tool input JSON, thinking);
-  signatures are counted, not shown.
-- OpenAI Chat: per choice `index`, `content`, `refusal`, reasoning, and per tool call
-  `index` its `arguments`.
-- OpenAI Responses: every `*.delta` event with a string `delta`, per (kind,
-  output_index, content_index or summary_index).
-- Gemini: per candidate `index` its text parts, its thought parts, and each function
-  call (which arrives whole: name and `args` as JSON).
+never an error); each API's reader says which are its channels.
 """
 
 from __future__ import annotations
@@ -38,14 +28,23 @@ from ..core.jsonarray import ELEMENT, ArrayFramer
 from ..core.jsonspan import Rule
 from ..core.sse import Framer, parse_event, sniff
 from ..errors import StreamError
-from ..providers import anthropic, fields, openai_chat, openai_responses
+from ..providers import fields
+from ..providers.registry import SPECS
+from ..providers.wirespec import JSON_ARRAY, SSE
 
 # Characters of one event shown in a view (render.py's rows, wsview's messages); the
 # whole event is one view away (Raw).
 MAX_EVENT_CHARS = 2000
 
-# Events whose arrival means the provider said everything it had to say.
-TERMINAL_TYPES = frozenset({"message_stop", "response.completed", "response.incomplete", "response.failed"})
+# Events whose arrival means the provider said everything it had to say, and the data
+# lines that end a stream by themselves, from every API's spec.
+TERMINAL_TYPES = frozenset(t for spec in SPECS for t in spec.terminal)
+DONE_LINES = frozenset(spec.done for spec in SPECS if spec.done is not None)
+ERROR_EVENTS = frozenset(spec.error_event for spec in SPECS if spec.error_event is not None)
+# The specs whose events a body framed as SSE or a JSON array can carry.
+_STREAMED = tuple(spec for spec in SPECS if SSE in spec.framings or JSON_ARRAY in spec.framings)
+# What a streamed JSON array's first element must have at its top to be a stream.
+_ARRAY_MEMBERS = frozenset(m for spec in SPECS if JSON_ARRAY in spec.framings for m in spec.members) | {"error"}
 
 
 @dataclass
@@ -106,8 +105,8 @@ class SSEEvent:
             return self.name
         if isinstance(self.doc, dict) and isinstance(self.doc.get("type"), str):
             return self.doc["type"]
-        if self.data is not None and self.data.strip() == "[DONE]":
-            return "[DONE]"
+        if self.data is not None and self.data.strip() in DONE_LINES:
+            return self.data.strip()
         return "chunk" if self.data is not None else "comment"
 
 
@@ -115,7 +114,7 @@ class SSEEvent:
 class Stream:
     events: list[SSEEvent]
     channels: dict[str, Channel]
-    terminal: bool  # a final event ([DONE], message_stop, response.completed...) was seen
+    terminal: bool  # a final event (TERMINAL_TYPES, DONE_LINES) was seen
     errors: list[str]  # error events' messages
     framing: str = "sse"  # "sse" | "json array" | whatever a FRAMINGS entry calls itself
 
@@ -149,7 +148,7 @@ class Builder:
         """One more event; its JSON document goes through the readers."""
         doc = None
         if data is not None:
-            if data.strip() == "[DONE]":
+            if data.strip() in DONE_LINES:
                 self.terminal = True
             else:
                 try:
@@ -163,7 +162,7 @@ class Builder:
             if t in TERMINAL_TYPES or name in TERMINAL_TYPES:
                 self.terminal = True
             err = doc.get("error")
-            if t == "error" or name == "error" or isinstance(err, dict):
+            if t in ERROR_EVENTS or name in ERROR_EVENTS or isinstance(err, dict):
                 msg = err.get("message") if isinstance(err, dict) else None
                 self.errors.append(str(msg if msg is not None else err))
             for read in READERS:
@@ -208,12 +207,9 @@ def parse_stream(body: bytes) -> Stream:
     return stream_of(events(), "sse")
 
 
-_GEMINI_CHUNK_KEYS = ("candidates", "usageMetadata", "promptFeedback", "error")
-
-
 def parse_array(body: bytes) -> Stream | None:
-    """A streamed JSON array of response chunks (Gemini `streamGenerateContent`
-    without `alt=sse`), cut or whole, as events; None for any other body."""
+    """A streamed JSON array of response chunks (an API whose spec has that framing:
+    Gemini without `alt=sse`), cut or whole, as events; None for any other body."""
     head = body[:64].lstrip()
     if not head.startswith(b"["):
         return None
@@ -229,7 +225,7 @@ def parse_array(body: bytes) -> Stream | None:
         first = json.loads(elements[0])
     except ValueError:
         return None
-    if not isinstance(first, dict) or not any(k in first for k in _GEMINI_CHUNK_KEYS):
+    if not isinstance(first, dict) or not any(k in first for k in _ARRAY_MEMBERS):
         return None
     s = stream_of(((None, raw.decode("utf-8", "replace"), raw) for raw in elements), "json array")
     if framer.inside and not framer.done:
@@ -268,174 +264,11 @@ def parse_any(body: bytes, content_type: str = "") -> Stream | None:
 
 Reader = Callable[[dict, SSEEvent, Builder], bool]
 
-# Which channels are opaque (thinking, reasoning: passed byte-identical) is the APIs'
-# field tables' to say (providers/fields.py), not this module's.
-_ANTHROPIC_DELTAS = {
-    t: (fld, "thinking" if anthropic.delta_kind(t) == "opaque" else kind)
-    for t, fld, kind in (("text_delta", "text", "text"), ("input_json_delta", "partial_json", "json"),
-                         ("thinking_delta", "thinking", "text"))
-}  # fmt: skip
-
-
-def _block_kind(btype: str) -> str:
-    if anthropic.block_kind(btype) == "opaque":
-        return "thinking"
-    return "text" if btype == "text" else "json"
-
-
-def read_anthropic(doc: dict, ev: SSEEvent, b: Builder) -> bool:
-    t = doc.get("type")
-    if t == "content_block_start":
-        i = doc.get("index")
-        block = doc.get("content_block") or {}
-        btype = block.get("type", "?")
-        c = b.channel(f"block {i} {btype}", _block_kind(str(btype)))
-        if isinstance(block.get("name"), str):
-            c.name = block["name"]
-        ev.note = str(btype) + (f" {c.name}" if c.name else "")
-        if isinstance(block.get("text"), str) and block["text"]:
-            b.add(ev, c.key, c.kind, block["text"], "content_block.text")
-        b.names[("a", i)] = c.key
-        return True
-    if t == "content_block_delta":
-        i = doc.get("index")
-        d = doc.get("delta") or {}
-        spec = _ANTHROPIC_DELTAS.get(str(d.get("type")))
-        if spec is None:
-            ev.note = str(d.get("type"))  # signature_delta, citations_delta: not text
-            return True
-        fld, kind = spec
-        v = d.get(fld)
-        if isinstance(v, str):
-            key = b.names.get(("a", i)) or f"block {i} {kind}"
-            b.add(ev, key, kind, v, f"delta.{fld}")
-        return True
-    return t in ("message_start", "message_delta", "message_stop", "content_block_stop", "ping")
-
-
-_CHAT_FIELDS = tuple(
-    (f, "thinking" if openai_chat.delta_kind(f) == "opaque" else "text")
-    for f in ("content", "refusal", "reasoning_content", "reasoning")
-)
-
-
-def read_openai_chat(doc: dict, ev: SSEEvent, b: Builder) -> bool:
-    """Chat Completions chunks, and legacy Completions chunks (`text_completion`:
-    per choice its `text`)."""
-    choices = doc.get("choices")
-    obj = doc.get("object", "chat.completion.chunk")
-    if not isinstance(choices, list) or obj not in ("chat.completion.chunk", "text_completion"):
-        return False
-    notes = []
-    for ci, ch in enumerate(choices):
-        if not isinstance(ch, dict):
-            continue
-        idx = ch.get("index", ci)
-        if ch.get("finish_reason"):
-            notes.append(f"choice {idx} finish_reason {ch['finish_reason']}")
-        if obj == "text_completion":
-            if isinstance(ch.get("text"), str) and ch["text"]:
-                b.add(ev, f"choice {idx} text", "text", ch["text"], f"choices[{ci}].text")
-            continue
-        d = ch.get("delta")
-        if not isinstance(d, dict):
-            continue
-        for fld, kind in _CHAT_FIELDS:
-            v = d.get(fld)
-            if isinstance(v, str) and v:
-                b.add(ev, f"choice {idx} {fld}", kind, v, f"choices[{ci}].delta.{fld}")
-        for ti, tc in enumerate(d.get("tool_calls") or ()):
-            if not isinstance(tc, dict):
-                continue
-            j = tc.get("index", ti)
-            fn = tc.get("function") or {}
-            c = b.channel(f"choice {idx} tool_call {j} arguments", "json")
-            if isinstance(fn.get("name"), str) and fn["name"]:
-                c.name = fn["name"]
-                notes.append(f"tool_call {j} {c.name}")
-            args = fn.get("arguments")
-            if isinstance(args, str) and args:
-                b.add(ev, c.key, "json", args, f"choices[{ci}].delta.tool_calls[{ti}].function.arguments")
-    ev.note = "; ".join(notes)
-    return True
-
-
-def read_openai_responses(doc: dict, ev: SSEEvent, b: Builder) -> bool:
-    t = doc.get("type")
-    if not isinstance(t, str) or not t.startswith("response."):
-        return False
-    if t == "response.output_item.added":
-        item = doc.get("item") or {}
-        if isinstance(item.get("name"), str):
-            b.names[("r", doc.get("output_index"))] = item["name"]
-        ev.note = " ".join(str(x) for x in (item.get("type"), item.get("name")) if isinstance(x, str))
-        return True
-    if t.endswith(".delta") and isinstance(doc.get("delta"), str):
-        kind_name = t[len("response.") : -len(".delta")]
-        oi = doc.get("output_index")
-        sub = doc.get("content_index", doc.get("summary_index"))
-        key = f"output {oi} {kind_name}" + (f" [{sub}]" if sub is not None else "")
-        kind = "thinking" if openai_responses.event_rule(t, doc).kind == "opaque" else (
-            "json" if "arguments" in kind_name or kind_name.endswith("input") else "text"
-        )  # fmt: skip
-        c = b.add(ev, key, kind, doc["delta"], "delta")
-        name = b.names.get(("r", oi))
-        if name:
-            c.name = name
-    return True
-
-
-def read_gemini(doc: dict, ev: SSEEvent, b: Builder) -> bool:
-    """A GenerateContentResponse chunk: per candidate its text, thoughts and calls. The
-    stream is complete when every candidate it named gave its finishReason (or the
-    prompt was blocked)."""
-    cands = doc.get("candidates")
-    feedback = doc.get("promptFeedback")
-    if not isinstance(cands, list) and not isinstance(feedback, dict) and "usageMetadata" not in doc:
-        return False
-    notes = []
-    if isinstance(feedback, dict) and feedback.get("blockReason"):
-        notes.append(f"blockReason {feedback['blockReason']}")
-        b.terminal = True
-    for ci, cand in enumerate(cands if isinstance(cands, list) else ()):
-        if not isinstance(cand, dict):
-            continue
-        k = cand.get("index", 0)
-        content = cand.get("content")
-        parts = content.get("parts") if isinstance(content, dict) else None
-        for pi, part in enumerate(parts if isinstance(parts, list) else ()):
-            if not isinstance(part, dict):
-                continue
-            path = f"candidates[{ci}].content.parts[{pi}]"
-            if isinstance(part.get("text"), str) and part["text"]:
-                thought = part.get("thought") is True
-                kind = "thinking" if thought else "text"
-                b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
-            call = part.get("functionCall") or part.get("function_call")
-            if isinstance(call, dict):  # arrives whole: one channel per call
-                n = b.counts.get(("g calls", k), 0)
-                b.counts[("g calls", k)] = n + 1
-                c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
-                          f"{path}.functionCall.args")  # fmt: skip
-                if isinstance(call.get("name"), str):
-                    c.name = call["name"]
-        reason = cand.get("finishReason") or cand.get("finish_reason")
-        if reason:
-            notes.append(f"candidate {k} finishReason {reason}")
-            b.open.discard(("g", k))
-            b.finished.add(("g", k))
-        elif ("g", k) not in b.finished:
-            b.open.add(("g", k))
-        b.terminal = not b.open
-    ev.note = "; ".join(notes)
-    return True
-
-
 # Tried in order for each event's JSON document; the first that returns True wins.
-READERS: list[Reader] = [read_anthropic, read_openai_chat, read_openai_responses, read_gemini]
+READERS: list[Reader] = [spec.view for spec in _STREAMED if spec.view is not None]
 
 
-_NOTE_KEYS = ("stop_reason", "finish_reason", "finishReason", "status", "blockReason")
+_NOTE_KEYS = (*dict.fromkeys(m for spec in SPECS for m in spec.stop_members), "status")
 
 
 def _note(doc: dict) -> str:

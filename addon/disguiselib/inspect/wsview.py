@@ -7,11 +7,8 @@ A connection is given as its messages in order, each `Msg(from_client, content,
 state)`; state tells what the addon did with it: "sent" (went on, maybe changed),
 "dropped" (not forwarded: held whole, replaced by injected events, or refused),
 "injected" (an event the addon sent in place of dropped ones). Channels, tolerantly (an
-unknown event is listed, never an error):
-- OpenAI Realtime: every text delta (`response.output_text.delta`, transcripts,
-  function-call arguments, the input transcription) per (response, item, output,
-  content) channel, as providers/openai_realtime.py keys them;
-- Gemini Live: the model turn's text parts, the output and the input transcription.
+unknown event is listed, never an error), are each realtime API's to say: its spec's
+`view` (providers/wirespec.py; OpenAI Realtime's and Gemini Live's in their modules).
 """
 
 from __future__ import annotations
@@ -19,9 +16,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..providers.openai_realtime import DELTAS
-from ..providers.openai_realtime import _key as openai_key
+from ..providers.registry import SPECS
+from ..providers.wirespec import WEBSOCKET
 from .sseview import MAX_EVENT_CHARS, Channel
+
+# Each realtime API's reader of a server event; the first that answers True wins.
+_READERS = tuple(spec.view for spec in SPECS if WEBSOCKET in spec.framings and spec.view is not None)
 
 SENT, DROPPED, INJECTED = "sent", "dropped", "injected"
 
@@ -83,30 +83,12 @@ def _chan(channels: dict[str, Channel], key: str, kind: str) -> Channel:
 
 
 def _channels(doc: dict, n: int, channels: dict[str, Channel]) -> None:
-    t = doc.get("type")
-    if isinstance(t, str):  # OpenAI Realtime
-        if t in DELTAS and isinstance(doc.get("delta"), str):
-            key = openai_key(t, doc)
-            label = "input transcription " + " ".join(map(str, key[1:])) if key[0] == "input" else (
-                f"response {key[0]} item {key[1]} output {key[2]}"
-                + (f" content {key[3]}" if key[3] is not None else "") + f" {key[4]}"
-            )  # fmt: skip
-            _chan(channels, label, "json" if key[-1] == "arguments" else "text").add(doc["delta"], n, "delta")
-        return
-    sc = doc.get("serverContent") or doc.get("server_content")  # Gemini Live
-    if not isinstance(sc, dict):
-        return
-    turn = sc.get("modelTurn") or sc.get("model_turn")
-    if isinstance(turn, dict):
-        for j, p in enumerate(turn.get("parts") or ()):
-            if isinstance(p, dict) and isinstance(p.get("text"), str):
-                kind = "thinking" if p.get("thought") is True else "text"
-                where = f"serverContent.modelTurn.parts[{j}].text"
-                _chan(channels, "model turn " + kind, kind).add(p["text"], n, where)
-    for name, snake in (("outputTranscription", "output_transcription"), ("inputTranscription", "input_transcription")):
-        tr = sc.get(name) or sc.get(snake)
-        if isinstance(tr, dict) and isinstance(tr.get("text"), str):
-            _chan(channels, name, "text").add(tr["text"], n, f"serverContent.{name}.text")
+    def chan(key: str, kind: str) -> Channel:
+        return _chan(channels, key, kind)
+
+    for read in _READERS:
+        if read(doc, n, chan):
+            return
 
 
 def _name(doc: object) -> str:
@@ -118,7 +100,7 @@ def _name(doc: object) -> str:
     if len(doc) == 1:
         k = next(iter(doc))
         v = doc[k]
-        if k in ("serverContent", "server_content") and isinstance(v, dict):
+        if isinstance(v, dict) and v:  # a message told by its one member: what it holds
             return f"{k}:" + ",".join(v)
         return k
     return ",".join(doc)

@@ -231,7 +231,7 @@ class Disguise:
                 self._refuse(flow, rec, f"disguise: request refused: internal error ({type(e).__name__})", 500)
             later = None
         if later is not None:
-            return self._then(later, rec)  # type: ignore[return-value]  # mitmproxy awaits it
+            return self._request_done_after(later, rec)  # type: ignore[return-value]  # mitmproxy awaits it
         rec.hook = "request"
 
     async def _request_later(self, pending: Awaitable[None], flow: http.HTTPFlow) -> None:
@@ -240,7 +240,7 @@ class Disguise:
         if later is not None:
             await later
 
-    async def _then(self, later: Awaitable[None], rec: FlowRecord) -> None:
+    async def _request_done_after(self, later: Awaitable[None], rec: FlowRecord) -> None:
         await later
         rec.hook = "request"
 
@@ -531,17 +531,17 @@ class Disguise:
 
     def websocket_message(self, flow: http.HTTPFlow) -> None:
         rec = self.guard.records.get(flow.id)
-        if rec is not None and rec.conn is not None:
+        if rec is not None and rec.realtime is not None:
             self.realtime.message(flow, rec)
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         rec = self.guard.records.get(flow.id)
-        if rec is not None and rec.conn is not None:
+        if rec is not None and rec.realtime is not None:
             self.realtime.end(flow, rec)
 
     def error(self, flow: http.HTTPFlow) -> None:
         rec = self.guard.records.get(flow.id)
-        if rec is not None and rec.conn is not None:
+        if rec is not None and rec.realtime is not None:
             self.realtime.end(flow, rec, error=True)
         elif rec is not None and rec.restorer is not None:  # the summary, whatever ended the flow
             self.inspect.finish(flow, rec, error=True)

@@ -179,7 +179,7 @@ class Guard:
 
     def response(self, flow: http.HTTPFlow) -> None:
         rec = self.records.get(flow.id)
-        if rec is not None and rec.conn is not None and flow.websocket is not None and rec.phase is Phase.STREAMING:
+        if rec is not None and rec.realtime is not None and flow.websocket is not None and rec.phase is Phase.STREAMING:
             return  # a realtime connection: its record lives until the WebSocket ends
         self.records.pop(flow.id, None)
         if rec is None or flow.response is None:
@@ -193,7 +193,7 @@ class Guard:
         """A message of a realtime connection no Disguise looked at (its script went
         away): it cannot be masked or restored, so it is not forwarded."""
         rec = self.records.get(flow.id)
-        live = rec.conn if rec is not None else None
+        live = rec.realtime if rec is not None else None
         if live is None or flow.websocket is None or not flow.websocket.messages or not flow.live:
             return
         msg = flow.websocket.messages[-1]

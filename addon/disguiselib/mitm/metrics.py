@@ -400,7 +400,7 @@ class Metrics:
         if api == UNKNOWN_API:
             return
         streamed = isinstance(rec.call, StreamCall | Refused)
-        body = "websocket" if rec.conn is not None else "stream" if streamed else "whole"
+        body = "websocket" if rec.realtime is not None else "stream" if streamed else "whole"
         if rec.phase is Phase.FAILED:
             end = "failed"
         else:
@@ -460,7 +460,7 @@ class _Tail:
             return
         mt.flush(flow.id)
         rec = mt.disguise.guard.records.get(flow.id)
-        if t0 is not None and rec is not None and rec.upstream_body is not None and rec.conn is None:
+        if t0 is not None and rec is not None and rec.upstream_body is not None and rec.realtime is None:
             mt.m.of(mt.m.response_seconds, _api(rec)).observe(perf_counter() - t0)  # a whole body restored
 
     def websocket_message(self, flow: http.HTTPFlow) -> None:
@@ -469,7 +469,7 @@ class _Tail:
         if t0 is None or not mt.on:
             return
         rec = mt.disguise.guard.records.get(flow.id)
-        if rec is not None and rec.conn is not None:
+        if rec is not None and rec.realtime is not None:
             mt.m.read_seconds.child(_api(rec))(perf_counter() - t0)
 
     def error(self, flow: http.HTTPFlow) -> None:

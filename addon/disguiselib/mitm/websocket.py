@@ -48,11 +48,11 @@ log = logging.getLogger("disguise")
 
 
 @dataclass
-class Live:
-    """One WebSocket flow's state (FlowRecord.conn)."""
+class RealtimeFlow:
+    """One WebSocket flow's state (FlowRecord.realtime)."""
 
     api: RealtimeApi
-    conn: Connection
+    connection: Connection
     pending: deque = field(default_factory=deque)  # contents of injected messages not yet seen back
     close: tuple[int, str] | None = None  # to close with once the pending messages are out
     kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
@@ -63,7 +63,7 @@ class Live:
 
 class Realtime:
     """The WebSocket half of the Disguise addon (it calls these from its hooks). The
-    per-flow state is the flow's record (state.FlowRecord.conn), which the Guard keeps
+    per-flow state is the flow's record (state.FlowRecord.realtime), which the Guard keeps
     for the process: a reloaded script carries on with its connections, and what no
     Disguise looked at, the Guard drops."""
 
@@ -82,7 +82,7 @@ class Realtime:
             return f"an original ({hit}) would have left unmasked"
         conn = realtime_connection(api, rec.config)
         rec.api = api
-        rec.conn = Live(api, conn)
+        rec.realtime = RealtimeFlow(api, conn)
         rec.session = conn.session
         rec.restorer = conn.restorer
         rec.checked_body = r.raw_content
@@ -117,115 +117,115 @@ class Realtime:
     # -- messages -------------------------------------------------------------------------------
 
     def message(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
-        st: Live = rec.conn
+        flow_state: RealtimeFlow = rec.realtime
         if flow.websocket is None or not flow.websocket.messages or not flow.live:
             return  # an offline run (-nr) of a recorded flow: nothing is sent
         msg = flow.websocket.messages[-1]
-        st.handled = msg
-        if msg.injected and not msg.from_client and st.pending and st.pending[0] == msg.content:
-            st.pending.popleft()  # one of ours, going out now
-            if not st.pending and st.close is not None:
-                _close_after(flow, st.close)
+        flow_state.handled = msg
+        if msg.injected and not msg.from_client and flow_state.pending and flow_state.pending[0] == msg.content:
+            flow_state.pending.popleft()  # one of ours, going out now
+            if not flow_state.pending and flow_state.close is not None:
+                _close_after(flow, flow_state.close)
             return
         try:
-            self._message(flow, rec, st, msg)
+            self._message(flow, rec, flow_state, msg)
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
             log_internal(log, "websocket message", e)
             msg.drop()
-            st.conn.state = State.CLOSED
+            flow_state.connection.state = State.CLOSED
 
-    def _message(self, flow: http.HTTPFlow, rec: FlowRecord, st: Live, msg) -> None:
+    def _message(self, flow: http.HTTPFlow, rec: FlowRecord, flow_state: RealtimeFlow, msg) -> None:
         frame = Frame(msg.content, msg.is_text)
-        conn = st.conn
+        conn = flow_state.connection
         res = client_frame(conn, frame) if msg.from_client else conn.server(frame)
         if conn.exc is not None:
-            log_internal(log, f"{st.api.name}: {conn.failure}", conn.exc)
+            log_internal(log, f"{flow_state.api.name}: {conn.failure}", conn.exc)
             conn.exc = None
         if res.close is not None:
             msg.drop()
-            self._end_with(flow, rec, st, res)
+            self._end_with(flow, rec, flow_state, res)
             return
         outs = res.frames
         if msg.from_client:
             if not outs:
                 msg.drop()
             elif outs[0] is not frame:
-                self._keep(flow, st, msg.content)
+                self._keep(flow, flow_state, msg.content)
                 msg.content = outs[0].data
-                self._summary(flow, st)  # the flow comment follows what was masked, live
+                self._summary(flow, flow_state)  # the flow comment follows what was masked, live
             return
-        if st.pending or len(outs) != 1:
+        if flow_state.pending or len(outs) != 1:
             msg.drop()  # replaced by injected messages, in order (see the module docstring)
             if outs:
-                self._keep(flow, st, msg.content)
+                self._keep(flow, flow_state, msg.content)
             for f in outs:
-                self._inject(flow, st, f)
+                self._inject(flow, flow_state, f)
         elif outs[0] is not frame:
-            self._keep(flow, st, msg.content)
+            self._keep(flow, flow_state, msg.content)
             msg.content = outs[0].data
 
-    def _inject(self, flow: http.HTTPFlow, st: Live, f: Frame) -> None:
-        st.pending.append(f.data)
+    def _inject(self, flow: http.HTTPFlow, flow_state: RealtimeFlow, f: Frame) -> None:
+        flow_state.pending.append(f.data)
         ctx.master.commands.call("inject.websocket", flow, True, f.data, f.text)
 
-    def _end_with(self, flow: http.HTTPFlow, rec: FlowRecord, st: Live, res: Result) -> None:
+    def _end_with(self, flow: http.HTTPFlow, rec: FlowRecord, flow_state: RealtimeFlow, res: Result) -> None:
         """The addon ends the connection: the error to the client, then the close."""
-        conn = st.conn
+        conn = flow_state.connection
         code = res.close[0] if res.close else 0
-        log.error("disguise: %s: %s; the connection is closed (%d)", st.api.name, conn.failure, code)
-        st.close = res.close
+        log.error("disguise: %s: %s; the connection is closed (%d)", flow_state.api.name, conn.failure, code)
+        flow_state.close = res.close
         if res.error is not None:
-            self._inject(flow, st, res.error)
-        elif st.close is not None and not st.pending:
-            _close_after(flow, st.close)
+            self._inject(flow, flow_state, res.error)
+        elif flow_state.close is not None and not flow_state.pending:
+            _close_after(flow, flow_state.close)
         if rec.can(Phase.FAILED):
             rec.to(Phase.FAILED, conn.failure)
-        self._summary(flow, st)
+        self._summary(flow, flow_state)
 
-    def _keep(self, flow: http.HTTPFlow, st: Live, other: bytes) -> None:
+    def _keep(self, flow: http.HTTPFlow, flow_state: RealtimeFlow, other: bytes) -> None:
         """Keep the other side of the message about to change (the client's original, or
         upstream's event), bounded like every kept side."""
         if flow.websocket is None:
             return
         index = len(flow.websocket.messages) - 1
-        if st.kept_bytes + len(other) > self.capture_limit:
+        if flow_state.kept_bytes + len(other) > self.capture_limit:
             flow.metadata.setdefault(META, {})["cut"] = self.capture_limit
             return
-        st.kept.append([index, bytes(other)])
-        st.kept_bytes += len(other)
+        flow_state.kept.append([index, bytes(other)])
+        flow_state.kept_bytes += len(other)
 
     # -- the end ----------------------------------------------------------------------------
 
     def end(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
         """websocket_end (or error): what was left held back, the summary."""
-        st: Live = rec.conn
-        if st.conn.state is State.ENDED:
+        flow_state: RealtimeFlow = rec.realtime
+        if flow_state.connection.state is State.ENDED:
             return
-        held = st.conn.held_chars
-        res = st.conn.end()
+        held = flow_state.connection.held_chars
+        res = flow_state.connection.end()
         meta = flow.metadata.setdefault(META, {})
         if res.frames or res.error is not None:
             log.warning(
                 "disguise: %s: the connection closed with the model's output unfinished; %d held-back "
                 "character(s) were not delivered (a close cannot be followed by more messages)",
-                st.api.name, held,
+                flow_state.api.name, held,
             )  # fmt: skip
             meta["end"] = f"connection closed with the output unfinished ({held} held-back characters not delivered)"
         elif error:
             meta["end"] = f"ERROR: {flow.error.msg if flow.error is not None else 'error'}"
-        if st.pending:
+        if flow_state.pending:
             log.error("disguise: %s: the connection closed before %d restored message(s) went out",
-                      st.api.name, len(st.pending))  # fmt: skip
+                      flow_state.api.name, len(flow_state.pending))  # fmt: skip
         if rec.can(Phase.RESTORED):
             rec.to(Phase.RESTORED)
-        self._summary(flow, st, final=True)
+        self._summary(flow, flow_state, final=True)
 
-    def _summary(self, flow: http.HTTPFlow, st: Live, final: bool = False) -> None:
-        conn = st.conn
+    def _summary(self, flow: http.HTTPFlow, flow_state: RealtimeFlow, final: bool = False) -> None:
+        conn = flow_state.connection
         meta = flow.metadata.setdefault(META, {})
         c = conn.counts
         meta.update(
-            api=st.api.name, websocket=True, masked=conn.session.masked, counts=dict(conn.session.counts),
+            api=flow_state.api.name, websocket=True, masked=conn.session.masked, counts=dict(conn.session.counts),
             placeholders=len(conn.session.placeholders), restored=conn.restorer.restored,
             stripped=conn.restorer.stripped, events=c.client_in + c.server_in,
             events_changed=c.client_changed + c.server_changed,
@@ -236,10 +236,10 @@ class Realtime:
         if final:
             meta.setdefault("end", "completed")
             sides = flow.metadata.setdefault(SIDES, {})
-            sides["websocket_other"] = st.kept
+            sides["websocket_other"] = flow_state.kept
         flow.comment = summary_text(meta)
         if final:
-            log.info("disguise: %s websocket: %s", st.api.name, counts_text(meta))
+            log.info("disguise: %s websocket: %s", flow_state.api.name, counts_text(meta))
 
 
 def _close_after(flow: http.HTTPFlow, close: tuple[int, str]) -> None:

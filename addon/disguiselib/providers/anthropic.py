@@ -20,6 +20,8 @@ from ..core.text import is_utf8
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, _obj
 from .restore import restore_json
 from .stream import SSEStream, StreamState
+from .wirespec import JSON, SSE, TEXT, WireSpec, frozen
+from .wirespec import OPAQUE as OPAQUE_TEXT
 
 # Citations in history: cited text and titles are read; the index into encrypted
 # search results is the API's own, file ids are ids.
@@ -201,11 +203,76 @@ def block_kind(block_type: str) -> str:
     """The kind of a response content block by its type (thinking: opaque)."""
     return _RESP_BLOCK.table.get(block_type, GENERIC).kind
 
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one stream event (inspect/sseview.Builder): one channel per
+    content block `index` (text, tool input JSON, thinking); signatures are counted, not
+    shown."""
+    t = doc.get("type")
+    if t == "content_block_start":
+        i = doc.get("index")
+        block = doc.get("content_block") or {}
+        btype = block.get("type", "?")
+        c = b.channel(f"block {i} {btype}", _view_kind(str(btype)))
+        if isinstance(block.get("name"), str):
+            c.name = block["name"]
+        ev.note = str(btype) + (f" {c.name}" if c.name else "")
+        if isinstance(block.get("text"), str) and block["text"]:
+            b.add(ev, c.key, c.kind, block["text"], "content_block.text")
+        b.names[("a", i)] = c.key
+        return True
+    if t == "content_block_delta":
+        i = doc.get("index")
+        d = doc.get("delta") or {}
+        dtype = str(d.get("type"))
+        if dtype not in SPEC.deltas or dtype == "signature_delta":
+            ev.note = dtype  # signature_delta, citations_delta: not text
+            return True
+        fld, kind = SPEC.deltas[dtype]
+        v = d.get(fld)
+        if isinstance(v, str):
+            shown = "thinking" if delta_kind(dtype) == "opaque" else kind
+            key = b.names.get(("a", i)) or f"block {i} {shown}"
+            b.add(ev, key, shown, v, f"delta.{fld}")
+        return True
+    return t in SPEC.events and t != SPEC.error_event
+
+
+def _view_kind(btype: str) -> str:
+    if block_kind(btype) == "opaque":
+        return "thinking"
+    return "text" if SPEC.blocks.get(btype) == TEXT else "json"
+
+
+# The Messages stream's wire vocabulary, for every reader (providers/wirespec.py).
+SPEC = WireSpec(
+    "anthropic.messages",
+    ("anthropic",),
+    (SSE,),
+    events=frozenset(EVENTS),
+    terminal=frozenset({"message_stop"}),
+    error_event="error",
+    stop_members=("stop_reason",),
+    # delta type -> the member holding its text, and the text's kind
+    deltas=frozen({"text_delta": ("text", TEXT), "input_json_delta": ("partial_json", JSON),
+                   "thinking_delta": ("thinking", OPAQUE_TEXT), "signature_delta": ("signature", OPAQUE_TEXT)}),
+    # content block type -> its channel's kind (other blocks have none)
+    blocks=frozen({"text": TEXT, "tool_use": JSON, "server_tool_use": JSON, "mcp_tool_use": JSON}),
+    view=view,
+)  # fmt: skip
+_PASS_DELTAS = frozenset(t for t, (_, kind) in SPEC.deltas.items() if kind == OPAQUE_TEXT)
+_PASS_DELTAS_RAW = frozenset(t.encode() for t in _PASS_DELTAS)
+_MODE = {TEXT: Window.TEXT, JSON: Window.JSON}
+_WINDOW_KIND = {b: _MODE[kind] for b, kind in SPEC.blocks.items()}
+_DELTA_FOR = {_MODE[kind]: (t, fld) for t, (fld, kind) in SPEC.deltas.items() if kind in _MODE}
+
+# The members a delta's text is in (SPEC.deltas), for the fast shapes below.
+_FIELDS = "|".join(fld for fld, _ in SPEC.deltas.values())
+
 # The exact shape the API sends for a delta, so the hot path needs no json.loads. The
 # trailing spaces are real (see the recorded streams). Anything else takes the slow path.
 _FAST_DELTA = re.compile(
     r'\{\s*"type"\s*:\s*"content_block_delta"\s*,\s*"index"\s*:\s*(\d+)\s*,\s*"delta"\s*:\s*'
-    r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:text|partial_json|thinking|signature)"\s*:\s*'
+    r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:' + _FIELDS + r')"\s*:\s*'
     r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*\}\s*\}\s*\Z'
 )
 # The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line
@@ -216,24 +283,19 @@ _RAW_DELTA = re.compile(
     rb'event: [^\r\n]*\ndata: \{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"content_block_delta"[ \t\f\v]*,'
     rb'[ \t\f\v]*"index"[ \t\f\v]*:[ \t\f\v]*([0-9]+)[ \t\f\v]*,[ \t\f\v]*"delta"[ \t\f\v]*:[ \t\f\v]*'
     rb'\{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"([A-Za-z0-9_]+)"[ \t\f\v]*,[ \t\f\v]*'
-    rb'"(?:text|partial_json|thinking|signature)"[ \t\f\v]*:[ \t\f\v]*'
+    rb'"(?:' + _FIELDS.encode() + rb')"[ \t\f\v]*:[ \t\f\v]*'
     rb'"([^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"[ \t\f\v]*\}[ \t\f\v]*\}[ \t\f\v]*\n\n\Z'
 )
-_PASS_DELTAS = frozenset({"thinking_delta", "signature_delta"})
-_PASS_DELTAS_RAW = frozenset({b"thinking_delta", b"signature_delta"})
-_WINDOW_KIND = {"text": Window.TEXT, "tool_use": Window.JSON, "server_tool_use": Window.JSON,
-                "mcp_tool_use": Window.JSON}  # fmt: skip
-_DELTA_FOR = {Window.TEXT: ("text_delta", "text"), Window.JSON: ("input_json_delta", "partial_json")}
 
 
 class AnthropicStream(SSEStream):
     """One Messages stream. A window per content block index; thinking and redacted
     thinking blocks (and so their signature_delta) pass byte-identical."""
 
-    TERMINAL = "message_stop"
+    TERMINAL = SPEC.ends
     # Always parsed: the last event, errors, and where a block's window opens and
     # closes (a block without a window passes its deltas as they came).
-    MARKERS = (b"message_stop", b'"error"', b"content_block_start", b"content_block_stop")
+    MARKERS = (*SPEC.markers, b'"error"', b"content_block_start", b"content_block_stop")
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
@@ -270,10 +332,10 @@ class AnthropicStream(SSEStream):
             self.windows.pop(stop, None)  # type: ignore[arg-type]
             out.append(ev.raw)
             return out
-        if t == "message_stop" or t == "error":
+        if t in SPEC.terminal or t == SPEC.error_event:
             self.to(StreamState.FINISHING)
             out = self.drain()
-            out.append(self._restored(ev, VALUES if t == "error" else GENERIC))
+            out.append(self._restored(ev, VALUES if t == SPEC.error_event else GENERIC))
             return out
         if t == "ping":
             return [ev.raw]
@@ -298,7 +360,7 @@ class AnthropicStream(SSEStream):
         if w is None:
             return [raw]
         if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
-            w = Window(self.r, kind)  # as _window makes it, kept only if the delta is read here
+            w = Window(self.restorer, kind)  # as _window makes it, kept only if the delta is read here
             got = self.window_raw(raw, w, m.start(3), m.end(3))
             if got is not None:
                 self.windows[int(m.group(1))] = w
@@ -313,11 +375,11 @@ class AnthropicStream(SSEStream):
             # a delta with no start seen, or of another kind than its block's: treated by
             # its delta type (an empty window is the same as a new one, so what a delta
             # gets never depends on deltas that passed unparsed before it)
-            w = self.windows[idx] = Window(self.r, kind)
+            w = self.windows[idx] = Window(self.restorer, kind)
         return w  # type: ignore[return-value]
 
     def _restored(self, ev: Event, rule: Rule) -> bytes:
-        new = restore_json(ev.data, rule, self.r)  # type: ignore[arg-type]
+        new = restore_json(ev.data, rule, self.restorer)  # type: ignore[arg-type]
         if new is None:
             return ev.raw
         self.events_changed += 1
@@ -328,7 +390,7 @@ class AnthropicStream(SSEStream):
         block = obj.get("content_block")
         btype = block.get("type") if isinstance(block, dict) else None
         kind = _WINDOW_KIND.get(btype)  # type: ignore[arg-type]
-        w = Window(self.r, kind) if kind is not None else None
+        w = Window(self.restorer, kind) if kind is not None else None
         if isinstance(idx, int):
             self.windows[idx] = w
         if btype in ("thinking", "redacted_thinking"):
@@ -337,7 +399,7 @@ class AnthropicStream(SSEStream):
             # A start that already carries text: that text is the channel's beginning.
             data = ev.data
             assert data is not None
-            r = self.r
+            r = self.restorer
             new, changed = jsonspan.transform(
                 data, obj, _START, lambda v, rule: w.feed(v) if rule.prose else r.value(v)
             )
@@ -359,7 +421,7 @@ class AnthropicStream(SSEStream):
                 return [ev.raw]
             data = ev.data
             assert data is not None
-            r = self.r
+            r = self.restorer
             released: list[str] = []
 
             def fn(v: str, rule: Rule) -> str:

@@ -35,7 +35,8 @@ from .bodies import readings as body_readings
 from .fields import GENERIC, ID, META, TEXT, loads
 from .masking import as_text, mask_doc, mask_fn
 from .media import decode_text
-from .restore import restore_body
+from .restore import JsonLineError, edit_json_lines, restore_body
+from .wirespec import JSON_LINES, WireSpec
 
 
 class BatchLine(Rule):
@@ -76,7 +77,7 @@ class _ResultBody(Rule):
 _BODIES: dict[str, Rule] = {
     "chat.completion": openai_chat.CHAT_RESPONSE,
     "response": openai_responses.RESPONSE_OBJECT,
-    "text_completion": legacy.COMPLETIONS_RESPONSE,
+    legacy.OBJECT: legacy.COMPLETIONS_RESPONSE,
     "list": legacy.EMBEDDINGS_RESPONSE,
 }
 RESULT_LINE = jsonspan.Obj(
@@ -88,6 +89,11 @@ RESULT_LINE = jsonspan.Obj(
     },
     default=GENERIC,
 )
+
+
+# Batch files' vocabulary (providers/wirespec.py): JSON lines, each naming its request.
+SPEC = WireSpec("openai.batch", ("batch", "anthropic"), (JSON_LINES,), type_member=None,
+                members=frozenset({"custom_id"}))  # fmt: skip
 
 
 def restore_results(raw: bytes, restorer: Restorer) -> bytes:
@@ -209,26 +215,23 @@ class BatchUpload:
 
     def _mask_file(self, data: bytes, rules: Rules, session: Session) -> bytes | None:
         text, bom, codec = _file_text(data)
-        out: list[str] = []
-        changed = False
-        for n, line in _lines(text, keepends=True):
-            body = line.rstrip("\r\n")
-            if not body.strip():
-                out.append(line)
-                continue
-            try:
-                doc = jsonspan.loads(body)
-            except ValueError as e:
-                raise MaskError(f"batch file line {n} is not JSON") from e
-            except RecursionError as e:
-                raise MaskError(f"batch file line {n} is nested too deeply to be read") from e
+        masked = 0
+
+        def mask_line(n: int, body: str, doc: object) -> str:
+            nonlocal masked
             try:
                 new, k = mask_doc(body, doc, self.line, rules, session)
             except (KeyError, IndexError, TypeError) as e:
                 raise MaskError(f"batch file line {n} repeats a key with values of different shapes") from e
-            changed = changed or k > 0
-            out.append(new + line[len(body) :])
-        return (bom + "".join(out).encode(codec)) if changed else None
+            masked += k
+            return new
+
+        try:
+            out = edit_json_lines(text, mask_line)
+        except JsonLineError as e:
+            why = "is nested too deeply to be read" if isinstance(e.cause, RecursionError) else "is not JSON"
+            raise MaskError(f"batch file line {e.number} {why}") from e
+        return (bom + out.encode(codec)) if masked else None
 
 
 def _file_text(data: bytes) -> tuple[str, bytes, str]:
@@ -238,10 +241,10 @@ def _file_text(data: bytes) -> tuple[str, bytes, str]:
     return got
 
 
-def _lines(text: str, keepends: bool = False) -> Iterator[tuple[int, str]]:
+def _lines(text: str) -> Iterator[tuple[int, str]]:
     """The lines of a JSON-lines file, numbered from 1 (blank ones too: numbers stay true)."""
     for n, line in enumerate(text.splitlines(keepends=True), 1):
-        yield n, (line if keepends else line.rstrip("\r\n"))
+        yield n, line.rstrip("\r\n")
 
 
 def _filename_text(param: tuple[str, str]) -> str:

@@ -32,16 +32,18 @@ from abc import abstractmethod
 
 from ..core import eventstream, jsonspan
 from ..core.eventstream import Frame
-from ..core.holdback import Window
+from ..core.holdback import Window, window_for
 from ..core.jsonspan import PROSE, SKIP, VALUES, Obj, Rule
 from ..core.rules import Restorer
 from ..core.sse import Event, is_json_type, parse_event
 from ..errors import StreamError
+from .anthropic import SPEC as ANTHROPIC
 from .anthropic import AnthropicStream
-from .channels import MAX_CHANNELS, dumps_bytes
+from .channels import dumps_bytes
 from .fields import GENERIC
 from .restore import decode_field, reencode_field, restore_json
 from .stream import SSEStream, StreamState
+from .wirespec import EVENT_STREAM, WireSpec
 
 _EVENT_HEADERS = [(":content-type", "application/json"), (":message-type", "event")]
 # The exception both streams' unions declare (ResponseStream and ConverseStreamOutput
@@ -134,7 +136,7 @@ class FrameStream(SSEStream):
         if not fr.payload:
             return fr.raw
         text, _ = _json_payload(fr)
-        new = restore_json(text, rule, self.r)
+        new = restore_json(text, rule, self.restorer)
         if new is None:
             return fr.raw
         self.events_changed += 1
@@ -144,8 +146,20 @@ class FrameStream(SSEStream):
 # -- InvokeModelWithResponseStream --------------------------------------------------------------
 
 
+# InvokeModelWithResponseStream's vocabulary (providers/wirespec.py): each `chunk`
+# frame carries one event of the model's own API, base64 (Claude: the Messages stream).
+INVOKE_SPEC = WireSpec(
+    "aws.bedrock.invoke",
+    ("bedrock_stream", "bedrock"),
+    (EVENT_STREAM,),
+    terminal=ANTHROPIC.terminal,
+    error_event=EXCEPTION_TYPE,
+    inner=ANTHROPIC,
+)
+
+
 class InvokeStream(FrameStream):
-    TERMINAL = "message_stop"
+    TERMINAL = INVOKE_SPEC.ends
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
@@ -230,8 +244,23 @@ _FAST_DELTA = re.compile(
 )
 
 
+# ConverseStream's vocabulary (providers/wirespec.py): a frame's `:event-type` names
+# its event, its payload is the event.
+CONVERSE_SPEC = WireSpec(
+    "aws.bedrock.converse",
+    ("bedrock_stream", "bedrock"),
+    (EVENT_STREAM,),
+    events=frozenset({"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop",
+                      "metadata"}),
+    terminal=frozenset({"messageStop"}),
+    error_event=EXCEPTION_TYPE,
+    type_member=None,
+    stop_members=("stopReason",),
+)  # fmt: skip
+
+
 class ConverseStream(FrameStream):
-    TERMINAL = "messageStop"
+    TERMINAL = CONVERSE_SPEC.ends
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
@@ -254,7 +283,7 @@ class ConverseStream(FrameStream):
             out = self._drain_one(idx) if isinstance(idx, int) else []
             out.append(fr.raw)
             return out
-        if et == "messageStop":
+        if et in CONVERSE_SPEC.terminal:
             self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(self.restored(fr, _STOP))
@@ -264,12 +293,7 @@ class ConverseStream(FrameStream):
         return [self.restored(fr, GENERIC)]
 
     def _window(self, idx: int, mode: int) -> Window:
-        w = self.windows.get(idx)
-        if w is None:
-            if len(self.windows) >= MAX_CHANNELS:
-                raise StreamError(f"the stream holds text in more than {MAX_CHANNELS} content blocks at once")
-            w = self.windows[idx] = Window(self.r, mode)
-        return w
+        return window_for(self.windows, idx, self.restorer, mode, "content blocks")
 
     def _start(self, fr: Frame) -> list[bytes]:
         _, obj = _json_payload(fr)
@@ -326,7 +350,7 @@ class ConverseStream(FrameStream):
         else:
             return [self.restored(fr, _OTHER_DELTA)]  # citations, tool results, images
         w = self._window(idx, mode)
-        r = self.r
+        r = self.restorer
         released: list[str] = []
 
         def fn(v: str, rule: Rule) -> str:

@@ -7,30 +7,26 @@ from __future__ import annotations
 
 import json
 
-from ..core.holdback import Window
+from ..core.holdback import MAX_CHANNELS, Window, window_for
 from ..core.jsonspan import Rule
 from ..core.rules import Restorer
-from ..errors import StreamError
 from .restore import restore_fn
 from .stream import SSEStream
 
-# Channels (choice x content/refusal/tool call; item x content part) one stream may
-# open. Real streams have a handful; a stream past this is refused with an explicit
-# error rather than merging channels or growing state without bound.
-MAX_CHANNELS = 256
-
 
 class Chan(Rule):
-    """A string that belongs to a stream channel: it goes through that channel's window."""
+    """A string that belongs to a stream channel: it goes through that channel's window.
+    The one channel rule of every stream and realtime connection that sends strings to
+    windows by key (Chat, Responses, Gemini's streams, Gemini Live)."""
 
     string = True
     kind = "text"
 
-    def __init__(self, key: tuple, mode: int, parts: bool = False) -> None:
+    def __init__(self, key: tuple, mode: int = Window.TEXT, parts: bool = False, flush: bool = False) -> None:
         self.key = key
         self.mode = mode
         self.parts = parts  # the text arrives in an array of content parts (Mistral)
-
+        self.flush = flush  # the channel ends with this string: its held tail goes with it
 
 
 class ChannelStream(SSEStream):
@@ -42,17 +38,7 @@ class ChannelStream(SSEStream):
         self.touched: set = set()  # channels whose text the current event changed or held
 
     def window(self, key: tuple, mode: int) -> Window:
-        w = self.windows.get(key)
-        if w is None:
-            if len(self.windows) >= MAX_CHANNELS:
-                # an empty window is the same as a new one: forget those first
-                self.windows = {k: v for k, v in self.windows.items() if v.held or v.escaped}
-                if len(self.windows) >= MAX_CHANNELS:
-                    raise StreamError(
-                        f"the stream holds text in more than {MAX_CHANNELS} channels at once"
-                    )
-            w = self.windows[key] = Window(self.r, mode)
-        return w
+        return window_for(self.windows, key, self.restorer, mode)
 
     def window_raw_for(self, key: tuple, mode: int, raw: bytes, start: int, end: int) -> list[bytes] | None:
         """window_raw through the channel's window (on_raw): a channel without one gets a
@@ -64,7 +50,7 @@ class ChannelStream(SSEStream):
             return self.window_raw(raw, w, start, end)
         if len(self.windows) >= MAX_CHANNELS:
             return None
-        w = Window(self.r, mode)
+        w = Window(self.restorer, mode)
         got = self.window_raw(raw, w, start, end)
         if got is not None:
             self.windows[key] = w
@@ -74,7 +60,7 @@ class ChannelStream(SSEStream):
         """fn for jsonspan: a channel's string through its window; a channel of a choice
         that finishes in this very event is flushed into it as well. Every channel whose
         text this event changes or holds is noted in `touched` (its logprobs go)."""
-        restore = restore_fn(self.r)
+        restore = restore_fn(self.restorer)
         self.touched = set()
 
         def fn(v: str, rule: Rule) -> str:

@@ -57,14 +57,11 @@ KINDS: dict[str, str] = {
     "credential": "the client's credential in its own place",
     "metadata": "the API's own words, numbers and settings: untouched",
 }
-# What the masker leaves as it is by design; the leak guard does not look there.
-EXEMPT = frozenset({"identifier", "opaque", "media", "credential", "metadata"})
 
 ID = Skip("identifier")
 OPAQUE = Skip("opaque")
 MEDIA = Skip("media")
 META = Skip("metadata")
-CREDENTIAL = Skip("credential")
 TEXT = VALUES
 GENERIC: Rule = Deep(True, "GENERIC", "unknown")
 """Unknown shapes fail closed: every key and every string value inside is masked (in a
@@ -420,11 +417,12 @@ def kind_of(f: Field) -> str:
 def context_of(key: str | None) -> tuple[str, str] | None:
     """The text around a value read with its key (`"password": "` … `"`), for the rules
     anchored on the key; None for a value read alone."""
-    return None if key is None else _context(key)
+    return None if key is None else key_context(key)
 
 
 @functools.lru_cache(maxsize=4096)
-def _context(key: str) -> tuple[str, str]:
+def key_context(key: str) -> tuple[str, str]:
+    """The text around a value read with its key (the masker's and the guard's one)."""
     return (json.dumps(key, ensure_ascii=False) + ': "', '"')
 
 

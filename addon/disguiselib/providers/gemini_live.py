@@ -37,6 +37,7 @@ from ..core.holdback import Window
 from ..core.jsonspan import SKIP, VALUES, Arr, Either, Obj, Rule
 from ..core.rules import Restorer, json_escape
 from ..errors import StreamError
+from .channels import Chan
 from .fields import GENERIC
 from .google import (
     _FUNCTION_CALL,
@@ -53,6 +54,7 @@ from .google import (
 )
 from .realtime import Protocol
 from .restore import dumps, restore_doc, restore_fn
+from .wirespec import WEBSOCKET, WireSpec
 
 # -- client messages -------------------------------------------------------------------------
 
@@ -119,16 +121,6 @@ _CONTENT_FIELDS = _both(
 MODEL, OUTPUT, INPUT = ("model",), ("output",), ("input",)
 
 
-class _Chan(Rule):
-    """A channel's text: through its window; `flush` where the message ends the channel."""
-
-    string = True
-
-    def __init__(self, key: tuple, flush: bool) -> None:
-        self.key = key
-        self.flush = flush
-
-
 class _Parts(Rule):
     """A model turn's parts: the channel's last text part in a message that ends the
     channel gets the held tail."""
@@ -139,7 +131,7 @@ class _Parts(Rule):
         self.last = last
 
     def child(self, key: str | int) -> Rule:
-        chan = _Chan(MODEL, key == self.last)
+        chan = Chan(MODEL, flush=key == self.last)
         return _Part(Obj({**_RESP_PART.part.fields, "text": chan}, default=GENERIC))  # type: ignore[attr-defined]
 
 
@@ -171,6 +163,39 @@ def _text_parts(turn: object) -> tuple[bool, int]:
     return True, last
 
 
+def view(doc: dict, n: int, chan) -> bool:
+    """A view's reader of one server message (inspect/wsview.py; chan(key, kind) is a
+    Channel): the model turn's text parts, the output and the input transcription."""
+    _, sc = _field(doc, "serverContent")
+    if not isinstance(sc, dict):
+        return False
+    _, turn = _field(sc, "modelTurn")
+    if isinstance(turn, dict):
+        for j, p in enumerate(turn.get("parts") or ()):
+            if isinstance(p, dict) and isinstance(p.get("text"), str):
+                kind = "thinking" if p.get("thought") is True else "text"
+                where = f"serverContent.modelTurn.parts[{j}].text"
+                chan("model turn " + kind, kind).add(p["text"], n, where)
+    for name in ("outputTranscription", "inputTranscription"):
+        _, tr = _field(sc, name)
+        if isinstance(tr, dict) and isinstance(tr.get("text"), str):
+            chan(name, "text").add(tr["text"], n, f"serverContent.{name}.text")
+    return True
+
+
+# Gemini Live's server messages (providers/wirespec.py): untyped, told by their one
+# member.
+SPEC = WireSpec(
+    "google.live",
+    ("gemini_live",),
+    (WEBSOCKET,),
+    type_member=None,
+    members=frozenset({"serverContent", "modelTurn", "outputTranscription", "inputTranscription",
+                       *(k for k in SERVER_MESSAGE.fields if "_" not in k)}),
+    view=view,
+)  # fmt: skip
+
+
 class GeminiLive(Protocol):
     """One Gemini Live connection's server side (see the module docstring)."""
 
@@ -189,7 +214,7 @@ class GeminiLive(Protocol):
     def server_event(self, s: str, doc: dict) -> list[str]:
         key, sc = _field(doc, "serverContent")
         if key is None or not isinstance(sc, dict):
-            return [restore_doc(s, doc, SERVER_MESSAGE, self.r)]
+            return [restore_doc(s, doc, SERVER_MESSAGE, self.restorer)]
         return [self._content(s, doc, key, sc)]
 
     def _content(self, s: str, doc: dict, key: str, sc: dict) -> str:
@@ -206,9 +231,9 @@ class GeminiLive(Protocol):
         parts = _Parts(last if end_model else -1)
         parts.mark = "parts"
         _, otr = _field(sc, "outputTranscription")
-        out_rule = _obj({"text": _Chan(OUTPUT, ends_turn), "finished": SKIP})
+        out_rule = _obj({"text": Chan(OUTPUT, flush=ends_turn), "finished": SKIP})
         out_rule.mark = OUTPUT
-        in_rule = _obj({"text": _Chan(INPUT, end_input), "finished": SKIP})
+        in_rule = _obj({"text": Chan(INPUT, flush=end_input), "finished": SKIP})
         in_rule.mark = INPUT
         content = Obj(
             {
@@ -265,7 +290,7 @@ class GeminiLive(Protocol):
         return jsonspan.splice(s, edits) if edits else s
 
     def _fn(self, v: str, rule: Rule) -> str:
-        if isinstance(rule, _Chan):
+        if isinstance(rule, Chan):
             w = self.window(rule.key, Window.TEXT)
             out = w.feed(v)
             if w.held:

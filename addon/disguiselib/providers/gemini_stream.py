@@ -8,30 +8,77 @@ import json
 import re
 
 from ..core import jsonspan
-from ..core.holdback import Window
+from ..core.holdback import Window, window_for
 from ..core.jsonspan import SKIP, Arr, Obj, Rule
 from ..core.rules import Restorer, json_escape
 from ..core.sse import Event, parse_event, sniff
 from ..errors import StreamError
+from .channels import Chan
 from .fields import GENERIC
 from .google import _CANDIDATE_FIELDS, _RESP_PART, _RESPONSE_FIELDS, RESPONSE, _both, _dumps, _Part, error_chunk
 from .restore import restore_fn, restore_json
 from .stream import SSEStream, StreamState
-
-# Candidates one stream may hold text for at once (candidateCount is at most 8 on
-# today's models); past this the stream ends with an explicit error.
-MAX_CHANNELS = 256
+from .wirespec import JSON_ARRAY, SSE, WireSpec
 
 
-class _Chan(Rule):
-    """A candidate's text: through its window; `flush` on the last text part of the
-    chunk that finishes the candidate."""
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one GenerateContentResponse chunk (inspect/sseview.Builder):
+    per candidate its text, thoughts and calls. The stream is complete when every
+    candidate it named gave its finishReason (or the prompt was blocked)."""
+    cands = doc.get("candidates")
+    feedback = doc.get("promptFeedback")
+    if not isinstance(cands, list) and not isinstance(feedback, dict) and "usageMetadata" not in doc:
+        return False
+    notes = []
+    if isinstance(feedback, dict) and feedback.get("blockReason"):
+        notes.append(f"blockReason {feedback['blockReason']}")
+        b.terminal = True
+    for ci, cand in enumerate(cands if isinstance(cands, list) else ()):
+        if not isinstance(cand, dict):
+            continue
+        k = cand.get("index", 0)
+        content = cand.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for pi, part in enumerate(parts if isinstance(parts, list) else ()):
+            if not isinstance(part, dict):
+                continue
+            path = f"candidates[{ci}].content.parts[{pi}]"
+            if isinstance(part.get("text"), str) and part["text"]:
+                thought = part.get("thought") is True
+                kind = "thinking" if thought else "text"
+                b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
+            call = part.get("functionCall") or part.get("function_call")
+            if isinstance(call, dict):  # arrives whole: one channel per call
+                n = b.counts.get(("g calls", k), 0)
+                b.counts[("g calls", k)] = n + 1
+                c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
+                          f"{path}.functionCall.args")  # fmt: skip
+                if isinstance(call.get("name"), str):
+                    c.name = call["name"]
+        reason = cand.get("finishReason") or cand.get("finish_reason")
+        if reason:
+            notes.append(f"candidate {k} finishReason {reason}")
+            b.open.discard(("g", k))
+            b.finished.add(("g", k))
+        elif ("g", k) not in b.finished:
+            b.open.add(("g", k))
+        b.terminal = not b.open
+    ev.note = "; ".join(notes)
+    return True
 
-    string = True
 
-    def __init__(self, key: tuple, flush: bool) -> None:
-        self.key = key
-        self.flush = flush
+# Gemini's stream vocabulary (providers/wirespec.py): untyped chunks, told by their
+# members, as SSE events (`alt=sse`) or a streamed JSON array's elements; the stream is
+# complete when every candidate gave its finishReason, or the prompt was blocked.
+SPEC = WireSpec(
+    "google.gemini",
+    ("google", "gemini_stream", "gemini_array"),
+    (SSE, JSON_ARRAY),
+    type_member=None,
+    members=frozenset({"candidates", "usageMetadata", "promptFeedback"}),
+    stop_members=("finishReason", "blockReason"),
+    view=view,
+)
 
 
 def _is_text_part(p: object) -> bool:
@@ -46,7 +93,7 @@ class _StreamParts(Rule):
         self.last = last  # the index of the part that gets the held tail, or -1
 
     def child(self, key: str | int) -> Rule:
-        chan = _Chan(self.key, key == self.last)
+        chan = Chan(self.key, flush=key == self.last)  # a candidate's text; flushed where it finishes
         return _Part(Obj({**_RESP_PART.part.fields, "text": chan}, default=GENERIC))  # type: ignore[attr-defined]
 
 
@@ -149,7 +196,7 @@ class GeminiStream(SSEStream):
     def feed_stream(self, data: bytes) -> bytes:
         out: list[bytes] = []
         try:
-            self._take(data, out)
+            self._feed_events(data, out)
         except StreamError:
             self._partial = out  # what went out before the failure still goes, then the error
             raise
@@ -234,7 +281,7 @@ class GeminiStream(SSEStream):
             text = body.decode("utf-8")
         except UnicodeDecodeError as e:
             raise StreamError(f"response body is not UTF-8 (byte offset {e.start})") from e
-        new = restore_json(text, RESPONSE, self.r)
+        new = restore_json(text, RESPONSE, self.restorer)
         if new is None:
             try:
                 json.loads(text)
@@ -285,10 +332,10 @@ class GeminiStream(SSEStream):
         try:
             obj = json.loads(data)
         except ValueError:
-            new = self.r.value(data)  # not JSON: still nothing passes unrestored
+            new = self.restorer.value(data)  # not JSON: still nothing passes unrestored
             return [], (new if new != data else None)
         if not isinstance(obj, dict):
-            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
             return [], (new if changed else None)
         if not self._read_first:
             self._read_first = True
@@ -296,13 +343,15 @@ class GeminiStream(SSEStream):
         if "error" in obj:
             # An error chunk ends the stream (the SDK raises at it): held text first.
             self._errored = True
+            self._note_end()
             pre = self.drain_chunks()
-            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
             return pre, (new if changed else None)
         self._finishing = {}
         marks: list[tuple[object, int]] = []
         edits = jsonspan.walk(data, obj, self._chunk_rule, self._fn, marks)
         self._track(obj)
+        self._note_end()
         inserts = []
         rebuild: dict = {}
         where = dict(marks)
@@ -331,7 +380,7 @@ class GeminiStream(SSEStream):
         return [], jsonspan.splice(data, edits)
 
     def _fn(self, v: str, rule: Rule) -> str:
-        if isinstance(rule, _Chan):
+        if isinstance(rule, Chan):
             w = self._window(rule.key)
             out = w.feed(v)
             if w.held:
@@ -340,17 +389,10 @@ class GeminiStream(SSEStream):
                 out += w.flush()
                 del self.windows[rule.key]
             return out
-        return restore_fn(self.r)(v, rule)
+        return restore_fn(self.restorer)(v, rule)
 
     def _window(self, key: tuple) -> Window:
-        w = self.windows.get(key)
-        if w is None:
-            if len(self.windows) >= MAX_CHANNELS:
-                self.windows = {k: v for k, v in self.windows.items() if v.held}
-                if len(self.windows) >= MAX_CHANNELS:
-                    raise StreamError(f"the stream holds text for more than {MAX_CHANNELS} candidates at once")
-            w = self.windows[key] = Window(self.r, Window.TEXT)
-        return w
+        return window_for(self.windows, key, self.restorer, Window.TEXT, "candidates")
 
     def _track(self, obj: dict) -> None:
         """Note which candidates are still open and whether the stream has ended."""
@@ -371,6 +413,12 @@ class GeminiStream(SSEStream):
                 self._ended = True
             else:
                 self._open.add(k)
+
+    def _note_end(self) -> None:
+        """Every candidate the stream named gave its finishReason (or the prompt was
+        blocked, or an error came): the API's last chunk went by (FINISHING)."""
+        if self.state is StreamState.OPEN and (self._errored or (self._ended and not self._open)):
+            self.to(StreamState.FINISHING)
 
     # -- ends --------------------------------------------------------------------------------
 

@@ -34,10 +34,6 @@ import re
 from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
 
-# Candidates one stream may hold text for at once (candidateCount is at most 8 on
-# today's models); past this the stream ends with an explicit error.
-MAX_CHANNELS = 256
-
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
@@ -209,6 +205,18 @@ _GOOGLE_PATH = re.compile(
 def credential_params(path: str) -> frozenset[str]:
     """Query parameters that hold the client's credential on this path (no query)."""
     return frozenset({"key"}) if _GOOGLE_PATH.search(path) else frozenset()
+
+
+# The paths of the generate methods, as a path ends (`:` may arrive percent-encoded).
+# Vertex AI: .../publishers/google/models/M:generateContent, tuned-model endpoints
+# (.../endpoints/E:generateContent); also the express-mode /v1/publishers/google/...
+# The Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
+COLON = r"(?::|%3[aA])"
+_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+VERTEX_PATH = re.compile(
+    r"/(?:publishers/google/models|endpoints)/[^/]+" + COLON + "(?:" + "|".join((*_METHODS, "computeTokens")) + r")\Z"
+)
+GEMINI_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".join(_METHODS) + r")\Z")
 
 
 def google_path(path: str) -> bool:

@@ -21,6 +21,7 @@ from ..core.sse import Event
 from .fields import GENERIC, ID, MEDIA, META
 from .restore import restore_fn
 from .stream import SSEStream, StreamState
+from .wirespec import SSE, WireSpec
 
 _SKIPPED = (
     "model", "stream", "n", "best_of", "temperature", "top_p", "max_tokens", "seed", "logprobs",
@@ -45,12 +46,47 @@ COMPLETIONS_RESPONSE = Obj(
 EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=MEDIA)
 
 
+OBJECT = "text_completion"  # a completion's and a chunk's `object`
+
+
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one chunk (inspect/sseview.Builder): per choice its `text`."""
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or doc.get(SPEC.type_member) not in SPEC.events:
+        return False
+    notes = []
+    for ci, ch in enumerate(choices):
+        if not isinstance(ch, dict):
+            continue
+        idx = ch.get("index", ci)
+        if ch.get("finish_reason"):
+            notes.append(f"choice {idx} finish_reason {ch['finish_reason']}")
+        if isinstance(ch.get("text"), str) and ch["text"]:
+            b.add(ev, f"choice {idx} text", "text", ch["text"], f"choices[{ci}].text")
+    ev.note = "; ".join(notes)
+    return True
+
+
+# The legacy Completions stream's wire vocabulary (providers/wirespec.py): chunks told
+# by their `object`, ended by `data: [DONE]` as Chat's.
+SPEC = WireSpec(
+    "openai.completions",
+    ("legacy",),
+    (SSE,),
+    events=frozenset({OBJECT}),
+    type_member="object",
+    done="[DONE]",
+    stop_members=("finish_reason",),
+    view=view,
+)
+
+
 class CompletionsStream(SSEStream):
     """A legacy Completions stream: one window per choice `index`; a choice's held tail
     rides in the chunk that carries its `finish_reason`, the rest before `[DONE]`."""
 
-    TERMINAL = "data: [DONE]"
-    MARKERS = (b"[DONE]", b'"error"')
+    TERMINAL = SPEC.ends
+    MARKERS = (*SPEC.markers, b'"error"')
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
@@ -61,7 +97,7 @@ class CompletionsStream(SSEStream):
         data = ev.data
         if data is None:
             return [ev.raw]
-        if data.strip() == "[DONE]":
+        if data.strip() == SPEC.done:
             self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(ev.raw)
@@ -74,7 +110,7 @@ class CompletionsStream(SSEStream):
             self.to(StreamState.FINISHING)  # the SDK raises at it: nothing comes after
         choices = obj.get("choices") if isinstance(obj, dict) else None
         if not isinstance(choices, list):
-            new = _restore(data, obj, GENERIC, self.r)
+            new = _restore(data, obj, GENERIC, self.restorer)
             return [ev.raw if new is None else ev.with_data(new)]
         self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
         # The strings jsonspan visits come in document order: one `text` per choice.
@@ -83,7 +119,7 @@ class CompletionsStream(SSEStream):
             for c in choices
             if isinstance(c, dict) and isinstance(c.get("text"), str)
         ]
-        restore = restore_fn(self.r)
+        restore = restore_fn(self.restorer)
         it = iter(plan)
 
         def fn(v: str, rule: Rule) -> str:
@@ -92,7 +128,7 @@ class CompletionsStream(SSEStream):
             idx, finishing = next(it, (0, False))
             w = self.windows.get(idx)
             if w is None:
-                w = self.windows[idx] = Window(self.r, Window.TEXT)
+                w = self.windows[idx] = Window(self.restorer, Window.TEXT)
             out = w.feed(v)
             if finishing:
                 out += w.flush()
@@ -118,7 +154,7 @@ class CompletionsStream(SSEStream):
 
     def error_event(self, message: str) -> bytes:
         err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
-        return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+        return f"data: {err}\n\ndata: {SPEC.done}\n\n".encode()
 
 
 def _restore(data: str, obj: object, rule: Rule, r: Restorer) -> str | None:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import functools
-import json
 import re
 from typing import Any, Protocol
 
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
-from .fields import media_of
+from .fields import key_context, media_of
 
 
 class _Api(Protocol):
@@ -149,11 +148,6 @@ def _keys(toks: list[tuple[str, jsonspan.Rule]]) -> list[str | None]:
     return out
 
 
-@functools.lru_cache(maxsize=1024)
-def _context(k: str) -> tuple[str, str]:
-    return (json.dumps(k, ensure_ascii=False) + ': "', '"')
-
-
 _BINARY: Any = object()
 
 
@@ -201,7 +195,7 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
     if key is not None:
         # mask_spans with context; it reads v alone only when a literal it found there
         # reaches into the context, and then this piece is marked already
-        before, after = _context(key)
+        before, after = key_context(key)
         out.append(before + v + after)
     else:
         out.append(v)
@@ -269,7 +263,7 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
 
             return jsonspan.Spans(jsonspan.walk(v, inner, jsonspan.USER, inner_fn))
         if k is not None:
-            return spans(v, _context(k))
+            return spans(v, key_context(k))
         return spans(v)
 
     return fn

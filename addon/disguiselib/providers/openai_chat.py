@@ -25,6 +25,7 @@ from .fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabula
 from .logprobs import clean_alternatives
 from .restore import restore_fn
 from .stream import StreamState
+from .wirespec import SSE, WireSpec
 
 _REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": OPAQUE}
 
@@ -211,11 +212,68 @@ _RAW_CHOICE = re.compile(
 )
 
 
+_VIEW_FIELDS = tuple(
+    (f, "thinking" if delta_kind(f) == "opaque" else "text") for f in ("content", "refusal", *_REASONING)
+    if f != "reasoning_details"
+)  # fmt: skip
+
+
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one chunk (inspect/sseview.Builder): per choice `index`, its
+    `content`, `refusal`, reasoning, and per tool call `index` its `arguments`."""
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or doc.get(SPEC.type_member, _CHUNK_OBJECT) not in SPEC.events:
+        return False
+    notes = []
+    for ci, ch in enumerate(choices):
+        if not isinstance(ch, dict):
+            continue
+        idx = ch.get("index", ci)
+        if ch.get("finish_reason"):
+            notes.append(f"choice {idx} finish_reason {ch['finish_reason']}")
+        d = ch.get("delta")
+        if not isinstance(d, dict):
+            continue
+        for fld, kind in _VIEW_FIELDS:
+            v = d.get(fld)
+            if isinstance(v, str) and v:
+                b.add(ev, f"choice {idx} {fld}", kind, v, f"choices[{ci}].delta.{fld}")
+        for ti, tc in enumerate(d.get("tool_calls") or ()):
+            if not isinstance(tc, dict):
+                continue
+            j = tc.get("index", ti)
+            fn = tc.get("function") or {}
+            c = b.channel(f"choice {idx} tool_call {j} arguments", "json")
+            if isinstance(fn.get("name"), str) and fn["name"]:
+                c.name = fn["name"]
+                notes.append(f"tool_call {j} {c.name}")
+            args = fn.get("arguments")
+            if isinstance(args, str) and args:
+                b.add(ev, c.key, "json", args, f"choices[{ci}].delta.tool_calls[{ti}].function.arguments")
+    ev.note = "; ".join(notes)
+    return True
+
+
+_CHUNK_OBJECT = "chat.completion.chunk"
+# The Chat stream's wire vocabulary, for every reader (providers/wirespec.py): chunks
+# are told by their `object`, and `data: [DONE]` ends the stream.
+SPEC = WireSpec(
+    "openai.chat",
+    ("openai_chat",),
+    (SSE,),
+    events=frozenset({_CHUNK_OBJECT}),
+    type_member="object",
+    done="[DONE]",
+    stop_members=("finish_reason",),
+    view=view,
+)
+
+
 class ChatStream(ChannelStream):
     """One Chat Completions stream: a window per (choice, content | refusal | tool call)."""
 
-    TERMINAL = "data: [DONE]"
-    MARKERS = (b"[DONE]", b'"error"')
+    TERMINAL = SPEC.ends
+    MARKERS = (*SPEC.markers, b'"error"')
     # The chunk's own members the table exempts: ids, model, fingerprint, padding (no
     # window reads them: the windows are the choices' text and arguments).
     OPAQUE = frozenset(k.encode() for k, rule in _CHUNK.fields.items() if rule.skip)
@@ -262,7 +320,7 @@ class ChatStream(ChannelStream):
         data = ev.data
         if data is None:
             return [ev.raw]
-        if data.strip() == "[DONE]":
+        if data.strip() == SPEC.done:
             self.to(StreamState.FINISHING)
             out = self.drain()
             out.append(ev.raw)
@@ -294,7 +352,7 @@ class ChatStream(ChannelStream):
             # raises at it, so every held tail goes out in its own chunk first.
             self.to(StreamState.FINISHING)
             out = self.drain()
-            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.r))
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
             out.append(ev.with_data(new) if changed else ev.raw)
             return out
         choices = obj.get("choices")
@@ -357,7 +415,7 @@ class ChatStream(ChannelStream):
                 if (k, field) in self.touched:
                     new[field] = []
                 else:
-                    cleaned = clean_alternatives(entries, self.r)
+                    cleaned = clean_alternatives(entries, self.restorer)
                     if cleaned is not None:
                         new[field] = cleaned
             if new != lp:
@@ -389,13 +447,13 @@ class ChatStream(ChannelStream):
                 delta: dict = {}
                 _merge_tails(delta, tails, self._parted(k))
                 chunk = {**self.last, "choices": [{"index": k, "delta": delta, "finish_reason": None}]}
-                chunk.setdefault("object", "chat.completion.chunk")
+                chunk.setdefault(SPEC.type_member, _CHUNK_OBJECT)
                 out.append(b"data: " + _dumps(chunk) + b"\n\n")
         return out
 
     def error_event(self, message: str) -> bytes:
         err = json.dumps({"error": {"message": message, "type": "disguise_error"}})
-        return f"data: {err}\n\ndata: [DONE]\n\n".encode()
+        return f"data: {err}\n\ndata: {SPEC.done}\n\n".encode()
 
 
 

@@ -45,6 +45,7 @@ from .logprobs import clean_alternatives
 from .openai_chat import _TOOL_CHOICE, DATA_URL
 from .realtime import Protocol
 from .restore import decode_field, dumps, reencode_field, restore_doc, restore_fn
+from .wirespec import WEBSOCKET, WireSpec
 
 # -- the tables ----------------------------------------------------------------------------
 
@@ -237,6 +238,34 @@ def _key(t: str, doc: dict) -> tuple:
     return (doc.get("response_id"), doc.get("item_id"), doc.get("output_index"), doc.get("content_index"), field)
 
 
+def view(doc: dict, n: int, chan) -> bool:
+    """A view's reader of one server event (inspect/wsview.py; chan(key, kind) is a
+    Channel): every text delta per (response, item, output, content) channel, as the
+    connection keys them, and the input transcription per item."""
+    t = doc.get("type")
+    if not isinstance(t, str):
+        return False
+    if t in DELTAS and isinstance(doc.get("delta"), str):
+        key = _key(t, doc)
+        label = "input transcription " + " ".join(map(str, key[1:])) if key[0] == "input" else (
+            f"response {key[0]} item {key[1]} output {key[2]}"
+            + (f" content {key[3]}" if key[3] is not None else "") + f" {key[4]}"
+        )  # fmt: skip
+        chan(label, "json" if key[-1] == "arguments" else "text").add(doc["delta"], n, "delta")
+    return True
+
+
+# OpenAI Realtime's server events (providers/wirespec.py).
+SPEC = WireSpec(
+    "openai.realtime",
+    ("openai_realtime",),
+    (WEBSOCKET,),
+    events=frozenset({*SNAPSHOTS, *OPAQUE, *GENERIC_EVENTS, *DELTAS, *DONES}),
+    error_event="error",
+    view=view,
+)
+
+
 class _Delta(Rule):
     """The `delta` string of a delta event: through its channel's window."""
 
@@ -302,7 +331,7 @@ class OpenAIRealtime(Protocol):
     def server_event(self, s: str, doc: dict) -> list[str]:
         t = doc.get("type")
         if not isinstance(t, str):
-            return [restore_doc(s, doc, GENERIC, self.r)]
+            return [restore_doc(s, doc, GENERIC, self.restorer)]
         if t in OPAQUE:
             return [s]
         if t in DELTAS:
@@ -311,7 +340,7 @@ class OpenAIRealtime(Protocol):
         if t in DONES:
             delta_t, fld, rule = DONES[t]
             pre = self._flush(_key(delta_t, doc))
-            new = restore_doc(s, doc, _ids({fld: rule, "name": VALUES}) if fld else GENERIC, self.r)
+            new = restore_doc(s, doc, _ids({fld: rule, "name": VALUES}) if fld else GENERIC, self.restorer)
             return [*pre, new]
         if t == "response.content_part.done":
             part = (doc.get("response_id"), doc.get("item_id"), doc.get("output_index"), doc.get("content_index"))
@@ -324,7 +353,7 @@ class OpenAIRealtime(Protocol):
             resp = doc.get("response")
             rid = resp.get("id") if isinstance(resp, dict) else None
             pre = self._flush_where(lambda k: k[0] == rid)
-        new = restore_doc(s, doc, SNAPSHOTS.get(t, GENERIC), self.r)
+        new = restore_doc(s, doc, SNAPSHOTS.get(t, GENERIC), self.restorer)
         return [*pre, new]
 
     def _delta(self, t: str, s: str, doc: dict) -> list[str]:
@@ -354,7 +383,7 @@ class OpenAIRealtime(Protocol):
         lp = doc.get("logprobs")
         if isinstance(lp, list) and lp:
             # logprobs of text the window changed or held go (logprobs.py)
-            cleaned = [] if touched else clean_alternatives(lp, self.r)
+            cleaned = [] if touched else clean_alternatives(lp, self.restorer)
             if cleaned is not None:
                 out = json.loads(new)
                 out["logprobs"] = cleaned

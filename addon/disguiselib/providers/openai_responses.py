@@ -24,6 +24,7 @@ from .openai_chat import _STR
 from .responses_fields import _ANNOTATION, _OUT_ITEM, _OUT_PART, INPUT_ITEMS_LIST, RESPONSE_OBJECT, RESPONSES_REQUEST
 from .restore import restore_doc
 from .stream import StreamState
+from .wirespec import SSE, WireSpec
 
 __all__ = ["INPUT_ITEMS_LIST", "RESPONSE_OBJECT", "RESPONSES_REQUEST", "STREAM_EVENT", "ResponsesStream", "event_rule"]
 
@@ -167,13 +168,54 @@ def _channel(t: str, obj: dict) -> tuple:
     return (ident, field)
 
 
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one event (inspect/sseview.Builder): every `*.delta` event
+    with a string `delta`, per (kind, output_index, content_index or summary_index)."""
+    t = doc.get("type")
+    if not isinstance(t, str) or not t.startswith(_PREFIX):
+        return False
+    if t == "response.output_item.added":
+        item = doc.get("item") or {}
+        if isinstance(item.get("name"), str):
+            b.names[("r", doc.get("output_index"))] = item["name"]
+        ev.note = " ".join(str(x) for x in (item.get("type"), item.get("name")) if isinstance(x, str))
+        return True
+    if t.endswith(".delta") and isinstance(doc.get("delta"), str):
+        kind_name = t[len(_PREFIX) : -len(".delta")]
+        oi = doc.get("output_index")
+        sub = doc.get("content_index", doc.get("summary_index"))
+        key = f"output {oi} {kind_name}" + (f" [{sub}]" if sub is not None else "")
+        kind = "thinking" if event_rule(t, doc).kind == "opaque" else (
+            "json" if "arguments" in kind_name or kind_name.endswith("input") else "text"
+        )  # fmt: skip
+        c = b.add(ev, key, kind, doc["delta"], "delta")
+        name = b.names.get(("r", oi))
+        if name:
+            c.name = name
+    return True
+
+
+_PREFIX = "response."
+# The Responses stream's wire vocabulary, for every reader (providers/wirespec.py).
+SPEC = WireSpec(
+    "openai.responses",
+    ("openai_responses", "responses_fields"),
+    (SSE,),
+    events=frozenset({*_DELTAS, *_DONES, *_SNAPSHOT, *_ENDS, *_OPAQUE, "response.created", "response.in_progress",
+                      "response.queued", "error"}),
+    terminal=_ENDS,
+    error_event="error",
+    view=view,
+)  # fmt: skip
+
+
 class ResponsesStream(ChannelStream):
     """One Responses stream: a window per (item, content index, field). Synthetic
     deltas carrying held tails get their own sequence numbers; every later event is
     renumbered so the client sees them strictly increasing and gapless."""
 
-    TERMINAL = "response.completed, response.failed or response.incomplete"
-    MARKERS = (b"response.completed", b"response.failed", b"response.incomplete", b'"error"')
+    TERMINAL = SPEC.ends
+    MARKERS = (*SPEC.markers, b'"error"')
     # No window reads these (a delta's window reads its `delta` alone): the envelope the
     # table exempts, the event's type, and the padding the delta tables exempt (SKIP).
     OPAQUE = frozenset(k.encode() for k, rule in _ENVELOPE_FIELDS.items() if rule.skip) | {b"type", b"obfuscation"}
@@ -234,7 +276,7 @@ class ResponsesStream(ChannelStream):
         if isinstance(seq, int):
             self.last_seq = max(self.last_seq, seq)
         t = obj.get("type")
-        if t in _ENDS or t == "error":
+        if t in _ENDS or t == SPEC.error_event:
             self.to(StreamState.FINISHING)
         out: list[bytes] = []
         if t in _DELTAS:
@@ -249,7 +291,7 @@ class ResponsesStream(ChannelStream):
             lp = obj.get("logprobs")
             if isinstance(lp, list) and lp:
                 # logprobs of text the window changed or held go (common.py, logprobs)
-                cleaned = [] if key in self.touched else clean_alternatives(lp, self.r)
+                cleaned = [] if key in self.touched else clean_alternatives(lp, self.restorer)
                 if cleaned is not None:
                     doc = json.loads(new)
                     doc["logprobs"] = cleaned
@@ -273,7 +315,7 @@ class ResponsesStream(ChannelStream):
                 new, changed = data, 0
             else:
                 before = self._counts()
-                new = restore_doc(data, obj, erule, self.r)
+                new = restore_doc(data, obj, erule, self.restorer)
                 changed = new is not data
                 # what the stream restores again in whole-text events is counted once
                 if t in _DONES:
@@ -302,10 +344,10 @@ class ResponsesStream(ChannelStream):
     # more than the stream counted (text that only a snapshot carried).
 
     def _counts(self) -> tuple[int, int]:
-        return self.r.restored, self.r.stripped
+        return self.restorer.restored, self.restorer.stripped
 
     def _recount(self, before: tuple[int, int], restated: bool, final: bool = False) -> None:
-        r = self.r
+        r = self.restorer
         if final:
             r.restored = max(before[0], r.restored - before[0])
             r.stripped = max(before[1], r.stripped - before[1])

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..core import jsonspan
-from ..core.holdback import Window
+from ..core.holdback import Window, window_for
 from ..core.jsonspan import Rule
 from ..core.rules import Restorer, Rules, Session
 from ..errors import DisguiseError, MaskError, StreamError, reason
@@ -59,10 +59,6 @@ POLICY_VIOLATION = 1008  # a client event that holds an original and cannot be m
 INTERNAL_ERROR = 1011  # a server event that cannot be restored
 # A close frame's reason is at most 123 bytes of UTF-8 (125 bytes of payload less the code).
 MAX_CLOSE_REASON = 123
-# Channels one connection may hold text for at once (a response has a handful: text,
-# transcript, function arguments per item). Past this the connection ends with an
-# explicit error rather than growing state without bound.
-MAX_CHANNELS = 256
 
 
 @dataclass(frozen=True)
@@ -98,7 +94,7 @@ class Protocol(ABC):
     SERVER_TEXT: ClassVar[bool] = True  # the frame type of the API's server events
 
     def __init__(self, restorer: Restorer) -> None:
-        self.r = restorer
+        self.restorer = restorer
         self.windows: dict[tuple, Window] = {}
         self.events_held = 0  # server events whose text was held back, whole or in part
 
@@ -133,15 +129,7 @@ class Protocol(ABC):
         return False
 
     def window(self, key: tuple, mode: int) -> Window:
-        w = self.windows.get(key)
-        if w is None:
-            if len(self.windows) >= MAX_CHANNELS:
-                # an empty window is the same as a new one: forget those first
-                self.windows = {k: v for k, v in self.windows.items() if v.held or v.escaped}
-                if len(self.windows) >= MAX_CHANNELS:
-                    raise StreamError(f"the connection holds text in more than {MAX_CHANNELS} channels at once")
-            w = self.windows[key] = Window(self.r, mode)
-        return w
+        return window_for(self.windows, key, self.restorer, mode, owner="the connection")
 
 
 @dataclass

@@ -16,7 +16,19 @@ from dataclasses import dataclass
 
 from ..core.jsonspan import Obj, Rule
 from ..core.rules import Restorer, Rules, Session
-from . import anthropic, batch, bedrock, bedrock_stream, google, legacy, openai_chat, openai_responses
+from . import (
+    anthropic,
+    batch,
+    bedrock,
+    bedrock_stream,
+    gemini_live,
+    gemini_stream,
+    google,
+    legacy,
+    openai_chat,
+    openai_realtime,
+    openai_responses,
+)  # fmt: skip
 from .bodies import Reading
 from .fields import GENERIC, ID, META
 from .gemini_array import stream_for as google_stream_for
@@ -25,6 +37,14 @@ from .gemini_stream import GeminiStream
 from .openai_realtime import OpenAIRealtime
 from .realtime import Protocol
 from .stream import SSEStream
+from .wirespec import WireSpec
+
+# Every API's wire vocabulary (providers/wirespec.py), for those who read any stream:
+# the views, the recorder. A new API's spec is registered here.
+SPECS: tuple[WireSpec, ...] = (
+    anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
+    bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, batch.SPEC, openai_realtime.SPEC, gemini_live.SPEC,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -99,9 +119,7 @@ OPENAI_CHAT_UPDATE = Api(  # POST /chat/completions/{id}: new metadata, the stor
     "openai.chat.update", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream,
     openai_chat.error_body, events=openai_chat.STREAM_EVENT,
 )  # fmt: skip
-OPENAI_CHAT_LIST = Api(
-    "openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body
-)
+OPENAI_CHAT_LIST = Api("openai.chat.list", None, openai_chat.CHAT_LIST, openai_chat.ChatStream, openai_chat.error_body)
 OPENAI_CHAT_MESSAGES = Api(
     "openai.chat.messages", None, openai_chat.CHAT_STORED_MESSAGES, openai_chat.ChatStream, openai_chat.error_body
 )
@@ -216,19 +234,15 @@ BEDROCK_COUNT_TOKENS = Api(
 
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may
 # arrive percent-encoded.
-_COLON = r"(?::|%3[aA])"
+_COLON = google.COLON
 _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # Vertex AI: /v1/projects/P/locations/L/publishers/anthropic/models/M:streamRawPredict
     # (count tokens: .../models/count-tokens:rawPredict)
     (re.compile(r"/publishers/anthropic/models/[^/]+" + _COLON + r"(?:rawPredict|streamRawPredict)\Z"),
      VERTEX_ANTHROPIC),
-    # Vertex AI: .../publishers/google/models/M:generateContent, tuned-model endpoints
-    # (.../endpoints/E:generateContent); also the express-mode /v1/publishers/google/...
-    (re.compile(r"/(?:publishers/google/models|endpoints)/[^/]+" + _COLON
-                + r"(?:generateContent|streamGenerateContent|countTokens|computeTokens)\Z"), VERTEX_GEMINI),
-    # Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
-    (re.compile(r"/(?:models|tunedModels)/[^/]+" + _COLON
-                + r"(?:generateContent|streamGenerateContent|countTokens)\Z"), GOOGLE_GEMINI),
+    # Vertex AI's and the Gemini API's generate methods (google.py)
+    (google.VERTEX_PATH, VERTEX_GEMINI),
+    (google.GEMINI_PATH, GOOGLE_GEMINI),
     # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, their streams, count-tokens
     # (modelId one segment: an id, a profile, or a URL-encoded ARN)
     (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream)\Z"), BEDROCK_INVOKE),
@@ -364,4 +378,3 @@ def error_body_for(method: str, path: str, host: str = "") -> Callable[[str], by
 def llm_shaped(path: str) -> bool:
     """A path of an LLM API, transformed here or not (any method)."""
     return bool(_LLM_SHAPED.search(_path(path).lower()))
-

@@ -95,17 +95,39 @@ def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
 def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:
     """s restored as JSON lines (each non-blank line one JSON document); None if some
     line is not JSON."""
+    try:
+        return edit_json_lines(s, lambda n, body, doc: restore_doc(body, doc, root, r))
+    except JsonLineError as e:
+        if isinstance(e.cause, RecursionError):
+            raise e.cause from None
+        return None
+
+
+class JsonLineError(ValueError):
+    """A line of a JSON-lines text that cannot be read (`cause`: jsonspan.loads's error)."""
+
+    def __init__(self, number: int, cause: ValueError | RecursionError) -> None:
+        super().__init__(f"line {number}: {cause}")
+        self.number = number
+        self.cause = cause
+
+
+def edit_json_lines(text: str, edit: Callable[[int, str, object], str]) -> str:
+    """The one reading of a JSON-lines text (batch inputs and results): each non-blank
+    line's JSON replaced by edit(its number from 1, its text without the line end, its
+    document), the line end and blank lines kept. JsonLineError for a line that is not
+    JSON or is nested too deeply to read."""
     out = []
-    for line in s.splitlines(keepends=True):
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
         body = line.rstrip("\r\n")
         if not body.strip():
             out.append(line)
             continue
         try:
             doc = jsonspan.loads(body)
-        except ValueError:
-            return None
-        out.append(restore_doc(body, doc, root, r) + line[len(body) :])
+        except (ValueError, RecursionError) as e:
+            raise JsonLineError(n, e) from e
+        out.append(edit(n, body, doc) + line[len(body) :])
     return "".join(out)
 
 

@@ -136,7 +136,7 @@ class SSEStream(Lifecycle, ABC):
     OPAQUE: frozenset[bytes] = frozenset()
 
     def __init__(self, restorer: Restorer) -> None:
-        self.r = restorer
+        self.restorer = restorer
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
         self.triggers = restorer.rules.stream_triggers(self.MARKERS)
         self._scan = self.triggers.scan
@@ -210,7 +210,7 @@ class SSEStream(Lifecycle, ABC):
             self._clean = block[:n]
             self._skip = k
 
-    def _take(self, data: bytes, out: list[bytes]) -> None:
+    def _feed_events(self, data: bytes, out: list[bytes]) -> None:
         block = self.framer.whole(data) if data else b""
         if block:
             self._block(block, out)
@@ -348,7 +348,7 @@ class SSEStream(Lifecycle, ABC):
         """An event whose data is not a JSON object (not JSON at all, or a bare value):
         restored as a value or JSON text, never passed on unread."""
         assert ev.data is not None
-        new = restore_json(ev.data, GENERIC, self.r)
+        new = restore_json(ev.data, GENERIC, self.restorer)
         if new is None:
             return [ev.raw]
         self.events_changed += 1

@@ -1,0 +1,106 @@
+"""The wire vocabulary of one API, declared once (sans I/O).
+
+Each API module declares one `WireSpec` for its stream (`anthropic.SPEC`,
+`openai_chat.SPEC`, ...): how its events are framed, every event type it sends, which of
+them end the stream, its error event, the member names only its documents carry, and
+how its text is split into channels. The API's own stream class reads its spec (its
+`TERMINAL`, `MARKERS`, when it moves to FINISHING), and so does everyone who reads a
+recorded stream without being that API (`inspect/sseview.py`, `inspect/wsview.py`,
+`inspect/record.py`): `registry.SPECS` lists them all. Nothing outside an API's
+`modules` spells its vocabulary (tests/test_architecture.py reads it from the specs).
+
+A spec is data: core modules never import it; what they need (a stream's markers, a
+framing's element keys) is handed to them from the spec when a stream is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# How the events of a stream are framed on the wire.
+SSE = "sse"  # text/event-stream (core/sse.py)
+JSON_ARRAY = "json array"  # one JSON array, an element per event (core/jsonarray.py)
+EVENT_STREAM = "event-stream"  # AWS event-stream frames (core/eventstream.py)
+WEBSOCKET = "websocket"  # one JSON event per text message (providers/realtime.py)
+JSON_LINES = "json lines"  # one JSON document per line (batch inputs and results)
+
+# The kinds of a channel's text: prose (a text window), JSON text (a tool's arguments:
+# restored as JSON), opaque (thinking, signatures: passed byte-identical).
+TEXT, JSON, OPAQUE = "text", "json", "opaque"
+
+
+def _frozen(m: Mapping | None = None) -> Mapping:
+    return MappingProxyType(dict(m or {}))
+
+
+@dataclass(frozen=True, eq=False)
+class WireSpec:
+    """What one API says on the wire, for everyone who reads it."""
+
+    name: str
+    # The providers/ modules that own this vocabulary: the only ones that may spell it.
+    modules: tuple[str, ...]
+    framings: tuple[str, ...]
+    # Every event type the stream sends (the `type` member of its events' JSON, an
+    # event-stream frame's `:event-type`, a realtime server event's type).
+    events: frozenset[str] = frozenset()
+    # The events after which the API has nothing more to say (the stream's last event).
+    terminal: frozenset[str] = frozenset()
+    # The event the API ends a stream with when it fails.
+    error_event: str | None = None
+    # The member of an event's JSON that names its type (None: events are told by shape).
+    type_member: str | None = "type"
+    # A data line that ends the stream by itself (OpenAI's `data: [DONE]`).
+    done: str | None = None
+    # Member names only this API's documents carry: a document with one of them at its
+    # top is this API's (a streamed array's element, a view's reader).
+    members: frozenset[str] = frozenset()
+    # Members that say why the model stopped (a view's note on an event).
+    stop_members: tuple[str, ...] = ()
+    # Channel text per delta: delta type -> (member holding the text, kind).
+    deltas: Mapping[str, tuple[str, str]] = field(default_factory=_frozen)
+    # Channel kind per content block type (a block of another type has no channel).
+    blocks: Mapping[str, str] = field(default_factory=_frozen)
+    # The events an event-stream frame carries in another API's vocabulary (Bedrock's
+    # InvokeModel stream: Anthropic's events, base64 in each chunk).
+    inner: WireSpec | None = None
+    # A view's reader of one event's JSON document: (doc, event, builder) -> whether it
+    # was this API's (inspect/sseview.Builder, inspect/wsview's channels).
+    view: Callable[..., bool] | None = None
+
+    @property
+    def ends(self) -> str:
+        """The terminal events as a stream's error names them ("...ended before X")."""
+        if self.done is not None:
+            return f"data: {self.done}"
+        t = sorted(self.terminal)
+        return t[0] if len(t) == 1 else ", ".join(t[:-1]) + " or " + t[-1]
+
+    @property
+    def markers(self) -> tuple[bytes, ...]:
+        """What a stream of this API always parses: its terminal events (or done line)."""
+        words = sorted(self.terminal) if self.done is None else [self.done]
+        return tuple(w.encode() for w in words)
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        """Every word of this spec that names the API's wire format (an inner API's
+        words are that API's)."""
+        words = set(self.events) | set(self.terminal) | set(self.deltas) | set(self.stop_members)
+        if self.error_event:
+            words.add(self.error_event)
+        if self.done:
+            words.add(self.done)
+        # an event named by a plain English word (`error`, `ping`, `metadata`) says
+        # nothing only this API says; a member (`candidates`) does
+        words = {w for w in words if not (w.isalpha() and w.islower())} | set(self.members)
+        if self.inner is not None:  # carried in another API's words: that API's own
+            words -= self.inner.vocabulary
+        return frozenset(words)
+
+
+def frozen(m: Mapping) -> Mapping:
+    """A read-only copy of a table for a spec."""
+    return _frozen(m)
