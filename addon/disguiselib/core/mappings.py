@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import MappingError
 from ..shipped import DEFAULTS_FILE
 from . import linear, rxsyntax, validators
+from .fakes import GENERATORS
 from .words import COMMON_WORDS
 from .yamlfile import SECTIONS
 from .yamlfile import Map as _Map
@@ -57,6 +58,9 @@ class Pattern:
     validator: str | None = None
     keywords: tuple[str, ...] = ()
     window: int = 0
+    # With disguise_fakes: the generator of this rule's fakes (core/fakes.GENERATORS),
+    # False for placeholders, None: chosen by its validator or name (fakes.kind).
+    fake: str | bool | None = None
 
 
 @dataclass(frozen=True)
@@ -304,7 +308,7 @@ def _parse_doc(doc: object, f: str, b: _Builder) -> None:
         b.add_strip(Strip(item["regex"], f"{src} ({name})" if name else src, name), f)
 
 
-_PATTERN_OPTIONS = ("group", "validator", "keywords", "window")
+_PATTERN_OPTIONS = ("group", "validator", "keywords", "window", "fake")
 _PATTERN_KEYS = {"name", "regex", *_PATTERN_OPTIONS}
 MAX_WINDOW = 200  # characters either side searched for a keyword: bounded, so linear
 
@@ -349,6 +353,11 @@ def _pattern_options(item: dict, rx: str, src: str) -> dict:
         if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= MAX_WINDOW:
             raise MappingError(f"{src}: window must be a whole number of characters, 1 to {MAX_WINDOW}")
         out["window"] = w
+    fk = item.get("fake")
+    if fk is not None:
+        if fk is not False and fk not in GENERATORS:
+            raise MappingError(f"{src}: fake must be false or one of {', '.join(sorted(GENERATORS))}")
+        out["fake"] = fk
     return out
 
 

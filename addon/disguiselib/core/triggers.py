@@ -134,6 +134,15 @@ def rule_patterns(
     return out
 
 
+def merged(a: Patterns, b: Patterns) -> Patterns:
+    """Two pattern sets as one (a rule set's and a flow's fakes): a pattern that only says
+    a value ends in a proper prefix stays one only if it is no other kind of trigger in
+    either."""
+    out = Patterns(a | b)
+    out.ends = frozenset((a.ends | b.ends) - ((a - a.ends) | (b - b.ends)))
+    return out
+
+
 class Triggers:
     """One rule set's trigger patterns plus a stream's markers, as one automaton.
 

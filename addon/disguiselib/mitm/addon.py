@@ -81,14 +81,17 @@ class Disguise:
 
     def configure(self, updated: set[str]) -> None:
         # fail_open and allow_unknown are read where they are used; these need a rebuild
-        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "ignore_hosts", "allow_hosts",
-                   "tcp_hosts", "mode"}  # fmt: skip
+        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fakes", "disguise_fakes_key",
+                   "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
         if self.config is not None and not (rebuild & updated):
             return
         opts = ctx.options
         try:
             options.check_names(opts)
-            new = build_config(list(opts.disguise_mappings), bool(opts.disguise_defaults), list(opts.disguise_hosts))
+            new = build_config(
+                list(opts.disguise_mappings), bool(opts.disguise_defaults), list(opts.disguise_hosts),
+                options.fakes_key(opts),
+            )  # fmt: skip
             options.check_passthrough(new.hosts)
             options.check_reverse(new.hosts)
         except (MappingError, ScopeError) as e:
@@ -133,7 +136,7 @@ class Disguise:
         if snap == cfg.snapshot or snap == self._failed:
             return cfg
         try:
-            new = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts])
+            new = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts], cfg.fakes_key)
         except (MappingError, ScopeError) as e:
             self._failed = snap
             log.error("disguise: mapping files changed but do not load; the previous rule set stays in force: %s", e)
