@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .config import Config
 from .core.decoding import Decoded, decoder_for
-from .core.rules import Restorer, Rules, Session, knowing
+from .core.fakes import knowing
+from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
 from .errors import LeakError, log_internal
 from .providers.fields import loads

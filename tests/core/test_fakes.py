@@ -14,15 +14,16 @@ import phonenumbers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import splits
 
 from disguiselib import leakguard
 from disguiselib.config import build_config
 from disguiselib.core import fakes, validators
+from disguiselib.core.fakes import knowing
 from disguiselib.core.holdback import Window
-from disguiselib.core.rules import Session, knowing
+from disguiselib.core.rules import Session
 from disguiselib.providers.masking import mask_body
 from disguiselib.providers.registry import recognise
+from strategies import splits
 
 KEY = b"0123456789abcdef0123456789abcdef"
 CFG = build_config([], True, [], KEY)
@@ -173,25 +174,6 @@ def test_fake_false_and_placeholders_without_the_option() -> None:
     assert out.startswith("[ID_1] no-") and out[-8:].isdigit() and out[-8:] != "12345678"
     with pytest.raises(mappings.MappingError, match="fake must be"):
         mappings.from_dict({"patterns": [{"name": "X", "regex": "x[0-9]+", "fake": "nonsense"}]})
-
-
-def test_two_originals_never_share_a_fake() -> None:
-    class Clash:  # every original's first candidate is the same string
-        key = KEY
-
-        def __init__(self) -> None:
-            self.real = RULES.faker
-
-        def make(self, rule, original, attempt=0):
-            return "zz-shared-fake-00" if attempt == 0 else self.real.make(rule, original, attempt)
-
-        def clean(self, f):
-            return True
-
-    s = Session()
-    a = s.placeholder("AWS_ACCESS_KEY", "AKIAAAAAAAAAAAAAAAAA", Clash())  # type: ignore[arg-type]
-    b = s.placeholder("AWS_ACCESS_KEY", "AKIABBBBBBBBBBBBBBBB", Clash())  # type: ignore[arg-type]
-    assert a == "zz-shared-fake-00" and b != a and s.placeholders[b] == "AKIABBBBBBBBBBBBBBBB"
 
 
 def test_client_text_equal_to_a_fake_is_reserved() -> None:

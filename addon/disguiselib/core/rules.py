@@ -38,11 +38,12 @@ from . import fakes, linear, triggers, validators
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet, Pattern
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
+from .session import LITERALS, Session
 from .text import char_offsets, decode, json_escape, utf8
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
-__all__ = ["JSON", "LITERALS", "TEXT", "VALUE", "Restorer", "Rules", "Session", "json_escape", "knowing"]
+__all__ = ["JSON", "LITERALS", "TEXT", "VALUE", "Restorer", "Rules", "Session", "json_escape"]
 
 _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
 # Aho-Corasick as a DFA scans about twice as fast as the library's default choice
@@ -55,73 +56,10 @@ def _automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
-LITERALS = "literals"  # the label of every literal in counts and find()
 
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
 _MAX_DIGITS = 9
-
-
-class Session:
-    """One request's placeholders, numbered by first appearance (contract §2), and with
-    disguise_fakes its fakes (core/fakes.py): both in `placeholders`, disguise -> original
-    (a placeholder begins with `[`, a fake never holds one)."""
-
-    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes")
-
-    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
-        # Placeholder strings (and fakes) the request already holds as the client's own
-        # text: never issued, or the response would "restore" the client's text into an
-        # original.
-        self.reserved = reserved
-        self.placeholders: dict[str, str] = {}  # "[EMAIL_1]" (or a fake) -> original
-        self._by_key: dict[tuple[str, str], str] = {}
-        self._count: dict[str, int] = {}
-        self.masked = 0  # how many replacements were made (for the flow comment)
-        # replacements per rule: a pattern's name, or LITERALS for every literal
-        self.counts: dict[str, int] = {}
-        self.literals: set[str] = set()  # the literals' originals that were replaced
-        self.fakes = 0  # how many of the placeholders are fakes
-
-    def count(self, label: str, original: str | None = None) -> None:
-        self.masked += 1
-        self.counts[label] = self.counts.get(label, 0) + 1
-        if label == LITERALS and original is not None:
-            self.literals.add(original)
-
-    def placeholder(self, name: str, original: str, faker: fakes.Faker | None = None) -> str:
-        """The disguise of original matched by rule name: its fake when faker makes one
-        (the first candidate that is no other original's disguise in this request and no
-        text the client sent: deterministic, by first appearance), else `[NAME_n]`."""
-        key = (name, original)
-        ph = self._by_key.get(key)
-        if ph is None:
-            ph = self._fake(name, original, faker) if faker is not None else None
-            if ph is None:
-                n = self._count.get(name, 0) + 1
-                ph = f"[{name}_{n}]"
-                while ph in self.reserved:
-                    n += 1
-                    ph = f"[{name}_{n}]"
-                self._count[name] = n
-            else:
-                self.fakes += 1
-            self._by_key[key] = ph
-            self.placeholders[ph] = original
-        return ph
-
-    def _fake(self, name: str, original: str, faker: fakes.Faker) -> str | None:
-        for attempt in range(_FAKE_ATTEMPTS):
-            f = faker.make(name, original, attempt)
-            if f is None:
-                return None
-            if f not in self.placeholders and f not in self.reserved and faker.clean(f):
-                return f
-        return None
-
-
-# Candidates tried for one original before its placeholder is used instead.
-_FAKE_ATTEMPTS = 8
 
 
 class _Options:
@@ -566,30 +504,3 @@ class Rules:
 
 
 
-
-class _Knowing:
-    """A rule set as the leak guard reads one request's masked text (knowing()): find()
-    without the spans that are exactly one of the request's fakes."""
-
-    __slots__ = ("_rules", "_fakes")
-
-    def __init__(self, rules: Rules, fakes: frozenset[str]) -> None:
-        self._rules = rules
-        self._fakes = fakes
-
-    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
-        return [sp for sp in self._rules.find(text, memo) if text[sp[1] : sp[2]] not in self._fakes]
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._rules, name)
-
-
-def knowing(rules: Rules, placeholders: Mapping[str, str] | None) -> Rules:
-    """rules, knowing that the fakes among placeholders (a request's session: disguise ->
-    original) are no originals: a fake may look like one (a Luhn-valid card number, a
-    token with its format's prefix), and the leak guard must not take it for one. Rules
-    itself when there are none (every check as before)."""
-    if not placeholders or rules.faker is None:
-        return rules
-    fakes = frozenset(k for k in placeholders if not k.startswith("["))
-    return _Knowing(rules, fakes) if fakes else rules  # type: ignore[return-value]

@@ -22,7 +22,7 @@ from mitmproxy import exceptions, http
 
 from .. import leakguard
 from ..config import Config
-from ..core.rules import knowing
+from ..core.fakes import knowing
 from ..errors import log_internal
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..state import FlowRecord, Kind, Phase
