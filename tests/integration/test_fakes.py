@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from integration_util import MITMDUMP, FakeUpstream, Recorded, Reply, cut, running_proxy, sse
+from integration_util import MITMDUMP, REPO, FakeUpstream, Recorded, Reply, cut, running_proxy, sse
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -82,9 +84,10 @@ def _sent(up: FakeUpstream) -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
-def _session(tmp: Path, key: Path | None, requests: int = 1) -> list[tuple[str, str]]:
+def _session(tmp: Path, key: Path | None, requests: int = 1, *more: str) -> list[tuple[str, str]]:
     tmp.mkdir(parents=True, exist_ok=True)
     extra = ("--set", "disguise_fakes=true", "--set", f"disguise_fakes_key={key}") if key else ()
+    extra += more
     out = []
     with FakeUpstream() as up, running_proxy(tmp, {}, *extra, upstream=up) as proxy:
         up.on(MODEL, _handler)
@@ -115,3 +118,25 @@ def test_fakes_same_kind_keyed_deterministic_restored(tmp_path: Path) -> None:
 
 def test_without_the_option_nothing_changes(tmp_path: Path) -> None:
     assert _session(tmp_path, None) == [("[EMAIL_1]", "[AWS_ACCESS_KEY_1]")]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m disguiselib ...` from the checkout (shipped defaults, no key: what a
+    session recorded with fakes says of itself is enough)."""
+    return subprocess.run([sys.executable, "-m", "disguiselib", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": "addon", "PATH": "/usr/bin:/bin"})  # fmt: skip
+
+
+def test_audit_share_show_on_a_session_recorded_with_fakes(tmp_path: Path) -> None:
+    flows = tmp_path / "session.flows"
+    [(email, key)] = _session(tmp_path / "s", tmp_path / "k.key", 1, "-w", str(flows))
+    r = _cli("audit", str(flows))
+    assert r.returncode == 0 and "clean" in r.stdout, r.stdout + r.stderr  # fakes upstream are no originals
+    shared = tmp_path / "shared.flows"
+    r = _cli("share", str(flows), str(shared))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _cli("audit", str(shared))
+    assert r.returncode == 0 and "clean" in r.stdout, r.stdout + r.stderr
+    r = _cli("show", str(flows), "1")
+    assert r.returncode == 0, r.stderr
+    assert f"⟦{email}⟧" in r.stdout and f"⟦{key}⟧" in r.stdout  # marked like placeholders
