@@ -16,7 +16,7 @@ from disguiselib.pipeline import client_frame
 from disguiselib.providers.openai_realtime import OpenAIRealtime
 from disguiselib.providers.realtime import INTERNAL_ERROR, POLICY_VIOLATION, Connection, Frame, State
 from realtime_util import OpenAIScript, check_openai, openai_channel, read_openai
-from strategies import PLACEHOLDERS, RULES, make_rules, splits, texts
+from strategies import FAKE_DISGUISES, PLACEHOLDERS, RULES, make_rules, splits, texts
 
 ORIGINALS_EVENT = {
     "type": "conversation.item.create",
@@ -32,6 +32,7 @@ def conn(rules=RULES) -> Connection:
     out = client_frame(c, Frame(json.dumps(ORIGINALS_EVENT).encode()))
     assert out.close is None
     c.session.placeholder("EMAIL", PLACEHOLDERS["[EMAIL_2]"])
+    c.session.placeholders.update(FAKE_DISGUISES)  # DISGUISE_TEST_FAKES: the connection's fakes
     assert c.session.placeholders == PLACEHOLDERS
     return c
 
