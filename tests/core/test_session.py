@@ -34,3 +34,21 @@ def test_two_originals_never_share_a_fake() -> None:
     a = s.placeholder("AWS_ACCESS_KEY", "AKIAAAAAAAAAAAAAAAAA", Clash())  # type: ignore[arg-type]
     b = s.placeholder("AWS_ACCESS_KEY", "AKIABBBBBBBBBBBBBBBB", Clash())  # type: ignore[arg-type]
     assert a == "zz-shared-fake-00" and b != a and s.placeholders[b] == "AKIABBBBBBBBBBBBBBBB"
+
+
+def test_a_fake_a_rule_takes_part_of_is_never_issued() -> None:
+    """Rules._fake_clean: a candidate in which a rule finds an original (here: a real
+    AWS key id inside it) is refused, and the original keeps its placeholder."""
+
+    class Bad:
+        key = KEY
+
+        def make(self, rule, original, attempt=0):
+            return "x-AKIAZ3MPLQW8RT5YUX2B-x"
+
+        clean = staticmethod(RULES._fake_clean)
+
+    assert not RULES._fake_clean("x-AKIAZ3MPLQW8RT5YUX2B-x")
+    assert RULES._fake_clean("bob7q@mail.example")
+    s = Session()
+    assert s.placeholder("EMAIL", "a@b.io", Bad()) == "[EMAIL_1]" and s.fakes == 0  # type: ignore[arg-type]
