@@ -9,8 +9,9 @@ distinct AWS access key ids (each twice) is masked through the one path
 fake, the look for the client's own text); then the answer, echoing every disguise,
 streamed as Anthropic SSE in 3-character text deltas, is restored through
 `providers/anthropic.AnthropicStream` (a flow's fakes: an automaton, a hold-back trie
-regex, the trigger automaton with them). CPU time, the least of 5; ratios fakes /
-placeholders side by side.
+regex, the trigger automaton of its fakes beside the rule set's). CPU time, the least of
+5; ratios fakes / placeholders side by side. Then what setting up one streamed response
+costs for a typical flow (an e-mail and a key masked) with each.
 """
 
 from __future__ import annotations
@@ -89,6 +90,22 @@ def main() -> None:
         print(f"{name:14}{n:>10}{nf:>7}{bl / 1024:>9.0f}{tm * 1e3:>9.1f}{al / 1024:>11.0f}{tr * 1e3:>12.1f}")
     (pm, pr), (fm, fr) = results["placeholders"], results["fakes"]
     print(f"{'fakes/placeh.':14}{'':>10}{'':>7}{'':>9}{fm / pm:>8.2f}x{'':>11}{fr / pr:>11.2f}x")
+    # what a streamed response of a typical flow (an e-mail and a key masked) costs to set
+    # up: its restorer and stream (with fakes: their automaton, trie regex, triggers)
+    print()
+    setup = {}
+    for name, key in (("placeholders", None), ("fakes", b"bench-key-0123456789abcdef")):
+        rules = build_config([], True, [], key).rules
+        _, session = mask_body(_small(), rule, rules)
+        AnthropicStream(rules.restorer(session.placeholders))  # the rule set's triggers, built once
+        setup[name] = _least(lambda r=rules, s=session: [AnthropicStream(r.restorer(s.placeholders)) for _ in range(100)]) / 100
+        print(f"{name:14}stream set-up per response, 2 disguises: {setup[name] * 1e3:.3f} ms")
+    print(f"{'':14}fakes: +{(setup['fakes'] - setup['placeholders']) * 1e3:.3f} ms per streamed response")
+
+
+def _small() -> bytes:
+    text = "Write to dana.whitfield@northwind-logistics.com about the key AKIAZ3MPLQW8RT5YUX2B please."
+    return json.dumps({"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": text}]}).encode()
 
 
 if __name__ == "__main__":

@@ -58,6 +58,9 @@ def load_key(path: str | os.PathLike) -> bytes:
     p = Path(path).expanduser()
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MappingError(f"disguise_fakes_key {p}: cannot create its folder ({e.strerror})") from None
+    try:
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         pass
@@ -371,7 +374,7 @@ _BY_VALIDATOR = {
     "github_crc32": "github",
     "ssn": "digits",
 }
-_BY_NAME = {"PRIVATE_IP": "ipv4", "PRIVATE_IPV6": "ipv6", "JWT": "jwt"}
+_BY_NAME = {"EMAIL": "email", "PRIVATE_IP": "ipv4", "PRIVATE_IPV6": "ipv6", "JWT": "jwt"}
 # Rules whose match is no single value a look-alike can stand for: left to placeholders.
 _NONE_BY_NAME = ("PRIVATE_KEY",)
 

@@ -128,6 +128,10 @@ def strip_starts(rx_text: str) -> tuple[frozenset[str], bool, dict[str, frozense
     return first, nonascii, follow
 
 
+# The key under which Restorer._trig keeps the triggers of the flow's fakes alone.
+_OWN = (b"",)
+
+
 class _Fakes:
     """One flow's fakes (disguise_fakes) as the reverse matchers take them: an
     Aho–Corasick automaton of the fakes (leftmost-longest), and for the hold-back point a
@@ -210,14 +214,17 @@ class Restorer:
 
     def triggers(self, markers: tuple[bytes, ...]) -> Any:
         """A stream's trigger automaton (core/triggers.py): the rule set's, and with fakes
-        their patterns too (the raw bytes of a fake in an event must be looked at)."""
+        their patterns too (the raw bytes of a fake in an event must be looked at): the
+        rule set's automaton, shared, joined with one of the fakes alone."""
         fk = self._fakes()
         if fk is None:
             return self.rules.stream_triggers(markers)
         t = self._trig.get(markers)
         if t is None:
-            pats = triggers.merged(self.rules._trigger_patterns, triggers.rule_patterns(fk.fakes, (), []))
-            t = self._trig[markers] = triggers.Triggers(pats, markers)
+            own = self._trig.get(_OWN)
+            if own is None:  # the fakes' own patterns: built once per flow, shared by every markers
+                own = self._trig[_OWN] = triggers.Triggers(triggers.rule_patterns(fk.fakes, (), []), ())
+            t = self._trig[markers] = triggers.Joined(self.rules.stream_triggers(markers), own)
         return t
 
     # -- whole texts ---------------------------------------------------------------------
