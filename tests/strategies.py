@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import strategies as st
 
 from disguiselib.core import mappings, rules
@@ -20,18 +22,27 @@ LITERALS = {
 }
 
 
+# DISGUISE_TEST_FAKES=1 (tests/providers/test_fakes_streams.py runs the stream property
+# tests so): the rule set has a fakes key and the flow issued fakes beside placeholders,
+# and the texts are made of them too.
+FAKES = os.environ.get("DISGUISE_TEST_FAKES") == "1"
+FAKE_DISGUISES = {"bob7q@mail.example": "carol@corp.example.com", "ghp_Q2Z7XK4MPL9RT3WBx7Gq1ZpLw9KcVbN3mR": 'k"ey\\x'} if FAKES else {}
+
+
 def make_rules(**extra) -> rules.Rules:
     doc = {
         "literals": dict(LITERALS),
-        "patterns": [{"name": "EMAIL", "regex": EMAIL}],
+        # with fakes on, masking still numbers placeholders (tests name them); the flow's
+        # fakes are the ones PLACEHOLDERS adds
+        "patterns": [{"name": "EMAIL", "regex": EMAIL, **({"fake": False} if FAKES else {})}],
         "strip": [{"regex": STRIP}],
     }
     doc.update(extra)
-    return rules.Rules(mappings.from_dict(doc))
+    return rules.Rules(mappings.from_dict(doc), b"strategies-fakes-key" if FAKES else None)
 
 
 RULES = make_rules()
-PLACEHOLDERS = {"[EMAIL_1]": "bob@corp.example.com", "[EMAIL_2]": 'q"uote\\d@x.io'}
+PLACEHOLDERS = {"[EMAIL_1]": "bob@corp.example.com", "[EMAIL_2]": 'q"uote\\d@x.io', **FAKE_DISGUISES}
 _R = RULES.restorer(PLACEHOLDERS)
 
 
@@ -44,7 +55,7 @@ def restore_value(v):
     if isinstance(v, dict):
         return {_R.value(k): restore_value(x) for k, x in v.items()}
     return v
-DISGUISES = list(LITERALS.values()) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued
+DISGUISES = list(LITERALS.values()) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued (fakes: in it)
 STRIPS = ["[[reply_to_current]]", "[[ reply_to:123 ]]", "[[reply_to:<", "[[", "["]
 
 # Text made of prose, disguises, their prefixes, strip tags, and characters that need
@@ -54,7 +65,7 @@ _piece = st.one_of(
     st.sampled_from(DISGUISES).map(lambda d: d[: max(1, len(d) // 2)]),
     st.sampled_from(STRIPS),
     st.sampled_from([" ", "the ", "n", "\n", '"', "\\", "\\n", "é", "😀", "\ud83d", "]", "[", ".", "cloud"]),
-    st.text(alphabet="abcnova .[]_EMAIL1", max_size=6),
+    st.text(alphabet="abcnova .[]_EMAIL1" + ("@ghpQ27" if FAKES else ""), max_size=6),
 )
 texts = st.lists(_piece, max_size=14).map("".join)
 

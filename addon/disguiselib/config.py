@@ -83,6 +83,19 @@ OPTIONS: tuple[Option, ...] = (
         "the request is refused, the response replaced by an error (a stream ends with one).",
     ),
     Option(
+        "disguise_fakes", bool, False,
+        "Replace what a pattern rule finds with a keyed, deterministic fake of the same kind (an "
+        "e-mail address at a reserved domain, a Luhn-valid card number, a token with the same "
+        "prefix, length and alphabet, ...) instead of a numbered placeholder ([EMAIL_1]); restored "
+        "in responses the same way. A rule's `fake:` chooses its generator or turns it off.",
+    ),
+    Option(
+        "disguise_fakes_key", str, "",
+        "The key file fakes are made with (disguise_fakes): the same key gives the same fake of "
+        "an original in every request, after a restart and on every instance sharing it. "
+        "Default: disguise-fakes.key in mitmproxy's confdir, created once with mode 0600.",
+    ),
+    Option(
         "disguise_capture_limit", int, CAPTURE_LIMIT,
         "Bytes kept of each side of an LLM flow for inspection and replay: the request as "
         "the client sent it, the response as upstream sent it, a streamed response as the "
@@ -109,6 +122,8 @@ class Config:
     # The literals turned around (disguise -> original): finds a disguise the client
     # itself typed (its restoration cannot be told apart from ours).
     disguises: Rules | None
+    # disguise_fakes: the key fakes are made with (None: placeholders)
+    fakes_key: bytes | None = None
 
     def describe(self) -> str:
         """One short line: which files, how many rules of each kind, which hosts."""
@@ -120,7 +135,7 @@ class Config:
         scope = _names([str(h) for h in self.hosts]) if self.hosts else "every host"
         return (
             f"{files}: {_n(len(ms.literals), 'literal')}, {_n(len(ms.patterns), 'pattern')}, "
-            f"{_n(len(ms.strips), 'strip rule')}; scope: {scope}"
+            f"{_n(len(ms.strips), 'strip rule')}; scope: {scope}" + ("; fakes" if self.fakes_key is not None else "")
         )
 
     def details(self) -> str:
@@ -143,8 +158,11 @@ def _names(names: Sequence[str]) -> str:
     return shown + (f" +{len(names) - _NAMES_SHOWN} more" if len(names) > _NAMES_SHOWN else "")
 
 
-def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> Config:
-    """Load and compile everything. Raises MappingError or ScopeError.
+def build_config(
+    paths: Sequence[str], defaults: bool, hosts: Sequence[str], fakes_key: bytes | None = None
+) -> Config:
+    """Load and compile everything; fakes_key: disguise_fakes's key (fakes.load_key), None
+    for placeholders. Raises MappingError or ScopeError.
 
     The cyclic garbage collector is held off meanwhile. A build allocates millions of
     objects (YAML nodes, tries, regex parse trees) that live until it ends, and the full
@@ -155,25 +173,25 @@ def build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build_config(paths, defaults, hosts)
+        return _build_config(paths, defaults, hosts, fakes_key)
     finally:
         if collecting:
             gc.enable()
 
 
-def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str]) -> Config:
+def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str], fakes_key: bytes | None) -> Config:
     host_rules = parse_hosts(hosts)
     snap = mappings.snapshot(paths, defaults)
     ms = mappings.load_layers(paths, defaults)
     try:
-        rules = Rules(ms)
+        rules = Rules(ms, fakes_key)
     except Exception as e:  # a rule set that compiles alone but not combined
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
     disguises = None
     if ms.literals:
         turned = tuple(mappings.Literal(lit.disguise, lit.original, lit.source) for lit in ms.literals)
         disguises = Rules(mappings.MappingSet(literals=turned))
-    return Config(rules, host_rules, tuple(paths), defaults, snap, disguises)
+    return Config(rules, host_rules, tuple(paths), defaults, snap, disguises, fakes_key)
 
 
 def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .config import Config
 from .core.decoding import LIMIT, Decoded, decoder_for
+from .core.fakes import knowing
 from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
 from .errors import LeakError, log_internal
@@ -66,7 +67,7 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
     body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned)
     if cfg.disguises is not None:
         _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
-    hit = leak_scan(path, headers, body, cfg.rules, api, scanned)
+    hit = leak_scan(path, headers, body, knowing(cfg.rules, session.placeholders), api, scanned)
     if hit is not None:
         raise LeakError(f"an original ({hit}) would have left unmasked")
     return Masked(body, session)
@@ -168,7 +169,7 @@ def client_frame(conn: Connection, frame: Frame) -> Result:
     m = conn.mask(frame)
     if not isinstance(m, MaskedEvent):
         return m
-    rules = conn.rules
+    rules = knowing(conn.rules, conn.session.placeholders)
     try:
         if m.rule is None:
             hit = leakguard.scan_body(frame.data, rules, None, "application/json")

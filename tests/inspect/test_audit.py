@@ -112,3 +112,39 @@ def test_recorded_streams_reassemble(fixtures: Path) -> None:
 def test_render_marks_a_stream_without_final_event() -> None:
     out = render.render_stream(anthropic_sse(["a"])[: -len(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')])
     assert "no final event" in out.splitlines()[0]
+
+
+# -- sessions recorded with disguise_fakes -----------------------------------------------------
+
+
+def _faked() -> tuple[object, bytes, list[str]]:
+    """Shipped rules with fakes; a request holding a card number and an AWS key masked."""
+    from disguiselib.config import build_config
+    from disguiselib.providers.registry import recognise
+
+    rules = build_config([], True, [], b"audit-key-0123456789abcdef").rules
+    client = json.dumps({"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": "card 4539 1488 0343 6467 key AKIAZ3MPLQW8RT5YUX2B"}]}).encode()  # fmt: skip
+    sent, session = mask_body(client, recognise("POST", "/v1/messages").request_rule, rules)  # type: ignore[union-attr]
+    fakes = sorted(k for k in session.placeholders if not k.startswith("["))
+    assert len(fakes) == 2
+    return rules, sent, fakes
+
+
+def test_a_session_recorded_with_fakes_audits_clean_and_fakes_the_client_got_are_found() -> None:
+    rules, sent, fakes = _faked()
+    restored = anthropic_sse(["card 4539 1488 ", "0343 6467 ok"])
+    r = audit.Record(1, "POST /v1/messages", "anthropic.messages", sent, restored, "text/event-stream",
+                     fakes=frozenset(fakes))  # fmt: skip
+    assert audit.audit([r], rules).leaks == []  # the fakes upstream are no originals
+    # without the summary's list the fakes look like originals of their kind
+    r.fakes = frozenset()
+    assert {f.what for f in audit.audit([r], rules).leaks} >= {"CARD_NUMBER match"}
+    # a fake the client received, split across two events, is a disguise not restored
+    half = len(fakes[0]) // 2
+    r = audit.Record(1, "POST /v1/messages", "anthropic.messages", sent,
+                     anthropic_sse(["x " + fakes[0][:half], fakes[0][half:] + " y"]), "text/event-stream",
+                     fakes=frozenset(fakes))  # fmt: skip
+    leaks = audit.audit([r], rules).leaks
+    assert len(leaks) == 1 and leaks[0].side == "client" and leaks[0].what.startswith("fake")
+    assert fakes[0] not in leaks[0].what  # named by kind and length, not quoted

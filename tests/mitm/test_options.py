@@ -63,3 +63,29 @@ def test_passthrough_of_a_protected_host_is_refused_naming_it() -> None:
         with pytest.raises(ScopeError, match="allow_hosts"):
             options.check_passthrough(parse_hosts(["api.example.com"]))
         options.check_passthrough(parse_hosts(["api.anthropic.com"]))
+
+
+def test_fakes_key_off_default_file_and_given_file(tmp_path) -> None:
+    """disguise_fakes off: no key (nothing read or created); on: the key file named by
+    disguise_fakes_key, else one in the confdir, created once with mode 0600; one that
+    cannot be made refuses the configuration (MappingError)."""
+    from disguiselib.core import fakes
+    from disguiselib.errors import MappingError
+
+    class Opts:
+        disguise_fakes = False
+        disguise_fakes_key = ""
+        confdir = str(tmp_path / "conf")
+
+    o = Opts()
+    assert options.fakes_key(o) is None and not (tmp_path / "conf").exists()
+    o.disguise_fakes = True
+    k = options.fakes_key(o)
+    assert k is not None and (tmp_path / "conf" / fakes.KEY_FILE).stat().st_mode & 0o777 == 0o600
+    assert options.fakes_key(o) == k
+    o.disguise_fakes_key = str(tmp_path / "mine.key")
+    assert options.fakes_key(o) not in (None, k)
+    (tmp_path / "blocked").write_text("a file, not a folder")
+    o.disguise_fakes_key = str(tmp_path / "blocked" / "x.key")
+    with pytest.raises(MappingError, match="disguise_fakes_key"):
+        options.fakes_key(o)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from google_util import build_chunks, to_array, to_sse
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -53,6 +54,11 @@ _STRIPS = [
 _STRIP_EXAMPLES = ["[[reply_to_current]]", "<x>", "{{ab}}", "::", "\n---\n", '"q"', "\\z", "/x/", "éé!"]
 
 
+# disguise_fakes: a flow's fakes (fake -> original) restored beside its placeholders;
+# made of what the streams' syntax is made of too, and of real generators' characters.
+_fake = st.text(alphabet="abnz019:_-.@/A", min_size=2, max_size=10).filter(lambda f: f.strip() == f)
+
+
 @st.composite
 def rule_sets(draw):
     disguises = draw(st.lists(_disguise, min_size=0, max_size=4, unique=True))
@@ -70,7 +76,22 @@ def rule_sets(draw):
     except mappings.MappingError:
         ms = mappings.from_dict({"literals": {"Ö0é": "zz"}})
     placeholders = {f"[{n}_1]": f"{n.lower()}@x.io" for n in names}
-    return Rules(ms), placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
+    if not FAKES[0]:
+        return Rules(ms), placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
+    fakes = draw(st.lists(_fake, min_size=1, max_size=3, unique=True))
+    placeholders.update({f: f"Ö{i}@orig.io" for i, f in enumerate(fakes)})
+    return Rules(ms, b"k" * 32), placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
+
+
+# Every property below runs with placeholders alone and with fakes beside them.
+FAKES = [False]
+
+
+@pytest.fixture(params=[False, True], ids=["placeholders", "fakes"], autouse=True)
+def _fakes(request):
+    FAKES[0] = request.param
+    yield
+    FAKES[0] = False
 
 
 def _texts(words: list[str]):

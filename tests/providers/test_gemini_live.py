@@ -24,7 +24,7 @@ from realtime_util import (
     gemini_transcript,
     read_gemini,
 )
-from strategies import PLACEHOLDERS, RULES, restore_value, splits, texts
+from strategies import FAKE_DISGUISES, PLACEHOLDERS, RULES, restore_value, splits, texts
 
 
 def conn() -> Connection:
@@ -32,6 +32,7 @@ def conn() -> Connection:
     r = client_frame(c, Frame(json.dumps({"realtimeInput": {"text": "I am bob@corp.example.com"}}).encode()))
     assert r.close is None
     c.session.placeholder("EMAIL", PLACEHOLDERS["[EMAIL_2]"])
+    c.session.placeholders.update(FAKE_DISGUISES)  # DISGUISE_TEST_FAKES: the connection's fakes
     assert c.session.placeholders == PLACEHOLDERS
     return c
 

@@ -16,7 +16,7 @@ from disguiselib.pipeline import client_frame
 from disguiselib.providers.openai_realtime import OpenAIRealtime
 from disguiselib.providers.realtime import INTERNAL_ERROR, POLICY_VIOLATION, Connection, Frame, State
 from realtime_util import OpenAIScript, check_openai, openai_channel, read_openai
-from strategies import PLACEHOLDERS, RULES, make_rules, splits, texts
+from strategies import FAKE_DISGUISES, PLACEHOLDERS, RULES, make_rules, splits, texts
 
 ORIGINALS_EVENT = {
     "type": "conversation.item.create",
@@ -32,6 +32,7 @@ def conn(rules=RULES) -> Connection:
     out = client_frame(c, Frame(json.dumps(ORIGINALS_EVENT).encode()))
     assert out.close is None
     c.session.placeholder("EMAIL", PLACEHOLDERS["[EMAIL_2]"])
+    c.session.placeholders.update(FAKE_DISGUISES)  # DISGUISE_TEST_FAKES: the connection's fakes
     assert c.session.placeholders == PLACEHOLDERS
     return c
 
@@ -382,3 +383,32 @@ def test_every_split_point_of_a_short_text(n: int) -> None:
 def test_regex_path_and_parsing_path_agree(plan) -> None:
     _, steps = plan
     assert server(conn(), steps, compact=True) == server(conn(), steps, compact=False)
+
+
+# -- disguise_fakes over a connection ----------------------------------------------------------
+
+
+def test_fakes_issued_over_a_connection_restore_split_anywhere_and_a_typed_one_is_refused() -> None:
+    """A realtime connection with fakes: the client event's e-mail goes as a fake (the same
+    on the next event), the fake streamed back cut at every point reads as the original,
+    and an event that holds, as the client's own text, a fake issued for an original in
+    it is refused (its copy in an answer could not be told from ours)."""
+    rules = make_rules(patterns=[{"name": "EMAIL", "regex": r"[a-z]+@[a-z]+\.io"}])
+    keyed = type(rules)(rules.mappings, b"realtime-fakes-key")
+    c = Connection(OpenAIRealtime, keyed)
+    ev = {"type": "conversation.item.create",
+          "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "mail dan@corp.io"}]}}  # fmt: skip
+    sent = json.loads(client(c, ev))["item"]["content"][0]["text"]
+    fake = sent.removeprefix("mail ")
+    assert fake != "dan@corp.io" and "[" not in fake and c.session.fakes == 1
+    assert json.loads(client(c, ev))["item"]["content"][0]["text"] == sent  # the same fake again
+    text = f"ok {fake}."
+    for i in range(1, len(text)):
+        out = server(c, _text_events([text[:i], text[i:]]), compact=True)
+        deltas, dones, problems = read_openai(out)
+        key = openai_channel({"response_id": "r1", "item_id": "i1", "output_index": 0, "content_index": 0}, "text")
+        assert deltas[key] == "ok dan@corp.io." == dones[key] and not problems
+    c2 = Connection(OpenAIRealtime, keyed)
+    typed = {**ev, "item": {**ev["item"], "content": [{"type": "input_text", "text": f"mail dan@corp.io {fake}"}]}}
+    r = client_frame(c2, Frame(json.dumps(typed).encode()))
+    assert r.close is not None and "fake" in c2.failure  # type: ignore[operator]

@@ -24,6 +24,7 @@ import ahocorasick_rs
 from ..errors import MappingError
 from ..shipped import DEFAULTS_FILE
 from . import linear, rxsyntax, validators
+from .fakes import GENERATORS
 from .words import COMMON_WORDS
 from .yamlfile import SECTIONS
 from .yamlfile import Map as _Map
@@ -63,6 +64,9 @@ class Pattern:
     # What the many-pattern prefilter looks for instead of regex (None: regex itself): a
     # regex that matches somewhere in every text regex matches in (Rules.prefilter_regex).
     prefilter: str | None = None
+    # With disguise_fakes: the generator of this rule's fakes (core/fakes.GENERATORS),
+    # False for placeholders, None: chosen by its validator or name (fakes.kind).
+    fake: str | bool | None = None
 
 
 @dataclass(frozen=True)
@@ -334,7 +338,7 @@ def _parse_doc(doc: object, f: str, b: _Builder) -> None:
         b.add_strip(Strip(item["regex"], f"{src} ({name})" if name else src, name), f)
 
 
-_PATTERN_OPTIONS = ("group", "validator", "keywords", "window", "prefilter")
+_PATTERN_OPTIONS = ("group", "validator", "keywords", "window", "prefilter", "fake")
 _PATTERN_KEYS = {"name", "regex", *_PATTERN_OPTIONS}
 MAX_WINDOW = 200  # characters either side searched for a keyword: bounded, so linear
 
@@ -384,6 +388,11 @@ def _pattern_options(item: dict, rx: str, src: str) -> dict:
         if not isinstance(pf, str) or not pf:
             raise MappingError(f"{src}: prefilter must be a regex (a string)")
         out["prefilter"] = pf
+    fk = item.get("fake")
+    if fk is not None:
+        if fk is not False and fk not in GENERATORS:
+            raise MappingError(f"{src}: fake must be false or one of {', '.join(sorted(GENERATORS))}")
+        out["fake"] = fk
     return out
 
 

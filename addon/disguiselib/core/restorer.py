@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from . import linear, rxsyntax
+import ahocorasick_rs
+
+from . import linear, rxsyntax, triggers
 from .text import char_offsets, json_escape, utf8
 
 # -- the hold-back regexes' building blocks (Rules compiles them) -------------------------------
@@ -126,10 +128,57 @@ def strip_starts(rx_text: str) -> tuple[frozenset[str], bool, dict[str, frozense
     return first, nonascii, follow
 
 
-class Restorer:
-    """Reverse mapping for one flow: global literals plus that flow's placeholders."""
+# The key under which Restorer._trig keeps the triggers of the flow's fakes alone.
+_OWN = (b"",)
 
-    __slots__ = ("rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach")
+
+class _Fakes:
+    """One flow's fakes (disguise_fakes) as the reverse matchers take them: an
+    Aho–Corasick automaton of the fakes (leftmost-longest), and for the hold-back point a
+    trie regex of their proper prefixes with how far back each last character reaches
+    (as Rules builds them for the literals' disguises, per flow here: a flow's fakes are
+    its own)."""
+
+    __slots__ = ("ac", "originals", "hold", "reach", "fakes")
+
+    def __init__(self, placeholders: dict[str, str]) -> None:
+        self.fakes = [k for k in placeholders if not k.startswith("[")]
+        self.originals = [placeholders[f] for f in self.fakes]
+        self.ac = ahocorasick_rs.AhoCorasick(self.fakes, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+        pp = proper_prefixes(trie(self.fakes))
+        self.hold = re.compile("(?:" + pp + r")\Z") if pp else None
+        reach: dict[str, int] = {}
+        for f in self.fakes:
+            for i in range(1, len(f)):
+                if reach.get(f[i - 1], 0) < i:
+                    reach[f[i - 1]] = i
+        self.reach = reach
+
+    def find(self, buf: str, pos: int) -> list[tuple[int, int, int]]:
+        """Leftmost-longest fake matches in buf[pos:]: (index, start, end) in buf (a fake
+        is ASCII: a lone surrogate cannot be part of one, only stand around it)."""
+        part = buf[pos:] if pos else buf
+        try:
+            found = self.ac.find_matches_as_indexes(part)
+        except UnicodeEncodeError:
+            found = []
+            at = 0
+            for piece in re.split("([\ud800-\udfff])", part):
+                if len(piece) != 1 or not "\ud800" <= piece <= "\udfff":
+                    found.extend((k, s + at, e + at) for k, s, e in self.ac.find_matches_as_indexes(piece))
+                at += len(piece)
+        if pos:
+            return [(k, s + pos, e + pos) for k, s, e in found]
+        return found
+
+
+class Restorer:
+    """Reverse mapping for one flow: global literals plus that flow's placeholders (and
+    fakes)."""
+
+    __slots__ = (
+        "rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach", "_fk", "_fk_n", "_trig",
+    )  # fmt: skip
 
     # _edits' loop for disguises alone (tests switch it off to compare it with the general one)
     PLAIN_LOOP = True
@@ -146,6 +195,37 @@ class Restorer:
         self.stripped = 0  # strip-rule matches deleted (dangling ones at a channel's end too)
         self._hold = rules._hold_ph if (placeholders or growing) else rules._hold
         self._reach = rules._hold_ph_reach if (placeholders or growing) else rules._hold_reach
+        self._fk: _Fakes | None = None  # the flow's fakes' matchers, built for _fk_n placeholders
+        self._fk_n = -1
+        self._trig: dict[tuple[bytes, ...], Any] = {}  # a stream's triggers with these fakes
+
+    def _fakes(self) -> _Fakes | None:
+        """The matchers of the flow's fakes (rebuilt when a growing session added some)."""
+        n = len(self.placeholders)
+        if n != self._fk_n:
+            self._fk_n = n
+            fk = None
+            if self.rules.faker is not None and any(not k.startswith("[") for k in self.placeholders):
+                fk = _Fakes(self.placeholders)
+            if fk is None or self._fk is None or fk.fakes != self._fk.fakes:
+                self._trig = {}
+            self._fk = fk
+        return self._fk
+
+    def triggers(self, markers: tuple[bytes, ...]) -> Any:
+        """A stream's trigger automaton (core/triggers.py): the rule set's, and with fakes
+        their patterns too (the raw bytes of a fake in an event must be looked at): the
+        rule set's automaton, shared, joined with one of the fakes alone."""
+        fk = self._fakes()
+        if fk is None:
+            return self.rules.stream_triggers(markers)
+        t = self._trig.get(markers)
+        if t is None:
+            own = self._trig.get(_OWN)
+            if own is None:  # the fakes' own patterns: built once per flow, shared by every markers
+                own = self._trig[_OWN] = triggers.Triggers(triggers.rule_patterns(fk.fakes, (), []), ())
+            t = self._trig[markers] = triggers.Joined(self.rules.stream_triggers(markers), own)
+        return t
 
     # -- whole texts ---------------------------------------------------------------------
 
@@ -207,14 +287,16 @@ class Restorer:
         rules = self.rules
         text_mode = mode == TEXT
         strips = rules._strips if text_mode and rules._strips and self._strip_possible(buf) else ()
+        fk = self._fakes() if self.placeholders else None
         h = self._hold_point(buf, 0, strips, final)
-        # complete matches: disguises from the automaton; placeholders and strips searched
+        # complete matches: disguises and fakes from automata; placeholders and strips searched
         dis = rules._disguises_in(buf, 0) if rules._dis_ac is not None else []
+        fks = fk.find(buf, 0) if fk is not None else []
         ph = rules._ph if (self.placeholders and "[" in buf) else None
         next_ph = ph.search(buf) if ph is not None else None
         sts = self._strip_matches(buf, 0, strips) if strips else []
         edits: list[tuple[int, int, str | None]] = []
-        if dis and next_ph is None and not sts and mode != JSON and self.PLAIN_LOOP:
+        if dis and not fks and next_ph is None and not sts and mode != JSON and self.PLAIN_LOOP:
             # Disguises alone (the common case): the automaton's matches come in order
             # and do not overlap, and none can start inside an escape. The loop below,
             # with only these candidates, takes exactly these steps.
@@ -225,10 +307,11 @@ class Restorer:
                 edits.append((s, e, original[k]))
                 if e > h:
                     h = self._hold_point(buf, e, strips, final)
-        elif dis or next_ph is not None or sts:
+        elif dis or fks or next_ph is not None or sts:
             esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
-            si = di = pos = 0
-            # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder, 2 strip
+            si = di = fi = pos = 0
+            # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder,
+            # 2 strip, 3 fake
             while True:
                 while di < len(dis) and dis[di][1] < pos:
                     if dis[di][2] > pos:  # cut by another match: look again from pos
@@ -236,6 +319,12 @@ class Restorer:
                         di = 0
                         break
                     di += 1
+                while fi < len(fks) and fks[fi][1] < pos:
+                    if fks[fi][2] > pos:  # cut by another match: look again from pos
+                        fks = fk.find(buf, pos)  # type: ignore[union-attr]
+                        fi = 0
+                        break
+                    fi += 1
                 if next_ph is not None and next_ph.start() < pos:
                     next_ph = ph.search(buf, pos)  # type: ignore[union-attr]
                 while si < len(sts) and sts[si][0] < pos:
@@ -248,6 +337,10 @@ class Restorer:
                 if di < len(dis):
                     k, s, e = dis[di]
                     cand = (s, e, 0, k)
+                if fi < len(fks):
+                    k, s, e = fks[fi]
+                    if cand is None or s < cand[0] or (s == cand[0] and e > cand[1]):
+                        cand = (s, e, 3, k)
                 if next_ph is not None and (cand is None or next_ph.start() < cand[0]):
                     cand = (next_ph.start(), next_ph.end(), 1, next_ph.group())
                 if si < len(sts) and (cand is None or sts[si][0] < cand[0]):
@@ -265,12 +358,17 @@ class Restorer:
                         if kind == 0:
                             dis = rules._disguises_in(buf, s + 1)
                             di = 0
+                        elif kind == 3:
+                            fks = fk.find(buf, s + 1)  # type: ignore[union-attr]
+                            fi = 0
                         elif kind == 1:
                             next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
                         continue
                 rep: str | None
                 if kind == 0:
                     rep = rules._dis_original[payload]  # type: ignore[call-overload]
+                elif kind == 3:
+                    rep = fk.originals[payload]  # type: ignore[union-attr, call-overload]
                 elif kind == 1:
                     rep = self.placeholders.get(payload)  # type: ignore[call-overload]
                     if rep is None:  # a placeholder this flow never issued: left as it is
@@ -319,6 +417,13 @@ class Restorer:
                 m = self._hold.search(buf, max(start, lo))
                 if m is not None:
                     h = m.start()
+        fk = self._fk if self.placeholders else None
+        if not final and fk is not None and fk.hold is not None:
+            lo = n - fk.reach.get(buf[-1], 0)
+            if lo < n:
+                m = fk.hold.search(buf, max(start, lo))
+                if m is not None:
+                    h = min(h, m.start())
         if strips:
             lo = max(start, n - self.rules._strip_span)
             tail = buf[lo:]

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 import ahocorasick_rs
 
 from ..errors import MaskError
-from . import linear, triggers
+from . import fakes, linear, triggers
 from .accept import Options, accept, prefilter_regex
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
+from .session import LITERALS, Session
 from .text import char_offsets, decode, json_escape, splice, utf8
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
@@ -55,49 +56,12 @@ def _automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
-LITERALS = "literals"  # the label of every literal in counts and find()
 
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
 _MAX_DIGITS = 9
 
 
-class Session:
-    """One request's placeholders, numbered by first appearance (contract §2)."""
-
-    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals")
-
-    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
-        # Placeholder strings the request already holds as the client's own text: never
-        # issued, or the response would "restore" the client's text into an original.
-        self.reserved = reserved
-        self.placeholders: dict[str, str] = {}  # "[EMAIL_1]" -> original
-        self._by_key: dict[tuple[str, str], str] = {}
-        self._count: dict[str, int] = {}
-        self.masked = 0  # how many replacements were made (for the flow comment)
-        # replacements per rule: a pattern's name, or LITERALS for every literal
-        self.counts: dict[str, int] = {}
-        self.literals: set[str] = set()  # the literals' originals that were replaced
-
-    def count(self, label: str, original: str | None = None) -> None:
-        self.masked += 1
-        self.counts[label] = self.counts.get(label, 0) + 1
-        if label == LITERALS and original is not None:
-            self.literals.add(original)
-
-    def placeholder(self, name: str, original: str) -> str:
-        key = (name, original)
-        ph = self._by_key.get(key)
-        if ph is None:
-            n = self._count.get(name, 0) + 1
-            ph = f"[{name}_{n}]"
-            while ph in self.reserved:
-                n += 1
-                ph = f"[{name}_{n}]"
-            self._count[name] = n
-            self._by_key[key] = ph
-            self.placeholders[ph] = original
-        return ph
 
 
 @dataclass(frozen=True)
@@ -111,7 +75,7 @@ class Rules:
     """Everything compiled from one MappingSet; shared by all flows, never mutated but
     for the memory of what it found in texts met before (`Found`)."""
 
-    def __init__(self, ms: MappingSet) -> None:
+    def __init__(self, ms: MappingSet, fakes_key: bytes | None = None) -> None:
         self.mappings = ms
         self.found = Found()
         self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
@@ -185,7 +149,29 @@ class Rules:
         starts = [(strip_starts(s.regex)[2], strip_starts(s.regex)[1]) for s in ms.strips]
         self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, starts)
         self._triggers: dict[tuple[bytes, ...], triggers.Triggers] = {}
+        # disguise_fakes: the rule set's fake generator under the key (None: placeholders)
+        self.faker = (
+            fakes.Faker(
+                fakes_key,
+                {p.name: fakes.kind(p.name, p.validator, p.fake) for p in ms.patterns},
+                {p.name: p.regex for p in ms.patterns},
+                self._fake_clean,
+            )
+            if fakes_key is not None
+            else None
+        )
         linear.release_memory()  # what building took and freed (linear.release_memory)
+
+    def _fake_clean(self, fake: str) -> bool:
+        """May fake stand for an original? No rule finds anything in it but, at most, the
+        whole of it (which the leak guard then knows for this request's fake), and it holds
+        no literal's disguise and is none (the restorer would read two things into it)."""
+        spans = self.find(fake)
+        if spans and (len(spans) > 1 or spans[0][0] == LITERALS or spans[0][1:] != (0, len(fake))):
+            return False
+        if fake in self.lit_forward:
+            return False
+        return self._dis_ac is None or not self._dis_ac.find_matches_as_indexes(fake)
 
     @property
     def is_empty(self) -> bool:
@@ -416,12 +402,13 @@ class Rules:
         edits: list[tuple[int, int, str]] = []
         for label, a, b in spans:
             original = text[a:b]
-            rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original)
+            rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original, self.faker)
             edits.append((a, b, rep))
             session.count(label, original)
         return edits
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
         return Restorer(self, placeholders, growing)
+
 
 

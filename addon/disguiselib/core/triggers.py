@@ -225,6 +225,43 @@ class Triggers:
         self._ends[i] = 0 if inside or any(p[a:] in heads for a in range(n)) else 2
 
 
+class Joined:
+    """A rule set's triggers (shared, built once) and a flow's own (its fakes', built per
+    flow: a few patterns) as one: two automata, their reported matches merged in order.
+    Each reports every occurrence of its own patterns by a match in the same event
+    (leftmost-longest, as above), so the union does for both; a value-end match of one
+    cannot hide a match of the other, which the other reports itself."""
+
+    __slots__ = ("a", "b", "markers", "size", "longest", "scan")
+
+    def __init__(self, a: Triggers, b: Triggers) -> None:
+        self.a, self.b = a, b
+        self.markers = a.markers
+        self.size = a.size + b.size
+        self.longest = max(a.longest, b.longest)
+        self.scan = self._scan
+
+    def _scan(self, buf: bytes) -> list[tuple[int, int, int]]:
+        hb = self.b.scan(buf)
+        if not hb:
+            return self.a.scan(buf)
+        n = self.a.size
+        return sorted([*self.a.scan(buf), *((i + n, s, e) for i, s, e in hb)], key=lambda h: h[1])
+
+    def find(self, buf: bytes) -> list[int]:
+        return [s for _, s, _ in self.scan(buf)]
+
+    def any(self, buf: bytes) -> bool:
+        return self.a.any(buf) or self.b.any(buf)
+
+    def kept(self, buf: bytes, k: int, hits: list[tuple[int, int, int]], keys: frozenset[bytes]) -> list[int]:
+        n = self.a.size
+        ha = [h for h in hits if h[0] < n]
+        hb = [(i - n, s, e) for i, s, e in hits if i >= n]
+        out = (self.a.kept(buf, k, ha, keys) if ha else []) + (self.b.kept(buf, k, hb, keys) if hb else [])
+        return sorted(set(out))
+
+
 # A string's body with nothing in it that could end it, escape or break a line.
 _PLAIN = re.compile(rb'[^"\\\r\n]*')
 

@@ -64,6 +64,7 @@ class Record:
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
     note: str = ""
     messages: list | None = None  # a WebSocket flow's messages (wsview.Msg), in order
+    fakes: frozenset[str] = frozenset()  # the fakes the flow's requests carried (disguise_fakes)
 
 
 @dataclass
@@ -198,11 +199,17 @@ class Auditor:
         self._ph_rx = (
             re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]*\]") if names else None
         )
+        self._fake_rx: dict[frozenset[str], re.Pattern[str]] = {}  # a flow's fakes, as one regex
 
-    # originals: exactly what masking would replace
-    def originals(self, text: str, context: tuple | None = None) -> list[tuple[str, int, int]]:
+    # originals: exactly what masking would replace (but a fake the flow issued: it looks
+    # like an original of its kind and is none)
+    def originals(
+        self, text: str, context: tuple | None = None, fakes: frozenset[str] = frozenset()
+    ) -> list[tuple[str, int, int]]:
         out = []
         for label, a, b in spans(self.rules, text, context):
+            if fakes and text[a:b] in fakes:
+                continue
             if label == LITERALS:
                 what = f"literal (disguise {self.disguise_of.get(text[a:b], '?')!r})"
             else:
@@ -210,11 +217,12 @@ class Auditor:
             out.append((what, a, b))
         return out
 
-    def issued(self, sent: bytes | None) -> set[str]:
-        """The placeholders a request carried upstream: issued for this flow."""
+    def issued(self, sent: bytes | None, fakes: frozenset[str] = frozenset()) -> set[str]:
+        """The placeholders a request carried upstream, and the fakes its summary lists:
+        issued for this flow."""
         if not sent or self._ph_rx is None:
-            return set()
-        return set(self._ph_rx.findall(sent.decode("utf-8", "replace")))
+            return set(fakes)
+        return set(self._ph_rx.findall(sent.decode("utf-8", "replace"))) | fakes
 
     def disguises(self, text: str, issued: set[str], context: tuple | None = None) -> list[tuple[str, int, int]]:
         out = []
@@ -223,6 +231,12 @@ class Auditor:
         if self._ph_rx is not None and issued:
             out += [(f"placeholder {m.group()}", m.start(), m.end())
                     for m in self._ph_rx.finditer(text) if m.group() in issued]  # fmt: skip
+        fakes = frozenset(x for x in issued if not x.startswith("["))
+        if fakes:
+            rx = self._fake_rx.get(fakes)
+            if rx is None:
+                rx = self._fake_rx[fakes] = re.compile("|".join(map(re.escape, sorted(fakes, key=len, reverse=True))))
+            out += [(f"fake ({len(m.group())} characters)", m.start(), m.end()) for m in rx.finditer(text)]
         return sorted(out, key=lambda t: t[1])
 
     # -- per side ------------------------------------------------------------------------
@@ -310,11 +324,12 @@ class Auditor:
         disguises and placeholders the connection issued."""
         msgs = r.messages or []
         out: list[Finding] = []
-        issued: set[str] = set()
+        issued: set[str] = set(r.fakes)
+        mine = self._originals_of(r)
         for n, m in enumerate(msgs, 1):
             if wsview.sent_upstream(m):
-                issued |= self.issued(m.content)
-                for f in self.scan_body(m.content, self.originals, "upstream", r):
+                issued |= self.issued(m.content, r.fakes)
+                for f in self.scan_body(m.content, mine, "upstream", r):
                     f.field = f"message {n} {f.field}"
                     out.append(f)
         for n, m in enumerate(msgs, 1):
@@ -326,8 +341,15 @@ class Auditor:
             self._split(c, lambda t, ctx=None: self.disguises(t, issued), "client", r, out)
         return out
 
+    def _originals_of(self, r: Record) -> Callable[..., list[tuple[str, int, int]]]:
+        """originals() for r's texts: the fakes r issued are none."""
+        if not r.fakes:
+            return self.originals
+        return lambda t, ctx=None: self.originals(t, ctx, r.fakes)
+
     def audit_record(self, r: Record) -> list[Finding]:
         out: list[Finding] = []
+        mine = self._originals_of(r)
         if r.messages is not None and not r.shared:
             return self.audit_messages(r)
         api = BY_NAME.get(r.api) if r.api else None
@@ -335,26 +357,26 @@ class Auditor:
         resp, events = (api.response_rule, api.event_rule) if api is not None else (None, None)
         if r.shared:
             if r.sent:
-                out += self.scan_body(r.sent, self.originals, "shared", r, table=req)
+                out += self.scan_body(r.sent, mine, "shared", r, table=req)
             if r.received:
                 out += [
                     Finding(f.flow, f.label, "shared", f"response {f.field}", f.what, f.leak, f.text)
-                    for f in self.scan_body(r.received, self.originals, "shared", r, r.received_type, resp, events)
+                    for f in self.scan_body(r.received, mine, "shared", r, r.received_type, resp, events)
                 ]
             for where, name, value in r.headers:
                 if any(w in name.lower() for w in _CREDENTIAL_WORDS):
                     out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r}", "credential header"))
-                for what, a, b in self.originals(value):
+                for what, a, b in mine(value):
                     out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r} [{a}:{b}]", what,
                                        True, value[a:b]))  # fmt: skip
             for where, text in r.extra_text:
-                for what, a, b in self.originals(text):
+                for what, a, b in mine(text):
                     out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
             return out
         if r.sent is not None:
-            out += self.scan_body(r.sent, self.originals, "upstream", r, table=req)
+            out += self.scan_body(r.sent, mine, "upstream", r, table=req)
         if r.received:
-            issued = self.issued(r.sent)
+            issued = self.issued(r.sent, r.fakes)
             out += self.scan_body(
                 r.received, lambda t, ctx: self.disguises(t, issued), "client", r, r.received_type, resp, events
             )

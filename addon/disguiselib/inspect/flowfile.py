@@ -110,7 +110,7 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         sent=None if _refused(f) else (f.request.get_content(strict=False) or b""),
         received=received, received_type=ctype,
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
-        shared=bool(meta.get("shared")),
+        shared=bool(meta.get("shared")), fakes=_fakes(meta),
     )  # fmt: skip
     if _refused(f):
         r.note = "refused by the addon: never went upstream"
@@ -133,12 +133,18 @@ def _ws_record(i: int, f: http.HTTPFlow, api: str) -> audit.Record:
     m = f.metadata.get(META)
     meta: dict = m if isinstance(m, dict) else {}
     r = audit.Record(index=i, label=f"WebSocket {_label(f)}", api=api, sent=None, received=None,
-                     messages=ws_messages(f), shared=bool(meta.get("shared")))  # fmt: skip
+                     messages=ws_messages(f), shared=bool(meta.get("shared")), fakes=_fakes(meta))  # fmt: skip
     if f.websocket is None:
         r.note = "no WebSocket connection (refused, or the upgrade failed)"
     elif not meta:
         r.note = "not handled by the addon"
     return r
+
+
+def _fakes(meta: dict) -> frozenset[str]:
+    """The fakes a flow's summary lists (record.set_fakes): strings only."""
+    fk = meta.get("fakes")
+    return frozenset(x for x in fk if isinstance(x, str)) if isinstance(fk, list) else frozenset()
 
 
 def records(flows: Iterable[mflow.Flow]) -> list[audit.Record]:
@@ -173,7 +179,7 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
     for name in [k for k in g.request.headers if is_credential(k)]:
         del g.request.headers[name]
     g.request.path = _strip_query(g.request.path)
-    summary = {k: meta[k] for k in ("api", "masked", "counts", "placeholders", "end") if k in meta}
+    summary = {k: meta[k] for k in ("api", "masked", "counts", "placeholders", "fakes", "end") if k in meta}
     summary["shared"] = True
     if g.response is not None and isinstance(up, dict):
         headers = http.Headers(

@@ -43,6 +43,7 @@ from .record import (
     counts_text,
     is_credential,
     marker,
+    set_fakes,
     side,
     summary_text,
 )
@@ -188,6 +189,7 @@ class Inspector:
         meta = flow.metadata.setdefault(META, {})
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
                     placeholders=len(session.placeholders), rules=replay.fingerprint(session))  # fmt: skip
+        set_fakes(meta, session)
         for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
             meta.pop(k, None)
         headers = [(k, "(not kept)" if is_credential(k) else v) for k, v in flow.request.headers.items(multi=True)

@@ -207,6 +207,17 @@ def counts_text(meta: dict) -> str:
     return s
 
 
+def set_fakes(meta: dict, session: Any) -> None:
+    """The fakes a masked request carried (disguise_fakes), kept in its summary for the
+    views and the audit: they look like originals of their kind and are none (the
+    summary holds no original; a fake is in the masked body anyway)."""
+    fakes = sorted(k for k in session.placeholders if not k.startswith("["))
+    if fakes:
+        meta["fakes"] = fakes
+    else:
+        meta.pop("fakes", None)
+
+
 def summary_text(meta: dict) -> str:
     """The flow comment: api, counts, and how the flow ended."""
     head = f"disguise {meta.get('api', '?')}"

@@ -31,7 +31,7 @@ from ..core.rules import LITERALS, Rules, Session
 from ..errors import LeakError, MaskError, NotTransformed
 from ..state import Kind
 from . import sseview
-from .record import FAILED_MARK, META, SIDES, _sha, counts_text, summary_text
+from .record import FAILED_MARK, META, SIDES, _sha, counts_text, set_fakes, summary_text
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -216,6 +216,7 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
     session = masked.session
     meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders),
                 restored=restorer.restored, stripped=restorer.stripped, rules=fingerprint(session))  # fmt: skip
+    set_fakes(meta, session)
     sides["upstream_request_sha256"] = _sha(r.raw_content)
     _verdict(flow, api, meta, verdict, logged=False)
     log.info("disguise: %s %s: %s", api.name, verdict, counts_text(meta))
@@ -250,6 +251,7 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
         return
     session = masked.session
     meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders))
+    set_fakes(meta, session)
     restorer = cfg.rules.restorer(session.placeholders)
     if flow.response is not None:
         body = flow.response.get_content(strict=False) or b""

@@ -111,7 +111,9 @@ def _marker(flow: http.HTTPFlow, side: str, rules: Rules | None) -> rd.Marker | 
     if _auditor[0] is not rules:
         _auditor[:] = [rules, Auditor(rules)]
     aud: Auditor = _auditor[1]
-    issued = aud.issued(flow.request.get_content(strict=False))
+    meta = flow.metadata.get(META)
+    fakes = frozenset(meta.get("fakes") or ()) if isinstance(meta, dict) else frozenset()
+    issued = aud.issued(flow.request.get_content(strict=False), fakes)
     return lambda text: [(a, b) for _, a, b in aud.disguises(text, issued)]
 
 

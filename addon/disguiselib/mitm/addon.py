@@ -60,8 +60,7 @@ class Disguise:
     def __init__(self) -> None:
         self.config: Config | None = None
         self.guard = Guard()  # replaced by the process's own in load()
-        # mapping files changed (reload.py); a change that fails is counted by the metrics
-        self.reloader = Reloader(lambda: self.config, self._install, failed=lambda: self.reloaded("failed"))
+        self.reloader = Reloader(lambda: self.config, self._install, lambda: self.reloaded("failed"))  # reload.py
         self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
@@ -84,14 +83,15 @@ class Disguise:
 
     def configure(self, updated: set[str]) -> None:
         # fail_open and allow_unknown are read where they are used; these need a rebuild
-        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "ignore_hosts", "allow_hosts",
-                   "tcp_hosts", "mode"}  # fmt: skip
+        rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fakes", "disguise_fakes_key",
+                   "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
         if self.config is not None and not (rebuild & updated):
             return
         opts = ctx.options
         try:
             options.check_names(opts)
-            new = build_config(list(opts.disguise_mappings), bool(opts.disguise_defaults), list(opts.disguise_hosts))
+            paths, hosts = list(opts.disguise_mappings), list(opts.disguise_hosts)
+            new = build_config(paths, bool(opts.disguise_defaults), hosts, options.fakes_key(opts))
             options.check_passthrough(new.hosts)
             options.check_reverse(new.hosts)
         except (MappingError, ScopeError) as e:

@@ -22,6 +22,7 @@ from mitmproxy import exceptions, http
 
 from .. import leakguard
 from ..config import Config
+from ..core.fakes import knowing
 from ..errors import log_internal
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..state import FlowRecord, Kind, Phase
@@ -130,10 +131,11 @@ class Guard:
         body = None
         if r.raw_content != rec.checked_body:
             body = r.get_content(strict=False) or b""
+        rules = knowing(cfg.rules, rec.session.placeholders if rec.session is not None else None)
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
-            return self._recheck_off_loop(flow, rec, (r.path, headers, body, cfg.rules, rec.api))
+            return self._recheck_off_loop(flow, rec, (r.path, headers, body, rules, rec.api))
         try:
-            hit = leak_scan(r.path, headers, body, cfg.rules, rec.api)
+            hit = leak_scan(r.path, headers, body, rules, rec.api)
         except Exception as e:  # noqa: BLE001 - the check failing is a refusal too (an exception
             hit = leakguard.Hit("internal error", type(e).__name__)  # here would let mitmproxy forward)
         self._leak_verdict(flow, rec, hit)

@@ -6,12 +6,14 @@ naming the option)."""
 from __future__ import annotations
 
 import difflib
+import os
 import re
 
 from mitmproxy import ctx, exceptions
 from mitmproxy.proxy import mode_specs
 
 from ..config import OPTION_NAMES, OPTIONS
+from ..core import fakes
 from ..errors import ScopeError
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
 
@@ -26,6 +28,15 @@ def declare(loader, names: frozenset[str] | None = None) -> None:
     for o in OPTIONS:
         if (o.name in names) if names is not None else (o.name not in INSPECTOR_OPTIONS | METRICS_OPTIONS):
             loader.add_option(o.name, o.type, o.default, o.help)
+
+
+def fakes_key(opts) -> bytes | None:
+    """disguise_fakes's key (None when the option is off), from disguise_fakes_key or the
+    default file in mitmproxy's confdir (created once, mode 0600). Raises MappingError."""
+    if not getattr(opts, "disguise_fakes", False):
+        return None
+    path = opts.disguise_fakes_key or os.path.join(os.path.expanduser(opts.confdir), fakes.KEY_FILE)
+    return fakes.load_key(path)
 
 
 def check_deferred(opts) -> str | None:

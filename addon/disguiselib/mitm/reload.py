@@ -75,7 +75,7 @@ def build(cfg: Config) -> Built:
     snap = mappings.snapshot(cfg.paths, cfg.defaults)
     before = mappings.digest(cfg.paths, cfg.defaults)
     try:
-        new: Config | None = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts])
+        new: Config | None = build_config(cfg.paths, cfg.defaults, [str(h) for h in cfg.hosts], cfg.fakes_key)
         error = None
     except (MappingError, ScopeError) as e:
         new, error = None, str(e)

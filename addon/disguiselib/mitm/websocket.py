@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from mitmproxy import ctx, http
 
 from ..errors import log_internal
-from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, summary_text
+from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, set_fakes, summary_text
 from ..pipeline import client_frame, leak_scan, realtime_connection
 from ..providers.realtime import Connection, Frame, Result, State
 from ..providers.registry import RealtimeApi
@@ -230,6 +230,7 @@ class Realtime:
             stripped=conn.restorer.stripped, events=c.client_in + c.server_in,
             events_changed=c.client_changed + c.server_changed,
         )  # fmt: skip
+        set_fakes(meta, conn.session)
         if conn.failure:
             meta["failed"] = conn.failure
             flow.marked = FAILED_MARK

@@ -6,6 +6,8 @@ import functools
 import re
 from typing import Any, Protocol
 
+import ahocorasick_rs
+
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
@@ -43,6 +45,24 @@ def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 
 
+def present_fakes(s: str, session: Session) -> frozenset[str]:
+    """The fakes session issued that a request's JSON text s already holds as the
+    client's own text (also where the client wrote them with \\u escapes): one
+    Aho–Corasick pass over s. A fake is ASCII without `"` or `\\` (core/fakes.py), so
+    in JSON text it is spelled as it is unless escaped on purpose."""
+    fakes = [k for k in session.placeholders if not k.startswith("[")]
+    if not fakes:
+        return frozenset()
+    ac = ahocorasick_rs.AhoCorasick(fakes, matchkind=ahocorasick_rs.MatchKind.Standard)
+    texts = [s, _ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)] if "\\u" in s else [s]
+    return frozenset(fakes[k] for t in texts for k, _, _ in ac.find_matches_as_indexes(t, overlapping=True))
+
+
+# Maskings of one body with more fakes reserved before it is refused (each one that
+# clashes is reserved: a client would have to type the next candidate too).
+_FAKE_ROUNDS = 4
+
+
 def mask_request_body(
     raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None
 ) -> tuple[bytes, Session]:
@@ -68,9 +88,19 @@ def mask_body(
     s, doc = jsonspan.parse(raw)
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
-    session = Session(present_placeholders(s, rules))
+    reserved = present_placeholders(s, rules)
     try:
-        new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned)
+        for _ in range(_FAKE_ROUNDS):
+            session = Session(reserved)
+            new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned)
+            clash = present_fakes(s, session) if session.fakes else frozenset()
+            if not clash:
+                break
+            # a fake that is text the client sent: its copy in the answer would come back
+            # as the original; masked again with that fake reserved
+            reserved = reserved | clash
+        else:
+            raise MaskError("the request holds the fakes of its own originals as text, again and again")
     except (KeyError, IndexError, TypeError) as e:
         # The raw walk and json.loads disagree only where an object repeats a key with
         # values of different shapes: which one the provider reads is not ours to guess.

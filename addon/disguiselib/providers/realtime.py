@@ -51,7 +51,7 @@ from ..core.jsonspan import Rule
 from ..core.rules import Restorer, Rules, Session
 from ..errors import DisguiseError, MaskError, StreamError, reason
 from .fields import GENERIC, MEDIA
-from .masking import mask_doc, present_placeholders
+from .masking import mask_doc, present_fakes, present_placeholders
 from .restore import restore_doc
 
 # WebSocket close codes (RFC 6455 §7.4.1).
@@ -207,8 +207,6 @@ class Connection:
         self.restorer = self.rules.restorer(self.session.placeholders, growing=True)
         self.proto = self.protocol(self.restorer)
         self.server_text = self.proto.SERVER_TEXT  # synthetic frames follow the server's frame type
-        # what in a server event could take part in a reverse match (core/triggers.py)
-        self._triggers = self.rules.stream_triggers(())
 
     @property
     def name(self) -> str:
@@ -245,12 +243,17 @@ class Connection:
         present = present_placeholders(s, rules)
         if present:
             self.session.reserved = self.session.reserved | present
+        before = self.session.fakes
         try:
             new, changed = mask_doc(s, doc, rule, rules, self.session)
         except (KeyError, IndexError, TypeError) as e:
             raise MaskError("the event repeats a key with values of different shapes") from e
         except RecursionError as e:
             raise MaskError("a string holds JSON nested too deeply to be read") from e
+        if self.session.fakes != before and present_fakes(s, self.session):
+            # a fake issued on this connection is text the client sent: its copy in an
+            # answer could not be told from ours (an HTTP request is masked again instead)
+            raise MaskError("the event holds, as the client's own text, a fake disguise issued for an original")
         if not changed:
             return MaskedEvent(frame, doc, rule)
         return MaskedEvent(Frame(new.encode("utf-8"), frame.text), jsonspan.loads(new), rule, changed=True)
@@ -282,7 +285,7 @@ class Connection:
         self.counts.server_in += 1
         self.server_text = frame.text
         data = frame.data
-        if not self.proto.held() and not self._triggers.any(data):
+        if not self.proto.held() and not self.restorer.triggers(()).any(data):
             return Result([frame])  # nothing in it can take part in a match
         try:
             outs, s = self._server(data)

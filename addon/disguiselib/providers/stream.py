@@ -138,7 +138,7 @@ class SSEStream(Lifecycle, ABC):
     def __init__(self, restorer: Restorer) -> None:
         self.restorer = restorer
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
-        self.triggers = restorer.rules.stream_triggers(self.MARKERS)
+        self.triggers = restorer.triggers(self.MARKERS)
         self._scan = self.triggers.scan
         # a stream without its own quiet_range and passed needs neither called
         cls = type(self)
