@@ -449,7 +449,7 @@ def test_audit_of_a_clean_session_passes(session: Session) -> None:
     r = cli("audit", str(session.flows), mappings=session.mappings)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "clean: 4 LLM flows audited, no leak" in r.stdout
-    assert "refused by the addon: never went upstream" in r.stdout
+    assert "refused by the addon: never sent" in r.stdout
     assert "1 other flows" in r.stdout
     for o in ORIGINALS:
         assert o not in r.stdout

@@ -21,7 +21,7 @@ from mitmproxy import flow as mflow
 from ..core.rules import Rules
 from ..providers.registry import recognise, recognise_ws
 from . import audit, wsview
-from .record import META, SIDES, is_credential
+from .record import META, NEVER_SENT, SIDES, is_credential, is_refused
 
 
 class ShareError(Exception):
@@ -51,14 +51,6 @@ def read(paths: Sequence[str], progress: Callable[[int, int], None] | None = Non
 
 def _label(f: http.HTTPFlow) -> str:
     return f"{f.request.method} {f.request.path.split('?', 1)[0]}"
-
-
-def _refused(f: http.HTTPFlow) -> bool:
-    """The addon answered the request itself: it never went upstream."""
-    meta = f.metadata.get(META)
-    if isinstance(meta, dict) and meta.get("end") == "refused":
-        return True
-    return f.response is not None and f.response.headers.get("x-disguise") == "refused"
 
 
 def ws_messages(flow: http.HTTPFlow, other: bool = False) -> list[wsview.Msg]:
@@ -107,13 +99,13 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     cr = sides.get("client_response") or {}
     r = audit.Record(
         index=i, label=_label(f), api=api.name if api else None,
-        sent=None if _refused(f) else (f.request.get_content(strict=False) or b""),
+        sent=None if is_refused(f) else (f.request.get_content(strict=False) or b""),
         received=received, received_type=ctype,
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")),
     )  # fmt: skip
-    if _refused(f):
-        r.note = "refused by the addon: never went upstream"
+    if is_refused(f):
+        r.note = f"refused by the addon: {NEVER_SENT}"
     elif meta.get("dry_run") or not meta:
         r.note = "not masked by the addon"
     if r.shared:
@@ -160,7 +152,7 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
         return None
     meta = f.metadata.get(META)
     sides = f.metadata.get(SIDES)
-    if not isinstance(meta, dict) or not isinstance(sides, dict) or meta.get("dry_run") or _refused(f):
+    if not isinstance(meta, dict) or not isinstance(sides, dict) or meta.get("dry_run") or is_refused(f):
         return None
     if str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
         return None

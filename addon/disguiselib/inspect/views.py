@@ -35,7 +35,7 @@ from . import render as rd
 from . import sseview, wsview
 from .audit import Auditor
 from .flowfile import ws_messages
-from .record import META, SIDES, summary_text
+from .record import META, NEVER_SENT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
     from ..core.rules import Rules
@@ -60,6 +60,10 @@ def _which(flow: Any, message: Any) -> str | None:
 def _this(flow: http.HTTPFlow, which: str) -> tuple[str, str]:
     """(label, side) of flow.<which> as mitmproxy holds it."""
     meta = flow.metadata.get(META) or {}
+    if is_refused(flow):
+        return {"request": (f"request as the addon held it: {NEVER_SENT.upper()} (refused: see the summary)", CLIENT),
+                "response": (f"the addon's refusal, as the client received it (the request was {NEVER_SENT})",
+                             CLIENT)}[which]  # fmt: skip
     if meta.get("shared"):
         return {"request": ("request as it went upstream (masked)", PROVIDER),
                 "response": ("response as upstream sent it (shared copy: the client side is not in it)",
@@ -120,12 +124,15 @@ _LEGEND = {
     (PROVIDER, "response"): "disguises and placeholders (as the provider wrote them)",
     (CLIENT, "request"): "originals (masked before the request went upstream)",
     (CLIENT, "response"): "originals (the client reads these)",
+    (CLIENT, "refused"): f"originals (the request was refused: {NEVER_SENT})",
 }
 
 
 def _header(flow: http.HTTPFlow) -> list[rd.Line]:
     meta = flow.metadata.get(META)
     if not isinstance(meta, dict):
+        if is_refused(flow):  # recorded before refusals had a summary: the same words
+            return [[(rd.ERROR, f"disguise: FAILED CLOSED (refused by the addon): {NEVER_SENT}")]]
         return [[(rd.NOTE, "disguise: this flow was not handled by the addon")]]
     style = rd.ERROR if meta.get("failed") else rd.HEAD
     out: list[rd.Line] = [[(style, summary_text(meta))]]
@@ -239,7 +246,8 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     if view == NAMES[0]:
         mark = _marker(flow, this_side, rules)
         lines.append([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
-        return [*lines, *_legend(this_side, which, mark), [], *rd.body_lines(data, ctype, mark),
+        legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
+        return [*lines, *legend, [], *rd.body_lines(data, ctype, mark),
                 *_untouched(data, table)]  # fmt: skip
     label, other, note = _other(flow, which)
     if view == NAMES[1]:
