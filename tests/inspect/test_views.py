@@ -205,7 +205,7 @@ def test_gemini_channels_are_reassembled(tmp_path: Path, array: bool) -> None:
     head = text.split("\n")
     assert head[0].startswith("disguise google.gemini") and "restored 3" in head[0], head[0]
     stream_head = next(ln for ln in head if " events, " in ln)
-    assert stream_head.startswith("2 events, 1 channels") and "no final event" not in stream_head
+    assert stream_head.startswith("2 events, 1 channel") and "no final event" not in stream_head
     assert "── candidate 0 text · text · 2 deltas ──" in text
     assert "sum of ⟦Bluebird⟧ + 42, we can align" in text
     assert "\n  ⟦Bluebird⟧\n+   42\n------\n  4242\n" in text.replace("\n \n", "\n\n")

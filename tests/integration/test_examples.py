@@ -126,8 +126,8 @@ def test_05_capture_replay_audit_share(runs) -> None:
     assert "re-run offline: equals the live run" in out
     # the session, then the shared copy: the audit of a shared copy fails on any
     # original and on any credential header (the API key)
-    assert out.count("clean: 1 LLM flows audited, no leak") == 2
-    assert "1 flows written" in out
+    assert out.count("clean: 1 LLM flow audited, no leak") == 2
+    assert "1 flow written" in out
     assert "the replayed answer equals the live one" in out
 
 

@@ -39,10 +39,14 @@ def read(paths: Sequence[str], progress: Callable[[int, int], None] | None = Non
         total = sum(os.path.getsize(p) for p in files)
         for p in files:
             with open(p, "rb") as f:
-                for flow in io.FlowReader(f).stream():
-                    out.append(flow)
-                    if progress is not None:
-                        progress(done + f.tell(), total)
+                try:
+                    for flow in io.FlowReader(f).stream():
+                        out.append(flow)
+                        if progress is not None:
+                            progress(done + f.tell(), total)
+                except exceptions.FlowReadException as e:
+                    where = f"flow {len(out) + 1}" if out else "its start"
+                    raise exceptions.FlowReadException(f"{p}: not a mitmproxy flow file ({str(e).rstrip('.')}, at {where})") from None
             done += os.path.getsize(p)
     except OSError as e:
         raise exceptions.FlowReadException(f"{e.filename}: {e.strerror}") from None

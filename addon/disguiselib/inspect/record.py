@@ -169,8 +169,12 @@ class Tee:
 # -- the summary -----------------------------------------------------------------------
 
 
-def _n(k: int, what: str, plural: str = "s") -> str:
-    return f"{k} {what}{'' if k == 1 else plural}"
+def plural(k: int, what: str, ending: str = "s") -> str:
+    """ "1 flow", "2 flows": every count a person reads is written with this."""
+    return f"{k} {what}{'' if k == 1 else ending}"
+
+
+_n = plural
 
 
 def counts_text(meta: dict) -> str:

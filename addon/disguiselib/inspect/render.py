@@ -26,6 +26,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 
 from . import sseview
+from .record import plural
 
 Segment = tuple[str, str]
 Line = list[Segment]
@@ -123,7 +124,7 @@ def _pad(text: str, width: int) -> str:
 def stream_lines(s: sseview.Stream, mark: Marker | None = None) -> list[Line]:
     """A stream as styled lines (see the module docstring)."""
     chans = list(s.channels.values())
-    head = f"{len(s.events)} events, {len(chans)} channels" + ("" if s.terminal else ", no final event")
+    head = f"{plural(len(s.events), 'event')}, {plural(len(chans), 'channel')}" + ("" if s.terminal else ", no final event")
     if s.framing != "sse":
         head += f" ({s.framing})"
     out: list[Line] = [[(HEAD if s.terminal else ERROR, head)]]
