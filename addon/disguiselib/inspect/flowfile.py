@@ -46,7 +46,8 @@ def read(paths: Sequence[str], progress: Callable[[int, int], None] | None = Non
                             progress(done + f.tell(), total)
                 except exceptions.FlowReadException as e:
                     where = f"flow {len(out) + 1}" if out else "its start"
-                    raise exceptions.FlowReadException(f"{p}: not a mitmproxy flow file ({str(e).rstrip('.')}, at {where})") from None
+                    why = str(e).rstrip(".")
+                    raise exceptions.FlowReadException(f"{p}: not a mitmproxy flow file ({why}, at {where})") from None
             done += os.path.getsize(p)
     except OSError as e:
         raise exceptions.FlowReadException(f"{e.filename}: {e.strerror}") from None

@@ -124,7 +124,8 @@ def _pad(text: str, width: int) -> str:
 def stream_lines(s: sseview.Stream, mark: Marker | None = None) -> list[Line]:
     """A stream as styled lines (see the module docstring)."""
     chans = list(s.channels.values())
-    head = f"{plural(len(s.events), 'event')}, {plural(len(chans), 'channel')}" + ("" if s.terminal else ", no final event")
+    head = f"{plural(len(s.events), 'event')}, {plural(len(chans), 'channel')}"
+    head += "" if s.terminal else ", no final event"
     if s.framing != "sse":
         head += f" ({s.framing})"
     out: list[Line] = [[(HEAD if s.terminal else ERROR, head)]]
