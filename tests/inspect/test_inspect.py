@@ -274,14 +274,19 @@ def test_capture_limit_cuts_and_marks(tmp_path: Path) -> None:
 
 
 def view_text(f: http.HTTPFlow, message, name: str) -> str:
-    """The view as mitmproxy itself renders it (11 and 12 APIs)."""
+    """The view as mitmproxy itself renders it (11 and 12 APIs), long lines joined
+    again where the view wrapped them."""
     from mitmproxy import contentviews
 
+    from disguiselib.inspect.render import WRAP_MARK
+
     if hasattr(contentviews, "prettify_message"):
-        return contentviews.prettify_message(message, f, name.lower()).text
-    _, lines, err = contentviews.get_message_content_view(name, message, f)
-    assert err is None, err
-    return "\n".join("".join(t for _, t in line) for line in lines)
+        text = contentviews.prettify_message(message, f, name.lower()).text
+    else:
+        _, lines, err = contentviews.get_message_content_view(name, message, f)
+        assert err is None, err
+        text = "\n".join("".join(t for _, t in line) for line in lines)
+    return text.replace(WRAP_MARK + "\n", "")
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from mitmproxy.test import taddons, tflow
 from disguiselib import cli
 from disguiselib.inspect import views
 from disguiselib.inspect.record import FAILED_MARK, META, SIDES
+from disguiselib.inspect.render import WRAP_MARK
 from disguiselib.mitm.addon import Disguise
 from disguiselib.mitm.guard import Guard
 
@@ -121,7 +122,7 @@ def assert_refused(f) -> None:
     assert "masked" not in f.comment.split(": never sent")[0].split(")")[-1]
     assert EMAIL not in f.comment
     assert SIDES not in f.metadata
-    req = views.render("Disguise", f.request.content, f, f.request).split("\n")
+    req = views.render("Disguise", f.request.content, f, f.request).replace(WRAP_MARK + "\n", "").split("\n")
     assert f.comment.startswith(req[0]) and req[0].endswith(": never sent"), req[:3]
     this = [ln for ln in req if ln.startswith("this: ")]
     assert len(this) == 1 and "NEVER SENT" in this[0], req[:4]

@@ -117,7 +117,7 @@ def test_not_proven_and_a_usage_error_are_told_apart(captures) -> None:
     assert "NOT PROVEN: 1 of 1 LLM flow not kept whole" in r.stdout
     typo = run("audit", str(flows), "--mapping", mine(flows))
     assert typo.returncode == cli.USAGE, typo.stderr
-    assert "unrecognized arguments: --mapping" in typo.stderr
+    assert "unrecognized option --mapping: did you mean --mappings?" in typo.stderr
 
 
 def test_show_of_a_missing_flow_and_a_closed_pipe(captures, tmp_path: Path) -> None:

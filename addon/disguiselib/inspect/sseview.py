@@ -97,6 +97,7 @@ class SSEEvent:
     raw: bytes = b""
     deltas: list[tuple[Channel, Piece]] = field(default_factory=list)  # the channel text it carried
     note: str = ""  # what the event says besides text (stop reasons, tool names, errors)
+    empty: list[str] = field(default_factory=list)  # channels it names with an empty text ("content": "")
 
     @property
     def kind(self) -> str:
@@ -344,6 +345,8 @@ def read_openai_chat(doc: dict, ev: SSEEvent, b: Builder) -> bool:
             v = d.get(fld)
             if isinstance(v, str) and v:
                 b.add(ev, f"choice {idx} {fld}", kind, v, f"choices[{ci}].delta.{fld}")
+            elif v == "":
+                ev.empty.append(f"choice {idx} {fld}")
         for ti, tc in enumerate(d.get("tool_calls") or ()):
             if not isinstance(tc, dict):
                 continue

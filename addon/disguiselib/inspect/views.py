@@ -135,7 +135,7 @@ def _header(flow: http.HTTPFlow) -> list[rd.Line]:
             return [[(rd.ERROR, f"disguise: FAILED CLOSED (refused by the addon): {NEVER_SENT}")]]
         return [[(rd.NOTE, "disguise: this flow was not handled by the addon")]]
     style = rd.ERROR if meta.get("failed") else rd.HEAD
-    out: list[rd.Line] = [[(style, summary_text(meta))]]
+    out: list[rd.Line] = rd.wrap([(style, summary_text(meta))])
     if meta.get("replay"):
         out.append([(rd.TEXT, f"replay: {meta['replay']}")])
     return out
@@ -245,9 +245,10 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     table = _table(flow, which)
     if view == NAMES[0]:
         mark = _marker(flow, this_side, rules)
+        up = _other(flow, which)[1] if which == "response" and this_side == CLIENT else None
         lines.append([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
         legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
-        return [*lines, *legend, [], *rd.body_lines(data, ctype, mark),
+        return [*lines, *legend, [], *rd.body_lines(data, ctype, mark, up),
                 *_untouched(data, table)]  # fmt: skip
     label, other, note = _other(flow, which)
     if view == NAMES[1]:
@@ -269,7 +270,16 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     diff = list(difflib.unified_diff(a, b, label, this_label, lineterm="", n=1))
     if note:
         lines.append([(rd.ERROR, f"[{note}]")])
-    return [*lines, [], *([[(rd.TEXT, d)] for d in diff] or [[(rd.NOTE, "(no difference)")]])]
+    return [*lines, [], *([[(_diff_style(d), d)] for d in diff] or [[(rd.NOTE, "(no difference)")]])]
+
+
+def _diff_style(line: str) -> str:
+    """A unified diff's line in the colour of what it says: removed, added, a hunk."""
+    if line.startswith(("---", "+++")):
+        return rd.HEAD
+    if line.startswith("@@"):
+        return rd.NUM
+    return {"-": rd.REMOVED, "+": rd.ADDED}.get(line[:1], rd.TEXT)
 
 
 def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None,
@@ -291,7 +301,8 @@ _cv: Any = contentviews
 
 # mitmweb 11 / console CSS classes and palette entries for render.py's styles.
 _STYLE_11 = {rd.TEXT: "text", rd.HEAD: "header", rd.NUM: "offset", rd.CHAN: "Token_Name_Tag",
-             rd.MARK: "Token_Literal_String", rd.NOTE: "Token_Literal_Number", rd.ERROR: "highlight"}  # fmt: skip
+             rd.MARK: "Token_Literal_String", rd.NOTE: "Token_Literal_Number", rd.ERROR: "highlight",
+             rd.REMOVED: "Token_Literal_String", rd.ADDED: "Token_Name_Tag"}  # fmt: skip
 
 
 def lines_11(lines: list[rd.Line]) -> list[list[tuple[str, str]]]:
