@@ -241,7 +241,9 @@ def held_events(client: sseview.Stream, upstream: sseview.Stream) -> frozenset[i
     )  # fmt: skip
 
 
-def body_lines(body: bytes, content_type: str = "", mark: Marker | None = None, other: bytes | None = None) -> list[Line]:
+def body_lines(
+    body: bytes, content_type: str = "", mark: Marker | None = None, other: bytes | None = None
+) -> list[Line]:
     """Whatever the body is: a stream, JSON, or text (undecodable bytes replaced).
     other: upstream's side of a stream the client received (which events were held)."""
     s = sseview.parse_any(body, content_type)
