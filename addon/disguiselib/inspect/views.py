@@ -246,7 +246,7 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     if view == NAMES[0]:
         mark = _marker(flow, this_side, rules)
         up = _other(flow, which)[1] if which == "response" and this_side == CLIENT else None
-        lines.append([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
+        lines += rd.wrap([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
         legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
         return [*lines, *legend, [], *rd.body_lines(data, ctype, mark, up),
                 *_untouched(data, table)]  # fmt: skip
@@ -255,7 +255,7 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
         other_side = CLIENT if which == "request" else PROVIDER
         mark = _marker(flow, other_side, rules)
         size = f" — {len(other)} bytes" if other is not None else ""
-        lines.append([(rd.TEXT, f"other side: {label}{size}")])
+        lines += rd.wrap([(rd.TEXT, f"other side: {label}{size}")])
         if note:
             lines.append([(rd.ERROR, f"[{note}]")])
         if other is None:
