@@ -79,7 +79,8 @@ def _rule_options(p: argparse.ArgumentParser, where: str) -> None:
     # command's values replace the top level's); _paths joins them in order.
     p.add_argument("--mappings", action="append", dest=f"mappings_{where}", metavar="PATH", default=[],
                    help="mapping file or folder, on top of the shipped defaults; repeat for more "
-                        "(default: the repository's mappings/ folder in a checkout, none when installed)")  # fmt: skip
+                        "(default: the repository's mappings/ folder in a checkout; installed, ./mappings/ "
+                        "when it holds files of yours)")  # fmt: skip
     p.add_argument("--no-defaults", action="store_true", dest=f"no_defaults_{where}",
                    help="leave the shipped default mappings out")  # fmt: skip
 
