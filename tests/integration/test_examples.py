@@ -201,3 +201,21 @@ def test_an_interrupted_walkthrough_leaves_nothing_behind(tmp_path: Path) -> Non
     for port in (env["PROVIDER_PORT"], env["PROXY_PORT"]):  # the provider and mitmdump were stopped
         with socket.socket() as s, pytest.raises(OSError):
             s.connect(("127.0.0.1", int(port)))
+
+
+@pytest.mark.parametrize("taken", ["WEB_PORT", "PROXY_PORT"])
+def test_04_with_its_port_taken_says_so_in_one_line(tmp_path: Path, taken: str) -> None:
+    """Issue 31: with its web port taken, example 04 printed two tracebacks and
+    mitmproxy's hint `--set web_port=…`, while the script takes WEB_PORT."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        env = script_env(tmp_path, **{taken: str(busy.getsockname()[1])})
+        r = subprocess.run(["bash", str(REPO / "examples" / "04-mitmweb.sh")], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stderr.splitlines() == [
+        f"04-mitmweb.sh: port {env[taken]} is in use: set {taken} to a free port, "
+        f"e.g. {taken}={int(env[taken]) + 100} bash {REPO / 'examples' / '04-mitmweb.sh'}"
+    ], r.stderr
+    assert left_behind(tmp_path) == []
