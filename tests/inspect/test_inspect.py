@@ -455,7 +455,7 @@ def test_audit_of_a_clean_session_passes(session: Session) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert "clean: 4 LLM flows audited, no leak" in r.stdout
     assert "refused by the addon: never sent" in r.stdout
-    assert "1 other flows" in r.stdout
+    assert "1 other flow (not LLM API requests)" in r.stdout
     for o in ORIGINALS:
         assert o not in r.stdout
 
