@@ -21,7 +21,10 @@ Each instance is one process started with mitmdump directly; once the installed
 
 What it prints, for scripts and tests: one line per instance (`instance d1: pid 123,
 127.0.0.1:40001`), then `listening at HOST:PORT` once HAProxy accepts connections.
-Standard library only (plus mitmproxy's own certificate store, to create the CA once).
+Standard library only: any `python3` runs it. The CA is created once with mitmproxy's
+certificate store by the Python that runs mitmdump (its script's `#!` line). A mappings
+path that does not exist, or an instance that does not start, ends it with one line
+saying so (the instance's log says why), not a traceback.
 """
 
 from __future__ import annotations
@@ -102,14 +105,63 @@ def haproxy_config(listen_host: str, listen_port: int, servers: list[Server], mo
     return "\n".join(lines) + "\n"
 
 
-def ensure_ca(confdir: Path) -> None:
+_MAKE_CA = "import sys; from mitmproxy.certs import CertStore; CertStore.from_store(sys.argv[1], 'mitmproxy', 2048)"
+
+
+def ensure_ca(confdir: Path, mitmdump: list[str]) -> None:
     """Create mitmproxy's CA in confdir once, before the instances start: started
     together on an empty confdir, each would make its own and clients would trust only
-    one of them."""
-    from mitmproxy.certs import CertStore
-
+    one of them. Made by the Python that runs mitmdump (the shebang of its script): the
+    Python running this file needs no mitmproxy (`python3 deploy/balance.py ...`).
+    Raises RuntimeError naming what is missing."""
     confdir.mkdir(parents=True, exist_ok=True)
-    CertStore.from_store(str(confdir), "mitmproxy", 2048)
+    python = _interpreter(mitmdump)
+    if python is None:
+        try:
+            from mitmproxy.certs import CertStore
+        except ImportError:
+            raise RuntimeError(
+                f"cannot create mitmproxy's CA: neither this Python ({sys.executable}) has mitmproxy nor is "
+                f"{shlex.join(mitmdump)} a mitmdump script whose Python is known; run this file with the Python "
+                "disguise is installed with (e.g. .venv/bin/python deploy/balance.py ...) or give --mitmdump"
+            ) from None
+        CertStore.from_store(str(confdir), "mitmproxy", 2048)
+        return
+    r = subprocess.run([python, "-c", _MAKE_CA, str(confdir)], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"cannot create mitmproxy's CA in {confdir} with {python}: {last}")
+
+
+def _interpreter(mitmdump: list[str]) -> str | None:
+    """The Python of a mitmdump console script (its `#!` line), or None."""
+    exe = shutil.which(mitmdump[0]) if mitmdump else None
+    if exe is None or len(mitmdump) != 1:
+        return None
+    try:
+        with open(exe, "rb") as f:
+            first = f.readline(1024)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode(errors="replace").split()
+    return words[0] if words and "python" in Path(words[0]).name else None
+
+
+def missing_mappings(extra: list[str]) -> list[str]:
+    """The `disguise_mappings=` paths among the instances' arguments that do not exist
+    (each instance would stop at start with an error of its own)."""
+    out = []
+    for i, arg in enumerate(extra):
+        if arg.startswith("--set="):
+            value = arg.partition("=")[2]
+        else:
+            value = extra[i + 1] if arg == "--set" and i + 1 < len(extra) else ""
+        name, eq, path = value.partition("=")
+        if name == "disguise_mappings" and eq and not Path(path).expanduser().exists():
+            out.append(path)
+    return out
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -171,8 +223,11 @@ def instance_cmd(mitmdump: list[str], port: int, confdir: Path, mode: str, extra
 
 
 def _default_mitmdump() -> str:
-    beside = Path(sys.executable).parent / "mitmdump"
-    return str(beside) if beside.exists() else (shutil.which("mitmdump") or "mitmdump")
+    """mitmdump beside this Python, else the checkout's .venv's, else the one on PATH."""
+    for beside in (Path(sys.executable).parent / "mitmdump", REPO / ".venv" / "bin" / "mitmdump"):
+        if beside.exists():
+            return str(beside)
+    return shutil.which("mitmdump") or "mitmdump"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,8 +275,25 @@ def main(argv: list[str] | None = None) -> int:
     if a.print_config:
         print(config, end="")
         return 0
+    for path in missing_mappings(a.extra):
+        p.error(f"disguise_mappings: {path}: no such file or folder (every instance would refuse to start)")
     confdir = Path(a.confdir).expanduser()
-    ensure_ca(confdir)
+    try:
+        ensure_ca(confdir, shlex.split(a.mitmdump))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        print(f"{p.prog}: {e}", file=sys.stderr)
+        return 1
+    try:
+        return _run(a, config, servers, mode, host, listen_port, tls, confdir)
+    except (RuntimeError, OSError) as e:  # an instance or HAProxy that did not start: its own log says why
+        where = f" (logs in {a.logs})" if a.logs else " (its output is above)"
+        print(f"{p.prog}: {e}{where}", file=sys.stderr)
+        return 1
+
+
+def _run(a: argparse.Namespace, config: str, servers: list[Server], mode: str, host: str, listen_port: int,
+         tls: tuple | None, confdir: Path) -> int:  # fmt: skip
+    """Start the instances and HAProxy, watch them until interrupted; stop everything."""
     work = Path(tempfile.mkdtemp(prefix="disguise-balance-"))
     procs: list[subprocess.Popen] = []
     stopping = False

@@ -14,6 +14,8 @@
 # This script does the same through mitmweb's HTTP API and prints what you would see.
 source "$(dirname "$0")/lib.sh"
 
+port_free "$PROXY_PORT" PROXY_PORT
+port_free "$WEB_PORT" WEB_PORT
 start_provider
 "$MITMWEB" --mode "reverse:http://127.0.0.1:$PROVIDER_PORT" --listen-host 127.0.0.1 --listen-port "$PROXY_PORT" \
   --web-host 127.0.0.1 --web-port "$WEB_PORT" --no-web-open-browser --set web_password=walkthrough \

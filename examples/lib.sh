@@ -68,7 +68,22 @@ sys.exit(f"nothing listens on port {port}")
 PY
 }
 
+port_free() {  # port_free PORT NAME: stop with one line naming NAME when 127.0.0.1:PORT is taken
+  "$PYTHON" - "$1" <<'PY' && return 0
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind: only a listener is in the way
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+PY
+  echo "$(basename "$0"): port $1 is in use: set $2 to a free port, e.g. $2=$(( $1 + 100 )) bash $0" >&2
+  exit 1
+}
+
 start_provider() {  # the stand-in LLM provider (examples/echo_provider.py)
+  port_free "$PROVIDER_PORT" PROVIDER_PORT
   "$PYTHON" examples/echo_provider.py --port "$PROVIDER_PORT" "$@" 2>>"$WORK/provider.log" &
   PROVIDER_PID=$!
   PIDS+=("$PROVIDER_PID")
@@ -76,6 +91,7 @@ start_provider() {  # the stand-in LLM provider (examples/echo_provider.py)
 }
 
 start_mitmdump() {  # mitmdump with the addon; extra arguments go to mitmdump
+  port_free "$PROXY_PORT" PROXY_PORT
   "$MITMDUMP" --listen-host 127.0.0.1 --listen-port "$PROXY_PORT" --set confdir="$WORK/conf" \
     -s addon/disguise.py --set disguise_mappings="$MAPPINGS" "$@" >>"$WORK/mitmdump.log" 2>&1 &
   MITM_PID=$!

@@ -219,3 +219,52 @@ def test_a_long_audit_shows_its_progress(tmp_path: Path) -> None:
         cli.time.monotonic = real  # type: ignore[assignment]
     lines = log.getvalue().splitlines()
     assert lines == ["auditing: 20 of 30 flows (66%)"]  # at 10 s; a log is not a terminal
+
+
+# -- issue 31: what the command line says ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [(["--versoin"], "unrecognized option --versoin: did you mean --version?"),
+     (["audit", "f.flows", "--mapping", "x.yaml"], "unrecognized option --mapping: did you mean --mappings?"),
+     (["audit", "f.flows", "--mapping=x.yaml"], "did you mean --mappings?"),
+     (["--no-default", "show", "f.flows"], "did you mean --no-defaults?"),
+     (["show", "f.flows", "--show-originals"], "unrecognized option --show-originals")],
+)  # fmt: skip
+def test_a_mistyped_option_is_named_with_the_nearest_one(capsys, argv, said) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == cli.USAGE and said in err, err
+
+
+def test_a_file_that_is_no_flow_file_is_named(capsys, tmp_path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# not flows\n")
+    code, _, err = run(capsys, "audit", str(readme))
+    assert code == cli.ERROR and f"{readme}: not a mitmproxy flow file" in err, err
+
+
+def test_counts_of_one_are_singular(capsys, tmp_path, literal_only) -> None:
+    code, out, _ = run(capsys, "audit", str(flows_file(tmp_path, "hello")), "--mappings", str(literal_only))
+    assert code == CLEAN and "clean: 1 LLM flow audited" in out, out
+    from disguiselib.inspect import render
+
+    body = b'data: {"type": "message_stop"}\n\n'
+    assert render.render_stream(body).startswith("1 event, 0 channels")
+
+
+def test_the_help_lists_every_exit_status(capsys) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for status in ("0 clean", "1 leak", "2 not proven", "3 error", "64 usage error"):
+        assert status in " ".join(out.split()), status
+
+
+def test_a_python_without_the_dependencies_gets_one_line(tmp_path) -> None:
+    """README: `python -m disguiselib` in a Python without the dependencies stops at one
+    line naming the module, not a traceback (here the Aho-Corasick library is hidden)."""
+    hide = "import sys, runpy; sys.modules['ahocorasick_rs'] = None; runpy.run_module('disguiselib', run_name='__main__')"
+    r = subprocess.run([sys.executable, "-c", hide, "--version"], capture_output=True, text=True, cwd=tmp_path,
+                       env={"PYTHONPATH": str(REPO / "addon")}, timeout=120)  # fmt: skip
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("disguise: ") and "ahocorasick_rs" in r.stderr and "dependency" in r.stderr

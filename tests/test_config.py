@@ -43,3 +43,28 @@ def test_the_rules_loaded_line_is_short(tmp_path: Path, caplog: pytest.LogCaptur
 def test_one_file_no_defaults_every_host(tmp_path: Path) -> None:
     cfg = config.build_config(files(tmp_path, 1), False, [])
     assert cfg.describe() == "no defaults + 1 file (m0.yaml): 1 literal, 0 patterns, 0 strip rules; scope: every host"
+
+
+def test_the_readme_options_table_lists_every_option() -> None:
+    """Issue 31: README's -nr text names disguise_replay_current_rules, which its options
+    table lacked. Every option the addon declares has a row."""
+    import re
+
+    from conftest import REPO
+    from disguiselib.config import OPTIONS
+
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("## Options") :]
+    table = table[: table.index("\n\n", table.index("| option |"))]
+    rows = set(re.findall(r"^\| `(disguise_[a-z_]+)` \|", table, re.M))
+    assert rows == {o.name for o in OPTIONS}
+
+
+def test_the_readme_says_what_a_re_run_under_other_rules_does() -> None:
+    """The README's Replay section quotes what the re-run says (inspect/replay._advice)."""
+    from conftest import REPO
+    from disguiselib.inspect.replay import _advice
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "the re-run is **refused**" in readme
+    assert _advice("X").removeprefix("X; ") in readme

@@ -17,6 +17,7 @@ the command), or the repository's mappings/ folder in a checkout when none is gi
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 import time
@@ -25,6 +26,7 @@ from typing import NoReturn
 
 from . import __version__
 from .inspect.audit import CLEAN, LEAK, NOT_PROVEN
+from .inspect.record import plural
 
 # Exit statuses. The audit's own are CLEAN 0, LEAK 1, NOT_PROVEN 2 (bodies not kept
 # whole); the command adds one for "could not do it" and one for a wrong command line,
@@ -46,13 +48,40 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(USAGE, f"{self.prog}: error: {message}\n")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """An option this parser and the chosen command's do not know is named with the
+        nearest known one ("did you mean --version?") before argparse reads the line (it
+        would say only that a command is required, or "unrecognized arguments")."""
+        argv = list(sys.argv[1:] if args is None else args)
+        known = set(self._option_string_actions)
+        for a in argv:
+            if a == "--":
+                break
+            if not a.startswith("-") and a in self._commands():
+                known |= set(self._commands()[a]._option_string_actions)
+        for a in argv:
+            if a == "--":
+                break
+            name = a.split("=", 1)[0]
+            if name.startswith("--") and name not in known:
+                near = difflib.get_close_matches(name, sorted(o for o in known if o.startswith("--")), n=1, cutoff=0.6)
+                self.error(f"unrecognized option {name}" + (f": did you mean {near[0]}?" if near else ""))
+        return super().parse_args(argv, namespace)
+
+    def _commands(self) -> dict[str, argparse.ArgumentParser]:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return dict(action.choices)
+        return {}
+
 
 def _rule_options(p: argparse.ArgumentParser, where: str) -> None:
     # Before the command and after it land in different places (argparse would let the
     # command's values replace the top level's); _paths joins them in order.
     p.add_argument("--mappings", action="append", dest=f"mappings_{where}", metavar="PATH", default=[],
                    help="mapping file or folder, on top of the shipped defaults; repeat for more "
-                        "(default: the repository's mappings/ folder in a checkout, none when installed)")  # fmt: skip
+                        "(default: the repository's mappings/ folder in a checkout; installed, ./mappings/ "
+                        "when it holds files of yours)")  # fmt: skip
     p.add_argument("--no-defaults", action="store_true", dest=f"no_defaults_{where}",
                    help="leave the shipped default mappings out")  # fmt: skip
 
@@ -268,7 +297,7 @@ def _share(args: argparse.Namespace) -> int:
         return LEAK
     except OSError as e:
         _fail(f"cannot write {args.out}: {e.strerror}")
-    print(f"{n} flows written to {args.out} (provider side only, credentials removed); "
+    print(f"{plural(n, 'flow')} written to {args.out} (provider side only, credentials removed); "
           f"{dropped} left out (not LLM flows masked by the addon)")  # fmt: skip
     return CLEAN
 
@@ -282,7 +311,7 @@ def _show(args: argparse.Namespace) -> int:
     flows = _read([args.flows])
     rules = _config(args, quiet=True).rules  # what the views mark: originals and disguises
     if args.number is not None and args.number > len(flows):
-        _fail(f"{args.flows}: no flow {args.number}: the file holds {len(flows)} flow{'s' if len(flows) != 1 else ''}")
+        _fail(f"{args.flows}: no flow {args.number}: the file holds {plural(len(flows), 'flow')}")
     shown = 0
     for i, f in enumerate(flows, 1):
         if args.number is not None and i != args.number:
@@ -314,7 +343,7 @@ def _show(args: argparse.Namespace) -> int:
                 print(f"===== flow {i} {which}: view {name!r} =====")
                 print(views.render(name, body, f, m, rules=rules))
     if not shown and args.number is None:
-        print(f"{args.flows}: no LLM flows among its {len(flows)} flows (name one by its number to see it)",
+        print(f"{args.flows}: no LLM flows among its {plural(len(flows), 'flow')} (name one by its number to see it)",
               file=sys.stderr)  # fmt: skip
     return CLEAN
 

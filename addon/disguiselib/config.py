@@ -47,7 +47,8 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_mappings", Sequence[str], list(DEFAULT_MAPPINGS),
         "Mapping files or folders (YAML), loaded after the shipped defaults, in order; "
         "a folder's *.yaml/*.yml files in file-name order. Repeat the option for more. "
-        "Default: the repository's mappings/ folder in a checkout, none when installed.",
+        "Default: the repository's mappings/ folder in a checkout; installed, a mappings/ folder in the "
+        "working directory holding YAML files (named at startup), else none.",
     ),
     Option(
         "disguise_defaults", bool, True,
@@ -204,5 +205,8 @@ def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:
         logger.warning("disguise: %s", w)
     for r in ms.replaced:
         logger.info("disguise: %s", r)
+    if shipped.CHECKOUT is None and shipped.USER_MAPPINGS and tuple(cfg.paths) == shipped.USER_MAPPINGS:
+        logger.warning("disguise: mappings: the working directory's %s/ folder is loaded (%s): no mappings were "
+                       "named", shipped.WORKING_DIR_MAPPINGS, shipped.USER_MAPPINGS[0])  # fmt: skip
     logger.info("disguise: rules %s: %s", verb, cfg.describe())
     logger.debug("disguise: rules %s: %s", verb, cfg.details())

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Screenshots of mitmweb 11 and 12 showing a restored stream in the Disguise view:
-# docs/screenshots/mitmweb-11.png and mitmweb-12.png.
+# Screenshots of mitmweb 11 and 12: a restored stream in the Disguise view
+# (docs/screenshots/mitmweb-11.png, mitmweb-12.png) and a request the addon refused on
+# an endpoint it does not transform, its Disguise view saying it was never sent
+# (refused-11.png, refused-12.png).
 #
 #   bash docs/screenshots/make.sh            # both, where each virtual environment exists
 #   VENVS=.venv bash docs/screenshots/make.sh  # mitmproxy 11 only
@@ -16,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=docs/screenshots
-VENVS=${VENVS:-".venv .venv312"}
+VENVS=${VENVS:-".venv .venv312"}  # e.g. VENVS="/work/main/.venv /work/main/.venv312"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 [ -n "$CHROMIUM" ] || { echo "no chromium: apt-get install -y chromium fonts-noto-color-emoji" >&2; exit 1; }
 unset http_proxy https_proxy all_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY no_proxy
@@ -63,8 +65,9 @@ for venv in $VENVS; do
   wait_port "$proxy"
   wait_port "$web"
 
-  # A streamed answer restored by the addon, and a request it refuses (a body that says
-  # gzip and is not): the flow list shows each one's marker.
+  # A streamed answer restored by the addon, and a request it refuses (an OpenAI file
+  # upload that is no batch, holding an e-mail: an endpoint disguise does not transform):
+  # the flow list shows each one's marker.
   "$venv/bin/python" - "http://127.0.0.1:$proxy" "$PROMPT" <<'PY'
 import sys, urllib.request
 
@@ -75,8 +78,11 @@ client = anthropic.Anthropic(base_url=sys.argv[1], api_key="sk-ant-screenshot-no
 with client.messages.stream(model="claude-sonnet-4-5", max_tokens=200,
                             messages=[{"role": "user", "content": sys.argv[2]}]) as s:
     assert s.get_final_text() == sys.argv[2], "the client did not get its originals back"
-req = urllib.request.Request(f"{sys.argv[1]}/v1/messages", data=b"not gzip", method="POST",
-                             headers={"content-type": "application/json", "content-encoding": "gzip"})
+upload = (b'--b0\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nassistants\r\n'
+          b'--b0\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\n'
+          b"Content-Type: text/plain\r\n\r\nwrite to jane.doe@example.com\r\n--b0--\r\n")
+req = urllib.request.Request(f"{sys.argv[1]}/v1/files", data=upload, method="POST",
+                             headers={"content-type": "multipart/form-data; boundary=b0"})
 try:
     urllib.request.urlopen(req, timeout=10)
     sys.exit("the broken request was not refused")
@@ -84,27 +90,33 @@ except urllib.error.HTTPError as e:
     assert e.code == 400, e.code
 PY
 
-  id=$("$venv/bin/python" - "$web" "$token" <<'PY'
+  find_flow() {  # $1: path, $2: status; the flow list is written once the response hook ran
+    "$venv/bin/python" - "$web" "$token" "$1" "$2" <<'PY'
 import json, sys, time, urllib.request
 
-for _ in range(100):  # the flow list is written once the response hook ran
+for _ in range(100):
     with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/flows?token={sys.argv[2]}", timeout=10) as r:
-        flows = [f for f in json.load(r) if f["request"]["path"] == "/v1/messages" and f.get("response")
-                 and f["response"]["status_code"] == 200 and f.get("comment")]
+        flows = [f for f in json.load(r) if f["request"]["path"] == sys.argv[3] and f.get("response")
+                 and f["response"]["status_code"] == int(sys.argv[4]) and f.get("comment")]
     if flows:
         print(flows[0]["id"])
         break
     time.sleep(0.1)
 else:
-    sys.exit("no restored flow in mitmweb")
+    sys.exit(f"no {sys.argv[3]} flow with status {sys.argv[4]} in mitmweb")
 PY
-)
-  shot="$OUT/mitmweb-$version.png"
-  "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
-    --disable-component-update --disable-sync --user-data-dir="$WORK/chromium$version" --hide-scrollbars \
-    --window-size=1400,1100 --virtual-time-budget=8000 --screenshot="$shot" \
-    "http://127.0.0.1:$web/?token=$token#/flows/$id/response" >>"$WORK/chromium.log" 2>&1
-  echo "mitmproxy $version: $shot"
+  }
+  shoot() {  # $1: the PNG, $2: the page's fragment
+    "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+      --disable-component-update --disable-sync --user-data-dir="$WORK/chromium$version" --hide-scrollbars \
+      --window-size=1400,1100 --virtual-time-budget=8000 --screenshot="$1" \
+      "http://127.0.0.1:$web/?token=$token#$2" >>"$WORK/chromium.log" 2>&1
+    echo "mitmproxy $version: $1"
+  }
+  id=$(find_flow /v1/messages 200)
+  shoot "$OUT/mitmweb-$version.png" "/flows/$id/response"
+  id=$(find_flow /v1/files 400)
+  shoot "$OUT/refused-$version.png" "/flows/$id/request"
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   PIDS=()

@@ -23,7 +23,7 @@ def test_marked_spans_are_bracketed_and_styled() -> None:
 def test_a_disguise_split_over_events_is_marked_in_every_row() -> None:
     body = build_stream([("text", ["hi Zen", "ith La", "bs!"])])
     text = render.render_stream(body, mark_word("Zenith Labs"))
-    assert text.splitlines()[0].startswith("8 events, 1 channels")
+    assert text.splitlines()[0].startswith("8 events, 1 channel")
     assert "hi ⟦Zenith Labs⟧!" in text  # the channel's whole text
     rows = [ln for ln in text.splitlines() if "⟦" in ln and "hi ⟦Zenith Labs⟧!" not in ln]
     assert any("⟦Zen⟧" in r for r in rows) and any("⟦ith La⟧" in r for r in rows) and any("⟦bs⟧" in r for r in rows)

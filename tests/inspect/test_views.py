@@ -106,13 +106,16 @@ def registered(a: Disguise):
         views.unregister(regs)
 
 
-def shown(f, message, name: str) -> str:
-    """The view's text as mitmproxy itself produces it for mitmweb."""
+def shown(f, message, name: str, unwrapped: bool = True) -> str:
+    """The view's text as mitmproxy itself produces it for mitmweb; unwrapped: the
+    lines the view wrapped joined again."""
     if NEW_API:
-        return contentviews.prettify_message(message, f, name.lower()).text
-    _, lines, err = contentviews.get_message_content_view(name, message, f)
-    assert err is None, err
-    return "\n".join("".join(t for _, t in line) for line in lines)
+        text = contentviews.prettify_message(message, f, name.lower()).text
+    else:
+        _, lines, err = contentviews.get_message_content_view(name, message, f)
+        assert err is None, err
+        text = "\n".join("".join(t for _, t in line) for line in lines)
+    return text.replace(render.WRAP_MARK + "\n", "") if unwrapped else text
 
 
 def shown_lines_11(f, message, name: str) -> list[list[tuple[str, str]]]:
@@ -205,7 +208,7 @@ def test_gemini_channels_are_reassembled(tmp_path: Path, array: bool) -> None:
     head = text.split("\n")
     assert head[0].startswith("disguise google.gemini") and "restored 3" in head[0], head[0]
     stream_head = next(ln for ln in head if " events, " in ln)
-    assert stream_head.startswith("2 events, 1 channels") and "no final event" not in stream_head
+    assert stream_head.startswith("2 events, 1 channel") and "no final event" not in stream_head
     assert "── candidate 0 text · text · 2 deltas ──" in text
     assert "sum of ⟦Bluebird⟧ + 42, we can align" in text
     assert "\n  ⟦Bluebird⟧\n+   42\n------\n  4242\n" in text.replace("\n \n", "\n\n")
@@ -326,3 +329,89 @@ def test_a_json_error_sent_as_an_event_stream_is_shown_as_json() -> None:
     body = (REAL / "gemini" / "error_400_stream.json").read_bytes()
     text = render.render_body(body, "text/event-stream")
     assert "events," not in text.split("\n")[0] and '"error": {' in text, text[:200]
+
+
+# -- issue 31: wrapped prose, held chunks, a coloured diff ----------------------------------------
+
+
+def chat_stream(deltas: list[str], first: dict | None = None) -> bytes:
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        doc = {"id": "c", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+        return b"data: " + json.dumps(doc).encode() + b"\n\n"
+
+    out = chunk(first) if first is not None else b""
+    out += b"".join(chunk({"content": d}) for d in deltas)
+    return out + chunk({}, "stop") + b"data: [DONE]\n\n"
+
+
+def chat_flow(a: Disguise, deltas: list[str], first: dict | None = None):
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": PROMPT}]}).encode()
+    return through(a, "/v1/chat/completions", "api.openai.com", body, chat_stream(deltas, first), "text/event-stream")
+
+
+def test_held_chunks_in_chat_say_they_were_held(tmp_path: Path) -> None:
+    """Chat's reverser sends a chunk whose text it holds as `"content": ""`: its row says
+    so. The provider's own empty first chunk (role, content "") is no hold."""
+    with adapter(tmp_path) as a, registered(a):
+        f = chat_flow(a, DELTAS, first={"role": "assistant", "content": ""})
+        text = shown(f, f.response, "Disguise")
+    evrows = rows(text)
+    held = [r for r in evrows if render.HELD in r]
+    assert len(held) == 1 and held[0].split()[0] == "2" and "choice 0 content" in held[0], evrows
+    assert render.HELD not in evrows[0], evrows  # event 1: the provider's own empty text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([render.TEXT, render.MARK, render.HEAD]),
+                          st.text(alphabet=st.sampled_from("ab ⟦⟧é\t"), max_size=90)), max_size=6),
+       st.integers(min_value=8, max_value=100))  # fmt: skip
+def test_wrap_cuts_within_the_width_and_joins_back_to_the_line(line, width) -> None:
+    out = render.wrap(line, width)
+    texts = ["".join(t for _, t in piece) for piece in out]
+    assert all(len(t) <= width for t in texts), texts
+    assert all(t.endswith(render.WRAP_MARK) for t in texts[:-1])
+    assert "".join(t.removesuffix(render.WRAP_MARK) for t in texts) == "".join(t for _, t in line)
+    # every character keeps its style
+    kept = [(s_, ch) for piece in out for s_, t in piece if (s_, t) != (render.NOTE, render.WRAP_MARK) for ch in t]
+    assert kept == [(s_, ch) for s_, t in line for ch in t]
+
+
+def test_wrap_is_linear() -> None:
+    """Each cut looks back at most the width: doubling the line doubles the cuts."""
+    calls = []
+    line = [(render.TEXT, "word " * 20_000)]
+    for n in (10_000, 20_000):
+        calls.append(len(render.wrap([(render.TEXT, line[0][1][: n * 5])])))
+    assert calls[1] <= 2 * calls[0] + 1
+
+
+def test_summary_and_channel_text_wrap_to_the_pane(tmp_path: Path) -> None:
+    """At 1400 px mitmweb's flow pane holds about 85 characters: the summary and a
+    channel's reassembled text (one long paragraph here) stay within WRAP, and join back
+    to exactly the text."""
+    long_text = " ".join(["Zenith Labs writes to [EMAIL_1] about the quarterly plan."] * 8)
+    with adapter(tmp_path) as a, registered(a):
+        f = chat_flow(a, [long_text[i : i + 9] for i in range(0, len(long_text), 9)])
+        raw = shown(f, f.response, "Disguise", unwrapped=False)
+        whole = shown(f, f.response, "Disguise")
+    lines = raw.split("\n")
+    i = lines.index("── events ──")
+    assert all(len(ln) <= render.WRAP for ln in lines[:i]), [ln for ln in lines[:i] if len(ln) > render.WRAP]
+    assert sum(ln.endswith(render.WRAP_MARK) for ln in lines[:i]) >= 6
+    assert long_text.replace("Zenith Labs", "Acme Corp").replace("[EMAIL_1]", "bob@corp.example.com") in \
+        whole.replace("⟦", "").replace("⟧", "")
+
+
+def test_the_diff_colours_what_changed(tmp_path: Path) -> None:
+    with adapter(tmp_path) as a, registered(a):
+        f = anthropic_flow(a)
+        lines = views.render_lines("Disguise diff", f.response.content, f, f.response)
+        if not NEW_API:
+            shown11 = shown_lines_11(f, f.response, "Disguise diff")
+    styles = {t[:1]: st_ for line in lines for st_, t in line if t[:1] in "-+@" and t[:3] not in ("---", "+++")}
+    assert styles == {"-": render.REMOVED, "+": render.ADDED, "@": render.NUM}, styles
+    if not NEW_API:  # mitmweb 11 draws each style in its own colour
+        removed = [cls for line in shown11 for cls, t in line if t.startswith("-") and not t.startswith("---")]
+        added = [cls for line in shown11 for cls, t in line if t.startswith("+") and not t.startswith("+++")]
+        assert removed and added and set(removed) != set(added) and "text" not in set(removed) | set(added)

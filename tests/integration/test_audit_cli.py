@@ -93,7 +93,7 @@ def test_case_8_audit_with_mappings_finds_the_leaked_email(captures, run) -> Non
         r = run(*argv)
         assert r.returncode == LEAK, r.stdout + r.stderr
         assert "LEAK upstream: EMAIL match at messages[0].content" in r.stdout
-        assert "LEAK: 1 findings in 1 of 1 LLM flows" in r.stdout
+        assert "LEAK: 1 finding in 1 of 1 LLM flow" in r.stdout
         assert BOB not in r.stdout + r.stderr
         assert "rules loaded: defaults + 1 file (mine.yaml)" in r.stderr
 
@@ -104,7 +104,7 @@ def test_case_12_mappings_after_the_flow_files_as_the_readme_writes_it(captures,
     flows = captures["clean"]
     r = run("audit", str(flows), "--mappings", mine(flows))
     assert r.returncode == CLEAN, r.stdout + r.stderr
-    assert "clean: 1 LLM flows audited, no leak" in r.stdout
+    assert "clean: 1 LLM flow audited, no leak" in r.stdout
     before = run("--mappings", mine(flows), "audit", str(flows))
     assert (before.returncode, before.stdout) == (r.returncode, r.stdout)
 
@@ -114,10 +114,10 @@ def test_not_proven_and_a_usage_error_are_told_apart(captures) -> None:
     flows = captures["cut"]
     r = run("audit", str(flows), "--mappings", mine(flows))
     assert r.returncode == NOT_PROVEN, r.stdout + r.stderr
-    assert "NOT PROVEN: 1 of 1 LLM flows not kept whole" in r.stdout
+    assert "NOT PROVEN: 1 of 1 LLM flow not kept whole" in r.stdout
     typo = run("audit", str(flows), "--mapping", mine(flows))
     assert typo.returncode == cli.USAGE, typo.stderr
-    assert "unrecognized arguments: --mapping" in typo.stderr
+    assert "unrecognized option --mapping: did you mean --mappings?" in typo.stderr
 
 
 def test_show_of_a_missing_flow_and_a_closed_pipe(captures, tmp_path: Path) -> None:

@@ -226,3 +226,37 @@ def test_mitmdump_loads_the_installed_script(installs, upstream, tmp_path: Path)
         tmp_path, upstream,
     )  # fmt: skip
 
+
+
+@pytest.mark.parametrize("kind", ["wheel", "clone"])
+def test_a_non_editable_install_loads_the_working_directorys_mappings(kind: str, installs, clone, upstream,
+                                                                      tmp_path: Path) -> None:  # fmt: skip
+    """Issue 31: after the Quick start's `pip install .` (not editable), `disguise run` in
+    the checkout ignored mappings/local.yaml and logged `defaults: 0 literals` while the
+    user believed their names covered. Now the working directory's mappings/ folder is
+    loaded and named at startup; a folder holding only a copy of the defaults is not."""
+    bin_ = installs[kind].parent
+    checkout = tmp_path / "checkout"
+    (checkout / "mappings").mkdir(parents=True)
+    shutil.copy2(clone / "mappings" / "default.yaml", checkout / "mappings" / "default.yaml")
+    cmd = [str(bin_ / "disguise"), "run", "--mode", f"reverse:http://127.0.0.1:{upstream.port}", "--listen-port", "0",
+           "--set", f"confdir={tmp_path / 'conf'}"]  # fmt: skip
+    out = masks_through(cmd, checkout, upstream)  # the copy of the defaults alone: nothing more
+    assert re.search(r"rules loaded: defaults: 0 literals", out) and "working directory" not in out, out
+
+    (checkout / "mappings" / "local.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    p = Proxy(cmd, checkout)
+    try:
+        assert p.port is not None
+        n = len(upstream.requests)
+        with anthropic.Anthropic(base_url=f"http://127.0.0.1:{p.port}", api_key="sk-ant-test", max_retries=0,
+                                 timeout=30.0, http_client=anthropic.DefaultHttpxClient(trust_env=False)) as a:  # fmt: skip
+            msg = a.messages.create(model="m", max_tokens=20, messages=[{"role": "user", "content": "Acme Corp asks"}])
+        assert msg.content[0].text == "Acme Corp asks"
+        [seen] = upstream.requests[n:]
+        assert seen.json["messages"][0]["content"] == "Zenith Labs asks"
+    finally:
+        p.stop()
+    out = p.output
+    assert f"the working directory's mappings/ folder is loaded ({checkout / 'mappings'})" in out, out
+    assert re.search(r"rules loaded: defaults \+ 1 file \(local\.yaml\): 1 literal,", out), out

@@ -14,6 +14,7 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow, tutils
 
 from disguiselib.errors import MaskError
+from disguiselib.inspect.record import FAILED_MARK
 from disguiselib.mitm import flows
 from disguiselib.mitm.callables import Refused
 from disguiselib.providers import registry
@@ -72,7 +73,9 @@ def test_refuse_answers_in_the_providers_shape_and_says_so() -> None:
     f = req()
     flows.refuse(f, "disguise: no", 400)
     assert f.response is not None and f.response.status_code == 400
-    assert f.response.headers["x-disguise"] == "refused" and f.comment == "disguise: no"
+    assert f.response.headers["x-disguise"] == "refused"
+    assert f.comment == "disguise unknown endpoint: FAILED CLOSED (request refused: no): never sent"
+    assert f.marked == FAILED_MARK
     assert json.loads(f.response.content)["error"]["message"] == "disguise: no"
     f = req("/x", "h")
     flows.refuse(f, "m", 503, registry.GOOGLE_GEMINI)

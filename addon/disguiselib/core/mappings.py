@@ -114,6 +114,7 @@ def resolve_files(paths: Sequence[str | Path], defaults: bool = True) -> tuple[l
         raise MappingError(f"{DEFAULTS_FILE}: the shipped default mappings are missing: reinstall disguise")
     files: list[Path] = [DEFAULTS_FILE] if defaults else []
     seen = {DEFAULTS_FILE} if defaults else set()
+    shipped = DEFAULTS_FILE.read_bytes() if defaults else None
     for entry in paths:
         p = Path(os.path.expanduser(str(entry)))
         if p.is_dir():
@@ -126,9 +127,10 @@ def resolve_files(paths: Sequence[str | Path], defaults: bool = True) -> tuple[l
             raise MappingError(f"{p}: no such file or folder")
         for f in found:
             r = f.resolve()
-            if r not in seen:
-                seen.add(r)
-                files.append(f)
+            if r in seen or (p.is_dir() and f.name == DEFAULTS_FILE.name and f.read_bytes() == shipped):
+                continue  # read already, or a folder's copy of the shipped defaults (loaded first)
+            seen.add(r)
+            files.append(f)
     if not files:
         raise MappingError("no mapping files: the defaults are off and no file or folder holds any")
     return files, warnings

@@ -38,6 +38,7 @@ from ..leakguard import spans
 from ..providers import fields
 from ..providers.registry import BY_NAME
 from . import sseview, wsview
+from .record import plural
 
 _LOOSE = " (JSON text)"  # fields.texts: a literal of text that only looks like JSON
 
@@ -106,10 +107,10 @@ class Report:
         n = len(self.records)
         flows = len({f.flow for f in self.leaks})
         if self.leaks:
-            return f"LEAK: {len(self.leaks)} findings in {flows} of {n} LLM flows"
+            return f"LEAK: {plural(len(self.leaks), 'finding')} in {flows} of {plural(n, 'LLM flow')}"
         if self.incomplete:
-            return f"NOT PROVEN: {len(self.incomplete)} of {n} LLM flows not kept whole, no leak in the rest"
-        return f"clean: {n} LLM flows audited, no leak"
+            return f"NOT PROVEN: {len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole, no leak in the rest"
+        return f"clean: {plural(n, 'LLM flow')} audited, no leak"
 
     def text(self, show_originals: bool = False) -> str:
         out: list[str] = []
@@ -119,14 +120,14 @@ class Report:
         for r in self.records:
             fs = by_flow.get(r.index, [])
             leaks = sum(f.leak for f in fs)
-            state = f"{leaks} leaks" if leaks else "ok"
+            state = plural(leaks, "leak") if leaks else "ok"
             if r in self.incomplete:
                 state += ", NOT KEPT WHOLE"
             note = f" ({r.note})" if r.note else ""
             out.append(f"flow {r.index} {r.label} [{r.api}{', shared copy' if r.shared else ''}]: {state}{note}")
             out.extend(f.line(show_originals) for f in fs)
         if self.skipped:
-            out.append(f"{self.skipped} other flows (not LLM API requests) not audited")
+            out.append(f"{plural(self.skipped, 'other flow')} (not LLM API requests) not audited")
         out.append(self.verdict())
         return "\n".join(out)
 

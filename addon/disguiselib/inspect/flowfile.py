@@ -21,7 +21,7 @@ from mitmproxy import flow as mflow
 from ..core.rules import Rules
 from ..providers.registry import recognise, recognise_ws
 from . import audit, wsview
-from .record import META, SIDES, is_credential
+from .record import META, NEVER_SENT, SIDES, is_credential, is_refused
 
 
 class ShareError(Exception):
@@ -39,10 +39,15 @@ def read(paths: Sequence[str], progress: Callable[[int, int], None] | None = Non
         total = sum(os.path.getsize(p) for p in files)
         for p in files:
             with open(p, "rb") as f:
-                for flow in io.FlowReader(f).stream():
-                    out.append(flow)
-                    if progress is not None:
-                        progress(done + f.tell(), total)
+                try:
+                    for flow in io.FlowReader(f).stream():
+                        out.append(flow)
+                        if progress is not None:
+                            progress(done + f.tell(), total)
+                except exceptions.FlowReadException as e:
+                    where = f"flow {len(out) + 1}" if out else "its start"
+                    why = str(e).rstrip(".")
+                    raise exceptions.FlowReadException(f"{p}: not a mitmproxy flow file ({why}, at {where})") from None
             done += os.path.getsize(p)
     except OSError as e:
         raise exceptions.FlowReadException(f"{e.filename}: {e.strerror}") from None
@@ -51,14 +56,6 @@ def read(paths: Sequence[str], progress: Callable[[int, int], None] | None = Non
 
 def _label(f: http.HTTPFlow) -> str:
     return f"{f.request.method} {f.request.path.split('?', 1)[0]}"
-
-
-def _refused(f: http.HTTPFlow) -> bool:
-    """The addon answered the request itself: it never went upstream."""
-    meta = f.metadata.get(META)
-    if isinstance(meta, dict) and meta.get("end") == "refused":
-        return True
-    return f.response is not None and f.response.headers.get("x-disguise") == "refused"
 
 
 def ws_messages(flow: http.HTTPFlow, other: bool = False) -> list[wsview.Msg]:
@@ -107,13 +104,13 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     cr = sides.get("client_response") or {}
     r = audit.Record(
         index=i, label=_label(f), api=api.name if api else None,
-        sent=None if _refused(f) else (f.request.get_content(strict=False) or b""),
+        sent=None if is_refused(f) else (f.request.get_content(strict=False) or b""),
         received=received, received_type=ctype,
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")), fakes=_fakes(meta),
     )  # fmt: skip
-    if _refused(f):
-        r.note = "refused by the addon: never went upstream"
+    if is_refused(f):
+        r.note = f"refused by the addon: {NEVER_SENT}"
     elif meta.get("dry_run") or not meta:
         r.note = "not masked by the addon"
     if r.shared:
@@ -166,7 +163,7 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
         return None
     meta = f.metadata.get(META)
     sides = f.metadata.get(SIDES)
-    if not isinstance(meta, dict) or not isinstance(sides, dict) or meta.get("dry_run") or _refused(f):
+    if not isinstance(meta, dict) or not isinstance(sides, dict) or meta.get("dry_run") or is_refused(f):
         return None
     if str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
         return None

@@ -42,6 +42,7 @@ from .record import (
     _sha,
     counts_text,
     is_credential,
+    mark_refused,
     marker,
     set_fakes,
     side,
@@ -172,10 +173,13 @@ class Inspector:
         phase = rec.phase
         if phase is Phase.MASKED:
             self._masked(flow, rec)
-        elif phase is Phase.REFUSED and rec.api is not None and rec.kind is Kind.API:
-            self._refused(flow, rec, rec.reason or "refused")
+        elif phase is Phase.REFUSED:
+            api = rec.api.name if rec.api is not None else None
+            if api is None and rec.kind is Kind.WEBSOCKET:
+                api = "websocket"
+            mark_refused(flow, rec.reason or "refused", api)
         elif phase is Phase.PASSED and rec.fail_open:
-            self._refused(flow, rec, rec.reason or "not masked", forwarded=True)
+            self._forwarded(flow, rec, rec.reason or "not masked")
         elif phase in (Phase.STREAMING, Phase.RECEIVING):
             self._upstream_headers(flow)  # before the adapter changes any header
         elif phase is Phase.FAILED:
@@ -203,16 +207,11 @@ class Inspector:
         flow.comment = summary_text(meta)
         flow.marked = marker(meta) or flow.marked
 
-    def _refused(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str, forwarded: bool = False) -> None:
-        """A request that could not be masked: refused, or forwarded unchanged
-        (disguise_fail_open)."""
+    def _forwarded(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str) -> None:
+        """A request that could not be masked, forwarded unchanged (disguise_fail_open)."""
         meta = flow.metadata.setdefault(META, {})
         meta.update(api=rec.api.name, masked=0, counts={})
-        if forwarded:
-            meta["failed"] = f"forwarded UNMASKED (disguise_fail_open): {reason}"
-        else:
-            meta["failed"] = f"request refused: {reason.removeprefix('request not masked: ')}"
-            meta["end"] = "refused"
+        meta["failed"] = f"forwarded UNMASKED (disguise_fail_open): {reason}"
         flow.metadata.pop(SIDES, None)
         flow.marked = FAILED_MARK
         flow.comment = summary_text(meta)

@@ -27,6 +27,10 @@ SIDES = "disguise_sides"
 # Flow-list markers (mitmweb shows them beside the path; mitmproxy's emoji names).
 FAILED_MARK = ":no_entry:"  # refused, forwarded unmasked, or the client got an error
 MASKED_MARK = ":performing_arts:"  # something was masked or restored
+# The headers of every response the addon answers with itself (a refusal, an error in
+# place of upstream's answer): how a flow file tells a refusal without the summary.
+REFUSED_HEADERS = {"content-type": "application/json", "x-disguise": "refused"}
+NEVER_SENT = "never sent"  # what every refusal says, wherever it is shown
 
 # Header names whose values are credentials or account identifiers: never copied into
 # the kept client side, removed from a shared copy.
@@ -181,8 +185,12 @@ class Tee:
 # -- the summary -----------------------------------------------------------------------
 
 
-def _n(k: int, what: str, plural: str = "s") -> str:
-    return f"{k} {what}{'' if k == 1 else plural}"
+def plural(k: int, what: str, ending: str = "s") -> str:
+    """ "1 flow", "2 flows": every count a person reads is written with this."""
+    return f"{k} {what}{'' if k == 1 else ending}"
+
+
+_n = plural
 
 
 def counts_text(meta: dict) -> str:
@@ -219,10 +227,13 @@ def set_fakes(meta: dict, session: Any) -> None:
 
 
 def summary_text(meta: dict) -> str:
-    """The flow comment: api, counts, and how the flow ended."""
+    """The flow comment: api, counts, and how the flow ended (a refusal: that it was
+    never sent, no counts: nothing was masked because nothing left)."""
     head = f"disguise {meta.get('api', '?')}"
     if meta.get("failed"):
         head += f": FAILED CLOSED ({meta['failed']})"
+    if meta.get("end") == "refused":
+        return f"{head}: {NEVER_SENT}"
     s = f"{head}: {counts_text(meta)}"
     end = meta.get("end")
     if end and end != "completed":
@@ -241,3 +252,50 @@ def marker(meta: dict) -> str:
     if meta.get("masked") or meta.get("restored") or meta.get("stripped"):
         return MASKED_MARK
     return ""
+
+
+# -- refusals: one marking, whatever refused ----------------------------------------------
+
+_REASON_PREFIXES = ("disguise: ", "request refused: ", "request not masked (refused): ", "request not masked: ")
+
+
+def refusal_reason(message: str) -> str:
+    """A refusal message as the summary says it: "request refused: <why>" (the
+    message's own "disguise: request refused: " and the like said once)."""
+    r = message
+    for p in _REASON_PREFIXES:
+        r = r.removeprefix(p)
+    r = r.removeprefix("request ")  # "request refused by the leak guard: ..."
+    return "request " + r if r.startswith("refused") else "request refused: " + r
+
+
+def mark_refused(flow, message: str, api: str | None = None) -> None:
+    """Mark `flow` (anything with `metadata`, `marked`, `comment`) as refused by the
+    addon: the summary says FAILED CLOSED and never sent, the flow list shows
+    FAILED_MARK, nothing of a masked side is kept. Every refusal goes through here —
+    an API's, an unknown endpoint's, a WebSocket upgrade's, the Guard's, a refused
+    flow read back from a file — so that mitmweb, `disguise show` and `disguise web -r`
+    say the same. message names the rule and the place, never the text."""
+    meta = flow.metadata.get(META)
+    if not isinstance(meta, dict):
+        meta = flow.metadata[META] = {}
+    for k in ("restored", "stripped", "events", "events_changed", "placeholders", "rules", "dry_run", "cut"):
+        meta.pop(k, None)
+    meta.update(api=api or meta.get("api") or "unknown endpoint", masked=0, counts={},
+                failed=refusal_reason(message), end="refused")  # fmt: skip
+    flow.metadata.pop(SIDES, None)
+    flow.marked = FAILED_MARK
+    flow.comment = summary_text(meta)
+
+
+def is_refused(flow) -> bool:
+    """Did the addon refuse this flow (its answer is the addon's own, nothing of the
+    request left)? Read from the summary, or for a flow recorded before summaries said
+    so (an unknown endpoint's, the Guard's), from the response's headers."""
+    meta = flow.metadata.get(META)
+    if isinstance(meta, dict) and meta.get("api"):
+        # the summary knows: an error in place of upstream's answer (FAILED) carries
+        # the same headers, but its request did go upstream, masked
+        return meta.get("end") == "refused"
+    resp = getattr(flow, "response", None)
+    return resp is not None and resp.headers.get("x-disguise") == REFUSED_HEADERS["x-disguise"]

@@ -26,6 +26,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 
 from . import sseview
+from .record import plural
 
 Segment = tuple[str, str]
 Line = list[Segment]
@@ -33,7 +34,15 @@ Marker = Callable[[str], list[tuple[int, int]]]
 
 # Styles: what a segment is. views.py maps them to mitmweb 11's CSS classes.
 TEXT, HEAD, NUM, CHAN, MARK, NOTE, ERROR = "text", "head", "num", "chan", "mark", "note", "error"
+ADDED, REMOVED = "added", "removed"  # a diff's lines
 OPEN, CLOSE = "⟦", "⟧"
+# Long lines of prose (the summary, a channel's reassembled text) are wrapped at this
+# many characters, at a space where there is one, each cut line ending in WRAP_MARK:
+# mitmweb draws a view's lines unwrapped, and its flow pane is about 85 characters
+# wide in a 1400-pixel window.
+WRAP = 80
+WRAP_MARK = "↩"
+HELD = "held back: its text went out with a later event"
 # Characters a row shows in place of line breaks (same length: span offsets still hold).
 _ROW_SAFE = str.maketrans({"\n": "⏎", "\r": "␍", "\t": "⇥"})
 
@@ -83,6 +92,41 @@ def text_lines(text: str, mark: Marker | None = None, style: str = TEXT) -> list
     return _split_lines(_segments(text, spans, style))
 
 
+def wrap(line: Line, width: int = WRAP) -> list[Line]:
+    """line cut into lines of at most width characters (the mark included), at the
+    last space of a line's second half when it has one; styles kept. Linear: each cut
+    looks back at most width characters."""
+    text = "".join(t for _, t in line)
+    if len(text) <= width:
+        return [line]
+    cuts: list[int] = []
+    pos = 0
+    while len(text) - pos > width:
+        end = pos + width - len(WRAP_MARK)
+        space = text.rfind(" ", pos + width // 2, end)
+        pos = space + 1 if space >= 0 else end
+        cuts.append(pos)
+    out: list[Line] = [[]]
+    at, ci = 0, 0  # offset of the current segment, next cut
+    for style, t in line:
+        i = 0
+        while ci < len(cuts) and cuts[ci] < at + len(t):
+            k = cuts[ci] - at
+            if k > i:
+                out[-1].append((style, t[i:k]))
+            out[-1].append((NOTE, WRAP_MARK))
+            out.append([])
+            i, ci = k, ci + 1
+        if i < len(t):
+            out[-1].append((style, t[i:]))
+        at += len(t)
+    return out
+
+
+def wrapped(lines: list[Line], width: int = WRAP) -> list[Line]:
+    return [piece for line in lines for piece in wrap(line, width)]
+
+
 def _clean(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted, overlapping spans merged."""
     out: list[tuple[int, int]] = []
@@ -120,10 +164,12 @@ def _pad(text: str, width: int) -> str:
     return text.ljust(width)
 
 
-def stream_lines(s: sseview.Stream, mark: Marker | None = None) -> list[Line]:
-    """A stream as styled lines (see the module docstring)."""
+def stream_lines(s: sseview.Stream, mark: Marker | None = None, held: frozenset[int] = frozenset()) -> list[Line]:
+    """A stream as styled lines (see the module docstring); a channel's text wrapped
+    at WRAP; the events numbered in held say they were held back."""
     chans = list(s.channels.values())
-    head = f"{len(s.events)} events, {len(chans)} channels" + ("" if s.terminal else ", no final event")
+    head = f"{plural(len(s.events), 'event')}, {plural(len(chans), 'channel')}"
+    head += "" if s.terminal else ", no final event"
     if s.framing != "sse":
         head += f" ({s.framing})"
     out: list[Line] = [[(HEAD if s.terminal else ERROR, head)]]
@@ -136,28 +182,32 @@ def stream_lines(s: sseview.Stream, mark: Marker | None = None) -> list[Line]:
         out.append([(HEAD, "── "), (CHAN, c.label), (HEAD, f" · {c.kind} · {len(c.pieces)} deltas ──")])
         pretty = _pretty_json(text) if c.kind == "json" else None
         if pretty is not None:
-            out += text_lines(pretty, mark)
+            out += wrapped(text_lines(pretty, mark))
         elif text:
-            out += _split_lines(_segments(text, spans[c.key]))
+            out += wrapped(_split_lines(_segments(text, spans[c.key])))
         else:
             out.append([(NOTE, "(no text)")])
     out.append([])
     out.append([(HEAD, "── events ──")])
-    out += _event_rows(s, spans)
+    out += _event_rows(s, spans, held)
     return out
 
 
-def _event_rows(s: sseview.Stream, spans: dict[str, list[tuple[int, int]]]) -> list[Line]:
+def _event_rows(s: sseview.Stream, spans: dict[str, list[tuple[int, int]]], held: frozenset[int]) -> list[Line]:
     if not s.events:
         return []
     nw = len(str(s.events[-1].number))
     kw = min(max(len(e.kind) for e in s.events), MAX_KIND_WIDTH)
-    labels = [c.key for e in s.events for c, _ in e.deltas]
+    labels = [c.key for e in s.events for c, _ in e.deltas] + [k for e in s.events for k in e.empty]
     cw = min(max((len(x) for x in labels), default=1), MAX_CHANNEL_WIDTH)
     starts = {k: [a for a, _ in v] for k, v in spans.items()}
     out: list[Line] = [[(HEAD, f"{'#'.rjust(nw)}  {_pad('event', kw)}  {_pad('channel', cw)}  text")]]
     for e in s.events:
         lead: Line = [(NUM, str(e.number).rjust(nw)), (TEXT, "  "), (TEXT, _pad(e.kind, kw)), (TEXT, "  ")]
+        if not e.deltas and e.number in held and e.empty:
+            row = [*lead, (CHAN, _pad(e.empty[0], cw)), (TEXT, '  ""  '), (NOTE, HELD)]
+            out.append(row + ([(NOTE, f"; {e.note}")] if e.note else []))
+            continue
         if not e.deltas:
             note = e.note
             if e.doc is None and e.data is not None and e.kind not in sseview.DONE_LINES:
@@ -178,11 +228,28 @@ def _event_rows(s: sseview.Stream, spans: dict[str, list[tuple[int, int]]]) -> l
     return out
 
 
-def body_lines(body: bytes, content_type: str = "", mark: Marker | None = None) -> list[Line]:
-    """Whatever the body is: a stream, JSON, or text (undecodable bytes replaced)."""
+def held_events(client: sseview.Stream, upstream: sseview.Stream) -> frozenset[int]:
+    """The client's events that name a channel with an empty text where upstream's
+    event of the same number carried text in it: held back by the addon (a stream whose
+    reverser keeps one event per event, as Chat's does; Anthropic's drops a held event,
+    which its channel's delta count shows)."""
+    if len(client.events) != len(upstream.events):
+        return frozenset()
+    return frozenset(
+        c.number for c, u in zip(client.events, upstream.events, strict=True)
+        if c.empty and not c.deltas and any(ch.key in c.empty for ch, _ in u.deltas)
+    )  # fmt: skip
+
+
+def body_lines(
+    body: bytes, content_type: str = "", mark: Marker | None = None, other: bytes | None = None
+) -> list[Line]:
+    """Whatever the body is: a stream, JSON, or text (undecodable bytes replaced).
+    other: upstream's side of a stream the client received (which events were held)."""
     s = sseview.parse_any(body, content_type)
     if s is not None:
-        return stream_lines(s, mark)
+        up = sseview.parse_any(other, content_type) if other is not None else None
+        return stream_lines(s, mark, held_events(s, up) if up is not None else frozenset())
     pretty = sseview.render_json(body)
     if pretty is not None:
         return text_lines(pretty, mark)

@@ -31,7 +31,18 @@ from ..core.rules import LITERALS, Rules, Session
 from ..errors import LeakError, MaskError, NotTransformed
 from ..state import Kind
 from . import sseview
-from .record import FAILED_MARK, META, SIDES, _sha, counts_text, set_fakes, summary_text
+from .record import (
+    FAILED_MARK,
+    META,
+    REFUSED_HEADERS,
+    SIDES,
+    _sha,
+    counts_text,
+    is_refused,
+    mark_refused,
+    set_fakes,
+    summary_text,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -39,7 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("disguise")
 
-REFUSED_HEADERS = {"content-type": "application/json", "x-disguise": "refused"}
 
 
 # -- which rules masked a flow ------------------------------------------------------------
@@ -128,6 +138,7 @@ def _client_replay(flow: http.HTTPFlow, api: Api, inspector: Any) -> bool:
     if reason is not None:
         log.warning("disguise: %s", reason)
         flow.response = http.Response.make(400, api.error_body(f"disguise: {reason}"), REFUSED_HEADERS)
+        mark_refused(flow, reason, api.name)
         return True
     flow.request.content = cr["content"]
     return False
@@ -142,6 +153,13 @@ def offline(flow: http.HTTPFlow, cfg: Config | None, classify: Callable, limit: 
     if cfg is None:
         return
     kind, api = classify(flow, cfg)
+    if is_refused(flow) and not (kind is Kind.API and isinstance(flow.metadata.get(META), dict)):
+        # refused when recorded (an unknown endpoint's, the Guard's: no summary of an
+        # API's refusal to re-run): it is shown as refused, never as a flow to dry-run
+        meta = flow.metadata.get(META)
+        why = meta.get("failed") if isinstance(meta, dict) and meta.get("failed") else flow.comment
+        mark_refused(flow, why or "refused when recorded", meta.get("api") if isinstance(meta, dict) else None)
+        return
     if kind is Kind.WEBSOCKET:
         why = "not re-run offline: WebSocket flows are not replayed"
         log.info("disguise: %s %s: %s", flow.request.method, flow.request.path.split("?", 1)[0], why)
@@ -230,6 +248,7 @@ def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> Non
         verdict = "re-run offline: the request still cannot be masked, as in the live run"
     else:
         verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
+    flow.marked = FAILED_MARK  # refused, or forwarded unmasked, when recorded
     _verdict(flow, api, meta, verdict)
 
 

@@ -31,7 +31,7 @@ from ..core.rules import LITERALS, Rules
 from ..leakguard import spans
 from ..providers.registry import recognise, recognise_ws
 from . import audit, flowfile
-from .record import META
+from .record import META, is_refused
 from .reportpage import MASKED, PASSED, REFUSED, page
 
 UNKNOWN_API = "unknown endpoint"
@@ -166,7 +166,7 @@ def row(i: int, f: mflow.Flow) -> Row:
     meta: dict = m if isinstance(m, dict) else {}
     out = Row(i, req.timestamp_start, f"{req.method} {req.path.split('?', 1)[0]}", name or UNKNOWN_API, None)
     failed = str(meta.get("failed") or "")
-    if flowfile._refused(f):
+    if is_refused(f):
         out.outcome = REFUSED
         comment = f.comment if f.comment.startswith("disguise") else ""
         out.reason = failed or _error_message(f) or comment or "refused by the addon"

@@ -96,6 +96,7 @@ class SSEEvent:
     raw: bytes = b""
     deltas: list[tuple[Channel, Piece]] = field(default_factory=list)  # the channel text it carried
     note: str = ""  # what the event says besides text (stop reasons, tool names, errors)
+    empty: list[str] = field(default_factory=list)  # channels it names with an empty text ("content": "")
 
     @property
     def kind(self) -> str:

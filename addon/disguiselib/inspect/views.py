@@ -35,7 +35,7 @@ from . import render as rd
 from . import sseview, wsview
 from .audit import Auditor
 from .flowfile import ws_messages
-from .record import META, SIDES, summary_text
+from .record import META, NEVER_SENT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
     from ..core.rules import Rules
@@ -60,6 +60,10 @@ def _which(flow: Any, message: Any) -> str | None:
 def _this(flow: http.HTTPFlow, which: str) -> tuple[str, str]:
     """(label, side) of flow.<which> as mitmproxy holds it."""
     meta = flow.metadata.get(META) or {}
+    if is_refused(flow):
+        return {"request": (f"request as the addon held it: {NEVER_SENT.upper()} (refused: see the summary)", CLIENT),
+                "response": (f"the addon's refusal, as the client received it (the request was {NEVER_SENT})",
+                             CLIENT)}[which]  # fmt: skip
     if meta.get("shared"):
         return {"request": ("request as it went upstream (masked)", PROVIDER),
                 "response": ("response as upstream sent it (shared copy: the client side is not in it)",
@@ -122,15 +126,18 @@ _LEGEND = {
     (PROVIDER, "response"): "disguises and placeholders (as the provider wrote them)",
     (CLIENT, "request"): "originals (masked before the request went upstream)",
     (CLIENT, "response"): "originals (the client reads these)",
+    (CLIENT, "refused"): f"originals (the request was refused: {NEVER_SENT})",
 }
 
 
 def _header(flow: http.HTTPFlow) -> list[rd.Line]:
     meta = flow.metadata.get(META)
     if not isinstance(meta, dict):
+        if is_refused(flow):  # recorded before refusals had a summary: the same words
+            return [[(rd.ERROR, f"disguise: FAILED CLOSED (refused by the addon): {NEVER_SENT}")]]
         return [[(rd.NOTE, "disguise: this flow was not handled by the addon")]]
     style = rd.ERROR if meta.get("failed") else rd.HEAD
-    out: list[rd.Line] = [[(style, summary_text(meta))]]
+    out: list[rd.Line] = rd.wrap([(style, summary_text(meta))])
     if meta.get("replay"):
         out.append([(rd.TEXT, f"replay: {meta['replay']}")])
     return out
@@ -240,15 +247,17 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     table = _table(flow, which)
     if view == NAMES[0]:
         mark = _marker(flow, this_side, rules)
-        lines.append([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
-        return [*lines, *_legend(this_side, which, mark), [], *rd.body_lines(data, ctype, mark),
+        up = _other(flow, which)[1] if which == "response" and this_side == CLIENT else None
+        lines += rd.wrap([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
+        legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
+        return [*lines, *legend, [], *rd.body_lines(data, ctype, mark, up),
                 *_untouched(data, table)]  # fmt: skip
     label, other, note = _other(flow, which)
     if view == NAMES[1]:
         other_side = CLIENT if which == "request" else PROVIDER
         mark = _marker(flow, other_side, rules)
         size = f" — {len(other)} bytes" if other is not None else ""
-        lines.append([(rd.TEXT, f"other side: {label}{size}")])
+        lines += rd.wrap([(rd.TEXT, f"other side: {label}{size}")])
         if note:
             lines.append([(rd.ERROR, f"[{note}]")])
         if other is None:
@@ -263,7 +272,16 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
     diff = list(difflib.unified_diff(a, b, label, this_label, lineterm="", n=1))
     if note:
         lines.append([(rd.ERROR, f"[{note}]")])
-    return [*lines, [], *([[(rd.TEXT, d)] for d in diff] or [[(rd.NOTE, "(no difference)")]])]
+    return [*lines, [], *([[(_diff_style(d), d)] for d in diff] or [[(rd.NOTE, "(no difference)")]])]
+
+
+def _diff_style(line: str) -> str:
+    """A unified diff's line in the colour of what it says: removed, added, a hunk."""
+    if line.startswith(("---", "+++")):
+        return rd.HEAD
+    if line.startswith("@@"):
+        return rd.NUM
+    return {"-": rd.REMOVED, "+": rd.ADDED}.get(line[:1], rd.TEXT)
 
 
 def render(view: str, data: bytes, flow: Any, message: Any, content_type: str = "", ws_message: Any = None,
@@ -285,7 +303,8 @@ _cv: Any = contentviews
 
 # mitmweb 11 / console CSS classes and palette entries for render.py's styles.
 _STYLE_11 = {rd.TEXT: "text", rd.HEAD: "header", rd.NUM: "offset", rd.CHAN: "Token_Name_Tag",
-             rd.MARK: "Token_Literal_String", rd.NOTE: "Token_Literal_Number", rd.ERROR: "highlight"}  # fmt: skip
+             rd.MARK: "Token_Literal_String", rd.NOTE: "Token_Literal_Number", rd.ERROR: "highlight",
+             rd.REMOVED: "Token_Literal_String", rd.ADDED: "Token_Name_Tag"}  # fmt: skip
 
 
 def lines_11(lines: list[rd.Line]) -> list[list[tuple[str, str]]]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..providers.registry import SPECS
 from ..providers.wirespec import WEBSOCKET
+from .record import plural
 from .sseview import MAX_EVENT_CHARS, Channel
 
 # Each realtime API's reader of a server event; the first that answers True wins.
@@ -123,8 +124,8 @@ def render_connection(msgs: list[Msg], title: str = "") -> str:
     out: list[str] = []
     n_up = sum(sent_upstream(m) for m in msgs)
     n_down = sum(received(m) for m in msgs)
-    out.append((title + ": " if title else "") + f"{len(msgs)} messages: {n_up} went upstream, "
-               f"{n_down} reached the client, {len(s.channels)} channels")  # fmt: skip
+    out.append((title + ": " if title else "") + f"{plural(len(msgs), 'message')}: {n_up} went upstream, "
+               f"{n_down} reached the client, {plural(len(s.channels), 'channel')}")  # fmt: skip
     for c in s.channels.values():
         out.append("")
         out.append(f"── {c.label} · {c.kind} · {len(c.pieces)} pieces ──")

@@ -28,6 +28,7 @@ from ..errors import (
 )
 from ..inspect import replay
 from ..inspect.inspector import Inspector
+from ..inspect.record import META
 from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
@@ -300,7 +301,8 @@ class Disguise:
         else:
             rec.api = api
             if replay.client_replay(flow, api, self.inspect):
-                rec.to(Phase.REFUSED, "cannot replay")  # answered there (a capture cut short)
+                why = flow.metadata.get(META, {}).get("failed")  # answered there (a capture cut short)
+                rec.to(Phase.REFUSED, why or "cannot replay")
                 return None
             return aws.mask_signed(self, flow, rec) if api.signed else self._mask(flow, rec)
         return None

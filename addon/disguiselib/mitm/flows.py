@@ -8,12 +8,11 @@ from mitmproxy.utils import human
 
 from ..core.decoding import LIMIT, decode_whole
 from ..errors import MaskError, StreamError
+from ..inspect.record import REFUSED_HEADERS, mark_refused
 from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
 from .callables import Refused
-
-REFUSED_HEADERS = {"content-type": "application/json", "x-disguise": "refused"}
 
 
 def reverse_mode(flow: http.HTTPFlow) -> bool:
@@ -73,10 +72,11 @@ def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
 
 
 def refuse(flow: http.HTTPFlow, message: str, status: int = 400, api: Api | RealtimeApi | None = None) -> None:
-    """Answer the request with an error; nothing goes upstream."""
+    """Answer the request with an error; nothing goes upstream. The flow is marked
+    refused (inspect/record.mark_refused), as every refusal is."""
     body = api.error_body(message) if api is not None else error_body_for(flow, message)
     flow.response = http.Response.make(status, body, REFUSED_HEADERS)
-    flow.comment = message
+    mark_refused(flow, message, api.name if api is not None else None)
 
 
 def stop(flow: http.HTTPFlow, why: str) -> None:
@@ -84,6 +84,7 @@ def stop(flow: http.HTTPFlow, why: str) -> None:
     HTTP layer (a response and a streamed request at once), so the connection is
     closed; nothing has gone upstream. A replayed flow cannot be killed: refused."""
     if flow.killable:
+        mark_refused(flow, f"{why} (connection closed)")
         flow.kill()
     else:
         flow.request.stream = False

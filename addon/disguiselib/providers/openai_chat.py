@@ -238,6 +238,8 @@ def view(doc: dict, ev, b) -> bool:
             v = d.get(fld)
             if isinstance(v, str) and v:
                 b.add(ev, f"choice {idx} {fld}", kind, v, f"choices[{ci}].delta.{fld}")
+            elif v == "":  # a channel named with no text (a view tells a held chunk by it)
+                ev.empty.append(f"choice {idx} {fld}")
         for ti, tc in enumerate(d.get("tool_calls") or ()):
             if not isinstance(tc, dict):
                 continue
