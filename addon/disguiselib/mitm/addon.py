@@ -29,12 +29,14 @@ from ..errors import (
 )
 from ..inspect import replay
 from ..inspect.inspector import Inspector
-from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
+from ..leakguard import place, shown
+from ..providers.registry import UPLOAD_PART_REFUSED, Api, RealtimeApi, llm_shaped, recognise, recognise_ws, upload_part
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
 from . import aws, options
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
+    TRANSFER_CODED,
     body_limit,
     chunked,
     decode_request,
@@ -47,6 +49,7 @@ from .flows import (
     stream_risk,
     streams_large_bodies,
     target,
+    transfer_coded,
     websocket,
 )  # fmt: skip
 from .guard import Guard
@@ -157,10 +160,10 @@ class Disguise:
         if mine or (shaped and not hosts):
             return (Kind.WEBSOCKET if websocket(flow) else Kind.UNKNOWN), None
         if shaped:
-            log.info(
-                "disguise: %s %s%s not masked: host %s is not in disguise_hosts",
-                r.method, r.pretty_host, r.path.split("?", 1)[0], r.pretty_host,
-            )  # fmt: skip
+            rules = cfg.rules if cfg is not None else None
+            host = shown(r.pretty_host, rules)
+            log.info("disguise: %s on %s not masked: host %s is not in disguise_hosts", place(r.method, r.path, rules),
+                     host, host)  # fmt: skip
         return Kind.SKIP, None
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
@@ -185,9 +188,12 @@ class Disguise:
     def _streamed_masker(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        coded = transfer_coded(flow.request.headers)
 
         def work(raw: bytes) -> bytes:
-            body = decode_request(raw, enc)
+            if coded:
+                raise MaskError(TRANSFER_CODED)
+            body = decode_request(raw, enc, rec.config.rules)
             try:
                 masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
             except NotTransformed:  # not what its route transforms: an unknown endpoint's
@@ -202,7 +208,15 @@ class Disguise:
     def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
         path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc), raw)
+        if upload_part(flow.request.method, path) and not ctx.options.disguise_allow_unknown:
+
+            def refused(raw: bytes) -> bytes:
+                raise MaskError(UPLOAD_PART_REFUSED)
+
+            return refused
+        if transfer_coded(flow.request.headers):
+            return lambda raw: self._scanned(rec, path, headers, None, raw)  # cannot be read: a hit
+        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc, rec.config.rules), raw)
 
     @staticmethod
     def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
@@ -307,7 +321,7 @@ class Disguise:
         only if it holds no original (or the user allowed it)."""
         r = flow.request
         allowed = ctx.options.disguise_allow_unknown
-        where = f"{r.method} {r.path.split('?', 1)[0]}"
+        where = place(r.method, r.path, rec.config.rules)
         if websocket:
             if allowed:
                 log.warning("disguise: %s: WebSocket messages are not masked (disguise_allow_unknown)", where)
@@ -317,8 +331,13 @@ class Disguise:
             log.warning(msg)
             self._refuse(flow, rec, msg)
             return
+        if upload_part(r.method, r.path) and not allowed:
+            msg = f"disguise: request refused: {where}: {UPLOAD_PART_REFUSED}"
+            log.warning(msg)
+            self._refuse(flow, rec, msg)
+            return
         try:
-            body: bytes | None = r.get_content(strict=True)
+            body: bytes | None = None if transfer_coded(r.headers) else r.get_content(strict=True)
         except ValueError:
             body = None
         hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules)
@@ -340,11 +359,15 @@ class Disguise:
         so that other flows go on meanwhile: hooks run on mitmproxy's event loop, where a
         1 MB body held every other stream still for about 0.1 s."""
         r = flow.request
+        if transfer_coded(r.headers):
+            self._unmaskable(flow, rec, MaskError(TRANSFER_CODED))
+            return None
         try:
             raw = r.get_content(strict=True)
         except ValueError:  # its text quotes the body's first bytes: not used
             enc = r.headers.get("content-encoding", "")
-            self._unmaskable(flow, rec, MaskError(f"cannot decode the request body (content-encoding {enc!r})"))
+            why = f"cannot decode the request body (content-encoding {shown(enc, rec.config.rules)!r})"
+            self._unmaskable(flow, rec, MaskError(why))
             return None
         if raw is None:
             self._unmaskable(flow, rec, MaskError("request has no body"))
@@ -500,7 +523,7 @@ class Disguise:
             body = resp.get_content(strict=True) or b""
         except ValueError:  # its text quotes the body's first bytes: not used
             enc = resp.headers.pop("content-encoding", "")
-            why = f"response not reversed: cannot decode content-encoding {enc!r}"
+            why = f"response not reversed: cannot decode content-encoding {shown(enc, rec.config.rules)!r}"
             resp.status_code = 502
             resp.set_content(rec.api.error_body(f"disguise: {why}"))
             rec.to(Phase.FAILED, why)

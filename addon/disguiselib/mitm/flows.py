@@ -7,7 +7,9 @@ from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
 from mitmproxy.utils import human
 
+from ..core.rules import Rules
 from ..errors import MaskError
+from ..leakguard import shown
 from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
@@ -132,7 +134,7 @@ def fix_headers(resp: http.Response) -> None:
     chunked(resp)
 
 
-def decode_request(raw: bytes, enc: str) -> bytes:
+def decode_request(raw: bytes, enc: str, rules: Rules | None = None) -> bytes:
     """A request body taken whole from mitmproxy's stream, content-decoded (mitmproxy's
     own decoders, as `get_content` uses). Raises MaskError when it cannot be."""
     if not enc or enc.strip().lower() == "identity":
@@ -140,9 +142,26 @@ def decode_request(raw: bytes, enc: str) -> bytes:
     try:
         out = mencoding.decode(raw, enc)
     except ValueError:
-        raise MaskError(f"cannot decode a body with content-encoding {enc!r}") from None
+        raise MaskError(f"cannot decode a body with content-encoding {shown(enc, rules)!r}") from None
     assert isinstance(out, bytes)
     return out
+
+
+TRANSFER_CODED = (
+    "its body has a transfer coding other than chunked (Transfer-Encoding), which disguise does not decode; "
+    "send it with Content-Encoding instead"
+)
+
+
+def transfer_coded(headers: http.Headers) -> bool:
+    """Does the body carry a transfer coding other than chunked (`Transfer-Encoding:
+    gzip, chunked`)? mitmproxy 11 and 12 accept gzip, deflate and compress before a final
+    chunked on a request, undo only the chunking, and forward the coded bytes with the
+    header as it came: the body the addon would read is the coded one. Such a request is
+    refused (or, where the user allowed unreadable bodies, forwarded as one), never
+    read as it stands. Its value is not quoted (client text)."""
+    codings = (c.strip().lower() for v in headers.get_all("transfer-encoding") for c in v.split(","))
+    return any(c not in ("", "chunked", "identity") for c in codings)
 
 
 def replace_with_error(flow: http.HTTPFlow, api: Api, message: str, status: int) -> None:
