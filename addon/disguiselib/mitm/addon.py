@@ -46,6 +46,7 @@ from .flows import (
     refuse,
     replace_with_error,
     reverse_mode,
+    stop,
     stream_risk,
     streams_large_bodies,
     target,
@@ -181,9 +182,33 @@ class Disguise:
             aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
             return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
+        # Its URL and headers leave now, before the body: they are checked here.
+        why = self._headers_refused(flow, rec, cfg)
+        if why is not None:
+            log.warning("disguise: request refused (connection closed): %s", why)
+            stop(flow, why)
+            rec.to(Phase.REFUSED, why)
+            return
         work = self._streamed_masker(flow, rec) if kind is Kind.API else self._streamed_scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
         chunked(flow.request)
+
+    @staticmethod
+    def _headers_refused(flow: http.HTTPFlow, rec: FlowRecord, cfg: Config) -> str | None:
+        """Why a request whose body mitmproxy streams may not leave, read from what
+        leaves first (its URL and headers); None when they may."""
+        r = flow.request
+        where = place(r.method, r.path, cfg.rules)
+        hit = pipeline.leak_scan(r.path, list(r.headers.items(multi=True)), None, cfg.rules, rec.api)
+        if rec.kind is Kind.API:
+            return None if hit is None else f"{where}: an original ({hit}) would have left unmasked"
+        if ctx.options.disguise_allow_unknown:
+            return None
+        if hit is not None:
+            return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
+        if upload_part(r.method, r.path):
+            return f"{where}: {UPLOAD_PART_REFUSED}"
+        return None
 
     def _streamed_masker(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
         enc = flow.request.headers.get("content-encoding", "")
