@@ -219,3 +219,41 @@ def test_a_header_name_holding_an_original_is_a_leak() -> None:
     h = leakguard.scan_headers([("x-user", "bob@corp.example.com")], RULES)
     assert h is not None and str(h) == "EMAIL in header x-user"
     assert leakguard.scan_headers([("x-api-key", "bob@corp.example.com")], RULES) is None
+
+
+# -- behaviour the mutation run's survivors pointed to (issue 27) ----------------------------
+
+
+def test_a_text_no_table_describes_is_read_with_its_escapes_decoded() -> None:
+    """`"Acme\\u0020Corp"` in a plain-text body is the original once its JSON escapes are
+    read (as a receiver that parses it would): found, and said to be found that way."""
+    hit = leakguard.scan_body(b'note: "Acme\\u0020Corp" and more', RULES, None, "text/plain")
+    assert hit is not None and hit.rule == "literal" and hit.where.endswith("(escapes decoded)")
+    assert leakguard.scan_body(b'note: "Acme\\u0020Labs" and more', RULES, None, "text/plain") is None
+
+
+def test_the_query_credential_filter_leaves_out_the_credential_only() -> None:
+    """On a Google path the `key` parameter is the client's own; every other parameter
+    is read, wherever it stands in the query."""
+    base = "/v1beta/models/x:generateContent"
+    assert leakguard.scan_url(f"{base}?key=Acme%20Corp&alt=sse", RULES) is None
+    assert leakguard.scan_url(f"{base}?key=abc&q=Acme%20Corp", RULES) == leakguard.Hit("literal", "url")
+    assert leakguard.scan_url(f"{base}?q=Acme+Corp&key=abc", RULES) == leakguard.Hit("literal", "url")
+    assert leakguard.scan_url("/v1/messages?key=Acme%20Corp", RULES) is not None  # not a Google path
+
+
+def test_first_reads_in_context_as_the_masker_does() -> None:
+    assert leakguard.first(RULES, "write to Acme Corp") == "literal"
+    assert leakguard.first(RULES, "nothing here") is None
+    assert leakguard.first(RULES, "Acme Corp", ("", "")) == "literal"
+
+
+def test_shown_withholds_only_the_pieces_that_hold_an_original() -> None:
+    """The one function every message names request text through (issue 27)."""
+    assert leakguard.shown("/v1/files/file_1", RULES) == "/v1/files/file_1"
+    assert leakguard.shown("/v1/x/Acme%20Corp/y", RULES) == "/v1/x/<original>/y"
+    assert leakguard.shown("/v1/Acme Corp/x", RULES) == "/v1/<original>/x"
+    assert leakguard.shown("/v1/x?o=bob%40corp.example.com", RULES) == "/v1/x?o=<original>"
+    assert leakguard.shown("/v1/Acme/Corp", RULES) == "/v1/Acme/Corp"  # no original in it
+    assert leakguard.shown("/a", None) == "<original>"  # no rules: nothing is shown
+    assert leakguard.place("POST", "/v1/Acme%20Corp?q=Acme", RULES) == "POST /v1/<original>"

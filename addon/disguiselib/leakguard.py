@@ -217,7 +217,7 @@ def scan_request(
 
 
 WITHHELD = "<original>"
-_PIECES = re.compile(r"([/?&=#;:@,\s]+)")  # where a path, a query or a host divides
+_PIECES = re.compile(r"([/?&=#;:@,]+)")  # where a path, a query or a host divides
 
 
 def _clean(rules: Rules, text: str) -> bool:
