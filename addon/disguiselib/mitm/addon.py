@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 
 from mitmproxy import ctx, exceptions, http
-from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
 from ..config import Config, build_config, log_loaded
@@ -33,16 +32,16 @@ from ..leakguard import place, shown
 from ..providers.registry import UPLOAD_PART_REFUSED, Api, RealtimeApi, llm_shaped, recognise, recognise_ws, upload_part
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
-from . import aws, options
+from . import aws, options, streamed
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     TRANSFER_CODED,
     body_limit,
     chunked,
-    decode_request,
     error_api,
     finish_error,
     fix_headers,
+    headers_refused,
     refuse,
     replace_with_error,
     reverse_mode,
@@ -183,74 +182,15 @@ class Disguise:
             return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
         # Its URL and headers leave now, before the body: they are checked here.
-        why = self._headers_refused(flow, rec, cfg)
+        why = headers_refused(flow, rec.kind is Kind.API, rec.api, cfg.rules)
         if why is not None:
             log.warning("disguise: request refused (connection closed): %s", why)
             stop(flow, why)
             rec.to(Phase.REFUSED, why)
             return
-        work = self._streamed_masker(flow, rec) if kind is Kind.API else self._streamed_scanner(flow, rec)
+        work = streamed.masker(flow, rec) if kind is Kind.API else streamed.scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
         chunked(flow.request)
-
-    @staticmethod
-    def _headers_refused(flow: http.HTTPFlow, rec: FlowRecord, cfg: Config) -> str | None:
-        """Why a request whose body mitmproxy streams may not leave, read from what
-        leaves first (its URL and headers); None when they may."""
-        r = flow.request
-        where = place(r.method, r.path, cfg.rules)
-        hit = pipeline.leak_scan(r.path, list(r.headers.items(multi=True)), None, cfg.rules, rec.api)
-        if rec.kind is Kind.API:
-            return None if hit is None else f"{where}: an original ({hit}) would have left unmasked"
-        if ctx.options.disguise_allow_unknown:
-            return None
-        if hit is not None:
-            return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
-        if upload_part(r.method, r.path):
-            return f"{where}: {UPLOAD_PART_REFUSED}"
-        return None
-
-    def _streamed_masker(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
-        enc = flow.request.headers.get("content-encoding", "")
-        path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        coded = transfer_coded(flow.request.headers)
-
-        def work(raw: bytes) -> bytes:
-            if coded:
-                raise MaskError(TRANSFER_CODED)
-            body = decode_request(raw, enc, rec.config.rules)
-            try:
-                masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
-            except NotTransformed:  # not what its route transforms: an unknown endpoint's
-                rec.kind, rec.api = Kind.UNKNOWN, None
-                return self._scanned(rec, path, headers, body, raw)
-            self._keep(rec, body, masked)
-            rec.to(Phase.MASKED)
-            return mencoding.encode(masked.body, enc) if enc else masked.body
-
-        return work
-
-    def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
-        enc = flow.request.headers.get("content-encoding", "")
-        path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        if upload_part(flow.request.method, path) and not ctx.options.disguise_allow_unknown:
-
-            def refused(raw: bytes) -> bytes:
-                raise MaskError(UPLOAD_PART_REFUSED)
-
-            return refused
-        if transfer_coded(flow.request.headers):
-            return lambda raw: self._scanned(rec, path, headers, None, raw)  # cannot be read: a hit
-        return lambda raw: self._scanned(rec, path, headers, decode_request(raw, enc, rec.config.rules), raw)
-
-    @staticmethod
-    def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
-        """A streamed body of an endpoint disguise does not transform: raw, when it may leave."""
-        hit = pipeline.scan_unknown(path, headers, body, rec.config.rules)
-        if hit is not None and not ctx.options.disguise_allow_unknown:
-            raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
-        rec.to(Phase.PASSED)
-        return raw
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
@@ -437,11 +377,7 @@ class Disguise:
         rec.checked_body = flow.request.raw_content
         rec.to(Phase.MASKED)
 
-    @staticmethod
-    def _keep(rec: FlowRecord, client_body: bytes, masked: pipeline.Masked) -> None:
-        rec.session = masked.session
-        rec.restorer = rec.config.rules.restorer(masked.session.placeholders)
-        rec.client_body = client_body
+    _keep = staticmethod(streamed.keep)
 
     def _unmaskable(self, flow: http.HTTPFlow, rec: FlowRecord, e: Exception, fail_open: bool = True) -> None:
         msg = f"disguise: request not masked: {e}"

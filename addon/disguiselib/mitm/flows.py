@@ -9,7 +9,8 @@ from mitmproxy.utils import human
 
 from ..core.rules import Rules
 from ..errors import MaskError
-from ..leakguard import shown
+from ..leakguard import place, shown
+from ..pipeline import leak_scan
 from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
@@ -162,6 +163,24 @@ def transfer_coded(headers: http.Headers) -> bool:
     read as it stands. Its value is not quoted (client text)."""
     codings = (c.strip().lower() for v in headers.get_all("transfer-encoding") for c in v.split(","))
     return any(c not in ("", "chunked", "identity") for c in codings)
+
+
+def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rules: Rules) -> str | None:
+    """Why a request whose body mitmproxy streams may not leave, read from what leaves
+    first (its URL and headers: sent upstream before the body); None when they may.
+    transformed: an API disguise masks (an original there is always refused)."""
+    r = flow.request
+    where = place(r.method, r.path, rules)
+    hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rules, api)
+    if transformed:
+        return None if hit is None else f"{where}: an original ({hit}) would have left unmasked"
+    if ctx.options.disguise_allow_unknown:
+        return None
+    if hit is not None:
+        return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
+    if registry.upload_part(r.method, r.path):
+        return f"{where}: {registry.UPLOAD_PART_REFUSED}"
+    return None
 
 
 def replace_with_error(flow: http.HTTPFlow, api: Api, message: str, status: int) -> None:
