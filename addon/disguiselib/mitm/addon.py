@@ -32,7 +32,7 @@ from ..leakguard import place, shown
 from ..providers.registry import UPLOAD_PART_REFUSED, Api, RealtimeApi, llm_shaped, recognise, recognise_ws, upload_part
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
-from . import aws, options, streamed
+from . import aws, cut, options, streamed
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     TRANSFER_CODED,
@@ -426,6 +426,7 @@ class Disguise:
                 rec.to(Phase.FAILED, f"stream could not be reversed: {e}")
                 return
             self._set_stream(flow, rec, StreamCall(rec.reverser))
+            cut.deliver_on_cut(flow)  # an upstream cut ends with the error event too (contract §4)
             return
         rec.to(Phase.RECEIVING)
         if resp.stream or streams_large_bodies():
