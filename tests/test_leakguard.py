@@ -257,3 +257,51 @@ def test_shown_withholds_only_the_pieces_that_hold_an_original() -> None:
     assert leakguard.shown("/v1/Acme/Corp", RULES) == "/v1/Acme/Corp"  # no original in it
     assert leakguard.shown("/a", None) == "<original>"  # no rules: nothing is shown
     assert leakguard.place("POST", "/v1/Acme%20Corp?q=Acme", RULES) == "POST /v1/<original>"
+
+
+def _batch_upload(preamble: str = "", purpose: str = "batch", filename: str = "in.jsonl", note: str = "",
+                  line: str = '{"custom_id": "1", "method": "POST", "url": "/v1/chat/completions", '
+                              '"body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}') -> bytes:  # fmt: skip
+    parts = [f'--B\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n{purpose}\r\n',
+             f'--B\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+             f"Content-Type: application/jsonl\r\n\r\n{line}\n\r\n"]  # fmt: skip
+    if note:
+        parts.append(f'--B\r\nContent-Disposition: form-data; name="note"\r\n\r\n{note}\r\n')
+    return (preamble + "".join(parts) + "--B--\r\n").encode()
+
+
+def test_a_batch_upload_is_read_in_every_place_the_masker_masks() -> None:
+    """The Files API's batch upload (its own body model): the file's lines through the
+    batch line table, and the text around them (preamble, a file name, another part)
+    as text."""
+    api = recognise("POST", "/v1/files")
+    ctype = "multipart/form-data; boundary=B"
+    assert leakguard.scan_body(_batch_upload(), RULES, api, ctype) is None
+    # not a batch (its purpose): read as any body, everything in it
+    assert leakguard.scan_body(_batch_upload(purpose="Acme Corp"), RULES, api, ctype) is not None
+    cases = {
+        "body (multipart preamble)": _batch_upload(preamble="Acme Corp\r\n"),
+        "part 'file' filename": _batch_upload(filename="Acme Corp.jsonl"),
+        "part 'note'": _batch_upload(note="write to bob@corp.example.com"),
+        "file line 1 $.body.messages[0].content": _batch_upload(line=_batch_upload().decode().split("\r\n\r\n")[2]
+                                                                .split("\n")[0].replace("hi", "Acme Corp")),
+    }  # fmt: skip
+    for where, body in cases.items():
+        hit = leakguard.scan_body(body, RULES, api, ctype)
+        assert hit is not None and hit.where.startswith(where), (where, hit)
+
+
+def test_scan_request_reads_url_then_headers_then_the_body_as_its_type_says() -> None:
+    form = b"a=1&b=Acme+Corp"
+    hit = leakguard.scan_request("/v1/x", [("content-type", "application/x-www-form-urlencoded")], form, RULES)
+    assert hit is not None and hit.rule == "literal" and hit.where.startswith("body"), hit
+    hdr = [("x-note", "bob@corp.example.com")]
+    assert leakguard.scan_request("/v1/Acme%20Corp", hdr, b"Acme Corp", RULES) == leakguard.Hit("literal", "url")
+    assert leakguard.scan_request("/v1/x", hdr, b"Acme Corp", RULES) == leakguard.Hit("EMAIL", "header x-note")
+    assert leakguard.scan_request("/v1/x", [], b"Acme Corp", RULES) is not None
+    assert leakguard.scan_request("/v1/x", [], None, RULES) is None
+    assert leakguard.scan_request("/v1/x", [], b"", RULES) is None
+    api = recognise("POST", "/v1/messages")
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp"}]}
+    hit = leakguard.scan_request("/v1/messages", [], json.dumps(doc).encode(), RULES, api)
+    assert hit == leakguard.Hit("literal", "body $.messages[0].content"), hit
