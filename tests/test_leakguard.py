@@ -255,7 +255,7 @@ def test_shown_withholds_only_the_pieces_that_hold_an_original() -> None:
     assert leakguard.shown("/v1/Acme Corp/x", RULES) == "/v1/<original>/x"
     assert leakguard.shown("/v1/x?o=bob%40corp.example.com", RULES) == "/v1/x?o=<original>"
     assert leakguard.shown("/v1/Acme/Corp", RULES) == "/v1/Acme/Corp"  # no original in it
-    assert leakguard.shown("/a", None) == "<original>"  # no rules: nothing is shown
+    assert leakguard.shown("/a", None) == "<not shown: no rules in force>"  # nothing can be shown clean
     assert leakguard.place("POST", "/v1/Acme%20Corp?q=Acme", RULES) == "POST /v1/<original>"
 
 

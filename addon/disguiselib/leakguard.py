@@ -229,10 +229,10 @@ def shown(text: str, rules: Rules | None) -> str:
     it: as it is when masking would replace nothing in it (read percent-decoded too);
     else each piece between separators (`/`, `?`, `&`, `=`, ...) that holds an original
     replaced by <original>, or the whole when an original spans pieces. Without rules
-    nothing can be shown to be clean: all withheld. The one function every message of
+    nothing can be shown to be clean: none of it is shown. The one function every message of
     the addon names request text through."""
     if rules is None:
-        return WITHHELD
+        return "<not shown: no rules in force>"
     if _clean(rules, text):
         return text
     parts = _PIECES.split(text)
