@@ -156,13 +156,16 @@ def test_upload_parts_pass_where_the_user_allowed_unknown_endpoints(up: FakeUpst
 # -- messages never quote an original ---------------------------------------------------------------
 
 
-def test_no_message_quotes_an_original(up: FakeUpstream, tmp_path: Path) -> None:
+@pytest.mark.parametrize("verbosity", ["info", "debug"])  # mitmproxy's default, and its most verbose
+def test_no_message_quotes_an_original(up: FakeUpstream, tmp_path: Path, verbosity: str) -> None:
     """Every refusal path, with originals planted in the path, the query, a header and
-    the body: none of them appears in disguise's log lines (default level), in the
+    the body: none of them appears in disguise's log lines (at the default level and at
+    debug), in the
     error body the client gets or in the saved flows' comments. (mitmproxy's own line
     per flow, which prints the URL, is turned off: flow_detail=0.)"""
     flows = tmp_path / "session.flows"
-    m = start(up, tmp_path, "--set", "stream_large_bodies=4k", "--set", "flow_detail=0", "-w", str(flows))
+    m = start(up, tmp_path, "--set", "stream_large_bodies=4k", "--set", "flow_detail=0", "-w", str(flows),
+              "--set", f"termlog_verbosity={verbosity}")  # fmt: skip
     q = "?owner=bob%40corp.example.com&org=Acme+Corp"
     hdr = {"x-note": BOB, "x-org": "Acme Corp"}
     doc = json.dumps({"model": "m", "note": f"Acme Corp {BOB}"}).encode()
