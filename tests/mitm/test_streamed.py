@@ -64,12 +64,24 @@ def test_an_api_body_is_masked_whole(addon) -> None:
 
 
 def test_a_transfer_coded_body_is_refused_never_read_as_it_stands(addon) -> None:
+    """Refused before anything leaves; where the user let such bodies through
+    (disguise_fail_open, disguise_allow_unknown), still never read as it stands."""
     a, tctx = addon
-    for path, error in (("/v1/messages", MaskError), ("/v1/batches", LeakError)):
+    tctx.options.stream_large_bodies = "1k"
+    for path in ("/v1/messages", "/v1/batches"):
         f = streamed_flow(path, b"", transfer_encoding="gzip, chunked")
-        work, _ = work_of(a, tctx, f)
-        with pytest.raises(error):
-            work(gzip.compress(json.dumps(DOC).encode()))
+        a.requestheaders(f)
+        assert f.error is not None and a.guard.records[f.id].phase is Phase.REFUSED
+    tctx.options.disguise_fail_open = True
+    f = streamed_flow("/v1/messages", b"", transfer_encoding="gzip, chunked")
+    work, _ = work_of(a, tctx, f)
+    with pytest.raises(MaskError, match="Content-Encoding instead"):
+        work(gzip.compress(json.dumps(DOC).encode()))
+    tctx.options.disguise_allow_unknown = True
+    f = streamed_flow("/v1/batches", b"", transfer_encoding="gzip, chunked")
+    work, rec = work_of(a, tctx, f)
+    coded = gzip.compress(json.dumps(DOC).encode())
+    assert work(coded) == coded and rec.phase is Phase.PASSED  # forwarded as a body that cannot be read
 
 
 def test_another_endpoint_is_scanned_and_passes_clean(addon) -> None:

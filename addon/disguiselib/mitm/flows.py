@@ -173,14 +173,17 @@ def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rul
     where = place(r.method, r.path, rules)
     hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rules, api)
     if transformed:
-        return None if hit is None else f"{where}: an original ({hit}) would have left unmasked"
+        if hit is not None:
+            return f"{where}: an original ({hit}) would have left unmasked"
+        coded = transfer_coded(r.headers) and not ctx.options.disguise_fail_open
+        return f"{where}: {TRANSFER_CODED}" if coded else None
     if ctx.options.disguise_allow_unknown:
         return None
     if hit is not None:
         return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
     if registry.upload_part(r.method, r.path):
         return f"{where}: {registry.UPLOAD_PART_REFUSED}"
-    return None
+    return f"{where}: {TRANSFER_CODED}" if transfer_coded(r.headers) else None
 
 
 def replace_with_error(flow: http.HTTPFlow, api: Api, message: str, status: int) -> None:
