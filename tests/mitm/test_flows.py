@@ -18,6 +18,7 @@ from disguiselib.mitm import flows
 from disguiselib.mitm.callables import Refused
 from disguiselib.providers import registry
 from disguiselib.scope import parse_hosts
+from strategies import RULES
 
 
 @contextlib.contextmanager
@@ -133,7 +134,9 @@ def test_decode_request() -> None:
     assert flows.decode_request(b"raw", "") == b"raw" and flows.decode_request(b"raw", " identity") == b"raw"
     assert flows.decode_request(gzip.compress(b"body"), "gzip") == b"body"
     with pytest.raises(MaskError, match="'gzip'"):
-        flows.decode_request(b"not gzip", "gzip")
+        flows.decode_request(b"not gzip", "gzip", RULES)
+    with pytest.raises(MaskError, match="'<original>'"):  # client text: never quoted as it is (issue 27)
+        flows.decode_request(b"not gzip", "Acme Corp", RULES)
 
 
 def test_replace_with_error_and_finish_error() -> None:
