@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from disguiselib import leakguard
 from disguiselib.providers.registry import recognise
-from strategies import LITERALS, RULES
+from strategies import LITERALS, RULES, make_rules
 
 ACME = "Acme Corp"
 BOB = "bob@corp.example.com"
@@ -305,3 +305,42 @@ def test_scan_request_reads_url_then_headers_then_the_body_as_its_type_says() ->
     doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp"}]}
     hit = leakguard.scan_request("/v1/messages", [], json.dumps(doc).encode(), RULES, api)
     assert hit == leakguard.Hit("literal", "body $.messages[0].content"), hit
+
+
+def test_the_credential_left_out_of_the_url_and_nothing_else() -> None:
+    """without_credentials: what scan_url reads of a Google URL (survivors of the
+    mutation run: the query's split, the name's split, what is put back together)."""
+    g = "/v1beta/models/x:generateContent"
+    assert leakguard.without_credentials(f"{g}?key=k&alt=sse&n=1") == f"{g}?alt=sse&n=1"
+    assert leakguard.without_credentials(f"{g}?alt=sse&key=k") == f"{g}?alt=sse"
+    assert leakguard.without_credentials(f"{g}?key=k") == g
+    assert leakguard.without_credentials(f"{g}?key=a=b&q=1") == f"{g}?q=1"  # the name ends at the first "="
+    assert leakguard.without_credentials(f"{g}?%6Bey=k&q=1") == f"{g}?q=1"  # the name read decoded
+    assert leakguard.without_credentials(f"{g}?alt=sse") == f"{g}?alt=sse"
+    assert leakguard.without_credentials("/v1/messages?key=k") == "/v1/messages?key=k"  # not a Google path
+    assert leakguard.without_credentials(g) == g
+
+
+def test_scan_request_reads_the_body_with_the_apis_table() -> None:
+    """A field the API's table exempts (a thinking block's signature) is not looked at
+    with the API, and is without (an endpoint nobody transforms)."""
+    api = recognise("POST", "/v1/messages")
+    doc = {"model": "m", "messages": [{"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "x", "signature": "Acme Corp"}]}]}  # fmt: skip
+    body = json.dumps(doc).encode()
+    assert leakguard.scan_request("/v1/messages", [], body, RULES, api) is None
+    assert leakguard.scan_request("/v1/messages", [], body, RULES, None) is not None
+
+
+def test_shown_withholds_an_original_that_spans_its_pieces() -> None:
+    """An e-mail is cut at its "@": neither half is an original, together they are."""
+    assert leakguard.shown("/v1/bob@corp.example.com/x", RULES) == leakguard.WITHHELD
+    assert leakguard.shown("/v1/Acme+Corp", RULES) == "/v1/<original>"  # read form-decoded too
+    assert leakguard.place("GET", "/v1/x?a?b=Acme Corp", RULES) == "GET /v1/x"  # the query from its first "?"
+
+
+def test_shown_reads_the_text_as_it_is_too() -> None:
+    """A literal holding "+" or "%": as written it is the original, decoded it is not."""
+    rules = make_rules(literals={"C++ Team": "Zeta Team", "100%25 Acme": "Plain"})
+    assert leakguard.shown("/v1/C++ Team/x", rules) == "/v1/<original>/x"
+    assert leakguard.shown("/v1/100%25 Acme", rules) == "/v1/<original>"
