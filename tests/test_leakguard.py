@@ -344,3 +344,33 @@ def test_shown_reads_the_text_as_it_is_too() -> None:
     rules = make_rules(literals={"C++ Team": "Zeta Team", "100%25 Acme": "Plain"})
     assert leakguard.shown("/v1/C++ Team/x", rules) == "/v1/<original>/x"
     assert leakguard.shown("/v1/100%25 Acme", rules) == "/v1/<original>"
+
+
+def test_spans_read_a_text_in_its_context_as_the_masker_does() -> None:
+    """spans(text, context): a pattern match reaching into the context counts, cut to the
+    text; one wholly in the context does not; a literal reaching into the context sends
+    the reading back to the text alone (survivors of the mutation run)."""
+    lab = [s[0] for s in leakguard.spans(RULES, "corp.example.com", ("bob@", ""))]
+    assert lab == ["EMAIL"] and leakguard.spans(RULES, "corp.example.com") == []
+    assert leakguard.spans(RULES, "corp.example.com", ("bob@", ""))[0][1:] == (0, 16)
+    assert leakguard.spans(RULES, "hello", ("x@y.com ", "")) == []  # wholly in the context
+    assert leakguard.spans(RULES, " hello", ("x@y.com", "")) == []  # ends where the text starts
+    assert leakguard.spans(RULES, "hello ", ("", "x@y.com")) == []  # starts where the text ends
+    assert leakguard.spans(RULES, "Corp", ("Acme ", "")) == []  # a literal: the text alone
+    assert leakguard.spans(RULES, "me Co", ("Ac", "rp")) == []
+    both = {s[0] for s in leakguard.spans(RULES, "corp.example.com and Acme Corp", ("bob@", ""))}
+    assert len(both) == 2 and "EMAIL" in both
+    assert leakguard.first(RULES, "Corp", ("Acme ", "")) is None
+
+
+def test_where_a_hit_is_names_the_documents_root_and_arrays() -> None:
+    assert leakguard.scan_body(b'"Acme Corp"', RULES) == leakguard.Hit("literal", "body $")
+    assert leakguard.scan_body(b'["x", "Acme Corp"]', RULES) == leakguard.Hit("literal", "body $[1]")
+    assert leakguard.scan_body(b'{"a": ["Acme Corp"]}', RULES) == leakguard.Hit("literal", "body $.a[0]")
+
+
+def test_an_api_body_that_is_not_json_is_read_as_its_type_says() -> None:
+    api = recognise("POST", "/v1/messages")
+    form = b"a=1&b=Acme+Corp"
+    hit = leakguard.scan_body(form, RULES, api, "application/x-www-form-urlencoded")
+    assert hit is not None and hit.rule == "literal", hit
