@@ -374,3 +374,17 @@ def test_an_api_body_that_is_not_json_is_read_as_its_type_says() -> None:
     form = b"a=1&b=Acme+Corp"
     hit = leakguard.scan_body(form, RULES, api, "application/x-www-form-urlencoded")
     assert hit is not None and hit.rule == "literal", hit
+
+
+def test_spans_fall_back_to_the_text_alone_and_cut_matches_at_its_end() -> None:
+    """(Survivors of the last mutation run.) A literal reaching into the context: the
+    text is read alone, and what it holds itself is still found; a match that starts in
+    the context ends where it ends in the text, not at the text's end."""
+    got = leakguard.spans(RULES, "Corp and Acme Corp", ("Acme ", ""))
+    assert [(s[1], s[2]) for s in got] == [(9, 18)]
+    assert leakguard.spans(RULES, "corp.example.com and more", ("bob@", ""))[0][1:] == (0, 16)
+
+
+def test_the_query_is_what_follows_the_first_question_mark() -> None:
+    g = "/v1beta/models/x:generateContent"
+    assert leakguard.without_credentials(f"{g}?q=a?b&key=k") == f"{g}?q=a?b"
