@@ -13,8 +13,8 @@ cost what its own tests cost. cosmic-ray starts the whole test command per mutan
 2 s of start-up here before the first test runs). See mutation/README.md for figures.
 
 mutmut names a mutant by the module's path, and knows a `src/` layout but not ours
-(`addon/`): each module runs in a staging folder `.mutation/<module>/` whose `src` points
-at `addon/`, with a pyproject that adds the module's [tool.mutmut] section. Hypothesis
+(`addon/`): each module runs in a staging folder `.mutation/<module>/` whose `src` is a
+fresh copy of `addon/` with the shipped mappings as package data (see _stage_source), with a pyproject that adds the module's [tool.mutmut] section. Hypothesis
 runs a few examples per property there (profile "mutation"): a mutant that a property
 catches at all, it catches in the first examples; a survivor is then checked by hand.
 """
@@ -55,6 +55,21 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "found": ("core/found.py", ["tests/core/test_found.py", "tests/providers/test_masking_scan.py"]),
     "channels": ("providers/channels.py", ["tests/providers/test_channels.py", "tests/providers/test_openai_chat.py",
                                            "tests/providers/test_openai_responses.py"]),
+    # the modules that decide whether an original leaves
+    "leakguard": ("leakguard.py", ["tests/test_leakguard.py", "tests/providers/test_masking_scan.py",
+                                   "tests/providers/test_field_parity.py"]),
+    "pipeline": ("pipeline.py", ["tests/test_pipeline.py", "tests/providers/test_masking_scan.py",
+                                 "tests/providers/test_stream_endings.py", "tests/mitm/test_addon.py"]),
+    "fields": ("providers/fields.py", ["tests/providers/test_fields.py", "tests/providers/test_field_parity.py",
+                                       "tests/providers/test_responses_fields.py", "tests/providers/test_restore.py"]),
+    "masking": ("providers/masking.py", ["tests/providers/test_masking.py", "tests/providers/test_masking_scan.py",
+                                         "tests/providers/test_fields_requests.py", "tests/test_leakguard.py",
+                                         "tests/providers/test_anthropic_request.py",
+                                         "tests/providers/test_openai_request.py"]),
+    "restore": ("providers/restore.py", ["tests/providers/test_restore.py", "tests/providers/test_fields_streams.py",
+                                         "tests/providers/test_responses_fields.py", "tests/providers/test_stream.py"]),
+    "guard": ("mitm/guard.py", ["tests/mitm/test_guard.py", "tests/mitm/test_addon.py"]),
+    "resign": ("resign.py", ["tests/test_resign.py", "tests/mitm/test_aws.py"]),
 }
 
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, pytest's internal error, a timeout
@@ -64,10 +79,11 @@ SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the functi
 def _stage(name: str, source: str, tests: list[str]) -> Path:
     d = STAGE / name
     d.mkdir(parents=True, exist_ok=True)
-    for link, target in [("src", REPO / "addon"), *((n, REPO / n) for n in LINKED)]:
+    for link, target in ((n, REPO / n) for n in LINKED):
         p = d / link
         if not p.is_symlink():
             p.symlink_to(target)
+    _stage_source(d / "src")
     conf = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     conf += (
         "\n[tool.mutmut]\n"
@@ -83,6 +99,20 @@ def _stage(name: str, source: str, tests: list[str]) -> Path:
     if not p.exists() or p.read_text(encoding="utf-8") != conf:
         p.write_text(conf, encoding="utf-8")
     return d
+
+
+def _stage_source(src: Path) -> None:
+    """`src`: a copy of addon/ laid out as an installed package. Outside a checkout
+    (`addon/` is not the package's parent here) disguiselib reads its shipped mappings
+    from package data, disguiselib/data/default.yaml, as a built wheel carries them
+    (shipped.py, setup.py): copied in, or every test that loads the defaults fails."""
+    if src.is_symlink():
+        src.unlink()  # an earlier run's link to addon/ itself
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(REPO / "addon", src, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    data = src / "disguiselib" / "data"
+    data.mkdir(exist_ok=True)
+    shutil.copyfile(REPO / "mappings" / "default.yaml", data / "default.yaml")
 
 
 def _results(d: Path, source: str) -> tuple[int, int, list[str], int]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from disguiselib import leakguard
 from disguiselib.providers.registry import recognise
-from strategies import LITERALS, RULES
+from strategies import LITERALS, RULES, make_rules
 
 ACME = "Acme Corp"
 BOB = "bob@corp.example.com"
@@ -219,3 +219,172 @@ def test_a_header_name_holding_an_original_is_a_leak() -> None:
     h = leakguard.scan_headers([("x-user", "bob@corp.example.com")], RULES)
     assert h is not None and str(h) == "EMAIL in header x-user"
     assert leakguard.scan_headers([("x-api-key", "bob@corp.example.com")], RULES) is None
+
+
+# -- behaviour the mutation run's survivors pointed to (issue 27) ----------------------------
+
+
+def test_a_text_no_table_describes_is_read_with_its_escapes_decoded() -> None:
+    """`"Acme\\u0020Corp"` in a plain-text body is the original once its JSON escapes are
+    read (as a receiver that parses it would): found, and said to be found that way."""
+    hit = leakguard.scan_body(b'note: "Acme\\u0020Corp" and more', RULES, None, "text/plain")
+    assert hit is not None and hit.rule == "literal" and hit.where.endswith("(escapes decoded)")
+    assert leakguard.scan_body(b'note: "Acme\\u0020Labs" and more', RULES, None, "text/plain") is None
+
+
+def test_the_query_credential_filter_leaves_out_the_credential_only() -> None:
+    """On a Google path the `key` parameter is the client's own; every other parameter
+    is read, wherever it stands in the query."""
+    base = "/v1beta/models/x:generateContent"
+    assert leakguard.scan_url(f"{base}?key=Acme%20Corp&alt=sse", RULES) is None
+    assert leakguard.scan_url(f"{base}?key=abc&q=Acme%20Corp", RULES) == leakguard.Hit("literal", "url")
+    assert leakguard.scan_url(f"{base}?q=Acme+Corp&key=abc", RULES) == leakguard.Hit("literal", "url")
+    assert leakguard.scan_url("/v1/messages?key=Acme%20Corp", RULES) is not None  # not a Google path
+
+
+def test_first_reads_in_context_as_the_masker_does() -> None:
+    assert leakguard.first(RULES, "write to Acme Corp") == "literal"
+    assert leakguard.first(RULES, "nothing here") is None
+    assert leakguard.first(RULES, "Acme Corp", ("", "")) == "literal"
+
+
+def test_shown_withholds_only_the_pieces_that_hold_an_original() -> None:
+    """The one function every message names request text through (issue 27)."""
+    assert leakguard.shown("/v1/files/file_1", RULES) == "/v1/files/file_1"
+    assert leakguard.shown("/v1/x/Acme%20Corp/y", RULES) == "/v1/x/<original>/y"
+    assert leakguard.shown("/v1/Acme Corp/x", RULES) == "/v1/<original>/x"
+    assert leakguard.shown("/v1/x?o=bob%40corp.example.com", RULES) == "/v1/x?o=<original>"
+    assert leakguard.shown("/v1/Acme/Corp", RULES) == "/v1/Acme/Corp"  # no original in it
+    assert leakguard.shown("/a", None) == "<not shown: no rules in force>"  # nothing can be shown clean
+    assert leakguard.place("POST", "/v1/Acme%20Corp?q=Acme", RULES) == "POST /v1/<original>"
+
+
+def _batch_upload(preamble: str = "", purpose: str = "batch", filename: str = "in.jsonl", note: str = "",
+                  line: str = '{"custom_id": "1", "method": "POST", "url": "/v1/chat/completions", '
+                              '"body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}') -> bytes:  # fmt: skip
+    parts = [f'--B\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n{purpose}\r\n',
+             f'--B\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+             f"Content-Type: application/jsonl\r\n\r\n{line}\n\r\n"]  # fmt: skip
+    if note:
+        parts.append(f'--B\r\nContent-Disposition: form-data; name="note"\r\n\r\n{note}\r\n')
+    return (preamble + "".join(parts) + "--B--\r\n").encode()
+
+
+def test_a_batch_upload_is_read_in_every_place_the_masker_masks() -> None:
+    """The Files API's batch upload (its own body model): the file's lines through the
+    batch line table, and the text around them (preamble, a file name, another part)
+    as text."""
+    api = recognise("POST", "/v1/files")
+    ctype = "multipart/form-data; boundary=B"
+    assert leakguard.scan_body(_batch_upload(), RULES, api, ctype) is None
+    # not a batch (its purpose): read as any body, everything in it
+    assert leakguard.scan_body(_batch_upload(purpose="Acme Corp"), RULES, api, ctype) is not None
+    cases = {
+        "body (multipart preamble)": _batch_upload(preamble="Acme Corp\r\n"),
+        "part 'file' filename": _batch_upload(filename="Acme Corp.jsonl"),
+        "part 'note'": _batch_upload(note="write to bob@corp.example.com"),
+        "file line 1 $.body.messages[0].content": _batch_upload(line=_batch_upload().decode().split("\r\n\r\n")[2]
+                                                                .split("\n")[0].replace("hi", "Acme Corp")),
+    }  # fmt: skip
+    for where, body in cases.items():
+        hit = leakguard.scan_body(body, RULES, api, ctype)
+        assert hit is not None and hit.where.startswith(where), (where, hit)
+
+
+def test_scan_request_reads_url_then_headers_then_the_body_as_its_type_says() -> None:
+    form = b"a=1&b=Acme+Corp"
+    hit = leakguard.scan_request("/v1/x", [("content-type", "application/x-www-form-urlencoded")], form, RULES)
+    assert hit is not None and hit.rule == "literal" and hit.where.startswith("body"), hit
+    hdr = [("x-note", "bob@corp.example.com")]
+    assert leakguard.scan_request("/v1/Acme%20Corp", hdr, b"Acme Corp", RULES) == leakguard.Hit("literal", "url")
+    assert leakguard.scan_request("/v1/x", hdr, b"Acme Corp", RULES) == leakguard.Hit("EMAIL", "header x-note")
+    assert leakguard.scan_request("/v1/x", [], b"Acme Corp", RULES) is not None
+    assert leakguard.scan_request("/v1/x", [], None, RULES) is None
+    assert leakguard.scan_request("/v1/x", [], b"", RULES) is None
+    api = recognise("POST", "/v1/messages")
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp"}]}
+    hit = leakguard.scan_request("/v1/messages", [], json.dumps(doc).encode(), RULES, api)
+    assert hit == leakguard.Hit("literal", "body $.messages[0].content"), hit
+
+
+def test_the_credential_left_out_of_the_url_and_nothing_else() -> None:
+    """without_credentials: what scan_url reads of a Google URL (survivors of the
+    mutation run: the query's split, the name's split, what is put back together)."""
+    g = "/v1beta/models/x:generateContent"
+    assert leakguard.without_credentials(f"{g}?key=k&alt=sse&n=1") == f"{g}?alt=sse&n=1"
+    assert leakguard.without_credentials(f"{g}?alt=sse&key=k") == f"{g}?alt=sse"
+    assert leakguard.without_credentials(f"{g}?key=k") == g
+    assert leakguard.without_credentials(f"{g}?key=a=b&q=1") == f"{g}?q=1"  # the name ends at the first "="
+    assert leakguard.without_credentials(f"{g}?%6Bey=k&q=1") == f"{g}?q=1"  # the name read decoded
+    assert leakguard.without_credentials(f"{g}?alt=sse") == f"{g}?alt=sse"
+    assert leakguard.without_credentials("/v1/messages?key=k") == "/v1/messages?key=k"  # not a Google path
+    assert leakguard.without_credentials(g) == g
+
+
+def test_scan_request_reads_the_body_with_the_apis_table() -> None:
+    """A field the API's table exempts (a thinking block's signature) is not looked at
+    with the API, and is without (an endpoint nobody transforms)."""
+    api = recognise("POST", "/v1/messages")
+    doc = {"model": "m", "messages": [{"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "x", "signature": "Acme Corp"}]}]}  # fmt: skip
+    body = json.dumps(doc).encode()
+    assert leakguard.scan_request("/v1/messages", [], body, RULES, api) is None
+    assert leakguard.scan_request("/v1/messages", [], body, RULES, None) is not None
+
+
+def test_shown_withholds_an_original_that_spans_its_pieces() -> None:
+    """An e-mail is cut at its "@": neither half is an original, together they are."""
+    assert leakguard.shown("/v1/bob@corp.example.com/x", RULES) == leakguard.WITHHELD
+    assert leakguard.shown("/v1/Acme+Corp", RULES) == "/v1/<original>"  # read form-decoded too
+    assert leakguard.place("GET", "/v1/x?a?b=Acme Corp", RULES) == "GET /v1/x"  # the query from its first "?"
+
+
+def test_shown_reads_the_text_as_it_is_too() -> None:
+    """A literal holding "+" or "%": as written it is the original, decoded it is not."""
+    rules = make_rules(literals={"C++ Team": "Zeta Team", "100%25 Acme": "Plain"})
+    assert leakguard.shown("/v1/C++ Team/x", rules) == "/v1/<original>/x"
+    assert leakguard.shown("/v1/100%25 Acme", rules) == "/v1/<original>"
+
+
+def test_spans_read_a_text_in_its_context_as_the_masker_does() -> None:
+    """spans(text, context): a pattern match reaching into the context counts, cut to the
+    text; one wholly in the context does not; a literal reaching into the context sends
+    the reading back to the text alone (survivors of the mutation run)."""
+    lab = [s[0] for s in leakguard.spans(RULES, "corp.example.com", ("bob@", ""))]
+    assert lab == ["EMAIL"] and leakguard.spans(RULES, "corp.example.com") == []
+    assert leakguard.spans(RULES, "corp.example.com", ("bob@", ""))[0][1:] == (0, 16)
+    assert leakguard.spans(RULES, "hello", ("x@y.com ", "")) == []  # wholly in the context
+    assert leakguard.spans(RULES, " hello", ("x@y.com", "")) == []  # ends where the text starts
+    assert leakguard.spans(RULES, "hello ", ("", "x@y.com")) == []  # starts where the text ends
+    assert leakguard.spans(RULES, "Corp", ("Acme ", "")) == []  # a literal: the text alone
+    assert leakguard.spans(RULES, "me Co", ("Ac", "rp")) == []
+    both = {s[0] for s in leakguard.spans(RULES, "corp.example.com and Acme Corp", ("bob@", ""))}
+    assert len(both) == 2 and "EMAIL" in both
+    assert leakguard.first(RULES, "Corp", ("Acme ", "")) is None
+
+
+def test_where_a_hit_is_names_the_documents_root_and_arrays() -> None:
+    assert leakguard.scan_body(b'"Acme Corp"', RULES) == leakguard.Hit("literal", "body $")
+    assert leakguard.scan_body(b'["x", "Acme Corp"]', RULES) == leakguard.Hit("literal", "body $[1]")
+    assert leakguard.scan_body(b'{"a": ["Acme Corp"]}', RULES) == leakguard.Hit("literal", "body $.a[0]")
+
+
+def test_an_api_body_that_is_not_json_is_read_as_its_type_says() -> None:
+    api = recognise("POST", "/v1/messages")
+    form = b"a=1&b=Acme+Corp"
+    hit = leakguard.scan_body(form, RULES, api, "application/x-www-form-urlencoded")
+    assert hit is not None and hit.rule == "literal", hit
+
+
+def test_spans_fall_back_to_the_text_alone_and_cut_matches_at_its_end() -> None:
+    """(Survivors of the last mutation run.) A literal reaching into the context: the
+    text is read alone, and what it holds itself is still found; a match that starts in
+    the context ends where it ends in the text, not at the text's end."""
+    got = leakguard.spans(RULES, "Corp and Acme Corp", ("Acme ", ""))
+    assert [(s[1], s[2]) for s in got] == [(9, 18)]
+    assert leakguard.spans(RULES, "corp.example.com and more", ("bob@", ""))[0][1:] == (0, 16)
+
+
+def test_the_query_is_what_follows_the_first_question_mark() -> None:
+    g = "/v1beta/models/x:generateContent"
+    assert leakguard.without_credentials(f"{g}?q=a?b&key=k") == f"{g}?q=a?b"

@@ -298,7 +298,7 @@ def _share(args: argparse.Namespace) -> int:
     except OSError as e:
         _fail(f"cannot write {args.out}: {e.strerror}")
     print(f"{plural(n, 'flow')} written to {args.out} (provider side only, credentials removed); "
-          f"{dropped} left out (not LLM flows masked by the addon)")  # fmt: skip
+          f"{flowfile.left_out_text(dropped)}")  # fmt: skip
     return CLEAN
 
 

@@ -19,11 +19,14 @@ The URL and the headers are checked too, except the client's credentials in thei
 own place (fields.CREDENTIAL_HEADERS, a `key` query parameter on a Google path).
 
 A hit names the rule (a pattern's name, or "literal") and where it is (a JSON path
-whose keys are shown only when they hold no original), never the value.
+whose keys are shown only when they hold no original), never the value. Every other
+message that names a request's own text (its path, its host, a header's value) names
+it through `shown`, which withholds what holds an original.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -159,7 +162,7 @@ def _first_text(rules: Rules, text: str, rule: Rule) -> tuple[str, str] | None:
 def scan_url(path: str, rules: Rules) -> Hit | None:
     """The request target (path and query), percent-decoded; a credential parameter in
     its own place (a Google API key in `key`) is not looked at."""
-    target = _without_credentials(path)
+    target = without_credentials(path)
     for text in dict.fromkeys((target, unquote_plus(target))):
         lab = first(rules, text)
         if lab is not None:
@@ -167,7 +170,7 @@ def scan_url(path: str, rules: Rules) -> Hit | None:
     return None
 
 
-def _without_credentials(path: str) -> str:
+def without_credentials(path: str) -> str:
     p, sep, query = path.partition("?")
     names = credential_params(p)
     if not sep or not names:
@@ -213,4 +216,45 @@ def scan_request(
     )
 
 
-__all__ = ["CREDENTIAL_HEADERS", "Hit", "context_of", "first", "scan_body", "scan_json", "scan_request", "spans"]
+WITHHELD = "<original>"
+_PIECES = re.compile(r"([/?&=#;:@,]+)")  # where a path, a query or a host divides
+
+
+def _clean(rules: Rules, text: str) -> bool:
+    return first(rules, text) is None and first(rules, unquote_plus(text)) is None
+
+
+def shown(text: str, rules: Rules | None) -> str:
+    """A request's own text (a path, a host, a header's value) as a message may show
+    it: as it is when masking would replace nothing in it (read percent-decoded too);
+    else each piece between separators (`/`, `?`, `&`, `=`, ...) that holds an original
+    replaced by <original>, or the whole when an original spans pieces. Without rules
+    nothing can be shown to be clean: none of it is shown. The one function every message of
+    the addon names request text through."""
+    if rules is None:
+        return "<not shown: no rules in force>"
+    if _clean(rules, text):
+        return text
+    parts = _PIECES.split(text)
+    out = "".join(p if i % 2 or _clean(rules, p) else WITHHELD for i, p in enumerate(parts))
+    return out if _clean(rules, out) else WITHHELD
+
+
+def place(method: str, path: str, rules: Rules | None) -> str:
+    """`METHOD /path` for a message, the query left out, the path through `shown`."""
+    return f"{method} {shown(path.split('?', 1)[0], rules)}"
+
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "WITHHELD",
+    "Hit",
+    "place",
+    "shown",
+    "context_of",
+    "first",
+    "scan_body",
+    "scan_json",
+    "scan_request",
+    "spans",
+]

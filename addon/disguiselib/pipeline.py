@@ -194,7 +194,7 @@ def scan_unknown(
     body could not be decoded, which is a hit (it cannot be shown to be clean). The body
     is read the way its receiver reads it (providers/bodies.py), every field of it."""
     if body is None:
-        return leakguard.Hit("unknown", "a body whose content-encoding cannot be decoded")
+        return leakguard.Hit("unknown", "a body whose content or transfer coding cannot be decoded")
     headers = list(headers)
     return leakguard.scan_request(path, headers, body, rules, None, content_type(headers))
 

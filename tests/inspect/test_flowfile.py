@@ -69,7 +69,7 @@ def test_what_has_no_provider_side_is_left_out() -> None:
 def test_write_shared_audits_before_writing(tmp_path: Path) -> None:
     out = tmp_path / "shared.flows"
     n, dropped = flowfile.write_shared([llm_flow(), tflow.tflow(resp=True)], str(out), RULES)
-    assert (n, dropped) == (1, 1)
+    assert (n, dropped) == (1, {"not an API disguise transforms": 1})
     (back,) = flowfile.read([str(out)])
     assert back.response.content == b'{"content": "Zenith Labs"}'
     leaky = tmp_path / "leaky.flows"
@@ -85,3 +85,36 @@ def test_read_reads_every_flow(tmp_path: Path) -> None:
         w.add(llm_flow())
         w.add(tflow.tflow(resp=True))
     assert len(flowfile.read([str(p)])) == 2
+
+
+def test_share_says_why_each_flow_was_left_out(tmp_path: Path) -> None:
+    """WebSocket and refused flows are left out entirely: said, with counts (issue 27)."""
+    ws = tflow.twebsocketflow()
+    refused = llm_flow()
+    refused.metadata[META]["end"] = "refused"
+    unmasked = llm_flow()
+    unmasked.metadata[META]["failed"] = "forwarded UNMASKED (disguise_fail_open): x"
+    flows = [llm_flow(), ws, refused, refused.copy(), unmasked, tflow.tflow(resp=True), tflow.ttcpflow()]
+    n, dropped = flowfile.write_shared(flows, str(tmp_path / "s.flows"), RULES)
+    assert n == 1
+    assert dropped == {"WebSocket": 1, "refused by the addon": 2, "forwarded unmasked": 1,
+                       "not an API disguise transforms": 1, "not HTTP": 1}  # fmt: skip
+    text = flowfile.left_out_text(dropped)
+    assert text.startswith("6 left out (2 refused by the addon, ") and "1 WebSocket" in text
+    assert flowfile.left_out_text({}) == "0 left out"
+
+
+def test_the_audit_reads_a_flow_of_any_endpoint_that_went_upstream() -> None:
+    """Its body, its URL (decoded) and its headers (credentials aside) are read."""
+    f = tflow.tflow(resp=True)
+    f.request.path = "/v1/conversations/x?owner=Acme%20Corp&key=k"
+    f.request.headers["x-api-key"] = "Acme Corp"  # the client's credential: not read
+    f.request.headers["x-note"] = "Acme Corp"
+    f.request.content = b'{"items": ["Acme Corp"]}'
+    r = flowfile.record(1, f)
+    assert r.api is None and r.sent is not None
+    report = flowfile.audit.audit([r], RULES)
+    where = sorted(x.field.split(" [")[0] for x in report.leaks)
+    assert where == ["items[0]", "request header 'x-note'", "url"], where
+    f.response.headers["x-disguise"] = "refused"  # refused: never went upstream
+    assert flowfile.audit.audit([flowfile.record(1, f)], RULES).skipped == 1

@@ -453,9 +453,10 @@ def test_server_replay_from_the_shared_copy(session: Session, tmp_path: Path) ->
 def test_audit_of_a_clean_session_passes(session: Session) -> None:
     r = cli("audit", str(session.flows), mappings=session.mappings)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "clean: 4 LLM flows audited, no leak" in r.stdout
+    assert "clean: 5 LLM flows audited, no leak" in r.stdout
     assert "refused by the addon: never sent" in r.stdout
-    assert "1 other flow (not LLM API requests)" in r.stdout
+    # an endpoint disguise does not transform went upstream: read too (issue 27)
+    assert "GET /v1/models [not an API disguise transforms]: ok" in r.stdout and "other flow" not in r.stdout
     for o in ORIGINALS:
         assert o not in r.stdout
 
@@ -544,7 +545,7 @@ def test_audit_and_share_mitmproxy_commands(session: Session, tmp_path: Path) ->
     rc, out = run_mitmdump([str(MITMDUMP), "-nr", str(session.flows), "--set", f"confdir={session.dir / 'conf'}",
                             "-s", str(ADDON), "-s", str(script), "--set", f"disguise_mappings={session.mappings}"])  # fmt: skip
     assert rc == 0, out
-    assert "AUDIT>>" in out and "clean: 4 LLM flows audited, no leak" in out
+    assert "AUDIT>>" in out and "clean: 5 LLM flows audited, no leak" in out
     assert "disguise.share: 3 flows written" in out
     r = cli("audit", str(shared), mappings=session.mappings)
     assert r.returncode == 0 and "clean: 3 LLM flows audited, no leak" in r.stdout
@@ -557,7 +558,9 @@ def test_shared_copy_holds_only_the_provider_side(session: Session, tmp_path: Pa
     shared = tmp_path / "shared.flows"
     r = cli("share", str(session.flows), str(shared), mappings=session.mappings)
     assert r.returncode == 0, r.stderr
-    assert "3 flows written" in r.stdout and "2 left out" in r.stdout
+    assert "3 flows written" in r.stdout
+    # said, not silently dropped (issue 27): the refused flow and the endpoint disguise does not transform
+    assert "2 left out (1 refused by the addon, 1 not an API disguise transforms)" in r.stdout, r.stdout
     raw = shared.read_bytes()
     for secret in [*ORIGINALS, "sk-ant-test-credential", "test-credential"]:
         assert secret.encode() not in raw, secret

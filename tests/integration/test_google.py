@@ -279,20 +279,19 @@ def test_stream_ending_without_finish_is_an_error_in_the_sdk(proxy: Proxy, frami
     assert exc.value.code == 500 and "cut short" in exc.value.message
 
 
-def test_network_cut_is_a_connection_error_without_disguises(proxy: Proxy) -> None:
-    # upstream aborts: mitmproxy cuts the client's connection too (the stream callable
-    # gets no final call), so the client sees a broken connection, never a clean end
+def test_network_cut_ends_with_the_error_event_without_disguises(proxy: Proxy) -> None:
+    # upstream aborts: what was held, then the explicit error event (contract §4; the
+    # SDK raises it), then the client's connection is cut too: never a clean end
     model = "gemini-abort"
     proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(
         gemini_sse([text_chunk("Hello Zenith Labs, hello Zen")]), headers=SSE_HEADERS, abort=True))
     client = gemini_client(proxy)
     got = []
-    with pytest.raises(Exception) as exc:  # noqa: B017, PT011
+    with pytest.raises(genai_errors.ServerError) as exc:
         for ch in client.models.generate_content_stream(model=model, contents="hi"):
             got.append(ch.text)
-    assert not isinstance(exc.value, AssertionError)
-    assert type(exc.value).__name__ in ("RemoteProtocolError", "APIConnectionError"), exc.value
-    assert got == ["Hello Acme Corp, hello "]
+    assert "disguise: the stream ended before its last chunk" in str(exc.value)
+    assert "".join(got) == "Hello Acme Corp, hello Zen"
 
 
 def test_upstream_error_body_on_an_sse_request_is_restored(proxy: Proxy) -> None:

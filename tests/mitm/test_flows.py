@@ -19,6 +19,7 @@ from disguiselib.mitm import flows
 from disguiselib.mitm.callables import Refused
 from disguiselib.providers import registry
 from disguiselib.scope import parse_hosts
+from strategies import RULES
 
 
 @contextlib.contextmanager
@@ -136,7 +137,9 @@ def test_decode_request() -> None:
     assert flows.decode_body(b"raw", "") == b"raw" and flows.decode_body(b"raw", " identity") == b"raw"
     assert flows.decode_body(gzip.compress(b"body"), "gzip") == b"body"
     with pytest.raises(MaskError, match="'gzip'"):
-        flows.decode_body(b"not gzip", "gzip")
+        flows.decode_body(b"not gzip", "gzip", RULES)
+    with pytest.raises(MaskError, match="'<original>'"):  # client text: never quoted as it is (issue 27)
+        flows.decode_body(b"not gzip", "Acme Corp", RULES)
 
 
 def test_replace_with_error_and_finish_error() -> None:

@@ -164,3 +164,32 @@ def test_the_shipped_queue_holds_a_burst_of_hundreds() -> None:
         finally:
             loop.run_until_complete(ps.servers.update([]))
             loop.close()
+
+
+# -- listening on every interface (issue 27): said once at start-up -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("modes", "host", "wide"),
+    [
+        (["regular"], "", ["regular"]),  # bare mitmdump: no --listen-host
+        (["reverse:http://127.0.0.1:9"], "0.0.0.0", ["reverse:http://127.0.0.1:9"]),
+        (["regular"], "127.0.0.1", []),  # what `disguise run` passes
+        (["regular@127.0.0.1:8080", "socks5@:1080"], "", ["socks5@:1080"]),
+        (["local"], "", []),  # no listener of its own
+    ],
+)
+def test_a_listener_on_every_interface_is_said_once(modes, host, wide, caplog: pytest.LogCaptureFixture) -> None:
+    """Read from the options mitmproxy listens with (a test may not listen on every
+    interface here): the modes whose listener takes every interface are named."""
+    q = listen.ListenQueue()
+    with taddons.context(Proxyserver(), q) as tctx:
+        tctx.configure(q, mode=modes, listen_host=host)
+        assert listen.everywhere() == wide
+        try:
+            with caplog.at_level(logging.WARNING, "disguise"):
+                q.running()
+        finally:
+            tctx.master.event_loop.close()
+    said = [r for r in caplog.records if "listens on all interfaces" in r.getMessage()]
+    assert len(said) == (1 if wide else 0)

@@ -124,10 +124,11 @@ class Report:
             if r in self.incomplete:
                 state += ", NOT KEPT WHOLE"
             note = f" ({r.note})" if r.note else ""
-            out.append(f"flow {r.index} {r.label} [{r.api}{', shared copy' if r.shared else ''}]: {state}{note}")
+            api = r.api or "not an API disguise transforms"
+            out.append(f"flow {r.index} {r.label} [{api}{', shared copy' if r.shared else ''}]: {state}{note}")
             out.extend(f.line(show_originals) for f in fs)
         if self.skipped:
-            out.append(f"{plural(self.skipped, 'other flow')} (not LLM API requests) not audited")
+            out.append(f"{plural(self.skipped, 'other flow')} (refused by the addon, or not HTTP requests) not audited")
         out.append(self.verdict())
         return "\n".join(out)
 
@@ -376,6 +377,13 @@ class Auditor:
             return out
         if r.sent is not None:
             out += self.scan_body(r.sent, mine, "upstream", r, table=req)
+            for where, name, value in r.headers:  # the URL and the headers, as the leak guard reads them
+                for what, a, b in mine(value):
+                    out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r} [{a}:{b}]", what,
+                                       True, value[a:b]))  # fmt: skip
+            for where, text in r.extra_text:
+                for what, a, b in mine(text):
+                    out.append(Finding(r.index, r.label, "upstream", f"{where} [{a}:{b}]", what, True, text[a:b]))
         if r.received:
             issued = self.issued(r.sent, r.fakes)
             out += self.scan_body(
@@ -385,8 +393,11 @@ class Auditor:
 
 
 def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], None] | None = None) -> Report:
-    """Audit every LLM record (api set); others are counted as skipped. progress, if
-    given, is called with the number of records done after each one."""
+    """Audit every LLM record (api set) and every other record that went upstream,
+    whatever its endpoint (an endpoint disguise does not transform, forwarded under
+    disguise_allow_unknown or because it looked clean: what it carried is read whole);
+    the rest (refused, not HTTP) are counted as skipped. progress, if given, is called
+    with the number of records done after each one."""
     a = Auditor(rules)
     llm: list[Record] = []
     skipped = 0
@@ -395,7 +406,7 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
     for done, r in enumerate(records, 1):
         if progress is not None:
             progress(done)
-        if r.api is None:
+        if r.api is None and (r.sent is None or r.messages is not None):
             skipped += 1
             continue
         llm.append(r)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from mitmproxy import exceptions, http, io
 from mitmproxy import flow as mflow
 
+from .. import leakguard
 from ..core.rules import Rules
 from ..providers.registry import recognise, recognise_ws
 from . import audit, wsview
@@ -122,6 +123,14 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
             r.extra_text.append(("metadata", repr(f.metadata[SIDES])))
             r.note = "shared copy still holds the client side in metadata"
         r.extra_text.append(("comment", f.comment))
+    elif r.sent is not None:
+        # what went upstream besides the body, as the leak guard reads it: the URL
+        # (percent-decoded too, a credential parameter in its place left out) and every
+        # header but the client's credentials
+        url = leakguard.without_credentials(f.request.path)
+        r.extra_text = [("url", t) for t in dict.fromkeys((url, urllib.parse.unquote_plus(url)))]
+        r.headers = [("request", k, v) for k, v in f.request.headers.items(multi=True)
+                     if k.lower() not in leakguard.CREDENTIAL_HEADERS]  # fmt: skip
     return r
 
 
@@ -154,6 +163,30 @@ def _strip_query(url_path: str) -> str:
         return url_path
     kept = [(k, v) for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if not is_credential(k)]
     return path + ("?" + urllib.parse.urlencode(kept) if kept else "")
+
+
+def left_out(f: mflow.Flow) -> str:
+    """Why shared_copy has nothing of this flow to share (said in share's output)."""
+    if not isinstance(f, http.HTTPFlow):
+        return "not HTTP"
+    if f.websocket is not None or "websocket" in f.request.headers.get("upgrade", "").lower():
+        return "WebSocket"
+    if is_refused(f):
+        return "refused by the addon"
+    if recognise(f.request.method, f.request.path) is None:
+        return "not an API disguise transforms"
+    meta = f.metadata.get(META)
+    if isinstance(meta, dict) and str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
+        return "forwarded unmasked"
+    return "not masked by the addon, or its upstream side not kept"
+
+
+def left_out_text(counts: dict[str, int]) -> str:
+    """`3 left out (2 WebSocket, 1 refused by the addon)`."""
+    n = sum(counts.values())
+    if not n:
+        return "0 left out"
+    return f"{n} left out ({', '.join(f'{k} {why}' for why, k in sorted(counts.items(), key=lambda t: -t[1]))})"
 
 
 def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
@@ -200,16 +233,18 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
     return g
 
 
-def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> tuple[int, int]:
-    """Write the provider side of flows to path; (written, left out). The copy is
+def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> tuple[int, dict[str, int]]:
+    """Write the provider side of flows to path; (written, how many were left out for
+    each reason: WebSocket and refused flows are left out entirely). The copy is
     audited before it is moved into place: on any finding nothing is written and
     ShareError carries the audit report."""
     out: list[http.HTTPFlow] = []
-    dropped = 0
+    dropped: dict[str, int] = {}
     for f in flows:
         g = shared_copy(f)
         if g is None:
-            dropped += 1
+            why = left_out(f)
+            dropped[why] = dropped.get(why, 0) + 1
         else:
             out.append(g)
     d = os.path.dirname(os.path.abspath(path))

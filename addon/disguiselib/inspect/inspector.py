@@ -152,7 +152,7 @@ class Inspector:
             n, dropped = flowfile.write_shared(flows, str(path), rules)
         except flowfile.ShareError as e:
             raise exceptions.CommandError(str(e)) from e
-        log.info("disguise.share: %d flows written to %s, %d left out", n, path, dropped)
+        log.info("disguise.share: %d flows written to %s, %s", n, path, flowfile.left_out_text(dropped))
 
     def _rules(self) -> Rules:
         rules = getattr(self.disguise, "rules", None)

@@ -29,6 +29,7 @@ from mitmproxy import flow as mflow
 from .. import pipeline
 from ..core.rules import LITERALS, Rules, Session
 from ..errors import LeakError, MaskError, NotTransformed
+from ..leakguard import place
 from ..state import Kind
 from . import sseview
 from .record import (
@@ -162,7 +163,7 @@ def offline(flow: http.HTTPFlow, cfg: Config | None, classify: Callable, limit: 
         return
     if kind is Kind.WEBSOCKET:
         why = "not re-run offline: WebSocket flows are not replayed"
-        log.info("disguise: %s %s: %s", flow.request.method, flow.request.path.split("?", 1)[0], why)
+        log.info("disguise: %s: %s", place(flow.request.method, flow.request.path, cfg.rules), why)
         meta = flow.metadata.get(META)
         if isinstance(meta, dict):
             meta["replay"] = why

@@ -10,7 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from mitmproxy import ctx, exceptions, http
-from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
 from ..config import Config, build_config, log_loaded
@@ -29,12 +28,14 @@ from ..errors import (
 from ..inspect import replay
 from ..inspect.inspector import Inspector
 from ..inspect.record import META
-from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
+from ..leakguard import place, shown
+from ..providers.registry import UPLOAD_PART_REFUSED, Api, RealtimeApi, llm_shaped, recognise, recognise_ws, upload_part
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
-from . import aws, options
+from . import aws, cut, options, streamed
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
+    TRANSFER_CODED,
     body_limit,
     chunked,
     decode_body,
@@ -42,12 +43,15 @@ from .flows import (
     error_api,
     finish_error,
     fix_headers,
+    headers_refused,
     refuse,
     replace_with_error,
     reverse_mode,
+    stop,
     stream_risk,
     streams_large_bodies,
     target,
+    transfer_coded,
     websocket,
 )  # fmt: skip
 from .guard import Guard
@@ -145,8 +149,10 @@ class Disguise:
         if mine or (shaped and not hosts):
             return (Kind.WEBSOCKET if websocket(flow) else Kind.UNKNOWN), None
         if shaped:
-            log.info("disguise: %s %s%s not masked: host %s is not in disguise_hosts",
-                     r.method, r.pretty_host, r.path.split("?", 1)[0], r.pretty_host)  # fmt: skip
+            rules = cfg.rules if cfg is not None else None
+            host = shown(r.pretty_host, rules)
+            log.info("disguise: %s on %s not masked: host %s is not in disguise_hosts", place(r.method, r.path, rules),
+                     host, host)  # fmt: skip
         return Kind.SKIP, None
 
     def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
@@ -174,40 +180,16 @@ class Disguise:
             aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
             return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
-        work = self._streamed_masker(flow, rec) if kind is Kind.API else self._streamed_scanner(flow, rec)
+        # Its URL and headers leave now, before the body: they are checked here.
+        why = headers_refused(flow, rec.kind is Kind.API, rec.api, cfg.rules)
+        if why is not None:
+            log.warning("disguise: request refused (connection closed): %s", why)
+            stop(flow, why)
+            rec.to(Phase.REFUSED, why)
+            return
+        work = streamed.masker(flow, rec) if kind is Kind.API else streamed.scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
         chunked(flow.request)
-
-    def _streamed_masker(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
-        enc = flow.request.headers.get("content-encoding", "")
-        path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-
-        def work(raw: bytes) -> bytes:
-            body = decode_body(raw, enc)
-            try:
-                masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
-            except NotTransformed:  # not what its route transforms: an unknown endpoint's
-                rec.kind, rec.api = Kind.UNKNOWN, None
-                return self._scanned(rec, path, headers, body, raw)
-            self._keep(rec, body, masked)
-            rec.to(Phase.MASKED)
-            return mencoding.encode(masked.body, enc) if enc else masked.body
-
-        return work
-
-    def _streamed_scanner(self, flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
-        enc = flow.request.headers.get("content-encoding", "")
-        path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        return lambda raw: self._scanned(rec, path, headers, decode_body(raw, enc), raw)
-
-    @staticmethod
-    def _scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
-        """A streamed body of an endpoint disguise does not transform: raw, when it may leave."""
-        hit = pipeline.scan_unknown(path, headers, body, rec.config.rules)
-        if hit is not None and not ctx.options.disguise_allow_unknown:
-            raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
-        rec.to(Phase.PASSED)
-        return raw
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
@@ -312,7 +294,7 @@ class Disguise:
         only if it holds no original (or the user allowed it)."""
         r = flow.request
         allowed = ctx.options.disguise_allow_unknown
-        where = f"{r.method} {r.path.split('?', 1)[0]}"
+        where = place(r.method, r.path, rec.config.rules)
         if websocket:
             if allowed:
                 log.warning("disguise: %s: WebSocket messages are not masked (disguise_allow_unknown)", where)
@@ -322,8 +304,15 @@ class Disguise:
             log.warning(msg)
             self._refuse(flow, rec, msg)
             return
+        if upload_part(r.method, r.path) and not allowed:
+            msg = f"disguise: request refused: {where}: {UPLOAD_PART_REFUSED}"
+            log.warning(msg)
+            self._refuse(flow, rec, msg)
+            return
         try:
-            body: bytes | None = decode_body(r.raw_content or b"", r.headers.get("content-encoding", ""))
+            body: bytes | None = None if transfer_coded(r.headers) else decode_body(
+                r.raw_content or b"", r.headers.get("content-encoding", ""), rec.config.rules
+            )  # fmt: skip
         except MaskError:
             body = None
         hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules)
@@ -345,8 +334,12 @@ class Disguise:
         so that other flows go on meanwhile: hooks run on mitmproxy's event loop, where a
         1 MB body held every other stream still for about 0.1 s."""
         r = flow.request
+        if transfer_coded(r.headers):
+            self._unmaskable(flow, rec, MaskError(TRANSFER_CODED))
+            return None
         try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
-            raw = None if r.raw_content is None else decode_body(r.raw_content, r.headers.get("content-encoding", ""))
+            enc = r.headers.get("content-encoding", "")
+            raw = None if r.raw_content is None else decode_body(r.raw_content, enc, rec.config.rules)
         except MaskError as e:
             self._unmaskable(flow, rec, e)
             return None
@@ -393,11 +386,7 @@ class Disguise:
         rec.checked_body = flow.request.raw_content
         rec.to(Phase.MASKED)
 
-    @staticmethod
-    def _keep(rec: FlowRecord, client_body: bytes, masked: pipeline.Masked) -> None:
-        rec.session = masked.session
-        rec.restorer = rec.config.rules.restorer(masked.session.placeholders)
-        rec.client_body = client_body
+    _keep = staticmethod(streamed.keep)
 
     def _unmaskable(self, flow: http.HTTPFlow, rec: FlowRecord, e: Exception, fail_open: bool = True) -> None:
         msg = f"disguise: request not masked: {e}"
@@ -446,6 +435,7 @@ class Disguise:
                 rec.to(Phase.FAILED, f"stream could not be reversed: {e}")
                 return
             self._set_stream(flow, rec, StreamCall(rec.reverser))
+            cut.deliver_on_cut(flow)  # an upstream cut ends with the error event too (contract §4)
             return
         rec.to(Phase.RECEIVING)
         if resp.stream or streams_large_bodies():
@@ -501,7 +491,8 @@ class Disguise:
             return
         self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
         try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
-            body = decode_body(resp.raw_content or b"", resp.headers.get("content-encoding", ""))
+            enc = resp.headers.get("content-encoding", "")
+            body = decode_body(resp.raw_content or b"", enc, rec.config.rules)
         except MaskError as e:
             why = f"response not reversed: {e}"
             log.error("disguise: %s", why)

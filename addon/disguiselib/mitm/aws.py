@@ -18,6 +18,7 @@ from mitmproxy import ctx, http
 
 from .. import pipeline, resign
 from ..errors import NeverForward
+from ..leakguard import place
 from ..state import FlowRecord, Phase
 from .flows import stop
 
@@ -81,7 +82,6 @@ class Credentials:
         return creds, why
 
 
-
 class Disguise(Protocol):
     """What of the Disguise addon this module uses (no import: addon.py imports this)."""
 
@@ -96,7 +96,8 @@ def stop_streamed(flow: http.HTTPFlow, rec: FlowRecord) -> None:
     """A signed request whose body mitmproxy would stream: its headers would leave
     before the body is masked, so nothing could sign it. The connection is closed."""
     why = "a signed AWS request whose body mitmproxy streams (stream_large_bodies) cannot be re-signed"
-    log.error("disguise: %s: %s (connection closed)", flow.request.path.split("?", 1)[0], why)
+    rules = rec.config.rules if rec.config is not None else None
+    log.error("disguise: %s: %s (connection closed)", place(flow.request.method, flow.request.path, rules), why)
     stop(flow, why)
     rec.to(Phase.REFUSED, why)
 

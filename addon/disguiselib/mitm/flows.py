@@ -7,8 +7,11 @@ from mitmproxy import ctx, http
 from mitmproxy.utils import human
 
 from ..core.decoding import LIMIT, decode_whole
+from ..core.rules import Rules
 from ..errors import MaskError, StreamError
 from ..inspect.record import REFUSED_HEADERS, mark_refused
+from ..leakguard import place, shown
+from ..pipeline import leak_scan
 from ..providers import registry
 from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..scope import HostRule, in_hosts, known_host
@@ -139,14 +142,53 @@ def decoded_limit() -> int:
     return limit if isinstance(limit, int) and limit >= 0 else LIMIT
 
 
-def decode_body(raw: bytes, enc: str) -> bytes:
-    """A request body content-decoded, to at most disguise_decoded_limit bytes (never
-    mitmproxy's `get_content`, which expands a body without bound). Raises MaskError
-    when it cannot be."""
+def decode_body(raw: bytes, enc: str, rules: Rules | None = None) -> bytes:
+    """A body content-decoded, to at most disguise_decoded_limit bytes (never mitmproxy's
+    `get_content`, which expands a body without bound). Raises MaskError when it cannot
+    be; the message shows the encoding only as far as it holds no original (rules)."""
     try:
         return decode_whole(raw, enc, decoded_limit())
-    except StreamError as e:
-        raise MaskError(f"cannot decode a body with content-encoding {enc!r} ({e})") from None
+    except StreamError as e:  # an unknown coding's error names it as it is: said here, shown
+        why = "" if "content-encoding" in str(e) else f" ({e})"
+        raise MaskError(f"cannot decode a body with content-encoding {shown(enc, rules)!r}{why}") from None
+
+
+TRANSFER_CODED = (
+    "its body has a transfer coding other than chunked (Transfer-Encoding), which disguise does not decode; "
+    "send it with Content-Encoding instead"
+)
+
+
+def transfer_coded(headers: http.Headers) -> bool:
+    """Does the body carry a transfer coding other than chunked (`Transfer-Encoding:
+    gzip, chunked`)? mitmproxy 11 and 12 accept gzip, deflate and compress before a final
+    chunked on a request, undo only the chunking, and forward the coded bytes with the
+    header as it came: the body the addon would read is the coded one. Such a request is
+    refused (or, where the user allowed unreadable bodies, forwarded as one), never
+    read as it stands. Its value is not quoted (client text)."""
+    codings = (c.strip().lower() for v in headers.get_all("transfer-encoding") for c in v.split(","))
+    return any(c not in ("", "chunked", "identity") for c in codings)
+
+
+def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rules: Rules) -> str | None:
+    """Why a request whose body mitmproxy streams may not leave, read from what leaves
+    first (its URL and headers: sent upstream before the body); None when they may.
+    transformed: an API disguise masks (an original there is always refused)."""
+    r = flow.request
+    where = place(r.method, r.path, rules)
+    hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rules, api)
+    if transformed:
+        if hit is not None:
+            return f"{where}: an original ({hit}) would have left unmasked"
+        coded = transfer_coded(r.headers) and not ctx.options.disguise_fail_open
+        return f"{where}: {TRANSFER_CODED}" if coded else None
+    if ctx.options.disguise_allow_unknown:
+        return None
+    if hit is not None:
+        return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
+    if registry.upload_part(r.method, r.path):
+        return f"{where}: {registry.UPLOAD_PART_REFUSED}"
+    return f"{where}: {TRANSFER_CODED}" if transfer_coded(r.headers) else None
 
 
 def replace_with_error(flow: http.HTTPFlow, api: Api, message: str, status: int) -> None:

@@ -24,6 +24,7 @@ from .. import leakguard
 from ..config import Config
 from ..core.fakes import knowing
 from ..errors import log_internal
+from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..state import FlowRecord, Kind, Phase
 from .callables import Buffered
@@ -88,7 +89,9 @@ class Guard:
         rec = self.records.get(flow.id)
         if rec is None:
             if fallback_protected(flow, self._hosts()) and stream_risk(flow):
-                log.error("disguise: %s: %s (connection closed)", flow.request.path, self.why())
+                rules = self.config.rules if self.config else None
+                log.error("disguise: %s: %s (connection closed)", place(flow.request.method, flow.request.path, rules),
+                          self.why())  # fmt: skip
                 stop(flow, self.why())
             return
         if rec.kind is not Kind.SKIP and flow.request.stream and not isinstance(flow.request.stream, Buffered):
@@ -105,8 +108,10 @@ class Guard:
         if rec is None or rec.hook != "request":
             if (rec is not None and rec.kind is not Kind.SKIP) or fallback_protected(flow, self._hosts()):
                 self._refuse(flow, rec, f"disguise: request refused: {self.why()}", 503)
-                log.error("disguise: request refused: %s (%s %s)", self.why(), flow.request.method,
-                          flow.request.pretty_host)  # fmt: skip
+                rules = self.config.rules if self.config else None
+                r = flow.request
+                log.error("disguise: request refused: %s (%s on %s)", self.why(), place(r.method, r.path, rules),
+                          shown(r.pretty_host, rules))  # fmt: skip
             return
         cfg = rec.config
         if cfg is None:

@@ -18,6 +18,7 @@ import os
 import socket
 
 from mitmproxy import ctx
+from mitmproxy.proxy.mode_specs import ProxyMode
 
 log = logging.getLogger("disguise")
 
@@ -33,6 +34,14 @@ class ListenQueue:
         ps = ctx.master.addons.get("proxyserver")
         if ps is None:
             return
+        wide = everywhere()
+        if wide:
+            # `disguise run` passes --listen-host 127.0.0.1; bare mitmdump listens on every interface
+            log.warning(
+                "disguise: the proxy listens on all interfaces (%s): anyone who can reach this machine can send "
+                "requests through it and read the restored answers; --listen-host 127.0.0.1 keeps it local",
+                ", ".join(wide),
+            )
         ps.servers.changed.connect(self.resize)
         self.resize()
 
@@ -49,3 +58,21 @@ class ListenQueue:
                                 s.listen(BACKLOG)
                     except OSError as e:  # the listener went away meanwhile: nothing to size
                         log.debug("disguise: listen queue not resized: %s", e)
+
+
+_ALL = ("", "0.0.0.0", "::", "[::]")
+
+
+def everywhere() -> list[str]:
+    """The modes (as given) whose listener takes connections on every interface: no
+    listen host, or a wildcard one (mitmproxy's default when --listen-host is not set)."""
+    opts = ctx.options
+    out = []
+    for spec in opts.mode:
+        try:
+            mode = ProxyMode.parse(spec)
+        except ValueError:
+            continue
+        if mode.listen_port(opts.listen_port) is not None and mode.listen_host(opts.listen_host) in _ALL:
+            out.append(spec)
+    return out

@@ -45,7 +45,7 @@ _BINARY_SUBTYPES = re.compile(
 
 
 def media_class(mime: str) -> str:
-    """"text", "binary" or "unknown" for a MIME type (parameters ignored)."""
+    """ "text", "binary" or "unknown" for a MIME type (parameters ignored)."""
     m = mime.split(";", 1)[0].strip().lower()
     top, _, sub = m.partition("/")
     if top == "text":
@@ -192,7 +192,7 @@ class Base64(Codec):
         text = decode_text(raw, self.charset)
         if text is None:
             if self.cls == "text":
-                raise MaskError(f"{self.mime} media whose bytes are not {self.charset or 'UTF-8'} text")
+                raise MaskError("text media whose bytes are not text in its charset")  # its type unquoted: client text
             return None  # unknown type, binary bytes
         return text[0], _TextState(style, text[1], text[2])
 
@@ -203,7 +203,7 @@ class Base64(Codec):
         try:
             raw = state.bom + text.encode(state.codec)
         except UnicodeEncodeError as e:
-            raise MaskError(f"masked {self.mime} media cannot be encoded back as {state.codec}") from e
+            raise MaskError("masked text media cannot be encoded back in its charset") from e
         return _b64encode(raw, state.style)
 
 
@@ -232,7 +232,7 @@ class DataUrl(Codec):
         text = decode_text(unquote_to_bytes(payload), _charset(mime))
         if text is None:
             if media_class(mime) == "text":
-                raise MaskError(f"a data: URL of {mime} whose bytes are not text")
+                raise MaskError("a data: URL of a text type whose bytes are not text")
             return None
         return text[0], (value[: m.end()], None, text)
 
@@ -257,7 +257,7 @@ def base64_codec(mime: str) -> Base64:
 
 
 def data_url_class(value: str) -> str:
-    """"binary", "text" or "unknown" for a data: URL by its MIME type; "" for a value
+    """ "binary", "text" or "unknown" for a data: URL by its MIME type; "" for a value
     that is not a data: URL."""
     m = _DATA_URL.match(value[:512])
     if m is None:

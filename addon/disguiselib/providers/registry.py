@@ -375,6 +375,24 @@ def error_body_for(method: str, path: str, host: str = "") -> Callable[[str], by
     return openai_chat.error_body
 
 
+# OpenAI's Uploads API: a file sent as parts, each its own request, put together when the
+# upload completes. Parts may come in parallel and in any order (the order is given at
+# completion), and each is scanned alone: an original cut by a part boundary passes as
+# two clean halves. A part cannot be judged alone, so it is refused (registry.py's one
+# reading; the message says how to upload instead).
+_UPLOAD_PART = re.compile(r"/uploads/[^/]+/parts$")
+UPLOAD_PART_REFUSED = (
+    "a part of a multi-part upload (/v1/uploads/{id}/parts) cannot be checked alone: an original cut by a part "
+    "boundary would pass as two halves; upload the file in one request to /v1/files instead "
+    "(or set disguise_allow_unknown to forward parts unchecked)"
+)
+
+
+def upload_part(method: str, path: str) -> bool:
+    """A part of an Uploads API upload (`POST /v1/uploads/{id}/parts`)."""
+    return method.upper() == "POST" and bool(_UPLOAD_PART.search(_path(path).lower()))
+
+
 def llm_shaped(path: str) -> bool:
     """A path of an LLM API, transformed here or not (any method)."""
     return bool(_LLM_SHAPED.search(_path(path).lower()))

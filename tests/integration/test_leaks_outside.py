@@ -1,0 +1,264 @@
+"""Leaks outside the API model (issue 27), black-box through real mitmdump: a body with a
+transfer coding, the Uploads API's parts, messages that would quote an original, an
+audit of a session where an endpoint disguise does not transform carried one, and what
+`share` leaves out."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mitmproxy import io as mio
+
+from integration_util import MITMDUMP, REPO, FakeUpstream, Mitmdump, Recorded, Reply, mitmdump_cmd, write_mappings
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not MITMDUMP.exists(), reason=f"no mitmdump at {MITMDUMP}"),
+]
+
+BOB = "bob@corp.example.com"
+MAPPING = {"literals": {"Acme Corp": "Zenith Labs"}}  # EMAIL comes from the shipped defaults
+# every way an original may be written in a message: as it is, percent- or form-encoded
+WRITTEN = ("Acme Corp", "Acme%20Corp", "Acme+Corp", "Acme", BOB, "bob%40corp", "bob@corp")
+
+
+def ok(rec: Recorded) -> Reply:
+    return Reply([b'{"ok": true}'], headers={"Content-Type": "application/json"}, framing="length")
+
+
+@pytest.fixture
+def up() -> Iterator[FakeUpstream]:
+    with FakeUpstream() as u:
+        for key in ("m", "/v1/files", "/v1/conversations", "/v1/batches"):
+            u.on(key, ok)
+        yield u
+
+
+def start(up: FakeUpstream, tmp: Path, *extra: str) -> Mitmdump:
+    return Mitmdump(mitmdump_cmd(up.port, tmp / "conf", write_mappings(tmp, MAPPING), *extra))
+
+
+def raw_request(port: int, head: str, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    """One request written byte for byte on a socket (http.client will not write a
+    Transfer-Encoding other than chunked); the answer read by http.client."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
+        s.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
+        resp = http.client.HTTPResponse(s)
+        resp.begin()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+
+
+def chunked(body: bytes, size: int = 100) -> bytes:
+    out = b"".join(b"%x\r\n%s\r\n" % (len(body[i : i + size]), body[i : i + size]) for i in range(0, len(body), size))
+    return out + b"0\r\n\r\n"
+
+
+def post(port: int, path: str, body: bytes, headers: dict[str, str] | None = None,
+         method: str = "POST") -> tuple[int, dict[str, str], bytes]:  # fmt: skip
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        conn.request(method, path, body=body, headers={"content-type": "application/json", **(headers or {})})
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+# -- a transfer coding other than chunked ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/v1/batches", "/v1/messages"], ids=["not-transformed", "transformed"])
+def test_a_transfer_coded_body_is_refused_never_forwarded(up: FakeUpstream, tmp_path: Path, path: str) -> None:
+    """mitmproxy 11 and 12 accept `Transfer-Encoding: gzip, chunked` on a request, undo
+    the chunking only and forward the gzip bytes: read as they stand, they hold nothing.
+    Refused, saying how to send it instead; nothing reaches the upstream."""
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"Acme Corp: {BOB}"}]}
+    body = chunked(gzip.compress(json.dumps(doc).encode()))
+    m = start(up, tmp_path)
+    try:
+        head = f"POST {path} HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\nTransfer-Encoding: gzip, chunked\n"
+        status, headers, out = raw_request(m.port, head, body)
+        assert status == 400 and headers.get("x-disguise") == "refused", (status, out)
+        assert b"Content-Encoding instead" in out or b"cannot be decoded" in out, out
+        # the same body with Content-Encoding is read, masked where it is transformed
+        head = f"POST {path} HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\nContent-Encoding: gzip\n"
+        gz = gzip.compress(json.dumps(doc).encode())
+        status, _, _ = raw_request(m.port, head + f"Content-Length: {len(gz)}\n", gz)
+    finally:
+        m.stop()
+        print(m.output[-3000:])
+    if path == "/v1/messages":
+        assert status == 200 and len(up.requests) == 1
+        assert "Zenith Labs: [EMAIL_1]" in up.requests[0].body.decode()
+    else:
+        assert status == 400 and not up.requests
+
+
+# -- the Uploads API --------------------------------------------------------------------------------
+
+
+def multipart(data: bytes) -> tuple[bytes, str]:
+    b = "xXbOuNdArYx"
+    body = (f"--{b}\r\nContent-Disposition: form-data; name=\"data\"; filename=\"part\"\r\n"
+            f"Content-Type: application/octet-stream\r\n\r\n").encode() + data + f"\r\n--{b}--\r\n".encode()  # fmt: skip
+    return body, f"multipart/form-data; boundary={b}"
+
+
+def test_upload_parts_are_refused_saying_how_to_upload(up: FakeUpstream, tmp_path: Path) -> None:
+    """A part is checked alone: "Acme" in one and " Corp" in the next would pass as two
+    clean halves and be put together upstream. Every part is refused, the message
+    naming /v1/files; the file in one request is checked whole."""
+    m = start(up, tmp_path, "--set", "stream_large_bodies=4k")
+    try:
+        for i, half in enumerate((b"notes about Acme", b" Corp and more")):
+            body, ctype = multipart(half)
+            status, headers, out = post(m.port, f"/v1/uploads/upload_abc/parts?n={i}", body, {"content-type": ctype})
+            assert status == 400 and headers["x-disguise"] == "refused", (status, out)
+            assert b"/v1/files" in out and b"multi-part upload" in out
+        # a part mitmproxy would stream (stream_large_bodies): its headers would leave first;
+        # the connection is closed before anything does
+        body, ctype = multipart(b"x" * 6000 + b" Acme")
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            post(m.port, "/v1/uploads/upload_abc/parts?n=2", body, {"content-type": ctype})
+        body, ctype = multipart(b"notes about Acme Corp")
+        status, _, out = post(m.port, "/v1/files", body, {"content-type": ctype})
+        assert status == 400 and b"literal in body" in out
+        body, ctype = multipart(b"notes about nothing")
+        status, _, _ = post(m.port, "/v1/files", body, {"content-type": ctype})
+        assert status == 200
+    finally:
+        m.stop()
+        print(m.output[-3000:])
+    assert [r.path for r in up.requests] == ["/v1/files"]
+    assert "multi-part upload" in m.output
+
+
+def test_upload_parts_pass_where_the_user_allowed_unknown_endpoints(up: FakeUpstream, tmp_path: Path) -> None:
+    up.on("/v1/uploads/upload_abc/parts", ok)
+    m = start(up, tmp_path, "--set", "disguise_allow_unknown=true")
+    try:
+        body, ctype = multipart(b"plain bytes")
+        status, _, _ = post(m.port, "/v1/uploads/upload_abc/parts", body, {"content-type": ctype})
+        assert status == 200
+    finally:
+        m.stop()
+    assert [r.path for r in up.requests] == ["/v1/uploads/upload_abc/parts"]
+
+
+# -- messages never quote an original ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verbosity", ["info", "debug"])  # mitmproxy's default, and its most verbose
+def test_no_message_quotes_an_original(up: FakeUpstream, tmp_path: Path, verbosity: str) -> None:
+    """Every refusal path, with originals planted in the path, the query, a header and
+    the body: none of them appears in disguise's log lines (at the default level and at
+    debug), in the
+    error body the client gets or in the saved flows' comments. (mitmproxy's own line
+    per flow, which prints the URL, is turned off: flow_detail=0.)"""
+    flows = tmp_path / "session.flows"
+    m = start(up, tmp_path, "--set", "stream_large_bodies=4k", "--set", "flow_detail=0", "-w", str(flows),
+              "--set", f"termlog_verbosity={verbosity}")  # fmt: skip
+    q = "?owner=bob%40corp.example.com&org=Acme+Corp"
+    hdr = {"x-note": BOB, "x-org": "Acme Corp"}
+    doc = json.dumps({"model": "m", "note": f"Acme Corp {BOB}"}).encode()
+    bodies: list[bytes] = []
+    try:
+        cases = [
+            # an endpoint disguise does not transform, the original in its path
+            ("POST", f"/v1/conversations/Acme%20Corp/items{q}", doc, {}),
+            ("POST", f"/v1/conversations/{BOB.replace('@', '%40')}/items{q}", doc, {}),
+            # an API body that cannot be decoded: its content-encoding is an original
+            ("POST", f"/v1/messages{q}", doc, {"content-encoding": "Acme Corp"}),
+            # an API body that is not JSON
+            ("POST", f"/v1/messages{q}", b'{"model": "m", "x": "Acme Corp ' + BOB.encode(), {}),
+            # the leak guard: an original in a header of a masked request
+            ("POST", f"/v1/messages{q}", doc, {}),
+            # an upload part, a transfer coding (the raw cases below), a WebSocket
+            ("POST", f"/v1/uploads/Acme%20Corp/parts{q}", doc, {}),
+            ("GET", f"/v1/threads/Acme%20Corp/stream{q}", b"", {"upgrade": "websocket", "connection": "upgrade"}),
+        ]
+        for method, path, body, extra in cases:
+            status, _, out = post(m.port, path, body, {**hdr, **extra}, method)
+            assert status >= 400, (path, status, out)
+            bodies.append(out)
+        # a body mitmproxy streams (stream_large_bodies): its URL and headers would leave before
+        # it, so they are checked at once and the connection closed (no error body to read)
+        for path in (f"/v1/conversations/Acme%20Corp/items{q}", f"/v1/conversations{q}", "/v1/messages"):
+            with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+                post(m.port, path, doc + b" " * 6000, hdr)
+        head = (f"POST /v1/files/Acme%20Corp{q} HTTP/1.1\nHost: 127.0.0.1\nX-Note: {BOB}\n"
+                "Transfer-Encoding: gzip, chunked\n")  # fmt: skip
+        # no length: mitmproxy could stream it, so its URL is read first and the connection closed
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            raw_request(m.port, head, chunked(gzip.compress(doc)))
+    finally:
+        m.stop()
+        print(m.output[-6000:])
+    assert not up.requests
+    disguise_lines = [ln for ln in m.output.splitlines() if "disguise" in ln]
+    assert any("request refused" in ln for ln in disguise_lines), m.output
+    with open(flows, "rb") as f:
+        comments = [fl.comment for fl in mio.FlowReader(f).stream()]
+    assert sum("refused" in c for c in comments) >= len(bodies) - 1, comments  # a WebSocket refusal too
+    for where, texts in (("log", disguise_lines), ("error body", [b.decode() for b in bodies]), ("comment", comments)):
+        for t in texts:
+            for o in WRITTEN:
+                assert o not in t, f"{o!r} quoted in a {where}: {t}"
+    assert any("<original>" in t for t in disguise_lines), "the place is still named"
+
+
+# -- the audit reads every flow that went upstream ---------------------------------------------------
+
+
+def test_audit_finds_what_an_endpoint_disguise_does_not_transform_carried(up: FakeUpstream, tmp_path: Path) -> None:
+    """Under disguise_allow_unknown, /v1/conversations carried an original upstream:
+    the audit of the recorded session reports it (exit 1), naming the flow, never the
+    original; without that flow the same session is clean."""
+    flows, clean = tmp_path / "leaky.flows", tmp_path / "clean.flows"
+    for path, allow in ((flows, "true"), (clean, "true")):
+        m = start(up, tmp_path, "--set", f"disguise_allow_unknown={allow}", "-w", str(path))
+        try:
+            doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp"}]}
+            assert post(m.port, "/v1/messages", json.dumps(doc).encode())[0] == 200
+            if path is flows:
+                status, _, _ = post(m.port, "/v1/conversations", json.dumps({"items": [f"write to {BOB}"]}).encode())
+                assert status == 200
+        finally:
+            m.stop()
+    assert any(BOB in r.body.decode() for r in up.requests)  # it did go out
+    mappings = str(tmp_path / "mappings.yaml")
+
+    def audit(path: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "disguiselib", "--mappings", mappings, "audit", str(path)],
+                              cwd=REPO, capture_output=True, text=True, timeout=120,
+                              env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+
+    r = audit(flows)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "POST /v1/conversations" in r.stdout and "EMAIL match" in r.stdout and "LEAK" in r.stdout
+    assert BOB not in r.stdout
+    r = audit(clean)
+    assert r.returncode == 0 and "clean: 1 LLM flow audited" in r.stdout, r.stdout + r.stderr
+
+
+# -- listening on every interface is said once ------------------------------------------------------
+
+
+def test_listening_on_loopback_says_nothing_of_interfaces(up: FakeUpstream, tmp_path: Path) -> None:
+    """The harness listens on 127.0.0.1: no warning (the warning itself is in
+    tests/mitm/test_listen.py: a test may not listen on every interface here)."""
+    m = start(up, tmp_path)
+    m.stop()
+    assert "listens on all interfaces" not in m.output
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-v"]))

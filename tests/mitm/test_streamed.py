@@ -1,0 +1,111 @@
+"""A request body mitmproxy would stream (mitm/streamed.py), taken whole: masked,
+scanned, or refused when it carries a transfer coding; in-process through the addon's
+requestheaders hook with stream_large_bodies set (the black-box cases are in
+tests/integration/test_leaks_outside.py and test_failclosed.py)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Optional
+
+import pytest
+from mitmproxy.test import taddons, tflow
+
+from disguiselib.errors import LeakError, MaskError
+from disguiselib.mitm.addon import Disguise
+from disguiselib.mitm.callables import Buffered
+from disguiselib.state import Phase
+
+
+@pytest.fixture
+def addon(tmp_path):
+    (tmp_path / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    a = Disguise()
+    with taddons.context(a) as tctx:
+        try:
+            # a proxyserver option: declared here as mitmproxy's Proxyserver declares it
+            tctx.options.add_option("stream_large_bodies", Optional[str], None, "")  # noqa: UP045
+            tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
+            yield a, tctx
+        finally:
+            tctx.master.event_loop.close()
+
+DOC = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp, bob@corp.example.com"}]}
+
+
+def streamed_flow(path: str, body: bytes, **headers: str):
+    f = tflow.tflow()
+    f.request.method, f.request.path, f.request.host = "POST", path, "api.anthropic.com"
+    f.request.headers["content-type"] = "application/json"
+    for k, v in headers.items():
+        f.request.headers[k.replace("_", "-")] = v
+    f.request.content = body
+    del f.request.headers["content-length"]  # its length unknown: mitmproxy may stream it
+    return f
+
+
+def work_of(a, tctx, f):
+    tctx.options.stream_large_bodies = "1k"
+    a.requestheaders(f)
+    assert isinstance(f.request.stream, Buffered)
+    return f.request.stream.work, a.guard.records[f.id]
+
+
+def test_an_api_body_is_masked_whole(addon) -> None:
+    a, tctx = addon
+    f = streamed_flow("/v1/messages", b"")
+    work, rec = work_of(a, tctx, f)
+    out = json.loads(work(json.dumps(DOC).encode()))
+    assert out["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]" and rec.phase is Phase.MASKED
+    gz = streamed_flow("/v1/messages", b"", content_encoding="gzip")
+    work, rec = work_of(a, tctx, gz)
+    assert b"Zenith Labs" in gzip.decompress(work(gzip.compress(json.dumps(DOC).encode())))
+
+
+def test_a_transfer_coded_body_is_refused_never_read_as_it_stands(addon) -> None:
+    """Refused before anything leaves; where the user let such bodies through
+    (disguise_fail_open, disguise_allow_unknown), still never read as it stands."""
+    a, tctx = addon
+    tctx.options.stream_large_bodies = "1k"
+    for path in ("/v1/messages", "/v1/batches"):
+        f = streamed_flow(path, b"", transfer_encoding="gzip, chunked")
+        a.requestheaders(f)
+        assert f.error is not None and a.guard.records[f.id].phase is Phase.REFUSED
+    tctx.options.disguise_fail_open = True
+    f = streamed_flow("/v1/messages", b"", transfer_encoding="gzip, chunked")
+    work, _ = work_of(a, tctx, f)
+    with pytest.raises(MaskError, match="Content-Encoding instead"):
+        work(gzip.compress(json.dumps(DOC).encode()))
+    tctx.options.disguise_allow_unknown = True
+    f = streamed_flow("/v1/batches", b"", transfer_encoding="gzip, chunked")
+    work, rec = work_of(a, tctx, f)
+    coded = gzip.compress(json.dumps(DOC).encode())
+    assert work(coded) == coded and rec.phase is Phase.PASSED  # forwarded as a body that cannot be read
+
+
+def test_another_endpoint_is_scanned_and_passes_clean(addon) -> None:
+    a, tctx = addon
+    f = streamed_flow("/v1/batches", b"")
+    work, rec = work_of(a, tctx, f)
+    assert work(b'{"x": "clean"}') == b'{"x": "clean"}' and rec.phase is Phase.PASSED
+    f = streamed_flow("/v1/batches", b"")
+    work, _ = work_of(a, tctx, f)
+    with pytest.raises(LeakError, match=r"literal in body \$\.x"):
+        work(b'{"x": "Acme Corp"}')
+    tctx.options.disguise_allow_unknown = True
+    f = streamed_flow("/v1/batches", b"")
+    work, _ = work_of(a, tctx, f)
+    assert work(b'{"x": "Acme Corp"}') == b'{"x": "Acme Corp"}'
+
+
+def test_an_original_in_what_leaves_first_closes_the_connection(addon) -> None:
+    """Its URL and headers go upstream before the body: checked in requestheaders."""
+    a, tctx = addon
+    tctx.options.stream_large_bodies = "1k"
+    for path, hdr in (("/v1/batches/Acme%20Corp", {}), ("/v1/messages", {"x_note": "bob@corp.example.com"}),
+                      ("/v1/uploads/u1/parts", {})):  # fmt: skip
+        f = streamed_flow(path, b"", **hdr)
+        a.requestheaders(f)
+        assert f.error is not None and not isinstance(f.request.stream, Buffered), path
+        assert a.guard.records[f.id].phase is Phase.REFUSED
