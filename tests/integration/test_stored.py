@@ -66,14 +66,16 @@ def _page(*items: object) -> dict:
 
 def completion(rec: Recorded) -> Reply:
     """Upstream's answer to a Completions request with logprobs, whole or streamed."""
-    tokens = ["Hi", " Zen", "ith", " Labs", " and", " Red", "wing", "."]
+    tokens = ["Hi", " Zen", "ith", " Labs", " and", " Red", "wing", ".", " Thanks", " for", " asking", "."]
     base = 7
     offs, o = [], base
     for t in tokens:
         offs.append(o)
         o += len(t)
     lp = {"tokens": tokens, "token_logprobs": [-0.5] * len(tokens), "text_offset": offs,
-          "top_logprobs": [{t: -0.5, " Zenith Labs": -3.0} for t in tokens]}  # fmt: skip
+          "top_logprobs": [{t: -0.5, **({" Zenith Labs": -3.0} if i == 0 else {})} for i, t in enumerate(tokens)]}
+    # (one alternative holds a disguise: the chunks after a restoration hold none, and
+    # their offsets must move all the same)
     head = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "davinci-002"}
     if not json.loads(rec.body).get("stream"):
         return reply({**head, "choices": [{"index": 0, "text": "".join(tokens), "logprobs": lp,
@@ -224,7 +226,7 @@ def test_a_file_labelled_as_an_event_stream_fails_closed(proxy: Proxy) -> None:
 
 
 def check_completion_logprobs(text: str, lp) -> None:
-    assert text == "Hi Acme Corp and Bluebird."
+    assert text == "Hi Acme Corp and Bluebird. Thanks for asking."
     assert "".join(lp.tokens) == text
     for tok, off in zip(lp.tokens, lp.text_offset, strict=True):
         assert text[off - 7 : off - 7 + len(tok)] == tok

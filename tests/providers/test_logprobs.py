@@ -80,7 +80,8 @@ def completion_lp(tokens: list[str], base: int) -> dict:
         offs.append(o)
         o += len(t)
     return {"tokens": tokens, "token_logprobs": [-0.25] * len(tokens),
-            "top_logprobs": [{t: -0.25, "Zenith Labs": -3.0} for t in tokens], "text_offset": offs}  # fmt: skip
+            "top_logprobs": [{t: -0.25, **({"Zenith Labs": -3.0} if i == 0 else {})} for i, t in enumerate(tokens)],
+            "text_offset": offs}  # fmt: skip
 
 
 def assert_laid_over(lp: dict, text: str, base: int) -> None:
@@ -164,3 +165,27 @@ def test_gemini_chosen_tokens_over_a_disguise_go_with_their_step() -> None:
     assert [[c["token"] for c in t["candidates"]] for t in got["topCandidates"]] == [["Hi"], [" ok"]]
     assert "Zenith" not in json.dumps(got)
     assert gemini_whole({"chosenCandidates": chosen[:1], "topCandidates": tops[:1][:0]}, "Hi", R) is None
+
+
+def test_offsets_move_in_chunks_after_a_restoration_that_hold_no_trigger() -> None:
+    """Chunks after a restoration that changed the length are parsed even when nothing in
+    them could be restored (the fast path would pass them with stale offsets)."""
+    tokens = ["Zenith Labs", " ok", " yes", " sir"]
+    lp = completion_lp(tokens, 0)
+    lp["top_logprobs"] = [{t: -0.25} for t in tokens]
+    s = CompletionsStream(RULES.restorer(PLACEHOLDERS))
+    chunks = [sse_chunk(t, {a: v[i : i + 1] for a, v in lp.items()}, "stop" if i == 3 else None)
+              for i, t in enumerate(tokens)]  # fmt: skip
+    out = s.feed(chunks[0]) + s.feed(b"".join(chunks[1:]))  # the later ones in one read
+    out += s.feed(b"data: [DONE]\n\n") + s.flush()
+    docs = [json.loads(x[6:]) for x in out.decode().split("\n") if x.startswith("data: {")]
+    text = "".join(d["choices"][0]["text"] for d in docs)
+    joined: dict = {a: [] for a in ("tokens", "token_logprobs", "top_logprobs", "text_offset")}
+    for d in docs:
+        for a in joined:
+            joined[a] += d["choices"][0]["logprobs"][a]
+    assert text == "Acme Corp ok yes sir"
+    assert_laid_over(joined, text, 0)
+    last = docs[-1]["choices"][0]["logprobs"]  # passed as it came but for its offset
+    assert last == {"tokens": [" sir"], "token_logprobs": [-0.25], "top_logprobs": [{" sir": -0.25}],
+                    "text_offset": [16]}  # fmt: skip
