@@ -127,6 +127,9 @@ HANDLERS = {
     "/v1/threads/thread_1/runs/run_1": lambda r: reply(RUN),
     "/v1/threads/thread_1/runs/run_1/steps": lambda r: reply(_page(STEP)),
     "davinci-002": completion,
+    "gpt-mislabelled": lambda r: raw(b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+                                     b'"choices":[{"index":0,"delta":{"content":"Zenith Labs"}}]}\n\n'
+                                     b"data: [DONE]\n\n", "application/json"),
     "/v1beta/models/gemini-2.5-flash:generateContent": gemini,
     "/v1beta/models/gemini-2.5-flash:streamGenerateContent": gemini_stream,
 }
@@ -217,9 +220,21 @@ def test_a_file_that_begins_like_an_event_stream_is_a_file(proxy: Proxy) -> None
 
 
 def test_a_file_labelled_as_an_event_stream_fails_closed(proxy: Proxy) -> None:
-    with client(proxy) as c:
-        body = c.files.content("file-sse").read()
+    with client(proxy) as c, pytest.raises(openai.APIStatusError) as e:
+        c.files.content("file-sse").read()
+    assert e.value.status_code == 502
+    body = e.value.response.content
     assert b"Zenith" not in body and b"labelled text/event-stream" in body
+
+
+def test_an_event_stream_labelled_json_fails_closed(proxy: Proxy) -> None:
+    """Chat may stream, but only a body labelled text/event-stream is read as a stream;
+    this one is labelled JSON and is an event stream: refused, never guessed at."""
+    with client(proxy) as c, pytest.raises(openai.APIStatusError) as e:
+        c.chat.completions.create(model="gpt-mislabelled", messages=[{"role": "user", "content": "hi"}])
+    assert e.value.status_code == 502
+    body = e.value.response.content
+    assert b"Zenith" not in body and b"event stream labelled 'application/json'" in body
 
 
 # -- logprobs --------------------------------------------------------------------------------

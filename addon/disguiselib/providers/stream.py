@@ -470,8 +470,9 @@ class BodyStream(Lifecycle):
         self.answers = answers
         labelled = media_type(content_type) == "text/event-stream"
         self.is_sse = labelled and answers == STREAMS
-        # the declaration and the label disagree: the body is refused at its end
-        self._mislabelled = (
+        # the declaration and the label disagree (known from the headers alone): the body
+        # is refused (the adapter answers 502 at once; here, at the body's end)
+        self.mislabelled = (
             f"the endpoint answers with a {answers}, the response is labelled text/event-stream"
             if labelled and not self.is_sse
             else None
@@ -522,8 +523,8 @@ class BodyStream(Lifecycle):
             return self.stream.flush()
         body = b"".join(self._buf)
         self._buf = []
-        if self._mislabelled is not None:
-            return self.fail(self._mislabelled)
+        if self.mislabelled is not None:
+            return self.fail(self.mislabelled)
         if self.answers == STREAMS and sniff(body[:4096], self.content_type, final=True):
             return self.fail(f"an event stream labelled {media_type(self.content_type) or 'with no content type'!r}")
         out = self._whole(body)  # raises: the caller answers with error_event (FAILED)
