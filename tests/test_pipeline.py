@@ -135,15 +135,18 @@ def test_restore_whole_is_the_live_reverser_run_on_the_whole_body(cfg) -> None:
     body = build_stream([("text", ["Zenith Labs and ", "[EMAIL_1]"])])
     ph = {"[EMAIL_1]": "bob@corp.example.com"}
     api = registry.ANTHROPIC_MESSAGES
-    for ctype in ("text/event-stream", "application/json", ""):  # a stream, whatever the label
+    for ctype in ("text/event-stream", "application/json", ""):  # the label decides
         whole = pipeline.restore_whole(api, cfg.rules.restorer(ph), body, ctype, "/v1/messages")
         live = pipeline.reverser_for(api, cfg.rules.restorer(ph), ctype, "/v1/messages", buffered=True)
         assert live is not None
         fed = b"".join(live.feed(body[i : i + 11]) for i in range(0, len(body), 11)) + live.flush()
         assert whole == fed
-        assert read_stream(whole)[0][0]["text"] == "Acme Corp and bob@corp.example.com"
+        if ctype == "text/event-stream":
+            assert read_stream(whole)[0][0]["text"] == "Acme Corp and bob@corp.example.com"
+        else:  # an event stream labelled otherwise: refused, not guessed at
+            assert b"event stream labelled" in whole and b"Zenith" not in whole
     gz = pipeline.restore_whole(api, cfg.rules.restorer(ph), gzip.compress(body), "text/event-stream", encoding="gzip")
     assert read_stream(gz)[0][0]["text"] == "Acme Corp and bob@corp.example.com"
     doc = b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}'
-    assert json.loads(pipeline.restore_whole(api, cfg.rules.restorer({}), doc, "text/event-stream"))["content"][0][
+    assert json.loads(pipeline.restore_whole(api, cfg.rules.restorer({}), doc, "application/json"))["content"][0][
         "text"] == "Acme Corp"  # fmt: skip

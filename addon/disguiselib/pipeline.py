@@ -118,8 +118,9 @@ def reverser_for(
     api: Api, restorer: Restorer, content_type: str, path: str = "", buffered: bool = False, encoding: str = ""
 ) -> Reverser | None:
     """The one choice of a response body's reverser: the API's own stream for this path
-    and content type (Gemini's streamed array), or a BodyStream that tells an event
-    stream from a whole body by its first bytes (core.sse.sniff). With a
+    and content type (Gemini's streamed array), or a BodyStream that reads an event
+    stream or a whole body as the endpoint declares (Api.answers) and the Content-Type
+    says. With a
     Content-Encoding the reverser is fed through its decoder (core.decoding.Decoded).
     None (unless buffered, i.e. the body is whole already): a body labelled JSON that is
     best buffered and restored whole at its end. Raises StreamError for an encoding
@@ -139,6 +140,7 @@ def reverser_for(
             lambda body: whole(body, restorer),
             api.error_body,
             content_type,
+            api.answers,
         )
     return decoded(rev, encoding)
 

@@ -54,15 +54,17 @@ def texts_of(body: bytes) -> tuple[str, list[dict]]:
 
 
 @pytest.mark.parametrize("ctype", ["text/plain", "application/octet-stream", None])
-def test_stream_not_labelled_as_one_is_reversed(proxy: Proxy, ctype: str | None) -> None:
+def test_stream_not_labelled_as_one_fails_closed(proxy: Proxy, ctype: str | None) -> None:
+    """The endpoint and the label decide what a body is: an event stream labelled as
+    something else is not guessed at, it ends with an explicit error and no disguise."""
     model = f"scn-label-{ctype}"
     headers = {"Content-Type": ctype} if ctype else {}
     proxy.upstream.on(model, lambda rec: Reply(message_events(model, ["Hi Zen", "ith Labs"]), headers=headers))
     body = json.dumps({"model": model, "max_tokens": 5, "stream": True,
                        "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
     status, _, out = http_post(proxy.port, "/v1/messages", body)
-    text, ds = texts_of(out)
-    assert status == 200 and text == "Hi Acme Corp" and ds[-1]["type"] == "message_stop"
+    assert b"Zen" not in out and b"event stream labelled" in out
+    assert json.loads(out)["type"] == "error"
 
 
 @pytest.mark.parametrize("framing", ["chunked", "close"])

@@ -392,18 +392,23 @@ def test_gzip_stream_cut_before_its_end_marker_ends_with_an_error_event() -> Non
 
 
 @pytest.mark.parametrize("ctype", ["text/plain", "application/octet-stream", "application/x-ndjson", ""])
-def test_event_stream_is_told_by_its_content(ctype: str) -> None:
+def test_event_stream_not_labelled_as_one_fails_closed(ctype: str) -> None:
+    """The label and the endpoint decide; where an event stream comes labelled as
+    something else the body is not guessed at: it ends with an explicit error."""
     body = build_stream([("text", ["Zenith ", "Labs"])])
     bs = reverser_for(engine.ANTHROPIC_MESSAGES, RULES.restorer(PLACEHOLDERS), ctype)
     out = b"".join(bs.feed(body[i : i + 3]) for i in range(0, len(body), 3)) + bs.flush()
-    assert read_stream(out)[0][0]["text"] == "Acme Corp"
-    assert bs.is_sse
+    assert not bs.is_sse and bs.failed
+    err = json.loads(out)
+    assert err["type"] == "error" and "event stream labelled" in err["error"]["message"]
+    assert b"Zenith" not in out
 
 
-def test_json_body_labelled_event_stream_is_restored_as_json() -> None:
+def test_json_body_labelled_event_stream_ends_as_a_stream_cut_short() -> None:
     body = b'{"type":"error","error":{"type":"api_error","message":"Zenith Labs failed"}}'
     bs = reverser_for(engine.ANTHROPIC_MESSAGES, RULES.restorer(PLACEHOLDERS), "text/event-stream")
-    assert bs.whole(body) == body.replace(b"Zenith Labs", b"Acme Corp")
+    out = bs.whole(body)
+    assert bs.failed and b"event: error" in out and b"message_stop" in out
 
 
 def test_sniff() -> None:

@@ -103,7 +103,9 @@ def test_recognised_paths() -> None:
     assert r("POST", "/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21") is engine.OPENAI_CHAT
     assert r("POST", "/v1/responses") is engine.OPENAI_RESPONSES
     assert r("POST", "/v1/messages?beta=true") is engine.ANTHROPIC_MESSAGES
-    assert r("POST", "/v1/threads/t/messages") is None
+    assert r("POST", "/v1/assistants") is None
+    # stored text (providers/openai_stored.py): the answer restored, the request only scanned
+    assert r("POST", "/v1/threads/t/messages").request_rule is None
     assert r("DELETE", "/v1/chat/completions/c1") is None
     assert r("GET", "/v1/models") is None
     # endpoints that take model input under other paths

@@ -117,37 +117,40 @@ def body_stream(content_type: str) -> BodyStream:
 
 
 @pytest.mark.parametrize("ctype", ["", "application/json", "text/plain", "application/octet-stream"])
-@pytest.mark.parametrize("body", [b"", b"  \r\n ", b"dat", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\x00\xff"])
-def test_a_body_that_never_leaves_the_undecided_state_reaches_the_client_as_it_came(body: bytes, ctype: str) -> None:
-    """A body too short for the sniff to decide (blank, a BOM, the start of `data:`) and
-    not labelled as a stream is, at its end, a whole body: it reaches the client as it
-    came, restored (here: nothing to restore), whatever the pieces it came in."""
+@pytest.mark.parametrize("body", [b"", b"  \r\n ", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\x00\xff", b"hello"])
+def test_a_body_not_labelled_as_a_stream_reaches_the_client_whole_as_it_came(body: bytes, ctype: str) -> None:
+    """A body not labelled `text/event-stream` is a whole body: it reaches the client at
+    its end as it came, restored (here: nothing to restore), whatever the pieces."""
     for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
         s = body_stream(ctype)
         out = b"".join(s.feed(p) for p in pieces)
-        assert out == b""  # nothing goes out before the body is told
+        assert out == b""  # a whole body goes out at its end
         out += s.flush()
         assert out == body and s.state is StreamState.DONE and s.is_sse is False
 
 
-def test_an_undecided_body_labelled_as_a_stream_ends_as_a_stream_cut_short() -> None:
+def test_a_body_labelled_as_a_stream_is_one_from_its_first_byte() -> None:
     s = body_stream("text/event-stream")
-    assert s.feed(b"  \n") == b"" and s.is_sse is None
+    assert s.is_sse is True
+    out = s.feed(b"data: {\"type\":\"ping\"}\n\n")
+    assert out == b"data: {\"type\":\"ping\"}\n\n"  # events go on as they come
     out = s.flush()
-    assert s.is_sse is True and s.state is StreamState.FAILED
-    assert out.startswith(b"  \n") and b"event: error" in out
+    assert s.state is StreamState.FAILED and b"event: error" in out  # cut before message_stop
 
 
-def test_a_whole_body_and_a_stream_are_told_by_their_first_bytes_not_their_label() -> None:
+def test_a_whole_body_and_a_stream_are_told_by_their_label_not_their_first_bytes() -> None:
     s = body_stream("text/event-stream")
-    out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
-    assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
-    s = body_stream("application/json")
     out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
     assert s.is_sse is True and s.state is StreamState.DONE
     blocks, _ = read_stream(out)
     assert blocks[0]["text"] == "Acme Corp and bob@corp.example.com"
     assert s.events_in == BODY.count(b"\n\n") and s.events_changed >= 1
+    s = body_stream("application/json")
+    out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
+    assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
+    s = body_stream("application/json")  # an event stream labelled JSON: refused, not guessed
+    out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
+    assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
 
 
 def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:
@@ -156,7 +159,7 @@ def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:
     assert s.fail("boom") == error_body("disguise: response not reversed: boom")
     assert s.state is StreamState.FAILED and s.fail("again") == b"" and s.feed(b"x") == b"" and s.flush() == b""
     s = body_stream("text/event-stream")
-    assert b"event: error" in s.error_event("x")  # undecided, labelled a stream: an event
+    assert b"event: error" in s.error_event("x")  # labelled a stream: an event
     s = body_stream("application/json")
     assert s.error_event("x") == error_body("x")
 
@@ -242,11 +245,11 @@ def test_an_event_cut_before_its_blank_line_does_not_swallow_what_follows(end: b
 
 
 def test_the_error_of_a_body_stream_takes_the_shape_it_was_told_and_its_message() -> None:
-    s = body_stream("text/event-stream")
-    s.feed(b'{"a": 1}')  # told: a whole body, whatever the label
-    assert s.is_sse is False and s.error_event("why") == error_body("why")
     s = body_stream("application/json")
-    s.feed(b"data: x\n\n")
+    s.feed(b"data: x\n\n")  # told by its label: a whole body, whatever its bytes
+    assert s.is_sse is False and s.error_event("why") == error_body("why")
+    s = body_stream("text/event-stream")
+    s.feed(b'{"a": 1}')
     assert s.is_sse is True and b'"message": "why"' in s.error_event("why")
     out = s.fail("why")
     assert b"disguise: stream could not be reversed: why" in out and s.state is StreamState.FAILED

@@ -276,6 +276,16 @@ class Restorer:
             out.append((h, len(text)))
         return out
 
+    def edits(self, text: str) -> list[tuple[int, int, str]]:
+        """What whole-text reversal of text (TEXT mode) does, in order: (start, end,
+        replacement) per match, "" for a strip and for a dangling strip match at its end.
+        Counts nothing (for laying logprobs tokens over the restored text)."""
+        edits, h = self._edits(text, TEXT, True, 0, count=False)
+        out = [(s, e, rep or "") for s, e, rep in edits]
+        if h < len(text):
+            out.append((h, len(text), ""))
+        return out
+
     def _edits(
         self, buf: str, mode: int, final: bool, esc: int, count: bool = True
     ) -> tuple[list[tuple[int, int, str | None]], int]:

@@ -422,9 +422,19 @@ class Disguise:
         enc = resp.headers.get("content-encoding", "")
         ctype = resp.headers.get("content-type", "")
         path = flow.request.path
-        # Streamed unless labelled JSON: the core tells an event stream by its first
-        # bytes, whatever the label, and restores any other body whole at its end.
+        # Streamed unless labelled JSON: an event stream where the endpoint may stream and
+        # the label says so, any other body restored whole at its end (BodyStream).
         rev = pipeline.reverser_for(rec.api, rec.restorer, ctype, path)
+        mislabelled = getattr(rev, "mislabelled", None)
+        if mislabelled:  # the label contradicts what the endpoint answers: refused at once
+            why = f"response not reversed: {mislabelled}"
+            rec.to(Phase.STREAMING)
+            resp.status_code = 502
+            resp.headers["content-type"] = "application/json"
+            fix_headers(resp)
+            self._set_stream(flow, rec, Refused(rec.api.error_body(f"disguise: {why}")))
+            rec.to(Phase.FAILED, why)
+            return
         if rev is not None:
             rec.to(Phase.STREAMING)  # the Inspector keeps upstream's headers first
             fix_headers(resp)
@@ -515,6 +525,14 @@ class Disguise:
             resp.headers["content-type"] = "application/json"
             resp.content = rec.api.error_body(f"disguise: {why}")
             rec.to(Phase.FAILED, why)
+            return
+        if rev.failure is not None and getattr(getattr(rev, "inner", rev), "is_sse", None) is False:
+            # a whole body refused (its label contradicts its endpoint): an error, not a 200
+            resp.status_code = 502
+            resp.headers["content-type"] = "application/json"
+            resp.headers.pop("content-encoding", None)
+            resp.content = new
+            rec.to(Phase.FAILED, f"response not reversed: {rev.failure}")
             return
         if new is not body:
             resp.content = new

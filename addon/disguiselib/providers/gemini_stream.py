@@ -15,7 +15,17 @@ from ..core.sse import Event, parse_event, sniff
 from ..errors import StreamError
 from .channels import Chan
 from .fields import GENERIC
-from .google import _CANDIDATE_FIELDS, _RESP_PART, _RESPONSE_FIELDS, RESPONSE, _both, _dumps, _Part, error_chunk
+from .google import (
+    _CANDIDATE_FIELDS,
+    _RESP_PART,
+    _RESPONSE_FIELDS,
+    RESPONSE,
+    _both,
+    _dumps,
+    _Part,
+    error_chunk,
+    gemini_whole,
+)
 from .restore import restore_fn, restore_json
 from .stream import SSEStream, StreamState
 from .wirespec import JSON_ARRAY, SSE, WireSpec
@@ -177,6 +187,7 @@ class GeminiStream(SSEStream):
         self._read_first = False  # the first chunk was read (for _last)
         self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
         self._partial: list[bytes] = []  # output of a feed that then failed
+        self._touched: set = set()  # candidates whose text the chunk at hand changed or held
 
     # -- bytes in, bytes out ---------------------------------------------------------------
 
@@ -329,6 +340,38 @@ class GeminiStream(SSEStream):
     def chunk(self, data: str) -> tuple[list[str], str | None]:
         """One chunk's JSON text: the synthetic chunks to send before it, and its new
         text (None: unchanged)."""
+        self._touched = set()  # candidates whose text this chunk changed or held
+        pre, new = self._chunk(data)
+        if '"logprobsResult"' in data:
+            fixed = self._logprobs(new if new is not None else data)
+            if fixed is not None:
+                self.events_changed += new is None
+                new = fixed
+        return pre, new
+
+    def _logprobs(self, data: str) -> str | None:
+        """Each candidate's `logprobsResult` where it must change (logprobs.py, as Chat's
+        stream): a candidate whose text this chunk changed or held loses its tokens and
+        their steps; the others lose the alternatives that hold a whole disguise."""
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return None
+        changed = False
+        for cand in doc.get("candidates") or () if isinstance(doc, dict) else ():
+            result = cand.get("logprobsResult") if isinstance(cand, dict) else None
+            if not isinstance(result, dict):
+                continue
+            if _index(cand) in self._touched:
+                new: dict | None = {**result, "chosenCandidates": [], "topCandidates": []}
+            else:
+                new = gemini_whole(result, "", self.restorer)
+            if new is not None and new != result:
+                cand["logprobsResult"] = new
+                changed = True
+        return _dumps(doc) if changed else None
+
+    def _chunk(self, data: str) -> tuple[list[str], str | None]:
         try:
             obj = json.loads(data)
         except ValueError:
@@ -360,6 +403,7 @@ class GeminiStream(SSEStream):
             tail = w.flush() if w is not None else ""
             if not tail:
                 continue
+            self._touched.add(k)
             ins = _insertion(k, cand, tail, where)
             if ins is None:
                 rebuild[k] = tail
@@ -382,12 +426,15 @@ class GeminiStream(SSEStream):
     def _fn(self, v: str, rule: Rule) -> str:
         if isinstance(rule, Chan):
             w = self._window(rule.key)
+            held = w.held
             out = w.feed(v)
             if w.held:
                 self.events_held += 1
             if rule.flush:
                 out += w.flush()
                 del self.windows[rule.key]
+            if out != v or held or w.held:
+                self._touched.add(rule.key[0])
             return out
         return restore_fn(self.restorer)(v, rule)
 

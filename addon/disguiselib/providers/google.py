@@ -32,7 +32,9 @@ import json
 import re
 
 from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
+from ..core.rules import Restorer
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
+from .logprobs import holds_disguise, overlapping, register
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -148,8 +150,8 @@ _CANDIDATE_FIELDS: dict[str, Rule] = _both(
     {
         "index": META, "finishReason": META, "safetyRatings": META, "tokenCount": META,
         "avgLogprobs": META,
-        # Token by token: a disguise split over two tokens cannot be restored in place
-        # (OpenAI's logprobs are passed the same way).
+        # Its tokens are laid over the candidate's text afterwards (logprobs.gemini_whole,
+        # GeminiStream._logprobs): entries over a disguise go.
         "logprobsResult": META,
         "finishMessage": VALUES,
     }
@@ -233,3 +235,52 @@ def error_body(message: str) -> bytes:
     """A response body in the shape Google's APIs use for errors (a refused request)."""
     return json.dumps({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}).encode()
 
+
+# -- logprobs (logprobs.py's rule, in Gemini's shape) ---------------------------------------
+
+
+def gemini_whole(result: dict, text: str, r: Restorer) -> dict | None:
+    """A Gemini candidate's `logprobsResult` over its text (Chat's rule): a chosen token
+    that overlaps a match goes, with its `topCandidates` step; an alternative that holds
+    a whole disguise goes. None when nothing changes."""
+    chosen = result.get("chosenCandidates")
+    tops = result.get("topCandidates")
+    if not isinstance(chosen, list):
+        return None
+    drop = overlapping(text, chosen, r)
+    new = dict(result)
+    if drop:
+        new["chosenCandidates"] = [c for i, c in enumerate(chosen) if i not in drop]
+        if isinstance(tops, list) and len(tops) == len(chosen):
+            tops = [t for i, t in enumerate(tops) if i not in drop]
+        elif isinstance(tops, list):  # steps that cannot be paired with the tokens: they go
+            tops = []
+        new["topCandidates"] = tops
+    changed = bool(drop)
+    if isinstance(tops, list):
+        out = []
+        for t in tops:
+            alts = t.get("candidates") if isinstance(t, dict) else None
+            if isinstance(alts, list):
+                kept = [c for c in alts if not (isinstance(c, dict) and holds_disguise(c.get("token"), r))]
+                if len(kept) != len(alts):
+                    t = {**t, "candidates": kept}
+                    changed = True
+            out.append(t)
+        new["topCandidates"] = out
+    return new if changed else None
+
+
+def candidate_text(cand: dict) -> str:
+    """The text a Gemini candidate's tokens spell: its text parts (not thoughts), joined."""
+    content = cand.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return "".join(p["text"] for p in parts or () if isinstance(p, dict) and isinstance(p.get("text"), str)
+                   and not p.get("thought"))  # fmt: skip
+
+
+def _fix_logprobs(cand: dict, result: dict, r: Restorer) -> dict | None:
+    return gemini_whole(result, candidate_text(cand), r)
+
+
+register("logprobsResult", _fix_logprobs)

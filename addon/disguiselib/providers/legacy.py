@@ -19,7 +19,8 @@ from ..core.jsonspan import PROSE, VALUES, Arr, Obj, Rule
 from ..core.rules import Restorer
 from ..core.sse import Event
 from .fields import GENERIC, ID, MEDIA, META
-from .restore import restore_fn
+from .logprobs import completion_chunk
+from .restore import dumps, restore_fn
 from .stream import SSEStream, StreamState
 from .wirespec import SSE, WireSpec
 
@@ -92,6 +93,14 @@ class CompletionsStream(SSEStream):
         super().__init__(restorer)
         self.windows: dict[int, Window] = {}
         self.last: dict = {}
+        # per choice with logprobs: [characters of text received, sent, where the text
+        # starts in text_offset's count (None until an offset is seen)]
+        self.counts: dict[int, list] = {}
+
+    def quiet(self) -> bool:
+        """Once a restoration changed a choice's length, every later chunk's offsets move:
+        each is parsed."""
+        return super().quiet() and all(c[0] == c[1] for c in self.counts.values())
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
@@ -121,6 +130,7 @@ class CompletionsStream(SSEStream):
         ]
         restore = restore_fn(self.restorer)
         it = iter(plan)
+        texts: list[tuple[str, str, bool]] = []  # per choice text: what came, what goes, touched
 
         def fn(v: str, rule: Rule) -> str:
             if not rule.prose:
@@ -129,24 +139,66 @@ class CompletionsStream(SSEStream):
             w = self.windows.get(idx)
             if w is None:
                 w = self.windows[idx] = Window(self.restorer, Window.TEXT)
+            held = w.held
             out = w.feed(v)
             if finishing:
                 out += w.flush()
                 del self.windows[idx]
+            texts.append((v, out, bool(out != v or held or w.held)))
             return out
 
         new, changed = jsonspan.transform(data, obj, COMPLETIONS_RESPONSE, fn)
+        if self.counts or '"tokens"' in data:
+            fixed = self._logprobs(new, texts)
+            if fixed is not None:
+                new, changed = fixed, True
         if not changed:
             return [ev.raw]
         self.events_changed += 1
         return [ev.with_data(new)]
+
+    def _logprobs(self, data: str, texts: list[tuple[str, str, bool]]) -> str | None:
+        """The chunk (restored text: data) with each choice's logprobs laid over the text
+        it sends (logprobs.completion_chunk); None when none changes."""
+        doc = json.loads(data)
+        changed = False
+        it = iter(texts)
+        for c in doc.get("choices") or ():
+            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+                continue
+            v, out, touched = next(it, ("", "", False))
+            idx = c.get("index", 0)
+            lp = c.get("logprobs")
+            st = self.counts.get(idx)
+            if st is None:
+                if not isinstance(lp, dict):
+                    continue
+                st = self.counts[idx] = [0, 0, None]
+            if isinstance(lp, dict) and isinstance(lp.get("tokens"), list):
+                offs = lp.get("text_offset")
+                if st[2] is None and isinstance(offs, list) and offs and type(offs[0]) is int:
+                    st[2] = offs[0] - st[0]
+                start = None if st[2] is None else st[2] + st[1]
+                new = completion_chunk(lp, out, touched, st[1] - st[0], start, self.restorer)
+                if new != lp:
+                    c["logprobs"] = new
+                    changed = True
+            st[0] += len(v)
+            st[1] += len(out)
+        return dumps(doc) if changed else None
 
     def drain(self) -> list[bytes]:
         out = []
         for idx in sorted(self.windows):
             tail = self.windows[idx].flush()
             if tail:
-                chunk = {**self.last, "choices": [{"text": tail, "index": idx, "logprobs": None,
+                st = self.counts.get(idx)
+                lp = None
+                if st is not None:  # the choice has logprobs: one entry for the tail
+                    start = None if st[2] is None else st[2] + st[1]
+                    lp = {"tokens": [tail], "token_logprobs": [None], "top_logprobs": [None], "text_offset": [start]}
+                    st[1] += len(tail)
+                chunk = {**self.last, "choices": [{"text": tail, "index": idx, "logprobs": lp,
                                                    "finish_reason": None}]}  # fmt: skip
                 out.append(f"data: {json.dumps(chunk)}\n\n".encode())  # ASCII: surrogate-safe
         self.windows.clear()

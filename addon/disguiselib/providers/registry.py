@@ -28,6 +28,7 @@ from . import (
     openai_chat,
     openai_realtime,
     openai_responses,
+    openai_stored,
 )  # fmt: skip
 from .bodies import Reading
 from .fields import GENERIC, ID, META
@@ -37,7 +38,7 @@ from .gemini_stream import GeminiStream
 from .openai_realtime import OpenAIRealtime
 from .realtime import Protocol
 from .stream import SSEStream
-from .wirespec import WireSpec
+from .wirespec import DOCUMENT, FILE, STREAMS, WireSpec
 
 # Every API's wire vocabulary (providers/wirespec.py), for those who read any stream:
 # the views, the recorder. A new API's spec is registered here.
@@ -71,6 +72,10 @@ class Api:
     # A whole response body restored otherwise than by response_rule (a downloaded file:
     # batch.restore_results); None: restore.restore_body with response_rule.
     whole_body: Callable[[bytes, Restorer], bytes] | None = None
+    # What the endpoint answers with (wirespec.STREAMS, DOCUMENT, FILE): with the
+    # response's Content-Type, the one thing that decides how its body is read
+    # (stream.BodyStream); a body's first bytes never do.
+    answers: str = DOCUMENT
 
     @property
     def event_rule(self) -> Rule:
@@ -90,6 +95,7 @@ ANTHROPIC_MESSAGES = Api(
     anthropic.AnthropicStream,
     anthropic.error_body,
     events=anthropic.STREAM_EVENT,
+    answers=STREAMS,
 )
 ANTHROPIC_BATCHES = Api(
     "anthropic.batches",
@@ -110,7 +116,7 @@ ANTHROPIC_BATCH_RESULTS = Api(
 
 OPENAI_CHAT = Api(
     "openai.chat", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body,
-    events=openai_chat.STREAM_EVENT,
+    events=openai_chat.STREAM_EVENT, answers=STREAMS,
 )  # fmt: skip
 OPENAI_CHAT_STORED = Api(
     "openai.chat.stored", None, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body
@@ -130,6 +136,7 @@ OPENAI_RESPONSES = Api(
     openai_responses.ResponsesStream,
     openai_chat.error_body,
     events=openai_responses.STREAM_EVENT,
+    answers=STREAMS,
 )
 # POST /v1/responses/input_tokens and /v1/responses/compact take the same body as
 # creating a response (input, instructions, tools); compact answers with output items.
@@ -143,7 +150,7 @@ OPENAI_RESPONSES_COMPACT = Api(
 )  # fmt: skip
 OPENAI_COMPLETIONS = Api(
     "openai.completions", legacy.COMPLETIONS_REQUEST, legacy.COMPLETIONS_RESPONSE,
-    legacy.CompletionsStream, openai_chat.error_body,
+    legacy.CompletionsStream, openai_chat.error_body, answers=STREAMS,
 )  # fmt: skip
 OPENAI_EMBEDDINGS = Api(
     "openai.embeddings", legacy.EMBEDDINGS_REQUEST, legacy.EMBEDDINGS_RESPONSE,
@@ -157,6 +164,7 @@ OPENAI_RESPONSES_STORED = Api(  # GET /responses/{id} (also ?stream=true), POST 
     openai_responses.ResponsesStream,
     openai_chat.error_body,
     events=openai_responses.STREAM_EVENT,
+    answers=STREAMS,
 )
 OPENAI_RESPONSES_INPUT_ITEMS = Api(
     "openai.responses.input_items",
@@ -169,11 +177,11 @@ OPENAI_RESPONSES_INPUT_ITEMS = Api(
 # Google: the Gemini API (generativelanguage) and Vertex AI share the body shapes.
 GOOGLE_GEMINI = Api(
     "google.gemini", google.GENERATE_REQUEST, google.RESPONSE, GeminiStream, google.error_body,
-    google_stream_for,
+    google_stream_for, answers=STREAMS,
 )  # fmt: skip
 VERTEX_GEMINI = Api(
     "vertex.gemini", google.GENERATE_REQUEST, google.RESPONSE, GeminiStream, google.error_body,
-    google_stream_for,
+    google_stream_for, answers=STREAMS,
 )  # fmt: skip
 # Claude on Vertex AI: the Messages body (with `anthropic_version`, the model in the
 # path) and the Messages stream.
@@ -184,6 +192,7 @@ VERTEX_ANTHROPIC = Api(
     anthropic.AnthropicStream,
     anthropic.error_body,
     events=anthropic.STREAM_EVENT,
+    answers=STREAMS,
 )
 # Gemini explicit caching: a CachedContent is created (POST) or updated (PATCH) with what
 # a generateContent request carries, masked the same way; reading one back restores it.
@@ -215,21 +224,35 @@ OPENAI_FILES = Api(
 )  # fmt: skip
 OPENAI_FILE_CONTENT = Api(
     "openai.files.content", None, batch.RESULT_LINE, openai_chat.ChatStream, openai_chat.error_body,
-    whole_body=batch.restore_results,
+    whole_body=batch.restore_results, answers=FILE,
 )  # fmt: skip
+
+
+def _stored(e: openai_stored.Stored) -> Api:
+    """The Api of an endpoint that answers with stored text (providers/openai_stored.py)."""
+    if e.answers == FILE:  # a downloaded file, as /v1/files/{id}/content
+        return Api(e.name, None, batch.RESULT_LINE, openai_chat.ChatStream, openai_chat.error_body,
+                   whole_body=batch.restore_results, answers=FILE)  # fmt: skip
+    assert e.rule is not None
+    return Api(e.name, None, e.rule, openai_chat.ChatStream, openai_chat.error_body, answers=e.answers)
+
+
+OPENAI_STORED: tuple[tuple[str, str, Api], ...] = tuple(
+    (e.methods, e.path, _stored(e)) for e in openai_stored.ENDPOINTS
+)
 
 # AWS Bedrock Runtime (bedrock.py): SigV4 signs the body, so a masked one is re-signed.
 BEDROCK_INVOKE = Api(
     "aws.bedrock.invoke", bedrock.INVOKE_REQUEST, bedrock.INVOKE_RESPONSE, anthropic.AnthropicStream,
-    bedrock.error_body, bedrock_stream.stream_for, signed=True,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
 )  # fmt: skip
 BEDROCK_CONVERSE = Api(
     "aws.bedrock.converse", bedrock.CONVERSE_REQUEST, bedrock.CONVERSE_RESPONSE, anthropic.AnthropicStream,
-    bedrock.error_body, bedrock_stream.stream_for, signed=True,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
 )  # fmt: skip
 BEDROCK_COUNT_TOKENS = Api(
     "aws.bedrock.count_tokens", bedrock.COUNT_TOKENS_REQUEST, bedrock.COUNT_TOKENS_RESPONSE,
-    anthropic.AnthropicStream, bedrock.error_body, bedrock_stream.stream_for, signed=True,
+    anthropic.AnthropicStream, bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
 )  # fmt: skip
 
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may
@@ -278,6 +301,7 @@ _ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
         ("GET", rf"/responses/{_ID}/input_items", OPENAI_RESPONSES_INPUT_ITEMS),
         ("POST", r"(?:/v1|/openai)/files", OPENAI_FILES),
         ("GET", rf"(?:/v1|/openai)/files/{_ID}/content", OPENAI_FILE_CONTENT),
+        *OPENAI_STORED,  # Conversations, container files, vector stores, Assistants
         # Gemini API /v1beta/cachedContents, Vertex /v1/projects/P/locations/L/cachedContents
         ("POST", r"/cachedContents", GOOGLE_CACHED_CONTENTS),
         ("PATCH", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS),

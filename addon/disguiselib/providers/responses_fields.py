@@ -215,6 +215,7 @@ class _AnyItem(Rule):
         return _Item().resolve(value)
 
 
+ANY_ITEM = _AnyItem()  # an item stored in a conversation, or listed back by input_items
 INPUT_ITEMS_LIST = Obj(
-    {"object": META, "first_id": ID, "last_id": ID, "data": Arr(_AnyItem())}, default=GENERIC
+    {"object": META, "first_id": ID, "last_id": ID, "data": Arr(ANY_ITEM)}, default=GENERIC
 )

@@ -46,7 +46,7 @@ def restore_doc(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
     """The JSON text s (parsed: doc) with the strings root selects restored, and its
     logprobs cleaned (common.logprob_fixes); s itself when nothing changed."""
     new, changed = jsonspan.transform(s, doc, root, restore_fn(r))
-    if '"token"' in s:  # only logprobs entries have tokens: rare, so checked cheaply first
+    if '"token' in s:  # only logprobs have tokens (`"token"`, `"tokens"`): rare, so checked cheaply first
         fixes = logprob_fixes(doc, r)
         if fixes:
             out = json.loads(new)

@@ -1,6 +1,6 @@
 """The stream plumbing every provider shares: SSEStream (events in, restored events
 out, a hold-back window per channel) and BodyStream (an event stream or a whole body,
-told by its first bytes). Sans I/O."""
+as its endpoint declares and its Content-Type says). Sans I/O."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from ..core.jsonspan import encode_like, plain
 from ..core.rules import Restorer
 from ..core.sse import Cuts, Event, Framer, common_prefix, count_events, parse_event, sniff, split
 from ..errors import StateError, StreamError
+from .bodies import media_type
 from .fields import GENERIC
 from .restore import _scanstring, decode_field, reencode_field, restore_json
+from .wirespec import STREAMS
 
 # What ends an event (sse.Framer's blank line), at the end of what went out.
 _BLANK_END = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)\Z")
@@ -436,14 +438,21 @@ _SKIP_MIN = 32
 
 
 class BodyStream(Lifecycle):
-    """A response body of a recognised flow, told apart by its first bytes (sse.sniff):
-    an event stream goes to `stream` event by event; anything else (JSON, JSON lines,
-    text) is collected and restored whole (`whole`) when the body ends. A Reverser, like
-    SSEStream; its state is its stream's once the body is told to be one.
+    """A response body of a recognised flow, read as what its endpoint declares
+    (wirespec.STREAMS, DOCUMENT, FILE) and its Content-Type says, never as what its first
+    bytes look like: on an endpoint that streams, a body labelled `text/event-stream` goes
+    to `stream` event by event; anything else (JSON, JSON lines, a file, text) is
+    collected and restored whole (`whole`) when the body ends. A Reverser, like
+    SSEStream; its state is its stream's when the body is one.
 
-    The label alone is not trusted: a stream sent as `text/plain`,
-    `application/octet-stream`, `application/x-ndjson` or with no content type would
-    otherwise be read as one JSON body, fail to parse and reach the client unrestored.
+    Where the declaration and the label disagree the body is not reversed: it ends with
+    an explicit error (fail closed), never a guess. That is a body labelled
+    `text/event-stream` from an endpoint that never streams (a stored file, a list), and
+    a body from a streaming endpoint that is an event stream but labelled otherwise
+    (`text/plain`, none): read whole, its disguises would be restored without their JSON
+    escaping, and the client would get it at the end instead of as it streams. A file
+    whose first bytes look like events (a YAML file starting `id:`, CSS starting `:`) is
+    a file: restored as one, nothing appended.
     """
 
     def __init__(
@@ -452,14 +461,23 @@ class BodyStream(Lifecycle):
         whole: Callable[[bytes], bytes],
         error_body: Callable[[str], bytes],
         content_type: str,
+        answers: str = STREAMS,
     ) -> None:
         self.stream = stream
         self._whole = whole
         self._error_body = error_body
         self.content_type = content_type
-        self.is_sse: bool | None = None  # undecided until the first bytes arrive
+        self.answers = answers
+        labelled = media_type(content_type) == "text/event-stream"
+        self.is_sse = labelled and answers == STREAMS
+        # the declaration and the label disagree (known from the headers alone): the body
+        # is refused (the adapter answers 502 at once; here, at the body's end)
+        self.mislabelled = (
+            f"the endpoint answers with a {answers}, the response is labelled text/event-stream"
+            if labelled and not self.is_sse
+            else None
+        )
         self._buf: list[bytes] = []
-        self._head = b""
         self._state = StreamState.OPEN  # while not an event stream
         self._failure: str | None = None
 
@@ -490,12 +508,6 @@ class BodyStream(Lifecycle):
     def feed(self, data: bytes) -> bytes:
         if self.finished or not data:
             return b""
-        if self.is_sse is None:
-            self._head += data
-            self.is_sse = sniff(self._head, self.content_type)
-            if self.is_sse is None:
-                return b""
-            data, self._head = self._head, b""
         if self.is_sse:
             return self.stream.feed(data)
         self._buf.append(data)
@@ -503,18 +515,18 @@ class BodyStream(Lifecycle):
 
     def flush(self) -> bytes:
         """The body ended: an event stream's end (see SSEStream.flush), or the whole
-        body restored. Raises for a body that cannot be restored (the caller answers
-        with error_event)."""
+        body restored, or refused where the endpoint and the label disagree. Raises for a
+        body that cannot be restored (the caller answers with error_event)."""
         if self.finished:
             return b""
-        tail = b""
-        if self.is_sse is None:
-            self.is_sse = sniff(self._head, self.content_type, final=True)
-            tail, self._head = self._head, b""
         if self.is_sse:
-            return self.stream.feed(tail) + self.stream.flush()
-        body = b"".join(self._buf) + tail
+            return self.stream.flush()
+        body = b"".join(self._buf)
         self._buf = []
+        if self.mislabelled is not None:
+            return self.fail(self.mislabelled)
+        if self.answers == STREAMS and sniff(body[:4096], self.content_type, final=True):
+            return self.fail(f"an event stream labelled {media_type(self.content_type) or 'with no content type'!r}")
         out = self._whole(body)  # raises: the caller answers with error_event (FAILED)
         self.to(StreamState.DONE)
         return out
@@ -525,8 +537,7 @@ class BodyStream(Lifecycle):
 
     def error_event(self, message: str) -> bytes:
         """An error in the shape the body has: an event, or an error body."""
-        sse = self.is_sse if self.is_sse is not None else "text/event-stream" in self.content_type.lower()
-        return self.stream.error_event(message) if sse else self._error_body(message)
+        return self.stream.error_event(message) if self.is_sse else self._error_body(message)
 
     def fail(self, message: str) -> bytes:
         """End now with an explicit error in the body's shape; nothing after it."""

@@ -26,6 +26,12 @@ EVENT_STREAM = "event-stream"  # AWS event-stream frames (core/eventstream.py)
 WEBSOCKET = "websocket"  # one JSON event per text message (providers/realtime.py)
 JSON_LINES = "json lines"  # one JSON document per line (batch inputs and results)
 
+# What an endpoint answers with (declared per endpoint in providers/registry.py; the
+# response's Content-Type then picks among what is declared, never its first bytes):
+STREAMS = "document or event stream"  # JSON, or an event stream when labelled text/event-stream
+DOCUMENT = "document"  # JSON (or an error page): never an event stream
+FILE = "file"  # a stored file's bytes (a download): never an event stream, whatever it begins with
+
 # The kinds of a channel's text: prose (a text window), JSON text (a tool's arguments:
 # restored as JSON), opaque (thinking, signatures: passed byte-identical).
 TEXT, JSON, OPAQUE = "text", "json", "opaque"
