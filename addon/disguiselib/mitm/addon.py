@@ -32,7 +32,7 @@ from ..leakguard import place, shown
 from ..providers.registry import UPLOAD_PART_REFUSED, Api, RealtimeApi, llm_shaped, recognise, recognise_ws, upload_part
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
-from . import aws, cut, options, streamed
+from . import aws, cut, options, streamed, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     TRANSFER_CODED,
@@ -493,50 +493,9 @@ class Disguise:
 
     def _restore(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
         """A whole response body, restored (RESTORED), or replaced by an error (FAILED)."""
-        resp = flow.response
-        assert resp is not None
-        if isinstance(rec.call, Buffered):  # restored as it left (stream_large_bodies)
-            err = rec.call.error
-            rec.to(Phase.FAILED if err else Phase.RESTORED, f"response not restored: {err}" if err else None)
-            return
-        self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
-        try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
-            enc = resp.headers.get("content-encoding", "")
-            body = decode_body(resp.raw_content or b"", enc, rec.config.rules)
-        except MaskError as e:
-            why = f"response not reversed: {e}"
-            log.error("disguise: %s", why)
-            resp.headers.pop("content-encoding", None)
-            resp.status_code = 502
-            resp.set_content(rec.api.error_body(f"disguise: {why}"))
-            rec.to(Phase.FAILED, why)
-            return
-        rec.upstream_body = body
-        try:
-            ctype = resp.headers.get("content-type", "")
-            rev = pipeline.reverser_for(rec.api, rec.restorer, ctype, flow.request.path, buffered=True)
-            assert rev is not None
-            rec.reverser = rev
-            new = rev.whole(body)  # an event stream or a whole body, by content
-        except Exception as e:  # noqa: BLE001 - never hand the client an unreversed body
-            log_internal(log, "response reversal failed", e)
-            why = f"response not reversed: internal error ({type(e).__name__})"
-            resp.status_code = 502
-            resp.headers["content-type"] = "application/json"
-            resp.content = rec.api.error_body(f"disguise: {why}")
-            rec.to(Phase.FAILED, why)
-            return
-        if rev.failure is not None and getattr(getattr(rev, "inner", rev), "is_sse", None) is False:
-            # a whole body refused (its label contradicts its endpoint): an error, not a 200
-            resp.status_code = 502
-            resp.headers["content-type"] = "application/json"
-            resp.headers.pop("content-encoding", None)
-            resp.content = new
-            rec.to(Phase.FAILED, f"response not reversed: {rev.failure}")
-            return
-        if new is not body:
-            resp.content = new
-        rec.to(Phase.RESTORED)
+        if not isinstance(rec.call, Buffered):
+            self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
+        whole.restore(flow, rec)
 
     # -- WebSocket (realtime APIs) ---------------------------------------------------------
 

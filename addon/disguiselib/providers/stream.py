@@ -433,8 +433,7 @@ class SSEStream(Lifecycle, ABC):
 
 
 PROBE, PROBE_MIN, UNSCANNED = 64, 8, 1024
-# A known prefix is used where it saves scanning at least this many bytes.
-_SKIP_MIN = 32
+_SKIP_MIN = 32  # a known prefix is used where it saves scanning at least this many bytes
 
 
 class BodyStream(Lifecycle):
