@@ -146,10 +146,10 @@ def test_google_key_outside_its_slot_is_refused(realtime: Realtime) -> None:
 # -- provider hosts: regular and upstream-proxy mode ----------------------------------------------
 
 VERTEX = "us-central1-aiplatform.googleapis.com"
-VERTEX_PATHS = [
-    "/v1/projects/p/locations/us-central1/publishers/mistralai/models/mistral-large-2411:rawPredict",
-    "/v1/projects/p/locations/us-central1/publishers/mistralai/models/codestral-2501:streamRawPredict",
+MISTRAL = "/v1/projects/p/locations/us-central1/publishers/mistralai/models/mistral-large-2411:"
+VERTEX_PATHS = [  # publishers whose bodies no spec declares: scanned
     "/v1/projects/p/locations/us-central1/publishers/meta/models/llama-4-maverick:rawPredict",
+    "/v1/projects/p/locations/us-central1/publishers/ai21/models/jamba-1.5-large:streamRawPredict",
     "/v1/projects/p/locations/us-central1/publishers/ai21/models/jamba-1.5-large:newMethod",  # no spec knows it
 ]
 AZURE = [
@@ -233,3 +233,47 @@ def test_logs_hold_no_credential(realtime: Realtime, regular: Mitmdump) -> None:
             assert secret not in ours, "a credential or an original in disguise's log"
         assert "Traceback" not in out
 
+
+
+# Mistral on Vertex AI: Mistral's chat API (the Chat Completions body and stream), as its
+# documentation shows it (`rawPredict`; `streamRawPredict` with "stream": true).
+def _mistral_reply(rec: Recorded) -> Reply:
+    body = rec.json
+    assert "Acme Corp" not in rec.body.decode() and "Zenith Labs" in body["messages"][0]["content"]
+    assert BOB not in rec.body.decode()
+    if not body.get("stream"):
+        return Reply([json.dumps({
+            "id": "cmpl-e5cc70bb28c444948073e77776eb30ef", "object": "chat.completion", "created": 1702256327,
+            "model": "mistral-large-2411", "choices": [{"index": 0, "message": {
+                "role": "assistant", "content": "Zenith Labs says hi", "tool_calls": None}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 16, "completion_tokens": 34, "total_tokens": 50}}).encode()],
+            headers={"content-type": "application/json"}, framing="length")  # fmt: skip
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        c = {"id": "cmpl-1", "object": "chat.completion.chunk", "created": 1702256327, "model": "mistral-large-2411",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(c).encode() + b"\n\n"
+
+    return Reply([chunk({"role": "assistant", "content": ""}), chunk({"content": "Zen"}),
+                  chunk({"content": "ith Labs says hi"}), chunk({"content": ""}, "stop"), b"data: [DONE]\n\n"],
+                 headers={"content-type": "text/event-stream"})  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_vertex_mistral_on_a_regional_host_masked_and_restored(
+    upstream_mode: tuple[FakeUpstream, Mitmdump], stream: bool
+) -> None:
+    up, md = upstream_mode
+    up.on("mistral-large-2411", _mistral_reply)
+    method = "streamRawPredict" if stream else "rawPredict"
+    body = {"model": "mistral-large-2411", "messages": [{"role": "user", "content": f"Ask Acme Corp, {BOB}"}],
+            "stream": stream}
+    status, data = _post(md.port, VERTEX, MISTRAL + method, body)
+    assert status == 200, (status, data[:300])
+    assert [r for r in up.requests if r.path == f"http://{VERTEX}{MISTRAL}{method}"], "not sent upstream"
+    if stream:
+        text = "".join(json.loads(line[6:])["choices"][0]["delta"].get("content", "")
+                       for line in data.decode().split("\n") if line.startswith("data: {"))
+        assert data.rstrip().endswith(b"data: [DONE]")
+    else:
+        text = json.loads(data)["choices"][0]["message"]["content"]
+    assert text == "Acme Corp says hi"
