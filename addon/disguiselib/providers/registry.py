@@ -186,6 +186,13 @@ VERTEX_ANTHROPIC = Api(
     anthropic.error_body,
     events=anthropic.STREAM_EVENT,
 )
+# Mistral's models on Vertex AI (`publishers/mistralai/models/M:rawPredict`, and
+# `:streamRawPredict` for a stream): Mistral's chat API, OpenAI's Chat Completions body
+# and stream (`data: [DONE]`); a Mistral field Chat does not know is masked whole.
+VERTEX_MISTRAL = Api(
+    "vertex.mistral", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, google.error_body,
+    events=openai_chat.STREAM_EVENT,
+)  # fmt: skip
 # Gemini explicit caching: a CachedContent is created (POST) or updated (PATCH) with what
 # a generateContent request carries, masked the same way; reading one back restores it.
 GOOGLE_CACHED_CONTENTS = Api(
@@ -241,6 +248,9 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # (count tokens: .../models/count-tokens:rawPredict)
     (re.compile(r"/publishers/anthropic/models/[^/]+" + _COLON + r"(?:rawPredict|streamRawPredict)\Z"),
      VERTEX_ANTHROPIC),
+    # Mistral on Vertex AI: .../publishers/mistralai/models/M:rawPredict, :streamRawPredict
+    (re.compile(r"/publishers/mistralai/models/[^/]+" + _COLON + r"(?:rawPredict|streamRawPredict)\Z"),
+     VERTEX_MISTRAL),
     # Vertex AI's and the Gemini API's generate methods (google.py)
     (google.VERTEX_PATH, VERTEX_GEMINI),
     (google.GEMINI_PATH, GOOGLE_GEMINI),
