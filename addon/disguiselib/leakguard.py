@@ -16,7 +16,11 @@ escapes, charsets) and checks everything in it: that decides whether such a requ
 may leave at all.
 
 The URL and the headers are checked too, except the client's credentials in their
-own place (fields.CREDENTIAL_HEADERS, a `key` query parameter on a Google path).
+own slots, as the providers declare them (providers/wirespec.Provider,
+registry.slots_for): a credential header, a query parameter (`?key=` on a Google path
+or a Gemini Live WebSocket), a `Sec-WebSocket-Protocol` entry (OpenAI Realtime from a
+browser), the headers SigV4 re-signing replaces (`x-amz-security-token`). The same
+value anywhere else (a message, another header or parameter) is counted.
 
 A hit names the rule (a pattern's name, or "literal") and where it is (a JSON path
 whose keys are shown only when they hold no original), never the value. Every other
@@ -35,11 +39,15 @@ from urllib.parse import unquote_plus
 from .core.jsonspan import Rule, looks_like_json, transform_loose
 from .core.rules import LITERALS, Rules
 from .providers import bodies
-from .providers.fields import CREDENTIAL_HEADERS, GENERIC, NUMBER, context_of, loads, path_text, sniff, texts, walk
-from .providers.google import credential_params
+from .providers.fields import GENERIC, NUMBER, context_of, loads, path_text, sniff, texts, walk
+from .providers.registry import RealtimeApi, slots_for
+from .providers.wirespec import Slots
 
 if TYPE_CHECKING:
     from .providers.registry import Api
+
+# The header a WebSocket client lists its subprotocols in (a browser's only header).
+_SUBPROTOCOLS = "sec-websocket-protocol"
 
 
 @dataclass(frozen=True)
@@ -159,10 +167,11 @@ def _first_text(rules: Rules, text: str, rule: Rule) -> tuple[str, str] | None:
     return None
 
 
-def scan_url(path: str, rules: Rules) -> Hit | None:
+def scan_url(path: str, rules: Rules, slots: Slots | None = None) -> Hit | None:
     """The request target (path and query), percent-decoded; a credential parameter in
-    its own place (a Google API key in `key`) is not looked at."""
-    target = without_credentials(path)
+    its own slot (a Google API key in `key`) is not looked at. slots: the request's
+    (registry.slots_for; by default those of its path)."""
+    target = without_credentials(path, slots)
     for text in dict.fromkeys((target, unquote_plus(target))):
         lab = first(rules, text)
         if lab is not None:
@@ -170,21 +179,36 @@ def scan_url(path: str, rules: Rules) -> Hit | None:
     return None
 
 
-def without_credentials(path: str) -> str:
+def without_credentials(path: str, slots: Slots | None = None) -> str:
+    """path without the query parameters that hold a credential in their slot (slots:
+    the request's, registry.slots_for; by default those of its path)."""
+    if slots is None:
+        slots = slots_for(path)
     p, sep, query = path.partition("?")
-    names = credential_params(p)
-    if not sep or not names:
+    if not sep or not slots.params:
         return path
-    kept = [kv for kv in query.split("&") if unquote_plus(kv.split("=", 1)[0]) not in names]
+    kept = [kv for kv in query.split("&") if unquote_plus(kv.split("=", 1)[0]) not in slots.params]
     return p + ("?" + "&".join(kept) if kept else "")
 
 
-def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules) -> Hit | None:
-    """Every header but the client's credentials (fields.CREDENTIAL_HEADERS)."""
+def _without_subprotocols(value: str, slots: Slots) -> str:
+    """A Sec-WebSocket-Protocol list without the entries that carry a credential."""
+    if not slots.subprotocols:
+        return value
+    return ",".join(e for e in value.split(",") if not e.strip().startswith(slots.subprotocols))
+
+
+def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots | None = None) -> Hit | None:
+    """Every header but the client's credentials in their slots (registry.slots_for; by
+    default any provider's credential headers)."""
+    if slots is None:
+        slots = slots_for("")
     for name, value in headers:
         n = name.lower()
-        if n in CREDENTIAL_HEADERS:
+        if n in slots.headers:
             continue
+        if n == _SUBPROTOCOLS:
+            value = _without_subprotocols(value, slots)
         lab = first(rules, value) or first(rules, name)
         if lab is not None:
             where = n if first(rules, n) is None else "<name>"
@@ -197,22 +221,25 @@ def scan_request(
     headers: Iterable[tuple[str, str]],
     body: bytes | None,
     rules: Rules,
-    api: Api | None = None,
+    api: Api | RealtimeApi | None = None,
     content_type: str = "",
     memo: dict | None = None,
 ) -> Hit | None:
     """URL, headers and body, in that order; the first hit or None. api: the API whose
-    table the body is read with; None for an endpoint nobody transforms (everything).
+    table the body is read with (and whose providers' credential slots are left alone);
+    None for an endpoint nobody transforms (everything).
 
     memo: what one scan of the masker's texts found (Rules.prescan, handed on by
     masking.mask_doc): a text it holds is not scanned again. For a text in it, memo says
     exactly what a scan of that same text would say (its literal matches, the patterns
     that may match), so the verdict cannot change; a text masking changed, or one the
     masker did not read, is not in it and is scanned in full."""
+    slots = slots_for(path, api)
+    http_api = None if isinstance(api, RealtimeApi) else api  # a WebSocket upgrade: no body model
     return (
-        scan_url(path, rules)
-        or scan_headers(headers, rules)
-        or (scan_body(body, rules, api, content_type, memo) if body else None)
+        scan_url(path, rules, slots)
+        or scan_headers(headers, rules, slots)
+        or (scan_body(body, rules, http_api, content_type, memo) if body else None)
     )
 
 
@@ -246,7 +273,6 @@ def place(method: str, path: str, rules: Rules | None) -> str:
 
 
 __all__ = [
-    "CREDENTIAL_HEADERS",
     "WITHHELD",
     "Hit",
     "place",

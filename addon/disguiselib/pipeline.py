@@ -30,12 +30,17 @@ OFF_LOOP_BYTES = 64 * 1024
 
 
 def leak_scan(
-    path: str, headers: list, body: bytes | None, rules: Rules, api: Api | None = None, scanned: dict | None = None
+    path: str,
+    headers: list,
+    body: bytes | None,
+    rules: Rules,
+    api: Api | RealtimeApi | None = None,
+    scanned: dict | None = None,
 ) -> leakguard.Hit | None:
     """The leak guard's scan of what is about to leave (URL, headers, body; body None:
-    not looked at), the body read with api's field table (the one the masker read); a
-    failing check is a hit. scanned: what masking's one scan found per text
-    (leakguard.scan_request)."""
+    not looked at), the body read with api's field table (the one the masker read), the
+    credentials in the slots of api's providers left alone; a failing check is a hit.
+    scanned: what masking's one scan found per text (leakguard.scan_request)."""
     try:
         return leakguard.scan_request(path, headers, body, rules, api, content_type(headers), scanned)
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .errors import NeverForward
+from .providers import bedrock
 
 if TYPE_CHECKING:  # botocore's signer is imported when a request is signed: ~0.3 s less at start-up
     from botocore.credentials import ReadOnlyCredentials
@@ -44,8 +45,9 @@ _HOP = frozenset(
     {"connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "proxy-connection", "te",
      "trailer", "transfer-encoding", "upgrade", "expect", "user-agent", "x-amzn-trace-id"}
 )  # fmt: skip
-# The client's identity: replaced, never forwarded beside ours.
-_IDENTITY = frozenset({"authorization", "x-amz-date", "x-amz-security-token", "date", "x-amz-content-sha256"})
+# The client's identity: replaced, never forwarded beside ours (the signing headers
+# Bedrock's declaration names, providers/bedrock.PROVIDER).
+_IDENTITY = bedrock.PROVIDER.signing
 
 _CREDENTIAL = re.compile(
     r"\AAWS4-HMAC-SHA256\s+Credential=[^/,\s]+/(\d{8})/([A-Za-z0-9-]+)/([A-Za-z0-9-]+)/aws4_request\s*,",

@@ -1,5 +1,6 @@
 """Scope: which hosts are protected (sans I/O). `parse_hosts` normalises the
-`disguise_hosts` option; `known_host` knows the well-known LLM providers' hosts."""
+`disguise_hosts` option; `known_host` knows the LLM providers' hosts, every form each
+documents, from their declarations (providers/wirespec.Provider, registry.PROVIDERS)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,12 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .errors import ScopeError
+from .providers.registry import PROVIDERS
 
-# With `disguise_hosts` empty, requests on unknown paths are scanned on these hosts (and
-# on every request that arrives in reverse mode, whose upstream is the provider).
-KNOWN_HOSTS: tuple[str, ...] = (
-    "api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com",
-    "aiplatform.googleapis.com", "openrouter.ai", "api.deepseek.com", "api.mistral.ai",
-    "api.groq.com", "api.together.xyz", "api.fireworks.ai", "api.x.ai", "api.cohere.com",
-    "api.cohere.ai", "api.perplexity.ai", "openai.azure.com", "amazonaws.com", "chatgpt.com",
-)  # fmt: skip
+# With `disguise_hosts` empty, requests on unknown paths are scanned on the providers'
+# hosts (and on every request that arrives in reverse mode, whose upstream is the
+# provider). These are their names; a provider may document other forms (host_forms).
+KNOWN_HOSTS: tuple[str, ...] = tuple(dict.fromkeys(h for p in PROVIDERS for h in p.hosts))
 _HOST = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\Z")
 
 
@@ -133,7 +131,7 @@ def in_hosts(rules: tuple[HostRule, ...], host: str, port: int, pretty_host: str
 
 
 def known_host(host: str) -> bool:
-    """A host of a well-known LLM provider (or a subdomain of one)."""
+    """A host of an LLM provider (a subdomain of one, or another form it documents)."""
     h = norm_host(host)
-    return any(h == k or h.endswith("." + k) for k in KNOWN_HOSTS)
+    return any(p.serves(h) for p in PROVIDERS)
 

@@ -3,10 +3,13 @@ AnthropicBedrock -> mitmdump running the addon (disguise_aws_resign) -> a fake B
 
 The fake Bedrock checks the SigV4 signature of every request it receives with the
 credentials it was given, botocore computing the expected signature, and answers 403 as
-AWS does on a mismatch. The clients sign with their own keys (CLIENT) and the fake
-accepts only the proxy's (PROXY, temporary credentials with a session token, given to
-mitmdump through its environment): every answered request was masked and then signed
-again by the proxy, for the host it actually went to.
+AWS does on a mismatch. The clients sign with their own keys (CLIENTS: long-term keys,
+and temporary credentials whose session token has the shape STS issues, as SSO, assumed
+roles and instance roles give: every test runs with both) and the fake accepts only the
+proxy's (PROXY, temporary credentials too, given to mitmdump through its environment):
+every answered request was masked and then signed again by the proxy, for the host it
+actually went to. The shipped patterns are in force (AWS_SESSION_TOKEN among them): the
+client's token in x-amz-security-token is its credential in its slot, not a leak.
 
 Answers are real recordings: ConverseStream event streams from Bedrock (fixtures/real/
 bedrock, frames re-encoded where a test edits a payload) and the Anthropic streams that
@@ -60,8 +63,14 @@ BOB = "bob@corp.example.com"
 ORIGINALS = [*LITERALS, BOB]
 PH = re.compile(r"\[EMAIL_[0-9]+\]")
 
-CLIENT = ReadOnlyCredentials("AKIDCLIENTEXAMPLE1", "client/secret/key/EXAMPLE", None)
-PROXY = ReadOnlyCredentials("ASIAPROXYEXAMPLE22", "proxy/secret/key/EXAMPLE", "proxy-session-token-EXAMPLE")
+# An STS session token begins with the base64 of its version header (`IQoJb3JpZ2luX2Vj`).
+STS_TOKEN = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD" + "bG9uZ3Rva2VuRVhBTVBMRQ" * 12
+CLIENTS = {
+    "long-term": ReadOnlyCredentials("AKIACLIENTEXAMPLE1Z", "client/secret/key/EXAMPLE", None),
+    "temporary": ReadOnlyCredentials("ASIACLIENTEXAMPLE2Z", "client/temp/secret/EXAMPLE", STS_TOKEN + "Q2xpZW50"),
+}
+CLIENT = CLIENTS["long-term"]
+PROXY = ReadOnlyCredentials("ASIAPROXYEXAMPLE22Z", "proxy/secret/key/EXAMPLE", STS_TOKEN + "UHJveHk")
 REGION = "us-east-1"
 MODEL = "anthropic.claude-sonnet-4-20250514-v1:0"
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -81,7 +90,8 @@ def aws_env(with_credentials: bool) -> dict[str, str]:
 
 
 class Proxy:
-    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump) -> None:
+    def __init__(self, upstream: FakeUpstream, mitm: Mitmdump, client: ReadOnlyCredentials = CLIENT) -> None:
+        self.client = client
         self.upstream = upstream
         self.mitm = mitm
         self.base_url = f"http://127.0.0.1:{mitm.port}"
@@ -115,13 +125,15 @@ class Proxy:
     def _client(self):
         return boto3.client(
             "bedrock-runtime", region_name=REGION, endpoint_url=self.base_url,
-            aws_access_key_id=CLIENT.access_key, aws_secret_access_key=CLIENT.secret_key,
+            aws_access_key_id=self.client.access_key, aws_secret_access_key=self.client.secret_key,
+            aws_session_token=self.client.token,
             config=Config(retries={"max_attempts": 1, "mode": "standard"}, read_timeout=30, connect_timeout=10),
         )  # fmt: skip
 
     def anthropic(self):
         return anthropic.AnthropicBedrock(
-            aws_access_key=CLIENT.access_key, aws_secret_key=CLIENT.secret_key, aws_region=REGION,
+            aws_access_key=self.client.access_key, aws_secret_key=self.client.secret_key, aws_region=REGION,
+            aws_session_token=self.client.token,
             base_url=self.base_url, max_retries=0,
         )  # fmt: skip
 
@@ -132,11 +144,13 @@ def _start(tmp: Path, upstream: FakeUpstream, *extra: str, creds: bool = True) -
     return Mitmdump(cmd, env=aws_env(creds))
 
 
-@pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+@pytest.fixture(scope="module", params=sorted(CLIENTS))
+def proxy(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Proxy]:
+    """A proxy that re-signs, and clients signing with long-term keys or temporary
+    credentials (their session token in x-amz-security-token)."""
     tmp = tmp_path_factory.mktemp("disguise-bedrock")
     with FakeUpstream() as upstream:
-        p = Proxy(upstream, _start(tmp, upstream, "--set", "disguise_aws_resign=true"))
+        p = Proxy(upstream, _start(tmp, upstream, "--set", "disguise_aws_resign=true"), CLIENTS[request.param])
         try:
             yield p
         finally:
@@ -243,6 +257,10 @@ def test_invoke_whole_boto3(proxy: Proxy) -> None:
     rec = proxy.upstream.for_path(p)[-1]
     assert rec.headers["authorization"].startswith(f"AWS4-HMAC-SHA256 Credential={PROXY.access_key}/")
     assert "/us-east-1/bedrock/aws4_request" in rec.headers["authorization"]
+    # the client's session token (in its slot: not refused) replaced by the proxy's
+    assert rec.headers.get("x-amz-security-token") == PROXY.token
+    if proxy.client.token:
+        assert proxy.client.token not in json.dumps(rec.headers) + rec.body.decode()
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -564,7 +582,49 @@ def test_every_signature_verified_and_log_clean(proxy: Proxy) -> None:
     test_invoke_whole_boto3(proxy)
     assert not proxy.rejected, proxy.rejected
     out = proxy.mitm.output
-    for secret in (PROXY.secret_key, PROXY.token, CLIENT.secret_key, PROXY.access_key, *ORIGINALS):
+    for secret in (PROXY.secret_key, PROXY.token, proxy.client.secret_key, *filter(None, [proxy.client.token]),
+                   PROXY.access_key, *ORIGINALS):
         assert secret not in out, "a credential or an original in the mitmdump log"
     for bad in ("Traceback", "Addon error", "has crashed", "internal error"):
         assert bad not in out, f"{bad!r} in the mitmdump log:\n{out}"
+
+
+def _converse_ok() -> Reply:
+    return Reply([json.dumps({"output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+                              "stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                              "metrics": {"latencyMs": 1}}).encode()], headers=JSON_HEADERS, framing="length")  # fmt: skip
+
+
+def test_session_token_anywhere_else_is_masked_or_refused(proxy: Proxy) -> None:
+    """A session token in its slot (x-amz-security-token) is the client's credential; the
+    same value in a message is masked, in another header refused (AWS_SESSION_TOKEN)."""
+    p = path("anthropic.claude-elsewhere-v1:0", "converse")
+    proxy.on(p, lambda rec: _converse_ok())
+    proxy.boto().converse(modelId="anthropic.claude-elsewhere-v1:0",
+                          messages=[{"role": "user", "content": [{"text": f"my token is {STS_TOKEN}"}]}])
+    sent = proxy.upstream.for_path(p)[-1]
+    assert STS_TOKEN not in sent.body.decode() and "[AWS_SESSION_TOKEN_" in sent.body.decode()
+    n = len(proxy.upstream.for_path(p))
+    status, _, data = http_post(proxy.mitm.port, p, json.dumps({"messages": []}).encode(),
+                                {"authorization": "Bearer ABSKbedrockapikeyEXAMPLE", "x-note": STS_TOKEN})
+    assert status == 400 and b"AWS_SESSION_TOKEN in header x-note" in data
+    assert STS_TOKEN.encode() not in data
+    assert len(proxy.upstream.for_path(p)) == n, "a refused request reached Bedrock"
+
+
+def test_converse_request_metadata_keys_masked(proxy: Proxy) -> None:
+    """requestMetadata's keys are the client's words (issue 26): masked like its values."""
+    p = path("anthropic.claude-meta-v1:0", "converse")
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        meta = json.loads(rec.body)["requestMetadata"]
+        assert set(meta) == {"Zenith Labs", "team"} and meta["team"] == "Zenith Labs"
+        return _converse_ok()
+
+    proxy.on(p, answer)
+    resp = proxy.boto().converse(modelId="anthropic.claude-meta-v1:0",
+                                 requestMetadata={"Acme Corp": "x", "team": "Acme Corp"},
+                                 messages=[{"role": "user", "content": [{"text": "hi"}]}])
+    assert resp["output"]["message"]["content"][0]["text"] == "ok"
+    assert proxy.upstream.for_path(p), "not answered"

@@ -20,7 +20,7 @@ from mitmproxy import flow as mflow
 
 from .. import leakguard
 from ..core.rules import Rules
-from ..providers.registry import recognise, recognise_ws
+from ..providers.registry import recognise, recognise_ws, slots_for
 from . import audit, wsview
 from .record import META, NEVER_SENT, SIDES, is_credential, is_refused
 
@@ -127,10 +127,11 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         # what went upstream besides the body, as the leak guard reads it: the URL
         # (percent-decoded too, a credential parameter in its place left out) and every
         # header but the client's credentials
-        url = leakguard.without_credentials(f.request.path)
+        slots = slots_for(f.request.path, recognise(f.request.method, f.request.path))
+        url = leakguard.without_credentials(f.request.path, slots)
         r.extra_text = [("url", t) for t in dict.fromkeys((url, urllib.parse.unquote_plus(url)))]
         r.headers = [("request", k, v) for k, v in f.request.headers.items(multi=True)
-                     if k.lower() not in leakguard.CREDENTIAL_HEADERS]  # fmt: skip
+                     if k.lower() not in slots.headers]  # fmt: skip
     return r
 
 

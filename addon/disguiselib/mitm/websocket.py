@@ -77,7 +77,7 @@ class Realtime:
         may go ahead (the record is MASKED, its Connection set up), else why it is
         refused."""
         r = flow.request
-        hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rec.config.rules)
+        hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rec.config.rules, api)
         if hit is not None:
             return f"an original ({hit}) would have left unmasked"
         conn = realtime_connection(api, rec.config)

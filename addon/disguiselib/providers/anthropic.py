@@ -20,7 +20,7 @@ from ..core.text import is_utf8
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, _obj
 from .restore import restore_json
 from .stream import SSEStream, StreamState
-from .wirespec import JSON, SSE, TEXT, WireSpec, frozen
+from .wirespec import JSON, SSE, TEXT, Provider, WireSpec, frozen
 from .wirespec import OPAQUE as OPAQUE_TEXT
 
 # Citations in history: cited text and titles are read; the index into encrypted
@@ -244,6 +244,12 @@ def _view_kind(btype: str) -> str:
 
 
 # The Messages stream's wire vocabulary, for every reader (providers/wirespec.py).
+# Anthropic's API: the key in x-api-key (an OAuth token in Authorization).
+PROVIDER = Provider(
+    "anthropic", hosts=("api.anthropic.com",),
+    headers=frozenset({"x-api-key", "anthropic-api-key", "authorization"}),
+)  # fmt: skip
+
 SPEC = WireSpec(
     "anthropic.messages",
     ("anthropic",),

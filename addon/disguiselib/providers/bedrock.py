@@ -30,6 +30,17 @@ from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Obj, Rule
 from ..errors import MaskError
 from . import anthropic
 from .fields import GENERIC, SCHEMA, media_text
+from .wirespec import Provider
+
+# AWS Bedrock Runtime (`bedrock-runtime.{region}.amazonaws.com`, FIPS and VPC endpoint
+# names): SigV4 in Authorization, with temporary credentials (SSO, assumed roles,
+# instance and container roles) their session token in x-amz-security-token; a Bedrock
+# API key as a bearer token. Re-signing (resign.py) replaces the signing headers.
+PROVIDER = Provider(
+    "aws.bedrock", hosts=("amazonaws.com",),
+    headers=frozenset({"authorization", "x-amz-security-token"}),
+    signing=frozenset({"authorization", "x-amz-date", "x-amz-security-token", "date", "x-amz-content-sha256"}),
+)  # fmt: skip
 
 # -- requests ----------------------------------------------------------------------------
 
@@ -149,7 +160,8 @@ _CONVERSE_FIELDS: dict[str, Rule] = {
     "guardrailConfig": Obj({"guardrailIdentifier": SKIP, "guardrailVersion": SKIP, "trace": SKIP,
                             "streamProcessingMode": SKIP}, default=GENERIC),  # fmt: skip
     "promptVariables": Obj({}, default=_union({"text": VALUES}), keys=False),
-    "requestMetadata": VALUES,  # free text key/value pairs for invocation logs: values masked
+    # free text key/value pairs for invocation logs (keys the client chose): keys and values masked
+    "requestMetadata": GENERIC,
     "performanceConfig": SKIP,
     "serviceTier": SKIP,
 }

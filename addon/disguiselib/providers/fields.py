@@ -68,17 +68,6 @@ GENERIC: Rule = Deep(True, "GENERIC", "unknown")
 response: restored), whatever it is called — `data`, `id` and `signature` included."""
 
 
-# The client's credentials in their own place: they go to the provider as they are (an
-# `sk-ant-...` key in x-api-key is the point of that header, not a leak). A `key` query
-# parameter on a Google path: google.credential_params.
-CREDENTIAL_HEADERS = frozenset(
-    {
-        "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
-        "cookie", "anthropic-api-key", "openai-api-key", "ocp-apim-subscription-key",
-    }
-)  # fmt: skip
-
-
 class Within(Rule):
     """A subtree the table knows only some member names of, at any depth (server tools'
     outputs, citations): those members get their rule, everything else in it is

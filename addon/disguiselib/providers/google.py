@@ -35,6 +35,7 @@ from ..core.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
 from ..core.rules import Restorer
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
 from .logprobs import holds_disguise, overlapping, register
+from .wirespec import Provider
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -195,18 +196,27 @@ def _dumps(obj: object) -> str:
 
 # Google's APIs: the Gemini API (/v1beta/models/...:generateContent, cachedContents,
 # files, uploads), Vertex AI (/v1/projects/P/locations/L/...). On these the API key may
-# ride in the query (`?key=AIza...`, Google's own curl examples): a credential in its
-# own place, not a leak.
-_GOOGLE_PATH = re.compile(
+# ride in the query (`?key=AIza...`, Google's own curl examples; a Live WebSocket
+# `wss://...BidiGenerateContent?key=...`, an ephemeral token `?access_token=...`): a
+# credential in its own place, not a leak.
+_GOOGLE_PATH_RX = (
     r"(?:^|/)(?:upload/)?v1(?:alpha|beta)?[0-9]*/(?:projects/[^/]+/locations/[^/]+/)?"
     r"(?:publishers/[^/]+/)?(?:models|tunedModels|cachedContents|files|corpora|batches|operations"
     r"|fileSearchStores|endpoints|generatedFiles|dynamic)(?:/|:|\Z)"
 )
-
-
-def credential_params(path: str) -> frozenset[str]:
-    """Query parameters that hold the client's credential on this path (no query)."""
-    return frozenset({"key"}) if _GOOGLE_PATH.search(path) else frozenset()
+_GOOGLE_PATH = re.compile(_GOOGLE_PATH_RX)
+GEMINI = Provider(
+    "google.gemini", hosts=("generativelanguage.googleapis.com",),
+    headers=frozenset({"x-goog-api-key", "authorization"}), params=frozenset({"key", "access_token"}),
+    paths=_GOOGLE_PATH_RX,
+)  # fmt: skip
+# Vertex AI: the global `aiplatform.googleapis.com` and the regional
+# `{region}-aiplatform.googleapis.com` (every publisher's models: google, anthropic,
+# mistralai, meta, ...); an OAuth token in Authorization, an express-mode key.
+VERTEX = Provider(
+    "google.vertex", hosts=("aiplatform.googleapis.com",), host_forms=(r"[a-z0-9-]+-aiplatform\.googleapis\.com",),
+    headers=frozenset({"authorization", "x-goog-api-key"}), params=frozenset({"key"}), paths=_GOOGLE_PATH_RX,
+)  # fmt: skip
 
 
 # The paths of the generate methods, as a path ends (`:` may arrive percent-encoded).

@@ -25,6 +25,7 @@ from . import (
     gemini_stream,
     google,
     legacy,
+    openai,
     openai_chat,
     openai_realtime,
     openai_responses,
@@ -38,7 +39,7 @@ from .gemini_stream import GeminiStream
 from .openai_realtime import OpenAIRealtime
 from .realtime import Protocol
 from .stream import SSEStream
-from .wirespec import DOCUMENT, FILE, STREAMS, WireSpec
+from .wirespec import DOCUMENT, FILE, STREAMS, Provider, Slots, WireSpec
 
 # Every API's wire vocabulary (providers/wirespec.py), for those who read any stream:
 # the views, the recorder. A new API's spec is registered here.
@@ -194,6 +195,13 @@ VERTEX_ANTHROPIC = Api(
     events=anthropic.STREAM_EVENT,
     answers=STREAMS,
 )
+# Mistral's models on Vertex AI (`publishers/mistralai/models/M:rawPredict`, and
+# `:streamRawPredict` for a stream): Mistral's chat API, OpenAI's Chat Completions body
+# and stream (`data: [DONE]`); a Mistral field Chat does not know is masked whole.
+VERTEX_MISTRAL = Api(
+    "vertex.mistral", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, google.error_body,
+    events=openai_chat.STREAM_EVENT,
+)  # fmt: skip
 # Gemini explicit caching: a CachedContent is created (POST) or updated (PATCH) with what
 # a generateContent request carries, masked the same way; reading one back restores it.
 GOOGLE_CACHED_CONTENTS = Api(
@@ -263,6 +271,9 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # (count tokens: .../models/count-tokens:rawPredict)
     (re.compile(r"/publishers/anthropic/models/[^/]+" + _COLON + r"(?:rawPredict|streamRawPredict)\Z"),
      VERTEX_ANTHROPIC),
+    # Mistral on Vertex AI: .../publishers/mistralai/models/M:rawPredict, :streamRawPredict
+    (re.compile(r"/publishers/mistralai/models/[^/]+" + _COLON + r"(?:rawPredict|streamRawPredict)\Z"),
+     VERTEX_MISTRAL),
     # Vertex AI's and the Gemini API's generate methods (google.py)
     (google.VERTEX_PATH, VERTEX_GEMINI),
     (google.GEMINI_PATH, GOOGLE_GEMINI),
@@ -353,6 +364,48 @@ def recognise_ws(path: str) -> RealtimeApi | None:
 APIS: tuple[str, ...] = tuple(dict.fromkeys([*BY_NAME, *(api.name for _, api in _WS_ROUTES)]))
 
 
+# -- providers: hosts and credential slots (wirespec.Provider) -------------------------------
+
+# An upstream proxy's credential, which a client may send through this one.
+_PROXY = Provider("proxy", headers=frozenset({"proxy-authorization"}))
+# Every provider: its hosts (scope.py) and its credential slots (the leak guard). A new
+# provider's declaration is registered here.
+PROVIDERS: tuple[Provider, ...] = (
+    anthropic.PROVIDER, openai.OPENAI, openai.AZURE, openai.COMPATIBLE, google.GEMINI, google.VERTEX,
+    bedrock.PROVIDER, _PROXY,
+)  # fmt: skip
+# Who serves the APIs of a family (the first part of an API's name): Azure and the
+# OpenAI-compatible providers serve OpenAI's APIs; cachedContents is the Gemini API's
+# and Vertex AI's.
+_SERVED_BY: dict[str, tuple[Provider, ...]] = {
+    "anthropic": (anthropic.PROVIDER,),
+    "openai": (openai.OPENAI, openai.AZURE, openai.COMPATIBLE),
+    "google": (google.GEMINI, google.VERTEX),
+    "vertex": (google.VERTEX,),
+    "aws": (bedrock.PROVIDER,),
+}
+# A header that holds a credential for any provider holds one here: gateways forward the
+# provider's own (a request does not say whose key an `api-key` header is).
+_CREDENTIAL_HEADERS = frozenset().union(*(p.headers for p in PROVIDERS), *(p.signing for p in PROVIDERS))
+_PATHS = tuple((re.compile(p.paths), p) for p in PROVIDERS if p.paths is not None)
+
+
+def providers_of(api: Api | RealtimeApi) -> tuple[Provider, ...]:
+    """The providers that serve an API."""
+    return _SERVED_BY[api.name.split(".", 1)[0]]
+
+
+def slots_for(path: str, api: Api | RealtimeApi | None = None) -> Slots:
+    """Where the credentials of a request to path sit (for api, when it is one the addon
+    knows): any provider's credential headers; the query parameters and WebSocket
+    subprotocols of the providers that serve api, and of those whose own paths path is
+    (a `key` on a Google path)."""
+    p = _path(path)
+    provs = dict.fromkeys(providers_of(api) if api is not None else ())
+    provs.update(dict.fromkeys(prov for rx, prov in _PATHS if rx.search(p)))
+    return Slots.of(provs, _CREDENTIAL_HEADERS)
+
+
 def _path(path: str) -> str:
     return path.split("?", 1)[0].split("#", 1)[0].rstrip("/")
 
@@ -376,12 +429,12 @@ def recognise(method: str, path: str) -> Api | None:
 # endpoints (assistants, threads, batches, files, audio, images, realtime, ...), the
 # stored-response reads of Responses, Ollama (`/api/chat`, `/api/generate`).
 _LLM_SHAPED = re.compile(
-    r":(?:stream)?generatecontent|:counttokens|:(?:batch)?embedcontents?|:predict"
+    r":(?:stream)?generatecontent|:counttokens|:(?:batch)?embedcontents?|:predict|:(?:stream)?rawpredict"
     r"|/model/[^/]+/(?:invoke|converse|count-tokens)"
     r"|/v[0-9][a-z0-9]*/(?:chat|generate|embed|rerank|messages|responses|completions|assistants|threads"
     r"|batches|files|uploads|audio|images|realtime|conversations|vector_stores|moderations|models|fine_tuning)\b"
     r"|/api/(?:chat|generate|embed|embeddings)\b"
-    r"|/openai/deployments/"
+    r"|/openai/(?:deployments|threads|assistants|vector_stores|files|batches|responses|realtime)\b"
 )
 
 

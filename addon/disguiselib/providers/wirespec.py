@@ -15,7 +15,8 @@ framing's element keys) is handed to them from the spec when a stream is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -110,3 +111,61 @@ class WireSpec:
 def frozen(m: Mapping) -> Mapping:
     """A read-only copy of a table for a spec."""
     return _frozen(m)
+
+
+@dataclass(frozen=True, eq=False)
+class Provider:
+    """Where one provider serves its APIs and where its clients put their credentials.
+
+    The scope reads `hosts`/`host_forms` (a request to one of them is the provider's: an
+    endpoint no API knows there is scanned, and refused when it holds an original); the
+    leak guard reads the slots: a credential in its own slot (an `sk-ant-...` key in
+    `x-api-key`, a session token in `x-amz-security-token`, `?key=AIza...` on a Google
+    path, `openai-insecure-api-key.<key>` in `Sec-WebSocket-Protocol`) is the point of
+    that slot, not a leak, and is neither masked nor counted; the same value anywhere
+    else (a message, another header, another query parameter) is. `registry.PROVIDERS`
+    lists them all; `registry.slots_for` gives a request its slots."""
+
+    name: str
+    # Host names the provider serves its APIs on; their subdomains too.
+    hosts: tuple[str, ...] = ()
+    # Other host forms it documents, each a regular expression a whole (lower-case) host
+    # name matches: Vertex AI's `{region}-aiplatform.googleapis.com`.
+    host_forms: tuple[str, ...] = ()
+    # Headers that hold the client's credential (lower case).
+    headers: frozenset[str] = frozenset()
+    # Query parameters that hold it, on the provider's APIs (and on `paths`).
+    params: frozenset[str] = frozenset()
+    # Paths that are the provider's whatever API a request is for (its credential
+    # parameters are credentials there too): a regular expression searched in the path.
+    paths: str | None = None
+    # Prefixes of a `Sec-WebSocket-Protocol` entry that carries it (browsers cannot set
+    # headers on a WebSocket: `openai-insecure-api-key.<key>`).
+    subprotocols: tuple[str, ...] = ()
+    # Headers the proxy's own re-signing replaces with its own (SigV4: the signature,
+    # its date and session token, the body hash): the client's are never forwarded
+    # beside the proxy's, and neither is counted by the leak guard.
+    signing: frozenset[str] = frozenset()
+
+    def serves(self, host: str) -> bool:
+        """Is host (lower case, no trailing dot) one of the provider's?"""
+        if any(host == h or host.endswith("." + h) for h in self.hosts):
+            return True
+        return any(re.fullmatch(rx, host) is not None for rx in self.host_forms)
+
+
+@dataclass(frozen=True)
+class Slots:
+    """Where a request's credentials may sit (see Provider): what the leak guard leaves
+    alone in that request."""
+
+    headers: frozenset[str] = frozenset()
+    params: frozenset[str] = frozenset()
+    subprotocols: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(providers: Iterable[Provider], headers: frozenset[str]) -> Slots:
+        ps = tuple(providers)
+        params = frozenset().union(*(p.params for p in ps))
+        subs = tuple(dict.fromkeys(s for p in ps for s in p.subprotocols))
+        return Slots(headers, params, subs)

@@ -1,0 +1,141 @@
+"""Credential slots (issue 26): each provider declares where its clients' credentials sit
+(providers/wirespec.Provider, registry.PROVIDERS). Property: a credential value in its
+slot is never refused and never rewritten; the same value anywhere else (another header,
+another query parameter or subprotocol, the body) is refused or masked. Real shapes,
+the shipped patterns: an OpenAI key, a Google key, an STS session token, an Anthropic
+key, random in their tails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from disguiselib import leakguard, pipeline
+from disguiselib.config import build_config
+from disguiselib.errors import LeakError
+from disguiselib.providers import registry
+from disguiselib.providers.wirespec import Provider
+
+_TAIL = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=30)
+CREDENTIALS = st.one_of(
+    _TAIL.map(lambda t: "sk-proj-" + (t * 30)[:24] + t),  # OPENAI_KEY
+    _TAIL.map(lambda t: "AIza" + (t * 40)[:35]),  # GOOGLE_API_KEY
+    _TAIL.map(lambda t: "IQoJb3JpZ2luX2Vj" + (t * 60)[:60] + t),  # AWS_SESSION_TOKEN
+    _TAIL.map(lambda t: "sk-ant-api03-" + (t * 30)[:24]),  # ANTHROPIC_KEY
+)
+
+# An API served by each provider (the realtime ones for WebSocket subprotocols), and the
+# path a request to it takes.
+HTTP = {
+    "anthropic": ("/v1/messages", registry.ANTHROPIC_MESSAGES),
+    "openai": ("/v1/chat/completions", registry.OPENAI_CHAT),
+    "azure": ("/openai/deployments/d/chat/completions", registry.OPENAI_CHAT),
+    "openai-compatible": ("/api/v1/chat/completions", registry.OPENAI_CHAT),
+    "google.gemini": ("/v1beta/models/gemini-2.5-flash:generateContent", registry.GOOGLE_GEMINI),
+    "google.vertex": ("/v1/projects/p/locations/l/publishers/google/models/g:generateContent", registry.VERTEX_GEMINI),
+    "aws.bedrock": ("/model/m/converse", registry.BEDROCK_CONVERSE),
+    "proxy": ("/v1/chat/completions", registry.OPENAI_CHAT),
+}
+WS = {
+    "openai": ("/v1/realtime?model=gpt-realtime", registry.OPENAI_REALTIME),
+    "azure": ("/openai/realtime?deployment=d", registry.OPENAI_REALTIME),
+    "google.gemini": ("/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+                      registry.GOOGLE_LIVE),
+}  # fmt: skip
+BODY = {"model": "m", "messages": [{"role": "user", "content": [{"text": "hello"}]}]}
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory):
+    d = tmp_path_factory.mktemp("slots")
+    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    return build_config([str(d / "m.yaml")], True, [])  # the shipped patterns in force
+
+
+def test_every_provider_has_a_case() -> None:
+    assert {p.name for p in registry.PROVIDERS} == set(HTTP)
+    assert {p.name for p in registry.PROVIDERS if p.subprotocols or p.params} <= set(WS) | {"google.vertex"}
+
+
+def _slots(p: Provider) -> list[tuple[str, str]]:
+    return [("header", h) for h in sorted(p.headers | p.signing)] + [("param", q) for q in sorted(p.params)] + [
+        ("subprotocol", s) for s in p.subprotocols
+    ]
+
+
+CASES = [(p, kind, name) for p in registry.PROVIDERS for kind, name in _slots(p)]
+
+
+def _request(p: Provider, kind: str, name: str, value: str) -> tuple[str, list[tuple[str, str]], object]:
+    """A request to an API p serves with value in the slot (kind, name)."""
+    if kind == "subprotocol" or (kind == "param" and p.name in WS and p.name != "google.gemini"):
+        path, api = WS[p.name]
+    else:
+        path, api = HTTP[p.name]
+    headers = [("content-type", "application/json")]
+    if kind == "header":
+        headers.append((name.title() if len(name) % 2 else name, value))  # header names in any case
+    elif kind == "param":
+        path += ("&" if "?" in path else "?") + f"{name}={value}"
+    else:
+        headers.append(("Sec-WebSocket-Protocol", f"realtime, {name}{value}"))
+    return path, headers, api
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(CASES), value=CREDENTIALS)
+def test_a_credential_in_its_slot_passes_untouched(cfg, case, value: str) -> None:
+    p, kind, name = case
+    path, headers, api = _request(p, kind, name, value)
+    assert cfg.rules.find(value), "a credential shape the shipped patterns know"
+    before = list(headers)
+    if isinstance(api, registry.RealtimeApi):
+        assert pipeline.leak_scan(path, headers, None, cfg.rules, api) is None
+    else:
+        raw = json.dumps(BODY).encode()
+        masked = pipeline.mask_request(api, raw, cfg, path, headers)  # raises LeakError when refused
+        assert masked.body == raw  # nothing else to mask: nothing rewritten
+        if kind == "param" and p.name.startswith("google"):  # also on any path of the provider's
+            assert leakguard.scan_url(f"/v1beta/cachedContents?{name}={value}", cfg.rules) is None
+    assert headers == before
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(CASES), value=CREDENTIALS, where=st.sampled_from(["header", "param", "sub", "body"]))
+def test_the_same_value_elsewhere_is_refused_or_masked(cfg, case, value: str, where: str) -> None:
+    p, kind, name = case
+    path, headers, api = _request(p, kind, name, value)
+    if where == "body" and isinstance(api, registry.RealtimeApi):
+        where = "header"  # an upgrade has no body (its events: tests/providers/test_realtime*.py)
+    if where == "header":
+        headers.append(("x-note", value))
+    elif where == "param":
+        path += ("&" if "?" in path else "?") + f"note={value}"
+    elif where == "sub":
+        headers.append(("Sec-WebSocket-Protocol", f"realtime, note.{value}"))
+    if isinstance(api, registry.RealtimeApi) or where != "body":
+        hit = pipeline.leak_scan(path, headers, None, cfg.rules, api)
+        assert hit is not None and hit.where in ("url", "header x-note", "header sec-websocket-protocol")
+        if not isinstance(api, registry.RealtimeApi):
+            with pytest.raises(LeakError):
+                pipeline.mask_request(api, json.dumps(BODY).encode(), cfg, path, headers)
+        return
+    body = {"model": "m", "messages": [{"role": "user", "content": [{"text": f"my key: {value}"}]}]}
+    if api is registry.ANTHROPIC_MESSAGES or api is registry.OPENAI_CHAT:
+        body["messages"][0]["content"] = f"my key: {value}"
+    elif api in (registry.GOOGLE_GEMINI, registry.VERTEX_GEMINI):
+        body = {"contents": [{"role": "user", "parts": [{"text": f"my key: {value}"}]}]}
+    masked = pipeline.mask_request(api, json.dumps(body).encode(), cfg, path, headers)
+    assert value not in masked.body.decode()
+
+
+def test_slots_of_an_unknown_endpoint() -> None:
+    """No API: any provider's credential headers; query parameters only on a path that is a
+    provider's own (a Google path)."""
+    s = registry.slots_for("/v1/something")
+    assert {"x-api-key", "authorization", "x-amz-security-token", "api-key"} <= s.headers
+    assert not s.params and not s.subprotocols
+    assert "key" in registry.slots_for("/v1beta/files/abc").params
