@@ -7,83 +7,19 @@ without an error, and no text follows the terminal chunk."""
 from __future__ import annotations
 
 import base64
-import copy
 import json
-from pathlib import Path
 
 from botocore.eventstream import EventStreamBuffer
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from aws_util import chunk_frame
+from aws_util import TEXT_AT, chunk_frame, chunks_with, family_fixture, get
 from disguiselib.providers import bedrock_chunks, bedrock_models
 from disguiselib.providers.bedrock_chunks import ChunkStream, is_last
 from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "bedrock" / "models"
-# Where each fixture's chunks carry their text (the test's own reading of the documents)
-TEXT_AT: dict[str, tuple] = {
-    "meta.llama": ("generation",),
-    "mistral": ("outputs", 0, "text"),
-    "mistral.chat": ("choices", 0, "message", "content"),
-    "amazon.nova": ("contentBlockDelta", "delta", "text"),
-    "amazon.titan-text": ("outputText",),
-    "cohere.command-r": ("text",),
-    "cohere.command": ("text",),
-    "ai21.jamba": ("choices", 0, "delta", "content"),
-    "deepseek.r1": ("choices", 0, "text"),
-    "openai.gpt-oss": ("choices", 0, "delta", "content"),
-    "anthropic.claude-v2": ("completion",),
-}
 FAMILY = {f.name: f for f in bedrock_models.FAMILIES}
 TEXT = 'Dear Zenith Labs, write to [EMAIL_1] or [EMAIL_2]; C:\\x "q" done'
-
-
-def fixture(name: str) -> dict:
-    return json.loads((FIX / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def get(doc, at):
-    for k in at:
-        if isinstance(doc, dict) and k in doc or isinstance(doc, list) and isinstance(k, int) and k < len(doc):
-            doc = doc[k]
-        else:
-            return None
-    return doc
-
-
-def put(doc, at, v):
-    for k in at[:-1]:
-        doc = doc[k]
-    doc[at[-1]] = v
-
-
-def chunks_with(name: str, pieces: list[str]) -> list[dict]:
-    """The fixture's stream with its text replaced by pieces: the first text chunk's shape
-    for each piece but the last, which goes in the terminal chunk when it has text."""
-    f = fixture(name)
-    model = FAMILY[f["family"]].chunk
-    at = TEXT_AT[name]
-    stream = f["stream"]
-    idx = [i for i, c in enumerate(stream) if isinstance(get(c, at), str)]
-    first, last = idx[0], idx[-1]
-    term = next(i for i, c in enumerate(stream) if is_last(model, c))
-    body_pieces = pieces
-    out = [copy.deepcopy(c) for c in stream[:first]]
-    tail = None
-    if isinstance(get(stream[term], at), str) and pieces:
-        body_pieces, tail = pieces[:-1], pieces[-1]
-    for p in body_pieces:
-        c = copy.deepcopy(stream[first])
-        put(c, at, p)
-        out.append(c)
-    for c in stream[max(last, first) + 1 if term > last else term:]:
-        c = copy.deepcopy(c)
-        if c is not None and isinstance(get(c, at), str):
-            put(c, at, tail if tail is not None else "")
-            tail = None
-        out.append(c)
-    return out
 
 
 def body_of(chunks: list[dict]) -> bytes:
@@ -91,7 +27,7 @@ def body_of(chunks: list[dict]) -> bytes:
 
 
 def run(name: str, body: bytes, cuts: list[bytes] | None = None) -> tuple[bytes, ChunkStream]:
-    s = bedrock_chunks.stream(FAMILY[fixture(name)["family"]].chunk)(RULES.restorer(PLACEHOLDERS))
+    s = bedrock_chunks.stream(FAMILY[family_fixture(name)["family"]].chunk)(RULES.restorer(PLACEHOLDERS))
     out = b"".join(s.feed(p) for p in (cuts or [body])) + s.flush()
     return out, s
 
@@ -108,7 +44,7 @@ def client_chunks(body: bytes) -> list[dict]:
 
 
 def client_text(name: str, chunks: list[dict]) -> str:
-    model = FAMILY[fixture(name)["family"]].chunk
+    model = FAMILY[family_fixture(name)["family"]].chunk
     at = TEXT_AT[name]
     text, ended = "", False
     for c in chunks:
@@ -125,12 +61,12 @@ NAMES = sorted(TEXT_AT)
 
 
 def test_every_streaming_family_is_exercised() -> None:
-    assert {fixture(n)["family"] for n in NAMES} == {f.name for f in bedrock_models.FAMILIES if f.chunk} - {"ai21.j2"}
+    assert {family_fixture(n)["family"] for n in NAMES} == {f.name for f in bedrock_models.FAMILIES if f.chunk} - {"ai21.j2"}
 
 
 def test_the_documented_streams_pass_unchanged_and_end_cleanly() -> None:
     for name in NAMES:
-        body = body_of(fixture(name)["stream"])
+        body = body_of(family_fixture(name)["stream"])
         out, s = run(name, body)
         # nothing to restore: the same text (a window may hold a piece back a chunk)
         assert client_text(name, client_chunks(out)) == client_text(name, client_chunks(body)), name
@@ -165,7 +101,7 @@ def test_every_split_point_of_a_disguise() -> None:
 def test_a_stream_cut_before_its_terminal_chunk_ends_in_an_exception() -> None:
     for name in NAMES:
         chunks = chunks_with(name, ["Dear Zenith La", ""])
-        f = FAMILY[fixture(name)["family"]].chunk
+        f = FAMILY[family_fixture(name)["family"]].chunk
         term = next(i for i, c in enumerate(chunks) if is_last(f, c))
         out, s = run(name, body_of(chunks[:term]))
         buf = EventStreamBuffer()

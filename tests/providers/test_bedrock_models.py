@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from aws_util import inject
 from disguiselib.errors import MaskError
 from disguiselib.providers import bedrock_models
 from disguiselib.providers.masking import mask_body
@@ -21,25 +22,10 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "bedrock" / "m
 FIXTURES = sorted(FIX.glob("*.json"))
 ORIGINAL = " Acme Corp bob@corp.example.com"
 DISGUISE = " Zenith Labs [EMAIL_1]"
-# The API's own words and identifiers: not model text (never masked, nothing injected)
-META_KEYS = {"role", "schemaVersion", "return_likelihoods", "type", "anthropic_version", "tool_choice", "model",
-             "id", "tool_call_id", "stop_reason", "completionReason", "finish_reason", "stopReason", "object",
-             "response_id", "generation_id", "reason", "event_type", "truncate", "prompt_truncation"}  # fmt: skip
 
 
 def load(p: Path) -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
-
-
-def inject(doc: object, add: str, key: str | None = None) -> object:
-    """doc with add appended to every string that is model text (not META_KEYS)."""
-    if isinstance(doc, dict):
-        return {k: inject(v, add, k) for k, v in doc.items()}
-    if isinstance(doc, list):
-        return [inject(v, add, key) for v in doc]
-    if isinstance(doc, str) and key not in META_KEYS and key != "arguments":
-        return doc + add
-    return doc
 
 
 def path_for(model: str, op: str = "invoke") -> str:

@@ -19,16 +19,16 @@ import json
 
 from ..core import eventstream, jsonspan
 from ..core.eventstream import Frame
-from ..core.holdback import window_for
+from ..core.holdback import Window, window_for
 from ..core.jsonspan import Obj, Rule
 from ..core.rules import Restorer
 from ..errors import StreamError
-from .bedrock_models import ChunkModel, Path
 from .bedrock_stream import FrameStream, event_frame
 from .channels import Chan
 from .fields import GENERIC
 from .restore import restore_fn
 from .stream import StreamState
+from .wirespec import JSON, ChunkModel, Path
 
 # A bedrock-added member of the last chunk (usage figures): never copied into a tail.
 _METRICS = "amazon-bedrock-invocationMetrics"
@@ -115,7 +115,8 @@ class ChunkStream(FrameStream):
         super().__init__(restorer)
         self.model = model
         self.TERMINAL = model.ends
-        self._paths = [(n, c.path, c.mode) for n, c in enumerate(model.channels)]
+        modes = {JSON: Window.JSON}
+        self._paths = [(n, c.path, modes.get(c.kind, Window.TEXT)) for n, c in enumerate(model.channels)]
         self._restore = restore_fn(restorer)
         # channel -> its last chunk as it went out (JSON), where its text was, where
         # every channel's text in it was (a tail goes out in a copy of that chunk)

@@ -28,39 +28,12 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from ..core.holdback import Window
-from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Obj, Rule
+from ..core.jsonspan import PROSE, USER, VALUES, Arr, Obj, Rule
 from ..errors import MaskError
-from . import bedrock, openai_chat
+from . import bedrock, bedrock_stream, openai_chat
+from .bedrock_stream import EXCEPTION_TYPE
 from .fields import GENERIC, ID, MEDIA, META
-
-# A channel: the path of its text in a chunk ("*": each element of an array, keyed by
-# its `index` member or else its position) and its window's mode.
-Path = tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Channel:
-    path: Path
-    mode: int = Window.TEXT
-
-
-@dataclass(frozen=True)
-class ChunkModel:
-    """One stream chunk's JSON: where its text is and when the stream is over."""
-
-    channels: tuple[Channel, ...]
-    # The stream's last chunk: one where a member at one of these paths is set (not
-    # null, not false).
-    stop: tuple[Path, ...]
-    # Members (at any level on a channel's path) whose integer value keys the channel
-    # (Nova's `contentBlockIndex`, Titan's `index`).
-    index_members: tuple[str, ...] = ("index",)
-
-    @property
-    def ends(self) -> str:
-        """The terminal condition as a stream's error names it."""
-        return " or ".join(".".join(p) for p in self.stop) + " set"
+from .wirespec import EVENT_STREAM, JSON, Channel, ChunkModel, WireSpec
 
 
 @dataclass(frozen=True)
@@ -99,8 +72,8 @@ MISTRAL = Family(
     ChunkModel(
         (Channel(("outputs", "*", "text")), Channel(("choices", "*", "message", "content")),
          Channel(("choices", "*", "delta", "content")),
-         Channel(("choices", "*", "message", "tool_calls", "*", "function", "arguments"), Window.JSON),
-         Channel(("choices", "*", "delta", "tool_calls", "*", "function", "arguments"), Window.JSON)),
+         Channel(("choices", "*", "message", "tool_calls", "*", "function", "arguments"), JSON),
+         Channel(("choices", "*", "delta", "tool_calls", "*", "function", "arguments"), JSON)),
         (("outputs", "*", "stop_reason"), ("choices", "*", "stop_reason"), ("choices", "*", "finish_reason")),
     ),
     _DOCS + "model-parameters-mistral-chat-completion.html",
@@ -113,12 +86,7 @@ NOVA = Family(
      "amazon.nova-2-pro"),
     Obj({**bedrock.CONVERSE_REQUEST.fields, "schemaVersion": META}, default=GENERIC),  # type: ignore[attr-defined]
     bedrock.CONVERSE_RESPONSE,
-    ChunkModel(
-        (Channel(("contentBlockDelta", "delta", "text")),
-         Channel(("contentBlockDelta", "delta", "toolUse", "input"), Window.JSON)),
-        (("messageStop",),),
-        ("contentBlockIndex",),
-    ),
+    bedrock_stream.NOVA_CHUNKS,
     _DOCS + "using-invoke-api.html (Amazon Nova: messages-v1 schema)",
 )  # fmt: skip
 TITAN = Family(
@@ -136,7 +104,7 @@ TITAN = Family(
 
 # -- Cohere Command R / R+ (chat) and Command (generate) -----------------------------------
 _COHERE_STREAM = ChunkModel(
-    (Channel(("text",)), Channel(("tool_call_delta", "parameters"), Window.JSON)),
+    (Channel(("text",)), Channel(("tool_call_delta", "parameters"), JSON)),
     (("is_finished",),),
 )
 _PARAM_DEFS = Obj({}, default=Obj({"description": VALUES, "type": META, "required": META}, default=GENERIC),
@@ -174,7 +142,7 @@ COHERE_GENERATE = Family(
 # -- AI21 Labs: Jamba (OpenAI-like chat) and Jurassic-2 (no streaming) ---------------------
 _OPENAI_LIKE_STREAM = ChunkModel(
     (Channel(("choices", "*", "delta", "content")), Channel(("choices", "*", "delta", "reasoning_content")),
-     Channel(("choices", "*", "delta", "tool_calls", "*", "function", "arguments"), Window.JSON)),
+     Channel(("choices", "*", "delta", "tool_calls", "*", "function", "arguments"), JSON)),
     (("choices", "*", "finish_reason"),),
 )  # fmt: skip
 JAMBA = Family(
@@ -242,6 +210,26 @@ FAMILIES: tuple[Family, ...] = (
     CLAUDE_TEXT, CLAUDE, LLAMA, MISTRAL, NOVA, TITAN, COHERE_CHAT, COHERE_GENERATE, JAMBA, JURASSIC, DEEPSEEK,
     GPT_OSS,
 )  # fmt: skip
+
+
+
+def _spec(fam: Family) -> WireSpec:
+    """A family's stream vocabulary (providers/wirespec.py): event-stream frames whose
+    `chunk` carries the model's JSON; its terminal members are its stop members."""
+    assert fam.chunk is not None
+    return WireSpec(
+        f"aws.bedrock.invoke.{fam.name}",
+        ("bedrock_models", "bedrock_chunks"),
+        (EVENT_STREAM,),
+        # Nova's chunks are ConverseStream's events (messages-v1): that API's words
+        inner=bedrock_stream.CONVERSE_SPEC if fam.chunk is bedrock_stream.NOVA_CHUNKS else None,
+        error_event=EXCEPTION_TYPE,
+        type_member=None,
+        stop_members=tuple(dict.fromkeys(p[-1] for p in fam.chunk.stop)),
+    )
+
+
+SPECS: tuple[WireSpec, ...] = tuple(_spec(f) for f in FAMILIES if f.chunk is not None)
 
 # -- which family a model id is ----------------------------------------------------------
 

@@ -45,7 +45,8 @@ from .wirespec import WireSpec
 # the views, the recorder. A new API's spec is registered here.
 SPECS: tuple[WireSpec, ...] = (
     anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
-    bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, batch.SPEC, openai_realtime.SPEC, gemini_live.SPEC,
+    bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, *bedrock_models.SPECS, batch.SPEC,
+    openai_realtime.SPEC, gemini_live.SPEC,
 )  # fmt: skip
 
 
