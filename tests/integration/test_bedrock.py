@@ -346,7 +346,7 @@ def test_invoke_family_stream(proxy: Proxy, name: str) -> None:
     def answer(rec: Recorded) -> Reply:
         assert_masked(rec)
         ph = placeholder(rec)
-        pieces = ["Ask Zen", "ith Labs: ", ph[:4], ph[4:], " now."]
+        pieces = ["Ask Zen", "ith Labs: ", ph[:4], ph[4:], " now, Zen"]  # "Zen": held to the end
         return Reply(cut([chunk_frame(c) for c in chunks_with(name, pieces)], 5), headers=ES_HEADERS)
 
     proxy.on(p, answer)
@@ -354,7 +354,7 @@ def test_invoke_family_stream(proxy: Proxy, name: str) -> None:
     chunks = [json.loads(e["chunk"]["bytes"]) for e in resp["body"]]  # an exception frame raises here
     at = TEXT_AT[name]
     texts = [get(c, at) for c in chunks]
-    assert "".join(t for t in texts if isinstance(t, str)) == f"Ask Acme Corp: {BOB} now."
+    assert "".join(t for t in texts if isinstance(t, str)) == f"Ask Acme Corp: {BOB} now, Zen"
     model = bedrock_models.family_of(f["model"]).chunk  # type: ignore[union-attr]
     last = max(i for i, c in enumerate(chunks) if is_last(model, c))
     assert not any(isinstance(t, str) and t for t in texts[last + 1 :])

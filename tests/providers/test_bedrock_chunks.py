@@ -113,3 +113,13 @@ def test_a_stream_cut_before_its_terminal_chunk_ends_in_an_exception() -> None:
         texts = [get(json.loads(base64.b64decode(json.loads(m.payload)["bytes"])), TEXT_AT[name])
                  for m in msgs[:-1]]  # fmt: skip
         assert "Dear Zenith La" in "".join(t for t in texts if isinstance(t, str)), name
+
+
+def test_a_tail_held_at_the_end_goes_out_before_the_terminal_chunk() -> None:
+    """Text that could still grow into a disguise when the last chunk comes ("Zenith La")
+    goes out in or before that chunk, never after it (a client stops reading there)."""
+    for name in NAMES:
+        for pieces in (["Ask Zenith La", ""], ["Ask Zen", "ith La"], ["Ask [EMAIL_", ""]):
+            out, s = run(name, body_of(chunks_with(name, pieces)))
+            assert s.state.name == "DONE"
+            assert client_text(name, client_chunks(out)) == "".join(pieces), (name, pieces)
