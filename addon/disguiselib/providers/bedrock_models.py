@@ -87,7 +87,7 @@ NOVA = Family(
     Obj({**bedrock.CONVERSE_REQUEST.fields, "schemaVersion": META}, default=GENERIC),  # type: ignore[attr-defined]
     bedrock.CONVERSE_RESPONSE,
     bedrock_stream.NOVA_CHUNKS,
-    _DOCS + "using-invoke-api.html (Amazon Nova: messages-v1 schema)",
+    "https://docs.aws.amazon.com/nova/latest/userguide/using-invoke-api.html",
 )  # fmt: skip
 TITAN = Family(
     "amazon.titan-text",
