@@ -132,11 +132,16 @@ class ChunkStream(FrameStream):
             b64 = payload.get("bytes") if isinstance(payload, dict) else None
             if not isinstance(b64, str):
                 raise ValueError
-            data = base64.b64decode(b64, validate=True).decode("utf-8")
+            raw = base64.b64decode(b64, validate=True)
+            data = raw.decode("utf-8")
             doc = jsonspan.loads(data)
         except (ValueError, binascii.Error):
             raise StreamError(f"event stream frame at byte {fr.offset}: a chunk without readable JSON bytes") from None
         last = is_last(self.model, doc)
+        if not last and self.quiet() and not self._scan(raw):
+            # nothing in it can take part in a match and no window holds text (the
+            # triggers' property, core/triggers.py): it goes on as it came
+            return [fr.raw]
         rule = _rule(doc, self._paths, (), (), self.model.index_members)
         before: list[bytes] = []
         wheres: list[tuple] = []
