@@ -123,3 +123,56 @@ def test_a_tail_held_at_the_end_goes_out_before_the_terminal_chunk() -> None:
             out, s = run(name, body_of(chunks_with(name, pieces)))
             assert s.state.name == "DONE"
             assert client_text(name, client_chunks(out)) == "".join(pieces), (name, pieces)
+
+
+def _nova_tool_chunks(pieces: list[str]) -> list[dict]:
+    """Nova's tool use as its Invoke stream sends it (a text block, then a toolUse block
+    whose input arrives in pieces), keyed by contentBlockIndex."""
+    out = [{"messageStart": {"role": "assistant"}},
+           {"contentBlockDelta": {"delta": {"text": "Zenith La"}, "contentBlockIndex": 0}},
+           {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "t1", "name": "crm_lookup"}},
+                                  "contentBlockIndex": 1}}]  # fmt: skip
+    out += [{"contentBlockDelta": {"delta": {"toolUse": {"input": p}}, "contentBlockIndex": 1}} for p in pieces]
+    out += [{"contentBlockDelta": {"delta": {"text": "bs!"}, "contentBlockIndex": 0}},
+            {"contentBlockStop": {"contentBlockIndex": 1}}, {"messageStop": {"stopReason": "tool_use"}}]  # fmt: skip
+    return out
+
+
+def _oss_tool_chunks(pieces: list[str]) -> list[dict]:
+    out = [{"choices": [{"index": 0, "delta": {"content": "Zenith La"}, "finish_reason": None}]},
+           {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                                                "function": {"name": "crm_lookup", "arguments": ""}}]},
+                         "finish_reason": None}]}]  # fmt: skip
+    out += [{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": p}}]},
+                          "finish_reason": None}]} for p in pieces]  # fmt: skip
+    out += [{"choices": [{"index": 0, "delta": {"content": "bs!"}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]  # fmt: skip
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["amazon.nova", "openai.gpt-oss"]), st.data())
+def test_tool_input_is_a_json_channel_of_its_own(name: str, data) -> None:
+    """Tool input split across chunks (Nova's toolUse.input, gpt-oss's arguments) is
+    restored as JSON text (an original with a quote and a backslash stays valid JSON),
+    in its own channel beside the text's; both channels' held tails go out before the
+    last chunk."""
+    args = json.dumps({"who": "[EMAIL_2]", "org": "Zenith Labs"})
+    pieces = data.draw(splits(args))
+    chunks = _nova_tool_chunks(pieces) if name == "amazon.nova" else _oss_tool_chunks(pieces)
+    body = body_of(chunks)
+    out, s = run(name, body, data.draw(byte_splits(body)))
+    assert s.state.name == "DONE"
+    got = client_chunks(out)
+    if name == "amazon.nova":
+        text = "".join(c["contentBlockDelta"]["delta"].get("text", "") for c in got if "contentBlockDelta" in c)
+        tool = "".join(c["contentBlockDelta"]["delta"].get("toolUse", {}).get("input", "") for c in got
+                       if "contentBlockDelta" in c)  # fmt: skip
+        assert "messageStop" in got[-1]
+    else:
+        deltas = [c["choices"][0]["delta"] for c in got]
+        text = "".join(d.get("content", "") for d in deltas)
+        tool = "".join(t["function"]["arguments"] for d in deltas for t in d.get("tool_calls", []))
+        assert got[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    assert text == "Acme Corp!"
+    assert json.loads(tool) == {"who": PLACEHOLDERS["[EMAIL_2]"], "org": "Acme Corp"}
