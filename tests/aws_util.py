@@ -161,7 +161,8 @@ def chunks_with(name: str, pieces: list[str]) -> list[dict]:
 # The API's own words and identifiers: not model text (never masked, nothing injected)
 META_KEYS = {"role", "schemaVersion", "return_likelihoods", "type", "anthropic_version", "tool_choice", "model",
              "id", "tool_call_id", "stop_reason", "completionReason", "finish_reason", "stopReason", "object",
-             "response_id", "generation_id", "reason", "event_type", "truncate", "prompt_truncation"}  # fmt: skip
+             "response_id", "generation_id", "reason", "event_type", "truncate", "prompt_truncation", "input_type",
+             "response_type", "embedding_types", "embeddingTypes"}  # fmt: skip
 
 
 def inject(doc: object, add: str, key: str | None = None) -> object:

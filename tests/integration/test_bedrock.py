@@ -318,7 +318,7 @@ def family_request(name: str) -> dict:
     return inject(family_fixture(name)["request"], f" Acme Corp {BOB}")  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("name", [*FAMILY_FIXTURES, "ai21.j2"])
+@pytest.mark.parametrize("name", [*FAMILY_FIXTURES, "ai21.j2", "amazon.titan-embed", "cohere.embed"])
 def test_invoke_family_whole(proxy: Proxy, name: str) -> None:
     """Each family's documented body masked on the way out; its documented answer, with
     a disguise in every text, restored on the way back."""

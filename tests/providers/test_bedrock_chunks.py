@@ -61,7 +61,7 @@ NAMES = sorted(TEXT_AT)
 
 
 def test_every_streaming_family_is_exercised() -> None:
-    assert {family_fixture(n)["family"] for n in NAMES} == {f.name for f in bedrock_models.FAMILIES if f.chunk} - {"ai21.j2"}
+    assert {family_fixture(n)["family"] for n in NAMES} == {f.name for f in bedrock_models.FAMILIES if f.chunk and f.chunk.channels} - {"ai21.j2"}
 
 
 def test_the_documented_streams_pass_unchanged_and_end_cleanly() -> None:
@@ -176,3 +176,15 @@ def test_tool_input_is_a_json_channel_of_its_own(name: str, data) -> None:
         assert got[-1]["choices"][0]["finish_reason"] == "tool_calls"
     assert text == "Acme Corp!"
     assert json.loads(tool) == {"who": PLACEHOLDERS["[EMAIL_2]"], "org": "Acme Corp"}
+
+
+def test_a_model_that_does_not_stream_ends_its_stream_with_an_exception() -> None:
+    """An embedding model's InvokeModelWithResponseStream (Bedrock refuses it with a JSON
+    error): an event stream anyway is not read as another family's chunks."""
+    s = bedrock_chunks.stream(bedrock_models.TITAN_EMBED.chunk)(RULES.restorer(PLACEHOLDERS))  # type: ignore[arg-type]
+    out = s.feed(chunk_frame({"embedding": [0.1]})) + s.flush()
+    buf = EventStreamBuffer()
+    buf.add_data(out)
+    msgs = list(buf)
+    assert msgs[-1].headers[":message-type"] == "exception"
+    assert "does not stream" in json.loads(msgs[-1].payload)["message"]

@@ -186,6 +186,28 @@ GPT_OSS = Family(
     _DOCS + "model-parameters-openai.html",
 )
 
+# -- Embeddings: text in, vectors out (no stream) -----------------------------------------
+# A model that does not stream: its chunk model has no channel and no last chunk, so an
+# event stream for it ends with an exception frame rather than being read as another's.
+NO_STREAM = ChunkModel((), ())
+TITAN_EMBED = Family(
+    "amazon.titan-embed",
+    ("amazon.titan-embed-text", "amazon.titan-embed-g1-text"),
+    Obj({"inputText": VALUES, "dimensions": META, "normalize": META, "embeddingTypes": META}, default=GENERIC),
+    Obj({"embedding": META, "embeddingsByType": META, "inputTextTokenCount": META}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-titan-embed-text.html",
+)
+COHERE_EMBED = Family(
+    "cohere.embed",
+    ("cohere.embed-",),
+    Obj({"texts": VALUES, "images": Arr(MEDIA), "input_type": META, "truncate": META, "embedding_types": META},
+        default=GENERIC),
+    Obj({"embeddings": META, "id": ID, "response_type": META, "texts": VALUES}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-embed.html",
+)  # fmt: skip
+
 # -- Anthropic Claude: Messages (and the legacy Text Completions of claude-v2/instant) -----
 CLAUDE_TEXT = Family(
     "anthropic.claude-v2",
@@ -207,8 +229,8 @@ CLAUDE = Family(
 
 # Most specific prefix first (claude-v2 before every other Claude).
 FAMILIES: tuple[Family, ...] = (
-    CLAUDE_TEXT, CLAUDE, LLAMA, MISTRAL, NOVA, TITAN, COHERE_CHAT, COHERE_GENERATE, JAMBA, JURASSIC, DEEPSEEK,
-    GPT_OSS,
+    CLAUDE_TEXT, CLAUDE, LLAMA, MISTRAL, NOVA, TITAN, TITAN_EMBED, COHERE_CHAT, COHERE_GENERATE, COHERE_EMBED,
+    JAMBA, JURASSIC, DEEPSEEK, GPT_OSS,
 )  # fmt: skip
 
 
@@ -229,7 +251,7 @@ def _spec(fam: Family) -> WireSpec:
     )
 
 
-SPECS: tuple[WireSpec, ...] = tuple(_spec(f) for f in FAMILIES if f.chunk is not None)
+SPECS: tuple[WireSpec, ...] = tuple(_spec(f) for f in FAMILIES if f.chunk is not None and f.chunk.stop)
 
 # -- which family a model id is ----------------------------------------------------------
 

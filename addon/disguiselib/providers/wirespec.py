@@ -132,6 +132,8 @@ class ChunkModel:
     @property
     def ends(self) -> str:
         """The terminal condition as a stream's error names it."""
+        if not self.stop:
+            return "a last chunk (this model does not stream)"
         return " or ".join(".".join(p) for p in self.stop) + " set"
 
 
