@@ -188,3 +188,26 @@ def test_a_model_that_does_not_stream_ends_its_stream_with_an_exception() -> Non
     msgs = list(buf)
     assert msgs[-1].headers[":message-type"] == "exception"
     assert "does not stream" in json.loads(msgs[-1].payload)["message"]
+
+
+def test_nova_block_tail_goes_out_before_its_content_block_stop() -> None:
+    """Nova's chunks close a block (`contentBlockStop`): the block's held tail goes out
+    before it, never after (a client assembles a block's text up to its stop)."""
+    for held in ("Ask Zenith La", "Ask [EMAIL_", "Ask Zen"):
+        chunks = [{"messageStart": {"role": "assistant"}},
+                  {"contentBlockDelta": {"delta": {"text": held}, "contentBlockIndex": 0}},
+                  {"contentBlockStop": {"contentBlockIndex": 0}},
+                  {"contentBlockDelta": {"delta": {"text": "Zen"}, "contentBlockIndex": 1}},
+                  {"contentBlockStop": {"contentBlockIndex": 1}},
+                  {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+        out, s = run("amazon.nova", body_of(chunks))
+        got = client_chunks(out)
+        stops = {c["contentBlockStop"]["contentBlockIndex"]: i for i, c in enumerate(got) if "contentBlockStop" in c}
+        for i, c in enumerate(got):
+            if "contentBlockDelta" in c:
+                b = c["contentBlockDelta"]["contentBlockIndex"]
+                assert i < stops[b], (held, got)
+        texts = ["".join(c["contentBlockDelta"]["delta"]["text"] for c in got
+                         if "contentBlockDelta" in c and c["contentBlockDelta"]["contentBlockIndex"] == b)
+                 for b in (0, 1)]  # fmt: skip
+        assert texts == [held, "Zen"] and s.state.name == "DONE"

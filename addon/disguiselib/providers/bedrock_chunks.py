@@ -142,8 +142,8 @@ class ChunkStream(FrameStream):
             # nothing in it can take part in a match and no window holds text (the
             # triggers' property, core/triggers.py): it goes on as it came
             return [fr.raw]
+        before = self._closed(doc)
         rule = _rule(doc, self._paths, (), (), self.model.index_members)
-        before: list[bytes] = []
         wheres: list[tuple] = []
         mine: dict[tuple, tuple] = {}
 
@@ -169,17 +169,25 @@ class ChunkStream(FrameStream):
             self.last[k] = (new, where, wheres)
         if last:
             self.to(StreamState.FINISHING)
-            before = self.drain()
+            before += self.drain()
         if not changed:
             return [*before, fr.raw]
         self.events_changed += 1
         body = {**payload, "bytes": base64.b64encode(new.encode("utf-8")).decode("ascii")}
         return [*before, eventstream.reframe(fr.header_block, _dumps(body))]
 
-    def drain(self) -> list[bytes]:
-        """Every held tail, each in a copy of its channel's last chunk."""
+    def _closed(self, doc: object) -> list[bytes]:
+        """The held tails of the channels this chunk closes (ChunkModel.closes)."""
+        m = self.model.closes
+        if m is None or not isinstance(doc, dict) or not isinstance(doc.get(m), dict):
+            return []
+        idx = next((v for k in self.model.index_members if isinstance(v := doc[m].get(k), int)), None)
+        return self.drain([k for k in self.windows if k[1:] == (idx,)]) if idx is not None else []
+
+    def drain(self, keys: list | None = None) -> list[bytes]:
+        """Every held tail (or those of keys), each in a copy of its channel's last chunk."""
         out: list[bytes] = []
-        for k in sorted(self.windows, key=repr):
+        for k in sorted(self.windows if keys is None else keys, key=repr):
             w = self.windows.pop(k)
             tail = w.flush() if w is not None else ""
             got = self.last.pop(k, None)
@@ -193,7 +201,8 @@ class ChunkStream(FrameStream):
                 _put(tail_doc, at, tail if at == where else "")
             data = json.dumps(tail_doc, ensure_ascii=False, separators=(",", ":"))
             out.append(event_frame("chunk", _dumps({"bytes": base64.b64encode(data.encode("utf-8")).decode("ascii")})))
-        self.last.clear()
+        if keys is None:
+            self.last.clear()
         return out
 
 

@@ -267,7 +267,8 @@ NOVA_CHUNKS = ChunkModel(
     (Channel(("contentBlockDelta", "delta", "text")),
      Channel(("contentBlockDelta", "delta", "toolUse", "input"), JSON)),
     (("messageStop",),),
-    ("contentBlockIndex",)
+    ("contentBlockIndex",),
+    "contentBlockStop",
 )  # fmt: skip
 
 

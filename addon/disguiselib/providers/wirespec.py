@@ -128,6 +128,9 @@ class ChunkModel:
     # Members (at any level on a channel's path) whose integer value keys the channel
     # (Nova's `contentBlockIndex`, Titan's `index`).
     index_members: tuple[str, ...] = ("index",)
+    # A member whose presence ends the channels of its index (Nova's `contentBlockStop`
+    # with its `contentBlockIndex`): their held tails go out before it.
+    closes: str | None = None
 
     @property
     def ends(self) -> str:
