@@ -10,7 +10,9 @@ disguises a model writes back — placeholders from masking the request and lite
 each split across two deltas — then a tool call whose input arrives in pieces) is sent
 three ways: as the Messages API's SSE stream (AnthropicStream), as Bedrock's
 InvokeModelWithResponseStream (each Anthropic event base64 in a `chunk` frame:
-InvokeStream) and as ConverseStream (Converse events in frames: ConverseStream). Each is
+InvokeStream), as ConverseStream (Converse events in frames: ConverseStream) and, text
+only, as Meta Llama's InvokeModelWithResponseStream chunks (`{"generation": ...}`:
+bedrock_chunks.ChunkStream, the reader of every non-Claude family). Each is
 fed one event per read and in 4 KiB reads. Compared with a bare loop over the pieces
 and with the framer alone (sse.Framer, or eventstream.Decoder: botocore's decoder, both
 checksums). Every run first checks what a client reassembles: the original text and
@@ -34,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
 from disguiselib.core import eventstream, mappings, rules, sse  # noqa: E402
-from disguiselib.providers import anthropic, bedrock, bedrock_stream, masking  # noqa: E402
+from disguiselib.providers import anthropic, bedrock, bedrock_chunks, bedrock_models, bedrock_stream, masking  # noqa: E402
 
 WORDS = ("the of and to in is for on that with as by this from are be or an at it not which you have can "
          "stream chunk model token window request response server client config deploy build test cluster "
@@ -88,13 +90,17 @@ def to_invoke(events: list[dict]) -> list[bytes]:
     out = []
     for e in events:
         b = base64.b64encode(json.dumps(e, separators=(",", ":")).encode()).decode()
-        out.append(eventstream.encode([(":event-type", "chunk"), *_EV], json.dumps({"bytes": b, "p": "abcdefgh"}).encode()))
+        out.append(
+            eventstream.encode([(":event-type", "chunk"), *_EV], json.dumps({"bytes": b, "p": "abcdefgh"}).encode())
+        )
     return out
 
 
 def to_converse(deltas: list[str], args: list[str]) -> list[bytes]:
     def f(t: str, p: dict) -> bytes:
-        return eventstream.encode([(":event-type", t), *_EV], json.dumps({**p, "p": "abcdefgh"}, separators=(",", ":")).encode())
+        return eventstream.encode(
+            [(":event-type", t), *_EV], json.dumps({**p, "p": "abcdefgh"}, separators=(",", ":")).encode()
+        )
 
     out = [f("messageStart", {"role": "assistant"})]
     out += [f("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}}) for t in deltas]
@@ -104,6 +110,17 @@ def to_converse(deltas: list[str], args: list[str]) -> list[bytes]:
     out += [f("contentBlockStop", {"contentBlockIndex": 1}), f("messageStop", {"stopReason": "tool_use"}),
             f("metadata", {"usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}, "metrics": {"latencyMs": 1}})]  # fmt: skip
     return out
+
+
+def to_llama(deltas: list[str]) -> list[bytes]:
+    """The same text as Meta Llama streams it: one `{"generation": ...}` per chunk."""
+    chunks = [{"generation": t, "prompt_token_count": None, "generation_token_count": i, "stop_reason": None}
+              for i, t in enumerate(deltas)]  # fmt: skip
+    chunks.append({"generation": "", "prompt_token_count": None, "generation_token_count": len(deltas),
+                   "stop_reason": "stop"})  # fmt: skip
+    return [eventstream.encode([(":event-type", "chunk"), *_EV], json.dumps(
+        {"bytes": base64.b64encode(json.dumps(c, separators=(",", ":")).encode()).decode(), "p": "abcdefgh"}).encode())
+        for c in chunks]  # fmt: skip
 
 
 def client_view(kind: str, out: bytes) -> tuple[str, dict]:
@@ -119,10 +136,12 @@ def client_view(kind: str, out: bytes) -> tuple[str, dict]:
         buf.add_data(out)
         msgs = list(buf)
         assert all(m.headers[":message-type"] == "event" for m in msgs)
-        if kind == "invoke":
+        if kind in ("invoke", "llama"):
             datas = [json.loads(base64.b64decode(json.loads(m.payload)["bytes"])) for m in msgs]
         else:
             datas = [json.loads(m.payload) for m in msgs]
+    if kind == "llama":
+        return "".join(d["generation"] for d in datas), {}
     for d in datas:
         delta = d.get("delta", {})
         if kind == "converse":
@@ -196,18 +215,36 @@ def main(argv: list[str] | None = None) -> None:
     print(f"disguise bench, Bedrock — Python {platform.python_version()}, {platform.machine()}"
           f"{', --quick' if args.quick else ''}; median of {reps}, variants interleaved; default mappings, "
           f"{len(events)} events, {len(session.placeholders)} placeholders")  # fmt: skip
-    print(f"    {'stream':<34} {'reads':<14} {'variant':<10} {'µs/event':>9} {'MB/s':>7} {'×bare':>6} {'×framer':>8} {'×SSE':>6}")
+    print(
+        f"    {'stream':<34} {'reads':<14} {'variant':<10} {'µs/event':>9} {'MB/s':>7} {'×bare':>6} {'×framer':>8} {'×SSE':>6}"
+    )
     sse_cost: dict[str, float] = {}
     for sname, kind, framed, cls, framer in (
         ("Messages SSE (AnthropicStream)", "sse", to_sse(events), anthropic.AnthropicStream, SSEFramer),
         ("InvokeWithResponseStream frames", "invoke", to_invoke(events), bedrock_stream.InvokeStream, FrameReader),
-        ("ConverseStream frames", "converse", to_converse(deltas, arg_pieces), bedrock_stream.ConverseStream, FrameReader),
+        (
+            "ConverseStream frames",
+            "converse",
+            to_converse(deltas, arg_pieces),
+            bedrock_stream.ConverseStream,
+            FrameReader,
+        ),
+        (
+            "Invoke Llama chunks (ChunkStream)",
+            "llama",
+            to_llama(deltas),
+            bedrock_chunks.stream(bedrock_models.LLAMA.chunk),
+            FrameReader,
+        ),  # type: ignore[arg-type]
     ):
         data = b"".join(framed)
         nev = len(framed)
-        for cname, pieces in (("1 event/read", framed), ("4 KiB reads", [data[i : i + 4096] for i in range(0, len(data), 4096)])):
+        for cname, pieces in (
+            ("1 event/read", framed),
+            ("4 KiB reads", [data[i : i + 4096] for i in range(0, len(data), 4096)]),
+        ):
             got = client_view(kind, run_loop(cls(R.restorer(session.placeholders)), pieces))
-            status = "OK" if got == (orig, orig_args) else "MISMATCH"
+            status = "OK" if got == (orig, {} if kind == "llama" else orig_args) else "MISMATCH"
             factories = {"bare loop": Bare, "framer": framer,
                          "disguise": lambda cls=cls: cls(R.restorer(session.placeholders))}  # fmt: skip
             times: dict[str, list[float]] = {k: [] for k in factories}

@@ -4,15 +4,19 @@ computes the expected signature), event-stream frames, a fake Bedrock upstream."
 from __future__ import annotations
 
 import base64
+import copy
 import hmac
 import json
 import re
+from pathlib import Path
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
 
 from disguiselib.core import eventstream
+from disguiselib.providers import bedrock_models
+from disguiselib.providers.bedrock_chunks import is_last
 
 _AUTH = re.compile(
     r"\AAWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
@@ -84,3 +88,89 @@ def anthropic_events_of(body: bytes) -> list[dict]:
         if fr.event_type == "chunk":
             out.append(json.loads(base64.b64decode(json.loads(fr.payload)["bytes"])))
     return out
+
+
+# -- InvokeModel per model family (fixtures/real/bedrock/models) ----------------------------------
+
+MODELS = Path(__file__).resolve().parent / "fixtures" / "real" / "bedrock" / "models"
+# Where each fixture's chunks carry their text (the test's own reading of the documents)
+TEXT_AT: dict[str, tuple] = {
+    "meta.llama": ("generation",),
+    "mistral": ("outputs", 0, "text"),
+    "mistral.chat": ("choices", 0, "message", "content"),
+    "amazon.nova": ("contentBlockDelta", "delta", "text"),
+    "amazon.titan-text": ("outputText",),
+    "cohere.command-r": ("text",),
+    "cohere.command": ("text",),
+    "ai21.jamba": ("choices", 0, "delta", "content"),
+    "deepseek.r1": ("choices", 0, "text"),
+    "openai.gpt-oss": ("choices", 0, "delta", "content"),
+    "anthropic.claude-v2": ("completion",),
+}
+
+
+def family_fixture(name: str) -> dict:
+    """A model family's documented bodies (fixtures/real/bedrock/models/NAME.json)."""
+    return json.loads((MODELS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def get(doc, at):
+    for k in at:
+        if isinstance(doc, dict) and k in doc or isinstance(doc, list) and isinstance(k, int) and k < len(doc):
+            doc = doc[k]
+        else:
+            return None
+    return doc
+
+
+def put(doc, at, v):
+    for k in at[:-1]:
+        doc = doc[k]
+    doc[at[-1]] = v
+
+
+def chunks_with(name: str, pieces: list[str]) -> list[dict]:
+    """The fixture's stream with its text replaced by pieces: the first text chunk's shape
+    for each piece but the last, which goes in the terminal chunk when it has text."""
+    f = family_fixture(name)
+    model = next(m for m in bedrock_models.FAMILIES if m.name == f["family"]).chunk
+    at = TEXT_AT[name]
+    stream = f["stream"]
+    idx = [i for i, c in enumerate(stream) if isinstance(get(c, at), str)]
+    first, last = idx[0], idx[-1]
+    term = next(i for i, c in enumerate(stream) if is_last(model, c))
+    body_pieces = pieces
+    out = [copy.deepcopy(c) for c in stream[:first]]
+    tail = None
+    if isinstance(get(stream[term], at), str) and pieces:
+        body_pieces, tail = pieces[:-1], pieces[-1]
+    for p in body_pieces:
+        c = copy.deepcopy(stream[first])
+        put(c, at, p)
+        out.append(c)
+    for c in stream[max(last, first) + 1 if term > last else term:]:
+        c = copy.deepcopy(c)
+        if c is not None and isinstance(get(c, at), str):
+            put(c, at, tail if tail is not None else "")
+            tail = None
+        out.append(c)
+    return out
+
+
+
+# The API's own words and identifiers: not model text (never masked, nothing injected)
+META_KEYS = {"role", "schemaVersion", "return_likelihoods", "type", "anthropic_version", "tool_choice", "model",
+             "id", "tool_call_id", "stop_reason", "completionReason", "finish_reason", "stopReason", "object",
+             "response_id", "generation_id", "reason", "event_type", "truncate", "prompt_truncation", "input_type",
+             "response_type", "embedding_types", "embeddingTypes"}  # fmt: skip
+
+
+def inject(doc: object, add: str, key: str | None = None) -> object:
+    """doc with add appended to every string that is model text (not META_KEYS)."""
+    if isinstance(doc, dict):
+        return {k: inject(v, add, k) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [inject(v, add, key) for v in doc]
+    if isinstance(doc, str) and key not in META_KEYS and key != "arguments":
+        return doc + add
+    return doc

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from aws_util import check_sigv4, chunk_frame, frames_of
+from aws_util import TEXT_AT, check_sigv4, chunk_frame, chunks_with, family_fixture, frames_of, get, inject
 from integration_util import (
     MITMDUMP,
     FakeUpstream,
@@ -48,6 +48,8 @@ from botocore.credentials import ReadOnlyCredentials  # noqa: E402
 from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
 
 from disguiselib.core import eventstream  # noqa: E402
+from disguiselib.providers import bedrock_models  # noqa: E402
+from disguiselib.providers.bedrock_chunks import is_last  # noqa: E402
 
 pytestmark = [
     pytest.mark.integration,
@@ -322,6 +324,75 @@ def test_invoke_stream_thinking_untouched(proxy: Proxy) -> None:
             assert raw in got, "a thinking or signature delta changed"
     texts = [json.loads(g)["delta"].get("text") for g in got if b"text_delta" in g]
     assert "".join(t for t in texts if t) == "Acme Corp! " * len([1 for r in up if b"text_delta" in r])
+
+
+# -- InvokeModel for every other model family (fixtures/real/bedrock/models) --------------------
+
+FAMILY_FIXTURES = sorted(TEXT_AT)
+
+
+def family_request(name: str) -> dict:
+    """The family's documented request with originals in every text it holds."""
+    return inject(family_fixture(name)["request"], f" Acme Corp {BOB}")  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("name", [*FAMILY_FIXTURES, "ai21.j2", "amazon.titan-embed", "cohere.embed"])
+def test_invoke_family_whole(proxy: Proxy, name: str) -> None:
+    """Each family's documented body masked on the way out; its documented answer, with
+    a disguise in every text, restored on the way back."""
+    f = family_fixture(name)
+    p = path(f["model"], "invoke")
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        body = inject(f["response"], f" Zenith Labs {placeholder(rec)}")
+        return Reply([json.dumps(body).encode()], headers=JSON_HEADERS, framing="length")
+
+    proxy.on(p, answer)
+    resp = proxy.boto().invoke_model(modelId=f["model"], body=json.dumps(family_request(name)))
+    assert json.loads(resp["body"].read()) == inject(f["response"], f" Acme Corp {BOB}")
+
+
+@pytest.mark.parametrize("name", FAMILY_FIXTURES)
+def test_invoke_family_stream(proxy: Proxy, name: str) -> None:
+    """Each family's documented chunks with its text split inside both disguises, in
+    frames cut at arbitrary bytes: the text restored, the stream complete (no exception
+    frame: a Llama stream once ended 'before message_stop'), no text after its last chunk."""
+    f = family_fixture(name)
+    p = path(f["model"], "invoke-with-response-stream")
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        ph = placeholder(rec)
+        pieces = ["Ask Zen", "ith Labs: ", ph[:4], ph[4:], " now, Zen"]  # "Zen": held to the end
+        return Reply(cut([chunk_frame(c) for c in chunks_with(name, pieces)], 5), headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    resp = proxy.boto().invoke_model_with_response_stream(modelId=f["model"], body=json.dumps(family_request(name)))
+    chunks = [json.loads(e["chunk"]["bytes"]) for e in resp["body"]]  # an exception frame raises here
+    at = TEXT_AT[name]
+    texts = [get(c, at) for c in chunks]
+    assert "".join(t for t in texts if isinstance(t, str)) == f"Ask Acme Corp: {BOB} now, Zen"
+    model = bedrock_models.family_of(f["model"]).chunk  # type: ignore[union-attr]
+    last = max(i for i, c in enumerate(chunks) if is_last(model, c))
+    assert not any(isinstance(t, str) and t for t in texts[last + 1 :])
+
+
+@pytest.mark.parametrize(
+    ("model", "prefix"),
+    [("amazon.nova-canvas-v1:0", "amazon.nova-canvas"),
+     ("arn:aws:bedrock:us-east-1:123456789012:imported-model/acme-corp-x", "imported-model")],
+)  # fmt: skip
+def test_invoke_unknown_family_refused(proxy: Proxy, model: str, prefix: str) -> None:
+    """A model whose body no family declares is refused before anything leaves, the
+    message naming its family prefix and nothing of the body."""
+    for op in ("invoke_model", "invoke_model_with_response_stream"):
+        with pytest.raises(ClientError) as e:
+            getattr(proxy.boto(), op)(modelId=model, body=json.dumps({"prompt": f"Acme Corp {BOB}"}))
+        msg = str(e.value)
+        assert repr(prefix) in msg and "Acme" not in msg and BOB not in msg, msg
+        assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert not [r for r in proxy.upstream.requests if model.split(":")[0].split("/")[0] in r.path]
 
 
 # -- Converse ---------------------------------------------------------------------------------

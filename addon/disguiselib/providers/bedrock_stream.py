@@ -43,7 +43,7 @@ from .channels import dumps_bytes
 from .fields import GENERIC
 from .restore import decode_field, reencode_field, restore_json
 from .stream import SSEStream, StreamState
-from .wirespec import EVENT_STREAM, WireSpec
+from .wirespec import EVENT_STREAM, JSON, Channel, ChunkModel, WireSpec
 
 _EVENT_HEADERS = [(":content-type", "application/json"), (":message-type", "event")]
 # The exception both streams' unions declare (ResponseStream and ConverseStreamOutput
@@ -256,6 +256,19 @@ CONVERSE_SPEC = WireSpec(
     error_event=EXCEPTION_TYPE,
     type_member=None,
     stop_members=("stopReason",),
+)  # fmt: skip
+
+
+# Amazon Nova's InvokeModelWithResponseStream chunks (the messages-v1 schema) are
+# ConverseStream's events, each one the member of its type: `{"contentBlockDelta":
+# {"delta": {"text": ...}, "contentBlockIndex": 0}}` (bedrock_models.NOVA,
+# bedrock_chunks.ChunkStream).
+NOVA_CHUNKS = ChunkModel(
+    (Channel(("contentBlockDelta", "delta", "text")),
+     Channel(("contentBlockDelta", "delta", "toolUse", "input"), JSON)),
+    (("messageStop",),),
+    ("contentBlockIndex",),
+    "contentBlockStop",
 )  # fmt: skip
 
 

@@ -20,6 +20,8 @@ from . import (
     anthropic,
     batch,
     bedrock,
+    bedrock_chunks,
+    bedrock_models,
     bedrock_stream,
     gemini_live,
     gemini_stream,
@@ -45,7 +47,8 @@ from .wirespec import DOCUMENT, FILE, STREAMS, Provider, Slots, WireSpec
 # the views, the recorder. A new API's spec is registered here.
 SPECS: tuple[WireSpec, ...] = (
     anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
-    bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, batch.SPEC, openai_realtime.SPEC, gemini_live.SPEC,
+    bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, *bedrock_models.SPECS, batch.SPEC,
+    openai_realtime.SPEC, gemini_live.SPEC,
 )  # fmt: skip
 
 
@@ -250,10 +253,41 @@ OPENAI_STORED: tuple[tuple[str, str, Api], ...] = tuple(
 )
 
 # AWS Bedrock Runtime (bedrock.py): SigV4 signs the body, so a masked one is re-signed.
-BEDROCK_INVOKE = Api(
-    "aws.bedrock.invoke", bedrock.INVOKE_REQUEST, bedrock.INVOKE_RESPONSE, anthropic.AnthropicStream,
-    bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
-)  # fmt: skip
+# InvokeModel's body is the model's own: one Api per model family (bedrock_models.py).
+
+
+def _invoke_api(fam: bedrock_models.Family) -> Api:
+    """InvokeModel for one model family (bedrock_models.py): its body's rules, and its
+    chunks' stream on the streaming path (Claude's: Anthropic events, InvokeStream)."""
+    if fam.chunk is None:
+        return Api("aws.bedrock.invoke", fam.request, fam.response, anthropic.AnthropicStream,
+                   bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS)  # fmt: skip
+    chunks = bedrock_chunks.stream(fam.chunk)
+
+    def streams(path: str, content_type: str) -> Callable[[Restorer], SSEStream] | None:
+        return chunks if bedrock_stream.stream_for(path, content_type) is not None else None
+
+    return Api(f"aws.bedrock.invoke.{fam.name}", fam.request, fam.response, anthropic.AnthropicStream,
+               bedrock.error_body, streams, signed=True, answers=STREAMS)  # fmt: skip
+
+
+BEDROCK_FAMILIES: dict[str, Api] = {f.name: _invoke_api(f) for f in bedrock_models.FAMILIES}
+BEDROCK_INVOKE = BEDROCK_FAMILIES[bedrock_models.CLAUDE.name]
+
+
+def _unknown_family(prefix: str) -> Api:
+    """InvokeModel for a model whose family is not declared: refused, naming it."""
+    return Api("aws.bedrock.invoke.unknown", bedrock_models.Unknown(prefix), GENERIC, anthropic.AnthropicStream,
+               bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS)  # fmt: skip
+
+
+def bedrock_invoke(path: str) -> Api:
+    """The InvokeModel API of the model the path names (its family's body)."""
+    mid = bedrock_models.model_id(path)
+    fam = bedrock_models.family_of(mid)
+    return BEDROCK_FAMILIES[fam.name] if fam is not None else _unknown_family(bedrock_models.family_prefix(mid))
+
+
 BEDROCK_CONVERSE = Api(
     "aws.bedrock.converse", bedrock.CONVERSE_REQUEST, bedrock.CONVERSE_RESPONSE, anthropic.AnthropicStream,
     bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
@@ -324,6 +358,8 @@ _ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
 BY_NAME: dict[str, Api] = {
     **{api.name: api for _, _, api in _ROUTES},
     **{api.name: api for _, api in _PATTERN_ROUTES},
+    **{api.name: api for api in BEDROCK_FAMILIES.values()},
+    "aws.bedrock.invoke.unknown": _unknown_family("?"),
 }
 
 # -- realtime APIs over WebSocket (realtime.py) ---------------------------------------------
@@ -417,7 +453,7 @@ def recognise(method: str, path: str) -> Api | None:
     if m == "POST":
         for rx, api in _PATTERN_ROUTES:
             if rx.search(p) is not None:
-                return api
+                return bedrock_invoke(p) if api is BEDROCK_INVOKE else api
     for methods, rx, api in _ROUTES:
         if m in methods and rx.search(p):
             return api

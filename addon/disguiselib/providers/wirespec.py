@@ -108,6 +108,45 @@ class WireSpec:
         return frozenset(words)
 
 
+# -- chunks told by shape (Bedrock InvokeModel's model families) --------------------------
+
+# A member path in a JSON document ("*": each element of an array).
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Channel:
+    """Where a stream's text is in each document: its path (an element under `*` is
+    keyed by its `index` member, else its position) and its kind (TEXT or JSON)."""
+
+    path: Path
+    kind: str = TEXT
+
+
+@dataclass(frozen=True)
+class ChunkModel:
+    """One streamed JSON document of an API whose events are told by shape (Bedrock
+    InvokeModel's chunks for Llama, Titan, ...): where its text is and when it is over."""
+
+    channels: tuple[Channel, ...]
+    # The stream's last document: one where a member at one of these paths is set (not
+    # null, not false): Llama's `stop_reason`, Titan's `completionReason`, ...
+    stop: tuple[Path, ...]
+    # Members (at any level on a channel's path) whose integer value keys the channel
+    # (Nova's `contentBlockIndex`, Titan's `index`).
+    index_members: tuple[str, ...] = ("index",)
+    # A member whose presence ends the channels of its index (Nova's `contentBlockStop`
+    # with its `contentBlockIndex`): their held tails go out before it.
+    closes: str | None = None
+
+    @property
+    def ends(self) -> str:
+        """The terminal condition as a stream's error names it."""
+        if not self.stop:
+            return "a last chunk (this model does not stream)"
+        return " or ".join(".".join(p) for p in self.stop) + " set"
+
+
 def frozen(m: Mapping) -> Mapping:
     """A read-only copy of a table for a spec."""
     return _frozen(m)
