@@ -169,6 +169,15 @@ META_KEYS = {"role", "schemaVersion", "return_likelihoods", "type", "anthropic_v
              "style_preset", "result", "finishReason", *MEDIA_KEYS}  # fmt: skip
 
 
+def images_of(doc: object, key: str | None = None) -> list[str]:
+    """The base64 images (MEDIA_KEYS strings) in a body, in order."""
+    if isinstance(doc, dict):
+        return [x for k, v in doc.items() for x in images_of(v, k)]
+    if isinstance(doc, list):
+        return [x for v in doc for x in images_of(v, key)]
+    return [doc] if isinstance(doc, str) and key in MEDIA_KEYS else []
+
+
 def inject(doc: object, add: str, key: str | None = None) -> object:
     """doc with add appended to every string that is model text (not META_KEYS)."""
     if isinstance(doc, dict):

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import aws_util
-from aws_util import inject
+from aws_util import images_of, inject
 from disguiselib.errors import MaskError
 from disguiselib.providers import bedrock_models
 from disguiselib.providers.masking import mask_body
@@ -128,15 +127,7 @@ def test_images_pass_as_they_are(fx: Path) -> None:
     back byte for byte, whatever rules are in force, while the prompts beside it are masked."""
     f = load(fx)
     api = recognise("POST", path_for(f["model"]))
-    media = aws_util.MEDIA_KEYS
-
-    def images(doc: object, key: str | None = None) -> list[str]:
-        if isinstance(doc, dict):
-            return [x for k, v in doc.items() for x in images(v, k)]
-        if isinstance(doc, list):
-            return [x for v in doc for x in images(v, key)]
-        return [doc] if isinstance(doc, str) and key in media else []
-
+    images = images_of
     out, _ = mask_body(json.dumps(inject(f["request"], ORIGINAL)).encode(), api.request_rule, IMAGE_RULES)
     assert "Acme Corp" not in out.decode() and images(json.loads(out)) == images(f["request"])
     answer = json.loads(json.dumps(inject(f["response"], DISGUISE)).replace(PNG_HEAD, "PNGHEADER"))

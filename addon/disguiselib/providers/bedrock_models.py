@@ -213,7 +213,7 @@ COHERE_EMBED = Family(
 _TITAN_PARAMS = Obj({"text": VALUES, "negativeText": VALUES, "maskPrompt": VALUES, "image": MEDIA, "images": Arr(MEDIA),
                      "maskImage": MEDIA, "conditionImage": MEDIA, "referenceImage": MEDIA, "controlMode": META,
                      "controlStrength": META, "returnMask": META, "outPaintingMode": META,
-                     "similarityStrength": META, "colors": META}, default=GENERIC)
+                     "similarityStrength": META, "colors": META}, default=GENERIC)  # fmt: skip
 TITAN_IMAGE = Family(
     "amazon.titan-image",
     ("amazon.titan-image-generator", "amazon.nova-canvas"),  # Nova Canvas: the same request schema
