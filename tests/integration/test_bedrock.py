@@ -395,6 +395,29 @@ def test_invoke_family_stream(proxy: Proxy, name: str) -> None:
     assert not any(isinstance(t, str) and t for t in texts[last + 1 :])
 
 
+@pytest.mark.parametrize("name", ["amazon.titan-image", "cohere.rerank.documents"])
+def test_invoke_stream_of_a_model_that_does_not_stream(proxy: Proxy, name: str) -> None:
+    """Image and rerank models do not stream: the request is masked as the family's, and
+    an event stream answered anyway ends with an exception frame, its chunk not read as
+    another family's (the disguise in it never reaches the client as if restored)."""
+    f = family_fixture(name)
+    p = path(f["model"], "invoke-with-response-stream")
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        body = inject(f["response"], f" Zenith Labs {placeholder(rec)}")
+        return Reply([chunk_frame(body)], headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    resp = proxy.boto().invoke_model_with_response_stream(modelId=f["model"], body=json.dumps(family_request(name)))
+    with pytest.raises(EventStreamError) as e:
+        try:
+            list(resp["body"])
+        finally:
+            resp["body"].close()
+    assert "does not stream" in str(e.value)
+
+
 @pytest.mark.parametrize(
     ("model", "prefix"),
     [("luma.ray-v2:0", "luma.ray"),
