@@ -159,14 +159,15 @@ def chunks_with(name: str, pieces: list[str]) -> list[dict]:
 
 
 # The API's own words and identifiers: not model text (never masked, nothing injected)
-MEDIA_KEYS = ("images", "image", "maskImage", "base64", "inputImage")
+MEDIA_KEYS = ("images", "image", "maskImage", "base64", "inputImage", "bytes")
 META_KEYS = {"role", "schemaVersion", "return_likelihoods", "type", "anthropic_version", "tool_choice", "model",
              "id", "tool_call_id", "stop_reason", "completionReason", "finish_reason", "stopReason", "object",
              "response_id", "generation_id", "reason", "event_type", "truncate", "prompt_truncation", "input_type",
              "response_type", "embedding_types", "embeddingTypes",
              # the image families: their words, and the images (bytes, passed as they are)
              "taskType", "quality", "mode", "aspect_ratio", "output_format", "clip_guidance_preset", "sampler",
-             "style_preset", "result", "finishReason", *MEDIA_KEYS}  # fmt: skip
+             "style_preset", "result", "finishReason", "embeddingPurpose", "truncationMode", "detailLevel", "format",
+             "embeddingType", *MEDIA_KEYS}  # fmt: skip
 
 
 def images_of(doc: object, key: str | None = None) -> list[str]:

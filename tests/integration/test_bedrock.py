@@ -348,7 +348,7 @@ def family_request(name: str) -> dict:
 
 NO_STREAM_FIXTURES = ["ai21.j2", "amazon.titan-embed", "cohere.embed", "amazon.titan-embed-image", "amazon.titan-image",
                       "amazon.titan-image.inpainting", "stability.sd3", "stability.sdxl", "cohere.rerank",
-                      "cohere.rerank.documents"]  # fmt: skip
+                      "cohere.rerank.documents", "amazon.nova-embed"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", [*FAMILY_FIXTURES, *NO_STREAM_FIXTURES])

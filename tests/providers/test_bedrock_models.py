@@ -5,6 +5,7 @@ that is not declared refused, naming its family prefix and nothing of the body."
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -105,6 +106,7 @@ def test_unknown_family_refused_naming_its_prefix(mid: str, prefix: str) -> None
         ("arn:aws:bedrock:us-west-2::foundation-model/cohere.rerank-v3-5:0", "cohere.rerank"),
         ("amazon.titan-embed-image-v1", "amazon.titan-embed-image"),
         ("amazon.titan-embed-text-v2:0", "amazon.titan-embed"),
+        ("us.amazon.nova-2-multimodal-embeddings-v1:0", "amazon.nova-embed"),
     ],
 )
 def test_model_id_forms_name_their_family(mid: str, family: str) -> None:
@@ -145,3 +147,16 @@ def test_rerank_echoed_documents_restored() -> None:
     answer = {"id": "x", "results": [{"index": 0, "relevance_score": 0.5, "document": sent["documents"][1]}]}
     back = json.loads(restore_body(json.dumps(answer).encode(), api.response_rule, RULES.restorer(PLACEHOLDERS)))
     assert back["results"][0]["document"] == inject(f["request"]["documents"][1], ORIGINAL)
+
+
+def test_nova_embed_text_given_as_bytes_is_read_as_text() -> None:
+    """Nova Multimodal Embeddings takes a text as a file's base64 bytes too: those are
+    text, masked inside their base64 (an image's, audio's, video's bytes pass)."""
+    api = recognise("POST", path_for("amazon.nova-2-multimodal-embeddings-v1:0"))
+    raw = base64.b64encode(("notes:" + ORIGINAL).encode()).decode()
+    body = {"taskType": "SINGLE_EMBEDDING",
+            "singleEmbeddingParams": {"embeddingPurpose": "GENERIC_INDEX",
+                                      "text": {"truncationMode": "END", "source": {"bytes": raw}}}}  # fmt: skip
+    out, _ = mask_body(json.dumps(body).encode(), api.request_rule, RULES)
+    sent = base64.b64decode(json.loads(out)["singleEmbeddingParams"]["text"]["source"]["bytes"]).decode()
+    assert sent.startswith("notes:") and "Acme Corp" not in sent and "bob@" not in sent

@@ -32,7 +32,7 @@ from ..core.jsonspan import PROSE, USER, VALUES, Arr, Obj, Rule
 from ..errors import MaskError
 from . import bedrock, bedrock_stream, openai_chat
 from .bedrock_stream import EXCEPTION_TYPE
-from .fields import GENERIC, ID, MEDIA, META
+from .fields import GENERIC, ID, MEDIA, META, media_text
 from .wirespec import EVENT_STREAM, JSON, Channel, ChunkModel, WireSpec
 
 
@@ -270,6 +270,26 @@ TITAN_EMBED_IMAGE = Family(
     _DOCS + "model-parameters-titan-embed-mm.html",
 )
 
+# -- Nova Multimodal Embeddings (SINGLE_EMBEDDING, the synchronous schema) ----------------
+# A text given as a file's bytes is read as text; an image's, audio's, video's bytes pass.
+_NOVA_SOURCE = Obj({"bytes": MEDIA, "s3Location": GENERIC}, default=GENERIC)
+_NOVA_MEDIA = Obj({"format": META, "detailLevel": META, "embeddingMode": META, "source": _NOVA_SOURCE}, default=GENERIC)
+NOVA_EMBED = Family(
+    "amazon.nova-embed",
+    ("amazon.nova-2-multimodal-embeddings",),
+    Obj({"schemaVersion": META, "taskType": META,
+         "singleEmbeddingParams": Obj({
+             "embeddingPurpose": META, "embeddingDimension": META,
+             "text": Obj({"truncationMode": META, "value": VALUES,
+                          "source": Obj({"bytes": media_text("text/plain"), "s3Location": GENERIC}, default=GENERIC)},
+                         default=GENERIC),
+             "image": _NOVA_MEDIA, "audio": _NOVA_MEDIA, "video": _NOVA_MEDIA}, default=GENERIC)}, default=GENERIC),
+    Obj({"embeddings": Arr(Obj({"embeddingType": META, "embedding": META, "truncatedCharLength": META},
+                               default=GENERIC))}, default=GENERIC),
+    NO_STREAM,
+    "https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html",
+)  # fmt: skip
+
 # -- Anthropic Claude: Messages (and the legacy Text Completions of claude-v2/instant) -----
 CLAUDE_TEXT = Family(
     "anthropic.claude-v2",
@@ -293,6 +313,7 @@ CLAUDE = Family(
 FAMILIES: tuple[Family, ...] = (
     CLAUDE_TEXT, CLAUDE, LLAMA, MISTRAL, NOVA, TITAN, TITAN_EMBED, COHERE_CHAT, COHERE_GENERATE, COHERE_EMBED,
     JAMBA, JURASSIC, DEEPSEEK, GPT_OSS, TITAN_IMAGE, STABILITY_SDXL, STABILITY, COHERE_RERANK, TITAN_EMBED_IMAGE,
+    NOVA_EMBED,
 )  # fmt: skip
 
 
