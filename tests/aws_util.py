@@ -159,10 +159,24 @@ def chunks_with(name: str, pieces: list[str]) -> list[dict]:
 
 
 # The API's own words and identifiers: not model text (never masked, nothing injected)
+MEDIA_KEYS = ("images", "image", "maskImage", "base64", "inputImage", "bytes")
 META_KEYS = {"role", "schemaVersion", "return_likelihoods", "type", "anthropic_version", "tool_choice", "model",
              "id", "tool_call_id", "stop_reason", "completionReason", "finish_reason", "stopReason", "object",
              "response_id", "generation_id", "reason", "event_type", "truncate", "prompt_truncation", "input_type",
-             "response_type", "embedding_types", "embeddingTypes"}  # fmt: skip
+             "response_type", "embedding_types", "embeddingTypes",
+             # the image families: their words, and the images (bytes, passed as they are)
+             "taskType", "quality", "mode", "aspect_ratio", "output_format", "clip_guidance_preset", "sampler",
+             "style_preset", "result", "finishReason", "embeddingPurpose", "truncationMode", "detailLevel", "format",
+             "embeddingType", *MEDIA_KEYS}  # fmt: skip
+
+
+def images_of(doc: object, key: str | None = None) -> list[str]:
+    """The base64 images (MEDIA_KEYS strings) in a body, in order."""
+    if isinstance(doc, dict):
+        return [x for k, v in doc.items() for x in images_of(v, k)]
+    if isinstance(doc, list):
+        return [x for v in doc for x in images_of(v, key)]
+    return [doc] if isinstance(doc, str) and key in MEDIA_KEYS else []
 
 
 def inject(doc: object, add: str, key: str | None = None) -> object:

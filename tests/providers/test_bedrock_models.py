@@ -5,18 +5,19 @@ that is not declared refused, naming its family prefix and nothing of the body."
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import pytest
 
-from aws_util import inject
+from aws_util import images_of, inject
 from disguiselib.errors import MaskError
 from disguiselib.providers import bedrock_models
 from disguiselib.providers.masking import mask_body
 from disguiselib.providers.registry import recognise
 from disguiselib.providers.restore import restore_body
-from strategies import PLACEHOLDERS, RULES
+from strategies import LITERALS, PLACEHOLDERS, RULES, make_rules
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "bedrock" / "models"
 FIXTURES = sorted(FIX.glob("*.json"))
@@ -66,8 +67,9 @@ def test_documented_response_restored(fx: Path) -> None:
 @pytest.mark.parametrize(
     ("mid", "prefix"),
     [
-        ("amazon.nova-canvas-v1:0", "amazon.nova-canvas"),
-        ("stability.sd3-5-large-v1:0", "stability.sd3"),
+        ("amazon.nova-reel-v1:1", "amazon.nova-reel"),  # video: StartAsyncInvoke only
+        ("luma.ray-v2:0", "luma.ray"),
+        ("amazon.rerank-v1:0", "amazon.rerank"),
         ("us.twelvelabs.pegasus-1-2-v1:0", "twelvelabs.pegasus"),
         ("arn:aws:bedrock:us-east-1:123456789012:provisioned-model/abc123", "provisioned-model"),
         ("arn:aws:bedrock:us-east-1:123456789012:imported-model/acme-corp-model", "imported-model"),
@@ -96,8 +98,65 @@ def test_unknown_family_refused_naming_its_prefix(mid: str, prefix: str) -> None
         ("anthropic.claude-instant-v1", "anthropic.claude-v2"),
         ("cohere.command-light-text-v14", "cohere.command"),
         ("cohere.command-r-v1:0", "cohere.command-r"),
+        ("amazon.titan-image-generator-v1", "amazon.titan-image"),
+        ("us.amazon.nova-canvas-v1:0", "amazon.titan-image"),
+        ("stability.sd3-large-v1:0", "stability.sd3"),
+        ("us.stability.stable-image-core-v1:1", "stability.sd3"),
+        ("stability.stable-diffusion-xl-v1", "stability.sdxl"),
+        ("arn:aws:bedrock:us-west-2::foundation-model/cohere.rerank-v3-5:0", "cohere.rerank"),
+        ("amazon.titan-embed-image-v1", "amazon.titan-embed-image"),
+        ("amazon.titan-embed-text-v2:0", "amazon.titan-embed"),
+        ("us.amazon.nova-2-multimodal-embeddings-v1:0", "amazon.nova-embed"),
     ],
 )
 def test_model_id_forms_name_their_family(mid: str, family: str) -> None:
     fam = bedrock_models.family_of(mid)
     assert fam is not None and fam.name == family
+
+
+IMAGE_FIXTURES = [p for p in FIXTURES if any(k in p.read_text(encoding="utf-8") for k in ('"image', '"base64"'))]
+
+
+# The rules read the PNG's first bytes as an original, and a disguise inside an answer's
+# image: were an image read as text, the request's would be masked, the answer's restored.
+PNG_HEAD = "iVBORw0KGgo"
+IMAGE_RULES = make_rules(literals={**LITERALS, PNG_HEAD: "PNGHEADER"})
+
+
+@pytest.mark.parametrize("fx", IMAGE_FIXTURES, ids=lambda p: p.stem)
+def test_images_pass_as_they_are(fx: Path) -> None:
+    """An image (base64 bytes) in a request or an answer is media: it goes out and comes
+    back byte for byte, whatever rules are in force, while the prompts beside it are masked."""
+    f = load(fx)
+    api = recognise("POST", path_for(f["model"]))
+    images = images_of
+    out, _ = mask_body(json.dumps(inject(f["request"], ORIGINAL)).encode(), api.request_rule, IMAGE_RULES)
+    assert "Acme Corp" not in out.decode() and images(json.loads(out)) == images(f["request"])
+    answer = json.loads(json.dumps(inject(f["response"], DISGUISE)).replace(PNG_HEAD, "PNGHEADER"))
+    restored = restore_body(json.dumps(answer).encode(), api.response_rule, IMAGE_RULES.restorer(PLACEHOLDERS))
+    assert images(json.loads(restored)) == images(answer) and all("PNGHEADER" in i for i in images(answer))
+
+
+def test_rerank_echoed_documents_restored() -> None:
+    """Rerank echoes the documents it was given (return_documents): the client reads them restored."""
+    f = load(FIX / "cohere.rerank.documents.json")
+    api = recognise("POST", path_for(f["model"]))
+    out, _ = mask_body(json.dumps(inject(f["request"], ORIGINAL)).encode(), api.request_rule, RULES)
+    sent = json.loads(out)
+    assert all("Acme" not in d["text"] and "Acme" not in d["title"] for d in sent["documents"])
+    answer = {"id": "x", "results": [{"index": 0, "relevance_score": 0.5, "document": sent["documents"][1]}]}
+    back = json.loads(restore_body(json.dumps(answer).encode(), api.response_rule, RULES.restorer(PLACEHOLDERS)))
+    assert back["results"][0]["document"] == inject(f["request"]["documents"][1], ORIGINAL)
+
+
+def test_nova_embed_text_given_as_bytes_is_read_as_text() -> None:
+    """Nova Multimodal Embeddings takes a text as a file's base64 bytes too: those are
+    text, masked inside their base64 (an image's, audio's, video's bytes pass)."""
+    api = recognise("POST", path_for("amazon.nova-2-multimodal-embeddings-v1:0"))
+    raw = base64.b64encode(("notes:" + ORIGINAL).encode()).decode()
+    body = {"taskType": "SINGLE_EMBEDDING",
+            "singleEmbeddingParams": {"embeddingPurpose": "GENERIC_INDEX",
+                                      "text": {"truncationMode": "END", "source": {"bytes": raw}}}}  # fmt: skip
+    out, _ = mask_body(json.dumps(body).encode(), api.request_rule, RULES)
+    sent = base64.b64decode(json.loads(out)["singleEmbeddingParams"]["text"]["source"]["bytes"]).decode()
+    assert sent.startswith("notes:") and "Acme Corp" not in sent and "bob@" not in sent

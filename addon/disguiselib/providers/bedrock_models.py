@@ -32,7 +32,7 @@ from ..core.jsonspan import PROSE, USER, VALUES, Arr, Obj, Rule
 from ..errors import MaskError
 from . import bedrock, bedrock_stream, openai_chat
 from .bedrock_stream import EXCEPTION_TYPE
-from .fields import GENERIC, ID, MEDIA, META
+from .fields import GENERIC, ID, MEDIA, META, media_text
 from .wirespec import EVENT_STREAM, JSON, Channel, ChunkModel, WireSpec
 
 
@@ -208,6 +208,88 @@ COHERE_EMBED = Family(
     _DOCS + "model-parameters-embed.html",
 )  # fmt: skip
 
+# -- Images: prompts in, base64 images out (no stream) ------------------------------------
+# The prompt texts are masked; an image (request or answer) is bytes, passed as is.
+_TITAN_PARAMS = Obj({"text": VALUES, "negativeText": VALUES, "maskPrompt": VALUES, "image": MEDIA, "images": Arr(MEDIA),
+                     "maskImage": MEDIA, "conditionImage": MEDIA, "referenceImage": MEDIA, "controlMode": META,
+                     "controlStrength": META, "returnMask": META, "outPaintingMode": META,
+                     "similarityStrength": META, "colors": META}, default=GENERIC)  # fmt: skip
+TITAN_IMAGE = Family(
+    "amazon.titan-image",
+    ("amazon.titan-image-generator", "amazon.nova-canvas"),  # Nova Canvas: the same request schema
+    Obj({"taskType": META, "textToImageParams": _TITAN_PARAMS, "inPaintingParams": _TITAN_PARAMS,
+         "outPaintingParams": _TITAN_PARAMS, "imageVariationParams": _TITAN_PARAMS,
+         "colorGuidedGenerationParams": _TITAN_PARAMS, "backgroundRemovalParams": _TITAN_PARAMS,
+         "imageGenerationConfig": META}, default=GENERIC),
+    Obj({"images": Arr(MEDIA), "maskImage": MEDIA, "error": PROSE}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-titan-image.html",
+)  # fmt: skip
+STABILITY_SDXL = Family(
+    "stability.sdxl",
+    ("stability.stable-diffusion-xl",),
+    Obj({"text_prompts": Arr(Obj({"text": VALUES, "weight": META}, default=GENERIC)), "init_image": MEDIA,
+         "mask_image": MEDIA, "height": META, "width": META, "cfg_scale": META, "clip_guidance_preset": META,
+         "sampler": META, "samples": META, "seed": META, "steps": META, "style_preset": META, "extras": GENERIC,
+         "init_image_mode": META, "image_strength": META, "mask_source": META}, default=GENERIC),
+    Obj({"result": META, "artifacts": Arr(Obj({"seed": META, "base64": MEDIA, "finishReason": META},
+                                              default=GENERIC))}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-diffusion-1-0-text-image.html",
+)  # fmt: skip
+STABILITY = Family(
+    "stability.sd3",
+    ("stability.sd3", "stability.stable-image"),
+    Obj({"prompt": VALUES, "negative_prompt": VALUES, "image": MEDIA, "mask": MEDIA, "mode": META,
+         "strength": META, "aspect_ratio": META, "output_format": META, "seed": META, "style_preset": META,
+         "cfg_scale": META}, default=GENERIC),
+    Obj({"seeds": META, "finish_reasons": VALUES, "images": Arr(MEDIA)}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-diffusion-3-text-image.html",
+)  # fmt: skip
+
+# -- Rerank: a query and documents in, indices and scores out (documents echoed when asked)
+COHERE_RERANK = Family(
+    "cohere.rerank",
+    ("cohere.rerank",),
+    Obj({"query": VALUES, "documents": Arr(USER), "top_n": META, "max_tokens_per_doc": META, "api_version": META,
+         "rank_fields": VALUES, "return_documents": META}, default=GENERIC),
+    Obj({"id": ID, "results": Arr(Obj({"index": META, "relevance_score": META, "document": USER}, default=GENERIC)),
+         "meta": META}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-cohere-rerank.html",
+)  # fmt: skip
+
+# -- Titan Multimodal Embeddings: text and an image in, a vector out ----------------------
+TITAN_EMBED_IMAGE = Family(
+    "amazon.titan-embed-image",
+    ("amazon.titan-embed-image",),
+    Obj({"inputText": VALUES, "inputImage": MEDIA, "embeddingConfig": META}, default=GENERIC),
+    Obj({"embedding": META, "inputTextTokenCount": META, "message": PROSE}, default=GENERIC),
+    NO_STREAM,
+    _DOCS + "model-parameters-titan-embed-mm.html",
+)
+
+# -- Nova Multimodal Embeddings (SINGLE_EMBEDDING, the synchronous schema) ----------------
+# A text given as a file's bytes is read as text; an image's, audio's, video's bytes pass.
+_NOVA_SOURCE = Obj({"bytes": MEDIA, "s3Location": GENERIC}, default=GENERIC)
+_NOVA_MEDIA = Obj({"format": META, "detailLevel": META, "embeddingMode": META, "source": _NOVA_SOURCE}, default=GENERIC)
+NOVA_EMBED = Family(
+    "amazon.nova-embed",
+    ("amazon.nova-2-multimodal-embeddings",),
+    Obj({"schemaVersion": META, "taskType": META,
+         "singleEmbeddingParams": Obj({
+             "embeddingPurpose": META, "embeddingDimension": META,
+             "text": Obj({"truncationMode": META, "value": VALUES,
+                          "source": Obj({"bytes": media_text("text/plain"), "s3Location": GENERIC}, default=GENERIC)},
+                         default=GENERIC),
+             "image": _NOVA_MEDIA, "audio": _NOVA_MEDIA, "video": _NOVA_MEDIA}, default=GENERIC)}, default=GENERIC),
+    Obj({"embeddings": Arr(Obj({"embeddingType": META, "embedding": META, "truncatedCharLength": META},
+                               default=GENERIC))}, default=GENERIC),
+    NO_STREAM,
+    "https://docs.aws.amazon.com/nova/latest/userguide/embeddings-schema.html",
+)  # fmt: skip
+
 # -- Anthropic Claude: Messages (and the legacy Text Completions of claude-v2/instant) -----
 CLAUDE_TEXT = Family(
     "anthropic.claude-v2",
@@ -230,7 +312,8 @@ CLAUDE = Family(
 # Most specific prefix first (claude-v2 before every other Claude).
 FAMILIES: tuple[Family, ...] = (
     CLAUDE_TEXT, CLAUDE, LLAMA, MISTRAL, NOVA, TITAN, TITAN_EMBED, COHERE_CHAT, COHERE_GENERATE, COHERE_EMBED,
-    JAMBA, JURASSIC, DEEPSEEK, GPT_OSS,
+    JAMBA, JURASSIC, DEEPSEEK, GPT_OSS, TITAN_IMAGE, STABILITY_SDXL, STABILITY, COHERE_RERANK, TITAN_EMBED_IMAGE,
+    NOVA_EMBED,
 )  # fmt: skip
 
 
