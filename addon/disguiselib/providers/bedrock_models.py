@@ -399,5 +399,5 @@ class Unknown(Rule):
     def resolve(self, value: object) -> Rule:
         raise MaskError(
             f"Bedrock InvokeModel: model family {self.prefix!r} is not one disguise knows the body of "
-            "(known: " + ", ".join(f.name for f in FAMILIES) + "); use Converse for it"
+            "(known: " + ", ".join(f.name for f in FAMILIES) + "); a text model can be reached through Converse"
         )
