@@ -203,7 +203,7 @@ VERTEX_ANTHROPIC = Api(
 # and stream (`data: [DONE]`); a Mistral field Chat does not know is masked whole.
 VERTEX_MISTRAL = Api(
     "vertex.mistral", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, google.error_body,
-    events=openai_chat.STREAM_EVENT,
+    events=openai_chat.STREAM_EVENT, answers=STREAMS,
 )  # fmt: skip
 # Gemini explicit caching: a CachedContent is created (POST) or updated (PATCH) with what
 # a generateContent request carries, masked the same way; reading one back restores it.
