@@ -1,0 +1,212 @@
+"""OpenAI's Assistants (beta) run stream: its wire vocabulary and its stream (sans I/O).
+
+A run created with `stream: true` (`POST /v1/threads/{id}/runs`, `/v1/threads/runs`,
+`/v1/threads/{id}/runs/{id}/submit_tool_outputs`) answers with SSE events named by their
+`event:` line (the `openai` SDK's `types/beta/assistant_stream_event.py`):
+`thread.created`, `thread.run.*`, `thread.run.step.*`, `thread.message.*`, `error`, and
+`done` (`data: [DONE]`), the stream's last. Whole objects (a run, a step, a message) are
+restored with providers/openai_stored.py's tables. The deltas carry the text in pieces:
+`thread.message.delta`'s `delta.content[].text.value` (and `refusal`), one window per
+message id and content `index`; `thread.run.step.delta`'s
+`delta.step_details.tool_calls[].function.arguments` (JSON text, restored escaped) and
+`code_interpreter.input`, one window per step id and tool call `index`. Any other event
+(a message or a step completed, the run requiring action) first gets every held tail as
+synthetic deltas of its channel, so the client has the whole text before the object that
+repeats it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..core import jsonspan
+from ..core.holdback import Window
+from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Obj, Rule
+from ..core.sse import Event
+from .fields import GENERIC, ID, META, _obj
+from .openai_stored import _ANNOTATIONS, RUN, RUN_STEP, THREAD_MESSAGE
+from .restore import restore_fn
+from .stream import SSEStream, StreamState
+from .wirespec import SSE, WireSpec
+
+MESSAGE_DELTA_EVENT = "thread.message.delta"
+STEP_DELTA_EVENT = "thread.run.step.delta"
+_RUN = ("created", "queued", "in_progress", "requires_action", "completed", "incomplete", "failed",
+        "cancelling", "cancelled", "expired")  # fmt: skip
+_STEP = ("created", "in_progress", "delta", "completed", "failed", "cancelled", "expired")
+_MESSAGE = ("created", "in_progress", "delta", "completed", "incomplete")
+EVENTS = frozenset(
+    {"thread.created", "error", "done"}
+    | {f"thread.run.{e}" for e in _RUN}
+    | {f"thread.run.step.{e}" for e in _STEP}
+    | {f"thread.message.{e}" for e in _MESSAGE}
+)
+
+# The Assistants stream's wire vocabulary (providers/wirespec.py): events told by their
+# `event:` line (their data's `object` says the object, not the event), ended by `done`.
+SPEC = WireSpec(
+    "openai.assistants",
+    ("openai_assistants",),
+    (SSE,),
+    events=EVENTS,
+    terminal=frozenset({"done"}),
+    error_event="error",
+    type_member=None,
+    done="[DONE]",
+)
+
+# A message delta (`MessageDeltaEvent`): content parts by `index`.
+_PART_DELTA = _obj({"index": META, "text": _obj({"value": PROSE, "annotations": _ANNOTATIONS}), "refusal": PROSE,
+                    "image_file": _obj({"file_id": ID, "detail": META}),
+                    "image_url": _obj({"url": GENERIC, "detail": META})})  # fmt: skip
+MESSAGE_DELTA = Obj({"id": ID, "object": META, "delta": _obj({"role": META, "content": Arr(_PART_DELTA)})},
+                    default=GENERIC)  # fmt: skip
+# A run step delta (`RunStepDeltaEvent`): tool calls by `index`.
+_CALL_DELTA = _obj({"index": META, "id": ID,
+                    "function": _obj({"name": VALUES, "arguments": JSON_TEXT, "output": VALUES}),
+                    "code_interpreter": _obj({"input": PROSE, "outputs": Arr(_obj({"index": META, "logs": VALUES,
+                                                                                    "image": _obj({"file_id": ID})}))}),
+                    "file_search": GENERIC})  # fmt: skip
+STEP_DELTA = Obj({"id": ID, "object": META,
+                  "delta": _obj({"step_details": _obj({"message_creation": _obj({"message_id": ID}),
+                                                       "tool_calls": Arr(_CALL_DELTA)})})},
+                 default=GENERIC)  # fmt: skip
+
+
+def event_rule(name: str | None) -> Rule:
+    """The table of one event's data, by its `event:` name."""
+    if name == MESSAGE_DELTA_EVENT:
+        return MESSAGE_DELTA
+    if name == STEP_DELTA_EVENT:
+        return STEP_DELTA
+    if name is None:
+        return GENERIC
+    if name.startswith("thread.run.step."):
+        return RUN_STEP
+    if name.startswith("thread.run."):
+        return RUN
+    if name.startswith("thread.message."):
+        return THREAD_MESSAGE
+    return GENERIC
+
+
+def error_body(message: str) -> bytes:
+    return json.dumps({"error": {"message": message, "type": "disguise_error"}}).encode()
+
+
+class AssistantStream(SSEStream):
+    """An Assistants run stream: a window per (message id, content index, kind) and per
+    (step id, tool call index, kind); held tails go out before any event that is not a
+    delta, and before `done`."""
+
+    TERMINAL = SPEC.ends
+    MARKERS = (*SPEC.markers, b"event: error", b"event:error")
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if data.strip() == SPEC.done:
+            self.to(StreamState.FINISHING)
+            return [*self.drain(), ev.raw]
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return self.not_object(ev)
+        if not isinstance(obj, dict):
+            return self.not_object(ev)
+        if ev.name == MESSAGE_DELTA_EVENT or ev.name == STEP_DELTA_EVENT:
+            return self._delta(ev, data, obj)
+        out = self.drain()
+        new, changed = jsonspan.transform(data, obj, event_rule(ev.name), restore_fn(self.restorer))
+        if changed:
+            self.events_changed += 1
+            out.append(ev.with_data(new))
+        else:
+            out.append(ev.raw)
+        return out
+
+    def _delta(self, ev: Event, data: str, obj: dict) -> list[bytes]:
+        oid = obj.get("id")
+        delta = obj.get("delta")
+        texts: list[tuple] = []  # channel keys of the prose strings, in document order
+        jsons: list[tuple] = []  # and of the JSON texts
+        if ev.name == MESSAGE_DELTA_EVENT:
+            rule: Rule = MESSAGE_DELTA
+            parts = delta.get("content") if isinstance(delta, dict) else None
+            for i, p in enumerate(parts if isinstance(parts, list) else ()):
+                if not isinstance(p, dict):
+                    continue
+                idx = p.get("index", i)
+                for k, v in p.items():
+                    if k == "text" and isinstance(v, dict) and isinstance(v.get("value"), str):
+                        texts.append(("m", oid, idx, "text"))
+                    elif k == "refusal" and isinstance(v, str):
+                        texts.append(("m", oid, idx, "refusal"))
+        else:
+            rule = STEP_DELTA
+            details = delta.get("step_details") if isinstance(delta, dict) else None
+            calls = details.get("tool_calls") if isinstance(details, dict) else None
+            for i, c in enumerate(calls if isinstance(calls, list) else ()):
+                if not isinstance(c, dict):
+                    continue
+                idx = c.get("index", i)
+                f, ci = c.get("function"), c.get("code_interpreter")
+                if isinstance(f, dict) and isinstance(f.get("arguments"), str):
+                    jsons.append(("s", oid, idx, "arguments"))
+                if isinstance(ci, dict) and isinstance(ci.get("input"), str):
+                    texts.append(("s", oid, idx, "input"))
+        ti, ji = iter(texts), iter(jsons)
+        restore = restore_fn(self.restorer)
+        held = False
+
+        def fn(v: str, r: Rule) -> str:
+            nonlocal held
+            if r.json_text:
+                key, mode = next(ji, None), Window.JSON
+            elif r.prose:
+                key, mode = next(ti, None), Window.TEXT
+            else:
+                return restore(v, r)
+            if key is None:  # not where the plan says: restored whole
+                return restore(v, r)
+            w = self.windows.get(key)
+            if w is None:
+                w = self.windows[key] = Window(self.restorer, mode)
+            before = w.held
+            out = w.feed(v)
+            held = held or bool(before or w.held)
+            return out
+
+        new, changed = jsonspan.transform(data, obj, rule, fn)
+        if not changed:
+            return [ev.raw]
+        if held:
+            self.events_held += 1
+        self.events_changed += 1
+        return [ev.with_data(new)]
+
+    def drain(self) -> list[bytes]:
+        out = []
+        for key, w in self.windows.items():
+            tail = w.flush() if w is not None else ""
+            if not tail:
+                continue
+            src, oid, idx, kind = key
+            if src == "m":
+                part = {"index": idx, "type": "text", "text": {"value": tail}} if kind == "text" else \
+                    {"index": idx, "type": "refusal", "refusal": tail}  # fmt: skip
+                doc = {"id": oid, "object": MESSAGE_DELTA_EVENT, "delta": {"content": [part]}}
+                name = MESSAGE_DELTA_EVENT
+            else:
+                call = {"index": idx, "type": "function", "function": {"arguments": tail}} if kind == "arguments" \
+                    else {"index": idx, "type": "code_interpreter", "code_interpreter": {"input": tail}}  # fmt: skip
+                doc = {"id": oid, "object": STEP_DELTA_EVENT,
+                       "delta": {"step_details": {"type": "tool_calls", "tool_calls": [call]}}}  # fmt: skip
+                name = STEP_DELTA_EVENT
+            out.append(f"event: {name}\ndata: {json.dumps(doc)}\n\n".encode())  # ASCII: surrogate-safe
+        self.windows.clear()
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        return f"event: error\ndata: {error_body(message).decode()}\n\nevent: done\ndata: {SPEC.done}\n\n".encode()
