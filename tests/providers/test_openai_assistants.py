@@ -112,6 +112,8 @@ def test_a_disguise_split_across_deltas_is_restored_before_the_message_completes
     out = s.feed(body) + s.flush()
     texts_, _, names = read(out)
     assert texts_ == {("msg_1", 0): "Hi Zenith La"}
+    # the held tail goes out before the object that repeats the whole text
+    assert names[-2:] == ["thread.message.completed", "done"] and set(names[:-2]) == {"thread.message.delta"}
     s = AssistantStream(RULES.restorer(PLACEHOLDERS))
     out = s.feed(text_delta("msg_1", 0, "Hi Zen") + text_delta("msg_1", 0, "ith Labs!")) + s.feed(
         b"event: done\ndata: [DONE]\n\n"
