@@ -144,3 +144,16 @@ def test_a_streamed_run_is_read_as_the_assistants_stream() -> None:
     out = pipeline.restore_whole(api, RULES.restorer({}), json.dumps({"instructions": "Zenith Labs"}).encode(),
                                  "application/json", "/v1/threads/t/runs")  # fmt: skip
     assert json.loads(out)["instructions"] == "Acme Corp"
+
+
+def test_a_recorded_event_is_read_by_its_object() -> None:
+    api = registry.recognise("POST", "/v1/threads/t/runs")
+    assert api is not None and api.events is not None
+    for doc in [json.loads(text_delta("m", 0, "Zenith Labs").split(b"data: ")[1]),
+                {"object": "thread.run", "instructions": "Zenith Labs", "id": "Zenith Labs"}]:  # fmt: skip
+        new = restore_json(json.dumps(doc), api.event_rule, R)
+        assert new is not None and "Acme Corp" in new
+    assert json.loads(new)["id"] == "Zenith Labs"  # an identifier is left alone
+    image = {"id": "m", "object": "thread.message.delta",
+             "delta": {"content": [{"index": 1, "type": "image_file", "image_file": {"file_id": "Zenith Labs"}}]}}  # fmt: skip
+    assert restore_json(json.dumps(image), api.event_rule, R) is None  # a file id, in a delta's table

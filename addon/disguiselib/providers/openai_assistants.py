@@ -21,7 +21,7 @@ import json
 
 from ..core import jsonspan
 from ..core.holdback import Window
-from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Obj, Rule
+from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Obj, Rule, Typed
 from ..core.sse import Event
 from .fields import GENERIC, ID, META, _obj
 from .openai_stored import _ANNOTATIONS, RUN, RUN_STEP, THREAD_MESSAGE
@@ -71,6 +71,13 @@ STEP_DELTA = Obj({"id": ID, "object": META,
                   "delta": _obj({"step_details": _obj({"message_creation": _obj({"message_id": ID}),
                                                        "tool_calls": Arr(_CALL_DELTA)})})},
                  default=GENERIC)  # fmt: skip
+
+
+# One event's data told by its `object` (for those who read a recorded stream without
+# its `event:` lines: the audit, the views).
+STREAM_EVENT: Rule = Typed({MESSAGE_DELTA_EVENT: MESSAGE_DELTA, STEP_DELTA_EVENT: STEP_DELTA, "thread.run": RUN,
+                            "thread.run.step": RUN_STEP, "thread.message": THREAD_MESSAGE},
+                           GENERIC, field="object")  # fmt: skip
 
 
 def event_rule(name: str | None) -> Rule:

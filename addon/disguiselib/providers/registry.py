@@ -248,7 +248,7 @@ def _stored(e: openai_stored.Stored) -> Api:
     assert e.rule is not None
     if e.answers == STREAMS:  # a run: JSON, or the Assistants stream (openai_assistants.py)
         return Api(e.name, None, e.rule, openai_assistants.AssistantStream, openai_assistants.error_body,
-                   answers=STREAMS)  # fmt: skip
+                   events=openai_assistants.STREAM_EVENT, answers=STREAMS)  # fmt: skip
     return Api(e.name, None, e.rule, openai_chat.ChatStream, openai_chat.error_body, answers=e.answers)
 
 
