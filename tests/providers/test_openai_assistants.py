@@ -157,3 +157,11 @@ def test_a_recorded_event_is_read_by_its_object() -> None:
     image = {"id": "m", "object": "thread.message.delta",
              "delta": {"content": [{"index": 1, "type": "image_file", "image_file": {"file_id": "Zenith Labs"}}]}}  # fmt: skip
     assert restore_json(json.dumps(image), api.event_rule, R) is None  # a file id, in a delta's table
+
+
+def test_more_channels_holding_text_than_it_keeps_ends_the_stream_with_an_error() -> None:
+    from disguiselib.core.holdback import MAX_CHANNELS
+
+    s = AssistantStream(RULES.restorer(PLACEHOLDERS))
+    out = b"".join(s.feed(text_delta(f"msg_{k}", 0, "Zen")) for k in range(MAX_CHANNELS + 1))
+    assert s.failed and b"event: error" in out and out.endswith(b"event: done\ndata: [DONE]\n\n")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 
 from ..core import jsonspan
-from ..core.holdback import Window
+from ..core.holdback import Window, window_for
 from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Obj, Rule, Typed
 from ..core.sse import Event
 from .fields import GENERIC, ID, META, _obj
@@ -177,9 +177,7 @@ class AssistantStream(SSEStream):
                 return restore(v, r)
             if key is None:  # not where the plan says: restored whole
                 return restore(v, r)
-            w = self.windows.get(key)
-            if w is None:
-                w = self.windows[key] = Window(self.restorer, mode)
+            w = window_for(self.windows, key, self.restorer, mode)  # StreamError past MAX_CHANNELS
             before = w.held
             out = w.feed(v)
             held = held or bool(before or w.held)
