@@ -165,3 +165,16 @@ def test_more_channels_holding_text_than_it_keeps_ends_the_stream_with_an_error(
     s = AssistantStream(RULES.restorer(PLACEHOLDERS))
     out = b"".join(s.feed(text_delta(f"msg_{k}", 0, "Zen")) for k in range(MAX_CHANNELS + 1))
     assert s.failed and b"event: error" in out and out.endswith(b"event: done\ndata: [DONE]\n\n")
+
+
+def test_a_recorded_stream_reads_as_channels_in_a_view() -> None:
+    from disguiselib.inspect import sseview
+
+    body = (ev("thread.run.created", {"id": "run_1", "object": "thread.run", "status": "queued"})
+            + text_delta("msg_1", 0, "Hi ") + args_delta("step_1", 0, '{"a"') + text_delta("msg_1", 0, "there")
+            + args_delta("step_1", 0, ": 1}") + b"event: done\ndata: [DONE]\n\n")  # fmt: skip
+    s = sseview.parse_stream(body)
+    assert s.terminal
+    assert s.channels["message msg_1 part 0"].text == "Hi there"
+    call = s.channels["step step_1 call 0"]
+    assert call.text == '{"a": 1}' and call.kind == "json"

@@ -42,6 +42,43 @@ EVENTS = frozenset(
     | {f"thread.message.{e}" for e in _MESSAGE}
 )
 
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one event's data (inspect/sseview.Builder): a message delta's
+    text per message and content index, a step delta's arguments and code input per step
+    and tool call index; a whole object is noted by its status."""
+    obj, oid = doc.get("object"), doc.get("id")
+    delta = doc.get("delta")
+    delta = delta if isinstance(delta, dict) else {}
+    if obj == MESSAGE_DELTA_EVENT:
+        for i, p in enumerate(delta.get("content") or ()):
+            if not isinstance(p, dict):
+                continue
+            idx, t = p.get("index", i), p.get("text")
+            if isinstance(t, dict) and isinstance(t.get("value"), str) and t["value"]:
+                b.add(ev, f"message {oid} part {idx}", "text", t["value"], f"delta.content[{i}].text.value")
+            if isinstance(p.get("refusal"), str) and p["refusal"]:
+                b.add(ev, f"message {oid} part {idx} refusal", "text", p["refusal"], f"delta.content[{i}].refusal")
+        return True
+    if obj == STEP_DELTA_EVENT:
+        details = delta.get("step_details")
+        details = details if isinstance(details, dict) else {}
+        for i, c in enumerate(details.get("tool_calls") or ()):
+            if not isinstance(c, dict):
+                continue
+            idx, f, ci = c.get("index", i), c.get("function"), c.get("code_interpreter")
+            if isinstance(f, dict) and isinstance(f.get("arguments"), str) and f["arguments"]:
+                path = f"delta.step_details.tool_calls[{i}].function.arguments"
+                b.add(ev, f"step {oid} call {idx}", "json", f["arguments"], path)
+            if isinstance(ci, dict) and isinstance(ci.get("input"), str) and ci["input"]:
+                path = f"delta.step_details.tool_calls[{i}].code_interpreter.input"
+                b.add(ev, f"step {oid} call {idx} input", "text", ci["input"], path)
+        return True
+    if isinstance(obj, str) and obj.startswith("thread") and "status" in doc:
+        ev.note = f"{obj} {doc['status']}"
+        return True
+    return False
+
+
 # The Assistants stream's wire vocabulary (providers/wirespec.py): events told by their
 # `event:` line (their data's `object` says the object, not the event), ended by `done`.
 SPEC = WireSpec(
@@ -53,6 +90,7 @@ SPEC = WireSpec(
     error_event="error",
     type_member=None,
     done="[DONE]",
+    view=view,
 )
 
 # A message delta (`MessageDeltaEvent`): content parts by `index`.
