@@ -42,6 +42,7 @@ EVENTS = frozenset(
     | {f"thread.message.{e}" for e in _MESSAGE}
 )
 
+
 def view(doc: dict, ev, b) -> bool:
     """A view's reader of one event's data (inspect/sseview.Builder): a message delta's
     text per message and content index, a step delta's arguments and code input per step
