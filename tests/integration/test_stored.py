@@ -113,7 +113,39 @@ def gemini_stream(rec: Recorded) -> Reply:
                  headers={"Content-Type": "text/event-stream"})  # fmt: skip
 
 
+def _sse(name: str, doc: object) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(doc)}\n\n".encode()
+
+
+def _text_delta(text: str) -> bytes:
+    return _sse("thread.message.delta", {"id": "msg_1", "object": "thread.message.delta", "delta": {
+        "content": [{"index": 0, "type": "text", "text": {"value": text, "annotations": []}}]}})  # fmt: skip
+
+
+def _args_delta(args: str) -> bytes:
+    return _sse("thread.run.step.delta", {"id": "step_2", "object": "thread.run.step.delta", "delta": {
+        "step_details": {"type": "tool_calls", "tool_calls": [
+            {"index": 0, "type": "function", "function": {"arguments": args}}]}}})  # fmt: skip
+
+
+def run_stream(rec: Recorded) -> Reply:
+    """A streamed run: a disguise split across message deltas (and across reads: one
+    event per write), a tool call's arguments split across step deltas."""
+    queued = {**RUN, "status": "queued", "required_action": None}
+    pieces = [_sse("thread.run.created", queued), _sse("thread.message.created", {**THREAD_MESSAGE, "content": []}),
+              _text_delta("Hi Zen"), _text_delta("ith La"), _text_delta("bs and Red"), _text_delta("wing."),
+              _sse("thread.message.completed", {**THREAD_MESSAGE, "content": [
+                  {"type": "text", "text": {"value": "Hi Zenith Labs and Redwing.", "annotations": []}}]}),
+              _sse("thread.run.step.created", {**STEP, "id": "step_2", "status": "in_progress",
+                                                "step_details": {"type": "tool_calls", "tool_calls": []}}),
+              _args_delta('{"who": "Zen'), _args_delta('ith Labs"}'),
+              _sse("thread.run.requires_action", RUN), b"event: done\ndata: [DONE]\n\n"]  # fmt: skip
+    return Reply(pieces, headers={"Content-Type": "text/event-stream"})
+
+
 HANDLERS = {
+    "/v1/threads/thread_1/runs": run_stream,
+    "/v1/threads/thread_1/runs/run_1/submit_tool_outputs": run_stream,
     "/v1/conversations/conv_1/items": lambda r: reply(_page(USER_ITEM, CONV_ITEM)),
     "/v1/conversations/conv_1/items/msg_1": lambda r: reply(CONV_ITEM),
     "/v1/containers/cntr_1/files/cfile_1/content": lambda r: raw(YAML, "application/octet-stream"),
@@ -198,6 +230,37 @@ def test_assistants_messages_runs_and_steps_come_back_restored(proxy: Proxy) -> 
     assert json.loads(call.function.arguments) == {"who": "Acme Corp"}
     ci = steps[0].step_details.tool_calls[0].code_interpreter
     assert ci.input == "print('Acme Corp')" and ci.outputs[0].logs == "Acme Corp"
+
+
+@pytest.mark.filterwarnings("ignore:The Assistants API is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("how", ["create", "submit_tool_outputs"])
+def test_a_streamed_run_comes_back_restored(proxy: Proxy, how: str) -> None:
+    with client(proxy) as c:
+        if how == "create":
+            events = list(c.beta.threads.runs.create("thread_1", assistant_id="asst_1", stream=True))
+        else:
+            events = list(c.beta.threads.runs.submit_tool_outputs(
+                "run_1", thread_id="thread_1", tool_outputs=[{"tool_call_id": "call_1", "output": "ok"}],
+                stream=True))  # fmt: skip
+    names = [e.event for e in events]
+    assert names[0] == "thread.run.created" and names[-1] == "thread.run.requires_action"
+    text = "".join(e.data.delta.content[0].text.value for e in events if e.event == "thread.message.delta")
+    assert text == "Hi Acme Corp and Bluebird."
+    args = "".join(e.data.delta.step_details.tool_calls[0].function.arguments
+                   for e in events if e.event == "thread.run.step.delta")  # fmt: skip
+    assert json.loads(args) == {"who": "Acme Corp"}
+    done = next(e for e in events if e.event == "thread.message.completed")
+    assert done.data.content[0].text.value == "Hi Acme Corp and Bluebird."
+    assert events[0].data.instructions == "Help Acme Corp"
+    final = events[-1].data.required_action.submit_tool_outputs.tool_calls[0]
+    assert json.loads(final.function.arguments) == {"who": "Acme Corp"}
+
+
+@pytest.mark.filterwarnings("ignore:The Assistants API is deprecated:DeprecationWarning")
+def test_a_streamed_run_through_the_event_handler_reads_restored_text(proxy: Proxy) -> None:
+    with client(proxy) as c, c.beta.threads.runs.stream(thread_id="thread_1", assistant_id="asst_1") as stream:
+        text = "".join(stream.text_deltas)
+    assert text == "Hi Acme Corp and Bluebird."
 
 
 @pytest.mark.filterwarnings("ignore:The Assistants API is deprecated:DeprecationWarning")

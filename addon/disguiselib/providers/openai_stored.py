@@ -9,15 +9,16 @@ of it finds, the Assistants API's messages, runs and run steps. Each is declared
 once, by method and path (the `openai` SDK's resources: `conversations/items.py`,
 `containers/files/content.py`, `vector_stores/*.py`, `beta/threads/**`), with what it
 answers (wirespec.DOCUMENT: JSON, never an event stream; wirespec.FILE: a file's bytes,
-restored as text when it is UTF-8, passed as it came otherwise) and the table its
+restored as text when it is UTF-8, passed as it came otherwise; wirespec.STREAMS: a run,
+JSON or the Assistants event stream) and the table its
 answer is restored with. providers/registry.py registers every entry as an endpoint.
 
 They are retrievals: literals are restored, an earlier request's placeholders are gone
 with it. Their requests carry no model input this addon masks (request table None): a
 body that holds an original is refused by the leak guard, as on any endpoint it does not
-transform. A streamed run (`stream: true`) comes back labelled `text/event-stream` from
-an endpoint declared DOCUMENT: it is refused with an explicit error (the Assistants
-stream's events are not declared here), never passed with its disguises.
+transform. The endpoints that start or continue a run answer STREAMS: a streamed run
+(`stream: true`, labelled `text/event-stream`) is read by providers/openai_assistants.py,
+whose events are declared there.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from ..core.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Obj, Rule
 from .fields import GENERIC, ID, META, SCHEMA, _obj
 from .responses_fields import ANY_ITEM
-from .wirespec import DOCUMENT, FILE
+from .wirespec import DOCUMENT, FILE, STREAMS
 
 
 def _list(item: Rule) -> Obj:
@@ -103,8 +104,9 @@ ENDPOINTS: tuple[Stored, ...] = (
     Stored("openai.threads.messages", "GET", rf"/threads/{_ID}/messages", DOCUMENT, _list(THREAD_MESSAGE)),
     Stored("openai.threads.message", "GET POST", rf"/threads/{_ID}/messages(?:/{_ID})?", DOCUMENT, THREAD_MESSAGE),
     Stored("openai.threads.runs", "GET", rf"/threads/{_ID}/runs", DOCUMENT, _list(RUN)),
-    Stored("openai.threads.run", "GET POST",
-           rf"/threads/(?:runs|{_ID}/runs(?:/{_ID}(?:/cancel|/submit_tool_outputs)?)?)", DOCUMENT, RUN),
+    Stored("openai.threads.run_stream", "POST",
+           rf"/threads/(?:runs|{_ID}/runs(?:/{_ID}/submit_tool_outputs)?)", STREAMS, RUN),
+    Stored("openai.threads.run", "GET POST", rf"/threads/{_ID}/runs/{_ID}(?:/cancel)?", DOCUMENT, RUN),
     Stored("openai.threads.run_steps", "GET", rf"/threads/{_ID}/runs/{_ID}/steps", DOCUMENT, _list(RUN_STEP)),
     Stored("openai.threads.run_step", "GET", rf"/threads/{_ID}/runs/{_ID}/steps/{_ID}", DOCUMENT, RUN_STEP),
 )  # fmt: skip

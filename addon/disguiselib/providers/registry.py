@@ -28,6 +28,7 @@ from . import (
     google,
     legacy,
     openai,
+    openai_assistants,
     openai_chat,
     openai_realtime,
     openai_responses,
@@ -48,7 +49,7 @@ from .wirespec import DOCUMENT, FILE, STREAMS, Provider, Slots, WireSpec
 SPECS: tuple[WireSpec, ...] = (
     anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
     bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, *bedrock_models.SPECS, batch.SPEC,
-    openai_realtime.SPEC, gemini_live.SPEC,
+    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC,
 )  # fmt: skip
 
 
@@ -245,6 +246,9 @@ def _stored(e: openai_stored.Stored) -> Api:
         return Api(e.name, None, batch.RESULT_LINE, openai_chat.ChatStream, openai_chat.error_body,
                    whole_body=batch.restore_results, answers=FILE)  # fmt: skip
     assert e.rule is not None
+    if e.answers == STREAMS:  # a run: JSON, or the Assistants stream (openai_assistants.py)
+        return Api(e.name, None, e.rule, openai_assistants.AssistantStream, openai_assistants.error_body,
+                   events=openai_assistants.STREAM_EVENT, answers=STREAMS)  # fmt: skip
     return Api(e.name, None, e.rule, openai_chat.ChatStream, openai_chat.error_body, answers=e.answers)
 
 
