@@ -127,7 +127,9 @@ _MESSAGE = ClosedTyped(
                 "tool_calls": Arr(_TOOL_CALL_IN), "citations": Arr(_CITATION_IN),
             },
         ),
-        "tool": Closed("a tool message", {"role": META, "tool_call_id": ID, "content": Either(VALUES, Arr(_TOOL_PARTS))}),
+        "tool": Closed(
+            "a tool message", {"role": META, "tool_call_id": ID, "content": Either(VALUES, Arr(_TOOL_PARTS))}
+        ),
     },
     field="role",
 )  # fmt: skip
@@ -166,7 +168,10 @@ CHAT_REQUEST: Rule = Closed(
 # -- responses ------------------------------------------------------------------------
 
 _SOURCES_OUT = Typed(
-    {"document": Obj({"type": META, "id": ID, "document": USER}), "tool": Obj({"type": META, "id": ID, "tool_output": USER})},
+    {
+        "document": Obj({"type": META, "id": ID, "document": USER}),
+        "tool": Obj({"type": META, "id": ID, "tool_output": USER}),
+    },
     default=GENERIC,
 )  # fmt: skip
 # The cited text is a piece of the answer: restored like it. (`start` and `end` count

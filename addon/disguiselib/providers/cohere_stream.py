@@ -96,6 +96,13 @@ EVENTS: dict[str, Rule] = {
 STREAM_EVENT: Rule = _Event()  # one event of a stream (restored by the stream; the audit reads it)
 
 
+def _member(doc: object, *path: str) -> dict:
+    """The object at path in doc ({} where there is none)."""
+    for k in path:
+        doc = doc.get(k) if isinstance(doc, dict) else None
+    return doc if isinstance(doc, dict) else {}
+
+
 def view(doc: dict, ev, b) -> bool:
     """A view's reader of one event (inspect/sseview.Builder): a channel per content
     `index` (text or thinking), per tool call `index` (arguments), and the tool plan; a
@@ -104,25 +111,25 @@ def view(doc: dict, ev, b) -> bool:
     if t not in SPEC.events:
         return False
     i = doc.get("index", 0)
-    msg = (doc.get("delta") or {}).get("message") if isinstance(doc.get("delta"), dict) else None
-    msg = msg if isinstance(msg, dict) else {}
+    msg = _member(doc, "delta", "message")
     if t in (_START, _DELTA):
-        c = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+        c = _member(msg, "content")
         for fld, kind in (("text", "text"), ("thinking", "thinking")):
-            if isinstance(c.get(fld), str) and c[fld]:
-                b.add(ev, f"content {i} {fld}", kind, c[fld], f"delta.message.content.{fld}")
+            v = c.get(fld)
+            if isinstance(v, str) and v:
+                b.add(ev, f"content {i} {fld}", kind, v, f"delta.message.content.{fld}")
     elif t == _PLAN_DELTA and isinstance(msg.get("tool_plan"), str):
         b.add(ev, "tool plan", "text", msg["tool_plan"], "delta.message.tool_plan")
     elif t in (_CALL_START, _CALL_DELTA):
-        call = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), dict) else {}
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        fn = _member(msg, "tool_calls", "function")
         ch = b.channel(f"tool_call {i} arguments", "json")
-        if isinstance(fn.get("name"), str) and fn["name"]:
-            ch.name = ev.note = fn["name"]
-        if isinstance(fn.get("arguments"), str) and fn["arguments"]:
-            b.add(ev, ch.key, "json", fn["arguments"], "delta.message.tool_calls.function.arguments")
+        name, args = fn.get("name"), fn.get("arguments")
+        if isinstance(name, str) and name:
+            ch.name = ev.note = name
+        if isinstance(args, str) and args:
+            b.add(ev, ch.key, "json", args, "delta.message.tool_calls.function.arguments")
     elif t == _LAST:
-        d = doc.get("delta") if isinstance(doc.get("delta"), dict) else {}
+        d = _member(doc, "delta")
         if d.get("error"):
             b.errors.append(str(d["error"]))
         ev.note = str(d.get("finish_reason") or "")
