@@ -125,8 +125,9 @@ def test_chat_stream_split_disguises_restored_in_the_sdk(proxy: Proxy, seed: int
         events = [ev({"id": "s1", "type": "message-start", "delta": msg(role="assistant", content=[], tool_plan="",
                                                                         tool_calls=[], citations=[])})]  # fmt: skip
         events += [ev({"type": "tool-plan-delta", "delta": msg(tool_plan=p)}) for p in ("Look up Zen", "ith Labs.")]
-        events.append(ev({"type": "content-start", "index": 0, "delta": msg(content={"type": "thinking",
-                                                                                     "thinking": ""})}))
+        events.append(
+            ev({"type": "content-start", "index": 0, "delta": msg(content={"type": "thinking", "thinking": ""})})
+        )
         events.append(ev({"type": "content-delta", "index": 0, "delta": msg(content={"thinking": "Zenith Labs"})}))
         events.append(ev({"type": "content-end", "index": 0}))
         events.append(ev({"type": "content-start", "index": 1, "delta": msg(content={"type": "text", "text": ""})}))
@@ -179,9 +180,11 @@ def test_a_member_the_field_model_does_not_know_is_refused(proxy: Proxy) -> None
 
 def test_a_stream_cut_by_upstream_ends_in_an_explicit_error(proxy: Proxy) -> None:
     def answer(rec: Recorded) -> Reply:
-        events = [ev({"id": "s1", "type": "message-start", "delta": msg(role="assistant")}),
-                  ev({"type": "content-start", "index": 0, "delta": msg(content={"type": "text", "text": ""})}),
-                  ev({"type": "content-delta", "index": 0, "delta": msg(content={"text": "Hi Zenith La"})})]
+        events = [
+            ev({"id": "s1", "type": "message-start", "delta": msg(role="assistant")}),
+            ev({"type": "content-start", "index": 0, "delta": msg(content={"type": "text", "text": ""})}),
+            ev({"type": "content-delta", "index": 0, "delta": msg(content={"text": "Hi Zenith La"})}),
+        ]
         return Reply(events, headers={"Content-Type": "text/event-stream"}, abort=True)  # fmt: skip
 
     proxy.upstream.on("cohere-cut", answer)

@@ -18,16 +18,24 @@ SHAPES = REPO / "tests" / "fixtures" / "shapes" / "cohere"
 R = RULES.restorer(PLACEHOLDERS)
 
 
-def ev(doc: dict) -> bytes:
-    return f"event: {doc['type']}\ndata: {json.dumps(doc)}\n\n".encode()
+def event(doc: dict, compact: bool = False) -> bytes:
+    """One event; compact: the API's own spacing (the fast paths), else spaced (parsed)."""
+    data = json.dumps(doc, separators=(",", ":") if compact else (", ", ": "))
+    return f"event: {doc['type']}\ndata: {data}\n\n".encode()
 
 
 def msg(**m) -> dict:
     return {"message": m}
 
 
-def build(plan: list[str], thinking: list[str], text: list[str], args: list[str], end: bool = True) -> bytes:
+def build(
+    plan: list[str], thinking: list[str], text: list[str], args: list[str], end: bool = True, compact: bool = False
+) -> bytes:
     """A stream in the API's order: tool plan, a thinking and a text content, a tool call."""
+
+    def ev(doc: dict) -> bytes:
+        return event(doc, compact)
+
     out = [ev({"id": "m1", "type": "message-start", "delta": msg(role="assistant", content=[], tool_plan="",
                                                                   tool_calls=[], citations=[])})]  # fmt: skip
     out += [ev({"type": "tool-plan-delta", "delta": msg(tool_plan=p)}) for p in plan]
@@ -45,8 +53,9 @@ def build(plan: list[str], thinking: list[str], text: list[str], args: list[str]
     return b"".join(out)
 
 
-def run(pieces: list[bytes]) -> bytes:
+def run(pieces: list[bytes], fast: bool = True) -> bytes:
     s = CohereStream(RULES.restorer(PLACEHOLDERS))
+    s.fast = fast
     return b"".join(s.feed(p) for p in pieces) + s.flush()
 
 
@@ -93,10 +102,18 @@ def check(chans: dict, docs: list[dict], plan: str, thinking: str, text: str, ar
 @given(texts, texts, texts, texts, st.data())
 def test_channels_reassemble_to_the_whole_restore_whatever_the_splits(plan, thinking, text, value, data) -> None:
     args = json.dumps({"thread_id": value, "path": "WINPATH", "n": 1.5})
-    body = build(data.draw(splits(plan)), data.draw(splits(thinking)), data.draw(splits(text)),
-                 data.draw(splits(args, 12)))  # fmt: skip
-    chans, docs = read(run(data.draw(byte_splits(body, 40))))
+    parts = data.draw(splits(plan)), data.draw(splits(thinking)), data.draw(splits(text)), data.draw(splits(args, 12))
+    body = build(*parts)
+    pieces = data.draw(byte_splits(body, 40))
+    out = run(pieces)
+    chans, docs = read(out)
     check(chans, docs, plan, thinking, text, args)
+    # the fast paths (on_raw, the exact delta shape) give what parsing every event gives
+    assert out == run(pieces, fast=False)
+    compact = build(*parts, compact=True)
+    out = run(data.draw(byte_splits(compact, 40)))
+    assert out == run([compact], fast=False)
+    check(*read(out), plan, thinking, text, args)
 
 
 def test_every_split_point_of_a_short_case() -> None:
@@ -163,17 +180,34 @@ def test_the_addons_own_failure_drops_held_text_and_ends_in_cohere_shape() -> No
     assert s.failed and s.withheld == len("nova")
 
 
+def test_the_apis_own_delta_shapes_take_the_fast_path() -> None:
+    s = CohereStream(RULES.restorer(PLACEHOLDERS))
+    for doc in (
+        {"type": "content-delta", "index": 1, "delta": msg(content={"text": "a Zen"})},
+        {"type": "content-delta", "index": 0, "delta": msg(content={"thinking": "Zenith Labs"})},
+        {"type": "tool-call-delta", "index": 0, "delta": msg(tool_calls={"function": {"arguments": '{"a": "Zen'}})},
+    ):
+        assert s.on_raw(event(doc, compact=True)) is not None, doc
+        assert s.on_raw(event(doc)) is None  # another spacing: parsed
+    # the plan holds text: any other delta is parsed, so that the plan's tail goes first
+    assert s.on_raw(event({"type": "tool-plan-delta", "delta": msg(tool_plan="Zen")}, compact=True)) == []
+    assert s.on_raw(event({"type": "content-delta", "index": 1, "delta": msg(content={"text": "x"})}, True)) is None
+    # a delta whose type and member disagree is read as its type says
+    mixed = {"type": "content-delta", "index": 0, "delta": msg(tool_plan="Zenith Labs")}
+    assert s.on_raw(event(mixed, compact=True)) is None
+
+
 def test_message_end_terminates_and_what_follows_passes() -> None:
     s = CohereStream(RULES.restorer(PLACEHOLDERS))
-    s.feed(ev({"type": "message-end", "delta": {"finish_reason": "COMPLETE"}}))
+    s.feed(event({"type": "message-end", "delta": {"finish_reason": "COMPLETE"}}))
     assert s.terminated
     assert s.feed(b"data: [DONE]\n\n") == b"data: [DONE]\n\n"
     assert s.flush() == b"" and not s.failed
 
 
 def test_events_of_other_types_and_debug_are_restored_whole() -> None:
-    out = run([ev({"type": "debug", "prompt": "Zenith Labs"}), ev({"type": "future-event", "x": {"Zenith Labs": "a"}}),
-               ev({"type": "message-end", "delta": {"error": "failed for Zenith Labs"}})])  # fmt: skip
+    out = run([event({"type": "debug", "prompt": "Zenith Labs"}), event({"type": "future-event", "x": {"Zenith Labs": "a"}}),
+               event({"type": "message-end", "delta": {"error": "failed for Zenith Labs"}})])  # fmt: skip
     _, docs = read(out)
     assert docs[0]["prompt"] == "Acme Corp" and docs[1]["x"] == {"Acme Corp": "a"}
     assert docs[2]["delta"]["error"] == "failed for Acme Corp"

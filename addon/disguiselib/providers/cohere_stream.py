@@ -14,12 +14,14 @@ text), citation-start / citation-end, debug, and message-end, the last one (its
 from __future__ import annotations
 
 import json
+import re
 
 from ..core import jsonspan
 from ..core.holdback import Window
 from ..core.jsonspan import VALUES, Obj, Rule
 from ..core.rules import json_escape
 from ..core.sse import Event
+from ..core.text import is_utf8
 from .channels import Chan, ChannelStream
 from .cohere import CITATION, LOGPROB, TOOL_CALL
 from .fields import GENERIC, ID, META, OPAQUE
@@ -161,6 +163,44 @@ _TAIL = {
 }
 
 
+# The exact shape the API sends for a delta (compact JSON, the reference's key order), so
+# that nearly every event costs no json.loads: the event type, the index, and the one
+# string of the delta. Anything else takes the slow path (a key spelled with escapes
+# cannot match: the keys are literal here).
+_STR = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
+_SHAPE = (
+    r'\{"type":"(content-delta|tool-call-delta|tool-plan-delta)"(?:,"index":(0|[1-9][0-9]*))?,"delta":\{"message":\{'
+    r'(?:"content":\{"(text|thinking)":' + _STR + r"\}"
+    r'|"tool_calls":\{"function":\{"arguments":' + _STR + r"\}\}"
+    r'|"tool_plan":' + _STR + r")\}\}\}"
+)
+_FAST = re.compile(_SHAPE + r"\Z")
+# The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line shape
+# (no CR anywhere, no line break in the data), the string bodies narrowed to what cannot
+# be a line break. Whatever it matches, _FAST matches in the parsed data with the same groups.
+_RAW = re.compile(
+    rb"event: [^\r\n]*\ndata: "
+    + _SHAPE.replace(r'[^"\\]*(?:\\.[^"\\]*)*', r'[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*').encode()
+    + rb"\n\n\Z"
+)
+
+
+def _fast_key(m: re.Match) -> tuple[tuple, int, int] | None:
+    """(channel key, group of the string, window mode) of a delta in the fast shape; a
+    thinking delta passes as it came ((), ...); None where the type and its member
+    disagree (the slow path reads it as the type says)."""
+    t = m.group(1) if isinstance(m.group(1), str) else m.group(1).decode()
+    i = int(m.group(2)) if m.group(2) is not None else 0
+    if m.start(4) >= 0:
+        if t != _DELTA:
+            return None
+        field = m.group(3) if isinstance(m.group(3), str) else m.group(3).decode()
+        return ((_CONTENT, i), 4, Window.TEXT) if field == "text" else ((), 4, Window.TEXT)
+    if m.start(5) >= 0:
+        return ((_TOOL, i), 5, Window.JSON) if t == _CALL_DELTA else None
+    return ((_PLAN,), 6, Window.TEXT) if t == _PLAN_DELTA else None
+
+
 class CohereStream(ChannelStream):
     """One v2 Chat stream: a window per content index, per tool call index (its
     arguments, restored as JSON) and for the tool plan. A channel's held tail goes out
@@ -170,10 +210,32 @@ class CohereStream(ChannelStream):
     TERMINAL = SPEC.ends
     MARKERS = SPEC.markers
 
+    def on_raw(self, raw: bytes) -> list[bytes] | None:
+        """A delta in the API's own shape, from its bytes (SSEStream.on_raw): on_event's
+        _FAST path. Declined while the tool plan holds text and the delta is not the plan's
+        (on_event sends the plan's tail first)."""
+        m = _RAW.match(raw)
+        if m is None:
+            return None
+        got = _fast_key(m)
+        if got is None or (got[0] != (_PLAN,) and (_PLAN,) in self.windows) or not is_utf8(raw):
+            return None  # not UTF-8: parsed, it ends the stream
+        key, g, mode = got
+        if not key:
+            return [raw]
+        return self.window_raw_for(key, mode, raw, m.start(g), m.end(g))
+
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
         if data is None:
             return [ev.raw]
+        m = _FAST.match(data)
+        got = _fast_key(m) if m is not None else None
+        if m is not None and got is not None and (got[0] == (_PLAN,) or (_PLAN,) not in self.windows):
+            key, g, mode = got
+            if not key:
+                return [ev.raw]
+            return self.window_field(ev, self.window(key, mode), m.start(g), m.end(g))
         try:
             obj = jsonspan.loads(data)
         except ValueError:
