@@ -192,6 +192,10 @@ def test_the_apis_own_delta_shapes_take_the_fast_path() -> None:
     # the plan holds text: any other delta is parsed, so that the plan's tail goes first
     assert s.on_raw(event({"type": "tool-plan-delta", "delta": msg(tool_plan="Zen")}, compact=True)) == []
     assert s.on_raw(event({"type": "content-delta", "index": 1, "delta": msg(content={"text": "x"})}, True)) is None
+    # a plan that holds nothing keeps nothing from the fast path
+    s = CohereStream(RULES.restorer(PLACEHOLDERS))
+    assert s.on_raw(event({"type": "tool-plan-delta", "delta": msg(tool_plan="a plan.")}, compact=True))
+    assert s.on_raw(event({"type": "content-delta", "index": 1, "delta": msg(content={"text": "x"})}, True))
     # a delta whose type and member disagree is read as its type says
     mixed = {"type": "content-delta", "index": 0, "delta": msg(tool_plan="Zenith Labs")}
     assert s.on_raw(event(mixed, compact=True)) is None

@@ -213,12 +213,13 @@ class CohereStream(ChannelStream):
     def on_raw(self, raw: bytes) -> list[bytes] | None:
         """A delta in the API's own shape, from its bytes (SSEStream.on_raw): on_event's
         _FAST path. Declined while the tool plan holds text and the delta is not the plan's
-        (on_event sends the plan's tail first)."""
+        (on_event sends the plan's tail first). A stream in the API's own shape passes
+        byte-identical here where nothing changes."""
         m = _RAW.match(raw)
         if m is None:
             return None
         got = _fast_key(m)
-        if got is None or (got[0] != (_PLAN,) and (_PLAN,) in self.windows) or not is_utf8(raw):
+        if got is None or (got[0] != (_PLAN,) and self._plan_held()) or not is_utf8(raw):
             return None  # not UTF-8: parsed, it ends the stream
         key, g, mode = got
         if not key:
@@ -231,7 +232,7 @@ class CohereStream(ChannelStream):
             return [ev.raw]
         m = _FAST.match(data)
         got = _fast_key(m) if m is not None else None
-        if m is not None and got is not None and (got[0] == (_PLAN,) or (_PLAN,) not in self.windows):
+        if m is not None and got is not None and (got[0] == (_PLAN,) or not self._plan_held()):
             key, g, mode = got
             if not key:
                 return [ev.raw]
@@ -256,6 +257,11 @@ class CohereStream(ChannelStream):
         else:
             out.append(ev.raw)
         return out
+
+    def _plan_held(self) -> bool:
+        """Does the tool plan's window hold text (which goes out before any other delta)?"""
+        w = self.windows.get((_PLAN,))
+        return w is not None and bool(w.held or w.escaped)
 
     def _tail(self, key: tuple) -> list[bytes]:
         w = self.windows.pop(key, None)
