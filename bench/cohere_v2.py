@@ -4,7 +4,7 @@ disguises cut across deltas; and the same text with none) as Cohere events throu
 framing alone (`sse.Framer`). CohereStream has no on_raw fast path; this shows what that
 costs. Every output is checked (the client's reassembled text equals the whole-text restore).
 
-    python bench/cohere.py [--deltas 4000] [--reps 7]
+    python bench/cohere_v2.py [--deltas 4000] [--reps 7]
 """
 
 from __future__ import annotations
