@@ -37,6 +37,7 @@ HTTP = {
     "google.gemini": ("/v1beta/models/gemini-2.5-flash:generateContent", registry.GOOGLE_GEMINI),
     "google.vertex": ("/v1/projects/p/locations/l/publishers/google/models/g:generateContent", registry.VERTEX_GEMINI),
     "aws.bedrock": ("/model/m/converse", registry.BEDROCK_CONVERSE),
+    "cohere": ("/v2/chat", registry.COHERE_CHAT),
     "proxy": ("/v1/chat/completions", registry.OPENAI_CHAT),
 }
 WS = {
@@ -46,6 +47,10 @@ WS = {
                       registry.GOOGLE_LIVE),
 }  # fmt: skip
 BODY = {"model": "m", "messages": [{"role": "user", "content": [{"text": "hello"}]}]}
+# Cohere's field model refuses a content part without its `type`
+BODIES = {
+    registry.COHERE_CHAT: {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]}
+}
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +100,7 @@ def test_a_credential_in_its_slot_passes_untouched(cfg, case, value: str) -> Non
     if isinstance(api, registry.RealtimeApi):
         assert pipeline.leak_scan(path, headers, None, cfg.rules, api) is None
     else:
-        raw = json.dumps(BODY).encode()
+        raw = json.dumps(BODIES.get(api, BODY)).encode()
         masked = pipeline.mask_request(api, raw, cfg, path, headers)  # raises LeakError when refused
         assert masked.body == raw  # nothing else to mask: nothing rewritten
         if kind == "param" and p.name.startswith("google"):  # also on any path of the provider's
@@ -121,10 +126,10 @@ def test_the_same_value_elsewhere_is_refused_or_masked(cfg, case, value: str, wh
         assert hit is not None and hit.where in ("url", "header x-note", "header sec-websocket-protocol")
         if not isinstance(api, registry.RealtimeApi):
             with pytest.raises(LeakError):
-                pipeline.mask_request(api, json.dumps(BODY).encode(), cfg, path, headers)
+                pipeline.mask_request(api, json.dumps(BODIES.get(api, BODY)).encode(), cfg, path, headers)
         return
     body = {"model": "m", "messages": [{"role": "user", "content": [{"text": f"my key: {value}"}]}]}
-    if api is registry.ANTHROPIC_MESSAGES or api is registry.OPENAI_CHAT:
+    if api in (registry.ANTHROPIC_MESSAGES, registry.OPENAI_CHAT, registry.COHERE_CHAT):
         body["messages"][0]["content"] = f"my key: {value}"
     elif api in (registry.GOOGLE_GEMINI, registry.VERTEX_GEMINI):
         body = {"contents": [{"role": "user", "parts": [{"text": f"my key: {value}"}]}]}

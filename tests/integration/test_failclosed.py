@@ -423,8 +423,9 @@ def test_endpoints(shared: Shared) -> None:
     """Documented endpoints that carry conversation content are masked; others on a
     protected host are refused when they hold an original, and pass when they do not."""
     up, m = shared.up, shared.m
-    # Cohere's chat: an LLM API this addon does not transform (Gemini is, on main)
-    up.on("/v2/chat", echo)
+    # Cohere's v1 chat: an LLM API this addon does not transform (its v2 chat is, since
+    # providers/cohere.py)
+    up.on("/v1/chat", echo)
     up.on("/v1/files", lambda r: json_reply({"ok": True}))
     start = len(up.requests)
     cases = {
@@ -440,7 +441,7 @@ def test_endpoints(shared: Shared) -> None:
         assert "Zenith Labs writes to [EMAIL_1]" in up.requests[-1].body.decode(), path
     n = len(up.requests)
     cohere = {"model": "command-r", "messages": [{"role": "user", "content": [{"type": "text", "text": TEXT}]}]}
-    status, headers, body = post(m.port, "/v2/chat", json.dumps(cohere).encode())
+    status, headers, body = post(m.port, "/v1/chat", json.dumps(cohere).encode())
     assert status == 400 and headers["x-disguise"] == "refused"
     msg = json.loads(body)["error"]["message"]
     assert "literal in body $.messages[0].content[0].text" in msg and "Acme" not in msg
@@ -449,7 +450,7 @@ def test_endpoints(shared: Shared) -> None:
     status, _, body = post(m.port, f"/v1/files?owner={BOB.replace('@', '%40')}", b"")
     assert status == 400 and b"EMAIL in url" in body
     assert len(up.requests) == n
-    status, _, _ = post(m.port, "/v2/chat", b'{"messages": []}')
+    status, _, _ = post(m.port, "/v1/chat", b'{"messages": []}')
     assert status == 200 and len(up.requests) == n + 1
     # a WebSocket to an endpoint that is not a realtime API disguise knows (test_realtime.py has those)
     status, _, _ = post(m.port, "/v1/threads/stream", b"", {"upgrade": "websocket", "connection": "upgrade"}, "GET")
@@ -458,10 +459,10 @@ def test_endpoints(shared: Shared) -> None:
 
 
 def test_unknown_endpoint_allowed_by_option_warns(up: FakeUpstream, tmp_path: Path) -> None:
-    up.on("/v2/chat", echo)
+    up.on("/v1/chat", echo)
     a = write(tmp_path / "a.yaml", MAPPING)
     with mitmdump(up, tmp_path, a, "--set", "disguise_allow_unknown=true") as m:
-        status, _, _ = post(m.port, "/v2/chat", json.dumps({"t": TEXT}).encode())
+        status, _, _ = post(m.port, "/v1/chat", json.dumps({"t": TEXT}).encode())
         assert status == 200
         # mitmproxy prints an addon's log line from its event loop: it can come after the reply
         wait_for(lambda: "forwarded (disguise_allow_unknown)" in m.output)

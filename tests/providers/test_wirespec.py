@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from disguiselib.providers import anthropic, bedrock_stream, legacy, openai_chat, openai_responses
+from disguiselib.providers import anthropic, bedrock_stream, cohere_stream, legacy, openai_chat, openai_responses
 from disguiselib.providers.registry import SPECS
 from disguiselib.providers.wirespec import SSE, WireSpec
 from strategies import PLACEHOLDERS, RULES
@@ -19,6 +19,7 @@ STREAMS = {
     openai_chat.SPEC: openai_chat.ChatStream,
     legacy.SPEC: legacy.CompletionsStream,
     openai_responses.SPEC: openai_responses.ResponsesStream,
+    cohere_stream.SPEC: cohere_stream.CohereStream,
 }
 
 

@@ -23,6 +23,8 @@ from . import (
     bedrock_chunks,
     bedrock_models,
     bedrock_stream,
+    cohere,
+    cohere_stream,
     gemini_live,
     gemini_stream,
     google,
@@ -49,7 +51,7 @@ from .wirespec import DOCUMENT, FILE, STREAMS, Provider, Slots, WireSpec
 SPECS: tuple[WireSpec, ...] = (
     anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
     bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, *bedrock_models.SPECS, batch.SPEC,
-    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC,
+    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC, cohere_stream.SPEC,
 )  # fmt: skip
 
 
@@ -301,6 +303,12 @@ BEDROCK_COUNT_TOKENS = Api(
     anthropic.AnthropicStream, bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
 )  # fmt: skip
 
+# Cohere's v2 Chat (cohere.py, cohere_stream.py): a document, or its own event stream.
+COHERE_CHAT = Api(
+    "cohere.chat", cohere.CHAT_REQUEST, cohere.CHAT_RESPONSE, cohere_stream.CohereStream, cohere.error_body,
+    events=cohere_stream.STREAM_EVENT, answers=STREAMS,
+)  # fmt: skip
+
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may
 # arrive percent-encoded.
 _COLON = google.COLON
@@ -356,6 +364,7 @@ _ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
         ("PATCH", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS),
         ("GET", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS_READ),
         ("GET", r"/cachedContents", GOOGLE_CACHED_CONTENTS_LIST),
+        ("POST", r"/v2/chat", COHERE_CHAT),
     )
 )
 
@@ -412,7 +421,7 @@ _PROXY = Provider("proxy", headers=frozenset({"proxy-authorization"}))
 # provider's declaration is registered here.
 PROVIDERS: tuple[Provider, ...] = (
     anthropic.PROVIDER, openai.OPENAI, openai.AZURE, openai.COMPATIBLE, google.GEMINI, google.VERTEX,
-    bedrock.PROVIDER, _PROXY,
+    bedrock.PROVIDER, cohere.PROVIDER, _PROXY,
 )  # fmt: skip
 # Who serves the APIs of a family (the first part of an API's name): Azure and the
 # OpenAI-compatible providers serve OpenAI's APIs; cachedContents is the Gemini API's
@@ -423,6 +432,7 @@ _SERVED_BY: dict[str, tuple[Provider, ...]] = {
     "google": (google.GEMINI, google.VERTEX),
     "vertex": (google.VERTEX,),
     "aws": (bedrock.PROVIDER,),
+    "cohere": (cohere.PROVIDER,),
 }
 # A header that holds a credential for any provider holds one here: gateways forward the
 # provider's own (a request does not say whose key an `api-key` header is).
