@@ -30,7 +30,7 @@ from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Obj, Rule
 from ..errors import MaskError
 from . import anthropic
 from .fields import GENERIC, SCHEMA, media_text
-from .wirespec import Provider
+from .wirespec import MASKED, REFUSED, SCANNED, Endpoint, Provider
 
 # AWS Bedrock Runtime (`bedrock-runtime.{region}.amazonaws.com`, FIPS and VPC endpoint
 # names): SigV4 in Authorization, with temporary credentials (SSO, assumed roles,
@@ -41,6 +41,31 @@ PROVIDER = Provider(
     headers=frozenset({"authorization", "x-amz-security-token"}),
     signing=frozenset({"authorization", "x-amz-date", "x-amz-security-token", "date", "x-amz-content-sha256"}),
 )  # fmt: skip
+
+# A bidirectional stream (Nova Sonic's speech-to-speech) sends its input events for as long
+# as the session lasts: no body to mask or scan before it leaves.
+BIDIRECTIONAL_REFUSED = (
+    "InvokeModelWithBidirectionalStream sends its input as an event stream for as long as the session lasts: "
+    "nothing in it can be masked or checked before it leaves (or set disguise_allow_unknown to forward it)"
+)
+
+# Every operation of botocore's `bedrock-runtime` service model (tests/inventory/
+# bedrock_runtime.json), with what disguise does with it (providers/registry.py routes the
+# transformed ones; tests/providers/test_inventory.py checks every operation is here).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("POST", "/model/{modelId}/converse", MASKED),
+    Endpoint("POST", "/model/{modelId}/converse-stream", MASKED),
+    Endpoint("POST", "/model/{modelId}/count-tokens", MASKED),
+    Endpoint("POST", "/model/{modelId}/invoke", MASKED, "the model family's body (bedrock_models.py)"),
+    Endpoint("POST", "/model/{modelId}/invoke-with-response-stream", MASKED),
+    Endpoint("POST", "/model/{modelId}/invoke-with-bidirectional-stream", REFUSED, BIDIRECTIONAL_REFUSED),
+    # a guardrail reads the text it is given: scanned, refused with an original
+    Endpoint("POST", "/guardrail/{guardrailIdentifier}/version/{guardrailVersion}/apply", SCANNED),
+    Endpoint("POST", "/guardrail-checks/invoke", SCANNED),
+    # an asynchronous invocation (video models): its modelInput is scanned, not masked
+    Endpoint("GET POST", "/async-invoke", SCANNED),
+    Endpoint("GET", "/async-invoke/{invocationArn}", SCANNED),
+)
 
 # -- requests ----------------------------------------------------------------------------
 
