@@ -215,7 +215,7 @@ def sdk(package: str) -> tuple[str, dict]:
 
 # -- Bedrock: botocore's service model ----------------------------------------------------
 
-BEDROCK_ROOTS = ("ConverseRequest", "ConverseResponse", "ConverseStreamOutput", "CountTokensRequest")
+BEDROCK_ROOTS = ("ConverseRequest", "ConverseStreamRequest", "ConverseResponse", "ConverseStreamOutput", "CountTokensRequest")
 
 
 def bedrock() -> tuple[dict, dict]:
@@ -245,6 +245,8 @@ def bedrock() -> tuple[dict, dict]:
             out["enum"] = True
         if s.get("eventstream"):
             out["eventstream"] = True
+        if s.get("document"):
+            out["document"] = True
         if s["type"] == "structure":
             out["members"] = {}
             for m, ref in s["members"].items():
