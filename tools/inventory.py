@@ -215,7 +215,9 @@ def sdk(package: str) -> tuple[str, dict]:
 
 # -- Bedrock: botocore's service model ----------------------------------------------------
 
-BEDROCK_ROOTS = ("ConverseRequest", "ConverseStreamRequest", "ConverseResponse", "ConverseStreamOutput", "CountTokensRequest")
+BEDROCK_ROOTS = (
+    "ConverseRequest", "ConverseStreamRequest", "ConverseResponse", "ConverseStreamOutput", "CountTokensRequest",
+)  # fmt: skip
 
 
 def bedrock() -> tuple[dict, dict]:
