@@ -13,6 +13,8 @@ Sources (each file records its source and version):
 - openai-sdk-VERSION.json, anthropic-sdk-VERSION.json: the installed `openai` and
   `anthropic` SDKs: the method and path of every call their resources make, one file per
   SDK version (the 3.11 and 3.12 venvs pin different ones: run the script with each).
+- google-genai-VERSION.json: the installed google-genai's types: the string-bearing paths
+  of a GenerateContent request as it goes on the wire, and of its response.
 - bedrock-runtime.json: botocore's `bedrock-runtime` service model: its operations
   (method, path) and the shapes of Converse, ConverseStream and CountTokens, from which
   providers/bedrock.py builds its Converse field model (that copy is in
@@ -206,11 +208,56 @@ def sdk_calls(package: str) -> list[dict]:
     return [{"method": k[0], "path": k[1], "resource": v} for k, v in sorted(out.items(), key=lambda kv: kv[0][::-1])]
 
 
+def _sdk_fields():
+    """tests/sdk_fields.py: the walk of SDK types the field-coverage tests use."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        return importlib.import_module("sdk_fields")
+    finally:
+        sys.path.pop(0)
+
+
 def sdk(package: str) -> tuple[str, dict]:
-    """The file name and content of the installed SDK's calls."""
+    """The file name and content of the installed SDK's calls, and the string-bearing
+    field paths of its request and response types that docs/fields.md classifies
+    (tests/sdk_fields.ROOTS)."""
     version = importlib.metadata.version(package)
+    sf = _sdk_fields()
+    fields: dict[str, dict[str, str]] = {}
+    for surface, _path, _kind in sf.all_paths():
+        # the stream events' paths (thousands) are checked against the installed SDK only
+        if sf.ROOTS[surface][0].startswith(package + ".") and not surface.endswith("-stream"):
+            fields.setdefault(surface, {})[_path] = _kind
     return f"{package}-sdk-{version}.json", {"source": {"package": package, "version": version},
-                                             "operations": sdk_calls(package)}  # fmt: skip
+                                             "operations": sdk_calls(package), "fields": fields}  # fmt: skip
+
+
+# -- Google: google-genai's types ------------------------------------------------------------
+
+# Members of google-genai's response types that never come over the wire
+GENAI_SDK_ONLY = ("automaticFunctionCallingHistory", "parsed", "sdkHttpResponse")
+
+
+def google_genai() -> tuple[str, dict]:
+    """GenerateContent's request as it goes on the wire (google-genai's `_to_mldev` puts
+    the config's members at the top) and its response: the string-bearing paths of the
+    installed google-genai's types (their aliases: the camelCase wire names)."""
+    import typing
+
+    from google.genai import types as t
+
+    sf = _sdk_fields()
+    request = typing.TypedDict("GenerateContentRequest", {  # noqa: UP013 - real types, not strings
+        "contents": list[t.Content], "systemInstruction": t.Content, "tools": list[t.Tool],
+        "toolConfig": t.ToolConfig, "safetySettings": list[t.SafetySetting], "generationConfig": t.GenerationConfig,
+        "cachedContent": str, "labels": dict[str, str]}, total=False)  # fmt: skip
+    response = {p: k for p, k in sf.sdk_paths(t.GenerateContentResponse).items()
+                if not p.startswith(tuple("." + m for m in GENAI_SDK_ONLY))}  # fmt: skip
+    version = importlib.metadata.version("google-genai")
+    return f"google-genai-{version}.json", {
+        "source": {"package": "google-genai", "version": version, "sdk_only": list(GENAI_SDK_ONLY)},
+        "request": sf.sdk_paths(request), "response": response,
+    }
 
 
 # -- Bedrock: botocore's service model ----------------------------------------------------
@@ -291,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     for package in ("openai", "anthropic"):
         name, doc = sdk(package)
         files[OUT / name] = doc
+    name, doc = google_genai()
+    files[OUT / name] = doc
     ops, shapes = bedrock()
     files[OUT / "bedrock-runtime.json"] = ops
     files[DATA / "bedrock_runtime.json"] = shapes

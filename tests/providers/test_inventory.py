@@ -1,7 +1,8 @@
 """The endpoint inventories and field models, checked against the providers' own
 machine-readable descriptions (tests/inventory/*.json, written by tools/inventory.py
-with each source's version): OpenAI's OpenAPI document and its SDK's resources, the
-Anthropic SDK's resources, botocore's `bedrock-runtime` service model.
+with each source's version): OpenAI's OpenAPI document and its SDK's resources and types,
+the Anthropic SDK's resources and types, google-genai's types, botocore's
+`bedrock-runtime` service model (whose Converse shapes are tests/providers/test_bedrock_shapes.py's).
 
 A provider that documents a new endpoint, or a new request field of an endpoint disguise
 masks, fails here until the endpoint is declared with what disguise does with it (in its
@@ -12,6 +13,8 @@ table). Each committed record is checked, and so is the SDK installed in this ve
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -19,9 +22,9 @@ import sys
 import pytest
 from fields_probe import observe
 from inventory_util import ROOT, declared, instance, load, sdk_files, tool, unknown_at
-from sdk_fields import decide, load_tables
+from sdk_fields import all_paths, decide, load_tables
 
-from disguiselib.providers import anthropic, bedrock, legacy, openai, registry
+from disguiselib.providers import anthropic, bedrock, google, legacy, openai, registry
 from disguiselib.providers.wirespec import BINARY, HOSTED, MASKED, REFUSED, RESTORED, SCANNED, Endpoint
 
 OPENAPI = load("openai-openapi.json")
@@ -213,3 +216,61 @@ def test_the_field_walk_finds_an_unknown_field() -> None:
     """unknown_at itself (a walk that knew everything would make the others pass)."""
     assert unknown_at(legacy.COMPLETIONS_REQUEST, ".no_such_field") == ".no_such_field"
     assert unknown_at(legacy.COMPLETIONS_REQUEST, ".prompt") is None
+
+
+# -- the SDKs' types: every committed version's, in every venv ----------------------------------
+
+
+@pytest.mark.parametrize("package", ["openai", "anthropic"])
+def test_every_field_of_every_recorded_sdk_has_its_row(package: str) -> None:
+    """tests/providers/test_fields_coverage.py checks the installed SDK's types against
+    docs/fields.md; this checks the other venv's SDK too, from its record: a field only a
+    newer (or older) SDK has needs its row all the same, and behaves as it says."""
+    tables = load_tables()
+    installed = {(s, p) for s, p, _ in all_paths()}
+    missing, wrong, n = [], [], 0
+    for f in sdk_files(package):
+        for surface, paths in f["fields"].items():
+            for p, kind in paths.items():
+                n += 1
+                row = decide(tables, surface, p)
+                if row is None:
+                    missing.append(f"{f['source']['version']} {surface} {p}")
+                elif (surface, p) not in installed and row[0].decision not in ("logprobs", "not-in-body"):
+                    got = observe(surface, p, kind)
+                    if got != row[0].decision and not (kind == "json" and (row[0].decision, got) in SAME):
+                        wrong.append(f"{surface} {p}: row says {row[0].decision}, the code: {got}")
+    assert n > 500
+    assert not missing, f"fields of a recorded {package} SDK with no row in docs/fields.md: {missing}"
+    assert not wrong, "\n".join(wrong)
+
+
+def _genai_records() -> list[dict]:
+    return [json.loads(f.read_text()) for f in sorted((ROOT / "tests" / "inventory").glob("google-genai-*.json"))]
+
+
+def test_the_installed_google_genai_has_its_record() -> None:
+    pytest.importorskip("google.genai")
+    name, doc = tool().google_genai()
+    assert doc in _genai_records(), f"run python tools/inventory.py under this venv ({name})"
+
+
+@pytest.mark.parametrize("side", ["request", "response"])
+def test_every_google_genai_field_is_in_the_tables(side: str) -> None:
+    """Every string-bearing field of a GenerateContent request (as google-genai puts it on
+    the wire) and response, of every recorded google-genai version and of the installed
+    one, is named in providers/google.py's tables (or lies in a subtree a table decides
+    whole): a field the SDK adds fails here instead of being masked unseen."""
+    rule = google.GENERATE_REQUEST if side == "request" else google.RESPONSE
+    records = _genai_records()
+    if importlib.util.find_spec("google.genai") is not None:
+        records.append(tool().google_genai()[1])
+    assert len(records) >= 2
+    unknown: dict[str, set[str]] = {}
+    for r in records:
+        assert len(r[side]) > 100
+        for p in r[side]:
+            u = unknown_at(rule, p)
+            if u is not None:
+                unknown.setdefault(u, set()).add(r["source"]["version"])
+    assert not unknown, f"google-genai {side} fields no table names: {sorted(unknown.items())}"
