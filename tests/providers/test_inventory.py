@@ -245,6 +245,12 @@ def test_every_field_of_every_recorded_sdk_has_its_row(package: str) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+# A part's server-side tool call and response: left to the fail-closed default by design
+# (their names are Gemini Live's messages, spelled in providers/gemini_live.py only;
+# tests/providers/test_google_request.py lists them too).
+GENAI_DEFAULTED = (".parts[].toolCall", ".parts[].toolResponse")
+
+
 def _genai_records() -> list[dict]:
     return [json.loads(f.read_text()) for f in sorted((ROOT / "tests" / "inventory").glob("google-genai-*.json"))]
 
@@ -271,6 +277,6 @@ def test_every_google_genai_field_is_in_the_tables(side: str) -> None:
         assert len(r[side]) > 100
         for p in r[side]:
             u = unknown_at(rule, p)
-            if u is not None:
+            if u is not None and not u.endswith(GENAI_DEFAULTED):
                 unknown.setdefault(u, set()).add(r["source"]["version"])
     assert not unknown, f"google-genai {side} fields no table names: {sorted(unknown.items())}"

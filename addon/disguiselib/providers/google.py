@@ -85,10 +85,11 @@ _PART_FIELDS: dict[str, Rule] = {
     "functionCall": _FUNCTION_CALL,
     "executableCode": _obj({"id": ID, "language": META, "code": VALUES}),
     "codeExecutionResult": _obj({"id": ID, "outcome": META, "output": VALUES}),
-    # metadata and server-side tool traffic, no payload of the client's: unknown by
-    # design (string values masked on the way out, restored on the way in)
-    **dict.fromkeys(("toolCall", "toolResponse", "partMetadata", "audioTranscription", "mediaProcessing",
-                     "speechMetadata", "documentMetadata", "spreadsheetMetadata", "audioMetadata"), GENERIC),
+    # metadata, no payload of the client's: unknown by design (string values masked on the
+    # way out, restored on the way in); so are a server-side tool's call and response,
+    # left to the default (their names are Gemini Live's messages: gemini_live.py's words)
+    **dict.fromkeys(("partMetadata", "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata",
+                     "spreadsheetMetadata", "audioMetadata"), GENERIC),
 }
 _REQ_PART = _Part(_obj({}))  # fields below (functionResponse parts are parts too)
 _FUNCTION_RESPONSE = _obj(
