@@ -153,6 +153,34 @@ def test_upload_parts_pass_where_the_user_allowed_unknown_endpoints(up: FakeUpst
     assert [r.path for r in up.requests] == ["/v1/uploads/upload_abc/parts"]
 
 
+# -- endpoints whose traffic would not pass through the proxy ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "ctype", "says"),
+    [("/v1/realtime/calls", "application/sdp", b"WebSocket (/v1/realtime)"),
+     ("/v1/live/sessions", "application/sdp", b"Realtime WebSocket"),
+     ("/model/amazon.nova-sonic-v1%3A0/invoke-with-bidirectional-stream", "application/vnd.amazon.eventstream",
+      b"for as long as the session lasts")],
+    ids=["webrtc-call", "live-webrtc", "bedrock-bidirectional"],
+)  # fmt: skip
+def test_endpoints_nothing_could_mask_are_refused(up: FakeUpstream, tmp_path: Path, path: str, ctype: str,
+                                                   says: bytes) -> None:  # fmt: skip
+    """A WebRTC call's events and a bidirectional stream's input never pass through the
+    proxy as a body it could read: the request that starts one is refused, saying what to
+    use instead, even when it holds no original; nothing reaches the upstream."""
+    up.on(path.split("?")[0], ok)
+    m = start(up, tmp_path)
+    try:
+        status, headers, out = post(m.port, path, b"v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n", {"content-type": ctype})
+    finally:
+        m.stop()
+        print(m.output[-3000:])
+    assert status == 400 and headers.get("x-disguise") == "refused", (status, out)
+    assert says in out and b"disguise_allow_unknown" in out
+    assert not up.requests
+
+
 # -- messages never quote an original ---------------------------------------------------------------
 
 

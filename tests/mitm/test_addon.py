@@ -566,3 +566,23 @@ def test_mitmweb_ui_is_not_reachable_through_the_proxy(addon) -> None:
     other.request.host, other.request.port = "127.0.0.1", 8082
     g.requestheaders(other)
     assert other.error is None
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/evals", "/v1/videos", "/v1/chatkit/sessions", "/v1/complete", "/guardrail/g1/version/1/apply"]
+)
+def test_a_documented_endpoint_on_a_gateway_host_is_scanned(addon, path: str) -> None:
+    """Every endpoint a provider documents is LLM-shaped wherever it is sent (its inventory,
+    providers/*.ENDPOINTS): through a gateway whose host disguise does not know, with no
+    disguise_hosts, a body holding an original is refused, not passed unscanned."""
+    a, _ = addon
+    f = messages_flow(json.dumps({"prompt": "Acme Corp"}).encode(), path)
+    f.request.host = "llm-gateway.example"
+    a.requestheaders(f)
+    a.request(f)
+    assert f.response is not None and f.response.status_code == 400, path
+    g = messages_flow(json.dumps({"prompt": "nothing"}).encode(), path)
+    g.request.host = "llm-gateway.example"
+    a.requestheaders(g)
+    a.request(g)
+    assert g.response is None

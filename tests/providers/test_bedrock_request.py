@@ -19,12 +19,10 @@ from strategies import RULES
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "bedrock"
 MODEL = botocore.session.get_session().get_service_model("bedrock-runtime")
 
-# Members left to the fail-closed default on purpose (string values masked, keys kept).
-DEFAULTED = {
-    "ConverseRequest": {"modelId", "projectIdentifier", "outputConfig"},  # modelId is in the path
-    "ContentBlock": {"audio", "searchResult", "toolAddition", "toolRemoval"},
-    "ToolResultContentBlock": {"searchResult"},
-}
+# Members not in the body (modelId is in the path); none is left to the fail-closed default
+# since the tables are derived from the service model's shapes (providers/bedrock_shapes.py,
+# tests/providers/test_bedrock_shapes.py).
+DEFAULTED = {"ConverseRequest": {"modelId"}}
 TABLES = {
     "ConverseRequest": bedrock._CONVERSE_FIELDS,
     "ContentBlock": bedrock.CONTENT_BLOCK.fields,

@@ -29,7 +29,7 @@ from ..inspect import replay
 from ..inspect.inspector import Inspector
 from ..inspect.record import META
 from ..leakguard import place, shown
-from ..providers.registry import UPLOAD_PART_REFUSED, Api, RealtimeApi, llm_shaped, recognise, recognise_ws, upload_part
+from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws, refused
 from ..scope import in_hosts, known_host
 from ..state import FlowRecord, Kind, Phase
 from . import aws, cut, options, streamed, whole
@@ -304,8 +304,9 @@ class Disguise:
             log.warning(msg)
             self._refuse(flow, rec, msg)
             return
-        if upload_part(r.method, r.path) and not allowed:
-            msg = f"disguise: request refused: {where}: {UPLOAD_PART_REFUSED}"
+        why = refused(r.method, r.path)
+        if why is not None and not allowed:
+            msg = f"disguise: request refused: {where}: {why}"
             log.warning(msg)
             self._refuse(flow, rec, msg)
             return

@@ -186,8 +186,9 @@ def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rul
         return None
     if hit is not None:
         return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
-    if registry.upload_part(r.method, r.path):
-        return f"{where}: {registry.UPLOAD_PART_REFUSED}"
+    why = registry.refused(r.method, r.path)
+    if why is not None:
+        return f"{where}: {why}"
     return f"{where}: {TRANSFER_CODED}" if transfer_coded(r.headers) else None
 
 

@@ -20,7 +20,7 @@ from ..core.text import is_utf8
 from .fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, _obj
 from .restore import restore_json
 from .stream import SSEStream, StreamState
-from .wirespec import JSON, SSE, TEXT, Provider, WireSpec, frozen
+from .wirespec import HOSTED, JSON, MASKED, RESTORED, SCANNED, SSE, TEXT, Endpoint, Provider, WireSpec, frozen
 from .wirespec import OPAQUE as OPAQUE_TEXT
 
 # Citations in history: cited text and titles are read; the index into encrypted
@@ -249,6 +249,45 @@ PROVIDER = Provider(
     "anthropic", hosts=("api.anthropic.com",),
     headers=frozenset({"x-api-key", "anthropic-api-key", "authorization"}),
 )  # fmt: skip
+
+# Every endpoint the `anthropic` SDK calls (tests/inventory/anthropic.json; the batch
+# results are fetched from the `results_url` a batch names), with what disguise does with
+# it (providers/registry.py routes the transformed ones; tests/providers/test_inventory.py
+# checks every call of the installed SDK is here and routed as it says).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("POST", "/v1/messages", MASKED),
+    Endpoint("POST", "/v1/messages/count_tokens", MASKED),
+    Endpoint("POST", "/v1/messages/batches", MASKED),
+    Endpoint("GET", "/v1/messages/batches", SCANNED),
+    Endpoint("GET DELETE", "/v1/messages/batches/{id}", SCANNED),
+    Endpoint("POST", "/v1/messages/batches/{id}/cancel", SCANNED),
+    Endpoint("GET", "/v1/messages/batches/{id}/results", RESTORED),
+    # the legacy Text Completions API: its prompt is scanned, not masked
+    Endpoint("POST", "/v1/complete", SCANNED),
+    # the Files API shares OpenAI's paths: an upload is read by batch.BatchUpload, a
+    # download restored as a file
+    Endpoint("POST", "/v1/files", MASKED),
+    Endpoint("GET", "/v1/files", SCANNED),
+    Endpoint("GET DELETE", "/v1/files/{id}", SCANNED),
+    Endpoint("GET", "/v1/files/{id}/content", RESTORED),
+    Endpoint("GET", "/v1/models", SCANNED),
+    Endpoint("GET", "/v1/models/{id}", SCANNED),
+    # Skills and Managed Agents (beta): system prompts, a session's events, memories
+    Endpoint("GET POST DELETE", "/v1/skills/**", SCANNED),
+    Endpoint("GET POST", "/v1/agents/**", SCANNED),
+    Endpoint("GET POST DELETE", "/v1/sessions/**", SCANNED),
+    Endpoint("GET POST DELETE", "/v1/memory_stores/**", SCANNED),
+    Endpoint("GET POST", "/v1/dreams/**", SCANNED),
+    # infrastructure and administration: scanned on Anthropic's hosts
+    Endpoint("GET POST DELETE", "/v1/environments/**", HOSTED),
+    Endpoint("GET POST", "/v1/deployments/**", HOSTED),
+    Endpoint("GET", "/v1/deployment_runs/**", HOSTED),
+    Endpoint("GET POST", "/v1/tunnels/**", HOSTED),
+    Endpoint("GET POST DELETE", "/v1/vaults/**", HOSTED),
+    Endpoint("GET POST DELETE", "/v1/user_profiles/**", HOSTED),
+    Endpoint("GET POST DELETE", "/v1/organizations/**", HOSTED),
+    Endpoint("GET POST", "/v1/compliance/**", HOSTED),
+)
 
 SPEC = WireSpec(
     "anthropic.messages",

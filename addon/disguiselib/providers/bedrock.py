@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 
-from ..core.jsonspan import PROSE, SKIP, USER, VALUES, Arr, Obj, Rule
+from ..core.jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Obj, Rule
 from ..errors import MaskError
-from . import anthropic
+from . import anthropic, bedrock_shapes
+from .bedrock_shapes import Shapes
 from .fields import GENERIC, SCHEMA, media_text
-from .wirespec import Provider
+from .wirespec import MASKED, REFUSED, SCANNED, Endpoint, Provider
 
 # AWS Bedrock Runtime (`bedrock-runtime.{region}.amazonaws.com`, FIPS and VPC endpoint
 # names): SigV4 in Authorization, with temporary credentials (SSO, assumed roles,
@@ -42,25 +43,41 @@ PROVIDER = Provider(
     signing=frozenset({"authorization", "x-amz-date", "x-amz-security-token", "date", "x-amz-content-sha256"}),
 )  # fmt: skip
 
+# A bidirectional stream (Nova Sonic's speech-to-speech) sends its input events for as long
+# as the session lasts: no body to mask or scan before it leaves.
+BIDIRECTIONAL_REFUSED = (
+    "InvokeModelWithBidirectionalStream sends its input as an event stream for as long as the session lasts: "
+    "nothing in it can be masked or checked before it leaves (or set disguise_allow_unknown to forward it)"
+)
+
+# Every operation of botocore's `bedrock-runtime` service model (tests/inventory/
+# bedrock_runtime.json), with what disguise does with it (providers/registry.py routes the
+# transformed ones; tests/providers/test_inventory.py checks every operation is here).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("POST", "/model/{modelId}/converse", MASKED),
+    Endpoint("POST", "/model/{modelId}/converse-stream", MASKED),
+    Endpoint("POST", "/model/{modelId}/count-tokens", MASKED),
+    Endpoint("POST", "/model/{modelId}/invoke", MASKED, "the model family's body (bedrock_models.py)"),
+    Endpoint("POST", "/model/{modelId}/invoke-with-response-stream", MASKED),
+    Endpoint("POST", "/model/{modelId}/invoke-with-bidirectional-stream", REFUSED, BIDIRECTIONAL_REFUSED),
+    # a guardrail reads the text it is given: scanned, refused with an original
+    Endpoint("POST", "/guardrail/{guardrailIdentifier}/version/{guardrailVersion}/apply", SCANNED),
+    Endpoint("POST", "/guardrail-checks/invoke", SCANNED),
+    # an asynchronous invocation (video models): its modelInput is scanned, not masked
+    Endpoint("GET POST", "/async-invoke", SCANNED),
+    Endpoint("GET", "/async-invoke/{invocationArn}", SCANNED),
+)
+
 # -- requests ----------------------------------------------------------------------------
 
 INVOKE_REQUEST: Rule = anthropic.MESSAGES_REQUEST
 INVOKE_RESPONSE: Rule = anthropic.MESSAGE_RESPONSE
 
 
-def _union(members: dict[str, Rule]) -> Obj:
-    """A Converse union (exactly one member set); an unknown member fails closed."""
-    return Obj(members, default=GENERIC)
+# -- Converse: the field model derived from botocore's shapes (bedrock_shapes.py) ----------
 
+_MODEL = bedrock_shapes.load()
 
-_S3 = Obj({"uri": VALUES, "bucketOwner": SKIP}, default=GENERIC)
-# Media bytes are base64 (a JSON blob); like Anthropic's base64 sources, never touched.
-_MEDIA_SOURCE = _union({"bytes": SKIP, "s3Location": _S3})
-_IMAGE = Obj({"format": SKIP, "source": _MEDIA_SOURCE}, default=GENERIC)
-_VIDEO = Obj({"format": SKIP, "source": _MEDIA_SOURCE}, default=GENERIC)
-_DOC_SOURCE = _union(
-    {"bytes": SKIP, "s3Location": _S3, "text": VALUES, "content": Arr(_union({"text": VALUES}))}
-)
 # A document's bytes are base64 of a file in `format`. The model reads the text formats
 # decoded (an original in a .txt must not leave): those are decoded, masked and encoded
 # again; the binary ones are never touched; a format Bedrock may add later is read as an
@@ -70,16 +87,18 @@ _DOC_BINARY = frozenset({"pdf", "doc", "docx", "xls", "xlsx"})
 
 
 class _Document(Rule):
-    """A Converse document block, its source's `bytes` read by the block's `format`."""
+    """A Converse document block (its members as the shapes have them), its source's
+    `bytes` read by the block's `format`."""
 
     string = True
     kind = "unknown"
 
-    def __init__(self) -> None:
-        fields = {"format": SKIP, "name": VALUES, "context": VALUES, "citations": SKIP}
+    def __init__(self, block: Obj) -> None:
+        source = block.fields["source"]
+        assert isinstance(source, Obj)
         by = {"": GENERIC, **{f: SKIP for f in _DOC_BINARY}, **{f: media_text(m) for f, m in _DOC_MIME.items()}}
         self._by = {
-            f: Obj({**fields, "source": _union({**_DOC_SOURCE.fields, "bytes": r})}, default=GENERIC)
+            f: Obj({**block.fields, "source": Obj({**source.fields, "bytes": r}, default=GENERIC)}, default=GENERIC)
             for f, r in by.items()
         }
         self.fields = self._by["pdf"].fields  # the members (for the service-model test)
@@ -92,80 +111,6 @@ class _Document(Rule):
 
     def __repr__(self) -> str:
         return "Document"
-
-
-_DOCUMENT = _Document()
-_TOOL_USE = Obj({"toolUseId": SKIP, "name": VALUES, "input": USER, "type": SKIP}, default=GENERIC)
-_TOOL_RESULT_BLOCK = _union(
-    {"text": VALUES, "json": USER, "image": _IMAGE, "document": _DOCUMENT, "video": _VIDEO}
-)
-_TOOL_RESULT = Obj(
-    {"toolUseId": SKIP, "status": SKIP, "type": SKIP, "content": Arr(_TOOL_RESULT_BLOCK)}, default=GENERIC
-)
-_GUARD = _union(
-    {"text": Obj({"text": VALUES, "qualifiers": SKIP}, default=GENERIC),
-     "image": Obj({"format": SKIP, "source": _union({"bytes": SKIP})}, default=GENERIC)}
-)  # fmt: skip
-_CITATIONS_CONTENT = Obj(
-    {"content": Arr(_union({"text": VALUES})), "citations": GENERIC}, default=GENERIC
-)
-CONTENT_BLOCK = _union(
-    {
-        "text": VALUES,
-        "image": _IMAGE,
-        "document": _DOCUMENT,
-        "video": _VIDEO,
-        "toolUse": _TOOL_USE,
-        "toolResult": _TOOL_RESULT,
-        "guardContent": _GUARD,
-        "cachePoint": SKIP,
-        # Signed by the model (reasoningText.signature) or opaque (redactedContent):
-        # must go back byte-identical, as Anthropic thinking blocks.
-        "reasoningContent": SKIP,
-        "citationsContent": _CITATIONS_CONTENT,
-    }
-)
-_MESSAGE = Obj({"role": SKIP, "content": Arr(CONTENT_BLOCK)}, default=GENERIC)
-_SYSTEM_BLOCK = _union({"text": VALUES, "guardContent": _GUARD, "cachePoint": SKIP})
-_TOOL_SPEC = Obj(
-    {"name": VALUES, "description": VALUES, "inputSchema": _union({"json": SCHEMA}), "strict": SKIP},
-    default=GENERIC,
-)
-_TOOL = _union({"toolSpec": _TOOL_SPEC, "cachePoint": SKIP, "systemTool": Obj({"name": SKIP}, default=GENERIC)})
-_TOOL_CONFIG = Obj(
-    {
-        "tools": Arr(_TOOL),
-        "toolChoice": _union({"auto": SKIP, "any": SKIP, "tool": Obj({"name": VALUES}, default=GENERIC)}),
-    },
-    default=GENERIC,
-)
-_INFERENCE = Obj(
-    {"maxTokens": SKIP, "temperature": SKIP, "topP": SKIP, "stopSequences": VALUES}, default=GENERIC
-)
-# `additionalModelRequestFields` is the model's own request JSON: for Claude the
-# Messages fields Converse has no name for (`thinking`, `top_k`, `anthropic_beta`).
-_ADDITIONAL = Obj(
-    {"thinking": SKIP, "top_k": SKIP, "anthropic_beta": SKIP, "reasoning_config": SKIP,
-     "output_config": Obj({"effort": SKIP}, default=GENERIC)},
-    default=GENERIC,
-)  # fmt: skip
-_CONVERSE_FIELDS: dict[str, Rule] = {
-    "messages": Arr(_MESSAGE),
-    "system": Arr(_SYSTEM_BLOCK),
-    "toolConfig": _TOOL_CONFIG,
-    "inferenceConfig": _INFERENCE,
-    "additionalModelRequestFields": _ADDITIONAL,
-    # JSON Pointers into the model's response (`/stop_sequence`): the model's vocabulary
-    "additionalModelResponseFieldPaths": SKIP,
-    "guardrailConfig": Obj({"guardrailIdentifier": SKIP, "guardrailVersion": SKIP, "trace": SKIP,
-                            "streamProcessingMode": SKIP}, default=GENERIC),  # fmt: skip
-    "promptVariables": Obj({}, default=_union({"text": VALUES}), keys=False),
-    # free text key/value pairs for invocation logs (keys the client chose): keys and values masked
-    "requestMetadata": GENERIC,
-    "performanceConfig": SKIP,
-    "serviceTier": SKIP,
-}
-CONVERSE_REQUEST: Rule = Obj(_CONVERSE_FIELDS, default=GENERIC)
 
 
 class _RefusedInvokeBody(Rule):
@@ -181,44 +126,73 @@ class _RefusedInvokeBody(Rule):
         )
 
 
-COUNT_TOKENS_REQUEST: Rule = Obj(
-    {
-        "input": _union(
-            {
-                "converse": Obj(_CONVERSE_FIELDS, default=GENERIC),
-                "invokeModel": Obj({"body": _RefusedInvokeBody()}, default=GENERIC),
-            }
-        )
-    },
+# `additionalModelRequestFields` is the model's own request JSON: for Claude the
+# Messages fields Converse has no name for (`thinking`, `top_k`, `anthropic_beta`).
+_ADDITIONAL = Obj(
+    {"thinking": SKIP, "top_k": SKIP, "anthropic_beta": SKIP, "reasoning_config": SKIP,
+     "output_config": Obj({"effort": SKIP}, default=GENERIC)},
     default=GENERIC,
-)
+)  # fmt: skip
+
+# What the members are whose botocore type does not say it (bedrock_shapes.py decides the
+# rest: strings masked, enums and numbers untouched, ...). Every blob and document member
+# is here (tests/providers/test_bedrock_request.py).
+_CLASSIFIED: dict[str, Rule] = {
+    # ids, an account number, the names of Bedrock's own tools: untouched
+    "ToolUseBlock.toolUseId": SKIP, "ToolResultBlock.toolUseId": SKIP, "S3Location.bucketOwner": SKIP,
+    "GuardrailConfiguration.guardrailIdentifier": SKIP, "GuardrailConfiguration.guardrailVersion": SKIP,
+    "GuardrailStreamConfiguration.guardrailIdentifier": SKIP, "GuardrailStreamConfiguration.guardrailVersion": SKIP,
+    "SystemTool.name": SKIP,
+    # base64 media (a JSON blob): like Anthropic's base64 sources, never touched
+    "ImageSource.bytes": SKIP, "VideoSource.bytes": SKIP, "AudioSource.bytes": SKIP,
+    "GuardrailConverseImageSource.bytes": SKIP, "ImageBlockDelta.source": SKIP,
+    # a document's bytes: read by its format (_Document, below)
+    "DocumentSource.bytes": GENERIC,
+    # signed by the model (reasoningText.signature) or opaque (redactedContent): back
+    # byte-identical, as Anthropic thinking blocks
+    "ContentBlock.reasoningContent": SKIP, "ContentBlockDelta.reasoningContent": SKIP,
+    # free JSON: a tool's input and JSON result (the user's), a tool's input schema
+    "ToolUseBlock.input": USER, "ToolResultContentBlock.json": USER, "ToolResultBlockDelta.json": USER,
+    "ToolInputSchema.json": SCHEMA,
+    # a JSON schema held in a string (structured output): masked as JSON
+    "JsonSchemaDefinition.schema": JSON_TEXT,
+    # the model's own request fields; JSON Pointers into its response (its vocabulary)
+    "ConverseRequest.additionalModelRequestFields": _ADDITIONAL,
+    "ConverseStreamRequest.additionalModelRequestFields": _ADDITIONAL,
+    "ConverseTokensRequest.additionalModelRequestFields": _ADDITIONAL,
+    "ConverseRequest.additionalModelResponseFieldPaths": SKIP,
+    # the prompt's variables, named in a stored prompt: their names as they are
+    "ConverseRequest.promptVariables": Obj({}, default=Obj({"text": VALUES}, default=GENERIC), keys=False),
+    # a base64 Messages body: refused (count with input.converse)
+    "InvokeModelTokensRequest.body": _RefusedInvokeBody(),
+    # the model's own response fields, free JSON
+    "ConverseResponse.additionalModelResponseFields": GENERIC,
+    "MessageStopEvent.additionalModelResponseFields": GENERIC,
+}  # fmt: skip
+_DOCUMENT = _Document(Shapes(_MODEL, _CLASSIFIED).rule("DocumentBlock"))  # type: ignore[arg-type]
+# ConverseStream's request is Converse's, its guardrail configuration one member more
+_STREAM_GUARDRAIL = Shapes(_MODEL, _CLASSIFIED).rule("GuardrailStreamConfiguration")
+REQUEST_CLASSES: dict[str, Rule] = {
+    **_CLASSIFIED, "DocumentBlock": _DOCUMENT, "ConverseRequest.guardrailConfig": _STREAM_GUARDRAIL,
+}  # fmt: skip
+# A response's text is model output (strip rules apply when restoring it).
+RESPONSE_CLASSES: dict[str, Rule] = {**REQUEST_CLASSES, "ContentBlock.text": PROSE}
+REQUEST = Shapes(_MODEL, REQUEST_CLASSES)
+RESPONSE = Shapes(_MODEL, RESPONSE_CLASSES)
+
+CONTENT_BLOCK = REQUEST.rule("ContentBlock")
+_SYSTEM_BLOCK = REQUEST.rule("SystemContentBlock")
+_TOOL_RESULT_BLOCK = REQUEST.rule("ToolResultContentBlock")
+_TOOL = REQUEST.rule("Tool")
+_DOC_SOURCE = REQUEST.rule("DocumentSource")
+_CONVERSE_FIELDS: dict[str, Rule] = REQUEST.fields("ConverseRequest")
+CONVERSE_REQUEST: Rule = REQUEST.rule("ConverseRequest")
+COUNT_TOKENS_REQUEST: Rule = REQUEST.rule("CountTokensRequest")
 
 # -- responses ---------------------------------------------------------------------------
 
-_RESP_BLOCK = _union(
-    {
-        "text": PROSE,
-        "toolUse": _TOOL_USE,
-        "toolResult": _TOOL_RESULT,
-        "reasoningContent": SKIP,
-        "citationsContent": _CITATIONS_CONTENT,
-        "image": _IMAGE,
-        "document": _DOCUMENT,
-        "video": _VIDEO,
-    }
-)
-CONVERSE_RESPONSE: Rule = Obj(
-    {
-        "output": Obj({"message": Obj({"role": SKIP, "content": Arr(_RESP_BLOCK)}, default=GENERIC)},
-                      default=GENERIC),
-        "stopReason": SKIP, "usage": SKIP, "metrics": SKIP, "performanceConfig": SKIP, "serviceTier": SKIP,
-        "additionalModelResponseFields": GENERIC,
-        "trace": GENERIC,
-        # error bodies ({"message": ...}) use the same rule
-        "message": VALUES,
-    },
-    default=GENERIC,
-)  # fmt: skip
+# error bodies ({"message": ...}) use the same rule
+CONVERSE_RESPONSE: Rule = Obj({**RESPONSE.fields("ConverseResponse"), "message": VALUES}, default=GENERIC)
 COUNT_TOKENS_RESPONSE: Rule = Obj({"inputTokens": SKIP, "message": VALUES}, default=GENERIC)
 
 # -- errors ------------------------------------------------------------------------------

@@ -256,7 +256,10 @@ SCHEMA.fields.update(
         "prefixItems": Arr(SCHEMA),
         "required": VALUES, "enum": USER, "const": USER, "default": USER, "examples": USER,
         "example": USER,  # OpenAPI's (Gemini's Schema): user JSON, keys included
-        "description": VALUES, "title": VALUES, "$ref": VALUES,
+        "description": VALUES, "title": VALUES, "$ref": VALUES, "pattern": VALUES,
+        # Gemini's Schema (OpenAPI 3.0 with its own words): `$defs`, `$ref`, and the
+        # order of the properties by name (masked as the names are)
+        "defs": _PROPS, "ref": VALUES, "propertyOrdering": VALUES,
     }
 )  # fmt: skip
 

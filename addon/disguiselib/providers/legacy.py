@@ -31,10 +31,12 @@ _SKIPPED = (
 )  # fmt: skip
 
 # `prompt` / `input`: a string, a list of strings, or token arrays (numbers: untouched).
+# `user`: an end-user identifier, masked like any value (docs/fields.md).
 COMPLETIONS_REQUEST = Obj(
-    {**dict.fromkeys(_SKIPPED, META), "prompt": VALUES, "suffix": VALUES, "stop": VALUES}, default=GENERIC
+    {**dict.fromkeys(_SKIPPED, META), "prompt": VALUES, "suffix": VALUES, "stop": VALUES, "user": VALUES},
+    default=GENERIC,
 )
-EMBEDDINGS_REQUEST = Obj({**dict.fromkeys(_SKIPPED, META), "input": VALUES}, default=GENERIC)
+EMBEDDINGS_REQUEST = Obj({**dict.fromkeys(_SKIPPED, META), "input": VALUES, "user": VALUES}, default=GENERIC)
 
 _CHOICE = Obj({"index": META, "finish_reason": META, "logprobs": META, "text": PROSE}, default=GENERIC)
 COMPLETIONS_RESPONSE = Obj(

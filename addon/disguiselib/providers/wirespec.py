@@ -208,3 +208,35 @@ class Slots:
         params = frozenset().union(*(p.params for p in ps))
         subs = tuple(dict.fromkeys(s for p in ps for s in p.subprotocols))
         return Slots(headers, params, subs)
+
+
+# -- endpoint inventories -----------------------------------------------------------------
+
+# What disguise does with an endpoint a provider documents (each API module declares its
+# provider's `ENDPOINTS`; tests/providers/test_inventory.py checks them against the
+# providers' own descriptions, tests/inventory/*.json, tools/inventory.py):
+MASKED = "masked"  # the request masked by its API's table, the answer restored
+RESTORED = "restored"  # the answer restored (stored text); a request body is scanned
+SCANNED = "scanned"  # not transformed: a body holding an original is refused, the answer passes
+BINARY = "binary"  # scanned; the answer is a file's or a medium's bytes, passed as they came
+# scanned on the provider's hosts (and the configured ones) only: its path is no LLM API's
+# shape elsewhere (an account's administration, infrastructure)
+HOSTED = "hosted"
+REFUSED = "refused"  # never forwarded (unless disguise_allow_unknown): `why` says why and what to do
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One documented endpoint: its methods, its path as the provider documents it (a
+    `{name}` is one segment; a trailing `/**` is every path below), what disguise does
+    with it, and why (for REFUSED, the message the client gets)."""
+
+    methods: str
+    path: str
+    what: str
+    why: str = ""
+
+    def pattern(self) -> str:
+        """A regular expression of the path's end (`{...}`: one segment)."""
+        rx = re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(self.path))
+        return rx[: -len(re.escape("/**"))] + "(?:/.*)?" if self.path.endswith("/**") else rx
