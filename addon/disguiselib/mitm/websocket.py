@@ -118,7 +118,7 @@ class Realtime:
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
             log_internal(log, "websocket message", e)
             msg.drop()
-            flow_state.connection.state = State.CLOSED
+            flow_state.connection.close()
 
     def _message(self, flow: http.HTTPFlow, rec: FlowRecord, flow_state: RealtimeFlow, msg) -> None:
         frame = Frame(msg.content, msg.is_text)
