@@ -132,7 +132,7 @@ class FlowRecord:
     makes them true; `observer` (the Inspector) is told after each transition."""
 
     kind: Kind
-    target: tuple  # (method, scheme, host, port, path) when classified
+    target: tuple[str, str, str, int, str]  # (method, scheme, host, port, path) when classified
     config: Config | None = None  # in force for this flow (None: no valid one)
     api: Api | RealtimeApi | None = None  # for Kind.API (RealtimeApi: Kind.WEBSOCKET)
     phase: Phase = Phase.CLASSIFIED
