@@ -42,11 +42,11 @@ def chat(content: str, **extra) -> bytes:
 
 def test_mask_request_masks_then_checks(cfg) -> None:
     raw = chat("Acme Corp, bob@corp.example.com")
-    m = pipeline.mask_request(registry.OPENAI_CHAT, raw, cfg, "/v1/chat/completions", [("x-a", "1")])
+    m = pipeline.mask_request(registry.OPENAI_CHAT, raw, cfg, "/v1/chat/completions", [("x-a", "1")]).unwrap()
     assert json.loads(m.body)["messages"][0]["content"] == "Zenith Labs, [EMAIL_1]"
     assert m.session.placeholders == {"[EMAIL_1]": "bob@corp.example.com"}
     same = chat("nothing")
-    assert pipeline.mask_request(registry.OPENAI_CHAT, same, cfg, "/v1/chat/completions", []).body is same
+    assert pipeline.mask_request(registry.OPENAI_CHAT, same, cfg, "/v1/chat/completions", []).unwrap().body is same
 
 
 @pytest.mark.parametrize(
@@ -61,32 +61,32 @@ def test_an_original_that_would_still_leave_is_a_leak_error(cfg, body, path, hea
     # tests/providers/test_field_parity.py. What the masker never touches is the URL
     # and the headers.)
     with pytest.raises(LeakError, match=where.replace("$", r"\$").replace("?", r"\?")) as e:
-        pipeline.mask_request(registry.OPENAI_CHAT, body, cfg, path, headers)
+        pipeline.mask_request(registry.OPENAI_CHAT, body, cfg, path, headers).unwrap()
     assert "bob@" not in str(e.value) and "Acme" not in str(e.value)
 
 
 def test_what_cannot_be_masked_is_a_mask_error(cfg) -> None:
     with pytest.raises(MaskError):
-        pipeline.mask_request(registry.OPENAI_CHAT, b"{not json", cfg, "/v1/chat/completions", [])
+        pipeline.mask_request(registry.OPENAI_CHAT, b"{not json", cfg, "/v1/chat/completions", []).unwrap()
     bedrock = json.dumps({"anthropic_version": "bedrock-2023-05-31", "messages": [
         {"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
-    m = pipeline.mask_request(registry.BEDROCK_INVOKE, bedrock, cfg, "/model/m/invoke", [])
+    m = pipeline.mask_request(registry.BEDROCK_INVOKE, bedrock, cfg, "/model/m/invoke", []).unwrap()
     assert b"Zenith Labs" in m.body and b"Acme" not in m.body  # a Bedrock body, masked like any other
-    e = pipeline.mask_or_error(registry.OPENAI_CHAT, b"[]", cfg, "/v1/chat/completions", [])
-    assert isinstance(e, MaskError)
-    ok = pipeline.mask_or_error(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions", [])
+    e = pipeline.mask_request(registry.OPENAI_CHAT, b"[]", cfg, "/v1/chat/completions", [])
+    assert isinstance(e, pipeline.Refused) and isinstance(e.error(), MaskError)
+    ok = pipeline.mask_request(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions", [])
     assert isinstance(ok, pipeline.Masked)
 
 
 def test_a_disguise_the_client_typed_is_warned_about_without_quoting(cfg, caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="disguise"):
-        pipeline.mask_request(registry.OPENAI_CHAT, chat("we are Zenith Labs"), cfg, "/v1/chat/completions", [])
+        pipeline.mask_request(registry.OPENAI_CHAT, chat("we are Zenith Labs"), cfg, "/v1/chat/completions", []).unwrap()
     assert "already holds a disguise (at body $.messages[0].content)" in caplog.text
     caplog.clear()
     thinking = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [
         {"type": "thinking", "thinking": "Zenith Labs", "signature": "s"}]}]}).encode()  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="disguise"):
-        pipeline.mask_request(registry.ANTHROPIC_MESSAGES, thinking, cfg, "/v1/messages", [])
+        pipeline.mask_request(registry.ANTHROPIC_MESSAGES, thinking, cfg, "/v1/messages", []).unwrap()
     assert caplog.text == ""  # signed thinking holds disguises by design
 
 
@@ -98,7 +98,7 @@ def test_a_leak_check_that_fails_is_a_refusal(cfg, monkeypatch) -> None:
     hit = pipeline.leak_scan("/", [], b"{}", cfg.rules)
     assert hit is not None and str(hit) == "internal error in RuntimeError"
     with pytest.raises(LeakError, match="internal error"):
-        pipeline.mask_request(registry.OPENAI_CHAT, chat("x"), cfg, "/v1/chat/completions", [])
+        pipeline.mask_request(registry.OPENAI_CHAT, chat("x"), cfg, "/v1/chat/completions", []).unwrap()
 
 
 def test_scan_unknown_looks_everywhere_and_an_undecodable_body_is_a_hit(cfg) -> None:

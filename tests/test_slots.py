@@ -101,7 +101,7 @@ def test_a_credential_in_its_slot_passes_untouched(cfg, case, value: str) -> Non
         assert pipeline.leak_scan(path, headers, None, cfg.rules, api) is None
     else:
         raw = json.dumps(BODIES.get(api, BODY)).encode()
-        masked = pipeline.mask_request(api, raw, cfg, path, headers)  # raises LeakError when refused
+        masked = pipeline.mask_request(api, raw, cfg, path, headers).unwrap()  # raises LeakError when refused
         assert masked.body == raw  # nothing else to mask: nothing rewritten
         if kind == "param" and p.name.startswith("google"):  # also on any path of the provider's
             assert leakguard.scan_url(f"/v1beta/cachedContents?{name}={value}", cfg.rules) is None
@@ -126,14 +126,14 @@ def test_the_same_value_elsewhere_is_refused_or_masked(cfg, case, value: str, wh
         assert hit is not None and hit.where in ("url", "header x-note", "header sec-websocket-protocol")
         if not isinstance(api, registry.RealtimeApi):
             with pytest.raises(LeakError):
-                pipeline.mask_request(api, json.dumps(BODIES.get(api, BODY)).encode(), cfg, path, headers)
+                pipeline.mask_request(api, json.dumps(BODIES.get(api, BODY)).encode(), cfg, path, headers).unwrap()
         return
     body = {"model": "m", "messages": [{"role": "user", "content": [{"text": f"my key: {value}"}]}]}
     if api in (registry.ANTHROPIC_MESSAGES, registry.OPENAI_CHAT, registry.COHERE_CHAT):
         body["messages"][0]["content"] = f"my key: {value}"
     elif api in (registry.GOOGLE_GEMINI, registry.VERTEX_GEMINI):
         body = {"contents": [{"role": "user", "parts": [{"text": f"my key: {value}"}]}]}
-    masked = pipeline.mask_request(api, json.dumps(body).encode(), cfg, path, headers)
+    masked = pipeline.mask_request(api, json.dumps(body).encode(), cfg, path, headers).unwrap()
     assert value not in masked.body.decode()
 
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote_plus
 
-from .core.jsonspan import Rule, looks_like_json, transform_loose
+from .core.jsonspan import Rule, transform_loose
 from .core.rules import LITERALS, Rules
 from .providers import bodies
-from .providers.fields import GENERIC, NUMBER, context_of, loads, path_text, sniff, texts, walk
+from .providers.fields import GENERIC, NUMBER, context_of, loads, path_text, plain, texts, walk
 from .providers.registry import RealtimeApi, slots_for
 from .providers.wirespec import Slots
 
@@ -108,8 +108,8 @@ def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | Non
         where = ""
         if r is NUMBER:
             lab = first(rules, v)
-        elif r.media is None and not r.json_text and not looks_like_json(v) and (r.kind != "unknown" or not sniff(v)):
-            lab = first(rules, v, context_of(f.key), memo)  # plain text, as texts() would read it
+        elif plain(v, r):
+            lab = first(rules, v, context_of(f.key), memo)  # read as it is (fields.read), as texts() yields it
         else:
             lab = None
             for w, t, ctx in texts(v, r, f.key):

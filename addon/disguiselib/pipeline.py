@@ -4,6 +4,7 @@ and every replay call these; nothing else assembles masking or picks a reverser.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from .core.decoding import LIMIT, Decoded, decoder_for
 from .core.fakes import knowing
 from .core.rules import Restorer, Rules, Session
 from .core.sse import is_json_type
-from .errors import LeakError, log_internal
+from .errors import DisguiseError, LeakError, MaskError, NeverForward, NotTransformed, log_internal, reason
 from .providers.fields import loads
 from .providers.masking import mask_request_body
 from .providers.realtime import Connection, Frame, MaskedEvent, Result
@@ -56,16 +57,89 @@ class Masked:
     body: bytes
     session: Session
 
+    def unwrap(self) -> Masked:
+        """Itself (Refused and NotOurs raise the exception they stand for)."""
+        return self
 
-def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Masked:
+
+class Refusal(enum.Enum):
+    """Why a request may not leave as the pipeline got it."""
+
+    LEAK = "leak"  # an original would still leave (the leak guard): never forwarded
+    UNMASKABLE = "unmaskable"  # the body cannot be masked (disguise_fail_open may forward it)
+    NEVER = "never"  # cannot be masked by its nature (a body the client signed): never forwarded
+    INTERNAL = "internal"  # masking broke (a bug): never forwarded
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A request that may not leave masked: `reason` is what the client and the log are
+    told (it never quotes an original); `may_fail_open`: disguise_fail_open may forward
+    it unchanged instead (a body that could not be masked, never a leak)."""
+
+    reason: str
+    refusal: Refusal = Refusal.UNMASKABLE
+
+    @property
+    def may_fail_open(self) -> bool:
+        return self.refusal is Refusal.UNMASKABLE
+
+    @classmethod
+    def of(cls, e: Exception) -> Refused:
+        """The refusal an exception of the masking path stands for."""
+        if isinstance(e, LeakError):
+            return cls(str(e), Refusal.LEAK)
+        if isinstance(e, NeverForward):
+            return cls(str(e), Refusal.NEVER)
+        if isinstance(e, MaskError):
+            return cls(str(e), Refusal.UNMASKABLE)
+        return cls(reason(e), Refusal.INTERNAL)
+
+    def error(self) -> DisguiseError:
+        """The exception this refusal stands for (for callers that raise)."""
+        if self.refusal is Refusal.LEAK:
+            return LeakError(self.reason)
+        return NeverForward(self.reason) if self.refusal is Refusal.NEVER else MaskError(self.reason)
+
+    def unwrap(self) -> Masked:
+        raise self.error()
+
+
+@dataclass(frozen=True)
+class NotOurs:
+    """A body its route's model does not take (an OpenAI file upload that is no batch):
+    the request is an unknown endpoint's (scan_unknown)."""
+
+    reason: str
+
+    def unwrap(self) -> Masked:
+        raise NotTransformed(self.reason)
+
+
+# What the pipeline says of a request: plain data (picklable: no rules, no flow), applied
+# to a flow by the adapter in one place (mitm/outcome.py).
+Verdict = Masked | Refused | NotOurs
+
+
+def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Verdict:
     """The one path a request takes, live (whole or streamed body), client replay and
     offline replay alike: mask the decoded body by its API's rules, then the leak guard
-    looks at what would leave (URL, headers, body). Raises MaskError when the body cannot
-    be masked (NeverForward when it must not leave even with disguise_fail_open),
-    LeakError when an original would still leave, and NotTransformed for a body its
-    route's model does not take (a file upload that is no batch: handle it as an
-    unknown endpoint, scan_unknown). Safe in a worker thread (the rules are read-only;
-    the prefilter keeps a scratch space per thread)."""
+    looks at what would leave (URL, headers, body). Never raises: Masked, or Refused
+    (the body cannot be masked, an original would still leave, or masking broke), or
+    NotOurs for a body its route's model does not take. Safe in a worker thread (the
+    rules are read-only; the prefilter keeps a scratch space per thread)."""
+    try:
+        return _mask_request(api, raw, cfg, path, headers)
+    except NotTransformed as e:
+        return NotOurs(str(e))
+    except Exception as e:  # noqa: BLE001 - every failure is a refusal
+        refused = Refused.of(e)
+        if refused.refusal is Refusal.INTERNAL:
+            log_internal(log, "masking failed", e)
+        return refused
+
+
+def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
     scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
@@ -74,7 +148,7 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
         _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
     hit = leak_scan(path, headers, body, knowing(cfg.rules, session.placeholders), api, scanned)
     if hit is not None:
-        raise LeakError(f"an original ({hit}) would have left unmasked")
+        return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     return Masked(body, session)
 
 
@@ -86,14 +160,6 @@ def sign_request(
     Guard calls it after its final leak check, so only a completely masked and checked
     request is ever signed (resign.py)."""
     return resign.resign(method, url, headers, body, credentials, auth)  # type: ignore[arg-type]
-
-
-def mask_or_error(api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]) -> Masked | Exception:
-    """mask_request for a worker thread: the exception is handed back, not raised."""
-    try:
-        return mask_request(api, raw, cfg, path, headers)
-    except Exception as e:  # noqa: BLE001 - decided by the caller
-        return e
 
 
 def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str, scanned: dict | None = None) -> None:

@@ -17,11 +17,19 @@ refuses what no working Disguise handled; the Inspector is told of every transit
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import StateError
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .core.rules import Restorer, Session
+    from .providers.realtime import Connection
+    from .providers.registry import Api, RealtimeApi
+    from .providers.stream import Reverser
 
 
 class Kind(enum.Enum):
@@ -44,6 +52,45 @@ class Phase(enum.Enum):
     FAILED = "failed"  # the response could not be restored: the client got an explicit error
 
 
+class Hook(enum.Enum):
+    """The last Disguise hook that handled the flow (the Guard refuses a protected
+    request no Disguise `request` hook handled)."""
+
+    REQUESTHEADERS = "requestheaders"
+    REQUEST = "request"
+
+
+class Body(enum.Enum):
+    """How the request body reached the addon."""
+
+    IN_HOOK = "in the request hook"  # whole, before anything of the request left
+    TAKEN = "taken from mitmproxy's stream"  # streamed by mitmproxy, taken whole (mitm/streamed.py):
+    # its headers left first, so a refusal sends it empty and replaces upstream's answer
+
+
+class Passed(enum.Enum):
+    """Why a PASSED flow was forwarded unmasked."""
+
+    SCANNED = "scanned"  # an endpoint disguise does not transform: scanned clean, or allowed
+    FAIL_OPEN = "fail open"  # could not be masked, forwarded because the user set disguise_fail_open
+
+
+class Answer(enum.Enum):
+    """What the client gets of upstream's response."""
+
+    UPSTREAM = "upstream's"  # upstream's answer (restored when MASKED)
+    REPLACED = "replaced"  # REFUSED after the body went: upstream's answer is replaced by the error
+
+
+class Reading(enum.Enum):
+    """How a MASKED flow's response body is read (set with its stream callable)."""
+
+    WHOLE = "whole"  # at the response hook (mitm/whole.py); no stream callable
+    STREAMED = "streamed"  # per network read through its reverser (callables.StreamCall)
+    BUFFERED = "buffered"  # taken whole by a stream callable and restored as it leaves (callables.Buffered)
+    ERROR = "error"  # refused at its headers: the client gets one error body (callables.Refused)
+
+
 _P = Phase
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     _P.CLASSIFIED: frozenset({_P.MASKED, _P.PASSED, _P.REFUSED}),
@@ -58,30 +105,52 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 ENDED = frozenset({_P.REFUSED, _P.RESTORED, _P.FAILED})
 
 
+class Signs(Protocol):
+    """What signs a masked request last (mitm/aws.Signer, called by the Guard)."""
+
+    def apply(self, req: Any, /) -> None: ...  # a mitmproxy Request: not named below the adapter
+
+
+@dataclass
+class RealtimeFlow:
+    """One realtime WebSocket flow's state beside its sans-I/O Connection: the adapter's
+    bookkeeping (mitm/websocket.py), kept in FlowRecord.realtime."""
+
+    api: RealtimeApi
+    connection: Connection
+    pending: deque = field(default_factory=deque)  # contents of injected messages not yet seen back
+    close: tuple[int, str] | None = None  # to close with once the pending messages are out
+    kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
+    kept_bytes: int = 0
+    handled: object = None  # the last message a Disguise looked at (the Guard checks it)
+    warned: bool = False
+
+
 @dataclass(eq=False)
 class FlowRecord:
     """Everything the addon knows about one flow. Values are set by the transition that
     makes them true; `observer` (the Inspector) is told after each transition."""
 
     kind: Kind
-    target: tuple  # (method, scheme, host, port, path) when classified
-    config: Any = None  # config.Config in force for this flow (None: no valid one)
-    api: Any = None  # providers.registry.Api for Kind.API
+    target: tuple[str, str, str, int, str]  # (method, scheme, host, port, path) when classified
+    config: Config | None = None  # in force for this flow (None: no valid one)
+    api: Api | RealtimeApi | None = None  # for Kind.API (RealtimeApi: Kind.WEBSOCKET)
     phase: Phase = Phase.CLASSIFIED
-    hook: str = "requestheaders"  # the last Disguise hook that handled the flow
-    streamed: bool = False  # the request body was taken whole from mitmproxy's stream
-    fail_open: bool = False  # PASSED unmasked because the user set disguise_fail_open
+    hook: Hook = Hook.REQUESTHEADERS  # the last Disguise hook that handled the flow
+    body: Body = Body.IN_HOOK  # how the request body reached the addon
+    passed: Passed | None = None  # why PASSED, once it is
     reason: str | None = None  # why REFUSED or FAILED (shown to the user: never an original)
-    replace_response: bool = False  # REFUSED after the body went: upstream's answer is replaced
-    session: Any = None  # core.rules.Session of the masked request
-    restorer: Any = None  # core.rules.Restorer for its response
+    answer: Answer = Answer.UPSTREAM  # whether the client gets upstream's answer
+    session: Session | None = None  # of the masked request
+    restorer: Restorer | None = None  # for its response
     client_body: bytes | None = None  # the request as the client sent it (decoded)
     checked_body: bytes | None = None  # the raw body the leak guard passed, as Disguise left it
-    reverser: Any = None  # providers.stream.Reverser of a streamed response
-    call: Any = None  # the stream callable set on the response
+    reverser: Reverser | None = None  # of a streamed response
+    reading: Reading = Reading.WHOLE  # how the response body is read
+    call: Callable[[bytes], bytes | list[bytes]] | None = None  # the stream callable set on the response
     upstream_body: bytes | None = None  # a whole upstream body, before it was restored
-    signer: Any = None  # mitm/aws.Signer: the masked and checked request is signed last (the Guard)
-    realtime: Any = None  # mitm/websocket.RealtimeFlow: a realtime WebSocket connection (Kind.WEBSOCKET)
+    signer: Signs | None = None  # the masked and checked request is signed last (the Guard)
+    realtime: RealtimeFlow | None = None  # a realtime WebSocket connection (Kind.WEBSOCKET)
     observer: Callable[[FlowRecord], None] | None = None
 
     def to(self, phase: Phase, reason: str | None = None) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.core.sse import Framer, is_json_type, parse_event, sniff
+from disguiselib.core.sse import Framer, Shape, is_json_type, parse_event, sniff
 from disguiselib.errors import StreamError
 from strategies import byte_splits
 
@@ -313,3 +313,11 @@ def test_whole_looks_at_each_byte_a_bounded_number_of_times(monkeypatch, sep: by
     assert b"".join(f.whole(p) for p in pieces) == stream
     if sep == b"\n\n":
         assert seen[0] <= 3 * len(stream), seen[0]
+
+
+def test_a_body_shape_is_one_of_three_named_states() -> None:
+    """sniff's answer as the state a reverser keeps (GeminiStream: undecided until its
+    first bytes tell)."""
+    assert Shape.of(sniff(b"dat", "")) is Shape.UNDECIDED
+    assert Shape.of(sniff(b"data: {}\n\n", "")) is Shape.STREAM
+    assert Shape.of(sniff(b'{"a": 1}', "text/event-stream")) is Shape.DOCUMENT

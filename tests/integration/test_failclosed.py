@@ -526,6 +526,25 @@ def test_stream_large_bodies_unknown_endpoint_scanned_whole(shared: Shared) -> N
     assert not leaked(up, start)
 
 
+def test_fail_open_is_the_same_for_a_body_mitmproxy_streams(up: FakeUpstream, tmp_path: Path) -> None:
+    """disguise_fail_open forwards a body that cannot be masked unchanged, whether it came
+    whole to the request hook or mitmproxy would have streamed it (stream_large_bodies:
+    taken whole, mitm/streamed.py): one function applies the pipeline's verdict to both
+    (mitm/outcome.py). A body that can be masked is masked on both."""
+    up.on("/v1/messages", echo)
+    a = write(tmp_path / "a.yaml", MAPPING)
+    with mitmdump(up, tmp_path, a, "--set", "disguise_fail_open=true", "--set", "stream_large_bodies=4k") as m:
+        for size in (100, 40_000):  # under and over stream_large_bodies
+            cut = b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp ' + b"x" * size + b'"'
+            n = len(up.requests)
+            status, _, out = post(m.port, "/v1/messages", cut)
+            assert status == 200, (size, out[:300])
+            assert len(up.requests) == n + 1 and up.requests[-1].body == cut, size
+            status, _, out = post(m.port, "/v1/messages", messages(big_text(size)))
+            assert status == 200 and "Acme" not in up.requests[-1].body.decode(), size
+        wait_for(lambda: m.output.count("(forwarded unchanged: disguise_fail_open)") == 2)
+
+
 def test_body_size_limit_refuses_without_forwarding(up: FakeUpstream, tmp_path: Path) -> None:
     a = write(tmp_path / "a.yaml", MAPPING)
     with mitmdump(up, tmp_path, a, "--set", "body_size_limit=2k", "--set", "stream_large_bodies=1k") as m:

@@ -4,10 +4,18 @@ audit against the SDKs is test_fields_coverage.py and its siblings.)"""
 
 from __future__ import annotations
 
+import base64
 import json
 
+from fields_probe import RULES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from disguiselib.core import jsonspan
 from disguiselib.core.jsonspan import SKIP, VALUES, Arr, Obj, transform
-from disguiselib.providers.fields import GENERIC, SCHEMA, Shape, Vocabulary, _obj
+from disguiselib.core.rules import Session
+from disguiselib.providers import fields, masking
+from disguiselib.providers.fields import GENERIC, SCHEMA, As, Shape, Vocabulary, _obj, plain, read, texts
 
 
 def upper(rule_root, doc) -> dict:
@@ -58,3 +66,46 @@ def test_vocabulary_leaves_the_apis_words_and_masks_anything_else() -> None:
     rule = Obj({"choice": Vocabulary(("auto", "none"))})
     assert upper(rule, {"choice": "auto"}) == {"choice": "auto"}
     assert upper(rule, {"choice": "my_tool"}) == {"choice": "MY_TOOL"}
+
+
+# -- one reader of a string (fields.read): the masker, the leak guard and the audit -------
+
+_ORIG = "bob@corp.example.com"
+_B64 = lambda s: base64.b64encode(s.encode()).decode()  # noqa: E731
+SHAPES = {  # a string in each shape, its rule, how read() reads it
+    "text": (lambda t: t, jsonspan.VALUES, None),
+    "json": (lambda t: json.dumps({"to": t, "cc": [t]}), jsonspan.JSON_TEXT, As.JSON),
+    "loose": (lambda t: '{"to": "' + t.replace("@", "\\u0040") + '", "cc": ', jsonspan.JSON_TEXT, As.LOOSE),
+    "base64": (lambda t: _B64(t * 2), GENERIC, As.MEDIA),
+    "data-url": (lambda t: "data:text/plain;base64," + _B64(t), GENERIC, As.MEDIA),
+    "data-url-json": (lambda t: "data:application/json;base64," + _B64(json.dumps({"to": t})), GENERIC, As.MEDIA),
+    "declared": (lambda t: _B64(t), fields.media_text("text/plain"), As.MEDIA),
+    "binary": (lambda t: base64.b64encode(b"\x81\xff" + t.encode()).decode(),
+               fields.MediaText(fields.base64_codec("application/x-unknown")), As.BINARY),  # fmt: skip
+}
+
+
+def _read_by_texts(v: str, rule) -> list[str]:
+    return [t for _, t, _ in texts(v, rule)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.sampled_from(sorted(SHAPES)), before=st.text("ab ,:", max_size=6), after=st.text("ab ,.", max_size=6))
+def test_one_reader_read_three_ways(shape: str, before: str, after: str) -> None:
+    """read() decides how a string is read; the masker (masking.reads: what its one scan
+    looks at, mask_fn: what it masks) and texts() (the leak guard, the audit) follow it:
+    the scan looks at every text texts() reports, and what mask_fn leaves holds none."""
+    make, rule, how = SHAPES[shape]
+    v = make(before + _ORIG + after)
+    if how is None:
+        assert plain(v, rule)
+    else:
+        assert not plain(v, rule) and read(v, rule).how is how
+    pieces: list[str] = []
+    masking.reads(v, rule, None, pieces)
+    for t in _read_by_texts(v, rule):
+        assert any(t in p for p in pieces), (shape, t, pieces)
+    found = [t for t in _read_by_texts(v, rule) if RULES.find(t)]
+    masked = masking.as_text(v, masking.mask_fn(RULES, Session())(v, rule, None))
+    assert (masked != v) == bool(found), shape
+    assert not [t for t in _read_by_texts(masked, rule) if RULES.find(t)], shape

@@ -11,6 +11,7 @@ byte belongs to exactly one `Event.raw`.
 from __future__ import annotations
 
 import bisect
+import enum
 import re
 from dataclasses import dataclass
 
@@ -257,6 +258,18 @@ class Framer:
 # ("If the line starts with a U+003A COLON character (:) ... Ignore the line.")
 _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":", b"data\n", b"data\r")
 _BOM = b"\xef\xbb\xbf"
+
+
+class Shape(enum.Enum):
+    """What a response body is, as far as its first bytes tell (sniff)."""
+
+    UNDECIDED = "undecided"  # too few bytes yet
+    STREAM = "stream"  # an event stream (or Gemini's streamed array)
+    DOCUMENT = "document"  # a whole body: JSON, JSON lines or text
+
+    @classmethod
+    def of(cls, sniffed: bool | None) -> Shape:
+        return cls.UNDECIDED if sniffed is None else cls.STREAM if sniffed else cls.DOCUMENT
 
 
 def sniff(head: bytes, content_type: str, final: bool = False, array: bool = False) -> bool | None:

@@ -32,7 +32,7 @@ from mitmproxy import flow as mflow
 from ..config import CAPTURE_LIMIT, OPTIONS
 from ..core.decoding import decode_whole
 from ..errors import StreamError
-from ..state import Kind, Phase
+from ..state import Kind, Passed, Phase
 from . import replay
 from .record import (
     FAILED_MARK,
@@ -178,7 +178,7 @@ class Inspector:
             if api is None and rec.kind is Kind.WEBSOCKET:
                 api = "websocket"
             mark_refused(flow, rec.reason or "refused", api)
-        elif phase is Phase.PASSED and rec.fail_open:
+        elif phase is Phase.PASSED and rec.passed is Passed.FAIL_OPEN:
             self._forwarded(flow, rec, rec.reason or "not masked")
         elif phase in (Phase.STREAMING, Phase.RECEIVING):
             self._upstream_headers(flow)  # before the adapter changes any header
@@ -190,6 +190,7 @@ class Inspector:
     def _masked(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
         """After a request was masked (flow.request holds the masked body)."""
         session, client_body = rec.session, rec.client_body or b""
+        assert session is not None and rec.api is not None  # MASKED: set by the adapter
         meta = flow.metadata.setdefault(META, {})
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
                     placeholders=len(session.placeholders), rules=replay.fingerprint(session))  # fmt: skip
@@ -210,6 +211,7 @@ class Inspector:
     def _forwarded(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str) -> None:
         """A request that could not be masked, forwarded unchanged (disguise_fail_open)."""
         meta = flow.metadata.setdefault(META, {})
+        assert rec.api is not None  # fail-open: an API's request
         meta.update(api=rec.api.name, masked=0, counts={})
         meta["failed"] = f"forwarded UNMASKED (disguise_fail_open): {reason}"
         flow.metadata.pop(SIDES, None)
@@ -254,6 +256,7 @@ class Inspector:
         """The flow ended (response or error hook): keep the sides, write the summary,
         one info line with counts only."""
         meta = flow.metadata.setdefault(META, {})
+        assert rec.api is not None and rec.restorer is not None  # called for a record with a restorer
         meta["api"] = rec.api.name
         meta["restored"] = rec.restorer.restored
         meta["stripped"] = rec.restorer.stripped

@@ -28,7 +28,6 @@ from mitmproxy import flow as mflow
 
 from .. import pipeline
 from ..core.rules import LITERALS, Rules, Session
-from ..errors import LeakError, MaskError, NotTransformed
 from ..leakguard import place
 from ..state import Kind
 from . import sseview
@@ -204,13 +203,12 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         _verdict(flow, api, meta, "re-run refused: " + _advice(missing))
         return
     r = flow.request
-    try:
-        masked = pipeline.mask_request(api, cr["content"], cfg, r.path, r.headers.items(multi=True))
-    except NotTransformed:
+    masked = pipeline.mask_request(api, cr["content"], cfg, r.path, r.headers.items(multi=True))
+    if isinstance(masked, pipeline.NotOurs):
         _verdict(flow, api, meta, "not re-run: a body its route does not transform (scanned as an unknown endpoint)")
         return
-    except (MaskError, LeakError) as e:
-        _verdict(flow, api, meta, f"re-run: the request would now be refused ({e})")
+    if isinstance(masked, pipeline.Refused):
+        _verdict(flow, api, meta, f"re-run: the request would now be refused ({masked.reason})")
         return
     restorer = cfg.rules.restorer(masked.session.placeholders)
     ctype = flow.response.headers.get("content-type", "") if flow.response else ""
@@ -244,11 +242,15 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
 def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> None:
     r = flow.request
     try:
-        pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except (MaskError, LeakError, NotTransformed, ValueError):
-        verdict = "re-run offline: the request still cannot be masked, as in the live run"
+        body = r.get_content(strict=True) or b""
+    except ValueError:  # cannot be decoded
+        masked = False
     else:
+        masked = isinstance(pipeline.mask_request(api, body, cfg, r.path, r.headers.items(multi=True)), pipeline.Masked)
+    if masked:
         verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
+    else:
+        verdict = "re-run offline: the request still cannot be masked, as in the live run"
     flow.marked = FAILED_MARK  # refused, or forwarded unmasked, when recorded
     _verdict(flow, api, meta, verdict)
 
@@ -260,10 +262,12 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     r = flow.request
     try:
         masked = pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except (MaskError, LeakError, NotTransformed, ValueError) as e:
-        reason = str(e) if not isinstance(e, ValueError) else "cannot decode the request body"
-        if isinstance(e, NotTransformed):
-            reason = f"not transformed ({e}): scanned as an unknown endpoint"
+    except ValueError:
+        masked = pipeline.Refused("cannot decode the request body")
+    if not isinstance(masked, pipeline.Masked):
+        reason = masked.reason
+        if isinstance(masked, pipeline.NotOurs):
+            reason = f"not transformed ({reason}): scanned as an unknown endpoint"
         meta.update(masked=0, counts={}, failed=f"would refuse the request: {reason}")
         flow.metadata[META] = meta
         flow.comment = "disguise dry run (recorded without the addon): " + summary_text(meta)

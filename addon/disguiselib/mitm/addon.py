@@ -14,25 +14,16 @@ from mitmproxy import ctx, exceptions, http
 from .. import pipeline
 from ..config import Config, build_config, log_loaded
 from ..core.rules import Rules
-from ..errors import (
-    LeakError,
-    MappingError,
-    MaskError,
-    NeverForward,
-    NotTransformed,
-    ScopeError,
-    StreamError,
-    log_internal,
-    reason,
-)
+from ..errors import MappingError, MaskError, ScopeError, StreamError, log_internal
 from ..inspect import replay
 from ..inspect.inspector import Inspector
 from ..inspect.record import META
 from ..leakguard import place, shown
+from ..pipeline import Refusal
 from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws, refused
 from ..scope import in_hosts, known_host
-from ..state import FlowRecord, Kind, Phase
-from . import aws, cut, options, streamed, whole
+from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
+from . import aws, cut, options, outcome, streamed, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     TRANSFER_CODED,
@@ -181,7 +172,7 @@ class Disguise:
             return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
         # Its URL and headers leave now, before the body: they are checked here.
-        why = headers_refused(flow, rec.kind is Kind.API, rec.api, cfg.rules)
+        why = headers_refused(flow, rec.kind is Kind.API, api, cfg.rules)
         if why is not None:
             log.warning("disguise: request refused (connection closed): %s", why)
             stop(flow, why)
@@ -197,7 +188,7 @@ class Disguise:
             replay.offline(flow, self.config, self.classify, self.inspect.limit)
             return
         rec = self.guard.records.get(flow.id)
-        if rec is None or rec.hook == "request":
+        if rec is None or rec.hook is Hook.REQUEST:
             # requestheaders ran before this instance existed, or the flow is being
             # replayed (its last run's record is over): a record of its own
             pending = self.requestheaders(flow)
@@ -215,7 +206,7 @@ class Disguise:
             later = None
         if later is not None:
             return self._request_done_after(later, rec)  # type: ignore[return-value]  # mitmproxy awaits it
-        rec.hook = "request"
+        rec.hook = Hook.REQUEST
 
     async def _request_later(self, pending: Awaitable[None], flow: http.HTTPFlow) -> None:
         await pending
@@ -225,7 +216,7 @@ class Disguise:
 
     async def _request_done_after(self, later: Awaitable[None], rec: FlowRecord) -> None:
         await later
-        rec.hook = "request"
+        rec.hook = Hook.REQUEST
 
     def _refuse(
         self, flow: http.HTTPFlow, rec: FlowRecord, msg: str, status: int = 400, api: Api | RealtimeApi | None = None
@@ -252,12 +243,12 @@ class Disguise:
         stream = flow.request.stream
         if isinstance(stream, Buffered):
             if stream.finished:
-                rec.streamed = True
+                rec.body = Body.TAKEN
                 if stream.error is not None:
                     msg = f"request not masked (refused): {stream.error}"
                     log.error("disguise: %s", msg)
                     rec.api = rec.api or error_api(flow)
-                    rec.replace_response = True  # the body went out empty: upstream's answer is replaced
+                    rec.answer = Answer.REPLACED  # the body went out empty: upstream's answer is replaced
                     rec.to(Phase.REFUSED, msg)
                 return None
             flow.request.stream = False  # no body came: handled as usual below
@@ -293,11 +284,13 @@ class Disguise:
         """An endpoint disguise does not transform, on a protected host: it may leave
         only if it holds no original (or the user allowed it)."""
         r = flow.request
+        assert rec.config is not None  # a record without one is refused before (Disguise._request)
         allowed = ctx.options.disguise_allow_unknown
         where = place(r.method, r.path, rec.config.rules)
         if websocket:
             if allowed:
                 log.warning("disguise: %s: WebSocket messages are not masked (disguise_allow_unknown)", where)
+                rec.passed = Passed.SCANNED
                 rec.to(Phase.PASSED)
                 return
             msg = f"disguise: request refused: {where}: WebSocket traffic cannot be masked"
@@ -327,6 +320,7 @@ class Disguise:
             return
         if hit is not None:
             log.warning("disguise: %s holds an original (%s): forwarded (disguise_allow_unknown)", where, hit)
+        rec.passed = Passed.SCANNED
         rec.to(Phase.PASSED)
 
     def _mask(self, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
@@ -335,6 +329,7 @@ class Disguise:
         so that other flows go on meanwhile: hooks run on mitmproxy's event loop, where a
         1 MB body held every other stream still for about 0.1 s."""
         r = flow.request
+        assert rec.config is not None and isinstance(rec.api, Api)  # set by Disguise._request
         if transfer_coded(r.headers):
             self._unmaskable(flow, rec, MaskError(TRANSFER_CODED))
             return None
@@ -350,55 +345,25 @@ class Disguise:
         args = (rec.api, raw, rec.config, r.path, list(r.headers.items(multi=True)))
         if len(raw) >= pipeline.OFF_LOOP_BYTES and flow.live:
             return self._mask_off_loop(flow, rec, raw, args)
-        self._masked(flow, rec, raw, pipeline.mask_or_error(*args))
+        self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, args[3], args[4]))
         return None
 
     async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple) -> None:
         try:
-            result = await asyncio.to_thread(pipeline.mask_or_error, *args)
-        except Exception as e:  # noqa: BLE001 - mask_or_error catches; this is the thread machinery failing
-            result = e
+            result: pipeline.Verdict = await asyncio.to_thread(pipeline.mask_request, *args)
+        except Exception as e:  # noqa: BLE001 - mask_request never raises; this is the thread machinery failing
+            log_internal(log, "masking failed", e)
+            result = pipeline.Refused.of(e)
         self._masked(flow, rec, raw, result)
 
-    def _masked(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Masked | Exception) -> None:
-        """Apply what the pipeline gave: the masked body, or the error that refuses it."""
-        if isinstance(result, NotTransformed):  # not what its route transforms: an unknown endpoint's
-            rec.kind, rec.api = Kind.UNKNOWN, None
-            self._unknown(flow, rec)
-            return
-        if isinstance(result, LeakError):
-            msg = f"disguise: request refused by the leak guard: {result}"
-            log.error(msg)
-            self._refuse(flow, rec, msg)
-            return
-        if isinstance(result, MaskError):
-            self._unmaskable(flow, rec, result, fail_open=not isinstance(result, NeverForward))
-            return
-        if isinstance(result, Exception):
-            log_internal(log, "masking failed", result)
-            self._unmaskable(flow, rec, MaskError(reason(result)), fail_open=False)
-            return
-        if result.body is not raw:
-            flow.request.content = result.body
-        # Ask for an uncompressed answer: the stream callable sees bytes before
-        # content decoding (pipeline.decoded handles an upstream that ignores this).
-        flow.request.anticomp()
-        self._keep(rec, raw, result)
-        rec.checked_body = flow.request.raw_content
-        rec.to(Phase.MASKED)
-
-    _keep = staticmethod(streamed.keep)
+    def _masked(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Verdict) -> None:
+        """Apply what the pipeline gave (mitm/outcome.py)."""
+        outcome.apply(flow, rec, raw, result, lambda: self._unknown(flow, rec))
 
     def _unmaskable(self, flow: http.HTTPFlow, rec: FlowRecord, e: Exception, fail_open: bool = True) -> None:
-        msg = f"disguise: request not masked: {e}"
-        if fail_open and ctx.options.disguise_fail_open:
-            log.warning("%s (forwarded unchanged: disguise_fail_open)", msg)
-            rec.fail_open = True  # what the user asked for: the Guard lets it pass
-            rec.target = target(flow)
-            rec.to(Phase.PASSED, str(e))
-            return
-        log.warning("%s (refused)", msg)
-        self._refuse(flow, rec, msg, 400, rec.api)
+        """A request refused before the pipeline (its body cannot be read; a signed body)."""
+        refusal = Refusal.UNMASKABLE if fail_open else Refusal.NEVER
+        self._masked(flow, rec, b"", pipeline.Refused(str(e), refusal))
 
     # -- responses -----------------------------------------------------------------------
 
@@ -407,7 +372,8 @@ class Disguise:
         resp = flow.response
         if rec is None or resp is None:
             return
-        if rec.phase is Phase.REFUSED and rec.replace_response:
+        if rec.phase is Phase.REFUSED and rec.answer is Answer.REPLACED:
+            assert isinstance(rec.api, Api)  # error_api(flow) at least
             replace_with_error(flow, rec.api, rec.reason or "request refused", 400)
             return
         if rec.phase is not Phase.MASKED:
@@ -420,6 +386,7 @@ class Disguise:
             # callable for a response set in the request hook; the response hook restores it
             rec.to(Phase.RECEIVING)
             return
+        assert isinstance(rec.api, Api) and rec.restorer is not None  # MASKED: set by outcome.apply
         enc = resp.headers.get("content-encoding", "")
         ctype = resp.headers.get("content-type", "")
         path = flow.request.path
@@ -433,7 +400,7 @@ class Disguise:
             resp.status_code = 502
             resp.headers["content-type"] = "application/json"
             fix_headers(resp)
-            self._set_stream(flow, rec, Refused(rec.api.error_body(f"disguise: {why}")))
+            self._set_stream(flow, rec, Refused(rec.api.error_body(f"disguise: {why}")), Reading.ERROR)
             rec.to(Phase.FAILED, why)
             return
         if rev is not None:
@@ -442,10 +409,10 @@ class Disguise:
             try:
                 rec.reverser = pipeline.decoded(rev, enc, decoded_limit())
             except StreamError as e:
-                self._set_stream(flow, rec, Refused(rev.error_event(f"disguise: {e}")))
+                self._set_stream(flow, rec, Refused(rev.error_event(f"disguise: {e}")), Reading.ERROR)
                 rec.to(Phase.FAILED, f"stream could not be reversed: {e}")
                 return
-            self._set_stream(flow, rec, StreamCall(rec.reverser))
+            self._set_stream(flow, rec, StreamCall(rec.reverser), Reading.STREAMED)
             cut.deliver_on_cut(flow)  # an upstream cut ends with the error event too (contract §4)
             return
         rec.to(Phase.RECEIVING)
@@ -462,10 +429,12 @@ class Disguise:
                 return api.error_body(f"disguise: response not restored: {msg}")
 
             fix_headers(resp)
-            self._set_stream(flow, rec, Buffered(work, on_error, body_limit()))
+            self._set_stream(flow, rec, Buffered(work, on_error, body_limit()), Reading.BUFFERED)
 
-    def _set_stream(self, flow: http.HTTPFlow, rec: FlowRecord, call: object) -> None:
-        rec.call = call
+    def _set_stream(
+        self, flow: http.HTTPFlow, rec: FlowRecord, call: StreamCall | Refused | Buffered, reading: Reading
+    ) -> None:
+        rec.call, rec.reading = call, reading
         assert flow.response is not None
         flow.response.stream = self.inspect.tee(flow, call)  # keeps both sides
 
@@ -475,7 +444,8 @@ class Disguise:
         if rec is None or resp is None:
             return
         if rec.phase is Phase.REFUSED:
-            if rec.replace_response:
+            if rec.answer is Answer.REPLACED:
+                assert isinstance(rec.api, Api)
                 finish_error(flow, rec.api, rec.reason or "request refused")
             return
         if rec.kind is Kind.WEBSOCKET:
@@ -494,7 +464,7 @@ class Disguise:
 
     def _restore(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
         """A whole response body, restored (RESTORED), or replaced by an error (FAILED)."""
-        if not isinstance(rec.call, Buffered):
+        if rec.reading is not Reading.BUFFERED:
             self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
         whole.restore(flow, rec)
 

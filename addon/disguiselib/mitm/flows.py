@@ -23,7 +23,7 @@ def reverse_mode(flow: http.HTTPFlow) -> bool:
     return type(mode).__name__ == "ReverseMode"
 
 
-def target(flow: http.HTTPFlow) -> tuple:
+def target(flow: http.HTTPFlow) -> tuple[str, str, str, int, str]:
     r = flow.request
     return (r.method, r.scheme, r.host, r.port, r.path)
 

@@ -26,7 +26,8 @@ from ..core.fakes import knowing
 from ..errors import log_internal
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
-from ..state import FlowRecord, Kind, Phase
+from ..providers.registry import Api
+from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from .callables import Buffered
 from .flows import (
     fallback_protected,
@@ -102,10 +103,10 @@ class Guard:
     def request(self, flow: http.HTTPFlow) -> None:
         rec = self.records.get(flow.id)
         if flow.response is not None:
-            if rec is not None and not rec.replace_response and rec.phase is not Phase.MASKED:
+            if rec is not None and rec.answer is not Answer.REPLACED and rec.phase is not Phase.MASKED:
                 self.records.pop(flow.id, None)  # answered here: nothing more to restore
             return
-        if rec is None or rec.hook != "request":
+        if rec is None or rec.hook is not Hook.REQUEST:
             if (rec is not None and rec.kind is not Kind.SKIP) or fallback_protected(flow, self._hosts()):
                 self._refuse(flow, rec, f"disguise: request refused: {self.why()}", 503)
                 rules = self.config.rules if self.config else None
@@ -116,14 +117,14 @@ class Guard:
         cfg = rec.config
         if cfg is None:
             return
-        if rec.kind is Kind.SKIP or rec.fail_open:
+        if rec.kind is Kind.SKIP or rec.passed is Passed.FAIL_OPEN:
             if target(flow) != rec.target and fallback_protected(flow, cfg.hosts):
                 # rewritten by a later addon (map_remote, a script): look again
                 msg = "disguise: request refused: its target was rewritten to a protected endpoint after masking"
                 log.error(msg)
                 self._refuse(flow, rec, msg)
             return
-        if rec.phase is Phase.MASKED and not rec.streamed:
+        if rec.phase is Phase.MASKED and rec.body is Body.IN_HOOK:
             return self._recheck(flow, rec, cfg)  # type: ignore[return-value]  # maybe awaited
         return None
 
@@ -181,6 +182,7 @@ class Guard:
             return
         # No Disguise looked at this response (its script went away mid-flow): it
         # cannot be restored, so the client gets an explicit error instead.
+        assert isinstance(rec.api, Api)  # MASKED and not a WebSocket: an HTTP API's
         replace_with_error(flow, rec.api, GONE, 502)
         rec.to(Phase.FAILED, GONE)
 
@@ -191,8 +193,9 @@ class Guard:
         self.records.pop(flow.id, None)
         if rec is None or flow.response is None:
             return
-        if rec.phase in (Phase.MASKED, Phase.RECEIVING) and rec.call is None:
+        if rec.phase in (Phase.MASKED, Phase.RECEIVING) and rec.reading is Reading.WHOLE:
             # a whole body no Disguise restored (its script went away mid-flow)
+            assert isinstance(rec.api, Api)
             finish_error(flow, rec.api, GONE)
             rec.to(Phase.FAILED, GONE)
 

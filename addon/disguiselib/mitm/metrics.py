@@ -40,9 +40,9 @@ from prometheus_client.core import HistogramMetricFamily
 
 from ..core.rules import LITERALS
 from ..providers.registry import APIS, BY_NAME
-from ..state import FlowRecord, Kind, Phase
+from ..state import FlowRecord, Kind, Phase, Reading
 from . import options
-from .callables import Refused, StreamCall
+from .callables import StreamCall
 
 log = logging.getLogger("disguise")
 
@@ -379,7 +379,7 @@ class Metrics:
         m = self.m
         m.of(m.requests, _api(rec), outcome).inc()
         kinds: set[str] = set()
-        if outcome == "masked" and rec.session is not None:
+        if outcome == "masked" and rec.session is not None and rec.config is not None:
             patterns = {p.name for p in rec.config.rules.mappings.patterns}
             for rule, n in rec.session.counts.items():
                 if rule == LITERALS:
@@ -399,7 +399,7 @@ class Metrics:
         api = _api(rec)
         if api == UNKNOWN_API:
             return
-        streamed = isinstance(rec.call, StreamCall | Refused)
+        streamed = rec.reading in (Reading.STREAMED, Reading.ERROR)
         body = "websocket" if rec.realtime is not None else "stream" if streamed else "whole"
         if rec.phase is Phase.FAILED:
             end = "failed"

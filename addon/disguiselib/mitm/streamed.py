@@ -11,16 +11,11 @@ from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
-from ..errors import LeakError, MaskError, NotTransformed
-from ..state import FlowRecord, Kind, Phase
+from ..errors import LeakError, MaskError
+from ..providers.registry import Api
+from ..state import FlowRecord, Passed, Phase
+from . import outcome
 from .flows import TRANSFER_CODED, decode_body, transfer_coded
-
-
-def keep(rec: FlowRecord, client_body: bytes, masked: pipeline.Masked) -> None:
-    """What restoring the response needs of a masked request."""
-    rec.session = masked.session
-    rec.restorer = rec.config.rules.restorer(masked.session.placeholders)
-    rec.client_body = client_body
 
 
 def masker(flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
@@ -29,17 +24,24 @@ def masker(flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
     coded = transfer_coded(flow.request.headers)
 
     def work(raw: bytes) -> bytes:
+        """What goes upstream: the masked body, or raw (fail-open, or an unknown
+        endpoint's body scanned clean); raises to refuse (outcome.apply)."""
+        assert rec.config is not None and isinstance(rec.api, Api)
+        body = b""
+        result: pipeline.Verdict
         if coded:
-            raise MaskError(TRANSFER_CODED)
-        body = decode_body(raw, enc, rec.config.rules)
-        try:
-            masked = pipeline.mask_request(rec.api, body, rec.config, path, headers)
-        except NotTransformed:  # not what its route transforms: an unknown endpoint's
-            rec.kind, rec.api = Kind.UNKNOWN, None
-            return scanned(rec, path, headers, body, raw)
-        keep(rec, body, masked)
-        rec.to(Phase.MASKED)
-        return mencoding.encode(masked.body, enc) if enc else masked.body
+            result = pipeline.Refused(TRANSFER_CODED)
+        else:
+            try:
+                body = decode_body(raw, enc, rec.config.rules)
+            except MaskError as e:
+                result = pipeline.Refused.of(e)
+            else:
+                result = pipeline.mask_request(rec.api, body, rec.config, path, headers)
+        out = outcome.apply(flow, rec, body, result, lambda: scanned(rec, path, headers, body, raw), streamed=True)
+        if out is None or isinstance(result, pipeline.NotOurs):
+            return raw  # forwarded as it came (fail-open; an unknown endpoint's, scanned)
+        return mencoding.encode(out, enc) if enc else out
 
     return work
 
@@ -47,15 +49,19 @@ def masker(flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
 def scanner(flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
     enc = flow.request.headers.get("content-encoding", "")
     path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
+    assert rec.config is not None
+    rules = rec.config.rules
     if transfer_coded(flow.request.headers):
         return lambda raw: scanned(rec, path, headers, None, raw)  # cannot be read: a hit
-    return lambda raw: scanned(rec, path, headers, decode_body(raw, enc, rec.config.rules), raw)
+    return lambda raw: scanned(rec, path, headers, decode_body(raw, enc, rules), raw)
 
 
 def scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
     """A streamed body of an endpoint disguise does not transform: raw, when it may leave."""
+    assert rec.config is not None
     hit = pipeline.scan_unknown(path, headers, body, rec.config.rules)
     if hit is not None and not ctx.options.disguise_allow_unknown:
         raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
+    rec.passed = Passed.SCANNED
     rec.to(Phase.PASSED)
     return raw

@@ -32,33 +32,17 @@ of an upgrade and an offline run (`-nr`) are refused or skipped here, with a mes
 from __future__ import annotations
 
 import logging
-from collections import deque
-from dataclasses import dataclass, field
 
 from mitmproxy import ctx, http
 
 from ..errors import log_internal
 from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, set_fakes, summary_text
 from ..pipeline import client_frame, leak_scan, realtime_connection
-from ..providers.realtime import Connection, Frame, Result, State
+from ..providers.realtime import Frame, Result, State
 from ..providers.registry import RealtimeApi
-from ..state import FlowRecord, Phase
+from ..state import FlowRecord, Phase, RealtimeFlow
 
 log = logging.getLogger("disguise")
-
-
-@dataclass
-class RealtimeFlow:
-    """One WebSocket flow's state (FlowRecord.realtime)."""
-
-    api: RealtimeApi
-    connection: Connection
-    pending: deque = field(default_factory=deque)  # contents of injected messages not yet seen back
-    close: tuple[int, str] | None = None  # to close with once the pending messages are out
-    kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
-    kept_bytes: int = 0
-    handled: object = None  # the last message a Disguise looked at (the Guard checks it)
-    warned: bool = False
 
 
 class Realtime:
@@ -77,6 +61,7 @@ class Realtime:
         may go ahead (the record is MASKED, its Connection set up), else why it is
         refused."""
         r = flow.request
+        assert rec.config is not None  # a record without one is refused before (Disguise._request)
         hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rec.config.rules, api)
         if hit is not None:
             return f"an original ({hit}) would have left unmasked"
@@ -117,7 +102,8 @@ class Realtime:
     # -- messages -------------------------------------------------------------------------------
 
     def message(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
-        flow_state: RealtimeFlow = rec.realtime
+        flow_state = rec.realtime
+        assert flow_state is not None  # the hook calls this for a record that has one
         if flow.websocket is None or not flow.websocket.messages or not flow.live:
             return  # an offline run (-nr) of a recorded flow: nothing is sent
         msg = flow.websocket.messages[-1]
@@ -132,7 +118,7 @@ class Realtime:
         except Exception as e:  # noqa: BLE001 - a bug must not let an original through
             log_internal(log, "websocket message", e)
             msg.drop()
-            flow_state.connection.state = State.CLOSED
+            flow_state.connection.close()
 
     def _message(self, flow: http.HTTPFlow, rec: FlowRecord, flow_state: RealtimeFlow, msg) -> None:
         frame = Frame(msg.content, msg.is_text)
@@ -198,7 +184,8 @@ class Realtime:
 
     def end(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
         """websocket_end (or error): what was left held back, the summary."""
-        flow_state: RealtimeFlow = rec.realtime
+        flow_state = rec.realtime
+        assert flow_state is not None
         if flow_state.connection.state is State.ENDED:
             return
         held = flow_state.connection.held_chars

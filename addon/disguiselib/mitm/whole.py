@@ -11,6 +11,7 @@ from mitmproxy import http
 
 from .. import pipeline
 from ..errors import MaskError, log_internal
+from ..providers.registry import Api
 from ..state import FlowRecord, Phase
 from .callables import Buffered
 from .flows import decode_body
@@ -21,8 +22,8 @@ log = logging.getLogger("disguise")
 def restore(flow: http.HTTPFlow, rec: FlowRecord) -> None:
     """flow's response body restored (RESTORED), or replaced by an error (FAILED)."""
     resp = flow.response
-    assert resp is not None
-    if isinstance(rec.call, Buffered):  # restored as it left (stream_large_bodies)
+    assert resp is not None and rec.config is not None and isinstance(rec.api, Api) and rec.restorer is not None
+    if isinstance(rec.call, Buffered):  # restored as it left (stream_large_bodies: Reading.BUFFERED)
         err = rec.call.error
         rec.to(Phase.FAILED if err else Phase.RESTORED, f"response not restored: {err}" if err else None)
         return

@@ -36,12 +36,15 @@ The kinds (`Rule.kind`):
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..core import jsonspan
 from ..core.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip, looks_like_json, transform_loose
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
 
@@ -418,41 +421,98 @@ def key_context(key: str) -> tuple[str, str]:
     return (json.dumps(key, ensure_ascii=False) + ': "', '"')
 
 
-def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> Iterator[tuple[str, str, tuple | None]]:
-    """The texts the provider's model reads in one string the masker transforms, read as
-    the masker reads them (masking.mask_fn): (where, text, context). Media is decoded
-    (binary yields nothing), JSON text is walked as user JSON (keys and values, each
-    value with its key), JSON text that does not parse is read as written and literal by
-    literal, decoded. Raises MaskError for text media that cannot be decoded."""
-    json_like = rule.json_text
+# -- reading one string: the one reader the masker, the leak guard and the audit use ----
+
+
+class As(enum.Enum):
+    """How the provider's model reads one string a table selects (read)."""
+
+    TEXT = "text"  # as it is (in user JSON with its key around it)
+    BINARY = "binary"  # declared media that is not text: nothing in it is read
+    MEDIA = "media"  # base64 or a data: URL holding text: its decoded text, read again
+    JSON = "json"  # JSON text: its keys and values
+    LOOSE = "loose"  # begins like JSON but does not parse: as written, then literal by literal decoded
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One string as read (read): `text` is what is read — the string itself, or for
+    MEDIA its decoded text, read again with `again` (JSON text or text, key None), and
+    encoded like `raw` (`codec.encode`) once masked; `doc`: JSON's parsed document."""
+
+    how: As
+    text: str
+    again: Rule | None = None
+    codec: Codec | None = None
+    raw: object = None
+    doc: object = None
+
+
+def plain(value: str, rule: Rule) -> bool:
+    """Is value read as it is, with no decoding (read's TEXT, without asking it)? The
+    cheap first question: no media (declared, or sniffed in an unknown field), no JSON."""
+    return (rule.media is None and not rule.json_text and not looks_like_json(value)
+            and (rule.kind != "unknown" or sniff(value) is None))  # fmt: skip
+
+
+def read(value: str, rule: Rule, parse: Callable[[str], object] = jsonspan.loads) -> Read:
+    """How the provider's model reads value, a string rule selects: the one reading of
+    a string (masking.reads and mask_fn mask what it says, texts() below reports it to
+    the leak guard and the audit). Media is decoded (text media; binary: nothing), JSON
+    text parsed (`parse`: the consumer's parser; text that begins like JSON and does not
+    parse is LOOSE). Raises RecursionError for JSON nested too deeply to parse."""
     codec, declared = media_of(value, rule)
     if codec is not None:
         got = codec.decode(value)
         if got is None and declared:
-            return  # binary media: nothing in it the model reads as text
+            return Read(As.BINARY, value)
         if got is not None and (declared or codec.decoded(got[1])):
-            value, key = got[0], None
-            where += f" (decoded {codec})"
-            json_like = json_like or codec.is_json()
-    if json_like or looks_like_json(value):
+            again = jsonspan.JSON_TEXT if codec.is_json() else VALUES
+            return Read(As.MEDIA, got[0], again, codec, got[1])
+    if rule.json_text or looks_like_json(value):
         try:
-            inner = loads(value)
-        except (ValueError, RecursionError):
-            yield where, value, None  # as written (an original may hold a quote)
-            pieces: list[str] = []
-            transform_loose(value, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]
-            for p in pieces:
-                yield where + " (JSON text)", p, None
-            return
-        if isinstance(inner, dict | list):
-            for f in walk(inner, USER):
-                w = f"{where} (JSON text $.{path_text(f.path)})".replace("$.[", "$[")
-                if f.rule is NUMBER:
-                    yield w, f.value, None
-                else:
-                    yield from texts(f.value, f.rule, f.key, w)
-            return
-        if isinstance(inner, str) and type(inner) is not Num:
-            yield where + " (JSON text)", inner, None
-            return
+            return Read(As.JSON, value, doc=parse(value))
+        except ValueError:
+            return Read(As.LOOSE, value)
+    return Read(As.TEXT, value)
+
+
+def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> Iterator[tuple[str, str, tuple | None]]:
+    """The texts the provider's model reads in one string the masker transforms, as
+    read() reads it (the masker: masking.mask_fn): (where, text, context). Media is
+    decoded (binary yields nothing), JSON text is walked as user JSON (keys and values,
+    each value with its key), JSON text that does not parse is read as written and
+    literal by literal, decoded. Raises MaskError for text media that cannot be decoded."""
+    if plain(value, rule):
+        yield where, value, context_of(key)
+        return
+    try:
+        r = read(value, rule, loads)
+    except RecursionError:
+        r = Read(As.LOOSE, value)
+    if r.how is As.BINARY:
+        return  # nothing in it the model reads as text
+    if r.how is As.MEDIA:
+        assert r.again is not None
+        yield from texts(r.text, r.again, None, where + f" (decoded {r.codec})")
+        return
+    if r.how is As.LOOSE:
+        yield where, value, None  # as written (an original may hold a quote)
+        pieces: list[str] = []
+        transform_loose(value, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]
+        for p in pieces:
+            yield where + " (JSON text)", p, None
+        return
+    inner = r.doc
+    if isinstance(inner, dict | list):
+        for f in walk(inner, USER):
+            w = f"{where} (JSON text $.{path_text(f.path)})".replace("$.[", "$[")
+            if f.rule is NUMBER:
+                yield w, f.value, None
+            else:
+                yield from texts(f.value, f.rule, f.key, w)
+        return
+    if isinstance(inner, str) and type(inner) is not Num:
+        yield where + " (JSON text)", inner, None
+        return
     yield where, value, context_of(key)

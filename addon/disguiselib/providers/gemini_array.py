@@ -8,6 +8,7 @@ import re
 
 from ..core.jsonarray import ELEMENT, END, SEP, ArrayError, ArrayFramer
 from ..core.rules import Restorer
+from ..core.sse import Shape
 from ..errors import StreamError
 from .gemini_stream import GeminiStream
 from .google import error_chunk
@@ -83,11 +84,11 @@ class GeminiArrayStream(GeminiStream):
     def _flush(self) -> bytes:
         if self.finished:
             return b""
-        if self.is_stream is None:
+        if self.shape is Shape.UNDECIDED:
             head = self._sniff(b"", final=True)
             if head:
                 return self.feed_stream(head) + self._flush()
-        if not self.is_stream:
+        if self.shape is not Shape.STREAM:
             whole = self._whole_document()
             self.to(StreamState.FAILED if self._whole_failed else StreamState.DONE)
             return whole

@@ -11,7 +11,7 @@ from ..core import jsonspan
 from ..core.holdback import Window, window_for
 from ..core.jsonspan import SKIP, Arr, Obj, Rule
 from ..core.rules import Restorer, json_escape
-from ..core.sse import Event, parse_event, sniff
+from ..core.sse import Event, Shape, parse_event, sniff
 from ..errors import StreamError
 from .channels import Chan
 from .fields import GENERIC
@@ -179,7 +179,7 @@ class GeminiStream(SSEStream):
         self._open: set = set()  # candidates seen without their finishReason yet
         self._ended = False  # a finishReason or blockReason was seen
         self._errored = False  # an error chunk was seen: the stream ends there
-        self.is_stream: bool | None = None  # until the first bytes tell (core.sse.sniff)
+        self.shape = Shape.UNDECIDED  # until the first bytes tell (core.sse.sniff)
         self._doc: list[bytes] = []  # json mode: the body so far
         self._doc_len = 0
         self._eol: str | None = None  # the line end synthetic events use: as upstream's first
@@ -195,7 +195,7 @@ class GeminiStream(SSEStream):
         if self.finished or not data:
             return b""
         try:
-            if not self.is_stream:
+            if self.shape is not Shape.STREAM:
                 data = self._sniff(data)
                 if not data:
                     return b""
@@ -217,16 +217,16 @@ class GeminiStream(SSEStream):
         """Decide by the first bytes (core.sse.sniff, as for every body) whether this is
         a stream or one JSON document; returns what the stream framer should get (b"" for
         none)."""
-        if self.is_stream is False:
+        if self.shape is Shape.DOCUMENT:
             self._keep(data)
             return b""
         self._keep(data)
         kept = b"".join(self._doc)
         if not kept.strip(_WS_BYTES):  # nothing yet: at the end, an empty body (an error)
-            self.is_stream = False if final else None
+            self.shape = Shape.DOCUMENT if final else Shape.UNDECIDED
             return b""
-        self.is_stream = sniff(kept, "text/event-stream", final=final, array=self.array)
-        if not self.is_stream:  # undecided (None), or one document (False)
+        self.shape = Shape.of(sniff(kept, "text/event-stream", final=final, array=self.array))
+        if self.shape is not Shape.STREAM:  # undecided, or one document
             return b""
         self._doc = []
         self._doc_len = 0
@@ -251,11 +251,11 @@ class GeminiStream(SSEStream):
     def _flush(self) -> bytes:
         if self.finished:
             return b""
-        if self.is_stream is None:
+        if self.shape is Shape.UNDECIDED:
             head = self._sniff(b"", final=True)
             if head:
                 return self.feed_stream(head) + self._flush()
-        if not self.is_stream:
+        if self.shape is not Shape.STREAM:
             whole = self._whole_document()
             self.to(StreamState.FAILED if self._whole_failed else StreamState.DONE)
             return whole
@@ -306,7 +306,7 @@ class GeminiStream(SSEStream):
         # Nothing passes unparsed before the first chunk was read (it names the model
         # and response for synthetic chunks, and its line end theirs), nor in a body
         # that is one JSON document.
-        return self.is_stream is True and self._read_first and super().quiet()
+        return self.shape is Shape.STREAM and self._read_first and super().quiet()
 
     def quiet_range(self, block: bytes, start: int, end: int) -> bool:
         # A chunk without a finishReason, blockReason or error (markers: those are

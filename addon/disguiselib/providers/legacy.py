@@ -105,14 +105,10 @@ class CompletionsStream(SSEStream):
         return super().quiet() and all(c[0] == c[1] for c in self.counts.values())
 
     def on_event(self, ev: Event) -> list[bytes]:
-        data = ev.data
-        if data is None:
-            return [ev.raw]
-        if data.strip() == SPEC.done:
-            self.to(StreamState.FINISHING)
-            out = self.drain()
-            out.append(ev.raw)
-            return out
+        early = self.done_line(ev, SPEC.done)
+        if early is not None:
+            return early
+        data = ev.data or ""  # not None: done_line passed those on
         try:
             obj = json.loads(data)
         except ValueError:

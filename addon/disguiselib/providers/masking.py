@@ -11,7 +11,7 @@ import ahocorasick_rs
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
-from .fields import key_context, media_of
+from .fields import As, key_context, plain, read
 
 
 class _Api(Protocol):
@@ -178,51 +178,28 @@ def _keys(toks: list[tuple[str, jsonspan.Rule]]) -> list[str | None]:
     return out
 
 
-_BINARY: Any = object()
-
-
-def _media_text(v: str, rule: jsonspan.Rule) -> Any:
-    """A string stored in a codec (the table's, or one sniffed in an unknown field):
-    (codec, decoded text, decoded raw) when it is text mask_fn reads decoded, _BINARY
-    for declared media that is not text (it passes as it came), None otherwise."""
-    if rule.media is None and rule.kind != "unknown":
-        return None
-    codec, declared = media_of(v, rule)
-    if codec is None:
-        return None
-    got = codec.decode(v)
-    if got is None:
-        return _BINARY if declared else None
-    if declared or codec.decoded(got[1]):
-        return codec, got[0], got[1]
-    return None
-
-
 def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
-    """Append to out every text mask_fn(v, rule, key) would match rules against: a
-    candidate for any rule in v lies in one of them."""
-    if rule is jsonspan.KEY:
-        out.append(v)
-        return
-    t = _media_text(v, rule)
-    if t is not None:
-        if t is not _BINARY:
-            codec, text_, _ = t
-            reads(text_, jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES, None, out)
-        return
-    if rule.json_text or jsonspan.looks_like_json(v):
-        try:
-            inner = jsonspan.loads(v)
-        except ValueError:
+    """Append to out every text mask_fn(v, rule, key) would match rules against (the
+    string as fields.read reads it): a candidate for any rule in v lies in one of them."""
+    if rule is not jsonspan.KEY and not plain(v, rule):
+        r = read(v, rule)
+        if r.how is As.BINARY:
+            return
+        if r.how is As.MEDIA:
+            assert r.again is not None
+            reads(r.text, r.again, None, out)
+            return
+        if r.how is As.LOOSE:
             out.append(v)  # read as written too (mask_fn)
             jsonspan.transform_loose(v, lambda piece: _note_text(out, piece))
             return
-        toks: list[tuple[str, jsonspan.Rule]] = []
-        jsonspan.walk(v, inner, jsonspan.USER, lambda x, r: _note(toks, x, r))
-        for (x, r), k in zip(toks, _keys(toks), strict=True):
-            reads(x, r, k, out)
-        return
-    if key is not None:
+        if r.how is As.JSON:
+            toks: list[tuple[str, jsonspan.Rule]] = []
+            jsonspan.walk(v, r.doc, jsonspan.USER, lambda x, xr: _note(toks, x, xr))
+            for (x, xr), k in zip(toks, _keys(toks), strict=True):
+                reads(x, xr, k, out)
+            return
+    if key is not None and rule is not jsonspan.KEY:
         # mask_spans with context; it reads v alone only when a literal it found there
         # reaches into the context, and then this piece is marked already
         before, after = key_context(key)
@@ -248,8 +225,9 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     text that only begins like JSON) is masked as written, then literal by literal,
     decoded. A string stored in a codec (`rule.media`: base64
     or a data: URL of text) is decoded, masked (as JSON when its type is JSON) and
-    encoded again. Anything else is masked as text. fields.texts() reads a string the
-    same way for the leak guard and the audit (tests/providers/test_field_parity.py).
+    encoded again. Anything else is masked as text. How a string is read is
+    fields.read's one answer; fields.texts() reports the same reading to the leak guard
+    and the audit, reads() to the body's one scan (tests/providers/test_field_parity.py).
     """
 
     def text(v: str) -> str:
@@ -261,40 +239,35 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
         if rule is jsonspan.KEY:
             return spans(v)
-        t = _media_text(v, rule)
-        if t is not None:
-            if t is _BINARY:
-                return v  # binary media: passes as it came
-            codec, text_, raw = t
-            as_rule = jsonspan.JSON_TEXT if codec.is_json() else jsonspan.VALUES
-            new = as_text(text_, fn(text_, as_rule, None))
-            return v if new == text_ else codec.encode(new, raw)
-        if rule.json_text or jsonspan.looks_like_json(v):
-            try:
-                inner = jsonspan.loads(v)
-            except ValueError:
-                # Text that only looks like JSON (`[C:\\Users\\a "b"`, arguments cut
-                # short) is read as it is written, and its literals decoded: masked both
-                # ways, as written first (an original may hold a quote, which the
-                # literal-by-literal reading cuts at).
-                return jsonspan.transform_loose(text(v), text)
-            # In user-defined JSON (tool input, JSON text in a string) a value is read
-            # with its key: `{"aws_secret_access_key": "..."}` must meet the rules
-            # anchored on the key. The walk hands over an object's key right before
-            # that key's string value.
-            key: list[str | None] = [None]
+        r = None if plain(v, rule) else read(v, rule)
+        if r is None or r.how is As.TEXT:
+            return spans(v) if k is None else spans(v, key_context(k))
+        if r.how is As.BINARY:
+            return v  # binary media: passes as it came
+        if r.how is As.MEDIA:
+            assert r.codec is not None and r.again is not None
+            new = as_text(r.text, fn(r.text, r.again, None))
+            return v if new == r.text else r.codec.encode(new, r.raw)
+        if r.how is As.LOOSE:
+            # Text that only looks like JSON (`[C:\\Users\\a "b"`, arguments cut
+            # short) is read as it is written, and its literals decoded: masked both
+            # ways, as written first (an original may hold a quote, which the
+            # literal-by-literal reading cuts at).
+            return jsonspan.transform_loose(text(v), text)
+        # As.JSON. In user-defined JSON (tool input, JSON text in a string) a value is read
+        # with its key: `{"aws_secret_access_key": "..."}` must meet the rules
+        # anchored on the key. The walk hands over an object's key right before
+        # that key's string value.
+        key: list[str | None] = [None]
 
-            def inner_fn(x: str, r: jsonspan.Rule) -> str | jsonspan.Spans:
-                if r is jsonspan.KEY:
-                    key[0] = x
-                    return fn(x, r, None)
-                kk, key[0] = key[0], None
-                return fn(x, r, kk)
+        def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans:
+            if xr is jsonspan.KEY:
+                key[0] = x
+                return fn(x, xr, None)
+            kk, key[0] = key[0], None
+            return fn(x, xr, kk)
 
-            return jsonspan.Spans(jsonspan.walk(v, inner, jsonspan.USER, inner_fn))
-        if k is not None:
-            return spans(v, key_context(k))
-        return spans(v)
+        return jsonspan.Spans(jsonspan.walk(v, r.doc, jsonspan.USER, inner_fn))
 
     return fn
 

@@ -26,7 +26,7 @@ from ..core.sse import Event
 from .fields import GENERIC, ID, META, _obj
 from .openai_stored import _ANNOTATIONS, RUN, RUN_STEP, THREAD_MESSAGE
 from .restore import restore_fn
-from .stream import SSEStream, StreamState
+from .stream import SSEStream
 from .wirespec import SSE, WireSpec
 
 MESSAGE_DELTA_EVENT = "thread.message.delta"
@@ -149,12 +149,10 @@ class AssistantStream(SSEStream):
     MARKERS = (*SPEC.markers, b"event: error", b"event:error")
 
     def on_event(self, ev: Event) -> list[bytes]:
-        data = ev.data
-        if data is None:
-            return [ev.raw]
-        if data.strip() == SPEC.done:
-            self.to(StreamState.FINISHING)
-            return [*self.drain(), ev.raw]
+        early = self.done_line(ev, SPEC.done)
+        if early is not None:
+            return early
+        data = ev.data or ""  # not None: done_line passed those on
         try:
             obj = json.loads(data)
         except ValueError:

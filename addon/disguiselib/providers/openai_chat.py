@@ -319,14 +319,10 @@ class ChatStream(ChannelStream):
         return got
 
     def on_event(self, ev: Event) -> list[bytes]:
-        data = ev.data
-        if data is None:
-            return [ev.raw]
-        if data.strip() == SPEC.done:
-            self.to(StreamState.FINISHING)
-            out = self.drain()
-            out.append(ev.raw)
-            return out
+        early = self.done_line(ev, SPEC.done)
+        if early is not None:
+            return early
+        data = ev.data or ""  # not None: done_line passed those on
         if not self.remembered:  # once: what a drained tail's own chunk needs to be valid
             self.remembered = True
             self._remember(data)

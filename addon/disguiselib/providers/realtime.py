@@ -49,7 +49,7 @@ from ..core import jsonspan
 from ..core.holdback import Window, window_for
 from ..core.jsonspan import Rule
 from ..core.rules import Restorer, Rules, Session
-from ..errors import DisguiseError, MaskError, StreamError, reason
+from ..errors import DisguiseError, MaskError, StateError, StreamError, reason
 from .fields import GENERIC, MEDIA
 from .masking import mask_doc, present_fakes, present_placeholders
 from .restore import restore_doc
@@ -82,8 +82,17 @@ class Result:
 
 class State(enum.Enum):
     OPEN = "open"
-    CLOSED = "closed"  # refused a client event or failed on a server event
+    CLOSED = "closed"  # refused a client event or failed on a server event: nothing passes any more
     ENDED = "ended"  # the connection closed (end())
+
+
+# A connection's transitions, in one place; Connection.to refuses any other (StateError),
+# and leaves the connection as it was (a closed one stays closed: nothing passes).
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.OPEN: frozenset({State.CLOSED, State.ENDED}),
+    State.CLOSED: frozenset(),
+    State.ENDED: frozenset(),
+}
 
 
 class Protocol(ABC):
@@ -212,6 +221,18 @@ class Connection:
     def name(self) -> str:
         return self.proto.name
 
+    def to(self, new: State) -> None:
+        """Make the transition, or raise StateError for one TRANSITIONS does not allow."""
+        if new not in TRANSITIONS[self.state]:
+            raise StateError(f"a realtime connection cannot go from {self.state.value} to {new.value}")
+        self.state = new
+
+    def close(self) -> None:
+        """The adapter gave up on the connection (a bug in its hook; it logged why):
+        nothing passes either way any more. One no longer open stays as it is."""
+        if self.state is State.OPEN:
+            self.to(State.CLOSED)
+
     # -- the client's events ---------------------------------------------------------------
 
     def mask(self, frame: Frame) -> MaskedEvent | Result:
@@ -269,7 +290,7 @@ class Connection:
     def refuse(self, why: str, refused: object) -> Result:
         """End the connection for a client event that may not leave: the client gets
         the API's error event, then a close with POLICY_VIOLATION."""
-        self.state = State.CLOSED
+        self.to(State.CLOSED)
         self.failure = f"client event refused: {why}"
         err = self.proto.error_event(f"disguise: {self.failure}", refused if isinstance(refused, dict) else None, False)
         return Result(
@@ -318,7 +339,7 @@ class Connection:
         return [restore_doc(s, doc, GENERIC, self.restorer)], s
 
     def _fail(self, why: str) -> Result:
-        self.state = State.CLOSED
+        self.to(State.CLOSED)
         self.failure = f"server event could not be restored: {why}"
         err = self.proto.error_event(f"disguise: {self.failure}", None, True)
         close = (INTERNAL_ERROR, _close_reason(f"disguise: {why}"))
@@ -332,7 +353,7 @@ class Connection:
         some channel was still open (its `.done` / turnComplete never came). Idempotent."""
         if self.state is not State.OPEN:
             return Result([])
-        self.state = State.ENDED
+        self.to(State.ENDED)
         open_channels = bool(self.proto.windows)
         tails = [Frame(t.encode("utf-8"), self.server_text) for t in self.proto.drain()]
         if not open_channels:

@@ -115,8 +115,8 @@ class SSEStream(Lifecycle, ABC):
     object when the read ends where an event ends, else its whole events (what follows
     the last of them waits for the rest of its event; an event never goes out in part,
     so no later read can need a change in bytes already sent). Otherwise only the
-    events around the triggers are parsed, and every event while a channel holds text.
-    `fast = False` parses every event: the reference the fast path is tested against.
+    events around the triggers are parsed, and every event while a channel holds text
+    (`fast = False` parses every event: the reference on_raw is tested against).
     An event that is not UTF-8 text passes like any other where it holds no trigger
     and nothing is held (nothing in it could be restored); parsed, it ends the stream.
 
@@ -347,8 +347,7 @@ class SSEStream(Lifecycle, ABC):
         that number events note where the numbering stands)."""
 
     def not_object(self, ev: Event) -> list[bytes]:
-        """An event whose data is not a JSON object (not JSON at all, or a bare value):
-        restored as a value or JSON text, never passed on unread."""
+        """An event whose data is not a JSON object: restored as a value or JSON text."""
         assert ev.data is not None
         new = restore_json(ev.data, GENERIC, self.restorer)
         if new is None:
@@ -361,6 +360,17 @@ class SSEStream(Lifecycle, ABC):
         return self.feed(body) + self.flush()
 
     # -- helpers for subclasses --------------------------------------------------------
+
+    def done_line(self, ev: Event, done: str | None) -> list[bytes] | None:
+        """on_event's start where a `data: <done>` line ends the stream (SPEC.done): an event
+        without data as it came, the done line after every held tail (FINISHING); else None."""
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if data.strip() != done:
+            return None
+        self.to(StreamState.FINISHING)
+        return [*self.drain(), ev.raw]
 
     def window_field(self, ev: Event, w: Window, start: int, end: int) -> list[bytes]:
         """Feed the string field data[start:end] of ev through window w and emit the
@@ -388,8 +398,7 @@ class SSEStream(Lifecycle, ABC):
         here only because it holds a trigger or a channel holds text). None where the
         event is not in that shape, beyond doubt: it is then parsed (on_event). What it
         returns and the state it leaves must be exactly on_event's for the parsed
-        event; declining, it changes nothing. (`fast = False` never calls it: the
-        reference the property tests compare it with.)"""
+        event; declining, it changes nothing."""
         return None
 
     def window_raw(self, raw: bytes, w: Window, start: int, end: int) -> list[bytes] | None:
@@ -454,14 +463,8 @@ class BodyStream(Lifecycle):
     a file: restored as one, nothing appended.
     """
 
-    def __init__(
-        self,
-        stream: SSEStream,
-        whole: Callable[[bytes], bytes],
-        error_body: Callable[[str], bytes],
-        content_type: str,
-        answers: str = STREAMS,
-    ) -> None:
+    def __init__(self, stream: SSEStream, whole: Callable[[bytes], bytes], error_body: Callable[[str], bytes],
+                 content_type: str, answers: str = STREAMS) -> None:  # fmt: skip
         self.stream = stream
         self._whole = whole
         self._error_body = error_body
@@ -471,11 +474,8 @@ class BodyStream(Lifecycle):
         self.is_sse = labelled and answers == STREAMS
         # the declaration and the label disagree (known from the headers alone): the body
         # is refused (the adapter answers 502 at once; here, at the body's end)
-        self.mislabelled = (
-            f"the endpoint answers with a {answers}, the response is labelled text/event-stream"
-            if labelled and not self.is_sse
-            else None
-        )
+        self.mislabelled = (f"the endpoint answers with a {answers}, the response is labelled text/event-stream"
+                            if labelled and not self.is_sse else None)  # fmt: skip
         self._buf: list[bytes] = []
         self._state = StreamState.OPEN  # while not an event stream
         self._failure: str | None = None

@@ -1,0 +1,85 @@
+"""What the pipeline said of a request, applied to its flow (adapter-level): the one place
+a `pipeline.Verdict` becomes a flow's state, for a body masked in the request hook and a
+body mitmproxy would have streamed (taken whole, streamed.py) alike; client replay goes
+through the request hook too.
+
+- Masked: the record keeps the session and restorer, the request the masked body (MASKED).
+- Refused: forwarded unchanged when it may fail open and the user set
+  disguise_fail_open (PASSED), else refused: answered with an error in the provider's
+  shape; a streamed body, whose headers already left, is sent empty and upstream's
+  answer replaced by the error instead (callables.Buffered).
+- NotOurs: the request is an unknown endpoint's (scanned; `unknown`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from mitmproxy import ctx, http
+
+from .. import pipeline
+from ..pipeline import Masked, NotOurs, Refusal, Refused
+from ..state import FlowRecord, Kind, Passed, Phase
+from .flows import refuse, target
+
+log = logging.getLogger("disguise")
+
+
+def keep(rec: FlowRecord, client_body: bytes, masked: Masked) -> None:
+    """What restoring the response needs of a masked request."""
+    assert rec.config is not None
+    rec.session = masked.session
+    rec.restorer = rec.config.rules.restorer(masked.session.placeholders)
+    rec.client_body = client_body
+
+
+def apply(
+    flow: http.HTTPFlow,
+    rec: FlowRecord,
+    client_body: bytes,
+    result: pipeline.Verdict,
+    unknown: Callable[[], bytes | None],
+    streamed: bool = False,
+) -> bytes | None:
+    """Apply result to flow and its record. Returns the body to send upstream (None:
+    the request's own, or none: it was answered here). streamed: the body was taken
+    whole from mitmproxy's stream: a refusal raises (the DisguiseError it stands for),
+    for callables.Buffered to send nothing and the adapter to replace the answer."""
+    if isinstance(result, NotOurs):  # not what its route transforms: an unknown endpoint's
+        rec.kind, rec.api = Kind.UNKNOWN, None
+        return unknown()
+    if isinstance(result, Refused):
+        return _refused(flow, rec, result, streamed)
+    keep(rec, client_body, result)
+    if not streamed:
+        if result.body is not client_body:
+            flow.request.content = result.body
+        # Ask for an uncompressed answer: the stream callable sees bytes before
+        # content decoding (pipeline.decoded handles an upstream that ignores this).
+        flow.request.anticomp()
+        rec.checked_body = flow.request.raw_content
+    rec.to(Phase.MASKED)
+    return result.body
+
+
+def _refused(flow: http.HTTPFlow, rec: FlowRecord, result: Refused, streamed: bool) -> bytes | None:
+    leak = result.refusal is Refusal.LEAK
+    msg = f"disguise: request refused by the leak guard: {result.reason}" if leak else (
+        f"disguise: request not masked: {result.reason}")  # fmt: skip
+    if result.may_fail_open and ctx.options.disguise_fail_open:
+        log.warning("%s (forwarded unchanged: disguise_fail_open)", msg)
+        rec.passed = Passed.FAIL_OPEN  # what the user asked for: the Guard lets it pass
+        rec.target = target(flow)
+        rec.to(Phase.PASSED, result.reason)
+        return None
+    if streamed:
+        raise result.error()  # logged and answered by the adapter (Disguise._request)
+    if leak:
+        log.error(msg)
+    else:
+        log.warning("%s (refused)", msg)
+    refuse(flow, msg, 400, None if leak else rec.api)
+    if rec.can(Phase.REFUSED):
+        rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
+    return None
