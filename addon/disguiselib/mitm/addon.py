@@ -359,7 +359,7 @@ class Disguise:
         self._masked(flow, rec, raw, pipeline.mask_or_error(*args))
         return None
 
-    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple, offload: bool) -> None:
+    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple, offload: bool):
         """A large body: masked in the worker process from disguise_offload_bytes on (no
         other flow waits for it, offload.py), else in a worker thread."""
         try:

@@ -127,6 +127,10 @@ class Offload:
             proc = self._proc
             if proc is not None and proc.poll() is None:
                 proc.kill()
+                try:
+                    proc.wait(5)  # reaped (it dies at once: SIGKILL)
+                except subprocess.TimeoutExpired:
+                    pass
 
     # -- in the pool's thread ---------------------------------------------------------------
 
@@ -147,10 +151,14 @@ class Offload:
                 raise _Failed("it answered out of turn")  # never a result of another set or body
             blobs = [self._blob(conn, wait) for _ in range(reply[5])]
             return decode(reply[3], blobs, raw), reply[4]
-        except (_Failed, EOFError, OSError, ValueError) as e:
-            why = str(e) if isinstance(e, _Failed) else "it stopped" if isinstance(e, (EOFError, OSError)) else type(
-                e
-            ).__name__
+        except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
+            why = (
+                str(e)
+                if isinstance(e, _Failed)
+                else "it stopped"
+                if isinstance(e, (EOFError, OSError))
+                else (type(e).__name__)
+            )
             self._stop()
             log.error("disguise: the masking worker failed: %s; it is restarted for the next body", why)
             return OffloadError(f"the masking worker failed ({why}); the request was not sent"), []
@@ -188,7 +196,10 @@ class Offload:
                 return self._conn, False
             self._stop_locked()
             ours, theirs = socket.socketpair()
-            code = f"import sys; sys.path.insert(0, {_ROOT!r}); from disguiselib.worker import main; main({theirs.fileno()})"
+            code = (
+                f"import sys; sys.path.insert(0, {_ROOT!r}); from disguiselib.worker import main; "
+                f"main({theirs.fileno()})"
+            )
             try:
                 self._proc = subprocess.Popen(
                     [sys.executable, "-P", "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
