@@ -196,7 +196,10 @@ def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connecti
             raw = conn.recv_bytes() if msg[0] == "mask" else b""
         except (EOFError, OSError):
             return
-        reply, blobs = w.handle(msg, raw)
+        try:
+            reply, blobs = w.handle(msg, raw)
+        except Exception as e:  # noqa: BLE001 - a bug here: said by its type only (no traceback, no text)
+            reply, blobs = ("error", msg[1], f"internal error ({type(e).__name__})"), []
         conn.send(reply)
         for b in blobs:
             conn.send_bytes(b)

@@ -320,3 +320,46 @@ def test_log_records_of_the_worker_reach_the_proxys_log(off, tmp_path, caplog) -
     with caplog.at_level("WARNING", logger="disguise"):
         run(off.mask(ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", HEADERS))
     assert any("already holds a disguise" in r.getMessage() for r in caplog.records)
+
+
+def test_a_worker_is_recycled_after_a_huge_body(configs, monkeypatch) -> None:
+    """After a body from RECYCLE_BYTES on, the worker is stopped (its memory goes back);
+    the next large body starts a fresh one and is masked as before."""
+    monkeypatch.setattr(offload_mod, "RECYCLE_BYTES", 50_000)
+    cfg = configs["placeholders"]
+    o = Offload()
+    try:
+
+        async def go() -> tuple[object, int | None, object]:
+            huge = await o.mask(ANTHROPIC_MESSAGES, _big(60_000), cfg, "/v1/messages", HEADERS)
+            pid = o.pid
+            after = await o.mask(ANTHROPIC_MESSAGES, _big(1000), cfg, "/v1/messages", HEADERS)
+            return huge, pid, after
+
+        huge, pid, after = run(go())
+        assert isinstance(huge, pipeline.Masked) and b"Acme Corp" not in huge.body
+        assert pid is None  # stopped once the huge body was done
+        assert isinstance(after, pipeline.Masked) and o.started == 2
+    finally:
+        o.close()
+
+
+def test_a_bug_in_the_worker_is_answered_by_its_type_only(monkeypatch) -> None:
+    """An exception escaping the worker's handling is answered as an error naming its type
+    (the proxy refuses the body), never printed, never its text (it might hold an original)."""
+    import threading
+    from multiprocessing import Pipe
+
+    def broken(self, msg, raw=b""):
+        raise KeyError("Acme Corp")
+
+    monkeypatch.setattr(worker.Worker, "handle", broken)
+    ours, theirs = Pipe()
+    th = threading.Thread(target=worker.serve, args=(theirs,), daemon=True)
+    th.start()
+    ours.send(("mask", 3, 1, worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)))
+    ours.send_bytes(b"{}")
+    assert ours.poll(30)
+    assert ours.recv() == ("error", 3, "internal error (KeyError)")
+    ours.close()
+    th.join(10)

@@ -48,6 +48,9 @@ BUILD_S = 600.0
 # The slowest inputs measured (1M tiny array elements) mask at about 5 s/MB on a loaded
 # machine; this allows 12 times that.
 BASE_S, PER_MB_S = 30.0, 60.0
+# After a body this large the worker is stopped (a fresh one starts for the next large
+# body): masking 200 MB grows a process by gigabytes it would otherwise keep while idle.
+RECYCLE_BYTES = 64 * 1024 * 1024
 # Generations remembered here (and built in the worker: worker.KEEP).
 _KEEP = 8
 
@@ -146,10 +149,12 @@ class Offload:
                 conn.send(("build", gen, Spec.of(cfg)))
                 reply = self._reply(conn, BUILD_S + wait)
             if reply[0] == "error" and reply[1] == gen:
-                raise _Failed(f"it could not build the rule set ({reply[2]})")
+                raise _Failed(str(reply[2]))
             if reply[0] != "masked" or reply[1] != gen or reply[2] != jid:
                 raise _Failed("it answered out of turn")  # never a result of another set or body
             blobs = [self._blob(conn, wait) for _ in range(reply[5])]
+            if len(raw) >= RECYCLE_BYTES:
+                self._stop()  # what masking a huge body grew the worker to goes back to the system
             return decode(reply[3], blobs, raw), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
