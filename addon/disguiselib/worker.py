@@ -152,9 +152,6 @@ class Worker:
     def __init__(self) -> None:
         self.built: OrderedDict[int, Config] = OrderedDict()
         self.pending: tuple[int, object, Job, bytes] | None = None
-        self.collect = _Collect()
-        log.addHandler(self.collect)
-        log.propagate = False
 
     def handle(self, msg: tuple, raw: bytes = b"") -> tuple[tuple, list[bytes]]:
         """One message (and the body of a "mask"): the reply and the bytes sent after it."""
@@ -181,10 +178,15 @@ class Worker:
     def _mask(self, gen: int, job_id: object, job: Job, raw: bytes) -> tuple[tuple, list[bytes]]:
         cfg = self.built[gen]
         self.built.move_to_end(gen)
+        collect, level = _Collect(), log.level
+        log.addHandler(collect)
         log.setLevel(job.level)
-        self.collect.records = []
-        payload, blobs = encode(mask(cfg, job, raw), raw)
-        return ("masked", gen, job_id, payload, self.collect.records, len(blobs)), blobs
+        try:
+            payload, blobs = encode(mask(cfg, job, raw), raw)
+        finally:
+            log.removeHandler(collect)
+            log.setLevel(level)
+        return ("masked", gen, job_id, payload, collect.records, len(blobs)), blobs
 
 
 def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connection
@@ -209,4 +211,6 @@ def main(fd: int) -> None:
     """The worker process's entry (mitm/offload.py runs it: `python -P -c ...`)."""
     from multiprocessing.connection import Connection
 
+    log.addHandler(logging.NullHandler())  # what masking logs goes to the proxy, nothing to stderr
+    log.propagate = False
     serve(Connection(fd))

@@ -26,7 +26,10 @@ pytestmark = [
 ]
 
 LITERALS = {"Acme Corp": "Zenith Labs", "nova-internal": "nova", "Ünïcødé GmbH": "Unicode Ltd"}
-MAPPINGS = {"literals": LITERALS, "patterns": [{"name": "EMAIL", "regex": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"}]}
+MAPPINGS = {
+    "literals": LITERALS,
+    "patterns": [{"name": "EMAIL", "regex": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"}],
+}
 ORIGINALS = [*LITERALS, "alice@example.com", "bob@corp.example.org"]
 STARTED = re.compile(r"masking worker started \(pid (\d+)\)")
 

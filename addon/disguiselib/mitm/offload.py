@@ -31,7 +31,9 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
+from .. import pipeline
 from ..config import Config
 from ..providers.registry import Api
 from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
@@ -96,7 +98,9 @@ class Offload:
             self._gens.popitem(last=False)
         return gen
 
-    async def mask(self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]) -> object:
+    async def mask(
+        self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]
+    ) -> pipeline.Masked | Exception:
         """What pipeline.mask_or_error(api, raw, cfg, path, headers) returns, computed in
         the worker; an OffloadError when it cannot give it. Never raises."""
         job = Job(api.name, path, headers, log.getEffectiveLevel())
@@ -108,7 +112,7 @@ class Offload:
             return OffloadError(f"the masking worker is not available ({type(e).__name__})")
         for level, msg in logs:
             log.log(level, "%s", msg)
-        return result
+        return result  # type: ignore[no-any-return]  # what mask_or_error returned (worker.decode)
 
     def prepare(self, cfg: Config) -> None:
         """A configuration just took over: a running worker builds it now, before the next
@@ -137,7 +141,7 @@ class Offload:
 
     # -- in the pool's thread ---------------------------------------------------------------
 
-    def _roundtrip(self, gen: int, cfg: Config, job: Job, raw: bytes) -> tuple[object, list]:
+    def _roundtrip(self, gen: int, cfg: Config, job: Job, raw: bytes) -> tuple[Any, list]:
         jid = next(self._jobs)
         try:
             conn, fresh = self._ensure()
