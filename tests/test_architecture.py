@@ -21,7 +21,7 @@ PENDING_SPLIT: set[str] = set()
 FLOORS: list[tuple[str, int]] = [
     ("errors", 1), ("shipped", 1), ("core.", 1), ("core", 1),
     ("providers.", 2), ("providers", 2),
-    ("scope", 3), ("config", 3), ("leakguard", 3), ("resign", 3), ("state", 3), ("pipeline", 3),
+    ("scope", 3), ("config", 3), ("leakguard", 3), ("resign", 3), ("state", 3), ("pipeline", 3), ("worker", 3),
     ("inspect.", 4), ("inspect", 4),
     ("mitm.", 5), ("mitm", 5),
     ("cli", 6), ("launch", 6), ("script.", 6), ("__main__", 6), ("__init__", 0),

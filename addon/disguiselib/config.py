@@ -28,6 +28,9 @@ _NAMES_SHOWN = 2
 # runs to a few MB; a long streamed answer rarely passes 1 MB. Above this a side is cut
 # and marked, never silently shortened.
 CAPTURE_LIMIT = 8 * 1024 * 1024
+# From this size a request body is masked in the worker process (mitm/offload.py): below
+# it, masking costs less than the hand-off (about 1 ms each way for 256 KiB, masking it 5 ms).
+OFFLOAD_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,12 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_decoded_limit", int, decoding.LIMIT,
         "Bytes a compressed body (Content-Encoding gzip, deflate, br, zstd) may expand to; past it "
         "the request is refused, the response replaced by an error (a stream ends with one).",
+    ),
+    Option(
+        "disguise_offload_bytes", int, OFFLOAD_BYTES,
+        "Request bodies of this many bytes or more (decoded) are masked and checked in a worker "
+        "process, so that other flows' streams never wait for them (started at the first such "
+        "body). 0: never (masked in a thread of the proxy's process).",
     ),
     Option(
         "disguise_fakes", bool, False,
@@ -184,6 +193,14 @@ def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str], fa
     host_rules = parse_hosts(hosts)
     snap = mappings.snapshot(paths, defaults)
     ms = mappings.load_layers(paths, defaults)
+    rules, disguises = compiled(ms, fakes_key)
+    return Config(rules, host_rules, tuple(paths), defaults, snap, disguises, fakes_key)
+
+
+def compiled(ms: mappings.MappingSet, fakes_key: bytes | None) -> tuple[Rules, Rules | None]:
+    """A loaded mapping set compiled: its rules, and its literals turned around (see
+    Config.disguises). The proxy's load and the masking worker's (worker.py) alike.
+    Raises MappingError."""
     try:
         rules = Rules(ms, fakes_key)
     except Exception as e:  # a rule set that compiles alone but not combined
@@ -192,7 +209,7 @@ def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str], fa
     if ms.literals:
         turned = tuple(mappings.Literal(lit.disguise, lit.original, lit.source) for lit in ms.literals)
         disguises = Rules(mappings.MappingSet(literals=turned))
-    return Config(rules, host_rules, tuple(paths), defaults, snap, disguises, fakes_key)
+    return rules, disguises
 
 
 def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:

@@ -124,13 +124,20 @@ def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | Non
     return None
 
 
-def readings(body: bytes, api: Api | None, content_type: str = "") -> Iterator[bodies.Reading]:
+def readings(
+    body: bytes, api: Api | None, content_type: str = "", parsed: tuple[bytes, object] | None = None
+) -> Iterator[bodies.Reading]:
     """The body as the table of api reads it; with no API (or one that reads no body)
-    the way its receiver reads it, every field unknown (GENERIC)."""
+    the way its receiver reads it, every field unknown (GENERIC). parsed: (body, its
+    document as loads reads it), from the masker (masking.mask_body), which then is not
+    parsed again; the guard's own walk reads it (its independence: fields.walk, not the
+    masker's, and the document is exactly the parse of what leaves, masking.masked_doc)."""
     if api is None or api.request_rule is None:
         yield from bodies.readings(body, content_type)
     elif api.request_body is not None:
         yield from api.request_body.readings(body, content_type)
+    elif parsed is not None and parsed[0] is body:
+        yield bodies.Reading("body", "", parsed[1], api.request_rule)
     else:
         try:
             doc = loads(body.decode("utf-8"))
@@ -141,13 +148,14 @@ def readings(body: bytes, api: Api | None, content_type: str = "") -> Iterator[b
 
 
 def scan_body(
-    body: bytes, rules: Rules, api: Api | None = None, content_type: str = "", memo: dict | None = None
+    body: bytes, rules: Rules, api: Api | None = None, content_type: str = "", memo: dict | None = None,
+    parsed: tuple[bytes, object] | None = None,
 ) -> Hit | None:
     """The first original in a decoded body read through api's table (see readings).
-    memo: see scan_request."""
+    memo: see scan_request; parsed: see readings."""
     if not body:
         return None
-    for r in readings(body, api, content_type):
+    for r in readings(body, api, content_type, parsed):
         if r.doc is not None:
             hit = scan_json(r.doc, rules, r.rule, memo)
             if hit is not None:
@@ -224,6 +232,7 @@ def scan_request(
     api: Api | RealtimeApi | None = None,
     content_type: str = "",
     memo: dict | None = None,
+    parsed: tuple[bytes, object] | None = None,
 ) -> Hit | None:
     """URL, headers and body, in that order; the first hit or None. api: the API whose
     table the body is read with (and whose providers' credential slots are left alone);
@@ -239,7 +248,7 @@ def scan_request(
     return (
         scan_url(path, rules, slots)
         or scan_headers(headers, rules, slots)
-        or (scan_body(body, rules, http_api, content_type, memo) if body else None)
+        or (scan_body(body, rules, http_api, content_type, memo, parsed) if body else None)
     )
 
 

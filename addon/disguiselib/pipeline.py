@@ -37,13 +37,15 @@ def leak_scan(
     rules: Rules,
     api: Api | RealtimeApi | None = None,
     scanned: dict | None = None,
+    parsed: tuple[bytes, object] | None = None,
 ) -> leakguard.Hit | None:
     """The leak guard's scan of what is about to leave (URL, headers, body; body None:
     not looked at), the body read with api's field table (the one the masker read), the
     credentials in the slots of api's providers left alone; a failing check is a hit.
-    scanned: what masking's one scan found per text (leakguard.scan_request)."""
+    scanned: what masking's one scan found per text (leakguard.scan_request); parsed:
+    the masked body's document from the masker (leakguard.readings)."""
     try:
-        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers), scanned)
+        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers), scanned, parsed)
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
         log_internal(log, "leak guard", e)
         return leakguard.Hit("internal error", type(e).__name__)
@@ -143,10 +145,12 @@ def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterabl
     headers = list(headers)
     ctype = content_type(headers)
     scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
-    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned)
+    parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
+    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed)
     if cfg.disguises is not None:
         _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
-    hit = leak_scan(path, headers, body, knowing(cfg.rules, session.placeholders), api, scanned)
+    rules = knowing(cfg.rules, session.placeholders)
+    hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     return Masked(body, session)

@@ -301,10 +301,12 @@ def walk(
     fn: TransformFn,
     marks: list[tuple[object, int]] | None = None,
     where: list[tuple[int, int]] | None = None,
+    at: list[tuple[object, str | int, bool]] | None = None,
 ) -> list[tuple[int, int, str]]:
     """The edits transform() would splice, in order. With marks, every container whose
     rule has a `mark` is recorded as (mark, offset of its opening bracket); with where,
-    the (start, end) of the string token each call of fn is for, in the same order."""
+    the (start, end) of the string token each call of fn is for, in the same order; with
+    at (and where), where that string is in doc: (parsed container, key or index, is a key)."""
     edits: list[tuple[int, int, str]] = []
     stack: list[_Frame] = []
     n = len(s)
@@ -321,11 +323,15 @@ def walk(
                 if rule.string:
                     if where is not None:
                         where.append((i, end))
+                        if at is not None:
+                            at.append(_place(stack))
                     apply(s, i, end, s[i + 1 : k], fn(s[i + 1 : k], rule), edits)
             elif rule.string:
                 v, end = _scanstring(s, i + 1)
                 if where is not None:
                     where.append((i, end))
+                    if at is not None:
+                        at.append(_place(stack))
                 apply(s, i, end, v, fn(v, rule), edits)
             else:
                 end = _STR_TAIL.match(s, i + 1).end()  # type: ignore[union-attr]
@@ -358,6 +364,8 @@ def walk(
             if f.rule.keys and key not in f.rule.known:
                 if where is not None:
                     where.append((j, end))
+                    if at is not None:
+                        at.append((f.parsed, key, True))
                 apply(s, j, end, key, fn(key, KEY), edits)
             i = end
         elif c == ":":
@@ -375,6 +383,15 @@ def walk(
         else:  # "{" or "[" can only appear as a value, which value_at consumed
             raise MaskError(f"unexpected {c!r} at offset {j}")
     return edits
+
+
+def _place(stack: list[_Frame]) -> tuple[object, str | int, bool]:
+    """Where the string value being read is: its container and its key or index (None,
+    0 for a document that is one string)."""
+    if not stack:
+        return None, 0, False
+    f = stack[-1]
+    return f.parsed, (f.key if f.is_obj else f.idx), False  # type: ignore[return-value]
 
 
 def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[int, int, str]]) -> None:

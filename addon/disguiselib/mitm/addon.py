@@ -46,6 +46,7 @@ from .flows import (
     websocket,
 )  # fmt: skip
 from .guard import Guard
+from .offload import Offload
 from .reload import Reloader
 from .websocket import Realtime
 
@@ -60,6 +61,7 @@ class Disguise:
         self.aws = aws.Credentials()  # the proxy's own AWS identity (disguise_aws_resign)
         self.inspect = Inspector(self)  # both sides of each flow, summaries, replays (an addon too)
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
+        self.offload = Offload()  # large request bodies masked in a worker process (offload.py)
         self.reloaded: Callable[[str], None] = lambda verb: None  # loaded, reloaded or failed: the metrics
 
     @property
@@ -76,6 +78,9 @@ class Disguise:
         if failure is not None:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
+
+    def done(self) -> None:
+        self.offload.close()
 
     def configure(self, updated: set[str]) -> None:
         # fail_open and allow_unknown are read where they are used; these need a rebuild
@@ -101,6 +106,7 @@ class Disguise:
         self.guard.config = new
         self.guard.failure = None
         self.reloader.installed(new)
+        self.offload.prepare(new)
         log_loaded(new, verb)
         self.reloaded(verb)
 
@@ -343,14 +349,20 @@ class Disguise:
             self._unmaskable(flow, rec, MaskError("request has no body"))
             return None
         args = (rec.api, raw, rec.config, r.path, list(r.headers.items(multi=True)))
-        if len(raw) >= pipeline.OFF_LOOP_BYTES and flow.live:
-            return self._mask_off_loop(flow, rec, raw, args)
+        offload = self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes)
+        if (offload or len(raw) >= pipeline.OFF_LOOP_BYTES) and flow.live:
+            return self._mask_off_loop(flow, rec, raw, args, offload)
         self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, args[3], args[4]))
         return None
 
-    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple) -> None:
+    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple, offload: bool):
+        """A large body: masked in the worker process from disguise_offload_bytes on (no
+        other flow waits for it, offload.py), else in a worker thread."""
         try:
-            result: pipeline.Verdict = await asyncio.to_thread(pipeline.mask_request, *args)
+            if offload:  # the worker runs mask_request and hands back its verdict (never raises)
+                result: pipeline.Verdict = await self.offload.mask(*args)
+            else:
+                result = await asyncio.to_thread(pipeline.mask_request, *args)
         except Exception as e:  # noqa: BLE001 - mask_request never raises; this is the thread machinery failing
             log_internal(log, "masking failed", e)
             result = pipeline.Refused.of(e)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Any, Protocol
 
@@ -11,7 +12,7 @@ import ahocorasick_rs
 from ..core import jsonspan
 from ..core.rules import Rules, Session
 from ..errors import MaskError
-from .fields import As, key_context, plain, read
+from .fields import As, Dup, key_context, loads, plain, read
 
 
 class _Api(Protocol):
@@ -43,6 +44,7 @@ def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def present_fakes(s: str, session: Session) -> frozenset[str]:
@@ -64,35 +66,40 @@ _FAKE_ROUNDS = 4
 
 
 def mask_request_body(
-    raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None
+    raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
+    parsed: list | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all.
-    scanned: see mask_doc."""
+    scanned: see mask_doc; parsed: see mask_body."""
     if api.request_body is not None:
         return api.request_body.mask(raw, content_type, rules)
-    return mask_body(raw, api.request_rule, rules, scanned)
+    return mask_body(raw, api.request_rule, rules, scanned, parsed)
 
 
 def mask_body(
-    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None
+    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None, parsed: list | None = None
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
     the request already holds. root None: a request whose body the provider does not
     read as model input (a retrieval); it goes out as it came. Raises MaskError.
-    scanned: see mask_doc."""
+    scanned: see mask_doc. parsed: a list that receives (new body, its document as
+    fields.loads reads it) for the leak guard (leakguard.readings), so that the masked
+    body is not parsed a second time; nothing when that document cannot be shown to be
+    exactly what parsing the new body gives (masked_doc)."""
     if root is None:
         return raw, Session()
-    s, doc = jsonspan.parse(raw)
+    s, doc = _parse(raw)
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
     reserved = present_placeholders(s, rules)
+    trace: dict | None = {} if parsed is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
             session = Session(reserved)
-            new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned)
+            new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned, trace=trace)
             clash = present_fakes(s, session) if session.fakes else frozenset()
             if not clash:
                 break
@@ -107,12 +114,76 @@ def mask_body(
         raise MaskError("body repeats a key with values of different shapes") from e
     except RecursionError as e:
         raise MaskError("a string holds JSON nested too deeply to be read") from e
-    return (new.encode("utf-8") if changed else raw), session
+    body = new.encode("utf-8") if changed else raw
+    if parsed is not None:
+        shared = doc if not changed else masked_doc(s, new, doc, trace)  # type: ignore[arg-type]
+        if shared is not None:
+            parsed.append((body, shared))
+    return body, session
+
+
+def _parse(raw: bytes) -> tuple[str, object]:
+    """The body decoded and parsed once, as the leak guard reads a body (fields.loads:
+    numbers as their text, a repeated key's pairs kept; the walk reads what json.loads
+    would). Raises MaskError with the reason."""
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MaskError(f"body is not UTF-8 (byte offset {e.start})") from e
+    try:
+        return s, loads(s)
+    except ValueError as e:
+        raise MaskError(f"body is not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise MaskError("body is nested too deeply to be read") from e
+
+
+def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
+    """doc (fields.loads(s)) turned into fields.loads(out), out being the masked text of
+    mask_doc's last call (trace), without parsing out again: each string token masking
+    changed is read back from out itself (json's own string scanner) at the place the
+    edits put it, and every byte of out between those tokens is checked to be s's. So
+    the result is exactly what parsing out gives, whatever the masker did; None where
+    that cannot be shown cheaply (the text differs elsewhere, a token does not read back
+    as one string, a repeated key, a key renamed onto another), and the guard parses."""
+    where, at, ranges, edits = trace["where"], trace["at"], trace["ranges"], trace["edits"]
+    sets: list[tuple[Any, str | int, str, bool]] = []
+    ps = po = delta = 0
+    for t, a, b in ranges:
+        i, end = where[t]
+        grow = sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[a:b])
+        ni, nend = i + delta, end + delta + grow
+        if out[po:ni] != s[ps:i] or out[ni : ni + 1] != '"':
+            return None
+        try:
+            v, stop = _scanstring(out, ni + 1)
+        except ValueError:
+            return None
+        owner, key, is_key = at[t]
+        if stop != nend or owner is None or type(owner) is Dup:
+            return None
+        sets.append((owner, key, v, is_key))
+        ps, po, delta = end, nend, delta + grow
+    if out[po:] != s[ps:]:
+        return None
+    renamed: dict[int, tuple[dict, dict[str, str]]] = {}
+    for owner, key, v, is_key in sets:
+        if is_key:
+            renamed.setdefault(id(owner), (owner, {}))[1][key] = v  # type: ignore[index]
+        else:
+            owner[key] = v
+    for owner, names in renamed.values():
+        items = [(names.get(k, k), x) for k, x in owner.items()]
+        if len({k for k, _ in items}) != len(items):
+            return None  # two keys now the same: a repeated key, which loads keeps apart
+        owner.clear()
+        owner.update(items)
+    return doc
 
 
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
-    scanned: dict | None = None,
+    scanned: dict | None = None, trace: dict | None = None,
 ) -> tuple[str, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -127,12 +198,17 @@ def mask_doc(
     every string without the scan (the reference the scan is tested against).
     scanned: a dict that receives what the scan found per text (the memo of
     Rules.prescan), for the leak guard's look at the masked body (leakguard.scan_request):
-    the texts masking left as they were need no second scan."""
+    the texts masking left as they were need no second scan. trace: a dict that receives
+    where each selected string is (in s and in doc) and the edits per string changed
+    (masked_doc reads them)."""
     if rules.is_empty:
+        if trace is not None:
+            trace.update(where=[], at=[], ranges=[], edits=[])
         return s, 0
     toks: list[tuple[str, jsonspan.Rule]] = []
     where: list[tuple[int, int]] = []
-    jsonspan.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where)
+    at: list | None = [] if trace is not None else None
+    jsonspan.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where, at=at)
     keys = _keys(toks)
     hot: list[int]
     if every:
@@ -151,10 +227,16 @@ def mask_doc(
             scanned.update(memo)
     fn = mask_fn(rules, session, None if every else memo)
     edits: list[tuple[int, int, str]] = []
+    ranges: list[tuple[int, int, int]] = []  # per token changed: (token, its first edit, past its last)
     for t in hot:
         v, rule = toks[t]
         i, end = where[t]
+        n = len(edits)
         jsonspan.apply(s, i, end, v, fn(v, rule, keys[t]), edits)
+        if len(edits) > n:
+            ranges.append((t, n, len(edits)))
+    if trace is not None:
+        trace.update(where=where, at=at, ranges=ranges, edits=edits)
     return jsonspan.splice(s, edits), len(edits)
 
 

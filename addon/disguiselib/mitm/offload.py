@@ -1,0 +1,250 @@
+"""Large request bodies masked in a worker process (adapter-level): off the event loop and
+off its GIL (issue 29).
+
+Masking a 1 MB body in a thread of mitmproxy's process still paused every other stream
+11-119 ms: the thread holds the GIL in turns of 5 ms and the event loop waits for each
+(the GIL's convoy). Bodies from `disguise_offload_bytes` on go to one worker process
+instead (worker.py), started at the first such body (a proxy that never sees one costs
+nothing more) with a fresh interpreter (`python -P -c`, never a fork of this threaded
+process): the proxy's part is sending the body and reading the result, in a thread of
+its own that holds the GIL only between reads.
+
+Rule sets: each configuration a flow uses gets a generation number; the worker builds it
+from the proxy's own loaded mapping set (worker.Spec) the first time a body of that
+generation comes, and masks each body with its flow's own generation, checked on the
+reply. One body is in the worker at a time; others wait their turn here.
+
+Fail closed: a worker that dies, does not answer within `timeout_for(len(body))`, answers
+out of turn or cannot be started gives an OffloadError (the request is refused, even with
+disguise_fail_open); the worker is stopped and a fresh one started for the next body."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import socket
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from .. import pipeline
+from ..config import Config
+from ..providers.registry import Api
+from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
+
+log = logging.getLogger("disguise")
+
+# The package's parent folder: the worker imports the same disguiselib as the proxy.
+_ROOT = str(Path(__file__).resolve().parents[2])
+# A worker's start (a fresh interpreter importing the package: about 0.5 s, more when busy)
+START_S = 60.0
+# Building a rule set in the worker: as long as the proxy's own load may take.
+BUILD_S = 600.0
+# Masking one body: generous (a hang is a bug; a false refusal costs a user a request).
+# The slowest inputs measured (1M tiny array elements) mask at about 5 s/MB on a loaded
+# machine; this allows 12 times that.
+BASE_S, PER_MB_S = 30.0, 60.0
+# After a body this large the worker is stopped (a fresh one starts for the next large
+# body): masking 200 MB grows a process by gigabytes it would otherwise keep while idle.
+RECYCLE_BYTES = 64 * 1024 * 1024
+# Generations remembered here (and built in the worker: worker.KEEP).
+_KEEP = 8
+
+
+def timeout_for(n: int) -> float:
+    """How long the worker may take to mask n bytes before it is taken for hung."""
+    return BASE_S + PER_MB_S * n / 1e6
+
+
+class _Failed(Exception):
+    """The worker cannot give a verdict (why: the message)."""
+
+
+class Offload:
+    """The masking worker of one Disguise: `mask` is awaited by the request hook; `close`
+    stops the worker (the addon's `done`)."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-offload")
+        self._gens: OrderedDict[int, tuple[Config, int]] = OrderedDict()  # id(config) -> (config, generation)
+        self._count = itertools.count(1)
+        self._jobs = itertools.count(1)
+        self._lock = threading.Lock()  # the worker process and its connection (the pool's thread, close)
+        self._proc: subprocess.Popen | None = None
+        self._conn: Connection | None = None
+        self.started = 0  # worker processes started (tests, the log)
+        self.closed = False
+
+    @staticmethod
+    def takes(api: Api | None, n: int, threshold: int) -> bool:
+        """Is a body of n bytes for api masked in the worker (threshold: disguise_offload_bytes)?"""
+        return threshold > 0 and n >= threshold and api is not None and offloadable(api)
+
+    def generation(self, cfg: Config) -> int:
+        """The generation number of a configuration (the same object, the same number)."""
+        got = self._gens.get(id(cfg))
+        if got is not None and got[0] is cfg:
+            self._gens.move_to_end(id(cfg))
+            return got[1]
+        gen = next(self._count)
+        self._gens[id(cfg)] = (cfg, gen)
+        while len(self._gens) > _KEEP:
+            self._gens.popitem(last=False)
+        return gen
+
+    async def mask(
+        self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]
+    ) -> pipeline.Verdict:
+        """What pipeline.mask_request(api, raw, cfg, path, headers) returns, computed in
+        the worker; a refusal that is never forwarded (OffloadError's) when it cannot give
+        it. Never raises."""
+        job = Job(api.name, path, headers, log.getEffectiveLevel())
+        gen = self.generation(cfg)
+        try:
+            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw)
+            result, logs = await asyncio.wrap_future(fut)
+        except Exception as e:  # noqa: BLE001 - the pool refusing work (closed): fail closed
+            return pipeline.Refused.of(OffloadError(f"the masking worker is not available ({type(e).__name__})"))
+        for level, msg in logs:
+            log.log(level, "%s", msg)
+        if isinstance(result, Exception):  # the worker failed (worker.decode), or its message did
+            return pipeline.Refused.of(result)
+        return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
+
+    def prepare(self, cfg: Config) -> None:
+        """A configuration just took over: a running worker builds it now, before the next
+        body needs it (a worker not yet started builds it when it starts)."""
+        if self._proc is None or self.closed:
+            return
+        gen = self.generation(cfg)
+        try:
+            self._pool.submit(self._build, gen, cfg)
+        except RuntimeError:
+            pass  # closed meanwhile
+
+    def close(self) -> None:
+        """Stop the worker and refuse what is still queued. The connection is left to the
+        pool's thread (it may be reading it): the worker's end closing wakes it."""
+        self.closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            proc = self._proc
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                try:
+                    proc.wait(5)  # reaped (it dies at once: SIGKILL)
+                except subprocess.TimeoutExpired:
+                    pass
+
+    # -- in the pool's thread ---------------------------------------------------------------
+
+    def _roundtrip(self, gen: int, cfg: Config, job: Job, raw: bytes) -> tuple[Any, list]:
+        jid = next(self._jobs)
+        try:
+            conn, fresh = self._ensure()
+            conn.send(("mask", gen, jid, job))
+            conn.send_bytes(raw)
+            wait = timeout_for(len(raw)) + (START_S if fresh else 0.0)
+            reply = self._reply(conn, wait)
+            if reply[0] == NEED and reply[1] == gen:
+                conn.send(("build", gen, Spec.of(cfg)))
+                reply = self._reply(conn, BUILD_S + wait)
+            if reply[0] == "error" and reply[1] == gen:
+                raise _Failed(str(reply[2]))
+            if reply[0] != "masked" or reply[1] != gen or reply[2] != jid:
+                raise _Failed("it answered out of turn")  # never a result of another set or body
+            blobs = [self._blob(conn, wait) for _ in range(reply[5])]
+            if len(raw) >= RECYCLE_BYTES:
+                self._stop()  # what masking a huge body grew the worker to goes back to the system
+            return decode(reply[3], blobs, raw), reply[4]
+        except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
+            why = (
+                str(e)
+                if isinstance(e, _Failed)
+                else "it stopped"
+                if isinstance(e, (EOFError, OSError))
+                else (type(e).__name__)
+            )
+            self._stop()
+            log.error("disguise: the masking worker failed: %s; it is restarted for the next body", why)
+            return OffloadError(f"the masking worker failed ({why}); the request was not sent"), []
+
+    def _build(self, gen: int, cfg: Config) -> None:
+        try:
+            conn, _ = self._ensure()
+            conn.send(("build", gen, Spec.of(cfg)))
+            reply = self._reply(conn, BUILD_S)
+            if reply[0] != "built" or reply[1] != gen:
+                raise _Failed("it did not build the rule set")
+        except (_Failed, EOFError, OSError) as e:
+            self._stop()  # the next body starts a fresh worker, which builds what it needs
+            log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)
+
+    def _reply(self, conn: Connection, timeout: float) -> tuple:
+        if not conn.poll(timeout):
+            raise _Failed(f"no answer within {timeout:.0f} s")
+        msg = conn.recv()
+        if not isinstance(msg, tuple) or len(msg) < 2:
+            raise _Failed("it answered out of turn")
+        return msg
+
+    def _blob(self, conn: Connection, timeout: float) -> bytes:
+        if not conn.poll(timeout):
+            raise _Failed(f"no answer within {timeout:.0f} s")
+        return conn.recv_bytes()
+
+    def _ensure(self) -> tuple[Connection, bool]:
+        """The worker's connection, starting the worker when none runs; (conn, just started)."""
+        with self._lock:
+            if self.closed:
+                raise _Failed("the proxy is shutting down")
+            if self._conn is not None and self._proc is not None and self._proc.poll() is None:
+                return self._conn, False
+            self._stop_locked()
+            ours, theirs = socket.socketpair()
+            code = (
+                f"import sys; sys.path.insert(0, {_ROOT!r}); from disguiselib.worker import main; "
+                f"main({theirs.fileno()})"
+            )
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-P", "-c", code], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, start_new_session=True,
+                )  # fmt: skip
+            except OSError as e:
+                ours.close()
+                raise _Failed(f"it could not be started ({type(e).__name__})") from e
+            finally:
+                theirs.close()
+            self._conn = Connection(ours.detach())
+            self.started += 1
+            log.info("disguise: masking worker started (pid %d): large request bodies are masked there",
+                     self._proc.pid)  # fmt: skip
+            return self._conn, True
+
+    def _stop(self) -> None:
+        with self._lock:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        if conn is not None:
+            conn.close()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    @property
+    def pid(self) -> int | None:
+        """The running worker's process id (tests), None when none runs."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None

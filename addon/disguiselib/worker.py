@@ -1,0 +1,216 @@
+"""The masking worker's side (sans I/O but for its one connection): large request bodies
+are masked in a process of their own, so that neither the event loop nor its GIL waits
+for them (mitm/offload.py starts it and talks to it).
+
+The worker holds rule sets built from the same data as the proxy's (`Spec`: the loaded
+mapping set and the fakes key; compiled rule objects cannot be pickled), each under a
+generation number the proxy gives. A request names its generation; a worker that has not
+built that generation says so (`NEED`) and is sent its spec first, so a body is always
+masked with exactly the rule set of its flow, never a stale one. It runs the one path
+(`pipeline.mask_request`: masking and the leak guard) and sends back what that returns,
+as plain picklable data (`encode`/`decode`): the result, or an exception as its class
+name and message. Log records the masking writes are sent back with it and logged by the
+proxy, under the same rules (they are the messages the same code writes in-process).
+
+Messages (multiprocessing.connection framing, pickled tuples):
+  proxy -> worker  ("build", gen, Spec)              -> ("built", gen) | ("error", gen, text)
+                   ("mask", gen, job_id, Job), body   -> ("masked", gen, job_id, payload, logs, n), n bytes
+                                                      | (NEED, gen): then ("build", gen, Spec) masks it
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from . import errors, pipeline
+from .config import Config, compiled
+from .core.mappings import MappingSet
+from .errors import NeverForward
+from .providers.registry import BY_NAME, Api
+
+log = logging.getLogger("disguise")
+
+NEED = "need"  # the worker's answer to a generation it has not built
+# Generations a worker keeps built: the set in force and the one a running flow may still
+# have started with (a flow reads one set from its headers to its end).
+KEEP = 4
+# A bytes field of the result: the request's own body (nothing changed: not sent back), or
+# the i-th bytes sent after the reply.
+SAME, BLOB = "same", "blob"
+
+
+class OffloadError(NeverForward):
+    """The masking worker could not give a verdict (it died, hung, or could not start):
+    the request is refused, even with disguise_fail_open, and never sent unmasked."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the worker builds a rule set from: the proxy's own loaded mapping set (no file
+    is read again, so no file written meanwhile can differ) and the fakes key."""
+
+    mappings: MappingSet
+    fakes_key: bytes | None
+    paths: tuple[str, ...]
+    defaults: bool
+
+    @classmethod
+    def of(cls, cfg: Config) -> Spec:
+        return cls(cfg.rules.mappings, cfg.fakes_key, cfg.paths, cfg.defaults)
+
+
+def build(spec: Spec) -> Config:
+    """The rule set of spec, as config.build_config compiles it."""
+    rules, disguises = compiled(spec.mappings, spec.fakes_key)
+    return Config(rules, (), spec.paths, spec.defaults, (), disguises, spec.fakes_key)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One request to mask: what the adapter hands pipeline.mask_request but the body
+    (sent on its own, unpickled), the API by name."""
+
+    api: str
+    path: str
+    headers: list[tuple[str, str]]
+    level: int = logging.WARNING  # the proxy's level for the "disguise" logger
+
+
+def offloadable(api: Api) -> bool:
+    """Can the worker find this API by its name (registry.BY_NAME)?"""
+    return BY_NAME.get(api.name) is api
+
+
+def mask(cfg: Config, job: Job, raw: bytes) -> object:
+    """The one path, in the worker: the verdict pipeline.mask_request returns."""
+    return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers)
+
+
+def encode(result: object, raw: bytes) -> tuple[tuple, list[bytes]]:
+    """result as plain picklable data and the bytes sent beside it unpickled (a large
+    body costs no copy under the proxy's GIL): ("exc", class name, message) for an
+    exception; else ("ok", result, fields) where each bytes field of the result is
+    (SAME,) when it is the request's body itself (nothing changed: not sent back) or
+    (BLOB, i) for the i-th bytes sent beside it."""
+    if isinstance(result, BaseException):
+        return ("exc", type(result).__name__, str(result) if isinstance(result, errors.DisguiseError) else ""), []
+    blobs: list[bytes] = []
+    moved: dict[str, tuple] = {}
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        for f in dataclasses.fields(result):
+            v = getattr(result, f.name)
+            if v is raw:
+                moved[f.name] = (SAME,)
+            elif isinstance(v, bytes):
+                moved[f.name] = (BLOB, len(blobs))
+                blobs.append(v)
+        if moved:
+            result = dataclasses.replace(result, **moved)  # type: ignore[type-var]
+    return ("ok", result, tuple(moved)), blobs
+
+
+def decode(payload: tuple, blobs: list[bytes], raw: bytes) -> object:
+    """encode's result back: the result object with its bytes fields in place, or the
+    exception (the project's own by class, anything else an internal error by its name)."""
+    if payload[0] == "exc":
+        _, name, msg = payload
+        cls = getattr(errors, name, None)
+        if isinstance(cls, type) and issubclass(cls, errors.DisguiseError):
+            return cls(msg)
+        return OffloadError(f"internal error in the masking worker ({name})")
+    _, result, moved = payload
+    if moved:
+        back = {}
+        for name in moved:
+            mark = getattr(result, name)
+            back[name] = raw if mark[0] == SAME else blobs[mark[1]]
+        result = dataclasses.replace(result, **back)
+    return result
+
+
+class _Collect(logging.Handler):
+    """The log records of one job, sent back to the proxy to log."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[tuple[int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if record.exc_info and record.levelno <= logging.DEBUG:
+            msg += "\n" + logging.Formatter().formatException(record.exc_info)
+        self.records.append((record.levelno, msg))
+
+
+class Worker:
+    """The worker's state: the rule sets it built, by generation, and a job waiting for
+    its generation's spec."""
+
+    def __init__(self) -> None:
+        self.built: OrderedDict[int, Config] = OrderedDict()
+        self.pending: tuple[int, object, Job, bytes] | None = None
+
+    def handle(self, msg: tuple, raw: bytes = b"") -> tuple[tuple, list[bytes]]:
+        """One message (and the body of a "mask"): the reply and the bytes sent after it."""
+        kind, gen = msg[0], msg[1]
+        if kind == "build":
+            try:
+                self.built[gen] = build(msg[2])
+            except Exception as e:  # noqa: BLE001 - said to the proxy, which refuses
+                self.pending = None
+                return ("error", gen, errors.reason(e)), []
+            while len(self.built) > KEEP:
+                self.built.popitem(last=False)
+            pending, self.pending = self.pending, None
+            if pending is not None and pending[0] == gen:
+                return self._mask(*pending)
+            return ("built", gen), []
+        if kind == "mask":
+            if gen not in self.built:
+                self.pending = (gen, msg[2], msg[3], raw)
+                return (NEED, gen), []
+            return self._mask(gen, msg[2], msg[3], raw)
+        return ("error", gen, f"unknown message {kind!r}"), []
+
+    def _mask(self, gen: int, job_id: object, job: Job, raw: bytes) -> tuple[tuple, list[bytes]]:
+        cfg = self.built[gen]
+        self.built.move_to_end(gen)
+        collect, level = _Collect(), log.level
+        log.addHandler(collect)
+        log.setLevel(job.level)
+        try:
+            payload, blobs = encode(mask(cfg, job, raw), raw)
+        finally:
+            log.removeHandler(collect)
+            log.setLevel(level)
+        return ("masked", gen, job_id, payload, collect.records, len(blobs)), blobs
+
+
+def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connection
+    """Answer the proxy's messages until it closes the connection (or goes away)."""
+    w = Worker()
+    while True:
+        try:
+            msg = conn.recv()
+            raw = conn.recv_bytes() if msg[0] == "mask" else b""
+        except (EOFError, OSError):
+            return
+        try:
+            reply, blobs = w.handle(msg, raw)
+        except Exception as e:  # noqa: BLE001 - a bug here: said by its type only (no traceback, no text)
+            reply, blobs = ("error", msg[1], f"internal error ({type(e).__name__})"), []
+        conn.send(reply)
+        for b in blobs:
+            conn.send_bytes(b)
+
+
+def main(fd: int) -> None:
+    """The worker process's entry (mitm/offload.py runs it: `python -P -c ...`)."""
+    from multiprocessing.connection import Connection
+
+    log.addHandler(logging.NullHandler())  # what masking logs goes to the proxy, nothing to stderr
+    log.propagate = False
+    serve(Connection(fd))

@@ -1,0 +1,161 @@
+"""One parse for the masker and the leak guard (issue 29): the masker hands the guard the
+masked body's document (masking.masked_doc) instead of the guard parsing what it produced
+again. The document must be exactly what parsing the masked bytes gives, whatever the
+masker did; and the guard, walking it with its own walk, must still refuse an original a
+sabotaged masker left in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from disguiselib import leakguard, pipeline
+from disguiselib.config import Config
+from disguiselib.core import jsonspan
+from disguiselib.core.mappings import MappingSet
+from disguiselib.errors import LeakError
+from disguiselib.providers import masking
+from disguiselib.providers.anthropic import MESSAGES_REQUEST
+from disguiselib.providers.fields import Dup, loads
+from disguiselib.providers.registry import ANTHROPIC_MESSAGES
+from strategies import make_rules
+
+RULES = make_rules()
+CFG = Config(RULES, (), (), False, (), None)
+
+
+def canon(doc: object) -> object:
+    """A document with its types made visible (Num against str, Dup's pairs)."""
+    if isinstance(doc, dict):
+        pairs = doc.pairs if type(doc) is Dup else list(doc.items())
+        return ("dup" if type(doc) is Dup else "obj", [(k, canon(v)) for k, v in pairs])
+    if isinstance(doc, list):
+        return ("arr", [canon(v) for v in doc])
+    return (type(doc).__name__, doc)
+
+
+_piece = st.one_of(
+    st.sampled_from(["Acme Corp", "alice@example.com", "session_id", 'C:\\Users\\a "b"', "Ünïcødé GmbH", "acme_lookup",
+                     "[EMAIL_1]", "Zenith Labs", " ", '"', "\\", "é", "\U0001f600", "{", "}"]),
+    st.text(max_size=8),
+)  # fmt: skip
+_text = st.lists(_piece, max_size=8).map("".join)
+_value = st.recursive(
+    st.one_of(_text, st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_text, inner, max_size=3)),
+    max_leaves=10,
+)
+
+
+@st.composite
+def body(draw) -> bytes:
+    blocks = []
+    for i in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["text", "tool_use", "tool_result", "json"]))
+        if kind == "text":
+            blocks.append({"type": "text", "text": draw(_text)})
+        elif kind == "tool_use":
+            blocks.append({"type": "tool_use", "id": f"t{i}", "name": draw(_text), "input": draw(
+                st.dictionaries(_text, _value, max_size=3))})  # fmt: skip
+        elif kind == "tool_result":
+            blocks.append({"type": "tool_result", "tool_use_id": f"t{i}", "content": draw(_text)})
+        else:
+            blocks.append({"type": "text", "text": json.dumps(draw(_value))})
+    doc = {"model": "m", "max_tokens": 5, "system": draw(_text), "metadata": {"user_id": draw(_text)},
+           "messages": [{"role": "user", "content": blocks or draw(_text)}]}  # fmt: skip
+    return json.dumps(doc, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1]))).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=body())
+def test_the_shared_document_is_the_parse_of_the_masked_body(raw: bytes) -> None:
+    parsed: list = []
+    masked, _ = masking.mask_body(raw, MESSAGES_REQUEST, RULES, {}, parsed)
+    assert masked == masking.mask_body(raw, MESSAGES_REQUEST, RULES)[0]  # sharing changes nothing masked
+    assert parsed, "a plain JSON body always shares its document"
+    got, doc = parsed[0]
+    assert got is masked
+    assert canon(doc) == canon(loads(masked.decode()))
+
+
+def test_a_repeated_key_or_a_collision_is_not_shared() -> None:
+    raw = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "tool_use", ' \
+          b'"id": "t", "name": "n", "input": {"k": "Acme Corp", "k": "Acme Corp"}}]}]}'  # fmt: skip
+    parsed: list = []
+    masked, _ = masking.mask_body(raw, MESSAGES_REQUEST, RULES, {}, parsed)
+    assert b"Acme Corp" not in masked and parsed == []  # the guard parses it itself
+    raw = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "tool_use", ' \
+          b'"id": "t", "name": "n", "input": {"Acme Corp": 1, "Zenith Labs": 2}}]}]}'  # fmt: skip
+    masked, _ = masking.mask_body(raw, MESSAGES_REQUEST, RULES, {}, parsed)
+    assert parsed == []  # a key masked onto another: loads would keep both (Dup)
+
+
+def test_the_guard_walks_the_shared_document(monkeypatch) -> None:
+    """The guard does not parse the masked body when the masker shared its document."""
+    raw = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Acme Corp, alice@example.com"}]}'
+    calls = []
+    real = leakguard.loads
+    monkeypatch.setattr(leakguard, "loads", lambda s: calls.append(1) or real(s))
+    pipeline.mask_request(ANTHROPIC_MESSAGES, raw, CFG, "/v1/messages", [])
+    assert calls == []
+
+
+# -- sabotaged masker: the guard still refuses ------------------------------------------------
+
+BODY = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "text", "text": ' \
+       b'"write to alice@example.com"}, {"type": "tool_use", "id": "t", "name": "n", "input": {"org": "Acme Corp"}}]}]}'  # fmt: skip
+
+
+def test_a_masker_that_masks_nothing_is_refused(monkeypatch) -> None:
+    monkeypatch.setattr(masking, "mask_fn", lambda rules, session, memo=None: lambda v, rule, k: v)
+    with pytest.raises(LeakError):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+
+
+def test_a_masker_that_skips_a_field_is_refused(monkeypatch) -> None:
+    """The masker's walk misses the tool input's values; the guard's own walk reads them."""
+    real = masking.mask_fn
+
+    def blind(rules, session, memo=None):
+        fn = real(rules, session, memo)
+        return lambda v, rule, k: v if "Acme" in v else fn(v, rule, k)
+
+    monkeypatch.setattr(masking, "mask_fn", blind)
+    with pytest.raises(LeakError, match="literal"):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+
+
+def test_a_splice_that_loses_an_edit_is_refused(monkeypatch) -> None:
+    """The masked text is not what the edits say (the last edit lost): the shared document
+    cannot be shown to be its parse, so the guard parses the bytes that leave, and finds
+    the original."""
+    real = jsonspan.splice
+    monkeypatch.setattr(jsonspan, "splice", lambda s, edits: real(s, edits[:-1]))
+    parsed: list = []
+    masked, _ = masking.mask_body(BODY, MESSAGES_REQUEST, RULES, {}, parsed)
+    assert b"Acme Corp" in masked and parsed == []
+    with pytest.raises(LeakError):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+
+
+def test_a_splice_that_shifts_an_edit_is_refused(monkeypatch) -> None:
+    real = jsonspan.splice
+    monkeypatch.setattr(jsonspan, "splice", lambda s, edits: real(s, [(a + 1, b + 1, r) for a, b, r in edits]))
+    parsed: list = []
+    masking.mask_body(BODY, MESSAGES_REQUEST, RULES, {}, parsed)
+    assert parsed == []  # not shared: the guard reads the bytes that leave
+    try:
+        out = pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+    except LeakError:
+        return
+    assert b"Acme Corp" not in out.body and b"alice@example.com" not in out.body
+
+
+def test_an_empty_rule_set_shares_the_unchanged_document() -> None:
+    empty = make_rules.__globals__["rules"].Rules(MappingSet())
+    parsed: list = []
+    masked, _ = masking.mask_body(BODY, MESSAGES_REQUEST, empty, {}, parsed)
+    assert masked is BODY and parsed and parsed[0][0] is BODY

@@ -1,0 +1,65 @@
+"""The masking worker's side (worker.py), in this process: generations asked for and
+built, the waiting body masked with the generation it named, results and exceptions as
+plain data, a bug answered by its type. The worker as a process: tests/mitm/test_offload.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from disguiselib import worker
+from disguiselib.config import build_config
+from disguiselib.errors import DisguiseError, LeakError, MaskError
+from disguiselib.providers.registry import ANTHROPIC_MESSAGES
+from disguiselib.worker import OffloadError
+
+HEADERS = [("content-type", "application/json")]
+
+
+def _config(tmp: Path):
+    path = tmp / "m.yaml"
+    path.write_text(yaml.safe_dump({"literals": {"Acme Corp": "Zenith Labs"}}), encoding="utf-8")
+    return build_config([str(path)], True, [])
+
+
+def test_the_worker_side_asks_for_a_generation_it_has_not_built(tmp_path) -> None:
+    w = worker.Worker()
+    job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
+    body = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Acme Corp"}]}'
+    assert w.handle(("mask", 7, 1, job), body) == ((worker.NEED, 7), [])
+    reply, blobs = w.handle(("build", 7, worker.Spec.of(_config(tmp_path))))
+    assert reply[0] == "masked" and reply[1] == 7 and reply[2] == 1  # the waiting body, masked with 7
+    assert b"Zenith Labs" in worker.decode(reply[3], blobs, body).body
+    assert w.handle(("mask", 8, 2, job), body)[0] == (worker.NEED, 8)
+
+
+def test_encode_decode_round_trip_of_exceptions() -> None:
+    for e in (MaskError("m"), LeakError("l"), KeyError("an original")):
+        payload, blobs = worker.encode(e, b"")
+        back = worker.decode(payload, blobs, b"")
+        if isinstance(e, DisguiseError):
+            assert type(back) is type(e) and str(back) == str(e)
+        else:  # its text might hold an original: only its type crosses
+            assert isinstance(back, OffloadError) and "KeyError" in str(back) and "original" not in str(back)
+
+
+def test_a_bug_in_the_worker_is_answered_by_its_type_only(monkeypatch) -> None:
+    """An exception escaping the worker's handling is answered as an error naming its type
+    (the proxy refuses the body), never printed, never its text (it might hold an original)."""
+    import threading
+    from multiprocessing import Pipe
+
+    def broken(self, msg, raw=b""):
+        raise KeyError("Acme Corp")
+
+    monkeypatch.setattr(worker.Worker, "handle", broken)
+    ours, theirs = Pipe()
+    th = threading.Thread(target=worker.serve, args=(theirs,), daemon=True)
+    th.start()
+    ours.send(("mask", 3, 1, worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)))
+    ours.send_bytes(b"{}")
+    assert ours.poll(30)
+    assert ours.recv() == ("error", 3, "internal error (KeyError)")
+    ours.close()
+    th.join(10)
