@@ -112,7 +112,7 @@ BODY = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content"
 def test_a_masker_that_masks_nothing_is_refused(monkeypatch) -> None:
     monkeypatch.setattr(masking, "mask_fn", lambda rules, session, memo=None: lambda v, rule, k: v)
     with pytest.raises(LeakError):
-        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", []).unwrap()
 
 
 def test_a_masker_that_skips_a_field_is_refused(monkeypatch) -> None:
@@ -125,7 +125,7 @@ def test_a_masker_that_skips_a_field_is_refused(monkeypatch) -> None:
 
     monkeypatch.setattr(masking, "mask_fn", blind)
     with pytest.raises(LeakError, match="literal"):
-        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", []).unwrap()
 
 
 def test_a_splice_that_loses_an_edit_is_refused(monkeypatch) -> None:
@@ -138,7 +138,7 @@ def test_a_splice_that_loses_an_edit_is_refused(monkeypatch) -> None:
     masked, _ = masking.mask_body(BODY, MESSAGES_REQUEST, RULES, {}, parsed)
     assert b"Acme Corp" in masked and parsed == []
     with pytest.raises(LeakError):
-        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", []).unwrap()
 
 
 def test_a_splice_that_shifts_an_edit_is_refused(monkeypatch) -> None:
@@ -148,7 +148,7 @@ def test_a_splice_that_shifts_an_edit_is_refused(monkeypatch) -> None:
     masking.mask_body(BODY, MESSAGES_REQUEST, RULES, {}, parsed)
     assert parsed == []  # not shared: the guard reads the bytes that leave
     try:
-        out = pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", [])
+        out = pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", []).unwrap()
     except LeakError:
         return
     assert b"Acme Corp" not in out.body and b"alice@example.com" not in out.body
