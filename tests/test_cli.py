@@ -14,7 +14,7 @@ import pytest
 from mitmproxy import io
 from mitmproxy.test import tflow
 
-from disguiselib import cli, launch, shipped
+from disguiselib import engine, cli, launch, shipped
 from disguiselib.inspect.audit import CLEAN, LEAK
 from integration_util import REPO, write_mappings
 
@@ -151,6 +151,7 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path) -> None:
 def test_version_and_script(capsys) -> None:
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out.startswith("disguise 0.") and "mitmproxy 1" in out
+    assert f"; engine: {engine.DESCRIPTION})" in out  # which engine runs (engine.py)
     code, out, _ = run(capsys, "script")
     assert code == 0 and Path(out.strip()) == shipped.SCRIPT and shipped.SCRIPT.is_file()
 

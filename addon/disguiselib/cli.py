@@ -131,7 +131,9 @@ def _positive(s: str) -> int:
 def version_text() -> str:
     from mitmproxy.version import VERSION
 
-    return f"disguise {__version__} (mitmproxy {VERSION}, Python {sys.version.split()[0]})"
+    from . import engine
+
+    return f"disguise {__version__} (mitmproxy {VERSION}, Python {sys.version.split()[0]}; {engine.describe()})"
 
 
 # -- run / web: everything after the command is mitmproxy's --------------------------------
