@@ -14,11 +14,11 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import engine_oracle
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import engine_oracle
 from anthropic_util import build_stream
 from conftest import REPO
 from disguiselib import engine
@@ -148,22 +148,46 @@ def body_cases(draw) -> dict:
     t = [draw(texts) for _ in range(3)]
     tool_args = json.dumps({"thread_id": t[2], "q": t[1]})
     if api == "anthropic":
-        doc: dict = {"model": "m", "max_tokens": 9, "system": t[0], "messages": [
-            {"role": "user", "content": t[1]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "acme_lookup",
-                                               "input": {"thread_id": t[2]}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": t[0]}]}]}
+        doc: dict = {
+            "model": "m",
+            "max_tokens": 9,
+            "system": t[0],
+            "messages": [
+                {"role": "user", "content": t[1]},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": "tu_1", "name": "acme_lookup", "input": {"thread_id": t[2]}}
+                    ],
+                },
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": t[0]}]},
+            ],
+        }
     elif api == "chat":
-        doc = {"model": "m", "messages": [
-            {"role": "system", "content": t[0]}, {"role": "user", "content": t[1]},
-            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
-                                                  "function": {"name": "acme_lookup", "arguments": tool_args}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": t[2]}]}
+        doc = {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": t[0]},
+                {"role": "user", "content": t[1]},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "acme_lookup", "arguments": tool_args}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": t[2]},
+            ],
+        }
     else:
-        doc = {"model": "m", "instructions": t[0], "input": [
-            {"role": "user", "content": [{"type": "input_text", "text": t[1]}]},
-            {"type": "function_call", "call_id": "c1", "name": "acme_lookup", "arguments": tool_args},
-            {"type": "function_call_output", "call_id": "c1", "output": t[2]}]}
+        doc = {
+            "model": "m",
+            "instructions": t[0],
+            "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": t[1]}]},
+                {"type": "function_call", "call_id": "c1", "name": "acme_lookup", "arguments": tool_args},
+                {"type": "function_call_output", "call_id": "c1", "output": t[2]},
+            ],
+        }
     raw = json.dumps(doc, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
     return {"op": "mask", "api": api, "body": b64(raw)}
 

@@ -83,7 +83,9 @@ class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, files: dict[str, Path]) -> None:
         self.files = files
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         so = self.files.get(fullname)
         if so is None:
             return None
