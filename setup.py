@@ -15,6 +15,8 @@
 import ast
 import hashlib
 import json
+import os
+import shutil
 import sys
 import sysconfig
 from pathlib import Path
@@ -64,9 +66,28 @@ class BuildEngine(build_ext):
     def _manifest(self) -> Path:
         return self._base() / f"build-{sysconfig.get_config_var('SOABI') or sys.implementation.cache_tag}.json"
 
+    @staticmethod
+    def _moved(name: str) -> str:
+        # disguiselib.core.holdback -> disguiselib._compiled.core.holdback
+        if name.startswith("disguiselib.") and not name.startswith("disguiselib._compiled."):
+            return "disguiselib._compiled." + name[len("disguiselib.") :]
+        return name
+
+    def get_ext_fullpath(self, ext_name: str) -> str:
+        return super().get_ext_fullpath(self._moved(ext_name))
+
     def get_ext_filename(self, fullname: str) -> str:
-        # disguiselib.core.holdback -> disguiselib/_compiled/core/holdback.<suffix>
-        return super().get_ext_filename(fullname.replace("disguiselib.", "disguiselib._compiled.", 1))
+        return super().get_ext_filename(self._moved(fullname))
+
+    def copy_extensions_to_source(self) -> None:
+        # a new file renamed into place, never the old one overwritten: a process that
+        # has the old extension loaded (a running proxy, a test run) keeps it intact
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            inplace, regular = self._get_inplace_equivalent(build_py, ext)
+            Path(inplace).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(regular, inplace + ".new")
+            os.replace(inplace + ".new", inplace)
 
     def _get_inplace_equivalent(self, build_py: build_py, ext: Extension) -> tuple[str, str]:
         # in place (build_ext --inplace, pip install -e): into _compiled/ too, never beside the .py
@@ -130,6 +151,11 @@ class BuildEngine(build_ext):
         print(f"disguise: WARNING: the compiled engine was not built ({why}); the Python engine will run")
 
 
-ENGINE = [Extension(f"disguiselib.{m}", [str(PACKAGE / (m.replace(".", "/") + ".py"))]) for m in compiled_modules()]
+# -O1, no debug information: a third of the C compiler's time at -O3 -g (every install
+# compiles; CI installs several times), for code that is mostly calls into CPython
+ENGINE = [
+    Extension(f"disguiselib.{m}", [str(PACKAGE / (m.replace(".", "/") + ".py"))], extra_compile_args=["-O1", "-g0"])
+    for m in compiled_modules()
+]
 
 setup(cmdclass={"build_py": BuildPy, "build_ext": BuildEngine}, ext_modules=ENGINE)
