@@ -133,7 +133,8 @@ class BuildEngine(build_ext):
         except Exception as e:  # noqa: BLE001 - any build failure leaves the Python engine
             self._failed.append(f"{e.__class__.__name__}: {e}")
         if self._failed:
-            self._fail("; ".join(self._failed))
+            more = f" (and {len(self._failed) - 1} more)" if len(self._failed) > 1 else ""
+            self._fail(self._failed[0] + more)
             return
         sources = {m: hashlib.sha256((PACKAGE / (m.replace(".", "/") + ".py")).read_bytes()).hexdigest()
                    for m in compiled_modules()}  # fmt: skip
@@ -144,7 +145,8 @@ class BuildEngine(build_ext):
         try:
             super().build_extension(ext)
         except Exception as e:  # noqa: BLE001 - no compiler, a compile error: recorded
-            self._failed.append(f"{ext.name}: {e.__class__.__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            first = str(e).splitlines()[0] if str(e) else ""
+            self._failed.append(f"{ext.name}: {e.__class__.__name__}" + (f": {first[:80]}" if first else ""))
 
     def _fail(self, why: str) -> None:
         self._manifest().write_text(json.dumps({"error": why[:300]}) + "\n")

@@ -116,10 +116,12 @@ def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     def without_compiler() -> Path:
         """A machine where the compiled engine cannot be built (no working C compiler):
         the install still succeeds, and the Python engine runs."""
+        dist = tmp / "dist-nocompiler"
+        sh(sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps", "--no-build-isolation",
+           "-w", dist, source("nocompiler"), env=dict(os.environ, CC="false"), timeout=600)  # fmt: skip
+        [whl] = dist.glob("disguise-*.whl")
         python = venv(tmp / "nocompiler")
-        env = dict(os.environ, CC="false")
-        sh(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check", "install", "--no-deps",
-           "--no-build-isolation", source("nocompiler"), env=env, timeout=600)  # fmt: skip
+        pip(python, "install", "--no-deps", whl)
         borrow_dependencies(python)
         return python
 
