@@ -14,7 +14,7 @@ import pytest
 from mitmproxy import io
 from mitmproxy.test import tflow
 
-from disguiselib import engine, cli, launch, shipped
+from disguiselib import cli, engine, launch, shipped
 from disguiselib.inspect.audit import CLEAN, LEAK
 from integration_util import REPO, write_mappings
 
