@@ -56,6 +56,7 @@ SECTIONS: dict[str, str] = {
     "realtime": "realtime",
     "prefilter": "prefilter",
     "metrics": "metrics",
+    "engines": "engines",
 }
 DEFAULT = "abcde"
 
@@ -78,7 +79,7 @@ def selected(only: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and smaller time budgets")
-    ap.add_argument("--only", default=DEFAULT + ",leakguard,gemini,detect,realtime,bedrock",
+    ap.add_argument("--only", default=DEFAULT + ",engines,leakguard,gemini,detect,realtime,bedrock",
                     help="sections to run: letters ('ab') or comma-separated keys ('a,leakguard')")  # fmt: skip
     ap.add_argument("--profile", action="store_true", help="cProfile the engine's hot loops")
     ap.add_argument("--peer", action="store_true",

@@ -19,7 +19,7 @@ PENDING_SPLIT: set[str] = set()
 
 # module (dotted, relative to disguiselib) prefix -> floor
 FLOORS: list[tuple[str, int]] = [
-    ("errors", 1), ("shipped", 1), ("core.", 1), ("core", 1),
+    ("errors", 1), ("shipped", 1), ("engine", 1), ("core.", 1), ("core", 1),
     ("providers.", 2), ("providers", 2),
     ("scope", 3), ("config", 3), ("leakguard", 3), ("resign", 3), ("state", 3), ("pipeline", 3), ("worker", 3),
     ("inspect.", 4), ("inspect", 4),

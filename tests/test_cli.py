@@ -14,7 +14,7 @@ import pytest
 from mitmproxy import io
 from mitmproxy.test import tflow
 
-from disguiselib import cli, launch, shipped
+from disguiselib import cli, engine, launch, shipped
 from disguiselib.inspect.audit import CLEAN, LEAK
 from integration_util import REPO, write_mappings
 
@@ -148,9 +148,11 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path) -> None:
         assert "Traceback" not in err and "BrokenPipe" not in err, err
 
 
-def test_version_and_script(capsys) -> None:
+def test_version_and_script(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "40")  # a narrow terminal: the line is printed whole, never wrapped
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out.startswith("disguise 0.") and "mitmproxy 1" in out
+    assert out.endswith(f"; engine: {engine.DESCRIPTION})\n")  # which engine runs (engine.py)
     code, out, _ = run(capsys, "script")
     assert code == 0 and Path(out.strip()) == shipped.SCRIPT and shipped.SCRIPT.is_file()
 

@@ -88,7 +88,7 @@ def _rule_options(p: argparse.ArgumentParser, where: str) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="disguise", description=__doc__.split("\n")[0].strip(), epilog=EXIT_TEXT, allow_abbrev=False)
-    p.add_argument("--version", action="version", version=version_text())
+    p.add_argument("--version", action=_Version, help="show the versions and the engine in use, and exit")
     _rule_options(p, "pre")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     sub.add_parser("run", help="mitmdump with the addon loaded (every other argument goes to mitmdump)", add_help=False)
@@ -128,10 +128,23 @@ def _positive(s: str) -> int:
     return n
 
 
+class _Version(argparse.Action):
+    """--version: the line as it is (argparse's own action wraps it at the terminal's width)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def version_text() -> str:
     from mitmproxy.version import VERSION
 
-    return f"disguise {__version__} (mitmproxy {VERSION}, Python {sys.version.split()[0]})"
+    from . import engine
+
+    return f"disguise {__version__} (mitmproxy {VERSION}, Python {sys.version.split()[0]}; {engine.describe()})"
 
 
 # -- run / web: everything after the command is mitmproxy's --------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import shipped
+from . import engine, shipped
 from .core import decoding, mappings
 from .core.rules import Rules
 from .errors import MappingError
@@ -226,4 +226,6 @@ def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:
         logger.warning("disguise: mappings: the working directory's %s/ folder is loaded (%s): no mappings were "
                        "named", shipped.WORKING_DIR_MAPPINGS, shipped.USER_MAPPINGS[0])  # fmt: skip
     logger.info("disguise: rules %s: %s", verb, cfg.describe())
+    if verb == "loaded":  # which engine runs (engine.py): once, at startup
+        logger.info("disguise: %s", engine.describe())
     logger.debug("disguise: rules %s: %s", verb, cfg.details())

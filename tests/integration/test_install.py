@@ -90,12 +90,17 @@ def borrow_dependencies(python: Path) -> None:
 
 @pytest.fixture(scope="module")
 def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """kind -> the python of a fresh venv holding disguise installed that way."""
+    """kind -> the python of a fresh venv holding disguise installed that way. Each build
+    runs in a copy of its own (pip builds in the source folder: two builds side by side
+    would share its build/ folder), but the editable one, which points at the clone."""
     tmp = tmp_path_factory.mktemp("installs")
+
+    def source(kind: str) -> Path:
+        return Path(shutil.copytree(clone, tmp / f"src-{kind}" / "disguise"))
 
     def wheel() -> Path:
         dist = tmp / "dist"
-        pip(Path(sys.executable), "wheel", "--no-deps", "--no-build-isolation", "-w", dist, clone)
+        pip(Path(sys.executable), "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source("wheel"))
         [whl] = dist.glob("disguise-*.whl")
         python = venv(tmp / "wheel")
         pip(python, "install", whl)  # the dependencies resolved as a user's pip resolves them
@@ -103,23 +108,37 @@ def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
 
     def from_clone(*how: str) -> Path:
         python = venv(tmp / ("editable" if how else "clone"))
-        pip(python, "install", "--no-deps", *how, clone)  # built as a user's pip builds it (setuptools fetched)
+        src = clone if how else source("clone")
+        pip(python, "install", "--no-deps", *how, src)  # built as a user's pip builds it (setuptools fetched)
         borrow_dependencies(python)
         return python
 
-    # three independent installs, mostly waiting on pip: side by side
-    with ThreadPoolExecutor(3) as pool:
-        jobs = {"wheel": pool.submit(wheel), "clone": pool.submit(from_clone), "editable": pool.submit(from_clone, "-e")}
+    def without_compiler() -> Path:
+        """A machine where the compiled engine cannot be built (no working C compiler):
+        the install still succeeds, and the Python engine runs."""
+        dist = tmp / "dist-nocompiler"
+        sh(sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps", "--no-build-isolation",
+           "-w", dist, source("nocompiler"), env=dict(os.environ, CC="false"), timeout=600)  # fmt: skip
+        [whl] = dist.glob("disguise-*.whl")
+        python = venv(tmp / "nocompiler")
+        pip(python, "install", "--no-deps", whl)
+        borrow_dependencies(python)
+        return python
+
+    # independent installs, mostly waiting on pip (and the C compiler): side by side
+    with ThreadPoolExecutor(4) as pool:
+        jobs = {"wheel": pool.submit(wheel), "clone": pool.submit(from_clone), "editable": pool.submit(from_clone, "-e"),
+                "nocompiler": pool.submit(without_compiler)}  # fmt: skip
         return {k: j.result() for k, j in jobs.items()}
 
 
 class Proxy:
     """A `disguise run` (or any command) that prints mitmdump's log; port once listening."""
 
-    def __init__(self, cmd: list[str], cwd: Path) -> None:
+    def __init__(self, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         self.lines: list[str] = []
         self.port: int | None = None
-        self.proc = subprocess.Popen(cmd, cwd=cwd, env=clean_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=env or clean_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)  # fmt: skip
         self._t = threading.Thread(target=self._read, daemon=True)
         self._t.start()
@@ -169,10 +188,10 @@ def ask(port: int) -> str:
     return msg.content[0].text
 
 
-def masks_through(cmd: list[str], cwd: Path, upstream: FakeUpstream) -> str:
+def masks_through(cmd: list[str], cwd: Path, upstream: FakeUpstream, env: dict[str, str] | None = None) -> str:
     """Start the proxy, send the prompt through it; what went upstream was masked by the
     shipped defaults and the client read its originals back. Returns the proxy's log."""
-    p = Proxy(cmd, cwd)
+    p = Proxy(cmd, cwd, env)
     try:
         assert p.port is not None
         n = len(upstream.requests)
@@ -191,7 +210,12 @@ def test_installed_disguise_runs_from_any_folder(kind: str, installs, clone, ups
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = clean_env()
-    assert sh(bin_ / "disguise", "--version", cwd=elsewhere, env=env).startswith(f"disguise {disguiselib.__version__} ")
+    version = sh(bin_ / "disguise", "--version", cwd=elsewhere, env=env)
+    assert version.startswith(f"disguise {disguiselib.__version__} ")
+    # the compiled engine was built by the install and runs (engine.py), from the install's own folder
+    assert "; engine: compiled (cython 3." in version, version
+    assert sh(python, "-c", "from disguiselib.providers import stream; print(stream.__file__)", cwd=elsewhere,
+              env=env).strip().endswith(".so")  # fmt: skip
     where = sh(python, "-c", "from disguiselib import shipped; print(shipped.DEFAULTS_FILE, shipped.SCRIPT, "
                "shipped.USER_MAPPINGS)", cwd=elsewhere, env=env).split()  # fmt: skip
     home = clone / "addon" if kind == "editable" else python.parents[1]
@@ -214,6 +238,21 @@ def test_installed_disguise_runs_from_any_folder(kind: str, installs, clone, ups
     assert re.search(r"rules loaded: defaults: 0 literals, \d+ patterns", out), out
     assert "masked 2 originals (ANTHROPIC_KEY×1, EMAIL×1); restored 2 originals" in out
     assert BOB not in out and KEY not in out
+    assert "disguise: engine: compiled (cython 3." in out  # the startup log names the engine
+
+
+def test_without_a_compiler_the_install_succeeds_and_the_python_engine_runs(installs, upstream,
+                                                                            tmp_path: Path) -> None:  # fmt: skip
+    bin_ = installs["nocompiler"].parent
+    env = {k: v for k, v in clean_env().items() if k != "DISGUISE_ENGINE"}
+    version = sh(bin_ / "disguise", "--version", cwd=tmp_path, env=env)
+    assert "; engine: python (compiled part not built: " in version, version
+    out = masks_through(
+        [str(bin_ / "disguise"), "run", "--mode", f"reverse:http://127.0.0.1:{upstream.port}", "--listen-port", "0",
+         "--set", f"confdir={tmp_path / 'conf'}"],
+        tmp_path, upstream, env=env,
+    )  # fmt: skip
+    assert "disguise: engine: python (compiled part not built: " in out
 
 
 def test_mitmdump_loads_the_installed_script(installs, upstream, tmp_path: Path) -> None:
