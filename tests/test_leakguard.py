@@ -388,3 +388,48 @@ def test_spans_fall_back_to_the_text_alone_and_cut_matches_at_its_end() -> None:
 def test_the_query_is_what_follows_the_first_question_mark() -> None:
     g = "/v1beta/models/x:generateContent"
     assert leakguard.without_credentials(f"{g}?q=a?b&key=k") == f"{g}?q=a?b"
+
+
+def test_a_realtime_credential_passes_in_its_own_slot_only() -> None:
+    """A browser's Realtime WebSocket carries its key as a subprotocol entry; Azure's as
+    `?api-key=` on a path that is not a provider's own: left alone there, for the API the
+    request is to. The same value in another entry, another header or without the API is
+    counted."""
+    from disguiselib.providers.registry import OPENAI_REALTIME
+
+    key = "openai-insecure-api-key.Acme Corp"
+    ws = "/v1/realtime?model=gpt-realtime"
+    assert leakguard.scan_request(ws, [("Sec-WebSocket-Protocol", f"realtime, {key}")], None, RULES,
+                                  OPENAI_REALTIME) is None  # fmt: skip
+    sub = leakguard.Hit("literal", "header sec-websocket-protocol")
+    assert leakguard.scan_request(ws, [("Sec-WebSocket-Protocol", "realtime, note.Acme Corp")], None, RULES,
+                                  OPENAI_REALTIME) == sub  # fmt: skip
+    assert leakguard.scan_request(ws, [("x-note", key)], None, RULES, OPENAI_REALTIME) == leakguard.Hit(
+        "literal", "header x-note")  # fmt: skip
+    azure = "/openai/realtime?deployment=d&api-key=Acme%20Corp"
+    assert leakguard.scan_request(azure, [], None, RULES, OPENAI_REALTIME) is None
+    assert leakguard.scan_request(azure, [], None, RULES) == leakguard.Hit("literal", "url")  # no API: no slot
+    assert leakguard.scan_request(azure + "&note=Acme%20Corp", [], None, RULES, OPENAI_REALTIME) == leakguard.Hit(
+        "literal", "url")  # fmt: skip
+
+
+def test_a_websocket_upgrade_with_a_body_is_read_whole() -> None:
+    from disguiselib.providers.registry import OPENAI_REALTIME
+
+    hit = leakguard.scan_request("/v1/realtime?model=m", [], b'{"note": "Acme Corp"}', RULES, OPENAI_REALTIME)
+    assert hit == leakguard.Hit("literal", "body $.note")
+
+
+def test_a_credential_before_a_later_question_mark_is_still_left_out() -> None:
+    g = "/v1beta/models/x:generateContent"
+    assert leakguard.without_credentials(f"{g}?key=k&q=a?b") == f"{g}?q=a?b"
+    assert leakguard.scan_url(f"{g}?key=Acme%20Corp&q=a?b", RULES) is None
+
+
+def test_a_pattern_anchored_on_the_key_reads_the_value_with_its_key() -> None:
+    """A rule written for `"password": "…"` catches the value of a password field, as the
+    masker reads it (the value with its key around it)."""
+    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": '"password": "[^"]+'}])
+    doc = {"model": "m", "config": {"password": "hunter2"}}
+    assert leakguard.scan_json(doc, rules) == leakguard.Hit("PASSWORD", "$.config.password")
+    assert leakguard.scan_json({"model": "m", "config": {"user": "hunter2"}}, rules) is None
