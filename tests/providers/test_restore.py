@@ -108,3 +108,30 @@ def test_edit_json_lines_is_the_one_reading_of_json_lines() -> None:
     with pytest.raises(JsonLineError) as e:
         edit_json_lines("[" * 100_000 + "]" * 100_000, edit)
     assert e.value.number == 1 and isinstance(e.value.cause, RecursionError)
+
+
+def test_each_field_of_an_answer_is_restored_as_its_rule_says() -> None:
+    """Prose (text a user reads) loses the strip rules' tags; a value keeps them; JSON
+    text gets its originals JSON-escaped; media passes as it came (restoring inside
+    base64 could only corrupt it)."""
+    from disguiselib.core import jsonspan
+    from disguiselib.providers.fields import media_text
+    from disguiselib.providers.restore import restore_fn
+
+    fn = restore_fn(R)
+    assert fn("[[reply_to_current]] Zenith Labs", jsonspan.PROSE) == " Acme Corp"
+    assert fn("[[reply_to_current]] Zenith Labs", jsonspan.VALUES) == "[[reply_to_current]] Acme Corp"
+    assert fn('{"p": "[EMAIL_2]"}', jsonspan.JSON_TEXT) == '{"p": "q\\"uote\\\\d@x.io"}'
+    assert fn("[EMAIL_2]", jsonspan.VALUES) == 'q"uote\\d@x.io'
+    media = media_text("text/plain")
+    assert media.media is not None and fn("Zenith Labs", media) == "Zenith Labs"
+
+
+def test_json_lines_nested_too_deeply_are_an_error_not_passed_as_text() -> None:
+    """A JSON-lines body one of whose lines is nested too deeply to read: the caller
+    answers with an error (RecursionError), the line is not restored as mere text."""
+    raw = ('{"a": "Zenith Labs"}\n' + "[" * 100_000 + "]" * 100_000 + "\n").encode()
+    with pytest.raises(RecursionError):
+        restore_body(raw, GENERIC, R)
+    plain = b'{"a": "Zenith Labs"}\nnot json at all: Zenith Labs\n'  # not JSON lines: text
+    assert restore_body(plain, GENERIC, R) == b'{"a": "Acme Corp"}\nnot json at all: Acme Corp\n'
