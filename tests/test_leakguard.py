@@ -433,3 +433,16 @@ def test_a_pattern_anchored_on_the_key_reads_the_value_with_its_key() -> None:
     doc = {"model": "m", "config": {"password": "hunter2"}}
     assert leakguard.scan_json(doc, rules) == leakguard.Hit("PASSWORD", "$.config.password")
     assert leakguard.scan_json({"model": "m", "config": {"user": "hunter2"}}, rules) is None
+
+
+def test_text_around_a_batch_file_is_read_as_the_masker_reads_text() -> None:
+    """A note part of a batch upload holding JSON text: its values are read with their
+    keys (a rule anchored on the key) and with their escapes decoded."""
+    api = recognise("POST", "/v1/files")
+    ctype = "multipart/form-data; boundary=B"
+    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": '"password": "[^"]+'}])
+    hit = leakguard.scan_body(_batch_upload(note='{"password": "hunter2"}'), rules, api, ctype)
+    assert hit is not None and hit.rule == "PASSWORD" and hit.where.startswith("part 'note'"), hit
+    assert leakguard.scan_body(_batch_upload(note='{"user": "hunter2"}'), rules, api, ctype) is None
+    hit = leakguard.scan_body(_batch_upload(note='{"to": "Acme\\u0020Corp"}'), RULES, api, ctype)
+    assert hit is not None and hit.rule == "literal" and hit.where.startswith("part 'note'"), hit
