@@ -433,6 +433,9 @@ def test_a_pattern_anchored_on_the_key_reads_the_value_with_its_key() -> None:
     doc = {"model": "m", "config": {"password": "hunter2"}}
     assert leakguard.scan_json(doc, rules) == leakguard.Hit("PASSWORD", "$.config.password")
     assert leakguard.scan_json({"model": "m", "config": {"user": "hunter2"}}, rules) is None
+    # a value that looks like base64 but is not text (read as it is, with its key all the same)
+    token = "hunter2hunter2hunter2xyz1"
+    assert leakguard.scan_json({"password": token}, rules) == leakguard.Hit("PASSWORD", "$.password")
 
 
 def test_text_around_a_batch_file_is_read_as_the_masker_reads_text() -> None:
