@@ -448,4 +448,13 @@ def test_text_around_a_batch_file_is_read_as_the_masker_reads_text() -> None:
     assert hit is not None and hit.rule == "PASSWORD" and hit.where.startswith("part 'note'"), hit
     assert leakguard.scan_body(_batch_upload(note='{"user": "hunter2"}'), rules, api, ctype) is None
     hit = leakguard.scan_body(_batch_upload(note='{"to": "Acme\\u0020Corp"}'), RULES, api, ctype)
-    assert hit is not None and hit.rule == "literal" and hit.where.startswith("part 'note'"), hit
+    assert hit == leakguard.Hit("literal", "part 'note' (JSON text $.to)"), hit
+
+
+def test_a_body_is_read_as_its_content_type_says_and_sniffed_without_one() -> None:
+    """A charset is honoured, also for an API's body that is not JSON; with no type
+    given, a form is still read as a form."""
+    utf16 = "note: Acme Corp".encode("utf-16-le")  # no BOM: only the charset tells
+    assert leakguard.scan_body(utf16, RULES, CHAT, "text/plain; charset=utf-16-le") is not None
+    assert leakguard.scan_body(utf16, RULES, None, "text/plain; charset=utf-16-le") is not None
+    assert leakguard.scan_body(b"a=1&b=Acme+Corp", RULES) == leakguard.Hit("literal", "body form field 2")
