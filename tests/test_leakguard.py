@@ -458,3 +458,20 @@ def test_a_body_is_read_as_its_content_type_says_and_sniffed_without_one() -> No
     assert leakguard.scan_body(utf16, RULES, CHAT, "text/plain; charset=utf-16-le") is not None
     assert leakguard.scan_body(utf16, RULES, None, "text/plain; charset=utf-16-le") is not None
     assert leakguard.scan_body(b"a=1&b=Acme+Corp", RULES) == leakguard.Hit("literal", "body form field 2")
+
+
+def test_a_literal_at_the_start_of_a_text_read_in_context_keeps_the_contexts_matches() -> None:
+    """A literal that starts where the text starts lies in the text: the text is not read
+    alone then, so a rule that needs the context (here its closing quote) still counts."""
+    rules = make_rules(patterns=[{"name": "CODE", "regex": 'x[0-9]"'}])
+    got = leakguard.spans(rules, "Acme Corp x1", ('"k": "', '"'))
+    assert [(a, b) for _, a, b in got] == [(0, 9), (10, 12)], got
+
+
+def test_an_original_across_subprotocol_entries_is_found() -> None:
+    from disguiselib.providers.registry import OPENAI_REALTIME
+
+    rules = make_rules(literals={"Acme, Inc": "Zenith, Ltd"})
+    hit = leakguard.scan_request("/v1/realtime?model=m", [("Sec-WebSocket-Protocol", "realtime, Acme, Inc")], None,
+                                 rules, OPENAI_REALTIME)  # fmt: skip
+    assert hit == leakguard.Hit("literal", "header sec-websocket-protocol")
