@@ -172,6 +172,8 @@ def test_a_response_no_disguise_restored_is_replaced_by_an_error(tmp_path: Path)
 # --- what each refusal says, and the Guard's part in a flow's life (mutation survivors) ---
 
 import asyncio  # noqa: E402
+
+from mitmproxy import flow as mflow  # noqa: E402
 import logging  # noqa: E402
 
 from disguiselib.inspect.record import META  # noqa: E402
@@ -497,3 +499,46 @@ def test_a_response_no_disguise_restored_says_why_in_the_flow(tmp_path: Path) ->
         f2.response = tutils.tresp(content=b'{"content": "Zenith Labs"}')
         g.response(f2)
         assert failed(f2) == GONE
+
+
+def test_a_websocket_message_no_disguise_handled_is_dropped_and_said_once(tmp_path: Path, caplog) -> None:
+    """A realtime connection whose script went away: its messages can be neither masked
+    nor restored, so none is forwarded; the error is logged once per connection. A
+    message Disguise handled passes."""
+    from mitmproxy import websocket as mws
+
+    with configured(tmp_path) as (a, tctx):
+        def inject(flow: mflow.Flow, to_client: bool, message: bytes, is_text: bool = True) -> None:
+            pass
+
+        tctx.master.commands.add("inject.websocket", inject)
+        g = a.guard
+        f = tflow.twebsocketflow(messages=False)
+        f.request.method, f.request.host, f.request.path = "GET", "api.openai.com", "/v1/realtime?model=gpt-realtime"
+        f.request.headers["upgrade"] = "websocket"
+        f.response = None
+        a.requestheaders(f)
+        a.request(f)
+        f.response = tutils.tresp(status_code=101)
+        a.responseheaders(f)
+        g.responseheaders(f)
+        assert g.records[f.id].phase is Phase.STREAMING
+        ok = mws.WebSocketMessage(1, True, b'{"type": "input_audio_buffer.commit"}')
+        f.websocket.messages.append(ok)
+        a.websocket_message(f)
+        g.websocket_message(f)
+        assert not ok.dropped
+        g.response(f)  # a realtime connection's record lives until the WebSocket ends
+        assert f.id in g.records
+        sent = []
+        for text in (b'{"type": "a"}', b'{"type": "b"}'):
+            m = mws.WebSocketMessage(1, True, text)
+            f.websocket.messages.append(m)
+            g.websocket_message(f)  # Disguise's hook never ran
+            sent.append(m)
+        assert all(m.dropped for m in sent)
+        assert errors(caplog) == ["disguise: WebSocket message dropped: the disguise addon is no longer loaded"]
+        g.websocket_end(f)
+        assert f.id not in g.records
+        f.live = False  # a replayed or ended flow: nothing to drop
+        g.websocket_message(f)
