@@ -330,25 +330,63 @@ def test_a_request_whose_script_went_away_on_an_unprotected_host_is_let_through(
 
 
 def test_a_host_from_disguise_hosts_is_protected_by_the_guard_too(tmp_path: Path, caplog) -> None:
+    """A host only disguise_hosts names (no LLM path, no known provider host): the Guard
+    protects it as Disguise does."""
     with configured(tmp_path, disguise_hosts=["llm.internal"]) as (a, tctx):
         g = a.guard
-        f = flow("/v1/generate", "llm.internal", b"{}")
+
+        def internal(body: bytes | None):
+            f = flow("/status", "llm.internal", body)
+            f.request.port = 443
+            return f
+
+        f = internal(b"{}")
         g.request(f)  # no Disguise hook ran
         assert f.response is not None and f.response.status_code == 503
         tctx.options.update(stream_large_bodies="1k")
-        f = flow("/v1/generate", "llm.internal", None)
+        f = internal(None)
         f.request.headers.pop("content-length", None)
         g.requestheaders(f)
         assert f.error is not None
+        other = flow("/status", "example.com", None)  # not protected: left alone
+        other.request.headers.pop("content-length", None)
+        g.requestheaders(other)
+        g.request(other)
+        assert other.error is None and other.response is None
         # a request let through as not ours, rewritten to that host by a later addon
         f = flow("/index.html", "example.com", b"hello")
         a.requestheaders(f)
         a.request(f)
-        f.request.host, f.request.path = "llm.internal", "/v1/generate"
+        rec = g.records[f.id]
+        f.request.host, f.request.port, f.request.path = "llm.internal", 443, "/status"
         g.request(f)
         assert f.response is not None and b"rewritten" in f.response.content
         msg = "disguise: request refused: its target was rewritten to a protected endpoint after masking"
         assert msg in errors(caplog) and failed(f) == msg.removeprefix("disguise: ")
+        assert rec.phase is Phase.REFUSED and f.id not in g.records
+
+
+def test_a_flow_that_errors_is_forgotten(tmp_path: Path) -> None:
+    with configured(tmp_path) as (a, _):
+        f = masked(a)
+        assert f.id in a.guard.records
+        a.guard.error(f)
+        assert f.id not in a.guard.records
+
+
+def test_the_guard_joins_the_chain_even_when_registering_it_fails(monkeypatch) -> None:
+    """Registering runs the other addons' deferred options; one of them may be bad: the
+    Guard is in the chain, and found by name, all the same."""
+    from mitmproxy import exceptions
+
+    with context() as tctx:
+        def bad(*addons):
+            raise exceptions.OptionsError("another addon's option")
+
+        monkeypatch.setattr(tctx.master.addons, "add", bad)
+        g = Guard.install(tctx.master)
+        assert tctx.master.addons.chain[-1] is g and tctx.master.addons.get("disguise_guard") is g
+        assert sum(isinstance(x, Guard) for x in tctx.master.addons.chain) == 1
 
 
 def test_a_fail_open_flow_passes_the_guard_as_it_is(tmp_path: Path) -> None:
