@@ -293,6 +293,10 @@ def test_hooks_for_a_flow_the_guard_never_recorded_change_nothing(tmp_path: Path
         g.error(f)
         g.websocket_end(f)
         assert f.response.content == before and f.response.status_code == 200 and not f.marked
+        ws = tflow.twebsocketflow()  # a WebSocket not ours
+        g.response(ws)
+        g.websocket_message(ws)
+        assert not any(m.dropped for m in ws.websocket.messages)
 
 
 def test_a_masked_request_answered_by_a_later_addon_is_still_restored(tmp_path: Path) -> None:
