@@ -3,17 +3,22 @@ Disguise handled, closes a body that would stream past the addon, rechecks what 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 from pathlib import Path
 
 import pytest
+from mitmproxy import flow as mflow
 from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow, tutils
 
+from disguiselib.inspect.record import META
 from disguiselib.mitm.addon import Disguise
 from disguiselib.mitm.guard import GONE, Guard
+from disguiselib.pipeline import OFF_LOOP_BYTES
 from disguiselib.state import Phase
 
 BODY = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()
@@ -170,14 +175,6 @@ def test_a_response_no_disguise_restored_is_replaced_by_an_error(tmp_path: Path)
 
 
 # --- what each refusal says, and the Guard's part in a flow's life (mutation survivors) ---
-
-import asyncio  # noqa: E402
-
-from mitmproxy import flow as mflow  # noqa: E402
-import logging  # noqa: E402
-
-from disguiselib.inspect.record import META  # noqa: E402
-from disguiselib.pipeline import OFF_LOOP_BYTES  # noqa: E402
 
 MAPPING = """
 literals:
