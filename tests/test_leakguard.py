@@ -388,3 +388,90 @@ def test_spans_fall_back_to_the_text_alone_and_cut_matches_at_its_end() -> None:
 def test_the_query_is_what_follows_the_first_question_mark() -> None:
     g = "/v1beta/models/x:generateContent"
     assert leakguard.without_credentials(f"{g}?q=a?b&key=k") == f"{g}?q=a?b"
+
+
+def test_a_realtime_credential_passes_in_its_own_slot_only() -> None:
+    """A browser's Realtime WebSocket carries its key as a subprotocol entry; Azure's as
+    `?api-key=` on a path that is not a provider's own: left alone there, for the API the
+    request is to. The same value in another entry, another header or without the API is
+    counted."""
+    from disguiselib.providers.registry import OPENAI_REALTIME
+
+    key = "openai-insecure-api-key.Acme Corp"
+    ws = "/v1/realtime?model=gpt-realtime"
+    assert leakguard.scan_request(ws, [("Sec-WebSocket-Protocol", f"realtime, {key}")], None, RULES,
+                                  OPENAI_REALTIME) is None  # fmt: skip
+    sub = leakguard.Hit("literal", "header sec-websocket-protocol")
+    assert leakguard.scan_request(ws, [("Sec-WebSocket-Protocol", "realtime, note.Acme Corp")], None, RULES,
+                                  OPENAI_REALTIME) == sub  # fmt: skip
+    assert leakguard.scan_request(ws, [("x-note", key)], None, RULES, OPENAI_REALTIME) == leakguard.Hit(
+        "literal", "header x-note")  # fmt: skip
+    azure = "/openai/realtime?deployment=d&api-key=Acme%20Corp"
+    assert leakguard.scan_request(azure, [], None, RULES, OPENAI_REALTIME) is None
+    assert leakguard.scan_request(azure, [], None, RULES) == leakguard.Hit("literal", "url")  # no API: no slot
+    assert leakguard.scan_request(azure + "&note=Acme%20Corp", [], None, RULES, OPENAI_REALTIME) == leakguard.Hit(
+        "literal", "url")  # fmt: skip
+
+
+def test_a_websocket_upgrade_with_a_body_is_read_whole() -> None:
+    from disguiselib.providers.registry import OPENAI_REALTIME
+
+    hit = leakguard.scan_request("/v1/realtime?model=m", [], b'{"note": "Acme Corp"}', RULES, OPENAI_REALTIME)
+    assert hit == leakguard.Hit("literal", "body $.note")
+
+
+def test_a_credential_before_a_later_question_mark_is_still_left_out() -> None:
+    g = "/v1beta/models/x:generateContent"
+    assert leakguard.without_credentials(f"{g}?key=k&q=a?b") == f"{g}?q=a?b"
+    assert leakguard.scan_url(f"{g}?key=Acme%20Corp&q=a?b", RULES) is None
+
+
+def test_a_pattern_anchored_on_the_key_reads_the_value_with_its_key() -> None:
+    """A rule written for `"password": "…"` catches the value of a password field, as the
+    masker reads it (the value with its key around it)."""
+    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": '"password": "[^"]+'}])
+    doc = {"model": "m", "config": {"password": "hunter2"}}
+    assert leakguard.scan_json(doc, rules) == leakguard.Hit("PASSWORD", "$.config.password")
+    assert leakguard.scan_json({"model": "m", "config": {"user": "hunter2"}}, rules) is None
+    # a value that looks like base64 but is not text (read as it is, with its key all the same)
+    token = "hunter2hunter2hunter2xyz1"
+    assert leakguard.scan_json({"password": token}, rules) == leakguard.Hit("PASSWORD", "$.password")
+
+
+def test_text_around_a_batch_file_is_read_as_the_masker_reads_text() -> None:
+    """A note part of a batch upload holding JSON text: its values are read with their
+    keys (a rule anchored on the key) and with their escapes decoded."""
+    api = recognise("POST", "/v1/files")
+    ctype = "multipart/form-data; boundary=B"
+    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": '"password": "[^"]+'}])
+    hit = leakguard.scan_body(_batch_upload(note='{"password": "hunter2"}'), rules, api, ctype)
+    assert hit is not None and hit.rule == "PASSWORD" and hit.where.startswith("part 'note'"), hit
+    assert leakguard.scan_body(_batch_upload(note='{"user": "hunter2"}'), rules, api, ctype) is None
+    hit = leakguard.scan_body(_batch_upload(note='{"to": "Acme\\u0020Corp"}'), RULES, api, ctype)
+    assert hit == leakguard.Hit("literal", "part 'note' (JSON text $.to)"), hit
+
+
+def test_a_body_is_read_as_its_content_type_says_and_sniffed_without_one() -> None:
+    """A charset is honoured, also for an API's body that is not JSON; with no type
+    given, a form is still read as a form."""
+    utf16 = "note: Acme Corp".encode("utf-16-le")  # no BOM: only the charset tells
+    assert leakguard.scan_body(utf16, RULES, CHAT, "text/plain; charset=utf-16-le") is not None
+    assert leakguard.scan_body(utf16, RULES, None, "text/plain; charset=utf-16-le") is not None
+    assert leakguard.scan_body(b"a=1&b=Acme+Corp", RULES) == leakguard.Hit("literal", "body form field 2")
+
+
+def test_a_literal_at_the_start_of_a_text_read_in_context_keeps_the_contexts_matches() -> None:
+    """A literal that starts where the text starts lies in the text: the text is not read
+    alone then, so a rule that needs the context (here its closing quote) still counts."""
+    rules = make_rules(patterns=[{"name": "CODE", "regex": 'x[0-9]"'}])
+    got = leakguard.spans(rules, "Acme Corp x1", ('"k": "', '"'))
+    assert [(a, b) for _, a, b in got] == [(0, 9), (10, 12)], got
+
+
+def test_an_original_across_subprotocol_entries_is_found() -> None:
+    from disguiselib.providers.registry import OPENAI_REALTIME
+
+    rules = make_rules(literals={"Acme, Inc": "Zenith, Ltd"})
+    hit = leakguard.scan_request("/v1/realtime?model=m", [("Sec-WebSocket-Protocol", "realtime, Acme, Inc")], None,
+                                 rules, OPENAI_REALTIME)  # fmt: skip
+    assert hit == leakguard.Hit("literal", "header sec-websocket-protocol")

@@ -150,3 +150,82 @@ def test_restore_whole_is_the_live_reverser_run_on_the_whole_body(cfg) -> None:
     doc = b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}'
     assert json.loads(pipeline.restore_whole(api, cfg.rules.restorer({}), doc, "application/json"))["content"][0][
         "text"] == "Acme Corp"  # fmt: skip
+
+
+# -- what a request's outcome is (mutation survivors) -------------------------------------------
+#
+# Every test below reads mask_request through `outcome`, the one place that knows how it
+# reports: ("masked", body, session) or ("refused", message).
+
+
+def outcome(api, raw: bytes, cfg, path: str, headers=()) -> tuple:
+    try:
+        m = pipeline.mask_request(api, raw, cfg, path, list(headers))
+    except (LeakError, MaskError) as e:
+        return ("refused", str(e))
+    return ("masked", m.body, m.session)
+
+
+def test_a_refusal_names_the_rule_and_the_place(cfg) -> None:
+    got = outcome(registry.OPENAI_CHAT, chat("x"), cfg, "/v1/chat/completions?user=bob@corp.example.com")
+    assert got == ("refused", "an original (EMAIL in url) would have left unmasked")
+
+
+def test_realistic_fakes_the_masker_put_in_are_not_refused(tmp_path: Path) -> None:
+    """With disguise_fakes a masked e-mail is a realistic fake e-mail: the leak guard
+    knows the flow's own fakes and lets them leave."""
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    fk = pipeline_fakes_key(tmp_path)
+    cfg = build_config([str(tmp_path / "m.yaml")], False, [], fk)
+    got = outcome(registry.OPENAI_CHAT, chat("write to bob@corp.example.com"), cfg, "/v1/chat/completions")
+    assert got[0] == "masked", got
+    text = json.loads(got[1])["messages"][0]["content"]
+    assert "bob@corp" not in text and "@" in text  # a fake e-mail went out
+    assert list(got[2].placeholders.values()) == ["bob@corp.example.com"]
+
+
+def pipeline_fakes_key(tmp_path: Path) -> bytes:
+    from disguiselib.core import fakes
+
+    return fakes.load_key(str(tmp_path / "fakes.key"))
+
+
+def test_no_disguise_warning_without_literals(tmp_path: Path, caplog) -> None:
+    """Rules without literals have no disguises a client could type: nothing is looked
+    for, nothing is warned about (a pattern's placeholder typed by the client is
+    numbered around, not warned)."""
+    (tmp_path / "m.yaml").write_text("patterns:\n  - name: EMAIL\n    regex: '[a-z]+@[a-z]+\\.com'\n")
+    cfg = build_config([str(tmp_path / "m.yaml")], False, [])
+    assert cfg.disguises is None
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        got = outcome(registry.OPENAI_CHAT, chat("[EMAIL_1] and bob@corp.com"), cfg, "/v1/chat/completions")
+    assert got[0] == "masked" and caplog.text == ""
+
+
+def test_a_disguise_typed_in_a_field_masking_does_not_read_is_not_warned(cfg, caplog) -> None:
+    """Only the texts masking reads are looked at for a typed disguise (here the model
+    name, the API's own word, is not)."""
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        got = outcome(registry.OPENAI_CHAT, json.dumps({"model": "Zenith Labs", "messages": [
+            {"role": "user", "content": "hello"}]}).encode(), cfg, "/v1/chat/completions")  # fmt: skip
+    assert got[0] == "masked" and caplog.text == ""
+
+
+def test_scan_unknown_reads_the_body_as_its_content_type_says(cfg) -> None:
+    form = b"a=1&b=Acme+Corp"
+    hit = pipeline.scan_unknown("/v1/x", [("Content-Type", "application/x-www-form-urlencoded")], form, cfg.rules)
+    assert hit is not None and hit.rule == "literal" and "form field" in hit.where, hit
+    assert pipeline.content_type([("x-a", "1"), ("CONTENT-TYPE", "text/plain"), ("content-type", "x/y")]) == "text/plain"
+    assert pipeline.content_type([]) == ""
+
+
+def test_a_whole_body_is_decoded_to_its_limit_only(cfg) -> None:
+    api = registry.ANTHROPIC_MESSAGES
+    body = build_stream([("text", ["Zenith Labs " * 2000])])
+    out = pipeline.restore_whole(api, cfg.rules.restorer({}), gzip.compress(body), "text/event-stream",
+                                 encoding="gzip", limit=4096)  # fmt: skip
+    assert len(out) < len(body) and b"error" in out
+    whole = pipeline.restore_whole(api, cfg.rules.restorer({}), gzip.compress(body), "text/event-stream",
+                                   encoding="gzip")  # fmt: skip
+    assert whole == pipeline.restore_whole(api, cfg.rules.restorer({}), body, "text/event-stream")
+    assert b"Acme Corp" in whole and b"error" not in whole

@@ -127,3 +127,20 @@ def test_a_string_holding_json_is_masked_as_json_with_its_escapes_decoded() -> N
     out, _ = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
     content = json.loads(out)["messages"][0]["content"]
     assert json.loads(content) == {"who": "Unicode Ltd", "Zenith Labs": 1}
+
+
+def test_a_refusal_says_why_the_body_cannot_be_masked() -> None:
+    """The reason the client reads (and the flow records): what is wrong with the body,
+    never its text."""
+    with pytest.raises(MaskError) as e:
+        mask_body(b'["Acme Corp"]', openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "body is not a JSON object"
+    dup = b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}], "messages": "x"}'
+    with pytest.raises(MaskError) as e:
+        mask_body(dup, openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "body repeats a key with values of different shapes"
+    deep = json.dumps({"model": "m", "messages": [{"role": "tool", "tool_call_id": "t",
+                                                   "content": "[" * 100_000 + "]" * 100_000}]}).encode()  # fmt: skip
+    with pytest.raises(MaskError) as e:
+        mask_body(deep, openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "a string holds JSON nested too deeply to be read"

@@ -108,3 +108,59 @@ def test_edit_json_lines_is_the_one_reading_of_json_lines() -> None:
     with pytest.raises(JsonLineError) as e:
         edit_json_lines("[" * 100_000 + "]" * 100_000, edit)
     assert e.value.number == 1 and isinstance(e.value.cause, RecursionError)
+
+
+def test_each_field_of_an_answer_is_restored_as_its_rule_says() -> None:
+    """Prose (text a user reads) loses the strip rules' tags; a value keeps them; JSON
+    text gets its originals JSON-escaped; media passes as it came (restoring inside
+    base64 could only corrupt it)."""
+    from disguiselib.core import jsonspan
+    from disguiselib.providers.fields import media_text
+    from disguiselib.providers.restore import restore_fn
+
+    fn = restore_fn(R)
+    assert fn("[[reply_to_current]] Zenith Labs", jsonspan.PROSE) == " Acme Corp"
+    assert fn("[[reply_to_current]] Zenith Labs", jsonspan.VALUES) == "[[reply_to_current]] Acme Corp"
+    assert fn('{"p": "[EMAIL_2]"}', jsonspan.JSON_TEXT) == '{"p": "q\\"uote\\\\d@x.io"}'
+    assert fn("[EMAIL_2]", jsonspan.VALUES) == 'q"uote\\d@x.io'
+    media = media_text("text/plain")
+    assert media.media is not None and fn("Zenith Labs", media) == "Zenith Labs"
+
+
+def test_json_lines_nested_too_deeply_are_an_error_not_passed_as_text() -> None:
+    """A JSON-lines body one of whose lines is nested too deeply to read: the caller
+    answers with an error (RecursionError), the line is not restored as mere text."""
+    raw = ('{"a": "Zenith Labs"}\n' + "[" * 100_000 + "]" * 100_000 + "\n").encode()
+    with pytest.raises(RecursionError):
+        restore_body(raw, GENERIC, R)
+    plain = b'{"a": "Zenith Labs"}\nnot json at all: Zenith Labs\n'  # not JSON lines: text
+    assert restore_body(plain, GENERIC, R) == b'{"a": "Acme Corp"}\nnot json at all: Acme Corp\n'
+
+
+def test_text_that_is_not_json_is_restored_as_json_text_or_as_a_value() -> None:
+    """A body (or a string) that only begins like JSON gets its originals JSON-escaped,
+    so it stays the JSON text it was meant to be; plain text gets them as they are."""
+    assert restore_json('{"a": "[EMAIL_2]', GENERIC, R) == '{"a": "q\\"uote\\\\d@x.io'
+    assert restore_json("to [EMAIL_2]", GENERIC, R) == 'to q"uote\\d@x.io'
+    assert restore_body(b'{"a": "[EMAIL_2]', GENERIC, R) == b'{"a": "q\\"uote\\\\d@x.io'
+    assert restore_body(b"to [EMAIL_2]", GENERIC, R) == b'to q"uote\\d@x.io'
+
+
+def test_an_unchanged_body_is_the_same_bytes_object() -> None:
+    for raw in (b"\xff nothing \xfe", b'{"a": 1}\n{"b": 2}\n', b"plain text", b'{"a": "x"'):
+        assert restore_body(raw, GENERIC, R) is raw, raw
+
+
+def test_dumps_escapes_a_lone_surrogate_and_stays_compact() -> None:
+    assert dumps({"a": "\ud83d", "b": [1, 2]}) == '{"a":"\\ud83d","b":[1,2]}'
+
+
+def test_a_json_line_error_names_its_line() -> None:
+    from disguiselib.providers.restore import JsonLineError, edit_json_lines
+
+    with pytest.raises(JsonLineError) as e:
+        edit_json_lines('{"a":1}\nnot json\n', lambda n, body, doc: body)
+    assert str(e.value).startswith("line 2: ")
+    seen: list[str] = []
+    assert edit_json_lines('{"a":1}  \n', lambda n, body, doc: seen.append(body) or body) == '{"a":1}  \n'
+    assert seen == ['{"a":1}  ']  # the line's own text, up to its line end only
