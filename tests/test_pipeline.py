@@ -159,10 +159,10 @@ def test_restore_whole_is_the_live_reverser_run_on_the_whole_body(cfg) -> None:
 
 
 def outcome(api, raw: bytes, cfg, path: str, headers=()) -> tuple:
-    try:
-        m = pipeline.mask_request(api, raw, cfg, path, list(headers))
-    except (LeakError, MaskError) as e:
-        return ("refused", str(e))
+    m = pipeline.mask_request(api, raw, cfg, path, list(headers))
+    if isinstance(m, pipeline.Refused):
+        return ("refused", m.reason)
+    assert isinstance(m, pipeline.Masked), m
     return ("masked", m.body, m.session)
 
 
