@@ -23,13 +23,14 @@ from mitmproxy import exceptions, http
 from .. import leakguard
 from ..config import Config
 from ..core.fakes import knowing
-from ..errors import log_internal
+from ..errors import MaskError, log_internal
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..providers.registry import Api
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from .callables import Buffered
 from .flows import (
+    decode_body,
     fallback_protected,
     finish_error,
     refuse,
@@ -136,7 +137,13 @@ class Guard:
         headers = list(r.headers.items(multi=True))
         body = None
         if r.raw_content != rec.checked_body:
-            body = r.get_content(strict=False) or b""
+            try:  # bounded, and a coding it cannot undo is a refusal, never a scan of coded bytes
+                body = decode_body(r.raw_content or b"", r.headers.get("content-encoding", ""), cfg.rules)
+            except MaskError as e:
+                msg = f"disguise: request refused: its body was changed after masking and cannot be read ({e})"
+                log.error(msg)
+                self._refuse(flow, rec, msg)
+                return None
         rules = knowing(cfg.rules, rec.session.placeholders if rec.session is not None else None)
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
             return self._recheck_off_loop(flow, rec, (r.path, headers, body, rules, rec.api))
