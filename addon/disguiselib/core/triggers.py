@@ -257,11 +257,11 @@ class Joined:
 
     __slots__ = ("a", "b", "markers", "size", "longest", "scan")
 
-    def __init__(self, a: Triggers, b: Triggers) -> None:
+    def __init__(self, a: Triggers | Joined, b: Triggers) -> None:
         self.a, self.b = a, b
-        self.markers = a.markers
-        self.size = a.size + b.size
-        self.longest = max(a.longest, b.longest)
+        self.markers: tuple[bytes, ...] = a.markers + b.markers
+        self.size: int = a.size + b.size
+        self.longest: int = max(a.longest, b.longest)
         self.scan = self._scan
 
     def _scan(self, buf: bytes) -> list[tuple[int, int, int]]:
