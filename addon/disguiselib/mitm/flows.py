@@ -142,12 +142,13 @@ def decoded_limit() -> int:
     return limit if isinstance(limit, int) and limit >= 0 else LIMIT
 
 
-def decode_body(raw: bytes, enc: str, rules: Rules | None = None) -> bytes:
-    """A body content-decoded, to at most disguise_decoded_limit bytes (never mitmproxy's
-    `get_content`, which expands a body without bound). Raises MaskError when it cannot
-    be; the message shows the encoding only as far as it holds no original (rules)."""
+def decode_body(raw: bytes, enc: str, rules: Rules | None = None, limit: int | None = None) -> bytes:
+    """A body content-decoded, to at most `limit` bytes (disguise_decoded_limit unless
+    given: a worker thread is given it) — never mitmproxy's `get_content`, which expands
+    a body without bound. Raises MaskError when it cannot be; the message shows the
+    encoding only as far as it holds no original (rules)."""
     try:
-        return decode_whole(raw, enc, decoded_limit())
+        return decode_whole(raw, enc, decoded_limit() if limit is None else limit)
     except StreamError as e:  # an unknown coding's error names it as it is: said here, shown
         why = "" if "content-encoding" in str(e) else f" ({e})"
         raise MaskError(f"cannot decode a body with content-encoding {shown(enc, rules)!r}{why}") from None
