@@ -25,8 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "addon"), str(ROOT / "tests"), str(ROOT / "tests" / "integration")]
 
-from integration_util import FakeUpstream, Reply, http_post, zstd_available  # noqa: E402
 from test_shared_proxy import FULL, _bomb, read_timed, start, ticking, vm_hwm_mb  # noqa: E402
+
+from integration_util import FakeUpstream, Reply, http_post, zstd_available  # noqa: E402
 
 
 def _gap(arrivals: list[float], t0: float, t1: float) -> float:
