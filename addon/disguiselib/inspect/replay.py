@@ -28,7 +28,7 @@ from mitmproxy import flow as mflow
 
 from .. import pipeline
 from ..core.rules import LITERALS, Rules, Session
-from ..errors import LeakError, MaskError, NotTransformed
+from ..errors import LeakError, MaskError, NotTransformed, StreamError
 from ..leakguard import place
 from ..state import Kind
 from . import sseview
@@ -38,7 +38,9 @@ from .record import (
     REFUSED_HEADERS,
     SIDES,
     _sha,
+    content,
     counts_text,
+    decoded_limit,
     is_refused,
     mark_refused,
     set_fakes,
@@ -215,12 +217,21 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
     restorer = cfg.rules.restorer(masked.session.placeholders)
     ctype = flow.response.headers.get("content-type", "") if flow.response else ""
     try:
-        client = pipeline.restore_whole(api, restorer, up["content"], ctype, r.path, encoding=up.get("encoding", ""))
+        client = pipeline.restore_whole(
+            api, restorer, up["content"], ctype, r.path, encoding=up.get("encoding", ""), limit=decoded_limit()
+        )
+    except StreamError as e:  # a recorded bomb meets disguise_decoded_limit: said so
+        _verdict(flow, api, meta, f"re-run: the response could not be reversed ({e})")
+        return
     except Exception as e:  # noqa: BLE001 - reported, never raised into mitmproxy
         _verdict(flow, api, meta, f"re-run: the response could not be reversed ({type(e).__name__})")
         return
-    same_req = masked.body == (r.get_content(strict=False) or b"")
-    recorded = (flow.response.get_content(strict=False) or b"") if flow.response else b""
+    try:  # bounded: mitmproxy's get_content expands a recorded bomb whole
+        same_req = masked.body == content(r)
+        recorded = content(flow.response) if flow.response else b""
+    except MaskError as e:
+        _verdict(flow, api, meta, f"re-run: {e}")
+        return
     same_resp = client == recorded
     if not same_resp and sseview.looks_like_sse(client, ctype):
         same_resp = _channel_texts(client) == _channel_texts(recorded)
@@ -244,7 +255,7 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
 def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> None:
     r = flow.request
     try:
-        pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
+        pipeline.mask_request(api, content(r), cfg, r.path, r.headers.items(multi=True))
     except (MaskError, LeakError, NotTransformed, ValueError):
         verdict = "re-run offline: the request still cannot be masked, as in the live run"
     else:
@@ -259,7 +270,7 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     meta: dict[str, Any] = {"api": api.name, "dry_run": True}
     r = flow.request
     try:
-        masked = pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
+        masked = pipeline.mask_request(api, content(r), cfg, r.path, r.headers.items(multi=True))
     except (MaskError, LeakError, NotTransformed, ValueError) as e:
         reason = str(e) if not isinstance(e, ValueError) else "cannot decode the request body"
         if isinstance(e, NotTransformed):
@@ -274,8 +285,8 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     set_fakes(meta, session)
     restorer = cfg.rules.restorer(session.placeholders)
     if flow.response is not None:
-        body = flow.response.get_content(strict=False) or b""
         try:
+            body = content(flow.response)
             pipeline.restore_whole(api, restorer, body, flow.response.headers.get("content-type", ""), r.path)
         except Exception:  # noqa: BLE001 - a dry run reports, never raises
             pass

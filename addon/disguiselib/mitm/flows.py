@@ -6,10 +6,10 @@ from __future__ import annotations
 from mitmproxy import ctx, http
 from mitmproxy.utils import human
 
-from ..core.decoding import LIMIT, decode_whole
+from ..core.decoding import decode_whole
 from ..core.rules import Rules
 from ..errors import MaskError, StreamError
-from ..inspect.record import REFUSED_HEADERS, mark_refused
+from ..inspect.record import REFUSED_HEADERS, decoded_limit, mark_refused
 from ..leakguard import place, shown
 from ..pipeline import leak_scan
 from ..providers import registry
@@ -134,12 +134,6 @@ def fix_headers(resp: http.Response) -> None:
     """A response body that is restored as it streams: decoded, its length unknown."""
     resp.headers.pop("content-encoding", None)
     chunked(resp)
-
-
-def decoded_limit() -> int:
-    """What a compressed body may expand to (disguise_decoded_limit; core/decoding.py)."""
-    limit = getattr(ctx.options, "disguise_decoded_limit", LIMIT)
-    return limit if isinstance(limit, int) and limit >= 0 else LIMIT
 
 
 def decode_body(raw: bytes, enc: str, rules: Rules | None = None, limit: int | None = None) -> bytes:
