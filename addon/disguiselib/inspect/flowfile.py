@@ -102,8 +102,8 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     meta: dict = m if isinstance(m, dict) else {}
     sides: dict = sd if isinstance(sd, dict) else {}
     try:  # bounded: mitmproxy's get_content expands a recorded bomb whole
-        received = content(f.response) if f.response is not None else None
-        sent = None if is_refused(f) else content(f.request)
+        received = content(f.response, strict=False) if f.response is not None else None
+        sent = None if is_refused(f) else content(f.request, strict=False)
     except MaskError as e:  # unread, a flow would pass the audit unseen: the reading stops
         raise exceptions.FlowReadException(f"flow {i} {_label(f)}: {e}") from None
     ctype = f.response.headers.get("content-type", "") if f.response is not None else ""

@@ -18,7 +18,7 @@ from typing import Any
 
 from mitmproxy import ctx, http
 
-from ..core.decoding import LIMIT, decode_whole
+from ..core.decoding import LIMIT, ExpansionError, decode_whole
 from ..core.jsonspan import escaped_name
 from ..core.rules import LITERALS
 from ..core.sse import Framer
@@ -312,13 +312,18 @@ def decoded_limit() -> int:
     return limit if isinstance(limit, int) and limit >= 0 else LIMIT
 
 
-def content(msg: http.Message, limit: int | None = None) -> bytes:
+def content(msg: http.Message, strict: bool = True, limit: int | None = None) -> bytes:
     """A recorded message's body content-decoded within the limit: never mitmproxy's
     `get_content`, which expands a decompression bomb saved in a flow file without
-    bound. Raises MaskError, which names the coding's kind, never its value."""
+    bound. Raises MaskError, which names the coding's kind, never its value; not strict
+    (as get_content(strict=False)): a body that cannot be decoded comes as it was
+    recorded, but one that expands past the limit still raises."""
     enc = msg.headers.get("content-encoding", "")
+    raw = msg.raw_content or b""
     try:
-        return decode_whole(msg.raw_content or b"", enc, decoded_limit() if limit is None else limit)
+        return decode_whole(raw, enc, decoded_limit() if limit is None else limit)
     except StreamError as e:
+        if not strict and not isinstance(e, ExpansionError):
+            return raw
         why = "its content-encoding is not one disguise decodes" if "content-encoding" in str(e) else str(e)
         raise MaskError(f"cannot decode the recorded body: {why}") from None

@@ -227,8 +227,8 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         _verdict(flow, api, meta, f"re-run: the response could not be reversed ({type(e).__name__})")
         return
     try:  # bounded: mitmproxy's get_content expands a recorded bomb whole
-        same_req = masked.body == content(r)
-        recorded = content(flow.response) if flow.response else b""
+        same_req = masked.body == content(r, strict=False)
+        recorded = content(flow.response, strict=False) if flow.response else b""
     except MaskError as e:
         _verdict(flow, api, meta, f"re-run: {e}")
         return
@@ -286,7 +286,7 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     restorer = cfg.rules.restorer(session.placeholders)
     if flow.response is not None:
         try:
-            body = content(flow.response)
+            body = content(flow.response, strict=False)
             pipeline.restore_whole(api, restorer, body, flow.response.headers.get("content-type", ""), r.path)
         except Exception:  # noqa: BLE001 - a dry run reports, never raises
             pass
