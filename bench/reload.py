@@ -145,12 +145,19 @@ def _post(port: int) -> float:
     return time.monotonic() - t
 
 
-def _longest_gap(arrivals: list[float], t0: float, t1: float) -> float:
+def _gaps(arrivals: list[float], t0: float, t1: float) -> list[float]:
     inside = [t for t in arrivals if t0 <= t <= t1]
-    return max((b - a for a, b in zip(inside, inside[1:], strict=False)), default=0.0)
+    return [b - a for a, b in zip(inside, inside[1:], strict=False)]
 
 
-def stream_pause(tmp: Path, n: int) -> None:
+def _quantiles(gaps: list[float]) -> tuple[float, ...]:
+    if not gaps:
+        return (0.0, 0.0, 0.0, 0.0)
+    g = sorted(gaps)
+    return tuple(g[min(len(g) - 1, int(len(g) * q))] * 1000 for q in (0.5, 0.9, 0.99)) + (g[-1] * 1000,)
+
+
+def stream_pause(tmp: Path, n: int, reloads: int = 5) -> None:
     print(f"\na running stream through mitmdump while {n} literals are reloaded (upstream event every {GAP_S * 1000:.0f} ms)")
     m = literals_file(tmp / "local.yaml", n)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Up)
@@ -174,24 +181,34 @@ def stream_pause(tmp: Path, n: int) -> None:
         assert port is not None, "".join(lines)
         _post(port)
         arrivals: list[float] = []
+        _Up.seconds = 3.0 + 2.5 * reloads
         t = threading.Thread(target=_stream, args=(port, arrivals))
         t.start()
         time.sleep(3.0)
         quiet = (arrivals[0] + 0.5, time.monotonic()) if arrivals else (0, 0)
-        literals_file(m, n, extra=1)  # a literal added: taken at once, by the next request
-        r0 = time.monotonic()
-        waited = _post(port)
-        r1 = time.monotonic()
-        t.join(60)
-        before = _longest_gap(arrivals, *quiet)
-        during = _longest_gap(arrivals, r0, r1 + 0.2)
+        windows = []
+        for k in range(reloads):
+            literals_file(m, n, extra=1 + k)  # a literal added: taken at once, by the next request
+            r0 = time.monotonic()
+            waited = _post(port)
+            r1 = time.monotonic()
+            windows.append((r0, r1 + 0.2, waited))
+            time.sleep(max(0.0, 2.5 - (r1 - r0)))
+        t.join(120)
+        before = _gaps(arrivals, *quiet)
+        during = [g for r0, r1, _ in windows for g in _gaps(arrivals, r0, r1)]
         time.sleep(0.5)
-        reloaded = any("rules reloaded" in x for x in lines)
+        reloaded = sum("rules reloaded" in x for x in lines)
         if os.environ.get("BENCH_DEBUG"):
             print("".join(lines[-30:]))
-        print(f"  reload (build off the loop) {r1 - r0:.2f} s; the request that saw the change waited {waited:.2f} s")
-        print(f"  longest pause of the running stream: before {before * 1000:.0f} ms, during the reload "
-              f"{during * 1000:.0f} ms (ratio {during / max(before, 1e-3):.1f}); reloaded: {reloaded}")  # fmt: skip
+        print(f"  {reloads} reloads (build off the loop), each {', '.join(f'{w:.2f}' for *_, w in windows)} s; "
+              f"reloaded {reloaded} times")
+        print(f"  gaps between the running stream's reads, ms   {'p50':>5} {'p90':>5} {'p99':>5} {'max':>5}")
+        for name, gaps in (("before (no reload)", before), ("during the reloads", during)):
+            q = _quantiles(gaps)
+            print(f"  {name:<45}{q[0]:>5.0f} {q[1]:>5.0f} {q[2]:>5.0f} {q[3]:>5.0f}")
+        worst = [max(_gaps(arrivals, r0, r1), default=0.0) * 1000 for r0, r1, _ in windows]
+        print(f"  longest pause per reload, ms: {', '.join(f'{w:.0f}' for w in worst)}")
     finally:
         proc.terminate()
         proc.wait(10)
@@ -203,13 +220,14 @@ def main() -> None:
     ap.add_argument("--max", type=int, default=100_000)
     ap.add_argument("--only", choices=("load", "stream"))
     ap.add_argument("--stream-literals", type=int, default=8000)
+    ap.add_argument("--reloads", type=int, default=5)
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="disguise-bench-reload-", dir=os.environ.get("TMPDIR")))
     print(f"load average {os.getloadavg()[0]:.1f}; a set that drops rules is held {SETTLE_S:g} s (not measured here)")
     if a.only in (None, "load"):
         load_table(tmp, a.max)
     if a.only in (None, "stream"):
-        stream_pause(tmp, a.stream_literals)
+        stream_pause(tmp, a.stream_literals, a.reloads)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

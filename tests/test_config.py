@@ -68,3 +68,30 @@ def test_the_readme_says_what_a_re_run_under_other_rules_does() -> None:
     readme = " ".join((REPO / "README.md").read_text().split())
     assert "the re-run is **refused**" in readme
     assert _advice("X").removeprefix("X; ") in readme
+
+
+def test_a_streams_automaton_is_built_with_the_rules_not_at_its_first_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trigger automaton of 8,000 literals takes half a second to build. Built at the
+    first stream of each API (one per API's markers), it held the event loop that long
+    after every reload (bench/reload.py: 400-600 ms pauses of a running stream). It is
+    built with the rule set (off the loop on a reload); a stream adds its markers alone."""
+    from disguiselib.core import triggers
+    from disguiselib.core.restorer import Restorer
+    from disguiselib.providers.anthropic import AnthropicStream
+
+    m = tmp_path / "m.yaml"
+    m.write_text("literals:\n" + "".join(f'  "Customer {i:04d} Ltd": "Zq{i:04d}xk"\n' for i in range(300)))
+    cfg = config.build_config([str(m)], False, [])
+    built: list[int] = []
+    real = triggers.Triggers.__init__
+
+    def spy(self, patterns, markers):  # type: ignore[no-untyped-def]
+        built.append(len(set(patterns)) + len(markers))
+        real(self, patterns, markers)
+
+    monkeypatch.setattr(triggers.Triggers, "__init__", spy)
+    stream = AnthropicStream(Restorer(cfg.rules, {}))
+    assert stream.triggers.markers == AnthropicStream.MARKERS
+    assert built and max(built) <= len(AnthropicStream.MARKERS), built

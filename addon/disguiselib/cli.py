@@ -283,12 +283,19 @@ def _read(paths: list[str], progress: bool = False):
 
 
 def _audit(args: argparse.Namespace) -> int:
+    from mitmproxy import exceptions
+
     from .inspect import audit, flowfile
 
     flows = _read(args.flows, progress=True)  # a file that cannot be read fails before rules compile
     cfg = _config(args)
     p = Progress("auditing")
-    report = audit.audit(flowfile.records(flows), cfg.rules, lambda n: p(n, len(flows), " flows"))
+    try:
+        records = flowfile.records(flows)
+    except exceptions.FlowReadException as e:  # a body that cannot be decoded: never "clean"
+        p.end()
+        _fail(f"cannot read flows: {e}")
+    report = audit.audit(records, cfg.rules, lambda n: p(n, len(flows), " flows"))
     p.end()
     code = report.exit_code()
     try:

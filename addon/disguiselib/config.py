@@ -205,6 +205,7 @@ def compiled(ms: mappings.MappingSet, fakes_key: bytes | None) -> tuple[Rules, R
         rules = Rules(ms, fakes_key)
     except Exception as e:  # a rule set that compiles alone but not combined
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
+    rules.stream_triggers(())  # every stream's automaton, built here (off the loop on a reload), not at a first stream
     disguises = None
     if ms.literals:
         turned = tuple(mappings.Literal(lit.disguise, lit.original, lit.source) for lit in ms.literals)

@@ -291,6 +291,86 @@ def test_whole_read_by_read_on_line_ends_alone(parts: list[bytes]) -> None:
     assert got == _reference(parts)
 
 
+def ref_stream(text: str) -> list[tuple[str | None, str | None]]:
+    """(event name, data) of every event of a whole stream by the WHATWG rules (lines
+    end at CRLF, LF or CR; a blank line dispatches), an unterminated last event passed on
+    as the framer does; events without data are not dispatched."""
+    events, cur = [], []
+    lines = _LINES.split(text)
+    for i, line in enumerate(lines):
+        if i == len(lines) - 1:  # what follows the last line end
+            if line:
+                cur.append(line)
+        elif line:
+            cur.append(line)
+        elif cur:
+            events.append(ref_event("\n".join(cur)))
+            cur = []
+    if cur:
+        events.append(ref_event("\n".join(cur)))
+    return [e for e in events if e[1] is not None]
+
+
+@given(streams(), st.data())
+def test_framing_is_the_spec_for_every_line_end_and_fragmentation(stream: bytes, data) -> None:
+    """Random streams with CRLF, CR and LF line ends, cut into random reads: the events
+    the framer gives (read by read, both ways it frames) are the spec's for the whole
+    stream, and every byte is in exactly one of them."""
+    pieces = data.draw(byte_splits(stream))
+    want = ref_stream(stream.decode())
+    cut = frame(pieces)
+    assert b"".join(e.raw for e in cut) == stream
+    assert summary(cut) == want
+    f = Framer()
+    blocks = [f.whole(p) for p in pieces] + [b"".join(f.flush_raw())]
+    from disguiselib.core.sse import split
+
+    raws = [r for b in blocks if b for r in split(b)]
+    assert b"".join(raws) == stream
+    assert summary(parse_event(r) for r in raws) == want
+
+
+@pytest.mark.parametrize("sep", [b"\n\n", b"\r\n\r\n", b"\r\r", b"\n\r\n"])
+@pytest.mark.parametrize("way", ["whole", "feed"])
+def test_each_byte_is_searched_a_bounded_number_of_times_whatever_the_line_ends(
+    monkeypatch, sep: bytes, way: str
+) -> None:
+    """Counting work, not time: a 200 kB event cut into 1 kB reads, CRLF and CR line
+    ends included (which used to join and search the whole unfinished event at every
+    read: n²). What the framer's searches are handed is a small multiple of the stream."""
+    from disguiselib.core import sse
+
+    seen = [0]
+    real_end, real_cut, real_rx = sse.last_end, sse._cut, sse._EVENT_END
+
+    def counting_end(buf: bytes) -> int:
+        seen[0] += len(buf)
+        return real_end(buf)
+
+    def counting_cut(buf: bytes) -> tuple[list[bytes], int]:
+        seen[0] += len(buf)
+        return real_cut(buf)
+
+    class CountingRx:
+        def search(self, buf: bytes, pos: int = 0):  # type: ignore[no-untyped-def]
+            seen[0] += len(buf) - pos
+            return real_rx.search(buf, pos)
+
+    monkeypatch.setattr(sse, "last_end", counting_end)
+    monkeypatch.setattr(sse, "_cut", counting_cut)
+    monkeypatch.setattr(sse, "_EVENT_END", CountingRx())
+    line = sep[: len(sep) // 2]
+    event = b"event: response.completed" + line + b"data: " + b"x" * 200_000 + sep
+    stream = event * 3
+    f = Framer()
+    pieces = [stream[i : i + 1000] for i in range(0, len(stream), 1000)]
+    if way == "whole":
+        assert b"".join(f.whole(p) for p in pieces) == stream
+    else:
+        assert b"".join(r for p in pieces for r in f.feed_raw(p)) == stream
+    assert seen[0] <= 6 * len(stream), seen[0]
+
+
 @pytest.mark.parametrize("sep", [b"\n\n", b"\r\n\r\n"])
 def test_whole_looks_at_each_byte_a_bounded_number_of_times(monkeypatch, sep: bytes) -> None:
     """Counting work, not time: what last_end is handed over a long event cut into many

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -196,3 +197,35 @@ def test_offline_rerun_under_rules_missing_the_recordings_is_refused(mine_sessio
     assert rc == 0, log
     assert "re-run refused: rules that masked the recording are not in force: pattern CUSTOMER_ID" in log, log
     assert "Acme" not in log and "CUST-123456" not in log
+
+
+# -- a decompression bomb saved in a flow file -------------------------------------------------
+
+
+def test_a_bomb_in_a_flow_file_ends_with_an_explicit_error(gemini_session, tmp_path: Path) -> None:
+    """Offline replay (`-nr`) and `disguise audit` read recorded bodies within
+    disguise_decoded_limit, never through mitmproxy's unbounded get_content: a response
+    saved as 64 MiB of zeros in 64 kB of gzip, read under a 1 MiB limit, ends each with an
+    error that names the limit (the re-run's verdict; the audit exits non-zero, never
+    "clean") instead of expanding it."""
+    import gzip
+    import subprocess
+    import sys
+
+    flows, mpath, _ = gemini_session
+    (f,) = read_flows(flows)
+    assert f.response is not None
+    f.response.headers["content-encoding"] = "gzip"
+    f.response.raw_content = gzip.compress(b'[{"pad": "' + b"0" * (64 << 20) + b'"}]', 6)
+    bomb = tmp_path / "bomb.flows"
+    write_flows(bomb, [f])
+    rc, log = run_mitmdump([str(MITMDUMP), "-nr", str(bomb), "--set", f"confdir={tmp_path / 'conf'}",
+                            "-s", str(ADDON), "--set", f"disguise_mappings={mpath}",
+                            "--set", "disguise_decoded_limit=1048576"])  # fmt: skip
+    assert rc == 0, log
+    assert "re-run: cannot decode the recorded body" in log and "disguise_decoded_limit" in log, log
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-m", "disguiselib", "audit", str(bomb), "--mappings", str(mpath)],
+                       cwd=repo, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(repo / "addon")})  # fmt: skip
+    assert r.returncode != 0 and "expands past" in r.stderr, r.stdout + r.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import socket
 import threading
 import time
 import zlib
@@ -218,3 +219,73 @@ def test_a_decompression_bomb_is_refused_and_nothing_else_is_affected(tmp_path: 
         finally:
             proxy.stop()
             print(proxy.output[-3000:])
+
+
+def ticking(rec: Recorded) -> Reply:
+    """An Anthropic stream of 150 events 20 ms apart (3 s), its text holding a disguise."""
+    body = build_stream([("text", ["Zenith Labs"] + [f" w{i}" for i in range(146)])])
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    return Reply(events, headers={"content-type": "text/event-stream"}, delay=0.02)
+
+
+def read_timed(port: int, arrivals: list[float], out: list[bytes]) -> None:
+    """A streamed request through the proxy, the time of every read recorded."""
+    req = json.dumps({"model": "tick", "max_tokens": 5, "stream": True,
+                      "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+              + f"content-length: {len(req)}\r\n\r\n".encode() + req)  # fmt: skip
+    while True:
+        data = s.recv(65536)
+        if not data:
+            break
+        arrivals.append(time.monotonic())
+        out.append(data)
+        if data.endswith(b"0\r\n\r\n") and b"message_stop" in b"".join(out[-2:]):
+            break
+    s.close()
+
+
+def test_a_whole_compressed_body_is_decoded_off_the_event_loop(tmp_path: Path) -> None:
+    """Issue 27: "an explicit error to the client and nothing else affected". A JSON
+    bomb (1 GiB of zeros as gzip) was decoded in the response hook on the event loop up
+    to disguise_decoded_limit: a running stream stopped meanwhile (0.37 s at 64 MiB).
+    Decoded in a worker thread (zlib releases the GIL), the stream goes on. The limit is
+    raised to 256 MiB here so that a decode on the loop would stop the stream for well
+    over a second, far past the bound a loaded machine needs."""
+    bomb = _bomb("gzip", b'{"pad": "')
+    m = tmp_path / "local.yaml"
+    m.write_text(FULL)
+    with FakeUpstream() as up:
+        up.on("bomb", lambda rec: Reply([bomb[i : i + 65536] for i in range(0, len(bomb), 65536)],
+                                        headers={"content-type": "application/json", "content-encoding": "gzip"},
+                                        framing="length", delay=0.0))  # fmt: skip
+        up.on("tick", ticking)
+        proxy = start(up, tmp_path, m, "--set", f"disguise_decoded_limit={256 << 20}")
+        try:
+            port = proxy.port
+            assert port is not None
+            arrivals: list[float] = []
+            out: list[bytes] = []
+            t = threading.Thread(target=read_timed, args=(port, arrivals, out))
+            t.start()
+            time.sleep(0.8)  # the stream is running
+            bomb_req = json.dumps({"model": "bomb", "max_tokens": 5,
+                                   "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
+            b0 = time.monotonic()
+            status, _, answer = http_post(port, "/v1/messages", bomb_req, timeout=60)
+            b1 = time.monotonic()
+            t.join(60)
+            assert status == 502 and b"disguise_decoded_limit" in answer  # the explicit error
+            inside = [a for a in arrivals if b0 - 0.05 <= a <= b1 + 0.05]
+            gaps = [b - a for a, b in zip(inside, inside[1:], strict=False)]
+            worst = max(gaps, default=0.0)
+            print(f"bomb answered in {b1 - b0:.2f} s; the stream's longest pause meanwhile {worst * 1000:.0f} ms "
+                  f"({len(inside)} reads)")  # fmt: skip
+            assert len(inside) >= 3, "the stream ended before the bomb was decoded"
+            assert worst < 1.0, f"a running stream paused {worst:.2f} s while the bomb was decoded"
+            whole = b"".join(out)
+            assert b"Acme Corp" in whole and b"message_stop" in whole  # restored, complete
+        finally:
+            proxy.stop()
+            print(proxy.output[-2000:])

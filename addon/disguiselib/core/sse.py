@@ -168,19 +168,21 @@ def split(block: bytes) -> list[bytes]:
 class Framer:
     """Incremental framer: `feed(bytes) -> [Event]`, `flush() -> [Event]`.
 
-    Linear in the stream, however an event is cut into reads: the bytes of an unfinished
-    event are kept as the reads that brought them (`_more`) and joined once, when a read
-    ends the event. Those bytes are known to hold no event end, so a read that does not
-    end one is looked at alone (with the two bytes before it, where `\n\n` may begin).
-    Joining and searching the whole unfinished event at every read cost one 4 MiB event
-    2.8 s (quadratic); now a few ms per MiB."""
+    Linear in the stream, however an event is cut into reads and whatever its line ends
+    (LF, CRLF, CR): the bytes of an unfinished event are kept as the reads that brought
+    them (`_more`) and joined once, when a read ends the event. Those bytes are known to
+    hold no event end, so a read that does not end one is looked at alone, with the
+    three bytes before it (`_tail`: an event end, `\r\n\r\n` at most, may begin
+    there). Joining and searching the whole unfinished event at every read cost one 4 MiB
+    event 2.8 s (quadratic); now a few ms per MiB."""
 
-    __slots__ = ("_buf", "_more", "_size", "max_event_bytes")
+    __slots__ = ("_buf", "_more", "_size", "_tail", "max_event_bytes")
 
     def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self._buf = b""
         self._more: list[bytes] = []  # reads after _buf, not joined yet (see whole)
         self._size = 0  # len(_buf) + the lengths of _more
+        self._tail = b""  # the last 3 bytes kept
         self.max_event_bytes = max_event_bytes
 
     def _joined(self) -> bytes:
@@ -190,13 +192,35 @@ class Framer:
         return self._buf
 
     def _keep(self, rest: bytes) -> None:
-        self._buf, self._more, self._size = rest, [], len(rest)
+        self._buf, self._more, self._size, self._tail = rest, [], len(rest), rest[-3:]
+
+    def _kept(self, data: bytes) -> bool:
+        """Is data, after the kept bytes, still inside their unfinished event? Then it
+        is kept as it came. Kept bytes hold no event end, and no match of _EVENT_END lies
+        in them once more bytes follow (a following LF only takes a lone CR's match
+        away): an end that data completes begins at most 3 bytes before it."""
+        if not self._size or self._buf[0] in (10, 13):  # nothing kept, or a blank line
+            return False
+        tail = self._tail
+        if 13 not in data and 13 not in tail:  # LF only: an event ends only at `\n\n`
+            ends = b"\n\n" in tail[-1:] + data[:1] or b"\n\n" in data
+        else:
+            ends = _EVENT_END.search(tail + data) is not None
+        if ends:
+            return False
+        self._more.append(data)
+        self._size += len(data)
+        self._tail = (tail + data[-3:])[-3:]
+        self._check()
+        return True
 
     def feed(self, data: bytes) -> list[Event]:
         return [parse_event(raw) for raw in self.feed_raw(data)]
 
     def feed_raw(self, data: bytes) -> list[bytes]:
         """The raw bytes of every event that data completes (blank lines included)."""
+        if not data or self._kept(data):
+            return []
         pending = self._joined()
         buf = pending + data if pending else data
         events, pos = _cut(buf)
@@ -210,17 +234,8 @@ class Framer:
         event ends (a provider that writes one event at a time) come back as the same
         object. The block starts and ends where the events feed_raw would give start
         and end (`split` cuts it into them)."""
-        if not data:  # (kept bytes hold no event end: nothing to give)
+        if not data or self._kept(data):  # (kept bytes hold no event end: nothing to give)
             return b""
-        if self._size and 13 not in data and self._buf[0] not in (10, 13) and 13 not in self._buf:
-            # what is kept holds no event end (nor a CR: where an event ends is then
-            # only `\n\n`): unless data ends one, it is kept as it came
-            last = self._more[-1] if self._more else self._buf
-            if b"\n\n" not in last[-1:] + data[:1] and b"\n\n" not in data:
-                self._more.append(data)
-                self._size += len(data)
-                self._check()
-                return b""
         pending = self._joined()
         buf = pending + data if pending else data
         k = last_end(buf)

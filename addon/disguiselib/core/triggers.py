@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 
 import ahocorasick_rs
 
@@ -82,12 +83,36 @@ def _value_end(prefix: bytes) -> list[bytes]:
     return [prefix + b'"' + x for x in VALUE_END]
 
 
-class Patterns(set):
-    """A rule set's trigger patterns. `ends`: those that only say a value ends in a
-    proper prefix (of a disguise, a placeholder or a strip match), which no other kind
-    of trigger also is: only a window reading that value needs them (see opaque_end)."""
+class Patterns:
+    """A rule set's trigger patterns (a set of bytes). `ends`: those that only say a
+    value ends in a proper prefix (of a disguise, a placeholder or a strip match), which
+    no other kind of trigger also is: only a window reading that value needs them (see
+    opaque_end).
 
-    ends: frozenset[bytes] = frozenset()
+    Kept as dicts of bytes, which the cyclic collector does not track (a set it always
+    does): 8,000 literals make some 700,000 patterns, and every collection that walked
+    their sets held the GIL for tens of ms — a reload built off the loop paused every
+    running stream that long when the collector ran after it (bench/reload.py)."""
+
+    __slots__ = ("_all", "ends")
+
+    def __init__(self, patterns: Iterable[bytes] = (), ends: Iterable[bytes] = ()) -> None:
+        self._all = dict.fromkeys(patterns)
+        self.ends = dict.fromkeys(ends)
+
+    def __contains__(self, p: object) -> bool:
+        return p in self._all
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._all)
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def __eq__(self, other: object) -> bool:
+        return set(self._all) == other if isinstance(other, (set, frozenset)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def rule_patterns(
@@ -130,9 +155,7 @@ def rule_patterns(
             nonascii = b"\xf0"
     if nonascii:
         pats.update(bytes([c]) for c in range(nonascii[0], 0x100 if nonascii == b"\x80" else 0xF5))
-    out = Patterns(pats | ends)
-    out.ends = frozenset(ends - pats)
-    return out
+    return Patterns(pats | ends, ends - pats)
 
 
 class Triggers:
@@ -143,13 +166,13 @@ class Triggers:
 
     __slots__ = ("_ac", "markers", "size", "scan", "longest", "_pats", "_ends", "_others")
 
-    def __init__(self, patterns: set[bytes], markers: tuple[bytes, ...]) -> None:
+    def __init__(self, patterns: Patterns | set[bytes], markers: tuple[bytes, ...]) -> None:
         self.markers = markers
-        pats = sorted(patterns | set(markers))
+        pats = sorted(set(patterns).union(markers))
         self.size = len(pats)
         self.longest = max(map(len, pats), default=1)
-        ends: frozenset[bytes] = getattr(patterns, "ends", frozenset()) - set(markers)
-        self._pats = pats
+        ends = set(getattr(patterns, "ends", ())).difference(markers)
+        self._pats = tuple(pats)  # untracked by the collector once it has seen it (bytes only)
         # per pattern: 1 a value-end pattern only, 2 one that hides no other kind (_settle)
         self._ends = bytearray(p in ends for p in pats) if ends else bytearray(len(pats))
         self._others: tuple | None = None  # every other pattern and their proper prefixes, when first asked
@@ -234,11 +257,11 @@ class Joined:
 
     __slots__ = ("a", "b", "markers", "size", "longest", "scan")
 
-    def __init__(self, a: Triggers, b: Triggers) -> None:
+    def __init__(self, a: Triggers | Joined, b: Triggers) -> None:
         self.a, self.b = a, b
-        self.markers = a.markers
-        self.size = a.size + b.size
-        self.longest = max(a.longest, b.longest)
+        self.markers: tuple[bytes, ...] = a.markers + b.markers
+        self.size: int = a.size + b.size
+        self.longest: int = max(a.longest, b.longest)
         self.scan = self._scan
 
     def _scan(self, buf: bytes) -> list[tuple[int, int, int]]:

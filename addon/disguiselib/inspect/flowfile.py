@@ -20,9 +20,10 @@ from mitmproxy import flow as mflow
 
 from .. import leakguard
 from ..core.rules import Rules
+from ..errors import MaskError
 from ..providers.registry import recognise, recognise_ws, slots_for
 from . import audit, wsview
-from .record import META, NEVER_SENT, SIDES, is_credential, is_refused
+from .record import META, NEVER_SENT, SIDES, content, is_credential, is_refused
 
 
 class ShareError(Exception):
@@ -100,12 +101,16 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     m, sd = f.metadata.get(META), f.metadata.get(SIDES)
     meta: dict = m if isinstance(m, dict) else {}
     sides: dict = sd if isinstance(sd, dict) else {}
-    received = f.response.get_content(strict=False) if f.response is not None else None
+    try:  # bounded: mitmproxy's get_content expands a recorded bomb whole
+        received = content(f.response, strict=False) if f.response is not None else None
+        sent = None if is_refused(f) else content(f.request, strict=False)
+    except MaskError as e:  # unread, a flow would pass the audit unseen: the reading stops
+        raise exceptions.FlowReadException(f"flow {i} {_label(f)}: {e}") from None
     ctype = f.response.headers.get("content-type", "") if f.response is not None else ""
     cr = sides.get("client_response") or {}
     r = audit.Record(
         index=i, label=_label(f), api=api.name if api else None,
-        sent=None if is_refused(f) else (f.request.get_content(strict=False) or b""),
+        sent=sent,
         received=received, received_type=ctype,
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")), fakes=_fakes(meta),

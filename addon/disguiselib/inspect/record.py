@@ -16,9 +16,13 @@ import re
 from collections import deque
 from typing import Any
 
+from mitmproxy import ctx, http
+
+from ..core.decoding import LIMIT, ExpansionError, decode_whole
 from ..core.jsonspan import escaped_name
 from ..core.rules import LITERALS
 from ..core.sse import Framer
+from ..errors import MaskError, StreamError
 from ..providers.registry import SPECS
 from ..providers.stream import StreamState
 
@@ -299,3 +303,27 @@ def is_refused(flow) -> bool:
         return meta.get("end") == "refused"
     resp = getattr(flow, "response", None)
     return resp is not None and resp.headers.get("x-disguise") == REFUSED_HEADERS["x-disguise"]
+
+
+def decoded_limit() -> int:
+    """What a compressed body may expand to: the option disguise_decoded_limit where a
+    mitmproxy runs the addon (core/decoding.LIMIT elsewhere: the `disguise` commands)."""
+    limit = getattr(getattr(ctx, "options", None), "disguise_decoded_limit", LIMIT)
+    return limit if isinstance(limit, int) and limit >= 0 else LIMIT
+
+
+def content(msg: http.Message, strict: bool = True, limit: int | None = None) -> bytes:
+    """A recorded message's body content-decoded within the limit: never mitmproxy's
+    `get_content`, which expands a decompression bomb saved in a flow file without
+    bound. Raises MaskError, which names the coding's kind, never its value; not strict
+    (as get_content(strict=False)): a body that cannot be decoded comes as it was
+    recorded, but one that expands past the limit still raises."""
+    enc = msg.headers.get("content-encoding", "")
+    raw = msg.raw_content or b""
+    try:
+        return decode_whole(raw, enc, decoded_limit() if limit is None else limit)
+    except StreamError as e:
+        if not strict and not isinstance(e, ExpansionError):
+            return raw
+        why = "its content-encoding is not one disguise decodes" if "content-encoding" in str(e) else str(e)
+        raise MaskError(f"cannot decode the recorded body: {why}") from None

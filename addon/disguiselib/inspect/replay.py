@@ -28,6 +28,7 @@ from mitmproxy import flow as mflow
 
 from .. import pipeline
 from ..core.rules import LITERALS, Rules, Session
+from ..errors import MaskError, StreamError
 from ..leakguard import place
 from ..state import Kind
 from . import sseview
@@ -37,7 +38,9 @@ from .record import (
     REFUSED_HEADERS,
     SIDES,
     _sha,
+    content,
     counts_text,
+    decoded_limit,
     is_refused,
     mark_refused,
     set_fakes,
@@ -213,12 +216,21 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
     restorer = cfg.rules.restorer(masked.session.placeholders)
     ctype = flow.response.headers.get("content-type", "") if flow.response else ""
     try:
-        client = pipeline.restore_whole(api, restorer, up["content"], ctype, r.path, encoding=up.get("encoding", ""))
+        client = pipeline.restore_whole(
+            api, restorer, up["content"], ctype, r.path, encoding=up.get("encoding", ""), limit=decoded_limit()
+        )
+    except StreamError as e:  # a recorded bomb meets disguise_decoded_limit: said so
+        _verdict(flow, api, meta, f"re-run: the response could not be reversed ({e})")
+        return
     except Exception as e:  # noqa: BLE001 - reported, never raised into mitmproxy
         _verdict(flow, api, meta, f"re-run: the response could not be reversed ({type(e).__name__})")
         return
-    same_req = masked.body == (r.get_content(strict=False) or b"")
-    recorded = (flow.response.get_content(strict=False) or b"") if flow.response else b""
+    try:  # bounded: mitmproxy's get_content expands a recorded bomb whole
+        same_req = masked.body == content(r, strict=False)
+        recorded = content(flow.response, strict=False) if flow.response else b""
+    except MaskError as e:
+        _verdict(flow, api, meta, f"re-run: {e}")
+        return
     same_resp = client == recorded
     if not same_resp and sseview.looks_like_sse(client, ctype):
         same_resp = _channel_texts(client) == _channel_texts(recorded)
@@ -242,8 +254,8 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
 def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> None:
     r = flow.request
     try:
-        body = r.get_content(strict=True) or b""
-    except ValueError:  # cannot be decoded
+        body = content(r)
+    except MaskError:  # cannot be decoded within disguise_decoded_limit
         masked = False
     else:
         masked = isinstance(pipeline.mask_request(api, body, cfg, r.path, r.headers.items(multi=True)), pipeline.Masked)
@@ -261,9 +273,9 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     meta: dict[str, Any] = {"api": api.name, "dry_run": True}
     r = flow.request
     try:
-        masked = pipeline.mask_request(api, r.get_content(strict=True) or b"", cfg, r.path, r.headers.items(multi=True))
-    except ValueError:
-        masked = pipeline.Refused("cannot decode the request body")
+        masked = pipeline.mask_request(api, content(r), cfg, r.path, r.headers.items(multi=True))
+    except MaskError as e:  # cannot be decoded within disguise_decoded_limit
+        masked = pipeline.Refused(str(e))
     if not isinstance(masked, pipeline.Masked):
         reason = masked.reason
         if isinstance(masked, pipeline.NotOurs):
@@ -278,8 +290,8 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     set_fakes(meta, session)
     restorer = cfg.rules.restorer(session.placeholders)
     if flow.response is not None:
-        body = flow.response.get_content(strict=False) or b""
         try:
+            body = content(flow.response, strict=False)
             pipeline.restore_whole(api, restorer, body, flow.response.headers.get("content-type", ""), r.path)
         except Exception:  # noqa: BLE001 - a dry run reports, never raises
             pass

@@ -450,19 +450,19 @@ class Disguise:
         assert flow.response is not None
         flow.response.stream = self.inspect.tee(flow, call)  # keeps both sides
 
-    def response(self, flow: http.HTTPFlow) -> None:
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         rec = self.guard.records.get(flow.id)
         resp = flow.response
         if rec is None or resp is None:
-            return
+            return None
         if rec.phase is Phase.REFUSED:
             if rec.answer is Answer.REPLACED:
                 assert isinstance(rec.api, Api)
                 finish_error(flow, rec.api, rec.reason or "request refused")
-            return
+            return None
         if rec.kind is Kind.WEBSOCKET:
             self.realtime.response(flow, rec)
-            return
+            return None
         if rec.phase is Phase.STREAMING:
             dead = bool(getattr(rec.call, "dead", False))
             why = getattr(rec.reverser, "failure", None) or "the client got an error event"
@@ -470,15 +470,23 @@ class Disguise:
         elif rec.phase in (Phase.MASKED, Phase.RECEIVING):
             if rec.phase is Phase.MASKED:  # no responseheaders hook came (a replayed flow)
                 rec.to(Phase.RECEIVING)
-            self._restore(flow, rec)
+            later = self._restore(flow, rec)
+            if later is not None:  # decoded off the loop: mitmproxy awaits it
+                return self._finish_after(later, flow, rec)
         if rec.restorer is not None:
             self.inspect.finish(flow, rec)  # the summary, last
+        return None
 
-    def _restore(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+    async def _finish_after(self, later: Awaitable[None], flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        await later
+        if rec.restorer is not None:
+            self.inspect.finish(flow, rec)
+
+    def _restore(self, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
         """A whole response body, restored (RESTORED), or replaced by an error (FAILED)."""
         if rec.reading is not Reading.BUFFERED:
             self.inspect.before_restore(flow)  # server replay puts the recorded upstream body back
-        whole.restore(flow, rec)
+        return whole.restore(flow, rec)
 
     # -- WebSocket (realtime APIs) ---------------------------------------------------------
 

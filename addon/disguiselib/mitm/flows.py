@@ -6,10 +6,10 @@ from __future__ import annotations
 from mitmproxy import ctx, http
 from mitmproxy.utils import human
 
-from ..core.decoding import LIMIT, decode_whole
+from ..core.decoding import decode_whole
 from ..core.rules import Rules
 from ..errors import MaskError, StreamError
-from ..inspect.record import REFUSED_HEADERS, mark_refused
+from ..inspect.record import REFUSED_HEADERS, decoded_limit, mark_refused
 from ..leakguard import place, shown
 from ..pipeline import leak_scan
 from ..providers import registry
@@ -136,18 +136,13 @@ def fix_headers(resp: http.Response) -> None:
     chunked(resp)
 
 
-def decoded_limit() -> int:
-    """What a compressed body may expand to (disguise_decoded_limit; core/decoding.py)."""
-    limit = getattr(ctx.options, "disguise_decoded_limit", LIMIT)
-    return limit if isinstance(limit, int) and limit >= 0 else LIMIT
-
-
-def decode_body(raw: bytes, enc: str, rules: Rules | None = None) -> bytes:
-    """A body content-decoded, to at most disguise_decoded_limit bytes (never mitmproxy's
-    `get_content`, which expands a body without bound). Raises MaskError when it cannot
-    be; the message shows the encoding only as far as it holds no original (rules)."""
+def decode_body(raw: bytes, enc: str, rules: Rules | None = None, limit: int | None = None) -> bytes:
+    """A body content-decoded, to at most `limit` bytes (disguise_decoded_limit unless
+    given: a worker thread is given it) — never mitmproxy's `get_content`, which expands
+    a body without bound. Raises MaskError when it cannot be; the message shows the
+    encoding only as far as it holds no original (rules)."""
     try:
-        return decode_whole(raw, enc, decoded_limit())
+        return decode_whole(raw, enc, decoded_limit() if limit is None else limit)
     except StreamError as e:  # an unknown coding's error names it as it is: said here, shown
         why = "" if "content-encoding" in str(e) else f" ({e})"
         raise MaskError(f"cannot decode a body with content-encoding {shown(enc, rules)!r}{why}") from None
