@@ -58,7 +58,7 @@ def _looping() -> bool:
 
 async def _restore_later(flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, enc: str, limit: int) -> None:
     resp = flow.response
-    assert resp is not None
+    assert resp is not None and rec.config is not None
     try:
         body = await asyncio.to_thread(decode_body, raw, enc, rec.config.rules, limit)
     except MaskError as e:
@@ -74,12 +74,13 @@ async def _restore_later(flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, enc: 
 def _undecodable(resp: http.Response, rec: FlowRecord, e: MaskError) -> None:
     why = f"response not reversed: {e}"
     log.error("disguise: %s", why)
+    assert isinstance(rec.api, Api)
     _failed(resp, rec, why, rec.api.error_body(f"disguise: {why}"))
 
 
 def _reverse(flow: http.HTTPFlow, rec: FlowRecord, body: bytes) -> None:
     resp = flow.response
-    assert resp is not None
+    assert resp is not None and isinstance(rec.api, Api) and rec.restorer is not None
     rec.upstream_body = body
     try:
         ctype = resp.headers.get("content-type", "")
