@@ -205,8 +205,11 @@ class Prefilter:
     a megabyte of random base64 for the 57 shipped patterns, against 5 ms (bench).
 
     A superset needs the two engines to read a pattern alike. Hyperscan's ASCII `\\w`,
-    `\\d`, `\\s`, `\\b` (no UCP flag) are RE2's; its prefilter mode only widens what it
-    cannot run exactly. Always searched instead: a pattern it refuses, and one that folds
+    `\\d`, `\\b` (no UCP flag) are RE2's; its `\\s` also holds the vertical tab, which
+    RE2's does not (`[^\\s]` would take `\\x0b` in RE2 and not in Hyperscan: a secret
+    after a vertical tab went unnamed), so `\\s` and `\\S` are spelled as RE2's classes
+    for Hyperscan (`re2_spaces`). Its prefilter mode only widens what it cannot run
+    exactly. Always searched instead: a pattern it refuses, and one that folds
     case (`(?i)`) while naming non-ASCII characters (the engines fold those differently).
     Text that is not UTF-8 (a lone surrogate carried through) is searched by every
     pattern. tests/test_rules.py checks the superset on random texts.
@@ -260,7 +263,7 @@ def _hyperscan(patterns: tuple[str, ...]):
         return None, ()
     flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH
     key = hashlib.sha256(
-        repr((getattr(hyperscan, "__version__", "?"), flags, patterns)).encode("utf-8", "surrogatepass")
+        repr((getattr(hyperscan, "__version__", "?"), flags, "re2_spaces", patterns)).encode("utf-8", "surrogatepass")
     ).hexdigest()
     cached = _load_cached(key)
     if cached is not None:
@@ -269,11 +272,12 @@ def _hyperscan(patterns: tuple[str, ...]):
     ids: list[int] = []
     exprs: list[bytes] = []
     for i, p in enumerate(patterns):
-        if "(?i" in p and (not p.isascii() or _NON_ASCII_SYNTAX.search(p) is not None):
+        hs = re2_spaces(p)
+        if hs is None or ("(?i" in p and (not p.isascii() or _NON_ASCII_SYNTAX.search(p) is not None)):
             always.append(i)
         else:
             ids.append(i)
-            exprs.append(p.encode("utf-8"))
+            exprs.append(hs.encode("utf-8"))
     db = _compile(exprs, ids, flags)
     if db is None and exprs:
         # one pattern Hyperscan refuses fails the whole set: find which, search those always
@@ -286,6 +290,53 @@ def _hyperscan(patterns: tuple[str, ...]):
         return None, tuple(range(len(patterns)))
     _store_cached(key, db, tuple(always))
     return db, tuple(always)
+
+
+_RE2_SPACE = "\\t\\n\\f\\r "  # RE2's \\s: no vertical tab (Hyperscan's, PCRE's has it)
+
+
+def re2_spaces(p: str) -> str | None:
+    """p with `\\s` and `\\S` spelled as RE2 reads them (`[\\t\\n\\f\\r ]`, its
+    complement), for Hyperscan; None where that cannot be said (`\\S` inside a class):
+    such a pattern is always searched. One pass over p."""
+    out: list[str] = []
+    i, n, in_class = 0, len(p), False
+    while i < n:
+        c = p[i]
+        if c == "\\" and i + 1 < n:
+            e = p[i + 1]
+            if e == "s":
+                out.append(_RE2_SPACE if in_class else f"[{_RE2_SPACE}]")
+            elif e == "S":
+                if in_class:
+                    return None
+                out.append(f"[^{_RE2_SPACE}]")
+            else:
+                out.append(p[i : i + 2])
+            i += 2
+            continue
+        if not in_class and c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            if i < n and p[i] == "^":
+                out.append("^")
+                i += 1
+            if i < n and p[i] == "]":  # a `]` first in a class is itself
+                out.append("]")
+                i += 1
+            continue
+        if in_class and c == "[" and p.startswith("[:", i):  # [[:alpha:]]
+            j = p.find(":]", i + 2)
+            if j != -1:
+                out.append(p[i : j + 2])
+                i = j + 2
+                continue
+        if in_class and c == "]":
+            in_class = False
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _compile(exprs: list[bytes], ids: list[int], flags: int):
