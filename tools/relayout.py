@@ -335,7 +335,7 @@ def rewrite_text(text: str, plan: Plan, path: str) -> str:
         rel = f"{m.group(2)}/{m.group(3)}.py"
         if rel not in plan.tests:
             return m.group(0)
-        return m.group(1) + plan.tests[rel]
+        return (m.group(1) or "") + plan.tests[rel]
 
     text = re.sub(r"(?<![\w./-])(tests/)?(core|providers)/(test_\w+)\.py", test_path, text)
 
