@@ -394,9 +394,9 @@ def adjust_depth(src: str, delta: int, path: str) -> str:
         return src
     out = []
     for i, line in enumerate(src.splitlines(keepends=True), 1):
-        if re.search(r"\b__file__\b", line):
+        if re.search(r"(?<![\w.])__file__\b", line):
             m = re.search(r"Path\(__file__\)\.resolve\(\)\.parents\[(\d+)\]", line)
-            if not m or line.count("__file__") != 1:
+            if not m or len(re.findall(r"(?<![\w.])__file__", line)) != 1:
                 raise Stop(f"{path}:{i}: `__file__` used other than as Path(__file__).resolve().parents[N]")
             line = line[: m.start(1)] + str(int(m.group(1)) + delta) + line[m.end(1) :]
         out.append(line)
