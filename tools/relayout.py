@@ -446,7 +446,6 @@ ARCH_EDITS: list[tuple[str, str]] = [
                "    it: its spec's."),
      '"""Each word of the APIs\' specs (engine/wirespec.py) -> the modules that may spell\n'
      "    it: those of its spec's packages (apis/<family>/)."),
-    (re.escape("from disguiselib.providers.registry import SPECS"), "from disguiselib.apis.registry import SPECS"),
     (re.escape('return {w: {f"providers.{m}" for m in specs[0].modules} for w, specs in declared.items() '
                "if len(specs) == 1}"),
      "mods = modules()\n"
@@ -551,6 +550,8 @@ def run(root: Path, check_only: bool = False, commit: bool = False) -> Plan | No
         make_public(srcs, owner, importers, old, new)
     out: dict[str, str] = {}
     for f, src in srcs.items():
+        if f == "tests/test_architecture.py":
+            src = patch_architecture(src)
         if f.endswith(".py"):
             where = Where(None, None)
             if f.startswith("addon/disguiselib/"):
@@ -570,8 +571,6 @@ def run(root: Path, check_only: bool = False, commit: bool = False) -> Plan | No
                     raise Stop(f"{f}: cannot find the text to replace ({old.strip()[:60]}...)")
                 src = src.replace(old, new)
         src = rewrite_text(src, plan, f)
-        if f == "tests/test_architecture.py":
-            src = patch_architecture(src)
         if src != srcs[f] or f in moved:
             out[f] = src
     # now move, write, and add the packages
