@@ -30,6 +30,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ARCHITECTURE_MD = HERE / "relayout" / "architecture.md"
+# Files the move adds (from tools/relayout/): the OpenAI providers' module had its tests
+# only by name prefix (test_openai_*.py); in its own package it gets its own.
+NEW_FILES = {"tests/apis/openai/test_providers.py": HERE / "relayout" / "test_providers.py"}
 
 # Where each module goes, first match wins: (old path under addon/disguiselib, new path).
 # A `*` in the old path is one name part, `{}` in the new one what it matched: a new
@@ -536,6 +539,7 @@ def run(root: Path, check_only: bool = False, commit: bool = False) -> Plan | No
             srcs[f] = (root / f).read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue
+    orig = dict(srcs)
     moved: dict[str, str] = {f"addon/disguiselib/{o}": f"addon/disguiselib/{n}" for o, n in plan.modules.items()}
     moved |= {f"tests/{o}": f"tests/{n}" for o, n in plan.tests.items()}
     # private names imported across the new packages: public
@@ -571,7 +575,7 @@ def run(root: Path, check_only: bool = False, commit: bool = False) -> Plan | No
                     raise Stop(f"{f}: cannot find the text to replace ({old.strip()[:60]}...)")
                 src = src.replace(old, new)
         src = rewrite_text(src, plan, f)
-        if src != srcs[f] or f in moved:
+        if src != orig[f] or f in moved:
             out[f] = src
     # now move, write, and add the packages
     for old, new in moved.items():
@@ -596,7 +600,11 @@ def run(root: Path, check_only: bool = False, commit: bool = False) -> Plan | No
         if not (pkg / d / "__init__.py").exists():
             raise Stop(f"addon/disguiselib/{d}: a new package without a docstring in PACKAGES")
     shutil.copyfile(ARCHITECTURE_MD, root / "docs" / "architecture.md")
-    changed = [moved.get(f, f) for f in out if f.endswith(".py")]
+    for dst, src_file in NEW_FILES.items():
+        if (root / dst).exists():
+            raise Stop(f"{dst} exists already")
+        shutil.copyfile(src_file, root / dst)
+    changed = [moved.get(f, f) for f in out if f.endswith(".py")] + list(NEW_FILES)
     ruff = Path(sys.executable).parent / "ruff"
     exe = str(ruff) if ruff.exists() else shutil.which("ruff")
     if exe is None:
