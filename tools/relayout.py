@@ -106,7 +106,7 @@ SPECIAL = [
      '    ("disguiselib/rules", "rule engine"),\n    ("disguiselib/wire", "framers"),\n'),
 ]  # fmt: skip
 # Private names imported across packages today, made public by the move (old module, name, new name).
-PUBLIC = [("providers/fields.py", "_obj", "api_object")]
+PUBLIC = [("providers/fields.py", "_obj", "obj")]
 
 SKIP_TEXT = ("CHANGELOG.md", "tests/corpus/", "tests/fixtures/", "tools/relayout", "tests/tools/test_relayout.py")
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".sh", ".yml", ".yaml", ".in", ".txt", ""}
@@ -318,6 +318,8 @@ def rewrite_imports(src: str, where: Where, plan: Plan, known: set[str], path: s
         indent = " " * node.col_offset
         tail = lines[node.end_lineno - 1][len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode()) :]
         comment = tail.strip() if tail.strip().startswith("#") else ""
+        if comment:  # `# noqa: E402` after sys.path is set: one name a line, each with it (isort keeps them)
+            stmts = [(level, base, [n]) for level, base, names in stmts for n in names]
         text = ("  " + comment + "\n" + indent if comment else "\n" + indent).join(
             _emit(level, base, names, indent) for level, base, names in stmts
         )
@@ -410,8 +412,19 @@ def make_public(srcs: dict[str, str], owner: str, importers: list[str], old: str
     """Rename one private name in the module that defines it and those that import it."""
     for p in [owner, *importers]:
         toks = list(tokenize.generate_tokens(io.StringIO(srcs[p]).readline))
-        if any(t.type == tokenize.NAME and t.string == new for t in toks):
-            raise Stop(f"{p}: already has a name {new!r}; choose another public name for {old}")
+        tree = ast.parse(srcs[p])
+        top = [n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+        if any(isinstance(n, ast.Name) and n.id == new for t in top for n in ast.walk(t)) or any(
+            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == new for n in tree.body
+        ):
+            raise Stop(f"{p}: already has a module-level name {new!r}; choose another public name for {old}")
+        for fn in ast.walk(tree):  # a local `new` would hide the renamed one where both are used
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                bound = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+                bound |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+                if new in bound and old in used:
+                    raise Stop(f"{p}:{fn.lineno}: binds {new!r} and uses {old}; choose another public name")
         lines = srcs[p].splitlines(keepends=True)
         for t in sorted((t for t in toks if t.type == tokenize.NAME and t.string == old), key=lambda t: t.start,
                         reverse=True):  # fmt: skip
