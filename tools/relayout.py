@@ -318,10 +318,14 @@ def rewrite_imports(src: str, where: Where, plan: Plan, known: set[str], path: s
         indent = " " * node.col_offset
         tail = lines[node.end_lineno - 1][len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode()) :]
         comment = tail.strip() if tail.strip().startswith("#") else ""
+        end = pos(node.end_lineno, node.end_col_offset)
+        if comment == "# noqa: E402":  # put back on every line by ruff --add-noqa once isort has run
+            end += len(tail.rstrip("\r\n"))
+            comment = ""
         text = ("  " + comment + "\n" + indent if comment else "\n" + indent).join(
             _emit(level, base, names, indent) for level, base, names in stmts
         )
-        edits.append((pos(node.lineno, node.col_offset), pos(node.end_lineno, node.end_col_offset), text))
+        edits.append((pos(node.lineno, node.col_offset), end, text))
     for a, b, text in sorted(edits, reverse=True):
         src = src[:a] + text + src[b:]
     return src
