@@ -238,7 +238,7 @@ def _emit(level: int, base: str, names: list[tuple[str, str | None]], indent: st
     if len(indent) + len(one) <= 120:
         return one
     inner = indent + "    "
-    return head + "(\n" + "".join(f"{inner}{i},\n" for i in items) + indent + ")"
+    return head + "(\n" + inner + (",\n" + inner).join(items) + "\n" + indent + ")"  # no magic trailing comma
 
 
 def rewrite_imports(src: str, where: Where, plan: Plan, known: set[str], path: str) -> str:
