@@ -30,7 +30,7 @@ def test_every_module_and_test_file_has_a_place() -> None:
                 assert p.relative_to(pkg).as_posix() in plan.modules
         for p in (REPO / "tests" / d).glob("test_*.py"):
             assert p.relative_to(REPO / "tests").as_posix() in plan.tests
-    assert {Path(n).parts[0] for n in plan.modules.values()} == {"wire", "rules", "engine", "apis"}
+    assert {Path(n).parts[0] for n in plan.modules.values()} == {"wire", "rules", "base", "apis"}
     # another branch's API lands by its prefix; Cohere in its own package
     assert relayout._match("providers/cohere_*.py", "apis/cohere/{}.py", "providers/cohere_stream.py") == (
         "apis/cohere/stream.py"
@@ -69,7 +69,7 @@ def test_on_a_clone_the_new_tree_holds_its_floors_and_a_second_run_does_nothing(
     plan = relayout.run(repo)
     assert plan is not None and not (repo / "addon/disguiselib/core").exists()
     assert not (repo / "addon/disguiselib/providers").exists() and not (repo / "tests/providers").exists()
-    assert (repo / "addon/disguiselib/engine/fields.py").exists() and (repo / "tests/wire/test_sse.py").exists()
+    assert (repo / "addon/disguiselib/base/fields.py").exists() and (repo / "tests/wire/test_sse.py").exists()
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_architecture.py",
          "tests/apis/openai/test_providers.py"],
