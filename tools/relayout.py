@@ -385,6 +385,15 @@ def rewrite_text(text: str, plan: Plan, path: str) -> str:
             return "disguiselib." + mods[key].replace("/", ".")
         raise Stop(f"{path}: `{m.group(0)}` names no module the plan knows")
 
+    def from_import(m: re.Match) -> str:  # an import inside a string (a child process's -c)
+        key = f"{m.group(1)}/{m.group(2)}"
+        if key not in mods:
+            raise Stop(f"{path}: `{m.group(0)}` names no module the plan knows")
+        base, _, name = mods[key].rpartition("/")
+        alias = f" as {m.group(2)}" if name != m.group(2) else ""
+        return f"from disguiselib.{base.replace('/', '.')} import {name}{alias}"
+
+    text = re.sub(r"from disguiselib\.(core|providers) import (\w+)(?![\w,])", from_import, text)
     text = re.sub(r"disguiselib\.(core|providers)\.(\w+)", mod_dotted, text)
 
     def quoted_dotted(m: re.Match) -> str:  # "core.sse" as a string of its own: a module's name
