@@ -405,6 +405,13 @@ def rewrite_text(text: str, plan: Plan, path: str) -> str:
     for old, new in plan.data.items():
         text = re.sub(rf"(?<![\w./-])((?:addon/)?(?:disguiselib/)?){re.escape(old)}", lambda m, n=new: m.group(1) + n, text)
     text = text.replace('"providers/data/*.json"', '"apis/*/data/*.json"')
+    # the data folder itself, when all its files went to one new folder
+    homes = {Path(n).parent.as_posix() for o, n in plan.data.items() if o.startswith("providers/data/")}
+    if len(homes) == 1:
+        home = homes.pop()
+        text = re.sub(r"(?<![\w./-])((?:addon/)?(?:disguiselib/)?)providers/data/", lambda m: m.group(1) + home + "/", text)
+        parts = " / ".join(f'"{x}"' for x in home.split("/"))
+        text = text.replace('"disguiselib" / "providers" / "data"', f'"disguiselib" / {parts}')
     # the one f-string over the specs' module names (which become full dotted names below)
     text = text.replace('f"disguiselib.providers.{m}"', 'f"disguiselib.{m}"')
     bad = re.search(r"disguiselib[./](core|providers)\b(?![\w/])", text)
@@ -766,7 +773,7 @@ def run(root: Path, check_only: bool = False, commit: bool = False) -> Plan | No
         if not f.endswith(".py") or f.startswith(SKIP_TEXT) or not (root / f).exists():
             continue
         t = (root / f).read_text(encoding="utf-8")
-        if re.search(r"disguiselib\.(core|providers)\b|from \.+(core|providers)\b", t):
+        if re.search(r"disguiselib\.(core|providers)\b|from \.+(core|providers)\b|\"(core|providers)\"\s*/", t):
             left.append(f)
     if left:
         raise Stop("these files still name core/ or providers/ after the rewrite:\n  " + "\n  ".join(left))
