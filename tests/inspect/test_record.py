@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from mitmproxy.io import tnetstring
 
 from disguiselib.core.rules import LITERALS
+from disguiselib.inspect import record
 from disguiselib.inspect.record import Kept, Side, Tee, counts_text, is_credential, side, summary_text
 
 
@@ -204,3 +205,30 @@ def test_the_recorder_sees_the_final_event_of_gemini_and_bedrock(api: str) -> No
     whole = body(True)
     assert _tee_through(cls(RULES.restorer(PLACEHOLDERS)), [whole[:40], whole[40:]]).final_sent
     assert not _tee_through(cls(RULES.restorer(PLACEHOLDERS)), [body(False)]).final_sent
+
+
+def test_a_large_side_is_compressed_off_the_loop_and_reads_whole_meanwhile(monkeypatch) -> None:
+    import threading
+    import zlib
+
+    where: list[tuple[int, str]] = []
+    real = zlib.compress
+
+    def compress(data: bytes, level: int) -> bytes:
+        where.append((len(data), threading.current_thread().name))
+        return real(data, level)
+
+    monkeypatch.setattr(record.zlib, "compress", compress)
+    body = b"".join(b'data: {"type":"content_block_delta","delta":{"text":"w%d "}}\n\n' % i for i in range(12_000))
+    assert len(body) >= record.BACKGROUND
+    s = side(body)
+    assert s["content"] == body  # at once, compressed yet or not
+    record.settle(60)
+    assert type(_stored(s)) is record._Zipped and len(_stored(s)) * 8 < len(body) and s["content"] == body
+    assert where == [(len(body), where[0][1])] and where[0][1].startswith("disguise-capture")  # not the caller's
+    side(b"small")
+    assert where[-1] == (5, threading.current_thread().name)  # a small one at once: less than a hand-over
+    t = side(body)
+    t["content"] = b"set anew"  # before the worker is done: the new body stays
+    record.settle(60)
+    assert t["content"] == b"set anew"

@@ -13,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import zlib
 from collections import deque
 from collections.abc import ItemsView, Iterator, ValuesView
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from ..core.jsonspan import escaped_name
@@ -86,6 +88,34 @@ class Kept:
 # the metadata: the copy is a plain dict, so a flow file holds the body as it came and
 # files saved before and after read alike).
 ZLEVEL = 1
+# A body from this size on is compressed in a worker thread (zlib lets go of the GIL while
+# it works): the event loop never spends more on it than handing it over; until it is done
+# the side holds the body as it came.
+BACKGROUND = 256 << 10
+_pool: ThreadPoolExecutor | None = None
+_pending: set[Future] = set()
+_swap = threading.Lock()  # a side's body is replaced under it: set anew, or swapped for its compressed form
+
+
+def _compress_later(side: Side, body: bytes) -> None:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
+
+    def job() -> None:  # the swap is part of the job: once it is done, so is the swap
+        z = _Zipped(zlib.compress(body, ZLEVEL))
+        with _swap:
+            if dict.get(side, "content") is body:  # not set anew since
+                dict.__setitem__(side, "content", z)
+
+    fut = _pool.submit(job)
+    _pending.add(fut)
+    fut.add_done_callback(_pending.discard)
+
+
+def settle(timeout: float | None = None) -> None:
+    """Wait for the bodies being compressed (tests; a clean shutdown)."""
+    wait(list(_pending), timeout=timeout)
 
 
 class _Zipped(bytes):
@@ -103,8 +133,15 @@ class Side(dict[str, Any]):
 
     def __setitem__(self, key: str, value: Any) -> None:
         if key == "content" and isinstance(value, bytes | bytearray) and value:
+            if len(value) >= BACKGROUND:
+                value = bytes(value)
+                with _swap:
+                    dict.__setitem__(self, key, value)
+                _compress_later(self, value)
+                return
             value = _Zipped(zlib.compress(value, ZLEVEL))
-        dict.__setitem__(self, key, value)
+        with _swap:
+            dict.__setitem__(self, key, value)
 
     def __getitem__(self, key: str) -> Any:
         v = dict.__getitem__(self, key)
