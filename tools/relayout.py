@@ -9,6 +9,9 @@ names a moved module; move the tests to mirror the source; set the new floors.
     python tools/relayout.py --check    # only the plan: every module and test file maps (exit 1 if not)
     python tools/relayout.py --commit   # the same as the first, and commits
 
+Run it with the project's venv (its ruff sorts the rewritten imports), after every branch
+is merged: `.venv/bin/python tools/relayout.py --commit`, then the whole suite.
+
 It runs on a clean tree only, and is idempotent: on a tree already laid out it says so
 and does nothing. A module in `core/` or `providers/` no rule below places, an import it
 cannot read (a star import, `import disguiselib.providers`), a path it cannot adjust
