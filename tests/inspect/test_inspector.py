@@ -191,3 +191,42 @@ def test_a_stream_with_nothing_to_restore_is_kept_once(addon) -> None:
     up = f.metadata[SIDES]["upstream_response"]["content"]
     assert b"".join(out) == body == up and f.response.raw_content is up  # one copy for both sides
     assert roundtrip(f).response.content == body
+
+
+def test_a_finished_sides_body_is_held_compressed_and_the_tee_lets_go(addon) -> None:
+    """Capture memory (issue 29): at the end of a stream the upstream side and the client's
+    request are held compressed, read back whole; the Tee drops its pieces."""
+    from disguiselib.inspect import flowfile, views
+
+    f, upstream, client = live_stream_flow(addon)
+    sides = f.metadata[SIDES]
+    up, cr = sides["upstream_response"], sides["client_request"]
+    assert dict.__getitem__(up, "content") != upstream and up["content"] == upstream
+    assert dict.__getitem__(cr, "content") != BODY and cr["content"] == BODY
+    tee = f.response.stream
+    assert isinstance(tee, Tee) and tee.up.parts == [] and tee.down.parts == []
+    assert f.response.raw_content == client
+    assert views._other(f, "response")[1] == upstream and views._other(f, "request")[1] == BODY
+    shared = flowfile.shared_copy(f)
+    assert shared is not None and shared.response.content == upstream
+    addon.response(f)  # a second end (an error hook after the response) keeps what is kept
+    assert f.metadata[SIDES]["upstream_response"]["content"] == upstream
+
+
+def test_a_flow_file_holds_the_sides_as_before_and_such_a_file_still_reads(addon) -> None:
+    """A saved flow holds plain dicts with the body as it came (the format files had
+    before compression); views, replay and sharing read such a flow as they did."""
+    from disguiselib.inspect import flowfile, views
+
+    f, upstream, _ = live_stream_flow(addon)
+    masked = f.request.content
+    g = roundtrip(f)
+    sides = g.metadata[SIDES]
+    assert type(sides["upstream_response"]) is dict and sides["upstream_response"]["content"] == upstream
+    assert type(sides["client_request"]) is dict and sides["client_request"]["content"] == BODY
+    assert views._other(g, "response")[1] == upstream
+    shared = flowfile.shared_copy(g)
+    assert shared is not None and shared.response.content == upstream
+    g.is_replay, g.response = "request", None
+    addon.request(g)
+    assert g.request.content == masked and g.response is None

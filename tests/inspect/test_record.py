@@ -3,10 +3,18 @@ around a stream callable, and the summary's wording."""
 
 from __future__ import annotations
 
+import ast
+import copy
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mitmproxy.io import tnetstring
 
 from disguiselib.core.rules import LITERALS
-from disguiselib.inspect.record import Kept, Tee, counts_text, is_credential, side, summary_text
+from disguiselib.inspect import record
+from disguiselib.inspect.record import Kept, Side, Tee, counts_text, is_credential, side, summary_text
 
 
 def test_kept_keeps_the_first_limit_bytes_and_counts_them_all() -> None:
@@ -26,7 +34,46 @@ def test_kept_keeps_the_first_limit_bytes_and_counts_them_all() -> None:
 def test_a_side_is_serializable_metadata() -> None:
     s = side(b"body", headers=[("a", "1")], status=200)
     assert s == {"content": b"body", "size": 4, "cut": False, "headers": [["a", "1"]], "status": 200}
+    assert tnetstring.loads(tnetstring.dumps(s)) == s
     assert side(b"bo", 10, cut=True)["size"] == 10
+
+
+def _stored(s: dict) -> bytes:
+    """What a side holds in memory for its body (past Side's reading)."""
+    return dict.__getitem__(s, "content")
+
+
+@given(st.binary(max_size=3000) | st.text(max_size=2000).map(str.encode))
+def test_a_side_holds_its_body_compressed_and_every_read_gives_it_back(body: bytes) -> None:
+    s = side(body, headers=[("a", "1")], status=200)
+    plain = {"content": body, "size": len(body), "cut": False, "headers": [["a", "1"]], "status": 200}
+    assert s["content"] == body and s.get("content") == body and s.get("nope", 1) == 1
+    assert dict(s) == {**s} == s.copy() == plain and s == plain and not s != plain
+    assert dict(s.items()) == plain and sorted(map(repr, s.values())) == sorted(map(repr, plain.values()))
+    assert ast.literal_eval(repr(s)) == plain
+    # mitmproxy copies metadata (deepcopy) before it saves a flow, and serializes it
+    c = copy.deepcopy({"x": s})["x"]
+    assert type(c) is dict and c == plain
+    assert tnetstring.loads(tnetstring.dumps({"x": s})) == {"x": plain}
+    assert json.loads(json.dumps(Side(n=1, m=[2]))) == {"n": 1, "m": [2]}
+    if body:
+        assert _stored(s) != body  # held compressed, not as it came
+    assert s.pop("content") == body and "content" not in s
+    s.update(content=body)
+    assert s["content"] == body and s.setdefault("content", b"x") == body
+
+
+def test_a_side_of_a_repetitive_stream_is_held_small() -> None:
+    body = b"".join(b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+                    b'"delta":{"type":"text_delta","text":"w%d "}}\n\n' % i for i in range(2000))  # fmt: skip
+    s = side(body)
+    assert s["content"] == body and len(_stored(s)) * 8 < len(body)
+
+
+def test_a_side_can_share_the_flows_own_body() -> None:
+    body = b"one body for both sides"
+    s = side(body, compress=False)
+    assert _stored(s) is body and s["content"] is body and isinstance(s, Side)
 
 
 def test_credential_header_names() -> None:
@@ -158,3 +205,30 @@ def test_the_recorder_sees_the_final_event_of_gemini_and_bedrock(api: str) -> No
     whole = body(True)
     assert _tee_through(cls(RULES.restorer(PLACEHOLDERS)), [whole[:40], whole[40:]]).final_sent
     assert not _tee_through(cls(RULES.restorer(PLACEHOLDERS)), [body(False)]).final_sent
+
+
+def test_a_large_side_is_compressed_off_the_loop_and_reads_whole_meanwhile(monkeypatch) -> None:
+    import threading
+    import zlib
+
+    where: list[tuple[int, str]] = []
+    real = zlib.compress
+
+    def compress(data: bytes, level: int) -> bytes:
+        where.append((len(data), threading.current_thread().name))
+        return real(data, level)
+
+    monkeypatch.setattr(record.zlib, "compress", compress)
+    body = b"".join(b'data: {"type":"content_block_delta","delta":{"text":"w%d "}}\n\n' % i for i in range(12_000))
+    assert len(body) >= record.BACKGROUND
+    s = side(body)
+    assert s["content"] == body  # at once, compressed yet or not
+    record.settle(60)
+    assert type(_stored(s)) is record._Zipped and len(_stored(s)) * 8 < len(body) and s["content"] == body
+    assert where == [(len(body), where[0][1])] and where[0][1].startswith("disguise-capture")  # not the caller's
+    side(b"small")
+    assert where[-1] == (5, threading.current_thread().name)  # a small one at once: less than a hand-over
+    t = side(body)
+    t["content"] = b"set anew"  # before the worker is done: the new body stays
+    record.settle(60)
+    assert t["content"] == b"set anew"

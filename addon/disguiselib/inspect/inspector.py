@@ -276,7 +276,10 @@ class Inspector:
                 headers=prev.get("headers", [[k, v] for k, v in resp.headers.items(multi=True)]),
                 status=prev.get("status", resp.status_code), encoding="",
             )  # fmt: skip
-        if tee is not None:
+        if tee is not None and not tee.released:
+            # what the client got, for the flow itself (11 keeps no streamed body, 12 only on
+            # request): the upstream copy itself when nothing changed
+            down = tee.down_buf if resp is not None and not resp.raw_content else None
             if isinstance(sides, dict):
                 prev = sides.get("upstream_response") or {}
                 enc = prev.get("encoding", "")
@@ -285,10 +288,13 @@ class Inspector:
                 sides["upstream_response"] = side(
                     up, tee.up.size, cut=tee.up.cut, headers=prev.get("headers"),
                     status=prev.get("status"), encoding="" if decoded else enc,
+                    compress=up is not down,  # one body for both sides: kept once, as it is
                 )  # fmt: skip
                 sides["client_response"] = {"size": tee.down.size, "cut": tee.down.cut}
-            if resp is not None and not resp.raw_content:  # 11 keeps no streamed body, 12 only on request
-                resp.raw_content = tee.down_buf  # the upstream copy itself when nothing changed
+            if down is not None and resp is not None:
+                resp.raw_content = down
+            tee.release()
+        if tee is not None:
             if tee.up.cut or tee.down.cut:
                 cut = self.limit
             if tee.dead:

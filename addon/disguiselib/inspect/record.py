@@ -13,7 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
+import zlib
 from collections import deque
+from collections.abc import ItemsView, Iterator, ValuesView
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from mitmproxy import ctx, http
@@ -82,9 +86,130 @@ class Kept:
         return self.size > self.kept
 
 
-def side(content: bytes, size: int | None = None, *, cut: bool = False, headers=None, **extra: Any) -> dict:
-    """One kept side as metadata (serializable values only)."""
-    d: dict[str, Any] = {"content": bytes(content), "size": len(content) if size is None else size, "cut": cut}
+# A kept side's body is held compressed once the side is finished (zlib at level 1:
+# bench/ section e measures it), and decompressed each time something reads it: a view,
+# the audit, replay, `disguise share/show`, or mitmproxy saving the flow (`-w`, which copies
+# the metadata: the copy is a plain dict, so a flow file holds the body as it came and
+# files saved before and after read alike).
+ZLEVEL = 1
+# A body from this size on is compressed in a worker thread (zlib lets go of the GIL while
+# it works): the event loop never spends more on it than handing it over; until it is done
+# the side holds the body as it came.
+BACKGROUND = 256 << 10
+_pool: ThreadPoolExecutor | None = None
+_pending: set[Future] = set()
+_swap = threading.Lock()  # a side's body is replaced under it: set anew, or swapped for its compressed form
+
+
+def _compress_later(side: Side, body: bytes) -> None:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
+
+    def job() -> None:  # the swap is part of the job: once it is done, so is the swap
+        z = _Zipped(zlib.compress(body, ZLEVEL))
+        with _swap:
+            if dict.get(side, "content") is body:  # not set anew since
+                dict.__setitem__(side, "content", z)
+
+    fut = _pool.submit(job)
+    _pending.add(fut)
+    fut.add_done_callback(_pending.discard)
+
+
+def settle(timeout: float | None = None) -> None:
+    """Wait for the bodies being compressed (tests; a clean shutdown)."""
+    wait(list(_pending), timeout=timeout)
+
+
+class _Zipped(bytes):
+    """A body, compressed, where a Side keeps it."""
+
+    __slots__ = ()
+
+
+class Side(dict[str, Any]):
+    """One kept side: a dict whose `content` is held compressed. Every way of reading it
+    (`[]`, `get`, `items`, `values`, `dict(side)`, `==`, `repr`, json, mitmproxy's
+    serializer, `copy.deepcopy`) gives the body as it came."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key == "content" and isinstance(value, bytes | bytearray) and value:
+            if len(value) >= BACKGROUND:
+                value = bytes(value)
+                with _swap:
+                    dict.__setitem__(self, key, value)
+                _compress_later(self, value)
+                return
+            value = _Zipped(zlib.compress(value, ZLEVEL))
+        with _swap:
+            dict.__setitem__(self, key, value)
+
+    def __getitem__(self, key: str) -> Any:
+        v = dict.__getitem__(self, key)
+        return zlib.decompress(v) if type(v) is _Zipped else v
+
+    def __iter__(self) -> Iterator[str]:  # not dict's own: dict(side) and {**side} read through __getitem__
+        return dict.__iter__(self)
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[key] if key in self else default
+
+    def plain(self) -> dict[str, Any]:
+        return {k: self[k] for k in dict.__iter__(self)}
+
+    def items(self) -> ItemsView[str, Any]:  # type: ignore[override]
+        return self.plain().items()
+
+    def values(self) -> ValuesView[Any]:  # type: ignore[override]
+        return self.plain().values()
+
+    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+        if key not in self:
+            return dict.pop(self, key, *default)
+        v = self[key]
+        dict.__delitem__(self, key)
+        return v
+
+    def setdefault(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args: Any, **kw: Any) -> None:  # type: ignore[override]
+        for k, v in dict(*args, **kw).items():
+            self[k] = v
+
+    def copy(self) -> dict[str, Any]:  # type: ignore[override]
+        return self.plain()
+
+    def __eq__(self, other: object) -> bool:
+        return self.plain() == (other.plain() if isinstance(other, Side) else other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.plain())
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        return (dict, (self.plain(),))
+
+
+def side(
+    content: bytes, size: int | None = None, *, cut: bool = False, headers=None, compress: bool = True, **extra: Any
+) -> dict:
+    """One kept side as metadata (serializable values only), its body held compressed
+    (compress=False: a body the flow holds itself, the very same object: kept once)."""
+    d = Side(size=len(content) if size is None else size, cut=cut)
+    if compress:
+        d["content"] = bytes(content)
+    else:
+        dict.__setitem__(d, "content", content)
     if headers is not None:
         d["headers"] = [[k, v] for k, v in headers]
     d.update(extra)
@@ -136,7 +261,7 @@ class Tee:
     API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
     messageStop frame): the output of that call carried it to the client."""
 
-    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final")
+    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
 
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
@@ -146,6 +271,7 @@ class Tee:
         self.same = True
         self.reverser = getattr(inner, "stream", None)
         self.final = False
+        self.released = False
 
     def __call__(self, data: bytes) -> list[bytes]:
         self.up.add(data)
@@ -170,6 +296,13 @@ class Tee:
         buf = self.up.buf
         self.down.parts = list(self.up.parts)
         return buf
+
+    def release(self) -> None:
+        """The stream ended and its sides are kept elsewhere (the flow's metadata, the
+        response): let go of the pieces."""
+        self.up.parts = []
+        self.down.parts = []
+        self.released = True
 
     @property
     def final_sent(self) -> bool:
