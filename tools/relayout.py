@@ -61,6 +61,7 @@ MOVES: list[tuple[str, str]] = [
     )],  # fmt: skip
     # apis/: one package per API family; the registry that lists them all above them
     ("providers/registry.py", "apis/registry.py"),
+    ("providers/inventory.py", "apis/inventory.py"),  # every provider's endpoints: beside the registry
     ("providers/anthropic.py", "apis/anthropic/messages.py"),
     ("providers/anthropic_*.py", "apis/anthropic/{}.py"),
     ("providers/openai.py", "apis/openai/providers.py"),
@@ -498,7 +499,7 @@ def make_public(srcs: dict[str, str], owner: str, importers: list[str], old: str
 NEW_FLOOR = {0: 0, 1: 1, 2: 4, 3: 6, 4: 7, 5: 8, 6: 9}
 EXPAND = {
     "core": [("wire.", 1), ("wire", 1), ("rules.", 2), ("rules", 2), ("base.", 3), ("base", 3)],
-    "providers": [("apis.registry", 5), ("apis.", 4), ("apis", 4)],  # the registry above the API packages
+    "providers": [("apis.registry", 5), ("apis.inventory", 5), ("apis.", 4), ("apis", 4)],  # the registry above the API packages
 }
 
 
