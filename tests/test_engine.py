@@ -67,7 +67,7 @@ def test_an_edited_source_or_a_missing_build_runs_python_and_says_why(tmp_path: 
     addon = tmp_path / "addon"
     shutil.copytree(REPO / "addon" / "disguiselib", addon / "disguiselib", ignore=shutil.ignore_patterns("__pycache__"))
     assert which(child_env(), addon)[0].startswith("engine: compiled")
-    sse = addon / "disguiselib" / "core" / "sse.py"
+    sse = addon / "disguiselib/core/sse.py"
     sse.write_text(sse.read_text() + "\n# edited\n")
     line, path = which(child_env(), addon)
     assert line == ("engine: python (compiled part is stale: core.sse changed since the build "
