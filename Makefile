@@ -63,10 +63,10 @@ ENGINE_BUILD = $(VENV)/bin/python setup.py -q build_ext --inplace 2>&1 | grep -E
 
 # The streaming and masking property tests, again with the Python engine (the reference;
 # `make test` runs the compiled one where it is built). .ci/run runs both.
-PROPERTY_TESTS = tests/core/test_holdback.py tests/core/test_restorer.py tests/core/test_sse.py \
-	tests/core/test_jsonspan.py tests/providers/test_anthropic_stream.py tests/providers/test_openai_chat.py \
-	tests/providers/test_openai_responses.py tests/providers/test_fastpath.py tests/providers/test_fastpath_raw.py \
-	tests/providers/test_masking_scan.py tests/providers/test_stream.py
+PROPERTY_TESTS = tests/base/test_holdback.py tests/rules/test_restorer.py tests/wire/test_sse.py \
+	tests/wire/test_jsonspan.py tests/apis/anthropic/test_messages_stream.py tests/apis/openai/test_chat.py \
+	tests/apis/openai/test_responses.py tests/base/test_fastpath.py tests/base/test_fastpath_raw.py \
+	tests/base/test_masking_scan.py tests/base/test_stream.py
 
 .PHONY: install run test test-python-engine bench mutation
 install: $(VENV)/.installed-run

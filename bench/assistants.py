@@ -1,4 +1,4 @@
-"""The Assistants run stream (providers/openai_assistants.py) beside Chat's stream on
+"""The Assistants run stream (apis/openai/assistants.py) beside Chat's stream on
 the same text: N deltas of 5-40 characters, clean and with a disguise every ~200
 characters (cut inside), fed in 16 KiB reads; and the growth per doubling of N (2 is
 linear). Figures are printed, never asserted; rules from tests/strategies.
@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "addon"), str(ROOT / "tests")]
 
-from disguiselib.providers.openai_assistants import AssistantStream  # noqa: E402
-from disguiselib.providers.openai_chat import ChatStream  # noqa: E402
+from disguiselib.apis.openai.assistants import AssistantStream  # noqa: E402
+from disguiselib.apis.openai.chat import ChatStream  # noqa: E402
 from strategies import PLACEHOLDERS, RULES  # noqa: E402
 
 READ = 16384

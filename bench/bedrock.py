@@ -35,8 +35,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
-from disguiselib.core import eventstream, mappings, rules, sse  # noqa: E402
-from disguiselib.providers import anthropic, bedrock, bedrock_chunks, bedrock_models, bedrock_stream, masking  # noqa: E402
+from disguiselib.apis.anthropic import messages as anthropic  # noqa: E402
+from disguiselib.apis.bedrock import chunks as bedrock_chunks  # noqa: E402
+from disguiselib.apis.bedrock import models as bedrock_models  # noqa: E402
+from disguiselib.apis.bedrock import runtime as bedrock  # noqa: E402
+from disguiselib.apis.bedrock import stream as bedrock_stream  # noqa: E402
+from disguiselib.base import masking  # noqa: E402
+from disguiselib.rules import mappings, rules  # noqa: E402
+from disguiselib.wire import eventstream, sse  # noqa: E402
 
 WORDS = ("the of and to in is for on that with as by this from are be or an at it not which you have can "
          "stream chunk model token window request response server client config deploy build test cluster "

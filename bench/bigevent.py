@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "addon"), str(ROOT / "tests")]
 
-from disguiselib.providers.openai_responses import ResponsesStream  # noqa: E402
+from disguiselib.apis.openai.responses import ResponsesStream  # noqa: E402
 from strategies import PLACEHOLDERS, RULES  # noqa: E402
 
 READ = 16384

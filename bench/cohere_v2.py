@@ -17,10 +17,10 @@ import common  # noqa: F401 - puts addon/ on sys.path
 from material import make_literals
 from streams import FramerPass, anthropic_text_stream, disguised_text, time_variants
 
-from disguiselib.core import mappings
-from disguiselib.core.rules import Rules
-from disguiselib.providers.anthropic import AnthropicStream
-from disguiselib.providers.cohere_stream import CohereStream
+from disguiselib.apis.anthropic.messages import AnthropicStream
+from disguiselib.apis.cohere.stream import CohereStream
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules
 
 
 def cohere_events(pieces: list[str]) -> list[bytes]:

@@ -14,8 +14,11 @@ import yaml
 from common import MAPPINGS
 from material import Material, make_literals, ordinary_literals
 
-from disguiselib.core import mappings, rules
-from disguiselib.providers import anthropic, masking, openai_chat, openai_responses
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.base import masking
+from disguiselib.rules import mappings, rules
 
 # per API: its request rule, its stream builder and class, the text size that makes its
 # stream about 1 MB (OpenAI deltas are single tokens), disguised occurrences in the text

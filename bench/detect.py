@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import precision  # noqa: E402
 
-from disguiselib.core import mappings  # noqa: E402
-from disguiselib.core.found import Found  # noqa: E402
-from disguiselib.core.rules import Rules  # noqa: E402
-from disguiselib.providers import registry as engine  # noqa: E402
-from disguiselib.providers.masking import mask_body  # noqa: E402
+from disguiselib.apis import registry as engine  # noqa: E402
+from disguiselib.base.masking import mask_body  # noqa: E402
+from disguiselib.rules import mappings  # noqa: E402
+from disguiselib.rules.found import Found  # noqa: E402
+from disguiselib.rules.rules import Rules  # noqa: E402
 
 CORPUS = REPO / "tests" / "corpus"
 _PH = re.compile(r"\[[A-Z][A-Z0-9_]*_[1-9][0-9]*\]")
@@ -295,7 +295,7 @@ def summary(res: dict, pos: list[dict], neg: list[dict]) -> dict:
 
 def kind_table(res: dict) -> str:
     """The per-kind table of docs/detection.md, as markdown (`--markdown` prints it;
-    tests/core/test_detect.py checks the document holds exactly this)."""
+    tests/rules/test_detect.py checks the document holds exactly this)."""
     rows = ["| kind | n | full | partial | missed | recall | rules |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for kind in sorted(res["kinds"]):
         k = res["kinds"][kind]

@@ -56,7 +56,8 @@ def worker(quick: bool, seed: int) -> dict:
     from context import Ctx
 
     from disguiselib import engine
-    from disguiselib.providers import anthropic, masking
+    from disguiselib.apis.anthropic import messages as anthropic
+    from disguiselib.base import masking
 
     c = Ctx(argparse.Namespace(quick=quick, seed=seed, profile=False, budget=3.0))
     reps = 3 if quick else 7

@@ -4,11 +4,11 @@
 
 A 200 kB Anthropic request whose user text holds 200 distinct e-mail addresses and 200
 distinct AWS access key ids (each twice) is masked through the one path
-(`providers/masking.mask_body`, shipped defaults) with placeholders and with fakes
+(`base/masking.mask_body`, shipped defaults) with placeholders and with fakes
 (HMAC-SHA256 per new original, the generator, the check that no rule takes part of a
 fake, the look for the client's own text); then the answer, echoing every disguise,
 streamed as Anthropic SSE in 3-character text deltas, is restored through
-`providers/anthropic.AnthropicStream` (a flow's fakes: an automaton, a hold-back trie
+`apis/anthropic/messages.AnthropicStream` (a flow's fakes: an automaton, a hold-back trie
 regex, the trigger automaton of its fakes beside the rule set's). CPU time, the least of
 5; ratios fakes / placeholders side by side. Then what setting up one streamed response
 costs for a typical flow (an e-mail and a key masked) with each.
@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402,F401  (puts addon/ on sys.path)
 
+from disguiselib.apis.anthropic.messages import AnthropicStream
+from disguiselib.apis.registry import recognise
+from disguiselib.base.masking import mask_body
 from disguiselib.config import build_config  # noqa: E402
-from disguiselib.providers.anthropic import AnthropicStream  # noqa: E402
-from disguiselib.providers.masking import mask_body  # noqa: E402
-from disguiselib.providers.registry import recognise  # noqa: E402
 
 N = 200
 

@@ -1,5 +1,5 @@
 """What a first scan costs: `Rules.find` on text the rule set has not met (the scan
-memo, `core/found.Found`, off), against a memo hit (the same text again), on prose, code
+memo, `rules/found.Found`, off), against a memo hit (the same text again), on prose, code
 and a Claude-Code-shaped request; and where a first scan's time goes, rule by rule.
 
     PYTHONPATH=addon python bench/firstscan.py [--runs 7]
@@ -31,9 +31,9 @@ import bodies  # noqa: E402
 import material  # noqa: E402
 import precision  # noqa: E402
 
-from disguiselib.core import mappings  # noqa: E402
-from disguiselib.core.found import Found  # noqa: E402
-from disguiselib.core.rules import Rules  # noqa: E402
+from disguiselib.rules import mappings  # noqa: E402
+from disguiselib.rules.found import Found  # noqa: E402
+from disguiselib.rules.rules import Rules  # noqa: E402
 
 TARGET_MS_PER_MB = 20.0
 

@@ -37,8 +37,12 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "addon"))
 
-from disguiselib.core import jsonarray, mappings, rules, sse  # noqa: E402
-from disguiselib.providers import gemini_array, gemini_stream, google, masking  # noqa: E402
+from disguiselib.apis.google import array as gemini_array  # noqa: E402
+from disguiselib.apis.google import gemini as google  # noqa: E402
+from disguiselib.apis.google import stream as gemini_stream  # noqa: E402
+from disguiselib.base import masking  # noqa: E402
+from disguiselib.rules import mappings, rules  # noqa: E402
+from disguiselib.wire import jsonarray, sse  # noqa: E402
 
 WORDS = ("the of and to in is for on that with as by this from are be or an at it not which you have can "
          "stream chunk model token window candidate part function result value request response server client "

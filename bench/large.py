@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "addon"), str(ROOT / "tests")]
 
 from disguiselib import pipeline  # noqa: E402
+from disguiselib.apis.registry import recognise  # noqa: E402
 from disguiselib.config import build_config  # noqa: E402
-from disguiselib.providers.registry import recognise  # noqa: E402
 from integration_util import MITMDUMP, FakeUpstream, Mitmdump, Recorded, Reply, http_post, mitmdump_cmd  # noqa: E402
 
 UNIT = "Acme Corp wrote a long line of words for the record, see ticket 12. "

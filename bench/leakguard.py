@@ -37,11 +37,12 @@ import yaml  # noqa: E402
 from common import cold  # noqa: E402  (every figure a first time: the rules remember texts met before)
 
 from disguiselib import leakguard  # noqa: E402
-from disguiselib.core import mappings, rules  # noqa: E402
-from disguiselib.providers import anthropic, masking  # noqa: E402
+from disguiselib.apis.anthropic import messages as anthropic  # noqa: E402
+from disguiselib.base import masking  # noqa: E402
+from disguiselib.rules import mappings, rules  # noqa: E402
 
 try:  # the field model (issue 15): the guard reads the API's table
-    from disguiselib.providers.registry import ANTHROPIC_MESSAGES as API  # noqa: E402
+    from disguiselib.apis.registry import ANTHROPIC_MESSAGES as API
 
     def guard(body: bytes, rules, scanned: dict | None = None, parsed: tuple | None = None) -> object:
         if parsed is not None:  # the masker's document of the masked body: no second parse

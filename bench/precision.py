@@ -13,7 +13,7 @@ Every mask is one of:
   hash/digest/UUID, an identifier (cut inside a word, or a name), a property access, a
   file path.
 
-`python bench/detect.py` prints the table; tests/core/test_detect_real.py holds the
+`python bench/detect.py` prints the table; tests/rules/test_detect_real.py holds the
 targets (breaking ≤ 1 per MB, all false positives ≤ 5 per MB).
 """
 

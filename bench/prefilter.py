@@ -20,8 +20,10 @@ import bodies
 import report
 from context import Ctx
 
-from disguiselib.core import jsonspan, linear
-from disguiselib.providers import anthropic, masking
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.base import masking
+from disguiselib.rules import linear
+from disguiselib.wire import jsonspan
 
 try:
     import hyperscan

@@ -28,10 +28,11 @@ from common import cold, median
 from context import Ctx
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args
 
+from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.apis.openai.realtime import OpenAIRealtime
+from disguiselib.base import masking
+from disguiselib.base.realtime import Connection, Frame
 from disguiselib.pipeline import client_frame
-from disguiselib.providers import masking, openai_responses
-from disguiselib.providers.openai_realtime import OpenAIRealtime
-from disguiselib.providers.realtime import Connection, Frame
 
 N_DISGUISED = 120
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "addon"))
 
-from disguiselib.providers import registry  # noqa: E402
+from disguiselib.apis import registry
 
 PATHS = {
     "transformed": "/v1/chat/completions",

@@ -11,7 +11,7 @@ from common import fmt_rate, median, profile
 from context import Ctx
 from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args
 
-from disguiselib.providers import anthropic
+from disguiselib.apis.anthropic import messages as anthropic
 
 N_DENSE = 3_000
 

@@ -9,7 +9,7 @@ import report
 import streams
 from context import Ctx
 
-from disguiselib.core.holdback import Window
+from disguiselib.base.holdback import Window
 
 
 def holdback(c: Ctx, api: str, which: str, st: dict, reps: int) -> dict:

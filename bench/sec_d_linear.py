@@ -20,8 +20,9 @@ from context import Ctx
 from material import prose
 from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args
 
-from disguiselib.core import jsonspan
-from disguiselib.providers import anthropic, masking
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.base import masking
+from disguiselib.wire import jsonspan
 
 SIZES = (500_000, 1_000_000)
 LADDER = (4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000)

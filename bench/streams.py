@@ -14,7 +14,7 @@ import re
 from common import first_diff
 from material import ALNUM, CODE_WORDS, WORDS, cut_points, pieces, prose, rstr
 
-from disguiselib.core import sse
+from disguiselib.wire import sse
 
 # -- Anthropic Messages -------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from disguiselib.core.sse import Framer
+from disguiselib.wire.sse import Framer
 
 
 def sse(event: str, data: dict, pad: str = "") -> bytes:

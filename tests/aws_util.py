@@ -14,9 +14,9 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
 
-from disguiselib.core import eventstream
-from disguiselib.providers import bedrock_models
-from disguiselib.providers.bedrock_chunks import is_last
+from disguiselib.apis.bedrock import models as bedrock_models
+from disguiselib.apis.bedrock.chunks import is_last
+from disguiselib.wire import eventstream
 
 _AUTH = re.compile(
     r"\AAWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "

@@ -9,8 +9,11 @@ import base64
 import json
 import sys
 
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.base import masking
 from disguiselib.errors import DisguiseError
-from disguiselib.providers import anthropic, masking, openai_chat, openai_responses
 from strategies import PLACEHOLDERS, RULES
 
 STREAMS = {

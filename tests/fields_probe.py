@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import re
 
-from disguiselib.core import mappings, rules
-from disguiselib.core.sse import Framer
-from disguiselib.providers import anthropic, openai_chat, openai_responses
-from disguiselib.providers import registry as engine
-from disguiselib.providers.masking import mask_body
-from disguiselib.providers.restore import restore_body
+from disguiselib.apis import registry as engine
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.base.masking import mask_body
+from disguiselib.base.restore import restore_body
+from disguiselib.rules import mappings, rules
+from disguiselib.wire.sse import Framer
 
 ORIG, DISG = "Acme Corp", "Zenith Labs"
 WIN, WIN_D = 'C:\\Users\\a "b"', "WINPATH"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from disguiselib.core.sse import Framer
+from disguiselib.wire.sse import Framer
 
 GEMINI_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "real" / "gemini"
 USAGE = {"promptTokenCount": 13, "candidatesTokenCount": 5, "totalTokenCount": 18}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from fields_probe import build, segments
 
-from disguiselib.core.jsonspan import Deep, Obj, Rule, Skip, Typed
-from disguiselib.providers.fields import Within
-from disguiselib.providers.wirespec import Endpoint
+from disguiselib.base.fields import Within
+from disguiselib.base.wirespec import Endpoint
+from disguiselib.wire.jsonspan import Deep, Obj, Rule, Skip, Typed
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "inventory"

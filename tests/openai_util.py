@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 
-from disguiselib.core.sse import Framer
+from disguiselib.wire.sse import Framer
 
 
 def _enc(obj: dict, spaced: bool = False) -> str:

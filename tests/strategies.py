@@ -6,7 +6,7 @@ import os
 
 from hypothesis import strategies as st
 
-from disguiselib.core import mappings, rules
+from disguiselib.rules import mappings, rules
 
 EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
 STRIP = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"
@@ -22,7 +22,7 @@ LITERALS = {
 }
 
 
-# DISGUISE_TEST_FAKES=1 (tests/providers/test_fakes_streams.py runs the stream property
+# DISGUISE_TEST_FAKES=1 (tests/base/test_fakes_streams.py runs the stream property
 # tests so): the rule set has a fakes key and the flow issued fakes beside placeholders,
 # and the texts are made of them too.
 FAKES = os.environ.get("DISGUISE_TEST_FAKES") == "1"

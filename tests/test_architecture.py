@@ -19,14 +19,18 @@ PENDING_SPLIT: set[str] = set()
 
 # module (dotted, relative to disguiselib) prefix -> floor
 FLOORS: list[tuple[str, int]] = [
-    ("errors", 1), ("shipped", 1), ("engine", 1), ("core.", 1), ("core", 1),
-    ("providers.", 2), ("providers", 2),
-    ("scope", 3), ("config", 3), ("leakguard", 3), ("resign", 3), ("state", 3), ("pipeline", 3), ("worker", 3),
-    ("inspect.", 4), ("inspect", 4),
-    ("mitm.", 5), ("mitm", 5),
-    ("cli", 6), ("launch", 6), ("script.", 6), ("__main__", 6), ("__init__", 0),
+    ("errors", 1), ("shipped", 1), ("engine", 1), ("wire.", 1), ("wire", 1),
+    ("rules.", 2), ("rules", 2),
+    ("base.", 3), ("base", 3),
+    ("apis.registry", 5), ("apis.inventory", 5),
+    ("apis.", 4), ("apis", 4),
+    ("scope", 6), ("config", 6), ("leakguard", 6), ("resign", 6), ("state", 6), ("pipeline", 6), ("worker", 6),
+    ("inspect.", 7), ("inspect", 7),
+    ("mitm.", 8), ("mitm", 8),
+    ("cli", 9), ("launch", 9), ("script.", 9), ("__main__", 9),
+    ("__init__", 0),
 ]  # fmt: skip
-SANS_IO = 3  # floors up to this one never import mitmproxy
+SANS_IO = 6  # floors up to this one never import mitmproxy
 
 
 def floor(mod: str) -> int:
@@ -126,8 +130,8 @@ def test_a_planted_upward_import_is_caught(tmp_path: Path) -> None:
     """The check itself: core importing the adapter is reported."""
     p = tmp_path / "x.py"
     p.write_text("from ..mitm import addon\n")
-    ours, _ = imports("core.x", p)
-    assert "mitm.addon" in ours and floor("mitm.addon") > floor("core.x")
+    ours, _ = imports("rules.x", p)
+    assert "mitm.addon" in ours and floor("mitm.addon") > floor("rules.x")
 
 
 # -- tests mirror the source ---------------------------------------------------------------
@@ -163,23 +167,25 @@ def test_every_module_has_a_test_file() -> None:
 def test_a_module_without_a_test_file_is_caught() -> None:
     """The check itself: a module with no test file is reported; one split by concern
     is found by its prefix."""
-    assert files_testing("core.sse") and files_testing("providers.anthropic")
-    assert not files_testing("core.no_such_module")
+    assert files_testing("wire.sse") and files_testing("apis.anthropic.messages")
+    assert not files_testing("wire.no_such_module")
 
 
 # -- an API's wire vocabulary is spelled in its own modules only ------------------------------
 
 
 def _vocabulary() -> dict[str, set[str]]:
-    """Each word of the APIs' specs (providers/wirespec.py) -> the modules that may spell
-    it: its spec's. A word several specs declare is common to them (`error`), nobody's."""
-    from disguiselib.providers.registry import SPECS
+    """Each word of the APIs' specs (base/wirespec.py) -> the modules that may spell
+    it: those of its spec's packages (apis/<family>/). A word several specs declare is common to them (`error`), nobody's."""
+    from disguiselib.apis.registry import SPECS
 
     declared: dict[str, list] = {}
     for spec in SPECS:
         for w in spec.vocabulary:
             declared.setdefault(w, []).append(spec)
-    return {w: {f"providers.{m}" for m in specs[0].modules} for w, specs in declared.items() if len(specs) == 1}
+    mods = modules()
+    return {w: {m for m in mods for own in specs[0].modules if m.startswith(own.rpartition(".")[0] + ".")}
+            for w, specs in declared.items() if len(specs) == 1}  # fmt: skip
 
 
 def _literals(path: Path) -> list[tuple[int, str]]:
@@ -218,9 +224,9 @@ def spelled(vocabulary: dict[str, set[str]], mod: str, path: Path) -> list[str]:
     return bad
 
 
-def test_an_apis_vocabulary_is_spelled_in_its_own_modules_only() -> None:
+def test_an_apis_vocabulary_is_spelled_in_its_own_package_only() -> None:
     """Every event type, terminal event, error event, delta type and member name an API's
-    spec declares appears, in a string literal, only in that API's own modules: the
+    spec declares appears, in a string literal, only in that API's own package: the
     views, the recorder, the core and the other APIs read it from the spec."""
     vocab = _vocabulary()
     assert {"message_stop", "response.completed", "contentBlockDelta", "candidates", "chat.completion.chunk"} <= set(
@@ -237,3 +243,36 @@ def test_a_spelled_word_is_caught(tmp_path: Path) -> None:
     p.write_text('T = {"message_stop"}\nK = \'{"candidates": []}\'\nE = "two candidates left"\n')
     got = sorted(spelled(_vocabulary(), "inspect.x", p))
     assert len(got) == 2 and "message_stop" in got[0] and "candidates" in got[1]
+
+
+# -- a package uses only the public names of the others --------------------------------------------
+
+
+def private_imports() -> list[str]:
+    """Every private name (`_x`) a module imports from a module of another package: a
+    package's modules share their private names, other packages use the public ones."""
+    known = modules()
+    out = []
+    for mod, path in known.items():
+        pkg = mod.rpartition(".")[0] if path.name != "__init__.py" else mod
+        up_pkg = pkg.split(".") if pkg else []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level == 0:
+                if not (node.module or "").startswith("disguiselib"):
+                    continue
+                base = (node.module or "").removeprefix("disguiselib").lstrip(".")
+            else:
+                up = up_pkg[: len(up_pkg) - (node.level - 1)] if node.level > 1 else up_pkg
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__") and f"{base}.{a.name}" not in known:
+                    if base.rpartition(".")[0] != pkg:
+                        out.append(f"{mod} imports {a.name} from {base}")
+    return out
+
+
+def test_packages_import_only_each_others_public_names() -> None:
+    bad = private_imports()
+    assert not bad, "\n".join(bad)

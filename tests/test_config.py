@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from disguiselib import config
-from disguiselib.core import mappings
+from disguiselib.rules import mappings
 from integration_util import write_mappings
 
 
@@ -77,9 +77,9 @@ def test_a_streams_automaton_is_built_with_the_rules_not_at_its_first_stream(
     first stream of each API (one per API's markers), it held the event loop that long
     after every reload (bench/reload.py: 400-600 ms pauses of a running stream). It is
     built with the rule set (off the loop on a reload); a stream adds its markers alone."""
-    from disguiselib.core import triggers
-    from disguiselib.core.restorer import Restorer
-    from disguiselib.providers.anthropic import AnthropicStream
+    from disguiselib.apis.anthropic.messages import AnthropicStream
+    from disguiselib.rules import triggers
+    from disguiselib.rules.restorer import Restorer
 
     m = tmp_path / "m.yaml"
     m.write_text("literals:\n" + "".join(f'  "Customer {i:04d} Ltd": "Zq{i:04d}xk"\n' for i in range(300)))

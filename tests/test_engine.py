@@ -38,7 +38,7 @@ def child_env(**extra: str) -> dict[str, str]:
 def which(env: dict[str, str], addon: Path = REPO / "addon") -> tuple[str, str]:
     """(engine.describe(), the file AnthropicStream's module was loaded from) in a new process."""
     env = dict(env, PYTHONPATH=str(addon))
-    code = "from disguiselib import engine; from disguiselib.providers import anthropic; print(engine.describe()); print(anthropic.__file__)"
+    code = "from disguiselib import engine; from disguiselib.apis.anthropic import messages as anthropic; print(engine.describe()); print(anthropic.__file__)"
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     line, path = r.stdout.splitlines()
@@ -67,7 +67,7 @@ def test_an_edited_source_or_a_missing_build_runs_python_and_says_why(tmp_path: 
     addon = tmp_path / "addon"
     shutil.copytree(REPO / "addon" / "disguiselib", addon / "disguiselib", ignore=shutil.ignore_patterns("__pycache__"))
     assert which(child_env(), addon)[0].startswith("engine: compiled")
-    sse = addon / "disguiselib/core/sse.py"
+    sse = addon / "disguiselib/wire/sse.py"
     sse.write_text(sse.read_text() + "\n# edited\n")
     line, path = which(child_env(), addon)
     assert line == ("engine: python (compiled part is stale: core.sse changed since the build "

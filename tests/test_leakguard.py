@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib import leakguard
-from disguiselib.providers.registry import recognise
+from disguiselib.apis.registry import recognise
 from strategies import LITERALS, RULES, make_rules
 
 ACME = "Acme Corp"
@@ -121,7 +121,7 @@ def test_url_and_headers_but_not_credentials() -> None:
 
 def test_a_google_key_in_the_query_is_a_credential() -> None:
     """Issue 15 case 10: `?key=AIza…` on a Google path is the client's credential."""
-    from disguiselib.core import mappings, rules
+    from disguiselib.rules import mappings, rules
 
     shipped = rules.Rules(mappings.load_layers([]))  # the shipped defaults
     key = "AIza" + "SyD3x7Qk9mN2pL5vR8tW1zB4cF6hJ0aE_gU"
@@ -175,7 +175,7 @@ def test_recorded_requests_masked_pass_the_guard(fixtures) -> None:
     """No false alarm on real traffic: every recorded request, with an original
     injected into every text field (thinking too), masked, passes the leak guard; the
     unmasked injected one does not (unless the injection only reached thinking)."""
-    from disguiselib.providers.masking import mask_body
+    from disguiselib.base.masking import mask_body
 
     seen = 0
     for f in sorted([*(fixtures / "anthropic").glob("*.request.json"), *(fixtures / "openai").glob("*.request.json")]):
@@ -395,7 +395,7 @@ def test_a_realtime_credential_passes_in_its_own_slot_only() -> None:
     `?api-key=` on a path that is not a provider's own: left alone there, for the API the
     request is to. The same value in another entry, another header or without the API is
     counted."""
-    from disguiselib.providers.registry import OPENAI_REALTIME
+    from disguiselib.apis.registry import OPENAI_REALTIME
 
     key = "openai-insecure-api-key.Acme Corp"
     ws = "/v1/realtime?model=gpt-realtime"
@@ -414,7 +414,7 @@ def test_a_realtime_credential_passes_in_its_own_slot_only() -> None:
 
 
 def test_a_websocket_upgrade_with_a_body_is_read_whole() -> None:
-    from disguiselib.providers.registry import OPENAI_REALTIME
+    from disguiselib.apis.registry import OPENAI_REALTIME
 
     hit = leakguard.scan_request("/v1/realtime?model=m", [], b'{"note": "Acme Corp"}', RULES, OPENAI_REALTIME)
     assert hit == leakguard.Hit("literal", "body $.note")
@@ -469,7 +469,7 @@ def test_a_literal_at_the_start_of_a_text_read_in_context_keeps_the_contexts_mat
 
 
 def test_an_original_across_subprotocol_entries_is_found() -> None:
-    from disguiselib.providers.registry import OPENAI_REALTIME
+    from disguiselib.apis.registry import OPENAI_REALTIME
 
     rules = make_rules(literals={"Acme, Inc": "Zenith, Ltd"})
     hit = leakguard.scan_request("/v1/realtime?model=m", [("Sec-WebSocket-Protocol", "realtime, Acme, Inc")], None,

@@ -12,13 +12,13 @@ import pytest
 
 from anthropic_util import build_stream, read_stream
 from disguiselib import leakguard, pipeline
+from disguiselib.apis import registry
+from disguiselib.apis.google.array import GeminiArrayStream
+from disguiselib.apis.google.stream import GeminiStream
+from disguiselib.base.stream import BodyStream
 from disguiselib.config import build_config
-from disguiselib.core.decoding import Decoded
 from disguiselib.errors import LeakError, MaskError, StreamError
-from disguiselib.providers import registry
-from disguiselib.providers.gemini_array import GeminiArrayStream
-from disguiselib.providers.gemini_stream import GeminiStream
-from disguiselib.providers.stream import BodyStream
+from disguiselib.wire.decoding import Decoded
 
 MAPPING = """
 literals:
@@ -58,7 +58,7 @@ def test_mask_request_masks_then_checks(cfg) -> None:
 )
 def test_an_original_that_would_still_leave_is_a_leak_error(cfg, body, path, headers, where) -> None:
     # (In the body the guard reads the masker's own table: they agree by construction,
-    # tests/providers/test_field_parity.py. What the masker never touches is the URL
+    # tests/base/test_field_parity.py. What the masker never touches is the URL
     # and the headers.)
     with pytest.raises(LeakError, match=where.replace("$", r"\$").replace("?", r"\?")) as e:
         pipeline.mask_request(registry.OPENAI_CHAT, body, cfg, path, headers).unwrap()
@@ -185,7 +185,7 @@ def test_realistic_fakes_the_masker_put_in_are_not_refused(tmp_path: Path) -> No
 
 
 def pipeline_fakes_key(tmp_path: Path) -> bytes:
-    from disguiselib.core import fakes
+    from disguiselib.rules import fakes
 
     return fakes.load_key(str(tmp_path / "fakes.key"))
 

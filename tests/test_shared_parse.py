@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from disguiselib import leakguard, pipeline
+from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+from disguiselib.base import masking
+from disguiselib.base.fields import Dup, loads
 from disguiselib.config import Config
-from disguiselib.core import jsonspan
-from disguiselib.core.mappings import MappingSet
 from disguiselib.errors import LeakError
-from disguiselib.providers import masking
-from disguiselib.providers.anthropic import MESSAGES_REQUEST
-from disguiselib.providers.fields import Dup, loads
-from disguiselib.providers.registry import ANTHROPIC_MESSAGES
+from disguiselib.rules.mappings import MappingSet
+from disguiselib.wire import jsonspan
 from strategies import make_rules
 
 RULES = make_rules()

@@ -33,7 +33,7 @@ def test_an_installed_package_finds_the_working_directorys_mappings(tmp_path, mo
 
 
 def test_a_folders_copy_of_the_shipped_defaults_is_not_read_twice(tmp_path) -> None:
-    from disguiselib.core import mappings
+    from disguiselib.rules import mappings
 
     (tmp_path / "default.yaml").write_bytes(shipped.DEFAULTS_FILE.read_bytes())
     (tmp_path / "local.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")

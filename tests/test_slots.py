@@ -1,5 +1,5 @@
 """Credential slots (issue 26): each provider declares where its clients' credentials sit
-(providers/wirespec.Provider, registry.PROVIDERS). Property: a credential value in its
+(base/wirespec.Provider, registry.PROVIDERS). Property: a credential value in its
 slot is never refused and never rewritten; the same value anywhere else (another header,
 another query parameter or subprotocol, the body) is refused or masked. Real shapes,
 the shipped patterns: an OpenAI key, a Google key, an STS session token, an Anthropic
@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from disguiselib import leakguard, pipeline
+from disguiselib.apis import registry
+from disguiselib.base.wirespec import Provider
 from disguiselib.config import build_config
 from disguiselib.errors import LeakError
-from disguiselib.providers import registry
-from disguiselib.providers.wirespec import Provider
 
 _TAIL = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=30)
 CREDENTIALS = st.one_of(

@@ -9,9 +9,9 @@ from pathlib import Path
 import yaml
 
 from disguiselib import worker
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.config import build_config
 from disguiselib.errors import DisguiseError, LeakError, MaskError
-from disguiselib.providers.registry import ANTHROPIC_MESSAGES
 from disguiselib.worker import OffloadError
 
 HEADERS = [("content-type", "application/json")]

@@ -17,8 +17,8 @@ Sources (each file records its source and version):
   of a GenerateContent request as it goes on the wire, and of its response.
 - bedrock-runtime.json: botocore's `bedrock-runtime` service model: its operations
   (method, path) and the shapes of Converse, ConverseStream and CountTokens, from which
-  providers/bedrock.py builds its Converse field model (that copy is in
-  addon/disguiselib/providers/data/, which the engine reads).
+  apis/bedrock/runtime.py builds its Converse field model (that copy is in
+  addon/disguiselib/apis/bedrock/data/, which the engine reads).
 
 Paths are written as tests/sdk_fields.py writes them: `.name` a member, `[]` an array
 item, `{}` a value of a map, `<t>` the variant of a union whose `type` is t.
@@ -39,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "inventory"
-DATA = ROOT / "addon" / "disguiselib" / "providers" / "data"
+DATA = ROOT / "addon" / "disguiselib" / "apis" / "bedrock" / "data"
 MIRROR = Path("/work/.mirror/openai+openai-openapi/repo")
 OPENAPI_REPO = "github.com/openai/openai-openapi"
 

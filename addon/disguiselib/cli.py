@@ -325,8 +325,8 @@ def _share(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from mitmproxy import http
 
+    from .apis.registry import recognise
     from .inspect import views
-    from .providers.registry import recognise
 
     flows = _read([args.flows])
     rules = _config(args, quiet=True).rules  # what the views mark: originals and disguises

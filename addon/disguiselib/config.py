@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import engine, shipped
-from .core import decoding, mappings
-from .core.rules import Rules
+from .apis import registry
 from .errors import MappingError
-from .providers import registry
+from .rules import mappings
+from .rules.rules import Rules
 from .scope import HostRule, near_misses, parse_hosts
+from .wire import decoding
 
 log = logging.getLogger("disguise")
 

@@ -36,18 +36,18 @@ from pathlib import Path
 # (framing, triggers, the API's event readers, windows, restore) and the per-body walk.
 # setup.py builds exactly these; a module moved to another folder is renamed here.
 COMPILED: tuple[str, ...] = (
-    "core.text",
-    "core.restorer",
-    "core.holdback",
-    "core.sse",
-    "core.triggers",
-    "core.jsonspan",
-    "providers.channels",
-    "providers.stream",
-    "providers.anthropic",
-    "providers.openai_chat",
-    "providers.openai_responses",
-    "providers.masking",
+    "wire.text",
+    "rules.restorer",
+    "base.holdback",
+    "wire.sse",
+    "rules.triggers",
+    "wire.jsonspan",
+    "base.channels",
+    "base.stream",
+    "apis.anthropic.messages",
+    "apis.openai.chat",
+    "apis.openai.responses",
+    "base.masking",
 )
 
 PACKAGE = Path(__file__).resolve().parent

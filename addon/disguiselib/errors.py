@@ -37,7 +37,7 @@ class ScopeError(DisguiseError):
 
 class StateError(DisguiseError):
     """A flow or a stream asked to make a transition its state machine does not allow:
-    a bug, reported as one (state.py, providers/stream.py)."""
+    a bug, reported as one (state.py, base/stream.py)."""
 
 
 class LeakError(DisguiseError):

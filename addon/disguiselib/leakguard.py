@@ -1,6 +1,6 @@
 """The last check before a request leaves: is any original still in it? (sans I/O)
 
-It reads the one field model (providers/fields.py): for a request of an API the addon
+It reads the one field model (base/fields.py): for a request of an API the addon
 transforms, the outgoing body is walked with that API's table and every string the
 masker masks is checked — read as the masker reads it (JSON text decoded, text media
 decoded, a value with its key) — while what the table exempts by design (identifiers,
@@ -11,12 +11,12 @@ Numbers are checked too: the masker cannot turn one into a string, so a number t
 matches a pattern is refused.
 
 For an endpoint no table describes, `scan_body` with no API reads the body the way the
-receiver will (providers/bodies.py: form fields, multipart parts, JSON lines, JSON
+receiver will (base/bodies.py: form fields, multipart parts, JSON lines, JSON
 escapes, charsets) and checks everything in it: that decides whether such a request
 may leave at all.
 
 The URL and the headers are checked too, except the client's credentials in their
-own slots, as the providers declare them (providers/wirespec.Provider,
+own slots, as the providers declare them (base/wirespec.Provider,
 registry.slots_for): a credential header, a query parameter (`?key=` on a Google path
 or a Gemini Live WebSocket), a `Sec-WebSocket-Protocol` entry (OpenAI Realtime from a
 browser), the headers SigV4 re-signing replaces (`x-amz-security-token`). The same
@@ -36,15 +36,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote_plus
 
-from .core.jsonspan import Rule, transform_loose
-from .core.rules import LITERALS, Rules
-from .providers import bodies
-from .providers.fields import GENERIC, NUMBER, context_of, loads, path_text, plain, texts, walk
-from .providers.registry import RealtimeApi, slots_for
-from .providers.wirespec import Slots
+from .apis.registry import RealtimeApi, slots_for
+from .base import bodies
+from .base.fields import GENERIC, NUMBER, context_of, loads, path_text, plain, texts, walk
+from .base.wirespec import Slots
+from .rules.rules import LITERALS, Rules
+from .wire.jsonspan import Rule, transform_loose
 
 if TYPE_CHECKING:
-    from .providers.registry import Api
+    from .apis.registry import Api
 
 # The header a WebSocket client lists its subprotocols in (a browser's only header).
 _SUBPROTOCOLS = "sec-websocket-protocol"

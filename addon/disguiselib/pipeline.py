@@ -10,18 +10,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import leakguard, resign
+from .apis.registry import Api, RealtimeApi
+from .base.fields import loads
+from .base.masking import mask_request_body
+from .base.realtime import Connection, Frame, MaskedEvent, Result
+from .base.restore import restore_body
+from .base.stream import BodyStream, Reverser
 from .config import Config
-from .core.decoding import LIMIT, Decoded, decoder_for
-from .core.fakes import knowing
-from .core.rules import Restorer, Rules, Session
-from .core.sse import is_json_type
 from .errors import DisguiseError, LeakError, MaskError, NeverForward, NotTransformed, log_internal, reason
-from .providers.fields import loads
-from .providers.masking import mask_request_body
-from .providers.realtime import Connection, Frame, MaskedEvent, Result
-from .providers.registry import Api, RealtimeApi
-from .providers.restore import restore_body
-from .providers.stream import BodyStream, Reverser
+from .rules.fakes import knowing
+from .rules.rules import Restorer, Rules, Session
+from .wire.decoding import LIMIT, Decoded, decoder_for
+from .wire.sse import is_json_type
 
 log = logging.getLogger("disguise")
 
@@ -234,7 +234,7 @@ def restore_whole(
 def realtime_connection(api: RealtimeApi, cfg: Config) -> Connection:
     """A realtime WebSocket connection's state, one masking session for its whole life:
     client events go through `client_frame`, server events through its `server(frame)`
-    (providers/realtime.py)."""
+    (base/realtime.py)."""
     return Connection(api.protocol, cfg.rules)
 
 
@@ -269,7 +269,7 @@ def scan_unknown(
     """A request to a protected endpoint the addon does not transform: may it leave as
     it is? The first original in its URL, headers or body (None: clean). body None: the
     body could not be decoded, which is a hit (it cannot be shown to be clean). The body
-    is read the way its receiver reads it (providers/bodies.py), every field of it."""
+    is read the way its receiver reads it (base/bodies.py), every field of it."""
     if body is None:
         return leakguard.Hit("unknown", "a body whose content or transfer coding cannot be decoded")
     headers = list(headers)

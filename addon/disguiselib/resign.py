@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .apis.bedrock import runtime as bedrock
 from .errors import NeverForward
-from .providers import bedrock
 
 if TYPE_CHECKING:  # botocore's signer is imported when a request is signed: ~0.3 s less at start-up
     from botocore.credentials import ReadOnlyCredentials
@@ -46,7 +46,7 @@ _HOP = frozenset(
      "trailer", "transfer-encoding", "upgrade", "expect", "user-agent", "x-amzn-trace-id"}
 )  # fmt: skip
 # The client's identity: replaced, never forwarded beside ours (the signing headers
-# Bedrock's declaration names, providers/bedrock.PROVIDER).
+# Bedrock's declaration names, apis/bedrock/runtime.PROVIDER).
 _IDENTITY = bedrock.PROVIDER.signing
 
 _CREDENTIAL = re.compile(

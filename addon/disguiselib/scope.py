@@ -1,6 +1,6 @@
 """Scope: which hosts are protected (sans I/O). `parse_hosts` normalises the
 `disguise_hosts` option; `known_host` knows the LLM providers' hosts, every form each
-documents, from their declarations (providers/wirespec.Provider, registry.PROVIDERS)."""
+documents, from their declarations (base/wirespec.Provider, registry.PROVIDERS)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from .apis.registry import PROVIDERS
 from .errors import ScopeError
-from .providers.registry import PROVIDERS
 
 # With `disguise_hosts` empty, requests on unknown paths are scanned on the providers'
 # hosts (and on every request that arrives in reverse mode, whose upstream is the

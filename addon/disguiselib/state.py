@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .errors import StateError
 
 if TYPE_CHECKING:
+    from .apis.registry import Api, RealtimeApi
+    from .base.realtime import Connection
+    from .base.stream import Reverser
     from .config import Config
-    from .core.rules import Restorer, Session
-    from .providers.realtime import Connection
-    from .providers.registry import Api, RealtimeApi
-    from .providers.stream import Reverser
+    from .rules.rules import Restorer, Session
 
 
 class Kind(enum.Enum):

@@ -26,10 +26,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from . import errors, pipeline
+from .apis.registry import BY_NAME, Api
 from .config import Config, compiled
-from .core.mappings import MappingSet
 from .errors import NeverForward
-from .providers.registry import BY_NAME, Api
+from .rules.mappings import MappingSet
 
 log = logging.getLogger("disguise")
 

@@ -35,9 +35,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "addon"))
 
-from disguiselib.core import linear, mappings  # noqa: E402
-from disguiselib.core.holdback import Window  # noqa: E402
-from disguiselib.core.rules import Rules, Session  # noqa: E402
+from disguiselib.base.holdback import Window  # noqa: E402
+from disguiselib.rules import linear, mappings  # noqa: E402
+from disguiselib.rules.rules import Rules, Session  # noqa: E402
 
 try:
     import regex
@@ -385,7 +385,7 @@ def section_growth(reps: int) -> None:
         cells.append(f"{ts[0] * 1e3:8.1f} {ts[1] * 1e3:8.1f} ×{ts[1] / ts[0]:4.1f}")
         print(f"    {kind:<32}{cells[0]:>28}{cells[1]:>28}")
     # the stream side: an unclosed strip start, then N token deltas
-    from disguiselib.providers.anthropic import AnthropicStream
+    from disguiselib.apis.anthropic.messages import AnthropicStream
 
     def deltas(n: int) -> list[bytes]:
         evs = [b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n']

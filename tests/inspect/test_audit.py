@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from disguiselib.base.masking import mask_body
 from disguiselib.inspect import audit, render, sseview
-from disguiselib.providers.masking import mask_body
 from strategies import RULES
 
 DISGUISES = ["Zenith Labs", "thread_id", "crm_lookup", "[EMAIL_1]"]
@@ -78,7 +78,7 @@ def test_originals_upstream_are_found_by_field_and_never_printed() -> None:
 
 def test_masked_requests_pass(fixtures: Path) -> None:
     """Every recorded request, masked, carries no original the audit can find."""
-    from disguiselib.providers.registry import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES
+    from disguiselib.apis.registry import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES
 
     apis = {"anthropic": ANTHROPIC_MESSAGES, "openai": OPENAI_CHAT}
     n = 0
@@ -119,8 +119,8 @@ def test_render_marks_a_stream_without_final_event() -> None:
 
 def _faked() -> tuple[object, bytes, list[str]]:
     """Shipped rules with fakes; a request holding a card number and an AWS key masked."""
+    from disguiselib.apis.registry import recognise
     from disguiselib.config import build_config
-    from disguiselib.providers.registry import recognise
 
     rules = build_config([], True, [], b"audit-key-0123456789abcdef").rules
     client = json.dumps({"model": "m", "max_tokens": 5, "messages": [

@@ -9,10 +9,10 @@ import pytest
 from mitmproxy import io
 from mitmproxy.test import tflow, tutils
 
-from disguiselib.core import mappings
-from disguiselib.core.rules import Rules
 from disguiselib.inspect import flowfile
 from disguiselib.inspect.record import META, SIDES, side
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules
 
 RULES = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from mitmproxy import http, io
 
-from disguiselib.core import mappings
-from disguiselib.core.rules import Rules
 from disguiselib.inspect import audit, flowfile, sseview, views
 from disguiselib.inspect.record import META, SIDES
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules
 from inspect_util import (
     BOB,
     DISGUISES,

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mitmproxy.io import tnetstring
 
-from disguiselib.core.rules import LITERALS
 from disguiselib.inspect import record
 from disguiselib.inspect.record import Kept, Side, Tee, counts_text, is_credential, side, summary_text
+from disguiselib.rules.rules import LITERALS
 
 
 def test_kept_keeps_the_first_limit_bytes_and_counts_them_all() -> None:
@@ -197,8 +197,8 @@ def test_the_recorder_sees_the_final_event_of_gemini_and_bedrock(api: str) -> No
     """The recorder's final event is its API's, as the API's reverser tells it: a Gemini
     stream whose every candidate finished, a Bedrock stream past messageStop (neither
     has a terminal event a byte pattern could name). A stream cut before it is not."""
-    from disguiselib.providers.bedrock_stream import ConverseStream
-    from disguiselib.providers.gemini_stream import GeminiStream
+    from disguiselib.apis.bedrock.stream import ConverseStream
+    from disguiselib.apis.google.stream import GeminiStream
     from strategies import PLACEHOLDERS, RULES
 
     cls, body = (GeminiStream, _gemini_body) if api == "gemini" else (ConverseStream, _converse_body)

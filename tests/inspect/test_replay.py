@@ -12,12 +12,12 @@ import pytest
 from mitmproxy.test import taddons, tflow, tutils
 
 from anthropic_util import build_stream, read_stream
-from disguiselib.core import mappings
-from disguiselib.core.rules import LITERALS, Rules, Session
+from disguiselib.apis import registry
 from disguiselib.inspect import replay
 from disguiselib.inspect.record import META, SIDES, side
 from disguiselib.mitm.addon import Disguise
-from disguiselib.providers import registry
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import LITERALS, Rules, Session
 
 MAPPING = """
 literals:

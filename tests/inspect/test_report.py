@@ -11,10 +11,10 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 
-from disguiselib.core import mappings
-from disguiselib.core.rules import Rules
 from disguiselib.inspect import report, reportpage
 from disguiselib.inspect.record import META
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules
 
 RULES = Rules(mappings.from_dict({
     "literals": {"Acme Corp": "Zenith Labs"},

@@ -57,9 +57,9 @@ from botocore.config import Config  # noqa: E402
 from botocore.credentials import ReadOnlyCredentials  # noqa: E402
 from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
 
-from disguiselib.core import eventstream  # noqa: E402
-from disguiselib.providers import bedrock_models  # noqa: E402
-from disguiselib.providers.bedrock_chunks import is_last  # noqa: E402
+from disguiselib.apis.bedrock import models as bedrock_models  # noqa: E402
+from disguiselib.apis.bedrock.chunks import is_last  # noqa: E402
+from disguiselib.wire import eventstream  # noqa: E402
 
 pytestmark = [
     pytest.mark.integration,

@@ -26,7 +26,9 @@ import streams  # noqa: E402
 from material import Material, make_literals, ordinary_literals  # noqa: E402
 
 import bench as entry  # noqa: E402
-from disguiselib.providers import anthropic, masking, openai_chat  # noqa: E402
+from disguiselib.apis.anthropic import messages as anthropic  # noqa: E402
+from disguiselib.apis.openai import chat as openai_chat  # noqa: E402
+from disguiselib.base import masking  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +173,8 @@ def test_realtime_builders(ctx: context.Ctx) -> None:
     the original text through the engine, and the provider's own text is not it."""
     import realtime as rt
 
-    from disguiselib.providers.openai_realtime import OpenAIRealtime
-    from disguiselib.providers.realtime import Connection, Frame
+    from disguiselib.apis.openai.realtime import OpenAIRealtime
+    from disguiselib.base.realtime import Connection, Frame
 
     orig, pieces = rt._material(ctx)
     assert "".join(pieces) != orig and len(pieces) > 500

@@ -388,7 +388,7 @@ def test_hosts_are_normalised(up: FakeUpstream, tmp_path: Path) -> None:
 
 
 def test_mistyped_host_stops_mitmdump_naming_it(up: FakeUpstream, tmp_path: Path) -> None:
-    entry = "https://api.anthropic.com"  # every other kind: tests/providers/test_registry.py
+    entry = "https://api.anthropic.com"  # every other kind: tests/apis/test_registry.py
     a = write(tmp_path / "a.yaml", MAPPING)
     rc, out = run_mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", a, "--set", f"disguise_hosts={entry}"))
     assert rc == 1 and repr(entry) in out
@@ -424,7 +424,7 @@ def test_endpoints(shared: Shared) -> None:
     protected host are refused when they hold an original, and pass when they do not."""
     up, m = shared.up, shared.m
     # Cohere's v1 chat: an LLM API this addon does not transform (its v2 chat is, since
-    # providers/cohere.py)
+    # apis/cohere/chat.py)
     up.on("/v1/chat", echo)
     up.on("/v1/files", lambda r: json_reply({"ok": True}))
     start = len(up.requests)

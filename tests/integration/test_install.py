@@ -214,7 +214,7 @@ def test_installed_disguise_runs_from_any_folder(kind: str, installs, clone, ups
     assert version.startswith(f"disguise {disguiselib.__version__} ")
     # the compiled engine was built by the install and runs (engine.py), from the install's own folder
     assert "; engine: compiled (cython 3." in version, version
-    assert sh(python, "-c", "from disguiselib.providers import stream; print(stream.__file__)", cwd=elsewhere,
+    assert sh(python, "-c", "from disguiselib.base import stream; print(stream.__file__)", cwd=elsewhere,
               env=env).strip().endswith(".so")  # fmt: skip
     where = sh(python, "-c", "from disguiselib import shipped; print(shipped.DEFAULTS_FILE, shipped.SCRIPT, "
                "shipped.USER_MAPPINGS)", cwd=elsewhere, env=env).split()  # fmt: skip

@@ -927,10 +927,10 @@ def test_responses_stream_raw_events_are_gapless_and_done_texts_match(proxy: Pro
     # Issue 20: each original counted once. The stream says its text in the deltas, in
     # *.done, the part, the item and response.completed ("restored 25" for 5); the
     # flow's count is what the same answer counts restored as one body.
-    from disguiselib.core import mappings
-    from disguiselib.core.rules import Rules
-    from disguiselib.providers.openai_responses import RESPONSE_OBJECT
-    from disguiselib.providers.restore import restore_body
+    from disguiselib.apis.openai.responses import RESPONSE_OBJECT
+    from disguiselib.base.restore import restore_body
+    from disguiselib.rules import mappings
+    from disguiselib.rules.rules import Rules
 
     final = json.loads(raw_events(up[-1])[0].data or "")["response"]
     r = Rules(mappings.from_dict(MAPPINGS)).restorer({"[EMAIL_1]": BOB, "[EMAIL_2]": ALICE})

@@ -1,7 +1,7 @@
 """Endpoints that return stored text, logprobs, and what decides a response's shape,
 black-box through real mitmdump with the official `openai` and `google-genai` SDKs as
 clients (issue 26): every OpenAI endpoint that gives back stored text comes back
-restored (providers/openai_stored.py); Completions and Gemini logprobs never spell a
+restored (apis/openai/stored.py); Completions and Gemini logprobs never spell a
 disguise, and Completions' `text_offset` points into the restored text; a downloaded
 file is a file whatever its first bytes, and a response whose label contradicts its
 endpoint fails closed."""

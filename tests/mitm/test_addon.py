@@ -12,9 +12,9 @@ from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow, tutils
 
 from anthropic_util import build_stream, read_stream
+from disguiselib.apis.anthropic.messages import AnthropicStream
 from disguiselib.mitm.addon import Disguise
 from disguiselib.mitm.callables import StreamCall
-from disguiselib.providers.anthropic import AnthropicStream
 
 MAPPING = """
 literals:

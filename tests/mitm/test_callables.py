@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from anthropic_util import build_stream, read_stream
+from disguiselib.apis.anthropic.messages import AnthropicStream
 from disguiselib.errors import MaskError
 from disguiselib.mitm.callables import Buffered, Refused, StreamCall
-from disguiselib.providers.anthropic import AnthropicStream
 from strategies import PLACEHOLDERS, RULES
 
 BODY = build_stream([("text", ["Zenith Labs and ", "[EMAIL_1]"])])

@@ -13,11 +13,11 @@ from mitmproxy.addons.proxyserver import Proxyserver
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow, tutils
 
+from disguiselib.apis import registry
 from disguiselib.errors import MaskError
 from disguiselib.inspect.record import FAILED_MARK
 from disguiselib.mitm import flows
 from disguiselib.mitm.callables import Refused
-from disguiselib.providers import registry
 from disguiselib.scope import parse_hosts
 from strategies import RULES
 

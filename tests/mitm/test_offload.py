@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from disguiselib import pipeline, worker
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES
 from disguiselib.config import Config, build_config
-from disguiselib.core import fakes
 from disguiselib.errors import MaskError
 from disguiselib.mitm import offload as offload_mod
 from disguiselib.mitm.offload import Offload
-from disguiselib.providers.registry import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES
+from disguiselib.rules import fakes
 from disguiselib.worker import OffloadError
 
 LITERALS = {"Acme Corp": "Zenith Labs", "nova-internal": "nova", 'C:\\Users\\a "b"': "WINPATH", "Ünïcødé GmbH": "Uni"}

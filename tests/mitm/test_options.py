@@ -69,8 +69,8 @@ def test_fakes_key_off_default_file_and_given_file(tmp_path) -> None:
     """disguise_fakes off: no key (nothing read or created); on: the key file named by
     disguise_fakes_key, else one in the confdir, created once with mode 0600; one that
     cannot be made refuses the configuration (MappingError)."""
-    from disguiselib.core import fakes
     from disguiselib.errors import MappingError
+    from disguiselib.rules import fakes
 
     class Opts:
         disguise_fakes = False

@@ -12,12 +12,12 @@ import pytest
 from mitmproxy.test import taddons, tflow
 
 from disguiselib import pipeline
+from disguiselib.apis import registry
 from disguiselib.config import build_config
 from disguiselib.errors import LeakError, MaskError, NeverForward
 from disguiselib.mitm import outcome
 from disguiselib.mitm.addon import Disguise
 from disguiselib.pipeline import NotOurs, Refusal, Refused
-from disguiselib.providers import registry
 from disguiselib.state import FlowRecord, Kind, Passed, Phase
 
 BODY = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()

@@ -7,7 +7,7 @@ values and keys, in every SSE event, and in each stream channel's reassembled te
 disguise streamed across two deltas is in neither event alone). Each finding names the
 field where it was found; the report never quotes an original unless asked to.
 
-Each body is read through its API's field model (providers/fields.py), the table the
+Each body is read through its API's field model (base/fields.py), the table the
 masker and the leak guard read: an original where the table says "masked" is a leak;
 one in a field the table exempts by design (signed thinking and reasoning, signatures,
 encrypted content, identifiers, binary media, the API's own words) passes
@@ -31,12 +31,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..core.jsonspan import Rule
-from ..core.rules import LITERALS, Rules
+from ..apis.registry import BY_NAME
+from ..base import fields
 from ..errors import MaskError
 from ..leakguard import spans
-from ..providers import fields
-from ..providers.registry import BY_NAME
+from ..rules.rules import LITERALS, Rules
+from ..wire.jsonspan import Rule
 from . import sseview, wsview
 from .record import plural
 
@@ -166,7 +166,7 @@ def _note(kind: str) -> str:
 
 
 def table_walk(doc: object, table: Rule, answer: bool = False) -> Iterator[tuple[str, str, str | None, tuple | None]]:
-    """Every string of a document as its API's table sees it (providers/fields.py):
+    """Every string of a document as its API's table sees it (base/fields.py):
     (field, text, exempt kind or None, context). What the masker masks is read as it
     reads it (JSON text, text media decoded; a value with its key); what the table
     exempts comes with the kind that exempts it. answer: a response body, where media

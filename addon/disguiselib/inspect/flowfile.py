@@ -19,9 +19,9 @@ from mitmproxy import exceptions, http, io
 from mitmproxy import flow as mflow
 
 from .. import leakguard
-from ..core.rules import Rules
+from ..apis.registry import recognise, recognise_ws, slots_for
 from ..errors import MaskError
-from ..providers.registry import recognise, recognise_ws, slots_for
+from ..rules.rules import Rules
 from . import audit, wsview
 from .record import META, NEVER_SENT, SIDES, content, is_credential, is_refused
 

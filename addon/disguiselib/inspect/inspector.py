@@ -30,9 +30,9 @@ from mitmproxy import command, ctx, exceptions, http, io, types
 from mitmproxy import flow as mflow
 
 from ..config import CAPTURE_LIMIT, OPTIONS
-from ..core.decoding import decode_whole
 from ..errors import StreamError
 from ..state import Kind, Passed, Phase
+from ..wire.decoding import decode_whole
 from . import replay
 from .record import (
     FAILED_MARK,
@@ -50,7 +50,7 @@ from .record import (
 )
 
 if TYPE_CHECKING:
-    from ..core.rules import Rules
+    from ..rules.rules import Rules
     from ..state import FlowRecord
 
 log = logging.getLogger("disguise")

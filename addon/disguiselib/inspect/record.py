@@ -22,13 +22,13 @@ from typing import Any
 
 from mitmproxy import ctx, http
 
-from ..core.decoding import LIMIT, ExpansionError, decode_whole
-from ..core.jsonspan import escaped_name
-from ..core.rules import LITERALS
-from ..core.sse import Framer
+from ..apis.registry import SPECS
+from ..base.stream import StreamState
 from ..errors import MaskError, StreamError
-from ..providers.registry import SPECS
-from ..providers.stream import StreamState
+from ..rules.rules import LITERALS
+from ..wire.decoding import LIMIT, ExpansionError, decode_whole
+from ..wire.jsonspan import escaped_name
+from ..wire.sse import Framer
 
 META = "disguise"
 SIDES = "disguise_sides"
@@ -216,7 +216,7 @@ def side(
     return d
 
 
-# A stream's final event as its API's spec names it (providers/wirespec.py): a terminal
+# A stream's final event as its API's spec names it (base/wirespec.py): a terminal
 # type in the member that names an event's type, or a data line that ends the stream.
 # Inside a JSON string the quotes would be escaped, so text that talks about them can't
 # match. (Streams whose final event no byte pattern tells, Gemini's and Bedrock's, are
@@ -440,7 +440,7 @@ def is_refused(flow) -> bool:
 
 def decoded_limit() -> int:
     """What a compressed body may expand to: the option disguise_decoded_limit where a
-    mitmproxy runs the addon (core/decoding.LIMIT elsewhere: the `disguise` commands)."""
+    mitmproxy runs the addon (wire/decoding.LIMIT elsewhere: the `disguise` commands)."""
     limit = getattr(getattr(ctx, "options", None), "disguise_decoded_limit", LIMIT)
     return limit if isinstance(limit, int) and limit >= 0 else LIMIT
 

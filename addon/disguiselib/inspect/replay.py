@@ -27,9 +27,9 @@ from mitmproxy import ctx, http
 from mitmproxy import flow as mflow
 
 from .. import pipeline
-from ..core.rules import LITERALS, Rules, Session
 from ..errors import MaskError, StreamError
 from ..leakguard import place
+from ..rules.rules import LITERALS, Rules, Session
 from ..state import Kind
 from . import sseview
 from .record import (
@@ -48,8 +48,8 @@ from .record import (
 )
 
 if TYPE_CHECKING:
+    from ..apis.registry import Api
     from ..config import Config
-    from ..providers.registry import Api
 
 log = logging.getLogger("disguise")
 

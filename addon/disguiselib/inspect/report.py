@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from mitmproxy import flow as mflow
 from mitmproxy import http
 
-from ..core.rules import LITERALS, Rules
+from ..apis.registry import recognise, recognise_ws
 from ..leakguard import spans
-from ..providers.registry import recognise, recognise_ws
+from ..rules.rules import LITERALS, Rules
 from . import audit, flowfile
 from .record import META, is_refused
 from .reportpage import MASKED, PASSED, REFUSED, page

@@ -5,7 +5,7 @@ Used by the contentviews (views.py, rendering in render.py), the audit (a disgui
 split across two deltas is found in the channel text, not in either event) and the
 offline replay report. It only reads: nothing here changes a body.
 
-It knows no API's words: those are the APIs' specs (providers/wirespec.py,
+It knows no API's words: those are the APIs' specs (base/wirespec.py,
 `registry.SPECS`). Two tables:
 - `FRAMINGS`: body -> events (an `SSEEvent` per SSE event, per element of a streamed
   JSON array, ...). A framing answers None for a body that is not in its framing.
@@ -24,13 +24,13 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..core.jsonarray import ELEMENT, ArrayFramer
-from ..core.jsonspan import Rule
-from ..core.sse import Framer, parse_event, sniff
+from ..apis.registry import SPECS
+from ..base import fields
+from ..base.wirespec import JSON_ARRAY, SSE
 from ..errors import StreamError
-from ..providers import fields
-from ..providers.registry import SPECS
-from ..providers.wirespec import JSON_ARRAY, SSE
+from ..wire.jsonarray import ELEMENT, ArrayFramer
+from ..wire.jsonspan import Rule
+from ..wire.sse import Framer, parse_event, sniff
 
 # Characters of one event shown in a view (render.py's rows, wsview's messages); the
 # whole event is one view away (Raw).
@@ -303,7 +303,7 @@ MAX_UNTOUCHED_LINES = 40  # fields listed as untouched by design, per body
 
 
 def untouched(doc: object, table: Rule) -> list[str]:
-    """The fields of a document its API's table exempts by design (providers/fields.py:
+    """The fields of a document its API's table exempts by design (base/fields.py:
     identifiers, opaque provider data, binary media), one line each, for the view: what
     went out or came back as it was on purpose. The API's own words (metadata) are
     counted, not listed."""

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from mitmproxy import contentviews, http
 
-from ..core.jsonspan import Rule
-from ..providers.registry import recognise
+from ..apis.registry import recognise
+from ..wire.jsonspan import Rule
 from . import render as rd
 from . import sseview, wsview
 from .audit import Auditor
@@ -38,7 +38,7 @@ from .flowfile import ws_messages
 from .record import META, NEVER_SENT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
-    from ..core.rules import Rules
+    from ..rules.rules import Rules
 
 NAMES = ("Disguise", "Disguise other side", "Disguise diff")
 _AUTO_PRIORITY = 2.0  # above the JSON view (1) on flows the addon handled

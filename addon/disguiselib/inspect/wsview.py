@@ -8,7 +8,7 @@ state)`; state tells what the addon did with it: "sent" (went on, maybe changed)
 "dropped" (not forwarded: held whole, replaced by injected events, or refused),
 "injected" (an event the addon sent in place of dropped ones). Channels, tolerantly (an
 unknown event is listed, never an error), are each realtime API's to say: its spec's
-`view` (providers/wirespec.py; OpenAI Realtime's and Gemini Live's in their modules).
+`view` (base/wirespec.py; OpenAI Realtime's and Gemini Live's in their modules).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..providers.registry import SPECS
-from ..providers.wirespec import WEBSOCKET
+from ..apis.registry import SPECS
+from ..base.wirespec import WEBSOCKET
 from .record import plural
 from .sseview import MAX_EVENT_CHARS, Channel
 

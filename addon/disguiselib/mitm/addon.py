@@ -12,15 +12,15 @@ from collections.abc import Awaitable, Callable
 from mitmproxy import ctx, exceptions, http
 
 from .. import pipeline
+from ..apis.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws, refused
 from ..config import Config, build_config, log_loaded
-from ..core.rules import Rules
 from ..errors import MappingError, MaskError, ScopeError, StreamError, log_internal
 from ..inspect import replay
 from ..inspect.inspector import Inspector
 from ..inspect.record import META
 from ..leakguard import place, shown
 from ..pipeline import Refusal
-from ..providers.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws, refused
+from ..rules.rules import Rules
 from ..scope import in_hosts, known_host
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from . import aws, cut, options, outcome, streamed, whole

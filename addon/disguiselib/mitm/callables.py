@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from ..base.stream import Reverser
 from ..errors import DisguiseError, log_internal, reason
-from ..providers.stream import Reverser
 
 log = logging.getLogger("disguise")
 

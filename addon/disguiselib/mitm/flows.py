@@ -6,15 +6,15 @@ from __future__ import annotations
 from mitmproxy import ctx, http
 from mitmproxy.utils import human
 
-from ..core.decoding import decode_whole
-from ..core.rules import Rules
+from ..apis import registry
+from ..apis.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..errors import MaskError, StreamError
 from ..inspect.record import REFUSED_HEADERS, decoded_limit, mark_refused
 from ..leakguard import place, shown
 from ..pipeline import leak_scan
-from ..providers import registry
-from ..providers.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
+from ..rules.rules import Rules
 from ..scope import HostRule, in_hosts, known_host
+from ..wire.decoding import decode_whole
 from .callables import Refused
 
 

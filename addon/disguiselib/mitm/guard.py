@@ -21,12 +21,12 @@ import logging
 from mitmproxy import exceptions, http
 
 from .. import leakguard
+from ..apis.registry import Api
 from ..config import Config
-from ..core.fakes import knowing
 from ..errors import MaskError, log_internal
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
-from ..providers.registry import Api
+from ..rules.fakes import knowing
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from .callables import Buffered
 from .flows import (

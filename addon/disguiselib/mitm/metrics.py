@@ -3,7 +3,7 @@
 with the official prometheus_client library. docs/operations.md lists the metrics.
 
 No label carries text from a request or a response. Every label value comes from a
-fixed set — the API (providers/registry.APIS, or `unknown` for an endpoint disguise
+fixed set — the API (apis/registry.APIS, or `unknown` for an endpoint disguise
 does not transform), the outcome, the rule kind, how a body ended — or from the rule
 set in force: a pattern's name (`[A-Z][A-Z0-9_]*`, checked at load); every literal
 counts as `literals` (a literal's own name would be its original).
@@ -38,8 +38,8 @@ from mitmproxy import ctx, exceptions, http
 from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
 from prometheus_client.core import HistogramMetricFamily
 
-from ..core.rules import LITERALS
-from ..providers.registry import APIS, BY_NAME
+from ..apis.registry import APIS, BY_NAME
+from ..rules.rules import LITERALS
 from ..state import FlowRecord, Kind, Phase, Reading
 from . import options
 from .callables import StreamCall

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import pipeline
+from ..apis.registry import Api
 from ..config import Config
-from ..providers.registry import Api
 from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
 
 log = logging.getLogger("disguise")

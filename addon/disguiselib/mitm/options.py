@@ -13,8 +13,8 @@ from mitmproxy import ctx, exceptions
 from mitmproxy.proxy import mode_specs
 
 from ..config import OPTION_NAMES, OPTIONS
-from ..core import fakes
 from ..errors import ScopeError
+from ..rules import fakes
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
 
 # The options the Disguise addon declares; the Inspector declares the capture limit, the

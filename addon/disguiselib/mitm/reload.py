@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..config import Config, build_config
-from ..core import mappings
 from ..errors import MappingError, ScopeError
+from ..rules import mappings
 
 log = logging.getLogger("disguise")
 

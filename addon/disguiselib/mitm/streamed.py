@@ -11,8 +11,8 @@ from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
+from ..apis.registry import Api
 from ..errors import LeakError, MaskError
-from ..providers.registry import Api
 from ..state import FlowRecord, Passed, Phase
 from . import outcome
 from .flows import TRANSFER_CODED, decode_body, transfer_coded

@@ -35,11 +35,11 @@ import logging
 
 from mitmproxy import ctx, http
 
+from ..apis.registry import RealtimeApi
+from ..base.realtime import Frame, Result, State
 from ..errors import log_internal
 from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, set_fakes, summary_text
 from ..pipeline import client_frame, leak_scan, realtime_connection
-from ..providers.realtime import Frame, Result, State
-from ..providers.registry import RealtimeApi
 from ..state import FlowRecord, Phase, RealtimeFlow
 
 log = logging.getLogger("disguise")

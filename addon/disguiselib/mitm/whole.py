@@ -12,8 +12,8 @@ from collections.abc import Awaitable
 from mitmproxy import http
 
 from .. import pipeline
+from ..apis.registry import Api
 from ..errors import MaskError, log_internal
-from ..providers.registry import Api
 from ..state import FlowRecord, Phase
 from .callables import Buffered
 from .flows import decode_body, decoded_limit

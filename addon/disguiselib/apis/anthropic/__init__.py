@@ -1,0 +1,1 @@
+"""Anthropic's Messages API: field tables, stream, spec, provider."""

@@ -1,0 +1,517 @@
+"""Anthropic Messages API: what to mask in a request, how to reverse a response.
+
+Request fields follow https://docs.anthropic.com/en/api/messages. Streams follow
+https://docs.anthropic.com/en/docs/build-with-claude/streaming: message_start,
+content_block_start / _delta / _stop per content block `index`, message_delta,
+message_stop, ping and error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, obj
+from ...base.holdback import Window
+from ...base.restore import restore_json
+from ...base.stream import SSEStream, StreamState
+from ...base.wirespec import HOSTED, JSON, MASKED, RESTORED, SCANNED, SSE, TEXT, Endpoint, Provider, WireSpec, frozen
+from ...base.wirespec import OPAQUE as OPAQUE_TEXT
+from ...rules.rules import Restorer, json_escape
+from ...wire import jsonspan
+from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ...wire.sse import Event
+from ...wire.text import is_utf8
+
+# Citations in history: cited text and titles are read; the index into encrypted
+# search results is the API's own, file ids are ids.
+# Server tools' results in history, by block type (their content: _SERVER_RESULT).
+SERVER_RESULTS = (
+    "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+    "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result",
+)  # fmt: skip
+_CITATION = Within({"type": META, "encrypted_index": OPAQUE, "file_id": ID})
+_SOURCE = Typed(
+    {
+        "base64": Media("data", ("media_type",), {"type": META}),  # binary media untouched, text decoded
+        "text": obj({"data": VALUES, "media_type": META}),
+        "url": obj({"url": VALUES}),
+        "file": obj({"file_id": ID}),
+    },
+    default=GENERIC,
+)
+_CONTENT_ARR = Arr(GENERIC)  # filled below (recursive through tool_result)
+CONTENT = Either(VALUES, _CONTENT_ARR)
+_TOOL_USE = obj({"id": ID, "name": VALUES, "input": USER})
+# What server tools (web search and fetch, code execution, tool search) returned: read by
+# the model, so masked, except the API's ids and encrypted results.
+_SERVER_RESULT = Within(
+    {"type": META, "tool_use_id": ID, "file_id": ID, "encrypted_content": OPAQUE, "encrypted_index": OPAQUE}
+)
+_SERVER_RESULT.fields["source"] = _SOURCE  # a fetched document (web_fetch): base64, text or content
+_TEXT = obj({"text": VALUES, "citations": Arr(_CITATION)})
+_TEXTS = Either(VALUES, Arr(Typed({"text": _TEXT}, default=_TEXT)))  # text blocks only (system)
+_BLOCK = Typed(
+    {
+        "text": _TEXT,
+        "image": obj({"source": _SOURCE}),
+        "document": obj({"source": _SOURCE, "title": VALUES, "context": VALUES, "citations": META}),
+        "search_result": obj({"source": VALUES, "title": VALUES, "content": _TEXTS, "citations": META}),
+        "tool_use": _TOOL_USE,
+        # Server tools have fixed names ("web_search"); renaming one breaks it.
+        "server_tool_use": obj({"id": ID, "name": META, "input": USER}),
+        "mcp_tool_use": obj({"id": ID, "name": VALUES, "server_name": VALUES, "input": USER}),
+        "tool_result": obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
+        "mcp_tool_result": obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
+        "container_upload": obj({"file_id": ID}),
+        # Signed: must go out byte-identical or the signature is rejected.
+        "thinking": OPAQUE,
+        "redacted_thinking": OPAQUE,
+        **dict.fromkeys(SERVER_RESULTS, _SERVER_RESULT),
+    },
+    default=GENERIC,
+)  # fmt: skip
+_SOURCE.table["content"] = obj({"content": CONTENT})
+
+
+class _Block(Rule):
+    """A content block; one without a `type` is read as a text block (its other members
+    unknown: masked), one of an unknown type is unknown (everything masked)."""
+
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and "type" not in value:
+            return _TEXT.resolve(value)
+        return _BLOCK.resolve(value)
+
+
+_CONTENT_ARR.item = _Block()
+
+# input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
+_CUSTOM_TOOL = obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})
+_SERVER_TOOL = obj({"name": META, "input_examples": Arr(USER)})
+
+
+class _Tool(Rule):
+    """Custom tools (no type, or "custom") are masked whole; server tools
+    ("web_search_20250305", "bash_20250124", ...) keep their fixed names."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and value.get("type", "custom") not in ("custom", None):
+            return _SERVER_TOOL
+        return _CUSTOM_TOOL
+
+
+_SKIPPED_TOP = (
+    "model", "max_tokens", "stream", "temperature", "top_p", "top_k", "thinking",
+    "service_tier", "anthropic_version", "anthropic_beta",
+)  # fmt: skip
+
+MESSAGES_REQUEST = Obj(
+    {
+        **dict.fromkeys(_SKIPPED_TOP, META),
+        "container": ID,  # a container id, or {id, skills: [{skill_id, type, version}]}
+        "system": _TEXTS,
+        "messages": Arr(Obj({"role": META, "content": CONTENT}, default=GENERIC)),
+        "tools": Arr(_Tool()),
+        "tool_choice": obj({"name": VALUES, "disable_parallel_tool_use": META}),
+        # structured outputs: a JSON Schema (property names are keys)
+        "output_config": obj({"format": obj({"schema": SCHEMA}), "effort": META}),
+    },
+    default=GENERIC,
+)
+BATCH_REQUEST = Obj(
+    {"requests": Arr(Obj({"custom_id": ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
+    default=GENERIC,
+)
+
+# -- responses -------------------------------------------------------------------------
+
+_RESP_BLOCK = Typed(
+    {
+        "text": obj({"text": PROSE, "citations": Arr(_CITATION)}),
+        "tool_use": obj({"id": ID, "name": VALUES, "input": USER}),
+        "server_tool_use": obj({"id": ID, "name": VALUES, "input": USER}),
+        "mcp_tool_use": obj({"id": ID, "name": VALUES, "server_name": VALUES, "input": USER}),
+        "mcp_tool_result": obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
+        "container_upload": obj({"file_id": ID}),
+        "thinking": OPAQUE,
+        "redacted_thinking": OPAQUE,
+        **dict.fromkeys(SERVER_RESULTS, _SERVER_RESULT),
+    },
+    default=GENERIC,
+)
+_MESSAGE = Obj(
+    {
+        **dict.fromkeys(("type", "role", "model", "stop_reason", "usage"), META),
+        "id": ID,
+        "container": ID,
+        "content": Arr(_RESP_BLOCK),
+        "stop_sequence": VALUES,
+    },
+    default=GENERIC,
+)
+MESSAGE_RESPONSE: Rule = _MESSAGE  # also error bodies: {"type":"error","error":{...}}
+# One line of a batch's results (JSON lines): `result` holds a whole Message.
+BATCH_RESULT = Obj(
+    {"custom_id": ID, "result": Obj({"type": META, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
+    default=GENERIC,
+)
+_START = Obj({"type": META, "index": META, "content_block": _RESP_BLOCK}, default=GENERIC)
+_MESSAGE_START = Obj({"type": META, "message": _MESSAGE}, default=GENERIC)
+_MESSAGE_DELTA = Obj(
+    {"type": META, "usage": META, "delta": Obj({"stop_reason": META, "stop_sequence": VALUES,
+                                                "container": obj({"id": ID})}, default=GENERIC)},
+    default=GENERIC,
+)  # fmt: skip
+_DELTA_TYPES = Typed(
+    {
+        "text_delta": obj({"text": PROSE}),
+        "input_json_delta": obj({"partial_json": PROSE}),
+        "thinking_delta": OPAQUE,
+        "signature_delta": OPAQUE,
+        "citations_delta": obj({"citation": _CITATION}),
+    },
+    default=GENERIC,
+)
+_DELTA = Obj({"type": META, "index": META, "delta": _DELTA_TYPES}, default=GENERIC)
+# Each event of a stream by its type (the stream below restores with these; the audit
+# and the views read them too).
+EVENTS: dict[str, Rule] = {
+    "message_start": _MESSAGE_START,
+    "content_block_start": _START,
+    "content_block_delta": _DELTA,
+    "content_block_stop": META,
+    "message_delta": _MESSAGE_DELTA,
+    "message_stop": META,
+    "ping": META,
+    "error": Obj({"type": META, "error": VALUES}, default=GENERIC),
+}
+STREAM_EVENT: Rule = Typed(EVENTS, default=GENERIC)
+
+
+def delta_kind(delta_type: str) -> str:
+    """The kind of a content_block_delta's text by its delta type (fields.KINDS)."""
+    return _DELTA_TYPES.table.get(delta_type, GENERIC).kind
+
+
+def block_kind(block_type: str) -> str:
+    """The kind of a response content block by its type (thinking: opaque)."""
+    return _RESP_BLOCK.table.get(block_type, GENERIC).kind
+
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one stream event (inspect/sseview.Builder): one channel per
+    content block `index` (text, tool input JSON, thinking); signatures are counted, not
+    shown."""
+    t = doc.get("type")
+    if t == "content_block_start":
+        i = doc.get("index")
+        block = doc.get("content_block") or {}
+        btype = block.get("type", "?")
+        c = b.channel(f"block {i} {btype}", _view_kind(str(btype)))
+        if isinstance(block.get("name"), str):
+            c.name = block["name"]
+        ev.note = str(btype) + (f" {c.name}" if c.name else "")
+        if isinstance(block.get("text"), str) and block["text"]:
+            b.add(ev, c.key, c.kind, block["text"], "content_block.text")
+        b.names[("a", i)] = c.key
+        return True
+    if t == "content_block_delta":
+        i = doc.get("index")
+        d = doc.get("delta") or {}
+        dtype = str(d.get("type"))
+        if dtype not in SPEC.deltas or dtype == "signature_delta":
+            ev.note = dtype  # signature_delta, citations_delta: not text
+            return True
+        fld, kind = SPEC.deltas[dtype]
+        v = d.get(fld)
+        if isinstance(v, str):
+            shown = "thinking" if delta_kind(dtype) == "opaque" else kind
+            key = b.names.get(("a", i)) or f"block {i} {shown}"
+            b.add(ev, key, shown, v, f"delta.{fld}")
+        return True
+    return t in SPEC.events and t != SPEC.error_event
+
+
+def _view_kind(btype: str) -> str:
+    if block_kind(btype) == "opaque":
+        return "thinking"
+    return "text" if SPEC.blocks.get(btype) == TEXT else "json"
+
+
+# The Messages stream's wire vocabulary, for every reader (base/wirespec.py).
+# Anthropic's API: the key in x-api-key (an OAuth token in Authorization).
+PROVIDER = Provider(
+    "anthropic", hosts=("api.anthropic.com",),
+    headers=frozenset({"x-api-key", "anthropic-api-key", "authorization"}),
+)  # fmt: skip
+
+# Every endpoint the `anthropic` SDK calls (tests/inventory/anthropic.json; the batch
+# results are fetched from the `results_url` a batch names), with what disguise does with
+# it (apis/registry.py routes the transformed ones; tests/apis/test_inventory.py
+# checks every call of the installed SDK is here and routed as it says).
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("POST", "/v1/messages", MASKED),
+    Endpoint("POST", "/v1/messages/count_tokens", MASKED),
+    Endpoint("POST", "/v1/messages/batches", MASKED),
+    Endpoint("GET", "/v1/messages/batches", SCANNED),
+    Endpoint("GET DELETE", "/v1/messages/batches/{id}", SCANNED),
+    Endpoint("POST", "/v1/messages/batches/{id}/cancel", SCANNED),
+    Endpoint("GET", "/v1/messages/batches/{id}/results", RESTORED),
+    # the legacy Text Completions API: its prompt is scanned, not masked
+    Endpoint("POST", "/v1/complete", SCANNED),
+    # the Files API shares OpenAI's paths: an upload is read by batch.BatchUpload, a
+    # download restored as a file
+    Endpoint("POST", "/v1/files", MASKED),
+    Endpoint("GET", "/v1/files", SCANNED),
+    Endpoint("GET DELETE", "/v1/files/{id}", SCANNED),
+    Endpoint("GET", "/v1/files/{id}/content", RESTORED),
+    Endpoint("GET", "/v1/models", SCANNED),
+    Endpoint("GET", "/v1/models/{id}", SCANNED),
+    # Skills and Managed Agents (beta): system prompts, a session's events, memories
+    Endpoint("GET POST DELETE", "/v1/skills/**", SCANNED),
+    Endpoint("GET POST", "/v1/agents/**", SCANNED),
+    Endpoint("GET POST DELETE", "/v1/sessions/**", SCANNED),
+    Endpoint("GET POST DELETE", "/v1/memory_stores/**", SCANNED),
+    Endpoint("GET POST", "/v1/dreams/**", SCANNED),
+    # infrastructure and administration: scanned on Anthropic's hosts
+    Endpoint("GET POST DELETE", "/v1/environments/**", HOSTED),
+    Endpoint("GET POST", "/v1/deployments/**", HOSTED),
+    Endpoint("GET", "/v1/deployment_runs/**", HOSTED),
+    Endpoint("GET POST", "/v1/tunnels/**", HOSTED),
+    Endpoint("GET POST DELETE", "/v1/vaults/**", HOSTED),
+    Endpoint("GET POST DELETE", "/v1/user_profiles/**", HOSTED),
+    Endpoint("GET POST DELETE", "/v1/organizations/**", HOSTED),
+    Endpoint("GET POST", "/v1/compliance/**", HOSTED),
+)
+
+SPEC = WireSpec(
+    "anthropic.messages",
+    ("apis.anthropic.messages",),
+    (SSE,),
+    events=frozenset(EVENTS),
+    terminal=frozenset({"message_stop"}),
+    error_event="error",
+    stop_members=("stop_reason",),
+    # delta type -> the member holding its text, and the text's kind
+    deltas=frozen({"text_delta": ("text", TEXT), "input_json_delta": ("partial_json", JSON),
+                   "thinking_delta": ("thinking", OPAQUE_TEXT), "signature_delta": ("signature", OPAQUE_TEXT)}),
+    # content block type -> its channel's kind (other blocks have none)
+    blocks=frozen({"text": TEXT, "tool_use": JSON, "server_tool_use": JSON, "mcp_tool_use": JSON}),
+    view=view,
+)  # fmt: skip
+_PASS_DELTAS = frozenset(t for t, (_, kind) in SPEC.deltas.items() if kind == OPAQUE_TEXT)
+_PASS_DELTAS_RAW = frozenset(t.encode() for t in _PASS_DELTAS)
+_MODE = {TEXT: Window.TEXT, JSON: Window.JSON}
+_WINDOW_KIND = {b: _MODE[kind] for b, kind in SPEC.blocks.items()}
+_DELTA_FOR = {_MODE[kind]: (t, fld) for t, (fld, kind) in SPEC.deltas.items() if kind in _MODE}
+
+# The members a delta's text is in (SPEC.deltas), for the fast shapes below.
+_FIELDS = "|".join(fld for fld, _ in SPEC.deltas.values())
+
+# The exact shape the API sends for a delta, so the hot path needs no json.loads. The
+# trailing spaces are real (see the recorded streams). Anything else takes the slow path.
+_FAST_DELTA = re.compile(
+    r'\{\s*"type"\s*:\s*"content_block_delta"\s*,\s*"index"\s*:\s*(\d+)\s*,\s*"delta"\s*:\s*'
+    r'\{\s*"type"\s*:\s*"(\w+)"\s*,\s*"(?:' + _FIELDS + r')"\s*:\s*'
+    r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*\}\s*\}\s*\Z'
+)
+# The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line
+# shape (no CR anywhere, no line break in the data), whitespace and the string body
+# narrowed to what cannot be a line break, digits and names to ASCII. Whatever it
+# matches, _FAST_DELTA matches in the parsed event's data with the same groups.
+_RAW_DELTA = re.compile(
+    rb'event: [^\r\n]*\ndata: \{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"content_block_delta"[ \t\f\v]*,'
+    rb'[ \t\f\v]*"index"[ \t\f\v]*:[ \t\f\v]*([0-9]+)[ \t\f\v]*,[ \t\f\v]*"delta"[ \t\f\v]*:[ \t\f\v]*'
+    rb'\{[ \t\f\v]*"type"[ \t\f\v]*:[ \t\f\v]*"([A-Za-z0-9_]+)"[ \t\f\v]*,[ \t\f\v]*'
+    rb'"(?:' + _FIELDS.encode() + rb')"[ \t\f\v]*:[ \t\f\v]*'
+    rb'"([^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*)"[ \t\f\v]*\}[ \t\f\v]*\}[ \t\f\v]*\n\n\Z'
+)
+
+
+class AnthropicStream(SSEStream):
+    """One Messages stream. A window per content block index; thinking and redacted
+    thinking blocks (and so their signature_delta) pass byte-identical."""
+
+    TERMINAL = SPEC.ends
+    # Always parsed: the last event, errors, and where a block's window opens and
+    # closes (a block without a window passes its deltas as they came).
+    MARKERS = (*SPEC.markers, b'"error"', b"content_block_start", b"content_block_stop")
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        m = _FAST_DELTA.match(data)
+        if m is not None:
+            dtype = m.group(2)
+            if dtype in _PASS_DELTAS:
+                return [ev.raw]
+            idx = int(m.group(1))
+            w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
+            if w is None:
+                return [ev.raw]
+            return self.window_field(ev, w, m.start(3), m.end(3))
+        try:
+            obj = jsonspan.loads(data)
+        except ValueError:
+            return self.not_object(ev)
+        if not isinstance(obj, dict):
+            return self.not_object(ev)
+        t = obj.get("type")
+        if t == "content_block_delta":
+            return self._slow_delta(ev, obj)
+        if t == "content_block_start":
+            return self._start(ev, obj)
+        if t == "content_block_stop":
+            stop = obj.get("index")
+            out = self._drain_one(stop) if isinstance(stop, int) else []
+            self.windows.pop(stop, None)  # type: ignore[arg-type]
+            out.append(ev.raw)
+            return out
+        if t in SPEC.terminal or t == SPEC.error_event:
+            self.to(StreamState.FINISHING)
+            out = self.drain()
+            out.append(self._restored(ev, VALUES if t == SPEC.error_event else GENERIC))
+            return out
+        if t == "ping":
+            return [ev.raw]
+        if t == "message_start":
+            return [self._restored(ev, _MESSAGE_START)]
+        if t == "message_delta":
+            return [self._restored(ev, _MESSAGE_DELTA)]
+        return [self._restored(ev, GENERIC)]
+
+    def on_raw(self, raw: bytes) -> list[bytes] | None:
+        """A text or JSON delta in the API's own shape, from its bytes (SSEStream.on_raw)."""
+        m = _RAW_DELTA.match(raw)
+        if m is None:
+            return None
+        if not is_utf8(raw):
+            return None  # parsed: it ends the stream
+        dtype = m.group(2)
+        if dtype in _PASS_DELTAS_RAW:
+            return [raw]
+        kind = Window.JSON if dtype == b"input_json_delta" else Window.TEXT
+        w = self.windows.get(int(m.group(1)), False)
+        if w is None:
+            return [raw]
+        if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
+            w = Window(self.restorer, kind)  # as _window makes it, kept only if the delta is read here
+            got = self.window_raw(raw, w, m.start(3), m.end(3))
+            if got is not None:
+                self.windows[int(m.group(1))] = w
+            return got
+        return self.window_raw(raw, w, m.start(3), m.end(3))  # type: ignore[arg-type]
+
+    def _window(self, idx: int, kind: int) -> Window | None:
+        w = self.windows.get(idx, False)
+        if w is None:  # a block without a window (content_block_start said so)
+            return None
+        if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
+            # a delta with no start seen, or of another kind than its block's: treated by
+            # its delta type (an empty window is the same as a new one, so what a delta
+            # gets never depends on deltas that passed unparsed before it)
+            w = self.windows[idx] = Window(self.restorer, kind)
+        return w  # type: ignore[return-value]
+
+    def _restored(self, ev: Event, rule: Rule) -> bytes:
+        new = restore_json(ev.data, rule, self.restorer)  # type: ignore[arg-type]
+        if new is None:
+            return ev.raw
+        self.events_changed += 1
+        return ev.with_data(new)
+
+    def _start(self, ev: Event, obj: dict) -> list[bytes]:
+        idx = obj.get("index")
+        block = obj.get("content_block")
+        btype = block.get("type") if isinstance(block, dict) else None
+        kind = _WINDOW_KIND.get(btype)  # type: ignore[arg-type]
+        w = Window(self.restorer, kind) if kind is not None else None
+        if isinstance(idx, int):
+            self.windows[idx] = w
+        if btype in ("thinking", "redacted_thinking"):
+            return [ev.raw]
+        if w is not None and kind == Window.TEXT:
+            # A start that already carries text: that text is the channel's beginning.
+            data = ev.data
+            assert data is not None
+            r = self.restorer
+            new, changed = jsonspan.transform(
+                data, obj, _START, lambda v, rule: w.feed(v) if rule.prose else r.value(v)
+            )
+            if changed:
+                self.events_changed += 1
+                return [ev.with_data(new)]
+            return [ev.raw]
+        return [self._restored(ev, _START)]
+
+    def _slow_delta(self, ev: Event, obj: dict) -> list[bytes]:
+        idx = obj.get("index")
+        delta = obj.get("delta")
+        dtype = delta.get("type") if isinstance(delta, dict) else None
+        if dtype in _PASS_DELTAS or not isinstance(idx, int):
+            return [ev.raw]
+        if dtype in ("text_delta", "input_json_delta"):
+            w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
+            if w is None:
+                return [ev.raw]
+            data = ev.data
+            assert data is not None
+            r = self.restorer
+            released: list[str] = []
+
+            def fn(v: str, rule: Rule) -> str:
+                if not rule.prose:
+                    return r.value(v)
+                out = w.feed(v)  # type: ignore[union-attr]
+                released.append(out)
+                return out
+
+            new, changed = jsonspan.transform(data, obj, _DELTA, fn)
+            if w.held:
+                self.events_held += 1
+            if not changed:
+                return [ev.raw]
+            if released and not released[0]:
+                return []  # everything held: the text goes out with a later event
+            self.events_changed += 1
+            return [ev.with_data(new)]
+        return [self._restored(ev, _DELTA)]  # citations_delta and future kinds
+
+    def _drain_one(self, idx: int) -> list[bytes]:
+        w = self.windows.get(idx)
+        if w is None or not w.held:
+            return []
+        tail = w.flush()
+        if not tail:
+            return []
+        dtype, field = _DELTA_FOR[w.mode]
+        data = (
+            f'{{"type":"content_block_delta","index":{idx},'
+            f'"delta":{{"type":"{dtype}","{field}":"{json_escape(tail)}"}}}}'
+        )
+        return [f"event: content_block_delta\ndata: {data}\n\n".encode()]
+
+    def drain(self) -> list[bytes]:
+        out: list[bytes] = []
+        for idx in sorted(self.windows):
+            out.extend(self._drain_one(idx))
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        body = json.dumps({"type": "error", "error": {"type": "api_error", "message": message}})
+        return f"event: error\ndata: {body}\n\n".encode()
+
+
+def error_body(message: str, kind: str = "invalid_request_error") -> bytes:
+    """A response body in the shape the Anthropic API uses for errors."""
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()

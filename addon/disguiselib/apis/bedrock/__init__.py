@@ -1,0 +1,1 @@
+"""AWS Bedrock Runtime: Converse, InvokeModel and its model families, event streams."""

@@ -1,0 +1,1 @@
+"""Cohere's v2 Chat API."""

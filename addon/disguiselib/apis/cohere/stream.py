@@ -1,0 +1,286 @@
+"""Cohere's v2 Chat stream (`POST /v2/chat` with `"stream": true`): its wire vocabulary
+and its reverser (sans I/O).
+
+Events (the SDK's `V2ChatStreamResponse`, told by the `type` member of each event's JSON,
+which the `event:` line repeats; https://docs.cohere.com/docs/streaming):
+message-start, then per content `index` content-start / content-delta / content-end
+(`delta.message.content.text`, or `.thinking` for a reasoning model's thoughts),
+tool-plan-delta (`delta.message.tool_plan`), per tool call `index` tool-call-start /
+tool-call-delta / tool-call-end (`delta.message.tool_calls.function.arguments`, JSON
+text), citation-start / citation-end, debug, and message-end, the last one (its
+`delta.error` says when generation failed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ...base.channels import Chan, ChannelStream
+from ...base.fields import GENERIC, ID, META, OPAQUE
+from ...base.holdback import Window
+from ...base.stream import StreamState
+from ...base.wirespec import JSON, SSE, TEXT, WireSpec, frozen
+from ...base.wirespec import OPAQUE as OPAQUE_TEXT
+from ...rules.rules import json_escape
+from ...wire import jsonspan
+from ...wire.jsonspan import VALUES, Obj, Rule
+from ...wire.sse import Event
+from ...wire.text import is_utf8
+from .chat import CITATION, LOGPROB, TOOL_CALL
+
+_CONTENT, _TOOL, _PLAN = "content", "tool", "plan"  # channel keys: (kind, index)
+_START, _DELTA, _END = "content-start", "content-delta", "content-end"
+_CALL_START, _CALL_DELTA, _CALL_END = "tool-call-start", "tool-call-delta", "tool-call-end"
+_PLAN_DELTA = "tool-plan-delta"
+_LAST = "message-end"
+
+
+def _message(fields: dict[str, Rule]) -> Rule:
+    """`delta.message` with these members (anything else in it restored whole)."""
+    return Obj({"message": Obj(fields, default=GENERIC)}, default=GENERIC)
+
+
+def _content(i: object) -> Rule:
+    # text through the content index's window; thinking passes byte-identical
+    return Obj({"type": META, "text": Chan((_CONTENT, i), Window.TEXT), "thinking": OPAQUE}, default=GENERIC)
+
+
+def _index(doc: dict) -> object:
+    """An event's `index` as a channel key part (whatever a malformed one holds)."""
+    i = doc.get("index", 0)
+    return i if isinstance(i, int | str) or i is None else repr(i)
+
+
+def _event(fields: dict[str, Rule]) -> Rule:
+    return Obj({"type": META, "index": META, "id": ID, **fields}, default=GENERIC)
+
+
+class _Event(Rule):
+    """One event's JSON, bound to its `index` so that its strings find their windows."""
+
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        t = value.get("type")
+        i = _index(value)
+        if t in (_START, _DELTA):
+            return _event({"delta": _message({"content": _content(i)}), "logprobs": LOGPROB})
+        if t in (_CALL_START, _CALL_DELTA):
+            fn = Obj({"name": VALUES, "arguments": Chan((_TOOL, i), Window.JSON)}, default=GENERIC)
+            call = Obj({"id": ID, "type": META, "function": fn}, default=GENERIC)
+            return _event({"delta": _message({"tool_calls": call})})
+        if t == _PLAN_DELTA:
+            return _event({"delta": _message({"tool_plan": Chan((_PLAN,), Window.TEXT)})})
+        return EVENTS.get(t, GENERIC) if isinstance(t, str) else GENERIC  # type: ignore[return-value]
+
+
+# Each event by its type, for every reader (the stream binds the deltas to their windows;
+# the audit and the views read these).
+_DELTAS_READ = _event({"delta": _message({"content": Obj({"type": META, "text": VALUES, "thinking": OPAQUE},
+                                                          default=GENERIC), "tool_plan": VALUES,
+                                           "tool_calls": TOOL_CALL}), "logprobs": LOGPROB})  # fmt: skip
+EVENTS: dict[str, Rule] = {
+    "message-start": _event({"delta": _message({"role": META, "content": META, "tool_plan": VALUES,
+                                                "tool_calls": META, "citations": META})}),
+    _START: _DELTAS_READ, _DELTA: _DELTAS_READ, _END: META,
+    _PLAN_DELTA: _DELTAS_READ,
+    _CALL_START: _DELTAS_READ, _CALL_DELTA: _DELTAS_READ, _CALL_END: META,
+    "citation-start": _event({"delta": _message({"citations": CITATION})}),
+    "citation-end": META,
+    "debug": _event({"prompt": VALUES}),
+    # the last event: why it stopped, usage, and `error` when generation failed
+    _LAST: _event({"delta": Obj({"finish_reason": META, "usage": META, "error": VALUES}, default=GENERIC)}),
+}  # fmt: skip
+STREAM_EVENT: Rule = _Event()  # one event of a stream (restored by the stream; the audit reads it)
+
+
+def _member(doc: object, *path: str) -> dict:
+    """The object at path in doc ({} where there is none)."""
+    for k in path:
+        doc = doc.get(k) if isinstance(doc, dict) else None
+    return doc if isinstance(doc, dict) else {}
+
+
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one event (inspect/sseview.Builder): a channel per content
+    `index` (text or thinking), per tool call `index` (arguments), and the tool plan; a
+    message-end with an `error` is the stream's error."""
+    t = doc.get(SPEC.type_member)
+    if t not in SPEC.events:
+        return False
+    i = doc.get("index", 0)
+    msg = _member(doc, "delta", "message")
+    if t in (_START, _DELTA):
+        c = _member(msg, "content")
+        for fld, kind in (("text", "text"), ("thinking", "thinking")):
+            v = c.get(fld)
+            if isinstance(v, str) and v:
+                b.add(ev, f"content {i} {fld}", kind, v, f"delta.message.content.{fld}")
+    elif t == _PLAN_DELTA and isinstance(msg.get("tool_plan"), str):
+        b.add(ev, "tool plan", "text", msg["tool_plan"], "delta.message.tool_plan")
+    elif t in (_CALL_START, _CALL_DELTA):
+        fn = _member(msg, "tool_calls", "function")
+        ch = b.channel(f"tool_call {i} arguments", "json")
+        name, args = fn.get("name"), fn.get("arguments")
+        if isinstance(name, str) and name:
+            ch.name = ev.note = name
+        if isinstance(args, str) and args:
+            b.add(ev, ch.key, "json", args, "delta.message.tool_calls.function.arguments")
+    elif t == _LAST:
+        d = _member(doc, "delta")
+        if d.get("error"):
+            b.errors.append(str(d["error"]))
+        ev.note = str(d.get("finish_reason") or "")
+    return True
+
+
+# The v2 Chat stream's wire vocabulary, for every reader (base/wirespec.py). Its
+# failure is told inside its last event (message-end's `delta.error`), not by an event
+# of its own: error_event stays None so that no reader counts every message-end as one.
+SPEC = WireSpec(
+    "cohere.chat",
+    ("apis.cohere.chat", "apis.cohere.stream"),
+    (SSE,),
+    events=frozenset(EVENTS),
+    terminal=frozenset({_LAST}),
+    members=frozenset({"tool_plan"}),
+    stop_members=("finish_reason",),
+    deltas=frozen({_DELTA: ("text", TEXT), _CALL_DELTA: ("arguments", JSON), _PLAN_DELTA: ("tool_plan", TEXT)}),
+    blocks=frozen({"text": TEXT, "thinking": OPAQUE_TEXT}),
+    view=view,
+)
+
+# The synthetic delta that carries a channel's held tail, per channel kind: its type and
+# the JSON around the text.
+_TAIL = {
+    _CONTENT: (_DELTA, '{{"message":{{"content":{{"text":"{}"}}}}}}'),
+    _TOOL: (_CALL_DELTA, '{{"message":{{"tool_calls":{{"function":{{"arguments":"{}"}}}}}}}}'),
+    _PLAN: (_PLAN_DELTA, '{{"message":{{"tool_plan":"{}"}}}}'),
+}
+
+
+# The exact shape the API sends for a delta (compact JSON, the reference's key order), so
+# that nearly every event costs no json.loads: the event type, the index, and the one
+# string of the delta. Anything else takes the slow path (a key spelled with escapes
+# cannot match: the keys are literal here).
+_STR = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
+_SHAPE = (
+    r'\{"type":"(content-delta|tool-call-delta|tool-plan-delta)"(?:,"index":(0|[1-9][0-9]*))?,"delta":\{"message":\{'
+    r'(?:"content":\{"(text|thinking)":' + _STR + r"\}"
+    r'|"tool_calls":\{"function":\{"arguments":' + _STR + r"\}\}"
+    r'|"tool_plan":' + _STR + r")\}\}\}"
+)
+_FAST = re.compile(_SHAPE + r"\Z")
+# The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line shape
+# (no CR anywhere, no line break in the data), the string bodies narrowed to what cannot
+# be a line break. Whatever it matches, _FAST matches in the parsed data with the same groups.
+_RAW = re.compile(
+    rb"event: [^\r\n]*\ndata: "
+    + _SHAPE.replace(r'[^"\\]*(?:\\.[^"\\]*)*', r'[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*').encode()
+    + rb"\n\n\Z"
+)
+
+
+def _fast_key(m: re.Match) -> tuple[tuple, int, int] | None:
+    """(channel key, group of the string, window mode) of a delta in the fast shape; a
+    thinking delta passes as it came ((), ...); None where the type and its member
+    disagree (the slow path reads it as the type says)."""
+    t = m.group(1) if isinstance(m.group(1), str) else m.group(1).decode()
+    i = int(m.group(2)) if m.group(2) is not None else 0
+    if m.start(4) >= 0:
+        if t != _DELTA:
+            return None
+        field = m.group(3) if isinstance(m.group(3), str) else m.group(3).decode()
+        return ((_CONTENT, i), 4, Window.TEXT) if field == "text" else ((), 4, Window.TEXT)
+    if m.start(5) >= 0:
+        return ((_TOOL, i), 5, Window.JSON) if t == _CALL_DELTA else None
+    return ((_PLAN,), 6, Window.TEXT) if t == _PLAN_DELTA else None
+
+
+class CohereStream(ChannelStream):
+    """One v2 Chat stream: a window per content index, per tool call index (its
+    arguments, restored as JSON) and for the tool plan. A channel's held tail goes out
+    in a delta of its own just before the event that ends it (content-end,
+    tool-call-end; the plan ends at the first event that is not a tool-plan-delta)."""
+
+    TERMINAL = SPEC.ends
+    MARKERS = SPEC.markers
+
+    def on_raw(self, raw: bytes) -> list[bytes] | None:
+        """A delta in the API's own shape, from its bytes (SSEStream.on_raw): on_event's
+        _FAST path. Declined while the tool plan holds text and the delta is not the plan's
+        (on_event sends the plan's tail first). A stream in the API's own shape passes
+        byte-identical here where nothing changes."""
+        m = _RAW.match(raw)
+        if m is None:
+            return None
+        got = _fast_key(m)
+        if got is None or (got[0] != (_PLAN,) and self._plan_held()) or not is_utf8(raw):
+            return None  # not UTF-8: parsed, it ends the stream
+        key, g, mode = got
+        if not key:
+            return [raw]
+        return self.window_raw_for(key, mode, raw, m.start(g), m.end(g))
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        m = _FAST.match(data)
+        got = _fast_key(m) if m is not None else None
+        if m is not None and got is not None and (got[0] == (_PLAN,) or not self._plan_held()):
+            key, g, mode = got
+            if not key:
+                return [ev.raw]
+            return self.window_field(ev, self.window(key, mode), m.start(g), m.end(g))
+        try:
+            obj = jsonspan.loads(data)
+        except ValueError:
+            return self.not_object(ev)  # a `data: [DONE]` after the last event, say
+        if not isinstance(obj, dict):
+            return self.not_object(ev)
+        t = obj.get(SPEC.type_member)
+        out = self._tail((_PLAN,)) if t != _PLAN_DELTA and (_PLAN,) in self.windows else []
+        if t in SPEC.terminal:
+            self.to(StreamState.FINISHING)
+            out.extend(self.drain())
+        elif t == _END or t == _CALL_END:
+            out.extend(self._tail((_CONTENT if t == _END else _TOOL, _index(obj))))
+        new, changed = jsonspan.transform(data, obj, STREAM_EVENT, self.channel_fn())
+        if changed:
+            self.events_changed += 1
+            out.append(ev.with_data(new))
+        else:
+            out.append(ev.raw)
+        return out
+
+    def _plan_held(self) -> bool:
+        """Does the tool plan's window hold text (which goes out before any other delta)?"""
+        w = self.windows.get((_PLAN,))
+        return w is not None and bool(w.held or w.escaped)
+
+    def _tail(self, key: tuple) -> list[bytes]:
+        w = self.windows.pop(key, None)
+        tail = w.flush() if w is not None else ""
+        if not tail:
+            return []
+        t, delta = _TAIL[key[0]]
+        index = "" if key[0] == _PLAN else f',"index":{json.dumps(key[1])}'
+        data = f'{{"type":"{t}"{index},"delta":{delta.format(json_escape(tail))}}}'
+        return [f"event: {t}\ndata: {data}\n\n".encode()]
+
+    def drain(self) -> list[bytes]:
+        out: list[bytes] = []
+        for key in sorted(self.windows, key=repr):
+            out.extend(self._tail(key))
+        return out
+
+    def error_event(self, message: str) -> bytes:
+        """The stream's end in Cohere's own shape: a message-end whose finish_reason is
+        ERROR and whose `error` says why (the SDK yields it like any last event)."""
+        body = json.dumps({"type": _LAST, "delta": {"finish_reason": "ERROR", "error": message}})
+        return f"event: {_LAST}\ndata: {body}\n\n".encode()

@@ -1,0 +1,321 @@
+"""Google's Gemini API and Vertex AI (Gemini models): what to mask, how to reverse.
+
+Requests follow GenerateContentRequest
+(https://ai.google.dev/api/generate-content#request-body; Vertex AI uses the same
+body: https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/projects.locations.endpoints/generateContent):
+`contents[].parts[]`, `systemInstruction`, `tools[].functionDeclarations`, `toolConfig`,
+`generationConfig`, `safetySettings`, `cachedContent`; countTokens also takes a whole
+`generateContentRequest`. The API parses request JSON as proto3 JSON, which accepts
+both lowerCamelCase and the proto field names (`system_instruction`, `inline_data`,
+`thought_signature`: the recorded requests mix them), so every known field is known in
+both spellings.
+
+Responses are GenerateContentResponse objects: `candidates[]` (`content.parts[]`,
+`finishReason`, `index`), `promptFeedback`, `usageMetadata`. Streamed, each chunk is
+one such object: with `alt=sse` as SSE events (`data: {...}` and CRLF line ends, as
+the API sends them), without it as the elements of one JSON array that arrives piece
+by piece (jsonarray.ArrayFramer).
+
+Stream channels: one hold-back window per candidate for its text (the parts a client
+concatenates into `response.text`); thought parts (`"thought": true`) and
+`thoughtSignature` pass byte-identical; a function call arrives whole in one part and is
+restored whole (name, and args keys and values). A candidate's held tail goes out in the
+chunk that carries its `finishReason`: appended to its last text part there, or in a
+text part put first into its parts. A stream that ends before it ends (no finishReason,
+no closing `]`) gets its held tails and then an explicit error in Google's own shape,
+`{"error": {"code", "message", "status"}}`, which the google-genai SDK raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
+from ...base.logprobs import holds_disguise, overlapping, register
+from ...base.wirespec import Provider
+from ...rules.rules import Restorer
+from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def _both(fields: dict[str, Rule]) -> dict[str, Rule]:
+    """fields, each also under its proto field name (systemInstruction -> system_instruction)."""
+    out = dict(fields)
+    for k, v in fields.items():
+        out.setdefault(_CAMEL.sub(lambda m: "_" + m.group(1).lower(), k), v)
+    return out
+
+
+def obj(fields: dict[str, Rule], default: Rule = GENERIC) -> Obj:
+    return Obj(_both(fields), default=default)
+
+
+class _Part(Rule):
+    """A part: a thought (`"thought": true`) passes whole, like a thinking block."""
+
+    string = True
+
+    def __init__(self, part: Rule) -> None:
+        self.part = part
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and (value.get("thought") is True):
+            return OPAQUE
+        return self.part
+
+
+# -- requests ---------------------------------------------------------------------------
+
+# partialArgs: a streamed call's arguments in pieces (JSON paths and values): every
+# string masked and restored, as unknown
+_FUNCTION_CALL = obj({"id": ID, "name": VALUES, "args": USER, "willContinue": META, "partialArgs": GENERIC})
+# Base64 media with its MIME type: a binary type passes untouched, text (text/plain,
+# text/csv, application/json, text/markdown, ...) is decoded, masked and encoded again.
+_INLINE_DATA = Media("data", ("mimeType", "mime_type"), _both({"displayName": VALUES}))
+_PART_FIELDS: dict[str, Rule] = {
+    "text": VALUES,
+    "thought": META,
+    "thoughtSignature": OPAQUE,  # signed by the provider: byte-identical or rejected
+    "inlineData": _INLINE_DATA,
+    "fileData": obj({"fileUri": ID, "mimeType": META, "displayName": VALUES}),  # a file the provider resolves
+    "videoMetadata": META,
+    "mediaResolution": META,
+    "functionCall": _FUNCTION_CALL,
+    "executableCode": obj({"id": ID, "language": META, "code": VALUES}),
+    "codeExecutionResult": obj({"id": ID, "outcome": META, "output": VALUES}),
+    # metadata, no payload of the client's: unknown by design (string values masked on the
+    # way out, restored on the way in); so are a server-side tool's call and response,
+    # left to the default (their names are Gemini Live's messages: gemini_live.py's words)
+    **dict.fromkeys(("partMetadata", "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata",
+                     "spreadsheetMetadata", "audioMetadata"), GENERIC),
+}
+_REQ_PART = _Part(obj({}))  # fields below (functionResponse parts are parts too)
+_FUNCTION_RESPONSE = obj(
+    {"id": ID, "name": VALUES, "response": USER, "parts": Arr(_REQ_PART), "willContinue": META, "scheduling": META}
+)
+_REQ_PART.part = obj({**_PART_FIELDS, "functionResponse": _FUNCTION_RESPONSE})
+CONTENT = obj({"role": META, "parts": Arr(_REQ_PART)})
+
+_FUNCTION_DECLARATION = obj(
+    {
+        "name": VALUES, "description": VALUES, "behavior": META,
+        "parameters": SCHEMA, "parametersJsonSchema": SCHEMA,
+        "response": SCHEMA, "responseJsonSchema": SCHEMA,
+    }
+)  # fmt: skip
+# Built-in tools (googleSearch, codeExecution, urlContext, retrieval, ...) carry
+# configuration, no prose: their string values are masked like any unknown field (an MCP
+# server's URL and headers too). A tool google-genai adds fails tests/apis/test_inventory.py.
+_BUILTIN_TOOLS = (
+    "retrieval", "computerUse", "fileSearch", "googleSearch", "googleMaps", "codeExecution", "enterpriseWebSearch",
+    "googleSearchRetrieval", "parallelAiSearch", "urlContext", "mcpServers", "exaAiSearch",
+)  # fmt: skip
+_TOOL = obj({"functionDeclarations": Arr(_FUNCTION_DECLARATION), **dict.fromkeys(_BUILTIN_TOOLS, GENERIC)})
+_TOOL_CONFIG = obj(
+    {"functionCallingConfig": obj({"mode": META, "allowedFunctionNames": VALUES, "streamFunctionCallArguments": META}),
+     "retrievalConfig": obj({"latLng": META, "languageCode": META}), "includeServerSideToolInvocations": META}
+)  # fmt: skip
+_GENERATION_SKIPPED = (
+    "temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "seed", "presencePenalty",
+    "frequencyPenalty", "responseLogprobs", "logprobs", "responseMimeType", "responseModalities",
+    "thinkingConfig", "speechConfig", "imageConfig", "mediaResolution", "routingConfig",
+    "modelSelectionConfig", "audioTimestamp", "enableAffectiveDialog", "enableEnhancedCivicAnswers",
+)  # fmt: skip
+_GENERATION_CONFIG = obj(
+    {
+        **dict.fromkeys(_GENERATION_SKIPPED, META),
+        "responseSchema": SCHEMA, "responseJsonSchema": SCHEMA, "_responseJsonSchema": SCHEMA,
+        "stopSequences": VALUES,  # the model stops at the disguised text it writes
+        # the output's formats: a text format's JSON schema read as one; where a video goes
+        "responseFormat": Arr(obj({"text": obj({"mimeType": META, "schema": SCHEMA}), "audio": META, "image": META,
+                                    "video": obj({"duration": META, "resolution": META, "gcsUri": VALUES})})),
+        # words the transcriber is told to expect (a customer's name): masked
+        "audioTranscriptionConfig": obj({"languageCodes": META, "languageHints": META, "adaptationPhrases": VALUES,
+                                          "customVocabulary": VALUES, "sourceText": VALUES}),
+        "translationConfig": obj({"targetLanguageCode": META}),
+    }
+)  # fmt: skip
+
+_GENERATE_FIELDS: dict[str, Rule] = {
+    "model": META,
+    "contents": Arr(CONTENT),
+    "systemInstruction": Either(VALUES, CONTENT),
+    "tools": Arr(_TOOL),
+    "toolConfig": _TOOL_CONFIG,
+    "generationConfig": _GENERATION_CONFIG,
+    "safetySettings": META,  # categories and thresholds (enums)
+    "cachedContent": ID,  # a resource name ("cachedContents/..."): a reference, untouched
+    "serviceTier": META,
+    "labels": GENERIC,  # billing labels: keys and values the client chose
+}
+GENERATE_REQUEST = obj(_GENERATE_FIELDS)
+# countTokens: {"contents": [...]} or {"generateContentRequest": {...}}
+GENERATE_REQUEST.fields["generateContentRequest"] = GENERATE_REQUEST
+GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST
+
+# Explicit caching: a CachedContent carries what a generateContent request would
+# (contents, systemInstruction, tools, toolConfig) and is masked the same way, once, when
+# it is created (POST .../cachedContents) or updated (PATCH .../cachedContents/{id}).
+# https://ai.google.dev/api/caching#CachedContent
+_CACHE_META = ("ttl", "expireTime", "createTime", "updateTime", "usageMetadata")
+CACHED_CONTENT = obj(
+    {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": ID, "displayName": VALUES}
+)
+CACHED_CONTENT_LIST = obj({"cachedContents": Arr(CACHED_CONTENT), "nextPageToken": ID})
+
+# -- whole responses -----------------------------------------------------------------------
+
+_RESP_PART = _Part(obj({**_PART_FIELDS, "text": PROSE, "functionResponse": _FUNCTION_RESPONSE}))
+_CANDIDATE_FIELDS: dict[str, Rule] = _both(
+    {
+        "index": META, "finishReason": META, "safetyRatings": META, "tokenCount": META,
+        "avgLogprobs": META,
+        # Its tokens are laid over the candidate's text afterwards (logprobs.gemini_whole,
+        # GeminiStream._logprobs): entries over a disguise go.
+        "logprobsResult": META,
+        "finishMessage": VALUES,
+        # what grounding and URL tools cite: titles, URLs, snippets (unknown by design)
+        "citationMetadata": GENERIC, "groundingMetadata": GENERIC, "urlContextMetadata": GENERIC,
+        "continuationToken": GENERIC,
+    }
+)  # fmt: skip
+_CANDIDATE = Obj({**_CANDIDATE_FIELDS, "content": obj({"role": META, "parts": Arr(_RESP_PART)})}, default=GENERIC)
+_RESPONSE_FIELDS: dict[str, Rule] = _both(
+    {
+        "usageMetadata": META, "modelVersion": META, "responseId": ID, "createTime": META,
+        "promptFeedback": obj({"blockReason": META, "safetyRatings": META, "blockReasonMessage": VALUES}),
+        "modelStatus": GENERIC,
+    }
+)  # fmt: skip
+GENERATE_RESPONSE = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_CANDIDATE)}, default=GENERIC)
+
+
+class _ObjectOrArray(Rule):
+    """A response body: one object, or the JSON array of a stream that arrived whole."""
+
+    string = True
+
+    def __init__(self, item: Rule) -> None:
+        self.item = item
+        self.arr = Arr(item)
+
+    def resolve(self, value: object) -> Rule:
+        return self.arr if isinstance(value, list) else self.item.resolve(value)
+
+
+RESPONSE: Rule = _ObjectOrArray(GENERATE_RESPONSE)  # also countTokens and error bodies
+
+
+
+def _dumps(obj: object) -> str:
+    """Compact JSON, UTF-8; \\u escapes where a lone surrogate cannot be UTF-8."""
+    s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        s = json.dumps(obj, separators=(",", ":"))
+    return s
+
+
+# Google's APIs: the Gemini API (/v1beta/models/...:generateContent, cachedContents,
+# files, uploads), Vertex AI (/v1/projects/P/locations/L/...). On these the API key may
+# ride in the query (`?key=AIza...`, Google's own curl examples; a Live WebSocket
+# `wss://...BidiGenerateContent?key=...`, an ephemeral token `?access_token=...`): a
+# credential in its own place, not a leak.
+_GOOGLE_PATH_RX = (
+    r"(?:^|/)(?:upload/)?v1(?:alpha|beta)?[0-9]*/(?:projects/[^/]+/locations/[^/]+/)?"
+    r"(?:publishers/[^/]+/)?(?:models|tunedModels|cachedContents|files|corpora|batches|operations"
+    r"|fileSearchStores|endpoints|generatedFiles|dynamic)(?:/|:|\Z)"
+)
+_GOOGLE_PATH = re.compile(_GOOGLE_PATH_RX)
+GEMINI = Provider(
+    "google.gemini", hosts=("generativelanguage.googleapis.com",),
+    headers=frozenset({"x-goog-api-key", "authorization"}), params=frozenset({"key", "access_token"}),
+    paths=_GOOGLE_PATH_RX,
+)  # fmt: skip
+# Vertex AI: the global `aiplatform.googleapis.com` and the regional
+# `{region}-aiplatform.googleapis.com` (every publisher's models: google, anthropic,
+# mistralai, meta, ...); an OAuth token in Authorization, an express-mode key.
+VERTEX = Provider(
+    "google.vertex", hosts=("aiplatform.googleapis.com",), host_forms=(r"[a-z0-9-]+-aiplatform\.googleapis\.com",),
+    headers=frozenset({"authorization", "x-goog-api-key"}), params=frozenset({"key"}), paths=_GOOGLE_PATH_RX,
+)  # fmt: skip
+
+
+# The paths of the generate methods, as a path ends (`:` may arrive percent-encoded).
+# Vertex AI: .../publishers/google/models/M:generateContent, tuned-model endpoints
+# (.../endpoints/E:generateContent); also the express-mode /v1/publishers/google/...
+# The Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
+COLON = r"(?::|%3[aA])"
+_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+VERTEX_PATH = re.compile(
+    r"/(?:publishers/google/models|endpoints)/[^/]+" + COLON + "(?:" + "|".join((*_METHODS, "computeTokens")) + r")\Z"
+)
+GEMINI_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".join(_METHODS) + r")\Z")
+
+
+def google_path(path: str) -> bool:
+    """A path of a Google generative-AI API (its errors take Google's shape)."""
+    return bool(_GOOGLE_PATH.search(path.split("?", 1)[0]))
+
+
+def error_chunk(message: str, code: int = 500, status: str = "INTERNAL") -> str:
+    """A chunk in Google's error shape (google.rpc.Status), as the API sends mid-stream."""
+    return _dumps({"error": {"code": code, "message": message, "status": status}})
+
+
+def error_body(message: str) -> bytes:
+    """A response body in the shape Google's APIs use for errors (a refused request)."""
+    return json.dumps({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}).encode()
+
+
+# -- logprobs (logprobs.py's rule, in Gemini's shape) ---------------------------------------
+
+
+def gemini_whole(result: dict, text: str, r: Restorer) -> dict | None:
+    """A Gemini candidate's `logprobsResult` over its text (Chat's rule): a chosen token
+    that overlaps a match goes, with its `topCandidates` step; an alternative that holds
+    a whole disguise goes. None when nothing changes."""
+    chosen = result.get("chosenCandidates")
+    tops = result.get("topCandidates")
+    if not isinstance(chosen, list):
+        return None
+    drop = overlapping(text, chosen, r)
+    new = dict(result)
+    if drop:
+        new["chosenCandidates"] = [c for i, c in enumerate(chosen) if i not in drop]
+        if isinstance(tops, list) and len(tops) == len(chosen):
+            tops = [t for i, t in enumerate(tops) if i not in drop]
+        elif isinstance(tops, list):  # steps that cannot be paired with the tokens: they go
+            tops = []
+        new["topCandidates"] = tops
+    changed = bool(drop)
+    if isinstance(tops, list):
+        out = []
+        for t in tops:
+            alts = t.get("candidates") if isinstance(t, dict) else None
+            if isinstance(alts, list):
+                kept = [c for c in alts if not (isinstance(c, dict) and holds_disguise(c.get("token"), r))]
+                if len(kept) != len(alts):
+                    t = {**t, "candidates": kept}
+                    changed = True
+            out.append(t)
+        new["topCandidates"] = out
+    return new if changed else None
+
+
+def candidate_text(cand: dict) -> str:
+    """The text a Gemini candidate's tokens spell: its text parts (not thoughts), joined."""
+    content = cand.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return "".join(p["text"] for p in parts or () if isinstance(p, dict) and isinstance(p.get("text"), str)
+                   and not p.get("thought"))  # fmt: skip
+
+
+def _fix_logprobs(cand: dict, result: dict, r: Restorer) -> dict | None:
+    return gemini_whole(result, candidate_text(cand), r)
+
+
+register("logprobsResult", _fix_logprobs)

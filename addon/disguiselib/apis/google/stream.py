@@ -1,0 +1,517 @@
+"""Gemini streams (sans I/O): `streamGenerateContent?alt=sse` as SSE events, and without
+`alt=sse` as the elements of one JSON array arriving piece by piece (GeminiArrayStream).
+The field rules are google.py's; see its docstring for the channels and endings."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ...base.channels import Chan
+from ...base.fields import GENERIC
+from ...base.holdback import Window, window_for
+from ...base.restore import restore_fn, restore_json
+from ...base.stream import SSEStream, StreamState
+from ...base.wirespec import JSON_ARRAY, SSE, WireSpec
+from ...errors import StreamError
+from ...rules.rules import Restorer, json_escape
+from ...wire import jsonspan
+from ...wire.jsonspan import SKIP, Arr, Obj, Rule
+from ...wire.sse import Event, Shape, parse_event, sniff
+from .gemini import (
+    _CANDIDATE_FIELDS,
+    _RESP_PART,
+    _RESPONSE_FIELDS,
+    RESPONSE,
+    _both,
+    _dumps,
+    _Part,
+    error_chunk,
+    gemini_whole,
+)
+
+
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one GenerateContentResponse chunk (inspect/sseview.Builder):
+    per candidate its text, thoughts and calls. The stream is complete when every
+    candidate it named gave its finishReason (or the prompt was blocked)."""
+    cands = doc.get("candidates")
+    feedback = doc.get("promptFeedback")
+    if not isinstance(cands, list) and not isinstance(feedback, dict) and "usageMetadata" not in doc:
+        return False
+    notes = []
+    if isinstance(feedback, dict) and feedback.get("blockReason"):
+        notes.append(f"blockReason {feedback['blockReason']}")
+        b.terminal = True
+    for ci, cand in enumerate(cands if isinstance(cands, list) else ()):
+        if not isinstance(cand, dict):
+            continue
+        k = cand.get("index", 0)
+        content = cand.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for pi, part in enumerate(parts if isinstance(parts, list) else ()):
+            if not isinstance(part, dict):
+                continue
+            path = f"candidates[{ci}].content.parts[{pi}]"
+            if isinstance(part.get("text"), str) and part["text"]:
+                thought = part.get("thought") is True
+                kind = "thinking" if thought else "text"
+                b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
+            call = part.get("functionCall") or part.get("function_call")
+            if isinstance(call, dict):  # arrives whole: one channel per call
+                n = b.counts.get(("g calls", k), 0)
+                b.counts[("g calls", k)] = n + 1
+                c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
+                          f"{path}.functionCall.args")  # fmt: skip
+                if isinstance(call.get("name"), str):
+                    c.name = call["name"]
+        reason = cand.get("finishReason") or cand.get("finish_reason")
+        if reason:
+            notes.append(f"candidate {k} finishReason {reason}")
+            b.open.discard(("g", k))
+            b.finished.add(("g", k))
+        elif ("g", k) not in b.finished:
+            b.open.add(("g", k))
+        b.terminal = not b.open
+    ev.note = "; ".join(notes)
+    return True
+
+
+# Gemini's stream vocabulary (base/wirespec.py): untyped chunks, told by their
+# members, as SSE events (`alt=sse`) or a streamed JSON array's elements; the stream is
+# complete when every candidate gave its finishReason, or the prompt was blocked.
+SPEC = WireSpec(
+    "google.gemini",
+    ("apis.google.gemini", "apis.google.stream", "apis.google.array"),
+    (SSE, JSON_ARRAY),
+    type_member=None,
+    members=frozenset({"candidates", "usageMetadata", "promptFeedback"}),
+    stop_members=("finishReason", "blockReason"),
+    view=view,
+)
+
+
+def _is_text_part(p: object) -> bool:
+    return isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("thought") is not True
+
+
+class _StreamParts(Rule):
+    string = True
+
+    def __init__(self, key: tuple, last: int) -> None:
+        self.key = key
+        self.last = last  # the index of the part that gets the held tail, or -1
+
+    def child(self, key: str | int) -> Rule:
+        chan = Chan(self.key, flush=key == self.last)  # a candidate's text; flushed where it finishes
+        return _Part(Obj({**_RESP_PART.part.fields, "text": chan}, default=GENERIC))  # type: ignore[attr-defined]
+
+
+class _StreamCandidate(Rule):
+    """A streamed candidate, bound to its index; one that finishes in this chunk is
+    noted, and its last text part gets the held tail."""
+
+    string = True
+
+    def __init__(self, stream: GeminiStream) -> None:
+        self.stream = stream
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC
+        k = _index(value)
+        key = (k, "text")
+        last = -1
+        if value.get("finishReason") is not None:
+            content = value.get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            if isinstance(parts, list):
+                for i, p in enumerate(parts):
+                    if _is_text_part(p):
+                        last = i
+            self.stream._finishing[k] = value
+        parts_rule = _StreamParts(key, last)
+        parts_rule.mark = ("parts", k)
+        content_rule = Obj(_both({"role": SKIP, "parts": parts_rule}), default=GENERIC)
+        content_rule.mark = ("content", k)
+        cand = Obj({**_CANDIDATE_FIELDS, "content": content_rule}, default=GENERIC)
+        cand.mark = ("cand", k)
+        return cand
+
+
+def _index(cand: dict) -> int | str:
+    k = cand.get("index", 0)
+    return k if isinstance(k, int | str) else repr(k)
+
+
+def _is_json(s: str) -> bool:
+    try:
+        json.loads(s)
+    except ValueError:
+        return False
+    return True
+
+
+
+# Keys that end a candidate or the stream (finishReason, blockReason) and errors: the
+# chunks that hold them are always parsed. (A key; inside a string its quotes would be
+# escaped.)
+END_MARKERS = (b'Reason"', b'"error"')
+_INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
+
+
+_WS_BYTES = b" \t\r\n"
+
+
+class GeminiStream(SSEStream):
+    """A `streamGenerateContent?alt=sse` stream: a window per candidate's text.
+
+    A body that is one JSON document rather than SSE (the API answers errors that way,
+    even with `content-type: text/event-stream`) is restored whole at its end.
+    """
+
+    MARKERS = END_MARKERS
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        self.windows: dict[tuple, Window] = {}
+        self._finishing: dict[int | str, dict] = {}  # candidates finishing in the chunk at hand
+        self._open: set = set()  # candidates seen without their finishReason yet
+        self._ended = False  # a finishReason or blockReason was seen
+        self._errored = False  # an error chunk was seen: the stream ends there
+        self.shape = Shape.UNDECIDED  # until the first bytes tell (core.sse.sniff)
+        self._doc: list[bytes] = []  # json mode: the body so far
+        self._doc_len = 0
+        self._eol: str | None = None  # the line end synthetic events use: as upstream's first
+        self._last: dict = {}  # modelVersion, responseId (for synthetic chunks)
+        self._read_first = False  # the first chunk was read (for _last)
+        self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
+        self._partial: list[bytes] = []  # output of a feed that then failed
+        self._touched: set = set()  # candidates whose text the chunk at hand changed or held
+
+    # -- bytes in, bytes out ---------------------------------------------------------------
+
+    def feed(self, data: bytes) -> bytes:
+        if self.finished or not data:
+            return b""
+        try:
+            if self.shape is not Shape.STREAM:
+                data = self._sniff(data)
+                if not data:
+                    return b""
+            return self.feed_stream(data)
+        except StreamError as e:
+            partial, self._partial = b"".join(self._partial), []
+            return partial + self.fail(str(e))
+
+    def feed_stream(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        try:
+            self._feed_events(data, out)
+        except StreamError:
+            self._partial = out  # what went out before the failure still goes, then the error
+            raise
+        return out[0] if len(out) == 1 else b"".join(out)
+
+    def _sniff(self, data: bytes, final: bool = False) -> bytes:
+        """Decide by the first bytes (core.sse.sniff, as for every body) whether this is
+        a stream or one JSON document; returns what the stream framer should get (b"" for
+        none)."""
+        if self.shape is Shape.DOCUMENT:
+            self._keep(data)
+            return b""
+        self._keep(data)
+        kept = b"".join(self._doc)
+        if not kept.strip(_WS_BYTES):  # nothing yet: at the end, an empty body (an error)
+            self.shape = Shape.DOCUMENT if final else Shape.UNDECIDED
+            return b""
+        self.shape = Shape.of(sniff(kept, "text/event-stream", final=final, array=self.array))
+        if self.shape is not Shape.STREAM:  # undecided, or one document
+            return b""
+        self._doc = []
+        self._doc_len = 0
+        return kept
+
+    def _keep(self, data: bytes) -> None:
+        self._doc.append(data)
+        self._doc_len += len(data)
+        if self._doc_len > self.framer.max_event_bytes:
+            raise StreamError(f"a response body exceeds {self.framer.max_event_bytes} bytes")
+
+    array = False  # GeminiArrayStream: a `[` starts the stream itself
+
+    def flush(self) -> bytes:
+        if self.finished:
+            return b""
+        try:
+            return self._flush()
+        except StreamError as e:
+            return self.fail(str(e))
+
+    def _flush(self) -> bytes:
+        if self.finished:
+            return b""
+        if self.shape is Shape.UNDECIDED:
+            head = self._sniff(b"", final=True)
+            if head:
+                return self.feed_stream(head) + self._flush()
+        if self.shape is not Shape.STREAM:
+            whole = self._whole_document()
+            self.to(StreamState.FAILED if self._whole_failed else StreamState.DONE)
+            return whole
+        out: list[bytes] = []
+        for raw in self.framer.flush_raw():
+            # An event the connection cut before its blank line: passed on, terminated so
+            # that what follows stays a separate event, if its data is a whole chunk;
+            # dropped if not (half a JSON document restores nothing and parses nowhere;
+            # the error below says the stream was cut).
+            data = parse_event(raw).data
+            if data is None or not _is_json(data):
+                continue
+            eol = (self._eol or "\r\n").encode()
+            self._events([raw.rstrip(b"\r\n") + eol + eol], out)
+        out.extend(self.drain())
+        if not self._errored and (not self._ended or self._open):
+            self.to(StreamState.FAILED)
+            out.append(
+                self.error_event("disguise: the stream ended before its last chunk (no finishReason): it was cut short")
+            )
+        else:
+            self.to(StreamState.DONE)
+        return b"".join(out)
+
+    def _whole_document(self) -> bytes:
+        body = b"".join(self._doc)
+        self._doc = []
+        self._whole_failed = False
+        if not body.strip(_WS_BYTES):
+            # nothing but whitespace arrived: not a complete stream
+            self._whole_failed = True
+            return body + self.error_event("disguise: the stream ended before its first chunk")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise StreamError(f"response body is not UTF-8 (byte offset {e.start})") from e
+        new = restore_json(text, RESPONSE, self.restorer)
+        if new is None:
+            try:
+                json.loads(text)
+            except ValueError as e:
+                raise StreamError("response body is neither a stream nor valid JSON") from e
+            return body
+        self.events_changed += 1
+        return new.encode("utf-8")
+
+    def quiet(self) -> bool:
+        # Nothing passes unparsed before the first chunk was read (it names the model
+        # and response for synthetic chunks, and its line end theirs), nor in a body
+        # that is one JSON document.
+        return self.shape is Shape.STREAM and self._read_first and super().quiet()
+
+    def quiet_range(self, block: bytes, start: int, end: int) -> bool:
+        # A chunk without a finishReason, blockReason or error (markers: those are
+        # parsed) changes the stream's state only by naming a candidate not yet open:
+        # every candidate index it names must be open already (one without an index
+        # is candidate 0). Conservative: an `"index"` key anywhere counts.
+        for m in _INDEX.finditer(block, start, end):
+            v = m.group(1)
+            if v is None or int(v) not in self._open:
+                return False
+        return 0 in self._open or block.find(b'"candidates"', start, end) < 0
+
+    # -- one chunk ---------------------------------------------------------------------------
+
+    def on_event(self, ev: Event) -> list[bytes]:
+        data = ev.data
+        if data is None:
+            return [ev.raw]
+        if self._eol is None:  # the first chunk's line end is the one synthetic chunks use
+            self._eol = "\n" if ev.raw.endswith(b"\n\n") and not ev.raw.endswith(b"\r\n\r\n") else "\r\n"
+        pre, new = self.chunk(data)
+        out = [self.frame(s) for s in pre]
+        out.append(ev.raw if new is None else ev.with_data(new))
+        return out
+
+    def frame(self, data: str) -> bytes:
+        """A synthetic chunk as an event of this stream."""
+        eol = self._eol or "\r\n"
+        return f"data: {data}{eol}{eol}".encode()
+
+    def chunk(self, data: str) -> tuple[list[str], str | None]:
+        """One chunk's JSON text: the synthetic chunks to send before it, and its new
+        text (None: unchanged)."""
+        self._touched = set()  # candidates whose text this chunk changed or held
+        pre, new = self._chunk(data)
+        if '"logprobsResult"' in data:
+            fixed = self._logprobs(new if new is not None else data)
+            if fixed is not None:
+                self.events_changed += new is None
+                new = fixed
+        return pre, new
+
+    def _logprobs(self, data: str) -> str | None:
+        """Each candidate's `logprobsResult` where it must change (logprobs.py, as Chat's
+        stream): a candidate whose text this chunk changed or held loses its tokens and
+        their steps; the others lose the alternatives that hold a whole disguise."""
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return None
+        changed = False
+        for cand in doc.get("candidates") or () if isinstance(doc, dict) else ():
+            result = cand.get("logprobsResult") if isinstance(cand, dict) else None
+            if not isinstance(result, dict):
+                continue
+            if _index(cand) in self._touched:
+                new: dict | None = {**result, "chosenCandidates": [], "topCandidates": []}
+            else:
+                new = gemini_whole(result, "", self.restorer)
+            if new is not None and new != result:
+                cand["logprobsResult"] = new
+                changed = True
+        return _dumps(doc) if changed else None
+
+    def _chunk(self, data: str) -> tuple[list[str], str | None]:
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            new = self.restorer.value(data)  # not JSON: still nothing passes unrestored
+            return [], (new if new != data else None)
+        if not isinstance(obj, dict):
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
+            return [], (new if changed else None)
+        if not self._read_first:
+            self._read_first = True
+            self._last = {k: obj[k] for k in ("modelVersion", "responseId") if isinstance(obj.get(k), str)}
+        if "error" in obj:
+            # An error chunk ends the stream (the SDK raises at it): held text first.
+            self._errored = True
+            self._note_end()
+            pre = self.drain_chunks()
+            new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
+            return pre, (new if changed else None)
+        self._finishing = {}
+        marks: list[tuple[object, int]] = []
+        edits = jsonspan.walk(data, obj, self._chunk_rule, self._fn, marks)
+        self._track(obj)
+        self._note_end()
+        inserts = []
+        rebuild: dict = {}
+        where = dict(marks)
+        for k, cand in self._finishing.items():
+            w = self.windows.pop((k, "text"), None)
+            tail = w.flush() if w is not None else ""
+            if not tail:
+                continue
+            self._touched.add(k)
+            ins = _insertion(k, cand, tail, where)
+            if ins is None:
+                rebuild[k] = tail
+            else:
+                inserts.append(ins)
+        if rebuild:
+            doc = json.loads(jsonspan.splice(data, edits))
+            for cand in doc.get("candidates") or []:
+                if isinstance(cand, dict) and _index(cand) in rebuild:
+                    _merge_tail(cand, rebuild[_index(cand)])
+            self.events_changed += 1
+            return [], _dumps(doc)
+        if inserts:
+            edits = sorted(edits + inserts)
+        if not edits:
+            return [], None
+        self.events_changed += 1
+        return [], jsonspan.splice(data, edits)
+
+    def _fn(self, v: str, rule: Rule) -> str:
+        if isinstance(rule, Chan):
+            w = self._window(rule.key)
+            held = w.held
+            out = w.feed(v)
+            if w.held:
+                self.events_held += 1
+            if rule.flush:
+                out += w.flush()
+                del self.windows[rule.key]
+            if out != v or held or w.held:
+                self._touched.add(rule.key[0])
+            return out
+        return restore_fn(self.restorer)(v, rule)
+
+    def _window(self, key: tuple) -> Window:
+        return window_for(self.windows, key, self.restorer, Window.TEXT, "candidates")
+
+    def _track(self, obj: dict) -> None:
+        """Note which candidates are still open and whether the stream has ended."""
+        if "error" in obj:
+            self._errored = True
+        fb = obj.get("promptFeedback")
+        if isinstance(fb, dict) and fb.get("blockReason") is not None:
+            self._ended = True
+        cands = obj.get("candidates")
+        if not isinstance(cands, list):
+            return
+        for c in cands:
+            if not isinstance(c, dict):
+                continue
+            k = _index(c)
+            if c.get("finishReason") is not None:
+                self._open.discard(k)
+                self._ended = True
+            else:
+                self._open.add(k)
+
+    def _note_end(self) -> None:
+        """Every candidate the stream named gave its finishReason (or the prompt was
+        blocked, or an error came): the API's last chunk went by (FINISHING)."""
+        if self.state is StreamState.OPEN and (self._errored or (self._ended and not self._open)):
+            self.to(StreamState.FINISHING)
+
+    # -- ends --------------------------------------------------------------------------------
+
+    def drain_chunks(self) -> list[str]:
+        """Every held tail as a synthetic chunk of its own, in candidate order."""
+        out = []
+        for key in sorted(self.windows, key=repr):
+            tail = self.windows.pop(key).flush()
+            if tail:
+                cand = {"content": {"parts": [{"text": tail}], "role": "model"}, "index": key[0]}
+                out.append(_dumps({"candidates": [cand], **self._last}))
+                self.events_changed += 1
+        return out
+
+    def drain(self) -> list[bytes]:
+        return [self.frame(s) for s in self.drain_chunks()]
+
+    def error_event(self, message: str) -> bytes:
+        return self.frame(error_chunk(message))
+
+
+def _insertion(k: object, cand: dict, tail: str, where: dict) -> tuple[int, int, str] | None:
+    """A splice that puts tail into candidate cand (whose chunk has no text part for it)
+    as a text part before its other parts; None when only rebuilding can do it."""
+    part = '{"text":"' + json_escape(tail) + '"}'
+    content = cand.get("content")
+    if isinstance(content, dict):
+        parts = content.get("parts")
+        if isinstance(parts, list) and ("parts", k) in where:
+            at = where[("parts", k)] + 1
+            return (at, at, part + ("," if parts else ""))
+        if "parts" not in content and "content" in cand and ("content", k) in where:
+            at = where[("content", k)] + 1
+            return (at, at, '"parts":[' + part + "]" + ("," if content else ""))
+        return None
+    if "content" not in cand and ("cand", k) in where:
+        at = where[("cand", k)] + 1
+        return (at, at, '"content":{"parts":[' + part + '],"role":"model"}' + ("," if cand else ""))
+    return None
+
+
+def _merge_tail(cand: dict, tail: str) -> None:
+    content = cand.get("content")
+    if not isinstance(content, dict):
+        content = cand["content"] = {"role": "model"}
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        parts = content["parts"] = []
+    parts.insert(0, {"text": tail})

@@ -1,0 +1,221 @@
+"""OpenAI Responses: the field tables of requests, responses and retrievals (sans I/O).
+
+https://platform.openai.com/docs/api-reference/responses: input items (messages, calls
+and their outputs, reasoning), tools, the response object. What each field is (text, an
+id, opaque reasoning, media, ...) is declared here in the field model's kinds
+(base/fields.py); openai_responses.py streams with these tables.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+
+from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media, Within, media_text, obj
+from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
+from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
+
+# -- Responses requests ----------------------------------------------------------------
+
+# Annotations (citations) of output text: titles, URLs and file names are read; ids are ids.
+_ANNOTATION = obj({"file_id": ID, "container_id": ID})
+
+
+class _InputFile(Rule):
+    """An input_file part: `file_data` is a data: URL (told by its MIME type) or bare
+    base64, whose type the file name tells (`notes.txt`: text, decoded and masked)."""
+
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        data = value.get("file_data") if isinstance(value, dict) else None
+        if isinstance(data, str) and not data[:5].lower() == "data:":
+            name = value.get("filename") if isinstance(value, dict) else None
+            mime = mimetypes.guess_type(name)[0] if isinstance(name, str) else None
+            return _input_file(media_text(mime or ""))
+        return _INPUT_FILE_URL
+
+
+def _input_file(data: Rule) -> Rule:
+    return obj({"file_data": data, "file_id": ID, "filename": VALUES, "file_url": VALUES})
+
+
+_INPUT_FILE_URL = _input_file(DATA_URL)
+
+_IN_PART = Typed(
+    {
+        "input_text": obj({"text": VALUES}),
+        "output_text": obj({"text": VALUES, "annotations": Arr(_ANNOTATION), "logprobs": META}),
+        "input_image": obj({"image_url": DATA_URL, "file_id": ID, "detail": META}),
+        # file_data: a data: URL, or bare base64 (its type then told by the file name)
+        "input_file": _InputFile(),
+        "input_audio": obj({"input_audio": obj({"data": MEDIA, "format": META})}),
+        "refusal": obj({"refusal": VALUES}),
+        "summary_text": obj({"text": VALUES}),
+    },
+    default=GENERIC,
+)  # fmt: skip
+_IN_CONTENT = Either(VALUES, Arr(_IN_PART))
+# A tool an MCP server lists: its input_schema is a JSON Schema (property names are keys).
+_MCP_TOOL = obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "annotations": GENERIC})
+_MESSAGE_ITEM = obj({"id": ID, "role": META, "status": META, "content": _IN_CONTENT})
+_IDS = {"id": ID, "call_id": ID, "approval_request_id": ID}
+
+
+def _item(fields: dict[str, Rule]) -> Obj:
+    """An item of the conversation: its ids are ids, the rest as fields say (unknown
+    members fail closed)."""
+    return obj({**_IDS, **fields})
+
+
+_SAFETY_CHECKS = Arr(obj({"id": ID}))
+# Items that are calls and their outputs, alike in input and output (listed back, echoed).
+_CALL_ITEMS: dict[str, Rule] = {
+    "function_call": _item({"name": VALUES, "arguments": JSON_TEXT}),
+    "function_call_output": _item({"output": _IN_CONTENT}),
+    "custom_tool_call": _item({"name": VALUES, "input": VALUES}),
+    "custom_tool_call_output": _item({"output": _IN_CONTENT}),
+    "mcp_call": _item({"name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT}),
+    "mcp_approval_request": _item({"name": VALUES, "server_label": VALUES, "arguments": JSON_TEXT}),
+    "mcp_approval_response": _item({}),
+    "mcp_list_tools": _item({"server_label": VALUES, "tools": Arr(_MCP_TOOL)}),
+    "computer_call": _item({"pending_safety_checks": _SAFETY_CHECKS}),
+    "computer_call_output": _item(
+        {"acknowledged_safety_checks": _SAFETY_CHECKS, "output": obj({"file_id": ID, "image_url": DATA_URL})}
+    ),
+    # attribute names of the client's vector store, env variable names: the client's own
+    "file_search_call": _item({"results": Arr(obj({"file_id": ID, "attributes": Obj({}, default=VALUES)}))}),
+    "local_shell_call": _item({"action": obj({"env": Obj({}, default=VALUES)})}),
+    "image_generation_call": _item({"result": MEDIA, "error": obj({})}),  # base64 image
+    **dict.fromkeys(
+        ("web_search_call", "code_interpreter_call", "local_shell_call_output", "shell_call", "shell_call_output",
+         "apply_patch_call", "apply_patch_call_output", "program", "program_output", "tool_search_call"),
+        _item({}),
+    ),  # fmt: skip
+    # Reasoning and compaction items carry encrypted_content and go back exactly as they came.
+    "reasoning": OPAQUE,
+    "compaction": OPAQUE,
+}
+_INPUT_ITEM = Typed(
+    {
+        "message": _MESSAGE_ITEM,
+        **_CALL_ITEMS,
+        "item_reference": obj({"id": ID}),
+    },
+    default=GENERIC,
+)  # fmt: skip
+
+
+class _Item(Rule):
+    """An input item; one without a `type` is a message ({"role", "content"})."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and "type" not in value:
+            return _MESSAGE_ITEM
+        return _INPUT_ITEM.resolve(value)
+
+
+_HEADERS = Obj({}, default=VALUES)  # HTTP headers an MCP server gets: names the client's, values masked
+_RESPONSES_TOOL = Typed(
+    {
+        "function": _FUNCTION_DEF,
+        "custom": obj({"name": VALUES, "description": VALUES, "format": GENERIC}),
+        "tool_search": obj({"description": VALUES, "parameters": SCHEMA}),
+    },
+    # Built-in tools (web_search, file_search, mcp, shell, ...): their settings (server
+    # URLs, domains, authorization) fail closed, their fixed names stay; at any depth, ids
+    # of files are ids, header names and a skill's base64 source the client's own.
+    default=obj({"name": META, "headers": _HEADERS, "file_id": ID}, Within({
+        "type": META, "file_id": ID, "headers": _HEADERS, "source": Media("data", ("media_type",), {"type": META}),
+    })),
+)  # fmt: skip
+# a namespace groups the client's own tools under a name of the client's
+_RESPONSES_TOOL.table["namespace"] = obj({"name": VALUES, "description": VALUES, "tools": Arr(_RESPONSES_TOOL)})
+# input items that carry tool definitions
+_CALL_ITEMS["additional_tools"] = _item({"tools": Arr(_RESPONSES_TOOL)})
+_CALL_ITEMS["tool_search_output"] = _item({"tools": Arr(_RESPONSES_TOOL)})
+_TEXT_CONFIG = obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": META})
+_CALL_ITEMS["configuration_update"] = _item({"text": _TEXT_CONFIG})
+_CALL_ITEMS["compaction_trigger"] = _item({})
+_INPUT_ITEM.table.update(_CALL_ITEMS)
+_RESPONSES_SKIPPED = (
+    "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
+    "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
+    "service_tier", "truncation", "background", "prompt_cache_retention",
+    "top_logprobs", "stream_options", "conversation",
+)  # fmt: skip
+# A reusable prompt: its variables are substituted into what the model reads.
+_PROMPT = obj({"id": ID, "version": META, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
+RESPONSES_REQUEST = Obj(
+    {
+        **dict.fromkeys(_RESPONSES_SKIPPED, META),
+        "previous_response_id": ID,
+        "conversation": ID,  # an id, or {"id": ...}
+        "prompt": _PROMPT,
+        "instructions": Either(VALUES, Arr(_Item())),
+        "input": Either(VALUES, Arr(_Item())),
+        "tools": Arr(_RESPONSES_TOOL),
+        "tool_choice": _TOOL_CHOICE,
+        "text": _TEXT_CONFIG,
+        "context_management": Arr(obj({})),
+    },
+    default=GENERIC,
+)
+
+_OUT_PART = Typed(
+    {
+        "output_text": obj({"text": PROSE, "annotations": Arr(_ANNOTATION), "logprobs": META}),
+        "refusal": obj({"refusal": PROSE}),
+        "reasoning_text": OPAQUE,  # reasoning: untouched, like thinking
+    },
+    default=GENERIC,
+)
+_OUT_ITEM = Typed(
+    {
+        **_CALL_ITEMS,
+        "message": _item({"role": META, "status": META, "content": Arr(_OUT_PART)}),
+    },
+    default=GENERIC,
+)
+RESPONSE_OBJECT = Obj(
+    {
+        **dict.fromkeys(_RESPONSES_SKIPPED, META),
+        **dict.fromkeys(("object", "created_at", "completed_at", "status", "usage"), META),
+        "reasoning": OPAQUE,  # settings and the summaries of reasoning: untouched, like thinking
+        "id": ID,
+        "previous_response_id": ID,
+        "conversation": ID,
+        "error": obj({}),  # its `type` the API's word, its message restored
+        "input_transformations": Arr(obj({"id": ID})),
+        "output": Arr(_OUT_ITEM),
+        # the request's own fields, echoed back: restored like the request was masked
+        "prompt": _PROMPT,
+        "instructions": Either(VALUES, Arr(_Item())),
+        "tools": Arr(_RESPONSES_TOOL),
+        "tool_choice": _TOOL_CHOICE,
+        "text": _TEXT_CONFIG,
+    },
+    default=GENERIC,
+)  # fmt: skip
+
+
+# -- retrievals (stored responses: literals only, see registry.py) ---------------------
+
+class _AnyItem(Rule):
+    """An item listed back by input_items: an input item, or an output item (a message
+    with output_text parts, a call the model made)."""
+
+    string = True
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict) and value.get("type") in _OUT_ITEM.table and value.get("role") == "assistant":
+            return _OUT_ITEM.resolve(value)
+        return _Item().resolve(value)
+
+
+ANY_ITEM = _AnyItem()  # an item stored in a conversation, or listed back by input_items
+INPUT_ITEMS_LIST = Obj(
+    {"object": META, "first_id": ID, "last_id": ID, "data": Arr(ANY_ITEM)}, default=GENERIC
+)

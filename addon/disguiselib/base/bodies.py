@@ -1,0 +1,192 @@
+"""Request bodies read the way their receiver reads them (sans I/O): by content type,
+form-urlencoded, multipart (each part by its own content type and charset), JSON lines,
+JSON with its escapes decoded, any text in its charset or by its byte-order mark.
+
+The unknown-endpoint scan reads a body with `readings` (every field of it unknown to
+any table: GENERIC); the OpenAI Batch upload (batch.py) finds its file part with
+`split_multipart`. Content-Encoding is undone before (the adapter's decoding).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import quopri
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
+
+from ..wire.jsonspan import Rule
+from .fields import GENERIC, loads
+from .media import decode_text
+
+MAX_DEPTH = 4  # multipart inside multipart inside ...: deeper than this is read as text
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One thing in a body a receiver reads: a JSON document (doc, read with rule) or,
+    when doc is None, a text."""
+
+    where: str
+    text: str
+    doc: object = None
+    rule: Rule = GENERIC
+
+
+def _params(value: str) -> tuple[str, dict[str, str]]:
+    """`form-data; name="file"; filename="a.jsonl"` -> ("form-data", {name, filename})."""
+    head, _, rest = value.partition(";")
+    out: dict[str, str] = {}
+    for m in re.finditer(r'\s*([^=;\s]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)\s*;?', rest):
+        k, v = m.group(1).lower(), m.group(2).strip()
+        if v.startswith('"') and v.endswith('"') and len(v) >= 2:
+            v = re.sub(r"\\(.)", r"\1", v[1:-1])
+        out[k] = v
+    return head.strip().lower(), out
+
+
+def media_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def charset(content_type: str) -> str | None:
+    return _params(content_type)[1].get("charset") or None
+
+
+def boundary(content_type: str) -> bytes | None:
+    b = _params(content_type)[1].get("boundary")
+    return b.encode("latin-1", "replace") if b else None
+
+
+@dataclass
+class Part:
+    """One part of a multipart body: offsets into the body, headers (lower-case names)."""
+
+    start: int  # where its headers begin
+    body_start: int
+    body_end: int
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def disposition(self) -> dict[str, str]:
+        return _params(self.headers.get("content-disposition", ""))[1]
+
+    @property
+    def name(self) -> str | None:
+        return self.disposition.get("name")
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+
+_BLANK = re.compile(rb"\r?\n\r?\n")
+
+
+def split_multipart(body: bytes, bound: bytes) -> list[Part] | None:
+    """The parts of a multipart body (RFC 2046 §5.1.1; RFC 7578), with their offsets;
+    None when the body holds no delimiter. A delimiter is `--boundary` at the start of
+    a line; a part's content ends before the line break that precedes the next one (a
+    last part without a close delimiter runs to the end: a receiver may read it)."""
+    delim = b"--" + bound
+    starts = []
+    pos = 0
+    while (i := body.find(delim, pos)) >= 0:
+        if i == 0 or body[i - 1 : i] == b"\n":
+            starts.append(i)
+        pos = i + len(delim)
+    if not starts:
+        return None
+    parts: list[Part] = []
+    for n, a in enumerate(starts):
+        after = a + len(delim)
+        if body[after : after + 2] == b"--":
+            break  # the close delimiter
+        nl = body.find(b"\n", after)
+        if nl < 0:
+            break
+        hs = nl + 1
+        nxt = starts[n + 1] if n + 1 < len(starts) else len(body)
+        if body[hs : hs + 2] == b"\r\n" or body[hs : hs + 1] == b"\n":  # no headers
+            he, bs = hs, hs + (2 if body[hs : hs + 1] == b"\r" else 1)
+        else:
+            m = _BLANK.search(body, hs, nxt)
+            he, bs = (m.start(), m.end()) if m is not None else (nxt, nxt)
+        end = nxt
+        if n + 1 < len(starts):
+            end -= 2 if body[nxt - 2 : nxt] == b"\r\n" else 1
+        headers: dict[str, str] = {}
+        for line in body[hs:he].decode("utf-8", "replace").splitlines():
+            name, colon, value = line.partition(":")
+            if colon:
+                headers[name.strip().lower()] = value.strip()
+        parts.append(Part(a, bs, max(end, bs), headers))
+    return parts
+
+
+def _text(data: bytes, cs: str | None) -> str:
+    got = decode_text(data, cs)
+    return got[0] if got is not None else data.decode("utf-8", "replace")
+
+
+def readings(body: bytes, content_type: str = "", where: str = "body", depth: int = 0) -> Iterator[Reading]:
+    """Everything in a body a receiver may read, each as a JSON document or a text. A
+    body that is not one JSON document is also read whole as UTF-8 text, as it was sent
+    (multipart headers, preamble and epilogue included)."""
+    mt = media_type(content_type)
+    if mt.startswith("multipart/") and depth < MAX_DEPTH:
+        bound = boundary(content_type)
+        parts = split_multipart(body, bound) if bound else None
+        if parts is not None:
+            for i, p in enumerate(parts):
+                label = f"{where} part {p.name!r}" if p.name is not None else f"{where} part {i + 1}"
+                data = body[p.body_start : p.body_end]
+                cte = p.headers.get("content-transfer-encoding", "").strip().lower()
+                try:
+                    if cte == "base64":
+                        data = base64.b64decode(re.sub(rb"\s+", b"", data))
+                    elif cte == "quoted-printable":
+                        data = quopri.decodestring(data)
+                except (binascii.Error, ValueError):
+                    pass  # read as it came
+                yield from readings(data, p.content_type or "text/plain", label, depth + 1)
+            if depth == 0:
+                yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
+            return
+    text = _text(body, charset(content_type))
+    if mt == "application/x-www-form-urlencoded" or (mt in ("", "text/plain") and _FORMISH.match(text)):
+        yield Reading(f"{where} (as sent)", text)
+        for i, (k, v) in enumerate(parse_qsl(text, keep_blank_values=True, encoding=charset(content_type) or "utf-8",
+                                             errors="replace")):  # fmt: skip
+            yield Reading(f"{where} form field {i + 1} name", k)
+            yield from _text_readings(v, f"{where} form field {i + 1}", 1)
+        return
+    yield from _text_readings(text, where, depth)
+
+
+_FORMISH = re.compile(r"\A[^\s=&]+=[^\s]*\Z")
+
+
+def _text_readings(text: str, where: str, depth: int = 0) -> Iterator[Reading]:
+    """A text as one JSON document (escapes decoded), or line by line the lines that are
+    JSON (JSON lines: a batch file) and then the whole as text."""
+    try:
+        doc = loads(text)
+    except (ValueError, RecursionError):
+        doc = _NOT_JSON
+    if doc is not _NOT_JSON:
+        yield Reading(where, text, doc)
+        return
+    if "\n" in text:
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.lstrip()[:1] in ("{", "["):
+                try:
+                    yield Reading(f"{where} line {n}", line, loads(line))
+                except (ValueError, RecursionError):
+                    pass  # read as text below
+    yield Reading(f"{where} (as sent)" if depth == 0 else where, text)
+
+
+_NOT_JSON = object()

@@ -1,0 +1,518 @@
+"""The field model: what a field of a request or response is, declared once per API and
+read by everyone (sans I/O).
+
+Each API's module (anthropic.py, openai_chat.py, openai_responses.py, legacy.py,
+google.py, batch.py) declares its bodies as jsonspan rule trees built from the kinds
+below: per field path, one rule that says what the field is. The rule trees *are* the
+table; nothing else says what a field is:
+
+- the masker (masking.py) transforms, on the raw bytes, the strings and keys a rule
+  selects (`rule.string`, `rule.keys`), the rest stays byte-identical;
+- the leak guard (leakguard.py) walks the outgoing body with the same rules (`walk`
+  below, on the parsed document) and checks exactly what the masker would have
+  masked, and the unknown-endpoint scan walks any body with GENERIC (everything);
+- the audit (inspect/audit.py) and the contentviews (inspect/sseview.py) walk recorded
+  bodies the same way: an original where the table says "masked" is a leak, one in a
+  field the table exempts is a note that names the kind.
+
+tests/base/test_field_parity.py walks every table row and every SDK-derived path
+through all of them. Adding an API is declaring its rule tree with these kinds.
+
+The kinds (`Rule.kind`):
+
+    text        model-visible text: masked (VALUES; PROSE where it is model output)
+    json-text   a string holding JSON text: masked as JSON, keys too, on decoded characters
+    user-json   JSON the user wrote (tool input, schemas' property names): keys and values
+    unknown     a field the table does not know: keys and values masked, whatever it is
+                called (GENERIC: failing closed is the privacy-safe direction)
+    media-text  base64 or a data: URL holding text: decoded, masked, encoded again
+    identifier  an id the API or the client assigned: passes untouched
+    opaque      provider data that must pass byte-identical (signatures, encrypted
+                content, thinking and thought parts)
+    media       base64 media whose MIME type is binary: passes untouched
+    credential  the client's credential in its own place
+    metadata    the API's own words: field names, enums, numbers, the model name
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ..wire import jsonspan
+from ..wire.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip, looks_like_json, transform_loose
+from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
+
+KINDS: dict[str, str] = {
+    "text": "model-visible text: masked",
+    "json-text": "JSON text in a string: masked as JSON",
+    "user-json": "JSON the user wrote: keys and values masked",
+    "unknown": "unknown to the table: keys and values masked",
+    "media-text": "text media (base64 or a data: URL): decoded, masked, encoded again",
+    "identifier": "an identifier: passes untouched",
+    "opaque": "provider data that must pass byte-identical (signed or encrypted)",
+    "media": "binary media: passes untouched",
+    "credential": "the client's credential in its own place",
+    "metadata": "the API's own words, numbers and settings: untouched",
+}
+
+ID = Skip("identifier")
+OPAQUE = Skip("opaque")
+MEDIA = Skip("media")
+META = Skip("metadata")
+TEXT = VALUES
+GENERIC: Rule = Deep(True, "GENERIC", "unknown")
+"""Unknown shapes fail closed: every key and every string value inside is masked (in a
+response: restored), whatever it is called — `data`, `id` and `signature` included."""
+
+
+class Within(Rule):
+    """A subtree the table knows only some member names of, at any depth (server tools'
+    outputs, citations): those members get their rule, everything else in it is
+    unknown (keys and values masked)."""
+
+    string = True
+    keys = True
+    kind = "unknown"
+
+    def __init__(self, fields: dict[str, Rule]) -> None:
+        self.fields = fields
+        self.known = fields
+
+    def child(self, key: str | int) -> Rule:
+        return self.fields.get(key, self) if isinstance(key, str) else self  # type: ignore[return-value]
+
+
+def obj(fields: dict[str, Rule], default: Rule = GENERIC) -> Obj:
+    """An object of the API with these fields (its `type` and `cache_control` the API's
+    own words); anything else in it as default says (unknown: masked)."""
+    base: dict[str, Rule] = {"type": META, "cache_control": META}
+    base.update(fields)
+    return Obj(base, default=default)
+
+
+class Shape(Rule):
+    """A value whose rule depends on its JSON shape: an object, an array, or anything
+    else (a string, most often)."""
+
+    string = True
+    kind = "text"
+
+    def __init__(self, obj: Rule, arr: Rule, other: Rule = VALUES) -> None:
+        self.obj, self._arr, self._other = obj, arr, other
+
+    def resolve(self, value: object) -> Rule:
+        if isinstance(value, dict):
+            return self.obj.resolve(value)
+        if isinstance(value, list):
+            return self._arr.resolve(value)
+        return self._other.resolve(value)
+
+
+class Vocabulary(Rule):
+    """A string that is either one of the API's own words ("auto", "none", ...), left
+    as it is, or anything else, masked (a tool name where the API expects an object)."""
+
+    string = True
+    kind = "text"
+
+    def __init__(self, words: tuple[str, ...], other: Rule = VALUES) -> None:
+        self._words = frozenset(words)
+        self._other = other
+
+    def resolve(self, value: object) -> Rule:
+        return META if value in self._words else self._other.resolve(value)
+
+
+# -- media ---------------------------------------------------------------------------------
+
+
+class MediaText(Rule):
+    """A string stored in a codec (base64 of text, a data: URL): the masker decodes it,
+    masks the text and encodes it again; the guard and the audit read the text."""
+
+    string = True
+    kind = "media-text"
+
+    def __init__(self, codec: Codec) -> None:
+        self.media = codec
+
+    def __repr__(self) -> str:
+        return f"MediaText({self.media!r})"
+
+
+_MEDIA_TEXT: dict[str, MediaText] = {}
+
+
+def media_text(mime: str) -> Rule:
+    """The rule of a base64 payload of this MIME type: MEDIA (binary, untouched) or a
+    MediaText that reads it."""
+    if media_class(mime) == "binary":
+        return MEDIA
+    r = _MEDIA_TEXT.get(mime)
+    if r is None:
+        if len(_MEDIA_TEXT) > 256:
+            _MEDIA_TEXT.clear()
+        r = _MEDIA_TEXT[mime] = MediaText(base64_codec(mime))
+    return r
+
+
+class Media(Rule):
+    """An object that carries base64 data and its MIME type (Gemini `inlineData`,
+    Anthropic `source` of type base64): the data is exempt only when the MIME type says
+    binary. fields: the object's other members."""
+
+    string = True
+    kind = "unknown"
+
+    def __init__(self, data: str, mime: tuple[str, ...], fields: dict[str, Rule]) -> None:
+        self.data, self.mime = data, mime
+        self.fields = {**fields, **dict.fromkeys(mime, META)}
+        self._by_mime: dict[str, Obj] = {}
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        mime = next((m for k in self.mime if isinstance(m := value.get(k), str)), "")
+        rule = self._by_mime.get(mime)
+        if rule is None:
+            if len(self._by_mime) > 256:
+                self._by_mime.clear()
+            rule = self._by_mime[mime] = Obj({**self.fields, self.data: media_text(mime)}, default=GENERIC)
+        return rule
+
+
+class _DataUrlRule(Rule):
+    """An image or file URL: a `data:` URL with a binary MIME type is base64 payload
+    (never touched); a data: URL of text is decoded, masked and encoded again; any other
+    URL is masked like text."""
+
+    string = True
+    kind = "text"
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, str):
+            return GENERIC.resolve(value)
+        cls = data_url_class(value)
+        if cls == "binary":
+            return MEDIA
+        if cls:
+            return _DATA_URL_TEXT
+        return VALUES
+
+
+_DATA_URL_TEXT = MediaText(DATA_URL_CODEC)
+DATA_URL: Rule = _DataUrlRule()
+
+# A string in a field no table knows that looks like base64 (the receiver may decode it:
+# a media object of an API the tables do not describe) or a data: URL.
+_B64ISH = re.compile(r"(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2,3}={0,2})?|[A-Za-z0-9_-]{16,}={0,2}")
+_SNIFFED = base64_codec("")
+
+
+def sniff(value: str) -> Codec | None:
+    """The codec of an unknown field's string that may be media: a data: URL that is not
+    binary, or base64 (told by its bytes: text if they are UTF-8); None otherwise. Such a
+    string is read decoded when it decodes to text, as it is otherwise (media_of)."""
+    if value[:5].lower() == "data:":
+        return DATA_URL_CODEC if data_url_class(value) != "binary" else None
+    if len(value) >= 16 and _B64ISH.fullmatch(value):
+        return _SNIFFED
+    return None
+
+
+def media_of(value: str, rule: Rule) -> tuple[Codec | None, bool]:
+    """(codec, declared): the table's codec for this string (declared media), or, in an
+    unknown field, one sniffed from the value (read decoded only when it is text)."""
+    if rule.media is not None:
+        return rule.media, True  # type: ignore[return-value]
+    if rule.kind == "unknown":
+        return sniff(value), False
+    return None, False
+
+
+# -- JSON Schema -------------------------------------------------------------------------
+
+# JSON Schema (tool input_schema): property names, required, enum values, descriptions.
+# Keywords whose values are JSON Schema vocabulary ("type": "string") stay as they are.
+SCHEMA = Obj({}, default=GENERIC)
+_PROPS = Obj({}, default=SCHEMA, keys=True)
+SCHEMA.fields.update(
+    {
+        "type": META, "format": META, "$schema": META, "$id": META,
+        "properties": _PROPS, "patternProperties": _PROPS, "$defs": _PROPS,
+        "definitions": _PROPS, "dependentSchemas": _PROPS,
+        # `items` and `additionalItems` in their tuple form are arrays of schemas;
+        # `dependencies` maps a property name to names (array) or to a schema.
+        "items": Shape(SCHEMA, Arr(SCHEMA)), "additionalProperties": SCHEMA,
+        "additionalItems": Shape(SCHEMA, Arr(SCHEMA)),
+        "dependentRequired": Obj({}, default=VALUES, keys=True),
+        "dependencies": Obj({}, default=Shape(SCHEMA, VALUES), keys=True),
+        "unevaluatedProperties": SCHEMA, "contains": SCHEMA, "propertyNames": SCHEMA,
+        "not": SCHEMA, "if": SCHEMA, "then": SCHEMA, "else": SCHEMA,
+        "anyOf": Arr(SCHEMA), "oneOf": Arr(SCHEMA), "allOf": Arr(SCHEMA),
+        "prefixItems": Arr(SCHEMA),
+        "required": VALUES, "enum": USER, "const": USER, "default": USER, "examples": USER,
+        "example": USER,  # OpenAPI's (Gemini's Schema): user JSON, keys included
+        "description": VALUES, "title": VALUES, "$ref": VALUES, "pattern": VALUES,
+        # Gemini's Schema (OpenAPI 3.0 with its own words): `$defs`, `$ref`, and the
+        # order of the properties by name (masked as the names are)
+        "defs": _PROPS, "ref": VALUES, "propertyOrdering": VALUES,
+    }
+)  # fmt: skip
+
+
+# -- reading a parsed document through a table -------------------------------------------
+
+
+class Num(str):
+    """A JSON number's own text (parse_int / parse_float): a pattern can match digits
+    the masker never touches (it cannot turn a number into a string)."""
+
+
+class Dup(dict):
+    """A JSON object that repeats a key: every (key, value) pair kept in `pairs`
+    (json.loads keeps only the last value, and a provider might read the first)."""
+
+    pairs: list
+
+
+def _object(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    dup = Dup(pairs)
+    dup.pairs = pairs
+    return dup
+
+
+def loads(text: str) -> object:
+    """A JSON document for walk(): numbers as Num, repeated keys kept (Dup). Raises
+    ValueError (not JSON) or RecursionError."""
+    return json.loads(text, object_pairs_hook=_object, parse_int=Num, parse_float=Num)
+
+
+NUMBER = Skip("number")  # the rule walk() reports a number with (see Num)
+KEY_META = Skip("metadata")  # a key that is one of the API's own field names
+
+
+class Field(NamedTuple):
+    """One string of a document as the table sees it. path: a linked (parent, segment)
+    tuple (see path_text); rule: its resolved rule (kind, media; `rule.string` or a key
+    rule KEY: the masker transforms it, else exempt for rule.kind); key: the member name
+    a value is read with (key-anchored rules), when its key is transformed too."""
+
+    path: object
+    value: str
+    rule: Rule
+    key: str | None
+    is_key: bool
+
+
+def selected(f: Field) -> bool:
+    """Does the masker transform this string or key? (A number is checked, never masked.)"""
+    return f.rule.string or f.rule is NUMBER
+
+
+def walk(doc: object, root: Rule, exempt: bool = False) -> Iterator[Field]:
+    """Every string (and number) of a parsed document (see loads) with the rule the table
+    gives it, in document order. exempt=False: only what the masker transforms, numbers
+    outside exempt subtrees, and nothing inside a skipped subtree; exempt=True: every
+    string, key and number, each with the rule that exempts it."""
+    stack: list[tuple[object, Rule, object, str | None]] = [(doc, root, None, None)]
+    while stack:
+        v, rule, path, k = stack.pop()
+        rule = rule.resolve(v)
+        if isinstance(v, str):
+            if type(v) is Num:
+                if exempt or not rule.skip:
+                    yield Field(path, v, NUMBER if not rule.skip else rule, None, False)
+            elif exempt or rule.string:
+                yield Field(path, v, rule, k, False)
+            continue
+        if isinstance(v, dict):
+            if rule.skip:
+                if exempt:
+                    yield from _all(v, rule, path)
+                continue
+            items = v.pairs if type(v) is Dup else list(v.items())
+            keys, known = rule.keys, rule.known
+            for key, x in reversed(items):
+                masked = keys and key not in known
+                stack.append((x, rule.child(key), (path, key), key if masked else None))
+            # the keys first, in document order (values come off the stack after them)
+            for key, _ in items:
+                if keys and key not in known:
+                    yield Field((path, key), key, KEY, None, True)
+                elif exempt:
+                    yield Field((path, key), key, KEY_META, None, True)
+        elif isinstance(v, list):
+            if rule.skip:
+                if exempt:
+                    yield from _all(v, rule, path)
+                continue
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((v[i], rule.child(i), (path, i), None))
+
+
+def _all(v: object, rule: Rule, path: object) -> Iterator[Field]:
+    """Every string, key and number inside an exempt subtree, each with its rule."""
+    stack = [(v, path)]
+    while stack:
+        x, p = stack.pop()
+        if isinstance(x, str):
+            yield Field(p, x, rule, None, False)
+        elif isinstance(x, dict):
+            items = x.pairs if type(x) is Dup else list(x.items())
+            for key, _ in items:
+                yield Field((p, key), key, rule, None, True)
+            stack.extend(((y, (p, key)) for key, y in reversed(items)))
+        elif isinstance(x, list):
+            stack.extend((x[i], (p, i)) for i in range(len(x) - 1, -1, -1))
+
+
+def path_text(path: object, hide: object = None) -> str:
+    """`messages[0].content[1].text` for a linked path; a key for which hide(key) is
+    true is shown as `[<key>]` (it holds an original)."""
+    segs: list[str | int] = []
+    node = path
+    while node is not None:
+        pair: tuple = node  # type: ignore[assignment]
+        node = pair[0]
+        segs.append(pair[1])
+    out = []
+    for seg in reversed(segs):
+        if isinstance(seg, int):
+            out.append(f"[{seg}]")
+        elif callable(hide) and hide(seg):
+            out.append("[<key>]")
+        elif seg.isidentifier():
+            out.append(f".{seg}")
+        else:
+            out.append(f"[{json.dumps(seg)}]")
+    s = "".join(out)
+    return s[1:] if s.startswith(".") else s
+
+
+def kind_of(f: Field) -> str:
+    """The kind that decides what happened to this string (see KINDS)."""
+    if f.rule is NUMBER:
+        return "number"
+    return f.rule.kind
+
+
+# -- reading one string as the model reads it ---------------------------------------------
+
+
+def context_of(key: str | None) -> tuple[str, str] | None:
+    """The text around a value read with its key (`"password": "` … `"`), for the rules
+    anchored on the key; None for a value read alone."""
+    return None if key is None else key_context(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def key_context(key: str) -> tuple[str, str]:
+    """The text around a value read with its key (the masker's and the guard's one)."""
+    return (json.dumps(key, ensure_ascii=False) + ': "', '"')
+
+
+# -- reading one string: the one reader the masker, the leak guard and the audit use ----
+
+
+class As(enum.Enum):
+    """How the provider's model reads one string a table selects (read)."""
+
+    TEXT = "text"  # as it is (in user JSON with its key around it)
+    BINARY = "binary"  # declared media that is not text: nothing in it is read
+    MEDIA = "media"  # base64 or a data: URL holding text: its decoded text, read again
+    JSON = "json"  # JSON text: its keys and values
+    LOOSE = "loose"  # begins like JSON but does not parse: as written, then literal by literal decoded
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One string as read (read): `text` is what is read — the string itself, or for
+    MEDIA its decoded text, read again with `again` (JSON text or text, key None), and
+    encoded like `raw` (`codec.encode`) once masked; `doc`: JSON's parsed document."""
+
+    how: As
+    text: str
+    again: Rule | None = None
+    codec: Codec | None = None
+    raw: object = None
+    doc: object = None
+
+
+def plain(value: str, rule: Rule) -> bool:
+    """Is value read as it is, with no decoding (read's TEXT, without asking it)? The
+    cheap first question: no media (declared, or sniffed in an unknown field), no JSON."""
+    return (rule.media is None and not rule.json_text and not looks_like_json(value)
+            and (rule.kind != "unknown" or sniff(value) is None))  # fmt: skip
+
+
+def read(value: str, rule: Rule, parse: Callable[[str], object] = jsonspan.loads) -> Read:
+    """How the provider's model reads value, a string rule selects: the one reading of
+    a string (masking.reads and mask_fn mask what it says, texts() below reports it to
+    the leak guard and the audit). Media is decoded (text media; binary: nothing), JSON
+    text parsed (`parse`: the consumer's parser; text that begins like JSON and does not
+    parse is LOOSE). Raises RecursionError for JSON nested too deeply to parse."""
+    codec, declared = media_of(value, rule)
+    if codec is not None:
+        got = codec.decode(value)
+        if got is None and declared:
+            return Read(As.BINARY, value)
+        if got is not None and (declared or codec.decoded(got[1])):
+            again = jsonspan.JSON_TEXT if codec.is_json() else VALUES
+            return Read(As.MEDIA, got[0], again, codec, got[1])
+    if rule.json_text or looks_like_json(value):
+        try:
+            return Read(As.JSON, value, doc=parse(value))
+        except ValueError:
+            return Read(As.LOOSE, value)
+    return Read(As.TEXT, value)
+
+
+def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> Iterator[tuple[str, str, tuple | None]]:
+    """The texts the provider's model reads in one string the masker transforms, as
+    read() reads it (the masker: masking.mask_fn): (where, text, context). Media is
+    decoded (binary yields nothing), JSON text is walked as user JSON (keys and values,
+    each value with its key), JSON text that does not parse is read as written and
+    literal by literal, decoded. Raises MaskError for text media that cannot be decoded."""
+    if plain(value, rule):
+        yield where, value, context_of(key)
+        return
+    try:
+        r = read(value, rule, loads)
+    except RecursionError:
+        r = Read(As.LOOSE, value)
+    if r.how is As.BINARY:
+        return  # nothing in it the model reads as text
+    if r.how is As.MEDIA:
+        assert r.again is not None
+        yield from texts(r.text, r.again, None, where + f" (decoded {r.codec})")
+        return
+    if r.how is As.LOOSE:
+        yield where, value, None  # as written (an original may hold a quote)
+        pieces: list[str] = []
+        transform_loose(value, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]
+        for p in pieces:
+            yield where + " (JSON text)", p, None
+        return
+    inner = r.doc
+    if isinstance(inner, dict | list):
+        for f in walk(inner, USER):
+            w = f"{where} (JSON text $.{path_text(f.path)})".replace("$.[", "$[")
+            if f.rule is NUMBER:
+                yield w, f.value, None
+            else:
+                yield from texts(f.value, f.rule, f.key, w)
+        return
+    if isinstance(inner, str) and type(inner) is not Num:
+        yield where + " (JSON text)", inner, None
+        return
+    yield where, value, context_of(key)

@@ -1,0 +1,92 @@
+"""Hold-back windows: one per ordered channel of a stream.
+
+`feed(text)` returns the restored text that is safe to emit now and keeps the shortest
+tail that could still grow into a disguise, a placeholder or a strip match. `flush()`
+ends the channel: it restores what is held and drops a dangling partial strip match
+(a stream cut by max_tokens inside `[[reply_to:<`).
+
+The central property (tests/test_holdback.py): for every way of cutting a text into
+pieces, ``"".join(feed(p) for p in pieces) + flush() == feed(text) + flush()``. It holds
+by construction: a window and whole-text reversal (`Restorer.text` etc.) run the same
+primitive, `Restorer.run`, and a window only ever re-runs it on its held tail plus the
+new piece. What is held is bounded by the longest disguise, placeholder or strip match,
+so the cost of a piece does not depend on how much text went before it.
+
+Modes:
+- TEXT: decoded text a user reads; disguises, placeholders and strip rules.
+- VALUE: a complete decoded string (tool name, key, value); no strip rules.
+- JSON: JSON text (Anthropic `partial_json`, OpenAI `arguments`), decoded once from
+  the event. Originals are inserted JSON-escaped, so `C:\\Users\\a "b"` still parses,
+  and a match that starts inside an escape sequence (the `nab` of `\\nab`, the hex
+  digits of `\\u00e9`) is not a disguise.
+"""
+
+from __future__ import annotations
+
+from ..errors import StreamError
+from ..rules import restorer as rules
+from ..rules.restorer import Restorer, esc_advance
+
+
+class Window:
+    TEXT = rules.TEXT
+    VALUE = rules.VALUE
+    JSON = rules.JSON
+
+    __slots__ = ("_r", "mode", "held", "_esc")
+
+    def __init__(self, restorer: Restorer, mode: int) -> None:
+        self._r = restorer
+        self.mode = mode
+        self.held = ""
+        self._esc = 0  # JSON mode: escape state at the start of `held`
+
+    @property
+    def escaped(self) -> bool:
+        """JSON mode: the text so far ends inside an escape sequence."""
+        return self._esc != 0
+
+    def feed(self, text: str) -> str:
+        """Append text to the channel; return what can be emitted now (restored)."""
+        buf = self.held + text if self.held else text
+        if not buf:
+            return ""
+        out, h = self._r.run(buf, self.mode, False, self._esc)
+        self.held = buf[h:]
+        if self.mode == Window.JSON and (self._esc or "\\" in buf):
+            self._esc = esc_advance(buf, 0, h, self._esc)
+        return out
+
+    def flush(self) -> str:
+        """End the channel: everything held, restored; a dangling strip match dropped."""
+        buf = self.held
+        self.held = ""
+        if not buf:
+            return ""
+        out, _ = self._r.run(buf, self.mode, True, self._esc)
+        self._esc = 0
+        return out
+
+
+# Channels one stream or connection may hold text for at once (a response has a handful:
+# choices x content/refusal/tool call, items x content parts, candidates, content
+# blocks). Past this it ends with an explicit error rather than merging channels or
+# growing state without bound.
+MAX_CHANNELS = 256
+
+
+def window_for(
+    windows: dict, key: object, restorer: Restorer, mode: int, what: str = "channels", owner: str = "the stream"
+) -> Window:
+    """The window of channel `key` in `windows` (a new one if it has none). With every
+    channel in use, the empty ones are forgotten first (an empty window is the same as a
+    new one); with MAX_CHANNELS holding text, StreamError."""
+    w = windows.get(key)
+    if w is None:
+        if len(windows) >= MAX_CHANNELS:
+            for k in [k for k, v in windows.items() if v is not None and not (v.held or v.escaped)]:
+                del windows[k]
+            if len(windows) >= MAX_CHANNELS:
+                raise StreamError(f"{owner} holds text in more than {MAX_CHANNELS} {what} at once")
+        w = windows[key] = Window(restorer, mode)
+    return w

@@ -1,0 +1,358 @@
+"""Request masking: a JSON body through its API's field rules (sans I/O)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any, Protocol
+
+import ahocorasick_rs
+
+from ..errors import MaskError
+from ..rules.rules import Rules, Session
+from ..wire import jsonspan
+from .fields import As, Dup, key_context, loads, plain, read
+
+
+class _Api(Protocol):
+    """What masking needs of an API (registry.Api): its table, or its body model."""
+
+    @property
+    def request_rule(self) -> jsonspan.Rule | None: ...
+
+    @property
+    def request_body(self) -> Any: ...
+
+
+def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
+    """Placeholder-shaped strings ("[EMAIL_3]") already in a request's JSON text s,
+    also where the client wrote them with \\u escapes."""
+    names = tuple(p.name for p in rules.mappings.patterns)
+    if not names or "[" not in s and "\\u" not in s:
+        return frozenset()
+    rx = _placeholder_rx(names)
+    found = set(rx.findall(s))
+    if "\\u" in s:
+        found.update(rx.findall(_ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]*\]")
+
+
+_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def present_fakes(s: str, session: Session) -> frozenset[str]:
+    """The fakes session issued that a request's JSON text s already holds as the
+    client's own text (also where the client wrote them with \\u escapes): one
+    Aho–Corasick pass over s. A fake is ASCII without `"` or `\\` (rules/fakes.py), so
+    in JSON text it is spelled as it is unless escaped on purpose."""
+    fakes = [k for k in session.placeholders if not k.startswith("[")]
+    if not fakes:
+        return frozenset()
+    ac = ahocorasick_rs.AhoCorasick(fakes, matchkind=ahocorasick_rs.MatchKind.Standard)
+    texts = [s, _ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)] if "\\u" in s else [s]
+    return frozenset(fakes[k] for t in texts for k, _, _ in ac.find_matches_as_indexes(t, overlapping=True))
+
+
+# Maskings of one body with more fakes reserved before it is refused (each one that
+# clashes is reserved: a client would have to type the next candidate too).
+_FAKE_ROUNDS = 4
+
+
+def mask_request_body(
+    raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
+    parsed: list | None = None,
+) -> tuple[bytes, Session]:
+    """Mask a request body of api: one JSON document read with its request_rule, or a
+    body with a model of its own (api.request_body: the batch upload). Raises MaskError,
+    or NotTransformed for a body the API's route does not transform after all.
+    scanned: see mask_doc; parsed: see mask_body."""
+    if api.request_body is not None:
+        return api.request_body.mask(raw, content_type, rules)
+    return mask_body(raw, api.request_rule, rules, scanned, parsed)
+
+
+def mask_body(
+    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None, parsed: list | None = None
+) -> tuple[bytes, Session]:
+    """Mask a request body. Returns the new body (raw itself if nothing changed) and the
+    session holding this request's placeholders, numbered around any placeholder string
+    the request already holds. root None: a request whose body the provider does not
+    read as model input (a retrieval); it goes out as it came. Raises MaskError.
+    scanned: see mask_doc. parsed: a list that receives (new body, its document as
+    fields.loads reads it) for the leak guard (leakguard.readings), so that the masked
+    body is not parsed a second time; nothing when that document cannot be shown to be
+    exactly what parsing the new body gives (masked_doc)."""
+    if root is None:
+        return raw, Session()
+    s, doc = _parse(raw)
+    if not isinstance(doc, dict):
+        raise MaskError("body is not a JSON object")
+    reserved = present_placeholders(s, rules)
+    trace: dict | None = {} if parsed is not None else None
+    try:
+        for _ in range(_FAKE_ROUNDS):
+            session = Session(reserved)
+            new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned, trace=trace)
+            clash = present_fakes(s, session) if session.fakes else frozenset()
+            if not clash:
+                break
+            # a fake that is text the client sent: its copy in the answer would come back
+            # as the original; masked again with that fake reserved
+            reserved = reserved | clash
+        else:
+            raise MaskError("the request holds the fakes of its own originals as text, again and again")
+    except (KeyError, IndexError, TypeError) as e:
+        # The raw walk and json.loads disagree only where an object repeats a key with
+        # values of different shapes: which one the provider reads is not ours to guess.
+        raise MaskError("body repeats a key with values of different shapes") from e
+    except RecursionError as e:
+        raise MaskError("a string holds JSON nested too deeply to be read") from e
+    body = new.encode("utf-8") if changed else raw
+    if parsed is not None:
+        shared = doc if not changed else masked_doc(s, new, doc, trace)  # type: ignore[arg-type]
+        if shared is not None:
+            parsed.append((body, shared))
+    return body, session
+
+
+def _parse(raw: bytes) -> tuple[str, object]:
+    """The body decoded and parsed once, as the leak guard reads a body (fields.loads:
+    numbers as their text, a repeated key's pairs kept; the walk reads what json.loads
+    would). Raises MaskError with the reason."""
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MaskError(f"body is not UTF-8 (byte offset {e.start})") from e
+    try:
+        return s, loads(s)
+    except ValueError as e:
+        raise MaskError(f"body is not valid JSON: {e}") from e
+    except RecursionError as e:
+        raise MaskError("body is nested too deeply to be read") from e
+
+
+def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
+    """doc (fields.loads(s)) turned into fields.loads(out), out being the masked text of
+    mask_doc's last call (trace), without parsing out again: each string token masking
+    changed is read back from out itself (json's own string scanner) at the place the
+    edits put it, and every byte of out between those tokens is checked to be s's. So
+    the result is exactly what parsing out gives, whatever the masker did; None where
+    that cannot be shown cheaply (the text differs elsewhere, a token does not read back
+    as one string, a repeated key, a key renamed onto another), and the guard parses."""
+    where, at, ranges, edits = trace["where"], trace["at"], trace["ranges"], trace["edits"]
+    sets: list[tuple[Any, str | int, str, bool]] = []
+    ps = po = delta = 0
+    for t, a, b in ranges:
+        i, end = where[t]
+        grow = sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[a:b])
+        ni, nend = i + delta, end + delta + grow
+        if out[po:ni] != s[ps:i] or out[ni : ni + 1] != '"':
+            return None
+        try:
+            v, stop = _scanstring(out, ni + 1)
+        except ValueError:
+            return None
+        owner, key, is_key = at[t]
+        if stop != nend or owner is None or type(owner) is Dup:
+            return None
+        sets.append((owner, key, v, is_key))
+        ps, po, delta = end, nend, delta + grow
+    if out[po:] != s[ps:]:
+        return None
+    renamed: dict[int, tuple[dict, dict[str, str]]] = {}
+    for owner, key, v, is_key in sets:
+        if is_key:
+            renamed.setdefault(id(owner), (owner, {}))[1][key] = v  # type: ignore[index]
+        else:
+            owner[key] = v
+    for owner, names in renamed.values():
+        items = [(names.get(k, k), x) for k, x in owner.items()]
+        if len({k for k, _ in items}) != len(items):
+            return None  # two keys now the same: a repeated key, which loads keeps apart
+        owner.clear()
+        owner.update(items)
+    return doc
+
+
+def mask_doc(
+    s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
+    scanned: dict | None = None, trace: dict | None = None,
+) -> tuple[str, int]:
+    """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
+
+    The body is the unit. A first walk lists every string the rules select and what
+    masking it would read (reads(): the string, with its key around it in user-defined
+    JSON, and for JSON text every key and value inside it); nothing is matched yet.
+    Then all of that is scanned at once (Rules.prescan): one Aho–Corasick pass for the
+    literals over all of it, the patterns' prefilter over each piece. Only the strings
+    in which a candidate was found (and those that cannot be scanned: a lone surrogate)
+    are masked, exactly as mask_fn masks one string, in order (placeholders number by
+    first appearance), and what the scan found is not looked for again. every: mask
+    every string without the scan (the reference the scan is tested against).
+    scanned: a dict that receives what the scan found per text (the memo of
+    Rules.prescan), for the leak guard's look at the masked body (leakguard.scan_request):
+    the texts masking left as they were need no second scan. trace: a dict that receives
+    where each selected string is (in s and in doc) and the edits per string changed
+    (masked_doc reads them)."""
+    if rules.is_empty:
+        if trace is not None:
+            trace.update(where=[], at=[], ranges=[], edits=[])
+        return s, 0
+    toks: list[tuple[str, jsonspan.Rule]] = []
+    where: list[tuple[int, int]] = []
+    at: list | None = [] if trace is not None else None
+    jsonspan.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where, at=at)
+    keys = _keys(toks)
+    hot: list[int]
+    if every:
+        hot = list(range(len(toks)))
+    else:
+        pieces: list[str] = []
+        owner: list[int] = []
+        for t, (v, rule) in enumerate(toks):
+            n = len(pieces)
+            reads(v, rule, keys[t], pieces)
+            owner.extend([t] * (len(pieces) - n))
+        marked, memo = rules.prescan(pieces)
+        hot = sorted({owner[k] for k in marked})
+        if scanned is not None:
+            scanned.update(dict.fromkeys(pieces))  # every text read; None: not scanned (not UTF-8)
+            scanned.update(memo)
+    fn = mask_fn(rules, session, None if every else memo)
+    edits: list[tuple[int, int, str]] = []
+    ranges: list[tuple[int, int, int]] = []  # per token changed: (token, its first edit, past its last)
+    for t in hot:
+        v, rule = toks[t]
+        i, end = where[t]
+        n = len(edits)
+        jsonspan.apply(s, i, end, v, fn(v, rule, keys[t]), edits)
+        if len(edits) > n:
+            ranges.append((t, n, len(edits)))
+    if trace is not None:
+        trace.update(where=where, at=at, ranges=ranges, edits=edits)
+    return jsonspan.splice(s, edits), len(edits)
+
+
+def _note(toks: list, v: str, rule: jsonspan.Rule) -> str:
+    toks.append((v, rule))
+    return v
+
+
+def _keys(toks: list[tuple[str, jsonspan.Rule]]) -> list[str | None]:
+    """Per selected string, the key it is read with: in user-defined JSON the walk
+    hands over an object's key right before that key's string value."""
+    out: list[str | None] = []
+    cur: str | None = None
+    for v, rule in toks:
+        if rule is jsonspan.KEY:
+            out.append(None)
+            cur = v
+        else:
+            out.append(cur)
+            cur = None
+    return out
+
+
+def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
+    """Append to out every text mask_fn(v, rule, key) would match rules against (the
+    string as fields.read reads it): a candidate for any rule in v lies in one of them."""
+    if rule is not jsonspan.KEY and not plain(v, rule):
+        r = read(v, rule)
+        if r.how is As.BINARY:
+            return
+        if r.how is As.MEDIA:
+            assert r.again is not None
+            reads(r.text, r.again, None, out)
+            return
+        if r.how is As.LOOSE:
+            out.append(v)  # read as written too (mask_fn)
+            jsonspan.transform_loose(v, lambda piece: _note_text(out, piece))
+            return
+        if r.how is As.JSON:
+            toks: list[tuple[str, jsonspan.Rule]] = []
+            jsonspan.walk(v, r.doc, jsonspan.USER, lambda x, xr: _note(toks, x, xr))
+            for (x, xr), k in zip(toks, _keys(toks), strict=True):
+                reads(x, xr, k, out)
+            return
+    if key is not None and rule is not jsonspan.KEY:
+        # mask_spans with context; it reads v alone only when a literal it found there
+        # reaches into the context, and then this piece is marked already
+        before, after = key_context(key)
+        out.append(before + v + after)
+    else:
+        out.append(v)
+
+
+def _note_text(out: list[str], piece: str) -> str:
+    out.append(piece)
+    return piece
+
+
+def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: ANN201 - (v, rule, key) -> str | Spans
+    """Masks one string the way the model will read it: fn(v, rule, key) for a string
+    the walk selected, read with its key (in user-defined JSON) or None.
+
+    Wherever a string holds JSON text (tool arguments, and any value that is a JSON
+    object or array: a tool_result holding a JSON document, say), the provider's model
+    reads that JSON decoded, so an original spelled with escapes (`C:\\\\Users`,
+    `M\\u00fcller`) must be found decoded: the text is masked as JSON, keys and values,
+    every other byte of it kept. JSON text that does not parse (arguments cut short, or
+    text that only begins like JSON) is masked as written, then literal by literal,
+    decoded. A string stored in a codec (`rule.media`: base64
+    or a data: URL of text) is decoded, masked (as JSON when its type is JSON) and
+    encoded again. Anything else is masked as text. How a string is read is
+    fields.read's one answer; fields.texts() reports the same reading to the leak guard
+    and the audit, reads() to the body's one scan (tests/base/test_field_parity.py).
+    """
+
+    def text(v: str) -> str:
+        return rules.mask(v, session, None, memo)
+
+    def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans:
+        return jsonspan.Spans(rules.mask_spans(v, session, context, memo))
+
+    def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
+        if rule is jsonspan.KEY:
+            return spans(v)
+        r = None if plain(v, rule) else read(v, rule)
+        if r is None or r.how is As.TEXT:
+            return spans(v) if k is None else spans(v, key_context(k))
+        if r.how is As.BINARY:
+            return v  # binary media: passes as it came
+        if r.how is As.MEDIA:
+            assert r.codec is not None and r.again is not None
+            new = as_text(r.text, fn(r.text, r.again, None))
+            return v if new == r.text else r.codec.encode(new, r.raw)
+        if r.how is As.LOOSE:
+            # Text that only looks like JSON (`[C:\\Users\\a "b"`, arguments cut
+            # short) is read as it is written, and its literals decoded: masked both
+            # ways, as written first (an original may hold a quote, which the
+            # literal-by-literal reading cuts at).
+            return jsonspan.transform_loose(text(v), text)
+        # As.JSON. In user-defined JSON (tool input, JSON text in a string) a value is read
+        # with its key: `{"aws_secret_access_key": "..."}` must meet the rules
+        # anchored on the key. The walk hands over an object's key right before
+        # that key's string value.
+        key: list[str | None] = [None]
+
+        def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans:
+            if xr is jsonspan.KEY:
+                key[0] = x
+                return fn(x, xr, None)
+            kk, key[0] = key[0], None
+            return fn(x, xr, kk)
+
+        return jsonspan.Spans(jsonspan.walk(v, r.doc, jsonspan.USER, inner_fn))
+
+    return fn
+
+
+def as_text(v: str, new: str | jsonspan.Spans) -> str:
+    return jsonspan.splice(v, list(new)) if isinstance(new, jsonspan.Spans) else new

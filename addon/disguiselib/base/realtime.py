@@ -1,0 +1,368 @@
+"""Realtime APIs over WebSocket (OpenAI Realtime, Gemini Live): one `Connection` per
+WebSocket flow, frames in, frames out (sans I/O).
+
+Both APIs send one JSON event per WebSocket message. The client's events are masked
+like request bodies, frame by frame, with the API's field table; the server's events
+are restored like a stream, with a hold-back window per channel that lives as long as
+the connection. The connection is one masking session: placeholders are numbered by
+first appearance over the whole connection and stay the same for its life, so what the
+model says about `[EMAIL_1]` three turns later still restores to the same original.
+
+    conn = Connection(OpenAIRealtime, rules)
+    res = pipeline.client_frame(conn, Frame(data, text=True))  # res.frames go upstream
+    res = conn.server(Frame(data, text=True))   # res.frames go to the client, in order
+    res = conn.end()                            # the connection closed: what is left
+
+`conn.mask(frame)` masks a client event; what may then leave is decided by the leak
+check, in pipeline.client_frame (the one path: mask, then check).
+
+A frame nothing changes comes out as the very Frame that went in (`out is frame`), so an
+adapter forwards it untouched; a changed frame keeps its type (text or binary) and only
+its changed strings are re-encoded (jsonspan splices). A `Result` with `close` set ends
+the connection: the client gets `error` (an event in the API's own error shape), then a
+WebSocket close with that code.
+
+Failing closed, as for HTTP (the first two in pipeline.client_frame):
+- a client event the API's table does not know is scanned (the leak guard, every key
+  and value) and forwarded only when it holds no original; one that does is refused
+  (`refuse`: POLICY_VIOLATION);
+- every masked client event is scanned once more before it leaves (the leak guard,
+  minus the fields the table declares as media: `without_media`);
+- a server event that is not UTF-8 JSON, or that cannot be restored, ends the
+  connection with an explicit error (INTERNAL_ERROR) and no held text: a stream the
+  addon ends itself delivers nothing that may be part of a disguise.
+After either, the connection is CLOSED: every later frame in either direction is
+dropped.
+
+State: OPEN -> CLOSED (refused or failed) and OPEN -> ENDED (`end()`).
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..errors import DisguiseError, MaskError, StateError, StreamError, reason
+from ..rules.rules import Restorer, Rules, Session
+from ..wire import jsonspan
+from ..wire.jsonspan import Rule
+from .fields import GENERIC, MEDIA
+from .holdback import Window, window_for
+from .masking import mask_doc, present_fakes, present_placeholders
+from .restore import restore_doc
+
+# WebSocket close codes (RFC 6455 §7.4.1).
+POLICY_VIOLATION = 1008  # a client event that holds an original and cannot be masked
+INTERNAL_ERROR = 1011  # a server event that cannot be restored
+# A close frame's reason is at most 123 bytes of UTF-8 (125 bytes of payload less the code).
+MAX_CLOSE_REASON = 123
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One WebSocket message: its payload and whether it is a text (or a binary) one."""
+
+    data: bytes
+    text: bool = True
+
+
+@dataclass
+class Result:
+    """What one frame in (or the end) gives: `frames` to send on in the frame's
+    direction, in order; with `close` set, the connection ends: `error` goes to the
+    client, then both sides are closed with close = (code, reason)."""
+
+    frames: list[Frame]
+    error: Frame | None = None
+    close: tuple[int, str] | None = None
+
+
+class State(enum.Enum):
+    OPEN = "open"
+    CLOSED = "closed"  # refused a client event or failed on a server event: nothing passes any more
+    ENDED = "ended"  # the connection closed (end())
+
+
+# A connection's transitions, in one place; Connection.to refuses any other (StateError),
+# and leaves the connection as it was (a closed one stays closed: nothing passes).
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.OPEN: frozenset({State.CLOSED, State.ENDED}),
+    State.CLOSED: frozenset(),
+    State.ENDED: frozenset(),
+}
+
+
+class Protocol(ABC):
+    """One API's half of a connection: its client event table and its server event
+    channels. Subclasses fill `client_rule`, `server_event`, `drain` and `error_event`."""
+
+    name: ClassVar[str]
+    SERVER_TEXT: ClassVar[bool] = True  # the frame type of the API's server events
+
+    def __init__(self, restorer: Restorer) -> None:
+        self.restorer = restorer
+        self.windows: dict[tuple, Window] = {}
+        self.events_held = 0  # server events whose text was held back, whole or in part
+
+    @abstractmethod
+    def client_rule(self, doc: dict) -> Rule | None:
+        """The field rule of a client event; None for one this table does not know."""
+
+    @abstractmethod
+    def server_event(self, s: str, doc: dict) -> list[str]:
+        """A server event (its JSON text s, parsed: doc) restored: the events to send
+        in its place, in order; s itself (the same object) when unchanged. Raises
+        StreamError when it cannot be restored."""
+
+    @abstractmethod
+    def drain(self) -> list[str]:
+        """Every held tail as a synthetic event (the connection is ending)."""
+
+    @abstractmethod
+    def error_event(self, message: str, refused: dict | None, failed: bool) -> str:
+        """An event in the API's error shape; refused is the client event refused."""
+
+    def fast(self, s: str) -> list[str] | None:
+        """An event of the most common shape handled without json.loads (a text delta
+        in the API's own compact form); None for anything else (the caller parses it)."""
+        return None
+
+    def held(self) -> bool:
+        """Does any window hold text (or end inside an escape)?"""
+        for w in self.windows.values():
+            if w.held or w.escaped:
+                return True
+        return False
+
+    def window(self, key: tuple, mode: int) -> Window:
+        return window_for(self.windows, key, self.restorer, mode, owner="the connection")
+
+
+@dataclass
+class MaskedEvent:
+    """A client event through the API's table: the frame to send (the same object when
+    nothing changed), its parsed document and rule (rule None: an event the table does
+    not know, sent as it is if the leak check finds nothing in it)."""
+
+    frame: Frame
+    doc: object
+    rule: Rule | None
+    changed: bool = False
+
+
+@dataclass
+class Counts:
+    client_in: int = 0
+    client_changed: int = 0
+    client_unknown: int = 0  # client events the table does not know (scanned, forwarded)
+    server_in: int = 0
+    server_changed: int = 0
+
+
+def without_media(doc: object, rule: Rule) -> object:
+    """doc with every value `rule` marks MEDIA (base64 audio) replaced by "": what the
+    leak guard reads of a masked client event. doc itself is not changed."""
+    rule = rule.resolve(doc)
+    if rule is MEDIA:
+        return ""
+    if rule.skip:
+        return doc
+    if isinstance(doc, dict):
+        out = None
+        for k, v in doc.items():
+            if isinstance(v, dict | list | str):
+                nv = without_media(v, rule.child(k))
+                if nv is not v:
+                    if out is None:
+                        out = dict(doc)
+                    out[k] = nv
+        return doc if out is None else out
+    if isinstance(doc, list):
+        lst = None
+        for i, v in enumerate(doc):
+            if isinstance(v, dict | list | str):
+                nv = without_media(v, rule.child(i))
+                if nv is not v:
+                    if lst is None:
+                        lst = list(doc)
+                    lst[i] = nv
+        return doc if lst is None else lst
+    return doc
+
+
+def _close_reason(message: str) -> str:
+    b = message.encode("utf-8")
+    if len(b) <= MAX_CLOSE_REASON:
+        return message
+    return b[: MAX_CLOSE_REASON - 3].decode("utf-8", "ignore") + "..."
+
+
+@dataclass
+class Connection:
+    """One WebSocket connection of a realtime API (see the module docstring)."""
+
+    protocol: Callable[[Restorer], Protocol]
+    rules: Rules
+    session: Session = field(default_factory=Session)
+    state: State = State.OPEN
+    counts: Counts = field(default_factory=Counts)
+    failure: str | None = None  # why the connection was closed by the addon
+    exc: Exception | None = None  # an internal error behind the failure (for the adapter's log)
+
+    def __post_init__(self) -> None:
+        self.restorer = self.rules.restorer(self.session.placeholders, growing=True)
+        self.proto = self.protocol(self.restorer)
+        self.server_text = self.proto.SERVER_TEXT  # synthetic frames follow the server's frame type
+
+    @property
+    def name(self) -> str:
+        return self.proto.name
+
+    def to(self, new: State) -> None:
+        """Make the transition, or raise StateError for one TRANSITIONS does not allow."""
+        if new not in TRANSITIONS[self.state]:
+            raise StateError(f"a realtime connection cannot go from {self.state.value} to {new.value}")
+        self.state = new
+
+    def close(self) -> None:
+        """The adapter gave up on the connection (a bug in its hook; it logged why):
+        nothing passes either way any more. One no longer open stays as it is."""
+        if self.state is State.OPEN:
+            self.to(State.CLOSED)
+
+    # -- the client's events ---------------------------------------------------------------
+
+    def mask(self, frame: Frame) -> MaskedEvent | Result:
+        """A client event masked with the API's table (MaskedEvent), or a Result when the
+        connection is no longer open (nothing passes) or the event cannot be masked (a
+        refusal). What may then leave is decided by the leak check (pipeline.client_frame
+        is the one path: mask, then check)."""
+        if self.state is not State.OPEN:
+            return Result([])
+        self.counts.client_in += 1
+        try:
+            return self._mask(frame)
+        except DisguiseError as e:
+            return self.refuse(str(e), None)
+        except Exception as e:  # noqa: BLE001 - a bug must not let an original through
+            self.exc = e
+            return self.refuse(reason(e), None)
+
+    def _mask(self, frame: Frame) -> MaskedEvent:
+        rules = self.rules
+        try:
+            s = frame.data.decode("utf-8")
+            doc = jsonspan.loads(s)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            s, doc = "", None
+        rule = self.proto.client_rule(doc) if isinstance(doc, dict) else None
+        if rule is None:
+            return MaskedEvent(frame, doc, None)  # not an event this table knows: scanned as it is
+        present = present_placeholders(s, rules)
+        if present:
+            self.session.reserved = self.session.reserved | present
+        before = self.session.fakes
+        try:
+            new, changed = mask_doc(s, doc, rule, rules, self.session)
+        except (KeyError, IndexError, TypeError) as e:
+            raise MaskError("the event repeats a key with values of different shapes") from e
+        except RecursionError as e:
+            raise MaskError("a string holds JSON nested too deeply to be read") from e
+        if self.session.fakes != before and present_fakes(s, self.session):
+            # a fake issued on this connection is text the client sent: its copy in an
+            # answer could not be told from ours (an HTTP request is masked again instead)
+            raise MaskError("the event holds, as the client's own text, a fake disguise issued for an original")
+        if not changed:
+            return MaskedEvent(frame, doc, rule)
+        return MaskedEvent(Frame(new.encode("utf-8"), frame.text), jsonspan.loads(new), rule, changed=True)
+
+    def passed(self, m: MaskedEvent) -> Result:
+        """The leak check found nothing: the masked event goes upstream."""
+        if m.rule is None:
+            self.counts.client_unknown += 1
+        elif m.changed:
+            self.counts.client_changed += 1
+        return Result([m.frame])
+
+    def refuse(self, why: str, refused: object) -> Result:
+        """End the connection for a client event that may not leave: the client gets
+        the API's error event, then a close with POLICY_VIOLATION."""
+        self.to(State.CLOSED)
+        self.failure = f"client event refused: {why}"
+        err = self.proto.error_event(f"disguise: {self.failure}", refused if isinstance(refused, dict) else None, False)
+        return Result(
+            [], Frame(err.encode("utf-8"), self.server_text), (POLICY_VIOLATION, _close_reason(f"disguise: {why}"))
+        )
+
+    # -- the server's events ---------------------------------------------------------------
+
+    def server(self, frame: Frame) -> Result:
+        """A server event: restored (Result.frames, to the client, in order)."""
+        if self.state is not State.OPEN:
+            return Result([])
+        self.counts.server_in += 1
+        self.server_text = frame.text
+        data = frame.data
+        if not self.proto.held() and not self.restorer.triggers(()).any(data):
+            return Result([frame])  # nothing in it can take part in a match
+        try:
+            outs, s = self._server(data)
+        except DisguiseError as e:
+            return self._fail(str(e))
+        except Exception as e:  # noqa: BLE001 - never hand the client an unrestored event
+            self.exc = e
+            return self._fail(reason(e))
+        if len(outs) == 1 and outs[0] is s:
+            return Result([frame])
+        self.counts.server_changed += 1
+        return Result([frame if o is s else Frame(o.encode("utf-8"), frame.text) for o in outs])
+
+    def _server(self, data: bytes) -> tuple[list[str], str]:
+        try:
+            s = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise StreamError(f"a server event is not UTF-8 text (byte offset {e.start})") from None
+        fast = self.proto.fast(s)
+        if fast is not None:
+            return fast, s
+        try:
+            doc = jsonspan.loads(s)
+        except ValueError:
+            raise StreamError("a server event is not JSON") from None
+        except RecursionError:
+            raise StreamError("a server event is nested too deeply to be read") from None
+        if isinstance(doc, dict):
+            return self.proto.server_event(s, doc), s
+        return [restore_doc(s, doc, GENERIC, self.restorer)], s
+
+    def _fail(self, why: str) -> Result:
+        self.to(State.CLOSED)
+        self.failure = f"server event could not be restored: {why}"
+        err = self.proto.error_event(f"disguise: {self.failure}", None, True)
+        close = (INTERNAL_ERROR, _close_reason(f"disguise: {why}"))
+        return Result([], Frame(err.encode("utf-8"), self.server_text), close)
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def end(self) -> Result:
+        """The connection closed (either side). Returns what a transport that could
+        still deliver would send: every held tail (restored), then an error event when
+        some channel was still open (its `.done` / turnComplete never came). Idempotent."""
+        if self.state is not State.OPEN:
+            return Result([])
+        self.to(State.ENDED)
+        open_channels = bool(self.proto.windows)
+        tails = [Frame(t.encode("utf-8"), self.server_text) for t in self.proto.drain()]
+        if not open_channels:
+            return Result(tails)
+        err = self.proto.error_event("disguise: the connection closed before the model's output ended", None, True)
+        return Result(tails, Frame(err.encode("utf-8"), self.server_text))
+
+    @property
+    def held_chars(self) -> int:
+        """Characters held back right now (what an end now would leave undelivered)."""
+        return sum(len(w.held) for w in self.proto.windows.values())
+

@@ -1,0 +1,148 @@
+"""Whole-body restore: a JSON document, JSON lines or text through the reverse rules
+(sans I/O). The streams restore field by field with the same functions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from ..rules.rules import Restorer
+from ..wire import jsonspan
+from .logprobs import apply_fixes, logprob_fixes
+
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def restore_fn(r: Restorer) -> Callable[[str, jsonspan.Rule], str]:
+    def fn(v: str, rule: jsonspan.Rule) -> str:
+        if rule.media is not None:
+            # Media in an answer (an echoed input file, generated data) passes as it came:
+            # restoring inside base64 could only corrupt it, and the stream classes pass
+            # events unparsed where no disguise shows in the raw bytes.
+            return v
+        if rule.prose:
+            return r.text(v)
+        if rule.json_text:
+            return r.json_text(v)
+        return r.value(v)
+
+    return fn
+
+
+def restore_json(data: str, root: jsonspan.Rule, r: Restorer) -> str | None:
+    """Restore the strings root selects in a JSON document; None when nothing changed.
+    Text that is not JSON is restored as JSON text or as a value (never passed on as it
+    came). Raises RecursionError for nesting too deep to read."""
+    try:
+        doc = jsonspan.loads(data)
+    except ValueError:
+        new = r.json_text(data) if jsonspan.looks_like_json(data) else r.value(data)
+        return new if new != data else None
+    new = restore_doc(data, doc, root, r)
+    return None if new is data else new
+
+
+def restore_doc(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
+    """The JSON text s (parsed: doc) with the strings root selects restored, and its
+    logprobs cleaned (common.logprob_fixes); s itself when nothing changed."""
+    new, changed = jsonspan.transform(s, doc, root, restore_fn(r))
+    if '"token' in s:  # only logprobs have tokens (`"token"`, `"tokens"`): rare, so checked cheaply first
+        fixes = logprob_fixes(doc, r)
+        if fixes:
+            out = json.loads(new)
+            apply_fixes(out, fixes)
+            return dumps(out)
+    return new if changed else s
+
+
+def dumps(obj: object) -> str:
+    """Compact JSON as the APIs send it: UTF-8, lone surrogates (half of a pair cut
+    between two deltas) as \\u escapes."""
+    out = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, separators=(",", ":"))
+    return out
+
+
+def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
+    """A whole (non-streamed) response body, restored; raw itself if unchanged.
+
+    JSON is restored field by field (root); JSON lines (Anthropic batch results) line
+    by line; anything else as text. Bytes that are not UTF-8 are kept as they are and
+    the text around them restored. Raises RecursionError for JSON nested too deeply to
+    read (the caller answers with an error instead).
+    """
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        t = raw.decode("utf-8", "surrogateescape")
+        new_t = r.value(t)
+        return raw if new_t == t else new_t.encode("utf-8", "surrogateescape")
+    try:
+        doc = jsonspan.loads(s)
+    except ValueError:
+        lines = _json_lines(s, root, r)
+        if lines is not None:
+            return raw if lines == s else lines.encode("utf-8")
+        new = r.json_text(s) if jsonspan.looks_like_json(s) else r.value(s)
+        return raw if new == s else new.encode("utf-8")
+    new = restore_doc(s, doc, root, r)
+    return raw if new is s else new.encode("utf-8")
+
+
+def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:
+    """s restored as JSON lines (each non-blank line one JSON document); None if some
+    line is not JSON."""
+    try:
+        return edit_json_lines(s, lambda n, body, doc: restore_doc(body, doc, root, r))
+    except JsonLineError as e:
+        if isinstance(e.cause, RecursionError):
+            raise e.cause from None
+        return None
+
+
+class JsonLineError(ValueError):
+    """A line of a JSON-lines text that cannot be read (`cause`: jsonspan.loads's error)."""
+
+    def __init__(self, number: int, cause: ValueError | RecursionError) -> None:
+        super().__init__(f"line {number}: {cause}")
+        self.number = number
+        self.cause = cause
+
+
+def edit_json_lines(text: str, edit: Callable[[int, str, object], str]) -> str:
+    """The one reading of a JSON-lines text (batch inputs and results): each non-blank
+    line's JSON replaced by edit(its number from 1, its text without the line end, its
+    document), the line end and blank lines kept. JsonLineError for a line that is not
+    JSON or is nested too deeply to read."""
+    out = []
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        body = line.rstrip("\r\n")
+        if not body.strip():
+            out.append(line)
+            continue
+        try:
+            doc = jsonspan.loads(body)
+        except (ValueError, RecursionError) as e:
+            raise JsonLineError(n, e) from e
+        out.append(edit(n, body, doc) + line[len(body) :])
+    return "".join(out)
+
+
+def reencode_field(data: str, start: int, end: int, raw: str, value: str) -> str:
+    """data with the JSON string body data[start:end] (== raw) replaced by value."""
+    if jsonspan.plain(value):  # as it is, in any style (the common case: text held back)
+        return data[:start] + value + data[end:]
+    return data[:start] + jsonspan.encode_like(value, raw)[1:-1] + data[end:]
+
+
+def decode_field(data: str, start: int, end: int) -> str:
+    """The decoded value of the JSON string body data[start:end]."""
+    raw = data[start:end]
+    if "\\" not in raw:
+        return raw
+    return _scanstring(data, start)[0]
+
+

@@ -1,1 +1,0 @@
-"""Per-API request policies and stream transformers."""

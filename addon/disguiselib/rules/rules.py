@@ -1,0 +1,423 @@
+"""Compiled matchers: forward (mask), reverse (restore), strip and hold-back.
+
+Every matcher here runs in time linear in its input:
+
+- Forward. Literals are found by an Aho–Corasick automaton (ahocorasick-rs,
+  leftmost-longest), patterns by RE2 (`linear.py`). One pass of an RE2 set over a
+  string says which patterns match anywhere in it; only those are searched for their
+  spans. Semantics: the leftmost match wins; at the same start a literal wins, then the
+  pattern listed first; after a match every rule goes on from its end (a rule whose next
+  match started inside it is searched again from there).
+- Reverse. What is restored is a finite set of strings — the disguises, and the
+  placeholders `[NAME_n]` one request issued — so complete matches come from another
+  Aho–Corasick automaton and a bounded placeholder regex, and the hold-back point (the
+  leftmost position where a match may still be in progress at the end of the text so
+  far) from a trie regex of their proper prefixes, searched over the last (longest − 1)
+  characters only: its cost does not depend on how much text went before. A trie regex
+  tries one branch per next character, so the stdlib engine runs it in time bounded by
+  the trie's depth at each position. Strip rules stay regexes: RE2 with their
+  prefix closure (`rxsyntax.py`); every strip match is at most `width` long, so neither
+  the search nor what a window holds grows past that.
+
+Whole-text reversal (`Restorer.text`, `.json_text`, `.value`) and the streaming
+windows (`holdback.Window`) share one primitive, `Restorer.run`, which is why a
+stream's output cannot depend on how it was cut.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+import ahocorasick_rs
+
+from ..errors import MaskError
+from ..wire.text import char_offsets, decode, json_escape, splice, utf8
+from . import fakes, linear, triggers
+from .accept import Options, accept, prefilter_regex
+from .found import NOTHING, Found, Known
+from .mappings import MappingSet
+from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
+from .session import LITERALS, Session
+
+# Restorer, json_escape and the window modes live in restorer.py and text.py; they are
+# named here too, where the matchers are introduced.
+__all__ = ["JSON", "LITERALS", "TEXT", "VALUE", "Restorer", "Rules", "Session", "json_escape"]
+
+_LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
+# Aho-Corasick as a DFA scans about twice as fast as the library's default choice
+# (bench, 1,000 literals: 2.4 against 5.5 ms a megabyte) but takes memory in
+# proportion to the total length of the strings: up to this many characters.
+_DFA_MAX_CHARS = 200_000
+
+
+def _automaton(cls, keys: list, total: int):
+    impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
+    return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
+
+
+# A placeholder's number has at most this many digits (a request with a billion
+# e-mail addresses is not a request).
+_MAX_DIGITS = 9
+
+
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    name: str
+    rx: linear.Regex
+    opts: Options | None = None
+
+
+class Rules:
+    """Everything compiled from one MappingSet; shared by all flows, never mutated but
+    for the memory of what it found in texts met before (`Found`)."""
+
+    def __init__(self, ms: MappingSet, fakes_key: bytes | None = None) -> None:
+        self.mappings = ms
+        self.found = Found()
+        self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
+        self.lit_reverse = {lit.disguise: lit.original for lit in ms.literals}
+        self.pattern_names = tuple(p.name for p in ms.patterns)
+
+        # -- forward --
+        originals = list(self.lit_forward)
+        self._lit_ac = (
+            _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
+            if originals
+            else None
+        )
+        pats = []
+        for p in ms.patterns:
+            rx = linear.Regex(p.regex)
+            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex)))
+        self._patterns = tuple(pats)
+        self._prefilter = linear.Prefilter([prefilter_regex(p) for p in ms.patterns]) if ms.patterns else None
+
+        # -- reverse --
+        disguises = list(self.lit_reverse)
+        total = sum(map(len, disguises))
+        self._dis_ac = _automaton(ahocorasick_rs.AhoCorasick, disguises, total) if disguises else None
+        self._dis_ac_bytes = (
+            _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(d) for d in disguises], total) if disguises else None
+        )
+        self._dis_original = [self.lit_reverse[d] for d in disguises]
+        names = sorted(self.pattern_names, key=len, reverse=True)
+        self._ph = (
+            re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]{0," + str(_MAX_DIGITS - 1) + r"}\]")
+            if names
+            else None
+        )
+        # Hold-back: the leftmost non-empty proper prefix of a disguise or placeholder
+        # that ends the text. Two variants: a flow that was issued no placeholders
+        # need not hold `[EM` back.
+        dis_pp = proper_prefixes(trie(disguises)) if disguises else ""
+        ph_pp = (
+            r"\[(?:" + all_prefixes(trie(n + "_" for n in names), f"[1-9][0-9]{{0,{_MAX_DIGITS - 1}}}") + ")?"
+            if names
+            else ""
+        )
+        self._hold = re.compile("(?:" + dis_pp + r")\Z") if dis_pp else None
+        both = "|".join(x for x in (dis_pp, ph_pp) if x)
+        self._hold_ph = re.compile("(?:" + both + r")\Z") if both else None
+        longest_ph = 2 + max(map(len, names)) + 1 + _MAX_DIGITS if names else 0
+        self._hold_span = max([longest_ph, *map(len, disguises)], default=0)
+        # How far back from a text's end a held tail can begin, by the text's last
+        # character: the longest proper prefix of a disguise (or placeholder) ending in
+        # it. Most text ends where no disguise can (a space, a full stop): no search.
+        reach: dict[str, int] = {}
+        for d in disguises:
+            for i in range(1, len(d)):
+                if reach.get(d[i - 1], 0) < i:
+                    reach[d[i - 1]] = i
+        self._hold_reach = reach
+        ph_chars = set("[]_0123456789").union(*names)
+        self._hold_ph_reach = {**reach, **{ch: max(reach.get(ch, 0), longest_ph) for ch in ph_chars}}
+
+        self._strips = tuple(compile_strip(s.regex) for s in ms.strips)
+        self._strip_first = frozenset().union(*(strip_starts(s.regex)[0] for s in ms.strips))
+        self._strip_nonascii = any(strip_starts(s.regex)[1] for s in ms.strips)
+        first = "".join(map(re.escape, sorted(self._strip_first)))
+        self._strip_first_rx = re.compile(f"[{first}]" if first else "(?!)")
+        self._strip_first_chars = tuple(sorted(self._strip_first)) if len(self._strip_first) <= 3 else None
+        self._strip_span = max((s.width for s in self._strips), default=0)
+
+        # Stream triggers (triggers.py): the rule set's patterns once, an automaton per
+        # set of stream markers (one per API), built when a stream first asks.
+        starts = [(strip_starts(s.regex)[2], strip_starts(s.regex)[1]) for s in ms.strips]
+        self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, starts)
+        self._triggers: dict[tuple[bytes, ...], triggers.Triggers | triggers.Joined] = {}
+        # disguise_fakes: the rule set's fake generator under the key (None: placeholders)
+        self.faker = (
+            fakes.Faker(
+                fakes_key,
+                {p.name: fakes.kind(p.name, p.validator, p.fake) for p in ms.patterns},
+                {p.name: p.regex for p in ms.patterns},
+                self._fake_clean,
+            )
+            if fakes_key is not None
+            else None
+        )
+        linear.release_memory()  # what building took and freed (linear.release_memory)
+
+    def _fake_clean(self, fake: str) -> bool:
+        """May fake stand for an original? No rule finds anything in it but, at most, the
+        whole of it (which the leak guard then knows for this request's fake), and it holds
+        no literal's disguise and is none (the restorer would read two things into it)."""
+        spans = self.find(fake)
+        if spans and (len(spans) > 1 or spans[0][0] == LITERALS or spans[0][1:] != (0, len(fake))):
+            return False
+        if fake in self.lit_forward:
+            return False
+        return self._dis_ac is None or not self._dis_ac.find_matches_as_indexes(fake)
+
+    @property
+    def is_empty(self) -> bool:
+        """No literal and no pattern: nothing to mask."""
+        return self._lit_ac is None and not self._patterns
+
+    def prescan(self, pieces: list[str]) -> tuple[set[int], dict[str, object]]:
+        """Where in many texts find() can find anything, in one go: (the indices of the
+        pieces where some literal or pattern may match, a memo for find()).
+
+        The literals: one Aho–Corasick pass over all pieces joined by a NUL (a literal
+        that holds a NUL, the only one that could reach from one piece into the next,
+        marks both). The patterns: the prefilter over each piece. A piece that is not
+        UTF-8 (a lone surrogate) is marked and found exactly, later. The memo maps a
+        piece's text to what find() would compute first for it (its literal matches and
+        the patterns that may match), so find() does not scan it again. A piece met
+        before (`self.found`) is not scanned: the memo holds what find() found in it."""
+        hot: set[int] = set()
+        memo: dict[str, object] = {}  # a (literals, patterns) pair, NOTHING or Known
+        found = self.found
+        todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
+        bs: list[bytes] = []
+        ds: list[bytes] = []
+        for k, p in enumerate(pieces):
+            try:
+                x = p.encode("utf-8")
+            except UnicodeEncodeError:
+                hot.add(k)
+                continue
+            d = Found.digest(x)
+            if (known := found.get(d)) is not None:
+                memo[p] = Known(known) if known else NOTHING
+                if known:
+                    hot.add(k)
+                continue
+            todo.append(k)
+            bs.append(x)
+            ds.append(d)
+        starts = []
+        pos = 0
+        for x in bs:
+            starts.append(pos)
+            pos += len(x) + 1
+        lits: dict[int, list] = {}  # by position in todo
+        crossing: set[int] = set()
+        if self._lit_ac is not None and bs:
+            for m in self._lit_ac.find_matches_as_indexes(b"\x00".join(bs)):
+                j = bisect.bisect_right(starts, m[1]) - 1
+                if m[2] <= starts[j] + len(bs[j]):
+                    lits.setdefault(j, []).append((m[0], m[1] - starts[j], m[2] - starts[j]))
+                else:
+                    crossing.add(j)
+                    crossing.add(bisect.bisect_right(starts, m[2] - 1) - 1)
+        pf = self._prefilter
+        for j, x in enumerate(bs):
+            k = todo[j]
+            if j in crossing:
+                hot.add(k)
+                continue
+            active = sorted(pf.match(x, utf8=True)) if pf is not None and x else []
+            lk = lits.get(j, [])
+            if lk or active:
+                hot.add(k)
+                memo[pieces[k]] = (lk, active)
+            else:
+                memo[pieces[k]] = NOTHING
+                found.put(ds[j], ())
+        return hot, memo
+
+    def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers | triggers.Joined:
+        """The trigger automaton of this rule set plus a stream's markers (cached): the rule
+        set's own, built once (config.build_config builds it with the set, off the event
+        loop: 8,000 literals take half a second), joined with one of the markers alone,
+        built in microseconds. One automaton per markers held the event loop that half
+        second at the first stream of each API after every reload."""
+        t = self._triggers.get(markers)
+        if t is None:
+            base = self._triggers.get(())
+            if base is None:
+                base = self._triggers[()] = triggers.Triggers(self._trigger_patterns, ())
+            assert isinstance(base, triggers.Triggers)
+            t = base if not markers else triggers.Joined(base, triggers.Triggers(set(), markers))
+            self._triggers[markers] = t
+        return t
+
+    # -- forward ---------------------------------------------------------------------
+
+    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
+        """Every span mask() would replace, in order: (label, start, end) in characters,
+        where label is a pattern's name or LITERALS. For checks that must not change
+        text (leak guard, audit). memo: from prescan()."""
+        if not text:
+            return []
+        b = utf8(text)
+        pre = memo.get(text) if memo else None
+        if pre is NOTHING:
+            return []
+        if type(pre) is Known:
+            spans = list(pre.spans)
+        elif (known := self.found.get(d := Found.digest(b))) is not None:
+            spans = list(known)
+        else:
+            spans = self._find_bytes(b, pre)
+            self.found.put(d, tuple(spans))
+        if not spans or len(b) == len(text):
+            return spans
+        offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
+        return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
+
+    def _find_bytes(self, b: bytes, pre: tuple[list, list[int]] | None = None) -> list[tuple[str, int, int]]:
+        n = len(b)
+        if pre is not None:
+            lits, active = pre
+        else:
+            lits = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
+            active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
+        if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
+            return [(LITERALS, s, e) for _, s, e in lits]
+        pats = self._patterns
+        text = decode(b) if active and any(pats[i].opts for i in active) else None
+        if text is not None and len(text) != len(b):
+            text = None  # offsets differ: options decode slices instead
+        spent = [0, 16 * n + 65536]  # rejected candidates' bytes, and the most allowed
+        nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
+        out: list[tuple[str, int, int]] = []
+        li = 0
+        pos = 0
+        while True:
+            # the next literal at or after pos
+            while li < len(lits) and lits[li][1] < pos:
+                if lits[li][2] > pos:  # cut by a pattern match: look again from pos
+                    lits = [(k, s + pos, e + pos) for k, s, e in self._lit_ac.find_matches_as_indexes(b[pos:])]  # type: ignore[union-attr]
+                    li = 0
+                    break
+                li += 1
+            best: tuple[str, int, int] | None = None
+            if li < len(lits):
+                k, s, e = lits[li]
+                best = (LITERALS, s, e)
+            for i in active:
+                m = nxt[i]
+                if m is not None and (best is None or m[0] < best[1]):
+                    best = (pats[i].name, m[0], m[1])
+            if best is None:
+                break
+            out.append(best)
+            pos = best[2]
+            if pos >= n:
+                break
+            for i in active:
+                m = nxt[i]
+                if m is not None and m[0] < pos:
+                    nxt[i] = self._next(pats[i], b, pos, text, spent)
+        return out
+
+    @staticmethod
+    def _next(p: _Pattern, b: bytes, pos: int, text: str | None, spent: list[int]) -> tuple[int, int] | None:
+        """The byte span pattern p masks next at or after byte pos, or None (text: b
+        decoded, when it is ASCII).
+
+        A rejected candidate makes the search start again one character further, and a
+        pattern with an unbounded repetition can then meet the same long run again and
+        again (`_y0_abcdefgh` repeated: every `y0_` is a Yandex token's start whose match
+        reaches the end of the run, and each is rejected): quadratic time, a 96 kB
+        string took 45 s. spent counts the bytes of the rejected candidates of one text
+        against a limit of 16 bytes per byte of text (+64 KiB); past it the text is
+        refused (MaskError) rather than scanned for minutes."""
+        n = len(b)
+        while pos <= n:
+            if p.opts is None:
+                m = p.rx.search(b, pos)
+                if m is None:
+                    return None
+                if m[1] > m[0]:
+                    return m
+                start = m[0]
+            else:
+                spans = p.rx.groups(b, pos)
+                if spans is None:
+                    return None
+                start = spans[0][0]
+                if spans[0][1] > start:
+                    got = accept(p.opts, spans, b, text)
+                    if got is not None:
+                        return got
+                    spent[0] += spans[0][1] - start
+                    if spent[0] > spent[1]:
+                        raise MaskError(
+                            f"pattern {p.name}: a string of {n} bytes holds more candidates that its rule "
+                            "rejects, each reaching far, than can be checked in linear time"
+                        )
+            # an empty or rejected match: go on one character further
+            pos = start + 1
+            while pos < n and (b[pos] & 0xC0) == 0x80:
+                pos += 1
+        return None
+
+    def _disguises_in(self, buf: str, pos: int) -> list[tuple[int, int, int]]:
+        """Leftmost-longest disguise matches in buf[pos:]: (index, start, end) in buf."""
+        part = buf[pos:] if pos else buf
+        try:
+            found = self._dis_ac.find_matches_as_indexes(part)  # type: ignore[union-attr]
+        except UnicodeEncodeError:  # a lone surrogate: through its 3-byte form
+            b = utf8(part)
+            raw = self._dis_ac_bytes.find_matches_as_indexes(b)  # type: ignore[union-attr]
+            offs = char_offsets(b, [x for _, s, e in raw for x in (s, e)])
+            found = [(k, offs[2 * i], offs[2 * i + 1]) for i, (k, _, _) in enumerate(raw)]
+        if pos:
+            return [(k, s + pos, e + pos) for k, s, e in found]
+        return found
+
+    def mask(
+        self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
+    ) -> str:
+        """mask_spans applied: text with every original replaced."""
+        return splice(text, self.mask_spans(text, session, context, memo))
+
+    def mask_spans(
+        self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
+    ) -> list[tuple[int, int, str]]:
+        """The (start, end, replacement) edits that mask text, in order; placeholders
+        numbered in session.
+
+        context: the text around text where it is read (a JSON member: `"password": "`
+        before, `"` after), so that rules anchored on it (`password: …`) match; only
+        what lies in text is replaced (a pattern's match reaching into the context is
+        cut there; a literal that would, is looked for in text alone)."""
+        spans = None
+        if context:
+            k, n = len(context[0]), len(text)
+            found = self.find(context[0] + text + context[1], memo)
+            spans = [(label, max(a, k) - k, min(b - k, n)) for label, a, b in found if b > k and a < k + n]
+            if any(label == LITERALS and (a < k or b > k + n) for label, a, b in found if b > k and a < k + n):
+                spans = None
+        if spans is None:
+            spans = self.find(text, memo)
+        edits: list[tuple[int, int, str]] = []
+        for label, a, b in spans:
+            original = text[a:b]
+            rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original, self.faker)
+            edits.append((a, b, rep))
+            session.count(label, original)
+        return edits
+
+    def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
+        return Restorer(self, placeholders, growing)
+
+
+

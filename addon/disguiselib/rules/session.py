@@ -1,0 +1,73 @@
+"""One request's disguises (sans I/O): its placeholders, numbered by first appearance,
+and with disguise_fakes its fakes (rules/fakes.py), and what was masked."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import fakes
+
+LITERALS = "literals"  # the label of every literal in counts and find()
+
+
+class Session:
+    """One request's placeholders, numbered by first appearance (contract §2), and with
+    disguise_fakes its fakes (rules/fakes.py): both in `placeholders`, disguise -> original
+    (a placeholder begins with `[`, a fake never holds one)."""
+
+    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes")
+
+    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
+        # Placeholder strings (and fakes) the request already holds as the client's own
+        # text: never issued, or the response would "restore" the client's text into an
+        # original.
+        self.reserved = reserved
+        self.placeholders: dict[str, str] = {}  # "[EMAIL_1]" (or a fake) -> original
+        self._by_key: dict[tuple[str, str], str] = {}
+        self._count: dict[str, int] = {}
+        self.masked = 0  # how many replacements were made (for the flow comment)
+        # replacements per rule: a pattern's name, or LITERALS for every literal
+        self.counts: dict[str, int] = {}
+        self.literals: set[str] = set()  # the literals' originals that were replaced
+        self.fakes = 0  # how many of the placeholders are fakes
+
+    def count(self, label: str, original: str | None = None) -> None:
+        self.masked += 1
+        self.counts[label] = self.counts.get(label, 0) + 1
+        if label == LITERALS and original is not None:
+            self.literals.add(original)
+
+    def placeholder(self, name: str, original: str, faker: fakes.Faker | None = None) -> str:
+        """The disguise of original matched by rule name: its fake when faker makes one
+        (the first candidate that is no other original's disguise in this request and no
+        text the client sent: deterministic, by first appearance), else `[NAME_n]`."""
+        key = (name, original)
+        ph = self._by_key.get(key)
+        if ph is None:
+            ph = self._fake(name, original, faker) if faker is not None else None
+            if ph is None:
+                n = self._count.get(name, 0) + 1
+                ph = f"[{name}_{n}]"
+                while ph in self.reserved:
+                    n += 1
+                    ph = f"[{name}_{n}]"
+                self._count[name] = n
+            else:
+                self.fakes += 1
+            self._by_key[key] = ph
+            self.placeholders[ph] = original
+        return ph
+
+    def _fake(self, name: str, original: str, faker: fakes.Faker) -> str | None:
+        for attempt in range(_FAKE_ATTEMPTS):
+            f = faker.make(name, original, attempt)
+            if f is None:
+                return None
+            if f not in self.placeholders and f not in self.reserved and faker.clean(f):
+                return f
+        return None
+
+
+# Candidates tried for one original before its placeholder is used instead.
+_FAKE_ATTEMPTS = 8

@@ -1,0 +1,54 @@
+"""Bodies read the way their receiver reads them (base/bodies.py), cross-checked
+against the standard library's own multipart parser."""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from disguiselib.base.bodies import boundary, readings, split_multipart
+
+
+def form(parts: list[tuple[str, bytes, str]], bound: str = "XyZ") -> bytes:
+    out = b""
+    for name, data, ctype in parts:
+        out += f"--{bound}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n".encode()
+        if ctype:
+            out += f"Content-Type: {ctype}\r\n".encode()
+        out += b"\r\n" + data + b"\r\n"
+    return out + f"--{bound}--\r\n".encode()
+
+
+@given(st.lists(st.tuples(st.from_regex(r"[a-z]{1,8}", fullmatch=True), st.binary(max_size=60)), min_size=1,
+                max_size=5))  # fmt: skip
+def test_split_multipart_agrees_with_the_email_parser(parts: list[tuple[str, bytes]]) -> None:
+    bound = "BoUnDaRy0123456789"
+    parts = [(n, d) for n, d in parts if bound.encode() not in d]
+    if not parts:
+        return
+    body = form([(n, d, "application/octet-stream") for n, d in parts], bound)
+    got = split_multipart(body, bound.encode())
+    assert got is not None
+    assert [(p.name, body[p.body_start : p.body_end]) for p in got] == parts
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: multipart/form-data; boundary=" + bound.encode() + b"\r\n\r\n" + body
+    )
+    assert [p.get_payload(decode=True) for p in msg.iter_parts()] == [d for _, d in parts]
+
+
+def test_readings() -> None:
+    assert boundary("multipart/form-data; boundary=\"a b\"") == b"a b"
+    body = form([("purpose", b"fine-tune", ""), ("file", "\ufeffhi".encode("utf-16-le"), "text/plain; charset=utf-16"),
+                 ("meta", b'{"k": "M\\u00fcller"}', "application/json")])  # fmt: skip
+    rs = list(readings(body, "multipart/form-data; boundary=XyZ"))
+    texts = {r.where: (r.text, r.doc) for r in rs}
+    assert texts["body part 'file'"][0] == "hi"
+    assert texts["body part 'meta'"][1] == {"k": "Müller"}
+    assert "body (as sent)" in texts  # the whole body, headers and all, as well
+    rs = list(readings(b"a=1&b=M%C3%BCller+GmbH", "application/x-www-form-urlencoded"))
+    assert ("body form field 2", "Müller GmbH") in [(r.where, r.text) for r in rs]
+    rs = list(readings(b'{"a": 1}\n{"b": "x\\u00e9"}\n', "application/jsonl"))
+    assert [r.doc for r in rs if r.doc is not None] == [{"a": "1"}, {"b": "xé"}]

@@ -1,0 +1,148 @@
+"""Request masking (base/masking.py): a JSON body through its API's field rules.
+
+A value in user-defined JSON is masked with its key in view: `{"client_secret": "…"}`
+must meet the rules anchored on the key, whether the JSON is a tool's input or JSON
+text inside a string (a tool result holding a config file). JSON text that does not
+parse is masked decoded, literal by literal; placeholders are numbered around the
+ones the client wrote itself."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import REPO
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.base.masking import mask_body, present_placeholders
+from disguiselib.errors import MaskError
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules
+from strategies import RULES
+
+R = Rules(mappings.load(REPO / "mappings"))
+SECRET = "SyUAzQ7uXlAJgtUxSMoHhn0FWiIZN_Sh3VSlXU8S"  # nothing but its key says it is one
+
+
+def _masked(body: dict, rule) -> str:
+    new, _ = mask_body(json.dumps(body).encode(), rule, R)
+    return new.decode()
+
+
+def test_the_bare_value_alone_is_not_recognised() -> None:
+    assert R.find(SECRET) == []  # so what follows is the key's doing
+
+
+def test_tool_input_value_is_masked_by_its_key() -> None:
+    body = {"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "deploy", "input": {"client_secret": SECRET, "n": 1}}]}]}
+    out = _masked(body, anthropic.MESSAGES_REQUEST)
+    assert SECRET not in out
+    assert '"client_secret": "[SECRET_1]"' in out
+
+
+def test_json_text_in_a_tool_result_is_masked_by_its_keys() -> None:
+    config = json.dumps({"service": "billing", "client_secret": SECRET, "retries": 3}, indent=2)
+    body = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": config}]}]}
+    out = _masked(body, anthropic.MESSAGES_REQUEST)
+    assert SECRET not in out
+    inner = json.loads(json.loads(out)["messages"][0]["content"][0]["content"])
+    assert inner == {"service": "billing", "client_secret": "[SECRET_1]", "retries": 3}
+
+
+def test_function_call_arguments_are_masked_by_their_keys() -> None:
+    args = json.dumps({"client_secret": SECRET})
+    body = {"model": "m", "input": [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": args}]}
+    out = _masked(body, openai_responses.RESPONSES_REQUEST)
+    assert SECRET not in out
+
+
+def test_private_key_in_a_read_result_with_line_numbers() -> None:
+    """Claude Code's Read tool numbers every line (`    64→`); cat -n and grep -n too."""
+    body_lines = ["MIIEowIBAAKCAQEA1y2Fz0vQnX6DWPES1lbHJ2i847KrNmdFeOaWyzQda+TOx4t",
+                  "C9+HfkW8IoLhmQHoKSQWDAHIu9GJ66Cjt5KsIWWAyYcT+Ps+NWnMmLOp4k4k47T",
+                  "miJkEyQ+phPl3cfxJzQgFgerKhwNQe+p70K7E3ZyhQRwHCG4As5pXa4bZxq4jjU"]  # fmt: skip
+    key = ["-----BEGIN RSA PRIVATE KEY-----", *body_lines, "-----END RSA PRIVATE KEY-----"]
+    for fmt in ("{n:>6}→{line}", "{n:>6}\t{line}", "key.pem:{n}:{line}"):
+        listing = "\n".join(fmt.format(n=i + 60, line=line) for i, line in enumerate(["x = 1", *key, "y = 2"]))
+        out = R.mask(listing, _session())
+        assert not any(b in out for b in body_lines), fmt
+        assert "x = 1" in out and "y = 2" in out
+
+
+def _session():
+    from disguiselib.rules.rules import Session
+
+    return Session()
+
+
+# -- JSON text cut short, placeholders the client wrote, what is refused -------------------
+
+
+def _chat_args(args: str) -> dict:
+    return {"model": "m", "messages": [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": args}}]}]}  # fmt: skip
+
+
+@pytest.mark.parametrize("tail", ["\\", "\\u", "\\u0", "\\u00", "\\u00e"])
+def test_arguments_cut_in_a_partial_escape_still_get_their_original_masked(tail: str) -> None:
+    """Tool arguments cut short inside the literal that holds an original spelled with
+    escapes, right in the middle of an escape (`\\`, `\\u`, ... `\\u00e`): the literal
+    is decoded up to the cut, the original masked, the partial escape kept as it came."""
+    cut = '{"path": "C:\\\\Users\\\\a \\"b\\" ' + tail
+    out, session = mask_body(json.dumps(_chat_args(cut)).encode(), openai_chat.CHAT_REQUEST, RULES)
+    args = json.loads(out)["messages"][0]["tool_calls"][0]["function"]["arguments"]
+    assert args == '{"path": "WINPATH ' + tail
+    assert session.masked == 1
+
+
+def test_placeholders_the_client_wrote_are_found_also_when_escaped() -> None:
+    s = '{"a": "[EMAIL_1] and \\u005bEMAIL_2\\u005d and [EMAIL_0] [OTHER_3]"}'
+    assert present_placeholders(s, RULES) == {"[EMAIL_1]", "[EMAIL_2]"}
+    assert present_placeholders('{"a": "no brackets"}', RULES) == frozenset()
+    body = {"model": "m", "messages": [{"role": "user", "content": "[EMAIL_1] is mine; bob@corp.example.com"}]}
+    out, session = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+    assert json.loads(out)["messages"][0]["content"] == "[EMAIL_1] is mine; [EMAIL_2]"
+    assert session.placeholders == {"[EMAIL_2]": "bob@corp.example.com"}
+
+
+def test_a_body_masked_returns_new_bytes_and_an_unchanged_one_its_own() -> None:
+    raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": "nothing to hide"}]}).encode()
+    out, session = mask_body(raw, openai_chat.CHAT_REQUEST, RULES)
+    assert out is raw and session.masked == 0
+    out, session = mask_body(raw, None, RULES)  # a retrieval: no model input
+    assert out is raw and session.placeholders == {}
+
+
+@pytest.mark.parametrize("raw", [b"[1, 2]", b'"text"', b"{nope", b"\xff{}"])
+def test_a_body_that_is_not_a_json_object_is_refused(raw: bytes) -> None:
+    with pytest.raises(MaskError):
+        mask_body(raw, openai_chat.CHAT_REQUEST, RULES)
+
+
+def test_a_string_holding_json_is_masked_as_json_with_its_escapes_decoded() -> None:
+    inner = json.dumps({"who": "Ünïcødé GmbH", "Acme Corp": 1})  # ensure_ascii: escapes
+    body = {"model": "m", "messages": [{"role": "tool", "tool_call_id": "t", "content": inner}]}
+    out, _ = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+    content = json.loads(out)["messages"][0]["content"]
+    assert json.loads(content) == {"who": "Unicode Ltd", "Zenith Labs": 1}
+
+
+def test_a_refusal_says_why_the_body_cannot_be_masked() -> None:
+    """The reason the client reads (and the flow records): what is wrong with the body,
+    never its text."""
+    with pytest.raises(MaskError) as e:
+        mask_body(b'["Acme Corp"]', openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "body is not a JSON object"
+    dup = b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}], "messages": "x"}'
+    with pytest.raises(MaskError) as e:
+        mask_body(dup, openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "body repeats a key with values of different shapes"
+    deep = json.dumps({"model": "m", "messages": [{"role": "tool", "tool_call_id": "t",
+                                                   "content": "[" * 100_000 + "]" * 100_000}]}).encode()  # fmt: skip
+    with pytest.raises(MaskError) as e:
+        mask_body(deep, openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "a string holds JSON nested too deeply to be read"

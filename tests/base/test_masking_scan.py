@@ -1,0 +1,297 @@
+"""The body is the unit: masking that scans the whole body once and masks only the
+strings a candidate was found in gives exactly what masking every string gives
+(`mask_doc(every=True)`), for random rule sets and random request bodies.
+
+The scan (Rules.prescan) reads what masking each string would read: the string, the
+string with its key around it in user-defined JSON (`"password": "..."`), every key and
+value of JSON text inside a string, and text that does not parse as JSON piece by piece.
+The rule sets have literals that need JSON escaping, patterns anchored at a string's
+start or end, patterns that reach into the key context, keywords and groups; the bodies
+spell strings with and without escapes, hold JSON text, lone surrogates, keys that
+are originals, and text stored in base64 (a document of a text type, an unknown field
+whose value decodes to text), which masking reads decoded. A piece the scan forgets, or a rule the prefilter reads differently,
+makes an example differ.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
+from disguiselib.base.masking import mask_body, mask_doc, present_placeholders
+from disguiselib.errors import MaskError
+from disguiselib.rules import mappings
+from disguiselib.rules.found import Found
+from disguiselib.rules.rules import Rules, Session
+from disguiselib.wire import jsonspan
+
+_LITERALS = {
+    "Acme Corp": "Zenith Labs",
+    'C:\\Users\\a "b"': "WINPATH",  # needs escaping in JSON
+    "line\nbreak": "LINEBRK",  # a line break: `\n` on the wire
+    "Müller": "Mueller_X",  # non-ASCII: `\u00fc` when escaped
+    "x/y": "slashy",  # may come as `x\/y`
+    "tok": "tk_one",
+}
+_PATTERNS = [
+    {"name": "EMAIL", "regex": r"[a-z]+@[a-z]+\.io"},
+    {"name": "LEAD", "regex": r"^secret[0-9]+"},  # a string's start only
+    {"name": "TAIL", "regex": r"[0-9]{3}$"},  # a string's end only
+    {"name": "PASSWORD", "regex": r'(?i)password"?\s*[:=]\s*"?(?P<v>[a-z0-9]+)', "group": "v"},  # reaches the key
+    {"name": "PHONE", "regex": r"[0-9]{4}-[0-9]{4}", "keywords": ["phone"], "window": 12},
+    {"name": "WORD", "regex": r"\bkey[A-Z]+\b"},
+]
+
+_piece = st.one_of(
+    st.sampled_from([*_LITERALS, "ab@cd.io", "secret42", "x 123", "password: abc", "phone 1234-5678",
+                     "keyABC", "to", "Acme", "é", "😀", "\ud83d", '"', "\\", "\n", " ", "/",
+                     "Zenith Labs", "tk_one", "slashy", "LINEBRK"]),  # disguises a client may type  # fmt: skip
+    st.text(alphabet="acdeiknoprstwxy@.:= 0123456789\"\\{}[],", max_size=8),
+)
+_text = st.lists(_piece, max_size=8).map("".join)
+_keys = st.sampled_from(["password", "note", "Acme Corp", "phone", "k", "tok"])
+_json_value = st.recursive(
+    st.one_of(_text, st.integers(0, 999), st.booleans()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=6,
+)
+
+
+@st.composite
+def rule_sets(draw) -> Rules:
+    lits = draw(st.lists(st.sampled_from(sorted(_LITERALS)), max_size=6, unique=True))
+    pats = draw(st.lists(st.sampled_from(_PATTERNS), max_size=6, unique_by=lambda p: p["name"]))
+    return Rules(mappings.from_dict({"literals": {k: _LITERALS[k] for k in lits}, "patterns": pats}))
+
+
+def _b64(t: str) -> str:
+    return base64.b64encode(t.encode("utf-8", "surrogatepass")).decode()
+
+
+@st.composite
+def bodies(draw) -> bytes:
+    def text_or_json() -> object:
+        if draw(st.booleans()):
+            return draw(_text)
+        j = json.dumps(draw(_json_value), ensure_ascii=draw(st.booleans()))  # JSON text in a string
+        return j[: draw(st.integers(1, len(j)))] if draw(st.booleans()) else j  # cut short: does not parse
+
+    doc = {
+        "model": "m",
+        "system": draw(_text),
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "text", "text": draw(_text)},
+                {"type": "tool_result", "tool_use_id": "t1", "content": text_or_json()},
+                {"type": "document", "source": {"type": "base64", "data": _b64(draw(_text)),  # text media: decoded
+                 "media_type": draw(st.sampled_from(["text/plain", "application/json", "image/png"]))}},
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": draw(_text), "input": draw(st.dictionaries(_keys, _json_value,
+                                                                                                      max_size=4))},
+                {"type": "thinking", "thinking": draw(_text), "signature": "c2ln"},
+            ]},
+        ],
+        "tools": [{"name": "crm", "description": draw(_text),
+                   "input_schema": {"type": "object", "properties": draw(st.dictionaries(_keys, st.just({}), max_size=3))}}],
+        "extra": {"data": draw(st.sampled_from(["", "data:text/plain;base64,"])) + _b64(draw(_text))},  # unknown: sniffed
+    }  # fmt: skip
+    raw = json.dumps(doc, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
+    if draw(st.booleans()):
+        raw = raw.replace("/", "\\/")
+    return raw.encode("utf-8", "surrogatepass") if "\ud83d" in raw else raw.encode("utf-8")
+
+
+def _both(rules: Rules, raw: bytes) -> tuple[object, object]:
+    try:
+        s, doc = jsonspan.parse(raw)
+    except Exception:  # noqa: BLE001 - a lone surrogate raw in UTF-8 is no body: nothing to compare
+        return ("", {}, {}), ("", {}, {})
+    out = []
+    for every in (False, True):
+        if every:  # the reference: nothing remembered from the run before it (Found)
+            rules.found = Found(limit=0)
+        sess = Session(present_placeholders(s, rules))
+        try:
+            new, _ = mask_doc(s, doc, MESSAGES_REQUEST, rules, sess, every=every)
+        except MaskError as e:  # text media whose bytes are not text: refused either way
+            out.append(str(e))
+            continue
+        out.append((new, sess.placeholders, sess.counts))
+    return out[0], out[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(), bodies())
+@example(Rules(mappings.from_dict({"patterns": [_PATTERNS[1]]})), json.dumps({"system": "secret42"}).encode())
+@example(Rules(mappings.from_dict({"patterns": [_PATTERNS[3]]})),
+         json.dumps({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n",
+                                                                      "input": {"password": "abc"}}]}]}).encode())  # fmt: skip
+def test_scanning_the_body_once_masks_what_masking_every_string_masks(rules: Rules, raw: bytes) -> None:
+    fast, every = _both(rules, raw)
+    assert fast == every
+
+
+def _tool_result(content: str) -> bytes:
+    return json.dumps({"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": content}]}]}).encode()  # fmt: skip
+
+
+def test_json_text_is_read_decoded() -> None:
+    """JSON text in a string is read as the model reads it: its strings decoded (an
+    original spelled `M\\u00fcller` inside it), its values with their keys, and
+    JSON text cut short piece by piece."""
+    lit = Rules(mappings.from_dict({"literals": {"Müller": "Mueller_X"}}))
+    pw = Rules(mappings.from_dict({"patterns": [_PATTERNS[3]]}))
+    for rules, content in (
+        (lit, json.dumps({"who": "Müller"})),  # `\u00fc` inside the JSON text
+        (lit, json.dumps({"who": "Müller"})[:-2]),  # the same, cut short
+        (pw, json.dumps({"password": "abc"}, separators=(",", ":"))),  # the key context, compact
+    ):
+        fast, every = _both(rules, _tool_result(content))
+        assert fast == every
+        assert every[2], content  # something was masked
+
+
+def test_only_strings_with_candidates_are_masked() -> None:
+    """The work grows with the candidates: a body with one original masks one string."""
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    doc = {"model": "m", "messages": [{"role": "user", "content": f"plain text {i}"} for i in range(200)]}
+    doc["messages"][117]["content"] = "see Acme Corp"
+    calls = []
+    orig = rules.mask_spans
+
+    def spy(text, *a, **k):
+        calls.append(text)
+        return orig(text, *a, **k)
+
+    rules.mask_spans = spy  # type: ignore[method-assign]
+    out, sess = mask_body(json.dumps(doc).encode(), MESSAGES_REQUEST, rules)
+    assert calls == ["see Acme Corp"]
+    assert b"Zenith Labs" in out and b"Acme Corp" not in out and sess.masked == 1
+
+
+def _guard(rules: Rules, body: bytes, scanned: dict | None) -> object:
+    from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+    from disguiselib.leakguard import scan_body
+
+    try:
+        return scan_body(body, rules, ANTHROPIC_MESSAGES, "application/json", scanned)
+    except Exception as e:  # noqa: BLE001 - compared, not judged: the same either way
+        return type(e).__name__
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(), bodies(), st.booleans())
+def test_the_leak_guard_reusing_the_scan_says_what_a_scan_of_its_own_says(rules: Rules, raw: bytes, masked: bool) -> None:
+    """The leak guard reads the masked body with what masking's one scan found per text
+    (`scanned`): its verdict equals the guard's scanning every text itself, on the
+    masked body and on the client's body as it came (where every original is still in
+    place: the texts masking would change are in `scanned` too, so a memo that hid an
+    original would show here)."""
+    scanned: dict = {}
+    try:
+        out, _ = mask_body(raw, MESSAGES_REQUEST, rules, scanned)
+    except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
+        return
+    body = out if masked else raw
+    got = _guard(rules, body, scanned)
+    rules.found = Found(limit=0)  # the reference scans everything itself
+    assert got == _guard(rules, body, None)
+
+
+def test_the_leak_guard_reusing_the_scan_still_finds_an_original_left_in_place() -> None:
+    """A masker that forgot a string (the body the client sent, checked with the memo
+    its masking made) is still refused, by the same rule."""
+    from disguiselib.rules.mappings import from_dict
+
+    rules = Rules(from_dict({"literals": {"Acme Corp": "Zenith Labs"}, "patterns": [_PATTERNS[0]]}))
+    for text in ("see Acme Corp", "write to ab@cd.io"):
+        raw = _tool_result(text)
+        scanned: dict = {}
+        mask_body(raw, MESSAGES_REQUEST, rules, scanned)
+        assert scanned  # the scan's findings were handed on
+        hit = _guard(rules, raw, scanned)
+        rules.found = Found(limit=0)
+        assert hit is not None and hit == _guard(rules, raw, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rule_sets(), st.lists(bodies(), min_size=1, max_size=4), st.integers(0, 4))
+def test_a_body_met_again_is_masked_as_the_first_time(rules: Rules, raws: list[bytes], limit: int) -> None:
+    """What a rule set remembers of the texts it met (Rules.found: a conversation sends
+    its history again at every turn) changes nothing: bodies masked one after the other,
+    each twice, by one rule set (a small memory: generations swap often; 0: none) give
+    what a rule set that remembers nothing gives, and what the leak guard says of each
+    is what it says remembering nothing."""
+    rules.found = Found(limit=limit, span_limit=2 * limit)
+    fresh = Rules(rules.mappings)
+    fresh.found = Found(limit=0)
+    for raw in [*raws, *raws]:
+        try:
+            s, doc = jsonspan.parse(raw)
+        except Exception:  # noqa: BLE001 - a lone surrogate raw in UTF-8 is no body
+            continue
+        got = []
+        for r in (rules, fresh):
+            sess = Session(present_placeholders(s, r))
+            try:
+                new, _ = mask_doc(s, doc, MESSAGES_REQUEST, r, sess)
+            except MaskError as e:
+                got.append(str(e))
+                continue
+            got.append((new, sess.placeholders, sess.counts, _guard(r, new.encode("utf-8", "surrogatepass"), None),
+                        _guard(r, raw, None)))  # fmt: skip
+        assert got[0] == got[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_sets(), bodies())
+@example(Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}})), _tool_result("\ud83dZenith Labs"))  # not UTF-8
+def test_disguises_the_client_typed_are_found_in_the_texts_masking_read(rules: Rules, raw: bytes) -> None:
+    """The check for disguises a client typed itself (pipeline._warn_present_disguise)
+    looks for them in the texts masking read (its scan's memo) in one pass; the body is
+    walked again only to say where. It finds one exactly where the walk through the
+    API's table (leakguard.scan_body with the literals turned around) finds one (a
+    text that is not UTF-8, a lone surrogate, is left to the walk)."""
+    from disguiselib.rules.mappings import Literal, MappingSet
+
+    turned = tuple(Literal(x.disguise, x.original, x.source) for x in rules.mappings.literals)
+    if not turned:
+        return
+    disguises = Rules(MappingSet(literals=turned))
+    disguises.found = Found(limit=0)
+    scanned: dict = {}
+    try:
+        mask_body(raw, MESSAGES_REQUEST, rules, scanned)
+    except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
+        return
+    hot, _ = disguises.prescan(list(scanned))
+    hit = _guard(disguises, raw, None)
+    assert hot or hit is None  # it never misses one (a text that is not UTF-8 is looked at by the walk)
+    assert hot == set() or hit is not None or any(not t.isascii() and not _utf8(t) for t in scanned)
+
+
+def _utf8(t: str) -> bool:
+    try:
+        t.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def test_text_that_only_looks_like_json_is_masked_as_written_too() -> None:
+    """`[C:\\Users\\a "b"` starts like JSON and is none: read literal by literal, the
+    original that holds a quote was cut at it and left as it came (found by hypothesis
+    in the leak guard's test, which missed it the same way). It is masked as written,
+    then literal by literal (an original spelled with escapes inside such text)."""
+    rules = Rules(mappings.from_dict({"literals": {'C:\\Users\\a "b"': "WINPATH", "Müller": "Mueller_X"}}))
+    for content, gone in (('[C:\\Users\\a "b" tail', 'C:\\Users\\a "b"'), ('{C:\\Users\\a "b"', 'C:\\Users\\a "b"'),
+                          ('{"who": "M\\u00fcller', "M\\u00fcller")):  # fmt: skip
+        out, sess = mask_body(_tool_result(content), MESSAGES_REQUEST, rules)
+        assert gone not in json.loads(out)["messages"][0]["content"][0]["content"] and sess.masked == 1, content
+        assert _guard(rules, out, None) is None and _guard(rules, _tool_result(content), None) is not None

@@ -1,0 +1,50 @@
+"""Per-rule options (rules/accept.py): keywords as words, and what the prefilter looks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from disguiselib.errors import MappingError
+from disguiselib.rules import accept, mappings
+from disguiselib.rules.rules import Rules
+
+
+@pytest.mark.parametrize(
+    "raw, words, found",
+    [
+        ("golang.org/x/telemetry v0.0.0-20240521205824", ("tel",), False),
+        ("- add callbacks 0.7.0 (2011-10-22)", ("call",), False),
+        ("Tel: (415) 555-2671", ("tel",), True),
+        ("mobileNumber = '415 555 2671'", ("mobile",), True),
+        ("SSN#: 536 22 8190", ("ssn",), True),
+        ("lessons 536 22 8190", ("ssn",), False),
+        ("TELÉFONO 612 345 678", ("teléfono",), True),
+        ("call me", ("text me", "call"), True),
+    ],
+)
+def test_keywords_are_words(raw: str, words: tuple[str, ...], found: bool) -> None:
+    assert accept.has_word(raw, words) is found
+
+
+def _pattern(**kw) -> mappings.Pattern:
+    return mappings.from_dict({"patterns": [{"name": "X", "regex": "[0-9]{6}", **kw}]}).patterns[0]
+
+
+def test_prefilter_regex_is_the_option_else_ascii_keywords_else_the_regex() -> None:
+    assert accept.prefilter_regex(_pattern()) == "[0-9]{6}"
+    assert accept.prefilter_regex(_pattern(keywords=["PIN", "ss#"])) == r"(?i:pin|ss\#)"
+    assert accept.prefilter_regex(_pattern(keywords=["pin", "téléphone"])) == "[0-9]{6}"
+    assert accept.prefilter_regex(_pattern(prefilter="[0-9]")) == "[0-9]"
+
+
+def test_a_keyword_rule_is_found_through_its_keyword_prefilter() -> None:
+    r = Rules(mappings.from_dict({"patterns": [{"name": "PIN", "regex": "[0-9]{6}", "keywords": ["pin"]}]}))
+    assert r.find("PIN 123456") == [("PIN", 4, 10)]
+    assert r.find("order 123456") == []
+    assert r.find("spin 123456") == []  # "pin" inside a word: the prefilter names it, has_word does not
+
+
+@pytest.mark.parametrize("pf, why", [("a(?=b)", "does not compile"), (r"\b", "empty string"), (3, "must be a regex")])
+def test_a_prefilter_option_is_checked_like_a_regex(pf, why: str) -> None:
+    with pytest.raises(MappingError, match=why):
+        mappings.from_dict({"patterns": [{"name": "X", "regex": "ab", "prefilter": pf}]})

@@ -1,0 +1,157 @@
+"""The inputs that used to cost more than linear time (issue: linear time on every
+input) give the right answer. How long they take is measured in bench/, doubling the
+input; here, that the answer is right at a size that used to take seconds."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from anthropic_util import build_stream, read_stream
+from disguiselib.apis.anthropic.messages import AnthropicStream
+from disguiselib.base.holdback import Window
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules, Session
+
+DEFAULT = Rules(mappings.load(mappings.Path(__file__).resolve().parents[2] / "mappings"))
+rng = random.Random(5)
+B64URL = string.ascii_letters + string.digits + "-_"
+
+
+def test_email_after_a_long_run_of_local_part_characters() -> None:
+    run = "".join(rng.choice(B64URL) for _ in range(64_000))
+    text = f"data={run} contact jane.doe@corp.example.com now"
+    s = Session()
+    out = DEFAULT.mask(text, s)
+    assert run in out  # the run is not an address: untouched
+    assert "jane.doe@corp.example.com" not in out
+    assert list(s.placeholders.values()) == ["jane.doe@corp.example.com"]
+
+
+def test_minified_css_keeps_its_at_rules() -> None:
+    rules = ".a{color:red}@media (max-width:600px){.b{margin:0}}@import url(x.css);@font-face{font-family:x}"
+    css = "".join(f".c{i}{{padding:{i}px}}" + rules for i in range(600))  # ~60 KB
+    text = css + "/* owner: ops@corp.example.com */"
+    out = DEFAULT.mask(text, Session())
+    assert out.startswith(css)
+    assert "ops@corp.example.com" not in out
+
+
+def test_many_pem_begin_lines_without_an_end() -> None:
+    listing = "".join(f"src/f{i}.py:12: -----BEGIN RSA PRIVATE KEY-----\n" for i in range(3000))
+    body = "\n".join("".join(rng.choice(string.ascii_letters + "+/") for _ in range(64)) for _ in range(10))
+    key = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    s = Session()
+    out = DEFAULT.mask(listing + key + " tail", s)
+    assert body.split("\n")[3] not in out
+    assert out.endswith("] tail")
+    assert len(s.placeholders) == 1
+
+
+def test_unclosed_strip_start_releases_text_past_the_rule_width() -> None:
+    prose = [f"word{i} " for i in range(2000)]
+    body = build_stream([("text", ["Sure [[reply_to:", *prose])])
+    st = AnthropicStream(DEFAULT.restorer({}))
+    events = body.split(b"\n\n")
+    out = []
+    for e in events[:-4]:  # everything up to the last delta
+        out.append(st.feed(e + b"\n\n"))
+    emitted = read_stream(b"".join(out) + b"")[0][0]["text"]
+    # the tag never closed: once it is longer than any strip match can be, the text
+    # goes out as text instead of being held to the end
+    assert len(emitted) > len("".join(prose)) - 2000
+    rest = b"".join(st.feed(e + b"\n\n") for e in events[-4:] if e) + st.flush()
+    full = read_stream(b"".join(out) + rest)[0][0]["text"]
+    assert full == "Sure [[reply_to:" + "".join(prose)
+    assert full == DEFAULT.restorer({}).text("Sure [[reply_to:" + "".join(prose))
+
+
+def test_json_text_with_many_backslashes_and_disguises() -> None:
+    R = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs", "C:\\Users\\al": "WINPATH"}}))
+    r = R.restorer({})
+    latex = r"\frac{\alpha}{\beta} + \sum_{i=0}^{n} \mathbb{R}^{n} \\ "
+    doc = {"tex": [latex * 20 + f" Zenith Labs {i} WINPATH" for i in range(300)]}  # ~300 KB of JSON text
+    text = json.dumps(doc)
+    out = r.json_text(text)
+    parsed = json.loads(out)
+    assert parsed["tex"][7].endswith(" Acme Corp 7 C:\\Users\\al")
+    assert r.restored == 600
+    # and streamed in pieces, through a window, the same
+    w = Window(R.restorer({}), Window.JSON)
+    pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
+    assert "".join(w.feed(p) for p in pieces) + w.flush() == out
+
+
+# -- the prefilter's compiled database, kept on disk -------------------------------------
+
+
+def test_prefilter_database_is_cached_and_a_broken_entry_is_compiled_again(tmp_path, monkeypatch) -> None:
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    pats = (r"[a-z]+@[a-z]+\.example", r"sk-[A-Za-z0-9]{20}", "(?i)stra\u00dfe")  # the last: always searched
+    linear._hyperscan.cache_clear()
+    db1, always1 = linear._hyperscan(pats)
+    (entry,) = tmp_path.glob("prefilter-*.hsdb")
+    compiled = []
+    real = linear._compile
+    monkeypatch.setattr(linear, "_compile", lambda *a: compiled.append(1) or real(*a))
+    linear._hyperscan.cache_clear()
+    db2, always2 = linear._hyperscan(pats)
+    assert compiled == [] and always1 == always2 == (2,)  # loaded, not compiled
+    text = b"write to bob@corp.example or use sk-" + b"a" * 20
+    for db in (db1, db2):
+        hits: set[int] = set()
+        db.scan(text, match_event_handler=linear._collect, context=hits, scratch=linear.hyperscan.Scratch(db))
+        assert hits == {0, 1}
+    entry.write_bytes(b"\x00\x00\x00\x00garbage")
+    linear._hyperscan.cache_clear()
+    db3, _ = linear._hyperscan(pats)
+    assert compiled and db3 is not None  # a broken entry: compiled again
+
+
+def test_a_pattern_hyperscan_refuses_is_searched_always(tmp_path, monkeypatch) -> None:
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    real = linear._compile
+
+    def refuse_second(exprs, ids, flags):
+        return None if b"refused" in b"".join(exprs) else real(exprs, ids, flags)
+
+    monkeypatch.setattr(linear, "_compile", refuse_second)
+    linear._hyperscan.cache_clear()
+    db, always = linear._hyperscan(("abc", "refused", "xyz"))
+    assert always == (1,) and db is not None
+    linear._hyperscan.cache_clear()
+
+
+# -- the prefilter reads \s as RE2 does (a vertical tab is no space there) -------------------
+
+_SPACE_PATTERNS = [r"key[ \t]*:[ \t]*([^\s\",]+)", r"a\sb", r"x\S+y", r"[^\s]{3}", r"[]\sq]z", r"[\S]v"]
+
+
+@given(st.sampled_from(_SPACE_PATTERNS), st.text(alphabet="key: \t\x0b\x0c\r\n\"abvqxyz,", max_size=24))
+def test_the_prefilter_names_every_pattern_re2_finds_whatever_the_spaces(p: str, text: str) -> None:
+    """Hyperscan's \\s holds the vertical tab, RE2's does not: spelled as RE2's class for
+    Hyperscan, a secret after a vertical tab (`"api_key":\\x0bvalue`) is still named (the
+    shipped secret-assignment rule let it through unmasked before)."""
+    from disguiselib.rules import linear
+
+    if linear.Regex(p).search(text.encode()) is not None:
+        assert 0 in linear.Prefilter([p]).match(text.encode())
+
+
+def test_re2_spaces_spells_s_as_re2_reads_it() -> None:
+    from disguiselib.rules.linear import re2_spaces
+
+    assert re2_spaces(r"a\sb") == "a[\\t\\n\\f\\r ]b"
+    assert re2_spaces(r'[^\s"]+') == '[^\\t\\n\\f\\r "]+'
+    assert re2_spaces(r"x\S") == "x[^\\t\\n\\f\\r ]"
+    assert re2_spaces(r"\\s") == r"\\s"  # an escaped backslash, then s
+    assert re2_spaces(r"[]\s]") == "[]\\t\\n\\f\\r ]"
+    assert re2_spaces(r"[\S]") is None  # not sayable in a class: that pattern is always searched

@@ -1,0 +1,54 @@
+"""A request's session: placeholders numbered by first appearance around the client's
+own, and fakes that never give two originals one disguise."""
+
+from __future__ import annotations
+
+from disguiselib.config import build_config
+from disguiselib.rules.session import Session
+
+KEY = b"0123456789abcdef0123456789abcdef"
+RULES = build_config([], True, [], KEY).rules
+
+
+def test_placeholders_number_around_reserved_ones() -> None:
+    s = Session(frozenset({"[EMAIL_1]"}))
+    assert s.placeholder("EMAIL", "a@b.io") == "[EMAIL_2]"
+    assert s.placeholder("EMAIL", "c@d.io") == "[EMAIL_3]"
+    assert s.placeholder("EMAIL", "a@b.io") == "[EMAIL_2]" and s.fakes == 0
+
+
+def test_two_originals_never_share_a_fake() -> None:
+    class Clash:  # every original's first candidate is the same string
+        key = KEY
+
+        def __init__(self) -> None:
+            self.real = RULES.faker
+
+        def make(self, rule, original, attempt=0):
+            return "zz-shared-fake-00" if attempt == 0 else self.real.make(rule, original, attempt)
+
+        def clean(self, f):
+            return True
+
+    s = Session()
+    a = s.placeholder("AWS_ACCESS_KEY", "AKIAAAAAAAAAAAAAAAAA", Clash())  # type: ignore[arg-type]
+    b = s.placeholder("AWS_ACCESS_KEY", "AKIABBBBBBBBBBBBBBBB", Clash())  # type: ignore[arg-type]
+    assert a == "zz-shared-fake-00" and b != a and s.placeholders[b] == "AKIABBBBBBBBBBBBBBBB"
+
+
+def test_a_fake_a_rule_takes_part_of_is_never_issued() -> None:
+    """Rules._fake_clean: a candidate in which a rule finds an original (here: a real
+    AWS key id inside it) is refused, and the original keeps its placeholder."""
+
+    class Bad:
+        key = KEY
+
+        def make(self, rule, original, attempt=0):
+            return "x-AKIAZ3MPLQW8RT5YUX2B-x"
+
+        clean = staticmethod(RULES._fake_clean)
+
+    assert not RULES._fake_clean("x-AKIAZ3MPLQW8RT5YUX2B-x")
+    assert RULES._fake_clean("bob7q@mail.example")
+    s = Session()
+    assert s.placeholder("EMAIL", "a@b.io", Bad()) == "[EMAIL_1]" and s.fakes == 0  # type: ignore[arg-type]

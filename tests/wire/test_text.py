@@ -1,0 +1,115 @@
+"""Text helpers (wire/text.py) against the plainest definitions: a JSON string body that
+json.loads reads back (UTF-8 kept, lone surrogates escaped), UTF-8 that carries lone
+surrogates through, and byte offsets turned into character offsets."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from disguiselib.wire.text import char_offsets, decode, is_utf8, json_escape, utf8
+
+# Every code point, lone surrogates included (a delta may end with half of a pair).
+ANY = st.characters(codec=None, categories=None)
+any_text = st.text(ANY, max_size=30)
+# The characters the helpers treat specially, often.
+_special = st.sampled_from(['"', "\\", "\n", "\t", "\x00", "\x1f", "\x7f", "/", "é", "€", "😀", "\ud83d", "\ude00", "\u2028"])
+texts = st.lists(st.one_of(_special, ANY, st.text(alphabet="ab ", max_size=3)), max_size=20).map("".join)
+
+
+# -- json_escape -------------------------------------------------------------------------
+
+
+@given(st.one_of(texts, any_text))
+@example("\ud83d")  # half of a pair, alone
+@example("\ude00\ud83d")  # the halves in the wrong order: two lone surrogates
+@example('say "C:\\x"\n')
+@example("\ud83d\ude00")  # two halves in order, each alone: JSON can only say them as one pair
+def test_json_escape_is_read_back_by_json(s: str) -> None:
+    body = json_escape(s)
+    # A high half followed by a low half reads back as the character they make (a pair
+    # cut between two deltas and held together is the character the provider sent).
+    joined = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    assert json.loads('"' + body + '"') == joined
+    body.encode("utf-8")  # strict: no surrogate is left raw
+    assert '"' not in body.replace('\\"', "").replace("\\\\", "")
+
+
+@given(texts)
+def test_json_escape_keeps_utf8_and_escapes_only_what_json_must(s: str) -> None:
+    body = json_escape(s)
+    if not any(0xD800 <= ord(c) < 0xE000 for c in s):
+        assert body == json.dumps(s, ensure_ascii=False)[1:-1]
+    for c in s:
+        if ord(c) >= 0x80 and not 0xD800 <= ord(c) < 0xE000:
+            assert c in body  # non-ASCII stays itself, not a \\u escape
+
+
+def test_json_escape_examples() -> None:
+    assert json_escape('a"b\\c\nd\te') == 'a\\"b\\\\c\\nd\\te'
+    assert json_escape("\x00\x1f") == "\\u0000\\u001f"
+    assert json_escape("é😀/") == "é😀/"  # UTF-8 as it is; `/` needs no escape
+    assert json_escape("x\ud83d") == "x\\ud83d"  # a lone surrogate: as a \u escape, lower case
+    assert json_escape("\ude00y") == "\\ude00y"
+    assert json_escape("😀"[0]) == "😀"[0]  # a whole astral character is not a surrogate
+    assert json_escape("") == ""
+
+
+# -- utf8 / decode ----------------------------------------------------------------------
+
+
+@given(st.one_of(texts, any_text))
+@example("\ud83d")
+def test_utf8_round_trips_every_text_lone_surrogates_included(s: str) -> None:
+    b = utf8(s)
+    assert decode(b) == s
+    if not any(0xD800 <= ord(c) < 0xE000 for c in s):
+        assert b == s.encode("utf-8")
+        assert decode(b) == b.decode("utf-8")
+
+
+def test_a_lone_surrogate_is_its_three_byte_form() -> None:
+    assert utf8("\ud83d") == b"\xed\xa0\xbd"
+    assert utf8("a\ude00") == b"a\xed\xb8\x80"
+    assert decode(b"\xed\xa0\xbd") == "\ud83d"
+    # the two halves, each alone, are not the pair's 4-byte form (and not joined to it)
+    assert utf8("\ud83d\ude00") == b"\xed\xa0\xbd\xed\xb8\x80" != utf8("😀") == b"\xf0\x9f\x98\x80"
+    assert decode(b"\xed\xa0\xbd\xed\xb8\x80") == "\ud83d\ude00"
+
+
+# -- char_offsets -----------------------------------------------------------------------
+
+
+@given(st.one_of(texts, any_text), st.data())
+def test_char_offsets_is_the_character_count_before_each_byte_offset(s: str, data) -> None:
+    """For character positions (increasing, repeats allowed), their byte offsets map
+    back to them."""
+    chars = sorted(data.draw(st.lists(st.integers(0, len(s)), max_size=8)))
+    b = utf8(s)
+    byte_offs = [len(utf8(s[:i])) for i in chars]
+    assert char_offsets(b, byte_offs) == chars
+
+
+def test_char_offsets_examples() -> None:
+    b = utf8("aé😀\ud83db")  # 1 + 2 + 4 + 3 + 1 bytes
+    assert char_offsets(b, [0, 1, 3, 7, 10, 11]) == [0, 1, 2, 3, 4, 5]
+    assert char_offsets(b, [3, 3, 7]) == [2, 2, 3]  # repeats: one pass still
+    assert char_offsets(b, iter([7, 11])) == [3, 5]  # any iterable
+    assert char_offsets(b"", []) == []
+    assert char_offsets(b"abc", [2]) == [2]
+
+
+@given(st.binary(max_size=12))
+@example(b"plain ascii")
+@example("é😀".encode())
+@example(b"\xff")
+@example("\ud83d".encode("utf-8", "surrogatepass"))  # a lone surrogate's 3 bytes: not UTF-8
+def test_is_utf8_is_decoding_without_error(b: bytes) -> None:
+    try:
+        b.decode("utf-8")
+        ok = True
+    except UnicodeDecodeError:
+        ok = False
+    assert is_utf8(b) is ok
