@@ -68,7 +68,7 @@ class BuildEngine(build_ext):
 
     @staticmethod
     def _moved(name: str) -> str:
-        # disguiselib.base.holdback -> disguiselib._compiled.core.holdback
+        # disguiselib.base.holdback -> disguiselib._compiled.base.holdback
         if name.startswith("disguiselib.") and not name.startswith("disguiselib._compiled."):
             return "disguiselib._compiled." + name[len("disguiselib.") :]
         return name
