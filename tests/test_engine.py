@@ -47,7 +47,7 @@ def which(env: dict[str, str], addon: Path = REPO / "addon") -> tuple[str, str]:
 
 def test_disguise_engine_python_runs_the_python_source() -> None:
     line, path = which(child_env(DISGUISE_ENGINE="python"))
-    assert line == "engine: python (DISGUISE_ENGINE=python)" and path.endswith("anthropic.py")
+    assert line == "engine: python (DISGUISE_ENGINE=python)" and path.endswith("messages.py")
 
 
 needs_compiled = pytest.mark.skipif(engine.NAME != "compiled", reason=f"this process runs {engine.describe()}")
@@ -70,8 +70,8 @@ def test_an_edited_source_or_a_missing_build_runs_python_and_says_why(tmp_path: 
     sse = addon / "disguiselib/wire/sse.py"
     sse.write_text(sse.read_text() + "\n# edited\n")
     line, path = which(child_env(), addon)
-    assert line == ("engine: python (compiled part is stale: core.sse changed since the build "
-                    "(python setup.py build_ext --inplace))") and path.endswith("anthropic.py")  # fmt: skip
+    assert line == ("engine: python (compiled part is stale: wire.sse changed since the build "
+                    "(python setup.py build_ext --inplace))") and path.endswith("messages.py")  # fmt: skip
     manifest = engine.manifest_path(addon / "disguiselib" / "_compiled")
     manifest.write_text(json.dumps({"error": "Cython: no compiler"}))
     assert which(child_env(), addon)[0] == "engine: python (compiled part not built: Cython: no compiler)"
