@@ -248,7 +248,7 @@ def _stored(e: openai_stored.Stored) -> Api:
         return Api(e.name, None, batch.RESULT_LINE, openai_chat.ChatStream, openai_chat.error_body,
                    whole_body=batch.restore_results, answers=FILE)  # fmt: skip
     assert e.rule is not None
-    if e.answers == STREAMS:  # a run: JSON, or the Assistants stream (openai_assistants.py)
+    if e.answers == STREAMS:  # a run: JSON, or the Assistants stream (openai/assistants.py)
         return Api(e.name, None, e.rule, openai_assistants.AssistantStream, openai_assistants.error_body,
                    events=openai_assistants.STREAM_EVENT, answers=STREAMS)  # fmt: skip
     return Api(e.name, None, e.rule, openai_chat.ChatStream, openai_chat.error_body, answers=e.answers)
@@ -259,11 +259,11 @@ OPENAI_STORED: tuple[tuple[str, str, Api], ...] = tuple(
 )
 
 # AWS Bedrock Runtime (bedrock.py): SigV4 signs the body, so a masked one is re-signed.
-# InvokeModel's body is the model's own: one Api per model family (bedrock_models.py).
+# InvokeModel's body is the model's own: one Api per model family (bedrock/models.py).
 
 
 def _invoke_api(fam: bedrock_models.Family) -> Api:
-    """InvokeModel for one model family (bedrock_models.py): its body's rules, and its
+    """InvokeModel for one model family (bedrock/models.py): its body's rules, and its
     chunks' stream on the streaming path (Claude's: Anthropic events, InvokeStream)."""
     if fam.chunk is None:
         return Api("aws.bedrock.invoke", fam.request, fam.response, anthropic.AnthropicStream,
@@ -303,7 +303,7 @@ BEDROCK_COUNT_TOKENS = Api(
     anthropic.AnthropicStream, bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
 )  # fmt: skip
 
-# Cohere's v2 Chat (cohere.py, cohere_stream.py): a document, or its own event stream.
+# Cohere's v2 Chat (cohere/chat.py, cohere/stream.py): a document, or its own event stream.
 COHERE_CHAT = Api(
     "cohere.chat", cohere.CHAT_REQUEST, cohere.CHAT_RESPONSE, cohere_stream.CohereStream, cohere.error_body,
     events=cohere_stream.STREAM_EVENT, answers=STREAMS,

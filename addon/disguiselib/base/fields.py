@@ -1,7 +1,7 @@
 """The field model: what a field of a request or response is, declared once per API and
 read by everyone (sans I/O).
 
-Each API's module (anthropic.py, openai_chat.py, openai_responses.py, legacy.py,
+Each API's module (anthropic/messages.py, openai/chat.py, openai/responses.py, legacy.py,
 google.py, batch.py) declares its bodies as jsonspan rule trees built from the kinds
 below: per field path, one rule that says what the field is. The rule trees *are* the
 table; nothing else says what a field is:

@@ -47,7 +47,7 @@ class WireSpec:
     """What one API says on the wire, for everyone who reads it."""
 
     name: str
-    # The providers/ modules that own this vocabulary: the only ones that may spell it.
+    # The apis/ modules that own this vocabulary: the only ones that may spell it.
     modules: tuple[str, ...]
     framings: tuple[str, ...]
     # Every event type the stream sends (the `type` member of its events' JSON, an

@@ -1,6 +1,6 @@
 """InvokeModelWithResponseStream for the model families that do not stream Anthropic's
 events (sans I/O): each `chunk` frame's base64 `bytes` hold one JSON document in the
-model's own shape, read by its family's ChunkModel (bedrock_models.py).
+model's own shape, read by its family's ChunkModel (bedrock/models.py).
 
 Each string on a channel's path goes through that channel's hold-back window (a
 disguise split across chunks is restored whole); every other string in a chunk is

@@ -58,7 +58,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/model/{modelId}/converse", MASKED),
     Endpoint("POST", "/model/{modelId}/converse-stream", MASKED),
     Endpoint("POST", "/model/{modelId}/count-tokens", MASKED),
-    Endpoint("POST", "/model/{modelId}/invoke", MASKED, "the model family's body (bedrock_models.py)"),
+    Endpoint("POST", "/model/{modelId}/invoke", MASKED, "the model family's body (bedrock/models.py)"),
     Endpoint("POST", "/model/{modelId}/invoke-with-response-stream", MASKED),
     Endpoint("POST", "/model/{modelId}/invoke-with-bidirectional-stream", REFUSED, BIDIRECTIONAL_REFUSED),
     # a guardrail reads the text it is given: scanned, refused with an original
@@ -75,7 +75,7 @@ INVOKE_REQUEST: Rule = anthropic.MESSAGES_REQUEST
 INVOKE_RESPONSE: Rule = anthropic.MESSAGE_RESPONSE
 
 
-# -- Converse: the field model derived from botocore's shapes (bedrock_shapes.py) ----------
+# -- Converse: the field model derived from botocore's shapes (bedrock/shapes.py) ----------
 
 _MODEL = bedrock_shapes.load()
 
@@ -135,7 +135,7 @@ _ADDITIONAL = Obj(
     default=GENERIC,
 )  # fmt: skip
 
-# What the members are whose botocore type does not say it (bedrock_shapes.py decides the
+# What the members are whose botocore type does not say it (bedrock/shapes.py decides the
 # rest: strings masked, enums and numbers untouched, ...). Every blob and document member
 # is here (tests/apis/bedrock/test_runtime_request.py).
 _CLASSIFIED: dict[str, Rule] = {

@@ -1,5 +1,5 @@
 """Cohere's v2 Chat API (`POST /v2/chat`): who serves it, what to mask in a request, how
-to restore a whole response, its error shape (sans I/O). Its stream is cohere_stream.py.
+to restore a whole response, its error shape (sans I/O). Its stream is cohere/stream.py.
 
 The field model follows the official `cohere` Python SDK's types (`cohere.v2` and
 `cohere.types`: V2ChatRequest, ChatMessageV2 by `role`, its content parts by `type`,

@@ -87,7 +87,7 @@ _PART_FIELDS: dict[str, Rule] = {
     "codeExecutionResult": obj({"id": ID, "outcome": META, "output": VALUES}),
     # metadata, no payload of the client's: unknown by design (string values masked on the
     # way out, restored on the way in); so are a server-side tool's call and response,
-    # left to the default (their names are Gemini Live's messages: gemini_live.py's words)
+    # left to the default (their names are Gemini Live's messages: google/live.py's words)
     **dict.fromkeys(("partMetadata", "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata",
                      "spreadsheetMetadata", "audioMetadata"), GENERIC),
 }

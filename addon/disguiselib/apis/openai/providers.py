@@ -60,18 +60,18 @@ LIVE_REFUSED = (
 # Every endpoint of OpenAI's API reference (the OpenAPI document of openai/openai-openapi,
 # paths under https://api.openai.com/v1; tests/inventory/openai.json), with what disguise
 # does with it. The transformed ones are routed in apis/registry.py (and
-# openai_stored.py); tests/apis/test_inventory.py checks that every documented
+# openai/stored.py); tests/apis/test_inventory.py checks that every documented
 # endpoint is here, that routing does what each entry says, and that every request field
 # of the masked ones has a row in docs/fields.md.
 ENDPOINTS: tuple[Endpoint, ...] = (
-    # Chat Completions (openai_chat.py): a stored completion is read back, updated, listed
+    # Chat Completions (openai/chat.py): a stored completion is read back, updated, listed
     Endpoint("POST", "/chat/completions", MASKED),
     Endpoint("GET", "/chat/completions", RESTORED, "stored completions' metadata"),
     Endpoint("GET", "/chat/completions/{completion_id}", RESTORED),
     Endpoint("POST", "/chat/completions/{completion_id}", MASKED, "new metadata; the stored completion back"),
     Endpoint("DELETE", "/chat/completions/{completion_id}", SCANNED),
     Endpoint("GET", "/chat/completions/{completion_id}/messages", RESTORED),
-    # Responses (openai_responses.py)
+    # Responses (openai/responses.py)
     Endpoint("POST", "/responses", MASKED),
     Endpoint("POST", "/responses/input_tokens", MASKED),
     Endpoint("POST", "/responses/compact", MASKED),
@@ -95,13 +95,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/uploads/{upload_id}/cancel", SCANNED),
     Endpoint("POST", "/uploads/{upload_id}/complete", SCANNED),
     Endpoint("POST", "/uploads/{upload_id}/parts", REFUSED, UPLOAD_PART_REFUSED),
-    # Conversations (openai_stored.py): stored items are restored
+    # Conversations (openai/stored.py): stored items are restored
     Endpoint("POST", "/conversations", SCANNED, "initial items: refused with an original"),
     Endpoint("GET POST DELETE", "/conversations/{conversation_id}", SCANNED, "metadata"),
     Endpoint("GET POST", "/conversations/{conversation_id}/items", RESTORED),
     Endpoint("GET", "/conversations/{conversation_id}/items/{item_id}", RESTORED),
     Endpoint("DELETE", "/conversations/{conversation_id}/items/{item_id}", SCANNED),
-    # Assistants (beta; openai_stored.py, openai_assistants.py): messages, runs, steps restored
+    # Assistants (beta; openai/stored.py, openai/assistants.py): messages, runs, steps restored
     Endpoint("GET POST", "/assistants", SCANNED, "instructions: refused with an original"),
     Endpoint("GET POST DELETE", "/assistants/{assistant_id}", SCANNED),
     Endpoint("POST", "/threads", SCANNED, "initial messages: refused with an original"),

@@ -3,7 +3,7 @@
 https://platform.openai.com/docs/api-reference/responses: input items (messages, calls
 and their outputs, reasoning), tools, the response object. What each field is (text, an
 id, opaque reasoning, media, ...) is declared here in the field model's kinds
-(base/fields.py); openai_responses.py streams with these tables.
+(base/fields.py); openai/responses.py streams with these tables.
 """
 
 from __future__ import annotations
