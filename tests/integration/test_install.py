@@ -48,8 +48,8 @@ def sh(*cmd: str | Path, cwd: Path | None = None, env: dict | None = None, timeo
 
 
 def clean_env() -> dict[str, str]:
-    """No virtual environment, no PYTHONPATH, no proxy: what a new shell has."""
-    drop = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    """No virtual environment, no PYTHONPATH, no engine forced, no proxy: what a new shell has."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "DISGUISE_ENGINE")
     env = {k: v for k, v in os.environ.items() if k not in drop and "proxy" not in k.lower()}
     env["PATH"] = "/usr/bin:/bin"
     return env
