@@ -76,7 +76,7 @@ run: $(VENV)/.installed-run
 
 test: $(VENV)/.installed-test
 	@$(ENGINE_BUILD)
-	$(VENV)/bin/python -m pytest $(ARGS)
+	$(VENV)/bin/python -m pytest --durations=25 $(ARGS)
 
 test-python-engine: $(VENV)/.installed-test
 	DISGUISE_ENGINE=python $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PROPERTY_TESTS) $(ARGS)
