@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
-import socket
+import subprocess
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -43,55 +43,71 @@ VARIANTS = {
     "plain": "plain mitmdump",
     "worker": "addon, worker process (256 KiB)",
     "thread": "addon, in-process thread (0)",
+    "streamed": "addon, worker, stream_large_bodies",
 }
 
 
 def args_of(key: str, tmp: Path, mdir: Path) -> list[str]:
     if key == "plain":
         return variant_args(tmp, "plain")
-    return [*variant_args(tmp, "addon", mdir), "--set", f"disguise_offload_bytes={262144 if key == 'worker' else 0}"]
+    args = [*variant_args(tmp, "addon", mdir), "--set", f"disguise_offload_bytes={0 if key == 'thread' else 262144}"]
+    if key == "streamed":  # mitmproxy streams the body: the addon takes it whole (callables.Buffered)
+        args += ["--set", "stream_large_bodies=128k"]
+    return args
+
+
+READER = """
+import json, socket, sys, threading, time
+port, req = int(sys.argv[1]), sys.stdin.buffer.readline()
+s = socket.create_connection(("127.0.0.1", port))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(bytes.fromhex(req.decode()))
+ts = []
+def read():
+    while True:
+        d = s.recv(1 << 16)
+        ts.append(time.perf_counter() if d else float("nan"))
+        if not d:
+            return
+threading.Thread(target=read, daemon=True).start()
+print("ok", flush=True)
+sys.stdin.readline()
+print(json.dumps([t for t in ts if t == t] + ([None] if any(t != t for t in ts) else [])), flush=True)
+"""
 
 
 class Stream:
-    """The paced stream, read on its own connection; the time of every read."""
+    """The paced stream, read by a process of its own (no GIL shared with the client
+    sending the bodies): the time of every read (perf_counter: CLOCK_MONOTONIC)."""
 
     def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.times: list[float] = []
-        self.stop = threading.Event()
         body = b'{"stream": true}'
         req = (f"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
                "anthropic-version: 2023-06-01\r\nx-api-key: sk-ant-bench\r\nx-bench-stream: paced\r\n"
                f"x-bench-per-write: 1\r\nx-bench-delay-ms: {DELAY_MS}\r\ncontent-length: {len(body)}\r\n\r\n").encode()  # fmt: skip
-        self.sock.sendall(req + body)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        self.sock.settimeout(0.5)
-        while not self.stop.is_set():
-            try:
-                d = self.sock.recv(1 << 16)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            if not d:
-                self.times.append(float("nan"))  # ended: too short a stream for the run
-                return
-            self.times.append(time.perf_counter())
+        self.proc = subprocess.Popen([sys.executable, "-c", READER, str(port)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)  # fmt: skip
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write((req + body).hex().encode() + b"\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != b"ok":
+            raise RuntimeError("the stream reader did not start")
+        self.times: list[float] = []
 
     def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
-
-    def gaps(self, t0: float, t1: float) -> list[float]:
-        ts = self.times
-        if any(t != t for t in ts):
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(b"\n")
+        self.proc.stdin.flush()
+        ts = json.loads(self.proc.stdout.readline())
+        self.proc.wait(10)
+        if ts and ts[-1] is None:
             raise RuntimeError("the paced stream ended before the bodies did: make it longer")
-        return [b - a for a, b in zip(ts, ts[1:], strict=False) if t0 <= b <= t1]
+        self.times = ts
+
+    def gaps(self, t0: float, t1: float) -> list[tuple[float, float]]:
+        """(end time, gap) of each read in [t0, t1]."""
+        ts = self.times
+        return [(b, b - a) for a, b in zip(ts, ts[1:], strict=False) if t0 <= b <= t1]
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -106,27 +122,34 @@ def next_turn(raw: bytes, rng: random.Random) -> bytes:
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def run_variant(port: int, loads: list[tuple[str, bytes]]) -> dict:
-    """The stream's gaps while loads go through one after the other; each body's wall time."""
+def run_variant(port: int, loads: list[tuple[str, bytes]], every: float) -> dict:
+    """The stream's gaps while loads go through, one starting every `every` seconds (or
+    when the one before ends, if later); each body's wall time and the longest gap
+    while it was the body in flight (from its start to the next one's)."""
     st = Stream(port)
     c = Client(port)
     times: dict[str, list[float]] = {}
+    starts = []
+    hdr = {"x-bench-stream": "tiny"}
     try:
-        time.sleep(0.3)
-        t0 = time.perf_counter()
+        time.sleep(0.2)
         for kind, body in loads:
             t = time.perf_counter()
+            starts.append(t)
             try:
-                c.post(body, 1, headers={"x-bench-stream": "tiny"})
+                c.post(body, 1, headers=hdr)
             except RuntimeError as e:
                 raise RuntimeError(f"{kind}: {e}") from None
             times.setdefault(kind, []).append(time.perf_counter() - t)
+            time.sleep(max(0.0, t + every - time.perf_counter()))
         t1 = time.perf_counter()
-        time.sleep(0.05)
     finally:
         c.close()
         st.close()
-    return {"gaps": st.gaps(t0, t1), "times": times}
+    gaps = st.gaps(starts[0], t1)
+    edges = [*starts[1:], t1]
+    worst = [max((g for e, g in gaps if s0 <= e <= s1), default=0.0) for s0, s1 in zip(starts, edges, strict=True)]
+    return {"gaps": [g for _, g in gaps], "worst": worst, "times": times}
 
 
 def huge_loads(seed: int, mat: Material) -> list[tuple[str, bytes]]:
@@ -152,7 +175,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="20 bodies")
     ap.add_argument("--huge", action="store_true", help="also the 200 MB body and the 1M-element tool input")
-    ap.add_argument("--variants", default="plain,worker,thread")
+    ap.add_argument("--variants", default="plain,worker,thread,streamed")
+    ap.add_argument("--every", type=float, default=0.25, help="a body starts every EVERY seconds (or when the last ends)")
+    ap.add_argument("--block", type=int, default=5, help="bodies per variant in turn (the variants interleaved)")
+    ap.add_argument("--trace", action="store_true", help="load bench/stalls.py: where the loop's long turns went")
     a = ap.parse_args()
     n = 20 if a.quick else a.bodies
     keys = a.variants.split(",")
@@ -177,18 +203,22 @@ def main() -> None:
     up = Upstream([f"paced={tmp / 'paced.sse'}"], per_write=1)
     mdir = mappings_dir(tmp, "lit", lits)
     md: dict[str, Mitmdump] = {}
-    res: dict[str, dict] = {}
+    res: dict[str, dict] = {k: {"gaps": [], "worst": [], "times": {}} for k in keys}
     first_t: dict[str, float] = {}
     turn_t: dict[str, float] = {}
     huge_res: dict[str, list[dict]] = {}
+    load0 = os.getloadavg()
     try:
         for k in keys:
-            md[k] = Mitmdump(up.port, args_of(k, tmp, mdir), tmp, f"offload-{k}")
+            trace = ["-s", str(HERE / "stalls.py")] if a.trace else []
+            env = {"BENCH_STALLS_FILE": str(tmp / f"stalls-{k}.json")} if a.trace else {}
+            md[k] = Mitmdump(up.port, [*args_of(k, tmp, mdir), *trace], tmp, f"offload-{k}", env=env)
         ports = {k: m.wait() for k, m in md.items()}
+        time.sleep(1.0)  # the worker's start in the background (nothing else is starting)
         for k in keys:
             c = Client(ports[k])
             t = time.perf_counter()
-            c.post(first, 1, headers={"x-bench-stream": "tiny"})  # warm-up: the worker starts
+            c.post(first, 1, headers={"x-bench-stream": "tiny"})  # the first large body of the process
             first_t[k] = time.perf_counter() - t
             ts = []
             for _ in range(3):
@@ -196,42 +226,63 @@ def main() -> None:
                 c.post(turn, 1, headers={"x-bench-stream": "tiny"})
                 ts.append(time.perf_counter() - t)
             turn_t[k] = statistics.median(ts)
+            c.post(b'{"stream": true}', 1, headers={"x-bench-stream": "tiny", "x-bench-stalls-reset": "1"})
             c.close()
-            print(f"  {VARIANTS[k]}: running {n} bodies ...", flush=True)
-            res[k] = run_variant(ports[k], labelled)
-            for label, body in huge:
+        print(f"  {n} bodies, {a.block} per variant in turn: ", end="", flush=True)
+        for b in range(0, n, a.block):
+            order = keys[(b // a.block) % len(keys):] + keys[: (b // a.block) % len(keys)]
+            for k in order:
+                r = run_variant(ports[k], labelled[b : b + a.block], a.every)
+                res[k]["gaps"] += r["gaps"]
+                res[k]["worst"] += r["worst"]
+                for kind, ts in r["times"].items():
+                    res[k]["times"].setdefault(kind, []).extend(ts)
+            print(".", end="", flush=True)
+        print()
+        for label, body in huge:
+            for k in keys:
                 print(f"  {VARIANTS[k]}: {label} ...", flush=True)
-                huge_res.setdefault(k, []).append(run_variant(ports[k], [(label, body)]))
-        if "worker" in md:
-            started = sum(1 for ln in md["worker"].log if re.search(r"masking worker started", ln))
-            print(f"  (worker variant: {started} worker process(es) started)")
+                huge_res.setdefault(k, []).append(run_variant(ports[k], [(label, body)], 0.0))
+        for k in keys:
+            if k != "plain":
+                started = sum(1 for ln in md[k].log if re.search(r"masking worker started", ln))
+                print(f"  ({VARIANTS[k]}: {started} worker process(es) started)")
+        rss = {k: proc_rss(m.pid) for k, m in md.items()}
+        wrss = {k: proc_rss(p) for k, m in md.items() for p in children(m.pid)}
     finally:
         for m in md.values():
             m.stop()
         up.stop()
+    load1 = os.getloadavg()
 
     print()
-    print(f"A concurrent stream's gaps while {n} bodies of 1 MB are masked (ms; the pacing is {DELAY_MS} ms), "
-          f"Python {sys.version.split()[0]}; default mappings + 1000 literals")  # fmt: skip
+    print(f"A concurrent stream's gaps while {n} bodies of 1 MB are masked, one every {a.every * 1e3:.0f} ms (ms; the "
+          f"pacing is {DELAY_MS} ms), Python {sys.version.split()[0]}; default mappings + 1000 literals; "
+          f"load {load0[0]:.1f} -> {load1[0]:.1f}")  # fmt: skip
     kinds = ["Claude-Code-shaped", "base64url tool result"]
-    print(f"  {'variant':<36}{'gaps':>6}{'p50':>8}{'p99':>8}{'max':>8}   " + "".join(f"{k[:18] + ' wall':>26}" for k in kinds))
+    print(f"  {'variant':<36}{'gaps':>6}{'p50':>7}{'p90':>7}{'p99':>7}{'max':>7}  {'per-body worst: p50':>20}"
+          f"{'p90':>7}{'max':>7}  " + "".join(f"{k[:14] + ' wall':>22}" for k in kinds))  # fmt: skip
     base = res.get("plain")
     for k in keys:
-        g = res[k]["gaps"]
+        g, w = res[k]["gaps"], res[k]["worst"]
         walls = []
         for kind in kinds:
-            w = statistics.median(res[k]["times"][kind])
-            ratio = f" ({w / statistics.median(base['times'][kind]):.1f}x)" if base and k != "plain" else ""
-            walls.append(f"{w * 1e3:>17.1f}ms{ratio:>7}")
-        print(f"  {VARIANTS[k]:<36}{len(g):>6}{pct(g, 50) * 1e3:>8.1f}{pct(g, 99) * 1e3:>8.1f}{max(g) * 1e3:>8.1f}   "
-              + "".join(f"{w:>26}" for w in walls))  # fmt: skip
-    print("  a 1 MB request alone (wall, ms), and the conversation's next turn (the same body, one exchange more):")
+            med = statistics.median(res[k]["times"][kind])
+            ratio = f" ({med / statistics.median(base['times'][kind]):.1f}x)" if base and k != "plain" else ""
+            walls.append(f"{med * 1e3:>7.1f}ms{ratio:>8}")
+        print(f"  {VARIANTS[k]:<36}{len(g):>6}{pct(g, 50) * 1e3:>7.1f}{pct(g, 90) * 1e3:>7.1f}{pct(g, 99) * 1e3:>7.1f}"
+              f"{max(g) * 1e3:>7.1f}  {pct(w, 50) * 1e3:>20.1f}{pct(w, 90) * 1e3:>7.1f}{max(w) * 1e3:>7.1f}  "
+              + "".join(f"{x:>22}" for x in walls))  # fmt: skip
+    print("  a 1 MB request alone (wall, ms): the process's first, and the conversation's next turn:")
     for k in keys:
         rf = f" ({first_t[k] / first_t['plain']:.1f}x)" if "plain" in first_t and k != "plain" else ""
         rt = f" ({turn_t[k] / turn_t['plain']:.1f}x)" if "plain" in turn_t and k != "plain" else ""
         print(f"    {VARIANTS[k]:<36} first {first_t[k] * 1e3:8.1f}{rf:<8} next turn {turn_t[k] * 1e3:8.1f}{rt}")
+    print("  RSS at the end (MiB): mitmdump, and its worker process apart")
+    for k in keys:
+        print(f"    {VARIANTS[k]:<36} {rss[k] / 2**20:7.1f}   worker {wrss.get(k, 0) / 2**20:7.1f}")
     if huge:
-        print("  one huge body, a concurrent stream beside it (ms):")
+        print("  one huge body, a concurrent stream beside it: its longest wait (ms) and the body's wall time")
         print(f"    {'body':<44}" + "".join(f"{VARIANTS[k][:30]:>34}" for k in keys))
         for i, (label, _) in enumerate(huge):
             cells = []
@@ -240,6 +291,43 @@ def main() -> None:
                 g = r["gaps"] or [float("nan")]
                 cells.append(f"max {max(g) * 1e3:6.0f} p99 {pct(g, 99) * 1e3:5.0f} wall {r['times'][label][0]:5.1f}s")
             print(f"    {label:<44}" + "".join(f"{c:>34}" for c in cells))
+    if a.trace:
+        for k in keys:
+            print_trace(k, tmp / f"stalls-{k}.json")
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def proc_rss(pid: int) -> int:
+    try:
+        for ln in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if ln.startswith("VmRSS:"):
+                return int(ln.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def print_trace(key: str, path: Path) -> None:
+    """bench/stalls.py's summary: the loop's longest pauses and where they went."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        print(f"  {VARIANTS[key]}: no trace")
+        return
+    print(f"  {VARIANTS[key]}: the loop's wake-ups (every 2 ms) late by over {doc['threshold_ms']:.0f} ms, by what "
+          f"took most of each: {doc['causes']}; lateness (5 ms buckets): {doc['late_5ms']}")  # fmt: skip
+    for t in doc["pauses"][:6]:
+        print(f"    {t['wall_ms']:6.1f} ms: loop cpu {t['loop_cpu_ms']} (gc {t['gc_ms']}), run queue "
+              f"{t['loop_runqueue_ms']}, asleep {t['loop_asleep_ms']}; threads {t['threads_cpu_ms']}, "
+              f"worker {t['children_cpu_ms']}")  # fmt: skip
+        for cnt, stack in t["stacks"][:2]:
+            print(f"        {cnt:3d}x {stack[:240]}")
 
 
 if __name__ == "__main__":
