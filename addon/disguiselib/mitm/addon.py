@@ -23,7 +23,7 @@ from ..pipeline import Refusal
 from ..rules.rules import Rules
 from ..scope import in_hosts, known_host
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
-from . import aws, cut, options, outcome, streamed, whole
+from . import aws, bodyhook, cut, heap, options, outcome, streamed, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     TRANSFER_CODED,
@@ -72,12 +72,19 @@ class Disguise:
     # -- life cycle ----------------------------------------------------------------------
 
     def load(self, loader) -> None:
+        heap.freeze_startup()  # mitmproxy and the addon, never garbage: no full collection scans them (heap.py)
+        if not bodyhook.install():
+            log.warning("disguise: a body mitmproxy streams (stream_large_bodies) is masked on the event loop")
         self.guard = Guard.install(loader.master)
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
         if failure is not None:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
+
+    def running(self) -> None:
+        if ctx.options.disguise_offload_bytes > 0:
+            self.offload.running()  # the worker starts and builds the rules in force, before any body needs it
 
     def done(self) -> None:
         self.offload.close()
@@ -87,6 +94,8 @@ class Disguise:
         rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fakes", "disguise_fakes_key",
                    "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
         if self.config is not None and not (rebuild & updated):
+            if "disguise_offload_bytes" in updated and ctx.options.disguise_offload_bytes > 0 and self.offload.live:
+                self.offload.running()  # turned on while running: started now
             return
         opts = ctx.options
         try:
@@ -106,7 +115,8 @@ class Disguise:
         self.guard.config = new
         self.guard.failure = None
         self.reloader.installed(new)
-        self.offload.prepare(new)
+        if getattr(ctx.options, "disguise_offload_bytes", 0) > 0:
+            self.offload.prepare(new)  # the running worker builds the new set in the background
         log_loaded(new, verb)
         self.reloaded(verb)
 
@@ -184,9 +194,16 @@ class Disguise:
             stop(flow, why)
             rec.to(Phase.REFUSED, why)
             return
-        work = streamed.masker(flow, rec) if kind is Kind.API else streamed.scanner(flow, rec)
+        work = streamed.masker(flow, rec, self.offload) if kind is Kind.API else streamed.scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
         chunked(flow.request)
+
+    async def disguise_body_complete(self, flow: http.HTTPFlow) -> None:
+        """A body mitmproxy streamed into a Buffered is whole (bodyhook.py): masked or
+        scanned now, off the event loop, before mitmproxy asks the callable for it."""
+        stream = flow.request.stream
+        if isinstance(stream, Buffered):
+            await stream.complete()
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
