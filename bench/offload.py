@@ -1,21 +1,27 @@
 """Large request bodies off the event loop and off its GIL (issue 29, issue 27 "Large
-inputs"): what a concurrent stream sees while mitmdump masks big bodies, with the masking
-worker process (disguise_offload_bytes, the default 256 KiB), without it (0: masked in a
-thread of mitmdump's process, as before), and plain mitmdump beside, in one run.
+inputs"): what a concurrent stream sees while mitmdump masks big bodies. Side by side in
+one run, the variants interleaved (5 bodies each in turn): plain mitmdump; the addon with
+its masking worker process (disguise_offload_bytes, the default 256 KiB); masking in a
+thread of mitmdump's process (0); the worker with stream_large_bodies=128k (the body
+mitmproxy streams, taken whole by the addon and masked off the loop through bodyhook).
 
     python bench/offload.py                  # 50 bodies of 1 MB; ~3 min on 2 cores
-    python bench/offload.py --bodies 20 --quick
+    python bench/offload.py --quick          # 20 bodies
     python bench/offload.py --huge           # also a 200 MB body and a 1M-element tool input
+    python bench/offload.py --trace          # where the loop's long pauses went (bench/stalls.py)
 
-A paced SSE stream (one event per upstream write, 5 ms apart) runs through the same
-mitmdump while N bodies of 1 MB (Claude-Code-shaped ones from bodies.build_request and
-base64url tool results, alternating; every body a new one) are sent one after the other
-on another connection. Printed per variant: the stream's gaps between reads while the
-bodies are in flight (p50, p99, max: 5 ms is the pacing itself), and each kind of body's
-median wall time, as a ratio to plain mitmdump; the next turn of a conversation (the same
-body and one exchange more, after the rules met the first). Rules: the shipped defaults
-and 1,000 literals. The first large body of the worker variant starts the worker: it is
-sent before the measurement (a warm-up for every variant), its time printed apart.
+A paced SSE stream (one event per upstream write, 5 ms apart), read by a process of its
+own, runs through the same mitmdump while N bodies of 1 MB (Claude-Code-shaped ones from
+bodies.build_request and base64url tool results, alternating; every body a new one) are
+sent on another connection, one every 250 ms (--every). Printed per variant: the
+stream's gaps between reads over the whole run (p50/p90/p99/max: 5 ms is the pacing),
+each body's worst gap (the longest while it was the body in flight: p50/p90/max over
+the bodies), each kind's median wall time (ratio to plain); the first 1 MB body once the
+worker is ready, and the next turn of a conversation (the same body and one exchange
+more); how long after mitmdump listened its worker was ready (started and its rules
+built, in the background), RSS of mitmdump and of its worker apart. --huge: each huge
+body's longest wait of the stream beside it. Rules: the shipped defaults and 1,000
+literals. The machine's load average is printed (the gaps grow with it).
 """
 
 from __future__ import annotations
@@ -25,8 +31,8 @@ import json
 import os
 import random
 import re
-import subprocess
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -214,7 +220,15 @@ def main() -> None:
             env = {"BENCH_STALLS_FILE": str(tmp / f"stalls-{k}.json")} if a.trace else {}
             md[k] = Mitmdump(up.port, [*args_of(k, tmp, mdir), *trace], tmp, f"offload-{k}", env=env)
         ports = {k: m.wait() for k, m in md.items()}
-        time.sleep(1.0)  # the worker's start in the background (nothing else is starting)
+        t_listen = time.perf_counter()
+        ready_t: dict[str, float] = {}
+        while time.perf_counter() - t_listen < 120 and len(ready_t) < sum(k != "plain" and k != "thread" for k in keys):
+            for k in keys:
+                if k not in ready_t and any("masking worker ready" in ln for ln in md[k].log):
+                    ready_t[k] = time.perf_counter() - t_listen
+            time.sleep(0.05)
+        idle = {k: proc_rss(m.pid) for k, m in md.items()}
+        idle_w = {k: sum(proc_rss(p) for p in children(m.pid)) for k, m in md.items()}
         for k in keys:
             c = Client(ports[k])
             t = time.perf_counter()
@@ -248,7 +262,7 @@ def main() -> None:
                 started = sum(1 for ln in md[k].log if re.search(r"masking worker started", ln))
                 print(f"  ({VARIANTS[k]}: {started} worker process(es) started)")
         rss = {k: proc_rss(m.pid) for k, m in md.items()}
-        wrss = {k: proc_rss(p) for k, m in md.items() for p in children(m.pid)}
+        wrss = {k: sum(proc_rss(p) for p in children(m.pid)) for k, m in md.items()}
     finally:
         for m in md.values():
             m.stop()
@@ -273,14 +287,17 @@ def main() -> None:
         print(f"  {VARIANTS[k]:<36}{len(g):>6}{pct(g, 50) * 1e3:>7.1f}{pct(g, 90) * 1e3:>7.1f}{pct(g, 99) * 1e3:>7.1f}"
               f"{max(g) * 1e3:>7.1f}  {pct(w, 50) * 1e3:>20.1f}{pct(w, 90) * 1e3:>7.1f}{max(w) * 1e3:>7.1f}  "
               + "".join(f"{x:>22}" for x in walls))  # fmt: skip
-    print("  a 1 MB request alone (wall, ms): the process's first, and the conversation's next turn:")
+    print("  a 1 MB request alone (wall, ms): the process's first (its worker ready), and the conversation's next turn:")
     for k in keys:
         rf = f" ({first_t[k] / first_t['plain']:.1f}x)" if "plain" in first_t and k != "plain" else ""
         rt = f" ({turn_t[k] / turn_t['plain']:.1f}x)" if "plain" in turn_t and k != "plain" else ""
         print(f"    {VARIANTS[k]:<36} first {first_t[k] * 1e3:8.1f}{rf:<8} next turn {turn_t[k] * 1e3:8.1f}{rt}")
-    print("  RSS at the end (MiB): mitmdump, and its worker process apart")
+    print("  the worker ready (started and its rules built, in the background) after listening, s; RSS (MiB) of "
+          "mitmdump and of its worker process apart, idle (once ready) and at the end:")  # fmt: skip
     for k in keys:
-        print(f"    {VARIANTS[k]:<36} {rss[k] / 2**20:7.1f}   worker {wrss.get(k, 0) / 2**20:7.1f}")
+        ready = f"{ready_t[k]:5.1f}" if k in ready_t else "    -"
+        print(f"    {VARIANTS[k]:<36} ready {ready}   mitmdump {idle[k] / 2**20:6.1f} -> {rss[k] / 2**20:6.1f}"
+              f"   worker {idle_w[k] / 2**20:6.1f} -> {wrss[k] / 2**20:6.1f}")  # fmt: skip
     if huge:
         print("  one huge body, a concurrent stream beside it: its longest wait (ms) and the body's wall time")
         print(f"    {'body':<44}" + "".join(f"{VARIANTS[k][:30]:>34}" for k in keys))
@@ -297,10 +314,14 @@ def main() -> None:
 
 
 def children(pid: int) -> list[int]:
+    """The child processes of pid (the masking worker is started by one of its threads)."""
+    out = []
     try:
-        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            out += [int(x) for x in (task / "children").read_text().split()]
     except OSError:
-        return []
+        pass
+    return out
 
 
 def proc_rss(pid: int) -> int:

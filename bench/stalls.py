@@ -14,7 +14,7 @@ is a pause (every callback waited as long). For each it keeps, over the pause's 
 - what the loop thread was running: its stack, sampled every 2 ms by a thread of this
   script (the innermost frames).
 
-At done (and twice a second) it writes a JSON summary: the longest pauses with those
+At done it writes a JSON summary: the longest pauses with those
 figures, a histogram of the wake-ups' lateness, and per cause the pauses it dominated.
 bench/offload.py --trace loads it and prints it.
 """
@@ -53,10 +53,13 @@ def _sched(tid: int) -> tuple[float, float]:
 
 
 def _children_cpu() -> float:
+    """CPU time of the process's children (the masking worker: started by a thread)."""
     tot = 0.0
     try:
-        with open(f"/proc/self/task/{os.getpid()}/children") as f:
-            kids = f.read().split()
+        kids = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                kids += f.read().split()
         for k in kids:
             with open(f"/proc/{k}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
@@ -132,11 +135,9 @@ class Stalls:
                  "asleep (GIL or a blocking call)": wall - cpu - queue}  # fmt: skip
         self.causes[max(parts, key=lambda k: parts[k])] += 1
         self.pauses.append(p)
-        self.pauses.sort(key=lambda x: -x["wall_ms"])
-        del self.pauses[KEEP:]
-        if t1 - self.last_write > 0.5:
-            self.last_write = t1
-            self._write()
+        if len(self.pauses) > 2 * KEEP:
+            self.pauses.sort(key=lambda x: -x["wall_ms"])
+            del self.pauses[KEEP:]
 
     def _gc(self, phase: str, info: dict) -> None:
         if threading.get_ident() != self.loop_ident:
@@ -165,6 +166,8 @@ class Stalls:
     def _write(self) -> None:
         if not self.path:
             return
+        self.pauses.sort(key=lambda x: -x["wall_ms"])
+        del self.pauses[KEEP:]
         doc = {"threshold_ms": THRESHOLD * 1e3, "pauses": self.pauses, "causes": dict(self.causes),
                "late_5ms": {str(k * 5): v for k, v in sorted(self.hist.items())}}  # fmt: skip
         tmp = self.path + ".tmp"

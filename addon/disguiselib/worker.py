@@ -209,8 +209,11 @@ def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connecti
 
 def main(fd: int) -> None:
     """The worker process's entry (mitm/offload.py runs it: `python -P -c ...`)."""
+    import gc
     from multiprocessing.connection import Connection
 
     log.addHandler(logging.NullHandler())  # what masking logs goes to the proxy, nothing to stderr
     log.propagate = False
+    gc.collect()
+    gc.freeze()  # the imported package is never garbage: no full collection scans it (mitm/heap.py)
     serve(Connection(fd))

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
@@ -200,12 +201,14 @@ class Offload:
 
     def _build(self, gen: int, cfg: Config) -> None:
         try:
+            t0 = time.monotonic()
             conn, _ = self._ensure()
             conn.send(("build", gen, Spec.of(cfg)))
             reply = self._reply(conn, BUILD_S)
             if reply[0] != "built" or reply[1] != gen:
                 raise _Failed("it did not build the rule set")
             self.built.add(gen)
+            log.info("disguise: masking worker ready (rule set %d built in %.1f s)", gen, time.monotonic() - t0)
         except Exception as e:  # noqa: BLE001 - whatever failed, the next body starts a fresh worker
             self._stop()
             log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)

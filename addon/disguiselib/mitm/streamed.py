@@ -6,7 +6,6 @@ Its URL and headers were checked before (flows.headers_refused): they leave firs
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
@@ -55,19 +54,18 @@ class Masker:
         return body, pipeline.mask_request(rec.api, body, rec.config, self.path, self.headers)
 
     async def prepare(self, raw: bytes) -> None:
-        rec, limit = self.rec, decoded_limit()
+        rec, limit, offload = self.rec, decoded_limit(), self.offload
         assert rec.config is not None and isinstance(rec.api, Api)
         threshold = ctx.options.disguise_offload_bytes
-        if self.offload is not None and Offload.takes(rec.api, len(raw), threshold):
-            body, refused = (self._decoded(raw) if not self.enc else await asyncio.to_thread(self._decoded, raw, limit))
-            if refused is None and Offload.takes(rec.api, len(body), threshold):
-                result = await self.offload.mask(rec.api, body, rec.config, self.path, self.headers)  # never raises
-            elif refused is None:
-                result = await asyncio.to_thread(pipeline.mask_request, rec.api, body, rec.config, self.path, self.headers)
-            else:
-                result = refused
+        body, refused = (self._decoded(raw) if not self.enc else await asyncio.to_thread(self._decoded, raw, limit))
+        result: pipeline.Verdict
+        if refused is not None:
+            result = refused  # not readable
+        elif offload is not None and Offload.takes(rec.api, len(body), threshold):
+            result = await offload.mask(rec.api, body, rec.config, self.path, self.headers)  # never raises
         else:
-            body, result = await asyncio.to_thread(self._verdict, raw, limit)
+            args = (rec.api, body, rec.config, self.path, self.headers)
+            result = await asyncio.to_thread(pipeline.mask_request, *args)
         if self.enc and isinstance(result, pipeline.Masked):
             self.encoded = (result.body, await asyncio.to_thread(mencoding.encode, result.body, self.enc))
         self.ready = (raw, body, result)
