@@ -1,7 +1,11 @@
 """A request body mitmproxy would stream upstream as it arrives (stream_large_bodies),
 taken whole instead (adapter-level): masked (an API disguise transforms) or scanned
-(any other endpoint) at its end, inside mitmproxy's stream callable (callables.Buffered).
-Its URL and headers were checked before (flows.headers_refused): they leave first."""
+(any other endpoint) at its end. mitmproxy's stream callable (callables.Buffered) is
+called synchronously on the event loop, so the slow part is done before it, off the
+loop: bodyhook.py has mitmproxy await `prepare` (the worker process from
+disguise_offload_bytes on, else a thread), and the callable's last call applies the
+verdict. Without the hook the call does it all, on the loop. Its URL and headers were
+checked before (flows.headers_refused): they leave first."""
 
 from __future__ import annotations
 
