@@ -83,7 +83,7 @@ class Disguise:
             log.error("disguise: %s", failure)
 
     def running(self) -> None:
-        if ctx.options.disguise_offload_bytes > 0:
+        if ctx.options.disguise_offload_bytes > 0 and getattr(ctx.options, "server", True):
             self.offload.running()  # the worker starts and builds the rules in force, before any body needs it
 
     def done(self) -> None:
