@@ -9,6 +9,7 @@ mitmproxy streams, taken whole by the addon and masked off the loop through body
     python bench/offload.py --quick          # 20 bodies
     python bench/offload.py --huge           # also a 200 MB body and a 1M-element tool input
     python bench/offload.py --trace          # where the loop's long pauses went (bench/stalls.py)
+    python bench/offload.py --before DIR     # DIR's addon (an older checkout) beside: before/after in one run
 
 A paced SSE stream (one event per upstream write, 5 ms apart), read by a process of its
 own, runs through the same mitmdump while N bodies of 1 MB (Claude-Code-shaped ones from
@@ -31,6 +32,7 @@ import json
 import os
 import random
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -53,7 +55,11 @@ VARIANTS = {
 }
 
 
-def args_of(key: str, tmp: Path, mdir: Path) -> list[str]:
+def args_of(key: str, tmp: Path, mdir: Path, before: Path | None = None) -> list[str]:
+    if key.endswith("@before"):  # the same variant, the addon of another tree (--before)
+        assert before is not None
+        args = args_of(key.removesuffix("@before"), tmp, mdir)
+        return [str(before / "addon" / "disguise.py") if x == "addon/disguise.py" else x for x in args]
     if key == "plain":
         return variant_args(tmp, "plain")
     args = [*variant_args(tmp, "addon", mdir), "--set", f"disguise_offload_bytes={0 if key == 'thread' else 262144}"]
@@ -128,11 +134,11 @@ def next_turn(raw: bytes, rng: random.Random) -> bytes:
     return json.dumps(doc, ensure_ascii=False).encode()
 
 
-def run_variant(port: int, loads: list[tuple[str, bytes]], every: float) -> dict:
+def run_variant(port: int, loads: list[tuple[str, bytes]], every: float, stream_port: int) -> dict:
     """The stream's gaps while loads go through, one starting every `every` seconds (or
     when the one before ends, if later); each body's wall time and the longest gap
     while it was the body in flight (from its start to the next one's)."""
-    st = Stream(port)
+    st = Stream(stream_port)
     c = Client(port)
     times: dict[str, list[float]] = {}
     starts = []
@@ -185,9 +191,15 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=0.25, help="a body starts every EVERY seconds (or when the last ends)")
     ap.add_argument("--block", type=int, default=5, help="bodies per variant in turn (the variants interleaved)")
     ap.add_argument("--trace", action="store_true", help="load bench/stalls.py: where the loop's long turns went")
+    ap.add_argument("--before", type=Path, help="a checkout of an older tree: its worker and streamed variants beside")
     a = ap.parse_args()
     n = 20 if a.quick else a.bodies
     keys = a.variants.split(",")
+    if a.before:
+        keys += [f"{k}@before" for k in keys if k in ("worker", "streamed")]
+        for k in keys:
+            if k.endswith("@before"):
+                VARIANTS[k] = VARIANTS[k.removesuffix("@before")].replace("addon,", "before,")
     rng = random.Random(a.seed)
     lits = make_literals(random.Random(a.seed), 1000)
     mat = Material(rng, lits)
@@ -206,9 +218,14 @@ def main() -> None:
     pieces = streams.pieces(text, streams.cut_points(random.Random(a.seed + 3), text, 5, 40))
     (tmp / "paced.sse").write_bytes(b"".join(streams.anthropic_text_stream(random.Random(a.seed + 4), pieces)))
     print(f"paced stream: {len(pieces)} events, one per write, {DELAY_MS} ms apart", flush=True)
-    up = Upstream([f"paced={tmp / 'paced.sse'}"], per_write=1)
+    # Two fake providers: the paced stream's, and the bodies' (one process receiving a
+    # 200 MB body pauses its own loop, and with it any stream it serves: not the proxy's).
+    up_s = Upstream([f"paced={tmp / 'paced.sse'}"], per_write=1)
+    up = Upstream([], per_write=1)
     mdir = mappings_dir(tmp, "lit", lits)
     md: dict[str, Mitmdump] = {}
+    ports: dict[str, int] = {}
+    sport: dict[str, int] = {}  # the paced stream's listener of each mitmdump (its own provider)
     res: dict[str, dict] = {k: {"gaps": [], "worst": [], "times": {}} for k in keys}
     first_t: dict[str, float] = {}
     turn_t: dict[str, float] = {}
@@ -218,15 +235,23 @@ def main() -> None:
         for k in keys:
             trace = ["-s", str(HERE / "stalls.py")] if a.trace else []
             env = {"BENCH_STALLS_FILE": str(tmp / f"stalls-{k}.json")} if a.trace else {}
-            md[k] = Mitmdump(up.port, [*args_of(k, tmp, mdir), *trace], tmp, f"offload-{k}", env=env)
-        ports = {k: m.wait() for k, m in md.items()}
+            sport[k] = free_port()
+            second = ["--mode", f"reverse:http://127.0.0.1:{up_s.port}@127.0.0.1:{sport[k]}"]
+            md[k] = Mitmdump(up.port, [*args_of(k, tmp, mdir, a.before), *second, *trace], tmp, f"offload-{k}", env=env)
+        for k, m in md.items():
+            m.wait()
+            t_end = time.monotonic() + 60
+            while time.monotonic() < t_end:
+                found = [int(p) for p in re.findall(r"listening at 127\.0\.0\.1:(\d+)", "\n".join(m.log))]
+                if len(set(found)) >= 2:
+                    break
+                time.sleep(0.05)
+            ports[k] = next(p for p in found if p != sport[k])
         t_listen = time.perf_counter()
         ready_t: dict[str, float] = {}
-        while time.perf_counter() - t_listen < 120 and len(ready_t) < sum(k != "plain" and k != "thread" for k in keys):
-            if time.perf_counter() - t_listen > 10 and not any("masking worker started" in ln for m in md.values()
-                                                                for ln in m.log):  # fmt: skip
-                break  # an older tree: its worker starts at the first large body
-            for k in keys:
+        waiting = [k for k in keys if k not in ("plain", "thread") and not k.endswith("@before")]
+        while time.perf_counter() - t_listen < 120 and len(ready_t) < len(waiting):
+            for k in waiting:
                 if k not in ready_t and any("masking worker ready" in ln for ln in md[k].log):
                     ready_t[k] = time.perf_counter() - t_listen
             time.sleep(0.05)
@@ -249,7 +274,7 @@ def main() -> None:
         for b in range(0, n, a.block):
             order = keys[(b // a.block) % len(keys):] + keys[: (b // a.block) % len(keys)]
             for k in order:
-                r = run_variant(ports[k], labelled[b : b + a.block], a.every)
+                r = run_variant(ports[k], labelled[b : b + a.block], a.every, sport[k])
                 res[k]["gaps"] += r["gaps"]
                 res[k]["worst"] += r["worst"]
                 for kind, ts in r["times"].items():
@@ -259,17 +284,22 @@ def main() -> None:
         for label, body in huge:
             for k in keys:
                 print(f"  {VARIANTS[k]}: {label} ...", flush=True)
-                huge_res.setdefault(k, []).append(run_variant(ports[k], [(label, body)], 0.0))
+                huge_res.setdefault(k, []).append(run_variant(ports[k], [(label, body)], 0.0, sport[k]))
         for k in keys:
             if k != "plain":
                 started = sum(1 for ln in md[k].log if re.search(r"masking worker started", ln))
                 print(f"  ({VARIANTS[k]}: {started} worker process(es) started)")
+        for k in keys:  # the tracer's summary, written before mitmdump is stopped
+            c = Client(ports[k])
+            c.post(b'{"stream": true}', 1, headers={"x-bench-stream": "tiny", "x-bench-stalls-write": "1"})
+            c.close()
         rss = {k: proc_rss(m.pid) for k, m in md.items()}
         wrss = {k: sum(proc_rss(p) for p in children(m.pid)) for k, m in md.items()}
     finally:
         for m in md.values():
             m.stop()
         up.stop()
+        up_s.stop()
     load1 = os.getloadavg()
 
     print()
@@ -314,6 +344,12 @@ def main() -> None:
     if a.trace:
         for k in keys:
             print_trace(k, tmp / f"stalls-{k}.json")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def children(pid: int) -> list[int]:

@@ -162,6 +162,8 @@ class Stalls:
             self.pauses.clear()
             self.hist.clear()
             self.causes.clear()
+        if flow.request.headers.get("x-bench-stalls-write"):  # the run is over (done may come too late)
+            self._write()
 
     def _write(self) -> None:
         if not self.path:
