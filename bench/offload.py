@@ -32,7 +32,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -70,8 +69,8 @@ def args_of(key: str, tmp: Path, mdir: Path, before: Path | None = None) -> list
 
 READER = """
 import json, socket, sys, threading, time
-port, req = int(sys.argv[1]), sys.stdin.buffer.readline()
-s = socket.create_connection(("127.0.0.1", port))
+host, port, req = sys.argv[2], int(sys.argv[1]), sys.stdin.buffer.readline()
+s = socket.create_connection((host, port))
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 s.sendall(bytes.fromhex(req.decode()))
 ts = []
@@ -92,12 +91,12 @@ class Stream:
     """The paced stream, read by a process of its own (no GIL shared with the client
     sending the bodies): the time of every read (perf_counter: CLOCK_MONOTONIC)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
         body = b'{"stream": true}'
-        req = (f"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\n"
+        req = (f"POST /v1/messages HTTP/1.1\r\nHost: {host}:{port}\r\ncontent-type: application/json\r\n"
                "anthropic-version: 2023-06-01\r\nx-api-key: sk-ant-bench\r\nx-bench-stream: paced\r\n"
                f"x-bench-per-write: 1\r\nx-bench-delay-ms: {DELAY_MS}\r\ncontent-length: {len(body)}\r\n\r\n").encode()  # fmt: skip
-        self.proc = subprocess.Popen([sys.executable, "-c", READER, str(port)], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-c", READER, str(port), host], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE)  # fmt: skip
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write((req + body).hex().encode() + b"\n")
@@ -138,7 +137,7 @@ def run_variant(port: int, loads: list[tuple[str, bytes]], every: float, stream_
     """The stream's gaps while loads go through, one starting every `every` seconds (or
     when the one before ends, if later); each body's wall time and the longest gap
     while it was the body in flight (from its start to the next one's)."""
-    st = Stream(stream_port)
+    st = Stream(stream_port, "127.0.0.2")
     c = Client(port)
     times: dict[str, list[float]] = {}
     starts = []
@@ -235,18 +234,16 @@ def main() -> None:
         for k in keys:
             trace = ["-s", str(HERE / "stalls.py")] if a.trace else []
             env = {"BENCH_STALLS_FILE": str(tmp / f"stalls-{k}.json")} if a.trace else {}
-            sport[k] = free_port()
-            second = ["--mode", f"reverse:http://127.0.0.1:{up_s.port}@127.0.0.1:{sport[k]}"]
+            second = ["--mode", f"reverse:http://127.0.0.1:{up_s.port}@127.0.0.2:0"]  # its own address: any port
             md[k] = Mitmdump(up.port, [*args_of(k, tmp, mdir, a.before), *second, *trace], tmp, f"offload-{k}", env=env)
         for k, m in md.items():
-            m.wait()
+            ports[k] = m.wait()
             t_end = time.monotonic() + 60
-            while time.monotonic() < t_end:
-                found = [int(p) for p in re.findall(r"listening at 127\.0\.0\.1:(\d+)", "\n".join(m.log))]
-                if len(set(found)) >= 2:
-                    break
+            while k not in sport and time.monotonic() < t_end:
+                found = re.search(r"listening at 127\.0\.0\.2:(\d+)", "\n".join(m.log))
+                if found:
+                    sport[k] = int(found.group(1))
                 time.sleep(0.05)
-            ports[k] = next(p for p in found if p != sport[k])
         t_listen = time.perf_counter()
         ready_t: dict[str, float] = {}
         waiting = [k for k in keys if k not in ("plain", "thread") and not k.endswith("@before")]
@@ -344,12 +341,6 @@ def main() -> None:
     if a.trace:
         for k in keys:
             print_trace(k, tmp / f"stalls-{k}.json")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def children(pid: int) -> list[int]:
