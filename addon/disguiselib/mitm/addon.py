@@ -26,11 +26,13 @@ from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from . import aws, bodyhook, cut, heap, options, outcome, streamed, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
+    CODED_OFF_LOOP,
     TRANSFER_CODED,
     body_limit,
     chunked,
     decode_body,
     decoded_limit,
+    encode_body,
     error_api,
     finish_error,
     fix_headers,
@@ -51,7 +53,6 @@ from .reload import Reloader
 from .websocket import Realtime
 
 log = logging.getLogger("disguise")
-
 
 class Disguise:
     def __init__(self) -> None:
@@ -356,8 +357,10 @@ class Disguise:
         if transfer_coded(r.headers):
             self._unmaskable(flow, rec, MaskError(TRANSFER_CODED))
             return None
+        enc = r.headers.get("content-encoding", "")
+        if enc.strip() and r.raw_content and len(r.raw_content) >= CODED_OFF_LOOP and flow.live:
+            return self._mask_off_loop(flow, rec, r.raw_content, enc)  # decoded there, encoded again there
         try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
-            enc = r.headers.get("content-encoding", "")
             raw = None if r.raw_content is None else decode_body(r.raw_content, enc, rec.config.rules)
         except MaskError as e:
             self._unmaskable(flow, rec, e)
@@ -365,29 +368,45 @@ class Disguise:
         if raw is None:
             self._unmaskable(flow, rec, MaskError("request has no body"))
             return None
-        args = (rec.api, raw, rec.config, r.path, list(r.headers.items(multi=True)))
         offload = self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes)
         if (offload or len(raw) >= pipeline.OFF_LOOP_BYTES) and flow.live:
-            return self._mask_off_loop(flow, rec, raw, args, offload)
-        self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, args[3], args[4]))
+            return self._mask_off_loop(flow, rec, raw)
+        headers = r.headers.items(multi=True)
+        self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, r.path, headers))
         return None
 
-    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple, offload: bool):
-        """A large body: masked in the worker process from disguise_offload_bytes on (no
-        other flow waits for it, offload.py), else in a worker thread."""
+    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, body: bytes, enc: str = ""):
+        """A large body (or a compressed one: body as it came, content-encoded with enc:
+        decoded in a thread, and the masked body encoded again there): masked in the
+        worker process from disguise_offload_bytes on (no other flow waits for it,
+        offload.py), else in a worker thread."""
+        r = flow.request
+        assert rec.config is not None and isinstance(rec.api, Api)
+        args = (rec.api, body, rec.config, r.path, list(r.headers.items(multi=True)))
+        raw, encoded = body, None
         try:
-            if offload:  # the worker runs mask_request and hands back its verdict (never raises)
-                result: pipeline.Verdict = await self.offload.mask(*args)
+            if enc:
+                raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
+                args = (rec.api, raw, *args[2:])
+            if self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes):
+                result: pipeline.Verdict = await self.offload.mask(*args)  # the worker's verdict (never raises)
             else:
                 result = await asyncio.to_thread(pipeline.mask_request, *args)
+            if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
+                encoded = await asyncio.to_thread(encode_body, result.body, enc)
+        except MaskError as e:  # the compressed body cannot be decoded
+            self._unmaskable(flow, rec, e)
+            return
         except Exception as e:  # noqa: BLE001 - mask_request never raises; this is the thread machinery failing
             log_internal(log, "masking failed", e)
             result = pipeline.Refused.of(e)
-        self._masked(flow, rec, raw, result)
+        self._masked(flow, rec, raw, result, encoded)
 
-    def _masked(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Verdict) -> None:
+    def _masked(
+        self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Verdict, encoded: bytes | None = None
+    ) -> None:
         """Apply what the pipeline gave (mitm/outcome.py)."""
-        outcome.apply(flow, rec, raw, result, lambda: self._unknown(flow, rec))
+        outcome.apply(flow, rec, raw, result, lambda: self._unknown(flow, rec), encoded=encoded)
 
     def _unmaskable(self, flow: http.HTTPFlow, rec: FlowRecord, e: Exception, fail_open: bool = True) -> None:
         """A request refused before the pipeline (its body cannot be read; a signed body)."""
