@@ -30,7 +30,9 @@ class Work:
 def _stream(stream: object) -> SimpleNamespace:
     f = tflow.tflow()
     f.request.stream = stream
-    return SimpleNamespace(flow=f, stream_id=1, context=SimpleNamespace(server=object(), options=None))
+    options = SimpleNamespace(store_streamed_bodies=False)  # mitmproxy 12 reads it
+    return SimpleNamespace(flow=f, stream_id=1, request_body_buf=bytearray(),
+                           context=SimpleNamespace(server=object(), options=options))  # fmt: skip
 
 
 def test_installed_once_and_implemented_by_the_addon() -> None:
