@@ -250,7 +250,7 @@ def main() -> None:
         while time.perf_counter() - t_listen < 120 and len(ready_t) < len(waiting):
             for k in waiting:
                 if k not in ready_t and any("masking worker ready" in ln for ln in md[k].log):
-                    ready_t[k] = time.perf_counter() - t_listen
+                    ready_t[k] = logged_between(md[k].log, "listening at", "masking worker ready")
             time.sleep(0.05)
         idle = {k: proc_rss(m.pid) for k, m in md.items()}
         idle_w = {k: sum(proc_rss(p) for p in children(m.pid)) for k, m in md.items()}
@@ -341,6 +341,17 @@ def main() -> None:
     if a.trace:
         for k in keys:
             print_trace(k, tmp / f"stalls-{k}.json")
+
+
+def logged_between(log: list[str], first: str, then: str) -> float:
+    """Seconds between mitmdump's log lines holding first and then (its [HH:MM:SS.mmm] stamps)."""
+
+    def stamp(what: str) -> float:
+        ln = next(x for x in log if what in x)
+        h, m, s = re.match(r"\[(\d+):(\d+):([\d.]+)\]", ln).groups()  # type: ignore[union-attr]
+        return int(h) * 3600 + int(m) * 60 + float(s)
+
+    return stamp(then) - stamp(first)
 
 
 def children(pid: int) -> list[int]:

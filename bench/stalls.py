@@ -123,8 +123,8 @@ class Stalls:
         wall = t1 - t0
         cpu, queue = s1[0] - s0[0], s1[1] - s0[1]
         others = {k: round((v - th0.get(k, v)) * 1e3, 1) for k, v in th1.items() if v - th0.get(k, v) > 0.0005}
-        gcs = sum(max(0.0, min(b, t1) - max(a, t0)) for a, b in self.gcs)
-        stacks = Counter(s for t, s in self.samples if t0 <= t <= t1).most_common(3)
+        gcs = sum(max(0.0, min(b, t1) - max(a, t0)) for a, b in list(self.gcs))
+        stacks = Counter(s for t, s in list(self.samples) if t0 <= t <= t1).most_common(3)  # a copy: the sampler appends
         p = {
             "wall_ms": round(wall * 1e3, 1), "loop_cpu_ms": round(cpu * 1e3, 1),
             "loop_runqueue_ms": round(queue * 1e3, 1), "loop_asleep_ms": round((wall - cpu - queue) * 1e3, 1),
