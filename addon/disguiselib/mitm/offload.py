@@ -211,7 +211,8 @@ class Offload:
             log.info("disguise: masking worker ready (rule set %d built in %.1f s)", gen, time.monotonic() - t0)
         except Exception as e:  # noqa: BLE001 - whatever failed, the next body starts a fresh worker
             self._stop()
-            log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)
+            if not self.closed:
+                log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)
 
     def _reply(self, conn: Connection, timeout: float) -> tuple:
         if not conn.poll(timeout):
