@@ -346,6 +346,8 @@ def test_the_worker_starts_and_builds_when_the_proxy_runs(configs) -> None:
         o._pool.submit(lambda: None).result(timeout=120)  # the pool's queue done: started, built
         assert o.pid is not None and o.started == 1
         assert o.built == {o.generation(cfg)}  # the worker said "built": the body will not wait for a build
+        nice = int(Path(f"/proc/{o.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+        assert nice == min(19, os.nice(0) + worker.NICE)  # below the proxy: the event loop gets the CPU first
         got = run(o.mask(ANTHROPIC_MESSAGES, _big(1000), cfg, "/v1/messages", HEADERS))
         assert isinstance(got, pipeline.Masked) and o.started == 1
     finally:
