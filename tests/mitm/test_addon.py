@@ -191,8 +191,9 @@ def test_a_compressed_request_body_is_decoded_and_encoded_again_off_the_loop(add
     what the content setter makes, its length header right."""
     import threading
 
-    from disguiselib.mitm import addon as addon_mod
     from mitmproxy.net import encoding
+
+    from disguiselib.mitm import addon as addon_mod
 
     a, tctx = addon
     where: list[str] = []
