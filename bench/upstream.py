@@ -68,7 +68,15 @@ class Upstream:
                         k, v = ln.split(":", 1)
                         hdrs[k.strip().lower()] = v.strip()
                 n = int(hdrs.get("content-length") or 0)
-                body = await reader.readexactly(n) if n else b""
+                if "chunked" in hdrs.get("transfer-encoding", ""):  # a body mitmproxy streamed
+                    parts = []
+                    while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
+                        parts.append(await reader.readexactly(size))
+                        await reader.readexactly(2)
+                    await reader.readuntil(b"\r\n")  # no trailers
+                    body = b"".join(parts)
+                else:
+                    body = await reader.readexactly(n) if n else b""
                 path = target.split("?", 1)[0]
                 if method == "GET" and path == "/_bench/last":
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"

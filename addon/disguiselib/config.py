@@ -90,8 +90,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "disguise_offload_bytes", int, OFFLOAD_BYTES,
         "Request bodies of this many bytes or more (decoded) are masked and checked in a worker "
-        "process, so that other flows' streams never wait for them (started at the first such "
-        "body). 0: never (masked in a thread of the proxy's process).",
+        "process, so that other flows' streams never wait for them (started in the background "
+        "when the proxy runs). 0: never (masked in a thread of the proxy's process).",
     ),
     Option(
         "disguise_fakes", bool, False,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -37,6 +38,12 @@ NEED = "need"  # the worker's answer to a generation it has not built
 # Generations a worker keeps built: the set in force and the one a running flow may still
 # have started with (a flow reads one set from its headers to its end).
 KEEP = 4
+# The worker's priority below the proxy's (a nice value added to it): a body being masked
+# takes a core for 0.1-0.3 s per MB, and on a loaded machine the event loop then waited
+# for a CPU behind it (bench/stalls.py: the loop on the run queue while the worker ran).
+# The scheduler now runs the loop first when both are ready; the body takes longer only
+# when the CPUs are busy.
+NICE = 10
 # A bytes field of the result: the request's own body (nothing changed: not sent back), or
 # the i-th bytes sent after the reply.
 SAME, BLOB = "same", "blob"
@@ -209,8 +216,15 @@ def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connecti
 
 def main(fd: int) -> None:
     """The worker process's entry (mitm/offload.py runs it: `python -P -c ...`)."""
+    import gc
     from multiprocessing.connection import Connection
 
     log.addHandler(logging.NullHandler())  # what masking logs goes to the proxy, nothing to stderr
     log.propagate = False
+    gc.collect()
+    gc.freeze()  # the imported package is never garbage: no full collection scans it (mitm/heap.py)
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass  # not allowed here: the same priority as the proxy
     serve(Connection(fd))

@@ -184,6 +184,46 @@ def test_compressed_request_body(addon) -> None:
     assert b"Zenith Labs" in f.request.content and b"Acme" not in f.request.content
 
 
+@pytest.mark.parametrize("enc", ["gzip", "br", "deflate"])
+def test_a_compressed_request_body_is_decoded_and_encoded_again_off_the_loop(addon, monkeypatch, enc) -> None:
+    """Decompressing a request body and compressing the masked one again are done in a
+    thread (mitmproxy's gzip of 1 MB took tens of ms on the event loop); what leaves is
+    what the content setter makes, its length header right."""
+    import threading
+
+    from mitmproxy.net import encoding
+
+    from disguiselib.mitm import addon as addon_mod
+
+    a, tctx = addon
+    where: list[str] = []
+    for name in ("decode_body", "encode_body"):
+        real = getattr(addon_mod, name)
+
+        def spy(*args, _real=real, _n=name):
+            where.append(f"{_n}:{threading.current_thread() is threading.main_thread()}")
+            return _real(*args)
+
+        monkeypatch.setattr(addon_mod, name, spy)
+    import random
+
+    rng = random.Random(5)
+    text = " ".join(f"Acme Corp {rng.getrandbits(64):016x} bob@corp.example.com" for i in range(900))  # compressed > 4 KiB
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": text}]}).encode()
+    f = messages_flow(b"")
+    f.request.headers["content-encoding"] = enc
+    f.request.raw_content = encoding.encode(body, enc)
+    assert len(f.request.raw_content) >= addon_mod.CODED_OFF_LOOP and len(body) < 64 * 1024
+    pending = a.request(f)
+    assert pending is not None
+    tctx.master.event_loop.run_until_complete(pending)
+    assert where == ["decode_body:False", "encode_body:False"]
+    assert f.request.headers["content-encoding"] == enc
+    assert f.request.headers["content-length"] == str(len(f.request.raw_content))
+    out = json.loads(encoding.decode(f.request.raw_content, enc))["messages"][0]["content"]
+    assert "Acme Corp" not in out and out.count("Zenith Labs") == 900 and "bob@corp" not in out
+
+
 def test_hosts_option_and_non_llm_paths(addon) -> None:
     a, tctx = addon
     f = messages_flow(BODY, path="/v1/models")

@@ -316,15 +316,59 @@ def test_a_worker_is_recycled_after_a_huge_body(configs, monkeypatch) -> None:
     o = Offload()
     try:
 
-        async def go() -> tuple[object, int | None, object]:
-            huge = await o.mask(ANTHROPIC_MESSAGES, _big(60_000), cfg, "/v1/messages", HEADERS)
-            pid = o.pid
-            after = await o.mask(ANTHROPIC_MESSAGES, _big(1000), cfg, "/v1/messages", HEADERS)
-            return huge, pid, after
+        o.prepare(cfg)
+        o.running()
+        o._pool.submit(lambda: None).result(timeout=120)
+        pid = o.pid
 
-        huge, pid, after = run(go())
+        async def go() -> tuple[object, int | None, object, int | None]:
+            huge = await o.mask(ANTHROPIC_MESSAGES, _big(60_000), cfg, "/v1/messages", HEADERS)
+            after = await o.mask(ANTHROPIC_MESSAGES, _big(1000), cfg, "/v1/messages", HEADERS)
+            return huge, pid, after, o.pid
+
+        huge, pid, after, now = run(go())
         assert isinstance(huge, pipeline.Masked) and b"Acme Corp" not in huge.body
-        assert pid is None  # stopped once the huge body was done
+        assert now is not None and now != pid  # stopped once the huge body was done; a fresh one masked the next
         assert isinstance(after, pipeline.Masked) and o.started == 2
+    finally:
+        o.close()
+
+
+def test_the_worker_starts_and_builds_when_the_proxy_runs(configs) -> None:
+    """Once the proxy runs, the worker is started and builds the rules in force in the
+    background: the first large body finds it ready (it waited 2.5-5 s for a start and a
+    build when the worker was started by it)."""
+    cfg = configs["placeholders"]
+    o = Offload()
+    try:
+        o.prepare(cfg)
+        o.running()
+        o._pool.submit(lambda: None).result(timeout=120)  # the pool's queue done: started, built
+        assert o.pid is not None and o.started == 1
+        assert o.built == {o.generation(cfg)}  # the worker said "built": the body will not wait for a build
+        nice = int(Path(f"/proc/{o.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+        assert nice == min(19, os.nice(0) + worker.NICE)  # below the proxy: the event loop gets the CPU first
+        got = run(o.mask(ANTHROPIC_MESSAGES, _big(1000), cfg, "/v1/messages", HEADERS))
+        assert isinstance(got, pipeline.Masked) and o.started == 1
+    finally:
+        o.close()
+
+
+def test_a_failed_worker_is_replaced_at_once(configs) -> None:
+    """After a failure the next worker starts in the background, not at the next body."""
+    cfg = configs["placeholders"]
+    o = Offload()
+    try:
+        o.prepare(cfg)
+        o.running()
+        o._pool.submit(lambda: None).result(timeout=120)
+        pid = o.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        failed = run(o.mask(ANTHROPIC_MESSAGES, _big(1000), cfg, "/v1/messages", HEADERS))
+        assert never(failed)
+        o._pool.submit(lambda: None).result(timeout=120)
+        assert o.pid is not None and o.pid != pid and o.started == 2
+        assert o.built == {o.generation(cfg)}
     finally:
         o.close()

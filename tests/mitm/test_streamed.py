@@ -113,3 +113,64 @@ def test_an_original_in_what_leaves_first_closes_the_connection(addon) -> None:
         a.requestheaders(f)
         assert f.error is not None and not isinstance(f.request.stream, Buffered), path
         assert a.guard.records[f.id].phase is Phase.REFUSED
+
+
+# -- the body's slow part off the event loop (mitm/bodyhook.py awaits Buffered.complete) ---------
+
+
+def _through(tctx, stream: Buffered, raw: bytes, prepare: bool) -> bytes:
+    for i in range(0, len(raw), 700):
+        assert stream(raw[i : i + 700]) == []
+    if prepare:
+        assert stream.wants_completion()
+        tctx.master.event_loop.run_until_complete(stream.complete())
+    return b"".join(stream(b""))
+
+
+@pytest.mark.parametrize("enc", ["", "gzip"])
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/batches"])
+def test_a_body_prepared_off_the_loop_leaves_as_one_masked_at_the_call(addon, monkeypatch, enc, path) -> None:
+    """complete() masks (or scans) the body in a thread before mitmproxy's last call; the
+    call then applies that verdict, and what leaves is byte for byte what the call alone
+    would send."""
+    from disguiselib import pipeline
+    from disguiselib.mitm import streamed
+
+    a, tctx = addon
+    calls: list[str] = []
+    for name in ("mask_request", "scan_unknown"):
+        real = getattr(pipeline, name)
+        monkeypatch.setattr(pipeline, name, lambda *args, _real=real, _n=name: (calls.append(_n), _real(*args))[1])
+    doc = dict(DOC, messages=[{"role": "user", "content": "Acme Corp " * 300}]) if path.endswith("messages") else {
+        "requests": []}  # fmt: skip
+    raw = json.dumps(doc).encode()
+    raw = gzip.compress(raw) if enc else raw
+    outs = []
+    for prepare in (False, True):
+        f = streamed_flow(path, b"", **({"content_encoding": enc} if enc else {}))
+        tctx.options.stream_large_bodies = "1k"
+        a.requestheaders(f)
+        stream = f.request.stream
+        assert isinstance(stream, Buffered)
+        assert isinstance(stream.work, streamed.Masker if path.endswith("messages") else streamed.Scanner)
+        del calls[:]
+        out = _through(tctx, stream, raw, prepare)
+        assert len(calls) == 1  # masked (or scanned) once: in complete() when prepared, else at the call
+        outs.append(out)
+    assert outs[0] == outs[1]
+    plain = gzip.decompress(outs[1]) if enc else outs[1]
+    assert (b"Zenith Labs" in plain and b"Acme Corp" not in plain) if path.endswith("messages") else plain == (
+        gzip.decompress(raw) if enc else raw)  # fmt: skip
+
+
+def test_a_prepared_refusal_is_refused_at_the_call(addon) -> None:
+    """A body that cannot be read, prepared off the loop: the call refuses it (nothing
+    leaves), as it would alone."""
+    a, tctx = addon
+    f = streamed_flow("/v1/messages", b"", content_encoding="gzip")
+    tctx.options.stream_large_bodies = "1k"
+    a.requestheaders(f)
+    stream = f.request.stream
+    assert isinstance(stream, Buffered)
+    assert _through(tctx, stream, b"not gzip at all" * 100, prepare=True) == b""
+    assert stream.error is not None and "cannot decode" in stream.error

@@ -23,14 +23,16 @@ from ..pipeline import Refusal
 from ..rules.rules import Rules
 from ..scope import in_hosts, known_host
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
-from . import aws, cut, options, outcome, streamed, whole
+from . import aws, bodyhook, cut, heap, options, outcome, streamed, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
+    CODED_OFF_LOOP,
     TRANSFER_CODED,
     body_limit,
     chunked,
     decode_body,
     decoded_limit,
+    encode_body,
     error_api,
     finish_error,
     fix_headers,
@@ -52,7 +54,6 @@ from .websocket import Realtime
 
 log = logging.getLogger("disguise")
 
-
 class Disguise:
     def __init__(self) -> None:
         self.config: Config | None = None
@@ -72,12 +73,19 @@ class Disguise:
     # -- life cycle ----------------------------------------------------------------------
 
     def load(self, loader) -> None:
+        heap.freeze_startup()  # mitmproxy and the addon, never garbage: no full collection scans them (heap.py)
+        if not bodyhook.install():
+            log.warning("disguise: a body mitmproxy streams (stream_large_bodies) is masked on the event loop")
         self.guard = Guard.install(loader.master)
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
         if failure is not None:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
+
+    def running(self) -> None:
+        if ctx.options.disguise_offload_bytes > 0 and getattr(ctx.options, "server", True):
+            self.offload.running()  # the worker starts and builds the rules in force, before any body needs it
 
     def done(self) -> None:
         self.offload.close()
@@ -87,6 +95,8 @@ class Disguise:
         rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fakes", "disguise_fakes_key",
                    "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
         if self.config is not None and not (rebuild & updated):
+            if "disguise_offload_bytes" in updated and ctx.options.disguise_offload_bytes > 0 and self.offload.live:
+                self.offload.running()  # turned on while running: started now
             return
         opts = ctx.options
         try:
@@ -106,7 +116,8 @@ class Disguise:
         self.guard.config = new
         self.guard.failure = None
         self.reloader.installed(new)
-        self.offload.prepare(new)
+        if getattr(ctx.options, "disguise_offload_bytes", 0) > 0:
+            self.offload.prepare(new)  # the running worker builds the new set in the background
         log_loaded(new, verb)
         self.reloaded(verb)
 
@@ -184,9 +195,16 @@ class Disguise:
             stop(flow, why)
             rec.to(Phase.REFUSED, why)
             return
-        work = streamed.masker(flow, rec) if kind is Kind.API else streamed.scanner(flow, rec)
+        work = streamed.masker(flow, rec, self.offload) if kind is Kind.API else streamed.scanner(flow, rec)
         flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
         chunked(flow.request)
+
+    async def disguise_body_complete(self, flow: http.HTTPFlow) -> None:
+        """A body mitmproxy streamed into a Buffered is whole (bodyhook.py): masked or
+        scanned now, off the event loop, before mitmproxy asks the callable for it."""
+        stream = flow.request.stream
+        if isinstance(stream, Buffered):
+            await stream.complete()
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
@@ -339,8 +357,10 @@ class Disguise:
         if transfer_coded(r.headers):
             self._unmaskable(flow, rec, MaskError(TRANSFER_CODED))
             return None
+        enc = r.headers.get("content-encoding", "")
+        if enc.strip() and r.raw_content and len(r.raw_content) >= CODED_OFF_LOOP and flow.live:
+            return self._mask_off_loop(flow, rec, r.raw_content, enc)  # decoded there, encoded again there
         try:  # bounded: mitmproxy's get_content expands a bomb whole, on the event loop
-            enc = r.headers.get("content-encoding", "")
             raw = None if r.raw_content is None else decode_body(r.raw_content, enc, rec.config.rules)
         except MaskError as e:
             self._unmaskable(flow, rec, e)
@@ -348,29 +368,45 @@ class Disguise:
         if raw is None:
             self._unmaskable(flow, rec, MaskError("request has no body"))
             return None
-        args = (rec.api, raw, rec.config, r.path, list(r.headers.items(multi=True)))
         offload = self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes)
         if (offload or len(raw) >= pipeline.OFF_LOOP_BYTES) and flow.live:
-            return self._mask_off_loop(flow, rec, raw, args, offload)
-        self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, args[3], args[4]))
+            return self._mask_off_loop(flow, rec, raw)
+        headers = r.headers.items(multi=True)
+        self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, r.path, headers))
         return None
 
-    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, args: tuple, offload: bool):
-        """A large body: masked in the worker process from disguise_offload_bytes on (no
-        other flow waits for it, offload.py), else in a worker thread."""
+    async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, body: bytes, enc: str = ""):
+        """A large body (or a compressed one: body as it came, content-encoded with enc:
+        decoded in a thread, and the masked body encoded again there): masked in the
+        worker process from disguise_offload_bytes on (no other flow waits for it,
+        offload.py), else in a worker thread."""
+        r = flow.request
+        assert rec.config is not None and isinstance(rec.api, Api)
+        args = (rec.api, body, rec.config, r.path, list(r.headers.items(multi=True)))
+        raw, encoded = body, None
         try:
-            if offload:  # the worker runs mask_request and hands back its verdict (never raises)
-                result: pipeline.Verdict = await self.offload.mask(*args)
+            if enc:
+                raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
+                args = (rec.api, raw, *args[2:])
+            if self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes):
+                result: pipeline.Verdict = await self.offload.mask(*args)  # the worker's verdict (never raises)
             else:
                 result = await asyncio.to_thread(pipeline.mask_request, *args)
+            if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
+                encoded = await asyncio.to_thread(encode_body, result.body, enc)
+        except MaskError as e:  # the compressed body cannot be decoded
+            self._unmaskable(flow, rec, e)
+            return
         except Exception as e:  # noqa: BLE001 - mask_request never raises; this is the thread machinery failing
             log_internal(log, "masking failed", e)
             result = pipeline.Refused.of(e)
-        self._masked(flow, rec, raw, result)
+        self._masked(flow, rec, raw, result, encoded)
 
-    def _masked(self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Verdict) -> None:
+    def _masked(
+        self, flow: http.HTTPFlow, rec: FlowRecord, raw: bytes, result: pipeline.Verdict, encoded: bytes | None = None
+    ) -> None:
         """Apply what the pipeline gave (mitm/outcome.py)."""
-        outcome.apply(flow, rec, raw, result, lambda: self._unknown(flow, rec))
+        outcome.apply(flow, rec, raw, result, lambda: self._unknown(flow, rec), encoded=encoded)
 
     def _unmaskable(self, flow: http.HTTPFlow, rec: FlowRecord, e: Exception, fail_open: bool = True) -> None:
         """A request refused before the pipeline (its body cannot be read; a signed body)."""

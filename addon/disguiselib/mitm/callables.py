@@ -66,15 +66,36 @@ class Buffered:
     stream past the addon (stream_large_bodies): masked completely or not sent.
 
     `work` raises to refuse; then `on_error(message)` says what goes out instead (b"":
-    nothing). Over `limit` bytes nothing more is buffered and the body is refused."""
+    nothing). Over `limit` bytes nothing more is buffered and the body is refused.
+
+    A `work` with an async `prepare(raw)` does its slow part off the event loop: mitmproxy
+    awaits `complete` (bodyhook.py) at the body's end, before the last call, which then
+    only applies what prepare found. Without that hook the last call does it all."""
 
     def __init__(self, work: Callable[[bytes], bytes], on_error: Callable[[str], bytes], limit: int | None) -> None:
         self.work = work
         self.on_error = on_error
         self.limit = limit
         self.buf = bytearray()
+        self.raw: bytes | None = None  # the whole body, taken out of buf by complete
         self.finished = False
         self.error: str | None = None
+
+    def wants_completion(self) -> bool:
+        """Has work a slow part to do off the loop before the last call (bodyhook)?"""
+        return not self.finished and self.raw is None and self.error is None and hasattr(self.work, "prepare")
+
+    async def complete(self) -> None:
+        """The body is whole: work's slow part, off the event loop (awaited by mitmproxy
+        through bodyhook). What it finds is applied by the last call; a failure here is
+        found again there (work decides, and refuses)."""
+        if not self.wants_completion():
+            return
+        self.raw, self.buf = bytes(self.buf), bytearray()
+        try:
+            await self.work.prepare(self.raw)  # type: ignore[attr-defined]
+        except Exception as e:  # noqa: BLE001 - prepare never raises; if it did, the last call does it all
+            log_internal(log, "buffered body", e)
 
     def __call__(self, data: bytes) -> list[bytes]:
         if self.finished:
@@ -89,7 +110,7 @@ class Buffered:
         self.finished = True
         if self.error is None:
             try:
-                out = self.work(bytes(self.buf))
+                out = self.work(self.raw if self.raw is not None else bytes(self.buf))
             except Exception as e:  # noqa: BLE001 - decided here what leaves
                 if not isinstance(e, DisguiseError):
                     log_internal(log, "buffered body", e)
@@ -97,7 +118,7 @@ class Buffered:
             else:
                 return [out] if out else []
             finally:
-                self.buf = bytearray()
+                self.buf, self.raw = bytearray(), None
         err = self.on_error(self.error)
         return [err] if err else []
 

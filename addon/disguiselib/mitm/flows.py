@@ -4,6 +4,7 @@ refusal or an error reaches the client in its provider's shape."""
 from __future__ import annotations
 
 from mitmproxy import ctx, http
+from mitmproxy.net import encoding as mencoding
 from mitmproxy.utils import human
 
 from ..apis import registry
@@ -146,6 +147,20 @@ def decode_body(raw: bytes, enc: str, rules: Rules | None = None, limit: int | N
     except StreamError as e:  # an unknown coding's error names it as it is: said here, shown
         why = "" if "content-encoding" in str(e) else f" ({e})"
         raise MaskError(f"cannot decode a body with content-encoding {shown(enc, rules)!r}{why}") from None
+
+
+# A compressed request body from this size on is decoded, and its masked body encoded
+# again, in a thread (mitmproxy's gzip of 1 MB takes tens of ms, a 200 MB one seconds).
+CODED_OFF_LOOP = 4096
+
+
+def encode_body(body: bytes, enc: str) -> bytes | None:
+    """body content-encoded with enc (mitmproxy's encoder; safe in a thread); None when it
+    cannot be (the content setter then does what it does with such a coding)."""
+    try:
+        return mencoding.encode(body, enc)
+    except ValueError:
+        return None
 
 
 TRANSFER_CODED = (

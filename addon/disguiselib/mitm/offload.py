@@ -4,10 +4,12 @@ off its GIL (issue 29).
 Masking a 1 MB body in a thread of mitmproxy's process still paused every other stream
 11-119 ms: the thread holds the GIL in turns of 5 ms and the event loop waits for each
 (the GIL's convoy). Bodies from `disguise_offload_bytes` on go to one worker process
-instead (worker.py), started at the first such body (a proxy that never sees one costs
-nothing more) with a fresh interpreter (`python -P -c`, never a fork of this threaded
+instead (worker.py), a fresh interpreter (`python -P -c`, never a fork of this threaded
 process): the proxy's part is sending the body and reading the result, in a thread of
-its own that holds the GIL only between reads.
+its own that holds the GIL only between reads. The worker is started in the background
+when the proxy is up (`running`) with the rules in force, and again at once after it
+failed or was recycled: a start and a rule build took the first large body 2.5-5 s when
+it was started by that body.
 
 Rule sets: each configuration a flow uses gets a generation number; the worker builds it
 from the proxy's own loaded mapping set (worker.Spec) the first time a body of that
@@ -27,6 +29,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
@@ -78,7 +81,10 @@ class Offload:
         self._lock = threading.Lock()  # the worker process and its connection (the pool's thread, close)
         self._proc: subprocess.Popen | None = None
         self._conn: Connection | None = None
+        self._latest: Config | None = None  # the configuration in force (prepare): what a fresh worker builds
+        self.live = False  # the proxy is running: a new configuration starts the worker at once
         self.started = 0  # worker processes started (tests, the log)
+        self.built: set[int] = set()  # generations the running worker said it built
         self.closed = False
 
     @staticmethod
@@ -118,9 +124,23 @@ class Offload:
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
 
     def prepare(self, cfg: Config) -> None:
-        """A configuration just took over: a running worker builds it now, before the next
-        body needs it (a worker not yet started builds it when it starts)."""
-        if self._proc is None or self.closed:
+        """A configuration just took over: once the proxy runs, the worker builds it now,
+        in the background, before the next body needs it (started first when none runs)."""
+        self._latest = cfg
+        if self.live or self._proc is not None:
+            self._warm()
+
+    def running(self) -> None:
+        """The proxy is up (mitmproxy's `running`): the worker starts now, in the background,
+        with the configuration in force (and with each new one after)."""
+        self.live = True
+        self._warm()
+
+    def _warm(self) -> None:
+        """Start the worker (if none runs) and build the latest configuration, in the pool's
+        thread: queued before any body that comes meanwhile."""
+        cfg = self._latest
+        if cfg is None or self.closed:
             return
         gen = self.generation(cfg)
         try:
@@ -155,6 +175,8 @@ class Offload:
             if reply[0] == NEED and reply[1] == gen:
                 conn.send(("build", gen, Spec.of(cfg)))
                 reply = self._reply(conn, BUILD_S + wait)
+            if reply[0] == "masked" and reply[1] == gen:
+                self.built.add(gen)
             if reply[0] == "error" and reply[1] == gen:
                 raise _Failed(str(reply[2]))
             if reply[0] != "masked" or reply[1] != gen or reply[2] != jid:
@@ -162,6 +184,7 @@ class Offload:
             blobs = [self._blob(conn, wait) for _ in range(reply[5])]
             if len(raw) >= RECYCLE_BYTES:
                 self._stop()  # what masking a huge body grew the worker to goes back to the system
+                self._warm()  # and a fresh one starts now, not at the next body
             return decode(reply[3], blobs, raw), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
@@ -172,19 +195,24 @@ class Offload:
                 else (type(e).__name__)
             )
             self._stop()
+            self._warm()  # a fresh worker for the next body, started now (once: a failing start only logs)
             log.error("disguise: the masking worker failed: %s; it is restarted for the next body", why)
             return OffloadError(f"the masking worker failed ({why}); the request was not sent"), []
 
     def _build(self, gen: int, cfg: Config) -> None:
         try:
+            t0 = time.monotonic()
             conn, _ = self._ensure()
             conn.send(("build", gen, Spec.of(cfg)))
             reply = self._reply(conn, BUILD_S)
             if reply[0] != "built" or reply[1] != gen:
                 raise _Failed("it did not build the rule set")
-        except (_Failed, EOFError, OSError) as e:
-            self._stop()  # the next body starts a fresh worker, which builds what it needs
-            log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)
+            self.built.add(gen)
+            log.info("disguise: masking worker ready (rule set %d built in %.1f s)", gen, time.monotonic() - t0)
+        except Exception as e:  # noqa: BLE001 - whatever failed, the next body starts a fresh worker
+            self._stop()
+            if not self.closed:
+                log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)
 
     def _reply(self, conn: Connection, timeout: float) -> tuple:
         if not conn.poll(timeout):
@@ -234,6 +262,7 @@ class Offload:
 
     def _stop_locked(self) -> None:
         proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        self.built = set()
         if conn is not None:
             conn.close()
         if proc is not None and proc.poll() is None:

@@ -41,11 +41,13 @@ def apply(
     result: pipeline.Verdict,
     unknown: Callable[[], bytes | None],
     streamed: bool = False,
+    encoded: bytes | None = None,
 ) -> bytes | None:
     """Apply result to flow and its record. Returns the body to send upstream (None:
     the request's own, or none: it was answered here). streamed: the body was taken
     whole from mitmproxy's stream: a refusal raises (the DisguiseError it stands for),
-    for callables.Buffered to send nothing and the adapter to replace the answer."""
+    for callables.Buffered to send nothing and the adapter to replace the answer.
+    encoded: the masked body content-encoded as the request says, done off the loop."""
     if isinstance(result, NotOurs):  # not what its route transforms: an unknown endpoint's
         rec.kind, rec.api = Kind.UNKNOWN, None
         return unknown()
@@ -53,14 +55,24 @@ def apply(
         return _refused(flow, rec, result, streamed)
     keep(rec, client_body, result)
     if not streamed:
-        if result.body is not client_body:
-            flow.request.content = result.body
+        if result.body is not client_body and encoded is not None:
+            set_raw(flow.request, encoded)
+        elif result.body is not client_body:
+            flow.request.content = result.body  # content-encoded here, on the loop
         # Ask for an uncompressed answer: the stream callable sees bytes before
         # content decoding (pipeline.decoded handles an upstream that ignores this).
         flow.request.anticomp()
         rec.checked_body = flow.request.raw_content
     rec.to(Phase.MASKED)
     return result.body
+
+
+def set_raw(msg: http.Message, raw: bytes) -> None:
+    """msg's body set to raw, already content-encoded: what mitmproxy's content setter
+    does after encoding (Message.set_content)."""
+    msg.raw_content = raw
+    if "transfer-encoding" not in msg.headers:
+        msg.headers["content-length"] = str(len(raw))
 
 
 def _refused(flow: http.HTTPFlow, rec: FlowRecord, result: Refused, streamed: bool) -> bytes | None:

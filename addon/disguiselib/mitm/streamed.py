@@ -1,11 +1,15 @@
 """A request body mitmproxy would stream upstream as it arrives (stream_large_bodies),
 taken whole instead (adapter-level): masked (an API disguise transforms) or scanned
-(any other endpoint) at its end, inside mitmproxy's stream callable (callables.Buffered).
-Its URL and headers were checked before (flows.headers_refused): they leave first."""
+(any other endpoint) at its end. mitmproxy's stream callable (callables.Buffered) is
+called synchronously on the event loop, so the slow part is done before it, off the
+loop: bodyhook.py has mitmproxy await `prepare` (the worker process from
+disguise_offload_bytes on, else a thread), and the callable's last call applies the
+verdict. Without the hook the call does it all, on the loop. Its URL and headers were
+checked before (flows.headers_refused): they leave first."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
 
 from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
@@ -15,51 +19,127 @@ from ..apis.registry import Api
 from ..errors import LeakError, MaskError
 from ..state import FlowRecord, Passed, Phase
 from . import outcome
-from .flows import TRANSFER_CODED, decode_body, transfer_coded
+from .flows import TRANSFER_CODED, decode_body, decoded_limit, transfer_coded
+from .offload import Offload
 
 
-def masker(flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
-    enc = flow.request.headers.get("content-encoding", "")
-    path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-    coded = transfer_coded(flow.request.headers)
+class Masker:
+    """What goes upstream of a streamed API request body (callables.Buffered's work).
 
-    def work(raw: bytes) -> bytes:
+    `prepare(raw)` (awaited through bodyhook at the body's end) decodes and masks it off
+    the event loop: in the worker process from disguise_offload_bytes on (offload.py),
+    else in a thread, as a body masked in the request hook is. The call then applies the
+    verdict on the loop; without a prepared verdict it computes it there itself."""
+
+    def __init__(self, flow: http.HTTPFlow, rec: FlowRecord, offload: Offload | None = None) -> None:
+        self.flow, self.rec, self.offload = flow, rec, offload
+        self.enc = flow.request.headers.get("content-encoding", "")
+        self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        self.coded = transfer_coded(flow.request.headers)
+        self.ready: tuple[bytes, bytes, pipeline.Verdict] | None = None  # (raw, body, verdict) from prepare
+        self.encoded: tuple[bytes, bytes] | None = None  # (masked body, it content-encoded again) from prepare
+
+    def _decoded(self, raw: bytes, limit: int | None = None) -> tuple[bytes, pipeline.Refused | None]:
+        assert self.rec.config is not None
+        if self.coded:
+            return b"", pipeline.Refused(TRANSFER_CODED)
+        try:
+            return decode_body(raw, self.enc, self.rec.config.rules, limit), None
+        except MaskError as e:
+            return b"", pipeline.Refused.of(e)
+
+    def _verdict(self, raw: bytes, limit: int | None = None) -> tuple[bytes, pipeline.Verdict]:
+        """Decode and mask (in a thread: limit given, no ctx read there)."""
+        rec = self.rec
+        assert rec.config is not None and isinstance(rec.api, Api)
+        body, refused = self._decoded(raw, limit)
+        if refused is not None:
+            return body, refused
+        return body, pipeline.mask_request(rec.api, body, rec.config, self.path, self.headers)
+
+    async def prepare(self, raw: bytes) -> None:
+        rec, limit, offload = self.rec, decoded_limit(), self.offload
+        assert rec.config is not None and isinstance(rec.api, Api)
+        threshold = ctx.options.disguise_offload_bytes
+        body, refused = (self._decoded(raw) if not self.enc else await asyncio.to_thread(self._decoded, raw, limit))
+        result: pipeline.Verdict
+        if refused is not None:
+            result = refused  # not readable
+        elif offload is not None and Offload.takes(rec.api, len(body), threshold):
+            result = await offload.mask(rec.api, body, rec.config, self.path, self.headers)  # never raises
+        else:
+            args = (rec.api, body, rec.config, self.path, self.headers)
+            result = await asyncio.to_thread(pipeline.mask_request, *args)
+        if self.enc and isinstance(result, pipeline.Masked):
+            self.encoded = (result.body, await asyncio.to_thread(mencoding.encode, result.body, self.enc))
+        self.ready = (raw, body, result)
+
+    def __call__(self, raw: bytes) -> bytes:
         """What goes upstream: the masked body, or raw (fail-open, or an unknown
         endpoint's body scanned clean); raises to refuse (outcome.apply)."""
-        assert rec.config is not None and isinstance(rec.api, Api)
-        body = b""
-        result: pipeline.Verdict
-        if coded:
-            result = pipeline.Refused(TRANSFER_CODED)
-        else:
-            try:
-                body = decode_body(raw, enc, rec.config.rules)
-            except MaskError as e:
-                result = pipeline.Refused.of(e)
-            else:
-                result = pipeline.mask_request(rec.api, body, rec.config, path, headers)
-        out = outcome.apply(flow, rec, body, result, lambda: scanned(rec, path, headers, body, raw), streamed=True)
+        rec = self.rec
+        ready, self.ready = self.ready, None
+        body, result = (ready[1], ready[2]) if ready is not None and ready[0] is raw else self._verdict(raw)
+        out = outcome.apply(self.flow, rec, body, result, lambda: scanned(rec, self.path, self.headers, body, raw),
+                            streamed=True)  # fmt: skip
         if out is None or isinstance(result, pipeline.NotOurs):
             return raw  # forwarded as it came (fail-open; an unknown endpoint's, scanned)
-        return mencoding.encode(out, enc) if enc else out
+        if not self.enc:
+            return out
+        encoded, self.encoded = self.encoded, None
+        return encoded[1] if encoded is not None and encoded[0] is out else mencoding.encode(out, self.enc)
 
-    return work
+
+def masker(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload | None = None) -> Masker:
+    return Masker(flow, rec, offload)
 
 
-def scanner(flow: http.HTTPFlow, rec: FlowRecord) -> Callable[[bytes], bytes]:
-    enc = flow.request.headers.get("content-encoding", "")
-    path, headers = flow.request.path, list(flow.request.headers.items(multi=True))
-    assert rec.config is not None
-    rules = rec.config.rules
-    if transfer_coded(flow.request.headers):
-        return lambda raw: scanned(rec, path, headers, None, raw)  # cannot be read: a hit
-    return lambda raw: scanned(rec, path, headers, decode_body(raw, enc, rules), raw)
+class Scanner:
+    """A streamed body of an endpoint disguise does not transform (Buffered's work): raw,
+    when it may leave. `prepare` scans it in a thread (awaited through bodyhook); the
+    call applies what was found, or scans on the loop when nothing was prepared."""
+
+    def __init__(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        assert rec.config is not None
+        self.rec = rec
+        self.enc = flow.request.headers.get("content-encoding", "")
+        self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        self.coded = transfer_coded(flow.request.headers)
+        self.ready: tuple[bytes, object] | None = None  # (raw, the scan's hit) from prepare
+
+    def _hit(self, raw: bytes, limit: int | None = None) -> object:
+        rules = self.rec.config.rules  # type: ignore[union-attr]
+        body = None if self.coded else decode_body(raw, self.enc, rules, limit)  # cannot be read: a hit
+        return pipeline.scan_unknown(self.path, self.headers, body, rules)
+
+    async def prepare(self, raw: bytes) -> None:
+        limit = decoded_limit()
+        try:
+            hit: object = await asyncio.to_thread(self._hit, raw, limit)
+        except MaskError as e:
+            hit = e  # raised by the call, as there
+        self.ready = (raw, hit)
+
+    def __call__(self, raw: bytes) -> bytes:
+        ready, self.ready = self.ready, None
+        hit = ready[1] if ready is not None and ready[0] is raw else self._hit(raw)
+        if isinstance(hit, MaskError):
+            raise hit
+        return passed(self.rec, hit, raw)
+
+
+def scanner(flow: http.HTTPFlow, rec: FlowRecord) -> Scanner:
+    return Scanner(flow, rec)
 
 
 def scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
     """A streamed body of an endpoint disguise does not transform: raw, when it may leave."""
     assert rec.config is not None
-    hit = pipeline.scan_unknown(path, headers, body, rec.config.rules)
+    return passed(rec, pipeline.scan_unknown(path, headers, body, rec.config.rules), raw)
+
+
+def passed(rec: FlowRecord, hit: object, raw: bytes) -> bytes:
+    """raw, when a scan that found hit lets it leave; raises LeakError when not."""
     if hit is not None and not ctx.options.disguise_allow_unknown:
         raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
     rec.passed = Passed.SCANNED
