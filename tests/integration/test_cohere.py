@@ -88,7 +88,10 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
                 "tool_calls": [{"id": "crm_lookup_1", "type": "function", "function": {
                     "name": "crm_lookup", "arguments": json.dumps({"thread_id": "Zenith Labs", "path": "WINPATH"})}}],
                 "citations": [{"start": 0, "end": 11, "text": "Zenith Labs", "type": "TEXT_CONTENT",
-                               "sources": [{"type": "document", "id": "d1", "document": {"title": "Zenith Labs"}}]}],
+                               "sources": [{"type": "document", "id": "d1", "document": {"title": "Zenith Labs"}}]},
+                              {"start": 22, "end": 22 + len(ph), "text": ph, "type": "TEXT_CONTENT",
+                               "content_index": 1, "sources": []},
+                              {"start": 15, "end": 26, "text": "Zenith Labs", "type": "PLAN", "sources": []}],
             },
             "usage": {"billed_units": {"input_tokens": 10, "output_tokens": 5}},
         }  # fmt: skip
@@ -112,6 +115,10 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
     assert m.tool_calls[0].function.name == "acme_lookup"
     assert json.loads(m.tool_calls[0].function.arguments) == {"session_id": "Acme Corp", "path": WINQ}
     assert m.citations[0].text == "Acme Corp" and m.citations[0].sources[0].document == {"title": "Acme Corp"}
+    # the offsets point into the restored text (the model counted the disguised one)
+    text = m.content[1].text
+    assert [text[c.start : c.end] for c in m.citations[:2]] == ["Acme Corp", BOB] == [c.text for c in m.citations[:2]]
+    assert m.tool_plan[m.citations[2].start : m.citations[2].end] == "Acme Corp"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -134,6 +141,10 @@ def test_chat_stream_split_disguises_restored_in_the_sdk(proxy: Proxy, seed: int
         step = 3 + seed
         events += [ev({"type": "content-delta", "index": 1, "delta": msg(content={"text": text[i: i + step]})})
                    for i in range(0, len(text), step)]  # fmt: skip
+        at = text.index(ph)
+        cite = {"start": at, "end": at + len(ph), "text": ph, "type": "TEXT_CONTENT", "content_index": 1, "sources": []}
+        events += [ev({"type": "citation-start", "index": 0, "delta": msg(citations=cite)}),
+                   ev({"type": "citation-end", "index": 0})]  # fmt: skip
         events.append(ev({"type": "content-end", "index": 1}))
         call = {"id": "crm_lookup_1", "type": "function", "function": {"name": "crm_lookup", "arguments": ""}}
         events.append(ev({"type": "tool-call-start", "index": 0, "delta": msg(tool_calls=call)}))
@@ -162,6 +173,8 @@ def test_chat_stream_split_disguises_restored_in_the_sdk(proxy: Proxy, seed: int
             args += fn.arguments or ""
             name = getattr(fn, "name", None) or name
     assert text == f"Acme Corp is at {BOB}, files in {WINQ}."
+    (cite,) = [e.delta.message.citations for e in got if e.type == "citation-start"]
+    assert text[cite.start : cite.end] == BOB == cite.text  # the offsets moved with the restored text
     assert thinking == "Zenith Labs"  # byte-identical
     assert plan == "Look up Acme Corp."
     assert name == "acme_lookup" and json.loads(args) == {"session_id": "Acme Corp", "path": WINQ}
