@@ -210,3 +210,25 @@ def test_a_stream_cut_by_upstream_ends_in_an_explicit_error(proxy: Proxy) -> Non
     assert text == "Hi Zenith La"  # what the provider sent, held and then delivered (no disguise completed)
     assert got[-1].type == "message-end" and got[-1].delta.finish_reason == "ERROR"
     assert "ended before message-end" in got[-1].delta.error
+
+
+def test_a_secret_after_a_vertical_tab_or_a_no_break_space_is_masked(proxy: Proxy) -> None:
+    """The shipped SECRET and PASSWORD rules: whitespace between key and value as the
+    validators read it (a `\\x0b` was taken into the value, the match refused, the value
+    sent as it was)."""
+    token, pw = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "Tr0ub4dor&3xQ7"
+    text = f'env: {{"deploy_token":\x0b"{token}"}}\npassword:\xa0{pw}\nAPI_TOKEN=\u3000{token}'
+
+    def answer(rec: Recorded) -> Reply:
+        found = re.findall(r"\[(?:SECRET|PASSWORD)_[0-9]+\]", rec.body.decode())
+        doc = {"id": "c1", "finish_reason": "COMPLETE",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": " ".join(found)}]}}  # fmt: skip
+        return Reply([json.dumps(doc).encode()], headers={"Content-Type": "application/json"}, framing="length")
+
+    proxy.upstream.on("cohere-vt", answer)
+    with sdk(proxy) as co:
+        res = co.chat(model="cohere-vt", messages=[{"role": "user", "content": text}])
+    (rec,) = proxy.upstream.for_model("cohere-vt")
+    up = rec.body.decode()
+    assert token not in up and pw not in up and json.dumps(pw)[1:-1] not in up
+    assert res.message.content[0].text.split(" ") == [token, pw, token]  # each placeholder restored
