@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from disguiselib.apis.google import array as gemini_array
 from disguiselib.apis.google import stream as gemini_stream
+from disguiselib.inspect import sseview
 from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
@@ -226,3 +227,21 @@ def test_calls_opened_and_ended_in_chunks_without_a_trigger_are_still_told_apart
     body = to_sse(chunks) if cls is gemini_stream.GeminiStream else to_array(chunks)
     assert reassemble(run(cls, body, [body])) == {(0, 0, "$.session_id"): "x", (0, 1, "$.session_id"): "Zenit",
                                                   (0, 2, "$.session_id"): "y"}  # fmt: skip
+
+
+def test_the_view_joins_streamed_arguments_per_call_and_path() -> None:
+    """The views and the audit (which looks for a disguise split across events in each
+    channel's joined text) read a streamed call's arguments as the client joins them."""
+    def piece(p: str, s: str) -> dict:
+        return fc(partialArgs=[{"jsonPath": p, "stringValue": s, "willContinue": True}], willContinue=True)
+
+    chunks = [chunk(0, [fc(name="crm_lookup", willContinue=True)]), chunk(0, [piece("$.a", "to Zen")]),
+              chunk(0, [piece("$.b", "x")]), chunk(0, [piece("$.a", "ith Labs")]), chunk(0, [fc()]),
+              chunk(0, [fc(name="fetch", args={"q": "Zenith Labs"})], finish=True)]  # fmt: skip
+    stream = sseview.parse_any(to_sse(chunks), "text/event-stream")
+    assert stream is not None
+    assert {c.label: c.text for c in stream.channels.values()} == {
+        "candidate 0 call 0 $.a (crm_lookup)": "to Zenith Labs", "candidate 0 call 0 $.b (crm_lookup)": "x",
+        "candidate 0 call 1 (fetch)": '{"q": "Zenith Labs"}'}  # fmt: skip
+    a = next(c for c in stream.channels.values() if c.text == "to Zenith Labs")
+    assert [p.event for p in a.pieces] == [2, 4]  # split across two events: the audit's _split sees it

@@ -24,6 +24,7 @@ candidate finishes get a `functionCall` part of their own in the finishing chunk
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 from ...base.channels import Chan
@@ -226,6 +227,42 @@ class Calls:
             return None
         fc: dict = {"id": self.ids[(k, n)]} if (k, n) in self.ids else {}
         return {"functionCall": {**fc, "partialArgs": pieces}}
+
+
+def view_call(b, ev, k: object, call: dict, where: str) -> None:
+    """A view's reader of one `functionCall` part (inspect/sseview.Builder, for stream.py's
+    view): a call that arrives whole is a channel of its own (its args as JSON); a
+    streamed one's string pieces join per jsonPath, a channel per argument of the call
+    (a part naming another function, or one after a part that did not continue, is the
+    next call), so that a match split across pieces is seen where the client joins them."""
+    pieces = _get(call, "partialArgs", "partial_args")
+    name = call.get("name") if isinstance(call.get("name"), str) else None
+    open_ = b.counts.get(("g open", k))
+    if open_ is not None and (name is None or name == b.counts.get(("g name", k, open_), name)):
+        n = open_
+    else:
+        n = b.counts.get(("g calls", k), 0)
+        b.counts[("g calls", k)] = n + 1
+        if name is not None:
+            b.counts[("g name", k, n)] = name
+    whole = open_ is None and not _continues(call)  # a call in one part
+    if _continues(call):
+        b.counts[("g open", k)] = n
+    else:
+        b.counts.pop(("g open", k), None)
+    if not isinstance(pieces, list):
+        if whole or "args" in call:
+            c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
+                      f"{where}.args")  # fmt: skip
+            if name is not None:
+                c.name = name
+        return
+    for i, p in enumerate(pieces):
+        path = _path(p)
+        if path is not None and _string(p):  # type: ignore[arg-type]
+            c = b.add(ev, f"candidate {k} call {n} {path}", "text", _get(p, "stringValue", "string_value"),  # type: ignore[arg-type]
+                      f"{where}.partialArgs[{i}].stringValue")  # fmt: skip
+            c.name = b.counts.get(("g name", k, n))
 
 
 def _piece(path: str, tail: str) -> str:

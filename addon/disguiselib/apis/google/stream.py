@@ -18,7 +18,7 @@ from ...rules.rules import Restorer
 from ...wire import jsonspan
 from ...wire.jsonspan import SKIP, Arr, Obj, Rule
 from ...wire.sse import Event, Shape, parse_event, sniff
-from .calls import Calls, StreamCall
+from .calls import Calls, StreamCall, view_call
 from .gemini import (
     _CANDIDATE_FIELDS,
     _RESP_PART,
@@ -59,13 +59,8 @@ def view(doc: dict, ev, b) -> bool:
                 kind = "thinking" if thought else "text"
                 b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
             call = part.get("functionCall") or part.get("function_call")
-            if isinstance(call, dict):  # arrives whole: one channel per call
-                n = b.counts.get(("g calls", k), 0)
-                b.counts[("g calls", k)] = n + 1
-                c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
-                          f"{path}.functionCall.args")  # fmt: skip
-                if isinstance(call.get("name"), str):
-                    c.name = call["name"]
+            if isinstance(call, dict):  # whole: one channel per call; streamed: one per argument (calls.py)
+                view_call(b, ev, k, call, f"{path}.functionCall")
         reason = cand.get("finishReason") or cand.get("finish_reason")
         if reason:
             notes.append(f"candidate {k} finishReason {reason}")
