@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from conftest import REPO
 from disguiselib.apis.cohere.chat import restore_response
+from disguiselib.apis.cohere import stream as stream_module
 from disguiselib.apis.cohere.stream import CohereStream
 from disguiselib.base.offsets import Offsets
-from strategies import PLACEHOLDERS, RULES, byte_splits, splits
+from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 SHAPES = REPO / "tests" / "fixtures" / "shapes" / "cohere"
@@ -67,8 +68,12 @@ _WORDS = ["Zenith Labs", "[EMAIL_1]", "[EMAIL_2]", "WINPATH", "nova", "nova.clou
 
 
 def _event(doc: dict, compact: bool) -> bytes:
-    data = json.dumps(doc, separators=(",", ":") if compact else (", ", ": "), ensure_ascii=False)
-    return f"event: {doc['type']}\ndata: {data}\n\n".encode()
+    seps = (",", ":") if compact else (", ", ": ")
+    data = json.dumps(doc, separators=seps, ensure_ascii=False)
+    try:
+        return f"event: {doc['type']}\ndata: {data}\n\n".encode()
+    except UnicodeEncodeError:  # a lone surrogate: \u escapes, as the API would send
+        return f"event: {doc['type']}\ndata: {json.dumps(doc, separators=seps)}\n\n".encode()
 
 
 def _docs(out: bytes) -> list[dict]:
@@ -140,3 +145,15 @@ def test_streamed_citations_move_as_the_whole_answers(answer, data) -> None:
     assert all(order.index(("citation-start", n)) < order.index(("citation-end", n)) for n in range(len(cites)))
     ends = [i for i, d in enumerate(docs) if d["type"] == "content-end" and d["index"] == 1]
     assert all(i < ends[0] for i, d in enumerate(docs) if d["type"].startswith("citation"))
+
+
+@given(st.lists(texts, min_size=1, max_size=6), st.integers(0, 3))
+def test_text_passed_unparsed_is_counted_as_the_windows_count_it(pieces: list[str], index: int) -> None:
+    """What passes unparsed is counted from its bytes: the C-speed count of a read of
+    one content's deltas, and the per-delta one, both equal the decoded characters."""
+    block = b"".join(_event({"type": "content-delta", "index": index, "delta": {"message": {"content": {"text": p}}}},
+                            True) for p in pieces)  # fmt: skip
+    s = CohereStream(RULES.restorer(PLACEHOLDERS))
+    want = {("content", index): sum(len(p) for p in pieces)}
+    assert s._count(block, 0, len(block)) == want
+    assert stream_module._same_deltas(block, 0, len(block)) in (None, want)

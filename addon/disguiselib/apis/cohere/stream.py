@@ -178,6 +178,12 @@ _SHAPE = (
     r'|"tool_plan":' + _STR + r")\}\}\}"
 )
 _FAST = re.compile(_SHAPE + r"\Z")
+# A text delta in the API's own shape, anywhere in whole events: what CohereStream counts
+# of the text that passes unparsed.
+_TEXT_DELTA = re.compile(
+    (r'\{"type":"(content-delta|tool-plan-delta)"(?:,"index":(0|[1-9][0-9]*))?,"delta":\{"message":\{'
+     r'(?:"content":\{"text":' + _STR + r"\}|" + r'"tool_plan":' + _STR + r")\}\}\}").encode()
+)
 # The same shape as a whole event's bytes, for on_raw: parse_event's one-data-line shape
 # (no CR anywhere, no line break in the data), the string bodies narrowed to what cannot
 # be a line break. Whatever it matches, _FAST matches in the parsed data with the same groups.
@@ -186,6 +192,34 @@ _RAW = re.compile(
     + _SHAPE.replace(r'[^"\\]*(?:\\.[^"\\]*)*', r'[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*').encode()
     + rb"\n\n\Z"
 )
+
+
+def _same_deltas(block: bytes, start: int, end: int) -> dict[tuple, int] | None:
+    """The common read, counted at C speed: whole events that are all text deltas of one
+    content index in the API's own shape, their strings without `\\u` or `\\\\` escapes
+    (so each other escape is two bytes for one character). A string holds no raw line
+    break, and a `"` only after a backslash, so the counts below cannot be fooled by text.
+    None otherwise (or not UTF-8)."""
+    if not block.startswith(_DELTA_HEAD, start) or block.find(b"\\u", start, end) >= 0 or block.find(b"\\\\", start, end) >= 0:
+        return None
+    i = start + len(_DELTA_HEAD)
+    j = block.find(b",", i, end)
+    index = block[i:j]
+    if not index.isdigit():
+        return None
+    head = _DELTA_HEAD + index + b',"delta":{"message":{"content":{"text":"'
+    n = block.count(b"\n\n", start, end)
+    if block.count(head, start, end) != n or block.count(_DELTA_TAIL, start, end) != n:
+        return None
+    try:
+        chars = len(block[start:end].decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    return {(_CONTENT, int(index)): chars - n * (len(head) + len(_DELTA_TAIL)) - block.count(b"\\", start, end)}
+
+
+_DELTA_HEAD = b'event: content-delta\ndata: {"type":"content-delta","index":'
+_DELTA_TAIL = b'"}}}}\n\n'
 
 
 def _length(body: bytes) -> int:
@@ -271,28 +305,27 @@ class CohereStream(ChannelStream):
     def _count(self, block: bytes, start: int, end: int) -> dict[tuple, int] | None:
         """The characters of text each channel gets in the whole events block[start:end],
         read from their bytes; None where that cannot be done so (they are parsed)."""
-        if block.find(b"\r", start, end) >= 0:
+        if block.find(b"\r", start, end) >= 0 or block.find(b'"content-start"', start, end) >= 0:
             return None
         if block.find(b'"citation-start"', start, end) >= 0 and any(o.moved for o in self.offsets.values()):
             return None
+        same = _same_deltas(block, start, end)
+        if same is not None:
+            return same
         counts: dict[tuple, int] = {}
-        pos = start
-        while pos < end:
-            e = block.find(b"\n\n", pos, end)
-            e = end if e < 0 else e + 2
-            raw = block[pos:e]
-            pos = e
-            if raw.find(b'"text"') < 0 and raw.find(b'"tool_plan"') < 0:
-                continue
-            m = _RAW.match(raw)
-            got = _fast_key(m) if m is not None else None
-            if got is None:
-                if raw.find(b"-delta") >= 0 or raw.find(b'"content-start"') >= 0:
-                    return None  # a text delta in another shape: parsed (its window counts it)
-                continue
-            key, g, _ = got
-            if key and key[0] != _TOOL:
-                counts[key] = counts.get(key, 0) + _length(m.group(g))  # type: ignore[union-attr]
+        n = 0
+        for m in _TEXT_DELTA.finditer(block, start, end):
+            n += 1
+            if m.start(3) >= 0:
+                key: tuple = (_CONTENT, int(m.group(2) or 0))
+                counts[key] = counts.get(key, 0) + _length(m.group(3))
+            else:
+                counts[(_PLAN,)] = counts.get((_PLAN,), 0) + _length(m.group(4))
+        # every delta that may carry text was read so (a thinking delta carries none); the
+        # type's closing quote, whatever the spacing (in a string a `"` is escaped)
+        deltas = block.count(b'content-delta"', start, end) + block.count(b'tool-plan-delta"', start, end)
+        if deltas != n + block.count(b'"content":{"thinking":', start, end):
+            return None
         return counts
 
     def quiet(self) -> bool:
