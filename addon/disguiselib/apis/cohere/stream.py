@@ -200,7 +200,9 @@ def _same_deltas(block: bytes, start: int, end: int) -> dict[tuple, int] | None:
     (so each other escape is two bytes for one character). A string holds no raw line
     break, and a `"` only after a backslash, so the counts below cannot be fooled by text.
     None otherwise (or not UTF-8)."""
-    if not block.startswith(_DELTA_HEAD, start) or block.find(b"\\u", start, end) >= 0 or block.find(b"\\\\", start, end) >= 0:
+    if not block.startswith(_DELTA_HEAD, start):
+        return None
+    if block.find(b"\\u", start, end) >= 0 or block.find(b"\\\\", start, end) >= 0:
         return None
     i = start + len(_DELTA_HEAD)
     j = block.find(b",", i, end)
