@@ -11,8 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conftest import REPO
-from disguiselib.apis.cohere.chat import restore_response
 from disguiselib.apis.cohere import stream as stream_module
+from disguiselib.apis.cohere.chat import restore_response
 from disguiselib.apis.cohere.stream import CohereStream
 from disguiselib.base.offsets import Offsets
 from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
