@@ -88,7 +88,10 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
                 "tool_calls": [{"id": "crm_lookup_1", "type": "function", "function": {
                     "name": "crm_lookup", "arguments": json.dumps({"thread_id": "Zenith Labs", "path": "WINPATH"})}}],
                 "citations": [{"start": 0, "end": 11, "text": "Zenith Labs", "type": "TEXT_CONTENT",
-                               "sources": [{"type": "document", "id": "d1", "document": {"title": "Zenith Labs"}}]}],
+                               "sources": [{"type": "document", "id": "d1", "document": {"title": "Zenith Labs"}}]},
+                              {"start": 22, "end": 22 + len(ph), "text": ph, "type": "TEXT_CONTENT",
+                               "content_index": 1, "sources": []},
+                              {"start": 15, "end": 26, "text": "Zenith Labs", "type": "PLAN", "sources": []}],
             },
             "usage": {"billed_units": {"input_tokens": 10, "output_tokens": 5}},
         }  # fmt: skip
@@ -112,6 +115,10 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
     assert m.tool_calls[0].function.name == "acme_lookup"
     assert json.loads(m.tool_calls[0].function.arguments) == {"session_id": "Acme Corp", "path": WINQ}
     assert m.citations[0].text == "Acme Corp" and m.citations[0].sources[0].document == {"title": "Acme Corp"}
+    # the offsets point into the restored text (the model counted the disguised one)
+    text = m.content[1].text
+    assert [text[c.start : c.end] for c in m.citations[:2]] == ["Acme Corp", BOB] == [c.text for c in m.citations[:2]]
+    assert m.tool_plan[m.citations[2].start : m.citations[2].end] == "Acme Corp"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -134,6 +141,10 @@ def test_chat_stream_split_disguises_restored_in_the_sdk(proxy: Proxy, seed: int
         step = 3 + seed
         events += [ev({"type": "content-delta", "index": 1, "delta": msg(content={"text": text[i: i + step]})})
                    for i in range(0, len(text), step)]  # fmt: skip
+        at = text.index(ph)
+        cite = {"start": at, "end": at + len(ph), "text": ph, "type": "TEXT_CONTENT", "content_index": 1, "sources": []}
+        events += [ev({"type": "citation-start", "index": 0, "delta": msg(citations=cite)}),
+                   ev({"type": "citation-end", "index": 0})]  # fmt: skip
         events.append(ev({"type": "content-end", "index": 1}))
         call = {"id": "crm_lookup_1", "type": "function", "function": {"name": "crm_lookup", "arguments": ""}}
         events.append(ev({"type": "tool-call-start", "index": 0, "delta": msg(tool_calls=call)}))
@@ -162,6 +173,8 @@ def test_chat_stream_split_disguises_restored_in_the_sdk(proxy: Proxy, seed: int
             args += fn.arguments or ""
             name = getattr(fn, "name", None) or name
     assert text == f"Acme Corp is at {BOB}, files in {WINQ}."
+    (cite,) = [e.delta.message.citations for e in got if e.type == "citation-start"]
+    assert text[cite.start : cite.end] == BOB == cite.text  # the offsets moved with the restored text
     assert thinking == "Zenith Labs"  # byte-identical
     assert plan == "Look up Acme Corp."
     assert name == "acme_lookup" and json.loads(args) == {"session_id": "Acme Corp", "path": WINQ}
@@ -197,3 +210,25 @@ def test_a_stream_cut_by_upstream_ends_in_an_explicit_error(proxy: Proxy) -> Non
     assert text == "Hi Zenith La"  # what the provider sent, held and then delivered (no disguise completed)
     assert got[-1].type == "message-end" and got[-1].delta.finish_reason == "ERROR"
     assert "ended before message-end" in got[-1].delta.error
+
+
+def test_a_secret_after_a_vertical_tab_or_a_no_break_space_is_masked(proxy: Proxy) -> None:
+    """The shipped SECRET and PASSWORD rules: whitespace between key and value as the
+    validators read it (a `\\x0b` was taken into the value, the match refused, the value
+    sent as it was)."""
+    token, pw = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8", "Tr0ub4dor&3xQ7"
+    text = f'env: {{"deploy_token":\x0b"{token}"}}\npassword:\xa0{pw}\nAPI_TOKEN=\u3000{token}'
+
+    def answer(rec: Recorded) -> Reply:
+        found = re.findall(r"\[(?:SECRET|PASSWORD)_[0-9]+\]", rec.body.decode())
+        doc = {"id": "c1", "finish_reason": "COMPLETE",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": " ".join(found)}]}}  # fmt: skip
+        return Reply([json.dumps(doc).encode()], headers={"Content-Type": "application/json"}, framing="length")
+
+    proxy.upstream.on("cohere-vt", answer)
+    with sdk(proxy) as co:
+        res = co.chat(model="cohere-vt", messages=[{"role": "user", "content": text}])
+    (rec,) = proxy.upstream.for_model("cohere-vt")
+    up = rec.body.decode()
+    assert token not in up and pw not in up and json.dumps(pw)[1:-1] not in up
+    assert res.message.content[0].text.split(" ") == [token, pw, token]  # each placeholder restored

@@ -264,6 +264,57 @@ def test_vertex_gemini_stream_through_the_sdk(proxy: Proxy) -> None:
     assert "".join(c.text or "" for c in chunks) == f"Acme Corp mails {BOB} nova"
 
 
+def test_vertex_streamed_function_call_arguments_through_the_sdk(proxy: Proxy) -> None:
+    """streamFunctionCallArguments: a call's string arguments in `partialArgs` pieces, a
+    disguise cut between two chunks (and two reads); the SDK's user joins the pieces per
+    jsonPath and gets the originals."""
+    model = "gemini-vertex-partial"
+    path = f"/v1/projects/proj/locations/us-central1/publishers/google/models/{model}:streamGenerateContent"
+
+    def handler(rec: Recorded) -> Reply:
+        ph = placeholder_in(rec)
+
+        def piece(p: str, s: str, more: bool = True) -> dict:
+            c = text_chunk("")
+            part = {"partialArgs": [{"jsonPath": p, "stringValue": s, "willContinue": more}], "willContinue": True}
+            c["candidates"][0]["content"]["parts"] = [{"functionCall": part}]
+            return c
+
+        first = text_chunk("")
+        first["candidates"][0]["content"]["parts"] = [
+            {"functionCall": {"name": "crm_lookup", "id": "call-1", "willContinue": True}, "thoughtSignature": "c2ln"}]
+        last = text_chunk("", finish="STOP")
+        last["candidates"][0]["content"]["parts"] = [{"functionCall": {}}]
+        chunks = [first, piece("$.thread_id", "t-42 for Zen"), piece("$.note", "mail " + ph[:4]),
+                  piece("$.thread_id", "ith Labs in WIN"), piece("$.note", ph[4:] + " at Zen", more=False),
+                  piece("$.thread_id", "PATH"), last]  # fmt: skip
+        return Reply(cut(gemini_sse(chunks), seed=7), headers=SSE_HEADERS)
+
+    proxy.upstream.on(path, handler)
+    config = types.GenerateContentConfig(
+        tools=TOOLS, automatic_function_calling={"disable": True},
+        tool_config={"function_calling_config": {"mode": "AUTO", "stream_function_call_arguments": True}},
+    )  # fmt: skip
+    client = vertex_client(proxy)  # kept: the stream reads through it
+    chunks = list(client.models.generate_content_stream(model=model, contents=f"Acme Corp and {BOB}", config=config))
+    rec = proxy.upstream.for_path(path + "?alt=sse")[-1]
+    assert_no_original(rec.body.decode(), "the Vertex request")
+    fcc = json.loads(rec.body)["toolConfig"]["functionCallingConfig"]  # the SDK writes the proto field name
+    assert fcc.get("streamFunctionCallArguments", fcc.get("stream_function_call_arguments")) is True
+    args: dict = {}
+    names = []
+    for ch in chunks:
+        for p in ch.candidates[0].content.parts or ():
+            if p.function_call is None:
+                continue
+            names += [p.function_call.name] if p.function_call.name else []
+            for a in p.function_call.partial_args or ():
+                args[a.json_path] = args.get(a.json_path, "") + (a.string_value or "")
+    assert names == ["acme_lookup"]
+    assert args == {"$.session_id": f"t-42 for Acme Corp in {WINQ}", "$.note": f"mail {BOB} at Zen"}
+    assert chunks[-1].candidates[0].finish_reason == types.FinishReason.STOP
+
+
 @pytest.mark.parametrize("framing", ["chunked", "close"])
 def test_stream_ending_without_finish_is_an_error_in_the_sdk(proxy: Proxy, framing: str) -> None:
     # upstream ends the body cleanly, but before the chunk with the finishReason

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import binascii
 import importlib.util
+import re
 
 import pytest
 import regex
@@ -61,7 +62,8 @@ def test_every_shipped_pattern_compiles_with_re2_and_regex() -> None:
     re2 = pytest.importorskip("re2")
     ms = mappings.load(REPO / "mappings")
     for p in ms.patterns:
-        regex.compile(p.regex)
+        # `\x{hhhh}` is RE2's spelling of a code point; the regex module's is `\Uhhhhhhhh`
+        regex.compile(re.sub(r"\\x\{([0-9a-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", p.regex))
         rx = re2.compile(p.regex)
         for g in p.group:
             assert g == 0 or (g in rx.groupindex if isinstance(g, str) else g <= rx.groups), p.name
@@ -151,6 +153,46 @@ def test_masks_exactly_the_secret(default_rules: Rules, text: str, secret: str |
 def test_issue_false_positives_are_kept(default_rules: Rules, text: str) -> None:
     assert default_rules.find(text) == []
 
+
+
+# Every character Python's str.isspace() takes but the line breaks (which the rules
+# handle as such): what the validators read as whitespace. RE2's `\s` is only
+# `[\t\n\f\r ]`, so a key-value rule that spelled its separators `[ \t]` and its value
+# `[^\s...]` took `"deploy_token":\x0bvalue`'s vertical tab into the value, the validator
+# then rejected the match (a value with a space is no token) and nothing was masked.
+_SPACES = [chr(i) for i in range(0x110000) if chr(i).isspace() and chr(i) not in "\r\n"]
+_V = "Zf3D0LXCM3EIMbgJpUNnkRtOfOueHzn8"
+_AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ"
+_KEY_VALUE = [
+    ('"deploy_token":{c}{v}', _V, "SECRET"),
+    ('"deploy_token":{c}"{v}"', _V, "SECRET"),
+    ("deploy_token={c}{v}", _V, "SECRET"),
+    ("DEPLOY_TOKEN:{c}{v}", _V, "SECRET"),
+    ("DEPLOY_TOKEN={v}{c}next", _V, "SECRET"),
+    ("password:{c}{v}", _V, "PASSWORD"),
+    ('"password":{c}"{v}"', _V, "PASSWORD"),
+    ("password={c}{v}", _V, "PASSWORD"),
+    ("aws_secret_access_key ={c}{v}", _AWS, "AWS_SECRET_KEY"),
+    ("PHPSESSID={v}{c}x", _V, "SESSION_COOKIE"),
+    ("Authorization:{c}Bearer{c}{v}", _V, "AUTH_HEADER"),
+    ("x-api-key:{c}{v}", _V, "AUTH_HEADER"),
+    ("AccountKey={c}{v}", _V, "AZURE_STORAGE_KEY"),
+    ("BUNDLE_GEMS__CONTRIBSYS__COM:{c}{v}", "cafebabe:deadbeef", "BUNDLER_CREDENTIALS"),
+    ("curl{c}-u{c}{v} https://localhost:9200", "elastic:P@ssw0rd$1", "BASIC_AUTH"),
+]
+
+
+@pytest.mark.parametrize("form, value, rule", _KEY_VALUE)
+def test_key_value_rules_take_any_whitespace_as_a_separator_never_into_the_value(
+    default_rules: Rules, form: str, value: str, rule: str
+) -> None:
+    missed = []
+    for c in _SPACES:
+        text = form.format(c=c, v=value)
+        got = [(name, text[a:b]) for name, a, b in default_rules.find(text)]
+        if (rule, value) not in got:
+            missed.append((c, got))
+    assert not missed, f"{rule} leaves the value unmasked (or masks a space with it) after: {missed}"
 
 # -- per-rule options: parsing -------------------------------------------------------------
 

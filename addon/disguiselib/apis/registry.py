@@ -306,7 +306,7 @@ BEDROCK_COUNT_TOKENS = Api(
 # Cohere's v2 Chat (cohere/chat.py, cohere/stream.py): a document, or its own event stream.
 COHERE_CHAT = Api(
     "cohere.chat", cohere.CHAT_REQUEST, cohere.CHAT_RESPONSE, cohere_stream.CohereStream, cohere.error_body,
-    events=cohere_stream.STREAM_EVENT, answers=STREAMS,
+    events=cohere_stream.STREAM_EVENT, answers=STREAMS, whole_body=cohere.restore_response,
 )  # fmt: skip
 
 # Paths whose model name sits inside them; checked before the suffixes below. `:` may

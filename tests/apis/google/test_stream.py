@@ -170,6 +170,14 @@ def test_two_candidates_finishing_in_one_chunk_each_get_their_tail() -> None:
     assert [c["index"] for c in chunks[-1]["candidates"]] == [0, 1]
 
 
+def test_a_rebuilt_finishing_chunk_keeps_the_other_candidates_tail() -> None:
+    """One candidate's `content: null` makes the chunk rebuilt: the other candidate's
+    tail, spliced in, went missing with the splice (the rebuild read the edits only)."""
+    both = chunk([{"content": None, "finishReason": "STOP", "index": 0}, cand(1, None, "STOP")])
+    body = to_sse(build_chunks([("text", 0, "a nova"), ("text", 1, "b [EMA")]) + [both])
+    assert read_chunks(sse_chunks(run(gemini_stream.GeminiStream, body)))["text"] == {0: "a nova-internal", 1: "b [EMA"}
+
+
 def test_thought_parts_and_signatures_pass_byte_identical() -> None:
     chunks = build_chunks([("thought", 0, "I think Zenith Labs [EMAIL_1] nova"), ("call", 0, "crm_lookup", {"a": 1}, SIG),
                            ("finish", 0, "alone")])

@@ -15,8 +15,11 @@ from __future__ import annotations
 import json
 
 from ...base.fields import DATA_URL, GENERIC, ID, META, OPAQUE, SCHEMA, Vocabulary
+from ...base.offsets import Offsets
+from ...base.restore import dumps, restore_body
 from ...base.wirespec import Provider
 from ...errors import MaskError
+from ...rules.rules import Restorer
 from ...wire.jsonspan import JSON_TEXT, PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
 
 # Cohere's API: the key as a bearer token in Authorization. The SDK's default base URL is
@@ -174,8 +177,9 @@ _SOURCES_OUT = Typed(
     },
     default=GENERIC,
 )  # fmt: skip
-# The cited text is a piece of the answer: restored like it. (`start` and `end` count
-# characters of the text the model wrote, disguised; see docs/fields-cohere.md.)
+# The cited text is a piece of the answer: restored like it. `start` and `end` count
+# characters of the text the model wrote, disguised: moved to the restored text by
+# moved_citation (whole bodies: restore_response; streams: CohereStream).
 CITATION: Rule = Obj(
     {"start": META, "end": META, "text": PROSE, "sources": Arr(_SOURCES_OUT), "content_index": META, "type": META},
     default=GENERIC,
@@ -203,6 +207,77 @@ CHAT_RESPONSE: Rule = Obj(
     },
     default=GENERIC,
 )  # fmt: skip
+
+
+def cited(citation: dict) -> tuple[str, object] | None:
+    """What a citation's `start`/`end` count characters of: ("plan",) the tool plan,
+    ("content", i) the text of content i (None: the answer's first text content), None
+    for a thought (passed as it came: its offsets stay)."""
+    t = citation.get("type")
+    if t == "PLAN":
+        return ("plan", None)
+    if t == "THINKING_CONTENT":
+        return None
+    i = citation.get("content_index")
+    return ("content", i if isinstance(i, int) and not isinstance(i, bool) else None)
+
+
+def moved_citation(citation: object, offsets: Offsets | None) -> dict | None:
+    """citation with `start` and `end` moved to the restored text (Offsets.at: a bound
+    inside a restored original widens to the whole original); None when they stay."""
+    if offsets is None or not offsets.moved or not isinstance(citation, dict):
+        return None
+    new = dict(citation)
+    for k, end in (("start", False), ("end", True)):
+        v = citation.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            new[k] = offsets.at(v, end)
+    return new if new != citation else None
+
+
+def _texts(message: dict) -> dict[tuple[str, object], str]:
+    """The texts of a whole answer's message that citations point into, by cited()'s key."""
+    out: dict[tuple[str, object], str] = {}
+    if isinstance(message.get("tool_plan"), str):
+        out[("plan", None)] = message["tool_plan"]
+    content = message.get("content")
+    if isinstance(content, str):
+        out[("content", None)] = out[("content", 0)] = content
+    for i, c in enumerate(content if isinstance(content, list) else ()):
+        if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str):
+            out[("content", i)] = c["text"]
+            out.setdefault(("content", None), c["text"])
+    return out
+
+
+def restore_response(raw: bytes, r: Restorer) -> bytes:
+    """A whole v2 Chat answer: restored by CHAT_RESPONSE, then each citation's offsets
+    moved to the restored text it points into (re-serialised only where one moves)."""
+    new = restore_body(raw, CHAT_RESPONSE, r)
+    if new is raw or b'"citations"' not in raw:
+        return new
+    try:
+        doc, out = json.loads(raw), json.loads(new)
+    except ValueError:
+        return new
+    message = doc.get("message") if isinstance(doc, dict) else None
+    citations = message.get("citations") if isinstance(message, dict) else None
+    if not isinstance(citations, list) or not citations:
+        return new
+    texts = _texts(message)  # type: ignore[arg-type]
+    maps: dict[tuple[str, object], Offsets] = {}
+    changed = False
+    for n, c in enumerate(citations):
+        key = cited(c) if isinstance(c, dict) else None
+        if key is None or key not in texts:
+            continue
+        if key not in maps:
+            maps[key] = Offsets.of(texts[key], r)
+        moved = moved_citation(c, maps[key])
+        if moved is not None:
+            out["message"]["citations"][n].update({k: moved[k] for k in ("start", "end") if k in moved})
+            changed = True
+    return dumps(out).encode("utf-8") if changed else new
 
 
 def error_body(message: str) -> bytes:

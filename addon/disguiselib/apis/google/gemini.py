@@ -18,8 +18,9 @@ by piece (jsonarray.ArrayFramer).
 
 Stream channels: one hold-back window per candidate for its text (the parts a client
 concatenates into `response.text`); thought parts (`"thought": true`) and
-`thoughtSignature` pass byte-identical; a function call arrives whole in one part and is
-restored whole (name, and args keys and values). A candidate's held tail goes out in the
+`thoughtSignature` pass byte-identical; a function call that arrives whole in one part is
+restored whole (name, and args keys and values); Vertex's streamed arguments
+(`partialArgs`) get a window per call and jsonPath (calls.py). A candidate's held tail goes out in the
 chunk that carries its `finishReason`: appended to its last text part there, or in a
 text part put first into its parts. A stream that ends before it ends (no finishReason,
 no closing `]`) gets its held tails and then an explicit error in Google's own shape,

@@ -14,10 +14,11 @@ from ...base.restore import restore_fn, restore_json
 from ...base.stream import SSEStream, StreamState
 from ...base.wirespec import JSON_ARRAY, SSE, WireSpec
 from ...errors import StreamError
-from ...rules.rules import Restorer, json_escape
+from ...rules.rules import Restorer
 from ...wire import jsonspan
 from ...wire.jsonspan import SKIP, Arr, Obj, Rule
 from ...wire.sse import Event, Shape, parse_event, sniff
+from .calls import Calls, StreamCall, view_call
 from .gemini import (
     _CANDIDATE_FIELDS,
     _RESP_PART,
@@ -58,13 +59,8 @@ def view(doc: dict, ev, b) -> bool:
                 kind = "thinking" if thought else "text"
                 b.add(ev, f"candidate {k} {'thought' if thought else 'text'}", kind, part["text"], f"{path}.text")
             call = part.get("functionCall") or part.get("function_call")
-            if isinstance(call, dict):  # arrives whole: one channel per call
-                n = b.counts.get(("g calls", k), 0)
-                b.counts[("g calls", k)] = n + 1
-                c = b.add(ev, f"candidate {k} call {n}", "json", json.dumps(call.get("args", {}), ensure_ascii=False),
-                          f"{path}.functionCall.args")  # fmt: skip
-                if isinstance(call.get("name"), str):
-                    c.name = call["name"]
+            if isinstance(call, dict):  # whole: one channel per call; streamed: one per argument (calls.py)
+                view_call(b, ev, k, call, f"{path}.functionCall")
         reason = cand.get("finishReason") or cand.get("finish_reason")
         if reason:
             notes.append(f"candidate {k} finishReason {reason}")
@@ -98,13 +94,20 @@ def _is_text_part(p: object) -> bool:
 class _StreamParts(Rule):
     string = True
 
-    def __init__(self, key: tuple, last: int) -> None:
-        self.key = key
+    def __init__(self, stream: GeminiStream, k: int | str, last: int, finishing: bool) -> None:
+        self.stream = stream
+        self.key = (k, "text")
         self.last = last  # the index of the part that gets the held tail, or -1
+        self.finishing = finishing
 
     def child(self, key: str | int) -> Rule:
         chan = Chan(self.key, flush=key == self.last)  # a candidate's text; flushed where it finishes
-        return _Part(Obj({**_RESP_PART.part.fields, "text": chan}, default=GENERIC))  # type: ignore[attr-defined]
+        mark = ("part", self.key[0], key)
+        call = StreamCall(self.stream.calls, self.key[0], self.finishing, mark)  # streamed arguments (calls.py)
+        fields = {**_RESP_PART.part.fields, "text": chan, "functionCall": call, "function_call": call}  # type: ignore[attr-defined]
+        part = Obj(fields, default=GENERIC)
+        part.mark = mark
+        return _Part(part)
 
 
 class _StreamCandidate(Rule):
@@ -120,9 +123,9 @@ class _StreamCandidate(Rule):
         if not isinstance(value, dict):
             return GENERIC
         k = _index(value)
-        key = (k, "text")
         last = -1
-        if value.get("finishReason") is not None:
+        finishing = value.get("finishReason") is not None
+        if finishing:
             content = value.get("content")
             parts = content.get("parts") if isinstance(content, dict) else None
             if isinstance(parts, list):
@@ -130,7 +133,7 @@ class _StreamCandidate(Rule):
                     if _is_text_part(p):
                         last = i
             self.stream._finishing[k] = value
-        parts_rule = _StreamParts(key, last)
+        parts_rule = _StreamParts(self.stream, k, last, finishing)
         parts_rule.mark = ("parts", k)
         content_rule = Obj(_both({"role": SKIP, "parts": parts_rule}), default=GENERIC)
         content_rule.mark = ("content", k)
@@ -155,8 +158,10 @@ def _is_json(s: str) -> bool:
 
 # Keys that end a candidate or the stream (finishReason, blockReason) and errors: the
 # chunks that hold them are always parsed. (A key; inside a string its quotes would be
-# escaped.)
+# escaped.) So are function calls: which call a streamed argument's piece belongs to is
+# told by the parts before it (calls.py).
 END_MARKERS = (b'Reason"', b'"error"')
+STREAM_MARKERS = (*END_MARKERS, b'"functionCall"', b'"function_call"')
 _INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
 
 
@@ -170,7 +175,7 @@ class GeminiStream(SSEStream):
     even with `content-type: text/event-stream`) is restored whole at its end.
     """
 
-    MARKERS = END_MARKERS
+    MARKERS = STREAM_MARKERS
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
@@ -188,6 +193,7 @@ class GeminiStream(SSEStream):
         self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
         self._partial: list[bytes] = []  # output of a feed that then failed
         self._touched: set = set()  # candidates whose text the chunk at hand changed or held
+        self.calls = Calls(self)  # Vertex's streamed function-call arguments (calls.py)
 
     # -- bytes in, bytes out ---------------------------------------------------------------
 
@@ -312,7 +318,10 @@ class GeminiStream(SSEStream):
         # A chunk without a finishReason, blockReason or error (markers: those are
         # parsed) changes the stream's state only by naming a candidate not yet open:
         # every candidate index it names must be open already (one without an index
-        # is candidate 0). Conservative: an `"index"` key anywhere counts.
+        # is candidate 0). Conservative: an `"index"` key anywhere counts, and a key
+        # spelled with escapes (which the markers would miss) is parsed.
+        if jsonspan.escaped_name(block[start:end]):
+            return False
         for m in _INDEX.finditer(block, start, end):
             v = m.group(1)
             if v is None or int(v) not in self._open:
@@ -391,26 +400,30 @@ class GeminiStream(SSEStream):
             new, changed = jsonspan.transform(data, obj, GENERIC, restore_fn(self.restorer))
             return pre, (new if changed else None)
         self._finishing = {}
+        self.calls.chunk()
         marks: list[tuple[object, int]] = []
         edits = jsonspan.walk(data, obj, self._chunk_rule, self._fn, marks)
         self._track(obj)
         self._note_end()
-        inserts = []
-        rebuild: dict = {}
         where = dict(marks)
+        inserts = self.calls.splices(where)
+        rebuild: dict = {}
         for k, cand in self._finishing.items():
+            # the held tails of its text and of its calls, as parts put first into its parts
             w = self.windows.pop((k, "text"), None)
             tail = w.flush() if w is not None else ""
-            if not tail:
+            parts = ([{"text": tail}] if tail else []) + self.calls.tails(k)
+            self.calls.end_candidate(k)
+            if not parts:
                 continue
             self._touched.add(k)
-            ins = _insertion(k, cand, tail, where)
+            ins = _insertion(k, cand, parts, where)
             if ins is None:
-                rebuild[k] = tail
+                rebuild[k] = parts
             else:
                 inserts.append(ins)
         if rebuild:
-            doc = json.loads(jsonspan.splice(data, edits))
+            doc = json.loads(jsonspan.splice(data, sorted(edits + inserts)))
             for cand in doc.get("candidates") or []:
                 if isinstance(cand, dict) and _index(cand) in rebuild:
                     _merge_tail(cand, rebuild[_index(cand)])
@@ -425,7 +438,7 @@ class GeminiStream(SSEStream):
 
     def _fn(self, v: str, rule: Rule) -> str:
         if isinstance(rule, Chan):
-            w = self._window(rule.key)
+            w = self._window(rule.key, rule.mode)
             held = w.held
             out = w.feed(v)
             if w.held:
@@ -438,8 +451,8 @@ class GeminiStream(SSEStream):
             return out
         return restore_fn(self.restorer)(v, rule)
 
-    def _window(self, key: tuple) -> Window:
-        return window_for(self.windows, key, self.restorer, Window.TEXT, "candidates")
+    def _window(self, key: tuple, mode: int = Window.TEXT) -> Window:
+        return window_for(self.windows, key, self.restorer, mode, "candidates")
 
     def _track(self, obj: dict) -> None:
         """Note which candidates are still open and whether the stream has ended."""
@@ -470,12 +483,15 @@ class GeminiStream(SSEStream):
     # -- ends --------------------------------------------------------------------------------
 
     def drain_chunks(self) -> list[str]:
-        """Every held tail as a synthetic chunk of its own, in candidate order."""
+        """Every held tail as a synthetic chunk of its own, in candidate order: a
+        candidate's text, then its calls' pieces (calls.py)."""
         out = []
-        for key in sorted(self.windows, key=repr):
-            tail = self.windows.pop(key).flush()
-            if tail:
-                cand = {"content": {"parts": [{"text": tail}], "role": "model"}, "index": key[0]}
+        for k in sorted({key[0] for key in self.windows}, key=repr):
+            w = self.windows.pop((k, "text"), None)
+            tail = w.flush() if w is not None else ""
+            parts = ([{"text": tail}] if tail else []) + self.calls.tails(k)
+            for part in parts:
+                cand = {"content": {"parts": [part], "role": "model"}, "index": k}
                 out.append(_dumps({"candidates": [cand], **self._last}))
                 self.events_changed += 1
         return out
@@ -487,16 +503,16 @@ class GeminiStream(SSEStream):
         return self.frame(error_chunk(message))
 
 
-def _insertion(k: object, cand: dict, tail: str, where: dict) -> tuple[int, int, str] | None:
-    """A splice that puts tail into candidate cand (whose chunk has no text part for it)
-    as a text part before its other parts; None when only rebuilding can do it."""
-    part = '{"text":"' + json_escape(tail) + '"}'
+def _insertion(k: object, cand: dict, parts: list[dict], where: dict) -> tuple[int, int, str] | None:
+    """A splice that puts parts (held tails) into candidate cand as its first parts;
+    None when only rebuilding can do it."""
+    part = ",".join(_dumps(p) for p in parts)
     content = cand.get("content")
     if isinstance(content, dict):
-        parts = content.get("parts")
-        if isinstance(parts, list) and ("parts", k) in where:
+        old = content.get("parts")
+        if isinstance(old, list) and ("parts", k) in where:
             at = where[("parts", k)] + 1
-            return (at, at, part + ("," if parts else ""))
+            return (at, at, part + ("," if old else ""))
         if "parts" not in content and "content" in cand and ("content", k) in where:
             at = where[("content", k)] + 1
             return (at, at, '"parts":[' + part + "]" + ("," if content else ""))
@@ -507,11 +523,11 @@ def _insertion(k: object, cand: dict, tail: str, where: dict) -> tuple[int, int,
     return None
 
 
-def _merge_tail(cand: dict, tail: str) -> None:
+def _merge_tail(cand: dict, parts: list[dict]) -> None:
     content = cand.get("content")
     if not isinstance(content, dict):
         content = cand["content"] = {"role": "model"}
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        parts = content["parts"] = []
-    parts.insert(0, {"text": tail})
+    old = content.get("parts")
+    if not isinstance(old, list):
+        old = content["parts"] = []
+    old[:0] = parts

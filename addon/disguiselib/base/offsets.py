@@ -1,0 +1,115 @@
+"""Offsets into a text that restoring changes (sans I/O).
+
+A provider that points into the text it wrote (Cohere's citations: `start`/`end`,
+characters of the answer) counts characters of the disguised text; the client reads the
+restored one, where every restored original that differs in length from its disguise
+moves what follows it. `Offsets` keeps the edits restoring made to one text, in order,
+in the disguised text's coordinates, and says where a disguised offset lands in the
+restored text. It is built whole (`Offsets.of`) or piece by piece as a stream's window
+releases text (`TrackedWindow`); an offset inside a restored span (a citation that
+starts or ends within a disguise) widens to the whole original. The one reading for
+whole bodies and streams.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from ..rules.restorer import Restorer
+from .holdback import Window
+
+
+class Offsets:
+    """The edits of one restored text: (start, end) in the disguised text, the length of
+    what replaced it, and the shift (restored minus disguised length) after each."""
+
+    __slots__ = ("_starts", "_ends", "_lens", "_shifts", "length")
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._lens: list[int] = []
+        self._shifts: list[int] = []
+        self.length = 0  # disguised characters accounted for so far
+
+    @classmethod
+    def of(cls, text: str, r: Restorer) -> Offsets:
+        """The edits whole-text reversal (TEXT mode, strip rules included) makes to text."""
+        o = cls()
+        o._add(r.edits(text), 0)
+        o.length = len(text)
+        return o
+
+    @property
+    def moved(self) -> bool:
+        """Did any edit change a length (else every offset stays as it is)?"""
+        return any(self._shifts)
+
+    def add(self, disguised: str, restored: str, r: Restorer, after: str = "") -> None:
+        """The next piece of the text: disguised, released by a window as restored, with
+        `after` the text the window still holds (read as context: whole-text reversal of
+        a piece alone would take a `[[` at its end for a strip match cut short)."""
+        if disguised != restored:
+            n = len(disguised)
+            edits = [x for x in r.edits(disguised + after) if x[1] <= n] if after else r.edits(disguised)
+            if _apply(disguised, edits) != restored:  # never expected: the piece as one edit
+                edits = [(0, n, restored)]
+            self._add(edits, self.length)
+        self.length += len(disguised)
+
+    def skip(self, n: int) -> None:
+        """n characters of the text passed unrestored (nothing in them could change)."""
+        self.length += n
+
+    def _add(self, edits: list[tuple[int, int, str]], base: int) -> None:
+        shift = self._shifts[-1] if self._shifts else 0
+        for s, e, rep in edits:
+            shift += len(rep) - (e - s)
+            self._starts.append(base + s)
+            self._ends.append(base + e)
+            self._lens.append(len(rep))
+            self._shifts.append(shift)
+
+    def at(self, offset: int, end: bool = False) -> int:
+        """Where offset of the disguised text lands in the restored text. Inside an edit
+        (strictly after its start, before its end): its restored start, or with end its
+        restored end, so that a span cut by a disguise covers its whole original."""
+        i = bisect_right(self._ends, offset)  # the edits that end at or before offset
+        before = self._shifts[i - 1] if i else 0
+        if i < len(self._starts) and self._starts[i] < offset:
+            start = self._starts[i] + before
+            return start + self._lens[i] if end else start
+        return offset + before
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    out, pos = [], 0
+    for s, e, rep in edits:
+        out += [text[pos:s], rep]
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+class TrackedWindow(Window):
+    """A hold-back window that notes in `offsets` what it released and how it was
+    restored (Window's property holds: what it releases is unchanged)."""
+
+    __slots__ = ("offsets",)
+
+    def __init__(self, restorer: Restorer, mode: int, offsets: Offsets) -> None:
+        super().__init__(restorer, mode)
+        self.offsets = offsets
+
+    def feed(self, text: str) -> str:
+        buf = self.held + text
+        out = super().feed(text)
+        n = len(buf) - len(self.held)
+        self.offsets.add(buf[:n], out, self._r, buf[n:])
+        return out
+
+    def flush(self) -> str:
+        buf = self.held
+        out = super().flush()
+        self.offsets.add(buf, out, self._r)
+        return out
