@@ -424,29 +424,30 @@ cdef class ReadPass:
     cdef int _step(self, stream, w, bytes raw_block, const unsigned char *p, Py_ssize_t ev, Py_ssize_t ee,
                    Py_ssize_t start, Py_ssize_t end, bint bs, int mode) except -2:
         """The delta p[start:end] (a JSON string's body inside the event p[ev:ee]) through
-        window w: SAME, NEW (self._new), NOTHING, or DECLINE (nothing touched)."""
+        window w, as window_raw does it: SAME, NEW (self._new), NOTHING, or DECLINE
+        (nothing touched). Disguises alone are matched here; where placeholders, strip
+        rules or JSON escapes may take part, the window's own feed (Restorer.run) does it."""
         cdef Matcher m = self.m
         cdef object held = w.held
         cdef bint held_before = len(held) > 0
+        cdef bint py = False  # the window's own feed restores this delta
         cdef const char *hp = NULL
-        cdef Py_ssize_t hn = 0, i, k, tn
+        cdef Py_ssize_t hn = 0, i, k
         cdef bytes hb
         if held_before:
             try:
                 hb = PyUnicode_AsUTF8String(held)
-            except UnicodeEncodeError:  # a lone surrogate held: Python's way
-                return DECLINE
-            hp = PyBytes_AS_STRING(hb)
-            hn = PyBytes_GET_SIZE(hb)
-        if mode == JSON and w._esc != 0:
-            return DECLINE
+                hp = PyBytes_AS_STRING(hb)
+                hn = PyBytes_GET_SIZE(hb)
+            except UnicodeEncodeError:  # a lone surrogate held
+                py = True
         self._room(hn + (end - start))
         cdef unsigned char *b = self.buf
         if hn:
             memcpy(b, hp, hn)
         cdef unsigned char c
-        # the delta, decoded: short escapes only (\\u: Python's way); control characters
-        # next to an escape are declined as json's scanstring refuses them
+        # the delta, decoded (as decode_field: short escapes here; \u: declined, on_raw's
+        # way; a control character beside an escape is refused by json's scanstring)
         i = start
         k = hn
         if not bs:
@@ -480,19 +481,21 @@ cdef class ReadPass:
                 k += 1
                 i += 2
         cdef Py_ssize_t bn = k
-        tn = bn - hn
-        # what only Python's restorer does: placeholders and strip rules (a `[`, a strip
-        # rule's first character), JSON text with escapes of its own
-        if m.bracket and memchr(b, 91, bn) != NULL:
+        # what only the restorer does: placeholders and strip rules (a `[`, a strip rule's
+        # first character), JSON text with escapes of its own
+        if mode != TEXT and mode != JSON:
             return DECLINE
-        if mode == JSON and memchr(b, 92, bn) != NULL:
-            return DECLINE
-        if mode == TEXT and m.has_strips:
+        if not py and m.bracket and memchr(b, 91, bn) != NULL:
+            py = True
+        if not py and mode == JSON and (w._esc != 0 or memchr(b, 92, bn) != NULL):
+            py = True
+        if not py and mode == TEXT and m.has_strips:
             for i in range(bn):
                 if m.strip_first[b[i]] or (m.strip_nonascii and b[i] >= 128):
-                    return DECLINE
-        elif mode != TEXT and mode != JSON:
-            return DECLINE
+                    py = True
+                    break
+        if py:
+            return self._feed(stream, w, held_before, p, ev, ee, start, end, b + hn, bn - hn)
         # Restorer._edits' loop for disguises: leftmost-longest, before the hold point
         cdef Py_ssize_t h = m.hold(b, 0, bn)
         cdef Py_ssize_t s = 0, at = 0, r = 0, e2
@@ -529,31 +532,50 @@ cdef class ReadPass:
         if r == 0:
             return NOTHING
         stream.events_changed += 1
-        # the new text, written as reencode_field writes it
+        return self._splice(p, ev, ee, start, end, <const char *> self.res, r)
+
+    cdef int _feed(self, stream, w, bint held_before, const unsigned char *p, Py_ssize_t ev, Py_ssize_t ee,
+                   Py_ssize_t start, Py_ssize_t end, const unsigned char *t, Py_ssize_t tn) except -2:
+        """window_raw with the delta t[:tn] (decoded, UTF-8) through the window's own feed."""
+        text = PyUnicode_DecodeUTF8(<const char *> t, tn, NULL)
+        out = w.feed(text)
+        if not held_before and out == text:
+            return SAME
+        if w.held:
+            stream.events_held += 1
+        if not out:
+            return NOTHING
+        stream.events_changed += 1
+        cdef bytes ob = (<str> out).encode("utf-8", "surrogatepass")
+        return self._splice(p, ev, ee, start, end, PyBytes_AS_STRING(ob), PyBytes_GET_SIZE(ob))
+
+    cdef int _splice(self, const unsigned char *p, Py_ssize_t ev, Py_ssize_t ee, Py_ssize_t start, Py_ssize_t end,
+                     const char *o, Py_ssize_t on) except -2:
+        """self._new: the event p[ev:ee] with its string body p[start:end] replaced by the
+        restored text o[:on] (UTF-8), written as reencode_field writes it: as it is where
+        it reads the same in any JSON string (printable ASCII, no `"` or `\\`), else in
+        the style of the text it replaces (encode_like)."""
+        cdef Py_ssize_t i
+        cdef unsigned char c
         cdef bint plain = True
-        for i in range(r):
-            c = self.res[i]
+        for i in range(on):
+            c = <unsigned char> o[i]
             if c < 32 or c > 126 or c == 34 or c == 92:
                 plain = False
                 break
         cdef bytes enc
-        cdef const char *ep
-        cdef Py_ssize_t en
-        if plain:
-            ep = <const char *> self.res
-            en = r
-        else:
-            value = PyUnicode_DecodeUTF8(<const char *> self.res, r, "surrogatepass")
+        if not plain:
+            value = PyUnicode_DecodeUTF8(o, on, "surrogatepass")
             field = PyUnicode_DecodeUTF8(<const char *> p + start, end - start, NULL)
             lit_ = <str> encode_like(value, field)
             enc = lit_[1 : len(lit_) - 1].encode("utf-8")
-            ep = PyBytes_AS_STRING(enc)
-            en = PyBytes_GET_SIZE(enc)
-        cdef bytes new = PyBytes_FromStringAndSize(NULL, (start - ev) + en + (ee - end))
+            o = PyBytes_AS_STRING(enc)
+            on = PyBytes_GET_SIZE(enc)
+        cdef bytes new = PyBytes_FromStringAndSize(NULL, (start - ev) + on + (ee - end))
         cdef char *np = PyBytes_AS_STRING(new)
         memcpy(np, p + ev, start - ev)
-        memcpy(np + (start - ev), ep, en)
-        memcpy(np + (start - ev) + en, p + end, ee - end)
+        memcpy(np + (start - ev), o, on)
+        memcpy(np + (start - ev) + on, p + end, ee - end)
         self._new = new
         return NEW
 
