@@ -6,11 +6,12 @@ the events it changes, new channels and the windows' held tails."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8String, PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 import weakref
 
 from ..wire.jsonspan import encode_like
+from ..rules.restorer import strip_starts
 from ..wire.text import json_escape
 from .holdback import MAX_CHANNELS, Window
 
@@ -47,10 +48,13 @@ cdef class Matcher:
     cdef int *term
     cdef char *kids
     cdef int reach[256]  # as Rules._hold_reach: how far back a held tail ending in a byte begins
-    cdef unsigned char strip_first[256]
+    # Where a placeholder (both modes) or a strip match (TEXT) may begin, by byte: 0 never,
+    # 1 where the next byte is in its follow set (or the text ends there), 2 always. A
+    # text with none of those starts holds no such match and no prefix of one, so the
+    # restorer's result is the disguises' alone; otherwise the window's own feed runs.
+    cdef unsigned char start[2][256]
+    cdef unsigned char follow[2][256][32]
     cdef bint strip_nonascii
-    cdef bint has_strips
-    cdef bint bracket  # a `[` could start a placeholder or a strip match: declined
     cdef int nnodes
     cdef list originals  # UTF-8 of each disguise's original (TEXT)
     cdef list escaped  # UTF-8 of json_escape(original) (JSON)
@@ -64,7 +68,8 @@ cdef class Matcher:
         for i in range(256):
             self.root[i] = -1
             self.reach[i] = 0
-            self.strip_first[i] = 0
+        memset(self.start, 0, sizeof(self.start))
+        memset(self.follow, 0, sizeof(self.follow))
         disguises = list(rules.lit_reverse)
         children = [{}]
         term = [-1]
@@ -108,11 +113,44 @@ cdef class Matcher:
             self.root[c] = nxt
         self.originals = [rules.lit_reverse[d].encode("utf-8", "surrogatepass") for d in disguises]
         self.escaped = [json_escape(rules.lit_reverse[d]).encode("utf-8", "surrogatepass") for d in disguises]
-        self.has_strips = bool(rules._strips)
-        self.strip_nonascii = bool(rules._strip_nonascii)
-        for ch in rules._strip_first:
-            self.strip_first[ord(ch)] = 1
-        self.bracket = rules._ph is not None or self.has_strips
+        if rules._ph is not None:  # `[` and a pattern name's first character
+            firsts = frozenset(n[:1] for n in rules.pattern_names if n)
+            self._starts(0, "[", firsts)
+            self._starts(1, "[", firsts)
+        self.strip_nonascii = bool(rules._strips) and bool(rules._strip_nonascii)
+        for st in rules.mappings.strips:
+            first, _, fol = strip_starts(st.regex)
+            for c1 in first:
+                self._starts(0, c1, fol[c1])
+
+    cdef _starts(self, int mi, str c1, fol):
+        cdef int c = ord(c1)
+        if fol is None or any(ord(x) >= 128 for x in fol):
+            self.start[mi][c] = 2
+            return
+        if self.start[mi][c] == 2:
+            return
+        self.start[mi][c] = 1
+        for x in fol:
+            self.follow[mi][c][ord(x) >> 3] |= 1 << (ord(x) & 7)
+
+    cdef inline bint restorer_needed(self, int mode, const unsigned char *b, Py_ssize_t n) noexcept nogil:
+        """Could a placeholder or a strip match (or a prefix of one) begin in b[:n]?"""
+        cdef int mi = 1 if mode == JSON else 0
+        cdef Py_ssize_t p
+        cdef unsigned char v, c, d
+        for p in range(n):
+            c = b[p]
+            v = self.start[mi][c]
+            if v:
+                if v == 2 or p + 1 == n:
+                    return True
+                d = b[p + 1]
+                if self.follow[mi][c][d >> 3] & (1 << (d & 7)):
+                    return True
+            elif c >= 128 and mi == 0 and self.strip_nonascii:
+                return True
+        return False
 
     def __dealloc__(self):
         free(self.estart)
@@ -316,6 +354,34 @@ cdef bint utf8_ok(const unsigned char *p, Py_ssize_t n) except -1:
     return True
 
 
+cdef inline Py_ssize_t next_char(const unsigned char *s, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    i += 1
+    while i < j and (s[i] & 0xC0) == 0x80:
+        i += 1
+    return i
+
+
+cdef int esc_advance(const unsigned char *s, Py_ssize_t i, Py_ssize_t j, int st) noexcept nogil:
+    """restorer.esc_advance over UTF-8, counting characters: the JSON escape state after
+    s[i:j] from state st (0 none; -1 after a backslash; k > 0 hex digits still to come)."""
+    cdef const unsigned char *q
+    while i < j:
+        if st == 0:
+            q = <const unsigned char *> memchr(s + i, 92, j - i)
+            if q == NULL:
+                return 0
+            st = -1
+            i = q - s + 1
+        elif st == -1:
+            st = 4 if s[i] == 117 else 0
+            i = next_char(s, i, j)
+        else:
+            while st > 0 and i < j:
+                i = next_char(s, i, j)
+                st -= 1
+    return st
+
+
 # -- the pass ----------------------------------------------------------------------------------
 
 cdef class ReadPass:
@@ -485,20 +551,15 @@ cdef class ReadPass:
         # first character), JSON text with escapes of its own
         if mode != TEXT and mode != JSON:
             return DECLINE
-        if not py and m.bracket and memchr(b, 91, bn) != NULL:
-            py = True
-        if not py and mode == JSON and (w._esc != 0 or memchr(b, 92, bn) != NULL):
-            py = True
-        if not py and mode == TEXT and m.has_strips:
-            for i in range(bn):
-                if m.strip_first[b[i]] or (m.strip_nonascii and b[i] >= 128):
-                    py = True
-                    break
-        if py:
+        if py or m.restorer_needed(mode, b, bn):
             return self._feed(stream, w, held_before, p, ev, ee, start, end, b + hn, bn - hn)
-        # Restorer._edits' loop for disguises: leftmost-longest, before the hold point
+        # Restorer._edits' loop for disguises: leftmost-longest, before the hold point; in
+        # JSON text not inside an escape sequence (its state carried from match to match)
+        cdef int esc0 = w._esc if mode == JSON else 0
+        cdef int esc = esc0
+        cdef bint escapes = mode == JSON and (esc0 != 0 or memchr(b, 92, bn) != NULL)
         cdef Py_ssize_t h = m.hold(b, 0, bn)
-        cdef Py_ssize_t s = 0, at = 0, r = 0, e2
+        cdef Py_ssize_t s = 0, at = 0, r = 0, e2, esc_at = 0
         cdef int idx = 0, nedits = 0
         cdef list reps = m.escaped if mode == JSON else m.originals
         cdef bytes rep
@@ -508,6 +569,12 @@ cdef class ReadPass:
             if e2 < 0:
                 s += 1
                 continue
+            if escapes:
+                esc = esc_advance(b, esc_at, s, esc)
+                esc_at = s
+                if esc != 0:  # inside an escape sequence (the `nab` of `\\nab`): not here
+                    s += 1
+                    continue
             rep = <bytes> reps[idx]
             self._rroom(r + (s - at) + PyBytes_GET_SIZE(rep) + (bn - e2))
             memcpy(self.res + r, b + at, s - at)
@@ -521,7 +588,11 @@ cdef class ReadPass:
         if at < h:
             memcpy(self.res + r, b + at, h - at)
             r += h - at
-        # the state on_raw leaves
+        # the state on_raw leaves (Window.feed: the escape state at the held tail's start)
+        if escapes:
+            esc = esc_advance(b, 0, h, esc0)
+            if esc != esc0:
+                w._esc = esc
         if not held_before and nedits == 0 and h == bn:
             return SAME
         if nedits:
