@@ -48,16 +48,18 @@ cdef class Matcher:
     cdef int *term
     cdef char *kids
     cdef int reach[256]  # as Rules._hold_reach: how far back a held tail ending in a byte begins
-    # Where a placeholder (both modes) or a strip match (TEXT) may begin, by byte: 0 never,
-    # 1 where the next byte is in its follow set (or the text ends there), 2 always. A
-    # text with none of those starts holds no such match and no prefix of one, so the
-    # restorer's result is the disguises' alone; otherwise the window's own feed runs.
+    # Where a strip match (TEXT) may begin, by byte: 0 never, 1 where the next byte is in
+    # its follow set (or the text ends there), 2 always. A text with none of those starts
+    # holds no strip match and no prefix of one, so the restorer's result is that of the
+    # disguises and placeholders alone; otherwise the window's own feed runs.
     cdef unsigned char start[2][256]
     cdef unsigned char follow[2][256][32]
     cdef bint strip_nonascii
     cdef int nnodes
     cdef list originals  # UTF-8 of each disguise's original (TEXT)
     cdef list escaped  # UTF-8 of json_escape(original) (JSON)
+    cdef list names  # the patterns' names + `_` (UTF-8): placeholders `[NAME_<digits>]`
+    cdef Py_ssize_t ph_span  # the longest placeholder
     cdef object __weakref__
 
     def __cinit__(self, rules):
@@ -113,10 +115,9 @@ cdef class Matcher:
             self.root[c] = nxt
         self.originals = [rules.lit_reverse[d].encode("utf-8", "surrogatepass") for d in disguises]
         self.escaped = [json_escape(rules.lit_reverse[d]).encode("utf-8", "surrogatepass") for d in disguises]
-        if rules._ph is not None:  # `[` and a pattern name's first character
-            firsts = frozenset(n[:1] for n in rules.pattern_names if n)
-            self._starts(0, "[", firsts)
-            self._starts(1, "[", firsts)
+        # placeholders (`[NAME_12]`): the names, each with its `_`
+        self.names = [(n + "_").encode("utf-8") for n in rules.pattern_names] if rules._ph is not None else []
+        self.ph_span = 2 + max((len(n) for n in self.names), default=0) + 9
         self.strip_nonascii = bool(rules._strips) and bool(rules._strip_nonascii)
         for st in rules.mappings.strips:
             first, _, fol = strip_starts(st.regex)
@@ -134,9 +135,61 @@ cdef class Matcher:
         for x in fol:
             self.follow[mi][c][ord(x) >> 3] |= 1 << (ord(x) & 7)
 
+    cdef Py_ssize_t placeholder(self, const unsigned char *b, Py_ssize_t s, Py_ssize_t n) except -2:
+        """The end of the placeholder `[NAME_<1-9><0-9>{0,8}]` at b[s], or -1 (rules._ph)."""
+        cdef Py_ssize_t q, d, L
+        cdef bytes nb
+        for nb in self.names:
+            L = PyBytes_GET_SIZE(nb)
+            if s + 1 + L + 2 > n or memcmp(b + s + 1, PyBytes_AS_STRING(nb), L) != 0:
+                continue
+            q = s + 1 + L
+            if not (49 <= b[q] <= 57):
+                continue
+            d = q + 1
+            while d < n and d - q < 9 and 48 <= b[d] <= 57:
+                d += 1
+            if d < n and b[d] == 93:
+                return d + 1
+        return -1
+
+    cdef bint ph_tail(self, const unsigned char *b, Py_ssize_t i, Py_ssize_t n) except -1:
+        """Is b[i:n] what may follow the `[` of a placeholder still being written: empty, a
+        prefix of `NAME_`, or `NAME_` and 1-9 digits (the first not 0)? (Rules._hold_ph)"""
+        cdef Py_ssize_t r = n - i, L, d
+        cdef bytes nb
+        if r == 0:
+            return True
+        for nb in self.names:
+            L = PyBytes_GET_SIZE(nb)
+            if r <= L:
+                if memcmp(b + i, PyBytes_AS_STRING(nb), r) == 0:
+                    return True
+            elif r - L <= 9 and memcmp(b + i, PyBytes_AS_STRING(nb), L) == 0 and 49 <= b[i + L] <= 57:
+                d = i + L + 1
+                while d < n and 48 <= b[d] <= 57:
+                    d += 1
+                if d == n:
+                    return True
+        return False
+
+    cdef Py_ssize_t hold_ph(self, const unsigned char *b, Py_ssize_t start, Py_ssize_t n) except -2:
+        """hold(), where the flow may hold placeholders back too: the leftmost of the two."""
+        cdef Py_ssize_t h = self.hold(b, start, n)
+        cdef Py_ssize_t p = n - self.ph_span
+        if p < start:
+            p = start
+        while p < h:
+            if b[p] == 91 and self.ph_tail(b, p + 1, n):
+                return p
+            p += 1
+        return h
+
     cdef inline bint restorer_needed(self, int mode, const unsigned char *b, Py_ssize_t n) noexcept nogil:
-        """Could a placeholder or a strip match (or a prefix of one) begin in b[:n]?"""
-        cdef int mi = 1 if mode == JSON else 0
+        """Could a strip match (or a prefix of one) begin in b[:n]?"""
+        if mode != TEXT:
+            return False
+        cdef int mi = 0
         cdef Py_ssize_t p
         cdef unsigned char v, c, d
         for p in range(n):
@@ -558,7 +611,12 @@ cdef class ReadPass:
         cdef int esc0 = w._esc if mode == JSON else 0
         cdef int esc = esc0
         cdef bint escapes = mode == JSON and (esc0 != 0 or memchr(b, 92, bn) != NULL)
-        cdef Py_ssize_t h = m.hold(b, 0, bn)
+        # placeholders: held back where the flow was issued some (or may be: Restorer._hold),
+        # restored where it was issued that one
+        cdef bint brackets = m.names and memchr(b, 91, bn) != NULL
+        cdef bint ph_hold = brackets and self.restorer._hold is self.restorer.rules._hold_ph
+        placeholders = self.restorer.placeholders if brackets else None
+        cdef Py_ssize_t h = m.hold_ph(b, 0, bn) if ph_hold else m.hold(b, 0, bn)
         cdef Py_ssize_t s = 0, at = 0, r = 0, e2, esc_at = 0
         cdef int idx = 0, nedits = 0
         cdef list reps = m.escaped if mode == JSON else m.originals
@@ -566,16 +624,28 @@ cdef class ReadPass:
         self._rroom(bn)
         while s < h:
             e2 = m.longest(b, s, bn, &idx)
+            rep = None
             if e2 < 0:
-                s += 1
-                continue
+                if not (placeholders and b[s] == 91):
+                    s += 1
+                    continue
+                e2 = m.placeholder(b, s, bn)
+                if e2 < 0:
+                    s += 1
+                    continue
+                orig = placeholders.get(PyUnicode_DecodeUTF8(<const char *> b + s, e2 - s, NULL))
+                if orig is None:  # a placeholder this flow never issued: left as it is
+                    s += 1
+                    continue
+                rep = (<str> (json_escape(orig) if mode == JSON else orig)).encode("utf-8", "surrogatepass")
             if escapes:
                 esc = esc_advance(b, esc_at, s, esc)
                 esc_at = s
                 if esc != 0:  # inside an escape sequence (the `nab` of `\\nab`): not here
                     s += 1
                     continue
-            rep = <bytes> reps[idx]
+            if rep is None:
+                rep = <bytes> reps[idx]
             self._rroom(r + (s - at) + PyBytes_GET_SIZE(rep) + (bn - e2))
             memcpy(self.res + r, b + at, s - at)
             r += s - at
@@ -584,7 +654,7 @@ cdef class ReadPass:
             nedits += 1
             at = s = e2
             if e2 > h:
-                h = m.hold(b, e2, bn)
+                h = m.hold_ph(b, e2, bn) if ph_hold else m.hold(b, e2, bn)
         if at < h:
             memcpy(self.res + r, b + at, h - at)
             r += h - at

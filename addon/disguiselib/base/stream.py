@@ -505,10 +505,10 @@ class BodyStream(Lifecycle):
         return self.stream.events_changed
 
     def feed(self, data: bytes) -> bytes:
+        if self.is_sse:  # (its stream says whether it is finished)
+            return self.stream.feed(data)
         if self.finished or not data:
             return b""
-        if self.is_sse:
-            return self.stream.feed(data)
         self._buf.append(data)
         return b""
 
