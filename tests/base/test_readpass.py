@@ -18,10 +18,17 @@ from disguiselib.apis.openai.responses import ResponsesStream
 from disguiselib.base import readpass
 from disguiselib.rules import mappings, rules
 from openai_util import build_chat, build_responses
-from strategies import LITERALS, PLACEHOLDERS, RULES, byte_splits, splits, texts
+from strategies import _piece, LITERALS, PLACEHOLDERS, RULES, byte_splits, splits
 
-# Literals alone: no `[` or strip character makes the pass decline, so it does the work.
-LITERAL_RULES = rules.Rules(mappings.from_dict({"literals": {**LITERALS, "Ö": "nov", "Jörg": "Zenith"}}))
+# Literals alone (no placeholder, no strip rule), with disguises that begin like the
+# escapes of JSON text (`\nab`, `\u00e9`): the compiled step does the whole work.
+LITERAL_RULES = rules.Rules(mappings.from_dict({"literals": {**LITERALS, "Ö": "nov", "Jörg": "Zenith", "Ñ": "nab",
+                                                              "Ø": "u00e9x"}}))  # fmt: skip
+# The shared texts, and escapes right before a disguise, placeholders issued or not and
+# their beginnings.
+texts = st.lists(st.one_of(_piece, st.sampled_from(["\nab", "\nova", "\\nab", "\u00e9x", "é", "[EMAIL_1]",
+                                                    "[EMAIL_9]", "[EMAIL_", "[EM", "x[EMAIL_2] "])),
+                 max_size=14).map("".join)  # fmt: skip
 STREAMS = {"anthropic": AnthropicStream, "chat": ChatStream, "responses": ResponsesStream}
 APIS = {"anthropic": readpass.ANTHROPIC, "chat": readpass.CHAT, "responses": readpass.RESPONSES}
 compiled = pytest.mark.skipif(readpass.make_pass is None, reason="the compiled engine is not in use")
@@ -108,3 +115,21 @@ def test_the_pass_restores_a_disguise_split_across_deltas_and_escapes_tool_argum
     assert args == {"session_id": "Acme Corp", "p": 'C:\\Users\\a "b"'}
     chunks = [e + b"\n\n" for e in body.split(b"\n\n") if e]
     assert run("anthropic", LITERAL_RULES, {}, chunks, "compiled") == run("anthropic", LITERAL_RULES, {}, chunks, "python")
+
+
+@compiled
+def test_in_tool_arguments_a_disguise_inside_an_escape_stays_and_a_placeholder_never_issued_stays() -> None:
+    """`\\nab` in JSON text is an escape and `ab`, not the disguise `nab`; `[EMAIL_9]` was
+    never issued: both go out as they came, the rest restored."""
+    args = json.dumps({"thread_id": "\nab x nab [EMAIL_9] [EMAIL_1]"})
+    body = build_stream([("text", ["nab [EMAIL_9] [EMA", "IL_1] x"]), ("tool", [args[:20], args[20:]])])
+    chunks = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    for rs, ph, text, value in ((LITERAL_RULES, {}, "Ñ [EMAIL_9] [EMAIL_1] x", "\nab x Ñ [EMAIL_9] [EMAIL_1]"),
+                                (RULES, PLACEHOLDERS, "nab [EMAIL_9] bob@corp.example.com x",
+                                 "\nab x nab [EMAIL_9] bob@corp.example.com")):  # fmt: skip
+        got = run("anthropic", rs, ph, chunks, "compiled")
+        assert got == run("anthropic", rs, ph, chunks, "python")
+        out = b"".join(got[0])
+        deltas = [json.loads(ln[6:])["delta"] for ln in out.split(b"\n") if ln.startswith(b"data: ") and b"_delta" in ln]
+        assert "".join(d["text"] for d in deltas if "text" in d) == text
+        assert json.loads("".join(d["partial_json"] for d in deltas if "partial_json" in d)) == {"session_id": value}
