@@ -449,8 +449,14 @@ cdef class ReadPass:
     cdef unsigned char *res  # the restored text
     cdef Py_ssize_t rcap
     cdef object _new  # the event _step made (NEW)
-    # Responses: the channel of the delta before (its ident -> key, fields, mode)
-    cdef object r_ident
+    # Chat: the channel key of the delta before (choice, tool call: -1 for content)
+    cdef long long c_ci, c_ti
+    cdef object c_key
+    # Responses: the channel of the delta before (its type, indexes and item -> key,
+    # fields, mode)
+    cdef int r_t
+    cdef long long r_oi, r_ci
+    cdef bytes r_item
     cdef object r_key
     cdef object r_fields
     cdef int r_mode
@@ -464,7 +470,8 @@ cdef class ReadPass:
         self.m = matcher_for(self.restorer.rules)
         self.api = api
         self.deltas = dict(deltas or {})
-        self.r_ident = None
+        self.c_key = None
+        self.r_item = None
         self.r_key = None
         self.r_fields = None
         self.r_mode = 0
@@ -869,14 +876,19 @@ cdef class ReadPass:
             return DECLINE
         cdef int r
         if not tool:
-            key = (ci, "content")
+            ti = -1
+        if self.c_key is None or ci != self.c_ci or ti != self.c_ti:
+            self.c_key = (ci, "content") if not tool else (ci, "tool", ti)
+            self.c_ci, self.c_ti = ci, ti
+        key = self.c_key
+        if not tool:
             r = self._keyed(stream, windows, key, TEXT, block, p, ev, ee, start, end, bs)
             if r != DECLINE:
                 parts = stream.parts
                 if parts:
                     parts.discard(key)
             return r
-        return self._keyed(stream, windows, (ci, "tool", ti), JSON, block, p, ev, ee, start, end, bs)
+        return self._keyed(stream, windows, key, JSON, block, p, ev, ee, start, end, bs)
 
     cdef int _responses(self, stream, dict windows, bytes block, const unsigned char *p,
                         Py_ssize_t ev, Py_ssize_t ee) except -2:
@@ -950,8 +962,8 @@ cdef class ReadPass:
             return DECLINE
         # the channel: that of the delta before, nearly always
         cdef Py_ssize_t il = item_e - item_s
-        ident = (t, oi, ci, PyBytes_FromStringAndSize(<const char *> p + item_s, il))
-        if ident != self.r_ident:
+        if (self.r_item is None or t != self.r_t or oi != self.r_oi or ci != self.r_ci
+                or PyBytes_GET_SIZE(self.r_item) != il or memcmp(PyBytes_AS_STRING(self.r_item), p + item_s, il) != 0):
             tname = PyUnicode_DecodeUTF8(<const char *> p + ts, te - ts, NULL)
             item = PyUnicode_DecodeUTF8(<const char *> p + item_s, il, NULL)
             fields = {"item_id": item, "output_index": oi}
@@ -962,7 +974,8 @@ cdef class ReadPass:
                 key = (item, ci, self.deltas[tname][0])
             fields["type"] = tname
             self.r_key, self.r_fields, self.r_mode = key, fields, self.deltas[tname][1]
-            self.r_ident = ident
+            self.r_t, self.r_oi, self.r_ci = t, oi, ci
+            self.r_item = PyBytes_FromStringAndSize(<const char *> p + item_s, il)
         cdef int r = self._keyed(stream, windows, self.r_key, self.r_mode, block, p, ev, ee, start, end, bs)
         if r == DECLINE:
             return r
