@@ -18,7 +18,7 @@ from disguiselib.apis.openai.responses import ResponsesStream
 from disguiselib.base import readpass
 from disguiselib.rules import mappings, rules
 from openai_util import build_chat, build_responses
-from strategies import _piece, LITERALS, PLACEHOLDERS, RULES, byte_splits, splits
+from strategies import LITERALS, PLACEHOLDERS, RULES, _piece, byte_splits, splits
 
 # Literals alone (no placeholder, no strip rule), with disguises that begin like the
 # escapes of JSON text (`\nab`, `\u00e9`): the compiled step does the whole work.
