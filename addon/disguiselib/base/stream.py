@@ -42,9 +42,8 @@ class StreamState(enum.Enum):
 TRANSITIONS: dict[StreamState, frozenset[StreamState]] = {
     StreamState.OPEN: frozenset({StreamState.FINISHING, StreamState.DONE, StreamState.FAILED}),
     StreamState.FINISHING: frozenset({StreamState.DONE, StreamState.FAILED}),
-    StreamState.DONE: frozenset(),
-    StreamState.FAILED: frozenset(),
-}
+    StreamState.DONE: frozenset(), StreamState.FAILED: frozenset(),
+}  # fmt: skip
 
 
 class Lifecycle:
@@ -63,24 +62,20 @@ class Lifecycle:
         self.state = new
 
     @property
-    def finished(self) -> bool:
-        """Ended, either way: nothing more is read."""
+    def finished(self) -> bool:  # ended, either way: nothing more is read
         return self.state is StreamState.DONE or self.state is StreamState.FAILED
 
     @property
-    def failed(self) -> bool:
-        """Ended with an explicit error: nothing more goes out."""
+    def failed(self) -> bool:  # ended with an explicit error: nothing more goes out
         return self.state is StreamState.FAILED
 
     @property
-    def terminated(self) -> bool:
-        """The API's last event has been seen."""
+    def terminated(self) -> bool:  # the API's last event has been seen
         return self.state is StreamState.FINISHING or self.state is StreamState.DONE
 
 
 class Reverser(Protocol):
-    """What the adapter drives: a response body's bytes in (decoded), restored bytes out.
-    SSEStream, BodyStream, the APIs' own streams and core.decoding.Decoded have it."""
+    """What the adapter drives: a response body's bytes in (decoded), restored bytes out."""
 
     @property
     def state(self) -> StreamState: ...
@@ -146,6 +141,7 @@ class SSEStream(Lifecycle, ABC):
         cls = type(self)
         self._plain = cls.quiet_range is SSEStream.quiet_range and cls.passed is SSEStream.passed
         self.fast = True
+        self._pass = None  # the API's compiled per-read step (base/readpass.py), if any
         self._seen = b""  # the last read that passed whole after a scan from its start
         self._clean = b""  # the prefix it shared with the one before (see _learn)
         self._skip = 0  # where a read that begins with _clean is scanned from
@@ -171,6 +167,12 @@ class SSEStream(Lifecycle, ABC):
                 block = self.framer.whole(data)
                 if not block:
                     return b""
+            # the compiled per-read step (base/readpass.py) reads the events it can from the start
+            pos = self._pass.run(self, block, out) if self._pass is not None and self.fast else 0
+            if pos:
+                if pos < len(block):
+                    self._block(block[pos:], out)
+                return out[0] if len(out) == 1 else b"".join(out)
             if self.fast and not self._unscanned:
                 # What the last reads began with was scanned then: scanned again only
                 # where a trigger could end past it (the longest trigger back from its end).
@@ -359,8 +361,6 @@ class SSEStream(Lifecycle, ABC):
         """A stream that arrived in one piece (not streamed, or replayed)."""
         return self.feed(body) + self.flush()
 
-    # -- helpers for subclasses --------------------------------------------------------
-
     def done_line(self, ev: Event, done: str | None) -> list[bytes] | None:
         """on_event's start where a `data: <done>` line ends the stream (SPEC.done): an event
         without data as it came, the done line after every held tail (FINISHING); else None."""
@@ -505,10 +505,10 @@ class BodyStream(Lifecycle):
         return self.stream.events_changed
 
     def feed(self, data: bytes) -> bytes:
+        if self.is_sse:  # (its stream says whether it is finished)
+            return self.stream.feed(data)
         if self.finished or not data:
             return b""
-        if self.is_sse:
-            return self.stream.feed(data)
         self._buf.append(data)
         return b""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...base import readpass
 from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, obj
 from ...base.holdback import Window
 from ...base.restore import restore_json
@@ -344,6 +345,8 @@ class AnthropicStream(SSEStream):
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
+        if readpass.make_pass is not None and type(self) is AnthropicStream:  # (a subclass: its own on_raw)
+            self._pass = readpass.make_pass(self, readpass.ANTHROPIC)
         self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
 
     def on_event(self, ev: Event) -> list[bytes]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...base import readpass
 from ...base.channels import Chan, ChannelStream
 from ...base.channels import dumps_bytes as _dumps
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, obj
@@ -282,6 +283,8 @@ class ChatStream(ChannelStream):
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
+        if readpass.make_pass is not None and type(self) is ChatStream:  # (a subclass: its own on_raw)
+            self._pass = readpass.make_pass(self, readpass.CHAT)
         self.last: dict = {}  # id, created, model of the first chunk (for drain chunks)
         self.remembered = False  # the first chunk was read for them
         self._head = b"\0"  # the envelope before the choice that on_raw last read (_RAW_HEAD)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...base import readpass
 from ...base.channels import Chan, ChannelStream
 from ...base.channels import dumps_bytes as _dumps
 from ...base.fields import GENERIC, ID, META, OPAQUE, obj
@@ -222,6 +223,8 @@ class ResponsesStream(ChannelStream):
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
+        if readpass.make_pass is not None and type(self) is ResponsesStream:  # (a subclass: its own on_raw)
+            self._pass = readpass.make_pass(self, readpass.RESPONSES, _DELTAS)
         self.offset = 0  # synthetic events inserted so far
         self.last_seq = -1  # the highest upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
