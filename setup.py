@@ -29,13 +29,19 @@ DEFAULTS = Path("mappings") / "default.yaml"
 PACKAGE = Path("addon") / "disguiselib"
 
 
-def compiled_modules() -> list[str]:
-    """engine.COMPILED, read from the file (the package's dependencies need not be here)."""
+def compiled_modules(name: str = "COMPILED") -> list[str]:
+    """engine.COMPILED (or engine.NATIVE), read from the file (the package's dependencies
+    need not be here)."""
     tree = ast.parse((PACKAGE / "engine.py").read_text())
     for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "COMPILED":
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == name:
             return list(ast.literal_eval(node.value))
-    raise RuntimeError("engine.py: COMPILED not found")
+    raise RuntimeError(f"engine.py: {name} not found")
+
+
+def source(m: str) -> Path:
+    """A compiled module's source: its .py, or for engine.NATIVE its .pyx."""
+    return PACKAGE / (m.replace(".", "/") + (".pyx" if m in compiled_modules("NATIVE") else ".py"))
 
 
 class BuildPy(build_py):
@@ -121,7 +127,7 @@ class BuildEngine(build_ext):
 
     def run(self) -> None:
         mf = self._manifest()
-        for m in compiled_modules():  # the folders the extensions are copied into
+        for m in (*compiled_modules(), *compiled_modules("NATIVE")):  # the folders the extensions are copied into
             (self._base() / m.replace(".", "/")).parent.mkdir(parents=True, exist_ok=True)
         if mf.exists():
             mf.unlink()  # a failed build never leaves an older manifest behind
@@ -136,8 +142,8 @@ class BuildEngine(build_ext):
             more = f" (and {len(self._failed) - 1} more)" if len(self._failed) > 1 else ""
             self._fail(self._failed[0] + more)
             return
-        sources = {m: hashlib.sha256((PACKAGE / (m.replace(".", "/") + ".py")).read_bytes()).hexdigest()
-                   for m in compiled_modules()}  # fmt: skip
+        sources = {m: hashlib.sha256(source(m).read_bytes()).hexdigest()
+                   for m in (*compiled_modules(), *compiled_modules("NATIVE"))}  # fmt: skip
         mf.write_text(json.dumps({"cython": self._cython, "sources": sources}, indent=1) + "\n")
         print(f"disguise: compiled engine built (Cython {self._cython}, {len(sources)} modules)")
 
@@ -156,8 +162,8 @@ class BuildEngine(build_ext):
 # -O1, no debug information: a third of the C compiler's time at -O3 -g (every install
 # compiles; CI installs several times), for code that is mostly calls into CPython
 ENGINE = [
-    Extension(f"disguiselib.{m}", [str(PACKAGE / (m.replace(".", "/") + ".py"))], extra_compile_args=["-O1", "-g0"])
-    for m in compiled_modules()
+    Extension(f"disguiselib.{m}", [str(source(m))], extra_compile_args=["-O1", "-g0"])
+    for m in (*compiled_modules(), *compiled_modules("NATIVE"))
 ]
 
 setup(cmdclass={"build_py": BuildPy, "build_ext": BuildEngine}, ext_modules=ENGINE)

@@ -50,6 +50,12 @@ COMPILED: tuple[str, ...] = (
     "base.masking",
 )
 
+# Modules written for the compiler: a .pyx under its dotted name, built into _compiled/
+# with COMPILED and held to the same manifest; no .py of that name exists. The module
+# that imports one falls back to its Python reference (wire/spanwalk.py: jsonspan.walk)
+# when the compiled engine does not run.
+NATIVE: tuple[str, ...] = ("wire._spanwalk",)
+
 PACKAGE = Path(__file__).resolve().parent
 BUILD_DIR = PACKAGE / "_compiled"
 ENV = "DISGUISE_ENGINE"
@@ -64,7 +70,7 @@ def manifest_path(base: Path = BUILD_DIR) -> Path:
 
 
 def source_of(mod: str, package: Path = PACKAGE) -> Path:
-    return package.joinpath(*mod.split(".")).with_suffix(".py")
+    return package.joinpath(*mod.split(".")).with_suffix(".pyx" if mod in NATIVE else ".py")
 
 
 def extension_of(mod: str, base: Path = BUILD_DIR) -> Path:
@@ -106,7 +112,7 @@ def _usable() -> tuple[dict[str, Path] | None, str]:
         return None, f"compiled part not built: {info['error']}"
     sources = info.get("sources") or {}
     files: dict[str, Path] = {}
-    for mod in COMPILED:
+    for mod in (*COMPILED, *NATIVE):
         so = extension_of(mod)
         if mod not in sources or not so.is_file():
             return None, f"compiled part not built: {mod} missing"
