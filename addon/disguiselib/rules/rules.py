@@ -50,6 +50,9 @@ _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
 # (bench, 1,000 literals: 2.4 against 5.5 ms a megabyte) but takes memory in
 # proportion to the total length of the strings: up to this many characters.
 _DFA_MAX_CHARS = 200_000
+# Rules.prescan joins the texts of a body for one Aho–Corasick pass; a text of this many
+# bytes or more is scanned on its own (no copy of it, no shifted copy of its matches).
+_JOIN_MAX = 1 << 16
 
 
 def _automaton(cls, keys: list, total: int):
@@ -210,21 +213,32 @@ class Rules:
             todo.append(k)
             bs.append(x)
             ds.append(d)
-        starts = []
-        pos = 0
-        for x in bs:
-            starts.append(pos)
-            pos += len(x) + 1
         lits: dict[int, list] = {}  # by position in todo
         crossing: set[int] = set()
         if self._lit_ac is not None and bs:
-            for m in self._lit_ac.find_matches_as_indexes(b"\x00".join(bs)):
-                j = bisect.bisect_right(starts, m[1]) - 1
-                if m[2] <= starts[j] + len(bs[j]):
-                    lits.setdefault(j, []).append((m[0], m[1] - starts[j], m[2] - starts[j]))
+            # a large piece on its own: its matches as the automaton gives them, not
+            # copied with shifted offsets, and no joined copy of it (memory: a 200 MB
+            # body holds millions of matches)
+            small = [j for j, x in enumerate(bs) if len(x) < _JOIN_MAX]
+            for j, x in enumerate(bs):
+                if len(x) >= _JOIN_MAX:
+                    found_in = self._lit_ac.find_matches_as_indexes(x)
+                    if found_in:
+                        lits[j] = found_in
+            starts = []
+            pos = 0
+            for j in small:
+                starts.append(pos)
+                pos += len(bs[j]) + 1
+            joined = b"\x00".join([bs[j] for j in small])
+            for m in self._lit_ac.find_matches_as_indexes(joined) if joined else ():
+                q = bisect.bisect_right(starts, m[1]) - 1
+                j = small[q]
+                if m[2] <= starts[q] + len(bs[j]):
+                    lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))
                 else:
                     crossing.add(j)
-                    crossing.add(bisect.bisect_right(starts, m[2] - 1) - 1)
+                    crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
         pf = self._prefilter
         for j, x in enumerate(bs):
             k = todo[j]
