@@ -240,12 +240,13 @@ class Rules:
                     crossing.add(j)
                     crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
         pf = self._prefilter
+        actives = pf.match_many(bs) if pf is not None else None  # short texts in blocks: far fewer scans
         for j, x in enumerate(bs):
             k = todo[j]
             if j in crossing:
                 hot.add(k)
                 continue
-            active = sorted(pf.match(x, utf8=True)) if pf is not None and x else []
+            active = actives[j] if actives is not None else []
             lk = lits.get(j, [])
             if lk or active:
                 hot.add(k)
