@@ -241,7 +241,7 @@ class Rules:
                     crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
         pf = self._prefilter
         actives = pf.match_many(bs) if pf is not None else None  # short texts in blocks: far fewer scans
-        for j, x in enumerate(bs):
+        for j in range(len(bs)):
             k = todo[j]
             if j in crossing:
                 hot.add(k)

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
-from .text import json_escape, splice
+from .text import json_escape, splice, splice_encoded
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
@@ -426,7 +426,7 @@ def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> 
             return [(i + 1 + a, i + 1 + b, enc(rep)) for a, b, rep in spans]
         # Many edits (a 200 MB string with an original every line): one edit holding the
         # token's new text, not a tuple of shifted offsets per edit (memory).
-        return [(i + 1, end - 1, _splice_encoded(body, spans, enc))]
+        return [(i + 1, end - 1, splice_encoded(body, spans, enc))]
     # decoded offset -> raw offset, walking the escapes once for all the spans
     offs = sorted({x for a, b, _ in spans for x in (a, b)})
     where: dict[int, int] = {}
@@ -449,25 +449,6 @@ def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> 
         where[want] = r + (want - d)
         want = next(it, None)
     return [(i + 1 + where[a], i + 1 + where[b], enc(rep)) for a, b, rep in spans]
-
-
-def _splice_encoded(body: str, spans: list[tuple[int, int, str]], enc: Callable[[str], str]) -> str:
-    """splice(body, spans) with each replacement passed through enc, joined in chunks
-    (a list of two slices an edit costs more than the text it holds)."""
-    chunks: list[str] = []
-    out: list[str] = []
-    pos = 0
-    for a, b, rep in spans:
-        out.append(body[pos:a])
-        out.append(enc(rep))
-        pos = b
-        if len(out) >= 8192:
-            chunks.append("".join(out))
-            out.clear()
-    out.append(body[pos:])
-    chunks.append("".join(out))
-    del out
-    return "".join(chunks)
 
 
 def loads(s: str) -> object:
