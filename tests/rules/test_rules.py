@@ -307,3 +307,17 @@ def test_a_large_text_is_scanned_on_its_own_without_copies() -> None:
     # each); the joined copy and the shifted copies took as much again
     n = len(memo[big][0])
     assert peak < 2 * len(big) + 160 * n, (peak, len(big), n)
+
+
+def test_a_short_text_is_scanned_again_rather_than_remembered() -> None:
+    """A digest, a look-up and an entry of the scan memory cost more than scanning a
+    short text again in a block (Prefilter.match_many): a 1M-element array of short
+    strings is not remembered string by string."""
+    from disguiselib.rules.found import Found
+
+    r = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    r.found = Found()
+    long = "a text long enough to be remembered by its digest"
+    hot, memo = r.prescan(["a1", long, "Acme Corp"])
+    assert hot == {2} and memo["a1"] == memo[long] == ((), ())
+    assert r.found.get(Found.digest(long.encode())) == () and r.found.get(Found.digest(b"a1")) is None

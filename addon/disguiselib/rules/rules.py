@@ -53,6 +53,9 @@ _DFA_MAX_CHARS = 200_000
 # Rules.prescan joins the texts of a body for one Aho–Corasick pass; a text of this many
 # bytes or more is scanned on its own (no copy of it, no shifted copy of its matches).
 _JOIN_MAX = 1 << 16
+# A text shorter than this many bytes is scanned again rather than remembered (Found): a
+# digest, a look-up and an entry cost more than its scan in a block (a 1M-element array).
+_REMEMBER_MIN = 32
 
 
 def _automaton(cls, keys: list, total: int):
@@ -187,25 +190,27 @@ class Rules:
 
         The literals: one Aho–Corasick pass over all pieces joined by a NUL (a literal
         that holds a NUL, the only one that could reach from one piece into the next,
-        marks both). The patterns: the prefilter over each piece. A piece that is not
-        UTF-8 (a lone surrogate) is marked and found exactly, later. The memo maps a
+        marks both). The patterns: the prefilter over the pieces (Prefilter.match_many:
+        short ones in blocks). A piece that is not UTF-8 (a lone surrogate) is marked
+        and found exactly, later. The memo maps a
         piece's text to what find() would compute first for it (its literal matches and
         the patterns that may match), so find() does not scan it again. A piece met
-        before (`self.found`) is not scanned: the memo holds what find() found in it."""
+        before (`self.found`) is not scanned: the memo holds what find() found in it
+        (a piece shorter than _REMEMBER_MIN bytes is scanned every time)."""
         hot: set[int] = set()
         memo: dict[str, object] = {}  # a (literals, patterns) pair, NOTHING or Known
         found = self.found
         todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
         bs: list[bytes] = []
-        ds: list[bytes] = []
+        ds: list[bytes | None] = []  # None: too short to be remembered
         for k, p in enumerate(pieces):
             try:
                 x = p.encode("utf-8")
             except UnicodeEncodeError:
                 hot.add(k)
                 continue
-            d = Found.digest(x)
-            if (known := found.get(d)) is not None:
+            d = Found.digest(x) if len(x) >= _REMEMBER_MIN else None
+            if d is not None and (known := found.get(d)) is not None:
                 memo[p] = Known(known) if known else NOTHING
                 if known:
                     hot.add(k)
@@ -253,7 +258,8 @@ class Rules:
                 memo[pieces[k]] = (lk, active)
             else:
                 memo[pieces[k]] = NOTHING
-                found.put(ds[j], ())
+                if (d := ds[j]) is not None:
+                    found.put(d, ())
         return hot, memo
 
     def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers | triggers.Joined:
