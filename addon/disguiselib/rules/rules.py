@@ -286,10 +286,10 @@ class Rules:
         text (leak guard, audit). memo: from prescan()."""
         if not text:
             return []
-        b = utf8(text)
         pre = memo.get(text) if memo else None
         if pre is NOTHING:
             return []
+        b = utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
         elif (known := self.found.get(d := Found.digest(b))) is not None:
