@@ -67,6 +67,12 @@ def test_an_edited_source_or_a_missing_build_runs_python_and_says_why(tmp_path: 
     addon = tmp_path / "addon"
     shutil.copytree(REPO / "addon" / "disguiselib", addon / "disguiselib", ignore=shutil.ignore_patterns("__pycache__"))
     assert which(child_env(), addon)[0].startswith("engine: compiled")
+    pyx = addon / "disguiselib/wire/_spanwalk.pyx"  # a module written for the compiler (engine.NATIVE)
+    kept = pyx.read_text()
+    pyx.write_text(kept + "\n# edited\n")
+    assert which(child_env(), addon)[0] == ("engine: python (compiled part is stale: wire._spanwalk changed since the "
+                                            "build (python setup.py build_ext --inplace))")  # fmt: skip
+    pyx.write_text(kept)
     sse = addon / "disguiselib/wire/sse.py"
     sse.write_text(sse.read_text() + "\n# edited\n")
     line, path = which(child_env(), addon)

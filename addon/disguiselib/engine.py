@@ -52,9 +52,9 @@ COMPILED: tuple[str, ...] = (
 
 # Modules written for the compiler: a .pyx under its dotted name, built into _compiled/
 # with COMPILED and held to the same manifest; no .py of that name exists. The module
-# that imports one falls back to its Python reference (base/readpass.py: a stream's
-# per-read step) when the compiled engine does not run.
-NATIVE: tuple[str, ...] = ("base._readpass",)
+# that imports one falls back to its Python reference when the compiled engine does not
+# run (wire/spanwalk.py: jsonspan.walk; base/readpass.py: a stream's per-read step).
+NATIVE: tuple[str, ...] = ("wire._spanwalk", "base._readpass")
 
 PACKAGE = Path(__file__).resolve().parent
 BUILD_DIR = PACKAGE / "_compiled"

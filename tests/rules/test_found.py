@@ -61,9 +61,19 @@ def test_what_the_rules_remember_is_bounded_and_keeps_the_newest() -> None:
         f.put(bytes([i]), ())
         assert f.get(bytes([i])) == () and f.get(bytes([max(0, i - 1)])) == ()  # the newest two, always
     assert len(f._new) + len(f._old) <= 4 and f.get(bytes([0])) is None
-    f.put(b"x", tuple(("EMAIL", 0, 1) for _ in range(150)))  # too many spans: the next put starts a generation
+    f.put(b"x", tuple(("EMAIL", 0, 1) for _ in range(60)))
+    f.put(b"w", tuple(("EMAIL", 0, 1) for _ in range(60)))  # too many spans: the next put starts a generation
     f.put(b"y", ())
-    assert len(f._new) == 1 and f.get(b"x") is not None
+    assert len(f._new) == 1 and f.get(b"w") is not None
+
+
+def test_a_text_with_more_spans_than_the_memory_holds_is_not_kept() -> None:
+    """A 200 MB string with an original every line would hold millions of spans in the
+    memory (and its older generation) long after its request."""
+    f = Found(limit=2, span_limit=100)
+    f.put(b"x", tuple(("EMAIL", 0, 1) for _ in range(101)))
+    f.put(b"y", tuple(("EMAIL", 0, 1) for _ in range(100)))
+    assert f.get(b"x") is None and f.get(b"y") is not None and f._spans == 100
 
 
 def test_a_text_is_known_by_a_128_bit_digest() -> None:

@@ -130,6 +130,41 @@ def test_a_pattern_hyperscan_refuses_is_searched_always(tmp_path, monkeypatch) -
     linear._hyperscan.cache_clear()
 
 
+# -- many short texts: the gate over blocks of them (Prefilter.match_many) ------------------
+
+_LINE_PATTERNS = [r"^ab", r"cd$", r"\bef\b", r"(?:^|[^a-z])gh", r"[a-z]+@[a-z]+\.ex", r"x\s*y", r"^q+$"]
+
+
+@given(st.lists(st.text(alphabet="abcdefghqxy@.ex \n", max_size=9), max_size=200), st.booleans())
+def test_many_short_texts_are_named_every_pattern_re2_finds(texts: list[str], anchored: bool) -> None:
+    """Short texts are scanned 64 at a time, joined by line breaks, by a gate reading the
+    patterns line by line; a pattern RE2 finds in one text alone (`^ab` at its start,
+    `cd$` at its end) is still named for that text. A pattern anchored on the whole text
+    (`\\A`) turns the gate off."""
+    from disguiselib.rules import linear
+
+    pats = [*_LINE_PATTERNS, r"\Aqq"] if anchored else _LINE_PATTERNS
+    pf = linear.Prefilter(pats)
+    assert (pf._gate is None) == anchored
+    bs = [t.encode() for t in texts]
+    got = pf.match_many(bs)
+    assert len(got) == len(bs)
+    for b, active in zip(bs, got, strict=True):
+        for i, p in enumerate(pats):
+            if b and linear.Regex(p).search(b) is not None:
+                assert i in active, (p, b)
+        assert list(active) == sorted(active) and (b or not active)
+
+
+def test_a_block_where_something_may_match_is_asked_text_by_text() -> None:
+    from disguiselib.rules import linear
+
+    pf = linear.Prefilter(_LINE_PATTERNS)
+    bs = [b"zz"] * 70 + [b"ab"] + [b"zz"] * 5
+    got = pf.match_many(bs)
+    assert list(got[70]) == [0] and all(not a for j, a in enumerate(got) if j != 70)
+
+
 # -- the prefilter reads \s as RE2 does (a vertical tab is no space there) -------------------
 
 _SPACE_PATTERNS = [r"key[ \t]*:[ \t]*([^\s\",]+)", r"a\sb", r"x\S+y", r"[^\s]{3}", r"[]\sq]z", r"[\S]v"]

@@ -280,3 +280,44 @@ def test_the_shipped_yandex_rule_is_bounded() -> None:
     assert rules.find(f"token: {token}\n") == [("YANDEX_CLOUD_KEY", 7, 7 + len(token))]
     run = "x" + "aB3-" * 20_000
     assert [x for x in rules.find(f"y0_{run} ") if x[0] == "YANDEX_CLOUD_KEY"] == []
+
+
+def test_a_large_text_is_scanned_on_its_own_without_copies() -> None:
+    """Rules.prescan scans a text of _JOIN_MAX bytes or more on its own: no joined copy of
+    it and no shifted copy of its literal matches (a 200 MB body with an original every
+    line holds millions of them); what it finds is what find() finds in each text."""
+    import tracemalloc
+
+    from disguiselib.rules import rules as rules_mod
+
+    r = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    big = "Acme Corp wrote a line. " * (1_200_000 // 24)
+    pieces = ["x Acme Corp", big, "y"]
+    assert len(big) >= rules_mod._JOIN_MAX
+    tracemalloc.start()
+    try:
+        hot, memo = r.prescan(pieces)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert hot == {0, 1}
+    assert [(k, s, e) for k, s, e in memo[big][0]] == [(0, s, e) for _, s, e in r.find(big)]
+    assert memo["x Acme Corp"][0] == [(0, 2, 11)]
+    # its UTF-8 bytes and the automaton's matches (a tuple and two integers, ~130 bytes
+    # each); the joined copy and the shifted copies took as much again
+    n = len(memo[big][0])
+    assert peak < 2 * len(big) + 160 * n, (peak, len(big), n)
+
+
+def test_a_short_text_is_scanned_again_rather_than_remembered() -> None:
+    """A digest, a look-up and an entry of the scan memory cost more than scanning a
+    short text again in a block (Prefilter.match_many): a 1M-element array of short
+    strings is not remembered string by string."""
+    from disguiselib.rules.found import Found
+
+    r = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    r.found = Found()
+    long = "a text long enough to be remembered by its digest"
+    hot, memo = r.prescan(["a1", long, "Acme Corp"])
+    assert hot == {2} and memo["a1"] == memo[long] == ((), ())
+    assert r.found.get(Found.digest(long.encode())) == () and r.found.get(Found.digest(b"a1")) is None

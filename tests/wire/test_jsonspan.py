@@ -137,3 +137,26 @@ def test_token_edits_apply_the_decoded_edits(v: str, seed: int, data) -> None:
     # what lies outside the edits keeps its bytes
     if not spans:
         assert out == doc
+
+
+@given(st.lists(st.tuples(st.text(st.sampled_from("ab é😀"), max_size=3), st.text(st.sampled_from('xy"\\é\n'), max_size=3)),
+                min_size=70, max_size=90), st.booleans())
+def test_many_edits_in_a_token_are_one_edit_of_the_same_bytes(parts, ascii) -> None:
+    """A token without escapes with more edits than _SPLICE_MAX_ESCAPES gets one edit
+    holding its new text (a tuple per edit cost more than the text: a 200 MB string with
+    an original every line), spelled as the per-edit splice spells it."""
+    v = "".join(keep + "Acme" for keep, _ in parts)
+    spans, pos = [], 0
+    for (keep, rep) in parts:
+        pos += len(keep)
+        spans.append((pos, pos + 4, rep))
+        pos += 4
+    token = json.dumps(v, ensure_ascii=ascii)
+    doc = '{"k": ' + token + "}"
+    edits = jsonspan.token_edits(doc, 6, 6 + len(token), spans)
+    assert json.loads(jsonspan.splice(doc, edits)) == {"k": jsonspan.splice(v, spans)}
+    if "\\" not in token:
+        assert edits == [(7, 5 + len(token), edits[0][2])]
+        style = token[1:-1].isascii()  # each replacement in the token's own style
+        one_by_one = jsonspan.splice(token[1:-1], [(a, b, json.dumps(r, ensure_ascii=style)[1:-1]) for a, b, r in spans])
+        assert edits[0][2] == one_by_one

@@ -11,7 +11,7 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..rules.rules import Rules, Session
-from ..wire import jsonspan
+from ..wire import jsonspan, spanwalk
 from .fields import As, Dup, key_context, loads, plain, read
 
 
@@ -208,7 +208,7 @@ def mask_doc(
     toks: list[tuple[str, jsonspan.Rule]] = []
     where: list[tuple[int, int]] = []
     at: list | None = [] if trace is not None else None
-    jsonspan.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where, at=at)
+    spanwalk.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where, at=at)
     keys = _keys(toks)
     hot: list[int]
     if every:
@@ -277,7 +277,7 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
             return
         if r.how is As.JSON:
             toks: list[tuple[str, jsonspan.Rule]] = []
-            jsonspan.walk(v, r.doc, jsonspan.USER, lambda x, xr: _note(toks, x, xr))
+            spanwalk.walk(v, r.doc, jsonspan.USER, lambda x, xr: _note(toks, x, xr))
             for (x, xr), k in zip(toks, _keys(toks), strict=True):
                 reads(x, xr, k, out)
             return
@@ -349,7 +349,7 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
             kk, key[0] = key[0], None
             return fn(x, xr, kk)
 
-        return jsonspan.Spans(jsonspan.walk(v, r.doc, jsonspan.USER, inner_fn))
+        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn))
 
     return fn
 

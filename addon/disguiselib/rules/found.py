@@ -59,8 +59,8 @@ class Found:
         return got
 
     def put(self, d: bytes, spans: tuple) -> None:
-        if self.limit <= 0:
-            return
+        if self.limit <= 0 or len(spans) > self.span_limit:
+            return  # a text holding more spans than the whole memory may hold: not kept
         if len(self._new) >= self.limit or self._spans >= self.span_limit:
             self._old, self._new, self._spans = self._new, {}, 0
         self._new[d] = spans

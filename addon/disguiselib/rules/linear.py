@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import re2._re2 as _re2  # type: ignore[import-untyped]
@@ -215,12 +216,65 @@ class Prefilter:
     pattern. tests/test_rules.py checks the superset on random texts.
     """
 
-    __slots__ = ("_db", "_always", "_n", "_local")
+    __slots__ = ("_db", "_always", "_n", "_local", "_gate")
 
     def __init__(self, patterns: list[str]) -> None:
         self._n = len(patterns)
         self._db, self._always = _hyperscan(tuple(patterns))
         self._local = threading.local()  # a scratch space per thread
+        # match_many's gate: the same patterns read line by line (`^`, `$` at each
+        # line), reporting each pattern once; None where a pattern anchors on the whole
+        # text (`\A`, `\z`), which lines cannot stand for
+        self._gate = None
+        if self._db is not None and not any(_WHOLE_TEXT_ANCHOR.search(p) for p in patterns):
+            gate, always = _hyperscan(tuple(patterns), gate=True)
+            if set(always) == set(self._always):  # the same patterns in both, or no gate
+                self._gate = gate
+
+    def match_many(self, bs: list[bytes]) -> list[Sequence[int]]:
+        """[sorted(match(b, utf8=True)) if b else () for b in bs] (each b UTF-8), with
+        far fewer scans: short texts are taken _GATE_PIECES at a time, joined by line
+        breaks, and the gate scans the block once; a block where no pattern may match is
+        answered for all its texts at once (only the patterns always searched), any
+        other text by match(). A pattern that may match in a text alone may match in its
+        line of the block (`^` and `$` hold at a line break as at a text's ends, `\\b` as
+        well, and nothing else of a pattern the gate takes looks past its line): a
+        superset still, and linear (each byte is scanned at most twice). A call a text
+        cost 1–3 µs: the 1M-element tool input of issue 27."""
+        always = tuple(sorted(self._always))  # one object for every text of a clean block
+        out: list[Sequence[int]] = [()] * len(bs)
+        block: list[int] = []
+        size = 0
+
+        def flush() -> None:
+            hits: set[int] = set()
+            self._gate.scan(b"\n".join([bs[j] for j in block]), match_event_handler=_collect, context=hits,  # type: ignore[union-attr]
+                            scratch=self._scratch(gate=True))  # fmt: skip
+            for j in block:
+                out[j] = sorted(self.match(bs[j], utf8=True)) if hits else always
+
+        for j, b in enumerate(bs):
+            if not b:
+                continue
+            if self._gate is None or len(b) >= _GATE_BYTES:
+                out[j] = sorted(self.match(b, utf8=True))
+                continue
+            block.append(j)
+            size += len(b)
+            if len(block) >= _GATE_PIECES or size >= _GATE_BYTES:
+                flush()
+                block, size = [], 0
+        if block:
+            flush()
+        return out
+
+    def _scratch(self, gate: bool = False):  # noqa: ANN202 - a hyperscan.Scratch
+        name = "gate" if gate else "scratch"
+        scratch = getattr(self._local, name, None)
+        if scratch is None:
+            scratch = hyperscan.Scratch(self._gate if gate else self._db)
+            setattr(self._local, name, scratch)
+        return scratch
 
     def match(self, b: bytes, utf8: bool = False) -> list[int]:
         """Indices of the patterns that may match in b (UTF-8; anything else: all;
@@ -235,11 +289,8 @@ class Prefilter:
                 b.decode("utf-8")
             except UnicodeDecodeError:
                 return list(range(self._n))
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = hyperscan.Scratch(self._db)
         hits: set[int] = set(self._always)
-        self._db.scan(b, match_event_handler=_collect, context=hits, scratch=scratch)
+        self._db.scan(b, match_event_handler=_collect, context=hits, scratch=self._scratch())
         return list(hits)
 
 
@@ -251,8 +302,15 @@ def _collect(pid: int, start: int, end: int, flags: int, hits: set[int]) -> None
 _NON_ASCII_SYNTAX = re.compile(r"\\x\{|\\[pP]")
 
 
+# A block of match_many: at most this many texts, each shorter than this many bytes.
+_GATE_PIECES = 64
+_GATE_BYTES = 4096
+# An anchor on the whole text, which no line of a block can stand for.
+_WHOLE_TEXT_ANCHOR = re.compile(r"\\[AzZG]")
+
+
 @functools.lru_cache(maxsize=32)
-def _hyperscan(patterns: tuple[str, ...]):
+def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
     """(database, indices always searched); (None, ...) when Hyperscan is unavailable.
 
     Compiling takes seconds for the shipped set (more on a busy machine), so a compiled
@@ -262,6 +320,8 @@ def _hyperscan(patterns: tuple[str, ...]):
     if hyperscan is None or not patterns:
         return None, ()
     flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH
+    if gate:
+        flags |= hyperscan.HS_FLAG_MULTILINE
     key = hashlib.sha256(
         repr((getattr(hyperscan, "__version__", "?"), flags, "re2_spaces", patterns)).encode("utf-8", "surrogatepass")
     ).hexdigest()

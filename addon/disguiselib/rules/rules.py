@@ -50,6 +50,12 @@ _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
 # (bench, 1,000 literals: 2.4 against 5.5 ms a megabyte) but takes memory in
 # proportion to the total length of the strings: up to this many characters.
 _DFA_MAX_CHARS = 200_000
+# Rules.prescan joins the texts of a body for one Aho–Corasick pass; a text of this many
+# bytes or more is scanned on its own (no copy of it, no shifted copy of its matches).
+_JOIN_MAX = 1 << 16
+# A text shorter than this many bytes is scanned again rather than remembered (Found): a
+# digest, a look-up and an entry cost more than its scan in a block (a 1M-element array).
+_REMEMBER_MIN = 32
 
 
 def _automaton(cls, keys: list, total: int):
@@ -184,25 +190,27 @@ class Rules:
 
         The literals: one Aho–Corasick pass over all pieces joined by a NUL (a literal
         that holds a NUL, the only one that could reach from one piece into the next,
-        marks both). The patterns: the prefilter over each piece. A piece that is not
-        UTF-8 (a lone surrogate) is marked and found exactly, later. The memo maps a
+        marks both). The patterns: the prefilter over the pieces (Prefilter.match_many:
+        short ones in blocks). A piece that is not UTF-8 (a lone surrogate) is marked
+        and found exactly, later. The memo maps a
         piece's text to what find() would compute first for it (its literal matches and
         the patterns that may match), so find() does not scan it again. A piece met
-        before (`self.found`) is not scanned: the memo holds what find() found in it."""
+        before (`self.found`) is not scanned: the memo holds what find() found in it
+        (a piece shorter than _REMEMBER_MIN bytes is scanned every time)."""
         hot: set[int] = set()
         memo: dict[str, object] = {}  # a (literals, patterns) pair, NOTHING or Known
         found = self.found
         todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
         bs: list[bytes] = []
-        ds: list[bytes] = []
+        ds: list[bytes | None] = []  # None: too short to be remembered
         for k, p in enumerate(pieces):
             try:
                 x = p.encode("utf-8")
             except UnicodeEncodeError:
                 hot.add(k)
                 continue
-            d = Found.digest(x)
-            if (known := found.get(d)) is not None:
+            d = Found.digest(x) if len(x) >= _REMEMBER_MIN else None
+            if d is not None and (known := found.get(d)) is not None:
                 memo[p] = Known(known) if known else NOTHING
                 if known:
                     hot.add(k)
@@ -210,35 +218,48 @@ class Rules:
             todo.append(k)
             bs.append(x)
             ds.append(d)
-        starts = []
-        pos = 0
-        for x in bs:
-            starts.append(pos)
-            pos += len(x) + 1
         lits: dict[int, list] = {}  # by position in todo
         crossing: set[int] = set()
         if self._lit_ac is not None and bs:
-            for m in self._lit_ac.find_matches_as_indexes(b"\x00".join(bs)):
-                j = bisect.bisect_right(starts, m[1]) - 1
-                if m[2] <= starts[j] + len(bs[j]):
-                    lits.setdefault(j, []).append((m[0], m[1] - starts[j], m[2] - starts[j]))
+            # a large piece on its own: its matches as the automaton gives them, not
+            # copied with shifted offsets, and no joined copy of it (memory: a 200 MB
+            # body holds millions of matches)
+            small = [j for j, x in enumerate(bs) if len(x) < _JOIN_MAX]
+            for j, x in enumerate(bs):
+                if len(x) >= _JOIN_MAX:
+                    found_in = self._lit_ac.find_matches_as_indexes(x)
+                    if found_in:
+                        lits[j] = found_in
+            starts = []
+            pos = 0
+            for j in small:
+                starts.append(pos)
+                pos += len(bs[j]) + 1
+            joined = b"\x00".join([bs[j] for j in small])
+            for m in self._lit_ac.find_matches_as_indexes(joined) if joined else ():
+                q = bisect.bisect_right(starts, m[1]) - 1
+                j = small[q]
+                if m[2] <= starts[q] + len(bs[j]):
+                    lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))
                 else:
                     crossing.add(j)
-                    crossing.add(bisect.bisect_right(starts, m[2] - 1) - 1)
+                    crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
         pf = self._prefilter
-        for j, x in enumerate(bs):
+        actives = pf.match_many(bs) if pf is not None else None  # short texts in blocks: far fewer scans
+        for j in range(len(bs)):
             k = todo[j]
             if j in crossing:
                 hot.add(k)
                 continue
-            active = sorted(pf.match(x, utf8=True)) if pf is not None and x else []
+            active = actives[j] if actives is not None else []
             lk = lits.get(j, [])
             if lk or active:
                 hot.add(k)
                 memo[pieces[k]] = (lk, active)
             else:
                 memo[pieces[k]] = NOTHING
-                found.put(ds[j], ())
+                if (d := ds[j]) is not None:
+                    found.put(d, ())
         return hot, memo
 
     def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers | triggers.Joined:
@@ -265,10 +286,10 @@ class Rules:
         text (leak guard, audit). memo: from prescan()."""
         if not text:
             return []
-        b = utf8(text)
         pre = memo.get(text) if memo else None
         if pre is NOTHING:
             return []
+        b = utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
         elif (known := self.found.get(d := Found.digest(b))) is not None:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
-from .text import json_escape, splice
+from .text import json_escape, splice, splice_encoded
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
@@ -422,7 +422,11 @@ def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> 
         return json.dumps(rep)[1:-1] if ascii_token else json_escape(rep)
 
     if "\\" not in body:
-        return [(i + 1 + a, i + 1 + b, enc(rep)) for a, b, rep in spans]
+        if len(spans) <= _SPLICE_MAX_ESCAPES:
+            return [(i + 1 + a, i + 1 + b, enc(rep)) for a, b, rep in spans]
+        # Many edits (a 200 MB string with an original every line): one edit holding the
+        # token's new text, not a tuple of shifted offsets per edit (memory).
+        return [(i + 1, end - 1, splice_encoded(body, spans, enc))]
     # decoded offset -> raw offset, walking the escapes once for all the spans
     offs = sorted({x for a, b, _ in spans for x in (a, b)})
     where: dict[int, int] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,3 +63,22 @@ def splice(s: str, edits: list[tuple[int, int, str]]) -> str:
         pos = b
     out.append(s[pos:])
     return "".join(out)
+
+
+def splice_encoded(body: str, spans: list[tuple[int, int, str]], enc: Callable[[str], str]) -> str:
+    """splice(body, spans) with each replacement passed through enc, joined in chunks
+    (a list of two slices an edit costs more than the text it holds)."""
+    chunks: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for a, b, rep in spans:
+        out.append(body[pos:a])
+        out.append(enc(rep))
+        pos = b
+        if len(out) >= 8192:
+            chunks.append("".join(out))
+            out.clear()
+    out.append(body[pos:])
+    chunks.append("".join(out))
+    del out
+    return "".join(chunks)

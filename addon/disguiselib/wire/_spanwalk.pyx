@@ -1,0 +1,263 @@
+# cython: language_level=3, binding=True
+"""The compiled span walk: jsonspan.walk (the reference, and the fallback where this
+is not built) as one typed pass over the text's characters.
+
+Everything jsonspan.walk does with regular expressions and searches per token —
+skipping whitespace, finding the next structural character, the end of a string token
+and whether it holds an escape, the end of a subtree a rule skips (json's raw_decode,
+a second parse of it) — is a loop over the text's code points here; Python runs only
+for what the rules and fn decide (resolve, child, fn, the edits). The walk's results
+are the reference's, to the byte (tests/wire/test_spanwalk.py). A string value without
+escapes is handed over as the parsed document's own string when that is the same text
+(compared in C), not as a copy of it: a 200 MB string is not held twice.
+
+Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.py.
+"""
+
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
+from libc.string cimport memchr, memcmp
+
+import json
+
+from ..errors import MaskError
+from . import jsonspan
+
+cdef object _scanstring = json.decoder.scanstring
+cdef object _apply = jsonspan.apply
+cdef object _KEY = jsonspan.KEY
+
+
+cdef class _Frame:
+    cdef object rule
+    cdef object parsed
+    cdef bint is_obj
+    cdef object key
+    cdef Py_ssize_t idx
+
+    def __cinit__(self, rule, parsed, bint is_obj):
+        self.rule = rule
+        self.parsed = parsed
+        self.is_obj = is_obj
+        self.key = None
+        self.idx = 0
+
+
+cdef class _Text:
+    """s's code points, read without bounds beyond n (every read checks)."""
+    cdef object s
+    cdef int kind
+    cdef void *data
+    cdef Py_ssize_t n
+
+    def __cinit__(self, str s):
+        self.s = s
+        self.kind = PyUnicode_KIND(s)
+        self.data = PyUnicode_DATA(s)
+        self.n = PyUnicode_GET_LENGTH(s)
+
+    cdef inline Py_UCS4 at(self, Py_ssize_t i) except? 0xFFFFFFFF:
+        if i < 0 or i >= self.n:
+            raise IndexError("string index out of range")
+        return PyUnicode_READ(self.kind, self.data, i)
+
+    cdef inline Py_ssize_t ws(self, Py_ssize_t i):
+        """Past the JSON whitespace at i."""
+        cdef Py_UCS4 c
+        while i < self.n:
+            c = PyUnicode_READ(self.kind, self.data, i)
+            if c != 32 and c != 9 and c != 10 and c != 13:
+                break
+            i += 1
+        return i
+
+    cdef Py_ssize_t string_end(self, Py_ssize_t i, bint *escaped) except -1:
+        """i: just past a string token's opening quote. Where its closing quote is; escaped
+        says whether the token holds a backslash."""
+        cdef Py_UCS4 c
+        cdef const unsigned char *b
+        cdef const void *q
+        escaped[0] = False
+        if self.kind == 1:  # one byte a code point: memchr to the next quote
+            b = <const unsigned char *>self.data
+            while i < self.n:
+                q = memchr(b + i, 34, self.n - i)
+                if q == NULL:
+                    break
+                if memchr(b + i, 92, <const unsigned char *>q - (b + i)) == NULL:
+                    return <const unsigned char *>q - b
+                escaped[0] = True
+                while i < self.n and b[i] != 34:
+                    i += 2 if b[i] == 92 else 1
+                if i < self.n:
+                    return i
+            raise MaskError(f"JSON ended inside a string at offset {self.n}")
+        while i < self.n:
+            c = PyUnicode_READ(self.kind, self.data, i)
+            if c == 34:  # "
+                return i
+            if c == 92:  # \
+                escaped[0] = True
+                i += 2
+                continue
+            i += 1
+        raise MaskError(f"JSON ended inside a string at offset {self.n}")
+
+    cdef Py_ssize_t subtree_end(self, Py_ssize_t i) except -1:
+        """i: a container's opening bracket. Past its closing bracket (strings stepped
+        over whole; the text is JSON, parsed already)."""
+        cdef Py_ssize_t depth = 0
+        cdef Py_UCS4 c
+        cdef bint esc
+        while i < self.n:
+            c = PyUnicode_READ(self.kind, self.data, i)
+            if c == 34:
+                i = self.string_end(i + 1, &esc) + 1
+                continue
+            if c == 123 or c == 91:  # { [
+                depth += 1
+            elif c == 125 or c == 93:  # } ]
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        raise MaskError(f"JSON ended inside a container at offset {self.n}")
+
+    cdef Py_ssize_t token(self, Py_ssize_t i):
+        """The next of `"{}[]:,` at or after i, or -1."""
+        cdef Py_UCS4 c
+        while i < self.n:
+            c = PyUnicode_READ(self.kind, self.data, i)
+            if c == 34 or c == 123 or c == 125 or c == 91 or c == 93 or c == 58 or c == 44:
+                return i
+            i += 1
+        return -1
+
+    cdef bint same(self, Py_ssize_t i, Py_ssize_t k, object v):
+        """Is v a str holding exactly s[i:k]? (no copy of it)"""
+        if type(v) is not str or PyUnicode_GET_LENGTH(v) != k - i:
+            return False
+        cdef int vk = PyUnicode_KIND(v)
+        cdef void *vd = PyUnicode_DATA(v)
+        cdef Py_ssize_t j
+        if vk == self.kind:
+            return memcmp(vd, <char *>self.data + i * vk, (k - i) * vk) == 0
+        for j in range(k - i):
+            if PyUnicode_READ(vk, vd, j) != PyUnicode_READ(self.kind, self.data, i + j):
+                return False
+        return True
+
+
+cdef class _Walk:
+    cdef _Text t
+    cdef str s
+    cdef object fn
+    cdef list edits
+    cdef list stack
+    cdef object marks
+    cdef object where
+    cdef object at
+
+    cdef tuple place(self):
+        if not self.stack:
+            return (None, 0, False)
+        cdef _Frame f = self.stack[-1]
+        return (f.parsed, f.key if f.is_obj else f.idx, False)
+
+    cdef Py_ssize_t value_at(self, Py_ssize_t i, object rule, object parsed) except -1:
+        """Handle the value that starts at or after i; return where scanning goes on."""
+        cdef Py_UCS4 c
+        cdef Py_ssize_t k, end, j
+        cdef bint escaped
+        cdef _Frame f
+        cdef str s = self.s
+        while True:
+            i = self.t.ws(i)
+            c = self.t.at(i)
+            rule = rule.resolve(parsed)
+            if c == 34:
+                k = self.t.string_end(i + 1, &escaped)
+                end = k + 1
+                if not rule.string:
+                    return end
+                if escaped:
+                    v, end = _scanstring(s, i + 1)
+                elif self.t.same(i + 1, k, parsed):
+                    v = parsed
+                else:
+                    v = s[i + 1 : k]
+                if self.where is not None:
+                    self.where.append((i, end))
+                    if self.at is not None:
+                        self.at.append(self.place())
+                _apply(s, i, end, v, self.fn(v, rule), self.edits)
+                return end
+            if c == 123 or c == 91:
+                if rule.skip:
+                    return self.t.subtree_end(i)
+                if self.marks is not None and rule.mark is not None:
+                    self.marks.append((rule.mark, i))
+                f = _Frame(rule, parsed, c == 123)
+                self.stack.append(f)
+                if c == 91:
+                    j = self.t.ws(i + 1)
+                    if self.t.at(j) != 93:
+                        i, rule, parsed = j, rule.child(0), parsed[0]
+                        continue
+                return i + 1
+            return i  # number, true, false, null: the token search steps over it
+
+    cdef run(self, object doc, object root):
+        cdef Py_ssize_t i, j, k, end
+        cdef Py_UCS4 c
+        cdef _Frame f
+        cdef bint escaped
+        cdef str s = self.s
+        i = self.value_at(0, root, doc)
+        while self.stack:
+            j = self.t.token(i)
+            if j < 0:
+                raise MaskError(f"JSON ended inside a container at offset {self.t.n}")
+            c = PyUnicode_READ(self.t.kind, self.t.data, j)
+            f = self.stack[-1]
+            if c == 34:  # only a key reaches here: values are consumed by value_at
+                k = self.t.string_end(j + 1, &escaped)
+                if escaped:
+                    key, end = _scanstring(s, j + 1)
+                else:
+                    key, end = s[j + 1 : k], k + 1
+                f.key = key
+                if f.rule.keys and key not in f.rule.known:
+                    if self.where is not None:
+                        self.where.append((j, end))
+                        if self.at is not None:
+                            self.at.append((f.parsed, key, True))
+                    _apply(s, j, end, key, self.fn(key, _KEY), self.edits)
+                i = end
+            elif c == 58:  # :
+                i = self.value_at(j + 1, f.rule.child(f.key), f.parsed[f.key])
+            elif c == 44:  # ,
+                if f.is_obj:
+                    i = j + 1
+                else:
+                    f.idx += 1
+                    i = self.value_at(j + 1, f.rule.child(f.idx), f.parsed[f.idx])
+            elif c == 125 or c == 93:
+                self.stack.pop()
+                i = j + 1
+            else:  # "{" or "[" can only appear as a value, which value_at consumed
+                raise MaskError(f"unexpected {chr(c)!r} at offset {j}")
+
+
+def walk(str s, doc, root, fn, marks=None, where=None, at=None):
+    """jsonspan.walk, compiled: the same edits, marks, where and at."""
+    cdef _Walk w = _Walk.__new__(_Walk)
+    w.t = _Text(s)
+    w.s = s
+    w.fn = fn
+    w.edits = []
+    w.stack = []
+    w.marks = marks
+    w.where = where
+    w.at = at
+    w.run(doc, root)
+    return w.edits

@@ -1,0 +1,113 @@
+"""The compiled span walk (wire/_spanwalk.pyx) against its reference, jsonspan.walk:
+the same edits, marks, string places and document places on every text, in every
+spelling (escapes, non-ASCII of each width, indentation), with every rule shape the
+field model uses, and the same errors. Where the compiled part is not built (no
+compiler, DISGUISE_ENGINE=python) the reference runs and there is nothing to compare."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from disguiselib import engine
+from disguiselib.apis.anthropic import messages as anthropic
+from disguiselib.apis.openai import chat, responses
+from disguiselib.base import fields
+from disguiselib.errors import MaskError
+from disguiselib.wire import jsonspan, spanwalk
+from disguiselib.wire.jsonspan import SKIP, USER, VALUES, Arr, Either, Obj, Typed
+
+needs_c = pytest.mark.skipif(spanwalk.c_walk is None, reason=f"no compiled span walk ({engine.describe()})")
+
+_chars = st.characters(blacklist_categories=("Cs",)) | st.sampled_from('"\\/\n\té€😀\x00{}[]:,')
+_text = st.text(_chars, max_size=8)
+_scalars = st.one_of(_text, st.integers(), st.floats(allow_nan=False), st.none(), st.booleans())
+_json = st.recursive(
+    _scalars,
+    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.sampled_from(["a", "b", "type", "t\\", "é"]) | _text, c, max_size=4)),
+    max_leaves=24,
+)
+_rules = st.sampled_from([
+    VALUES, USER, SKIP,
+    Obj({"a": SKIP, "b": USER}, default=VALUES),
+    Obj({"a": VALUES}, default=SKIP, keys=True),
+    Arr(Obj({}, default=VALUES, keys=True)),
+    Typed({"x": Obj({"b": SKIP}, default=USER)}, default=VALUES),
+    Either(VALUES, Arr(USER)),
+    anthropic.MESSAGES_REQUEST, chat.CHAT_REQUEST, responses.RESPONSES_REQUEST,
+])  # fmt: skip
+
+
+def run(walk, s: str, doc: object, rule) -> tuple:
+    """Everything a walk hands out: its edits, marks, where, at (containers by identity)
+    and every (value, rule) fn was called with; or the error it raised."""
+    calls: list = []
+    where: list = []
+    at: list = []
+    marks: list = []
+
+    def fn(v: str, r) -> str | jsonspan.Spans:
+        calls.append((v, r))
+        if len(v) % 3 == 1:
+            return jsonspan.Spans([(0, 1, "[X_1]")])
+        return v.upper() if len(v) % 3 == 2 else v
+
+    try:
+        edits = walk(s, doc, rule, fn, marks=marks, where=where, at=at)
+    except (MaskError, KeyError, IndexError, TypeError) as e:
+        return ("error", type(e), len(calls))
+    return edits, marks, where, [(id(o), k, is_key) for o, k, is_key in at], calls
+
+
+@needs_c
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _rules, st.sampled_from([None, 1]), st.booleans(), st.booleans())
+def test_compiled_walk_is_the_reference(doc, rule, indent, ascii, parsed_by_fields) -> None:
+    s = json.dumps(doc, indent=indent, ensure_ascii=ascii)
+    d = fields.loads(s) if parsed_by_fields else json.loads(s)
+    assert run(spanwalk.c_walk, s, d, rule) == run(spanwalk.py_walk, s, d, rule)
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "s",
+    [
+        '{"a": "x", "a": ["y"]}',  # a repeated key of another shape: both raise alike
+        '{"a": "x", "a": "yy"}',
+        '{"a": "xy", "a": "yz"}',  # the document holds the last: the first is read from the text
+        '{"k\\u00e9y": "v\\"\\\\", "b": [[["deep"]], {"c": "\\ud83d\\ude00"}]}',
+        '  [ "a" , [ ] , { } , "b\\n" ]  ',
+        '"top"',
+        '{"thinking": {"skip": "[{\\"}"}, "x": 1}',
+    ],
+)
+def test_compiled_walk_is_the_reference_on_edges(s: str) -> None:
+    for rule in (USER, VALUES, Obj({"thinking": SKIP}, default=USER)):
+        for d in (json.loads(s), fields.loads(s)):
+            assert run(spanwalk.c_walk, s, d, rule) == run(spanwalk.py_walk, s, d, rule)
+
+
+@needs_c
+def test_a_string_value_is_handed_over_as_the_documents_own_string() -> None:
+    """No copy of a string value the document holds already (a 200 MB body's one
+    string is not held twice); a value that differs from the document's is read from
+    the text."""
+    big = "Acme " * 1000
+    doc = {"a": big, "b": "x"}
+    s = json.dumps(doc)
+    seen: list = []
+    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    assert seen[0] is big and seen == [big, "x"]
+    seen.clear()
+    for other in ("other", big.replace("A", "B"), big.replace("A", "\u0100")):
+        seen.clear()
+        spanwalk.c_walk(s, {"a": other, "b": "x"}, VALUES, lambda v, r: seen.append(v) or v)
+        assert seen == [big, "x"]
+
+
+def test_the_walk_is_chosen_once_by_the_engine() -> None:
+    assert spanwalk.walk is (spanwalk.c_walk or spanwalk.py_walk)
+    assert (spanwalk.c_walk is not None) == (engine.NAME == "compiled")
