@@ -230,3 +230,22 @@ def test_a_flow_file_holds_the_sides_as_before_and_such_a_file_still_reads(addon
     g.is_replay, g.response = "request", None
     addon.request(g)
     assert g.request.content == masked and g.response is None
+
+
+def test_a_stream_kept_in_chunks_reads_back_exact_through_every_reader(addon, monkeypatch) -> None:
+    """A changed stream's upstream side is held as the chunks it was compressed in while
+    it ran (never decompressed and compressed again at its end); the flow file, the
+    audit's record, the shared copy and the replay index read it whole and exact."""
+    from disguiselib.inspect import flowfile, record
+
+    monkeypatch.setattr(record, "CHUNK", 64)
+    f, upstream, client = live_stream_flow(addon)
+    held = dict.__getitem__(f.metadata[SIDES]["upstream_response"], "content")
+    assert type(held) is record._Chunks and len(held) > 2
+    assert f.metadata[SIDES]["upstream_response"]["content"] == upstream and f.response.content == client
+    g = roundtrip(f)
+    assert g.metadata[SIDES]["upstream_response"]["content"] == upstream and g.response.content == client
+    assert flowfile.record(0, g).received == client
+    shared = flowfile.shared_copy(f)
+    assert shared is not None and shared.response.content == upstream
+    assert replay.replay_index([f])[replay._sha(client)]["content"] == upstream
