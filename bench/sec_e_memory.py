@@ -34,8 +34,12 @@ def mixed(c: Ctx) -> dict[str, dict]:
 
 def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: str, threads: bool = False) -> dict:
     lagf = tmp / f"looplag-{variant}-{time.monotonic_ns()}.json"
-    md = Mitmdump(up.port, variant_args(tmp, variant) + ["-s", str(BENCH / "looplag.py")], tmp,
-                  f"load-{variant}-{time.monotonic_ns()}", env={"BENCH_LOOPLAG_FILE": str(lagf), "BENCH_LOOPPROF": "1"})  # fmt: skip
+    extra, env = ["-s", str(BENCH / "looplag.py")], {"BENCH_LOOPLAG_FILE": str(lagf), "BENCH_LOOPPROF": "1"}
+    memf = tmp / f"tracemem-{variant}-{time.monotonic_ns()}.txt"
+    if c.args.tracemem:  # where the burst's memory goes, by allocation site (RSS and timings are then tracemalloc's)
+        extra += ["-s", str(BENCH / "tracemem.py")]
+        env |= {"BENCH_TRACEMEM_FILE": str(memf), "BENCH_TRACEMEM_AT": str(max(1, n * 4 // 5))}
+    md = Mitmdump(up.port, variant_args(tmp, variant) + extra, tmp, f"load-{variant}-{time.monotonic_ns()}", env=env)
     try:
         port = md.wait()
         keys = list(mix)
@@ -66,6 +70,9 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         except (OSError, ValueError):
             lag = {}
         upstream_closed = sum(1 for ln in md.log if "server closed connection" in ln)
+        if c.args.tracemem:
+            print(f"    tracemalloc, {variant}: " + ("\n      ".join(memf.read_text().splitlines()[:c.args.tracemem])
+                                                     if memf.exists() else "no snapshot (too few streams under way at once)"))  # fmt: skip
         return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "queue_max": smp.queue_max[port],
                 "backlog": load.listen_backlog(port), "up_queue_max": smp.queue_max[up.port],
                 "up_backlog": load.listen_backlog(up.port), "overflows": after["ListenOverflows"] - before["ListenOverflows"],
