@@ -56,17 +56,17 @@ def _sha(data: bytes | None) -> str:
 
 class Kept:
     """A bounded copy of a body: the first `limit` bytes, and how many there were.
-    Pieces are kept as they come; each time they reach CHUNK bytes they are joined and
+    The bytes are copied as they come into one buffer (the pieces themselves are let go:
+    held, each would pin its own small block); each time it reaches CHUNK bytes it is
     compressed (zlib, one call, no compressor kept between calls: a zlib compressor's
     state is 38 KiB to 256 KiB, more than most streams hold), so that a stream under way
-    holds at most CHUNK bytes of its side as it came. `buf` gives it back whole."""
+    holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
 
-    __slots__ = ("parts", "pending", "chunks", "kept", "size", "limit")
+    __slots__ = ("pending", "chunks", "kept", "size", "limit")
 
     def __init__(self, limit: int) -> None:
-        self.parts: list[bytes] = []  # the pieces since the last chunk, as they came
-        self.pending = 0  # their bytes
-        self.chunks: list[bytes] = []  # the earlier pieces, CHUNK bytes or more a chunk, each compressed
+        self.pending: bytes | bytearray = bytearray()  # the bytes since the last chunk, as they came
+        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk, each compressed
         self.kept = 0
         self.size = 0
         self.limit = limit
@@ -75,38 +75,39 @@ class Kept:
         self.size += len(data)
         room = self.limit - self.kept
         if room > 0:
-            piece = data if len(data) <= room else data[:room]
-            self.parts.append(piece)
-            self.kept += len(piece)
-            self.pending += len(piece)
-            if self.pending >= CHUNK:
-                self.chunks.append(zlib.compress(b"".join(self.parts), ZLEVEL))
-                self.parts = []
-                self.pending = 0
+            pending = self.pending
+            if type(pending) is not bytearray:  # joined by `buf`, and more came since
+                pending = self.pending = bytearray(pending)
+            pending += data if len(data) <= room else data[:room]
+            self.kept = min(self.limit, self.kept + len(data))
+            if len(pending) >= CHUNK:
+                self.chunks.append(zlib.compress(pending, ZLEVEL))
+                self.pending = bytearray()
 
     def copy(self) -> Kept:
-        """The same copy, to go on apart (it shares the pieces, which never change)."""
+        """The same copy, to go on apart."""
         k = Kept(self.limit)
-        k.parts, k.pending, k.chunks = list(self.parts), self.pending, list(self.chunks)
+        k.pending, k.chunks = bytearray(self.pending), list(self.chunks)
         k.kept, k.size = self.kept, self.size
         return k
 
     @property
     def buf(self) -> bytes:
         """The kept bytes, as they came (joined once: the same object until more come)."""
-        if self.chunks or len(self.parts) > 1:
-            whole = b"".join([zlib.decompress(c) for c in self.chunks] + self.parts)
-            self.chunks, self.parts = [], [whole]
-        return self.parts[0] if self.parts else b""
+        whole = self.pending
+        if type(whole) is bytearray or self.chunks:
+            whole = b"".join([zlib.decompress(c) for c in self.chunks] + [whole])
+            self.chunks, self.pending = [], whole  # bytes until more come
+        return bytes(whole)
 
     def zipped(self) -> _Chunks:
         """The kept bytes compressed, for a Side to hold (the chunks as they are, the
-        pieces since compressed as one more)."""
-        tail = [zlib.compress(b"".join(self.parts), ZLEVEL)] if self.parts else []
+        bytes since compressed as one more)."""
+        tail = [zlib.compress(self.pending, ZLEVEL)] if self.pending else []
         return _Chunks(self.chunks + tail)
 
     def drop(self) -> None:
-        self.parts, self.chunks, self.pending = [], [], 0
+        self.pending, self.chunks = bytearray(), []
 
     @property
     def cut(self) -> bool:
@@ -122,7 +123,7 @@ ZLEVEL = 1
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 16 KiB chunks compress the burst's SSE streams 7.5x-14x, one zlib call
 # per chunk).
-CHUNK = 16 << 10
+CHUNK = 8 << 10
 # A body from this size on is compressed in a worker thread (zlib lets go of the GIL while
 # it works): the event loop never spends more on it than handing it over; until it is done
 # the side holds the body as it came.
