@@ -122,10 +122,20 @@ def part_load(c: Ctx, n: int) -> None:
         print(f"  {n} concurrent mixed streams ({desc}; one event per upstream write, 5 ms apart) through one mitmdump, "
               f"all connections opened at once from {'one thread each' if c.args.client == 'threads' else 'one asyncio loop'}; "
               f"default mappings; provider: {'ThreadingHTTPServer, listen backlog 5' if threaded else 'asyncio, listen backlog 4096'}")  # fmt: skip
-        out = {}
-        for variant in ("plain", "plain-queue", "addon", "addon-nocapture"):
-            out[variant] = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
-            print_load(variant, out[variant], n)
+        runs: dict[str, list[dict]] = {}
+        reps = max(1, c.args.burst_runs)
+        for rep in range(reps):  # the variants interleaved: the machine's load drifts alike for each
+            if reps > 1:
+                print(f"   run {rep + 1} of {reps}:")
+            for variant in ("plain", "plain-queue", "addon", "addon-nocapture"):
+                r = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
+                runs.setdefault(variant, []).append(r)
+                print_load(variant, r, n)
+        # each variant's run of median peak RSS (the one run when there is one)
+        out = {k: sorted(v, key=lambda r: r["rss_peak"])[len(v) // 2] for k, v in runs.items()}
+        if reps > 1:
+            print("    peak RSS per run: " + "; ".join(f"{k} " + ", ".join(fmt_bytes(r["rss_peak"]) for r in v)
+                                                   for k, v in runs.items()) + " (the figures below: each one's median)")  # fmt: skip
         ok = out["addon"]["res"].ok
         t, v = report.at_most(n - ok, 0, "", "{:.0f}")
         report.figure("e", f"a burst of {n} streams through the addon: streams complete and correct", f"{ok}/{n}", f"{n}/{n}", v)
