@@ -247,7 +247,13 @@ class Side(dict[str, Any]):
 
 
 def side(
-    content: bytes | _Chunks, size: int | None = None, *, cut: bool = False, headers=None, compress: bool = True, **extra: Any
+    content: bytes | _Chunks,
+    size: int | None = None,
+    *,
+    cut: bool = False,
+    headers=None,
+    compress: bool = True,
+    **extra: Any,
 ) -> dict:
     """One kept side as metadata (serializable values only), its body held compressed
     (compress=False: a body the flow holds itself, the very same object: kept once;
