@@ -88,6 +88,10 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds one adversarial measurement may take before it is stopped (default 8, --quick 3)")  # fmt: skip
     ap.add_argument("--streams", type=int, default=500, help="(e): concurrent streams in the load test")
+    ap.add_argument("--burst-runs", type=int, default=1, metavar="N",
+                    help="(e): run the burst N times, the variants interleaved, and report each one's median peak RSS")
+    ap.add_argument("--tracemem", type=int, default=0, metavar="LINES",
+                    help="(e): trace the burst's allocations (bench/tracemem.py) and print the top LINES sites per variant")
     ap.add_argument("--provider", choices=("asyncio", "threaded"), default="asyncio",
                     help="(e): the fake provider of the load test; 'threaded' is the first harness's "
                          "ThreadingHTTPServer (listen backlog 5), which loses streams under load")

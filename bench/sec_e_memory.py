@@ -34,8 +34,12 @@ def mixed(c: Ctx) -> dict[str, dict]:
 
 def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: str, threads: bool = False) -> dict:
     lagf = tmp / f"looplag-{variant}-{time.monotonic_ns()}.json"
-    md = Mitmdump(up.port, variant_args(tmp, variant) + ["-s", str(BENCH / "looplag.py")], tmp,
-                  f"load-{variant}-{time.monotonic_ns()}", env={"BENCH_LOOPLAG_FILE": str(lagf), "BENCH_LOOPPROF": "1"})  # fmt: skip
+    extra, env = ["-s", str(BENCH / "looplag.py")], {"BENCH_LOOPLAG_FILE": str(lagf), "BENCH_LOOPPROF": "1"}
+    memf = tmp / f"tracemem-{variant}-{time.monotonic_ns()}.txt"
+    if c.args.tracemem:  # where the burst's memory goes, by allocation site (RSS and timings are then tracemalloc's)
+        extra += ["-s", str(BENCH / "tracemem.py")]
+        env |= {"BENCH_TRACEMEM_FILE": str(memf), "BENCH_TRACEMEM_AT": str(max(1, n * 4 // 5))}
+    md = Mitmdump(up.port, variant_args(tmp, variant) + extra, tmp, f"load-{variant}-{time.monotonic_ns()}", env=env)
     try:
         port = md.wait()
         keys = list(mix)
@@ -66,6 +70,9 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         except (OSError, ValueError):
             lag = {}
         upstream_closed = sum(1 for ln in md.log if "server closed connection" in ln)
+        if c.args.tracemem:
+            print(f"    tracemalloc, {variant}: " + ("\n      ".join(memf.read_text().splitlines()[:c.args.tracemem])
+                                                     if memf.exists() else "no snapshot (too few streams under way at once)"))  # fmt: skip
         return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "queue_max": smp.queue_max[port],
                 "backlog": load.listen_backlog(port), "up_queue_max": smp.queue_max[up.port],
                 "up_backlog": load.listen_backlog(up.port), "overflows": after["ListenOverflows"] - before["ListenOverflows"],
@@ -115,10 +122,20 @@ def part_load(c: Ctx, n: int) -> None:
         print(f"  {n} concurrent mixed streams ({desc}; one event per upstream write, 5 ms apart) through one mitmdump, "
               f"all connections opened at once from {'one thread each' if c.args.client == 'threads' else 'one asyncio loop'}; "
               f"default mappings; provider: {'ThreadingHTTPServer, listen backlog 5' if threaded else 'asyncio, listen backlog 4096'}")  # fmt: skip
-        out = {}
-        for variant in ("plain", "plain-queue", "addon", "addon-nocapture"):
-            out[variant] = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
-            print_load(variant, out[variant], n)
+        runs: dict[str, list[dict]] = {}
+        reps = max(1, c.args.burst_runs)
+        for rep in range(reps):  # the variants interleaved: the machine's load drifts alike for each
+            if reps > 1:
+                print(f"   run {rep + 1} of {reps}:")
+            for variant in ("plain", "plain-queue", "addon", "addon-nocapture"):
+                r = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
+                runs.setdefault(variant, []).append(r)
+                print_load(variant, r, n)
+        # each variant's run of median peak RSS (the one run when there is one)
+        out = {k: sorted(v, key=lambda r: r["rss_peak"])[len(v) // 2] for k, v in runs.items()}
+        if reps > 1:
+            print("    peak RSS per run: " + "; ".join(f"{k} " + ", ".join(fmt_bytes(r["rss_peak"]) for r in v)
+                                                   for k, v in runs.items()) + " (the figures below: each one's median)")  # fmt: skip
         ok = out["addon"]["res"].ok
         t, v = report.at_most(n - ok, 0, "", "{:.0f}")
         report.figure("e", f"a burst of {n} streams through the addon: streams complete and correct", f"{ok}/{n}", f"{n}/{n}", v)

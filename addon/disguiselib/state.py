@@ -126,7 +126,7 @@ class RealtimeFlow:
     warned: bool = False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class FlowRecord:
     """Everything the addon knows about one flow. Values are set by the transition that
     makes them true; `observer` (the Inspector) is told after each transition."""
@@ -143,7 +143,7 @@ class FlowRecord:
     answer: Answer = Answer.UPSTREAM  # whether the client gets upstream's answer
     session: Session | None = None  # of the masked request
     restorer: Restorer | None = None  # for its response
-    client_body: bytes | None = None  # the request as the client sent it (decoded)
+    client_body: bytes | None = None  # the request as the client sent it (decoded), until its observers saw MASKED
     checked_body: bytes | None = None  # the raw body the leak guard passed, as Disguise left it
     reverser: Reverser | None = None  # of a streamed response
     reading: Reading = Reading.WHOLE  # how the response body is read

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -29,6 +30,45 @@ def test_kept_keeps_the_first_limit_bytes_and_counts_them_all() -> None:
     none = Kept(0)
     none.add(b"x")
     assert none.buf == b"" and none.cut and none.size == 1
+
+
+@given(st.lists(st.binary(max_size=300), max_size=30), st.integers(0, 4000), st.integers(1, 700))
+def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte(pieces, limit, chunk) -> None:
+    """A side under way is compressed chunk by chunk: what it holds as it came stays
+    under CHUNK bytes, and the body comes back exact (whole, and held by a Side: read,
+    copied as mitmproxy saves a flow, serialized)."""
+    with mock.patch.object(record, "CHUNK", chunk):
+        k = Kept(limit)
+        for p in pieces:
+            k.add(p)
+            assert len(k.pending) < chunk
+        whole = b"".join(pieces)
+        s = side(k.zipped(), k.size, cut=k.cut)
+        assert s["content"] == k.buf == whole[:limit] and k.size == len(whole) and k.cut == (len(whole) > limit)
+    plain = {"content": whole[:limit], "size": len(whole), "cut": len(whole) > limit}
+    assert s == plain and dict(s) == plain and copy.deepcopy({"x": s})["x"] == plain
+    assert tnetstring.loads(tnetstring.dumps({"x": s})) == {"x": plain}
+    k.add(b"more")  # read, and more came
+    assert k.buf == (whole + b"more")[:limit] and k.size == len(whole) + 4
+
+
+@given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500))
+def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk) -> None:
+    """While every piece goes out as it came, the client's side is the upstream side
+    itself (one copy); from the first changed piece on, each side is exact."""
+
+    def inner(d: bytes):
+        inner.n += 1
+        return d if inner.n <= changed_from else [d.upper(), b"!"]
+
+    inner.n = 0
+    with mock.patch.object(record, "CHUNK", chunk):
+        t = Tee(inner, limit)
+        out = [p for d in data for p in t(d)]
+        assert (t.down is t.up) == t.same
+        up, down = b"".join(data), b"".join(out)
+        assert t.up.buf == up[:limit] and t.down_buf == down[:limit]
+        assert (t.up.size, t.down.size, t.up.cut, t.down.cut) == (len(up), len(down), len(up) > limit, len(down) > limit)
 
 
 def test_a_side_is_serializable_metadata() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import urllib.error
 import urllib.request
@@ -298,3 +299,19 @@ def test_a_value_refused_at_run_time_leaves_the_running_endpoint_serving(tmp_pat
                 s.tctx.options.update(disguise_metrics=f"127.0.0.1:{taken.getsockname()[1]}")
         assert s.m.server is before and "disguise_requests_total" in s.scrape()
         assert s.tctx.options.disguise_metrics == "127.0.0.1:0"  # mitmproxy rolled the option back
+
+
+def test_metrics_off_import_no_prometheus_and_reloads_counted_meanwhile_start_the_counter() -> None:
+    """A proxy whose metrics are off never imports prometheus_client (its idle memory and
+    start-up); reloads counted while off start the counter once they are turned on."""
+    import subprocess
+    import sys
+
+    import disguiselib
+
+    addon_dir = str(Path(disguiselib.__file__).resolve().parent.parent)
+    code = ("import sys; from disguiselib.launch import addons; m = addons()[0]; m.reloaded('reloaded'); "
+            "m.reloaded('loaded'); assert 'prometheus_client' not in sys.modules, 'imported'; "
+            "assert m.m.reloads.labels('ok')._value.get() == 1 and m.m.reloads.labels('failed')._value.get() == 0")  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": addon_dir}, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]

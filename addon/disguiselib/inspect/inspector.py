@@ -39,6 +39,7 @@ from .record import (
     META,
     SIDES,
     Tee,
+    _Chunks,
     _sha,
     counts_text,
     is_credential,
@@ -283,8 +284,12 @@ class Inspector:
             if isinstance(sides, dict):
                 prev = sides.get("upstream_response") or {}
                 enc = prev.get("encoding", "")
-                raw = bytes(tee.up.buf)
-                up, decoded = _decode(raw, enc, max(self.limit, 1)) if not tee.up.cut else (raw, not enc)
+                up: bytes | _Chunks
+                if enc or tee.same:
+                    raw = tee.up.buf
+                    up, decoded = _decode(raw, enc, max(self.limit, 1)) if not tee.up.cut else (raw, not enc)
+                else:  # as it came, held compressed already: the chunks themselves
+                    up, decoded = tee.up.zipped(), True
                 sides["upstream_response"] = side(
                     up, tee.up.size, cut=tee.up.cut, headers=prev.get("headers"),
                     status=prev.get("status"), encoding="" if decoded else enc,

@@ -64,6 +64,9 @@ def apply(
         flow.request.anticomp()
         rec.checked_body = flow.request.raw_content
     rec.to(Phase.MASKED)
+    # its observers (the Inspector's capture) kept what they keep of it: the record holds no
+    # copy of the client's request for the rest of the flow (a stream's whole life)
+    rec.client_body = None
     return result.body
 
 
