@@ -63,7 +63,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                  "tests/base/test_stream_endings.py", "tests/mitm/test_addon.py",
                                  "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py"]),
     "fields": ("base/fields.py", ["tests/base/test_fields.py", "tests/base/test_field_parity.py",
-                                       "tests/apis/openai/test_responses_fields.py", "tests/base/test_restore.py"]),
+                                  "tests/apis/openai/test_responses_fields.py", "tests/base/test_restore.py",
+                                  # media in fields, the request fields, what masking and the guard read
+                                  "tests/base/test_media.py", "tests/base/test_fields_requests.py",
+                                  "tests/base/test_masking.py", "tests/test_leakguard.py"]),
     "masking": ("base/masking.py", ["tests/base/test_masking.py", "tests/base/test_masking_scan.py",
                                          "tests/base/test_fields_requests.py", "tests/test_leakguard.py",
                                          "tests/apis/anthropic/test_messages_request.py",
@@ -95,7 +98,10 @@ def _stage(name: str, source: str, tests: list[str]) -> Path:
         f'only_mutate = ["src/disguiselib/{source}"]\n'
         f"also_copy = {json.dumps([n for n in LINKED if n != 'tests'])}\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "fastfirst"]\n'
+        # no mutant for a line no selected test executes: it could only survive, after
+        # running every test that calls its function. run.py counts them as survivors
+        "mutate_only_covered_lines = true\n"
         # a mutant that loops forever is killed after 3x its tests' time (+5 s), not 15x
         "timeout_multiplier = 3.0\ntimeout_constant = 5.0\n"
     )
@@ -120,12 +126,45 @@ def _stage_source(src: Path) -> None:
 
 
 def _results(d: Path, source: str) -> tuple[int, int, list[str], int]:
-    """(killed, survived, survivor names, other) from mutmut's own records."""
+    """(killed, survived, survivor names, other) from mutmut's own records; survived
+    includes the mutants of lines no selected test executed (_uncovered)."""
     meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     killed = sum(c in KILLED for c in codes.values())
     survivors = sorted(k for k, c in codes.items() if c in SURVIVED)
-    return killed, len(survivors), survivors, len(codes) - killed - len(survivors)
+    unrun = len(_uncovered(d, source))
+    return killed, len(survivors) + unrun, survivors, len(codes) - killed - len(survivors)
+
+
+def _uncovered(d: Path, source: str) -> list[str]:
+    """The mutants mutmut did not create because no selected test executes their line
+    (`mutate_only_covered_lines`, lines from launch.py's covered.json): each as
+    `function: original -> mutated`. Every one of them counts as a survivor."""
+    import libcst as cst
+    from mutmut.mutation.file_mutation import create_mutations
+
+    saved = d / "covered.json"
+    if not saved.exists():
+        return []
+    path = d / "src" / "disguiselib" / source
+    lines = next((set(v) for k, v in json.loads(saved.read_text()).items()
+                  if k.endswith("/src/disguiselib/" + source)), set())
+    code = path.read_text(encoding="utf-8")
+
+    def described(covered: set[int] | None) -> list[str]:
+        module, mutations, _, _ = create_mutations(str(path), code, covered)
+        return [f"{fn.name.value}: {module.code_for_node(m.original_node).strip()!r} -> "
+                f"{module.code_for_node(m.mutated_node).strip()!r}"
+                for m in mutations if isinstance(fn := m.contained_by_top_level_function, cst.FunctionDef)]
+
+    left = described(lines)
+    out = []
+    for m in described(None):
+        if m in left:
+            left.remove(m)
+        else:
+            out.append(m)
+    return out
 
 
 def show(name: str) -> int:
@@ -135,6 +174,8 @@ def show(name: str) -> int:
     for m in (d / "survivors.txt").read_text().split():
         r = subprocess.run([str(mutmut), "show", m], cwd=d, capture_output=True, text=True)
         print("\n".join(ln for ln in r.stdout.splitlines() if ln.startswith(("# ", "-  ", "+  "))))
+    for m in _uncovered(d, MODULES[name][0]):
+        print(f"# not executed by any selected test: {m}")
     return 0
 
 
@@ -153,15 +194,22 @@ def check(name: str) -> int:
     (c / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src", "tests"]\n')
     k, s, _, _ = _results(d, source)
     left = []
+    mutmut = Path(sys.executable).parent / "mutmut"
     for m in (d / "survivors.txt").read_text().split():
         env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m}
-        cmd = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+        # the files of the tests mutmut saw calling the mutated function (new tests in
+        # them included), in the tests' own hypothesis settings
+        r = subprocess.run([str(mutmut), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
+        files = sorted({ln.split("::")[0] for ln in r.stdout.split() if ln.startswith("tests/")}) or tests
+        cmd = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *files]
         rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(f"{'killed  ' if rc in KILLED else 'survived'} {m}", flush=True)
         if rc not in KILLED:
             left.append(m)
-    killed = k + s - len(left)
-    print(f"{name}: {killed} killed {len(left)} survived of {k + s} ({100.0 * killed / (k + s):.1f} %)")
+    unrun = len(_uncovered(d, source))  # never created: they stay survivors
+    killed = k + s - unrun - len(left)
+    print(f"{name}: {killed} killed {len(left) + unrun} survived ({unrun} of them on lines no selected test "
+          f"executes) of {k + s} ({100.0 * killed / (k + s):.1f} %)")
     (d / "survivors-now.txt").write_text("".join(x + "\n" for x in left))
     return 0
 
@@ -171,8 +219,9 @@ def main(names: list[str]) -> int:
         return show(names[1])
     if names[:1] == ["--check"]:
         return check(names[1])
-    mutmut = Path(sys.executable).parent / "mutmut"
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation"}
+    here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
+           "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
     total_k = total_s = 0
     rows = []
     for name in names or list(MODULES):
@@ -181,8 +230,9 @@ def main(names: list[str]) -> int:
         # mutmut keeps a mutant's result while its function is unchanged, even when the
         # tests changed: every run starts afresh
         shutil.rmtree(d / "mutants", ignore_errors=True)
+        (d / "covered.json").unlink(missing_ok=True)
         t0 = time.monotonic()
-        cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", "1"]
+        cmd = ["nice", "-n", "19", sys.executable, os.path.join(here, "launch.py"), "run", "--max-children", "1"]
         with open(d / "run.log", "w") as log:
             rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT)
         if rc != 0:
