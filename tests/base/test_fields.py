@@ -251,7 +251,6 @@ def test_media_is_read_as_its_type_says() -> None:
     """JSON media (base64 of application/json) is read as JSON, escapes decoded; base64
     in an unknown field whose bytes are not text passes as it came."""
     from disguiselib.apis.registry import GOOGLE_GEMINI, OPENAI_CHAT
-
     from disguiselib.rules.mappings import from_dict
     from disguiselib.rules.rules import Rules
 
