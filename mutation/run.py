@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,6 +85,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
 }
 
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, pytest's internal error, a timeout
+TIMEOUT = {36, 24, -24, 152}  # mutmut's wall-clock or CPU limit: rechecked by --check
+CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it counts as killed
 SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
 
 
@@ -183,11 +186,14 @@ def show(name: str) -> int:
     return 0
 
 
-def check(name: str) -> int:
-    """The last run's survivors of a module against the tests as they are now: each
-    mutant (the same trampolined source mutmut ran) with the module's selected tests,
-    in one pytest run per mutant. Prints each as killed or survived and the new score;
-    a module's full run takes far longer on a busy machine."""
+def check(name: str, jobs: int = 3) -> int:
+    """The last run's survivors and timeouts of a module against the tests as they are
+    now: each mutant (the same trampolined source mutmut ran) in a fresh interpreter, in
+    one pytest run, `jobs` at a time (the integration tests mostly wait). A timeout is
+    checked too: mutmut's wall-clock limit (3x the stats run's time) is met by slow
+    tests on a loaded machine, not only by a mutant that loops; here a mutant is given
+    CHECK_TIMEOUT seconds, and one that is still running then counts as killed. Prints
+    each as killed or survived and the new score."""
     d = STAGE / name
     source, tests = MODULES[name]
     c = d / "check"
@@ -196,20 +202,35 @@ def check(name: str) -> int:
         if not (c / link).is_symlink():
             (c / link).symlink_to(target)
     (c / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src", "tests"]\n')
-    k, s, _, _ = _results(d, source)
-    left = []
+    k, s, survivors, _ = _results(d, source)
+    meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    timeouts = sorted(m for m, code in codes.items() if code in TIMEOUT)
     mutmut = Path(sys.executable).parent / "mutmut"
-    for m in (d / "survivors.txt").read_text().split():
+
+    def one(m: str) -> tuple[str, bool]:
         env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m}
-        # the files of the tests mutmut saw calling the mutated function (new tests in
-        # them included), in the tests' own hypothesis settings
+        # the module's own test files whole (new tests in them included), then the other
+        # tests mutmut saw calling the mutated function, in the tests' own settings
         r = subprocess.run([str(mutmut), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
-        files = sorted({ln.split("::")[0] for ln in r.stdout.split() if ln.startswith("tests/")}) or tests
-        cmd = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *files]
-        rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        print(f"{'killed  ' if rc in KILLED else 'survived'} {m}", flush=True)
-        if rc not in KILLED:
-            left.append(m)
+        reach = [ln for ln in r.stdout.split() if ln.startswith("tests/")]
+        own = tests[:1]
+        ids = own + sorted(t for t in reach if t.split("::")[0] not in own)
+        cmd = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *ids]
+        try:
+            rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 timeout=CHECK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            rc = 24
+        return m, rc in KILLED
+
+    left = []
+    with ThreadPoolExecutor(jobs) as pool:
+        for m, dead in pool.map(one, survivors + timeouts):
+            print(f"{'killed  ' if dead else 'survived'} {m}{' (a timeout in the run)' if m in timeouts else ''}",
+                  flush=True)
+            if not dead:
+                left.append(m)
     unrun = len(_uncovered(d, source))  # never created: they stay survivors
     killed = k + s - unrun - len(left)
     print(f"{name}: {killed} killed {len(left) + unrun} survived ({unrun} of them on lines no selected test "
@@ -222,7 +243,7 @@ def main(names: list[str]) -> int:
     if names[:1] == ["--show"]:
         return show(names[1])
     if names[:1] == ["--check"]:
-        return check(names[1])
+        return check(names[1], int(names[2]) if len(names) > 2 else 3)
     here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
            "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}

@@ -383,3 +383,48 @@ def test_a_disguise_the_client_typed_in_a_batch_upload_is_warned_about_where_it_
                       [("Content-Type", "multipart/form-data; boundary=B0")])  # fmt: skip
     assert got[0] == "masked"
     assert "already holds a disguise (at file line 1 $.body.messages[0].content)" in caplog.text
+
+
+# -- the leak check behind a masker that missed an original (faults planted) -------------------
+
+
+def test_a_body_the_masker_left_an_original_in_is_refused_by_the_leak_check(cfg, monkeypatch) -> None:
+    from disguiselib.rules.rules import Session
+
+    monkeypatch.setattr(pipeline, "mask_request_body", lambda raw, *a, **k: (raw, Session()))
+    got = outcome(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions")
+    assert got == ("refused", "an original (literal in body $.messages[0].content) would have left unmasked")
+
+
+def test_a_realtime_event_the_masker_left_an_original_in_is_refused_by_the_leak_check(cfg, monkeypatch) -> None:
+    from disguiselib.base import realtime
+
+    monkeypatch.setattr(realtime, "mask_doc", lambda s, *a, **k: (s, 0))
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("Acme Corp", "e3"))
+    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
+    err = json.loads(r.error.data)["error"]
+    assert err["message"] == ("disguise: client event refused: an original (literal in "
+                              "$.item.content[0].text) would have left unmasked")  # fmt: skip
+    assert err["event_id"] == "e3"
+
+
+def test_a_realtime_event_disguise_does_not_know_is_refused_naming_the_place(cfg) -> None:
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, Frame(b'{"type":"future.event","event_id":"e4","note":"Acme Corp"}'))
+    err = json.loads(r.error.data)["error"]
+    assert err["message"] == ("disguise: client event refused: an event disguise does not know holds an "
+                              "original (literal in body $.note)")  # fmt: skip
+    assert err["event_id"] == "e4" and r.close is not None
+
+
+def test_a_realtime_connections_own_fakes_are_no_originals_to_its_leak_check(tmp_path: Path) -> None:
+    """With disguise_fakes an e-mail becomes a realistic fake e-mail, which the e-mail
+    rule matches: the leak check knows the connection's fakes and lets them leave."""
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    cfg = build_config([str(tmp_path / "m.yaml")], False, [], pipeline_fakes_key(tmp_path))
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("write to bob@corp.example.com"))
+    assert r.close is None, r
+    text = json.loads(r.frames[0].data)["item"]["content"][0]["text"]
+    assert "bob@corp" not in text and "@" in text
