@@ -77,7 +77,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                          # mask_request_body and the fakes a client typed
                                          "tests/test_pipeline.py", "tests/rules/test_fakes.py",
                                          # the masked body's document the leak guard walks (masked_doc)
-                                         "tests/test_shared_parse.py"]),
+                                         "tests/test_shared_parse.py",
+                                         # text media decoded, masked and encoded again (mask_fn, as_text)
+                                         "tests/base/test_fields.py", "tests/base/test_media.py"]),
     "restore": ("base/restore.py", ["tests/base/test_restore.py", "tests/base/test_fields_streams.py",
                                          "tests/apis/openai/test_responses_fields.py", "tests/base/test_stream.py"]),
     "guard": ("mitm/guard.py", ["tests/mitm/test_guard.py", "tests/mitm/test_addon.py"]),
