@@ -266,3 +266,19 @@ def test_media_is_read_as_its_type_says() -> None:
     raw = json.dumps({**chat, "x_blob": "4111111111111111////"}).encode()
     out, _ = masking.mask_request_body(raw, OPENAI_CHAT, cards)
     assert json.loads(out)["x_blob"] == "[CARD_1]////"
+
+
+def test_a_rule_that_matches_a_whole_value_meets_a_value_read_alone() -> None:
+    """A value no key is read with (a known field, an array item) is read as it is,
+    nothing around it: a rule anchored on the value's start and end finds it, in the
+    masker and in the leak guard alike."""
+    from disguiselib import leakguard
+    from disguiselib.apis.registry import OPENAI_CHAT
+    from disguiselib.rules.mappings import from_dict
+    from disguiselib.rules.rules import Rules
+
+    rules = Rules(from_dict({"patterns": [{"name": "TICKET", "regex": "^ticket-[0-9]+$"}]}))
+    raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": "ticket-123"}]}).encode()
+    out, _ = masking.mask_request_body(raw, OPENAI_CHAT, rules)
+    assert json.loads(out)["messages"][0]["content"] == "[TICKET_1]"
+    assert str(leakguard.scan_request("/v1/x", [], b'["ticket-123"]', rules)) == "TICKET in body $[0]"
