@@ -232,7 +232,7 @@ def test_the_leak_guard_says_where_in_json_text_an_original_is_and_reads_it_as_t
     from disguiselib.rules.rules import Rules
 
     rules = Rules(from_dict({"literals": {"Acme Corp": "Zenith Labs"}, "patterns": [
-        {"name": "CARD", "regex": "4111[0-9]{12}"}]}))  # fmt: skip
+        {"name": "CARD", "regex": "4111[0-9]{12}"}, {"name": "GEO", "regex": "51\\.50[0-9]+"}]}))  # fmt: skip
     at = "body $.messages[0].tool_calls[0].function.arguments"
 
     def hit(arguments: str) -> str:
@@ -241,6 +241,7 @@ def test_the_leak_guard_says_where_in_json_text_an_original_is_and_reads_it_as_t
         return str(leakguard.scan_body(body, rules, OPENAI_CHAT, "application/json"))
 
     assert hit('{"card": 4111111111111111}') == f"CARD in {at} (JSON text $.card)"
+    assert hit('{"lat": 51.5072}') == f"GEO in {at} (JSON text $.lat)"  # a number's own text
     assert hit('["Acme Corp"]') == f"literal in {at} (JSON text $[0])"
     assert hit('"Acme\\u0020Corp"') == f"literal in {at} (JSON text)"
     assert hit('{"a": "Acme\\u0020Corp" ') == f"literal in {at} (JSON text)"
