@@ -246,6 +246,7 @@ def test_the_leak_guard_says_where_in_json_text_an_original_is_and_reads_it_as_t
     assert hit('"Acme\\u0020Corp"') == f"literal in {at} (JSON text)"
     assert hit('{"a": "Acme\\u0020Corp" ') == f"literal in {at} (JSON text)"
     assert hit("[" * 5000 + '"Acme Corp"' + "]" * 5000) == f"literal in {at}"
+    assert hit('{"a b": {"c": "Acme Corp"}}') == f'literal in {at} (JSON text $["a b"].c)'  # a key no name
 
 
 def test_media_is_read_as_its_type_says() -> None:
