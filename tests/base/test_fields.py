@@ -284,3 +284,13 @@ def test_a_rule_that_matches_a_whole_value_meets_a_value_read_alone() -> None:
     out, _ = masking.mask_request_body(raw, OPENAI_CHAT, rules)
     assert json.loads(out)["messages"][0]["content"] == "[TICKET_1]"
     assert str(leakguard.scan_request("/v1/x", [], b'["ticket-123"]', rules)) == "TICKET in body $[0]"
+
+
+def test_the_audit_reads_an_exempt_array_too() -> None:
+    from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
+    from disguiselib.inspect.audit import table_walk
+
+    doc = fields.loads('{"messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "text", '
+                       '"data": "x", "media_type": "text/plain"}, "citations": ["Acme Corp"]}]}]}')  # fmt: skip
+    got = [(w, t, k) for w, t, k, _ in table_walk(doc, MESSAGES_REQUEST)]
+    assert ("messages[0].content[0].citations[0]", "Acme Corp", "metadata") in got
