@@ -6,9 +6,8 @@
 - A hypothesis property runs at most MUTATION_MAX_EXAMPLES examples (10) in a mutant's
   run, even where its own `@settings` asks for more: a mutant a property catches at all
   it almost always catches in the first examples. The stats and coverage runs (which
-  tests reach which function and line) keep every example, and `run.py --check` reruns
-  each survivor with the tests' own settings, so a mutant only rarer examples catch is
-  still counted killed there.
+  tests reach which function and line) keep every example; `run.py --check` reruns
+  each survivor and timeout in a fresh interpreter, capped the same way.
 Nothing here changes what a test checks."""
 
 from __future__ import annotations
