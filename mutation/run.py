@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,13 +64,22 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                  "tests/base/test_stream_endings.py", "tests/mitm/test_addon.py",
                                  "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py"]),
     "fields": ("base/fields.py", ["tests/base/test_fields.py", "tests/base/test_field_parity.py",
-                                       "tests/apis/openai/test_responses_fields.py", "tests/base/test_restore.py"]),
+                                  "tests/apis/openai/test_responses_fields.py", "tests/base/test_restore.py",
+                                  # media in fields, the request fields, what masking and the guard read
+                                  "tests/base/test_media.py", "tests/base/test_fields_requests.py",
+                                  "tests/base/test_masking.py", "tests/test_leakguard.py",
+                                  # what the audit and the contentview read of exempt fields
+                                  "tests/inspect/test_audit.py", "tests/inspect/test_views_fields.py"]),
     "masking": ("base/masking.py", ["tests/base/test_masking.py", "tests/base/test_masking_scan.py",
                                          "tests/base/test_fields_requests.py", "tests/test_leakguard.py",
                                          "tests/apis/anthropic/test_messages_request.py",
                                          "tests/apis/openai/test_chat_request.py",
                                          # mask_request_body and the fakes a client typed
-                                         "tests/test_pipeline.py", "tests/rules/test_fakes.py"]),
+                                         "tests/test_pipeline.py", "tests/rules/test_fakes.py",
+                                         # the masked body's document the leak guard walks (masked_doc)
+                                         "tests/test_shared_parse.py",
+                                         # text media decoded, masked and encoded again (mask_fn, as_text)
+                                         "tests/base/test_fields.py", "tests/base/test_media.py"]),
     "restore": ("base/restore.py", ["tests/base/test_restore.py", "tests/base/test_fields_streams.py",
                                          "tests/apis/openai/test_responses_fields.py", "tests/base/test_stream.py"]),
     "guard": ("mitm/guard.py", ["tests/mitm/test_guard.py", "tests/mitm/test_addon.py"]),
@@ -77,6 +87,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
 }
 
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, pytest's internal error, a timeout
+TIMEOUT = {36, 24, -24, 152}  # mutmut's wall-clock or CPU limit: rechecked by --check
+CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it counts as killed
 SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
 
 
@@ -95,7 +107,10 @@ def _stage(name: str, source: str, tests: list[str]) -> Path:
         f'only_mutate = ["src/disguiselib/{source}"]\n'
         f"also_copy = {json.dumps([n for n in LINKED if n != 'tests'])}\n"
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "fastfirst"]\n'
+        # no mutant for a line no selected test executes: it could only survive, after
+        # running every test that calls its function. run.py counts them as survivors
+        "mutate_only_covered_lines = true\n"
         # a mutant that loops forever is killed after 3x its tests' time (+5 s), not 15x
         "timeout_multiplier = 3.0\ntimeout_constant = 5.0\n"
     )
@@ -120,12 +135,45 @@ def _stage_source(src: Path) -> None:
 
 
 def _results(d: Path, source: str) -> tuple[int, int, list[str], int]:
-    """(killed, survived, survivor names, other) from mutmut's own records."""
+    """(killed, survived, survivor names, other) from mutmut's own records; survived
+    includes the mutants of lines no selected test executed (_uncovered)."""
     meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     killed = sum(c in KILLED for c in codes.values())
     survivors = sorted(k for k, c in codes.items() if c in SURVIVED)
-    return killed, len(survivors), survivors, len(codes) - killed - len(survivors)
+    unrun = len(_uncovered(d, source))
+    return killed, len(survivors) + unrun, survivors, len(codes) - killed - len(survivors)
+
+
+def _uncovered(d: Path, source: str) -> list[str]:
+    """The mutants mutmut did not create because no selected test executes their line
+    (`mutate_only_covered_lines`, lines from launch.py's covered.json): each as
+    `function: original -> mutated`. Every one of them counts as a survivor."""
+    import libcst as cst
+    from mutmut.mutation.file_mutation import create_mutations
+
+    saved = d / "covered.json"
+    if not saved.exists():
+        return []
+    path = d / "src" / "disguiselib" / source
+    lines = next((set(v) for k, v in json.loads(saved.read_text()).items()
+                  if k.endswith("/src/disguiselib/" + source)), set())
+    code = path.read_text(encoding="utf-8")
+
+    def described(covered: set[int] | None) -> list[str]:
+        module, mutations, _, _ = create_mutations(str(path), code, covered)
+        return [f"{fn.name.value}: {module.code_for_node(m.original_node).strip()!r} -> "
+                f"{module.code_for_node(m.mutated_node).strip()!r}"
+                for m in mutations if isinstance(fn := m.contained_by_top_level_function, cst.FunctionDef)]
+
+    left = described(lines)
+    out = []
+    for m in described(None):
+        if m in left:
+            left.remove(m)
+        else:
+            out.append(m)
+    return out
 
 
 def show(name: str) -> int:
@@ -135,14 +183,19 @@ def show(name: str) -> int:
     for m in (d / "survivors.txt").read_text().split():
         r = subprocess.run([str(mutmut), "show", m], cwd=d, capture_output=True, text=True)
         print("\n".join(ln for ln in r.stdout.splitlines() if ln.startswith(("# ", "-  ", "+  "))))
+    for m in _uncovered(d, MODULES[name][0]):
+        print(f"# not executed by any selected test: {m}")
     return 0
 
 
-def check(name: str) -> int:
-    """The last run's survivors of a module against the tests as they are now: each
-    mutant (the same trampolined source mutmut ran) with the module's selected tests,
-    in one pytest run per mutant. Prints each as killed or survived and the new score;
-    a module's full run takes far longer on a busy machine."""
+def check(name: str, jobs: int = 3) -> int:
+    """The last run's survivors and timeouts of a module against the tests as they are
+    now: each mutant (the same trampolined source mutmut ran) in a fresh interpreter, in
+    one pytest run, `jobs` at a time (the integration tests mostly wait). A timeout is
+    checked too: mutmut's wall-clock limit (3x the stats run's time) is met by slow
+    tests on a loaded machine, not only by a mutant that loops; here a mutant is given
+    CHECK_TIMEOUT seconds, and one that is still running then counts as killed. Prints
+    each as killed or survived and the new score."""
     d = STAGE / name
     source, tests = MODULES[name]
     c = d / "check"
@@ -151,17 +204,47 @@ def check(name: str) -> int:
         if not (c / link).is_symlink():
             (c / link).symlink_to(target)
     (c / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src", "tests"]\n')
-    k, s, _, _ = _results(d, source)
+    k, s, survivors, _ = _results(d, source)
+    meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    timeouts = sorted(m for m, code in codes.items() if code in TIMEOUT)
+    mutmut = Path(sys.executable).parent / "mutmut"
+    here = str(Path(__file__).resolve().parent)  # fastfirst
+
+    def one(m: str) -> tuple[str, bool]:
+        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m,
+               "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
+        # the module's own test files whole (new tests in them included), then the other
+        # tests mutmut saw calling the mutated function, capped as in the run (fastfirst)
+        r = subprocess.run([str(mutmut), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
+        reach = [ln.strip() for ln in r.stdout.splitlines() if ln.startswith("tests/")]  # ids may hold spaces
+        own = tests[:1]
+        ids = own + sorted(t for t in reach if t.split("::")[0] not in own)
+        cmd = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+               "-p", "fastfirst", *ids]
+        try:
+            rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 timeout=CHECK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            rc = 24
+        if rc in (4, 5):  # a test id pytest cannot find: the files instead
+            files = own + sorted({t.split("::")[0] for t in ids} - set(own))
+            rc = subprocess.call([*cmd[: -len(ids)], *files], cwd=c, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        # 2: pytest could not even collect the tests (the mutant breaks an import): killed
+        return m, rc in KILLED or rc == 2
+
     left = []
-    for m in (d / "survivors.txt").read_text().split():
-        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m}
-        cmd = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
-        rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        print(f"{'killed  ' if rc in KILLED else 'survived'} {m}", flush=True)
-        if rc not in KILLED:
-            left.append(m)
-    killed = k + s - len(left)
-    print(f"{name}: {killed} killed {len(left)} survived of {k + s} ({100.0 * killed / (k + s):.1f} %)")
+    with ThreadPoolExecutor(jobs) as pool:
+        for m, dead in pool.map(one, survivors + timeouts):
+            print(f"{'killed  ' if dead else 'survived'} {m}{' (a timeout in the run)' if m in timeouts else ''}",
+                  flush=True)
+            if not dead:
+                left.append(m)
+    unrun = len(_uncovered(d, source))  # never created: they stay survivors
+    killed = k + s - unrun - len(left)
+    print(f"{name}: {killed} killed {len(left) + unrun} survived ({unrun} of them on lines no selected test "
+          f"executes) of {k + s} ({100.0 * killed / (k + s):.1f} %)")
     (d / "survivors-now.txt").write_text("".join(x + "\n" for x in left))
     return 0
 
@@ -170,9 +253,10 @@ def main(names: list[str]) -> int:
     if names[:1] == ["--show"]:
         return show(names[1])
     if names[:1] == ["--check"]:
-        return check(names[1])
-    mutmut = Path(sys.executable).parent / "mutmut"
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation"}
+        return check(names[1], int(names[2]) if len(names) > 2 else 3)
+    here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
+           "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
     total_k = total_s = 0
     rows = []
     for name in names or list(MODULES):
@@ -181,8 +265,9 @@ def main(names: list[str]) -> int:
         # mutmut keeps a mutant's result while its function is unchanged, even when the
         # tests changed: every run starts afresh
         shutil.rmtree(d / "mutants", ignore_errors=True)
+        (d / "covered.json").unlink(missing_ok=True)
         t0 = time.monotonic()
-        cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", "1"]
+        cmd = ["nice", "-n", "19", sys.executable, os.path.join(here, "launch.py"), "run", "--max-children", "1"]
         with open(d / "run.log", "w") as log:
             rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT)
         if rc != 0:

@@ -15,6 +15,7 @@ from disguiselib import leakguard, pipeline
 from disguiselib.apis import registry
 from disguiselib.apis.google.array import GeminiArrayStream
 from disguiselib.apis.google.stream import GeminiStream
+from disguiselib.base.realtime import POLICY_VIOLATION, Frame
 from disguiselib.base.stream import BodyStream
 from disguiselib.config import build_config
 from disguiselib.errors import LeakError, MaskError, StreamError
@@ -81,7 +82,8 @@ def test_what_cannot_be_masked_is_a_mask_error(cfg) -> None:
 def test_a_disguise_the_client_typed_is_warned_about_without_quoting(cfg, caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="disguise"):
         pipeline.mask_request(registry.OPENAI_CHAT, chat("we are Zenith Labs"), cfg, "/v1/chat/completions", []).unwrap()
-    assert "already holds a disguise (at body $.messages[0].content)" in caplog.text
+    assert caplog.messages == ["disguise: the request already holds a disguise (at body $.messages[0].content): in the "
+                               "answer it will be restored to its original like the ones disguise put there"]
     caplog.clear()
     thinking = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [
         {"type": "thinking", "thinking": "Zenith Labs", "signature": "s"}]}]}).encode()  # fmt: skip
@@ -90,13 +92,15 @@ def test_a_disguise_the_client_typed_is_warned_about_without_quoting(cfg, caplog
     assert caplog.text == ""  # signed thinking holds disguises by design
 
 
-def test_a_leak_check_that_fails_is_a_refusal(cfg, monkeypatch) -> None:
+def test_a_leak_check_that_fails_is_a_refusal(cfg, monkeypatch, caplog) -> None:
     def boom(*a, **k):
         raise RuntimeError("bob@corp.example.com")
 
     monkeypatch.setattr(leakguard, "scan_request", boom)
-    hit = pipeline.leak_scan("/", [], b"{}", cfg.rules)
+    with caplog.at_level(logging.INFO, logger="disguise"):
+        hit = pipeline.leak_scan("/", [], b"{}", cfg.rules)
     assert hit is not None and str(hit) == "internal error in RuntimeError"
+    assert "disguise: leak guard: internal error (RuntimeError)" in caplog.text and "bob@" not in caplog.text
     with pytest.raises(LeakError, match="internal error"):
         pipeline.mask_request(registry.OPENAI_CHAT, chat("x"), cfg, "/v1/chat/completions", []).unwrap()
 
@@ -229,3 +233,198 @@ def test_a_whole_body_is_decoded_to_its_limit_only(cfg) -> None:
                                    encoding="gzip")  # fmt: skip
     assert whole == pipeline.restore_whole(api, cfg.rules.restorer({}), body, "text/event-stream")
     assert b"Acme Corp" in whole and b"error" not in whole
+
+
+# -- what the adapter reads of a refusal -------------------------------------------------------
+
+
+def test_a_leak_or_a_body_the_client_signed_is_never_forwarded_under_fail_open() -> None:
+    """disguise_fail_open forwards only a body that could not be masked: an original
+    still there (LeakError) or a body only the client could sign (NeverForward) is
+    refused whatever the option, with the exception's own message for the client."""
+    from disguiselib.errors import NeverForward
+
+    cases = [(LeakError("an original (literal in url) would have left"), pipeline.Refusal.LEAK, LeakError),
+             (NeverForward("a presigned AWS request cannot be re-signed"), pipeline.Refusal.NEVER, NeverForward),
+             (MaskError("not JSON"), pipeline.Refusal.UNMASKABLE, MaskError)]  # fmt: skip
+    for e, refusal, kind in cases:
+        r = pipeline.Refused.of(e)
+        assert (r.reason, r.refusal, r.may_fail_open) == (str(e), refusal, refusal is pipeline.Refusal.UNMASKABLE)
+        assert type(r.error()) is kind and str(r.error()) == str(e)
+
+
+# -- a realtime connection: the WebSocket's request path ----------------------------------------
+
+
+def realtime_text(text: str, event_id: str = "e1") -> Frame:
+    return Frame(json.dumps({"type": "conversation.item.create", "event_id": event_id, "item": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}).encode())  # fmt: skip
+
+
+def test_a_realtime_connection_masks_with_the_configured_rules_and_its_api_table(cfg) -> None:
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("Acme Corp, bob@corp.example.com"))
+    assert r.close is None and len(r.frames) == 1
+    sent = json.loads(r.frames[0].data)
+    assert sent["item"]["content"][0]["text"] == "Zenith Labs, [EMAIL_1]"
+    # the placeholder came from this connection's session: the answer restores it
+    back = conn.server(Frame(json.dumps({"type": "response.output_text.done", "text": "[EMAIL_1]"}).encode()))
+    assert b"bob@corp.example.com" in back.frames[0].data
+
+
+def test_a_realtime_client_event_the_leak_guard_flags_is_refused_and_ends_the_connection(cfg, monkeypatch) -> None:
+    """A known event the leak check still finds an original in (a masker that missed
+    one) never goes upstream: the client gets an error naming the rule and the place
+    for its own event, then the close; nothing passes after it."""
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    monkeypatch.setattr(leakguard, "scan_json", lambda *a, **k: leakguard.Hit("literal", "body $.item"))
+    r = pipeline.client_frame(conn, realtime_text("Acme Corp", "e7"))
+    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
+    err = json.loads(r.error.data)["error"]
+    assert err["message"] == "disguise: client event refused: an original (literal in body $.item) would have left unmasked"
+    assert err["event_id"] == "e7"
+    assert pipeline.client_frame(conn, realtime_text("hello")).frames == []
+
+
+def test_a_realtime_leak_check_that_fails_refuses_the_event_without_quoting_it(cfg, monkeypatch, caplog) -> None:
+    def boom(*a, **k):
+        raise RuntimeError("Acme Corp")
+
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    monkeypatch.setattr(leakguard, "scan_json", boom)
+    with caplog.at_level(logging.INFO, logger="disguise"):
+        r = pipeline.client_frame(conn, realtime_text("Acme Corp", "e8"))
+    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
+    err = json.loads(r.error.data)["error"]
+    assert err["message"] == "disguise: client event refused: internal error (RuntimeError)"
+    assert err["event_id"] is None  # the event is not echoed: the check on it broke
+    assert "disguise: leak guard: internal error (RuntimeError)" in caplog.text and "Acme" not in caplog.text
+
+
+# -- what the survivors of the mutation run pointed to -------------------------------------------
+
+
+def batch_upload(line: dict, purpose: bytes = b"batch") -> bytes:
+    return (b"--B0\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\n" + purpose + b"\r\n"
+            b"--B0\r\nContent-Disposition: form-data; name=\"file\"; filename=\"in.jsonl\"\r\n"
+            b"Content-Type: application/jsonl\r\n\r\n" + json.dumps(line).encode() + b"\n\r\n--B0--\r\n")  # fmt: skip
+
+
+def test_a_batch_upload_is_masked_and_checked_as_the_multipart_form_its_content_type_says(cfg) -> None:
+    """The Content-Type's boundary is what makes the body a form: the masker reads each
+    line by its API's table, and the leak guard reads the same form with the same
+    table (an id the client chose holding a literal is its own and passes)."""
+    line = {"custom_id": "Acme Corp 1", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}]}}  # fmt: skip
+    ctype = [("Content-Type", "multipart/form-data; boundary=B0")]
+    got = outcome(registry.OPENAI_FILES, batch_upload(line), cfg, "/v1/files", ctype)
+    assert got[0] == "masked", got
+    sent = json.loads(got[1].split(b"\r\n\r\n")[2].split(b"\n")[0])
+    assert sent["body"]["messages"][0]["content"] == "Zenith Labs" and sent["custom_id"] == "Acme Corp 1"
+    # a file that is no batch input is not the route's: the adapter scans it as unknown
+    other = pipeline.mask_request(registry.OPENAI_FILES, batch_upload(line, b"assistants"), cfg, "/v1/files", ctype)
+    assert isinstance(other, pipeline.NotOurs)
+
+
+def test_an_unknown_endpoints_multipart_part_is_read_as_its_content_type_says(cfg) -> None:
+    """A base64-coded form part is found only when the body is read as the form its
+    Content-Type (with the boundary) says it is."""
+    form = (b"--b\r\nContent-Disposition: form-data; name=\"f\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+            b"QWNtZSBDb3Jw\r\n--b--\r\n")  # fmt: skip
+    hit = pipeline.scan_unknown("/v1/x", [("Content-Type", "multipart/form-data; boundary=b")], form, cfg.rules)
+    assert str(hit) == "literal in body part 'f'"
+
+
+def test_an_undecodable_unknown_body_is_refused_with_a_message_that_says_why(cfg) -> None:
+    hit = pipeline.scan_unknown("/v1/files", [], None, cfg.rules)
+    assert str(hit) == "unknown in a body whose content or transfer coding cannot be decoded"
+
+
+def test_a_masking_bug_is_refused_never_forwarded_and_logged_by_type_only(cfg, monkeypatch, caplog) -> None:
+    """A bug in masking (not a body that cannot be masked) is INTERNAL: never forwarded,
+    even under disguise_fail_open, and logged by its type, never its text; a body that
+    cannot be masked is no bug and logs nothing here."""
+    def boom(*a, **k):
+        raise RuntimeError("Acme Corp")
+
+    with caplog.at_level(logging.INFO, logger="disguise"):
+        bad = pipeline.mask_request(registry.OPENAI_CHAT, b"{not json", cfg, "/v1/chat/completions", [])
+    assert isinstance(bad, pipeline.Refused) and bad.may_fail_open and caplog.text == ""
+    monkeypatch.setattr(pipeline, "mask_request_body", boom)
+    with caplog.at_level(logging.INFO, logger="disguise"):
+        r = pipeline.mask_request(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions", [])
+    assert isinstance(r, pipeline.Refused) and r.refusal is pipeline.Refusal.INTERNAL and not r.may_fail_open
+    assert "Acme" not in r.reason
+    assert "disguise: masking failed: internal error (RuntimeError)" in caplog.text and "Acme" not in caplog.text
+
+
+def test_a_response_labelled_an_event_stream_from_an_endpoint_that_never_streams_is_refused(cfg) -> None:
+    """Embeddings answer a document: an answer labelled text/event-stream is not guessed
+    at (restored as events), it ends with an explicit error and nothing restored."""
+    sse = b'data: {"object":"list","data":[{"object":"embedding","x":"Zenith Labs"}]}\n\n'
+    out = pipeline.restore_whole(registry.OPENAI_EMBEDDINGS, cfg.rules.restorer({}), sse, "text/event-stream",
+                                 "/v1/embeddings")  # fmt: skip
+    assert b"the endpoint answers with a document, the response is labelled text/event-stream" in out
+    assert b"Acme" not in out
+
+
+def test_a_whole_gemini_array_is_restored_by_the_stream_its_path_names(cfg) -> None:
+    body = json.dumps([{"candidates": [{"content": {"role": "model", "parts": [{"text": "Zenith Labs"}]}}]}]).encode()
+    out = pipeline.restore_whole(registry.GOOGLE_GEMINI, cfg.rules.restorer({}), body, "application/json",
+                                 "/v1beta/models/g:streamGenerateContent")  # fmt: skip
+    assert json.loads(out)[0]["candidates"][0]["content"]["parts"][0]["text"] == "Acme Corp"
+
+
+def test_a_disguise_the_client_typed_in_a_batch_upload_is_warned_about_where_it_is(cfg, caplog) -> None:
+    line = {"custom_id": "c1", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "m", "messages": [{"role": "user", "content": "we are Zenith Labs"}]}}  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        got = outcome(registry.OPENAI_FILES, batch_upload(line), cfg, "/v1/files",
+                      [("Content-Type", "multipart/form-data; boundary=B0")])  # fmt: skip
+    assert got[0] == "masked"
+    assert "already holds a disguise (at file line 1 $.body.messages[0].content)" in caplog.text
+
+
+# -- the leak check behind a masker that missed an original (faults planted) -------------------
+
+
+def test_a_body_the_masker_left_an_original_in_is_refused_by_the_leak_check(cfg, monkeypatch) -> None:
+    from disguiselib.rules.rules import Session
+
+    monkeypatch.setattr(pipeline, "mask_request_body", lambda raw, *a, **k: (raw, Session()))
+    got = outcome(registry.OPENAI_CHAT, chat("Acme Corp"), cfg, "/v1/chat/completions")
+    assert got == ("refused", "an original (literal in body $.messages[0].content) would have left unmasked")
+
+
+def test_a_realtime_event_the_masker_left_an_original_in_is_refused_by_the_leak_check(cfg, monkeypatch) -> None:
+    from disguiselib.base import realtime
+
+    monkeypatch.setattr(realtime, "mask_doc", lambda s, *a, **k: (s, 0))
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("Acme Corp", "e3"))
+    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
+    err = json.loads(r.error.data)["error"]
+    assert err["message"] == ("disguise: client event refused: an original (literal in "
+                              "$.item.content[0].text) would have left unmasked")  # fmt: skip
+    assert err["event_id"] == "e3"
+
+
+def test_a_realtime_event_disguise_does_not_know_is_refused_naming_the_place(cfg) -> None:
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, Frame(b'{"type":"future.event","event_id":"e4","note":"Acme Corp"}'))
+    err = json.loads(r.error.data)["error"]
+    assert err["message"] == ("disguise: client event refused: an event disguise does not know holds an "
+                              "original (literal in body $.note)")  # fmt: skip
+    assert err["event_id"] == "e4" and r.close is not None
+
+
+def test_a_realtime_connections_own_fakes_are_no_originals_to_its_leak_check(tmp_path: Path) -> None:
+    """With disguise_fakes an e-mail becomes a realistic fake e-mail, which the e-mail
+    rule matches: the leak check knows the connection's fakes and lets them leave."""
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    cfg = build_config([str(tmp_path / "m.yaml")], False, [], pipeline_fakes_key(tmp_path))
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("write to bob@corp.example.com"))
+    assert r.close is None, r
+    text = json.loads(r.frames[0].data)["item"]["content"][0]["text"]
+    assert "bob@corp" not in text and "@" in text

@@ -275,3 +275,14 @@ def test_growing_session_restores_new_fakes() -> None:
     assert r.text("nothing") == "nothing"
     m = RULES.mask(f"mail {EMAIL}", s)
     assert r.text(m) == f"mail {EMAIL}"
+
+
+def test_client_text_equal_to_a_fake_is_reserved_also_written_with_escapes() -> None:
+    """A client may spell its text with \\u escapes (`\\u0040` for `@`): the fake it
+    typed is still its own text, never issued for an original of the request."""
+    f = fake("EMAIL", f"mail {EMAIL}")[5:]
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"{f} and {EMAIL}"}]})
+    body = body.replace(f, f.replace("@", "\\u0040"), 1)
+    out, s = mask_body(body.encode(), recognise("POST", "/v1/messages").request_rule, RULES)
+    mine, theirs = json.loads(out)["messages"][0]["content"].split(" and ")
+    assert mine == f and theirs != f and s.placeholders[theirs] == EMAIL and f not in s.placeholders
