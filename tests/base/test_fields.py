@@ -134,6 +134,14 @@ def test_base64_in_an_unknown_field_is_read_decoded_from_sixteen_characters_on()
     chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     got = _masked(OPENAI_CHAT, {**chat, "x_note": _b64("Acme Corp in")})  # 16 characters
     assert base64.b64decode(got["x_note"]) == b"Zenith Labs in"
+    # 16 characters with their padding: 10 and 11 bytes (the padding counts; it was not sniffed)
+    for text in ("Acme Corp!", "Acme Corp!!"):
+        assert len(_b64(text)) == 16
+        got = _masked(OPENAI_CHAT, {**chat, "x_note": _b64(text)})
+        assert base64.b64decode(got["x_note"]) == text.replace("Acme Corp", "Zenith Labs").encode()
+        urlsafe = base64.urlsafe_b64encode(text.encode()).decode()
+        got = _masked(OPENAI_CHAT, {**chat, "x_note": urlsafe})
+        assert base64.urlsafe_b64decode(got["x_note"]) == text.replace("Acme Corp", "Zenith Labs").encode()
 
 
 def test_binary_media_passes_untouched_even_where_its_bytes_read_as_text() -> None:

@@ -210,8 +210,9 @@ _DATA_URL_TEXT = MediaText(DATA_URL_CODEC)
 DATA_URL: Rule = _DataUrlRule()
 
 # A string in a field no table knows that looks like base64 (the receiver may decode it:
-# a media object of an API the tables do not describe) or a data: URL.
-_B64ISH = re.compile(r"(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2,3}={0,2})?|[A-Za-z0-9_-]{16,}={0,2}")
+# a media object of an API the tables do not describe) or a data: URL. Its length, padding
+# included, is what sniff() counts: "QWNtZSBDb3JwIQ==" (10 bytes) is 16 characters too.
+_B64ISH = re.compile(r"(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2,3}={0,2})?|[A-Za-z0-9_-]+={0,2}")
 _SNIFFED = base64_codec("")
 
 
