@@ -79,7 +79,7 @@ test: $(VENV)/.installed-test
 	$(VENV)/bin/python -m pytest --durations=25 $(ARGS)
 
 test-python-engine: $(VENV)/.installed-test
-	DISGUISE_ENGINE=python $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PROPERTY_TESTS) $(ARGS)
+	DISGUISE_ENGINE=python HYPOTHESIS_PROFILE=reference $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PROPERTY_TESTS) $(ARGS)
 
 bench: $(VENV)/.installed-test
 	@$(ENGINE_BUILD)
