@@ -198,7 +198,7 @@ def _moved(path: tuple, c: Cited, items: list, text: str, restored: object, r: R
             continue
         holders = [((), item)] + [((k,), item[k]) for k in c.inner if isinstance(item.get(k), dict)]
         for sub, h in holders:
-            for b, end in zip(c.bounds, (False, True)):
+            for b, end in zip(c.bounds, (False, True), strict=True):
                 v = h.get(b)
                 if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= len(text):
                     w = o.at(v, end)

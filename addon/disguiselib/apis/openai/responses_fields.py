@@ -11,9 +11,9 @@ from __future__ import annotations
 import mimetypes
 
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media, Within, media_text, obj
-from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
+from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
 
 # -- Responses requests ----------------------------------------------------------------
