@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from disguiselib.apis.openai import assistants as openai_assistants
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import responses_fields as openai_responses
+from disguiselib.apis.openai import stored as openai_stored
 from disguiselib.base.holdback import Window
 from disguiselib.base.offsets import Offsets, TrackedWindow
-from strategies import PLACEHOLDERS, RULES, splits, texts
+from disguiselib.base.restore import restore_doc
+from strategies import LITERALS, PLACEHOLDERS, RULES, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 
@@ -43,3 +52,93 @@ def test_skipped_text_counts_toward_the_offsets() -> None:
     o.skip(4)  # "abc " passed unparsed
     assert w.feed("Zenith Labs x") + w.flush() == "Acme Corp x"
     assert (o.at(4), o.at(15), o.at(17)) == (4, 13, 15)
+
+
+# -- citations into a document's own text (offsets.citation_fixes, through restore_doc) --------
+#
+# OpenAI's annotations count characters of the text the model wrote (the disguised one):
+# a Chat message's content, a Responses output_text part's text, an Assistants text's
+# value. The tables are the APIs' own; a text is made of pieces, each restored on its own
+# (a disguise, a strip tag, a word), joined by spaces, and a citation covers whole pieces:
+# in the restored document it must cover exactly those pieces restored.
+
+_PIECES = [*LITERALS.values(), "[EMAIL_1]", "[EMAIL_2]", "[EMAIL_9]", "[[reply_to_current]]", "the", "é", "😀", "x"]
+
+
+def _chat(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, Callable[[dict], tuple[str, list]]]:
+    doc = {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": text,
+           "annotations": [{"type": "url_citation", "url_citation": {"start_index": s, "end_index": e,
+                                                                       "url": "https://zenith.example/", "title": "Zenith Labs"}}
+                           for s, e in cites]}}]}  # fmt: skip
+
+    def read(out: dict) -> tuple[str, list]:
+        m = out["choices"][0]["message"]
+        return m["content"], [(a["url_citation"]["start_index"], a["url_citation"]["end_index"]) for a in m["annotations"]]
+
+    return doc, openai_chat.CHAT_RESPONSE, read
+
+
+def _responses(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, Callable[[dict], tuple[str, list]]]:
+    part = {"type": "output_text", "text": text, "logprobs": [],
+            "annotations": [{"type": "url_citation", "start_index": s, "end_index": e, "url": "https://x/",
+                             "title": "Zenith Labs"} for s, e in cites]}  # fmt: skip
+    doc = {"id": "resp_1", "object": "response", "status": "completed",
+           "output": [{"id": "msg_1", "type": "message", "role": "assistant", "content": [part]}]}  # fmt: skip
+
+    def read(out: dict) -> tuple[str, list]:
+        p = out["output"][0]["content"][0]
+        return p["text"], [(a["start_index"], a["end_index"]) for a in p["annotations"]]
+
+    return doc, openai_responses.RESPONSE_OBJECT, read
+
+
+def _assistants(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, Callable[[dict], tuple[str, list]]]:
+    doc = {"id": "msg_1", "object": "thread.message", "role": "assistant", "content": [{"type": "text", "text": {
+        "value": text, "annotations": [{"type": "file_citation", "text": "[1]", "start_index": s, "end_index": e,
+                                        "file_citation": {"file_id": "file-1"}} for s, e in cites]}}]}  # fmt: skip
+
+    def read(out: dict) -> tuple[str, list]:
+        t = out["content"][0]["text"]
+        return t["value"], [(a["start_index"], a["end_index"]) for a in t["annotations"]]
+
+    return doc, openai_stored.THREAD_MESSAGE, read
+
+
+SHAPES = {"chat": _chat, "responses": _responses, "assistants": _assistants}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@given(pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=10), data=st.data())
+def test_citations_cover_the_same_pieces_once_restored(shape: str, pieces: list[str], data) -> None:
+    starts = [sum(len(p) + 1 for p in pieces[:i]) for i in range(len(pieces) + 1)]
+    spans = data.draw(st.lists(st.tuples(st.integers(0, len(pieces)), st.integers(0, len(pieces))).map(sorted),
+                               max_size=4))  # fmt: skip
+    text = " ".join(pieces)
+    bound = lambda i, end: min(starts[i] - (1 if end and i else 0), len(text))  # noqa: E731 - a piece's end, no space
+    cites = [(bound(i, False), bound(j, True) if j > i else bound(i, False)) for i, j in spans]
+    doc, rule, read = SHAPES[shape](text, cites)
+    raw = json.dumps(doc, ensure_ascii=False)
+    out = json.loads(restore_doc(raw, json.loads(raw), rule, R))
+    restored, moved = read(out)
+    back = [R.text(p) for p in pieces]
+    assert restored == " ".join(back)
+    for (i, j), (s, e) in zip(spans, moved):
+        assert restored[s:e] == " ".join(back[i:j]), (i, j)
+
+
+def test_a_citation_cut_by_a_disguise_widens_to_its_original_and_deltas_stay() -> None:
+    text = "Zenith Labs [[reply_to_current]] mailed [EMAIL_1]."
+    doc, rule, read = _responses(text, [(3, 8), (33, 39), (40, 49), (0, len(text))])
+    raw = json.dumps(doc)
+    restored, moved = read(json.loads(restore_doc(raw, doc, rule, R)))
+    assert restored == "Acme Corp  mailed bob@corp.example.com."
+    assert [restored[s:e] for s, e in moved] == ["Acme Corp", "mailed", "bob@corp.example.com", restored]
+    # a streamed piece (a delta's text) counts characters of the whole text: left as it came
+    delta = {"id": "msg_1", "object": "thread.message.delta", "delta": {"content": [{"index": 0, "type": "text",
+             "text": {"value": "Zenith Labs", "annotations": [{"type": "file_citation", "start_index": 0,
+                                                               "end_index": 11}]}}]}}  # fmt: skip
+    raw = json.dumps(delta)
+    out = json.loads(restore_doc(raw, delta, openai_assistants.STREAM_EVENT, R))
+    ann = out["delta"]["content"][0]["text"]["annotations"][0]
+    assert (ann["start_index"], ann["end_index"]) == (0, 11)
+    assert out["delta"]["content"][0]["text"]["value"] == "Acme Corp"

@@ -1016,6 +1016,71 @@ def test_whole_responses_body_is_restored(proxy: Proxy) -> None:
     assert got.tools[0].name == "acme_lookup" and got.tools[0].parameters == LOOKUP_PARAMS
 
 
+def _cites(text: str, *words: str) -> list[tuple[int, int]]:
+    return [(text.index(w), text.index(w) + len(w)) for w in words]
+
+
+def test_citations_point_into_the_restored_text(proxy: Proxy) -> None:
+    """Web-search citations count characters of the text the model wrote (disguised):
+    the client gets them moved to the restored text, in a whole Chat answer and in a
+    Responses stream's snapshots (content_part.done, output_item.done, response.completed)."""
+    chat, resp = "scn-chat-cites", "scn-resp-cites"
+
+    def words(rec: Recorded) -> tuple[str, tuple[str, ...]]:
+        ph = placeholder_in(rec)
+        return f"Zenith Labs mailed {ph} [[reply_to_current]] about WINPATH, said the news.", (
+            "Zenith Labs", ph, "WINPATH", "said the news")
+
+    def chat_handler(rec: Recorded) -> Reply:
+        text, w = words(rec)
+        ann = [{"type": "url_citation", "url_citation": {"start_index": a, "end_index": b, "title": "Zenith Labs",
+                                                         "url": "https://news.example/"}} for a, b in _cites(text, *w)]
+        return json_reply({"id": "chatcmpl-c", "object": "chat.completion", "created": 1700000000, "model": chat,
+                           "choices": [{"index": 0, "logprobs": None, "finish_reason": "stop", "message": {
+                               "role": "assistant", "refusal": None, "content": text, "annotations": ann}}],
+                           "usage": {"prompt_tokens": 9, "completion_tokens": 9, "total_tokens": 18}})  # fmt: skip
+
+    def resp_handler(rec: Recorded) -> Reply:
+        text, w = words(rec)
+        ann = [{"type": "url_citation", "start_index": a, "end_index": b, "title": "Zenith Labs",
+                "url": "https://news.example/"} for a, b in _cites(text, *w)]  # fmt: skip
+        part = {"type": "output_text", "text": text, "annotations": ann, "logprobs": []}
+        msg = {"id": "msg_c", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+        done = {**msg, "status": "completed", "content": [part]}
+        mt = {"item_id": "msg_c", "output_index": 0, "content_index": 0}
+        bodies = [
+            {"type": "response.created", "response": resp_envelope(rec.json, "in_progress", [])},
+            {"type": "response.output_item.added", "output_index": 0, "item": msg},
+            {"type": "response.content_part.added", **mt, "part": {**part, "text": "", "annotations": []}},
+            *[{"type": "response.output_text.delta", **mt, "delta": text[i : i + 7], "logprobs": []}
+              for i in range(0, len(text), 7)],
+            {"type": "response.output_text.done", **mt, "text": text, "logprobs": []},
+            {"type": "response.content_part.done", **mt, "part": part},
+            {"type": "response.output_item.done", "output_index": 0, "item": done},
+            {"type": "response.completed", "response": resp_envelope(rec.json, "completed", [done])},
+        ]  # fmt: skip
+        return Reply([sse({**b, "sequence_number": n}) for n, b in enumerate(bodies)], headers=sse_headers())
+
+    proxy.upstream.on(chat, chat_handler)
+    proxy.upstream.on(resp, resp_handler)
+    expected = ["Acme Corp", BOB, WINQ, "said the news"]
+    with sdk(proxy) as client:
+        got = client.chat.completions.create(model=chat, messages=[{"role": "user", "content": f"I am {BOB}"}])
+        with client.responses.stream(model=resp, input=f"I am {BOB}") as stream:
+            events = list(stream)
+            final = stream.get_final_response()
+    msg = got.choices[0].message
+    assert msg.content == f"Acme Corp mailed {BOB}  about {WINQ}, said the news."
+    assert [msg.content[a.url_citation.start_index : a.url_citation.end_index] for a in msg.annotations] == expected
+    assert msg.annotations[0].url_citation.title == "Acme Corp"
+    (part_done,) = [e.part for e in events if e.type == "response.content_part.done"]
+    (item_done,) = [e.item.content[0] for e in events if e.type == "response.output_item.done"]
+    for p in (part_done, item_done, final.output[0].content[0]):
+        assert p.text == msg.content
+        assert [p.text[a.start_index : a.end_index] for a in p.annotations] == expected
+        assert p.annotations[0].title == "Acme Corp"
+
+
 def test_upstream_error_body_is_restored(proxy: Proxy) -> None:
     scn = "scn-chat-400"
 

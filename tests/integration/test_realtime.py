@@ -606,6 +606,62 @@ def test_gemini_binary_frames_stay_binary(env: Env) -> None:
     assert frames[-1] == (False, b'{"toolResponse": {"functionResponses": [{"id": "fc_1", "name": "crm_lookup"}]}}')
 
 
+def scenario_gemini_streamed_call(peer: Peer) -> None:
+    """A call whose arguments stream (Vertex's `partialArgs`), a disguise cut between
+    its messages; the turn ends after the tool response."""
+    peer.send({"setupComplete": {}}, binary=True)
+    _, content = peer.recv()
+    ph = (PH.findall(content.decode()) or ["[EMAIL_1]"])[0]
+
+    def piece(v: str, more: bool = True) -> dict:
+        return {"jsonPath": "$.thread_id", "stringValue": v, "willContinue": more}
+
+    calls = [{"id": "fc_1", "name": "crm_lookup", "willContinue": True},
+             {"id": "fc_1", "willContinue": True, "partialArgs": [piece("WIN")]},
+             {"id": "fc_1", "willContinue": True, "partialArgs": [piece(f"PATH for {ph[:4]}")]},
+             {"id": "fc_1", "partialArgs": [piece(ph[4:], False)]}]  # fmt: skip
+    msgs = [gemini_tool_call([c]) for c in calls]
+    check_gemini(msgs)
+    for m in msgs:
+        peer.send(m, binary=True)
+    peer.recv()  # the tool response
+    peer.send(gemini_text("ok"), binary=True)
+    peer.send(gemini_flag("turnComplete"), binary=True)
+    try:
+        peer.recv(timeout=5)
+    except Exception:  # noqa: BLE001 - the client closes
+        pass
+
+
+def test_gemini_streamed_call_arguments_restored_across_messages(env: Env) -> None:
+    env.up.on("gemini-streamed-call", scenario_gemini_streamed_call)
+    path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+
+    async def go():
+        async with ws_connect(f"{env.url}{path}") as ws:
+            await ws.send(json.dumps({"setup": {"model": "models/gemini-streamed-call"}}))
+            got = [await ws.recv()]
+            await ws.send(json.dumps({"clientContent": {"turns": [{"role": "user", "parts": [{"text": BOB}]}],
+                                                        "turnComplete": True}}))  # fmt: skip
+            try:
+                while b"turnComplete" not in got[-1]:
+                    got.append(await ws.recv())
+                    fcs = json.loads(got[-1]).get("toolCall", {}).get("functionCalls", [])
+                    if any("partialArgs" in c and not c.get("willContinue") for c in fcs):  # the call's last
+                        await ws.send(json.dumps({"toolResponse": {"functionResponses": [{"id": "fc_1"}]}}))
+            finally:
+                await ws.close()
+            return got
+
+    msgs = [json.loads(m) for m in run(go())]
+    check_gemini(msgs)
+    calls = [c for m in msgs for c in m.get("toolCall", {}).get("functionCalls", [])]
+    assert calls[0]["name"] == "acme_lookup"
+    joined = "".join(p["stringValue"] for c in calls for p in c.get("partialArgs", []))
+    assert {p["jsonPath"] for c in calls for p in c.get("partialArgs", [])} == {"$.session_id"}
+    assert joined == f"{WINQ} for {BOB}"
+
+
 # -- the house: a reloaded or removed script, the flow file, audit, show, views, -nr ---------------
 
 

@@ -14,6 +14,7 @@ whole bodies and streams.
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass
 
 from ..rules.restorer import Restorer
 from .holdback import Window
@@ -113,3 +114,94 @@ class TrackedWindow(Window):
         out = super().flush()
         self.offsets.add(buf, out, self._r)
         return out
+
+
+# -- offsets a document's own members count: citations into a text beside them -------------
+#
+# An answer that cites its sources says where in its text each citation sits, counting
+# characters of the text the provider wrote: the disguised one. Restoring moves what
+# follows every original that differs in length from its disguise, so each such offset
+# is moved to the restored text (Offsets.at: a bound inside a restored original widens to
+# the whole original). The API's module says where its citations are (`register`): a
+# dict holding a list of citations (`items`) beside the text they count (`text`), each
+# citation's bounds in itself or in one of its members (`inner`). Texts under a member
+# that holds a stream's pieces (`pieces`: a delta's text is a piece, its offsets count
+# the whole text) are not read here: a whole document's offsets only.
+
+
+@dataclass(frozen=True)
+class Cited:
+    items: str  # the member holding the list of citations
+    text: str  # the member beside it holding the text they count characters of
+    bounds: tuple[str, str]  # a citation's start and (exclusive) end members
+    inner: tuple[str, ...] = ()  # members of a citation that hold its bounds instead
+    pieces: str = ""  # a member whose texts are a stream's pieces: not read
+
+
+CITED: list[Cited] = []
+_MARKERS: set[str] = set()
+
+
+def register(cited: Cited) -> None:
+    """Where an API's documents hold citations with offsets into a text (restore_doc)."""
+    CITED.append(cited)
+    _MARKERS.update(f'"{b}"' for b in cited.bounds)
+
+
+def citing(s: str) -> bool:
+    """Could the JSON text s hold a registered citation's bounds (a cheap first look)?"""
+    return any(m in s for m in _MARKERS)
+
+
+def citation_fixes(doc: object, out: object, r: Restorer) -> list[tuple[tuple, object]]:
+    """Where the bounds of the citations in doc (the upstream document) move once its
+    texts are restored as they are in out (the restored document, the same shape):
+    (path, new offset) pairs for base.logprobs.apply_fixes. A text out does not hold at
+    the same place is left alone (its citations keep their offsets)."""
+    fixes: list[tuple[tuple, object]] = []
+    skip = {c.pieces for c in CITED if c.pieces}
+    stack: list[tuple[tuple, object]] = [((), doc)]
+    while stack:
+        path, x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(x) if isinstance(v, (dict, list)))
+            continue
+        if not isinstance(x, dict):
+            continue
+        for c in CITED:
+            items, text = x.get(c.items), x.get(c.text)
+            if isinstance(items, list) and items and isinstance(text, str):
+                fixes += _moved(path, c, items, text, _at(out, (*path, c.text)), r)
+        stack.extend(((*path, k), v) for k, v in x.items() if k not in skip and isinstance(v, (dict, list)))
+    return fixes
+
+
+def _at(doc: object, path: tuple) -> object:
+    try:
+        for k in path:
+            doc = doc[k]  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return doc
+
+
+def _moved(path: tuple, c: Cited, items: list, text: str, restored: object, r: Restorer) -> list:
+    if not isinstance(restored, str) or restored == text:
+        return []
+    o = Offsets()
+    o.add(text, restored, r)
+    if not o.moved:
+        return []
+    fixes: list[tuple[tuple, object]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        holders = [((), item)] + [((k,), item[k]) for k in c.inner if isinstance(item.get(k), dict)]
+        for sub, h in holders:
+            for b, end in zip(c.bounds, (False, True), strict=True):
+                v = h.get(b)
+                if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= len(text):
+                    w = o.at(v, end)
+                    if w != v:
+                        fixes.append(((*path, c.items, i, *sub, b), w))
+    return fixes

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from ..rules.rules import Restorer
 from ..wire import jsonspan
 from .logprobs import apply_fixes, logprob_fixes
+from .offsets import citation_fixes, citing
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -43,13 +44,18 @@ def restore_json(data: str, root: jsonspan.Rule, r: Restorer) -> str | None:
 
 
 def restore_doc(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
-    """The JSON text s (parsed: doc) with the strings root selects restored, and its
-    logprobs cleaned (common.logprob_fixes); s itself when nothing changed."""
+    """The JSON text s (parsed: doc) with the strings root selects restored, its
+    logprobs cleaned (logprobs.logprob_fixes) and its citations' offsets moved to the
+    restored text (offsets.citation_fixes); s itself when nothing changed."""
     new, changed = jsonspan.transform(s, doc, root, restore_fn(r))
-    if '"token' in s:  # only logprobs have tokens (`"token"`, `"tokens"`): rare, so checked cheaply first
-        fixes = logprob_fixes(doc, r)
+    # only logprobs have tokens (`"token"`, `"tokens"`): rare, so checked cheaply first
+    fixes = logprob_fixes(doc, r) if '"token' in s else []
+    cites = changed and citing(s)  # citations count characters of a text restoring changed
+    if fixes or cites:
+        out = json.loads(new)
+        if cites:
+            fixes += citation_fixes(doc, out, r)
         if fixes:
-            out = json.loads(new)
             apply_fixes(out, fixes)
             return dumps(out)
     return new if changed else s

@@ -227,3 +227,95 @@ def test_a_text_blob_is_masked_inside_and_audio_is_not() -> None:
     got = json.loads(r.frames[0].data)["realtimeInput"]["mediaChunks"]
     assert base64.b64decode(got[0]["data"]) == b"notes on Zenith Labs"
     assert got[1]["data"] == audio
+
+
+# -- streamed function-call arguments (`partialArgs`, calls.py) in toolCall messages ----------
+
+CALL_PATHS = ["$.thread_id", "$.path", "$['Zenith Labs']"]
+
+
+@st.composite
+def streamed_calls(draw):
+    """One or two calls in a row (the second names another function), each with one or
+    two string paths cut into pieces, sent in toolCall messages of one to three pieces;
+    a call ends in a message of its own, with its last pieces, or never (the next call
+    or the turn's end ends it), maybe with a model text between; then turnComplete.
+    Returns the messages and what each (call, path) must join to."""
+    want: dict = {}
+    msgs: list[dict] = []
+    for n in range(draw(st.integers(1, 2))):
+        ident = {"id": f"fc_{n}"} if draw(st.booleans()) else {}
+        msgs.append(gemini_tool_call([{"name": ("crm_lookup", "fetch")[n], **ident, "willContinue": True}]))
+        streams = []
+        for path in draw(st.lists(st.sampled_from(CALL_PATHS), min_size=1, max_size=2, unique=True)):
+            text = draw(texts)
+            pieces = draw(splits(text))
+            want[(n, R.value(path))] = R.value(text)
+            ends = draw(st.booleans())
+            streams.append([{"jsonPath": path, "stringValue": p, "willContinue": i < len(pieces) - 1 or not ends}
+                            for i, p in enumerate(pieces)])  # fmt: skip
+        order = []
+        while any(streams):
+            s = draw(st.sampled_from([s for s in streams if s]))
+            order.append(s.pop(0))
+        while order:
+            take = draw(st.integers(1, 3))
+            msgs.append(gemini_tool_call([{"partialArgs": order[:take], "willContinue": True, **ident}]))
+            order = order[take:]
+        how = draw(st.sampled_from(["own", "last", "never"]))
+        if how == "own":
+            msgs.append(gemini_tool_call([dict(ident)]))
+        elif how == "last":
+            msgs[-1]["toolCall"]["functionCalls"][0].pop("willContinue")
+    if draw(st.booleans()):
+        msgs.append(gemini_text("done"))
+    msgs.append(gemini_flag("turnComplete"))
+    return msgs, want
+
+
+def joined_calls(out: list[dict]) -> dict:
+    """As a client joins streamed arguments: a call with a `name` opens the next call,
+    one without continues the latest; string pieces join per path."""
+    got: dict = {}
+    n = -1
+    for m in out:
+        for call in m.get("toolCall", {}).get("functionCalls", []):
+            if "name" in call:
+                assert call["name"] in ("acme_lookup", "fetch")
+                n += 1
+            for piece in call.get("partialArgs", []):
+                got[(n, piece["jsonPath"])] = got.get((n, piece["jsonPath"]), "") + piece["stringValue"]
+    return got
+
+
+R = RULES.restorer(PLACEHOLDERS)
+
+
+@given(streamed_calls())
+def test_streamed_call_arguments_reassemble_to_the_whole_value_result(plan) -> None:
+    msgs, want = plan
+    c = conn()
+    out = server(c, msgs)
+    check_gemini(out)
+    got = joined_calls(out)
+    assert set(got) <= set(want)
+    assert {k: got.get(k, "") for k in want} == want
+    assert not c.proto.held()
+
+
+def test_a_disguise_cut_between_two_tool_call_messages_is_restored() -> None:
+    c = conn()
+    piece = lambda v, more=True: {"jsonPath": "$.thread_id", "stringValue": v, "willContinue": more}  # noqa: E731
+    msgs = [gemini_tool_call([{"name": "crm_lookup", "id": "fc_1", "willContinue": True}]),
+            gemini_tool_call([{"id": "fc_1", "willContinue": True, "partialArgs": [piece("for Zenith L")]}]),
+            gemini_tool_call([{"id": "fc_1", "willContinue": True, "partialArgs": [piece("abs [EMA")]}]),
+            gemini_tool_call([{"id": "fc_1", "partialArgs": [piece("IL_1]", False)]}])]  # fmt: skip
+    out = server(c, msgs)
+    check_gemini(out)
+    assert joined_calls(out) == {(0, "$.session_id"): "for Acme Corp bob@corp.example.com"}
+    # a call the connection's end cuts short: its held tail in a toolCall message of its own
+    c = conn()
+    out = server(c, msgs[:3])
+    end = c.end()
+    assert joined_calls(out + [json.loads(f.data) for f in end.frames]) == {(0, "$.session_id"): "for Acme Corp [EMA"}
+    assert end.error is not None  # the call never ended: an explicit error after its tail

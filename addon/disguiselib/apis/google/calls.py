@@ -25,6 +25,7 @@ candidate finishes get a `functionCall` part of their own in the finishing chunk
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Protocol
 
 from ...base.channels import Chan
@@ -95,8 +96,9 @@ class Calls:
     """The streamed calls of one Gemini stream: which call a part belongs to, and the
     splices that deliver the tails of paths that end without a piece of their own."""
 
-    def __init__(self, stream: _Stream) -> None:
+    def __init__(self, stream: _Stream, wrap: Callable[[dict], dict] = lambda fc: {"functionCall": fc}) -> None:
         self.stream = stream
+        self.wrap = wrap  # a call's held pieces as something of their own: a stream's part, Live's call
         self.open: dict[object, dict[str | None, int]] = {}  # candidate -> open calls: id (None: none) -> call
         self.current: dict[object, int] = {}  # candidate -> its latest open call
         self.ids: dict[tuple, str] = {}  # (candidate, call) -> the call's id, for synthetic parts
@@ -212,7 +214,8 @@ class Calls:
         return out
 
     def tails(self, k: object) -> list[dict]:
-        """Every held tail of candidate k's calls, flushed: a `functionCall` part per call."""
+        """Every held tail of candidate k's calls, flushed: a `functionCall` part per call
+        (wrapped by `wrap`)."""
         calls = sorted({key[2] for key in self.stream.windows if key[0] == k and key[1] == "call"})
         return [part for n in calls if (part := self._tails(k, n))]
 
@@ -226,7 +229,7 @@ class Calls:
         if not pieces:
             return None
         fc: dict = {"id": self.ids[(k, n)]} if (k, n) in self.ids else {}
-        return {"functionCall": {**fc, "partialArgs": pieces}}
+        return self.wrap({**fc, "partialArgs": pieces})
 
 
 def view_call(b, ev, k: object, call: dict, where: str) -> None:

@@ -19,7 +19,12 @@ other top-level field is unknown: it is scanned (realtime.Connection).
 Server messages (one of): `serverContent`, `toolCall` (functionCalls with their `args`:
 keys and values restored), `toolCallCancellation`, `setupComplete`, `goAway`,
 `sessionResumptionUpdate`, `usageMetadata`, ...; anything else has its strings
-restored whole. In `serverContent`, three channels have a hold-back window each: the
+restored whole. A call whose arguments stream (`partialArgs` pieces, `willContinue`:
+Vertex's streamed function-call arguments, calls.py) has a window per (call, jsonPath),
+as in a Gemini stream; a path's held tail goes out in its last piece, spliced into the
+call that ends it, or in a `toolCall` message of its own before the message that ends
+the turn (`turnComplete`, `interrupted`) or when the connection ends. In
+`serverContent`, three channels have a hold-back window each: the
 model turn's text parts (thought parts pass byte-identical), `outputTranscription.text`
 and `inputTranscription.text`. A channel's held tail goes out inside the message that
 ends it, so no message is added: the model turn's text at `generationComplete`,
@@ -34,7 +39,6 @@ from __future__ import annotations
 
 from ...base.channels import Chan
 from ...base.fields import GENERIC
-from ...base.holdback import Window
 from ...base.realtime import Protocol
 from ...base.restore import dumps, restore_doc, restore_fn
 from ...base.wirespec import WEBSOCKET, WireSpec
@@ -42,6 +46,7 @@ from ...errors import StreamError
 from ...rules.rules import Restorer, json_escape
 from ...wire import jsonspan
 from ...wire.jsonspan import SKIP, VALUES, Arr, Either, Obj, Rule
+from .calls import Calls, StreamCall
 from .gemini import (
     _FUNCTION_CALL,
     _FUNCTION_RESPONSE,
@@ -119,6 +124,30 @@ _CONTENT_FIELDS = _both(
     }
 )
 MODEL, OUTPUT, INPUT = ("model",), ("output",), ("input",)
+CALLS = "calls"  # the one "candidate" a connection's streamed calls belong to (calls.Calls)
+_STREAMED = ("partialArgs", "partial_args", "willContinue", "will_continue")
+
+
+class _Call(StreamCall):
+    """A `toolCall.functionCalls` element: one of the connection's streamed calls. A call
+    that ends another's (a part for calls.py) is spliced in before this call itself."""
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        n = len(self.calls.before)
+        rule = self.calls.rule(self.k, value, False, None)
+        self.calls.before[n:] = [(rule.mark, p) for _, p in self.calls.before[n:]]
+        return rule
+
+
+class _Calls(Arr):
+    def __init__(self, calls: Calls) -> None:
+        super().__init__(GENERIC)
+        self.call = _Call(calls, CALLS, False, None)
+
+    def child(self, key: str | int) -> Rule:
+        return self.call
 
 
 class _Parts(Rule):
@@ -205,6 +234,8 @@ class GeminiLive(Protocol):
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self._restore = restore_fn(restorer)
+        self._touched: set = set()  # calls.Calls notes here that it spliced a tail in
+        self.calls = Calls(self, wrap=lambda fc: fc)  # streamed arguments (calls.py)
 
     def client_rule(self, doc: dict) -> Rule | None:
         if not doc or any(k not in CLIENT_MESSAGES for k in doc):
@@ -214,8 +245,39 @@ class GeminiLive(Protocol):
     def server_event(self, s: str, doc: dict) -> list[str]:
         key, sc = _field(doc, "serverContent")
         if key is None or not isinstance(sc, dict):
+            key, tc = _field(doc, "toolCall")
+            if key is not None and self._streamed(tc):
+                return [self._tool_call(s, doc, key)]
             return [restore_doc(s, doc, SERVER_MESSAGE, self.restorer)]
-        return [self._content(s, doc, key, sc)]
+        out = [self._content(s, doc, key, sc)]
+        if _field(sc, "turnComplete")[1] is True or _field(sc, "interrupted")[1] is True:
+            held = self._call_tails()  # calls the turn ends that still hold text: first
+            if held is not None:
+                out.insert(0, held)
+        return out
+
+    def _streamed(self, tc: object) -> bool:
+        """Is this `toolCall` part of streamed calls (a piece, or a call still open)?"""
+        _, fcs = _field(tc, "functionCalls") if isinstance(tc, dict) else (None, None)
+        if not isinstance(fcs, list):
+            return False
+        return self.calls.current.get(CALLS) is not None or any(
+            isinstance(f, dict) and any(m in f for m in _STREAMED) for f in fcs
+        )
+
+    def _tool_call(self, s: str, doc: dict, key: str) -> str:
+        self.calls.chunk()
+        rule = Obj({**SERVER_MESSAGE.fields, key: obj({"functionCalls": _Calls(self.calls)})}, default=GENERIC)
+        marks: list[tuple[object, int]] = []
+        edits = jsonspan.walk(s, doc, rule, self._fn, marks)
+        edits = sorted(edits + self.calls.splices(dict(marks)))
+        return jsonspan.splice(s, edits) if edits else s
+
+    def _call_tails(self) -> str | None:
+        """The held tails of every streamed call, as a `toolCall` message (None: none)."""
+        calls = self.calls.tails(CALLS)
+        self.calls.end_candidate(CALLS)
+        return dumps({"toolCall": {"functionCalls": calls}}) if calls else None
 
     def _content(self, s: str, doc: dict, key: str, sc: dict) -> str:
         def flag(name: str) -> bool:
@@ -291,7 +353,7 @@ class GeminiLive(Protocol):
 
     def _fn(self, v: str, rule: Rule) -> str:
         if isinstance(rule, Chan):
-            w = self.window(rule.key, Window.TEXT)
+            w = self.window(rule.key, rule.mode)
             out = w.feed(v)
             if w.held:
                 self.events_held += 1
@@ -302,7 +364,9 @@ class GeminiLive(Protocol):
         return self._restore(v, rule)
 
     def drain(self) -> list[str]:
-        """Held tails as one synthetic serverContent message (model text first)."""
+        """Held tails as synthetic messages: the calls' in a toolCall message, then the
+        text's in one serverContent message (model text first)."""
+        held = self._call_tails()
         sc: dict = {}
         for chan, name in ((MODEL, "modelTurn"), (OUTPUT, "outputTranscription"), (INPUT, "inputTranscription")):
             w = self.windows.pop(chan, None)
@@ -310,7 +374,7 @@ class GeminiLive(Protocol):
             if tail:
                 sc[name] = {"parts": [{"text": tail}], "role": "model"} if chan == MODEL else {"text": tail}
         self.windows.clear()
-        return [dumps({"serverContent": sc})] if sc else []
+        return ([held] if held is not None else []) + ([dumps({"serverContent": sc})] if sc else [])
 
     def error_event(self, message: str, refused: dict | None, failed: bool) -> str:
         # google.rpc.Status, as the Live API's clients read an error message: the

@@ -19,6 +19,8 @@ from ...base.channels import dumps_bytes as _dumps
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
+from ...base.offsets import Cited
+from ...base.offsets import register as register_cited
 from ...base.restore import restore_fn
 from ...base.stream import StreamState
 from ...base.wirespec import SSE, WireSpec
@@ -113,6 +115,12 @@ CHAT_RESPONSE = Obj(
     },
     default=GENERIC,
 )  # fmt: skip
+
+# A message's web-search citations count characters of its content
+# (`{"type": "url_citation", "url_citation": {"start_index", "end_index", "url", "title"}}`):
+# moved to the restored content in whole answers (base/offsets.py). A streamed chunk's
+# `delta` holds a piece of the content: its citations are not moved.
+register_cited(Cited("annotations", "content", ("start_index", "end_index"), inner=("url_citation",), pieces="delta"))
 
 # -- retrievals (stored completions: literals only, see registry.py) -------------------
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import mimetypes
 
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media, Within, media_text, obj
+from ...base.offsets import Cited
+from ...base.offsets import register as register_cited
 from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
 
@@ -18,6 +20,10 @@ from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
 
 # Annotations (citations) of output text: titles, URLs and file names are read; ids are ids.
 _ANNOTATION = obj({"file_id": ID, "container_id": ID})
+# An output_text part's citations (`url_citation`, `container_file_citation`) count
+# characters of its text: moved to the restored text in whole documents, snapshots
+# included (`content_part.done`, `output_item.done`, `response.completed`; base/offsets.py).
+register_cited(Cited("annotations", "text", ("start_index", "end_index"), pieces="delta"))
 
 
 class _InputFile(Rule):

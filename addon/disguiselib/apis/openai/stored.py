@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...base.fields import GENERIC, ID, META, SCHEMA, obj
+from ...base.offsets import Cited
+from ...base.offsets import register as register_cited
 from ...base.wirespec import DOCUMENT, FILE, STREAMS
 from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Obj, Rule
 from .responses_fields import ANY_ITEM
@@ -55,6 +57,9 @@ VECTOR_STORE_SEARCH = Obj({"object": META, "search_query": VALUES, "has_more": M
 
 # Assistants (beta): a message's content parts, a run (its instructions and tools, the
 # tool calls it waits on), a run step (the calls the model made and their outputs).
+# A text part's citations count characters of its `value`: moved to the restored value
+# in whole messages (base/offsets.py); a `thread.message.delta`'s pieces are not read.
+register_cited(Cited("annotations", "value", ("start_index", "end_index"), pieces="delta"))
 _ANNOTATIONS = Arr(obj({"type": META, "text": VALUES, "start_index": META, "end_index": META,
                          "file_citation": obj({"file_id": ID}), "file_path": obj({"file_id": ID})}))  # fmt: skip
 _MESSAGE_PART = obj({"type": META, "text": obj({"value": PROSE, "annotations": _ANNOTATIONS}),
