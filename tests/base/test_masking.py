@@ -9,8 +9,11 @@ ones the client wrote itself."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import REPO
 from disguiselib.apis.anthropic import messages as anthropic
@@ -107,6 +110,26 @@ def test_placeholders_the_client_wrote_are_found_also_when_escaped() -> None:
     out, session = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
     assert json.loads(out)["messages"][0]["content"] == "[EMAIL_1] is mine; [EMAIL_2]"
     assert session.placeholders == {"[EMAIL_2]": "bob@corp.example.com"}
+
+
+_NAMES = ("A", "A_1", "KEY", "EMAIL", "US_SSN")
+_SHAPE_RULES = Rules(mappings.from_dict({"patterns": [{"name": n, "regex": f"{n.lower()}[0-9]{{3}}"} for n in _NAMES]}))
+
+
+_SHAPED = st.builds("[{}_{}]".format, st.sampled_from([*_NAMES, "B", "A_B", "KEY_1_2"]), st.integers(0, 12))
+_JUNK = st.sampled_from(["[", "]", "_", "1", "0", "9", *_NAMES, "B", "\\u005b", "\\u005d", "x", '"'])
+
+
+@given(st.lists(st.one_of(_SHAPED, _JUNK), max_size=20))
+def test_placeholders_the_client_wrote_are_the_ones_an_alternation_of_the_names_finds(parts: list[str]) -> None:
+    """present_placeholders reads any name-shaped placeholder and looks its name up; the
+    reference is the alternation of the names it replaced (3.5 ms a megabyte)."""
+    s = "".join(parts)
+    rx = re.compile(r"\[(?:" + "|".join(map(re.escape, _NAMES)) + r")_[1-9][0-9]*\]")
+    want = set(rx.findall(s))
+    if "\\u" in s:
+        want.update(rx.findall(re.sub(r"\\u00([2-7][0-9a-fA-F])", lambda m: chr(int(m.group(1), 16)), s)))
+    assert present_placeholders(s, _SHAPE_RULES) == want
 
 
 def test_a_body_masked_returns_new_bytes_and_an_unchanged_one_its_own() -> None:

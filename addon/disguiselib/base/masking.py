@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from typing import Any, Protocol
@@ -28,21 +27,20 @@ class _Api(Protocol):
 def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
     """Placeholder-shaped strings ("[EMAIL_3]") already in a request's JSON text s,
     also where the client wrote them with \\u escapes."""
-    names = tuple(p.name for p in rules.mappings.patterns)
+    names = frozenset(p.name for p in rules.mappings.patterns)
     if not names or "[" not in s and "\\u" not in s:
         return frozenset()
-    rx = _placeholder_rx(names)
-    found = set(rx.findall(s))
+    found = {m.group() for m in _PLACEHOLDER_SHAPE.finditer(s) if m.group(1) in names}
     if "\\u" in s:
-        found.update(rx.findall(_ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)))
+        t = _ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)
+        found.update(m.group() for m in _PLACEHOLDER_SHAPE.finditer(t) if m.group(1) in names)
     return frozenset(found)
 
 
-@functools.lru_cache(maxsize=8)
-def _placeholder_rx(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]*\]")
-
-
+# Any pattern name (mappings: [A-Z][A-Z0-9_]*) with a number: one look at each `[` (an
+# alternation of every name was tried at each `[` of a body: 3.5 ms a megabyte), then
+# the name is looked up. The number has no `_`, so the name is all up to the last `_`.
+_PLACEHOLDER_SHAPE = re.compile(r"\[([A-Z][A-Z0-9_]*)_[1-9][0-9]*\]")
 _ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 

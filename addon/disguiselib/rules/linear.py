@@ -26,6 +26,8 @@ from pathlib import Path
 
 import re2._re2 as _re2  # type: ignore[import-untyped]
 
+from . import casefold
+
 try:
     import hyperscan  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - a platform without its wheel: every pattern is searched
@@ -211,7 +213,8 @@ class Prefilter:
     after a vertical tab went unnamed), so `\\s` and `\\S` are spelled as RE2's classes
     for Hyperscan (`re2_spaces`). Its prefilter mode only widens what it cannot run
     exactly. Always searched instead: a pattern it refuses, and one that folds
-    case (`(?i)`) while naming non-ASCII characters (the engines fold those differently).
+    case (`(?i)`) while naming non-ASCII characters that have a case (the engines fold
+    those differently; casefold.py: a no-break space in a class is read alike).
     Text that is not UTF-8 (a lone surrogate carried through) is searched by every
     pattern. tests/test_rules.py checks the superset on random texts.
     """
@@ -298,8 +301,9 @@ def _collect(pid: int, start: int, end: int, flags: int, hits: set[int]) -> None
     hits.add(pid)
 
 
-# code points written as escapes, and Unicode classes: with (?i), folded differently
-_NON_ASCII_SYNTAX = re.compile(r"\\x\{|\\[pP]")
+# a case-insensitive flag, (?i) or (?mi:...): with it, a cased non-ASCII character the
+# pattern names (casefold.py) is folded differently by the two engines
+_CASELESS = re.compile(r"\(\?[a-zA-Z-]*i")
 
 
 # A block of match_many: at most this many texts, each shorter than this many bytes.
@@ -323,7 +327,9 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
     if gate:
         flags |= hyperscan.HS_FLAG_MULTILINE
     key = hashlib.sha256(
-        repr((getattr(hyperscan, "__version__", "?"), flags, "re2_spaces", patterns)).encode("utf-8", "surrogatepass")
+        repr((getattr(hyperscan, "__version__", "?"), flags, "re2_spaces", "casefold", patterns)).encode(
+            "utf-8", "surrogatepass"
+        )
     ).hexdigest()
     cached = _load_cached(key)
     if cached is not None:
@@ -333,7 +339,7 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
     exprs: list[bytes] = []
     for i, p in enumerate(patterns):
         hs = re2_spaces(p)
-        if hs is None or ("(?i" in p and (not p.isascii() or _NON_ASCII_SYNTAX.search(p) is not None)):
+        if hs is None or (_CASELESS.search(p) is not None and casefold.names_cased_non_ascii(p)):
             always.append(i)
         else:
             ids.append(i)

@@ -15,6 +15,7 @@ Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.p
 """
 
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
+from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memchr, memcmp
 
 import json
@@ -76,6 +77,8 @@ cdef class _Text:
         cdef Py_UCS4 c
         cdef const unsigned char *b
         cdef const void *q
+        cdef const uint16_t *u2
+        cdef const uint32_t *u4
         escaped[0] = False
         if self.kind == 1:  # one byte a code point: memchr to the next quote
             b = <const unsigned char *>self.data
@@ -91,15 +94,24 @@ cdef class _Text:
                 if i < self.n:
                     return i
             raise MaskError(f"JSON ended inside a string at offset {self.n}")
+        # two or four bytes a code point: a loop typed for the width (no switch on the
+        # kind per character), to the next quote or backslash
+        u2 = <const uint16_t *>self.data
+        u4 = <const uint32_t *>self.data
         while i < self.n:
+            if self.kind == 2:
+                while i < self.n and u2[i] != 34 and u2[i] != 92:
+                    i += 1
+            else:
+                while i < self.n and u4[i] != 34 and u4[i] != 92:
+                    i += 1
+            if i >= self.n:
+                break
             c = PyUnicode_READ(self.kind, self.data, i)
             if c == 34:  # "
                 return i
-            if c == 92:  # \
-                escaped[0] = True
-                i += 2
-                continue
-            i += 1
+            escaped[0] = True  # a backslash: it and the character it escapes
+            i += 2
         raise MaskError(f"JSON ended inside a string at offset {self.n}")
 
     cdef Py_ssize_t subtree_end(self, Py_ssize_t i) except -1:
@@ -189,7 +201,9 @@ cdef class _Walk:
                     self.where.append((i, end))
                     if self.at is not None:
                         self.at.append(self.place())
-                _apply(s, i, end, v, self.fn(v, rule), self.edits)
+                new = self.fn(v, rule)
+                if new is not v:  # v itself: nothing to record (apply's new != v)
+                    _apply(s, i, end, v, new, self.edits)
                 return end
             if c == 123 or c == 91:
                 if rule.skip:
@@ -231,7 +245,9 @@ cdef class _Walk:
                         self.where.append((j, end))
                         if self.at is not None:
                             self.at.append((f.parsed, key, True))
-                    _apply(s, j, end, key, self.fn(key, _KEY), self.edits)
+                    new = self.fn(key, _KEY)
+                    if new is not key:
+                        _apply(s, j, end, key, new, self.edits)
                 i = end
             elif c == 58:  # :
                 i = self.value_at(j + 1, f.rule.child(f.key), f.parsed[f.key])
