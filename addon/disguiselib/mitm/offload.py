@@ -26,6 +26,7 @@ import asyncio
 import itertools
 import logging
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -58,6 +59,13 @@ BASE_S, PER_MB_S = 30.0, 60.0
 RECYCLE_BYTES = 64 * 1024 * 1024
 # Generations remembered here (and built in the worker: worker.KEEP).
 _KEEP = 8
+# A body sent in pieces as it arrives (Upload) is gathered here up to this many bytes a
+# piece: one hand-off to the pool's thread per piece, not per network read.
+PIECE = 1 << 20
+# A send to the worker waits at most this long (SO_SNDTIMEO): its reading thread takes
+# every message at once (worker.serve), so only a worker that hangs or stopped makes a
+# send wait; then the body is refused, never the pool's thread stuck for good.
+SEND_S = 30.0
 
 
 def timeout_for(n: int) -> float:
@@ -67,6 +75,19 @@ def timeout_for(n: int) -> float:
 
 class _Failed(Exception):
     """The worker cannot give a verdict (why: the message)."""
+
+
+class Upload:
+    """A request body handed to the worker in pieces while it arrives (mitm/streamed.py):
+    the proxy keeps none of it. `Offload.feed` gathers the pieces, `Offload.finish` asks
+    for the verdict, `Offload.drop` lets the worker forget a body that will not end."""
+
+    def __init__(self, jid: int) -> None:
+        self.jid = jid
+        self.size = 0  # bytes fed
+        self.batch = bytearray()  # fed, not yet handed to the pool's thread
+        self.proc: object | None = None  # the worker process its first piece went to
+        self.failed: str | None = None  # why the worker does not hold the whole body
 
 
 class Offload:
@@ -123,6 +144,62 @@ class Offload:
             return pipeline.Refused.of(result)
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
 
+    def upload(self) -> Upload:
+        """A body to be fed to the worker as it arrives."""
+        return Upload(next(self._jobs))
+
+    def feed(self, up: Upload, data: bytes) -> None:
+        """A piece of up's body, on the loop: gathered, and every PIECE bytes handed to the
+        pool's thread (sent in order, before anything queued after it)."""
+        up.size += len(data)
+        up.batch += data
+        if len(up.batch) >= PIECE:
+            self._hand(up)
+
+    def _hand(self, up: Upload) -> None:
+        batch, up.batch = up.batch, bytearray()
+        if up.failed is not None:
+            return
+        try:
+            self._pool.submit(self._piece, up, batch)
+        except RuntimeError:  # closed
+            up.failed = "the proxy is shutting down"
+
+    async def finish(
+        self, up: Upload, api: Api, cfg: Config, path: str, headers: list[tuple[str, str]]
+    ) -> tuple[pipeline.Verdict, bytes | None]:
+        """mask()'s verdict for the body fed to up, and the body itself when the verdict is
+        not Masked (what forwards it as it came needs it; None when the worker failed)."""
+        if up.batch:
+            self._hand(up)
+        job = Job(api.name, path, headers, log.getEffectiveLevel())
+        gen = self.generation(cfg)
+        try:
+            fut = self._pool.submit(self._roundtrip, gen, cfg, job, up)
+            result, logs = await asyncio.wrap_future(fut)
+        except Exception as e:  # noqa: BLE001 - the pool refusing work (closed): fail closed
+            return pipeline.Refused.of(OffloadError(f"the masking worker is not available ({type(e).__name__})")), None
+        for level, msg in logs:
+            log.log(level, "%s", msg)
+        if isinstance(result, tuple):  # (verdict, the body) from a streamed job's reply
+            result, raw = result
+        else:
+            raw = None
+        if isinstance(result, Exception):
+            return pipeline.Refused.of(result), None
+        return result, raw
+
+    def drop(self, up: Upload) -> None:
+        """up's body will not end (the flow failed): the worker forgets what it holds of it."""
+        up.batch = bytearray()
+        if up.proc is None or up.failed is not None:
+            return
+        up.failed = "dropped"
+        try:
+            self._pool.submit(self._drop, up)
+        except RuntimeError:
+            pass  # closed: the worker is stopped anyway
+
     def prepare(self, cfg: Config) -> None:
         """A configuration just took over: once the proxy runs, the worker builds it now,
         in the background, before the next body needs it (started first when none runs)."""
@@ -164,13 +241,50 @@ class Offload:
 
     # -- in the pool's thread ---------------------------------------------------------------
 
-    def _roundtrip(self, gen: int, cfg: Config, job: Job, raw: bytes) -> tuple[Any, list]:
-        jid = next(self._jobs)
+    def _piece(self, up: Upload, batch: bytearray) -> None:
+        if up.failed is not None:
+            return
+        try:
+            conn, _ = self._ensure()
+            if up.proc is None:
+                up.proc = self._proc
+            elif up.proc is not self._proc:
+                up.failed = "it was restarted while the body arrived"
+                return
+            conn.send(("chunk", 0, up.jid))
+            conn.send_bytes(batch)
+        except Exception as e:  # noqa: BLE001 - the body is refused at its end (finish); a fresh worker now
+            up.failed = str(e) if isinstance(e, _Failed) else "it stopped"
+            self._stop()
+            self._warm()
+
+    def _drop(self, up: Upload) -> None:
+        with self._lock:
+            conn = self._conn if self._proc is up.proc else None
+        if conn is not None:
+            try:
+                conn.send(("drop", 0, up.jid))
+            except Exception:  # noqa: BLE001 - the next send finds it stopped
+                pass
+
+    def _roundtrip(self, gen: int, cfg: Config, job: Job, body: bytes | Upload) -> tuple[Any, list]:
+        up = body if isinstance(body, Upload) else None
+        raw = body if isinstance(body, bytes) else b""
+        size = up.size if up is not None else len(raw)
+        jid = up.jid if up is not None else next(self._jobs)
+        if up is not None and up.failed is None and up.size and up.proc is not self._proc:
+            up.failed = "it was restarted while the body arrived"
+        if up is not None and up.failed is not None:  # the worker was restarted already (_piece)
+            log.error("disguise: the masking worker failed: %s", up.failed)
+            return OffloadError(f"the masking worker failed ({up.failed}); the request was not sent"), []
         try:
             conn, fresh = self._ensure()
-            conn.send(("mask", gen, jid, job))
-            conn.send_bytes(raw)
-            wait = timeout_for(len(raw)) + (START_S if fresh else 0.0)
+            if up is not None:
+                conn.send(("end", gen, jid, job, size))
+            else:
+                conn.send(("mask", gen, jid, job))
+                conn.send_bytes(raw)
+            wait = timeout_for(size) + (START_S if fresh else 0.0)
             reply = self._reply(conn, wait)
             if reply[0] == NEED and reply[1] == gen:
                 conn.send(("build", gen, Spec.of(cfg)))
@@ -182,10 +296,14 @@ class Offload:
             if reply[0] != "masked" or reply[1] != gen or reply[2] != jid:
                 raise _Failed("it answered out of turn")  # never a result of another set or body
             blobs = [self._blob(conn, wait) for _ in range(reply[5])]
-            if len(raw) >= RECYCLE_BYTES:
+            if size >= RECYCLE_BYTES:
                 self._stop()  # what masking a huge body grew the worker to goes back to the system
                 self._warm()  # and a fresh one starts now, not at the next body
-            return decode(reply[3], blobs, raw), reply[4]
+            if up is None:
+                return decode(reply[3], blobs, raw), reply[4]
+            result = decode(reply[3], blobs, b"")
+            back = blobs[-1] if blobs and not isinstance(result, pipeline.Masked) else None
+            return (result, back), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
                 str(e)
@@ -236,6 +354,7 @@ class Offload:
                 return self._conn, False
             self._stop_locked()
             ours, theirs = socket.socketpair()
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(SEND_S), 0))
             code = (
                 f"import sys; sys.path.insert(0, {_ROOT!r}); from disguiselib.worker import main; "
                 f"main({theirs.fileno()})"
