@@ -17,7 +17,8 @@ Messages (multiprocessing.connection framing, pickled tuples):
                    ("mask", gen, job_id, Job), body   -> ("masked", gen, job_id, payload, logs, n), n bytes
                                                       | (NEED, gen): then ("build", gen, Spec) masks it
                    ("chunk", 0, job_id), bytes        -> no answer: a piece of a body that is still arriving
-                   ("end", gen, job_id, Job, size)    -> what "mask" answers, for the pieces sent so far
+                   ("end", gen, job_id, Job, size)    -> what "mask" answers, for the pieces sent so far,
+                                                         with counts: each of the n bytes sent in so many pieces
                    ("drop", 0, job_id)                -> no answer: the pieces are thrown away
 A body sent in pieces (one the proxy streams, mitm/streamed.py) is held here only: its
 reply never says SAME (every bytes field is sent back), and a verdict other than Masked
@@ -53,6 +54,9 @@ KEEP = 4
 # The scheduler now runs the loop first when both are ready; the body takes longer only
 # when the CPUs are busy.
 NICE = 10
+# The pieces a streamed body's results are sent back in (the reply's counts say how many
+# per bytes field).
+PIECE = 4 << 20
 # A bytes field of the result: the request's own body (nothing changed: not sent back), or
 # the i-th bytes sent after the reply.
 SAME, BLOB = "same", "blob"
@@ -230,7 +234,11 @@ class Worker:
         finally:
             log.removeHandler(collect)
             log.setLevel(level)
-        return ("masked", gen, job_id, payload, collect.records, len(blobs)), blobs
+        if not streamed:
+            return ("masked", gen, job_id, payload, collect.records, len(blobs)), blobs
+        # sent in pieces (the proxy hands them on one by one, never joined: Spooled)
+        counts = tuple(-(-len(b) // PIECE) for b in blobs)
+        return ("masked", gen, job_id, payload, collect.records, len(blobs), counts), blobs
 
 
 def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connection
@@ -273,10 +281,17 @@ def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connecti
             continue
         reply, blobs = answer
         del answer
+        pieces = len(reply) > 6  # a streamed body's reply: each blob in pieces of PIECE bytes
         try:
             conn.send(reply)
             while blobs:  # each let go once sent: the worker holds no more than it must
-                conn.send_bytes(blobs.pop(0))
+                b = blobs.pop(0)
+                if not pieces:
+                    conn.send_bytes(b)
+                    continue
+                for i in range(0, len(b), PIECE):
+                    conn.send_bytes(b, i, min(PIECE, len(b) - i))
+                del b
         except OSError:
             return
 

@@ -184,11 +184,8 @@ class Disguise:
         self.guard.records[flow.id] = rec
         if kind is Kind.SKIP or cfg is None:
             return  # without a configuration the Guard closes a risky one: nothing here can mask
-        opts = ctx.options
-        spool = kind is Kind.API and streamed.spoolable(flow, rec, self.offload, opts.disguise_offload_bytes) and (
-            bodyhook.install())  # fmt: skip
-        big = spool and streamed.declared_large(flow, opts.disguise_stream_bytes)
-        if not (big or stream_risk(flow)):
+        spool = kind is Kind.API and streamed.spoolable(flow, rec, self.offload, ctx.options.disguise_offload_bytes)
+        if not (spool and streamed.declared_large(flow, ctx.options.disguise_stream_bytes) or stream_risk(flow)):
             return
         if kind is Kind.API and api is not None and api.signed:
             aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
@@ -201,11 +198,7 @@ class Disguise:
             stop(flow, why)
             rec.to(Phase.REFUSED, why)
             return
-        if spool:  # fed to the worker as it arrives: never held whole here, nor joined on the loop
-            flow.request.stream = streamed.Spooled(flow, rec, self.offload, body_limit(), self.inspect.limit)
-        else:
-            work = streamed.masker(flow, rec, self.offload) if kind is Kind.API else streamed.scanner(flow, rec)
-            flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
+        flow.request.stream = streamed.taker(flow, rec, self.offload, spool, self.inspect.limit)
         chunked(flow.request)
 
     async def disguise_body_complete(self, flow: http.HTTPFlow) -> None:
@@ -546,8 +539,7 @@ class Disguise:
             self.realtime.end(flow, rec)
 
     def error(self, flow: http.HTTPFlow) -> None:
-        if isinstance(flow.request.stream, streamed.Spooled):
-            flow.request.stream.drop()  # its body will not end: the worker forgets what it holds of it
+        streamed.dropped(flow)  # a body fed to the worker will not end: it forgets what it holds of it
         rec = self.guard.records.get(flow.id)
         if rec is not None and rec.realtime is not None:
             self.realtime.end(flow, rec, error=True)

@@ -23,6 +23,7 @@ disguise_fail_open); the worker is stopped and a fresh one started for the next 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 import socket
@@ -71,6 +72,23 @@ SEND_S = 30.0
 def timeout_for(n: int) -> float:
     """How long the worker may take to mask n bytes before it is taken for hung."""
     return BASE_S + PER_MB_S * n / 1e6
+
+
+def _pieced(result: object, blobs: list[list[bytes]]) -> tuple[object, bytes | None]:
+    """A streamed body's verdict (its bytes fields as lists of pieces) and the body itself
+    when the verdict is not Masked (sent back last). A Masked body stays in its pieces
+    (mitm/streamed.py sends them on one by one); any other bytes field is joined."""
+    if isinstance(result, Exception):
+        return result, None
+    masked = isinstance(result, pipeline.Masked)
+    joined = {
+        f.name: b"".join(v)
+        for f in dataclasses.fields(result)  # type: ignore[arg-type]
+        if isinstance(v := getattr(result, f.name), list) and not (masked and f.name == "body")
+    }
+    if joined:
+        result = dataclasses.replace(result, **joined)  # type: ignore[type-var]
+    return result, (b"".join(blobs[-1]) if blobs and not masked else None)
 
 
 class _Failed(Exception):
@@ -295,15 +313,16 @@ class Offload:
                 raise _Failed(str(reply[2]))
             if reply[0] != "masked" or reply[1] != gen or reply[2] != jid:
                 raise _Failed("it answered out of turn")  # never a result of another set or body
-            blobs = [self._blob(conn, wait) for _ in range(reply[5])]
+            if up is None:
+                blobs: list = [self._blob(conn, wait) for _ in range(reply[5])]
+            else:  # each in pieces (worker.PIECE): a masked body is handed on as it came, never joined here
+                blobs = [[self._blob(conn, wait) for _ in range(c)] for c in reply[6]]
             if size >= RECYCLE_BYTES:
                 self._stop()  # what masking a huge body grew the worker to goes back to the system
                 self._warm()  # and a fresh one starts now, not at the next body
             if up is None:
                 return decode(reply[3], blobs, raw), reply[4]
-            result = decode(reply[3], blobs, b"")
-            back = blobs[-1] if blobs and not isinstance(result, pipeline.Masked) else None
-            return (result, back), reply[4]
+            return _pieced(decode(reply[3], blobs, b""), blobs), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
                 str(e)

@@ -25,11 +25,11 @@ from mitmproxy.net import encoding as mencoding
 from .. import pipeline
 from ..apis.registry import Api
 from ..errors import DisguiseError, LeakError, MaskError, log_internal, reason
-from ..state import FlowRecord, Passed, Phase
+from ..state import FlowRecord, Kind, Passed, Phase
 from ..worker import OffloadError
-from . import outcome
+from . import bodyhook, outcome
 from .callables import Buffered
-from .flows import TRANSFER_CODED, decode_body, decoded_limit, transfer_coded
+from .flows import TRANSFER_CODED, body_limit, decode_body, decoded_limit, transfer_coded
 from .offload import PIECE, Offload, Upload
 
 log = logging.getLogger("disguise")
@@ -166,11 +166,28 @@ def spoolable(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, threshold:
     h, api = flow.request.headers, rec.api if isinstance(rec.api, Api) else None
     return (
         api is not None
+        and bodyhook.install()  # mitmproxy awaits the worker's verdict before the last call
         and not api.signed  # signed again after masking, whole (mitm/aws.py)
         and Offload.takes(api, threshold, threshold)
         and not h.get("content-encoding", "").strip()
         and not transfer_coded(h)
     )
+
+
+def taker(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, spool: bool, keep: int) -> Buffered:
+    """The stream callable of a request body mitmproxy streams: fed to the worker as it
+    arrives (spool: never held whole here, nor joined on the loop; keep: the capture's
+    limit), else taken whole and masked (an API's) or scanned (any other endpoint's)."""
+    if spool:
+        return Spooled(flow, rec, offload, body_limit(), keep)
+    work = masker(flow, rec, offload) if rec.kind is Kind.API else scanner(flow, rec)
+    return Buffered(work, lambda msg: b"", body_limit())
+
+
+def dropped(flow: http.HTTPFlow) -> None:
+    """The flow failed (mitmproxy's `error`): a body fed to the worker will not end."""
+    if isinstance(flow.request.stream, Spooled):
+        flow.request.stream.drop()
 
 
 def declared_large(flow: http.HTTPFlow, at: int) -> bool:
@@ -247,7 +264,7 @@ class Spooled(Buffered):
         err = self.on_error(self.error or "refused")
         return [err] if err else []
 
-    def _apply(self, result: pipeline.Verdict, raw: bytes | None) -> bytes:
+    def _apply(self, result: pipeline.Verdict, raw: bytes | None) -> bytes | list[bytes]:
         """What goes upstream (outcome.apply, as Masker's call): raises to refuse."""
         rec = self.rec
         rec.client_size = self.up.size
@@ -259,7 +276,7 @@ class Spooled(Buffered):
                 raise OffloadError("the masking worker did not send the body back")
             return scanned(rec, self.path, self.headers, raw, raw)
 
-        out = outcome.apply(self.flow, rec, kept, result, unknown, streamed=True)
+        out: bytes | list[bytes] | None = outcome.apply(self.flow, rec, kept, result, unknown, streamed=True)
         if out is None or isinstance(result, pipeline.NotOurs):
             if raw is None:  # fail-open needs the body as it came: the worker sends it with such a verdict
                 raise OffloadError("the masking worker did not send the body back")
@@ -267,8 +284,16 @@ class Spooled(Buffered):
         return out
 
 
-def _pieces(body: bytes) -> Iterator[bytes]:
-    """body in pieces, each made when mitmproxy sends it (never all copied at once); never
-    an empty piece (on HTTP/1.1 chunked that ends the body)."""
+def _pieces(body: bytes | list[bytes]) -> Iterator[bytes]:
+    """body in pieces, each let go once mitmproxy sent it: a masked body as the worker sent
+    it back (a list of pieces: never joined), or bytes cut when sent (never all copied at
+    once); never an empty piece (on HTTP/1.1 chunked that ends the body)."""
+    if isinstance(body, list):
+        body.reverse()
+        while body:
+            piece = body.pop()
+            if piece:
+                yield piece
+        return
     for i in range(0, len(body), PIECE):
         yield body[i : i + PIECE]
