@@ -90,7 +90,37 @@ def test_a_large_body_goes_to_the_worker_as_it_arrives_and_leaves_masked(proxies
     # streamed: the headers left before the body, whose length was not known then
     assert spool.headers.get("transfer-encoding") == "chunked" and "content-length" not in spool.headers
     assert "content-length" in whole.headers
-    assert "Streaming request to" in proxies["spool"].mitm.output
+
+
+def test_upstream_hears_of_a_body_fed_to_the_worker_only_once_it_is_masked(tmp_path: Path) -> None:
+    """mitmproxy would connect upstream and send the headers as the body starts to arrive:
+    the provider would wait a minute for a 200 MB body being masked (and cut it). Half a
+    body in the worker: no connection upstream yet; once it is whole, it leaves masked."""
+    body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(3_000_000)}).encode()
+    with FakeUpstream() as up:
+        up.on("big", _reply)
+        heard: list[str] = []  # request lines upstream read
+        handler = up.server.RequestHandlerClass
+        parse = handler.parse_request
+        handler.parse_request = lambda h: (heard.append(h.raw_requestline), parse(h))[1]  # type: ignore[method-assign]
+        with running_proxy(tmp_path, MAPPINGS, *SMALL, upstream=up) as proxy:
+            _wait(lambda: "masking worker ready" in proxy.mitm.output)
+            (pid,) = [int(x) for x in STARTED.findall(proxy.mitm.output)]
+            s = socket.create_connection(("127.0.0.1", proxy.port))
+            read0 = _read(pid)
+            s.sendall(_head(len(body)) + body[: 2 * 1024 * 1024 + 10])
+            _wait(lambda: _read(pid) >= read0 + 1024 * 1024)  # the first piece reached the worker
+            with pytest.raises(AssertionError):  # what mitmproxy would have sent at once: a second to arrive
+                _wait(lambda: bool(heard), timeout=1.0)
+            s.sendall(body[2 * 1024 * 1024 + 10 :])
+            status, answer = _read_answer(s)
+            assert status == 200, answer
+            assert len(up.requests) == 1 and b"Acme Corp" not in up.requests[0].body
+
+
+def _head(n: int) -> bytes:
+    return (f"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-api-key: t\r\n"
+            f"anthropic-version: 2023-06-01\r\ncontent-length: {n}\r\n\r\n").encode()  # fmt: skip
 
 
 def test_the_capture_keeps_only_the_first_bytes_of_a_body_fed_to_the_worker(proxies) -> None:
@@ -171,10 +201,8 @@ def test_a_worker_killed_while_the_body_arrives_gets_it_refused(tmp_path: Path) 
             _wait(lambda: "masking worker ready" in proxy.mitm.output)
             (pid,) = [int(x) for x in STARTED.findall(proxy.mitm.output)]
             s = socket.create_connection(("127.0.0.1", proxy.port))
-            head = (f"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-api-key: t\r\n"
-                    f"anthropic-version: 2023-06-01\r\ncontent-length: {len(body)}\r\n\r\n").encode()  # fmt: skip
             read0 = _read(pid)
-            s.sendall(head + body[: 2 * 1024 * 1024 + 10])
+            s.sendall(_head(len(body)) + body[: 2 * 1024 * 1024 + 10])
             _wait(lambda: _read(pid) >= read0 + 1024 * 1024)  # the first piece reached the worker
             os.kill(pid, signal.SIGKILL)
             s.sendall(body[2 * 1024 * 1024 + 10 :])

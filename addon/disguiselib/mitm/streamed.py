@@ -209,6 +209,8 @@ class Spooled(Buffered):
     verdict); the last call then sends the masked body, in pieces, or refuses (nothing
     leaves: masked completely or not sent). Without the awaited verdict it refuses."""
 
+    paced = True  # bodyhook sends its output piece by piece, the event loop free between pieces
+
     def __init__(self, flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, limit: int | None, keep: int) -> None:
         super().__init__(lambda raw: raw, lambda msg: b"", limit)
         self.flow, self.rec, self.offload = flow, rec, offload
