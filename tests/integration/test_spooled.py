@@ -233,3 +233,38 @@ def _read_answer(s: socket.socket) -> tuple[int, bytes]:
         return resp.status, resp.read()
     finally:
         s.close()
+
+
+PROBE = """
+import hashlib, logging, threading
+_real = hashlib.sha256
+def sha256(data=b"", **kw):
+    if len(data) >= 100_000 and threading.current_thread() is threading.main_thread():
+        logging.getLogger("disguise").warning("test: sha256 of %d bytes on the event loop", len(data))
+    return _real(data, **kw)
+hashlib.sha256 = sha256
+"""
+
+
+def test_a_body_masked_in_the_worker_is_hashed_for_the_capture_off_the_event_loop(tmp_path: Path) -> None:
+    """The capture's upstream side names the masked body by its SHA-256: 1-3 ms of the
+    event loop's per 1 MB body, now computed in the offload thread (hashlib lets the GIL
+    go). A probe loaded beside the addon says when a large body is hashed on the loop."""
+    import hashlib
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(PROBE)
+    body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(300_000)}).encode()
+    flows = tmp_path / "flows"
+    with FakeUpstream() as up:
+        up.on("big", _reply)
+        with running_proxy(tmp_path, MAPPINGS, "-s", str(probe), "--set", "disguise_offload_bytes=65536",
+                           "-w", str(flows), upstream=up) as proxy:  # fmt: skip
+            status, _ = _post(proxy.port, body)
+            assert status == 200 and STARTED.search(proxy.mitm.output)
+            sent = up.requests[-1].body
+            assert b"Acme Corp" not in sent
+        assert "test: sha256" not in proxy.mitm.output
+    with flows.open("rb") as f:
+        (fl,) = list(mio.FlowReader(f).stream())
+    assert fl.metadata["disguise_sides"]["upstream_request_sha256"] == hashlib.sha256(sent).hexdigest()

@@ -192,6 +192,7 @@ class Inspector:
         """After a request was masked (flow.request holds the masked body)."""
         session, client_body = rec.session, rec.client_body or b""
         size = len(client_body) if rec.client_size is None else rec.client_size  # only its first bytes kept (Spooled)
+        raw, known, rec.upstream_sha = flow.request.raw_content, rec.upstream_sha, None  # its hash, made off the loop
         assert session is not None and rec.api is not None  # MASKED: set by the adapter
         meta = flow.metadata.setdefault(META, {})
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
@@ -204,7 +205,7 @@ class Inspector:
         sides = {
             "client_request": side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
                                    headers=headers),  # fmt: skip
-            "upstream_request_sha256": _sha(flow.request.raw_content),
+            "upstream_request_sha256": known[1] if known is not None and known[0] is raw else _sha(raw),
         }
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)

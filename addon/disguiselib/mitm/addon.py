@@ -391,7 +391,7 @@ class Disguise:
                 raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
                 args = (rec.api, raw, *args[2:])
             if self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes):
-                result: pipeline.Verdict = await self.offload.mask(*args)  # the worker's verdict (never raises)
+                result: pipeline.Verdict = await self.offload.mask(*args, rec)  # the worker's verdict (never raises)
             else:
                 result = await asyncio.to_thread(pipeline.mask_request, *args)
             if enc and isinstance(result, pipeline.Masked) and result.body is not raw:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import itertools
 import logging
 import socket
@@ -36,11 +37,11 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from .. import pipeline
 from ..apis.registry import Api
 from ..config import Config
+from ..state import FlowRecord
 from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
 
 log = logging.getLogger("disguise")
@@ -144,22 +145,27 @@ class Offload:
         return gen
 
     async def mask(
-        self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]
+        self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]],
+        rec: FlowRecord | None = None,
     ) -> pipeline.Verdict:
         """What pipeline.mask_request(api, raw, cfg, path, headers) returns, computed in
         the worker; a refusal that is never forwarded (OffloadError's) when it cannot give
-        it. Never raises."""
+        it. Never raises. rec: a masked body's SHA-256 (the capture's upstream side) is
+        computed in the pool's thread (hashlib lets the GIL go: 1-3 ms of the loop's per
+        1 MB body) and left in rec.upstream_sha."""
         job = Job(api.name, path, headers, log.getEffectiveLevel())
         gen = self.generation(cfg)
         try:
-            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw)
-            result, logs = await asyncio.wrap_future(fut)
+            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw, rec is not None)
+            result, logs, *sha = await asyncio.wrap_future(fut)
         except Exception as e:  # noqa: BLE001 - the pool refusing work (closed): fail closed
             return pipeline.Refused.of(OffloadError(f"the masking worker is not available ({type(e).__name__})"))
         for level, msg in logs:
             log.log(level, "%s", msg)
         if isinstance(result, Exception):  # the worker failed (worker.decode), or its message did
             return pipeline.Refused.of(result)
+        if rec is not None and sha and isinstance(result, pipeline.Masked):
+            rec.upstream_sha = (result.body, sha[0])
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
 
     def upload(self) -> Upload:
@@ -285,7 +291,7 @@ class Offload:
             except Exception:  # noqa: BLE001 - the next send finds it stopped
                 pass
 
-    def _roundtrip(self, gen: int, cfg: Config, job: Job, body: bytes | Upload) -> tuple[Any, list]:
+    def _roundtrip(self, gen: int, cfg: Config, job: Job, body: bytes | Upload, sha: bool = False) -> tuple:
         up = body if isinstance(body, Upload) else None
         raw = body if isinstance(body, bytes) else b""
         size = up.size if up is not None else len(raw)
@@ -321,7 +327,10 @@ class Offload:
                 self._stop()  # what masking a huge body grew the worker to goes back to the system
                 self._warm()  # and a fresh one starts now, not at the next body
             if up is None:
-                return decode(reply[3], blobs, raw), reply[4]
+                result = decode(reply[3], blobs, raw)
+                if sha and isinstance(result, pipeline.Masked):
+                    return result, reply[4], hashlib.sha256(result.body).hexdigest()
+                return result, reply[4]
             return _pieced(decode(reply[3], blobs, b""), blobs), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
