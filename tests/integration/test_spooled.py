@@ -94,9 +94,11 @@ def test_a_large_body_goes_to_the_worker_as_it_arrives_and_leaves_masked(proxies
 
 def test_upstream_hears_of_a_body_fed_to_the_worker_only_once_it_is_masked(tmp_path: Path) -> None:
     """mitmproxy would connect upstream and send the headers as the body starts to arrive:
-    the provider would wait a minute for a 200 MB body being masked (and cut it). Half a
-    body in the worker: no connection upstream yet; once it is whole, it leaves masked."""
-    body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(3_000_000)}).encode()
+    the provider would wait a minute for a 200 MB body being masked (and cut it). Part of
+    a body in the worker: upstream has read no request yet; once it is whole, it leaves
+    masked, in pieces (more than one: worker.PIECE) sent in order."""
+    body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(5_000_000)}).encode()
+    assert len(body) > 4 << 20
     with FakeUpstream() as up:
         up.on("big", _reply)
         heard: list[str] = []  # request lines upstream read
@@ -115,7 +117,9 @@ def test_upstream_hears_of_a_body_fed_to_the_worker_only_once_it_is_masked(tmp_p
             s.sendall(body[2 * 1024 * 1024 + 10 :])
             status, answer = _read_answer(s)
             assert status == 200, answer
-            assert len(up.requests) == 1 and b"Acme Corp" not in up.requests[0].body
+            (rec,) = up.requests
+            want = json.loads(body)["messages"][0]["content"].replace("Acme Corp", "Zenith Labs")
+            assert json.loads(rec.body)["messages"][0]["content"] == want
 
 
 def _head(n: int) -> bytes:
