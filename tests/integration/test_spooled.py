@@ -50,16 +50,14 @@ def upstream() -> Iterator[FakeUpstream]:
 
 @pytest.fixture(scope="module")
 def proxies(upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Proxy]]:
-    """spool: bodies from 64 KiB fed to the worker as they arrive, the capture kept to
-    4 KiB and written to a flow file; whole: the same rules, masked in-process."""
-    tmp = tmp_path_factory.mktemp("spool")
+    """spool: bodies from 64 KiB fed to the worker as they arrive; whole: the same rules,
+    masked in-process."""
     with (
-        running_proxy(tmp, MAPPINGS, *SMALL, "--set", "disguise_capture_limit=4096", "-w", str(tmp / "flows"),
-                      upstream=upstream) as spool,
+        running_proxy(tmp_path_factory.mktemp("spool"), MAPPINGS, *SMALL, upstream=upstream) as spool,
         running_proxy(tmp_path_factory.mktemp("whole"), MAPPINGS, "--set", "disguise_offload_bytes=0",
                       upstream=upstream) as whole,
     ):  # fmt: skip
-        yield {"spool": spool, "whole": whole, "flows": tmp / "flows"}  # type: ignore[dict-item]
+        yield {"spool": spool, "whole": whole}
 
 
 def _messages(n: int) -> list[dict]:
@@ -127,30 +125,20 @@ def _head(n: int) -> bytes:
             f"anthropic-version: 2023-06-01\r\ncontent-length: {n}\r\n\r\n").encode()  # fmt: skip
 
 
-def test_the_capture_keeps_only_the_first_bytes_of_a_body_fed_to_the_worker(proxies) -> None:
+def test_the_capture_keeps_only_the_first_bytes_of_a_body_fed_to_the_worker(tmp_path: Path) -> None:
     body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(300_000)}).encode()
-    status, _ = _post(proxies["spool"].port, body)
-    assert status == 200
-    flows = proxies["flows"]
-    _wait(lambda: flows.exists() and _sides(flows, len(body)) is not None)
-    side = _sides(flows, len(body))
-    assert side is not None
+    flows = tmp_path / "flows"
+    with FakeUpstream() as up:
+        up.on("big", _reply)
+        with running_proxy(tmp_path, MAPPINGS, *SMALL, "--set", "disguise_capture_limit=4096", "-w", str(flows),
+                           upstream=up) as proxy:  # fmt: skip
+            status, _ = _post(proxy.port, body)
+            assert status == 200 and up.requests[-1].headers.get("transfer-encoding") == "chunked"
+    with flows.open("rb") as f:  # written whole once mitmdump stopped (mitmproxy 11 writes at exit)
+        (fl,) = list(mio.FlowReader(f).stream())
+    side = dict(fl.metadata["disguise_sides"]["client_request"])
     assert side["size"] == len(body) and side["cut"] is True
     assert bytes(side["content"]) == body[:4096]
-
-
-def _sides(flows: Path, size: int) -> dict | None:
-    """The client side kept of the flow whose body was size bytes (flow files are written
-    per flow by mitmproxy 12, at exit by 11: None until it is there)."""
-    try:
-        with flows.open("rb") as f:
-            for fl in mio.FlowReader(f).stream():
-                side = fl.metadata.get("disguise_sides", {}).get("client_request")
-                if side is not None and side.get("size") == size:
-                    return dict(side)
-    except Exception:  # noqa: BLE001 - a flow file being written: read it again
-        return None
-    return None
 
 
 def _post(port: int, body: bytes, chunked: bool = False) -> tuple[int, bytes]:
