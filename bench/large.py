@@ -2,15 +2,19 @@
 
 1. A request body of --mb MB (one user message of prose with an original every line)
    through a real mitmdump running the addon and through plain mitmdump, each in front of
-   a fake upstream on 127.0.0.1: the proxy's peak RSS (VmHWM from /proc) above its idle
-   RSS, as a multiple of the body (issue 27's target: at most 4; it was 14 at 200 MB,
-   plain 0.8 GB), and the time the request took.
+   a fake upstream on 127.0.0.1: the memory of the proxy's processes (mitmdump and the
+   masking worker it starts, read from /proc every 5 ms: the peak of their summed RSS
+   above their summed idle RSS) as a multiple of the body (issue 27's target: at most 4;
+   it was 14 at 200 MB, plain 0.8 GB), and the time the request took. Beside it the sum
+   of each process's own peak (VmHWM, read while it lives: a worker recycled after a huge
+   body takes its own with it), an upper bound the sampling cannot miss.
 2. A tool input with N short array elements (N doubling to --elements), masked
    in-process by pipeline.mask_request: seconds, growth per doubling (2 is linear) and
    microseconds per element beside json.loads of the same body.
 
     python bench/large.py                   # 200 MB and 1M elements (several GB, minutes)
     python bench/large.py --mb 50 --elements 250000
+    python bench/large.py --addon DIR --elements 0   # DIR's addon (another checkout) beside
 
 Figures are printed, never asserted.
 """
@@ -22,6 +26,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,10 +42,46 @@ UNIT = "Acme Corp wrote a long line of words for the record, see ticket 12. "
 
 
 def status_mb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in text.splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) // 1024
     return 0
+
+
+def tree(pid: int) -> list[int]:
+    """pid and its descendants (the masking worker is mitmdump's child)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                todo += [int(c) for c in Path(f"/proc/{p}/task/{tid}/children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+class Sampler(threading.Thread):
+    """The summed RSS of a process tree every 5 ms: its peak, and the sum of each process's
+    own VmHWM (the last read of each pid)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.hwm = pid, 0, {}  # type: ignore[var-annotated]
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.005):
+            total = 0
+            for p in tree(self.pid):
+                total += status_mb(p, "VmRSS")
+                self.hwm[p] = max(self.hwm.get(p, 0), status_mb(p, "VmHWM"))
+            self.peak = max(self.peak, total)
 
 
 def small(rec: Recorded) -> Reply:
@@ -48,7 +89,7 @@ def small(rec: Recorded) -> Reply:
     return Reply([json.dumps(body).encode()], headers={"content-type": "application/json"}, framing="length")
 
 
-def through(tmp: Path, mb: int, addon: bool) -> None:
+def through(tmp: Path, mb: int, addon: bool, script: Path | None = None) -> None:
     text = UNIT * (mb * 1_000_000 // len(UNIT))
     body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": text}]}).encode()
     del text
@@ -60,18 +101,38 @@ def through(tmp: Path, mb: int, addon: bool) -> None:
         if not addon:  # plain mitmdump: the same command without the script
             i = cmd.index("-s")
             cmd = cmd[:i] + cmd[i + 4 :]
+        elif script is not None:
+            cmd[cmd.index("-s") + 1] = str(script)
         proxy = Mitmdump(cmd)
         try:
             assert proxy.port is not None
-            idle = status_mb(proxy.proc.pid, "VmRSS")
+            pid = proxy.proc.pid
+            if addon:  # the worker starts in the background: idle once it is ready
+                t_end = time.monotonic() + 120
+                while "masking worker ready" not in proxy.output and time.monotonic() < t_end:
+                    time.sleep(0.1)
+            time.sleep(0.5)
+            idle = sum(status_mb(p, "VmRSS") for p in tree(pid))
+            idle_p = status_mb(pid, "VmRSS")
+            procs = len(tree(pid))
+            sampler = Sampler(pid)
+            sampler.start()
             t = time.monotonic()
             status, _, _ = http_post(proxy.port, "/v1/messages", body, timeout=900)
             took = time.monotonic() - t
-            peak = status_mb(proxy.proc.pid, "VmHWM")
+            time.sleep(0.05)
+            sampler.stop.set()
+            sampler.join()
+            got = up.requests[-1].body if up.requests else b""
+            masked = b"Acme Corp" not in got and b"Zenith Labs" in got
             up.requests.clear()
-            over = (peak - idle) * 1024 * 1024 / len(body)
-            print(f"{'disguise' if addon else 'plain':>9} {len(body) / 1e6:>8.0f} {status:>6} {took:>7.1f} {idle:>8}"
-                  f" {peak:>8} {over:>13.1f}")  # fmt: skip
+            over = (sampler.peak - idle) * 1024 * 1024 / len(body)
+            hwm = sum(sampler.hwm.values())
+            name = ("plain" if not addon else "disguise" if script is None else "addon@" + script.parents[1].name)[:14]
+            print(f"{name:>14} {len(body) / 1e6:>8.0f} {status:>6} {'yes' if masked else 'no':>6} {took:>7.1f}"
+                  f" {procs:>5} {idle:>8} {sampler.peak:>8} {over:>13.2f} {(hwm - idle) * 1024 * 1024 / len(body):>12.2f}"
+                  f"   mitmdump {(sampler.hwm.get(pid, 0) - idle_p) / len(body) * 2**20:.2f}, workers "
+                  + " ".join(f"{v / len(body) * 2**20:.2f}" for k, v in sampler.hwm.items() if k != pid))  # fmt: skip
         finally:
             proxy.stop()
 
@@ -104,14 +165,21 @@ def elements(top: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=int, default=200)
-    ap.add_argument("--elements", type=int, default=1_000_000)
+    ap.add_argument("--elements", type=int, default=1_000_000, help="0: skip the tool input")
+    ap.add_argument("--addon", type=Path, action="append", default=[],
+                    help="a checkout whose addon runs beside this one's (before/after in one run)")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="disguise-bench-large-", dir=os.environ.get("TMPDIR")))
     print(f"load average {os.getloadavg()[0]:.1f}; {MITMDUMP}")
-    print(f"{'proxy':>9} {'body MB':>8} {'status':>6} {'seconds':>7} {'idle MB':>8} {'peak MB':>8} {'(peak-idle)/body':>13}")
-    for addon in (False, True):
-        through(tmp, a.mb, addon)
-    elements(a.elements)
+    print(f"{'proxy':>14} {'body MB':>8} {'status':>6} {'masked':>6} {'seconds':>7} {'procs':>5} {'idle MB':>8}"
+          f" {'peak MB':>8} {'(peak-idle)/body':>13} {'(sum HWM-idle)/body':>12}   each process's HWM/body"
+          " (mitmdump: above its idle)")  # fmt: skip
+    through(tmp, a.mb, False)
+    for d in a.addon:
+        through(tmp, a.mb, True, d.resolve() / "addon" / "disguise.py")
+    through(tmp, a.mb, True)
+    if a.elements:
+        elements(a.elements)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -329,15 +329,17 @@ def main() -> None:
         print(f"    {VARIANTS[k]:<36} ready {ready}   mitmdump {idle[k] / 2**20:6.1f} -> {rss[k] / 2**20:6.1f}"
               f"   worker {idle_w[k] / 2**20:6.1f} -> {wrss[k] / 2**20:6.1f}")  # fmt: skip
     if huge:
-        print("  one huge body, a concurrent stream beside it: its longest wait (ms) and the body's wall time")
-        print(f"    {'body':<44}" + "".join(f"{VARIANTS[k][:30]:>34}" for k in keys))
+        print("  one huge body, a concurrent stream beside it: its gaps while the body is in flight (ms: p50/p99/max)"
+              " and the body's wall time")  # fmt: skip
+        print(f"    {'body':<44}" + "".join(f"{VARIANTS[k][:40]:>44}" for k in keys))
         for i, (label, _) in enumerate(huge):
             cells = []
             for k in keys:
                 r = huge_res[k][i]
                 g = r["gaps"] or [float("nan")]
-                cells.append(f"max {max(g) * 1e3:6.0f} p99 {pct(g, 99) * 1e3:5.0f} wall {r['times'][label][0]:5.1f}s")
-            print(f"    {label:<44}" + "".join(f"{c:>34}" for c in cells))
+                cells.append(f"p50 {pct(g, 50) * 1e3:4.0f} p99 {pct(g, 99) * 1e3:5.0f} max {max(g) * 1e3:6.0f} "
+                             f"wall {r['times'][label][0]:5.1f}s")  # fmt: skip
+            print(f"    {label:<44}" + "".join(f"{c:>44}" for c in cells))
     if a.trace:
         for k in keys:
             print_trace(k, tmp / f"stalls-{k}.json")

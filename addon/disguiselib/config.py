@@ -32,6 +32,8 @@ CAPTURE_LIMIT = 8 * 1024 * 1024
 # From this size a request body is masked in the worker process (mitm/offload.py): below
 # it, masking costs less than the hand-off (about 1 ms each way for 256 KiB, masking it 5 ms).
 OFFLOAD_BYTES = 256 * 1024
+# A request body declared this large is fed to the masking worker as it arrives (mitm/streamed.py).
+STREAM_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,13 @@ OPTIONS: tuple[Option, ...] = (
         "Request bodies of this many bytes or more (decoded) are masked and checked in a worker "
         "process, so that other flows' streams never wait for them (started in the background "
         "when the proxy runs). 0: never (masked in a thread of the proxy's process).",
+    ),
+    Option(
+        "disguise_stream_bytes", int, STREAM_BYTES,
+        "A request body declared this large (Content-Length) or of unknown length (chunked), to "
+        "an API disguise masks, is handed to the masking worker as it arrives instead of being "
+        "held whole by mitmproxy (its headers go upstream first, its masked body once it is "
+        "completely masked). 0: never. Needs disguise_offload_bytes above 0.",
     ),
     Option(
         "disguise_fakes", bool, False,

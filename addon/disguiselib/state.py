@@ -144,7 +144,9 @@ class FlowRecord:
     session: Session | None = None  # of the masked request
     restorer: Restorer | None = None  # for its response
     client_body: bytes | None = None  # the request as the client sent it (decoded), until its observers saw MASKED
+    client_size: int | None = None  # its whole size when client_body is only its first bytes (mitm/streamed.Spooled)
     checked_body: bytes | None = None  # the raw body the leak guard passed, as Disguise left it
+    upstream_sha: tuple[bytes, str] | None = None  # a masked body and its SHA-256, computed off the event loop
     reverser: Reverser | None = None  # of a streamed response
     reading: Reading = Reading.WHOLE  # how the response body is read
     call: Callable[[bytes], bytes | list[bytes]] | None = None  # the stream callable set on the response

@@ -16,6 +16,14 @@ Messages (multiprocessing.connection framing, pickled tuples):
   proxy -> worker  ("build", gen, Spec)              -> ("built", gen) | ("error", gen, text)
                    ("mask", gen, job_id, Job), body   -> ("masked", gen, job_id, payload, logs, n), n bytes
                                                       | (NEED, gen): then ("build", gen, Spec) masks it
+                   ("chunk", 0, job_id), bytes        -> no answer: a piece of a body that is still arriving
+                   ("end", gen, job_id, Job, size)    -> what "mask" answers, for the pieces sent so far,
+                                                         with counts: each of the n bytes sent in so many pieces
+                   ("drop", 0, job_id)                -> no answer: the pieces are thrown away
+A body sent in pieces (one the proxy streams, mitm/streamed.py) is held here only: its
+reply never says SAME (every bytes field is sent back), and a verdict other than Masked
+(a refusal that may fail open, NotOurs: what forwards the body as it came) sends the
+body itself back as the last of its n bytes.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import queue
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -44,6 +54,9 @@ KEEP = 4
 # The scheduler now runs the loop first when both are ready; the body takes longer only
 # when the CPUs are busy.
 NICE = 10
+# The pieces a streamed body's results are sent back in (the reply's counts say how many
+# per bytes field).
+PIECE = 4 << 20
 # A bytes field of the result: the request's own body (nothing changed: not sent back), or
 # the i-th bytes sent after the reply.
 SAME, BLOB = "same", "blob"
@@ -96,12 +109,13 @@ def mask(cfg: Config, job: Job, raw: bytes) -> object:
     return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers)
 
 
-def encode(result: object, raw: bytes) -> tuple[tuple, list[bytes]]:
+def encode(result: object, raw: bytes, same: bool = True) -> tuple[tuple, list[bytes]]:
     """result as plain picklable data and the bytes sent beside it unpickled (a large
     body costs no copy under the proxy's GIL): ("exc", class name, message) for an
     exception; else ("ok", result, fields) where each bytes field of the result is
-    (SAME,) when it is the request's body itself (nothing changed: not sent back) or
-    (BLOB, i) for the i-th bytes sent beside it."""
+    (SAME,) when it is the request's body itself (nothing changed: not sent back; never
+    when not same: the proxy does not hold the body) or (BLOB, i) for the i-th bytes sent
+    beside it."""
     if isinstance(result, BaseException):
         return ("exc", type(result).__name__, str(result) if isinstance(result, errors.DisguiseError) else ""), []
     blobs: list[bytes] = []
@@ -109,7 +123,7 @@ def encode(result: object, raw: bytes) -> tuple[tuple, list[bytes]]:
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
         for f in dataclasses.fields(result):
             v = getattr(result, f.name)
-            if v is raw:
+            if v is raw and same:
                 moved[f.name] = (SAME,)
             elif isinstance(v, bytes):
                 moved[f.name] = (BLOB, len(blobs))
@@ -158,11 +172,30 @@ class Worker:
 
     def __init__(self) -> None:
         self.built: OrderedDict[int, Config] = OrderedDict()
-        self.pending: tuple[int, object, Job, bytes] | None = None
+        self.pending: tuple[int, object, Job, bytes, bool] | None = None
+        self.uploads: dict[object, bytearray] = {}  # bodies arriving in pieces, by job id
 
-    def handle(self, msg: tuple, raw: bytes = b"") -> tuple[tuple, list[bytes]]:
-        """One message (and the body of a "mask"): the reply and the bytes sent after it."""
+    def handle(self, msg: tuple, raw: bytes = b"") -> tuple[tuple, list[bytes]] | None:
+        """One message (and the bytes of a "mask" or "chunk"): the reply and the bytes sent
+        after it; None: no reply."""
         kind, gen = msg[0], msg[1]
+        if kind == "chunk":
+            self.uploads.setdefault(msg[2], bytearray()).extend(raw)
+            return None
+        if kind == "drop":
+            self.uploads.pop(msg[2], None)
+            return None
+        if kind == "end":
+            buf = self.uploads.pop(msg[2], bytearray() if msg[4] == 0 else None)
+            if buf is None or len(buf) != msg[4]:
+                got = "none" if buf is None else f"{len(buf)} bytes"
+                return ("error", gen, f"the body arrived incomplete ({got} of {msg[4]})"), []
+            body = bytes(buf)
+            del buf
+            if gen not in self.built:
+                self.pending = (gen, msg[2], msg[3], body, True)
+                return (NEED, gen), []
+            return self._mask(gen, msg[2], msg[3], body, True)
         if kind == "build":
             try:
                 self.built[gen] = build(msg[2])
@@ -177,41 +210,90 @@ class Worker:
             return ("built", gen), []
         if kind == "mask":
             if gen not in self.built:
-                self.pending = (gen, msg[2], msg[3], raw)
+                self.pending = (gen, msg[2], msg[3], raw, False)
                 return (NEED, gen), []
             return self._mask(gen, msg[2], msg[3], raw)
         return ("error", gen, f"unknown message {kind!r}"), []
 
-    def _mask(self, gen: int, job_id: object, job: Job, raw: bytes) -> tuple[tuple, list[bytes]]:
+    def _mask(
+        self, gen: int, job_id: object, job: Job, raw: bytes, streamed: bool = False
+    ) -> tuple[tuple, list[bytes]]:
+        """streamed: the proxy does not hold raw (sent in pieces): nothing is SAME, and a
+        verdict that is not Masked sends raw back last (for what forwards it as it came)."""
         cfg = self.built[gen]
         self.built.move_to_end(gen)
         collect, level = _Collect(), log.level
         log.addHandler(collect)
         log.setLevel(job.level)
         try:
-            payload, blobs = encode(mask(cfg, job, raw), raw)
+            result = mask(cfg, job, raw)
+            payload, blobs = encode(result, raw, same=not streamed)
+            if streamed and not isinstance(result, pipeline.Masked):
+                blobs.append(raw)
+            del result
         finally:
             log.removeHandler(collect)
             log.setLevel(level)
-        return ("masked", gen, job_id, payload, collect.records, len(blobs)), blobs
+        if not streamed:
+            return ("masked", gen, job_id, payload, collect.records, len(blobs)), blobs
+        # sent in pieces (the proxy hands them on one by one, never joined: Spooled)
+        counts = tuple(-(-len(b) // PIECE) for b in blobs)
+        return ("masked", gen, job_id, payload, collect.records, len(blobs), counts), blobs
 
 
 def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connection
-    """Answer the proxy's messages until it closes the connection (or goes away)."""
+    """Answer the proxy's messages until it closes the connection (or goes away). A thread
+    of its own reads them, and gathers a streamed body's pieces at once: the proxy's
+    sends never wait behind a body being masked (they have a time limit: offload.py)."""
     w = Worker()
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                msg = conn.recv()
+                raw = conn.recv_bytes() if msg[0] in ("mask", "chunk") else b""
+            except (EOFError, OSError):
+                inbox.put(None)
+                return
+            if msg[0] in ("chunk", "drop"):  # answered by nothing: gathered here, in order before its "end"
+                try:
+                    w.handle(msg, raw)
+                except Exception:  # noqa: BLE001, S112 - a piece lost: its "end" finds the size wrong and refuses
+                    continue
+            else:
+                inbox.put((msg, raw))
+            del msg, raw
+
+    threading.Thread(target=read, name="disguise-worker-read", daemon=True).start()
     while True:
-        try:
-            msg = conn.recv()
-            raw = conn.recv_bytes() if msg[0] == "mask" else b""
-        except (EOFError, OSError):
+        item = inbox.get()
+        if item is None:
             return
+        msg, raw = item
+        del item
         try:
-            reply, blobs = w.handle(msg, raw)
+            answer = w.handle(msg, raw)
         except Exception as e:  # noqa: BLE001 - a bug here: said by its type only (no traceback, no text)
-            reply, blobs = ("error", msg[1], f"internal error ({type(e).__name__})"), []
-        conn.send(reply)
-        for b in blobs:
-            conn.send_bytes(b)
+            answer = ("error", msg[1], f"internal error ({type(e).__name__})"), []
+        del raw
+        if answer is None:
+            continue
+        reply, blobs = answer
+        del answer
+        pieces = len(reply) > 6  # a streamed body's reply: each blob in pieces of PIECE bytes
+        try:
+            conn.send(reply)
+            while blobs:  # each let go once sent: the worker holds no more than it must
+                b = blobs.pop(0)
+                if not pieces:
+                    conn.send_bytes(b)
+                    continue
+                for i in range(0, len(b), PIECE):
+                    conn.send_bytes(b, i, min(PIECE, len(b) - i))
+                del b
+        except OSError:
+            return
 
 
 def main(fd: int) -> None:

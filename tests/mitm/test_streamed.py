@@ -26,7 +26,8 @@ def addon(tmp_path):
         try:
             # a proxyserver option: declared here as mitmproxy's Proxyserver declares it
             tctx.options.add_option("stream_large_bodies", Optional[str], None, "")  # noqa: UP045
-            tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
+            # bodies taken whole (Masker); one fed to the worker as it arrives: test_spooled.py
+            tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")], disguise_offload_bytes=0)
             yield a, tctx
         finally:
             tctx.master.event_loop.close()

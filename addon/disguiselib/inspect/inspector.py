@@ -191,6 +191,8 @@ class Inspector:
     def _masked(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
         """After a request was masked (flow.request holds the masked body)."""
         session, client_body = rec.session, rec.client_body or b""
+        size = len(client_body) if rec.client_size is None else rec.client_size  # only its first bytes kept (Spooled)
+        raw, known, rec.upstream_sha = flow.request.raw_content, rec.upstream_sha, None  # its hash, made off the loop
         assert session is not None and rec.api is not None  # MASKED: set by the adapter
         meta = flow.metadata.setdefault(META, {})
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
@@ -201,9 +203,9 @@ class Inspector:
         headers = [(k, "(not kept)" if is_credential(k) else v) for k, v in flow.request.headers.items(multi=True)
                    if k.lower() != "content-length"]  # fmt: skip
         sides = {
-            "client_request": side(client_body[: self.limit], len(client_body), cut=len(client_body) > self.limit,
+            "client_request": side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
                                    headers=headers),  # fmt: skip
-            "upstream_request_sha256": _sha(flow.request.raw_content),
+            "upstream_request_sha256": known[1] if known is not None and known[0] is raw else _sha(raw),
         }
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)

@@ -182,8 +182,11 @@ class Disguise:
         cfg = self.config
         rec = FlowRecord(kind, target(flow), cfg, api, observer=self.inspect.observer(flow))
         self.guard.records[flow.id] = rec
-        if kind is Kind.SKIP or not stream_risk(flow) or cfg is None:
+        if kind is Kind.SKIP or cfg is None:
             return  # without a configuration the Guard closes a risky one: nothing here can mask
+        spool = kind is Kind.API and streamed.spoolable(flow, rec, self.offload, ctx.options.disguise_offload_bytes)
+        if not (spool and streamed.declared_large(flow, ctx.options.disguise_stream_bytes) or stream_risk(flow)):
+            return
         if kind is Kind.API and api is not None and api.signed:
             aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
             return
@@ -195,8 +198,7 @@ class Disguise:
             stop(flow, why)
             rec.to(Phase.REFUSED, why)
             return
-        work = streamed.masker(flow, rec, self.offload) if kind is Kind.API else streamed.scanner(flow, rec)
-        flow.request.stream = Buffered(work, lambda msg: b"", body_limit())
+        flow.request.stream = streamed.taker(flow, rec, self.offload, spool, self.inspect.limit)
         chunked(flow.request)
 
     async def disguise_body_complete(self, flow: http.HTTPFlow) -> None:
@@ -389,7 +391,7 @@ class Disguise:
                 raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
                 args = (rec.api, raw, *args[2:])
             if self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes):
-                result: pipeline.Verdict = await self.offload.mask(*args)  # the worker's verdict (never raises)
+                result: pipeline.Verdict = await self.offload.mask(*args, rec)  # the worker's verdict (never raises)
             else:
                 result = await asyncio.to_thread(pipeline.mask_request, *args)
             if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
@@ -537,6 +539,7 @@ class Disguise:
             self.realtime.end(flow, rec)
 
     def error(self, flow: http.HTTPFlow) -> None:
+        streamed.dropped(flow)  # a body fed to the worker will not end: it forgets what it holds of it
         rec = self.guard.records.get(flow.id)
         if rec is not None and rec.realtime is not None:
             self.realtime.end(flow, rec, error=True)

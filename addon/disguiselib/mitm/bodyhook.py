@@ -15,6 +15,17 @@ other (a blocking StartHook, awaited by the proxy server; other flows go on mean
 the addon's `disguise_body_complete` masks the body off the loop (the worker process or a
 thread) and hands the verdict to the callable, whose last call then only applies it.
 
+Its headers wait too (`start_request_stream`): mitmproxy would connect upstream and send
+them as the body starts to arrive, and the provider would wait for a body that is still
+being masked (a 200 MB body: a minute; a server's idle limit cuts it). Upstream hears of
+a body fed to the worker (`paced`) only once it is masked.
+
+A callable whose output is large (`paced`: a body fed to the worker, streamed.Spooled) is
+asked for it right there, and its pieces are sent one by one with the same hook awaited
+between them: mitmproxy would otherwise send them all in one turn of the event loop (a
+200 MB body: every other stream waiting for the copies into the socket's buffer), and
+the loop now serves other flows between pieces while the upstream reads.
+
 Where mitmproxy's code is not the shape this expects, nothing is changed and the callable
 masks on the loop as before (`install` returns False and the addon says so once): slower
 for other streams, never less safe. The callable decides what leaves either way."""
@@ -51,23 +62,52 @@ def install() -> bool:
         return _installed
     _installed = False
     try:
-        from mitmproxy.proxy.layers.http import HttpStream, RequestEndOfMessage
+        from mitmproxy.proxy.layers.http import HttpStream, RequestData, RequestEndOfMessage, RequestHeaders, SendHttp
     except ImportError:
         return False
     original = getattr(HttpStream, "state_stream_request_body", None)
     if original is None or getattr(original, "_disguise_hook", False):
         _installed = original is not None
         return _installed
+    start = getattr(HttpStream, "start_request_stream", None)
+    connect = getattr(HttpStream, "make_server_connection", None)
+
+    def start_request_stream(self):  # noqa: ANN001, ANN202 - mitmproxy's signature
+        stream = self.flow.request.stream
+        if isinstance(stream, Buffered) and stream.paced and not self.flow.response:
+            self._disguise_deferred = True  # connected, and its headers sent, at the body's end
+            self.client_state = self.state_stream_request_body
+            return
+        yield from start(self)
+
+    def send_headers(self):  # noqa: ANN001, ANN202 - what start_request_stream did, deferred
+        self._disguise_deferred = False
+        if not (yield from connect(self)):
+            self.client_state = self.state_errored
+            return False
+        yield SendHttp(RequestHeaders(self.stream_id, self.flow.request, end_stream=False), self.context.server)
+        return True
 
     def state_stream_request_body(self, event):  # noqa: ANN001, ANN202 - mitmproxy's signature
         flow = getattr(self, "flow", None)
         stream = flow.request.stream if flow is not None and flow.request is not None else None
-        if isinstance(event, RequestEndOfMessage) and isinstance(stream, Buffered) and stream.wants_completion():
-            yield BodyCompleteHook(flow)
-        return (yield from original(self, event))
+        if isinstance(event, RequestEndOfMessage) and isinstance(stream, Buffered):
+            if stream.wants_completion():
+                yield BodyCompleteHook(flow)
+            if getattr(self, "_disguise_deferred", False) and not (yield from send_headers(self)):
+                return None
+            if stream.paced and not stream.finished:  # its pieces, a turn of the loop for others between them
+                for i, chunk in enumerate(stream(b"")):
+                    if i:
+                        yield BodyCompleteHook(flow)
+                    yield SendHttp(RequestData(self.stream_id, chunk), self.context.server)
+        return (yield from original(self, event))  # the callable, finished, gives nothing more
 
     state_stream_request_body._disguise_hook = True  # type: ignore[attr-defined]
     state_stream_request_body.__wrapped__ = original  # type: ignore[attr-defined]
     HttpStream.state_stream_request_body = state_stream_request_body  # type: ignore[method-assign]
+    if start is not None and connect is not None:  # else a paced body's headers leave at once, as mitmproxy does
+        start_request_stream.__wrapped__ = start  # type: ignore[attr-defined]
+        HttpStream.start_request_stream = start_request_stream  # type: ignore[method-assign]
     _installed = True
     return True

@@ -72,6 +72,8 @@ class Buffered:
     awaits `complete` (bodyhook.py) at the body's end, before the last call, which then
     only applies what prepare found. Without that hook the last call does it all."""
 
+    paced = False  # its last output is sent piece by piece by bodyhook (streamed.Spooled)
+
     def __init__(self, work: Callable[[bytes], bytes], on_error: Callable[[str], bytes], limit: int | None) -> None:
         self.work = work
         self.on_error = on_error

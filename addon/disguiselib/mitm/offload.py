@@ -23,9 +23,12 @@ disguise_fail_open); the worker is stopped and a fresh one started for the next 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import itertools
 import logging
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -34,11 +37,11 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from .. import pipeline
 from ..apis.registry import Api
 from ..config import Config
+from ..state import FlowRecord
 from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
 
 log = logging.getLogger("disguise")
@@ -58,6 +61,13 @@ BASE_S, PER_MB_S = 30.0, 60.0
 RECYCLE_BYTES = 64 * 1024 * 1024
 # Generations remembered here (and built in the worker: worker.KEEP).
 _KEEP = 8
+# A body sent in pieces as it arrives (Upload) is gathered here up to this many bytes a
+# piece: one hand-off to the pool's thread per piece, not per network read.
+PIECE = 1 << 20
+# A send to the worker waits at most this long (SO_SNDTIMEO): its reading thread takes
+# every message at once (worker.serve), so only a worker that hangs or stopped makes a
+# send wait; then the body is refused, never the pool's thread stuck for good.
+SEND_S = 30.0
 
 
 def timeout_for(n: int) -> float:
@@ -65,8 +75,38 @@ def timeout_for(n: int) -> float:
     return BASE_S + PER_MB_S * n / 1e6
 
 
+def _pieced(result: object, blobs: list[list[bytes]]) -> tuple[object, bytes | None]:
+    """A streamed body's verdict (its bytes fields as lists of pieces) and the body itself
+    when the verdict is not Masked (sent back last). A Masked body stays in its pieces
+    (mitm/streamed.py sends them on one by one); any other bytes field is joined."""
+    if isinstance(result, Exception):
+        return result, None
+    masked = isinstance(result, pipeline.Masked)
+    joined = {
+        f.name: b"".join(v)
+        for f in dataclasses.fields(result)  # type: ignore[arg-type]
+        if isinstance(v := getattr(result, f.name), list) and not (masked and f.name == "body")
+    }
+    if joined:
+        result = dataclasses.replace(result, **joined)  # type: ignore[type-var]
+    return result, (b"".join(blobs[-1]) if blobs and not masked else None)
+
+
 class _Failed(Exception):
     """The worker cannot give a verdict (why: the message)."""
+
+
+class Upload:
+    """A request body handed to the worker in pieces while it arrives (mitm/streamed.py):
+    the proxy keeps none of it. `Offload.feed` gathers the pieces, `Offload.finish` asks
+    for the verdict, `Offload.drop` lets the worker forget a body that will not end."""
+
+    def __init__(self, jid: int) -> None:
+        self.jid = jid
+        self.size = 0  # bytes fed
+        self.batch = bytearray()  # fed, not yet handed to the pool's thread
+        self.proc: object | None = None  # the worker process its first piece went to
+        self.failed: str | None = None  # why the worker does not hold the whole body
 
 
 class Offload:
@@ -105,23 +145,84 @@ class Offload:
         return gen
 
     async def mask(
-        self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]]
+        self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]],
+        rec: FlowRecord | None = None,
     ) -> pipeline.Verdict:
         """What pipeline.mask_request(api, raw, cfg, path, headers) returns, computed in
         the worker; a refusal that is never forwarded (OffloadError's) when it cannot give
-        it. Never raises."""
+        it. Never raises. rec: a masked body's SHA-256 (the capture's upstream side) is
+        computed in the pool's thread (hashlib lets the GIL go: 1-3 ms of the loop's per
+        1 MB body) and left in rec.upstream_sha."""
         job = Job(api.name, path, headers, log.getEffectiveLevel())
         gen = self.generation(cfg)
         try:
-            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw)
-            result, logs = await asyncio.wrap_future(fut)
+            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw, rec is not None)
+            result, logs, *sha = await asyncio.wrap_future(fut)
         except Exception as e:  # noqa: BLE001 - the pool refusing work (closed): fail closed
             return pipeline.Refused.of(OffloadError(f"the masking worker is not available ({type(e).__name__})"))
         for level, msg in logs:
             log.log(level, "%s", msg)
         if isinstance(result, Exception):  # the worker failed (worker.decode), or its message did
             return pipeline.Refused.of(result)
+        if rec is not None and sha and isinstance(result, pipeline.Masked):
+            rec.upstream_sha = (result.body, sha[0])
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
+
+    def upload(self) -> Upload:
+        """A body to be fed to the worker as it arrives."""
+        return Upload(next(self._jobs))
+
+    def feed(self, up: Upload, data: bytes) -> None:
+        """A piece of up's body, on the loop: gathered, and every PIECE bytes handed to the
+        pool's thread (sent in order, before anything queued after it)."""
+        up.size += len(data)
+        up.batch += data
+        if len(up.batch) >= PIECE:
+            self._hand(up)
+
+    def _hand(self, up: Upload) -> None:
+        batch, up.batch = up.batch, bytearray()
+        if up.failed is not None:
+            return
+        try:
+            self._pool.submit(self._piece, up, batch)
+        except RuntimeError:  # closed
+            up.failed = "the proxy is shutting down"
+
+    async def finish(
+        self, up: Upload, api: Api, cfg: Config, path: str, headers: list[tuple[str, str]]
+    ) -> tuple[pipeline.Verdict, bytes | None]:
+        """mask()'s verdict for the body fed to up, and the body itself when the verdict is
+        not Masked (what forwards it as it came needs it; None when the worker failed)."""
+        if up.batch:
+            self._hand(up)
+        job = Job(api.name, path, headers, log.getEffectiveLevel())
+        gen = self.generation(cfg)
+        try:
+            fut = self._pool.submit(self._roundtrip, gen, cfg, job, up)
+            result, logs = await asyncio.wrap_future(fut)
+        except Exception as e:  # noqa: BLE001 - the pool refusing work (closed): fail closed
+            return pipeline.Refused.of(OffloadError(f"the masking worker is not available ({type(e).__name__})")), None
+        for level, msg in logs:
+            log.log(level, "%s", msg)
+        if isinstance(result, tuple):  # (verdict, the body) from a streamed job's reply
+            result, raw = result
+        else:
+            raw = None
+        if isinstance(result, Exception):
+            return pipeline.Refused.of(result), None
+        return result, raw
+
+    def drop(self, up: Upload) -> None:
+        """up's body will not end (the flow failed): the worker forgets what it holds of it."""
+        up.batch = bytearray()
+        if up.proc is None or up.failed is not None:
+            return
+        up.failed = "dropped"
+        try:
+            self._pool.submit(self._drop, up)
+        except RuntimeError:
+            pass  # closed: the worker is stopped anyway
 
     def prepare(self, cfg: Config) -> None:
         """A configuration just took over: once the proxy runs, the worker builds it now,
@@ -164,13 +265,50 @@ class Offload:
 
     # -- in the pool's thread ---------------------------------------------------------------
 
-    def _roundtrip(self, gen: int, cfg: Config, job: Job, raw: bytes) -> tuple[Any, list]:
-        jid = next(self._jobs)
+    def _piece(self, up: Upload, batch: bytearray) -> None:
+        if up.failed is not None:
+            return
+        try:
+            conn, _ = self._ensure()
+            if up.proc is None:
+                up.proc = self._proc
+            elif up.proc is not self._proc:
+                up.failed = "it was restarted while the body arrived"
+                return
+            conn.send(("chunk", 0, up.jid))
+            conn.send_bytes(batch)
+        except Exception as e:  # noqa: BLE001 - the body is refused at its end (finish); a fresh worker now
+            up.failed = str(e) if isinstance(e, _Failed) else "it stopped"
+            self._stop()
+            self._warm()
+
+    def _drop(self, up: Upload) -> None:
+        with self._lock:
+            conn = self._conn if self._proc is up.proc else None
+        if conn is not None:
+            try:
+                conn.send(("drop", 0, up.jid))
+            except Exception:  # noqa: BLE001 - the next send finds it stopped
+                pass
+
+    def _roundtrip(self, gen: int, cfg: Config, job: Job, body: bytes | Upload, sha: bool = False) -> tuple:
+        up = body if isinstance(body, Upload) else None
+        raw = body if isinstance(body, bytes) else b""
+        size = up.size if up is not None else len(raw)
+        jid = up.jid if up is not None else next(self._jobs)
+        if up is not None and up.failed is None and up.size and up.proc is not self._proc:
+            up.failed = "it was restarted while the body arrived"
+        if up is not None and up.failed is not None:  # the worker was restarted already (_piece)
+            log.error("disguise: the masking worker failed: %s", up.failed)
+            return OffloadError(f"the masking worker failed ({up.failed}); the request was not sent"), []
         try:
             conn, fresh = self._ensure()
-            conn.send(("mask", gen, jid, job))
-            conn.send_bytes(raw)
-            wait = timeout_for(len(raw)) + (START_S if fresh else 0.0)
+            if up is not None:
+                conn.send(("end", gen, jid, job, size))
+            else:
+                conn.send(("mask", gen, jid, job))
+                conn.send_bytes(raw)
+            wait = timeout_for(size) + (START_S if fresh else 0.0)
             reply = self._reply(conn, wait)
             if reply[0] == NEED and reply[1] == gen:
                 conn.send(("build", gen, Spec.of(cfg)))
@@ -181,11 +319,19 @@ class Offload:
                 raise _Failed(str(reply[2]))
             if reply[0] != "masked" or reply[1] != gen or reply[2] != jid:
                 raise _Failed("it answered out of turn")  # never a result of another set or body
-            blobs = [self._blob(conn, wait) for _ in range(reply[5])]
-            if len(raw) >= RECYCLE_BYTES:
+            if up is None:
+                blobs: list = [self._blob(conn, wait) for _ in range(reply[5])]
+            else:  # each in pieces (worker.PIECE): a masked body is handed on as it came, never joined here
+                blobs = [[self._blob(conn, wait) for _ in range(c)] for c in reply[6]]
+            if size >= RECYCLE_BYTES:
                 self._stop()  # what masking a huge body grew the worker to goes back to the system
                 self._warm()  # and a fresh one starts now, not at the next body
-            return decode(reply[3], blobs, raw), reply[4]
+            if up is None:
+                result = decode(reply[3], blobs, raw)
+                if sha and isinstance(result, pipeline.Masked):
+                    return result, reply[4], hashlib.sha256(result.body).hexdigest()
+                return result, reply[4]
+            return _pieced(decode(reply[3], blobs, b""), blobs), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
                 str(e)
@@ -236,6 +382,7 @@ class Offload:
                 return self._conn, False
             self._stop_locked()
             ours, theirs = socket.socketpair()
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", int(SEND_S), 0))
             code = (
                 f"import sys; sys.path.insert(0, {_ROOT!r}); from disguiselib.worker import main; "
                 f"main({theirs.fileno()})"

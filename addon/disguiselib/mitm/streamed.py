@@ -5,22 +5,34 @@ called synchronously on the event loop, so the slow part is done before it, off 
 loop: bodyhook.py has mitmproxy await `prepare` (the worker process from
 disguise_offload_bytes on, else a thread), and the callable's last call applies the
 verdict. Without the hook the call does it all, on the loop. Its URL and headers were
-checked before (flows.headers_refused): they leave first."""
+checked before (flows.headers_refused): they leave first.
+
+A body declared large (`disguise_stream_bytes`: Content-Length, or chunked) to an API the
+worker masks is not held at all (Spooled): mitmproxy is asked to stream it, each piece
+goes to the worker as it arrives, and only the first `disguise_capture_limit` bytes stay
+here for the capture. No whole copy of it is ever made on the event loop (mitmproxy's own
+`bytes(request_body_buf)` of a 200 MB body paused every stream 0.3-0.5 s)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Iterator
 
 from mitmproxy import ctx, http
 from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
 from ..apis.registry import Api
-from ..errors import LeakError, MaskError
-from ..state import FlowRecord, Passed, Phase
-from . import outcome
-from .flows import TRANSFER_CODED, decode_body, decoded_limit, transfer_coded
-from .offload import Offload
+from ..errors import DisguiseError, LeakError, MaskError, log_internal, reason
+from ..state import FlowRecord, Kind, Passed, Phase
+from ..worker import OffloadError
+from . import bodyhook, outcome
+from .callables import Buffered
+from .flows import TRANSFER_CODED, body_limit, decode_body, decoded_limit, transfer_coded
+from .offload import PIECE, Offload, Upload
+
+log = logging.getLogger("disguise")
 
 
 class Masker:
@@ -145,3 +157,145 @@ def passed(rec: FlowRecord, hit: object, raw: bytes) -> bytes:
     rec.passed = Passed.SCANNED
     rec.to(Phase.PASSED)
     return raw
+
+
+def spoolable(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, threshold: int) -> bool:
+    """May this request's body go to the worker as it arrives (Spooled)? An API the worker
+    masks and does not sign, with the worker on (threshold: disguise_offload_bytes), its
+    body neither content- nor transfer-coded (a coded body is decoded whole: Masker)."""
+    h, api = flow.request.headers, rec.api if isinstance(rec.api, Api) else None
+    return (
+        api is not None
+        and bodyhook.install()  # mitmproxy awaits the worker's verdict before the last call
+        and not api.signed  # signed again after masking, whole (mitm/aws.py)
+        and Offload.takes(api, threshold, threshold)
+        and not h.get("content-encoding", "").strip()
+        and not transfer_coded(h)
+    )
+
+
+def taker(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, spool: bool, keep: int) -> Buffered:
+    """The stream callable of a request body mitmproxy streams: fed to the worker as it
+    arrives (spool: never held whole here, nor joined on the loop; keep: the capture's
+    limit), else taken whole and masked (an API's) or scanned (any other endpoint's)."""
+    if spool:
+        return Spooled(flow, rec, offload, body_limit(), keep)
+    work = masker(flow, rec, offload) if rec.kind is Kind.API else scanner(flow, rec)
+    return Buffered(work, lambda msg: b"", body_limit())
+
+
+def dropped(flow: http.HTTPFlow) -> None:
+    """The flow failed (mitmproxy's `error`): a body fed to the worker will not end."""
+    if isinstance(flow.request.stream, Spooled):
+        flow.request.stream.drop()
+
+
+def declared_large(flow: http.HTTPFlow, at: int) -> bool:
+    """Is this request's body declared at least `at` bytes (Content-Length), or of unknown
+    length (chunked)? at 0: never."""
+    if at <= 0:
+        return False
+    h = flow.request.headers
+    length = h.get("content-length", "").strip()
+    if length:
+        return not length.isdigit() or int(length) >= at
+    return "chunked" in h.get("transfer-encoding", "").lower()
+
+
+class Spooled(Buffered):
+    """The stream callable of a request body fed to the masking worker as it arrives: the
+    loop only hands pieces on (Offload.feed) and keeps the first `keep` bytes for the
+    capture. bodyhook has mitmproxy await `complete` at the body's end (the worker's
+    verdict); the last call then sends the masked body, in pieces, or refuses (nothing
+    leaves: masked completely or not sent). Without the awaited verdict it refuses."""
+
+    paced = True  # bodyhook sends its output piece by piece, the event loop free between pieces
+
+    def __init__(self, flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, limit: int | None, keep: int) -> None:
+        super().__init__(lambda raw: raw, lambda msg: b"", limit)
+        self.flow, self.rec, self.offload = flow, rec, offload
+        self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        self.up: Upload = offload.upload()
+        self.keep = keep
+        self.prefix = bytearray()  # the first `keep` bytes: the capture's client side
+        self.ready: tuple[pipeline.Verdict, bytes | None] | None = None
+
+    def wants_completion(self) -> bool:
+        return not self.finished and self.ready is None and self.error is None
+
+    async def complete(self) -> None:
+        if not self.wants_completion():
+            return
+        rec = self.rec
+        assert rec.config is not None and isinstance(rec.api, Api)
+        self.ready = await self.offload.finish(self.up, rec.api, rec.config, self.path, self.headers)
+
+    def drop(self) -> None:
+        """The body will not end (the flow failed): the worker forgets it."""
+        if not self.finished:
+            self.finished = True
+            self.offload.drop(self.up)
+
+    def __call__(self, data: bytes) -> list[bytes] | Iterator[bytes]:  # type: ignore[override]
+        if self.finished:
+            return []
+        if data:
+            if self.error is None:
+                if self.limit is not None and self.up.size + len(data) > self.limit:
+                    self.error = f"body exceeds body_size_limit ({self.limit} bytes)"
+                    self.offload.drop(self.up)
+                else:
+                    if len(self.prefix) < self.keep:
+                        self.prefix += data[: self.keep - len(self.prefix)]
+                    self.offload.feed(self.up, data)
+            return []
+        self.finished = True
+        ready, self.ready = self.ready, None
+        if self.error is None and ready is None:
+            self.offload.drop(self.up)
+            self.error = "the body was not masked at its end (mitmproxy did not wait for it)"
+        if self.error is None and ready is not None:
+            try:
+                out = self._apply(*ready)
+            except Exception as e:  # noqa: BLE001 - decided here what leaves
+                if not isinstance(e, DisguiseError):
+                    log_internal(log, "streamed body", e)
+                self.error = reason(e)
+            else:
+                return _pieces(out)
+        err = self.on_error(self.error or "refused")
+        return [err] if err else []
+
+    def _apply(self, result: pipeline.Verdict, raw: bytes | None) -> bytes | list[bytes]:
+        """What goes upstream (outcome.apply, as Masker's call): raises to refuse."""
+        rec = self.rec
+        rec.client_size = self.up.size
+        kept = bytes(self.prefix)
+        self.prefix = bytearray()
+
+        def unknown() -> bytes:
+            if raw is None:
+                raise OffloadError("the masking worker did not send the body back")
+            return scanned(rec, self.path, self.headers, raw, raw)
+
+        out: bytes | list[bytes] | None = outcome.apply(self.flow, rec, kept, result, unknown, streamed=True)
+        if out is None or isinstance(result, pipeline.NotOurs):
+            if raw is None:  # fail-open needs the body as it came: the worker sends it with such a verdict
+                raise OffloadError("the masking worker did not send the body back")
+            return raw
+        return out
+
+
+def _pieces(body: bytes | list[bytes]) -> Iterator[bytes]:
+    """body in pieces, each let go once mitmproxy sent it: a masked body as the worker sent
+    it back (a list of pieces: never joined), or bytes cut when sent (never all copied at
+    once); never an empty piece (on HTTP/1.1 chunked that ends the body)."""
+    if isinstance(body, list):
+        body.reverse()
+        while body:
+            piece = body.pop()
+            if piece:
+                yield piece
+        return
+    for i in range(0, len(body), PIECE):
+        yield body[i : i + PIECE]
