@@ -156,9 +156,23 @@ class SSEStream(Lifecycle, ABC):
     def feed(self, data: bytes) -> bytes:
         """Bytes of the body as they arrive (decoded: core.decoding.Decoded takes off a
         Content-Encoding); returns what can go to the client now."""
+        out: list[bytes] = []
+        tried = -1
+        try:
+            if self._pass is not None:
+                # The common read (whole events, LF line ends, nothing waiting before it)
+                # goes to the compiled per-read step (base/readpass.py) first: it reads the
+                # events it can from the start (-1: not that read; 0: it read none).
+                tried = self._pass.feed(self, data, out)
+                if tried > 0:
+                    if tried < len(data):
+                        self._block(data[tried:], out)
+                    return out[0] if len(out) == 1 else b"".join(out)
+        except StreamError as e:
+            out.append(self.fail(str(e)))
+            return out[0] if len(out) == 1 else b"".join(out)
         if self.finished or not data:
             return b""
-        out: list[bytes] = []
         try:
             # The common read: whole events, LF line ends, nothing waiting before it.
             if data[-2:] == b"\n\n" and not self.framer.pending and 13 not in data:
@@ -167,8 +181,7 @@ class SSEStream(Lifecycle, ABC):
                 block = self.framer.whole(data)
                 if not block:
                     return b""
-            # the compiled per-read step (base/readpass.py) reads the events it can from the start
-            pos = self._pass.run(self, block, out) if self._pass is not None and self.fast else 0
+            pos = self._pass.run(self, block, out) if self._pass is not None and self.fast and tried < 0 else 0
             if pos:
                 if pos < len(block):
                     self._block(block[pos:], out)
