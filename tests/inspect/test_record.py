@@ -41,7 +41,7 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
         k = Kept(limit)
         for p in pieces:
             k.add(p)
-            assert len(k.pending) < chunk
+            assert k.npend == sum(map(len, k.pending)) < chunk  # the pieces since the last chunk, by reference
         whole = b"".join(pieces)
         s = side(k.zipped(), k.size, cut=k.cut)
         assert s["content"] == k.buf == whole[:limit] and k.size == len(whole) and k.cut == (len(whole) > limit)

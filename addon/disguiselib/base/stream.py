@@ -485,6 +485,9 @@ class BodyStream(Lifecycle):
         self.answers = answers
         labelled = media_type(content_type) == "text/event-stream"
         self.is_sse = labelled and answers == STREAMS
+        # what a read goes to: the event stream's own feed where the body is one (feed's
+        # first branch, without the call through it)
+        self.sink = stream.feed if self.is_sse else self.feed
         # the declaration and the label disagree (known from the headers alone): the body
         # is refused (the adapter answers 502 at once; here, at the body's end)
         self.mislabelled = (f"the endpoint answers with a {answers}, the response is labelled text/event-stream"
