@@ -21,13 +21,18 @@ from openai_util import build_chat, build_responses
 from strategies import LITERALS, PLACEHOLDERS, RULES, _piece, byte_splits, splits
 
 # Literals alone (no placeholder, no strip rule), with disguises that begin like the
-# escapes of JSON text (`\nab`, `\u00e9`): the compiled step does the whole work.
+# escapes of JSON text (`\nab`, `\u00e9`): the compiled step does the whole work. Some
+# originals hold what JSON escapes in either style (a control character, DEL, beyond
+# ASCII, beyond U+FFFF): restored into an ASCII delta they are written as json.dumps
+# writes them (`\u007f`, a surrogate pair), into one that is not, kept (encode_like).
 LITERAL_RULES = rules.Rules(mappings.from_dict({"literals": {**LITERALS, "Ö": "nov", "Jörg": "Zenith", "Ñ": "nab",
-                                                              "Ø": "u00e9x"}}))  # fmt: skip
+                                                              "Ø": "u00e9x", "Zoë\x7f😀": "zqx",
+                                                              "ctl\x01\x1f\x08\x0c\r\t\u2028end": "ctlz"}}))  # fmt: skip
 # The shared texts, and escapes right before a disguise, placeholders issued or not and
-# their beginnings.
+# their beginnings, control characters, DEL and a line separator.
 texts = st.lists(st.one_of(_piece, st.sampled_from(["\nab", "\nova", "\\nab", "\u00e9x", "é", "[EMAIL_1]",
-                                                    "[EMAIL_9]", "[EMAIL_", "[EM", "x[EMAIL_2] "])),
+                                                    "[EMAIL_9]", "[EMAIL_", "[EM", "x[EMAIL_2] ", "zqx", "ctlz",
+                                                    "\x01", "\t", "\x7f", "\r", "\x08\x0c\x1f", "\u2028", "Ω"])),
                  max_size=14).map("".join)  # fmt: skip
 STREAMS = {"anthropic": AnthropicStream, "chat": ChatStream, "responses": ResponsesStream}
 APIS = {"anthropic": readpass.ANTHROPIC, "chat": readpass.CHAT, "responses": readpass.RESPONSES}
@@ -45,8 +50,12 @@ def run(api: str, rs: rules.Rules, placeholders: dict, chunks: list[bytes], way:
         assert s._pass is not None
     outs = [s.feed(c) for c in chunks] + [s.flush()]
     held = {k: (w.held if w is not None else None) for k, w in s.windows.items()}
+    # (Responses) each channel's fields for its synthetic deltas, in order: on_raw keeps
+    # them for every delta, the Python path only for those it parses (a channel that holds
+    # text) and the rest never reads them
+    where = list(getattr(s, "where", {}).items()) if way != "python" else None
     return (outs, s.events_in, s.events_changed, s.events_held, s.restorer.restored, s.restorer.stripped,
-            s.state, held)  # fmt: skip
+            s.state, held, getattr(s, "last_seq", None), where)  # fmt: skip
 
 
 @st.composite
@@ -79,7 +88,7 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 @given(cases())
 def test_the_reference_pass_is_the_python_path(case: tuple) -> None:
     api, rs, ph, chunks = case
-    assert run(api, rs, ph, chunks, "reference") == run(api, rs, ph, chunks, "python")
+    assert run(api, rs, ph, chunks, "reference")[:-1] == run(api, rs, ph, chunks, "python")[:-1]
 
 
 @compiled
@@ -114,7 +123,7 @@ def test_the_pass_restores_a_disguise_split_across_deltas_and_escapes_tool_argum
     args = json.loads("".join(d["partial_json"] for d in texts_ if "partial_json" in d))
     assert args == {"session_id": "Acme Corp", "p": 'C:\\Users\\a "b"'}
     chunks = [e + b"\n\n" for e in body.split(b"\n\n") if e]
-    assert run("anthropic", LITERAL_RULES, {}, chunks, "compiled") == run("anthropic", LITERAL_RULES, {}, chunks, "python")
+    assert run("anthropic", LITERAL_RULES, {}, chunks, "compiled")[:-1] == run("anthropic", LITERAL_RULES, {}, chunks, "python")[:-1]
 
 
 @compiled
@@ -128,8 +137,36 @@ def test_in_tool_arguments_a_disguise_inside_an_escape_stays_and_a_placeholder_n
                                 (RULES, PLACEHOLDERS, "nab [EMAIL_9] bob@corp.example.com x",
                                  "\nab x nab [EMAIL_9] bob@corp.example.com")):  # fmt: skip
         got = run("anthropic", rs, ph, chunks, "compiled")
-        assert got == run("anthropic", rs, ph, chunks, "python")
+        assert got[:-1] == run("anthropic", rs, ph, chunks, "python")[:-1]
         out = b"".join(got[0])
         deltas = [json.loads(ln[6:])["delta"] for ln in out.split(b"\n") if ln.startswith(b"data: ") and b"_delta" in ln]
         assert "".join(d["text"] for d in deltas if "text" in d) == text
         assert json.loads("".join(d["partial_json"] for d in deltas if "partial_json" in d)) == {"session_id": value}
+
+
+@compiled
+@pytest.mark.parametrize("api", sorted(STREAMS))
+def test_a_restored_text_is_escaped_as_json_dumps_writes_it_in_the_deltas_style(api: str) -> None:
+    """Each character JSON escapes (a quote, a backslash, control characters, DEL, beyond
+    ASCII, beyond U+FFFF), restored into a delta that was ASCII (written as json.dumps
+    writes it: `\\u007f`, `\\u00eb`, a surrogate pair, in lower case) and into one that was
+    not (UTF-8 kept, DEL kept): the compiled pass writes what the reference writes, and
+    the client reads the originals."""
+    pieces = ["zqx", " é zqx", "ctlz", " Ω ctlz", '"q\\ zqx\x7f', "\x01\x0c ctlz"]
+    args = json.dumps({"thread_id": "zqx ctlz", "p": "é zqx"}, ensure_ascii=False)
+    if api == "anthropic":
+        body = build_stream([("text", pieces), ("tool", [args[:9], args[9:30], args[30:]])])
+    elif api == "chat":
+        steps = [("content", 0, p) for p in pieces]
+        steps += [("tool", 0, 0, "crm_lookup" if i == 0 else None, p) for i, p in enumerate([args[:9], args[9:]])]
+        body = build_chat(steps + [("finish", 0, "tool_calls")])
+    else:
+        body = build_responses(pieces, [args[:9], args[9:30], args[30:]])
+    chunks = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    got = run(api, LITERAL_RULES, {}, chunks, "compiled")
+    assert got == run(api, LITERAL_RULES, {}, chunks, "reference")
+    out = b"".join(got[0])
+    assert "\\u00eb\\u007f\\ud83d\\ude00" in out.decode()  # "zqx" alone: an ASCII delta
+    assert "Zoë\x7f😀" in out.decode()  # beside "é": kept as it is
+    assert b"ctl\\u0001\\u001f\\b\\f\\r\\t\\u2028end" in out  # "ctlz" alone
+    assert "ctl\\u0001\\u001f\\b\\f\\r\\t\u2028end" in out.decode()  # beside "Ω"

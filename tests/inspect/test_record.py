@@ -41,7 +41,7 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
         k = Kept(limit)
         for p in pieces:
             k.add(p)
-            assert len(k.pending) < chunk
+            assert k.npend == sum(map(len, k.pending)) < chunk  # the pieces since the last chunk, by reference
         whole = b"".join(pieces)
         s = side(k.zipped(), k.size, cut=k.cut)
         assert s["content"] == k.buf == whole[:limit] and k.size == len(whole) and k.cut == (len(whole) > limit)
@@ -52,14 +52,19 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
     assert k.buf == (whole + b"more")[:limit] and k.size == len(whole) + 4
 
 
-@given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500))
-def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk) -> None:
+@given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500),
+       st.lists(st.sampled_from(["bytes", "list", "changed"]), min_size=20, max_size=20))
+def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later) -> None:
     """While every piece goes out as it came, the client's side is the upstream side
-    itself (one copy); from the first changed piece on, each side is exact."""
+    itself (one copy); from the first changed piece on, each side is exact, whether the
+    later pieces go out as they came (the very object, alone or in a list) or changed."""
 
     def inner(d: bytes):
         inner.n += 1
-        return d if inner.n <= changed_from else [d.upper(), b"!"]
+        if inner.n <= changed_from:
+            return d if inner.n % 2 else [d]
+        how = "changed" if inner.n == changed_from + 1 else later[inner.n - 1]
+        return d if how == "bytes" else [d] if how == "list" else [d.upper(), b"!"]
 
     inner.n = 0
     with mock.patch.object(record, "CHUNK", chunk):

@@ -10,10 +10,13 @@ from libc.string cimport memchr, memcmp, memcpy, memset
 
 import weakref
 
-from ..wire.jsonspan import encode_like
 from ..rules.restorer import strip_starts
 from ..wire.text import json_escape
 from .holdback import MAX_CHANNELS, Window
+from .stream import StreamState
+
+cdef object DONE = StreamState.DONE
+cdef object FAILED = StreamState.FAILED
 
 cdef int TEXT = Window.TEXT
 cdef int JSON = Window.JSON
@@ -394,17 +397,120 @@ cdef inline bint has_u(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     return False
 
 
-cdef bint utf8_ok(const unsigned char *p, Py_ssize_t n) except -1:
-    """is_utf8: ASCII at a glance, else decoded."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if p[i] >= 128:
-            try:
-                PyUnicode_DecodeUTF8(<const char *> p, n, NULL)
-            except UnicodeDecodeError:
+cdef bint utf8_ok(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """is_utf8 (Python's strict UTF-8 decoder: no overlong form, no surrogate, nothing
+    past U+10FFFF), checked in place: nothing decoded, nothing allocated."""
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c, c1
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
                 return False
-            return True
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n:
+                return False
+            c1 = p[i + 1]
+            if (c1 & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80:
+                return False
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):  # overlong; a surrogate
+                return False
+            i += 3
+        elif 0xF0 <= c <= 0xF4:
+            if i + 3 >= n:
+                return False
+            c1 = p[i + 1]
+            if (c1 & 0xC0) != 0x80 or (p[i + 2] & 0xC0) != 0x80 or (p[i + 3] & 0xC0) != 0x80:
+                return False
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):  # overlong; past U+10FFFF
+                return False
+            i += 4
+        else:
+            return False
     return True
+
+
+cdef const char *HEX = b"0123456789abcdef"
+
+
+cdef Py_ssize_t escape_like(const unsigned char *o, Py_ssize_t on, bint ascii, unsigned char *d) noexcept nogil:
+    """encode_like's body, in place: the JSON string body for the text o[:on] (UTF-8, a
+    lone surrogate in its 3-byte form as surrogatepass writes it), as json.dumps writes
+    it: ascii (the token it replaces was ASCII), json.dumps(value)[1:-1], every
+    character past `~` as `\\u` (a pair for one past U+FFFF); else json_escape(value):
+    UTF-8 kept, a lone surrogate as `\\u`. d holds at least 12 * on bytes (6 per
+    UTF-16 unit, 2 units for 4 bytes); returns how many it wrote."""
+    cdef Py_ssize_t i = 0, k = 0, m
+    cdef unsigned char c
+    cdef unsigned int cp, u
+    while i < on:
+        c = o[i]
+        if c >= 32 and c != 34 and c != 92 and (c < 127 or (c == 127 and not ascii)):
+            d[k] = c
+            k += 1
+            i += 1
+            continue
+        if c < 128:
+            d[k] = 92
+            if c == 34 or c == 92:
+                d[k + 1] = c
+            elif c == 10:
+                d[k + 1] = 110
+            elif c == 13:
+                d[k + 1] = 114
+            elif c == 9:
+                d[k + 1] = 116
+            elif c == 8:
+                d[k + 1] = 98
+            elif c == 12:
+                d[k + 1] = 102
+            else:  # a control character, or DEL where ASCII is kept
+                d[k + 1] = 117
+                d[k + 2] = 48
+                d[k + 3] = 48
+                d[k + 4] = HEX[c >> 4]
+                d[k + 5] = HEX[c & 15]
+                k += 4
+            k += 2
+            i += 1
+            continue
+        # a multi-byte character (the text is UTF-8: its length from its first byte)
+        m = 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+        if not ascii and not (m == 3 and c == 0xED and o[i + 1] >= 0xA0):
+            memcpy(d + k, o + i, m)
+            k += m
+            i += m
+            continue
+        if m == 2:
+            cp = ((c & 0x1F) << 6) | (o[i + 1] & 0x3F)
+        elif m == 3:
+            cp = ((c & 0x0F) << 12) | ((o[i + 1] & 0x3F) << 6) | (o[i + 2] & 0x3F)
+        else:
+            cp = ((c & 0x07) << 18) | ((o[i + 1] & 0x3F) << 12) | ((o[i + 2] & 0x3F) << 6) | (o[i + 3] & 0x3F)
+        i += m
+        if cp > 0xFFFF:
+            cp -= 0x10000
+            u = 0xD800 | (cp >> 10)
+            d[k] = 92
+            d[k + 1] = 117
+            d[k + 2] = HEX[u >> 12]
+            d[k + 3] = HEX[(u >> 8) & 15]
+            d[k + 4] = HEX[(u >> 4) & 15]
+            d[k + 5] = HEX[u & 15]
+            k += 6
+            cp = 0xDC00 | (cp & 0x3FF)
+        d[k] = 92
+        d[k + 1] = 117
+        d[k + 2] = HEX[cp >> 12]
+        d[k + 3] = HEX[(cp >> 8) & 15]
+        d[k + 4] = HEX[(cp >> 4) & 15]
+        d[k + 5] = HEX[cp & 15]
+        k += 6
+    return k
 
 
 cdef inline Py_ssize_t next_char(const unsigned char *s, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
@@ -437,6 +543,18 @@ cdef int esc_advance(const unsigned char *s, Py_ssize_t i, Py_ssize_t j, int st)
 
 # -- the pass ----------------------------------------------------------------------------------
 
+cdef int room(unsigned char **buf, Py_ssize_t *cap, Py_ssize_t n) except -1:
+    """*buf holds at least n bytes (grown, never shrunk)."""
+    cdef void *p
+    if n > cap[0]:
+        p = realloc(buf[0], n + 64)
+        if p == NULL:
+            raise MemoryError()
+        buf[0] = <unsigned char *> p
+        cap[0] = n + 64
+    return 0
+
+
 cdef class ReadPass:
     """One stream's compiled per-read step (readpass.py): run(stream, block, out)."""
 
@@ -448,6 +566,18 @@ cdef class ReadPass:
     cdef Py_ssize_t cap
     cdef unsigned char *res  # the restored text
     cdef Py_ssize_t rcap
+    cdef unsigned char *esc  # a restored text escaped as JSON (_splice)
+    cdef Py_ssize_t ecap
+    # what a run changes on its stream, written once at its end (run): events changed
+    # and held, and (Responses) the highest sequence number read
+    cdef Py_ssize_t n_changed, n_held
+    cdef long long seq_max
+    cdef object w_key  # the channel whose where[] entry this run wrote (Responses)
+    # the held text the window was last given, and its UTF-8
+    cdef object h_str
+    cdef bytes h_bytes
+    cdef object framer  # the stream's framer (feed: are bytes waiting in it?)
+    cdef object c_parts  # Chat: the stream's parts, during a run
     cdef object _new  # the event _step made (NEW)
     # Chat: the channel key of the delta before (choice, tool call: -1 for content)
     cdef long long c_ci, c_ti
@@ -462,8 +592,8 @@ cdef class ReadPass:
     cdef int r_mode
 
     def __cinit__(self, stream, int api, deltas=None):
-        self.buf = self.res = NULL
-        self.cap = self.rcap = 0
+        self.buf = self.res = self.esc = NULL
+        self.cap = self.rcap = self.ecap = 0
 
     def __init__(self, stream, int api, deltas=None):
         self.restorer = stream.restorer
@@ -475,35 +605,37 @@ cdef class ReadPass:
         self.r_key = None
         self.r_fields = None
         self.r_mode = 0
+        self.h_str = None
+        self.h_bytes = None
+        self.framer = stream.framer
 
     def __dealloc__(self):
         free(self.buf)
         free(self.res)
+        free(self.esc)
 
-    cdef int _room(self, Py_ssize_t n) except -1:
-        cdef void *p
-        if n > self.cap:
-            p = realloc(self.buf, n + 64)
-            if p == NULL:
-                raise MemoryError()
-            self.buf = <unsigned char *> p
-            self.cap = n + 64
-        return 0
-
-    cdef int _rroom(self, Py_ssize_t n) except -1:
-        cdef void *p
-        if n > self.rcap:
-            p = realloc(self.res, n + 64)
-            if p == NULL:
-                raise MemoryError()
-            self.res = <unsigned char *> p
-            self.rcap = n + 64
-        return 0
 
     def run(self, stream, bytes block, list out):
         """Append to out what the events of block (whole events, from an event's start)
         give, from its start while each is one this pass reads; return where the first
         it declines begins (len(block): all read). Nothing changed: block itself."""
+        return self._run(stream, block, out)
+
+    def feed(self, stream, bytes data, list out):
+        """SSEStream.feed's common read taken whole: a read of whole events (it ends with a
+        blank line, LF line ends, nothing waiting in the framer) of a stream still open,
+        run as run() runs it. -1 where it is not that read, 0 where its first event is
+        declined: both with nothing touched."""
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+        cdef const char *p = PyBytes_AS_STRING(data)
+        if n < 2 or p[n - 1] != 10 or p[n - 2] != 10:
+            return -1
+        st = stream.state
+        if st is DONE or st is FAILED or not stream.fast or self.framer._size:
+            return -1
+        return self._run(stream, data, out)
+
+    cdef Py_ssize_t _run(self, stream, bytes block, list out) except -2:
         cdef const unsigned char *p = <const unsigned char *> PyBytes_AS_STRING(block)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(block)
         if memchr(p, 13, n) != NULL:
@@ -512,33 +644,55 @@ cdef class ReadPass:
         cdef const unsigned char *q
         cdef int r
         windows = stream.windows
-        while pos < n:
-            q = <const unsigned char *> memchr(p + pos, 10, n - pos)
-            # the event's end: the first blank line (an LF after an LF)
-            while q != NULL and (q + 1 >= p + n or q[1] != 10):
-                q = <const unsigned char *> memchr(q + 1, 10, p + n - q - 1)
-            if q == NULL:
-                break
-            e = q - p + 2
-            if self.api == ANTHROPIC:
-                r = self._anthropic(stream, windows, block, p, pos, e)
-            elif self.api == CHAT:
-                r = self._chat(stream, windows, block, p, pos, e)
-            else:
-                r = self._responses(stream, windows, block, p, pos, e)
-            if r == DECLINE:
-                break
-            count += 1
-            if r != SAME:
-                if pos > sent:
-                    out.append(block[sent:pos])
-                if r == NEW:
-                    out.append(self._new)
-                    self._new = None
-                sent = e
-            pos = e
-        if count:
-            stream.events_in += count
+        self.n_changed = self.n_held = 0
+        self.seq_max = -1
+        self.w_key = None
+        # what a run reads of its stream once: no Python code that runs inside it
+        # (a window's own feed) changes them
+        if self.api == RESPONSES:
+            if stream.offset != 0:  # renumbering: Python's way
+                return 0
+        elif self.api == CHAT:
+            if not stream.remembered:
+                return 0
+            self.c_parts = stream.parts
+        try:
+            while pos < n:
+                q = <const unsigned char *> memchr(p + pos, 10, n - pos)
+                # the event's end: the first blank line (an LF after an LF)
+                while q != NULL and (q + 1 >= p + n or q[1] != 10):
+                    q = <const unsigned char *> memchr(q + 1, 10, p + n - q - 1)
+                if q == NULL:
+                    break
+                e = q - p + 2
+                if self.api == ANTHROPIC:
+                    r = self._anthropic(stream, windows, block, p, pos, e)
+                elif self.api == CHAT:
+                    r = self._chat(stream, windows, block, p, pos, e)
+                else:
+                    r = self._responses(stream, windows, block, p, pos, e)
+                if r == DECLINE:
+                    break
+                count += 1
+                if r != SAME:
+                    if pos > sent:
+                        out.append(block[sent:pos])
+                    if r == NEW:
+                        out.append(self._new)
+                        self._new = None
+                    sent = e
+                pos = e
+        finally:
+            # the stream's state as on_raw leaves it, written once
+            if count:
+                stream.events_in += count
+            if self.n_changed:
+                stream.events_changed += self.n_changed
+            if self.n_held:
+                stream.events_held += self.n_held
+            if self.seq_max >= 0 and self.seq_max > stream.last_seq:
+                stream.last_seq = self.seq_max
+            self.c_parts = None
         if sent == 0 and pos == n:
             out.append(block)
         elif pos > sent:
@@ -561,13 +715,18 @@ cdef class ReadPass:
         cdef Py_ssize_t hn = 0, i, k
         cdef bytes hb
         if held_before:
-            try:
-                hb = PyUnicode_AsUTF8String(held)
+            if held is self.h_str:  # the tail this pass left: its UTF-8 kept
+                hb = self.h_bytes
+            else:
+                try:
+                    hb = PyUnicode_AsUTF8String(held)
+                except UnicodeEncodeError:  # a lone surrogate held
+                    hb = None
+                    py = True
+            if hb is not None:
                 hp = PyBytes_AS_STRING(hb)
                 hn = PyBytes_GET_SIZE(hb)
-            except UnicodeEncodeError:  # a lone surrogate held
-                py = True
-        self._room(hn + (end - start))
+        room(&self.buf, &self.cap, hn + (end - start))
         cdef unsigned char *b = self.buf
         if hn:
             memcpy(b, hp, hn)
@@ -628,7 +787,7 @@ cdef class ReadPass:
         cdef int idx = 0, nedits = 0
         cdef list reps = m.escaped if mode == JSON else m.originals
         cdef bytes rep
-        self._rroom(bn)
+        room(&self.res, &self.rcap, bn)
         while s < h:
             e2 = m.longest(b, s, bn, &idx)
             rep = None
@@ -653,7 +812,7 @@ cdef class ReadPass:
                     continue
             if rep is None:
                 rep = <bytes> reps[idx]
-            self._rroom(r + (s - at) + PyBytes_GET_SIZE(rep) + (bn - e2))
+            room(&self.res, &self.rcap, r + (s - at) + PyBytes_GET_SIZE(rep) + (bn - e2))
             memcpy(self.res + r, b + at, s - at)
             r += s - at
             memcpy(self.res + r, PyBytes_AS_STRING(rep), PyBytes_GET_SIZE(rep))
@@ -674,12 +833,16 @@ cdef class ReadPass:
             return SAME
         if nedits:
             self.restorer.restored += nedits
-        w.held = PyUnicode_DecodeUTF8(<const char *> b + h, bn - h, NULL) if h < bn else ""
         if h < bn:
-            stream.events_held += 1
+            self.h_bytes = PyBytes_FromStringAndSize(<const char *> b + h, bn - h)
+            self.h_str = w.held = PyUnicode_DecodeUTF8(<const char *> b + h, bn - h, NULL)
+        elif held_before:
+            w.held = ""
+        if h < bn:
+            self.n_held += 1
         if r == 0:
             return NOTHING
-        stream.events_changed += 1
+        self.n_changed += 1
         return self._splice(p, ev, ee, start, end, <const char *> self.res, r)
 
     cdef int _feed(self, stream, w, bint held_before, const unsigned char *p, Py_ssize_t ev, Py_ssize_t ee,
@@ -690,10 +853,10 @@ cdef class ReadPass:
         if not held_before and out == text:
             return SAME
         if w.held:
-            stream.events_held += 1
+            self.n_held += 1
         if not out:
             return NOTHING
-        stream.events_changed += 1
+        self.n_changed += 1
         cdef bytes ob = (<str> out).encode("utf-8", "surrogatepass")
         return self._splice(p, ev, ee, start, end, PyBytes_AS_STRING(ob), PyBytes_GET_SIZE(ob))
 
@@ -711,14 +874,15 @@ cdef class ReadPass:
             if c < 32 or c > 126 or c == 34 or c == 92:
                 plain = False
                 break
-        cdef bytes enc
+        cdef bint ascii = True
         if not plain:
-            value = PyUnicode_DecodeUTF8(o, on, "surrogatepass")
-            field = PyUnicode_DecodeUTF8(<const char *> p + start, end - start, NULL)
-            lit_ = <str> encode_like(value, field)
-            enc = lit_[1 : len(lit_) - 1].encode("utf-8")
-            o = PyBytes_AS_STRING(enc)
-            on = PyBytes_GET_SIZE(enc)
+            for i in range(start, end):
+                if p[i] >= 128:
+                    ascii = False
+                    break
+            room(&self.esc, &self.ecap, 6 * on)
+            on = escape_like(<const unsigned char *> o, on, ascii, self.esc)
+            o = <const char *> self.esc
         cdef bytes new = PyBytes_FromStringAndSize(NULL, (start - ev) + on + (ee - end))
         cdef char *np = PyBytes_AS_STRING(new)
         memcpy(np, p + ev, start - ev)
@@ -870,7 +1034,7 @@ cdef class ReadPass:
             i = member(p, i + 1, ee)
         if i < 0 or lit(p, i, ee, b"}\n\n", 3) != ee:
             return DECLINE
-        if not stream.remembered or has_u(p + ev, ee - ev):
+        if has_u(p + ev, ee - ev):
             return DECLINE
         if not utf8_ok(p + ev, ee - ev):
             return DECLINE
@@ -884,7 +1048,7 @@ cdef class ReadPass:
         if not tool:
             r = self._keyed(stream, windows, key, TEXT, block, p, ev, ee, start, end, bs)
             if r != DECLINE:
-                parts = stream.parts
+                parts = self.c_parts
                 if parts:
                     parts.discard(key)
             return r
@@ -892,8 +1056,6 @@ cdef class ReadPass:
 
     cdef int _responses(self, stream, dict windows, bytes block, const unsigned char *p,
                         Py_ssize_t ev, Py_ssize_t ee) except -2:
-        if stream.offset != 0:  # renumbering: Python's way
-            return DECLINE
         cdef Py_ssize_t i = ev
         cdef const unsigned char *q
         if lit(p, i, ee, b"event: ", 7) > 0:
@@ -979,9 +1141,11 @@ cdef class ReadPass:
         cdef int r = self._keyed(stream, windows, self.r_key, self.r_mode, block, p, ev, ee, start, end, bs)
         if r == DECLINE:
             return r
-        stream.where[self.r_key] = self.r_fields
-        if seq > stream.last_seq:
-            stream.last_seq = seq
+        if self.w_key is not self.r_key:  # once a run per channel (on_raw: each event)
+            stream.where[self.r_key] = self.r_fields
+            self.w_key = self.r_key
+        if seq > self.seq_max:
+            self.seq_max = seq
         if r == NOTHING:  # all held: an empty delta, no gap
             self._new = block[ev:start] + block[end:ee]
             return NEW

@@ -154,21 +154,20 @@ class SSEStream(Lifecycle, ABC):
         self.withheld = 0  # characters of held text dropped when the addon ended the stream
 
     def feed(self, data: bytes) -> bytes:
-        """Bytes of the body as they arrive (decoded: core.decoding.Decoded takes off a
+        """Bytes of the body as they arrive (decoded: wire.decoding.Decoded takes off a
         Content-Encoding); returns what can go to the client now."""
-        if self.finished or not data:
-            return b""
         out: list[bytes] = []
         try:
-            # The common read: whole events, LF line ends, nothing waiting before it.
-            if data[-2:] == b"\n\n" and not self.framer.pending and 13 not in data:
-                block = data
-            else:
-                block = self.framer.whole(data)
-                if not block:
+            # The common read (whole events, LF ends, nothing waiting) to the compiled step first (-1: not that)
+            pos, block = self._pass.feed(self, data, out) if self._pass is not None else -1, data
+            if pos < 0:
+                if self.finished or not data:
                     return b""
-            # the compiled per-read step (base/readpass.py) reads the events it can from the start
-            pos = self._pass.run(self, block, out) if self._pass is not None and self.fast else 0
+                if data[-2:] != b"\n\n" or self.framer.pending or 13 in data:
+                    block = self.framer.whole(data)
+                    if not block:
+                        return b""
+                pos = self._pass.run(self, block, out) if self._pass is not None and self.fast else 0
             if pos:
                 if pos < len(block):
                     self._block(block[pos:], out)
@@ -472,6 +471,7 @@ class BodyStream(Lifecycle):
         self.answers = answers
         labelled = media_type(content_type) == "text/event-stream"
         self.is_sse = labelled and answers == STREAMS
+        self.sink = stream.feed if self.is_sse else self.feed  # what a read goes to (feed, without a call)
         # the declaration and the label disagree (known from the headers alone): the body
         # is refused (the adapter answers 502 at once; here, at the body's end)
         self.mislabelled = (f"the endpoint answers with a {answers}, the response is labelled text/event-stream"

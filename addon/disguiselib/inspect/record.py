@@ -56,58 +56,61 @@ def _sha(data: bytes | None) -> str:
 
 class Kept:
     """A bounded copy of a body: the first `limit` bytes, and how many there were.
-    The bytes are copied as they come into one buffer (the pieces themselves are let go:
-    held, each would pin its own small block); each time it reaches CHUNK bytes it is
-    compressed (zlib, one call, no compressor kept between calls: a zlib compressor's
-    state is 38 KiB to 256 KiB, more than most streams hold), so that a stream under way
-    holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
+    The pieces are kept as they come, by reference (bytes never change: nothing is
+    copied per read); each time they reach CHUNK bytes they are joined and compressed
+    (zlib, one call, no compressor kept between calls: a zlib compressor's state is
+    38 KiB to 256 KiB, more than most streams hold) and let go, so that a stream under
+    way holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
 
-    __slots__ = ("pending", "chunks", "kept", "size", "limit")
+    __slots__ = ("pending", "npend", "chunks", "kept", "size", "limit")
 
     def __init__(self, limit: int) -> None:
-        self.pending: bytes | bytearray = bytearray()  # the bytes since the last chunk, as they came
+        self.pending: list[bytes] = []  # the pieces since the last chunk, as they came
+        self.npend = 0  # their bytes
         self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk, each compressed
         self.kept = 0
         self.size = 0
         self.limit = limit
 
     def add(self, data: bytes) -> None:
-        self.size += len(data)
+        n = len(data)
+        self.size += n
         room = self.limit - self.kept
-        if room > 0:
-            pending = self.pending
-            if type(pending) is not bytearray:  # joined by `buf`, and more came since
-                pending = self.pending = bytearray(pending)
-            pending += data if len(data) <= room else data[:room]
-            self.kept = min(self.limit, self.kept + len(data))
-            if len(pending) >= CHUNK:
-                self.chunks.append(zlib.compress(pending, ZLEVEL))
-                self.pending = bytearray()
+        if room > 0 and n:
+            if n > room:
+                data, n = data[:room], room
+            elif type(data) is not bytes:  # (held by reference: only what cannot change)
+                data = bytes(data)
+            self.pending.append(data)
+            self.kept += n
+            self.npend += n
+            if self.npend >= CHUNK:
+                self.chunks.append(zlib.compress(b"".join(self.pending), ZLEVEL))
+                self.pending, self.npend = [], 0
 
     def copy(self) -> Kept:
         """The same copy, to go on apart."""
         k = Kept(self.limit)
-        k.pending, k.chunks = bytearray(self.pending), list(self.chunks)
+        k.pending, k.npend, k.chunks = list(self.pending), self.npend, list(self.chunks)
         k.kept, k.size = self.kept, self.size
         return k
 
     @property
     def buf(self) -> bytes:
         """The kept bytes, as they came (joined once: the same object until more come)."""
-        whole = self.pending
-        if type(whole) is bytearray or self.chunks:
-            whole = b"".join([zlib.decompress(c) for c in self.chunks] + [whole])
-            self.chunks, self.pending = [], whole  # bytes until more come
-        return bytes(whole)
+        if self.chunks or len(self.pending) > 1:
+            whole = b"".join([zlib.decompress(c) for c in self.chunks] + self.pending)
+            self.chunks, self.pending, self.npend = [], [whole], len(whole)  # one piece until more come
+        return self.pending[0] if self.pending else b""
 
     def zipped(self) -> _Chunks:
         """The kept bytes compressed, for a Side to hold (the chunks as they are, the
         bytes since compressed as one more)."""
-        tail = [zlib.compress(self.pending, ZLEVEL)] if self.pending else []
+        tail = [zlib.compress(b"".join(self.pending), ZLEVEL)] if self.pending else []
         return _Chunks(self.chunks + tail)
 
     def drop(self) -> None:
-        self.pending, self.chunks = bytearray(), []
+        self.pending, self.npend, self.chunks = [], 0, []
 
     @property
     def cut(self) -> bool:
@@ -308,7 +311,8 @@ class Tee:
     content decoding) and what the client got, each bounded, and the last few pieces
     the client got (did the final event go out?). Returns the inner callable's pieces
     as a list without empty pieces (an empty piece mid-stream would end a chunked
-    body). Costs a list append or two per call: it runs on the event loop.
+    body). Costs a list append or two per call, nothing copied (Kept holds the pieces by
+    reference): it runs on the event loop.
 
     `same` stays true while every piece went out as it came (the very object upstream
     sent: a stream with nothing to restore): then both sides are one body, kept once.
@@ -335,16 +339,24 @@ class Tee:
         except BaseException:
             self.up.add(data)
             raise
-        got = [out] if isinstance(out, (bytes, bytearray)) else out
-        pieces: list[bytes] = [p if type(p) is bytes else bytes(p) for p in got if p]
-        if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
-            self.same = False
-            self.down = self.up.copy()  # what the client got so far: what came so far
-        self.up.add(data)
-        if not self.same:
-            for p in pieces:
-                self.down.add(p)
-        self.last.extend(pieces)
+        pieces: list[bytes]
+        if type(out) is list and len(out) == 1 and out[0] is data and type(data) is bytes and data:
+            pieces = out  # the read went out as it came (the common read): kept by reference
+            self.up.add(data)
+            if not self.same:
+                self.down.add(data)
+            self.last.append(data)
+        else:
+            got = [out] if isinstance(out, (bytes, bytearray)) else out
+            pieces = [p if type(p) is bytes else bytes(p) for p in got if p]
+            if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
+                self.same = False
+                self.down = self.up.copy()  # what the client got so far: what came so far
+            self.up.add(data)
+            if not self.same:
+                for p in pieces:
+                    self.down.add(p)
+            self.last.extend(pieces)
         if not self.final and self.reverser is not None and self.reverser.state in _PAST_LAST:
             self.final = True
         return pieces

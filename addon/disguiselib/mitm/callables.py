@@ -21,6 +21,8 @@ class StreamCall:
 
     def __init__(self, stream: Reverser) -> None:
         self.stream = stream
+        # what feeds it: an event stream's own feed where the body is one (BodyStream.sink)
+        self.feed: Callable[[bytes], bytes] = getattr(stream, "sink", None) or stream.feed
         self.broke = False  # an exception escaped the reverser (a bug), reported as an error event
 
     @property
@@ -34,7 +36,7 @@ class StreamCall:
             return []
         try:
             if data:
-                out = self.stream.feed(data)
+                out = self.feed(data)
             else:
                 if self.stream.finished:
                     return []  # the final call can come twice (mitmproxy 11, HTTP/2)
