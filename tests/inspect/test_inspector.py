@@ -188,8 +188,9 @@ def test_a_stream_with_nothing_to_restore_is_kept_once(addon) -> None:
     out.extend(f.response.stream(b""))
     f.response.data.content = b""
     addon.response(f)
-    up = f.metadata[SIDES]["upstream_response"]["content"]
-    assert b"".join(out) == body == up and f.response.raw_content is up  # one copy for both sides
+    side = f.metadata[SIDES]["upstream_response"]
+    assert b"".join(out) == body == side["content"] == f.response.raw_content
+    assert vars(f.response.data)["content"] is dict.__getitem__(side, "content")  # one copy for both sides
     assert roundtrip(f).response.content == body
 
 
