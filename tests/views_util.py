@@ -11,6 +11,7 @@ from pathlib import Path
 from mitmproxy import contentviews
 from mitmproxy.test import taddons, tflow, tutils
 
+from disguiselib.config import Config
 from disguiselib.inspect import render, views
 from disguiselib.mitm.addon import Disguise
 
@@ -56,7 +57,8 @@ def through(a: Disguise, path: str, host: str, body: bytes, answer: bytes, ctype
 
 
 @contextlib.contextmanager
-def registered(a: Disguise):
+def registered(a: Disguise | Config):
+    """The views registered with a's rules in force (the adapter's, or a configuration's)."""
     regs = views.register(lambda: a.rules)
     try:
         yield
