@@ -206,6 +206,7 @@ def test_a_finished_sides_body_is_held_compressed_and_the_tee_lets_go(addon) -> 
     assert dict.__getitem__(cr, "content") != BODY and cr["content"] == BODY
     tee = f.response.stream
     assert isinstance(tee, Tee) and not (tee.up.pending or tee.up.chunks or tee.down.pending or tee.down.chunks)
+    assert not tee.last and tee.final_sent  # the last pieces read once, let go
     assert f.response.raw_content == client
     assert views._other(f, "response")[1] == upstream and views._other(f, "request")[1] == BODY
     shared = flowfile.shared_copy(f)
