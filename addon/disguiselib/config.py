@@ -206,8 +206,8 @@ def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = T
         rules = Rules(ms, fakes_key, streams)
     except Exception as e:  # a rule set that compiles alone but not combined
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
-    if streams:
-        rules.stream_triggers(())  # every stream's automaton, built here (off the loop on a reload), not at a first stream
+    if streams:  # every stream's automaton, built here (off the loop on a reload), not at a first stream
+        rules.stream_triggers(())
     disguises = None
     if ms.literals:
         turned = tuple(mappings.Literal(lit.disguise, lit.original, lit.source) for lit in ms.literals)
