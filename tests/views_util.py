@@ -22,12 +22,14 @@ NEW_API = hasattr(contentviews, "Contentview")
 def adapter(tmp_path: Path, mapping: str):
     (tmp_path / "m.yaml").write_text(mapping)
     a = Disguise()
+    before = views._rules_in_force  # the Inspector's load puts its rules in force for every view
     with taddons.context(a, a.inspect) as tctx:
         try:
             tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
             yield a
         finally:
             tctx.master.event_loop.close()
+            views._rules_in_force = before  # no later test renders with these rules
 
 
 def through(a: Disguise, path: str, host: str, body: bytes, answer: bytes, ctype: str, chunk: int = 7,
@@ -59,11 +61,13 @@ def through(a: Disguise, path: str, host: str, body: bytes, answer: bytes, ctype
 @contextlib.contextmanager
 def registered(a: Disguise | Config):
     """The views registered with a's rules in force (the adapter's, or a configuration's)."""
+    before = views._rules_in_force
     regs = views.register(lambda: a.rules)
     try:
         yield
     finally:
         views.unregister(regs)
+        views._rules_in_force = before
 
 
 def shown(f, message, name: str, unwrapped: bool = True) -> str:
