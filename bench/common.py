@@ -99,6 +99,17 @@ def proc_status(pid: int, field: str) -> int:
     return 0
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of pid (the masking worker is started by one of its threads)."""
+    out = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            out += [int(x) for x in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    return out
+
+
 def reset_peak_rss(pid: int) -> bool:
     """Reset VmHWM of pid (writing 5 to clear_refs); False where not permitted."""
     try:

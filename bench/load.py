@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import proc_status
+from common import children, proc_status
 from proxies import dechunk
 
 
@@ -137,20 +137,26 @@ def listen_backlog(port: int) -> int | None:
 
 
 class Sampler:
-    """Samples a proxy's RSS and the accept queue of each listener in `ports` (the proxy's,
-    the provider's) every `every` seconds in a thread, while a with-block runs."""
+    """Samples a proxy's RSS, its RSS with its child processes' (the masking worker the
+    addon starts: users pay for it too; `tree_max`, the sum of each process's RSS, so
+    shared library pages count twice: an upper bound) and the accept queue of each
+    listener in `ports` (the proxy's, the provider's) every `every` seconds in a thread,
+    while a with-block runs."""
 
     def __init__(self, pid: int, ports: int | list[int], every: float = 0.01) -> None:
         self.pid, self.every = pid, every
         self.ports = [ports] if isinstance(ports, int) else list(ports)
         self.rss_max = 0
+        self.tree_max = 0
         self.queue_max = {p: 0 for p in self.ports}
         self.samples = 0
         self._stop = threading.Event()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.rss_max = max(self.rss_max, proc_status(self.pid, "VmRSS"))
+            rss = proc_status(self.pid, "VmRSS")
+            self.rss_max = max(self.rss_max, rss)
+            self.tree_max = max(self.tree_max, rss + sum(proc_status(p, "VmRSS") for p in children(self.pid)))
             for p in self.ports:
                 q = accept_queue(p)
                 if q is not None:

@@ -42,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bodies  # noqa: E402
 import streams  # noqa: E402
+from common import children  # noqa: E402
 from material import Material, make_literals, prose  # noqa: E402
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args  # noqa: E402
 
@@ -354,17 +355,6 @@ def logged_between(log: list[str], first: str, then: str) -> float:
         return int(h) * 3600 + int(m) * 60 + float(s)
 
     return stamp(then) - stamp(first)
-
-
-def children(pid: int) -> list[int]:
-    """The child processes of pid (the masking worker is started by one of its threads)."""
-    out = []
-    try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            out += [int(x) for x in (task / "children").read_text().split()]
-    except OSError:
-        pass
-    return out
 
 
 def proc_rss(pid: int) -> int:

@@ -14,7 +14,7 @@ import time
 import load
 import report
 import streams
-from common import BENCH, fmt_bytes, proc_cpu, proc_status, reset_peak_rss
+from common import BENCH, children, fmt_bytes, proc_cpu, proc_status, reset_peak_rss
 from context import PATHS, Ctx
 from proxies import Client, Mitmdump, Upstream, tmpdir, variant_args
 
@@ -50,6 +50,7 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         cl.post(c.requests[keys[0]], 8, PATHS[keys[0]], headers={"x-bench-stream": keys[0], "x-bench-looplag-reset": "1"})
         cl.close()
         base_rss = proc_status(md.pid, "VmRSS")
+        base_tree = base_rss + sum(proc_status(p, "VmRSS") for p in children(md.pid))
         jobs = [load.Job(c.requests[k], PATHS[k], {"x-bench-stream": k, "x-bench-delay-ms": "5"}, k)
                 for k in (keys[i % len(keys)] for i in range(n))]  # fmt: skip
 
@@ -73,7 +74,8 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         if c.args.tracemem:
             print(f"    tracemalloc, {variant}: " + ("\n      ".join(memf.read_text().splitlines()[:c.args.tracemem])
                                                      if memf.exists() else "no snapshot (too few streams under way at once)"))  # fmt: skip
-        return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "queue_max": smp.queue_max[port],
+        return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "tree_base": base_tree,
+                "tree_peak": smp.tree_max, "queue_max": smp.queue_max[port],
                 "backlog": load.listen_backlog(port), "up_queue_max": smp.queue_max[up.port],
                 "up_backlog": load.listen_backlog(up.port), "overflows": after["ListenOverflows"] - before["ListenOverflows"],
                 "drops": after["ListenDrops"] - before["ListenDrops"], "cpu": cpu, "lag": lag,
@@ -89,7 +91,8 @@ def print_load(variant: str, r: dict, n: int) -> None:
     conn_s = f"connect median {statistics.median(conn) * 1e3:.0f} ms, max {conn[-1] * 1e3:.0f} ms" if conn else "no connection"
     lag = r["lag"]
     print(f"    {variant:<15} {res.ok:>3}/{n} correct, {res.wrong} wrong, errors: {errs}; {res.wall:.1f} s, proxy CPU "
-          f"{r['cpu']:.1f} s; peak RSS {fmt_bytes(r['rss_peak'])} (idle {fmt_bytes(r['rss_base'])}); {conn_s}")  # fmt: skip
+          f"{r['cpu']:.1f} s; peak RSS {fmt_bytes(r['rss_peak'])} (idle {fmt_bytes(r['rss_base'])}; with its worker "
+          f"process {fmt_bytes(r['tree_peak'])}, idle {fmt_bytes(r['tree_base'])}); {conn_s}")  # fmt: skip
     print(f"           accept queue max {r['queue_max']} of backlog {r['backlog']} (provider's: {r['up_queue_max']} of "
           f"{r['up_backlog']}); ListenOverflows +{r['overflows']}, ListenDrops +{r['drops']} (system-wide); "
           f"loop lag p50 {lag.get('lag_p50', 0) * 1e3:.0f} ms, max {lag.get('lag_max', 0):.2f} s; connections that reached "
@@ -154,6 +157,13 @@ def part_load(c: Ctx, n: int) -> None:
         nc_fair = out["addon-nocapture"]["rss_peak"] / max(1, out["plain-queue"]["rss_peak"])
         report.figure("e", f"the burst of {n}: peak RSS, addon without inspection capture/plain", f"{nc:.2f}",
                       f"(/plain given the addon's accept queue {nc_fair:.2f})", "")  # fmt: skip
+        # what users pay: mitmdump and the masking worker process it starts (plain has none)
+        tree = {"addon": out["addon"]["tree_peak"], "addon-nocapture": out["addon-nocapture"]["tree_peak"]}
+        for k, label in (("addon", "the addon"), ("addon-nocapture", "the addon without inspection capture")):
+            report.figure("e", f"the burst of {n}: peak RSS with the masking worker process, {label}/plain given the "
+                               f"addon's accept queue ({fmt_bytes(tree[k])} against {fmt_bytes(out['plain-queue']['tree_peak'])})",
+                          f"{tree[k] / max(1, out['plain-queue']['tree_peak']):.2f}",
+                          f"(/plain {tree[k] / max(1, out['plain']['tree_peak']):.2f})", "")  # fmt: skip
         per = {k: (out[k]["rss_peak"] - out[k]["rss_base"]) / n for k in out}
         report.figure("e", f"the burst of {n}: RSS per stream (peak over idle / {n}), addon",
                       f"{fmt_bytes(per['addon'])}", f"(plain {fmt_bytes(per['plain'])}; given the addon's accept queue "

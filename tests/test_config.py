@@ -95,3 +95,18 @@ def test_a_streams_automaton_is_built_with_the_rules_not_at_its_first_stream(
     stream = AnthropicStream(Restorer(cfg.rules, {}))
     assert stream.triggers.markers == AnthropicStream.MARKERS
     assert built and max(built) <= len(AnthropicStream.MARKERS), built
+
+
+def test_the_literals_turned_around_are_built_without_the_streams_trigger_patterns(tmp_path: Path) -> None:
+    """No stream is restored with the literals turned around (Config.disguises: what a
+    request is checked for): built without the streams' trigger patterns (with 1,000
+    literals some 16 MiB in the proxy, and as much in the masking worker). The rules
+    themselves still restore streams."""
+    m = tmp_path / "m.yaml"
+    m.write_text("literals:\n" + "".join(f'  "Customer {i:04d} Ltd": "Zq{i:04d}xk"\n' for i in range(50)))
+    cfg = config.build_config([str(m)], False, [])
+    assert cfg.disguises is not None
+    with pytest.raises(TypeError, match="restores no stream"):
+        cfg.disguises.stream_triggers(())
+    assert cfg.rules.stream_triggers(()).size > 50
+    assert [s for _, s, _ in cfg.disguises.find("Zq0007xk and Zq0042xk")] == [0, 13]  # it still finds them

@@ -63,3 +63,20 @@ def test_a_bug_in_the_worker_is_answered_by_its_type_only(monkeypatch) -> None:
     assert ours.recv() == ("error", 3, "internal error (KeyError)")
     ours.close()
     th.join(10)
+
+
+def test_the_worker_builds_its_rules_without_the_streams_trigger_patterns(tmp_path) -> None:
+    """The worker masks requests only: its rule sets are built without the streams'
+    trigger patterns (with 1,000 literals 12-16 MiB of the worker's idle memory) and mask
+    as the proxy's do."""
+    import pytest
+
+    cfg = _config(tmp_path)
+    built = worker.build(worker.Spec.of(cfg))
+    for rules in (built.rules, built.disguises):
+        assert rules is not None
+        with pytest.raises(TypeError, match="restores no stream"):
+            rules.stream_triggers(())
+    job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
+    body = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Acme Corp"}]}'
+    assert worker.mask(built, job, body).body == worker.mask(cfg, job, body).body

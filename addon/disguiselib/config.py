@@ -207,19 +207,20 @@ def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str], fa
     return Config(rules, host_rules, tuple(paths), defaults, snap, disguises, fakes_key)
 
 
-def compiled(ms: mappings.MappingSet, fakes_key: bytes | None) -> tuple[Rules, Rules | None]:
+def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = True) -> tuple[Rules, Rules | None]:
     """A loaded mapping set compiled: its rules, and its literals turned around (see
-    Config.disguises). The proxy's load and the masking worker's (worker.py) alike.
-    Raises MappingError."""
+    Config.disguises: no stream is restored with them). The proxy's load and the masking
+    worker's (worker.py: streams=False, it restores no stream) alike. Raises MappingError."""
     try:
-        rules = Rules(ms, fakes_key)
+        rules = Rules(ms, fakes_key, streams)
     except Exception as e:  # a rule set that compiles alone but not combined
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
-    rules.stream_triggers(())  # every stream's automaton, built here (off the loop on a reload), not at a first stream
+    if streams:  # every stream's automaton, built here (off the loop on a reload), not at a first stream
+        rules.stream_triggers(())
     disguises = None
     if ms.literals:
         turned = tuple(mappings.Literal(lit.disguise, lit.original, lit.source) for lit in ms.literals)
-        disguises = Rules(mappings.MappingSet(literals=turned))
+        disguises = Rules(mappings.MappingSet(literals=turned), streams=False)
     return rules, disguises
 
 

@@ -84,7 +84,7 @@ class Spec:
 
 def build(spec: Spec) -> Config:
     """The rule set of spec, as config.build_config compiles it."""
-    rules, disguises = compiled(spec.mappings, spec.fakes_key)
+    rules, disguises = compiled(spec.mappings, spec.fakes_key, streams=False)  # it masks requests only
     return Config(rules, (), spec.paths, spec.defaults, (), disguises, spec.fakes_key)
 
 

@@ -188,8 +188,9 @@ def test_a_stream_with_nothing_to_restore_is_kept_once(addon) -> None:
     out.extend(f.response.stream(b""))
     f.response.data.content = b""
     addon.response(f)
-    up = f.metadata[SIDES]["upstream_response"]["content"]
-    assert b"".join(out) == body == up and f.response.raw_content is up  # one copy for both sides
+    side = f.metadata[SIDES]["upstream_response"]
+    assert b"".join(out) == body == side["content"] == f.response.raw_content
+    assert vars(f.response.data)["content"] is dict.__getitem__(side, "content")  # one copy for both sides
     assert roundtrip(f).response.content == body
 
 
@@ -205,6 +206,7 @@ def test_a_finished_sides_body_is_held_compressed_and_the_tee_lets_go(addon) -> 
     assert dict.__getitem__(cr, "content") != BODY and cr["content"] == BODY
     tee = f.response.stream
     assert isinstance(tee, Tee) and not (tee.up.pending or tee.up.chunks or tee.down.pending or tee.down.chunks)
+    assert not tee.last and tee.final_sent  # the last pieces read once, let go
     assert f.response.raw_content == client
     assert views._other(f, "response")[1] == upstream and views._other(f, "request")[1] == BODY
     shared = flowfile.shared_copy(f)

@@ -8,7 +8,6 @@ traffic (tests/fixtures/real) or streams built like it, fed in small pieces."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from pathlib import Path
@@ -18,15 +17,15 @@ from google_util import build_chunks, to_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mitmproxy import contentviews
-from mitmproxy.test import taddons, tflow, tutils
+from mitmproxy.test import tflow, tutils
 
 from anthropic_util import build_stream
 from disguiselib.inspect import render, sseview, views
 from disguiselib.inspect.record import FAILED_MARK, MASKED_MARK, marker
 from disguiselib.mitm.addon import Disguise
+from views_util import NEW_API, adapter, registered, shown, through
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
-NEW_API = hasattr(contentviews, "Contentview")
 
 MAPPING = """
 literals:
@@ -40,40 +39,6 @@ PROMPT = "Acme Corp, bob@corp.example.com"
 # What the model writes back: a disguise and a placeholder, each split across deltas,
 # and a paragraph break (a blank line in the reassembled text).
 DELTAS = ["Zen", "ith Labs writes to [EMA", "IL_1].\n\nSecond", " paragraph."]
-
-
-@contextlib.contextmanager
-def adapter(tmp_path: Path):
-    (tmp_path / "m.yaml").write_text(MAPPING)
-    a = Disguise()
-    with taddons.context(a, a.inspect) as tctx:
-        try:
-            tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
-            yield a
-        finally:
-            tctx.master.event_loop.close()
-
-
-def through(a: Disguise, path: str, host: str, body: bytes, answer: bytes, ctype: str, chunk: int = 7):
-    """A flow through every hook; the answer streamed in `chunk`-byte pieces."""
-    f = tflow.tflow()
-    f.request.method = "POST"
-    f.request.host = host
-    f.request.path = path
-    f.request.headers["content-type"] = "application/json"
-    f.request.content = body
-    a.request(f)
-    f.response = tutils.tresp(content=None)
-    f.response.headers["content-type"] = ctype
-    a.responseheaders(f)
-    assert f.response.stream, "an LLM stream must be streamed"
-    out = []
-    for i in range(0, len(answer), chunk):
-        out.extend(f.response.stream(answer[i : i + chunk]))
-    out.extend(f.response.stream(b""))
-    f.response.data.content = b""  # mitmproxy 11 keeps nothing of a streamed body
-    a.response(f)
-    return f
 
 
 def anthropic_flow(a: Disguise):
@@ -97,27 +62,6 @@ def gemini_flow(a: Disguise, array: bool = False):
     return through(a, path + "?alt=sse", "generativelanguage.googleapis.com", sent, answer, "text/event-stream")
 
 
-@contextlib.contextmanager
-def registered(a: Disguise):
-    regs = views.register(lambda: a.rules)
-    try:
-        yield
-    finally:
-        views.unregister(regs)
-
-
-def shown(f, message, name: str, unwrapped: bool = True) -> str:
-    """The view's text as mitmproxy itself produces it for mitmweb; unwrapped: the
-    lines the view wrapped joined again."""
-    if NEW_API:
-        text = contentviews.prettify_message(message, f, name.lower()).text
-    else:
-        _, lines, err = contentviews.get_message_content_view(name, message, f)
-        assert err is None, err
-        text = "\n".join("".join(t for _, t in line) for line in lines)
-    return text.replace(render.WRAP_MARK + "\n", "") if unwrapped else text
-
-
 def shown_lines_11(f, message, name: str) -> list[list[tuple[str, str]]]:
     _, lines, err = contentviews.get_message_content_view(name, message, f)
     assert err is None, err
@@ -135,7 +79,7 @@ def rows(text: str) -> list[str]:
 
 
 def test_summary_first_then_channels_then_one_row_per_event(tmp_path: Path) -> None:
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = anthropic_flow(a)
         text = shown(f, f.response, "Disguise")
     lines = text.split("\n")
@@ -153,7 +97,7 @@ def test_summary_first_then_channels_then_one_row_per_event(tmp_path: Path) -> N
 
 
 def test_restored_spans_are_marked_in_channel_and_rows(tmp_path: Path) -> None:
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = anthropic_flow(a)
         text = shown(f, f.response, "Disguise")
         up = shown(f, f.response, "Disguise other side")
@@ -171,7 +115,7 @@ def test_restored_spans_are_marked_in_channel_and_rows(tmp_path: Path) -> None:
 def test_blank_lines_are_kept(tmp_path: Path) -> None:
     """Between the two paragraphs: an empty line in the text; on mitmproxy 11 a line
     holding one space, since mitmweb 11 draws an empty line with no height."""
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = anthropic_flow(a)
         text = shown(f, f.response, "Disguise")
         lines11 = None if NEW_API else shown_lines_11(f, f.response, "Disguise")
@@ -188,7 +132,7 @@ def test_blank_lines_are_kept(tmp_path: Path) -> None:
 
 
 def test_request_view_marks_what_went_upstream_and_what_the_client_sent(tmp_path: Path) -> None:
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = anthropic_flow(a)
         req = shown(f, f.request, "Disguise")
         other = shown(f, f.request, "Disguise other side")
@@ -201,7 +145,7 @@ def test_request_view_marks_what_went_upstream_and_what_the_client_sent(tmp_path
 
 @pytest.mark.parametrize("array", [False, True], ids=["alt=sse", "json array"])
 def test_gemini_channels_are_reassembled(tmp_path: Path, array: bool) -> None:
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = gemini_flow(a, array)
         text = shown(f, f.response, "Disguise")
         up = shown(f, f.response, "Disguise other side")
@@ -288,7 +232,7 @@ def test_row_marks_are_the_channel_marks_cut_at_the_deltas(text: str, cuts: list
 
 
 def test_flow_list_marker(tmp_path: Path) -> None:
-    with adapter(tmp_path) as a:
+    with adapter(tmp_path, MAPPING) as a:
         f = anthropic_flow(a)
         assert f.marked == MASKED_MARK
         plain = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
@@ -305,7 +249,7 @@ def test_a_stream_that_fails_closed_is_marked_and_says_so_first(tmp_path: Path) 
     the flow list shows the failure marker, the view's first line says so."""
     body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
                        "messages": [{"role": "user", "content": PROMPT}]}).encode()  # fmt: skip
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = tflow.tflow()
         f.request.method, f.request.host, f.request.path = "POST", "api.anthropic.com", "/v1/messages"
         f.request.headers["content-type"] = "application/json"
@@ -353,7 +297,7 @@ def chat_flow(a: Disguise, deltas: list[str], first: dict | None = None):
 def test_held_chunks_in_chat_say_they_were_held(tmp_path: Path) -> None:
     """Chat's reverser sends a chunk whose text it holds as `"content": ""`: its row says
     so. The provider's own empty first chunk (role, content "") is no hold."""
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = chat_flow(a, DELTAS, first={"role": "assistant", "content": ""})
         text = shown(f, f.response, "Disguise")
     evrows = rows(text)
@@ -391,7 +335,7 @@ def test_summary_and_channel_text_wrap_to_the_pane(tmp_path: Path) -> None:
     channel's reassembled text (one long paragraph here) stay within WRAP, and join back
     to exactly the text."""
     long_text = " ".join(["Zenith Labs writes to [EMAIL_1] about the quarterly plan."] * 8)
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = chat_flow(a, [long_text[i : i + 9] for i in range(0, len(long_text), 9)])
         raw = shown(f, f.response, "Disguise", unwrapped=False)
         whole = shown(f, f.response, "Disguise")
@@ -404,7 +348,7 @@ def test_summary_and_channel_text_wrap_to_the_pane(tmp_path: Path) -> None:
 
 
 def test_the_diff_colours_what_changed(tmp_path: Path) -> None:
-    with adapter(tmp_path) as a, registered(a):
+    with adapter(tmp_path, MAPPING) as a, registered(a):
         f = anthropic_flow(a)
         lines = views.render_lines("Disguise diff", f.response.content, f, f.response)
         if not NEW_API:

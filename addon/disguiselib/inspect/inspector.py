@@ -33,7 +33,7 @@ from ..config import CAPTURE_LIMIT, OPTIONS
 from ..errors import StreamError
 from ..state import Kind, Passed, Phase
 from ..wire.decoding import decode_whole
-from . import replay
+from . import held, replay
 from .record import (
     FAILED_MARK,
     META,
@@ -281,25 +281,27 @@ class Inspector:
             )  # fmt: skip
         if tee is not None and not tee.released:
             # what the client got, for the flow itself (11 keeps no streamed body, 12 only on
-            # request): the upstream copy itself when nothing changed
-            down = tee.down_buf if resp is not None and not resp.raw_content else None
+            # request), held compressed as the Tee kept it (held.py): the upstream copy
+            # itself when nothing changed
+            down = tee.down.zipped() if resp is not None and not resp.raw_content else None
             if isinstance(sides, dict):
                 prev = sides.get("upstream_response") or {}
                 enc = prev.get("encoding", "")
                 up: bytes | _Chunks
-                if enc or tee.same:
+                if enc:
                     raw = tee.up.buf
-                    up, decoded = _decode(raw, enc, max(self.limit, 1)) if not tee.up.cut else (raw, not enc)
+                    up, decoded = _decode(raw, enc, max(self.limit, 1)) if not tee.up.cut else (raw, False)
+                elif tee.same and down is not None:  # one body for both sides: kept once
+                    up, decoded = down, True
                 else:  # as it came, held compressed already: the chunks themselves
                     up, decoded = tee.up.zipped(), True
                 sides["upstream_response"] = side(
                     up, tee.up.size, cut=tee.up.cut, headers=prev.get("headers"),
                     status=prev.get("status"), encoding="" if decoded else enc,
-                    compress=up is not down,  # one body for both sides: kept once, as it is
                 )  # fmt: skip
                 sides["client_response"] = {"size": tee.down.size, "cut": tee.down.cut}
             if down is not None and resp is not None:
-                resp.raw_content = down
+                held.hold(resp, down)
             tee.release()
         if tee is not None:
             if tee.up.cut or tee.down.cut:

@@ -369,7 +369,10 @@ class Tee:
 
     def release(self) -> None:
         """The stream ended and its sides are kept elsewhere (the flow's metadata, the
-        response): let go of the pieces."""
+        response): let go of the pieces (the last few read once: whether the final event
+        went out)."""
+        self.final = self.final_sent
+        self.last.clear()
         self.up.drop()
         self.down.drop()
         self.released = True

@@ -81,7 +81,10 @@ class Rules:
     """Everything compiled from one MappingSet; shared by all flows, never mutated but
     for the memory of what it found in texts met before (`Found`)."""
 
-    def __init__(self, ms: MappingSet, fakes_key: bytes | None = None) -> None:
+    def __init__(self, ms: MappingSet, fakes_key: bytes | None = None, streams: bool = True) -> None:
+        """streams=False: a set no stream is restored with (the literals turned around that
+        pipeline checks requests for; the masking worker's), built without the streams'
+        trigger patterns (1,000 literals: some 16 MiB)."""
         self.mappings = ms
         self.found = Found()
         self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
@@ -153,7 +156,7 @@ class Rules:
         # Stream triggers (triggers.py): the rule set's patterns once, an automaton per
         # set of stream markers (one per API), built when a stream first asks.
         starts = [(strip_starts(s.regex)[2], strip_starts(s.regex)[1]) for s in ms.strips]
-        self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, starts)
+        self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, starts) if streams else None
         self._triggers: dict[tuple[bytes, ...], triggers.Triggers | triggers.Joined] = {}
         # disguise_fakes: the rule set's fake generator under the key (None: placeholders)
         self.faker = (
@@ -272,6 +275,8 @@ class Rules:
         if t is None:
             base = self._triggers.get(())
             if base is None:
+                if self._trigger_patterns is None:
+                    raise TypeError("a rule set built with streams=False restores no stream")
                 base = self._triggers[()] = triggers.Triggers(self._trigger_patterns, ())
             assert isinstance(base, triggers.Triggers)
             t = base if not markers else triggers.Joined(base, triggers.Triggers(set(), markers))

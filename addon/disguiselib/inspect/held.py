@@ -1,0 +1,70 @@
+"""A finished stream's body, as the client got it, held compressed on `flow.response`
+(issue 29: what a burst of finished streams kept in memory).
+
+mitmproxy keeps no streamed body (11; 12 only with `store_streamed_bodies`), so the
+Inspector sets what the client got on the response when a stream ends: mitmweb's views,
+the audit, `disguise share/show`, replay and flow files (`-w`) read it there. Held as it
+came it was most of what capture cost at a burst's peak: 500 finished streams whose
+flows mitmproxy still held kept ~22 MB of restored bodies (bench/ section e).
+
+Every reader goes through the response's `data.content`: `raw_content`, `content`,
+`text`, `get_state` (flow files, `flow.copy()`, mitmweb's serializer), `==`, `repr`. So
+the data object itself is swapped for `Held`, whose `content` is a property that gives
+the body back whole, byte for byte, each time it is read; the headers are not touched (no
+Content-Encoding of ours: the file and the views show what the client got, with the
+headers it got). Writing the body (`raw_content = ...`, `set_state`) makes the data an
+ordinary ResponseData again, holding what was written. A saved flow holds the body as it
+came: files read the same before and after.
+
+The body is held as the Tee compressed it while the stream ran (record.Kept: one zlib
+stream per 8 KiB chunk), never decompressed to be compressed again at the end."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from mitmproxy import http
+
+from .record import _Chunks
+
+
+class Held(http.ResponseData):
+    """ResponseData whose `content` is held compressed (`vars(self)["content"]` is the
+    chunks); read, it is the body whole; written, the data is a ResponseData again."""
+
+    @property  # type: ignore[override]
+    def content(self) -> bytes:
+        return vars(self)["content"].plain()  # type: ignore[no-any-return]
+
+    @content.setter
+    def content(self, value: bytes | None) -> None:
+        vars(self)["content"] = value  # in place: the state's keys keep mitmproxy's order
+        self.__class__ = http.ResponseData  # type: ignore[assignment]
+
+    def get_state(self) -> Any:
+        state = super().get_state()
+        state["content"] = self.content
+        return state
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, http.ResponseData):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(http.ResponseData))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def hold(resp: http.Response, body: _Chunks) -> None:
+    """Set resp's body to body's contents, held as they are (compressed)."""
+    data = resp.data
+    if not body or (type(data) is not http.ResponseData and type(data) is not Held):
+        resp.raw_content = body.plain()  # empty, or someone else's data class: set as mitmproxy does
+        return
+    data.__class__ = Held
+    vars(data)["content"] = body
+
+
+def is_held(resp: http.Response) -> bool:
+    """Is resp's body held compressed (tests, bench)?"""
+    return type(resp.data) is Held
