@@ -94,6 +94,12 @@ OPTIONS: tuple[Option, ...] = (
         "when the proxy runs). 0: never (masked in a thread of the proxy's process).",
     ),
     Option(
+        "disguise_offload_warm", bool, True,
+        "Start the masking worker (disguise_offload_bytes) in the background as soon as the proxy "
+        "runs, so that the first large body does not wait for its start and rule build (0.5-5 s). "
+        "Off: the first body that needs it starts it; a proxy that never sees one runs no worker.",
+    ),
+    Option(
         "disguise_fakes", bool, False,
         "Replace what a pattern rule finds with a keyed, deterministic fake of the same kind (an "
         "e-mail address at a reserved domain, a Luhn-valid card number, a token with the same "

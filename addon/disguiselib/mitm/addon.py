@@ -84,7 +84,8 @@ class Disguise:
             log.error("disguise: %s", failure)
 
     def running(self) -> None:
-        if ctx.options.disguise_offload_bytes > 0 and getattr(ctx.options, "server", True):
+        opts = ctx.options
+        if opts.disguise_offload_bytes > 0 and opts.disguise_offload_warm and getattr(opts, "server", True):
             self.offload.running()  # the worker starts and builds the rules in force, before any body needs it
 
     def done(self) -> None:
