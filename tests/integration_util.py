@@ -487,7 +487,12 @@ def run_mitmdump(cmd: list[str], timeout: float = 30) -> tuple[int | None, str]:
     SIGSEGV in a tokio thread of mitmproxy_rs during interpreter shutdown (the same
     crash as mitmproxy/mitmproxy#7409; reproduced without this addon's code on the
     stack). That is read as the 1 it was exiting with; any other crash is returned as
-    it is."""
+    it is.
+
+    The bound is at least 120 s whatever the caller says: such a mitmdump exits within a
+    second or two on an idle machine, but took past 30 s on a loaded two-core one (and a
+    bound that is too short fails a correct product, one that is long costs nothing)."""
+    timeout = max(timeout, 120.0)
     proc = subprocess.Popen(
         cmd, cwd=REPO, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
