@@ -10,7 +10,11 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("DISGUISE_FIXTURES") or REPO / "tests" / "fixtures" / "real")
 
 # CI runs the suite on two interpreters side by side within 15 minutes: 100 examples a
-# property there as here (200 took the run to 19 minutes). Tests that need more say so.
+# property there as here (200 took the run to 19 minutes; the CPU since won back, by
+# starting the masking worker lazily in the tests' mitmdumps and compiling the engine
+# less often, is the margin: not enough for 200 examples, nor for the install tests on
+# both interpreters, .ci/run).
+# Tests that need more say so.
 settings.register_profile("ci", max_examples=100, deadline=None)
 settings.register_profile("dev", max_examples=100, deadline=None)
 # `make test-python-engine`: the property tests again with the Python engine, after the

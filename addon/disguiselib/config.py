@@ -99,8 +99,14 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_stream_bytes", int, STREAM_BYTES,
         "A request body declared this large (Content-Length) or of unknown length (chunked), to "
         "an API disguise masks, is handed to the masking worker as it arrives instead of being "
-        "held whole by mitmproxy (its headers go upstream first, its masked body once it is "
-        "completely masked). 0: never. Needs disguise_offload_bytes above 0.",
+        "held whole by mitmproxy; upstream gets the request once it is completely masked. "
+        "0: never. Needs disguise_offload_bytes above 0.",
+    ),
+    Option(
+        "disguise_offload_warm", bool, True,
+        "Start the masking worker (disguise_offload_bytes) in the background as soon as the proxy "
+        "runs, so that the first large body does not wait for its start and rule build (0.5-5 s). "
+        "Off: the first body that needs it starts it; a proxy that never sees one runs no worker.",
     ),
     Option(
         "disguise_fakes", bool, False,

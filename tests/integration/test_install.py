@@ -4,12 +4,12 @@ folder that is not the checkout, an official SDK as the client. (`mitmdump -s
 addon/disguise.py` from the checkout is what every other integration test runs.)
 
 Kept fast: the environments are made without pip (the test's own pip installs into them
-with --python), the wheel is built without build isolation (setuptools comes with the
-test extras), and only the wheel's environment resolves the dependencies from the
-package index (pip's cache makes that local); the other two install the project alone
+with --python), the engine is compiled twice, not four times (`installs` says which
+build proves what), and only the wheel's environment resolves the dependencies from the
+package index (pip's cache makes that local); the others install the project alone
 (built as a user's pip builds it, the build backend fetched into an isolated build
-environment) and borrow the dependencies of the test's own environment through a .pth
-file."""
+environment, but the one without a compiler) and borrow the dependencies of the test's
+own environment through a .pth file."""
 
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ def venv(path: Path) -> Path:
 
 
 def pip(python: Path, *args: str | Path) -> str:
-    return sh(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check", *args, timeout=600)
+    """(A build is a minute of one core; on a loaded two-core machine it took past 10.)"""
+    return sh(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check", *args, timeout=1800)
 
 
 def borrow_dependencies(python: Path) -> None:
@@ -90,26 +91,43 @@ def borrow_dependencies(python: Path) -> None:
 
 @pytest.fixture(scope="module")
 def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """kind -> the python of a fresh venv holding disguise installed that way. Each build
-    runs in a copy of its own (pip builds in the source folder: two builds side by side
-    would share its build/ folder), but the editable one, which points at the clone."""
+    """kind -> the python of a fresh venv holding disguise installed that way.
+
+    Two compiles of the engine, not four (each is half a minute of one core: Cython, then
+    the C compiler over 14 modules):
+    - "clone": `pip install .` of a fresh copy, as the Quick start says: pip builds it in
+      an isolated build environment (setuptools and Cython fetched), compiling the engine
+      in the copy's build/ folder;
+    - "wheel": `pip wheel` of that same folder afterwards, as a user's pip builds a wheel
+      (isolated too): the same build backend over the same sources, which finds the
+      extensions built and up to date and packs them (what is proved here is what the
+      wheel carries and that installing it resolves the dependencies; that the build
+      compiles is proved by "clone");
+    - "editable": `pip install -e` of the clone itself, compiled again: its build goes to
+      a temporary folder and its extensions into the checkout (setup.py's in-place
+      path), side by side with the two above;
+    - "nocompiler": a wheel built with no working C compiler (Cython runs, every C
+      compile fails): the install succeeds and the Python engine runs."""
     tmp = tmp_path_factory.mktemp("installs")
 
     def source(kind: str) -> Path:
         return Path(shutil.copytree(clone, tmp / f"src-{kind}" / "disguise"))
 
-    def wheel() -> Path:
+    def clone_then_wheel() -> tuple[Path, Path]:
+        src = source("clone")
+        python = venv(tmp / "clone")
+        pip(python, "install", "--no-deps", src)  # built as a user's pip builds it (setuptools, Cython fetched)
+        borrow_dependencies(python)
         dist = tmp / "dist"
-        pip(Path(sys.executable), "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source("wheel"))
+        pip(Path(sys.executable), "wheel", "--no-deps", "-w", dist, src)  # the same folder: its extensions built already
         [whl] = dist.glob("disguise-*.whl")
-        python = venv(tmp / "wheel")
-        pip(python, "install", whl)  # the dependencies resolved as a user's pip resolves them
-        return python
+        wheel = venv(tmp / "wheel")
+        pip(wheel, "install", whl)  # the dependencies resolved as a user's pip resolves them
+        return python, wheel
 
-    def from_clone(*how: str) -> Path:
-        python = venv(tmp / ("editable" if how else "clone"))
-        src = clone if how else source("clone")
-        pip(python, "install", "--no-deps", *how, src)  # built as a user's pip builds it (setuptools fetched)
+    def editable() -> Path:
+        python = venv(tmp / "editable")
+        pip(python, "install", "--no-deps", "-e", clone)  # built as a user's pip builds it (setuptools fetched)
         borrow_dependencies(python)
         return python
 
@@ -118,18 +136,18 @@ def installs(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
         the install still succeeds, and the Python engine runs."""
         dist = tmp / "dist-nocompiler"
         sh(sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps", "--no-build-isolation",
-           "-w", dist, source("nocompiler"), env=dict(os.environ, CC="false"), timeout=600)  # fmt: skip
+           "-w", dist, source("nocompiler"), env=dict(os.environ, CC="false"), timeout=1800)  # fmt: skip
         [whl] = dist.glob("disguise-*.whl")
         python = venv(tmp / "nocompiler")
         pip(python, "install", "--no-deps", whl)
         borrow_dependencies(python)
         return python
 
-    # independent installs, mostly waiting on pip (and the C compiler): side by side
-    with ThreadPoolExecutor(4) as pool:
-        jobs = {"wheel": pool.submit(wheel), "clone": pool.submit(from_clone), "editable": pool.submit(from_clone, "-e"),
-                "nocompiler": pool.submit(without_compiler)}  # fmt: skip
-        return {k: j.result() for k, j in jobs.items()}
+    # independent installs, mostly waiting on pip and the C compiler: side by side
+    with ThreadPoolExecutor(3) as pool:
+        both, edit, nocc = pool.submit(clone_then_wheel), pool.submit(editable), pool.submit(without_compiler)
+        (from_clone, wheel) = both.result()
+        return {"wheel": wheel, "clone": from_clone, "editable": edit.result(), "nocompiler": nocc.result()}
 
 
 class Proxy:

@@ -129,13 +129,15 @@ def _post(proxy: Proxy, body: bytes) -> tuple[int, bytes]:
 @pytest.mark.parametrize("fail_open", [False, True])
 def test_a_worker_killed_mid_body_refuses_it_and_the_next_gets_a_fresh_worker(tmp_path: Path, fail_open: bool) -> None:
     """Refused even with disguise_fail_open: the worker gave no verdict, nothing is known
-    of the body."""
+    of the body. (mitmdump_cmd's disguise_offload_warm=false: the first large body starts
+    the worker, and is masked there.)"""
     body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(1, 600_000)}).encode()
     assert len(body) > 256 * 1024
     extra = ("--set", "disguise_fail_open=true") if fail_open else ()
     with FakeUpstream() as up:
         up.on("big", _reply)
         with running_proxy(tmp_path, MAPPINGS, *extra, upstream=up) as proxy:  # the default threshold, 256 KiB
+            assert not _started(proxy)  # not with the proxy: with the first body that needs it
             assert _post(proxy, body)[0] == 200
             (pid,) = _started(proxy)
             os.kill(pid, signal.SIGSTOP)  # it can no longer answer

@@ -626,3 +626,16 @@ def test_a_documented_endpoint_on_a_gateway_host_is_scanned(addon, path: str) ->
     a.requestheaders(g)
     a.request(g)
     assert g.response is None
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_the_worker_starts_with_the_proxy_unless_disguise_offload_warm_is_off(addon, monkeypatch, warm) -> None:
+    """disguise_offload_warm (on by default): the masking worker is started when the proxy
+    runs; off, nothing is started then (the first large body starts it, mitm/offload.py)."""
+    a, tctx = addon
+    started: list[int] = []
+    monkeypatch.setattr(a.offload, "_warm", lambda: started.append(1))  # no real process here: tests/mitm/test_offload.py
+    if not warm:
+        tctx.configure(a, disguise_offload_warm=False)
+    a.running()
+    assert (a.offload.live, len(started)) == ((True, 1) if warm else (False, 0))

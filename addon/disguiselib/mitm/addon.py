@@ -83,9 +83,9 @@ class Disguise:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
 
-    def running(self) -> None:
-        if ctx.options.disguise_offload_bytes > 0 and getattr(ctx.options, "server", True):
-            self.offload.running()  # the worker starts and builds the rules in force, before any body needs it
+    def running(self) -> None:  # the worker starts and builds the rules in force, before any body needs it
+        if (o := ctx.options).disguise_offload_bytes > 0 and o.disguise_offload_warm and getattr(o, "server", True):
+            self.offload.running()
 
     def done(self) -> None:
         self.offload.close()
