@@ -437,6 +437,17 @@ cdef bint utf8_ok(const unsigned char *p, Py_ssize_t n) noexcept nogil:
 cdef const char *HEX = b"0123456789abcdef"
 
 
+cdef inline Py_ssize_t put_u(unsigned char *d, Py_ssize_t k, unsigned int u) noexcept nogil:
+    """`\\u` and u's four hex digits at d[k:]; returns the end."""
+    d[k] = 92
+    d[k + 1] = 117
+    d[k + 2] = HEX[u >> 12]
+    d[k + 3] = HEX[(u >> 8) & 15]
+    d[k + 4] = HEX[(u >> 4) & 15]
+    d[k + 5] = HEX[u & 15]
+    return k + 6
+
+
 cdef Py_ssize_t escape_like(const unsigned char *o, Py_ssize_t on, bint ascii, unsigned char *d) noexcept nogil:
     """encode_like's body, in place: the JSON string body for the text o[:on] (UTF-8, a
     lone surrogate in its 3-byte form as surrogatepass writes it), as json.dumps writes
@@ -445,8 +456,8 @@ cdef Py_ssize_t escape_like(const unsigned char *o, Py_ssize_t on, bint ascii, u
     UTF-8 kept, a lone surrogate as `\\u`. d holds at least 12 * on bytes (6 per
     UTF-16 unit, 2 units for 4 bytes); returns how many it wrote."""
     cdef Py_ssize_t i = 0, k = 0, m
-    cdef unsigned char c
-    cdef unsigned int cp, u
+    cdef unsigned char c, e
+    cdef unsigned int cp
     while i < on:
         c = o[i]
         if c >= 32 and c != 34 and c != 92 and (c < 127 or (c == 127 and not ascii)):
@@ -455,28 +466,25 @@ cdef Py_ssize_t escape_like(const unsigned char *o, Py_ssize_t on, bint ascii, u
             i += 1
             continue
         if c < 128:
-            d[k] = 92
-            if c == 34 or c == 92:
-                d[k + 1] = c
-            elif c == 10:
-                d[k + 1] = 110
-            elif c == 13:
-                d[k + 1] = 114
-            elif c == 9:
-                d[k + 1] = 116
-            elif c == 8:
-                d[k + 1] = 98
-            elif c == 12:
-                d[k + 1] = 102
-            else:  # a control character, or DEL where ASCII is kept
-                d[k + 1] = 117
-                d[k + 2] = 48
-                d[k + 3] = 48
-                d[k + 4] = HEX[c >> 4]
-                d[k + 5] = HEX[c & 15]
-                k += 4
-            k += 2
             i += 1
+            if c == 34 or c == 92:
+                e = c
+            elif c == 10:
+                e = 110
+            elif c == 13:
+                e = 114
+            elif c == 9:
+                e = 116
+            elif c == 8:
+                e = 98
+            elif c == 12:
+                e = 102
+            else:  # a control character, or DEL where ASCII is kept
+                k = put_u(d, k, c)
+                continue
+            d[k] = 92
+            d[k + 1] = e
+            k += 2
             continue
         # a multi-byte character (the text is UTF-8: its length from its first byte)
         m = 2 if c < 0xE0 else 3 if c < 0xF0 else 4
@@ -494,22 +502,9 @@ cdef Py_ssize_t escape_like(const unsigned char *o, Py_ssize_t on, bint ascii, u
         i += m
         if cp > 0xFFFF:
             cp -= 0x10000
-            u = 0xD800 | (cp >> 10)
-            d[k] = 92
-            d[k + 1] = 117
-            d[k + 2] = HEX[u >> 12]
-            d[k + 3] = HEX[(u >> 8) & 15]
-            d[k + 4] = HEX[(u >> 4) & 15]
-            d[k + 5] = HEX[u & 15]
-            k += 6
+            k = put_u(d, k, 0xD800 | (cp >> 10))
             cp = 0xDC00 | (cp & 0x3FF)
-        d[k] = 92
-        d[k + 1] = 117
-        d[k + 2] = HEX[cp >> 12]
-        d[k + 3] = HEX[(cp >> 8) & 15]
-        d[k + 4] = HEX[(cp >> 4) & 15]
-        d[k + 5] = HEX[cp & 15]
-        k += 6
+        k = put_u(d, k, cp)
     return k
 
 

@@ -155,8 +155,14 @@ class Calls:
         self.current.pop(k, None)
 
     def rule(self, k: object, fc: dict, finishing: bool, part: object) -> Rule:
+        """The rule of one `functionCall` (fc) of candidate k, in the part marked `part`
+        (None: the call is on its own, a Live `functionCalls` element: what goes before it
+        goes before the call itself)."""
+        self._seq += 1
+        mark = ("call", self._seq)
         fid, name = fc.get("id"), fc.get("name")
-        n = self._call_of(k, fid if isinstance(fid, str) else None, name if isinstance(name, str) else None, part)
+        n = self._call_of(k, fid if isinstance(fid, str) else None, name if isinstance(name, str) else None,
+                          mark if part is None else part)  # fmt: skip
         ends = finishing or not _continues(fc)
         pa = _get(fc, "partialArgs", "partial_args")
         pieces = pa if isinstance(pa, list) else []
@@ -182,8 +188,7 @@ class Calls:
             items.append(obj({"jsonPath": VALUES, "stringValue": chan, **dict.fromkeys(_PIECE_META, META)}))
         arr = _Pieces(items)
         rule = obj({"id": ID, "name": VALUES, "args": USER, "willContinue": META, "partialArgs": arr})
-        self._seq += 1
-        rule.mark, arr.mark = ("call", self._seq), ("pieces", self._seq)
+        rule.mark, arr.mark = mark, ("pieces", self._seq)
         absent = "partialArgs" not in fc and "partial_args" not in fc
         if absent or isinstance(pa, list):  # a piece can be spliced in for a path that ends here
             tails = []

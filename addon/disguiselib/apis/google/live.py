@@ -128,23 +128,12 @@ CALLS = "calls"  # the one "candidate" a connection's streamed calls belong to (
 _STREAMED = ("partialArgs", "partial_args", "willContinue", "will_continue")
 
 
-class _Call(StreamCall):
-    """A `toolCall.functionCalls` element: one of the connection's streamed calls. A call
-    that ends another's (a part for calls.py) is spliced in before this call itself."""
-
-    def resolve(self, value: object) -> Rule:
-        if not isinstance(value, dict):
-            return GENERIC.resolve(value)
-        n = len(self.calls.before)
-        rule = self.calls.rule(self.k, value, False, None)
-        self.calls.before[n:] = [(rule.mark, p) for _, p in self.calls.before[n:]]
-        return rule
-
-
 class _Calls(Arr):
+    """`toolCall.functionCalls`: each element one of the connection's streamed calls."""
+
     def __init__(self, calls: Calls) -> None:
         super().__init__(GENERIC)
-        self.call = _Call(calls, CALLS, False, None)
+        self.call = StreamCall(calls, CALLS, False, None)  # part None: a call on its own
 
     def child(self, key: str | int) -> Rule:
         return self.call
