@@ -376,7 +376,17 @@ def print_trace(key: str, path: Path) -> None:
         return
     print(f"  {VARIANTS[key]}: the loop's wake-ups (every 2 ms) late by over {doc['threshold_ms']:.0f} ms, by what "
           f"took most of each: {doc['causes']}; lateness (5 ms buckets): {doc['late_5ms']}")  # fmt: skip
-    for t in doc["pauses"][:6]:
+    turns = {int(k): v for k, v in doc.get("turns_cpu_1ms", {}).items()}
+    n = sum(turns.values())
+    over = {ms: sum(v for k, v in turns.items() if k >= ms) for ms in (5, 10, 20, 50, 100)}
+    print(f"    the loop's turns (callbacks, {n}) by their own CPU time: " + ", ".join(
+        f">= {ms} ms: {c}" for ms, c in over.items()) + "; the longest:")  # fmt: skip
+    for t in doc.get("long_turns", [])[:4]:
+        print(f"    {t['cpu_ms']:6.1f} ms CPU ({t['wall_ms']} wall, gc {t['gc_ms']}): {t['what'][:150]}")
+        for cnt, stack in t["stacks"][:1]:
+            print(f"        {cnt:3d}x {stack[:300]}")
+    print("    the longest pauses (wake-ups late), and what took them:")
+    for t in doc["pauses"][:4]:
         print(f"    {t['wall_ms']:6.1f} ms: loop cpu {t['loop_cpu_ms']} (gc {t['gc_ms']}), run queue "
               f"{t['loop_runqueue_ms']}, asleep {t['loop_asleep_ms']}; threads {t['threads_cpu_ms']}, "
               f"worker {t['children_cpu_ms']}")  # fmt: skip
