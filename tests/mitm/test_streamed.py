@@ -175,3 +175,16 @@ def test_a_prepared_refusal_is_refused_at_the_call(addon) -> None:
     assert isinstance(stream, Buffered)
     assert _through(tctx, stream, b"not gzip at all" * 100, prepare=True) == b""
     assert stream.error is not None and "cannot decode" in stream.error
+
+
+def test_a_paced_body_leaves_in_pieces_no_larger_than_piece() -> None:
+    """What the worker sends back (its own, larger pieces) is cut again: one piece is one
+    turn of the event loop (bodyhook), its copies into the socket's buffer bounded."""
+    from disguiselib.mitm.offload import PIECE
+    from disguiselib.mitm.streamed import _pieces
+
+    parts = [b"a" * (4 * PIECE + 3), b"", b"b" * 5, b"c" * PIECE]
+    whole = b"".join(parts)
+    out = list(_pieces(list(parts)))
+    assert b"".join(out) == whole and all(0 < len(p) <= PIECE for p in out)
+    assert len(out) == 5 + 1 + 1

@@ -203,9 +203,12 @@ class Disguise:
 
     async def disguise_body_complete(self, flow: http.HTTPFlow) -> None:
         """A body mitmproxy streamed into a Buffered is whole (bodyhook.py): masked or
-        scanned now, off the event loop, before mitmproxy asks the callable for it."""
+        scanned now, off the event loop, before mitmproxy asks the callable for it; or,
+        between the pieces of a paced body's output, the piece before is written."""
         stream = flow.request.stream
-        if isinstance(stream, Buffered):
+        if isinstance(stream, Buffered) and stream.paced and stream.finished:
+            await bodyhook.drained(flow)  # between the pieces of a paced body: the last one written first
+        elif isinstance(stream, Buffered):
             await stream.complete()
 
     def request(self, flow: http.HTTPFlow) -> None:

@@ -287,15 +287,17 @@ class Spooled(Buffered):
 
 
 def _pieces(body: bytes | list[bytes]) -> Iterator[bytes]:
-    """body in pieces, each let go once mitmproxy sent it: a masked body as the worker sent
-    it back (a list of pieces: never joined), or bytes cut when sent (never all copied at
-    once); never an empty piece (on HTTP/1.1 chunked that ends the body)."""
+    """body in pieces of at most PIECE bytes, each let go once mitmproxy sent it: a masked
+    body as the worker sent it back (a list of pieces: never joined; each cut again, the
+    worker's being larger), or bytes cut when sent (never all copied at once); never an
+    empty piece (on HTTP/1.1 chunked that ends the body). One piece is one turn of the
+    event loop (bodyhook): its copies into the socket's buffer are what that turn costs."""
     if isinstance(body, list):
         body.reverse()
         while body:
             piece = body.pop()
-            if piece:
-                yield piece
+            for i in range(0, len(piece), PIECE):
+                yield piece[i : i + PIECE]  # the piece itself when it is no longer (no copy)
         return
     for i in range(0, len(body), PIECE):
         yield body[i : i + PIECE]
