@@ -77,7 +77,7 @@ class Masker:
         result: pipeline.Verdict
         if refused is not None:
             result = refused  # not readable
-        elif offload is not None and Offload.takes(rec.api, len(body), threshold):
+        elif offload is not None and Offload.takes(rec.api, len(body), threshold) and offload.ready(rec.config):
             result = await offload.mask(rec.api, body, rec.config, self.path, self.headers)  # never raises
         else:
             args = (rec.api, body, rec.config, self.path, self.headers)
