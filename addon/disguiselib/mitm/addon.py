@@ -392,7 +392,7 @@ class Disguise:
             if off.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes) and off.ready(rec.config):
                 result: pipeline.Verdict = await self.offload.mask(*args, rec)  # the worker's verdict (never raises)
             else:
-                result = await asyncio.to_thread(pipeline.mask_request, *args)
+                result = await self.offload.in_thread(*args, rec)  # a masked body hashed there too
             if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
                 encoded = await asyncio.to_thread(encode_body, result.body, enc)
         except MaskError as e:  # the compressed body cannot be decoded

@@ -190,6 +190,24 @@ class Offload:
             rec.upstream_sha = (result.body, sha[0])
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
 
+    @staticmethod
+    async def in_thread(
+        api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]], rec: FlowRecord | None = None
+    ) -> pipeline.Verdict:
+        """pipeline.mask_request in a thread of the proxy (the worker not ready: `ready`;
+        or disguise_offload_bytes 0); rec: a masked body's SHA-256 computed there too and
+        left in rec.upstream_sha, as `mask` does (never on the event loop)."""
+
+        def run() -> tuple[pipeline.Verdict, str | None]:
+            result = pipeline.mask_request(api, raw, cfg, path, headers)
+            masked = rec is not None and isinstance(result, pipeline.Masked)
+            return result, hashlib.sha256(result.body).hexdigest() if masked else None  # type: ignore[union-attr]
+
+        result, sha = await asyncio.to_thread(run)
+        if rec is not None and sha is not None and isinstance(result, pipeline.Masked):
+            rec.upstream_sha = (result.body, sha)
+        return result
+
     def upload(self) -> Upload:
         """A body to be fed to the worker as it arrives."""
         return Upload(next(self._jobs))
