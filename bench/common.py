@@ -99,6 +99,19 @@ def proc_status(pid: int, field: str) -> int:
     return 0
 
 
+def proc_pss(pid: int) -> int:
+    """Proportional set size of pid, in bytes (/proc/PID/smaps_rollup: each shared page
+    divided among the processes that map it, so the proxy's and its worker's shared
+    library pages count once in their sum); 0 if unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def children(pid: int) -> list[int]:
     """The child processes of pid (the masking worker is started by one of its threads)."""
     out = []

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import children, proc_status
+from common import children, proc_pss, proc_status
 from proxies import dechunk
 
 
@@ -148,6 +148,7 @@ class Sampler:
         self.ports = [ports] if isinstance(ports, int) else list(ports)
         self.rss_max = 0
         self.tree_max = 0
+        self.pss_tree_max = 0  # the same sum in PSS (shared pages counted once), every tenth sample
         self.queue_max = {p: 0 for p in self.ports}
         self.samples = 0
         self._stop = threading.Event()
@@ -156,7 +157,10 @@ class Sampler:
         while not self._stop.is_set():
             rss = proc_status(self.pid, "VmRSS")
             self.rss_max = max(self.rss_max, rss)
-            self.tree_max = max(self.tree_max, rss + sum(proc_status(p, "VmRSS") for p in children(self.pid)))
+            kids = children(self.pid)
+            self.tree_max = max(self.tree_max, rss + sum(proc_status(p, "VmRSS") for p in kids))
+            if self.samples % 10 == 0:
+                self.pss_tree_max = max(self.pss_tree_max, sum(proc_pss(p) for p in [self.pid, *kids]))
             for p in self.ports:
                 q = accept_queue(p)
                 if q is not None:

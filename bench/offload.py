@@ -10,6 +10,7 @@ mitmproxy streams, taken whole by the addon and masked off the loop through body
     python bench/offload.py --huge           # also a 200 MB body and a 1M-element tool input
     python bench/offload.py --trace          # where the loop's long pauses went (bench/stalls.py)
     python bench/offload.py --before DIR     # DIR's addon (an older checkout) beside: before/after in one run
+    python bench/offload.py --variants plain,worker,lazy   # "first" of lazy: a body that starts the worker
 
 A paced SSE stream (one event per upstream write, 5 ms apart), read by a process of its
 own, runs through the same mitmdump while N bodies of 1 MB (Claude-Code-shaped ones from
@@ -52,6 +53,7 @@ VARIANTS = {
     "worker": "addon, worker process (256 KiB)",
     "thread": "addon, in-process thread (0)",
     "streamed": "addon, worker, stream_large_bodies",
+    "lazy": "addon, worker started lazily",
 }
 
 
@@ -65,6 +67,8 @@ def args_of(key: str, tmp: Path, mdir: Path, before: Path | None = None) -> list
     args = [*variant_args(tmp, "addon", mdir), "--set", f"disguise_offload_bytes={0 if key == 'thread' else 262144}"]
     if key == "streamed":  # mitmproxy streams the body: the addon takes it whole (callables.Buffered)
         args += ["--set", "stream_large_bodies=128k"]
+    if key == "lazy":  # disguise_offload_warm off: started by the first large body (masked in a thread meanwhile)
+        args += ["--set", "disguise_offload_warm=false"]
     return args
 
 
@@ -196,7 +200,7 @@ def main() -> None:
     n = 20 if a.quick else a.bodies
     keys = a.variants.split(",")
     if a.before:
-        keys += [f"{k}@before" for k in keys if k in ("worker", "streamed")]
+        keys += [f"{k}@before" for k in keys if k in ("worker", "streamed", "lazy")]
         for k in keys:
             if k.endswith("@before"):
                 VARIANTS[k] = VARIANTS[k.removesuffix("@before")].replace("addon,", "before,")
@@ -247,7 +251,7 @@ def main() -> None:
                 time.sleep(0.05)
         t_listen = time.perf_counter()
         ready_t: dict[str, float] = {}
-        waiting = [k for k in keys if k not in ("plain", "thread") and not k.endswith("@before")]
+        waiting = [k for k in keys if k not in ("plain", "thread", "lazy") and not k.endswith("@before")]
         while time.perf_counter() - t_listen < 120 and len(ready_t) < len(waiting):
             for k in waiting:
                 if k not in ready_t and any("masking worker ready" in ln for ln in md[k].log):
@@ -376,7 +380,17 @@ def print_trace(key: str, path: Path) -> None:
         return
     print(f"  {VARIANTS[key]}: the loop's wake-ups (every 2 ms) late by over {doc['threshold_ms']:.0f} ms, by what "
           f"took most of each: {doc['causes']}; lateness (5 ms buckets): {doc['late_5ms']}")  # fmt: skip
-    for t in doc["pauses"][:6]:
+    turns = {int(k): v for k, v in doc.get("turns_cpu_1ms", {}).items()}
+    n = sum(turns.values())
+    over = {ms: sum(v for k, v in turns.items() if k >= ms) for ms in (5, 10, 20, 50, 100)}
+    print(f"    the loop's turns (callbacks, {n}) by their own CPU time: " + ", ".join(
+        f">= {ms} ms: {c}" for ms, c in over.items()) + "; the longest:")  # fmt: skip
+    for t in doc.get("long_turns", [])[:4]:
+        print(f"    {t['cpu_ms']:6.1f} ms CPU ({t['wall_ms']} wall, gc {t['gc_ms']}): {t['what'][:150]}")
+        for cnt, stack in t["stacks"][:1]:
+            print(f"        {cnt:3d}x {stack[:300]}")
+    print("    the longest pauses (wake-ups late), and what took them:")
+    for t in doc["pauses"][:4]:
         print(f"    {t['wall_ms']:6.1f} ms: loop cpu {t['loop_cpu_ms']} (gc {t['gc_ms']}), run queue "
               f"{t['loop_runqueue_ms']}, asleep {t['loop_asleep_ms']}; threads {t['threads_cpu_ms']}, "
               f"worker {t['children_cpu_ms']}")  # fmt: skip

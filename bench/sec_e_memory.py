@@ -75,7 +75,7 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
             print(f"    tracemalloc, {variant}: " + ("\n      ".join(memf.read_text().splitlines()[:c.args.tracemem])
                                                      if memf.exists() else "no snapshot (too few streams under way at once)"))  # fmt: skip
         return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "tree_base": base_tree,
-                "tree_peak": smp.tree_max, "queue_max": smp.queue_max[port],
+                "tree_peak": smp.tree_max, "pss_tree_peak": smp.pss_tree_max, "queue_max": smp.queue_max[port],
                 "backlog": load.listen_backlog(port), "up_queue_max": smp.queue_max[up.port],
                 "up_backlog": load.listen_backlog(up.port), "overflows": after["ListenOverflows"] - before["ListenOverflows"],
                 "drops": after["ListenDrops"] - before["ListenDrops"], "cpu": cpu, "lag": lag,
@@ -92,7 +92,8 @@ def print_load(variant: str, r: dict, n: int) -> None:
     lag = r["lag"]
     print(f"    {variant:<15} {res.ok:>3}/{n} correct, {res.wrong} wrong, errors: {errs}; {res.wall:.1f} s, proxy CPU "
           f"{r['cpu']:.1f} s; peak RSS {fmt_bytes(r['rss_peak'])} (idle {fmt_bytes(r['rss_base'])}; with its worker "
-          f"process {fmt_bytes(r['tree_peak'])}, idle {fmt_bytes(r['tree_base'])}); {conn_s}")  # fmt: skip
+          f"process {fmt_bytes(r['tree_peak'])}, idle {fmt_bytes(r['tree_base'])}; in PSS, shared pages once: "
+          f"{fmt_bytes(r['pss_tree_peak'])}); {conn_s}")  # fmt: skip
     print(f"           accept queue max {r['queue_max']} of backlog {r['backlog']} (provider's: {r['up_queue_max']} of "
           f"{r['up_backlog']}); ListenOverflows +{r['overflows']}, ListenDrops +{r['drops']} (system-wide); "
           f"loop lag p50 {lag.get('lag_p50', 0) * 1e3:.0f} ms, max {lag.get('lag_max', 0):.2f} s; connections that reached "
@@ -164,6 +165,10 @@ def part_load(c: Ctx, n: int) -> None:
                                f"addon's accept queue ({fmt_bytes(tree[k])} against {fmt_bytes(out['plain-queue']['tree_peak'])})",
                           f"{tree[k] / max(1, out['plain-queue']['tree_peak']):.2f}",
                           f"(/plain {tree[k] / max(1, out['plain']['tree_peak']):.2f})", "")  # fmt: skip
+            pss = out[k]["pss_tree_peak"] / max(1, out["plain-queue"]["pss_tree_peak"])
+            report.figure("e", f"the burst of {n}: peak PSS (shared pages counted once) with the masking worker process, "
+                               f"{label}/plain given the addon's accept queue", f"{pss:.2f}",
+                          f"(/plain {out[k]['pss_tree_peak'] / max(1, out['plain']['pss_tree_peak']):.2f})", "")  # fmt: skip
         per = {k: (out[k]["rss_peak"] - out[k]["rss_base"]) / n for k in out}
         report.figure("e", f"the burst of {n}: RSS per stream (peak over idle / {n}), addon",
                       f"{fmt_bytes(per['addon'])}", f"(plain {fmt_bytes(per['plain'])}; given the addon's accept queue "

@@ -14,6 +14,11 @@ is a pause (every callback waited as long). For each it keeps, over the pause's 
 - what the loop thread was running: its stack, sampled every 2 ms by a thread of this
   script (the innermost frames).
 
+And every callback the loop runs is timed in CPU time (asyncio.Handle._run; the
+thread's own CPU, so the machine's load does not lengthen it): a histogram of the
+loop's turns and the longest ones with what they ran. A pause the run queue made is the
+machine's; a long turn is the code's (mitmproxy's or the addon's: its stack says which).
+
 At done it writes a JSON summary: the longest pauses with those
 figures, a histogram of the wake-ups' lateness, and per cause the pauses it dominated.
 bench/offload.py --trace loads it and prints it.
@@ -80,6 +85,19 @@ def _where(frame, depth: int = 7) -> str:
     return " < ".join(out)
 
 
+def _what(handle) -> str:  # noqa: ANN001
+    """What a loop callback ran: its function, or a task's coroutine and where it now
+    waits (never repr(handle): that formats its arguments, a 200 MB body among them)."""
+    cb = getattr(handle, "_callback", None)
+    task = getattr(cb, "__self__", None)
+    if isinstance(task, asyncio.Task):
+        coro = task.get_coro()
+        frame = getattr(coro, "cr_frame", None)
+        at = f" at {_where(frame, 3)}" if frame is not None else ""
+        return f"task {getattr(coro, '__qualname__', type(coro).__name__)}{at}"[:300]
+    return getattr(cb, "__qualname__", type(cb).__name__)
+
+
 class Stalls:
     def __init__(self) -> None:
         self.path = os.environ.get("BENCH_STALLS_FILE", "")
@@ -93,6 +111,8 @@ class Stalls:
         self.stop = False
         self.last_write = 0.0
         self._task: asyncio.Task | None = None
+        self.turns: Counter[int] = Counter()  # callbacks by CPU time, 1 ms buckets (capped at 200)
+        self.long_turns: list[dict] = []  # the longest callbacks (CPU), with what they ran
 
     def running(self) -> None:
         if self._task is None:
@@ -100,6 +120,32 @@ class Stalls:
             gc.callbacks.append(self._gc)
             threading.Thread(target=self._sample, daemon=True, name="stalls-sampler").start()
             self._task = asyncio.get_running_loop().create_task(self._tick())
+            self._time_turns()
+
+    def _time_turns(self) -> None:
+        """Time every callback of the loop (asyncio.Handle._run) in the thread's CPU time."""
+        run = asyncio.events.Handle._run
+        clock, me = time.thread_time, self
+
+        def timed(handle) -> None:  # noqa: ANN001
+            t0, w0 = clock(), time.perf_counter()
+            run(handle)
+            dt = clock() - t0
+            me.turns[min(int(dt * 1e3), 200)] += 1
+            if dt > 0.004:
+                me._long_turn(dt, w0, time.perf_counter(), handle)
+
+        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+
+    def _long_turn(self, cpu: float, w0: float, w1: float, handle) -> None:  # noqa: ANN001
+        gcs = sum(max(0.0, min(b, w1) - max(a, w0)) for a, b in list(self.gcs))
+        stacks = Counter(s for t, s in list(self.samples) if w0 <= t <= w1).most_common(2)
+        self.long_turns.append({"cpu_ms": round(cpu * 1e3, 1), "wall_ms": round((w1 - w0) * 1e3, 1),
+                                "gc_ms": round(gcs * 1e3, 1), "what": _what(handle),
+                                "stacks": [[n, s] for s, n in stacks]})  # fmt: skip
+        if len(self.long_turns) > 2 * KEEP:
+            self.long_turns.sort(key=lambda x: -x["cpu_ms"])
+            del self.long_turns[KEEP:]
 
     def _threads(self) -> dict[str, float]:
         return {f"{t.name}": _cpu(t.ident) for t in threading.enumerate()
@@ -162,6 +208,8 @@ class Stalls:
             self.pauses.clear()
             self.hist.clear()
             self.causes.clear()
+            self.turns.clear()
+            self.long_turns.clear()
         if flow.request.headers.get("x-bench-stalls-write"):  # the run is over (done may come too late)
             self._write()
 
@@ -170,7 +218,10 @@ class Stalls:
             return
         self.pauses.sort(key=lambda x: -x["wall_ms"])
         del self.pauses[KEEP:]
-        doc = {"threshold_ms": THRESHOLD * 1e3, "pauses": self.pauses, "causes": dict(self.causes),
+        self.long_turns.sort(key=lambda x: -x["cpu_ms"])
+        del self.long_turns[KEEP:]
+        doc = {"turns_cpu_1ms": {str(k): v for k, v in sorted(self.turns.items())}, "long_turns": self.long_turns,
+               "threshold_ms": THRESHOLD * 1e3, "pauses": self.pauses, "causes": dict(self.causes),
                "late_5ms": {str(k * 5): v for k, v in sorted(self.hist.items())}}  # fmt: skip
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:

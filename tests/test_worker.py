@@ -80,3 +80,23 @@ def test_the_worker_builds_its_rules_without_the_streams_trigger_patterns(tmp_pa
     job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
     body = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Acme Corp"}]}'
     assert worker.mask(built, job, body).body == worker.mask(cfg, job, body).body
+
+
+def test_a_set_no_stream_is_restored_with_holds_no_automaton_for_restoring_until_asked(tmp_path) -> None:
+    """The worker's rule sets and the proxy's literals turned around (streams=False) restore
+    no response: the disguises' automata (some 10 MiB at 1,000 literals, each) are built
+    only when something asks (disguise_fakes: may a fake stand for an original?), with the
+    same answers; the proxy's own set has them from the start (never built at a first
+    stream, on the loop). The worker masks as the proxy does."""
+    proxy = _config(tmp_path)
+    built = worker.build(worker.Spec.of(proxy))
+    assert built.disguises is not None and proxy.disguises is not None
+    for rules in (built.rules, built.disguises, proxy.disguises):
+        assert "_reverse_automata" not in vars(rules) and "_dis_ac" not in vars(rules)
+    assert vars(proxy.rules)["_dis_ac"] is not None
+    for fake, clean in (("Zenith Labs", False), ("Quux Harbour", True)):
+        assert built.rules._fake_clean(fake) is proxy.rules._fake_clean(fake) is clean
+    assert vars(built.rules)["_dis_ac"] is not None  # asked: built now
+    job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
+    body = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Acme Corp and Zenith Labs"}]}'
+    assert worker.mask(built, job, body).body == worker.mask(proxy, job, body).body  # type: ignore[attr-defined]

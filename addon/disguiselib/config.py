@@ -106,7 +106,8 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_offload_warm", bool, True,
         "Start the masking worker (disguise_offload_bytes) in the background as soon as the proxy "
         "runs, so that the first large body does not wait for its start and rule build (0.5-5 s). "
-        "Off: the first body that needs it starts it; a proxy that never sees one runs no worker.",
+        "Off: the first body that needs it starts it (that body, and any before the worker is ready, is "
+        "masked in a thread of the proxy meanwhile); a proxy that never sees one runs no worker.",
     ),
     Option(
         "disguise_fakes", bool, False,

@@ -95,6 +95,15 @@ def _started(proxy: Proxy) -> list[int]:
     return [int(m.group(1)) for m in STARTED.finditer(proxy.mitm.output)]
 
 
+def _ready(proxy: Proxy, n: int = 1) -> list[int]:
+    """The workers started, once the n-th said its rule set is built (event-driven: its
+    log line; generous for a loaded machine)."""
+    deadline = time.monotonic() + 120
+    while proxy.mitm.output.count("masking worker ready") < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _started(proxy)
+
+
 @pytest.mark.parametrize("size", [100_000, 600_000])
 def test_the_worker_sends_upstream_exactly_what_the_process_sends(proxies, upstream, size) -> None:
     got: dict[str, bytes] = {}
@@ -130,7 +139,7 @@ def _post(proxy: Proxy, body: bytes) -> tuple[int, bytes]:
 def test_a_worker_killed_mid_body_refuses_it_and_the_next_gets_a_fresh_worker(tmp_path: Path, fail_open: bool) -> None:
     """Refused even with disguise_fail_open: the worker gave no verdict, nothing is known
     of the body. (mitmdump_cmd's disguise_offload_warm=false: the first large body starts
-    the worker, and is masked there.)"""
+    the worker, and is masked in a thread of the proxy while the worker starts.)"""
     body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(1, 600_000)}).encode()
     assert len(body) > 256 * 1024
     extra = ("--set", "disguise_fail_open=true") if fail_open else ()
@@ -139,7 +148,7 @@ def test_a_worker_killed_mid_body_refuses_it_and_the_next_gets_a_fresh_worker(tm
         with running_proxy(tmp_path, MAPPINGS, *extra, upstream=up) as proxy:  # the default threshold, 256 KiB
             assert not _started(proxy)  # not with the proxy: with the first body that needs it
             assert _post(proxy, body)[0] == 200
-            (pid,) = _started(proxy)
+            (pid,) = _ready(proxy)  # started by it, in the background: the next body goes to it
             os.kill(pid, signal.SIGSTOP)  # it can no longer answer
             out: dict[str, tuple[int, bytes]] = {}
             th = threading.Thread(target=lambda: out.setdefault("r", _post(proxy, body)))
@@ -153,7 +162,7 @@ def test_a_worker_killed_mid_body_refuses_it_and_the_next_gets_a_fresh_worker(tm
             assert len(up.requests) == 1  # the refused body never went upstream
             status, _ = _post(proxy, body)
             assert status == 200 and len(up.requests) == 2
-            assert len(_started(proxy)) == 2
+            assert len(_ready(proxy, 2)) == 2
             pids = _started(proxy)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and os.path.exists(f"/proc/{pids[-1]}"):

@@ -70,3 +70,42 @@ def test_no_hook_for_other_streams_or_a_body_already_refused() -> None:
     buf(b"too long")  # over its limit: refused, nothing to prepare
     first = next(HttpStream.state_stream_request_body(_stream(buf), RequestEndOfMessage(1)))
     assert not isinstance(first, BodyCompleteHook)
+
+
+def test_between_the_pieces_of_a_paced_body_the_hook_waits_for_the_writes() -> None:
+    """A paced body's output (streamed.Spooled) is sent piece by piece with the hook between
+    them: the hook returns only once mitmproxy's writers of the flow's connection drained
+    (its own backpressure, ConnectionHandler.drain_writers), never queuing the next piece
+    behind a backlog in the upstream socket's buffer."""
+    import asyncio
+
+    from mitmproxy.addons.proxyserver import Proxyserver
+    from mitmproxy.test import taddons
+
+    class Handler:  # mitmproxy's ConnectionHandler, as far as the hook uses it
+        def __init__(self) -> None:
+            self.writable = asyncio.Event()
+            self.drains = 0
+
+        async def drain_writers(self) -> None:
+            self.drains += 1
+            await self.writable.wait()
+
+    buf = Buffered(Work(), lambda msg: b"", None)
+    buf.paced = True
+    buf.finished = True  # asked for its output: the hook now comes between its pieces
+    f = tflow.tflow()
+    f.request.stream = buf
+
+    async def run() -> None:
+        ps = Proxyserver()
+        with taddons.context(ps):
+            handler = Handler()
+            ps.connections[f.client_conn.id] = handler
+            hook = asyncio.ensure_future(Disguise().disguise_body_complete(f))
+            await asyncio.sleep(0.05)
+            assert handler.drains == 1 and not hook.done()  # waits while the piece before is unwritten
+            handler.writable.set()
+            await asyncio.wait_for(hook, 5)
+
+    asyncio.run(run())

@@ -175,3 +175,71 @@ def test_a_prepared_refusal_is_refused_at_the_call(addon) -> None:
     assert isinstance(stream, Buffered)
     assert _through(tctx, stream, b"not gzip at all" * 100, prepare=True) == b""
     assert stream.error is not None and "cannot decode" in stream.error
+
+
+def test_a_paced_body_leaves_in_pieces_no_larger_than_piece() -> None:
+    """What the worker sends back (its own, larger pieces) is cut again: one piece is one
+    turn of the event loop (bodyhook), its copies into the socket's buffer bounded."""
+    from disguiselib.mitm.offload import PIECE
+    from disguiselib.mitm.streamed import _pieces
+
+    parts = [b"a" * (4 * PIECE + 3), b"", b"b" * 5, b"c" * PIECE]
+    whole = b"".join(parts)
+    out = list(_pieces(list(parts)))
+    assert b"".join(out) == whole and all(0 < len(p) <= PIECE for p in out)
+    assert len(out) == 5 + 1 + 1
+
+
+
+def test_a_large_body_before_the_worker_is_ready_is_masked_in_a_thread_meanwhile(addon, monkeypatch) -> None:
+    """A worker not running (started lazily: disguise_offload_warm off, or not ready yet, or
+    being replaced) costs no body its start and rule build (2-3 s on a loaded machine):
+    the body is masked in a thread, as with disguise_offload_bytes 0, while the worker is
+    started and built in the background; the next body goes to the worker. Both leave
+    masked, byte for byte the same. (A body the request hook masks, and one taken whole
+    from mitmproxy's stream: Masker, here gzip-coded.)"""
+    a, tctx = addon
+    tctx.configure(a, disguise_offload_bytes=256 * 1024)
+    sent: list[int] = []
+    real = a.offload.mask
+
+    async def counted(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        sent.append(len(args[1]))
+        return await real(*args, **kw)
+
+    monkeypatch.setattr(a.offload, "mask", counted)
+    raw = json.dumps(dict(DOC, messages=[{"role": "user", "content": "Acme Corp said so. " * 16_000}])).encode()
+    assert len(raw) > 256 * 1024
+    loop = tctx.master.event_loop
+
+    def hook() -> bytes:  # the request hook (mitmproxy awaits what it returns)
+        f = tflow.tflow()
+        f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
+        f.request.headers["content-type"] = "application/json"
+        f.request.content = raw
+        f.live = True
+        a.requestheaders(f)
+        pending = a.request(f)
+        assert pending is not None  # off the loop
+        loop.run_until_complete(pending)
+        return f.request.content
+
+    def taken() -> bytes:  # taken whole from mitmproxy's stream
+        f = streamed_flow("/v1/messages", b"", content_encoding="gzip")
+        tctx.options.stream_large_bodies = "1k"
+        a.requestheaders(f)
+        assert isinstance(f.request.stream, Buffered)
+        return gzip.decompress(_through(tctx, f.request.stream, gzip.compress(raw), True))
+
+    try:
+        outs = [hook()]
+        assert sent == [] and a.offload.started <= 1  # masked here; the worker on its way
+        a.offload._pool.submit(lambda: None).result(timeout=120)  # started and built
+        outs.append(hook())
+        assert sent == [len(raw)] and a.offload.started == 1  # the second: in the worker
+        a.offload._stop()  # none runs again
+        outs.append(taken())
+        assert sent == [len(raw)]  # masked here too
+        assert outs[0] == outs[1] == outs[2] and b"Acme Corp" not in outs[0] and b"Zenith Labs" in outs[0]
+    finally:
+        a.offload.close()

@@ -202,11 +202,11 @@ class Disguise:
         chunked(flow.request)
 
     async def disguise_body_complete(self, flow: http.HTTPFlow) -> None:
-        """A body mitmproxy streamed into a Buffered is whole (bodyhook.py): masked or
-        scanned now, off the event loop, before mitmproxy asks the callable for it."""
+        """A body mitmproxy streamed into a Buffered is whole (bodyhook.py): masked or scanned
+        now, off the event loop; or, between the pieces of a paced body, the one before written."""
         stream = flow.request.stream
         if isinstance(stream, Buffered):
-            await stream.complete()
+            await (bodyhook.drained(flow) if stream.paced and stream.finished else stream.complete())
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None and not flow.live:
@@ -378,22 +378,21 @@ class Disguise:
         return None
 
     async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, body: bytes, enc: str = ""):
-        """A large body (or a compressed one: body as it came, content-encoded with enc:
-        decoded in a thread, and the masked body encoded again there): masked in the
-        worker process from disguise_offload_bytes on (no other flow waits for it,
-        offload.py), else in a worker thread."""
-        r = flow.request
+        """A large body (or a compressed one: body as it came, content-encoded with enc: decoded
+        in a thread, the masked body encoded again there): masked in the worker process from
+        disguise_offload_bytes on once it is ready (offload.py), else in a worker thread."""
+        r, raw, encoded = flow.request, body, None
         assert rec.config is not None and isinstance(rec.api, Api)
         args = (rec.api, body, rec.config, r.path, list(r.headers.items(multi=True)))
-        raw, encoded = body, None
         try:
             if enc:
                 raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
                 args = (rec.api, raw, *args[2:])
-            if self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes):
+            off = self.offload  # not ready: started in the background, this body masked in a thread
+            if off.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes) and off.ready(rec.config):
                 result: pipeline.Verdict = await self.offload.mask(*args, rec)  # the worker's verdict (never raises)
             else:
-                result = await asyncio.to_thread(pipeline.mask_request, *args)
+                result = await self.offload.in_thread(*args, rec)  # a masked body hashed there too
             if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
                 encoded = await asyncio.to_thread(encode_body, result.body, enc)
         except MaskError as e:  # the compressed body cannot be decoded

@@ -24,7 +24,12 @@ A callable whose output is large (`paced`: a body fed to the worker, streamed.Sp
 asked for it right there, and its pieces are sent one by one with the same hook awaited
 between them: mitmproxy would otherwise send them all in one turn of the event loop (a
 200 MB body: every other stream waiting for the copies into the socket's buffer), and
-the loop now serves other flows between pieces while the upstream reads.
+the loop now serves other flows between pieces while the upstream reads. Between two
+pieces the hook also waits until what mitmproxy queued for the flow's connections is
+written (`drained`: mitmproxy's own backpressure, which it applies after each read but
+never between the commands of one hook): without it every piece was queued in the
+upstream socket's buffer at once, and each one appended to a buffer of tens of MB (a
+new allocation, the whole backlog copied) held the loop 10-20 ms (bench/stalls.py).
 
 Where mitmproxy's code is not the shape this expects, nothing is changed and the callable
 masks on the loop as before (`install` returns False and the addon says so once): slower
@@ -53,6 +58,23 @@ class BodyCompleteHook(commands.StartHook):
 
 
 _installed: bool | None = None
+
+
+async def drained(flow: http.HTTPFlow) -> None:
+    """Until what mitmproxy queued for flow's connections is written, or nearly
+    (ConnectionHandler.drain_writers, mitmproxy 11 and 12: each socket's buffer below its
+    high-water mark). Where mitmproxy is not the shape this expects (no proxyserver, no
+    such handler): at once, as before."""
+    try:
+        from mitmproxy import ctx
+
+        server = ctx.master.addons.get("proxyserver")
+        handler = server.connections.get(flow.client_conn.id) if server is not None else None
+        drain = getattr(handler, "drain_writers", None)
+    except Exception:  # noqa: BLE001 - no master (a tool, a test): nothing to wait for
+        return
+    if drain is not None:
+        await drain()  # a socket that failed meanwhile: mitmproxy cancels its handler itself
 
 
 def install() -> bool:

@@ -9,7 +9,8 @@ process): the proxy's part is sending the body and reading the result, in a thre
 its own that holds the GIL only between reads. The worker is started in the background
 when the proxy is up (`running`) with the rules in force, and again at once after it
 failed or was recycled: a start and a rule build took the first large body 2.5-5 s when
-it was started by that body.
+it was started by that body. Until it is ready (`ready`), a large body is masked in a
+thread of the proxy instead, as with disguise_offload_bytes 0, never kept waiting.
 
 Rule sets: each configuration a flow uses gets a generation number; the worker builds it
 from the proxy's own loaded mapping set (worker.Spec) the first time a body of that
@@ -125,12 +126,33 @@ class Offload:
         self.live = False  # the proxy is running: a new configuration starts the worker at once
         self.started = 0  # worker processes started (tests, the log)
         self.built: set[int] = set()  # generations the running worker said it built
+        self._warming: int | None = None  # the generation `ready` had built in the background
         self.closed = False
 
     @staticmethod
     def takes(api: Api | None, n: int, threshold: int) -> bool:
         """Is a body of n bytes for api masked in the worker (threshold: disguise_offload_bytes)?"""
         return threshold > 0 and n >= threshold and api is not None and offloadable(api)
+
+    def ready(self, cfg: Config) -> bool:
+        """Is the worker running with cfg's rule set built (a body sent now is masked at
+        once)? When not, it is started and built in the background (once per rule set),
+        and the caller masks this body in a thread of its own, as disguise_offload_bytes=0
+        does: a worker started lazily (disguise_offload_warm off), not ready yet after the
+        proxy started, or being replaced after a failure costs no body its start and rule
+        build (2-3 s on a loaded machine). A body fed to it as it arrives (Spooled) is
+        never masked here: it waits for the worker."""
+        gen = self.generation(cfg)
+        proc = self._proc
+        if proc is not None and proc.poll() is None and gen in self.built:
+            return True
+        if self._warming != gen and not self.closed:
+            self._warming = gen
+            try:
+                self._pool.submit(self._build, gen, cfg)
+            except RuntimeError:
+                pass  # closed meanwhile
+        return False
 
     def generation(self, cfg: Config) -> int:
         """The generation number of a configuration (the same object, the same number)."""
@@ -167,6 +189,24 @@ class Offload:
         if rec is not None and sha and isinstance(result, pipeline.Masked):
             rec.upstream_sha = (result.body, sha[0])
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
+
+    @staticmethod
+    async def in_thread(
+        api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]], rec: FlowRecord | None = None
+    ) -> pipeline.Verdict:
+        """pipeline.mask_request in a thread of the proxy (the worker not ready: `ready`;
+        or disguise_offload_bytes 0); rec: a masked body's SHA-256 computed there too and
+        left in rec.upstream_sha, as `mask` does (never on the event loop)."""
+
+        def run() -> tuple[pipeline.Verdict, str | None]:
+            result = pipeline.mask_request(api, raw, cfg, path, headers)
+            masked = rec is not None and isinstance(result, pipeline.Masked)
+            return result, hashlib.sha256(result.body).hexdigest() if masked else None  # type: ignore[union-attr]
+
+        result, sha = await asyncio.to_thread(run)
+        if rec is not None and sha is not None and isinstance(result, pipeline.Masked):
+            rec.upstream_sha = (result.body, sha)
+        return result
 
     def upload(self) -> Upload:
         """A body to be fed to the worker as it arrives."""
@@ -244,6 +284,7 @@ class Offload:
         if cfg is None or self.closed:
             return
         gen = self.generation(cfg)
+        self._warming = gen  # what `ready` would ask for is on its way
         try:
             self._pool.submit(self._build, gen, cfg)
         except RuntimeError:
@@ -359,6 +400,9 @@ class Offload:
             self._stop()
             if not self.closed:
                 log.warning("disguise: the masking worker could not build the new rule set (%s)", type(e).__name__)
+        finally:
+            if self._warming == gen:
+                self._warming = None  # built, or failed: a later body may ask again
 
     def _reply(self, conn: Connection, timeout: float) -> tuple:
         if not conn.poll(timeout):

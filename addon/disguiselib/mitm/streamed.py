@@ -77,7 +77,7 @@ class Masker:
         result: pipeline.Verdict
         if refused is not None:
             result = refused  # not readable
-        elif offload is not None and Offload.takes(rec.api, len(body), threshold):
+        elif offload is not None and Offload.takes(rec.api, len(body), threshold) and offload.ready(rec.config):
             result = await offload.mask(rec.api, body, rec.config, self.path, self.headers)  # never raises
         else:
             args = (rec.api, body, rec.config, self.path, self.headers)
@@ -287,15 +287,17 @@ class Spooled(Buffered):
 
 
 def _pieces(body: bytes | list[bytes]) -> Iterator[bytes]:
-    """body in pieces, each let go once mitmproxy sent it: a masked body as the worker sent
-    it back (a list of pieces: never joined), or bytes cut when sent (never all copied at
-    once); never an empty piece (on HTTP/1.1 chunked that ends the body)."""
+    """body in pieces of at most PIECE bytes, each let go once mitmproxy sent it: a masked
+    body as the worker sent it back (a list of pieces: never joined; each cut again, the
+    worker's being larger), or bytes cut when sent (never all copied at once); never an
+    empty piece (on HTTP/1.1 chunked that ends the body). One piece is one turn of the
+    event loop (bodyhook): its copies into the socket's buffer are what that turn costs."""
     if isinstance(body, list):
         body.reverse()
         while body:
             piece = body.pop()
-            if piece:
-                yield piece
+            for i in range(0, len(piece), PIECE):
+                yield piece[i : i + PIECE]  # the piece itself when it is no longer (no copy)
         return
     for i in range(0, len(body), PIECE):
         yield body[i : i + PIECE]

@@ -27,6 +27,7 @@ stream's output cannot depend on how it was cut.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 
@@ -107,11 +108,8 @@ class Rules:
 
         # -- reverse --
         disguises = list(self.lit_reverse)
-        total = sum(map(len, disguises))
-        self._dis_ac = _automaton(ahocorasick_rs.AhoCorasick, disguises, total) if disguises else None
-        self._dis_ac_bytes = (
-            _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(d) for d in disguises], total) if disguises else None
-        )
+        if streams:  # built now (off the loop on a reload), not at a first stream; else when first asked
+            self._dis_ac, self._dis_ac_bytes = self._reverse_automata
         self._dis_original = [self.lit_reverse[d] for d in disguises]
         names = sorted(self.pattern_names, key=len, reverse=True)
         self._ph = (
@@ -181,6 +179,27 @@ class Rules:
         if fake in self.lit_forward:
             return False
         return self._dis_ac is None or not self._dis_ac.find_matches_as_indexes(fake)
+
+    @functools.cached_property
+    def _reverse_automata(self) -> tuple:
+        """The disguises' automata (str, bytes) that find them in a response. A set no
+        stream is restored with (streams=False: the literals turned around, the masking
+        worker's) never or rarely asks (`_fake_clean`, with disguise_fakes): with 1,000
+        literals they take some 10 MiB, which such a set then never holds."""
+        disguises = list(self.lit_reverse)
+        if not disguises:
+            return None, None
+        total = sum(map(len, disguises))
+        return (_automaton(ahocorasick_rs.AhoCorasick, disguises, total),
+                _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(d) for d in disguises], total))  # fmt: skip
+
+    @functools.cached_property
+    def _dis_ac(self):  # noqa: ANN202 - an ahocorasick_rs.AhoCorasick or None
+        return self._reverse_automata[0]
+
+    @functools.cached_property
+    def _dis_ac_bytes(self):  # noqa: ANN202 - an ahocorasick_rs.BytesAhoCorasick or None
+        return self._reverse_automata[1]
 
     @property
     def is_empty(self) -> bool:
