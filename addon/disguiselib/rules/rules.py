@@ -35,7 +35,7 @@ import ahocorasick_rs
 from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import fakes, linear, triggers
-from .accept import Options, accept, prefilter_regex
+from .accept import Options, accept, prefilter_regex, skip_regex
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
@@ -75,6 +75,8 @@ class _Pattern:
     name: str
     rx: linear.Regex
     opts: Options | None = None
+    # where its candidates can be accepted at all (accept.skip_regex), or None
+    skip: linear.Regex | None = None
 
 
 class Rules:
@@ -101,7 +103,9 @@ class Rules:
         pats = []
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
-            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex)))
+            skip = skip_regex(p.regex, p.group, rx.groupindex, p.validator)
+            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex),
+                                 linear.Regex(skip, capture=False) if skip is not None else None))  # fmt: skip
         self._patterns = tuple(pats)
         self._prefilter = linear.Prefilter([prefilter_regex(p) for p in ms.patterns]) if ms.patterns else None
 
@@ -375,15 +379,28 @@ class Rules:
                     return m
                 start = m[0]
             else:
-                spans = p.rx.groups(b, pos)
-                if spans is None:
-                    return None
+                reach = 0  # how far the skip regex's match reached
+                if p.skip is not None:
+                    # no candidate the rule can accept starts before the skip regex's
+                    # first match (accept.skip_regex): the rule's match there, or none
+                    at = p.skip.search(b, pos)
+                    if at is None:
+                        return None
+                    reach = at[1]
+                    spans = p.rx.groups_at(b, at[0])
+                    if spans is None:  # the skip regex is looser here (a digit of any class): go on
+                        spans = [(at[0], at[0])]
+                else:
+                    spans = p.rx.groups(b, pos)
+                    if spans is None:
+                        return None
                 start = spans[0][0]
                 if spans[0][1] > start:
                     got = accept(p.opts, spans, b, text)
                     if got is not None:
                         return got
-                    spent[0] += spans[0][1] - start
+                if spans[0][1] > start or reach:
+                    spent[0] += max(spans[0][1], reach) - start
                     if spent[0] > spent[1]:
                         raise MaskError(
                             f"pattern {p.name}: a string of {n} bytes holds more candidates that its rule "
