@@ -191,7 +191,7 @@ class Rules:
         """No literal and no pattern: nothing to mask."""
         return self._lit_ac is None and not self._patterns
 
-    def prescan(self, pieces: list[str]) -> tuple[set[int], dict[str, object]]:
+    def prescan(self, pieces: list[str], digests: dict | None = None) -> tuple[set[int], dict[str, object]]:
         """Where in many texts find() can find anything, in one go: (the indices of the
         pieces where some literal or pattern may match, a memo for find()).
 
@@ -203,9 +203,11 @@ class Rules:
         piece's text to what find() would compute first for it (its literal matches and
         the patterns that may match), so find() does not scan it again. A piece met
         before (`self.found`) is not scanned: the memo holds what find() found in it
-        (a piece shorter than _REMEMBER_MIN bytes is scanned every time)."""
+        (a piece shorter than _REMEMBER_MIN bytes is scanned every time). digests: a memo
+        another rule set's prescan made of these pieces, whose digests are read from it
+        rather than computed again (the warning pass after masking: pipeline)."""
         hot: set[int] = set()
-        memo: dict[str, object] = {}  # a (literals, patterns) pair, NOTHING or Known
+        memo: dict[str, object] = {}  # (literals, patterns, digest), NOTHING or Known
         found = self.found
         todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
         bs: list[bytes] = []
@@ -216,9 +218,14 @@ class Rules:
             except UnicodeEncodeError:
                 hot.add(k)
                 continue
-            d = Found.digest(x) if len(x) >= _REMEMBER_MIN else None
+            d = None
+            if len(x) >= _REMEMBER_MIN:
+                e = digests.get(p) if digests else None
+                d = e.digest if type(e) is Known else e[2] if type(e) is tuple and len(e) == 3 else None
+                if d is None:
+                    d = Found.digest(x)
             if d is not None and (known := found.get(d)) is not None:
-                memo[p] = Known(known) if known else NOTHING
+                memo[p] = Known(known, d) if known else NOTHING
                 if known:
                     hot.add(k)
                 continue
@@ -262,7 +269,7 @@ class Rules:
             lk = lits.get(j, [])
             if lk or active:
                 hot.add(k)
-                memo[pieces[k]] = (lk, active)
+                memo[pieces[k]] = (lk, active, ds[j])
             else:
                 memo[pieces[k]] = NOTHING
                 if (d := ds[j]) is not None:
@@ -301,20 +308,23 @@ class Rules:
         b = utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
-        elif (known := self.found.get(d := Found.digest(b))) is not None:
-            spans = list(known)
         else:
-            spans = self._find_bytes(b, pre)
-            self.found.put(d, tuple(spans))
+            d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else Found.digest(b)
+            known = self.found.get(d)
+            if known is not None:
+                spans = list(known)
+            else:
+                spans = self._find_bytes(b, pre)
+                self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
-    def _find_bytes(self, b: bytes, pre: tuple[list, list[int]] | None = None) -> list[tuple[str, int, int]]:
+    def _find_bytes(self, b: bytes, pre: tuple | None = None) -> list[tuple[str, int, int]]:
         n = len(b)
         if pre is not None:
-            lits, active = pre
+            lits, active = pre[0], pre[1]
         else:
             lits = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
             active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
