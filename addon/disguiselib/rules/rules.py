@@ -58,6 +58,10 @@ _JOIN_MAX = 1 << 16
 _REMEMBER_MIN = 32
 
 
+def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the constant it is
+    return m[2]
+
+
 def _automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
@@ -314,14 +318,18 @@ class Rules:
             if known is not None:
                 spans = list(known)
             else:
-                spans = self._find_bytes(b, pre)
+                spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
                 self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
-    def _find_bytes(self, b: bytes, pre: tuple | None = None) -> list[tuple[str, int, int]]:
+    def _find_bytes(
+        self, b: bytes, pre: tuple | None = None, ascii_text: str | None = None
+    ) -> list[tuple[str, int, int]]:
+        """find()'s spans in bytes (pre: prescan's memo entry; ascii_text: b as the str it
+        was encoded from, when that is ASCII)."""
         n = len(b)
         if pre is not None:
             lits, active = pre[0], pre[1]
@@ -331,9 +339,11 @@ class Rules:
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
             return [(LITERALS, s, e) for _, s, e in lits]
         pats = self._patterns
-        text = decode(b) if active and any(pats[i].opts for i in active) else None
-        if text is not None and len(text) != len(b):
-            text = None  # offsets differ: options decode slices instead
+        text = None
+        if any(pats[i].opts for i in active):
+            text = ascii_text if ascii_text is not None else decode(b)
+            if len(text) != len(b):
+                text = None  # offsets differ: options decode slices instead
         spent = [0, 16 * n + 65536]  # rejected candidates' bytes, and the most allowed
         nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
         out: list[tuple[str, int, int]] = []
@@ -347,6 +357,14 @@ class Rules:
                     li = 0
                     break
                 li += 1
+            # the literals that end before any pattern's next match begins are spans, as
+            # they are (Aho–Corasick's leftmost-longest: in order, none overlapping)
+            first = min([m[0] for m in nxt.values() if m is not None], default=n)
+            j = bisect.bisect_right(lits, first, lo=li, key=_END) if li < len(lits) else li
+            if j > li:
+                out.extend([(LITERALS, s, e) for _, s, e in lits[li:j]])
+                li = j
+                pos = lits[j - 1][2]
             best: tuple[str, int, int] | None = None
             if li < len(lits):
                 k, s, e = lits[li]
@@ -462,11 +480,18 @@ class Rules:
         if spans is None:
             spans = self.find(text, memo)
         edits: list[tuple[int, int, str]] = []
+        forward = self.lit_forward
+        lits: list[str] = []  # the literals' originals, counted at once
         for label, a, b in spans:
             original = text[a:b]
-            rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original, self.faker)
-            edits.append((a, b, rep))
-            session.count(label, original)
+            if label == LITERALS:
+                edits.append((a, b, forward[original]))
+                lits.append(original)
+            else:
+                edits.append((a, b, session.placeholder(label, original, self.faker)))
+                session.count(label, original)
+        if lits:
+            session.count_literals(lits)
         return edits
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
