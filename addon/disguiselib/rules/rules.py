@@ -67,6 +67,11 @@ def _automaton(cls, keys: list, total: int):
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
 
+# A text where skip regexes (accept.skip_regex) found this many places the rule then
+# rejected is searched without them: each such place costs two searches instead of one
+# (`API_KEY=x1 ` repeated: every value short, with a digit). Both ways give the same spans.
+_SKIP_WASTE = 32
+
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
 _MAX_DIGITS = 9
@@ -344,7 +349,9 @@ class Rules:
             text = ascii_text if ascii_text is not None else decode(b)
             if len(text) != len(b):
                 text = None  # offsets differ: options decode slices instead
-        spent = [0, 16 * n + 65536]  # rejected candidates' bytes, and the most allowed
+        # rejected candidates' bytes, the most allowed, and the skip regexes' matches the
+        # rules then rejected (_SKIP_WASTE)
+        spent = [0, 16 * n + 65536, 0]
         nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
         out: list[tuple[str, int, int]] = []
         li = 0
@@ -396,7 +403,8 @@ class Rules:
         reaches the end of the run, and each is rejected): quadratic time, a 96 kB
         string took 45 s. spent counts the bytes of the rejected candidates of one text
         against a limit of 16 bytes per byte of text (+64 KiB); past it the text is
-        refused (MaskError) rather than scanned for minutes."""
+        refused (MaskError) rather than scanned for minutes. spent[2]: the places of
+        this text where a skip regex let the rule be matched in vain (_SKIP_WASTE)."""
         n = len(b)
         while pos <= n:
             if p.opts is None:
@@ -408,7 +416,7 @@ class Rules:
                 start = m[0]
             else:
                 reach = 0  # how far the skip regex's match reached
-                if p.skip is not None:
+                if p.skip is not None and spent[2] < _SKIP_WASTE:
                     # no candidate the rule can accept starts before the skip regex's
                     # first match (accept.skip_regex): the rule's match there, or none
                     at = p.skip.search(b, pos)
@@ -416,6 +424,7 @@ class Rules:
                         return None
                     reach = at[1]
                     spans = p.rx.groups_at(b, at[0])
+                    spent[2] += 1  # taken back below if accepted
                     if spans is None:  # the skip regex is looser here (a digit of any class): go on
                         spans = [(at[0], at[0])]
                 else:
@@ -426,6 +435,8 @@ class Rules:
                 if spans[0][1] > start:
                     got = accept(p.opts, spans, b, text)
                     if got is not None:
+                        if reach:
+                            spent[2] -= 1
                         return got
                 if spans[0][1] > start or reach:
                     spent[0] += max(spans[0][1], reach) - start
