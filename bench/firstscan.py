@@ -16,6 +16,8 @@ the other processes (4x at a load of 8).
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
 import json
 import random
 import statistics
@@ -110,6 +112,39 @@ def where_it_goes(rules: Rules, ts: list[str], runs: int) -> tuple[float, list[t
     return statistics.median(pre), out
 
 
+def skip_side_by_side(rules: Rules, ts: list[str], runs: int) -> str:
+    """Each rule with a skip regex (accept.skip_regex), its exact search on the texts the
+    prefilter named it for, with the skip and without it (every candidate searched and
+    accept()ed whole, as before it), alternated in one run; medians, ms/MB; the spans
+    are checked to be the same."""
+    pf = rules._prefilter
+    bs = [t.encode() for t in ts]
+    mb = _mb(ts)
+    out = []
+    for i, p in enumerate(rules._patterns):
+        if p.skip is None:
+            continue
+        one = Rules(mappings.MappingSet(patterns=(rules.mappings.patterns[i],)), streams=False)
+        one.found = Found(limit=0)
+        fast = one._patterns[0]
+        opts = copy.copy(fast.opts)
+        opts.min_bytes = 1  # type: ignore[union-attr]
+        slow = dataclasses.replace(fast, skip=None, opts=opts)
+        named = [b for b in bs if i in pf.match(b, utf8=True)]
+        got: dict[str, list[float]] = {"with": [], "without": []}
+        spans: dict[str, list] = {}
+        for _ in range(runs):
+            for label, pat in (("with", fast), ("without", slow)):
+                one._patterns = (pat,)
+                t0 = time.thread_time()
+                spans[label] = [one._find_bytes(b, ([], [0])) for b in named]
+                got[label].append(1000 * (time.thread_time() - t0) / mb)
+        same = "same spans" if spans["with"] == spans["without"] else "SPANS DIFFER"
+        out.append(f"{p.name} {statistics.median(got['with']):.1f} with its skip regex, "
+                   f"{statistics.median(got['without']):.1f} without ({len(named)} texts, {same})")  # fmt: skip
+    return "; ".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
@@ -128,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         pre, rows = where_it_goes(rules, ts, args.runs)
         top = ", ".join(f"{n} {t:.1f} ({k})" for t, n, k in rows[:6])
         print(f"    prefilter {pre:.1f}; exact searches of the rules it named, costliest (ms/MB, texts): {top}")
+        if any(p.skip is not None for p in rules._patterns):
+            print(f"    side by side: {skip_side_by_side(rules, ts, args.runs)}")
     return 0
 
 

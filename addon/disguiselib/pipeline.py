@@ -175,7 +175,7 @@ def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str, s
     pass (Rules.prescan), and the body is walked again only to say where one is."""
     try:
         if scanned:
-            hot, _ = disguises.prescan(list(scanned))
+            hot, _ = disguises.prescan(list(scanned), scanned)  # the digests masking's scan took
             if not hot:
                 return
         hit = leakguard.scan_body(raw, disguises, api, ctype)

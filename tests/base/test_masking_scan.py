@@ -270,7 +270,9 @@ def test_disguises_the_client_typed_are_found_in_the_texts_masking_read(rules: R
         mask_body(raw, MESSAGES_REQUEST, rules, scanned)
     except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
         return
-    hot, _ = disguises.prescan(list(scanned))
+    hot, memo = disguises.prescan(list(scanned))
+    # as the pipeline calls it: the digests read from masking's memo, not computed again
+    assert disguises.prescan(list(scanned), scanned) == (hot, memo)
     hit = _guard(disguises, raw, None)
     assert hot or hit is None  # it never misses one (a text that is not UTF-8 is looked at by the walk)
     assert hot == set() or hit is not None or any(not t.isascii() and not _utf8(t) for t in scanned)

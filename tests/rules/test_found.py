@@ -48,7 +48,7 @@ def test_a_text_met_again_is_not_scanned_again() -> None:
     r.found = Found()
     calls = []
     orig = r._find_bytes
-    r._find_bytes = lambda b, pre=None: calls.append(b) or orig(b, pre)  # type: ignore[method-assign]
+    r._find_bytes = lambda b, pre=None, *a: calls.append(b) or orig(b, pre, *a)  # type: ignore[method-assign]
     text = "mail ops-team@example.com today, Müller"
     first = r.find(text)
     assert first and r.find(text) == first and r.find("nothing here") == [] and r.find("nothing here") == []

@@ -320,6 +320,7 @@ def test_a_short_text_is_scanned_again_rather_than_remembered() -> None:
     long = "a text long enough to be remembered by its digest"
     hot, memo = r.prescan(["a1", long, "Acme Corp"])
     assert hot == {2} and memo["a1"] == memo[long] == ((), ())
+    assert memo["Acme Corp"][2] is None  # no digest: it is not remembered
     assert r.found.get(Found.digest(long.encode())) == () and r.found.get(Found.digest(b"a1")) is None
 
 
@@ -352,3 +353,25 @@ def test_the_cheaper_prefilters_name_their_rule_wherever_it_matches(shape: str, 
     data = t.encode("utf-8")
     exact = {i for i in _CHEAP_IDX if _SHIPPED_RX[i].search(data) is not None}
     assert exact <= set(_PREFILTER.match(data))
+
+
+def test_a_prescan_reads_the_digests_another_rule_sets_prescan_took() -> None:
+    """The warning pass (pipeline) scans the texts masking scanned with another rule set,
+    reading their digests from masking's memo: what it remembers is under each text's own
+    digest, and it finds what a scan that digests each text finds."""
+    from disguiselib.rules.found import Found
+
+    texts = ["a text long enough to be remembered: Acme Corp", "another long text, with Zenith Labs in it", "Acme", "x" * 40]
+    masker = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    turned = Rules(mappings.from_dict({"literals": {"Zenith Labs": "Acme Corp"}}))
+    masker.found, turned.found = Found(), Found()
+    _, memo = masker.prescan(texts)
+    masker.prescan(texts)  # met before now: Known entries carry the digest too
+    hot, _ = turned.prescan(texts, memo)
+    assert hot == {1}
+    for t in texts:
+        if len(t) >= 32:
+            assert turned.found.get(Found.digest(t.encode())) is not None or t == texts[1]
+    assert turned.find(texts[1]) == [("literals", 24, 35)] and turned.found.get(Found.digest(texts[1].encode())) is not None
+    _, known = masker.prescan(texts)
+    assert turned.prescan(texts, known)[0] == {1}

@@ -52,3 +52,19 @@ def test_a_fake_a_rule_takes_part_of_is_never_issued() -> None:
     assert RULES._fake_clean("bob7q@mail.example")
     s = Session()
     assert s.placeholder("EMAIL", "a@b.io", Bad()) == "[EMAIL_1]" and s.fakes == 0  # type: ignore[arg-type]
+
+
+def test_literals_counted_at_once_count_as_one_by_one() -> None:
+    """Rules.mask_spans counts a text's literals at once (Session.count_literals): the
+    same counts, total and originals (the replay report lists them) as count() each."""
+    from disguiselib.rules.session import LITERALS, Session
+
+    one, many = Session(), Session()
+    originals = ["Acme Corp", "Jane Roe", "Acme Corp"]
+    for o in originals:
+        one.count(LITERALS, o)
+    one.count("EMAIL", "a@b.example")
+    many.count_literals(originals)
+    many.count("EMAIL", "a@b.example")
+    assert (one.masked, one.counts, one.literals) == (many.masked, many.counts, many.literals) == (
+        4, {LITERALS: 3, "EMAIL": 1}, {"Acme Corp", "Jane Roe"})

@@ -31,7 +31,7 @@ def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
     if not names or "[" not in s and "\\u" not in s:
         return frozenset()
     found = {m.group() for m in _PLACEHOLDER_SHAPE.finditer(s) if m.group(1) in names}
-    if "\\u" in s:
+    if "\\u00" in s:  # what _ASCII_ESCAPE reads begins so (half the time of looking for `\u`)
         t = _ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)
         found.update(m.group() for m in _PLACEHOLDER_SHAPE.finditer(t) if m.group(1) in names)
     return frozenset(found)

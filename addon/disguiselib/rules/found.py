@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import hashlib
 
-# Entries of Rules.prescan's memo (text -> what find() needs of it):
+# Entries of Rules.prescan's memo (text -> what find() needs of it): NOTHING, Known, or
+# (its literal matches, the patterns that may match, its digest or None) to search.
 NOTHING: tuple = ((), ())  # no literal in it, and no pattern may match
 
 
 class Known:
-    """What find() found in this text when it was met before (Found)."""
+    """What find() found in this text when it was met before (Found), and the text's
+    digest (another rule set's prescan of the same text reads it: Rules.prescan)."""
 
-    __slots__ = ("spans",)
+    __slots__ = ("spans", "digest")
 
-    def __init__(self, spans: tuple) -> None:
+    def __init__(self, spans: tuple, digest: bytes | None = None) -> None:
         self.spans = spans
+        self.digest = digest
 
 
 class Found:

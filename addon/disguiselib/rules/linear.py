@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - a platform without its wheel: every pa
     hyperscan = None  # type: ignore[assignment]
 
 UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+ANCHOR_START = _re2.RE2.Anchor.ANCHOR_START
 ANCHOR_BOTH = _re2.RE2.Anchor.ANCHOR_BOTH
 
 # RE2's memory budget per regex. Its DFA cache lives within it; the default (8 MiB)
@@ -143,11 +144,12 @@ def explain(pattern: str, err: str) -> str:
     return say.replace("{at}", str(max(at, 0)))
 
 
-def _options(longest: bool = False, max_mem: int = _MAX_MEM):
+def _options(longest: bool = False, max_mem: int = _MAX_MEM, capture: bool = True):
     o = _re2.RE2.Options()
     o.log_errors = False  # errors are raised, not printed on stderr
     o.max_mem = max_mem
     o.longest_match = longest
+    o.never_capture = not capture
     return o
 
 
@@ -161,9 +163,11 @@ class Regex:
 
     __slots__ = ("pattern", "_rx", "_match", "groupindex", "ngroups")
 
-    def __init__(self, pattern: str, longest: bool = False) -> None:
+    def __init__(self, pattern: str, longest: bool = False, capture: bool = True) -> None:
+        """capture=False: groups are read as (?:...) (search() alone is wanted: RE2 then
+        finds a match's span with its automata only, without the submatch engine)."""
         self.pattern = pattern
-        rx = _re2.RE2(pattern.encode("utf-8"), _options(longest))
+        rx = _re2.RE2(pattern.encode("utf-8"), _options(longest, capture=capture))
         if not rx.ok():
             err = rx.error()
             raise RegexError(explain(pattern, err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)))
@@ -180,6 +184,12 @@ class Regex:
         """Spans of the whole match and of every group ((-1, -1) for one that did not
         take part), or None."""
         spans = self._match(UNANCHORED, b, pos, len(b) if end < 0 else end)
+        return None if spans[0][0] < 0 else spans
+
+    def groups_at(self, b: bytes, pos: int) -> list[tuple[int, int]] | None:
+        """groups() of the match that starts at pos itself (the one a search from pos or
+        before returns when it starts at pos), or None."""
+        spans = self._match(ANCHOR_START, b, pos, len(b))
         return None if spans[0][0] < 0 else spans
 
     def fullmatch(self, b: bytes) -> bool:

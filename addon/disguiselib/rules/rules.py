@@ -36,7 +36,7 @@ import ahocorasick_rs
 from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import fakes, linear, triggers
-from .accept import Options, accept, prefilter_regex
+from .accept import Options, accept, prefilter_regex, skip_regex
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
@@ -59,10 +59,19 @@ _JOIN_MAX = 1 << 16
 _REMEMBER_MIN = 32
 
 
+def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the constant it is
+    return m[2]
+
+
 def _automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
+
+# A text where skip regexes (accept.skip_regex) found this many places the rule then
+# rejected is searched without them: each such place costs two searches instead of one
+# (`API_KEY=x1 ` repeated: every value short, with a digit). Both ways give the same spans.
+_SKIP_WASTE = 32
 
 # A placeholder's number has at most this many digits (a request with a billion
 # e-mail addresses is not a request).
@@ -76,6 +85,8 @@ class _Pattern:
     name: str
     rx: linear.Regex
     opts: Options | None = None
+    # where its candidates can be accepted at all (accept.skip_regex), or None
+    skip: linear.Regex | None = None
 
 
 class Rules:
@@ -102,7 +113,9 @@ class Rules:
         pats = []
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
-            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex)))
+            skip = skip_regex(p.regex, p.group, rx.groupindex, p.validator)
+            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex),
+                                 linear.Regex(skip, capture=False) if skip is not None else None))  # fmt: skip
         self._patterns = tuple(pats)
         self._prefilter = linear.Prefilter([prefilter_regex(p) for p in ms.patterns]) if ms.patterns else None
 
@@ -206,7 +219,7 @@ class Rules:
         """No literal and no pattern: nothing to mask."""
         return self._lit_ac is None and not self._patterns
 
-    def prescan(self, pieces: list[str]) -> tuple[set[int], dict[str, object]]:
+    def prescan(self, pieces: list[str], digests: dict | None = None) -> tuple[set[int], dict[str, object]]:
         """Where in many texts find() can find anything, in one go: (the indices of the
         pieces where some literal or pattern may match, a memo for find()).
 
@@ -218,9 +231,11 @@ class Rules:
         piece's text to what find() would compute first for it (its literal matches and
         the patterns that may match), so find() does not scan it again. A piece met
         before (`self.found`) is not scanned: the memo holds what find() found in it
-        (a piece shorter than _REMEMBER_MIN bytes is scanned every time)."""
+        (a piece shorter than _REMEMBER_MIN bytes is scanned every time). digests: a memo
+        another rule set's prescan made of these pieces, whose digests are read from it
+        rather than computed again (the warning pass after masking: pipeline)."""
         hot: set[int] = set()
-        memo: dict[str, object] = {}  # a (literals, patterns) pair, NOTHING or Known
+        memo: dict[str, object] = {}  # (literals, patterns, digest), NOTHING or Known
         found = self.found
         todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
         bs: list[bytes] = []
@@ -231,9 +246,14 @@ class Rules:
             except UnicodeEncodeError:
                 hot.add(k)
                 continue
-            d = Found.digest(x) if len(x) >= _REMEMBER_MIN else None
+            d = None
+            if len(x) >= _REMEMBER_MIN:
+                e = digests.get(p) if digests else None
+                d = e.digest if type(e) is Known else e[2] if type(e) is tuple and len(e) == 3 else None
+                if d is None:
+                    d = Found.digest(x)
             if d is not None and (known := found.get(d)) is not None:
-                memo[p] = Known(known) if known else NOTHING
+                memo[p] = Known(known, d) if known else NOTHING
                 if known:
                     hot.add(k)
                 continue
@@ -277,7 +297,7 @@ class Rules:
             lk = lits.get(j, [])
             if lk or active:
                 hot.add(k)
-                memo[pieces[k]] = (lk, active)
+                memo[pieces[k]] = (lk, active, ds[j])
             else:
                 memo[pieces[k]] = NOTHING
                 if (d := ds[j]) is not None:
@@ -316,30 +336,41 @@ class Rules:
         b = utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
-        elif (known := self.found.get(d := Found.digest(b))) is not None:
-            spans = list(known)
         else:
-            spans = self._find_bytes(b, pre)
-            self.found.put(d, tuple(spans))
+            d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else Found.digest(b)
+            known = self.found.get(d)
+            if known is not None:
+                spans = list(known)
+            else:
+                spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
+                self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
-    def _find_bytes(self, b: bytes, pre: tuple[list, list[int]] | None = None) -> list[tuple[str, int, int]]:
+    def _find_bytes(
+        self, b: bytes, pre: tuple | None = None, ascii_text: str | None = None
+    ) -> list[tuple[str, int, int]]:
+        """find()'s spans in bytes (pre: prescan's memo entry; ascii_text: b as the str it
+        was encoded from, when that is ASCII)."""
         n = len(b)
         if pre is not None:
-            lits, active = pre
+            lits, active = pre[0], pre[1]
         else:
             lits = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
             active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
             return [(LITERALS, s, e) for _, s, e in lits]
         pats = self._patterns
-        text = decode(b) if active and any(pats[i].opts for i in active) else None
-        if text is not None and len(text) != len(b):
-            text = None  # offsets differ: options decode slices instead
-        spent = [0, 16 * n + 65536]  # rejected candidates' bytes, and the most allowed
+        text = None
+        if any(pats[i].opts for i in active):
+            text = ascii_text if ascii_text is not None else decode(b)
+            if len(text) != len(b):
+                text = None  # offsets differ: options decode slices instead
+        # rejected candidates' bytes, the most allowed, and the skip regexes' matches the
+        # rules then rejected (_SKIP_WASTE)
+        spent = [0, 16 * n + 65536, 0]
         nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
         out: list[tuple[str, int, int]] = []
         li = 0
@@ -352,6 +383,14 @@ class Rules:
                     li = 0
                     break
                 li += 1
+            # the literals that end before any pattern's next match begins are spans, as
+            # they are (Aho–Corasick's leftmost-longest: in order, none overlapping)
+            first = min([m[0] for m in nxt.values() if m is not None], default=n)
+            j = bisect.bisect_right(lits, first, lo=li, key=_END) if li < len(lits) else li
+            if j > li:
+                out.extend([(LITERALS, s, e) for _, s, e in lits[li:j]])
+                li = j
+                pos = lits[j - 1][2]
             best: tuple[str, int, int] | None = None
             if li < len(lits):
                 k, s, e = lits[li]
@@ -383,7 +422,8 @@ class Rules:
         reaches the end of the run, and each is rejected): quadratic time, a 96 kB
         string took 45 s. spent counts the bytes of the rejected candidates of one text
         against a limit of 16 bytes per byte of text (+64 KiB); past it the text is
-        refused (MaskError) rather than scanned for minutes."""
+        refused (MaskError) rather than scanned for minutes. spent[2]: the places of
+        this text where a skip regex let the rule be matched in vain (_SKIP_WASTE)."""
         n = len(b)
         while pos <= n:
             if p.opts is None:
@@ -394,15 +434,31 @@ class Rules:
                     return m
                 start = m[0]
             else:
-                spans = p.rx.groups(b, pos)
-                if spans is None:
-                    return None
+                reach = 0  # how far the skip regex's match reached
+                if p.skip is not None and spent[2] < _SKIP_WASTE:
+                    # no candidate the rule can accept starts before the skip regex's
+                    # first match (accept.skip_regex): the rule's match there, or none
+                    at = p.skip.search(b, pos)
+                    if at is None:
+                        return None
+                    reach = at[1]
+                    spans = p.rx.groups_at(b, at[0])
+                    spent[2] += 1  # taken back below if accepted
+                    if spans is None:  # the skip regex is looser here (a digit of any class): go on
+                        spans = [(at[0], at[0])]
+                else:
+                    spans = p.rx.groups(b, pos)
+                    if spans is None:
+                        return None
                 start = spans[0][0]
                 if spans[0][1] > start:
                     got = accept(p.opts, spans, b, text)
                     if got is not None:
+                        if reach:
+                            spent[2] -= 1
                         return got
-                    spent[0] += spans[0][1] - start
+                if spans[0][1] > start or reach:
+                    spent[0] += max(spans[0][1], reach) - start
                     if spent[0] > spent[1]:
                         raise MaskError(
                             f"pattern {p.name}: a string of {n} bytes holds more candidates that its rule "
@@ -454,11 +510,18 @@ class Rules:
         if spans is None:
             spans = self.find(text, memo)
         edits: list[tuple[int, int, str]] = []
+        forward = self.lit_forward
+        lits: list[str] = []  # the literals' originals, counted at once
         for label, a, b in spans:
             original = text[a:b]
-            rep = self.lit_forward[original] if label == LITERALS else session.placeholder(label, original, self.faker)
-            edits.append((a, b, rep))
-            session.count(label, original)
+            if label == LITERALS:
+                edits.append((a, b, forward[original]))
+                lits.append(original)
+            else:
+                edits.append((a, b, session.placeholder(label, original, self.faker)))
+                session.count(label, original)
+        if lits:
+            session.count_literals(lits)
         return edits
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:

@@ -38,6 +38,12 @@ class Session:
         if label == LITERALS and original is not None:
             self.literals.add(original)
 
+    def count_literals(self, originals: list[str]) -> None:
+        """count(LITERALS, o) for each o of originals, at once."""
+        self.masked += len(originals)
+        self.counts[LITERALS] = self.counts.get(LITERALS, 0) + len(originals)
+        self.literals.update(originals)
+
     def placeholder(self, name: str, original: str, faker: fakes.Faker | None = None) -> str:
         """The disguise of original matched by rule name: its fake when faker makes one
         (the first candidate that is no other original's disguise in this request and no
