@@ -26,6 +26,7 @@ from . import jsonspan
 cdef object _scanstring = json.decoder.scanstring
 cdef object _apply = jsonspan.apply
 cdef object _KEY = jsonspan.KEY
+cdef object Tokens = jsonspan.Tokens
 
 
 cdef class _Frame:
@@ -168,6 +169,109 @@ cdef class _Walk:
     cdef object marks
     cdef object where
     cdef object at
+    # collect(): the strings selected, in bulk (fn is None then)
+    cdef bint collecting
+    cdef list vals
+    cdef list rules
+    cdef list keys
+    cdef list spans
+    cdef list owners
+    cdef list slots
+    cdef list pieces
+    cdef list owner
+    cdef object cur
+    cdef object reads
+    cdef object plain_fn
+    cdef object context_fn
+    cdef object ctx_key
+    cdef tuple ctx
+    cdef dict rule_class
+
+    cdef int class_of(self, object rule) except -1:
+        """How plain() answers for rule's strings: 0 never plain (declared media, JSON
+        text), 1 plain unless the string begins like JSON, 2 that, and not media sniffed
+        in an unknown field."""
+        got = self.rule_class.get(rule)
+        if got is not None:
+            return got
+        cdef int c
+        if rule.media is not None or rule.json_text:
+            c = 0
+        elif rule.kind == "unknown":
+            c = 2
+        else:
+            c = 1
+        self.rule_class[rule] = c
+        return c
+
+    cdef bint plain(self, str v, object rule) except -1:
+        """fields.plain(v, rule), answered here where it plainly is (no JSON-looking
+        start; in an unknown field, no `data:` and no base64 alphabet alone); the
+        reference answers the rest."""
+        cdef int cls = self.class_of(rule)
+        if cls == 0:
+            return False
+        cdef int kind = PyUnicode_KIND(v)
+        cdef void *data = PyUnicode_DATA(v)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(v), i = 0
+        cdef Py_UCS4 c
+        while i < n:
+            c = PyUnicode_READ(kind, data, i)
+            if c != 32 and c != 9 and c != 10 and c != 13:
+                break
+            i += 1
+        if i < n and (c == 91 or c == 123):  # [ {
+            return False
+        if cls == 1 or n == 0:
+            return True
+        c = PyUnicode_READ(kind, data, 0)
+        if c == 100 or c == 68 or c > 127:  # d D, or not ASCII: maybe `data:`
+            return self.plain_fn(v, rule)
+        if n < 16:
+            return True
+        for i in range(n):
+            c = PyUnicode_READ(kind, data, i)
+            if not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 43 or c == 47 or c == 61 or c == 95 or c == 45):
+                return True  # a character no base64 holds
+        return self.plain_fn(v, rule)
+
+    cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
+        """One selected string, collected: its token, its key, what reading it reads
+        (no tuple made per string: the garbage collector would walk them all)."""
+        cdef list pieces = self.pieces
+        cdef Py_ssize_t n = len(pieces), t = len(self.vals)
+        self.spans.append(i)
+        self.spans.append(end)
+        if self.owners is not None:
+            self.owners.append(owner)
+            self.slots.append(slot)
+        cdef object key
+        if rule is _KEY:
+            key = None
+            self.cur = v
+            pieces.append(v)
+        else:
+            key = self.cur
+            self.cur = None
+            if self.plain(v, rule):
+                if key is None:
+                    pieces.append(v)
+                else:
+                    if key is not self.ctx_key:
+                        self.ctx = self.context_fn(key)
+                        self.ctx_key = key
+                    pieces.append(self.ctx[0] + v + self.ctx[1])
+            else:
+                self.reads(v, rule, key, pieces)
+        self.vals.append(v)
+        self.rules.append(rule)
+        self.keys.append(key)
+        if self.owner is not None:
+            n = len(pieces) - n
+            if n == 1:
+                self.owner.append(t)
+            elif n:
+                self.owner.extend([t] * n)
 
     cdef tuple place(self):
         if not self.stack:
@@ -197,6 +301,13 @@ cdef class _Walk:
                     v = parsed
                 else:
                     v = s[i + 1 : k]
+                if self.collecting:
+                    if self.stack:
+                        f = self.stack[-1]
+                        self.note(v, rule, i, end, f.parsed, f.key if f.is_obj else f.idx)
+                    else:
+                        self.note(v, rule, i, end, None, 0)
+                    return end
                 if self.where is not None:
                     self.where.append((i, end))
                     if self.at is not None:
@@ -241,13 +352,16 @@ cdef class _Walk:
                     key, end = s[j + 1 : k], k + 1
                 f.key = key
                 if f.rule.keys and key not in f.rule.known:
-                    if self.where is not None:
-                        self.where.append((j, end))
-                        if self.at is not None:
-                            self.at.append((f.parsed, key, True))
-                    new = self.fn(key, _KEY)
-                    if new is not key:
-                        _apply(s, j, end, key, new, self.edits)
+                    if self.collecting:
+                        self.note(key, _KEY, j, end, f.parsed, key)
+                    else:
+                        if self.where is not None:
+                            self.where.append((j, end))
+                            if self.at is not None:
+                                self.at.append((f.parsed, key, True))
+                        new = self.fn(key, _KEY)
+                        if new is not key:
+                            _apply(s, j, end, key, new, self.edits)
                 i = end
             elif c == 58:  # :
                 i = self.value_at(j + 1, f.rule.child(f.key), f.parsed[f.key])
@@ -277,3 +391,36 @@ def walk(str s, doc, root, fn, marks=None, where=None, at=None):
     w.at = at
     w.run(doc, root)
     return w.edits
+
+
+def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bint places=False):
+    """spanwalk.py_collect, compiled: every string root's rules select, in bulk, with no
+    Python call per string but for those plain() does not settle here (see _Walk.plain)
+    and those read otherwise than as they are (reads)."""
+    cdef _Walk w = _Walk.__new__(_Walk)
+    w.t = _Text(s)
+    w.s = s
+    w.fn = None
+    w.edits = []
+    w.stack = []
+    w.marks = None
+    w.where = None
+    w.at = None
+    w.collecting = True
+    w.vals = []
+    w.rules = []
+    w.keys = []
+    w.spans = []
+    w.owners = [] if places else None
+    w.slots = [] if places else None
+    w.pieces = pieces
+    w.owner = owner
+    w.cur = None
+    w.reads = reads
+    w.plain_fn = plain
+    w.context_fn = context
+    w.ctx_key = None
+    w.ctx = None
+    w.rule_class = {}
+    w.run(doc, root)
+    return Tokens(w.vals, w.rules, w.keys, w.spans, w.owners, w.slots)

@@ -27,6 +27,7 @@ stored encoded, and fn decodes it, transforms the text and encodes it again.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -270,6 +271,15 @@ def encode_like(value: str, raw: str) -> str:
     if raw.isascii():
         return json.dumps(value)
     return '"' + json_escape(value) + '"'
+
+
+# The strings a walk selected, in order, as lists side by side (spanwalk.collect): each
+# one's value, rule (KEY for a key), the key it is read with (or None), its token's place
+# in the text (spans[2t], spans[2t + 1]: start, past its end), and with places, where it
+# is in the parsed document (owners[t]: its container, None for a document that is one
+# string; slots[t]: its key or index). A namedtuple, not a typing.NamedTuple: this module
+# is compiled by Cython, which keeps no class annotations.
+Tokens = collections.namedtuple("Tokens", "vals rules keys spans owners slots")
 
 
 class _Frame:
