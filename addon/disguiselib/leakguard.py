@@ -38,7 +38,8 @@ from urllib.parse import unquote_plus
 
 from .apis.registry import RealtimeApi, slots_for
 from .base import bodies
-from .base.fields import GENERIC, NUMBER, context_of, loads, path_text, plain, texts, walk
+from .base.fields import GENERIC, NUMBER, context_of, loads, path_text, plain, texts
+from .base.fieldwalk import unread
 from .base.wirespec import Slots
 from .rules.rules import LITERALS, Rules
 from .wire.jsonspan import Rule, transform_loose
@@ -102,8 +103,8 @@ def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
 def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | None = None) -> Hit | None:
     """The first original in a parsed document (fields.loads) among the strings, keys and
     numbers the table says the masker masks (GENERIC: all of them). memo: see
-    scan_request."""
-    for f in walk(doc, table):
+    scan_request; the walk leaves out what it shows clean (base/fieldwalk.py)."""
+    for f in unread(doc, table, memo):
         r, v = f.rule, f.value
         where = ""
         if r is NUMBER:

@@ -160,32 +160,16 @@ cdef class _Text:
         return True
 
 
-cdef class _Walk:
-    cdef _Text t
-    cdef str s
-    cdef object fn
-    cdef list edits
-    cdef list stack
-    cdef object marks
-    cdef object where
-    cdef object at
-    # collect(): the strings selected, in bulk (fn is None then)
-    cdef bint collecting
-    cdef list vals
-    cdef list rules
-    cdef list keys
-    cdef list spans
-    cdef list owners
-    cdef list slots
-    cdef list pieces
-    cdef list owner
-    cdef object cur
-    cdef object reads
+cdef class _Plain:
+    """fields.plain(v, rule), answered in C where it plainly is (no JSON-looking start;
+    in an unknown field, no `data:` start and not the base64 alphabet alone); plain_fn,
+    the reference, answers the rest. Rule classes are remembered per rule object."""
     cdef object plain_fn
-    cdef object context_fn
-    cdef object ctx_key
-    cdef tuple ctx
     cdef dict rule_class
+
+    def __cinit__(self, plain_fn):
+        self.plain_fn = plain_fn
+        self.rule_class = {}
 
     cdef int class_of(self, object rule) except -1:
         """How plain() answers for rule's strings: 0 never plain (declared media, JSON
@@ -205,9 +189,6 @@ cdef class _Walk:
         return c
 
     cdef bint plain(self, str v, object rule) except -1:
-        """fields.plain(v, rule), answered here where it plainly is (no JSON-looking
-        start; in an unknown field, no `data:` and no base64 alphabet alone); the
-        reference answers the rest."""
         cdef int cls = self.class_of(rule)
         if cls == 0:
             return False
@@ -235,6 +216,33 @@ cdef class _Walk:
                 return True  # a character no base64 holds
         return self.plain_fn(v, rule)
 
+
+cdef class _Walk:
+    cdef _Text t
+    cdef str s
+    cdef object fn
+    cdef list edits
+    cdef list stack
+    cdef object marks
+    cdef object where
+    cdef object at
+    # collect(): the strings selected, in bulk (fn is None then)
+    cdef bint collecting
+    cdef list vals
+    cdef list rules
+    cdef list keys
+    cdef list spans
+    cdef list owners
+    cdef list slots
+    cdef list pieces
+    cdef list owner
+    cdef object cur
+    cdef object reads
+    cdef _Plain plain
+    cdef object context_fn
+    cdef object ctx_key
+    cdef tuple ctx
+
     cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
         """One selected string, collected: its token, its key, what reading it reads
         (no tuple made per string: the garbage collector would walk them all)."""
@@ -253,7 +261,7 @@ cdef class _Walk:
         else:
             key = self.cur
             self.cur = None
-            if self.plain(v, rule):
+            if self.plain.plain(v, rule):
                 if key is None:
                     pieces.append(v)
                 else:
@@ -417,10 +425,80 @@ def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bi
     w.owner = owner
     w.cur = None
     w.reads = reads
-    w.plain_fn = plain
+    w.plain = _Plain(plain)
     w.context_fn = context
     w.ctx_key = None
     w.ctx = None
-    w.rule_class = {}
     w.run(doc, root)
     return Tokens(w.vals, w.rules, w.keys, w.spans, w.owners, w.slots)
+
+
+cdef class _Unread:
+    """base/fieldwalk.unread, compiled: fields.walk over a parsed document, keeping only
+    the fields memo does not show clean."""
+    cdef object memo
+    cdef list out
+    cdef _Plain plain
+    cdef object num, dup, number, key, field, context_fn, nothing
+    cdef object ctx_key
+    cdef tuple ctx
+
+    cdef bint clean(self, str v, object rule, object k) except -1:
+        """Does memo say the scan found nothing in what the guard reads of v (as it is,
+        or with its key around it)? Only for a string read as it is."""
+        if not self.plain.plain(v, rule):
+            return False
+        if k is None:
+            return self.memo.get(v) is self.nothing
+        if k is not self.ctx_key:
+            self.ctx = self.context_fn(k)
+            self.ctx_key = k
+        return self.memo.get(self.ctx[0] + v + self.ctx[1]) is self.nothing
+
+    cdef int node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
+        """v, reached from its container (path parent) by seg (top: v is the document)."""
+        cdef object path, items, key, x, child_keys, known
+        cdef Py_ssize_t i, n
+        if depth > 20000:  # deeper than any parser here reads (C stack)
+            raise RecursionError("document nested too deeply for the leak guard's walk")
+        rule = rule.resolve(v)
+        if isinstance(v, str):
+            if type(v) is self.num:
+                if not rule.skip:
+                    self.out.append(self.field(None if top else (parent, seg), v, self.number, None, False))
+            elif rule.string and not self.clean(v, rule, k):
+                self.out.append(self.field(None if top else (parent, seg), v, rule, k, False))
+            return 0
+        if isinstance(v, dict):
+            if rule.skip:
+                return 0
+            path = None if top else (parent, seg)
+            items = v.pairs if type(v) is self.dup else list(v.items())
+            child_keys, known = rule.keys, rule.known
+            if child_keys:
+                for key, x in items:
+                    if key not in known and not self.clean(key, self.key, None):
+                        self.out.append(self.field((path, key), key, self.key, None, True))
+            for key, x in items:
+                self.node(x, rule.child(key), path, key, False, key if child_keys and key not in known else None, depth + 1)
+        elif isinstance(v, list):
+            if rule.skip:
+                return 0
+            path = None if top else (parent, seg)
+            n = len(v)
+            for i in range(n):
+                self.node(v[i], rule.child(i), path, i, False, None, depth + 1)
+        return 0
+
+
+def unread(doc, root, memo, kinds):
+    """base/fieldwalk.py_unread, compiled (kinds: that module's KINDS tuple)."""
+    cdef _Unread u = _Unread.__new__(_Unread)
+    u.memo = memo if memo is not None else {}
+    u.out = []
+    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing = kinds
+    u.plain = _Plain(plain)
+    u.ctx_key = None
+    u.ctx = None
+    u.node(doc, root, None, None, True, None, 0)
+    return u.out
