@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any, Protocol
@@ -112,11 +113,14 @@ def mask_body(
         raise MaskError("body repeats a key with values of different shapes") from e
     except RecursionError as e:
         raise MaskError("a string holds JSON nested too deeply to be read") from e
-    body = new.encode("utf-8") if changed else raw
+    shared = None
     if parsed is not None:
         shared = doc if not changed else masked_doc(s, new, doc, trace)  # type: ignore[arg-type]
-        if shared is not None:
-            parsed.append((body, shared))
+    del s, doc, trace  # before the masked text is encoded (a 200 MB body: each a copy)
+    body = new.encode("utf-8") if changed else raw
+    del new
+    if shared is not None:
+        parsed.append((body, shared))  # type: ignore[union-attr]
     return body, session
 
 
@@ -144,13 +148,12 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
     the result is exactly what parsing out gives, whatever the masker did; None where
     that cannot be shown cheaply (the text differs elsewhere, a token does not read back
     as one string, a repeated key, a key renamed onto another), and the guard parses."""
-    toks, ranges, edits = trace["toks"], trace["ranges"], trace["edits"]
+    toks, ranges = trace["toks"], trace["ranges"]
     where = toks.spans
     sets: list[tuple[Any, str | int, str, bool]] = []
     ps = po = delta = 0
-    for t, a, b in ranges:
+    for t, grow in ranges:
         i, end = where[2 * t], where[2 * t + 1]
-        grow = sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[a:b])
         ni, nend = i + delta, end + delta + grow
         if out[po:ni] != s[ps:i] or out[ni : ni + 1] != '"':
             return None
@@ -202,7 +205,7 @@ def mask_doc(
     (masked_doc reads them)."""
     if rules.is_empty:
         if trace is not None:
-            trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[], edits=[])
+            trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
         return s, 0
     pieces: list[str] = []
     owner: list[int] = []
@@ -218,19 +221,31 @@ def mask_doc(
         if scanned is not None:
             scanned.update(dict.fromkeys(pieces))  # every text read; None: not scanned (not UTF-8)
             scanned.update(memo)
-    del pieces, owner
     fn = mask_fn(rules, session, memo)
     edits: list[tuple[int, int, str]] = []
-    ranges: list[tuple[int, int, int]] = []  # per token changed: (token, its first edit, past its last)
+    ranges: list[tuple[int, int]] = []  # per token changed: (token, how much longer its token grew)
     for t in hot:
         v = vals[t]
         n = len(edits)
-        jsonspan.apply(s, where[2 * t], where[2 * t + 1], v, fn(v, rules_of[t], keys[t]), edits)
+        new = fn(v, rules_of[t], keys[t])
+        if memo is not None:
+            # what the scan found in this string's texts is spent (a 200 MB string's
+            # matches); their texts stay listed as read, for a full scan if met again
+            for k in range(bisect.bisect_left(owner, t), bisect.bisect_right(owner, t)):
+                memo[pieces[k]] = None
+                if scanned is not None:
+                    scanned[pieces[k]] = None
+        jsonspan.apply(s, where[2 * t], where[2 * t + 1], v, new, edits)
+        del new
         if len(edits) > n:
-            ranges.append((t, n, len(edits)))
+            ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
+    del pieces, owner
     if trace is not None:
-        trace.update(toks=toks, ranges=ranges, edits=edits)
-    return jsonspan.splice(s, edits), len(edits)
+        trace.update(toks=toks, ranges=ranges)
+    out = jsonspan.splice(s, edits)
+    changed = len(edits)
+    del edits
+    return out, changed
 
 
 def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:

@@ -410,7 +410,7 @@ def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[
         if not new:
             return
         if s.count("\\", i + 1, end - 1) <= _SPLICE_MAX_ESCAPES:
-            edits.extend(token_edits(s, i, end, new))
+            edits.extend(token_edits(s, i, end, new, v))
             return
         # Many escapes (a source file's `\n`s): mapping offsets through each of them costs
         # more than encoding the token again whole, at C speed.
@@ -419,10 +419,14 @@ def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[
         edits.append((i, end, encode_like(new, s[i:end])))
 
 
-def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+def token_edits(
+    s: str, i: int, end: int, spans: list[tuple[int, int, str]], v: str | None = None
+) -> list[tuple[int, int, str]]:
     """The edits of s that make the string token s[i:end] hold its value with spans
-    (decoded coordinates) applied; each replacement encoded in the token's style."""
-    body = s[i + 1 : end - 1]
+    (decoded coordinates) applied; each replacement encoded in the token's style. v:
+    the token's value, read instead of a copy of the token when it has no escape (a
+    200 MB string is not copied to be spliced)."""
+    body = v if v is not None and s.find("\\", i + 1, end - 1) < 0 else s[i + 1 : end - 1]
     ascii_token = body.isascii()
 
     def enc(rep: str) -> str:
