@@ -320,3 +320,26 @@ def test_a_big_string_is_masked_without_copies_of_it_piling_up() -> None:
         tracemalloc.stop()
     assert b"Acme Corp" not in parsed[0][0]
     assert peak < 9 * len(raw), peak / len(raw)  # 10.1× before; the scan's own copies are most of the rest
+
+
+@settings(max_examples=200, deadline=None)
+@given(rule_sets(), bodies())
+@example(Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}})), _tool_result("\ud83dZenith Labs"))  # not UTF-8
+def test_the_texts_handed_to_the_guard_are_every_text_masking_read(rules: Rules, raw: bytes) -> None:
+    """scanned lists every text masking read (its keys: the warning pass's texts), built
+    from the scan's memo and the pieces it marked, not piece by piece: the same set."""
+    from disguiselib.base import fields, masking
+    from disguiselib.wire import spanwalk
+
+    if rules.is_empty:
+        return  # nothing is read
+    rules.found = Found(limit=0)
+    scanned: dict = {}
+    try:
+        s, doc = masking._parse(raw)
+        mask_doc(s, doc, MESSAGES_REQUEST, rules, Session(), scanned=scanned)
+    except MaskError:
+        return
+    pieces: list = []
+    spanwalk.py_collect(s, masking._parse(raw)[1], MESSAGES_REQUEST, pieces, masking.reads, fields.plain, fields.key_context)
+    assert set(scanned) == set(pieces)

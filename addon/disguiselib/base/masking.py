@@ -219,7 +219,8 @@ def mask_doc(
         marked, memo = rules.prescan(pieces)
         hot = sorted({owner[k] for k in marked})
         if scanned is not None:
-            scanned.update(dict.fromkeys(pieces))  # every text read; None: not scanned (not UTF-8)
+            # every text read: the memo holds each piece prescan did not mark; a marked
+            # one is listed below, with the strings masked (None: scan it again)
             scanned.update(memo)
     fn = mask_fn(rules, session, memo)
     edits: list[tuple[int, int, str]] = []
@@ -230,7 +231,8 @@ def mask_doc(
         new = fn(v, rules_of[t], keys[t])
         if memo is not None:
             # what the scan found in this string's texts is spent (a 200 MB string's
-            # matches); their texts stay listed as read, for a full scan if met again
+            # matches); their texts stay listed as read (scanned's keys), for a full
+            # scan if met again
             for k in range(bisect.bisect_left(owner, t), bisect.bisect_right(owner, t)):
                 memo[pieces[k]] = None
                 if scanned is not None:

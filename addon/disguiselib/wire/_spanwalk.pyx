@@ -27,6 +27,15 @@ cdef object _scanstring = json.decoder.scanstring
 cdef object _apply = jsonspan.apply
 cdef object _KEY = jsonspan.KEY
 cdef object Tokens = jsonspan.Tokens
+cdef object _base_resolve = jsonspan.Rule.resolve
+
+
+cdef inline object resolved(object rule, object value):
+    """rule.resolve(value), without the call where the rule's class keeps Rule's own
+    (which is the rule itself): most rules, once for every string."""
+    if getattr(type(rule), "resolve") is _base_resolve:
+        return rule
+    return rule.resolve(value)
 
 
 cdef class _Frame:
@@ -297,7 +306,7 @@ cdef class _Walk:
         while True:
             i = self.t.ws(i)
             c = self.t.at(i)
-            rule = rule.resolve(parsed)
+            rule = resolved(rule, parsed)
             if c == 34:
                 k = self.t.string_end(i + 1, &escaped)
                 end = k + 1
@@ -461,7 +470,7 @@ cdef class _Unread:
         cdef Py_ssize_t i, n
         if depth > 20000:  # deeper than any parser here reads (C stack)
             raise RecursionError("document nested too deeply for the leak guard's walk")
-        rule = rule.resolve(v)
+        rule = resolved(rule, v)
         if isinstance(v, str):
             if type(v) is self.num:
                 if not rule.skip:
