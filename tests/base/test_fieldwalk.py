@@ -35,15 +35,23 @@ _json = st.recursive(
 _tables = st.sampled_from([fields.GENERIC, VALUES, USER, Obj({"a": fields.ID}, default=USER), MESSAGES_REQUEST])
 
 
-def same(a: list, b: list) -> bool:
-    return [(f.path, f.value, f.rule, f.key, f.is_key, type(f.value)) for f in a] == [
-        (f.path, f.value, f.rule, f.key, f.is_key, type(f.value)) for f in b
-    ]
+def seen(first_unread, doc: object, table, memo: dict | None, stop: int | None = None) -> list:
+    """The fields first_unread hands its visit, in order (the visit answers at the
+    stop-th one: the walk must stop there)."""
+    out: list = []
+
+    def visit(f):  # noqa: ANN001, ANN202
+        out.append((f.path, f.value, f.rule, f.key, f.is_key, type(f.value)))
+        return "stop" if stop is not None and len(out) == stop else None
+
+    got = first_unread(doc, table, memo, visit)
+    assert (got == "stop") == (stop is not None and len(out) == stop)
+    return out
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_json, _tables, st.lists(_text, max_size=6), st.booleans())
-def test_the_guards_walk_is_fields_walk_less_what_the_scan_showed_clean(doc, table, clean, masked) -> None:
+@given(_json, _tables, st.lists(_text, max_size=6), st.booleans(), st.integers(1, 6))
+def test_the_guards_walk_is_fields_walk_less_what_the_scan_showed_clean(doc, table, clean, masked, stop) -> None:
     s = json.dumps(doc)
     d = fields.loads(s)
     memo: dict = {}
@@ -51,16 +59,19 @@ def test_the_guards_walk_is_fields_walk_less_what_the_scan_showed_clean(doc, tab
         masking.mask_doc(s, fields.loads(s), table, RULES, masking.Session(), scanned=memo)
     memo.update(dict.fromkeys(clean, NOTHING))
     memo.update({t + "!": ([], [0]) for t in clean})  # scanned, something may match: not clean
-    ref = fieldwalk.py_unread(d, table, memo)
-    assert same(ref, [f for f in fields.walk(d, table) if not fieldwalk.clean(f, memo)])
-    if fieldwalk._c_unread is not None:
-        assert same(fieldwalk.c_unread(d, table, memo), ref)
-        assert same(fieldwalk.c_unread(d, table, None), list(fields.walk(d, table)))
+    ref = seen(fieldwalk.py_first_unread, d, table, memo)
+    assert ref == [(f.path, f.value, f.rule, f.key, f.is_key, type(f.value))
+                   for f in fields.walk(d, table) if not fieldwalk.clean(f, memo)]  # fmt: skip
+    assert seen(fieldwalk.py_first_unread, d, table, memo, stop) == ref[:stop]
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, d, table, memo) == ref
+        assert seen(fieldwalk.c_first_unread, d, table, memo, stop) == ref[:stop]
+        assert seen(fieldwalk.c_first_unread, d, table, None) == seen(fieldwalk.py_first_unread, d, table, None)
 
 
-def test_unread_is_chosen_once_by_the_engine() -> None:
-    assert (fieldwalk._c_unread is not None) == (engine.NAME == "compiled")
-    assert fieldwalk.unread is (fieldwalk.c_unread if fieldwalk._c_unread is not None else fieldwalk.py_unread)
+def test_first_unread_is_chosen_once_by_the_engine() -> None:
+    assert (fieldwalk._c_first is not None) == (engine.NAME == "compiled")
+    assert fieldwalk.first_unread is (fieldwalk.c_first_unread if fieldwalk._c_first is not None else fieldwalk.py_first_unread)
 
 
 @pytest.mark.parametrize("drop", ["last", "key"])

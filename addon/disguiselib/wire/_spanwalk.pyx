@@ -443,10 +443,11 @@ def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bi
 
 
 cdef class _Unread:
-    """base/fieldwalk.unread, compiled: fields.walk over a parsed document, keeping only
-    the fields memo does not show clean."""
+    """base/fieldwalk.first_unread, compiled: fields.walk over a parsed document, visit
+    called in document order on each field memo does not show clean, until it answers."""
     cdef object memo
-    cdef list out
+    cdef object visit
+    cdef object found
     cdef _Plain plain
     cdef object num, dup, number, key, field, context_fn, nothing
     cdef object ctx_key
@@ -464,8 +465,17 @@ cdef class _Unread:
             self.ctx_key = k
         return self.memo.get(self.ctx[0] + v + self.ctx[1]) is self.nothing
 
-    cdef int node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
-        """v, reached from its container (path parent) by seg (top: v is the document)."""
+    cdef bint see(self, object f) except -1:
+        """visit(f); True once it has answered (the walk stops)."""
+        got = self.visit(f)
+        if got is not None:
+            self.found = got
+            return True
+        return False
+
+    cdef bint node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
+        """v, reached from its container (path parent) by seg (top: v is the document).
+        True once visit has answered."""
         cdef object path, items, key, x, child_keys, known
         cdef Py_ssize_t i, n
         if depth > 20000:  # deeper than any parser here reads (C stack)
@@ -474,40 +484,44 @@ cdef class _Unread:
         if isinstance(v, str):
             if type(v) is self.num:
                 if not rule.skip:
-                    self.out.append(self.field(None if top else (parent, seg), v, self.number, None, False))
+                    return self.see(self.field(None if top else (parent, seg), v, self.number, None, False))
             elif rule.string and not self.clean(v, rule, k):
-                self.out.append(self.field(None if top else (parent, seg), v, rule, k, False))
-            return 0
+                return self.see(self.field(None if top else (parent, seg), v, rule, k, False))
+            return False
         if isinstance(v, dict):
             if rule.skip:
-                return 0
+                return False
             path = None if top else (parent, seg)
             items = v.pairs if type(v) is self.dup else list(v.items())
             child_keys, known = rule.keys, rule.known
             if child_keys:
                 for key, x in items:
                     if key not in known and not self.clean(key, self.key, None):
-                        self.out.append(self.field((path, key), key, self.key, None, True))
+                        if self.see(self.field((path, key), key, self.key, None, True)):
+                            return True
             for key, x in items:
-                self.node(x, rule.child(key), path, key, False, key if child_keys and key not in known else None, depth + 1)
+                if self.node(x, rule.child(key), path, key, False, key if child_keys and key not in known else None, depth + 1):
+                    return True
         elif isinstance(v, list):
             if rule.skip:
-                return 0
+                return False
             path = None if top else (parent, seg)
             n = len(v)
             for i in range(n):
-                self.node(v[i], rule.child(i), path, i, False, None, depth + 1)
-        return 0
+                if self.node(v[i], rule.child(i), path, i, False, None, depth + 1):
+                    return True
+        return False
 
 
-def unread(doc, root, memo, kinds):
-    """base/fieldwalk.py_unread, compiled (kinds: that module's KINDS tuple)."""
+def first_unread(doc, root, memo, visit, kinds):
+    """base/fieldwalk.py_first_unread, compiled (kinds: that module's KINDS tuple)."""
     cdef _Unread u = _Unread.__new__(_Unread)
     u.memo = memo if memo is not None else {}
-    u.out = []
+    u.visit = visit
+    u.found = None
     u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing = kinds
     u.plain = _Plain(plain)
     u.ctx_key = None
     u.ctx = None
     u.node(doc, root, None, None, True, None, 0)
-    return u.out
+    return u.found
