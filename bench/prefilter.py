@@ -21,9 +21,9 @@ import report
 from context import Ctx
 
 from disguiselib.apis.anthropic import messages as anthropic
-from disguiselib.base import masking
+from disguiselib.base import fields, masking
 from disguiselib.rules import linear
-from disguiselib.wire import jsonspan
+from disguiselib.wire import jsonspan, spanwalk
 
 try:
     import hyperscan
@@ -43,12 +43,8 @@ def _least(fn, reps: int = 5) -> float:
 def pieces_of(raw: bytes) -> list[bytes]:
     """The texts masking reads in raw (mask_doc's first walk), UTF-8."""
     s, doc = jsonspan.parse(raw)
-    toks: list = []
-    jsonspan.walk(s, doc, anthropic.MESSAGES_REQUEST, lambda v, r: toks.append((v, r)) or v)
-    keys = masking._keys(toks)
     out: list[str] = []
-    for t, (v, r) in enumerate(toks):
-        masking.reads(v, r, keys[t], out)
+    spanwalk.collect(s, doc, anthropic.MESSAGES_REQUEST, out, masking.reads, fields.plain, fields.key_context)
     return [p.encode("utf-8", "surrogatepass") for p in out if p]
 
 

@@ -38,7 +38,8 @@ from urllib.parse import unquote_plus
 
 from .apis.registry import RealtimeApi, slots_for
 from .base import bodies
-from .base.fields import GENERIC, NUMBER, context_of, loads, path_text, plain, texts, walk
+from .base.fields import GENERIC, NUMBER, Field, context_of, loads, path_text, plain, texts
+from .base.fieldwalk import first_unread
 from .base.wirespec import Slots
 from .rules.rules import LITERALS, Rules
 from .wire.jsonspan import Rule, transform_loose
@@ -102,8 +103,9 @@ def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
 def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | None = None) -> Hit | None:
     """The first original in a parsed document (fields.loads) among the strings, keys and
     numbers the table says the masker masks (GENERIC: all of them). memo: see
-    scan_request."""
-    for f in walk(doc, table):
+    scan_request; the walk leaves out what it shows clean (base/fieldwalk.py)."""
+
+    def check(f: Field) -> Hit | None:
         r, v = f.rule, f.value
         where = ""
         if r is NUMBER:
@@ -117,11 +119,13 @@ def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | Non
                 if lab is not None:
                     where = w
                     break
-        if lab is not None:
-            seg = path_text(f.path, hide=lambda k: first(rules, k) is not None)
-            at = "$" + ("" if not seg else seg if seg.startswith("[") else "." + seg)
-            return Hit(lab, f"{at}{' (key)' if f.is_key else ''}{where}")
-    return None
+        if lab is None:
+            return None
+        seg = path_text(f.path, hide=lambda k: first(rules, k) is not None)
+        at = "$" + ("" if not seg else seg if seg.startswith("[") else "." + seg)
+        return Hit(lab, f"{at}{' (key)' if f.is_key else ''}{where}")
+
+    return first_unread(doc, table, memo, check)
 
 
 def readings(

@@ -111,3 +111,48 @@ def test_a_string_value_is_handed_over_as_the_documents_own_string() -> None:
 def test_the_walk_is_chosen_once_by_the_engine() -> None:
     assert spanwalk.walk is (spanwalk.c_walk or spanwalk.py_walk)
     assert (spanwalk.c_walk is not None) == (engine.NAME == "compiled")
+
+
+# -- collect: the masker's first walk, in bulk ------------------------------------------
+
+# strings each reading of fields.read meets: JSON text, text that only begins like it,
+# text media and base64 (sniffed in an unknown field), `data:` URLs, plain text
+_readings = st.sampled_from([
+    '{"k": "Acme Corp"}', ' [1, "x"]', "[C:\\Users", "{", "data:text/plain;base64,QWNtZSBDb3Jw",
+    "DATA:image/png;base64,iVBORw0KGgo=", "QWNtZSBDb3JwIHdyb3RlIGl0", "QWNtZSBDb3JwIHdyb3RlIGl0IQ==",
+    "abcdefghijklmnop_-", "dog days", "Écrit", "a b", "",
+])  # fmt: skip
+_json_r = st.recursive(
+    st.one_of(_text, _readings, st.integers(), st.none()),
+    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.sampled_from(["a", "b", "data"]) | _readings | _text, c, max_size=4)),
+    max_leaves=16,
+)
+
+
+def collected(collect, s: str, doc: object, rule) -> tuple:
+    from disguiselib.base import masking
+
+    pieces: list = []
+    owner: list = []
+    try:
+        t = collect(s, doc, rule, pieces, masking.reads, fields.plain, fields.key_context, owner, True)
+    except (MaskError, KeyError, IndexError, TypeError) as e:
+        return ("error", type(e))
+    return (t.vals, t.rules, t.keys, t.spans, [id(o) for o in t.owners], t.slots, pieces, owner)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json | _json_r, _rules | st.just(fields.GENERIC), st.sampled_from([None, 1]), st.booleans(), st.booleans())
+def test_compiled_collect_is_the_reference(doc, rule, indent, ascii, parsed_by_fields) -> None:
+    """The same strings, keys, places, pieces read and owners; the compiled one answers
+    fields.plain itself for the plain strings (JSON-looking, `data:` and base64 strings
+    are here to tell it wrong)."""
+    s = json.dumps(doc, indent=indent, ensure_ascii=ascii)
+    d = fields.loads(s) if parsed_by_fields else json.loads(s)
+    assert collected(spanwalk.c_collect, s, d, rule) == collected(spanwalk.py_collect, s, d, rule)
+
+
+def test_collect_is_chosen_once_by_the_engine() -> None:
+    assert spanwalk.collect is (spanwalk.c_collect or spanwalk.py_collect)
+    assert (spanwalk.c_collect is not None) == (engine.NAME == "compiled")

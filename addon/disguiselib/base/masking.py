@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any, Protocol
@@ -112,11 +113,14 @@ def mask_body(
         raise MaskError("body repeats a key with values of different shapes") from e
     except RecursionError as e:
         raise MaskError("a string holds JSON nested too deeply to be read") from e
-    body = new.encode("utf-8") if changed else raw
+    shared = None
     if parsed is not None:
         shared = doc if not changed else masked_doc(s, new, doc, trace)  # type: ignore[arg-type]
-        if shared is not None:
-            parsed.append((body, shared))
+    del s, doc, trace  # before the masked text is encoded (a 200 MB body: each a copy)
+    body = new.encode("utf-8") if changed else raw
+    del new
+    if shared is not None:
+        parsed.append((body, shared))  # type: ignore[union-attr]
     return body, session
 
 
@@ -144,12 +148,12 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
     the result is exactly what parsing out gives, whatever the masker did; None where
     that cannot be shown cheaply (the text differs elsewhere, a token does not read back
     as one string, a repeated key, a key renamed onto another), and the guard parses."""
-    where, at, ranges, edits = trace["where"], trace["at"], trace["ranges"], trace["edits"]
+    toks, ranges = trace["toks"], trace["ranges"]
+    where = toks.spans
     sets: list[tuple[Any, str | int, str, bool]] = []
     ps = po = delta = 0
-    for t, a, b in ranges:
-        i, end = where[t]
-        grow = sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[a:b])
+    for t, grow in ranges:
+        i, end = where[2 * t], where[2 * t + 1]
         ni, nend = i + delta, end + delta + grow
         if out[po:ni] != s[ps:i] or out[ni : ni + 1] != '"':
             return None
@@ -157,7 +161,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
             v, stop = _scanstring(out, ni + 1)
         except ValueError:
             return None
-        owner, key, is_key = at[t]
+        owner, key, is_key = toks.owners[t], toks.slots[t], toks.rules[t] is jsonspan.KEY
         if stop != nend or owner is None or type(owner) is Dup:
             return None
         sets.append((owner, key, v, is_key))
@@ -201,61 +205,49 @@ def mask_doc(
     (masked_doc reads them)."""
     if rules.is_empty:
         if trace is not None:
-            trace.update(where=[], at=[], ranges=[], edits=[])
+            trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
         return s, 0
-    toks: list[tuple[str, jsonspan.Rule]] = []
-    where: list[tuple[int, int]] = []
-    at: list | None = [] if trace is not None else None
-    spanwalk.walk(s, doc, root, lambda v, rule: _note(toks, v, rule), where=where, at=at)
-    keys = _keys(toks)
+    pieces: list[str] = []
+    owner: list[int] = []
+    toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None)
+    vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
     hot: list[int]
+    memo: dict | None = None
     if every:
-        hot = list(range(len(toks)))
+        hot = list(range(len(vals)))
     else:
-        pieces: list[str] = []
-        owner: list[int] = []
-        for t, (v, rule) in enumerate(toks):
-            n = len(pieces)
-            reads(v, rule, keys[t], pieces)
-            owner.extend([t] * (len(pieces) - n))
         marked, memo = rules.prescan(pieces)
         hot = sorted({owner[k] for k in marked})
         if scanned is not None:
-            scanned.update(dict.fromkeys(pieces))  # every text read; None: not scanned (not UTF-8)
+            # every text read: the memo holds each piece prescan did not mark; a marked
+            # one is listed below, with the strings masked (None: scan it again)
             scanned.update(memo)
-    fn = mask_fn(rules, session, None if every else memo)
+    fn = mask_fn(rules, session, memo)
     edits: list[tuple[int, int, str]] = []
-    ranges: list[tuple[int, int, int]] = []  # per token changed: (token, its first edit, past its last)
+    ranges: list[tuple[int, int]] = []  # per token changed: (token, how much longer its token grew)
     for t in hot:
-        v, rule = toks[t]
-        i, end = where[t]
+        v = vals[t]
         n = len(edits)
-        jsonspan.apply(s, i, end, v, fn(v, rule, keys[t]), edits)
+        new = fn(v, rules_of[t], keys[t])
+        if memo is not None:
+            # what the scan found in this string's texts is spent (a 200 MB string's
+            # matches); their texts stay listed as read (scanned's keys), for a full
+            # scan if met again
+            for k in range(bisect.bisect_left(owner, t), bisect.bisect_right(owner, t)):
+                memo[pieces[k]] = None
+                if scanned is not None:
+                    scanned[pieces[k]] = None
+        jsonspan.apply(s, where[2 * t], where[2 * t + 1], v, new, edits)
+        del new
         if len(edits) > n:
-            ranges.append((t, n, len(edits)))
+            ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
+    del pieces, owner
     if trace is not None:
-        trace.update(where=where, at=at, ranges=ranges, edits=edits)
-    return jsonspan.splice(s, edits), len(edits)
-
-
-def _note(toks: list, v: str, rule: jsonspan.Rule) -> str:
-    toks.append((v, rule))
-    return v
-
-
-def _keys(toks: list[tuple[str, jsonspan.Rule]]) -> list[str | None]:
-    """Per selected string, the key it is read with: in user-defined JSON the walk
-    hands over an object's key right before that key's string value."""
-    out: list[str | None] = []
-    cur: str | None = None
-    for v, rule in toks:
-        if rule is jsonspan.KEY:
-            out.append(None)
-            cur = v
-        else:
-            out.append(cur)
-            cur = None
-    return out
+        trace.update(toks=toks, ranges=ranges)
+    out = jsonspan.splice(s, edits)
+    changed = len(edits)
+    del edits
+    return out, changed
 
 
 def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
@@ -274,10 +266,7 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
             jsonspan.transform_loose(v, lambda piece: _note_text(out, piece))
             return
         if r.how is As.JSON:
-            toks: list[tuple[str, jsonspan.Rule]] = []
-            spanwalk.walk(v, r.doc, jsonspan.USER, lambda x, xr: _note(toks, x, xr))
-            for (x, xr), k in zip(toks, _keys(toks), strict=True):
-                reads(x, xr, k, out)
+            spanwalk.collect(v, r.doc, jsonspan.USER, out, reads, plain, key_context)
             return
     if key is not None and rule is not jsonspan.KEY:
         # mask_spans with context; it reads v alone only when a literal it found there

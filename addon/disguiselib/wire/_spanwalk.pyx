@@ -26,6 +26,16 @@ from . import jsonspan
 cdef object _scanstring = json.decoder.scanstring
 cdef object _apply = jsonspan.apply
 cdef object _KEY = jsonspan.KEY
+cdef object Tokens = jsonspan.Tokens
+cdef object _base_resolve = jsonspan.Rule.resolve
+
+
+cdef inline object resolved(object rule, object value):
+    """rule.resolve(value), without the call where the rule's class keeps Rule's own
+    (which is the rule itself): most rules, once for every string."""
+    if getattr(type(rule), "resolve") is _base_resolve:
+        return rule
+    return rule.resolve(value)
 
 
 cdef class _Frame:
@@ -159,6 +169,63 @@ cdef class _Text:
         return True
 
 
+cdef class _Plain:
+    """fields.plain(v, rule), answered in C where it plainly is (no JSON-looking start;
+    in an unknown field, no `data:` start and not the base64 alphabet alone); plain_fn,
+    the reference, answers the rest. Rule classes are remembered per rule object."""
+    cdef object plain_fn
+    cdef dict rule_class
+
+    def __cinit__(self, plain_fn):
+        self.plain_fn = plain_fn
+        self.rule_class = {}
+
+    cdef int class_of(self, object rule) except -1:
+        """How plain() answers for rule's strings: 0 never plain (declared media, JSON
+        text), 1 plain unless the string begins like JSON, 2 that, and not media sniffed
+        in an unknown field."""
+        got = self.rule_class.get(rule)
+        if got is not None:
+            return got
+        cdef int c
+        if rule.media is not None or rule.json_text:
+            c = 0
+        elif rule.kind == "unknown":
+            c = 2
+        else:
+            c = 1
+        self.rule_class[rule] = c
+        return c
+
+    cdef bint plain(self, str v, object rule) except -1:
+        cdef int cls = self.class_of(rule)
+        if cls == 0:
+            return False
+        cdef int kind = PyUnicode_KIND(v)
+        cdef void *data = PyUnicode_DATA(v)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(v), i = 0
+        cdef Py_UCS4 c
+        while i < n:
+            c = PyUnicode_READ(kind, data, i)
+            if c != 32 and c != 9 and c != 10 and c != 13:
+                break
+            i += 1
+        if i < n and (c == 91 or c == 123):  # [ {
+            return False
+        if cls == 1 or n == 0:
+            return True
+        c = PyUnicode_READ(kind, data, 0)
+        if c == 100 or c == 68 or c > 127:  # d D, or not ASCII: maybe `data:`
+            return self.plain_fn(v, rule)
+        if n < 16:
+            return True
+        for i in range(n):
+            c = PyUnicode_READ(kind, data, i)
+            if not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 43 or c == 47 or c == 61 or c == 95 or c == 45):
+                return True  # a character no base64 holds
+        return self.plain_fn(v, rule)
+
+
 cdef class _Walk:
     cdef _Text t
     cdef str s
@@ -168,6 +235,60 @@ cdef class _Walk:
     cdef object marks
     cdef object where
     cdef object at
+    # collect(): the strings selected, in bulk (fn is None then)
+    cdef bint collecting
+    cdef list vals
+    cdef list rules
+    cdef list keys
+    cdef list spans
+    cdef list owners
+    cdef list slots
+    cdef list pieces
+    cdef list owner
+    cdef object cur
+    cdef object reads
+    cdef _Plain plain
+    cdef object context_fn
+    cdef object ctx_key
+    cdef tuple ctx
+
+    cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
+        """One selected string, collected: its token, its key, what reading it reads
+        (no tuple made per string: the garbage collector would walk them all)."""
+        cdef list pieces = self.pieces
+        cdef Py_ssize_t n = len(pieces), t = len(self.vals)
+        self.spans.append(i)
+        self.spans.append(end)
+        if self.owners is not None:
+            self.owners.append(owner)
+            self.slots.append(slot)
+        cdef object key
+        if rule is _KEY:
+            key = None
+            self.cur = v
+            pieces.append(v)
+        else:
+            key = self.cur
+            self.cur = None
+            if self.plain.plain(v, rule):
+                if key is None:
+                    pieces.append(v)
+                else:
+                    if key is not self.ctx_key:
+                        self.ctx = self.context_fn(key)
+                        self.ctx_key = key
+                    pieces.append(self.ctx[0] + v + self.ctx[1])
+            else:
+                self.reads(v, rule, key, pieces)
+        self.vals.append(v)
+        self.rules.append(rule)
+        self.keys.append(key)
+        if self.owner is not None:
+            n = len(pieces) - n
+            if n == 1:
+                self.owner.append(t)
+            elif n:
+                self.owner.extend([t] * n)
 
     cdef tuple place(self):
         if not self.stack:
@@ -185,7 +306,7 @@ cdef class _Walk:
         while True:
             i = self.t.ws(i)
             c = self.t.at(i)
-            rule = rule.resolve(parsed)
+            rule = resolved(rule, parsed)
             if c == 34:
                 k = self.t.string_end(i + 1, &escaped)
                 end = k + 1
@@ -197,6 +318,13 @@ cdef class _Walk:
                     v = parsed
                 else:
                     v = s[i + 1 : k]
+                if self.collecting:
+                    if self.stack:
+                        f = self.stack[-1]
+                        self.note(v, rule, i, end, f.parsed, f.key if f.is_obj else f.idx)
+                    else:
+                        self.note(v, rule, i, end, None, 0)
+                    return end
                 if self.where is not None:
                     self.where.append((i, end))
                     if self.at is not None:
@@ -241,13 +369,16 @@ cdef class _Walk:
                     key, end = s[j + 1 : k], k + 1
                 f.key = key
                 if f.rule.keys and key not in f.rule.known:
-                    if self.where is not None:
-                        self.where.append((j, end))
-                        if self.at is not None:
-                            self.at.append((f.parsed, key, True))
-                    new = self.fn(key, _KEY)
-                    if new is not key:
-                        _apply(s, j, end, key, new, self.edits)
+                    if self.collecting:
+                        self.note(key, _KEY, j, end, f.parsed, key)
+                    else:
+                        if self.where is not None:
+                            self.where.append((j, end))
+                            if self.at is not None:
+                                self.at.append((f.parsed, key, True))
+                        new = self.fn(key, _KEY)
+                        if new is not key:
+                            _apply(s, j, end, key, new, self.edits)
                 i = end
             elif c == 58:  # :
                 i = self.value_at(j + 1, f.rule.child(f.key), f.parsed[f.key])
@@ -277,3 +408,120 @@ def walk(str s, doc, root, fn, marks=None, where=None, at=None):
     w.at = at
     w.run(doc, root)
     return w.edits
+
+
+def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bint places=False):
+    """spanwalk.py_collect, compiled: every string root's rules select, in bulk, with no
+    Python call per string but for those plain() does not settle here (see _Walk.plain)
+    and those read otherwise than as they are (reads)."""
+    cdef _Walk w = _Walk.__new__(_Walk)
+    w.t = _Text(s)
+    w.s = s
+    w.fn = None
+    w.edits = []
+    w.stack = []
+    w.marks = None
+    w.where = None
+    w.at = None
+    w.collecting = True
+    w.vals = []
+    w.rules = []
+    w.keys = []
+    w.spans = []
+    w.owners = [] if places else None
+    w.slots = [] if places else None
+    w.pieces = pieces
+    w.owner = owner
+    w.cur = None
+    w.reads = reads
+    w.plain = _Plain(plain)
+    w.context_fn = context
+    w.ctx_key = None
+    w.ctx = None
+    w.run(doc, root)
+    return Tokens(w.vals, w.rules, w.keys, w.spans, w.owners, w.slots)
+
+
+cdef class _Unread:
+    """base/fieldwalk.first_unread, compiled: fields.walk over a parsed document, visit
+    called in document order on each field memo does not show clean, until it answers."""
+    cdef object memo
+    cdef object visit
+    cdef object found
+    cdef _Plain plain
+    cdef object num, dup, number, key, field, context_fn, nothing
+    cdef object ctx_key
+    cdef tuple ctx
+
+    cdef bint clean(self, str v, object rule, object k) except -1:
+        """Does memo say the scan found nothing in what the guard reads of v (as it is,
+        or with its key around it)? Only for a string read as it is."""
+        if not self.plain.plain(v, rule):
+            return False
+        if k is None:
+            return self.memo.get(v) is self.nothing
+        if k is not self.ctx_key:
+            self.ctx = self.context_fn(k)
+            self.ctx_key = k
+        return self.memo.get(self.ctx[0] + v + self.ctx[1]) is self.nothing
+
+    cdef bint see(self, object f) except -1:
+        """visit(f); True once it has answered (the walk stops)."""
+        got = self.visit(f)
+        if got is not None:
+            self.found = got
+            return True
+        return False
+
+    cdef bint node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
+        """v, reached from its container (path parent) by seg (top: v is the document).
+        True once visit has answered."""
+        cdef object path, items, key, x, child_keys, known
+        cdef Py_ssize_t i, n
+        if depth > 20000:  # deeper than any parser here reads (C stack)
+            raise RecursionError("document nested too deeply for the leak guard's walk")
+        rule = resolved(rule, v)
+        if isinstance(v, str):
+            if type(v) is self.num:
+                if not rule.skip:
+                    return self.see(self.field(None if top else (parent, seg), v, self.number, None, False))
+            elif rule.string and not self.clean(v, rule, k):
+                return self.see(self.field(None if top else (parent, seg), v, rule, k, False))
+            return False
+        if isinstance(v, dict):
+            if rule.skip:
+                return False
+            path = None if top else (parent, seg)
+            items = v.pairs if type(v) is self.dup else list(v.items())
+            child_keys, known = rule.keys, rule.known
+            if child_keys:
+                for key, x in items:
+                    if key not in known and not self.clean(key, self.key, None):
+                        if self.see(self.field((path, key), key, self.key, None, True)):
+                            return True
+            for key, x in items:
+                if self.node(x, rule.child(key), path, key, False, key if child_keys and key not in known else None, depth + 1):
+                    return True
+        elif isinstance(v, list):
+            if rule.skip:
+                return False
+            path = None if top else (parent, seg)
+            n = len(v)
+            for i in range(n):
+                if self.node(v[i], rule.child(i), path, i, False, None, depth + 1):
+                    return True
+        return False
+
+
+def first_unread(doc, root, memo, visit, kinds):
+    """base/fieldwalk.py_first_unread, compiled (kinds: that module's KINDS tuple)."""
+    cdef _Unread u = _Unread.__new__(_Unread)
+    u.memo = memo if memo is not None else {}
+    u.visit = visit
+    u.found = None
+    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing = kinds
+    u.plain = _Plain(plain)
+    u.ctx_key = None
+    u.ctx = None
+    u.node(doc, root, None, None, True, None, 0)
+    return u.found

@@ -27,6 +27,7 @@ stored encoded, and fn decodes it, transforms the text and encodes it again.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -272,6 +273,15 @@ def encode_like(value: str, raw: str) -> str:
     return '"' + json_escape(value) + '"'
 
 
+# The strings a walk selected, in order, as lists side by side (spanwalk.collect): each
+# one's value, rule (KEY for a key), the key it is read with (or None), its token's place
+# in the text (spans[2t], spans[2t + 1]: start, past its end), and with places, where it
+# is in the parsed document (owners[t]: its container, None for a document that is one
+# string; slots[t]: its key or index). A namedtuple, not a typing.NamedTuple: this module
+# is compiled by Cython, which keeps no class annotations.
+Tokens = collections.namedtuple("Tokens", "vals rules keys spans owners slots")
+
+
 class _Frame:
     __slots__ = ("rule", "parsed", "is_obj", "key", "idx")
 
@@ -400,7 +410,7 @@ def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[
         if not new:
             return
         if s.count("\\", i + 1, end - 1) <= _SPLICE_MAX_ESCAPES:
-            edits.extend(token_edits(s, i, end, new))
+            edits.extend(token_edits(s, i, end, new, v))
             return
         # Many escapes (a source file's `\n`s): mapping offsets through each of them costs
         # more than encoding the token again whole, at C speed.
@@ -409,10 +419,14 @@ def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[
         edits.append((i, end, encode_like(new, s[i:end])))
 
 
-def token_edits(s: str, i: int, end: int, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+def token_edits(
+    s: str, i: int, end: int, spans: list[tuple[int, int, str]], v: str | None = None
+) -> list[tuple[int, int, str]]:
     """The edits of s that make the string token s[i:end] hold its value with spans
-    (decoded coordinates) applied; each replacement encoded in the token's style."""
-    body = s[i + 1 : end - 1]
+    (decoded coordinates) applied; each replacement encoded in the token's style. v:
+    the token's value, read instead of a copy of the token when it has no escape (a
+    200 MB string is not copied to be spliced)."""
+    body = v if v is not None and s.find("\\", i + 1, end - 1) < 0 else s[i + 1 : end - 1]
     ascii_token = body.isascii()
 
     def enc(rep: str) -> str:

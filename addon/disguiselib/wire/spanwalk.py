@@ -6,18 +6,81 @@ The compiled walk is there when the compiled engine is (disguiselib/engine.py bu
 with the engine's modules and loads it only when its source is the one compiled); with
 DISGUISE_ENGINE=python, or where it was not built, jsonspan.walk runs. Both give the
 same edits, marks, where and at for every text (tests/wire/test_spanwalk.py).
+
+`collect` is the masker's first walk (masking.mask_doc): every selected string, its
+key, and what reading it reads, in bulk. The compiled one makes no Python call per
+string but for the strings that are not read as they are (JSON text, media, text that
+only looks like JSON: `reads`) and those whose plainness its own test does not settle
+(`plain`); py_collect is its reference (tests/wire/test_spanwalk.py: the same tokens,
+keys, pieces and owners).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import jsonspan
+from .jsonspan import KEY, Rule, Tokens
 
 try:
+    from ._spanwalk import collect as c_collect  # type: ignore[import-not-found]
     from ._spanwalk import walk as c_walk  # type: ignore[import-not-found]
 except ImportError:
-    c_walk = None
+    c_walk = c_collect = None
 
 py_walk = jsonspan.walk
 walk = c_walk or py_walk
 
-__all__ = ["c_walk", "py_walk", "walk"]
+Reads = Callable[[str, Rule, "str | None", list[str]], None]
+
+
+def keys_of(toks: list[tuple[str, Rule]]) -> list[str | None]:
+    """Per selected string, the key it is read with: in user-defined JSON the walk
+    hands over an object's key right before that key's string value."""
+    out: list[str | None] = []
+    cur: str | None = None
+    for v, rule in toks:
+        if rule is KEY:
+            out.append(None)
+            cur = v
+        else:
+            out.append(cur)
+            cur = None
+    return out
+
+
+def py_collect(
+    s: str, doc: object, root: Rule, pieces: list[str], reads: Reads, plain: Callable[[str, Rule], bool],
+    context: Callable[[str], tuple[str, str]], owner: list[int] | None = None, places: bool = False,
+) -> Tokens:
+    """Every string root's rules select in s (parsed: doc), in order (jsonspan.Tokens:
+    with places, where each is in doc too); reads(value, rule, key, pieces) appends to
+    pieces what reading each reads, and owner (when given) gets each piece's string's
+    index. plain and context (fields.plain, fields.key_context) are what the compiled
+    collect reads the plain strings with itself."""
+    vals: list[str] = []
+    rules: list[Rule] = []
+    where: list[tuple[int, int]] = []
+    at: list[tuple[object, str | int, bool]] | None = [] if places else None
+
+    def note(v: str, rule: Rule) -> str:
+        vals.append(v)
+        rules.append(rule)
+        return v
+
+    jsonspan.walk(s, doc, root, note, where=where, at=at)
+    keys = keys_of(list(zip(vals, rules, strict=True)))
+    for t, v in enumerate(vals):
+        n = len(pieces)
+        reads(v, rules[t], keys[t], pieces)
+        if owner is not None:
+            owner.extend([t] * (len(pieces) - n))
+    spans = [x for ie in where for x in ie]
+    if at is None:
+        return Tokens(vals, rules, keys, spans, None, None)
+    return Tokens(vals, rules, keys, spans, [o for o, _, _ in at], [k for _, k, _ in at])
+
+
+collect = c_collect or py_collect
+
+__all__ = ["c_collect", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "walk"]

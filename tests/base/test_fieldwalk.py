@@ -1,0 +1,112 @@
+"""The leak guard's walk (base/fieldwalk.py): fields.walk less what the masker's scan
+showed clean. The compiled walk against its reference on every document and memo the
+generators give, the reference against fields.walk itself, and a masker that skips a
+string still refused by the guard walking on its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from disguiselib import engine, pipeline
+from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+from disguiselib.base import fields, fieldwalk, masking
+from disguiselib.config import Config
+from disguiselib.rules.found import NOTHING
+from disguiselib.wire import spanwalk
+from disguiselib.wire.jsonspan import USER, VALUES, Obj
+from strategies import make_rules
+
+RULES = make_rules()
+
+_text = st.sampled_from([
+    "Acme Corp", "plain", "", " [1]", '{"a": "b"}', "[C:\\Users", "data:text/plain;base64,QWNtZQ==",
+    "QWNtZSBDb3JwIHdyb3RlIGl0", "dog", "É", "a\u0000b",
+]) | st.text(max_size=6)  # fmt: skip
+_json = st.recursive(
+    st.one_of(_text, st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.none(), st.booleans()),
+    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(_text | st.sampled_from(["a", "type", "content"]), c, max_size=4)),
+    max_leaves=16,
+)
+_tables = st.sampled_from([fields.GENERIC, VALUES, USER, Obj({"a": fields.ID}, default=USER), MESSAGES_REQUEST])
+
+
+def seen(first_unread, doc: object, table, memo: dict | None, stop: int | None = None) -> list:
+    """The fields first_unread hands its visit, in order (the visit answers at the
+    stop-th one: the walk must stop there)."""
+    out: list = []
+
+    def visit(f):  # noqa: ANN001, ANN202
+        out.append((f.path, f.value, f.rule, f.key, f.is_key, type(f.value)))
+        return "stop" if stop is not None and len(out) == stop else None
+
+    got = first_unread(doc, table, memo, visit)
+    assert (got == "stop") == (stop is not None and len(out) == stop)
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _tables, st.lists(_text, max_size=6), st.booleans(), st.integers(1, 6))
+def test_the_guards_walk_is_fields_walk_less_what_the_scan_showed_clean(doc, table, clean, masked, stop) -> None:
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    memo: dict = {}
+    if masked and isinstance(d, dict):  # the memo of the masker's own scan of this body
+        masking.mask_doc(s, fields.loads(s), table, RULES, masking.Session(), scanned=memo)
+    memo.update(dict.fromkeys(clean, NOTHING))
+    memo.update({t + "!": ([], [0]) for t in clean})  # scanned, something may match: not clean
+    ref = seen(fieldwalk.py_first_unread, d, table, memo)
+    assert ref == [(f.path, f.value, f.rule, f.key, f.is_key, type(f.value))
+                   for f in fields.walk(d, table) if not fieldwalk.clean(f, memo)]  # fmt: skip
+    assert seen(fieldwalk.py_first_unread, d, table, memo, stop) == ref[:stop]
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, d, table, memo) == ref
+        assert seen(fieldwalk.c_first_unread, d, table, memo, stop) == ref[:stop]
+        assert seen(fieldwalk.c_first_unread, d, table, None) == seen(fieldwalk.py_first_unread, d, table, None)
+
+
+def test_first_unread_is_chosen_once_by_the_engine() -> None:
+    assert (fieldwalk._c_first is not None) == (engine.NAME == "compiled")
+    assert fieldwalk.first_unread is (fieldwalk.c_first_unread if fieldwalk._c_first is not None else fieldwalk.py_first_unread)
+
+
+@pytest.mark.parametrize("drop", ["last", "key"])
+def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypatch, drop: str) -> None:
+    """A masker bug planted in the bulk walk: it loses a string (a value, or a key), so
+    that string is neither masked nor in the scan's memo. The guard walks the masked
+    document itself and refuses the original."""
+    real = spanwalk.collect
+
+    def lossy(s, doc, root, pieces, reads, plain, context, owner=None, places=False):  # noqa: ANN001, ANN202
+        t = real(s, doc, root, pieces, reads, plain, context, owner, places)
+        want = "Acme Corp" if drop == "last" else "Acme Corp key"
+        at = [i for i, v in enumerate(t.vals) if v == want]
+        if at:
+            i = at[-1]
+            del t.spans[2 * i : 2 * i + 2]
+            for col in (t.vals, t.rules, t.keys, t.owners, t.slots):
+                if col is not None:
+                    del col[i]
+            keep = [k for k, p in enumerate(pieces) if owner is None or owner[k] != i]
+            pieces[:] = [pieces[k] for k in keep]
+            if owner is not None:
+                owner[:] = [owner[k] - (owner[k] > i) for k in keep]
+        return t
+
+    monkeypatch.setattr(spanwalk, "collect", lossy)
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": json.dumps({"Acme Corp key": 1})},
+        {"type": "text", "text": "hello"}, {"type": "text", "text": "Acme Corp"}]}]}  # fmt: skip
+    if drop == "key":
+        doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"Acme Corp key": 1}}]
+        doc["messages"][0]["role"] = "assistant"
+    cfg = Config(RULES, (), (), False, (), None)
+    verdict = pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", [])
+    assert isinstance(verdict, pipeline.Refused), verdict
+    assert "would have left unmasked" in verdict.reason
+    monkeypatch.setattr(spanwalk, "collect", real)
+    assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", []), pipeline.Masked)
