@@ -1,8 +1,9 @@
 """Helpers for the integration tests: a fake LLM upstream, a mitmdump process, SSE bytes.
 
 Everything here is real I/O on 127.0.0.1: a threaded HTTP/1.1 server that records what
-it receives and answers in small separate writes, and a `mitmdump` child process running
-the addon in reverse-proxy mode.
+it receives and answers in small separate writes, and a `mitmdump` process running
+the addon in reverse-proxy mode (forked from tests/mitmdump_zygote.py, which imported
+mitmproxy once; `DISGUISE_TEST_EXEC=1` exec's each one instead).
 """
 
 from __future__ import annotations
