@@ -544,7 +544,7 @@ class _Zygote:
             with self._spawn_lock:
                 send(self.sock, {"argv": cmd, "env": env, "cwd": str(REPO)}, [devnull, w])
                 with self._reply:
-                    if not self._reply.wait_for(lambda: self._replies, 60):
+                    if not self._reply.wait_for(lambda: self._replies, 300):  # (a fork on a loaded machine)
                         raise RuntimeError("the mitmdump fork server did not answer")
                     msg = self._replies.pop(0)
                     if "pid" not in msg:
