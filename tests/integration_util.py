@@ -1,16 +1,19 @@
 """Helpers for the integration tests: a fake LLM upstream, a mitmdump process, SSE bytes.
 
 Everything here is real I/O on 127.0.0.1: a threaded HTTP/1.1 server that records what
-it receives and answers in small separate writes, and a `mitmdump` child process running
-the addon in reverse-proxy mode.
+it receives and answers in small separate writes, and a `mitmdump` process running
+the addon in reverse-proxy mode (forked from tests/mitmdump_zygote.py, which imported
+mitmproxy once; `DISGUISE_TEST_EXEC=1` exec's each one instead).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -428,6 +431,159 @@ def _env() -> dict[str, str]:
     return env
 
 
+# -- the fork server (tests/mitmdump_zygote.py) --------------------------------------------
+
+ZYGOTE = Path(__file__).resolve().parent / "mitmdump_zygote.py"
+
+
+class Forked:
+    """A mitmdump forked by the fork server, seen as subprocess.Popen shows a child: pid,
+    poll/wait/returncode (-N: killed by signal N), terminate/kill/send_signal, and its
+    output (stdout and stderr together) as text in `stdout`."""
+
+    def __init__(self, pid: int, stdout: object) -> None:
+        self.pid = pid
+        self.stdout = stdout
+        self.returncode: int | None = None
+        self._ended = threading.Event()
+
+    def _exited(self, code: int) -> None:
+        self.returncode = code
+        self._ended.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended.wait(timeout):
+            raise subprocess.TimeoutExpired(["mitmdump"], timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class _Zygote:
+    """The test process's one fork server (started with the first mitmdump; it ends with
+    this process) and the thread that reads what it says."""
+
+    _lock = threading.Lock()
+    _instance: _Zygote | None = None
+
+    def __init__(self) -> None:
+        from mitmdump_zygote import recv
+
+        self._recv = recv
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.env = _env()
+        self.proc = subprocess.Popen([sys.executable, str(ZYGOTE), str(theirs.fileno())], cwd=REPO, env=self.env,
+                                     stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()])  # fmt: skip
+        theirs.close()
+        self.sock = ours
+        msg, _ = recv(ours)
+        assert "ready" in msg, msg
+        self._spawn_lock = threading.Lock()
+        self._replies: list[dict] = []
+        self._reply = threading.Condition()
+        self._children: dict[int, Forked] = {}
+        self._early: dict[int, int] = {}
+        threading.Thread(target=self._read, daemon=True).start()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """(At exit: the fork server kills the mitmdumps still running, and ends.)"""
+        self.sock.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    @classmethod
+    def get(cls) -> _Zygote:
+        with cls._lock:
+            if cls._instance is None or cls._instance.proc.poll() is not None:
+                cls._instance = cls()
+            return cls._instance
+
+    def _read(self) -> None:
+        while True:
+            try:
+                msg, _ = self._recv(self.sock)
+            except (EOFError, OSError):
+                return
+            if "exit" in msg:
+                with self._reply:
+                    child = self._children.pop(msg["exit"], None)
+                    if child is None:
+                        self._early[msg["exit"]] = msg["code"]
+                if child is not None:
+                    child._exited(msg["code"])
+            else:
+                with self._reply:
+                    self._replies.append(msg)
+                    self._reply.notify_all()
+
+    def spawn(self, cmd: list[str], env: dict[str, str]) -> Forked:
+        from mitmdump_zygote import send
+
+        r, w = os.pipe()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            with self._spawn_lock:
+                send(self.sock, {"argv": cmd, "env": env, "cwd": str(REPO)}, [devnull, w])
+                with self._reply:
+                    if not self._reply.wait_for(lambda: self._replies, 300):  # (a fork on a loaded machine)
+                        raise RuntimeError("the mitmdump fork server did not answer")
+                    msg = self._replies.pop(0)
+                    if "pid" not in msg:
+                        raise RuntimeError(f"the mitmdump fork server: {msg}")
+                    child = Forked(msg["pid"], open(r, encoding="utf-8", errors="replace"))  # noqa: SIM115
+                    early = self._early.pop(child.pid, None)
+                    if early is None:
+                        self._children[child.pid] = child
+            if early is not None:
+                child._exited(early)
+            return child
+        finally:
+            os.close(w)
+            os.close(devnull)
+
+
+def forkable(cmd: list[str], env: dict[str, str]) -> bool:
+    """The fork server can start it as exec would: this venv's mitmdump, and an environment
+    whose interpreter settings (PYTHON*) are the fork server's (its sys.path, hash seed and
+    flags were set by them at its start)."""
+    if os.environ.get("DISGUISE_TEST_EXEC") or not cmd or Path(cmd[0]) != MITMDUMP:
+        return False
+    base = _Zygote._instance.env if _Zygote._instance is not None else _env()
+    py = lambda e: {k: v for k, v in e.items() if k.startswith("PYTHON")}
+    return py(env) == py(base)
+
+
+def start_mitmdump(cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Popen | Forked:
+    """A mitmdump from the fork server where it can be (forkable), else exec'd as ever;
+    stdout (stderr with it) as text either way."""
+    env = env if env is not None else _env()
+    if forkable(cmd, env):
+        return _Zygote.get().spawn(cmd, env)
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
+    )  # fmt: skip
+
+
 class Mitmdump:
     """A running mitmdump; `port` is where it listens, `output` what it printed."""
 
@@ -435,10 +591,7 @@ class Mitmdump:
         self._lines: list[str] = []
         self._ready = threading.Event()
         self.port: int | None = None
-        self.proc = subprocess.Popen(
-            cmd, cwd=REPO, env=env if env is not None else _env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
-        )  # fmt: skip
+        self.proc = start_mitmdump(cmd, env)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         try:
@@ -493,23 +646,29 @@ def run_mitmdump(cmd: list[str], timeout: float = 30) -> tuple[int | None, str]:
     second or two on an idle machine, but took past 30 s on a loaded two-core one (and a
     bound that is too short fails a correct product, one that is long costs nothing)."""
     timeout = max(timeout, 120.0)
-    proc = subprocess.Popen(
-        cmd, cwd=REPO, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace",
-    )  # fmt: skip
+    proc = start_mitmdump(cmd)
+    chunks: list[str] = []
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
+            reader.join(30)
+            return None, "".join(chunks)
+        reader.join(30)
+        out = "".join(chunks)
         if proc.returncode == -11 and out.rstrip().endswith("Error logged during startup, exiting..."):
             return 1, out
         return proc.returncode, out
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        return None, out
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(30)
+        proc.stdout.close()
 
 
 # -- additions for the OpenAI integration tests --------------------------------------------
