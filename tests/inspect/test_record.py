@@ -254,16 +254,15 @@ def test_the_recorder_sees_the_final_event_of_gemini_and_bedrock(api: str) -> No
 
 def test_a_large_side_is_compressed_off_the_loop_and_reads_whole_meanwhile(monkeypatch) -> None:
     import threading
-    import zlib
 
     where: list[tuple[int, str]] = []
-    real = zlib.compress
+    real = record.pack
 
-    def compress(data: bytes, level: int) -> bytes:
+    def compress(data: bytes) -> bytes:
         where.append((len(data), threading.current_thread().name))
-        return real(data, level)
+        return real(data)
 
-    monkeypatch.setattr(record.zlib, "compress", compress)
+    monkeypatch.setattr(record, "pack", compress)
     body = b"".join(b'data: {"type":"content_block_delta","delta":{"text":"w%d "}}\n\n' % i for i in range(12_000))
     assert len(body) >= record.BACKGROUND
     s = side(body)
@@ -277,3 +276,35 @@ def test_a_large_side_is_compressed_off_the_loop_and_reads_whole_meanwhile(monke
     t["content"] = b"set anew"  # before the worker is done: the new body stays
     record.settle(60)
     assert t["content"] == b"set anew"
+
+
+def test_the_capture_compresses_with_the_zstd_mitmproxy_ships_one_context_per_thread(monkeypatch) -> None:
+    """inspect/packing.py: a kept chunk is a zstd frame (mitmproxy 11's zstandard, 12's
+    backports.zstd: the capture's per-read share, 3-4x less than zlib's); a compressor
+    per thread, so that the capture's worker thread and the event loop never share one;
+    zlib where no zstd imports, and a zlib chunk still reads back (unpack tells them
+    apart)."""
+    import threading
+
+    from disguiselib.inspect import packing
+
+    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(2_000))
+    k = Kept(1 << 20)
+    for i in range(0, len(body), 97):
+        k.add(body[i : i + 97])
+    assert k.chunks and all(c[:4] == b"\x28\xb5\x2f\xfd" for c in k.chunks)
+    assert k.buf == body
+    got: dict[str, bytes] = {}
+
+    def work(name: str) -> None:
+        got[name] = packing.unpack(packing.pack(body + name.encode()))
+
+    ts = [threading.Thread(target=work, args=(f"t{i}",)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert got == {f"t{i}": body + f"t{i}".encode() for i in range(4)}
+    monkeypatch.setattr(packing, "_ZSTD", None)
+    z = packing.pack(body)
+    assert z[:1] == b"\x78" and packing.unpack(z) == body

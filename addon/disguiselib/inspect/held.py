@@ -16,8 +16,8 @@ headers it got). Writing the body (`raw_content = ...`, `set_state`) makes the d
 ordinary ResponseData again, holding what was written. A saved flow holds the body as it
 came: files read the same before and after.
 
-The body is held as the Tee compressed it while the stream ran (record.Kept: one zlib
-stream per 8 KiB chunk), never decompressed to be compressed again at the end."""
+The body is held as the Tee compressed it while the stream ran (record.Kept: one zstd
+frame per 8 KiB chunk, inspect/packing.py), never decompressed to be compressed again at the end."""
 
 from __future__ import annotations
 

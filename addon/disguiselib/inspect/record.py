@@ -14,7 +14,6 @@ import hashlib
 import json
 import re
 import threading
-import zlib
 from collections import deque
 from collections.abc import ItemsView, Iterator, ValuesView
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -29,6 +28,7 @@ from ..rules.rules import LITERALS
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
+from .packing import pack, unpack
 
 META = "disguise"
 SIDES = "disguise_sides"
@@ -58,8 +58,8 @@ class Kept:
     """A bounded copy of a body: the first `limit` bytes, and how many there were.
     The pieces are kept as they come, by reference (bytes never change: nothing is
     copied per read); each time they reach CHUNK bytes they are joined and compressed
-    (zlib, one call, no compressor kept between calls: a zlib compressor's state is
-    38 KiB to 256 KiB, more than most streams hold) and let go, so that a stream under
+    (pack: one call, no compressor kept per stream: a compressor's state is 38 KiB to
+    256 KiB, more than most streams hold) and let go, so that a stream under
     way holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
 
     __slots__ = ("pending", "npend", "chunks", "kept", "size", "limit")
@@ -75,17 +75,20 @@ class Kept:
     def add(self, data: bytes) -> None:
         n = len(data)
         self.size += n
-        room = self.limit - self.kept
-        if room > 0 and n:
-            if n > room:
-                data, n = data[:room], room
-            elif type(data) is not bytes:  # (held by reference: only what cannot change)
-                data = bytes(data)
+        kept = self.kept
+        if kept + n > self.limit:  # (the bytes past the limit are counted, not kept)
+            room = self.limit - kept
+            if room <= 0:
+                return
+            data, n = data[:room], room
+        elif type(data) is not bytes:  # (held by reference: only what cannot change)
+            data = bytes(data)
+        if n:
             self.pending.append(data)
-            self.kept += n
+            self.kept = kept + n
             self.npend += n
             if self.npend >= CHUNK:
-                self.chunks.append(zlib.compress(b"".join(self.pending), ZLEVEL))
+                self.chunks.append(pack(b"".join(self.pending)))
                 self.pending, self.npend = [], 0
 
     def copy(self) -> Kept:
@@ -99,14 +102,14 @@ class Kept:
     def buf(self) -> bytes:
         """The kept bytes, as they came (joined once: the same object until more come)."""
         if self.chunks or len(self.pending) > 1:
-            whole = b"".join([zlib.decompress(c) for c in self.chunks] + self.pending)
+            whole = b"".join([unpack(c) for c in self.chunks] + self.pending)
             self.chunks, self.pending, self.npend = [], [whole], len(whole)  # one piece until more come
         return self.pending[0] if self.pending else b""
 
     def zipped(self) -> _Chunks:
         """The kept bytes compressed, for a Side to hold (the chunks as they are, the
         bytes since compressed as one more)."""
-        tail = [zlib.compress(b"".join(self.pending), ZLEVEL)] if self.pending else []
+        tail = [pack(b"".join(self.pending))] if self.pending else []
         return _Chunks(self.chunks + tail)
 
     def drop(self) -> None:
@@ -117,19 +120,18 @@ class Kept:
         return self.size > self.kept
 
 
-# A kept side's body is held compressed once the side is finished (zlib at level 1:
-# bench/ section e measures it), and decompressed each time something reads it: a view,
+# A kept side's body is held compressed once the side is finished (packing.pack: zstd at
+# level 1; bench/ section e measures it), and decompressed each time something reads it: a view,
 # the audit, replay, `disguise share/show`, or mitmproxy saving the flow (`-w`, which copies
 # the metadata: the copy is a plain dict, so a flow file holds the body as it came and
 # files saved before and after read alike).
-ZLEVEL = 1
 # A stream's side under way is compressed each time this many bytes came (bench/ section
-# e measures it: 16 KiB chunks compress the burst's SSE streams 7.5x-14x, one zlib call
-# per chunk).
+# e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
+# chunk).
 CHUNK = 8 << 10
-# A body from this size on is compressed in a worker thread (zlib lets go of the GIL while
-# it works): the event loop never spends more on it than handing it over; until it is done
-# the side holds the body as it came.
+# A body from this size on is compressed in a worker thread (zstd and zlib let go of the
+# GIL while they work): the event loop never spends more on it than handing it over; until
+# it is done the side holds the body as it came.
 BACKGROUND = 256 << 10
 _pool: ThreadPoolExecutor | None = None
 _pending: set[Future] = set()
@@ -142,7 +144,7 @@ def _compress_later(side: Side, body: bytes) -> None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
 
     def job() -> None:  # the swap is part of the job: once it is done, so is the swap
-        z = _Zipped(zlib.compress(body, ZLEVEL))
+        z = _Zipped(pack(body))
         with _swap:
             if dict.get(side, "content") is body:  # not set anew since
                 dict.__setitem__(side, "content", z)
@@ -165,17 +167,17 @@ class _Zipped(bytes):
 
 class _Chunks(tuple):
     """A body, compressed in chunks (Kept.zipped), where a Side keeps it: each chunk is
-    one zlib stream, the body is their contents joined."""
+    one compressed piece (pack), the body is their contents joined."""
 
     __slots__ = ()
 
     def plain(self) -> bytes:
-        return b"".join([zlib.decompress(c) for c in self])
+        return b"".join([unpack(c) for c in self])
 
 
 def _plain(v: Any) -> Any:
     t = type(v)
-    return zlib.decompress(v) if t is _Zipped else v.plain() if t is _Chunks else v
+    return unpack(v) if t is _Zipped else v.plain() if t is _Chunks else v
 
 
 class Side(dict[str, Any]):
@@ -193,7 +195,7 @@ class Side(dict[str, Any]):
                     dict.__setitem__(self, key, value)
                 _compress_later(self, value)
                 return
-            value = _Zipped(zlib.compress(value, ZLEVEL))
+            value = _Zipped(pack(value))
         with _swap:
             dict.__setitem__(self, key, value)
 
@@ -290,8 +292,9 @@ _FINAL_EVENT = re.compile(
     ),
     re.M,
 )
-# A reverser's states once its API's last event went by.
-_PAST_LAST = frozenset({StreamState.FINISHING, StreamState.DONE})
+# A reverser's states once its API's last event went by (told by identity: an Enum's
+# hash is Python code, and this is asked once a read).
+_FINISHING, _DONE = StreamState.FINISHING, StreamState.DONE
 
 
 def _final_parsed(piece: bytes) -> bool:
@@ -357,8 +360,10 @@ class Tee:
                 for p in pieces:
                     self.down.add(p)
             self.last.extend(pieces)
-        if not self.final and self.reverser is not None and self.reverser.state in _PAST_LAST:
-            self.final = True
+        if not self.final and self.reverser is not None:
+            st = self.reverser.state
+            if st is _FINISHING or st is _DONE:
+                self.final = True
         return pieces
 
     @property
