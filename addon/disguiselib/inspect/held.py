@@ -26,7 +26,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from .record import _Chunks
+from .packing import _Chunks, _Spliced
 
 
 class Held(http.ResponseData):
@@ -55,7 +55,7 @@ class Held(http.ResponseData):
     __hash__ = None  # type: ignore[assignment]
 
 
-def hold(resp: http.Response, body: _Chunks) -> None:
+def hold(resp: http.Response, body: _Chunks | _Spliced) -> None:
     """Set resp's body to body's contents, held as they are (compressed)."""
     data = resp.data
     if not body or (type(data) is not http.ResponseData and type(data) is not Held):

@@ -70,3 +70,44 @@ def unpack(z: bytes) -> bytes:
     if z[:4] == _ZSTD_MAGIC and _ZSTD is not None:
         return _ZSTD[1](z)
     return zlib.decompress(z)
+
+
+class _Chunks(tuple):
+    """A body, compressed in chunks (tee.Kept.zipped), where a Side or a held response
+    keeps it: each chunk is one compressed piece (pack), the body is their contents joined."""
+
+    __slots__ = ()
+
+    def plain(self) -> bytes:
+        return b"".join([unpack(c) for c in self])
+
+
+class _Spliced:
+    """A body kept as another one with some of its byte ranges replaced (tee.Patched.zipped:
+    what the client got, where a stream changed only some of its reads): base (a _Chunks),
+    and in order, non-overlapping, (start, end, the pieces in place of base[start:end]),
+    the result cut at limit bytes."""
+
+    __slots__ = ("base", "edits", "limit")
+
+    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int) -> None:
+        self.base, self.edits, self.limit = base, edits, limit
+
+    def __bool__(self) -> bool:
+        return self.limit > 0 and (bool(self.base) or any(p for _, _, ps in self.edits for p in ps))
+
+    def plain(self) -> bytes:
+        return splice(self.base.plain(), self.edits, self.limit)
+
+
+def splice(base: bytes, edits: list[tuple[int, int, list[bytes]]], limit: int) -> bytes:
+    """base with each edit's range replaced by its pieces, the first limit bytes."""
+    out: list[bytes] = []
+    at = 0
+    for a, b, pieces in edits:
+        out.append(base[at:a])
+        out.extend(pieces)
+        at = b
+    out.append(base[at:])
+    whole = b"".join(out)
+    return whole if len(whole) <= limit else whole[:limit]
