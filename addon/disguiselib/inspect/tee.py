@@ -223,8 +223,11 @@ class Tee:
                 self._took(data, None)
             self.last.append(data)
         else:
-            got = [out] if isinstance(out, (bytes, bytearray)) else out
-            pieces = [p if type(p) is bytes else bytes(p) for p in got if p]
+            if type(out) is list and len(out) == 1 and type(out[0]) is bytes and out[0]:
+                pieces = out  # one piece, changed (the common changed read)
+            else:
+                got = [out] if isinstance(out, (bytes, bytearray)) else out
+                pieces = [p if type(p) is bytes else bytes(p) for p in got if p]
             if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
                 self.same = False
                 # what the client got so far: what came so far
