@@ -9,7 +9,7 @@ import json
 from unittest import mock
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from mitmproxy.io import tnetstring
 
@@ -55,6 +55,7 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
 @given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500),
        st.lists(st.sampled_from(["bytes", "list", "changed", "raises", "held"]), min_size=20, max_size=20),
        st.integers(0, 600))  # fmt: skip
+@example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600)  # past the limit
 def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later, patch_max) -> None:
     """While every piece goes out as it came, the client's side is the upstream side
     itself (one copy); from the first changed piece on, each side is exact, whether the
