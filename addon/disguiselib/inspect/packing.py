@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Callable
+from typing import Any
 
 LEVEL = 1
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -55,11 +56,11 @@ def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes
 _ZSTD = _zstd_api()
 
 
-def pack(data: bytes) -> bytes:
+def pack(data: bytes | bytearray) -> bytes:
     """data compressed: one zstd frame (one zlib stream where there is no zstd)."""
     if _ZSTD is None:
         return zlib.compress(data, LEVEL)
-    f = getattr(_local, "pack", None)
+    f: Any = getattr(_local, "pack", None)
     if f is None:
         f = _local.pack = _ZSTD[0]()
     return f(data)  # type: ignore[no-any-return]

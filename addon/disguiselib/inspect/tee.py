@@ -201,7 +201,7 @@ class Tee:
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
         self.up = Kept(limit)
-        self.down = self.up  # its own copy once a piece went out changed (`same` false)
+        self.down: Kept | Patched = self.up  # its own copy once a piece went out changed (`same` false)
         self.last: deque[bytes] = deque(maxlen=8)
         self.same = True
         self.reverser = getattr(inner, "stream", None)
@@ -249,7 +249,7 @@ class Tee:
         if down is up:  # (a read that raised while both sides are one)
             up.add(data)
             return
-        if type(down) is Patched:
+        if isinstance(down, Patched):
             if up.kept + len(data) <= up.limit and down.held <= PATCH_MAX:
                 start = up.size
                 up.add(data)
