@@ -56,6 +56,7 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
        st.lists(st.sampled_from(["bytes", "list", "changed", "raises", "held"]), min_size=20, max_size=20),
        st.integers(0, 600))  # fmt: skip
 @example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600)  # past the limit
+@example([b"aaaa", b"bbbb"], 0, 100, 500, ["held", "held"] + ["list"] * 18, 600)  # the client got nothing
 def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later, patch_max) -> None:
     """While every piece goes out as it came, the client's side is the upstream side
     itself (one copy); from the first changed piece on, each side is exact, whether the
@@ -69,7 +70,9 @@ def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_
         inner.n += 1
         if inner.n <= changed_from:
             return d if inner.n % 2 else [d]
-        how = "changed" if inner.n == changed_from + 1 else later[inner.n - 1]
+        how = later[inner.n - 1]
+        if inner.n == changed_from + 1 and how != "held":  # the first change: a changed piece, or none
+            how = "changed"
         if how == "raises":
             raise ValueError("inner")
         return d if how == "bytes" else [d] if how == "list" else [] if how == "held" else [d.upper(), b"!"]

@@ -87,15 +87,16 @@ class _Spliced:
     """A body kept as another one with some of its byte ranges replaced (tee.Patched.zipped:
     what the client got, where a stream changed only some of its reads): base (a _Chunks),
     and in order, non-overlapping, (start, end, the pieces in place of base[start:end]),
-    the result cut at limit bytes."""
+    the result cut at limit bytes (n of them)."""
 
-    __slots__ = ("base", "edits", "limit")
+    __slots__ = ("base", "edits", "limit", "n")
 
-    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int) -> None:
+    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int) -> None:
         self.base, self.edits, self.limit = base, edits, limit
+        self.n = n  # the length of its contents
 
     def __bool__(self) -> bool:
-        return self.limit > 0 and (bool(self.base) or any(p for _, _, ps in self.edits for p in ps))
+        return self.n > 0
 
     def plain(self) -> bytes:
         return splice(self.base.plain(), self.edits, self.limit)

@@ -137,7 +137,7 @@ class Patched:
         return splice(b"".join([unpack(c) for c in k.chunks] + k.pending), self.edits, k.limit)
 
     def zipped(self) -> _Spliced:
-        return _Spliced(self.base.zipped(), self.edits, self.base.limit)
+        return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit))
 
     def apart(self) -> Kept:
         """The same bytes as a Kept of their own (compressed as they come from then on)."""
