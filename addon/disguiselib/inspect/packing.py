@@ -82,24 +82,40 @@ class _Chunks(tuple):
     def plain(self) -> bytes:
         return b"".join([unpack(c) for c in self])
 
+    def nbytes(self) -> int:
+        """The bytes it holds (compressed)."""
+        return sum(map(len, self))
+
 
 class _Spliced:
     """A body kept as another one with some of its byte ranges replaced (tee.Patched.zipped:
     what the client got, where a stream changed only some of its reads): base (a _Chunks),
-    and in order, non-overlapping, (start, end, the pieces in place of base[start:end]),
-    the result cut at limit bytes (n of them)."""
+    and in order, non-overlapping, (start, end) ranges of base, each replaced by the next
+    of the pieces, held compressed together (one pack); the result cut at limit bytes (n
+    of them)."""
 
-    __slots__ = ("base", "edits", "limit", "n")
+    __slots__ = ("base", "spans", "blob", "limit", "n")
 
     def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int) -> None:
-        self.base, self.edits, self.limit = base, edits, limit
-        self.n = n  # the length of its contents
+        self.base, self.limit, self.n = base, limit, n
+        self.spans = [(a, b, sum(map(len, ps))) for a, b, ps in edits]
+        joined = b"".join([p for _, _, ps in edits for p in ps])
+        self.blob = pack(joined) if joined else b""
 
     def __bool__(self) -> bool:
         return self.n > 0
 
     def plain(self) -> bytes:
-        return splice(self.base.plain(), self.edits, self.limit)
+        pieces = unpack(self.blob) if self.blob else b""
+        edits, at = [], 0
+        for a, b, k in self.spans:
+            edits.append((a, b, [pieces[at : at + k]]))
+            at += k
+        return splice(self.base.plain(), edits, self.limit)
+
+    def nbytes(self) -> int:
+        """The bytes it holds (compressed)."""
+        return self.base.nbytes() + len(self.blob)
 
 
 def splice(base: bytes, edits: list[tuple[int, int, list[bytes]]], limit: int) -> bytes:

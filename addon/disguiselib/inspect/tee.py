@@ -24,9 +24,10 @@ from .packing import _Chunks, _Spliced, pack, splice, unpack
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
 # chunk).
 CHUNK = 8 << 10
-# The changed reads' bytes a Patched client side keeps as they came, at most: past it
-# the side is kept apart, compressed (a stream dense with restores).
-PATCH_MAX = 4 * CHUNK
+# The changed reads' bytes a Patched client side keeps as they came, at most (no more
+# than a Kept holds before it compresses a chunk): past it the side is kept apart (a
+# stream dense with restores). At the stream's end they are compressed (zipped).
+PATCH_MAX = CHUNK
 
 
 class Kept:
