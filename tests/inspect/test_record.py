@@ -9,7 +9,7 @@ import json
 from unittest import mock
 
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 from mitmproxy.io import tnetstring
 
@@ -50,63 +50,6 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
     assert tnetstring.loads(tnetstring.dumps({"x": s})) == {"x": plain}
     k.add(b"more")  # read, and more came
     assert k.buf == (whole + b"more")[:limit] and k.size == len(whole) + 4
-
-
-@given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500),
-       st.lists(st.sampled_from(["bytes", "list", "changed", "raises", "held"]), min_size=20, max_size=20),
-       st.integers(0, 600))  # fmt: skip
-@example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600)  # past the limit
-@example([b"aaaa", b"bbbb"], 0, 100, 500, ["held", "held"] + ["list"] * 18, 600)  # the client got nothing
-def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later, patch_max) -> None:
-    """While every piece goes out as it came, the client's side is the upstream side
-    itself (one copy); from the first changed piece on, each side is exact, whether the
-    later pieces go out as they came (the very object, alone or in a list), changed, not
-    at all (held), or the inner callable raises: kept as upstream's with the changed reads
-    in place (tee.Patched) until upstream's copy is full or the changes hold more than
-    PATCH_MAX bytes, apart from then on; read whole, and as the compressed form a held
-    response keeps (zipped)."""
-
-    def inner(d: bytes):
-        inner.n += 1
-        if inner.n <= changed_from:
-            return d if inner.n % 2 else [d]
-        how = later[inner.n - 1]
-        if inner.n == changed_from + 1 and how != "held":  # the first change: a changed piece, or none
-            how = "changed"
-        if how == "raises":
-            raise ValueError("inner")
-        return d if how == "bytes" else [d] if how == "list" else [] if how == "held" else [d.upper(), b"!"]
-
-    inner.n = 0
-    with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max):
-        t = Tee(inner, limit)
-        out = []
-        for d in data:
-            try:
-                out += t(d)
-            except ValueError:
-                pass
-        assert (t.down is t.up) == t.same
-        up, down = b"".join(data), b"".join(out)
-        assert t.up.buf == up[:limit] and t.down_buf == down[:limit]
-        assert (t.up.size, t.down.size, t.up.cut, t.down.cut) == (len(up), len(down), len(up) > limit, len(down) > limit)
-        assert t.down.zipped().plain() == down[:limit] and t.up.zipped().plain() == up[:limit]
-        assert bool(t.down.zipped()) == bool(down[:limit])
-
-
-def test_a_stream_that_changes_some_reads_keeps_the_client_side_as_upstreams_with_those_reads() -> None:
-    """tee.Patched (issue 29: the capture's per-read cost): once a read went out changed,
-    a read that goes out as it came adds nothing to the client's side (no second copy,
-    no second compression); a stream that changes every read is kept apart once the
-    changes hold PATCH_MAX bytes."""
-    reads = [b"data: %d\n\n" % i for i in range(5_000)]
-    t = Tee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
-    out = [p for d in reads for p in t(d)]
-    assert type(t.down) is tee.Patched and len(t.down.edits) == 500 and t.down.held < 20_000
-    assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
-    dense = Tee(lambda d: [d.upper()], 1 << 24)
-    out = [p for d in reads for p in dense(d)]
-    assert type(dense.down) is Kept and dense.down.buf == b"".join(out)
 
 
 def test_a_side_is_serializable_metadata() -> None:
@@ -309,35 +252,3 @@ def test_a_large_side_is_compressed_off_the_loop_and_reads_whole_meanwhile(monke
     t["content"] = b"set anew"  # before the worker is done: the new body stays
     record.settle(60)
     assert t["content"] == b"set anew"
-
-
-def test_the_capture_compresses_with_the_zstd_mitmproxy_ships_one_context_per_thread(monkeypatch) -> None:
-    """inspect/packing.py: a kept chunk is a zstd frame (mitmproxy 11's zstandard, 12's
-    backports.zstd: the capture's per-read share, 3-4x less than zlib's); a compressor
-    per thread, so that the capture's worker thread and the event loop never share one;
-    zlib where no zstd imports, and a zlib chunk still reads back (unpack tells them
-    apart)."""
-    import threading
-
-    from disguiselib.inspect import packing
-
-    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(2_000))
-    k = Kept(1 << 20)
-    for i in range(0, len(body), 97):
-        k.add(body[i : i + 97])
-    assert k.chunks and all(c[:4] == b"\x28\xb5\x2f\xfd" for c in k.chunks)
-    assert k.buf == body
-    got: dict[str, bytes] = {}
-
-    def work(name: str) -> None:
-        got[name] = packing.unpack(packing.pack(body + name.encode()))
-
-    ts = [threading.Thread(target=work, args=(f"t{i}",)) for i in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert got == {f"t{i}": body + f"t{i}".encode() for i in range(4)}
-    monkeypatch.setattr(packing, "_ZSTD", None)
-    z = packing.pack(body)
-    assert z[:1] == b"\x78" and packing.unpack(z) == body

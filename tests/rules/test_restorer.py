@@ -394,10 +394,9 @@ def test_a_responses_stream_restores_a_text_said_again_once(monkeypatch) -> None
     and `response.completed` each say the message's text whole: it is restored once
     (Restorer.remember), and the client gets the very bytes of a stream that restores
     each saying anew."""
-    from openai_util import build_responses
-
     from disguiselib.apis.openai.responses import ResponsesStream
     from disguiselib.rules.restorer import Restorer
+    from openai_util import build_responses
 
     pieces = [f"nova.cloud [EMAIL_1] ab{i} [[reply_to_current]] bcd " for i in range(12)]
     args = ['{"q": "nova', '.cloud ab"}']
