@@ -57,6 +57,7 @@ SECTIONS: dict[str, str] = {
     "prefilter": "prefilter",
     "metrics": "metrics",
     "engines": "engines",
+    "readcost": "readcost",
 }
 DEFAULT = "abcde"
 

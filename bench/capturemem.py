@@ -33,9 +33,9 @@ def _rss() -> float:
 def one(chunk: int, n: int = 500) -> None:
     import streams
 
-    from disguiselib.inspect import record
+    from disguiselib.inspect import record, tee
 
-    record.CHUNK = chunk
+    tee.CHUNK = chunk
     ph = [("[EMAIL_1]", "a@b.c"), ("Zenith Labs", "Acme")]
     evs = []
     for build, chars in ((streams.build_stream, 4400), (streams.build_chat_stream, 1100), (streams.build_responses_stream, 1100)):

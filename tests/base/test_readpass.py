@@ -170,3 +170,40 @@ def test_a_restored_text_is_escaped_as_json_dumps_writes_it_in_the_deltas_style(
     assert "Zoë\x7f😀" in out.decode()  # beside "é": kept as it is
     assert b"ctl\\u0001\\u001f\\b\\f\\r\\t\\u2028end" in out  # "ctlz" alone
     assert "ctl\\u0001\\u001f\\b\\f\\r\\t\u2028end" in out.decode()  # beside "Ω"
+
+
+# Chat envelopes a stream's chunks may carry: the compiled pass reads a chunk that begins
+# with the envelope it read last from the choices on (_readpass: ReadPass.c_env); one that
+# differs anywhere, is longer or shorter, holds a backslash (declined) or non-ASCII text,
+# is read whole again.
+_ENVELOPES = [
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt"},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 12, "model": "gpt"},
+    {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "gpt"},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt", "service_tier": "default"},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-ö"},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": 'g\\"pt'},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt", "system_fingerprint": None},
+    {"id": "chatcmpl-1"},
+]
+
+
+@compiled
+@SETTINGS
+@given(st.data())
+def test_a_chat_chunk_read_from_the_envelope_read_before_gives_the_references_bytes(data) -> None:
+    """The compiled pass skips parsing a Chat chunk's envelope where it is byte for byte
+    the one it read before: on chunks whose envelopes change from chunk to chunk (and in
+    cases only just: a digit, a member more, a backslash, non-ASCII), split at random
+    reads, it gives the reference's bytes and state."""
+    pieces = data.draw(splits(data.draw(texts)))
+    envs = data.draw(st.lists(st.integers(0, len(_ENVELOPES) - 1), min_size=len(pieces) + 1, max_size=len(pieces) + 1))
+    body = b"".join(
+        b"data: " + json.dumps({**_ENVELOPES[e], "choices": [{"index": 0, "delta": {"content": p}, "logprobs": None,
+                                                              "finish_reason": None}]},
+                               ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n\n"
+        for e, p in zip(envs, pieces, strict=False)
+    ) + b'data: {"id":"chatcmpl-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    chunks = data.draw(st.one_of(byte_splits(body, 30), st.just([e + b"\n\n" for e in body.split(b"\n\n") if e])))
+    rs, ph = data.draw(st.sampled_from([(LITERAL_RULES, {}), (RULES, PLACEHOLDERS)]))
+    assert run("chat", rs, ph, chunks, "compiled") == run("chat", rs, ph, chunks, "reference")

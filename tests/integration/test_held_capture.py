@@ -39,7 +39,7 @@ class Probe:
     def response(self, flow):
         kept = vars(flow.response.data)["content"]
         rec = {"held": held.is_held(flow.response), "size": len(flow.response.raw_content),
-               "holds": sum(map(len, kept)) if held.is_held(flow.response) else len(kept or b""),
+               "holds": kept.nbytes() if held.is_held(flow.response) else len(kept or b""),
                "sha": hashlib.sha256(flow.response.raw_content).hexdigest(), "view": shown(flow)}
         with open(os.environ["PROBE_OUT"], "a") as f:
             f.write(json.dumps(rec) + "\\n")

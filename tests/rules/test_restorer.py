@@ -361,3 +361,67 @@ def test_plain_loop_and_hold_reach_match_the_general_search(disguises, issued, s
     if s and fast._hold is not None:
         m = fast._hold.search(s, max(0, len(s) - rules._hold_span))
         assert fast._hold_point(s, 0, (), False) == (m.start() if m else len(s))
+
+
+# -- remember(): a text said again is restored once, with the same result and counts ---------
+
+_long = st.lists(_rev_piece, min_size=1, max_size=12).map("".join).map(lambda t: (t + " ") * (1 + 300 // (len(t) + 1)))
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from([TEXT, JSON, VALUE]), st.integers(0, 3), st.booleans()), min_size=1, max_size=10),
+    st.lists(_long, min_size=4, max_size=4),
+)
+def test_a_remembering_restorer_gives_what_restoring_anew_gives_counts_included(calls, texts) -> None:
+    """Restorer.remember (a Responses stream says each text whole up to four times): for
+    texts long enough to be remembered, said again in any mode and order, with a
+    placeholder issued between two sayings (a growing session: the key holds their
+    number), each result and the counts after it are those of a restorer that restores
+    every saying anew."""
+    placeholders = dict(ISSUED)
+    fresh, memo = R_REV.restorer(placeholders), R_REV.restorer(placeholders)
+    memo.remember()
+    for mode, i, grow in calls:
+        assert len(texts[i]) >= memo.WHOLE_MIN
+        if grow and "[EMAIL_3]" not in placeholders:
+            placeholders["[EMAIL_3]"] = "late@corp"
+        assert memo.whole(texts[i], mode) == fresh.run(texts[i], mode, True, 0)[0]
+        assert (memo.restored, memo.stripped) == (fresh.restored, fresh.stripped)
+
+
+def test_a_responses_stream_restores_a_text_said_again_once(monkeypatch) -> None:
+    """A Responses stream's `output_text.done`, `content_part.done`, `output_item.done`
+    and `response.completed` each say the message's text whole: it is restored once
+    (Restorer.remember), and the client gets the very bytes of a stream that restores
+    each saying anew."""
+    from disguiselib.apis.openai.responses import ResponsesStream
+    from disguiselib.rules.restorer import Restorer
+    from openai_util import build_responses
+
+    pieces = [f"nova.cloud [EMAIL_1] ab{i} [[reply_to_current]] bcd " for i in range(12)]
+    args = ['{"q": "nova', '.cloud ab"}']
+    body = build_responses(pieces, args)
+    text = "".join(pieces)
+    runs: list[str] = []
+    real = Restorer.run
+
+    def run(self, buf, mode, final, esc):  # type: ignore[no-untyped-def]
+        if final and buf == text:
+            runs.append(buf)
+        return real(self, buf, mode, final, esc)
+
+    monkeypatch.setattr(Restorer, "run", run)
+
+    def through(remember: bool) -> tuple[bytes, int, int]:
+        if not remember:
+            monkeypatch.setattr(Restorer, "remember", lambda self: None)
+        s = ResponsesStream(R_REV.restorer(dict(ISSUED)))
+        out = b"".join(s.feed(body[i : i + 61]) for i in range(0, len(body), 61)) + s.flush()
+        return out, s.restorer.restored, s.restorer.stripped
+
+    once = through(True)
+    assert len(runs) == 1
+    runs.clear()
+    again = through(False)
+    assert len(runs) == 4
+    assert once == again and b"NOVA-ORIG" not in body and b"CLOUD-ORIG" in once[0]

@@ -5,6 +5,7 @@ the events it changes, new channels and the windows' held tails."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8String, PyUnicode_DecodeUTF8
+from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
@@ -402,7 +403,15 @@ cdef bint utf8_ok(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     past U+10FFFF), checked in place: nothing decoded, nothing allocated."""
     cdef Py_ssize_t i = 0
     cdef unsigned char c, c1
+    cdef uint64_t w
     while i < n:
+        while i + 8 <= n:  # ASCII, eight bytes at a time
+            memcpy(&w, p + i, 8)
+            if w & 0x8080808080808080ULL:
+                break
+            i += 8
+        if i >= n:
+            break
         c = p[i]
         if c < 0x80:
             i += 1
@@ -577,6 +586,10 @@ cdef class ReadPass:
     # Chat: the channel key of the delta before (choice, tool call: -1 for content)
     cdef long long c_ci, c_ti
     cdef object c_key
+    # Chat: the envelope of the last delta read (`data: {` up to `"choices":[{"index":`:
+    # plain members, no backslash, UTF-8), the same in every chunk of a stream: an event
+    # that begins with these very bytes is read from there on
+    cdef bytes c_env
     # Responses: the channel of the delta before (its type, indexes and item -> key,
     # fields, mode)
     cdef int r_t
@@ -596,6 +609,7 @@ cdef class ReadPass:
         self.api = api
         self.deltas = dict(deltas or {})
         self.c_key = None
+        self.c_env = None
         self.r_item = None
         self.r_key = None
         self.r_fields = None
@@ -983,18 +997,28 @@ cdef class ReadPass:
 
     cdef int _chat(self, stream, dict windows, bytes block, const unsigned char *p,
                    Py_ssize_t ev, Py_ssize_t ee) except -2:
-        cdef Py_ssize_t i = lit(p, ev, ee, b"data: {", 7)
+        cdef Py_ssize_t i
         cdef Py_ssize_t j
-        if i < 0:
-            return DECLINE
-        while lit(p, i, ee, b'"choices":[{"index":', 20) < 0:
-            i = member(p, i, ee)
+        cdef Py_ssize_t env = 0  # the envelope's length where it is the one read before
+        if self.c_env is not None:
+            env = PyBytes_GET_SIZE(self.c_env)
+            if ee - ev <= env or memcmp(p + ev, PyBytes_AS_STRING(self.c_env), env) != 0:
+                env = 0
+        if env:
+            i = ev + env
+        else:
+            i = lit(p, ev, ee, b"data: {", 7)
             if i < 0:
                 return DECLINE
-            i = lit(p, i, ee, b",", 1)
-            if i < 0:
-                return DECLINE
-        i += 20
+            while lit(p, i, ee, b'"choices":[{"index":', 20) < 0:
+                i = member(p, i, ee)
+                if i < 0:
+                    return DECLINE
+                i = lit(p, i, ee, b",", 1)
+                if i < 0:
+                    return DECLINE
+            i += 20
+        cdef Py_ssize_t env_end = i
         cdef long long ci = 0, ti = 0
         i = digits(p, i, ee, &ci)
         i = lit(p, i, ee, b',"delta":{', 10)
@@ -1029,10 +1053,13 @@ cdef class ReadPass:
             i = member(p, i + 1, ee)
         if i < 0 or lit(p, i, ee, b"}\n\n", 3) != ee:
             return DECLINE
-        if has_u(p + ev, ee - ev):
+        # (the envelope read before holds no backslash, and ends with an ASCII byte)
+        if has_u(p + ev + env, ee - ev - env):
             return DECLINE
-        if not utf8_ok(p + ev, ee - ev):
+        if not utf8_ok(p + ev + env, ee - ev - env):
             return DECLINE
+        if not env:
+            self.c_env = PyBytes_FromStringAndSize(<const char *> p + ev, env_end - ev)
         cdef int r
         if not tool:
             ti = -1

@@ -16,8 +16,8 @@ headers it got). Writing the body (`raw_content = ...`, `set_state`) makes the d
 ordinary ResponseData again, holding what was written. A saved flow holds the body as it
 came: files read the same before and after.
 
-The body is held as the Tee compressed it while the stream ran (record.Kept: one zlib
-stream per 8 KiB chunk), never decompressed to be compressed again at the end."""
+The body is held as the Tee compressed it while the stream ran (record.Kept: one zstd
+frame per 8 KiB chunk, inspect/packing.py), never decompressed to be compressed again at the end."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from mitmproxy import http
 
-from .record import _Chunks
+from .packing import _Chunks, _Spliced
 
 
 class Held(http.ResponseData):
@@ -55,7 +55,7 @@ class Held(http.ResponseData):
     __hash__ = None  # type: ignore[assignment]
 
 
-def hold(resp: http.Response, body: _Chunks) -> None:
+def hold(resp: http.Response, body: _Chunks | _Spliced) -> None:
     """Set resp's body to body's contents, held as they are (compressed)."""
     data = resp.data
     if not body or (type(data) is not http.ResponseData and type(data) is not Held):

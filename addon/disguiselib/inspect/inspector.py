@@ -291,7 +291,7 @@ class Inspector:
                 if enc:
                     raw = tee.up.buf
                     up, decoded = _decode(raw, enc, max(self.limit, 1)) if not tee.up.cut else (raw, False)
-                elif tee.same and down is not None:  # one body for both sides: kept once
+                elif tee.same and isinstance(down, _Chunks):  # one body for both sides: kept once
                     up, decoded = down, True
                 else:  # as it came, held compressed already: the chunks themselves
                     up, decoded = tee.up.zipped(), True

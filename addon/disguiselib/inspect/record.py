@@ -11,24 +11,18 @@ mitmproxy writes no flows at all (`-w`) when one value is not serializable.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 import threading
-import zlib
-from collections import deque
 from collections.abc import ItemsView, Iterator, ValuesView
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from mitmproxy import ctx, http
 
-from ..apis.registry import SPECS
-from ..base.stream import StreamState
 from ..errors import MaskError, StreamError
 from ..rules.rules import LITERALS
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
-from ..wire.jsonspan import escaped_name
-from ..wire.sse import Framer
+from .packing import _Chunks, pack, unpack
+from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from here too)
 
 META = "disguise"
 SIDES = "disguise_sides"
@@ -54,82 +48,14 @@ def _sha(data: bytes | None) -> str:
     return hashlib.sha256(data or b"").hexdigest()
 
 
-class Kept:
-    """A bounded copy of a body: the first `limit` bytes, and how many there were.
-    The pieces are kept as they come, by reference (bytes never change: nothing is
-    copied per read); each time they reach CHUNK bytes they are joined and compressed
-    (zlib, one call, no compressor kept between calls: a zlib compressor's state is
-    38 KiB to 256 KiB, more than most streams hold) and let go, so that a stream under
-    way holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
-
-    __slots__ = ("pending", "npend", "chunks", "kept", "size", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.pending: list[bytes] = []  # the pieces since the last chunk, as they came
-        self.npend = 0  # their bytes
-        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk, each compressed
-        self.kept = 0
-        self.size = 0
-        self.limit = limit
-
-    def add(self, data: bytes) -> None:
-        n = len(data)
-        self.size += n
-        room = self.limit - self.kept
-        if room > 0 and n:
-            if n > room:
-                data, n = data[:room], room
-            elif type(data) is not bytes:  # (held by reference: only what cannot change)
-                data = bytes(data)
-            self.pending.append(data)
-            self.kept += n
-            self.npend += n
-            if self.npend >= CHUNK:
-                self.chunks.append(zlib.compress(b"".join(self.pending), ZLEVEL))
-                self.pending, self.npend = [], 0
-
-    def copy(self) -> Kept:
-        """The same copy, to go on apart."""
-        k = Kept(self.limit)
-        k.pending, k.npend, k.chunks = list(self.pending), self.npend, list(self.chunks)
-        k.kept, k.size = self.kept, self.size
-        return k
-
-    @property
-    def buf(self) -> bytes:
-        """The kept bytes, as they came (joined once: the same object until more come)."""
-        if self.chunks or len(self.pending) > 1:
-            whole = b"".join([zlib.decompress(c) for c in self.chunks] + self.pending)
-            self.chunks, self.pending, self.npend = [], [whole], len(whole)  # one piece until more come
-        return self.pending[0] if self.pending else b""
-
-    def zipped(self) -> _Chunks:
-        """The kept bytes compressed, for a Side to hold (the chunks as they are, the
-        bytes since compressed as one more)."""
-        tail = [zlib.compress(b"".join(self.pending), ZLEVEL)] if self.pending else []
-        return _Chunks(self.chunks + tail)
-
-    def drop(self) -> None:
-        self.pending, self.npend, self.chunks = [], 0, []
-
-    @property
-    def cut(self) -> bool:
-        return self.size > self.kept
-
-
-# A kept side's body is held compressed once the side is finished (zlib at level 1:
-# bench/ section e measures it), and decompressed each time something reads it: a view,
+# A kept side's body is held compressed once the side is finished (packing.pack: zstd at
+# level 1; bench/ section e measures it), and decompressed each time something reads it: a view,
 # the audit, replay, `disguise share/show`, or mitmproxy saving the flow (`-w`, which copies
 # the metadata: the copy is a plain dict, so a flow file holds the body as it came and
 # files saved before and after read alike).
-ZLEVEL = 1
-# A stream's side under way is compressed each time this many bytes came (bench/ section
-# e measures it: 16 KiB chunks compress the burst's SSE streams 7.5x-14x, one zlib call
-# per chunk).
-CHUNK = 8 << 10
-# A body from this size on is compressed in a worker thread (zlib lets go of the GIL while
-# it works): the event loop never spends more on it than handing it over; until it is done
-# the side holds the body as it came.
+# A body from this size on is compressed in a worker thread (zstd and zlib let go of the
+# GIL while they work): the event loop never spends more on it than handing it over; until
+# it is done the side holds the body as it came.
 BACKGROUND = 256 << 10
 _pool: ThreadPoolExecutor | None = None
 _pending: set[Future] = set()
@@ -142,7 +68,7 @@ def _compress_later(side: Side, body: bytes) -> None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
 
     def job() -> None:  # the swap is part of the job: once it is done, so is the swap
-        z = _Zipped(zlib.compress(body, ZLEVEL))
+        z = _Zipped(pack(body))
         with _swap:
             if dict.get(side, "content") is body:  # not set anew since
                 dict.__setitem__(side, "content", z)
@@ -163,19 +89,9 @@ class _Zipped(bytes):
     __slots__ = ()
 
 
-class _Chunks(tuple):
-    """A body, compressed in chunks (Kept.zipped), where a Side keeps it: each chunk is
-    one zlib stream, the body is their contents joined."""
-
-    __slots__ = ()
-
-    def plain(self) -> bytes:
-        return b"".join([zlib.decompress(c) for c in self])
-
-
 def _plain(v: Any) -> Any:
     t = type(v)
-    return zlib.decompress(v) if t is _Zipped else v.plain() if t is _Chunks else v
+    return unpack(v) if t is _Zipped else v.plain() if t is _Chunks else v
 
 
 class Side(dict[str, Any]):
@@ -193,7 +109,7 @@ class Side(dict[str, Any]):
                     dict.__setitem__(self, key, value)
                 _compress_later(self, value)
                 return
-            value = _Zipped(zlib.compress(value, ZLEVEL))
+            value = _Zipped(pack(value))
         with _swap:
             dict.__setitem__(self, key, value)
 
@@ -273,123 +189,6 @@ def side(
         d["headers"] = [[k, v] for k, v in headers]
     d.update(extra)
     return d
-
-
-# A stream's final event as its API's spec names it (base/wirespec.py): a terminal
-# type in the member that names an event's type, or a data line that ends the stream.
-# Inside a JSON string the quotes would be escaped, so text that talks about them can't
-# match. (Streams whose final event no byte pattern tells, Gemini's and Bedrock's, are
-# told by their reverser: Tee.final.)
-_FINAL_BY_MEMBER = {
-    (spec.type_member, t) for spec in SPECS if spec.type_member is not None for t in spec.terminal
-}
-_FINAL_EVENT = re.compile(
-    b"|".join(
-        [rb'"' + re.escape(m.encode()) + rb'": ?"' + re.escape(t.encode()) + rb'"' for m, t in sorted(_FINAL_BY_MEMBER)]
-        + [rb"^data: ?" + re.escape(done.encode()) for done in sorted({s.done for s in SPECS if s.done is not None})]
-    ),
-    re.M,
-)
-# A reverser's states once its API's last event went by.
-_PAST_LAST = frozenset({StreamState.FINISHING, StreamState.DONE})
-
-
-def _final_parsed(piece: bytes) -> bool:
-    """_FINAL_EVENT, read as JSON reads it: some whole event of piece is a final one."""
-    for ev in Framer().feed(piece):
-        try:
-            doc = json.loads(ev.data) if ev.data is not None else None
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and any(doc.get(m) == t for m, t in _FINAL_BY_MEMBER):
-            return True
-    return False
-
-
-class Tee:
-    """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
-    content decoding) and what the client got, each bounded, and the last few pieces
-    the client got (did the final event go out?). Returns the inner callable's pieces
-    as a list without empty pieces (an empty piece mid-stream would end a chunked
-    body). Costs a list append or two per call, nothing copied (Kept holds the pieces by
-    reference): it runs on the event loop.
-
-    `same` stays true while every piece went out as it came (the very object upstream
-    sent: a stream with nothing to restore): then both sides are one body, kept once.
-
-    `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
-    API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
-    messageStop frame): the output of that call carried it to the client."""
-
-    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
-
-    def __init__(self, inner, limit: int) -> None:
-        self.inner = inner
-        self.up = Kept(limit)
-        self.down = self.up  # its own copy once a piece went out changed (`same` false)
-        self.last: deque[bytes] = deque(maxlen=8)
-        self.same = True
-        self.reverser = getattr(inner, "stream", None)
-        self.final = False
-        self.released = False
-
-    def __call__(self, data: bytes) -> list[bytes]:
-        try:
-            out = self.inner(data)
-        except BaseException:
-            self.up.add(data)
-            raise
-        pieces: list[bytes]
-        if type(out) is list and len(out) == 1 and out[0] is data and type(data) is bytes and data:
-            pieces = out  # the read went out as it came (the common read): kept by reference
-            self.up.add(data)
-            if not self.same:
-                self.down.add(data)
-            self.last.append(data)
-        else:
-            got = [out] if isinstance(out, (bytes, bytearray)) else out
-            pieces = [p if type(p) is bytes else bytes(p) for p in got if p]
-            if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
-                self.same = False
-                self.down = self.up.copy()  # what the client got so far: what came so far
-            self.up.add(data)
-            if not self.same:
-                for p in pieces:
-                    self.down.add(p)
-            self.last.extend(pieces)
-        if not self.final and self.reverser is not None and self.reverser.state in _PAST_LAST:
-            self.final = True
-        return pieces
-
-    @property
-    def down_buf(self) -> bytes:
-        """What the client got (bounded): the upstream copy itself when `same` (`down`
-        is `up` until a piece goes out changed)."""
-        return self.down.buf
-
-    def release(self) -> None:
-        """The stream ended and its sides are kept elsewhere (the flow's metadata, the
-        response): let go of the pieces (the last few read once: whether the final event
-        went out)."""
-        self.final = self.final_sent
-        self.last.clear()
-        self.up.drop()
-        self.down.drop()
-        self.released = True
-
-    @property
-    def final_sent(self) -> bool:
-        """Did the stream's final event go out? The adapter emits whole events, so the
-        final event sits whole in one of the last pieces (a comment may follow it). A
-        piece that may spell a name with escapes (`"message_st\\u006fp"`) is read parsed."""
-        if self.final:
-            return True
-        return any(_FINAL_EVENT.search(p) is not None or (escaped_name(p) and _final_parsed(p)) for p in self.last)
-
-    @property
-    def dead(self) -> bool:
-        """The inner callable failed closed (it sent the client an error event)."""
-        return bool(getattr(self.inner, "dead", False))
 
 
 # -- the summary -----------------------------------------------------------------------

@@ -178,7 +178,12 @@ class Restorer:
 
     __slots__ = (
         "rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach", "_fk", "_fk_n", "_trig",
+        "_whole",
     )  # fmt: skip
+
+    # remember(): whole texts at least this long are remembered, at most WHOLE_MAX of them
+    WHOLE_MIN = 256
+    WHOLE_MAX = 8
 
     # _edits' loop for disguises alone (tests switch it off to compare it with the general one)
     PLAIN_LOOP = True
@@ -198,6 +203,16 @@ class Restorer:
         self._fk: _Fakes | None = None  # the flow's fakes' matchers, built for _fk_n placeholders
         self._fk_n = -1
         self._trig: dict[tuple[bytes, ...], Any] = {}  # a stream's triggers with these fakes
+        self._whole: dict[tuple, tuple[str, int, int]] | None = None  # remember(): the texts restored whole
+
+    def remember(self) -> None:
+        """Remember what whole-text reversal gave for long texts (a Responses stream says
+        each text whole up to four times: `*.done`, `content_part.done`,
+        `output_item.done`, the final response): a text said again is restored once. The
+        reversal is a function of the text, its mode and the flow's placeholders and
+        fakes (their number is in the key: a growing session adds some), and what it
+        counts is counted again on each saying, as if restored anew."""
+        self._whole = {}
 
     def _fakes(self) -> _Fakes | None:
         """The matchers of the flow's fakes (rebuilt when a growing session added some)."""
@@ -231,15 +246,33 @@ class Restorer:
 
     def text(self, s: str) -> str:
         """Whole-text reversal of a finished text channel (strip rules included)."""
-        return self.run(s, TEXT, True, 0)[0]
+        return self.whole(s, TEXT)
 
     def json_text(self, s: str) -> str:
         """Whole reversal of complete JSON text (tool arguments): originals JSON-escaped."""
-        return self.run(s, JSON, True, 0)[0]
+        return self.whole(s, JSON)
 
     def value(self, s: str) -> str:
         """Whole-value reversal of a complete decoded string (tool name, key, value)."""
-        return self.run(s, VALUE, True, 0)[0]
+        return self.whole(s, VALUE)
+
+    def whole(self, s: str, mode: int) -> str:
+        """run(s, mode, final): remembered for a long text where remember() was called."""
+        memo = self._whole
+        if memo is None or len(s) < self.WHOLE_MIN:
+            return self.run(s, mode, True, 0)[0]
+        key = (mode, len(self.placeholders), s)
+        got = memo.get(key)
+        if got is not None:
+            self.restored += got[1]
+            self.stripped += got[2]
+            return got[0]
+        r0, s0 = self.restored, self.stripped
+        out = self.run(s, mode, True, 0)[0]
+        if len(memo) >= self.WHOLE_MAX:
+            memo.clear()
+        memo[key] = (out, self.restored - r0, self.stripped - s0)
+        return out
 
     # -- the primitive ---------------------------------------------------------------------
 

@@ -223,6 +223,7 @@ class ResponsesStream(ChannelStream):
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
+        restorer.remember()  # the done events and the final response say each text again
         if readpass.make_pass is not None and type(self) is ResponsesStream:  # (a subclass: its own on_raw)
             self._pass = readpass.make_pass(self, readpass.RESPONSES, _DELTAS)
         self.offset = 0  # synthetic events inserted so far

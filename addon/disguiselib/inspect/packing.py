@@ -1,0 +1,131 @@
+"""How the capture compresses what it keeps (record.Kept's chunks, a finished Side's body).
+
+zstd at level 1, as mitmproxy itself ships it (zstandard under mitmproxy 11;
+backports.zstd, or compression.zstd, under 12): no dependency of our own. One
+compression context per thread, kept for the process, not one per stream (a context is
+hundreds of KiB: more than most streams hold): on SSE in 8 KiB chunks it is 3-4x faster
+than a zlib call per chunk at the same ratio, and the chunk's share of each read was the
+capture's largest cost per delta (issue 29). zlib where no zstd imports. Compressed forms
+live in this process only (a flow file holds a body as it came); unpack tells the two
+apart by a zstd frame's magic number.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+LEVEL = 1
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_local = threading.local()
+
+
+def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes], bytes]] | None:
+    """(a new compressor's one-shot function, the decompressing function) of the zstd
+    mitmproxy ships, or None."""
+    try:
+        import zstandard
+
+        def unzip(z: bytes) -> bytes:  # a decompression context per thread too (a new one: 10x the time)
+            d = getattr(_local, "unzip", None)
+            if d is None:
+                d = _local.unzip = zstandard.ZstdDecompressor()
+            return d.decompressobj().decompress(z)  # type: ignore[no-any-return]
+
+        return lambda: zstandard.ZstdCompressor(level=LEVEL).compress, unzip
+    except ImportError:
+        pass
+    try:
+        try:
+            from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
+    except ImportError:
+        return None
+
+    def new() -> Callable[[bytes], bytes]:
+        c = zstd.ZstdCompressor(level=LEVEL)
+        flush = c.FLUSH_FRAME
+        return lambda data: c.compress(data, flush)  # type: ignore[no-any-return]
+
+    return new, zstd.decompress
+
+
+_ZSTD = _zstd_api()
+
+
+def pack(data: bytes | bytearray) -> bytes:
+    """data compressed: one zstd frame (one zlib stream where there is no zstd)."""
+    if _ZSTD is None:
+        return zlib.compress(data, LEVEL)
+    f: Any = getattr(_local, "pack", None)
+    if f is None:
+        f = _local.pack = _ZSTD[0]()
+    return f(data)  # type: ignore[no-any-return]
+
+
+def unpack(z: bytes) -> bytes:
+    """pack's inverse."""
+    if z[:4] == _ZSTD_MAGIC and _ZSTD is not None:
+        return _ZSTD[1](z)
+    return zlib.decompress(z)
+
+
+class _Chunks(tuple):
+    """A body, compressed in chunks (tee.Kept.zipped), where a Side or a held response
+    keeps it: each chunk is one compressed piece (pack), the body is their contents joined."""
+
+    __slots__ = ()
+
+    def plain(self) -> bytes:
+        return b"".join([unpack(c) for c in self])
+
+    def nbytes(self) -> int:
+        """The bytes it holds (compressed)."""
+        return sum(map(len, self))
+
+
+class _Spliced:
+    """A body kept as another one with some of its byte ranges replaced (tee.Patched.zipped:
+    what the client got, where a stream changed only some of its reads): base (a _Chunks),
+    and in order, non-overlapping, (start, end) ranges of base, each replaced by the next
+    of the pieces, held compressed together (one pack); the result cut at limit bytes (n
+    of them)."""
+
+    __slots__ = ("base", "spans", "blob", "limit", "n")
+
+    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int) -> None:
+        self.base, self.limit, self.n = base, limit, n
+        self.spans = [(a, b, sum(map(len, ps))) for a, b, ps in edits]
+        joined = b"".join([p for _, _, ps in edits for p in ps])
+        self.blob = pack(joined) if joined else b""
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def plain(self) -> bytes:
+        pieces = unpack(self.blob) if self.blob else b""
+        edits, at = [], 0
+        for a, b, k in self.spans:
+            edits.append((a, b, [pieces[at : at + k]]))
+            at += k
+        return splice(self.base.plain(), edits, self.limit)
+
+    def nbytes(self) -> int:
+        """The bytes it holds (compressed)."""
+        return self.base.nbytes() + len(self.blob)
+
+
+def splice(base: bytes, edits: list[tuple[int, int, list[bytes]]], limit: int) -> bytes:
+    """base with each edit's range replaced by its pieces, the first limit bytes."""
+    out: list[bytes] = []
+    at = 0
+    for a, b, pieces in edits:
+        out.append(base[at:a])
+        out.extend(pieces)
+        at = b
+    out.append(base[at:])
+    whole = b"".join(out)
+    return whole if len(whole) <= limit else whole[:limit]

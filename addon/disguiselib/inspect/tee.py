@@ -1,0 +1,296 @@
+"""The capture of a stream (issue 29: its per-read cost): `Tee` wraps the adapter's
+stream callable and keeps what upstream sent and what the client got, each bounded
+(`Kept`: the pieces by reference, compressed a chunk at a time). While every read goes
+out as it came, both sides are one body, kept once; once some read goes out changed,
+the client's side is kept as upstream's with the changed reads in place of theirs
+(`Patched`): a read that goes out as it came costs the client's side nothing, and no
+byte of it is kept or compressed twice. Only where the changed reads hold much (a
+stream dense with restores), or upstream's copy reaches its limit, is the client's side
+kept apart (a Kept of its own)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+
+from ..apis.registry import SPECS
+from ..base.stream import StreamState
+from ..wire.jsonspan import escaped_name
+from ..wire.sse import Framer
+from .packing import _Chunks, _Spliced, pack, splice, unpack
+
+# A stream's side under way is compressed each time this many bytes came (bench/ section
+# e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
+# chunk).
+CHUNK = 8 << 10
+# The changed reads' bytes a Patched client side keeps as they came, at most (no more
+# than a Kept holds before it compresses a chunk): past it the side is kept apart (a
+# stream dense with restores). At the stream's end they are compressed (zipped).
+PATCH_MAX = CHUNK
+
+
+class Kept:
+    """A bounded copy of a body: the first `limit` bytes, and how many there were.
+    The pieces are kept as they come, by reference (bytes never change: nothing is
+    copied per read); each time they reach CHUNK bytes they are joined and compressed
+    (pack: one call, no compressor kept per stream: a compressor's state is 38 KiB to
+    256 KiB, more than most streams hold) and let go, so that a stream under
+    way holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
+
+    __slots__ = ("pending", "npend", "chunks", "kept", "size", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.pending: list[bytes] = []  # the pieces since the last chunk, as they came
+        self.npend = 0  # their bytes
+        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk, each compressed
+        self.kept = 0
+        self.size = 0
+        self.limit = limit
+
+    def add(self, data: bytes) -> None:
+        n = len(data)
+        self.size += n
+        kept = self.kept
+        if kept + n > self.limit:  # (the bytes past the limit are counted, not kept)
+            room = self.limit - kept
+            if room <= 0:
+                return
+            data, n = data[:room], room
+        elif type(data) is not bytes:  # (held by reference: only what cannot change)
+            data = bytes(data)
+        if n:
+            self.pending.append(data)
+            self.kept = kept + n
+            self.npend += n
+            if self.npend >= CHUNK:
+                self.chunks.append(pack(b"".join(self.pending)))
+                self.pending, self.npend = [], 0
+
+    def copy(self) -> Kept:
+        """The same copy, to go on apart."""
+        k = Kept(self.limit)
+        k.pending, k.npend, k.chunks = list(self.pending), self.npend, list(self.chunks)
+        k.kept, k.size = self.kept, self.size
+        return k
+
+    @property
+    def buf(self) -> bytes:
+        """The kept bytes, as they came (joined once: the same object until more come)."""
+        if self.chunks or len(self.pending) > 1:
+            whole = b"".join([unpack(c) for c in self.chunks] + self.pending)
+            self.chunks, self.pending, self.npend = [], [whole], len(whole)  # one piece until more come
+        return self.pending[0] if self.pending else b""
+
+    def zipped(self) -> _Chunks:
+        """The kept bytes compressed, for a Side to hold (the chunks as they are, the
+        bytes since compressed as one more: a chunk from then on, so that asking twice
+        compresses nothing twice)."""
+        if self.pending:
+            self.chunks.append(pack(b"".join(self.pending)))
+            self.pending, self.npend = [], 0
+        return _Chunks(self.chunks)
+
+    def drop(self) -> None:
+        self.pending, self.npend, self.chunks = [], 0, []
+
+    @property
+    def cut(self) -> bool:
+        return self.size > self.kept
+
+
+class Patched:
+    """What the client got, as upstream's copy (`base`, a Kept: not cut while this is in
+    use) with the reads that went out changed in place of theirs: (start, end in base,
+    the pieces that went out for base[start:end]), in order. Read like a Kept."""
+
+    __slots__ = ("base", "edits", "delta", "held")
+
+    def __init__(self, base: Kept) -> None:
+        self.base = base
+        self.edits: list[tuple[int, int, list[bytes]]] = []
+        self.delta = 0  # the client's bytes less upstream's
+        self.held = 0  # bytes of the edits' pieces
+
+    def edit(self, start: int, end: int, pieces: list[bytes]) -> None:
+        n = 0
+        for p in pieces:
+            n += len(p)
+        self.edits.append((start, end, pieces))
+        self.delta += n - (end - start)
+        self.held += n
+
+    @property
+    def size(self) -> int:
+        return self.base.size + self.delta
+
+    @property
+    def limit(self) -> int:
+        return self.base.limit
+
+    @property
+    def cut(self) -> bool:
+        return self.size > self.base.limit
+
+    @property
+    def buf(self) -> bytes:
+        k = self.base
+        return splice(b"".join([unpack(c) for c in k.chunks] + k.pending), self.edits, k.limit)
+
+    def zipped(self) -> _Spliced:
+        return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit))
+
+    def apart(self) -> Kept:
+        """The same bytes as a Kept of their own (compressed as they come from then on)."""
+        k = Kept(self.base.limit)
+        k.add(self.buf)
+        k.size = self.size
+        return k
+
+    def drop(self) -> None:
+        self.edits, self.delta, self.held = [], 0, 0
+
+
+# A stream's final event as its API's spec names it (base/wirespec.py): a terminal
+# type in the member that names an event's type, or a data line that ends the stream.
+# Inside a JSON string the quotes would be escaped, so text that talks about them can't
+# match. (Streams whose final event no byte pattern tells, Gemini's and Bedrock's, are
+# told by their reverser: Tee.final.)
+_FINAL_BY_MEMBER = {(spec.type_member, t) for spec in SPECS if spec.type_member is not None for t in spec.terminal}
+_FINAL_EVENT = re.compile(
+    b"|".join(
+        [rb'"' + re.escape(m.encode()) + rb'": ?"' + re.escape(t.encode()) + rb'"' for m, t in sorted(_FINAL_BY_MEMBER)]
+        + [rb"^data: ?" + re.escape(done.encode()) for done in sorted({s.done for s in SPECS if s.done is not None})]
+    ),
+    re.M,
+)
+# A reverser's states once its API's last event went by (told by identity: an Enum's
+# hash is Python code, and this is asked once a read).
+_FINISHING, _DONE = StreamState.FINISHING, StreamState.DONE
+
+
+def _final_parsed(piece: bytes) -> bool:
+    """_FINAL_EVENT, read as JSON reads it: some whole event of piece is a final one."""
+    for ev in Framer().feed(piece):
+        try:
+            doc = json.loads(ev.data) if ev.data is not None else None
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and any(doc.get(m) == t for m, t in _FINAL_BY_MEMBER):
+            return True
+    return False
+
+
+class Tee:
+    """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
+    content decoding) and what the client got, each bounded, and the last few pieces
+    the client got (did the final event go out?). Returns the inner callable's pieces
+    as a list without empty pieces (an empty piece mid-stream would end a chunked
+    body). Costs a list append or two per call, nothing copied (Kept holds the pieces by
+    reference): it runs on the event loop.
+
+    `same` stays true while every piece went out as it came (the very object upstream
+    sent: a stream with nothing to restore): then both sides are one body, kept once.
+    Then the client's side is a Patched of upstream's (see the module's docstring).
+
+    `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
+    API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
+    messageStop frame): the output of that call carried it to the client."""
+
+    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
+
+    def __init__(self, inner, limit: int) -> None:
+        self.inner = inner
+        self.up = Kept(limit)
+        self.down: Kept | Patched = self.up  # its own copy once a piece went out changed (`same` false)
+        self.last: deque[bytes] = deque(maxlen=8)
+        self.same = True
+        self.reverser = getattr(inner, "stream", None)
+        self.final = False
+        self.released = False
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        try:
+            out = self.inner(data)
+        except BaseException:
+            self._took(data, [])  # nothing went out for it
+            raise
+        pieces: list[bytes]
+        if type(out) is list and len(out) == 1 and out[0] is data and type(data) is bytes and data:
+            pieces = out  # the read went out as it came (the common read): kept by reference
+            if self.same:
+                self.up.add(data)
+            else:
+                self._took(data, None)
+            self.last.append(data)
+        else:
+            if type(out) is list and len(out) == 1 and type(out[0]) is bytes and out[0]:
+                pieces = out  # one piece, changed (the common changed read)
+            else:
+                got = [out] if isinstance(out, (bytes, bytearray)) else out
+                pieces = [p if type(p) is bytes else bytes(p) for p in got if p]
+            if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
+                self.same = False
+                # what the client got so far: what came so far
+                self.down = Patched(self.up) if not self.up.cut else self.up.copy()
+            if self.same:
+                self.up.add(data)
+            else:
+                self._took(data, pieces)
+            self.last.extend(pieces)
+        if not self.final and self.reverser is not None:
+            st = self.reverser.state
+            if st is _FINISHING or st is _DONE:
+                self.final = True
+        return pieces
+
+    def _took(self, data: bytes, pieces: list[bytes] | None) -> None:
+        """A read once the sides differ (pieces: what went out for it; None: data itself)."""
+        up, down = self.up, self.down
+        if down is up:  # (a read that raised while both sides are one)
+            up.add(data)
+            return
+        if isinstance(down, Patched):
+            if up.kept + len(data) <= up.limit and down.held <= PATCH_MAX:
+                start = up.size
+                up.add(data)
+                if pieces is not None:
+                    down.edit(start, up.size, pieces)
+                return
+            self.down = down = down.apart()  # upstream's copy is full, or the changes hold much
+        up.add(data)
+        if pieces is None:
+            down.add(data)
+        else:
+            for p in pieces:
+                down.add(p)
+
+    @property
+    def down_buf(self) -> bytes:
+        """What the client got (bounded): the upstream copy itself when `same` (`down`
+        is `up` until a piece goes out changed)."""
+        return self.down.buf
+
+    def release(self) -> None:
+        """The stream ended and its sides are kept elsewhere (the flow's metadata, the
+        response): let go of the pieces (the last few read once: whether the final event
+        went out)."""
+        self.final = self.final_sent
+        self.last.clear()
+        self.up.drop()
+        self.down.drop()
+        self.released = True
+
+    @property
+    def final_sent(self) -> bool:
+        """Did the stream's final event go out? The adapter emits whole events, so the
+        final event sits whole in one of the last pieces (a comment may follow it). A
+        piece that may spell a name with escapes (`"message_st\\u006fp"`) is read parsed."""
+        if self.final:
+            return True
+        return any(_FINAL_EVENT.search(p) is not None or (escaped_name(p) and _final_parsed(p)) for p in self.last)
+
+    @property
+    def dead(self) -> bool:
+        """The inner callable failed closed (it sent the client an error event)."""
+        return bool(getattr(self.inner, "dead", False))

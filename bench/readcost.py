@@ -1,0 +1,89 @@
+"""(readcost) What the addon spends per network read of a stream, in this process (issue
+29: the Chat stream's CPU per delta through mitmdump): (a)'s Chat stream (~2,750 deltas, 60
+split placeholders) and (b)'s dense stream (every delta restores), one event a read, fed
+to the stream's own feed, to the adapter's callable (mitm/callables.StreamCall) and to
+that callable inside the capture's Tee (inspect/tee.py), as mitmproxy calls it. The
+difference of the last two is the capture's cost per read (its copies of both sides and
+their compression). CPU time of this thread, median of the rounds, the three
+interleaved.
+
+    python bench/bench.py --only readcost [--quick]
+    PYTHONPATH=addon python bench/readcost.py
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402,F401  (puts addon/ on sys.path)
+
+N_DENSE = 3_000
+WAYS = ("feed", "StreamCall", "Tee+StreamCall")
+
+
+def per_read(new, events: list[bytes], rounds: int) -> dict[str, float]:
+    """Median CPU seconds per event of each way of feeding events to a stream new() makes."""
+    from disguiselib.inspect.record import Tee  # (its home before inspect/tee.py: main's too)
+    from disguiselib.mitm.callables import StreamCall
+
+    def once(way: str) -> float:
+        s = new()
+        f = s.feed if way == "feed" else StreamCall(s) if way == "StreamCall" else Tee(StreamCall(s), 8 << 20)
+        gc.collect()
+        t0 = time.thread_time()
+        for e in events:
+            f(e)
+        f(b"") if way != "feed" else s.flush()
+        return time.thread_time() - t0
+
+    got: dict[str, list[float]] = {w: [] for w in WAYS}
+    for r in range(rounds + 1):
+        for w in WAYS if r % 2 else reversed(WAYS):
+            t = once(w)
+            if r:  # the first round warms up
+                got[w].append(t)
+    return {w: statistics.median(v) / len(events) for w, v in got.items()}
+
+
+def run(c) -> None:
+    import report
+    import sec_a_proxies
+    import streams
+
+    from disguiselib import engine
+    from disguiselib.apis.anthropic import messages as anthropic
+    from disguiselib.apis.openai import chat
+
+    print(f"(readcost) The addon's cost per network read, in this process ({engine.describe()})")
+    rounds = 7 if c.quick else 21
+    _, emails, st_chat = sec_a_proxies.issue_stream(c)
+    ph = {f"[EMAIL_{i + 1}]": e for i, e in enumerate(emails)}
+    disg = [(d, o) for o, d in c.ordinary.items()]
+    st_dense = streams.build_dense_stream(c.seed + 21, N_DENSE, disg)
+    rows = {
+        "Chat stream (a), µs per delta": per_read(lambda: chat.ChatStream(c.R_lit.restorer(dict(ph))), st_chat["events"], rounds),
+        "dense stream (b), µs per event": per_read(
+            lambda: anthropic.AnthropicStream(c.R_ordinary.restorer({})), st_dense["events"], rounds
+        ),
+    }
+    print(f"  {'':34} {'feed':>8} {'StreamCall':>11} {'+Tee':>8} {'capture':>8}")
+    for label, v in rows.items():
+        cap = v["Tee+StreamCall"] - v["StreamCall"]
+        print(f"  {label:34} {v['feed'] * 1e6:8.2f} {v['StreamCall'] * 1e6:11.2f} {v['Tee+StreamCall'] * 1e6:8.2f} {cap * 1e6:8.2f}")
+        report.figure("readcost", f"{label}, StreamCall inside the Tee", f"{v['Tee+StreamCall'] * 1e6:.2f} µs")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    from context import Ctx
+
+    run(Ctx(argparse.Namespace(quick=True, seed=20250101, profile=False, budget=3.0)))

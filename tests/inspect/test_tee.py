@@ -1,0 +1,69 @@
+"""The capture of a stream (inspect/tee.py): Tee keeps both sides exact, the client's as
+upstream's with its changed reads in place (Patched) while that is cheaper."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from disguiselib.inspect import tee
+from disguiselib.inspect.tee import Kept, Tee
+
+
+@given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500),
+       st.lists(st.sampled_from(["bytes", "list", "changed", "raises", "held"]), min_size=20, max_size=20),
+       st.integers(0, 600))  # fmt: skip
+@example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600)  # past the limit
+@example([b"aaaa", b"bbbb"], 0, 100, 500, ["held", "held"] + ["list"] * 18, 600)  # the client got nothing
+def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later, patch_max) -> None:
+    """While every piece goes out as it came, the client's side is the upstream side
+    itself (one copy); from the first changed piece on, each side is exact, whether the
+    later pieces go out as they came (the very object, alone or in a list), changed, not
+    at all (held), or the inner callable raises: kept as upstream's with the changed reads
+    in place (tee.Patched) until upstream's copy is full or the changes hold more than
+    PATCH_MAX bytes, apart from then on; read whole, and as the compressed form a held
+    response keeps (zipped)."""
+
+    def inner(d: bytes):
+        inner.n += 1
+        if inner.n <= changed_from:
+            return d if inner.n % 2 else [d]
+        how = later[inner.n - 1]
+        if inner.n == changed_from + 1 and how != "held":  # the first change: a changed piece, or none
+            how = "changed"
+        if how == "raises":
+            raise ValueError("inner")
+        return d if how == "bytes" else [d] if how == "list" else [] if how == "held" else [d.upper(), b"!"]
+
+    inner.n = 0
+    with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max):
+        t = Tee(inner, limit)
+        out = []
+        for d in data:
+            try:
+                out += t(d)
+            except ValueError:
+                pass
+        assert (t.down is t.up) == t.same
+        up, down = b"".join(data), b"".join(out)
+        assert t.up.buf == up[:limit] and t.down_buf == down[:limit]
+        assert (t.up.size, t.down.size, t.up.cut, t.down.cut) == (len(up), len(down), len(up) > limit, len(down) > limit)
+        assert t.down.zipped().plain() == down[:limit] and t.up.zipped().plain() == up[:limit]
+        assert bool(t.down.zipped()) == bool(down[:limit])
+
+
+def test_a_stream_that_changes_some_reads_keeps_the_client_side_as_upstreams_with_those_reads() -> None:
+    """tee.Patched (issue 29: the capture's per-read cost): once a read went out changed,
+    a read that goes out as it came adds nothing to the client's side (no second copy,
+    no second compression); a stream that changes every read is kept apart once the
+    changes hold PATCH_MAX bytes."""
+    reads = [b"data: %d\n\n" % i for i in range(5_000)]
+    t = Tee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
+    out = [p for d in reads for p in t(d)]
+    assert type(t.down) is tee.Patched and len(t.down.edits) == 500 and t.down.held < 20_000
+    assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
+    dense = Tee(lambda d: [d.upper()], 1 << 24)
+    out = [p for d in reads for p in dense(d)]
+    assert type(dense.down) is Kept and dense.down.buf == b"".join(out)
