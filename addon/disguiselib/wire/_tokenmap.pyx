@@ -45,7 +45,8 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
     """The edits (start, end, encode(rep, ascii_token)) at base + the raw offsets in body
     (a JSON string token's text between its quotes, which decodes to v) of the spans
     (start, end, rep) in v; or None when body is not exactly json.dumps(v)[1:-1]
-    (ascii_token) or json_escape(v), or the spans are not in order."""
+    (ascii_token) or json_escape(v), the spans are not in order, or they leave the
+    length as it was."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(body)
     cdef int kind = PyUnicode_KIND(body)
     cdef void *data = PyUnicode_DATA(body)
@@ -53,10 +54,14 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
     cdef Py_ssize_t r = 0, d = 0, s0, k = 0, nk = 2 * len(spans), want, last = 0
     cdef unsigned int c, e
     cdef int u, lo
+    cdef Py_ssize_t grow = 0
     wants = []
-    for a, b, _ in spans:
+    for a, b, rep in spans:
         wants.append(a)
         wants.append(b)
+        grow += len(rep) - (b - a)
+    if not grow:
+        return None  # perhaps no change at all: the caller looks (the whole token, as before)
     for x in wants:
         if x < last:
             return None

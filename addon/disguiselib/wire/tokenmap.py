@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from .text import json_escape, splice
+from .text import json_escape
 
 try:
     from ._tokenmap import canonical_edits as c_canonical_edits  # type: ignore[import-not-found]
@@ -41,11 +41,12 @@ def encode(rep: str, ascii_token: bool) -> str:
 def py_canonical_edits(body: str, v: str, spans: list, ascii_token: bool, base: int, enc=encode) -> list | None:  # noqa: ANN001
     """The edits (start, end, enc(rep, ascii_token)) at base + the raw offsets in body (a
     token's text between its quotes, decoding to v) of the spans (start, end, rep) in
-    v; None when body is not what encode(v) writes or the spans are not in order.
+    v; None when body is not what encode(v) writes, the spans are not in order or they
+    leave the length as it was.
     Encoding is per character, so the prefix v[:d] is body's first len(encode(v[:d]))."""
     wants = [x for a, b, _ in spans for x in (a, b)]
-    if wants != sorted(wants) or encode(v, ascii_token) != body:
-        return None
+    if not sum(len(rep) - (b - a) for a, b, rep in spans) or wants != sorted(wants) or encode(v, ascii_token) != body:
+        return None  # (the same length: perhaps no change at all, which the caller looks for)
     pos = [len(encode(v[:d], ascii_token)) for d in wants]
     return [(base + pos[2 * k], base + pos[2 * k + 1], enc(rep, ascii_token)) for k, (_, _, rep) in enumerate(spans)]
 
@@ -56,11 +57,9 @@ canonical_edits = c_canonical_edits or py_canonical_edits
 def escaped_edits(s: str, i: int, end: int, v: str, spans: list[tuple[int, int, str]]) -> list | None:
     """The edits of s that give the string token s[i:end] (value v) the spans (decoded
     coordinates) applied, exactly as the token encoded again whole would read
-    (jsonspan.encode_like); None where its text is not canonical or the spans too many."""
+    (jsonspan.encode_like); None where its text is not canonical, the spans are too many
+    or leave its length as it was (jsonspan.apply then looks whether anything changed)."""
     if len(spans) > MAX_EDITS:
         return None
-    grow = sum(len(rep) - (b - a) for a, b, rep in spans)
-    if not grow and splice(v, spans) == v:
-        return []  # as the whole token: no edit where nothing changes
     body = s[i + 1 : end - 1]
     return canonical_edits(body, v, spans, body.isascii(), i + 1, encode)
