@@ -63,6 +63,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "pipeline": ("pipeline.py", ["tests/test_pipeline.py", "tests/base/test_masking_scan.py",
                                  "tests/base/test_stream_endings.py", "tests/mitm/test_addon.py",
                                  "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py"]),
+    # which strings the guard reads: fields.walk less what the masker's scan showed clean
+    "fieldwalk": ("base/fieldwalk.py", ["tests/base/test_fieldwalk.py", "tests/test_leakguard.py",
+                                        "tests/base/test_masking_scan.py", "tests/test_shared_parse.py",
+                                        "tests/base/test_field_parity.py"]),
     "fields": ("base/fields.py", ["tests/base/test_fields.py", "tests/base/test_field_parity.py",
                                   "tests/apis/openai/test_responses_fields.py", "tests/base/test_restore.py",
                                   # media in fields, the request fields, what masking and the guard read
