@@ -19,10 +19,10 @@ from conftest import REPO
 from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
-from disguiselib.base.masking import mask_body, present_placeholders
+from disguiselib.base.masking import mask_body, present_fakes, present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
-from disguiselib.rules.rules import Rules
+from disguiselib.rules.rules import Rules, Session
 from strategies import RULES
 
 R = Rules(mappings.load(REPO / "mappings"))
@@ -169,3 +169,27 @@ def test_a_refusal_says_why_the_body_cannot_be_masked() -> None:
     with pytest.raises(MaskError) as e:
         mask_body(deep, openai_chat.CHAT_REQUEST, RULES)
     assert str(e.value) == "a string holds JSON nested too deeply to be read"
+
+
+def test_a_text_that_only_begins_like_json_is_masked_as_text() -> None:
+    """A message text beginning with `[` or `{` that is no JSON is read as the text it is
+    (fields.plain cannot settle it from its first byte: the compiled walk asks it)."""
+    for text in ("[1] Acme Corp wrote", "{draft} Acme Corp"):
+        body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+        out, _ = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+        assert json.loads(out)["messages"][0]["content"] == text.replace("Acme Corp", "Zenith Labs")
+
+
+def test_placeholders_the_client_wrote_only_with_escapes_are_found() -> None:
+    """No `[` in the text at all: a placeholder spelled wholly with \\u escapes is still
+    the client's own."""
+    assert present_placeholders('{"a": "\\u005bEMAIL_2\\u005d"}', RULES) == {"[EMAIL_2]"}
+    assert present_placeholders('{"a": "\\u00e9"}', RULES) == frozenset()
+
+
+def test_fakes_the_client_typed_are_found_where_they_overlap() -> None:
+    """Two fakes sharing letters in the client's text ("Zenith Labs Inc"): both are the
+    client's own, each reserved (one Aho-Corasick pass reporting overlapping matches)."""
+    session = Session()
+    session.placeholders.update({"Zenith Labs": "Acme Corp", "Labs Inc": "Foo GmbH", "[EMAIL_1]": "a@b.example"})
+    assert present_fakes('{"a": "Zenith Labs Inc"}', session) == {"Zenith Labs", "Labs Inc"}
