@@ -169,6 +169,9 @@ def test_a_refusal_says_why_the_body_cannot_be_masked() -> None:
     with pytest.raises(MaskError) as e:
         mask_body(deep, openai_chat.CHAT_REQUEST, RULES)
     assert str(e.value) == "a string holds JSON nested too deeply to be read"
+    with pytest.raises(MaskError) as e:
+        mask_body(b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "body is nested too deeply to be read"
 
 
 def test_a_text_that_only_begins_like_json_is_masked_as_text() -> None:
