@@ -8,6 +8,7 @@ ones the client wrote itself."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -19,7 +20,8 @@ from conftest import REPO
 from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
-from disguiselib.base.masking import mask_body, present_fakes, present_placeholders
+from disguiselib.base import fields
+from disguiselib.base.masking import mask_body, mask_fn, present_fakes, present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules, Session
@@ -196,3 +198,15 @@ def test_fakes_the_client_typed_are_found_where_they_overlap() -> None:
     session = Session()
     session.placeholders.update({"Zenith Labs": "Acme Corp", "Labs Inc": "Foo GmbH", "[EMAIL_1]": "a@b.example"})
     assert present_fakes('{"a": "Zenith Labs Inc"}', session) == {"Zenith Labs", "Labs Inc"}
+
+
+def test_text_media_with_nothing_to_mask_is_left_as_the_client_wrote_it() -> None:
+    """mask_fn on base64 text media holding no original gives the very string back:
+    its line breaks (MIME style, 76 a line) kept, not the media encoded again."""
+    b64 = base64.encodebytes(b"nothing to hide here\n" * 8).decode()
+    doc = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "base64", "media_type": "text/plain", "data": b64}}]}]}  # fmt: skip
+    (f,) = [f for f in fields.walk(fields.loads(json.dumps(doc)), anthropic.MESSAGES_REQUEST) if f.value == b64]
+    assert "\n" in b64 and mask_fn(RULES, Session())(b64, f.rule, f.key) == b64
+    acme = base64.encodebytes(b"Acme Corp\n" * 16).decode()
+    assert base64.b64decode(mask_fn(RULES, Session())(acme, f.rule, f.key)) == b"Zenith Labs\n" * 16
