@@ -210,3 +210,15 @@ def test_text_media_with_nothing_to_mask_is_left_as_the_client_wrote_it() -> Non
     assert "\n" in b64 and mask_fn(RULES, Session())(b64, f.rule, f.key) == b64
     acme = base64.encodebytes(b"Acme Corp\n" * 16).decode()
     assert base64.b64decode(mask_fn(RULES, Session())(acme, f.rule, f.key)) == b"Zenith Labs\n" * 16
+
+
+def test_a_key_that_reads_as_json_is_masked_as_it_is_written() -> None:
+    """A member name is masked as written (mask_fn reads a key as it is), so the scan
+    lists it as written too, not the JSON it may parse as: a literal that is a number
+    inside a key shaped like JSON (`[20481]`) is found and masked."""
+    rules = Rules(mappings.from_dict({"literals": {"20481": "31337"}}))
+    for key, masked in (("[20481]", "[31337]"), ('{"n": 20481}', '{"n": 31337}'), ("[true, 20481]", "[true, 31337]")):
+        tool = {"type": "tool_use", "id": "t", "name": "n", "input": {key: 1}}
+        raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]})
+        out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
+        assert json.loads(out)["messages"][0]["content"][0]["input"] == {masked: 1}
