@@ -15,7 +15,8 @@ cost what its own tests cost. cosmic-ray starts the whole test command per mutan
 
 mutmut names a mutant by the module's path, and knows a `src/` layout but not ours
 (`addon/`): each module runs in a staging folder `.mutation/<module>/` whose `src` is a
-fresh copy of `addon/` with the shipped mappings as package data (see _stage_source), with a pyproject that adds the module's [tool.mutmut] section. Hypothesis
+fresh copy of `addon/` with the shipped mappings as package data (see _stage_source),
+with a pyproject that adds the module's [tool.mutmut] section. Hypothesis
 runs a few examples per property there (profile "mutation"): a mutant that a property
 catches at all, it catches in the first examples; a survivor is then checked by hand.
 """
@@ -48,8 +49,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "validators": ("rules/validators.py", ["tests/rules/test_validators.py"]),
     "linear": ("rules/linear.py", ["tests/rules/test_linear.py", "tests/rules/test_rules.py"]),
     "mappings": ("rules/mappings.py", ["tests/rules/test_mappings.py", "tests/rules/test_words.py"]),
-    "rules": ("rules/rules.py", ["tests/rules/test_rules.py", "tests/base/test_holdback.py", "tests/rules/test_linear.py",
-                                "tests/base/test_masking.py", "tests/base/test_restore.py"]),
+    "rules": ("rules/rules.py", ["tests/rules/test_rules.py", "tests/base/test_holdback.py",
+                                "tests/rules/test_linear.py", "tests/base/test_masking.py",
+                                "tests/base/test_restore.py"]),
     "stream": ("base/stream.py", ["tests/base/test_stream.py", "tests/apis/anthropic/test_messages_stream.py",
                                        "tests/base/test_fields_streams.py", "tests/apis/openai/test_chat.py",
                                        "tests/apis/openai/test_responses.py", "tests/apis/openai/test_legacy.py",
@@ -59,10 +61,16 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                            "tests/apis/openai/test_responses.py"]),
     # the modules that decide whether an original leaves
     "leakguard": ("leakguard.py", ["tests/test_leakguard.py", "tests/base/test_masking_scan.py",
-                                   "tests/base/test_field_parity.py"]),
+                                   "tests/base/test_field_parity.py",
+                                   # the masker's document handed to the guard (readings' parsed)
+                                   "tests/test_shared_parse.py", "tests/base/test_fieldwalk.py"]),
     "pipeline": ("pipeline.py", ["tests/test_pipeline.py", "tests/base/test_masking_scan.py",
                                  "tests/base/test_stream_endings.py", "tests/mitm/test_addon.py",
                                  "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py"]),
+    # which strings the guard reads: fields.walk less what the masker's scan showed clean
+    "fieldwalk": ("base/fieldwalk.py", ["tests/base/test_fieldwalk.py", "tests/test_leakguard.py",
+                                        "tests/base/test_masking_scan.py", "tests/test_shared_parse.py",
+                                        "tests/base/test_field_parity.py"]),
     "fields": ("base/fields.py", ["tests/base/test_fields.py", "tests/base/test_field_parity.py",
                                   "tests/apis/openai/test_responses_fields.py", "tests/base/test_restore.py",
                                   # media in fields, the request fields, what masking and the guard read

@@ -475,3 +475,33 @@ def test_an_original_across_subprotocol_entries_is_found() -> None:
     hit = leakguard.scan_request("/v1/realtime?model=m", [("Sec-WebSocket-Protocol", "realtime, Acme, Inc")], None,
                                  rules, OPENAI_REALTIME)  # fmt: skip
     assert hit == leakguard.Hit("literal", "header sec-websocket-protocol")
+
+
+def test_json_text_holding_no_string_is_clean() -> None:
+    """A text the model reads as JSON that holds no string (`{}`, `[]`): nothing in it
+    to find, and nothing to refuse."""
+    msg = {"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "{}"}, {"type": "text", "text": "[]"}, {"type": "text", "text": "[1, true, null]"}]}]}  # fmt: skip
+    assert hit(msg) is None
+    msg["messages"][0]["content"].append({"type": "text", "text": json.dumps({"k": ACME})})
+    assert hit(msg) == "literal in body $.messages[0].content[3].text (JSON text $.k)"
+
+
+def test_the_masker_s_document_is_walked_only_for_the_very_bytes_it_was_parsed_from() -> None:
+    """parsed: the masked body's document from the masker, walked instead of parsing
+    the body again only when it is the parse of this very bytes object; a document
+    parsed from other bytes (however alike) is never taken for the body's."""
+    leaky = json.dumps({"model": "m", "messages": [{"role": "user", "content": ACME}]}).encode()
+    clean_doc = leakguard.loads(json.dumps({"model": "m", "messages": [{"role": "user", "content": "Zenith Labs"}]}))
+    where = "body $.messages[0].content"
+    # the masker's document of these bytes is what the guard reads (it holds the original)
+    got = leakguard.scan_body(leaky, RULES, ANTHROPIC, "application/json", parsed=(leaky, leakguard.loads(leaky.decode())))
+    assert str(got) == f"literal in {where}"
+    # a clean document handed with other bytes (equal, not the same object): the body is parsed
+    for other in (bytes(bytearray(leaky)), b"{}"):
+        got = leakguard.scan_body(leaky, RULES, ANTHROPIC, "application/json", parsed=(other, clean_doc))
+        assert str(got) == f"literal in {where}"
+    assert leakguard.scan_body(leaky, RULES, ANTHROPIC, "application/json", parsed=(leaky, clean_doc)) is None
+    # walked with the API's table: what it exempts (the model's name) is not looked at there either
+    exempt = leakguard.loads(json.dumps({"model": ACME, "messages": [{"role": "user", "content": "Zenith Labs"}]}))
+    assert leakguard.scan_body(leaky, RULES, ANTHROPIC, "application/json", parsed=(leaky, exempt)) is None

@@ -18,7 +18,7 @@ from disguiselib.apis.google.stream import GeminiStream
 from disguiselib.base.realtime import POLICY_VIOLATION, Frame
 from disguiselib.base.stream import BodyStream
 from disguiselib.config import build_config
-from disguiselib.errors import LeakError, MaskError, StreamError
+from disguiselib.errors import LeakError, MaskError, NotTransformed, StreamError
 from disguiselib.wire.decoding import Decoded
 
 MAPPING = """
@@ -324,6 +324,17 @@ def test_a_batch_upload_is_masked_and_checked_as_the_multipart_form_its_content_
     # a file that is no batch input is not the route's: the adapter scans it as unknown
     other = pipeline.mask_request(registry.OPENAI_FILES, batch_upload(line, b"assistants"), cfg, "/v1/files", ctype)
     assert isinstance(other, pipeline.NotOurs)
+
+
+def test_a_body_its_route_does_not_take_says_why(cfg) -> None:
+    """NotOurs carries the model's reason (the dry run records it: "not transformed
+    (...)"), and unwrap raises it as NotTransformed for the callers that raise."""
+    line = {"custom_id": "1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m"}}
+    ctype = [("Content-Type", "multipart/form-data; boundary=B0")]
+    other = pipeline.mask_request(registry.OPENAI_FILES, batch_upload(line, b"assistants"), cfg, "/v1/files", ctype)
+    assert other == pipeline.NotOurs("a file upload whose purpose is not batch")
+    with pytest.raises(NotTransformed, match="^a file upload whose purpose is not batch$"):
+        other.unwrap()
 
 
 def test_an_unknown_endpoints_multipart_part_is_read_as_its_content_type_says(cfg) -> None:

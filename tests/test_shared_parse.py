@@ -159,3 +159,48 @@ def test_an_empty_rule_set_shares_the_unchanged_document() -> None:
     parsed: list = []
     masked, _ = masking.mask_body(BODY, MESSAGES_REQUEST, empty, {}, parsed)
     assert masked is BODY and parsed and parsed[0][0] is BODY
+
+
+def _sabotaged_splice(monkeypatch, old: str, new: str) -> None:
+    """A masker bug planted in the splice: the masked text with `old` written as `new`
+    (the same length: every edit still lands where the trace says)."""
+    assert len(old) == len(new)
+    real = jsonspan.splice
+    monkeypatch.setattr(jsonspan, "splice", lambda s, edits: real(s, edits).replace(old, new))
+
+
+def _messages(*texts: str) -> bytes:
+    blocks = [{"type": "text", "text": t} for t in texts]
+    return json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": blocks}]}).encode()
+
+
+def test_a_masker_that_changes_text_it_did_not_mask_is_refused(monkeypatch) -> None:
+    """Bytes between the masked tokens differ from the client's: the document cannot be
+    shown to be the parse of what leaves, so the guard parses the bytes that leave."""
+    raw = _messages("abcdefghi", "write to alice@example.com")
+    assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, raw, CFG, "/v1/messages", []), pipeline.Masked)
+    _sabotaged_splice(monkeypatch, '"abcdefghi"', '"Acme Corp"')
+    with pytest.raises(LeakError, match="literal"):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, raw, CFG, "/v1/messages", []).unwrap()
+
+
+def test_a_masked_token_that_does_not_read_back_as_one_string_is_refused(monkeypatch) -> None:
+    """A masked string whose token ends early in what leaves (a quote in its text: a
+    member injected after it) is not taken for the string the edits meant."""
+    raw = _messages("write to alice@example.com 0123456789abcdef")
+    _sabotaged_splice(monkeypatch, '0123456789abcdef"', '","k":"Acme Corp"')
+    with pytest.raises(LeakError, match="literal"):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, raw, CFG, "/v1/messages", []).unwrap()
+
+
+def test_keys_masked_in_several_objects_are_renamed_in_each() -> None:
+    """The shared document of a body whose keys were masked in two objects: each object
+    renamed as parsing the masked body gives it, and the guard passes it."""
+    tool = {"type": "tool_use", "id": "t", "name": "n", "input": {"Acme Corp": 1, "b": {"alice@example.com": 2}}}
+    raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]}).encode()
+    parsed: list = []
+    masked, _ = masking.mask_body(raw, MESSAGES_REQUEST, RULES, {}, parsed)
+    assert parsed and parsed[0][0] is masked
+    assert canon(parsed[0][1]) == canon(loads(masked.decode()))
+    assert b"Acme Corp" not in masked and b"alice@example.com" not in masked
+    assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, raw, CFG, "/v1/messages", []), pipeline.Masked)

@@ -110,3 +110,36 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
     assert "would have left unmasked" in verdict.reason
     monkeypatch.setattr(spanwalk, "collect", real)
     assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", []), pipeline.Masked)
+
+
+def test_the_guard_leaves_out_only_a_text_the_scan_showed_clean_as_the_guard_reads_it() -> None:
+    """What the walk leaves out, spelled out: a string read as it is whose text (with its
+    key around it where it has one) the memo holds as NOTHING. Kept: a value whose text
+    alone is clean but is read with its key, a text the scan found something in, JSON
+    text, every number (even one whose digits the memo holds as NOTHING)."""
+    doc = fields.loads(json.dumps({"password": "hunter2", "n": 5, "j": '{"a": "b"}', "l": ["x", "y"]}))
+    memo: dict = dict.fromkeys(["x", "5", '{"a": "b"}', "hunter2", "password", "l"], NOTHING)
+    memo["y"] = ([], [0])  # scanned: something may match
+
+    def visited(memo: dict | None) -> list[str]:
+        return [v for _, v, *_ in seen(fieldwalk.py_first_unread, doc, fields.GENERIC, memo)]
+
+    assert visited(memo) == ["n", "j", "hunter2", "5", '{"a": "b"}', "y"]
+    before, after = fields.key_context("password")
+    memo[before + "hunter2" + after] = NOTHING  # the text the guard reads: "password": "hunter2"
+    assert visited(memo) == ["n", "j", "5", '{"a": "b"}', "y"]
+    everything = ["password", "n", "j", "l", "hunter2", "5", '{"a": "b"}', "x", "y"]
+    assert visited(None) == visited({}) == everything  # no memo: every field
+
+
+def test_the_walk_ends_at_the_first_answer_and_returns_it() -> None:
+    doc = fields.loads(json.dumps({"a": "one", "b": "two", "c": "three"}))
+    met: list[str] = []
+
+    def visit(f):  # noqa: ANN001, ANN202
+        met.append(f.value)
+        return ("found", f.value) if f.value == "two" else None
+
+    assert fieldwalk.py_first_unread(doc, VALUES, {"one": NOTHING}, visit) == ("found", "two")
+    assert met == ["two"]
+    assert fieldwalk.py_first_unread(doc, VALUES, {}, lambda f: None) is None

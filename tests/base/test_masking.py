@@ -8,6 +8,7 @@ ones the client wrote itself."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -19,10 +20,11 @@ from conftest import REPO
 from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
-from disguiselib.base.masking import mask_body, present_placeholders
+from disguiselib.base import fields
+from disguiselib.base.masking import mask_body, mask_fn, present_fakes, present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
-from disguiselib.rules.rules import Rules
+from disguiselib.rules.rules import Rules, Session
 from strategies import RULES
 
 R = Rules(mappings.load(REPO / "mappings"))
@@ -169,3 +171,54 @@ def test_a_refusal_says_why_the_body_cannot_be_masked() -> None:
     with pytest.raises(MaskError) as e:
         mask_body(deep, openai_chat.CHAT_REQUEST, RULES)
     assert str(e.value) == "a string holds JSON nested too deeply to be read"
+    with pytest.raises(MaskError) as e:
+        mask_body(b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", openai_chat.CHAT_REQUEST, RULES)
+    assert str(e.value) == "body is nested too deeply to be read"
+
+
+def test_a_text_that_only_begins_like_json_is_masked_as_text() -> None:
+    """A message text beginning with `[` or `{` that is no JSON is read as the text it is
+    (fields.plain cannot settle it from its first byte: the compiled walk asks it)."""
+    for text in ("[1] Acme Corp wrote", "{draft} Acme Corp"):
+        body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+        out, _ = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+        assert json.loads(out)["messages"][0]["content"] == text.replace("Acme Corp", "Zenith Labs")
+
+
+def test_placeholders_the_client_wrote_only_with_escapes_are_found() -> None:
+    """No `[` in the text at all: a placeholder spelled wholly with \\u escapes is still
+    the client's own."""
+    assert present_placeholders('{"a": "\\u005bEMAIL_2\\u005d"}', RULES) == {"[EMAIL_2]"}
+    assert present_placeholders('{"a": "\\u00e9"}', RULES) == frozenset()
+
+
+def test_fakes_the_client_typed_are_found_where_they_overlap() -> None:
+    """Two fakes sharing letters in the client's text ("Zenith Labs Inc"): both are the
+    client's own, each reserved (one Aho-Corasick pass reporting overlapping matches)."""
+    session = Session()
+    session.placeholders.update({"Zenith Labs": "Acme Corp", "Labs Inc": "Foo GmbH", "[EMAIL_1]": "a@b.example"})
+    assert present_fakes('{"a": "Zenith Labs Inc"}', session) == {"Zenith Labs", "Labs Inc"}
+
+
+def test_text_media_with_nothing_to_mask_is_left_as_the_client_wrote_it() -> None:
+    """mask_fn on base64 text media holding no original gives the very string back:
+    its line breaks (MIME style, 76 a line) kept, not the media encoded again."""
+    b64 = base64.encodebytes(b"nothing to hide here\n" * 8).decode()
+    doc = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "base64", "media_type": "text/plain", "data": b64}}]}]}  # fmt: skip
+    (f,) = [f for f in fields.walk(fields.loads(json.dumps(doc)), anthropic.MESSAGES_REQUEST) if f.value == b64]
+    assert "\n" in b64 and mask_fn(RULES, Session())(b64, f.rule, f.key) == b64
+    acme = base64.encodebytes(b"Acme Corp\n" * 16).decode()
+    assert base64.b64decode(mask_fn(RULES, Session())(acme, f.rule, f.key)) == b"Zenith Labs\n" * 16
+
+
+def test_a_key_that_reads_as_json_is_masked_as_it_is_written() -> None:
+    """A member name is masked as written (mask_fn reads a key as it is), so the scan
+    lists it as written too, not the JSON it may parse as: a literal that is a number
+    inside a key shaped like JSON (`[20481]`) is found and masked."""
+    rules = Rules(mappings.from_dict({"literals": {"20481": "31337"}}))
+    for key, masked in (("[20481]", "[31337]"), ('{"n": 20481}', '{"n": 31337}'), ("[true, 20481]", "[true, 31337]")):
+        tool = {"type": "tool_use", "id": "t", "name": "n", "input": {key: 1}}
+        raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]})
+        out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
+        assert json.loads(out)["messages"][0]["content"][0]["input"] == {masked: 1}

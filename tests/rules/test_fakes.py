@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 
 from disguiselib import leakguard
 from disguiselib.apis.registry import recognise
+from disguiselib.base import masking
 from disguiselib.base.holdback import Window
 from disguiselib.base.masking import mask_body
 from disguiselib.config import build_config
+from disguiselib.errors import MaskError
 from disguiselib.rules import fakes, validators
 from disguiselib.rules.fakes import knowing
 from disguiselib.rules.rules import Session
@@ -286,3 +288,21 @@ def test_client_text_equal_to_a_fake_is_reserved_also_written_with_escapes() -> 
     out, s = mask_body(body.encode(), recognise("POST", "/v1/messages").request_rule, RULES)
     mine, theirs = json.loads(out)["messages"][0]["content"].split(" and ")
     assert mine == f and theirs != f and s.placeholders[theirs] == EMAIL and f not in s.placeholders
+
+
+def test_a_client_that_types_every_fake_tried_is_refused() -> None:
+    """Each fake the client's text already holds is reserved and the body masked again
+    with the next candidate, a bounded number of times: a text holding all of them is
+    refused with the reason, never masked with a fake the client typed."""
+    api = recognise("POST", "/v1/messages").request_rule
+    typed: list[str] = []
+    for _ in range(masking._FAKE_ROUNDS):
+        body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": " ".join([*typed, EMAIL])}]})
+        out, s = mask_body(body.encode(), api, RULES)
+        (issued,) = [f for f, o in s.placeholders.items() if o == EMAIL]
+        assert issued not in typed
+        typed.append(issued)
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": " ".join([*typed, EMAIL])}]})
+    with pytest.raises(MaskError) as e:
+        mask_body(body.encode(), api, RULES)
+    assert str(e.value) == "the request holds the fakes of its own originals as text, again and again"
