@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.inspect import tee
 from disguiselib.inspect.tee import Kept, Tee
+
+# the reference and the compiled read (tee.CTee, where the compiled engine runs)
+TEES = [tee.PyTee] + ([tee.CTee] if tee.CTee is not None else [])
 
 
 @given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500),
@@ -17,7 +21,8 @@ from disguiselib.inspect.tee import Kept, Tee
        st.integers(0, 600))  # fmt: skip
 @example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600)  # past the limit
 @example([b"aaaa", b"bbbb"], 0, 100, 500, ["held", "held"] + ["list"] * 18, 600)  # the client got nothing
-def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later, patch_max) -> None:
+@pytest.mark.parametrize("cls", TEES)
+def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(cls, data, changed_from, limit, chunk, later, patch_max) -> None:
     """While every piece goes out as it came, the client's side is the upstream side
     itself (one copy); from the first changed piece on, each side is exact, whether the
     later pieces go out as they came (the very object, alone or in a list), changed, not
@@ -39,7 +44,7 @@ def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_
 
     inner.n = 0
     with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max):
-        t = Tee(inner, limit)
+        t = cls(inner, limit)
         out = []
         for d in data:
             try:

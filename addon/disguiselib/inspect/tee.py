@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Callable
 
 from ..apis.registry import SPECS
 from ..base.stream import StreamState
@@ -181,7 +182,7 @@ def _final_parsed(piece: bytes) -> bool:
     return False
 
 
-class Tee:
+class _Tee:
     """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
     content decoding) and what the client got, each bounded, and the last few pieces
     the client got (did the final event go out?). Returns the inner callable's pieces
@@ -195,26 +196,43 @@ class Tee:
 
     `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
     API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
-    messageStop frame): the output of that call carried it to the client."""
+    messageStop frame): the output of that call carried it to the client.
 
-    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
+    The methods of both Tees: `PyTee` (this read in Python: the reference) and `CTee`
+    (its read compiled where a read goes out as it came, _teeread.pyx; every other read
+    this one's `_py_after`)."""
+
+    __slots__ = ()
+    inner: Callable[[bytes], object]
+    up: Kept
+    down: Kept | Patched
+    last: deque[bytes]
+    same: bool
+    reverser: object
+    final: bool
+    released: bool
 
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
         self.up = Kept(limit)
-        self.down: Kept | Patched = self.up  # its own copy once a piece went out changed (`same` false)
-        self.last: deque[bytes] = deque(maxlen=8)
+        self.down = self.up  # its own copy once a piece went out changed (`same` false)
+        self.last = deque(maxlen=8)
         self.same = True
         self.reverser = getattr(inner, "stream", None)
         self.final = False
         self.released = False
 
-    def __call__(self, data: bytes) -> list[bytes]:
+    def _py_call(self, data: bytes) -> list[bytes]:
+        """The read (the reference)."""
         try:
             out = self.inner(data)
         except BaseException:
             self._took(data, [])  # nothing went out for it
             raise
+        return self._py_after(data, out)
+
+    def _py_after(self, data: bytes, out: object) -> list[bytes]:
+        """The read once the inner callable gave out for data."""
         pieces: list[bytes]
         if type(out) is list and len(out) == 1 and out[0] is data and type(data) is bytes and data:
             pieces = out  # the read went out as it came (the common read): kept by reference
@@ -294,3 +312,48 @@ class Tee:
     def dead(self) -> bool:
         """The inner callable failed closed (it sent the client an error event)."""
         return bool(getattr(self.inner, "dead", False))
+
+
+class PyTee(_Tee):
+    """The Tee in Python: the reference."""
+
+    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
+
+    __call__ = _Tee._py_call
+
+
+try:  # the compiled engine's part (engine.NATIVE); absent or stale: ImportError
+    from ._teeread import Read as _CRead  # type: ignore[import-not-found]
+except ImportError:
+    _CRead = None
+
+CTee: type[_Tee] | None = None
+if _CRead is not None:
+
+    class CTee(_CRead, _Tee):  # type: ignore[no-redef]
+        """The Tee whose read is compiled (_teeread.pyx) where it goes out as it came."""
+
+        __slots__ = ()
+
+        def __init__(self, inner, limit: int) -> None:
+            _Tee.__init__(self, inner, limit)
+            self._states(_FINISHING, _DONE)
+
+        def _fast_room(self) -> tuple[int, int, bool, int]:
+            """What the compiled read may queue as the reference would add it, with no
+            other work: (upstream's side's room, the client's side's room, whether the
+            client's side is a Kept of its own, CHUNK). A room of 0: every read the
+            reference's way (a change to make first: a Patched past PATCH_MAX, a side full)."""
+            up, down = self.up, self.down
+            room = max(up.limit - up.kept, 0)
+            if self.same:
+                return room, 0, False, CHUNK
+            if down is up or (isinstance(down, Patched) and down.held > PATCH_MAX):
+                return 0, 0, False, CHUNK
+            if isinstance(down, Patched):
+                return room, 0, False, CHUNK
+            return room, max(down.limit - down.kept, 0), True, CHUNK
+
+
+# Chosen once, at import (as CPython's json chooses its scanner)
+Tee: type[_Tee] = CTee or PyTee
