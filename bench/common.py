@@ -15,7 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
-ADDON = REPO / "addon"
+# the addon imported (readcost.py --before runs another tree's in a process of its own)
+ADDON = Path(os.environ["DISGUISE_BENCH_ADDON"]) if os.environ.get("DISGUISE_BENCH_ADDON") else REPO / "addon"
 MAPPINGS = REPO / "mappings"
 if str(ADDON) not in sys.path:
     sys.path.insert(0, str(ADDON))
