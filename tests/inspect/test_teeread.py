@@ -79,3 +79,28 @@ def test_a_read_that_went_out_as_it_came_costs_no_python_call_of_the_tee() -> No
         out = [p for d in reads for p in t(d)]
     assert slow.call_count == 200  # the changed reads alone
     assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
+
+
+@pytest.mark.parametrize("cls", [tee.PyTee] + ([tee.CTee] if tee.CTee is not None else []))
+def test_a_reverser_that_raises_gives_the_client_the_error_event_and_then_nothing(cls: type) -> None:
+    """The compiled read calls StreamCall's feed itself: where the reverser raises (a bug),
+    the client gets StreamCall's error event, once, and nothing after it, as through the
+    call; the Tee says the stream failed closed."""
+    s = ChatStream(RULES.restorer(dict(PLACEHOLDERS)))
+    body = build_chat([("content", 0, "Hello there"), ("content", 0, " and more"), ("finish", 0, "stop")])
+    reads = [p + b"\n\n" for p in body.split(b"\n\n") if p]
+    real, n = s.feed, [0]
+
+    def feed(data: bytes) -> bytes:
+        n[0] += 1
+        if n[0] == 3:
+            raise KeyError("a bug")
+        return real(data)
+
+    call = StreamCall(s)
+    call.feed = feed
+    t = cls(call, 1 << 20)
+    outs = [t(r) for r in reads] + [t(b"")]
+    assert outs[:2] == [[reads[0]], [reads[1]]] and b"KeyError" in b"".join(outs[2]) and len(outs[2]) == 1
+    assert all(o == [] for o in outs[3:]) and t.dead and call.broke
+    assert t.down_buf == reads[0] + reads[1] + outs[2][0] and t.up.buf == b"".join(reads)

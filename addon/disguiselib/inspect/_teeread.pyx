@@ -5,7 +5,9 @@ capture where the reference would only add its bytes to the sides (a read that w
 as it came; any read once the client's side is kept apart), in C: the read and what went
 out for it are queued here by reference, and reach the sides (tee.Kept.add, once for all
 of them) when they hold a chunk, or before any Python code of the Tee runs (another
-read, a side read)."""
+read, a side read). The adapter's StreamCall inside it is not called but read through:
+its reverser's feed called here, and StreamCall.failed where that raises, so that a read
+costs one Python-level call of ours (the Tee's), the reverser's compiled feed beneath it."""
 
 from cpython.bytes cimport PyBytes_GET_SIZE
 
@@ -15,7 +17,9 @@ cdef class Read:
     reference would only add bytes to the sides; every other read is the reference's
     (`_py_after`, `_py_call`: Python)."""
 
-    cdef public object inner, last, reverser
+    cdef public object last, reverser
+    cdef object _inner
+    cdef object feed  # the inner StreamCall's feed, called here (None: the inner callable is called)
     cdef public bint same, final, released
     cdef object _up, _down
     cdef list q_up, q_down  # what the sides take, not yet on them: upstream's reads, the client's pieces
@@ -33,6 +37,20 @@ cdef class Read:
 
     def _states(self, finishing, done):
         self.finishing, self.done = finishing, done
+
+    @property
+    def inner(self):
+        return self._inner
+
+    @inner.setter
+    def inner(self, value):
+        """The callable the Tee wraps. The adapter's StreamCall (a `feed` and a `failed`:
+        mitm/callables.py) is read through here: its feed called, and for what it gives
+        the list StreamCall's call would give; anything else (a StreamCall that broke, a
+        wrapper: mitm/metrics.Timed) is called."""
+        self._inner = value
+        ok = callable(getattr(value, "failed", None)) and getattr(value, "broke", True) is False
+        self.feed = value.feed if ok else None
 
     @property
     def up(self):
@@ -78,12 +96,25 @@ cdef class Read:
         if type(data) is not bytes or not PyBytes_GET_SIZE(data):
             self._flush()
             return self._py_call(data)
-        try:
-            out = self.inner(data)
-        except BaseException:
-            self._flush()
-            self._took(data, [])  # nothing went out for it (the reference's way)
-            raise
+        if self.feed is not None:  # StreamCall's call, for a read with bytes in it
+            try:
+                o = self.feed(data)
+            except Exception as e:
+                self.feed = None  # it broke: its call from now on
+                out = self._inner.failed(e)
+            except BaseException:  # (as the call lets it through)
+                self._flush()
+                self._took(data, [])
+                raise
+            else:
+                out = [o] if o else []
+        else:
+            try:
+                out = self._inner(data)
+            except BaseException:
+                self._flush()
+                self._took(data, [])  # nothing went out for it (the reference's way)
+                raise
         if type(out) is list:
             pieces = <list> out
             if self.room < 0:
