@@ -48,7 +48,7 @@ def cases(draw) -> tuple:
     # a read an event (mitmproxy's usual read), or random read boundaries
     chunks = draw(st.one_of(byte_splits(body, 40), st.just([p + b"\n\n" for p in body.split(b"\n\n") if p])))
     limit = draw(st.one_of(st.just(1 << 20), st.integers(0, len(body) + 10)))
-    return api, chunks, limit, draw(st.integers(1, 600)), draw(st.integers(0, 800))
+    return api, chunks, limit, draw(st.integers(1, 600)), draw(st.integers(0, 800)), draw(st.sampled_from([0, 4, 1000]))
 
 
 def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
@@ -64,8 +64,9 @@ def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_the_compiled_read_gives_the_references_pieces_and_sides(case: tuple) -> None:
-    api, chunks, limit, chunk, patch_max = case
-    with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max):
+    api, chunks, limit, chunk, patch_max, sparse = case
+    with (mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max),
+          mock.patch.object(tee, "SPARSE", sparse)):  # fmt: skip
         assert run(tee.CTee, api, chunks, limit) == run(tee.PyTee, api, chunks, limit)
 
 
