@@ -157,7 +157,8 @@ class Patched:
     def _all(self) -> list[tuple[int, int, list[bytes]]]:
         if not self.batches:
             return self.edits
-        return unpacked([sp for spans, _ in self.batches for sp in spans], [b for _, b in self.batches if b]) + self.edits
+        spans = [sp for b_spans, _ in self.batches for sp in b_spans]
+        return unpacked(spans, [b for _, b in self.batches if b]) + self.edits
 
     @property
     def buf(self) -> bytes:
