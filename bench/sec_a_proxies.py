@@ -236,7 +236,7 @@ def part_apis(c: Ctx, tmp) -> None:
 
 def run(c: Ctx) -> None:
     print(f"(a) Through proxies (mitmdump {mitmproxy.version.VERSION}, reverse mode, 127.0.0.1, HTTP/1.1 keep-alive); "
-          "proxy CPU = utime+stime of the proxy process over the timed runs (10 ms ticks)")  # fmt: skip
+          "proxy CPU = the run time of the proxy process's threads over the timed runs (schedstat, ns)")  # fmt: skip
     tmp = tmpdir()
     part_issue(c, tmp)
     part_apis(c, tmp)
