@@ -34,7 +34,6 @@ from mitmproxy import http
 
 from .packing import _Chunks, _Spliced
 
-
 # The bodies read in this turn of the event loop: id(data) -> (data, body), the data kept
 # alive with it (its id is not reused before the turn ends, when this is emptied).
 _turn: dict[int, tuple[object, bytes]] = {}
