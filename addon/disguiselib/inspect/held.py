@@ -53,8 +53,7 @@ class Held(http.ResponseData):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return body  # off the loop: nothing kept
-        if not _turn:
-            loop.call_soon(_turn.clear)
+        loop.call_soon(_turn.clear)  # (each time: what a loop that ended kept goes too)
         _turn[id(self)] = (self, body)
         return body
 
