@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
+from . import tokenmap
 from .text import json_escape, splice, splice_encoded
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -98,9 +99,7 @@ def member_span(s: str, key: str) -> tuple[int, int] | None:
 # Above this many backslashes in a string token, a change re-encodes the token whole
 # instead of splicing into it (walking escapes is Python-speed work per escape).
 _SPLICE_MAX_ESCAPES = 64
-# Text a JSON string holds as it is, whatever the string's style: printable ASCII but `"`
-# and `\\`.
-_PLAIN = re.compile(r"[ !#-\[\]-~]*\Z")
+_PLAIN = tokenmap.PLAIN  # text a JSON string holds as it is, in any style
 
 # What transform() applies to each selected string: a new value, or Spans of its edits.
 TransformFn = Callable[["str", "Rule"], "str | Spans"]
@@ -413,7 +412,11 @@ def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[
             edits.extend(token_edits(s, i, end, new, v))
             return
         # Many escapes (a source file's `\n`s): mapping offsets through each of them costs
-        # more than encoding the token again whole, at C speed.
+        # more than encoding the token again whole, at C speed, unless compiled (tokenmap)
+        got = tokenmap.escaped_edits(s, i, end, v, new)
+        if got is not None:
+            edits.extend(got)
+            return
         new = splice(v, list(new))
     if new != v:
         edits.append((i, end, encode_like(new, s[i:end])))
@@ -430,10 +433,7 @@ def token_edits(
     ascii_token = body.isascii()
 
     def enc(rep: str) -> str:
-        # Disguises and placeholders are plain ASCII: as they are, in any token style.
-        if _PLAIN.match(rep):
-            return rep
-        return json.dumps(rep)[1:-1] if ascii_token else json_escape(rep)
+        return tokenmap.encode(rep, ascii_token)
 
     if "\\" not in body:
         if len(spans) <= _SPLICE_MAX_ESCAPES:

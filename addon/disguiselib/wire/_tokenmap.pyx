@@ -1,0 +1,132 @@
+# cython: language_level=3, binding=True, boundscheck=False, wraparound=False
+"""Where decoded offsets of a JSON string token lie in its raw text, in one typed pass
+over its characters, when that text is exactly what encoding its value again writes
+(tokenmap.py, which holds the reference: py_canonical_edits).
+
+A changed string with many escapes (a source file's `\\n`s) used to be encoded again
+whole (C speed, but some 180 MB/s, ~5 ms of a 1 MB Claude Code body's masking). Where
+its raw text is the canonical encoding of its value (json.dumps' for an ASCII token,
+wire.text.json_escape's for one that is not) the untouched parts need no encoding: they
+are the raw text as it is, and only the replacements are encoded. This pass says
+whether the text is canonical and, if so, where each decoded offset lies in it.
+
+Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/tokenmap.py.
+"""
+
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
+from libc.stdint cimport uint8_t
+
+ctypedef uint8_t Py_UCS1
+
+
+cdef inline int _hex4(int kind, void *data, Py_ssize_t r):
+    """The code unit of the 4 lowercase hex digits at r (what both encoders write), or
+    -1 for anything else (an upper-case digit is not canonical)."""
+    cdef int u = 0, k, h
+    cdef unsigned int c
+    for k in range(4):
+        c = PyUnicode_READ(kind, data, r + k)
+        if 0x30 <= c <= 0x39:
+            h = c - 0x30
+        elif 0x61 <= c <= 0x66:
+            h = c - 0x61 + 10
+        else:
+            return -1
+        u = u * 16 + h
+    return u
+
+
+cdef inline bint _bad(unsigned int c, bint ascii_token):
+    """c is not what the encoder writes as it is."""
+    return c < 0x20 or c == 0x22 or (ascii_token and c > 0x7E) or 0xD800 <= c <= 0xDFFF
+
+
+def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, encode):
+    """The edits (start, end, encode(rep, ascii_token)) at base + the raw offsets in body
+    (a JSON string token's text between its quotes, which decodes to v) of the spans
+    (start, end, rep) in v; or None when body is not exactly json.dumps(v)[1:-1]
+    (ascii_token) or json_escape(v), the spans are not in order, or they leave the
+    length as it was."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(body)
+    cdef int kind = PyUnicode_KIND(body)
+    cdef void *data = PyUnicode_DATA(body)
+    cdef const Py_UCS1 *p1 = <const Py_UCS1 *>data
+    cdef Py_ssize_t r = 0, d = 0, s0, k = 0, nk = 2 * len(spans), want, last = 0
+    cdef unsigned int c, e
+    cdef int u, lo
+    cdef Py_ssize_t grow = 0
+    wants = []
+    for a, b, rep in spans:
+        wants.append(a)
+        wants.append(b)
+        grow += len(rep) - (b - a)
+    if not grow:
+        return None  # perhaps no change at all: the caller looks (the whole token, as before)
+    for x in wants:
+        if x < last:
+            return None
+        last = x
+    pos = []
+    want = wants[0] if nk else -1
+    while True:
+        s0 = r  # a run of characters written as they are, up to the next escape
+        if kind == PyUnicode_1BYTE_KIND:
+            while r < n and p1[r] != 0x5C:
+                if _bad(p1[r], ascii_token):
+                    return None
+                r += 1
+        else:
+            while r < n:
+                c = PyUnicode_READ(kind, data, r)
+                if c == 0x5C:
+                    break
+                if _bad(c, ascii_token):
+                    return None
+                r += 1
+        while 0 <= want <= d + (r - s0):
+            pos.append(s0 + (want - d))
+            k += 1
+            want = wants[k] if k < nk else -1
+        d += r - s0
+        if r >= n:
+            break
+        if r + 1 >= n:
+            return None
+        e = PyUnicode_READ(kind, data, r + 1)
+        if e == 0x22 or e == 0x5C or e == 0x6E or e == 0x72 or e == 0x74 or e == 0x62 or e == 0x66:
+            r += 2  # \" \\ \n \r \t \b \f: both encoders' short forms
+            d += 1
+            continue
+        if e != 0x75 or r + 6 > n:  # \/ and the rest: not what an encoder writes
+            return None
+        u = _hex4(kind, data, r + 2)
+        if u < 0:
+            return None
+        if 0xD800 <= u <= 0xDBFF and r + 12 <= n and PyUnicode_READ(kind, data, r + 6) == 0x5C \
+                and PyUnicode_READ(kind, data, r + 7) == 0x75:
+            lo = _hex4(kind, data, r + 8)
+            if 0xDC00 <= lo <= 0xDFFF:  # a pair: one character, written as a pair in ASCII only
+                if not ascii_token:
+                    return None
+                r += 12
+                d += 1
+                continue
+        if u < 0x20:
+            if u == 0x08 or u == 0x09 or u == 0x0A or u == 0x0C or u == 0x0D:
+                return None  # written short
+        elif not (0xD800 <= u <= 0xDFFF or (ascii_token and u >= 0x7F)):
+            return None  # written as it is (a lone surrogate is escaped by both)
+        r += 6
+        d += 1
+    if k != nk or d != PyUnicode_GET_LENGTH(v):
+        return None
+    out = []
+    seen = {}
+    k = 0
+    for a, b, rep in spans:
+        got = seen.get(rep)
+        if got is None:
+            got = seen[rep] = encode(rep, ascii_token)
+        out.append((base + <Py_ssize_t>pos[k], base + <Py_ssize_t>pos[k + 1], got))
+        k += 2
+    return out
