@@ -98,7 +98,16 @@ def main() -> None:
                          "ThreadingHTTPServer (listen backlog 5), which loses streams under load")
     ap.add_argument("--client", choices=("asyncio", "threads"), default="asyncio",
                     help="(e): the load test's client: one asyncio loop, or one blocking thread per stream")
+    ap.add_argument("--before", type=Path, default=None, metavar="TREE",
+                    help="(a)'s Chat stream and (b)'s dense stream through mitmdump also run TREE's addon "
+                         "(e.g. /work/main, its engine built), interleaved with this tree's: before/after in one run")
+    ap.add_argument("--stream-runs", type=int, default=5, metavar="N",
+                    help="(a)'s Chat stream and (b)'s dense stream through mitmdump: rounds, variants interleaved")
     args = ap.parse_args()
+    if args.before is not None:
+        import proxies
+
+        proxies.BEFORE = args.before.resolve()
     if args.budget is None:
         args.budget = 3.0 if args.quick else 8.0
     t_start = time.perf_counter()

@@ -15,7 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
-ADDON = REPO / "addon"
+# the addon imported (readcost.py --before runs another tree's in a process of its own)
+ADDON = Path(os.environ["DISGUISE_BENCH_ADDON"]) if os.environ.get("DISGUISE_BENCH_ADDON") else REPO / "addon"
 MAPPINGS = REPO / "mappings"
 if str(ADDON) not in sys.path:
     sys.path.insert(0, str(ADDON))
@@ -80,12 +81,27 @@ def first_diff(got: str, want: str) -> str:
 
 
 def proc_cpu(pid: int) -> float:
-    """utime+stime of a process, in seconds (10 ms ticks)."""
+    """CPU time of a process, in seconds: the sum of its threads' run time from
+    /proc/PID/task/*/schedstat (nanoseconds: a Chat stream's ~50 ms a request is read to
+    the µs, where utime+stime counts 10 ms ticks), plus what its ended threads ran
+    (utime+stime less its live threads', in ticks, never below 0); utime+stime alone
+    where schedstat cannot be read."""
     try:
         f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        ticks = int(f[11]) + int(f[12])
     except (OSError, IndexError, ValueError):
         return float("nan")
+    run = 0
+    live = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            run += int((task / "schedstat").read_text().split()[0])
+            t = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            live += int(t[11]) + int(t[12])
+    except (OSError, IndexError, ValueError):
+        return ticks / tick
+    return run / 1e9 + max(ticks - live, 0) / tick
 
 
 def proc_status(pid: int, field: str) -> int:

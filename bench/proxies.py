@@ -76,10 +76,20 @@ def variant_args(tmp: Path, key: str, mappings: Path | None = None) -> list[str]
         f = tmp / "stream_identity.py"
         f.write_text(IDENT_SCRIPT)
         return ["-s", str(f)]
-    args = ["-s", "addon/disguise.py", "--set", f"disguise_mappings={mappings or 'mappings'}"]
+    script = str(BEFORE / "addon" / "disguise.py") if key == "before" and BEFORE is not None else "addon/disguise.py"
+    args = ["-s", script, "--set", f"disguise_mappings={mappings or 'mappings'}"]
     if key == "addon-nocapture":  # the engine alone: no copy of either side kept for inspection
         args += ["--set", "disguise_capture_limit=0"]
     return args
+
+
+# Another tree whose addon runs beside this one's as the variant "before" (bench.py --before)
+BEFORE: Path | None = None
+
+
+def variants(*keys: str) -> tuple[str, ...]:
+    """keys, and "before" after "addon" when bench.py was given --before."""
+    return tuple(k for key in keys for k in ((key, "before") if key == "addon" and BEFORE is not None else (key,)))
 
 
 VARIANT_LABELS = {
@@ -87,6 +97,7 @@ VARIANT_LABELS = {
     "plain-queue": "plain mitmdump, stream=True, the addon's accept queue",
     "ident": "mitmdump, identity callable",
     "addon": "mitmdump -s addon/disguise.py",
+    "before": "the --before tree's addon",
 }
 
 

@@ -8,7 +8,13 @@ their compression). CPU time of this thread, median of the rounds, the three
 interleaved.
 
     python bench/bench.py --only readcost [--quick]
-    PYTHONPATH=addon python bench/readcost.py
+    python bench/readcost.py [--before /work/main] [--runs 5]
+
+The Chat stream is read with the rules (a) runs mitmdump with (the shipped mappings:
+few reads change) and with (b)'s 1,000 literals (half the reads change); the dense
+stream with (b)'s ordinary-word disguises (every read changes). With --before TREE, this
+tree and TREE's addon (its engine built) run in processes of their own, alternated,
+--runs each: medians side by side.
 """
 
 from __future__ import annotations
@@ -53,37 +59,87 @@ def per_read(new, events: list[bytes], rounds: int) -> dict[str, float]:
     return {w: statistics.median(v) / len(events) for w, v in got.items()}
 
 
-def run(c) -> None:
-    import report
+def measure(c, rounds: int) -> dict[str, dict[str, float]]:
     import sec_a_proxies
     import streams
 
-    from disguiselib import engine
     from disguiselib.apis.anthropic import messages as anthropic
     from disguiselib.apis.openai import chat
 
-    print(f"(readcost) The addon's cost per network read, in this process ({engine.describe()})")
-    rounds = 7 if c.quick else 21
     _, emails, st_chat = sec_a_proxies.issue_stream(c)
     ph = {f"[EMAIL_{i + 1}]": e for i, e in enumerate(emails)}
     disg = [(d, o) for o, d in c.ordinary.items()]
     st_dense = streams.build_dense_stream(c.seed + 21, N_DENSE, disg)
-    rows = {
-        "Chat stream (a), µs per delta": per_read(lambda: chat.ChatStream(c.R_lit.restorer(dict(ph))), st_chat["events"], rounds),
+    return {
+        "Chat stream (a), shipped rules, µs/delta": per_read(
+            lambda: chat.ChatStream(c.R_default.restorer(dict(ph))), st_chat["events"], rounds
+        ),
+        "Chat stream (a), 1,000 literals, µs/delta": per_read(
+            lambda: chat.ChatStream(c.R_lit.restorer(dict(ph))), st_chat["events"], rounds
+        ),
         "dense stream (b), µs per event": per_read(
             lambda: anthropic.AnthropicStream(c.R_ordinary.restorer({})), st_dense["events"], rounds
         ),
     }
-    print(f"  {'':34} {'feed':>8} {'StreamCall':>11} {'+Tee':>8} {'capture':>8}")
+
+
+def before_after(before: Path, runs: int, quick: bool) -> None:
+    """This tree and before's, each in processes of its own, alternated: medians."""
+    import json
+    import os
+    import subprocess
+
+    trees = {"before": before.resolve() / "addon", "after": HERE.parent / "addon"}
+    got: dict[str, list[dict]] = {k: [] for k in trees}
+    for i in range(runs):
+        for k in trees if i % 2 == 0 else reversed(list(trees)):
+            env = {**os.environ, "DISGUISE_BENCH_ADDON": str(trees[k]), "PYTHONDONTWRITEBYTECODE": "1"}
+            cmd = [sys.executable, __file__, "--json"] + (["--quick"] if quick else [])
+            got[k].append(json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout))
+    print(f"(readcost) per network read, CPU µs, medians of {runs} processes per tree, alternated "
+          f"(before: {before}; load average {os.getloadavg()[0]:.1f})")
+    print(f"  {'':44} {'way':>15} {'before':>8} {'after':>8}")
+    for label in got["after"][0]:
+        for w in (*WAYS, "capture"):
+            def val(r: dict, w: str = w, label: str = label) -> float:
+                v = r[label]
+                return (v["Tee+StreamCall"] - v["StreamCall"]) if w == "capture" else v[w]
+
+            b, a = (statistics.median(val(r) for r in got[k]) * 1e6 for k in ("before", "after"))
+            print(f"  {label:44} {w:>15} {b:8.2f} {a:8.2f}")
+
+
+def run(c) -> None:
+    import report
+
+    from disguiselib import engine
+
+    print(f"(readcost) The addon's cost per network read, in this process ({engine.describe()})")
+    rounds = 7 if c.quick else 21
+    rows = measure(c, rounds)
+    print(f"  {'':44} {'feed':>8} {'StreamCall':>11} {'+Tee':>8} {'capture':>8}")
     for label, v in rows.items():
         cap = v["Tee+StreamCall"] - v["StreamCall"]
-        print(f"  {label:34} {v['feed'] * 1e6:8.2f} {v['StreamCall'] * 1e6:11.2f} {v['Tee+StreamCall'] * 1e6:8.2f} {cap * 1e6:8.2f}")
+        print(f"  {label:44} {v['feed'] * 1e6:8.2f} {v['StreamCall'] * 1e6:11.2f} {v['Tee+StreamCall'] * 1e6:8.2f} {cap * 1e6:8.2f}")
         report.figure("readcost", f"{label}, StreamCall inside the Tee", f"{v['Tee+StreamCall'] * 1e6:.2f} µs")
 
 
 if __name__ == "__main__":
     import argparse
+    import json
 
     from context import Ctx
 
-    run(Ctx(argparse.Namespace(quick=True, seed=20250101, profile=False, budget=3.0)))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", type=Path, default=None, metavar="TREE")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", action="store_true", help="this tree's rows, as JSON (what --before reads)")
+    a = ap.parse_args()
+    ctx = Ctx(argparse.Namespace(quick=True, seed=20250101, profile=False, budget=3.0))
+    if a.before is not None:
+        before_after(a.before, a.runs, a.quick)
+    elif a.json:
+        print(json.dumps(measure(ctx, 7 if a.quick else 21)))
+    else:
+        run(ctx)

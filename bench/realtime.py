@@ -244,7 +244,7 @@ def part_proxies(c: Ctx) -> None:
     add_sse = per["sse-addon"] - per["sse-plain"]
     ok = report.check("realtime", "through mitmdump: text restored, SSE and WebSocket", problems)
     fig = report.figure("realtime", "addon CPU added per WebSocket message (SSE event)", f"+{add_ws:.0f} (+{add_sse:.0f}) µs")
-    print(f"  through mitmdump, {n:,} deltas, proxy CPU per message (10 ms ticks, median of {runs}):")
+    print(f"  through mitmdump, {n:,} deltas, proxy CPU per message (schedstat, median of {runs}):")
     print(f"    WebSocket: plain {per['ws-plain']:.0f} µs, addon {per['ws-addon']:.0f} µs (+{add_ws:.0f} µs/message)")
     print(f"    SSE:       plain {per['sse-plain']:.0f} µs, addon {per['sse-addon']:.0f} µs (+{add_sse:.0f} µs/event); "
           f"output {ok} {fig}")

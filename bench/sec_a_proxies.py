@@ -16,7 +16,7 @@ import streams
 from common import fmt_rate, median
 from context import PATHS, Ctx
 from material import DOMAINS, NAMES
-from proxies import VARIANT_LABELS, Client, Mitmdump, Upstream, interleaved, tmpdir, variant_args
+from proxies import VARIANT_LABELS, Client, Mitmdump, Upstream, interleaved, tmpdir, variant_args, variants
 
 N_EMAILS = 12
 N_SPLIT = 60
@@ -64,7 +64,7 @@ def restored(out: bytes, emails: list[str]) -> tuple[int, int]:
 
 
 def part_issue(c: Ctx, tmp) -> None:
-    runs = 5
+    runs = getattr(c.args, "stream_runs", 5)
     body, emails, st = issue_stream(c)
     n = st["n_text"]
     sfile = tmp / "issue_chat.sse"
@@ -74,7 +74,7 @@ def part_issue(c: Ctx, tmp) -> None:
     procs: dict = {}
     clients: dict[str, Client] = {}
     try:
-        for key in ("plain", "addon"):
+        for key in variants("plain", "addon"):
             procs[key] = Mitmdump(up.port, variant_args(tmp, key), tmp, f"a-{key}")
         peer = None
         if getattr(c.args, "peer", False):  # LLM-Shield-Proxy, as issue 8 compared (bench/archive/peer.py)
@@ -108,7 +108,7 @@ def part_issue(c: Ctx, tmp) -> None:
         def post(cl: Client) -> tuple[float, float, bytes]:
             k = next(key for key, v in clients.items() if v is cl)
             t, tf, out = cl.post(body, 1, path, headers=hdrs[k])
-            if k in ("addon", "peer"):
+            if k in ("addon", "before", "peer"):
                 got, left = restored(out, emails)
                 rest[k][0] += got
                 rest[k][1] += left
@@ -120,11 +120,12 @@ def part_issue(c: Ctx, tmp) -> None:
         cpu = {k: sum(v["cpu"]) / runs / n for k, v in res.items() if k != "direct"}
         print(f"    {'path':<44} {'wall':>9} {'×plain':>7} {'CPU/delta':>10}  restored")
         labels = {"direct": "straight from the provider", "plain": "plain mitmdump --mode reverse (stream=True)",
-                  "addon": "mitmdump -s addon/disguise.py", "peer": f"LLM-Shield-Proxy {peer.VERSION if peer else ''}"}  # fmt: skip
-        for k in ("direct", "plain", "addon", "peer"):
+                  "addon": "mitmdump -s addon/disguise.py", "before": VARIANT_LABELS["before"],
+                  "peer": f"LLM-Shield-Proxy {peer.VERSION if peer else ''}"}  # fmt: skip
+        for k in ("direct", "plain", "addon", "before", "peer"):
             if k not in clients:
                 continue
-            r = f"{rest[k][0]}/{runs * st['n_disg_text']}" if k in rest and k in ("addon", "peer") else "—"
+            r = f"{rest[k][0]}/{runs * st['n_disg_text']}" if k in rest and k in ("addon", "before", "peer") else "—"
             c_us = f"{cpu[k] * 1e6:>7.1f} µs" if k in cpu else f"{'—':>10}"
             ok = report.check("a", f"issue stream through {k}", problems.get(k, []))
             print(f"    {labels[k]:<44} {wall[k] * 1e3:>7.1f}ms {wall[k] / wall['plain']:>7.2f} {c_us}  {r}  output {ok}")
@@ -139,6 +140,9 @@ def part_issue(c: Ctx, tmp) -> None:
         t, v = report.at_most(extra, 2.0, " µs", "{:.1f}")
         print(f"    addon CPU over plain {extra:+.1f} µs/delta "
               f"{report.figure('a', 'the same Chat stream: addon CPU over plain per delta', f'{extra:+.1f} µs', t, v)}")  # fmt: skip
+        if "before" in wall:
+            print(f"    before: addon/plain wall {wall['before'] / wall['plain']:.2f}, "
+                  f"CPU over plain {(cpu['before'] - cpu['plain']) * 1e6:+.1f} µs/delta")
         if "peer" in wall:
             report.figure("a", "the same Chat stream through LLM-Shield-Proxy 1.7.0: peer/plain wall", f"{wall['peer'] / wall['plain']:.2f}")
             print(f"    peer/plain wall {wall['peer'] / wall['plain']:.2f}, addon/peer {wall['addon'] / wall['peer']:.2f}; "
@@ -232,7 +236,7 @@ def part_apis(c: Ctx, tmp) -> None:
 
 def run(c: Ctx) -> None:
     print(f"(a) Through proxies (mitmdump {mitmproxy.version.VERSION}, reverse mode, 127.0.0.1, HTTP/1.1 keep-alive); "
-          "proxy CPU = utime+stime of the proxy process over the timed runs (10 ms ticks)")  # fmt: skip
+          "proxy CPU = the run time of the proxy process's threads over the timed runs (schedstat, ns)")  # fmt: skip
     tmp = tmpdir()
     part_issue(c, tmp)
     part_apis(c, tmp)

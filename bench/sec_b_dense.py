@@ -9,7 +9,7 @@ import report
 import streams
 from common import fmt_rate, median, profile
 from context import Ctx
-from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args
+from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args, variants
 
 from disguiselib.apis.anthropic import messages as anthropic
 
@@ -44,7 +44,7 @@ def part_dense(c: Ctx) -> None:
         profile(lambda: streams.run_loop(new(), st["events"]), "dense stream, 1 event per feed")
 
     # through mitmdump: the same stream, one event per upstream write
-    runs = 5
+    runs = getattr(c.args, "stream_runs", 5)
     tmp = tmpdir()
     sfile = tmp / "dense.sse"
     sfile.write_bytes(st["bytes"])
@@ -53,13 +53,13 @@ def part_dense(c: Ctx) -> None:
     md: dict[str, Mitmdump] = {}
     cls: dict[str, Client] = {}
     try:
-        for k in ("plain", "addon"):
+        for k in variants("plain", "addon"):
             md[k] = Mitmdump(up.port, variant_args(tmp, k, mdir), tmp, f"dense-{k}")
         cls = {k: Client(m.wait()) for k, m in md.items()}
         body = c.requests["anthropic"]
         outs = {k: cls[k].post(body, 1)[2] for k in cls}
         p_plain = [] if outs["plain"] == st["bytes"] else ["plain output differs from the provider's bytes"]
-        p_addon = streams.check(st, outs["addon"])
+        p_addon = [p for k in md if k in ("addon", "before") for p in streams.check(st, outs[k])]
         res = interleaved(cls, {k: m.pid for k, m in md.items()}, runs, lambda cl: cl.post(body, 1))
         wall = {k: median(v["wall"]) for k, v in res.items()}
         cpu = {k: sum(v["cpu"]) / runs / nev for k, v in res.items()}
@@ -71,6 +71,8 @@ def part_dense(c: Ctx) -> None:
               f"({cpu['plain'] * 1e6:.1f} µs CPU/event, output {ok_p}), addon {wall['addon'] * 1e3:.1f} ms "
               f"({cpu['addon'] * 1e6:.1f} µs CPU/event, output {ok_a})")  # fmt: skip
         print(f"    addon/plain {ratio:.2f} {report.figure('b', 'the same stream through mitmdump: addon/plain wall', f'{ratio:.2f}', t, v)}")
+        if "before" in wall:
+            print(f"    before: addon/plain {wall['before'] / wall['plain']:.2f} ({cpu['before'] * 1e6:.1f} µs CPU/event)")
         for p in (p_plain + p_addon)[:3]:
             print(f"      {p}")
     finally:

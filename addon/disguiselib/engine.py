@@ -54,7 +54,7 @@ COMPILED: tuple[str, ...] = (
 # with COMPILED and held to the same manifest; no .py of that name exists. The module
 # that imports one falls back to its Python reference when the compiled engine does not
 # run (wire/spanwalk.py: jsonspan.walk; base/readpass.py: a stream's per-read step).
-NATIVE: tuple[str, ...] = ("wire._spanwalk", "base._readpass", "wire._tokenmap")
+NATIVE: tuple[str, ...] = ("wire._spanwalk", "base._readpass", "wire._tokenmap", "inspect._teeread")
 
 PACKAGE = Path(__file__).resolve().parent
 BUILD_DIR = PACKAGE / "_compiled"

@@ -89,6 +89,36 @@ def test_writing_the_body_makes_the_data_plain_again() -> None:
     assert type(r.data) is http.ResponseData and r.raw_content == b""
 
 
+def test_a_held_body_read_twice_in_one_turn_of_the_loop_is_decompressed_once() -> None:
+    """mitmdump's flow line reads raw_content twice in one hook: the body is decompressed
+    once, kept until that turn of the event loop ends, never past it; a body written or
+    held again in the turn is read as it is then."""
+    import asyncio
+    from unittest import mock
+
+    from disguiselib.inspect import packing
+
+    async def turn() -> None:
+        r = tutils.tresp(content=None)
+        held.hold(r, record._Chunks([zlib.compress(b"abc"), zlib.compress(b"def")]))
+        with mock.patch.object(packing, "unpack", side_effect=packing.unpack) as unpack:
+            assert r.raw_content == b"abcdef" and len(r.raw_content) == 6 and r.content == b"abcdef"
+        assert unpack.call_count == 2  # its two chunks, once
+        held.hold(r, record._Chunks([zlib.compress(b"xyz")]))
+        assert r.raw_content == b"xyz"
+        r.content = b"new"
+        assert r.raw_content == b"new"
+        held.hold(r, record._Chunks([zlib.compress(b"again")]))
+        assert r.raw_content == b"again" and held._turn
+        await asyncio.sleep(0)
+        assert not held._turn  # the turn ended: nothing kept
+
+    asyncio.run(turn())
+    r = tutils.tresp(content=None)
+    held.hold(r, record._Chunks([zlib.compress(b"off the loop")]))
+    assert r.raw_content == b"off the loop" and not held._turn
+
+
 def test_a_held_body_equals_a_plain_one_both_ways() -> None:
     plain = tutils.tresp(content=b"abcdef")
     r = tutils.tresp(content=b"abcdef")

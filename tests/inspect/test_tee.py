@@ -5,19 +5,27 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.inspect import tee
 from disguiselib.inspect.tee import Kept, Tee
 
+# the reference and the compiled read (tee.CTee, where the compiled engine runs)
+TEES = [tee.PyTee] + ([tee.CTee] if tee.CTee is not None else [])
+
 
 @given(st.lists(st.binary(max_size=200), max_size=20), st.integers(0, 20), st.integers(0, 3000), st.integers(1, 500),
        st.lists(st.sampled_from(["bytes", "list", "changed", "raises", "held"]), min_size=20, max_size=20),
-       st.integers(0, 600))  # fmt: skip
-@example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600)  # past the limit
-@example([b"aaaa", b"bbbb"], 0, 100, 500, ["held", "held"] + ["list"] * 18, 600)  # the client got nothing
-def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_from, limit, chunk, later, patch_max) -> None:
+       st.integers(0, 600), st.sampled_from([0, 1, 4, 1000]))  # fmt: skip
+@example([b"aaaa", b"bbbb", b"cccc", b"dddd"], 0, 10, 500, ["changed", "held"] + ["list"] * 18, 600, 4)  # past the limit
+@example([b"aaaa", b"bbbb"], 0, 100, 500, ["held", "held"] + ["list"] * 18, 600, 4)  # the client got nothing
+# a read that raises while both sides are one (the client got nothing for it)
+@example([b"", b"", b"\x00"], 1, 10, 500, ["list", "held", "raises"] + ["list"] * 17, 600, 4)
+@pytest.mark.parametrize("cls", TEES)
+def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(cls, data, changed_from, limit, chunk, later, patch_max,
+                                                                   sparse) -> None:
     """While every piece goes out as it came, the client's side is the upstream side
     itself (one copy); from the first changed piece on, each side is exact, whether the
     later pieces go out as they came (the very object, alone or in a list), changed, not
@@ -38,8 +46,9 @@ def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(data, changed_
         return d if how == "bytes" else [d] if how == "list" else [] if how == "held" else [d.upper(), b"!"]
 
     inner.n = 0
-    with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max):
-        t = Tee(inner, limit)
+    with (mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max),
+          mock.patch.object(tee, "SPARSE", sparse)):  # fmt: skip
+        t = cls(inner, limit)
         out = []
         for d in data:
             try:
@@ -65,5 +74,20 @@ def test_a_stream_that_changes_some_reads_keeps_the_client_side_as_upstreams_wit
     assert type(t.down) is tee.Patched and len(t.down.edits) == 500 and t.down.held < 20_000
     assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
     dense = Tee(lambda d: [d.upper()], 1 << 24)
+    out = [p for d in reads for p in dense(d)]
+    assert type(dense.down) is Kept and dense.down.buf == b"".join(out)
+
+
+@pytest.mark.parametrize("cls", TEES)
+def test_a_long_stream_that_changes_a_read_here_and_there_keeps_one_copy_its_changes_packed(cls) -> None:
+    """Past PATCH_MAX the changed reads of a sparse stream are packed as batches (issue 29:
+    no second compressed copy of what went out as it came, however long the stream);
+    a stream denser with changes than 1/SPARSE of its bytes is kept apart."""
+    reads = [b"data: %05d %s\n\n" % (i, b"x" * 40) for i in range(20_000)]
+    t = cls(lambda d: [d.upper() + b": ok\n\n"] if d[10:11] == b"7" else [d], 1 << 24)
+    out = [p for d in reads for p in t(d)]
+    assert type(t.down) is tee.Patched and len(t.down.batches) > 5 and t.down.held <= tee.PATCH_MAX
+    assert t.down_buf == b"".join(out) and t.down.zipped().plain() == b"".join(out) and t.up.buf == b"".join(reads)
+    dense = cls(lambda d: [d.upper()] if d[10:11] in b"0123" else [d], 1 << 24)
     out = [p for d in reads for p in dense(d)]
     assert type(dense.down) is Kept and dense.down.buf == b"".join(out)

@@ -91,31 +91,45 @@ class _Spliced:
     """A body kept as another one with some of its byte ranges replaced (tee.Patched.zipped:
     what the client got, where a stream changed only some of its reads): base (a _Chunks),
     and in order, non-overlapping, (start, end) ranges of base, each replaced by the next
-    of the pieces, held compressed together (one pack); the result cut at limit bytes (n
-    of them)."""
+    of the pieces, held compressed (blobs: the packed batches a Patched kept, then one pack
+    of the edits since); the result cut at limit bytes (n of them)."""
 
-    __slots__ = ("base", "spans", "blob", "limit", "n")
+    __slots__ = ("base", "spans", "blobs", "limit", "n")
 
-    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int) -> None:
+    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int,
+                 batches: list[tuple[list[tuple[int, int, int]], bytes]] = ()) -> None:  # type: ignore[assignment]  # fmt: skip
         self.base, self.limit, self.n = base, limit, n
-        self.spans = [(a, b, sum(map(len, ps))) for a, b, ps in edits]
-        joined = b"".join([p for _, _, ps in edits for p in ps])
-        self.blob = pack(joined) if joined else b""
+        spans, blobs = packed(edits)
+        self.spans = [sp for b_spans, _ in batches for sp in b_spans] + spans
+        self.blobs = [blob for _, blob in batches if blob] + ([blobs] if blobs else [])
 
     def __bool__(self) -> bool:
         return self.n > 0
 
     def plain(self) -> bytes:
-        pieces = unpack(self.blob) if self.blob else b""
-        edits, at = [], 0
-        for a, b, k in self.spans:
-            edits.append((a, b, [pieces[at : at + k]]))
-            at += k
-        return splice(self.base.plain(), edits, self.limit)
+        return splice(self.base.plain(), unpacked(self.spans, self.blobs), self.limit)
 
     def nbytes(self) -> int:
         """The bytes it holds (compressed)."""
-        return self.base.nbytes() + len(self.blob)
+        return self.base.nbytes() + sum(map(len, self.blobs))
+
+
+def packed(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int, int]], bytes]:
+    """edits as (start, end, how many bytes replace them) and their pieces joined, packed
+    (b"" where there are none)."""
+    spans = [(a, b, sum(map(len, ps))) for a, b, ps in edits]
+    joined = b"".join([p for _, _, ps in edits for p in ps])
+    return spans, (pack(joined) if joined else b"")
+
+
+def unpacked(spans: list[tuple[int, int, int]], blobs: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
+    """packed's inverse over one or more batches: the edits, in order."""
+    pieces = b"".join([unpack(b) for b in blobs])
+    edits, at = [], 0
+    for a, b, k in spans:
+        edits.append((a, b, [pieces[at : at + k]]))
+        at += k
+    return edits
 
 
 def splice(base: bytes, edits: list[tuple[int, int, list[bytes]]], limit: int) -> bytes:

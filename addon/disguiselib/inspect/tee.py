@@ -4,21 +4,24 @@ stream callable and keeps what upstream sent and what the client got, each bound
 out as it came, both sides are one body, kept once; once some read goes out changed,
 the client's side is kept as upstream's with the changed reads in place of theirs
 (`Patched`): a read that goes out as it came costs the client's side nothing, and no
-byte of it is kept or compressed twice. Only where the changed reads hold much (a
+byte of it is kept or compressed twice; the changed reads' bytes are packed in batches
+as they grow. Only where the changes are dense (over 1/SPARSE of upstream's bytes: a
 stream dense with restores), or upstream's copy reaches its limit, is the client's side
-kept apart (a Kept of its own)."""
+kept apart (a Kept of its own). Where the compiled engine runs, a read that only adds
+to the sides costs no Python code of the Tee (`CTee`, inspect/_teeread.pyx)."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections import deque
+from collections.abc import Callable
 
 from ..apis.registry import SPECS
 from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
-from .packing import _Chunks, _Spliced, pack, splice, unpack
+from .packing import _Chunks, _Spliced, pack, packed, splice, unpack, unpacked
 
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
@@ -28,6 +31,9 @@ CHUNK = 8 << 10
 # than a Kept holds before it compresses a chunk): past it the side is kept apart (a
 # stream dense with restores). At the stream's end they are compressed (zipped).
 PATCH_MAX = CHUNK
+# Past PATCH_MAX the changed reads' bytes are packed (Patched.sparse) while they are at
+# most 1/SPARSE of upstream's; a stream denser with changes keeps the client's side apart.
+SPARSE = 4
 
 
 class Kept:
@@ -102,15 +108,21 @@ class Kept:
 class Patched:
     """What the client got, as upstream's copy (`base`, a Kept: not cut while this is in
     use) with the reads that went out changed in place of theirs: (start, end in base,
-    the pieces that went out for base[start:end]), in order. Read like a Kept."""
+    the pieces that went out for base[start:end]), in order. Read like a Kept. Once the
+    pieces hold PATCH_MAX bytes they are packed as a batch (`batches`: their ranges, and
+    the pieces compressed together), where the changes are sparse: their bytes at most
+    1/SPARSE of upstream's (a stream that changes a read here and there keeps one copy,
+    compressed once, however long it runs); otherwise the side is kept apart (tee._took)."""
 
-    __slots__ = ("base", "edits", "delta", "held")
+    __slots__ = ("base", "edits", "delta", "held", "batches", "changed")
 
     def __init__(self, base: Kept) -> None:
         self.base = base
         self.edits: list[tuple[int, int, list[bytes]]] = []
         self.delta = 0  # the client's bytes less upstream's
         self.held = 0  # bytes of the edits' pieces
+        self.batches: list[tuple[list[tuple[int, int, int]], bytes]] = []  # packing.packed's, in order
+        self.changed = 0  # bytes of every edit's pieces, the packed ones too
 
     def edit(self, start: int, end: int, pieces: list[bytes]) -> None:
         n = 0
@@ -119,6 +131,16 @@ class Patched:
         self.edits.append((start, end, pieces))
         self.delta += n - (end - start)
         self.held += n
+        self.changed += n
+
+    def sparse(self) -> bool:
+        """Past PATCH_MAX: the edits packed as a batch where the changes are sparse (True),
+        else nothing done (False: the side goes apart)."""
+        if self.changed * SPARSE > self.base.size:
+            return False
+        self.batches.append(packed(self.edits))
+        self.edits, self.held = [], 0
+        return True
 
     @property
     def size(self) -> int:
@@ -132,13 +154,19 @@ class Patched:
     def cut(self) -> bool:
         return self.size > self.base.limit
 
+    def _all(self) -> list[tuple[int, int, list[bytes]]]:
+        if not self.batches:
+            return self.edits
+        spans = [sp for b_spans, _ in self.batches for sp in b_spans]
+        return unpacked(spans, [b for _, b in self.batches if b]) + self.edits
+
     @property
     def buf(self) -> bytes:
         k = self.base
-        return splice(b"".join([unpack(c) for c in k.chunks] + k.pending), self.edits, k.limit)
+        return splice(b"".join([unpack(c) for c in k.chunks] + k.pending), self._all(), k.limit)
 
     def zipped(self) -> _Spliced:
-        return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit))
+        return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit), self.batches)
 
     def apart(self) -> Kept:
         """The same bytes as a Kept of their own (compressed as they come from then on)."""
@@ -148,7 +176,7 @@ class Patched:
         return k
 
     def drop(self) -> None:
-        self.edits, self.delta, self.held = [], 0, 0
+        self.edits, self.delta, self.held, self.batches = [], 0, 0, []
 
 
 # A stream's final event as its API's spec names it (base/wirespec.py): a terminal
@@ -181,7 +209,7 @@ def _final_parsed(piece: bytes) -> bool:
     return False
 
 
-class Tee:
+class _Tee:
     """Wraps the adapter's stream callable: keeps what upstream sent (wire bytes, before
     content decoding) and what the client got, each bounded, and the last few pieces
     the client got (did the final event go out?). Returns the inner callable's pieces
@@ -195,26 +223,43 @@ class Tee:
 
     `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
     API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
-    messageStop frame): the output of that call carried it to the client."""
+    messageStop frame): the output of that call carried it to the client.
 
-    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
+    The methods of both Tees: `PyTee` (this read in Python: the reference) and `CTee`
+    (its read compiled where a read goes out as it came, _teeread.pyx; every other read
+    this one's `_py_after`)."""
+
+    __slots__ = ()
+    inner: Callable[[bytes], object]
+    up: Kept
+    down: Kept | Patched
+    last: deque[bytes]
+    same: bool
+    reverser: object
+    final: bool
+    released: bool
 
     def __init__(self, inner, limit: int) -> None:
         self.inner = inner
         self.up = Kept(limit)
-        self.down: Kept | Patched = self.up  # its own copy once a piece went out changed (`same` false)
-        self.last: deque[bytes] = deque(maxlen=8)
+        self.down = self.up  # its own copy once a piece went out changed (`same` false)
+        self.last = deque(maxlen=8)
         self.same = True
         self.reverser = getattr(inner, "stream", None)
         self.final = False
         self.released = False
 
-    def __call__(self, data: bytes) -> list[bytes]:
+    def _py_call(self, data: bytes) -> list[bytes]:
+        """The read (the reference)."""
         try:
             out = self.inner(data)
         except BaseException:
             self._took(data, [])  # nothing went out for it
             raise
+        return self._py_after(data, out)
+
+    def _py_after(self, data: bytes, out: object) -> list[bytes]:
+        """The read once the inner callable gave out for data."""
         pieces: list[bytes]
         if type(out) is list and len(out) == 1 and out[0] is data and type(data) is bytes and data:
             pieces = out  # the read went out as it came (the common read): kept by reference
@@ -247,11 +292,11 @@ class Tee:
     def _took(self, data: bytes, pieces: list[bytes] | None) -> None:
         """A read once the sides differ (pieces: what went out for it; None: data itself)."""
         up, down = self.up, self.down
-        if down is up:  # (a read that raised while both sides are one)
-            up.add(data)
-            return
+        if down is up:  # a read that raised while both sides are one: from now on they differ
+            self.same = False
+            self.down = down = Patched(up) if not up.cut else up.copy()
         if isinstance(down, Patched):
-            if up.kept + len(data) <= up.limit and down.held <= PATCH_MAX:
+            if up.kept + len(data) <= up.limit and (down.held <= PATCH_MAX or down.sparse()):
                 start = up.size
                 up.add(data)
                 if pieces is not None:
@@ -294,3 +339,48 @@ class Tee:
     def dead(self) -> bool:
         """The inner callable failed closed (it sent the client an error event)."""
         return bool(getattr(self.inner, "dead", False))
+
+
+class PyTee(_Tee):
+    """The Tee in Python: the reference."""
+
+    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
+
+    __call__ = _Tee._py_call
+
+
+try:  # the compiled engine's part (engine.NATIVE); absent or stale: ImportError
+    from ._teeread import Read as _CRead  # type: ignore[import-not-found]
+except ImportError:
+    _CRead = None
+
+CTee: type[_Tee] | None = None
+if _CRead is not None:
+
+    class CTee(_CRead, _Tee):  # type: ignore[no-redef]
+        """The Tee whose read is compiled (_teeread.pyx) where it goes out as it came."""
+
+        __slots__ = ()
+
+        def __init__(self, inner, limit: int) -> None:
+            _Tee.__init__(self, inner, limit)
+            self._states(_FINISHING, _DONE)
+
+        def _fast_room(self) -> tuple[int, int, bool, int]:
+            """What the compiled read may queue as the reference would add it, with no
+            other work: (upstream's side's room, the client's side's room, whether the
+            client's side is a Kept of its own, CHUNK). A room of 0: every read the
+            reference's way (a change to make first: a Patched past PATCH_MAX, a side full)."""
+            up, down = self.up, self.down
+            room = max(up.limit - up.kept, 0)
+            if self.same:
+                return room, 0, False, CHUNK
+            if down is up or (isinstance(down, Patched) and down.held > PATCH_MAX):
+                return 0, 0, False, CHUNK
+            if isinstance(down, Patched):
+                return room, 0, False, CHUNK
+            return room, max(down.limit - down.kept, 0), True, CHUNK
+
+
+# Chosen once, at import (as CPython's json chooses its scanner)
+Tee: type[_Tee] = CTee or PyTee

@@ -42,11 +42,16 @@ class StreamCall:
                     return []  # the final call can come twice (mitmproxy 11, HTTP/2)
                 out = self.stream.flush()
         except Exception as e:  # noqa: BLE001 - every failure must reach the client
-            self.broke = True
-            reason = str(e) if isinstance(e, DisguiseError) else type(e).__name__
-            log.error("disguise: stream could not be reversed: %s", reason)
-            return [self.stream.error_event(f"disguise: stream could not be reversed: {reason}")]
+            return self.failed(e)
         return [out] if out else []
+
+    def failed(self, e: Exception) -> list[bytes]:
+        """What the client gets once the reverser raised e (the capture's compiled read,
+        inspect/_teeread.pyx, calls `feed` itself and this where it raises)."""
+        self.broke = True
+        reason = str(e) if isinstance(e, DisguiseError) else type(e).__name__
+        log.error("disguise: stream could not be reversed: %s", reason)
+        return [self.stream.error_event(f"disguise: stream could not be reversed: {reason}")]
 
 
 class Refused:

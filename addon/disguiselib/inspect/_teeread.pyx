@@ -1,0 +1,164 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The capture's per-read step, compiled (inspect/tee.py says what it is: `PyTee` is the
+reference, `Tee` the class chosen once at import). Hand-written: what a read costs the
+capture where the reference would only add its bytes to the sides (a read that went out
+as it came; any read once the client's side is kept apart), in C: the read and what went
+out for it are queued here by reference, and reach the sides (tee.Kept.add, once for all
+of them) when they hold a chunk, or before any Python code of the Tee runs (another
+read, a side read). The adapter's StreamCall inside it is not called but read through:
+its reverser's feed called here, and StreamCall.failed where that raises, so that a read
+costs one Python-level call of ours (the Tee's), the reverser's compiled feed beneath it."""
+
+from cpython.bytes cimport PyBytes_GET_SIZE
+
+
+cdef class Read:
+    """The base of tee.CTee: the Tee's fields, and its read (`__call__`) where the
+    reference would only add bytes to the sides; every other read is the reference's
+    (`_py_after`, `_py_call`: Python)."""
+
+    cdef public object last, reverser
+    cdef object _inner
+    cdef object feed  # the inner StreamCall's feed, called here (None: the inner callable is called)
+    cdef public bint same, final, released
+    cdef object _up, _down
+    cdef list q_up, q_down  # what the sides take, not yet on them: upstream's reads, the client's pieces
+    cdef Py_ssize_t n_up, n_down  # their bytes
+    cdef Py_ssize_t room, droom  # what each side takes before a read must go the reference's way (-1: ask)
+    cdef Py_ssize_t chunk  # flushed from this many bytes on (tee.CHUNK)
+    cdef bint apart  # the client's side is a Kept of its own: it takes what went out
+    cdef object finishing, done  # the reverser's states once its API's last event went by
+
+    def __cinit__(self, *args, **kwargs):
+        self.q_up = []
+        self.q_down = []
+        self.n_up = self.n_down = 0
+        self.room = -1
+
+    def _states(self, finishing, done):
+        self.finishing, self.done = finishing, done
+
+    @property
+    def inner(self):
+        return self._inner
+
+    @inner.setter
+    def inner(self, value):
+        """The callable the Tee wraps. The adapter's StreamCall (a `feed` and a `failed`:
+        mitm/callables.py) is read through here: its feed called, and for what it gives
+        the list StreamCall's call would give; anything else (a StreamCall that broke, a
+        wrapper: mitm/metrics.Timed) is called."""
+        self._inner = value
+        ok = callable(getattr(value, "failed", None)) and getattr(value, "broke", True) is False
+        self.feed = value.feed if ok else None
+
+    @property
+    def up(self):
+        self._flush()
+        return self._up
+
+    @up.setter
+    def up(self, value):
+        self._flush()
+        self._up = value
+        self.room = -1
+
+    @property
+    def down(self):
+        self._flush()
+        return self._down
+
+    @down.setter
+    def down(self, value):
+        self._flush()
+        self._down = value
+        self.room = -1
+
+    cdef int _flush(self) except -1:
+        """The queued bytes onto the sides, as the reference adds them one by one (joined:
+        the bytes Kept keeps are the same; only where it cuts its compressed chunks moves)."""
+        self.room = -1
+        if self.n_up:
+            block = self.q_up[0] if len(self.q_up) == 1 else b"".join(self.q_up)
+            self.q_up = []
+            self.n_up = 0
+            self._up.add(block)
+        if self.q_down:
+            block = self.q_down[0] if len(self.q_down) == 1 else b"".join(self.q_down)
+            self.q_down = []
+            self.n_down = 0
+            self._down.add(block)
+        return 0
+
+    def __call__(self, data):
+        cdef Py_ssize_t n, m, k, i
+        cdef list pieces
+        if type(data) is not bytes or not PyBytes_GET_SIZE(data):
+            self._flush()
+            return self._py_call(data)
+        if self.feed is not None:  # StreamCall's call, for a read with bytes in it
+            try:
+                o = self.feed(data)
+            except Exception as e:
+                self.feed = None  # it broke: its call from now on
+                out = self._inner.failed(e)
+            except BaseException:  # (as the call lets it through)
+                self._flush()
+                self._took(data, [])
+                raise
+            else:
+                out = [o] if o else []
+        else:
+            try:
+                out = self._inner(data)
+            except BaseException:
+                self._flush()
+                self._took(data, [])  # nothing went out for it (the reference's way)
+                raise
+        if type(out) is list:
+            pieces = <list> out
+            if self.room < 0:
+                self._flush()
+                self.room, self.droom, self.apart, self.chunk = self._fast_room()
+            n = PyBytes_GET_SIZE(data)
+            k = len(pieces)
+            if k == 1 and pieces[0] is data:
+                if n <= self.room and (not self.apart or n <= self.droom):
+                    self.q_up.append(data)
+                    self.n_up += n
+                    self.room -= n
+                    if self.apart:
+                        self.q_down.append(data)
+                        self.n_down += n
+                        self.droom -= n
+                    self.last.append(data)
+                    return self._queued(pieces)
+            elif self.apart and n <= self.room:
+                m = 0
+                for i in range(k):
+                    p = pieces[i]
+                    if type(p) is not bytes or not PyBytes_GET_SIZE(p):
+                        m = -1
+                        break
+                    m += PyBytes_GET_SIZE(p)
+                if 0 <= m <= self.droom:
+                    self.q_up.append(data)
+                    self.n_up += n
+                    self.room -= n
+                    if k:
+                        self.q_down.extend(pieces)
+                        self.n_down += m
+                        self.droom -= m
+                        self.last.extend(pieces)
+                    return self._queued(pieces)
+        self._flush()
+        return self._py_after(data, out)
+
+    cdef list _queued(self, list pieces):
+        if self.n_up >= self.chunk or self.n_down >= self.chunk:
+            self._flush()
+        if not self.final and self.reverser is not None:
+            st = self.reverser.state
+            if st is self.finishing or st is self.done:
+                self.final = True
+        return pieces

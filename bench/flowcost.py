@@ -1,0 +1,82 @@
+"""(flowcost) Where the Chat stream's CPU through mitmdump goes, per flow and per delta
+(issue 29): (a)'s Chat stream whole (~2,750 deltas) and its first 50 deltas, through
+plain mitmdump and the addon (with its capture, without it, and with mitmdump's flow
+line off: `flow_detail=0`), interleaved; mitmdump's CPU a request from its threads'
+schedstat (common.proc_cpu). The short stream's CPU is what a flow costs whatever its
+length; the slope between the two, what a delta costs.
+
+    python bench/flowcost.py [--before /work/main] [--runs 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402,F401  (puts addon/ on sys.path)
+
+SHORT = 50
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", type=Path, default=None, metavar="TREE", help="TREE's addon too (proxies.BEFORE)")
+    ap.add_argument("--runs", type=int, default=21)
+    a = ap.parse_args()
+    import proxies
+    import sec_a_proxies
+    from common import proc_cpu
+    from context import Ctx
+    from proxies import Client, Mitmdump, Upstream, tmpdir, variant_args
+
+    if a.before is not None:
+        proxies.BEFORE = a.before.resolve()
+    c = Ctx(argparse.Namespace(quick=True, seed=20250101, profile=False, budget=3.0))
+    body, _, st = sec_a_proxies.issue_stream(c)
+    n = len(st["events"])
+    tmp = tmpdir()
+    (tmp / "full.sse").write_bytes(st["bytes"])
+    (tmp / "short.sse").write_bytes(b"".join(st["events"][:SHORT]) + b"data: [DONE]\n\n")
+    up = Upstream([f"full={tmp / 'full.sse'}", f"short={tmp / 'short.sse'}"], per_write=1)
+    fd0 = ["--set", "flow_detail=0"]
+    variants = {"plain": variant_args(tmp, "plain"), "addon": variant_args(tmp, "addon"),
+                "addon, flow_detail=0": variant_args(tmp, "addon") + fd0,
+                "addon, no capture": variant_args(tmp, "addon-nocapture")}  # fmt: skip
+    if a.before is not None:
+        variants["before"] = variant_args(tmp, "before")
+        variants["before, flow_detail=0"] = variant_args(tmp, "before") + fd0
+    md = {k: Mitmdump(up.port, v, tmp, f"flow-{i}") for i, (k, v) in enumerate(variants.items())}
+    try:
+        cl = {k: Client(m.wait()) for k, m in md.items()}
+        got: dict[tuple[str, str], list[float]] = {(k, w): [] for k in md for w in ("short", "full")}
+        for i in range(a.runs + 1):
+            order = list(md) if i % 2 else list(md)[::-1]
+            for w in ("short", "full"):
+                for k in order:
+                    c0 = proc_cpu(md[k].pid)
+                    cl[k].post(body, 1, "/v1/chat/completions", headers={"x-bench-stream": w})
+                    if i:  # the first round warms up
+                        got[(k, w)].append(proc_cpu(md[k].pid) - c0)
+        med = {kw: statistics.median(v) for kw, v in got.items()}
+        print(f"(flowcost) Chat stream (a) through mitmdump: CPU a request, {SHORT} and {n:,} deltas; medians of "
+              f"{a.runs}, interleaved (load average {os.getloadavg()[0]:.1f})")  # fmt: skip
+        print(f"  {'':24} {'short':>9} {'whole':>9} {'a delta':>9} {'over plain':>11}")
+        for k in md:
+            s, f = med[(k, "short")], med[(k, "full")]
+            over = (f - med[("plain", "full")]) / n
+            print(f"  {k:24} {s * 1e3:7.2f}ms {f * 1e3:7.2f}ms {(f - s) / (n - SHORT) * 1e6:7.2f}µs {over * 1e6:+9.2f}µs")
+    finally:
+        for m in md.values():
+            m.stop()
+        up.stop()
+
+
+if __name__ == "__main__":
+    main()

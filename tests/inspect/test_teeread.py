@@ -1,0 +1,107 @@
+"""The capture's compiled read (inspect/_teeread.pyx, tee.CTee) against its reference
+(tee.PyTee): on the stream generators' texts with disguises, random delta splits and
+random read boundaries, through the adapter's StreamCall as mitmproxy calls it, both
+give the same pieces read by read and keep the same two sides (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anthropic_util import build_stream
+from disguiselib.apis.anthropic.messages import AnthropicStream
+from disguiselib.apis.openai.chat import ChatStream
+from disguiselib.apis.openai.responses import ResponsesStream
+from disguiselib.inspect import tee
+from disguiselib.mitm.callables import StreamCall
+from openai_util import build_chat, build_responses
+from strategies import LITERALS, PLACEHOLDERS, RULES, _piece, byte_splits, splits
+
+STREAMS = {"anthropic": AnthropicStream, "chat": ChatStream, "responses": ResponsesStream}
+compiled = pytest.mark.skipif(tee.CTee is None, reason="the compiled engine is not in use")
+# texts with the rule set's disguises, placeholders and their beginnings among the pieces
+texts = st.lists(st.one_of(_piece, st.sampled_from([*LITERALS.values(), "[EMAIL_1]", "[EMAIL_", "nov", "x[EMAIL_2] "])),
+                 max_size=14).map("".join)  # fmt: skip
+
+
+@st.composite
+def cases(draw) -> tuple:
+    api = draw(st.sampled_from(sorted(STREAMS)))
+    text, value = draw(texts), draw(texts)
+    args = json.dumps({"thread_id": value, "n": 1.5})
+    if api == "anthropic":
+        body = build_stream([("thinking", draw(splits(draw(texts)))), ("text", draw(splits(text))),
+                             ("tool", draw(splits(args, 12)))])  # fmt: skip
+    elif api == "chat":
+        steps = [("content", 0, p) for p in draw(splits(text))]
+        steps += [("tool", 0, 0, "crm_lookup" if i == 0 else None, p) for i, p in enumerate(draw(splits(args, 6)))]
+        steps.append(("finish", 0, "stop"))
+        body = build_chat(steps)
+    else:
+        body = build_responses(draw(splits(text)), draw(splits(args, 10)), spaced=draw(st.booleans()))
+    if draw(st.booleans()):  # a stream cut short
+        body = body[: draw(st.integers(0, len(body)))]
+    # a read an event (mitmproxy's usual read), or random read boundaries
+    chunks = draw(st.one_of(byte_splits(body, 40), st.just([p + b"\n\n" for p in body.split(b"\n\n") if p])))
+    limit = draw(st.one_of(st.just(1 << 20), st.integers(0, len(body) + 10)))
+    return api, chunks, limit, draw(st.integers(1, 600)), draw(st.integers(0, 800)), draw(st.sampled_from([0, 4, 1000]))
+
+
+def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
+    """Each read's pieces (the final call's too), and what the Tee kept."""
+    t = cls(StreamCall(STREAMS[api](RULES.restorer(dict(PLACEHOLDERS)))), limit)
+    outs = [t(c) for c in chunks if c] + [t(b"")]
+    up, down = t.up, t.down
+    return (outs, up.buf, t.down_buf, up.size, down.size, up.cut, down.cut, t.same, t.final, t.final_sent,
+            type(down).__name__, up.zipped().plain(), down.zipped().plain(), list(t.last))  # fmt: skip
+
+
+@compiled
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_the_compiled_read_gives_the_references_pieces_and_sides(case: tuple) -> None:
+    api, chunks, limit, chunk, patch_max, sparse = case
+    with (mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max),
+          mock.patch.object(tee, "SPARSE", sparse)):  # fmt: skip
+        assert run(tee.CTee, api, chunks, limit) == run(tee.PyTee, api, chunks, limit)
+
+
+@compiled
+def test_a_read_that_went_out_as_it_came_costs_no_python_call_of_the_tee() -> None:
+    """What the compiled read is for (issue 29): an unchanged read, and once the client's
+    side is kept apart any read, is queued without the reference's Python code."""
+    reads = [b"data: %d\n\n" % i for i in range(2_000)]
+    t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
+    with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
+        out = [p for d in reads for p in t(d)]
+    assert slow.call_count == 200  # the changed reads alone
+    assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
+
+
+@pytest.mark.parametrize("cls", [tee.PyTee] + ([tee.CTee] if tee.CTee is not None else []))
+def test_a_reverser_that_raises_gives_the_client_the_error_event_and_then_nothing(cls: type) -> None:
+    """The compiled read calls StreamCall's feed itself: where the reverser raises (a bug),
+    the client gets StreamCall's error event, once, and nothing after it, as through the
+    call; the Tee says the stream failed closed."""
+    s = ChatStream(RULES.restorer(dict(PLACEHOLDERS)))
+    body = build_chat([("content", 0, "Hello there"), ("content", 0, " and more"), ("finish", 0, "stop")])
+    reads = [p + b"\n\n" for p in body.split(b"\n\n") if p]
+    real, n = s.feed, [0]
+
+    def feed(data: bytes) -> bytes:
+        n[0] += 1
+        if n[0] == 3:
+            raise KeyError("a bug")
+        return real(data)
+
+    call = StreamCall(s)
+    call.feed = feed
+    t = cls(call, 1 << 20)
+    outs = [t(r) for r in reads] + [t(b"")]
+    assert outs[:2] == [[reads[0]], [reads[1]]] and b"KeyError" in b"".join(outs[2]) and len(outs[2]) == 1
+    assert all(o == [] for o in outs[3:]) and t.dead and call.broke
+    assert t.down_buf == reads[0] + reads[1] + outs[2][0] and t.up.buf == b"".join(reads)
