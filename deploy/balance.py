@@ -30,6 +30,7 @@ saying so (the instance's log says why), not a traceback.
 from __future__ import annotations
 
 import argparse
+import random
 import shlex
 import shutil
 import signal
@@ -164,7 +165,33 @@ def missing_mappings(extra: list[str]) -> list[str]:
     return out
 
 
+def _ephemeral() -> tuple[int, int]:
+    """The range the kernel takes a connection's own port from (Linux's default where
+    it cannot be read)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, for a process that will bind it later. Not one the
+    kernel would pick for port 0 (`bind(0)`, then close): that one is in the ephemeral
+    range, which every outgoing connection on the machine draws its own port from, so it
+    can be taken before the process binds it ("Address already in use"; seen in CI with
+    two test runs side by side). Ports below that range are only ever taken by a bind
+    that names them: one is drawn at random and tried."""
+    low, high = _ephemeral()
+    pool = range(10000, low) if low > 11000 else range(high + 1, 65536)
+    for _ in range(200):
+        port = random.choice(pool)
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]

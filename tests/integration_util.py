@@ -32,6 +32,11 @@ REPO = Path(__file__).resolve().parents[1]
 ADDON = REPO / "addon" / "disguise.py"
 MITMDUMP = Path(sys.executable).parent / "mitmdump"
 
+# A port for a process that binds it later: the balancer's own pick, from below the
+# kernel's ephemeral range (deploy/balance.py says why)
+sys.path.insert(0, str(REPO / "deploy"))
+from balance import free_port  # noqa: E402, F401  (for the tests)
+
 # -- SSE ---------------------------------------------------------------------------------
 
 

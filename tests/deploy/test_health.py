@@ -104,3 +104,19 @@ def test_haproxy_accepts_the_configuration(tmp_path: Path, mode: str) -> None:
     assert f"uri {'' if mode == 'reverse' else 'http://disguise-health'}{health.PATH} " in text
     assert text.count(" check inter 1s") == 1 and text.count("    server d") == 3
     assert ("x-disguise-instance" in text) == (mode == "reverse")
+
+
+def test_a_port_picked_for_later_is_outside_the_range_connections_draw_from():
+    """balance.free_port (the instances' ports, the walkthroughs' and the tests'): a port
+    from `bind(0)` lies in the kernel's ephemeral range, where any outgoing connection on
+    the machine may take it before the process that was given it binds it (CI: "Address
+    already in use" with two test runs side by side). The pick is free and below it."""
+    import socket
+
+    low, high = balance._ephemeral()
+    ports = {balance.free_port() for _ in range(50)}
+    assert all(not low <= p <= high for p in ports), sorted(ports)
+    assert len(ports) > 10  # drawn at random: two callers seldom get the same
+    for p in list(ports)[:5]:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", p))

@@ -15,7 +15,7 @@ import pytest
 from disguiselib import cli
 from disguiselib.inspect.audit import CLEAN, LEAK, NOT_PROVEN
 from inspect_util import anthropic_handler
-from integration_util import MITMDUMP, REPO, FakeUpstream, Mitmdump, mitmdump_cmd, write_mappings
+from integration_util import MITMDUMP, REPO, FakeUpstream, Mitmdump, free_port, mitmdump_cmd, write_mappings
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -137,7 +137,6 @@ def test_web_serves_the_addon_behind_its_login(tmp_path: Path) -> None:
     mitmproxy has one (11.1 and later); on 11.0, which has none, it says so."""
     import json
     import re
-    import socket
     import time
     import urllib.error
     import urllib.request
@@ -147,9 +146,7 @@ def test_web_serves_the_addon_behind_its_login(tmp_path: Path) -> None:
 
     if not DISGUISE.exists():
         pytest.skip(f"no installed disguise command at {DISGUISE} (make test installs it)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        web_port = s.getsockname()[1]
+    web_port = free_port()
     with FakeUpstream() as up:
         up.on("m", anthropic_handler)
         proc = subprocess.Popen(

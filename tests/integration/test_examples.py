@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from integration_util import MITMDUMP, REPO
+from integration_util import MITMDUMP, REPO, free_port
 
 pytestmark = [
     pytest.mark.integration,
@@ -22,12 +22,6 @@ pytestmark = [
 
 ORIGINALS = ["Acme Corp", "jane.doe@example.com", "Project Bluebird", "acme-corp.internal",
              "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAA"]  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 SCRIPTS = ["01-claude-code.sh", "02-openai-sdk.sh", "03-regular-proxy.sh", "04-mitmweb.sh",

@@ -12,7 +12,6 @@ import gzip
 import http.client
 import json
 import os
-import socket
 import sys
 import time
 import urllib.request
@@ -30,6 +29,7 @@ from integration_util import (
     Mitmdump,
     Recorded,
     Reply,
+    free_port,
     mitmdump_cmd,
     run_mitmdump,
 )
@@ -232,12 +232,6 @@ def test_mapping_files_are_watched(up: FakeUpstream, tmp_path: Path) -> None:
     assert not leaked(up, since=1)  # Bluebird became an original with the second request
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Web:
     """mitmweb's REST API: the token (mitmweb 12; 11 has no auth) and tornado's XSRF
     double-submit check (a cookie and a header carrying the same value; the cookie is
@@ -264,7 +258,7 @@ class Web:
 
 @contextmanager
 def mitmweb(up: FakeUpstream, tmp: Path, *extra: str) -> Iterator[tuple[Mitmdump, Web]]:
-    wport = _free_port()
+    wport = free_port()
     cmd = [str(MITMWEB), "--mode", f"reverse:http://127.0.0.1:{up.port}", "--listen-host", "127.0.0.1",
            "--listen-port", "0", "--web-host", "127.0.0.1", "--web-port", str(wport), "--no-web-open-browser",
            "--set", f"confdir={tmp / 'conf'}", "--set", "web_password=t0ken", *extra]  # fmt: skip
