@@ -12,6 +12,7 @@ import ahocorasick_rs
 from ..errors import MaskError
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, spanwalk
+from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
 
 
@@ -242,6 +243,8 @@ def mask_doc(
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
     del pieces, owner
+    if memo is not None:
+        memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
     if trace is not None:
         trace.update(toks=toks, ranges=ranges)
     out = jsonspan.splice(s, edits)
@@ -302,8 +305,9 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     def text(v: str) -> str:
         return rules.mask(v, session, None, memo)
 
-    def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans:
-        return jsonspan.Spans(rules.mask_spans(v, session, context, memo))
+    def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans | Columns:
+        e = rules.mask_spans(v, session, context, memo)
+        return e if isinstance(e, Columns) else jsonspan.Spans(e)  # a big text's: kept in columns
 
     def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
         if rule is jsonspan.KEY:
@@ -342,4 +346,4 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
 
 
 def as_text(v: str, new: str | jsonspan.Spans) -> str:
-    return jsonspan.splice(v, list(new)) if isinstance(new, jsonspan.Spans) else new
+    return jsonspan.splice(v, list(new)) if isinstance(new, (jsonspan.Spans, Columns)) else new

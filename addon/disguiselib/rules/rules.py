@@ -37,6 +37,7 @@ from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import fakes, linear, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
+from .bigtext import edits_like, lit_matches, literal_spans, spans_like
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
@@ -105,6 +106,7 @@ class Rules:
 
         # -- forward --
         originals = list(self.lit_forward)
+        self._lit_longest = max((len(utf8(o)) for o in originals), default=1)
         self._lit_ac = (
             _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
             if originals
@@ -269,7 +271,7 @@ class Rules:
             small = [j for j, x in enumerate(bs) if len(x) < _JOIN_MAX]
             for j, x in enumerate(bs):
                 if len(x) >= _JOIN_MAX:
-                    found_in = self._lit_ac.find_matches_as_indexes(x)
+                    found_in = lit_matches(self._lit_ac, x, self._lit_longest)
                     if found_in:
                         lits[j] = found_in
             starts = []
@@ -343,7 +345,8 @@ class Rules:
                 spans = list(known)
             else:
                 spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
-                self.found.put(d, tuple(spans))
+                if len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
+                    self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
@@ -358,10 +361,10 @@ class Rules:
         if pre is not None:
             lits, active = pre[0], pre[1]
         else:
-            lits = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
-            active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
+            lits = lit_matches(self._lit_ac, b, self._lit_longest) if self._lit_ac is not None else []
+            active = sorted(self._prefilter.match(b, ascii_text is not None)) if self._prefilter is not None else []
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
-            return [(LITERALS, s, e) for _, s, e in lits]
+            return literal_spans(LITERALS, lits)
         pats = self._patterns
         text = None
         if any(pats[i].opts for i in active):
@@ -372,14 +375,14 @@ class Rules:
         # rules then rejected (_SKIP_WASTE)
         spent = [0, 16 * n + 65536, 0]
         nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
-        out: list[tuple[str, int, int]] = []
+        out = spans_like(lits)
         li = 0
         pos = 0
         while True:
             # the next literal at or after pos
             while li < len(lits) and lits[li][1] < pos:
                 if lits[li][2] > pos:  # cut by a pattern match: look again from pos
-                    lits = [(k, s + pos, e + pos) for k, s, e in self._lit_ac.find_matches_as_indexes(b[pos:])]  # type: ignore[union-attr]
+                    lits = lit_matches(self._lit_ac, b, self._lit_longest, pos)
                     li = 0
                     break
                 li += 1
@@ -509,7 +512,7 @@ class Rules:
                 spans = None
         if spans is None:
             spans = self.find(text, memo)
-        edits: list[tuple[int, int, str]] = []
+        edits = edits_like(spans)
         forward = self.lit_forward
         lits: list[str] = []  # the literals' originals, counted at once
         for label, a, b in spans:
@@ -517,6 +520,9 @@ class Rules:
             if label == LITERALS:
                 edits.append((a, b, forward[original]))
                 lits.append(original)
+                if len(lits) >= 65536:  # counted in batches: not a list of millions
+                    session.count_literals(lits)
+                    lits.clear()
             else:
                 edits.append((a, b, session.placeholder(label, original, self.faker)))
                 session.count(label, original)
