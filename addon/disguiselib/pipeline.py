@@ -149,9 +149,11 @@ def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterabl
     body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed)
     if cfg.disguises is not None:
         _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
-    _forget_changed(scanned)
+    if body is not raw:
+        _forget_changed(scanned)
     rules = knowing(cfg.rules, session.placeholders)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
+    scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     return Masked(body, session)

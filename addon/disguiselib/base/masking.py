@@ -217,11 +217,12 @@ def mask_doc(
     if every:
         hot = list(range(len(vals)))
     else:
-        marked, memo = rules.prescan(pieces)
+        # every text read goes to scanned: the memo holds each piece prescan did not
+        # mark; a marked one is listed below, with the strings masked (None: scan it
+        # again). Made there when it is empty (a million texts: not copied).
+        marked, memo = rules.prescan(pieces, into=scanned if scanned is not None and not scanned else None)
         hot = sorted({owner[k] for k in marked})
-        if scanned is not None:
-            # every text read: the memo holds each piece prescan did not mark; a marked
-            # one is listed below, with the strings masked (None: scan it again)
+        if scanned is not None and memo is not scanned:
             scanned.update(memo)
     fn = mask_fn(rules, session, memo)
     edits: list[tuple[int, int, str]] = []
@@ -243,7 +244,7 @@ def mask_doc(
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
     del pieces, owner
-    if memo is not None:
+    if memo is not None and memo is not scanned:
         memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
     if trace is not None:
         trace.update(toks=toks, ranges=ranges)
