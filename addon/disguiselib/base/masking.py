@@ -310,7 +310,7 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
         e = rules.mask_spans(v, session, context, memo)
         return e if isinstance(e, Columns) else jsonspan.Spans(e)  # a big text's: kept in columns
 
-    def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
+    def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans | Columns:
         if rule is jsonspan.KEY:
             return spans(v)
         r = None if plain(v, rule) else read(v, rule)
@@ -334,17 +334,17 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
         # that key's string value.
         key: list[str | None] = [None]
 
-        def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans:
+        def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans | Columns:
             if xr is jsonspan.KEY:
                 key[0] = x
                 return fn(x, xr, None)
             kk, key[0] = key[0], None
             return fn(x, xr, kk)
 
-        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn))
+        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn))  # type: ignore[arg-type] # apply takes Columns
 
     return fn
 
 
-def as_text(v: str, new: str | jsonspan.Spans) -> str:
+def as_text(v: str, new: str | jsonspan.Spans | Columns) -> str:
     return jsonspan.splice(v, list(new)) if isinstance(new, (jsonspan.Spans, Columns)) else new

@@ -258,7 +258,7 @@ class Prefilter:
         if self._gate is not None and bs and min(map(len, bs)) > 0 and max(map(len, bs)) * _GATE_PIECES <= _GATE_BYTES:
             # short texts only (a long array's elements): blocks of _GATE_PIECES in a row,
             # none larger than _GATE_BYTES, cut without a Python step per text
-            out = [always] * len(bs)
+            out: list[Sequence[int]] = [always] * len(bs)
             for a in range(0, len(bs), _GATE_PIECES):
                 hits: set[int] = set()
                 self._gate.scan(b"\n".join(bs[a : a + _GATE_PIECES]), match_event_handler=_collect, context=hits,
@@ -267,12 +267,12 @@ class Prefilter:
                     for j in range(a, min(a + _GATE_PIECES, len(bs))):
                         out[j] = sorted(self.match(bs[j], utf8=True))
             return out
-        out = [()] * len(bs)
+        out = [()] * len(bs)  # type: ignore[assignment] # the same list as above's
         block: list[int] = []
         size = 0
 
         def flush() -> None:
-            hits = set()
+            hits: set[int] = set()
             self._gate.scan(b"\n".join([bs[j] for j in block]), match_event_handler=_collect, context=hits,  # type: ignore[union-attr]
                             scratch=self._scratch(gate=True))  # fmt: skip
             for j in block:

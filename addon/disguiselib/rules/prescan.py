@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import bisect
 from itertools import accumulate, compress
-from typing import TYPE_CHECKING
+from typing import Any
 
+from ..wire.text import Columns
 from .bigtext import lit_matches
 from .found import NOTHING, Found, Known
 
-if TYPE_CHECKING:
-    from .rules import Rules
+Rules = Any  # rules.Rules (which imports this module)
 
 # Rules.prescan joins the texts of a body for one Aho–Corasick pass; a text of this many
 # bytes or more is scanned on its own (no copy of it, no shifted copy of its matches).
@@ -70,7 +70,7 @@ def prescan(
             bs.append(x)
             ds.append(d)
     del enc
-    lits: dict[int, list] = {}  # by position in todo
+    lits: dict[int, list | Columns] = {}  # by position in todo
     crossing: set[int] = set()
     if rules._lit_ac is not None and bs:
         _literals(rules, bs, lits, crossing)
@@ -98,7 +98,7 @@ def prescan(
     return hot, memo
 
 
-def _literals(rules: Rules, bs: list[bytes], lits: dict[int, list], crossing: set[int]) -> None:
+def _literals(rules: Rules, bs: list[bytes], lits: dict[int, list | Columns], crossing: set[int]) -> None:
     """The literal matches of each of bs (by index, in lits), and the texts a match
     reaches out of (a literal holding a NUL: into the next text) in crossing."""
     ac = rules._lit_ac
@@ -125,7 +125,7 @@ def _literals(rules: Rules, bs: list[bytes], lits: dict[int, list], crossing: se
         q = bisect.bisect_right(starts, m[1]) - 1
         j = small[q]
         if m[2] <= starts[q] + len(bs[j]):
-            lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))
+            lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))  # a small text's: a list
         else:
             crossing.add(j)
             crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])

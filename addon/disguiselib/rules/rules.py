@@ -294,7 +294,7 @@ class Rules:
             lits = lit_matches(self._lit_ac, b, self._lit_longest) if self._lit_ac is not None else []
             active = sorted(self._prefilter.match(b, ascii_text is not None)) if self._prefilter is not None else []
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
-            return literal_spans(LITERALS, lits)
+            return literal_spans(LITERALS, lits)  # type: ignore[return-value] # Columns: read as the list
         pats = self._patterns
         text = None
         if any(pats[i].opts for i in active):
@@ -342,7 +342,7 @@ class Rules:
                 m = nxt[i]
                 if m is not None and m[0] < pos:
                     nxt[i] = self._next(pats[i], b, pos, text, spent)
-        return out
+        return out  # type: ignore[return-value] # Columns for a big text: read as the list
 
     @staticmethod
     def _next(p: _Pattern, b: bytes, pos: int, text: str | None, spent: list[int]) -> tuple[int, int] | None:
@@ -458,7 +458,7 @@ class Rules:
                 session.count(label, original)
         if lits:
             session.count_literals(lits)
-        return edits
+        return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
         return Restorer(self, placeholders, growing)
