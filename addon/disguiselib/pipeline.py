@@ -149,11 +149,22 @@ def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterabl
     body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed)
     if cfg.disguises is not None:
         _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
+    if body is not raw:
+        _forget_changed(scanned)
     rules = knowing(cfg.rules, session.placeholders)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
+    scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     return Masked(body, session)
+
+
+def _forget_changed(scanned: dict) -> None:
+    """The texts masking changed (None in scanned) taken out of it: the guard scans such
+    a text again, as it does one not in it, so the old text is not kept alive through
+    the guard (a 200 MB string: once more the body)."""
+    for text in [text for text, seen in scanned.items() if seen is None]:
+        del scanned[text]
 
 
 def sign_request(

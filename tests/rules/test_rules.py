@@ -283,17 +283,17 @@ def test_the_shipped_yandex_rule_is_bounded() -> None:
 
 
 def test_a_large_text_is_scanned_on_its_own_without_copies() -> None:
-    """Rules.prescan scans a text of _JOIN_MAX bytes or more on its own: no joined copy of
+    """Rules.prescan scans a text of JOIN_MAX bytes or more on its own: no joined copy of
     it and no shifted copy of its literal matches (a 200 MB body with an original every
     line holds millions of them); what it finds is what find() finds in each text."""
     import tracemalloc
 
-    from disguiselib.rules import rules as rules_mod
+    from disguiselib.rules import prescan
 
     r = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
     big = "Acme Corp wrote a line. " * (1_200_000 // 24)
     pieces = ["x Acme Corp", big, "y"]
-    assert len(big) >= rules_mod._JOIN_MAX
+    assert len(big) >= prescan.JOIN_MAX
     tracemalloc.start()
     try:
         hot, memo = r.prescan(pieces)

@@ -12,6 +12,7 @@ import ahocorasick_rs
 from ..errors import MaskError
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, spanwalk
+from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
 
 
@@ -216,11 +217,12 @@ def mask_doc(
     if every:
         hot = list(range(len(vals)))
     else:
-        marked, memo = rules.prescan(pieces)
+        # every text read goes to scanned: the memo holds each piece prescan did not
+        # mark; a marked one is listed below, with the strings masked (None: scan it
+        # again). Made there when it is empty (a million texts: not copied).
+        marked, memo = rules.prescan(pieces, into=scanned if scanned is not None and not scanned else None)
         hot = sorted({owner[k] for k in marked})
-        if scanned is not None:
-            # every text read: the memo holds each piece prescan did not mark; a marked
-            # one is listed below, with the strings masked (None: scan it again)
+        if scanned is not None and memo is not scanned:
             scanned.update(memo)
     fn = mask_fn(rules, session, memo)
     edits: list[tuple[int, int, str]] = []
@@ -242,6 +244,8 @@ def mask_doc(
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
     del pieces, owner
+    if memo is not None and memo is not scanned:
+        memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
     if trace is not None:
         trace.update(toks=toks, ranges=ranges)
     out = jsonspan.splice(s, edits)
@@ -302,10 +306,11 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     def text(v: str) -> str:
         return rules.mask(v, session, None, memo)
 
-    def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans:
-        return jsonspan.Spans(rules.mask_spans(v, session, context, memo))
+    def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans | Columns:
+        e = rules.mask_spans(v, session, context, memo)
+        return e if isinstance(e, Columns) else jsonspan.Spans(e)  # a big text's: kept in columns
 
-    def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans:
+    def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans | Columns:
         if rule is jsonspan.KEY:
             return spans(v)
         r = None if plain(v, rule) else read(v, rule)
@@ -329,17 +334,17 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
         # that key's string value.
         key: list[str | None] = [None]
 
-        def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans:
+        def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans | Columns:
             if xr is jsonspan.KEY:
                 key[0] = x
                 return fn(x, xr, None)
             kk, key[0] = key[0], None
             return fn(x, xr, kk)
 
-        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn))
+        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn))  # type: ignore[arg-type] # apply takes Columns
 
     return fn
 
 
-def as_text(v: str, new: str | jsonspan.Spans) -> str:
-    return jsonspan.splice(v, list(new)) if isinstance(new, jsonspan.Spans) else new
+def as_text(v: str, new: str | jsonspan.Spans | Columns) -> str:
+    return jsonspan.splice(v, list(new)) if isinstance(new, (jsonspan.Spans, Columns)) else new

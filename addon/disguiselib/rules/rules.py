@@ -37,8 +37,10 @@ from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import fakes, linear, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
+from .bigtext import edits_like, lit_matches, literal_spans, spans_like
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
+from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .session import LITERALS, Session
 
@@ -51,12 +53,6 @@ _LEFTMOST_LONGEST = ahocorasick_rs.MatchKind.LeftmostLongest
 # (bench, 1,000 literals: 2.4 against 5.5 ms a megabyte) but takes memory in
 # proportion to the total length of the strings: up to this many characters.
 _DFA_MAX_CHARS = 200_000
-# Rules.prescan joins the texts of a body for one Aho–Corasick pass; a text of this many
-# bytes or more is scanned on its own (no copy of it, no shifted copy of its matches).
-_JOIN_MAX = 1 << 16
-# A text shorter than this many bytes is scanned again rather than remembered (Found): a
-# digest, a look-up and an entry cost more than its scan in a block (a 1M-element array).
-_REMEMBER_MIN = 32
 
 
 def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the constant it is
@@ -105,6 +101,7 @@ class Rules:
 
         # -- forward --
         originals = list(self.lit_forward)
+        self._lit_longest = max((len(utf8(o)) for o in originals), default=1)
         self._lit_ac = (
             _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
             if originals
@@ -219,7 +216,9 @@ class Rules:
         """No literal and no pattern: nothing to mask."""
         return self._lit_ac is None and not self._patterns
 
-    def prescan(self, pieces: list[str], digests: dict | None = None) -> tuple[set[int], dict[str, object]]:
+    def prescan(
+        self, pieces: list[str], digests: dict | None = None, into: dict | None = None
+    ) -> tuple[set[int], dict[str, object]]:
         """Where in many texts find() can find anything, in one go: (the indices of the
         pieces where some literal or pattern may match, a memo for find()).
 
@@ -231,78 +230,11 @@ class Rules:
         piece's text to what find() would compute first for it (its literal matches and
         the patterns that may match), so find() does not scan it again. A piece met
         before (`self.found`) is not scanned: the memo holds what find() found in it
-        (a piece shorter than _REMEMBER_MIN bytes is scanned every time). digests: a memo
+        (a piece shorter than prescan.REMEMBER_MIN bytes is scanned every time). digests: a memo
         another rule set's prescan made of these pieces, whose digests are read from it
-        rather than computed again (the warning pass after masking: pipeline)."""
-        hot: set[int] = set()
-        memo: dict[str, object] = {}  # (literals, patterns, digest), NOTHING or Known
-        found = self.found
-        todo: list[int] = []  # the pieces scanned: UTF-8 and not met before
-        bs: list[bytes] = []
-        ds: list[bytes | None] = []  # None: too short to be remembered
-        for k, p in enumerate(pieces):
-            try:
-                x = p.encode("utf-8")
-            except UnicodeEncodeError:
-                hot.add(k)
-                continue
-            d = None
-            if len(x) >= _REMEMBER_MIN:
-                e = digests.get(p) if digests else None
-                d = e.digest if type(e) is Known else e[2] if type(e) is tuple and len(e) == 3 else None
-                if d is None:
-                    d = Found.digest(x)
-            if d is not None and (known := found.get(d)) is not None:
-                memo[p] = Known(known, d) if known else NOTHING
-                if known:
-                    hot.add(k)
-                continue
-            todo.append(k)
-            bs.append(x)
-            ds.append(d)
-        lits: dict[int, list] = {}  # by position in todo
-        crossing: set[int] = set()
-        if self._lit_ac is not None and bs:
-            # a large piece on its own: its matches as the automaton gives them, not
-            # copied with shifted offsets, and no joined copy of it (memory: a 200 MB
-            # body holds millions of matches)
-            small = [j for j, x in enumerate(bs) if len(x) < _JOIN_MAX]
-            for j, x in enumerate(bs):
-                if len(x) >= _JOIN_MAX:
-                    found_in = self._lit_ac.find_matches_as_indexes(x)
-                    if found_in:
-                        lits[j] = found_in
-            starts = []
-            pos = 0
-            for j in small:
-                starts.append(pos)
-                pos += len(bs[j]) + 1
-            joined = b"\x00".join([bs[j] for j in small])
-            for m in self._lit_ac.find_matches_as_indexes(joined) if joined else ():
-                q = bisect.bisect_right(starts, m[1]) - 1
-                j = small[q]
-                if m[2] <= starts[q] + len(bs[j]):
-                    lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))
-                else:
-                    crossing.add(j)
-                    crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
-        pf = self._prefilter
-        actives = pf.match_many(bs) if pf is not None else None  # short texts in blocks: far fewer scans
-        for j in range(len(bs)):
-            k = todo[j]
-            if j in crossing:
-                hot.add(k)
-                continue
-            active = actives[j] if actives is not None else []
-            lk = lits.get(j, [])
-            if lk or active:
-                hot.add(k)
-                memo[pieces[k]] = (lk, active, ds[j])
-            else:
-                memo[pieces[k]] = NOTHING
-                if (d := ds[j]) is not None:
-                    found.put(d, ())
-        return hot, memo
+        rather than computed again (the warning pass after masking: pipeline). into: an
+        empty dict the memo is made in (masking's `scanned`: not copied there after)."""
+        return _prescan(self, pieces, digests, into)
 
     def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers | triggers.Joined:
         """The trigger automaton of this rule set plus a stream's markers (cached): the rule
@@ -343,7 +275,8 @@ class Rules:
                 spans = list(known)
             else:
                 spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
-                self.found.put(d, tuple(spans))
+                if len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
+                    self.found.put(d, tuple(spans))
         if not spans or len(b) == len(text):
             return spans
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
@@ -358,10 +291,10 @@ class Rules:
         if pre is not None:
             lits, active = pre[0], pre[1]
         else:
-            lits = self._lit_ac.find_matches_as_indexes(b) if self._lit_ac is not None else []
-            active = sorted(self._prefilter.match(b)) if self._prefilter is not None else []
+            lits = lit_matches(self._lit_ac, b, self._lit_longest) if self._lit_ac is not None else []
+            active = sorted(self._prefilter.match(b, ascii_text is not None)) if self._prefilter is not None else []
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
-            return [(LITERALS, s, e) for _, s, e in lits]
+            return literal_spans(LITERALS, lits)  # type: ignore[return-value] # Columns: read as the list
         pats = self._patterns
         text = None
         if any(pats[i].opts for i in active):
@@ -372,14 +305,14 @@ class Rules:
         # rules then rejected (_SKIP_WASTE)
         spent = [0, 16 * n + 65536, 0]
         nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
-        out: list[tuple[str, int, int]] = []
+        out = spans_like(lits)
         li = 0
         pos = 0
         while True:
             # the next literal at or after pos
             while li < len(lits) and lits[li][1] < pos:
                 if lits[li][2] > pos:  # cut by a pattern match: look again from pos
-                    lits = [(k, s + pos, e + pos) for k, s, e in self._lit_ac.find_matches_as_indexes(b[pos:])]  # type: ignore[union-attr]
+                    lits = lit_matches(self._lit_ac, b, self._lit_longest, pos)
                     li = 0
                     break
                 li += 1
@@ -409,7 +342,7 @@ class Rules:
                 m = nxt[i]
                 if m is not None and m[0] < pos:
                     nxt[i] = self._next(pats[i], b, pos, text, spent)
-        return out
+        return out  # type: ignore[return-value] # Columns for a big text: read as the list
 
     @staticmethod
     def _next(p: _Pattern, b: bytes, pos: int, text: str | None, spent: list[int]) -> tuple[int, int] | None:
@@ -509,7 +442,7 @@ class Rules:
                 spans = None
         if spans is None:
             spans = self.find(text, memo)
-        edits: list[tuple[int, int, str]] = []
+        edits = edits_like(spans)
         forward = self.lit_forward
         lits: list[str] = []  # the literals' originals, counted at once
         for label, a, b in spans:
@@ -517,12 +450,15 @@ class Rules:
             if label == LITERALS:
                 edits.append((a, b, forward[original]))
                 lits.append(original)
+                if len(lits) >= 65536:  # counted in batches: not a list of millions
+                    session.count_literals(lits)
+                    lits.clear()
             else:
                 edits.append((a, b, session.placeholder(label, original, self.faker)))
                 session.count(label, original)
         if lits:
             session.count_literals(lits)
-        return edits
+        return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
         return Restorer(self, placeholders, growing)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
 from . import tokenmap
-from .text import json_escape, splice, splice_encoded
+from .text import Columns, json_escape, splice, splice_encoded
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
@@ -405,7 +405,7 @@ def _place(stack: list[_Frame]) -> tuple[object, str | int, bool]:
 
 def apply(s: str, i: int, end: int, v: str, new: str | Spans, edits: list[tuple[int, int, str]]) -> None:
     """Record what replaces the string token s[i:end] (its value v) when fn gave new."""
-    if isinstance(new, Spans):
+    if isinstance(new, (Spans, Columns)):  # Columns: a big text's edits (rules.bigtext)
         if not new:
             return
         if s.count("\\", i + 1, end - 1) <= _SPLICE_MAX_ESCAPES:

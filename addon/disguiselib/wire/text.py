@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -86,3 +87,38 @@ def splice_encoded(body: str, spans: list[tuple[int, int, str]], enc: Callable[[
     chunks.append("".join(out))
     del out
     return "".join(chunks)
+
+
+class Columns:
+    """A list of 3-tuples kept as three columns (array('q') for ints, "o": a list): 24
+    bytes an item where a list of tuples takes about 130. What a big text's matches,
+    spans and edits are held in (a 200 MB string with an original every line has
+    millions: rules.bigtext). Read like the list it stands for: len, an index, a slice
+    (a list), iteration; built by append."""
+
+    __slots__ = ("cols",)
+
+    def __init__(self, codes: str = "qqq", cols: tuple | None = None) -> None:
+        self.cols = cols if cols is not None else tuple([] if c == "o" else array(c) for c in codes)
+
+    def append(self, t: tuple) -> None:
+        x, y, z = self.cols
+        x.append(t[0])
+        y.append(t[1])
+        z.append(t[2])
+
+    def extend(self, ts: Iterable[tuple]) -> None:
+        for t in ts:
+            self.append(t)
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def __iter__(self) -> Iterator[tuple]:
+        return zip(*self.cols, strict=True)
+
+    def __getitem__(self, i: int | slice) -> tuple | list[tuple]:
+        x, y, z = self.cols
+        if isinstance(i, slice):
+            return list(zip(x[i], y[i], z[i], strict=True))
+        return x[i], y[i], z[i]

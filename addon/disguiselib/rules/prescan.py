@@ -1,0 +1,131 @@
+"""Rules.prescan: where in many texts a rule set can find anything, in one go (sans I/O).
+
+A body's texts are scanned together: one Aho–Corasick pass over them joined by a NUL,
+the patterns' prefilter over them in blocks (Prefilter.match_many). Its Python is per
+text, and a tool input of a million short array elements is a million texts (issue 27:
+run twice, by masking and by the warning pass): what is done per text is done by C
+loops (encoding, lengths, the memo's entries made at once), and a text's own steps
+(its digest, the look-up of what was found in it before, where it lies in the joined
+bytes) are taken only for the texts that need them."""
+
+from __future__ import annotations
+
+import bisect
+from itertools import accumulate, compress
+from typing import Any
+
+from ..wire.text import Columns
+from .bigtext import lit_matches
+from .found import NOTHING, Found, Known
+
+Rules = Any  # rules.Rules (which imports this module)
+
+# Rules.prescan joins the texts of a body for one Aho–Corasick pass; a text of this many
+# bytes or more is scanned on its own (no copy of it, no shifted copy of its matches).
+JOIN_MAX = 1 << 16
+# A text shorter than this many bytes is scanned again rather than remembered (Found): a
+# digest, a look-up and an entry cost more than its scan in a block (a 1M-element array).
+REMEMBER_MIN = 32
+
+
+def prescan(
+    rules: Rules, pieces: list[str], digests: dict | None = None, into: dict | None = None
+) -> tuple[set[int], dict[str, object]]:
+    """Rules.prescan (its docstring says what it returns)."""
+    hot: set[int] = set()
+    memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known
+    found = rules.found
+    try:
+        enc: list[bytes] | None = [p.encode("utf-8") for p in pieces]
+    except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below
+        enc = None
+    todo: list[int] | range  # the pieces scanned: UTF-8 and not met before
+    bs: list[bytes]
+    ds: list[bytes | None] | None  # None: too short to be remembered (None: all are)
+    if enc is not None and max(map(len, enc), default=0) < REMEMBER_MIN:
+        todo, bs, ds = range(len(pieces)), enc, None  # short texts (array elements): all scanned
+    else:
+        todo, bs, ds = [], [], []
+        for k, p in enumerate(pieces):
+            if enc is not None:
+                x = enc[k]
+            else:
+                try:
+                    x = p.encode("utf-8")
+                except UnicodeEncodeError:
+                    hot.add(k)
+                    continue
+            d = None
+            if len(x) >= REMEMBER_MIN:
+                e = digests.get(p) if digests else None
+                d = e.digest if type(e) is Known else e[2] if type(e) is tuple and len(e) == 3 else None
+                if d is None:
+                    d = Found.digest(x)
+            if d is not None and (known := found.get(d)) is not None:
+                memo[p] = Known(known, d) if known else NOTHING
+                if known:
+                    hot.add(k)
+                continue
+            todo.append(k)
+            bs.append(x)
+            ds.append(d)
+    del enc
+    lits: dict[int, list | Columns] = {}  # by position in todo
+    crossing: set[int] = set()
+    if rules._lit_ac is not None and bs:
+        _literals(rules, bs, lits, crossing)
+    pf = rules._prefilter
+    actives = pf.match_many(bs) if pf is not None else None  # short texts in blocks: far fewer scans
+    marked = crossing | lits.keys()
+    if actives is not None:
+        marked.update(compress(range(len(bs)), actives))
+    if len(marked) < len(bs):  # what was found in the others: nothing
+        if marked:
+            clean = [pieces[todo[j]] for j in range(len(bs)) if j not in marked]
+        else:
+            clean = pieces if type(todo) is range else [pieces[k] for k in todo]
+        memo.update(dict.fromkeys(clean, NOTHING))
+        del clean
+        if ds is not None:
+            for j, d in enumerate(ds):
+                if d is not None and j not in marked:
+                    found.put(d, ())
+    for j in marked:
+        k = todo[j]
+        hot.add(k)
+        if j not in crossing:
+            memo[pieces[k]] = (lits.get(j, []), actives[j] if actives is not None else [], ds[j] if ds else None)
+    return hot, memo
+
+
+def _literals(rules: Rules, bs: list[bytes], lits: dict[int, list | Columns], crossing: set[int]) -> None:
+    """The literal matches of each of bs (by index, in lits), and the texts a match
+    reaches out of (a literal holding a NUL: into the next text) in crossing."""
+    ac = rules._lit_ac
+    if max(map(len, bs)) < JOIN_MAX:
+        small: list[int] | range = range(len(bs))
+        joined = b"\x00".join(bs)
+    else:
+        # a large piece on its own: its matches as the automaton gives them, not
+        # copied with shifted offsets, and no joined copy of it (memory: a 200 MB
+        # body holds millions of matches)
+        small = [j for j, x in enumerate(bs) if len(x) < JOIN_MAX]
+        for j, x in enumerate(bs):
+            if len(x) >= JOIN_MAX:
+                found_in = lit_matches(ac, x, rules._lit_longest)
+                if found_in:
+                    lits[j] = found_in
+        joined = b"\x00".join([bs[j] for j in small])
+    got = ac.find_matches_as_indexes(joined) if joined else ()
+    if not got:
+        return
+    # where each text starts in joined (only when something was found)
+    starts = [a + q for q, a in enumerate(accumulate((len(bs[j]) for j in small), initial=0))]
+    for m in got:
+        q = bisect.bisect_right(starts, m[1]) - 1
+        j = small[q]
+        if m[2] <= starts[q] + len(bs[j]):
+            lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))  # a small text's: a list
+        else:
+            crossing.add(j)
+            crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
