@@ -16,6 +16,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..apis.registry import SPECS
 from ..base.stream import StreamState
@@ -229,13 +230,14 @@ class _Tee:
     (its read compiled where a read goes out as it came, _teeread.pyx; every other read
     this one's `_py_after`)."""
 
-    __slots__ = ()
+    if not TYPE_CHECKING:  # the subclasses name the slots; mypy reads the annotations
+        __slots__ = ()
     inner: Callable[[bytes], object]
     up: Kept
     down: Kept | Patched
     last: deque[bytes]
     same: bool
-    reverser: object
+    reverser: Any  # the adapter's StreamCall.stream (its `state`), or None
     final: bool
     released: bool
 
@@ -272,7 +274,7 @@ class _Tee:
             if type(out) is list and len(out) == 1 and type(out[0]) is bytes and out[0]:
                 pieces = out  # one piece, changed (the common changed read)
             else:
-                got = [out] if isinstance(out, (bytes, bytearray)) else out
+                got: Any = [out] if isinstance(out, (bytes, bytearray)) else out
                 pieces = [p if type(p) is bytes else bytes(p) for p in got if p]
             if self.same and not (len(pieces) == 1 and pieces[0] is data or not (pieces or data)):
                 self.same = False
