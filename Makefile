@@ -72,14 +72,18 @@ PROPERTY_TESTS = tests/base/test_holdback.py tests/rules/test_restorer.py tests/
 	tests/base/test_masking_scan.py tests/base/test_stream.py tests/base/test_readpass.py tests/wire/test_tokenmap.py \
 	tests/inspect/test_tee.py
 
-.PHONY: install run test test-python-engine bench mutation
+.PHONY: install run test-setup test test-python-engine bench mutation
 install: $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
 	$(VENV)/bin/mitmdump $(RUN_OPTS) -s addon/disguise.py $(ARGS)
 
-test: $(VENV)/.installed-test
+# make test's set-up alone: the venv with the test tools, the engine built where needed
+# (.ci/run sets up first, then runs several test processes at once in one checkout)
+test-setup: $(VENV)/.installed-test
 	@$(ENGINE_BUILD)
+
+test: test-setup
 	$(VENV)/bin/python -m pytest --durations=25 $(ARGS)
 
 test-python-engine: $(VENV)/.installed-test
