@@ -39,6 +39,45 @@ def script_env(tmp: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def start_script(name: str, env: dict[str, str], **kw) -> subprocess.Popen:  # noqa: ANN003
+    """A walkthrough in a process group of its own, so that everything it started (the
+    provider, mitmdump, their workers' parents) can be stopped at once, whatever state it
+    is left in. No preexec_fn: it runs Python between fork and exec, which may deadlock
+    in a process with threads (the fork server's reader runs in every test process), and
+    then Popen itself waits forever (a CI run hung here for an hour)."""
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(["bash", str(REPO / "examples" / name)], cwd=REPO, env=env, text=True,
+                            start_new_session=True, **kw)  # fmt: skip
+
+
+def kill_group(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is gone already
+
+
+def finish_script(p: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """Its output, the script ended: on timeout the whole group is killed, and reading
+    what is left is bounded too (a process outside the group holding the pipe cannot hang
+    the test: it fails instead)."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        stdout, stderr = p.communicate(timeout=60)
+        return stdout, stderr + f"\n(test: killed after {timeout} s)"
+    finally:
+        kill_group(p)  # nothing it started outlives it
+
+
+def run_script(name: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    p = start_script(name, env)
+    stdout, stderr = finish_script(p, timeout)
+    return subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
+
+
 def left_behind(tmp: Path) -> list[str]:
     """Folders mktemp made in the script's TMPDIR that are still there, with their files."""
     return [f"{d.name}: {sorted(p.name for p in d.rglob('*'))}" for d in (tmp / "tmpdir").glob("tmp.*")]
@@ -51,16 +90,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path,
     procs = {}
     for name in SCRIPTS:
         tmp = tmp_path_factory.mktemp(name.split("-")[0])
-        p = subprocess.Popen(["bash", str(REPO / "examples" / name)], cwd=REPO, env=script_env(tmp),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        procs[name] = (p, tmp)
+        procs[name] = (start_script(name, script_env(tmp)), tmp)
     out = {}
     for name, (p, tmp) in procs.items():
-        try:
-            stdout, stderr = p.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            stdout, stderr = p.communicate()
+        stdout, stderr = finish_script(p, 180)
         out[name] = (stdout, tmp, p.returncode, stdout + stderr)  # a failing script prints its logs
     return out
 
@@ -137,9 +170,7 @@ def test_walkthroughs_leave_nothing_behind(runs, name: str) -> None:
 def test_a_failing_walkthrough_leaves_nothing_behind(tmp_path: Path) -> None:
     """A step fails (here the interpreter is missing): the folder goes all the same, and
     the script exits with the failure."""
-    r = subprocess.run(["bash", str(REPO / "examples" / "05-capture-replay-audit-share.sh")], cwd=REPO,
-                       env=script_env(tmp_path, PYTHON=str(tmp_path / "no-such-python")), capture_output=True,
-                       text=True, timeout=120)  # fmt: skip
+    r = run_script("05-capture-replay-audit-share.sh", script_env(tmp_path, PYTHON=str(tmp_path / "no-such-python")))
     assert r.returncode != 0
     assert left_behind(tmp_path) == []
 
@@ -158,9 +189,12 @@ def test_an_interrupted_walkthrough_leaves_nothing_behind(tmp_path: Path) -> Non
     ignored, and then bash can neither trap it nor its children see it — the walkthrough
     ran to its end and exited 0 (the failure of issue 31)."""
     env = script_env(tmp_path)
-    p = subprocess.Popen(["bash", str(REPO / "examples" / "05-capture-replay-audit-share.sh")], cwd=REPO, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    # SIGINT's default action restored by a Python that then execs bash (a disposition
+    # "default" survives exec, as "ignored" does), not by a preexec_fn (start_script)
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp('bash', sys.argv[1:])"
+    p = subprocess.Popen([sys.executable, "-c", reset, "bash", str(REPO / "examples" / "05-capture-replay-audit-share.sh")],
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+                         text=True)  # fmt: skip
     assert p.stdout is not None
     lines: list[str] = []
     recorded = threading.Event()
@@ -186,11 +220,12 @@ def test_an_interrupted_walkthrough_leaves_nothing_behind(tmp_path: Path) -> Non
         finished = any("the replayed answer equals the live one" in line for line in lines)
         assert code == 130 or (code == 0 and finished), (code, "".join(lines))
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-        reader.join(30)
-        p.stdout.close()
+        kill_group(p)  # whatever is left of it: then nothing holds its output open
+        p.wait(60)
+        reader.join(60)
+        if not reader.is_alive():  # closing a pipe another thread is blocked reading would wait for it
+            p.stdout.close()
+    assert not reader.is_alive(), "something outside the script's process group held its output open"
     assert left_behind(tmp_path) == []
     for port in (env["PROVIDER_PORT"], env["PROXY_PORT"]):  # the provider and mitmdump were stopped
         with socket.socket() as s, pytest.raises(OSError):
@@ -205,8 +240,7 @@ def test_04_with_its_port_taken_says_so_in_one_line(tmp_path: Path, taken: str) 
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         env = script_env(tmp_path, **{taken: str(busy.getsockname()[1])})
-        r = subprocess.run(["bash", str(REPO / "examples" / "04-mitmweb.sh")], cwd=REPO, env=env,
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        r = run_script("04-mitmweb.sh", env)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stderr.splitlines() == [
         f"04-mitmweb.sh: port {env[taken]} is in use: set {taken} to a free port, "
