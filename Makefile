@@ -87,7 +87,7 @@ test: test-setup
 	$(VENV)/bin/python -m pytest --durations=25 $(ARGS)
 
 test-python-engine: $(VENV)/.installed-test
-	DISGUISE_ENGINE=python HYPOTHESIS_PROFILE=reference $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PROPERTY_TESTS) $(ARGS)
+	DISGUISE_ENGINE=python HYPOTHESIS_PROFILE=reference DISGUISE_EXAMPLES=$${DISGUISE_EXAMPLES:-0.5} $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PROPERTY_TESTS) $(ARGS)
 
 bench: $(VENV)/.installed-test
 	@$(ENGINE_BUILD)

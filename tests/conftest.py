@@ -25,6 +25,38 @@ settings.register_profile("reference", max_examples=50, deadline=None)
 settings.register_profile("mutation", max_examples=10, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
+# DISGUISE_EXAMPLES=0.5: every property runs that share of its examples, its own
+# @settings' count as well as the profile's (at least MIN_EXAMPLES). .ci/run gives the
+# whole count on one interpreter and a share on the other, where the same properties run
+# again over other random examples (what a second full count found was not worth its
+# ~200 s of CPU in a 15-minute run), and a share to the Python engine's rerun.
+MIN_EXAMPLES = 10
+
+
+def examples_share() -> float:
+    raw = os.environ.get("DISGUISE_EXAMPLES", "1")
+    try:
+        share = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"DISGUISE_EXAMPLES={raw!r}: a number, the share of each property's examples") from None
+    if not 0 < share <= 1:
+        raise pytest.UsageError(f"DISGUISE_EXAMPLES={raw!r}: a share, above 0 and at most 1")
+    return share
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    share = examples_share()
+    if share == 1:
+        return
+    done: set[int] = set()  # a parametrized test's items share one function: scaled once
+    for item in items:
+        fn = getattr(item, "obj", None)
+        own = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if own is None or id(fn) in done:
+            continue
+        done.add(id(fn))
+        fn._hypothesis_internal_use_settings = settings(own, max_examples=max(MIN_EXAMPLES, round(own.max_examples * share)))  # type: ignore[union-attr]
+
 
 @pytest.fixture(scope="session")
 def fixtures() -> Path:
