@@ -3,7 +3,10 @@ tests/rules/test_rules.py)."""
 
 from __future__ import annotations
 
-from disguiselib.rules import mappings
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from disguiselib.rules import mappings, prescan
 from disguiselib.rules.rules import Rules
 
 
@@ -19,3 +22,39 @@ def test_a_text_a_literal_reaches_out_of_is_found_in_full_not_from_the_memo() ->
         assert {k, k + 1} <= hot and pieces[k] not in memo and pieces[k + 1] not in memo
         at = pieces[k].index("a")
         assert r.find(pieces[k], memo) == r.find(pieces[k]) == [("literals", at, at + 3)]
+
+
+def _literals_by_bisect(r: Rules, bs: list[bytes]) -> tuple[dict, set]:
+    """prescan._literals as it was (a bisect per match): the reference of the walk that
+    looks a text up once per text."""
+    import bisect
+    from itertools import accumulate
+
+    lits: dict[int, list] = {}
+    crossing: set[int] = set()
+    small = range(len(bs))
+    got = r._lit_ac.find_matches_as_indexes(b"\x00".join(bs))  # type: ignore[union-attr]
+    starts = [a + q for q, a in enumerate(accumulate((len(bs[j]) for j in small), initial=0))]
+    for m in got:
+        q = bisect.bisect_right(starts, m[1]) - 1
+        j = small[q]
+        if m[2] <= starts[q] + len(bs[j]):
+            lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))
+        else:
+            crossing.add(j)
+            crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
+    return lits, crossing
+
+
+_NUL_RULES = Rules(mappings.from_dict({"literals": {"a\x00b": "AB", "ab": "CD", "b": "E", "\x00\x00": "F", "aa": "G"}}))
+
+
+@given(st.lists(st.text(alphabet="ab\x00 ", max_size=6), min_size=1, max_size=12))
+@example(["a", "b", "ab", "", "a"])
+@example(["", "", "a"])
+def test_the_literals_of_joined_texts_are_those_a_bisect_per_match_gives(texts: list[str]) -> None:
+    bs = [t.encode() for t in texts]
+    lits: dict = {}
+    crossing: set[int] = set()
+    prescan._literals(_NUL_RULES, bs, lits, crossing)
+    assert (lits, crossing) == _literals_by_bisect(_NUL_RULES, bs)

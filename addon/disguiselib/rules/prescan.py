@@ -121,11 +121,18 @@ def _literals(rules: Rules, bs: list[bytes], lits: dict[int, list | Columns], cr
         return
     # where each text starts in joined (only when something was found)
     starts = [a + q for q, a in enumerate(accumulate((len(bs[j]) for j in small), initial=0))]
+    # the matches come in order: the text they start in is looked up once per text
+    q, nxt, base, cur = -1, 0, 0, None
+    j = lim = 0
     for m in got:
-        q = bisect.bisect_right(starts, m[1]) - 1
-        j = small[q]
-        if m[2] <= starts[q] + len(bs[j]):
-            lits.setdefault(j, []).append((m[0], m[1] - starts[q], m[2] - starts[q]))  # a small text's: a list
+        if m[1] >= nxt:
+            q = bisect.bisect_right(starts, m[1], q + 1) - 1
+            nxt, base, j, cur = starts[q + 1], starts[q], small[q], None
+            lim = base + len(bs[j])
+        if m[2] <= lim:
+            if cur is None:
+                cur = lits.setdefault(j, [])  # a small text's: a list
+            cur.append((m[0], m[1] - base, m[2] - base))
         else:
             crossing.add(j)
             crossing.add(small[bisect.bisect_right(starts, m[2] - 1) - 1])
