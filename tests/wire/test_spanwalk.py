@@ -108,6 +108,51 @@ def test_a_string_value_is_handed_over_as_the_documents_own_string() -> None:
         assert seen == [big, "x"]
 
 
+@needs_c
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _rules, st.sampled_from([None, 1]), st.booleans())
+def test_transform_through_the_compiled_walk_is_jsonspan_transform(doc, rule, indent, ascii) -> None:
+    """spanwalk.transform (what whole-text events are restored with, base/restore.py)
+    gives the bytes jsonspan.transform gives, with the fn run() uses (values, Spans)."""
+    s = json.dumps(doc, indent=indent, ensure_ascii=ascii)
+    d = json.loads(s)
+
+    def fn(v: str, r) -> str | jsonspan.Spans:
+        if len(v) % 3 == 1:
+            return jsonspan.Spans([(0, 1, "[X_1]")])
+        return v.upper() * 100 if len(v) % 3 == 2 else v  # long: through text.json_literal's memo
+
+    try:
+        want = jsonspan.transform(s, d, rule, fn)
+    except (MaskError, KeyError, IndexError, TypeError) as e:
+        with pytest.raises(type(e)):
+            spanwalk.transform(s, d, rule, fn)
+        return
+    assert spanwalk.transform(s, d, rule, fn) == want
+
+
+@needs_c
+def test_a_whole_text_event_is_restored_through_the_compiled_walk() -> None:
+    """restore_doc hands the restorer the document's own long string (no second decode
+    of a 16 kB `*.done` text): the compiled walk, not jsonspan.walk compiled as Python."""
+    from disguiselib.base import restore
+
+    big = "Acme \u00e9 " * 100
+    doc = {"type": "response.output_text.done", "text": big}
+    s = json.dumps(doc, ensure_ascii=False)
+    seen: list = []
+
+    class Spy:
+        def text(self, v: str) -> str:
+            seen.append(v)
+            return v
+
+        value = json_text = text
+
+    restore.restore_doc(s, doc, Obj({"text": jsonspan.PROSE}, default=SKIP), Spy())  # type: ignore[arg-type]
+    assert seen and seen[0] is big
+
+
 def test_the_walk_is_chosen_once_by_the_engine() -> None:
     assert spanwalk.walk is (spanwalk.c_walk or spanwalk.py_walk)
     assert (spanwalk.c_walk is not None) == (engine.NAME == "compiled")

@@ -9,7 +9,8 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.wire.text import char_offsets, decode, is_utf8, json_escape, utf8
+from disguiselib.wire import text
+from disguiselib.wire.text import char_offsets, decode, is_utf8, json_escape, json_literal, utf8
 
 # Every code point, lone surrogates included (a delta may end with half of a pair).
 ANY = st.characters(codec=None, categories=None)
@@ -45,6 +46,31 @@ def test_json_escape_keeps_utf8_and_escapes_only_what_json_must(s: str) -> None:
     for c in s:
         if ord(c) >= 0x80 and not 0xD800 <= ord(c) < 0xE000:
             assert c in body  # non-ASCII stays itself, not a \\u escape
+
+
+@given(st.lists(st.tuples(texts, st.integers(0, 300), st.booleans(), st.booleans()), max_size=12))
+def test_json_literal_is_the_literal_of_its_text_in_either_style(calls) -> None:
+    """json_literal's memo (by identity, for texts of LITERAL_MEMO_SIZES) gives what
+    encoding gives, whichever texts and styles came before, equal texts of another
+    identity included."""
+    made: list[str] = []
+    for t, times, ascii_only, again in calls:
+        v = made[-1] if again and made else "".join([t] * times) or t
+        made.append(v)
+        want = json.dumps(v) if ascii_only else '"' + json_escape(v) + '"'
+        assert json_literal(v, ascii_only) == want
+        assert json_literal(v, ascii_only) == want
+        assert json_literal(v + "", not ascii_only) == (json.dumps(v) if not ascii_only else '"' + json_escape(v) + '"')
+
+
+def test_json_literal_encodes_a_long_text_said_again_once() -> None:
+    v = "é Acme " * 100
+    first = json_literal(v, False)
+    assert json_literal(v, False) is first  # remembered (a Responses text said four times)
+    assert json_literal(v, True) == json.dumps(v)
+    small, huge = "é" * 10, "é" * (text.LITERAL_MEMO_SIZES[1] + 1)
+    assert json_literal(small, False) is not json_literal(small, False)  # too short to hold
+    assert json_literal(huge, False) is not json_literal(huge, False)  # too long to hold
 
 
 def test_json_escape_examples() -> None:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 
 from ..rules.rules import Restorer
-from ..wire import jsonspan
+from ..wire import jsonspan, spanwalk
 from .logprobs import apply_fixes, logprob_fixes
 from .offsets import citation_fixes, citing
 
@@ -47,7 +47,7 @@ def restore_doc(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
     """The JSON text s (parsed: doc) with the strings root selects restored, its
     logprobs cleaned (logprobs.logprob_fixes) and its citations' offsets moved to the
     restored text (offsets.citation_fixes); s itself when nothing changed."""
-    new, changed = jsonspan.transform(s, doc, root, restore_fn(r))
+    new, changed = spanwalk.transform(s, doc, root, restore_fn(r))
     # only logprobs have tokens (`"token"`, `"tokens"`): rare, so checked cheaply first
     fixes = logprob_fixes(doc, r) if '"token' in s else []
     cites = changed and citing(s)  # citations count characters of a text restoring changed

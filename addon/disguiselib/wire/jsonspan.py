@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
 from . import tokenmap
-from .text import Columns, json_escape, splice, splice_encoded
+from .text import Columns, json_literal, splice, splice_encoded
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _raw_decode = json.JSONDecoder(parse_int=str).raw_decode  # finds where a skipped subtree ends (any int)
@@ -267,9 +267,7 @@ def plain(value: str) -> bool:
 def encode_like(value: str, raw: str) -> str:
     """A JSON string literal for value in the style of the raw token it replaces:
     ASCII-only (`\\u` escapes) if the raw token was ASCII, UTF-8 otherwise."""
-    if raw.isascii():
-        return json.dumps(value)
-    return '"' + json_escape(value) + '"'
+    return json_literal(value, raw.isascii())
 
 
 # The strings a walk selected, in order, as lists side by side (spanwalk.collect): each

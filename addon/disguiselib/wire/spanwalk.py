@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from . import jsonspan
 from .jsonspan import KEY, Rule, Tokens
+from .text import splice
 
 try:
     from ._spanwalk import collect as c_collect  # type: ignore[import-not-found]
@@ -32,6 +33,14 @@ py_walk = jsonspan.walk
 walk = c_walk or py_walk
 
 Reads = Callable[[str, Rule, "str | None", list[str]], None]
+
+
+def transform(s: str, doc: object, root: Rule, fn: jsonspan.TransformFn) -> tuple[str, int]:
+    """jsonspan.transform through this module's walk: the compiled one hands fn each
+    string the document holds without reading it from the text again and steps over
+    the rest at C speed (a Responses `response.created` of 1 kB: ~160 -> ~20 us)."""
+    edits = walk(s, doc, root, fn)
+    return splice(s, edits), len(edits)
 
 
 def keys_of(toks: list[tuple[str, Rule]]) -> list[str | None]:
@@ -83,4 +92,4 @@ def py_collect(
 
 collect = c_collect or py_collect
 
-__all__ = ["c_collect", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "walk"]
+__all__ = ["c_collect", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "transform", "walk"]

@@ -23,6 +23,32 @@ def json_escape(s: str) -> str:
     return out
 
 
+# json_literal's last literals of long texts, by the text's identity: a Responses stream
+# says each text whole up to four times (Restorer.remember hands back the same restored
+# str each time), and encoding 16 kB of non-ASCII text costs ~15-50 us a saying. Each
+# entry holds its text, so no other str can take its id while it is there; texts outside
+# LITERAL_MEMO_SIZES are not held (memory: at most LITERAL_MEMO_N of 64 k characters).
+LITERAL_MEMO_SIZES = (256, 65536)
+LITERAL_MEMO_N = 4
+_literals: list[tuple[str, bool, str] | None] = [None] * LITERAL_MEMO_N
+_literal_next = [0]
+
+
+def json_literal(value: str, ascii_only: bool) -> str:
+    """A JSON string literal for value: ASCII-only (`\\u` escapes) or UTF-8."""
+    n = len(value)
+    if LITERAL_MEMO_SIZES[0] <= n <= LITERAL_MEMO_SIZES[1]:
+        for e in _literals:
+            if e is not None and e[0] is value and e[1] == ascii_only:
+                return e[2]
+    out = json.dumps(value) if ascii_only else '"' + json_escape(value) + '"'
+    if LITERAL_MEMO_SIZES[0] <= n <= LITERAL_MEMO_SIZES[1]:
+        k = _literal_next[0] % LITERAL_MEMO_N
+        _literal_next[0] = k + 1
+        _literals[k] = (value, ascii_only, out)  # one store: a reader sees a whole entry
+    return out
+
+
 def utf8(s: str) -> bytes:
     # A decoded JSON string can hold a lone surrogate (half of a pair cut between two
     # deltas); it is carried through as its 3-byte form and decoded back the same way.
