@@ -20,7 +20,6 @@ from disguiselib.base.fields import Dup, loads
 from disguiselib.config import Config
 from disguiselib.errors import LeakError
 from disguiselib.rules.mappings import MappingSet
-from disguiselib.wire import jsonspan
 from strategies import make_rules
 
 RULES = make_rules()
