@@ -284,7 +284,7 @@ def mask_doc(
             # a big text's many edits (what jsonspan.apply would splice into one new token
             # text now): kept as they are and spliced into the body's text at its end,
             # once the old text is let go (mask_body: memory)
-            edits.append((i + 1, end - 1, _Token(s, i + 1, end - 1, new, v.isascii())))
+            edits.append((i + 1, end - 1, _Token(s, i + 1, end - 1, new, v.isascii())))  # type: ignore[arg-type] # a _Token: read by _splice alone
         else:
             jsonspan.apply(s, i, end, v, new, edits)
         del new
