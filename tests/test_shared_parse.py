@@ -20,7 +20,6 @@ from disguiselib.base.fields import Dup, loads
 from disguiselib.config import Config
 from disguiselib.errors import LeakError
 from disguiselib.rules.mappings import MappingSet
-from disguiselib.wire import jsonspan
 from strategies import make_rules
 
 RULES = make_rules()
@@ -132,8 +131,8 @@ def test_a_splice_that_loses_an_edit_is_refused(monkeypatch) -> None:
     """The masked text is not what the edits say (the last edit lost): the shared document
     cannot be shown to be its parse, so the guard parses the bytes that leave, and finds
     the original."""
-    real = jsonspan.splice
-    monkeypatch.setattr(jsonspan, "splice", lambda s, edits: real(s, edits[:-1]))
+    real = masking._splice  # the masked text made of the edits (masking.mask_body)
+    monkeypatch.setattr(masking, "_splice", lambda s, edits: real(s, edits[:-1]))
     parsed: list = []
     masked, _ = masking.mask_body(BODY, MESSAGES_REQUEST, RULES, {}, parsed)
     assert b"Acme Corp" in masked and parsed == []
@@ -142,8 +141,8 @@ def test_a_splice_that_loses_an_edit_is_refused(monkeypatch) -> None:
 
 
 def test_a_splice_that_shifts_an_edit_is_refused(monkeypatch) -> None:
-    real = jsonspan.splice
-    monkeypatch.setattr(jsonspan, "splice", lambda s, edits: real(s, [(a + 1, b + 1, r) for a, b, r in edits]))
+    real = masking._splice
+    monkeypatch.setattr(masking, "_splice", lambda s, edits: real(s, [(a + 1, b + 1, r) for a, b, r in edits]))
     parsed: list = []
     masking.mask_body(BODY, MESSAGES_REQUEST, RULES, {}, parsed)
     assert parsed == []  # not shared: the guard reads the bytes that leave
@@ -165,8 +164,8 @@ def _sabotaged_splice(monkeypatch, old: str, new: str) -> None:
     """A masker bug planted in the splice: the masked text with `old` written as `new`
     (the same length: every edit still lands where the trace says)."""
     assert len(old) == len(new)
-    real = jsonspan.splice
-    monkeypatch.setattr(jsonspan, "splice", lambda s, edits: real(s, edits).replace(old, new))
+    real = masking._splice
+    monkeypatch.setattr(masking, "_splice", lambda s, edits: real(s, edits).replace(old, new))
 
 
 def _messages(*texts: str) -> bytes:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
 from .base.fields import loads
-from .base.masking import mask_request_body
+from .base.masking import forget_changed, mask_request_body
 from .base.realtime import Connection, Frame, MaskedEvent, Result
 from .base.restore import restore_body
 from .base.stream import BodyStream, Reverser
@@ -146,25 +146,25 @@ def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterabl
     ctype = content_type(headers)
     scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
     parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
-    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed)
-    if cfg.disguises is not None:
-        _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
+    warned: list[bool] = []
+
+    def warn() -> None:
+        # the client's own disguises, looked for in the texts masking read: by masking
+        # once it changed something, before it lets the old texts go (memory); else here
+        if cfg.disguises is not None and not warned:
+            warned.append(True)
+            _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
+
+    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed, read=warn)
+    warn()
     if body is not raw:
-        _forget_changed(scanned)
+        forget_changed(scanned)
     rules = knowing(cfg.rules, session.placeholders)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     return Masked(body, session)
-
-
-def _forget_changed(scanned: dict) -> None:
-    """The texts masking changed (None in scanned) taken out of it: the guard scans such
-    a text again, as it does one not in it, so the old text is not kept alive through
-    the guard (a 200 MB string: once more the body)."""
-    for text in [text for text, seen in scanned.items() if seen is None]:
-        del scanned[text]
 
 
 def sign_request(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import ahocorasick_rs
 
 from ..errors import MaskError
 from ..rules.rules import Rules, Session
-from ..wire import jsonspan, spanwalk
+from ..wire import jsonspan, spanwalk, tokenmap
 from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
 
@@ -67,19 +68,20 @@ _FAKE_ROUNDS = 4
 
 def mask_request_body(
     raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
-    parsed: list | None = None,
+    parsed: list | None = None, read: Callable[[], None] | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all.
-    scanned: see mask_doc; parsed: see mask_body."""
+    scanned, parsed, read: see mask_body."""
     if api.request_body is not None:
         return api.request_body.mask(raw, content_type, rules)
-    return mask_body(raw, api.request_rule, rules, scanned, parsed)
+    return mask_body(raw, api.request_rule, rules, scanned, parsed, read)
 
 
 def mask_body(
-    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None, parsed: list | None = None
+    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None, parsed: list | None = None,
+    read: Callable[[], None] | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
@@ -88,7 +90,13 @@ def mask_body(
     scanned: see mask_doc. parsed: a list that receives (new body, its document as
     fields.loads reads it) for the leak guard (leakguard.readings), so that the masked
     body is not parsed a second time; nothing when that document cannot be shown to be
-    exactly what parsing the new body gives (masked_doc)."""
+    exactly what parsing the new body gives (masked_doc). read: called once masking
+    changed something, before the masked text is made, with scanned as masking left it
+    (the disguise warning's pass over the texts the client sent: pipeline); the texts
+    masking changed are then taken out of scanned (forget_changed: the guard scans them
+    again, as it does a text not in it). They are let go in the document too (masked_doc
+    puts the new ones in), so that the old text is not held beside the new one (a 200 MB
+    string: once more the body at each step after)."""
     if root is None:
         return raw, Session()
     s, doc = _parse(raw)
@@ -99,7 +107,7 @@ def mask_body(
     try:
         for _ in range(_FAKE_ROUNDS):
             session = Session(reserved)
-            new, changed = mask_doc(s, doc, root, rules, session, scanned=scanned, trace=trace)
+            edits, changed = mask_doc(s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False)
             clash = present_fakes(s, session) if session.fakes else frozenset()
             if not clash:
                 break
@@ -115,6 +123,18 @@ def mask_body(
     except RecursionError as e:
         raise MaskError("a string holds JSON nested too deeply to be read") from e
     shared = None
+    if changed:
+        if read is not None:
+            read()
+            if scanned is not None:
+                forget_changed(scanned)
+        if trace is not None:
+            _drop_old(trace)
+        else:
+            del doc
+            doc = None
+    new = _splice(s, edits)  # type: ignore[arg-type]
+    del edits
     if parsed is not None:
         shared = doc if not changed else masked_doc(s, new, doc, trace)  # type: ignore[arg-type]
     del s, doc, trace  # before the masked text is encoded (a 200 MB body: each a copy)
@@ -123,6 +143,25 @@ def mask_body(
     if shared is not None:
         parsed.append((body, shared))  # type: ignore[union-attr]
     return body, session
+
+
+def forget_changed(scanned: dict) -> None:
+    """The texts masking changed (None in scanned) taken out of it: the guard scans such
+    a text again, as it does one not in it, so the old text is not kept alive through
+    the guard (a 200 MB string: once more the body)."""
+    for text in [text for text, seen in scanned.items() if seen is None]:
+        del scanned[text]
+
+
+def _drop_old(trace: dict) -> None:
+    """The old values of the strings masking changed let go, in the document (masked_doc
+    puts each new one in) and in the walk's list, before the masked text is made."""
+    toks = trace["toks"]
+    for t, _ in trace["ranges"]:
+        owner = toks.owners[t]
+        if toks.rules[t] is not jsonspan.KEY and owner is not None and type(owner) is not Dup:
+            owner[toks.slots[t]] = None
+        toks.vals[t] = None
 
 
 def _parse(raw: bytes) -> tuple[str, object]:
@@ -186,8 +225,8 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
 
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
-    scanned: dict | None = None, trace: dict | None = None,
-) -> tuple[str, int]:
+    scanned: dict | None = None, trace: dict | None = None, spliced: bool = True,
+) -> tuple[Any, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
     The body is the unit. A first walk lists every string the rules select and what
@@ -203,11 +242,12 @@ def mask_doc(
     Rules.prescan), for the leak guard's look at the masked body (leakguard.scan_request):
     the texts masking left as they were need no second scan. trace: a dict that receives
     where each selected string is (in s and in doc) and the edits per string changed
-    (masked_doc reads them)."""
+    (masked_doc reads them). spliced False: the edits instead of the text, sorted and
+    disjoint ((start, end, replacement) in s: jsonspan.splice makes the text)."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
-        return s, 0
+        return (s, 0) if spliced else ([], 0)
     pieces: list[str] = []
     owner: list[int] = []
     toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None)
@@ -239,7 +279,14 @@ def mask_doc(
                 memo[pieces[k]] = None
                 if scanned is not None:
                     scanned[pieces[k]] = None
-        jsonspan.apply(s, where[2 * t], where[2 * t + 1], v, new, edits)
+        i, end = where[2 * t], where[2 * t + 1]
+        if isinstance(new, Columns) and len(new) > jsonspan._SPLICE_MAX_ESCAPES and s.find("\\", i + 1, end - 1) < 0:
+            # a big text's many edits (what jsonspan.apply would splice into one new token
+            # text now): kept as they are and spliced into the body's text at its end,
+            # once the old text is let go (mask_body: memory)
+            edits.append((i + 1, end - 1, _Token(s, i + 1, end - 1, new, v.isascii())))  # type: ignore[arg-type] # a _Token: read by _splice alone
+        else:
+            jsonspan.apply(s, i, end, v, new, edits)
         del new
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
@@ -248,10 +295,64 @@ def mask_doc(
         memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
     if trace is not None:
         trace.update(toks=toks, ranges=ranges)
-    out = jsonspan.splice(s, edits)
+    if not spliced:
+        return edits, len(edits)
+    out = _splice(s, edits)
     changed = len(edits)
     del edits
     return out, changed
+
+
+class _Token:
+    """The new text of the string token s[start:end] (no escape in it) with a big text's
+    edits (start, end, replacement) in its value applied, each replacement encoded in the
+    token's style: what jsonspan.token_edits makes at once (text.splice_encoded), made
+    only by _splice. len: that text's length."""
+
+    __slots__ = ("s", "start", "end", "edits", "ascii", "size")
+
+    def __init__(self, s: str, start: int, end: int, edits: Columns, ascii_token: bool) -> None:
+        self.s, self.start, self.end, self.edits, self.ascii = s, start, end, edits, ascii_token
+        self.size = end - start + sum(len(tokenmap.encode(r, ascii_token)) - (b - a) for a, b, r in edits)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def pieces(self) -> Iterator[str]:
+        s, base, pos = self.s, self.start, 0
+        for a, b, r in self.edits:
+            yield s[base + pos : base + a]
+            yield tokenmap.encode(r, self.ascii)
+            pos = b
+        yield s[base + pos : self.end]
+
+
+def _splice(s: str, edits: list) -> str:
+    """text.splice(s, edits), a _Token's text made piece by piece, joined in chunks (a
+    list of two slices an edit costs more than the text it holds)."""
+    if not edits:
+        return s
+    chunks: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for a, b, r in edits:
+        out.append(s[pos:a])
+        if type(r) is _Token:
+            for p in r.pieces():
+                out.append(p)
+                if len(out) >= 8192:
+                    chunks.append("".join(out))
+                    out.clear()
+        else:
+            out.append(r)
+        pos = b
+        if len(out) >= 8192:
+            chunks.append("".join(out))
+            out.clear()
+    out.append(s[pos:])
+    chunks.append("".join(out))
+    del out
+    return chunks[0] if len(chunks) == 1 else "".join(chunks)
 
 
 def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:

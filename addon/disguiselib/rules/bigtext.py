@@ -8,6 +8,8 @@ Columns: 24 bytes a match). Small texts keep the automaton's own list, as before
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..wire.text import Columns
 
 # From this many bytes of a text its matches are held in columns.
@@ -16,7 +18,39 @@ BIG = 1 << 20
 WINDOW = 1 << 20
 
 
-def lit_matches(ac, b: bytes, longest: int, start: int = 0, window: int = 0) -> list | Columns:  # noqa: ANN001 - ahocorasick_rs.BytesAhoCorasick
+class Ascii:
+    """A big ASCII text read as its UTF-8 bytes a window at a time, never encoded whole:
+    what a rule set with literals alone (no pattern prefilter: the disguises of the
+    warning pass, pipeline) scans a 200 MB string as, while the body, its masked text
+    and its document are held. len and a slice are the bytes'; ASCII: one byte a
+    character, so the offsets are the same."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __getitem__(self, i: slice) -> bytes:
+        return self.text[i].encode("ascii")
+
+    def windows(self) -> Iterator[bytes]:
+        """The bytes in order, WINDOW at a time."""
+        for i in range(0, len(self.text), WINDOW):
+            yield self.text[i : i + WINDOW].encode("ascii")
+
+
+def encoded(text: str, windowed: bool) -> bytes | Ascii:
+    """text's UTF-8 bytes (raises UnicodeEncodeError for a lone surrogate); windowed: a
+    big ASCII text as Ascii instead (read a window at a time)."""
+    if windowed and len(text) >= BIG and text.isascii():
+        return Ascii(text)
+    return text.encode("utf-8")
+
+
+def lit_matches(ac, b: bytes | Ascii, longest: int, start: int = 0, window: int = 0) -> list | Columns:  # noqa: ANN001 - ahocorasick_rs.BytesAhoCorasick
     """The automaton's leftmost-longest matches (index, start, end) in b[start:], offsets
     in b. A big b is read in windows, with the same result: a window is read from r to
     WINDOW bytes further plus the longest literal (less one), so that every match that
@@ -27,7 +61,7 @@ def lit_matches(ac, b: bytes, longest: int, start: int = 0, window: int = 0) -> 
     n = len(b)
     window = window or WINDOW
     if n - start < BIG:
-        got = ac.find_matches_as_indexes(b[start:] if start else b)
+        got = ac.find_matches_as_indexes(b[start:] if start or isinstance(b, Ascii) else b)
         return [(k, s + start, e + start) for k, s, e in got] if start else got
     out = Columns()
     ks, ss, es = out.cols
@@ -47,9 +81,11 @@ def lit_matches(ac, b: bytes, longest: int, start: int = 0, window: int = 0) -> 
 
 
 def literal_spans(label: str, lits: list | Columns) -> list | Columns:
-    """find()'s spans for literal matches alone: (label, start, end) each."""
+    """find()'s spans for literal matches alone: (label, start, end) each. A big text's
+    columns of offsets are shared with lits, not copied (neither is changed after: a
+    text's matches are read once, by its find)."""
     if isinstance(lits, Columns):
-        return Columns(cols=([label] * len(lits), lits.cols[1][:], lits.cols[2][:]))
+        return Columns(cols=([label] * len(lits), lits.cols[1], lits.cols[2]))
     return [(label, s, e) for _, s, e in lits]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 
+from .bigtext import Ascii
+
 # Entries of Rules.prescan's memo (text -> what find() needs of it): NOTHING, Known, or
 # (its literal matches, the patterns that may match, its digest or None) to search.
 NOTHING: tuple = ((), ())  # no literal in it, and no pattern may match
@@ -48,7 +50,12 @@ class Found:
         self.hits = 0  # texts answered from memory (bench, tests)
 
     @staticmethod
-    def digest(b: bytes) -> bytes:
+    def digest(b: bytes | Ascii) -> bytes:
+        if isinstance(b, Ascii):  # the same digest, of the bytes a window at a time
+            h = hashlib.blake2b(digest_size=16)
+            for w in b.windows():
+                h.update(w)
+            return h.digest()
         return hashlib.blake2b(b, digest_size=16).digest()
 
     def get(self, d: bytes) -> tuple | None:

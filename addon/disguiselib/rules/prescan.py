@@ -15,7 +15,7 @@ from itertools import accumulate, compress
 from typing import Any
 
 from ..wire.text import Columns
-from .bigtext import lit_matches
+from .bigtext import encoded, lit_matches
 from .found import NOTHING, Found, Known
 
 Rules = Any  # rules.Rules (which imports this module)
@@ -36,7 +36,13 @@ def prescan(
     memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known
     found = rules.found
     try:
-        enc: list[bytes] | None = [p.encode("utf-8") for p in pieces]
+        # a rule set without patterns (the disguises' warning pass) reads a big ASCII
+        # text a window at a time, never encoded whole (bigtext.Ascii: memory)
+        enc: list[bytes] | None
+        if rules._prefilter is None:
+            enc = [encoded(p, len(p) >= JOIN_MAX) for p in pieces]  # type: ignore[misc]
+        else:
+            enc = [p.encode("utf-8") for p in pieces]
     except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below
         enc = None
     todo: list[int] | range  # the pieces scanned: UTF-8 and not met before

@@ -265,20 +265,29 @@ class Rules:
         pre = memo.get(text) if memo else None
         if pre is NOTHING:
             return []
-        b = utf8(text)
+        # the text's bytes only where they are read: an ASCII text whose prescan found
+        # literals alone, with its digest, is not encoded (a 200 MB string: once more
+        # the body, while the body, its text and its document are held)
+        lits_only = type(pre) is tuple and len(pre) == 3 and pre[2] is not None and not pre[1]
+        b = None if lits_only and text.isascii() else utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
         else:
-            d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else Found.digest(b)
+            d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else Found.digest(b)  # type: ignore[arg-type]
             known = self.found.get(d)
             if known is not None:
                 spans = list(known)
             else:
-                spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
+                if b is None:  # what _find_bytes gives for literals alone
+                    spans = literal_spans(LITERALS, pre[0])  # type: ignore[index,assignment]
+                else:
+                    spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
                 if len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
                     self.found.put(d, tuple(spans))
-        if not spans or len(b) == len(text):
+        if not spans or text.isascii():
             return spans
+        if b is None:
+            b = utf8(text)
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
