@@ -44,7 +44,7 @@ def start_script(name: str, env: dict[str, str], **kw) -> subprocess.Popen:  # n
     provider, mitmdump, their workers' parents) can be stopped at once, whatever state it
     is left in. No preexec_fn: it runs Python between fork and exec, which may deadlock
     in a process with threads (the fork server's reader runs in every test process), and
-    then Popen itself waits forever (a CI run hung here for an hour)."""
+    then Popen itself waits forever (a CI run hung here for an hour and a half)."""
     kw.setdefault("stdout", subprocess.PIPE)
     kw.setdefault("stderr", subprocess.PIPE)
     return subprocess.Popen(["bash", str(REPO / "examples" / name)], cwd=REPO, env=env, text=True,
