@@ -281,7 +281,7 @@ def test_internal_error_while_masking_refuses(addon, monkeypatch, caplog) -> Non
     a, _ = addon
     from disguiselib import pipeline as mitm
 
-    def boom(*args):
+    def boom(*args, **kwargs):
         raise KeyError("Acme Corp")  # a bug whose exception text holds an original
 
     monkeypatch.setattr(mitm, "mask_request_body", boom)
