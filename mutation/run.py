@@ -100,6 +100,13 @@ CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it co
 SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
 
 
+def _mutmut() -> list[str]:
+    """mutmut's command: its script beside the interpreter, or `python -m mutmut` where
+    it is importable only (installed with `pip --target` and put on PYTHONPATH)."""
+    script = Path(sys.executable).parent / "mutmut"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mutmut"]
+
+
 def _stage(name: str, source: str, tests: list[str]) -> Path:
     d = STAGE / name
     d.mkdir(parents=True, exist_ok=True)
@@ -187,9 +194,8 @@ def _uncovered(d: Path, source: str) -> list[str]:
 def show(name: str) -> int:
     """Print each survivor of the module's last run as mutmut shows it (a diff)."""
     d = STAGE / name
-    mutmut = Path(sys.executable).parent / "mutmut"
     for m in (d / "survivors.txt").read_text().split():
-        r = subprocess.run([str(mutmut), "show", m], cwd=d, capture_output=True, text=True)
+        r = subprocess.run([*_mutmut(), "show", m], cwd=d, capture_output=True, text=True)
         print("\n".join(ln for ln in r.stdout.splitlines() if ln.startswith(("# ", "-  ", "+  "))))
     for m in _uncovered(d, MODULES[name][0]):
         print(f"# not executed by any selected test: {m}")
@@ -216,7 +222,6 @@ def check(name: str, jobs: int = 3) -> int:
     meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     timeouts = sorted(m for m, code in codes.items() if code in TIMEOUT)
-    mutmut = Path(sys.executable).parent / "mutmut"
     here = str(Path(__file__).resolve().parent)  # fastfirst
 
     def one(m: str) -> tuple[str, bool]:
@@ -224,7 +229,7 @@ def check(name: str, jobs: int = 3) -> int:
                "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
         # the module's own test files whole (new tests in them included), then the other
         # tests mutmut saw calling the mutated function, capped as in the run (fastfirst)
-        r = subprocess.run([str(mutmut), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
+        r = subprocess.run([*_mutmut(), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
         reach = [ln.strip() for ln in r.stdout.splitlines() if ln.startswith("tests/")]  # ids may hold spaces
         own = tests[:1]
         ids = own + sorted(t for t in reach if t.split("::")[0] not in own)
