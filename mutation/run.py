@@ -149,11 +149,56 @@ def _stage_source(src: Path) -> None:
     shutil.copyfile(REPO / "mappings" / "default.yaml", data / "default.yaml")
 
 
+def _top(key: str) -> str:
+    """The top-level function or class a mutant is in, from its mutmut name:
+    `...x_mask_doc__mutmut_3` -> mask_doc, `...xǁ_Tokenǁpieces__mutmut_2` -> _Token."""
+    tail = key.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+    return tail.split("ǁ")[1] if tail.startswith("xǁ") else tail[2:]
+
+
+def _only(d: Path) -> set[str] | None:
+    """The top-level functions and classes a restricted run mutated (`--only`, `--since`),
+    or None after a full run."""
+    p = d / "only.json"
+    return set(json.loads(p.read_text(encoding="utf-8"))) if p.exists() else None
+
+
+def changed_since(rev: str, source: str) -> list[str]:
+    """The top-level functions and classes of addon/disguiselib/<source> whose code
+    (its AST: comments and layout aside) differs from what it was at commit rev, new ones
+    included: the mutants a run restricted to them makes are the only ones whose verdict
+    may have changed since a full run at rev (a mutant is named, numbered and run per
+    function; the others are the same mutants of the same code)."""
+    import ast
+
+    rel = f"addon/disguiselib/{source}"
+    before = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout
+
+    def tops(code: str) -> dict[str, str]:
+        return {n.name: ast.dump(n) for n in ast.parse(code).body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+    old, new = tops(before), tops((REPO / rel).read_text(encoding="utf-8"))
+    return sorted(n for n, code in new.items() if old.get(n) != code)
+
+
+def _classes(source: str) -> set[str]:
+    import ast
+
+    code = (REPO / "addon" / "disguiselib" / source).read_text(encoding="utf-8")
+    return {n.name for n in ast.parse(code).body if isinstance(n, ast.ClassDef)}
+
+
 def _results(d: Path, source: str) -> tuple[int, int, list[str], int]:
     """(killed, survived, survivor names, other) from mutmut's own records; survived
-    includes the mutants of lines no selected test executed (_uncovered)."""
+    includes the mutants of lines no selected test executed (_uncovered). After a
+    restricted run, only the mutants of the functions it ran."""
     meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    only = _only(d)
+    if only is not None:
+        codes = {k: c for k, c in codes.items() if _top(k) in only}
     killed = sum(c in KILLED for c in codes.values())
     survivors = sorted(k for k, c in codes.items() if c in SURVIVED)
     unrun = len(_uncovered(d, source))
@@ -179,8 +224,15 @@ def _uncovered(d: Path, source: str) -> list[str]:
         module, mutations, _, _ = create_mutations(str(path), code, covered)
         return [f"{fn.name.value}: {module.code_for_node(m.original_node).strip()!r} -> "
                 f"{module.code_for_node(m.mutated_node).strip()!r}"
-                for m in mutations if isinstance(fn := m.contained_by_top_level_function, cst.FunctionDef)]
+                for m in mutations if isinstance(fn := m.contained_by_top_level_function, cst.FunctionDef)
+                and (only is None or fn.name.value in only)]
 
+    only = _only(d)
+    if only is not None:  # mutmut names a method's mutants by its class; libcst gives the method
+        import ast
+
+        only |= {f.name for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name in only
+                 for f in n.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     left = described(lines)
     out = []
     for m in described(None):
@@ -267,6 +319,16 @@ def main(names: list[str]) -> int:
         return show(names[1])
     if names[:1] == ["--check"]:
         return check(names[1], int(names[2]) if len(names) > 2 else 3)
+    only: list[str] | None = None
+    for opt in ("--only", "--since"):
+        if opt in names:
+            i = names.index(opt)
+            arg, names = names[i + 1], names[:i] + names[i + 2:]
+            if len(names) != 1:
+                print(f"{opt} restricts one module's run: name one module")
+                return 2
+            only = arg.split(",") if opt == "--only" else changed_since(arg, MODULES[names[0]][0])
+            print(f"{names[0]}: mutating only {', '.join(only)}", flush=True)
     here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
            "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
@@ -279,8 +341,16 @@ def main(names: list[str]) -> int:
         # tests changed: every run starts afresh
         shutil.rmtree(d / "mutants", ignore_errors=True)
         (d / "covered.json").unlink(missing_ok=True)
+        (d / "only.json").unlink(missing_ok=True)
         t0 = time.monotonic()
         cmd = ["nice", "-n", "19", sys.executable, os.path.join(here, "launch.py"), "run", "--max-children", "1"]
+        if only is not None:
+            # mutmut's own filter: mutant names (fnmatch), here every mutant of each
+            # function (x_NAME...) or class (xǁNAMEǁ...); the same glob picks the tests
+            # that reach it for the clean run. Scored over these functions alone
+            (d / "only.json").write_text(json.dumps(only))
+            prefix = "disguiselib." + source.removesuffix(".py").replace("/", ".")
+            cmd += [f"{prefix}.x{'ǁ' + f + 'ǁ' if f in _classes(source) else '_' + f}*" for f in only]
         with open(d / "run.log", "w") as log:
             rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT)
         if rc != 0:
