@@ -222,3 +222,55 @@ def test_a_key_that_reads_as_json_is_masked_as_it_is_written() -> None:
         raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]})
         out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
         assert json.loads(out)["messages"][0]["content"][0]["input"] == {masked: 1}
+
+
+@pytest.mark.parametrize("lead", ['"', "\n", "é", "\\"])
+def test_a_big_text_with_one_escape_at_its_very_start_or_end_is_spliced_as_written(lead: str) -> None:
+    """A big text's many edits are spliced as they are (masking._Token) only into a token
+    with no escape in it: the offsets are the value's. One escape, at the token's first
+    or last character, is enough to send it the other way (jsonspan.apply): the same
+    bytes as with lists, and what they parse to is the text masked. (Without the escape
+    the text takes the _Token path.)"""
+    from disguiselib.rules import bigtext, prescan
+    from disguiselib.rules.found import Found
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    for text in ("Acme Corp, " * 70, lead + "Acme Corp, " * 70, "Acme Corp, " * 70 + lead):
+        raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+        rules.found = Found(limit=0)
+        want, _ = mask_body(raw, anthropic.MESSAGES_REQUEST, rules, {})
+        saved = bigtext.BIG, bigtext.WINDOW, prescan.JOIN_MAX
+        # every text big (columns: more than 64 edits in a string), scanned alone
+        bigtext.BIG, bigtext.WINDOW, prescan.JOIN_MAX = 0, 7, 0
+        try:
+            rules.found = Found(limit=0)
+            got, _ = mask_body(raw, anthropic.MESSAGES_REQUEST, rules, {})
+        finally:
+            bigtext.BIG, bigtext.WINDOW, prescan.JOIN_MAX = saved
+        assert got == want
+        assert json.loads(got)["messages"][0]["content"] == text.replace("Acme Corp", "Zenith Labs")
+
+
+def test_the_masked_body_is_spliced_in_chunks_into_one_text() -> None:
+    """masking._splice joins its pieces a chunk (8,192) at a time, a big text's edits
+    (_Token) piece by piece among them: over several chunks, inside a _Token and around
+    it, the text is what splicing the same edits at once gives."""
+    from disguiselib.base.masking import _splice, _Token
+    from disguiselib.wire import jsonspan, text
+
+    s = "ab" * 30_000
+    edits = [(i, i + 1, f"<{i}>") for i in range(0, 60_000, 3)]  # 20,000 edits: 40,001 pieces
+    assert _splice(s, edits) == jsonspan.splice(s, edits)
+    value = "é Acme " * 5_000  # a token with no escape; replacements encoded in its style
+    body = '{"a": "x", "b": "' + value + '", "c": "y"}'
+    start = body.index(value)
+    cols = text.Columns("qqo")
+    for i in range(2, len(value) - 4, 7):
+        cols.append((i, i + 4, 'Z"' if i % 2 else "Z"))
+    tok = _Token(body, start, start + len(value), cols, False)
+    want = json.dumps(jsonspan.splice(value, list(cols)), ensure_ascii=False)[1:-1]  # the token's style
+    assert len(tok) == len(want)
+    outer = [(7, 8, "A"), (start, start + len(value), tok), (len(body) - 3, len(body) - 2, "C")]
+    spliced = _splice(body, outer)
+    assert spliced == body[:7] + "A" + body[8:start] + want + body[start + len(value) : -3] + "C" + body[-2:]
+    assert json.loads(spliced) == {"a": "A", "b": jsonspan.splice(value, list(cols)), "c": "C"}
