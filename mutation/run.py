@@ -6,6 +6,9 @@ one with `cd .mutation/<module> && ../../.venv/bin/mutmut show NAME`).
     python mutation/run.py sse holdback    only these
     python mutation/run.py --show sse      the last run's survivors of a module, as diffs
     python mutation/run.py --check sse     those survivors against the tests as they are now
+    python mutation/run.py --score sse     the last run's score again, from mutmut's records
+    python mutation/run.py masking --since REV   only the functions changed since commit REV
+    python mutation/run.py masking --only mask_doc,_Token   only these functions and classes
 
 Why mutmut (3.x) and not cosmic-ray: mutmut runs the test suite once in-process to learn
 which tests call which function, then forks per mutant and runs only those tests — no
@@ -233,9 +236,14 @@ def _uncovered(d: Path, source: str) -> list[str]:
 
         only |= {f.name for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name in only
                  for f in n.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    left = described(lines)
+    here = os.getcwd()
+    os.chdir(d)  # mutmut reads its configuration (the stage's pyproject) from the working directory
+    try:
+        left, every = described(lines), described(None)
+    finally:
+        os.chdir(here)
     out = []
-    for m in described(None):
+    for m in every:
         if m in left:
             left.remove(m)
         else:
@@ -314,9 +322,24 @@ def check(name: str, jobs: int = 3) -> int:
     return 0
 
 
+def rescore(name: str) -> int:
+    """The last run's row from mutmut's records (as the run printed it, or had it been
+    cut short after mutmut finished), survivors.txt written again."""
+    d = STAGE / name
+    k, s, survivors, other = _results(d, MODULES[name][0])
+    (d / "survivors.txt").write_text("".join(x + "\n" for x in survivors))
+    only, unrun = _only(d), len(_uncovered(d, MODULES[name][0]))
+    print(f"{name:<11} {k:>5} killed {s:>4} survived {other:>3} other  {100.0 * k / (k + s) if k + s else 100.0:5.1f} %"
+          f"{'' if only is None else ' (only ' + ', '.join(sorted(only)) + ')'}; {unrun} "
+          f"of the survivors on lines no selected test executes")
+    return 0
+
+
 def main(names: list[str]) -> int:
     if names[:1] == ["--show"]:
         return show(names[1])
+    if names[:1] == ["--score"]:
+        return rescore(names[1])
     if names[:1] == ["--check"]:
         return check(names[1], int(names[2]) if len(names) > 2 else 3)
     only: list[str] | None = None
