@@ -21,7 +21,7 @@ from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base import fields
-from disguiselib.base.masking import mask_body, mask_fn, present_fakes, present_placeholders
+from disguiselib.base.masking import mask_body, mask_doc, mask_fn, present_fakes, present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules, Session
@@ -274,3 +274,56 @@ def test_the_masked_body_is_spliced_in_chunks_into_one_text() -> None:
     spliced = _splice(body, outer)
     assert spliced == body[:7] + "A" + body[8:start] + want + body[start + len(value) : -3] + "C" + body[-2:]
     assert json.loads(spliced) == {"a": "A", "b": jsonspan.splice(value, list(cols)), "c": "C"}
+
+
+def test_masking_lets_the_changed_texts_go_before_it_makes_the_masked_text(monkeypatch) -> None:
+    """mask_body's read callback and what it lets go (memory: a 200 MB string is not held
+    twice while the masked text is made): read is called once masking changed something,
+    before the masked text is made, with every text masking read in scanned, the changed
+    ones marked None; then those leave scanned (the guard scans them again) and their old
+    values leave the document and the walk's list before the splice; masked_doc puts the
+    new ones in. A body masking leaves as it is calls read not at all."""
+    from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+    from disguiselib.base import masking
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    seen: list = []
+    scanned: dict = {}
+    real_splice, real_masked_doc = masking._splice, masking.masked_doc
+
+    def splice(s: str, edits: list) -> str:
+        seen.append(("splice", dict(scanned)))
+        return real_splice(s, edits)
+
+    def masked(s: str, out: str, doc, trace: dict):  # noqa: ANN001, ANN202 - as masked_doc's
+        seen.append(("doc", doc["messages"][0]["content"], [trace["toks"].vals[t] for t, _ in trace["ranges"]]))
+        return real_masked_doc(s, out, doc, trace)
+
+    monkeypatch.setattr(masking, "_splice", splice)
+    monkeypatch.setattr(masking, "masked_doc", masked)
+    raw = json.dumps({"model": "m", "system": "be brief", "messages": [
+        {"role": "user", "content": "Acme Corp here"}]}).encode()  # fmt: skip
+    parsed: list = []
+    body, _ = masking.mask_request_body(raw, ANTHROPIC_MESSAGES, rules, "application/json", scanned, parsed,
+                                        read=lambda: seen.append(("read", dict(scanned))))
+    assert json.loads(body)["messages"][0]["content"] == "Zenith Labs here"
+    (r, at_read), (sp, at_splice), (d, value, vals) = seen
+    assert (r, sp, d) == ("read", "splice", "doc")
+    assert at_read["Acme Corp here"] is None and "be brief" in at_read
+    assert "Acme Corp here" not in at_splice and "be brief" in at_splice and at_splice == scanned
+    assert not value and vals and not any(vals)  # let go: None
+    assert parsed == [(body, fields.loads(body.decode()))]
+    seen.clear()
+    same = json.dumps({"model": "m", "system": "be brief"}).encode()
+    assert masking.mask_request_body(same, ANTHROPIC_MESSAGES, rules, "", {}, [],
+                                     read=lambda: seen.append("read"))[0] is same
+    assert "read" not in seen
+
+
+def test_an_empty_rule_set_changes_no_token() -> None:
+    doc = {"model": "m", "system": "Acme Corp"}
+    s = json.dumps(doc)
+    empty = Rules(mappings.from_dict({}))
+    assert mask_doc(s, doc, anthropic.MESSAGES_REQUEST, empty, Session()) == (s, 0)
+    assert mask_doc(s, doc, anthropic.MESSAGES_REQUEST, empty, Session(), spliced=False) == ([], 0)
+
