@@ -455,4 +455,3 @@ def test_a_big_texts_many_edits_are_spliced_into_the_body_as_one_new_token(
             assert run() == want
         finally:
             prescan.JOIN_MAX = saved
-
