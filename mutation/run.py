@@ -6,6 +6,7 @@ one with `cd .mutation/<module> && ../../.venv/bin/mutmut show NAME`).
     python mutation/run.py sse holdback    only these
     python mutation/run.py --show sse      the last run's survivors of a module, as diffs
     python mutation/run.py --check sse     those survivors against the tests as they are now
+    python mutation/run.py --check sse 2 'x_parse_event__mutmut_1*'   some of them, 2 at a time
     python mutation/run.py --score sse     the last run's score again, from mutmut's records
     python mutation/run.py masking --since REV   only the functions changed since commit REV
     python mutation/run.py masking --only mask_doc,_Token   only these functions and classes
@@ -262,14 +263,17 @@ def show(name: str) -> int:
     return 0
 
 
-def check(name: str, jobs: int = 3) -> int:
+def check(name: str, jobs: int = 3, only: list[str] | None = None) -> int:
     """The last run's survivors and timeouts of a module against the tests as they are
     now: each mutant (the same trampolined source mutmut ran) in a fresh interpreter, in
     one pytest run, `jobs` at a time (the integration tests mostly wait). A timeout is
     checked too: mutmut's wall-clock limit (3x the stats run's time) is met by slow
     tests on a loaded machine, not only by a mutant that loops; here a mutant is given
     CHECK_TIMEOUT seconds, and one that is still running then counts as killed. Prints
-    each as killed or survived and the new score."""
+    each as killed or survived and the new score. only: name patterns (fnmatch, on the
+    name after the module's: `x_mask_doc__mutmut_9*`): those survivors and timeouts
+    alone (the others are reported as they were; a survivor's tests all run, so on a
+    busy machine a whole check can take an hour)."""
     d = STAGE / name
     source, tests = MODULES[name]
     c = d / "check"
@@ -308,8 +312,14 @@ def check(name: str, jobs: int = 3) -> int:
         return m, rc in KILLED or rc == 2
 
     left = []
+    todo = survivors + timeouts
+    if only:
+        import fnmatch
+
+        todo = [m for m in todo if any(fnmatch.fnmatch(m.rsplit(".", 1)[-1], p) for p in only)]
+        left = [m for m in survivors if m not in todo]  # not checked: as the run left them
     with ThreadPoolExecutor(jobs) as pool:
-        for m, dead in pool.map(one, survivors + timeouts):
+        for m, dead in pool.map(one, todo):
             print(f"{'killed  ' if dead else 'survived'} {m}{' (a timeout in the run)' if m in timeouts else ''}",
                   flush=True)
             if not dead:
@@ -341,7 +351,7 @@ def main(names: list[str]) -> int:
     if names[:1] == ["--score"]:
         return rescore(names[1])
     if names[:1] == ["--check"]:
-        return check(names[1], int(names[2]) if len(names) > 2 else 3)
+        return check(names[1], int(names[2]) if len(names) > 2 else 3, names[3:] or None)
     only: list[str] | None = None
     for opt in ("--only", "--since"):
         if opt in names:
