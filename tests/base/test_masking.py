@@ -327,3 +327,17 @@ def test_an_empty_rule_set_changes_no_token() -> None:
     assert mask_doc(s, doc, anthropic.MESSAGES_REQUEST, empty, Session()) == (s, 0)
     assert mask_doc(s, doc, anthropic.MESSAGES_REQUEST, empty, Session(), spliced=False) == ([], 0)
 
+
+
+def test_a_text_met_again_after_its_scan_was_spent_is_scanned_again() -> None:
+    """Masking a string spends what the scan found in its texts (memory: a big text's
+    matches): the memo then says "scan it again" (None). The same text in a later
+    string is scanned again and masked the same, also where nothing remembers it
+    (Found(limit=0)) and with no scanned dict (realtime events, batch lines)."""
+    from disguiselib.rules.found import Found
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    rules.found = Found(limit=0)
+    raw = json.dumps({"model": "m", "system": "Acme Corp", "messages": [{"role": "user", "content": "Acme Corp"}]})
+    out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
+    assert json.loads(out) == {"model": "m", "system": "Zenith Labs", "messages": [{"role": "user", "content": "Zenith Labs"}]}
