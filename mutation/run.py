@@ -6,6 +6,10 @@ one with `cd .mutation/<module> && ../../.venv/bin/mutmut show NAME`).
     python mutation/run.py sse holdback    only these
     python mutation/run.py --show sse      the last run's survivors of a module, as diffs
     python mutation/run.py --check sse     those survivors against the tests as they are now
+    python mutation/run.py --check sse 2 'x_parse_event__mutmut_1*'   some of them, 2 at a time
+    python mutation/run.py --score sse     the last run's score again, from mutmut's records
+    python mutation/run.py masking --since REV   only the functions changed since commit REV
+    python mutation/run.py masking --only mask_doc,_Token   only these functions and classes
 
 Why mutmut (3.x) and not cosmic-ray: mutmut runs the test suite once in-process to learn
 which tests call which function, then forks per mutant and runs only those tests — no
@@ -100,6 +104,13 @@ CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it co
 SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
 
 
+def _mutmut() -> list[str]:
+    """mutmut's command: its script beside the interpreter, or `python -m mutmut` where
+    it is importable only (installed with `pip --target` and put on PYTHONPATH)."""
+    script = Path(sys.executable).parent / "mutmut"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mutmut"]
+
+
 def _stage(name: str, source: str, tests: list[str]) -> Path:
     d = STAGE / name
     d.mkdir(parents=True, exist_ok=True)
@@ -142,11 +153,56 @@ def _stage_source(src: Path) -> None:
     shutil.copyfile(REPO / "mappings" / "default.yaml", data / "default.yaml")
 
 
+def _top(key: str) -> str:
+    """The top-level function or class a mutant is in, from its mutmut name:
+    `...x_mask_doc__mutmut_3` -> mask_doc, `...xǁ_Tokenǁpieces__mutmut_2` -> _Token."""
+    tail = key.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+    return tail.split("ǁ")[1] if tail.startswith("xǁ") else tail[2:]
+
+
+def _only(d: Path) -> set[str] | None:
+    """The top-level functions and classes a restricted run mutated (`--only`, `--since`),
+    or None after a full run."""
+    p = d / "only.json"
+    return set(json.loads(p.read_text(encoding="utf-8"))) if p.exists() else None
+
+
+def changed_since(rev: str, source: str) -> list[str]:
+    """The top-level functions and classes of addon/disguiselib/<source> whose code
+    (its AST: comments and layout aside) differs from what it was at commit rev, new ones
+    included: the mutants a run restricted to them makes are the only ones whose verdict
+    may have changed since a full run at rev (a mutant is named, numbered and run per
+    function; the others are the same mutants of the same code)."""
+    import ast
+
+    rel = f"addon/disguiselib/{source}"
+    before = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout
+
+    def tops(code: str) -> dict[str, str]:
+        return {n.name: ast.dump(n) for n in ast.parse(code).body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+    old, new = tops(before), tops((REPO / rel).read_text(encoding="utf-8"))
+    return sorted(n for n, code in new.items() if old.get(n) != code)
+
+
+def _classes(source: str) -> set[str]:
+    import ast
+
+    code = (REPO / "addon" / "disguiselib" / source).read_text(encoding="utf-8")
+    return {n.name for n in ast.parse(code).body if isinstance(n, ast.ClassDef)}
+
+
 def _results(d: Path, source: str) -> tuple[int, int, list[str], int]:
     """(killed, survived, survivor names, other) from mutmut's own records; survived
-    includes the mutants of lines no selected test executed (_uncovered)."""
+    includes the mutants of lines no selected test executed (_uncovered). After a
+    restricted run, only the mutants of the functions it ran."""
     meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    only = _only(d)
+    if only is not None:
+        codes = {k: c for k, c in codes.items() if _top(k) in only}
     killed = sum(c in KILLED for c in codes.values())
     survivors = sorted(k for k, c in codes.items() if c in SURVIVED)
     unrun = len(_uncovered(d, source))
@@ -172,11 +228,23 @@ def _uncovered(d: Path, source: str) -> list[str]:
         module, mutations, _, _ = create_mutations(str(path), code, covered)
         return [f"{fn.name.value}: {module.code_for_node(m.original_node).strip()!r} -> "
                 f"{module.code_for_node(m.mutated_node).strip()!r}"
-                for m in mutations if isinstance(fn := m.contained_by_top_level_function, cst.FunctionDef)]
+                for m in mutations if isinstance(fn := m.contained_by_top_level_function, cst.FunctionDef)
+                and (only is None or fn.name.value in only)]
 
-    left = described(lines)
+    only = _only(d)
+    if only is not None:  # mutmut names a method's mutants by its class; libcst gives the method
+        import ast
+
+        only |= {f.name for n in ast.parse(code).body if isinstance(n, ast.ClassDef) and n.name in only
+                 for f in n.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    here = os.getcwd()
+    os.chdir(d)  # mutmut reads its configuration (the stage's pyproject) from the working directory
+    try:
+        left, every = described(lines), described(None)
+    finally:
+        os.chdir(here)
     out = []
-    for m in described(None):
+    for m in every:
         if m in left:
             left.remove(m)
         else:
@@ -187,23 +255,25 @@ def _uncovered(d: Path, source: str) -> list[str]:
 def show(name: str) -> int:
     """Print each survivor of the module's last run as mutmut shows it (a diff)."""
     d = STAGE / name
-    mutmut = Path(sys.executable).parent / "mutmut"
     for m in (d / "survivors.txt").read_text().split():
-        r = subprocess.run([str(mutmut), "show", m], cwd=d, capture_output=True, text=True)
+        r = subprocess.run([*_mutmut(), "show", m], cwd=d, capture_output=True, text=True)
         print("\n".join(ln for ln in r.stdout.splitlines() if ln.startswith(("# ", "-  ", "+  "))))
     for m in _uncovered(d, MODULES[name][0]):
         print(f"# not executed by any selected test: {m}")
     return 0
 
 
-def check(name: str, jobs: int = 3) -> int:
+def check(name: str, jobs: int = 3, only: list[str] | None = None) -> int:
     """The last run's survivors and timeouts of a module against the tests as they are
     now: each mutant (the same trampolined source mutmut ran) in a fresh interpreter, in
     one pytest run, `jobs` at a time (the integration tests mostly wait). A timeout is
     checked too: mutmut's wall-clock limit (3x the stats run's time) is met by slow
     tests on a loaded machine, not only by a mutant that loops; here a mutant is given
     CHECK_TIMEOUT seconds, and one that is still running then counts as killed. Prints
-    each as killed or survived and the new score."""
+    each as killed or survived and the new score. only: name patterns (fnmatch, on the
+    name after the module's: `x_mask_doc__mutmut_9*`): those survivors and timeouts
+    alone (the others are reported as they were; a survivor's tests all run, so on a
+    busy machine a whole check can take an hour)."""
     d = STAGE / name
     source, tests = MODULES[name]
     c = d / "check"
@@ -216,7 +286,6 @@ def check(name: str, jobs: int = 3) -> int:
     meta = d / "mutants" / "src" / "disguiselib" / (source + ".meta")
     codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
     timeouts = sorted(m for m, code in codes.items() if code in TIMEOUT)
-    mutmut = Path(sys.executable).parent / "mutmut"
     here = str(Path(__file__).resolve().parent)  # fastfirst
 
     def one(m: str) -> tuple[str, bool]:
@@ -224,7 +293,7 @@ def check(name: str, jobs: int = 3) -> int:
                "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
         # the module's own test files whole (new tests in them included), then the other
         # tests mutmut saw calling the mutated function, capped as in the run (fastfirst)
-        r = subprocess.run([str(mutmut), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
+        r = subprocess.run([*_mutmut(), "tests-for-mutant", m], cwd=d, capture_output=True, text=True)
         reach = [ln.strip() for ln in r.stdout.splitlines() if ln.startswith("tests/")]  # ids may hold spaces
         own = tests[:1]
         ids = own + sorted(t for t in reach if t.split("::")[0] not in own)
@@ -243,8 +312,14 @@ def check(name: str, jobs: int = 3) -> int:
         return m, rc in KILLED or rc == 2
 
     left = []
+    todo = survivors + timeouts
+    if only:
+        import fnmatch
+
+        todo = [m for m in todo if any(fnmatch.fnmatch(m.rsplit(".", 1)[-1], p) for p in only)]
+        left = [m for m in survivors if m not in todo]  # not checked: as the run left them
     with ThreadPoolExecutor(jobs) as pool:
-        for m, dead in pool.map(one, survivors + timeouts):
+        for m, dead in pool.map(one, todo):
             print(f"{'killed  ' if dead else 'survived'} {m}{' (a timeout in the run)' if m in timeouts else ''}",
                   flush=True)
             if not dead:
@@ -257,11 +332,36 @@ def check(name: str, jobs: int = 3) -> int:
     return 0
 
 
+def rescore(name: str) -> int:
+    """The last run's row from mutmut's records (as the run printed it, or had it been
+    cut short after mutmut finished), survivors.txt written again."""
+    d = STAGE / name
+    k, s, survivors, other = _results(d, MODULES[name][0])
+    (d / "survivors.txt").write_text("".join(x + "\n" for x in survivors))
+    only, unrun = _only(d), len(_uncovered(d, MODULES[name][0]))
+    print(f"{name:<11} {k:>5} killed {s:>4} survived {other:>3} other  {100.0 * k / (k + s) if k + s else 100.0:5.1f} %"
+          f"{'' if only is None else ' (only ' + ', '.join(sorted(only)) + ')'}; {unrun} "
+          f"of the survivors on lines no selected test executes")
+    return 0
+
+
 def main(names: list[str]) -> int:
     if names[:1] == ["--show"]:
         return show(names[1])
+    if names[:1] == ["--score"]:
+        return rescore(names[1])
     if names[:1] == ["--check"]:
-        return check(names[1], int(names[2]) if len(names) > 2 else 3)
+        return check(names[1], int(names[2]) if len(names) > 2 else 3, names[3:] or None)
+    only: list[str] | None = None
+    for opt in ("--only", "--since"):
+        if opt in names:
+            i = names.index(opt)
+            arg, names = names[i + 1], names[:i] + names[i + 2:]
+            if len(names) != 1:
+                print(f"{opt} restricts one module's run: name one module")
+                return 2
+            only = arg.split(",") if opt == "--only" else changed_since(arg, MODULES[names[0]][0])
+            print(f"{names[0]}: mutating only {', '.join(only)}", flush=True)
     here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
            "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
@@ -274,8 +374,16 @@ def main(names: list[str]) -> int:
         # tests changed: every run starts afresh
         shutil.rmtree(d / "mutants", ignore_errors=True)
         (d / "covered.json").unlink(missing_ok=True)
+        (d / "only.json").unlink(missing_ok=True)
         t0 = time.monotonic()
         cmd = ["nice", "-n", "19", sys.executable, os.path.join(here, "launch.py"), "run", "--max-children", "1"]
+        if only is not None:
+            # mutmut's own filter: mutant names (fnmatch), here every mutant of each
+            # function (x_NAME...) or class (xǁNAMEǁ...); the same glob picks the tests
+            # that reach it for the clean run. Scored over these functions alone
+            (d / "only.json").write_text(json.dumps(only))
+            prefix = "disguiselib." + source.removesuffix(".py").replace("/", ".")
+            cmd += [f"{prefix}.x{'ǁ' + f + 'ǁ' if f in _classes(source) else '_' + f}*" for f in only]
         with open(d / "run.log", "w") as log:
             rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT)
         if rc != 0:

@@ -92,6 +92,24 @@ def test_a_disguise_the_client_typed_is_warned_about_without_quoting(cfg, caplog
     assert caplog.text == ""  # signed thinking holds disguises by design
 
 
+def test_a_disguise_typed_in_a_text_masking_changed_is_warned_about_once(cfg, caplog) -> None:
+    """The warning's pass runs inside masking once it changed something (before the
+    changed texts leave the scan's memo), else after it: a disguise typed in the very
+    text masking changed is still seen, and one in a text it left is warned about once,
+    not on both turns. (The other text keeps the memo from being empty, where the pass
+    would read the body.)"""
+    for i, (system, user) in enumerate([("be brief", "Acme Corp, we are Zenith Labs"),
+                                        ("we are Zenith Labs", "Acme Corp")]):
+        raw = json.dumps({"model": "m", "messages": [{"role": "system", "content": system},
+                                                     {"role": "user", "content": user}]}).encode()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="disguise"):
+            m = pipeline.mask_request(registry.OPENAI_CHAT, raw, cfg, "/v1/chat/completions", []).unwrap()
+        assert "Acme" not in m.body.decode()
+        assert caplog.messages == [f"disguise: the request already holds a disguise (at body $.messages[{1 - i}].content): "
+                                   "in the answer it will be restored to its original like the ones disguise put there"]
+
+
 def test_a_leak_check_that_fails_is_a_refusal(cfg, monkeypatch, caplog) -> None:
     def boom(*a, **k):
         raise RuntimeError("bob@corp.example.com")

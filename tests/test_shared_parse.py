@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib import leakguard, pipeline
@@ -68,13 +68,25 @@ def body(draw) -> bytes:
     return json.dumps(doc, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1]))).encode()
 
 
+def _repeats_a_key(doc: object) -> bool:
+    if isinstance(doc, dict):
+        return type(doc) is Dup or any(_repeats_a_key(v) for v in doc.values())
+    return isinstance(doc, list) and any(_repeats_a_key(v) for v in doc)
+
+
 @settings(max_examples=300, deadline=None)
 @given(raw=body())
+@example(raw=b'{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_use", '
+             b'"id": "t1", "name": "", "input": {"Acme Corp": null, "Zenith Labs": {}}}]}]}')  # fmt: skip
 def test_the_shared_document_is_the_parse_of_the_masked_body(raw: bytes) -> None:
     parsed: list = []
     masked, _ = masking.mask_body(raw, MESSAGES_REQUEST, RULES, {}, parsed)
     assert masked == masking.mask_body(raw, MESSAGES_REQUEST, RULES)[0]  # sharing changes nothing masked
-    assert parsed, "a plain JSON body always shares its document"
+    if not parsed:
+        # a key masked onto another key of its object (a collision: loads keeps both
+        # pairs, a Dup) is not shared, by design (the test below); nothing else
+        assert _repeats_a_key(loads(masked.decode())), "a plain JSON body always shares its document"
+        return
     got, doc = parsed[0]
     assert got is masked
     assert canon(doc) == canon(loads(masked.decode()))

@@ -21,7 +21,7 @@ from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base import fields
-from disguiselib.base.masking import mask_body, mask_fn, present_fakes, present_placeholders
+from disguiselib.base.masking import mask_body, mask_doc, mask_fn, present_fakes, present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules, Session
@@ -222,3 +222,122 @@ def test_a_key_that_reads_as_json_is_masked_as_it_is_written() -> None:
         raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]})
         out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
         assert json.loads(out)["messages"][0]["content"][0]["input"] == {masked: 1}
+
+
+@pytest.mark.parametrize("lead", ['"', "\n", "é", "\\"])
+def test_a_big_text_with_one_escape_at_its_very_start_or_end_is_spliced_as_written(lead: str) -> None:
+    """A big text's many edits are spliced as they are (masking._Token) only into a token
+    with no escape in it: the offsets are the value's. One escape, at the token's first
+    or last character, is enough to send it the other way (jsonspan.apply): the same
+    bytes as with lists, and what they parse to is the text masked. (Without the escape
+    the text takes the _Token path.)"""
+    from disguiselib.rules import bigtext, prescan
+    from disguiselib.rules.found import Found
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    for text in ("Acme Corp, " * 70, lead + "Acme Corp, " * 70, "Acme Corp, " * 70 + lead):
+        raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+        rules.found = Found(limit=0)
+        want, _ = mask_body(raw, anthropic.MESSAGES_REQUEST, rules, {})
+        saved = bigtext.BIG, bigtext.WINDOW, prescan.JOIN_MAX
+        # every text big (columns: more than 64 edits in a string), scanned alone
+        bigtext.BIG, bigtext.WINDOW, prescan.JOIN_MAX = 0, 7, 0
+        try:
+            rules.found = Found(limit=0)
+            got, _ = mask_body(raw, anthropic.MESSAGES_REQUEST, rules, {})
+        finally:
+            bigtext.BIG, bigtext.WINDOW, prescan.JOIN_MAX = saved
+        assert got == want
+        assert json.loads(got)["messages"][0]["content"] == text.replace("Acme Corp", "Zenith Labs")
+
+
+def test_the_masked_body_is_spliced_in_chunks_into_one_text() -> None:
+    """masking._splice joins its pieces a chunk (8,192) at a time, a big text's edits
+    (_Token) piece by piece among them: over several chunks, inside a _Token and around
+    it, the text is what splicing the same edits at once gives."""
+    from disguiselib.base.masking import _splice, _Token
+    from disguiselib.wire import jsonspan, text
+
+    s = "ab" * 30_000
+    edits = [(i, i + 1, f"<{i}>") for i in range(0, 60_000, 3)]  # 20,000 edits: 40,001 pieces
+    assert _splice(s, edits) == jsonspan.splice(s, edits)
+    value = "é Acme " * 5_000  # a token with no escape; replacements encoded in its style
+    body = '{"a": "x", "b": "' + value + '", "c": "y"}'
+    start = body.index(value)
+    cols = text.Columns("qqo")
+    for i in range(2, len(value) - 4, 7):
+        cols.append((i, i + 4, 'Z"' if i % 2 else "Z"))
+    tok = _Token(body, start, start + len(value), cols, False)
+    want = json.dumps(jsonspan.splice(value, list(cols)), ensure_ascii=False)[1:-1]  # the token's style
+    assert len(tok) == len(want)
+    outer = [(7, 8, "A"), (start, start + len(value), tok), (len(body) - 3, len(body) - 2, "C")]
+    spliced = _splice(body, outer)
+    assert spliced == body[:7] + "A" + body[8:start] + want + body[start + len(value) : -3] + "C" + body[-2:]
+    assert json.loads(spliced) == {"a": "A", "b": jsonspan.splice(value, list(cols)), "c": "C"}
+
+
+def test_masking_lets_the_changed_texts_go_before_it_makes_the_masked_text(monkeypatch) -> None:
+    """mask_body's read callback and what it lets go (memory: a 200 MB string is not held
+    twice while the masked text is made): read is called once masking changed something,
+    before the masked text is made, with every text masking read in scanned, the changed
+    ones marked None; then those leave scanned (the guard scans them again) and their old
+    values leave the document and the walk's list before the splice; masked_doc puts the
+    new ones in. A body masking leaves as it is calls read not at all."""
+    from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+    from disguiselib.base import masking
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    seen: list = []
+    scanned: dict = {}
+    real_splice, real_masked_doc = masking._splice, masking.masked_doc
+
+    def splice(s: str, edits: list) -> str:
+        seen.append(("splice", dict(scanned)))
+        return real_splice(s, edits)
+
+    def masked(s: str, out: str, doc, trace: dict):  # noqa: ANN001, ANN202 - as masked_doc's
+        seen.append(("doc", doc["messages"][0]["content"], [trace["toks"].vals[t] for t, _ in trace["ranges"]]))
+        return real_masked_doc(s, out, doc, trace)
+
+    monkeypatch.setattr(masking, "_splice", splice)
+    monkeypatch.setattr(masking, "masked_doc", masked)
+    raw = json.dumps({"model": "m", "system": "be brief", "messages": [
+        {"role": "user", "content": "Acme Corp here"}]}).encode()  # fmt: skip
+    parsed: list = []
+    body, _ = masking.mask_request_body(raw, ANTHROPIC_MESSAGES, rules, "application/json", scanned, parsed,
+                                        read=lambda: seen.append(("read", dict(scanned))))
+    assert json.loads(body)["messages"][0]["content"] == "Zenith Labs here"
+    (r, at_read), (sp, at_splice), (d, value, vals) = seen
+    assert (r, sp, d) == ("read", "splice", "doc")
+    assert at_read["Acme Corp here"] is None and "be brief" in at_read
+    assert "Acme Corp here" not in at_splice and "be brief" in at_splice and at_splice == scanned
+    assert not value and vals and not any(vals)  # let go: None
+    assert parsed == [(body, fields.loads(body.decode()))]
+    seen.clear()
+    same = json.dumps({"model": "m", "system": "be brief"}).encode()
+    assert masking.mask_request_body(same, ANTHROPIC_MESSAGES, rules, "", {}, [],
+                                     read=lambda: seen.append("read"))[0] is same
+    assert "read" not in seen
+
+
+def test_an_empty_rule_set_changes_no_token() -> None:
+    doc = {"model": "m", "system": "Acme Corp"}
+    s = json.dumps(doc)
+    empty = Rules(mappings.from_dict({}))
+    assert mask_doc(s, doc, anthropic.MESSAGES_REQUEST, empty, Session()) == (s, 0)
+    assert mask_doc(s, doc, anthropic.MESSAGES_REQUEST, empty, Session(), spliced=False) == ([], 0)
+
+
+
+def test_a_text_met_again_after_its_scan_was_spent_is_scanned_again() -> None:
+    """Masking a string spends what the scan found in its texts (memory: a big text's
+    matches): the memo then says "scan it again" (None). The same text in a later
+    string is scanned again and masked the same, also where nothing remembers it
+    (Found(limit=0)) and with no scanned dict (realtime events, batch lines)."""
+    from disguiselib.rules.found import Found
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    rules.found = Found(limit=0)
+    raw = json.dumps({"model": "m", "system": "Acme Corp", "messages": [{"role": "user", "content": "Acme Corp"}]})
+    out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
+    assert json.loads(out) == {"model": "m", "system": "Zenith Labs", "messages": [{"role": "user", "content": "Zenith Labs"}]}

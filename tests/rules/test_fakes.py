@@ -187,6 +187,12 @@ def test_client_text_equal_to_a_fake_is_reserved() -> None:
     assert mine == f  # the client's own text went as it was
     assert theirs != f and s.placeholders[theirs] == EMAIL and f not in s.placeholders
     assert RULES.restorer(s.placeholders).text(text) == f"{f} and {EMAIL}"
+    # as the pipeline asks it (the scan's memo and the document for the guard): the
+    # second round scans into a memo of its own, copied into scanned
+    scanned: dict = {}
+    parsed: list = []
+    again, _ = mask_body(body.encode(), recognise("POST", "/v1/messages").request_rule, RULES, scanned, parsed)
+    assert again == out and scanned and parsed
 
 
 def test_leak_guard_knows_a_fake_is_no_original() -> None:
