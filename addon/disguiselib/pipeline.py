@@ -145,7 +145,9 @@ def mask_request(
         return refused
 
 
-def _mask_request(api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Verdict:
+def _mask_request(
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]]
+) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
     scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it

@@ -122,8 +122,8 @@ def mask_request_body(
 
 
 def mask_body(
-    raw: bytes | Received, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None, parsed: list | None = None,
-    read: Callable[[], None] | None = None,
+    raw: bytes | Received, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None,
+    parsed: list | None = None, read: Callable[[], None] | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string

@@ -67,7 +67,7 @@ def encoded(text: str, windowed: bool) -> bytes | Ascii:
     return text.encode("utf-8")
 
 
-def lit_matches(ac, b: bytes | Ascii, longest: int, start: int = 0, window: int = 0) -> list | Columns:  # noqa: ANN001 - ahocorasick_rs.BytesAhoCorasick
+def lit_matches(ac, b: bytes | memoryview | Ascii, longest: int, start: int = 0, window: int = 0) -> list | Columns:  # noqa: ANN001 - ahocorasick_rs.BytesAhoCorasick
     """The automaton's leftmost-longest matches (index, start, end) in b[start:], offsets
     in b. A big b is read in windows, with the same result: a window is read from r to
     WINDOW bytes further plus the longest literal (less one), so that every match that

@@ -35,9 +35,9 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import fakes, linear, triggers
+from . import bigtext, fakes, linear, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
-from .bigtext import BIG, ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
+from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .prescan import prescan as _prescan
@@ -270,7 +270,9 @@ class Rules:
         # the body, while the body, its text and its document are held)
         lits_only = type(pre) is tuple and len(pre) == 3 and pre[2] is not None and not pre[1]
         # a big ASCII text's bytes are its own characters (bigtext.ascii_bytes: no copy)
-        b = None if lits_only and text.isascii() else ascii_bytes(text) if len(text) >= BIG and text.isascii() else utf8(text)
+        b: bytes | memoryview | None = None
+        if not (lits_only and text.isascii()):
+            b = ascii_bytes(text) if len(text) >= bigtext.BIG and text.isascii() else utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
         else:
@@ -287,7 +289,7 @@ class Rules:
                     self.found.put(d, tuple(spans))
         if not spans or text.isascii():
             return spans
-        if b is None:
+        if b is None or type(b) is memoryview:  # (a view: ASCII, returned above)
             b = utf8(text)
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]

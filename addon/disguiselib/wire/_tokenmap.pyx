@@ -139,10 +139,10 @@ cdef class AsciiBytes:
     object. What the scans of a big text read (rules/bigtext.py: ascii_bytes) where its
     encoded copy would be once more a 200 MB body."""
 
-    cdef str text
+    cdef object text  # a str, or a subclass of it (fields.Num: a number as its text)
 
-    def __cinit__(self, str text):
-        if PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND or not text.isascii():
+    def __cinit__(self, text):
+        if not isinstance(text, str) or PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND or not text.isascii():
             raise ValueError("not an ASCII str")
         self.text = text
 
