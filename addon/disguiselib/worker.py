@@ -23,7 +23,10 @@ Messages (multiprocessing.connection framing, pickled tuples):
 A body sent in pieces (one the proxy streams, mitm/streamed.py) is held here only: its
 reply never says SAME (every bytes field is sent back), and a verdict other than Masked
 (a refusal that may fail open, NotOurs: what forwards the body as it came) sends the
-body itself back as the last of its n bytes.
+body itself back as the last of its n bytes. Such a body is masked as a masking.Received
+(its bytes let go once decoded, made again from the text when sent back); once masking
+changed it, what came is no longer held, and a refusal that could fail open after that
+is refused closed (Refusal.NEVER).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ are the raw text as it is, and only the replacements are encoded. This pass says
 whether the text is canonical and, if so, where each decoded offset lies in it.
 
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/tokenmap.py.
+AsciiBytes (an ASCII str's characters as read-only bytes, no copy) is chosen by
+rules/bigtext.py (ascii_bytes).
 """
 
 from cpython.buffer cimport PyBuffer_FillInfo
