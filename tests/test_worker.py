@@ -100,3 +100,52 @@ def test_a_set_no_stream_is_restored_with_holds_no_automaton_for_restoring_until
     job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
     body = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Acme Corp and Zenith Labs"}]}'
     assert worker.mask(built, job, body).body == worker.mask(proxy, job, body).body  # type: ignore[attr-defined]
+
+
+def _streamed(w: worker.Worker, body: bytes, jid: int) -> tuple[object, list[bytes]]:
+    """body sent in pieces and ended, as the proxy streams it: the verdict and the bytes
+    sent after it."""
+    job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
+    for i in range(0, len(body), 5):
+        w.handle(("chunk", 0, jid), body[i : i + 5])
+    answer = w.handle(("end", 1, jid, job, len(body)))
+    assert answer is not None
+    reply, blobs = answer
+    assert reply[0] == "masked" and reply[5] == len(blobs)
+    return worker.decode(reply[3], blobs, b""), blobs
+
+
+def test_a_streamed_body_let_go_once_decoded_goes_back_exactly_as_it_came(tmp_path) -> None:
+    """A streamed body is handed to masking as gathered (masking.Received), and its bytes
+    are let go once decoded: what sends it on as it came (nothing masked; a refusal that
+    may fail open) gets exactly the bytes that came, made again from the text; a masked
+    body is sent alone."""
+    from disguiselib import pipeline
+
+    w = worker.Worker()
+    w.built[1] = worker.build(worker.Spec.of(_config(tmp_path)))
+    clean = '{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "h\u00e9 \U0001f600 \\u00e9"}]}'
+    got, blobs = _streamed(w, clean.encode(), 1)
+    assert isinstance(got, pipeline.Masked) and got.body == clean.encode() and type(got.body) is bytes
+    for body in (b"[1, 2]", b'{"messages": "\xff\xfe Acme Corp"}', b'{"model": "m", "messages": [{"role": "user", '):
+        got, blobs = _streamed(w, body, 2)
+        assert isinstance(got, pipeline.Refused) and got.may_fail_open, got
+        assert blobs[-1] == body  # what fail-open forwards
+    got, blobs = _streamed(w, b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}]}', 3)
+    assert isinstance(got, pipeline.Masked) and b"Zenith Labs" in got.body and len(blobs) == 1
+
+
+def test_a_refusal_that_may_fail_open_after_the_body_was_let_go_is_never_forwarded(tmp_path, monkeypatch) -> None:
+    """Once masking changed a streamed body, what came is no longer held: a refusal that
+    may fail open after that point cannot forward it, and is refused closed instead."""
+    from disguiselib import pipeline
+
+    def broken(*a, **k):  # noqa: ANN002, ANN003, ANN202 - after the body was masked
+        raise MaskError("cannot be masked")
+
+    monkeypatch.setattr(pipeline, "knowing", broken)
+    w = worker.Worker()
+    w.built[1] = worker.build(worker.Spec.of(_config(tmp_path)))
+    got, blobs = _streamed(w, b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}]}', 1)
+    assert isinstance(got, pipeline.Refused) and not got.may_fail_open and got.refusal is pipeline.Refusal.NEVER
+    assert "cannot be masked" in got.reason and blobs == [b""]

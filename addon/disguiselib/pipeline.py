@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
 from .base.fields import loads
-from .base.masking import forget_changed, mask_request_body
+from .base.masking import Received, as_received, forget_changed, mask_request_body
 from .base.realtime import Connection, Frame, MaskedEvent, Result
 from .base.restore import restore_body
 from .base.stream import BodyStream, Reverser
@@ -123,13 +123,17 @@ class NotOurs:
 Verdict = Masked | Refused | NotOurs
 
 
-def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Verdict:
+def mask_request(
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]]
+) -> Verdict:
     """The one path a request takes, live (whole or streamed body), client replay and
     offline replay alike: mask the decoded body by its API's rules, then the leak guard
     looks at what would leave (URL, headers, body). Never raises: Masked, or Refused
     (the body cannot be masked, an original would still leave, or masking broke), or
     NotOurs for a body its route's model does not take. Safe in a worker thread (the
-    rules are read-only; the prefilter keeps a scratch space per thread)."""
+    rules are read-only; the prefilter keeps a scratch space per thread). raw a
+    Received (the masking worker's streamed body): its bytes are let go once decoded
+    (masking.Received; what came is raw.bytes(), None once masking changed it)."""
     try:
         return _mask_request(api, raw, cfg, path, headers)
     except NotTransformed as e:
@@ -141,7 +145,9 @@ def mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable
         return refused
 
 
-def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]]) -> Verdict:
+def _mask_request(
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]]
+) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
     scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
@@ -157,7 +163,7 @@ def _mask_request(api: Api, raw: bytes, cfg: Config, path: str, headers: Iterabl
 
     body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed, read=warn)
     warn()
-    if body is not raw:
+    if body is not as_received(raw):
         forget_changed(scanned)
     rules = knowing(cfg.rules, session.placeholders)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
@@ -177,7 +183,9 @@ def sign_request(
     return resign.resign(method, url, headers, body, credentials, auth)  # type: ignore[arg-type]
 
 
-def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str, scanned: dict | None = None) -> None:
+def _warn_present_disguise(
+    raw: bytes | Received, disguises: Rules, api: Api, ctype: str, scanned: dict | None = None
+) -> None:
     """The client typed a disguise itself: the answer's copy of it will be restored to
     the original, indistinguishable from ours. Thinking and other untouched spans hold
     disguises by design (they went out masked and come back as they were) and are not
@@ -189,7 +197,10 @@ def _warn_present_disguise(raw: bytes, disguises: Rules, api: Api, ctype: str, s
             hot, _ = disguises.prescan(list(scanned), scanned)  # the digests masking's scan took
             if not hot:
                 return
-        hit = leakguard.scan_body(raw, disguises, api, ctype)
+        b = as_received(raw)  # the bytes made again where they were let go (a Received)
+        if b is None:
+            return
+        hit = leakguard.scan_body(b, disguises, api, ctype)
     except Exception:  # noqa: BLE001 - a warning only; masking decides the rest
         return
     if hit is not None:

@@ -23,7 +23,10 @@ Messages (multiprocessing.connection framing, pickled tuples):
 A body sent in pieces (one the proxy streams, mitm/streamed.py) is held here only: its
 reply never says SAME (every bytes field is sent back), and a verdict other than Masked
 (a refusal that may fail open, NotOurs: what forwards the body as it came) sends the
-body itself back as the last of its n bytes.
+body itself back as the last of its n bytes. Such a body is masked as a masking.Received
+(its bytes let go once decoded, made again from the text when sent back); once masking
+changed it, what came is no longer held, and a refusal that could fail open after that
+is refused closed (Refusal.NEVER).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 
 from . import errors, pipeline
 from .apis.registry import BY_NAME, Api
+from .base.masking import Received, as_received
 from .config import Config, compiled
 from .errors import NeverForward
 from .rules.mappings import MappingSet
@@ -104,7 +108,7 @@ def offloadable(api: Api) -> bool:
     return BY_NAME.get(api.name) is api
 
 
-def mask(cfg: Config, job: Job, raw: bytes) -> object:
+def mask(cfg: Config, job: Job, raw: bytes | Received) -> object:
     """The one path, in the worker: the verdict pipeline.mask_request returns."""
     return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers)
 
@@ -172,7 +176,7 @@ class Worker:
 
     def __init__(self) -> None:
         self.built: OrderedDict[int, Config] = OrderedDict()
-        self.pending: tuple[int, object, Job, bytes, bool] | None = None
+        self.pending: tuple[int, object, Job, bytes | Received, bool] | None = None
         self.uploads: dict[object, bytearray] = {}  # bodies arriving in pieces, by job id
 
     def handle(self, msg: tuple, raw: bytes = b"") -> tuple[tuple, list[bytes]] | None:
@@ -190,7 +194,9 @@ class Worker:
             if buf is None or len(buf) != msg[4]:
                 got = "none" if buf is None else f"{len(buf)} bytes"
                 return ("error", gen, f"the body arrived incomplete ({got} of {msg[4]})"), []
-            body = bytes(buf)
+            # handed over as gathered (no copy): masking lets it go once decoded, and no
+            # name here holds it meanwhile (a 200 MB body: once more the body throughout)
+            body = Received(buf)
             del buf
             if gen not in self.built:
                 self.pending = (gen, msg[2], msg[3], body, True)
@@ -216,10 +222,11 @@ class Worker:
         return ("error", gen, f"unknown message {kind!r}"), []
 
     def _mask(
-        self, gen: int, job_id: object, job: Job, raw: bytes, streamed: bool = False
+        self, gen: int, job_id: object, job: Job, raw: bytes | Received, streamed: bool = False
     ) -> tuple[tuple, list[bytes]]:
-        """streamed: the proxy does not hold raw (sent in pieces): nothing is SAME, and a
-        verdict that is not Masked sends raw back last (for what forwards it as it came)."""
+        """streamed: the proxy does not hold raw (sent in pieces, held here as a Received):
+        nothing is SAME, and a verdict that is not Masked sends raw back last (for what
+        forwards it as it came), made again from its text where masking let it go."""
         cfg = self.built[gen]
         self.built.move_to_end(gen)
         collect, level = _Collect(), log.level
@@ -227,10 +234,18 @@ class Worker:
         log.setLevel(job.level)
         try:
             result = mask(cfg, job, raw)
-            payload, blobs = encode(result, raw, same=not streamed)
+            came = as_received(raw)
+            if came is None and (
+                isinstance(result, pipeline.NotOurs) or isinstance(result, pipeline.Refused) and result.may_fail_open
+            ):
+                # what came was let go once masking changed it: nothing can forward it as
+                # it came (fail-open): refused, never sent unmasked
+                why = result.reason + " (the body as it came is no longer held: not forwarded)"
+                result = pipeline.Refused(why, pipeline.Refusal.NEVER)
+            payload, blobs = encode(result, came or b"", same=not streamed)
             if streamed and not isinstance(result, pipeline.Masked):
-                blobs.append(raw)
-            del result
+                blobs.append(came or b"")
+            del result, came
         finally:
             log.removeHandler(collect)
             log.setLevel(level)

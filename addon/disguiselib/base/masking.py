@@ -66,8 +66,50 @@ def present_fakes(s: str, session: Session) -> frozenset[str]:
 _FAKE_ROUNDS = 4
 
 
+class Received:
+    """A request body handed over by its only holder (the masking worker's streamed body,
+    still the bytearray it was gathered in: no copy of it is made): masking lets its bytes
+    go once it is decoded (a 200 MB body: once more the body at every step after). Strict
+    UTF-8 decodes one way only, so the text encodes back to exactly those bytes: they are
+    made again only for what sends the body on as it came (nothing masked, or a refusal
+    that may fail open), and not at all once masking changed it (release)."""
+
+    __slots__ = ("_raw", "_text")
+
+    def __init__(self, raw: bytes | bytearray) -> None:
+        self._raw: bytes | bytearray | None = raw
+        self._text: str | None = None
+
+    def text(self) -> str:
+        """The body decoded, its bytes let go (raises UnicodeDecodeError, keeping them)."""
+        assert self._raw is not None
+        self._text = self._raw.decode("utf-8")
+        self._raw = None
+        return self._text
+
+    def bytes(self) -> bytes | None:
+        """The body's bytes as they came: held, or made again from its text (then held,
+        the text no longer); None once released."""
+        if self._raw is None:
+            if self._text is None:
+                return None
+            self._raw, self._text = self._text.encode("utf-8"), None
+        elif type(self._raw) is not bytes:
+            self._raw = bytes(self._raw)
+        return self._raw  # type: ignore[return-value] # bytes: made so above
+
+    def release(self) -> None:
+        """Masking changed the body: what came is not sent on, and is let go."""
+        self._raw = self._text = None
+
+
+def as_received(raw: bytes | Received) -> bytes | None:
+    """raw's bytes as they came (Received.bytes)."""
+    return raw.bytes() if isinstance(raw, Received) else raw
+
+
 def mask_request_body(
-    raw: bytes, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
+    raw: bytes | Received, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
     parsed: list | None = None, read: Callable[[], None] | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
@@ -75,13 +117,13 @@ def mask_request_body(
     or NotTransformed for a body the API's route does not transform after all.
     scanned, parsed, read: see mask_body."""
     if api.request_body is not None:
-        return api.request_body.mask(raw, content_type, rules)
+        return api.request_body.mask(as_received(raw), content_type, rules)
     return mask_body(raw, api.request_rule, rules, scanned, parsed, read)
 
 
 def mask_body(
-    raw: bytes, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None, parsed: list | None = None,
-    read: Callable[[], None] | None = None,
+    raw: bytes | Received, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None,
+    parsed: list | None = None, read: Callable[[], None] | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
@@ -96,9 +138,10 @@ def mask_body(
     masking changed are then taken out of scanned (forget_changed: the guard scans them
     again, as it does a text not in it). They are let go in the document too (masked_doc
     puts the new ones in), so that the old text is not held beside the new one (a 200 MB
-    string: once more the body at each step after)."""
+    string: once more the body at each step after). raw a Received: its bytes are let
+    go once decoded, made again only when nothing changed (the body returned)."""
     if root is None:
-        return raw, Session()
+        return as_received(raw), Session()  # type: ignore[return-value] # not released: bytes
     s, doc = _parse(raw)
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
@@ -138,8 +181,11 @@ def mask_body(
     if parsed is not None:
         shared = doc if not changed else masked_doc(s, new, doc, trace)  # type: ignore[arg-type]
     del s, doc, trace  # before the masked text is encoded (a 200 MB body: each a copy)
-    body = new.encode("utf-8") if changed else raw
+    if changed and isinstance(raw, Received):
+        raw.release()  # its text (s) let go too
+    body = new.encode("utf-8") if changed else as_received(raw)
     del new
+    assert body is not None  # released only when changed
     if shared is not None:
         parsed.append((body, shared))  # type: ignore[union-attr]
     return body, session
@@ -164,12 +210,12 @@ def _drop_old(trace: dict) -> None:
         toks.vals[t] = None
 
 
-def _parse(raw: bytes) -> tuple[str, object]:
+def _parse(raw: bytes | Received) -> tuple[str, object]:
     """The body decoded and parsed once, as the leak guard reads a body (fields.loads:
     numbers as their text, a repeated key's pairs kept; the walk reads what json.loads
-    would). Raises MaskError with the reason."""
+    would); a Received's bytes let go once decoded. Raises MaskError with the reason."""
     try:
-        s = raw.decode("utf-8")
+        s = raw.text() if isinstance(raw, Received) else raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise MaskError(f"body is not UTF-8 (byte offset {e.start})") from e
     try:

@@ -42,6 +42,23 @@ class Ascii:
             yield self.text[i : i + WINDOW].encode("ascii")
 
 
+try:
+    from ..wire._tokenmap import AsciiBytes  # type: ignore[import-not-found]
+except ImportError:  # the Python engine: encoded
+    AsciiBytes = None
+
+
+def ascii_bytes(text: str) -> bytes | memoryview:
+    """An ASCII text's bytes: from BIG characters on, where the compiled engine runs, a
+    read-only view of the str's own characters (wire/_tokenmap.pyx: AsciiBytes), not a
+    copy (a 200 MB string: once more the body, held beside the body's text and its
+    document while the scans read it); else encoded. The automaton, Hyperscan and the
+    digest read a view as they read bytes."""
+    if AsciiBytes is not None and len(text) >= BIG:
+        return memoryview(AsciiBytes(text))
+    return text.encode("ascii")
+
+
 def encoded(text: str, windowed: bool) -> bytes | Ascii:
     """text's UTF-8 bytes (raises UnicodeEncodeError for a lone surrogate); windowed: a
     big ASCII text as Ascii instead (read a window at a time)."""
@@ -50,7 +67,7 @@ def encoded(text: str, windowed: bool) -> bytes | Ascii:
     return text.encode("utf-8")
 
 
-def lit_matches(ac, b: bytes | Ascii, longest: int, start: int = 0, window: int = 0) -> list | Columns:  # noqa: ANN001 - ahocorasick_rs.BytesAhoCorasick
+def lit_matches(ac, b: bytes | memoryview | Ascii, longest: int, start: int = 0, window: int = 0) -> list | Columns:  # noqa: ANN001 - ahocorasick_rs.BytesAhoCorasick
     """The automaton's leftmost-longest matches (index, start, end) in b[start:], offsets
     in b. A big b is read in windows, with the same result: a window is read from r to
     WINDOW bytes further plus the longest literal (less one), so that every match that

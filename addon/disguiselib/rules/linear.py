@@ -244,7 +244,7 @@ class Prefilter:
             if set(always) == set(self._always):  # the same patterns in both, or no gate
                 self._gate = gate
 
-    def match_many(self, bs: list[bytes]) -> list[Sequence[int]]:
+    def match_many(self, bs: list[bytes] | list[bytes | memoryview]) -> list[Sequence[int]]:
         """[sorted(match(b, utf8=True)) if b else () for b in bs] (each b UTF-8), with
         far fewer scans: short texts are taken _GATE_PIECES at a time, joined by line
         breaks, and the gate scans the block once; a block where no pattern may match is
@@ -301,7 +301,7 @@ class Prefilter:
             setattr(self._local, name, scratch)
         return scratch
 
-    def match(self, b: bytes, utf8: bool = False) -> list[int]:
+    def match(self, b: bytes | memoryview, utf8: bool = False) -> list[int]:
         """Indices of the patterns that may match in b (UTF-8; anything else: all;
         utf8: the caller encoded b from text). Without Hyperscan on this platform every
         pattern is named: each is then searched exactly (slower, never wrong). An RE2
@@ -311,7 +311,7 @@ class Prefilter:
             return list(range(self._n))
         if not utf8:
             try:
-                b.decode("utf-8")
+                str(b, "utf-8")  # bytes or a view alike
             except UnicodeDecodeError:
                 return list(range(self._n))
         hits: set[int] = set(self._always)

@@ -15,7 +15,8 @@ from itertools import accumulate, compress
 from typing import Any
 
 from ..wire.text import Columns
-from .bigtext import encoded, lit_matches
+from . import bigtext
+from .bigtext import ascii_bytes, encoded, lit_matches
 from .found import NOTHING, Found, Known
 
 Rules = Any  # rules.Rules (which imports this module)
@@ -41,6 +42,9 @@ def prescan(
         enc: list[bytes] | None
         if rules._prefilter is None:
             enc = [encoded(p, len(p) >= JOIN_MAX) for p in pieces]  # type: ignore[misc]
+        elif max(map(len, pieces), default=0) >= bigtext.BIG:
+            # a big ASCII text read where it lies (bigtext.ascii_bytes: no copy)
+            enc = [ascii_bytes(p) if len(p) >= bigtext.BIG and p.isascii() else p.encode("utf-8") for p in pieces]  # type: ignore[misc]
         else:
             enc = [p.encode("utf-8") for p in pieces]
     except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below

@@ -35,9 +35,9 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import fakes, linear, triggers
+from . import bigtext, fakes, linear, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
-from .bigtext import edits_like, lit_matches, literal_spans, spans_like
+from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import NOTHING, Found, Known
 from .mappings import MappingSet
 from .prescan import prescan as _prescan
@@ -269,7 +269,10 @@ class Rules:
         # literals alone, with its digest, is not encoded (a 200 MB string: once more
         # the body, while the body, its text and its document are held)
         lits_only = type(pre) is tuple and len(pre) == 3 and pre[2] is not None and not pre[1]
-        b = None if lits_only and text.isascii() else utf8(text)
+        # a big ASCII text's bytes are its own characters (bigtext.ascii_bytes: no copy)
+        b: bytes | memoryview | None = None
+        if not (lits_only and text.isascii()):
+            b = ascii_bytes(text) if len(text) >= bigtext.BIG and text.isascii() else utf8(text)
         if type(pre) is Known:
             spans = list(pre.spans)
         else:
@@ -286,13 +289,13 @@ class Rules:
                     self.found.put(d, tuple(spans))
         if not spans or text.isascii():
             return spans
-        if b is None:
+        if b is None or type(b) is memoryview:  # (a view: ASCII, returned above)
             b = utf8(text)
         offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
         return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
 
     def _find_bytes(
-        self, b: bytes, pre: tuple | None = None, ascii_text: str | None = None
+        self, b: bytes | memoryview, pre: tuple | None = None, ascii_text: str | None = None
     ) -> list[tuple[str, int, int]]:
         """find()'s spans in bytes (pre: prescan's memo entry; ascii_text: b as the str it
         was encoded from, when that is ASCII)."""
@@ -304,6 +307,9 @@ class Rules:
             active = sorted(self._prefilter.match(b, ascii_text is not None)) if self._prefilter is not None else []
         if not active:  # literals only: Aho–Corasick's leftmost-longest matches are the spans
             return literal_spans(LITERALS, lits)  # type: ignore[return-value] # Columns: read as the list
+        if type(b) is memoryview:  # the patterns' regexes read bytes (the same: ASCII)
+            assert ascii_text is not None
+            b = ascii_text.encode("ascii")
         pats = self._patterns
         text = None
         if any(pats[i].opts for i in active):

@@ -11,8 +11,11 @@ are the raw text as it is, and only the replacements are encoded. This pass says
 whether the text is canonical and, if so, where each decoded offset lies in it.
 
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/tokenmap.py.
+AsciiBytes (an ASCII str's characters as read-only bytes, no copy) is chosen by
+rules/bigtext.py (ascii_bytes).
 """
 
+from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport uint8_t
 
@@ -130,3 +133,23 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
         out.append((base + <Py_ssize_t>pos[k], base + <Py_ssize_t>pos[k + 1], got))
         k += 2
     return out
+
+
+cdef class AsciiBytes:
+    """An ASCII str's characters as read-only bytes, without a copy: the buffer is the
+    str's own storage (one byte a character, each its ASCII byte), held alive by this
+    object. What the scans of a big text read (rules/bigtext.py: ascii_bytes) where its
+    encoded copy would be once more a 200 MB body."""
+
+    cdef object text  # a str, or a subclass of it (fields.Num: a number as its text)
+
+    def __cinit__(self, text):
+        if not isinstance(text, str) or PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND or not text.isascii():
+            raise ValueError("not an ASCII str")
+        self.text = text
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        PyBuffer_FillInfo(view, self, PyUnicode_DATA(self.text), PyUnicode_GET_LENGTH(self.text), 1, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
