@@ -58,3 +58,36 @@ def test_the_literals_of_joined_texts_are_those_a_bisect_per_match_gives(texts: 
     crossing: set[int] = set()
     prescan._literals(_NUL_RULES, bs, lits, crossing)
     assert (lits, crossing) == _literals_by_bisect(_NUL_RULES, bs)
+
+
+# -- many short texts (a long array's elements): all scanned, joined once ------------------
+
+_SHORT_RULES = [
+    _NUL_RULES,
+    Rules(mappings.from_dict({
+        "literals": {"é\x00a": "X1", "ab": "X2", "çé": "X3", "b\x00\x00a": "X4"},
+        "patterns": [{"name": "NUM", "regex": "[0-9]{3}"}, {"name": "AT", "regex": "^a[a-z]*@"}],
+    })),
+]  # fmt: skip
+
+
+@given(
+    st.sampled_from(range(len(_SHORT_RULES))),
+    st.lists(st.text(alphabet="ab\x00 é@ç0123\n\ud800", max_size=10), min_size=1, max_size=300),
+)
+@example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"])
+@example(1, ["b", "", "a", "é", "a"])
+def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: list[str]) -> None:
+    """Texts all shorter than REMEMBER_MIN bytes (a long array's elements) are scanned
+    together: their literals in the UTF-8 of their str join (not a join of each one's
+    bytes). The memo must say for each text what find() says of it alone, across
+    non-ASCII characters, NULs a literal reaches over, and lone surrogates (then the
+    texts are found one by one). A text the prescan leaves out of `hot` has no span."""
+    r = _SHORT_RULES[which]
+    r.found.clear()
+    hot, memo = r.prescan(texts)
+    for k, t in enumerate(texts):
+        alone = r.find(t)
+        assert r.find(t, memo) == alone, (t, memo.get(t))
+        assert k in hot or not alone, t
+    r.found.clear()
