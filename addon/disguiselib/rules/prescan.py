@@ -26,12 +26,30 @@ JOIN_MAX = 1 << 16
 # A text shorter than this many bytes is scanned again rather than remembered (Found): a
 # digest, a look-up and an entry cost more than its scan in a block (a 1M-element array).
 REMEMBER_MIN = 32
+# From this many texts on, a text said again is scanned once (prescan): below it the
+# look for repeats costs more than it can save.
+DEDUP_MIN = 1024
 
 
 def prescan(
     rules: Rules, pieces: list[str], digests: dict | None = None, into: dict | None = None
 ) -> tuple[set[int], dict[str, object]]:
     """Rules.prescan (its docstring says what it returns)."""
+    if len(pieces) >= DEDUP_MIN and _repeats(pieces):
+        distinct = list(dict.fromkeys(pieces))  # a C loop; each str's hash is kept in it
+        if len(distinct) < len(pieces):
+            # a text said again (a long array of a few values) is scanned once: what
+            # the scan says of a text is its own (the memo is keyed by text; a literal
+            # reaching out of a text into the next is found in the join of these, and
+            # its texts then get no memo entry, as below). Every place of a marked text
+            # is hot.
+            got, memo = prescan(rules, distinct, digests, into)
+            if not got:
+                return got, memo
+            marked = {distinct[j] for j in got}
+            del distinct
+            return set(compress(range(len(pieces)), map(marked.__contains__, pieces))), memo
+        del distinct
     hot: set[int] = set()
     memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known
     found = rules.found
@@ -109,6 +127,15 @@ def prescan(
         if j not in crossing:
             memo[pieces[k]] = (lits.get(j, []), actives[j] if actives is not None else [], ds[j] if ds else None)
     return hot, memo
+
+
+def _repeats(pieces: list[str]) -> bool:
+    """Do many of pieces look said again? Half or more of an even sample of them (at
+    most DEDUP_MIN texts) repeat one another: then looking for repeats (a dict of all
+    of them, ~0.15 us a text) is worth it. A guess that decides only how much is
+    scanned, never what is found (the scan of repeats is tested against the scan of all)."""
+    sample = pieces[:: max(1, len(pieces) // DEDUP_MIN)]
+    return 2 * len(set(sample)) <= len(sample)
 
 
 def _literals(
