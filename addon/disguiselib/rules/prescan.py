@@ -43,12 +43,12 @@ def prescan(
             # reaching out of a text into the next is found in the join of these, and
             # its texts then get no memo entry, as below). Every place of a marked text
             # is hot.
-            got, memo = prescan(rules, distinct, digests, into)
+            got, made = prescan(rules, distinct, digests, into)
             if not got:
-                return got, memo
-            marked = {distinct[j] for j in got}
+                return got, made
+            again = {distinct[j] for j in got}
             del distinct
-            return set(compress(range(len(pieces)), map(marked.__contains__, pieces))), memo
+            return set(compress(range(len(pieces)), map(again.__contains__, pieces))), made
         del distinct
     hot: set[int] = set()
     memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known
