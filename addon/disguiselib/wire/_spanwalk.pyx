@@ -41,10 +41,8 @@ cdef inline object resolved(object rule, object value):
 
 
 cdef inline object fixed_child(object rule):
-    """What rule.child(k) returns for every k, when its class's own child says so
-    without a call (Deep's: the rule itself; Arr's: its item); else None (then the walk
-    calls rule.child per member; an item that is None gives None either way). A million
-    array elements: no million calls."""
+    """What rule.child(k) is for every k by its class's own child (Deep's: the rule;
+    Arr's: its item), or None: then child() is called per member (1M elements: 1M calls)."""
     c = getattr(type(rule), "child")
     if c is _deep_child:
         return rule
