@@ -18,7 +18,7 @@ from disguiselib.base import fields, fieldwalk, masking
 from disguiselib.config import Config
 from disguiselib.rules.found import NOTHING
 from disguiselib.wire import spanwalk
-from disguiselib.wire.jsonspan import USER, VALUES, Obj
+from disguiselib.wire.jsonspan import USER, VALUES, Arr, Obj
 from strategies import make_rules
 
 RULES = make_rules()
@@ -32,7 +32,13 @@ _json = st.recursive(
     lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(_text | st.sampled_from(["a", "type", "content"]), c, max_size=4)),
     max_leaves=16,
 )
-_tables = st.sampled_from([fields.GENERIC, VALUES, USER, Obj({"a": fields.ID}, default=USER), MESSAGES_REQUEST])
+_tables = st.sampled_from([
+    fields.GENERIC, VALUES, USER, Obj({"a": fields.ID}, default=USER), MESSAGES_REQUEST,
+    # arrays whose items have a rule of their own (the compiled walk takes an Arr's item,
+    # and a Deep rule itself, once per container rather than asking child() per member)
+    Arr(Obj({"a": fields.ID, "type": VALUES}, default=USER)), Arr(fields.ID), Arr(Arr(VALUES)),
+    Obj({"a": Arr(Obj({"type": fields.ID}, default=VALUES)), "content": Arr(USER)}, default=fields.ID),
+])  # fmt: skip
 
 
 def seen(first_unread, doc: object, table, memo: dict | None, stop: int | None = None) -> list:

@@ -135,9 +135,9 @@ def test_a_pattern_hyperscan_refuses_is_searched_always(tmp_path, monkeypatch) -
 _LINE_PATTERNS = [r"^ab", r"cd$", r"\bef\b", r"(?:^|[^a-z])gh", r"[a-z]+@[a-z]+\.ex", r"x\s*y", r"^q+$"]
 
 
-@given(st.lists(st.text(alphabet="abcdefghqxy@.ex \n", max_size=9), max_size=200), st.booleans(), st.booleans())
+@given(st.lists(st.text(alphabet="abcdefghqxy@.ex \n", max_size=9), max_size=400), st.booleans(), st.booleans())
 def test_many_short_texts_are_named_every_pattern_re2_finds(texts: list[str], anchored: bool, full: bool) -> None:
-    """Short texts are scanned 64 at a time, joined by line breaks, by a gate reading the
+    """Short texts are scanned 128 at a time, joined by line breaks, by a gate reading the
     patterns line by line; a pattern RE2 finds in one text alone (`^ab` at its start,
     `cd$` at its end) is still named for that text. A pattern anchored on the whole text
     (`\\A`) turns the gate off. full: no text empty (blocks then cut without a step per
@@ -164,7 +164,7 @@ def test_a_block_where_something_may_match_is_asked_text_by_text() -> None:
     from disguiselib.rules import linear
 
     pf = linear.Prefilter(_LINE_PATTERNS)
-    for at in (0, 63, 64, 70, 127):  # a block's first and last text among them
+    for at in (0, 63, 64, 70, 127, 128, 255, 256):  # a block's first and last text among them
         bs = [b"zz"] * at + [b"ab"] + [b"zz"] * 5
         got = pf.match_many(bs)
         assert list(got[at]) == [0] and all(not a for j, a in enumerate(got) if j != at), at

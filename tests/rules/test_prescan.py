@@ -58,3 +58,48 @@ def test_the_literals_of_joined_texts_are_those_a_bisect_per_match_gives(texts: 
     crossing: set[int] = set()
     prescan._literals(_NUL_RULES, bs, lits, crossing)
     assert (lits, crossing) == _literals_by_bisect(_NUL_RULES, bs)
+
+
+# -- many short texts (a long array's elements): all scanned, joined once ------------------
+
+_SHORT_RULES = [
+    _NUL_RULES,
+    Rules(mappings.from_dict({
+        "literals": {"é\x00a": "X1", "ab": "X2", "çé": "X3", "b\x00\x00a": "X4"},
+        "patterns": [{"name": "NUM", "regex": "[0-9]{3}"}, {"name": "AT", "regex": "^a[a-z]*@"}],
+    })),
+]  # fmt: skip
+
+
+_SHORT = st.text(alphabet="ab\x00 é@ç0123\n\ud800", max_size=10) | st.sampled_from(["a", "b", "é", "\x00a", "b\x00", "123", ""])
+
+
+@given(
+    st.sampled_from(range(len(_SHORT_RULES))),
+    st.lists(_SHORT | st.text(alphabet="ab\x00 é", min_size=30, max_size=40), min_size=1, max_size=300),
+    st.booleans(),
+)
+@example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False)
+@example(1, ["b", "", "a", "é", "a"], False)
+@example(1, ["b", "\x00a", "b", "é", "b\x00", "\x00a", "a"], True)
+def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: list[str], dedup: bool) -> None:
+    """Texts all shorter than REMEMBER_MIN bytes (a long array's elements) are scanned
+    together: their literals in the UTF-8 of their str join (not a join of each one's
+    bytes). The memo must say for each text what find() says of it alone, across
+    non-ASCII characters, NULs a literal reaches over, and lone surrogates (then the
+    texts are found one by one). A text the prescan leaves out of `hot` has no span.
+    dedup: a text said again is scanned once (from DEDUP_MIN texts on, when a sample
+    shows repeats; here from 2, always), its every place hot when it is marked."""
+    r = _SHORT_RULES[which]
+    r.found.clear()
+    was = prescan.DEDUP_MIN, prescan._repeats
+    prescan.DEDUP_MIN, prescan._repeats = (2, lambda _: True) if dedup else (1 << 30, was[1])
+    try:
+        hot, memo = r.prescan(texts)
+    finally:
+        prescan.DEDUP_MIN, prescan._repeats = was
+    for k, t in enumerate(texts):
+        alone = r.find(t)
+        assert r.find(t, memo) == alone, (t, memo.get(t))
+        assert k in hot or not alone, t
+    r.found.clear()

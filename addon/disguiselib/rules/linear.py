@@ -329,7 +329,7 @@ _CASELESS = re.compile(r"\(\?[a-zA-Z-]*i")
 
 
 # A block of match_many: at most this many texts, each shorter than this many bytes.
-_GATE_PIECES = 64
+_GATE_PIECES = 128
 _GATE_BYTES = 4096
 # An anchor on the whole text, which no line of a block can stand for.
 _WHOLE_TEXT_ANCHOR = re.compile(r"\\[AzZG]")

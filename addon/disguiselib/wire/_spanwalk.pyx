@@ -28,6 +28,8 @@ cdef object _apply = jsonspan.apply
 cdef object _KEY = jsonspan.KEY
 cdef object Tokens = jsonspan.Tokens
 cdef object _base_resolve = jsonspan.Rule.resolve
+cdef object _deep_child = jsonspan.Deep.child
+cdef object _arr_child = jsonspan.Arr.child
 
 
 cdef inline object resolved(object rule, object value):
@@ -38,12 +40,24 @@ cdef inline object resolved(object rule, object value):
     return rule.resolve(value)
 
 
+cdef inline object fixed_child(object rule):
+    """What rule.child(k) is for every k by its class's own child (Deep's: the rule;
+    Arr's: its item), or None: then child() is called per member (1M elements: 1M calls)."""
+    c = getattr(type(rule), "child")
+    if c is _deep_child:
+        return rule
+    if c is _arr_child:
+        return rule.item
+    return None
+
+
 cdef class _Frame:
     cdef object rule
     cdef object parsed
     cdef bint is_obj
     cdef object key
     cdef Py_ssize_t idx
+    cdef object fixed  # what rule.child(k) is for every k, or None (fixed_child)
 
     def __cinit__(self, rule, parsed, bint is_obj):
         self.rule = rule
@@ -51,6 +65,10 @@ cdef class _Frame:
         self.is_obj = is_obj
         self.key = None
         self.idx = 0
+        self.fixed = fixed_child(rule)
+
+    cdef inline object child(self, object k):
+        return self.fixed if self.fixed is not None else self.rule.child(k)
 
 
 cdef class _Text:
@@ -343,7 +361,7 @@ cdef class _Walk:
                 if c == 91:
                     j = self.t.ws(i + 1)
                     if self.t.at(j) != 93:
-                        i, rule, parsed = j, rule.child(0), parsed[0]
+                        i, rule, parsed = j, f.child(0), parsed[0]
                         continue
                 return i + 1
             return i  # number, true, false, null: the token search steps over it
@@ -381,13 +399,13 @@ cdef class _Walk:
                             _apply(s, j, end, key, new, self.edits)
                 i = end
             elif c == 58:  # :
-                i = self.value_at(j + 1, f.rule.child(f.key), f.parsed[f.key])
+                i = self.value_at(j + 1, f.child(f.key), f.parsed[f.key])
             elif c == 44:  # ,
                 if f.is_obj:
                     i = j + 1
                 else:
                     f.idx += 1
-                    i = self.value_at(j + 1, f.rule.child(f.idx), f.parsed[f.idx])
+                    i = self.value_at(j + 1, f.child(f.idx), f.parsed[f.idx])
             elif c == 125 or c == 93:
                 self.stack.pop()
                 i = j + 1
@@ -476,7 +494,7 @@ cdef class _Unread:
     cdef bint node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
         """v, reached from its container (path parent) by seg (top: v is the document).
         True once visit has answered."""
-        cdef object path, items, key, x, child_keys, known
+        cdef object path, items, key, x, child_keys, known, fx
         cdef Py_ssize_t i, n
         if depth > 20000:  # deeper than any parser here reads (C stack)
             raise RecursionError("document nested too deeply for the leak guard's walk")
@@ -499,16 +517,19 @@ cdef class _Unread:
                     if key not in known and not self.clean(key, self.key, None):
                         if self.see(self.field((path, key), key, self.key, None, True)):
                             return True
+            fx = fixed_child(rule)
             for key, x in items:
-                if self.node(x, rule.child(key), path, key, False, key if child_keys and key not in known else None, depth + 1):
+                if self.node(x, fx if fx is not None else rule.child(key), path, key, False,
+                             key if child_keys and key not in known else None, depth + 1):
                     return True
         elif isinstance(v, list):
             if rule.skip:
                 return False
             path = None if top else (parent, seg)
             n = len(v)
+            fx = fixed_child(rule)
             for i in range(n):
-                if self.node(v[i], rule.child(i), path, i, False, None, depth + 1):
+                if self.node(v[i], fx if fx is not None else rule.child(i), path, i, False, None, depth + 1):
                     return True
         return False
 
