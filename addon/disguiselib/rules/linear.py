@@ -166,12 +166,8 @@ class Regex:
     def __init__(self, pattern: str, longest: bool = False, capture: bool = True) -> None:
         """capture=False: groups are read as (?:...) (search() alone is wanted: RE2 then
         finds a match's span with its automata only, without the submatch engine).
-
-        Compiled here, so that a regex RE2 refuses is refused now, then let go and
-        compiled again at its first search (`_first`): most of a rule set's patterns are
-        never searched in a process (the prefilter names only those that may match), and
-        each compiled one holds its program and the automata its searches built (the
-        shipped set: some 2 MiB in every proxy process, bench (e))."""
+        Compiled here to refuse what RE2 refuses, then let go until the first search (`_first`):
+        most patterns are never searched in a process (the shipped set compiled: ~2 MiB)."""
         self.pattern = pattern
         self._opts = _options(longest, capture=capture)
         rx = _re2.RE2(pattern.encode("utf-8"), self._opts)
@@ -183,18 +179,14 @@ class Regex:
         self._match = self._first
 
     def _first(self, anchor, b: bytes, pos: int, end: int):  # noqa: ANN001, ANN202 - RE2's own types
-        """The first search: compile (it compiled before), keep its Match, search. Two
-        threads that race here each compile one; either is kept (both are the same regex)."""
+        """The first search: compiled again, its Match kept (two racing threads: either)."""
         rx = _re2.RE2(self.pattern.encode("utf-8"), self._opts)
-        if not rx.ok():  # pragma: no cover - the same pattern and options compiled in __init__
+        if not rx.ok():  # compiled in __init__ with the same options: never; if so, no search passes unmade
             raise RegexError(explain(self.pattern, str(rx.error())))
         self._match = rx.Match
         return rx.Match(anchor, b, pos, end)
 
-    @property
-    def compiled(self) -> bool:
-        """Whether it holds a compiled regex now (it searched once)."""
-        return self._match != self._first
+    compiled = property(lambda self: self._match != self._first, doc="Searched once: holds a compiled regex.")
 
     def search(self, b: bytes, pos: int = 0, end: int = -1) -> tuple[int, int] | None:
         s, e = self._match(UNANCHORED, b, pos, len(b) if end < 0 else end)[0]
