@@ -76,9 +76,10 @@ def variant_args(tmp: Path, key: str, mappings: Path | None = None) -> list[str]
         f = tmp / "stream_identity.py"
         f.write_text(IDENT_SCRIPT)
         return ["-s", str(f)]
-    script = str(BEFORE / "addon" / "disguise.py") if key == "before" and BEFORE is not None else "addon/disguise.py"
+    before = key in ("before", "before-nocapture") and BEFORE is not None
+    script = str(BEFORE / "addon" / "disguise.py") if before else "addon/disguise.py"  # type: ignore[operator]
     args = ["-s", script, "--set", f"disguise_mappings={mappings or 'mappings'}"]
-    if key == "addon-nocapture":  # the engine alone: no copy of either side kept for inspection
+    if key in ("addon-nocapture", "before-nocapture"):  # the engine alone: no copy of either side kept for inspection
         args += ["--set", "disguise_capture_limit=0"]
     return args
 

@@ -12,6 +12,7 @@ import statistics
 import time
 
 import load
+import proxies
 import report
 import streams
 from common import BENCH, children, fmt_bytes, proc_cpu, proc_status, reset_peak_rss
@@ -131,7 +132,9 @@ def part_load(c: Ctx, n: int) -> None:
         for rep in range(reps):  # the variants interleaved: the machine's load drifts alike for each
             if reps > 1:
                 print(f"   run {rep + 1} of {reps}:")
-            for variant in ("plain", "plain-queue", "addon", "addon-nocapture"):
+            # --before TREE: that tree's addon too, with and without capture (before and after in one run)
+            for variant in ("plain", "plain-queue", "addon", "addon-nocapture",
+                            *(("before", "before-nocapture") if proxies.BEFORE is not None else ())):  # fmt: skip
                 r = load_test(c, n, tmp, up, mix, variant, threads=c.args.client == "threads")
                 runs.setdefault(variant, []).append(r)
                 print_load(variant, r, n)
@@ -181,6 +184,11 @@ def part_load(c: Ctx, n: int) -> None:
                       str(out["addon"]["backlog"]), f"(plain {out['plain']['backlog']})", "")  # fmt: skip
         print(f"    RSS per concurrent stream (peak over idle / {n}): plain {fmt_bytes(per['plain'])}, plain with the "
               f"addon's accept queue {fmt_bytes(per['plain-queue'])}, addon {fmt_bytes(per['addon'])}")  # fmt: skip
+        for k in ("addon", "addon-nocapture", "before", "before-nocapture"):
+            if k in out:
+                print(f"    {k:<16} peak RSS {fmt_bytes(out[k]['rss_peak'])}: /plain {out[k]['rss_peak'] / max(1, out['plain']['rss_peak']):.2f}, "
+                      f"/plain given the addon's accept queue {out[k]['rss_peak'] / max(1, out['plain-queue']['rss_peak']):.2f}; "
+                      f"idle {fmt_bytes(out[k]['rss_base'])} (plain {fmt_bytes(out['plain']['rss_base'])})")  # fmt: skip
         print(f"    peak RSS addon/plain {ratio:.2f}, addon/plain with the addon's accept queue {fair:.2f}; "
               f"wall addon/plain {out['addon']['res'].wall / out['plain']['res'].wall:.2f}; proxy CPU addon/plain {out['addon']['cpu'] / max(0.01, out['plain']['cpu']):.2f}")  # fmt: skip
     finally:

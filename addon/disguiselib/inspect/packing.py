@@ -34,7 +34,15 @@ def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes
                 d = _local.unzip = zstandard.ZstdDecompressor()
             return d.decompressobj().decompress(z)  # type: ignore[no-any-return]
 
-        return lambda: zstandard.ZstdCompressor(level=LEVEL).compress, unzip
+        def fitted() -> Callable[[bytes], bytes]:
+            compress = zstandard.ZstdCompressor(level=LEVEL).compress
+            # zstandard's compress() allocates its result for the worst case (ZSTD_compressBound:
+            # a little more than the input) and only shortens the object's length: held as it
+            # came, each compressed chunk took the memory of the bytes it was made from (8 KiB
+            # a chunk, whatever it compressed to). A copy holds only its own length.
+            return lambda data: bytes(memoryview(compress(data)))
+
+        return fitted, unzip
     except ImportError:
         pass
     try:
