@@ -346,6 +346,13 @@ def rescore(name: str) -> int:
 
 
 def main(names: list[str]) -> int:
+    if names[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
+    options = ("--show", "--score", "--check", "--only", "--since")
+    if unknown := [n for n in names if n.startswith("-") and n not in options]:
+        print(f"unknown option {unknown[0]} (--help)")
+        return 2
     if names[:1] == ["--show"]:
         return show(names[1])
     if names[:1] == ["--score"]:
