@@ -8,8 +8,9 @@
    it was 14 at 200 MB, plain 0.8 GB), and the time the request took. Beside it the sum
    of each process's own peak (VmHWM, read while it lives: a worker recycled after a huge
    body takes its own with it), an upper bound the sampling cannot miss.
-2. A tool input with N short array elements (N doubling to --elements), masked
-   in-process by pipeline.mask_request: CPU seconds, growth per doubling (2 is linear)
+2. A tool input with N short array elements (N doubling to --elements), once with 97
+   distinct values repeated and once with every element unique, masked in-process by
+   pipeline.mask_request: CPU seconds, growth per doubling (2 is linear)
    and microseconds per element beside json.loads of the same body (its fastest of 3),
    and their ratio.
 
@@ -35,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "addon"), str(ROOT / "tests")]
 
 from disguiselib import pipeline  # noqa: E402
-from disguiselib.apis.registry import recognise  # noqa: E402
-from disguiselib.config import build_config  # noqa: E402
+from disguiselib.apis.registry import Api, recognise  # noqa: E402
+from disguiselib.config import Config, build_config  # noqa: E402
 from integration_util import MITMDUMP, FakeUpstream, Mitmdump, Recorded, Reply, http_post, mitmdump_cmd  # noqa: E402
 
 UNIT = "Acme Corp wrote a long line of words for the record, see ticket 12. "
@@ -151,17 +152,25 @@ def elements(top: int) -> None:
     cfg = build_config([str(m)], True, [])
     api = recognise("POST", "/v1/messages")
     assert api is not None
-    print(f"\n{'elements':>9} {'seconds':>8} {'growth':>7} {'us/element':>11} {'json.loads us/el':>17} {'ratio':>6}")
+    for kind in ("repeated", "unique"):
+        _elements(top, kind, api, cfg)
+
+
+def _elements(top: int, kind: str, api: Api, cfg: Config) -> None:
+    """kind "repeated": 97 distinct short values over and over (a memo scans each once);
+    "unique": every element a different short value (each one scanned)."""
+    print(f"\n{kind + ' elements':>18} {'seconds':>8} {'growth':>7} {'us/element':>11} {'json.loads us/el':>17} {'ratio':>6}")
     n, prev = max(1000, top // 8), None
     while n <= top:
-        tool = {"type": "tool_use", "id": "t", "name": "f", "input": {"items": [f"a{i % 97}" for i in range(n)]}}
+        items = [f"a{i % 97}" for i in range(n)] if kind == "repeated" else [f"v{i:x}q" for i in range(n)]
+        tool = {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}
         doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"},
                                                            {"role": "assistant", "content": [tool]}]}  # fmt: skip
         body = json.dumps(doc).encode()
         jl = min(cpu(lambda b=body: json.loads(b)) for _ in range(3))
         s = cpu(lambda b=body: pipeline.mask_request(api, b, cfg, "/v1/messages", [("content-type", "application/json")]))
         growth = f"{s / prev:.2f}" if prev else ""
-        print(f"{n:>9} {s:>8.2f} {growth:>7} {s / n * 1e6:>11.2f} {jl / n * 1e6:>17.2f} {s / jl:>6.0f}")
+        print(f"{n:>18} {s:>8.2f} {growth:>7} {s / n * 1e6:>11.2f} {jl / n * 1e6:>17.2f} {s / jl:>6.0f}")
         prev = s
         n *= 2
 
