@@ -4,8 +4,12 @@ span and the few characters around it."""
 from __future__ import annotations
 
 import binascii
+import os
 import random
 import string
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +53,26 @@ def test_phone() -> None:
     assert _v("phone", "+44 20 7946 0958") and _v("phone", "+49 151 23456789")
     assert not _v("phone", "+1 555 0100") and not _v("phone", "+12")
     assert _v("phone", "(415) 555-2671")  # national, valid in US
+
+
+def test_phonenumbers_is_loaded_at_the_first_candidate_not_with_the_addon() -> None:
+    """Its ~1.3 MiB (burst RSS, issue 29) is paid by the first phone-shaped candidate."""
+    code = (
+        "import sys; import disguise; from disguiselib.rules import validators as v\n"
+        "assert 'phonenumbers' not in sys.modules, 'loaded with the addon'\n"
+        "assert v.NAMES['phone']('+44 20 7946 0958', 0, 16) and 'phonenumbers' in sys.modules"
+    )
+    addon = str(Path(validators.__file__).parents[2])
+    env = {**os.environ, "PYTHONPATH": addon}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_phone_refuses_when_phonenumbers_cannot_be_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lazy load that fails raises (the request is refused), never reads as "not a phone"."""
+    monkeypatch.setitem(sys.modules, "phonenumbers", None)
+    with pytest.raises(ImportError):
+        _v("phone", "+44 20 7946 0958")
 
 
 @pytest.mark.parametrize(

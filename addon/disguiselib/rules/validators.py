@@ -16,8 +16,6 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-import phonenumbers
-
 from .tlds import TLDS
 
 Check = Callable[[str, int, int], bool]
@@ -163,6 +161,8 @@ def phone(text: str, start: int, end: int) -> bool:
             len(after) == 2 and after[0] in _GLUE and after[1].isalnum()
         ):
             return False
+    import phonenumbers  # ~1.3 MiB; loaded at the first candidate (ImportError refuses)
+
     regions: tuple[str | None, ...] = (None,) if s.startswith("+") else PHONE_REGIONS
     for region in regions:
         try:
