@@ -184,10 +184,10 @@ def main() -> None:
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="disguise-bench-large-", dir=os.environ.get("TMPDIR")))
     print(f"load average {os.getloadavg()[0]:.1f}; {MITMDUMP}")
-    print(f"{'proxy':>14} {'body MB':>8} {'status':>6} {'masked':>6} {'seconds':>7} {'procs':>5} {'idle MB':>8}"
-          f" {'peak MB':>8} {'(peak-idle)/body':>13} {'(sum HWM-idle)/body':>12}   each process's HWM/body"
-          " (mitmdump: above its idle)")  # fmt: skip
     if a.mb:  # --mb 0: the tool input alone
+        print(f"{'proxy':>14} {'body MB':>8} {'status':>6} {'masked':>6} {'seconds':>7} {'procs':>5} {'idle MB':>8}"
+              f" {'peak MB':>8} {'(peak-idle)/body':>13} {'(sum HWM-idle)/body':>12}   each process's HWM/body"
+              " (mitmdump: above its idle)")  # fmt: skip
         through(tmp, a.mb, False)
         for d in a.addon:
             through(tmp, a.mb, True, d.resolve() / "addon" / "disguise.py")
