@@ -177,20 +177,21 @@ def _elements(top: int, kind: str, api: Api, cfg: Config) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mb", type=int, default=200)
+    ap.add_argument("--mb", type=int, default=200, help="0: skip the request body")
     ap.add_argument("--elements", type=int, default=1_000_000, help="0: skip the tool input")
     ap.add_argument("--addon", type=Path, action="append", default=[],
                     help="a checkout whose addon runs beside this one's (before/after in one run)")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="disguise-bench-large-", dir=os.environ.get("TMPDIR")))
     print(f"load average {os.getloadavg()[0]:.1f}; {MITMDUMP}")
-    print(f"{'proxy':>14} {'body MB':>8} {'status':>6} {'masked':>6} {'seconds':>7} {'procs':>5} {'idle MB':>8}"
-          f" {'peak MB':>8} {'(peak-idle)/body':>13} {'(sum HWM-idle)/body':>12}   each process's HWM/body"
-          " (mitmdump: above its idle)")  # fmt: skip
-    through(tmp, a.mb, False)
-    for d in a.addon:
-        through(tmp, a.mb, True, d.resolve() / "addon" / "disguise.py")
-    through(tmp, a.mb, True)
+    if a.mb:  # --mb 0: the tool input alone
+        print(f"{'proxy':>14} {'body MB':>8} {'status':>6} {'masked':>6} {'seconds':>7} {'procs':>5} {'idle MB':>8}"
+              f" {'peak MB':>8} {'(peak-idle)/body':>13} {'(sum HWM-idle)/body':>12}   each process's HWM/body"
+              " (mitmdump: above its idle)")  # fmt: skip
+        through(tmp, a.mb, False)
+        for d in a.addon:
+            through(tmp, a.mb, True, d.resolve() / "addon" / "disguise.py")
+        through(tmp, a.mb, True)
     if a.elements:
         elements(a.elements)
     print(f"load average {os.getloadavg()[0]:.1f}")
