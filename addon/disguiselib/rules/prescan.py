@@ -58,13 +58,16 @@ def prescan(
         # a rule set without patterns (the disguises' warning pass) reads a big ASCII
         # text a window at a time, never encoded whole (bigtext.Ascii: memory)
         enc: list[bytes] | None
-        if rules._prefilter is None:
+        longest = max(map(len, pieces), default=0)
+        if longest < bigtext.BIG:
+            # no text big enough to be read in windows or as a view (encoded and
+            # ascii_bytes give its UTF-8 bytes): one C loop, no frame per text (issue 27)
+            enc = list(map(str.encode, pieces))
+        elif rules._prefilter is None:
             enc = [encoded(p, len(p) >= JOIN_MAX) for p in pieces]  # type: ignore[misc]
-        elif max(map(len, pieces), default=0) >= bigtext.BIG:
+        else:
             # a big ASCII text read where it lies (bigtext.ascii_bytes: no copy)
             enc = [ascii_bytes(p) if len(p) >= bigtext.BIG and p.isascii() else p.encode("utf-8") for p in pieces]  # type: ignore[misc]
-        else:
-            enc = list(map(str.encode, pieces))  # UTF-8, strict: a C loop, no frame per text
     except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below
         enc = None
     todo: list[int] | range  # the pieces scanned: UTF-8 and not met before
