@@ -33,7 +33,7 @@ DEDUP_MIN = 1024
 
 
 def prescan(
-    rules: Rules, pieces: list[str], digests: dict | None = None, into: dict | None = None
+    rules: Rules, pieces: list[str], digests: dict | None = None, into: dict | None = None, clean: bool = True
 ) -> tuple[set[int], dict[str, object]]:
     """Rules.prescan (its docstring says what it returns)."""
     if len(pieces) >= DEDUP_MIN and _repeats(pieces):
@@ -44,7 +44,7 @@ def prescan(
             # reaching out of a text into the next is found in the join of these, and
             # its texts then get no memo entry, as below). Every place of a marked text
             # is hot.
-            got, made = prescan(rules, distinct, digests, into)
+            got, made = prescan(rules, distinct, digests, into, clean)
             if not got:
                 return got, made
             again = {distinct[j] for j in got}
@@ -118,12 +118,12 @@ def prescan(
     if actives is not None:
         marked.update(compress(range(len(bs)), actives))
     if len(marked) < len(bs):  # what was found in the others: nothing
-        if marked:
-            clean = [pieces[todo[j]] for j in range(len(bs)) if j not in marked]
+        if not clean:
+            pass  # the caller reads only hot (Rules.prescan: clean=False)
+        elif marked:
+            memo.update(dict.fromkeys([pieces[todo[j]] for j in range(len(bs)) if j not in marked], NOTHING))
         else:
-            clean = pieces if type(todo) is range else [pieces[k] for k in todo]
-        memo.update(dict.fromkeys(clean, NOTHING))
-        del clean
+            memo.update(dict.fromkeys(pieces if type(todo) is range else [pieces[k] for k in todo], NOTHING))
         if ds is not None:
             for j, d in enumerate(ds):
                 if d is not None and j not in marked:
