@@ -74,13 +74,19 @@ def prescan(
     bs: list[bytes]
     ds: list[bytes | None] | None  # None: too short to be remembered (None: all are)
     joined: bytes | None = None  # every piece's bytes joined by a NUL, when all are scanned
-    if enc is not None and max(map(len, enc), default=0) < REMEMBER_MIN:
+    js: str | None = None  # the pieces joined by a NUL, as str (when they may all be short)
+    if enc is not None and rules._lit_ac is not None and pieces and longest < REMEMBER_MIN:
+        js = "\x00".join(pieces)
+    # all ASCII (str.isascii reads a flag): each piece's bytes are as many as its characters
+    if enc is not None and (longest if js is not None and js.isascii() else max(map(len, enc), default=0)) < (
+        REMEMBER_MIN
+    ):
         todo, bs, ds = range(len(pieces)), enc, None  # short texts (array elements): all scanned
         if rules._lit_ac is not None and bs:
             # the same bytes as b"\x00".join(bs) (UTF-8 encodes a join as the join of the
             # encodings; no piece holds a lone surrogate, or enc would be None), made by
             # str.join: several times faster on a million short texts (issue 27)
-            joined = "\x00".join(pieces).encode("utf-8")
+            joined = (js if js is not None else "\x00".join(pieces)).encode("utf-8")
     else:
         todo, bs, ds = [], [], []
         for k, p in enumerate(pieces):
