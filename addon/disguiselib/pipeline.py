@@ -194,7 +194,7 @@ def _warn_present_disguise(
     pass (Rules.prescan), and the body is walked again only to say where one is."""
     try:
         if scanned:
-            hot, _ = disguises.prescan(list(scanned), scanned)  # the digests masking's scan took
+            hot, _ = disguises.prescan(list(scanned), scanned, clean=False)  # digests: masking's scan's
             if not hot:
                 return
         b = as_received(raw)  # the bytes made again where they were let go (a Received)

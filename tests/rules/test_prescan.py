@@ -96,6 +96,12 @@ def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: l
     prescan.DEDUP_MIN, prescan._repeats = (2, lambda _: True) if dedup else (1 << 30, was[1])
     try:
         hot, memo = r.prescan(texts)
+        r.found.clear()
+        # clean=False (the warning pass reads only hot): the same texts hot, the memo
+        # without the texts where nothing was found
+        hot2, memo2 = r.prescan(texts, clean=False)
+        assert hot2 == hot
+        assert memo2 == {t: v for t, v in memo.items() if v is not prescan.NOTHING}
     finally:
         prescan.DEDUP_MIN, prescan._repeats = was
     for k, t in enumerate(texts):

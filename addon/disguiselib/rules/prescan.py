@@ -33,7 +33,7 @@ DEDUP_MIN = 1024
 
 
 def prescan(
-    rules: Rules, pieces: list[str], digests: dict | None = None, into: dict | None = None
+    rules: Rules, pieces: list[str], digests: dict | None = None, into: dict | None = None, clean: bool = True
 ) -> tuple[set[int], dict[str, object]]:
     """Rules.prescan (its docstring says what it returns)."""
     if len(pieces) >= DEDUP_MIN and _repeats(pieces):
@@ -44,7 +44,7 @@ def prescan(
             # reaching out of a text into the next is found in the join of these, and
             # its texts then get no memo entry, as below). Every place of a marked text
             # is hot.
-            got, made = prescan(rules, distinct, digests, into)
+            got, made = prescan(rules, distinct, digests, into, clean)
             if not got:
                 return got, made
             again = {distinct[j] for j in got}
@@ -58,26 +58,35 @@ def prescan(
         # a rule set without patterns (the disguises' warning pass) reads a big ASCII
         # text a window at a time, never encoded whole (bigtext.Ascii: memory)
         enc: list[bytes] | None
-        if rules._prefilter is None:
+        longest = max(map(len, pieces), default=0)
+        if longest < bigtext.BIG:
+            # no text big enough to be read in windows or as a view (encoded and
+            # ascii_bytes give its UTF-8 bytes): one C loop, no frame per text (issue 27)
+            enc = list(map(str.encode, pieces))
+        elif rules._prefilter is None:
             enc = [encoded(p, len(p) >= JOIN_MAX) for p in pieces]  # type: ignore[misc]
-        elif max(map(len, pieces), default=0) >= bigtext.BIG:
+        else:
             # a big ASCII text read where it lies (bigtext.ascii_bytes: no copy)
             enc = [ascii_bytes(p) if len(p) >= bigtext.BIG and p.isascii() else p.encode("utf-8") for p in pieces]  # type: ignore[misc]
-        else:
-            enc = list(map(str.encode, pieces))  # UTF-8, strict: a C loop, no frame per text
     except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below
         enc = None
     todo: list[int] | range  # the pieces scanned: UTF-8 and not met before
     bs: list[bytes]
     ds: list[bytes | None] | None  # None: too short to be remembered (None: all are)
     joined: bytes | None = None  # every piece's bytes joined by a NUL, when all are scanned
-    if enc is not None and max(map(len, enc), default=0) < REMEMBER_MIN:
+    js: str | None = None  # the pieces joined by a NUL, as str (when they may all be short)
+    if enc is not None and rules._lit_ac is not None and pieces and longest < REMEMBER_MIN:
+        js = "\x00".join(pieces)
+    # all ASCII (str.isascii reads a flag): each piece's bytes are as many as its characters
+    if enc is not None and (longest if js is not None and js.isascii() else max(map(len, enc), default=0)) < (
+        REMEMBER_MIN
+    ):
         todo, bs, ds = range(len(pieces)), enc, None  # short texts (array elements): all scanned
         if rules._lit_ac is not None and bs:
             # the same bytes as b"\x00".join(bs) (UTF-8 encodes a join as the join of the
             # encodings; no piece holds a lone surrogate, or enc would be None), made by
             # str.join: several times faster on a million short texts (issue 27)
-            joined = "\x00".join(pieces).encode("utf-8")
+            joined = (js if js is not None else "\x00".join(pieces)).encode("utf-8")
     else:
         todo, bs, ds = [], [], []
         for k, p in enumerate(pieces):
@@ -115,12 +124,12 @@ def prescan(
     if actives is not None:
         marked.update(compress(range(len(bs)), actives))
     if len(marked) < len(bs):  # what was found in the others: nothing
-        if marked:
-            clean = [pieces[todo[j]] for j in range(len(bs)) if j not in marked]
+        if not clean:
+            pass  # the caller reads only hot (Rules.prescan: clean=False)
+        elif marked:
+            memo.update(dict.fromkeys([pieces[todo[j]] for j in range(len(bs)) if j not in marked], NOTHING))
         else:
-            clean = pieces if type(todo) is range else [pieces[k] for k in todo]
-        memo.update(dict.fromkeys(clean, NOTHING))
-        del clean
+            memo.update(dict.fromkeys(pieces if type(todo) is range else [pieces[k] for k in todo], NOTHING))
         if ds is not None:
             for j, d in enumerate(ds):
                 if d is not None and j not in marked:

@@ -217,7 +217,7 @@ class Rules:
         return self._lit_ac is None and not self._patterns
 
     def prescan(
-        self, pieces: list[str], digests: dict | None = None, into: dict | None = None
+        self, pieces: list[str], digests: dict | None = None, into: dict | None = None, clean: bool = True
     ) -> tuple[set[int], dict[str, object]]:
         """Where in many texts find() can find anything, in one go: (the indices of the
         pieces where some literal or pattern may match, a memo for find()).
@@ -233,8 +233,10 @@ class Rules:
         (a piece shorter than prescan.REMEMBER_MIN bytes is scanned every time). digests: a memo
         another rule set's prescan made of these pieces, whose digests are read from it
         rather than computed again (the warning pass after masking: pipeline). into: an
-        empty dict the memo is made in (masking's `scanned`: not copied there after)."""
-        return _prescan(self, pieces, digests, into)
+        empty dict the memo is made in (masking's `scanned`: not copied there after).
+        clean=False: the memo leaves out the texts where nothing was found (a caller
+        that reads only the indices: the warning pass; a million short texts' entries)."""
+        return _prescan(self, pieces, digests, into, clean)
 
     def stream_triggers(self, markers: tuple[bytes, ...]) -> triggers.Triggers | triggers.Joined:
         """The trigger automaton of this rule set plus a stream's markers (cached): the rule
