@@ -29,9 +29,15 @@ unset http_proxy https_proxy all_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY
 MAPPINGS=examples/literals.yaml
 
 PIDS=()
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
+cleanup() {  # [exit status]: the script's own when called as the EXIT trap
+  local rc=${1:-$?}
+  # The folder holds originals, the API key and a CA key: an interrupt must not cut its
+  # removal short. Ignored from here on, not reset (with the default action, Ctrl-C
+  # during the wait below ended the shell there); and the signal traps call cleanup
+  # itself rather than `exit`: an interrupt that came as the script ended runs its trap
+  # inside this EXIT trap, where `exit` would end the shell at once (seen once in CI).
+  trap '' INT TERM
+  trap - EXIT
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if [ "$OWN_WORK" = 1 ]; then
@@ -45,8 +51,8 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'cleanup 130' INT
+trap 'cleanup 143' TERM
 
 wait_port() {  # wait until something listens on 127.0.0.1:$1 (and process $2, if given, still runs)
   "$PYTHON" - "$1" "${2:-}" <<'PY'
