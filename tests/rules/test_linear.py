@@ -160,6 +160,24 @@ def test_many_short_texts_are_named_every_pattern_re2_finds(texts: list[str], an
         assert list(active) == sorted(active) and (b or not active)
 
 
+@given(st.text(alphabet="abcdefghqxy@.ex \n", max_size=40), st.booleans())
+def test_one_text_is_named_every_pattern_re2_finds_whatever_its_lines(text: str, anchored: bool) -> None:
+    """match() of a text of several lines, alone: every pattern RE2 finds in it is named
+    (`^ab` at the text's start, `cd$` at its end). The database match() scans is the
+    gate's, which reads `^` and `$` at every line as well: a superset still, and one
+    database for both (none where a pattern anchors on the whole text: its own then)."""
+    from disguiselib.rules import linear
+
+    pats = [*_LINE_PATTERNS, r"\Aqq"] if anchored else _LINE_PATTERNS
+    pf = linear.Prefilter(pats)
+    assert (pf._db is pf._gate) != anchored or pf._db is None
+    b = text.encode()
+    active = pf.match(b)
+    for i, p in enumerate(pats):
+        if linear.Regex(p).search(b) is not None:
+            assert i in active, (p, b)
+
+
 def test_a_block_where_something_may_match_is_asked_text_by_text() -> None:
     from disguiselib.rules import linear
 

@@ -245,16 +245,16 @@ class Prefilter:
 
     def __init__(self, patterns: list[str]) -> None:
         self._n = len(patterns)
-        self._db, self._always = _hyperscan(tuple(patterns))
         self._local = threading.local()  # a scratch space per thread
-        # match_many's gate: the same patterns read line by line (`^`, `$` at each
-        # line), reporting each pattern once; None where a pattern anchors on the whole
-        # text (`\A`, `\z`), which lines cannot stand for
+        # match_many's gate: the patterns read line by line (`^`, `$` at each line; None if
+        # one anchors on the whole text, `\A`, `\z`), each reported once; match()'s too: `^`,
+        # `$` at every line only widen what may match (none is negated), one database held.
         self._gate = None
-        if self._db is not None and not any(_WHOLE_TEXT_ANCHOR.search(p) for p in patterns):
-            gate, always = _hyperscan(tuple(patterns), gate=True)
-            if set(always) == set(self._always):  # the same patterns in both, or no gate
-                self._gate = gate
+        if not any(_WHOLE_TEXT_ANCHOR.search(p) for p in patterns):
+            self._db, self._always = _hyperscan(tuple(patterns), gate=True)
+            self._gate = self._db
+        else:
+            self._db, self._always = _hyperscan(tuple(patterns))
 
     def match_many(self, bs: list[bytes] | list[bytes | memoryview]) -> list[Sequence[int]]:
         """[sorted(match(b, utf8=True)) if b else () for b in bs] (each b UTF-8), with
@@ -306,7 +306,7 @@ class Prefilter:
         return out
 
     def _scratch(self, gate: bool = False):  # noqa: ANN202 - a hyperscan.Scratch
-        name = "gate" if gate else "scratch"
+        name = "gate" if gate and self._gate is not self._db else "scratch"  # one database: one scratch
         scratch = getattr(self._local, name, None)
         if scratch is None:
             scratch = hyperscan.Scratch(self._gate if gate else self._db)
