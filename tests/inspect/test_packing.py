@@ -67,3 +67,53 @@ def test_a_kept_side_holds_its_chunks_compressed_not_the_bytes_they_came_from() 
     # the chunks, the pieces since the last one (each a bytes object) and the lists: not 8 KiB a chunk
     assert held < stored + 60 * len(k.pending) + (16 << 10), (held, stored)
     assert k.buf == body
+
+
+def test_a_streams_chunks_are_packed_fast_and_a_kept_body_at_the_level_it_is_kept_at(monkeypatch) -> None:
+    """A stream's chunks are compressed on the event loop as its reads come: at FAST
+    (zstd's level -1: the capture's share of a read ~25 % less, bench/readcost.py); a
+    finished side's body, kept as long as its flow, at LEVEL (1). Each level has its own
+    compressor in a thread, and both read back."""
+    import threading
+
+    from disguiselib.inspect import packing, record
+    from disguiselib.inspect.tee import Patched
+
+    if packing._ZSTD is None:
+        import pytest
+
+        pytest.skip("no zstd here: zlib at level 1 for both")
+    made: list[int] = []
+    real = packing._ZSTD[0]
+
+    def new(level: int):  # noqa: ANN202
+        made.append(level)
+        return real(level)
+
+    monkeypatch.setattr(packing, "_ZSTD", (new, packing._ZSTD[1]))
+    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(400))
+    got: dict[str, object] = {}
+
+    def work() -> None:  # a thread of its own: no compressor made in it yet
+        k = Kept(1 << 20)
+        k.add(body[:5000])
+        got["after a chunk"] = list(made)
+        p = Patched(k)
+        p.edit(0, 10, [b"x" * 5000])
+        assert p.sparse() is False  # (dense: nothing packed)
+        p.base.add(body[5000:])
+        p.edit(5000, 5010, [b"y" * 10])
+        assert p.sparse() is True
+        got["after a batch"] = list(made)
+        s = record.Side()
+        s["content"] = body
+        got["after a body"] = list(made)
+        got["side"], got["kept"] = s["content"], k.buf
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert got["after a chunk"] == [packing.FAST]
+    assert got["after a batch"] == [packing.FAST]  # the edits' batch: the same compressor
+    assert got["after a body"] == [packing.FAST, packing.LEVEL]
+    assert got["side"] == body and got["kept"] == body

@@ -1,11 +1,14 @@
 """How the capture compresses what it keeps (record.Kept's chunks, a finished Side's body).
 
-zstd at level 1, as mitmproxy itself ships it (zstandard under mitmproxy 11;
-backports.zstd, or compression.zstd, under 12): no dependency of our own. One
-compression context per thread, kept for the process, not one per stream (a context is
-hundreds of KiB: more than most streams hold): on SSE in 8 KiB chunks it is 3-4x faster
-than a zlib call per chunk at the same ratio, and the chunk's share of each read was the
-capture's largest cost per delta (issue 29). zlib where no zstd imports. Compressed forms
+zstd, as mitmproxy itself ships it (zstandard under mitmproxy 11; backports.zstd, or
+compression.zstd, under 12): no dependency of our own. One compression context per
+thread and level, kept for the process, not one per stream (a context is hundreds of
+KiB: more than most streams hold): on SSE in 8 KiB chunks it is 3-4x faster than a zlib
+call per chunk at the same ratio, and the chunk's share of each read was the capture's
+largest cost per delta (issue 29). A stream's chunks, compressed on the event loop as
+its reads come, at level -1 (FAST: on the bench's SSE streams 1.6-1.8x as fast as level
+1, for 1.2-1.3x the bytes, measured in the note of stop 41); a body kept for as long as
+its flow (a finished Side's) at level 1. zlib at level 1 where no zstd imports. Compressed forms
 live in this process only (a flow file holds a body as it came); unpack tells the two
 apart by a zstd frame's magic number.
 """
@@ -17,14 +20,15 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-LEVEL = 1
+LEVEL = 1  # a finished side's body (record.Side): kept as long as its flow
+FAST = -1  # a stream's chunks as its reads come (tee.Kept, tee.Patched): on the event loop
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _local = threading.local()
 
 
-def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes], bytes]] | None:
-    """(a new compressor's one-shot function, the decompressing function) of the zstd
-    mitmproxy ships, or None."""
+def _zstd_api() -> tuple[Callable[[int], Callable[[bytes], bytes]], Callable[[bytes], bytes]] | None:
+    """(a new compressor's one-shot function at a level, the decompressing function) of
+    the zstd mitmproxy ships, or None."""
     try:
         import zstandard
 
@@ -34,8 +38,8 @@ def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes
                 d = _local.unzip = zstandard.ZstdDecompressor()
             return d.decompressobj().decompress(z)  # type: ignore[no-any-return]
 
-        def fitted() -> Callable[[bytes], bytes]:
-            compress = zstandard.ZstdCompressor(level=LEVEL).compress
+        def fitted(level: int) -> Callable[[bytes], bytes]:
+            compress = zstandard.ZstdCompressor(level=level).compress
             # zstandard's compress() allocates its result for the worst case (ZSTD_compressBound:
             # a little more than the input) and only shortens the object's length: held as it
             # came, each compressed chunk took the memory of the bytes it was made from (8 KiB
@@ -53,8 +57,8 @@ def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes
     except ImportError:
         return None
 
-    def new() -> Callable[[bytes], bytes]:
-        c = zstd.ZstdCompressor(level=LEVEL)
+    def new(level: int) -> Callable[[bytes], bytes]:
+        c = zstd.ZstdCompressor(level=level)
         flush = c.FLUSH_FRAME
         return lambda data: c.compress(data, flush)  # type: ignore[no-any-return]
 
@@ -64,13 +68,17 @@ def _zstd_api() -> tuple[Callable[[], Callable[[bytes], bytes]], Callable[[bytes
 _ZSTD = _zstd_api()
 
 
-def pack(data: bytes | bytearray) -> bytes:
-    """data compressed: one zstd frame (one zlib stream where there is no zstd)."""
+def pack(data: bytes | bytearray, level: int = LEVEL) -> bytes:
+    """data compressed at level (LEVEL or FAST): one zstd frame (one zlib stream at level
+    1 where there is no zstd)."""
     if _ZSTD is None:
-        return zlib.compress(data, LEVEL)
-    f: Any = getattr(_local, "pack", None)
+        return zlib.compress(data, 1)
+    packers: Any = getattr(_local, "packers", None)
+    if packers is None:
+        packers = _local.packers = {}
+    f = packers.get(level)
     if f is None:
-        f = _local.pack = _ZSTD[0]()
+        f = packers[level] = _ZSTD[0](level)
     return f(data)  # type: ignore[no-any-return]
 
 
@@ -127,7 +135,7 @@ def packed(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, i
     (b"" where there are none)."""
     spans = [(a, b, sum(map(len, ps))) for a, b, ps in edits]
     joined = b"".join([p for _, _, ps in edits for p in ps])
-    return spans, (pack(joined) if joined else b"")
+    return spans, (pack(joined, FAST) if joined else b"")
 
 
 def unpacked(spans: list[tuple[int, int, int]], blobs: list[bytes]) -> list[tuple[int, int, list[bytes]]]:

@@ -22,7 +22,7 @@ from ..apis.registry import SPECS
 from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
-from .packing import _Chunks, _Spliced, pack, packed, splice, unpack, unpacked
+from .packing import FAST, _Chunks, _Spliced, pack, packed, splice, unpack, unpacked
 
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
@@ -71,7 +71,7 @@ class Kept:
             self.kept = kept + n
             self.npend += n
             if self.npend >= CHUNK:
-                self.chunks.append(pack(b"".join(self.pending)))
+                self.chunks.append(pack(b"".join(self.pending), FAST))
                 self.pending, self.npend = [], 0
 
     def copy(self) -> Kept:
@@ -94,7 +94,7 @@ class Kept:
         bytes since compressed as one more: a chunk from then on, so that asking twice
         compresses nothing twice)."""
         if self.pending:
-            self.chunks.append(pack(b"".join(self.pending)))
+            self.chunks.append(pack(b"".join(self.pending), FAST))
             self.pending, self.npend = [], 0
         return _Chunks(self.chunks)
 
