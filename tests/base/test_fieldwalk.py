@@ -149,3 +149,28 @@ def test_the_walk_ends_at_the_first_answer_and_returns_it() -> None:
     assert fieldwalk.py_first_unread(doc, VALUES, {"one": NOTHING}, visit) == ("found", "two")
     assert met == ["two"]
     assert fieldwalk.py_first_unread(doc, VALUES, {}, lambda f: None) is None
+
+
+@pytest.mark.parametrize("table", [fields.GENERIC, USER, VALUES, Arr(VALUES), Arr(fields.ID), Arr(Arr(USER))])
+def test_an_arrays_elements_left_out_without_a_call_each_are_the_ones_the_reference_leaves_out(table) -> None:
+    """The compiled walk takes an array's plain strings (its elements' rule kept as it is)
+    without a call each: it leaves out exactly what the reference does, with the memo a
+    dict or a dict of another class (looked up through its own get)."""
+    if fieldwalk._c_first is None:
+        pytest.skip("the compiled engine is not in use")
+    items = ["x", "y", "5", "", " [1]", "Acme Corp", '{"a": "b"}', "x", ["x", "z"], {"x": "y"}]
+    doc = fields.loads(json.dumps({"l": items * 3 + [5, 6.5, None, True]}))
+    base = dict.fromkeys(["x", "5", "", " [1]", "l"], NOTHING)
+    base["y"] = ([], [0])  # scanned: something may match
+
+    class Memo(dict):
+        """A memo of another class: what its own get says counts (z shown clean)."""
+
+        def get(self, key, default=None):  # noqa: ANN001, ANN202
+            return NOTHING if key == "z" else super().get(key, default)
+
+    for memo in (base, Memo(base), None):
+        ref = seen(fieldwalk.py_first_unread, doc, table, memo)
+        assert seen(fieldwalk.c_first_unread, doc, table, memo) == ref
+        for stop in range(1, len(ref) + 1, 3):
+            assert seen(fieldwalk.c_first_unread, doc, table, memo, stop) == ref[:stop]

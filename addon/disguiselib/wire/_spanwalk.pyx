@@ -14,6 +14,8 @@ escapes is handed over as the parsed document's own string when that is the same
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.py.
 """
 
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memchr, memcmp
@@ -464,6 +466,7 @@ cdef class _Unread:
     """base/fieldwalk.first_unread, compiled: fields.walk over a parsed document, visit
     called in document order on each field memo does not show clean, until it answers."""
     cdef object memo
+    cdef bint exact  # memo is a dict, not a subclass: looked up directly (said_nothing)
     cdef object visit
     cdef object found
     cdef _Plain plain
@@ -477,11 +480,19 @@ cdef class _Unread:
         if not self.plain.plain(v, rule):
             return False
         if k is None:
-            return self.memo.get(v) is self.nothing
+            return self.said_nothing(v)
         if k is not self.ctx_key:
             self.ctx = self.context_fn(k)
             self.ctx_key = k
-        return self.memo.get(self.ctx[0] + v + self.ctx[1]) is self.nothing
+        return self.said_nothing(self.ctx[0] + v + self.ctx[1])
+
+    cdef inline bint said_nothing(self, str text) except -1:
+        """memo.get(text) is NOTHING (a dict's own look-up: no method call a string)."""
+        cdef PyObject *got
+        if self.exact:
+            got = PyDict_GetItem(self.memo, text)  # (a str key: nothing to swallow)
+            return got != NULL and got == <PyObject *>self.nothing
+        return self.memo.get(text) is self.nothing
 
     cdef bint see(self, object f) except -1:
         """visit(f); True once it has answered (the walk stops)."""
@@ -494,7 +505,7 @@ cdef class _Unread:
     cdef bint node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
         """v, reached from its container (path parent) by seg (top: v is the document).
         True once visit has answered."""
-        cdef object path, items, key, x, child_keys, known, fx
+        cdef object path, items, key, x, child_keys, known, fx, sx
         cdef Py_ssize_t i, n
         if depth > 20000:  # deeper than any parser here reads (C stack)
             raise RecursionError("document nested too deeply for the leak guard's walk")
@@ -528,8 +539,16 @@ cdef class _Unread:
             path = None if top else (parent, seg)
             n = len(v)
             fx = fixed_child(rule)
+            # every element's rule is fx as it is (its class keeps Rule's resolve): a plain
+            # str element (not a Num) is what node() would take it for without the call
+            # (a tool input's million-element array: one call an element less; not where
+            # node() would refuse the element for its depth)
+            sx = fx if fx is not None and depth < 20000 and getattr(type(fx), "resolve") is _base_resolve else None
             for i in range(n):
-                if self.node(v[i], fx if fx is not None else rule.child(i), path, i, False, None, depth + 1):
+                x = v[i]
+                if sx is not None and type(x) is str and (not sx.string or self.clean(x, sx, None)):
+                    continue  # node(): not a string the rule reads, or clean
+                if self.node(x, fx if fx is not None else rule.child(i), path, i, False, None, depth + 1):
                     return True
         return False
 
@@ -538,6 +557,7 @@ def first_unread(doc, root, memo, visit, kinds):
     """base/fieldwalk.py_first_unread, compiled (kinds: that module's KINDS tuple)."""
     cdef _Unread u = _Unread.__new__(_Unread)
     u.memo = memo if memo is not None else {}
+    u.exact = type(u.memo) is dict
     u.visit = visit
     u.found = None
     u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing = kinds
