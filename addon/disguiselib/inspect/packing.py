@@ -6,9 +6,9 @@ thread and level, kept for the process, not one per stream (a context is hundred
 KiB: more than most streams hold): on SSE in 8 KiB chunks it is 3-4x faster than a zlib
 call per chunk at the same ratio, and the chunk's share of each read was the capture's
 largest cost per delta (issue 29). A stream's chunks, compressed on the event loop as
-its reads come, at level -1 (FAST: on the bench's SSE streams 1.5-1.9x as fast as level
-1, for 1.2-1.3x the bytes, measured in the note of stop 41); a body kept for as long as
-its flow (a finished Side's) at level 1. zlib at level 1 where no zstd imports. Compressed forms
+its reads come, at level -1 (FAST: on the bench's SSE streams 1.5-2.2x as fast as level
+1, for 1.2-1.3x the bytes: bench/packlevel.py); a body kept for as long as its flow (a
+finished Side's) at level 1. zlib at level 1 where no zstd imports. Compressed forms
 live in this process only (a flow file holds a body as it came); unpack tells the two
 apart by a zstd frame's magic number.
 """
