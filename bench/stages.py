@@ -1,0 +1,126 @@
+"""(standalone) Where one request's masking time goes, stage by stage, in this process
+(issues 27 and 29): `pipeline.mask_request` on (1) a tool input of N short unique array
+elements and (2) the 1 MB Claude-Code-shaped body of bench/offload.py, its first request
+(nothing remembered) and the conversation's next turn (the same body and one exchange
+more), each beside `json.loads` of the same body. Each stage is timed by a wrapper round
+the function that does it (thread CPU; a wrapper adds its own cost to what it wraps):
+
+    parse        json.loads (the masker's parse; the guard reads the same document)
+    walk         spanwalk.collect: the masker's walk of the selected strings
+    prescan      Rules.prescan: the scan of the texts (the masker's and the warning pass's)
+    mask         Rules.mask_spans: the strings the scan marked, masked (find() inside)
+    warning      pipeline._warn_present_disguise: the client's own disguises looked for
+    guard        leakguard.first_unread: the leak guard's walk, with its find() calls
+
+    python bench/stages.py [--elements 1000000] [--runs 3]
+
+Medians of --runs; the total is the whole call's. Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "addon")]
+
+import bodies  # noqa: E402
+from material import Material, make_literals  # noqa: E402
+from offload import next_turn  # noqa: E402
+from proxies import mappings_dir, tmpdir  # noqa: E402
+
+from disguiselib import leakguard, pipeline  # noqa: E402
+from disguiselib.apis.registry import recognise  # noqa: E402
+from disguiselib.config import build_config  # noqa: E402
+from disguiselib.rules.rules import Rules  # noqa: E402
+from disguiselib.wire import spanwalk  # noqa: E402
+
+STAGES: list[tuple[object, str, str]] = [
+    (json, "loads", "parse"), (spanwalk, "collect", "walk"), (Rules, "prescan", "prescan"),
+    (Rules, "mask_spans", "mask"), (pipeline, "_warn_present_disguise", "warning"), (leakguard, "first_unread", "guard"),
+]  # fmt: skip
+spent: dict[str, float] = {}
+
+
+def timed(owner: object, name: str, label: str) -> None:
+    real = getattr(owner, name)
+
+    def wrapper(*a: object, **k: object) -> object:
+        t = time.thread_time()
+        try:
+            return real(*a, **k)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.thread_time() - t
+
+    setattr(owner, name, wrapper)
+
+
+def measure(call: Callable[[], object], runs: int, before: Callable[[], object] = lambda: None) -> dict[str, float]:
+    """Median seconds per stage (and "total") over runs calls, before() ahead of each."""
+    got: dict[str, list[float]] = {}
+    for _ in range(runs):
+        before()
+        spent.clear()
+        t = time.thread_time()
+        call()
+        spent["total"] = time.thread_time() - t
+        for k, v in spent.items():
+            got.setdefault(k, []).append(v)
+    return {k: statistics.median(v) for k, v in got.items()}
+
+
+def show(title: str, st: dict[str, float], unit: float, unit_name: str, loads: float) -> None:
+    cells = [f"{lab} {st.get(lab, 0.0) / unit:.3g}" for _, _, lab in STAGES]
+    print(
+        f"  {title}: total {st['total'] / unit:.3g} {unit_name} ({st['total'] / loads:.1f}× json.loads alone); "
+        + ", ".join(cells)
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--elements", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    api = recognise("POST", "/v1/messages")
+    hdrs = [("content-type", "application/json")]
+    rng = random.Random(a.seed)
+    lits = make_literals(random.Random(a.seed), 1000)
+    mat = Material(rng, lits)
+    cfg = build_config([str(mappings_dir(tmpdir(), "lit", lits))], True, [])
+    first, _ = bodies.build_request(a.seed + 900, 1_000_000, mat)
+    turn = next_turn(first, random.Random(a.seed + 901))
+    n = a.elements
+    tool = {"type": "tool_use", "id": "t", "name": "f", "input": {"items": [f"v{i:x}q" for i in range(n)]}}
+    elements = json.dumps({"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": [tool]}]}).encode()  # fmt: skip
+
+    def mask(body: bytes) -> Callable[[], object]:
+        return lambda: pipeline.mask_request(api, body, cfg, "/v1/messages", hdrs)
+
+    def loads_of(body: bytes) -> float:
+        return min(measure(lambda: json.loads(body), 3)["total"] for _ in range(2))
+
+    base = {"elements": loads_of(elements), "first": loads_of(first), "turn": loads_of(turn)}
+    for owner, name, label in STAGES:
+        timed(owner, name, label)
+    forget = cfg.rules.found.clear
+    print(f"stages of pipeline.mask_request, CPU medians of {a.runs} (1,000 literals + the shipped patterns)")
+    st = measure(mask(elements), a.runs, forget)
+    show(f"{n:,} unique elements, µs an element", st, 1e-6 * n, "µs", base["elements"])
+    st = measure(mask(first), a.runs, forget)
+    show(f"1 MB body, first request ({len(first):,} B), ms", st, 1e-3, "ms", base["first"])
+    st = measure(mask(turn), a.runs, lambda: (forget(), pipeline.mask_request(api, first, cfg, "/v1/messages", hdrs)))
+    show(f"its next turn ({len(turn):,} B), ms", st, 1e-3, "ms", base["turn"])
+
+
+if __name__ == "__main__":
+    main()
