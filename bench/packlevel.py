@@ -28,22 +28,12 @@ from disguiselib.inspect import packing, tee  # noqa: E402
 
 
 def compressors(level: int) -> tuple[str, Callable[[bytes], bytes]] | None:
-    """(the binding's name, a one-shot compressor at level) of the zstd mitmproxy ships."""
-    try:
-        import zstandard
-
-        return "zstandard", zstandard.ZstdCompressor(level=level).compress
-    except ImportError:
-        pass
-    try:
-        try:
-            from compression import zstd  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
-    except ImportError:
+    """(the binding's name, the capture's own one-shot compressor at level: packing's) of
+    the zstd mitmproxy ships, or None where none imports."""
+    if packing._ZSTD is None:
         return None
-    c = zstd.ZstdCompressor(level=level)
-    return "backports.zstd", lambda d: c.compress(d, c.FLUSH_FRAME)
+    binding = "zstandard" if "zstandard" in sys.modules else "backports.zstd"
+    return binding, packing._ZSTD[0](level)
 
 
 def main() -> None:
