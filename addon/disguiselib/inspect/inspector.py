@@ -196,7 +196,8 @@ class Inspector:
         assert session is not None and rec.api is not None  # MASKED: set by the adapter
         meta = flow.metadata.setdefault(META, {})
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
-                    placeholders=len(session.placeholders), rules=replay.fingerprint(session))  # fmt: skip
+                    placeholders=len(session.placeholders),
+                    rules=replay.fingerprint(session, rec.config.rules if rec.config is not None else None))  # fmt: skip
         set_fakes(meta, session)
         for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
             meta.pop(k, None)
