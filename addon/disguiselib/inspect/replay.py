@@ -257,7 +257,8 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         flow.response.content = client
     session = masked.session
     meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders),
-                restored=restorer.restored, stripped=restorer.stripped, rules=fingerprint(session, cfg.rules))  # fmt: skip
+                restored=restorer.restored, stripped=restorer.stripped,
+                rules=fingerprint(session, cfg.rules))  # fmt: skip
     set_fakes(meta, session)
     sides["upstream_request_sha256"] = _sha(r.raw_content)
     _verdict(flow, api, meta, verdict, logged=False)
