@@ -117,7 +117,9 @@ def part_issue(c: Ctx, tmp) -> None:
         pids = {k: p.pid for k, p in procs.items()}
         res = interleaved(clients, pids, runs, post)
         wall = {k: median(v["wall"]) for k, v in res.items()}
-        cpu = {k: sum(v["cpu"]) / runs / n for k, v in res.items() if k != "direct"}
+        # the median run's CPU, as the wall time's (issue 29 asks for medians: a mean
+        # takes in whole the one run a loaded machine stretched)
+        cpu = {k: median(v["cpu"]) / n for k, v in res.items() if k != "direct"}
         print(f"    {'path':<44} {'wall':>9} {'×plain':>7} {'CPU/delta':>10}  restored")
         labels = {"direct": "straight from the provider", "plain": "plain mitmdump --mode reverse (stream=True)",
                   "addon": "mitmdump -s addon/disguise.py", "before": VARIANT_LABELS["before"],

@@ -73,6 +73,21 @@ def test_fingerprint_names_patterns_and_hashes_literals() -> None:
     assert "Acme" not in json.dumps(fp)  # a hash, never the original
 
 
+def test_a_literal_is_hashed_once_per_rule_set(monkeypatch) -> None:
+    """A Claude Code body replaces hundreds of literals at every turn: each literal's id
+    is made once for the rule set, and is the id made without it."""
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs", "Globex": "Initech"}}))
+    s = Session()
+    s.count(LITERALS, "Acme Corp")
+    s.count(LITERALS, "Globex")
+    want = replay.fingerprint(s)
+    calls: list[str] = []
+    real = replay._literal_id
+    monkeypatch.setattr(replay, "_literal_id", lambda o: calls.append(o) or real(o))
+    assert replay.fingerprint(s, rules) == want == replay.fingerprint(s, rules)
+    assert sorted(calls) == ["Acme Corp", "Globex"]  # the second time: none
+
+
 def test_missing_rules_names_what_is_gone(tmp_path: Path) -> None:
     with context(tmp_path) as a:
         rules = a.rules

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from disguiselib.rules import mappings
-from disguiselib.rules.found import Found
+from disguiselib.rules.found import CLEAN_MAX, NOTHING, Found
 from disguiselib.rules.rules import Rules
 
 _SHIPPED = mappings.load(mappings.Path(__file__).resolve().parents[2] / "mappings")
@@ -115,3 +115,89 @@ def test_clear_forgets_everything() -> None:
     f.put(b"a", ())
     f.clear()
     assert f.get(b"a") is None and f._spans == 0
+
+
+# -- clean texts, remembered by themselves (Found.clean) ------------------------------------
+
+
+def _clean_held(f: Found) -> list[str]:
+    return [*f._cnew, *f._cold]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_CORPUS), st.integers(0, 400), _noise, st.booleans()), min_size=1,
+                max_size=8), st.integers(0, 200))  # fmt: skip
+def test_a_clean_text_met_again_is_answered_as_a_scan_answers_it(parts, chars: int) -> None:
+    """Rules.prescan and Rules.find on texts met before, where the clean ones are
+    remembered by themselves (generations of at most `chars` characters, swapping
+    often): the same spans as a rule set that remembers nothing, every text with one
+    marked (a text the prefilter only suspected is not, once met: nothing was found in
+    it), and no text the memory holds has anything a scan finds in it (it keeps no
+    original)."""
+    r = _SHIPPED_RULES
+    r.found = Found(char_limit=chars)
+    texts = [pre + text[a : a + 60] + ("é" if nonascii else "") for text, a, pre, nonascii in parts]
+    try:
+        for _ in range(2):
+            hot, memo = r.prescan(texts)
+            got = [r.find(t, memo) for t in texts]
+            again = [r.find(t) for t in texts]
+            fresh, r.found = r.found, Found(limit=0)
+            try:
+                want_hot, want_memo = r.prescan(texts)
+                want = [r.find(t, want_memo) for t in texts]
+                assert got == want and again == want
+                assert hot <= want_hot and all(k in hot for k, spans in enumerate(want) if spans)
+                assert all(r.find(t) == [] for t in _clean_held(fresh))
+                assert sum(map(len, fresh._cnew)) <= max(chars, 0) or len(fresh._cnew) == 1
+            finally:
+                r.found = fresh
+    finally:
+        r.found = Found()
+
+
+def test_a_clean_text_met_again_is_neither_encoded_nor_digested_again(monkeypatch) -> None:
+    """A conversation's next turn is mostly texts met before with nothing in them: they
+    are answered by themselves, without the UTF-8 copy and the digest the texts with an
+    original still need (reverting Found.cleans digests every text again)."""
+    r = Rules(_SHIPPED)
+    clean = [f"line {i}: the build passed on the third try, nothing to report é" for i in range(50)]
+    hit = "mail ops-team@example.com about the build that passed on the third try"
+    texts = [*clean, hit]
+    hot, _ = r.prescan(texts)
+    assert hot == {len(clean)}
+    digests: list[bytes] = []
+    real = Found.digest
+    monkeypatch.setattr(Found, "digest", staticmethod(lambda b: digests.append(b) or real(b)))
+    hot2, memo = r.prescan(texts)
+    assert hot2 == hot and len(digests) == 1 and bytes(digests[0]) == hit.encode()
+    assert all(memo[t] is NOTHING for t in clean)
+    assert r.find(clean[0]) == [] and len(digests) == 1  # find() too: answered by the text itself
+    assert r.find(hit, memo) == r.find(hit) != []
+
+
+def test_the_clean_memory_is_bounded_by_characters_and_keeps_the_newest() -> None:
+    f = Found(char_limit=100)
+    texts = [f"{i:02d}" + "x" * 38 for i in range(7)]  # 40 characters each: two a generation
+    for i, t in enumerate(texts):
+        f.add_clean((t,))
+        assert f.clean(t) and (i == 0 or f.clean(texts[i - 1]))  # the newest two, always
+        assert sum(map(len, f._cnew)) <= 100 and sum(map(len, f._cold)) <= 100
+    assert not f.clean(texts[0]) and f.cleans(texts) is not None
+    assert f.cleans(["never met"]) is None
+
+
+def test_a_clean_text_too_long_to_hold_is_remembered_by_its_digest() -> None:
+    """A 2 MB string in which nothing is found is not held (memory): its digest is."""
+    r = Rules(_SHIPPED)
+    big = "nothing to see here. " * ((CLEAN_MAX // 21) + 2)
+    assert len(big) > CLEAN_MAX
+    for _ in range(2):
+        hot, _ = r.prescan([big, "a short one"])
+        assert hot == set() and r.find(big) == []
+    assert big not in _clean_held(r.found) and r.found.get(Found.digest(big.encode())) == ()
+
+
+def test_no_memory_holds_no_clean_text() -> None:
+    f = Found(limit=0)
+    f.add_clean(["x" * 40])
+    assert not f.clean("x" * 40) and f.cleans(["x" * 40]) is None

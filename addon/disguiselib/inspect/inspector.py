@@ -195,8 +195,9 @@ class Inspector:
         raw, known, rec.upstream_sha = flow.request.raw_content, rec.upstream_sha, None  # its hash, made off the loop
         assert session is not None and rec.api is not None  # MASKED: set by the adapter
         meta = flow.metadata.setdefault(META, {})
+        rules = rec.config.rules if rec.config is not None else None
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
-                    placeholders=len(session.placeholders), rules=replay.fingerprint(session))  # fmt: skip
+                    placeholders=len(session.placeholders), rules=replay.fingerprint(session, rules))  # fmt: skip
         set_fakes(meta, session)
         for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
             meta.pop(k, None)

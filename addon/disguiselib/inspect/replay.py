@@ -64,12 +64,25 @@ def _literal_id(original: str) -> str:
     return hashlib.sha256(b"disguise literal\0" + original.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def fingerprint(session: Session) -> dict[str, list[str]]:
-    """The rules that masked something in a request: pattern names, literal ids."""
-    return {
-        "patterns": sorted(k for k in session.counts if k != LITERALS),
-        "literals": sorted(_literal_id(o) for o in session.literals),
-    }
+def fingerprint(session: Session, rules: Rules | None = None) -> dict[str, list[str]]:
+    """The rules that masked something in a request: pattern names, literal ids (each
+    hashed once per rule set it belongs to: a Claude Code body replaces hundreds of
+    literals at every turn)."""
+    ids = _literal_ids(rules) if rules is not None else {}
+    got = []
+    for o in session.literals:
+        i = ids.get(o)
+        if i is None:
+            i = ids[o] = _literal_id(o)
+        got.append(i)
+    return {"patterns": sorted(k for k in session.counts if k != LITERALS), "literals": sorted(got)}
+
+
+@functools.lru_cache(maxsize=4)
+def _literal_ids(rules: Rules) -> dict[str, str]:
+    """original -> _literal_id of the literals of a rule set met so far (filled as they
+    are: no hash of every literal on the event loop at the first request after a load)."""
+    return {}
 
 
 @functools.lru_cache(maxsize=4)
@@ -244,7 +257,8 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         flow.response.content = client
     session = masked.session
     meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders),
-                restored=restorer.restored, stripped=restorer.stripped, rules=fingerprint(session))  # fmt: skip
+                restored=restorer.restored, stripped=restorer.stripped,
+                rules=fingerprint(session, cfg.rules))  # fmt: skip
     set_fakes(meta, session)
     sides["upstream_request_sha256"] = _sha(r.raw_content)
     _verdict(flow, api, meta, verdict, logged=False)

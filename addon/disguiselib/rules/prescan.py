@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import bisect
 from itertools import accumulate, compress
+from operator import not_
 from typing import Any
 
 from ..wire.text import Columns
 from . import bigtext
 from .bigtext import ascii_bytes, encoded, lit_matches
-from .found import NOTHING, Found, Known
+from .found import CLEAN_MAX, NOTHING, Found, Known
 
 Rules = Any  # rules.Rules (which imports this module)
 
@@ -51,8 +52,28 @@ def prescan(
             del distinct
             return set(compress(range(len(pieces)), map(again.__contains__, pieces))), made
         del distinct
-    hot: set[int] = set()
     memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known
+    longest = max(map(len, pieces), default=0)
+    # a text met before with nothing found in it (Found.clean: the text its own key) is
+    # not encoded, digested or scanned: a conversation's next turn is mostly such texts.
+    # None is shorter than REMEMBER_MIN bytes (4 characters at most a byte each)
+    met = rules.found.cleans(pieces) if 4 * longest >= REMEMBER_MIN else None
+    if met is None:
+        return _scan(rules, pieces, digests, memo, clean)
+    if clean:
+        memo.update(dict.fromkeys(compress(pieces, met), NOTHING))
+    rest = list(compress(range(len(pieces)), map(not_, met)))
+    if not rest:
+        return set(), memo
+    got, _ = _scan(rules, list(map(pieces.__getitem__, rest)), digests, memo, clean)
+    return {rest[j] for j in got}, memo
+
+
+def _scan(
+    rules: Rules, pieces: list[str], digests: dict | None, memo: dict[str, object], clean: bool
+) -> tuple[set[int], dict[str, object]]:
+    """prescan of pieces none of which is a clean text met before."""
+    hot: set[int] = set()
     found = rules.found
     try:
         # a rule set without patterns (the disguises' warning pass) reads a big ASCII
@@ -133,7 +154,11 @@ def prescan(
         if ds is not None:
             for j, d in enumerate(ds):
                 if d is not None and j not in marked:
-                    found.put(d, ())
+                    p = pieces[todo[j]]
+                    if len(p) <= CLEAN_MAX:
+                        found.add_clean((p,))
+                    else:
+                        found.put(d, ())
     for j in marked:
         k = todo[j]
         hot.add(k)

@@ -38,8 +38,9 @@ from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import bigtext, fakes, linear, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
-from .found import NOTHING, Found, Known
+from .found import CLEAN_MAX, NOTHING, Found, Known
 from .mappings import MappingSet
+from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .session import LITERALS, Session
@@ -265,7 +266,7 @@ class Rules:
         if not text:
             return []
         pre = memo.get(text) if memo else None
-        if pre is NOTHING:
+        if pre is NOTHING or (pre is None and self.found.clean(text)):
             return []
         # the text's bytes only where they are read: an ASCII text whose prescan found
         # literals alone, with its digest, is not encoded (a 200 MB string: once more
@@ -287,7 +288,9 @@ class Rules:
                     spans = literal_spans(LITERALS, pre[0])  # type: ignore[index,assignment]
                 else:
                     spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
-                if len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
+                if not spans and REMEMBER_MIN <= len(text) <= CLEAN_MAX:
+                    self.found.add_clean((text,))  # the text its own key (found.Found)
+                elif len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
                     self.found.put(d, tuple(spans))
         if not spans or text.isascii():
             return spans
