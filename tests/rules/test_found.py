@@ -187,7 +187,7 @@ def test_the_clean_memory_is_bounded_by_characters_and_keeps_the_newest() -> Non
 
 
 def test_a_clean_text_too_long_to_hold_is_remembered_by_its_digest() -> None:
-    """A 2 MB string in which nothing is found is not held (memory): its digest is."""
+    """A string over CLEAN_MAX characters in which nothing is found is not held (memory): its digest is."""
     r = Rules(_SHIPPED)
     big = "nothing to see here. " * ((CLEAN_MAX // 21) + 2)
     assert len(big) > CLEAN_MAX

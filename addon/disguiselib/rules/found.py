@@ -16,7 +16,7 @@ from .bigtext import Ascii
 NOTHING: tuple = ((), ())  # no literal in it, and no pattern may match
 # The longest text remembered by itself when nothing was found in it (Found.add_clean);
 # a longer one is remembered by its digest (a 200 MB string is not kept).
-CLEAN_MAX = 1 << 20
+CLEAN_MAX = 1 << 18
 
 
 class Known:
@@ -42,7 +42,7 @@ class Found:
     is kept), and two texts with one digest is a 2^-128 chance. Bounded: two
     generations, the older dropped when the newer holds `limit` texts or `span_limit`
     spans (about 100 bytes a text and 80 a span: some 10 MB at most by default), and
-    clean texts (below: two generations of at most `char_limit` characters, 4M by default). Shared
+    clean texts (below: two generations of at most `char_limit` characters, 1M by default). Shared
     by every flow's thread: a dict's get and set are atomic, and the swap can at worst
     forget some.
 
@@ -57,7 +57,7 @@ class Found:
 
     __slots__ = ("limit", "span_limit", "_new", "_old", "_spans", "hits", "char_limit", "_cnew", "_cold", "_chars")
 
-    def __init__(self, limit: int = 20_000, span_limit: int = 50_000, char_limit: int = 1 << 22) -> None:
+    def __init__(self, limit: int = 20_000, span_limit: int = 50_000, char_limit: int = 1 << 20) -> None:
         self.limit = limit
         self.span_limit = span_limit
         self._new: dict[bytes, tuple] = {}
