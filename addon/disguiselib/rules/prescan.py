@@ -152,13 +152,15 @@ def _scan(
         else:
             memo.update(dict.fromkeys(pieces if type(todo) is range else [pieces[k] for k in todo], NOTHING))
         if ds is not None:
+            met: list[str] = []  # remembered by themselves (Found.add_clean), at once
             for j, d in enumerate(ds):
                 if d is not None and j not in marked:
                     p = pieces[todo[j]]
                     if len(p) <= CLEAN_MAX:
-                        found.add_clean((p,))
+                        met.append(p)
                     else:
                         found.put(d, ())
+            found.add_clean(met)
     for j in marked:
         k = todo[j]
         hot.add(k)
