@@ -201,3 +201,19 @@ def test_no_memory_holds_no_clean_text() -> None:
     f = Found(limit=0)
     f.add_clean(["x" * 40])
     assert not f.clean("x" * 40) and f.cleans(["x" * 40]) is None
+
+
+def test_a_body_with_a_text_too_long_to_hold_is_looked_up_by_digests(monkeypatch) -> None:
+    """Looking a text up by itself hashes it whole: a body holding a text over CLEAN_MAX
+    characters (a 200 MB string) is not looked up so, by prescan or find."""
+    r = Rules(_SHIPPED)
+    big = "nothing to see here. " * ((CLEAN_MAX // 21) + 2)
+    small = "a text long enough to be remembered, with nothing in it"
+    r.prescan([small])
+    asked: list[int] = []
+    real = Found.cleans
+    monkeypatch.setattr(Found, "cleans", lambda self, texts: asked.append(len(texts)) or real(self, texts))
+    monkeypatch.setattr(Found, "clean", lambda self, text: asked.append(len(text)) or False)
+    hot, memo = r.prescan([big, small])
+    assert hot == set() and asked == [] and r.find(big) == [] and asked == []
+    assert r.find(small, memo) == [] and r.prescan([small])[0] == set() and asked == [1]

@@ -56,8 +56,10 @@ def prescan(
     longest = max(map(len, pieces), default=0)
     # a text met before with nothing found in it (Found.clean: the text its own key) is
     # not encoded, digested or scanned: a conversation's next turn is mostly such texts.
-    # None is shorter than REMEMBER_MIN bytes (4 characters at most a byte each)
-    met = rules.found.cleans(pieces) if 4 * longest >= REMEMBER_MIN else None
+    # None is shorter than REMEMBER_MIN bytes (4 characters at most a byte each) or longer
+    # than CLEAN_MAX characters (a body holding such a text is looked up by digests, as
+    # its str would be hashed whole for nothing: a 200 MB string)
+    met = rules.found.cleans(pieces) if REMEMBER_MIN <= 4 * longest and longest <= CLEAN_MAX else None
     if met is None:
         return _scan(rules, pieces, digests, memo, clean)
     if clean:

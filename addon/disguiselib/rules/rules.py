@@ -266,7 +266,7 @@ class Rules:
         if not text:
             return []
         pre = memo.get(text) if memo else None
-        if pre is NOTHING or (pre is None and self.found.clean(text)):
+        if pre is NOTHING or (pre is None and len(text) <= CLEAN_MAX and self.found.clean(text)):
             return []
         # the text's bytes only where they are read: an ASCII text whose prescan found
         # literals alone, with its digest, is not encoded (a 200 MB string: once more
