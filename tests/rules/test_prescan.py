@@ -78,22 +78,28 @@ _SHORT = st.text(alphabet="ab\x00 é@ç0123\n\ud800", max_size=10) | st.sampled_
     st.sampled_from(range(len(_SHORT_RULES))),
     st.lists(_SHORT | st.text(alphabet="ab\x00 é", min_size=30, max_size=40), min_size=1, max_size=300),
     st.booleans(),
+    st.booleans(),
 )
-@example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False)
-@example(1, ["b", "", "a", "é", "a"], False)
-@example(1, ["b", "\x00a", "b", "é", "b\x00", "\x00a", "a"], True)
-def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: list[str], dedup: bool) -> None:
+@example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False, False)
+@example(1, ["b", "", "a", "é", "a"], False, False)
+@example(1, ["b", "\x00a", "b", "é", "b\x00", "\x00a", "a"], True, False)
+@example(0, ["a", "a\x00b" + "a" * 30, "b", "ab" * 20, "a\x00", "b"], False, True)
+def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: list[str], dedup: bool, split: bool) -> None:
     """Texts all shorter than REMEMBER_MIN bytes (a long array's elements) are scanned
     together: their literals in the UTF-8 of their str join (not a join of each one's
     bytes). The memo must say for each text what find() says of it alone, across
     non-ASCII characters, NULs a literal reaches over, and lone surrogates (then the
     texts are found one by one). A text the prescan leaves out of `hot` has no span.
     dedup: a text said again is scanned once (from DEDUP_MIN texts on, when a sample
-    shows repeats; here from 2, always), its every place hot when it is marked."""
+    shows repeats; here from 2, always), its every place hot when it is marked.
+    split: the short ASCII texts are scanned apart from the others (from SPLIT_MIN of
+    them on; here from 1), in another order, so that a NUL a literal holds reaches
+    between other neighbours."""
     r = _SHORT_RULES[which]
     r.found.clear()
-    was = prescan.DEDUP_MIN, prescan._repeats
+    was = prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN
     prescan.DEDUP_MIN, prescan._repeats = (2, lambda _: True) if dedup else (1 << 30, was[1])
+    prescan.SPLIT_MIN = 1 if split else 1 << 30
     try:
         hot, memo = r.prescan(texts)
         r.found.clear()
@@ -103,7 +109,7 @@ def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: l
         assert hot2 == hot
         assert memo2 == {t: v for t, v in memo.items() if v is not prescan.NOTHING}
     finally:
-        prescan.DEDUP_MIN, prescan._repeats = was
+        prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN = was
     for k, t in enumerate(texts):
         alone = r.find(t)
         assert r.find(t, memo) == alone, (t, memo.get(t))
