@@ -32,7 +32,7 @@ REMEMBER_MIN = 32
 # look for repeats costs more than it can save.
 DEDUP_MIN = 1024
 # From this many short texts beside longer ones on, the short ones are scanned apart
-# (_split_scan); below it the split costs more than it saves.
+# (prescan); below it the split costs more than it saves.
 SPLIT_MIN = 256
 
 
