@@ -56,8 +56,10 @@ def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
     t = cls(StreamCall(STREAMS[api](RULES.restorer(dict(PLACEHOLDERS)))), limit)
     outs = [t(c) for c in chunks if c] + [t(b"")]
     up, down = t.up, t.down
+    # a Patched's changes: where they were packed (PATCH_MAX), and the edits since
+    patched = ([sp for sp, _ in down.batches], down.edits) if type(down).__name__ == "Patched" else None
     return (outs, up.buf, t.down_buf, up.size, down.size, up.cut, down.cut, t.same, t.final, t.final_sent,
-            type(down).__name__, up.zipped().plain(), down.zipped().plain(), list(t.last))  # fmt: skip
+            type(down).__name__, up.zipped().plain(), down.zipped().plain(), list(t.last), patched)  # fmt: skip
 
 
 @compiled
@@ -72,13 +74,23 @@ def test_the_compiled_read_gives_the_references_pieces_and_sides(case: tuple) ->
 
 @compiled
 def test_a_read_that_went_out_as_it_came_costs_no_python_call_of_the_tee() -> None:
-    """What the compiled read is for (issue 29): an unchanged read, and once the client's
-    side is kept apart any read, is queued without the reference's Python code."""
+    """What the compiled read is for (issue 29): an unchanged read, a changed one while the
+    client's side is upstream's with its changes in place (a Patched, until they hold
+    PATCH_MAX bytes), and once the client's side is kept apart any read, is queued
+    without the reference's Python code: only the first change (which makes the Patched)
+    and the one past PATCH_MAX (which packs them) take it."""
     reads = [b"data: %d\n\n" % i for i in range(2_000)]
     t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
     with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
         out = [p for d in reads for p in t(d)]
-    assert slow.call_count == 200  # the changed reads alone
+    assert slow.call_count == 1  # the first changed read (200 of them: 2,368 bytes, under PATCH_MAX)
+    assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
+    with mock.patch.object(tee, "PATCH_MAX", 100):
+        t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
+        with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
+            out = [p for d in reads for p in t(d)]
+    # the first change, then each read that finds the edits past 100 bytes (every 9th: packed)
+    assert 1 < slow.call_count < 200 and type(t.down).__name__ == "Patched" and t.down.batches
     assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
 
 
@@ -105,3 +117,28 @@ def test_a_reverser_that_raises_gives_the_client_the_error_event_and_then_nothin
     assert outs[:2] == [[reads[0]], [reads[1]]] and b"KeyError" in b"".join(outs[2]) and len(outs[2]) == 1
     assert all(o == [] for o in outs[3:]) and t.dead and call.broke
     assert t.down_buf == reads[0] + reads[1] + outs[2][0] and t.up.buf == b"".join(reads)
+
+
+@compiled
+@pytest.mark.parametrize("patch_max", [0, 5, 30, 4096])
+@pytest.mark.parametrize("sparse", [0, 4, 1000])
+def test_changed_reads_are_packed_or_kept_apart_where_the_reference_does_it(patch_max: int, sparse: int) -> None:
+    """The compiled read takes a changed read into the Patched only while its pieces hold
+    at most PATCH_MAX bytes: the read that finds them past it goes the reference's way
+    (packed as a batch where the changes are sparse, the client's side kept apart where
+    not), at the same read as the reference, however far the next chunk is."""
+
+    def inner(d: bytes) -> list[bytes]:
+        return [d.upper()] if d.endswith((b"3\n\n", b"7\n\n")) else [] if d.endswith(b"5\n\n") else [d]
+
+    reads = [b"data: %d\n\n" % i for i in range(300)]
+    got = []
+    with (mock.patch.object(tee, "PATCH_MAX", patch_max), mock.patch.object(tee, "SPARSE", sparse),
+          mock.patch.object(tee, "CHUNK", 1 << 16)):  # fmt: skip
+        for cls in (tee.CTee, tee.PyTee):
+            t = cls(inner, 1 << 20)
+            outs = [t(d) for d in reads]
+            down = t.down
+            patched = ([sp for sp, _ in down.batches], down.edits) if isinstance(down, tee.Patched) else None
+            got.append((outs, t.down_buf, type(down).__name__, patched))
+    assert got[0] == got[1]

@@ -115,3 +115,10 @@ def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: l
         assert r.find(t, memo) == alone, (t, memo.get(t))
         assert k in hot or not alone, t
     r.found.clear()
+    # a bound on the texts' length that the caller knows (the split's short ones: under
+    # REMEMBER_MIN), however loose, scans as the texts' own longest does
+    exact = prescan._scan(r, texts, None, {}, True)
+    r.found.clear()
+    for slack in (0, 1, prescan.REMEMBER_MIN, 1 << 20):
+        assert prescan._scan(r, texts, None, {}, True, max(map(len, texts)) + slack) == exact, slack
+        r.found.clear()

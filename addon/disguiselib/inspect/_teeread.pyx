@@ -27,6 +27,8 @@ cdef class Read:
     cdef Py_ssize_t room, droom  # what each side takes before a read must go the reference's way (-1: ask)
     cdef Py_ssize_t chunk  # flushed from this many bytes on (tee.CHUNK)
     cdef bint apart  # the client's side is a Kept of its own: it takes what went out
+    cdef bint patched  # the client's side is upstream's with the changed reads in place (tee.Patched)
+    cdef Py_ssize_t patch_max  # a Patched takes edits while its pieces hold at most this many bytes (tee.PATCH_MAX)
     cdef object finishing, done  # the reverser's states once its API's last event went by
 
     def __cinit__(self, *args, **kwargs):
@@ -119,7 +121,7 @@ cdef class Read:
             pieces = <list> out
             if self.room < 0:
                 self._flush()
-                self.room, self.droom, self.apart, self.chunk = self._fast_room()
+                self.room, self.droom, self.apart, self.chunk, self.patched, self.patch_max = self._fast_room()
             n = PyBytes_GET_SIZE(data)
             k = len(pieces)
             if k == 1 and pieces[0] is data:
@@ -132,6 +134,30 @@ cdef class Read:
                         self.n_down += n
                         self.droom -= n
                     self.last.append(data)
+                    return self._queued(pieces)
+            elif self.patched and n <= self.room:
+                # a changed read (or one held back: no piece) while the client's side is
+                # upstream's with the changed reads in place: upstream's copy takes the read,
+                # the Patched the edit, as the reference's _took does while the Patched's
+                # pieces hold at most PATCH_MAX bytes (past it: the reference packs them)
+                m = 0
+                for i in range(k):
+                    p = pieces[i]
+                    if type(p) is not bytes or not PyBytes_GET_SIZE(p):
+                        m = -1
+                        break
+                    m += PyBytes_GET_SIZE(p)
+                down = self._down
+                if m >= 0 and down.held <= self.patch_max:
+                    start = self._up.size + self.n_up
+                    self.q_up.append(data)
+                    self.n_up += n
+                    self.room -= n
+                    down.edit(start, start + n, pieces)
+                    if down.held > self.patch_max:
+                        self.room = 0  # the next read the reference's way: it packs them (or goes apart)
+                    if k:
+                        self.last.extend(pieces)
                     return self._queued(pieces)
             elif self.apart and n <= self.room:
                 m = 0

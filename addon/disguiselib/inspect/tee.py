@@ -368,20 +368,21 @@ if _CRead is not None:
             _Tee.__init__(self, inner, limit)
             self._states(_FINISHING, _DONE)
 
-        def _fast_room(self) -> tuple[int, int, bool, int]:
+        def _fast_room(self) -> tuple[int, int, bool, int, bool, int]:
             """What the compiled read may queue as the reference would add it, with no
             other work: (upstream's side's room, the client's side's room, whether the
-            client's side is a Kept of its own, CHUNK). A room of 0: every read the
-            reference's way (a change to make first: a Patched past PATCH_MAX, a side full)."""
+            client's side is a Kept of its own, CHUNK, whether it is a Patched, PATCH_MAX).
+            A room of 0: every read the reference's way (a change to make first: a Patched
+            past PATCH_MAX, a side full)."""
             up, down = self.up, self.down
             room = max(up.limit - up.kept, 0)
             if self.same:
-                return room, 0, False, CHUNK
+                return room, 0, False, CHUNK, False, PATCH_MAX
             if down is up or (isinstance(down, Patched) and down.held > PATCH_MAX):
-                return 0, 0, False, CHUNK
+                return 0, 0, False, CHUNK, False, PATCH_MAX
             if isinstance(down, Patched):
-                return room, 0, False, CHUNK
-            return room, max(down.limit - down.kept, 0), True, CHUNK
+                return room, 0, False, CHUNK, True, PATCH_MAX
+            return room, max(down.limit - down.kept, 0), True, CHUNK, False, PATCH_MAX
 
 
 # Chosen once, at import (as CPython's json chooses its scanner)
