@@ -12,6 +12,17 @@ costs one Python-level call of ours (the Tee's), the reverser's compiled feed be
 from cpython.bytes cimport PyBytes_GET_SIZE
 
 
+cdef inline Py_ssize_t _size(list pieces, Py_ssize_t k):
+    """The bytes of the k pieces, -1 where one is not bytes or is empty (the reference's way)."""
+    cdef Py_ssize_t m = 0, i
+    for i in range(k):
+        p = pieces[i]
+        if type(p) is not bytes or not PyBytes_GET_SIZE(p):
+            return -1
+        m += PyBytes_GET_SIZE(p)
+    return m
+
+
 cdef class Read:
     """The base of tee.CTee: the Tee's fields, and its read (`__call__`) where the
     reference would only add bytes to the sides; every other read is the reference's
@@ -93,7 +104,7 @@ cdef class Read:
         return 0
 
     def __call__(self, data):
-        cdef Py_ssize_t n, m, k, i
+        cdef Py_ssize_t n, m, k
         cdef list pieces
         if type(data) is not bytes or not PyBytes_GET_SIZE(data):
             self._flush()
@@ -140,13 +151,7 @@ cdef class Read:
                 # upstream's with the changed reads in place: upstream's copy takes the read,
                 # the Patched the edit, as the reference's _took does while the Patched's
                 # pieces hold at most PATCH_MAX bytes (past it: the reference packs them)
-                m = 0
-                for i in range(k):
-                    p = pieces[i]
-                    if type(p) is not bytes or not PyBytes_GET_SIZE(p):
-                        m = -1
-                        break
-                    m += PyBytes_GET_SIZE(p)
+                m = _size(pieces, k)
                 down = self._down
                 if m >= 0 and down.held <= self.patch_max:
                     start = self._up.size + self.n_up
@@ -160,13 +165,7 @@ cdef class Read:
                         self.last.extend(pieces)
                     return self._queued(pieces)
             elif self.apart and n <= self.room:
-                m = 0
-                for i in range(k):
-                    p = pieces[i]
-                    if type(p) is not bytes or not PyBytes_GET_SIZE(p):
-                        m = -1
-                        break
-                    m += PyBytes_GET_SIZE(p)
+                m = _size(pieces, k)
                 if 0 <= m <= self.droom:
                     self.q_up.append(data)
                     self.n_up += n
