@@ -1,7 +1,10 @@
 """A mitmproxy script for the load test (section (e)), loaded next to what is measured:
 how late mitmproxy's event loop runs a 10 ms timer (the lag every callback waits,
-accepting a new connection included), and how many client connections reached
-mitmproxy. Writes a JSON summary to $BENCH_LOOPLAG_FILE twice a second and at exit.
+accepting a new connection included), how many client connections reached
+mitmproxy, and how many finished flows were still alive (mitmproxy's HTTP/1 layer holds
+a connection's last flow, and with it what the addon keeps on it, until the connection
+closes or sends again). Writes a JSON summary to $BENCH_LOOPLAG_FILE twice a second and
+at exit.
 
 Where the loop's time goes: a thread samples the loop thread's stack every millisecond
 and files each sample under what its innermost frame of interest belongs to (the
@@ -22,6 +25,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 
 TICK = 0.01
 SAMPLE = 0.001
@@ -117,6 +121,8 @@ class LoopLag:
         self.last_connect = 0.0
         self._task: asyncio.Task | None = None
         self.sampler: Sampler | None = None
+        self.finished: set[str] = set()  # ids of the flows that ended and are still alive
+        self.finished_max = 0
 
     def running(self) -> None:
         if self._task is None:
@@ -128,6 +134,18 @@ class LoopLag:
     def request(self, flow) -> None:
         if flow.request.headers.get("x-bench-looplag-reset"):  # the warm-up is over
             self.reset()
+
+    def response(self, flow) -> None:
+        self._ended(flow)
+
+    def error(self, flow) -> None:
+        self._ended(flow)
+
+    def _ended(self, flow) -> None:
+        if flow.id not in self.finished:
+            self.finished.add(flow.id)
+            weakref.finalize(flow, self.finished.discard, flow.id)
+            self.finished_max = max(self.finished_max, len(self.finished))
 
     def client_connected(self, client) -> None:
         now = time.monotonic()
@@ -154,6 +172,7 @@ class LoopLag:
             "ticks": len(self.lags), "lag_max": lags[-1], "lag_p50": lags[len(lags) // 2],
             "lag_p99": lags[int(len(lags) * 0.99)], "over_1s": sum(1 for x in self.lags if x > 1.0),
             "connected": self.connected, "accept_span": self.last_connect - self.first_connect,
+            "finished_alive_max": self.finished_max, "finished_alive": len(self.finished),
         }  # fmt: skip
         if self.sampler is not None:
             doc["samples"] = dict(self.sampler.counts)
@@ -174,6 +193,7 @@ class LoopLag:
         self.lags.clear()
         self.connected = 0
         self.first_connect = self.last_connect = 0.0
+        self.finished_max = len(self.finished)
 
     def done(self) -> None:
         self._write()

@@ -99,7 +99,8 @@ def print_load(variant: str, r: dict, n: int) -> None:
           f"{r['up_backlog']}); ListenOverflows +{r['overflows']}, ListenDrops +{r['drops']} (system-wide); "
           f"loop lag p50 {lag.get('lag_p50', 0) * 1e3:.0f} ms, max {lag.get('lag_max', 0):.2f} s; connections that reached "
           f"mitmproxy {lag.get('connected', 1) - 1} (accepted over {lag.get('accept_span', 0):.1f} s); "
-          f"'server closed connection' {r['upstream_closed']}")  # fmt: skip
+          f"'server closed connection' {r['upstream_closed']}; finished flows still alive (held by their open "
+          f"connections, with what the addon keeps on them) {lag.get('finished_alive_max', 0)} at most")  # fmt: skip
     samples = lag.get("samples") or {}
     total = sum(samples.values())
     if total:
