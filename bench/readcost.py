@@ -59,23 +59,29 @@ def per_read(new, events: list[bytes], rounds: int) -> dict[str, float]:
     return {w: statistics.median(v) / len(events) for w, v in got.items()}
 
 
-def measure(c, rounds: int) -> dict[str, dict[str, float]]:
+def chat_stream(c) -> tuple[list[bytes], dict[str, str]]:
+    """(a)'s Chat stream: its events, and the placeholders the addon issued for its request."""
     import sec_a_proxies
+
+    _, emails, st = sec_a_proxies.issue_stream(c)
+    return st["events"], {f"[EMAIL_{i + 1}]": e for i, e in enumerate(emails)}
+
+
+def measure(c, rounds: int) -> dict[str, dict[str, float]]:
     import streams
 
     from disguiselib.apis.anthropic import messages as anthropic
     from disguiselib.apis.openai import chat
 
-    _, emails, st_chat = sec_a_proxies.issue_stream(c)
-    ph = {f"[EMAIL_{i + 1}]": e for i, e in enumerate(emails)}
+    chat_events, ph = chat_stream(c)
     disg = [(d, o) for o, d in c.ordinary.items()]
     st_dense = streams.build_dense_stream(c.seed + 21, N_DENSE, disg)
     return {
         "Chat stream (a), shipped rules, µs/delta": per_read(
-            lambda: chat.ChatStream(c.R_default.restorer(dict(ph))), st_chat["events"], rounds
+            lambda: chat.ChatStream(c.R_default.restorer(dict(ph))), chat_events, rounds
         ),
         "Chat stream (a), 1,000 literals, µs/delta": per_read(
-            lambda: chat.ChatStream(c.R_lit.restorer(dict(ph))), st_chat["events"], rounds
+            lambda: chat.ChatStream(c.R_lit.restorer(dict(ph))), chat_events, rounds
         ),
         "dense stream (b), µs per event": per_read(
             lambda: anthropic.AnthropicStream(c.R_ordinary.restorer({})), st_dense["events"], rounds
@@ -113,16 +119,13 @@ def held_read(c, rounds: int) -> float:
     """Median CPU seconds to read (a)'s Chat stream back whole once it ended, as the client
     got it (inspect/held.py: mitmdump's flow line reads a finished stream's body at its end):
     its chunks decompressed and its changed reads spliced in."""
-    import sec_a_proxies
-
     from disguiselib.apis.openai import chat
     from disguiselib.inspect.record import Tee
     from disguiselib.mitm.callables import StreamCall
 
-    _, emails, st = sec_a_proxies.issue_stream(c)
-    ph = {f"[EMAIL_{i + 1}]": e for i, e in enumerate(emails)}
+    events, ph = chat_stream(c)
     tee = Tee(StreamCall(chat.ChatStream(c.R_default.restorer(dict(ph)))), 8 << 20)
-    for e in st["events"]:
+    for e in events:
         tee(e)
     tee(b"")
     body = tee.down.zipped()

@@ -69,13 +69,8 @@ def fingerprint(session: Session, rules: Rules | None = None) -> dict[str, list[
     hashed once per rule set it belongs to: a Claude Code body replaces hundreds of
     literals at every turn)."""
     ids = _literal_ids(rules) if rules is not None else {}
-    got = []
-    for o in session.literals:
-        i = ids.get(o)
-        if i is None:
-            i = ids[o] = _literal_id(o)
-        got.append(i)
-    return {"patterns": sorted(k for k in session.counts if k != LITERALS), "literals": sorted(got)}
+    literals = sorted(_id_in(ids, o) for o in session.literals)
+    return {"patterns": sorted(k for k in session.counts if k != LITERALS), "literals": literals}
 
 
 @functools.lru_cache(maxsize=4)
@@ -85,10 +80,19 @@ def _literal_ids(rules: Rules) -> dict[str, str]:
     return {}
 
 
+def _id_in(ids: dict[str, str], original: str) -> str:
+    """original's _literal_id, from ids (one of _literal_ids) or made once into it."""
+    i = ids.get(original)
+    if i is None:
+        i = ids[original] = _literal_id(original)
+    return i
+
+
 @functools.lru_cache(maxsize=4)
 def _in_force(rules: Rules) -> tuple[frozenset[str], frozenset[str]]:
     ms = rules.mappings
-    return frozenset(p.name for p in ms.patterns), frozenset(_literal_id(lit.original) for lit in ms.literals)
+    ids = _literal_ids(rules)  # (the ids fingerprint made for this rule set, and it reads these)
+    return frozenset(p.name for p in ms.patterns), frozenset(_id_in(ids, lit.original) for lit in ms.literals)
 
 
 def missing_rules(meta: object, rules: Rules) -> str | None:

@@ -79,17 +79,14 @@ def prescan(
 
 
 def _unmet(
-    rules: Rules, pieces: list[str], digests: dict | None, memo: dict[str, object], clean: bool, longest: int = -1
+    rules: Rules, pieces: list[str], digests: dict | None, memo: dict[str, object], clean: bool, longest: int
 ) -> set[int]:
-    """_scan's marked indices of pieces (longest: no piece is longer, or -1: unknown), the
-    clean texts met before left out: a text met
-    before with nothing found in it (Found.clean: the text its own key) is not encoded,
-    digested or scanned (a conversation's next turn is mostly such texts). None is
-    shorter than REMEMBER_MIN bytes (4 characters at most a byte each) or longer than
-    CLEAN_MAX characters (a body holding such a text is looked up by digests, as its str
-    would be hashed whole for nothing: a 200 MB string)."""
-    if longest < 0:
-        longest = max(map(len, pieces), default=0)
+    """_scan's marked indices of pieces (none longer than longest), the clean texts met
+    before left out: a text met before with nothing found in it (Found.clean: the text
+    its own key) is not encoded, digested or scanned (a conversation's next turn is
+    mostly such texts). None is shorter than REMEMBER_MIN bytes (4 characters at most a
+    byte each) or longer than CLEAN_MAX characters (a body holding such a text is looked
+    up by digests, as its str would be hashed whole for nothing: a 200 MB string)."""
     met = rules.found.cleans(pieces) if REMEMBER_MIN <= 4 * longest and longest <= CLEAN_MAX else None
     if met is None:
         return _scan(rules, pieces, digests, memo, clean, longest)[0]
