@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from disguiselib.inspect.tee import Kept
 
 
@@ -90,7 +93,7 @@ def test_a_streams_chunks_are_packed_fast_and_a_kept_body_at_the_level_it_is_kep
         made.append(level)
         return real(level)
 
-    monkeypatch.setattr(packing, "_ZSTD", (new, packing._ZSTD[1]))
+    monkeypatch.setattr(packing, "_ZSTD", (new, *packing._ZSTD[1:]))
     body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(400))
     got: dict[str, object] = {}
 
@@ -117,3 +120,61 @@ def test_a_streams_chunks_are_packed_fast_and_a_kept_body_at_the_level_it_is_kep
     assert got["after a batch"] == [packing.FAST]  # the edits' batch: the same compressor
     assert got["after a body"] == [packing.FAST, packing.LEVEL]
     assert got["side"] == body and got["kept"] == body
+
+
+def test_the_capture_compresses_with_zstandard_on_every_supported_mitmproxy() -> None:
+    """zstandard is a dependency of disguise (pyproject.toml): mitmproxy 11 ships it,
+    mitmproxy 12 ships backports.zstd instead, whose decompressor reads one frame and is
+    made anew for each (~10 us): a finished Chat stream's 221 chunks read back for
+    mitmdump's flow line took 2.3 ms of the event loop against 0.16 (bench/readcost.py)."""
+    import zstandard
+
+    from disguiselib.inspect import packing
+
+    assert packing._ZSTD is not None
+    assert zstandard.frame_header_size(packing.pack(b"x" * 100, packing.FAST)) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=12), st.lists(st.sampled_from(["zstd", "zlib"]), min_size=12, max_size=12))
+def test_many_packed_pieces_read_back_as_one_run_give_each_ones_contents_joined(pieces, kinds) -> None:
+    """unpack_all(zs) == b"".join(unpack(z) for z in zs): zstd frames one after another
+    (empty ones too) read in one call; a zlib piece among them (the fallback's) read
+    piece by piece."""
+    import zlib
+
+    from disguiselib.inspect import packing
+
+    zs = [zlib.compress(p, 1) if k == "zlib" else packing.pack(p, packing.FAST) for p, k in zip(pieces, kinds)]
+    assert packing.unpack_all(zs) == b"".join(pieces) == b"".join([packing.unpack(z) for z in zs])
+    assert packing.unpack_all(tuple(zs)) == b"".join(pieces)
+
+
+def test_a_streams_chunks_are_read_back_in_one_decompression_call(monkeypatch) -> None:
+    """A kept side's chunks (a Chat stream: hundreds of 4 KiB zstd frames) are
+    decompressed as one run of frames, with one context, not one call (and, under
+    backports.zstd, one new context) per chunk; the body read back is the one kept."""
+    from disguiselib.inspect import packing
+
+    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(6_000))
+    k = Kept(1 << 22)
+    for i in range(0, len(body), 97):
+        k.add(body[i : i + 97])
+    chunks = k.zipped()
+    assert len(chunks) > 50
+    assert packing._ZSTD is not None
+    one, run = packing._ZSTD[1], packing._ZSTD[2]
+    calls = {"one": 0, "run": 0}
+
+    def count(key: str, f):  # noqa: ANN001, ANN202
+        def g(z: bytes) -> bytes:
+            calls[key] += 1
+            return f(z)
+
+        return g
+
+    monkeypatch.setattr(packing, "_ZSTD", (packing._ZSTD[0], count("one", one), count("run", run)))
+    assert chunks.plain() == body
+    assert calls == {"one": 0, "run": 1}
+    assert k.buf == body
+    assert calls == {"one": 0, "run": 2}
