@@ -178,3 +178,38 @@ def test_a_streams_chunks_are_read_back_in_one_decompression_call(monkeypatch) -
     assert calls == {"one": 0, "run": 1}
     assert k.buf == body
     assert calls == {"one": 0, "run": 2}
+
+
+def test_the_standard_librarys_zstd_still_packs_and_reads_back_where_zstandard_is_missing(monkeypatch) -> None:
+    """The fallback a Python without zstandard takes (mitmproxy 12's backports.zstd, or
+    3.14's compression.zstd): a kept stream's chunks and a finished side's body go through
+    it and read back byte for byte, one frame at a time (it makes a context per frame).
+    Where neither imports (mitmproxy 11's Python 3.11) there is nothing of it to run."""
+    import threading
+
+    import pytest
+
+    from disguiselib.inspect import packing
+
+    api = packing._stdlib_zstd()
+    if api is None:
+        pytest.skip("no compression.zstd or backports.zstd in this Python (mitmproxy 11's environment)")
+    monkeypatch.setattr(packing, "_ZSTD", api)
+    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(3_000))
+    got: dict[str, object] = {}
+
+    def work() -> None:  # a thread of its own: its compressors are the standard library's
+        k = Kept(1 << 22)
+        for i in range(0, len(body), 97):
+            k.add(body[i : i + 97])
+        chunks = k.zipped()
+        got["chunks"] = len(chunks)
+        got["plain"] = chunks.plain()
+        got["buf"] = k.buf
+        got["side"] = packing.unpack(packing.pack(body))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert got["chunks"] > 10  # type: ignore[operator]
+    assert got["plain"] == got["buf"] == got["side"] == body

@@ -34,7 +34,12 @@ _Api = tuple[Callable[[int], Callable[[bytes], bytes]], Callable[[bytes], bytes]
 
 def _zstd_api() -> _Api | None:
     """(a new compressor's one-shot function at a level, the decompressing function of one
-    frame, and of frames one after another) of zstd, or None."""
+    frame, and of frames one after another) of zstd, or None: zstandard's, else the
+    standard library's (compression.zstd, or its backport)."""
+    return _zstandard() or _stdlib_zstd()
+
+
+def _zstandard() -> _Api | None:
     try:
         import zstandard
 
@@ -60,7 +65,10 @@ def _zstd_api() -> _Api | None:
 
         return fitted, unzip, unzip_all
     except ImportError:
-        pass
+        return None
+
+
+def _stdlib_zstd() -> _Api | None:
     try:
         try:
             from compression import zstd  # type: ignore[import-not-found,unused-ignore]
