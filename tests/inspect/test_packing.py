@@ -213,3 +213,32 @@ def test_the_standard_librarys_zstd_still_packs_and_reads_back_where_zstandard_i
     t.join()
     assert got["chunks"] > 10  # type: ignore[operator]
     assert got["plain"] == got["buf"] == got["side"] == body
+
+
+def test_a_zstandard_that_cannot_read_across_frames_reads_a_run_of_them_one_at_a_time(monkeypatch) -> None:
+    """zstandard reads a run of frames in one call from 0.22 (what pyproject asks for); a
+    checkout run under an older one (mitmproxy 11 takes 0.15 on) is found out at import and
+    reads the run frame by frame: the same bytes, never an error where a view reads a body."""
+    import sys
+    import threading
+    import types
+
+    import zstandard
+
+    from disguiselib.inspect import packing
+
+    class Older:  # zstandard's decompressor as before 0.22: decompressobj() takes no read_across_frames
+        def __init__(self) -> None:
+            self.d = zstandard.ZstdDecompressor()
+
+        def decompressobj(self):  # noqa: ANN202
+            return self.d.decompressobj()
+
+    monkeypatch.setitem(sys.modules, "zstandard", types.SimpleNamespace(ZstdDecompressor=Older, ZstdCompressor=zstandard.ZstdCompressor))
+    monkeypatch.setattr(packing, "_local", threading.local())
+    api = packing._zstandard()
+    assert api is not None and api[2].__name__ == "unzip_each"
+    pieces = [b"first ", b"", b"second ", b"x" * 5000]
+    assert api[2](b"".join(packing.pack(p, packing.FAST) for p in pieces)) == b"".join(pieces)
+    monkeypatch.setattr(packing, "_ZSTD", api)
+    assert packing.unpack_all([packing.pack(p) for p in pieces]) == b"".join(pieces)

@@ -55,6 +55,14 @@ def _zstandard() -> _Api | None:
         def unzip_all(z: bytes) -> bytes:
             return dctx().decompressobj(read_across_frames=True).decompress(z)  # type: ignore[no-any-return]
 
+        def unzip_each(z: bytes) -> bytes:  # a zstandard before 0.22 (a checkout run in another environment)
+            out, o = [], None
+            while z:
+                o = dctx().decompressobj()
+                out.append(o.decompress(z))
+                z = o.unused_data
+            return b"".join(out)
+
         def fitted(level: int) -> Callable[[bytes], bytes]:
             compress = zstandard.ZstdCompressor(level=level).compress
             # zstandard's compress() allocates its result for the worst case (ZSTD_compressBound:
@@ -63,7 +71,12 @@ def _zstandard() -> _Api | None:
             # a chunk, whatever it compressed to). A copy holds only its own length.
             return lambda data: bytes(memoryview(compress(data)))
 
-        return fitted, unzip, unzip_all
+        two = zstandard.ZstdCompressor().compress(b"a") + zstandard.ZstdCompressor().compress(b"b")
+        try:
+            run = unzip_all if unzip_all(two) == b"ab" else unzip_each
+        except TypeError:  # no read_across_frames
+            run = unzip_each
+        return fitted, unzip, run
     except ImportError:
         return None
 
