@@ -1,7 +1,7 @@
 """(standalone) The capture's compression levels side by side (issue 29: its cost per read):
 each zstd level over the bench's three streams cut into the capture's chunks
-(inspect/tee.CHUNK), with the zstd this interpreter's mitmproxy ships (zstandard under
-mitmproxy 11, backports.zstd under 12) and zlib at level 1 (the fallback): ns a byte,
+(inspect/tee.CHUNK), with the zstd inspect/packing.py uses (zstandard, a dependency; the
+standard library's backports.zstd where it is missing) and zlib at level 1 (the fallback): ns a byte,
 best of --runs, and the compression ratio (bytes held under way per byte kept).
 inspect/packing.py compresses a stream's chunks at FAST and a finished side's body at
 LEVEL; this is how they were chosen.
@@ -29,7 +29,7 @@ from disguiselib.inspect import packing, tee  # noqa: E402
 
 def compressors(level: int) -> tuple[str, Callable[[bytes], bytes]] | None:
     """(the binding's name, the capture's own one-shot compressor at level: packing's) of
-    the zstd mitmproxy ships, or None where none imports."""
+    the zstd packing uses, or None where none imports."""
     if packing._ZSTD is None:
         return None
     binding = "zstandard" if "zstandard" in sys.modules else "backports.zstd"

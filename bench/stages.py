@@ -12,9 +12,13 @@ the function that does it (thread CPU; a wrapper adds its own cost to what it wr
     warning      pipeline._warn_present_disguise: the client's own disguises looked for
     guard        leakguard.first_unread: the leak guard's walk, with its find() calls
 
+Last, each scanning engine alone over the 1 MB body's texts (UTF-8 encoding, the memo's
+digests, the literals' automaton, the patterns' prefilter): the floor those engines put
+under the first request's masking, beside json.loads (issue 29's first-scan target).
+
     python bench/stages.py [--elements 1000000] [--runs 3]
 
-Medians of --runs; the total is the whole call's. Figures are printed, never asserted.
+Medians of --runs (the engines: least of --runs); the total is the whole call's. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from proxies import mappings_dir, tmpdir  # noqa: E402
 from disguiselib import leakguard, pipeline  # noqa: E402
 from disguiselib.apis.registry import recognise  # noqa: E402
 from disguiselib.config import build_config  # noqa: E402
+from disguiselib.rules.found import Found  # noqa: E402
+from disguiselib.rules.prescan import REMEMBER_MIN  # noqa: E402
 from disguiselib.rules.rules import Rules  # noqa: E402
 from disguiselib.wire import spanwalk  # noqa: E402
 
@@ -84,6 +90,24 @@ def show(title: str, st: dict[str, float], unit: float, unit_name: str, loads: f
     )
 
 
+def engines(cfg: object, body: bytes, runs: int) -> dict[str, float]:
+    """Least thread CPU seconds of each scanning engine alone over the body's texts (its
+    string values and keys, thinking aside: bodies.string_values), as the first request's
+    prescan reads them: what masking cannot go below with these engines, whatever Python
+    is taken out around them."""
+    rules = cfg.rules  # type: ignore[attr-defined]
+    texts = bodies.string_values(json.loads(body), [])
+    enc = [t.encode() for t in texts]
+    joined = b"\x00".join(enc)
+    parts: dict[str, Callable[[], object]] = {
+        "UTF-8 encode": lambda: [t.encode() for t in texts],
+        "BLAKE2b (the memo's digests)": lambda: [Found.digest(b) for b in enc if len(b) >= REMEMBER_MIN],
+        "Aho-Corasick (literals)": lambda: rules._lit_ac.find_matches_as_indexes(joined),
+        "Hyperscan (the patterns' prefilter)": lambda: rules._prefilter.match_many(enc),
+    }
+    return {k: min(measure(f, 1)["total"] for _ in range(runs)) for k, f in parts.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=1_000_000)
@@ -125,6 +149,11 @@ def main() -> None:
     show(f"1 MB body, first request ({len(first):,} B), ms", st, 1e-3, "ms", base["first"])
     st = measure(mask(turn), a.runs, lambda: (forget(), pipeline.mask_request(api, first, cfg, "/v1/messages", hdrs)))
     show(f"its next turn ({len(turn):,} B), ms", st, 1e-3, "ms", base["turn"])
+    eng = engines(cfg, first, a.runs)
+    print(f"  the 1 MB body's texts, each engine alone (least of {a.runs}), ms: "
+          + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in eng.items())
+          + f"; together {sum(eng.values()) * 1e3:.2f} ms = {sum(eng.values()) / base['first']:.1f}× json.loads, "
+          f"with json.loads itself {1 + sum(eng.values()) / base['first']:.1f}×")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -110,3 +110,20 @@ def test_the_literals_turned_around_are_built_without_the_streams_trigger_patter
         cfg.disguises.stream_triggers(())
     assert cfg.rules.stream_triggers(()).size > 50
     assert [s for _, s, _ in cfg.disguises.find("Zq0007xk and Zq0042xk")] == [0, 13]  # it still finds them
+
+
+def test_a_built_rule_set_keeps_its_trigger_automaton_not_the_set_it_was_built_from(tmp_path: Path) -> None:
+    """config.compiled builds the streams' trigger automaton with the rule set; the set of
+    patterns it came from (the shipped rules' 12,000, two dicts: 1.3 MB of every proxy's
+    idle memory) is let go then, and the freed heap given back (linear.release_memory:
+    mitmdump's idle RSS 97.2 -> 93.5 MB). Streams of every API still get their automaton
+    (the rule set's, joined with their markers)."""
+    m = tmp_path / "m.yaml"
+    m.write_text("literals:\n" + "".join(f'  "Customer {i:04d} Ltd": "Zq{i:04d}xk"\n' for i in range(50)))
+    cfg = config.build_config([str(m)], True, [])
+    base = cfg.rules.stream_triggers(())
+    assert cfg.rules._trigger_patterns is None
+    assert base.size > 50 and base.find(b'"text":"Zq0007xk"') == [8]
+    joined = cfg.rules.stream_triggers((b"message_stop",))
+    assert joined.find(b'{"type":"message_stop"} Zq0042xk') == [9, 24]
+    assert cfg.rules.stream_triggers(()) is base

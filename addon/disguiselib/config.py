@@ -12,7 +12,7 @@ from pathlib import Path
 from . import engine, shipped
 from .apis import registry
 from .errors import MappingError
-from .rules import mappings
+from .rules import linear, mappings
 from .rules.rules import Rules
 from .scope import HostRule, near_misses, parse_hosts
 from .wire import decoding
@@ -224,6 +224,7 @@ def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = T
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
     if streams:  # every stream's automaton, built here (off the loop on a reload), not at a first stream
         rules.stream_triggers(())
+        linear.release_memory()  # what building the automaton took and freed
     disguises = None
     if ms.literals:
         turned = tuple(mappings.Literal(lit.disguise, lit.original, lit.source) for lit in ms.literals)

@@ -435,14 +435,33 @@ def _columns_from(big: int, window: int):  # noqa: ANN202 - a context manager
         bigtext.BIG, bigtext.WINDOW = saved
 
 
+_NOT_TEXT = (  # a field masking does not read, holding text media whose bytes are not UTF-8 (what CI's search found)
+    b'{"model":"m","system":"","messages":[{"role":"user","content":[{"type":"text","text":""},{"type":"tool_result",'
+    b'"tool_use_id":"t1","content":"\\"\\""},{"type":"document","source":{"type":"base64","data":"","media_type":'
+    b'"text/plain"}}]},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"","input":{}},{"type":'
+    b'"thinking","thinking":"","signature":"c2ln"}]}],"tools":[{"name":"crm","description":"","input_schema":{"type":'
+    b'"object","properties":{}}}],"extra":{"data":"data:text/plain;base64,7aC9"}}'
+)
+
+
 @settings(max_examples=100, deadline=None)
 @given(rule_sets(), bodies(), st.integers(1, 12))
+@example(Rules(mappings.from_dict({"literals": {}, "patterns": []})), _NOT_TEXT, 3)  # no rules: masking reads nothing
 def test_a_text_held_in_columns_is_masked_and_checked_as_in_lists(rules: Rules, raw: bytes, window: int) -> None:
     """rules/bigtext.py holds a big text's matches, spans and edits in columns, its
     literals found window by window: every text so (BIG 0) and windows of a few bytes,
     a body is masked to the same bytes with the same placeholders, and the guard says
-    the same of it and of the body as it came, as with lists."""
+    the same of it and of the body as it came, as with lists (a hit, nothing, or that it
+    cannot read the body: a field masking does not read may hold text media that is not
+    text, `data:text/plain;base64,7aC9`, which the guard refuses)."""
     from disguiselib import leakguard
+
+    def guard(b: bytes) -> str | tuple[str, str] | None:
+        try:
+            hit = leakguard.scan_body(b, rules, None, "application/json")
+        except MaskError as e:
+            return ("refused", str(e))
+        return None if hit is None else str(hit)
 
     def run() -> tuple:
         rules.found = Found(limit=0)
@@ -450,8 +469,7 @@ def test_a_text_held_in_columns_is_masked_and_checked_as_in_lists(rules: Rules, 
             out, sess = mask_body(raw, MESSAGES_REQUEST, rules, {})
         except MaskError as e:
             return ("refused", str(e))
-        checks = [leakguard.scan_body(b, rules, None, "application/json") for b in (out, raw)]
-        return out, sess.placeholders, sess.masked, [None if h is None else str(h) for h in checks]
+        return out, sess.placeholders, sess.masked, [guard(b) for b in (out, raw)]
 
     want = run()
     with _columns_from(0, window):

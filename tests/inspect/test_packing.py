@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from disguiselib.inspect.tee import Kept
 
 
@@ -90,7 +93,7 @@ def test_a_streams_chunks_are_packed_fast_and_a_kept_body_at_the_level_it_is_kep
         made.append(level)
         return real(level)
 
-    monkeypatch.setattr(packing, "_ZSTD", (new, packing._ZSTD[1]))
+    monkeypatch.setattr(packing, "_ZSTD", (new, *packing._ZSTD[1:]))
     body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(400))
     got: dict[str, object] = {}
 
@@ -117,3 +120,125 @@ def test_a_streams_chunks_are_packed_fast_and_a_kept_body_at_the_level_it_is_kep
     assert got["after a batch"] == [packing.FAST]  # the edits' batch: the same compressor
     assert got["after a body"] == [packing.FAST, packing.LEVEL]
     assert got["side"] == body and got["kept"] == body
+
+
+def test_the_capture_compresses_with_zstandard_on_every_supported_mitmproxy() -> None:
+    """zstandard is a dependency of disguise (pyproject.toml): mitmproxy 11 ships it,
+    mitmproxy 12 ships backports.zstd instead, whose decompressor reads one frame and is
+    made anew for each (~10 us): a finished Chat stream's 221 chunks read back for
+    mitmdump's flow line took 2.3 ms of the event loop against 0.16 (bench/readcost.py)."""
+    import zstandard
+
+    from disguiselib.inspect import packing
+
+    assert packing._ZSTD is not None
+    assert zstandard.frame_header_size(packing.pack(b"x" * 100, packing.FAST)) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=12), st.lists(st.sampled_from(["zstd", "zlib"]), min_size=12, max_size=12))
+def test_many_packed_pieces_read_back_as_one_run_give_each_ones_contents_joined(pieces, kinds) -> None:
+    """unpack_all(zs) == b"".join(unpack(z) for z in zs): zstd frames one after another
+    (empty ones too) read in one call; a zlib piece among them (the fallback's) read
+    piece by piece."""
+    import zlib
+
+    from disguiselib.inspect import packing
+
+    zs = [zlib.compress(p, 1) if k == "zlib" else packing.pack(p, packing.FAST) for p, k in zip(pieces, kinds)]
+    assert packing.unpack_all(zs) == b"".join(pieces) == b"".join([packing.unpack(z) for z in zs])
+    assert packing.unpack_all(tuple(zs)) == b"".join(pieces)
+
+
+def test_a_streams_chunks_are_read_back_in_one_decompression_call(monkeypatch) -> None:
+    """A kept side's chunks (a Chat stream: hundreds of 4 KiB zstd frames) are
+    decompressed as one run of frames, with one context, not one call (and, under
+    backports.zstd, one new context) per chunk; the body read back is the one kept."""
+    from disguiselib.inspect import packing
+
+    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(6_000))
+    k = Kept(1 << 22)
+    for i in range(0, len(body), 97):
+        k.add(body[i : i + 97])
+    chunks = k.zipped()
+    assert len(chunks) > 50
+    assert packing._ZSTD is not None
+    one, run = packing._ZSTD[1], packing._ZSTD[2]
+    calls = {"one": 0, "run": 0}
+
+    def count(key: str, f):  # noqa: ANN001, ANN202
+        def g(z: bytes) -> bytes:
+            calls[key] += 1
+            return f(z)
+
+        return g
+
+    monkeypatch.setattr(packing, "_ZSTD", (packing._ZSTD[0], count("one", one), count("run", run)))
+    assert chunks.plain() == body
+    assert calls == {"one": 0, "run": 1}
+    assert k.buf == body
+    assert calls == {"one": 0, "run": 2}
+
+
+def test_the_standard_librarys_zstd_still_packs_and_reads_back_where_zstandard_is_missing(monkeypatch) -> None:
+    """The fallback a Python without zstandard takes (mitmproxy 12's backports.zstd, or
+    3.14's compression.zstd): a kept stream's chunks and a finished side's body go through
+    it and read back byte for byte, one frame at a time (it makes a context per frame).
+    Where neither imports (mitmproxy 11's Python 3.11) there is nothing of it to run."""
+    import threading
+
+    import pytest
+
+    from disguiselib.inspect import packing
+
+    api = packing._stdlib_zstd()
+    if api is None:
+        pytest.skip("no compression.zstd or backports.zstd in this Python (mitmproxy 11's environment)")
+    monkeypatch.setattr(packing, "_ZSTD", api)
+    body = b"".join(b'data: {"choices":[{"delta":{"content":"w%d "}}]}\n\n' % i for i in range(3_000))
+    got: dict[str, object] = {}
+
+    def work() -> None:  # a thread of its own: its compressors are the standard library's
+        k = Kept(1 << 22)
+        for i in range(0, len(body), 97):
+            k.add(body[i : i + 97])
+        chunks = k.zipped()
+        got["chunks"] = len(chunks)
+        got["plain"] = chunks.plain()
+        got["buf"] = k.buf
+        got["side"] = packing.unpack(packing.pack(body))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert got["chunks"] > 10  # type: ignore[operator]
+    assert got["plain"] == got["buf"] == got["side"] == body
+
+
+def test_a_zstandard_that_cannot_read_across_frames_reads_a_run_of_them_one_at_a_time(monkeypatch) -> None:
+    """zstandard reads a run of frames in one call from 0.22 (what pyproject asks for); a
+    checkout run under an older one (mitmproxy 11 takes 0.15 on) is found out at import and
+    reads the run frame by frame: the same bytes, never an error where a view reads a body."""
+    import sys
+    import threading
+    import types
+
+    import zstandard
+
+    from disguiselib.inspect import packing
+
+    class Older:  # zstandard's decompressor as before 0.22: decompressobj() takes no read_across_frames
+        def __init__(self) -> None:
+            self.d = zstandard.ZstdDecompressor()
+
+        def decompressobj(self):  # noqa: ANN202
+            return self.d.decompressobj()
+
+    monkeypatch.setitem(sys.modules, "zstandard", types.SimpleNamespace(ZstdDecompressor=Older, ZstdCompressor=zstandard.ZstdCompressor))
+    monkeypatch.setattr(packing, "_local", threading.local())
+    api = packing._zstandard()
+    assert api is not None and api[2].__name__ == "unzip_each"
+    pieces = [b"first ", b"", b"second ", b"x" * 5000]
+    assert api[2](b"".join(packing.pack(p, packing.FAST) for p in pieces)) == b"".join(pieces)
+    monkeypatch.setattr(packing, "_ZSTD", api)
+    assert packing.unpack_all([packing.pack(p) for p in pieces]) == b"".join(pieces)

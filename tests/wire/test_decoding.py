@@ -9,7 +9,7 @@ import zlib
 
 import brotli
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anthropic_util import build_stream, read_stream
@@ -270,3 +270,29 @@ def test_zlib_is_asked_for_a_few_mib_at_a_time(encoding: str, monkeypatch: pytes
         plain += plain
     assert decoding.decode_whole(body, encoding, 64 << 20) == plain
     assert max(sizes) <= 4 << 20
+
+
+@given(data=st.data())
+@settings(max_examples=50, deadline=None)
+def test_the_standard_librarys_zstd_decodes_a_body_as_zstandards_does(data) -> None:
+    """decoding._zstd takes zstandard (a dependency) and falls back on the standard
+    library's zstd (mitmproxy 12's backports.zstd, 3.14's compression.zstd): the fallback
+    decodes the same frames in any pieces, one after the other, and says a body cut
+    inside a frame is one. Skipped where neither imports (mitmproxy 11's Python 3.11)."""
+    from unittest import mock
+
+    from disguiselib.wire import decoding
+
+    try:
+        stdlib = decoding._stdlib_zstd()
+    except ImportError:
+        pytest.skip("no compression.zstd or backports.zstd in this Python (mitmproxy 11's environment)")
+    members = [DATA, b"", b"second frame"]
+    body = b"".join(_zstd(m) for m in members)
+    with mock.patch.object(decoding, "_zstd", lambda: stdlib):
+        assert decode("zstd", data.draw(byte_splits(body, 12))) == b"".join(members)
+        d = decoder_for("zstd")
+        assert d is not None
+        d.decompress(body[: len(body) // 2])
+        with pytest.raises(StreamError, match="^compressed stream ended before its end marker$"):
+            d.flush()

@@ -22,7 +22,7 @@ from ..apis.registry import SPECS
 from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
-from .packing import FAST, _Chunks, _Spliced, pack, packed, splice, unpack, unpacked
+from .packing import FAST, _Chunks, _Spliced, pack, packed, splice, unpack_all, unpacked
 
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
@@ -85,7 +85,7 @@ class Kept:
     def buf(self) -> bytes:
         """The kept bytes, as they came (joined once: the same object until more come)."""
         if self.chunks or len(self.pending) > 1:
-            whole = b"".join([unpack(c) for c in self.chunks] + self.pending)
+            whole = b"".join([unpack_all(self.chunks), *self.pending])
             self.chunks, self.pending, self.npend = [], [whole], len(whole)  # one piece until more come
         return self.pending[0] if self.pending else b""
 
@@ -164,7 +164,7 @@ class Patched:
     @property
     def buf(self) -> bytes:
         k = self.base
-        return splice(b"".join([unpack(c) for c in k.chunks] + k.pending), self._all(), k.limit)
+        return splice(b"".join([unpack_all(k.chunks), *k.pending]), self._all(), k.limit)
 
     def zipped(self) -> _Spliced:
         return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit), self.batches)

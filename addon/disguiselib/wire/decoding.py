@@ -142,17 +142,24 @@ def _zlib(wbits: int) -> Callable[[], Any]:
 
 
 def _zstd() -> Callable[[], Any]:
+    """A new single-frame zstd decompressor's maker: zstandard's (a dependency; mitmproxy
+    11's too), else the standard library's (mitmproxy 12 ships backports.zstd)."""
     try:
         import zstandard
 
-        dctx = zstandard.ZstdDecompressor()
-        return dctx.decompressobj
-    except ImportError:  # mitmproxy 12 on Python 3.12 ships backports.zstd instead
-        try:
-            from compression import zstd  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
-        return zstd.ZstdDecompressor
+        return zstandard.ZstdDecompressor().decompressobj
+    except ImportError:
+        return _stdlib_zstd()
+
+
+def _stdlib_zstd() -> Callable[[], Any]:
+    """compression.zstd's (3.14), or backports.zstd's, decompressor class; ImportError
+    where neither is."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
+    return zstd.ZstdDecompressor  # type: ignore[no-any-return]
 
 
 class _Brotli:
