@@ -56,7 +56,7 @@ def _zstandard() -> _Api | None:
             return dctx().decompressobj(read_across_frames=True).decompress(z)  # type: ignore[no-any-return]
 
         def unzip_each(z: bytes) -> bytes:  # a zstandard before 0.22 (a checkout run in another environment)
-            out, o = [], None
+            out: list[bytes] = []
             while z:
                 o = dctx().decompressobj()
                 out.append(o.decompress(z))
