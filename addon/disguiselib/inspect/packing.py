@@ -23,6 +23,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from ..wire.decoding import stdlib_zstd
+
 LEVEL = 1  # a finished side's body (record.Side): kept as long as its flow
 FAST = -1  # a stream's chunks as its reads come (tee.Kept, tee.Patched): on the event loop
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -82,12 +84,8 @@ def _zstandard() -> _Api | None:
 
 
 def _stdlib_zstd() -> _Api | None:
-    try:
-        try:
-            from compression import zstd  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
-    except ImportError:
+    zstd = stdlib_zstd()
+    if zstd is None:
         return None
 
     def new(level: int) -> Callable[[bytes], bytes]:

@@ -153,13 +153,25 @@ def _zstd() -> Callable[[], Any]:
 
 
 def _stdlib_zstd() -> Callable[[], Any]:
-    """compression.zstd's (3.14), or backports.zstd's, decompressor class; ImportError
-    where neither is."""
+    """The standard library's zstd decompressor class; ImportError where there is none."""
+    zstd = stdlib_zstd()
+    if zstd is None:
+        raise ImportError("no compression.zstd or backports.zstd")
+    return zstd.ZstdDecompressor  # type: ignore[no-any-return]
+
+
+def stdlib_zstd() -> Any:
+    """The standard library's zstd module: compression.zstd (3.14), or its backport
+    (mitmproxy 12 ships backports.zstd); None where neither imports. Response decoding
+    and the capture (inspect/packing.py) fall back on it where zstandard is missing."""
     try:
         from compression import zstd  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
-    return zstd.ZstdDecompressor  # type: ignore[no-any-return]
+        try:
+            from backports import zstd  # type: ignore[import-not-found,no-redef,attr-defined,unused-ignore]
+        except ImportError:
+            return None
+    return zstd
 
 
 class _Brotli:
