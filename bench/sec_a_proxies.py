@@ -74,7 +74,7 @@ def part_issue(c: Ctx, tmp) -> None:
     procs: dict = {}
     clients: dict[str, Client] = {}
     try:
-        for key in variants("plain", "addon"):
+        for key in (*variants("plain", "addon"), "addon-nocapture"):
             procs[key] = Mitmdump(up.port, variant_args(tmp, key), tmp, f"a-{key}")
         peer = None
         if getattr(c.args, "peer", False):  # LLM-Shield-Proxy, as issue 8 compared (bench/archive/peer.py)
@@ -108,7 +108,7 @@ def part_issue(c: Ctx, tmp) -> None:
         def post(cl: Client) -> tuple[float, float, bytes]:
             k = next(key for key, v in clients.items() if v is cl)
             t, tf, out = cl.post(body, 1, path, headers=hdrs[k])
-            if k in ("addon", "before", "peer"):
+            if k in ("addon", "before", "peer", "addon-nocapture"):
                 got, left = restored(out, emails)
                 rest[k][0] += got
                 rest[k][1] += left
@@ -123,11 +123,12 @@ def part_issue(c: Ctx, tmp) -> None:
         print(f"    {'path':<44} {'wall':>9} {'×plain':>7} {'CPU/delta':>10}  restored")
         labels = {"direct": "straight from the provider", "plain": "plain mitmdump --mode reverse (stream=True)",
                   "addon": "mitmdump -s addon/disguise.py", "before": VARIANT_LABELS["before"],
+                  "addon-nocapture": "the same, capture off (capture_limit=0)",
                   "peer": f"LLM-Shield-Proxy {peer.VERSION if peer else ''}"}  # fmt: skip
-        for k in ("direct", "plain", "addon", "before", "peer"):
+        for k in ("direct", "plain", "addon", "addon-nocapture", "before", "peer"):
             if k not in clients:
                 continue
-            r = f"{rest[k][0]}/{runs * st['n_disg_text']}" if k in rest and k in ("addon", "before", "peer") else "—"
+            r = f"{rest[k][0]}/{runs * st['n_disg_text']}" if k in ("addon", "addon-nocapture", "before", "peer") else "—"
             c_us = f"{cpu[k] * 1e6:>7.1f} µs" if k in cpu else f"{'—':>10}"
             ok = report.check("a", f"issue stream through {k}", problems.get(k, []))
             print(f"    {labels[k]:<44} {wall[k] * 1e3:>7.1f}ms {wall[k] / wall['plain']:>7.2f} {c_us}  {r}  output {ok}")
@@ -142,6 +143,12 @@ def part_issue(c: Ctx, tmp) -> None:
         t, v = report.at_most(extra, 2.0, " µs", "{:.1f}")
         print(f"    addon CPU over plain {extra:+.1f} µs/delta "
               f"{report.figure('a', 'the same Chat stream: addon CPU over plain per delta', f'{extra:+.1f} µs', t, v)}")  # fmt: skip
+        # where the addon's CPU over plain goes: the capture (both sides kept for mitmweb,
+        # the audit, replay: inspect/tee.py) against the rest (the engine and the hooks)
+        cap = (cpu["addon"] - cpu["addon-nocapture"]) * 1e6
+        report.figure("a", "the same Chat stream: the capture's share of the addon's CPU per delta", f"{cap:+.1f} µs")
+        print(f"    of which the capture {cap:+.1f} µs/delta (capture off: {(cpu['addon-nocapture'] - cpu['plain']) * 1e6:+.1f} "
+              f"µs/delta, wall {wall['addon-nocapture'] / wall['plain']:.2f}× plain)")  # fmt: skip
         if "before" in wall:
             print(f"    before: addon/plain wall {wall['before'] / wall['plain']:.2f}, "
                   f"CPU over plain {(cpu['before'] - cpu['plain']) * 1e6:+.1f} µs/delta")

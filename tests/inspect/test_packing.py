@@ -243,3 +243,28 @@ def test_a_zstandard_that_cannot_read_across_frames_reads_a_run_of_them_one_at_a
     assert api[2](b"".join(packing.pack(p, packing.FAST) for p in pieces)) == b"".join(pieces)
     monkeypatch.setattr(packing, "_ZSTD", api)
     assert packing.unpack_all([packing.pack(p) for p in pieces]) == b"".join(pieces)
+
+
+@st.composite
+def _edited(draw):  # noqa: ANN001, ANN202
+    """A body and in-order, non-overlapping edits of it (adjacent ones, empty ranges and
+    empty replacements too: a held-back read is an edit with nothing in it), and a limit."""
+    base = draw(st.binary(max_size=64))
+    cuts = sorted(draw(st.lists(st.integers(0, len(base)), max_size=12)))
+    edits = [(a, b, draw(st.lists(st.binary(max_size=6), max_size=3))) for a, b in zip(cuts[::2], cuts[1::2])]
+    return base, edits, draw(st.integers(0, 200))
+
+
+@settings(max_examples=300)
+@given(_edited(), st.integers(0, 3))
+def test_a_spliced_body_reads_back_as_its_edits_spliced_one_by_one(case, batches) -> None:  # noqa: ANN001
+    """What the client got, read back (`_Spliced.plain`: one pass over the spans and the
+    pieces joined) is the reference's splice of the edits, unpacked one by one, whatever
+    batches the edits were packed in."""
+    from disguiselib.inspect.packing import _Chunks, _Spliced, pack, packed, splice
+
+    base, edits, limit = case
+    cut = [len(edits) * i // (batches + 1) for i in range(batches + 2)]
+    groups = [edits[a:b] for a, b in zip(cut, cut[1:])]
+    body = _Spliced(_Chunks([pack(base)]), groups[-1], limit, 0, [packed(g) for g in groups[:-1]])
+    assert body.plain() == splice(base, edits, limit)
