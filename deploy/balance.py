@@ -30,6 +30,7 @@ saying so (the instance's log says why), not a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shlex
 import shutil
@@ -175,22 +176,35 @@ def _ephemeral() -> tuple[int, int]:
         return 32768, 60999
 
 
+# The ports free_port handed out in this process: never one twice (the walkthroughs' test
+# draws every walkthrough's ports before any of them binds one: two drew the same in CI).
+_GIVEN: set[int] = set()
+# The pool is dealt into this many shares, and a process draws from its own first (by its
+# pid), so that processes side by side (CI's two interpreters' suites) seldom draw alike.
+_SHARES = 64
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nothing listens on now, for a process that will bind it later. Not one the
     kernel would pick for port 0 (`bind(0)`, then close): that one is in the ephemeral
     range, which every outgoing connection on the machine draws its own port from, so it
     can be taken before the process binds it ("Address already in use"; seen in CI with
     two test runs side by side). Ports below that range are only ever taken by a bind
-    that names them: one is drawn at random and tried."""
+    that names them: one is drawn at random and tried, never one this process was given
+    before, from this process's share of them first (another process draws from another)."""
     low, high = _ephemeral()
     pool = range(10000, low) if low > 11000 else range(high + 1, 65536)
-    for _ in range(200):
-        port = random.choice(pool)
-        with socket.socket() as s:
-            try:
-                s.bind((host, port))
-            except OSError:
+    for draw in (pool[os.getpid() % _SHARES :: _SHARES], pool):
+        for _ in range(200):
+            port = random.choice(draw)
+            if port in _GIVEN:
                 continue
+            with socket.socket() as s:
+                try:
+                    s.bind((host, port))
+                except OSError:
+                    continue
+            _GIVEN.add(port)
             return port
     with socket.socket() as s:
         s.bind((host, 0))

@@ -120,3 +120,29 @@ def test_a_port_picked_for_later_is_outside_the_range_connections_draw_from():
     for p in list(ports)[:5]:
         with socket.socket() as s:
             s.bind(("127.0.0.1", p))
+
+
+def test_a_process_is_never_given_one_port_twice_and_draws_from_its_own_share_first(monkeypatch):
+    """The walkthroughs' test draws every walkthrough's ports before any binds one, and
+    CI runs two suites side by side: a port drawn twice was bound by the first taker and
+    the second stopped ("port 24156 is in use", CI, 2026-12-04). With the random draw
+    made to give the same port every time, each call still gets a port of its own; and
+    two processes draw from different shares of the pool."""
+    import random
+
+    monkeypatch.setattr(balance, "_GIVEN", set())
+    monkeypatch.setattr(random, "choice", lambda seq: seq[0])  # the same port, again and again
+    ports = [balance.free_port() for _ in range(3)]
+    assert len(set(ports)) == 3, ports
+    assert ports[0] != ports[1] and ports[0] in balance._GIVEN and ports[1] in balance._GIVEN
+
+    monkeypatch.undo()
+    monkeypatch.setattr(balance, "_GIVEN", set())
+    low, high = balance._ephemeral()
+    pool = range(10000, low) if low > 11000 else range(high + 1, 65536)
+    drawn = {}
+    for pid in (101, 102):
+        monkeypatch.setattr(balance.os, "getpid", lambda pid=pid: pid)
+        drawn[pid] = {balance.free_port() for _ in range(20)}
+        assert all((p - pool.start) % balance._SHARES == pid % balance._SHARES for p in drawn[pid]), drawn
+    assert not drawn[101] & drawn[102]
