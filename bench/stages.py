@@ -12,7 +12,9 @@ the function that does it (thread CPU; a wrapper adds its own cost to what it wr
     warning      pipeline._warn_present_disguise: the client's own disguises looked for
     guard        leakguard.first_unread: the leak guard's walk, with its find() calls
 
-Last, each scanning engine alone over the 1 MB body's texts (UTF-8 encoding, the memo's
+Then, for the 1 MB body's two requests, what the guard reads again itself (its find()
+calls: the texts masking changed, and any the memo of masking's scan does not hold)
+against all the body's texts. Last, each scanning engine alone over the 1 MB body's texts (UTF-8 encoding, the memo's
 digests, the literals' automaton, the patterns' prefilter): the floor those engines put
 under the first request's masking, beside json.loads (issue 29's first-scan target).
 
@@ -90,6 +92,40 @@ def show(title: str, st: dict[str, float], unit: float, unit_name: str, loads: f
     )
 
 
+def guard_reads(call: Callable[[], object], before: Callable[[], object]) -> tuple[int, int, int]:
+    """(texts, characters, texts answered by what the rule set remembers of earlier
+    requests: Rules.found) the leak guard reads itself in one call (Rules.find inside
+    leakguard.first_unread): those the memo of masking's scan did not answer for it."""
+    real_find, real_walk = Rules.find, leakguard.first_unread
+    got = [0, 0, 0, False]
+
+    def find(self: Rules, text: str, *a: object, **k: object) -> object:
+        if not got[3]:
+            return real_find(self, text, *a, **k)
+        hits = self.found.hits
+        try:
+            return real_find(self, text, *a, **k)
+        finally:
+            got[0] += 1
+            got[1] += len(text)
+            got[2] += self.found.hits > hits
+
+    def walk(*a: object, **k: object) -> object:
+        got[3] = True
+        try:
+            return real_walk(*a, **k)
+        finally:
+            got[3] = False
+
+    before()
+    Rules.find, leakguard.first_unread = find, walk  # type: ignore[method-assign]
+    try:
+        call()
+    finally:
+        Rules.find, leakguard.first_unread = real_find, real_walk  # type: ignore[method-assign]
+    return got[0], got[1], got[2]
+
+
 def engines(cfg: object, body: bytes, runs: int) -> dict[str, float]:
     """Least thread CPU seconds of each scanning engine alone over the body's texts (its
     string values and keys, thinking aside: bodies.string_values), as the first request's
@@ -149,6 +185,16 @@ def main() -> None:
     show(f"1 MB body, first request ({len(first):,} B), ms", st, 1e-3, "ms", base["first"])
     st = measure(mask(turn), a.runs, lambda: (forget(), pipeline.mask_request(api, first, cfg, "/v1/messages", hdrs)))
     show(f"its next turn ({len(turn):,} B), ms", st, 1e-3, "ms", base["turn"])
+    chars = sum(map(len, bodies.string_values(json.loads(first), [])))
+    def after_first() -> None:  # the next turn: its conversation's turn before it went through
+        forget()
+        pipeline.mask_request(api, first, cfg, "/v1/messages", hdrs)
+
+    for title, body, before in (("first request", first, forget), ("next turn", turn, after_first)):
+        n, c, known = guard_reads(mask(body), before)
+        print(f"  the guard's own find() calls, {title}: {n:,} texts, {c / 1e3:,.0f} k characters of the body's "
+              f"{chars / 1e3:,.0f} k (the texts masking changed; the rest answered by the memo of its scan), "
+              f"{known:,} of them answered by what the rules remember of earlier requests")  # fmt: skip
     eng = engines(cfg, first, a.runs)
     print(f"  the 1 MB body's texts, each engine alone (least of {a.runs}), ms: "
           + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in eng.items())
