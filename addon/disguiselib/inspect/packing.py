@@ -191,7 +191,7 @@ def spliced(base: bytes, spans: list[tuple[int, int, int]], pieces: bytes, limit
     """splice(base, unpacked(spans, ...), limit) with the edits' pieces joined (pieces), in
     one pass that makes no edit of its own: a finished stream read back whole (mitmdump's
     flow line reads it at every stream's end) has an edit for each read that went out
-    changed or held back (~300 in (a)'s Chat stream; bench/readcost.py)."""
+    changed or held back (304 in bench (a)'s Chat stream)."""
     out: list[bytes] = []
     at = p = 0
     for a, b, k in spans:
