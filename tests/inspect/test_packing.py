@@ -245,26 +245,45 @@ def test_a_zstandard_that_cannot_read_across_frames_reads_a_run_of_them_one_at_a
     assert packing.unpack_all([packing.pack(p) for p in pieces]) == b"".join(pieces)
 
 
+def _splice(base: bytes, edits: list[tuple[int, int, list[bytes]]], limit: int) -> bytes:
+    """The reference: base with each edit's range replaced by its pieces, the first limit bytes."""
+    out: list[bytes] = []
+    at = 0
+    for a, b, pieces in edits:
+        out += [base[at:a], *pieces]
+        at = b
+    return b"".join([*out, base[at:]])[:limit]
+
+
 @st.composite
 def _edited(draw):  # noqa: ANN001, ANN202
     """A body and in-order, non-overlapping edits of it (adjacent ones, empty ranges and
-    empty replacements too: a held-back read is an edit with nothing in it), and a limit."""
+    empty replacements too: a held-back read is an edit with nothing in it), a limit, and
+    where the edits are cut into batches (as a Patched packs them)."""
     base = draw(st.binary(max_size=64))
     cuts = sorted(draw(st.lists(st.integers(0, len(base)), max_size=12)))
     edits = [(a, b, draw(st.lists(st.binary(max_size=6), max_size=3))) for a, b in zip(cuts[::2], cuts[1::2])]
-    return base, edits, draw(st.integers(0, 200))
+    batches = draw(st.integers(0, 3))
+    at = [len(edits) * i // (batches + 1) for i in range(batches + 2)]
+    return base, edits, draw(st.integers(0, 200)), [edits[a:b] for a, b in zip(at, at[1:])]
 
 
 @settings(max_examples=300)
-@given(_edited(), st.integers(0, 3))
-def test_a_spliced_body_reads_back_as_its_edits_spliced_one_by_one(case, batches) -> None:  # noqa: ANN001
-    """What the client got, read back (`_Spliced.plain`: one pass over the spans and the
-    pieces joined) is the reference's splice of the edits, unpacked one by one, whatever
-    batches the edits were packed in."""
-    from disguiselib.inspect.packing import _Chunks, _Spliced, pack, packed, splice
+@given(_edited())
+def test_a_spliced_body_reads_back_as_its_edits_spliced_one_by_one(case) -> None:  # noqa: ANN001
+    """What the client got, read back whole (`_Spliced.plain` once the stream ended,
+    `Patched.buf` while it runs: one pass over the spans and the pieces joined) is the
+    reference's splice of the edits one by one, whatever batches they were packed in."""
+    from disguiselib.inspect.packing import _Chunks, _Spliced, pack, packed
+    from disguiselib.inspect.tee import Kept, Patched
 
-    base, edits, limit = case
-    cut = [len(edits) * i // (batches + 1) for i in range(batches + 2)]
-    groups = [edits[a:b] for a, b in zip(cut, cut[1:])]
-    body = _Spliced(_Chunks([pack(base)]), groups[-1], limit, 0, [packed(g) for g in groups[:-1]])
-    assert body.plain() == splice(base, edits, limit)
+    base, edits, limit, groups = case
+    want = _splice(base, edits, limit)
+    assert _Spliced(_Chunks([pack(base)]), groups[-1], limit, 0, [packed(g) for g in groups[:-1]]).plain() == want
+    kept = Kept(1 << 20)
+    kept.add(base)
+    live = Patched(kept)
+    live.batches = [packed(g) for g in groups[:-1]]
+    live.edits = groups[-1]
+    kept.limit = limit
+    assert live.buf == want

@@ -169,29 +169,24 @@ class _Spliced:
         return self.base.nbytes() + sum(map(len, self.blobs))
 
 
+def flat(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int, int]], bytes]:
+    """edits as (start, end, how many bytes replace them), and their pieces joined: what
+    spliced reads."""
+    return [(a, b, sum(map(len, ps))) for a, b, ps in edits], b"".join([p for _, _, ps in edits for p in ps])
+
+
 def packed(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int, int]], bytes]:
-    """edits as (start, end, how many bytes replace them) and their pieces joined, packed
-    (b"" where there are none)."""
-    spans = [(a, b, sum(map(len, ps))) for a, b, ps in edits]
-    joined = b"".join([p for _, _, ps in edits for p in ps])
+    """flat(edits), their pieces packed (b"" where there are none)."""
+    spans, joined = flat(edits)
     return spans, (pack(joined, FAST) if joined else b"")
 
 
-def unpacked(spans: list[tuple[int, int, int]], blobs: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
-    """packed's inverse over one or more batches: the edits, in order."""
-    pieces = unpack_all(blobs)
-    edits, at = [], 0
-    for a, b, k in spans:
-        edits.append((a, b, [pieces[at : at + k]]))
-        at += k
-    return edits
-
-
 def spliced(base: bytes, spans: list[tuple[int, int, int]], pieces: bytes, limit: int) -> bytes:
-    """splice(base, unpacked(spans, ...), limit) with the edits' pieces joined (pieces), in
-    one pass that makes no edit of its own: a finished stream read back whole (mitmdump's
-    flow line reads it at every stream's end) has an edit for each read that went out
-    changed or held back (304 in bench (a)'s Chat stream)."""
+    """base with each span's range (start, end, k: in order, apart) replaced by the next k
+    bytes of pieces, the first limit bytes. One pass that makes no object per edit: a
+    finished stream read back whole (mitmdump's flow line reads it at every stream's end)
+    has an edit for each read that went out changed or held back (304 in bench (a)'s Chat
+    stream)."""
     out: list[bytes] = []
     at = p = 0
     for a, b, k in spans:
@@ -200,19 +195,6 @@ def spliced(base: bytes, spans: list[tuple[int, int, int]], pieces: bytes, limit
         if k:
             out.append(pieces[p : p + k])
             p += k
-        at = b
-    out.append(base[at:])
-    whole = b"".join(out)
-    return whole if len(whole) <= limit else whole[:limit]
-
-
-def splice(base: bytes, edits: list[tuple[int, int, list[bytes]]], limit: int) -> bytes:
-    """base with each edit's range replaced by its pieces, the first limit bytes."""
-    out: list[bytes] = []
-    at = 0
-    for a, b, pieces in edits:
-        out.append(base[at:a])
-        out.extend(pieces)
         at = b
     out.append(base[at:])
     whole = b"".join(out)
