@@ -261,6 +261,27 @@ def test_streaming_switched_on_after_disguise_is_closed_and_says_so(tmp_path: Pa
         assert failed(f) == "request refused: the request body would be streamed unmasked (connection closed)"
 
 
+def test_a_streamed_body_disguise_already_closed_is_refused_once(tmp_path: Path, caplog) -> None:
+    """A body mitmproxy would stream (stream_large_bodies) whose headers hold an original:
+    Disguise's own hook closes the connection and says why. The Guard's hook after it
+    did it again: a second line with another reason in the log ("the request body would
+    be streamed unmasked"), and a 503 response set on the closed flow."""
+    with configured(tmp_path) as (a, tctx):
+        tctx.options.update(stream_large_bodies="1k")
+        f = flow(body=None)
+        f.request.headers["content-type"] = "application/json"
+        f.request.headers["content-length"] = "6000"
+        f.request.headers["x-note"] = "Acme Corp"
+        f.request.stream = True  # mitmproxy's own StreamBodies, before the scripts
+        a.requestheaders(f)
+        a.guard.requestheaders(f)
+        assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE and f.response is None
+        said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "refused" in r.getMessage()]
+        assert said == ["disguise: request refused (connection closed): POST /v1/messages: an original (literal in "
+                        "header x-note) would have left unmasked"], said  # fmt: skip
+        assert failed(f) == "request refused: POST /v1/messages: an original (literal in header x-note) would have left unmasked"
+
+
 def test_a_flow_disguise_handled_passes_every_guard_hook_and_is_forgotten_at_its_end(tmp_path: Path) -> None:
     with configured(tmp_path) as (a, _):
         g = a.guard

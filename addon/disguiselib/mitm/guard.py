@@ -82,8 +82,8 @@ class Guard:
         return self.config.hosts if self.config else ()
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.response is not None:
-            return
+        if flow.response is not None or flow.error is not None:
+            return  # answered, or already closed (Disguise's own hook stops a streamed body whose headers it refuses)
         if targets_web_ui(flow):
             log.error("disguise: a request through the proxy for mitmweb's own web UI was refused (connection closed)")
             stop(flow, "mitmweb's web UI is not reachable through the proxy")
