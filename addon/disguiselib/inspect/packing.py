@@ -154,9 +154,10 @@ class _Spliced:
     def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int,
                  batches: list[tuple[list[tuple[int, int, int]], bytes]] = ()) -> None:  # type: ignore[assignment]  # fmt: skip
         self.base, self.limit, self.n = base, limit, n
-        spans, blobs = packed(edits)
-        self.spans = [sp for b_spans, _ in batches for sp in b_spans] + spans
-        self.blobs = [blob for _, blob in batches if blob] + ([blobs] if blobs else [])
+        spans, blob = packed(edits)
+        done, blobs = batched(batches)
+        self.spans = done + spans
+        self.blobs = blobs + ([blob] if blob else [])
 
     def __bool__(self) -> bool:
         return self.n > 0
@@ -173,6 +174,12 @@ def flat(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int
     """edits as (start, end, how many bytes replace them), and their pieces joined: what
     spliced reads."""
     return [(a, b, sum(map(len, ps))) for a, b, ps in edits], b"".join([p for _, _, ps in edits for p in ps])
+
+
+def batched(batches: list[tuple[list[tuple[int, int, int]], bytes]]) -> tuple[list[tuple[int, int, int]], list[bytes]]:
+    """Packed batches of edits (packed's, in order) as one: their spans, and their packed
+    pieces (those that hold any)."""
+    return [sp for spans, _ in batches for sp in spans], [blob for _, blob in batches if blob]
 
 
 def packed(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int, int]], bytes]:

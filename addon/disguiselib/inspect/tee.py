@@ -22,7 +22,7 @@ from ..apis.registry import SPECS
 from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
-from .packing import FAST, _Chunks, _Spliced, flat, pack, packed, spliced, unpack_all
+from .packing import FAST, _Chunks, _Spliced, batched, flat, pack, packed, spliced, unpack_all
 
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
@@ -158,10 +158,9 @@ class Patched:
     @property
     def buf(self) -> bytes:
         k = self.base
+        done, blobs = batched(self.batches)  # the packed batches' edits come first
         spans, joined = flat(self.edits)
-        done = [sp for b_spans, _ in self.batches for sp in b_spans]  # the packed batches' edits come first
-        pieces = unpack_all([b for _, b in self.batches if b]) + joined
-        return spliced(b"".join([unpack_all(k.chunks), *k.pending]), done + spans, pieces, k.limit)
+        return spliced(b"".join([unpack_all(k.chunks), *k.pending]), done + spans, unpack_all(blobs) + joined, k.limit)
 
     def zipped(self) -> _Spliced:
         return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit), self.batches)
