@@ -5,7 +5,12 @@ line off: `flow_detail=0`), interleaved; mitmdump's CPU a request from its threa
 schedstat (common.proc_cpu). The short stream's CPU is what a flow costs whatever its
 length; the slope between the two, what a delta costs.
 
-    python bench/flowcost.py [--before /work/main] [--runs 21]
+    python bench/flowcost.py [--before /work/main] [--runs 21] [--hooks]
+
+--hooks: then, through one more mitmdump with the addon (capture on) and bench/hookcost.py,
+the short stream --runs times: the thread CPU a flow of each hook of each addon (the
+addon's and mitmproxy's own, Dumper's flow line among them) and of a few named steps of
+the addon's hooks (masking, the mapping files looked at, the summary and its info line).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", type=Path, default=None, metavar="TREE", help="TREE's addon too (proxies.BEFORE)")
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--hooks", action="store_true", help="then the CPU a flow of each hook (bench/hookcost.py)")
     a = ap.parse_args()
     import proxies
     import sec_a_proxies
@@ -72,10 +78,42 @@ def main() -> None:
             s, f = med[(k, "short")], med[(k, "full")]
             over = (f - med[("plain", "full")]) / n
             print(f"  {k:24} {s * 1e3:7.2f}ms {f * 1e3:7.2f}ms {(f - s) / (n - SHORT) * 1e6:7.2f}µs {over * 1e6:+9.2f}µs")
+        if a.hooks:
+            for m in md.values():
+                m.stop()
+            hooks(up.port, tmp, body, a.runs)
     finally:
         for m in md.values():
             m.stop()
         up.stop()
+
+
+def hooks(port: int, tmp: Path, body: bytes, runs: int) -> None:
+    """The short stream through the addon (capture on) with bench/hookcost.py: each hook's
+    and each named step's thread CPU a flow, the largest first."""
+    import json
+
+    from proxies import Client, Mitmdump, variant_args
+
+    out = tmp / "hookcost.json"
+    md = Mitmdump(port, ["-s", str(HERE / "hookcost.py")] + variant_args(tmp, "addon"), tmp, "hookcost",
+                  env={"HOOKCOST_OUT": str(out)})  # fmt: skip
+    try:
+        cl = Client(md.wait())
+        cl.post(body, 1, "/v1/chat/completions", headers={"x-bench-stream": "short"})  # the first flow: imports, caches
+        for i in range(runs):
+            reset = {"x-bench-hookcost": "reset"} if i == 0 else {}
+            cl.post(body, 1, "/v1/chat/completions", headers={"x-bench-stream": "short", **reset})
+        cl.close()
+    finally:
+        md.stop()
+    got = json.loads(out.read_text(encoding="utf-8"))
+    flows = runs  # the first flow (imports, caches) is not in the sums
+    print(f"  (hooks) the addon's mitmdump, {SHORT} deltas, {flows} flows after a first one: thread CPU a flow of "
+          f"each hook and named step (nested in the hook above it), ≥ 5 µs")  # fmt: skip
+    for label, (ns, calls) in sorted(got.items(), key=lambda kv: -kv[1][0]):
+        if ns / flows >= 5e3:
+            print(f"    {label:62} {ns / flows / 1e3:8.1f} µs  ({calls} calls)")
 
 
 if __name__ == "__main__":
