@@ -27,7 +27,10 @@ calls: the texts masking changed, and any the memo of masking's scan does not ho
 against all the body's texts. Last, each scanning engine alone over the 1 MB body's
 texts (UTF-8 encoding, the memo's digests, the literals' automaton, the patterns'
 prefilter): the floor those engines put under the first request's masking, beside
-json.loads (issue 29's first-scan target).
+json.loads (issue 29's first-scan target). And the floor of one compiled pass over the
+raw body (issue 29's design: no Python per text): each engine once over the body's raw
+bytes (the literals' automaton, the disguises' one, the patterns' prefilter, one digest)
+with json.loads beside them, for the 1 MB body and the array of short elements.
 
     python bench/stages.py [--elements 1000000] [--runs 3]
 
@@ -58,6 +61,7 @@ from disguiselib.apis.registry import recognise  # noqa: E402
 from disguiselib.base import masking  # noqa: E402
 from disguiselib.config import build_config  # noqa: E402
 from disguiselib.rules.found import Found  # noqa: E402
+from disguiselib.rules.linear import _collect  # noqa: E402
 from disguiselib.rules.prescan import REMEMBER_MIN  # noqa: E402
 from disguiselib.rules.rules import Rules  # noqa: E402
 from disguiselib.wire import spanwalk  # noqa: E402
@@ -172,6 +176,24 @@ def engines(cfg: object, body: bytes, runs: int) -> dict[str, float]:
     return {k: min(measure(f, 1)["total"] for _ in range(runs)) for k, f in parts.items()}
 
 
+def raw_pass(cfg: object, body: bytes, runs: int) -> dict[str, float]:
+    """Least thread CPU seconds of json.loads and of each engine once over the raw body:
+    what one compiled pass that hands each engine the whole body cannot go below."""
+    rules, dis = cfg.rules, cfg.disguises  # type: ignore[attr-defined]
+    pf = rules._prefilter
+    hits: set[int] = set()
+    parts: dict[str, Callable[[], object]] = {
+        "json.loads": lambda: json.loads(body),
+        "literals' Aho-Corasick": lambda: rules._lit_ac.find_matches_as_indexes(body),
+        "disguises' Aho-Corasick": lambda: dis._lit_ac.find_matches_as_indexes(body) if dis is not None else None,
+        "Hyperscan (the prefilter's line gate)": lambda: pf._gate.scan(
+            body, match_event_handler=_collect, context=hits, scratch=pf._scratch(gate=True)
+        ),
+        "BLAKE2b": lambda: Found.digest(body),
+    }
+    return {k: min(measure(f, 1)["total"] for _ in range(runs)) for k, f in parts.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=1_000_000)
@@ -186,7 +208,7 @@ def main() -> None:
     cfg = build_config([str(mappings_dir(tmpdir(), "lit", lits))], True, [])
     first, _ = bodies.build_request(a.seed + 900, 1_000_000, mat)
     turn = next_turn(first, random.Random(a.seed + 901))
-    n = a.elements
+    n = n_el = a.elements
     tool = {"type": "tool_use", "id": "t", "name": "f", "input": {"items": [f"v{i:x}q" for i in range(n)]}}
     elements = json.dumps({"model": "m", "max_tokens": 5, "messages": [
         {"role": "user", "content": "hi"}, {"role": "assistant", "content": [tool]}]}).encode()  # fmt: skip
@@ -229,6 +251,13 @@ def main() -> None:
           + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in eng.items())
           + f"; together {sum(eng.values()) * 1e3:.2f} ms = {sum(eng.values()) / base['first']:.1f}× json.loads, "
           f"with json.loads itself {1 + sum(eng.values()) / base['first']:.1f}×")  # fmt: skip
+    for title, body, unit, un in (("the 1 MB body", first, 1e-3, "ms"), (f"the {n_el:,} elements", elements, 1e-6 * n_el, "µs an element")):
+        got = raw_pass(cfg, body, a.runs)
+        loads = got["json.loads"]
+        print(f"  {title}, each engine once over its raw bytes (least of {a.runs}), {un}: "
+              + ", ".join(f"{k} {v / unit:.3g}" for k, v in got.items())
+              + f"; together {sum(got.values()) / unit:.3g} = {sum(got.values()) / loads:.1f}× json.loads: the floor "
+              f"of one pass with these engines")  # fmt: skip
 
 
 if __name__ == "__main__":
