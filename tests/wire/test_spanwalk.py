@@ -108,6 +108,32 @@ def test_a_string_value_is_handed_over_as_the_documents_own_string() -> None:
         assert seen == [big, "x"]
 
 
+# text with every escape json writes: quotes, backslashes, controls, non-ASCII, lone and
+# paired surrogates (json.dumps writes \\u escapes for them with ensure_ascii, and keeps
+# a lone one as \\u escape always)
+_escapable = st.text(st.sampled_from('"\\/\b\f\n\r\t\x00\x1f\x7f a\u00e9\u0100\u20ac\U0001f600\ud800\udfff\udbff\udc00'), max_size=12)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(_escapable, st.booleans(), st.integers(0, 11), st.sampled_from(["x", "\n", "\ud800", "", "\U0001f600"]))
+def test_a_string_with_escapes_is_handed_over_as_the_documents_own_when_it_is_its_text(text, ascii, at, other) -> None:
+    """A string token with escapes, decoded in place and compared with the document's
+    string: that very object where it is the token's text (no second copy of a tool
+    result's source code); otherwise (the document's string differs by one character,
+    is longer or shorter) the token's text as json reads it, never the document's."""
+    s = json.dumps({"k": text}, ensure_ascii=ascii)
+    doc = json.loads(s)
+    seen: list = []
+    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    read = doc["k"]  # the token's text as json reads it (two lone surrogates written apart: one code point)
+    assert seen == [read] and (seen[0] is read or "\\" not in s)
+    for wrong in {read[:at] + other + read[at + 1 :], read + other, read[:-1]} - {read}:
+        seen.clear()
+        spanwalk.c_walk(s, {"k": wrong}, VALUES, lambda v, r: seen.append(v) or v)
+        assert seen == [read]  # (the token's text, not the document's, which differs from it)
+
+
 @needs_c
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_json, _rules, st.sampled_from([None, 1]), st.booleans())

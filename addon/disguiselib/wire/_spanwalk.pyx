@@ -9,7 +9,9 @@ a second parse of it) — is a loop over the text's code points here; Python run
 for what the rules and fn decide (resolve, child, fn, the edits). The walk's results
 are the reference's, to the byte (tests/wire/test_spanwalk.py). A string value without
 escapes is handed over as the parsed document's own string when that is the same text
-(compared in C), not as a copy of it: a 200 MB string is not held twice.
+(compared in C), not as a copy of it: a 200 MB string is not held twice. So is a string
+with escapes whose parsed string is what its token decodes to (compared in C, decoding
+as it goes: `_Text.same_decoded`): source code in a tool result, every line a `\n`.
 
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.py.
 """
@@ -246,6 +248,79 @@ cdef class _Plain:
         return self.plain_fn(v, rule)
 
 
+cdef inline int _hex4(_Text t, Py_ssize_t i):
+    """The value of the four hex digits at s[i:i+4] (in bounds), or -1."""
+    cdef int v = 0, d, k, c
+    for k in range(4):
+        c = <int>PyUnicode_READ(t.kind, t.data, i + k)
+        if 48 <= c <= 57:
+            d = c - 48
+        elif 97 <= c <= 102:
+            d = c - 87
+        elif 65 <= c <= 70:
+            d = c - 55
+        else:
+            return -1
+        v = v * 16 + d
+    return v
+
+
+cdef bint _same_decoded(_Text t, Py_ssize_t i, Py_ssize_t k, object v):
+    """Is v a str holding exactly what the string token text s[i:k] (escapes in it: k is
+    its closing quote) decodes to, as json's scanstring decodes it (a `\\u` high
+    surrogate followed by a `\\u` low one: one code point; any other surrogate as it
+    is)? Read in place, nothing made; False where the text is not one it reads."""
+    if type(v) is not str:
+        return False
+    cdef int vk = PyUnicode_KIND(v)
+    cdef void *vd = PyUnicode_DATA(v)
+    cdef Py_ssize_t vn = PyUnicode_GET_LENGTH(v), j = 0
+    cdef Py_UCS4 c, e
+    cdef int u, lo
+    while i < k:
+        c = PyUnicode_READ(t.kind, t.data, i)
+        if c == 92:  # a backslash
+            if i + 1 >= k:
+                return False
+            e = PyUnicode_READ(t.kind, t.data, i + 1)
+            if e == 117:  # u
+                if i + 6 > k:
+                    return False
+                u = _hex4(t, i + 2)
+                if u < 0:
+                    return False
+                i += 6
+                if 0xD800 <= u <= 0xDBFF and i + 6 <= k and PyUnicode_READ(t.kind, t.data, i) == 92 \
+                        and PyUnicode_READ(t.kind, t.data, i + 1) == 117:
+                    lo = _hex4(t, i + 2)
+                    if 0xDC00 <= lo <= 0xDFFF:
+                        u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00)
+                        i += 6
+                c = <Py_UCS4>u
+            else:
+                if e == 34 or e == 92 or e == 47:  # " \ /
+                    c = e
+                elif e == 110:  # n
+                    c = 10
+                elif e == 116:  # t
+                    c = 9
+                elif e == 114:  # r
+                    c = 13
+                elif e == 98:  # b
+                    c = 8
+                elif e == 102:  # f
+                    c = 12
+                else:
+                    return False
+                i += 2
+        else:
+            i += 1
+        if j >= vn or PyUnicode_READ(vk, vd, j) != c:
+            return False
+        j += 1
+    return j == vn
+
+
 cdef class _Walk:
     cdef _Text t
     cdef str s
@@ -333,7 +408,10 @@ cdef class _Walk:
                 if not rule.string:
                     return end
                 if escaped:
-                    v, end = _scanstring(s, i + 1)
+                    if _same_decoded(self.t, i + 1, k, parsed):
+                        v = parsed
+                    else:
+                        v, end = _scanstring(s, i + 1)
                 elif self.t.same(i + 1, k, parsed):
                     v = parsed
                 else:
