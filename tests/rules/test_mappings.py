@@ -180,6 +180,35 @@ def test_snapshot_sees_edits_new_files_and_removals(tmp_path: Path) -> None:
     assert mappings.snapshot([tmp_path]) != s2
 
 
+def test_snapshot_holds_each_thing_load_layers_would_read(tmp_path: Path) -> None:
+    """The shipped defaults (only when asked for) and every path, a folder's listing
+    (a file that is no mapping file too: a rename to .yaml is a new listing), a single
+    file's size, mtime and inode, and a missing path as missing."""
+    from disguiselib.shipped import DEFAULTS_FILE
+
+    d, f, missing = tmp_path / "maps", tmp_path / "one.yaml", tmp_path / "nope.yaml"
+    d.mkdir()
+    (d / "a.yaml").write_text("literals: {Acme: Zeta1}\n")
+    f.write_text("literals: {Beta: Q2Q2}\n")
+    with_defaults = mappings.snapshot([d, f, missing], True)
+    alone = mappings.snapshot([d, f, missing], False)
+    st = DEFAULTS_FILE.stat()
+    assert with_defaults[0] == (str(DEFAULTS_FILE), st.st_mtime_ns, st.st_size, st.st_ino)
+    assert with_defaults[1:] == alone
+    assert mappings.snapshot([d, f, missing]) == with_defaults  # as load_layers: the defaults unless told
+    fs = f.stat()
+    assert alone == (
+        (str(d), ("a.yaml",)),
+        (str(d / "a.yaml"), *((x := (d / "a.yaml").stat()).st_mtime_ns, x.st_size, x.st_ino)),
+        (str(f), fs.st_mtime_ns, fs.st_size, fs.st_ino),
+        (str(missing), None),
+    )
+    (d / "notes.txt").write_text("not a mapping file")
+    assert mappings.snapshot([d], False) == ((str(d), ("a.yaml", "notes.txt")), alone[1])
+    f.write_text("literals: {Beta: Q2Q2, Gamma: R3R3}\n")
+    assert mappings.snapshot([f], False) != alone[2:3]
+
+
 class _Counted(str):
     """A disguise that counts how often it is searched with `in`."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,23 +140,27 @@ def resolve_files(paths: Sequence[str | Path], defaults: bool = True) -> tuple[l
 def snapshot(paths: Sequence[str | Path], defaults: bool = True) -> tuple:
     """A cheap fingerprint of everything load_layers(paths, defaults) would read: each
     folder's listing and each file's size and modification time (ns). Two equal
-    snapshots mean nothing changed. Never raises (a missing path is part of it)."""
+    snapshots mean nothing changed. Never raises (a missing path is part of it). Taken
+    at every request (mitm/reload.py), on the event loop: strings and os calls only (a
+    file's own stat read once), no Path made per file."""
     out: list[object] = []
-    entries = [DEFAULTS_FILE] if defaults else []
-    entries += [Path(os.path.expanduser(str(e))) for e in paths]
+    entries = [str(DEFAULTS_FILE)] if defaults else []
+    entries += [os.path.expanduser(str(e)) for e in paths]
     for p in entries:
         try:
-            if p.is_dir():
+            st = os.stat(p)
+            if stat.S_ISDIR(st.st_mode):
                 names = sorted(os.listdir(p))
-                out.append((str(p), tuple(names)))
-                files = [p / n for n in names if n.endswith(_SUFFIXES)]
+                out.append((p, tuple(names)))
+                for n in names:
+                    if n.endswith(_SUFFIXES):
+                        f = os.path.join(p, n)
+                        st = os.stat(f)
+                        out.append((f, st.st_mtime_ns, st.st_size, st.st_ino))
             else:
-                files = [p]
-            for f in files:
-                st = os.stat(f)
-                out.append((str(f), st.st_mtime_ns, st.st_size, st.st_ino))
+                out.append((p, st.st_mtime_ns, st.st_size, st.st_ino))
         except OSError:
-            out.append((str(p), None))
+            out.append((p, None))
     return tuple(out)
 
 
