@@ -32,8 +32,9 @@ class Known:
 
 class Found:
     """What a rule set found in texts it met before: the digest (BLAKE2b, 128 bits) of a
-    text's UTF-8 bytes -> the byte spans `Rules.find` found in it (a tuple, empty for
-    none), so that a text met again is not scanned again.
+    text's UTF-8 bytes -> the spans `Rules.find` found in it, in characters as it returns
+    them (a tuple, empty for none), so that a text met again is not scanned again, nor
+    encoded and its byte offsets mapped to characters again (a text that is not ASCII).
 
     A conversation is sent whole at every turn (a Claude Code request repeats the
     history before it), so nearly every string of a request was in the one before. What

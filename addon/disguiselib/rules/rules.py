@@ -271,36 +271,41 @@ class Rules:
         pre = memo.get(text) if memo else None
         if pre is NOTHING or (pre is None and len(text) <= CLEAN_MAX and self.found.clean(text)):
             return []
+        if type(pre) is Known:  # met before (Found keeps character spans): nothing encoded or mapped
+            return list(pre.spans)
         # the text's bytes only where they are read: an ASCII text whose prescan found
         # literals alone, with its digest, is not encoded (a 200 MB string: once more
-        # the body, while the body, its text and its document are held)
-        lits_only = type(pre) is tuple and len(pre) == 3 and pre[2] is not None and not pre[1]
-        # a big ASCII text's bytes are its own characters (bigtext.ascii_bytes: no copy)
+        # the body, while the body, its text and its document are held); nor is a text
+        # whose digest prescan took and Found knows
+        d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else None
         b: bytes | memoryview | None = None
-        if not (lits_only and text.isascii()):
-            b = ascii_bytes(text) if len(text) >= bigtext.BIG and text.isascii() else utf8(text)
-        if type(pre) is Known:
-            spans = list(pre.spans)
+        if d is None:
+            b = self._bytes(text)
+            d = Found.digest(b)  # type: ignore[arg-type]
+        known = self.found.get(d)
+        if known is not None:
+            return list(known)
+        if b is None and not (not pre[1] and text.isascii()):  # type: ignore[index]
+            b = self._bytes(text)
+        if b is None:  # what _find_bytes gives for literals alone (an ASCII text: bytes are characters)
+            spans = literal_spans(LITERALS, pre[0])  # type: ignore[index]
         else:
-            d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else Found.digest(b)  # type: ignore[arg-type]
-            known = self.found.get(d)
-            if known is not None:
-                spans = list(known)
-            else:
-                if b is None:  # what _find_bytes gives for literals alone
-                    spans = literal_spans(LITERALS, pre[0])  # type: ignore[index,assignment]
-                else:
-                    spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
-                if not spans and REMEMBER_MIN <= len(text) <= CLEAN_MAX:
-                    self.found.add_clean((text,))  # the text its own key (found.Found)
-                elif len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
-                    self.found.put(d, tuple(spans))
-        if not spans or text.isascii():
-            return spans
-        if b is None or type(b) is memoryview:  # (a view: ASCII, returned above)
-            b = utf8(text)
-        offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
-        return [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
+            spans = self._find_bytes(b, pre, text if len(b) == len(text) else None)
+        if spans and not text.isascii():  # byte offsets to characters, once: kept so (Found)
+            if b is None or type(b) is memoryview:  # (a view: ASCII)
+                b = utf8(text)
+            offs = char_offsets(b, [x for _, s, e in spans for x in (s, e)])
+            spans = [(label, offs[2 * i], offs[2 * i + 1]) for i, (label, _, _) in enumerate(spans)]
+        if not spans and REMEMBER_MIN <= len(text) <= CLEAN_MAX:
+            self.found.add_clean((text,))  # the text its own key (found.Found)
+        elif len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
+            self.found.put(d, tuple(spans))
+        return spans  # type: ignore[return-value] # Columns for a big ASCII text: read as the list
+
+    @staticmethod
+    def _bytes(text: str) -> bytes | memoryview:
+        """text's UTF-8 bytes; a big ASCII text's, where it lies (bigtext.ascii_bytes: no copy)."""
+        return ascii_bytes(text) if len(text) >= bigtext.BIG and text.isascii() else utf8(text)
 
     def _find_bytes(
         self, b: bytes | memoryview, pre: tuple | None = None, ascii_text: str | None = None
