@@ -11,7 +11,7 @@ are the reference's, to the byte (tests/wire/test_spanwalk.py). A string value w
 escapes is handed over as the parsed document's own string when that is the same text
 (compared in C), not as a copy of it: a 200 MB string is not held twice. So is a string
 with escapes whose parsed string is what its token decodes to (compared in C, decoding
-as it goes: `_Text.same_decoded`): source code in a tool result, every line a `\n`.
+as it goes: `_same_decoded`): source code in a tool result, every line a `\n`.
 
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.py.
 """
