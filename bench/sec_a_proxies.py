@@ -34,6 +34,8 @@ def issue_stream(c: Ctx) -> tuple[bytes, list[str], dict]:
 
 
 _TOKEN = re.compile(r"\[EMAIL_\d+\]")
+# The variants that restore the placeholders (their client's text is counted), the rest pass them through
+RESTORING = ("addon", "addon-nocapture", "before", "peer")
 
 
 def issued(sent_upstream: bytes, emails: list[str]) -> dict[str, str]:
@@ -108,7 +110,7 @@ def part_issue(c: Ctx, tmp) -> None:
         def post(cl: Client) -> tuple[float, float, bytes]:
             k = next(key for key, v in clients.items() if v is cl)
             t, tf, out = cl.post(body, 1, path, headers=hdrs[k])
-            if k in ("addon", "before", "peer", "addon-nocapture"):
+            if k in RESTORING:
                 got, left = restored(out, emails)
                 rest[k][0] += got
                 rest[k][1] += left
@@ -128,7 +130,7 @@ def part_issue(c: Ctx, tmp) -> None:
         for k in ("direct", "plain", "addon", "addon-nocapture", "before", "peer"):
             if k not in clients:
                 continue
-            r = f"{rest[k][0]}/{runs * st['n_disg_text']}" if k in ("addon", "addon-nocapture", "before", "peer") else "—"
+            r = f"{rest[k][0]}/{runs * st['n_disg_text']}" if k in RESTORING else "—"
             c_us = f"{cpu[k] * 1e6:>7.1f} µs" if k in cpu else f"{'—':>10}"
             ok = report.check("a", f"issue stream through {k}", problems.get(k, []))
             print(f"    {labels[k]:<44} {wall[k] * 1e3:>7.1f}ms {wall[k] / wall['plain']:>7.2f} {c_us}  {r}  output {ok}")

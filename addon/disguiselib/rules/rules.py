@@ -285,7 +285,7 @@ class Rules:
         known = self.found.get(d)
         if known is not None:
             return list(known)
-        if b is None and not (not pre[1] and text.isascii()):  # type: ignore[index]
+        if b is None and (pre[1] or not text.isascii()):  # type: ignore[index]  # patterns to search, or not ASCII
             b = self._bytes(text)
         if b is None:  # what _find_bytes gives for literals alone (an ASCII text: bytes are characters)
             spans = literal_spans(LITERALS, pre[0])  # type: ignore[index]
