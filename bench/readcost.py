@@ -86,11 +86,11 @@ def per_read(new, events: list[bytes], rounds: int, cold: int = 0) -> dict[str, 
             t0 = time.thread_time_ns()
             f(b"") if way != "feed" else s.flush()
             return (took + time.thread_time_ns() - t0) / 1e9
-        t0 = time.thread_time()
+        w0 = time.thread_time()
         for e in events:
             f(e)
         f(b"") if way != "feed" else s.flush()
-        return time.thread_time() - t0
+        return time.thread_time() - w0
 
     got: dict[str, list[float]] = {w: [] for w in WAYS}
     for r in range(rounds + 1):
