@@ -142,3 +142,18 @@ def test_changed_reads_are_packed_or_kept_apart_where_the_reference_does_it(patc
             patched = ([sp for sp, _ in down.batches], down.edits) if isinstance(down, tee.Patched) else None
             got.append((outs, t.down_buf, type(down).__name__, patched))
     assert got[0] == got[1]
+
+
+@compiled
+@pytest.mark.parametrize("chunk", [64, 200])
+def test_every_limit_keeps_what_the_reference_keeps_across_chunk_flushes(chunk: int) -> None:
+    """A flush of the queued reads at a chunk leaves each side the room it had less what it
+    took (the next read does not ask the Tee's Python code again): at every limit of a
+    stream whose reads change, the pieces and both sides are the reference's, the side
+    cut and the client's side kept apart exactly where the reference does it."""
+    text = "ask novak@example.org about " + " and ".join(LITERALS.values()) + " [EMAIL_1] x" * 3
+    body = build_chat([("content", 0, p) for p in [text[i : i + 3] for i in range(0, len(text), 3)]] + [("finish", 0, "stop")])
+    chunks = [p + b"\n\n" for p in body.split(b"\n\n") if p]
+    with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", 1 << 20):
+        for limit in range(0, len(body) + 2, 7):
+            assert run(tee.CTee, "chat", chunks, limit) == run(tee.PyTee, "chat", chunks, limit), limit

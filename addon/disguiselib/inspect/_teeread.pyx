@@ -180,8 +180,14 @@ cdef class Read:
         return self._py_after(data, out)
 
     cdef list _queued(self, list pieces):
+        cdef Py_ssize_t room, droom
         if self.n_up >= self.chunk or self.n_down >= self.chunk:
+            # the queued bytes onto the sides, each taking them as counted here (no more
+            # than its room): what each takes after is what was left of it, and the next
+            # read need not ask _fast_room again (a Python call a chunk)
+            room, droom = self.room, self.droom
             self._flush()
+            self.room, self.droom = room, droom
         if not self.final and self.reverser is not None:
             st = self.reverser.state
             if st is self.finishing or st is self.done:
