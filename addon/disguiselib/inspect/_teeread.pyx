@@ -158,7 +158,12 @@ cdef class Read:
                     self.q_up.append(data)
                     self.n_up += n
                     self.room -= n
-                    down.edit(start, start + n, pieces)
+                    # Patched.edit, in place (a Python call a changed read): pieces is
+                    # the callable's own list (kept by reference, as edit keeps it), m its bytes
+                    down.edits.append((start, start + n, pieces))
+                    down.delta += m - n
+                    down.held += m
+                    down.changed += m
                     if down.held > self.patch_max:
                         self.room = 0  # the next read the reference's way: it packs them (or goes apart)
                     if k:
