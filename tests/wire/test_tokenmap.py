@@ -110,3 +110,33 @@ def test_every_spelling_of_each_kind_of_character_reads_as_the_token_encoded_aga
             edits: list = []
             jsonspan.apply(token, 0, len(token), v, jsonspan.Spans([(len(v) - 4, len(v), "Zenith")]), edits)
             assert splice(token, edits) == jsonspan.encode_like(v[:-4] + "Zenith", token), (c, spelled)
+
+
+# Characters at each edge of what the compiled pass reads eight (one-byte text) or four
+# (two-byte text) characters at a time: a backslash, below 0x20, a quote, above 0x7E in
+# an ASCII token, a surrogate; and their neighbours, which it passes.
+_EDGES = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xDC, 0xFF,
+          0x100, 0x2022, 0x5C5C, 0x2222, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xF800, 0xFFFF]  # fmt: skip
+
+
+@needs_c
+@pytest.mark.parametrize("kind", ["ascii", "latin-1", "two-byte"])
+@pytest.mark.parametrize("ascii_token", [True, False])
+def test_the_compiled_edits_are_the_reference_for_each_edge_character_at_every_place_in_a_word(
+    kind: str, ascii_token: bool
+) -> None:
+    """Each edge character at each of 20 places of a 40-character run (every place in a
+    word of eight and of four, and past the run's last whole word), written as it is and
+    as an encoder writes it, in text of each width: the compiled edits are the
+    reference's (None alike where the text is not canonical)."""
+    lead = {"ascii": "", "latin-1": "é", "two-byte": "€"}[kind]
+    for u in _EDGES:
+        c = chr(u)
+        if kind == "ascii" and u > 0x7F or kind == "latin-1" and u > 0xFF:
+            continue  # (text of that width cannot hold it)
+        for at in range(20):
+            v = lead + "x" * at + c + "y" * (39 - at)
+            for body in {lead + "x" * at + c + "y" * (39 - at), tokenmap.encode(v, ascii_token)}:
+                for spans in ([(len(v) - 3, len(v), "[EMAIL_1]")], [(1, 2, "Zenith"), (len(v) - 1, len(v), "")]):
+                    c_got = tokenmap.c_canonical_edits(body, v, spans, ascii_token, 3, tokenmap.encode)
+                    assert c_got == tokenmap.py_canonical_edits(body, v, spans, ascii_token, 3), (kind, hex(u), at, body)

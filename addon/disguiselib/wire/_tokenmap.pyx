@@ -16,10 +16,12 @@ rules/bigtext.py (ascii_bytes).
 """
 
 from cpython.buffer cimport PyBuffer_FillInfo
-from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
-from libc.stdint cimport uint8_t
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
+from libc.stdint cimport uint8_t, uint16_t, uint64_t
+from libc.string cimport memcpy
 
 ctypedef uint8_t Py_UCS1
+ctypedef uint16_t Py_UCS2
 
 
 cdef inline int _hex4(int kind, void *data, Py_ssize_t r):
@@ -39,6 +41,42 @@ cdef inline int _hex4(int kind, void *data, Py_ssize_t r):
     return u
 
 
+# Eight one-byte characters at a time (bit tricks, "Bit Twiddling Hacks": haszero,
+# hasless, hasmore; each tells exactly whether some byte of the word is one): a word
+# with no backslash and no character _bad names is passed whole. A word with one is read
+# a character at a time, as before. The constants repeat one byte in each of the 8.
+cdef extern from *:
+    """
+    #define DISGUISE_ONES 0x0101010101010101ULL
+    #define DISGUISE_HIGHS 0x8080808080808080ULL
+    #define DISGUISE_ONES16 0x0001000100010001ULL
+    #define DISGUISE_HIGHS16 0x8000800080008000ULL
+    """
+    const uint64_t _ONES "DISGUISE_ONES"
+    const uint64_t _HIGHS "DISGUISE_HIGHS"
+    const uint64_t _ONES16 "DISGUISE_ONES16"
+    const uint64_t _HIGHS16 "DISGUISE_HIGHS16"
+
+
+cdef inline bint _word_stops(uint64_t w, bint ascii_token):
+    """Some byte of w is a backslash or a character _bad names (one-byte text: no
+    surrogate): below 0x20, a quote, or (ascii_token) above 0x7E."""
+    cdef uint64_t q = w ^ (_ONES * 0x22), b = w ^ (_ONES * 0x5C)
+    cdef uint64_t hit = ((w - _ONES * 0x20) & ~w) | ((q - _ONES) & ~q) | ((b - _ONES) & ~b)
+    if ascii_token:
+        hit |= (w + _ONES * (0x7F - 0x7E)) | w
+    return (hit & _HIGHS) != 0
+
+
+cdef inline bint _word_stops2(uint64_t w):
+    """The same for four two-byte characters (a token that is not ASCII: no character
+    above 0x7E is bad there): a backslash, below 0x20, a quote or a surrogate."""
+    cdef uint64_t q = w ^ (_ONES16 * 0x22), b = w ^ (_ONES16 * 0x5C)
+    cdef uint64_t s = (w & (_ONES16 * 0xF800)) ^ (_ONES16 * 0xD800)
+    cdef uint64_t hit = ((w - _ONES16 * 0x20) & ~w) | ((q - _ONES16) & ~q) | ((b - _ONES16) & ~b) | ((s - _ONES16) & ~s)
+    return (hit & _HIGHS16) != 0
+
+
 cdef inline bint _bad(unsigned int c, bint ascii_token):
     """c is not what the encoder writes as it is."""
     return c < 0x20 or c == 0x22 or (ascii_token and c > 0x7E) or 0xD800 <= c <= 0xDFFF
@@ -54,8 +92,10 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
     cdef int kind = PyUnicode_KIND(body)
     cdef void *data = PyUnicode_DATA(body)
     cdef const Py_UCS1 *p1 = <const Py_UCS1 *>data
+    cdef const Py_UCS2 *p2 = <const Py_UCS2 *>data
     cdef Py_ssize_t r = 0, d = 0, s0, k = 0, nk = 2 * len(spans), want, last = 0
     cdef unsigned int c, e
+    cdef uint64_t w
     cdef int u, lo
     cdef Py_ssize_t grow = 0
     wants = []
@@ -74,8 +114,29 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
     while True:
         s0 = r  # a run of characters written as they are, up to the next escape
         if kind == PyUnicode_1BYTE_KIND:
-            while r < n and p1[r] != 0x5C:
-                if _bad(p1[r], ascii_token):
+            while r < n:
+                if r + 8 <= n:
+                    memcpy(&w, p1 + r, 8)
+                    if not _word_stops(w, ascii_token):
+                        r += 8
+                        continue
+                c = p1[r]
+                if c == 0x5C:
+                    break
+                if _bad(c, ascii_token):
+                    return None
+                r += 1
+        elif kind == PyUnicode_2BYTE_KIND and not ascii_token:
+            while r < n:
+                if r + 4 <= n:
+                    memcpy(&w, p2 + r, 8)
+                    if not _word_stops2(w):
+                        r += 4
+                        continue
+                c = p2[r]
+                if c == 0x5C:
+                    break
+                if _bad(c, False):
                     return None
                 r += 1
         else:
