@@ -135,6 +135,30 @@ def test_a_string_with_escapes_is_handed_over_as_the_documents_own_when_it_is_it
 
 
 @needs_c
+@pytest.mark.parametrize("wide", ["", "\u00e9", "\u20ac", "\U0001f600"])  # the body's width (a character elsewhere in it)
+@pytest.mark.parametrize("own", ["", "\u00e9", "\u20ac", "\U0001f600"])  # the string's own width
+def test_a_long_run_between_escapes_is_compared_with_the_documents_string_at_every_place(wide: str, own: str) -> None:
+    """A string with escapes whose runs between them are long (source code: a line, then
+    `\\n`), in a body of each width holding a string of each width: handed over as the
+    document's own string where it is the token's text; where the document's differs in
+    any one character of a run, or is one longer or shorter, the token's text as json
+    reads it, never the document's."""
+    text = "x" * 17 + own + "\n" + "y" * 23 + "\t" + "z" * 9
+    s = json.dumps({"w": wide, "k": text}, ensure_ascii=False)
+    doc = json.loads(s)
+    read = doc["k"]
+    seen: list = []
+    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    assert seen[1] is read
+    for at in range(len(read)):
+        for other in {"q", "\u0101", "\U0001f601"} - {read[at]}:
+            for wrong in (read[:at] + other + read[at + 1 :], read[:at] + read[at + 1 :], read[:at] + other + read[at:]):
+                seen.clear()
+                spanwalk.c_walk(s, {"w": doc["w"], "k": wrong}, VALUES, lambda v, r: seen.append(v) or v)
+                assert seen[1] == read and seen[1] is not wrong, (at, other)
+
+
+@needs_c
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_json, _rules, st.sampled_from([None, 1]), st.booleans())
 def test_transform_through_the_compiled_walk_is_jsonspan_transform(doc, rule, indent, ascii) -> None:
