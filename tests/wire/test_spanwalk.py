@@ -91,6 +91,23 @@ def test_compiled_walk_is_the_reference_on_edges(s: str) -> None:
 
 
 @needs_c
+@pytest.mark.parametrize("stop", ['"', "\\", "\u2022", "\u5c22", "\u225c"])  # the last three: neither, in one lane
+def test_a_string_in_two_byte_text_ends_where_the_reference_says_at_every_place(stop: str) -> None:
+    """A body with a character above 0xFF (read in a loop typed for two-byte text): a
+    quote or a backslash (escaped, in the text) at each place of strings of every length
+    to 13, before another string and inside a subtree a rule skips: the compiled walk is
+    the reference's. (Read four characters a word, the walk was no faster: 2.2-2.4 ms the
+    1 MB body either way.)"""
+    for n in range(13):
+        for at in range(n + 1):
+            v = "\u20ac" * (at % 2) + "a" * at + stop + "b" * (n - at)
+            s = json.dumps({"k": v, "thinking": [v, {"x": v}], "z": "\u20ac" + v}, ensure_ascii=False)
+            d = json.loads(s)
+            for rule in (USER, Obj({"thinking": SKIP}, default=USER)):
+                assert run(spanwalk.c_walk, s, d, rule) == run(spanwalk.py_walk, s, d, rule), (n, at)
+
+
+@needs_c
 def test_a_string_value_is_handed_over_as_the_documents_own_string() -> None:
     """No copy of a string value the document holds already (a 200 MB body's one
     string is not held twice); a value that differs from the document's is read from
@@ -132,6 +149,30 @@ def test_a_string_with_escapes_is_handed_over_as_the_documents_own_when_it_is_it
         seen.clear()
         spanwalk.c_walk(s, {"k": wrong}, VALUES, lambda v, r: seen.append(v) or v)
         assert seen == [read]  # (the token's text, not the document's, which differs from it)
+
+
+@needs_c
+@pytest.mark.parametrize("wide", ["", "\u00e9", "\u20ac", "\U0001f600"])  # the body's width (a character elsewhere in it)
+@pytest.mark.parametrize("own", ["", "\u00e9", "\u20ac", "\U0001f600"])  # the string's own width
+def test_a_long_run_between_escapes_is_compared_with_the_documents_string_at_every_place(wide: str, own: str) -> None:
+    """A string with escapes whose runs between them are long (source code: a line, then
+    `\\n`), in a body of each width holding a string of each width: handed over as the
+    document's own string where it is the token's text; where the document's differs in
+    any one character of a run, or is one longer or shorter, the token's text as json
+    reads it, never the document's."""
+    text = "x" * 17 + own + "\n" + "y" * 23 + "\t" + "z" * 9
+    s = json.dumps({"w": wide, "k": text}, ensure_ascii=False)
+    doc = json.loads(s)
+    read = doc["k"]
+    seen: list = []
+    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    assert seen[1] is read
+    for at in range(len(read)):
+        for other in {"q", "\u0101", "\U0001f601"} - {read[at]}:
+            for wrong in (read[:at] + other + read[at + 1 :], read[:at] + read[at + 1 :], read[:at] + other + read[at:]):
+                seen.clear()
+                spanwalk.c_walk(s, {"w": doc["w"], "k": wrong}, VALUES, lambda v, r: seen.append(v) or v)
+                assert seen[1] == read and seen[1] is not wrong, (at, other)
 
 
 @needs_c

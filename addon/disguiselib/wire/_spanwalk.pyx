@@ -265,6 +265,47 @@ cdef inline int _hex4(_Text t, Py_ssize_t i):
     return v
 
 
+cdef inline Py_ssize_t _backslash(_Text t, Py_ssize_t i, Py_ssize_t k):
+    """Where the first backslash of s[i:k] is (k: none), in a loop typed for the width."""
+    cdef const void *q
+    cdef const uint16_t *u2
+    cdef const uint32_t *u4
+    if t.kind == 1:
+        q = memchr(<const unsigned char *>t.data + i, 92, k - i)
+        return k if q == NULL else <const unsigned char *>q - <const unsigned char *>t.data
+    if t.kind == 2:
+        u2 = <const uint16_t *>t.data
+        while i < k and u2[i] != 92:
+            i += 1
+        return i
+    u4 = <const uint32_t *>t.data
+    while i < k and u4[i] != 92:
+        i += 1
+    return i
+
+
+cdef inline bint _run_same(_Text t, Py_ssize_t i, int vk, const void *vd, Py_ssize_t j, Py_ssize_t m):
+    """Are the m characters of s at i those of v (kind vk, data vd) at j? Compared at once
+    (memcmp) where both are of one width, in a typed loop for two-byte text against a
+    one-byte value (an ASCII string in a body that is not ASCII), else one by one."""
+    cdef Py_ssize_t x
+    cdef const uint16_t *t2
+    cdef const unsigned char *v1
+    if t.kind == vk:
+        return memcmp(<const char *>vd + j * vk, <const char *>t.data + i * vk, m * vk) == 0
+    if t.kind == 2 and vk == 1:
+        t2 = <const uint16_t *>t.data + i
+        v1 = <const unsigned char *>vd + j
+        for x in range(m):
+            if t2[x] != v1[x]:
+                return False
+        return True
+    for x in range(m):
+        if PyUnicode_READ(t.kind, t.data, i + x) != PyUnicode_READ(vk, vd, j + x):
+            return False
+    return True
+
+
 cdef bint _same_decoded(_Text t, Py_ssize_t i, Py_ssize_t k, object v):
     """Is v a str holding exactly what the string token text s[i:k] (escapes in it: k is
     its closing quote) decodes to, as json's scanstring decodes it (a `\\u` high
@@ -274,7 +315,7 @@ cdef bint _same_decoded(_Text t, Py_ssize_t i, Py_ssize_t k, object v):
         return False
     cdef int vk = PyUnicode_KIND(v)
     cdef void *vd = PyUnicode_DATA(v)
-    cdef Py_ssize_t vn = PyUnicode_GET_LENGTH(v), j = 0
+    cdef Py_ssize_t vn = PyUnicode_GET_LENGTH(v), j = 0, r
     cdef Py_UCS4 c, e
     cdef int u, lo
     while i < k:
@@ -313,8 +354,13 @@ cdef bint _same_decoded(_Text t, Py_ssize_t i, Py_ssize_t k, object v):
                 else:
                     return False
                 i += 2
-        else:
-            i += 1
+        else:  # a run of characters written as they are, to the next backslash: compared at once
+            r = _backslash(t, i + 1, k)
+            if r - i > vn - j or not _run_same(t, i, vk, vd, j, r - i):
+                return False
+            j += r - i
+            i = r
+            continue
         if j >= vn or PyUnicode_READ(vk, vd, j) != c:
             return False
         j += 1
