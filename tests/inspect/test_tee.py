@@ -122,7 +122,7 @@ def test_a_short_finished_stream_is_held_as_one_frame_a_long_one_in_its_chunks(c
     for on_loop in (packing.ON_LOOP, 4096):
         monkeypatch.setattr(tee, "ON_LOOP", on_loop)
         n = iter(range(1 << 20))
-        t = cls(lambda d: [d.upper()] if next(n) % 5 == 3 and len(d) < 300 else [d], 1 << 24)  # a read here and there
+        t = cls(lambda d, n=n: [d.upper()] if next(n) % 5 == 3 and len(d) < 300 else [d], 1 << 24)  # here and there
         out = [p for d in reads for p in t(d)]
         t(b"")
         client = b"".join(out)
