@@ -166,6 +166,8 @@ class _Spliced:
         done, blobs = batched(batches)
         self.spans = done + spans
         self.blobs = blobs + ([blob] if blob else [])
+        if len(self.blobs) > 1 and n < ON_LOOP:  # a short side: its edits' pieces one frame too (tee.Kept.zipped)
+            self.blobs = [pack(unpack_all(self.blobs), LEVEL)]
 
     def __bool__(self) -> bool:
         return self.n > 0
