@@ -11,7 +11,21 @@ as they came (inspect/record.py before issue 29's chunks) 53 / 74 MiB; 22 MiB fe
 Later (mitmproxy 11's zstandard, whose compress() returned each chunk in an object sized
 for the worst case, 8.3 KiB, until packing.py copied it to its own length): 8 KiB chunks
 47.1 MiB traced / 47.0 MiB RSS before that copy, 9.0 / 21.8 after (4 KiB 9.5 / 20.4,
-16 KiB 14.2 / 30.1, no chunking 52.6 / 73.8); Python 3.12's backports.zstd 9.0 / 20.5."""
+16 KiB 14.2 / 30.1, no chunking 52.6 / 73.8); Python 3.12's backports.zstd 9.0 / 20.5.
+
+    python bench/capturemem.py --whole                    # a finished side compressed again
+    python bench/capturemem.py --flows [--before TREE]    # what a finished flow holds
+
+--whole: the burst's three streams (bench (e)), each side as the Tee keeps it while it
+runs (CHUNK-sized frames at FAST) against one frame at LEVEL at its end (tee.Kept.zipped,
+shorter than packing.ON_LOOP): bytes held, and the loop's time to make the frame.
+
+--flows: the memory a finished flow holds once the addon's hooks ran (in process,
+mitmproxy's test flows; the Guard's response hook lets go of the record, as in mitmdump):
+N flows of the burst's three streams (each request masked, each stream fed event by
+event), kept alive as mitmproxy keeps a finished flow while its connection lives; RSS
+over N, capture on and off, and the same with no addon (the test flow alone). With
+--before TREE, TREE's addon beside this one's, each in processes of its own."""
 
 from __future__ import annotations
 
@@ -58,9 +72,118 @@ def one(chunk: int, n: int = 500) -> None:
           f"RSS +{_rss() - r0:5.1f} MiB ({fed:.1f} MiB fed a side)")  # fmt: skip
 
 
+def whole() -> None:
+    import time
+
+    import streams
+
+    from disguiselib.inspect import packing, tee
+
+    ph = [("[EMAIL_1]", "a@b.c"), ("Zenith Labs", "Acme")]
+    print(f"  a finished side: CHUNK {tee.CHUNK} frames at level {packing.FAST} against one frame at level {packing.LEVEL}")
+    for name, build, chars in (("Anthropic", streams.build_stream, 4400), ("Chat", streams.build_chat_stream, 1100),
+                               ("Responses", streams.build_responses_stream, 1100)):  # fmt: skip
+        b = build(7, chars, ph, 2, tool=False)["bytes"]
+        chunks = [packing.pack(b[i : i + tee.CHUNK], packing.FAST) for i in range(0, len(b), tee.CHUNK)]
+        best = float("inf")
+        for _ in range(50):
+            t0 = time.perf_counter()
+            z = packing.pack(packing.unpack_all(chunks), packing.LEVEL)
+            best = min(best, time.perf_counter() - t0)
+        held = sum(map(len, chunks))
+        print(f"    {name:<10} {len(b):>7,} B: chunks {held:>6,} B ({len(b) / held:4.1f}x), one frame {len(z):>6,} B "
+              f"({len(b) / len(z):4.1f}x); made in {best * 1e6:.0f} µs (least of 50)")  # fmt: skip
+
+
+# One process of --flows: N finished flows kept alive, RSS a flow printed (KiB)
+FLOWS = r'''
+import argparse, asyncio, gc, sys
+sys.path[:0] = [BENCH_DIR, ADDON_DIR]
+import common
+from context import Ctx, PATHS
+import sec_e_memory as E
+from mitmproxy import http
+from mitmproxy.test import taddons, tflow
+from disguiselib.mitm.addon import Disguise
+c = Ctx(argparse.Namespace(quick=True, seed=1))
+mix = E.mixed(c)
+evs = {k: [e + b"\n\n" for e in st["bytes"].split(b"\n\n") if e] for k, st in mix.items()}
+a = Disguise()
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmRSS"))
+def one(k):
+    f = tflow.tflow()
+    f.request.method, f.request.path, f.request.host, f.request.port = "POST", PATHS[k], "127.0.0.1", 8080
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = c.requests[k]
+    if NO_ADDON:
+        f.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+        f.response.content = None
+        return f
+    for hook in (a.requestheaders, a.guard.requestheaders, a.request, a.guard.request):  # the chain's order
+        r = hook(f)
+        if asyncio.iscoroutine(r):
+            loop.run_until_complete(r)
+    f.response = http.Response.make(200, b"", {"content-type": "text/event-stream", "transfer-encoding": "chunked"})
+    f.response.headers.pop("content-length", None)
+    f.response.content = None
+    a.responseheaders(f)
+    for e in evs[k]:
+        f.response.stream(bytes(bytearray(e)))  # a new object a read, as a socket gives it
+    f.response.stream(b"")
+    f.response.data.content = None  # mitmproxy 11 keeps nothing of a streamed body
+    a.response(f)
+    a.guard.response(f)
+    return f
+with taddons.context(a, a.inspect) as tctx:
+    loop = tctx.master.event_loop
+    tctx.configure(a.inspect, disguise_capture_limit=LIMIT)
+    tctx.configure(a, disguise_mappings=[MAPPINGS])
+    keys = list(mix)
+    for k in keys:
+        one(k)
+    gc.collect()
+    r0 = rss()
+    flows = [one(keys[i % 3]) for i in range(N)]
+    gc.collect()
+    print((rss() - r0) / N)
+'''
+
+
+def flows(before: Path | None, n: int, runs: int = 3) -> None:
+    trees = {"this tree": BENCH.parent} | ({f"--before {before}": before} if before else {})
+    print(f"  {n} finished flows of (e)'s three streams kept alive, through the addon's hooks in process: RSS a flow "
+          f"(median of {runs} processes each)")  # fmt: skip
+    for label, tree in trees.items():
+        got = {}
+        for what, limit, off in (("capture on", 8 << 20, False), ("capture off", 0, False), ("no addon", 0, True)):
+            head = (f"BENCH_DIR, ADDON_DIR, NO_ADDON, LIMIT, MAPPINGS, N = {str(BENCH)!r}, {str(tree / 'addon')!r}, "
+                    f"{off}, {limit}, {str(BENCH.parent / 'mappings')!r}, {n}\n")  # fmt: skip
+            vals = sorted(float(subprocess.run([sys.executable, "-c", head + FLOWS], check=True, capture_output=True,
+                                               text=True).stdout.split()[-1]) for _ in range(runs))  # fmt: skip
+            got[what] = vals[len(vals) // 2]
+        print(f"    {label}: " + ", ".join(f"{k} {v:.1f} KiB" for k, v in got.items())
+              + f"; the capture's share {got['capture on'] - got['capture off']:.1f} KiB")  # fmt: skip
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--one":
-        one(int(sys.argv[2]))
+    import argparse
+
+    ap = argparse.ArgumentParser(usage="capturemem.py [CHUNK ...] | --whole | --flows [--before TREE] [--n N]")
+    ap.add_argument("chunks", nargs="*")
+    ap.add_argument("--one", type=int)
+    ap.add_argument("--whole", action="store_true")
+    ap.add_argument("--flows", action="store_true")
+    ap.add_argument("--before", type=Path)
+    ap.add_argument("--n", type=int, default=500)
+    args = ap.parse_args()
+    if args.one is not None:
+        one(args.one)
+    elif args.whole:
+        whole()
+    elif args.flows:
+        flows(args.before, args.n)
     else:
-        for c in sys.argv[1:] or ["4096", "8192", "16384", str(1 << 30)]:
+        for c in args.chunks or ["4096", "8192", "16384", str(1 << 30)]:
             subprocess.run([sys.executable, __file__, "--one", c], check=True)

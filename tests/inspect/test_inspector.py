@@ -59,8 +59,9 @@ def addon(tmp_path: Path):
         yield a
 
 
-def live_stream_flow(a: Disguise, chunk: int = 7):
-    """A flow through every hook, its SSE answer fed in `chunk`-byte pieces."""
+def live_stream_flow(a: Disguise, chunk: int = 7, seen: list | None = None):
+    """A flow through every hook, its SSE answer fed in `chunk`-byte pieces (seen: gets
+    the stream callable the response had)."""
     f = messages_flow(BODY)
     a.request(f)
     f.response = tutils.tresp(content=None)
@@ -72,6 +73,8 @@ def live_stream_flow(a: Disguise, chunk: int = 7):
         out.extend(f.response.stream(body[i : i + chunk]))
     out.extend(f.response.stream(b""))
     f.response.data.content = b""  # mitmproxy 11 keeps nothing of a streamed body
+    if seen is not None:
+        seen.append(f.response.stream)
     a.response(f)
     return f, body, b"".join(out)
 
@@ -195,17 +198,40 @@ def test_a_stream_with_nothing_to_restore_is_kept_once(addon) -> None:
     assert roundtrip(f).response.content == body
 
 
+def test_a_stream_cut_mid_body_lets_go_of_its_callable_once_the_error_hook_ran(addon) -> None:
+    """The error hook ends the flow too (upstream cut, client gone): the summary says so,
+    what came is kept, and the flow holds no stream callable (mitmproxy calls it no more)."""
+    from mitmproxy import flow as mflow
+
+    f = messages_flow(BODY)
+    addon.request(f)
+    f.response = tutils.tresp(content=None)
+    f.response.headers["content-type"] = "text/event-stream"
+    addon.responseheaders(f)
+    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1]"])])
+    out = f.response.stream(body[: len(body) // 2])
+    assert callable(f.response.stream) and b"Zenith" not in b"".join(out)
+    f.error = mflow.Error("server disconnected")
+    addon.error(f)
+    assert f.response.stream is True
+    assert f.metadata[META]["end"].startswith("ERROR: server disconnected")
+    assert f.metadata[SIDES]["upstream_response"]["content"] == body[: len(body) // 2]
+
+
 def test_a_finished_sides_body_is_held_compressed_and_the_tee_lets_go(addon) -> None:
     """Capture memory (issue 29): at the end of a stream the upstream side and the client's
     request are held compressed, read back whole; the Tee drops its pieces."""
     from disguiselib.inspect import flowfile, views
 
-    f, upstream, client = live_stream_flow(addon)
+    seen: list = []
+    f, upstream, client = live_stream_flow(addon, seen=seen)
     sides = f.metadata[SIDES]
     up, cr = sides["upstream_response"], sides["client_request"]
     assert dict.__getitem__(up, "content") != upstream and up["content"] == upstream
     assert dict.__getitem__(cr, "content") != BODY and cr["content"] == BODY
-    tee = f.response.stream
+    # the flow no longer holds its stream callable (the reverser, the Tee): True, still streamed
+    assert f.response.stream is True
+    [tee] = seen
     assert isinstance(tee, Tee) and not (tee.up.pending or tee.up.chunks or getattr(tee.down, "edits", None))
     assert not (tee.down.pending or tee.down.chunks) if type(tee.down) is Kept else tee.down.base is tee.up
     assert not tee.last and tee.final_sent  # the last pieces read once, let go
@@ -236,16 +262,20 @@ def test_a_flow_file_holds_the_sides_as_before_and_such_a_file_still_reads(addon
     assert g.request.content == masked and g.response is None
 
 
-def test_a_stream_kept_in_chunks_reads_back_exact_through_every_reader(addon, monkeypatch) -> None:
+@pytest.mark.parametrize("on_loop", [0, 256 << 10])
+def test_a_stream_kept_in_chunks_reads_back_exact_through_every_reader(addon, monkeypatch, on_loop) -> None:
     """A changed stream's upstream side is held as the chunks it was compressed in while
-    it ran (never decompressed and compressed again at its end); the flow file, the
-    audit's record, the shared copy and the replay index read it whole and exact."""
+    it ran where it is long (from packing.ON_LOOP on: never decompressed and compressed
+    again at its end), as one frame where it is short; the flow file, the audit's record,
+    the shared copy and the replay index read it whole and exact."""
     from disguiselib.inspect import flowfile, record, tee, views
 
     monkeypatch.setattr(tee, "CHUNK", 64)
+    monkeypatch.setattr(tee, "ON_LOOP", on_loop)
     f, upstream, client = live_stream_flow(addon)
     held = dict.__getitem__(f.metadata[SIDES]["upstream_response"], "content")
-    assert type(held) is record._Chunks and len(held) > 2
+    assert type(held) is record._Chunks and (len(held) > 2 if not on_loop else len(held) == 1)
+    assert len(upstream) > 3 * 64  # more than one chunk came
     assert f.metadata[SIDES]["upstream_response"]["content"] == upstream and f.response.content == client
     g = roundtrip(f)
     assert g.metadata[SIDES]["upstream_response"]["content"] == upstream and g.response.content == client

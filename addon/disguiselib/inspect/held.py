@@ -16,8 +16,9 @@ headers it got). Writing the body (`raw_content = ...`, `set_state`) makes the d
 ordinary ResponseData again, holding what was written. A saved flow holds the body as it
 came: files read the same before and after.
 
-The body is held as the Tee compressed it while the stream ran (record.Kept: one zstd
-frame per 8 KiB chunk, inspect/packing.py), never decompressed to be compressed again at the end.
+The body is held as the Tee compressed it (tee.Kept.zipped): a stream shorter than
+packing.ON_LOOP compressed again as one frame at its end (half the bytes of its chunks),
+a longer one in the chunks it was compressed in while it ran, never compressed again.
 
 Read on the event loop, the body given back is kept until that turn of the loop ends
 (`_turn`): mitmdump's flow line reads `raw_content` twice in one hook (`is None`, then

@@ -20,13 +20,19 @@ from __future__ import annotations
 
 import threading
 import zlib
+from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..wire.decoding import stdlib_zstd
 
-LEVEL = 1  # a finished side's body (record.Side): kept as long as its flow
+LEVEL = 1  # a finished side's body (record.Side, a small stream's at its end): kept as long as its flow
 FAST = -1  # a stream's chunks as its reads come (tee.Kept, tee.Patched): on the event loop
+# A body kept for its flow's life is compressed on the event loop when shorter than this:
+# a side set whole (record.Side; from this size on, in a worker thread) and a stream's
+# side at its end, compressed again as one frame (tee.Kept.zipped; from this size on it
+# keeps its chunks). ~0.3 ms of the loop at most (bench/capturemem.py --whole).
+ON_LOOP = 256 << 10
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _local = threading.local()
 
@@ -147,17 +153,21 @@ class _Spliced:
     what the client got, where a stream changed only some of its reads): base (a _Chunks),
     and in order, non-overlapping, (start, end) ranges of base, each replaced by the next
     of the pieces, held compressed (blobs: the packed batches a Patched kept, then one pack
-    of the edits since); the result cut at limit bytes (n of them)."""
+    of the edits since); the result cut at limit bytes (n of them). The ranges are Spans:
+    3 machine integers an edit (a tuple of three ints was ~130 bytes an edit: 40 KB for
+    the 304 edits of bench (a)'s Chat stream, a third of what its compressed body holds)."""
 
     __slots__ = ("base", "spans", "blobs", "limit", "n")
 
     def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int,
-                 batches: list[tuple[list[tuple[int, int, int]], bytes]] = ()) -> None:  # type: ignore[assignment]  # fmt: skip
+                 batches: list[tuple[Spans, bytes]] = ()) -> None:  # type: ignore[assignment]  # fmt: skip
         self.base, self.limit, self.n = base, limit, n
         spans, blob = packed(edits)
         done, blobs = batched(batches)
         self.spans = done + spans
         self.blobs = blobs + ([blob] if blob else [])
+        if len(self.blobs) > 1 and n < ON_LOOP:  # a short side: its edits' pieces one frame too (tee.Kept.zipped)
+            self.blobs = [pack(unpack_all(self.blobs), LEVEL)]
 
     def __bool__(self) -> bool:
         return self.n > 0
@@ -170,25 +180,34 @@ class _Spliced:
         return self.base.nbytes() + sum(map(len, self.blobs))
 
 
-def flat(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int, int]], bytes]:
-    """edits as (start, end, how many bytes replace them), and their pieces joined: what
-    spliced reads."""
-    return [(a, b, sum(map(len, ps))) for a, b, ps in edits], b"".join([p for _, _, ps in edits for p in ps])
+# Edits' ranges: (start, end, how many bytes replace them) an edit, flat, in order.
+Spans: TypeAlias = "array[int]"
 
 
-def batched(batches: list[tuple[list[tuple[int, int, int]], bytes]]) -> tuple[list[tuple[int, int, int]], list[bytes]]:
+def flat(edits: list[tuple[int, int, list[bytes]]]) -> tuple[Spans, bytes]:
+    """edits as Spans, and their pieces joined: what spliced reads."""
+    spans = array("q")
+    for a, b, ps in edits:
+        spans.extend((a, b, sum(map(len, ps))))
+    return spans, b"".join([p for _, _, ps in edits for p in ps])
+
+
+def batched(batches: list[tuple[Spans, bytes]]) -> tuple[Spans, list[bytes]]:
     """Packed batches of edits (packed's, in order) as one: their spans, and their packed
     pieces (those that hold any)."""
-    return [sp for spans, _ in batches for sp in spans], [blob for _, blob in batches if blob]
+    spans = array("q")
+    for sp, _ in batches:
+        spans.extend(sp)
+    return spans, [blob for _, blob in batches if blob]
 
 
-def packed(edits: list[tuple[int, int, list[bytes]]]) -> tuple[list[tuple[int, int, int]], bytes]:
+def packed(edits: list[tuple[int, int, list[bytes]]]) -> tuple[Spans, bytes]:
     """flat(edits), their pieces packed (b"" where there are none)."""
     spans, joined = flat(edits)
     return spans, (pack(joined, FAST) if joined else b"")
 
 
-def spliced(base: bytes, spans: list[tuple[int, int, int]], pieces: bytes, limit: int) -> bytes:
+def spliced(base: bytes, spans: Spans, pieces: bytes, limit: int) -> bytes:
     """base with each span's range (start, end, k: in order, apart) replaced by the next k
     bytes of pieces, the first limit bytes. One pass that makes no object per edit: a
     finished stream read back whole (mitmdump's flow line reads it at every stream's end)
@@ -196,7 +215,8 @@ def spliced(base: bytes, spans: list[tuple[int, int, int]], pieces: bytes, limit
     stream)."""
     out: list[bytes] = []
     at = p = 0
-    for a, b, k in spans:
+    it = iter(spans)
+    for a, b, k in zip(it, it, it, strict=True):
         if a > at:
             out.append(base[at:a])
         if k:

@@ -21,7 +21,7 @@ from mitmproxy import ctx, http
 from ..errors import MaskError, StreamError
 from ..rules.rules import LITERALS
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
-from .packing import _Chunks, pack, unpack
+from .packing import ON_LOOP, _Chunks, pack, unpack
 from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from here too)
 
 META = "disguise"
@@ -56,7 +56,7 @@ def _sha(data: bytes | None) -> str:
 # A body from this size on is compressed in a worker thread (zstd and zlib let go of the
 # GIL while they work): the event loop never spends more on it than handing it over; until
 # it is done the side holds the body as it came.
-BACKGROUND = 256 << 10
+BACKGROUND = ON_LOOP
 _pool: ThreadPoolExecutor | None = None
 _pending: set[Future] = set()
 _swap = threading.Lock()  # a side's body is replaced under it: set anew, or swapped for its compressed form

@@ -22,7 +22,7 @@ from ..apis.registry import SPECS
 from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
-from .packing import FAST, _Chunks, _Spliced, batched, flat, pack, packed, spliced, unpack_all
+from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, flat, pack, packed, spliced, unpack_all
 
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
@@ -90,10 +90,16 @@ class Kept:
         return self.pending[0] if self.pending else b""
 
     def zipped(self) -> _Chunks:
-        """The kept bytes compressed, for a Side to hold (the chunks as they are, the
-        bytes since compressed as one more: a chunk from then on, so that asking twice
-        compresses nothing twice)."""
-        if self.pending:
+        """The kept bytes compressed, for a Side to hold once the stream ended, kept from
+        then on (so that asking twice compresses nothing twice). Shorter than ON_LOOP:
+        compressed again as one frame at LEVEL, since CHUNK-sized frames at FAST hold about
+        twice what one frame holds (bench (e)'s streams of 30-60 KB: 4.7-6.8x against
+        8.4-17.7x), for 35-70 us of the loop once (bench/capturemem.py --whole). Longer:
+        the chunks as they are, and the bytes since as one more."""
+        if self.kept < ON_LOOP and len(self.chunks) + (len(self.pending) > 0) > 1:
+            whole = b"".join([unpack_all(self.chunks), *self.pending])
+            self.chunks, self.pending, self.npend = [pack(whole, LEVEL)], [], 0
+        elif self.pending:
             self.chunks.append(pack(b"".join(self.pending), FAST))
             self.pending, self.npend = [], 0
         return _Chunks(self.chunks)
@@ -122,7 +128,7 @@ class Patched:
         self.edits: list[tuple[int, int, list[bytes]]] = []
         self.delta = 0  # the client's bytes less upstream's
         self.held = 0  # bytes of the edits' pieces
-        self.batches: list[tuple[list[tuple[int, int, int]], bytes]] = []  # packing.packed's, in order
+        self.batches: list[tuple[Spans, bytes]] = []  # packing.packed's, in order
         self.changed = 0  # bytes of every edit's pieces, the packed ones too
 
     def edit(self, start: int, end: int, pieces: list[bytes]) -> None:
