@@ -59,15 +59,20 @@ def addon(tmp_path: Path):
         yield a
 
 
-def live_stream_flow(a: Disguise, chunk: int = 7, seen: list | None = None):
-    """A flow through every hook, its SSE answer fed in `chunk`-byte pieces (seen: gets
-    the stream callable the response had)."""
+def streaming_flow(a: Disguise):
+    """A flow through the hooks up to its SSE answer's headers, and that answer's body."""
     f = messages_flow(BODY)
     a.request(f)
     f.response = tutils.tresp(content=None)
     f.response.headers["content-type"] = "text/event-stream"
     a.responseheaders(f)
-    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1]"])])
+    return f, build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1]"])])
+
+
+def live_stream_flow(a: Disguise, chunk: int = 7, seen: list | None = None):
+    """A flow through every hook, its SSE answer fed in `chunk`-byte pieces (seen: gets
+    the stream callable the response had)."""
+    f, body = streaming_flow(a)
     out = []
     for i in range(0, len(body), chunk):
         out.extend(f.response.stream(body[i : i + chunk]))
@@ -203,12 +208,7 @@ def test_a_stream_cut_mid_body_lets_go_of_its_callable_once_the_error_hook_ran(a
     what came is kept, and the flow holds no stream callable (mitmproxy calls it no more)."""
     from mitmproxy import flow as mflow
 
-    f = messages_flow(BODY)
-    addon.request(f)
-    f.response = tutils.tresp(content=None)
-    f.response.headers["content-type"] = "text/event-stream"
-    addon.responseheaders(f)
-    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1]"])])
+    f, body = streaming_flow(addon)
     out = f.response.stream(body[: len(body) // 2])
     assert callable(f.response.stream) and b"Zenith" not in b"".join(out)
     f.error = mflow.Error("server disconnected")
