@@ -207,3 +207,22 @@ def test_a_chat_chunk_read_from_the_envelope_read_before_gives_the_references_by
     chunks = data.draw(st.one_of(byte_splits(body, 30), st.just([e + b"\n\n" for e in body.split(b"\n\n") if e])))
     rs, ph = data.draw(st.sampled_from([(LITERAL_RULES, {}), (RULES, PLACEHOLDERS)]))
     assert run("chat", rs, ph, chunks, "compiled") == run("chat", rs, ph, chunks, "reference")
+
+
+@compiled
+def test_a_choice_whose_content_came_as_parts_then_as_text_through_the_pass_ends_as_text() -> None:
+    """A compatible provider (Mistral) sends a choice's content as parts, then as plain
+    strings: the strings go through the compiled pass, which must take the choice off the
+    stream's parts (its very set, kept by the pass) as the reference does, so that the
+    tail held at the end goes out as text, not as a text part."""
+    from openai_util import chat_chunk
+
+    rs = rules.Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    parts = chat_chunk([{"index": 0, "delta": {"content": [{"type": "text", "text": "Dear "}]}, "logprobs": None,
+                         "finish_reason": None}])  # fmt: skip
+    body = parts + build_chat([("content", 0, "Hello "), ("content", 0, "from Zen"), ("finish", 0, "stop")])
+    chunks = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    got, ref = run("chat", rs, {}, chunks, "compiled"), run("chat", rs, {}, chunks, "reference")
+    assert got == ref
+    out = b"".join(got[0])
+    assert b'"content":"Zen"' in out and b'"text":"Zen"' not in out  # the held tail, as text

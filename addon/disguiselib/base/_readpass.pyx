@@ -581,6 +581,13 @@ cdef class ReadPass:
     cdef object h_str
     cdef bytes h_bytes
     cdef object framer  # the stream's framer (feed: are bytes waiting in it?)
+    # The stream's channel windows and (Chat) its set of channels whose text came as
+    # parts: the very objects, read once here, not an attribute look-up a read. Neither
+    # is ever replaced while a pass can run: `SSEStream.fail` replaces the windows, and
+    # the stream is FAILED from then on (feed() declines, SSEStream.feed returns first).
+    cdef dict s_windows
+    cdef object s_parts
+    cdef bint c_remembered  # Chat: the stream remembered its first chunk (never forgotten)
     cdef object c_parts  # Chat: the stream's parts, during a run
     cdef object _new  # the event _step made (NEW)
     # Chat: the channel key of the delta before (choice, tool call: -1 for content)
@@ -617,6 +624,9 @@ cdef class ReadPass:
         self.h_str = None
         self.h_bytes = None
         self.framer = stream.framer
+        self.s_windows = stream.windows
+        self.s_parts = getattr(stream, "parts", None)
+        self.c_remembered = False
 
     def __dealloc__(self):
         free(self.buf)
@@ -652,7 +662,7 @@ cdef class ReadPass:
         cdef Py_ssize_t pos = 0, e, sent = 0, count = 0
         cdef const unsigned char *q
         cdef int r
-        windows = stream.windows
+        windows = self.s_windows
         self.n_changed = self.n_held = 0
         self.seq_max = -1
         self.w_key = None
@@ -662,9 +672,11 @@ cdef class ReadPass:
             if stream.offset != 0:  # renumbering: Python's way
                 return 0
         elif self.api == CHAT:
-            if not stream.remembered:
-                return 0
-            self.c_parts = stream.parts
+            if not self.c_remembered:
+                if not stream.remembered:
+                    return 0
+                self.c_remembered = True
+            self.c_parts = self.s_parts
         try:
             while pos < n:
                 q = <const unsigned char *> memchr(p + pos, 10, n - pos)

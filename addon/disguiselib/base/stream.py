@@ -159,7 +159,7 @@ class SSEStream(Lifecycle, ABC):
         out: list[bytes] = []
         try:
             # The common read (whole events, LF ends, nothing waiting) to the compiled step first (-1: not that)
-            pos, block = self._pass.feed(self, data, out) if self._pass is not None else -1, data
+            pos, block = (-1 if (rp := self._pass) is None else rp.feed(self, data, out)), data
             if pos < 0:
                 if self.finished or not data:
                     return b""

@@ -345,9 +345,10 @@ class AnthropicStream(SSEStream):
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
+        # per block index; None: passed as is (before the pass, which keeps this very dict)
+        self.windows: dict[int, Window | None] = {}
         if readpass.make_pass is not None and type(self) is AnthropicStream:  # (a subclass: its own on_raw)
             self._pass = readpass.make_pass(self, readpass.ANTHROPIC)
-        self.windows: dict[int, Window | None] = {}  # per block index; None: passed as is
 
     def on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
