@@ -588,7 +588,6 @@ cdef class ReadPass:
     cdef dict s_windows
     cdef object s_parts
     cdef bint c_remembered  # Chat: the stream remembered its first chunk (never forgotten)
-    cdef object c_parts  # Chat: the stream's parts, during a run
     cdef object _new  # the event _step made (NEW)
     # Chat: the channel key of the delta before (choice, tool call: -1 for content)
     cdef long long c_ci, c_ti
@@ -676,7 +675,6 @@ cdef class ReadPass:
                 if not stream.remembered:
                     return 0
                 self.c_remembered = True
-            self.c_parts = self.s_parts
         try:
             while pos < n:
                 q = <const unsigned char *> memchr(p + pos, 10, n - pos)
@@ -713,7 +711,6 @@ cdef class ReadPass:
                 stream.events_held += self.n_held
             if self.seq_max >= 0 and self.seq_max > stream.last_seq:
                 stream.last_seq = self.seq_max
-            self.c_parts = None
         if sent == 0 and pos == n:
             out.append(block)
         elif pos > sent:
@@ -1082,7 +1079,7 @@ cdef class ReadPass:
         if not tool:
             r = self._keyed(stream, windows, key, TEXT, block, p, ev, ee, start, end, bs)
             if r != DECLINE:
-                parts = self.c_parts
+                parts = self.s_parts
                 if parts:
                     parts.discard(key)
             return r

@@ -180,15 +180,7 @@ cdef class _Text:
         """Is v a str holding exactly s[i:k]? (no copy of it)"""
         if type(v) is not str or PyUnicode_GET_LENGTH(v) != k - i:
             return False
-        cdef int vk = PyUnicode_KIND(v)
-        cdef void *vd = PyUnicode_DATA(v)
-        cdef Py_ssize_t j
-        if vk == self.kind:
-            return memcmp(vd, <char *>self.data + i * vk, (k - i) * vk) == 0
-        for j in range(k - i):
-            if PyUnicode_READ(vk, vd, j) != PyUnicode_READ(self.kind, self.data, i + j):
-                return False
-        return True
+        return _run_same(self, i, PyUnicode_KIND(v), PyUnicode_DATA(v), 0, k - i)
 
 
 cdef class _Plain:
