@@ -16,7 +16,8 @@ from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
 from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base import fields, fieldwalk, masking
 from disguiselib.config import Config
-from disguiselib.rules.found import NOTHING
+from disguiselib.rules.found import NOTHING, RUN_MIN, Memo
+from disguiselib.rules.rules import Rules
 from disguiselib.wire import spanwalk
 from disguiselib.wire.jsonspan import USER, VALUES, Arr, Obj
 from strategies import make_rules
@@ -80,16 +81,17 @@ def test_first_unread_is_chosen_once_by_the_engine() -> None:
     assert fieldwalk.first_unread is (fieldwalk.c_first_unread if fieldwalk._c_first is not None else fieldwalk.py_first_unread)
 
 
-@pytest.mark.parametrize("drop", ["last", "key"])
+@pytest.mark.parametrize("drop", ["last", "key", "in a run"])
 def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypatch, drop: str) -> None:
     """A masker bug planted in the bulk walk: it loses a string (a value, or a key), so
     that string is neither masked nor in the scan's memo. The guard walks the masked
-    document itself and refuses the original."""
+    document itself and refuses the original ("in a run": among RUN_MIN short elements,
+    which the memo lists in a run: the lost one is not in it)."""
     real = spanwalk.collect
 
     def lossy(s, doc, root, pieces, reads, plain, context, owner=None, places=False):  # noqa: ANN001, ANN202
         t = real(s, doc, root, pieces, reads, plain, context, owner, places)
-        want = "Acme Corp" if drop == "last" else "Acme Corp key"
+        want = "Acme Corp key" if drop == "key" else "Acme Corp"
         at = [i for i, v in enumerate(t.vals) if v == want]
         if at:
             i = at[-1]
@@ -110,10 +112,25 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
     if drop == "key":
         doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"Acme Corp key": 1}}]
         doc["messages"][0]["role"] = "assistant"
+    if drop == "in a run":
+        items = [f"v{i:05d}" for i in range(RUN_MIN + 100)] + ["Acme Corp"] + ["w"] * 3
+        doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]
+        doc["messages"][0]["role"] = "assistant"
+        runs: list = []
+        real_prescan = Rules.prescan
+
+        def noting(self, pieces, digests=None, into=None, clean=True):  # noqa: ANN001, ANN202
+            got = real_prescan(self, pieces, digests, into, clean)
+            runs.append(getattr(got[1], "run", None))
+            return got
+
+        monkeypatch.setattr(Rules, "prescan", noting)
     cfg = Config(RULES, (), (), False, (), None)
     verdict = pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", [])
     assert isinstance(verdict, pipeline.Refused), verdict
     assert "would have left unmasked" in verdict.reason
+    if drop == "in a run":
+        assert runs[0] is not None and len(runs[0]) > RUN_MIN  # read from a run, not entries
     monkeypatch.setattr(spanwalk, "collect", real)
     assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", []), pipeline.Masked)
 
@@ -174,3 +191,98 @@ def test_an_arrays_elements_left_out_without_a_call_each_are_the_ones_the_refere
         assert seen(fieldwalk.c_first_unread, doc, table, memo) == ref
         for stop in range(1, len(ref) + 1, 3):
             assert seen(fieldwalk.c_first_unread, doc, table, memo, stop) == ref[:stop]
+
+
+def _read(f) -> str | None:  # noqa: ANN001
+    """The text the guard reads of f where it may leave f out (fieldwalk.Clean), or None."""
+    if f.rule is fields.NUMBER or not fields.plain(f.value, f.rule):
+        return None
+    if f.key is None:
+        return f.value
+    before, after = fields.key_context(f.key)
+    return before + f.value + after
+
+
+def _with_miss_max(m: int):  # noqa: ANN202
+    """fieldwalk.MISS_MAX set to m where both walks read it (the module, KINDS)."""
+    was = fieldwalk.MISS_MAX, fieldwalk.KINDS
+    fieldwalk.MISS_MAX, fieldwalk.KINDS = m, (*was[1][:-1], m)
+    return was
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _tables, st.randoms(use_true_random=False), st.sampled_from(["order", "shuffled", "gaps", "again"]),
+       st.sampled_from([0, 1, 3, 256]), st.integers(1, 6))  # fmt: skip
+def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_texts(
+    doc, table, rnd, shape: str, miss_max: int, stop: int
+) -> None:
+    """A memo whose clean short texts are listed (rules/found.Memo's run) rather than
+    entered: both walks hand visit the same fields; a field is left out only where its
+    text is in the run or an entry NOTHING (the run never hides a text the scan did not
+    show clean); a field the entries alone would leave out is at most scanned again;
+    and where the run lists the texts in the order the guard reads them, nothing is
+    scanned again (the run costs no visit)."""
+    d = fields.loads(json.dumps(doc))
+    texts = [t for f in fields.walk(d, table) if (t := _read(f)) is not None]
+    clean = {t for t in texts if rnd.random() < 0.7}
+    run = [t for t in texts if t in clean]  # each place, as prescan lists a body's pieces
+    if shape == "shuffled":
+        rnd.shuffle(run)
+    elif shape == "gaps":  # texts the guard does not read between, some clean ones missing
+        run = [x for t in run for x in ([t, t + "~"] if rnd.random() < 0.3 else [] if rnd.random() < 0.2 else [t])]
+    elif shape == "again":  # a text said again listed once (prescan's dedup), and again at the end
+        run = list(dict.fromkeys(run)) + run[: len(run) // 2]
+    memo = Memo()
+    for t in texts:
+        if t not in run and rnd.random() < 0.5:
+            memo[t] = rnd.choice([NOTHING, ([], [0]), None])  # an entry: clean, marked, changed
+    memo.run = run or None
+    by_entries = dict(memo)
+    by_entries.update(dict.fromkeys(run, NOTHING))
+    was = _with_miss_max(miss_max)
+    try:
+        ref = seen(fieldwalk.py_first_unread, d, table, memo)
+        assert seen(fieldwalk.py_first_unread, d, table, memo, stop) == ref[:stop]
+        if fieldwalk._c_first is not None:
+            assert seen(fieldwalk.c_first_unread, d, table, memo) == ref
+            assert seen(fieldwalk.c_first_unread, d, table, memo, stop) == ref[:stop]
+    finally:
+        fieldwalk.MISS_MAX, fieldwalk.KINDS = was
+    every = [(f.path, f.value, f.rule, f.key, f.is_key, type(f.value)) for f in fields.walk(d, table)]
+    left_out = [e for e in every if e not in ref]
+    assert all((t := _read(fields.Field(*e[:5]))) is not None and (t in run or memo.get(t) is NOTHING) for e in left_out)
+    assert set(map(repr, seen(fieldwalk.py_first_unread, d, table, by_entries))) <= set(map(repr, ref))
+    if shape == "order":
+        assert ref == seen(fieldwalk.py_first_unread, d, table, by_entries)
+
+
+def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> None:
+    """A tool input of RUN_MIN short elements, masked: the memo lists them in a run (no
+    entry each), and the guard leaves every one out reading the run in order: it visits
+    what the entries would have it visit (the two strings masking changed, and a text
+    the masker read otherwise), misses only those, and makes no set of the run. Both
+    walks visit the same."""
+    items = [f"item-{i:05d}" for i in range(RUN_MIN + 10)]
+    items[17] = items[4000] = "Acme Corp"
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
+    memo = Memo()
+    parsed: list = []
+    masking.mask_request_body(json.dumps(doc).encode(), ANTHROPIC_MESSAGES, RULES, "application/json", memo, parsed)
+    masking.forget_changed(memo)
+    assert memo.run is not None and len(memo.run) >= len(items) - 2 and "Acme Corp" not in memo.run
+    body, shared = parsed[0]
+    masked = shared["messages"][0]["content"][0]["input"]["items"]
+    assert masked[17] == masked[4000] != "Acme Corp"
+    check = fieldwalk.Clean(memo)
+    visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
+    # the first element: the masker read it with its key around it, the guard alone (as
+    # with entries: the guard scans it); the others read from the run, in order
+    assert visited == ["item-00000", masked[17], masked[4000]]
+    by_entries = dict.fromkeys(memo.run, NOTHING)
+    assert [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not fieldwalk.clean(f, by_entries)] == visited
+    assert check.misses == 3 and check.runset is None
+    ref = seen(fieldwalk.py_first_unread, shared, MESSAGES_REQUEST, memo)
+    assert [v for _, v, *_ in ref] == visited
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, shared, MESSAGES_REQUEST, memo) == ref

@@ -18,7 +18,7 @@ from typing import Any
 from ..wire.text import Columns
 from . import bigtext
 from .bigtext import ascii_bytes, encoded, lit_matches
-from .found import CLEAN_MAX, NOTHING, Found, Known
+from .found import CLEAN_MAX, NOTHING, RUN_MIN, Found, Known, Memo
 
 Rules = Any  # rules.Rules (which imports this module)
 
@@ -181,6 +181,19 @@ def _scan(
     if len(marked) < len(bs):  # what was found in the others: nothing
         if not clean:
             pass  # the caller reads only hot (Rules.prescan: clean=False)
+        elif ds is None and not crossing and type(memo) is Memo and memo.run is None and len(bs) - len(marked) >= (
+            RUN_MIN
+        ):
+            # short texts (todo is every piece), many: listed in the body's order, not
+            # entered (Memo). Not where a literal reached from one text into the next
+            # (crossing): each text's own verdict is then the same wherever it stands.
+            if marked:
+                keep = bytearray(b"\x01") * len(bs)
+                for j in marked:
+                    keep[j] = 0
+                memo.run = list(compress(pieces, keep))
+            else:
+                memo.run = list(pieces)
         elif marked:
             memo.update(dict.fromkeys([pieces[todo[j]] for j in range(len(bs)) if j not in marked], NOTHING))
         else:

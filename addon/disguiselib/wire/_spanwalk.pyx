@@ -589,6 +589,10 @@ cdef class _Unread:
     cdef object num, dup, number, key, field, context_fn, nothing
     cdef object ctx_key
     cdef tuple ctx
+    # the memo's run (base/fieldwalk.Clean, the reference, says how it is read)
+    cdef list run
+    cdef Py_ssize_t at, misses, ahead, miss_max
+    cdef object runset
 
     cdef bint clean(self, str v, object rule, object k) except -1:
         """Does memo say the scan found nothing in what the guard reads of v (as it is,
@@ -603,12 +607,36 @@ cdef class _Unread:
         return self.said_nothing(self.ctx[0] + v + self.ctx[1])
 
     cdef inline bint said_nothing(self, str text) except -1:
-        """memo.get(text) is NOTHING (a dict's own look-up: no method call a string)."""
+        """memo.get(text) is NOTHING (a dict's own look-up: no method call a string), or
+        text is next in the memo's run (fieldwalk.Clean.said_nothing, the reference)."""
         cdef PyObject *got
+        cdef Py_ssize_t j, end
+        cdef list run = self.run
+        if run is not None:
+            end = min(self.at + self.ahead, len(run))
+            for j in range(self.at, end):
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
         if self.exact:
             got = PyDict_GetItem(self.memo, text)  # (a str key: nothing to swallow)
-            return got != NULL and got == <PyObject *>self.nothing
-        return self.memo.get(text) is self.nothing
+            if got != NULL and got == <PyObject *>self.nothing:
+                return True
+            if (got != NULL and got != <PyObject *>None) or run is None:
+                return False
+        else:
+            g = self.memo.get(text)
+            if g is self.nothing:
+                return True
+            if g is not None or run is None:
+                return False
+        if self.runset is None:  # no entry: scanned again, or looked for in the run as a set
+            self.misses += 1
+            if self.misses <= self.miss_max:
+                return False
+            self.runset = set(run)
+        return text in self.runset
 
     cdef bint see(self, object f) except -1:
         """visit(f); True once it has answered (the walk stops)."""
@@ -662,8 +690,13 @@ cdef class _Unread:
             sx = fx if fx is not None and depth < 20000 and getattr(type(fx), "resolve") is _base_resolve else None
             for i in range(n):
                 x = v[i]
-                if sx is not None and type(x) is str and (not sx.string or self.clean(x, sx, None)):
-                    continue  # node(): not a string the rule reads, or clean
+                if sx is not None and type(x) is str:
+                    if not sx.string or self.clean(x, sx, None):
+                        continue  # node(): not a string the rule reads, or clean
+                    # node()'s visit, without asking clean again (a run is read once a text)
+                    if self.see(self.field((path, i), x, sx, None, False)):
+                        return True
+                    continue
                 if self.node(x, fx if fx is not None else rule.child(i), path, i, False, None, depth + 1):
                     return True
         return False
@@ -673,10 +706,13 @@ def first_unread(doc, root, memo, visit, kinds):
     """base/fieldwalk.py_first_unread, compiled (kinds: that module's KINDS tuple)."""
     cdef _Unread u = _Unread.__new__(_Unread)
     u.memo = memo if memo is not None else {}
-    u.exact = type(u.memo) is dict
     u.visit = visit
     u.found = None
-    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing = kinds
+    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing, memo_type, u.ahead, u.miss_max = kinds
+    u.exact = type(u.memo) is dict or type(u.memo) is memo_type
+    u.run = getattr(u.memo, "run", None) or None
+    u.at = u.misses = 0
+    u.runset = None
     u.plain = _Plain(plain)
     u.ctx_key = None
     u.ctx = None
