@@ -109,11 +109,19 @@ def _scan(
     found = rules.found
     if longest < 0:
         longest = max(map(len, pieces), default=0)
+    js: str | None = None  # the pieces joined by a NUL, as str (when they may all be short)
+    if rules._lit_ac is not None and pieces and longest < REMEMBER_MIN:
+        js = "\x00".join(pieces)
     try:
         # a rule set without patterns (the disguises' warning pass) reads a big ASCII
         # text a window at a time, never encoded whole (bigtext.Ascii: memory)
         enc: list[bytes] | None
-        if longest < bigtext.BIG:
+        if js is not None and rules._prefilter is None and js.isascii():
+            # short ASCII texts and no patterns: only the join's bytes are read (the
+            # literals'); a piece's bytes are as many as its characters, which is all
+            # that is read of it (_literals): the pieces themselves, not a million encoded
+            enc = pieces  # type: ignore[assignment]
+        elif longest < bigtext.BIG:
             # no text big enough to be read in windows or as a view (encoded and
             # ascii_bytes give its UTF-8 bytes): one C loop, no frame per text (issue 27)
             enc = list(map(str.encode, pieces))
@@ -128,9 +136,8 @@ def _scan(
     bs: list[bytes]
     ds: list[bytes | None] | None  # None: too short to be remembered (None: all are)
     joined: bytes | None = None  # every piece's bytes joined by a NUL, when all are scanned
-    js: str | None = None  # the pieces joined by a NUL, as str (when they may all be short)
-    if enc is not None and rules._lit_ac is not None and pieces and longest < REMEMBER_MIN:
-        js = "\x00".join(pieces)
+    if enc is None:
+        js = None
     # all ASCII (str.isascii reads a flag): each piece's bytes are as many as its characters
     if enc is not None and (longest if js is not None and js.isascii() else max(map(len, enc), default=0)) < (
         REMEMBER_MIN
