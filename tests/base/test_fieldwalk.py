@@ -6,6 +6,7 @@ string still refused by the guard walking on its own."""
 from __future__ import annotations
 
 import json
+from array import array
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -102,7 +103,7 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
             keep = [k for k, p in enumerate(pieces) if owner is None or owner[k] != i]
             pieces[:] = [pieces[k] for k in keep]
             if owner is not None:
-                owner[:] = [owner[k] - (owner[k] > i) for k in keep]
+                owner[:] = array("q", [owner[k] - (owner[k] > i) for k in keep])
         return t
 
     monkeypatch.setattr(spanwalk, "collect", lossy)

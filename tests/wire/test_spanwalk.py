@@ -7,6 +7,7 @@ compiler, DISGUISE_ENGINE=python) the reference runs and there is nothing to com
 from __future__ import annotations
 
 import json
+from array import array
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -245,7 +246,7 @@ def collected(collect, s: str, doc: object, rule) -> tuple:
     from disguiselib.base import masking
 
     pieces: list = []
-    owner: list = []
+    owner = array("q")
     try:
         t = collect(s, doc, rule, pieces, masking.reads, fields.plain, fields.key_context, owner, True)
     except (MaskError, KeyError, IndexError, TypeError) as e:

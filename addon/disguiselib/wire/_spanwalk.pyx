@@ -16,12 +16,15 @@ as it goes: `_same_decoded`): source code in a tool result, every line a `\n`.
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.py.
 """
 
+from cpython cimport array as carray
 from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport Py_SIZE
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memchr, memcmp
 
+import array
 import json
 
 from ..errors import MaskError
@@ -34,6 +37,14 @@ cdef object Tokens = jsonspan.Tokens
 cdef object _base_resolve = jsonspan.Rule.resolve
 cdef object _deep_child = jsonspan.Deep.child
 cdef object _arr_child = jsonspan.Arr.child
+
+
+cdef inline int _push(carray.array a, Py_ssize_t x) except -1:
+    """a.append(x) for an array('q'): no int object made (a million strings: three each)."""
+    cdef Py_ssize_t n = Py_SIZE(a)
+    carray.resize_smart(a, n + 1)
+    a.data.as_longlongs[n] = x
+    return 0
 
 
 cdef inline object resolved(object rule, object value):
@@ -373,11 +384,11 @@ cdef class _Walk:
     cdef list vals
     cdef list rules
     cdef list keys
-    cdef list spans
+    cdef carray.array spans
     cdef list owners
     cdef list slots
     cdef list pieces
-    cdef list owner
+    cdef carray.array owner
     cdef object cur
     cdef object reads
     cdef _Plain plain
@@ -390,8 +401,8 @@ cdef class _Walk:
         (no tuple made per string: the garbage collector would walk them all)."""
         cdef list pieces = self.pieces
         cdef Py_ssize_t n = len(pieces), t = len(self.vals)
-        self.spans.append(i)
-        self.spans.append(end)
+        _push(self.spans, i)
+        _push(self.spans, end)
         if self.owners is not None:
             self.owners.append(owner)
             self.slots.append(slot)
@@ -418,10 +429,9 @@ cdef class _Walk:
         self.keys.append(key)
         if self.owner is not None:
             n = len(pieces) - n
-            if n == 1:
-                self.owner.append(t)
-            elif n:
-                self.owner.extend([t] * n)
+            while n > 0:
+                _push(self.owner, t)
+                n -= 1
 
     cdef tuple place(self):
         if not self.stack:
@@ -549,7 +559,7 @@ def walk(str s, doc, root, fn, marks=None, where=None, at=None):
 def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bint places=False):
     """spanwalk.py_collect, compiled: every string root's rules select, in bulk, with no
     Python call per string but for those plain() does not settle here (see _Walk.plain)
-    and those read otherwise than as they are (reads)."""
+    and those read otherwise than as they are (reads). owner: an array('q'), or None."""
     cdef _Walk w = _Walk.__new__(_Walk)
     w.t = _Text(s)
     w.s = s
@@ -563,7 +573,7 @@ def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bi
     w.vals = []
     w.rules = []
     w.keys = []
-    w.spans = []
+    w.spans = array.array('q')
     w.owners = [] if places else None
     w.slots = [] if places else None
     w.pieces = pieces
