@@ -306,6 +306,23 @@ class Prefilter:
             flush()
         return out
 
+    def match_many_ascii(self, texts: list[str], longest: int) -> list[Sequence[int]]:
+        """match_many of ASCII texts, none longer than longest (their bytes are their
+        characters): where they are cut in blocks, each block is encoded as it is
+        scanned, not each text (a million array elements: a million bytes objects)."""
+        if not (self._gate is not None and texts and all(texts) and longest * _GATE_PIECES <= _GATE_BYTES):
+            return self.match_many(list(map(str.encode, texts)), longest)
+        always = tuple(sorted(self._always))
+        out: list[Sequence[int]] = [always] * len(texts)
+        for a in range(0, len(texts), _GATE_PIECES):
+            hits: set[int] = set()
+            self._gate.scan("\n".join(texts[a : a + _GATE_PIECES]).encode(), match_event_handler=_collect,
+                            context=hits, scratch=self._scratch(gate=True))  # fmt: skip
+            if hits:
+                for j in range(a, min(a + _GATE_PIECES, len(texts))):
+                    out[j] = sorted(self.match(texts[j].encode(), utf8=True))
+        return out
+
     def _scratch(self, gate: bool = False):  # noqa: ANN202 - a hyperscan.Scratch
         name = "gate" if gate and self._gate is not self._db else "scratch"  # one database: one scratch
         scratch = getattr(self._local, name, None)

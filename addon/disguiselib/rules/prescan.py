@@ -116,10 +116,11 @@ def _scan(
         # a rule set without patterns (the disguises' warning pass) reads a big ASCII
         # text a window at a time, never encoded whole (bigtext.Ascii: memory)
         enc: list[bytes] | None
-        if js is not None and rules._prefilter is None and js.isascii():
-            # short ASCII texts and no patterns: only the join's bytes are read (the
-            # literals'); a piece's bytes are as many as its characters, which is all
-            # that is read of it (_literals): the pieces themselves, not a million encoded
+        if js is not None and js.isascii():
+            # short ASCII texts: a piece's bytes are its characters. The literals are
+            # found in the join's bytes (_literals reads only each piece's length), the
+            # prefilter encodes them a block at a time (match_many): a million pieces are
+            # not each encoded
             enc = pieces  # type: ignore[assignment]
         elif longest < bigtext.BIG:
             # no text big enough to be read in windows or as a view (encoded and
@@ -133,7 +134,7 @@ def _scan(
     except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below
         enc = None
     todo: list[int] | range  # the pieces scanned: UTF-8 and not met before
-    bs: list[bytes]
+    bs: list[bytes]  # (or pieces themselves: short ASCII texts, whose bytes are their characters)
     ds: list[bytes | None] | None  # None: too short to be remembered (None: all are)
     joined: bytes | None = None  # every piece's bytes joined by a NUL, when all are scanned
     if enc is None:
@@ -181,7 +182,12 @@ def _scan(
         del joined
     pf = rules._prefilter
     # short texts in blocks: far fewer scans (ds None: each of bs is shorter than REMEMBER_MIN bytes)
-    actives = pf.match_many(bs, REMEMBER_MIN - 1 if ds is None else -1) if pf is not None else None
+    actives = None
+    if pf is not None:
+        if bs is pieces:  # short ASCII texts as they are (above)
+            actives = pf.match_many_ascii(pieces, REMEMBER_MIN - 1)
+        else:
+            actives = pf.match_many(bs, REMEMBER_MIN - 1 if ds is None else -1)
     marked = crossing | lits.keys()
     if actives is not None:
         marked.update(compress(range(len(bs)), actives))
