@@ -200,17 +200,24 @@ cdef class _Plain:
     the reference, answers the rest. Rule classes are remembered per rule object."""
     cdef object plain_fn
     cdef dict rule_class
+    cdef object last  # the rule class_of answered for last, and its answer (an array's elements)
+    cdef int last_class
 
     def __cinit__(self, plain_fn):
         self.plain_fn = plain_fn
         self.rule_class = {}
+        self.last = None
+        self.last_class = -1
 
     cdef int class_of(self, object rule) except -1:
         """How plain() answers for rule's strings: 0 never plain (declared media, JSON
         text), 1 plain unless the string begins like JSON, 2 that, and not media sniffed
         in an unknown field."""
+        if rule is self.last and self.last_class >= 0:
+            return self.last_class
         got = self.rule_class.get(rule)
         if got is not None:
+            self.last, self.last_class = rule, got
             return got
         cdef int c
         if rule.media is not None or rule.json_text:
@@ -220,6 +227,7 @@ cdef class _Plain:
         else:
             c = 1
         self.rule_class[rule] = c
+        self.last, self.last_class = rule, c
         return c
 
     cdef bint plain(self, str v, object rule) except -1:
@@ -395,6 +403,28 @@ cdef class _Walk:
     cdef object context_fn
     cdef object ctx_key
     cdef tuple ctx
+    # the rule value_at met last, and what it asks of it (an array's elements share one)
+    cdef object r_last
+    cdef bint r_self
+    cdef int r_string  # -1: not read yet
+
+    cdef inline object resolved_here(self, object rule, object value):
+        """resolved(rule, value), the class look-up made once for a run of one rule."""
+        if rule is not self.r_last:
+            self.r_last = rule
+            self.r_self = getattr(type(rule), "resolve") is _base_resolve
+            self.r_string = -1  # (asked when needed: string_of)
+        if self.r_self:
+            return rule
+        return rule.resolve(value)
+
+    cdef inline bint string_of(self, object rule) except -1:
+        """rule.string, read once for a run of one rule (the one resolved_here met)."""
+        if rule is not self.r_last:
+            return bool(rule.string)
+        if self.r_string < 0:
+            self.r_string = bool(rule.string)
+        return self.r_string
 
     cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
         """One selected string, collected: its token, its key, what reading it reads
@@ -449,11 +479,11 @@ cdef class _Walk:
         while True:
             i = self.t.ws(i)
             c = self.t.at(i)
-            rule = resolved(rule, parsed)
+            rule = self.resolved_here(rule, parsed)
             if c == 34:
                 k = self.t.string_end(i + 1, &escaped)
                 end = k + 1
-                if not rule.string:
+                if not self.string_of(rule):
                     return end
                 if escaped:
                     if _same_decoded(self.t, i + 1, k, parsed):
@@ -467,7 +497,9 @@ cdef class _Walk:
                 if self.collecting:
                     if self.stack:
                         f = self.stack[-1]
-                        self.note(v, rule, i, end, f.parsed, f.key if f.is_obj else f.idx)
+                        # (the slot is kept only with places: no int made an element otherwise)
+                        slot = (f.key if f.is_obj else f.idx) if self.owners is not None else None
+                        self.note(v, rule, i, end, f.parsed, slot)
                     else:
                         self.note(v, rule, i, end, None, 0)
                     return end
