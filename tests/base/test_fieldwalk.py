@@ -17,6 +17,7 @@ from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
 from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base import fields, fieldwalk, masking
 from disguiselib.config import Config
+from disguiselib.rules import prescan
 from disguiselib.rules.found import NOTHING, RUN_MIN, Memo
 from disguiselib.rules.rules import Rules
 from disguiselib.wire import spanwalk
@@ -212,7 +213,7 @@ def _with_miss_max(m: int):  # noqa: ANN202
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_json, _tables, st.randoms(use_true_random=False), st.sampled_from(["order", "shuffled", "gaps", "again"]),
+@given(_json, _tables, st.randoms(use_true_random=False), st.sampled_from(["order", "shuffled", "gaps", "again", "masker"]),
        st.sampled_from([0, 1, 3, 256]), st.integers(1, 6))  # fmt: skip
 def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_texts(
     doc, table, rnd, shape: str, miss_max: int, stop: int
@@ -223,10 +224,19 @@ def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_te
     show clean); a field the entries alone would leave out is at most scanned again;
     and where the run lists the texts in the order the guard reads them, nothing is
     scanned again (the run costs no visit)."""
-    d = fields.loads(json.dumps(doc))
+    s = json.dumps(doc)
+    d = fields.loads(s)
     texts = [t for f in fields.walk(d, table) if (t := _read(f)) is not None]
     clean = {t for t in texts if rnd.random() < 0.7}
     run = [t for t in texts if t in clean]  # each place, as prescan lists a body's pieces
+    if shape == "masker" and isinstance(d, dict):  # the run the masker's own scan lists
+        was_min, prescan.RUN_MIN = prescan.RUN_MIN, 1
+        try:
+            scanned = Memo()
+            masking.mask_doc(s, fields.loads(s), table, RULES, masking.Session(), scanned=scanned)
+        finally:
+            prescan.RUN_MIN = was_min
+        run = scanned.run or []
     if shape == "shuffled":
         rnd.shuffle(run)
     elif shape == "gaps":  # texts the guard does not read between, some clean ones missing
@@ -255,6 +265,44 @@ def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_te
     assert set(map(repr, seen(fieldwalk.py_first_unread, d, table, by_entries))) <= set(map(repr, ref))
     if shape == "order":
         assert ref == seen(fieldwalk.py_first_unread, d, table, by_entries)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
+    """A tool input of RUN_MIN small objects, their keys said again at each (the masker
+    lists each member key, value; the guard reads an object's keys, then its values,
+    from the texts behind): the guard visits what entries would have it visit, and
+    flat records cost no miss but the string masking changed."""
+    def record(i: int) -> dict:
+        r: dict = {"id": f"r{i:05d}", "name": f"n{i:05d}", "kind": "k"}
+        if nested:
+            r["meta"] = {"a": f"a{i}", "b": [f"b{i}", "c"]}
+        return r
+
+    items = [record(i) for i in range(RUN_MIN + 10)]
+    items[99]["name"] = "Acme Corp"
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
+    memo = Memo()
+    parsed: list = []
+    masking.mask_request_body(json.dumps(doc).encode(), ANTHROPIC_MESSAGES, RULES, "application/json", memo, parsed)
+    masking.forget_changed(memo)
+    _, shared = parsed[0]
+    assert memo.run is not None and len(memo.run) > 3 * RUN_MIN
+    check = fieldwalk.Clean(memo)
+    visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
+    changed = shared["messages"][0]["content"][0]["input"]["items"][99]["name"]
+    assert changed != "Acme Corp" and changed in visited
+    # what entries would have the guard visit, no more: the changed name, and with the
+    # nested arrays each one's first element, which the masker reads with the array's key
+    # around it (its run lists that text) and the guard alone (a miss either way)
+    by_entries = dict.fromkeys(memo.run, NOTHING)
+    assert visited == [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not fieldwalk.clean(f, by_entries)]
+    if not nested:
+        assert visited == [changed] and check.misses == 1 and check.runset is None
+    ref = seen(fieldwalk.py_first_unread, shared, MESSAGES_REQUEST, memo)
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, shared, MESSAGES_REQUEST, memo) == ref
 
 
 def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> None:

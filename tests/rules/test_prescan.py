@@ -145,8 +145,9 @@ def test_a_memos_run_lists_exactly_the_short_texts_found_clean_in_the_order_scan
     """Into a Memo, from RUN_MIN short texts found clean (here from 1), prescan lists them
     in its run instead of an entry each: the run holds exactly the texts the entries
     would have held as NOTHING (what find() finds nothing in), none of them also an
-    entry, in the order the texts came (a text said again: its first place), the other
-    entries and hot unchanged; and no run where a literal reached from a text into the
+    entry, in the order the texts came, at each place (a text said again, scanned once:
+    at each place too, unless long texts were scanned apart), the other entries and hot
+    unchanged; and no run where a literal reached from a text into the
     next (the texts then get entries, as without a run)."""
     r = _SHORT_RULES[which]
     was = prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN, prescan.RUN_MIN
@@ -170,8 +171,8 @@ def test_a_memos_run_lists_exactly_the_short_texts_found_clean_in_the_order_scan
     assert {t: v for t, v in memo.items() if t not in nothing} == {t: v for t, v in entries.items() if t not in nothing}
     assert all(not r.find(t) for t in run)
     assert _subsequence(run, texts)
-    if dedup:
-        assert len(set(run)) == len(run)
+    if memo.run is not None and not split:  # every place of each text, or (split: long ones apart) its first
+        assert run == [t for t in texts if t in set(run)]
 
 
 def test_no_run_below_run_min_nor_in_a_plain_dict() -> None:

@@ -17,13 +17,15 @@ every number. The compiled walk makes no Python call per string it leaves out
 
 A memo's run (rules/found.Memo: short texts the scan found nothing in, listed in the
 order it scanned them, not entered) is read a text after the other: a text the guard
-reads is clean when it is one of the next AHEAD texts of the run (the same object, or
-equal: what a look-up by key tests), and the run goes on after it. A text that is not
+reads is clean when it is one of the next AHEAD texts of the run, or of the BEHIND
+before them (the same object, or equal: what a look-up by key tests), and the run goes
+on after it. The masker lists an object's members key, value, key, value; the guard
+reads its keys first, then its values, which the texts behind hold. A text that is not
 there is looked up as before; one the memo holds no entry for is scanned again, until
 MISS_MAX such texts were met: from then on the run is looked up as a set (as its
 entries would have been). So a text is left out only where the memo says the scan found
 nothing in it, as before; the run only costs a scan again where the walks' orders part
-(an object's keys, which the guard reads before its values; a text said again).
+further (an object whose values hold more than BEHIND texts; a text said again).
 """
 
 from __future__ import annotations
@@ -41,12 +43,15 @@ except ImportError:
 
 T = TypeVar("T")
 
-# A memo's run: how many of its next texts a text is looked for among, and how many texts
-# the memo holds no entry for are scanned again before the run is looked up as a set.
+# A memo's run: how many of its next texts a text is looked for among, then how many of
+# the texts before (an object's values, which the guard reads after all its keys), and
+# how many texts the memo holds no entry for are scanned again before the run is looked
+# up as a set.
 AHEAD = 8
+BEHIND = 16
 MISS_MAX = 256
 # what the compiled walk is handed: the field model's types and readings, the memo's
-KINDS = (Num, Dup, NUMBER, KEY, Field, plain, key_context, NOTHING, Memo, AHEAD, MISS_MAX)
+KINDS = (Num, Dup, NUMBER, KEY, Field, plain, key_context, NOTHING, Memo, AHEAD, BEHIND, MISS_MAX)
 
 
 class Clean:
@@ -75,7 +80,12 @@ class Clean:
         run = self.run
         if run is not None:
             at = self.at
-            for j in range(at, min(at + AHEAD, len(run))):
+            for j in range(at, min(at + AHEAD, len(run))):  # the texts next
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
+            for j in range(at - 1, max(at - BEHIND, 0) - 1, -1):  # and those before them
                 r = run[j]
                 if r is text or r == text:
                     self.at = j + 1
@@ -117,4 +127,4 @@ def c_first_unread(doc: object, root: Rule, memo: dict | None, visit: Callable[[
 
 first_unread = c_first_unread if _c_first is not None else py_first_unread
 
-__all__ = ["AHEAD", "KINDS", "MISS_MAX", "Clean", "c_first_unread", "clean", "first_unread", "py_first_unread"]
+__all__ = ["AHEAD", "BEHIND", "KINDS", "MISS_MAX", "Clean", "c_first_unread", "clean", "first_unread", "py_first_unread"]

@@ -11,7 +11,7 @@ bytes) are taken only for the texts that need them."""
 from __future__ import annotations
 
 import bisect
-from itertools import accumulate, compress
+from itertools import accumulate, compress, filterfalse
 from operator import and_, not_
 from typing import Any
 
@@ -49,10 +49,14 @@ def prescan(
             # its texts then get no memo entry, as below). Every place of a marked text
             # is hot.
             got, made = prescan(rules, distinct, digests, into, clean)
+            again = {distinct[j] for j in got}
+            if type(made) is Memo and made.run is not None and len(made.run) + len(got) == len(distinct):
+                # a run of every text not marked lists each place of them, as the guard
+                # meets them (a record's keys, said again at every record): C loops
+                made.run = list(filterfalse(again.__contains__, pieces)) if again else list(pieces)
+            del distinct
             if not got:
                 return got, made
-            again = {distinct[j] for j in got}
-            del distinct
             return set(compress(range(len(pieces)), map(again.__contains__, pieces))), made
         del distinct
     memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known

@@ -633,7 +633,7 @@ cdef class _Unread:
     cdef tuple ctx
     # the memo's run (base/fieldwalk.Clean, the reference, says how it is read)
     cdef list run
-    cdef Py_ssize_t at, misses, ahead, miss_max
+    cdef Py_ssize_t at, misses, ahead, behind, miss_max
     cdef object runset
 
     cdef bint clean(self, str v, object rule, object k) except -1:
@@ -657,6 +657,12 @@ cdef class _Unread:
         if run is not None:
             end = min(self.at + self.ahead, len(run))
             for j in range(self.at, end):
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
+            end = max(self.at - self.behind, 0)
+            for j in range(self.at - 1, end - 1, -1):
                 r = run[j]
                 if r is text or r == text:
                     self.at = j + 1
@@ -750,7 +756,9 @@ def first_unread(doc, root, memo, visit, kinds):
     u.memo = memo if memo is not None else {}
     u.visit = visit
     u.found = None
-    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing, memo_type, u.ahead, u.miss_max = kinds
+    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing, memo_type, u.ahead, u.behind, u.miss_max = (
+        kinds
+    )
     u.exact = type(u.memo) is dict or type(u.memo) is memo_type
     u.run = getattr(u.memo, "run", None) or None
     u.at = u.misses = 0
