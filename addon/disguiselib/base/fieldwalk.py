@@ -127,4 +127,6 @@ def c_first_unread(doc: object, root: Rule, memo: dict | None, visit: Callable[[
 
 first_unread = c_first_unread if _c_first is not None else py_first_unread
 
-__all__ = ["AHEAD", "BEHIND", "KINDS", "MISS_MAX", "Clean", "c_first_unread", "clean", "first_unread", "py_first_unread"]
+__all__ = [
+    "AHEAD", "BEHIND", "KINDS", "MISS_MAX", "Clean", "c_first_unread", "clean", "first_unread", "py_first_unread",
+]
