@@ -267,6 +267,19 @@ def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_te
         assert ref == seen(fieldwalk.py_first_unread, d, table, by_entries)
 
 
+def _masked_tool_input(items: list) -> tuple[Memo, dict, list]:
+    """A tool input of items masked as the pipeline masks it: (the memo of masking's scan,
+    the masked document the guard walks, its items)."""
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
+    memo = Memo()
+    parsed: list = []
+    masking.mask_request_body(json.dumps(doc).encode(), ANTHROPIC_MESSAGES, RULES, "application/json", memo, parsed)
+    masking.forget_changed(memo)
+    _, shared = parsed[0]
+    return memo, shared, shared["messages"][0]["content"][0]["input"]["items"]
+
+
 @pytest.mark.parametrize("nested", [False, True])
 def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
     """A tool input of RUN_MIN small objects, their keys said again at each (the masker
@@ -281,17 +294,11 @@ def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
 
     items = [record(i) for i in range(RUN_MIN + 10)]
     items[99]["name"] = "Acme Corp"
-    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
-        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
-    memo = Memo()
-    parsed: list = []
-    masking.mask_request_body(json.dumps(doc).encode(), ANTHROPIC_MESSAGES, RULES, "application/json", memo, parsed)
-    masking.forget_changed(memo)
-    _, shared = parsed[0]
+    memo, shared, masked = _masked_tool_input(items)
     assert memo.run is not None and len(memo.run) > 3 * RUN_MIN
     check = fieldwalk.Clean(memo)
     visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
-    changed = shared["messages"][0]["content"][0]["input"]["items"][99]["name"]
+    changed = masked[99]["name"]
     assert changed != "Acme Corp" and changed in visited
     # what entries would have the guard visit, no more: the changed name, and with the
     # nested arrays each one's first element, which the masker reads with the array's key
@@ -313,15 +320,8 @@ def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> Non
     walks visit the same."""
     items = [f"item-{i:05d}" for i in range(RUN_MIN + 10)]
     items[17] = items[4000] = "Acme Corp"
-    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
-        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
-    memo = Memo()
-    parsed: list = []
-    masking.mask_request_body(json.dumps(doc).encode(), ANTHROPIC_MESSAGES, RULES, "application/json", memo, parsed)
-    masking.forget_changed(memo)
+    memo, shared, masked = _masked_tool_input(items)
     assert memo.run is not None and len(memo.run) >= len(items) - 2 and "Acme Corp" not in memo.run
-    body, shared = parsed[0]
-    masked = shared["messages"][0]["content"][0]["input"]["items"]
     assert masked[17] == masked[4000] != "Acme Corp"
     check = fieldwalk.Clean(memo)
     visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]

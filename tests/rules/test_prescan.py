@@ -75,12 +75,16 @@ _SHORT_RULES = [
 _SHORT = st.text(alphabet="ab\x00 é@ç0123\n\ud800", max_size=10) | st.sampled_from(["a", "b", "é", "\x00a", "b\x00", "123", ""])
 
 
-@given(
+# (which rule set, the texts, dedup, split): what the short-texts properties are given
+_SHORT_CASES = (
     st.sampled_from(range(len(_SHORT_RULES))),
     st.lists(_SHORT | st.text(alphabet="ab\x00 é", min_size=30, max_size=40), min_size=1, max_size=300),
     st.booleans(),
     st.booleans(),
 )
+
+
+@given(*_SHORT_CASES)
 @example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False, False)
 @example(1, ["b", "", "a", "é", "a"], False, False)
 @example(1, ["b", "\x00a", "b", "é", "b\x00", "\x00a", "a"], True, False)
@@ -130,12 +134,7 @@ def _subsequence(run: list[str], texts: list[str]) -> bool:
     return all(any(t is r for t in it) for r in run)
 
 
-@given(
-    st.sampled_from(range(len(_SHORT_RULES))),
-    st.lists(_SHORT | st.text(alphabet="ab\x00 é", min_size=30, max_size=40), min_size=1, max_size=300),
-    st.booleans(),
-    st.booleans(),
-)
+@given(*_SHORT_CASES)
 @example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False, False)
 @example(0, ["a", "a\x00b" + "a" * 30, "b", "ab" * 20, "a\x00", "b"], False, True)
 @example(1, ["a", "a", "b", "ab", "zz", "a"], True, False)
