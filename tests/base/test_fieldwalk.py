@@ -335,3 +335,36 @@ def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> Non
     assert [v for _, v, *_ in ref] == visited
     if fieldwalk._c_first is not None:
         assert seen(fieldwalk.c_first_unread, shared, MESSAGES_REQUEST, memo) == ref
+
+
+def test_clean_reads_the_run_in_windows_spelled_out(monkeypatch) -> None:
+    """Clean's reading of a run, a call at a time: the next AHEAD texts, then the BEHIND
+    before them, the run going on after the text found; an entry answers for itself
+    (NOTHING clean, anything else not, and no miss counted); a text neither holds is a
+    miss, scanned again, until MISS_MAX of them (here 3), then the run is a set."""
+    monkeypatch.setattr(fieldwalk, "MISS_MAX", 3)
+    run = [f"t{i:02d}" for i in range(30)]
+    memo = Memo()
+    memo.update({"m": ([], [0]), "n": NOTHING})
+    memo.run = run
+    c = fieldwalk.Clean(memo)
+    assert (fieldwalk.AHEAD, fieldwalk.BEHIND) == (8, 16)
+    steps = [  # (text, clean?, where the run goes on after, misses so far)
+        ("t08", False, 0, 1),  # 8 ahead of the start: past the window
+        ("t07", True, 8, 1),
+        ("t16", False, 8, 2),  # 8 ahead again
+        ("t15", True, 16, 2),
+        ("t16", True, 17, 2),
+        ("t16", True, 17, 2),  # the text just before: read back
+        ("t00", False, 17, 3),  # 17 behind: past the window
+        ("t01", True, 2, 3),  # 16 behind
+        ("t00", True, 1, 3),  # behind, to the run's first text
+        ("m", False, 1, 3),  # an entry of a text something was found in: no miss
+        ("n", True, 1, 3),  # an entry NOTHING
+    ]
+    for text, clean, at, misses in steps:
+        assert (c.said_nothing(text), c.at, c.misses, c.runset) == (clean, at, misses, None), text
+    assert c.said_nothing("t29") is True and c.misses == 4 and c.runset == set(run)  # the 4th miss: a set
+    assert c.said_nothing("zz") is False and c.said_nothing("m") is False
+    plain = fieldwalk.Clean({"n": NOTHING})  # no run: every other text is not clean, however many
+    assert not any(plain.said_nothing(f"x{i}") for i in range(10)) and plain.said_nothing("n")
