@@ -60,7 +60,14 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                        "tests/base/test_fields_streams.py", "tests/apis/openai/test_chat.py",
                                        "tests/apis/openai/test_responses.py", "tests/apis/openai/test_legacy.py",
                                        "tests/base/test_fastpath.py"]),
-    "found": ("rules/found.py", ["tests/rules/test_found.py", "tests/base/test_masking_scan.py"]),
+    # what one scan of a body's texts found: its memo, entries and run, is what the guard trusts
+    "prescan": ("rules/prescan.py", ["tests/rules/test_prescan.py", "tests/base/test_masking_scan.py",
+                                     "tests/base/test_fieldwalk.py", "tests/rules/test_rules.py",
+                                     "tests/test_pipeline.py"]),
+    "found": ("rules/found.py", ["tests/rules/test_found.py", "tests/base/test_masking_scan.py",
+                                 # the memo's run: listed by prescan, read by the guard and the warning
+                                 "tests/rules/test_prescan.py", "tests/base/test_fieldwalk.py",
+                                 "tests/test_pipeline.py"]),
     "channels": ("base/channels.py", ["tests/base/test_channels.py", "tests/apis/openai/test_chat.py",
                                            "tests/apis/openai/test_responses.py"]),
     # the modules that decide whether an original leaves

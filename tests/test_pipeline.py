@@ -19,6 +19,7 @@ from disguiselib.base.realtime import POLICY_VIOLATION, Frame
 from disguiselib.base.stream import BodyStream
 from disguiselib.config import build_config
 from disguiselib.errors import LeakError, MaskError, NotTransformed, StreamError
+from disguiselib.rules.found import RUN_MIN
 from disguiselib.wire.decoding import Decoded
 
 MAPPING = """
@@ -90,6 +91,22 @@ def test_a_disguise_the_client_typed_is_warned_about_without_quoting(cfg, caplog
     with caplog.at_level(logging.WARNING, logger="disguise"):
         pipeline.mask_request(registry.ANTHROPIC_MESSAGES, thinking, cfg, "/v1/messages", []).unwrap()
     assert caplog.text == ""  # signed thinking holds disguises by design
+
+
+def test_a_disguise_typed_among_many_short_elements_is_warned_about(cfg, caplog) -> None:
+    """The texts masking read include the short ones its memo lists in a run (a tool
+    input of RUN_MIN elements: rules/found.Memo), not only its entries: a disguise the
+    client typed there is seen by the warning's one pass."""
+    items = [f"v{i:05d}" for i in range(RUN_MIN + 10)]
+    items[7], items[3000] = "Acme Corp", "Zenith Labs"
+    raw = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}).encode()  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        m = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, raw, cfg, "/v1/messages", []).unwrap()
+    assert b"Acme" not in m.body
+    assert caplog.messages == ["disguise: the request already holds a disguise (at body "
+                               "$.messages[0].content[0].input.items[3000]): in the answer it will be restored to its "
+                               "original like the ones disguise put there"]  # fmt: skip
 
 
 def test_a_disguise_typed_in_a_text_masking_changed_is_warned_about_once(cfg, caplog) -> None:

@@ -19,6 +19,7 @@ from .base.stream import BodyStream, Reverser
 from .config import Config
 from .errors import DisguiseError, LeakError, MaskError, NeverForward, NotTransformed, log_internal, reason
 from .rules.fakes import knowing
+from .rules.found import Memo, texts
 from .rules.rules import Restorer, Rules, Session
 from .wire.decoding import LIMIT, Decoded, decoder_for
 from .wire.sse import is_json_type
@@ -150,7 +151,7 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
-    scanned: dict = {}  # what masking's one scan found per text: the leak guard reuses it
+    scanned = Memo()  # what masking's one scan found per text: the leak guard reuses it
     parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
     warned: list[bool] = []
 
@@ -193,8 +194,9 @@ def _warn_present_disguise(
     read the body through the API's table: the disguises are looked for in those, in one
     pass (Rules.prescan), and the body is walked again only to say where one is."""
     try:
-        if scanned:
-            hot, _ = disguises.prescan(list(scanned), scanned, clean=False)  # digests: masking's scan's
+        read = texts(scanned) if scanned is not None else None
+        if read:
+            hot, _ = disguises.prescan(read, scanned, clean=False)  # digests: masking's scan's
             if not hot:
                 return
         b = as_received(raw)  # the bytes made again where they were let go (a Received)

@@ -6,6 +6,7 @@ string still refused by the guard walking on its own."""
 from __future__ import annotations
 
 import json
+from array import array
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +17,9 @@ from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
 from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base import fields, fieldwalk, masking
 from disguiselib.config import Config
-from disguiselib.rules.found import NOTHING
+from disguiselib.rules import prescan
+from disguiselib.rules.found import NOTHING, RUN_MIN, Memo
+from disguiselib.rules.rules import Rules
 from disguiselib.wire import spanwalk
 from disguiselib.wire.jsonspan import USER, VALUES, Arr, Obj
 from strategies import make_rules
@@ -80,16 +83,17 @@ def test_first_unread_is_chosen_once_by_the_engine() -> None:
     assert fieldwalk.first_unread is (fieldwalk.c_first_unread if fieldwalk._c_first is not None else fieldwalk.py_first_unread)
 
 
-@pytest.mark.parametrize("drop", ["last", "key"])
+@pytest.mark.parametrize("drop", ["last", "key", "in a run"])
 def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypatch, drop: str) -> None:
     """A masker bug planted in the bulk walk: it loses a string (a value, or a key), so
     that string is neither masked nor in the scan's memo. The guard walks the masked
-    document itself and refuses the original."""
+    document itself and refuses the original ("in a run": among RUN_MIN short elements,
+    which the memo lists in a run: the lost one is not in it)."""
     real = spanwalk.collect
 
     def lossy(s, doc, root, pieces, reads, plain, context, owner=None, places=False):  # noqa: ANN001, ANN202
         t = real(s, doc, root, pieces, reads, plain, context, owner, places)
-        want = "Acme Corp" if drop == "last" else "Acme Corp key"
+        want = "Acme Corp key" if drop == "key" else "Acme Corp"
         at = [i for i, v in enumerate(t.vals) if v == want]
         if at:
             i = at[-1]
@@ -100,7 +104,7 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
             keep = [k for k, p in enumerate(pieces) if owner is None or owner[k] != i]
             pieces[:] = [pieces[k] for k in keep]
             if owner is not None:
-                owner[:] = [owner[k] - (owner[k] > i) for k in keep]
+                owner[:] = array("q", [owner[k] - (owner[k] > i) for k in keep])
         return t
 
     monkeypatch.setattr(spanwalk, "collect", lossy)
@@ -110,10 +114,25 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
     if drop == "key":
         doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"Acme Corp key": 1}}]
         doc["messages"][0]["role"] = "assistant"
+    if drop == "in a run":
+        items = [f"v{i:05d}" for i in range(RUN_MIN + 100)] + ["Acme Corp"] + ["w"] * 3
+        doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]
+        doc["messages"][0]["role"] = "assistant"
+        runs: list = []
+        real_prescan = Rules.prescan
+
+        def noting(self, pieces, digests=None, into=None, clean=True):  # noqa: ANN001, ANN202
+            got = real_prescan(self, pieces, digests, into, clean)
+            runs.append(getattr(got[1], "run", None))
+            return got
+
+        monkeypatch.setattr(Rules, "prescan", noting)
     cfg = Config(RULES, (), (), False, (), None)
     verdict = pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", [])
     assert isinstance(verdict, pipeline.Refused), verdict
     assert "would have left unmasked" in verdict.reason
+    if drop == "in a run":
+        assert runs[0] is not None and len(runs[0]) > RUN_MIN  # read from a run, not entries
     monkeypatch.setattr(spanwalk, "collect", real)
     assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", []), pipeline.Masked)
 
@@ -174,3 +193,178 @@ def test_an_arrays_elements_left_out_without_a_call_each_are_the_ones_the_refere
         assert seen(fieldwalk.c_first_unread, doc, table, memo) == ref
         for stop in range(1, len(ref) + 1, 3):
             assert seen(fieldwalk.c_first_unread, doc, table, memo, stop) == ref[:stop]
+
+
+def _read(f) -> str | None:  # noqa: ANN001
+    """The text the guard reads of f where it may leave f out (fieldwalk.Clean), or None."""
+    if f.rule is fields.NUMBER or not fields.plain(f.value, f.rule):
+        return None
+    if f.key is None:
+        return f.value
+    before, after = fields.key_context(f.key)
+    return before + f.value + after
+
+
+def _with_miss_max(m: int):  # noqa: ANN202
+    """fieldwalk.MISS_MAX set to m where both walks read it (the module, KINDS)."""
+    was = fieldwalk.MISS_MAX, fieldwalk.KINDS
+    fieldwalk.MISS_MAX, fieldwalk.KINDS = m, (*was[1][:-1], m)
+    return was
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _tables, st.randoms(use_true_random=False), st.sampled_from(["order", "shuffled", "gaps", "again", "masker"]),
+       st.sampled_from([0, 1, 3, 256]), st.integers(1, 6))  # fmt: skip
+def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_texts(
+    doc, table, rnd, shape: str, miss_max: int, stop: int
+) -> None:
+    """A memo whose clean short texts are listed (rules/found.Memo's run) rather than
+    entered: both walks hand visit the same fields; a field is left out only where its
+    text is in the run or an entry NOTHING (the run never hides a text the scan did not
+    show clean); a field the entries alone would leave out is at most scanned again;
+    and where the run lists the texts in the order the guard reads them, nothing is
+    scanned again (the run costs no visit)."""
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    texts = [t for f in fields.walk(d, table) if (t := _read(f)) is not None]
+    clean = {t for t in texts if rnd.random() < 0.7}
+    run = [t for t in texts if t in clean]  # each place, as prescan lists a body's pieces
+    if shape == "masker" and isinstance(d, dict):  # the run the masker's own scan lists
+        was_min, prescan.RUN_MIN = prescan.RUN_MIN, 1
+        try:
+            scanned = Memo()
+            masking.mask_doc(s, fields.loads(s), table, RULES, masking.Session(), scanned=scanned)
+        finally:
+            prescan.RUN_MIN = was_min
+        run = scanned.run or []
+    if shape == "shuffled":
+        rnd.shuffle(run)
+    elif shape == "gaps":  # texts the guard does not read between, some clean ones missing
+        run = [x for t in run for x in ([t, t + "~"] if rnd.random() < 0.3 else [] if rnd.random() < 0.2 else [t])]
+    elif shape == "again":  # a text said again listed once (prescan's dedup), and again at the end
+        run = list(dict.fromkeys(run)) + run[: len(run) // 2]
+    memo = Memo()
+    for t in texts:
+        if t not in run and rnd.random() < 0.5:
+            memo[t] = rnd.choice([NOTHING, ([], [0]), None])  # an entry: clean, marked, changed
+    memo.run = run or None
+    by_entries = dict(memo)
+    by_entries.update(dict.fromkeys(run, NOTHING))
+    was = _with_miss_max(miss_max)
+    try:
+        ref = seen(fieldwalk.py_first_unread, d, table, memo)
+        assert seen(fieldwalk.py_first_unread, d, table, memo, stop) == ref[:stop]
+        if fieldwalk._c_first is not None:
+            assert seen(fieldwalk.c_first_unread, d, table, memo) == ref
+            assert seen(fieldwalk.c_first_unread, d, table, memo, stop) == ref[:stop]
+    finally:
+        fieldwalk.MISS_MAX, fieldwalk.KINDS = was
+    every = [(f.path, f.value, f.rule, f.key, f.is_key, type(f.value)) for f in fields.walk(d, table)]
+    left_out = [e for e in every if e not in ref]
+    assert all((t := _read(fields.Field(*e[:5]))) is not None and (t in run or memo.get(t) is NOTHING) for e in left_out)
+    assert set(map(repr, seen(fieldwalk.py_first_unread, d, table, by_entries))) <= set(map(repr, ref))
+    if shape == "order":
+        assert ref == seen(fieldwalk.py_first_unread, d, table, by_entries)
+
+
+def _masked_tool_input(items: list) -> tuple[Memo, dict, list]:
+    """A tool input of items masked as the pipeline masks it: (the memo of masking's scan,
+    the masked document the guard walks, its items)."""
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
+    memo = Memo()
+    parsed: list = []
+    masking.mask_request_body(json.dumps(doc).encode(), ANTHROPIC_MESSAGES, RULES, "application/json", memo, parsed)
+    masking.forget_changed(memo)
+    _, shared = parsed[0]
+    return memo, shared, shared["messages"][0]["content"][0]["input"]["items"]
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
+    """A tool input of RUN_MIN small objects, their keys said again at each (the masker
+    lists each member key, value; the guard reads an object's keys, then its values,
+    from the texts behind): the guard visits what entries would have it visit, and
+    flat records cost no miss but the string masking changed."""
+    def record(i: int) -> dict:
+        r: dict = {"id": f"r{i:05d}", "name": f"n{i:05d}", "kind": "k"}
+        if nested:
+            r["meta"] = {"a": f"a{i}", "b": [f"b{i}", "c"]}
+        return r
+
+    items = [record(i) for i in range(RUN_MIN + 10)]
+    items[99]["name"] = "Acme Corp"
+    memo, shared, masked = _masked_tool_input(items)
+    assert memo.run is not None and len(memo.run) > 3 * RUN_MIN
+    check = fieldwalk.Clean(memo)
+    visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
+    changed = masked[99]["name"]
+    assert changed != "Acme Corp" and changed in visited
+    # what entries would have the guard visit, no more: the changed name, and with the
+    # nested arrays each one's first element, which the masker reads with the array's key
+    # around it (its run lists that text) and the guard alone (a miss either way)
+    by_entries = dict.fromkeys(memo.run, NOTHING)
+    assert visited == [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not fieldwalk.clean(f, by_entries)]
+    if not nested:
+        assert visited == [changed] and check.misses == 1 and check.runset is None
+    ref = seen(fieldwalk.py_first_unread, shared, MESSAGES_REQUEST, memo)
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, shared, MESSAGES_REQUEST, memo) == ref
+
+
+def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> None:
+    """A tool input of RUN_MIN short elements, masked: the memo lists them in a run (no
+    entry each), and the guard leaves every one out reading the run in order: it visits
+    what the entries would have it visit (the two strings masking changed, and a text
+    the masker read otherwise), misses only those, and makes no set of the run. Both
+    walks visit the same."""
+    items = [f"item-{i:05d}" for i in range(RUN_MIN + 10)]
+    items[17] = items[4000] = "Acme Corp"
+    memo, shared, masked = _masked_tool_input(items)
+    assert memo.run is not None and len(memo.run) >= len(items) - 2 and "Acme Corp" not in memo.run
+    assert masked[17] == masked[4000] != "Acme Corp"
+    check = fieldwalk.Clean(memo)
+    visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
+    # the first element: the masker read it with its key around it, the guard alone (as
+    # with entries: the guard scans it); the others read from the run, in order
+    assert visited == ["item-00000", masked[17], masked[4000]]
+    by_entries = dict.fromkeys(memo.run, NOTHING)
+    assert [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not fieldwalk.clean(f, by_entries)] == visited
+    assert check.misses == 3 and check.runset is None
+    ref = seen(fieldwalk.py_first_unread, shared, MESSAGES_REQUEST, memo)
+    assert [v for _, v, *_ in ref] == visited
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, shared, MESSAGES_REQUEST, memo) == ref
+
+
+def test_clean_reads_the_run_in_windows_spelled_out(monkeypatch) -> None:
+    """Clean's reading of a run, a call at a time: the next AHEAD texts, then the BEHIND
+    before them, the run going on after the text found; an entry answers for itself
+    (NOTHING clean, anything else not, and no miss counted); a text neither holds is a
+    miss, scanned again, until MISS_MAX of them (here 3), then the run is a set."""
+    monkeypatch.setattr(fieldwalk, "MISS_MAX", 3)
+    run = [f"t{i:02d}" for i in range(30)]
+    memo = Memo()
+    memo.update({"m": ([], [0]), "n": NOTHING})
+    memo.run = run
+    c = fieldwalk.Clean(memo)
+    assert (fieldwalk.AHEAD, fieldwalk.BEHIND) == (8, 16)
+    steps = [  # (text, clean?, where the run goes on after, misses so far)
+        ("t08", False, 0, 1),  # 8 ahead of the start: past the window
+        ("t07", True, 8, 1),
+        ("t16", False, 8, 2),  # 8 ahead again
+        ("t15", True, 16, 2),
+        ("t16", True, 17, 2),
+        ("t16", True, 17, 2),  # the text just before: read back
+        ("t00", False, 17, 3),  # 17 behind: past the window
+        ("t01", True, 2, 3),  # 16 behind
+        ("t00", True, 1, 3),  # behind, to the run's first text
+        ("m", False, 1, 3),  # an entry of a text something was found in: no miss
+        ("n", True, 1, 3),  # an entry NOTHING
+    ]
+    for text, clean, at, misses in steps:
+        assert (c.said_nothing(text), c.at, c.misses, c.runset) == (clean, at, misses, None), text
+    assert c.said_nothing("t29") is True and c.misses == 4 and c.runset == set(run)  # the 4th miss: a set
+    assert c.said_nothing("zz") is False and c.said_nothing("m") is False
+    plain = fieldwalk.Clean({"n": NOTHING})  # no run: every other text is not clean, however many
+    assert not any(plain.said_nothing(f"x{i}") for i in range(10)) and plain.said_nothing("n")

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from disguiselib.rules import mappings
-from disguiselib.rules.found import CLEAN_MAX, NOTHING, Found
+from disguiselib.rules.found import CLEAN_MAX, NOTHING, Found, Memo, texts
 from disguiselib.rules.rules import Rules
 
 _SHIPPED = mappings.load(mappings.Path(__file__).resolve().parents[2] / "mappings")
@@ -217,3 +217,18 @@ def test_a_body_with_a_text_too_long_to_hold_is_looked_up_by_digests(monkeypatch
     hot, memo = r.prescan([big, small])
     assert hot == set() and asked == [] and r.find(big) == [] and asked == []
     assert r.find(small, memo) == [] and r.prescan([small])[0] == set() and asked == [1]
+
+
+def test_a_memo_holds_its_run_until_cleared_and_names_every_text_it_speaks_of() -> None:
+    """Memo: a dict with a run (prescan's short clean texts, in order); cleared, it holds
+    neither, and a run can be listed into it again; texts() names its keys, then its run."""
+    memo = Memo()
+    assert memo.run is None and texts(memo) == []
+    memo["a"] = NOTHING
+    memo.run = ["b", "c", "b"]
+    assert texts(memo) == ["a", "b", "c", "b"] and list(memo) == ["a"]
+    memo.clear()
+    assert memo.run is None and not memo and texts(memo) == []
+    assert texts({"x": NOTHING, "y": None}) == ["x", "y"]  # a plain dict: its keys
+    memo.run = []
+    assert texts(memo) == []

@@ -158,6 +158,8 @@ def test_many_short_texts_are_named_every_pattern_re2_finds(texts: list[str], an
     got = pf.match_many(bs)
     assert pf.match_many(bs, max(map(len, bs), default=0) + slack) == got
     assert len(got) == len(bs)
+    # the same texts as ASCII str (prescan's short texts: each block encoded, not each text)
+    assert pf.match_many_ascii(texts, max(map(len, texts), default=0) + slack) == got
     for b, active in zip(bs, got, strict=True):
         for i, p in enumerate(pats):
             if b and linear.Regex(p).search(b) is not None:
@@ -191,6 +193,7 @@ def test_a_block_where_something_may_match_is_asked_text_by_text() -> None:
         bs = [b"zz"] * at + [b"ab"] + [b"zz"] * 5
         got = pf.match_many(bs)
         assert list(got[at]) == [0] and all(not a for j, a in enumerate(got) if j != at), at
+        assert pf.match_many_ascii([b.decode() for b in bs], 2) == got
 
 
 # -- the prefilter reads \s as RE2 does (a vertical tab is no space there) -------------------

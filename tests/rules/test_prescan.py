@@ -7,6 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.rules import mappings, prescan
+from disguiselib.rules.found import Memo
 from disguiselib.rules.rules import Rules
 
 
@@ -74,12 +75,16 @@ _SHORT_RULES = [
 _SHORT = st.text(alphabet="ab\x00 é@ç0123\n\ud800", max_size=10) | st.sampled_from(["a", "b", "é", "\x00a", "b\x00", "123", ""])
 
 
-@given(
+# (which rule set, the texts, dedup, split): what the short-texts properties are given
+_SHORT_CASES = (
     st.sampled_from(range(len(_SHORT_RULES))),
     st.lists(_SHORT | st.text(alphabet="ab\x00 é", min_size=30, max_size=40), min_size=1, max_size=300),
     st.booleans(),
     st.booleans(),
 )
+
+
+@given(*_SHORT_CASES)
 @example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False, False)
 @example(1, ["b", "", "a", "é", "a"], False, False)
 @example(1, ["b", "\x00a", "b", "é", "b\x00", "\x00a", "a"], True, False)
@@ -122,3 +127,61 @@ def test_short_texts_joined_once_give_what_find_gives_alone(which: int, texts: l
     for slack in (0, 1, prescan.REMEMBER_MIN, 1 << 20):
         assert prescan._scan(r, texts, None, {}, True, max(map(len, texts)) + slack) == exact, slack
         r.found.clear()
+
+
+def _subsequence(run: list[str], texts: list[str]) -> bool:
+    it = iter(texts)
+    return all(any(t is r for t in it) for r in run)
+
+
+@given(*_SHORT_CASES)
+@example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False, False)
+@example(0, ["a", "a\x00b" + "a" * 30, "b", "ab" * 20, "a\x00", "b"], False, True)
+@example(1, ["a", "a", "b", "ab", "zz", "a"], True, False)
+def test_a_memos_run_lists_exactly_the_short_texts_found_clean_in_the_order_scanned(
+    which: int, texts: list[str], dedup: bool, split: bool
+) -> None:
+    """Into a Memo, from RUN_MIN short texts found clean (here from 1), prescan lists them
+    in its run instead of an entry each: the run holds exactly the texts the entries
+    would have held as NOTHING (what find() finds nothing in), none of them also an
+    entry, in the order the texts came, at each place (a text said again, scanned once:
+    at each place too, unless long texts were scanned apart), the other entries and hot
+    unchanged; and no run where a literal reached from a text into the
+    next (the texts then get entries, as without a run)."""
+    r = _SHORT_RULES[which]
+    was = prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN, prescan.RUN_MIN
+    prescan.DEDUP_MIN, prescan._repeats = (2, lambda _: True) if dedup else (1 << 30, was[1])
+    prescan.SPLIT_MIN = 1 if split else 1 << 30
+    try:
+        r.found.clear()
+        hot, entries = r.prescan(texts)
+        r.found.clear()
+        prescan.RUN_MIN = 1
+        memo = Memo()
+        hot2, got = r.prescan(texts, into=memo)
+    finally:
+        prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN, prescan.RUN_MIN = was
+        r.found.clear()
+    assert got is memo and hot2 == hot
+    nothing = {t for t, v in entries.items() if v is prescan.NOTHING}
+    run = memo.run or []
+    assert set(run) | {t for t, v in memo.items() if v is prescan.NOTHING} == nothing
+    assert not set(run) & memo.keys()
+    assert {t: v for t, v in memo.items() if t not in nothing} == {t: v for t, v in entries.items() if t not in nothing}
+    assert all(not r.find(t) for t in run)
+    assert _subsequence(run, texts)
+    if memo.run is not None and not split:  # every place of each text, or (split: long ones apart) its first
+        assert run == [t for t in texts if t in set(run)]
+
+
+def test_no_run_below_run_min_nor_in_a_plain_dict() -> None:
+    r = _SHORT_RULES[1]
+    texts = ["x" + "".join(chr(99 + i // d % 20) for d in (1, 20, 400)) for i in range(prescan.RUN_MIN)]
+    for into, run in ((Memo(), True), ({}, False)):
+        r.found.clear()
+        _, memo = r.prescan(texts, into=into)
+        assert (getattr(memo, "run", None) == texts) is run
+        assert len(memo) == (0 if run else len(set(texts)))
+    r.found.clear()
+    _, memo = r.prescan(texts[1:], into=Memo())
+    assert memo.run is None and len(memo) == len(set(texts[1:]))

@@ -7,9 +7,10 @@ compiler, DISGUISE_ENGINE=python) the reference runs and there is nothing to com
 from __future__ import annotations
 
 import json
+from array import array
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib import engine
@@ -30,7 +31,20 @@ _json = st.recursive(
     lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.sampled_from(["a", "b", "type", "t\\", "é"]) | _text, c, max_size=4)),
     max_leaves=24,
 )
+class _ByValue(jsonspan.Rule):
+    """Each element's rule told by the element itself (a resolve of its own): a string of
+    odd length is not read, and an array's strings are read by one or the other in turn
+    (what the compiled walk reads once for a run of one rule must not carry over)."""
+
+    def resolve(self, value: object) -> jsonspan.Rule:
+        return SKIP if isinstance(value, str) and len(value) % 2 else VALUES
+
+    def child(self, key: str | int) -> jsonspan.Rule:
+        return self
+
+
 _rules = st.sampled_from([
+    _ByValue(), Arr(_ByValue()),
     VALUES, USER, SKIP,
     Obj({"a": SKIP, "b": USER}, default=VALUES),
     Obj({"a": VALUES}, default=SKIP, keys=True),
@@ -65,6 +79,7 @@ def run(walk, s: str, doc: object, rule) -> tuple:
 @needs_c
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_json, _rules, st.sampled_from([None, 1]), st.booleans(), st.booleans())
+@example(["ab", "abc", "abcd", "x"], Arr(_ByValue()), None, True, False)  # one rule, strings read or not in turn
 def test_compiled_walk_is_the_reference(doc, rule, indent, ascii, parsed_by_fields) -> None:
     s = json.dumps(doc, indent=indent, ensure_ascii=ascii)
     d = fields.loads(s) if parsed_by_fields else json.loads(s)
@@ -245,7 +260,7 @@ def collected(collect, s: str, doc: object, rule) -> tuple:
     from disguiselib.base import masking
 
     pieces: list = []
-    owner: list = []
+    owner = array("q")
     try:
         t = collect(s, doc, rule, pieces, masking.reads, fields.plain, fields.key_context, owner, True)
     except (MaskError, KeyError, IndexError, TypeError) as e:
@@ -256,6 +271,7 @@ def collected(collect, s: str, doc: object, rule) -> tuple:
 @needs_c
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_json | _json_r, _rules | st.just(fields.GENERIC), st.sampled_from([None, 1]), st.booleans(), st.booleans())
+@example(["ab", "abc", "abcd", "x"], Arr(_ByValue()), None, True, False)
 def test_compiled_collect_is_the_reference(doc, rule, indent, ascii, parsed_by_fields) -> None:
     """The same strings, keys, places, pieces read and owners; the compiled one answers
     fields.plain itself for the plain strings (JSON-looking, `data:` and base64 strings

@@ -14,6 +14,18 @@ find() would answer from the same memo. A string the masker changed, read otherw
 (JSON text, media), or never read, is not in the memo as NOTHING and is kept; so is
 every number. The compiled walk makes no Python call per string it leaves out
 (tests/base/test_fieldwalk.py: the same fields as the reference, on every document).
+
+A memo's run (rules/found.Memo: short texts the scan found nothing in, listed in the
+order it scanned them, not entered) is read a text after the other: a text the guard
+reads is clean when it is one of the next AHEAD texts of the run, or of the BEHIND
+before them (the same object, or equal: what a look-up by key tests), and the run goes
+on after it. The masker lists an object's members key, value, key, value; the guard
+reads its keys first, then its values, which the texts behind hold. A text that is not
+there is looked up as before; one the memo holds no entry for is scanned again, until
+MISS_MAX such texts were met: from then on the run is looked up as a set (as its
+entries would have been). So a text is left out only where the memo says the scan found
+nothing in it, as before; the run only costs a scan again where the walks' orders part
+further (an object whose values hold more than BEHIND texts; a text said again).
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..rules.found import NOTHING
+from ..rules.found import NOTHING, Memo
 from .fields import KEY, NUMBER, Dup, Field, Num, Rule, key_context, plain, walk
 
 try:
@@ -31,26 +43,78 @@ except ImportError:
 
 T = TypeVar("T")
 
-# what the compiled walk is handed: the field model's types and readings
-KINDS = (Num, Dup, NUMBER, KEY, Field, plain, key_context, NOTHING)
+# A memo's run: how many of its next texts a text is looked for among, then how many of
+# the texts before (an object's values, which the guard reads after all its keys), and
+# how many texts the memo holds no entry for are scanned again before the run is looked
+# up as a set.
+AHEAD = 8
+BEHIND = 16
+MISS_MAX = 256
+# what the compiled walk is handed: the field model's types and readings, the memo's
+KINDS = (Num, Dup, NUMBER, KEY, Field, plain, key_context, NOTHING, Memo, AHEAD, BEHIND, MISS_MAX)
+
+
+class Clean:
+    """For one walk: does memo show the scan found nothing in what the guard reads of a
+    field? (A memo's run is read in order: the module's docstring.)"""
+
+    __slots__ = ("memo", "run", "at", "misses", "runset")
+
+    def __init__(self, memo: dict) -> None:
+        self.memo = memo
+        self.run: list[str] | None = getattr(memo, "run", None) or None
+        self.at = 0  # where in the run the next text is looked for
+        self.misses = 0
+        self.runset: set[str] | None = None
+
+    def __call__(self, f: Field) -> bool:
+        v = f.value
+        if f.rule is NUMBER or not plain(v, f.rule):
+            return False
+        if f.key is None:
+            return self.said_nothing(v)
+        before, after = key_context(f.key)
+        return self.said_nothing(before + v + after)
+
+    def said_nothing(self, text: str) -> bool:
+        run = self.run
+        if run is not None:
+            at = self.at
+            for j in range(at, min(at + AHEAD, len(run))):  # the texts next
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
+            for j in range(at - 1, max(at - BEHIND, 0) - 1, -1):  # and those before them
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
+        got = self.memo.get(text)
+        if got is NOTHING:
+            return True
+        if got is not None or run is None:
+            return False
+        if self.runset is None:  # no entry: scanned again, or looked for in the run as a set
+            self.misses += 1
+            if self.misses <= MISS_MAX:
+                return False
+            self.runset = set(run)
+        return text in self.runset
 
 
 def clean(f: Field, memo: dict) -> bool:
-    """Does memo show the scan found nothing in what the guard reads of f?"""
-    v = f.value
-    if f.rule is NUMBER or not plain(v, f.rule):
-        return False
-    if f.key is None:
-        return memo.get(v) is NOTHING
-    before, after = key_context(f.key)
-    return memo.get(before + v + after) is NOTHING
+    """Does memo show the scan found nothing in what the guard reads of f? (A memo
+    without a run: Clean reads one.)"""
+    return Clean(memo)(f)
 
 
 def py_first_unread(doc: object, root: Rule, memo: dict | None, visit: Callable[[Field], T | None]) -> T | None:
     """visit(f) for each field of fields.walk(doc, root) memo does not show clean
-    (clean), in document order: the first answer that is not None, or None."""
+    (Clean), in document order: the first answer that is not None, or None."""
+    is_clean = Clean(memo) if memo is not None and (memo or getattr(memo, "run", None)) else None
     for f in walk(doc, root):
-        if not memo or not clean(f, memo):
+        if is_clean is None or not is_clean(f):
             got = visit(f)
             if got is not None:
                 return got
@@ -63,4 +127,6 @@ def c_first_unread(doc: object, root: Rule, memo: dict | None, visit: Callable[[
 
 first_unread = c_first_unread if _c_first is not None else py_first_unread
 
-__all__ = ["KINDS", "c_first_unread", "clean", "first_unread", "py_first_unread"]
+__all__ = [
+    "AHEAD", "BEHIND", "KINDS", "MISS_MAX", "Clean", "c_first_unread", "clean", "first_unread", "py_first_unread",
+]

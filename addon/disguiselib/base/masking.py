@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -295,7 +296,7 @@ def mask_doc(
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
         return (s, 0) if spliced else ([], 0)
     pieces: list[str] = []
-    owner: list[int] = []
+    owner: array[int] = array("q")  # each piece's string (machine integers: a million pieces)
     toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None)
     vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
     hot: list[int]

@@ -11,14 +11,14 @@ bytes) are taken only for the texts that need them."""
 from __future__ import annotations
 
 import bisect
-from itertools import accumulate, compress
+from itertools import accumulate, compress, filterfalse
 from operator import and_, not_
 from typing import Any
 
 from ..wire.text import Columns
 from . import bigtext
 from .bigtext import ascii_bytes, encoded, lit_matches
-from .found import CLEAN_MAX, NOTHING, Found, Known
+from .found import CLEAN_MAX, NOTHING, RUN_MIN, Found, Known, Memo
 
 Rules = Any  # rules.Rules (which imports this module)
 
@@ -49,10 +49,14 @@ def prescan(
             # its texts then get no memo entry, as below). Every place of a marked text
             # is hot.
             got, made = prescan(rules, distinct, digests, into, clean)
+            again = {distinct[j] for j in got}
+            if type(made) is Memo and made.run is not None and len(made.run) + len(got) == len(distinct):
+                # a run of every text not marked lists each place of them, as the guard
+                # meets them (a record's keys, said again at every record): C loops
+                made.run = list(filterfalse(again.__contains__, pieces)) if again else list(pieces)
+            del distinct
             if not got:
                 return got, made
-            again = {distinct[j] for j in got}
-            del distinct
             return set(compress(range(len(pieces)), map(again.__contains__, pieces))), made
         del distinct
     memo: dict[str, object] = {} if into is None else into  # (literals, patterns, digest), NOTHING or Known
@@ -109,11 +113,20 @@ def _scan(
     found = rules.found
     if longest < 0:
         longest = max(map(len, pieces), default=0)
+    js: str | None = None  # the pieces joined by a NUL, as str (when they may all be short)
+    if rules._lit_ac is not None and pieces and longest < REMEMBER_MIN:
+        js = "\x00".join(pieces)
     try:
         # a rule set without patterns (the disguises' warning pass) reads a big ASCII
         # text a window at a time, never encoded whole (bigtext.Ascii: memory)
         enc: list[bytes] | None
-        if longest < bigtext.BIG:
+        if js is not None and js.isascii():
+            # short ASCII texts: a piece's bytes are its characters. The literals are
+            # found in the join's bytes (_literals reads only each piece's length), the
+            # prefilter encodes them a block at a time (match_many): a million pieces are
+            # not each encoded
+            enc = pieces  # type: ignore[assignment]
+        elif longest < bigtext.BIG:
             # no text big enough to be read in windows or as a view (encoded and
             # ascii_bytes give its UTF-8 bytes): one C loop, no frame per text (issue 27)
             enc = list(map(str.encode, pieces))
@@ -125,12 +138,11 @@ def _scan(
     except UnicodeEncodeError:  # a lone surrogate somewhere: found text by text below
         enc = None
     todo: list[int] | range  # the pieces scanned: UTF-8 and not met before
-    bs: list[bytes]
+    bs: list[bytes]  # (or pieces themselves: short ASCII texts, whose bytes are their characters)
     ds: list[bytes | None] | None  # None: too short to be remembered (None: all are)
     joined: bytes | None = None  # every piece's bytes joined by a NUL, when all are scanned
-    js: str | None = None  # the pieces joined by a NUL, as str (when they may all be short)
-    if enc is not None and rules._lit_ac is not None and pieces and longest < REMEMBER_MIN:
-        js = "\x00".join(pieces)
+    if enc is None:
+        js = None
     # all ASCII (str.isascii reads a flag): each piece's bytes are as many as its characters
     if enc is not None and (longest if js is not None and js.isascii() else max(map(len, enc), default=0)) < (
         REMEMBER_MIN
@@ -174,13 +186,31 @@ def _scan(
         del joined
     pf = rules._prefilter
     # short texts in blocks: far fewer scans (ds None: each of bs is shorter than REMEMBER_MIN bytes)
-    actives = pf.match_many(bs, REMEMBER_MIN - 1 if ds is None else -1) if pf is not None else None
+    actives = None
+    if pf is not None:
+        if bs is pieces:  # short ASCII texts as they are (above)
+            actives = pf.match_many_ascii(pieces, REMEMBER_MIN - 1)
+        else:
+            actives = pf.match_many(bs, REMEMBER_MIN - 1 if ds is None else -1)
     marked = crossing | lits.keys()
     if actives is not None:
         marked.update(compress(range(len(bs)), actives))
     if len(marked) < len(bs):  # what was found in the others: nothing
         if not clean:
             pass  # the caller reads only hot (Rules.prescan: clean=False)
+        elif ds is None and not crossing and type(memo) is Memo and memo.run is None and len(bs) - len(marked) >= (
+            RUN_MIN
+        ):
+            # short texts (todo is every piece), many: listed in the body's order, not
+            # entered (Memo). Not where a literal reached from one text into the next
+            # (crossing): each text's own verdict is then the same wherever it stands.
+            if marked:
+                keep = bytearray(b"\x01") * len(bs)
+                for j in marked:
+                    keep[j] = 0
+                memo.run = list(compress(pieces, keep))
+            else:
+                memo.run = list(pieces)
         elif marked:
             memo.update(dict.fromkeys([pieces[todo[j]] for j in range(len(bs)) if j not in marked], NOTHING))
         else:

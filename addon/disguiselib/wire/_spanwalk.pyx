@@ -16,12 +16,15 @@ as it goes: `_same_decoded`): source code in a tool result, every line a `\n`.
 Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.py.
 """
 
+from cpython cimport array as carray
 from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport Py_SIZE
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memchr, memcmp
 
+import array
 import json
 
 from ..errors import MaskError
@@ -34,6 +37,14 @@ cdef object Tokens = jsonspan.Tokens
 cdef object _base_resolve = jsonspan.Rule.resolve
 cdef object _deep_child = jsonspan.Deep.child
 cdef object _arr_child = jsonspan.Arr.child
+
+
+cdef inline int _push(carray.array a, Py_ssize_t x) except -1:
+    """a.append(x) for an array('q'): no int object made (a million strings: three each)."""
+    cdef Py_ssize_t n = Py_SIZE(a)
+    carray.resize_smart(a, n + 1)
+    a.data.as_longlongs[n] = x
+    return 0
 
 
 cdef inline object resolved(object rule, object value):
@@ -189,17 +200,24 @@ cdef class _Plain:
     the reference, answers the rest. Rule classes are remembered per rule object."""
     cdef object plain_fn
     cdef dict rule_class
+    cdef object last  # the rule class_of answered for last, and its answer (an array's elements)
+    cdef int last_class
 
     def __cinit__(self, plain_fn):
         self.plain_fn = plain_fn
         self.rule_class = {}
+        self.last = None
+        self.last_class = -1
 
     cdef int class_of(self, object rule) except -1:
         """How plain() answers for rule's strings: 0 never plain (declared media, JSON
         text), 1 plain unless the string begins like JSON, 2 that, and not media sniffed
         in an unknown field."""
+        if rule is self.last and self.last_class >= 0:
+            return self.last_class
         got = self.rule_class.get(rule)
         if got is not None:
+            self.last, self.last_class = rule, got
             return got
         cdef int c
         if rule.media is not None or rule.json_text:
@@ -209,6 +227,7 @@ cdef class _Plain:
         else:
             c = 1
         self.rule_class[rule] = c
+        self.last, self.last_class = rule, c
         return c
 
     cdef bint plain(self, str v, object rule) except -1:
@@ -373,25 +392,47 @@ cdef class _Walk:
     cdef list vals
     cdef list rules
     cdef list keys
-    cdef list spans
+    cdef carray.array spans
     cdef list owners
     cdef list slots
     cdef list pieces
-    cdef list owner
+    cdef carray.array owner
     cdef object cur
     cdef object reads
     cdef _Plain plain
     cdef object context_fn
     cdef object ctx_key
     cdef tuple ctx
+    # the rule value_at met last, and what it asks of it (an array's elements share one)
+    cdef object r_last
+    cdef bint r_self
+    cdef int r_string  # -1: not read yet
+
+    cdef inline object resolved_here(self, object rule, object value):
+        """resolved(rule, value), the class look-up made once for a run of one rule."""
+        if rule is not self.r_last:
+            self.r_last = rule
+            self.r_self = getattr(type(rule), "resolve") is _base_resolve
+            self.r_string = -1  # (asked when needed: string_of)
+        if self.r_self:
+            return rule
+        return rule.resolve(value)
+
+    cdef inline bint string_of(self, object rule) except -1:
+        """rule.string, read once for a run of one rule (the one resolved_here met)."""
+        if rule is not self.r_last:
+            return bool(rule.string)
+        if self.r_string < 0:
+            self.r_string = bool(rule.string)
+        return self.r_string
 
     cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
         """One selected string, collected: its token, its key, what reading it reads
         (no tuple made per string: the garbage collector would walk them all)."""
         cdef list pieces = self.pieces
         cdef Py_ssize_t n = len(pieces), t = len(self.vals)
-        self.spans.append(i)
-        self.spans.append(end)
+        _push(self.spans, i)
+        _push(self.spans, end)
         if self.owners is not None:
             self.owners.append(owner)
             self.slots.append(slot)
@@ -418,10 +459,9 @@ cdef class _Walk:
         self.keys.append(key)
         if self.owner is not None:
             n = len(pieces) - n
-            if n == 1:
-                self.owner.append(t)
-            elif n:
-                self.owner.extend([t] * n)
+            while n > 0:
+                _push(self.owner, t)
+                n -= 1
 
     cdef tuple place(self):
         if not self.stack:
@@ -439,11 +479,11 @@ cdef class _Walk:
         while True:
             i = self.t.ws(i)
             c = self.t.at(i)
-            rule = resolved(rule, parsed)
+            rule = self.resolved_here(rule, parsed)
             if c == 34:
                 k = self.t.string_end(i + 1, &escaped)
                 end = k + 1
-                if not rule.string:
+                if not self.string_of(rule):
                     return end
                 if escaped:
                     if _same_decoded(self.t, i + 1, k, parsed):
@@ -457,7 +497,9 @@ cdef class _Walk:
                 if self.collecting:
                     if self.stack:
                         f = self.stack[-1]
-                        self.note(v, rule, i, end, f.parsed, f.key if f.is_obj else f.idx)
+                        # (the slot is kept only with places: no int made an element otherwise)
+                        slot = (f.key if f.is_obj else f.idx) if self.owners is not None else None
+                        self.note(v, rule, i, end, f.parsed, slot)
                     else:
                         self.note(v, rule, i, end, None, 0)
                     return end
@@ -549,7 +591,7 @@ def walk(str s, doc, root, fn, marks=None, where=None, at=None):
 def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bint places=False):
     """spanwalk.py_collect, compiled: every string root's rules select, in bulk, with no
     Python call per string but for those plain() does not settle here (see _Walk.plain)
-    and those read otherwise than as they are (reads)."""
+    and those read otherwise than as they are (reads). owner: an array('q'), or None."""
     cdef _Walk w = _Walk.__new__(_Walk)
     w.t = _Text(s)
     w.s = s
@@ -563,7 +605,7 @@ def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bi
     w.vals = []
     w.rules = []
     w.keys = []
-    w.spans = []
+    w.spans = array.array('q')
     w.owners = [] if places else None
     w.slots = [] if places else None
     w.pieces = pieces
@@ -589,6 +631,10 @@ cdef class _Unread:
     cdef object num, dup, number, key, field, context_fn, nothing
     cdef object ctx_key
     cdef tuple ctx
+    # the memo's run (base/fieldwalk.Clean, the reference, says how it is read)
+    cdef list run
+    cdef Py_ssize_t at, misses, ahead, behind, miss_max
+    cdef object runset
 
     cdef bint clean(self, str v, object rule, object k) except -1:
         """Does memo say the scan found nothing in what the guard reads of v (as it is,
@@ -603,12 +649,42 @@ cdef class _Unread:
         return self.said_nothing(self.ctx[0] + v + self.ctx[1])
 
     cdef inline bint said_nothing(self, str text) except -1:
-        """memo.get(text) is NOTHING (a dict's own look-up: no method call a string)."""
+        """memo.get(text) is NOTHING (a dict's own look-up: no method call a string), or
+        text is next in the memo's run (fieldwalk.Clean.said_nothing, the reference)."""
         cdef PyObject *got
+        cdef Py_ssize_t j, end
+        cdef list run = self.run
+        if run is not None:
+            end = min(self.at + self.ahead, len(run))
+            for j in range(self.at, end):
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
+            end = max(self.at - self.behind, 0)
+            for j in range(self.at - 1, end - 1, -1):
+                r = run[j]
+                if r is text or r == text:
+                    self.at = j + 1
+                    return True
         if self.exact:
             got = PyDict_GetItem(self.memo, text)  # (a str key: nothing to swallow)
-            return got != NULL and got == <PyObject *>self.nothing
-        return self.memo.get(text) is self.nothing
+            if got != NULL and got == <PyObject *>self.nothing:
+                return True
+            if (got != NULL and got != <PyObject *>None) or run is None:
+                return False
+        else:
+            g = self.memo.get(text)
+            if g is self.nothing:
+                return True
+            if g is not None or run is None:
+                return False
+        if self.runset is None:  # no entry: scanned again, or looked for in the run as a set
+            self.misses += 1
+            if self.misses <= self.miss_max:
+                return False
+            self.runset = set(run)
+        return text in self.runset
 
     cdef bint see(self, object f) except -1:
         """visit(f); True once it has answered (the walk stops)."""
@@ -662,8 +738,13 @@ cdef class _Unread:
             sx = fx if fx is not None and depth < 20000 and getattr(type(fx), "resolve") is _base_resolve else None
             for i in range(n):
                 x = v[i]
-                if sx is not None and type(x) is str and (not sx.string or self.clean(x, sx, None)):
-                    continue  # node(): not a string the rule reads, or clean
+                if sx is not None and type(x) is str:
+                    if not sx.string or self.clean(x, sx, None):
+                        continue  # node(): not a string the rule reads, or clean
+                    # node()'s visit, without asking clean again (a run is read once a text)
+                    if self.see(self.field((path, i), x, sx, None, False)):
+                        return True
+                    continue
                 if self.node(x, fx if fx is not None else rule.child(i), path, i, False, None, depth + 1):
                     return True
         return False
@@ -673,10 +754,15 @@ def first_unread(doc, root, memo, visit, kinds):
     """base/fieldwalk.py_first_unread, compiled (kinds: that module's KINDS tuple)."""
     cdef _Unread u = _Unread.__new__(_Unread)
     u.memo = memo if memo is not None else {}
-    u.exact = type(u.memo) is dict
     u.visit = visit
     u.found = None
-    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing = kinds
+    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing, memo_type, u.ahead, u.behind, u.miss_max = (
+        kinds
+    )
+    u.exact = type(u.memo) is dict or type(u.memo) is memo_type
+    u.run = getattr(u.memo, "run", None) or None
+    u.at = u.misses = 0
+    u.runset = None
     u.plain = _Plain(plain)
     u.ctx_key = None
     u.ctx = None

@@ -17,6 +17,7 @@ keys, pieces and owners).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 
 from . import jsonspan
@@ -60,13 +61,14 @@ def keys_of(toks: list[tuple[str, Rule]]) -> list[str | None]:
 
 def py_collect(
     s: str, doc: object, root: Rule, pieces: list[str], reads: Reads, plain: Callable[[str, Rule], bool],
-    context: Callable[[str], tuple[str, str]], owner: list[int] | None = None, places: bool = False,
+    context: Callable[[str], tuple[str, str]], owner: array[int] | None = None, places: bool = False,
 ) -> Tokens:
     """Every string root's rules select in s (parsed: doc), in order (jsonspan.Tokens:
     with places, where each is in doc too); reads(value, rule, key, pieces) appends to
-    pieces what reading each reads, and owner (when given) gets each piece's string's
-    index. plain and context (fields.plain, fields.key_context) are what the compiled
-    collect reads the plain strings with itself."""
+    pieces what reading each reads, and owner (when given: an array('q'), as the
+    spans are one) gets each piece's string's index. plain and context (fields.plain,
+    fields.key_context) are what the compiled collect reads the plain strings with
+    itself."""
     vals: list[str] = []
     rules: list[Rule] = []
     where: list[tuple[int, int]] = []
@@ -84,7 +86,7 @@ def py_collect(
         reads(v, rules[t], keys[t], pieces)
         if owner is not None:
             owner.extend([t] * (len(pieces) - n))
-    spans = [x for ie in where for x in ie]
+    spans = array("q", [x for ie in where for x in ie])
     if at is None:
         return Tokens(vals, rules, keys, spans, None, None)
     return Tokens(vals, rules, keys, spans, [o for o, _, _ in at], [k for _, k, _ in at])
