@@ -138,6 +138,7 @@ def _subsequence(run: list[str], texts: list[str]) -> bool:
 @example(1, ["é", "a", "çé", "ab", "b", "a@", "1234"], False, False)
 @example(0, ["a", "a\x00b" + "a" * 30, "b", "ab" * 20, "a\x00", "b"], False, True)
 @example(1, ["a", "a", "b", "ab", "zz", "a"], True, False)
+@example(1, ["x", "y", "x", "y"], True, False)  # said again, nothing marked: the run at each place
 def test_a_memos_run_lists_exactly_the_short_texts_found_clean_in_the_order_scanned(
     which: int, texts: list[str], dedup: bool, split: bool
 ) -> None:
