@@ -53,7 +53,7 @@ def prescan(
             if type(made) is Memo and made.run is not None and len(made.run) + len(got) == len(distinct):
                 # a run of every text not marked lists each place of them, as the guard
                 # meets them (a record's keys, said again at every record): C loops
-                made.run = list(filterfalse(again.__contains__, pieces)) if again else list(pieces)
+                made.run = list(filterfalse(again.__contains__, pieces))
             del distinct
             if not got:
                 return got, made
@@ -204,13 +204,10 @@ def _scan(
             # short texts (todo is every piece), many: listed in the body's order, not
             # entered (Memo). Not where a literal reached from one text into the next
             # (crossing): each text's own verdict is then the same wherever it stands.
-            if marked:
-                keep = bytearray(b"\x01") * len(bs)
-                for j in marked:
-                    keep[j] = 0
-                memo.run = list(compress(pieces, keep))
-            else:
-                memo.run = list(pieces)
+            keep = bytearray(b"\x01") * len(bs)
+            for j in marked:
+                keep[j] = 0
+            memo.run = list(compress(pieces, keep))
         elif marked:
             memo.update(dict.fromkeys([pieces[todo[j]] for j in range(len(bs)) if j not in marked], NOTHING))
         else:

@@ -273,10 +273,10 @@ def encode_like(value: str, raw: str) -> str:
 # The strings a walk selected, in order, as lists side by side (spanwalk.collect): each
 # one's value, rule (KEY for a key), the key it is read with (or None), its token's place
 # in the text (spans[2t], spans[2t + 1]: start, past its end; an array('q'): no int object
-# a string), and with places, where it
-# is in the parsed document (owners[t]: its container, None for a document that is one
-# string; slots[t]: its key or index). A namedtuple, not a typing.NamedTuple: this module
-# is compiled by Cython, which keeps no class annotations.
+# a string), and with places, where it is in the parsed document (owners[t]: its
+# container, None for a document that is one string; slots[t]: its key or index). A
+# namedtuple, not a typing.NamedTuple: this module is compiled by Cython, which keeps no
+# class annotations.
 Tokens = collections.namedtuple("Tokens", "vals rules keys spans owners slots")
 
 
