@@ -284,3 +284,52 @@ def test_compiled_collect_is_the_reference(doc, rule, indent, ascii, parsed_by_f
 def test_collect_is_chosen_once_by_the_engine() -> None:
     assert spanwalk.collect is (spanwalk.c_collect or spanwalk.py_collect)
     assert (spanwalk.c_collect is not None) == (engine.NAME == "compiled")
+
+
+def _guard_keys(doc: object, rule) -> list:
+    """The leak guard's reading (fields.walk): each selected value, with its key or None."""
+    return [(f.value, f.key) for f in fields.walk(doc, rule) if f.rule is not fields.NUMBER and f.rule is not jsonspan.KEY]
+
+
+def _masker_keys(collect, s: str, doc: object, rule) -> list:
+    from disguiselib.base import masking
+
+    t = collect(s, doc, rule, [], masking.reads, fields.plain, fields.key_context, array("q"), False)
+    return [(v, k) for v, r, k in zip(t.vals, t.rules, t.keys, strict=True) if r is not jsonspan.KEY]
+
+
+@pytest.mark.parametrize("collect", [spanwalk.py_collect, spanwalk.c_collect], ids=["python", "compiled"])
+def test_a_key_is_read_with_its_members_string_value_only(collect) -> None:
+    """`"password": ["a", "b"]`: no element is read with the key (the guard reads each
+    alone), nor is the string of a known member that follows a member of another kind."""
+    if collect is None:
+        pytest.skip(f"no compiled collect ({engine.describe()})")
+    doc = {"password": ["a1", "b2"], "n": 1, "type": "t", "m": {"x": "y"}, "z": [1, "w"], "token": "v"}
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    rule = Obj({"type": VALUES}, default=USER)
+    want = [("a1", None), ("b2", None), ("t", None), ("y", "x"), ("w", None), ("v", "token")]
+    assert _masker_keys(collect, s, d, rule) == want == _guard_keys(d, rule)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _rules | st.just(fields.GENERIC), st.sampled_from([None, 1]), st.booleans())
+@example({"k": ["a", "b"]}, USER, None, True)
+@example({"k": 1, "type": "x"}, Obj({"type": VALUES}, default=USER), None, True)
+def test_the_masker_reads_each_string_with_the_key_the_guard_reads_it_with(doc, rule, indent, ascii) -> None:
+    """What the masker's scan reads of a string (with its key around it, or alone) is
+    what the leak guard reads of it: its memo answers the guard, and a text the masker
+    read otherwise is not one the guard finds something in that the masker did not."""
+    s = json.dumps(doc, indent=indent, ensure_ascii=ascii)
+    d = fields.loads(s)
+    try:
+        want = _guard_keys(d, rule)
+    except (KeyError, IndexError, TypeError):
+        return  # a document the rule does not fit (the walks' errors: the tests above)
+    for collect in (spanwalk.py_collect, spanwalk.c_collect):
+        if collect is not None:
+            try:
+                got = _masker_keys(collect, s, d, rule)
+            except (MaskError, KeyError, IndexError, TypeError):
+                continue
+            assert got == want

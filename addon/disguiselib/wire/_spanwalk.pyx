@@ -484,6 +484,7 @@ cdef class _Walk:
                 k = self.t.string_end(i + 1, &escaped)
                 end = k + 1
                 if not self.string_of(rule):
+                    self.cur = None
                     return end
                 if escaped:
                     if _same_decoded(self.t, i + 1, k, parsed):
@@ -511,6 +512,10 @@ cdef class _Walk:
                 if new is not v:  # v itself: nothing to record (apply's new != v)
                     _apply(s, i, end, v, new, self.edits)
                 return end
+            # a key is read with its member's string value only (fields.walk): not with
+            # the strings of an array or object that is its value, nor with a string
+            # that comes after a value of another kind
+            self.cur = None
             if c == 123 or c == 91:
                 if rule.skip:
                     return self.t.subtree_end(i)

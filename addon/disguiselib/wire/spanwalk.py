@@ -44,17 +44,20 @@ def transform(s: str, doc: object, root: Rule, fn: jsonspan.TransformFn) -> tupl
     return splice(s, edits), len(edits)
 
 
-def keys_of(toks: list[tuple[str, Rule]]) -> list[str | None]:
-    """Per selected string, the key it is read with: in user-defined JSON the walk
-    hands over an object's key right before that key's string value."""
+def keys_of(toks: list[tuple[str, Rule]], at: list[tuple[object, str | int, bool]]) -> list[str | None]:
+    """Per selected string, the key it is read with (fields.walk's): in user-defined
+    JSON, a key the walk hands over is read with its member's value when that value is
+    a string, the string the walk hands over next in the same place (at: each string's
+    place). Not with the strings of an array or object that is its value."""
     out: list[str | None] = []
     cur: str | None = None
-    for v, rule in toks:
+    home: object = None
+    for (v, rule), (container, slot, _) in zip(toks, at, strict=True):
         if rule is KEY:
             out.append(None)
-            cur = v
+            cur, home = v, container
         else:
-            out.append(cur)
+            out.append(cur if cur is not None and container is home and slot == cur else None)
             cur = None
     return out
 
@@ -72,7 +75,7 @@ def py_collect(
     vals: list[str] = []
     rules: list[Rule] = []
     where: list[tuple[int, int]] = []
-    at: list[tuple[object, str | int, bool]] | None = [] if places else None
+    at: list[tuple[object, str | int, bool]] = []
 
     def note(v: str, rule: Rule) -> str:
         vals.append(v)
@@ -80,14 +83,14 @@ def py_collect(
         return v
 
     jsonspan.walk(s, doc, root, note, where=where, at=at)
-    keys = keys_of(list(zip(vals, rules, strict=True)))
+    keys = keys_of(list(zip(vals, rules, strict=True)), at)
     for t, v in enumerate(vals):
         n = len(pieces)
         reads(v, rules[t], keys[t], pieces)
         if owner is not None:
             owner.extend([t] * (len(pieces) - n))
     spans = array("q", [x for ie in where for x in ie])
-    if at is None:
+    if not places:
         return Tokens(vals, rules, keys, spans, None, None)
     return Tokens(vals, rules, keys, spans, [o for o, _, _ in at], [k for _, k, _ in at])
 
