@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from array import array
 from pathlib import Path
 
 import pytest
@@ -45,10 +46,12 @@ from disguiselib.apis.registry import (
     OPENAI_RESPONSES,
     Api,
 )
-from disguiselib.base import fields
+from disguiselib.base import fields, masking
 from disguiselib.base.masking import mask_body
 from disguiselib.base.masking import mask_request_body as mask_request
+from disguiselib.errors import MaskError
 from disguiselib.inspect import audit, sseview
+from disguiselib.wire import jsonspan, spanwalk
 
 SURFACES: dict[str, Api] = {
     "anthropic-request": ANTHROPIC_MESSAGES,
@@ -295,3 +298,60 @@ def test_google_cached_contents_read_like_generate_content(fixtures: Path) -> No
                            GOOGLE_GEMINI.request_rule, RULES)  # fmt: skip
         cached, _ = mask_body(json.dumps(doc).encode(), GOOGLE_CACHED_CONTENTS.request_rule, RULES)
         assert json.loads(cached)["contents"] == json.loads(gen)["contents"]
+
+
+# -- the masker's scan and the guard read the same texts, whatever the document ----------
+
+_NUMBER = re.compile(r"-?[0-9][0-9.eE+-]*")
+_STR = st.text(st.sampled_from('ab "\\{}[]:,é\n'), max_size=10) | st.sampled_from([
+    '{"a": "b"}', '["x", 1]', '{"a": [1, 2]}', '[1', '{"k": ["p", "q"]}', '{"k": 1, "type": "t"}',
+    "data:text/plain;base64,aGVsbG8=", "aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ=",
+])  # fmt: skip
+_DOC = st.recursive(
+    _STR | st.integers() | st.none() | st.booleans(),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(
+        st.sampled_from(["a", "type", "text", "content", "input", "arguments", "data", "password"]) | _STR, c, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+_SHAPES = [
+    jsonspan.VALUES, jsonspan.USER, jsonspan.JSON_TEXT, fields.GENERIC,
+    jsonspan.Obj({"type": jsonspan.VALUES, "a": jsonspan.SKIP}, default=jsonspan.USER),
+    jsonspan.Arr(jsonspan.Obj({}, default=jsonspan.VALUES, keys=True)),
+    ANTHROPIC_MESSAGES.request_rule, OPENAI_CHAT.request_rule, OPENAI_RESPONSES.request_rule, GOOGLE_GEMINI.request_rule,
+]  # fmt: skip
+
+
+def _guard_texts(doc: object, rule: jsonspan.Rule) -> set[str]:
+    """What the leak guard and the audit read of a document: each field fields.walk
+    selects, as fields.texts reads it, with its key around it where it has one."""
+    out: set[str] = set()
+    for f in fields.walk(doc, rule):
+        if f.rule is fields.NUMBER:
+            continue
+        for _, text, ctx in fields.texts(f.value, f.rule, f.key):
+            out.add(text if ctx is None else ctx[0] + text + ctx[1])
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DOC, st.sampled_from(_SHAPES))
+def test_the_masker_scans_what_the_guard_reads_in_any_document(doc: object, rule: jsonspan.Rule) -> None:
+    """The texts masking's one scan reads (spanwalk.collect with masking.reads: its
+    memo's keys) are the texts the guard reads (fields.walk, fields.texts), for any
+    document under any table: none the guard reads is missing (numbers in JSON text
+    aside: the guard reads them to refuse them), and none is read another way (a value
+    with a key the guard does not read it with). Otherwise the memo would call a text
+    clean that the guard never asked about, or leave a text the guard reads unscanned.
+    One difference is by design: a key is masked as it is written, and the guard reads a
+    key shaped like JSON as JSON (an original spelled with escapes there is refused)."""
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    try:
+        guard = _guard_texts(d, rule)
+        pieces: list[str] = []
+        spanwalk.collect(s, d, rule, pieces, masking.reads, fields.plain, fields.key_context, array("q"), False)
+    except (KeyError, IndexError, TypeError, MaskError):
+        return  # a document the table does not fit (the walks' own errors are tested apart)
+    scanned = set(pieces)
+    assert not [t for t in scanned - guard if not fields.looks_like_json(t)], scanned - guard
+    assert not [t for t in guard - scanned if not _NUMBER.fullmatch(t) and not any(t in p for p in scanned)]

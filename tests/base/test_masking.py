@@ -341,3 +341,34 @@ def test_a_text_met_again_after_its_scan_was_spent_is_scanned_again() -> None:
     raw = json.dumps({"model": "m", "system": "Acme Corp", "messages": [{"role": "user", "content": "Acme Corp"}]})
     out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
     assert json.loads(out) == {"model": "m", "system": "Zenith Labs", "messages": [{"role": "user", "content": "Zenith Labs"}]}
+
+
+@pytest.mark.parametrize("json_text", [False, True], ids=["tool input", "JSON text"])
+def test_a_key_is_read_with_its_members_string_value_whatever_else_the_text_holds(json_text: bool) -> None:
+    """A rule anchored on a key (`"tag": "sec-1"`) meets a member's string value, not the
+    strings of an array under the key (the guard reads those alone), in a tool's input
+    and in JSON text alike, whether or not the text also holds an original that makes
+    masking read it again (mask_fn's walk of JSON text: the same keys as its scan's)."""
+    from disguiselib import leakguard
+
+    rules = Rules(mappings.from_dict({
+        "literals": {"Acme Corp": "Zenith Labs"},
+        "patterns": [{"name": "TAGGED", "regex": '"tag": "(?P<v>sec-[0-9]+)"'}]}))  # fmt: skip
+    for who in ("Acme Corp", "nobody"):
+        args = {"tag": "sec-1", "tags": {"tag": ["sec-2", "sec-3"]}, "who": who}
+        if json_text:
+            call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": json.dumps(args)}}
+            raw = json.dumps({"model": "m", "messages": [{"role": "assistant", "tool_calls": [call]}]}).encode()
+            out, _ = mask_body(raw, openai_chat.CHAT_REQUEST, rules)
+            got = json.loads(json.loads(out)["messages"][0]["tool_calls"][0]["function"]["arguments"])
+            api_rule = openai_chat.CHAT_REQUEST
+        else:
+            tool = {"type": "tool_use", "id": "t", "name": "f", "input": args}
+            raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]})
+            out, _ = mask_body(raw.encode(), anthropic.MESSAGES_REQUEST, rules)
+            got = json.loads(out)["messages"][0]["content"][0]["input"]
+            api_rule = anthropic.MESSAGES_REQUEST
+        assert got["tag"] == "[TAGGED_1]", who
+        assert got["tags"] == {"tag": ["sec-2", "sec-3"]}, who
+        assert got["who"] == ("Zenith Labs" if who == "Acme Corp" else who)
+        assert leakguard.scan_json(fields.loads(out.decode()), rules, api_rule) is None

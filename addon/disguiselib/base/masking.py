@@ -476,20 +476,18 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
             # ways, as written first (an original may hold a quote, which the
             # literal-by-literal reading cuts at).
             return jsonspan.transform_loose(text(v), text)
-        # As.JSON. In user-defined JSON (tool input, JSON text in a string) a value is read
-        # with its key: `{"aws_secret_access_key": "..."}` must meet the rules
-        # anchored on the key. The walk hands over an object's key right before
-        # that key's string value.
-        key: list[str | None] = [None]
+        # As.JSON. In user-defined JSON (tool input, JSON text in a string) a member's
+        # string value is read with its key: `{"aws_secret_access_key": "..."}` must
+        # meet the rules anchored on the key (spanwalk.Keyed: as collect and the
+        # guard read it).
+        where: list[tuple[int, int]] = []
+        at: list[tuple[object, str | int, bool]] = []
+        keyed = spanwalk.Keyed()
 
         def inner_fn(x: str, xr: jsonspan.Rule) -> str | jsonspan.Spans | Columns:
-            if xr is jsonspan.KEY:
-                key[0] = x
-                return fn(x, xr, None)
-            kk, key[0] = key[0], None
-            return fn(x, xr, kk)
+            return fn(x, xr, keyed(x, xr, at[-1]))  # (the walk listed x's place)
 
-        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn))  # type: ignore[arg-type] # apply takes Columns
+        return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn, where=where, at=at))  # type: ignore[arg-type] # apply takes Columns
 
     return fn
 

@@ -44,22 +44,32 @@ def transform(s: str, doc: object, root: Rule, fn: jsonspan.TransformFn) -> tupl
     return splice(s, edits), len(edits)
 
 
-def keys_of(toks: list[tuple[str, Rule]], at: list[tuple[object, str | int, bool]]) -> list[str | None]:
-    """Per selected string, the key it is read with (fields.walk's): in user-defined
-    JSON, a key the walk hands over is read with its member's value when that value is
-    a string, the string the walk hands over next in the same place (at: each string's
-    place). Not with the strings of an array or object that is its value."""
-    out: list[str | None] = []
-    cur: str | None = None
-    home: object = None
-    for (v, rule), (container, slot, _) in zip(toks, at, strict=True):
+class Keyed:
+    """The key each selected string is read with, told in document order (fields.walk's
+    reading): in user-defined JSON, a key the walk hands over is read with its member's
+    value when that value is a string, the string the walk hands over next in the same
+    place (its container and slot: jsonspan.walk's `at`). Not with the strings of an
+    array or object that is its value."""
+
+    __slots__ = ("key", "home")
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.home: object = None
+
+    def __call__(self, v: str, rule: Rule, place: tuple[object, str | int, bool]) -> str | None:
+        container, slot, _ = place
         if rule is KEY:
-            out.append(None)
-            cur, home = v, container
-        else:
-            out.append(cur if cur is not None and container is home and slot == cur else None)
-            cur = None
-    return out
+            self.key, self.home = v, container
+            return None
+        k, self.key = self.key, None
+        return k if k is not None and container is self.home and slot == k else None
+
+
+def keys_of(toks: list[tuple[str, Rule]], at: list[tuple[object, str | int, bool]]) -> list[str | None]:
+    """Per selected string, the key it is read with (Keyed); at: each string's place."""
+    keyed = Keyed()
+    return [keyed(v, rule, place) for (v, rule), place in zip(toks, at, strict=True)]
 
 
 def py_collect(
@@ -97,4 +107,4 @@ def py_collect(
 
 collect = c_collect or py_collect
 
-__all__ = ["c_collect", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "transform", "walk"]
+__all__ = ["Keyed", "c_collect", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "transform", "walk"]
