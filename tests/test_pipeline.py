@@ -3,12 +3,16 @@ of a response's reverser, by path, label and content."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import logging
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anthropic_util import build_stream, read_stream
 from disguiselib import leakguard, pipeline
@@ -513,3 +517,74 @@ def test_a_big_string_is_masked_and_checked_without_copies_of_it_piling_up(cfg, 
     assert peaks[1] < 3.5 * len(raw), peaks[1] / len(raw)  # 3.3×; 4.1× with any one of the three
     peak = max(peak, peaks[0])
     assert peak < (4.8 if engine.NAME == "compiled" else 5.8) * len(raw), peak / len(raw)
+
+
+# -- what a placeholder makes of the text around it is not an original --------------------
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """MAPPING with the shipped patterns (SECRET, PASSWORD, ...) beside it."""
+    d: Path = tmp_path_factory.mktemp("shipped")
+    (d / "m.yaml").write_text(MAPPING)
+    return build_config([str(d / "m.yaml")], True, [])
+
+
+def _tool_input(doc: dict) -> bytes:
+    tool = {"type": "tool_use", "id": "t", "name": "f", "input": doc}
+    return json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]}).encode()
+
+
+@pytest.mark.parametrize("value", [":bob@corp.example.com", "vault:bob@corp.example.com", "mailto:bob@corp.example.com"])
+def test_a_placeholder_beside_text_that_is_no_secret_is_not_refused(shipped, value: str) -> None:
+    """`{"token": ":bob@corp.example.com"}`: no secret (SECRET wants a digit in a value
+    this short), an e-mail. Masked, the placeholder's digit (`:[EMAIL_1]`) makes the value
+    look like a token: the leak guard refused the masker's own output. It reads the
+    request's disguises as none of the original text (rules/knowing.py)."""
+    raw = _tool_input({"token": value, "note": "Acme Corp"})
+    got = outcome(registry.ANTHROPIC_MESSAGES, raw, shipped, "/v1/messages")
+    assert got[0] == "masked", got
+    sent = json.loads(got[1])["messages"][0]["content"][0]["input"]
+    assert sent == {"token": value.replace("bob@corp.example.com", "[EMAIL_1]"), "note": "Zenith Labs"}
+
+
+_ORIGINALS = ["Acme Corp", "bob@corp.example.com", "Hunter2xyz9", "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"]
+# one original with what often stands before one in a value: a scheme, a sigil (what
+# stands after one may be read with it: tests/rules/test_knowing.py)
+_VALUE = st.builds(
+    lambda a, o: a + o,
+    st.sampled_from(["", ":", "=", "vault:", "mailto:", "<", "(", "@", "ref:", "x "]),
+    st.sampled_from(_ORIGINALS),
+) | st.sampled_from(["a", "", "nothing here", "Corp", "{"])
+_KEY = st.sampled_from(["a", "text", "data", "password", "token", "api_key", "client_secret", "secret_ref", "auth"])
+_DOC = st.recursive(
+    _VALUE | st.integers() | st.none(), lambda c: st.lists(c, max_size=4) | st.dictionaries(_KEY, c, max_size=4), max_leaves=16)
+
+
+@functools.cache
+def _shipped_cfg():
+    d = Path(tempfile.mkdtemp())
+    (d / "m.yaml").write_text(MAPPING)
+    return build_config([str(d / "m.yaml")], True, [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DOC, st.sampled_from(["tool input", "tool arguments", "tool result"]))
+def test_the_guard_never_refuses_what_the_masker_sent(doc, where: str) -> None:
+    """A tool's input, arguments or result whose values are each one original with what
+    often stands before one (`vault:`, `mailto:`, a sigil), under any key (the
+    ones the key-anchored rules read too): the request is masked and passes the leak
+    guard. A placeholder's own characters (`:[EMAIL_1]`: a digit, a token's length) and a
+    literal's disguise (`"password": "Zenith Labs"`) are not taken for an original."""
+    if where == "tool input":
+        api, path, raw = registry.ANTHROPIC_MESSAGES, "/v1/messages", _tool_input(doc if isinstance(doc, dict) else {"v": doc})
+    elif where == "tool arguments":
+        call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": json.dumps(doc)}}
+        raw = json.dumps({"model": "m", "messages": [{"role": "assistant", "tool_calls": [call]}]}).encode()
+        api, path = registry.OPENAI_CHAT, "/v1/chat/completions"
+    else:
+        result = {"type": "tool_result", "tool_use_id": "t", "content": json.dumps(doc)}
+        raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [result]}]}).encode()
+        api, path = registry.ANTHROPIC_MESSAGES, "/v1/messages"
+    got = outcome(api, raw, _shipped_cfg(), path)
+    assert got[0] == "masked", (raw, got)

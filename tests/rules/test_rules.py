@@ -375,3 +375,19 @@ def test_a_prescan_reads_the_digests_another_rule_sets_prescan_took() -> None:
     assert turned.find(texts[1]) == [("literals", 24, 35)] and turned.found.get(Found.digest(texts[1].encode())) is not None
     _, known = masker.prescan(texts)
     assert turned.prescan(texts, known)[0] == {1}
+
+
+def test_rule_spans_is_one_rule_as_if_alone() -> None:
+    """Rules.rule_spans (the leak guard's knowing.py): what one rule finds when no other
+    is there to win first, in characters over non-ASCII text; a literal's place, which
+    find() gives the literal, is a pattern's too."""
+    r = Rules(mappings.from_dict({
+        "literals": {"Acme Corp": "Zenith Labs"},
+        "patterns": [{"name": "WORD", "regex": "[A-Za-z]+[0-9]"}, {"name": "NUM", "regex": "[0-9]{3}"}]}))  # fmt: skip
+    text = "é😀 Acme Corp9 x7 123456 Acme Corp"
+    assert r.find(text) == [(LITERALS, 3, 12), ("WORD", 14, 16), ("NUM", 17, 20), ("NUM", 20, 23), (LITERALS, 24, 33)]
+    assert r.rule_spans("WORD", text) == [(8, 13), (14, 16)]  # `Corp9`: the literal's place in find()
+    assert r.rule_spans(LITERALS, text) == [(3, 12), (24, 33)]
+    assert r.rule_spans("NUM", text) == [(17, 20), (20, 23)]
+    assert r.rule_spans("NONE", text) == [] and r.rule_spans("WORD", "") == []
+    assert Rules(mappings.from_dict({"patterns": [{"name": "NUM", "regex": "[0-9]"}]})).rule_spans(LITERALS, "a1") == []

@@ -39,9 +39,8 @@ import json
 import os
 import secrets
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..errors import MappingError
 from . import validators
@@ -421,31 +420,3 @@ class Faker:
         if fake is None or fake == original or not fake.isascii() or any(c in fake for c in '"\\[<>&'):
             return None
         return fake
-
-
-class _Knowing:
-    """A rule set as the leak guard reads one request's masked text (knowing()): find()
-    without the spans that are exactly one of the request's fakes."""
-
-    __slots__ = ("_rules", "_fakes")
-
-    def __init__(self, rules: Any, fakes: frozenset[str]) -> None:
-        self._rules = rules
-        self._fakes = fakes
-
-    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
-        return [sp for sp in self._rules.find(text, memo) if text[sp[1] : sp[2]] not in self._fakes]
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._rules, name)
-
-
-def knowing(rules: Any, placeholders: Mapping[str, str] | None) -> Any:
-    """rules, knowing that the fakes among placeholders (a request's session: disguise ->
-    original) are no originals: a fake may look like one (a Luhn-valid card number, a
-    token with its format's prefix), and the leak guard must not take it for one. Rules
-    itself when there are none (every check as before)."""
-    if not placeholders or rules.faker is None:
-        return rules
-    fakes = frozenset(k for k in placeholders if not k.startswith("["))
-    return _Knowing(rules, fakes) if fakes else rules

@@ -302,6 +302,30 @@ class Rules:
             self.found.put(d, tuple(spans))
         return spans  # type: ignore[return-value] # Columns for a big ASCII text: read as the list
 
+    def rule_spans(self, label: str, text: str) -> list[tuple[int, int]]:
+        """Every span the one rule label (a pattern's name, or LITERALS) finds in text as
+        if it were the only rule: (start, end) in characters, each search going on from
+        the end of the match before (the leak guard's knowing.py asks what a rule makes
+        of the text as the client wrote it)."""
+        b = utf8(text)
+        ascii_text = text if len(b) == len(text) else None
+        got: list[tuple[int, int]] = []
+        if label == LITERALS:
+            if self._lit_ac is not None:
+                got = [(x, y) for _, x, y in lit_matches(self._lit_ac, b, self._lit_longest)]
+        else:
+            spent = [0, 16 * len(b) + 65536, 0]
+            for p in self._patterns:
+                pos = 0
+                while p.name == label and (m := self._next(p, b, pos, ascii_text, spent)) is not None:
+                    got.append((m[0], m[1]))
+                    pos = max(m[1], m[0] + 1)
+        if got and ascii_text is None:
+            offs = char_offsets(b, sorted({x for sp in got for x in sp}))
+            at = dict(zip(sorted({x for sp in got for x in sp}), offs, strict=True))
+            got = [(at[x], at[y]) for x, y in got]
+        return got
+
     @staticmethod
     def _bytes(text: str) -> bytes | memoryview:
         """text's UTF-8 bytes; a big ASCII text's, where it lies (bigtext.ascii_bytes: no copy)."""
