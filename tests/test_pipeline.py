@@ -549,12 +549,12 @@ def test_a_placeholder_beside_text_that_is_no_secret_is_not_refused(shipped, val
 
 
 _ORIGINALS = ["Acme Corp", "bob@corp.example.com", "Hunter2xyz9", "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"]
-# one original with what often stands before one in a value: a scheme, a sigil (what
-# stands after one may be read with it: tests/rules/test_knowing.py)
+# one original with what often stands around one in a value: a scheme, a sigil, a space
 _VALUE = st.builds(
-    lambda a, o: a + o,
+    lambda a, o, b: a + o + b,
     st.sampled_from(["", ":", "=", "vault:", "mailto:", "<", "(", "@", "ref:", "x "]),
     st.sampled_from(_ORIGINALS),
+    st.sampled_from(["", " ", ".", ";", ")", "9", "\n"]),
 ) | st.sampled_from(["a", "", "nothing here", "Corp", "{"])
 _KEY = st.sampled_from(["a", "text", "data", "password", "token", "api_key", "client_secret", "secret_ref", "auth"])
 _DOC = st.recursive(
@@ -572,7 +572,7 @@ def _shipped_cfg():
 @given(_DOC, st.sampled_from(["tool input", "tool arguments", "tool result"]))
 def test_the_guard_never_refuses_what_the_masker_sent(doc, where: str) -> None:
     """A tool's input, arguments or result whose values are each one original with what
-    often stands before one (`vault:`, `mailto:`, a sigil), under any key (the
+    often stands around one (`vault:`, `mailto:`, a sigil, a space), under any key (the
     ones the key-anchored rules read too): the request is masked and passes the leak
     guard. A placeholder's own characters (`:[EMAIL_1]`: a digit, a token's length) and a
     literal's disguise (`"password": "Zenith Labs"`) are not taken for an original."""

@@ -60,6 +60,9 @@ def test_a_literals_disguise_is_no_password_but_what_follows_it_is(rules: Rules)
     k = knowing(rules, _session(rules, "Acme Corp"))
     assert leakguard.first(rules, "Zenith Labs", PW) == "PASSWORD"
     assert leakguard.first(k, "Zenith Labs", PW) is None
+    for rest in (" ", "9", ".", ";"):  # nothing of a password left beside the disguise
+        assert leakguard.first(rules, "Zenith Labs" + rest, PW) == "PASSWORD"
+        assert leakguard.first(k, "Zenith Labs" + rest, PW) is None, rest
     assert leakguard.first(k, "Zenith Labs Hunter2xyz9", PW) == "PASSWORD"
     assert leakguard.first(k, "Hunter2xyz9", PW) == "PASSWORD"  # no disguise: as the rules say
 
@@ -71,8 +74,10 @@ def test_a_fake_is_no_original_and_a_span_equal_to_one_is_dropped_at_once() -> N
     k = knowing(rules, s)
     assert rules.find("id 123456") and k.find("id 123456") == []
     assert k.find("id 123456 and 555555") == [("NUM", 14, 20)]
-    # a span reaching past the fake into the client's own digits: the rule finds them
-    assert k.find("id 123456777") == [("NUM", 3, 12)]
+    # a span reaching past the fake into the client's own digits: an original where those
+    # are enough for the rule alone, not where they are not
+    assert k.find("id 123456777777") == [("NUM", 3, 15)]
+    assert rules.find("id 123456777") and k.find("id 123456777") == []
 
 
 _PIECE = st.text("ab é😀", max_size=4)
@@ -88,8 +93,9 @@ def test_a_span_is_mapped_to_the_clients_text_wherever_the_disguises_lie(
     disguise) over text in one-, two- and four-byte characters, two disguises (`[X_1]`,
     `Zq`), each longer or shorter than its original, side by side or apart: a span
     holding a disguise is an original exactly when, in the text as the client wrote it,
-    the rule finds there some of the client's own characters beside the originals.
-    Every span that holds no disguise is kept."""
+    the rule finds there some of the client's own characters beside the originals, and
+    finds something there still with the disguises blanked. Every span that holds no
+    disguise is kept."""
     rules = Rules(mappings.from_dict({"patterns": [{"name": "RUN", "regex": rx}]}))
     d1, d2 = ("Zq", "[X_1]") if swap else ("[X_1]", "Zq")
     s = Session()
@@ -111,6 +117,7 @@ def test_a_span_is_mapped_to_the_clients_text_wherever_the_disguises_lie(
         return p + shift
 
     theirs = set(range(c1, c1 + len(o1))) | set(range(c2, c2 + len(o2)))
+    blanked = before + "\0" * len(d1) + mid + "\0" * len(d2) + after
     kept = knowing(rules, s).find(text)
     for _, a, b in rules.find(text):
         if not any(a < te and b > ts for ts, te, _, _ in places):
@@ -118,4 +125,5 @@ def test_a_span_is_mapped_to_the_clients_text_wherever_the_disguises_lie(
             continue
         ua, ub = to_client(a, False), to_client(b, True)
         want = any(x < ub and y > ua and set(range(x, y)) - theirs for x, y in rules.rule_spans("RUN", client))
+        want = want and any(x < b and y > a for x, y in rules.rule_spans("RUN", blanked))
         assert (("RUN", a, b) in kept) == want, (text, a, b)

@@ -10,14 +10,17 @@ the rules may well find something in, alone or with what stands beside it:
 - a literal's disguise is a value like any other: `{"password": "Acme Corp"}` goes out as
   `{"password": "Zenith Labs"}`, which PASSWORD finds.
 
-So a span the guard finds that holds a disguise is put to the text as the client wrote
-it: each disguise in the span back to its original, and the span's rule alone (as if no
-other rule were there to win before it: Rules.rule_spans) run over that. The span is an
-original when that rule finds something there that reaches outside the disguises'
-originals: some of what the client wrote is left in the masked text for the rule (a
-token written on after a placeholder, `Xy7kP9qLm2Zt:[EMAIL_1]`; a password after a
-literal, `Zenith Labs Hunter2xyz9`, which the literal's win at the same place left). What
-only the disguises make, or what lies wholly in what was masked, is not.
+So a span the guard finds that holds a disguise is an original only when both hold:
+- in the text as the client wrote it (each disguise near the span back to its
+  original), the span's rule alone (as if no other rule were there to win before it:
+  Rules.rule_spans) finds something there that reaches outside the originals: some of
+  what the client wrote is left in the masked text for the rule;
+- in the masked text with the disguises blanked (NULs), the rule alone still finds
+  something there: what the client wrote is enough for the rule without the
+  disguises' characters (`Zenith Labs ` under `password` leaves a space, no password).
+A password written after a literal (`Zenith Labs Hunter2xyz9`: the literal won the
+place, so PASSWORD did not mask it) is refused; what only the disguises make
+(`:[EMAIL_1]`), or what lies wholly in what was masked, is not.
 """
 
 from __future__ import annotations
@@ -106,7 +109,24 @@ class Client:
         if spans is None:
             spans = self.spans[label] = self.knowing._rules.rule_spans(label, self.client)
         shown = self.shown
-        return any(x < ub and y > ua and any(x < v1 and y > v0 for v0, v1 in shown if v1 > v0) for x, y in spans)
+        if not any(x < ub and y > ua and any(x < v1 and y > v0 for v0, v1 in shown if v1 > v0) for x, y in spans):
+            return False
+        # and what the client wrote there is enough for the rule with the disguises blanked
+        # (`Zenith Labs ` under `password`: a space is left, no password)
+        left = self.spans.get("\0" + label)
+        if left is None:
+            left = self.spans["\0" + label] = self.knowing._rules.rule_spans(label, self.blanked())
+        return any(x < b and y > a for x, y in left)
+
+    def blanked(self) -> str:
+        """The masked text with every disguise in it blanked (NULs, its offsets kept)."""
+        text, pos = self.text, 0
+        parts: list[str] = []
+        for s, e in self.at:
+            parts += [text[pos:s], "\0" * (e - s)]
+            pos = e
+        parts.append(text[pos:])
+        return "".join(parts)
 
     def place(self, p: int, end: bool) -> int:
         """Where the masked text's offset p is in the client's text (inside a disguise:
