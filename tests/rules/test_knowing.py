@@ -127,3 +127,17 @@ def test_a_span_is_mapped_to_the_clients_text_wherever_the_disguises_lie(
         want = any(x < ub and y > ua and set(range(x, y)) - theirs for x, y in rules.rule_spans("RUN", client))
         want = want and any(x < b and y > a for x, y in rules.rule_spans("RUN", blanked))
         assert (("RUN", a, b) in kept) == want, (text, a, b)
+
+
+def test_spans_are_answered_by_place_touching_is_not_overlapping() -> None:
+    """Spans: a span marked when it holds a character outside theirs; a span that ends
+    where the asked range begins, or begins where it ends, is not in it; overlapping
+    spans are joined, touching ones are not."""
+    from disguiselib.rules.knowing import Spans
+
+    s = Spans([(2, 4), (0, 2), (6, 9), (7, 8)], [[2, 4], [6, 9]])
+    assert (s.starts, s.ends, s.marks) == ([0, 2, 6], [2, 4, 9], [True, False, False])
+    assert not s.any_in(2, 4) and s.any_in(1, 3) and not s.any_in(4, 6) and not s.any_in(6, 20)
+    assert Spans([(3, 5)], [[0, 4]]).marks == [True] and Spans([(3, 5)], [[0, 5]]).marks == [False]
+    assert Spans([(3, 5)], None).marks == [True] and Spans([], None).any_in(0, 9) is False
+    assert not Spans([(6, 8)], None).any_in(4, 6) and not Spans([(2, 4)], None).any_in(4, 6)

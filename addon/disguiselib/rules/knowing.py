@@ -67,9 +67,10 @@ class Knowing:
 
 class Client:
     """One masked text and the text as the client wrote it: every disguise in it back to
-    its original (made once, for the spans of one find())."""
+    its original (made once, for the spans of one find(); each span is then answered in
+    logarithmic time: a text of many spans is read in n log n)."""
 
-    __slots__ = ("knowing", "text", "at", "starts", "client", "shifts", "shown", "spans")
+    __slots__ = ("knowing", "text", "at", "starts", "client", "shifts", "theirs", "found")
 
     def __init__(self, knowing: Knowing, text: str) -> None:
         self.knowing, self.text = knowing, text
@@ -78,19 +79,23 @@ class Client:
         originals = knowing._originals
         parts: list[str] = []
         self.shifts: list[int] = []  # per disguise: how much longer the client's text is after it
-        self.shown: list[tuple[int, int]] = []  # the client's own characters, in the client's text
+        theirs: list[list[int]] = []  # the originals' places in the client's text (touching ones joined)
         pos = shift = 0
         for s, e in self.at:
             o = originals[text[s:e]]
             parts += [text[pos:s], o]
-            self.shown.append((pos + shift, s + shift))
+            cs = s + shift
+            if theirs and theirs[-1][1] == cs:
+                theirs[-1][1] = cs + len(o)
+            else:
+                theirs.append([cs, cs + len(o)])
             shift += len(o) - (e - s)
             self.shifts.append(shift)
             pos = e
         parts.append(text[pos:])
-        self.shown.append((pos + shift, len(text) + shift))
         self.client = "".join(parts)
-        self.spans: dict[str, list[tuple[int, int]]] = {}  # per rule: what it finds in the client's text
+        self.theirs = theirs
+        self.found: dict[tuple[str, bool], Spans] = {}  # per rule: what it finds in the client's text, blanked
 
     def originals(self, found: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
         """Those of found (label, start, end in text) that are originals."""
@@ -99,24 +104,26 @@ class Client:
     def original(self, label: str, a: int, b: int) -> bool:
         """Is text[a:b], which label found, an original (module docstring)?"""
         j = bisect.bisect_left(self.starts, b)  # the disguises that begin before b
-        i = j
-        while i > 0 and self.at[i - 1][1] > a:
-            i -= 1
-        if i == j:
+        if j == 0 or self.at[j - 1][1] <= a:
             return True  # no disguise in it: the client's own text
-        ua, ub = self.place(a, False), self.place(b, True)
-        spans = self.spans.get(label)
-        if spans is None:
-            spans = self.spans[label] = self.knowing._rules.rule_spans(label, self.client)
-        shown = self.shown
-        if not any(x < ub and y > ua and any(x < v1 and y > v0 for v0, v1 in shown if v1 > v0) for x, y in spans):
+        if not self.spans(label, False).any_in(self.place(a, False), self.place(b, True)):
             return False
         # and what the client wrote there is enough for the rule with the disguises blanked
         # (`Zenith Labs ` under `password`: a space is left, no password)
-        left = self.spans.get("\0" + label)
-        if left is None:
-            left = self.spans["\0" + label] = self.knowing._rules.rule_spans(label, self.blanked())
-        return any(x < b and y > a for x, y in left)
+        return self.spans(label, True).any_in(a, b)
+
+    def spans(self, label: str, blanked: bool) -> Spans:
+        """What label alone finds in the client's text (each span marked for whether it
+        holds some of the client's own characters), or in the text blanked."""
+        got = self.found.get((label, blanked))
+        if got is None:
+            rules = self.knowing._rules
+            if blanked:
+                got = Spans(rules.rule_spans(label, self.blanked()), None)
+            else:
+                got = Spans(rules.rule_spans(label, self.client), self.theirs)
+            self.found[(label, blanked)] = got
+        return got
 
     def blanked(self) -> str:
         """The masked text with every disguise in it blanked (NULs, its offsets kept)."""
@@ -139,6 +146,36 @@ class Client:
         if s < p < e:
             return s + before + (len(self.knowing._originals[self.text[s:e]]) if end else 0)
         return p + (self.shifts[k] if p >= e else before)
+
+
+class Spans:
+    """One rule's spans in a text (Rules.rule_spans), those that overlap joined, in
+    order; each marked True when it holds a character outside theirs (sorted places, or
+    None: every span is marked)."""
+
+    __slots__ = ("starts", "ends", "marks")
+
+    def __init__(self, spans: list[tuple[int, int]], theirs: list[list[int]] | None) -> None:
+        joined: list[list[int]] = []
+        for x, y in sorted(spans):
+            if joined and x < joined[-1][1]:
+                joined[-1][1] = max(joined[-1][1], y)
+            else:
+                joined.append([x, y])
+        self.starts = [x for x, _ in joined]
+        self.ends = [y for _, y in joined]
+        if theirs is None:
+            self.marks = [True] * len(joined)
+        else:
+            t_starts = [x for x, _ in theirs]
+            self.marks = []
+            for x, y in joined:
+                k = bisect.bisect_right(t_starts, x) - 1
+                self.marks.append(k < 0 or theirs[k][1] < y)  # not wholly inside one of theirs
+
+    def any_in(self, a: int, b: int) -> bool:
+        """Does a marked span overlap [a, b)?"""
+        return any(self.marks[bisect.bisect_right(self.ends, a) : bisect.bisect_left(self.starts, b)])
 
 
 def knowing(rules: Any, session: Session | None) -> Any:
