@@ -535,26 +535,60 @@ def _tool_input(doc: dict) -> bytes:
     return json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]}).encode()
 
 
-@pytest.mark.parametrize("value", [":bob@corp.example.com", "vault:bob@corp.example.com", "mailto:bob@corp.example.com"])
+@pytest.mark.parametrize("value", [":bob@corp.example.com", "ref:bob@corp.example.com", "mailto:bob@corp.example.com"])
 def test_a_placeholder_beside_text_that_is_no_secret_is_not_refused(shipped, value: str) -> None:
     """`{"token": ":bob@corp.example.com"}`: no secret (SECRET wants a digit in a value
     this short), an e-mail. Masked, the placeholder's digit (`:[EMAIL_1]`) makes the value
-    look like a token: the leak guard refused the masker's own output. It reads the
-    request's disguises as none of the original text (rules/knowing.py)."""
+    look like a token: the leak guard refused the masker's own output. It takes the
+    request's disguises out and reads what is left (rules/knowing.py)."""
     raw = _tool_input({"token": value, "note": "Acme Corp"})
     got = outcome(registry.ANTHROPIC_MESSAGES, raw, shipped, "/v1/messages")
     assert got[0] == "masked", got
     sent = json.loads(got[1])["messages"][0]["content"][0]["input"]
     assert sent == {"token": value.replace("bob@corp.example.com", "[EMAIL_1]"), "note": "Zenith Labs"}
+    from disguiselib.inspect import audit  # and the audit of what went upstream agrees
+
+    report = audit.audit([audit.Record(1, "POST /v1/messages", registry.ANTHROPIC_MESSAGES.name, got[1], None)], shipped.rules)
+    assert report.leaks == []
+
+
+@pytest.mark.parametrize(("value", "sent"), [("Acme Corp", "Zenith Labs"), ("Acme Corp ", "Zenith Labs "), ("Acme Corp.", "Zenith Labs.")])
+def test_a_literal_under_a_password_key_is_not_refused(shipped, value: str, sent: str) -> None:
+    """`{"password": "Acme Corp"}` goes out as `"Zenith Labs"`, which PASSWORD finds as it
+    stands: it was refused. Its disguise taken out, nothing of a password is left. The
+    audit of what went upstream agrees."""
+    from disguiselib.inspect import audit
+
+    raw = _tool_input({"password": value})
+    got = outcome(registry.ANTHROPIC_MESSAGES, raw, shipped, "/v1/messages")
+    assert got[0] == "masked", got
+    assert json.loads(got[1])["messages"][0]["content"][0]["input"] == {"password": sent}
+    report = audit.audit([audit.Record(1, "POST /v1/messages", registry.ANTHROPIC_MESSAGES.name, got[1], None)], shipped.rules)
+    assert report.leaks == []
+
+
+def test_a_password_after_a_literal_is_refused_and_the_audit_calls_it_a_leak(shipped) -> None:
+    """The literal wins its place, so PASSWORD does not mask the password written after it
+    (`Acme Corp Hunter2xyz9`): the guard refuses the request, and the audit calls such a
+    body a leak."""
+    from disguiselib.inspect import audit
+
+    got = outcome(registry.ANTHROPIC_MESSAGES, _tool_input({"password": "Acme Corp Hunter2xyz9"}), shipped, "/v1/messages")
+    assert got[0] == "refused" and "PASSWORD" in got[1]
+    sent = _tool_input({"password": "Zenith Labs Hunter2xyz9"})
+    report = audit.audit([audit.Record(1, "POST /v1/messages", registry.ANTHROPIC_MESSAGES.name, sent, None)], shipped.rules)
+    assert [f.what for f in report.leaks] == ["PASSWORD match"]
 
 
 _ORIGINALS = ["Acme Corp", "bob@corp.example.com", "Hunter2xyz9", "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"]
-# one original with what often stands before one in a value: a scheme, a sigil (what
-# stands after one may be read with it: tests/rules/test_knowing.py)
+# one original with what often stands around one in a value: a sigil, a space, a stop (a
+# word left beside a disguise under a password's key is read as a password:
+# tests/rules/test_knowing.py)
 _VALUE = st.builds(
-    lambda a, o: a + o,
-    st.sampled_from(["", ":", "=", "vault:", "mailto:", "<", "(", "@", "ref:", "x "]),
+    lambda a, o, b: a + o + b,
+    st.sampled_from(["", ":", "=", "<", "(", "@", "x ", ": "]),
     st.sampled_from(_ORIGINALS),
+    st.sampled_from(["", " ", ".", ";", ")", "9", "\n"]),
 ) | st.sampled_from(["a", "", "nothing here", "Corp", "{"])
 _KEY = st.sampled_from(["a", "text", "data", "password", "token", "api_key", "client_secret", "secret_ref", "auth"])
 _DOC = st.recursive(
@@ -572,7 +606,7 @@ def _shipped_cfg():
 @given(_DOC, st.sampled_from(["tool input", "tool arguments", "tool result"]))
 def test_the_guard_never_refuses_what_the_masker_sent(doc, where: str) -> None:
     """A tool's input, arguments or result whose values are each one original with what
-    often stands before one (`vault:`, `mailto:`, a sigil), under any key (the
+    often stands around one (a sigil, a space, a stop), under any key (the
     ones the key-anchored rules read too): the request is masked and passes the leak
     guard. A placeholder's own characters (`:[EMAIL_1]`: a digit, a token's length) and a
     literal's disguise (`"password": "Zenith Labs"`) are not taken for an original."""

@@ -143,7 +143,7 @@ def test_a_refusal_that_may_fail_open_after_the_body_was_let_go_is_never_forward
     def broken(*a, **k):  # noqa: ANN002, ANN003, ANN202 - after the body was masked
         raise MaskError("cannot be masked")
 
-    monkeypatch.setattr(pipeline, "knowing", broken)
+    monkeypatch.setattr(pipeline, "of_session", broken)
     w = worker.Worker()
     w.built[1] = worker.build(worker.Spec.of(_config(tmp_path)))
     got, blobs = _streamed(w, b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}]}', 1)

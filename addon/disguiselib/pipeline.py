@@ -19,7 +19,7 @@ from .base.stream import BodyStream, Reverser
 from .config import Config
 from .errors import DisguiseError, LeakError, MaskError, NeverForward, NotTransformed, log_internal, reason
 from .rules.found import Memo, texts
-from .rules.knowing import knowing
+from .rules.knowing import of_session
 from .rules.rules import Restorer, Rules, Session
 from .wire.decoding import LIMIT, Decoded, decoder_for
 from .wire.sse import is_json_type
@@ -166,7 +166,7 @@ def _mask_request(
     warn()
     if body is not as_received(raw):
         forget_changed(scanned)
-    rules = knowing(cfg.rules, session)
+    rules = of_session(cfg.rules, session)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
@@ -270,7 +270,7 @@ def client_frame(conn: Connection, frame: Frame) -> Result:
     m = conn.mask(frame)
     if not isinstance(m, MaskedEvent):
         return m
-    rules = knowing(conn.rules, conn.session)
+    rules = of_session(conn.rules, conn.session)
     try:
         if m.rule is None:
             hit = leakguard.scan_body(frame.data, rules, None, "application/json")

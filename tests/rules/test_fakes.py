@@ -23,7 +23,7 @@ from disguiselib.base.masking import mask_body
 from disguiselib.config import build_config
 from disguiselib.errors import MaskError
 from disguiselib.rules import fakes, validators
-from disguiselib.rules.knowing import knowing
+from disguiselib.rules.knowing import of_session
 from disguiselib.rules.rules import Session
 from strategies import splits
 
@@ -200,8 +200,8 @@ def test_leak_guard_knows_a_fake_is_no_original() -> None:
     s = Session()
     masked = RULES.mask(f"card {card}", s)
     assert leakguard.first(RULES, masked) == "CARD_NUMBER"  # a fake card looks like one
-    assert leakguard.first(knowing(RULES, s), masked) is None
-    assert leakguard.first(knowing(RULES, s), f"card {card}") == "CARD_NUMBER"
+    assert leakguard.first(of_session(RULES, s), masked) is None
+    assert leakguard.first(of_session(RULES, s), f"card {card}") == "CARD_NUMBER"
 
 
 # -- restoring, however the text is cut ----------------------------------------------------

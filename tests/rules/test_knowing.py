@@ -1,5 +1,6 @@
-"""The leak guard's rule set for one request (rules/knowing.py): what the request's own
-disguises make is not an original; what the client wrote beside them still is."""
+"""The rule set the leak guard and the audit read a masked text with (rules/knowing.py):
+what the disguises in it make is not an original; what the client wrote beside them,
+enough for a rule alone, still is."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from disguiselib import leakguard
 from disguiselib.config import build_config
 from disguiselib.rules import mappings
-from disguiselib.rules.knowing import Knowing, knowing
+from disguiselib.rules.knowing import Knowing, Spans, knowing, of_session
 from disguiselib.rules.rules import Rules
 from disguiselib.rules.session import Session
 
@@ -33,33 +34,36 @@ def _session(rules: Rules, *texts: str) -> Session:
     return s
 
 
-def test_without_disguises_the_rules_are_the_rules(rules: Rules) -> None:
-    assert knowing(rules, None) is rules
-    assert knowing(rules, Session()) is rules
-    assert isinstance(knowing(rules, _session(rules, "Acme Corp")), Knowing)  # a literal's disguise is one
+def test_without_disguises_the_rules_are_the_rules() -> None:
+    plain = Rules(mappings.from_dict({"patterns": [{"name": "NUM", "regex": "[0-9]{6,}"}]}))
+    assert knowing(plain, ()) is plain and of_session(plain, None) is plain and of_session(plain, Session()) is plain
+    with_literal = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    assert isinstance(of_session(with_literal, None), Knowing)  # a literal's disguise is one
 
 
 def test_what_a_placeholder_makes_is_no_original(rules: Rules) -> None:
     """`:bob@corp.example.com` is no token (too short without a digit); `:[EMAIL_1]` is one
     to SECRET, by the placeholder's digit. The rules alone refuse it; knowing the request
-    does not (nor `Xy7kP9qLm2Zt:[EMAIL_1]`: SECRET takes no token in what the client
-    wrote there either). The client's own original beside a placeholder is refused."""
-    k = knowing(rules, _session(rules, "bob@corp.example.com"))
-    assert leakguard.first(rules, ":bob@corp.example.com", CTX) == "EMAIL"
-    for v, ctx in ((":", CTX), ("vault:", PW), ("mailto:", CTX), ("Xy7kP9qLm2Zt:", CTX)):
-        assert rules.find(ctx[0] + v + "bob@corp.example.com" + ctx[1])[0][0] == "EMAIL", v  # as masked
+    does not. A token beside the placeholder, and the client's own e-mail beside it, are
+    refused."""
+    k = of_session(rules, _session(rules, "bob@corp.example.com"))
+    for v, ctx in ((":", CTX), ("mailto:", CTX), ("ref:", CTX), (": ", PW)):
+        assert rules.find(ctx[0] + v + "bob@corp.example.com" + ctx[1])[0][0] == "EMAIL", v  # as it is masked
         assert leakguard.first(rules, v + "[EMAIL_1]", ctx) is not None, v
         assert leakguard.first(k, v + "[EMAIL_1]", ctx) is None, v
+    for sep in ":/-@":
+        assert leakguard.first(k, f"Xy7kP9qLm2Zt{sep}[EMAIL_1]", CTX) == "SECRET", sep
     assert leakguard.first(k, "[EMAIL_1] and bob@corp.example.com") == "EMAIL"
 
 
 def test_a_literals_disguise_is_no_password_but_what_follows_it_is(rules: Rules) -> None:
     """`"password": "Acme Corp"` goes out as `Zenith Labs`, which PASSWORD finds alone: not
-    refused. A password written on after the literal (the literal won the place, so
-    PASSWORD did not mask it) is: what the client wrote is there for the rule."""
-    k = knowing(rules, _session(rules, "Acme Corp"))
-    assert leakguard.first(rules, "Zenith Labs", PW) == "PASSWORD"
-    assert leakguard.first(k, "Zenith Labs", PW) is None
+    refused, nor with a space, a digit or a stop after it. A password written on after
+    the literal (the literal won the place, so PASSWORD did not mask it) is."""
+    k = of_session(rules, None)  # the literals' disguises are known without a session
+    for rest in ("", " ", "9", ".", ";", "; "):
+        assert leakguard.first(rules, "Zenith Labs" + rest, PW) == "PASSWORD"
+        assert leakguard.first(k, "Zenith Labs" + rest, PW) is None, rest
     assert leakguard.first(k, "Zenith Labs Hunter2xyz9", PW) == "PASSWORD"
     assert leakguard.first(k, "Hunter2xyz9", PW) == "PASSWORD"  # no disguise: as the rules say
 
@@ -68,54 +72,61 @@ def test_a_fake_is_no_original_and_a_span_equal_to_one_is_dropped_at_once() -> N
     rules = Rules(mappings.from_dict({"patterns": [{"name": "NUM", "regex": "[0-9]{6,}"}]}))
     s = Session()
     s.placeholders["123456"] = "987654"  # a fake (as disguise_fakes makes them)
-    k = knowing(rules, s)
+    k = of_session(rules, s)
     assert rules.find("id 123456") and k.find("id 123456") == []
     assert k.find("id 123456 and 555555") == [("NUM", 14, 20)]
-    # a span reaching past the fake into the client's own digits: the rule finds them
-    assert k.find("id 123456777") == [("NUM", 3, 12)]
+    # a span reaching past the fake into the client's own digits: an original where those
+    # are enough for the rule alone, not where they are not
+    assert k.find("id 123456777777") == [("NUM", 3, 15)]
+    assert rules.find("id 123456777") and k.find("id 123456777") == []
 
 
 _PIECE = st.text("ab é😀", max_size=4)
-_ORIG = st.sampled_from(["o", "oé", "o😀o😀o😀o😀o😀o😀o😀"])
 
 
 @settings(max_examples=400, deadline=None)
-@given(_PIECE, _PIECE, _PIECE, _ORIG, _ORIG, st.booleans(), st.sampled_from(["[^ ]+", r"[1qéa][^ \]q]*"]))
-def test_a_span_is_mapped_to_the_clients_text_wherever_the_disguises_lie(
-    before: str, mid: str, after: str, o1: str, o2: str, swap: bool, rx: str
+@given(_PIECE, _PIECE, _PIECE, st.booleans(), st.sampled_from(["[^ ]+", r"[1qéa][^ \]q]*", "[abé😀]{2,}"]))
+def test_a_span_is_an_original_where_the_rule_finds_it_with_the_disguises_taken_out(
+    before: str, mid: str, after: str, swap: bool, rx: str
 ) -> None:
-    """One rule (runs of anything but a space; or runs that begin and end inside a
-    disguise) over text in one-, two- and four-byte characters, two disguises (`[X_1]`,
-    `Zq`), each longer or shorter than its original, side by side or apart: a span
-    holding a disguise is an original exactly when, in the text as the client wrote it,
-    the rule finds there some of the client's own characters beside the originals.
-    Every span that holds no disguise is kept."""
-    rules = Rules(mappings.from_dict({"patterns": [{"name": "RUN", "regex": rx}]}))
+    """A rule over text in one-, two- and four-byte characters holding two disguises
+    (`[X_1]`, `Zq`; side by side or apart): a span holding a disguise is an original
+    exactly when the rule alone finds something overlapping what is left of it in the
+    text with the disguises taken out; a span holding none is kept; a span that is one
+    is dropped."""
+    rules = Rules(mappings.from_dict({"patterns": [{"name": "R", "regex": rx}]}))
     d1, d2 = ("Zq", "[X_1]") if swap else ("[X_1]", "Zq")
-    s = Session()
-    s.placeholders.update({d1: o1, d2: o2})
     text = before + d1 + mid + d2 + after
-    client = before + o1 + mid + o2 + after
-    # each disguise's place in text and its original's in the client's text
-    t1, c1 = len(before), len(before)
-    t2, c2 = t1 + len(d1) + len(mid), c1 + len(o1) + len(mid)
-    places = [(t1, t1 + len(d1), c1, c1 + len(o1)), (t2, t2 + len(d2), c2, c2 + len(o2))]
+    t1 = len(before)
+    t2 = t1 + len(d1) + len(mid)
+    places = [(t1, t1 + len(d1)), (t2, t2 + len(d2))]
+    left = before + mid + after
 
-    def to_client(p: int, end: bool) -> int:
-        shift = 0
-        for ts, te, cs, ce in places:
-            if ts < p < te:
-                return ce if end else cs
-            if p >= te:
-                shift = ce - te
-        return p + shift
+    def place(p: int) -> int:  # where p of text is in left (inside a disguise: where it was)
+        if p <= t1:
+            return p
+        if p <= t1 + len(d1):
+            return t1
+        if p <= t2:
+            return p - len(d1)
+        return t2 - len(d1) if p <= t2 + len(d2) else p - len(d1) - len(d2)
 
-    theirs = set(range(c1, c1 + len(o1))) | set(range(c2, c2 + len(o2)))
-    kept = knowing(rules, s).find(text)
+    kept = knowing(rules, [d1, d2]).find(text)
     for _, a, b in rules.find(text):
-        if not any(a < te and b > ts for ts, te, _, _ in places):
-            assert ("RUN", a, b) in kept
-            continue
-        ua, ub = to_client(a, False), to_client(b, True)
-        want = any(x < ub and y > ua and set(range(x, y)) - theirs for x, y in rules.rule_spans("RUN", client))
-        assert (("RUN", a, b) in kept) == want, (text, a, b)
+        if text[a:b] in (d1, d2):
+            want = False
+        elif not any(a < e and b > s for s, e in places):
+            want = True
+        else:
+            ua, ub = place(a), place(b)
+            want = any(x < ub and y > ua for x, y in rules.rule_spans("R", left))
+        assert (("R", a, b) in kept) == want, (text, a, b)
+
+
+def test_spans_are_answered_by_place_touching_is_not_overlapping() -> None:
+    """Spans: overlapping spans are joined, touching ones are not; a span that ends where
+    the asked range begins, or begins where it ends, is not in it."""
+    s = Spans([(2, 4), (0, 2), (6, 9), (7, 8)])
+    assert (s.starts, s.ends) == ([0, 2, 6], [2, 4, 9])
+    assert s.any_in(1, 3) and s.any_in(3, 7) and not s.any_in(4, 6) and s.any_in(8, 20)
+    assert not Spans([(6, 8)]).any_in(4, 6) and not Spans([(2, 4)]).any_in(4, 6) and not Spans([]).any_in(0, 9)

@@ -35,6 +35,7 @@ from ..apis.registry import BY_NAME
 from ..base import fields
 from ..errors import MaskError
 from ..leakguard import spans
+from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
 from ..wire.jsonspan import Rule
 from . import sseview, wsview
@@ -193,6 +194,7 @@ def table_walk(doc: object, table: Rule, answer: bool = False) -> Iterator[tuple
 class Auditor:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
+        self.known = knowing(rules, ())  # the literals' disguises (a flow's own: _originals_of)
         ms = rules.mappings
         self.disguise_of = {lit.original: lit.disguise for lit in ms.literals}
         disguises = sorted({lit.disguise for lit in ms.literals}, key=len, reverse=True)
@@ -203,15 +205,14 @@ class Auditor:
         )
         self._fake_rx: dict[frozenset[str], re.Pattern[str]] = {}  # a flow's fakes, as one regex
 
-    # originals: exactly what masking would replace (but a fake the flow issued: it looks
-    # like an original of its kind and is none)
+    # originals: exactly what masking would replace, read as the leak guard reads it: what
+    # the flow's disguises make is none (rules/knowing.py: a fake looks like an original of
+    # its kind; a placeholder's digit or a literal's disguise may complete a rule's match)
     def originals(
-        self, text: str, context: tuple | None = None, fakes: frozenset[str] = frozenset()
+        self, text: str, context: tuple | None = None, rules: Rules | None = None
     ) -> list[tuple[str, int, int]]:
         out = []
-        for label, a, b in spans(self.rules, text, context):
-            if fakes and text[a:b] in fakes:
-                continue
+        for label, a, b in spans(rules if rules is not None else self.known, text, context):
             if label == LITERALS:
                 what = f"literal (disguise {self.disguise_of.get(text[a:b], '?')!r})"
             else:
@@ -344,10 +345,13 @@ class Auditor:
         return out
 
     def _originals_of(self, r: Record) -> Callable[..., list[tuple[str, int, int]]]:
-        """originals() for r's texts: the fakes r issued are none."""
-        if not r.fakes:
+        """originals() for r's texts, knowing the placeholders and fakes r issued."""
+        sent = [m.content for m in r.messages or [] if wsview.sent_upstream(m)] + [r.sent]
+        issued = set(r.fakes).union(*(self.issued(b) for b in sent))
+        if not issued:
             return self.originals
-        return lambda t, ctx=None: self.originals(t, ctx, r.fakes)
+        rules = knowing(self.rules, issued)
+        return lambda t, ctx=None: self.originals(t, ctx, rules)
 
     def audit_record(self, r: Record) -> list[Finding]:
         out: list[Finding] = []

@@ -26,7 +26,7 @@ from ..config import Config
 from ..errors import MaskError, log_internal
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
-from ..rules.knowing import knowing
+from ..rules.knowing import of_session
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from .callables import Buffered
 from .flows import (
@@ -144,7 +144,7 @@ class Guard:
                 log.error(msg)
                 self._refuse(flow, rec, msg)
                 return None
-        rules = knowing(cfg.rules, rec.session)
+        rules = of_session(cfg.rules, rec.session)
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
             return self._recheck_off_loop(flow, rec, (r.path, headers, body, rules, rec.api))
         try:

@@ -1,8 +1,9 @@
-"""The leak guard's rule set for one request's masked text (sans I/O): what the request's
-own disguises make is not an original.
+"""The rule set the leak guard and the audit read a masked text with (sans I/O): what the
+disguises in it make is not an original.
 
-The guard reads the masked body again with the rules (leakguard.py). A disguise is text
-the rules may well find something in, alone or with what stands beside it:
+The guard reads the masked body again with the rules (leakguard.py), and the audit reads
+what went upstream (inspect/audit.py). A disguise is text the rules may well find
+something in, alone or with what stands beside it:
 - a fake is made to look like an original (a Luhn-valid card number, a token with its
   format's prefix);
 - a placeholder's digit turns `:bob@corp.example.com`, no token (SECRET wants a digit in a
@@ -10,19 +11,23 @@ the rules may well find something in, alone or with what stands beside it:
 - a literal's disguise is a value like any other: `{"password": "Acme Corp"}` goes out as
   `{"password": "Zenith Labs"}`, which PASSWORD finds.
 
-So a span the guard finds that holds a disguise is put to the text as the client wrote
-it: each disguise in the span back to its original, and the span's rule alone (as if no
-other rule were there to win before it: Rules.rule_spans) run over that. The span is an
-original when that rule finds something there that reaches outside the disguises'
-originals: some of what the client wrote is left in the masked text for the rule (a
-token written on after a placeholder, `Xy7kP9qLm2Zt:[EMAIL_1]`; a password after a
-literal, `Zenith Labs Hunter2xyz9`, which the literal's win at the same place left). What
-only the disguises make, or what lies wholly in what was masked, is not.
+So a span that holds a disguise (a placeholder or fake the request was given, or any
+literal's disguise) is an original only when its rule, alone (Rules.rule_spans), still
+finds something there in the text with every disguise taken out: what the client wrote
+beside the disguises is enough for the rule without them. `Zenith Labs ` or
+`Zenith Labs9` under `password` leave a space or a digit, no password; `:[EMAIL_1]`
+under `token` leaves `:`; `Zenith Labs Hunter2xyz9` (the literal won the place, so
+PASSWORD did not mask what follows) leaves one, and is refused. A span that is exactly
+a disguise is none; a span that holds none is what the rules say. Taking the disguises
+out needs no original, so the audit, which has none, reads a text as the guard does.
+(Taken out, not blanked: a blank of NULs or spaces is read as part of a value, and
+`:[EMAIL_1] ` under `password` would be a password of NULs.)
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import ahocorasick_rs
@@ -32,62 +37,51 @@ if TYPE_CHECKING:
 
 
 class Knowing:
-    """rules (find() as the guard asks it) for one request whose disguises (disguise ->
-    original) are known: find() without the spans those disguises make (module docstring)."""
+    """rules (find() as the guard asks it) knowing the disguises a masked text may hold:
+    find() without the spans those disguises make (module docstring)."""
 
-    __slots__ = ("_rules", "_originals", "_disguises", "_ac")
+    __slots__ = ("_rules", "_disguises", "_ac")
 
-    def __init__(self, rules: Any, originals: dict[str, str]) -> None:
+    def __init__(self, rules: Any, disguises: frozenset[str]) -> None:
         self._rules = rules
-        self._originals = originals
-        self._disguises = list(originals)
-        self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first holds more than one disguise
+        self._disguises = disguises
+        self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first holds more than one
 
     def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         found = self._rules.find(text, memo)
         if not found:
             return found
-        originals = self._originals
-        out = [sp for sp in found if text[sp[1] : sp[2]] not in originals]  # a span that is one: dropped at once
-        return Client(self, text).originals(out) if out else out
+        disguises = self._disguises
+        out = [sp for sp in found if text[sp[1] : sp[2]] not in disguises]  # a span that is one: dropped at once
+        return Blanked(self, text).originals(out) if out else out
 
     def disguises_in(self, text: str) -> list[tuple[int, int]]:
         """Every disguise in text: (start, end) in characters, in order, none overlapping
         (the longest at a place)."""
         if self._ac is None:
-            self._ac = ahocorasick_rs.AhoCorasick(self._disguises, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+            longest = ahocorasick_rs.MatchKind.LeftmostLongest
+            self._ac = ahocorasick_rs.AhoCorasick(list(self._disguises), matchkind=longest)
         return [(s, e) for _, s, e in self._ac.find_matches_as_indexes(text)]
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._rules, name)
 
 
-class Client:
-    """One masked text and the text as the client wrote it: every disguise in it back to
-    its original (made once, for the spans of one find())."""
+class Blanked:
+    """One masked text and what is left of it with every disguise in it taken out (made
+    once, for the spans of one find(); each span is then answered in logarithmic time:
+    a text of many spans is read in n log n)."""
 
-    __slots__ = ("knowing", "text", "at", "starts", "client", "shifts", "shown", "spans")
+    __slots__ = ("knowing", "text", "at", "starts", "gone", "found")
 
     def __init__(self, knowing: Knowing, text: str) -> None:
         self.knowing, self.text = knowing, text
         self.at = knowing.disguises_in(text)
         self.starts = [s for s, _ in self.at]
-        originals = knowing._originals
-        parts: list[str] = []
-        self.shifts: list[int] = []  # per disguise: how much longer the client's text is after it
-        self.shown: list[tuple[int, int]] = []  # the client's own characters, in the client's text
-        pos = shift = 0
+        self.gone = [0]  # per disguise: how much was taken out before it (and, last, in all)
         for s, e in self.at:
-            o = originals[text[s:e]]
-            parts += [text[pos:s], o]
-            self.shown.append((pos + shift, s + shift))
-            shift += len(o) - (e - s)
-            self.shifts.append(shift)
-            pos = e
-        parts.append(text[pos:])
-        self.shown.append((pos + shift, len(text) + shift))
-        self.client = "".join(parts)
-        self.spans: dict[str, list[tuple[int, int]]] = {}  # per rule: what it finds in the client's text
+            self.gone.append(self.gone[-1] + e - s)
+        self.found: dict[str, Spans] = {}  # per rule: what it finds in what is left
 
     def originals(self, found: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
         """Those of found (label, start, end in text) that are originals."""
@@ -96,37 +90,59 @@ class Client:
     def original(self, label: str, a: int, b: int) -> bool:
         """Is text[a:b], which label found, an original (module docstring)?"""
         j = bisect.bisect_left(self.starts, b)  # the disguises that begin before b
-        i = j
-        while i > 0 and self.at[i - 1][1] > a:
-            i -= 1
-        if i == j:
+        if j == 0 or self.at[j - 1][1] <= a:
             return True  # no disguise in it: the client's own text
-        ua, ub = self.place(a, False), self.place(b, True)
-        spans = self.spans.get(label)
-        if spans is None:
-            spans = self.spans[label] = self.knowing._rules.rule_spans(label, self.client)
-        shown = self.shown
-        return any(x < ub and y > ua and any(x < v1 and y > v0 for v0, v1 in shown if v1 > v0) for x, y in spans)
+        got = self.found.get(label)
+        if got is None:
+            got = self.found[label] = Spans(self.knowing._rules.rule_spans(label, self.left()))
+        return got.any_in(self.place(a), self.place(b))
 
-    def place(self, p: int, end: bool) -> int:
-        """Where the masked text's offset p is in the client's text (inside a disguise:
-        its original's start, or its end for a span's end)."""
+    def left(self) -> str:
+        """The text with every disguise in it taken out."""
+        text, pos = self.text, 0
+        parts: list[str] = []
+        for s, e in self.at:
+            parts.append(text[pos:s])
+            pos = e
+        parts.append(text[pos:])
+        return "".join(parts)
+
+    def place(self, p: int) -> int:
+        """Where the text's offset p is in what is left (inside a disguise: where it was)."""
         k = bisect.bisect_right(self.starts, p) - 1  # the last disguise that begins at or before p
         if k < 0:
             return p
         s, e = self.at[k]
-        before = self.shifts[k - 1] if k else 0
-        if s < p < e:
-            return s + before + (len(self.knowing._originals[self.text[s:e]]) if end else 0)
-        return p + (self.shifts[k] if p >= e else before)
+        return s - self.gone[k] if p < e else p - self.gone[k + 1]
 
 
-def knowing(rules: Any, session: Session | None) -> Any:
-    """rules, knowing one request's disguises (session: its placeholders and fakes, and
-    the disguises of the literals it replaced): Knowing. Rules itself when it has none
-    (every check as before)."""
-    if session is None or not (session.placeholders or session.literals):
-        return rules
-    originals = {rules.lit_forward[o]: o for o in session.literals}
-    originals.update(session.placeholders)
-    return Knowing(rules, originals)
+class Spans:
+    """One rule's spans in a text (Rules.rule_spans), those that overlap joined, in order."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        joined: list[list[int]] = []
+        for x, y in sorted(spans):
+            if joined and x < joined[-1][1]:
+                joined[-1][1] = max(joined[-1][1], y)
+            else:
+                joined.append([x, y])
+        self.starts = [x for x, _ in joined]
+        self.ends = [y for _, y in joined]
+
+    def any_in(self, a: int, b: int) -> bool:
+        """Does a span overlap [a, b)?"""
+        return bisect.bisect_right(self.ends, a) < bisect.bisect_left(self.starts, b)
+
+
+def knowing(rules: Any, disguises: Iterable[str]) -> Any:
+    """rules, knowing the disguises a masked text may hold besides the literals' (rules'
+    own): Knowing. Rules itself when there are none (every check as before)."""
+    every = frozenset(disguises).union(rules.lit_reverse)
+    return Knowing(rules, every) if every else rules
+
+
+def of_session(rules: Any, session: Session | None) -> Any:
+    """knowing() for one request masked with session: its placeholders and fakes."""
+    return knowing(rules, session.placeholders if session is not None else ())
