@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from fields_probe import ORIG, RULES, build
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sdk_fields import all_paths, load_tables
 
@@ -328,6 +328,9 @@ def _guard_texts(doc: object, rule: jsonspan.Rule) -> set[str]:
     for f in fields.walk(doc, rule):
         if f.rule is fields.NUMBER:
             continue
+        if f.rule is jsonspan.KEY and fields.looks_like_json(f.value):
+            out.add(f.value)  # the one difference by design (the test's docstring): as the masker reads it
+            continue
         for _, text, ctx in fields.texts(f.value, f.rule, f.key):
             out.add(text if ctx is None else ctx[0] + text + ctx[1])
     return out
@@ -335,6 +338,7 @@ def _guard_texts(doc: object, rule: jsonspan.Rule) -> set[str]:
 
 @settings(max_examples=400, deadline=None)
 @given(_DOC, st.sampled_from(_SHAPES))
+@example({'["\\b': None}, jsonspan.USER)  # a key shaped like JSON, an escape in it (CI's find)
 def test_the_masker_scans_what_the_guard_reads_in_any_document(doc: object, rule: jsonspan.Rule) -> None:
     """The texts masking's one scan reads (spanwalk.collect with masking.reads: its
     memo's keys) are the texts the guard reads (fields.walk, fields.texts), for any
@@ -353,5 +357,5 @@ def test_the_masker_scans_what_the_guard_reads_in_any_document(doc: object, rule
     except (KeyError, IndexError, TypeError, MaskError):
         return  # a document the table does not fit (the walks' own errors are tested apart)
     scanned = set(pieces)
-    assert not [t for t in scanned - guard if not fields.looks_like_json(t)], scanned - guard
+    assert scanned <= guard, scanned - guard
     assert not [t for t in guard - scanned if not _NUMBER.fullmatch(t) and not any(t in p for p in scanned)]

@@ -130,3 +130,18 @@ def test_spans_are_answered_by_place_touching_is_not_overlapping() -> None:
     assert (s.starts, s.ends) == ([0, 2, 6], [2, 4, 9])
     assert s.any_in(1, 3) and s.any_in(3, 7) and not s.any_in(4, 6) and s.any_in(8, 20)
     assert not Spans([(6, 8)]).any_in(4, 6) and not Spans([(2, 4)]).any_in(4, 6) and not Spans([]).any_in(0, 9)
+
+
+def test_a_literals_disguise_and_a_placeholder_side_by_side_are_both_taken_out(rules: Rules) -> None:
+    """The literals' disguises (the rules' automaton) and the request's placeholders (its
+    own) are found together, the longest at a place, none overlapping."""
+    k = of_session(rules, _session(rules, "bob@corp.example.com"))
+    assert k.disguises_in("x Zenith Labs[EMAIL_1] [EMAIL_1]") == [(2, 13), (13, 22), (23, 32)]
+    assert leakguard.first(rules, "Zenith Labs:[EMAIL_1]", PW) == "PASSWORD"
+    assert leakguard.first(k, "Zenith Labs:[EMAIL_1]", PW) is None
+    assert leakguard.first(k, "Zenith Labs:[EMAIL_1] Hunter2xyz9", PW) == "PASSWORD"
+    # own disguises that overlap the literal's: the leftmost, the longest there, then on
+    # from its end (what one automaton of them all would find)
+    both = knowing(rules, ["Zenith", "Labs:[EMAIL_1]", "[EMAIL_1]"])
+    assert both.disguises_in("Zenith Labs:[EMAIL_1]") == [(0, 11), (12, 21)]
+    assert both.disguises_in("Zenith Labs: Labs:[EMAIL_1]") == [(0, 11), (13, 27)]

@@ -37,30 +37,36 @@ if TYPE_CHECKING:
 
 
 class Knowing:
-    """rules (find() as the guard asks it) knowing the disguises a masked text may hold:
-    find() without the spans those disguises make (module docstring)."""
+    """rules (find() as the guard asks it) knowing the disguises a masked text may hold
+    (the literals' and own: a request's placeholders and fakes): find() without the
+    spans those disguises make (module docstring)."""
 
-    __slots__ = ("_rules", "_disguises", "_ac")
+    __slots__ = ("_rules", "_own", "_ac")
 
-    def __init__(self, rules: Any, disguises: frozenset[str]) -> None:
+    def __init__(self, rules: Any, own: frozenset[str]) -> None:
         self._rules = rules
-        self._disguises = disguises
-        self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first holds more than one
+        self._own = own
+        self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
 
     def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         found = self._rules.find(text, memo)
         if not found:
             return found
-        disguises = self._disguises
-        out = [sp for sp in found if text[sp[1] : sp[2]] not in disguises]  # a span that is one: dropped at once
+        own, theirs = self._own, self._rules.lit_reverse
+        out = [sp for sp in found if (d := text[sp[1] : sp[2]]) not in own and d not in theirs]  # one: dropped at once
         return Blanked(self, text).originals(out) if out else out
 
     def disguises_in(self, text: str) -> list[tuple[int, int]]:
         """Every disguise in text: (start, end) in characters, in order, none overlapping
-        (the longest at a place)."""
+        (the longest at a place: one automaton of the literals' and own, made when a
+        span first needs it: a text with no match, or whose matches are disguises
+        whole, never does)."""
         if self._ac is None:
+            every = self._own.union(self._rules.lit_reverse)
+            if not every:
+                return []
             longest = ahocorasick_rs.MatchKind.LeftmostLongest
-            self._ac = ahocorasick_rs.AhoCorasick(list(self._disguises), matchkind=longest)
+            self._ac = ahocorasick_rs.AhoCorasick(list(every), matchkind=longest)
         return [(s, e) for _, s, e in self._ac.find_matches_as_indexes(text)]
 
     def __getattr__(self, name: str) -> object:
@@ -139,8 +145,8 @@ class Spans:
 def knowing(rules: Any, disguises: Iterable[str]) -> Any:
     """rules, knowing the disguises a masked text may hold besides the literals' (rules'
     own): Knowing. Rules itself when there are none (every check as before)."""
-    every = frozenset(disguises).union(rules.lit_reverse)
-    return Knowing(rules, every) if every else rules
+    own = frozenset(disguises)
+    return Knowing(rules, own) if own or rules.lit_reverse else rules
 
 
 def of_session(rules: Any, session: Session | None) -> Any:

@@ -321,8 +321,8 @@ class Rules:
                     got.append((m[0], m[1]))
                     pos = max(m[1], m[0] + 1)
         if got and ascii_text is None:
-            offs = char_offsets(b, sorted({x for sp in got for x in sp}))
-            at = dict(zip(sorted({x for sp in got for x in sp}), offs, strict=True))
+            ends = sorted({x for sp in got for x in sp})
+            at = dict(zip(ends, char_offsets(b, ends), strict=True))
             got = [(at[x], at[y]) for x, y in got]
         return got
 
