@@ -145,3 +145,53 @@ def test_a_literals_disguise_and_a_placeholder_side_by_side_are_both_taken_out(r
     both = knowing(rules, ["Zenith", "Labs:[EMAIL_1]", "[EMAIL_1]"])
     assert both.disguises_in("Zenith Labs:[EMAIL_1]") == [(0, 11), (12, 21)]
     assert both.disguises_in("Zenith Labs: Labs:[EMAIL_1]") == [(0, 11), (13, 27)]
+
+
+def test_only_a_span_that_holds_a_disguise_and_is_none_costs_a_second_search(monkeypatch) -> None:
+    """What knowing costs: a span that is a disguise whole is dropped without the text's
+    disguises being looked for; a span that holds none (one that ends where a disguise
+    begins, or begins where one ends, included) is kept without a second search; the
+    rest cost one search of what is left per rule, whatever their number; memo is what
+    the rules' find() reads."""
+    from disguiselib.rules.found import NOTHING
+
+    rules = Rules(mappings.from_dict({"patterns": [{"name": "W", "regex": "[a-z]+"}]}))
+    k = knowing(rules, ["zq", "xy"])
+    calls: list[str] = []
+    real = rules.rule_spans
+
+    def counted(label: str, text: str) -> list[tuple[int, int]]:
+        calls.append(text)
+        return real(label, text)
+
+    monkeypatch.setattr(rules, "rule_spans", counted)
+    monkeypatch.setattr(Knowing, "disguises_in", lambda self, t: pytest.fail("looked for disguises"))
+    assert k.find("zq xy") == []  # each span a disguise whole
+    monkeypatch.undo()
+    monkeypatch.setattr(rules, "rule_spans", counted)
+    text = "zq ab xy cd zqef"  # disguises at 0, 6, 12; `ab`, `cd` hold none; `zqef` holds one
+    assert k.find(text) == [("W", 3, 5), ("W", 9, 11), ("W", 12, 16)] and calls == [" ab  cd ef"]
+    calls.clear()
+    assert k.find("zqab cdxy efzq gh") == [("W", 0, 4), ("W", 5, 9), ("W", 10, 14), ("W", 15, 17)]
+    assert calls == ["ab cd ef gh"]  # one search for the three spans holding a disguise
+    assert rules.find("ab") and k.find("ab", {"ab": NOTHING}) == []
+    calls.clear()
+    k2 = knowing(rules, ["[D]"])
+    assert k2.find("[D]ab cd[D]") == [("W", 3, 5), ("W", 6, 8)] and calls == []  # touching: none held
+    assert k.find("ab zqcd") == [("W", 0, 2), ("W", 3, 7)] and calls == ["ab cd"]
+    assert k.lit_reverse is rules.lit_reverse  # anything else: the rules' own
+
+
+def test_a_span_is_placed_in_what_is_left_after_each_disguise() -> None:
+    """A rule that finds a disguise's tail with what follows (`X_1]b`) but not what is left
+    (`ab`): the span is dropped, wherever the disguise lies (first or second in the text),
+    even where what is left holds the rule's match further on."""
+    rules = Rules(mappings.from_dict({"patterns": [{"name": "R", "regex": r"X_1\]b|Q_2\]b|zzz"}]}))
+    k = knowing(rules, ["[X_1]", "[Q_2]"])
+    assert rules.find("a[X_1]b zzz") == [("R", 2, 7), ("R", 8, 11)]
+    assert k.find("a[X_1]b zzz") == [("R", 8, 11)]
+    assert rules.find("[X_1] a[Q_2]b zzz")[0] == ("R", 8, 13)
+    assert k.find("[X_1] a[Q_2]b zzz") == [("R", 14, 17)]
+    assert k.find("[X_1]  a[Q_2]b ab zzz") == [("R", 18, 21)]
+    assert k.find("zzz a[X_1]b") == [("R", 0, 3)]  # a span begun inside a disguise: placed at its start
+    assert k.find("zzz[X_1]b") == [("R", 0, 3)]  # there, not before it: `zzz` in what is left ends there
