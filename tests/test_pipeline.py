@@ -522,12 +522,18 @@ def test_a_big_string_is_masked_and_checked_without_copies_of_it_piling_up(cfg, 
 # -- what a placeholder makes of the text around it is not an original --------------------
 
 
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory):
-    """MAPPING with the shipped patterns (SECRET, PASSWORD, ...) beside it."""
-    d: Path = tmp_path_factory.mktemp("shipped")
+@functools.cache
+def _shipped_cfg():  # noqa: ANN202 - a Config
+    """MAPPING with the shipped patterns (SECRET, PASSWORD, ...) beside it (built once: the
+    property below cannot take a fixture)."""
+    d = Path(tempfile.mkdtemp())
     (d / "m.yaml").write_text(MAPPING)
     return build_config([str(d / "m.yaml")], True, [])
+
+
+@pytest.fixture
+def shipped():  # noqa: ANN201 - a Config
+    return _shipped_cfg()
 
 
 def _tool_input(doc: dict) -> bytes:
@@ -593,13 +599,6 @@ _VALUE = st.builds(
 _KEY = st.sampled_from(["a", "text", "data", "password", "token", "api_key", "client_secret", "secret_ref", "auth"])
 _DOC = st.recursive(
     _VALUE | st.integers() | st.none(), lambda c: st.lists(c, max_size=4) | st.dictionaries(_KEY, c, max_size=4), max_leaves=16)
-
-
-@functools.cache
-def _shipped_cfg():
-    d = Path(tempfile.mkdtemp())
-    (d / "m.yaml").write_text(MAPPING)
-    return build_config([str(d / "m.yaml")], True, [])
 
 
 @settings(max_examples=300, deadline=None)
