@@ -142,7 +142,7 @@ def part_issue(c: Ctx, tmp) -> None:
         t, v = report.at_most(ratio, 1.15)
         print(f"    addon/plain wall {ratio:.2f} {report.figure('a', 'Chat stream of token deltas with split placeholders: addon/plain wall', f'{ratio:.2f}', t, v)}")
         extra = (cpu["addon"] - cpu["plain"]) * 1e6
-        t, v = report.at_most(extra, 2.0, " µs", "{:.1f}")
+        t, v = report.at_most(extra, 3.0, " µs", "{:.1f}")  # issue 29 (issue 16's was 2.0)
         print(f"    addon CPU over plain {extra:+.1f} µs/delta "
               f"{report.figure('a', 'the same Chat stream: addon CPU over plain per delta', f'{extra:+.1f} µs', t, v)}")  # fmt: skip
         # where the addon's CPU over plain goes: the capture (both sides kept for mitmweb,
