@@ -27,10 +27,14 @@ out needs no original, so the audit, which has none, reads a text as the guard d
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+import functools
+import re
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import ahocorasick_rs
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from .session import Session
@@ -58,16 +62,18 @@ class Knowing:
 
     def disguises_in(self, text: str) -> list[tuple[int, int]]:
         """Every disguise in text: (start, end) in characters, in order, none overlapping
-        (the longest at a place: one automaton of the literals' and own, made when a
-        span first needs it: a text with no match, or whose matches are disguises
-        whole, never does)."""
-        if self._ac is None:
-            every = self._own.union(self._rules.lit_reverse)
-            if not every:
-                return []
-            longest = ahocorasick_rs.MatchKind.LeftmostLongest
-            self._ac = ahocorasick_rs.AhoCorasick(list(every), matchkind=longest)
-        return [(s, e) for _, s, e in self._ac.find_matches_as_indexes(text)]
+        (the longest at a place, over the literals' and own together: `union`). The
+        literals' automaton is the rule set's own (made once); own's, when a span first
+        needs it (a text with no match, or whose matches are disguises whole, never
+        does)."""
+        if self._ac is None and self._own:
+            self._ac = ahocorasick_rs.AhoCorasick(list(self._own), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+        searches: list[Callable[[int], list[tuple[int, int]]]] = []
+        if self._rules.lit_reverse:
+            searches.append(functools.partial(self._rules.disguises_from, text))
+        if self._ac is not None:
+            searches.append(functools.partial(_matches, self._ac, text))
+        return union(searches)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._rules, name)
@@ -140,6 +146,48 @@ class Spans:
     def any_in(self, a: int, b: int) -> bool:
         """Does a span overlap [a, b)?"""
         return bisect.bisect_right(self.ends, a) < bisect.bisect_left(self.starts, b)
+
+
+def _matches(ac: ahocorasick_rs.AhoCorasick, text: str, pos: int) -> list[tuple[int, int]]:
+    """ac's leftmost-longest matches in text[pos:]: (start, end) in text (a text with a
+    lone surrogate: through its 3-byte form, as rules.Rules.disguises_from)."""
+    part = text[pos:] if pos else text
+    try:
+        found = [(s + pos, e + pos) for _, s, e in ac.find_matches_as_indexes(part)]
+    except UnicodeEncodeError:  # a lone surrogate, in no disguise: read as a NUL (one character for one)
+        return _matches(ac, _SURROGATE.sub("\0", text), pos)
+    return found
+
+
+def union(searches: list[Callable[[int], list[tuple[int, int]]]]) -> list[tuple[int, int]]:
+    """The leftmost-longest matches in one text over the union of several automata's
+    patterns, from each one's own leftmost-longest matches (search(pos): those in
+    text[pos:]). At each place the leftmost match of any, the longest there; one
+    automaton's list is searched again from a place only where a match of another cut
+    one of its matches, behind which it may have passed over a match of its own."""
+    if len(searches) == 1:
+        return searches[0](0)
+    lists = [search(0) for search in searches]
+    at = [0] * len(lists)
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        best: tuple[int, int] | None = None
+        for k, got in enumerate(lists):
+            i = at[k]
+            while i < len(got) and got[i][0] < pos:
+                if got[i][1] > pos:  # cut by the match taken: its automaton reads on from pos
+                    got = lists[k] = searches[k](pos)
+                    i = 0
+                    break
+                i += 1
+            at[k] = i
+            if i < len(got) and (best is None or got[i][0] < best[0] or (got[i][0] == best[0] and got[i][1] > best[1])):
+                best = got[i]
+        if best is None:
+            return out
+        out.append(best)
+        pos = best[1]
 
 
 def knowing(rules: Any, disguises: Iterable[str]) -> Any:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import ahocorasick_rs
@@ -44,6 +45,7 @@ from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .session import LITERALS, Session
+from .settle import settle
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
@@ -58,6 +60,24 @@ _DFA_MAX_CHARS = 200_000
 
 def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the constant it is
     return m[2]
+
+
+def in_context(
+    find: Callable[[str, dict | None], list[tuple[str, int, int]]],
+    text: str,
+    context: tuple[str, str] | None = None,
+    memo: dict | None = None,
+) -> list[tuple[str, int, int]]:
+    """find's spans in text read in context, as the masker reads it (Rules.mask_spans) and
+    the leak guard and the audit check it (leakguard.spans): (label, start, end) in text,
+    a pattern's match reaching into the context cut there; where a literal found would
+    reach into it, the spans of text alone."""
+    if context:
+        k, n = len(context[0]), len(text)
+        found = [(lab, a, b) for lab, a, b in find(context[0] + text + context[1], memo) if b > k and a < k + n]
+        if not any(lab == LITERALS and (a < k or b > k + n) for lab, a, b in found):
+            return [(lab, max(a, k) - k, min(b - k, n)) for lab, a, b in found]
+    return find(text, memo)
 
 
 def _automaton(cls, keys: list, total: int):
@@ -469,6 +489,10 @@ class Rules:
             return [(k, s + pos, e + pos) for k, s, e in found]
         return found
 
+    def disguises_from(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
+        """The literals' disguises in text[pos:], leftmost-longest: (start, end) in text."""
+        return [(s, e) for _, s, e in self._disguises_in(text, pos)] if self._dis_ac is not None else []
+
     def mask(
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
     ) -> str:
@@ -485,15 +509,7 @@ class Rules:
         before, `"` after), so that rules anchored on it (`password: …`) match; only
         what lies in text is replaced (a pattern's match reaching into the context is
         cut there; a literal that would, is looked for in text alone)."""
-        spans = None
-        if context:
-            k, n = len(context[0]), len(text)
-            found = self.find(context[0] + text + context[1], memo)
-            spans = [(label, max(a, k) - k, min(b - k, n)) for label, a, b in found if b > k and a < k + n]
-            if any(label == LITERALS and (a < k or b > k + n) for label, a, b in found if b > k and a < k + n):
-                spans = None
-        if spans is None:
-            spans = self.find(text, memo)
+        spans = in_context(self.find, text, context, memo)
         edits = edits_like(spans)
         forward = self.lit_forward
         lits: list[str] = []  # the literals' originals, counted at once
@@ -510,6 +526,8 @@ class Rules:
                 session.count(label, original)
         if lits:
             session.count_literals(lits)
+        if edits and type(edits) is list:  # (a big text's, in Columns: as it is; the guard then decides)
+            edits = settle(self, text, edits, session, context, memo)
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
