@@ -51,8 +51,16 @@ def test_a_text_nothing_was_replaced_in_is_not_read_again(rules: Rules, monkeypa
         raise AssertionError("read again")
 
     monkeypatch.setattr(settle, "settle", fail)
-    monkeypatch.setattr("disguiselib.rules.rules.settle", fail)
     assert rules.mask_spans("nothing to mask here", Session()) == []
+
+
+def test_a_text_of_longest_or_more_is_not_read_again(rules: Rules, monkeypatch) -> None:
+    """(Its result read whole again would be one more copy of a big text held.)"""
+    text = "Acme Corp Hunter2xyz9"
+    monkeypatch.setattr(settle, "LONGEST", len(text))
+    assert splice(text, rules.mask_spans(text, Session(), PW)) == "Zenith Labs Hunter2xyz9"
+    monkeypatch.setattr(settle, "LONGEST", len(text) + 1)
+    assert splice(text, rules.mask_spans(text, Session(), PW)) == "[PASSWORD_1]"
 
 
 def test_after_its_rounds_the_text_is_left_as_it_is(rules: Rules, monkeypatch) -> None:

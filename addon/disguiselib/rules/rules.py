@@ -36,7 +36,7 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import bigtext, fakes, linear, triggers
+from . import bigtext, fakes, linear, settle, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import CLEAN_MAX, NOTHING, Found, Known
@@ -45,7 +45,6 @@ from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .session import LITERALS, Session
-from .settle import settle
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
@@ -526,8 +525,8 @@ class Rules:
                 session.count(label, original)
         if lits:
             session.count_literals(lits)
-        if edits and type(edits) is list:  # (a big text's, in Columns: as it is; the guard then decides)
-            edits = settle(self, text, edits, session, context, memo)
+        if edits and len(text) < settle.LONGEST:
+            edits = settle.settle(self, text, edits, session, context, memo)
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:

@@ -21,7 +21,10 @@ takes every disguise out) is left to the guard too: a literal has no placeholder
 
 A text nothing was replaced in is never read again, so a body without originals costs
 nothing more; the guard's find() of a text the masker read here is then answered by the
-rule set's memory of it (found.Found).
+rule set's memory of it (found.Found). Nor is a text of LONGEST characters or more (a
+file of a MiB in a tool result): its result read whole once more would be one more copy
+of it held beside the body, its text and its document (tests/base/test_masking_scan.py
+bounds them); the guard decides for it, as for a text whose rounds ran out.
 """
 
 from __future__ import annotations
@@ -38,15 +41,19 @@ if TYPE_CHECKING:
 # How many times a text is read again at most (each a find() of the whole text): the
 # cases above settle in one.
 ROUNDS = 4
+# A text this long or longer is not read again (module docstring): a MiB of characters,
+# where a text's matches and edits are kept in columns too (bigtext.BIG).
+LONGEST = 1 << 20
 
 Edit = tuple[int, int, str]
 
 
 def settle(
-    rules: Any, text: str, edits: list[Edit], session: Session, context: tuple[str, str] | None, memo: dict | None
-) -> list[Edit]:
-    """edits (sorted, apart: what Rules.mask_spans made of text), with what their result,
-    read as the leak guard reads it, still shows masked too (module docstring)."""
+    rules: Any, text: str, edits: Any, session: Session, context: tuple[str, str] | None, memo: dict | None
+) -> Any:
+    """edits (sorted, apart: what Rules.mask_spans made of text; a list, or a big text's
+    Columns), with what their result, read as the leak guard reads it, still shows
+    masked too (module docstring). Where it shows nothing, edits themselves."""
     from .rules import in_context  # (rules.py imports this module)
 
     for _ in range(ROUNDS):
@@ -55,7 +62,7 @@ def settle(
         found = in_context(own.find, out, context, memo)
         if not found or any(label == LITERALS for label, _, _ in found):
             return edits
-        edits = widened(text, edits, found, session, rules)
+        edits = widened(text, list(edits), list(found), session, rules)  # (a big text's in Columns: read as lists)
     return edits
 
 
