@@ -183,21 +183,44 @@ def _ll(patterns: list[str]) -> ahocorasick_rs.AhoCorasick:
     return ahocorasick_rs.AhoCorasick(patterns, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
 
 
-def _search(ac, text):  # noqa: ANN001, ANN202
-    return lambda pos: [(s + pos, e + pos) for _, s, e in ac.find_matches_as_indexes(text[pos:])]
+def _search(patterns: list[str], text: str) -> tuple:
+    ac = _ll(patterns)
+    return (lambda pos, end=None: [(s + pos, e + pos) for _, s, e in ac.find_matches_as_indexes(text[pos:end])]), max(map(len, patterns))
 
 
 _PATS = st.lists(st.text("ab", min_size=1, max_size=4), min_size=1, max_size=5)
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.text("ab", max_size=40), _PATS, _PATS, _PATS)
+@settings(max_examples=1000, deadline=None)
+@given(st.text("ab", max_size=60), _PATS, _PATS, _PATS)
 @example("aab", ["ab"], ["aa"], ["b"])  # one automaton's match cut by another's, behind which it passed one
 @example("abba", ["b"], ["abb"], ["a"])
+@example("a" * 40 + "b", ["a" * 4], ["aab"], ["ab"])  # searched again in windows, doubled
 def test_the_union_of_automata_reads_as_one_automaton_of_their_patterns(text: str, a, b, c) -> None:
     want = [(s, e) for _, s, e in _ll(sorted(set(a + b + c))).find_matches_as_indexes(text)]
-    assert union([_search(_ll(p), text) for p in (a, b, c)]) == want
-    assert union([_search(_ll(a + b), text)]) == [(s, e) for _, s, e in _ll(a + b).find_matches_as_indexes(text)]
+    assert union(len(text), [_search(p, text) for p in (a, b, c)]) == want
+    assert union(len(text), [_search(a + b, text)]) == [(s, e) for _, s, e in _ll(a + b).find_matches_as_indexes(text)]
+
+
+def test_the_union_reads_each_place_a_bounded_number_of_times() -> None:
+    """A text where one automaton's every match is cut by another's (a literal's disguise
+    overlapping each placeholder): the characters read stay proportional to the text,
+    not to the text times the cuts."""
+    for n in (1_000, 2_000, 4_000):
+        text = "xyEMAIL_1]" * n
+        read = [0]
+        own, lit = _search(["[EMAIL_1]", "yEMAIL_1]"], text), _search(["xyEMA"], text)
+
+        def counted(search, text=text, read=read):  # noqa: ANN001, ANN202
+            def f(pos: int, end: int | None = None) -> list:
+                read[0] += (len(text) if end is None else end) - pos
+                return search(pos, end)
+
+            return f
+
+        got = union(len(text), [(counted(own[0]), own[1]), (counted(lit[0]), lit[1])])
+        assert got == [(s, e) for _, s, e in _ll(["[EMAIL_1]", "yEMAIL_1]", "xyEMA"]).find_matches_as_indexes(text)]
+        assert read[0] <= 4 * len(text), (n, read[0] / len(text))
 
 
 def test_a_lone_surrogate_is_read_beside_the_disguises(rules: Rules) -> None:

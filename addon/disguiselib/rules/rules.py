@@ -488,9 +488,17 @@ class Rules:
             return [(k, s + pos, e + pos) for k, s, e in found]
         return found
 
-    def disguises_from(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
-        """The literals' disguises in text[pos:], leftmost-longest: (start, end) in text."""
-        return [(s, e) for _, s, e in self._disguises_in(text, pos)] if self._dis_ac is not None else []
+    def disguises_from(self, text: str, pos: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+        """The literals' disguises in text[pos:end], leftmost-longest: (start, end) in text."""
+        if self._dis_ac is None:
+            return []
+        part = text[pos:end] if pos or end is not None else text
+        return [(s + pos, e + pos) for _, s, e in self._disguises_in(part, 0)]
+
+    @functools.cached_property
+    def dis_longest(self) -> int:
+        """The longest literal's disguise (knowing.union reads text in windows of it)."""
+        return max(map(len, self.lit_reverse), default=0)
 
     def mask(
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
