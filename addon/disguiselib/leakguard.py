@@ -41,7 +41,8 @@ from .base import bodies
 from .base.fields import GENERIC, NUMBER, Field, context_of, loads, path_text, plain, texts
 from .base.fieldwalk import first_unread
 from .base.wirespec import Slots
-from .rules.rules import LITERALS, Rules, in_context
+from .rules.rules import LITERALS, Rules
+from .rules.settle import in_context
 from .wire.jsonspan import Rule, transform_loose
 
 if TYPE_CHECKING:

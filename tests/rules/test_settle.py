@@ -231,3 +231,13 @@ def test_a_lone_surrogate_is_read_beside_the_disguises(rules: Rules) -> None:
     k = of_session(rules, s)
     text = "\ud800Zenith Labs [EMAIL_1]\udc00"
     assert k.disguises_in(text) == [(1, 12), (13, 22)]
+
+
+def test_a_text_is_read_in_its_context_as_the_masker_and_the_guard_read_it() -> None:
+    """A pattern's match reaching into the context is cut at it; where a literal found
+    would reach into it, the text is read alone (one reading: settle.in_context)."""
+    r = Rules(mappings.from_dict({"literals": {"k: v": "x"}, "patterns": [{"name": "KV", "regex": "key=[a-z]+"}]}))
+    assert settle.in_context(r.find, "=abc", ("key", "")) == [("KV", 0, 4)]
+    assert settle.in_context(r.find, "abc", ("key=", "def")) == [("KV", 0, 3)]
+    assert settle.in_context(r.find, " v key=ab", ("k:", "")) == [("KV", 3, 9)]  # the literal `k: v` reached in
+    assert settle.in_context(r.find, "key=ab", None) == [("KV", 0, 6)]

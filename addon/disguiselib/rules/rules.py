@@ -29,7 +29,6 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import ahocorasick_rs
@@ -45,6 +44,7 @@ from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .session import LITERALS, Session
+from .settle import in_context
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
@@ -59,24 +59,6 @@ _DFA_MAX_CHARS = 200_000
 
 def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the constant it is
     return m[2]
-
-
-def in_context(
-    find: Callable[[str, dict | None], list[tuple[str, int, int]]],
-    text: str,
-    context: tuple[str, str] | None = None,
-    memo: dict | None = None,
-) -> list[tuple[str, int, int]]:
-    """find's spans in text read in context, as the masker reads it (Rules.mask_spans) and
-    the leak guard and the audit check it (leakguard.spans): (label, start, end) in text,
-    a pattern's match reaching into the context cut there; where a literal found would
-    reach into it, the spans of text alone."""
-    if context:
-        k, n = len(context[0]), len(text)
-        found = [(lab, a, b) for lab, a, b in find(context[0] + text + context[1], memo) if b > k and a < k + n]
-        if not any(lab == LITERALS and (a < k or b > k + n) for lab, a, b in found):
-            return [(lab, max(a, k) - k, min(b - k, n)) for lab, a, b in found]
-    return find(text, memo)
 
 
 def _automaton(cls, keys: list, total: int):

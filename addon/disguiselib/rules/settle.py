@@ -29,6 +29,7 @@ bounds them); the guard decides for it, as for a text whose rounds ran out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..wire.text import splice
@@ -48,14 +49,30 @@ LONGEST = 1 << 20
 Edit = tuple[int, int, str]
 
 
+def in_context(
+    find: Callable[[str, dict | None], list[tuple[str, int, int]]],
+    text: str,
+    context: tuple[str, str] | None = None,
+    memo: dict | None = None,
+) -> list[tuple[str, int, int]]:
+    """find's spans in text read in context, as the masker reads it (Rules.mask_spans) and
+    the leak guard and the audit check it (leakguard.spans): (label, start, end) in text,
+    a pattern's match reaching into the context cut there; where a literal found would
+    reach into it, the spans of text alone."""
+    if context:
+        k, n = len(context[0]), len(text)
+        found = [(lab, a, b) for lab, a, b in find(context[0] + text + context[1], memo) if b > k and a < k + n]
+        if not any(lab == LITERALS and (a < k or b > k + n) for lab, a, b in found):
+            return [(lab, max(a, k) - k, min(b - k, n)) for lab, a, b in found]
+    return find(text, memo)
+
+
 def settle(
     rules: Any, text: str, edits: Any, session: Session, context: tuple[str, str] | None, memo: dict | None
 ) -> Any:
     """edits (sorted, apart: what Rules.mask_spans made of text; a list, or a big text's
     Columns), with what their result, read as the leak guard reads it, still shows
     masked too (module docstring). Where it shows nothing, edits themselves."""
-    from .rules import in_context  # (rules.py imports this module)
-
     for _ in range(ROUNDS):
         out = splice(text, edits)
         own = Knowing(rules, frozenset(rep for _, _, rep in edits))
