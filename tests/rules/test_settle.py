@@ -4,7 +4,6 @@ client wrote is what the new placeholder restores to."""
 
 from __future__ import annotations
 
-import ahocorasick_rs
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from disguiselib import leakguard
 from disguiselib.config import build_config
 from disguiselib.rules import mappings, settle
-from disguiselib.rules.knowing import of_session, union
+from disguiselib.rules.knowing import of_session
 from disguiselib.rules.rules import LITERALS, Rules
 from disguiselib.rules.session import Session
 from disguiselib.wire.text import splice
@@ -169,68 +168,12 @@ def _case(draw):  # noqa: ANN001, ANN202
 @given(_case())
 @example(("aaaa", [(1, 2, "XXX")], [("P", 0, 2), ("Q", 3, 5)]))  # two spans touching one edit: one region
 @example(("aaaa", [(1, 2, "XXX")], [("P", 0, 1), ("Q", 4, 5)]))  # beside it: apart, the edit kept
+@example(("aaaa", [], [("P", 0, 2), ("Q", 2, 4)]))  # side by side: two regions
 def test_a_span_found_in_the_result_is_the_text_under_it_widened_to_whole_edits(case) -> None:
     text, edits, found = case
     got = settle.widened(text, edits, found, _Named(), _NoFaker())  # type: ignore[arg-type]
     assert got == _reference(text, edits, found)
     assert all(a < b <= c for (a, b, _), (c, _, _) in zip(got, got[1:]))  # sorted, apart
-
-
-# -- union: leftmost-longest over several automata --------------------------------------
-
-
-def _ll(patterns: list[str]) -> ahocorasick_rs.AhoCorasick:
-    return ahocorasick_rs.AhoCorasick(patterns, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
-
-
-def _search(patterns: list[str], text: str) -> tuple:
-    ac = _ll(patterns)
-    return (lambda pos, end=None: [(s + pos, e + pos) for _, s, e in ac.find_matches_as_indexes(text[pos:end])]), max(map(len, patterns))
-
-
-_PATS = st.lists(st.text("ab", min_size=1, max_size=4), min_size=1, max_size=5)
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.text("ab", max_size=60), _PATS, _PATS, _PATS)
-@example("aab", ["ab"], ["aa"], ["b"])  # one automaton's match cut by another's, behind which it passed one
-@example("abba", ["b"], ["abb"], ["a"])
-@example("a" * 40 + "b", ["a" * 4], ["aab"], ["ab"])  # searched again in windows, doubled
-def test_the_union_of_automata_reads_as_one_automaton_of_their_patterns(text: str, a, b, c) -> None:
-    want = [(s, e) for _, s, e in _ll(sorted(set(a + b + c))).find_matches_as_indexes(text)]
-    assert union(len(text), [_search(p, text) for p in (a, b, c)]) == want
-    assert union(len(text), [_search(a + b, text)]) == [(s, e) for _, s, e in _ll(a + b).find_matches_as_indexes(text)]
-
-
-def test_the_union_reads_each_place_a_bounded_number_of_times() -> None:
-    """A text where one automaton's every match is cut by another's (a literal's disguise
-    overlapping each placeholder): the characters read stay proportional to the text,
-    not to the text times the cuts."""
-    for n in (1_000, 2_000, 4_000):
-        text = "xyEMAIL_1]" * n
-        read = [0]
-        own, lit = _search(["[EMAIL_1]", "yEMAIL_1]"], text), _search(["xyEMA"], text)
-
-        def counted(search, text=text, read=read):  # noqa: ANN001, ANN202
-            def f(pos: int, end: int | None = None) -> list:
-                read[0] += (len(text) if end is None else end) - pos
-                return search(pos, end)
-
-            return f
-
-        got = union(len(text), [(counted(own[0]), own[1]), (counted(lit[0]), lit[1])])
-        assert got == [(s, e) for _, s, e in _ll(["[EMAIL_1]", "yEMAIL_1]", "xyEMA"]).find_matches_as_indexes(text)]
-        assert read[0] <= 4 * len(text), (n, read[0] / len(text))
-
-
-def test_a_lone_surrogate_is_read_beside_the_disguises(rules: Rules) -> None:
-    """A decoded JSON string may hold half a surrogate pair: the disguises around it are
-    still found, at their places."""
-    s = Session()
-    rules.mask("bob@corp.example.com", s)
-    k = of_session(rules, s)
-    text = "\ud800Zenith Labs [EMAIL_1]\udc00"
-    assert k.disguises_in(text) == [(1, 12), (13, 22)]
 
 
 def test_a_text_is_read_in_its_context_as_the_masker_and_the_guard_read_it() -> None:
@@ -241,3 +184,61 @@ def test_a_text_is_read_in_its_context_as_the_masker_and_the_guard_read_it() -> 
     assert settle.in_context(r.find, "abc", ("key=", "def")) == [("KV", 0, 3)]
     assert settle.in_context(r.find, " v key=ab", ("k:", "")) == [("KV", 3, 9)]  # the literal `k: v` reached in
     assert settle.in_context(r.find, "key=ab", None) == [("KV", 0, 6)]
+
+
+def test_what_is_read_in_context_lies_in_the_text() -> None:
+    """A match wholly in the context, or touching the text only at its edge, is none of
+    the text's; a literal that begins or ends where the text does lies in it (the
+    context is still read: a pattern that needs it is found)."""
+    r = Rules(mappings.from_dict({"literals": {"k: v": "x"},
+                                  "patterns": [{"name": "KEY", "regex": "key="}, {"name": "END", "regex": "END"},
+                                               {"name": "Z", "regex": "Z[0-9]{2}"}, {"name": "N", "regex": "[0-9]{2}Y"}]}))  # fmt: skip
+    assert settle.in_context(r.find, "ab", ("key=", "")) == []
+    assert settle.in_context(r.find, "ab", ("", "END")) == []
+    assert settle.in_context(r.find, "ab", ("key=", "END")) == []
+    assert settle.in_context(r.find, "k: v Z1", ("", "2")) == [(LITERALS, 0, 4), ("Z", 5, 7)]
+    assert settle.in_context(r.find, "1Y k: v", ("9", "")) == [("N", 0, 2), (LITERALS, 3, 7)]
+
+
+def test_the_memo_reaches_every_find(rules: Rules) -> None:
+    """What masking's scan found (the memo) is handed to each find(), in context or not,
+    the masker's second look's too."""
+    memos: list = []
+
+    def find(text: str, memo=None):  # noqa: ANN001, ANN202
+        memos.append(memo)
+        return []
+
+    memo = {"x": None}
+    settle.in_context(find, "t", ("a", "b"), memo)
+    settle.in_context(find, "t", None, memo)
+    assert memos == [memo, memo]
+    seen: list = []
+    real = Rules.find
+
+    def spy(self, text: str, memo=None):  # noqa: ANN001, ANN202
+        seen.append(memo)
+        return real(self, text, memo)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Rules, "find", spy)
+        rules.mask_spans("Acme Corp Hunter2xyz9", Session(), PW, memo)
+    assert len(seen) >= 2 and all(m is memo for m in seen)
+
+
+def test_what_the_second_look_masks_is_counted_and_faked_as_any_original(tmp_path) -> None:
+    """The new placeholder is counted under its rule, and with disguise_fakes it is the
+    rule's fake, as any other original's."""
+    from disguiselib.rules import fakes
+
+    (tmp_path / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    text = "x.Acme Corp@corp.example.com"
+    plain = build_config([str(tmp_path / "m.yaml")], True, []).rules
+    s = Session()
+    assert splice(text, plain.mask_spans(text, s)) == "x.[EMAIL_1]"
+    assert s.placeholders == {"[EMAIL_1]": "Acme Corp@corp.example.com"} and s.counts == {"literals": 1, "EMAIL": 1}
+    faked = build_config([str(tmp_path / "m.yaml")], True, [], fakes.load_key(str(tmp_path / "fakes.key"))).rules
+    s = Session()
+    got = splice(text, faked.mask_spans(text, s))
+    (fake,) = s.placeholders
+    assert got == "x." + fake and "@" in fake and "[" not in fake and s.placeholders[fake] == "Acme Corp@corp.example.com"

@@ -150,7 +150,7 @@ class Spans:
         return bisect.bisect_right(self.ends, a) < bisect.bisect_left(self.starts, b)
 
 
-def _matches(ac: ahocorasick_rs.AhoCorasick, text: str, pos: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+def _matches(ac: ahocorasick_rs.AhoCorasick, text: str, pos: int, end: int | None) -> list[tuple[int, int]]:
     """ac's leftmost-longest matches in text[pos:end]: (start, end) in text."""
     part = text[pos:end] if pos or end is not None else text
     try:
