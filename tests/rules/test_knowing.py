@@ -291,6 +291,20 @@ def test_a_cut_match_is_searched_again_in_a_window_of_twice_the_longest_pattern(
     text = "abc" + "x" * 40
     assert union(len(text), [_counting(["ab"], text, []), _counting(["bc"], text, calls)]) == [(0, 2)]
     assert calls == [(0, None), (2, 18), (2, 34), (2, None)]  # 16 at least, doubled while nothing is found
+    for pad, want, searched in (
+        (15, [(0, 2)], [(0, None), (2, None)]),  # the first window reaches the text's end: to its end, once
+        (12, [(0, 2), (15, 20)], [(0, None), (2, 18), (2, 34)]),  # `x` first, `xyyyy` past the window: doubled
+        (10, [(0, 2), (13, 18)], [(0, None), (2, 18)]),  # `xyyyy` ends where the window does: certain
+    ):
+        text = "abc" + "-" * pad + ("xyyyy" + "-" * 30 if pad < 15 else "")  # (pad 15: 18 characters in all)
+        calls.clear()
+        assert union(len(text), [_counting(["ab"], text, []), _counting(["bc", "x", "xyyyy"], text, calls)]) == want, pad
+        assert calls == searched, pad
+    # a cut match that stays cut while the other's matches are taken inside it: searched again once
+    text = "abccc"
+    calls.clear()
+    assert union(len(text), [_counting(["ab", "c"], text, []), _counting(["bccc"], text, calls)]) == [(0, 2), (2, 3), (3, 4), (4, 5)]
+    assert calls == [(0, None), (2, None)]
 
 
 def test_an_automatons_matches_are_read_in_its_text_window_alone() -> None:
