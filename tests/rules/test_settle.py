@@ -170,6 +170,7 @@ def _case(draw):  # noqa: ANN001, ANN202
 @example(("aaaa", [(1, 2, "XXX")], [("P", 0, 1), ("Q", 4, 5)]))  # beside it: apart, the edit kept
 @example(("aaaa", [], [("P", 0, 2), ("Q", 2, 4)]))  # side by side: two regions
 @example(("aaaa", [(0, 1, "XX"), (2, 3, "XXX")], [("P", 2, 4)]))  # ends inside the second edit's replacement
+@example(("aaaa", [(0, 1, "X"), (2, 3, "Y")], [("P", 0, 1)]))  # the edit after the region's is kept
 def test_a_span_found_in_the_result_is_the_text_under_it_widened_to_whole_edits(case) -> None:
     text, edits, found = case
     got = settle.widened(text, edits, found, _Named(), _NoFaker())  # type: ignore[arg-type]
