@@ -10,7 +10,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib import leakguard
-from disguiselib.config import build_config
 from disguiselib.rules import mappings
 from disguiselib.rules.knowing import Knowing, Spans, _matches, knowing, of_session, union
 from disguiselib.rules.rules import Rules
@@ -20,12 +19,9 @@ CTX = ('"token": "', '"')
 PW = ('"password": "', '"')
 
 
-@pytest.fixture(scope="module")
-def rules(tmp_path_factory) -> Rules:
-    """A literal, with the shipped patterns (SECRET, PASSWORD, EMAIL, ...) beside it."""
-    d = tmp_path_factory.mktemp("m")
-    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
-    return build_config([str(d / "m.yaml")], True, []).rules
+@pytest.fixture
+def rules(acme_rules: Rules) -> Rules:
+    return acme_rules  # (tests/rules/conftest.py)
 
 
 def _session(rules: Rules, *texts: str) -> Session:

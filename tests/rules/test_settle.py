@@ -19,12 +19,9 @@ from disguiselib.wire.text import splice
 PW = ('"password": "', '"')
 
 
-@pytest.fixture(scope="module")
-def rules(tmp_path_factory) -> Rules:
-    """A literal, with the shipped patterns (PASSWORD, PHONE, EMAIL, ...) beside it."""
-    d = tmp_path_factory.mktemp("m")
-    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
-    return build_config([str(d / "m.yaml")], True, []).rules
+@pytest.fixture
+def rules(acme_rules: Rules) -> Rules:
+    return acme_rules  # (tests/rules/conftest.py)
 
 
 @pytest.mark.parametrize(
