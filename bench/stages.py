@@ -12,7 +12,8 @@ and "other" add up to the total:
     shapes       masking.present_placeholders: placeholder-shaped text the client sent
     walk         spanwalk.collect: the masker's walk of the selected strings
     prescan      Rules.prescan: masking's scan of the texts
-    mask         Rules.mask_spans: the strings the scan marked, masked (find() inside)
+    mask         Rules.mask_spans: the strings the scan marked, masked (find() inside), and
+                 what masking made of each read again as the guard will (rules/settle.py)
     apply        masking.mask_doc's own: each masked string's edits in JSON text (escaped,
                  mapped to the token's raw offsets), what the scan found marked spent
     warning      pipeline._warn_present_disguise: the client's own disguises looked for

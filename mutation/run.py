@@ -77,7 +77,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                    "tests/test_shared_parse.py", "tests/base/test_fieldwalk.py"]),
     # what the disguises in a masked text make is no original: the guard's and the audit's
     "knowing": ("rules/knowing.py", ["tests/rules/test_knowing.py", "tests/test_pipeline.py",
-                                     "tests/rules/test_fakes.py"]),
+                                     "tests/rules/test_fakes.py", "tests/rules/test_settle.py"]),
+    # the masker's second look: what masking one original revealed is masked too
+    "settle": ("rules/settle.py", ["tests/rules/test_settle.py", "tests/test_pipeline.py",
+                                   "tests/rules/test_knowing.py"]),
     "pipeline": ("pipeline.py", ["tests/test_pipeline.py", "tests/base/test_masking_scan.py",
                                  "tests/base/test_stream_endings.py", "tests/mitm/test_addon.py",
                                  "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py"]),

@@ -42,6 +42,7 @@ from .base.fields import GENERIC, NUMBER, Field, context_of, loads, path_text, p
 from .base.fieldwalk import first_unread
 from .base.wirespec import Slots
 from .rules.rules import LITERALS, Rules
+from .rules.settle import in_context
 from .wire.jsonspan import Rule, transform_loose
 
 if TYPE_CHECKING:
@@ -70,13 +71,7 @@ def spans(
     """The spans masking would replace in text, read in context as Rules.mask_spans
     reads it: (label, start, end) in text (a match reaching into the context is cut).
     memo: what Rules.prescan found in the texts it scanned (see scan_request)."""
-    if context is None:
-        return rules.find(text, memo)
-    k, n = len(context[0]), len(text)
-    found = [(lab, a, b) for lab, a, b in rules.find(context[0] + text + context[1], memo) if b > k and a < k + n]
-    if any(lab == LITERALS and (a < k or b > k + n) for lab, a, b in found):
-        return rules.find(text, memo)  # mask_spans looks for literals in the text alone then
-    return [(lab, max(a, k) - k, min(b - k, n)) for lab, a, b in found]
+    return in_context(rules.find, text, context, memo)
 
 
 def first(rules: Rules, text: str, context: tuple[str, str] | None = None, memo: dict | None = None) -> str | None:

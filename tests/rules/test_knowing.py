@@ -4,14 +4,14 @@ enough for a rule alone, still is."""
 
 from __future__ import annotations
 
+import ahocorasick_rs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib import leakguard
-from disguiselib.config import build_config
 from disguiselib.rules import mappings
-from disguiselib.rules.knowing import Knowing, Spans, knowing, of_session
+from disguiselib.rules.knowing import Knowing, Spans, _matches, knowing, of_session, union
 from disguiselib.rules.rules import Rules
 from disguiselib.rules.session import Session
 
@@ -19,12 +19,9 @@ CTX = ('"token": "', '"')
 PW = ('"password": "', '"')
 
 
-@pytest.fixture(scope="module")
-def rules(tmp_path_factory) -> Rules:
-    """A literal, with the shipped patterns (SECRET, PASSWORD, EMAIL, ...) beside it."""
-    d = tmp_path_factory.mktemp("m")
-    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
-    return build_config([str(d / "m.yaml")], True, []).rules
+@pytest.fixture
+def rules(acme_rules: Rules) -> Rules:
+    return acme_rules  # (tests/rules/conftest.py)
 
 
 def _session(rules: Rules, *texts: str) -> Session:
@@ -195,3 +192,127 @@ def test_a_span_is_placed_in_what_is_left_after_each_disguise() -> None:
     assert k.find("[X_1]  a[Q_2]b ab zzz") == [("R", 18, 21)]
     assert k.find("zzz a[X_1]b") == [("R", 0, 3)]  # a span begun inside a disguise: placed at its start
     assert k.find("zzz[X_1]b") == [("R", 0, 3)]  # there, not before it: `zzz` in what is left ends there
+
+
+# -- union: leftmost-longest over several automata --------------------------------------
+
+
+def _ll(patterns: list[str]) -> ahocorasick_rs.AhoCorasick:
+    return ahocorasick_rs.AhoCorasick(patterns, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+
+
+def _search(patterns: list[str], text: str) -> tuple:
+    ac = _ll(patterns)
+    return (lambda pos, end=None: [(s + pos, e + pos) for _, s, e in ac.find_matches_as_indexes(text[pos:end])]), max(map(len, patterns))
+
+
+_PATS = st.lists(st.text("ab", min_size=1, max_size=4), min_size=1, max_size=5)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text("abc", max_size=120), _PATS, _PATS, _PATS)  # (c: in no pattern, a gap a window may fall in)
+@example("aab", ["ab"], ["aa"], ["b"])  # one automaton's match cut by another's, behind which it passed one
+@example("abba", ["b"], ["abb"], ["a"])
+@example("ab", ["a"], ["ab"], ["b"])  # at one place, the longer of two automata's
+@example("a" * 40 + "b", ["a" * 4], ["aab"], ["ab"])  # searched again in windows, doubled
+@example("aab" + "c" * 40 + "ab", ["ab"], ["aa"], ["b"])  # a window with nothing in it, short of the end
+@example("aab" + "c" * 13 + "abbbb", ["ab"], ["aa"], ["b", "abbbb"])  # a window's first match not yet certain
+def test_the_union_of_automata_reads_as_one_automaton_of_their_patterns(text: str, a, b, c) -> None:
+    want = [(s, e) for _, s, e in _ll(sorted(set(a + b + c))).find_matches_as_indexes(text)]
+    assert union(len(text), [_search(p, text) for p in (a, b, c)]) == want
+    assert union(len(text), [_search(a + b, text)]) == [(s, e) for _, s, e in _ll(a + b).find_matches_as_indexes(text)]
+
+
+def test_the_union_reads_each_place_a_bounded_number_of_times() -> None:
+    """A text where one automaton's every match is cut by another's (a literal's disguise
+    overlapping each placeholder): the characters read stay proportional to the text,
+    not to the text times the cuts."""
+    for n in (1_000, 2_000, 4_000):
+        text = "xyEMAIL_1]" * n
+        read = [0]
+        own, lit = _search(["[EMAIL_1]", "yEMAIL_1]"], text), _search(["xyEMA"], text)
+
+        def counted(search, text=text, read=read):  # noqa: ANN001, ANN202
+            def f(pos: int, end: int | None = None) -> list:
+                read[0] += (len(text) if end is None else end) - pos
+                return search(pos, end)
+
+            return f
+
+        got = union(len(text), [(counted(own[0]), own[1]), (counted(lit[0]), lit[1])])
+        assert got == [(s, e) for _, s, e in _ll(["[EMAIL_1]", "yEMAIL_1]", "xyEMA"]).find_matches_as_indexes(text)]
+        assert read[0] <= 4 * len(text), (n, read[0] / len(text))
+
+
+def test_a_lone_surrogate_is_read_beside_the_disguises(rules: Rules) -> None:
+    """A decoded JSON string may hold half a surrogate pair: the disguises around it are
+    still found, at their places."""
+    s = Session()
+    rules.mask("bob@corp.example.com", s)
+    k = of_session(rules, s)
+    text = "\ud800Zenith Labs [EMAIL_1]\udc00"
+    assert k.disguises_in(text) == [(1, 12), (13, 22)]
+
+
+def _counting(patterns: list[str], text: str, calls: list) -> tuple:
+    search, longest = _search(patterns, text)
+
+    def f(pos: int, end: int | None = None) -> list:
+        calls.append((pos, end))
+        return search(pos, end)
+
+    return f, longest
+
+
+def test_matches_side_by_side_are_read_from_each_automatons_first_search() -> None:
+    """Where no match of one cuts another's, each automaton is searched once, from the
+    text's start."""
+    calls: list = []
+    text = "ab" * 5
+    assert union(len(text), [_counting(["a"], text, calls), _counting(["b"], text, calls)]) == [
+        (i, i + 1) for i in range(10)
+    ]
+    assert calls == [(0, None), (0, None)]
+
+
+def test_a_cut_match_is_searched_again_in_a_window_of_twice_the_longest_pattern() -> None:
+    """A match of the other automaton cuts `bc…`: the cut one is searched again from
+    the cut's end, over twice its longest pattern (at least 16 characters), and once."""
+    text = "ab" + "c" * 20 + "bc" + "x" * 60
+    calls: list = []
+    got = union(len(text), [_counting(["ab"], text, []), _counting(["b" + "c" * 20, "bc"], text, calls)])
+    assert got == [(0, 2), (22, 24)]
+    assert calls == [(0, None), (2, 2 + 2 * 21)]
+    calls.clear()
+    text = "abc" + "x" * 40
+    assert union(len(text), [_counting(["ab"], text, []), _counting(["bc"], text, calls)]) == [(0, 2)]
+    assert calls == [(0, None), (2, 18), (2, 34), (2, None)]  # 16 at least, doubled while nothing is found
+    for pad, want, searched in (
+        (15, [(0, 2)], [(0, None), (2, None)]),  # the first window reaches the text's end: to its end, once
+        (12, [(0, 2), (15, 20)], [(0, None), (2, 18), (2, 34)]),  # `x` first, `xyyyy` past the window: doubled
+        (10, [(0, 2), (13, 18)], [(0, None), (2, 18)]),  # `xyyyy` ends where the window does: certain
+    ):
+        text = "abc" + "-" * pad + ("xyyyy" + "-" * 30 if pad < 15 else "")  # (pad 15: 18 characters in all)
+        calls.clear()
+        assert union(len(text), [_counting(["ab"], text, []), _counting(["bc", "x", "xyyyy"], text, calls)]) == want, pad
+        assert calls == searched, pad
+    # a cut match that stays cut while the other's matches are taken inside it: searched again once
+    text = "abccc"
+    calls.clear()
+    assert union(len(text), [_counting(["ab", "c"], text, []), _counting(["bccc"], text, calls)]) == [(0, 2), (2, 3), (3, 4), (4, 5)]
+    assert calls == [(0, None), (2, None)]
+
+
+def test_an_automatons_matches_are_read_in_its_text_window_alone() -> None:
+    ac = ahocorasick_rs.AhoCorasick(["ab"], matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+    assert _matches(ac, "ab ab ab", 0, 4) == [(0, 2)]
+    assert _matches(ac, "ab ab ab", 1, 5) == [(3, 5)]
+    assert _matches(ac, "ab ab ab", 0, None) == [(0, 2), (3, 5), (6, 8)]
+    assert _matches(ac, "\ud800ab ab", 0, 4) == [(1, 3)]  # a lone surrogate: read as one character still
+    assert _matches(ac, "\ud800ab ab", 2, None) == [(4, 6)]
+
+
+def test_own_disguises_are_read_longest_first(rules: Rules) -> None:
+    """Own disguises that begin alike (fakes may): the longest at a place."""
+    k = Knowing(rules, frozenset({"ab", "abcd"}))
+    assert k.disguises_in("xabcdx ab") == [(1, 5), (7, 9)]

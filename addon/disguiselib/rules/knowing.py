@@ -27,10 +27,14 @@ out needs no original, so the audit, which has none, reads a text as the guard d
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+import functools
+import re
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import ahocorasick_rs
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from .session import Session
@@ -41,12 +45,13 @@ class Knowing:
     (the literals' and own: a request's placeholders and fakes): find() without the
     spans those disguises make (module docstring)."""
 
-    __slots__ = ("_rules", "_own", "_ac")
+    __slots__ = ("_rules", "_own", "_ac", "_longest")
 
     def __init__(self, rules: Any, own: frozenset[str]) -> None:
         self._rules = rules
         self._own = own
         self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
+        self._longest = 0  # own's longest
 
     def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         found = self._rules.find(text, memo)
@@ -58,16 +63,19 @@ class Knowing:
 
     def disguises_in(self, text: str) -> list[tuple[int, int]]:
         """Every disguise in text: (start, end) in characters, in order, none overlapping
-        (the longest at a place: one automaton of the literals' and own, made when a
-        span first needs it: a text with no match, or whose matches are disguises
-        whole, never does)."""
-        if self._ac is None:
-            every = self._own.union(self._rules.lit_reverse)
-            if not every:
-                return []
-            longest = ahocorasick_rs.MatchKind.LeftmostLongest
-            self._ac = ahocorasick_rs.AhoCorasick(list(every), matchkind=longest)
-        return [(s, e) for _, s, e in self._ac.find_matches_as_indexes(text)]
+        (the longest at a place, over the literals' and own together: `union`). The
+        literals' automaton is the rule set's own (made once); own's, when a span first
+        needs it (a text with no match, or whose matches are disguises whole, never
+        does)."""
+        if self._ac is None and self._own:
+            self._ac = ahocorasick_rs.AhoCorasick(list(self._own), matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+            self._longest = max(map(len, self._own))
+        searches: list[tuple[Search, int]] = []
+        if self._rules.lit_reverse:
+            searches.append((functools.partial(self._rules.disguises_from, text), self._rules.dis_longest))
+        if self._ac is not None:
+            searches.append((functools.partial(_matches, self._ac, text), self._longest))
+        return union(len(text), searches)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._rules, name)
@@ -140,6 +148,73 @@ class Spans:
     def any_in(self, a: int, b: int) -> bool:
         """Does a span overlap [a, b)?"""
         return bisect.bisect_right(self.ends, a) < bisect.bisect_left(self.starts, b)
+
+
+def _matches(ac: ahocorasick_rs.AhoCorasick, text: str, pos: int, end: int | None) -> list[tuple[int, int]]:
+    """ac's leftmost-longest matches in text[pos:end]: (start, end) in text."""
+    part = text[pos:end] if pos or end is not None else text
+    try:
+        return [(s + pos, e + pos) for _, s, e in ac.find_matches_as_indexes(part)]
+    except UnicodeEncodeError:  # a lone surrogate, in no disguise: read as a NUL (one character for one)
+        return _matches(ac, _SURROGATE.sub("\0", text), pos, end)
+
+
+# search(pos, end): an automaton's leftmost-longest matches in text[pos:end] (end None:
+# to the text's end), as (start, end) in text
+Search = Callable[[int, int | None], list[tuple[int, int]]]
+_NONE = (1 << 62, 1 << 62)  # no match from here on
+
+
+def union(n: int, searches: list[tuple[Search, int]]) -> list[tuple[int, int]]:
+    """The leftmost-longest matches in a text of n characters over the union of several
+    automata's patterns: at each place the leftmost match of any, the longest there.
+    From each automaton's search (above) and its longest pattern.
+
+    Each automaton's own matches from the text's start are its matches from any place
+    that falls between two of them (no match of its begins in a gap it passed over).
+    Where a match of another cut one of them, it may have passed over a match of its
+    own behind it: it is searched again from there, in a window of twice its longest
+    pattern, doubled until the first match found is one no text past the window could
+    change (it begins a longest pattern or more before the window's end). So each
+    place is read a bounded number of times: linear in the text."""
+    if len(searches) == 1:
+        return searches[0][0](0, None)
+    lists = [search(0, None) for search, _ in searches]
+    at = [0] * len(lists)
+    ahead: list[tuple[int, int] | None] = [None] * len(lists)  # each one's next match from pos
+
+    def next_from(k: int, pos: int) -> tuple[int, int]:
+        got, i = lists[k], at[k]
+        while i < len(got) and got[i][0] < pos:
+            i += 1
+        at[k] = i
+        if i == 0 or got[i - 1][1] <= pos:  # pos between two of its matches
+            return got[i] if i < len(got) else _NONE
+        search, longest = searches[k]
+        w = max(2 * longest, 16)
+        while True:
+            end = pos + w
+            found = search(pos, end if end < n else None)
+            if end >= n:
+                return found[0] if found else _NONE
+            if found and found[0][0] + longest <= end:
+                return found[0]
+            w *= 2
+
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        best = _NONE
+        for k in range(len(lists)):
+            m = ahead[k]
+            if m is None or m[0] < pos:
+                m = ahead[k] = next_from(k, pos)
+            if m[0] < best[0] or (m[0] == best[0] and m[1] > best[1]):
+                best = m
+        if best is _NONE:
+            return out
+        out.append(best)
+        pos = best[1]
 
 
 def knowing(rules: Any, disguises: Iterable[str]) -> Any:

@@ -35,7 +35,7 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import bigtext, fakes, linear, triggers
+from . import bigtext, fakes, linear, settle, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import CLEAN_MAX, NOTHING, Found, Known
@@ -44,6 +44,7 @@ from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
 from .session import LITERALS, Session
+from .settle import in_context
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
 # named here too, where the matchers are introduced.
@@ -469,6 +470,18 @@ class Rules:
             return [(k, s + pos, e + pos) for k, s, e in found]
         return found
 
+    def disguises_from(self, text: str, pos: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+        """The literals' disguises in text[pos:end], leftmost-longest: (start, end) in text."""
+        if self._dis_ac is None:
+            return []
+        part = text[pos:end] if pos or end is not None else text
+        return [(s + pos, e + pos) for _, s, e in self._disguises_in(part, 0)]
+
+    @functools.cached_property
+    def dis_longest(self) -> int:
+        """The longest literal's disguise (knowing.union reads text in windows of it)."""
+        return max(map(len, self.lit_reverse), default=0)
+
     def mask(
         self, text: str, session: Session, context: tuple[str, str] | None = None, memo: dict | None = None
     ) -> str:
@@ -485,15 +498,7 @@ class Rules:
         before, `"` after), so that rules anchored on it (`password: …`) match; only
         what lies in text is replaced (a pattern's match reaching into the context is
         cut there; a literal that would, is looked for in text alone)."""
-        spans = None
-        if context:
-            k, n = len(context[0]), len(text)
-            found = self.find(context[0] + text + context[1], memo)
-            spans = [(label, max(a, k) - k, min(b - k, n)) for label, a, b in found if b > k and a < k + n]
-            if any(label == LITERALS and (a < k or b > k + n) for label, a, b in found if b > k and a < k + n):
-                spans = None
-        if spans is None:
-            spans = self.find(text, memo)
+        spans = in_context(self.find, text, context, memo)
         edits = edits_like(spans)
         forward = self.lit_forward
         lits: list[str] = []  # the literals' originals, counted at once
@@ -510,6 +515,8 @@ class Rules:
                 session.count(label, original)
         if lits:
             session.count_literals(lits)
+        if edits and len(text) < settle.LONGEST:
+            edits = settle.settle(self, text, edits, session, context, memo)
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
