@@ -4,7 +4,7 @@ another that the text did not show before.
 The rules read each original with what stands around it, so a replacement changes what
 they find beside it:
 - PHONE passes over `+1 415 555 2671` followed by more digits (`10.1.2.3`); once those
-  are an `[IP_1]`, the number stands alone, and is a phone number;
+  are a `[PRIVATE_IP_1]`, the number stands alone, and is a phone number;
 - at one place a literal wins over a pattern, so under `password` the masker replaces
   `Acme Corp` of `Acme Corp Hunter2xyz9` and PASSWORD never reads the rest; in
   `Zenith Labs Hunter2xyz9` it does;
