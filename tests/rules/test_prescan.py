@@ -25,16 +25,22 @@ def test_a_text_a_literal_reaches_out_of_is_found_in_full_not_from_the_memo() ->
         assert r.find(pieces[k], memo) == r.find(pieces[k]) == [("literals", at, at + 3)]
 
 
-def _literals_by_bisect(r: Rules, bs: list[bytes]) -> tuple[dict, set]:
+def _literals_by_bisect(r: Rules, bs: list[bytes], join_max: int = 1 << 62) -> tuple[dict, set]:
     """prescan._literals as it was (a bisect per match): the reference of the walk that
-    looks a text up once per text."""
+    looks a text up once per text. A text of join_max bytes or more is read alone (when
+    one is, the others are joined without it)."""
     import bisect
     from itertools import accumulate
 
     lits: dict[int, list] = {}
     crossing: set[int] = set()
-    small = range(len(bs))
-    got = r._lit_ac.find_matches_as_indexes(b"\x00".join(bs))  # type: ignore[union-attr]
+    alone = [j for j, x in enumerate(bs) if len(x) >= join_max]
+    for j in alone:
+        found = list(r._lit_ac.find_matches_as_indexes(bs[j]))  # type: ignore[union-attr]
+        if found:
+            lits[j] = found
+    small = [j for j in range(len(bs)) if j not in alone]
+    got = r._lit_ac.find_matches_as_indexes(b"\x00".join(bs[j] for j in small))  # type: ignore[union-attr]
     starts = [a + q for q, a in enumerate(accumulate((len(bs[j]) for j in small), initial=0))]
     for m in got:
         q = bisect.bisect_right(starts, m[1]) - 1
@@ -50,15 +56,24 @@ def _literals_by_bisect(r: Rules, bs: list[bytes]) -> tuple[dict, set]:
 _NUL_RULES = Rules(mappings.from_dict({"literals": {"a\x00b": "AB", "ab": "CD", "b": "E", "\x00\x00": "F", "aa": "G"}}))
 
 
-@given(st.lists(st.text(alphabet="ab\x00 ", max_size=6), min_size=1, max_size=12))
-@example(["a", "b", "ab", "", "a"])
-@example(["", "", "a"])
-def test_the_literals_of_joined_texts_are_those_a_bisect_per_match_gives(texts: list[str]) -> None:
+@given(st.lists(st.text(alphabet="ab\x00 ", max_size=6), min_size=1, max_size=12), st.sampled_from([None, 3]))
+@example(["a", "b", "ab", "", "a"], None)
+@example(["", "", "a"], None)
+@example(["ab", "aab", "b", "ab"], 3)  # one text read alone, the others joined round it
+def test_the_literals_of_joined_texts_are_those_a_bisect_per_match_gives(texts: list[str], join_max: int | None) -> None:
+    """join_max: texts from this many bytes on are read alone (prescan.JOIN_MAX: 64 KiB;
+    here a few bytes, so that both ways meet in one call)."""
     bs = [t.encode() for t in texts]
     lits: dict = {}
     crossing: set[int] = set()
-    prescan._literals(_NUL_RULES, bs, lits, crossing)
-    assert (lits, crossing) == _literals_by_bisect(_NUL_RULES, bs)
+    was = prescan.JOIN_MAX
+    prescan.JOIN_MAX = join_max or was
+    try:
+        prescan._literals(_NUL_RULES, bs, lits, crossing)
+    finally:
+        prescan.JOIN_MAX = was
+    lits = {j: list(v) for j, v in lits.items()}
+    assert (lits, crossing) == _literals_by_bisect(_NUL_RULES, bs, join_max or was)
 
 
 # -- many short texts (a long array's elements): all scanned, joined once ------------------
