@@ -67,7 +67,7 @@ def part_body(c: Ctx) -> None:
         for label, t, note in rows:
             print(f"    {label:<32} {t * 1e3:>8.1f} ms  {t / t_loads:>6.1f}× json.loads  {len(raw) / t / 1e6:>6.1f} MB/s  {note}")
         ratio = results["mask, 1000 literals + default"][2] / t_loads
-        t, v = report.at_most(ratio, 3.0, "×", "{:.1f}")
+        t, v = report.at_most(ratio, 4.0, "×", "{:.1f}")  # issue 29 (issue 16's was 3.0)
         print("    " + report.figure("d", f"masking a {size / 1e6:.1f} MB Claude-Code-shaped body, 1,000 literals + defaults: "
                                           "× json.loads", f"{ratio:.1f}×", t, v))
         # leak check: no original of the material survives masking (thinking blocks hold none)
@@ -118,7 +118,7 @@ def part_request_path(c: Ctx) -> None:
                           lambda cl: cl.post(todo[id(cl)].pop(), 1, headers={"x-bench-stream": "tiny"}))  # fmt: skip
         wall = {k: median(v["wall"]) for k, v in res.items()}
         ratio = wall["addon"] / wall["plain"]
-        t, v = report.at_most(ratio, 1.5)
+        t, v = report.at_most(ratio, 2.0)  # issue 29 (issue 16's was 1.5)
         print(f"  The {len(body) / 1e6:.2f} MB body through mitmdump until the provider holds it (it answers at once), "
               f"median of {runs}, a new body each run: plain {wall['plain'] * 1e3:.1f} ms, addon {wall['addon'] * 1e3:.1f} ms; "
               f"addon/plain {ratio:.2f} {report.figure('d', 'the 1 MB body through mitmdump until the provider holds it: addon/plain', f'{ratio:.2f}', t, v)}")  # fmt: skip
@@ -131,10 +131,11 @@ def part_request_path(c: Ctx) -> None:
                 nxt_wall[k].append(cl.post(after, 1, headers={"x-bench-stream": "tiny"})[0])
         nw = {k: median(v) for k, v in nxt_wall.items()}
         nr = nw["addon"] / nw["plain"]
+        tn, vn = report.at_most(nr, 1.5)  # issue 29
         print(f"  The conversation's next turn through mitmdump (that body + one exchange, {len(turns[0][1]) / 1e6:.2f} MB, "
               f"sent after the body before it), median of {runs}: plain {nw['plain'] * 1e3:.1f} ms, addon "
               f"{nw['addon'] * 1e3:.1f} ms; addon/plain {nr:.2f} "
-              f"{report.figure('d', 'the next turn (1 MB of history + one exchange) through mitmdump: addon/plain', f'{nr:.2f}', '', '')}")  # fmt: skip
+              f"{report.figure('d', 'the next turn (1 MB of history + one exchange) through mitmdump: addon/plain', f'{nr:.2f}', tn, vn)}")  # fmt: skip
     finally:
         for cl in cls.values():
             cl.close()

@@ -149,19 +149,22 @@ def part_load(c: Ctx, n: int) -> None:
         report.figure("e", f"a burst of {n} streams through the addon: streams complete and correct", f"{ok}/{n}", f"{n}/{n}", v)
         report.figure("e", "the same burst through plain mitmdump: streams complete and correct", f"{out['plain']['res'].ok}/{n}")
         ratio = out["addon"]["rss_peak"] / max(1, out["plain"]["rss_peak"])
-        t, v = report.at_most(ratio, 1.2)
+        t, v = report.at_most(ratio, 1.3)  # issue 29, with capture (issue 16's was 1.2)
         report.figure("e", f"the burst of {n}: peak RSS, addon/plain (plain's accept queue of {out['plain']['backlog']}; "
                            f"{fmt_bytes(out['addon']['rss_peak'])} against {fmt_bytes(out['plain']['rss_peak'])})",
                       f"{ratio:.2f}", t, v)  # fmt: skip
         fair = out["addon"]["rss_peak"] / max(1, out["plain-queue"]["rss_peak"])
-        t, v = report.at_most(fair, 1.2)
+        t, v = report.at_most(fair, 1.3)
         report.figure("e", f"the burst of {n}: peak RSS, addon/plain given the addon's accept queue of "
                            f"{out['plain-queue']['backlog']} ({fmt_bytes(out['addon']['rss_peak'])} against "
                            f"{fmt_bytes(out['plain-queue']['rss_peak'])})", f"{fair:.2f}", t, v)  # fmt: skip
         nc = out["addon-nocapture"]["rss_peak"] / max(1, out["plain"]["rss_peak"])
         nc_fair = out["addon-nocapture"]["rss_peak"] / max(1, out["plain-queue"]["rss_peak"])
-        report.figure("e", f"the burst of {n}: peak RSS, addon without inspection capture/plain", f"{nc:.2f}",
-                      f"(/plain given the addon's accept queue {nc_fair:.2f})", "")  # fmt: skip
+        t, v = report.at_most(nc, 1.1)  # issue 29, without capture
+        report.figure("e", f"the burst of {n}: peak RSS, addon without inspection capture/plain", f"{nc:.2f}", t, v)
+        t, v = report.at_most(nc_fair, 1.1)
+        report.figure("e", f"the burst of {n}: peak RSS, addon without inspection capture/plain given the addon's "
+                           f"accept queue", f"{nc_fair:.2f}", t, v)  # fmt: skip
         # what users pay: mitmdump and the masking worker process it starts (plain has none)
         tree = {"addon": out["addon"]["tree_peak"], "addon-nocapture": out["addon-nocapture"]["tree_peak"]}
         for k, label in (("addon", "the addon"), ("addon-nocapture", "the addon without inspection capture")):
