@@ -201,3 +201,36 @@ def test_no_run_below_run_min_nor_in_a_plain_dict() -> None:
     r.found.clear()
     _, memo = r.prescan(texts[1:], into=Memo())
     assert memo.run is None and len(memo) == len(set(texts[1:]))
+
+
+# Texts of REMEMBER_MIN bytes or more, which the rules remember (Rules.found): a literal,
+# an e-mail, non-ASCII text, and text in which nothing is found.
+_PART = st.sampled_from(["Acme Corp", " bob@corp.example.com ", "déjà vu ", "the quick brown fox ", "\n"])
+_LONG = st.builds(lambda parts: "".join(parts).ljust(prescan.REMEMBER_MIN + 2, "."), st.lists(_PART, max_size=4))
+
+
+@given(st.lists(st.tuples(_LONG, st.booleans()), min_size=1, max_size=6), st.booleans())
+@example([("Acme Corp".ljust(34, "."), True), ("the quick brown fox ".ljust(34, "."), False)], True)
+@example([("Acme Corp".ljust(34, "."), True), ("the quick brown fox ".ljust(34, "."), True)], True)
+@example([(" bob@corp.example.com ".ljust(34, "."), True), ("x" * 34, False), ("Acme Corp".ljust(34, "."), False)], False)
+def test_texts_met_before_are_in_the_memo_as_find_found_them(acme_rules: Rules, texts: list, memo_run: bool) -> None:
+    """A text the rules met before (find() at an earlier request: Rules.found) is not
+    scanned again; the memo holds what was found in it (Known), or that nothing was
+    (NOTHING, or the clean memory). Whatever else the scan finds or does not find in
+    the texts met for the first time beside it, find() with the memo must say of each
+    text what it says alone, and every text with a span must be hot: a memo entry that
+    says "nothing" for a text met before with an original in it is an original sent in
+    clear, and the leak guard, which reads the same memo, would not see it."""
+    r = acme_rules
+    r.found.clear()
+    alone = {t: r.find(t) for t, _ in texts}
+    r.found.clear()
+    for t, met in texts:
+        if met:
+            r.find(t)  # an earlier request's reading: remembered
+    pieces = [t for t, _ in texts]
+    hot, memo = r.prescan(pieces, into=Memo() if memo_run else None)
+    for k, t in enumerate(pieces):
+        assert r.find(t, memo) == alone[t], (t, memo.get(t))
+        assert k in hot or not alone[t], t
+    r.found.clear()
