@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.rules import mappings, prescan
+from disguiselib.rules import found, mappings, prescan
 from disguiselib.rules.found import Memo
 from disguiselib.rules.rules import Rules
 
@@ -233,4 +233,68 @@ def test_texts_met_before_are_in_the_memo_as_find_found_them(acme_rules: Rules, 
     for k, t in enumerate(pieces):
         assert r.find(t, memo) == alone[t], (t, memo.get(t))
         assert k in hot or not alone[t], t
+    r.found.clear()
+
+
+def _reads(monkeypatch, r: Rules) -> tuple[list[bytes], list[bytes]]:
+    """What the scan reads from here on: (the texts the literals' automaton and the
+    prefilter are given, the bytes a digest is taken of)."""
+    scanned: list[bytes] = []
+    digested: list[bytes] = []
+    lit, many, dg = prescan._literals, type(r._prefilter).match_many, found.Found.digest
+
+    def literals(rules, bs, *a):  # noqa: ANN001, ANN202
+        scanned.extend(bytes(b) for b in bs)
+        return lit(rules, bs, *a)
+
+    def match_many(self, bs, *a):  # noqa: ANN001, ANN202
+        scanned.extend(bytes(b) for b in bs)
+        return many(self, bs, *a)
+
+    def digest(b):  # noqa: ANN001, ANN202
+        digested.append(bytes(b))
+        return dg(b)
+
+    monkeypatch.setattr(prescan, "_literals", literals)
+    monkeypatch.setattr(type(r._prefilter), "match_many", match_many)
+    monkeypatch.setattr(found.Found, "digest", staticmethod(digest))
+    return scanned, digested
+
+
+def test_a_text_met_before_is_not_scanned_again_and_a_digest_handed_on_is_not_taken_again(monkeypatch, acme_rules: Rules) -> None:
+    """What makes a conversation's next turn cheap (bench/stages.py: its texts were
+    all met at the turn before). A text met before is not scanned again: one with an
+    original is looked up by its digest and its memo entry holds what find() found
+    (Known, with that digest), one where nothing was found is known by its text (the
+    clean memory) and not even digested; find() with the memo then neither scans nor
+    digests either. A digest another rule set's memo of the same texts holds (the
+    warning pass reads masking's memo: pipeline) is not taken again."""
+    r = acme_rules
+    r.found.clear()
+    dirty, clean, fresh = "Acme Corp".ljust(40, "."), "the quick brown fox ".ljust(40, "."), "nothing here ".ljust(40, "-")
+    assert r.find(dirty) and not r.find(clean)  # an earlier request's reading: remembered
+    scanned, digested = _reads(monkeypatch, r)
+    hot, memo = r.prescan([dirty, clean, fresh])
+    assert hot == {0}
+    assert scanned == [fresh.encode()] * 2  # the literals' automaton and the prefilter: the new text only
+    assert digested == [dirty.encode(), fresh.encode()]
+    assert type(memo[dirty]) is found.Known and memo[dirty].digest == found.Found.digest(dirty.encode())
+    assert memo[clean] is prescan.NOTHING
+    del digested[:], scanned[:]
+    assert r.find(dirty, memo) == [("literals", 0, 9)] and not r.find(clean, memo) and not r.find(fresh, memo)
+    assert digested == scanned == []
+    # another rule set's prescan of the same texts, handed this memo: no digest taken again
+    # of a text the memo holds one of (Known, or a new match's entry); a text where nothing
+    # was found has none (NOTHING: the clean memory knows it by its text)
+    new = "Acme Corp and more ".ljust(40, ".")
+    hot, memo = r.prescan([dirty, new, fresh, clean])
+    assert type(memo[dirty]) is found.Known and len(memo[new]) == 3 and memo[fresh] is prescan.NOTHING
+    for met_clean in (False, True):  # (the other rule set met one text clean before: the rest looked up apart)
+        r.found.clear()
+        if met_clean:
+            r.find(clean)
+        del digested[:]
+        hot2, _ = r.prescan([dirty, new, fresh, clean], digests=memo)
+        assert hot2 == hot == {0, 1}
+        assert digested == [fresh.encode()] + [clean.encode()] * (not met_clean)
     r.found.clear()
