@@ -3,6 +3,7 @@ tests/rules/test_rules.py)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -297,4 +298,41 @@ def test_a_text_met_before_is_not_scanned_again_and_a_digest_handed_on_is_not_ta
         hot2, _ = r.prescan([dirty, new, fresh, clean], digests=memo)
         assert hot2 == hot == {0, 1}
         assert digested == [fresh.encode()] + [clean.encode()] * (not met_clean)
+    r.found.clear()
+
+
+def test_a_big_text_found_clean_by_the_scan_is_not_scanned_again(monkeypatch, acme_rules: Rules) -> None:
+    """A text longer than CLEAN_MAX characters is not kept in the clean memory by its
+    text (its str hashed whole for nothing: a file of 200 MB), but by its digest (Found):
+    met again, it is looked up, not scanned."""
+    r = acme_rules
+    r.found.clear()
+    big = "the quick brown fox " * (found.CLEAN_MAX // 20 + 1)
+    fresh = "nothing here ".ljust(40, "-")
+    r.prescan([big, fresh])
+    scanned, _ = _reads(monkeypatch, r)
+    hot, memo = r.prescan([big, "Acme Corp".ljust(40, ".")])
+    assert hot == {1} and memo[big] is prescan.NOTHING
+    assert big.encode() not in scanned
+    r.found.clear()
+
+
+@pytest.mark.parametrize(
+    ("pieces", "repeats"),
+    [(["a", "a"], True), (["a", "b"], False), (["a", "b", "a", "c"], False), (["a", "a", "b", "b"], True), (["a", "b", "c"], False)],
+)
+def test_repeats_are_half_or_more_of_an_even_sample(pieces: list[str], repeats: bool) -> None:
+    """_repeats: do half or more of an even sample of the texts (every one, under
+    DEDUP_MIN of them) repeat one another? A guess that decides how much is scanned."""
+    assert prescan._repeats(pieces) is repeats
+
+
+def test_no_run_where_fewer_than_run_min_texts_are_clean() -> None:
+    """A memo's run lists the clean short texts only from RUN_MIN of them on: the texts
+    marked beside them do not count."""
+    r = _SHORT_RULES[1]
+    r.found.clear()
+    clean = ["x" + "".join(chr(99 + i // d % 20) for d in (1, 20, 400)) for i in range(prescan.RUN_MIN - 1)]
+    hot, memo = r.prescan([*clean, "a1234"], into=Memo())
+    assert hot == {len(clean)} and memo.run is None and len(memo) == len(clean) + 1
     r.found.clear()
