@@ -245,11 +245,11 @@ def _reads(monkeypatch, r: Rules) -> tuple[list[bytes], list[bytes]]:
     lit, many, dg = prescan._literals, type(r._prefilter).match_many, found.Found.digest
 
     def literals(rules, bs, *a):  # noqa: ANN001, ANN202
-        scanned.extend(bytes(b) for b in bs)
+        scanned.extend(b.encode() if type(b) is str else bytes(b) for b in bs)
         return lit(rules, bs, *a)
 
     def match_many(self, bs, *a):  # noqa: ANN001, ANN202
-        scanned.extend(bytes(b) for b in bs)
+        scanned.extend(b.encode() if type(b) is str else bytes(b) for b in bs)
         return many(self, bs, *a)
 
     def digest(b):  # noqa: ANN001, ANN202
@@ -295,9 +295,28 @@ def test_a_text_met_before_is_not_scanned_again_and_a_digest_handed_on_is_not_ta
         if met_clean:
             r.find(clean)
         del digested[:]
-        hot2, _ = r.prescan([dirty, new, fresh, clean], digests=memo)
+        hot2, memo2 = r.prescan([dirty, new, fresh, clean], digests=memo)
         assert hot2 == hot == {0, 1}
         assert digested == [fresh.encode()] + [clean.encode()] * (not met_clean)
+        assert memo2[fresh] is memo2[clean] is prescan.NOTHING
+    # the same where the texts said again are scanned once (DEDUP_MIN) and where short
+    # ASCII texts are scanned apart from the long ones (SPLIT_MIN): the digests handed on
+    pieces = [dirty, new, fresh, clean, "zz", dirty, "zz"]
+    was = prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN
+    try:
+        for dedup, split in ((True, False), (False, True)):
+            prescan.DEDUP_MIN, prescan._repeats = (2, lambda _: True) if dedup else (1 << 30, was[1])
+            prescan.SPLIT_MIN = 1 if split else 1 << 30
+            r.found.clear()
+            hot, memo = r.prescan(pieces)
+            r.found.clear()
+            del digested[:]
+            hot2, memo2 = r.prescan(pieces, digests=memo)
+            assert hot2 == hot == {0, 1, 5}
+            assert digested == [fresh.encode(), clean.encode()], (dedup, split)
+            assert memo2[fresh] is memo2[clean] is memo2["zz"] is prescan.NOTHING
+    finally:
+        prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN = was
     r.found.clear()
 
 
