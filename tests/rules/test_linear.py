@@ -332,3 +332,28 @@ def test_a_rule_sets_patterns_hold_no_compiled_regex_until_one_is_searched() -> 
         assert "lookahead" in str(e)
     else:
         raise AssertionError("a lookahead compiled")
+
+
+def test_a_regex_searches_between_pos_and_end_with_the_bytes_around_as_context() -> None:
+    """Regex (RE2): search() and groups() from pos to end, the bytes before pos and after
+    end read as context for `\\b` only; groups_at() the match that starts at pos itself,
+    None where none does (a rule's skip regex hands it the place: rules._next); a group
+    that took no part is (-1, -1). Spelled out (the properties through Rules read them
+    only as a whole)."""
+    from disguiselib.rules import linear
+
+    rx = linear.Regex(r"\b(ab)(c)?\b")
+    b = b"ab xab abc"
+    assert rx.search(b) == (0, 2) and rx.search(b, 1) == (7, 10)
+    assert rx.search(b, 0, 1) is None and rx.search(b, 7, 9) is None  # "a"; "ab" before "c": no \b there
+    assert rx.search(b, 4) == (7, 10)  # "ab" of "xab": a word character before it
+    assert rx.groups(b) == [(0, 2), (0, 2), (-1, -1)]
+    assert rx.groups(b, 1) == [(7, 10), (7, 9), (9, 10)]
+    assert rx.groups(b, 0, 1) is None and rx.groups(b, 8) is None
+    assert rx.groups_at(b, 0) == [(0, 2), (0, 2), (-1, -1)]
+    assert rx.groups_at(b, 7) == [(7, 10), (7, 9), (9, 10)]
+    assert rx.groups_at(b, 1) is None and rx.groups_at(b, 4) is None and rx.groups_at(b, 3) is None
+    assert rx.fullmatch(b"abc") and rx.fullmatch(b"ab")
+    assert not rx.fullmatch(b"ab ") and not rx.fullmatch(b" ab") and not rx.fullmatch(b"abcab")
+    assert linear.Regex("^$").can_match_empty() and linear.Regex("a*").can_match_empty()
+    assert not linear.Regex("a+").can_match_empty() and not linear.Regex(r"\bq").can_match_empty()
