@@ -196,6 +196,89 @@ def test_a_block_where_something_may_match_is_asked_text_by_text() -> None:
         assert pf.match_many_ascii([b.decode() for b in bs], 2) == got
 
 
+
+def test_texts_cut_into_blocks_one_by_one_are_answered_as_each_alone() -> None:
+    """Where the texts are not all short and non-empty (an empty one, one of 32 bytes or
+    more: prescan's long texts), match_many cuts blocks text by text: at most
+    _GATE_PIECES texts or _GATE_BYTES bytes a block, a text of _GATE_BYTES or more asked
+    alone, an empty one skipped. Each text's answer is match()'s of it alone: a block
+    where the gate hits is asked text by text, and one it does not hit answers only the
+    patterns always searched. Spelled out, at each edge of a block (a property's few
+    examples in a mutant's run rarely reach them: mutation/README.md)."""
+    from disguiselib.rules import linear
+
+    pieces, size = linear._GATE_PIECES, linear._GATE_BYTES
+    long_clean, long_hit = b"z" * 40, b"z" * 38 + b"ab"  # 'ab' is no line's start: cd$ is
+    hit_at_end = b"z" * 38 + b"cd"
+    for pats in (_LINE_PATTERNS, [*_LINE_PATTERNS, "(?i)zé"]):  # the second: a pattern always searched
+        pf = linear.Prefilter(pats)
+        assert list(pf._always) == ([7] if len(pats) > 7 else [])
+        cases = [
+            [b"", b"ab"],
+            [b"", b"zz", hit_at_end, long_clean],
+            [long_clean] * 5 + [hit_at_end] + [long_clean] * 3,
+            [long_clean] * (pieces - 1) + [hit_at_end] + [long_clean] * 3,  # the last text of a full block
+            [long_clean] * pieces + [hit_at_end],  # the first of the next
+            [long_clean] * (size // 40) + [hit_at_end, long_clean],  # cut by bytes, not by count
+            [b"z" * size, hit_at_end, b"z" * (size - 2) + b"cd", long_clean],  # asked alone
+            [b"z" * (size - 1), hit_at_end],
+            [long_hit, b"", long_clean],
+        ]
+        for bs in cases:
+            want = [sorted(pf.match(b, utf8=True)) if b else () for b in bs]
+            assert [list(a) for a in pf.match_many(bs)] == [list(w) for w in want], [len(b) for b in bs]
+            assert [list(a) for a in pf.match_many(bs, max(map(len, bs)))] == [list(w) for w in want]
+            for b, active in zip(bs, want, strict=True):
+                assert (1 in active) == b.endswith(b"cd"), b[-4:]
+
+
+
+class _Counted:
+    """A Hyperscan database whose scans are listed (the texts of each block scanned)."""
+
+    def __init__(self, db: object, blocks: list[int]) -> None:
+        self.db, self.blocks = db, blocks
+
+    def scan(self, data: bytes, **k: object) -> None:
+        self.blocks.append(data.count(b"\n") + 1)
+        self.db.scan(data, **k)  # type: ignore[attr-defined]
+
+
+def test_the_blocks_are_cut_at_gate_pieces_texts_or_gate_bytes_bytes() -> None:
+    """How match_many cuts texts into blocks for the gate (how many scans a body's
+    texts cost): a block ends at _GATE_PIECES texts or once it holds _GATE_BYTES bytes,
+    a text of _GATE_BYTES or more is scanned alone (not in a block), an empty one not at
+    all; short texts all non-empty (_blocks) are cut every _GATE_PIECES. The number of
+    texts of each block the gate scans, spelled out."""
+    from disguiselib.rules import linear
+
+    pieces, size = linear._GATE_PIECES, linear._GATE_BYTES
+    t40 = b"z" * 40
+    pf = linear.Prefilter(_LINE_PATTERNS)
+    pf.match_many([b"z"])  # this thread's scratch made (the gate's: the same database)
+    pf._local.gate = pf._local.scratch
+    blocks: list[int] = []
+    real, pf._gate = pf._gate, _Counted(pf._gate, blocks)  # type: ignore[assignment]
+    try:
+        for bs, want in (
+            ([b""] + [b"z" * 20] * (pieces + 1), [pieces, 1]),  # (an empty one: cut text by text)
+            ([b""] + [b"z" * 20] * (2 * pieces), [pieces, pieces]),
+            ([t40] * 103, [103]),  # 103 x 40 bytes: 4,120 >= _GATE_BYTES, at the 103rd
+            ([t40] * 110, [103, 7]),
+            ([t40] * 206, [103, 103]),
+            ([t40, b"", t40, b"z" * size, t40], [3]),  # the empty one skipped, the long one alone
+            ([t40, b"z" * (size - 1), t40], [2, 1]),  # 40 + 4,095 bytes: the block ends there
+            ([b"z" * (size - 1), t40], [2]),
+            ([b"z" * 64] * 65, [64, 1]),  # 64 x 64 bytes: _GATE_BYTES exactly
+            ([b"zz"] * (pieces * 2 + 1), [pieces, pieces, 1]),  # all short: _blocks
+        ):
+            del blocks[:]
+            pf.match_many(bs)
+            assert blocks == want, ([len(b) for b in bs][:4], blocks)
+    finally:
+        pf._gate = real
+
+
 # -- the prefilter reads \s as RE2 does (a vertical tab is no space there) -------------------
 
 _SPACE_PATTERNS = [r"key[ \t]*:[ \t]*([^\s\",]+)", r"a\sb", r"x\S+y", r"[^\s]{3}", r"[]\sq]z", r"[\S]v"]
@@ -249,3 +332,28 @@ def test_a_rule_sets_patterns_hold_no_compiled_regex_until_one_is_searched() -> 
         assert "lookahead" in str(e)
     else:
         raise AssertionError("a lookahead compiled")
+
+
+def test_a_regex_searches_between_pos_and_end_with_the_bytes_around_as_context() -> None:
+    """Regex (RE2): search() and groups() from pos to end, the bytes before pos and after
+    end read as context for `\\b` only; groups_at() the match that starts at pos itself,
+    None where none does (a rule's skip regex hands it the place: rules._next); a group
+    that took no part is (-1, -1). Spelled out (the properties through Rules read them
+    only as a whole)."""
+    from disguiselib.rules import linear
+
+    rx = linear.Regex(r"\b(ab)(c)?\b")
+    b = b"ab xab abc"
+    assert rx.search(b) == (0, 2) and rx.search(b, 1) == (7, 10)
+    assert rx.search(b, 0, 1) is None and rx.search(b, 7, 9) is None  # "a"; "ab" before "c": no \b there
+    assert rx.search(b, 4) == (7, 10)  # "ab" of "xab": a word character before it
+    assert rx.groups(b) == [(0, 2), (0, 2), (-1, -1)]
+    assert rx.groups(b, 1) == [(7, 10), (7, 9), (9, 10)]
+    assert rx.groups(b, 0, 1) is None and rx.groups(b, 8) is None
+    assert rx.groups_at(b, 0) == [(0, 2), (0, 2), (-1, -1)]
+    assert rx.groups_at(b, 7) == [(7, 10), (7, 9), (9, 10)]
+    assert rx.groups_at(b, 1) is None and rx.groups_at(b, 4) is None and rx.groups_at(b, 3) is None
+    assert rx.fullmatch(b"abc") and rx.fullmatch(b"ab")
+    assert not rx.fullmatch(b"ab ") and not rx.fullmatch(b" ab") and not rx.fullmatch(b"abcab")
+    assert linear.Regex("^$").can_match_empty() and linear.Regex("a*").can_match_empty()
+    assert not linear.Regex("a+").can_match_empty() and not linear.Regex(r"\bq").can_match_empty()

@@ -3,10 +3,11 @@ tests/rules/test_rules.py)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from disguiselib.rules import mappings, prescan
+from disguiselib.rules import found, mappings, prescan
 from disguiselib.rules.found import Memo
 from disguiselib.rules.rules import Rules
 
@@ -201,3 +202,156 @@ def test_no_run_below_run_min_nor_in_a_plain_dict() -> None:
     r.found.clear()
     _, memo = r.prescan(texts[1:], into=Memo())
     assert memo.run is None and len(memo) == len(set(texts[1:]))
+
+
+# Texts of REMEMBER_MIN bytes or more, which the rules remember (Rules.found): a literal,
+# an e-mail, non-ASCII text, and text in which nothing is found.
+_PART = st.sampled_from(["Acme Corp", " bob@corp.example.com ", "déjà vu ", "the quick brown fox ", "\n"])
+_LONG = st.builds(lambda parts: "".join(parts).ljust(prescan.REMEMBER_MIN + 2, "."), st.lists(_PART, max_size=4))
+
+
+@given(st.lists(st.tuples(_LONG, st.booleans()), min_size=1, max_size=6), st.booleans())
+@example([("Acme Corp".ljust(34, "."), True), ("the quick brown fox ".ljust(34, "."), False)], True)
+@example([("Acme Corp".ljust(34, "."), True), ("the quick brown fox ".ljust(34, "."), True)], True)
+@example([(" bob@corp.example.com ".ljust(34, "."), True), ("x" * 34, False), ("Acme Corp".ljust(34, "."), False)], False)
+def test_texts_met_before_are_in_the_memo_as_find_found_them(acme_rules: Rules, texts: list, memo_run: bool) -> None:
+    """A text the rules met before (find() at an earlier request: Rules.found) is not
+    scanned again; the memo holds what was found in it (Known), or that nothing was
+    (NOTHING, or the clean memory). Whatever else the scan finds or does not find in
+    the texts met for the first time beside it, find() with the memo must say of each
+    text what it says alone, and every text with a span must be hot: a memo entry that
+    says "nothing" for a text met before with an original in it is an original sent in
+    clear, and the leak guard, which reads the same memo, would not see it."""
+    r = acme_rules
+    r.found.clear()
+    alone = {t: r.find(t) for t, _ in texts}
+    r.found.clear()
+    for t, met in texts:
+        if met:
+            r.find(t)  # an earlier request's reading: remembered
+    pieces = [t for t, _ in texts]
+    hot, memo = r.prescan(pieces, into=Memo() if memo_run else None)
+    for k, t in enumerate(pieces):
+        assert r.find(t, memo) == alone[t], (t, memo.get(t))
+        assert k in hot or not alone[t], t
+    r.found.clear()
+
+
+def _reads(monkeypatch, r: Rules) -> tuple[list[bytes], list[bytes]]:
+    """What the scan reads from here on: (the texts the literals' automaton and the
+    prefilter are given, the bytes a digest is taken of)."""
+    scanned: list[bytes] = []
+    digested: list[bytes] = []
+    lit, many, dg = prescan._literals, type(r._prefilter).match_many, found.Found.digest
+
+    def literals(rules, bs, *a):  # noqa: ANN001, ANN202
+        scanned.extend(b.encode() if type(b) is str else bytes(b) for b in bs)
+        return lit(rules, bs, *a)
+
+    def match_many(self, bs, *a):  # noqa: ANN001, ANN202
+        scanned.extend(b.encode() if type(b) is str else bytes(b) for b in bs)
+        return many(self, bs, *a)
+
+    def digest(b):  # noqa: ANN001, ANN202
+        digested.append(bytes(b))
+        return dg(b)
+
+    monkeypatch.setattr(prescan, "_literals", literals)
+    monkeypatch.setattr(type(r._prefilter), "match_many", match_many)
+    monkeypatch.setattr(found.Found, "digest", staticmethod(digest))
+    return scanned, digested
+
+
+def test_a_text_met_before_is_not_scanned_again_and_a_digest_handed_on_is_not_taken_again(monkeypatch, acme_rules: Rules) -> None:
+    """What makes a conversation's next turn cheap (bench/stages.py: its texts were
+    all met at the turn before). A text met before is not scanned again: one with an
+    original is looked up by its digest and its memo entry holds what find() found
+    (Known, with that digest), one where nothing was found is known by its text (the
+    clean memory) and not even digested; find() with the memo then neither scans nor
+    digests either. A digest another rule set's memo of the same texts holds (the
+    warning pass reads masking's memo: pipeline) is not taken again."""
+    r = acme_rules
+    r.found.clear()
+    dirty, clean, fresh = "Acme Corp".ljust(40, "."), "the quick brown fox ".ljust(40, "."), "nothing here ".ljust(40, "-")
+    assert r.find(dirty) and not r.find(clean)  # an earlier request's reading: remembered
+    scanned, digested = _reads(monkeypatch, r)
+    hot, memo = r.prescan([dirty, clean, fresh])
+    assert hot == {0}
+    assert scanned == [fresh.encode()] * 2  # the literals' automaton and the prefilter: the new text only
+    assert digested == [dirty.encode(), fresh.encode()]
+    assert type(memo[dirty]) is found.Known and memo[dirty].digest == found.Found.digest(dirty.encode())
+    assert memo[clean] is prescan.NOTHING
+    del digested[:], scanned[:]
+    assert r.find(dirty, memo) == [("literals", 0, 9)] and not r.find(clean, memo) and not r.find(fresh, memo)
+    assert digested == scanned == []
+    # another rule set's prescan of the same texts, handed this memo: no digest taken again
+    # of a text the memo holds one of (Known, or a new match's entry); a text where nothing
+    # was found has none (NOTHING: the clean memory knows it by its text)
+    new = "Acme Corp and more ".ljust(40, ".")
+    hot, memo = r.prescan([dirty, new, fresh, clean])
+    assert type(memo[dirty]) is found.Known and len(memo[new]) == 3 and memo[fresh] is prescan.NOTHING
+    for met_clean in (False, True):  # (the other rule set met one text clean before: the rest looked up apart)
+        r.found.clear()
+        if met_clean:
+            r.find(clean)
+        del digested[:]
+        hot2, memo2 = r.prescan([dirty, new, fresh, clean], digests=memo)
+        assert hot2 == hot == {0, 1}
+        assert digested == [fresh.encode()] + [clean.encode()] * (not met_clean)
+        assert memo2[fresh] is memo2[clean] is prescan.NOTHING
+    # the same where the texts said again are scanned once (DEDUP_MIN) and where short
+    # ASCII texts are scanned apart from the long ones (SPLIT_MIN): the digests handed on
+    pieces = [dirty, new, fresh, clean, "zz", dirty, "zz"]
+    was = prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN
+    try:
+        for dedup, split in ((True, False), (False, True)):
+            prescan.DEDUP_MIN, prescan._repeats = (2, lambda _: True) if dedup else (1 << 30, was[1])
+            prescan.SPLIT_MIN = 1 if split else 1 << 30
+            r.found.clear()
+            hot, memo = r.prescan(pieces)
+            r.found.clear()
+            del digested[:]
+            hot2, memo2 = r.prescan(pieces, digests=memo)
+            assert hot2 == hot == {0, 1, 5}
+            assert digested == [fresh.encode(), clean.encode()], (dedup, split)
+            assert memo2[fresh] is memo2[clean] is memo2["zz"] is prescan.NOTHING
+    finally:
+        prescan.DEDUP_MIN, prescan._repeats, prescan.SPLIT_MIN = was
+    r.found.clear()
+
+
+def test_a_big_text_found_clean_by_the_scan_is_not_scanned_again(monkeypatch, acme_rules: Rules) -> None:
+    """A text longer than CLEAN_MAX characters is not kept in the clean memory by its
+    text (its str hashed whole for nothing: a file of 200 MB), but by its digest (Found):
+    met again, it is looked up, not scanned."""
+    r = acme_rules
+    r.found.clear()
+    big = "the quick brown fox " * (found.CLEAN_MAX // 20 + 1)
+    fresh = "nothing here ".ljust(40, "-")
+    r.prescan([big, fresh])
+    scanned, _ = _reads(monkeypatch, r)
+    hot, memo = r.prescan([big, "Acme Corp".ljust(40, ".")])
+    assert hot == {1} and memo[big] is prescan.NOTHING
+    assert big.encode() not in scanned
+    r.found.clear()
+
+
+@pytest.mark.parametrize(
+    ("pieces", "repeats"),
+    [(["a", "a"], True), (["a", "b"], False), (["a", "b", "a", "c"], False), (["a", "a", "b", "b"], True), (["a", "b", "c"], False)],
+)
+def test_repeats_are_half_or_more_of_an_even_sample(pieces: list[str], repeats: bool) -> None:
+    """_repeats: do half or more of an even sample of the texts (every one, under
+    DEDUP_MIN of them) repeat one another? A guess that decides how much is scanned."""
+    assert prescan._repeats(pieces) is repeats
+
+
+def test_no_run_where_fewer_than_run_min_texts_are_clean() -> None:
+    """A memo's run lists the clean short texts only from RUN_MIN of them on: the texts
+    marked beside them do not count."""
+    r = _SHORT_RULES[1]
+    r.found.clear()
+    clean = ["x" + "".join(chr(99 + i // d % 20) for d in (1, 20, 400)) for i in range(prescan.RUN_MIN - 1)]
+    hot, memo = r.prescan([*clean, "a1234"], into=Memo())
+    assert hot == {len(clean)} and memo.run is None and len(memo) == len(clean) + 1
+    r.found.clear()
