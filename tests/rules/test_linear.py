@@ -196,7 +196,6 @@ def test_a_block_where_something_may_match_is_asked_text_by_text() -> None:
         assert pf.match_many_ascii([b.decode() for b in bs], 2) == got
 
 
-
 def test_texts_cut_into_blocks_one_by_one_are_answered_as_each_alone() -> None:
     """Where the texts are not all short and non-empty (an empty one, one of 32 bytes or
     more: prescan's long texts), match_many cuts blocks text by text: at most
@@ -208,8 +207,8 @@ def test_texts_cut_into_blocks_one_by_one_are_answered_as_each_alone() -> None:
     from disguiselib.rules import linear
 
     pieces, size = linear._GATE_PIECES, linear._GATE_BYTES
-    long_clean, long_hit = b"z" * 40, b"z" * 38 + b"ab"  # 'ab' is no line's start: cd$ is
-    hit_at_end = b"z" * 38 + b"cd"
+    long_clean, long_ab = b"z" * 40, b"z" * 38 + b"ab"  # (`^ab` only at a line's start: no hit)
+    hit_at_end = b"z" * 38 + b"cd"  # `cd$`
     for pats in (_LINE_PATTERNS, [*_LINE_PATTERNS, "(?i)zé"]):  # the second: a pattern always searched
         pf = linear.Prefilter(pats)
         assert list(pf._always) == ([7] if len(pats) > 7 else [])
@@ -222,7 +221,7 @@ def test_texts_cut_into_blocks_one_by_one_are_answered_as_each_alone() -> None:
             [long_clean] * (size // 40) + [hit_at_end, long_clean],  # cut by bytes, not by count
             [b"z" * size, hit_at_end, b"z" * (size - 2) + b"cd", long_clean],  # asked alone
             [b"z" * (size - 1), hit_at_end],
-            [long_hit, b"", long_clean],
+            [long_ab, b"", long_clean],
         ]
         for bs in cases:
             want = [sorted(pf.match(b, utf8=True)) if b else () for b in bs]
@@ -230,7 +229,6 @@ def test_texts_cut_into_blocks_one_by_one_are_answered_as_each_alone() -> None:
             assert [list(a) for a in pf.match_many(bs, max(map(len, bs)))] == [list(w) for w in want]
             for b, active in zip(bs, want, strict=True):
                 assert (1 in active) == b.endswith(b"cd"), b[-4:]
-
 
 
 class _Counted:
