@@ -114,6 +114,41 @@ def test_prefilter_database_is_cached_and_a_broken_entry_is_compiled_again(tmp_p
     assert compiled and db3 is not None  # a broken entry: compiled again
 
 
+def test_a_database_compiled_from_another_spelling_is_never_loaded(tmp_path, monkeypatch) -> None:
+    """The cache is named by what Hyperscan compiles (each pattern as re2_spaces spells
+    it), not by the patterns: after a change in the spelling (a fix of re2_spaces, an
+    upgrade), the same rules get a database of the new spelling, never the old one from
+    disk. Keyed by the patterns, a database compiled from a wrong spelling (one that
+    names fewer matches than RE2 finds) was loaded by every later start."""
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    pats = (r"key=\S",)
+    text = b"key=\x0b"  # RE2's \s holds no vertical tab: \S takes it
+    assert linear.Regex(pats[0]).search(text) is not None
+
+    def named(db: object) -> bool:
+        hits: set[int] = set()
+        db.scan(text, match_event_handler=linear._collect, context=hits, scratch=linear.hyperscan.Scratch(db))  # type: ignore[attr-defined]
+        return 0 in hits
+
+    real = linear.re2_spaces
+    try:
+        monkeypatch.setattr(linear, "re2_spaces", lambda p: p)  # Hyperscan's own \s, with the vertical tab
+        linear._hyperscan.cache_clear()
+        wrong, _ = linear._hyperscan(pats)
+        assert not named(wrong)  # (the fault re2_spaces is there for)
+        monkeypatch.setattr(linear, "re2_spaces", real)
+        linear._hyperscan.cache_clear()
+        right, _ = linear._hyperscan(pats)
+        assert named(right)
+        assert len(list(tmp_path.glob("prefilter-*.hsdb"))) == 2
+        linear._hyperscan.cache_clear()
+        assert named(linear._hyperscan(pats)[0])  # and loaded as such
+    finally:
+        linear._hyperscan.cache_clear()
+
+
 def test_a_pattern_hyperscan_refuses_is_searched_always(tmp_path, monkeypatch) -> None:
     from disguiselib.rules import linear
 
