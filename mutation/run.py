@@ -38,6 +38,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = REPO / ".mutation"
+# The prefilter's compiled databases (rules/linear.cache_dir) the mutants' tests make: kept
+# here, never in the user's cache (a mutant of linear.py compiles what the product would not)
+CACHE = str(STAGE / "hsdb")
 LINKED = ("tests", "mappings", "docs", "bench", "examples", "README.md")
 
 # module (under addon/disguiselib/) -> the tests that cover it
@@ -302,7 +305,7 @@ def check(name: str, jobs: int = 3, only: list[str] | None = None) -> int:
     here = str(Path(__file__).resolve().parent)  # fastfirst
 
     def one(m: str) -> tuple[str, bool]:
-        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m,
+        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m, "DISGUISE_CACHE": CACHE,
                "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
         # the module's own test files whole (new tests in them included), then the other
         # tests mutmut saw calling the mutated function, capped as in the run (fastfirst)
@@ -383,7 +386,7 @@ def main(names: list[str]) -> int:
             only = arg.split(",") if opt == "--only" else changed_since(arg, MODULES[names[0]][0])
             print(f"{names[0]}: mutating only {', '.join(only)}", flush=True)
     here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "DISGUISE_CACHE": CACHE,
            "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
     total_k = total_s = 0
     rows = []
