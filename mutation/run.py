@@ -114,7 +114,20 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "resign": ("resign.py", ["tests/test_resign.py", "tests/mitm/test_aws.py"]),
 }
 
-KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, pytest's internal error, a timeout
+# a failing test, pytest's internal error, a timeout; -9: killed by the kernel (its OOM
+# killer, were a mutant's memory not bounded: `_bounded`)
+KILLED = {1, 3, 36, 24, -24, 152, 255, -9}
+# The address space a mutant's tests may take: a mutant that loops appending
+# (re2_spaces' `i -= 2`) then fails on a MemoryError rather than taking the machine's
+# memory until the kernel's OOM killer ends it (or something else: 23 GiB, seen).
+MEMORY = 8 << 30
+
+
+def _bounded() -> None:
+    """preexec_fn of the tests' processes (and mutmut's, whose forks inherit it): MEMORY."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 TIMEOUT = {36, 24, -24, 152}  # mutmut's wall-clock or CPU limit: rechecked by --check
 CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it counts as killed
 SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
@@ -317,13 +330,13 @@ def check(name: str, jobs: int = 3, only: list[str] | None = None) -> int:
                "-p", "fastfirst", *ids]
         try:
             rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 timeout=CHECK_TIMEOUT)
+                                 timeout=CHECK_TIMEOUT, preexec_fn=_bounded)
         except subprocess.TimeoutExpired:
             rc = 24
         if rc in (4, 5):  # a test id pytest cannot find: the files instead
             files = own + sorted({t.split("::")[0] for t in ids} - set(own))
             rc = subprocess.call([*cmd[: -len(ids)], *files], cwd=c, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+                                 stderr=subprocess.DEVNULL, preexec_fn=_bounded)
         # 2: pytest could not even collect the tests (the mutant breaks an import): killed
         return m, rc in KILLED or rc == 2
 
@@ -408,7 +421,7 @@ def main(names: list[str]) -> int:
             prefix = "disguiselib." + source.removesuffix(".py").replace("/", ".")
             cmd += [f"{prefix}.x{'ǁ' + f + 'ǁ' if f in _classes(source) else '_' + f}*" for f in only]
         with open(d / "run.log", "w") as log:
-            rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT)
+            rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_bounded)
         if rc != 0:
             print(f"{name}: mutmut failed (exit {rc}), see {d / 'run.log'}")
             return rc
