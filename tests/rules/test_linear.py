@@ -454,6 +454,9 @@ def _spans(rx: object, b: bytes) -> list[tuple[int, int]]:
 @example((r"[^]\s]", ["b"]))  # ... after a `^` too
 @example((r"\\s\s", ["\\s "]))  # an escaped backslash, then s
 @example((r"[\]\s]b", [" b"]))
+@example((r"[[:alpha:]\s]", ["\t"]))  # \s after a POSIX class, in the class still
+@example((r"[a\s[:alpha:]]", ["a"]))  # ... and before one
+@example((r"[[:a]\s", ["[ "]))  # `[:` with no `:]` after it: a `[`
 @given(_pattern_and_texts())
 def test_re2_spaces_changes_nothing_re2_reads(case: tuple[str, list[str]]) -> None:
     """re2_spaces(p) spells \\s and \\S as RE2 reads them: RE2 finds the same matches
@@ -518,25 +521,34 @@ def test_the_prefilter_names_every_generated_pattern_re2_finds(case: tuple[str, 
 # check() its repetitions.
 _SYNTAX: dict[str, tuple[int, ...]] = {
     "a": (0,), "(": (0,), ")": (0,), "|": (0,), "{,3}": (0, 1, 2, 3), "+": (0,), "(?P<v>": (0, 1, 2, 3, 4, 5),
-    r"\(": (), r"\[": (), r"\\": (), r"\]": (), r"\Q(a|[\E": (), r"\Qx\E": (), r"\s": (),
+    r"\(": (), r"\[": (), r"\\": (), r"\]": (), r"\Q(a|[\E": (), r"\Qx\E": (), r"\Q\E": (), r"\s": (),
     "[ab]": (0, 3), "[(|)]": (0, 4), "[]a]": (0, 3), "[^]a]": (0, 4), "[^a]": (0, 3), "[]]": (0, 2),
     "[[:alpha:]]": (0, 10), "[[:alpha:]x]": (0, 11), r"[\]]": (0, 3), r"[a\\]": (0, 4), "[[]": (0, 2),
     "[^^]": (0, 3), "[{,3}]": (0, 5), r"[\d-]": (0, 4), "[:]": (0, 2),
 }  # fmt: skip
 
 
-@example(["[ab]", "("])
-@example([r"\Q(a|[\E", "[[:alpha:]]", "|"])
-@example(["[^]a]", "[]a]", r"[a\\]"])
-@given(st.lists(st.sampled_from(list(_SYNTAX)), max_size=8))
-def test_syntax_chars_are_the_characters_outside_escapes_classes_and_quotes(pieces: list[str]) -> None:
+# a quote with no \E, and what follows it: the rest of the pattern, quoted
+_TO_END = r"\Q(|[)[a]"
+
+
+@example(["[ab]", "("], False)
+@example([r"\Q(a|[\E", "[[:alpha:]]", "|"], False)
+@example(["[^]a]", "[]a]", r"[a\\]"], False)
+@example([r"\Qx\E", r"\Q(a|[\E", "("], False)  # each quote ends at its own \E
+@example([r"\Q\E", "(", r"\Qx\E"], False)
+@example(["(", "[ab]"], True)
+@example(["[:]", "[[:alpha:]]", "("], False)  # a `:]` before a POSIX class
+@example(["[[:alpha:]]", "(", "[:]"], False)  # ... and after one
+@given(st.lists(st.sampled_from(list(_SYNTAX)), max_size=8), st.booleans())
+def test_syntax_chars_are_the_characters_outside_escapes_classes_and_quotes(pieces: list[str], to_end: bool) -> None:
     """syntax_chars of a pattern made of pieces is each piece's syntax where it stands:
     an escape, a class's content, a quote is never read as a group, an alternation or a
     repetition (a `(` in `[(|)]` read as a group would give accept.py the wrong rule to
-    narrow)."""
+    narrow); a quote with no end quotes the rest."""
     from disguiselib.rules.linear import syntax_chars
 
-    p, want, at = "".join(pieces), [], 0
+    p, want, at = "".join(pieces) + (_TO_END if to_end else ""), [], 0
     for x in pieces:
         want += [(at + k, x[k]) for k in _SYNTAX[x]]
         at += len(x)
