@@ -38,6 +38,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = REPO / ".mutation"
+# The prefilter's compiled databases (rules/linear.cache_dir) the mutants' tests make: kept
+# here, never in the user's cache (a mutant of linear.py compiles what the product would not)
+CACHE = str(STAGE / "hsdb")
 LINKED = ("tests", "mappings", "docs", "bench", "examples", "README.md")
 
 # module (under addon/disguiselib/) -> the tests that cover it
@@ -111,7 +114,20 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "resign": ("resign.py", ["tests/test_resign.py", "tests/mitm/test_aws.py"]),
 }
 
-KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, pytest's internal error, a timeout
+# a failing test, pytest's internal error, a timeout; -9: killed by the kernel (its OOM
+# killer, were a mutant's memory not bounded: `_bounded`)
+KILLED = {1, 3, 36, 24, -24, 152, 255, -9}
+# The address space a mutant's tests may take: a mutant that loops appending
+# (re2_spaces' `i -= 2`) then fails on a MemoryError rather than taking the machine's
+# memory until the kernel's OOM killer ends it (or something else: 23 GiB, seen).
+MEMORY = 8 << 30
+
+
+def _bounded() -> None:
+    """preexec_fn of the tests' processes (and mutmut's, whose forks inherit it): MEMORY."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 TIMEOUT = {36, 24, -24, 152}  # mutmut's wall-clock or CPU limit: rechecked by --check
 CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it counts as killed
 SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
@@ -302,7 +318,7 @@ def check(name: str, jobs: int = 3, only: list[str] | None = None) -> int:
     here = str(Path(__file__).resolve().parent)  # fastfirst
 
     def one(m: str) -> tuple[str, bool]:
-        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m,
+        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": m, "DISGUISE_CACHE": CACHE,
                "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
         # the module's own test files whole (new tests in them included), then the other
         # tests mutmut saw calling the mutated function, capped as in the run (fastfirst)
@@ -314,13 +330,13 @@ def check(name: str, jobs: int = 3, only: list[str] | None = None) -> int:
                "-p", "fastfirst", *ids]
         try:
             rc = subprocess.call(cmd, cwd=c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 timeout=CHECK_TIMEOUT)
+                                 timeout=CHECK_TIMEOUT, preexec_fn=_bounded)
         except subprocess.TimeoutExpired:
             rc = 24
         if rc in (4, 5):  # a test id pytest cannot find: the files instead
             files = own + sorted({t.split("::")[0] for t in ids} - set(own))
             rc = subprocess.call([*cmd[: -len(ids)], *files], cwd=c, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+                                 stderr=subprocess.DEVNULL, preexec_fn=_bounded)
         # 2: pytest could not even collect the tests (the mutant breaks an import): killed
         return m, rc in KILLED or rc == 2
 
@@ -383,7 +399,7 @@ def main(names: list[str]) -> int:
             only = arg.split(",") if opt == "--only" else changed_since(arg, MODULES[names[0]][0])
             print(f"{names[0]}: mutating only {', '.join(only)}", flush=True)
     here = str(Path(__file__).resolve().parent)  # fastfirst, the pytest plugin
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation",
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "DISGUISE_CACHE": CACHE,
            "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
     total_k = total_s = 0
     rows = []
@@ -405,7 +421,7 @@ def main(names: list[str]) -> int:
             prefix = "disguiselib." + source.removesuffix(".py").replace("/", ".")
             cmd += [f"{prefix}.x{'ǁ' + f + 'ǁ' if f in _classes(source) else '_' + f}*" for f in only]
         with open(d / "run.log", "w") as log:
-            rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT)
+            rc = subprocess.call(cmd, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_bounded)
         if rc != 0:
             print(f"{name}: mutmut failed (exit {rc}), see {d / 'run.log'}")
             return rc

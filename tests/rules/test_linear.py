@@ -5,10 +5,14 @@ input; here, that the answer is right at a size that used to take seconds."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import re
 import string
+from collections.abc import Iterator
 
-from hypothesis import given
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anthropic_util import build_stream, read_stream
@@ -112,6 +116,41 @@ def test_prefilter_database_is_cached_and_a_broken_entry_is_compiled_again(tmp_p
     linear._hyperscan.cache_clear()
     db3, _ = linear._hyperscan(pats)
     assert compiled and db3 is not None  # a broken entry: compiled again
+
+
+def test_a_database_compiled_from_another_spelling_is_never_loaded(tmp_path, monkeypatch) -> None:
+    """The cache is named by what Hyperscan compiles (each pattern as re2_spaces spells
+    it), not by the patterns: after a change in the spelling (a fix of re2_spaces, an
+    upgrade), the same rules get a database of the new spelling, never the old one from
+    disk. Keyed by the patterns, a database compiled from a wrong spelling (one that
+    names fewer matches than RE2 finds) was loaded by every later start."""
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    pats = (r"key=\S",)
+    text = b"key=\x0b"  # RE2's \s holds no vertical tab: \S takes it
+    assert linear.Regex(pats[0]).search(text) is not None
+
+    def named(db: object) -> bool:
+        hits: set[int] = set()
+        db.scan(text, match_event_handler=linear._collect, context=hits, scratch=linear.hyperscan.Scratch(db))  # type: ignore[attr-defined]
+        return 0 in hits
+
+    real = linear.re2_spaces
+    try:
+        monkeypatch.setattr(linear, "re2_spaces", lambda p: p)  # Hyperscan's own \s, with the vertical tab
+        linear._hyperscan.cache_clear()
+        wrong, _ = linear._hyperscan(pats)
+        assert not named(wrong)  # (the fault re2_spaces is there for)
+        monkeypatch.setattr(linear, "re2_spaces", real)
+        linear._hyperscan.cache_clear()
+        right, _ = linear._hyperscan(pats)
+        assert named(right)
+        assert len(list(tmp_path.glob("prefilter-*.hsdb"))) == 2
+        linear._hyperscan.cache_clear()
+        assert named(linear._hyperscan(pats)[0])  # and loaded as such
+    finally:
+        linear._hyperscan.cache_clear()
 
 
 def test_a_pattern_hyperscan_refuses_is_searched_always(tmp_path, monkeypatch) -> None:
@@ -355,3 +394,162 @@ def test_a_regex_searches_between_pos_and_end_with_the_bytes_around_as_context()
     assert not rx.fullmatch(b"ab ") and not rx.fullmatch(b" ab") and not rx.fullmatch(b"abcab")
     assert linear.Regex("^$").can_match_empty() and linear.Regex("a*").can_match_empty()
     assert not linear.Regex("a+").can_match_empty() and not linear.Regex(r"\bq").can_match_empty()
+
+
+# -- re2_spaces on any pattern: what RE2 reads is unchanged, and the prefilter names it ----
+
+# Pieces of a pattern, each whole (a class, an escape, a group), so that any sequence of
+# them is a pattern RE2 takes: \s and \S outside and inside classes, classes with `^`,
+# a `]` first, a POSIX class, escaped brackets and backslashes (`\\s` is a backslash and
+# an s), and text after a class (where \s must be read outside it again). Each with the
+# texts it is drawn to be read with: some it matches, some it nearly does (a vertical
+# tab where \s stands, a `]` or a `[` where a class ends).
+_ATOMS: dict[str, str | tuple[str, ...]] = {  # (a str: each of its characters)
+    "a": "ab", "b": "ba", " ": " \x0b", ":": ":a", r"\s": " \t\n\x0b\x0c\ra", r"\S": "a]\x0b ",
+    r"\\s": ("\\s", "\\", "s"), r"\\": "\\a", r"\[": "[]", r"\]": "][", r"\[\s\]": ("[ ]", "[\x0b]", "[", "]"),
+    "[ab]": "abc", r"[\s]": " \t\x0ba", r"[^\s]": "a \x0b]", r"[a\s]": "a \x0bb", r'[^\s",]': 'a,"\x0b ',
+    "[]a]": "]a[", r"[]\s]": "] \x0ba", "[^]a]": "b]a ", r"[^]\s]": "b] \x0b",
+    "[[:alpha:]]": "a:]1", r"[[:space:]\s]": " \x0ba:", r"[[:alpha:]\s]": "a \x0b]", r"[\]\s]": "] \x0b\\",
+    r"[\[a]": "[a]", r"[\\]": "\\s", r"[\S]": "a ", r"[a\Sb]": "ab ", "[:]": ":]", "[[]": "[]",
+}  # fmt: skip
+_SUFFIXES = {"": (1, 1), "+": (1, 3), "*": (0, 3), "?": (0, 1), "{2}": (2, 2), "{1,3}": (1, 3)}
+_NOISE = st.text(alphabet='ab :\t\n\x0b\x0c\r[]\\"s,xé', max_size=4)
+
+
+@st.composite
+def _pattern_and_texts(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A pattern of up to six pieces, sometimes a group round its tail, and texts drawn
+    piece by piece from what each piece reads (so most of them match), with noise."""
+    parts = draw(st.lists(st.tuples(st.sampled_from(list(_ATOMS)), st.sampled_from(list(_SUFFIXES))),
+                          min_size=1, max_size=6))  # fmt: skip
+    p = "".join(a + s for a, s in parts)
+    if draw(st.booleans()):
+        k = draw(st.integers(0, len(parts) - 1))
+        head = "".join(a + s for a, s in parts[:k])
+        p = head + "(?:" + p[len(head) :] + ")" + draw(st.sampled_from(["", "+", "?"]))
+    texts = []
+    for _ in range(draw(st.integers(1, 4))):
+        t = [draw(_NOISE)]
+        for a, s in parts:
+            lo, hi = _SUFFIXES[s]
+            t += [draw(st.sampled_from(_ATOMS[a])) for _ in range(draw(st.integers(lo, hi)))]
+        t.append(draw(_NOISE))
+        texts.append("".join(t))
+    return p, texts
+
+
+def _spans(rx: object, b: bytes) -> list[tuple[int, int]]:
+    """Every match of rx in b, each search going on after the one before (RE2's reading)."""
+    got, pos = [], 0
+    while pos <= len(b) and (m := rx.search(b, pos)) is not None:  # type: ignore[attr-defined]
+        got.append(m)
+        pos = m[1] if m[1] > m[0] else m[0] + 1
+    return got
+
+
+@example((r"[ab]\s", ["a\x0b"]))  # \s after a class is outside it again
+@example((r"[[:alpha:]]\sb", ["a b"]))  # a POSIX class's `]` does not close the class
+@example((r"[]a]\s", ["] "]))  # a `]` first in a class is itself
+@example((r"[^]a]\s", ["b\t"]))
+@example((r"[^]\s]", ["b"]))  # ... after a `^` too
+@example((r"\\s\s", ["\\s "]))  # an escaped backslash, then s
+@example((r"[\]\s]b", [" b"]))
+@example((r"[[:alpha:]\s]", ["\t"]))  # \s after a POSIX class, in the class still
+@example((r"[a\s[:alpha:]]", ["a"]))  # ... and before one
+@example((r"[[:a]\s", ["[ "]))  # `[:` with no `:]` after it: a `[`
+@given(_pattern_and_texts())
+def test_re2_spaces_changes_nothing_re2_reads(case: tuple[str, list[str]]) -> None:
+    """re2_spaces(p) spells \\s and \\S as RE2 reads them: RE2 finds the same matches
+    in every text with it as with p (the same pattern to RE2), wherever the \\s stands:
+    outside a class, inside one, after one closed."""
+    from disguiselib.rules import linear
+
+    p, texts = case
+    q = linear.re2_spaces(p)
+    if q is None:  # \S inside a class: the pattern is always searched
+        assert re.search(r"(?<!\\)(?:\\\\)*\\S", p) is not None
+        return
+    assert "\\s" not in q.replace("\\\\", "") and "\\S" not in q.replace("\\\\", "")
+    rp, rq = linear.Regex(p), linear.Regex(q)
+    for t in texts:
+        b = t.encode()
+        assert _spans(rq, b) == _spans(rp, b), (p, q, t)
+
+
+@pytest.fixture(scope="module")
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The prefilter's compiled databases (linear.cache_dir) kept apart: one a pattern."""
+    was = os.environ.get("DISGUISE_CACHE")
+    os.environ["DISGUISE_CACHE"] = str(tmp_path_factory.mktemp("hsdb"))
+    yield
+    if was is None:
+        del os.environ["DISGUISE_CACHE"]
+    else:
+        os.environ["DISGUISE_CACHE"] = was
+
+
+@pytest.mark.usefixtures("_own_cache")
+@settings(max_examples=60)
+@example((r"[ab]\s+b", ["a b"]))
+@example((r"[[:alpha:]]\sb", ["a\tb"]))
+@example((r"[]a]\sb", ["]\nb"]))
+@given(_pattern_and_texts())
+def test_the_prefilter_names_every_generated_pattern_re2_finds(case: tuple[str, list[str]]) -> None:
+    """What decides that a user's pattern is searched at all: wherever RE2 finds a
+    match, Hyperscan's prefilter names the pattern (its \\s spelled by re2_spaces), for
+    patterns made of classes, escapes, POSIX classes and \\s and \\S in every place."""
+    from disguiselib.rules import linear
+
+    p, texts = case
+    rx = linear.Regex(p)
+    if rx.can_match_empty():
+        return  # (a rule that matches the empty string is refused: linear.check)
+    hits = [t for t in texts if rx.search(t.encode()) is not None]
+    if not hits:
+        return
+    pf = linear.Prefilter([p])
+    for t in hits:
+        assert 0 in pf.match(t.encode()), (p, linear.re2_spaces(p), t)
+        assert 0 in pf.match_many([t.encode()])[0]
+
+
+# -- syntax_chars: which characters of a pattern are its syntax ------------------------------
+
+# Pieces of a pattern, each with the offsets of its characters that are syntax (not
+# escaped, not inside a class, not quoted by \Q...\E; a class's own brackets are): what
+# accept.py reads a rule's groups and classes from to make its prefilter regex, and
+# check() its repetitions.
+_SYNTAX: dict[str, tuple[int, ...]] = {
+    "a": (0,), "(": (0,), ")": (0,), "|": (0,), "{,3}": (0, 1, 2, 3), "+": (0,), "(?P<v>": (0, 1, 2, 3, 4, 5),
+    r"\(": (), r"\[": (), r"\\": (), r"\]": (), r"\Q(a|[\E": (), r"\Qx\E": (), r"\Q\E": (), r"\s": (),
+    "[ab]": (0, 3), "[(|)]": (0, 4), "[]a]": (0, 3), "[^]a]": (0, 4), "[^a]": (0, 3), "[]]": (0, 2),
+    "[[:alpha:]]": (0, 10), "[[:alpha:]x]": (0, 11), r"[\]]": (0, 3), r"[a\\]": (0, 4), "[[]": (0, 2),
+    "[^^]": (0, 3), "[{,3}]": (0, 5), r"[\d-]": (0, 4), "[:]": (0, 2),
+}  # fmt: skip
+
+
+# a quote with no \E, and what follows it: the rest of the pattern, quoted
+_TO_END = r"\Q(|[)[a]"
+
+
+@example(["[ab]", "("], False)
+@example([r"\Q(a|[\E", "[[:alpha:]]", "|"], False)
+@example(["[^]a]", "[]a]", r"[a\\]"], False)
+@example([r"\Qx\E", r"\Q(a|[\E", "("], False)  # each quote ends at its own \E
+@example([r"\Q\E", "(", r"\Qx\E"], False)
+@example(["(", "[ab]"], True)
+@example(["[:]", "[[:alpha:]]", "("], False)  # a `:]` before a POSIX class
+@example(["[[:alpha:]]", "(", "[:]"], False)  # ... and after one
+@given(st.lists(st.sampled_from(list(_SYNTAX)), max_size=8), st.booleans())
+def test_syntax_chars_are_the_characters_outside_escapes_classes_and_quotes(pieces: list[str], to_end: bool) -> None:
+    """syntax_chars of a pattern made of pieces is each piece's syntax where it stands:
+    an escape, a class's content, a quote is never read as a group, an alternation or a
+    repetition (a `(` in `[(|)]` read as a group would give accept.py the wrong rule to
+    narrow); a quote with no end quotes the rest."""
+    from disguiselib.rules.linear import syntax_chars
+
+    p, want, at = "".join(pieces) + (_TO_END if to_end else ""), [], 0
+    for x in pieces:
+        want += [(at + k, x[k]) for k in _SYNTAX[x]]
+        at += len(x)
+    assert list(syntax_chars(p)) == want

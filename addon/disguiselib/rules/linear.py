@@ -267,21 +267,18 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
 
     Compiling takes seconds for the shipped set (more on a busy machine), so a compiled
     database is kept on disk (`cache_dir()`), named by a hash of Hyperscan's version,
-    the flags and every pattern: a mitmdump that starts with the same rules loads it in
+    the flags and what Hyperscan is given: each expression as re2_spaces spelled it,
+    with its index, and the indices always searched. A change in how a pattern is
+    spelled for Hyperscan (a fix in re2_spaces or casefold) names another entry: a
+    database compiled from the old spelling is never loaded for the new one (keyed by
+    the patterns alone, it was, and a prefilter that no longer names every match lets
+    a pattern go unsearched). A mitmdump that starts with the same rules loads it in
     milliseconds. A cache entry that does not load is compiled again."""
     if hyperscan is None or not patterns:
         return None, ()
     flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH
     if gate:
         flags |= hyperscan.HS_FLAG_MULTILINE
-    key = hashlib.sha256(
-        repr((getattr(hyperscan, "__version__", "?"), flags, "re2_spaces", "casefold", patterns)).encode(
-            "utf-8", "surrogatepass"
-        )
-    ).hexdigest()
-    cached = _load_cached(key)
-    if cached is not None:
-        return cached
     always: list[int] = []
     ids: list[int] = []
     exprs: list[bytes] = []
@@ -292,6 +289,10 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
         else:
             ids.append(i)
             exprs.append(hs.encode("utf-8"))
+    key = hashlib.sha256(repr((getattr(hyperscan, "__version__", "?"), flags, exprs, ids, always)).encode()).hexdigest()
+    cached = _load_cached(key)
+    if cached is not None:
+        return cached
     db = _compile(exprs, ids, flags)
     if db is None and exprs:
         # one pattern Hyperscan refuses fails the whole set: find which, search those always
