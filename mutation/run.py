@@ -117,6 +117,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
 # a failing test, pytest's internal error, a timeout; -9: killed by the kernel (its OOM
 # killer, were a mutant's memory not bounded: `_bounded`)
 KILLED = {1, 3, 36, 24, -24, 152, 255, -9}
+TIMEOUT = {36, 24, -24, 152}  # mutmut's wall-clock or CPU limit: rechecked by --check
+CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it counts as killed
+SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
+
 # The address space a mutant's tests may take: a mutant that loops appending
 # (re2_spaces' `i -= 2`) then fails on a MemoryError rather than taking the machine's
 # memory until the kernel's OOM killer ends it (or something else: 23 GiB, seen).
@@ -128,9 +132,6 @@ def _bounded() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-TIMEOUT = {36, 24, -24, 152}  # mutmut's wall-clock or CPU limit: rechecked by --check
-CHECK_TIMEOUT = 900  # seconds a mutant's tests may take in --check before it counts as killed
-SURVIVED = {0, 5, 33}  # every test passed, or no selected test calls the function: both count against
 
 
 def _mutmut() -> list[str]:
