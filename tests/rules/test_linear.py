@@ -5,7 +5,6 @@ input; here, that the answer is right at a size that used to take seconds."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import string
@@ -479,13 +478,9 @@ def test_re2_spaces_changes_nothing_re2_reads(case: tuple[str, list[str]]) -> No
 @pytest.fixture(scope="module")
 def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The prefilter's compiled databases (linear.cache_dir) kept apart: one a pattern."""
-    was = os.environ.get("DISGUISE_CACHE")
-    os.environ["DISGUISE_CACHE"] = str(tmp_path_factory.mktemp("hsdb"))
-    yield
-    if was is None:
-        del os.environ["DISGUISE_CACHE"]
-    else:
-        os.environ["DISGUISE_CACHE"] = was
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DISGUISE_CACHE", str(tmp_path_factory.mktemp("hsdb")))
+        yield
 
 
 @pytest.mark.usefixtures("_own_cache")
