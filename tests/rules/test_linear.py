@@ -5,6 +5,7 @@ input; here, that the answer is right at a size that used to take seconds."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import string
@@ -148,6 +149,45 @@ def test_a_database_compiled_from_another_spelling_is_never_loaded(tmp_path, mon
         assert len(list(tmp_path.glob("prefilter-*.hsdb"))) == 2
         linear._hyperscan.cache_clear()
         assert named(linear._hyperscan(pats)[0])  # and loaded as such
+    finally:
+        linear._hyperscan.cache_clear()
+
+
+def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypatch) -> None:
+    """Each change of a rule set's patterns names a new entry; the cache keeps the
+    CACHE_KEEP used last (a database loaded counts as used) and removes the rest, so
+    that editing a mapping file, or running the tests, does not grow it without end."""
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    monkeypatch.setattr(linear, "CACHE_KEEP", 3)
+    sets = [(f"key{i}=[a-z]+",) for i in range(4)]
+
+    def entries() -> set[str]:
+        return {e.name for e in tmp_path.glob("prefilter-*.hsdb")}
+
+    try:
+        names = []
+        for pats in sets[:3]:
+            before = entries()
+            linear._hyperscan.cache_clear()
+            linear._hyperscan(pats)
+            (name,) = entries() - before
+            names.append(name)
+        for k, name in enumerate(names):  # written in this order, a second apart
+            os.utime(tmp_path / name, (1_000 * (k + 1), 1_000 * (k + 1)))
+        linear._hyperscan.cache_clear()
+        compiled = []
+        real = linear._compile
+        monkeypatch.setattr(linear, "_compile", lambda *a: compiled.append(1) or real(*a))
+        assert linear._hyperscan(sets[0])[0] is not None and not compiled  # the oldest, loaded: used now
+        linear._hyperscan.cache_clear()
+        linear._hyperscan(sets[3])  # a fourth: the one used longest ago goes
+        assert compiled and len(entries()) == 3
+        assert names[1] not in entries() and {names[0], names[2]} <= entries()
+        (tmp_path / "unrelated.txt").write_text("kept")
+        linear._prune(tmp_path, keep=0)
+        assert entries() == set() and (tmp_path / "unrelated.txt").exists()  # only its own entries
     finally:
         linear._hyperscan.cache_clear()
 

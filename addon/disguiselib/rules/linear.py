@@ -385,15 +385,27 @@ def cache_dir() -> Path:
     return Path(base) / "disguise"
 
 
+# The prefilter databases kept on disk at most (cache_dir): the ones used last. Each
+# change of a rule set's patterns names a new entry (6 KiB to 700 KiB), and nothing else
+# ever removed the old ones: a user who edits a mapping file daily, or a test suite, grew
+# the directory without end (91 MiB seen on a developer's machine).
+CACHE_KEEP = 128
+
+
 def _load_cached(key: str):
     path = cache_dir() / f"prefilter-{key}.hsdb"
     try:
         raw = path.read_bytes()
         n = int.from_bytes(raw[:4], "big")
         always = tuple(int(x) for x in raw[4 : 4 + n].decode("ascii").split(",") if x)
-        return hyperscan.loadb(raw[4 + n :], hyperscan.HS_MODE_BLOCK), always
+        db = hyperscan.loadb(raw[4 + n :], hyperscan.HS_MODE_BLOCK), always
     except Exception:  # noqa: BLE001 - no entry, or a broken one: compile
         return None
+    try:
+        os.utime(path)  # used now: the last one _prune removes
+    except OSError:
+        pass  # a read-only cache: it is read all the same
+    return db
 
 
 def _store_cached(key: str, db, always: tuple[int, ...]) -> None:
@@ -405,8 +417,28 @@ def _store_cached(key: str, db, always: tuple[int, ...]) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(len(head).to_bytes(4, "big") + head + hyperscan.dumpb(db))
         os.replace(tmp, d / f"prefilter-{key}.hsdb")
+        _prune(d)
     except OSError:
         pass  # a read-only home: compiled again next time, nothing else changes
+
+
+def _prune(d: Path, keep: int | None = None) -> None:
+    """The entries of d past the `keep` (CACHE_KEEP) used last removed, the oldest first.
+    Safe beside another process using the cache: an entry removed under it is compiled
+    again there, never loaded wrong (an entry is replaced whole, os.replace)."""
+    keep = CACHE_KEEP if keep is None else keep
+    aged = []
+    for e in d.glob("prefilter-*.hsdb"):
+        try:
+            aged.append((e.stat().st_mtime_ns, e.name, e))
+        except OSError:
+            continue  # removed meanwhile
+    aged.sort(reverse=True)
+    for _, _, e in aged[keep:]:
+        try:
+            e.unlink()
+        except OSError:
+            pass
 
 
 def check(pattern: str) -> Regex:
