@@ -9,6 +9,7 @@ import os
 import random
 import re
 import string
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -186,8 +187,14 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
         assert compiled and len(entries()) == 3
         assert names[1] not in entries() and {names[0], names[2]} <= entries()
         (tmp_path / "unrelated.txt").write_text("kept")
+        dead, writing = tmp_path / ".prefilter-dead", tmp_path / ".prefilter-writing"
+        for t in (dead, writing):
+            t.write_bytes(b"half")
+        old = time.time() - linear.STALE_TMP_S - 60
+        os.utime(dead, (old, old))  # a write that never finished, an hour ago
         linear._prune(tmp_path, keep=0)
         assert entries() == set() and (tmp_path / "unrelated.txt").exists()  # only its own entries
+        assert not dead.exists() and writing.exists()  # a write under way is left to finish
     finally:
         linear._hyperscan.cache_clear()
 

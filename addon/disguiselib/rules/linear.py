@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -422,11 +423,23 @@ def _store_cached(key: str, db, always: tuple[int, ...]) -> None:
         pass  # a read-only home: compiled again next time, nothing else changes
 
 
+# A temporary file of _store_cached this many seconds old was left by a process that
+# died writing it (a write takes well under a second): _prune removes it.
+STALE_TMP_S = 3600
+
+
 def _prune(d: Path, keep: int | None = None) -> None:
-    """The entries of d past the `keep` (CACHE_KEEP) used last removed, the oldest first.
-    Safe beside another process using the cache: an entry removed under it is compiled
-    again there, never loaded wrong (an entry is replaced whole, os.replace)."""
+    """The entries of d past the `keep` (CACHE_KEEP) used last removed, the oldest first,
+    and the temporary files of writes that never finished. Safe beside another process
+    using the cache: an entry removed under it is compiled again there, never loaded
+    wrong (an entry is replaced whole, os.replace)."""
     keep = CACHE_KEEP if keep is None else keep
+    for t in d.glob(".prefilter-*"):
+        try:
+            if time.time() - t.stat().st_mtime > STALE_TMP_S:
+                t.unlink()
+        except OSError:
+            continue  # renamed or removed meanwhile
     aged = []
     for e in d.glob("prefilter-*.hsdb"):
         try:
