@@ -186,6 +186,17 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
         linear._hyperscan(sets[3])  # a fourth: the one used longest ago goes
         assert compiled and len(entries()) == 3
         assert names[1] not in entries() and {names[0], names[2]} <= entries()
+        newest, second, _ = sorted(tmp_path.glob("prefilter-*.hsdb"), key=lambda e: -e.stat().st_mtime_ns)
+        two = newest.stat().st_size + second.stat().st_size
+        monkeypatch.setattr(linear, "CACHE_BYTES", two)  # the bytes of the two used last, exactly
+        linear._prune(tmp_path)
+        assert entries() == {newest.name, second.name}
+        monkeypatch.setattr(linear, "CACHE_BYTES", two - 1)
+        linear._prune(tmp_path)
+        assert entries() == {newest.name}
+        monkeypatch.setattr(linear, "CACHE_BYTES", 0)
+        linear._prune(tmp_path)
+        assert entries() == {newest.name}  # the newest whatever its size
         (tmp_path / "unrelated.txt").write_text("kept")
         dead, writing = tmp_path / ".prefilter-dead", tmp_path / ".prefilter-writing"
         for t in (dead, writing):
@@ -193,7 +204,7 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
         old = time.time() - linear.STALE_TMP_S - 60
         os.utime(dead, (old, old))  # a write that never finished, an hour ago
         linear._prune(tmp_path, keep=0)
-        assert entries() == set() and (tmp_path / "unrelated.txt").exists()  # only its own entries
+        assert entries() == {newest.name} and (tmp_path / "unrelated.txt").exists()  # only its own entries
         assert not dead.exists() and writing.exists()  # a write under way is left to finish
     finally:
         linear._hyperscan.cache_clear()

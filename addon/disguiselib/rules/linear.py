@@ -392,6 +392,8 @@ def cache_dir() -> Path:
 # daily, or a test suite, grew the directory without end (91 MiB seen on a developer's
 # machine).
 CACHE_KEEP = 128
+# ... and their bytes at most: the newest is kept whatever its size.
+CACHE_BYTES = 64 << 20
 
 
 def _load_cached(key: str):
@@ -430,10 +432,11 @@ STALE_TMP_S = 3600
 
 
 def _prune(d: Path, keep: int | None = None) -> None:
-    """The entries of d past the `keep` (CACHE_KEEP) used last removed, the oldest first,
-    and the temporary files of writes that never finished. Safe beside another process
-    using the cache: an entry removed under it is compiled again there, never loaded
-    wrong (an entry is replaced whole, os.replace)."""
+    """The entries of d past the `keep` (CACHE_KEEP) used last, or past CACHE_BYTES,
+    removed, the oldest first (the newest is kept), and the temporary files of writes
+    that never finished. Safe beside another process using the cache: an entry removed
+    under it is compiled again there, never loaded wrong (an entry is replaced whole,
+    os.replace)."""
     keep = CACHE_KEEP if keep is None else keep
     for t in d.glob(".prefilter-*"):
         try:
@@ -444,11 +447,16 @@ def _prune(d: Path, keep: int | None = None) -> None:
     aged = []
     for e in d.glob("prefilter-*.hsdb"):
         try:
-            aged.append((e.stat().st_mtime_ns, e.name, e))
+            st = e.stat()
         except OSError:
             continue  # removed meanwhile
+        aged.append((st.st_mtime_ns, e.name, st.st_size, e))
     aged.sort(reverse=True)
-    for _, _, e in aged[keep:]:
+    held = 0
+    for k, (_, _, size, e) in enumerate(aged):
+        held += size
+        if k == 0 or (k < keep and held <= CACHE_BYTES):
+            continue  # (the newest always: it was just stored)
         try:
             e.unlink()
         except OSError:
