@@ -175,7 +175,7 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
             linear._hyperscan(pats)
             (name,) = entries() - before
             names.append(name)
-        for k, name in enumerate(names):  # written in this order, a second apart
+        for k, name in enumerate(names):  # written in this order, long ago
             os.utime(tmp_path / name, (1_000 * (k + 1), 1_000 * (k + 1)))
         linear._hyperscan.cache_clear()
         compiled = []
@@ -186,7 +186,8 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
         linear._hyperscan(sets[3])  # a fourth: the one used longest ago goes
         assert compiled and len(entries()) == 3
         assert names[1] not in entries() and {names[0], names[2]} <= entries()
-        newest, second, _ = sorted(tmp_path.glob("prefilter-*.hsdb"), key=lambda e: -e.stat().st_mtime_ns)
+        # in _prune's order (a tie in the clock's granularity: by name)
+        newest, second, _ = sorted(tmp_path.glob("prefilter-*.hsdb"), key=lambda e: (e.stat().st_mtime_ns, e.name), reverse=True)
         two = newest.stat().st_size + second.stat().st_size
         monkeypatch.setattr(linear, "CACHE_BYTES", two)  # the bytes of the two used last, exactly
         linear._prune(tmp_path)
