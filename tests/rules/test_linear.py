@@ -5,9 +5,11 @@ input; here, that the answer is right at a size that used to take seconds."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import string
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -148,6 +150,63 @@ def test_a_database_compiled_from_another_spelling_is_never_loaded(tmp_path, mon
         assert len(list(tmp_path.glob("prefilter-*.hsdb"))) == 2
         linear._hyperscan.cache_clear()
         assert named(linear._hyperscan(pats)[0])  # and loaded as such
+    finally:
+        linear._hyperscan.cache_clear()
+
+
+def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypatch) -> None:
+    """Each change of a rule set's patterns names a new entry; the cache keeps the
+    CACHE_KEEP used last (a database loaded counts as used) and removes the rest, so
+    that editing a mapping file, or running the tests, does not grow it without end."""
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    monkeypatch.setattr(linear, "CACHE_KEEP", 3)
+    sets = [(f"key{i}=[a-z]+",) for i in range(4)]
+
+    def entries() -> set[str]:
+        return {e.name for e in tmp_path.glob("prefilter-*.hsdb")}
+
+    try:
+        names = []
+        for pats in sets[:3]:
+            before = entries()
+            linear._hyperscan.cache_clear()
+            linear._hyperscan(pats)
+            (name,) = entries() - before
+            names.append(name)
+        for k, name in enumerate(names):  # written in this order, long ago
+            os.utime(tmp_path / name, (1_000 * (k + 1), 1_000 * (k + 1)))
+        linear._hyperscan.cache_clear()
+        compiled = []
+        real = linear._compile
+        monkeypatch.setattr(linear, "_compile", lambda *a: compiled.append(1) or real(*a))
+        assert linear._hyperscan(sets[0])[0] is not None and not compiled  # the oldest, loaded: used now
+        linear._hyperscan.cache_clear()
+        linear._hyperscan(sets[3])  # a fourth: the one used longest ago goes
+        assert compiled and len(entries()) == 3
+        assert names[1] not in entries() and {names[0], names[2]} <= entries()
+        # in _prune's order (a tie in the clock's granularity: by name)
+        newest, second, _ = sorted(tmp_path.glob("prefilter-*.hsdb"), key=lambda e: (e.stat().st_mtime_ns, e.name), reverse=True)
+        two = newest.stat().st_size + second.stat().st_size
+        monkeypatch.setattr(linear, "CACHE_BYTES", two)  # the bytes of the two used last, exactly
+        linear._prune(tmp_path)
+        assert entries() == {newest.name, second.name}
+        monkeypatch.setattr(linear, "CACHE_BYTES", two - 1)
+        linear._prune(tmp_path)
+        assert entries() == {newest.name}
+        monkeypatch.setattr(linear, "CACHE_BYTES", 0)
+        linear._prune(tmp_path)
+        assert entries() == {newest.name}  # the newest whatever its size
+        (tmp_path / "unrelated.txt").write_text("kept")
+        dead, writing = tmp_path / ".prefilter-dead", tmp_path / ".prefilter-writing"
+        for t in (dead, writing):
+            t.write_bytes(b"half")
+        old = time.time() - linear.STALE_TMP_S - 60
+        os.utime(dead, (old, old))  # a write that never finished, an hour ago
+        linear._prune(tmp_path, keep=0)
+        assert entries() == {newest.name} and (tmp_path / "unrelated.txt").exists()  # only its own entries
+        assert not dead.exists() and writing.exists()  # a write under way is left to finish
     finally:
         linear._hyperscan.cache_clear()
 
