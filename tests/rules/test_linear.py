@@ -156,7 +156,8 @@ def test_a_database_compiled_from_another_spelling_is_never_loaded(tmp_path, mon
 
 def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypatch) -> None:
     """Each change of a rule set's patterns names a new entry; the cache keeps the
-    CACHE_KEEP used last (a database loaded counts as used) and removes the rest, so
+    CACHE_KEEP used last, CACHE_BYTES at most (a database loaded counts as used; the
+    newest always), and removes the rest and the temporary files of dead writes, so
     that editing a mapping file, or running the tests, does not grow it without end."""
     from disguiselib.rules import linear
 
@@ -204,7 +205,8 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
             t.write_bytes(b"half")
         old = time.time() - linear.STALE_TMP_S - 60
         os.utime(dead, (old, old))  # a write that never finished, an hour ago
-        linear._prune(tmp_path, keep=0)
+        monkeypatch.setattr(linear, "CACHE_KEEP", 0)
+        linear._prune(tmp_path)
         assert entries() == {newest.name} and (tmp_path / "unrelated.txt").exists()  # only its own entries
         assert not dead.exists() and writing.exists()  # a write under way is left to finish
     finally:

@@ -431,13 +431,12 @@ def _store_cached(key: str, db, always: tuple[int, ...]) -> None:
 STALE_TMP_S = 3600
 
 
-def _prune(d: Path, keep: int | None = None) -> None:
-    """The entries of d past the `keep` (CACHE_KEEP) used last, or past CACHE_BYTES,
+def _prune(d: Path) -> None:
+    """The entries of d past the CACHE_KEEP used last, or past CACHE_BYTES,
     removed, the oldest first (the newest is kept), and the temporary files of writes
     that never finished. Safe beside another process using the cache: an entry removed
     under it is compiled again there, never loaded wrong (an entry is replaced whole,
     os.replace)."""
-    keep = CACHE_KEEP if keep is None else keep
     for t in d.glob(".prefilter-*"):
         try:
             if time.time() - t.stat().st_mtime > STALE_TMP_S:
@@ -455,7 +454,7 @@ def _prune(d: Path, keep: int | None = None) -> None:
     held = 0
     for k, (_, _, size, e) in enumerate(aged):
         held += size
-        if k == 0 or (k < keep and held <= CACHE_BYTES):
+        if k == 0 or (k < CACHE_KEEP and held <= CACHE_BYTES):
             continue  # (the newest always: it was just stored)
         try:
             e.unlink()
