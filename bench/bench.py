@@ -91,6 +91,8 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=500, help="(e): concurrent streams in the load test")
     ap.add_argument("--burst-runs", type=int, default=1, metavar="N",
                     help="(e): run the burst N times, the variants interleaved, and report each one's median peak RSS")
+    ap.add_argument("--flowmem", type=int, default=0, metavar="FLOWS",
+                    help="(e): at the burst's peak, once FLOWS flows are under way, what they hold by part and type (bench/flowmem.py)")
     ap.add_argument("--tracemem", type=int, default=0, metavar="LINES",
                     help="(e): trace the burst's allocations (bench/tracemem.py) and print the top LINES sites per variant")
     ap.add_argument("--provider", choices=("asyncio", "threaded"), default="asyncio",

@@ -40,6 +40,10 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
     if c.args.tracemem:  # where the burst's memory goes, by allocation site (RSS and timings are then tracemalloc's)
         extra += ["-s", str(BENCH / "tracemem.py")]
         env |= {"BENCH_TRACEMEM_FILE": str(memf), "BENCH_TRACEMEM_AT": str(max(1, n * 4 // 5))}
+    flowf = tmp / f"flowmem-{variant}-{time.monotonic_ns()}.json"
+    if c.args.flowmem:  # what the flows under way hold at the peak, by part and type (costs nothing until then)
+        extra += ["-s", str(BENCH / "flowmem.py")]
+        env |= {"BENCH_FLOWMEM_FILE": str(flowf), "BENCH_FLOWMEM_AT": str(c.args.flowmem)}
     md = Mitmdump(up.port, variant_args(tmp, variant) + extra, tmp, f"load-{variant}-{time.monotonic_ns()}", env=env)
     try:
         port = md.wait()
@@ -75,14 +79,37 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         if c.args.tracemem:
             print(f"    tracemalloc, {variant}: " + ("\n      ".join(memf.read_text().splitlines()[:c.args.tracemem])
                                                      if memf.exists() else "no snapshot (too few streams under way at once)"))  # fmt: skip
-        return {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "tree_base": base_tree,
+        out = {"res": res, "rss_base": base_rss, "rss_peak": smp.rss_max, "tree_base": base_tree,
                 "tree_peak": smp.tree_max, "pss_tree_peak": smp.pss_tree_max, "queue_max": smp.queue_max[port],
                 "backlog": load.listen_backlog(port), "up_queue_max": smp.queue_max[up.port],
                 "up_backlog": load.listen_backlog(up.port), "overflows": after["ListenOverflows"] - before["ListenOverflows"],
                 "drops": after["ListenDrops"] - before["ListenDrops"], "cpu": cpu, "lag": lag,
                 "upstream_closed": upstream_closed}  # fmt: skip
+        if c.args.flowmem:
+            md.stop()  # (its done hook adds the most flows under way it saw)
+            print_flowmem(variant, flowf)
+        return out
     finally:
         md.stop()
+
+
+def print_flowmem(variant: str, f) -> None:  # noqa: ANN001 - a Path
+    """bench/flowmem.py's figures: each part's bytes a flow under way, its largest types."""
+    try:
+        got = json.loads(f.read_text())
+    except (OSError, ValueError):
+        got = {}
+    if "parts" not in got:
+        print(f"    flows under way, {variant}: never {got.get('at', '?')} at once (at most {got.get('most_under_way', '?')}): "
+              "nothing measured")  # fmt: skip
+        return
+    parts = got["parts"]
+    total = sum(p["per_flow"] for p in parts.values())
+    print(f"    what {got['flows']} flows under way hold, {variant} (at most {got.get('most_under_way', '?')} under way; "
+          f"walked in {got['walk_s'] * 1e3:.0f} ms): {fmt_bytes(total)} a flow")  # fmt: skip
+    for name, p in sorted(parts.items(), key=lambda kv: -kv[1]["per_flow"]):
+        types = ", ".join(f"{t} {fmt_bytes(b)}" for t, b in list(p["types"].items())[:5])
+        print(f"      {name:<9} {fmt_bytes(p['per_flow']):>10} a flow ({types})")
 
 
 def print_load(variant: str, r: dict, n: int) -> None:
