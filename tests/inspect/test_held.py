@@ -119,6 +119,26 @@ def test_a_held_body_read_twice_in_one_turn_of_the_loop_is_decompressed_once() -
     assert r.raw_content == b"off the loop" and not held._turn
 
 
+def test_only_the_body_read_last_is_kept_in_a_turn_of_the_loop() -> None:
+    """One turn of the loop can end many streams, each one's body read for its flow line:
+    only the one read last is kept (a burst's peak memory), and a body read again after
+    another is decompressed again, exact."""
+    import asyncio
+
+    async def turn() -> None:
+        rs = [tutils.tresp(content=None) for _ in range(3)]
+        for i, r in enumerate(rs):
+            held.hold(r, record._Chunks([zlib.compress(b"body %d" % i)]))
+        for i, r in enumerate(rs):
+            assert r.raw_content == b"body %d" % i
+            assert list(held._turn) == [id(r.data)]  # this one, no other
+        assert rs[0].raw_content == b"body 0" and list(held._turn) == [id(rs[0].data)]
+        await asyncio.sleep(0)
+        assert not held._turn
+
+    asyncio.run(turn())
+
+
 def test_a_held_body_equals_a_plain_one_both_ways() -> None:
     plain = tutils.tresp(content=b"abcdef")
     r = tutils.tresp(content=b"abcdef")
