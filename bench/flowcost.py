@@ -8,7 +8,7 @@ length; the slope between the two, what a delta costs.
     python bench/flowcost.py [--before /work/main] [--runs 21] [--repeat 5] [--hooks [--hooks-on full]]
 
 --hooks: then, through one more mitmdump with the addon (capture on) and bench/hookcost.py,
-the short stream --runs times: the thread CPU a flow of each hook of each addon (the
+the short stream (`--hooks-on full`: the whole one) --runs times: the thread CPU a flow of each hook of each addon (the
 addon's and mitmproxy's own, Dumper's flow line among them) and of a few named steps of
 the addon's hooks (masking, the mapping files looked at, the summary and its info line).
 """
@@ -102,8 +102,8 @@ def main() -> None:
 
 
 def hooks(port: int, tmp: Path, body: bytes, runs: int, which: str = "short") -> None:
-    """The short stream through the addon (capture on) with bench/hookcost.py: each hook's
-    and each named step's thread CPU a flow, the largest first."""
+    """The short stream (which="full": the whole one) through the addon (capture on) with
+    bench/hookcost.py: each hook's and each named step's thread CPU a flow, the largest first."""
     import json
 
     from proxies import Client, Mitmdump, variant_args

@@ -4,7 +4,7 @@ by type, at the burst's peak. Loaded after what is measured:
     BENCH_FLOWMEM_FILE=/tmp/mem.json mitmdump ... -s addon/disguise.py -s bench/flowmem.py
 
 Unlike tracemem.py it costs the run nothing until it measures: it counts the flows under
-way at each response's headers, and once $BENCH_FLOWMEM_AT of them are (default 200),
+way (a response's headers came, its end did not), and once $BENCH_FLOWMEM_AT of them are (default 200),
 walks once, on the event loop, everything those flows reach (gc.get_referents) and sums
 sys.getsizeof by type, in parts:
 
@@ -59,6 +59,7 @@ class FlowMem:
     def __init__(self) -> None:
         self.flows: weakref.WeakSet = weakref.WeakSet()
         self.shared: set[int] = set()
+        self.under_way = 0  # responses whose headers came and whose end did not
         self.most = 0
         self.measured = False
 
@@ -67,11 +68,12 @@ class FlowMem:
 
     def responseheaders(self, flow) -> None:  # noqa: ANN001 - mitmproxy's HTTPFlow
         self.flows.add(flow)
-        live = [f for f in self.flows if f.live]
-        self.most = max(self.most, len(live))
-        if self.measured or len(live) < AT:
+        self.under_way += 1
+        self.most = max(self.most, self.under_way)
+        if self.measured or self.under_way < AT:
             return
         self.measured = True
+        live = list(self.flows)  # (each under way: a finished one left the set)
         t0 = time.perf_counter()
         seen = set(self.shared) | {id(self.flows), id(live)}
         parts: dict[str, Counter] = defaultdict(Counter)
@@ -95,6 +97,13 @@ class FlowMem:
         }  # fmt: skip
         with open(OUT, "w", encoding="utf-8") as fh:
             json.dump(out, fh)
+
+    def response(self, flow) -> None:  # noqa: ANN001
+        if flow in self.flows:
+            self.flows.discard(flow)
+            self.under_way -= 1
+
+    error = response
 
     def done(self) -> None:
         try:
