@@ -14,6 +14,12 @@ sys.getsizeof by type, in parts:
     response   flow.response
     rest       the flow itself and what else it reaches (connections, timestamps)
 
+Beside them, once, the backlog: the events mitmproxy holds in its layers' queues while a
+layer waits for a hook (a layer paused on a hook queues what its connections bring, until
+the hook's task has run: on a busy loop, a turn of every ready callback), their count and
+their data's bytes, a flow under way. These are not reached from a flow (the layers hold
+them), and they grow with the loop's lag, not with what the addon keeps.
+
 An object reached from two flows is counted once, in the first; what every flow shares
 (the addons and what they reach at start-up: the rule set, the engines) is not counted,
 nor are modules, classes and functions. The JSON written: each part's bytes a flow and
@@ -55,6 +61,22 @@ def reach(roots: list[object], seen: set[int]) -> list[object]:
     return out
 
 
+def backlog() -> tuple[int, int, int]:
+    """(layers paused on a hook, the events they hold queued, the bytes of those events'
+    data): mitmproxy's Layer keeps what comes while it waits in `_paused_event_queue`."""
+    from mitmproxy.proxy.layer import Layer
+
+    paused = events = data = 0
+    for o in gc.get_objects():
+        if isinstance(o, Layer):
+            q = getattr(o, "_paused_event_queue", None)
+            if q:
+                paused += 1
+                events += len(q)
+                data += sum(len(d) for e in q if isinstance(d := getattr(e, "data", None), bytes | bytearray))
+    return paused, events, data
+
+
 class FlowMem:
     def __init__(self) -> None:
         self.flows: weakref.WeakSet = weakref.WeakSet()
@@ -90,9 +112,11 @@ class FlowMem:
                 for o in reach(roots, seen):
                     parts[name][type(o).__name__] += sys.getsizeof(o)
         n = len(live)
+        paused, events, data = backlog()
         out = {
             "flows": n,
             "walk_s": time.perf_counter() - t0,
+            "backlog": {"layers": paused, "events": events, "data": data},
             "parts": {k: {"per_flow": sum(c.values()) / n, "types": {t: b / n for t, b in c.most_common(8)}} for k, c in parts.items()},
         }  # fmt: skip
         with open(OUT, "w", encoding="utf-8") as fh:

@@ -110,6 +110,11 @@ def print_flowmem(variant: str, f) -> None:  # noqa: ANN001 - a Path
     for name, p in sorted(parts.items(), key=lambda kv: -kv[1]["per_flow"]):
         types = ", ".join(f"{t} {fmt_bytes(b)}" for t, b in list(p["types"].items())[:5])
         print(f"      {name:<9} {fmt_bytes(p['per_flow']):>10} a flow ({types})")
+    b = got.get("backlog")
+    if b:  # not reached from a flow: mitmproxy's layers hold them while they wait for a hook
+        n = got["flows"]
+        print(f"      backlog   {fmt_bytes(b['data'] / n):>10} a flow: {b['events']} events queued in {b['layers']} layers "
+              f"paused on a hook ({b['events'] / n:.1f} a flow under way; their data {fmt_bytes(b['data'])})")  # fmt: skip
 
 
 def print_load(variant: str, r: dict, n: int) -> None:
