@@ -112,7 +112,7 @@ class FlowMem:
                 for o in reach(roots, seen):
                     parts[name][type(o).__name__] += sys.getsizeof(o)
         n = len(live)
-        paused, events, data = backlog()
+        paused, events, data = backlog()  # (its walk of every object is in walk_s too)
         out = {
             "flows": n,
             "walk_s": time.perf_counter() - t0,
