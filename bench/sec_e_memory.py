@@ -15,7 +15,7 @@ import load
 import proxies
 import report
 import streams
-from common import BENCH, children, fmt_bytes, proc_cpu, proc_status, reset_peak_rss
+from common import BENCH, children, fmt_bytes, proc_cpu, proc_status, reset_peak_rss, rss_by_mapping
 from context import PATHS, Ctx
 from proxies import Client, Mitmdump, Upstream, tmpdir, variant_args
 
@@ -59,6 +59,7 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         cl.post(c.requests[keys[0]], 8, PATHS[keys[0]], headers={"x-bench-stream": keys[0], "x-bench-looplag-reset": "1"})
         cl.close()
         base_rss = proc_status(md.pid, "VmRSS")
+        idle_split = rss_by_mapping(md.pid) if c.args.census else {}
         base_tree = base_rss + sum(proc_status(p, "VmRSS") for p in children(md.pid))
         jobs = [load.Job(c.requests[k], PATHS[k], {"x-bench-stream": k, "x-bench-delay-ms": "5"}, k)
                 for k in (keys[i % len(keys)] for i in range(n))]  # fmt: skip
@@ -94,6 +95,8 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
             print_flowmem(variant, flowf)
         if c.args.census:
             print_census(variant, censusf)
+            top = sorted(idle_split.items(), key=lambda kv: -kv[1])[:12]
+            print(f"    idle RSS by mapping, {variant}: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in top))
         return out
     finally:
         md.stop()
