@@ -93,6 +93,9 @@ def main() -> None:
                     help="(e): run the burst N times, the variants interleaved, and report each one's median peak RSS")
     ap.add_argument("--flowmem", type=int, default=0, metavar="FLOWS",
                     help="(e): at the burst's peak, once FLOWS flows are under way, what they hold by part and type (bench/flowmem.py)")
+    ap.add_argument("--census", type=float, default=0.0, metavar="SECONDS",
+                    help="(e): what the Python objects grew by, by type, from before the burst to SECONDS into it, and "
+                         "who holds the large bytes then (bench/census.py; pauses the loop there)")  # fmt: skip
     ap.add_argument("--tracemem", type=int, default=0, metavar="LINES",
                     help="(e): trace the burst's allocations (bench/tracemem.py) and print the top LINES sites per variant")
     ap.add_argument("--provider", choices=("asyncio", "threaded"), default="asyncio",

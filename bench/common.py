@@ -115,6 +115,26 @@ def proc_status(pid: int, field: str) -> int:
     return 0
 
 
+def rss_by_mapping(pid: int) -> dict[str, int]:
+    """pid's resident bytes by what is mapped (/proc/PID/smaps): a file by its name (the
+    addon's compiled modules together), `[heap]`, `[anon]` (Python's small-object arenas,
+    large allocations, thread stacks), `[stack]`; {} if unreadable."""
+    out: dict[str, int] = {}
+    name = "[anon]"
+    try:
+        with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Rss:"):
+                    out[name] = out.get(name, 0) + int(line.split()[1]) * 1024
+                elif line[:1] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:
+                    parts = line.split()
+                    path = parts[5] if len(parts) > 5 else "[anon]"
+                    name = "disguise's compiled modules" if "/_compiled/" in path else path.rsplit("/", 1)[-1]
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
 def proc_pss(pid: int) -> int:
     """Proportional set size of pid, in bytes (/proc/PID/smaps_rollup: each shared page
     divided among the processes that map it, so the proxy's and its worker's shared

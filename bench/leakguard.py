@@ -82,6 +82,17 @@ def _without_signed(doc: object) -> object:
 
 
 MAPPINGS = Path(__file__).resolve().parents[1] / "mappings"
+# The headers the official openai SDK (Python, 2.54.0) sent with a Chat request, recorded
+# from a local server (2026-12-05); the host is the provider's, the key made up (it sits
+# in its credential slot).
+SDK_HEADERS = (
+    ("Host", "api.openai.com"), ("Accept-Encoding", "gzip, deflate, br, zstd"), ("Connection", "keep-alive"),
+    ("Authorization", "Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"), ("Accept", "application/json"),
+    ("Content-Type", "application/json"), ("User-Agent", "OpenAI/Python 2.54.0"), ("X-Stainless-Lang", "python"),
+    ("X-Stainless-Package-Version", "2.54.0"), ("X-Stainless-OS", "Linux"), ("X-Stainless-Arch", "x64"),
+    ("X-Stainless-Runtime", "CPython"), ("X-Stainless-Runtime-Version", "3.11.7"), ("X-Stainless-Async", "false"),
+    ("x-stainless-retry-count", "0"), ("x-stainless-read-timeout", "600"), ("Content-Length", "67"),
+)  # fmt: skip
 
 
 def run(ctx) -> None:
@@ -155,6 +166,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {label:<26}{t_load * 1e3:>10.1f}ms{t_mask * 1e3:>10.1f}ms{t_guard * 1e3:>10.1f}ms"
               f"{t_guard / t_mask:>8.2f}x{t_memo * 1e3:>11.1f}ms{t_disg * 1e3:>14.1f}ms{t_disg / t_mask:>8.2f}x"
               f"{t_unknown * 1e3:>12.1f}ms{t_unknown / t_mask:>8.2f}x")  # fmt: skip
+    # what every request costs whatever its body: the guard's scan of the headers (twice a
+    # request: by the pipeline and by the Guard's last look), on an OpenAI SDK's headers
+    hs = list(SDK_HEADERS)
+    per = {label: statistics.median(timeit(lambda R=R: [leakguard.scan_headers(hs, R) for _ in range(1000)], reps)) / 1000
+           for label, R in sets.items()}  # fmt: skip
+    print(f"  the guard's scan of a request's {len(hs)} headers (an OpenAI SDK's; none holds an original): "
+          + "; ".join(f"{label}: {t * 1e6:.1f} us" for label, t in per.items()))  # fmt: skip
     print("  the guard on a body with no original in it (the masked body sent again): " + "; ".join(memos))
     print("  one parse shared by the masker and the guard: " + "; ".join(shares))
     print("  verdicts: " + ("masked bodies clean, original bodies caught" if ok else "MISMATCH"))

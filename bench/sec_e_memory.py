@@ -15,7 +15,7 @@ import load
 import proxies
 import report
 import streams
-from common import BENCH, children, fmt_bytes, proc_cpu, proc_status, reset_peak_rss
+from common import BENCH, children, fmt_bytes, proc_cpu, proc_status, reset_peak_rss, rss_by_mapping
 from context import PATHS, Ctx
 from proxies import Client, Mitmdump, Upstream, tmpdir, variant_args
 
@@ -44,6 +44,10 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
     if c.args.flowmem:  # what the flows under way hold at the peak, by part and type (costs nothing until then)
         extra += ["-s", str(BENCH / "flowmem.py")]
         env |= {"BENCH_FLOWMEM_FILE": str(flowf), "BENCH_FLOWMEM_AT": str(c.args.flowmem)}
+    censusf = tmp / f"census-{variant}-{time.monotonic_ns()}.json"
+    if c.args.census:  # what the objects grew by from before the burst to its peak, and who holds the big bytes
+        extra += ["-s", str(BENCH / "census.py")]
+        env |= {"BENCH_CENSUS_FILE": str(censusf), "BENCH_CENSUS_AT": str(c.args.census)}
     md = Mitmdump(up.port, variant_args(tmp, variant) + extra, tmp, f"load-{variant}-{time.monotonic_ns()}", env=env)
     try:
         port = md.wait()
@@ -55,6 +59,7 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         cl.post(c.requests[keys[0]], 8, PATHS[keys[0]], headers={"x-bench-stream": keys[0], "x-bench-looplag-reset": "1"})
         cl.close()
         base_rss = proc_status(md.pid, "VmRSS")
+        idle_split = rss_by_mapping(md.pid) if c.args.census else {}
         base_tree = base_rss + sum(proc_status(p, "VmRSS") for p in children(md.pid))
         jobs = [load.Job(c.requests[k], PATHS[k], {"x-bench-stream": k, "x-bench-delay-ms": "5"}, k)
                 for k in (keys[i % len(keys)] for i in range(n))]  # fmt: skip
@@ -88,6 +93,10 @@ def load_test(c: Ctx, n: int, tmp, up: Upstream, mix: dict[str, dict], variant: 
         if c.args.flowmem:
             md.stop()  # (its done hook adds the most flows under way it saw)
             print_flowmem(variant, flowf)
+        if c.args.census:
+            print_census(variant, censusf)
+            top = sorted(idle_split.items(), key=lambda kv: -kv[1])[:12]
+            print(f"    idle RSS by mapping, {variant}: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in top))
         return out
     finally:
         md.stop()
@@ -115,6 +124,19 @@ def print_flowmem(variant: str, f) -> None:  # noqa: ANN001 - a Path
         n = got["flows"]
         print(f"      backlog   {fmt_bytes(b['data'] / n):>10} a flow: {b['events']} events queued in {b['layers']} layers "
               f"paused on a hook ({b['events'] / n:.1f} a flow under way; their data {fmt_bytes(b['data'])})")  # fmt: skip
+
+
+def print_census(variant: str, f) -> None:  # noqa: ANN001 - a Path
+    """bench/census.py's figures: the types that grew most, the holders of the big bytes."""
+    try:
+        got = json.loads(f.read_text())
+    except (OSError, ValueError):
+        print(f"    census, {variant}: nothing measured (the burst ended before it)")
+        return
+    print(f"    census, {variant}, {got['at_s']:g} s into the burst (took {got['census_s'] * 1e3:.0f} ms): Python objects "
+          f"grew by {fmt_bytes(got['grew'])} since before it; the types that grew most:")  # fmt: skip
+    print("      " + ", ".join(f"{k} {fmt_bytes(b)} ({c:+d})" for k, c, b in got["types"][:10]))
+    print("      bytes of 512 B or more, by holder: " + ", ".join(f"{k} {fmt_bytes(b)} ({c})" for k, c, b in got["big"][:8]))
 
 
 def print_load(variant: str, r: dict, n: int) -> None:

@@ -5,6 +5,7 @@ it says."""
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 
@@ -505,3 +506,67 @@ def test_the_masker_s_document_is_walked_only_for_the_very_bytes_it_was_parsed_f
     # walked with the API's table: what it exempts (the model's name) is not looked at there either
     exempt = leakguard.loads(json.dumps({"model": ACME, "messages": [{"role": "user", "content": "Zenith Labs"}]}))
     assert leakguard.scan_body(leaky, RULES, ANTHROPIC, "application/json", parsed=(leaky, exempt)) is None
+
+
+# -- the headers scanned in one go (leakguard.scan_headers: Rules.prescan) -------------------
+
+
+def _headers_one_by_one(headers: list[tuple[str, str]], rules) -> leakguard.Hit | None:  # noqa: ANN001
+    """scan_headers as it read each header before it scanned them in one go: a find() of
+    each value and name (the reference the one-go scan is held to)."""
+    from disguiselib.apis.registry import slots_for
+
+    slots = slots_for("")
+    for name, value in headers:
+        n = name.lower()
+        if n in slots.headers:
+            continue
+        if n == "sec-websocket-protocol":
+            value = leakguard._without_subprotocols(value, slots)
+        lab = leakguard.first(rules, value) or leakguard.first(rules, name)
+        if lab is not None:
+            return leakguard.Hit(lab, f"header {n if leakguard.first(rules, n) is None else '<name>'}")
+    return None
+
+
+@functools.cache
+def _shipped_rules():  # noqa: ANN202 - Rules
+    """The shipped patterns beside the test literals (built once: a property takes no fixture)."""
+    import dataclasses
+
+    from disguiselib.rules import mappings, rules
+
+    ms = mappings.load_layers([])
+    return rules.Rules(dataclasses.replace(ms, literals=ms.literals + mappings.from_dict({"literals": dict(LITERALS)}).literals))
+
+
+_HEADER_NAMES = ["user-agent", "X-Note", "x-acme_lookup-id", "authorization", "x-api-key", "Cookie", "x-trace",
+                 "sec-websocket-protocol", "x-user-bob@corp.example.com", "accept"]  # fmt: skip
+_HEADER_VALUES = ["sdk/1.2", "", "1", ACME, f"Bearer {ACME}", BOB, "[EMAIL_1]", "Zenith Labs", "ghp_" + "a1B2" * 9,
+                  "password=Hunter2xyz9", "v1, realtime, openai-insecure-api-key." + ACME, "a" * 40, "x" * 31 + ACME,
+                  "Bearer sk-ant-api03-" + "Ab9_" * 20, "key=AKIAIOSFODNN7EXAMPLE"]  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_HEADER_NAMES) | st.text(max_size=12),
+            st.lists(st.sampled_from(_HEADER_VALUES) | st.text(max_size=40), max_size=3).map(" ".join),
+        ),
+        max_size=12,
+    ),
+    st.booleans(),
+    st.booleans(),
+)
+@example([("user-agent", "sdk"), ("x-user", BOB)], False, False)
+@example([("x-trace", "1"), ("x-acme_lookup-id", "7")], True, True)
+def test_headers_scanned_in_one_go_say_what_each_one_scanned_alone_says(headers, shipped: bool, knowing: bool) -> None:
+    """The headers' values and names scanned together (one prescan, then find() of the
+    texts it marks with its memo) give the hit, rule and place a find() of each one
+    gives, in the same order: the first header with an original, its value before its name."""
+    from disguiselib.rules.knowing import Knowing
+
+    rules = _shipped_rules() if shipped else RULES
+    if knowing:  # as the guard reads a masked request: the session's disguises known
+        rules = Knowing(rules, frozenset({"[EMAIL_1]"}))
+    assert leakguard.scan_headers(headers, rules) == _headers_one_by_one(headers, rules)
