@@ -629,6 +629,19 @@ class Mitmdump:
     def output(self) -> str:
         return "".join(self._lines)
 
+    def saw(self, text: str | re.Pattern[str], timeout: float = 15.0) -> bool:
+        """`text` (or a match of the pattern) is in what it printed, or comes within timeout. mitmdump writes a hook's
+        log line before the client has its response, but the thread reading the pipe may
+        not have read it yet on a loaded machine (stop 57's CI: a reload's warning, printed
+        40 ms before the test looked, not in `output` when it did)."""
+        found = (lambda: text.search(self.output) is not None) if isinstance(text, re.Pattern) else (lambda: text in self.output)
+        deadline = time.monotonic() + timeout
+        while not found():
+            if time.monotonic() > deadline or not self._reader.is_alive():
+                return found()
+            time.sleep(0.02)
+        return True
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()

@@ -177,7 +177,7 @@ def test_defaults_stay_unless_turned_off(up: FakeUpstream, tmp_path: Path) -> No
     assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1] [ANTHROPIC_KEY_1]"
     with mitmdump(up, tmp_path, a, "--set", "disguise_defaults=false") as m:
         post(m.port, "/v1/messages", messages(f"{TEXT} {key}"))
-        assert "rules loaded: no defaults + 1 file (a.yaml): " in m.output
+        assert m.saw("rules loaded: no defaults + 1 file (a.yaml): ")
     assert up.requests[-1].json["messages"][0]["content"] == f"Zenith Labs writes to {BOB} {key}"
 
 
@@ -185,7 +185,7 @@ def test_user_pattern_replaces_the_shipped_one_by_name(up: FakeUpstream, tmp_pat
     a = write(tmp_path / "a.yaml", {**MAPPING, "patterns": [{"name": "EMAIL", "regex": "bob@[a-z.]+"}]})
     with mitmdump(up, tmp_path, a) as m:
         post(m.port, "/v1/messages", messages("bob@corp.example.com and eve@corp.example.com"))
-        assert "pattern EMAIL:" in m.output and "replaced by" in m.output
+        assert m.saw("pattern EMAIL:") and m.saw("replaced by")
     assert up.requests[-1].json["messages"][0]["content"] == "[EMAIL_1] and eve@corp.example.com"
 
 
@@ -219,13 +219,13 @@ def test_mapping_files_are_watched(up: FakeUpstream, tmp_path: Path) -> None:
         write(a, {"literals": {"Acme Corp": "Zenith Labs", "Bluebird": "Heron"}})
         post(m.port, "/v1/messages", messages("Acme Corp on Bluebird"))
         assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs on Heron"
-        assert "rules reloaded" in m.output
+        assert m.saw("rules reloaded")
         write(a, "literals:\n  Acme Corp: Zenith Labs\n  Acme Corp: Other\n")  # a repeated key
         status, _, _ = post(m.port, "/v1/messages", messages("Acme Corp on Bluebird"))
         assert status == 200
         assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs on Heron"
-        assert "do not load; the previous rule set stays in force" in m.output
-        assert "a.yaml:3: key repeats line 2" in m.output
+        assert m.saw("do not load; the previous rule set stays in force")
+        assert m.saw("a.yaml:3: key repeats line 2")
         (tmp_path / "a.yaml").unlink()
         post(m.port, "/v1/messages", messages("Acme Corp on Bluebird"))
         assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs on Heron"
@@ -307,7 +307,7 @@ def test_script_dropped_by_mitmproxy_at_runtime_means_no_traffic(up: FakeUpstrea
         assert err["type"] == "error" and "option disguise_fail_open" in err["error"]["message"]
         status, _, _ = post(m.port, "/v1/chat/completions", json.dumps({"model": "m", "messages": []}).encode())
         assert status == 503
-        assert "request refused" in m.output
+        assert m.saw("request refused")
         # a body mitmproxy would stream upstream as it comes: the connection is closed instead
         with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
             post(m.port, "/v1/messages", messages("x" * 20_000))
@@ -372,7 +372,7 @@ def test_hosts_are_normalised(up: FakeUpstream, tmp_path: Path) -> None:
     hosts = f"Example.ORG., 127.0.0.1:{up.port}"
     with mitmdump(up, tmp_path, a, "--set", f"disguise_hosts={hosts}") as m:
         post(m.port, "/v1/messages", messages())
-        assert f"scope: example.org, 127.0.0.1:{up.port}" in m.output
+        assert m.saw(f"scope: example.org, 127.0.0.1:{up.port}")
         assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1]"
     # in reverse mode the host is the upstream's: a scope without it is refused at start-up
     # (issue 15; tests/integration/test_config_errors.py)

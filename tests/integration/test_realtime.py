@@ -734,7 +734,7 @@ def test_reload_remove_record_audit_show_and_offline(tmp_path: Path) -> None:
             run(removed())
             after = [json.loads(d)["response"]["instructions"] for _, d in up.frames("model=echo")[before:]]
             assert after == ["hello"]  # the event with the original never left
-            assert "WebSocket message dropped: the disguise addon is no longer loaded" in md.output
+            assert md.saw("WebSocket message dropped: the disguise addon is no longer loaded")
         finally:
             md.stop()
 

@@ -177,8 +177,8 @@ def test_a_body_forwarded_as_it_came_is_sent_back_by_the_worker(tmp_path: Path) 
         with running_proxy(tmp_path, MAPPINGS, *SMALL, "--set", "disguise_fail_open=true", upstream=up) as proxy:
             _post(proxy.port, body)  # the fake upstream's answer to a body it cannot read either: not asserted
             assert [r.body for r in up.requests] == [body]
-            assert "forwarded unchanged: disguise_fail_open" in proxy.mitm.output
-            assert STARTED.search(proxy.mitm.output)
+            assert proxy.mitm.saw("forwarded unchanged: disguise_fail_open")
+            assert proxy.mitm.saw(STARTED)
 
 
 def test_a_worker_killed_while_the_body_arrives_gets_it_refused(tmp_path: Path) -> None:
@@ -253,7 +253,7 @@ def test_a_body_masked_in_the_worker_is_hashed_for_the_capture_off_the_event_loo
         with running_proxy(tmp_path, MAPPINGS, "-s", str(probe), "--set", "disguise_offload_bytes=65536",
                            "-w", str(flows), upstream=up) as proxy:  # fmt: skip
             status, _ = _post(proxy.port, body)
-            assert status == 200 and STARTED.search(proxy.mitm.output)
+            assert status == 200 and proxy.mitm.saw(STARTED)
             sent = up.requests[-1].body
             assert b"Acme Corp" not in sent
         assert "test: sha256" not in proxy.mitm.output
