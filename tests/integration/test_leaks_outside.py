@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import pytest
 from mitmproxy import io as mio
@@ -70,6 +71,37 @@ def post(port: int, path: str, body: bytes, headers: dict[str, str] | None = Non
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
     finally:
         conn.close()
+
+
+# -- a URL in a body, percent-encoded -----------------------------------------------------------
+
+
+def test_a_url_in_a_body_is_masked_read_decoded(up: FakeUpstream, tmp_path: Path) -> None:
+    """The provider fetches an image's or a document's URL, decoded: `Acme%20Corp`, a
+    query's `Acme+Corp`, `bob%40corp...` went upstream as they came, and the leak guard
+    passed them (it read the request's own URL decoded, not one in its body)."""
+    img = "https://img.example/a.png?who=Acme%20Corp&to=bob%40corp.example.com"
+    doc = "https://docs.example/view?q=Acme+Corp&page=2"
+    bodies = {
+        "/v1/messages": {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [
+            {"type": "image", "source": {"type": "url", "url": img}},
+            {"type": "document", "source": {"type": "url", "url": doc}}]}]},
+        "/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": img}}, {"type": "text", "text": doc}]}]},
+    }  # fmt: skip
+    m = start(up, tmp_path)
+    try:
+        for path, body in bodies.items():
+            status, _, out = post(m.port, path, json.dumps(body).encode())
+            assert status == 200, out
+    finally:
+        m.stop()
+    assert [r.path for r in up.requests] == list(bodies)
+    for r in up.requests:
+        sent = unquote_plus(r.body.decode())
+        assert not any(o in sent for o in ("Acme Corp", BOB)), sent
+        assert "Zenith Labs" in sent and "[EMAIL_1]" in sent
+        assert "https://img.example/a.png?who=" in r.body.decode() and "&page=2" in r.body.decode()
 
 
 # -- a transfer coding other than chunked ---------------------------------------------------------

@@ -243,11 +243,14 @@ def test_the_walk_is_chosen_once_by_the_engine() -> None:
 # -- collect: the masker's first walk, in bulk ------------------------------------------
 
 # strings each reading of fields.read meets: JSON text, text that only begins like it,
-# text media and base64 (sniffed in an unknown field), `data:` URLs, plain text
+# text media and base64 (sniffed in an unknown field), `data:` URLs, percent-encoded text
+# (an escape, one cut short or not hex, a URL's `+`, a `+` or `://` alone), plain text
 _readings = st.sampled_from([
     '{"k": "Acme Corp"}', ' [1, "x"]', "[C:\\Users", "{", "data:text/plain;base64,QWNtZSBDb3Jw",
     "DATA:image/png;base64,iVBORw0KGgo=", "QWNtZSBDb3JwIHdyb3RlIGl0", "QWNtZSBDb3JwIHdyb3RlIGl0IQ==",
     "abcdefghijklmnop_-", "dog days", "Écrit", "a b", "",
+    "https://x.example/a?who=Acme%20Corp", "Acme%2fCorp", "100%", "50%2", "%zz", "%C3%A9t%E9",
+    "https://x.example/?q=Acme+Corp", "C++ rocks", "see http://x", "a:/+/b", "%41",
 ])  # fmt: skip
 _json_r = st.recursive(
     st.one_of(_text, _readings, st.integers(), st.none()),

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..wire import jsonspan
+from ..wire import jsonspan, percent
 from ..wire.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip, looks_like_json, transform_loose
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
 
@@ -433,6 +433,7 @@ class As(enum.Enum):
     MEDIA = "media"  # base64 or a data: URL holding text: its decoded text, read again
     JSON = "json"  # JSON text: its keys and values
     LOOSE = "loose"  # begins like JSON but does not parse: as written, then literal by literal decoded
+    PERCENT = "percent"  # holds %XX escapes (or is a URL with a +): as written, then percent-decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,9 +452,10 @@ class Read:
 
 def plain(value: str, rule: Rule) -> bool:
     """Is value read as it is, with no decoding (read's TEXT, without asking it)? The
-    cheap first question: no media (declared, or sniffed in an unknown field), no JSON."""
+    cheap first question: no media (declared, or sniffed in an unknown field), no JSON,
+    nothing percent-encoded (a URL's `Acme%20Corp`: wire/percent.py)."""
     return (rule.media is None and not rule.json_text and not looks_like_json(value)
-            and (rule.kind != "unknown" or sniff(value) is None))  # fmt: skip
+            and (rule.kind != "unknown" or sniff(value) is None) and not percent.coded(value))  # fmt: skip
 
 
 def read(value: str, rule: Rule, parse: Callable[[str], object] = jsonspan.loads) -> Read:
@@ -461,7 +463,8 @@ def read(value: str, rule: Rule, parse: Callable[[str], object] = jsonspan.loads
     a string (masking.reads and mask_fn mask what it says, texts() below reports it to
     the leak guard and the audit). Media is decoded (text media; binary: nothing), JSON
     text parsed (`parse`: the consumer's parser; text that begins like JSON and does not
-    parse is LOOSE). Raises RecursionError for JSON nested too deeply to parse."""
+    parse is LOOSE), text that holds percent-escapes read decoded too (PERCENT). Raises
+    RecursionError for JSON nested too deeply to parse."""
     codec, declared = media_of(value, rule)
     if codec is not None:
         got = codec.decode(value)
@@ -475,6 +478,8 @@ def read(value: str, rule: Rule, parse: Callable[[str], object] = jsonspan.loads
             return Read(As.JSON, value, doc=parse(value))
         except ValueError:
             return Read(As.LOOSE, value)
+    if percent.coded(value):
+        return Read(As.PERCENT, value)
     return Read(As.TEXT, value)
 
 
@@ -483,7 +488,8 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
     read() reads it (the masker: masking.mask_fn): (where, text, context). Media is
     decoded (binary yields nothing), JSON text is walked as user JSON (keys and values,
     each value with its key), JSON text that does not parse is read as written and
-    literal by literal, decoded. Raises MaskError for text media that cannot be decoded."""
+    literal by literal, decoded; percent-encoded text is read as written (with its key)
+    and decoded. Raises MaskError for text media that cannot be decoded."""
     if plain(value, rule):
         yield where, value, context_of(key)
         return
@@ -503,6 +509,10 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
         transform_loose(value, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]
         for p in pieces:
             yield where + " (JSON text)", p, None
+        return
+    if r.how is As.PERCENT:
+        yield where, value, context_of(key)
+        yield where + " (percent-decoded)", percent.decode(value)[0], None
         return
     inner = r.doc
     if isinstance(inner, dict | list):

@@ -13,7 +13,7 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..rules.rules import Rules, Session
-from ..wire import jsonspan, spanwalk, tokenmap
+from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
 
@@ -420,6 +420,8 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
         if r.how is As.JSON:
             spanwalk.collect(v, r.doc, jsonspan.USER, out, reads, plain, key_context)
             return
+        if r.how is As.PERCENT:
+            out.append(percent.decode(v)[0])  # decoded; as written below (mask_fn)
     if key is not None and rule is not jsonspan.KEY:
         # mask_spans with context; it reads v alone only when a literal it found there
         # reaches into the context, and then this piece is marked already
@@ -476,6 +478,12 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
             # ways, as written first (an original may hold a quote, which the
             # literal-by-literal reading cuts at).
             return jsonspan.transform_loose(text(v), text)
+        if r.how is As.PERCENT:
+            # A URL the provider fetches, text with %XX escapes: masked as written (as
+            # TEXT, with its key), then decoded, each edit of the decoded text put back
+            # where its characters were written, percent-encoded (wire/percent.py).
+            written = as_text(v, spans(v) if k is None else spans(v, key_context(k)))
+            return percent.transform(written, lambda t: list(spans(t)))
         # As.JSON. In user-defined JSON (tool input, JSON text in a string) a member's
         # string value is read with its key: `{"aws_secret_access_key": "..."}` must
         # meet the rules anchored on the key (spanwalk.Keyed: as collect and the

@@ -194,10 +194,52 @@ cdef class _Text:
         return _run_same(self, i, PyUnicode_KIND(v), PyUnicode_DATA(v), 0, k - i)
 
 
+cdef inline bint _hexdigit(Py_UCS4 c):
+    return 48 <= c <= 57 or 65 <= c <= 70 or 97 <= c <= 102
+
+
+cdef inline bint _space(Py_UCS4 c):
+    return c == 32 or 9 <= c <= 13
+
+
+cdef inline bint _scheme_char(Py_UCS4 c):
+    return 97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c == 43 or c == 46 or c == 45
+
+
+cdef bint _coded(int kind, void *data, Py_ssize_t n):
+    """wire/percent.coded: the whole string a URL (a scheme, `://`, no whitespace) with
+    a `%XX` escape or a `+` after its `://`, in one pass."""
+    cdef Py_ssize_t i = 0, k
+    cdef Py_UCS4 c
+    cdef bint found = False
+    if n < 4:
+        return False
+    c = PyUnicode_READ(kind, data, 0)
+    if not (97 <= c <= 122 or 65 <= c <= 90):
+        return False
+    i = 1
+    while i < n and _scheme_char(PyUnicode_READ(kind, data, i)):
+        i += 1
+    if not (i + 2 < n and PyUnicode_READ(kind, data, i) == 58 and PyUnicode_READ(kind, data, i + 1) == 47
+            and PyUnicode_READ(kind, data, i + 2) == 47):
+        return False
+    for k in range(i + 3, n):
+        c = PyUnicode_READ(kind, data, k)
+        if _space(c):
+            return False
+        if c == 43:
+            found = True
+        elif c == 37 and not found:
+            if k + 2 < n and _hexdigit(PyUnicode_READ(kind, data, k + 1)) and _hexdigit(PyUnicode_READ(kind, data, k + 2)):
+                found = True
+    return found
+
+
 cdef class _Plain:
-    """fields.plain(v, rule), answered in C where it plainly is (no JSON-looking start;
-    in an unknown field, no `data:` start and not the base64 alphabet alone); plain_fn,
-    the reference, answers the rest. Rule classes are remembered per rule object."""
+    """fields.plain(v, rule), answered in C where it plainly is (no JSON-looking start,
+    nothing percent-encoded; in an unknown field, no `data:` start and not the base64
+    alphabet alone); plain_fn, the reference, answers the rest. Rule classes are
+    remembered per rule object."""
     cdef object plain_fn
     cdef dict rule_class
     cdef object last  # the rule class_of answered for last, and its answer (an array's elements)
@@ -244,6 +286,8 @@ cdef class _Plain:
                 break
             i += 1
         if i < n and (c == 91 or c == 123):  # [ {
+            return False
+        if _coded(kind, data, n):
             return False
         if cls == 1 or n == 0:
             return True
