@@ -77,9 +77,10 @@ def post(port: int, path: str, body: bytes, headers: dict[str, str] | None = Non
 
 
 def test_a_url_in_a_body_is_masked_read_decoded(up: FakeUpstream, tmp_path: Path) -> None:
-    """The provider fetches an image's or a document's URL, decoded: `Acme%20Corp`, a
-    query's `Acme+Corp`, `bob%40corp...` went upstream as they came, and the leak guard
-    passed them (it read the request's own URL decoded, not one in its body)."""
+    """The provider fetches an image's or a document's URL, decoded (and a URL in a
+    message, with a fetch tool): `Acme%20Corp`, a query's `Acme+Corp`, `bob%40corp...`
+    went upstream as they came, and the leak guard passed them (it read the request's own
+    URL decoded, not one in its body)."""
     img = "https://img.example/a.png?who=Acme%20Corp&to=bob%40corp.example.com"
     doc = "https://docs.example/view?q=Acme+Corp&page=2"
     bodies = {
@@ -87,7 +88,8 @@ def test_a_url_in_a_body_is_masked_read_decoded(up: FakeUpstream, tmp_path: Path
             {"type": "image", "source": {"type": "url", "url": img}},
             {"type": "document", "source": {"type": "url", "url": doc}}]}]},
         "/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": [
-            {"type": "image_url", "image_url": {"url": img}}, {"type": "text", "text": doc}]}]},
+            {"type": "image_url", "image_url": {"url": img}},
+            {"type": "text", "text": f"read {doc} and write to mailto:bob%40corp.example.com"}]}]},
     }  # fmt: skip
     m = start(up, tmp_path)
     try:

@@ -25,44 +25,55 @@ from disguiselib.wire import jsonspan, percent
 _coded_chars = st.sampled_from(list("%+ab:/?=&~.-_ ")) | st.sampled_from(["%20", "%41", "%C3%A9", "%E2%82%AC", "%F0%9F%98%80",
                                                                            "%C3", "%FF", "%zz", "%2", "%%", "%2B"])  # fmt: skip
 _tail = st.lists(_coded_chars | st.characters(blacklist_categories=("Cs",)), max_size=24).map("".join)
-_coded = st.one_of(_tail, st.builds("{}://{}".format, st.sampled_from(["https", "s3", "svn+ssh", "a.b-c"]), _tail))
+_coded = st.lists(_tail | st.sampled_from(["https://", "://", "mailto:", "s3://b/", " ", "\n"]), max_size=6).map(
+    "".join
+)
+_URL_RUN = re.compile(r"(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)")
 
 
 def reference(value: str) -> str:
-    """What decode reads, by urllib: a URL's part after `://` unquoted (a form's `+` a
-    space); anything else as it is."""
-    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9+.-]*://)([^\t\n\x0b\x0c\r ]*)", value)
-    return m.group(1) + unquote_plus(m.group(2), errors="surrogateescape") if m else value
+    """What decode reads, by urllib: each URL's part after `://` or `mailto:` (up to
+    whitespace) unquoted, a form's `+` a space; everything else as it is."""
+    return _URL_RUN.sub(
+        lambda m: m.group(0)[: m.start(1) - m.start()] + unquote_plus(m.group(1), errors="surrogateescape"), value
+    )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(_coded)
 @example("https://x/%C3%41")  # a lead byte, then a character of its own
-@example("https://x/a+b%20%E2%82")  # a character cut short at the end
-@example("svn+ssh://h/%41")  # a `+` in the scheme is no space
-def test_decode_is_unquote_plus_and_each_character_comes_from_its_place(value: str) -> None:
+@example("see https://x/a+b%20%E2%82 and a+b %41")  # a character cut short; text outside a URL as it is
+@example("svn+ssh://h/%41")  # a `+` before the `://` is no space
+@example("mailto:bob%40corp.example.com")
+def test_decode_is_unquote_plus_of_each_url_and_each_character_comes_from_its_place(value: str) -> None:
     text, at = percent.decode(value)
     assert text == reference(value)
     assert len(at) == len(text) + 1 and at[-1] == len(value) and at == sorted(at)
     for i, c in enumerate(text):  # each character read from its own place
         piece = value[at[i] : at[i + 1]]
         assert piece == c or unquote_plus(piece, errors="surrogateescape") == c
-    if not percent.coded(value):
-        assert text == value or "://" in value
+    assert percent.coded(value) is (text != value or any("+" in value[a:b] for a, b in percent.runs(value))
+                                    or any(re.search("%[0-9A-Fa-f]{2}", value[a:b]) for a, b in percent.runs(value)))  # fmt: skip
 
 
 _reps = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(_coded, st.data())
 def test_transform_puts_each_edit_where_its_characters_were_and_nothing_else_changes(value: str, data) -> None:
+    """Edits in one URL's decoded text: read decoded again, the result is those edits
+    made; what lies before and after them is as it was written."""
     text, at = percent.decode(value)
-    k = value.find("://") + 3 if percent.coded(value) else 0  # (an edit of the scheme makes it no URL)
-    cuts = sorted(data.draw(st.lists(st.integers(k, len(text)), max_size=6)))
+    runs = [(at.index(a), at.index(b)) for a, b in percent.runs(value)]  # in text's offsets
+    if not runs:
+        assert percent.transform(value, lambda t: [(0, 0, "x")]) == "x" + value  # outside a URL: as it is
+        return
+    lo, hi = data.draw(st.sampled_from(runs))
+    cuts = sorted(data.draw(st.lists(st.integers(lo, hi), max_size=6)))
     edits = [(cuts[k], cuts[k + 1], data.draw(_reps)) for k in range(0, len(cuts) - 1, 2)]
     out = percent.transform(value, lambda t: edits)
-    assert reference(out) == jsonspan.splice(text, edits) or not percent.coded(value)
+    assert reference(out) == jsonspan.splice(text, edits)
     if not edits:
         assert out is value
     else:  # what lies before the first edit and after the last one is as it was written
@@ -80,9 +91,10 @@ def test_a_stray_percent_before_a_replacement_makes_no_escape_with_it(value: str
 
 @pytest.mark.parametrize("value, coded", [
     ("https://x.example/a.png?who=Acme%20Corp", True), ("https://x.example/?q=Acme+Corp", True),
-    ("s3://bucket/Acme%2FCorp", True), ("svn+ssh://h/a", False), ("https://x/100%", False), ("https://x/%zz", False),
-    ("Acme%2fCorp", False), ("%41", False), ("see https://x/a%20b", False), ('url = "https://x/" + path', False),
-    ("printf('%3d', n)", False), ("C++ rocks", False), ("1http://x/%41", False), ("", False),
+    ("s3://bucket/Acme%2FCorp", True), ("see https://x/a%20b now", True), ("mailto:bob%40corp.example.com", True),
+    ("svn+ssh://h/a", False), ("https://x/100%", False), ("https://x/%zz", False), ("Acme%2fCorp", False),
+    ("%41", False), ('url = "https://x/" + path', False), ("printf('%3d', n)", False), ("C++ rocks", False),
+    ("https:// %41", False), ("", False),
 ])  # fmt: skip
 def test_what_is_read_decoded(value: str, coded: bool) -> None:
     assert percent.coded(value) is coded

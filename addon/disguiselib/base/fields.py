@@ -433,7 +433,7 @@ class As(enum.Enum):
     MEDIA = "media"  # base64 or a data: URL holding text: its decoded text, read again
     JSON = "json"  # JSON text: its keys and values
     LOOSE = "loose"  # begins like JSON but does not parse: as written, then literal by literal decoded
-    PERCENT = "percent"  # holds %XX escapes (or is a URL with a +): as written, then percent-decoded
+    PERCENT = "percent"  # a URL in it holds %XX escapes or a +: as written, then its URLs decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,7 +453,7 @@ class Read:
 def plain(value: str, rule: Rule) -> bool:
     """Is value read as it is, with no decoding (read's TEXT, without asking it)? The
     cheap first question: no media (declared, or sniffed in an unknown field), no JSON,
-    nothing percent-encoded (a URL's `Acme%20Corp`: wire/percent.py)."""
+    no URL with something percent-encoded (`?who=Acme%20Corp`: wire/percent.py)."""
     return (rule.media is None and not rule.json_text and not looks_like_json(value)
             and (rule.kind != "unknown" or sniff(value) is None) and not percent.coded(value))  # fmt: skip
 
@@ -463,7 +463,7 @@ def read(value: str, rule: Rule, parse: Callable[[str], object] = jsonspan.loads
     a string (masking.reads and mask_fn mask what it says, texts() below reports it to
     the leak guard and the audit). Media is decoded (text media; binary: nothing), JSON
     text parsed (`parse`: the consumer's parser; text that begins like JSON and does not
-    parse is LOOSE), text that holds percent-escapes read decoded too (PERCENT). Raises
+    parse is LOOSE), text whose URLs hold escapes read with them decoded too (PERCENT). Raises
     RecursionError for JSON nested too deeply to parse."""
     codec, declared = media_of(value, rule)
     if codec is not None:
@@ -488,8 +488,8 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
     read() reads it (the masker: masking.mask_fn): (where, text, context). Media is
     decoded (binary yields nothing), JSON text is walked as user JSON (keys and values,
     each value with its key), JSON text that does not parse is read as written and
-    literal by literal, decoded; percent-encoded text is read as written (with its key)
-    and decoded. Raises MaskError for text media that cannot be decoded."""
+    literal by literal, decoded; text whose URLs are percent-encoded is read as written
+    (with its key) and with its URLs decoded. Raises MaskError for text media that cannot be decoded."""
     if plain(value, rule):
         yield where, value, context_of(key)
         return

@@ -479,9 +479,9 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
             # literal-by-literal reading cuts at).
             return jsonspan.transform_loose(text(v), text)
         if r.how is As.PERCENT:
-            # A URL the provider fetches, text with %XX escapes: masked as written (as
-            # TEXT, with its key), then decoded, each edit of the decoded text put back
-            # where its characters were written, percent-encoded (wire/percent.py).
+            # A URL the provider fetches, percent-encoded: masked as written (as TEXT,
+            # with its key), then with its URLs decoded, each edit put back where its
+            # characters were written, percent-encoded in a URL (wire/percent.py).
             written = as_text(v, spans(v) if k is None else spans(v, key_context(k)))
             return percent.transform(written, lambda t: list(spans(t)))
         # As.JSON. In user-defined JSON (tool input, JSON text in a string) a member's

@@ -202,37 +202,34 @@ cdef inline bint _space(Py_UCS4 c):
     return c == 32 or 9 <= c <= 13
 
 
-cdef inline bint _scheme_char(Py_UCS4 c):
-    return 97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c == 43 or c == 46 or c == 45
-
-
 cdef bint _coded(int kind, void *data, Py_ssize_t n):
-    """wire/percent.coded: the whole string a URL (a scheme, `://`, no whitespace) with
-    a `%XX` escape or a `+` after its `://`, in one pass."""
-    cdef Py_ssize_t i = 0, k
+    """wire/percent.coded: a URL (the run after a `://` or a `mailto:`, up to whitespace)
+    that holds a `%XX` escape or a `+`, in one pass."""
+    cdef Py_ssize_t i = 0, j
     cdef Py_UCS4 c
-    cdef bint found = False
-    if n < 4:
-        return False
-    c = PyUnicode_READ(kind, data, 0)
-    if not (97 <= c <= 122 or 65 <= c <= 90):
-        return False
-    i = 1
-    while i < n and _scheme_char(PyUnicode_READ(kind, data, i)):
-        i += 1
-    if not (i + 2 < n and PyUnicode_READ(kind, data, i) == 58 and PyUnicode_READ(kind, data, i + 1) == 47
-            and PyUnicode_READ(kind, data, i + 2) == 47):
-        return False
-    for k in range(i + 3, n):
-        c = PyUnicode_READ(kind, data, k)
-        if _space(c):
-            return False
-        if c == 43:
-            found = True
-        elif c == 37 and not found:
-            if k + 2 < n and _hexdigit(PyUnicode_READ(kind, data, k + 1)) and _hexdigit(PyUnicode_READ(kind, data, k + 2)):
-                found = True
-    return found
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        j = -1
+        if c == 58 and i + 2 < n and PyUnicode_READ(kind, data, i + 1) == 47 and PyUnicode_READ(kind, data, i + 2) == 47:
+            j = i + 3  # ://
+        elif (c == 109 and i + 6 < n and PyUnicode_READ(kind, data, i + 1) == 97 and PyUnicode_READ(kind, data, i + 2) == 105
+              and PyUnicode_READ(kind, data, i + 3) == 108 and PyUnicode_READ(kind, data, i + 4) == 116
+              and PyUnicode_READ(kind, data, i + 5) == 111 and PyUnicode_READ(kind, data, i + 6) == 58):
+            j = i + 7  # mailto:
+        if j < 0:
+            i += 1
+            continue
+        while j < n:
+            c = PyUnicode_READ(kind, data, j)
+            if _space(c):
+                break
+            if c == 43:
+                return True
+            if c == 37 and j + 2 < n and _hexdigit(PyUnicode_READ(kind, data, j + 1)) and _hexdigit(PyUnicode_READ(kind, data, j + 2)):
+                return True
+            j += 1
+        i = j
+    return False
 
 
 cdef class _Plain:

@@ -1,15 +1,17 @@
-"""A URL read decoded (sans I/O): its `%XX` escapes (RFC 3986), and `+` for a space as a
+"""URLs read decoded (sans I/O): their `%XX` escapes (RFC 3986), and `+` for a space as a
 form's query writes it.
 
 A URL in a request body is fetched by the provider, which decodes it: an image's
 `https://host/a.png?who=Acme%20Corp`, a document's `?q=Acme+Corp` carry "Acme Corp" as
 surely as the text does (the leak guard read the request's own URL decoded, not a URL in
-its body). So a string that is a URL, with an escape or a `+` after its `://`, is read a
-second time decoded (fields.read's PERCENT), by the masker and the leak guard alike, and the
-masker's edits of the decoded text are put back where their characters were written,
-each replacement percent-encoded (`transform`): every other character stays as it came.
-Only a string that is a URL as a whole (a field that holds one): text that holds a URL
-among other words, or source code with a `%3d` in it, is read as written.
+its body). So is a URL in a message when the model has a tool that fetches (Gemini's URL
+context, a web fetch tool), and the model reads `mailto:bob%40corp.example.com` as the
+address. So a string with a URL in it (a run after `://` or `mailto:` up to whitespace)
+that holds an escape or a `+` is read a second time, its URLs decoded (fields.read's
+PERCENT), by the masker and the leak guard alike; the masker's edits of the decoded text
+are put back where their characters were written, each replacement in a URL
+percent-encoded (`transform`): every other character stays as it came. Text outside a
+URL is read as written only: source code's `printf("%3d")` or `a + b` is not decoded.
 
 Escapes are decoded a run at a time as UTF-8; a byte that is not part of a UTF-8
 character is read as the lone surrogate `surrogateescape` makes of it (the rules read
@@ -23,24 +25,24 @@ import re
 from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
-# A URL: a scheme, `://`, then no whitespace (the whole string: a field that holds one).
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\t\n\x0b\x0c\r ]*\Z")
-# What its part after `://` may hold encoded: an escape, a form's `+`.
+# What a URL holds after `://` (or `mailto:`): all up to whitespace.
+_RUN = re.compile(r"(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)")
+# What a URL may hold encoded: an escape, a form's `+`.
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|\+")
 # A run of escapes (decoded together: a character of several UTF-8 bytes), or a `+`.
 _CODED = re.compile(r"(?:%[0-9A-Fa-f]{2})+|\+")
 
 
-def _after_scheme(value: str) -> int:
-    """Where a URL's part after `://` begins, or -1: value is no URL."""
-    return value.find("://") + 3 if _URL.match(value) else -1
+def runs(value: str) -> list[tuple[int, int]]:
+    """Where value's URLs are read decoded: each (start, end) after a `://` or `mailto:`."""
+    if "://" not in value and "mailto:" not in value:
+        return []
+    return [m.span(1) for m in _RUN.finditer(value)]
 
 
 def coded(value: str) -> bool:
-    """Is value a URL (the whole string) whose part after `://` holds an escape or a
-    `+`: read otherwise decoded."""
-    k = _after_scheme(value) if "://" in value else -1
-    return k >= 0 and _ENCODED.search(value, k) is not None
+    """Does a URL in value (runs) hold an escape or a `+`: read otherwise decoded."""
+    return any(_ENCODED.search(value, a, b) is not None for a, b in runs(value))
 
 
 def _width(c: str) -> int:
@@ -52,15 +54,13 @@ def _width(c: str) -> int:
 
 
 def decode(value: str) -> tuple[str, list[int]]:
-    """(text, at): a URL's part after `://` with each run of escapes decoded as UTF-8
-    (surrogateescape) and each `+` a space (value as it is when it is no URL); at[i] is
-    where text's character i begins in value, and at[len(text)] == len(value). Every
-    other character is itself."""
+    """(text, at): value with each run of escapes in its URLs (runs) decoded as UTF-8
+    (surrogateescape) and each `+` there a space; at[i] is where text's character i
+    begins in value, and at[len(text)] == len(value). Every other character is itself."""
     out: list[str] = []
     at: list[int] = []
     pos = 0
-    k = _after_scheme(value)
-    for m in _CODED.finditer(value, k) if k >= 0 else ():
+    for m in (m for r0, r1 in runs(value) for m in _CODED.finditer(value, r0, r1)):
         a, b = m.span()
         if a > pos:
             out.append(value[pos:a])
@@ -92,15 +92,21 @@ def encode(rep: str) -> str:
 def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str]]]) -> str:
     """value with the edits edits_of makes of its decoded text (start, end, replacement
     there, in order and apart) applied where their characters were written, each
-    replacement encoded; value itself when there are none."""
+    replacement that begins in a URL or at its end encoded (one outside them as it is); value itself
+    when there are none."""
     text, at = decode(value)
     edits = list(edits_of(text))
     if not edits:
         return value
+    spans = runs(value)
     out: list[str] = []
     pos = 0
     for a, b, rep in edits:
         out.append(value[pos : at[a]])
+        if not any(r0 <= at[a] <= r1 for r0, r1 in spans):  # (written at a URL's end, it is the URL's)
+            out.append(rep)  # (as the written text's own masking would have put it)
+            pos = at[b]
+            continue
         coded = encode(rep)
         if rep and _STRAY.search(out[-1]):  # (a replacement never ends in one: encode)
             # a `%` written before it that is no escape (`100%`, `%4`) would make one
@@ -116,4 +122,4 @@ def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str
 _STRAY = re.compile(r"%[0-9A-Fa-f]?\Z")
 
 
-__all__ = ["coded", "decode", "encode", "transform"]
+__all__ = ["coded", "decode", "encode", "runs", "transform"]
