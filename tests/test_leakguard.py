@@ -8,6 +8,7 @@ import base64
 import functools
 import gzip
 import json
+from urllib.parse import quote, quote_plus, unquote_plus
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -524,6 +525,11 @@ def _headers_one_by_one(headers: list[tuple[str, str]], rules) -> leakguard.Hit 
         if n == "sec-websocket-protocol":
             value = leakguard._without_subprotocols(value, slots)
         lab = leakguard.first(rules, value) or leakguard.first(rules, name)
+        decoded = unquote_plus(value)
+        if lab is None and decoded != value:
+            lab = leakguard.first(rules, decoded)
+            if lab is not None:
+                return leakguard.Hit(lab, f"header {n if leakguard.first(rules, n) is None else '<name>'} (percent-decoded)")
         if lab is not None:
             return leakguard.Hit(lab, f"header {n if leakguard.first(rules, n) is None else '<name>'}")
     return None
@@ -544,7 +550,10 @@ _HEADER_NAMES = ["user-agent", "X-Note", "x-acme_lookup-id", "authorization", "x
                  "sec-websocket-protocol", "x-user-bob@corp.example.com", "accept"]  # fmt: skip
 _HEADER_VALUES = ["sdk/1.2", "", "1", ACME, f"Bearer {ACME}", BOB, "[EMAIL_1]", "Zenith Labs", "ghp_" + "a1B2" * 9,
                   "password=Hunter2xyz9", "v1, realtime, openai-insecure-api-key." + ACME, "a" * 40, "x" * 31 + ACME,
-                  "Bearer sk-ant-api03-" + "Ab9_" * 20, "key=AKIAIOSFODNN7EXAMPLE"]  # fmt: skip
+                  "Bearer sk-ant-api03-" + "Ab9_" * 20, "key=AKIAIOSFODNN7EXAMPLE",
+                  # percent-encoded: read decoded too (a Referer's query, an RFC 8187 value)
+                  quote(ACME), quote_plus(ACME), quote(BOB), "application/xhtml+xml", "100%", "%zz",
+                  f"https://app.example/?org={quote_plus(ACME)}"]  # fmt: skip
 
 
 # any code point, lone surrogates too: mitmproxy hands on header bytes that are not UTF-8
@@ -567,6 +576,7 @@ _ANY = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categori
 )
 @example([("user-agent", "sdk"), ("x-user", BOB)], False, False)
 @example([("x-trace", "1"), ("x-acme_lookup-id", "7")], True, True)
+@example([("accept", "application/xhtml+xml"), ("referer", f"https://app.example/?org={quote_plus(ACME)}")], False, False)
 def test_headers_scanned_in_one_go_say_what_each_one_scanned_alone_says(headers, shipped: bool, knowing: bool) -> None:
     """The headers' values and names scanned together (one prescan, then find() of the
     texts it marks with its memo) give the hit, rule and place a find() of each one
@@ -577,3 +587,12 @@ def test_headers_scanned_in_one_go_say_what_each_one_scanned_alone_says(headers,
     if knowing:  # as the guard reads a masked request: the session's disguises known
         rules = Knowing(rules, frozenset({"[EMAIL_1]"}))
     assert leakguard.scan_headers(headers, rules) == _headers_one_by_one(headers, rules)
+
+
+def test_a_header_is_read_percent_decoded_too() -> None:
+    """A Referer's query, a value a client percent-encoded: the original in it went out
+    (the request's own URL was read decoded, its headers were not)."""
+    for value in (f"https://app.example/?org={quote(ACME)}", f"https://app.example/?org={quote_plus(ACME)}", quote(BOB)):
+        hit = leakguard.scan_headers([("user-agent", "sdk"), ("referer", value)], RULES)
+        assert hit is not None and hit.where == "header referer (percent-decoded)", (value, hit)
+    assert leakguard.scan_headers([("accept", "application/xhtml+xml"), ("x-rate", "100%")], RULES) is None

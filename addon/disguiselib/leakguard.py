@@ -205,9 +205,20 @@ def _without_subprotocols(value: str, slots: Slots) -> str:
     return ",".join(e for e in value.split(",") if not e.strip().startswith(slots.subprotocols))
 
 
+def decoded_value(value: str) -> str:
+    """A header's value as a reader that percent-decodes it reads it (a cookie's
+    `org=Acme%20Corp`, a Referer's `?org=Acme+Corp`: read as the request's URL is), or ""
+    when that is the value itself."""
+    if "%" not in value and "+" not in value:
+        return ""
+    d = unquote_plus(value)
+    return d if d != value else ""
+
+
 def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots | None = None) -> Hit | None:
     """Every header but the client's credentials in their slots (registry.slots_for; by
-    default any provider's credential headers)."""
+    default any provider's credential headers): its value as it is and percent-decoded
+    (decoded_value), and its name."""
     if slots is None:
         slots = slots_for("")
     read: list[tuple[str, str, str]] = []  # (lower-case name, name, value) of each header read
@@ -221,14 +232,17 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
     # every value and name scanned in one go (Rules.prescan: one pass of each engine over
     # them all, ~20 short texts a request, each else a find() of its own); only where it
     # marks one is it read exactly, with what the scan found (the memo: the same spans)
-    hot, memo = rules.prescan([t for _, name, value in read for t in (value, name)])
+    hot, memo = rules.prescan([t for _, name, value in read for t in (value, name, decoded_value(value))])
     for k, (n, name, value) in enumerate(read):
-        if 2 * k not in hot and 2 * k + 1 not in hot:
+        if 3 * k not in hot and 3 * k + 1 not in hot and 3 * k + 2 not in hot:
             continue
         lab = first(rules, value, memo=memo) or first(rules, name, memo=memo)
+        decoded = False
+        if lab is None and 3 * k + 2 in hot:
+            lab, decoded = first(rules, decoded_value(value), memo=memo), True
         if lab is not None:
             where = n if first(rules, n) is None else "<name>"
-            return Hit(lab, f"header {where}")
+            return Hit(lab, f"header {where}" + (" (percent-decoded)" if decoded else ""))
     return None
 
 

@@ -106,6 +106,22 @@ def test_a_url_in_a_body_is_masked_read_decoded(up: FakeUpstream, tmp_path: Path
         assert "https://img.example/a.png?who=" in r.body.decode() and "&page=2" in r.body.decode()
 
 
+def test_a_percent_encoded_original_in_a_header_is_refused(up: FakeUpstream, tmp_path: Path) -> None:
+    """A browser client's Referer carries its page's query: `?org=Acme%20Corp` went out as
+    it came (the guard read the request's own URL decoded, its headers as written)."""
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    m = start(up, tmp_path)
+    try:
+        for value in ("https://app.example/?org=Acme%20Corp", "https://app.example/?org=Acme+Corp"):
+            status, headers, out = post(m.port, "/v1/messages", body, {"referer": value})
+            assert status == 400 and headers["x-disguise"] == "refused", (status, out)
+            assert b"header referer (percent-decoded)" in out and b"Acme" not in out
+        assert post(m.port, "/v1/messages", body, {"referer": "https://app.example/?org=1+2"})[0] == 200
+    finally:
+        m.stop()
+    assert len(up.requests) == 1
+
+
 # -- a transfer coding other than chunked ---------------------------------------------------------
 
 
