@@ -43,6 +43,7 @@ from .base.fieldwalk import first_unread
 from .base.wirespec import Slots
 from .rules.rules import LITERALS, Rules
 from .rules.settle import in_context
+from .wire import percent
 from .wire.jsonspan import Rule, transform_loose
 
 if TYPE_CHECKING:
@@ -81,10 +82,15 @@ def first(rules: Rules, text: str, context: tuple[str, str] | None = None, memo:
 
 
 def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
-    """A text no table describes: as it is, and with any JSON escapes in it decoded."""
+    """A text no table describes: as it is, with the URLs in it percent-decoded (as a
+    string of a JSON body is: wire/percent.py), and with any JSON escapes in it decoded."""
     lab = first(rules, text)
     if lab is not None:
         return lab, ""
+    if percent.coded(text):
+        lab = first(rules, percent.decode(text)[0])
+        if lab is not None:
+            return lab, " (percent-decoded)"
     if "\\" in text:
         pieces: list[str] = []
         transform_loose(text, lambda t: pieces.append(t) or t)  # type: ignore[func-returns-value]

@@ -188,3 +188,13 @@ def test_a_url_with_nothing_to_mask_goes_out_as_it_came() -> None:
     for path, body in _url_bodies(url):
         v = pipeline.mask_request(recognise("POST", path), body, cfg(), path, H)
         assert isinstance(v, Masked) and v.body == body
+
+
+def test_a_text_body_nothing_describes_is_read_with_its_urls_decoded() -> None:
+    """An endpoint disguise does not transform (the unknown-endpoint scan): a text body's
+    URL with the original encoded is a hit too."""
+    rules = cfg().rules
+    for ctype in ("text/plain", "text/markdown", ""):
+        hit = leakguard.scan_body(b"see https://x.example/?q=Acme+Corp now", rules, None, ctype)
+        assert hit is not None and "percent-decoded" in hit.where, (ctype, hit)
+    assert leakguard.scan_body(b"see https://x.example/?q=1+2 now", rules, None, "text/plain") is None
