@@ -50,6 +50,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "holdback": ("base/holdback.py", ["tests/base/test_holdback.py"]),
     "jsonarray": ("wire/jsonarray.py", ["tests/wire/test_jsonarray.py", "tests/apis/google/test_array.py"]),
     "decoding": ("wire/decoding.py", ["tests/wire/test_decoding.py", "tests/base/test_stream.py"]),
+    # a URL read decoded: where each decoded character was written, the edits put back there
+    "percent": ("wire/percent.py", ["tests/wire/test_percent.py", "tests/wire/test_spanwalk.py"]),
     "jsonspan": ("wire/jsonspan.py", ["tests/wire/test_jsonspan.py", "tests/base/test_masking.py",
                                       "tests/base/test_restore.py", "tests/base/test_fields_requests.py"]),
     "rxsyntax": ("rules/rxsyntax.py", ["tests/rules/test_rxsyntax.py"]),
@@ -75,7 +77,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                            "tests/apis/openai/test_responses.py"]),
     # the modules that decide whether an original leaves
     "leakguard": ("leakguard.py", ["tests/test_leakguard.py", "tests/base/test_masking_scan.py",
-                                   "tests/base/test_field_parity.py",
+                                   "tests/base/test_field_parity.py", "tests/wire/test_percent.py",
                                    # the masker's document handed to the guard (readings' parsed)
                                    "tests/test_shared_parse.py", "tests/base/test_fieldwalk.py"]),
     # what the disguises in a masked text make is no original: the guard's and the audit's
@@ -97,7 +99,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                   "tests/base/test_media.py", "tests/base/test_fields_requests.py",
                                   "tests/base/test_masking.py", "tests/test_leakguard.py",
                                   # what the audit and the contentview read of exempt fields
-                                  "tests/inspect/test_audit.py", "tests/inspect/test_views_fields.py"]),
+                                  "tests/inspect/test_audit.py", "tests/inspect/test_views_fields.py",
+                                  "tests/wire/test_percent.py"]),
     "masking": ("base/masking.py", ["tests/base/test_masking.py", "tests/base/test_masking_scan.py",
                                          "tests/base/test_fields_requests.py", "tests/test_leakguard.py",
                                          "tests/apis/anthropic/test_messages_request.py",
@@ -107,7 +110,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                          # the masked body's document the leak guard walks (masked_doc)
                                          "tests/test_shared_parse.py",
                                          # text media decoded, masked and encoded again (mask_fn, as_text)
-                                         "tests/base/test_fields.py", "tests/base/test_media.py"]),
+                                         "tests/base/test_fields.py", "tests/base/test_media.py",
+                                         # a URL's percent-encoded originals (mask_fn, reads)
+                                         "tests/wire/test_percent.py"]),
     "restore": ("base/restore.py", ["tests/base/test_restore.py", "tests/base/test_fields_streams.py",
                                          "tests/apis/openai/test_responses_fields.py", "tests/base/test_stream.py"]),
     "guard": ("mitm/guard.py", ["tests/mitm/test_guard.py", "tests/mitm/test_addon.py"]),
