@@ -32,8 +32,12 @@ _URL_RUN = re.compile(r"(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)")
 
 
 def reference(value: str) -> str:
-    """What decode reads, by urllib: each URL's part after `://` or `mailto:` (up to
-    whitespace) unquoted, a form's `+` a space; everything else as it is."""
+    """What decode reads, by urllib: a string that begins as a URL unquoted after its
+    scheme (a form's `+` a space); else each URL's part after `://` or `mailto:` (up to
+    whitespace) unquoted; everything else as it is."""
+    whole = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:", value)
+    if whole is not None:
+        return value[: whole.end()] + unquote_plus(value[whole.end() :], errors="surrogateescape")
     return _URL_RUN.sub(
         lambda m: m.group(0)[: m.start(1) - m.start()] + unquote_plus(m.group(1), errors="surrogateescape"), value
     )
@@ -77,7 +81,16 @@ def test_transform_puts_each_edit_where_its_characters_were_and_nothing_else_cha
     if not edits:
         assert out is value
     else:  # what lies before the first edit and after the last one is as it was written
-        assert out.startswith(value[: at[edits[0][0]]]) and out.endswith(value[at[edits[-1][1]] :])
+        # (but a stray `%` just before a deletion, written as its escape)
+        assert out.startswith(value[: max(0, at[edits[0][0]] - 2)]) and out.endswith(value[at[edits[-1][1]] :])
+
+
+def test_a_stray_percent_before_a_deletion_meets_nothing_after_it() -> None:
+    for value, cut in (("https://x/%zz41", "zz"), ("https://x/%4z1", "z")):
+        text, _ = percent.decode(value)
+        a, b = text.index(cut), text.index(cut) + len(cut)
+        out = percent.transform(value, lambda t, a=a, b=b: [(a, b, "")])
+        assert reference(out) == text[:a] + text[b:]
 
 
 @pytest.mark.parametrize("value", ["https://x/100%", "https://x/a%4", "https://x/%%", "https://x/%4%"])
@@ -94,7 +107,7 @@ def test_a_stray_percent_before_a_replacement_makes_no_escape_with_it(value: str
     ("s3://bucket/Acme%2FCorp", True), ("see https://x/a%20b now", True), ("mailto:bob%40corp.example.com", True),
     ("svn+ssh://h/a", False), ("https://x/100%", False), ("https://x/%zz", False), ("Acme%2fCorp", False),
     ("%41", False), ('url = "https://x/" + path', False), ("printf('%3d', n)", False), ("C++ rocks", False),
-    ("https:// %41", False), ("", False),
+    ("https:// %41", True), ("https://x/a b?q=Acme%20Corp", True), ("see https:// %41", False), ("", False),
 ])  # fmt: skip
 def test_what_is_read_decoded(value: str, coded: bool) -> None:
     assert percent.coded(value) is coded
@@ -114,7 +127,9 @@ def cfg():  # noqa: ANN201 - the shipped defaults and two literals, built once
         from pathlib import Path
 
         d = Path(tempfile.mkdtemp())
-        (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n  Müller & Söhne: Heron Works\n")
+        (d / "m.yaml").write_text(
+            "literals:\n  Acme Corp: Zenith Labs\n  Müller & Söhne: Heron Works\n  AcmeCorp: Zenith Works\n"
+        )
         CFG = build_config([str(d)], True, [])
     return CFG
 
@@ -198,3 +213,17 @@ def test_a_text_body_nothing_describes_is_read_with_its_urls_decoded() -> None:
         hit = leakguard.scan_body(b"see https://x.example/?q=Acme+Corp now", rules, None, ctype)
         assert hit is not None and "percent-decoded" in hit.where, (ctype, hit)
     assert leakguard.scan_body(b"see https://x.example/?q=1+2 now", rules, None, "text/plain") is None
+
+
+def test_a_replacement_in_a_url_keeps_it_one_url() -> None:
+    """`AcmeCorp` written as it is becomes `Zenith Works`: as it was put, its space ended
+    the URL, and the `Acme%20Corp` after it was no longer read decoded, by the masker or
+    the guard."""
+    url = "https://img.example/a.png?a=AcmeCorp&b=Acme%20Corp"
+    for path, body in _url_bodies(url):
+        v = pipeline.mask_request(recognise("POST", path), body, cfg(), path, H)
+        assert isinstance(v, Masked), v
+        for u in [s for s in _strings(json.loads(v.body)) if s.startswith("https://img.example/")]:
+            assert " " not in u and "Acme" not in unquote_plus(u), u
+            assert u == "https://img.example/a.png?a=Zenith%20Works&b=Zenith%20Labs"
+    assert percent.coded("see https://x/?a=AcmeCorp&b=Acme%20Corp now")

@@ -202,30 +202,63 @@ cdef inline bint _space(Py_UCS4 c):
     return c == 32 or 9 <= c <= 13
 
 
+cdef inline bint _mailto(int kind, void *data, Py_ssize_t n, Py_ssize_t i):
+    return (i + 6 < n and PyUnicode_READ(kind, data, i) == 109 and PyUnicode_READ(kind, data, i + 1) == 97
+            and PyUnicode_READ(kind, data, i + 2) == 105 and PyUnicode_READ(kind, data, i + 3) == 108
+            and PyUnicode_READ(kind, data, i + 4) == 116 and PyUnicode_READ(kind, data, i + 5) == 111
+            and PyUnicode_READ(kind, data, i + 6) == 58)
+
+
+cdef inline bint _slashes(int kind, void *data, Py_ssize_t n, Py_ssize_t i):
+    return (i + 2 < n and PyUnicode_READ(kind, data, i) == 58 and PyUnicode_READ(kind, data, i + 1) == 47
+            and PyUnicode_READ(kind, data, i + 2) == 47)
+
+
+cdef inline bint _encoded_at(int kind, void *data, Py_ssize_t n, Py_ssize_t j):
+    cdef Py_UCS4 c = PyUnicode_READ(kind, data, j)
+    return c == 43 or (c == 37 and j + 2 < n and _hexdigit(PyUnicode_READ(kind, data, j + 1))
+                       and _hexdigit(PyUnicode_READ(kind, data, j + 2)))
+
+
 cdef bint _coded(int kind, void *data, Py_ssize_t n):
-    """wire/percent.coded: a URL (the run after a `://` or a `mailto:`, up to whitespace)
-    that holds a `%XX` escape or a `+`, in one pass."""
+    """wire/percent.coded: a URL that holds a `%XX` escape or a `+` (all after the scheme
+    of a string that begins as one; else each run after a `://` or a `mailto:`, up to
+    whitespace), in one pass."""
     cdef Py_ssize_t i = 0, j
     cdef Py_UCS4 c
-    while i < n:
-        c = PyUnicode_READ(kind, data, i)
+    # a string that begins as a URL: all of it after the scheme
+    if n > 0:
+        c = PyUnicode_READ(kind, data, 0)
         j = -1
-        if c == 58 and i + 2 < n and PyUnicode_READ(kind, data, i + 1) == 47 and PyUnicode_READ(kind, data, i + 2) == 47:
-            j = i + 3  # ://
-        elif (c == 109 and i + 6 < n and PyUnicode_READ(kind, data, i + 1) == 97 and PyUnicode_READ(kind, data, i + 2) == 105
-              and PyUnicode_READ(kind, data, i + 3) == 108 and PyUnicode_READ(kind, data, i + 4) == 116
-              and PyUnicode_READ(kind, data, i + 5) == 111 and PyUnicode_READ(kind, data, i + 6) == 58):
-            j = i + 7  # mailto:
-        if j < 0:
+        if _mailto(kind, data, n, 0):
+            j = 7
+        elif 97 <= c <= 122 or 65 <= c <= 90:
+            i = 1
+            while i < n:
+                c = PyUnicode_READ(kind, data, i)
+                if not (97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c == 43 or c == 46 or c == 45):
+                    break
+                i += 1
+            if _slashes(kind, data, n, i):
+                j = i + 3
+            i = 0
+        if j >= 0:
+            while j < n:
+                if _encoded_at(kind, data, n, j):
+                    return True
+                j += 1
+            return False
+    # else each run after a `://` or a `mailto:`, up to whitespace
+    while i < n:
+        if _slashes(kind, data, n, i):
+            j = i + 3
+        elif _mailto(kind, data, n, i):
+            j = i + 7
+        else:
             i += 1
             continue
-        while j < n:
-            c = PyUnicode_READ(kind, data, j)
-            if _space(c):
-                break
-            if c == 43:
-                return True
-            if c == 37 and j + 2 < n and _hexdigit(PyUnicode_READ(kind, data, j + 1)) and _hexdigit(PyUnicode_READ(kind, data, j + 2)):
+        while j < n and not _space(PyUnicode_READ(kind, data, j)):
+            if _encoded_at(kind, data, n, j):
                 return True
             j += 1
         i = j

@@ -27,6 +27,9 @@ from urllib.parse import quote
 
 # What a URL holds after `://` (or `mailto:`): all up to whitespace.
 _RUN = re.compile(r"(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)")
+# A string that begins as a URL (a field that holds one): all of it after the scheme is
+# the URL's, a space too (a client may leave one as it is; a fetcher encodes it).
+_WHOLE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:")
 # What a URL may hold encoded: an escape, a form's `+`.
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|\+")
 # A run of escapes (decoded together: a character of several UTF-8 bytes), or a `+`.
@@ -34,9 +37,13 @@ _CODED = re.compile(r"(?:%[0-9A-Fa-f]{2})+|\+")
 
 
 def runs(value: str) -> list[tuple[int, int]]:
-    """Where value's URLs are read decoded: each (start, end) after a `://` or `mailto:`."""
+    """Where value's URLs are read decoded: all after the scheme of a value that begins
+    as a URL; else each (start, end) after a `://` or `mailto:`, up to whitespace."""
     if "://" not in value and "mailto:" not in value:
         return []
+    whole = _WHOLE.match(value)
+    if whole is not None:
+        return [(whole.end(), len(value))]
     return [m.span(1) for m in _RUN.finditer(value)]
 
 
@@ -91,29 +98,41 @@ def encode(rep: str) -> str:
 
 def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str]]]) -> str:
     """value with the edits edits_of makes of its decoded text (start, end, replacement
-    there, in order and apart) applied where their characters were written, each
-    replacement that begins in a URL or at its end encoded (one outside them as it is); value itself
-    when there are none."""
+    there, in order and apart) put where their characters were written (put); value
+    itself when there are none."""
     text, at = decode(value)
     edits = list(edits_of(text))
     if not edits:
         return value
+    return put(value, [(at[a], at[b], rep) for a, b, rep in edits])
+
+
+def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
+    """value with the edits (start, end, replacement in value, in order and apart) made,
+    each replacement that begins in a URL or at its end (runs) percent-encoded, one
+    outside them as it is: a URL keeps reading as one (a disguise's space written as it
+    is would end it, and what follows would no longer be read decoded)."""
     spans = runs(value)
     out: list[str] = []
     pos = 0
     for a, b, rep in edits:
-        out.append(value[pos : at[a]])
-        if not any(r0 <= at[a] <= r1 for r0, r1 in spans):  # (written at a URL's end, it is the URL's)
-            out.append(rep)  # (as the written text's own masking would have put it)
-            pos = at[b]
+        out.append(value[pos:a])
+        pos = b
+        if not any(r0 <= a <= r1 for r0, r1 in spans):  # (written at a URL's end, it is the URL's)
+            out.append(rep)  # (as the text's own masking puts it)
             continue
         coded = encode(rep)
-        if rep and _STRAY.search(out[-1]):  # (a replacement never ends in one: encode)
+        stray = _STRAY.search(out[-1])  # (a replacement never ends in one: encode)
+        if stray and rep:
             # a `%` written before it that is no escape (`100%`, `%4`) would make one
             # with the replacement's first characters: that one written as its escape
             coded = "".join(f"%{x:02X}" for x in rep[0].encode("utf-8", "surrogateescape")) + encode(rep[1:])
+        elif stray:
+            # nothing in its place (no disguise is empty, but): the `%` would meet what
+            # is written after it; written as its own escape, it reads the same
+            k = stray.start()
+            out[-1] = out[-1][:k] + "%25" + out[-1][k + 1 :]
         out.append(coded)
-        pos = at[b]
     out.append(value[pos:])
     return "".join(out)
 
@@ -122,4 +141,4 @@ def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str
 _STRAY = re.compile(r"%[0-9A-Fa-f]?\Z")
 
 
-__all__ = ["coded", "decode", "encode", "runs", "transform"]
+__all__ = ["coded", "decode", "encode", "put", "runs", "transform"]
