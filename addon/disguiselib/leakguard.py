@@ -88,7 +88,7 @@ def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
     if lab is not None:
         return lab, ""
     if percent.coded(text):
-        lab = first(rules, percent.decode(text)[0])
+        lab = first(rules, percent.decoded(text))
         if lab is not None:
             return lab, " (percent-decoded)"
     if "\\" in text:

@@ -35,7 +35,7 @@ def reference(value: str) -> str:
     """What decode reads, by urllib: a string that begins as a URL unquoted after its
     scheme (a form's `+` a space); else each URL's part after `://` or `mailto:` (up to
     whitespace) unquoted; everything else as it is."""
-    whole = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:", value)
+    whole = re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://|mailto:", value)
     if whole is not None:
         return value[: whole.end()] + unquote_plus(value[whole.end() :], errors="surrogateescape")
     return _URL_RUN.sub(
@@ -50,14 +50,52 @@ def reference(value: str) -> str:
 @example("svn+ssh://h/%41")  # a `+` before the `://` is no space
 @example("mailto:bob%40corp.example.com")
 def test_decode_is_unquote_plus_of_each_url_and_each_character_comes_from_its_place(value: str) -> None:
-    text, at = percent.decode(value)
-    assert text == reference(value)
-    assert len(at) == len(text) + 1 and at[-1] == len(value) and at == sorted(at)
+    text, offsets = percent.decode(value)
+    at = list(offsets)
+    assert text == reference(value) == percent.decoded(value)
+    assert len(at) == len(offsets) == len(text) + 1 and at[-1] == len(value) and at == sorted(at)
     for i, c in enumerate(text):  # each character read from its own place
         piece = value[at[i] : at[i + 1]]
         assert piece == c or unquote_plus(piece, errors="surrogateescape") == c
     assert percent.coded(value) is (text != value or any("+" in value[a:b] for a, b in percent.runs(value))
                                     or any(re.search("%[0-9A-Fa-f]{2}", value[a:b]) for a, b in percent.runs(value)))  # fmt: skip
+
+
+@pytest.mark.skipif(percent.c_coded is None or percent.c_decoded is None, reason="no compiled span walk")
+@settings(max_examples=3000, deadline=None)
+@given(_coded | st.text())
+@example("mailto://x/%41")
+@example("ab:c://x %41")
+@example("https:// %41")
+@example("see mailto:a+b")
+@example("https://x/%C3%A9%zz%F0%9F%98+%41 b")
+@example("x mailto:%41%42 y://%FF")
+@example("€ https://x/%41")  # two bytes a character
+@example("€ https://x/ %41")
+@example("😀 mailto:a+b")  # four
+@example("😀mailto:a b+")
+@example("€ a+b://")
+@example("a" * 32 + "://x/%41")  # a scheme of 32 characters: the whole string's
+@example("a" * 33 + "://x y/%41")  # 33: the run after `://` only
+def test_the_compiled_coded_and_decoded_are_the_reference(value: str) -> None:
+    assert percent.c_coded(value) is percent.py_coded(value)
+    got = percent.c_decoded(value)
+    assert got == percent.py_decoded(value)
+    if got == value:
+        assert got is value  # (nothing decoded: the string itself, no copy)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_coded)
+@example("a mailto://x y://z")
+def test_a_place_is_in_a_url_as_runs_says(value: str) -> None:
+    """put's look at one place (the last `://` or `mailto:` before it) says what runs'
+    list says, at every place of a value that does not begin as a URL."""
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://|mailto:", value):
+        return
+    spans = percent.runs(value)
+    for a in range(len(value) + 1):
+        assert percent._in_run(value, a) is any(r0 <= a <= r1 for r0, r1 in spans), (value, a)
 
 
 _reps = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
@@ -68,7 +106,8 @@ _reps = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
 def test_transform_puts_each_edit_where_its_characters_were_and_nothing_else_changes(value: str, data) -> None:
     """Edits in one URL's decoded text: read decoded again, the result is those edits
     made; what lies before and after them is as it was written."""
-    text, at = percent.decode(value)
+    text, offsets = percent.decode(value)
+    at = list(offsets)
     runs = [(at.index(a), at.index(b)) for a, b in percent.runs(value)]  # in text's offsets
     if not runs:
         assert percent.transform(value, lambda t: [(0, 0, "x")]) == "x" + value  # outside a URL: as it is

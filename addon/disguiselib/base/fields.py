@@ -512,7 +512,7 @@ def texts(value: str, rule: Rule, key: str | None = None, where: str = "") -> It
         return
     if r.how is As.PERCENT:
         yield where, value, context_of(key)
-        yield where + " (percent-decoded)", percent.decode(value)[0], None
+        yield where + " (percent-decoded)", percent.decoded(value), None
         return
     inner = r.doc
     if isinstance(inner, dict | list):

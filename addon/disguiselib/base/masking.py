@@ -421,7 +421,7 @@ def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:
             spanwalk.collect(v, r.doc, jsonspan.USER, out, reads, plain, key_context)
             return
         if r.how is As.PERCENT:
-            out.append(percent.decode(v)[0])  # decoded; as written below (mask_fn)
+            out.append(percent.decoded(v))  # decoded; as written below (mask_fn)
     if key is not None and rule is not jsonspan.KEY:
         # mask_spans with context; it reads v alone only when a literal it found there
         # reaches into the context, and then this piece is marked already

@@ -21,8 +21,8 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport Py_SIZE
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
-from libc.stdint cimport uint16_t, uint32_t
-from libc.string cimport memchr, memcmp
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.string cimport memchr, memcmp, memcpy
 
 import array
 import json
@@ -220,49 +220,169 @@ cdef inline bint _encoded_at(int kind, void *data, Py_ssize_t n, Py_ssize_t j):
                        and _hexdigit(PyUnicode_READ(kind, data, j + 2)))
 
 
+cdef inline int _hexval(Py_UCS4 c):
+    cdef int x = <int>c
+    if 48 <= x <= 57:
+        return x - 48
+    if 65 <= x <= 70:
+        return x - 55
+    if 97 <= x <= 102:
+        return x - 87
+    return -1
+
+
+cdef Py_ssize_t _find(int kind, void *data, Py_ssize_t n, Py_ssize_t i, uint32_t ch):
+    """The first ch at or after i, or -1: memchr in one-byte text, a typed loop in the
+    others (not PyUnicode_READ's switch at every character)."""
+    cdef const void *hit
+    cdef const uint16_t *p2
+    cdef const uint32_t *p4
+    if i >= n:
+        return -1
+    if kind == 1:
+        hit = memchr(<const char *>data + i, <int>ch, n - i)
+        return -1 if hit == NULL else <const char *>hit - <const char *>data
+    cdef uint64_t w, x, pat
+    if kind == 2:
+        p2 = <const uint16_t *>data
+        pat = 0x0001000100010001ULL * ch
+        while i + 4 <= n:  # four characters a word: one without ch is passed whole
+            memcpy(&w, p2 + i, 8)
+            x = w ^ pat
+            if ((x - 0x0001000100010001ULL) & ~x & 0x8000800080008000ULL) != 0:
+                break
+            i += 4
+        while i < n and p2[i] != ch:
+            i += 1
+    else:
+        p4 = <const uint32_t *>data
+        while i < n and p4[i] != ch:
+            i += 1
+    return i if i < n else -1
+
+
+cdef Py_ssize_t _run_start(int kind, void *data, Py_ssize_t n, Py_ssize_t i):
+    """Where the next run (wire/percent.runs: after a `://` or a `mailto:`) at or after i
+    begins, or -1. Both end in a `:`, found by _find (source code's characters between
+    them are not read one by one)."""
+    cdef Py_ssize_t q
+    while i < n:
+        q = _find(kind, data, n, i, 58)
+        if q < 0:
+            return -1
+        if q - 6 >= i and _mailto(kind, data, n, q - 6):  # (it begins first: `mailto://`)
+            return q + 1
+        if _slashes(kind, data, n, q):
+            return q + 3
+        i = q + 1
+    return -1
+
+
+cdef Py_ssize_t _whole_start(int kind, void *data, Py_ssize_t n):
+    """Where the URL a string begins as begins after its scheme (`https://`, `mailto:`),
+    or -1 (wire/percent.runs' first case)."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 c
+    if n == 0:
+        return -1
+    c = PyUnicode_READ(kind, data, 0)
+    if 97 <= c <= 122 or 65 <= c <= 90:
+        i = 1
+        while i < n and i < 32:  # a scheme of 32 characters at most (percent._WHOLE)
+            c = PyUnicode_READ(kind, data, i)
+            if not (97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c == 43 or c == 46 or c == 45):
+                break
+            i += 1
+        if _slashes(kind, data, n, i):
+            return i + 3
+    if _mailto(kind, data, n, 0):
+        return 7
+    return -1
+
+
+def decoded(str v):
+    """wire/percent.py_decoded, compiled: each URL's escapes decoded (a run of them as
+    UTF-8, surrogateescape) and its `+` a space; v itself when nothing is."""
+    cdef int kind = PyUnicode_KIND(v)
+    cdef void *data = PyUnicode_DATA(v)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(v)
+    cdef Py_ssize_t a, j, seg = 0, k
+    cdef Py_UCS4 c
+    cdef int hi, lo
+    cdef bint whole
+    cdef list out = []
+    cdef bytearray buf
+    a = _whole_start(kind, data, n)
+    whole = a >= 0
+    if not whole:
+        a = _run_start(kind, data, n, 0)
+    while a >= 0:
+        j = a
+        while j < n:
+            c = PyUnicode_READ(kind, data, j)
+            if not whole and _space(c):
+                break
+            if c == 43:  # +
+                out.append(v[seg:j])
+                out.append(" ")
+                j += 1
+                seg = j
+                continue
+            if c == 37 and j + 2 < n:
+                hi = _hexval(PyUnicode_READ(kind, data, j + 1))
+                lo = _hexval(PyUnicode_READ(kind, data, j + 2))
+                if hi >= 0 and lo >= 0:
+                    out.append(v[seg:j])
+                    buf = bytearray()
+                    k = j
+                    while k + 2 < n and PyUnicode_READ(kind, data, k) == 37:
+                        hi = _hexval(PyUnicode_READ(kind, data, k + 1))
+                        lo = _hexval(PyUnicode_READ(kind, data, k + 2))
+                        if hi < 0 or lo < 0:
+                            break
+                        buf.append(hi * 16 + lo)
+                        k += 3
+                    out.append(buf.decode("utf-8", "surrogateescape"))
+                    j = k
+                    seg = j
+                    continue
+            j += 1
+        if whole:
+            break
+        a = _run_start(kind, data, n, j)
+    if not out:
+        return v
+    out.append(v[seg:])
+    return "".join(out)
+
+
 cdef bint _coded(int kind, void *data, Py_ssize_t n):
     """wire/percent.coded: a URL that holds a `%XX` escape or a `+` (all after the scheme
     of a string that begins as one; else each run after a `://` or a `mailto:`, up to
-    whitespace), in one pass."""
-    cdef Py_ssize_t i = 0, j
-    cdef Py_UCS4 c
-    # a string that begins as a URL: all of it after the scheme
-    if n > 0:
-        c = PyUnicode_READ(kind, data, 0)
-        j = -1
-        if _mailto(kind, data, n, 0):
-            j = 7
-        elif 97 <= c <= 122 or 65 <= c <= 90:
-            i = 1
-            while i < n:
-                c = PyUnicode_READ(kind, data, i)
-                if not (97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c == 43 or c == 46 or c == 45):
-                    break
-                i += 1
-            if _slashes(kind, data, n, i):
-                j = i + 3
-            i = 0
-        if j >= 0:
-            while j < n:
-                if _encoded_at(kind, data, n, j):
-                    return True
-                j += 1
-            return False
-    # else each run after a `://` or a `mailto:`, up to whitespace
-    while i < n:
-        if _slashes(kind, data, n, i):
-            j = i + 3
-        elif _mailto(kind, data, n, i):
-            j = i + 7
-        else:
-            i += 1
-            continue
+    whitespace): from `:` to `:` (_run_start), memchr's in one-byte text."""
+    cdef Py_ssize_t j
+    if kind == 1 and memchr(data, 37, n) == NULL and memchr(data, 43, n) == NULL:
+        return False  # nothing a URL could hold encoded (a million short elements: first)
+    j = _whole_start(kind, data, n)
+    if j >= 0:  # all of it after the scheme
+        while j < n:
+            if _encoded_at(kind, data, n, j):
+                return True
+            j += 1
+        return False
+    j = _run_start(kind, data, n, 0)
+    while j >= 0:
         while j < n and not _space(PyUnicode_READ(kind, data, j)):
             if _encoded_at(kind, data, n, j):
                 return True
             j += 1
-        i = j
+        j = _run_start(kind, data, n, j)
     return False
+
+
+def coded(str v):
+    """wire/percent.py_coded, compiled (the one scan _Plain makes): wire/percent.coded."""
+    return _coded(PyUnicode_KIND(v), PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v))
 
 
 cdef class _Plain:

@@ -21,15 +21,16 @@ a known run of the written one (`decode`'s offsets).
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import quote
 
-# What a URL holds after `://` (or `mailto:`): all up to whitespace.
-_RUN = re.compile(r"(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)")
+# What a URL holds after `://` (or `mailto:`): all up to whitespace, ASCII's (runs).
+_SPACE = re.compile(r"[\t\n\x0b\x0c\r ]")
 # A string that begins as a URL (a field that holds one): all of it after the scheme is
 # the URL's, a space too (a client may leave one as it is; a fetcher encodes it).
-_WHOLE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:")
+_WHOLE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://|mailto:")  # (a scheme of 32 characters at most)
 # What a URL may hold encoded: an escape, a form's `+`.
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|\+")
 # A run of escapes (decoded together: a character of several UTF-8 bytes), or a `+`.
@@ -44,12 +45,42 @@ def runs(value: str) -> list[tuple[int, int]]:
     whole = _WHOLE.match(value)
     if whole is not None:
         return [(whole.end(), len(value))]
-    return [m.span(1) for m in _RUN.finditer(value)]
+    # found by str.find (the regex `(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)` tried at
+    # every character of a MB of markdown took 7 ms a call): the nearest `://` or
+    # `mailto:`, then the whitespace that ends its run
+    out: list[tuple[int, int]] = []
+    find, n, pos = value.find, len(value), 0
+    mail = "mailto:" in value
+    while True:
+        a = find("://", pos)
+        b = find("mailto:", pos) if mail else -1
+        if b >= 0 and (a < 0 or b < a):
+            start = b + 7
+        elif a >= 0:
+            start = a + 3
+        else:
+            return out
+        end = _SPACE.search(value, start)
+        stop = end.start() if end is not None else n
+        out.append((start, stop))
+        pos = stop
 
 
-def coded(value: str) -> bool:
-    """Does a URL in value (runs) hold an escape or a `+`: read otherwise decoded."""
+def py_coded(value: str) -> bool:
+    """Does a URL in value (runs) hold an escape or a `+`: read otherwise decoded. (The
+    compiled walk's one pass, wire/_spanwalk.pyx, where it is built: `coded`.)"""
+    if "%" not in value and "+" not in value:
+        return False
     return any(_ENCODED.search(value, a, b) is not None for a, b in runs(value))
+
+
+try:
+    from ._spanwalk import coded as c_coded  # type: ignore[import-not-found]
+    from ._spanwalk import decoded as c_decoded  # type: ignore[import-not-found]
+except ImportError:
+    c_coded = c_decoded = None
+
+coded = c_coded or py_coded
 
 
 def _width(c: str) -> int:
@@ -60,34 +91,91 @@ def _width(c: str) -> int:
     return 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
 
 
-def decode(value: str) -> tuple[str, list[int]]:
-    """(text, at): value with each run of escapes in its URLs (runs) decoded as UTF-8
-    (surrogateescape) and each `+` there a space; at[i] is where text's character i
-    begins in value, and at[len(text)] == len(value). Every other character is itself."""
+def _decoded_match(m: re.Match[str]) -> str:
+    """One match of _CODED decoded: a `+` a space, a run of escapes its UTF-8 characters."""
+    s = m.group()
+    return " " if s == "+" else bytes.fromhex(s.replace("%", "")).decode("utf-8", "surrogateescape")
+
+
+def py_decoded(value: str) -> str:
+    """value with each run of escapes in its URLs (runs) decoded as UTF-8
+    (surrogateescape) and each `+` there a space; every other character itself. What
+    the masker and the leak guard read a second time (decode: with where each character
+    was written)."""
     out: list[str] = []
-    at: list[int] = []
     pos = 0
+    for a, b in runs(value):
+        if _ENCODED.search(value, a, b) is None:
+            continue  # nothing in this URL reads otherwise
+        out.append(value[pos:a])
+        out.append(_CODED.sub(_decoded_match, value[a:b]))
+        pos = b
+    if not out:
+        return value
+    out.append(value[pos:])
+    return "".join(out)
+
+
+decoded = c_decoded or py_decoded
+
+
+class Offsets:
+    """Where each character of decode's text was written in value: `at[i]`, i from 0 to
+    len(text) (then len(value)). Kept as breakpoints, not a number a character (a MB of
+    markdown with encoded links: a list of a million ints was 40 MiB and 0.1 s to make):
+    one where a run written as it is begins, one for each character an escape or a `+`
+    wrote (its own run of one)."""
+
+    __slots__ = ("_t", "_v", "_n")
+
+    def __init__(self, t: list[int], v: list[int], n: int) -> None:
+        self._t, self._v, self._n = t, v, n  # breakpoints in text, in value; len(text) + 1
+
+    def __getitem__(self, i: int) -> int:
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        k = bisect.bisect_right(self._t, i) - 1
+        return self._v[k] + (i - self._t[k])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[int]:
+        return (self[i] for i in range(self._n))
+
+
+def decode(value: str) -> tuple[str, Offsets]:
+    """(decoded(value), at): at[i] is where the decoded text's character i begins in
+    value, and at[len(text)] == len(value)."""
+    out: list[str] = []
+    tb: list[int] = []
+    vb: list[int] = []
+    t = pos = 0
     for m in (m for r0, r1 in runs(value) for m in _CODED.finditer(value, r0, r1)):
         a, b = m.span()
         if a > pos:
+            tb.append(t)
+            vb.append(pos)
             out.append(value[pos:a])
-            at.extend(range(pos, a))
-        if value[a] == "+":
-            out.append(" ")
-            at.append(a)
-        else:
-            text = bytes.fromhex(value[a:b].replace("%", "")).decode("utf-8", "surrogateescape")
-            out.append(text)
-            j = a
-            for c in text:
-                at.append(j)
-                j += 3 * _width(c)
+            t += a - pos
+        piece = _decoded_match(m)
+        out.append(piece)
+        plus = value[a] == "+"
+        j = a
+        for c in piece:
+            tb.append(t)
+            vb.append(j)
+            t += 1
+            j += 1 if plus else 3 * _width(c)
         pos = b
     if pos < len(value):
+        tb.append(t)
+        vb.append(pos)
         out.append(value[pos:])
-        at.extend(range(pos, len(value)))
-    at.append(len(value))
-    return "".join(out), at
+        t += len(value) - pos
+    tb.append(t)
+    vb.append(len(value))
+    return "".join(out), Offsets(tb, vb, t + 1)
 
 
 def encode(rep: str) -> str:
@@ -100,11 +188,21 @@ def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str
     """value with the edits edits_of makes of its decoded text (start, end, replacement
     there, in order and apart) put where their characters were written (put); value
     itself when there are none."""
-    text, at = decode(value)
-    edits = list(edits_of(text))
+    edits = list(edits_of(decoded(value)))
     if not edits:
-        return value
+        return value  # (the usual: the text's originals were masked as written)
+    _, at = decode(value)
     return put(value, [(at[a], at[b], rep) for a, b, rep in edits])
+
+
+def _in_run(value: str, a: int) -> bool:
+    """Is a in one of value's runs or at its end (runs' second case: value does not begin
+    as a URL), without listing them: the last `://` or `mailto:` that ends by a, and no
+    whitespace from there to a."""
+    i = value.rfind("://", 0, a)
+    m = value.rfind("mailto:", 0, a)
+    start = max(i + 3 if i >= 0 else -1, m + 7 if m >= 0 else -1)
+    return start >= 0 and _SPACE.search(value, start, a) is None
 
 
 def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
@@ -112,13 +210,13 @@ def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
     each replacement that begins in a URL or at its end (runs) percent-encoded, one
     outside them as it is: a URL keeps reading as one (a disguise's space written as it
     is would end it, and what follows would no longer be read decoded)."""
-    spans = runs(value)
+    whole = _WHOLE.match(value)
     out: list[str] = []
     pos = 0
     for a, b, rep in edits:
         out.append(value[pos:a])
         pos = b
-        if not any(r0 <= a <= r1 for r0, r1 in spans):  # (written at a URL's end, it is the URL's)
+        if not (a >= whole.end() if whole is not None else _in_run(value, a)):
             out.append(rep)  # (as the text's own masking puts it)
             continue
         coded = encode(rep)
@@ -141,4 +239,7 @@ def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
 _STRAY = re.compile(r"%[0-9A-Fa-f]?\Z")
 
 
-__all__ = ["coded", "decode", "encode", "put", "runs", "transform"]
+__all__ = [
+    "Offsets", "c_coded", "c_decoded", "coded", "decode", "decoded", "encode", "put", "py_coded", "py_decoded", "runs",
+    "transform",
+]  # fmt: skip
