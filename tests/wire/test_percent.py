@@ -266,3 +266,18 @@ def test_a_replacement_in_a_url_keeps_it_one_url() -> None:
             assert " " not in u and "Acme" not in unquote_plus(u), u
             assert u == "https://img.example/a.png?a=Zenith%20Works&b=Zenith%20Labs"
     assert percent.coded("see https://x/?a=AcmeCorp&b=Acme%20Corp now")
+
+
+def test_a_placeholder_in_a_url_reads_as_it_did() -> None:
+    """Its brackets as they are, whichever reading found the original: the answer's copy
+    of the URL is restored (the detection corpus' SAS URLs: `sig=%5BAZURE_..%5D` was
+    not)."""
+    for url in (
+        "https://img.example/?to=bob@corp.example.com&n=1",
+        "https://img.example/?to=bob%40corp.example.com&n=1",
+    ):
+        for path, body in _url_bodies(url):
+            v = pipeline.mask_request(recognise("POST", path), body, cfg(), path, H)
+            assert isinstance(v, Masked)
+            urls = [s for s in _strings(json.loads(v.body)) if s.startswith("https://img.example/")]
+            assert urls and all(u == "https://img.example/?to=[EMAIL_1]&n=1" for u in urls), urls

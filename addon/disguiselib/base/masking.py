@@ -481,8 +481,8 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
         if r.how is As.PERCENT:
             # A URL the provider fetches, percent-encoded: masked as written (as TEXT,
             # with its key), then with its URLs decoded, each edit put back where its
-            # characters were written; a replacement in a URL percent-encoded either
-            # way, so that the URL still reads as one (wire/percent.py).
+            # characters were written; either way a replacement in a URL is escaped
+            # where it would end it, so that the URL still reads as one (wire/percent.py).
             written = percent.put(v, list(spans(v) if k is None else spans(v, key_context(k))))
             return percent.transform(written, lambda t: list(spans(t)))
         # As.JSON. In user-defined JSON (tool input, JSON text in a string) a member's

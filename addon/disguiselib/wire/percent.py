@@ -9,9 +9,10 @@ context, a web fetch tool), and the model reads `mailto:bob%40corp.example.com` 
 address. So a string with a URL in it (a run after `://` or `mailto:` up to whitespace)
 that holds an escape or a `+` is read a second time, its URLs decoded (fields.read's
 PERCENT), by the masker and the leak guard alike; the masker's edits of the decoded text
-are put back where their characters were written, each replacement in a URL
-percent-encoded (`transform`): every other character stays as it came. Text outside a
-URL is read as written only: source code's `printf("%3d")` or `a + b` is not decoded.
+are put back where their characters were written, each replacement in a URL escaped
+where it would end the URL or read otherwise (`transform`, `encode`): every other
+character stays as it came. Text outside a URL is read as written only: source code's
+`printf("%3d")` or `a + b` is not decoded.
 
 Escapes are decoded a run at a time as UTF-8; a byte that is not part of a UTF-8
 character is read as the lone surrogate `surrogateescape` makes of it (the rules read
@@ -179,9 +180,11 @@ def decode(value: str) -> tuple[str, Offsets]:
 
 
 def encode(rep: str) -> str:
-    """A replacement as it is written in percent-encoded text: every character but the
-    unreserved ones (letters, digits, `-._~`) escaped (a placeholder's brackets too)."""
-    return quote(rep, safe="")
+    """A replacement as it is written in a URL: what would end the URL or read otherwise
+    decoded (whitespace, `%`, `+`) or change its parts (`&`, `=`, `?`, `#`, `/`, quotes)
+    escaped; letters, digits, `-._~` and a placeholder's brackets as they are, so that
+    `[EMAIL_1]` in a URL reads as it did and the answer's copy of it is restored."""
+    return quote(rep, safe="[]")
 
 
 def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str]]]) -> str:
@@ -207,7 +210,7 @@ def _in_run(value: str, a: int) -> bool:
 
 def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
     """value with the edits (start, end, replacement in value, in order and apart) made,
-    each replacement that begins in a URL or at its end (runs) percent-encoded, one
+    each replacement that begins in a URL or at its end (runs) escaped (encode), one
     outside them as it is: a URL keeps reading as one (a disguise's space written as it
     is would end it, and what follows would no longer be read decoded)."""
     whole = _WHOLE.match(value)
