@@ -136,9 +136,10 @@ def test_a_stray_percent_before_a_deletion_meets_nothing_after_it() -> None:
 def test_a_stray_percent_before_a_replacement_makes_no_escape_with_it(value: str) -> None:
     """Hypothesis found it: `%` written as it is, then a replacement "00", read `%00`."""
     text, _ = percent.decode(value)
-    for rep in ("00", "41x", "A", "é9"):
+    for rep in ("00", "41x", "A", "é9", "[EMAIL_1]", " x"):
         out = percent.transform(value, lambda t, rep=rep: [(len(t), len(t), rep)])
         assert reference(out) == text + rep and out.startswith(value)
+        assert rep != "[EMAIL_1]" or out.endswith(rep)  # (a `[` makes no escape: as it is)
 
 
 @pytest.mark.parametrize("value, coded", [

@@ -6,13 +6,14 @@ A URL in a request body is fetched by the provider, which decodes it: an image's
 surely as the text does (the leak guard read the request's own URL decoded, not a URL in
 its body). So is a URL in a message when the model has a tool that fetches (Gemini's URL
 context, a web fetch tool), and the model reads `mailto:bob%40corp.example.com` as the
-address. So a string with a URL in it (a run after `://` or `mailto:` up to whitespace)
-that holds an escape or a `+` is read a second time, its URLs decoded (fields.read's
-PERCENT), by the masker and the leak guard alike; the masker's edits of the decoded text
-are put back where their characters were written, each replacement in a URL escaped
-where it would end the URL or read otherwise (`transform`, `encode`): every other
-character stays as it came. Text outside a URL is read as written only: source code's
-`printf("%3d")` or `a + b` is not decoded.
+address. So a string with a URL in it (all of it after the scheme when it begins as one,
+else each run after `://` or `mailto:` up to whitespace) that holds an escape or a `+` is
+read a second time, its URLs decoded (fields.read's PERCENT), by the masker and the
+leak guard alike; the masker's edits of the decoded text are put back where their
+characters were written, each replacement in a URL escaped where it would end the URL
+or read otherwise (`transform`, `encode`): every other character stays as it came. Text
+outside a URL is read as written only: source code's `printf("%3d")` or `a + b` is not
+decoded.
 
 Escapes are decoded a run at a time as UTF-8; a byte that is not part of a UTF-8
 character is read as the lone surrogate `surrogateescape` makes of it (the rules read
@@ -224,11 +225,12 @@ def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
             continue
         coded = encode(rep)
         stray = _STRAY.search(out[-1])  # (a replacement never ends in one: encode)
-        if stray and rep:
+        if stray and coded and coded[0] in _HEX:
             # a `%` written before it that is no escape (`100%`, `%4`) would make one
             # with the replacement's first characters: that one written as its escape
+            # (a placeholder's `[` makes none: it stays as it is)
             coded = "".join(f"%{x:02X}" for x in rep[0].encode("utf-8", "surrogateescape")) + encode(rep[1:])
-        elif stray:
+        elif stray and not coded:
             # nothing in its place (no disguise is empty, but): the `%` would meet what
             # is written after it; written as its own escape, it reads the same
             k = stray.start()
@@ -240,6 +242,7 @@ def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
 
 # Text that ends in a `%` that begins no escape yet: one written after it could complete it.
 _STRAY = re.compile(r"%[0-9A-Fa-f]?\Z")
+_HEX = frozenset("0123456789ABCDEFabcdef")
 
 
 __all__ = [
