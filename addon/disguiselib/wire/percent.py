@@ -50,12 +50,17 @@ def runs(value: str) -> list[tuple[int, int]]:
     # found by str.find (the regex `(?:://|mailto:)([^\t\n\x0b\x0c\r ]*)` tried at
     # every character of a MB of markdown took 7 ms a call): the nearest `://` or
     # `mailto:`, then the whitespace that ends its run
+    # (each found once: the next of each kind is looked for again only once the runs
+    # have passed it, so a lone `mailto:` at the end is not searched to at every `://`)
     out: list[tuple[int, int]] = []
     find, n, pos = value.find, len(value), 0
-    mail = "mailto:" in value
+    a = find("://")
+    b = find("mailto:")
     while True:
-        a = find("://", pos)
-        b = find("mailto:", pos) if mail else -1
+        if 0 <= a < pos:
+            a = find("://", pos)
+        if 0 <= b < pos:
+            b = find("mailto:", pos)
         if b >= 0 and (a < 0 or b < a):
             start = b + 7
         elif a >= 0:
@@ -199,28 +204,21 @@ def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str
     return put(value, [(at[a], at[b], rep) for a, b, rep in edits])
 
 
-def _in_run(value: str, a: int) -> bool:
-    """Is a in one of value's runs or at its end (runs' second case: value does not begin
-    as a URL), without listing them: the last `://` or `mailto:` that ends by a, and no
-    whitespace from there to a."""
-    i = value.rfind("://", 0, a)
-    m = value.rfind("mailto:", 0, a)
-    start = max(i + 3 if i >= 0 else -1, m + 7 if m >= 0 else -1)
-    return start >= 0 and _SPACE.search(value, start, a) is None
-
-
 def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
     """value with the edits (start, end, replacement in value, in order and apart) made,
     each replacement that begins in a URL or at its end (runs) escaped (encode), one
     outside them as it is: a URL keeps reading as one (a disguise's space written as it
     is would end it, and what follows would no longer be read decoded)."""
-    whole = _WHOLE.match(value)
+    spans = runs(value)
+    k = 0
     out: list[str] = []
     pos = 0
     for a, b, rep in edits:
         out.append(value[pos:a])
         pos = b
-        if not (a >= whole.end() if whole is not None else _in_run(value, a)):
+        while k < len(spans) and spans[k][1] < a:  # (edits in order: each run passed once)
+            k += 1
+        if not (k < len(spans) and spans[k][0] <= a):
             out.append(rep)  # (as the text's own masking puts it)
             continue
         coded = encode(rep)
