@@ -55,7 +55,9 @@ def restore_value(v):
     if isinstance(v, dict):
         return {_R.value(k): restore_value(x) for k, x in v.items()}
     return v
-DISGUISES = list(LITERALS.values()) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued (fakes: in it)
+# every disguise the restorer turns back (each literal's as it is, and as a URL holds it:
+# `Zenith%20Labs`, `Zenith+Labs`), the flow's placeholders, and one never issued
+DISGUISES = list(RULES.lit_reverse) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued (fakes: in it)
 STRIPS = ["[[reply_to_current]]", "[[ reply_to:123 ]]", "[[reply_to:<", "[[", "["]
 
 # Text made of prose, disguises, their prefixes, strip tags, and characters that need

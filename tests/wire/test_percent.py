@@ -235,10 +235,16 @@ def test_a_percent_encoded_original_in_a_url_is_masked_and_the_rest_kept(origina
         assert isinstance(v, Masked), v
         urls = [s for s in _strings(json.loads(v.body)) if s.startswith("https://img.example/")]
         assert urls
+        restorer = cfg().rules.restorer(v.session.placeholders)
         for u in urls:
             decoded = unquote_plus(u)
             assert not any(o in decoded for o in ORIGINALS), u
             assert u.startswith(f"https://img.example/p/{before}?who=")
+            # the answer's copy of it, and one a model wrote with a form's `+`, come back
+            # to the client reading as the client's URL did
+            for echoed in (u, u.replace("%20", "+")):
+                assert unquote_plus(restorer.text(f"see {echoed} now")) == unquote_plus(f"see {url} now")
+                assert unquote_plus(json.loads(restorer.json_text(json.dumps({"u": echoed})))["u"]) == unquote_plus(url)
 
 
 def test_the_guard_reads_a_url_decoded() -> None:
@@ -314,3 +320,34 @@ def test_every_original_of_a_string_is_masked_in_and_out_of_its_urls() -> None:
         v = pipeline.mask_request(recognise("POST", "/v1/messages"), body, cfg(), "/v1/messages", H)
         assert isinstance(v, Masked), v
         assert json.loads(v.body)["messages"][0]["content"] == want
+
+
+# -- what the restorer turns back in a URL -----------------------------------------------------
+
+
+def test_in_urls_writes_each_disguise_and_its_original_the_same_way() -> None:
+    reverse = {"Zenith Labs": "Acme Corp", "redwing": "bluebird", "Kraft/Ol": "Müller & Söhne", "[X]": "y z"}
+    assert percent.in_urls(reverse, {}) == {
+        "Zenith%20Labs": "Acme%20Corp", "Zenith+Labs": "Acme+Corp",  # encode, then a form's `+`
+        "Kraft%2FOl": "M%C3%BCller%20%26%20S%C3%B6hne",  # (no space: one writing)
+    }  # fmt: skip  # a one-word disguise, a placeholder-shaped one: as a URL holds them already
+
+
+def test_in_urls_leaves_the_mappings_own_words_alone() -> None:
+    """A writing that is a disguise of its own, or an original, is the mapping's word: the
+    restorer keeps reading it as the mapping says."""
+    reverse = {"Zenith Labs": "Acme Corp", "Zenith%20Labs": "Other", "a b": "c d"}
+    assert percent.in_urls(reverse, {"a+b": "q"}) == {
+        "Zenith+Labs": "Acme+Corp", "a%20b": "c%20d",
+        "Zenith%2520Labs": "Other",  # (the mapping's own `Zenith%20Labs`, as a URL holds it)
+    }  # fmt: skip
+    assert percent.in_urls({"a b": "\ud800 x"}, {}) == {}  # an original no URL holds: none
+
+
+def test_the_rule_sets_restore_table_holds_the_url_writings() -> None:
+    """What the restorer, the stream's triggers and hold-back and the compiled per-read
+    pass all read (Rules.lit_reverse) holds them, and masking's table does not."""
+    rules = cfg().rules
+    assert rules.lit_reverse["Zenith%20Labs"] == "Acme%20Corp" and rules.lit_reverse["Zenith+Labs"] == "Acme+Corp"
+    assert rules.lit_reverse["Heron%20Works"] == "M%C3%BCller%20%26%20S%C3%B6hne"
+    assert "Zenith%20Labs" not in rules.lit_forward.values()
