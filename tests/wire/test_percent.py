@@ -351,3 +351,26 @@ def test_the_rule_sets_restore_table_holds_the_url_writings() -> None:
     assert rules.lit_reverse["Zenith%20Labs"] == "Acme%20Corp" and rules.lit_reverse["Zenith+Labs"] == "Acme+Corp"
     assert rules.lit_reverse["Heron%20Works"] == "M%C3%BCller%20%26%20S%C3%B6hne"
     assert "Zenith%20Labs" not in rules.lit_forward.values()
+
+
+def test_a_fake_in_a_url_comes_back_as_the_url_held_the_original() -> None:
+    """With disguise_fakes the masker writes an address's fake in a URL encoded
+    (`carol%40mail.example`, percent.encode); the answer's copy came back with the fake
+    in it. The flow's restorer reads each fake as a URL holds it too."""
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp())
+    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    conf = build_config([str(d)], True, [], b"k" * 32)
+    url = "https://img.example/a.png?to=bob%40corp.example.com&who=Acme%20Corp"
+    for path, body in _url_bodies(url):
+        v = pipeline.mask_request(recognise("POST", path), body, conf, path, H)
+        assert isinstance(v, Masked), v
+        fakes = [f for f in v.session.placeholders if not f.startswith("[")]
+        assert fakes, v.session.placeholders
+        (u,) = {s for s in _strings(json.loads(v.body)) if s.startswith("https://img.example/")}
+        assert "bob" not in unquote_plus(u) and "%40" in u, u
+        restorer = conf.rules.restorer(v.session.placeholders)
+        assert restorer.text(f"see {u}") == f"see {url}"
+        assert json.loads(restorer.json_text(json.dumps({"u": u})))["u"] == url
