@@ -255,7 +255,7 @@ def test_the_guard_reads_a_url_decoded() -> None:
                 "https://img.example/M%C3%BCller%20%26%20S%C3%B6hne", "https://img.example/?to=bob%40corp.example.com"):  # fmt: skip
         for path, body in _url_bodies(url):
             hit = leakguard.scan_body(body, rules, recognise("POST", path), "application/json")
-            assert hit is not None and "percent-decoded" in hit.where, (url, path, hit)
+            assert hit is not None and hit.where.endswith(" (percent-decoded)"), (url, path, hit)
 
 
 def test_a_url_with_nothing_to_mask_goes_out_as_it_came() -> None:
@@ -271,7 +271,7 @@ def test_a_text_body_nothing_describes_is_read_with_its_urls_decoded() -> None:
     rules = cfg().rules
     for ctype in ("text/plain", "text/markdown", ""):
         hit = leakguard.scan_body(b"see https://x.example/?q=Acme+Corp now", rules, None, ctype)
-        assert hit is not None and "percent-decoded" in hit.where, (ctype, hit)
+        assert hit is not None and hit.where.endswith(" (percent-decoded)"), (ctype, hit)
     assert leakguard.scan_body(b"see https://x.example/?q=1+2 now", rules, None, "text/plain") is None
 
 
