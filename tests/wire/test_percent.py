@@ -341,7 +341,8 @@ def test_in_urls_leaves_the_mappings_own_words_alone() -> None:
         "Zenith+Labs": "Acme+Corp", "a%20b": "c%20d",
         "Zenith%2520Labs": "Other",  # (the mapping's own `Zenith%20Labs`, as a URL holds it)
     }  # fmt: skip
-    assert percent.in_urls({"a b": "\ud800 x"}, {}) == {}  # an original no URL holds: none
+    # an original no URL holds: none for it, the others as before
+    assert percent.in_urls({"a b": "\ud800 x", "c d": "e f"}, {}) == {"c%20d": "e%20f", "c+d": "e+f"}
 
 
 def test_the_rule_sets_restore_table_holds_the_url_writings() -> None:
