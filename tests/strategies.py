@@ -7,6 +7,7 @@ import os
 from hypothesis import strategies as st
 
 from disguiselib.rules import mappings, rules
+from disguiselib.wire import percent
 
 EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
 STRIP = r"\[\[\s*reply_to(?:_current|:[^\]\n]*)?\s*\]\]"
@@ -55,7 +56,9 @@ def restore_value(v):
     if isinstance(v, dict):
         return {_R.value(k): restore_value(x) for k, x in v.items()}
     return v
-DISGUISES = list(LITERALS.values()) + list(PLACEHOLDERS) + ["[EMAIL_9]"]  # _9: never issued (fakes: in it)
+# every disguise the restorer turns back (each literal's and each fake's as it is, and as a
+# URL holds it: `Zenith%20Labs`, `Zenith+Labs`), the flow's placeholders, and one never issued
+DISGUISES = [*RULES.lit_reverse, *PLACEHOLDERS, *percent.in_urls(FAKE_DISGUISES, {})] + ["[EMAIL_9]"]  # _9: never issued
 STRIPS = ["[[reply_to_current]]", "[[ reply_to:123 ]]", "[[reply_to:<", "[[", "["]
 
 # Text made of prose, disguises, their prefixes, strip tags, and characters that need

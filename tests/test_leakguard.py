@@ -596,3 +596,14 @@ def test_a_header_is_read_percent_decoded_too() -> None:
         hit = leakguard.scan_headers([("user-agent", "sdk"), ("referer", value)], RULES)
         assert hit is not None and hit.where == "header referer (percent-decoded)", (value, hit)
     assert leakguard.scan_headers([("accept", "application/xhtml+xml"), ("x-rate", "100%")], RULES) is None
+    # as it is first: a value with the original both ways says so of itself
+    hit = leakguard.scan_headers([("x-org", f"{ACME}, {quote(ACME)}")], RULES)
+    assert hit is not None and hit.where == "header x-org", hit
+
+
+def test_a_headers_decoded_reading_is_there_only_where_it_differs() -> None:
+    """decoded_value spelled out: "" where decoding leaves the value as it is (then no
+    second text is read), else unquote_plus of it."""
+    assert leakguard.decoded_value("application/json") == ""
+    assert leakguard.decoded_value("100%") == "" and leakguard.decoded_value("%zz") == ""
+    assert leakguard.decoded_value("a+b") == "a b" and leakguard.decoded_value("x%41y") == "xAy"

@@ -33,6 +33,22 @@ def test_whole_text_examples() -> None:
     assert whole("WINPATH") == 'C:\\Users\\a "b"'
 
 
+def test_a_disguise_as_a_url_holds_it_is_restored_as_the_url_would_hold_the_original() -> None:
+    """The masker writes `Zenith Labs` in a URL as `Zenith%20Labs` (percent.encode); the
+    answer's copy, and one with a form's `+`, come back as the client's URL reads."""
+    assert whole("https://x.example/?q=Zenith%20Labs&r=Zenith+Labs") == "https://x.example/?q=Acme%20Corp&r=Acme+Corp"
+    assert whole("/Unicode%20Ltd/") == "/%C3%9Cn%C3%AFc%C3%B8d%C3%A9%20GmbH/"
+    assert whole("Zenith%2") == "Zenith%2" and whole("Zenith+Lab") == "Zenith+Lab"
+    w = Window(R, Window.TEXT)
+    assert w.feed("q=Zenith%2") == "q="  # it may still become one
+    assert w.feed("0Labs&") == "Acme%20Corp&"
+    s = "a=Zenith%20Labs+Zenith+Labs%20Zenith%20Lab"
+    want = whole(s)
+    assert want == "a=Acme%20Corp+Acme+Corp%20Zenith%20Lab"
+    for i, j in itertools.combinations(range(len(s) + 1), 2):
+        assert streamed([s[:i], s[i:j], s[j:]]) == want
+
+
 def test_longer_disguise_waits_for_next_characters() -> None:
     # billing-proxy PR #63: at a cut after "nova" the window must not choose yet
     w = Window(R, Window.TEXT)

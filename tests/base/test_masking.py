@@ -48,6 +48,21 @@ def test_tool_input_value_is_masked_by_its_key() -> None:
     assert '"client_secret": "[SECRET_1]"' in out
 
 
+def test_a_url_value_is_read_decoded_with_its_key_in_view() -> None:
+    """`{"client_secret": "mailto:%53yUA..."}`: as written the escape keeps the rule
+    anchored on the key from reading the value; decoded (the URL's reading) it does, so
+    the decoded text is masked with the key in view too."""
+    from urllib.parse import unquote_plus
+
+    for v in ("mailto:%53" + SECRET[1:], f"mailto:{SECRET[:10]}%41{SECRET[11:]}"):
+        body = {"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "deploy", "input": {"client_secret": v, "n": 1}}]}]}  # fmt: skip
+        out = _masked(body, anthropic.MESSAGES_REQUEST)
+        assert SECRET not in unquote_plus(out) and '"client_secret": "[SECRET_1]"' in out, out
+        body["messages"][0]["content"][0]["input"] = {"note": v}  # (the key's doing: alone it is no secret)
+        assert SECRET in unquote_plus(_masked(body, anthropic.MESSAGES_REQUEST))
+
+
 def test_json_text_in_a_tool_result_is_masked_by_its_keys() -> None:
     config = json.dumps({"service": "billing", "client_secret": SECRET, "retries": 3}, indent=2)
     body = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [

@@ -106,6 +106,54 @@ def test_a_url_in_a_body_is_masked_read_decoded(up: FakeUpstream, tmp_path: Path
         assert "https://img.example/a.png?who=" in r.body.decode() and "&page=2" in r.body.decode()
 
 
+def echo_urls(rec: Recorded) -> Reply:
+    """The model's answer: each URL it was sent, written back (the stream: a few
+    characters a delta, so each disguise is cut across deltas), and one with a form's
+    `+` for its spaces, as a model writing a search URL may."""
+    import re
+
+    from anthropic_util import build_stream
+
+    urls = re.findall(r"https://\S+?(?=[\s\"]|$)", rec.body.decode())
+    text = " ".join(urls + [u.replace("%20", "+") for u in urls])
+    if rec.json.get("stream"):
+        pieces = [text[i : i + 3] for i in range(0, len(text), 3)]
+        return Reply([build_stream([("text", pieces)])], headers={"Content-Type": "text/event-stream"})
+    body = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+            "content": [{"type": "text", "text": text}]}  # fmt: skip
+    return Reply([json.dumps(body).encode()], headers={"Content-Type": "application/json"}, framing="length")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_an_answer_that_echoes_a_masked_url_reads_as_the_clients_url(tmp_path: Path, stream: bool) -> None:
+    """The masker writes `Zenith Labs` in a URL as `Zenith%20Labs`: the answer's copy of
+    the URL, and a copy with `Zenith+Labs`, reached the client with the disguise in it
+    (its link then pointed at the disguise). The official SDK reads the original back,
+    written as the URL wrote it, whole and split across deltas."""
+    import anthropic
+
+    url = "https://docs.example/view?q=Acme%20Corp&page=2"
+    with FakeUpstream() as u:
+        u.on("m", echo_urls)
+        m = start(u, tmp_path)
+        try:
+            client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{m.port}", api_key="test", max_retries=0,
+                                         http_client=anthropic.DefaultHttpxClient(trust_env=False))  # fmt: skip
+            ask = {"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": f"summarise {url} please"}]}
+            if stream:
+                with client.messages.stream(**ask) as st:
+                    text = "".join(st.text_stream)
+            else:
+                text = client.messages.create(**ask).content[0].text
+        finally:
+            m.stop()
+    sent = u.requests[0].body.decode()
+    assert "Zenith%20Labs" in sent and "Acme" not in unquote_plus(sent)
+    assert text == f"{url} {url.replace('%20', '+')}"
+    assert unquote_plus(text.split()[1]) == unquote_plus(url)
+
+
 def test_a_percent_encoded_original_in_a_header_is_refused(up: FakeUpstream, tmp_path: Path) -> None:
     """A browser client's Referer carries its page's query: `?org=Acme%20Corp` went out as
     it came (the guard read the request's own URL decoded, its headers as written)."""

@@ -274,7 +274,12 @@ def occurrences_at(buf: bytes, i: int, rs: RuleSet, markers: bool | None = None)
     for w in rs.words:
         b = json_form(w)
         at(b)
-        for k in range(1, len(b)):  # a proper prefix ending a value
+        # a disguise with a `%` or `+` past its first byte (one as a URL holds it): its
+        # stem through it, anywhere, stands for every longer prefix
+        j = min((k for k in (b.find(b"%"), b.find(b"+")) if k > 0), default=0)
+        if j:
+            at(b[: j + 1])
+        for k in range(1, j + 1 if j else len(b)):  # a proper prefix ending a value
             for e in VALUE_END:
                 at(b[:k] + b'"' + bytes([e]))
     nonascii = None

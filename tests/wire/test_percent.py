@@ -235,10 +235,16 @@ def test_a_percent_encoded_original_in_a_url_is_masked_and_the_rest_kept(origina
         assert isinstance(v, Masked), v
         urls = [s for s in _strings(json.loads(v.body)) if s.startswith("https://img.example/")]
         assert urls
+        restorer = cfg().rules.restorer(v.session.placeholders)
         for u in urls:
             decoded = unquote_plus(u)
             assert not any(o in decoded for o in ORIGINALS), u
             assert u.startswith(f"https://img.example/p/{before}?who=")
+            # the answer's copy of it, and one a model wrote with a form's `+`, come back
+            # to the client reading as the client's URL did
+            for echoed in (u, u.replace("%20", "+")):
+                assert unquote_plus(restorer.text(f"see {echoed} now")) == unquote_plus(f"see {url} now")
+                assert unquote_plus(json.loads(restorer.json_text(json.dumps({"u": echoed})))["u"]) == unquote_plus(url)
 
 
 def test_the_guard_reads_a_url_decoded() -> None:
@@ -249,7 +255,7 @@ def test_the_guard_reads_a_url_decoded() -> None:
                 "https://img.example/M%C3%BCller%20%26%20S%C3%B6hne", "https://img.example/?to=bob%40corp.example.com"):  # fmt: skip
         for path, body in _url_bodies(url):
             hit = leakguard.scan_body(body, rules, recognise("POST", path), "application/json")
-            assert hit is not None and "percent-decoded" in hit.where, (url, path, hit)
+            assert hit is not None and hit.where.endswith(" (percent-decoded)"), (url, path, hit)
 
 
 def test_a_url_with_nothing_to_mask_goes_out_as_it_came() -> None:
@@ -265,7 +271,7 @@ def test_a_text_body_nothing_describes_is_read_with_its_urls_decoded() -> None:
     rules = cfg().rules
     for ctype in ("text/plain", "text/markdown", ""):
         hit = leakguard.scan_body(b"see https://x.example/?q=Acme+Corp now", rules, None, ctype)
-        assert hit is not None and "percent-decoded" in hit.where, (ctype, hit)
+        assert hit is not None and hit.where.endswith(" (percent-decoded)"), (ctype, hit)
     assert leakguard.scan_body(b"see https://x.example/?q=1+2 now", rules, None, "text/plain") is None
 
 
@@ -314,3 +320,58 @@ def test_every_original_of_a_string_is_masked_in_and_out_of_its_urls() -> None:
         v = pipeline.mask_request(recognise("POST", "/v1/messages"), body, cfg(), "/v1/messages", H)
         assert isinstance(v, Masked), v
         assert json.loads(v.body)["messages"][0]["content"] == want
+
+
+# -- what the restorer turns back in a URL -----------------------------------------------------
+
+
+def test_in_urls_writes_each_disguise_and_its_original_the_same_way() -> None:
+    reverse = {"Zenith Labs": "Acme Corp", "redwing": "bluebird", "Kraft/Ol": "Müller & Söhne", "[X]": "y z"}
+    assert percent.in_urls(reverse, {}) == {
+        "Zenith%20Labs": "Acme%20Corp", "Zenith+Labs": "Acme+Corp",  # encode, then a form's `+`
+        "Kraft%2FOl": "M%C3%BCller%20%26%20S%C3%B6hne",  # (no space: one writing)
+    }  # fmt: skip  # a one-word disguise, a placeholder-shaped one: as a URL holds them already
+
+
+def test_in_urls_leaves_the_mappings_own_words_alone() -> None:
+    """A writing that is a disguise of its own, or an original, is the mapping's word: the
+    restorer keeps reading it as the mapping says."""
+    reverse = {"Zenith Labs": "Acme Corp", "Zenith%20Labs": "Other", "a b": "c d"}
+    assert percent.in_urls(reverse, {"a+b": "q"}) == {
+        "Zenith+Labs": "Acme+Corp", "a%20b": "c%20d",
+        "Zenith%2520Labs": "Other",  # (the mapping's own `Zenith%20Labs`, as a URL holds it)
+    }  # fmt: skip
+    # an original no URL holds: none for it, the others as before
+    assert percent.in_urls({"a b": "\ud800 x", "c d": "e f"}, {}) == {"c%20d": "e%20f", "c+d": "e+f"}
+
+
+def test_the_rule_sets_restore_table_holds_the_url_writings() -> None:
+    """What the restorer, the stream's triggers and hold-back and the compiled per-read
+    pass all read (Rules.lit_reverse) holds them, and masking's table does not."""
+    rules = cfg().rules
+    assert rules.lit_reverse["Zenith%20Labs"] == "Acme%20Corp" and rules.lit_reverse["Zenith+Labs"] == "Acme+Corp"
+    assert rules.lit_reverse["Heron%20Works"] == "M%C3%BCller%20%26%20S%C3%B6hne"
+    assert "Zenith%20Labs" not in rules.lit_forward.values()
+
+
+def test_a_fake_in_a_url_comes_back_as_the_url_held_the_original() -> None:
+    """With disguise_fakes the masker writes an address's fake in a URL encoded
+    (`carol%40mail.example`, percent.encode); the answer's copy came back with the fake
+    in it. The flow's restorer reads each fake as a URL holds it too."""
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp())
+    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    conf = build_config([str(d)], True, [], b"k" * 32)
+    url = "https://img.example/a.png?to=bob%40corp.example.com&who=Acme%20Corp"
+    for path, body in _url_bodies(url):
+        v = pipeline.mask_request(recognise("POST", path), body, conf, path, H)
+        assert isinstance(v, Masked), v
+        fakes = [f for f in v.session.placeholders if not f.startswith("[")]
+        assert fakes, v.session.placeholders
+        (u,) = {s for s in _strings(json.loads(v.body)) if s.startswith("https://img.example/")}
+        assert "bob" not in unquote_plus(u) and "%40" in u, u
+        restorer = conf.rules.restorer(v.session.placeholders)
+        assert restorer.text(f"see {u}") == f"see {url}"
+        assert json.loads(restorer.json_text(json.dumps({"u": u})))["u"] == url

@@ -13,6 +13,7 @@ from typing import Any
 
 import ahocorasick_rs
 
+from ..wire import percent
 from ..wire.text import char_offsets, json_escape, utf8
 from . import linear, rxsyntax, triggers
 
@@ -142,8 +143,10 @@ class _Fakes:
     __slots__ = ("ac", "originals", "hold", "reach", "fakes")
 
     def __init__(self, placeholders: dict[str, str]) -> None:
-        self.fakes = [k for k in placeholders if not k.startswith("[")]
-        self.originals = [placeholders[f] for f in self.fakes]
+        own = {k: v for k, v in placeholders.items() if not k.startswith("[")}
+        own.update(percent.in_urls(own, {}))  # each as a URL holds it too (`carol%40mail.example`)
+        self.fakes = list(own)
+        self.originals = list(own.values())
         self.ac = ahocorasick_rs.AhoCorasick(self.fakes, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
         pp = proper_prefixes(trie(self.fakes))
         self.hold = re.compile("(?:" + pp + r")\Z") if pp else None

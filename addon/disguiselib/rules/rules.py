@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import ahocorasick_rs
 
 from ..errors import MaskError
+from ..wire import percent
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import bigtext, fakes, linear, settle, triggers
 from .accept import Options, accept, prefilter_regex, skip_regex
@@ -98,7 +99,10 @@ class Rules:
         self.mappings = ms
         self.found = Found()
         self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
+        # what the restorer turns back: each disguise, and each as a URL holds it
+        # (percent.in_urls: `Zenith%20Labs` to `Acme%20Corp`, where the masker wrote it so)
         self.lit_reverse = {lit.disguise: lit.original for lit in ms.literals}
+        self.lit_reverse.update(percent.in_urls(self.lit_reverse, self.lit_forward))
         self.pattern_names = tuple(p.name for p in ms.patterns)
 
         # -- forward --

@@ -16,6 +16,9 @@ raw JSON form (an event that needs none may contain them too: that only costs a 
   quote, and what can follow a value (`,` `}` `]` or whitespace; never `:`, so keys
   such as `"text"` do not count). The next delta of that channel may complete it, so the
   window must hold it back;
+- for a disguise with a `%` or `+` past its first character (one as a URL holds it),
+  the prefixes before it as above, and its stem through it (`Zenith%`) anywhere: every
+  longer prefix holds it;
 - for placeholders, `[NAME_` (with any digits after it, a placeholder or the start of
   one) and each proper prefix of it at the end of a value;
 - for strip rules (regexes), each two-character start they can begin with, in raw JSON
@@ -79,6 +82,16 @@ def raw_text(d: str) -> bytes:
     return json.dumps(d, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
 
 
+def _stem(b: bytes) -> int:
+    """Where a disguise's first `%` or `+` is, past its first byte (0: none). A disguise
+    as a URL holds it (percent.in_urls: `Zenith%20Labs`) has one; its prefixes up to
+    there are another disguise's (`Zenith Labs`), and each longer one holds the stem
+    (`Zenith%`): one pattern for them all, not seven a prefix (1,000 literals, half of
+    them of two words: 15 MiB less)."""
+    j = min((k for k in (b.find(b"%"), b.find(b"+")) if k > 0), default=0)
+    return j
+
+
 def _value_end(prefix: bytes) -> list[bytes]:
     return [prefix + b'"' + x for x in VALUE_END]
 
@@ -128,7 +141,10 @@ def rule_patterns(
     for d in disguises:
         b = raw_text(d)
         pats.add(b)
-        for i in range(1, len(b)):
+        j = _stem(b)
+        if j:  # its prefixes past the stem hold it: the stem alone says them all
+            pats.add(b[: j + 1])
+        for i in range(1, j + 1 if j else len(b)):
             ends.update(_value_end(b[:i]))
     for n in names:
         stem = b"[" + n.encode("ascii") + b"_"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 # What a URL holds after `://` (or `mailto:`): all up to whitespace, ASCII's (runs).
 _SPACE = re.compile(r"[\t\n\x0b\x0c\r ]")
@@ -193,6 +193,33 @@ def encode(rep: str) -> str:
     return quote(rep, safe="[]")
 
 
+def in_urls(reverse: dict[str, str], forward: dict[str, str]) -> dict[str, str]:
+    """What the restorer turns back besides the disguises as they are (reverse: each
+    disguise's original; forward: each original's disguise): each disguise as a URL
+    holds it, to its original written the same way. `encode` is how the masker writes a
+    replacement in a URL, so the answer's copy of `?who=Zenith%20Labs` comes back
+    `?who=Acme%20Corp`; a form's `+` for a space (`?q=Zenith+Labs`, as a model writing a
+    search URL may) comes back `?q=Acme+Corp`. Only where the URL's writing differs from
+    the disguise as it is (a space, a `/`, a character beyond ASCII: a one-word disguise
+    has none) and is neither a disguise nor an original of its own (the mapping's word
+    stands)."""
+    out: dict[str, str] = {}
+    for d, o in reverse.items():
+        for write in (encode, _form):
+            try:
+                w, wo = write(d), write(o)
+            except UnicodeEncodeError:  # a lone surrogate: no URL holds it so
+                continue
+            if w != d and w not in reverse and w not in forward and w not in out:
+                out[w] = wo
+    return out
+
+
+def _form(rep: str) -> str:
+    """rep as a form's query writes it: encode, with `+` for a space."""
+    return quote_plus(rep, safe="[]")
+
+
 def transform(value: str, edits_of: Callable[[str], Iterable[tuple[int, int, str]]]) -> str:
     """value with the edits edits_of makes of its decoded text (start, end, replacement
     there, in order and apart) put where their characters were written (put); value
@@ -244,6 +271,6 @@ _HEX = frozenset("0123456789ABCDEFabcdef")
 
 
 __all__ = [
-    "Offsets", "c_coded", "c_decoded", "coded", "decode", "decoded", "encode", "put", "py_coded", "py_decoded", "runs",
-    "transform",
+    "Offsets", "c_coded", "c_decoded", "coded", "decode", "decoded", "encode", "in_urls", "put", "py_coded",
+    "py_decoded", "runs", "transform",
 ]  # fmt: skip
