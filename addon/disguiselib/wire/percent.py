@@ -258,8 +258,8 @@ def put(value: str, edits: Iterable[tuple[int, int, str]]) -> str:
         elif stray and not coded:
             # nothing in its place (no disguise is empty, but): the `%` would meet what
             # is written after it; written as its own escape, it reads the same
-            k = stray.start()
-            out[-1] = out[-1][:k] + "%25" + out[-1][k + 1 :]
+            c = stray.start()
+            out[-1] = out[-1][:c] + "%25" + out[-1][c + 1 :]
         out.append(coded)
     out.append(value[pos:])
     return "".join(out)
