@@ -114,7 +114,7 @@ def batch_results(rec: Recorded) -> Reply:
         {"id": "batch_req_1", "custom_id": "r1", "response": {"status_code": 200, "request_id": "req_1", "body": {
             **CHAT_ANSWER, "choices": [{"index": 0, "finish_reason": "stop", "message": {
                 "role": "assistant", "content": "Dear Zenith Labs and Nordwind AG, see you."}}]}}, "error": None},
-        {"id": "batch_req_2", "custom_id": "r2", "response": None,
+        {"id": "batch_req_2", "custom_id": "Redwing-r2", "response": None,
          "error": {"code": "x", "message": "Redwing was not found"}},
     ]  # fmt: skip
     return Reply(["".join(json.dumps(x) + "\n" for x in lines).encode()],
@@ -209,7 +209,7 @@ def batch_file(escaped: bool = True) -> bytes:
     lines = [
         {"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions", "body": {
             "model": "m", "messages": [{"role": "user", "content": f"Write to Müller GmbH and {BOB} for Acme Corp."}]}},
-        {"custom_id": "r2", "method": "POST", "url": "/v1/responses", "body": {
+        {"custom_id": "Bluebird-r2", "method": "POST", "url": "/v1/responses", "body": {
             "model": "m", "input": "Is Bluebird a Müller GmbH brand?", "metadata": {"who": BOB}}},
         {"custom_id": "r3", "method": "POST", "url": "/v1/embeddings", "body": {"model": "m", "input": ["Müller GmbH"]}},
     ]  # fmt: skip
@@ -228,7 +228,7 @@ def test_batch_input_is_masked_line_by_line_and_results_restored(proxy: Proxy) -
     assert up.path == "/v1/files" and not found_originals(up)
     part = up.body.split(b"\r\n\r\n", 2)[-1]
     lines = [json.loads(x) for x in part.split(b"\r\n--")[0].splitlines()]
-    assert [x["custom_id"] for x in lines] == ["r1", "r2", "r3"]
+    assert [x["custom_id"] for x in lines] == ["r1", "Redwing-r2", "r3"]  # the client's ids: masked
     assert lines[0]["body"]["messages"][0]["content"] == "Write to Nordwind AG and [EMAIL_1] for Zenith Labs."
     assert lines[1]["body"]["input"] == "Is Redwing a Nordwind AG brand?"
     assert lines[1]["body"]["metadata"] == {"who": "[EMAIL_1]"}
@@ -239,6 +239,7 @@ def test_batch_input_is_masked_line_by_line_and_results_restored(proxy: Proxy) -
     assert results[0]["response"]["body"]["choices"][0]["message"]["content"] == \
         "Dear Acme Corp and Müller GmbH, see you."  # fmt: skip
     assert results[1]["error"]["message"] == "Bluebird was not found"
+    assert [x["custom_id"] for x in results] == ["r1", "Bluebird-r2"]  # each result finds its request
 
 
 def test_a_file_for_another_purpose_is_scanned_with_its_escapes_decoded(proxy: Proxy) -> None:
