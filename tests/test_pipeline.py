@@ -352,14 +352,14 @@ def batch_upload(line: dict, purpose: bytes = b"batch") -> bytes:
 def test_a_batch_upload_is_masked_and_checked_as_the_multipart_form_its_content_type_says(cfg) -> None:
     """The Content-Type's boundary is what makes the body a form: the masker reads each
     line by its API's table, and the leak guard reads the same form with the same
-    table (an id the client chose holding a literal is its own and passes)."""
+    table (an id the client chose holding a literal is masked: fields.CLIENT_ID)."""
     line = {"custom_id": "Acme Corp 1", "method": "POST", "url": "/v1/chat/completions",
             "body": {"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}]}}  # fmt: skip
     ctype = [("Content-Type", "multipart/form-data; boundary=B0")]
     got = outcome(registry.OPENAI_FILES, batch_upload(line), cfg, "/v1/files", ctype)
     assert got[0] == "masked", got
     sent = json.loads(got[1].split(b"\r\n\r\n")[2].split(b"\n")[0])
-    assert sent["body"]["messages"][0]["content"] == "Zenith Labs" and sent["custom_id"] == "Acme Corp 1"
+    assert sent["body"]["messages"][0]["content"] == "Zenith Labs" and sent["custom_id"] == "Zenith Labs 1"
     # a file that is no batch input is not the route's: the adapter scans it as unknown
     other = pipeline.mask_request(registry.OPENAI_FILES, batch_upload(line, b"assistants"), cfg, "/v1/files", ctype)
     assert isinstance(other, pipeline.NotOurs)

@@ -470,7 +470,7 @@ def test_retrieved_bodies_restore_literals_only() -> None:
     out = restore_body(jsonl, anthropic.BATCH_RESULT, lit_only).decode().splitlines()
     for ln in out:
         d = json.loads(ln)
-        assert d["custom_id"] == "Zenith Labs-1"  # an id, chosen by the client
+        assert d["custom_id"] == "Acme Corp-1"  # the client's id, masked in its request: restored
         assert [b.get("text", b.get("thinking")) for b in d["result"]["message"]["content"]] == ["Acme Corp",
                                                                                                 "Zenith Labs"]
 

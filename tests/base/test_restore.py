@@ -37,7 +37,7 @@ def test_json_lines_are_restored_line_by_line_and_keep_their_line_ends() -> None
     out = restore_body(raw, anthropic.BATCH_RESULT, R).decode()
     got = out.split("\r\n")
     assert json.loads(got[0])["result"]["message"]["content"][0]["text"] == "Acme Corp"
-    assert got[1] == "" and json.loads(got[2]) == {"custom_id": "Zenith Labs"}  # an id: untouched
+    assert got[1] == "" and json.loads(got[2]) == {"custom_id": "Acme Corp"}  # the client's id: restored
     assert out.endswith("\n") and out.count("\r\n") == 2
 
 

@@ -783,6 +783,43 @@ def test_other_anthropic_routes_are_masked(proxy: Proxy) -> None:
         assert msg.content[2].name == "acme_lookup"
 
 
+def test_a_batch_requests_own_ids_are_masked_and_its_results_read_with_them(proxy: Proxy) -> None:
+    """A batch request's custom_id is the client's words ("Acme Corp-7"), not an id the API
+    assigned: masked in the batch (it left as written), and the results the SDK reads
+    (batches.results: the batch, then its results_url, JSON lines) carry it restored, so
+    the client matches each result to its request as before."""
+    batch = {"id": "msgbatch_02", "type": "message_batch", "processing_status": "ended",
+             "request_counts": {"processing": 0, "succeeded": 2, "errored": 0, "canceled": 0, "expired": 0},
+             "ended_at": "2026-01-01T00:00:00Z", "created_at": "2026-01-01T00:00:00Z",
+             "expires_at": "2026-01-02T00:00:00Z", "archived_at": None, "cancel_initiated_at": None,
+             "results_url": proxy.base_url + "/v1/messages/batches/msgbatch_02/results"}  # fmt: skip
+
+    def results(rec: Recorded) -> Reply:
+        sent = json.loads(proxy.upstream.for_path("/v1/messages/batches")[-1].body)["requests"]
+        lines = [{"custom_id": r["custom_id"], "result": {"type": "succeeded", "message": {
+            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "scn-batch", "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+            "content": [{"type": "text", "text": f"done for Zenith Labs #{n}"}]}}} for n, r in enumerate(sent)]  # fmt: skip
+        return Reply(["".join(json.dumps(x) + "\n" for x in lines).encode()],
+                     headers={"Content-Type": "application/binary"}, framing="length")  # fmt: skip
+
+    json_headers = {"Content-Type": "application/json"}
+    reply = lambda rec: Reply([json.dumps(batch).encode()], headers=json_headers, framing="length")  # noqa: E731
+    proxy.upstream.on("/v1/messages/batches", reply)
+    proxy.upstream.on("/v1/messages/batches/msgbatch_02", reply)
+    proxy.upstream.on("/v1/messages/batches/msgbatch_02/results", results)
+    ids = ["Acme Corp-7", "req-2"]
+    params = {"model": "scn-batch", "max_tokens": 5, "messages": [{"role": "user", "content": "Hi from Acme Corp"}]}
+    with sdk(proxy) as client:
+        client.messages.batches.create(requests=[{"custom_id": i, "params": params} for i in ids])
+        got = list(client.messages.batches.results("msgbatch_02"))
+    sent = proxy.upstream.for_path("/v1/messages/batches")[-1]
+    assert "Acme Corp" not in sent.body.decode()
+    assert [r["custom_id"] for r in sent.json["requests"]] == ["Zenith Labs-7", "req-2"]
+    assert [(r.custom_id, r.result.message.content[0].text) for r in got] == [
+        ("Acme Corp-7", "done for Acme Corp #0"), ("req-2", "done for Acme Corp #1")]
+
+
 def test_one_connection_carries_streams_and_bodies_in_turn(proxy: Proxy) -> None:
     """Rewritten streams keep HTTP/1.1 framing intact: the client's pooled connection
     carries the next request without desync (an empty chunk mid-stream would end the body

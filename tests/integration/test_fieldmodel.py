@@ -114,7 +114,7 @@ def batch_results(rec: Recorded) -> Reply:
         {"id": "batch_req_1", "custom_id": "r1", "response": {"status_code": 200, "request_id": "req_1", "body": {
             **CHAT_ANSWER, "choices": [{"index": 0, "finish_reason": "stop", "message": {
                 "role": "assistant", "content": "Dear Zenith Labs and Nordwind AG, see you."}}]}}, "error": None},
-        {"id": "batch_req_2", "custom_id": "r2", "response": None,
+        {"id": "batch_req_2", "custom_id": "Redwing-r2", "response": None,
          "error": {"code": "x", "message": "Redwing was not found"}},
     ]  # fmt: skip
     return Reply(["".join(json.dumps(x) + "\n" for x in lines).encode()],
@@ -209,7 +209,7 @@ def batch_file(escaped: bool = True) -> bytes:
     lines = [
         {"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions", "body": {
             "model": "m", "messages": [{"role": "user", "content": f"Write to Müller GmbH and {BOB} for Acme Corp."}]}},
-        {"custom_id": "r2", "method": "POST", "url": "/v1/responses", "body": {
+        {"custom_id": "Bluebird-r2", "method": "POST", "url": "/v1/responses", "body": {
             "model": "m", "input": "Is Bluebird a Müller GmbH brand?", "metadata": {"who": BOB}}},
         {"custom_id": "r3", "method": "POST", "url": "/v1/embeddings", "body": {"model": "m", "input": ["Müller GmbH"]}},
     ]  # fmt: skip
@@ -228,7 +228,7 @@ def test_batch_input_is_masked_line_by_line_and_results_restored(proxy: Proxy) -
     assert up.path == "/v1/files" and not found_originals(up)
     part = up.body.split(b"\r\n\r\n", 2)[-1]
     lines = [json.loads(x) for x in part.split(b"\r\n--")[0].splitlines()]
-    assert [x["custom_id"] for x in lines] == ["r1", "r2", "r3"]
+    assert [x["custom_id"] for x in lines] == ["r1", "Redwing-r2", "r3"]  # the client's ids: masked
     assert lines[0]["body"]["messages"][0]["content"] == "Write to Nordwind AG and [EMAIL_1] for Zenith Labs."
     assert lines[1]["body"]["input"] == "Is Redwing a Nordwind AG brand?"
     assert lines[1]["body"]["metadata"] == {"who": "[EMAIL_1]"}
@@ -239,6 +239,7 @@ def test_batch_input_is_masked_line_by_line_and_results_restored(proxy: Proxy) -
     assert results[0]["response"]["body"]["choices"][0]["message"]["content"] == \
         "Dear Acme Corp and Müller GmbH, see you."  # fmt: skip
     assert results[1]["error"]["message"] == "Bluebird was not found"
+    assert [x["custom_id"] for x in results] == ["r1", "Bluebird-r2"]  # each result finds its request
 
 
 def test_a_file_for_another_purpose_is_scanned_with_its_escapes_decoded(proxy: Proxy) -> None:
@@ -363,6 +364,45 @@ def test_gemini_cached_contents_are_masked_like_generate_content(proxy: Proxy) -
     assert doc["displayName"] == "Zenith Labs notes"
     assert doc["contents"][0]["parts"][0]["text"].startswith("The Zenith Labs handbook")
     assert doc["systemInstruction"]["parts"][0]["text"] == "You help Zenith Labs; write to [EMAIL_1]."
+
+
+def test_the_files_a_gemini_request_points_at_are_masked_like_every_url(proxy: Proxy) -> None:
+    """A fileData part's fileUri (a bucket, a path, a public URL) and a cache's kmsKeyName
+    (projects/{p}/.../cryptoKeys/{k}) are the client's words, not ids the API assigned:
+    masked like Anthropic's url source and OpenAI's file_url, percent escapes read decoded.
+    An uploaded file's URI, which holds only the API's id, passes byte-identical. (They
+    were declared identifiers: each of these reached the provider as the client wrote it.)"""
+    n = len(proxy.upstream.requests)
+    client = gemini_client(proxy)
+    uploaded = "https://generativelanguage.googleapis.com/v1beta/files/abc-123"
+    uris = ["gs://data/Bluebird/q3.pdf", "https://files.example/Acme%20Corp/report.pdf",
+            "https://files.example/reports?who=Acme+Corp", uploaded]  # fmt: skip
+    got = client.models.generate_content(model="gemini-2.5-flash", contents=[types.Content(role="user", parts=[
+        *[types.Part.from_uri(file_uri=u, mime_type="application/pdf") for u in uris], types.Part(text="Sum up.")])])  # fmt: skip
+    assert got.text == "ok Acme Corp"
+    # a key only Vertex takes: one in a project named like a customer, one not
+    keys = [
+        "projects/Bluebird/locations/us/keyRings/r/cryptoKeys/k",
+        "projects/p-1/locations/us/keyRings/r/cryptoKeys/k",
+    ]
+    proxy.upstream.on("/v1/projects/proj/locations/us-central1/cachedContents", cache_answer)
+    vertex = vertex_client(proxy)  # held: the client closes its connections when collected
+    for key in keys:
+        vertex.caches.create(model="gemini-2.5-flash", config=types.CreateCachedContentConfig(
+            kms_key_name=key, contents=[types.Content(role="user", parts=[types.Part.from_uri(
+                file_uri=uris[0], mime_type="application/pdf")])]))  # fmt: skip
+    gen, *caches = proxy.since(n)
+    for rec in (gen, *caches):
+        body = rec.body.decode()
+        assert not found_originals(rec) and "Acme%20Corp" not in body and "Acme+Corp" not in body
+    # the SDK spells the part's members the proto way (file_uri), the API takes both
+    sent = [p["fileData"]["file_uri"] for p in json.loads(gen.body)["contents"][0]["parts"][:4]]
+    assert sent == ["gs://data/Redwing/q3.pdf", "https://files.example/Zenith%20Labs/report.pdf",
+                    "https://files.example/reports?who=Zenith%20Labs", uploaded]  # fmt: skip
+    docs = [json.loads(rec.body) for rec in caches]
+    want = ["projects/Redwing/locations/us/keyRings/r/cryptoKeys/k", keys[1]]  # the second as written
+    assert [d["encryption_spec"]["kmsKeyName"] for d in docs] == want
+    assert docs[0]["contents"][0]["parts"][0]["fileData"]["file_uri"] == "gs://data/Redwing/q3.pdf"
 
 
 # -- refusals on Google paths come back in Google's shape ---------------------------------------------

@@ -144,7 +144,7 @@ def test_batches() -> None:
     raw = json.dumps({"requests": [{"custom_id": "Acme Corp", "params": REQUEST}]}).encode()
     out, _ = mask_body(raw, BATCH_REQUEST, RULES)
     doc = json.loads(out)
-    assert doc["requests"][0]["custom_id"] == "Acme Corp"
+    assert doc["requests"][0]["custom_id"] == "Zenith Labs"  # the client's id: masked (fields.CLIENT_ID)
     assert doc["requests"][0]["params"]["messages"][0]["content"] == "Hi, I am [EMAIL_1] from Zenith Labs"
 
 

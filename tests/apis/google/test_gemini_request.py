@@ -94,7 +94,9 @@ def test_every_field_of_a_request(camel: bool) -> None:
     c = out["contents"]
     assert c[0]["parts"][0]["text"] == "I work at Zenith Labs, mail [EMAIL_1]"
     assert c[0]["parts"][1] == doc["contents"][0]["parts"][1]  # inlineData untouched
-    assert c[0]["parts"][2] == doc["contents"][0]["parts"][2]  # fileData untouched
+    # fileData: a file the provider fetches, at a URI the client wrote: masked like text
+    assert c[0]["parts"][2] == {k("fileData"): {k("mimeType"): "application/pdf",
+                                                k("fileUri"): "https://x/files/Zenith Labs.pdf"}}
     assert c[1]["parts"][0] == doc["contents"][1]["parts"][0]  # a thought part: whole
     fc = c[1]["parts"][1]
     assert fc[k("functionCall")] == {"name": "crm_lookup", "args": {"thread_id": "Zenith Labs", "n": 1.0e3,

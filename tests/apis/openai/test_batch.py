@@ -35,7 +35,8 @@ def test_each_line_is_masked_by_its_api_and_the_rest_kept() -> None:
     assert b'filename="Zenith Labs.jsonl"' in out
     part = out.split(b"\r\n\r\n")[2].split(b"\r\n--B0--")[0]
     got = [json.loads(x) for x in part.split(b"\r\n") if x]
-    assert got[0]["custom_id"] == "Acme Corp 1"  # an identifier: the client's own
+    assert got[0]["custom_id"] == "Zenith Labs 1"  # the client's id: masked (fields.CLIENT_ID)
+    assert got[1]["custom_id"] == "2"  # one with no original: as it came
     assert got[0]["body"]["model"] == "Acme Corp"  # the model name: the API's own
     assert got[0]["body"]["messages"][0]["content"] == "mail [EMAIL_1]"
     assert got[1]["body"] == {"x": {"id": "Zenith Labs"}}  # a url no table knows: everything
@@ -57,6 +58,6 @@ def test_results_are_restored_and_binary_files_pass() -> None:
         "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Zenith Labs"}}]}}}
     out = json.loads(restore_results(json.dumps(line).encode() + b"\n", r))
     assert out["response"]["body"]["choices"][0]["message"]["content"] == "Acme Corp"
-    assert out["custom_id"] == "Zenith Labs"  # an identifier
+    assert out["custom_id"] == "Acme Corp"  # the client's id, masked in the upload: restored
     png = b"\x89PNG\r\n\x1a\n Zenith Labs \xff\x00"
     assert restore_results(png, r) is png

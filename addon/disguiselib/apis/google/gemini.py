@@ -80,7 +80,10 @@ _PART_FIELDS: dict[str, Rule] = {
     "thought": META,
     "thoughtSignature": OPAQUE,  # signed by the provider: byte-identical or rejected
     "inlineData": _INLINE_DATA,
-    "fileData": obj({"fileUri": ID, "mimeType": META, "displayName": VALUES}),  # a file the provider resolves
+    # a file the provider fetches: its URI is the client's words (a bucket, a path, a file
+    # name), masked like every URL a client sends (Anthropic's url source, OpenAI's
+    # file_url, Bedrock's S3 uri); an uploaded file's URI holds only the API's id
+    "fileData": obj({"fileUri": VALUES, "mimeType": META, "displayName": VALUES}),
     "videoMetadata": META,
     "mediaResolution": META,
     "functionCall": _FUNCTION_CALL,
@@ -161,9 +164,16 @@ GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST
 # it is created (POST .../cachedContents) or updated (PATCH .../cachedContents/{id}).
 # https://ai.google.dev/api/caching#CachedContent
 _CACHE_META = ("ttl", "expireTime", "createTime", "updateTime", "usageMetadata")
+# name: the API's ("cachedContents/..."); the client's key (Vertex: encryptionSpec's
+# kmsKeyName), a resource name that holds its project and key ring
+# (projects/{p}/locations/{l}/keyRings/{r}/cryptoKeys/{k}): masked where it holds an original
+# and otherwise byte-identical (as an unknown member it was read with its key, and the
+# secret patterns took every key name for a secret: the provider got [SECRET_1])
+_KMS_KEY = VALUES
 CACHED_CONTENT = obj(
-    {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": ID, "displayName": VALUES}
-)
+    {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": _KMS_KEY,
+     "encryptionSpec": obj({"kmsKeyName": _KMS_KEY}), "displayName": VALUES}
+)  # fmt: skip
 CACHED_CONTENT_LIST = obj({"cachedContents": Arr(CACHED_CONTENT), "nextPageToken": ID})
 
 # -- whole responses -----------------------------------------------------------------------
