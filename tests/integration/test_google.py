@@ -245,6 +245,47 @@ def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
         assert "Zenith Labs: [EMAIL_1]" in rec.body.decode()
 
 
+def test_embeddings_through_the_sdk(proxy: Proxy) -> None:
+    """google-genai's embed_content: the Gemini API's :batchEmbedContents, Vertex's :predict
+    (text-embedding-005) and :embedContent (a Gemini embedding model). The texts and titles
+    go out masked (they were refused: the path was unknown, and the whole body scanned),
+    and the SDK reads the vectors as the API sent them."""
+    vertex_base = "/v1/projects/proj/locations/us-central1/publishers/google/models/"
+    vec = [0.25, -0.5, 1.0]
+    answers = {
+        "/v1beta/models/gemini-embedding-001:batchEmbedContents": {"embeddings": [{"values": vec}, {"values": vec}]},
+        vertex_base + "text-embedding-005:predict": {"predictions": [
+            {"embeddings": {"values": vec, "statistics": {"truncated": False, "token_count": 4}}}] * 2,
+            "metadata": {"billableCharacterCount": 30}},
+        vertex_base + "gemini-embedding-2:embedContent": {"embedding": {"values": vec},
+                                                          "usageMetadata": {"promptTokenCount": 4}},
+    }  # fmt: skip
+    for path, body in answers.items():
+        proxy.upstream.on(path, lambda rec, b=body: Reply([json.dumps(b).encode()], headers=JSON_HEADERS,
+                                                          framing="length"))  # fmt: skip
+    texts = [f"Acme Corp pays {BOB}", "what does acme_lookup do"]
+    config = types.EmbedContentConfig(title="Acme Corp handbook", task_type="RETRIEVAL_DOCUMENT")
+    n = len(proxy.upstream.requests)
+    gemini, vertex = gemini_client(proxy), vertex_client(proxy)  # held: a client collected closes its connections
+    got = [gemini.models.embed_content(model="gemini-embedding-001", contents=texts, config=config)]
+    got.append(vertex.models.embed_content(model="text-embedding-005", contents=texts, config=config))
+    got.append(vertex.models.embed_content(model="gemini-embedding-2", contents=texts[0],
+                                           config=types.EmbedContentConfig(title="Acme Corp handbook")))  # fmt: skip
+    assert [[e.values for e in g.embeddings] for g in got] == [[vec, vec], [vec, vec], [vec]]
+    sent = proxy.upstream.requests[n:]
+    assert [r.path for r in sent] == list(answers)
+    for rec in sent:
+        body = rec.body.decode()
+        assert_no_original(body, rec.path)
+        assert "Zenith Labs" in body and "Zenith Labs handbook" in body
+    batch, predict, embed = (json.loads(r.body) for r in sent)
+    assert [q["content"]["parts"][0]["text"] for q in batch["requests"]] == [
+        f"Zenith Labs pays {placeholder_in(sent[0])}", "what does crm_lookup do"]
+    assert [i["content"] for i in predict["instances"]] == [
+        f"Zenith Labs pays {placeholder_in(sent[1])}", "what does crm_lookup do"]
+    assert embed["content"]["parts"][0]["text"].startswith("Zenith Labs pays [EMAIL_")
+
+
 def test_vertex_gemini_stream_through_the_sdk(proxy: Proxy) -> None:
     model = "gemini-vertex"
     path = f"/v1/projects/proj/locations/us-central1/publishers/google/models/{model}:streamGenerateContent"
