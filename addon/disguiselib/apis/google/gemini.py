@@ -242,6 +242,30 @@ class _ObjectOrArray(Rule):
 
 RESPONSE: Rule = _ObjectOrArray(GENERATE_RESPONSE)  # also countTokens and error bodies
 
+# -- Batch Mode (the Gemini API) -------------------------------------------------------------
+# POST models/{m}:batchGenerateContent: GenerateContentRequests inline, each with the
+# client's metadata (its key for the result: keys and values masked, as a batch request's
+# custom_id is), or an uploaded JSONL file by name (an upload is scanned as an unknown
+# endpoint). The batch is a long-running operation; reading it (GET batches/{id}) gives
+# the responses inline, restored as generateContent's. https://ai.google.dev/api/batch-mode
+_BATCH_INPUT = obj({"requests": obj({"requests": Arr(obj({"request": GENERATE_REQUEST, "metadata": GENERIC}))}),
+                    "fileName": ID})  # fmt: skip
+BATCH_REQUEST = obj(
+    {"batch": obj({"displayName": VALUES, "model": META, "inputConfig": _BATCH_INPUT, "priority": META})}
+)
+_BATCH_OUTPUT = obj(
+    {"@type": META, "responsesFile": ID,
+     "inlinedResponses": obj({"inlinedResponses": Arr(obj({"response": GENERATE_RESPONSE, "metadata": GENERIC,
+                                                           "error": GENERIC}))})}
+)  # fmt: skip
+_BATCH = obj(
+    {"@type": META, "name": ID, "model": META, "displayName": VALUES, "state": META, "createTime": META,
+     "endTime": META, "updateTime": META, "batchStats": META, "priority": META, "inputConfig": _BATCH_INPUT,
+     "output": _BATCH_OUTPUT, **_BATCH_OUTPUT.fields}
+)  # fmt: skip
+BATCH_OPERATION = obj({"name": ID, "done": META, "metadata": _BATCH, "response": _BATCH, "error": GENERIC})
+BATCH_LIST = obj({"operations": Arr(BATCH_OPERATION), "nextPageToken": ID})
+
 
 
 def _dumps(obj: object) -> str:
@@ -295,6 +319,9 @@ GEMINI_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".
 # is left to unknown-endpoint handling), the Gemini API's (:embedContent, :batchEmbedContents)
 VERTEX_EMBED_PATH = re.compile(r"/publishers/google/models/[^/]+" + COLON + r"embedContent\Z")
 VERTEX_EMBED_PREDICT_PATH = re.compile(r"/publishers/google/models/[^/:%]*embedding[^/:%]*" + COLON + r"predict\Z")
+GEMINI_BATCH_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + r"batchGenerateContent\Z")
+# a batch of the Gemini API by name (not OpenAI's /v1/batches/{id}: the version says whose)
+GEMINI_BATCHES = r"/v1(?:alpha|beta)[0-9]*/batches"
 GEMINI_EMBED_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".join(_EMBED_METHODS) + r")\Z")
 
 
