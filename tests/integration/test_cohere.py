@@ -88,7 +88,8 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
                 "tool_calls": [{"id": "crm_lookup_1", "type": "function", "function": {
                     "name": "crm_lookup", "arguments": json.dumps({"thread_id": "Zenith Labs", "path": "WINPATH"})}}],
                 "citations": [{"start": 0, "end": 11, "text": "Zenith Labs", "type": "TEXT_CONTENT",
-                               "sources": [{"type": "document", "id": "d1", "document": {"title": "Zenith Labs"}}]},
+                               "sources": [{"type": "document", "id": rec.json["documents"][0]["id"],
+                                            "document": {"title": "Zenith Labs"}}]},
                               {"start": 22, "end": 22 + len(ph), "text": ph, "type": "TEXT_CONTENT",
                                "content_index": 1, "sources": []},
                               {"start": 15, "end": 26, "text": "Zenith Labs", "type": "PLAN", "sources": []}],
@@ -100,7 +101,7 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
     proxy.upstream.on("cohere-whole", answer)
     with sdk(proxy) as co:
         res = co.chat(model="cohere-whole", messages=MESSAGES, tools=TOOLS,
-                      documents=[{"id": "d1", "data": {"owner": BOB, "session_id": "s-1"}}])  # fmt: skip
+                      documents=[{"id": "Acme Corp-d1", "data": {"owner": BOB, "session_id": "s-1"}}])  # fmt: skip
     (rec,) = proxy.upstream.for_model("cohere-whole")
     assert rec.path == "/v2/chat" and rec.headers["authorization"] == f"Bearer {KEY}"  # its own slot: as it came
     assert_no_original(rec)
@@ -108,6 +109,7 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
     assert body["tools"][0]["function"]["name"] == "crm_lookup"
     assert list(body["tools"][0]["function"]["parameters"]["properties"]) == ["thread_id", "path"]
     assert body["messages"][0]["content"] == "You help Zenith Labs. Never show KEYDISG."
+    assert body["documents"][0]["id"] == "Zenith Labs-d1"  # the client's id: masked (fields.CLIENT_ID)
     m = res.message
     assert m.content[0].thinking == "Zenith Labs asked"  # thinking passes as it came
     assert m.content[1].text == f"Acme Corp: write to {BOB}."
@@ -115,6 +117,7 @@ def test_chat_whole_masked_upstream_restored_in_the_sdk(proxy: Proxy) -> None:
     assert m.tool_calls[0].function.name == "acme_lookup"
     assert json.loads(m.tool_calls[0].function.arguments) == {"session_id": "Acme Corp", "path": WINQ}
     assert m.citations[0].text == "Acme Corp" and m.citations[0].sources[0].document == {"title": "Acme Corp"}
+    assert m.citations[0].sources[0].id == "Acme Corp-d1"  # cited back as the client named it
     # the offsets point into the restored text (the model counted the disguised one)
     text = m.content[1].text
     assert [text[c.start : c.end] for c in m.citations[:2]] == ["Acme Corp", BOB] == [c.text for c in m.citations[:2]]

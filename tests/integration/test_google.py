@@ -245,6 +245,92 @@ def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
         assert "Zenith Labs: [EMAIL_1]" in rec.body.decode()
 
 
+def test_embeddings_through_the_sdk(proxy: Proxy) -> None:
+    """google-genai's embed_content: the Gemini API's :batchEmbedContents, Vertex's :predict
+    (text-embedding-005) and :embedContent (a Gemini embedding model). The texts and titles
+    go out masked (they were refused: the path was unknown, and the whole body scanned),
+    and the SDK reads the vectors as the API sent them."""
+    vertex_base = "/v1/projects/proj/locations/us-central1/publishers/google/models/"
+    vec = [0.25, -0.5, 1.0]
+    answers = {
+        "/v1beta/models/gemini-embedding-001:batchEmbedContents": {"embeddings": [{"values": vec}, {"values": vec}]},
+        vertex_base + "text-embedding-005:predict": {"predictions": [
+            {"embeddings": {"values": vec, "statistics": {"truncated": False, "token_count": 4}}}] * 2,
+            "metadata": {"billableCharacterCount": 30}},
+        vertex_base + "gemini-embedding-2:embedContent": {"embedding": {"values": vec},
+                                                          "usageMetadata": {"promptTokenCount": 4}},
+    }  # fmt: skip
+    for path, body in answers.items():
+        proxy.upstream.on(path, lambda rec, b=body: Reply([json.dumps(b).encode()], headers=JSON_HEADERS,
+                                                          framing="length"))  # fmt: skip
+    texts = [f"Acme Corp pays {BOB}", "what does acme_lookup do"]
+    config = types.EmbedContentConfig(title="Acme Corp handbook", task_type="RETRIEVAL_DOCUMENT")
+    n = len(proxy.upstream.requests)
+    gemini, vertex = gemini_client(proxy), vertex_client(proxy)  # held: a client collected closes its connections
+    got = [gemini.models.embed_content(model="gemini-embedding-001", contents=texts, config=config)]
+    got.append(vertex.models.embed_content(model="text-embedding-005", contents=texts, config=config))
+    got.append(vertex.models.embed_content(model="gemini-embedding-2", contents=texts[0],
+                                           config=types.EmbedContentConfig(title="Acme Corp handbook")))  # fmt: skip
+    assert [[e.values for e in g.embeddings] for g in got] == [[vec, vec], [vec, vec], [vec]]
+    sent = proxy.upstream.requests[n:]
+    assert [r.path for r in sent] == list(answers)
+    for rec in sent:
+        body = rec.body.decode()
+        assert_no_original(body, rec.path)
+        assert "Zenith Labs" in body and "Zenith Labs handbook" in body
+    batch, predict, embed = (json.loads(r.body) for r in sent)
+    assert [q["content"]["parts"][0]["text"] for q in batch["requests"]] == [
+        f"Zenith Labs pays {placeholder_in(sent[0])}", "what does crm_lookup do"]
+    assert [i["content"] for i in predict["instances"]] == [
+        f"Zenith Labs pays {placeholder_in(sent[1])}", "what does crm_lookup do"]
+    assert embed["content"]["parts"][0]["text"].startswith("Zenith Labs pays [EMAIL_")
+
+
+def test_batch_mode_through_the_sdk(proxy: Proxy) -> None:
+    """google-genai's batches.create with inline requests (:batchGenerateContent) and
+    batches.get (GET batches/{id}): each request masked as generateContent's, its
+    metadata (the client's key for the result) too; the operation read back carries the
+    responses restored, the metadata with them. (The create was an unknown endpoint:
+    refused whenever a request held an original.)"""
+    model = "gemini-batch"
+    op = {"name": "batches/b-1", "metadata": {
+        "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+        "model": f"models/{model}", "displayName": "Zenith Labs nightly", "state": "BATCH_STATE_PENDING",
+        "name": "batches/b-1"}}  # fmt: skip
+
+    def created(rec: Recorded) -> Reply:
+        return Reply([json.dumps(op).encode()], headers=JSON_HEADERS, framing="length")
+
+    def read(rec: Recorded) -> Reply:
+        sent = json.loads(proxy.upstream.for_path(f"/v1beta/models/{model}:batchGenerateContent")[-1].body)
+        reqs = sent["batch"]["inputConfig"]["requests"]["requests"]
+        done = {**op, "done": True, "metadata": {**op["metadata"], "state": "BATCH_STATE_SUCCEEDED", "output": {
+            "inlinedResponses": {"inlinedResponses": [{"metadata": r["metadata"], "response": {"candidates": [
+                {"content": {"role": "model", "parts": [{"text": f"Done for Zenith Labs ({n})"}]},
+                 "finishReason": "STOP"}]}} for n, r in enumerate(reqs)]}}}}  # fmt: skip
+        return Reply([json.dumps(done).encode()], headers=JSON_HEADERS, framing="length")
+
+    proxy.upstream.on(f"/v1beta/models/{model}:batchGenerateContent", created)
+    proxy.upstream.on("/v1beta/batches/b-1", read)
+    client = gemini_client(proxy)
+    src = [types.InlinedRequest(contents=f"Write to {BOB} at Acme Corp", metadata={"key": "Acme Corp-1"}),
+           types.InlinedRequest(contents="Summarise acme_lookup", metadata={"key": "r-2"},
+                                config=types.GenerateContentConfig(system_instruction="You serve Acme Corp."))]  # fmt: skip
+    job = client.batches.create(model=model, src=src, config={"display_name": "Acme Corp nightly"})
+    assert job.name == "batches/b-1" and job.display_name == "Acme Corp nightly"
+    rec = proxy.upstream.for_path(f"/v1beta/models/{model}:batchGenerateContent")[-1]
+    assert_no_original(rec.body.decode(), "the batch")
+    batch = json.loads(rec.body)["batch"]
+    assert batch["displayName"] == "Zenith Labs nightly"
+    r1, r2 = batch["inputConfig"]["requests"]["requests"]
+    assert r1["request"]["contents"][0]["parts"][0]["text"] == f"Write to {placeholder_in(rec)} at Zenith Labs"
+    assert (r1["metadata"], r2["metadata"]) == ({"key": "Zenith Labs-1"}, {"key": "r-2"})
+    assert r2["request"]["systemInstruction"]["parts"][0]["text"] == "You serve Zenith Labs."
+    got = client.batches.get(name="batches/b-1")
+    assert [(r.metadata, r.response.text) for r in got.dest.inlined_responses] == [
+        ({"key": "Acme Corp-1"}, "Done for Acme Corp (0)"), ({"key": "r-2"}, "Done for Acme Corp (1)")]
+
+
 def test_vertex_gemini_stream_through_the_sdk(proxy: Proxy) -> None:
     model = "gemini-vertex"
     path = f"/v1/projects/proj/locations/us-central1/publishers/google/models/{model}:streamGenerateContent"

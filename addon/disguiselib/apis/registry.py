@@ -190,6 +190,16 @@ VERTEX_GEMINI = Api(
     "vertex.gemini", google.GENERATE_REQUEST, google.RESPONSE, GeminiStream, google.error_body,
     google_stream_for, answers=STREAMS,
 )  # fmt: skip
+# Embeddings (Gemini API and Vertex AI): the text masked, the answer numbers.
+GOOGLE_EMBED = Api("google.embed", google.EMBED_REQUEST, google.EMBED_RESPONSE, GeminiStream, google.error_body)
+VERTEX_EMBED = Api("vertex.embed", google.EMBED_REQUEST, google.EMBED_RESPONSE, GeminiStream, google.error_body)
+VERTEX_EMBED_PREDICT = Api(
+    "vertex.embed.predict", google.EMBED_PREDICT_REQUEST, google.EMBED_RESPONSE, GeminiStream, google.error_body
+)
+# The Gemini API's Batch Mode: a batch of generateContent requests, and reading it back.
+GOOGLE_BATCH = Api("google.batch", google.BATCH_REQUEST, google.BATCH_OPERATION, GeminiStream, google.error_body)
+GOOGLE_BATCH_READ = Api("google.batch.read", None, google.BATCH_OPERATION, GeminiStream, google.error_body)
+GOOGLE_BATCH_LIST = Api("google.batch.list", None, google.BATCH_LIST, GeminiStream, google.error_body)
 # Claude on Vertex AI: the Messages body (with `anthropic_version`, the model in the
 # path) and the Messages stream.
 VERTEX_ANTHROPIC = Api(
@@ -323,6 +333,10 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     # Vertex AI's and the Gemini API's generate methods (google.py)
     (google.VERTEX_PATH, VERTEX_GEMINI),
     (google.GEMINI_PATH, GOOGLE_GEMINI),
+    (google.VERTEX_EMBED_PATH, VERTEX_EMBED),
+    (google.VERTEX_EMBED_PREDICT_PATH, VERTEX_EMBED_PREDICT),
+    (google.GEMINI_EMBED_PATH, GOOGLE_EMBED),
+    (google.GEMINI_BATCH_PATH, GOOGLE_BATCH),
     # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, their streams, count-tokens
     # (modelId one segment: an id, a profile, or a URL-encoded ARN)
     (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream)\Z"), BEDROCK_INVOKE),
@@ -364,6 +378,8 @@ _ROUTES: tuple[tuple[frozenset[str], re.Pattern[str], Api], ...] = tuple(
         ("PATCH", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS),
         ("GET", rf"/cachedContents/{_ID}", GOOGLE_CACHED_CONTENTS_READ),
         ("GET", r"/cachedContents", GOOGLE_CACHED_CONTENTS_LIST),
+        ("GET", google.GEMINI_BATCHES + rf"/{_ID}", GOOGLE_BATCH_READ),
+        ("GET", google.GEMINI_BATCHES, GOOGLE_BATCH_LIST),
         ("POST", r"/v2/chat", COHERE_CHAT),
     )
 )

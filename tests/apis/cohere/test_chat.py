@@ -114,6 +114,26 @@ def test_whole_answers_are_restored_tool_arguments_as_json_and_thinking_as_it_ca
     assert out["usage"] == json.loads(raw)["usage"]
 
 
+def test_a_documents_id_is_the_clients_masked_and_cited_back_restored() -> None:
+    """A document's id is the client's words (fields.CLIENT_ID): masked wherever the
+    request holds it (documents, a document part, a citation's source in history) and
+    restored where the answer cites it; a tool source's id is the API's call id."""
+    doc = mask({"model": "m", "documents": [{"id": "Acme Corp-1", "data": {"t": "x"}}, "plain"], "messages": [
+        {"role": "user", "content": [{"type": "document", "document": {"id": "Acme Corp-2", "data": {}}}]},
+        {"role": "assistant", "content": "ok", "citations": [{"start": 0, "end": 2, "text": "ok", "sources": [
+            {"type": "document", "id": "Acme Corp-1", "document": {}}, {"type": "tool", "id": "t1", "tool_output": {}}]}]},
+    ]})  # fmt: skip
+    assert doc["documents"][0]["id"] == "Zenith Labs-1"
+    assert doc["messages"][0]["content"][0]["document"]["id"] == "Zenith Labs-2"
+    assert [s["id"] for s in doc["messages"][1]["citations"][0]["sources"]] == ["Zenith Labs-1", "t1"]
+    answer = {"id": "c", "finish_reason": "COMPLETE", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "ok"}], "citations": [{"start": 0, "end": 2, "text": "ok", "sources": [
+            {"type": "document", "id": "Zenith Labs-1", "document": {"id": "Zenith Labs-1"}}]}]}}  # fmt: skip
+    got = json.loads(restore_body(json.dumps(answer).encode(), CHAT_RESPONSE, R))
+    assert got["message"]["citations"][0]["sources"][0] == {"type": "document", "id": "Acme Corp-1",
+                                                            "document": {"id": "Acme Corp-1"}}  # fmt: skip
+
+
 def test_an_error_body_is_cohere_shaped_and_restored() -> None:
     assert json.loads(error_body("no")) == {"message": "no"}
     body = b'{"id":"e1","message":"invalid request: Zenith Labs"}'

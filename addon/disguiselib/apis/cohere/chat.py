@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from ...base.fields import DATA_URL, GENERIC, ID, META, OPAQUE, SCHEMA, Vocabulary
+from ...base.fields import CLIENT_ID, DATA_URL, GENERIC, ID, META, OPAQUE, SCHEMA, Vocabulary
 from ...base.offsets import Offsets
 from ...base.restore import dumps, restore_body
 from ...base.wirespec import Provider
@@ -74,8 +74,9 @@ def _part(where: str, fields: dict[str, Rule]) -> Closed:
 
 
 # Document: `data` is a map the model reads keys and values of ("both the key name and
-# the value will be passed to the model"); its `id` is the client's, cited back.
-_DOCUMENT = Closed("a document", {"id": ID, "data": USER})
+# the value will be passed to the model"); its `id` is the client's, cited back: an
+# identifier the client chose (fields.CLIENT_ID), masked here and restored in citations.
+_DOCUMENT = Closed("a document", {"id": CLIENT_ID, "data": USER})
 _DOCUMENTS = Arr(Either(VALUES, _DOCUMENT))  # a document is a string or a Document
 _TEXT_PART = _part("a text content part", {"text": VALUES})
 _IMAGE = Closed("an image_url", {"url": DATA_URL, "detail": META})
@@ -104,7 +105,7 @@ _ASSISTANT_PARTS = ClosedTyped(
 _SOURCES_IN = ClosedTyped(
     "a citation source",
     {
-        "document": _part("a document source", {"id": ID, "document": USER}),
+        "document": _part("a document source", {"id": CLIENT_ID, "document": USER}),
         "tool": _part("a tool source", {"id": ID, "tool_output": USER}),
     },
 )
@@ -172,7 +173,7 @@ CHAT_REQUEST: Rule = Closed(
 
 _SOURCES_OUT = Typed(
     {
-        "document": Obj({"type": META, "id": ID, "document": USER}),
+        "document": Obj({"type": META, "id": CLIENT_ID, "document": USER}),
         "tool": Obj({"type": META, "id": ID, "tool_output": USER}),
     },
     default=GENERIC,

@@ -176,6 +176,30 @@ CACHED_CONTENT = obj(
 )  # fmt: skip
 CACHED_CONTENT_LIST = obj({"cachedContents": Arr(CACHED_CONTENT), "nextPageToken": ID})
 
+# Embeddings: the text to embed is the client's, masked like a prompt (a literal becomes
+# its disguise on every request, so a document and the query that should find it still
+# meet); the answer is numbers. https://ai.google.dev/api/embeddings
+# :embedContent (the Gemini API; Vertex's Gemini embedding models) and :batchEmbedContents
+# (the Gemini API: what google-genai's embed_content sends), one body holding the other.
+_EMBED_CONFIG = obj(
+    {"taskType": META, "title": VALUES, "outputDimensionality": META, "autoTruncate": META, "documentOcr": META,
+     "audioTrackExtraction": META}
+)  # fmt: skip
+EMBED_CONTENT = obj(
+    {"model": META, "content": CONTENT, "taskType": META, "title": VALUES, "outputDimensionality": META,
+     "embedContentConfig": _EMBED_CONFIG}
+)  # fmt: skip
+EMBED_REQUEST = obj({**EMBED_CONTENT.fields, "requests": Arr(EMBED_CONTENT)})
+# Vertex's :predict of a text or multimodal embedding model (text-embedding-005,
+# multimodalembedding@001): instances of text (`content`, `text`) with their settings
+EMBED_PREDICT_REQUEST = obj(
+    {"instances": Arr(obj({"content": VALUES, "text": VALUES, "title": VALUES, "task_type": META, "mimeType": META})),
+     "parameters": META}
+)  # fmt: skip
+_VALUES_OUT = ("embedding", "embeddings", "predictions", "metadata", "usageMetadata", "deployedModelId", "model",
+               "modelDisplayName", "modelVersionId")  # fmt: skip
+EMBED_RESPONSE = obj(dict.fromkeys(_VALUES_OUT, META))  # numbers and the API's words; an error: unknown (restored)
+
 # -- whole responses -----------------------------------------------------------------------
 
 _RESP_PART = _Part(obj({**_PART_FIELDS, "text": PROSE, "functionResponse": _FUNCTION_RESPONSE}))
@@ -217,6 +241,30 @@ class _ObjectOrArray(Rule):
 
 
 RESPONSE: Rule = _ObjectOrArray(GENERATE_RESPONSE)  # also countTokens and error bodies
+
+# -- Batch Mode (the Gemini API) -------------------------------------------------------------
+# POST models/{m}:batchGenerateContent: GenerateContentRequests inline, each with the
+# client's metadata (its key for the result: keys and values masked, as a batch request's
+# custom_id is), or an uploaded JSONL file by name (an upload is scanned as an unknown
+# endpoint). The batch is a long-running operation; reading it (GET batches/{id}) gives
+# the responses inline, restored as generateContent's. https://ai.google.dev/api/batch-mode
+_BATCH_INPUT = obj({"requests": obj({"requests": Arr(obj({"request": GENERATE_REQUEST, "metadata": GENERIC}))}),
+                    "fileName": ID})  # fmt: skip
+BATCH_REQUEST = obj(
+    {"batch": obj({"displayName": VALUES, "model": META, "inputConfig": _BATCH_INPUT, "priority": META})}
+)
+_BATCH_OUTPUT = obj(
+    {"@type": META, "responsesFile": ID,
+     "inlinedResponses": obj({"inlinedResponses": Arr(obj({"response": GENERATE_RESPONSE, "metadata": GENERIC,
+                                                           "error": GENERIC}))})}
+)  # fmt: skip
+_BATCH = obj(
+    {"@type": META, "name": ID, "model": META, "displayName": VALUES, "state": META, "createTime": META,
+     "endTime": META, "updateTime": META, "batchStats": META, "priority": META, "inputConfig": _BATCH_INPUT,
+     "output": _BATCH_OUTPUT, **_BATCH_OUTPUT.fields}
+)  # fmt: skip
+BATCH_OPERATION = obj({"name": ID, "done": META, "metadata": _BATCH, "response": _BATCH, "error": GENERIC})
+BATCH_LIST = obj({"operations": Arr(BATCH_OPERATION), "nextPageToken": ID})
 
 
 
@@ -261,10 +309,20 @@ VERTEX = Provider(
 # The Gemini API: /v1beta/models/M:streamGenerateContent, /v1beta/tunedModels/M:...
 COLON = r"(?::|%3[aA])"
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+_EMBED_METHODS = ("embedContent", "batchEmbedContents")
 VERTEX_PATH = re.compile(
     r"/(?:publishers/google/models|endpoints)/[^/]+" + COLON + "(?:" + "|".join((*_METHODS, "computeTokens")) + r")\Z"
 )
 GEMINI_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".join(_METHODS) + r")\Z")
+# The embedding methods: Vertex's Gemini embedding models (:embedContent) and its text and
+# multimodal ones (:predict, whose model names say "embedding": :predict of another model
+# is left to unknown-endpoint handling), the Gemini API's (:embedContent, :batchEmbedContents)
+VERTEX_EMBED_PATH = re.compile(r"/publishers/google/models/[^/]+" + COLON + r"embedContent\Z")
+VERTEX_EMBED_PREDICT_PATH = re.compile(r"/publishers/google/models/[^/:%]*embedding[^/:%]*" + COLON + r"predict\Z")
+GEMINI_BATCH_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + r"batchGenerateContent\Z")
+# a batch of the Gemini API by name (not OpenAI's /v1/batches/{id}: the version says whose)
+GEMINI_BATCHES = r"/v1(?:alpha|beta)[0-9]*/batches"
+GEMINI_EMBED_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".join(_EMBED_METHODS) + r")\Z")
 
 
 def google_path(path: str) -> bool:
