@@ -67,8 +67,8 @@ MEDIA = Skip("media")
 META = Skip("metadata")
 TEXT = VALUES
 CLIENT_ID = VALUES
-"""An identifier the client chose (a batch request's custom_id; an end-user id): not the
-API's, so an original in it would leave as written. Masked like any value (a literal
+"""An identifier the client chose (a batch request's key for its result, a document's
+name, an end-user id): not the API's, so an original in it would leave as written. Masked like any value (a literal
 becomes its disguise, the same on every request, and is restored where the API echoes
 it: a batch's results); one that holds no original goes out unchanged."""
 GENERIC: Rule = Deep(True, "GENERIC", "unknown")
