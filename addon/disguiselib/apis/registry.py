@@ -52,7 +52,7 @@ from .openai.realtime import OpenAIRealtime
 SPECS: tuple[WireSpec, ...] = (
     anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
     bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, *bedrock_models.SPECS, batch.SPEC,
-    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC, cohere_stream.SPEC,
+    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC, cohere_stream.SPEC, codeassist.SPEC,
 )  # fmt: skip
 
 

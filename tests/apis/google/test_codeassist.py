@@ -121,6 +121,7 @@ def test_a_held_tail_and_a_cut_end_come_wrapped_and_the_trace_id_stays() -> None
     docs = sse_chunks(out)
     assert docs[0] == {"response": chunk([cand(0, [{"text": "Hi "}])]), "traceId": "trace-9"}
     assert docs[1]["response"]["candidates"][0]["content"]["parts"] == [{"text": "Zenith La"}]  # the tail, wrapped
+    assert docs[1]["traceId"] == "trace-9"
     assert "error" in docs[-1] and "cut short" in docs[-1]["error"]["message"]
 
 
@@ -141,3 +142,15 @@ def test_a_whole_answer(whole: bool) -> None:
     parts = (got if whole else got[0])["response"]["candidates"][0]["content"]["parts"]
     assert parts == [{"text": "Zenith Labs", "thought": True}, {"text": f"Acme Corp {EMAIL}"}]
     assert restore_body(b'{"totalTokens": 12}', codeassist.RESPONSE, R) == b'{"totalTokens": 12}'
+
+
+def test_a_view_reads_each_events_response_as_geminis_chunk() -> None:
+    """mitmweb's and `disguise show`'s stream view (inspect/sseview.py): the channels of
+    a Code Assist stream, as of Gemini's, and its end."""
+    from disguiselib.inspect import sseview
+
+    chunks = build_chunks([("thought", 0, "hmm"), ("text", 0, "Hello "), ("text", 0, "Acme"), ("finish", 0, "alone")])
+    s = sseview.parse_stream(to_sse(wrap(chunks[:2]) + [{"response": c} for c in chunks[2:]]))  # (traceId or not)
+    assert s.terminal and {k: v.text for k, v in s.channels.items()} == {"candidate 0 thought": "hmm",
+                                                                           "candidate 0 text": "Hello Acme"}  # fmt: skip
+    assert s.events[-1].note == "candidate 0 finishReason STOP"

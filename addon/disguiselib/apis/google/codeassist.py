@@ -23,10 +23,11 @@ from __future__ import annotations
 import re
 
 from ...base.fields import ID, META
-from ...base.wirespec import Provider
+from ...base.wirespec import SSE, Provider, WireSpec
 from ...wire.jsonspan import Rule
 from .gemini import _GENERATE_FIELDS, COLON, GENERATE_RESPONSE, _ObjectOrArray, obj
 from .stream import GeminiStream
+from .stream import view as gemini_view
 
 # Google's Code Assist host; the user's OAuth token in Authorization (google-auth-library)
 PROVIDER = Provider("google.code_assist", hosts=("cloudcode-pa.googleapis.com",), headers=frozenset({"authorization"}))
@@ -41,19 +42,38 @@ EVENT = obj({"response": GENERATE_RESPONSE, "traceId": ID, "totalTokens": META})
 RESPONSE: Rule = _ObjectOrArray(EVENT)  # a whole answer (or a stream that arrived whole)
 
 
+def view(doc: dict, ev, b) -> bool:  # noqa: ANN001 - inspect/sseview.Builder's reader
+    """A view's reader of one Code Assist event: its `response` read as Gemini's chunk."""
+    inner = doc.get("response")
+    return isinstance(inner, dict) and "type" not in doc and gemini_view(inner, ev, b)
+
+
+# Its stream's vocabulary (base/wirespec.py): Gemini's chunks, each under `response`
+# beside a `traceId`.
+SPEC = WireSpec(
+    "google.code_assist", ("apis.google.codeassist",), (SSE,), type_member=None, members=frozenset({"traceId"}),
+    stop_members=("finishReason", "blockReason"), view=view,
+)  # fmt: skip
+
+
 class CodeAssistStream(GeminiStream):
     """`:streamGenerateContent?alt=sse`: Gemini's stream, each event's GenerateContentResponse
-    under `response`. An error event (`{"error": ...}`, as Google's APIs send it) is not
-    wrapped."""
+    under `response`; an event it makes (a held tail) carries the last `traceId` seen. An
+    error event (`{"error": ...}`, as Google's APIs send it) is not wrapped."""
 
     WHOLE = RESPONSE
+    _trace: str | None = None
 
     def _body(self, chunk: object) -> dict:
-        inner = chunk.get("response") if isinstance(chunk, dict) else None
+        if not isinstance(chunk, dict):
+            return {}
+        if isinstance(chunk.get("traceId"), str):
+            self._trace = chunk["traceId"]
+        inner = chunk.get("response")
         return inner if isinstance(inner, dict) else {}
 
     def _wrap(self, response: dict) -> dict:
-        return {"response": response}
+        return {"response": response} if self._trace is None else {"response": response, "traceId": self._trace}
 
     def _wrap_rule(self, rule: Rule) -> Rule:
         return obj({"response": rule, "traceId": ID})
