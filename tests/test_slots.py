@@ -36,6 +36,7 @@ HTTP = {
     "openai-compatible": ("/api/v1/chat/completions", registry.OPENAI_CHAT),
     "google.gemini": ("/v1beta/models/gemini-2.5-flash:generateContent", registry.GOOGLE_GEMINI),
     "google.vertex": ("/v1/projects/p/locations/l/publishers/google/models/g:generateContent", registry.VERTEX_GEMINI),
+    "google.code_assist": ("/v1internal:streamGenerateContent?alt=sse", registry.GOOGLE_CODE_ASSIST),
     "aws.bedrock": ("/model/m/converse", registry.BEDROCK_CONVERSE),
     "cohere": ("/v2/chat", registry.COHERE_CHAT),
     "proxy": ("/v1/chat/completions", registry.OPENAI_CHAT),
@@ -49,7 +50,8 @@ WS = {
 BODY = {"model": "m", "messages": [{"role": "user", "content": [{"text": "hello"}]}]}
 # Cohere's field model refuses a content part without its `type`
 BODIES = {
-    registry.COHERE_CHAT: {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]}
+    registry.COHERE_CHAT: {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]},
+    registry.GOOGLE_CODE_ASSIST: {"model": "m", "request": {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}},
 }
 
 

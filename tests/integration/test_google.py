@@ -487,6 +487,83 @@ def read_stream(port: int, path: str, body: bytes, until: bytes | None = None,
         conn.close()
 
 
+def code_assist_events(raw: bytes) -> list[dict]:
+    """gemini-cli's reading of a Code Assist stream (code_assist/server.ts,
+    requestStreamingPost): `data: ` lines gathered, a blank line ends an event, each event
+    JSON.parse'd, then converter.ts's fromGenerateContentResponse: the event's `response`
+    (an event without one is a response without candidates)."""
+    out, lines = [], []
+    for line in raw.decode("utf-8").replace("\r\n", "\n").split("\n"):
+        if line.startswith("data: "):
+            lines.append(line[6:].strip())
+        elif line == "" and lines:
+            out.append(json.loads("\n".join(lines)))
+            lines = []
+    return out
+
+
+def test_gemini_cli_logged_in_with_google_through_code_assist(proxy: Proxy) -> None:
+    """Gemini CLI with a Google login talks to cloudcode-pa.googleapis.com/v1internal: the
+    generate methods carry Gemini's bodies in a wrapper. Its stream (every disguise split
+    across events and reads) comes back restored, every event still wrapped, the held
+    tail too; its OAuth token in Authorization is its own credential, not a leak; the
+    whole answer and countTokens are read the same way. (The path was an unknown
+    endpoint: every prompt holding an original was refused.)"""
+    trace = "trace-ca-1"
+
+    def stream(rec: Recorded) -> Reply:
+        ph = placeholder_in(rec)
+        chunks = [text_chunk("thinking of Zenith Labs", thought=True), text_chunk("Hello Zen"),
+                  text_chunk(f"ith Labs, mail {ph[:4]}"), text_chunk(f"{ph[4:]} via crm_loo"),
+                  text_chunk("kup and Zen", finish="STOP")]  # fmt: skip
+        return Reply(cut(gemini_sse([{"response": c, "traceId": trace} for c in chunks]), seed=5), headers=SSE_HEADERS)
+
+    def whole(rec: Recorded) -> Reply:
+        body = {"response": text_chunk("Zenith Labs answered", finish="STOP"), "traceId": trace}
+        return Reply([json.dumps(body).encode()], headers=JSON_HEADERS, framing="length")
+
+    proxy.upstream.on("/v1internal:streamGenerateContent", stream)
+    proxy.upstream.on("/v1internal:generateContent", whole)
+    proxy.upstream.on("/v1internal:countTokens", lambda rec: Reply([b'{"totalTokens": 9}'], headers=JSON_HEADERS,
+                                                                   framing="length"))  # fmt: skip
+    token = "ya29.a0AfB_byC" + "x" * 120  # an OAuth access token, as google-auth-library sends it
+    headers = {"content-type": "application/json", "authorization": f"Bearer {token}"}
+    request = {"model": "gemini-2.5-pro", "project": "proj-7", "user_prompt_id": "p-1", "request": {
+        "contents": [{"role": "user", "parts": [{"text": f"I am {BOB} at Acme Corp; use acme_lookup"}]}],
+        "systemInstruction": {"role": "user", "parts": [{"text": "You help Acme Corp."}]},
+        "tools": [{"functionDeclarations": TOOLS[0]["function_declarations"]}], "session_id": "s-1"}}  # fmt: skip
+    got = {}
+    for method in ("streamGenerateContent?alt=sse", "generateContent", "countTokens"):
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.mitm.port, timeout=20)
+        try:
+            body = request if method != "countTokens" else {"request": {"model": "models/gemini-2.5-pro",
+                                                                        "contents": request["request"]["contents"]}}
+            conn.request("POST", f"/v1internal:{method}", body=json.dumps(body).encode(), headers=headers)
+            resp = conn.getresponse()
+            got[method.split("?")[0]] = (resp.status, resp.read())
+        finally:
+            conn.close()
+    for path in ("/v1internal:streamGenerateContent?alt=sse", "/v1internal:generateContent", "/v1internal:countTokens"):
+        rec = proxy.upstream.for_path(path)[-1]
+        assert rec.headers["authorization"] == f"Bearer {token}"  # its own slot: as it came
+        assert_no_original(rec.body.decode(), path, keep=('"session_id": "s-1"',))  # the API's own member name
+    sent = json.loads(proxy.upstream.for_path("/v1internal:streamGenerateContent?alt=sse")[-1].body)
+    assert sent["request"]["contents"][0]["parts"][0]["text"].endswith("at Zenith Labs; use crm_lookup")
+    assert (sent["project"], sent["request"]["session_id"]) == ("proj-7", "s-1")
+    status, raw = got["streamGenerateContent"]
+    events = code_assist_events(raw)
+    assert status == 200 and all(set(e) == {"response", "traceId"} or set(e) == {"response"} for e in events), events
+    parts = [p for e in events for c in e["response"].get("candidates", []) for p in c["content"]["parts"]]
+    assert "".join(p["text"] for p in parts if not p.get("thought")) == (
+        f"Hello Acme Corp, mail {BOB} via acme_lookup and Zen")  # fmt: skip
+    assert [p["text"] for p in parts if p.get("thought")] == ["thinking of Zenith Labs"]  # as it came
+    assert events[0]["traceId"] == trace
+    status, raw = got["generateContent"]
+    assert status == 200 and json.loads(raw)["response"]["candidates"][0]["content"]["parts"][0]["text"] == (
+        "Acme Corp answered")  # fmt: skip
+    assert got["countTokens"] == (200, b'{"totalTokens": 9}')
+
+
 def test_json_array_stream_is_restored_and_streamed(proxy: Proxy) -> None:
     model = "gemini-array"
     gate = threading.Event()

@@ -28,6 +28,7 @@ from .bedrock import runtime as bedrock  # fmt: skip
 from .bedrock import stream as bedrock_stream
 from .cohere import chat as cohere  # fmt: skip
 from .cohere import stream as cohere_stream
+from .google import codeassist
 from .google import gemini as google
 from .google import live as gemini_live  # fmt: skip
 from .google import stream as gemini_stream
@@ -51,7 +52,7 @@ from .openai.realtime import OpenAIRealtime
 SPECS: tuple[WireSpec, ...] = (
     anthropic.SPEC, openai_chat.SPEC, legacy.SPEC, openai_responses.SPEC, gemini_stream.SPEC,
     bedrock_stream.CONVERSE_SPEC, bedrock_stream.INVOKE_SPEC, *bedrock_models.SPECS, batch.SPEC,
-    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC, cohere_stream.SPEC,
+    openai_realtime.SPEC, gemini_live.SPEC, openai_assistants.SPEC, cohere_stream.SPEC, codeassist.SPEC,
 )  # fmt: skip
 
 
@@ -189,6 +190,11 @@ GOOGLE_GEMINI = Api(
 VERTEX_GEMINI = Api(
     "vertex.gemini", google.GENERATE_REQUEST, google.RESPONSE, GeminiStream, google.error_body,
     google_stream_for, answers=STREAMS,
+)  # fmt: skip
+# Gemini Code Assist (Gemini CLI logged in with Google): Gemini's bodies in a wrapper.
+GOOGLE_CODE_ASSIST = Api(
+    "google.code_assist", codeassist.REQUEST, codeassist.RESPONSE, codeassist.CodeAssistStream, google.error_body,
+    events=codeassist.EVENT, answers=STREAMS,
 )  # fmt: skip
 # Embeddings (Gemini API and Vertex AI): the text masked, the answer numbers.
 GOOGLE_EMBED = Api("google.embed", google.EMBED_REQUEST, google.EMBED_RESPONSE, GeminiStream, google.error_body)
@@ -337,6 +343,7 @@ _PATTERN_ROUTES: tuple[tuple[re.Pattern[str], Api], ...] = (
     (google.VERTEX_EMBED_PREDICT_PATH, VERTEX_EMBED_PREDICT),
     (google.GEMINI_EMBED_PATH, GOOGLE_EMBED),
     (google.GEMINI_BATCH_PATH, GOOGLE_BATCH),
+    (codeassist.PATH, GOOGLE_CODE_ASSIST),
     # AWS Bedrock Runtime: /model/{modelId}/invoke, /converse, their streams, count-tokens
     # (modelId one segment: an id, a profile, or a URL-encoded ARN)
     (re.compile(r"(?:^|/)model/[^/]+/(?:invoke|invoke-with-response-stream)\Z"), BEDROCK_INVOKE),
@@ -437,7 +444,7 @@ _PROXY = Provider("proxy", headers=frozenset({"proxy-authorization"}))
 # provider's declaration is registered here.
 PROVIDERS: tuple[Provider, ...] = (
     anthropic.PROVIDER, openai.OPENAI, openai.AZURE, openai.COMPATIBLE, google.GEMINI, google.VERTEX,
-    bedrock.PROVIDER, cohere.PROVIDER, _PROXY,
+    codeassist.PROVIDER, bedrock.PROVIDER, cohere.PROVIDER, _PROXY,
 )  # fmt: skip
 # Who serves the APIs of a family (the first part of an API's name): Azure and the
 # OpenAI-compatible providers serve OpenAI's APIs; cachedContents is the Gemini API's
@@ -445,7 +452,7 @@ PROVIDERS: tuple[Provider, ...] = (
 _SERVED_BY: dict[str, tuple[Provider, ...]] = {
     "anthropic": (anthropic.PROVIDER,),
     "openai": (openai.OPENAI, openai.AZURE, openai.COMPATIBLE),
-    "google": (google.GEMINI, google.VERTEX),
+    "google": (google.GEMINI, google.VERTEX, codeassist.PROVIDER),
     "vertex": (google.VERTEX,),
     "aws": (bedrock.PROVIDER,),
     "cohere": (cohere.PROVIDER,),

@@ -176,6 +176,21 @@ class GeminiStream(SSEStream):
     """
 
     MARKERS = STREAM_MARKERS
+    WHOLE: Rule = RESPONSE  # the rule of a body that is one document (not SSE)
+
+    # Where a chunk's GenerateContentResponse is: the chunk itself here; an API that
+    # wraps it (codeassist.py: {"response": ..., "traceId": ...}) says so in these three.
+    def _body(self, chunk: object) -> dict:
+        """The GenerateContentResponse a parsed chunk holds."""
+        return chunk if isinstance(chunk, dict) else {}
+
+    def _wrap(self, response: dict) -> dict:
+        """A synthetic chunk holding this GenerateContentResponse."""
+        return response
+
+    def _wrap_rule(self, rule: Rule) -> Rule:
+        """The rule of a chunk whose GenerateContentResponse is read with rule."""
+        return rule
 
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
@@ -190,7 +205,8 @@ class GeminiStream(SSEStream):
         self._eol: str | None = None  # the line end synthetic events use: as upstream's first
         self._last: dict = {}  # modelVersion, responseId (for synthetic chunks)
         self._read_first = False  # the first chunk was read (for _last)
-        self._chunk_rule = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
+        chunk = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_StreamCandidate(self))}, default=GENERIC)
+        self._chunk_rule = self._wrap_rule(chunk)
         self._partial: list[bytes] = []  # output of a feed that then failed
         self._touched: set = set()  # candidates whose text the chunk at hand changed or held
         self.calls = Calls(self)  # Vertex's streamed function-call arguments (calls.py)
@@ -298,7 +314,7 @@ class GeminiStream(SSEStream):
             text = body.decode("utf-8")
         except UnicodeDecodeError as e:
             raise StreamError(f"response body is not UTF-8 (byte offset {e.start})") from e
-        new = restore_json(text, RESPONSE, self.restorer)
+        new = restore_json(text, self.WHOLE, self.restorer)
         if new is None:
             try:
                 json.loads(text)
@@ -367,7 +383,7 @@ class GeminiStream(SSEStream):
         except ValueError:
             return None
         changed = False
-        for cand in doc.get("candidates") or () if isinstance(doc, dict) else ():
+        for cand in self._body(doc).get("candidates") or ():
             result = cand.get("logprobsResult") if isinstance(cand, dict) else None
             if not isinstance(result, dict):
                 continue
@@ -391,7 +407,8 @@ class GeminiStream(SSEStream):
             return [], (new if changed else None)
         if not self._read_first:
             self._read_first = True
-            self._last = {k: obj[k] for k in ("modelVersion", "responseId") if isinstance(obj.get(k), str)}
+            body = self._body(obj)
+            self._last = {k: body[k] for k in ("modelVersion", "responseId") if isinstance(body.get(k), str)}
         if "error" in obj:
             # An error chunk ends the stream (the SDK raises at it): held text first.
             self._errored = True
@@ -403,7 +420,7 @@ class GeminiStream(SSEStream):
         self.calls.chunk()
         marks: list[tuple[object, int]] = []
         edits = jsonspan.walk(data, obj, self._chunk_rule, self._fn, marks)
-        self._track(obj)
+        self._track(self._body(obj))
         self._note_end()
         where = dict(marks)
         inserts = self.calls.splices(where)
@@ -424,7 +441,7 @@ class GeminiStream(SSEStream):
                 inserts.append(ins)
         if rebuild:
             doc = json.loads(jsonspan.splice(data, sorted(edits + inserts)))
-            for cand in doc.get("candidates") or []:
+            for cand in self._body(doc).get("candidates") or []:
                 if isinstance(cand, dict) and _index(cand) in rebuild:
                     _merge_tail(cand, rebuild[_index(cand)])
             self.events_changed += 1
@@ -492,7 +509,7 @@ class GeminiStream(SSEStream):
             parts = ([{"text": tail}] if tail else []) + self.calls.tails(k)
             for part in parts:
                 cand = {"content": {"parts": [part], "role": "model"}, "index": k}
-                out.append(_dumps({"candidates": [cand], **self._last}))
+                out.append(_dumps(self._wrap({"candidates": [cand], **self._last})))
                 self.events_changed += 1
         return out
 
