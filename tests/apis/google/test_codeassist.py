@@ -125,6 +125,35 @@ def test_a_held_tail_and_a_cut_end_come_wrapped_and_the_trace_id_stays() -> None
     assert "error" in docs[-1] and "cut short" in docs[-1]["error"]["message"]
 
 
+def test_a_tail_without_a_trace_id_is_wrapped_alone_and_the_trace_id_is_the_apis() -> None:
+    """An event it makes holds `response` only when no traceId came; a traceId is the
+    API's id: as it came, even where it spells a disguise."""
+    s = codeassist.CodeAssistStream(R)
+    body = to_sse([{"response": chunk([cand(0, [{"text": "Hi Zenith La"}])])}])
+    docs = sse_chunks(s.feed(body) + s.flush())
+    assert docs[1] == {"response": {"candidates": [{"content": {"parts": [{"text": "Zenith La"}], "role": "model"},
+                                                    "index": 0}], "modelVersion": "gemini-2.5-flash",
+                                    "responseId": "resp-1"}}  # fmt: skip
+    body = to_sse([{"response": chunk([cand(0, [{"text": "Zenith Labs"}], "STOP")]), "traceId": "t-Zenith Labs"}])
+    (doc,) = sse_chunks(run(codeassist.CodeAssistStream, body))
+    assert doc["traceId"] == "t-Zenith Labs" and doc["response"]["candidates"][0]["content"]["parts"][0]["text"] == (
+        "Acme Corp")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "event",
+    [{"response": None, "traceId": "t"}, {"response": "Zenith Labs"}, {"response": [1, "Zenith Labs"]}, {"traceId": 5},
+     {"response": {"candidates": "Zenith Labs"}}, "Zenith Labs", [1, 2]],
+)  # fmt: skip
+def test_an_event_not_shaped_as_the_api_says_is_restored_and_the_stream_ends_explicitly(event) -> None:
+    """A `response` that is not an object (or none at all): nothing raises, its text is
+    restored where it is, and the stream, which named no candidate, ends with the
+    explicit error."""
+    docs = sse_chunks(run(codeassist.CodeAssistStream, to_sse([event])))
+    assert docs[0] == json.loads(json.dumps(event).replace("Zenith Labs", "Acme Corp"))
+    assert "cut short" in docs[-1]["error"]["message"] and len(docs) == 2
+
+
 def test_an_error_event_is_googles_and_restored() -> None:
     body = to_sse(wrap([chunk([cand(0, [{"text": "Zenith"}])])]) + [{"error": {
         "code": 500, "message": "Zenith Labs failed", "status": "INTERNAL"}}])  # fmt: skip

@@ -45,7 +45,7 @@ RESPONSE: Rule = _ObjectOrArray(EVENT)  # a whole answer (or a stream that arriv
 def view(doc: dict, ev, b) -> bool:  # noqa: ANN001 - inspect/sseview.Builder's reader
     """A view's reader of one Code Assist event: its `response` read as Gemini's chunk."""
     inner = doc.get("response")
-    return isinstance(inner, dict) and "type" not in doc and gemini_view(inner, ev, b)
+    return isinstance(inner, dict) and gemini_view(inner, ev, b)
 
 
 # Its stream's vocabulary (base/wirespec.py): Gemini's chunks, each under `response`
