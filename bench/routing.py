@@ -51,6 +51,21 @@ def main() -> None:
         grow = f"  x{t / last:.2f} on doubling" if last else ""
         print(f"  n={n:5}: {t / 1000:8.3f} ms{grow}")
         last = t
+    # recognise on paths that repeat what a route's pattern backtracks over (a model name
+    # spelling `embedding` again and again: quadratic before it was read by a look-ahead)
+    adversarial = {
+        "embedding x n": lambda n: "/v1/publishers/google/models/" + "embedding" * n + ":x",
+        ":embedContent x n": lambda n: "/v1beta/models/" + "embedContent:" * n + "y",
+        "/models/ x n": lambda n: "/v1beta/models/a" * n + ":x",
+    }
+    for name, make in adversarial.items():
+        print(f"\nrecognise on {name} (no match):")
+        last = None
+        for n in (1_000, 2_000, 4_000, 8_000):
+            t = per_call(lambda x: registry.recognise("POST", x), make(n), 20)
+            grow = f"  x{t / last:.2f} on doubling" if last else ""
+            print(f"  n={n:5}: {t / 1000:8.3f} ms{grow}")
+            last = t
 
 
 if __name__ == "__main__":

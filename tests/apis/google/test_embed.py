@@ -89,3 +89,13 @@ def test_the_answers_are_numbers_and_an_error_is_restored() -> None:
     err = json.dumps({"error": {"code": 400, "message": "Zenith Labs is too long", "status": "INVALID_ARGUMENT"}})
     got = json.loads(restore_body(err.encode(), gemini.EMBED_RESPONSE, r))
     assert got["error"]["message"] == "Acme Corp is too long"
+
+
+def test_a_model_name_spelling_embedding_again_and_again_is_read_once() -> None:
+    """Vertex's :predict route looks at the model's name once (a look-ahead): the pattern
+    it had, `[^/:%]*embedding[^/:%]*`, backtracked over a name holding `embedding` n
+    times in n² steps (36 kB of path: 0.5 s; this one: about a minute). Growth on
+    doubling: bench/routing.py."""
+    name = "embedding" * 30_000
+    assert engine.recognise("POST", V + name + ":x") is None
+    assert engine.recognise("POST", V + name + ":predict") is engine.VERTEX_EMBED_PREDICT

@@ -12,8 +12,7 @@ import json
 import re
 
 from ...base import readpass
-from ...base.fields import CLIENT_ID as CUSTOM_ID
-from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, obj
+from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, obj
 from ...base.holdback import Window
 from ...base.restore import restore_json
 from ...base.stream import SSEStream, StreamState
@@ -127,7 +126,7 @@ MESSAGES_REQUEST = Obj(
     default=GENERIC,
 )
 BATCH_REQUEST = Obj(
-    {"requests": Arr(Obj({"custom_id": CUSTOM_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
+    {"requests": Arr(Obj({"custom_id": CLIENT_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
     default=GENERIC,
 )
 
@@ -160,7 +159,7 @@ _MESSAGE = Obj(
 MESSAGE_RESPONSE: Rule = _MESSAGE  # also error bodies: {"type":"error","error":{...}}
 # One line of a batch's results (JSON lines): `result` holds a whole Message.
 BATCH_RESULT = Obj(
-    {"custom_id": CUSTOM_ID, "result": Obj({"type": META, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
+    {"custom_id": CLIENT_ID, "result": Obj({"type": META, "message": _MESSAGE, "error": GENERIC}, default=GENERIC)},
     default=GENERIC,
 )
 _START = Obj({"type": META, "index": META, "content_block": _RESP_BLOCK}, default=GENERIC)

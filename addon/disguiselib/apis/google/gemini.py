@@ -169,10 +169,9 @@ _CACHE_META = ("ttl", "expireTime", "createTime", "updateTime", "usageMetadata")
 # (projects/{p}/locations/{l}/keyRings/{r}/cryptoKeys/{k}): masked where it holds an original
 # and otherwise byte-identical (as an unknown member it was read with its key, and the
 # secret patterns took every key name for a secret: the provider got [SECRET_1])
-_KMS_KEY = VALUES
 CACHED_CONTENT = obj(
-    {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": _KMS_KEY,
-     "encryptionSpec": obj({"kmsKeyName": _KMS_KEY}), "displayName": VALUES}
+    {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": VALUES,
+     "encryptionSpec": obj({"kmsKeyName": VALUES}), "displayName": VALUES}
 )  # fmt: skip
 CACHED_CONTENT_LIST = obj({"cachedContents": Arr(CACHED_CONTENT), "nextPageToken": ID})
 
@@ -196,9 +195,9 @@ EMBED_PREDICT_REQUEST = obj(
     {"instances": Arr(obj({"content": VALUES, "text": VALUES, "title": VALUES, "task_type": META, "mimeType": META})),
      "parameters": META}
 )  # fmt: skip
-_VALUES_OUT = ("embedding", "embeddings", "predictions", "metadata", "usageMetadata", "deployedModelId", "model",
-               "modelDisplayName", "modelVersionId")  # fmt: skip
-EMBED_RESPONSE = obj(dict.fromkeys(_VALUES_OUT, META))  # numbers and the API's words; an error: unknown (restored)
+_EMBED_ANSWER = ("embedding", "embeddings", "predictions", "metadata", "usageMetadata", "deployedModelId", "model",
+                 "modelDisplayName", "modelVersionId")  # fmt: skip
+EMBED_RESPONSE = obj(dict.fromkeys(_EMBED_ANSWER, META))  # numbers and the API's words; an error: unknown (restored)
 
 # -- whole responses -----------------------------------------------------------------------
 
@@ -318,7 +317,9 @@ GEMINI_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + "(?:" + "|".
 # multimodal ones (:predict, whose model names say "embedding": :predict of another model
 # is left to unknown-endpoint handling), the Gemini API's (:embedContent, :batchEmbedContents)
 VERTEX_EMBED_PATH = re.compile(r"/publishers/google/models/[^/]+" + COLON + r"embedContent\Z")
-VERTEX_EMBED_PREDICT_PATH = re.compile(r"/publishers/google/models/[^/:%]*embedding[^/:%]*" + COLON + r"predict\Z")
+# (the model's name looked at once, ahead: `[^/:%]*embedding[^/:%]*` backtracked over a
+# name spelling `embedding` many times, quadratic in it: 36 kB of path took 0.5 s)
+VERTEX_EMBED_PREDICT_PATH = re.compile(r"/publishers/google/models/(?=[^/:%]*embedding)[^/:%]+" + COLON + r"predict\Z")
 GEMINI_BATCH_PATH = re.compile(r"/(?:models|tunedModels)/[^/]+" + COLON + r"batchGenerateContent\Z")
 # a batch of the Gemini API by name (not OpenAI's /v1/batches/{id}: the version says whose)
 GEMINI_BATCHES = r"/v1(?:alpha|beta)[0-9]*/batches"

@@ -27,8 +27,7 @@ from urllib.parse import quote, unquote
 
 from ...base.bodies import Part, Reading, boundary, media_type, split_multipart
 from ...base.bodies import readings as body_readings
-from ...base.fields import CLIENT_ID as CUSTOM_ID
-from ...base.fields import GENERIC, ID, META, TEXT, loads
+from ...base.fields import CLIENT_ID, GENERIC, ID, META, TEXT, loads
 from ...base.masking import as_text, mask_doc, mask_fn
 from ...base.media import decode_text
 from ...base.restore import JsonLineError, edit_json_lines, restore_body
@@ -61,7 +60,7 @@ class BatchLine(Rule):
         rule = self._rules.get(body)
         if rule is None:
             rule = self._rules[body] = jsonspan.Obj(
-                {"custom_id": CUSTOM_ID, "method": META, "url": META, "body": body or GENERIC}, default=GENERIC
+                {"custom_id": CLIENT_ID, "method": META, "url": META, "body": body or GENERIC}, default=GENERIC
             )
         return rule
 
@@ -86,7 +85,7 @@ _BODIES: dict[str, Rule] = {
 RESULT_LINE = jsonspan.Obj(
     {
         "id": ID,
-        "custom_id": CUSTOM_ID,
+        "custom_id": CLIENT_ID,
         "response": jsonspan.Obj({"status_code": META, "request_id": ID, "body": _ResultBody()}, default=GENERIC),
         "error": GENERIC,
     },
