@@ -70,7 +70,7 @@ PROPERTY_TESTS = tests/base/test_holdback.py tests/rules/test_restorer.py tests/
 	tests/wire/test_jsonspan.py tests/apis/anthropic/test_messages_stream.py tests/apis/openai/test_chat.py \
 	tests/apis/openai/test_responses.py tests/base/test_fastpath.py tests/base/test_fastpath_raw.py \
 	tests/base/test_masking_scan.py tests/base/test_stream.py tests/base/test_readpass.py tests/wire/test_tokenmap.py \
-	tests/inspect/test_tee.py tests/wire/test_percent.py
+	tests/inspect/test_tee.py tests/wire/test_percent.py tests/rules/test_rawscan.py
 
 .PHONY: install run test-setup test test-python-engine bench mutation
 install: $(VENV)/.installed-run

@@ -8,6 +8,8 @@ each stage's own time (what a stage inside it took is that stage's), so that the
 and "other" add up to the total:
 
     decode       masking._parse less json.loads: the body's bytes decoded to text
+    raw          rawscan.hot: each engine once over the body's raw bytes, where it holds
+                 many short strings (those it shows clean are left out of the walk)
     parse        json.loads (the masker's parse; the guard reads the same document)
     shapes       masking.present_placeholders: placeholder-shaped text the client sent
     walk         spanwalk.collect: the masker's walk of the selected strings
@@ -61,6 +63,7 @@ from disguiselib import leakguard, pipeline  # noqa: E402
 from disguiselib.apis.registry import recognise  # noqa: E402
 from disguiselib.base import masking  # noqa: E402
 from disguiselib.config import build_config  # noqa: E402
+from disguiselib.rules import rawscan  # noqa: E402
 from disguiselib.rules.found import Found  # noqa: E402
 from disguiselib.rules.linear import _collect  # noqa: E402
 from disguiselib.rules.prescan import REMEMBER_MIN  # noqa: E402
@@ -68,7 +71,7 @@ from disguiselib.rules.rules import Rules  # noqa: E402
 from disguiselib.wire import spanwalk  # noqa: E402
 
 STAGES: list[tuple[object, str, str]] = [
-    (masking, "_parse", "decode"), (json, "loads", "parse"), (masking, "present_placeholders", "shapes"),
+    (masking, "_parse", "decode"), (json, "loads", "parse"), (rawscan, "hot", "raw"), (masking, "present_placeholders", "shapes"),
     (spanwalk, "collect", "walk"), (Rules, "prescan", "prescan"), (Rules, "mask_spans", "mask"),
     (masking, "mask_doc", "apply"), (pipeline, "_warn_present_disguise", "warning"), (masking, "_splice", "splice"),
     (masking, "masked_doc", "readback"), (leakguard, "first_unread", "guard"), (pipeline, "leak_scan", "guard-rest"),

@@ -58,7 +58,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                       "tests/base/test_restore.py", "tests/base/test_fields_requests.py"]),
     "rxsyntax": ("rules/rxsyntax.py", ["tests/rules/test_rxsyntax.py"]),
     "validators": ("rules/validators.py", ["tests/rules/test_validators.py"]),
-    "linear": ("rules/linear.py", ["tests/rules/test_linear.py", "tests/rules/test_rules.py"]),
+    "linear": ("rules/linear.py", ["tests/rules/test_linear.py", "tests/rules/test_rules.py",
+                                   # Prefilter.regions: the gate over a body's raw bytes
+                                   "tests/rules/test_rawscan.py"]),
+    # the raw pass: the strings it shows clean are left out of the walk, and the guard trusts its run
+    "rawscan": ("rules/rawscan.py", ["tests/rules/test_rawscan.py", "tests/base/test_fieldwalk.py"]),
     "mappings": ("rules/mappings.py", ["tests/rules/test_mappings.py", "tests/rules/test_words.py"]),
     "rules": ("rules/rules.py", ["tests/rules/test_rules.py", "tests/base/test_holdback.py",
                                 "tests/rules/test_linear.py", "tests/base/test_masking.py",

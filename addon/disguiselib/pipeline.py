@@ -162,8 +162,9 @@ def _mask_request(
             warned.append(True)
             _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
 
-    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed, read=warn)
+    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed, read=warn, disguises=cfg.disguises)
     warn()
+    scanned.read = None  # what the warning pass read (a raw scan's: Memo.read)
     if body is not as_received(raw):
         forget_changed(scanned)
     rules = of_session(cfg.rules, session)
@@ -195,8 +196,8 @@ def _warn_present_disguise(
     pass (Rules.prescan), and the body is walked again only to say where one is."""
     try:
         read = texts(scanned) if scanned is not None else None
-        if read:
-            hot, _ = disguises.prescan(read, scanned, clean=False)  # digests: masking's scan's
+        if read or getattr(scanned, "read", None) is not None:  # (the raw pass may have left nothing to read)
+            hot = disguises.prescan(read, scanned, clean=False)[0] if read else None  # digests: masking's scan's
             if not hot:
                 return
         b = as_received(raw)  # the bytes made again where they were let go (a Received)

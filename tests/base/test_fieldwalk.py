@@ -17,7 +17,7 @@ from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
 from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base import fields, fieldwalk, masking
 from disguiselib.config import Config
-from disguiselib.rules import prescan
+from disguiselib.rules import prescan, rawscan
 from disguiselib.rules.found import NOTHING, RUN_MIN, Found, Memo
 from disguiselib.rules.rules import Rules
 from disguiselib.wire import spanwalk
@@ -83,16 +83,18 @@ def test_first_unread_is_chosen_once_by_the_engine() -> None:
     assert fieldwalk.first_unread is (fieldwalk.c_first_unread if fieldwalk._c_first is not None else fieldwalk.py_first_unread)
 
 
-@pytest.mark.parametrize("drop", ["last", "key", "in a run"])
+@pytest.mark.parametrize("drop", ["last", "key", "in a run", "in a raw run"])
 def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypatch, drop: str) -> None:
     """A masker bug planted in the bulk walk: it loses a string (a value, or a key), so
     that string is neither masked nor in the scan's memo. The guard walks the masked
     document itself and refuses the original ("in a run": among RUN_MIN short elements,
-    which the memo lists in a run: the lost one is not in it)."""
+    which the memo lists in a run: the lost one is not in it; "in a raw run": the same
+    elements, which a scan of the raw body leaves out of the walk, the original among
+    those it reads: what it leaves out is listed, never what the walk loses)."""
     real = spanwalk.collect
 
-    def lossy(s, doc, root, pieces, reads, plain, context, owner=None, places=False):  # noqa: ANN001, ANN202
-        t = real(s, doc, root, pieces, reads, plain, context, owner, places)
+    def lossy(s, doc, root, pieces, reads, plain, context, owner=None, places=False, hot=None, seen=None):  # noqa: ANN001, ANN202
+        t = real(s, doc, root, pieces, reads, plain, context, owner, places, hot, seen)
         want = "Acme Corp key" if drop == "key" else "Acme Corp"
         at = [i for i, v in enumerate(t.vals) if v == want]
         if at:
@@ -114,7 +116,13 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
     if drop == "key":
         doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"Acme Corp key": 1}}]
         doc["messages"][0]["role"] = "assistant"
-    if drop == "in a run":
+    raws: list = []
+    if drop == "in a raw run":
+        real_hot = rawscan.hot
+        monkeypatch.setattr(rawscan, "hot", lambda *a: raws.append(real_hot(*a)) or raws[-1])
+    else:
+        monkeypatch.setattr(rawscan, "hot", lambda *a: None)
+    if drop.startswith("in a"):
         items = [f"v{i:05d}" for i in range(RUN_MIN + 100)] + ["Acme Corp"] + ["w"] * 3
         doc["messages"][0]["content"] = [{"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]
         doc["messages"][0]["role"] = "assistant"
@@ -133,6 +141,8 @@ def test_a_masker_that_skips_a_string_is_refused_by_the_guards_own_walk(monkeypa
     assert "would have left unmasked" in verdict.reason
     if drop == "in a run":
         assert runs[0] is not None and len(runs[0]) > RUN_MIN  # read from a run, not entries
+    if drop == "in a raw run":
+        assert raws and raws[0] is not None and len(raws[0]) == 2  # the one literal marked
     monkeypatch.setattr(spanwalk, "collect", real)
     assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, json.dumps(doc).encode(), cfg, "/v1/messages", []), pipeline.Masked)
 
@@ -272,7 +282,8 @@ def test_a_memos_run_is_read_in_order_by_both_walks_and_leaves_out_only_clean_te
 
 def _masked_tool_input(items: list) -> tuple[Memo, dict, list]:
     """A tool input of items masked as the pipeline masks it: (the memo of masking's scan,
-    the masked document the guard walks, its items)."""
+    the masked document the guard walks, its items). (With the raw pass, or not: the
+    raw fixture.)"""
     doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": [
         {"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}  # fmt: skip
     memo = Memo()
@@ -283,8 +294,21 @@ def _masked_tool_input(items: list) -> tuple[Memo, dict, list]:
     return memo, shared, shared["messages"][0]["content"][0]["input"]["items"]
 
 
+@pytest.fixture(params=[False, True], ids=["scan of pieces", "raw pass"])
+def raw(request, monkeypatch) -> bool:
+    """Masking with or without the pass over the body's raw bytes (rules/rawscan.py),
+    which leaves the clean short strings out of the walk (the memo's raw run)."""
+    if not request.param:
+        monkeypatch.setattr(rawscan, "hot", lambda *a: None)
+    return request.param
+
+
+def _runs(memo: Memo) -> list[str]:
+    return (memo.run or []) + (memo.raw or [])
+
+
 @pytest.mark.parametrize("nested", [False, True])
-def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
+def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool, raw: bool) -> None:
     """A tool input of RUN_MIN small objects, their keys said again at each (the masker
     lists each member key, value; the guard reads an object's keys, then its values,
     from the texts behind): the guard visits what entries would have it visit, and
@@ -298,7 +322,7 @@ def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
     items = [record(i) for i in range(RUN_MIN + 10)]
     items[99]["name"] = "Acme Corp"
     memo, shared, masked = _masked_tool_input(items)
-    assert memo.run is not None and len(memo.run) > 3 * RUN_MIN
+    assert len(_runs(memo)) > 3 * RUN_MIN and (memo.raw is not None) == raw
     check = fieldwalk.Clean(memo)
     visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
     changed = masked[99]["name"]
@@ -306,7 +330,7 @@ def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
     # what entries would have the guard visit, no more: the changed name, and with the
     # nested arrays each one's first element, which the masker reads with the array's key
     # around it (its run lists that text) and the guard alone (a miss either way)
-    by_entries = dict.fromkeys(memo.run, NOTHING)
+    by_entries = dict.fromkeys(_runs(memo), NOTHING)
     assert visited == [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not fieldwalk.clean(f, by_entries)]
     if not nested:
         assert visited == [changed] and check.misses == 1 and check.runset is None
@@ -315,7 +339,7 @@ def test_a_run_of_small_objects_is_read_without_a_miss(nested: bool) -> None:
         assert seen(fieldwalk.c_first_unread, shared, MESSAGES_REQUEST, memo) == ref
 
 
-def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> None:
+def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit(raw: bool) -> None:
     """A tool input of RUN_MIN short elements, masked: the memo lists them in a run (no
     entry each), and the guard leaves every one out reading the run in order: it visits
     what the entries would have it visit (the two strings masking changed), misses only
@@ -323,14 +347,14 @@ def test_a_long_run_in_the_bodys_order_is_read_without_a_set_or_a_visit() -> Non
     items = [f"item-{i:05d}" for i in range(RUN_MIN + 10)]
     items[17] = items[4000] = "Acme Corp"
     memo, shared, masked = _masked_tool_input(items)
-    assert memo.run is not None and len(memo.run) >= len(items) - 2 and "Acme Corp" not in memo.run
+    assert len(_runs(memo)) >= len(items) - 2 and "Acme Corp" not in _runs(memo) and (memo.raw is not None) == raw
     assert masked[17] == masked[4000] != "Acme Corp"
     check = fieldwalk.Clean(memo)
     visited = [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not check(f)]
     # every element read alone, by the masker as by the guard (the first too: not with
     # the key of the array around it)
     assert visited == [masked[17], masked[4000]]
-    by_entries = dict.fromkeys(memo.run, NOTHING)
+    by_entries = dict.fromkeys(_runs(memo), NOTHING)
     assert [f.value for f in fields.walk(shared, MESSAGES_REQUEST) if not fieldwalk.clean(f, by_entries)] == visited
     assert check.misses == 2 and check.runset is None
     ref = seen(fieldwalk.py_first_unread, shared, MESSAGES_REQUEST, memo)

@@ -284,6 +284,56 @@ def test_compiled_collect_is_the_reference(doc, rule, indent, ascii, parsed_by_f
     assert collected(spanwalk.c_collect, s, d, rule) == collected(spanwalk.py_collect, s, d, rule)
 
 
+def _hot(s: str, marks: list[int]) -> array:
+    """Spans of s (rules/rawscan.hot's form): each mark a start, the next its end."""
+    cuts = sorted({m % (len(s) + 1) for m in marks})
+    return array("q", cuts[: len(cuts) // 2 * 2])
+
+
+def collected_cold(collect, s: str, doc: object, rule, hot: array) -> tuple:
+    seen: list = []
+    from disguiselib.base import masking
+
+    pieces: list = []
+    owner = array("q")
+    try:
+        t = collect(s, doc, rule, pieces, masking.reads, fields.plain, fields.key_context, owner, True, hot, seen)
+    except (MaskError, KeyError, IndexError, TypeError) as e:
+        return ("error", type(e))
+    return (t.vals, t.rules, t.keys, t.spans, [id(o) for o in t.owners], t.slots, pieces, owner, seen)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json | _json_r, _rules | st.just(fields.GENERIC), st.sampled_from([None, 1]), st.booleans(),
+       st.lists(st.integers(0, 1 << 16), max_size=12))  # fmt: skip
+@example(["ab", "a\nb", "x"], VALUES, None, True, [])
+@example({"k": "v", "w": ["x"]}, USER, None, True, [1, 4])
+def test_compiled_collect_leaves_out_what_the_reference_leaves_out(doc, rule, indent, ascii, marks) -> None:
+    """With a raw scan's marks: the same strings left out (their texts in seen, in
+    order), the same tokens, keys, pieces and owners for the rest."""
+    s = json.dumps(doc, indent=indent, ensure_ascii=ascii)
+    d = fields.loads(s)
+    hot = _hot(s, marks)
+    assert collected_cold(spanwalk.c_collect, s, d, rule, hot) == collected_cold(spanwalk.py_collect, s, d, rule, hot)
+
+
+@pytest.mark.parametrize("collect", [spanwalk.py_collect, spanwalk.c_collect], ids=["python", "compiled"])
+def test_a_string_is_left_out_only_when_it_is_read_as_it_stands_alone_and_unmarked(collect) -> None:
+    """Left out: a key and an element no mark reaches into. Kept: a marked string (a
+    mark touching its quote), one with an escape, one read with its key, JSON text."""
+    if collect is None:
+        pytest.skip(f"no compiled collect ({engine.describe()})")
+    doc = {"k": ["plain", "marked", "esc\n", "[1]"], "w": "keyed"}
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    m = s.index('"marked"')
+    hot = array("q", [m, m + 1])  # only its opening quote
+    got = collected_cold(collect, s, d, USER, hot)
+    assert got[0] == ["marked", "esc\n", "[1]", "keyed"]
+    assert got[-1] == ["k", "plain", "w"]
+
+
 def test_collect_is_chosen_once_by_the_engine() -> None:
     assert spanwalk.collect is (spanwalk.c_collect or spanwalk.py_collect)
     assert (spanwalk.c_collect is not None) == (engine.NAME == "compiled")

@@ -15,7 +15,9 @@ find() would answer from the same memo. A string the masker changed, read otherw
 every number. The compiled walk makes no Python call per string it leaves out
 (tests/base/test_fieldwalk.py: the same fields as the reference, on every document).
 
-A memo's run (rules/found.Memo: short texts the scan found nothing in, listed in the
+A memo's run, and its raw run (the texts a scan of the body's raw bytes left out of the
+masker's walk: rules/rawscan.py), are read alike. A memo's run (rules/found.Memo: short
+texts the scan found nothing in, listed in the
 order it scanned them, not entered) is read a text after the other: a text the guard
 reads is clean when it is one of the next AHEAD texts of the run, or of the BEHIND
 before them (the same object, or equal: what a look-up by key tests), and the run goes
@@ -58,12 +60,14 @@ class Clean:
     """For one walk: does memo show the scan found nothing in what the guard reads of a
     field? (A memo's run is read in order: the module's docstring.)"""
 
-    __slots__ = ("memo", "run", "at", "misses", "runset")
+    __slots__ = ("memo", "run", "at", "raw", "raw_at", "misses", "runset")
 
     def __init__(self, memo: dict) -> None:
         self.memo = memo
         self.run: list[str] | None = getattr(memo, "run", None) or None
         self.at = 0  # where in the run the next text is looked for
+        self.raw: list[str] | None = getattr(memo, "raw", None) or None  # (Memo.raw: read as the run is)
+        self.raw_at = 0
         self.misses = 0
         self.runset: set[str] | None = None
 
@@ -77,30 +81,36 @@ class Clean:
         return self.said_nothing(before + v + after)
 
     def said_nothing(self, text: str) -> bool:
-        run = self.run
-        if run is not None:
-            at = self.at
-            for j in range(at, min(at + AHEAD, len(run))):  # the texts next
-                r = run[j]
-                if r is text or r == text:
-                    self.at = j + 1
-                    return True
-            for j in range(at - 1, max(at - BEHIND, 0) - 1, -1):  # and those before them
-                r = run[j]
-                if r is text or r == text:
-                    self.at = j + 1
-                    return True
+        if self.run is not None and (j := _in_run(self.run, self.at, text)) >= 0:
+            self.at = j + 1
+            return True
+        if self.raw is not None and (j := _in_run(self.raw, self.raw_at, text)) >= 0:
+            self.raw_at = j + 1
+            return True
         got = self.memo.get(text)
         if got is NOTHING:
             return True
-        if got is not None or run is None:
+        if got is not None or (self.run is None and self.raw is None):
             return False
-        if self.runset is None:  # no entry: scanned again, or looked for in the run as a set
+        if self.runset is None:  # no entry: scanned again, or looked for in the runs as a set
             self.misses += 1
             if self.misses <= MISS_MAX:
                 return False
-            self.runset = set(run)
+            self.runset = set(self.run or ()) | set(self.raw or ())
         return text in self.runset
+
+
+def _in_run(run: list[str], at: int, text: str) -> int:
+    """Where text is among run's next AHEAD texts from at, or the BEHIND before them; -1."""
+    for j in range(at, min(at + AHEAD, len(run))):  # the texts next
+        r = run[j]
+        if r is text or r == text:
+            return j
+    for j in range(at - 1, max(at - BEHIND, 0) - 1, -1):  # and those before them
+        r = run[j]
+        if r is text or r == text:
+            return j
+    return -1
 
 
 def clean(f: Field, memo: dict) -> bool:
@@ -112,7 +122,8 @@ def clean(f: Field, memo: dict) -> bool:
 def py_first_unread(doc: object, root: Rule, memo: dict | None, visit: Callable[[Field], T | None]) -> T | None:
     """visit(f) for each field of fields.walk(doc, root) memo does not show clean
     (Clean), in document order: the first answer that is not None, or None."""
-    is_clean = Clean(memo) if memo is not None and (memo or getattr(memo, "run", None)) else None
+    runs = memo is not None and (getattr(memo, "run", None) or getattr(memo, "raw", None))
+    is_clean = Clean(memo) if memo is not None and (memo or runs) else None
     for f in walk(doc, root):
         if is_clean is None or not is_clean(f):
             got = visit(f)

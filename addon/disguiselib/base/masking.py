@@ -12,6 +12,8 @@ from typing import Any, Protocol
 import ahocorasick_rs
 
 from ..errors import MaskError
+from ..rules import rawscan
+from ..rules.found import Memo
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
@@ -111,20 +113,20 @@ def as_received(raw: bytes | Received) -> bytes | None:
 
 def mask_request_body(
     raw: bytes | Received, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
-    parsed: list | None = None, read: Callable[[], None] | None = None,
+    parsed: list | None = None, read: Callable[[], None] | None = None, disguises: Rules | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all.
-    scanned, parsed, read: see mask_body."""
+    scanned, parsed, read, disguises: see mask_body."""
     if api.request_body is not None:
         return api.request_body.mask(as_received(raw), content_type, rules)
-    return mask_body(raw, api.request_rule, rules, scanned, parsed, read)
+    return mask_body(raw, api.request_rule, rules, scanned, parsed, read, disguises)
 
 
 def mask_body(
     raw: bytes | Received, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None,
-    parsed: list | None = None, read: Callable[[], None] | None = None,
+    parsed: list | None = None, read: Callable[[], None] | None = None, disguises: Rules | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
@@ -140,18 +142,26 @@ def mask_body(
     again, as it does a text not in it). They are let go in the document too (masked_doc
     puts the new ones in), so that the old text is not held beside the new one (a 200 MB
     string: once more the body at each step after). raw a Received: its bytes are let
-    go once decoded, made again only when nothing changed (the body returned)."""
+    go once decoded, made again only when nothing changed (the body returned).
+    disguises: the rule set of the warning pass (read), whose literals a scan of the
+    body's raw bytes looks for too when it is made (rules/rawscan.py, with scanned a
+    Memo: the guard and the warning pass learn from it what it left out)."""
     if root is None:
         return as_received(raw), Session()  # type: ignore[return-value] # not released: bytes
     s, doc = _parse(raw)
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
+    hot = None
+    if type(scanned) is Memo:  # (a Received's bytes are let go: made again only if the pass is made)
+        hot = rawscan.hot(raw if isinstance(raw, bytes) else None, s, rules, disguises)
     reserved = present_placeholders(s, rules)
     trace: dict | None = {} if parsed is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
             session = Session(reserved)
-            edits, changed = mask_doc(s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False)
+            edits, changed = mask_doc(
+                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot
+            )
             clash = present_fakes(s, session) if session.fakes else frozenset()
             if not clash:
                 break
@@ -195,7 +205,10 @@ def mask_body(
 def forget_changed(scanned: dict) -> None:
     """The texts masking changed (None in scanned) taken out of it: the guard scans such
     a text again, as it does one not in it, so the old text is not kept alive through
-    the guard (a 200 MB string: once more the body)."""
+    the guard (a 200 MB string: once more the body); and the texts a raw scan left the
+    warning pass (Memo.read), which has read them by now."""
+    if type(scanned) is Memo:
+        scanned.read = None
     for text in [text for text, seen in scanned.items() if seen is None]:
         del scanned[text]
 
@@ -272,7 +285,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
 
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
-    scanned: dict | None = None, trace: dict | None = None, spliced: bool = True,
+    scanned: dict | None = None, trace: dict | None = None, spliced: bool = True, hot: array[int] | None = None,
 ) -> tuple[Any, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -290,31 +303,38 @@ def mask_doc(
     the texts masking left as they were need no second scan. trace: a dict that receives
     where each selected string is (in s and in doc) and the edits per string changed
     (masked_doc reads them). spliced False: the edits instead of the text, sorted and
-    disjoint ((start, end, replacement) in s: jsonspan.splice makes the text)."""
+    disjoint ((start, end, replacement) in s: jsonspan.splice makes the text). hot: where
+    a scan of the body's raw bytes marked s (rules/rawscan.py): the strings it shows clean
+    are left out of the walk (spanwalk.py_collect) and, with scanned a Memo, listed in
+    its `raw` for the guard, the texts the walk read in its `read` for the warning pass."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
         return (s, 0) if spliced else ([], 0)
     pieces: list[str] = []
     owner: array[int] = array("q")  # each piece's string (machine integers: a million pieces)
-    toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None)
+    seen: list[str] | None = [] if hot is not None and not every else None
+    toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None, hot, seen)
     vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
-    hot: list[int]
+    marked_t: list[int]
     memo: dict | None = None
     if every:
-        hot = list(range(len(vals)))
+        marked_t = list(range(len(vals)))
     else:
         # every text read goes to scanned: the memo holds each piece prescan did not
         # mark; a marked one is listed below, with the strings masked (None: scan it
         # again). Made there when it is empty (a million texts: not copied).
         marked, memo = rules.prescan(pieces, into=scanned if scanned is not None and not scanned else None)
-        hot = sorted({owner[k] for k in marked})
+        marked_t = sorted({owner[k] for k in marked})
         if scanned is not None and memo is not scanned:
             scanned.update(memo)
+        if seen is not None and type(scanned) is Memo:
+            scanned.raw, scanned.read = seen, pieces  # the texts left out; those the walk read
+        del seen
     fn = mask_fn(rules, session, memo)
     edits: list[tuple[int, int, str]] = []
     ranges: list[tuple[int, int]] = []  # per token changed: (token, how much longer its token grew)
-    for t in hot:
+    for t in marked_t:
         v = vals[t]
         n = len(edits)
         new = fn(v, rules_of[t], keys[t])

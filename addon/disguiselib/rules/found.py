@@ -31,21 +31,34 @@ class Memo(dict):
     elements); the leak guard, which walks the body in the same order, reads the run a
     text after the other (base/fieldwalk.Clean). Whatever else looks a text up by key
     finds no entry for a text of the run and scans it: never less safe. Only prescan
-    sets a run, once (a text is an entry or in the run, never both)."""
+    sets a run, once (a text is an entry or in the run, never both).
 
-    __slots__ = ("run",)
+    `raw`: the texts a scan of the body's raw bytes showed clean and the masker's walk
+    left out (rules/rawscan.py), in the body's order: read by the guard as the run is
+    (it may list a text the run or an entry names too). `read`, set with it: the texts
+    the walk did read (its pieces): what the disguises' warning pass reads (texts()),
+    the raw scan having looked for the disguises in the others; let go once that pass
+    has read them (masking.forget_changed, pipeline)."""
+
+    __slots__ = ("run", "raw", "read")
 
     def __init__(self) -> None:
         super().__init__()
         self.run: list[str] | None = None
+        self.raw: list[str] | None = None
+        self.read: list[str] | None = None
 
     def clear(self) -> None:
-        self.run = None
+        self.run = self.raw = self.read = None
         super().clear()
 
 
 def texts(memo: dict) -> list[str]:
-    """Every text memo speaks of: its keys, then its run (a Memo's)."""
+    """Every text memo speaks of that a rule set's scan of the body's texts has to read:
+    its keys, then its run (a Memo's); a Memo's `read` where it has one."""
+    read = getattr(memo, "read", None)
+    if read is not None:
+        return read
     run = getattr(memo, "run", None)
     return list(memo) + run if run else list(memo)
 

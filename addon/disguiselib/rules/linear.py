@@ -221,6 +221,18 @@ class Prefilter:
                     out[j] = sorted(self.match(b.encode() if type(b) is str else b, utf8=True))
         return out
 
+    @property
+    def gated(self) -> bool:
+        """Does the gate alone say where no pattern may match (a gate, nothing always
+        searched)? Then gate_finds speaks for every pattern."""
+        return self._gate is not None and not self._always
+
+    def gate_finds(self, b: bytes | memoryview) -> bool:
+        """May a pattern match in some line of b (UTF-8)? (Only where gated.)"""
+        hits: set[int] = set()
+        self._gate.scan(b, match_event_handler=_collect, context=hits, scratch=self._scratch(gate=True))  # type: ignore[union-attr]
+        return bool(hits)
+
     def _scratch(self, gate: bool = False):  # noqa: ANN202 - a hyperscan.Scratch
         name = "gate" if gate and self._gate is not self._db else "scratch"  # one database: one scratch
         scratch = getattr(self._local, name, None)

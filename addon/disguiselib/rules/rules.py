@@ -62,7 +62,7 @@ def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the co
     return m[2]
 
 
-def _automaton(cls, keys: list, total: int):
+def automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
 
@@ -109,7 +109,7 @@ class Rules:
         originals = list(self.lit_forward)
         self._lit_longest = max((len(utf8(o)) for o in originals), default=1)
         self._lit_ac = (
-            _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
+            automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
             if originals
             else None
         )
@@ -206,8 +206,8 @@ class Rules:
         if not disguises:
             return None, None
         total = sum(map(len, disguises))
-        return (_automaton(ahocorasick_rs.AhoCorasick, disguises, total),
-                _automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(d) for d in disguises], total))  # fmt: skip
+        return (automaton(ahocorasick_rs.AhoCorasick, disguises, total),
+                automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(d) for d in disguises], total))  # fmt: skip
 
     @functools.cached_property
     def _dis_ac(self):  # noqa: ANN202 - an ahocorasick_rs.AhoCorasick or None

@@ -597,6 +597,12 @@ cdef class _Walk:
     cdef object context_fn
     cdef object ctx_key
     cdef tuple ctx
+    # collect() with a raw scan: the strings it shows clean are left out (wire/spanwalk.py)
+    cdef list seen  # the texts left out, in order (None: no raw scan)
+    cdef carray.array hot  # (start, end) of each span the raw scan marked, in order
+    cdef long long *hot_p
+    cdef Py_ssize_t hot_n, hot_at
+    cdef bint esc  # the string note() is handed was written with escapes
     # the rule value_at met last, and what it asks of it (an array's elements share one)
     cdef object r_last
     cdef bint r_self
@@ -620,11 +626,32 @@ cdef class _Walk:
             self.r_string = bool(rule.string)
         return self.r_string
 
+    cdef inline bint cold(self, Py_ssize_t i, Py_ssize_t end):
+        """Does no span the raw scan marked reach into the token s[i:end]? (Tokens come
+        in order: the cursor only moves on.)"""
+        cdef Py_ssize_t h = self.hot_at
+        while h < self.hot_n and self.hot_p[2 * h + 1] <= i:
+            h += 1
+        self.hot_at = h
+        return h >= self.hot_n or self.hot_p[2 * h] >= end
+
     cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
         """One selected string, collected: its token, its key, what reading it reads
-        (no tuple made per string: the garbage collector would walk them all)."""
+        (no tuple made per string: the garbage collector would walk them all). With a
+        raw scan (seen), a string read as it is and alone (a key, or a value without
+        one), written without escapes, that no marked span reaches into is only listed
+        in seen: its text is bytes of the body the scan read (spanwalk.py_collect)."""
         cdef list pieces = self.pieces
         cdef Py_ssize_t n = len(pieces), t = len(self.vals)
+        if self.seen is not None and not self.esc:
+            if rule is _KEY:
+                if self.cold(i, end):
+                    self.cur = v
+                    self.seen.append(v)
+                    return
+            elif self.cur is None and self.cold(i, end) and self.plain.plain(v, rule):
+                self.seen.append(v)
+                return
         _push(self.spans, i)
         _push(self.spans, end)
         if self.owners is not None:
@@ -690,6 +717,7 @@ cdef class _Walk:
                 else:
                     v = s[i + 1 : k]
                 if self.collecting:
+                    self.esc = escaped
                     if self.stack:
                         f = self.stack[-1]
                         # (the slot is kept only with places: no int made an element otherwise)
@@ -747,6 +775,7 @@ cdef class _Walk:
                 f.key = key
                 if f.rule.keys and key not in f.rule.known:
                     if self.collecting:
+                        self.esc = escaped
                         self.note(key, _KEY, j, end, f.parsed, key)
                     else:
                         if self.where is not None:
@@ -787,10 +816,12 @@ def walk(str s, doc, root, fn, marks=None, where=None, at=None):
     return w.edits
 
 
-def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bint places=False):
+def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bint places=False, hot=None,
+            list seen=None):
     """spanwalk.py_collect, compiled: every string root's rules select, in bulk, with no
     Python call per string but for those plain() does not settle here (see _Walk.plain)
-    and those read otherwise than as they are (reads). owner: an array('q'), or None."""
+    and those read otherwise than as they are (reads). owner: an array('q'), or None;
+    hot and seen: see py_collect."""
     cdef _Walk w = _Walk.__new__(_Walk)
     w.t = _Text(s)
     w.s = s
@@ -815,6 +846,15 @@ def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bi
     w.context_fn = context
     w.ctx_key = None
     w.ctx = None
+    w.seen = seen
+    w.hot_n = w.hot_at = 0
+    w.esc = False
+    if seen is not None:
+        if hot is None:
+            raise TypeError("collect: seen needs the raw scan's hot spans")
+        w.hot = hot
+        w.hot_p = w.hot.data.as_longlongs
+        w.hot_n = len(w.hot) // 2
     w.run(doc, root)
     return Tokens(w.vals, w.rules, w.keys, w.spans, w.owners, w.slots)
 
@@ -830,9 +870,9 @@ cdef class _Unread:
     cdef object num, dup, number, key, field, context_fn, nothing
     cdef object ctx_key
     cdef tuple ctx
-    # the memo's run (base/fieldwalk.Clean, the reference, says how it is read)
-    cdef list run
-    cdef Py_ssize_t at, misses, ahead, behind, miss_max
+    # the memo's runs (base/fieldwalk.Clean, the reference, says how they are read)
+    cdef list run, raw
+    cdef Py_ssize_t at, raw_at, misses, ahead, behind, miss_max
     cdef object runset
 
     cdef bint clean(self, str v, object rule, object k) except -1:
@@ -851,21 +891,13 @@ cdef class _Unread:
         """memo.get(text) is NOTHING (a dict's own look-up: no method call a string), or
         text is next in the memo's run (fieldwalk.Clean.said_nothing, the reference)."""
         cdef PyObject *got
-        cdef Py_ssize_t j, end
         cdef list run = self.run
-        if run is not None:
-            end = min(self.at + self.ahead, len(run))
-            for j in range(self.at, end):
-                r = run[j]
-                if r is text or r == text:
-                    self.at = j + 1
-                    return True
-            end = max(self.at - self.behind, 0)
-            for j in range(self.at - 1, end - 1, -1):
-                r = run[j]
-                if r is text or r == text:
-                    self.at = j + 1
-                    return True
+        if run is not None and self.in_run(run, &self.at, text):
+            return True
+        if self.raw is not None and self.in_run(self.raw, &self.raw_at, text):
+            return True
+        if self.raw is not None and run is None:
+            run = self.raw
         if self.exact:
             got = PyDict_GetItem(self.memo, text)  # (a str key: nothing to swallow)
             if got != NULL and got == <PyObject *>self.nothing:
@@ -878,12 +910,31 @@ cdef class _Unread:
                 return True
             if g is not None or run is None:
                 return False
-        if self.runset is None:  # no entry: scanned again, or looked for in the run as a set
+        if self.runset is None:  # no entry: scanned again, or looked for in the runs as a set
             self.misses += 1
             if self.misses <= self.miss_max:
                 return False
-            self.runset = set(run)
+            self.runset = set(self.run or ())
+            self.runset.update(self.raw or ())
         return text in self.runset
+
+    cdef inline bint in_run(self, list run, Py_ssize_t *at, str text) except -1:
+        """Is text one of run's next texts from at, or of those just before (at moves on
+        past it)?"""
+        cdef Py_ssize_t j, end
+        end = min(at[0] + self.ahead, len(run))
+        for j in range(at[0], end):
+            r = run[j]
+            if r is text or r == text:
+                at[0] = j + 1
+                return True
+        end = max(at[0] - self.behind, 0)
+        for j in range(at[0] - 1, end - 1, -1):
+            r = run[j]
+            if r is text or r == text:
+                at[0] = j + 1
+                return True
+        return False
 
     cdef bint see(self, object f) except -1:
         """visit(f); True once it has answered (the walk stops)."""
@@ -960,7 +1011,8 @@ def first_unread(doc, root, memo, visit, kinds):
     )
     u.exact = type(u.memo) is dict or type(u.memo) is memo_type
     u.run = getattr(u.memo, "run", None) or None
-    u.at = u.misses = 0
+    u.raw = getattr(u.memo, "raw", None) or None
+    u.at = u.raw_at = u.misses = 0
     u.runset = None
     u.plain = _Plain(plain)
     u.ctx_key = None

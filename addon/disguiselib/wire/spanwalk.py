@@ -75,13 +75,22 @@ def keys_of(toks: list[tuple[str, Rule]], at: list[tuple[object, str | int, bool
 def py_collect(
     s: str, doc: object, root: Rule, pieces: list[str], reads: Reads, plain: Callable[[str, Rule], bool],
     context: Callable[[str], tuple[str, str]], owner: array[int] | None = None, places: bool = False,
+    hot: array[int] | None = None, seen: list[str] | None = None,
 ) -> Tokens:
     """Every string root's rules select in s (parsed: doc), in order (jsonspan.Tokens:
     with places, where each is in doc too); reads(value, rule, key, pieces) appends to
     pieces what reading each reads, and owner (when given: an array('q'), as the
     spans are one) gets each piece's string's index. plain and context (fields.plain,
     fields.key_context) are what the compiled collect reads the plain strings with
-    itself."""
+    itself.
+
+    seen (a list) with hot, the spans of s a scan of the body's raw bytes marked
+    (rules/rawscan.py: (start, end) after one another, in order): a string read as it
+    is and alone (a key, or a value read without its key: fields.plain), written
+    without escapes, that no marked span reaches into is left out (not a token, no
+    piece) and its text appended to seen, in order. Its text is bytes of the body as
+    they stand, between two quotes, which the scan read: what it found nothing in (the
+    leak guard reads seen as a memo's run of clean texts: rules/found.Memo.raw)."""
     vals: list[str] = []
     rules: list[Rule] = []
     where: list[tuple[int, int]] = []
@@ -94,11 +103,26 @@ def py_collect(
 
     jsonspan.walk(s, doc, root, note, where=where, at=at)
     keys = keys_of(list(zip(vals, rules, strict=True)), at)
+    kept: list[int] = []
+    h = 0
     for t, v in enumerate(vals):
+        if seen is not None:
+            assert hot is not None
+            i, end = where[t]
+            while h < len(hot) and hot[h + 1] <= i:
+                h += 2
+            cold = h >= len(hot) or hot[h] >= end
+            if cold and (rules[t] is KEY or (keys[t] is None and plain(v, rules[t]))) and "\\" not in s[i:end]:
+                seen.append(v)
+                continue
         n = len(pieces)
         reads(v, rules[t], keys[t], pieces)
         if owner is not None:
-            owner.extend([t] * (len(pieces) - n))
+            owner.extend([len(kept)] * (len(pieces) - n))
+        kept.append(t)
+    if seen is not None:
+        vals, rules, keys = [vals[t] for t in kept], [rules[t] for t in kept], [keys[t] for t in kept]
+        where, at = [where[t] for t in kept], [at[t] for t in kept]
     spans = array("q", [x for ie in where for x in ie])
     if not places:
         return Tokens(vals, rules, keys, spans, None, None)

@@ -1,0 +1,214 @@
+"""rules/rawscan.py: one pass of each engine over a body's raw bytes, and the strings the
+walk then leaves out. Whatever the body, masking with the pass gives the bytes, the
+session, the refusal and the warning masking without it gives, and every text the pass
+hands the leak guard as clean (the memo's run) is one in which the rules find nothing."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import random
+from array import array
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from disguiselib import leakguard, pipeline
+from disguiselib.apis import registry
+from disguiselib.config import build_config
+from disguiselib.rules import rawscan
+from disguiselib.rules.found import Memo
+
+# Literals that begin with common letters, one holding a quote and a comma (it matches
+# across strings in the raw bytes, never in one), one not ASCII; a pattern anchored on
+# the whole text (the gate reads each string as a line: a quote is a line break).
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+  Bluebird: Kestrel
+  'x", "y': XY
+  Ünïcode Ltd: Other Ltd
+  om: QZ
+patterns:
+  - name: ACCT
+    regex: '^ACCT-[0-9]{4}$'
+"""
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory):
+    d = tmp_path_factory.mktemp("m")
+    (d / "m.yaml").write_text(MAPPING)
+    return build_config([str(d / "m.yaml")], True, [])
+
+
+# every reading a string can have: plain, an original inside or alone, a disguise, the
+# anchored pattern alone and not, an e-mail, a card number, URLs percent-coded, base64
+# and data: URLs of an original, JSON text, text that begins like JSON, non-ASCII
+_WORDS = [
+    "plain", "Acme Corp", "we met Acme Corp today", "Acme", " Corp", "Bluebird", "Zenith Labs", "Kestrel",
+    "ACCT-1234", "x ACCT-1234", "ACCT-12345", "bob@corp.example.com", "4111111111111111", "x", "y", "om", "room",
+    "https://h.example/?q=Acme%20Corp", "https://h.example/?q=Acme+Corp", "Acme%20Corp",
+    base64.b64encode(b"Acme Corp wrote this").decode(), "data:text/plain;base64," + base64.b64encode(b"Acme Corp").decode(),
+    '{"k": "Acme Corp"}', "[1, 2]", "{not json", "Ünïcode Ltd", "naïve café", "😀", "password", "sk-ant-api03-" + "A" * 93,
+    "", " ", "a\nb", 'say "x", "y"', "\\", "Acme\u2028Corp", "api_key", "token", "hunter2!Xyz9q", "a8f3k2l9d8s7f6g5h4j3",
+]  # fmt: skip
+_word = st.sampled_from(_WORDS) | st.text(st.sampled_from('AcmeCorp omxy"\\é-@.'), max_size=10)
+_json = st.recursive(
+    st.one_of(_word, st.integers(-5, 5), st.sampled_from([4111111111111111, 1.5, None, True])),
+    lambda c: st.one_of(st.lists(c, max_size=6), st.dictionaries(_word, c, max_size=4)),
+    max_leaves=30,
+)
+
+
+def _spell(doc: object, rnd: random.Random) -> str:
+    """doc as JSON text, each string spelled one of several ways: as json.dumps writes
+    it (ASCII or not), or with some of its characters \\u-escaped."""
+    if isinstance(doc, dict):
+        return (
+            "{"
+            + ",".join(_spell(k, rnd) + rnd.choice([":", ": ", " : "]) + _spell(v, rnd) for k, v in doc.items())
+            + "}"
+        )
+    if isinstance(doc, list):
+        return "[" + rnd.choice([",", ", ", ",\n  "]).join(_spell(x, rnd) for x in doc) + "]"
+    if isinstance(doc, str):
+        how = rnd.randrange(4)
+        if how == 3 and doc:
+            k = rnd.randrange(len(doc))
+            return json.dumps(doc[:k])[:-1] + "".join(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else ch for ch in doc[k : k + 1]) + json.dumps(doc[k + 1 :])[1:]  # fmt: skip
+        return json.dumps(doc, ensure_ascii=how == 2)
+    return json.dumps(doc)
+
+
+def _body(doc: object, seed: int) -> bytes:
+    rnd = random.Random(seed)
+    tool = '{"type": "tool_use", "id": "t1", "name": "f", "input": {"items": ' + _spell(doc, rnd) + "}}"
+    return (
+        '{"model": "m", "max_tokens": 5, "system": ' + _spell(rnd.choice(_WORDS), rnd) + ', "messages": ['
+        '{"role": "user", "content": "hi"}, {"role": "assistant", "content": [' + tool + "]}]}"
+    ).encode()
+
+
+def _always(monkeypatch) -> None:
+    """The pass made on any body, however small (the thresholds that choose it: off)."""
+    monkeypatch.setattr(rawscan, "STRINGS_MIN", 1)
+    monkeypatch.setattr(rawscan, "BYTES_PER_STRING", 1 << 40)
+    monkeypatch.setattr(rawscan, "MATCHES_PER_STRING", 0)
+    monkeypatch.setattr(rawscan, "GATE_BUDGET", 1 << 20)
+
+
+def _verdict(cfg, body: bytes, caplog) -> tuple:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="disguise"):
+        v = pipeline.mask_request(
+            registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", [("content-type", "application/json")]
+        )
+    warned = [r.getMessage() for r in caplog.records]
+    if isinstance(v, pipeline.Masked):
+        return ("masked", v.body, v.session.placeholders, warned)
+    return (type(v).__name__, getattr(v, "reason", None), warned)
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(_json, st.integers(0, 1 << 30))
+@example(["Acme", " Corp", "x", "y"], 0)
+@example(["ACCT-1234", "x ACCT-1234"], 0)
+@example({"Bluebird": ["plain"], "k": "Acme Corp"}, 0)
+@example({"password": "hunter2!Xyz9q", "api_key": "a8f3k2l9d8s7f6g5h4j3"}, 0)
+@example([base64.b64encode(b"Acme Corp wrote this").decode(), "Ünïcode Ltd", "om"], 1)
+def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplog, doc, seed) -> None:
+    body = _body(doc, seed)
+    with monkeypatch.context() as m:
+        m.setattr(rawscan, "hot", lambda *a, **k: None)
+        want = _verdict(cfg, body, caplog)
+    runs: list[list[str]] = []
+    real = leakguard.scan_request
+
+    def spy(*a, **k):
+        memo = a[6] if len(a) > 6 else k.get("memo")
+        if type(memo) is Memo and memo.raw is not None:
+            runs.append(list(memo.raw))
+        return real(*a, **k)
+
+    with monkeypatch.context() as m:
+        _always(m)
+        m.setattr(leakguard, "scan_request", spy)
+        got = _verdict(cfg, body, caplog)
+    assert got == want
+    for run in runs:  # what the guard is told is clean is clean
+        assert [t for t in run if cfg.rules.find(t)] == []
+
+
+def test_the_pass_leaves_out_the_strings_of_a_long_array(cfg, monkeypatch) -> None:
+    """A tool input of many short elements, a few of them originals (an e-mail, a
+    literal, the anchored pattern): the pass is made at the shipped thresholds, the
+    marked elements are masked and no other is handed to the scan of pieces."""
+    items = [f"v{i:x}q" for i in range(20_000)]
+    items[5_000], items[12_000], items[15_000] = "bob@corp.example.com", "Acme Corp", "ACCT-1234"
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}, {
+        "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"items": items}}]}]}).encode()  # fmt: skip
+    scanned: list[int] = []
+    real = cfg.rules.prescan
+
+    def prescan(pieces, *a, **k):
+        scanned.append(len(pieces))
+        return real(pieces, *a, **k)
+
+    hot = rawscan.hot(body, body.decode(), cfg.rules, cfg.disguises)
+    assert hot is not None and 3 <= len(hot) // 2 < 100
+    monkeypatch.setattr(cfg.rules, "prescan", prescan)
+    m = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", []).unwrap()
+    out = json.loads(m.body)["messages"][1]["content"][0]["input"]["items"]
+    assert (out[5_000], out[12_000], out[15_000]) == ("[EMAIL_1]", "Zenith Labs", "[ACCT_1]")
+    assert out[:5_000] == items[:5_000]
+    assert scanned and scanned[0] < 2_000  # the marked regions' strings, not 20,000
+
+
+def test_the_pass_is_not_made_on_a_body_of_few_long_strings(cfg) -> None:
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "word " * 100_000}]}).encode()
+    assert rawscan.hot(body, body.decode(), cfg.rules, cfg.disguises) is None
+    # nor on one string of JSON text, however many short strings it holds (escaped quotes)
+    text = json.dumps([f"v{i}" for i in range(50_000)])
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+    assert rawscan.hot(body, body.decode(), cfg.rules, cfg.disguises) is None
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": json.loads(text)}]}).encode()
+    assert rawscan._strings(body.decode()) > 40_000
+
+
+def test_the_gate_is_narrowed_down_to_whole_lines(cfg) -> None:
+    """rawscan.regions: every line holding a match is in a region, each region is cut at
+    a quote, a body of clean lines gives none; too many blocks where the gate finds
+    something, or a narrowing over its budget, give None."""
+    pf = cfg.rules._prefilter
+    lines = [f"v{i}" for i in range(4_000)]
+    lines[1_234] = "ACCT-1234"
+
+    def regions(lines: list[str], budget: int = 1 << 30) -> list | None:
+        raw = ('"' + '","'.join(lines) + '"').encode()
+        return rawscan.regions(pf, raw.translate(bytes.maketrans(b'"', b"\n")), raw, budget)
+
+    raw = ('"' + '","'.join(lines) + '"').encode()
+    got = regions(lines)
+    at = raw.index(b"ACCT-1234")
+    assert got and any(a <= at and at + 9 <= e for a, e in got)
+    assert all(a == 0 or raw[a - 1 : a] == b'"' for a, _ in got)
+    assert sum(e - a for a, e in got) <= 2 * rawscan.REGION_MIN
+    assert regions(lines[:1_000]) == []
+    assert regions(lines, len(raw)) is None  # over budget
+    assert regions(["ACCT-1234" if i % 50 == 0 else x for i, x in enumerate(lines)]) is None  # everywhere
+
+
+def test_hot_spans_are_characters_of_the_text(cfg, monkeypatch) -> None:
+    """In a body that is not ASCII the spans are read in characters, as the walk reads s."""
+    _always(monkeypatch)
+    s = json.dumps(["é" * 10, "Acme Corp", "ü"], ensure_ascii=False)
+    hot = rawscan.hot(s.encode(), s, cfg.rules, None)
+    assert hot is not None
+    at = s.index("Acme Corp")
+    assert list(hot) == [at, at + 9] or any(hot[i] <= at and at + 9 <= hot[i + 1] for i in range(0, len(hot), 2))
+    assert isinstance(hot, array)
