@@ -10,7 +10,7 @@ over the body as it stands: the literals' automaton and the disguises' (every ma
 leftmost-longest: a match inside a string is found, or a match overlapping it is, so
 the string is marked either way), and the patterns' gate over the body with each quote
 a line break (each such string is then one line of it, as match_many joins texts;
-Prefilter.regions narrows down where the gate finds something). What they mark is
+regions() narrows down where the gate finds something). What they mark is
 `hot`: spans of the body's text. The walk (wire/spanwalk.py, collect) leaves out every
 string read as it is and alone, written without escapes, that no span of hot reaches
 into: nothing can be found in it. The others are read and scanned as before.
@@ -29,9 +29,7 @@ from typing import Any
 import ahocorasick_rs
 
 from ..wire.text import char_offsets, utf8
-from .rules import automaton
-
-Rules = Any  # rules.Rules (which this module does not import)
+from .rules import Rules, automaton
 
 # The body must hold at least this many strings, at most this many bytes a string on
 # average (measured on a sample of it), for the pass to be made.
@@ -123,7 +121,7 @@ def _literals(rules: Rules, disguises: Rules | None):  # noqa: ANN202 - a BytesA
     either inside a string is found or overlapped by one found), built when first asked
     and kept on rules for that disguises' set (a rule set is never changed: a reload
     builds new ones; two threads asking at once build it twice, harmlessly)."""
-    got = getattr(rules, "_raw_literals", None)
+    got = rules._raw_literals
     if got is not None and got[0] is disguises:
         return got[1]
     keys = list(rules.lit_forward) + (list(disguises.lit_forward) if disguises is not None else [])
