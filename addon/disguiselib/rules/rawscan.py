@@ -38,8 +38,9 @@ BYTES_PER_STRING = 48
 # The sample: this many slices of this many bytes, spread over the body.
 SAMPLES, SAMPLE_BYTES = 16, 4096
 # regions: the blocks it scans first, at most this large; a range where the gate finds
-# something is not cut below this size.
-REGION_BLOCK, REGION_MIN = 1 << 16, 512
+# something is not cut below this size; no pass where the gate finds something in more
+# than 1/REGION_DENSE of the body's blocks.
+REGION_BLOCK, REGION_MIN, REGION_DENSE = 1 << 16, 512, 4
 # Narrowing down where the gate finds something scans at most this many times the body;
 # the literals' matches are at most one for this many strings (more: no pass).
 GATE_BUDGET = 3
@@ -91,7 +92,7 @@ def regions(pf: Any, b: bytes, cuts: bytes, budget: int) -> list[tuple[int, int]
             todo.append((a, e))
         a = e
     budget -= n
-    if 4 * sum(e - a for a, e in todo) > n:
+    if REGION_DENSE * sum(e - a for a, e in todo) > n:
         return None
     out: list[tuple[int, int]] = []
     todo.reverse()
