@@ -129,6 +129,13 @@ def _verdict(cfg, body: bytes, caplog) -> tuple:
 @example(["plain", "Zenith Labs", "x"], 0, 512)  # a disguise the client typed: the warning
 @example(["plain"] * 20 + ["ACCT-1234"] + ["x"] * 20 + ["Acme Corp"] + ["y"] * 20, 0, 1)
 @example(["v" * 8 for _ in range(30)] + ["ACCT-1234", "Bluebird"] + ["w" * 8 for _ in range(30)], 0, 2)
+# a literal's span inside the gate's region (merged, not shrunk); the anchored pattern
+# where a region is cut, again and again (each half scanned whole, to its line break)
+@example(["Acme Corp", "bob@corp.example.com"], 0, 512)
+@example(["x", "Acme Corp", "y", "bob@corp.example.com", "Bluebird", "z", "ACCT-1234"], 0, 512)
+@example(["ACCT-1234" if i % 3 == 0 else "xx" for i in range(60)], 0, 16)
+@example(["ACCT-1234" if i % 4 == 1 else "x" for i in range(80)], 3, 5)
+@example(["ACCT-1234" if i % 5 == 2 else "xyz" for i in range(100)], 5, 2)
 def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplog, doc, seed, region) -> None:
     """region: the gate's regions narrowed down to so many bytes (a few: each string
     marked alone, a literal's span inside or beside a region's, merged)."""
@@ -262,3 +269,18 @@ def test_a_rule_set_of_patterns_alone_marks_what_its_gate_finds(tmp_path, monkey
     at = s.index("ACCT-1234")
     assert hot is not None and len(hot) == 2 and hot[0] <= at and at + 9 <= hot[1] and hot[1] - hot[0] < 20
     assert rawscan.hot(None, s, only.rules, only.rules) is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 20)), max_size=12))
+@example([(0, 10), (2, 3)])  # nested
+@example([(0, 5), (10, 90), (20, 30)])  # nested in a later one
+@example([(0, 5), (10, 20), (15, 40)])  # overlapping a later one
+@example([(0, 5), (5, 9), (30, 31)])  # touching
+def test_the_marks_are_merged_into_their_union(spans: list) -> None:
+    """rawscan.merged: disjoint, in order, covering exactly what the spans cover."""
+    spans = [(a, a + w) for a, w in spans]
+    flat = rawscan.merged(list(spans))
+    pairs = list(zip(flat[::2], flat[1::2], strict=True))
+    assert all(a < e for a, e in pairs) and all(e0 < a1 for (_, e0), (a1, _) in zip(pairs, pairs[1:]))
+    covered = {x for a, e in spans for x in range(a, e)}
+    assert {x for a, e in pairs for x in range(a, e)} == covered

@@ -132,6 +132,20 @@ def _literals(rules: Rules, disguises: Rules | None):  # noqa: ANN202 - a BytesA
     return ac
 
 
+def merged(spans: list[tuple[int, int]]) -> list[int]:
+    """spans (start, end) as their union: disjoint, in order, (start, end) after one
+    another in one list."""
+    spans.sort()
+    flat: list[int] = []
+    for a, e in spans:
+        if flat and a <= flat[-1]:
+            if e > flat[-1]:
+                flat[-1] = e
+        else:
+            flat += (a, e)
+    return flat
+
+
 def hot(raw: bytes | None, s: str, rules: Rules, disguises: Rules | None = None) -> array[int] | None:
     """The spans of s (raw decoded, exactly; raw None: s encoded when the pass is made)
     in which rules (and disguises, the warning pass's literals) may find something,
@@ -158,14 +172,7 @@ def hot(raw: bytes | None, s: str, rules: Rules, disguises: Rules | None = None)
         if len(found) * MATCHES_PER_STRING > strings:
             return None  # literals nearly everywhere: the strings are read as before
         spans.extend([(m[1], m[2]) for m in found])
-    spans.sort()
-    flat: list[int] = []
-    for a, e in spans:
-        if flat and a <= flat[-1]:
-            if e > flat[-1]:
-                flat[-1] = e
-        else:
-            flat += (a, e)
+    flat = merged(spans)
     if len(s) != len(raw) and flat:
         flat = char_offsets(raw, flat)
     return array("q", flat)
