@@ -738,6 +738,29 @@ def test_compressed_request_body_is_masked(proxy: Proxy, enc: str) -> None:
     assert json.loads(data)["content"][1]["text"].startswith(f"Acme Corp mailed {BOB} and {ALICE};")
 
 
+def test_a_tool_input_of_many_short_elements_is_masked_where_its_originals_are(proxy: Proxy) -> None:
+    """A tool input of 30,000 short elements, three of them holding originals: the body
+    the raw pass reads (each engine once over its bytes; the elements nothing can be
+    found in are left out of the walk, and the guard takes them as clean from its run).
+    Upstream gets the client's bytes with those three elements masked, nothing else."""
+    proxy.upstream.on(JSON_SCN, json_handler)
+    ids = [f"{i:06x}" for i in range(30_000)]
+    ids[1_000], ids[17_000], ids[29_999] = BOB, "Acme Corp", f"mail {ALICE}"
+    sent: list[bytes] = []
+    tid = "toolu_01" + "A" * 22
+    with sdk(proxy, on_request=lambda r: sent.append(r.content)) as client:
+        msg = client.messages.create(model=JSON_SCN, max_tokens=100, messages=[
+            {"role": "user", "content": "list them"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": "ids", "input": {"ids": ids}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "done"}]}])  # fmt: skip
+    rec = proxy.upstream.for_model(JSON_SCN)[-1]
+    want = sent[-1].decode().replace(BOB, "[EMAIL_1]").replace("Acme Corp", "Zenith Labs").replace(ALICE, "[EMAIL_2]")
+    assert rec.body == want.encode()
+    got = json.loads(rec.body)["messages"][1]["content"][0]["input"]["ids"]
+    assert (got[1_000], got[17_000], got[29_999]) == ("[EMAIL_1]", "Zenith Labs", "mail [EMAIL_2]")
+    assert msg.content[1].text.startswith(f"Acme Corp mailed {ALICE} and {BOB};")
+
+
 def test_other_anthropic_routes_are_masked(proxy: Proxy) -> None:
     """count_tokens, batches, the beta client and an API mounted under a path prefix."""
     content = f"Acme Corp asks for {BOB}"

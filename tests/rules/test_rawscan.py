@@ -92,12 +92,17 @@ def _body(doc: object, seed: int) -> bytes:
     ).encode()
 
 
-def _always(monkeypatch) -> None:
-    """The pass made on any body, however small (the thresholds that choose it: off)."""
+def _always(monkeypatch, region: int = rawscan.REGION_MIN) -> None:
+    """The pass made on any body, however small (the thresholds that choose it: off),
+    the gate's regions narrowed down to region bytes (a few: a small body's strings are
+    then marked one by one, as a large body's are by the shipped size)."""
     monkeypatch.setattr(rawscan, "STRINGS_MIN", 1)
     monkeypatch.setattr(rawscan, "BYTES_PER_STRING", 1 << 40)
     monkeypatch.setattr(rawscan, "MATCHES_PER_STRING", 0)
     monkeypatch.setattr(rawscan, "GATE_BUDGET", 1 << 20)
+    monkeypatch.setattr(rawscan, "REGION_DENSE", 0)
+    monkeypatch.setattr(rawscan, "REGION_MIN", region)
+    monkeypatch.setattr(rawscan, "REGION_BLOCK", 8 * region)
 
 
 def _verdict(cfg, body: bytes, caplog) -> tuple:
@@ -115,13 +120,25 @@ def _verdict(cfg, body: bytes, caplog) -> tuple:
 @settings(
     max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
-@given(_json, st.integers(0, 1 << 30))
-@example(["Acme", " Corp", "x", "y"], 0)
-@example(["ACCT-1234", "x ACCT-1234"], 0)
-@example({"Bluebird": ["plain"], "k": "Acme Corp"}, 0)
-@example({"password": "hunter2!Xyz9q", "api_key": "a8f3k2l9d8s7f6g5h4j3"}, 0)
-@example([base64.b64encode(b"Acme Corp wrote this").decode(), "Ünïcode Ltd", "om"], 1)
-def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplog, doc, seed) -> None:
+@given(_json, st.integers(0, 1 << 30), st.sampled_from([1, 2, 5, 16, 512]))
+@example(["Acme", " Corp", "x", "y"], 0, 512)
+@example(["ACCT-1234", "x ACCT-1234"], 0, 512)
+@example({"Bluebird": ["plain"], "k": "Acme Corp"}, 0, 512)
+@example({"password": "hunter2!Xyz9q", "api_key": "a8f3k2l9d8s7f6g5h4j3"}, 0, 512)
+@example([base64.b64encode(b"Acme Corp wrote this").decode(), "Ünïcode Ltd", "om"], 1, 512)
+@example(["plain", "Zenith Labs", "x"], 0, 512)  # a disguise the client typed: the warning
+@example(["plain"] * 20 + ["ACCT-1234"] + ["x"] * 20 + ["Acme Corp"] + ["y"] * 20, 0, 1)
+@example(["v" * 8 for _ in range(30)] + ["ACCT-1234", "Bluebird"] + ["w" * 8 for _ in range(30)], 0, 2)
+# a literal's span inside the gate's region (merged, not shrunk); the anchored pattern
+# where a region is cut, again and again (each half scanned whole, to its line break)
+@example(["Acme Corp", "bob@corp.example.com"], 0, 512)
+@example(["x", "Acme Corp", "y", "bob@corp.example.com", "Bluebird", "z", "ACCT-1234"], 0, 512)
+@example(["ACCT-1234" if i % 3 == 0 else "xx" for i in range(60)], 0, 16)
+@example(["ACCT-1234" if i % 4 == 1 else "x" for i in range(80)], 3, 5)
+@example(["ACCT-1234" if i % 5 == 2 else "xyz" for i in range(100)], 5, 2)
+def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplog, doc, seed, region) -> None:
+    """region: the gate's regions narrowed down to so many bytes (a few: each string
+    marked alone, a literal's span inside or beside a region's, merged)."""
     body = _body(doc, seed)
     with monkeypatch.context() as m:
         m.setattr(rawscan, "hot", lambda *a, **k: None)
@@ -136,7 +153,7 @@ def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplo
         return real(*a, **k)
 
     with monkeypatch.context() as m:
-        _always(m)
+        _always(m, region)
         m.setattr(leakguard, "scan_request", spy)
         got = _verdict(cfg, body, caplog)
     assert got == want
@@ -212,3 +229,58 @@ def test_hot_spans_are_characters_of_the_text(cfg, monkeypatch) -> None:
     at = s.index("Acme Corp")
     assert list(hot) == [at, at + 9] or any(hot[i] <= at and at + 9 <= hot[i + 1] for i in range(0, len(hot), 2))
     assert isinstance(hot, array)
+
+
+def test_the_strings_of_a_body_are_counted_from_a_sample() -> None:
+    """_strings: the sample's unescaped quotes stand for the whole body's strings (within
+    a tenth), a body below the thresholds is 0, and JSON text's quotes are not strings."""
+    for n, width in ((10_000, 6), (100_000, 9), (50_000, 40)):
+        s = json.dumps([f"{i:0{width}d}" for i in range(n)])
+        assert abs(rawscan._strings(s) - n) <= n // 10
+    assert rawscan._strings(json.dumps([f"{i:02d}" for i in range(rawscan.STRINGS_MIN - 200)])) == 0  # too few
+    assert rawscan._strings(json.dumps(["x" * 60 for _ in range(20_000)])) == 0  # too long on average
+    assert rawscan._strings('"' * (2 * rawscan.STRINGS_MIN - 1)) == 0  # too short to be sampled
+    assert rawscan._strings(json.dumps([json.dumps(["x"] * 10_000)])) == 0  # one string of JSON text
+
+
+def test_the_joint_automaton_is_kept_for_its_disguises_set(cfg, monkeypatch) -> None:
+    """The automaton of the literals and the disguises is built once for a rule set and
+    its disguises' set; asked with another set (or none) it is built again, for that one."""
+    _always(monkeypatch)
+    s = json.dumps(["plain", "Zenith Labs", "x"])
+    at = s.index("Zenith Labs")
+    assert list(rawscan.hot(s.encode(), s, cfg.rules, None)) == []
+    marked = rawscan.hot(s.encode(), s, cfg.rules, cfg.disguises)
+    assert list(marked) == [at, at + len("Zenith Labs")]
+    first = cfg.rules._raw_literals
+    assert list(rawscan.hot(s.encode(), s, cfg.rules, cfg.disguises)) == list(marked)
+    assert cfg.rules._raw_literals is first  # kept
+    assert list(rawscan.hot(s.encode(), s, cfg.rules, None)) == []
+
+
+def test_a_rule_set_of_patterns_alone_marks_what_its_gate_finds(tmp_path, monkeypatch) -> None:
+    """No literals, no disguises' set: the gate alone marks (no automaton); a disguises'
+    set with patterns of its own: no pass (the warning pass reads every text)."""
+    (tmp_path / "p.yaml").write_text("patterns:\n  - name: ACCT\n    regex: '^ACCT-[0-9]{4}$'\n")
+    only = build_config([str(tmp_path / "p.yaml")], False, [])
+    _always(monkeypatch, 2)
+    s = json.dumps(["plain", "ACCT-1234", "x"])
+    hot = rawscan.hot(None, s, only.rules, only.disguises)
+    at = s.index("ACCT-1234")
+    assert hot is not None and len(hot) == 2 and hot[0] <= at and at + 9 <= hot[1] and hot[1] - hot[0] < 20
+    assert rawscan.hot(None, s, only.rules, only.rules) is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 20)), max_size=12))
+@example([(0, 10), (2, 3)])  # nested
+@example([(0, 5), (10, 90), (20, 30)])  # nested in a later one
+@example([(0, 5), (10, 20), (15, 40)])  # overlapping a later one
+@example([(0, 5), (5, 9), (30, 31)])  # touching
+def test_the_marks_are_merged_into_their_union(spans: list) -> None:
+    """rawscan.merged: disjoint, in order, covering exactly what the spans cover."""
+    spans = [(a, a + w) for a, w in spans]
+    flat = rawscan.merged(list(spans))
+    pairs = list(zip(flat[::2], flat[1::2], strict=True))
+    assert all(a < e for a, e in pairs) and all(e0 < a1 for (_, e0), (a1, _) in zip(pairs, pairs[1:]))
+    covered = {x for a, e in spans for x in range(a, e)}
+    assert {x for a, e in pairs for x in range(a, e)} == covered

@@ -10,7 +10,7 @@ over the body as it stands: the literals' automaton and the disguises' (every ma
 leftmost-longest: a match inside a string is found, or a match overlapping it is, so
 the string is marked either way), and the patterns' gate over the body with each quote
 a line break (each such string is then one line of it, as match_many joins texts;
-Prefilter.regions narrows down where the gate finds something). What they mark is
+regions() narrows down where the gate finds something). What they mark is
 `hot`: spans of the body's text. The walk (wire/spanwalk.py, collect) leaves out every
 string read as it is and alone, written without escapes, that no span of hot reaches
 into: nothing can be found in it. The others are read and scanned as before.
@@ -29,9 +29,7 @@ from typing import Any
 import ahocorasick_rs
 
 from ..wire.text import char_offsets, utf8
-from .rules import automaton
-
-Rules = Any  # rules.Rules (which this module does not import)
+from .rules import Rules, automaton
 
 # The body must hold at least this many strings, at most this many bytes a string on
 # average (measured on a sample of it), for the pass to be made.
@@ -40,8 +38,9 @@ BYTES_PER_STRING = 48
 # The sample: this many slices of this many bytes, spread over the body.
 SAMPLES, SAMPLE_BYTES = 16, 4096
 # regions: the blocks it scans first, at most this large; a range where the gate finds
-# something is not cut below this size.
-REGION_BLOCK, REGION_MIN = 1 << 16, 512
+# something is not cut below this size; no pass where the gate finds something in more
+# than 1/REGION_DENSE of the body's blocks.
+REGION_BLOCK, REGION_MIN, REGION_DENSE = 1 << 16, 512, 4
 # Narrowing down where the gate finds something scans at most this many times the body;
 # the literals' matches are at most one for this many strings (more: no pass).
 GATE_BUDGET = 3
@@ -93,7 +92,7 @@ def regions(pf: Any, b: bytes, cuts: bytes, budget: int) -> list[tuple[int, int]
             todo.append((a, e))
         a = e
     budget -= n
-    if 4 * sum(e - a for a, e in todo) > n:
+    if REGION_DENSE * sum(e - a for a, e in todo) > n:
         return None
     out: list[tuple[int, int]] = []
     todo.reverse()
@@ -123,7 +122,7 @@ def _literals(rules: Rules, disguises: Rules | None):  # noqa: ANN202 - a BytesA
     either inside a string is found or overlapped by one found), built when first asked
     and kept on rules for that disguises' set (a rule set is never changed: a reload
     builds new ones; two threads asking at once build it twice, harmlessly)."""
-    got = getattr(rules, "_raw_literals", None)
+    got = rules._raw_literals
     if got is not None and got[0] is disguises:
         return got[1]
     keys = list(rules.lit_forward) + (list(disguises.lit_forward) if disguises is not None else [])
@@ -131,6 +130,20 @@ def _literals(rules: Rules, disguises: Rules | None):  # noqa: ANN202 - a BytesA
                    sum(map(len, keys))) if keys else None  # fmt: skip
     rules._raw_literals = (disguises, ac)
     return ac
+
+
+def merged(spans: list[tuple[int, int]]) -> list[int]:
+    """spans (start, end) as their union: disjoint, in order, (start, end) after one
+    another in one list."""
+    spans.sort()
+    flat: list[int] = []
+    for a, e in spans:
+        if flat and a <= flat[-1]:
+            if e > flat[-1]:
+                flat[-1] = e
+        else:
+            flat += (a, e)
+    return flat
 
 
 def hot(raw: bytes | None, s: str, rules: Rules, disguises: Rules | None = None) -> array[int] | None:
@@ -159,14 +172,7 @@ def hot(raw: bytes | None, s: str, rules: Rules, disguises: Rules | None = None)
         if len(found) * MATCHES_PER_STRING > strings:
             return None  # literals nearly everywhere: the strings are read as before
         spans.extend([(m[1], m[2]) for m in found])
-    spans.sort()
-    flat: list[int] = []
-    for a, e in spans:
-        if flat and a <= flat[-1]:
-            if e > flat[-1]:
-                flat[-1] = e
-        else:
-            flat += (a, e)
+    flat = merged(spans)
     if len(s) != len(raw) and flat:
         flat = char_offsets(raw, flat)
     return array("q", flat)

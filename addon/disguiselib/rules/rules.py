@@ -113,6 +113,9 @@ class Rules:
             if originals
             else None
         )
+        # rawscan's one automaton of these literals and a disguises' set's, with that set
+        # (built when a body first needs it)
+        self._raw_literals: tuple[Rules | None, object] | None = None
         pats = []
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
