@@ -101,8 +101,10 @@ def _always(monkeypatch, region: int = rawscan.REGION_MIN) -> None:
     monkeypatch.setattr(rawscan, "MATCHES_PER_STRING", 0)
     monkeypatch.setattr(rawscan, "GATE_BUDGET", 1 << 20)
     monkeypatch.setattr(rawscan, "REGION_DENSE", 0)
-    monkeypatch.setattr(rawscan, "REGION_MIN", region)
-    monkeypatch.setattr(rawscan, "REGION_BLOCK", 8 * region)
+    monkeypatch.setattr(rawscan, "REGION_MIN", max(region, 1))
+    monkeypatch.setattr(rawscan, "REGION_BLOCK", 8 * max(region, 1))
+    if region == 0:  # the gate's every match end instead (where its ranges would be everywhere)
+        monkeypatch.setattr(rawscan, "regions", lambda *a: None)
 
 
 def _verdict(cfg, body: bytes, caplog) -> tuple:
@@ -120,7 +122,8 @@ def _verdict(cfg, body: bytes, caplog) -> tuple:
 @settings(
     max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
-@given(_json, st.integers(0, 1 << 30), st.sampled_from([1, 2, 5, 16, 512]))
+@given(_json, st.integers(0, 1 << 30), st.sampled_from([0, 1, 2, 5, 16, 512]))
+@example(["ACCT-1234", "x", "bob@corp.example.com", "Acme Corp"], 0, 0)
 @example(["Acme", " Corp", "x", "y"], 0, 512)
 @example(["ACCT-1234", "x ACCT-1234"], 0, 512)
 @example({"Bluebird": ["plain"], "k": "Acme Corp"}, 0, 512)
@@ -138,7 +141,8 @@ def _verdict(cfg, body: bytes, caplog) -> tuple:
 @example(["ACCT-1234" if i % 5 == 2 else "xyz" for i in range(100)], 5, 2)
 def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplog, doc, seed, region) -> None:
     """region: the gate's regions narrowed down to so many bytes (a few: each string
-    marked alone, a literal's span inside or beside a region's, merged)."""
+    marked alone, a literal's span inside or beside a region's, merged); 0: the end of
+    each match the gate may make marks its string (Prefilter.gate_ends)."""
     body = _body(doc, seed)
     with monkeypatch.context() as m:
         m.setattr(rawscan, "hot", lambda *a, **k: None)
@@ -284,3 +288,32 @@ def test_the_marks_are_merged_into_their_union(spans: list) -> None:
     assert all(a < e for a, e in pairs) and all(e0 < a1 for (_, e0), (a1, _) in zip(pairs, pairs[1:]))
     covered = {x for a, e in spans for x in range(a, e)}
     assert {x for a, e in pairs for x in range(a, e)} == covered
+
+
+def test_ids_a_pattern_may_match_everywhere_are_marked_one_by_one(cfg, monkeypatch) -> None:
+    """A tool input of hex ids, the all-digit ones (about 5 %) a phone number's prefilter
+    may match: the gate finds something in every block, so where each match ends marks
+    its id; masking reads those ids alone, and gives what it gives without the pass."""
+    rng = random.Random(7)
+    ids = [f"{rng.getrandbits(24):06x}" for _ in range(20_000)]
+    ids[777] = "bob@corp.example.com"
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}, {
+        "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"ids": ids}}]}]}).encode()  # fmt: skip
+    s = body.decode()
+    assert rawscan.regions(cfg.rules._prefilter, body.translate(bytes.maketrans(b'"', b"\n")), body, 1 << 40) is None
+    hot = rawscan.hot(body, s, cfg.rules, cfg.disguises)
+    assert hot is not None
+    pf = cfg.rules._prefilter
+    maybe = {i for i, x in enumerate(ids) if pf.match(x.encode(), True)}
+    assert 500 < len(maybe) and len(hot) // 2 < 5 * len(maybe)
+    spans = list(zip(hot[::2], hot[1::2], strict=True))
+    at = s.index('"ids": [') + 8
+    for i, x in enumerate(ids):  # each id a pattern may match in is marked
+        at = s.index(f'"{x}"', at)
+        if i in maybe:
+            assert any(a < at + len(x) + 2 and at < e for a, e in spans), x
+        at += len(x) + 2
+    got = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", [])
+    monkeypatch.setattr(rawscan, "hot", lambda *a, **k: None)
+    want = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", [])
+    assert isinstance(got, pipeline.Masked) and got.body == want.body and b"[EMAIL_1]" in got.body  # type: ignore[union-attr]

@@ -141,10 +141,12 @@ class Prefilter:
     pattern. tests/test_rules.py checks the superset on random texts.
     """
 
-    __slots__ = ("_db", "_always", "_n", "_local", "_gate")
+    __slots__ = ("_db", "_always", "_n", "_local", "_gate", "_patterns", "_located")
 
     def __init__(self, patterns: list[str]) -> None:
         self._n = len(patterns)
+        self._patterns = tuple(patterns)
+        self._located: tuple | None = None  # (database, always searched): gate_ends', once asked
         self._local = threading.local()  # a scratch space per thread
         # match_many's gate: the patterns read line by line (`^`, `$` at each line; None if
         # one anchors on the whole text, `\A`, `\z`), each reported once; match()'s too: `^`,
@@ -233,11 +235,28 @@ class Prefilter:
         self._gate.scan(b, match_event_handler=_collect, context=hits, scratch=self._scratch(gate=True))  # type: ignore[union-attr]
         return bool(hits)
 
-    def _scratch(self, gate: bool = False):  # noqa: ANN202 - a hyperscan.Scratch
-        name = "gate" if gate and self._gate is not self._db else "scratch"  # one database: one scratch
+    def gate_ends(self, b: bytes, limit: int) -> list[int] | None:
+        """Where in b (UTF-8) each match the gate's patterns may make in one of its lines
+        ends: every end offset (the same patterns without HS_FLAG_SINGLEMATCH, compiled
+        when first asked); None where not gated, or past limit ends (the scan stopped)."""
+        if not self.gated:
+            return None
+        self._located = self._located or _hyperscan(self._patterns, gate=True, located=True)
+        (db, always), ends = self._located, []
+        if db is None or always:  # (compiled apart: a pattern it refuses is searched always)
+            return None
+        try:  # (the handler's True stops the scan)
+            db.scan(b, match_event_handler=lambda i, a, e, f, c: ends.append(e) or len(ends) > limit,  # type: ignore[func-returns-value]
+                    scratch=self._scratch(located=db))  # fmt: skip
+        except hyperscan.ScanTerminated:
+            return None
+        return ends
+
+    def _scratch(self, gate: bool = False, located=None):  # noqa: ANN202, ANN001 - a hyperscan.Scratch
+        name = "located" if located is not None else "gate" if gate and self._gate is not self._db else "scratch"
         scratch = getattr(self._local, name, None)
         if scratch is None:
-            scratch = hyperscan.Scratch(self._gate if gate else self._db)
+            scratch = hyperscan.Scratch(located if located is not None else self._gate if gate else self._db)
             setattr(self._local, name, scratch)
         return scratch
 
@@ -275,7 +294,7 @@ _WHOLE_TEXT_ANCHOR = re.compile(r"\\[AzZG]")
 
 
 @functools.lru_cache(maxsize=32)
-def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
+def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = False):
     """(database, indices always searched); (None, ...) when Hyperscan is unavailable.
 
     Compiling takes seconds for the shipped set (more on a busy machine), so a compiled
@@ -289,7 +308,7 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False):
     milliseconds. A cache entry that does not load is compiled again."""
     if hyperscan is None or not patterns:
         return None, ()
-    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH
+    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8 | (0 if located else hyperscan.HS_FLAG_SINGLEMATCH)
     if gate:
         flags |= hyperscan.HS_FLAG_MULTILINE
     always: list[int] = []

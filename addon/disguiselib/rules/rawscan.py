@@ -45,6 +45,9 @@ REGION_BLOCK, REGION_MIN, REGION_DENSE = 1 << 16, 512, 4
 # the literals' matches are at most one for this many strings (more: no pass).
 GATE_BUDGET = 3
 MATCHES_PER_STRING = 8
+# Where the gate finds something in most blocks, the end of each match marks its string:
+# at most this many ends a string (more: no pass).
+ENDS_PER_STRING = 2
 
 _QUOTE_TO_LINE = bytes.maketrans(b'"', b"\n")
 
@@ -162,9 +165,16 @@ def hot(raw: bytes | None, s: str, rules: Rules, disguises: Rules | None = None)
     spans: list[tuple[int, int]] = []
     pf = rules._prefilter
     if pf is not None:
-        got = regions(pf, raw.translate(_QUOTE_TO_LINE), raw, GATE_BUDGET * len(raw))
+        lines = raw.translate(_QUOTE_TO_LINE)
+        got = regions(pf, lines, raw, GATE_BUDGET * len(raw))
         if got is None:
-            return None
+            # the gate finds something nearly everywhere (a million hex ids, the all-digit
+            # ones a phone number's prefilter's): where each match ends marks its string
+            ends = pf.gate_ends(lines, ENDS_PER_STRING * strings) if pf.gated else None
+            if ends is None:
+                return None
+            got = [(max(e - 1, 0), e) for e in ends]  # (an empty match's: the quote before)
+        del lines
         spans.extend(got)
     ac = _literals(rules, disguises)
     if ac is not None:
