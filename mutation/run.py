@@ -38,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = REPO / ".mutation"
-# The prefilter's compiled databases (rules/linear.cache_dir) the mutants' tests make: kept
+# The prefilter's compiled databases (rules/hscache.cache_dir) the mutants' tests make: kept
 # here, never in the user's cache (a mutant of linear.py compiles what the product would not)
 CACHE = str(STAGE / "hsdb")
 LINKED = ("tests", "mappings", "docs", "bench", "examples", "README.md")

@@ -9,10 +9,10 @@ REPO = Path(__file__).resolve().parents[1]
 # DISGUISE_FIXTURES points the tests at another copy.
 FIXTURES = Path(os.environ.get("DISGUISE_FIXTURES") or REPO / "tests" / "fixtures" / "real")
 
-# The prefilter databases the tests compile (rules/linear.cache_dir) are kept in the
+# The prefilter databases the tests compile (rules/hscache.cache_dir) are kept in the
 # checkout's .cache/hsdb, not in the user's cache, in this process and in every
 # mitmdump it starts: the suite compiles dozens of rule sets, and the cache keeps only
-# the ones used last (linear.CACHE_KEEP, CACHE_BYTES), so they would push out the
+# the ones used last (hscache.CACHE_KEEP, CACHE_BYTES), so they would push out the
 # user's own. A DISGUISE_CACHE set outside (mutation/run.py's) is left as given.
 os.environ.setdefault("DISGUISE_CACHE", str(REPO / ".cache" / "hsdb"))
 

@@ -159,10 +159,10 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
     CACHE_KEEP used last, CACHE_BYTES at most (a database loaded counts as used; the
     newest always), and removes the rest and the temporary files of dead writes, so
     that editing a mapping file, or running the tests, does not grow it without end."""
-    from disguiselib.rules import linear
+    from disguiselib.rules import hscache, linear
 
     monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
-    monkeypatch.setattr(linear, "CACHE_KEEP", 3)
+    monkeypatch.setattr(hscache, "CACHE_KEEP", 3)
     sets = [(f"key{i}=[a-z]+",) for i in range(4)]
 
     def entries() -> set[str]:
@@ -187,26 +187,26 @@ def test_the_cache_keeps_the_databases_used_last_and_no_more(tmp_path, monkeypat
         linear._hyperscan(sets[3])  # a fourth: the one used longest ago goes
         assert compiled and len(entries()) == 3
         assert names[1] not in entries() and {names[0], names[2]} <= entries()
-        # in _prune's order (a tie in the clock's granularity: by name)
+        # in prune's order (a tie in the clock's granularity: by name)
         newest, second, _ = sorted(tmp_path.glob("prefilter-*.hsdb"), key=lambda e: (e.stat().st_mtime_ns, e.name), reverse=True)
         two = newest.stat().st_size + second.stat().st_size
-        monkeypatch.setattr(linear, "CACHE_BYTES", two)  # the bytes of the two used last, exactly
-        linear._prune(tmp_path)
+        monkeypatch.setattr(hscache, "CACHE_BYTES", two)  # the bytes of the two used last, exactly
+        hscache.prune(tmp_path)
         assert entries() == {newest.name, second.name}
-        monkeypatch.setattr(linear, "CACHE_BYTES", two - 1)
-        linear._prune(tmp_path)
+        monkeypatch.setattr(hscache, "CACHE_BYTES", two - 1)
+        hscache.prune(tmp_path)
         assert entries() == {newest.name}
-        monkeypatch.setattr(linear, "CACHE_BYTES", 0)
-        linear._prune(tmp_path)
+        monkeypatch.setattr(hscache, "CACHE_BYTES", 0)
+        hscache.prune(tmp_path)
         assert entries() == {newest.name}  # the newest whatever its size
         (tmp_path / "unrelated.txt").write_text("kept")
         dead, writing = tmp_path / ".prefilter-dead", tmp_path / ".prefilter-writing"
         for t in (dead, writing):
             t.write_bytes(b"half")
-        old = time.time() - linear.STALE_TMP_S - 60
+        old = time.time() - hscache.STALE_TMP_S - 60
         os.utime(dead, (old, old))  # a write that never finished, an hour ago
-        monkeypatch.setattr(linear, "CACHE_KEEP", 0)
-        linear._prune(tmp_path)
+        monkeypatch.setattr(hscache, "CACHE_KEEP", 0)
+        hscache.prune(tmp_path)
         assert entries() == {newest.name} and (tmp_path / "unrelated.txt").exists()  # only its own entries
         assert not dead.exists() and writing.exists()  # a write under way is left to finish
     finally:
@@ -538,7 +538,7 @@ def test_re2_spaces_changes_nothing_re2_reads(case: tuple[str, list[str]]) -> No
 
 @pytest.fixture(scope="module")
 def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The prefilter's compiled databases (linear.cache_dir) kept apart: one a pattern."""
+    """The prefilter's compiled databases (hscache.cache_dir) kept apart: one a pattern."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DISGUISE_CACHE", str(tmp_path_factory.mktemp("hsdb")))
         yield
@@ -609,3 +609,35 @@ def test_syntax_chars_are_the_characters_outside_escapes_classes_and_quotes(piec
         want += [(at + k, x[k]) for k in _SYNTAX[x]]
         at += len(x)
     assert list(syntax_chars(p)) == want
+
+
+def test_the_match_ends_database_is_made_in_a_thread_of_its_own(monkeypatch) -> None:
+    """gate_ends' database takes seconds to compile for the shipped set; a body masked on
+    the event loop must not wait for it: the first call starts it in a thread and answers
+    None (the raw pass is then not made), later calls use it once made, one thread only."""
+    import threading
+
+    from disguiselib.rules import linear
+
+    pf = linear.Prefilter([r"\b\d{3}-\d{4}\b"])
+    made, real = threading.Event(), linear._hyperscan
+    calls = []
+
+    def slow(*a, **k):
+        if k.get("located"):
+            calls.append(threading.current_thread().name)
+            assert made.wait(60)
+        return real(*a, **k)
+
+    monkeypatch.setattr(linear, "_hyperscan", slow)
+    assert pf.gate_ends(b"555-1234", 10) is None  # (not made yet: the caller is not held)
+    assert pf.gate_ends(b"555-1234", 10) is None
+    made.set()
+    assert pf.gate_ends(b"x 555-1234\nand 555-9876", 10, wait=60) == [10, 23]
+    assert pf.gate_ends(b"555-1234 555-1234 555-1234", 1) is None  # past the limit
+    assert calls == ["disguise-prefilter"]
+
+    broken = linear.Prefilter([r"\b\d{5}\b"])
+    monkeypatch.setattr(linear, "_hyperscan", lambda *a, **k: 1 / 0 if k.get("located") else real(*a, **k))
+    assert broken.gate_ends(b"12345", 10, wait=60) is None  # never made: the pass is not made
+    assert broken.gate_ends(b"12345", 10) is None

@@ -144,6 +144,8 @@ def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplo
     marked alone, a literal's span inside or beside a region's, merged); 0: the end of
     each match the gate may make marks its string (Prefilter.gate_ends)."""
     body = _body(doc, seed)
+    if region == 0:
+        assert cfg.rules._prefilter.gate_ends(b"", 0, wait=300) is not None  # (made in a thread)
     with monkeypatch.context() as m:
         m.setattr(rawscan, "hot", lambda *a, **k: None)
         want = _verdict(cfg, body, caplog)
@@ -301,6 +303,7 @@ def test_ids_a_pattern_may_match_everywhere_are_marked_one_by_one(cfg, monkeypat
         "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"ids": ids}}]}]}).encode()  # fmt: skip
     s = body.decode()
     assert rawscan.regions(cfg.rules._prefilter, body.translate(bytes.maketrans(b'"', b"\n")), body, 1 << 40) is None
+    assert cfg.rules._prefilter.gate_ends(b"", 0, wait=300) is not None  # (made in a thread)
     hot = rawscan.hot(body, s, cfg.rules, cfg.disguises)
     assert hot is not None
     pf = cfg.rules._prefilter

@@ -17,17 +17,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
-import os
 import re
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import re2._re2 as _re2  # type: ignore[import-untyped]
 
-from . import casefold
+from . import casefold, hscache
 from .rxexplain import RegexError, explain
 
 try:
@@ -146,7 +142,7 @@ class Prefilter:
     def __init__(self, patterns: list[str]) -> None:
         self._n = len(patterns)
         self._patterns = tuple(patterns)
-        self._located: tuple | None = None  # (database, always searched): gate_ends', once asked
+        self._located: tuple | threading.Thread | None = None  # gate_ends': (database, always searched)
         self._local = threading.local()  # a scratch space per thread
         # match_many's gate: the patterns read line by line (`^`, `$` at each line; None if
         # one anchors on the whole text, `\A`, `\z`), each reported once; match()'s too: `^`,
@@ -235,22 +231,39 @@ class Prefilter:
         self._gate.scan(b, match_event_handler=_collect, context=hits, scratch=self._scratch(gate=True))  # type: ignore[union-attr]
         return bool(hits)
 
-    def gate_ends(self, b: bytes, limit: int) -> list[int] | None:
+    def gate_ends(self, b: bytes, limit: int, wait: float = 0) -> list[int] | None:
         """Where in b (UTF-8) each match the gate's patterns may make in one of its lines
-        ends: every end offset (the same patterns without HS_FLAG_SINGLEMATCH, compiled
-        when first asked); None where not gated, or past limit ends (the scan stopped)."""
+        ends: every end offset (the same patterns without HS_FLAG_SINGLEMATCH); None where
+        not gated, past limit ends (the scan stopped), or while that database is made.
+        The first call starts making it in a thread of its own and waits at most wait
+        seconds: compiling takes seconds for the shipped set, which a body masked on the
+        event loop would stall every stream for (Hyperscan lets the GIL go meanwhile)."""
         if not self.gated:
             return None
-        self._located = self._located or _hyperscan(self._patterns, gate=True, located=True)
-        (db, always), ends = self._located, []
-        if db is None or always:  # (compiled apart: a pattern it refuses is searched always)
-            return None
+        if self._located is None:
+            with _LOCATING:
+                if self._located is None:
+                    self._located = threading.Thread(target=self._locate, name="disguise-prefilter", daemon=True)
+                    self._located.start()
+        located = self._located
+        if isinstance(located, threading.Thread):
+            located.join(wait)
+            located = self._located
+        if not isinstance(located, tuple) or located[0] is None or located[1]:
+            return None  # (not made yet; or apart, a pattern it refuses is searched always)
+        db, ends = located[0], []
         try:  # (the handler's True stops the scan)
             db.scan(b, match_event_handler=lambda i, a, e, f, c: ends.append(e) or len(ends) > limit,  # type: ignore[func-returns-value]
                     scratch=self._scratch(located=db))  # fmt: skip
         except hyperscan.ScanTerminated:
             return None
         return ends
+
+    def _locate(self) -> None:
+        try:
+            self._located = _hyperscan(self._patterns, gate=True, located=True)
+        except Exception:  # noqa: BLE001 - never made: the raw pass is not made where it is needed
+            self._located = (None, ())
 
     def _scratch(self, gate: bool = False, located=None):  # noqa: ANN202, ANN001 - a hyperscan.Scratch
         name = "located" if located is not None else "gate" if gate and self._gate is not self._db else "scratch"
@@ -287,6 +300,8 @@ def _collect(pid: int, start: int, end: int, flags: int, hits: set[int]) -> None
 _CASELESS = re.compile(r"\(\?[a-zA-Z-]*i")
 
 
+# gate_ends' database: one thread starts making it.
+_LOCATING = threading.Lock()
 # A block of match_many: at most this many texts, each shorter than this many bytes.
 _GATE_PIECES, _GATE_BYTES = 128, 4096
 # An anchor on the whole text, which no line of a block can stand for.
@@ -322,7 +337,7 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = Fa
             ids.append(i)
             exprs.append(hs.encode("utf-8"))
     key = hashlib.sha256(repr((getattr(hyperscan, "__version__", "?"), flags, exprs, ids, always)).encode()).hexdigest()
-    cached = _load_cached(key)
+    cached = hscache.load(key)
     if cached is not None:
         return cached
     db = _compile(exprs, ids, flags)
@@ -335,7 +350,7 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = Fa
     release_memory()
     if db is None:
         return None, tuple(range(len(patterns)))
-    _store_cached(key, db, tuple(always))
+    hscache.store(key, db, tuple(always))
     return db, tuple(always)
 
 
@@ -406,91 +421,6 @@ def release_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
-
-
-def cache_dir() -> Path:
-    """Where compiled prefilter databases are kept: $DISGUISE_CACHE, else
-    $XDG_CACHE_HOME/disguise, else ~/.cache/disguise."""
-    if os.environ.get("DISGUISE_CACHE"):
-        return Path(os.environ["DISGUISE_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "disguise"
-
-
-# The prefilter databases kept on disk at most (cache_dir): the ones used last. Each
-# change of a rule set's patterns names a new entry (kilobytes; 1.5 MiB for the shipped
-# set), and nothing else ever removed the old ones: a user who edits a mapping file
-# daily, or a test suite, grew the directory without end (91 MiB seen on a developer's
-# machine).
-CACHE_KEEP = 128
-# ... and their bytes at most: the newest is kept whatever its size.
-CACHE_BYTES = 64 << 20
-
-
-def _load_cached(key: str):
-    path = cache_dir() / f"prefilter-{key}.hsdb"
-    try:
-        raw = path.read_bytes()
-        n = int.from_bytes(raw[:4], "big")
-        always = tuple(int(x) for x in raw[4 : 4 + n].decode("ascii").split(",") if x)
-        db = hyperscan.loadb(raw[4 + n :], hyperscan.HS_MODE_BLOCK), always
-    except Exception:  # noqa: BLE001 - no entry, or a broken one: compile
-        return None
-    try:
-        os.utime(path)  # used now: the last one _prune removes
-    except OSError:
-        pass  # a read-only cache: it is read all the same
-    return db
-
-
-def _store_cached(key: str, db, always: tuple[int, ...]) -> None:
-    d = cache_dir()
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        head = ",".join(map(str, always)).encode("ascii")
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".prefilter-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(len(head).to_bytes(4, "big") + head + hyperscan.dumpb(db))
-        os.replace(tmp, d / f"prefilter-{key}.hsdb")
-        _prune(d)
-    except OSError:
-        pass  # a read-only home: compiled again next time, nothing else changes
-
-
-# A temporary file of _store_cached this many seconds old was left by a process that
-# died writing it (a write takes well under a second): _prune removes it.
-STALE_TMP_S = 3600
-
-
-def _prune(d: Path) -> None:
-    """The entries of d past the CACHE_KEEP used last, or past CACHE_BYTES,
-    removed, the oldest first (the newest is kept), and the temporary files of writes
-    that never finished. Safe beside another process using the cache: an entry removed
-    under it is compiled again there, never loaded wrong (an entry is replaced whole,
-    os.replace)."""
-    for t in d.glob(".prefilter-*"):
-        try:
-            if time.time() - t.stat().st_mtime > STALE_TMP_S:
-                t.unlink()
-        except OSError:
-            continue  # renamed or removed meanwhile
-    aged = []
-    for e in d.glob("prefilter-*.hsdb"):
-        try:
-            st = e.stat()
-        except OSError:
-            continue  # removed meanwhile
-        aged.append((st.st_mtime_ns, e.name, st.st_size, e))
-    aged.sort(reverse=True)
-    held = 0
-    for k, (_, _, size, e) in enumerate(aged):
-        held += size
-        if k == 0 or (k < CACHE_KEEP and held <= CACHE_BYTES):
-            continue  # (the newest always: it was just stored)
-        try:
-            e.unlink()
-        except OSError:
-            pass
 
 
 def check(pattern: str) -> Regex:
