@@ -215,3 +215,62 @@ def test_keys_masked_in_several_objects_are_renamed_in_each() -> None:
     assert canon(parsed[0][1]) == canon(loads(masked.decode()))
     assert b"Acme Corp" not in masked and b"alice@example.com" not in masked
     assert isinstance(pipeline.mask_request(ANTHROPIC_MESSAGES, raw, CFG, "/v1/messages", []), pipeline.Masked)
+
+
+# -- what the masker's exact search found nothing in, the guard does not search again ----------
+
+
+def _ids_body(ids: list[str]) -> bytes:
+    tool = {"type": "tool_use", "id": "t", "name": "f", "input": {"ids": ids}}
+    return json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [tool]}]}).encode()
+
+
+def _counting(monkeypatch) -> tuple[Config, list[bytes]]:
+    """A rule set whose pattern's candidates (16 digits) its validator mostly rejects, remembering
+    nothing between texts (Found off: a million ids are more than it keeps); the texts
+    each exact search reads."""
+    from disguiselib.rules.rules import Rules
+
+    rules = make_rules(patterns=[{"name": "CARD", "regex": r"\b\d{16}\b", "validator": "card"}])
+    monkeypatch.setattr(rules.found, "limit", 0)
+    monkeypatch.setattr(rules.found, "char_limit", 0)
+    searched: list[bytes] = []
+    real = Rules._find_bytes
+    monkeypatch.setattr(
+        Rules, "_find_bytes", lambda self, b, *a, **k: searched.append(bytes(b)) or real(self, b, *a, **k)
+    )
+    return Config(rules, (), (), False, (), None), searched
+
+
+def test_the_guard_does_not_search_again_a_text_the_masker_found_nothing_in(monkeypatch) -> None:
+    """Each candidate id is searched once, by the masker: find() leaves NOTHING in the
+    request's memo for it, and the guard reads that (a million hex ids, a twentieth of
+    them all digits: 2.0 -> 1.3 s). The string holding an original is changed, and the
+    guard searches its masked text itself."""
+    cfg, searched = _counting(monkeypatch)
+    ids = [f"{4_000_000_000_000_000 + 7 * i:016d}" for i in range(80)] + ["abcdef", "Acme Corp"]
+    got = pipeline.mask_request(ANTHROPIC_MESSAGES, _ids_body(ids), cfg, "/v1/messages", [])
+    assert isinstance(got, pipeline.Masked) and b"Acme Corp" not in got.body
+    kept = [x.encode() for x in ids if x.isdigit() and f'"{x}"'.encode() in got.body]
+    assert len(kept) > 40  # (the card validator's Luhn check takes a tenth)
+    assert sorted(b for b in searched if b in kept) == sorted(kept)  # each once
+
+
+def test_a_masker_that_finds_an_original_and_keeps_its_string_is_refused(monkeypatch) -> None:
+    """find() marks a text NOTHING only where it found nothing: a masker that asks it,
+    is told of the original, and keeps the string as it was, has the guard search that
+    string again and refuse it (the ids beside it: each still searched once, by the
+    masker)."""
+    cfg, searched = _counting(monkeypatch)
+    real = masking.mask_fn
+
+    def deaf(rules, session, memo=None):  # noqa: ANN001, ANN202
+        fn = real(rules, session, memo)
+        return lambda v, rule, k: (fn(v, rule, k), v)[1]
+
+    monkeypatch.setattr(masking, "mask_fn", deaf)
+    body = _ids_body(["4000000000000007", "Acme Corp", "4000000000000014"])
+    with pytest.raises(LeakError, match="literal"):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", []).unwrap()
+    with pytest.raises(LeakError, match="EMAIL"):
+        pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", []).unwrap()

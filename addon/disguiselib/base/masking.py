@@ -13,7 +13,7 @@ import ahocorasick_rs
 
 from ..errors import MaskError
 from ..rules import rawscan
-from ..rules.found import Memo
+from ..rules.found import NOTHING, Memo
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
@@ -341,11 +341,15 @@ def mask_doc(
         if memo is not None:
             # what the scan found in this string's texts is spent (a 200 MB string's
             # matches); their texts stay listed as read (scanned's keys), for a full
-            # scan if met again
+            # scan if met again; in a string left as it was, a text in which find()
+            # found nothing stays NOTHING (the guard reads it again: Rules.find)
+            kept = new is v or (isinstance(new, (jsonspan.Spans, Columns)) and not new)
             for k in range(bisect.bisect_left(owner, t), bisect.bisect_right(owner, t)):
-                memo[pieces[k]] = None
-                if scanned is not None:
-                    scanned[pieces[k]] = None
+                p = pieces[k]
+                if not kept or memo.get(p) is not NOTHING:
+                    memo[p] = None
+                if scanned is not None and (not kept or scanned.get(p) is not NOTHING):
+                    scanned[p] = None
         i, end = where[2 * t], where[2 * t + 1]
         if isinstance(new, Columns) and len(new) > jsonspan._SPLICE_MAX_ESCAPES and s.find("\\", i + 1, end - 1) < 0:
             # a big text's many edits (what jsonspan.apply would splice into one new token

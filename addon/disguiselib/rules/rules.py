@@ -273,7 +273,16 @@ class Rules:
     def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         """Every span mask() would replace, in order: (label, start, end) in characters,
         where label is a pattern's name or LITERALS. For checks that must not change
-        text (leak guard, audit). memo: from prescan()."""
+        text (leak guard, audit). memo: from prescan(); a text it lists in which nothing
+        is found is then NOTHING there: the leak guard asks the masker's texts again with
+        the same memo (a million short ids, a twentieth of them candidates: more than
+        Found keeps, so each was searched twice)."""
+        spans = self._find(text, memo)
+        if not spans and memo and text in memo:
+            memo[text] = NOTHING
+        return spans
+
+    def _find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         if not text:
             return []
         pre = memo.get(text) if memo else None
