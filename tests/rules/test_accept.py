@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from disguiselib.errors import MappingError
 from disguiselib.rules import accept, mappings
@@ -48,3 +50,25 @@ def test_a_keyword_rule_is_found_through_its_keyword_prefilter() -> None:
 def test_a_prefilter_option_is_checked_like_a_regex(pf, why: str) -> None:
     with pytest.raises(MappingError, match=why):
         mappings.from_dict({"patterns": [{"name": "X", "regex": "ab", "prefilter": pf}]})
+
+
+_letters = st.sampled_from(list("telTELcalCAL #:-_9éÉİßx"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(_letters, max_size=24), st.lists(st.text(st.sampled_from(list("telca#éß-")), min_size=1, max_size=4), max_size=5))
+@example("Tel: 555", ["tel"])
+@example("xTEL", ["tel", "té"])
+@example("İtel", ["tel"])  # a character whose lower case is longer: containment alone, for the others
+@example("ça", ["a", "ça"])
+def test_one_search_for_the_ascii_keywords_is_the_search_word_by_word(raw: str, words: list[str]) -> None:
+    """has_word's one search for every ASCII keyword (a candidate with none near it is
+    rejected at once) answers as looking for each word in turn does."""
+    assert accept.has_word(raw, tuple(words)) is accept.py_has_word(raw, tuple(words))
+
+
+def test_a_keyword_in_a_long_list_is_found_and_a_text_without_one_is_not() -> None:
+    words = tuple(f"kw{i}" for i in range(30)) + ("tel",)
+    assert accept.has_word("Tel: 415 555 2671", words)
+    assert not accept.has_word("a1b2c3", words)
+    assert not accept.has_word("telemetry 415", words)  # (found, but not as a word)
