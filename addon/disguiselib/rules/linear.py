@@ -235,13 +235,16 @@ class Prefilter:
         """Where in b (UTF-8) each match the gate's patterns may make in one of its lines
         ends: every end offset (the same patterns without HS_FLAG_SINGLEMATCH); None where
         not gated, past limit ends (the scan stopped), or while that database is made.
-        The first call starts making it in a thread of its own and waits at most wait
-        seconds: compiling takes seconds for the shipped set, which a body masked on the
-        event loop would stall every stream for (Hyperscan lets the GIL go meanwhile)."""
+        The first call loads it from the disk cache (milliseconds), else starts making it
+        in a thread of its own and waits at most wait seconds: compiling takes seconds for
+        the shipped set, which a body masked on the event loop would stall every stream
+        for (Hyperscan lets the GIL go meanwhile)."""
         if not self.gated:
             return None
         if self._located is None:
             with _LOCATING:
+                if self._located is None:
+                    self._located = _hyperscan(self._patterns, gate=True, located=True, stored=True)
                 if self._located is None:
                     self._located = threading.Thread(target=self._locate, name="disguise-prefilter", daemon=True)
                     self._located.start()
@@ -309,8 +312,9 @@ _WHOLE_TEXT_ANCHOR = re.compile(r"\\[AzZG]")
 
 
 @functools.lru_cache(maxsize=32)
-def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = False):
-    """(database, indices always searched); (None, ...) when Hyperscan is unavailable.
+def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = False, stored: bool = False):
+    """(database, indices always searched); (None, ...) when Hyperscan is unavailable;
+    stored: the one on disk, or None (nothing compiled).
 
     Compiling takes seconds for the shipped set (more on a busy machine), so a compiled
     database is kept on disk (`cache_dir()`), named by a hash of Hyperscan's version,
@@ -338,7 +342,7 @@ def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = Fa
             exprs.append(hs.encode("utf-8"))
     key = hashlib.sha256(repr((getattr(hyperscan, "__version__", "?"), flags, exprs, ids, always)).encode()).hexdigest()
     cached = hscache.load(key)
-    if cached is not None:
+    if cached is not None or stored:
         return cached
     db = _compile(exprs, ids, flags)
     if db is None and exprs:
