@@ -66,7 +66,13 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "mappings": ("rules/mappings.py", ["tests/rules/test_mappings.py", "tests/rules/test_words.py"]),
     "rules": ("rules/rules.py", ["tests/rules/test_rules.py", "tests/base/test_holdback.py",
                                 "tests/rules/test_linear.py", "tests/base/test_masking.py",
-                                "tests/base/test_restore.py"]),
+                                "tests/base/test_restore.py",
+                                # find()'s NOTHING in the request's memo, which the guard reads
+                                "tests/test_shared_parse.py"]),
+    # keywords as words, what the prefilter looks for, a candidate's span accepted
+    "accept": ("rules/accept.py", ["tests/rules/test_accept.py", "tests/rules/test_rules.py"]),
+    # the prefilter's compiled databases on disk
+    "hscache": ("rules/hscache.py", ["tests/rules/test_hscache.py", "tests/rules/test_linear.py"]),
     "stream": ("base/stream.py", ["tests/base/test_stream.py", "tests/apis/anthropic/test_messages_stream.py",
                                        "tests/base/test_fields_streams.py", "tests/apis/openai/test_chat.py",
                                        "tests/apis/openai/test_responses.py", "tests/apis/openai/test_legacy.py",

@@ -22,6 +22,12 @@ from disguiselib.rules.rules import Rules
         ("lessons 536 22 8190", ("ssn",), False),
         ("TELÉFONO 612 345 678", ("teléfono",), True),
         ("call me", ("text me", "call"), True),
+        ("Tel: telemetry", ("tel",), True),  # the first occurrence a word, a later one not
+        ("telemetry tel telemetry", ("tel",), True),  # a word between two that are not
+        ("SS#x 536 22 8190", ("ss#",), True),  # a word ending in no letter: any letter may follow
+        ("İ té 612", ("xé", "té"), True),  # a character whose lower case is longer: containment,
+        ("İ tö 612", ("xé", "té"), False),  # word after word
+        ("Té: 612", ("ca", "té"), True),  # none of the ASCII words: the others still looked for
     ],
 )
 def test_keywords_are_words(raw: str, words: tuple[str, ...], found: bool) -> None:

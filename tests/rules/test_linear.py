@@ -623,27 +623,34 @@ def test_the_match_ends_database_is_made_in_a_thread_of_its_own(monkeypatch) -> 
     pf = linear.Prefilter([r"\b\d{3}-\d{4}\b"])
     made, real = threading.Event(), linear._hyperscan
     calls = []
+    waited: list[float | None] = []
+    join = threading.Thread.join
+    monkeypatch.setattr(threading.Thread, "join", lambda self, timeout=None: waited.append(timeout) or join(self, timeout))
 
     def slow(*a, **k):
         if k.get("stored"):
             return None  # (not on disk)
         if k.get("located"):
-            calls.append(threading.current_thread().name)
+            calls.append((threading.current_thread().name, threading.current_thread().daemon))
             assert made.wait(60)
         return real(*a, **k)
 
     monkeypatch.setattr(linear, "_hyperscan", slow)
     assert pf.gate_ends(b"555-1234", 10) is None  # (not made yet: the caller is not held)
     assert pf.gate_ends(b"555-1234", 10) is None
+    assert waited == [0, 0]
     made.set()
     assert pf.gate_ends(b"x 555-1234\nand 555-9876", 10, wait=60) == [10, 23]
-    assert pf.gate_ends(b"555-1234 555-1234 555-1234", 1) is None  # past the limit
-    assert calls == ["disguise-prefilter"]
+    assert pf.gate_ends(b"555-1234 555-9876", 2) == [8, 17]  # as many as the limit
+    assert pf.gate_ends(b"555-1234 555-1234 555-1234", 2) is None  # past it
+    assert calls == [("disguise-prefilter", True)]  # (a daemon: a process may end while it compiles)
 
     broken = linear.Prefilter([r"\b\d{5}\b"])
-    monkeypatch.setattr(linear, "_hyperscan", lambda *a, **k: None if k.get("stored") else 1 / 0 if k.get("located") else real(*a, **k))  # fmt: skip
+    tried = []
+    monkeypatch.setattr(linear, "_hyperscan", lambda *a, **k: None if k.get("stored") else tried.append(1) or 1 / 0 if k.get("located") else real(*a, **k))  # fmt: skip
     assert broken.gate_ends(b"12345", 10, wait=60) is None  # never made: the pass is not made
-    assert broken.gate_ends(b"12345", 10) is None
+    assert broken.gate_ends(b"12345", 10, wait=60) is None
+    assert tried == [1]  # (not tried again for every body)
 
 
 def test_the_match_ends_database_on_disk_is_used_at_the_first_call(tmp_path, monkeypatch) -> None:
