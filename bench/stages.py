@@ -1,6 +1,7 @@
 """(standalone) Where one request's masking time goes, stage by stage, in this process
 (issues 27 and 29): `pipeline.mask_request` on (1) a tool input of N short unique array
-elements and (2) the 1 MB Claude-Code-shaped body of bench/offload.py, its first request
+elements (and N six-character hex ids, a twentieth of them a phone number's candidates)
+and (2) the 1 MB Claude-Code-shaped body of bench/offload.py, its first request
 (nothing remembered) and the conversation's next turn (the same body and one exchange
 more), each beside `json.loads` of the same body. Each stage is timed by a wrapper round
 the function that does it (thread CPU; a wrapper adds its own cost to what it wraps),
@@ -217,13 +218,21 @@ def main() -> None:
     elements = json.dumps({"model": "m", "max_tokens": 5, "messages": [
         {"role": "user", "content": "hi"}, {"role": "assistant", "content": [tool]}]}).encode()  # fmt: skip
 
+    # hex ids, the all-digit ones (about 5 %) a phone number's prefilter names: each a
+    # candidate searched exactly and rejected (the raw pass marks them one by one)
+    hex_rng = random.Random(a.seed + 7)
+    tool = {"type": "tool_use", "id": "t", "name": "f", "input": {"ids": [f"{hex_rng.getrandbits(24):06x}" for _ in range(n)]}}
+    hexes = json.dumps({"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": [tool]}]}).encode()  # fmt: skip
+    del tool
+
     def mask(body: bytes) -> Callable[[], object]:
         return lambda: pipeline.mask_request(api, body, cfg, "/v1/messages", hdrs)
 
     def loads_of(body: bytes) -> float:
         return min(measure(lambda: json.loads(body), 3)["total"] for _ in range(2))
 
-    base = {"elements": loads_of(elements), "first": loads_of(first), "turn": loads_of(turn)}
+    base = {"elements": loads_of(elements), "hexes": loads_of(hexes), "first": loads_of(first), "turn": loads_of(turn)}
     for owner, name, label in STAGES:
         timed(owner, name, label)
     rule_sets = [cfg.rules] + ([cfg.disguises] if cfg.disguises is not None else [])
@@ -235,6 +244,11 @@ def main() -> None:
     print(f"stages of pipeline.mask_request, CPU medians of {a.runs} (1,000 literals + the shipped patterns)")
     st = measure(mask(elements), a.runs, forget)
     show(f"{n:,} unique elements, µs an element", st, 1e-6 * n, "µs", base["elements"], loads_of(elements))
+    if cfg.rules._prefilter is not None:  # (the hex ids' raw pass needs it: made in a thread)
+        cfg.rules._prefilter.gate_ends(b"", 0, wait=300)
+    st = measure(mask(hexes), a.runs, forget)
+    show(f"{n:,} six-character hex ids, µs an id", st, 1e-6 * n, "µs", base["hexes"], loads_of(hexes))
+    del hexes
     st = measure(mask(first), a.runs, forget)
     show(f"1 MB body, first request ({len(first):,} B), ms", st, 1e-3, "ms", base["first"], loads_of(first))
 
