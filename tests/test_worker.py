@@ -149,3 +149,47 @@ def test_a_refusal_that_may_fail_open_after_the_body_was_let_go_is_never_forward
     got, blobs = _streamed(w, b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}]}', 1)
     assert isinstance(got, pipeline.Refused) and not got.may_fail_open and got.refusal is pipeline.Refusal.NEVER
     assert "cannot be masked" in got.reason and blobs == [b""]
+
+
+def test_the_collector_is_paused_while_a_body_is_masked_and_only_then(monkeypatch) -> None:
+    """The worker pauses the cyclic collector for the handling of a body (worker.MASKS:
+    each full collection walked the body's document again), and turns it back on after
+    it, a bug's exception too; a rule set's build runs with it on, and a collector the
+    process had turned off stays off."""
+    import gc
+    import threading
+    from multiprocessing import Pipe
+
+    seen: list[tuple[str, bool]] = []
+
+    def spy(self, msg, raw=b""):
+        seen.append((msg[0], gc.isenabled()))
+        if msg[2] == 2:
+            raise KeyError("Acme Corp")
+        return ("built", msg[1]), []
+
+    monkeypatch.setattr(worker.Worker, "handle", spy)
+    ours, theirs = Pipe()
+    th = threading.Thread(target=worker.serve, args=(theirs,), daemon=True)
+    assert gc.isenabled()
+    th.start()
+    job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
+    try:
+        for msg in (("mask", 3, 1, job), ("mask", 3, 2, job), ("build", 3, 3), ("end", 3, 4, job, 0)):
+            ours.send(msg)
+            if msg[0] == "mask":
+                ours.send_bytes(b"{}")
+            assert ours.poll(30)
+            ours.recv()
+            assert gc.isenabled()
+        gc.disable()
+        ours.send(("mask", 3, 5, job))
+        ours.send_bytes(b"{}")
+        assert ours.poll(30)
+        ours.recv()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        ours.close()
+        th.join(10)
+    assert seen == [("mask", False), ("mask", False), ("build", True), ("end", False), ("mask", False)]
