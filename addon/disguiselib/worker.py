@@ -296,7 +296,7 @@ def serve(conn) -> None:  # noqa: ANN001 - a multiprocessing.connection.Connecti
         msg, raw = item
         del item
         paused = msg[0] in MASKS and gc.isenabled()
-        if paused:  # (the collector walked the body's document again and again: COLLECTOR)
+        if paused:  # (MASKS; a "build" that then masks the body waiting for it keeps it on)
             gc.disable()
         try:
             answer = w.handle(msg, raw)
