@@ -172,7 +172,7 @@ def has_word(raw: str, words: tuple[str, ...]) -> bool:
 def _any_of(words: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
     """(one regex finding any of words' ASCII ones, or None; the words that are not ASCII)."""
     plain = [k for k in words if k.isascii()]
-    rx = re.compile("|".join(map(re.escape, sorted(plain, key=len, reverse=True)))) if plain else None
+    rx = re.compile("|".join(map(re.escape, plain))) if plain else None  # (whether any occurs: no order)
     return rx, tuple(k for k in words if not k.isascii())
 
 

@@ -170,7 +170,7 @@ def hot(raw: bytes | None, s: str, rules: Rules, disguises: Rules | None = None)
         if got is None:
             # the gate finds something nearly everywhere (a million hex ids, the all-digit
             # ones a phone number's prefilter's): where each match ends marks its string
-            ends = pf.gate_ends(lines, ENDS_PER_STRING * strings) if pf.gated else None
+            ends = pf.gate_ends(lines, ENDS_PER_STRING * strings)  # (None where not gated)
             if ends is None:
                 return None
             got = [(max(e - 1, 0), e) for e in ends]  # (an empty match's: the quote before)
