@@ -85,6 +85,11 @@ cdef class _Frame:
     cdef inline object child(self, object k):
         return self.fixed if self.fixed is not None else self.rule.child(k)
 
+    cdef inline object child_at(self, Py_ssize_t i):
+        """child(i) of an array, no int made for i where every element's rule is one
+        (a million elements: a million ints made and freed)."""
+        return self.fixed if self.fixed is not None else self.rule.child(i)
+
 
 cdef class _Text:
     """s's code points, read without bounds beyond n (every read checks)."""
@@ -748,7 +753,7 @@ cdef class _Walk:
                 if c == 91:
                     j = self.t.ws(i + 1)
                     if self.t.at(j) != 93:
-                        i, rule, parsed = j, f.child(0), parsed[0]
+                        i, rule, parsed = j, f.child_at(0), parsed[0]
                         continue
                 return i + 1
             return i  # number, true, false, null: the token search steps over it
@@ -793,7 +798,7 @@ cdef class _Walk:
                     i = j + 1
                 else:
                     f.idx += 1
-                    i = self.value_at(j + 1, f.child(f.idx), f.parsed[f.idx])
+                    i = self.value_at(j + 1, f.child_at(f.idx), f.parsed[f.idx])
             elif c == 125 or c == 93:
                 self.stack.pop()
                 i = j + 1
