@@ -21,10 +21,18 @@ from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base import fields
-from disguiselib.base.masking import mask_body, mask_doc, mask_fn, present_fakes, present_placeholders
+from disguiselib.base.masking import (
+    mask_body,
+    mask_doc,
+    mask_fn,
+    present_fakes,
+    present_placeholders,
+    py_present_placeholders,
+)
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules, Session
+from disguiselib.wire import spanwalk
 from strategies import RULES
 
 R = Rules(mappings.load(REPO / "mappings"))
@@ -147,6 +155,30 @@ def test_placeholders_the_client_wrote_are_the_ones_an_alternation_of_the_names_
     if "\\u" in s:
         want.update(rx.findall(re.sub(r"\\u00([2-7][0-9a-fA-F])", lambda m: chr(int(m.group(1), 16)), s)))
     assert present_placeholders(s, _SHAPE_RULES) == want
+
+
+# the compiled scan's alphabet: every character its matcher decides on, escapes that
+# decode to printable ASCII and others, characters that make a text of 2 and 4 bytes a
+# code point (the scan's loops are typed for each width), a backslash before a `\u00`
+_BYTES_WIDE = st.sampled_from(["[", "]", "_", "0", "1", "9", "A", "Z", "a", "\\", "u", "\\u005b", "\\u005d",
+                               "\\u0041", "\\u00e9", "\\u007", "\\\\u005b", "é", "€", "😀", " ", *_NAMES])  # fmt: skip
+
+
+@pytest.mark.skipif(spanwalk.c_shapes is None, reason="the compiled engine is not built (DISGUISE_ENGINE=python)")
+@given(st.lists(st.one_of(_SHAPED, _SHAPED.map(lambda p: "\\u005b" + p[1:]), _BYTES_WIDE), max_size=30))
+def test_the_compiled_scan_for_placeholders_finds_what_the_reference_finds(parts: list[str]) -> None:
+    s = "".join(parts)
+    assert present_placeholders(s, _SHAPE_RULES) == py_present_placeholders(s, _SHAPE_RULES)
+
+
+def test_the_compiled_scan_leaves_a_text_with_an_escaped_ascii_character_to_the_reference() -> None:
+    if spanwalk.c_shapes is None:
+        pytest.skip("the compiled engine is not built (DISGUISE_ENGINE=python)")
+    names = frozenset(_NAMES)
+    assert spanwalk.c_shapes("[A_1] \\u005bKEY_2]", names) is None
+    got = spanwalk.c_shapes("[A_1] \\u00e9 [KEY_02] [KEY_2] [B_3] [A_1_7] [a_1] [A_] [_1]", names)
+    assert got == {"[A_1]", "[KEY_2]", "[A_1_7]"}
+    assert spanwalk.c_shapes("😀[US_SSN_10]€[A_9", names) == {"[US_SSN_10]"}
 
 
 def test_a_body_masked_returns_new_bytes_and_an_unchanged_one_its_own() -> None:

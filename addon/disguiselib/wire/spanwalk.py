@@ -26,9 +26,10 @@ from .text import splice
 
 try:
     from ._spanwalk import collect as c_collect  # type: ignore[import-not-found]
+    from ._spanwalk import shapes as c_shapes  # type: ignore[import-not-found]
     from ._spanwalk import walk as c_walk  # type: ignore[import-not-found]
 except ImportError:
-    c_walk = c_collect = None
+    c_walk = c_collect = c_shapes = None
 
 py_walk = jsonspan.walk
 walk = c_walk or py_walk
@@ -131,4 +132,6 @@ def py_collect(
 
 collect = c_collect or py_collect
 
-__all__ = ["Keyed", "c_collect", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "transform", "walk"]
+__all__ = [
+    "Keyed", "c_collect", "c_shapes", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "transform", "walk",
+]  # fmt: skip
