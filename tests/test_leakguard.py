@@ -607,3 +607,18 @@ def test_a_headers_decoded_reading_is_there_only_where_it_differs() -> None:
     assert leakguard.decoded_value("application/json") == ""
     assert leakguard.decoded_value("100%") == "" and leakguard.decoded_value("%zz") == ""
     assert leakguard.decoded_value("a+b") == "a b" and leakguard.decoded_value("x%41y") == "xAy"
+
+
+def test_a_refusal_never_quotes_a_name_the_client_wrote_that_holds_an_original() -> None:
+    """A multipart part's name and a header parameter's are the client's text: the place a
+    refusal names says `<name>` for one holding an original, and quotes the others."""
+    ct = "multipart/form-data; boundary=XyZ"
+    for disposition, content in (('form-data; name="Acme Corp"', "hello Acme Corp"),
+                                 ('form-data; name="Acme Corp"; filename="notes.txt"', "hello"),
+                                 ("form-data; name=\"file\"; Acme Corp=\"x\"", "hello")):  # fmt: skip
+        body = f"--XyZ\r\nContent-Disposition: {disposition}\r\n\r\n{content}\r\n--XyZ--\r\n".encode()
+        hit = leakguard.scan_request("/v1/files", [("content-type", ct)], body, RULES, None, ct)
+        assert hit is not None and hit.where.startswith("body"), hit
+        assert "Acme" not in hit.where and "Corp" not in hit.where, hit.where
+    body = b'--XyZ\r\nContent-Disposition: form-data; name="notes"\r\n\r\nhello Acme Corp\r\n--XyZ--\r\n'
+    assert leakguard.scan_request("/v1/files", [("content-type", ct)], body, RULES, None, ct).where == "body part 'notes'"

@@ -140,9 +140,33 @@ def test_the_same_value_elsewhere_is_refused_or_masked(cfg, case, value: str, wh
 
 
 def test_slots_of_an_unknown_endpoint() -> None:
-    """No API: any provider's credential headers; query parameters only on a path that is a
-    provider's own (a Google path)."""
+    """No API: any provider's credential headers (but a Cookie); query parameters only on
+    a path that is a provider's own (a Google path)."""
     s = registry.slots_for("/v1/something")
     assert {"x-api-key", "authorization", "x-amz-security-token", "api-key"} <= s.headers
+    assert "cookie" not in s.headers
     assert not s.params and not s.subprotocols
     assert "key" in registry.slots_for("/v1beta/files/abc").params
+
+
+@settings(max_examples=40, deadline=None)
+@given(value=st.one_of(CREDENTIALS, st.just("Acme Corp")), api=st.sampled_from(sorted(HTTP.items())))
+def test_a_cookie_is_a_slot_only_on_the_apis_of_a_provider_that_reads_one(cfg, value: str, api) -> None:
+    """A Cookie holds whatever the sites that set it put there: ChatGPT's backend reads its
+    session from one (OpenAI's APIs), no other provider does. Elsewhere an original or a
+    credential in it is refused, as in any other header; a Cloudflare cookie an SDK's
+    client kept from an answer passes everywhere."""
+    name, (path, api) = api
+    raw = json.dumps(BODIES.get(api, BODY)).encode()
+    reads = any("cookie" in p.headers for p in registry.providers_of(api))
+    for cookie in (f"org={value}; theme=dark", f"__cf_bm=x; session={value}"):
+        headers = [("content-type", "application/json"), ("Cookie", cookie)]
+        if reads:
+            assert pipeline.mask_request(api, raw, cfg, path, headers).unwrap().body == raw
+        else:
+            hit = pipeline.leak_scan(path, headers, None, cfg.rules, api)
+            assert hit is not None and hit.where.startswith("header cookie"), (name, hit)
+            with pytest.raises(LeakError):
+                pipeline.mask_request(api, raw, cfg, path, headers).unwrap()
+    cf = "__cf_bm=2kQ8o7bZ3.9xP_xq1aTq5N0O7A6dBvHr8O3Xb6Qm1rw-1733500000-1.0.1.1-AbCdEfGhIjKlMnOp; _cfuvid=Hy7.ZkP2x-0.0.1.1"
+    assert pipeline.leak_scan(path, [("cookie", cf)], None, cfg.rules, api) is None

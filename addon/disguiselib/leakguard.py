@@ -164,12 +164,25 @@ def scan_body(
         if r.doc is not None:
             hit = scan_json(r.doc, rules, r.rule, memo)
             if hit is not None:
-                return Hit(hit.rule, f"{r.where} {hit.where}")
+                return Hit(hit.rule, f"{_place(rules, r.where)} {hit.where}")
         elif not r.rule.skip:
             got = _text_hit(rules, r.text) if r.rule is GENERIC else _first_text(rules, r.text, r.rule)
             if got is not None:
-                return Hit(got[0], r.where + got[1])
+                return Hit(got[0], _place(rules, r.where) + got[1])
     return None
+
+
+# A name the client wrote, as a reading's place quotes it (bodies.readings: `part 'file'`)
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def _place(rules: Rules, where: str) -> str:
+    """A reading's place as a message may say it: a name the client wrote there (a
+    multipart part's, a header parameter's) that holds an original is `<name>`."""
+    if first(rules, where) is None:
+        return where
+    out = _QUOTED.sub(lambda m: "<name>" if first(rules, m.group()) is not None else m.group(), where)
+    return out if first(rules, out) is None else "body"
 
 
 def _first_text(rules: Rules, text: str, rule: Rule) -> tuple[str, str] | None:

@@ -388,3 +388,42 @@ def test_listening_on_loopback_says_nothing_of_interfaces(up: FakeUpstream, tmp_
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+# -- a Cookie, and a multipart part's headers -------------------------------------------------------
+
+
+def test_a_cookie_and_a_parts_headers_are_read_before_anything_leaves(up: FakeUpstream, tmp_path: Path) -> None:
+    """A Cookie is a credential slot on OpenAI's APIs only (ChatGPT's backend reads its
+    session from one): on a Messages request an original in it was forwarded, as was a
+    file name written `filename*=UTF-8''Acme%20Corp.txt` (RFC 2231) to /v1/files, and
+    any part header of a batch upload but its file name's. Each is refused now, naming
+    no original; a Cloudflare cookie an SDK's client kept passes as it came."""
+    msg = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    line = json.dumps({"custom_id": "1", "method": "POST", "url": "/v1/chat/completions",
+                       "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}})  # fmt: skip
+    b = "xXbOuNdArYx"
+    files = (f"--{b}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nassistants\r\n--{b}\r\n"
+             f"Content-Disposition: form-data; name=\"file\"; filename*=UTF-8''Acme%20Corp.txt\r\n\r\nnotes\r\n"
+             f"--{b}--\r\n").encode()  # fmt: skip
+    batch = (f"--{b}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--{b}\r\n"
+             f"Content-Disposition: form-data; name=\"file\"; filename=\"a.jsonl\"\r\nX-Note: Acme Corp\r\n"
+             f"Content-Type: application/jsonl\r\n\r\n{line}\r\n--{b}--\r\n").encode()  # fmt: skip
+    multipart = {"content-type": f"multipart/form-data; boundary={b}"}
+    cf = "__cf_bm=2kQ8o7bZ3.9xP_xq1aTq5N0O7A6dBvHr8O3Xb6Qm1rw-1733500000-1.0.1.1-AbCdEf; _cfuvid=Hy7.ZkP2x-0.0.1.1"
+    m = start(up, tmp_path)
+    try:
+        for path, body, headers, where in (
+            ("/v1/messages", msg, {"cookie": "org=Acme Corp; theme=dark"}, b"header cookie"),
+            ("/v1/files", files, multipart, b"parameter 'filename'"),
+            ("/v1/files", batch, multipart, b"part 2 headers"),
+        ):
+            status, got, out = post(m.port, path, body, headers)
+            assert status == 400 and got["x-disguise"] == "refused", (path, status, out)
+            assert where in out and b"Acme" not in out, out
+        status, _, out = post(m.port, "/v1/messages", msg, {"cookie": cf})
+        assert status == 200, out
+    finally:
+        m.stop()
+    assert [(r.path, r.headers.get("cookie")) for r in up.requests] == [("/v1/messages", cf)]
+    assert "Acme" not in m.output

@@ -457,9 +457,13 @@ _SERVED_BY: dict[str, tuple[Provider, ...]] = {
     "aws": (bedrock.PROVIDER,),
     "cohere": (cohere.PROVIDER,),
 }
+# A header that carries more than a credential: a Cookie holds whatever the sites that set
+# it put there. It is a slot only on the APIs of a provider that declares it (ChatGPT's
+# backend reads its session from one), never on every request as the others are.
+_CARRIERS = frozenset({"cookie"})
 # A header that holds a credential for any provider holds one here: gateways forward the
 # provider's own (a request does not say whose key an `api-key` header is).
-_CREDENTIAL_HEADERS = frozenset().union(*(p.headers for p in PROVIDERS), *(p.signing for p in PROVIDERS))
+_CREDENTIAL_HEADERS = frozenset().union(*(p.headers for p in PROVIDERS), *(p.signing for p in PROVIDERS)) - _CARRIERS
 _PATHS = tuple((re.compile(p.paths), p) for p in PROVIDERS if p.paths is not None)
 
 
@@ -470,13 +474,15 @@ def providers_of(api: Api | RealtimeApi) -> tuple[Provider, ...]:
 
 def slots_for(path: str, api: Api | RealtimeApi | None = None) -> Slots:
     """Where the credentials of a request to path sit (for api, when it is one the addon
-    knows): any provider's credential headers; the query parameters and WebSocket
-    subprotocols of the providers that serve api, and of those whose own paths path is
-    (a `key` on a Google path)."""
+    knows): any provider's credential headers, and a Cookie where a provider that serves
+    api reads one (_CARRIERS); the query parameters and WebSocket subprotocols of the
+    providers that serve api, and of those whose own paths path is (a `key` on a Google
+    path)."""
     p = _path(path)
     provs = dict.fromkeys(providers_of(api) if api is not None else ())
     provs.update(dict.fromkeys(prov for rx, prov in _PATHS if rx.search(p)))
-    return Slots.of(provs, _CREDENTIAL_HEADERS)
+    own = frozenset().union(*(prov.headers for prov in provs)) & _CARRIERS
+    return Slots.of(provs, _CREDENTIAL_HEADERS | own)
 
 
 def _path(path: str) -> str:

@@ -15,7 +15,10 @@ import quopri
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl
+from email.header import decode_header, make_header
+from email.message import Message
+from email.utils import collapse_rfc2231_value
+from urllib.parse import parse_qsl, unquote
 
 from ..wire.jsonspan import Rule
 from .fields import GENERIC, loads
@@ -126,6 +129,30 @@ def split_multipart(body: bytes, bound: bytes) -> list[Part] | None:
     return parts
 
 
+def parameters(headers: dict[str, str], where: str) -> Iterator[Reading]:
+    """Each parameter of a part's headers as its receiver decodes it: RFC 2231's extended
+    form (`filename*=UTF-8''Acme%20Corp.txt`, and continued, `filename*0*=`), RFC 2047's
+    encoded words (`=?UTF-8?B?...?=`), percent-escapes; the headers as they were written
+    are read with the body as sent. Python's email package reads them (what a receiver
+    built on it reads, and the forms the others decode)."""
+    for name, value in headers.items():
+        m = Message()
+        try:
+            m[name] = value
+            params = m.get_params(header=name) or []
+        except Exception:  # noqa: BLE001 - a header it cannot read: read as sent only
+            continue
+        for k, v in params[1:]:  # (the first: the value before the parameters, `form-data`)
+            text = collapse_rfc2231_value(v)
+            try:
+                words = str(make_header(decode_header(text)))
+            except Exception:  # noqa: BLE001 - an encoded word it cannot decode: as it is
+                words = text
+            for t in dict.fromkeys((text, words, unquote(text, errors="replace"))):
+                if t:
+                    yield Reading(f"{where} header {name!r} parameter {k!r}", t)
+
+
 def _text(data: bytes, cs: str | None) -> str:
     got = decode_text(data, cs)
     return got[0] if got is not None else data.decode("utf-8", "replace")
@@ -151,6 +178,7 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
                         data = quopri.decodestring(data)
                 except (binascii.Error, ValueError):
                     pass  # read as it came
+                yield from parameters(p.headers, label)
                 yield from readings(data, p.content_type or "text/plain", label, depth + 1)
             if depth == 0:
                 yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))

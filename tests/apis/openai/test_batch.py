@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from disguiselib import leakguard
 from disguiselib.apis.openai.batch import restore_results
 from disguiselib.apis.registry import OPENAI_FILES
 from disguiselib.base.masking import mask_request_body
@@ -61,3 +62,39 @@ def test_results_are_restored_and_binary_files_pass() -> None:
     assert out["custom_id"] == "Acme Corp"  # the client's id, masked in the upload: restored
     png = b"\x89PNG\r\n\x1a\n Zenith Labs \xff\x00"
     assert restore_results(png, r) is png
+
+
+def _upload_with(disposition: str, header: str = "") -> bytes:
+    line = {"custom_id": "1", "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}  # fmt: skip
+    return (b"--B0\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n"
+            b"--B0\r\nContent-Disposition: " + disposition.encode() + b"\r\n" + header.encode()
+            + b"Content-Type: application/jsonl\r\n\r\n" + json.dumps(line).encode() + b"\r\n--B0--\r\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("disposition", "header"),
+    [
+        ('form-data; name="file"; filename="a.jsonl"; x-note="Acme Corp"', ""),
+        ("form-data; name=\"file\"; filename*0*=UTF-8''Acme%20; filename*1*=Corp.jsonl", ""),  # RFC 2231, continued
+        ('form-data; name="file"; filename="=?UTF-8?B?QWNtZSBDb3JwLmpzb25s?="', ""),  # RFC 2047
+        ('form-data; name="file"; filename="a.jsonl"', "X-Note: Acme Corp\r\n"),
+    ],
+    ids=["parameter", "continued-name", "encoded-word", "header"],
+)
+def test_an_original_in_a_part_header_nothing_masks_is_refused(disposition: str, header: str) -> None:
+    """The masker masks a part's file name alone (filename, filename*); the guard read that
+    and nothing else of a part's headers, so another header, another parameter or a name
+    written otherwise went out with its original."""
+    out, _ = mask_request_body(_upload_with(disposition, header), OPENAI_FILES, RULES, CT)
+    hit = leakguard.scan_body(out, RULES, OPENAI_FILES, CT)
+    assert hit is not None and hit.where.startswith("part 2 header"), hit
+    assert "Acme" not in hit.where
+
+
+def test_a_file_name_the_masker_masks_passes_the_guard() -> None:
+    for disposition in ('form-data; name="file"; filename="Acme Corp.jsonl"',
+                        "form-data; name=\"file\"; filename*=UTF-8''Acme%20Corp.jsonl"):  # fmt: skip
+        out, _ = mask_request_body(_upload_with(disposition), OPENAI_FILES, RULES, CT)
+        assert b"Acme" not in out and b"Zenith" in out
+        assert leakguard.scan_body(out, RULES, OPENAI_FILES, CT) is None

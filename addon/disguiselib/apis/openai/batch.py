@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import quote, unquote
 
-from ...base.bodies import Part, Reading, boundary, media_type, split_multipart
+from ...base.bodies import Part, Reading, boundary, media_type, parameters, split_multipart
 from ...base.bodies import readings as body_readings
 from ...base.fields import CLIENT_ID, GENERIC, ID, META, TEXT, loads
 from ...base.masking import as_text, mask_doc, mask_fn
@@ -170,6 +170,12 @@ class BatchUpload:
                     yield Reading(f"file line {n}", line, loads(line), self.line)
                 except (ValueError, RecursionError):
                     yield Reading(f"file line {n}", line)
+        # each part's headers, as written and as their parameters decode (a header other
+        # than the file name's, a name continued, `filename*0*=`, or in encoded words:
+        # nothing masks them, so an original there is refused)
+        for i, p in enumerate(parts):
+            yield Reading(f"part {i + 1} headers", _utf8(body[p.start : p.body_start]), rule=TEXT)
+            yield from parameters(p.headers, f"part {i + 1}")
 
     # -- masking --
 
