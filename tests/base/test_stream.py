@@ -148,9 +148,12 @@ def test_a_whole_body_and_a_stream_are_told_by_their_label_not_their_first_bytes
     s = body_stream("application/json")
     out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
     assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
-    s = body_stream("application/json")  # an event stream labelled JSON: refused, not guessed
-    out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
-    assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
+    for label in ("application/json", "text/plain", ""):  # an event stream labelled otherwise: refused, not guessed
+        s = body_stream(label)
+        out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
+        assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
+        # ended with an error event: its client reads events (an error document read so is none)
+        assert out.startswith(b"event: error\n") and read_stream(out)[1]
 
 
 def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:

@@ -457,7 +457,9 @@ class BodyStream(Lifecycle):
     `text/event-stream` from an endpoint that never streams (a stored file, a list), and
     a body from a streaming endpoint that is an event stream but labelled otherwise
     (`text/plain`, none): read whole, its disguises would be restored without their JSON
-    escaping, and the client would get it at the end instead of as it streams. A file
+    escaping, and the client would get it at the end instead of as it streams. Its error
+    is then an event (its client asked for a stream and reads events; read whole, the
+    adapter answers 502 with the API's error document instead). A file
     whose first bytes look like events (a YAML file starting `id:`, CSS starting `:`) is
     a file: restored as one, nothing appended.
     """
@@ -525,7 +527,12 @@ class BodyStream(Lifecycle):
         if self.mislabelled is not None:
             return self.fail(self.mislabelled)
         if self.answers == STREAMS and sniff(body[:4096], self.content_type, final=True):
-            return self.fail(f"an event stream labelled {media_type(self.content_type) or 'with no content type'!r}")
+            # its client reads events (it asked for a stream): the error is one, in the
+            # stream's shape (an error document read as events is none at all: the openai
+            # SDK read an empty stream that succeeded)
+            message = f"an event stream labelled {media_type(self.content_type) or 'with no content type'!r}"
+            self.fail(message)
+            return self.stream.error_event(f"disguise: response not reversed: {message}")
         out = self._whole(body)  # raises: the caller answers with error_event (FAILED)
         self.to(StreamState.DONE)
         return out
