@@ -247,6 +247,22 @@ def test_an_event_cut_before_its_blank_line_does_not_swallow_what_follows(end: b
     assert read_stream(out)[0][0]["text"] == "see nova-internal"
 
 
+@pytest.mark.parametrize("cut", [b'data: {"type": "content_', b'event: content_block_delta\ndata: {"type": "con',
+                                 b"event: content_block_del", b'data: {"type": "ping"}\ndata: {"a'])
+def test_an_event_cut_inside_its_data_is_not_passed_before_the_error(cut: bytes) -> None:
+    """The connection ends inside an event's data: a client drops an event the stream ends
+    inside, but followed by the held text and the error it was dispatched, and its data did
+    not parse (the anthropic SDK raised a JSONDecodeError and never read the error). Every
+    event the client gets parses; the held tail, then the error."""
+    body = build_stream([("text", ["see nova"])])
+    s = stream()
+    out = s.feed(body[: body.index(b"event: content_block_stop")] + cut) + s.flush()
+    docs = [json.loads(e.data) for e in Framer().feed(out) if e.data is not None]  # every one parses
+    assert [d["type"] for d in docs][-3:] == ["content_block_delta", "content_block_delta", "error"]
+    assert docs[-1]["error"]["message"] == "disguise: the stream ended before message_stop"
+    assert read_stream(out)[0][0]["text"] == "see nova-internal"
+
+
 def test_the_error_of_a_body_stream_takes_the_shape_it_was_told_and_its_message() -> None:
     s = body_stream("application/json")
     s.feed(b"data: x\n\n")  # told by its label: a whole body, whatever its bytes
