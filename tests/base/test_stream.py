@@ -148,9 +148,12 @@ def test_a_whole_body_and_a_stream_are_told_by_their_label_not_their_first_bytes
     s = body_stream("application/json")
     out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
     assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
-    s = body_stream("application/json")  # an event stream labelled JSON: refused, not guessed
-    out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
-    assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
+    for label in ("application/json", "text/plain", ""):  # an event stream labelled otherwise: refused, not guessed
+        s = body_stream(label)
+        out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
+        assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
+        # ended with an error event: its client reads events (an error document read so is none)
+        assert out.startswith(b"event: error\n") and read_stream(out)[1]
 
 
 def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:
@@ -241,6 +244,22 @@ def test_an_event_cut_before_its_blank_line_does_not_swallow_what_follows(end: b
     evs = [e for e in Framer().feed(out) if e.data is not None]
     assert json.loads(evs[-1].data)["error"]["message"] == "disguise: the stream ended before message_stop"
     assert json.loads(evs[-3].data) == {"type": "ping"}  # the cut event, then the tail, then the error
+    assert read_stream(out)[0][0]["text"] == "see nova-internal"
+
+
+@pytest.mark.parametrize("cut", [b'data: {"type": "content_', b'event: content_block_delta\ndata: {"type": "con',
+                                 b"event: content_block_del", b'data: {"type": "ping"}\ndata: {"a'])
+def test_an_event_cut_inside_its_data_is_not_passed_before_the_error(cut: bytes) -> None:
+    """The connection ends inside an event's data: a client drops an event the stream ends
+    inside, but followed by the held text and the error it was dispatched, and its data did
+    not parse (the anthropic SDK raised a JSONDecodeError and never read the error). Every
+    event the client gets parses; the held tail, then the error."""
+    body = build_stream([("text", ["see nova"])])
+    s = stream()
+    out = s.feed(body[: body.index(b"event: content_block_stop")] + cut) + s.flush()
+    docs = [json.loads(e.data) for e in Framer().feed(out) if e.data is not None]  # every one parses
+    assert [d["type"] for d in docs][-3:] == ["content_block_delta", "content_block_delta", "error"]
+    assert docs[-1]["error"]["message"] == "disguise: the stream ended before message_stop"
     assert read_stream(out)[0][0]["text"] == "see nova-internal"
 
 

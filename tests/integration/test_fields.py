@@ -64,7 +64,13 @@ def test_stream_not_labelled_as_one_fails_closed(proxy: Proxy, ctype: str | None
                        "messages": [{"role": "user", "content": "Acme Corp"}]}).encode()  # fmt: skip
     status, _, out = http_post(proxy.port, "/v1/messages", body)
     assert b"Zen" not in out and b"event stream labelled" in out
-    assert json.loads(out)["type"] == "error"
+    # an error event: its client reads events (an error document read as events was none:
+    # the SDK raised an AssertionError, the openai SDK read an empty stream that succeeded)
+    assert out.startswith(b"event: error\n") and json.loads(out.split(b"data: ", 1)[1])["type"] == "error"
+    with anthropic.Anthropic(base_url=proxy.base_url, api_key="t", max_retries=0, timeout=20.0) as client:
+        with pytest.raises(anthropic.APIStatusError, match="event stream labelled"):
+            with client.messages.stream(model=model, max_tokens=5, messages=[{"role": "user", "content": "hi"}]) as s:
+                list(s.text_stream)
 
 
 @pytest.mark.parametrize("framing", ["chunked", "close"])

@@ -85,3 +85,18 @@ def test_a_reverser_that_fails_gives_an_error_the_client_can_read(addon, monkeyp
     # the addon's error is plain JSON: upstream's gzip label would make the client fail to read it
     assert "content-encoding" not in f.response.headers
     assert json.loads(f.response.raw_content)["error"]["message"].startswith("disguise: response not reversed")
+
+
+def test_an_event_stream_labelled_json_read_whole_is_a_502_and_an_error_document(addon) -> None:
+    """Read whole (labelled JSON), an event stream is refused with a 502 and the API's
+    error document: the reverser ends such a body with an error event (what a client
+    reading it as it streams reads), which is not what a JSON label promises."""
+    f, rec = masked(addon)
+    events = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+              b'"role":"assistant","content":[],"model":"m"}}\n\n')  # fmt: skip
+    answer(f, events)
+    addon.responseheaders(f)
+    addon.response(f)
+    assert rec.phase is Phase.FAILED and f.response.status_code == 502
+    assert f.response.headers["content-type"] == "application/json"
+    assert "event stream labelled" in json.loads(f.response.raw_content)["error"]["message"]

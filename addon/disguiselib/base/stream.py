@@ -5,6 +5,7 @@ as its endpoint declares and its Content-Type says). Sans I/O."""
 from __future__ import annotations
 
 import enum
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -93,6 +94,21 @@ class Reverser(Protocol):
     def fail(self, message: str) -> bytes: ...
     def whole(self, body: bytes) -> bytes: ...
     def error_event(self, message: str) -> bytes: ...
+
+
+def _whole_event(raw: bytes) -> bool:
+    """Is raw, an event the stream ended inside, whole but for its blank line: its last
+    line ended, or its data (the APIs' events carry JSON) parses?"""
+    if raw.endswith((b"\n", b"\r")):
+        return True
+    data = parse_event(raw + b"\n\n").data
+    if data is None:
+        return False
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 class SSEStream(Lifecycle, ABC):
@@ -296,11 +312,19 @@ class SSEStream(Lifecycle, ABC):
         if self.finished:
             return b""
         out: list[bytes] = []
-        try:
-            self._events(self.framer.flush_raw(), out)
-        except StreamError as e:
-            out.append(self.fail(str(e)))
-            return b"".join(out)
+        tail = self.framer.flush_raw()
+        # The connection cut an event inside its data (`data: {"type":"content_`): a
+        # client drops an event the stream ends inside (no blank line: the SSE spec, the
+        # SDKs' decoders), but followed by held text or the error it would be dispatched,
+        # and its data would not parse (the anthropic SDK raised a JSONDecodeError and
+        # never read the error). It is not passed on. One whose lines are whole, or whose
+        # data is whole JSON, is: it is what the provider sent.
+        if not tail or _whole_event(tail[-1]):
+            try:
+                self._events(tail, out)
+            except StreamError as e:
+                out.append(self.fail(str(e)))
+                return b"".join(out)
         after = self.drain()
         if self.terminated:
             self.to(StreamState.DONE)
@@ -457,7 +481,9 @@ class BodyStream(Lifecycle):
     `text/event-stream` from an endpoint that never streams (a stored file, a list), and
     a body from a streaming endpoint that is an event stream but labelled otherwise
     (`text/plain`, none): read whole, its disguises would be restored without their JSON
-    escaping, and the client would get it at the end instead of as it streams. A file
+    escaping, and the client would get it at the end instead of as it streams. Its error
+    is then an event (its client asked for a stream and reads events; read whole, the
+    adapter answers 502 with the API's error document instead). A file
     whose first bytes look like events (a YAML file starting `id:`, CSS starting `:`) is
     a file: restored as one, nothing appended.
     """
@@ -525,7 +551,12 @@ class BodyStream(Lifecycle):
         if self.mislabelled is not None:
             return self.fail(self.mislabelled)
         if self.answers == STREAMS and sniff(body[:4096], self.content_type, final=True):
-            return self.fail(f"an event stream labelled {media_type(self.content_type) or 'with no content type'!r}")
+            # its client reads events (it asked for a stream): the error is one, in the
+            # stream's shape (an error document read as events is none at all: the openai
+            # SDK read an empty stream that succeeded)
+            message = f"an event stream labelled {media_type(self.content_type) or 'with no content type'!r}"
+            self.fail(message)
+            return self.stream.error_event(f"disguise: response not reversed: {message}")
         out = self._whole(body)  # raises: the caller answers with error_event (FAILED)
         self.to(StreamState.DONE)
         return out

@@ -94,8 +94,10 @@ def _reverse(flow: http.HTTPFlow, rec: FlowRecord, body: bytes) -> None:
         _failed(resp, rec, why, rec.api.error_body(f"disguise: {why}"))
         return
     if rev.failure is not None and getattr(getattr(rev, "inner", rev), "is_sse", None) is False:
-        # a whole body refused (its label contradicts its endpoint): an error, not a 200
-        _failed(resp, rec, f"response not reversed: {rev.failure}", new)
+        # a whole body refused (its label contradicts its endpoint): an error, not a 200,
+        # in the API's error body (what the reverser ended with may be an event)
+        why = f"response not reversed: {rev.failure}"
+        _failed(resp, rec, why, rec.api.error_body(f"disguise: {why}"))
         return
     if new is not body:
         resp.content = new
