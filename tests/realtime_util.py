@@ -224,6 +224,15 @@ class Peer:
         self.ws = ws
         self.up = upstream
         self.path = ws.request.path
+        process = ws.process_event  # every frame read, control frames too (the library answers pings itself)
+
+        def recording(event) -> None:
+            name = getattr(getattr(event, "opcode", None), "name", "")
+            if name in ("PING", "PONG", "CLOSE"):
+                upstream.controls.append((self.path, name.lower(), bytes(event.data)))
+            process(event)
+
+        ws.process_event = recording
 
     def recv(self, timeout: float = 10) -> tuple[bool, bytes]:
         """The next client frame (text?, bytes), recorded."""
@@ -250,12 +259,15 @@ class FakeRealtime:
     """A WebSocket server on 127.0.0.1:0 (the `websockets` library, threaded) standing in
     for a realtime API: every connection runs the scenario named by its `model` (the
     URL's `model=` query for OpenAI, `setup.model` for Gemini: neither is ever masked),
-    and every frame it receives is recorded in `received` as (path, text?, bytes)."""
+    and every frame it receives is recorded in `received` as (path, text?, bytes), every
+    control frame in `controls` as (path, kind, payload) from the moment the scenario
+    runs (a client waits for the scenario's first event before it sends any)."""
 
     def __init__(self) -> None:
         from websockets.sync.server import serve
 
         self.received: list[tuple[str, bool, bytes]] = []
+        self.controls: list[tuple[str, str, bytes]] = []  # (path, "ping" | "pong" | "close", payload)
         self.scenarios: dict[str, object] = {}
         self.errors: list[BaseException] = []
         self.server = serve(self._handle, "127.0.0.1", 0, max_size=None, compression=None)

@@ -13,7 +13,7 @@ from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
 from .base.fields import loads
 from .base.masking import Received, as_received, forget_changed, mask_request_body
-from .base.realtime import Connection, Frame, MaskedEvent, Result
+from .base.realtime import Connection, Control, ControlOut, Frame, MaskedEvent, Result, State
 from .base.restore import restore_body
 from .base.stream import BodyStream, Reverser
 from .config import Config
@@ -286,6 +286,41 @@ def client_frame(conn: Connection, frame: Frame) -> Result:
         log_internal(log, "leak guard", e)
         return conn.refuse(f"internal error ({type(e).__name__})", None)
     return conn.passed(m)
+
+
+def client_control(conn: Connection, kind: Control, data: bytes) -> ControlOut:
+    """A realtime client's control frame (a ping's or a pong's payload, a close's reason
+    as UTF-8), the WebSocket's request path for it: masked with the connection's rules
+    and session, then the leak guard on what would leave (the payload read as a body is:
+    as text, percent-decoded, escapes decoded). It goes upstream masked when that is clean
+    and fits in the frame (kind.limit bytes), as it is when masking changes nothing, and
+    empty otherwise: a control frame cannot be refused (mitmproxy has no hook before it
+    forwards one, and a close must go on to end the connection), and its payload means
+    nothing to the provider (a ping's comes back in the pong, restored by conn.echoed).
+    On a connection that is no longer open nothing of the client's passes: empty."""
+    if conn.state is not State.OPEN:
+        return ControlOut(b"")
+    out = _control(conn, kind, data)
+    if out.data != data:
+        conn.sent_control(kind, data, out.data)
+    return out
+
+
+def _control(conn: Connection, kind: Control, data: bytes) -> ControlOut:
+    try:
+        masked = conn.mask_control(data)
+        hit = leakguard.scan_body(masked, of_session(conn.rules, conn.session), None, "")
+    except DisguiseError as e:
+        return ControlOut(b"", str(e))
+    except Exception as e:  # noqa: BLE001 - a bug must not let an original through
+        log_internal(log, "websocket control frame", e)
+        return ControlOut(b"", f"internal error ({type(e).__name__})")
+    if hit is not None:
+        return ControlOut(b"", f"an original ({hit}) would have left unmasked")
+    if len(masked) > kind.limit:
+        what = f"a {kind.name.lower()} frame holds {kind.limit}"
+        return ControlOut(b"", f"masked, it is {len(masked)} bytes; {what}")
+    return ControlOut(masked)
 
 
 def scan_unknown(

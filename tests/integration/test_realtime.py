@@ -332,6 +332,42 @@ def test_unparsable_server_frame_ends_the_connection_with_an_error(env: Env) -> 
     assert "Zen" not in "".join(e.get("delta", "") for e in evs)
 
 
+def scenario_greet(peer: Peer) -> None:
+    """Greet, then read until the client closes (the library answers its pings)."""
+    peer.send(OpenAIScript().session("session.created", "You are a helpful assistant."))
+    while True:
+        peer.recv(timeout=60)
+
+
+def test_client_control_frames_reach_upstream_masked_and_their_echoes_come_back_as_sent(env: Env) -> None:
+    env.up.on("controls", scenario_greet)
+    long = b"Acme Corp " * 12 + b"Acme"  # 124 bytes: masked, more than a ping holds
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=controls", ping_interval=None) as ws:
+            await ws.recv()  # the greeting: upstream records control frames from here on
+            for payload in (b"are you there, Acme Corp?", long):
+                await asyncio.wait_for(await ws.ping(payload), 10)  # a pong echoing it, byte for byte
+            await ws.pong(b"unsolicited Acme Corp")
+            await ws.close(1000, "bye from Acme Corp")
+            return ws.protocol.close_rcvd
+
+    rcvd = run(go())
+    assert rcvd is not None and (rcvd.code, rcvd.reason) == (1000, "bye from Acme Corp")  # the answer echoes it
+    _wait_for(lambda: any(k == "close" for p, k, _ in env.up.controls if "model=controls" in p))
+    got = [(k, d) for p, k, d in env.up.controls if "model=controls" in p]
+    assert got == [("ping", b"are you there, Zenith Labs?"), ("ping", b""), ("pong", b"unsolicited Zenith Labs"),
+                   ("close", b"\x03\xe8bye from Zenith Labs")]  # fmt: skip
+    for _, d in got:
+        assert_no_original(d, "a control frame")
+    # mitmproxy's own lines name what it forwarded: the masked payloads
+    assert env.md.saw("WebSocket ping from client (payload: b'are you there, Zenith Labs?')")
+    assert env.md.saw("closed by client: 1000 bye from Zenith Labs")
+    assert env.md.saw("without its payload: masked, it is 148 bytes; a ping frame holds 125")
+    lines = [ln for ln in env.md.output.splitlines() if "from client" in ln or "closed by client" in ln]
+    assert not [ln for ln in lines if "Acme Corp" in ln]
+
+
 def test_placeholders_stable_for_the_whole_connection(env: Env) -> None:
     env.up.on("echo", scenario_echo_all)
     first = {"type": "response.create", "response": {"instructions": f"{BOB} and c@d.io"}}

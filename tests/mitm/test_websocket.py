@@ -118,3 +118,57 @@ def test_an_upgrade_url_holding_an_original_is_refused(env) -> None:
     a.requestheaders(f)
     a.request(f)
     assert f.response is not None and f.response.status_code >= 400 and b"EMAIL in url" in f.response.content
+
+
+def wsproto_pair():
+    """A client and the proxy's side of it (what mitmproxy's layer calls `client_ws`),
+    both wsproto connections, opened."""
+    import wsproto
+    from wsproto.events import AcceptConnection, Request
+
+    client = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
+    proxy = wsproto.Connection(wsproto.ConnectionType.SERVER)
+    client.receive_data(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        b"Sec-WebSocket-Accept: " + _accept(client.send(Request(host="h", target="/"))) + b"\r\n\r\n")  # fmt: skip
+    assert any(isinstance(e, AcceptConnection) for e in client.events())
+    return client, proxy
+
+
+def _accept(handshake: bytes) -> bytes:
+    import base64
+    import hashlib
+    import re
+
+    key = re.search(rb"(?i)sec-websocket-key: *(\S+)", handshake).group(1)  # type: ignore[union-attr]
+    return base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+
+
+def test_the_client_side_reader_masks_control_frames_and_the_writer_echoes_them_back(env) -> None:
+    from wsproto.events import CloseConnection, Ping, Pong
+
+    from disguiselib.mitm.websocket import _watch_controls
+
+    a, _ = env
+    f = upgraded(a)
+    conn = a.guard.records[f.id].realtime.connection
+    client, proxy = wsproto_pair()
+    _watch_controls(proxy, conn, "openai.realtime")
+    proxy.receive_data(client.send(Ping(b"ping Acme Corp")) + client.send(Pong(b"bob@corp.example.com")))
+    assert list(proxy.events()) == [Ping(b"ping Zenith Labs"), Pong(b"[EMAIL_1]")]
+    client.receive_data(proxy.send(Pong(b"ping Zenith Labs")))  # upstream's pong, sent on to the client
+    assert list(client.events()) == [Pong(b"ping Acme Corp")]
+    proxy.receive_data(client.send(CloseConnection(1000, "bye from Acme Corp")))
+    close = list(proxy.events())
+    assert close == [CloseConnection(1000, "bye from Zenith Labs")]
+    client.receive_data(proxy.send(close[0]))  # the layer answers the client's close with the same event
+    assert list(client.events()) == [CloseConnection(1000, "bye from Acme Corp")]
+
+
+def test_a_websocket_whose_layer_cannot_be_found_is_closed_before_a_client_frame_passes(env) -> None:
+    a, _ = env
+    f = upgraded(a)
+    f.live = True
+    a.websocket_start(f)  # no proxy server here: no layer to wrap
+    rec = a.guard.records[f.id]
+    assert rec.phase is Phase.FAILED and "control frames could not be examined" in (rec.reason or "")
+    assert send(a, f, {"type": "input_audio_buffer.commit"}, True).dropped  # nothing passes any more

@@ -34,6 +34,13 @@ Failing closed, as for HTTP (the first two in pipeline.client_frame):
 After either, the connection is CLOSED: every later frame in either direction is
 dropped.
 
+Control frames (RFC 6455 §5.5): a client's ping, pong and close carry a payload too (a
+close: a code and a reason) and go upstream like its events, so their payload is masked
+as text with the same rules and session (`mask_control`; what may leave is decided in
+pipeline.client_control). A ping that went upstream rewritten is answered by a pong
+carrying the rewritten payload (§5.5.3: "identical Application data"), and a close by
+one echoing its reason: `echoed` gives the client its own payload back in both.
+
 State: OPEN -> CLOSED (refused or failed) and OPEN -> ENDED (`end()`).
 """
 
@@ -41,6 +48,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -57,8 +65,28 @@ from .restore import restore_doc
 # WebSocket close codes (RFC 6455 §7.4.1).
 POLICY_VIOLATION = 1008  # a client event that holds an original and cannot be masked
 INTERNAL_ERROR = 1011  # a server event that cannot be restored
-# A close frame's reason is at most 123 bytes of UTF-8 (125 bytes of payload less the code).
+# A control frame's payload is at most 125 bytes (RFC 6455 §5.5); a close frame's reason at
+# most 123 bytes of UTF-8 (those 125 less the 2-byte code, §5.5.1).
+MAX_CONTROL_PAYLOAD = 125
 MAX_CLOSE_REASON = 123
+# Pings sent rewritten whose pong has not come back yet. A client waits for a pong before
+# its next keepalive ping (the `websockets` library: one each 20 s by default); this many
+# unanswered is a connection long dead, and the oldest is forgotten: its pong, should it
+# come, reaches the client as upstream sent it (masked, never an original).
+MAX_PINGS_AWAITED = 64
+
+
+class Control(enum.Enum):
+    """A WebSocket control frame, by its opcode (RFC 6455 §5.5)."""
+
+    CLOSE = 0x8
+    PING = 0x9
+    PONG = 0xA
+
+    @property
+    def limit(self) -> int:
+        """The most bytes its payload (a close: its reason) may have."""
+        return MAX_CLOSE_REASON if self is Control.CLOSE else MAX_CONTROL_PAYLOAD
 
 
 @dataclass(frozen=True)
@@ -78,6 +106,16 @@ class Result:
     frames: list[Frame]
     error: Frame | None = None
     close: tuple[int, str] | None = None
+
+
+@dataclass(frozen=True)
+class ControlOut:
+    """What of a client control frame's payload goes upstream: `data` (the payload itself
+    when it holds no original), and when it goes empty instead of masked, why (`refused`:
+    it names rules and sizes, never the client's text)."""
+
+    data: bytes
+    refused: str | None = None
 
 
 class State(enum.Enum):
@@ -211,6 +249,10 @@ class Connection:
     counts: Counts = field(default_factory=Counts)
     failure: str | None = None  # why the connection was closed by the addon
     exc: Exception | None = None  # an internal error behind the failure (for the adapter's log)
+    # (sent, the client's own) payloads of control frames that went upstream rewritten and
+    # whose echo may come back: pings awaiting their pong, the client's close its answer
+    pings: deque[tuple[bytes, bytes]] = field(default_factory=deque)
+    closing: tuple[bytes, bytes] | None = None
 
     def __post_init__(self) -> None:
         self.restorer = self.rules.restorer(self.session.placeholders, growing=True)
@@ -296,6 +338,53 @@ class Connection:
         return Result(
             [], Frame(err.encode("utf-8"), self.server_text), (POLICY_VIOLATION, _close_reason(f"disguise: {why}"))
         )
+
+    # -- the client's control frames -----------------------------------------------------
+
+    def mask_control(self, data: bytes) -> bytes:
+        """A client control frame's payload (a close's: its reason, UTF-8) masked as one
+        text with the connection's rules and session: placeholders numbered as in its
+        events. Bytes that are not UTF-8 stay as they are around the text masked
+        (surrogateescape). Returns data itself when nothing changes. Raises MaskError for a
+        fake disguise the client sent as its own text (see _mask)."""
+        s = data.decode("utf-8", "surrogateescape")
+        present = present_placeholders(s, self.rules)
+        if present:
+            self.session.reserved = self.session.reserved | present
+        before = self.session.fakes
+        new = self.rules.mask(s, self.session)
+        if self.session.fakes != before and present_fakes(s, self.session):
+            raise MaskError("the frame holds, as the client's own text, a fake disguise issued for an original")
+        return data if new == s else new.encode("utf-8", "surrogateescape")
+
+    def sent_control(self, kind: Control, own: bytes, sent: bytes) -> None:
+        """A client control frame went upstream with `sent` in place of its own payload:
+        remembered for its echo (a ping's pong, a close's answer)."""
+        if kind is Control.PING:
+            if len(self.pings) >= MAX_PINGS_AWAITED:
+                self.pings.popleft()
+            self.pings.append((sent, own))
+        elif kind is Control.CLOSE:
+            self.closing = (sent, own)
+
+    def echoed(self, kind: Control, data: bytes) -> bytes:
+        """The payload of a server pong, or of the close answering the client's own, as
+        the client gets it: the client's own payload where data echoes one that went
+        upstream rewritten, else data. A pong answers the oldest rewritten ping it
+        echoes; the pings before it were answered by none (§5.5.3 lets an endpoint
+        answer the latest ping only) and are forgotten."""
+        if kind is Control.PING:
+            return data
+        if kind is Control.CLOSE:
+            if self.closing is not None and self.closing[0] == data:
+                return self.closing[1]
+            return data
+        for i, (sent, own) in enumerate(self.pings):
+            if sent == data:
+                for _ in range(i + 1):
+                    self.pings.popleft()
+                return own
+        return data
 
     # -- the server's events ---------------------------------------------------------------
 

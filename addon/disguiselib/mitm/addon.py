@@ -527,15 +527,14 @@ class Disguise:
 
     # -- WebSocket (realtime APIs) ---------------------------------------------------------
 
+    def websocket_start(self, flow: http.HTTPFlow) -> None:
+        self.realtime.start(flow, self.guard.records.get(flow.id))
+
     def websocket_message(self, flow: http.HTTPFlow) -> None:
-        rec = self.guard.records.get(flow.id)
-        if rec is not None and rec.realtime is not None:
-            self.realtime.message(flow, rec)
+        self.realtime.message(flow, self.guard.records.get(flow.id))
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
-        rec = self.guard.records.get(flow.id)
-        if rec is not None and rec.realtime is not None:
-            self.realtime.end(flow, rec)
+        self.realtime.end(flow, self.guard.records.get(flow.id))
 
     def error(self, flow: http.HTTPFlow) -> None:
         streamed.dropped(flow)  # a body fed to the worker will not end: it forgets what it holds of it

@@ -20,6 +20,17 @@ message's own type: text or binary), unless it is `.drop()`ped. So:
   the error (see `_close_after`). Should that fail, the connection stays open but
   forwards nothing, either way, ever again.
 
+Control frames reach no hook: mitmproxy's WebSocket layer forwards a ping or a pong the
+moment wsproto reads it, and a close before `websocket_end` runs. Yet the client's carry
+text upstream (a ping's payload, a close's reason). So at `websocket_start`, before any
+frame is read, the layer's reader of the client side is wrapped (`_watch_controls`): each
+control frame it yields has its payload masked first (pipeline.client_control), and what
+the layer then forwards, logs and records (`close_reason`) is the masked one. What the
+layer sends the client goes through a wrapper too: a pong echoing a rewritten ping, and
+the answer to the client's own close, carry the client's payload back (Connection.echoed).
+Internal to mitmproxy like `_close_after`; should the layer not be found, the
+connection is closed rather than left to forward the client's control frames unread.
+
 What cannot be done: mitmproxy forwards the server's close frame before any hook runs,
 so when upstream closes mid-text the held tail (at most one disguise long) is not
 delivered; the client sees the text up to there and upstream's close, never a
@@ -31,15 +42,17 @@ of an upgrade and an offline run (`-nr`) are refused or skipped here, with a mes
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Callable, Iterator
 
 from mitmproxy import ctx, http
 
 from ..apis.registry import RealtimeApi
-from ..base.realtime import Frame, Result, State
+from ..base.realtime import Connection, Control, Frame, Result, State
 from ..errors import log_internal
 from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, set_fakes, summary_text
-from ..pipeline import client_frame, leak_scan, realtime_connection
+from ..pipeline import client_control, client_frame, leak_scan, realtime_connection
 from ..state import FlowRecord, Phase, RealtimeFlow
 
 log = logging.getLogger("disguise")
@@ -99,14 +112,38 @@ class Realtime:
                 flow.kill()
             rec.to(Phase.FAILED, why)
 
+    def start(self, flow: http.HTTPFlow, rec: FlowRecord | None) -> None:
+        """websocket_start (rec: the flow's record, None or not a realtime one: not
+        ours): the client's control frames masked from the first one on (see the module
+        docstring). Where the layer cannot be found, the connection is closed (FAILED)
+        before a frame of the client's is forwarded."""
+        if rec is None or rec.realtime is None or not flow.live:
+            return  # not ours, or an offline run (-nr) of a recorded flow: nothing is sent
+        flow_state = rec.realtime
+        try:
+            from mitmproxy.proxy.layers.websocket import WebsocketLayer
+
+            layer = _find_layer(flow, WebsocketLayer)
+            if layer is None:
+                raise LookupError("no WebSocket layer for the flow")
+            _watch_controls(layer.client_ws, flow_state.connection, flow_state.api.name)
+        except Exception as e:  # noqa: BLE001 - unread control frames must not go upstream
+            why = f"the client's control frames could not be examined ({type(e).__name__})"
+            log.error("disguise: %s: %s: the connection is closed", flow_state.api.name, why)
+            flow_state.connection.close()
+            _close_connections(flow)
+            if rec.can(Phase.FAILED):
+                rec.to(Phase.FAILED, why)
+
     # -- messages -------------------------------------------------------------------------------
 
-    def message(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+    def message(self, flow: http.HTTPFlow, rec: FlowRecord | None) -> None:
+        """websocket_message (rec as for start)."""
+        ws = flow.websocket
+        if rec is None or rec.realtime is None or ws is None or not ws.messages or not flow.live:
+            return  # not ours, or an offline run (-nr) of a recorded flow: nothing is sent
         flow_state = rec.realtime
-        assert flow_state is not None  # the hook calls this for a record that has one
-        if flow.websocket is None or not flow.websocket.messages or not flow.live:
-            return  # an offline run (-nr) of a recorded flow: nothing is sent
-        msg = flow.websocket.messages[-1]
+        msg = ws.messages[-1]
         flow_state.handled = msg
         if msg.injected and not msg.from_client and flow_state.pending and flow_state.pending[0] == msg.content:
             flow_state.pending.popleft()  # one of ours, going out now
@@ -182,12 +219,11 @@ class Realtime:
 
     # -- the end ----------------------------------------------------------------------------
 
-    def end(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
-        """websocket_end (or error): what was left held back, the summary."""
-        flow_state = rec.realtime
-        assert flow_state is not None
-        if flow_state.connection.state is State.ENDED:
+    def end(self, flow: http.HTTPFlow, rec: FlowRecord | None, error: bool = False) -> None:
+        """websocket_end (or error; rec as for start): what was left held back, the summary."""
+        if rec is None or rec.realtime is None or rec.realtime.connection.state is State.ENDED:
             return
+        flow_state = rec.realtime
         held = flow_state.connection.held_chars
         res = flow_state.connection.end()
         meta = flow.metadata.setdefault(META, {})
@@ -247,6 +283,89 @@ def _close_after(flow: http.HTTPFlow, close: tuple[int, str]) -> None:
         layer.server_ws._events.append(wsproto.events.CloseConnection(code=close[0], reason=close[1]))
     except Exception as e:  # noqa: BLE001 - the connection then forwards nothing (State.CLOSED)
         log.error("disguise: could not close the WebSocket (%s): it stays open but forwards nothing", type(e).__name__)
+
+
+def _watch_controls(ws, conn: Connection, api: str) -> None:
+    """Wrap `ws`, the wsproto connection mitmproxy's WebSocket layer reads the client
+    with (its `client_ws`), on the instance: the client's ping, pong and close events
+    come out of `ws.events()` with their payload masked (the layer forwards, logs and
+    records what it gets), and the pong and close `ws.send` is given for the client
+    carry the client's own payload back where they echo one rewritten. Internal to
+    mitmproxy and wsproto (checked on 11 with wsproto 1.2 and 12 with wsproto 1.3:
+    proxy/layers/websocket.py reads only `events()` and writes only `send()`)."""
+    import wsproto.events as wse
+
+    kinds: dict[type, Control] = {wse.Ping: Control.PING, wse.Pong: Control.PONG, wse.CloseConnection: Control.CLOSE}
+    events: Callable[[], Iterator[object]] = ws.events
+    send: Callable[[object], bytes] = ws.send
+
+    def masked(ev: object) -> object:
+        kind = kinds.get(type(ev))
+        if kind is None:
+            return ev  # a message: the websocket_message hook's
+        try:
+            return _with_payload(ev, kind, _control_out(conn, kind, _payload(ev, kind), api))
+        except Exception as e:  # noqa: BLE001 - a bug must not let an original through
+            log_internal(log, "websocket control frame", e)
+            return _with_payload(ev, kind, b"")
+
+    def restored(ev: object) -> object:
+        kind = kinds.get(type(ev))
+        if kind is None or kind is Control.PING:
+            return ev
+        try:
+            return _with_payload(ev, kind, conn.echoed(kind, _payload(ev, kind)))
+        except Exception as e:  # noqa: BLE001 - the client then gets it as upstream sent it
+            log_internal(log, "websocket control frame to the client", e)
+            return ev
+
+    def masked_events() -> Iterator[object]:
+        for ev in events():
+            yield masked(ev)
+
+    def restoring_send(ev: object) -> bytes:
+        return send(restored(ev))
+
+    ws.events = masked_events
+    ws.send = restoring_send
+
+
+def _control_out(conn: Connection, kind: Control, data: bytes, api: str) -> bytes:
+    out = client_control(conn, kind, data)
+    if out.refused is not None:
+        log.warning("disguise: %s: a client %s frame went upstream without its payload: %s",
+                    api, kind.name.lower(), out.refused)  # fmt: skip
+    return out.data
+
+
+def _payload(ev, kind: Control) -> bytes:
+    """A wsproto control event's payload (a close: its reason, UTF-8)."""
+    if kind is Control.CLOSE:
+        return (ev.reason or "").encode("utf-8")
+    return bytes(ev.payload)
+
+
+def _with_payload(ev, kind: Control, data: bytes):
+    """The wsproto control event with data as its payload (itself when it has it)."""
+    if data == _payload(ev, kind):
+        return ev
+    if kind is Control.CLOSE:
+        return dataclasses.replace(ev, reason=data.decode("utf-8", "replace"))
+    return dataclasses.replace(ev, payload=data)
+
+
+def _close_connections(flow: http.HTTPFlow) -> None:
+    """Close the flow's connection to upstream, and with it the client's (mitmproxy's
+    server.ConnectionHandler.close_connection; internal, checked on 11 and 12). Nothing
+    when no live connection handler has the flow (an offline run)."""
+    try:
+        ps = ctx.master.addons.get("proxyserver")
+        handler = getattr(ps, "connections", {}).get(flow.client_conn.id)
+        if handler is not None:
+            handler.close_connection(flow.server_conn)
+            handler.close_connection(flow.client_conn)
+    except Exception as e:  # noqa: BLE001 - said so; the connection forwards no message (State.CLOSED)
+        log.error("disguise: could not close the WebSocket (%s)", type(e).__name__)
 
 
 def _find_layer(flow: http.HTTPFlow, cls: type):

@@ -1,0 +1,120 @@
+"""A realtime client's control frames (base/realtime.py, pipeline.client_control): a
+ping's or a pong's payload and a close's reason go upstream masked with the
+connection's rules and session, or empty where masked they would not fit or the leak
+guard still finds an original; never as the client wrote them. The echo of a rewritten
+ping (its pong) and of the client's close carry the client's own payload back."""
+
+from __future__ import annotations
+
+import json
+
+from disguiselib.apis.openai.realtime import OpenAIRealtime
+from disguiselib.base.realtime import MAX_PINGS_AWAITED, Connection, Control, Frame, State
+from disguiselib.pipeline import client_control, client_frame
+from strategies import RULES
+
+PING, PONG, CLOSE = Control.PING, Control.PONG, Control.CLOSE
+
+
+def conn() -> Connection:
+    return Connection(OpenAIRealtime, RULES)
+
+
+def test_a_ping_holding_an_original_goes_masked_and_its_pong_brings_the_clients_payload_back() -> None:
+    c = conn()
+    out = client_control(c, PING, b"are you there, Acme Corp?")
+    assert out.data == b"are you there, Zenith Labs?" and out.refused is None
+    assert c.echoed(PONG, out.data) == b"are you there, Acme Corp?"
+    assert c.echoed(PONG, out.data) == out.data  # answered once: a second pong is upstream's own
+
+
+def test_a_payload_with_nothing_to_mask_goes_as_the_very_bytes_and_nothing_is_remembered() -> None:
+    c = conn()
+    data = b"\x8a\x01\xff\x07"  # a keepalive's random bytes, not UTF-8
+    out = client_control(c, PING, data)
+    assert out.data is data and out.refused is None
+    assert not c.pings and c.echoed(PONG, data) is data
+
+
+def test_a_close_reason_goes_masked_and_the_answer_to_the_clients_close_echoes_its_own() -> None:
+    c = conn()
+    out = client_control(c, CLOSE, b"bye from Acme Corp")
+    assert out.data == b"bye from Zenith Labs"
+    assert c.echoed(CLOSE, b"bye from Zenith Labs") == b"bye from Acme Corp"
+    assert c.echoed(CLOSE, b"server's own reason") == b"server's own reason"
+
+
+def test_a_pong_of_the_clients_holding_an_original_goes_masked() -> None:
+    c = conn()
+    assert client_control(c, PONG, b"bob@corp.example.com").data == b"[EMAIL_1]"
+
+
+def test_placeholders_are_numbered_with_the_connections_events() -> None:
+    c = conn()
+    ev = {"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+          "content": [{"type": "input_text", "text": "mail carol@x.io and bob@corp.example.com"}]}}  # fmt: skip
+    client_frame(c, Frame(json.dumps(ev).encode()))
+    assert client_control(c, PING, b"bob@corp.example.com").data == b"[EMAIL_2]"
+
+
+def test_bytes_that_are_not_utf8_stay_around_the_text_masked() -> None:
+    c = conn()
+    out = client_control(c, PING, b"\xff\xfeAcme Corp\x80")
+    assert out.data == b"\xff\xfeZenith Labs\x80"
+    assert c.echoed(PONG, out.data) == b"\xff\xfeAcme Corp\x80"
+
+
+def test_a_payload_too_long_once_masked_goes_empty_and_its_pong_still_brings_it_back() -> None:
+    c = conn()
+    data = b"Acme Corp " * 12 + b"Acme"  # 124 bytes; masked 148
+    assert len(data) <= PING.limit
+    out = client_control(c, PING, data)
+    assert out.data == b"" and out.refused == "masked, it is 148 bytes; a ping frame holds 125"
+    assert c.echoed(PONG, b"") == data
+
+
+def test_a_close_reason_too_long_once_masked_goes_empty_and_keeps_no_text_in_the_why() -> None:
+    c = conn()
+    reason = ("Acme Corp " * 12 + "Acm").encode()  # 123 bytes, a close's most
+    out = client_control(c, CLOSE, reason)
+    assert out.data == b"" and "Acme" not in (out.refused or "") and "close frame holds 123" in (out.refused or "")
+
+
+def test_an_original_the_leak_guard_reads_where_masking_does_not_sends_the_payload_empty() -> None:
+    c = conn()
+    data = b'{"a":"Acme\\u0020Corp"}'  # the guard reads it as JSON, its escapes decoded
+    out = client_control(c, PING, data)
+    assert out.data == b"" and out.refused == "an original (literal in body $.a) would have left unmasked"
+    assert c.echoed(PONG, b"") == data
+
+
+def test_a_pong_answers_the_oldest_ping_it_echoes_and_forgets_the_ones_before() -> None:
+    c = conn()
+    a = client_control(c, PING, b"1 Acme Corp").data
+    b = client_control(c, PING, b"2 Acme Corp").data
+    assert c.echoed(PONG, b) == b"2 Acme Corp"  # the latest answered alone (RFC 6455 5.5.3)
+    assert not c.pings and c.echoed(PONG, a) == a
+
+
+def test_pings_awaiting_their_pong_are_bounded() -> None:
+    c = conn()
+    sent = [client_control(c, PING, f"{i} Acme Corp".encode()).data for i in range(MAX_PINGS_AWAITED + 3)]
+    assert len(c.pings) == MAX_PINGS_AWAITED
+    assert c.echoed(PONG, sent[0]) == sent[0]  # forgotten: as upstream sent it, masked
+    assert c.echoed(PONG, sent[-1]) == f"{MAX_PINGS_AWAITED + 2} Acme Corp".encode()
+
+
+def test_a_server_ping_passes_to_the_client_as_it_is() -> None:
+    c = conn()
+    client_control(c, PING, b"Acme Corp")
+    assert c.echoed(PING, b"Zenith Labs") == b"Zenith Labs"
+
+
+def test_nothing_of_the_clients_passes_a_connection_that_is_not_open() -> None:
+    closed, ended = conn(), conn()
+    closed.refuse("a test", None)
+    ended.end()
+    for c in (closed, ended):
+        assert c.state is not State.OPEN
+        assert client_control(c, PING, b"hello").data == b""
+        assert client_control(c, CLOSE, b"bye").data == b""
