@@ -609,6 +609,59 @@ def test_chat_stream_drained_tail_chunk_is_a_valid_chunk(proxy: Proxy) -> None:
     assert run_no_finish_stream(proxy, strict=True) == "Hello Acme Corp and Zen"
 
 
+SPLIT_NAME = "scn-chat-split-name"
+
+
+def split_name_events(interleave: bool) -> list[bytes]:
+    """Two parallel tool calls whose names arrive in pieces (`crm_` + `look` + `up`, as some
+    OpenAI-compatible servers stream them), the last piece beside the first arguments;
+    interleave: the calls' deltas alternate on the wire."""
+
+    def call(j: int, pieces: list[str], args: list[str]) -> list[list[dict]]:
+        steps = [[tc(j, "", pieces[0])]]
+        steps += [[{"index": j, "function": {"name": p}}] for p in pieces[1:-1]]
+        steps.append([{"index": j, "function": {"name": pieces[-1], "arguments": args[0]}}])
+        return steps + [[tc(j, a)] for a in args[1:]]
+
+    a = call(0, ["crm_", "look", "up"], ['{"session_id":"s-1 of Zen', 'ith Labs","path":"WINPATH"}'])
+    b = call(1, ["cr", "m_no", "tify"], ['{"to":"x","cc":"y","note":"crm_lookup"}'])
+    steps = [s for pair in zip(a, b) for s in pair] + a[len(b):] + b[len(a):] if interleave else a + b
+    return [chat_chunk(ch(0, {"role": "assistant", "content": None})),
+            *[chat_chunk(ch(0, {"tool_calls": s})) for s in steps],
+            chat_chunk(ch(0, {}, "tool_calls")), sse_data("[DONE]")]  # fmt: skip
+
+
+@pytest.mark.parametrize("interleave", [False, True])
+def test_chat_stream_tool_names_in_pieces(proxy: Proxy, interleave: bool) -> None:
+    """The official SDK joins a tool name's pieces: it reads the original names, and its
+    stream helper parses the arguments against the strict tools it found by them."""
+    proxy.upstream.on(SPLIT_NAME, lambda rec: Reply(cut(split_name_events(rec.headers.get("x-i") == "1"), seed=5),
+                                                   headers=sse_headers()))  # fmt: skip
+    kw = dict(model=SPLIT_NAME, messages=[{"role": "user", "content": "acme_lookup, then acme_notify"}],
+              tools=CHAT_TOOLS, extra_headers={"x-i": "1" if interleave else "0"})  # fmt: skip
+    with sdk(proxy) as client:
+        if interleave:  # (the stream helper wants one call after the other): joined as the SDK joins deltas
+            names: dict[int, str] = defaultdict(str)
+            args: dict[int, str] = defaultdict(str)
+            for chunk in client.chat.completions.create(**kw, stream=True):
+                for c in chunk.choices:
+                    for t in c.delta.tool_calls or []:
+                        if t.function is not None:
+                            names[t.index] += t.function.name or ""
+                            args[t.index] += t.function.arguments or ""
+            got = [(names[j], json.loads(args[j])) for j in sorted(names)]
+        else:
+            with client.chat.completions.stream(**kw) as stream:
+                for _ in stream:
+                    pass
+                tcs = stream.get_final_completion().choices[0].message.tool_calls or []
+            got = [(t.function.name, t.function.parsed_arguments) for t in tcs]
+    assert got == [("acme_lookup", {"session_id": "s-1 of Acme Corp", "path": WINQ}),
+                   ("acme_notify", {"to": "x", "cc": "y", "note": "acme_lookup"})]  # fmt: skip
+    up = json.loads(proxy.upstream.for_model(SPLIT_NAME)[-1].body)
+    assert [t["function"]["name"] for t in up["tools"]] == ["crm_lookup", "crm_notify"]
+
+
 ERROR_SHAPES = {
     # OpenAI: a bare error object on the wire, then the stream ends
     "openai": lambda: sse_data({"error": {"message": "Zenith Labs is overloaded",

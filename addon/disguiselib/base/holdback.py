@@ -57,6 +57,11 @@ class Window:
             self._esc = esc_advance(buf, 0, h, self._esc)
         return out
 
+    def holds(self, text: str) -> bool:
+        """Would feed(text) hold a tail back? Changes nothing."""
+        buf = self.held + text
+        return bool(buf) and self._r.holds(buf, self.mode, self._esc)
+
     def flush(self) -> str:
         """End the channel: everything held, restored; a dangling strip match dropped."""
         buf = self.held

@@ -302,6 +302,11 @@ class Restorer:
         out.append(buf[pos:h])
         return "".join(out), h
 
+    def holds(self, buf: str, mode: int, esc: int) -> bool:
+        """Would run(buf, mode, False, esc) hold a tail back? Counts nothing (a stream
+        asks before it decides where the text goes: OpenAI Chat, a tool name's piece)."""
+        return self._edits(buf, mode, False, esc, count=False)[1] < len(buf)
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where whole-text reversal of text (TEXT mode) changes it, in order: every
         restored or stripped match, and a dangling strip match at its end. Counts

@@ -166,6 +166,10 @@ class _ChatChoice(Rule):
 
 
 class _ChatToolCall(Rule):
+    """A streamed tool call of choice `choice`, bound to its `index`: its arguments are
+    one channel, its name another (some compatible servers stream a name in pieces,
+    `"crm_"` then `"lookup"`, and the SDKs join them; OpenAI sends it whole)."""
+
     string = True
 
     def __init__(self, choice: object) -> None:
@@ -176,7 +180,8 @@ class _ChatToolCall(Rule):
         return obj(
             {
                 "index": META, "id": ID,
-                "function": obj({"name": VALUES, "arguments": Chan((self.choice, "tool", j), Window.JSON)}),
+                "function": obj({"name": Chan((self.choice, "name", j), Window.VALUE),
+                                 "arguments": Chan((self.choice, "tool", j), Window.JSON)}),
             }
         )  # fmt: skip
 
@@ -280,8 +285,30 @@ SPEC = WireSpec(
 )
 
 
+# Events one stream may keep waiting behind a tool name that may still continue (see
+# ChatStream.waiting): a server that streams a name in pieces sends the next piece of it
+# within a few events; past this many the name is taken as whole, rather than keeping
+# every other choice's text waiting without bound.
+MAX_WAITING = 1024
+
+
 class ChatStream(ChannelStream):
-    """One Chat Completions stream: a window per (choice, content | refusal | tool call)."""
+    """One Chat Completions stream: a window per (choice, content | refusal | tool call
+    arguments | tool call name).
+
+    A tool name is one more channel, in VALUE mode, with one difference: what ends it is
+    not in the event that carries its last piece. OpenAI sends a name whole in the delta
+    that opens its call (clients such as the Vercel AI SDK and openai-node read it from
+    that delta alone); some compatible servers send it in pieces. A name piece whose
+    window would hold nothing goes out at once, restored, in its own event: that is every
+    name sent whole, unless it ends like the start of a disguise (`get_account` where
+    `thread_id` is one). Otherwise the event, and every one after it, waits (`waiting`)
+    until the stream says whether the name goes on: a later delta of the same call with
+    a `name` piece (it continues: the held tail joins that piece), or with none, the
+    choice's finish_reason, an error, `[DONE]` or the end of the body (it was whole: its
+    tail is flushed into the very event that carried it, which goes out as it would have
+    whole). Other choices' and calls' events wait in order behind it; nothing is reordered.
+    """
 
     TERMINAL = SPEC.ends
     MARKERS = (*SPEC.markers, b'"error"')
@@ -296,16 +323,24 @@ class ChatStream(ChannelStream):
         self.last: dict = {}  # id, created, model of the first chunk (for drain chunks)
         self.remembered = False  # the first chunk was read for them
         self._head = b"\0"  # the envelope before the choice that on_raw last read (_RAW_HEAD)
+        # Events (with their parsed data, None: not an object) behind a tool name piece
+        # that may continue, in order; the compiled pass is set aside while any wait.
+        self.waiting: list[tuple[Event, object]] = []
+        self._releasing = False
+        self._set_aside = None
 
     def quiet(self) -> bool:
         # the first chunk is always parsed: it says what drained chunks look like
-        return self.remembered and super().quiet()
+        return self.remembered and not self.waiting and super().quiet()
 
     def on_raw(self, raw: bytes) -> list[bytes] | None:
         """A content or tool-arguments delta of one choice in the API's own shape, from
         its bytes (SSEStream.on_raw): on_event's _FAST_CHAT and _FAST_CHAT_ARGS paths.
         Declined before the first chunk (on_event remembers it) and wherever a key
-        could be spelled with escapes (on_event then parses it whole)."""
+        could be spelled with escapes (on_event then parses it whole), and while events
+        wait behind a tool name (on_event queues it)."""
+        if self.waiting:
+            return None
         head = self._head
         m = _RAW_CHOICE.match(raw, len(head)) if raw.startswith(head) else None
         if m is None:  # another envelope (tool-call chunks put `usage` first), or no delta
@@ -337,6 +372,13 @@ class ChatStream(ChannelStream):
         if not self.remembered:  # once: what a drained tail's own chunk needs to be valid
             self.remembered = True
             self._remember(data)
+        if self.waiting:
+            try:
+                doc = jsonspan.loads(data)
+            except ValueError:
+                doc = None
+            self.waiting.append((ev, doc))
+            return self._release()
         # The fast shapes only where no key can be spelled with escapes: a second
         # `"ch\u006fices"` or an `"err\u006fr"` would be read by json.loads, not by them.
         fast = not escaped_name(data)
@@ -356,6 +398,16 @@ class ChatStream(ChannelStream):
             return self.not_object(ev)
         if not isinstance(obj, dict):
             return self.not_object(ev)
+        if self._names_held(obj):  # a tool name piece that may continue: wait for the stream to say
+            self.waiting.append((ev, obj))
+            if self._pass is not None:
+                self._set_aside, self._pass = self._pass, None
+            return self._release()
+        return self._chunk(ev, data, obj)
+
+    def _chunk(self, ev: Event, data: str, obj: dict, whole: frozenset = frozenset()) -> list[bytes]:
+        """on_event for a chunk parsed (obj); whole: the tool name channels that end with
+        their piece in this chunk (a later event said so)."""
         if "error" in obj:
             # A mid-stream error (OpenRouter's may carry a finish_reason too): the SDK
             # raises at it, so every held tail goes out in its own chunk first.
@@ -374,7 +426,7 @@ class ChatStream(ChannelStream):
         # the arguments at finish_reason sees them whole. A channel with a field in this
         # chunk is flushed into that field; the others are inserted into the delta.
         marks: list[tuple[object, int]] = []
-        edits = jsonspan.walk(data, obj, _CHUNK, self.channel_fn(frozenset(deltas)), marks)
+        edits = jsonspan.walk(data, obj, _CHUNK, self._names_fn(frozenset(deltas), whole), marks)
         tails = {k: t for k in deltas if (t := self._flush_choice(k))}
         merge = False
         if tails:
@@ -402,6 +454,107 @@ class ChatStream(ChannelStream):
             return [ev.raw]
         self.events_changed += 1
         return [ev.with_data(jsonspan.splice(data, edits))]
+
+    def _names_fn(self, finishing: frozenset, whole: frozenset):
+        """channel_fn, and a tool name's window ended where its piece holds nothing
+        back (a name sent whole, as OpenAI sends it: restored at once, in its event) or
+        where it is known to be whole (its tail flushed into this piece)."""
+        fn = self.channel_fn(finishing)
+
+        def names(v: str, rule: Rule) -> str:
+            out = fn(v, rule)
+            if isinstance(rule, Chan) and rule.key[1] == "name":
+                w = self.windows.get(rule.key)
+                if w is not None and (not w.held or rule.key in whole):
+                    out += w.flush()
+                    del self.windows[rule.key]
+            return out
+
+        return names
+
+    def _names_held(self, obj: dict) -> list[tuple]:
+        """The tool name channels whose pieces in chunk obj would leave a tail held (of
+        choices that do not finish in it: those are flushed into it)."""
+        out = []
+        choices = obj.get("choices")
+        for c in choices if isinstance(choices, list) else ():
+            if not isinstance(c, dict) or c.get("finish_reason") is not None:
+                continue
+            d = c.get("delta")
+            calls = d.get("tool_calls") if isinstance(d, dict) else None
+            if not isinstance(calls, list):
+                continue
+            k = c.get("index", 0)
+            pieces: dict = {}
+            for tc in calls:
+                f = tc.get("function") if isinstance(tc, dict) else None
+                name = f.get("name") if isinstance(f, dict) else None
+                if isinstance(name, str):  # (an empty piece matters only where a tail is held)
+                    key = (k, "name", tc.get("index", 0))  # type: ignore[union-attr]
+                    pieces[key] = pieces.get(key, "") + name
+            for key, text in pieces.items():
+                w = self.windows.get(key)
+                if w.holds(text) if w is not None else self.restorer.holds(text, Window.VALUE, 0):
+                    out.append(key)
+        return out
+
+    def _name_ends(self, key: tuple) -> bool | None:
+        """Does tool name channel key end with its latest piece (the head of `waiting`)?
+        True or False as the events waiting after it say; None: none of them says yet."""
+        k, _, j = key
+        for _ev, doc in self.waiting[1:]:
+            if not isinstance(doc, dict) or "error" in doc:
+                return True
+            choices = doc.get("choices")
+            for c in choices if isinstance(choices, list) else ():
+                if not isinstance(c, dict) or c.get("index", 0) != k:
+                    continue
+                d = c.get("delta")
+                calls = d.get("tool_calls") if isinstance(d, dict) else None
+                for tc in calls if isinstance(calls, list) else ():
+                    if isinstance(tc, dict) and tc.get("index", 0) == j:
+                        f = tc.get("function")
+                        return not (isinstance(f, dict) and isinstance(f.get("name"), str))
+                if c.get("finish_reason") is not None:
+                    return True
+        return None
+
+    def _release(self, end: bool = False) -> list[bytes]:
+        """The waiting events, from the first, whose tool names the stream has decided
+        (end: the stream ends, every name is whole), each as on_event gives it."""
+        out: list[bytes] = []
+        if self._releasing:
+            return out
+        self._releasing = True
+        try:
+            while self.waiting:
+                ev, doc = self.waiting[0]
+                whole = set()
+                if isinstance(doc, dict):
+                    for key in self._names_held(doc):
+                        ends = True if end or len(self.waiting) > MAX_WAITING else self._name_ends(key)
+                        if ends is None:
+                            return out
+                        if ends:
+                            whole.add(key)
+                del self.waiting[0]
+                if isinstance(doc, dict):
+                    out.extend(self._chunk(ev, ev.data or "", doc, frozenset(whole)))
+                else:
+                    out.extend(self.not_object(ev))
+        finally:
+            self._releasing = False
+            if not self.waiting and self._set_aside is not None:
+                self._pass, self._set_aside = self._set_aside, None
+        return out
+
+    def fail(self, message: str) -> bytes:
+        # Events waiting behind a tool name go with the held text (SSEStream.fail): the
+        # error says the stream is incomplete.
+        self.waiting = []
+        if self._set_aside is not None:
+            self._pass, self._set_aside = self._set_aside, None
+        return super().fail(message)
 
     def _parted(self, k: object) -> bool:
         return (k, "content") in self.parts
@@ -449,7 +602,7 @@ class ChatStream(ChannelStream):
         return tails
 
     def drain(self) -> list[bytes]:
-        out = []
+        out = self._release(end=True)  # the stream ends: every tool name is whole
         for k in sorted({key[0] for key in self.windows}, key=repr):
             tails = self._flush_choice(k)
             if tails:
@@ -490,6 +643,8 @@ def _insertion(tails: dict, delta: object, parted: bool) -> str:
             if "function_call" in delta:
                 return ""
             members.append(f'"function_call":{{"arguments":{esc}}}')
+        elif sub[0] == "name":  # (a name's tail goes into its own event): _merge_tails rebuilds
+            return ""
         else:
             calls.append(f'{{"index":{json.dumps(sub[1])},"function":{{"arguments":{esc}}}}}')
     if calls:
@@ -519,7 +674,7 @@ def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
         elif sub == ("fc",):
             fc = delta.setdefault("function_call", {})
             fc["arguments"] = (fc.get("arguments") or "") + tail
-        else:  # ("tool", j)
+        else:  # ("tool", j) or ("name", j)
             j = sub[1]
             calls = delta.get("tool_calls")
             if not isinstance(calls, list):
@@ -529,7 +684,8 @@ def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
                 entry = {"index": j, "function": {}}
                 calls.append(entry)
             f = entry.setdefault("function", {})
-            f["arguments"] = (f.get("arguments") or "") + tail
+            field = "name" if sub[0] == "name" else "arguments"
+            f[field] = (f.get(field) or "") + tail
 
 
 

@@ -1,0 +1,171 @@
+"""OpenAI Chat streams whose tool names arrive in pieces (apis/openai/chat.py, the name
+channel): some compatible servers send `"crm_"` then `"lookup"` and the SDKs join them.
+The joined name the client reads is the whole name restored; a name sent whole (as
+OpenAI sends it) still goes out whole, in the delta that opens its call."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.wire.sse import Framer
+from openai_util import chat_chunk
+from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
+
+R = RULES.restorer(PLACEHOLDERS)
+
+# Whole disguises, one inside a longer name, names that end like the start of a disguise
+# (`lookup_t`: `thread_id`; `get_nov`: `nova`), a placeholder, plain names.
+NAMES = ["crm_lookup", "thread_id", "x_crm_lookup_y", "lookup_t", "get_nov", "get_nova", "nova.cloud",
+         "[EMAIL_1]", "plain", "f"]  # fmt: skip
+
+
+def run(body: bytes, pieces: list[bytes] | None = None) -> bytes:
+    s = openai_chat.ChatStream(RULES.restorer(PLACEHOLDERS))
+    return b"".join(s.feed(p) for p in (pieces or [body])) + s.flush()
+
+
+def tool_delta(k: int, j: int, name: str | None, args: str | None, opens: bool = False) -> bytes:
+    fn: dict = {}
+    if name is not None:
+        fn["name"] = name
+    if args is not None:
+        fn["arguments"] = args
+    call: dict = {"index": j, **({"id": f"call_{k}_{j}", "type": "function"} if opens else {}), "function": fn}
+    return chat_chunk([{"index": k, "delta": {"tool_calls": [call]}, "logprobs": None, "finish_reason": None}])
+
+
+def content_delta(k: int, text: str) -> bytes:
+    return chat_chunk([{"index": k, "delta": {"content": text}, "logprobs": None, "finish_reason": None}])
+
+
+def finish(k: int) -> bytes:
+    return chat_chunk([{"index": k, "delta": {}, "logprobs": None, "finish_reason": "tool_calls"}])
+
+
+def call_events(k: int, j: int, name_pieces: list[str], args_pieces: list[str], last_with_args: bool) -> list[bytes]:
+    """One tool call: the first name piece opens it (with `"arguments":""`, as servers
+    send it), the other pieces follow, then the arguments; last_with_args: the last name
+    piece carries the first arguments piece (`{"name":"lookup","arguments":"{}"}`)."""
+    out = [tool_delta(k, j, name_pieces[0], "", opens=True)]
+    rest = list(args_pieces)
+    for i, p in enumerate(name_pieces[1:], 2):
+        out.append(tool_delta(k, j, p, rest.pop(0) if last_with_args and i == len(name_pieces) and rest else None))
+    out += [tool_delta(k, j, None, a) for a in rest]
+    return out
+
+
+def read(body: bytes) -> tuple[dict, dict, dict, dict]:
+    """As the openai SDK accumulates: per (choice, tool index) the name pieces joined and
+    the arguments; per choice the content. Also the deltas that carried a non-empty name
+    piece per call, and whether the first of them opened the call. Every event parses;
+    nothing of a choice comes after its finish_reason."""
+    f = Framer()
+    events = f.feed(body) + f.flush()
+    assert events[-1].data == "[DONE]"
+    names: dict = {}
+    args: dict = {}
+    content: dict = {}
+    named: dict = {}
+    finished: set = set()
+    for ev in events[:-1]:
+        d = json.loads(ev.data)
+        for c in d.get("choices", []):
+            k = c["index"]
+            delta = c.get("delta") or {}
+            assert k not in finished or not (delta.get("content") or delta.get("tool_calls")), "after finish"
+            content[k] = content.get(k, "") + (delta.get("content") or "")
+            for tc in delta.get("tool_calls") or []:
+                key = (k, tc["index"])
+                fn = tc.get("function") or {}
+                names[key] = names.get(key, "") + (fn.get("name") or "")
+                args[key] = args.get(key, "") + (fn.get("arguments") or "")
+                if fn.get("name"):
+                    named.setdefault(key, []).append("id" in tc)
+            if c.get("finish_reason"):
+                finished.add(k)
+    return names, args, content, named
+
+
+@st.composite
+def split_name_streams(draw):
+    """One or two choices, each with content and two tool calls whose names are cut at
+    random points (a name in one piece: as OpenAI sends it), every call's and the
+    content's deltas interleaved at random on the wire, a choice finishing after its last."""
+    n = draw(st.integers(1, 2))
+    plan = {}
+    queues = []
+    for k in range(n):
+        text = draw(texts)
+        q = [[content_delta(k, p) for p in draw(splits(text, 4))]]
+        calls = {}
+        for j in range(2):
+            name = draw(st.one_of(st.sampled_from(NAMES), st.text(alphabet="crm_lookupnva.[]EMAIL1", min_size=1,
+                                                                   max_size=12)))
+            name_pieces = draw(splits(name, 4))
+            a = json.dumps({"thread_id": draw(texts)})
+            q.append(call_events(k, j, name_pieces, draw(splits(a, 4)), draw(st.booleans())))
+            calls[j] = (name, len(name_pieces), a)
+        plan[k] = (text, calls)
+        queues.append((k, q))
+    steps = []
+    while any(any(q) for _, q in queues):
+        i = draw(st.sampled_from([i for i, (_, q) in enumerate(queues) if any(q)]))
+        k, q = queues[i]
+        steps.append(q[draw(st.sampled_from([x for x, sub in enumerate(q) if sub]))].pop(0))
+        if not any(q):
+            steps.append(finish(k))
+    return plan, steps
+
+
+@given(split_name_streams(), st.data())
+@example(({0: ("", {0: ("crm_lookup", 2, "{}"), 1: ("f", 1, "{}")})}, [
+    tool_delta(0, 0, "crm_", "", opens=True), tool_delta(0, 1, "f", "", opens=True),
+    tool_delta(0, 0, "lookup", "{}"), tool_delta(0, 1, None, "{}"), finish(0)]), None).via("interleaved calls")
+def test_split_names_reassemble_to_the_restored_whole(plan_steps, data) -> None:
+    plan, steps = plan_steps
+    body = b"".join(steps) + b"data: [DONE]\n\n"
+    pieces = data.draw(byte_splits(body, 30)) if data is not None else [body]
+    names, args, content, named = read(run(body, pieces))
+    for k, (text, calls) in plan.items():
+        assert content.get(k, "") == R.text(text)
+        for j, (name, n_pieces, a) in calls.items():
+            assert names[(k, j)] == R.value(name)
+            assert json.loads(args[(k, j)]) == restore_value(json.loads(a))
+            if n_pieces == 1 and R.value(name):  # sent whole: whole, in the delta that opens the call
+                assert named[(k, j)] == [True]
+
+
+def test_every_split_point_of_a_name() -> None:
+    """crm_lookup cut at every pair of points (three pieces, empty ones too), two parallel
+    calls interleaved piece by piece, fed whole and one byte at a time."""
+    name = "crm_lookup"
+    n = len(name)
+    for a in range(n + 1):
+        for b in range(a, n + 1):
+            p = [name[:a], name[a:b], name[b:]]
+            e0 = call_events(0, 0, p, ['{"thread_id": "', 'x"}'], True)
+            e1 = call_events(0, 1, p, ["{}"], False)
+            steps = [e for pair in zip(e0, e1) for e in pair] + e0[len(e1):] + e1[len(e0):]
+            body = b"".join(steps) + finish(0) + b"data: [DONE]\n\n"
+            for pieces in ([body], [body[i : i + 1] for i in range(len(body))]) if a == 4 else ([body],):
+                names, args, _, _ = read(run(body, pieces))
+                assert names == {(0, 0): "acme_lookup", (0, 1): "acme_lookup"}, (p, len(pieces))
+                assert json.loads(args[(0, 0)]) == {"session_id": "x"} and args[(0, 1)] == "{}"
+
+
+def test_a_name_sent_whole_goes_out_as_before() -> None:
+    """Names sent whole, as OpenAI sends them, even one ending like the start of a
+    disguise (`lookup_t`, `get_nov`): every event as whole-value restoring makes it,
+    the name in the delta that opens its call, whatever the reads."""
+    steps = [tool_delta(0, 0, "lookup_t", "", opens=True), tool_delta(1, 0, "get_nov", "", opens=True),
+             tool_delta(0, 1, "crm_lookup", "", opens=True), tool_delta(0, 0, None, '{"a":'),
+             tool_delta(1, 0, None, "{}"), tool_delta(0, 0, None, " 1}"), tool_delta(0, 1, None, "{}"),
+             finish(0), finish(1)]  # fmt: skip
+    body = b"".join(steps) + b"data: [DONE]\n\n"
+    want = body.replace(b'"name":"crm_lookup"', b'"name":"acme_lookup"')
+    assert run(body) == want
+    assert run(body, [body[i : i + 7] for i in range(0, len(body), 7)]) == want
