@@ -76,7 +76,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "stream": ("base/stream.py", ["tests/base/test_stream.py", "tests/apis/anthropic/test_messages_stream.py",
                                        "tests/base/test_fields_streams.py", "tests/apis/openai/test_chat.py",
                                        "tests/apis/openai/test_responses.py", "tests/apis/openai/test_legacy.py",
-                                       "tests/base/test_fastpath.py"]),
+                                       "tests/base/test_fastpath.py", "tests/base/test_bodystream.py"]),
+    # a response body as its endpoint declares and its label says (BodyStream, split from stream)
+    "bodystream": ("base/bodystream.py", ["tests/base/test_bodystream.py", "tests/base/test_stream.py",
+                                          "tests/base/test_fields_streams.py", "tests/test_pipeline.py"]),
     # what one scan of a body's texts found: its memo, entries and run, is what the guard trusts
     "prescan": ("rules/prescan.py", ["tests/rules/test_prescan.py", "tests/base/test_masking_scan.py",
                                      "tests/base/test_fieldwalk.py", "tests/rules/test_rules.py",

@@ -19,8 +19,8 @@ from disguiselib import leakguard, pipeline
 from disguiselib.apis import registry
 from disguiselib.apis.google.array import GeminiArrayStream
 from disguiselib.apis.google.stream import GeminiStream
+from disguiselib.base.bodystream import BodyStream
 from disguiselib.base.realtime import POLICY_VIOLATION, Frame
-from disguiselib.base.stream import BodyStream
 from disguiselib.config import build_config
 from disguiselib.errors import LeakError, MaskError, NotTransformed, StreamError
 from disguiselib.rules.found import RUN_MIN

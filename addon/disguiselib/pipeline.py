@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
+from .base.bodystream import BodyStream
 from .base.fields import loads
 from .base.masking import Received, as_received, forget_changed, mask_request_body
 from .base.realtime import Connection, Control, ControlOut, Frame, MaskedEvent, Result, State
 from .base.restore import restore_body
-from .base.stream import BodyStream, Reverser
+from .base.stream import Reverser
 from .config import Config
 from .errors import DisguiseError, LeakError, MaskError, NeverForward, NotTransformed, log_internal, reason
 from .rules.found import Memo, texts

@@ -401,7 +401,7 @@ def test_event_stream_not_labelled_as_one_fails_closed(ctype: str) -> None:
     bs = reverser_for(engine.ANTHROPIC_MESSAGES, RULES.restorer(PLACEHOLDERS), ctype)
     out = b"".join(bs.feed(body[i : i + 3]) for i in range(0, len(body), 3)) + bs.flush()
     assert not bs.is_sse and bs.failed
-    # an error event: its client asked for a stream and reads events (base/stream.BodyStream)
+    # an error event: its client asked for a stream and reads events (base/bodystream.BodyStream)
     assert out.startswith(b"event: error\n")
     err = json.loads(out.split(b"data: ", 1)[1])
     assert err["type"] == "error" and "event stream labelled" in err["error"]["message"]

@@ -12,8 +12,8 @@ import pytest
 
 from anthropic_util import build_stream, read_stream
 from disguiselib import pipeline
-from disguiselib.apis.anthropic.messages import AnthropicStream, error_body
-from disguiselib.base.stream import TRANSITIONS, BodyStream, Lifecycle, StreamState
+from disguiselib.apis.anthropic.messages import AnthropicStream
+from disguiselib.base.stream import TRANSITIONS, Lifecycle, StreamState
 from disguiselib.errors import StateError
 from disguiselib.wire.sse import Framer
 from strategies import PLACEHOLDERS, RULES
@@ -64,22 +64,6 @@ def test_fail_is_final_and_says_so_once() -> None:
     assert s.fail("again") == b"" and s.feed(BODY[40:]) == b"" and s.flush() == b""
 
 
-def test_body_stream_takes_the_state_of_what_it_turned_out_to_be() -> None:
-    b = BodyStream(stream(), lambda body: body, error_body, "text/event-stream")
-    assert b.state is StreamState.OPEN
-    b.feed(BODY)
-    assert b.is_sse and b.state is StreamState.FINISHING
-    b.flush()
-    assert b.state is StreamState.DONE
-    whole = BodyStream(stream(), lambda body: body.replace(b"Zenith Labs", b"Acme Corp"), error_body,
-                       "application/json")  # fmt: skip
-    assert whole.whole(b'{"text": "Zenith Labs"}') == b'{"text": "Acme Corp"}'
-    assert whole.state is StreamState.DONE
-    bad = BodyStream(stream(), lambda body: body, error_body, "application/json")
-    bad.feed(b'{"a": ')
-    assert b"not reversed: broken" in bad.fail("broken") and bad.state is StreamState.FAILED
-
-
 @pytest.mark.parametrize("step", [1, 9, 4096])
 def test_decoded_stream_restores_through_the_one_decoding_layer(step: int) -> None:
     s = pipeline.decoded(stream(), "gzip")
@@ -103,68 +87,6 @@ def test_identity_is_not_wrapped_and_an_unknown_encoding_is_refused() -> None:
 
     with pytest.raises(StreamError, match="cannot decode"):
         pipeline.decoded(s, "x-unheard-of")
-
-
-# -- BodyStream: a body told by its first bytes -------------------------------------------
-
-
-def body_stream(content_type: str) -> BodyStream:
-    from disguiselib.apis.anthropic.messages import MESSAGE_RESPONSE
-    from disguiselib.base.restore import restore_body
-
-    r = RULES.restorer(PLACEHOLDERS)
-    return BodyStream(AnthropicStream(r), lambda b: restore_body(b, MESSAGE_RESPONSE, r), error_body, content_type)
-
-
-@pytest.mark.parametrize("ctype", ["", "application/json", "text/plain", "application/octet-stream"])
-@pytest.mark.parametrize("body", [b"", b"  \r\n ", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\x00\xff", b"hello"])
-def test_a_body_not_labelled_as_a_stream_reaches_the_client_whole_as_it_came(body: bytes, ctype: str) -> None:
-    """A body not labelled `text/event-stream` is a whole body: it reaches the client at
-    its end as it came, restored (here: nothing to restore), whatever the pieces."""
-    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
-        s = body_stream(ctype)
-        out = b"".join(s.feed(p) for p in pieces)
-        assert out == b""  # a whole body goes out at its end
-        out += s.flush()
-        assert out == body and s.state is StreamState.DONE and s.is_sse is False
-
-
-def test_a_body_labelled_as_a_stream_is_one_from_its_first_byte() -> None:
-    s = body_stream("text/event-stream")
-    assert s.is_sse is True
-    out = s.feed(b"data: {\"type\":\"ping\"}\n\n")
-    assert out == b"data: {\"type\":\"ping\"}\n\n"  # events go on as they come
-    out = s.flush()
-    assert s.state is StreamState.FAILED and b"event: error" in out  # cut before message_stop
-
-
-def test_a_whole_body_and_a_stream_are_told_by_their_label_not_their_first_bytes() -> None:
-    s = body_stream("text/event-stream")
-    out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
-    assert s.is_sse is True and s.state is StreamState.DONE
-    blocks, _ = read_stream(out)
-    assert blocks[0]["text"] == "Acme Corp and bob@corp.example.com"
-    assert s.events_in == BODY.count(b"\n\n") and s.events_changed >= 1
-    s = body_stream("application/json")
-    out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
-    assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
-    for label in ("application/json", "text/plain", ""):  # an event stream labelled otherwise: refused, not guessed
-        s = body_stream(label)
-        out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
-        assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
-        # ended with an error event: its client reads events (an error document read so is none)
-        assert out.startswith(b"event: error\n") and read_stream(out)[1]
-
-
-def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:
-    s = body_stream("application/json")
-    s.feed(b'{"a": 1')
-    assert s.fail("boom") == error_body("disguise: response not reversed: boom")
-    assert s.state is StreamState.FAILED and s.fail("again") == b"" and s.feed(b"x") == b"" and s.flush() == b""
-    s = body_stream("text/event-stream")
-    assert b"event: error" in s.error_event("x")  # labelled a stream: an event
-    s = body_stream("application/json")
-    assert s.error_event("x") == error_body("x")
 
 
 # -- survivors of `make mutation` (base/stream.py) ----------------------------------
@@ -261,17 +183,6 @@ def test_an_event_cut_inside_its_data_is_not_passed_before_the_error(cut: bytes)
     assert [d["type"] for d in docs][-3:] == ["content_block_delta", "content_block_delta", "error"]
     assert docs[-1]["error"]["message"] == "disguise: the stream ended before message_stop"
     assert read_stream(out)[0][0]["text"] == "see nova-internal"
-
-
-def test_the_error_of_a_body_stream_takes_the_shape_it_was_told_and_its_message() -> None:
-    s = body_stream("application/json")
-    s.feed(b"data: x\n\n")  # told by its label: a whole body, whatever its bytes
-    assert s.is_sse is False and s.error_event("why") == error_body("why")
-    s = body_stream("text/event-stream")
-    s.feed(b'{"a": 1}')
-    assert s.is_sse is True and b'"message": "why"' in s.error_event("why")
-    out = s.fail("why")
-    assert b"disguise: stream could not be reversed: why" in out and s.state is StreamState.FAILED
 
 
 def test_a_transition_the_table_refuses_says_which() -> None:

@@ -27,7 +27,7 @@ from disguiselib.apis.google import stream as gemini_stream
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import legacy
 from disguiselib.apis.openai import responses as openai_responses
-from disguiselib.base.stream import BodyStream
+from disguiselib.base.bodystream import BodyStream
 from disguiselib.wire.decoding import Decoded, decoder_for
 from disguiselib.wire.sse import Framer
 from openai_util import build_chat, build_responses, chat_chunk

@@ -82,7 +82,7 @@ class Api:
     whole_body: Callable[[bytes, Restorer], bytes] | None = None
     # What the endpoint answers with (wirespec.STREAMS, DOCUMENT, FILE): with the
     # response's Content-Type, the one thing that decides how its body is read
-    # (stream.BodyStream); a body's first bytes never do.
+    # (bodystream.BodyStream); a body's first bytes never do.
     answers: str = DOCUMENT
 
     @property

@@ -1,4 +1,4 @@
-"""OpenAI Chat streams whose tool names arrive in pieces (apis/openai/chat.py, the name
+"""OpenAI Chat streams whose tool names arrive in pieces (apis/openai/chatheld.py, the name
 channel): some compatible servers send `"crm_"` then `"lookup"` and the SDKs join them.
 The joined name the client reads is the whole name restored; a name sent whole (as
 OpenAI sends it) still goes out whole, in the delta that opens its call."""

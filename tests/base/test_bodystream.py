@@ -1,0 +1,108 @@
+"""A response body as its endpoint declares and its label says (base/bodystream.py): an
+event stream from its first byte, or a whole body restored at its end; the error of one
+whose label and endpoint disagree, in the shape its client reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from anthropic_util import build_stream, read_stream
+from disguiselib.apis.anthropic.messages import AnthropicStream, error_body
+from disguiselib.base.bodystream import BodyStream
+from disguiselib.base.stream import StreamState
+from strategies import PLACEHOLDERS, RULES
+
+BODY = build_stream([("text", ["Zenith Labs and ", "[EMAIL_1]"])])
+
+
+def stream() -> AnthropicStream:
+    return AnthropicStream(RULES.restorer(PLACEHOLDERS))
+
+
+def test_body_stream_takes_the_state_of_what_it_turned_out_to_be() -> None:
+    b = BodyStream(stream(), lambda body: body, error_body, "text/event-stream")
+    assert b.state is StreamState.OPEN
+    b.feed(BODY)
+    assert b.is_sse and b.state is StreamState.FINISHING
+    b.flush()
+    assert b.state is StreamState.DONE
+    whole = BodyStream(stream(), lambda body: body.replace(b"Zenith Labs", b"Acme Corp"), error_body,
+                       "application/json")  # fmt: skip
+    assert whole.whole(b'{"text": "Zenith Labs"}') == b'{"text": "Acme Corp"}'
+    assert whole.state is StreamState.DONE
+    bad = BodyStream(stream(), lambda body: body, error_body, "application/json")
+    bad.feed(b'{"a": ')
+    assert b"not reversed: broken" in bad.fail("broken") and bad.state is StreamState.FAILED
+
+
+# -- BodyStream: a body told by its first bytes -------------------------------------------
+
+
+def body_stream(content_type: str) -> BodyStream:
+    from disguiselib.apis.anthropic.messages import MESSAGE_RESPONSE
+    from disguiselib.base.restore import restore_body
+
+    r = RULES.restorer(PLACEHOLDERS)
+    return BodyStream(AnthropicStream(r), lambda b: restore_body(b, MESSAGE_RESPONSE, r), error_body, content_type)
+
+
+@pytest.mark.parametrize("ctype", ["", "application/json", "text/plain", "application/octet-stream"])
+@pytest.mark.parametrize("body", [b"", b"  \r\n ", b"\xef\xbb\xbf", b"\xef\xbb\xbf  \n", b"\x00\xff", b"hello"])
+def test_a_body_not_labelled_as_a_stream_reaches_the_client_whole_as_it_came(body: bytes, ctype: str) -> None:
+    """A body not labelled `text/event-stream` is a whole body: it reaches the client at
+    its end as it came, restored (here: nothing to restore), whatever the pieces."""
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
+        s = body_stream(ctype)
+        out = b"".join(s.feed(p) for p in pieces)
+        assert out == b""  # a whole body goes out at its end
+        out += s.flush()
+        assert out == body and s.state is StreamState.DONE and s.is_sse is False
+
+
+def test_a_body_labelled_as_a_stream_is_one_from_its_first_byte() -> None:
+    s = body_stream("text/event-stream")
+    assert s.is_sse is True
+    out = s.feed(b"data: {\"type\":\"ping\"}\n\n")
+    assert out == b"data: {\"type\":\"ping\"}\n\n"  # events go on as they come
+    out = s.flush()
+    assert s.state is StreamState.FAILED and b"event: error" in out  # cut before message_stop
+
+
+def test_a_whole_body_and_a_stream_are_told_by_their_label_not_their_first_bytes() -> None:
+    s = body_stream("text/event-stream")
+    out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
+    assert s.is_sse is True and s.state is StreamState.DONE
+    blocks, _ = read_stream(out)
+    assert blocks[0]["text"] == "Acme Corp and bob@corp.example.com"
+    assert s.events_in == BODY.count(b"\n\n") and s.events_changed >= 1
+    s = body_stream("application/json")
+    out = s.whole(b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}')
+    assert s.is_sse is False and b"Acme Corp" in out and s.state is StreamState.DONE
+    for label in ("application/json", "text/plain", ""):  # an event stream labelled otherwise: refused, not guessed
+        s = body_stream(label)
+        out = b"".join(s.feed(BODY[i : i + 3]) for i in range(0, len(BODY), 3)) + s.flush()
+        assert s.is_sse is False and s.failed and b"Zenith" not in out and b"event stream labelled" in out
+        # ended with an error event: its client reads events (an error document read so is none)
+        assert out.startswith(b"event: error\n") and read_stream(out)[1]
+
+
+def test_a_whole_body_that_cannot_be_restored_fails_in_its_own_shape() -> None:
+    s = body_stream("application/json")
+    s.feed(b'{"a": 1')
+    assert s.fail("boom") == error_body("disguise: response not reversed: boom")
+    assert s.state is StreamState.FAILED and s.fail("again") == b"" and s.feed(b"x") == b"" and s.flush() == b""
+    s = body_stream("text/event-stream")
+    assert b"event: error" in s.error_event("x")  # labelled a stream: an event
+    s = body_stream("application/json")
+    assert s.error_event("x") == error_body("x")
+
+
+def test_the_error_of_a_body_stream_takes_the_shape_it_was_told_and_its_message() -> None:
+    s = body_stream("application/json")
+    s.feed(b"data: x\n\n")  # told by its label: a whole body, whatever its bytes
+    assert s.is_sse is False and s.error_event("why") == error_body("why")
+    s = body_stream("text/event-stream")
+    s.feed(b'{"a": 1}')
+    assert s.is_sse is True and b'"message": "why"' in s.error_event("why")
+    out = s.fail("why")
+    assert b"disguise: stream could not be reversed: why" in out and s.state is StreamState.FAILED
