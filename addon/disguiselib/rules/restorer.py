@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -62,7 +63,7 @@ def all_prefixes(t: dict, end: str) -> str:
 # Window modes (holdback.Window uses the same numbers).
 TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
 VALUE = 1  # a complete decoded string (tool name, key, value): no strip rules
-JSON = 2  # JSON text (tool arguments): originals inserted JSON-escaped; escape-aware
+JSON = 2  # JSON text (tool arguments): matched in decoded space, originals inserted JSON-escaped
 
 
 def esc_advance(s: str, i: int, j: int, st: int) -> int:
@@ -86,6 +87,89 @@ def esc_advance(s: str, i: int, j: int, st: int) -> int:
             st -= take
             i += take
     return st
+
+
+# JSON's short escapes, decoded.
+_SHORT = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+# Stands for a character that no disguise, fake or placeholder holds (they are ASCII
+# without controls, mappings.py): what cannot be decoded, a surrogate alone.
+_OPAQUE = "\x00"
+
+
+def json_text_decoded(buf: str, esc: int, final: bool) -> tuple[str, list[int], list[int], int]:
+    """JSON text (tool arguments) in decoded space, where a disguise is found however its
+    characters were written (`Tom\\u0026Jerry` is `Tom&Jerry`; Go's encoding/json writes
+    `&<>` so, ensure_ascii every non-ASCII character, PHP `/` as `\\/`).
+
+    Returns (dec, at, shift, end): dec, the decoded text of buf[:end], each escape one
+    character (a surrogate pair one; a surrogate alone, a `\\u` without four hex
+    digits and what begins buf inside an escape (esc != 0), _OPAQUE each); at[k], the
+    index in dec of the k-th escape, shift[k] how many characters of buf the escapes
+    through it saved (raw_offset maps back). end is where an escape begins that buf cuts
+    short (a window holds it for the next piece: decoded whole, a disguise may go
+    through it); len(buf) when there is none, or when final (the part is then opaque)."""
+    n = len(buf)
+    parts: list[str] = []
+    at: list[int] = []
+    shift: list[int] = []
+    i = d = saved = 0
+    if esc:  # the rest of an escape whose beginning went before buf: opaque
+        i = min(n, esc if esc > 0 else (5 if buf[:1] == "u" else 1))
+        parts.append(_OPAQUE * i)
+        d = i
+    end = n
+    while True:
+        k = buf.find("\\", i)
+        if k < 0:
+            break
+        if k > i:
+            parts.append(buf[i:k])
+            d += k - i
+            i = k
+        c = buf[k + 1] if k + 1 < n else ""
+        if c != "u":
+            if not c:  # a backslash ends buf
+                end = k
+                break
+            ch, w = _SHORT.get(c, _OPAQUE), 2
+        elif k + 6 > n:  # `\\u` with fewer than four characters after it
+            end = k
+            break
+        else:
+            hx = buf[k + 2 : k + 6]
+            if not _HEX.issuperset(hx):
+                i = k + 6
+                parts.append(_OPAQUE * 6)
+                d += 6
+                continue
+            v = int(hx, 16)
+            w = 6
+            if 0xD800 <= v < 0xDC00 and buf.startswith("\\u", k + 6) and k + 12 <= n:
+                lo = buf[k + 8 : k + 12]
+                lv = int(lo, 16) if _HEX.issuperset(lo) else 0
+                if 0xDC00 <= lv < 0xE000:
+                    v = 0x10000 + ((v - 0xD800) << 10) + (lv - 0xDC00)
+                    w = 12
+            ch = _OPAQUE if 0xD800 <= v < 0xE000 else chr(v)
+        parts.append(ch)
+        at.append(d)
+        d += 1
+        saved += w - 1
+        shift.append(saved)
+        i = k + w
+    if end == n:
+        parts.append(buf[i:])
+    elif final:  # i == end: the escape buf cuts short, opaque
+        parts.append(_OPAQUE * (n - end))
+        end = n
+    return "".join(parts), at, shift, end
+
+
+def raw_offset(at: list[int], shift: list[int], j: int) -> int:
+    """The offset in the JSON text of index j of its decoded text (json_text_decoded)."""
+    k = bisect_left(at, j)
+    return j + shift[k - 1] if k else j
 
 
 @dataclass(frozen=True)
@@ -335,6 +419,8 @@ class Restorer:
         n = len(buf)
         if not n:
             return [], 0
+        if mode == JSON and (esc or "\\" in buf):
+            return self._decoded_edits(buf, final, esc, count)
         rules = self.rules
         text_mode = mode == TEXT
         strips = rules._strips if text_mode and rules._strips and self._strip_possible(buf) else ()
@@ -359,7 +445,6 @@ class Restorer:
                 if e > h:
                     h = self._hold_point(buf, e, strips, final)
         elif dis or fks or next_ph is not None or sts:
-            esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
             si = di = fi = pos = 0
             # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder,
             # 2 strip, 3 fake
@@ -399,22 +484,6 @@ class Restorer:
                 if cand is None or cand[0] >= h:
                     break
                 s, e, kind, payload = cand
-                if mode == JSON:
-                    # escape state at s, advanced from the last position looked at (never
-                    # from buf's start again: matches x backslashes would be quadratic)
-                    esc = esc_advance(buf, esc_at, s, esc)
-                    esc_at = s
-                    if esc != 0:
-                        # inside an escape sequence (the `nab` of `\nab`): not a match here
-                        if kind == 0:
-                            dis = rules._disguises_in(buf, s + 1)
-                            di = 0
-                        elif kind == 3:
-                            fks = fk.find(buf, s + 1)  # type: ignore[union-attr]
-                            fi = 0
-                        elif kind == 1:
-                            next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
-                        continue
                 rep: str | None
                 if kind == 0:
                     rep = rules._dis_original[payload]  # type: ignore[call-overload]
@@ -436,6 +505,23 @@ class Restorer:
         if final and h < n and strips and count:
             self.stripped += 1  # a dangling, unfinished strip match: dropped
         return edits, h
+
+    def _decoded_edits(
+        self, buf: str, final: bool, esc: int, count: bool
+    ) -> tuple[list[tuple[int, int, str | None]], int]:
+        """_edits of JSON text with escapes: matched in decoded space (field notes:
+        "restore in decoded space"), a match replacing the escapes and characters it
+        was written with by its original JSON-escaped; every other character as it came.
+        The hold point is the decoded text's, and no later than an escape buf cuts
+        short. Whole texts and windows alike come here (run): one decoding."""
+        dec, at, shift, end = json_text_decoded(buf, esc, final)
+        edits, h = self._edits(dec, VALUE, final, 0, count)
+        if not at:  # no escape decoded: dec is buf[:end] (or opaque where final cut one)
+            return [(s, e, None if rep is None else self._escaped(rep)) for s, e, rep in edits], h
+        return [
+            (raw_offset(at, shift, s), raw_offset(at, shift, e), None if rep is None else self._escaped(rep))
+            for s, e, rep in edits
+        ], raw_offset(at, shift, h)
 
     def _escaped(self, orig: str) -> str:
         e = self._esc_cache.get(orig)
