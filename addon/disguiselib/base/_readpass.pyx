@@ -760,7 +760,7 @@ cdef class ReadPass:
         # first character), JSON text with escapes of its own (matched in decoded space)
         if mode != TEXT and mode != JSON:
             return DECLINE
-        if py or m.restorer_needed(mode, b, bn) or (mode == JSON and (w._esc != 0 or memchr(b, 92, bn) != NULL)):
+        if py or m.restorer_needed(mode, b, bn) or (mode == JSON and memchr(b, 92, bn) != NULL):
             return self._feed(stream, w, held_before, p, ev, ee, start, end, b + hn, bn - hn)
         # Restorer._edits' loop for disguises: leftmost-longest, before the hold point
         # placeholders: held back where the flow was issued some (or may be: Restorer._hold),
@@ -953,7 +953,7 @@ cdef class ReadPass:
         if w is None:
             return SAME
         cdef int r
-        if w is False or (w.mode != kind and not (w.held or w._esc != 0)):
+        if w is False or (w.mode != kind and not w.held):
             w = Window(self.restorer, kind)
             r = self._step(stream, w, block, p, ev, ee, start, end, bs, kind)
             if r != DECLINE:
