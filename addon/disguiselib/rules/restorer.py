@@ -89,78 +89,78 @@ def esc_advance(s: str, i: int, j: int, st: int) -> int:
     return st
 
 
-# JSON's short escapes, decoded.
-_SHORT = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# What an escape spells takes part in a match only if it is ASCII other than `"`, `\\`
+# and controls (a disguise, fake or placeholder is made of those: mappings.py). The
+# others, every character of them _OPAQUE (one C pass each, nothing to map back): a
+# short escape (`\\n`, `\\"`, `\\\\`...; not `\\/`) and a `\\u` escape past U+007F (a
+# surrogate too).
+_SHORT_ESC = re.compile(r"\\[^u/]", re.S)
+_WIDE_U = re.compile(r"\\u(?:[1-9a-fA-F][0-9a-fA-F]{3}|0[1-9a-fA-F][0-9a-fA-F]{2}|00[89a-fA-F][0-9a-fA-F])")
 _HEX = frozenset("0123456789abcdefABCDEF")
-# Stands for a character that no disguise, fake or placeholder holds (they are ASCII
-# without controls, mappings.py): what cannot be decoded, a surrogate alone.
-_OPAQUE = "\x00"
+_OPAQUE = "\x00"  # in no disguise, fake or placeholder
 
 
 def json_text_decoded(buf: str, esc: int, final: bool) -> tuple[str, list[int], list[int], int]:
     """JSON text (tool arguments) in decoded space, where a disguise is found however its
     characters were written (`Tom\\u0026Jerry` is `Tom&Jerry`; Go's encoding/json writes
-    `&<>` so, ensure_ascii every non-ASCII character, PHP `/` as `\\/`).
+    `&<>` so, PHP `/` as `\\/`).
 
-    Returns (dec, at, shift, end): dec, the decoded text of buf[:end], each escape one
-    character (a surrogate pair one; a surrogate alone, a `\\u` without four hex
-    digits and what begins buf inside an escape (esc != 0), _OPAQUE each); at[k], the
-    index in dec of the k-th escape, shift[k] how many characters of buf the escapes
-    through it saved (raw_offset maps back). end is where an escape begins that buf cuts
-    short (a window holds it for the next piece: decoded whole, a disguise may go
-    through it); len(buf) when there is none, or when final (the part is then opaque)."""
+    Returns (dec, at, shift, end): dec, the decoded text of buf[:end]: an escape that
+    spells what a match may hold (`\\u0026`, `\\/`) one character, every character of
+    the others _OPAQUE (above), as every character of a `\\u` without four hex digits and
+    what begins buf inside an escape (esc != 0). at[k] is the index in dec of the k-th
+    escape spelled as one character, shift[k] how many characters of buf those through
+    it saved (raw_offset maps back). end is where an escape begins that buf cuts short (a
+    window holds it for the next piece: decoded whole, a disguise may go through it);
+    len(buf) when there is none, or when final (that escape is then opaque)."""
     n = len(buf)
+    lead = min(n, esc if esc > 0 else (5 if buf[:1] == "u" else 1)) if esc else 0
+    flat = buf[lead:] if lead else buf
+    if "\\" in flat:
+        # escaped backslashes first: then every backslash left begins an escape
+        flat = flat.replace("\\\\", _OPAQUE * 2)
+        if "\\u" in flat:
+            flat = _WIDE_U.sub(_OPAQUE * 6, flat)
+        flat = _SHORT_ESC.sub(_OPAQUE * 2, flat)
+    if lead:  # the rest of an escape whose beginning went before buf
+        flat = _OPAQUE * lead + flat
+    # flat is buf character for character; a backslash left in it begins `\\/`, a `\\u`
+    # escape of an ASCII character, a `\\u` without four hex digits, or ends buf
     parts: list[str] = []
     at: list[int] = []
     shift: list[int] = []
     i = d = saved = 0
-    if esc:  # the rest of an escape whose beginning went before buf: opaque
-        i = min(n, esc if esc > 0 else (5 if buf[:1] == "u" else 1))
-        parts.append(_OPAQUE * i)
-        d = i
     end = n
     while True:
-        k = buf.find("\\", i)
+        k = flat.find("\\", i)
         if k < 0:
             break
-        if k > i:
-            parts.append(buf[i:k])
-            d += k - i
-            i = k
-        c = buf[k + 1] if k + 1 < n else ""
-        if c != "u":
-            if not c:  # a backslash ends buf
-                end = k
-                break
-            ch, w = _SHORT.get(c, _OPAQUE), 2
+        if k + 1 >= n:  # a backslash ends buf
+            end = k
+            break
+        if flat[k + 1] == "/":
+            ch, w = "/", 2
         elif k + 6 > n:  # `\\u` with fewer than four characters after it
             end = k
             break
         else:
-            hx = buf[k + 2 : k + 6]
+            hx = flat[k + 2 : k + 6]
             if not _HEX.issuperset(hx):
+                parts.append(flat[i:k] + _OPAQUE * 6)
+                d += k - i + 6
                 i = k + 6
-                parts.append(_OPAQUE * 6)
-                d += 6
                 continue
-            v = int(hx, 16)
-            w = 6
-            if 0xD800 <= v < 0xDC00 and buf.startswith("\\u", k + 6) and k + 12 <= n:
-                lo = buf[k + 8 : k + 12]
-                lv = int(lo, 16) if _HEX.issuperset(lo) else 0
-                if 0xDC00 <= lv < 0xE000:
-                    v = 0x10000 + ((v - 0xD800) << 10) + (lv - 0xDC00)
-                    w = 12
-            ch = _OPAQUE if 0xD800 <= v < 0xE000 else chr(v)
+            ch, w = chr(int(hx, 16)), 6
+        parts.append(flat[i:k])
         parts.append(ch)
+        d += k - i
         at.append(d)
         d += 1
         saved += w - 1
         shift.append(saved)
         i = k + w
-    if end == n:
-        parts.append(buf[i:])
-    elif final:  # i == end: the escape buf cuts short, opaque
+    parts.append(flat[i:end])
+    if end < n and final:  # the escape buf cuts short: opaque
         parts.append(_OPAQUE * (n - end))
         end = n
     return "".join(parts), at, shift, end
