@@ -28,7 +28,7 @@ from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base.holdback import Window
 from disguiselib.base.restore import restore_body
-from disguiselib.rules.restorer import json_text_decoded
+from disguiselib.wire.text import json_text_decoded
 from openai_util import build_chat, build_responses, read_chat, read_responses
 from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
 

@@ -17,7 +17,7 @@ Modes:
 - VALUE: a complete decoded string (tool name, key, value); no strip rules.
 - JSON: JSON text (Anthropic `partial_json`, OpenAI `arguments`), decoded once from
   the event. Originals are inserted JSON-escaped, so `C:\\Users\\a "b"` still parses.
-  Text with escapes of its own is matched in decoded space (restorer.json_text_decoded):
+  Text with escapes of its own is matched in decoded space (wire/text.py json_text_decoded):
   `Tom\\u0026Jerry` is the disguise `Tom&Jerry`, the `nab` of `\\nab` is none. An
   escape the piece cuts short is held until it is whole, with the proper prefix of a
   disguise before it: a window holds nothing else.
