@@ -69,7 +69,7 @@ def _outcome(s, raws: list[bytes]):
             s._events([raw], out)
     except Exception as e:  # noqa: BLE001 - the same error either way
         out.append(repr(e).encode())
-    held = {k: (w.held, w.mode, w.escaped) if w is not None else None for k, w in s.windows.items()}
+    held = {k: (w.held, w.mode) if w is not None else None for k, w in s.windows.items()}
     own = [getattr(s, a, None) for a in ("parts", "remembered", "last", "last_seq", "offset", "where")]
     return out, held, s.events_in, s.events_changed, s.events_held, s.restorer.restored, own
 

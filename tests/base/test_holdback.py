@@ -171,14 +171,18 @@ def test_json_text_that_begins_with_a_disguise_is_restored_fed_or_flushed() -> N
 
 def test_a_piece_that_is_a_lone_backslash_starts_an_escape() -> None:
     """JSON text cut so that one piece is just `\\`: the next piece's first character
-    belongs to that escape (`\\n` + `ova`), so `nova` there is no disguise."""
+    belongs to that escape (`\\n` + `ova`), so `nova` there is no disguise. An escape cut
+    short is held until it is whole (decoded, it may be part of a disguise), nothing
+    more."""
     r = RULES.restorer({})
     w = Window(r, Window.JSON)
     out = w.feed('{"k": "') + w.feed("\\") + w.feed('nova x nova"}') + w.flush()
     assert out == '{"k": "\\nova x nova-internal"}'
     w = Window(r, Window.JSON)
-    assert w.feed("\\") == "\\" and w.escaped and w.feed("u") == "u" and w.escaped
-    assert w.feed("00e9 nova") == "00e9 " and not w.escaped
+    assert w.feed("\\") == "" and w.held == "\\" and w.feed("u") == "" and w.held == "\\u"
+    assert w.feed("00e9 nova") == "\\u00e9 " and w.held == "nova"
+    assert w.feed("\\u00") == "" and w.held == "nova\\u00"
+    assert w.feed("2d x") == "nova-internal\\u002d x" and w.held == ""
 
 
 def test_a_flushed_window_starts_afresh() -> None:
@@ -187,7 +191,7 @@ def test_a_flushed_window_starts_afresh() -> None:
         w = Window(r, mode)
         w.feed("see \\u00e9 nov")  # ends holding text (and, in JSON, after an escape)
         w.flush()
-        assert w.held == "" and not w.escaped
+        assert w.held == ""
         assert w.feed("Zenith Labs. ") == "Acme Corp. ", mode
         assert w.flush() == ""
 

@@ -517,34 +517,6 @@ cdef Py_ssize_t escape_like(const unsigned char *o, Py_ssize_t on, bint ascii, u
     return k
 
 
-cdef inline Py_ssize_t next_char(const unsigned char *s, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-    i += 1
-    while i < j and (s[i] & 0xC0) == 0x80:
-        i += 1
-    return i
-
-
-cdef int esc_advance(const unsigned char *s, Py_ssize_t i, Py_ssize_t j, int st) noexcept nogil:
-    """restorer.esc_advance over UTF-8, counting characters: the JSON escape state after
-    s[i:j] from state st (0 none; -1 after a backslash; k > 0 hex digits still to come)."""
-    cdef const unsigned char *q
-    while i < j:
-        if st == 0:
-            q = <const unsigned char *> memchr(s + i, 92, j - i)
-            if q == NULL:
-                return 0
-            st = -1
-            i = q - s + 1
-        elif st == -1:
-            st = 4 if s[i] == 117 else 0
-            i = next_char(s, i, j)
-        else:
-            while st > 0 and i < j:
-                i = next_char(s, i, j)
-                st -= 1
-    return st
-
-
 # -- the pass ----------------------------------------------------------------------------------
 
 cdef int room(unsigned char **buf, Py_ssize_t *cap, Py_ssize_t n) except -1:
@@ -785,23 +757,19 @@ cdef class ReadPass:
                 i += 2
         cdef Py_ssize_t bn = k
         # what only the restorer does: placeholders and strip rules (a `[`, a strip rule's
-        # first character), JSON text with escapes of its own
+        # first character), JSON text with escapes of its own (matched in decoded space)
         if mode != TEXT and mode != JSON:
             return DECLINE
-        if py or m.restorer_needed(mode, b, bn):
+        if py or m.restorer_needed(mode, b, bn) or (mode == JSON and memchr(b, 92, bn) != NULL):
             return self._feed(stream, w, held_before, p, ev, ee, start, end, b + hn, bn - hn)
-        # Restorer._edits' loop for disguises: leftmost-longest, before the hold point; in
-        # JSON text not inside an escape sequence (its state carried from match to match)
-        cdef int esc0 = w._esc if mode == JSON else 0
-        cdef int esc = esc0
-        cdef bint escapes = mode == JSON and (esc0 != 0 or memchr(b, 92, bn) != NULL)
+        # Restorer._edits' loop for disguises: leftmost-longest, before the hold point
         # placeholders: held back where the flow was issued some (or may be: Restorer._hold),
         # restored where it was issued that one
         cdef bint brackets = m.names and memchr(b, 91, bn) != NULL
         cdef bint ph_hold = brackets and self.restorer._hold is self.restorer.rules._hold_ph
         placeholders = self.restorer.placeholders if brackets else None
         cdef Py_ssize_t h = m.hold_ph(b, 0, bn) if ph_hold else m.hold(b, 0, bn)
-        cdef Py_ssize_t s = 0, at = 0, r = 0, e2, esc_at = 0
+        cdef Py_ssize_t s = 0, at = 0, r = 0, e2
         cdef int idx = 0, nedits = 0
         cdef list reps = m.escaped if mode == JSON else m.originals
         cdef bytes rep
@@ -822,12 +790,6 @@ cdef class ReadPass:
                     s += 1
                     continue
                 rep = (<str> (json_escape(orig) if mode == JSON else orig)).encode("utf-8", "surrogatepass")
-            if escapes:
-                esc = esc_advance(b, esc_at, s, esc)
-                esc_at = s
-                if esc != 0:  # inside an escape sequence (the `nab` of `\\nab`): not here
-                    s += 1
-                    continue
             if rep is None:
                 rep = <bytes> reps[idx]
             room(&self.res, &self.rcap, r + (s - at) + PyBytes_GET_SIZE(rep) + (bn - e2))
@@ -842,11 +804,6 @@ cdef class ReadPass:
         if at < h:
             memcpy(self.res + r, b + at, h - at)
             r += h - at
-        # the state on_raw leaves (Window.feed: the escape state at the held tail's start)
-        if escapes:
-            esc = esc_advance(b, 0, h, esc0)
-            if esc != esc0:
-                w._esc = esc
         if not held_before and nedits == 0 and h == bn:
             return SAME
         if nedits:
@@ -996,7 +953,7 @@ cdef class ReadPass:
         if w is None:
             return SAME
         cdef int r
-        if w is False or (w.mode != kind and not (w.held or w._esc != 0)):
+        if w is False or (w.mode != kind and not w.held):
             w = Window(self.restorer, kind)
             r = self._step(stream, w, block, p, ev, ee, start, end, bs, kind)
             if r != DECLINE:

@@ -16,16 +16,18 @@ Modes:
 - TEXT: decoded text a user reads; disguises, placeholders and strip rules.
 - VALUE: a complete decoded string (tool name, key, value); no strip rules.
 - JSON: JSON text (Anthropic `partial_json`, OpenAI `arguments`), decoded once from
-  the event. Originals are inserted JSON-escaped, so `C:\\Users\\a "b"` still parses,
-  and a match that starts inside an escape sequence (the `nab` of `\\nab`, the hex
-  digits of `\\u00e9`) is not a disguise.
+  the event. Originals are inserted JSON-escaped, so `C:\\Users\\a "b"` still parses.
+  Text with escapes of its own is matched in decoded space (wire/text.py json_text_decoded):
+  `Tom\\u0026Jerry` is the disguise `Tom&Jerry`, the `nab` of `\\nab` is none. An
+  escape the piece cuts short is held until it is whole, with the proper prefix of a
+  disguise before it: a window holds nothing else.
 """
 
 from __future__ import annotations
 
 from ..errors import StreamError
 from ..rules import restorer as rules
-from ..rules.restorer import Restorer, esc_advance
+from ..rules.restorer import Restorer
 
 
 class Window:
@@ -33,34 +35,26 @@ class Window:
     VALUE = rules.VALUE
     JSON = rules.JSON
 
-    __slots__ = ("_r", "mode", "held", "_esc")
+    __slots__ = ("_r", "mode", "held")
 
     def __init__(self, restorer: Restorer, mode: int) -> None:
         self._r = restorer
         self.mode = mode
-        self.held = ""
-        self._esc = 0  # JSON mode: escape state at the start of `held`
-
-    @property
-    def escaped(self) -> bool:
-        """JSON mode: the text so far ends inside an escape sequence."""
-        return self._esc != 0
+        self.held = ""  # (JSON mode: it begins outside any escape, an escape cut short is in it)
 
     def feed(self, text: str) -> str:
         """Append text to the channel; return what can be emitted now (restored)."""
         buf = self.held + text if self.held else text
         if not buf:
             return ""
-        out, h = self._r.run(buf, self.mode, False, self._esc)
+        out, h = self._r.run(buf, self.mode, False, 0)
         self.held = buf[h:]
-        if self.mode == Window.JSON and (self._esc or "\\" in buf):
-            self._esc = esc_advance(buf, 0, h, self._esc)
         return out
 
     def holds(self, text: str) -> bool:
         """Would feed(text) hold a tail back? Changes nothing."""
         buf = self.held + text
-        return bool(buf) and self._r.holds(buf, self.mode, self._esc)
+        return bool(buf) and self._r.holds(buf, self.mode, 0)
 
     def flush(self) -> str:
         """End the channel: everything held, restored; a dangling strip match dropped."""
@@ -68,8 +62,7 @@ class Window:
         self.held = ""
         if not buf:
             return ""
-        out, _ = self._r.run(buf, self.mode, True, self._esc)
-        self._esc = 0
+        out, _ = self._r.run(buf, self.mode, True, 0)
         return out
 
 
@@ -89,7 +82,7 @@ def window_for(
     w = windows.get(key)
     if w is None:
         if len(windows) >= MAX_CHANNELS:
-            for k in [k for k, v in windows.items() if v is not None and not (v.held or v.escaped)]:
+            for k in [k for k, v in windows.items() if v is not None and not v.held]:
                 del windows[k]
             if len(windows) >= MAX_CHANNELS:
                 raise StreamError(f"{owner} holds text in more than {MAX_CHANNELS} {what} at once")

@@ -169,9 +169,9 @@ class Protocol(ABC):
         return None
 
     def held(self) -> bool:
-        """Does any window hold text (or end inside an escape)?"""
+        """Does any window hold text?"""
         for w in self.windows.values():
-            if w.held or w.escaped:
+            if w.held:
                 return True
         return False
 

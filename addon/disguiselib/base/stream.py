@@ -351,10 +351,10 @@ class SSEStream(Lifecycle, ABC):
         return self.error_event(f"disguise: stream could not be reversed: {message}")
 
     def quiet(self) -> bool:
-        """No window holds text or ends inside an escape (subclasses add their own
+        """No window holds text (subclasses add their own
         state: a stream that renumbers what it passes is never quiet)."""
         for w in self.windows.values():
-            if w is not None and (w.held or w.escaped):
+            if w is not None and w.held:
                 return False
         return True
 

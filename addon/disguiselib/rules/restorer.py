@@ -14,7 +14,7 @@ from typing import Any
 import ahocorasick_rs
 
 from ..wire import percent
-from ..wire.text import char_offsets, json_escape, utf8
+from ..wire.text import char_offsets, json_escape, json_text_decoded, raw_offset, utf8
 from . import linear, rxsyntax, triggers
 
 # -- the hold-back regexes' building blocks (Rules compiles them) -------------------------------
@@ -62,7 +62,7 @@ def all_prefixes(t: dict, end: str) -> str:
 # Window modes (holdback.Window uses the same numbers).
 TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
 VALUE = 1  # a complete decoded string (tool name, key, value): no strip rules
-JSON = 2  # JSON text (tool arguments): originals inserted JSON-escaped; escape-aware
+JSON = 2  # JSON text (tool arguments): matched in decoded space, originals inserted JSON-escaped
 
 
 def esc_advance(s: str, i: int, j: int, st: int) -> int:
@@ -335,6 +335,8 @@ class Restorer:
         n = len(buf)
         if not n:
             return [], 0
+        if mode == JSON and (esc or "\\" in buf):
+            return self._decoded_edits(buf, final, esc, count)
         rules = self.rules
         text_mode = mode == TEXT
         strips = rules._strips if text_mode and rules._strips and self._strip_possible(buf) else ()
@@ -359,7 +361,6 @@ class Restorer:
                 if e > h:
                     h = self._hold_point(buf, e, strips, final)
         elif dis or fks or next_ph is not None or sts:
-            esc_at = 0  # JSON mode: esc is the escape state at buf[esc_at]
             si = di = fi = pos = 0
             # next candidates: (start, end, kind, payload); kind 0 disguise, 1 placeholder,
             # 2 strip, 3 fake
@@ -399,22 +400,6 @@ class Restorer:
                 if cand is None or cand[0] >= h:
                     break
                 s, e, kind, payload = cand
-                if mode == JSON:
-                    # escape state at s, advanced from the last position looked at (never
-                    # from buf's start again: matches x backslashes would be quadratic)
-                    esc = esc_advance(buf, esc_at, s, esc)
-                    esc_at = s
-                    if esc != 0:
-                        # inside an escape sequence (the `nab` of `\nab`): not a match here
-                        if kind == 0:
-                            dis = rules._disguises_in(buf, s + 1)
-                            di = 0
-                        elif kind == 3:
-                            fks = fk.find(buf, s + 1)  # type: ignore[union-attr]
-                            fi = 0
-                        elif kind == 1:
-                            next_ph = ph.search(buf, s + 1)  # type: ignore[union-attr]
-                        continue
                 rep: str | None
                 if kind == 0:
                     rep = rules._dis_original[payload]  # type: ignore[call-overload]
@@ -436,6 +421,23 @@ class Restorer:
         if final and h < n and strips and count:
             self.stripped += 1  # a dangling, unfinished strip match: dropped
         return edits, h
+
+    def _decoded_edits(
+        self, buf: str, final: bool, esc: int, count: bool
+    ) -> tuple[list[tuple[int, int, str | None]], int]:
+        """_edits of JSON text with escapes: matched in decoded space (field notes:
+        "restore in decoded space"), a match replacing the escapes and characters it
+        was written with by its original JSON-escaped; every other character as it came.
+        The hold point is the decoded text's, and no later than an escape buf cuts
+        short. Whole texts and windows alike come here (run): one decoding."""
+        dec, at, shift, end = json_text_decoded(buf, esc, final)
+        edits, h = self._edits(dec, VALUE, final, 0, count)
+        if not at:  # no escape decoded: dec is buf[:end] (or opaque where final cut one)
+            return [(s, e, None if rep is None else self._escaped(rep)) for s, e, rep in edits], h
+        return [
+            (raw_offset(at, shift, s), raw_offset(at, shift, e), None if rep is None else self._escaped(rep))
+            for s, e, rep in edits
+        ], raw_offset(at, shift, h)
 
     def _escaped(self, orig: str) -> str:
         e = self._esc_cache.get(orig)

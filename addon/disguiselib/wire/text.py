@@ -1,11 +1,13 @@
 """Text helpers the forward and the reverse matchers share (sans I/O): JSON string
-bodies, UTF-8 with lone surrogates carried through, byte and character offsets."""
+bodies, UTF-8 with lone surrogates carried through, byte and character offsets, JSON
+text in decoded space."""
 
 from __future__ import annotations
 
 import json
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -148,3 +150,88 @@ class Columns:
         if isinstance(i, slice):
             return list(zip(x[i], y[i], z[i], strict=True))
         return x[i], y[i], z[i]
+
+
+# -- JSON text in decoded space (the reverse matcher's, rules/restorer.py) ---------------------
+
+# What an escape spells takes part in a match only if it is ASCII other than `"`, `\\`
+# and controls (a disguise, fake or placeholder is made of those: rules/mappings.py). The
+# others, every character of them _OPAQUE (one C pass each, nothing to map back): a
+# short escape (`\\n`, `\\"`, `\\\\`...; not `\\/`) and a `\\u` escape past U+007F (a
+# surrogate too).
+_SHORT_ESC = re.compile(r"\\[^u/]", re.S)
+_WIDE_U = re.compile(r"\\u(?:[1-9a-fA-F][0-9a-fA-F]{3}|0[1-9a-fA-F][0-9a-fA-F]{2}|00[89a-fA-F][0-9a-fA-F])")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OPAQUE = "\x00"  # in no disguise, fake or placeholder
+
+
+def json_text_decoded(buf: str, esc: int, final: bool) -> tuple[str, list[int], list[int], int]:
+    """JSON text (tool arguments) in decoded space, where a disguise is found however its
+    characters were written (`Tom\\u0026Jerry` is `Tom&Jerry`; Go's encoding/json writes
+    `&<>` so, PHP `/` as `\\/`).
+
+    Returns (dec, at, shift, end): dec, the decoded text of buf[:end]: an escape that
+    spells what a match may hold (`\\u0026`, `\\/`) one character, every character of
+    the others _OPAQUE (above), as every character of a `\\u` without four hex digits and
+    what begins buf inside an escape (esc != 0). at[k] is the index in dec of the k-th
+    escape spelled as one character, shift[k] how many characters of buf those through
+    it saved (raw_offset maps back). end is where an escape begins that buf cuts short (a
+    window holds it for the next piece: decoded whole, a disguise may go through it);
+    len(buf) when there is none, or when final (that escape is then opaque)."""
+    n = len(buf)
+    lead = min(n, esc if esc > 0 else (5 if buf[:1] == "u" else 1)) if esc else 0
+    flat = buf[lead:] if lead else buf
+    if "\\" in flat:
+        # escaped backslashes first: then every backslash left begins an escape
+        flat = flat.replace("\\\\", _OPAQUE * 2)
+        if "\\u" in flat:
+            flat = _WIDE_U.sub(_OPAQUE * 6, flat)
+        flat = _SHORT_ESC.sub(_OPAQUE * 2, flat)
+    if lead:  # the rest of an escape whose beginning went before buf
+        flat = _OPAQUE * lead + flat
+    # flat is buf character for character; a backslash left in it begins `\\/`, a `\\u`
+    # escape of an ASCII character, a `\\u` without four hex digits, or ends buf
+    parts: list[str] = []
+    at: list[int] = []
+    shift: list[int] = []
+    i = d = saved = 0
+    end = n
+    while True:
+        k = flat.find("\\", i)
+        if k < 0:
+            break
+        if k + 1 >= n:  # a backslash ends buf
+            end = k
+            break
+        if flat[k + 1] == "/":
+            ch, w = "/", 2
+        elif k + 6 > n:  # `\\u` with fewer than four characters after it
+            end = k
+            break
+        else:
+            hx = flat[k + 2 : k + 6]
+            if not _HEX.issuperset(hx):
+                parts.append(flat[i:k] + _OPAQUE * 6)
+                d += k - i + 6
+                i = k + 6
+                continue
+            ch, w = chr(int(hx, 16)), 6
+        parts.append(flat[i:k])
+        parts.append(ch)
+        d += k - i
+        at.append(d)
+        d += 1
+        saved += w - 1
+        shift.append(saved)
+        i = k + w
+    parts.append(flat[i:end])
+    if end < n and final:  # the escape buf cuts short: opaque
+        parts.append(_OPAQUE * (n - end))
+        end = n
+    return "".join(parts), at, shift, end
+
+
+def raw_offset(at: list[int], shift: list[int], j: int) -> int:
+    """The offset in the JSON text of index j of its decoded text (json_text_decoded)."""
+    k = bisect_left(at, j)
+    return j + shift[k - 1] if k else j

@@ -408,7 +408,7 @@ class AnthropicStream(SSEStream):
         w = self.windows.get(int(m.group(1)), False)
         if w is None:
             return [raw]
-        if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
+        if w is False or (w.mode != kind and not w.held):  # type: ignore[union-attr]
             w = Window(self.restorer, kind)  # as _window makes it, kept only if the delta is read here
             got = self.window_raw(raw, w, m.start(3), m.end(3))
             if got is not None:
@@ -420,7 +420,7 @@ class AnthropicStream(SSEStream):
         w = self.windows.get(idx, False)
         if w is None:  # a block without a window (content_block_start said so)
             return None
-        if w is False or (w.mode != kind and not (w.held or w.escaped)):  # type: ignore[union-attr]
+        if w is False or (w.mode != kind and not w.held):  # type: ignore[union-attr]
             # a delta with no start seen, or of another kind than its block's: treated by
             # its delta type (an empty window is the same as a new one, so what a delta
             # gets never depends on deltas that passed unparsed before it)

@@ -361,7 +361,7 @@ class CohereStream(ChannelStream):
         key, end = self._channel(doc)
         w = self.windows.get(key) if key is not None else None
         o = self.offsets.get(key) if key is not None else None
-        return w is None or not (w.held or w.escaped) or o is None or end <= o.length
+        return w is None or not w.held or o is None or end <= o.length
 
     def _citation(self, data: str) -> str | None:
         """A citation-start event's JSON with its offsets moved (None: they stay)."""
@@ -449,7 +449,7 @@ class CohereStream(ChannelStream):
     def _plan_held(self) -> bool:
         """Does the tool plan's window hold text (which goes out before any other delta)?"""
         w = self.windows.get((_PLAN,))
-        return w is not None and bool(w.held or w.escaped)
+        return w is not None and bool(w.held)
 
     def _tail(self, key: tuple) -> list[bytes]:
         w = self.windows.pop(key, None)
