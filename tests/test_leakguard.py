@@ -622,3 +622,20 @@ def test_a_refusal_never_quotes_a_name_the_client_wrote_that_holds_an_original()
         assert "Acme" not in hit.where and "Corp" not in hit.where, hit.where
     body = b'--XyZ\r\nContent-Disposition: form-data; name="notes"\r\n\r\nhello Acme Corp\r\n--XyZ--\r\n'
     assert leakguard.scan_request("/v1/files", [("content-type", ct)], body, RULES, None, ct).where == "body part 'notes'"
+
+
+def test_a_place_says_name_for_each_quoted_name_holding_an_original_and_body_for_anything_else() -> None:
+    """leakguard._place, alone: only the quoted names that hold an original become
+    `<name>`; the others are quoted as they are; a place holding an original anywhere
+    else says `body`; a clean place is itself."""
+    place = leakguard._place
+    assert place(RULES, "body part 'notes' line 3") == "body part 'notes' line 3"
+    assert place(RULES, "body part 'Acme Corp' header 'content-disposition' parameter 'filename'") == (
+        "body part <name> header 'content-disposition' parameter 'filename'"
+    )
+    assert place(RULES, "body part \"it's Acme Corp\" line 2") == "body part <name> line 2"
+    assert place(RULES, "body part Acme Corp") == "body"  # not quoted: nothing to hide it by
+    ct = "multipart/form-data; boundary=XyZ"
+    body = b'--XyZ\r\nContent-Disposition: form-data; name="Acme Corp"\r\n\r\nhello\r\n--XyZ--\r\n'
+    hit = leakguard.scan_request("/v1/files", [("content-type", ct)], body, RULES, None, ct)
+    assert hit is not None and hit.where == "body part <name> header 'content-disposition' parameter 'name'"
