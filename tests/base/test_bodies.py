@@ -66,7 +66,8 @@ def test_a_part_headers_parameters_are_read_as_their_receiver_decodes_them() -> 
                         "form-data; name=\"file\"; filename*=iso-8859-1'en'Acme%20Corp.txt",
                         "form-data; name=\"file\"; filename*0*=UTF-8''Acme%20; filename*1*=Corp.txt",
                         'form-data; name="file"; filename="=?UTF-8?B?QWNtZSBDb3JwLnR4dA==?="',
-                        'form-data; name="file"; filename="Acme%20Corp.txt"'):  # fmt: skip
+                        'form-data; name="file"; filename="Acme%20Corp.txt"',
+                        'form-data; filename="Acme%20Corp.txt"; name="file"'):  # the first parameter too  # fmt: skip
         got = [(r.where, r.text) for r in readings(_one_part(disposition), "multipart/form-data; boundary=XyZ")]
         assert ("body part 'file' header 'content-disposition' parameter 'filename'", "Acme Corp.txt") in got, got
     got = [r.text for r in readings(_one_part("form-data; name=\"f\"; filename*=bogus''%ZZ"), "multipart/form-data; boundary=XyZ")]

@@ -228,3 +228,13 @@ def test_responses_arguments(case, data) -> None:
         return out
 
     assert others(got["events"]) == others(read_responses(body)["events"])
+
+
+def test_an_escape_that_ends_the_text_is_whole_at_the_end() -> None:
+    """A `\\u` escape with its four hex digits is whole where the text ends with it: the
+    disguise it ends is restored, in a window's last piece and read whole, and fed to
+    the window it is not held back as if cut short."""
+    text = '{"k": "thread_i\\u0064'  # `thread_id`, its last character escaped, at the very end
+    w = Window(R, Window.JSON)
+    assert w.feed(text) + w.flush() == '{"k": "session_id'
+    assert json_text_decoded(text, 0, False)[3] == len(text)  # nothing cut short to hold

@@ -169,3 +169,20 @@ def test_a_name_sent_whole_goes_out_as_before() -> None:
     want = body.replace(b'"name":"crm_lookup"', b'"name":"acme_lookup"')
     assert run(body) == want
     assert run(body, [body[i : i + 7] for i in range(0, len(body), 7)]) == want
+
+
+def test_events_waiting_behind_a_name_go_out_when_the_stream_is_cut() -> None:
+    """A name piece that may continue (`lookup_t`: `thread_id` begins so) keeps its event and
+    the ones after it waiting; the provider then cuts the stream (no finish, no [DONE]). The
+    stream's end decides every name whole: the waiting events go out, their names as sent,
+    before the error, and nothing of the content behind them is lost."""
+    body = tool_delta(0, 0, "lookup_t", "", opens=True) + content_delta(0, "Zenith Labs here")
+    out = run(body)
+    docs = [json.loads(e.data) for e in Framer().feed(out) if e.data not in (None, "[DONE]")]
+    names = "".join(
+        tc["function"].get("name") or ""
+        for d in docs for c in d.get("choices", []) for tc in (c.get("delta") or {}).get("tool_calls") or []
+    )  # fmt: skip
+    text = "".join((c.get("delta") or {}).get("content") or "" for d in docs for c in d.get("choices", []))
+    assert names == "lookup_t" and text == "Acme Corp here"
+    assert docs[-1]["error"]["message"].startswith("disguise: the stream ended before")
