@@ -80,6 +80,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # a response body as its endpoint declares and its label says (BodyStream, split from stream)
     "bodystream": ("base/bodystream.py", ["tests/base/test_bodystream.py", "tests/base/test_stream.py",
                                           "tests/base/test_fields_streams.py", "tests/test_pipeline.py"]),
+    # a Chat stream's tool names waiting for their last piece, held tails put back (split from chat)
+    "chatheld": ("apis/openai/chatheld.py", ["tests/apis/openai/test_chatheld.py", "tests/apis/openai/test_chat.py"]),
     # what one scan of a body's texts found: its memo, entries and run, is what the guard trusts
     "prescan": ("rules/prescan.py", ["tests/rules/test_prescan.py", "tests/base/test_masking_scan.py",
                                      "tests/base/test_fieldwalk.py", "tests/rules/test_rules.py",
@@ -103,7 +105,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                    "tests/rules/test_knowing.py"]),
     "pipeline": ("pipeline.py", ["tests/test_pipeline.py", "tests/base/test_masking_scan.py",
                                  "tests/base/test_stream_endings.py", "tests/mitm/test_addon.py",
-                                 "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py"]),
+                                 "tests/apis/openai/test_realtime.py", "tests/mitm/test_aws.py",
+                                 # a realtime client's ping, pong and close (client_control)
+                                 "tests/base/test_realtime_controls.py"]),
     # which strings the guard reads: fields.walk less what the masker's scan showed clean
     "fieldwalk": ("base/fieldwalk.py", ["tests/base/test_fieldwalk.py", "tests/test_leakguard.py",
                                         "tests/base/test_masking_scan.py", "tests/test_shared_parse.py",

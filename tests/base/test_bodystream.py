@@ -106,3 +106,40 @@ def test_the_error_of_a_body_stream_takes_the_shape_it_was_told_and_its_message(
     assert s.is_sse is True and b'"message": "why"' in s.error_event("why")
     out = s.fail("why")
     assert b"disguise: stream could not be reversed: why" in out and s.state is StreamState.FAILED
+
+
+def test_a_read_goes_to_the_sink_the_body_turned_out_to_need() -> None:
+    """sink is what the adapter hands each read to without a call of its own: the stream's
+    feed for an event stream, the body's own feed (collected, restored at its end) else.
+    Either way a read through the sink gives what feed gives."""
+    s = body_stream("text/event-stream")
+    assert s.sink == s.stream.feed
+    via_sink = b"".join(s.sink(BODY[i : i + 5]) for i in range(0, len(BODY), 5)) + s.flush()
+    t = body_stream("text/event-stream")
+    via_feed = b"".join(t.feed(BODY[i : i + 5]) for i in range(0, len(BODY), 5)) + t.flush()
+    assert via_sink == via_feed and b"Acme Corp" in via_sink and s.state is StreamState.DONE
+    w = body_stream("application/json")
+    assert w.sink == w.feed
+    body = b'{"type":"message","content":[{"type":"text","text":"Zenith Labs"}]}'
+    assert w.sink(body[:10]) == b"" and w.sink(body[10:]) == b""  # collected: nothing until the end
+    assert b"Acme Corp" in w.flush() and w.state is StreamState.DONE
+
+
+def test_a_whole_body_says_why_it_failed_and_holds_nothing_after() -> None:
+    s = body_stream("application/json")
+    assert s.failure is None and not s.failed  # nothing went wrong yet
+    s.feed(b'{"text": "Zenith')
+    s.fail("the provider cut it")
+    assert s.failure == "the provider cut it"
+    s.feed(b' Labs"}')  # the rest of a body that already failed is not kept
+    assert s._buf == [] and s.flush() == b""
+
+
+@pytest.mark.parametrize(("label", "named"), [("text/plain; charset=utf-8", b"'text/plain'"),
+                                              ("", b"'with no content type'")])  # fmt: skip
+def test_an_event_stream_labelled_otherwise_is_refused_naming_its_label(label: str, named: bytes) -> None:
+    s = body_stream(label)
+    out = b"".join(s.feed(BODY[i : i + 7]) for i in range(0, len(BODY), 7)) + s.flush()
+    assert b"an event stream labelled " + named in out
+    assert s.failure is not None and s.failure.startswith("an event stream labelled ")
+    assert s.failure.endswith(named.decode())
