@@ -23,7 +23,7 @@ from anthropic_util import build_stream
 from conftest import REPO
 from disguiselib import engine
 from openai_util import build_chat, build_responses
-from strategies import byte_splits, splits, texts
+from strategies import DISGUISES, byte_splits, short_escaped_json, splits, texts
 
 TESTS = Path(__file__).resolve().parent
 
@@ -128,10 +128,13 @@ def b64(b: bytes) -> str:
 @st.composite
 def stream_cases(draw) -> dict:
     """A stream of each API the property tests build, its texts split into deltas and its
-    bytes into reads at random (strategies.py, anthropic_util, openai_util)."""
+    bytes into reads at random (strategies.py, anthropic_util, openai_util); the tool's
+    arguments now and then JSON text with short escapes before and inside disguises."""
     api = draw(st.sampled_from(["anthropic", "chat", "responses"]))
     text, value = draw(texts), draw(texts)
     args = json.dumps({"thread_id": value, "path": "WINPATH", "n": 1.5})
+    if draw(st.booleans()):
+        args = draw(short_escaped_json(DISGUISES))
     if api == "anthropic":
         body = build_stream([("thinking", draw(splits(draw(texts)))), ("text", draw(splits(text))),
                              ("tool", draw(splits(args, 12)))])  # fmt: skip
