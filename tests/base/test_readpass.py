@@ -300,26 +300,28 @@ def test_arguments_with_short_escapes_give_the_references_bytes(data) -> None:
 
 # Short texts cut at every point and every pair of points: backslash runs of one to four
 # before a disguise that begins with an escape's letter, one that ends the text, escapes
-# before and inside a held disguise's beginning, a `\\u` beside them (the window's way).
+# before and inside a held disguise's beginning, a `\\u` beside them (the window's way);
+# a disguise with `/` written `ab\\/c` (all the window's: SLASH_RULES).
 SHORT_ESC_TEXTS = [
-    '{"a": "\\nFoo \\\\nFoo \\\\\\nFoo \\\\\\\\nFoo nFoo"}',
-    '{"\\thread_id": "\\\\tab\\tab\\r\\rtx\\\\", "b": "x\\nov"}',
-    '{"a": "\\bar\\fjord\\"nova\\/nova.cloud \\u006eab \\nab"}',
+    (ESC_RULES, '{"a": "\\nFoo \\\\nFoo \\\\\\nFoo \\\\\\\\nFoo nFoo"}'),
+    (ESC_RULES, '{"\\thread_id": "\\\\tab\\tab\\r\\rtx\\\\", "b": "x\\nov"}'),
+    (ESC_RULES, '{"a": "\\bar\\fjord\\"nova\\/nova.cloud \\u006eab \\nab"}'),
+    (SLASH_RULES, '{"p": "ab\\/c \\nab ab/c \\\\ab\\/c"}'),
 ]
 
 
 @compiled
-@pytest.mark.parametrize("text", SHORT_ESC_TEXTS)
-def test_arguments_with_short_escapes_cut_at_every_point(text: str) -> None:
+@pytest.mark.parametrize(("rs", "text"), SHORT_ESC_TEXTS)
+def test_arguments_with_short_escapes_cut_at_every_point(rs: rules.Rules, text: str) -> None:
     n = len(text)
     for api in sorted(STREAMS):
         for i in range(n + 1):
             body = args_stream(api, [text[:i], text[i:]])
-            check_short_escapes(api, ESC_RULES, {}, text, [e + b"\n\n" for e in body.split(b"\n\n") if e])
+            check_short_escapes(api, rs, {}, text, [e + b"\n\n" for e in body.split(b"\n\n") if e])
     for i in range(n + 1):
         for j in range(i, n + 1):
             body = args_stream("anthropic", [text[:i], text[i:j], text[j:]])
-            check_short_escapes("anthropic", ESC_RULES, {}, text, [e + b"\n\n" for e in body.split(b"\n\n") if e])
+            check_short_escapes("anthropic", rs, {}, text, [e + b"\n\n" for e in body.split(b"\n\n") if e])
 
 
 @compiled
