@@ -1,10 +1,13 @@
 """(standalone) What a streamed tool call's arguments cost an event: an OpenAI Chat stream
-of one call whose arguments come in 7-character deltas, without a backslash in them and
-with JSON escapes (`\\n`, `\\"`, `\\u00e9` of ensure_ascii), fed through ChatStream in
-1,400-byte reads, and the JSON window alone over the same pieces. Since stop 63 argument
-text with escapes is matched in decoded space (a disguise written `Tom\\u0026Jerry`); the
-compiled read pass hands such a delta to the window. With --before TREE that tree's addon
-runs beside this one's, alternated, each in processes of its own; medians of --runs.
+of one call whose arguments come in 7-character deltas, without a backslash in them, with
+JSON escapes (`\\n`, `\\"`, `\\u00e9` of ensure_ascii) and with short escapes alone (the same
+without ensure_ascii: `\\n`, `\\t`, `\\"`), fed through ChatStream in 1,400-byte reads, and
+the JSON window alone over the same pieces. Since stop 63 argument text with escapes is
+matched in decoded space (a disguise written `Tom\\u0026Jerry`) and the compiled read pass
+handed such a delta to the window; since stop 64 it matches a delta whose escapes are all
+short ones itself (one with a `\\u` still goes to the window). With --before TREE that
+tree's addon runs beside this one's, alternated, each in processes of its own; medians of
+--runs.
 
     python bench/argscost.py --runs 5 --before /path/to/older/checkout
 
@@ -26,7 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def worker(tree: str, escaped: bool) -> dict:
+def worker(tree: str, kind: str) -> dict:
+    """kind: "0" no backslash, "1" escapes with `\\u` (ensure_ascii), "2" short escapes alone."""
     sys.path[:0] = [tree + "/addon", tree + "/tests"]
     from disguiselib import engine
     from disguiselib.apis.openai import chat
@@ -34,9 +38,9 @@ def worker(tree: str, escaped: bool) -> dict:
     from openai_util import build_chat
     from strategies import PLACEHOLDERS, RULES
 
-    if escaped:
+    if kind != "0":
         args = json.dumps({"thread_id": "Zenith Labs", "code": 'line\n\t"q" ' * 60,
-                           "items": [{"k": i, "v": "nova.cloud é"} for i in range(60)]}, ensure_ascii=True)  # fmt: skip
+                           "items": [{"k": i, "v": "nova.cloud é"} for i in range(60)]}, ensure_ascii=kind == "1")  # fmt: skip
     else:
         args = json.dumps({"thread_id": "Zenith Labs", "query": "the quick brown fox " * 40,
                            "items": [{"k": i, "v": "nova.cloud x"} for i in range(60)]})  # fmt: skip
@@ -71,24 +75,24 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--before", default="", help="an older checkout, its compiled engine built")
-    ap.add_argument("--worker", nargs=2, metavar=("TREE", "ESCAPED"))
+    ap.add_argument("--worker", nargs=2, metavar=("TREE", "KIND"))
     a = ap.parse_args()
     if a.worker:
-        print(json.dumps(worker(a.worker[0], a.worker[1] == "1")))
+        print(json.dumps(worker(a.worker[0], a.worker[1])))
         return
     trees = {"this tree": str(HERE.parent)} | ({"before": a.before} if a.before else {})
-    got: dict[tuple[str, bool], list[dict]] = {}
+    kinds = {"0": "no backslash", "1": 'with escapes (\\n, \\", \\u00e9)', "2": 'short escapes (\\n, \\", \\t)'}
+    got: dict[tuple[str, str], list[dict]] = {}
     for _ in range(a.runs):
-        for escaped in (False, True):
+        for kind in kinds:
             for name, tree in trees.items():
-                out = subprocess.run([sys.executable, __file__, "--worker", tree, "1" if escaped else "0"],
+                out = subprocess.run([sys.executable, __file__, "--worker", tree, kind],
                                      capture_output=True, text=True, check=True, cwd=tree)  # fmt: skip
-                got.setdefault((name, escaped), []).append(json.loads(out.stdout))
+                got.setdefault((name, kind), []).append(json.loads(out.stdout))
     print(f"a Chat tool call's arguments in 7-character deltas, medians of {a.runs} processes (µs an event):")
-    for escaped in (False, True):
-        rows = {name: got[(name, escaped)] for name in trees}
+    for kind, label in kinds.items():
+        rows = {name: got[(name, kind)] for name in trees}
         n = rows["this tree"][0]["deltas"]
-        label = 'with escapes (\\n, \\", \\u00e9)' if escaped else "no backslash"
         for name, rs in rows.items():
             s = statistics.median(r["stream_us"] for r in rs) / n
             w = statistics.median(r["window_us"] for r in rs) / n

@@ -98,3 +98,36 @@ def byte_splits(draw, b: bytes, max_cuts: int = 20) -> list[bytes]:
         prev = c
     out.append(b[prev:])
     return [p for p in out if p]
+
+
+# JSON escapes of one character (`\u` is not one), and what the letter of one may begin
+SHORT_ESCAPES = ["\\n", "\\t", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\r"]
+_ESC_LETTERS = 'nbfrt"/\\'
+
+
+def _backslashes_before(k: int, word: str) -> str:
+    """A run of k backslashes right before word, where the run's last one and the word's
+    first letter make an escape when k is odd (`\\nova` is `\\n` and `ova`,
+    `\\\\nova` a backslash and `nova`): one more where that would not be JSON."""
+    if k % 2 and word[:1] not in _ESC_LETTERS:
+        k += 1
+    return "\\" * k + word
+
+
+@st.composite
+def short_escaped_json(draw, words: list[str]) -> str:
+    """JSON text (a tool's arguments) whose keys and strings are made of words (disguises,
+    their beginnings), plain text, short escapes and runs of 1-4 backslashes right before
+    a word; now and then a `\\u` escape (of a character no disguise holds: one of a
+    letter makes Chat's Python path parse the event, which counts no held event)."""
+    piece = st.one_of(
+        st.sampled_from(words),
+        st.sampled_from(words).map(lambda w: w[: max(1, len(w) // 2)]),
+        st.sampled_from([w.replace("/", "\\/") for w in words if "/" in w] or words),  # PHP writes `/` as `\\/`
+        st.sampled_from(SHORT_ESCAPES),
+        st.tuples(st.integers(1, 4), st.sampled_from(words)).map(lambda kw: _backslashes_before(*kw)),
+        st.sampled_from([" ", "x", ".", "é", "n", "xn", " t", "\\u00e9"]),
+    )
+    body = st.lists(piece, max_size=8).map("".join)
+    key, a, b = draw(body), draw(body), draw(body)
+    return '{"' + key + '": "' + a + '", "q": ["' + b + '", 1.5], "k": "WINPATH"}'

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anthropic_util import build_stream
+from anthropic_util import build_stream, read_stream
 from disguiselib.apis.anthropic.messages import AnthropicStream
 from disguiselib.apis.openai.chat import ChatStream
 from disguiselib.apis.openai.responses import ResponsesStream
 from disguiselib.base import readpass
 from disguiselib.rules import mappings, rules
-from openai_util import build_chat, build_responses
-from strategies import LITERALS, PLACEHOLDERS, RULES, _piece, byte_splits, splits
+from openai_util import build_chat, build_responses, read_chat, read_responses
+from strategies import LITERALS, PLACEHOLDERS, RULES, _piece, byte_splits, short_escaped_json, splits
 
 # Literals alone (no placeholder, no strip rule), with disguises that begin like the
 # escapes of JSON text (`\nab`, `\u00e9`): the compiled step does the whole work. Some
@@ -226,3 +226,124 @@ def test_a_choice_whose_content_came_as_parts_then_as_text_through_the_pass_ends
     assert got == ref
     out = b"".join(got[0])
     assert b'"content":"Zen"' in out and b'"text":"Zen"' not in out  # the held tail, as text
+
+
+# -- tool-argument JSON text with short escapes (`\\n`, `\\"`, `\\\\`...) ---------------------------
+# The compiled step matches such text itself (no `\\u`, no backslash that ends it, no
+# disguise holding what an escape spells), as Restorer._decoded_edits does in decoded
+# space: no match starts at an escape's letter, no held tail does. Disguises here begin
+# with each letter an escape may have (`\\nFoo` is `\\n` and `Foo`, `\\\\nFoo` a backslash
+# and `nFoo`); SLASH_RULES has one holding `/` (what `\\/` spells): its text goes the
+# window's own way.
+ESC_LITERALS = {**LITERALS, "Ñ": "nab", "Ö": "nov", "Foo GmbH": "nFoo", "Bär": "bar", "Fjörd": "fjord", "R2": "rtx",
+                "Tee Kay": "tab"}  # fmt: skip
+ESC_RULES = rules.Rules(mappings.from_dict({"literals": ESC_LITERALS}))
+SLASH_RULES = rules.Rules(mappings.from_dict({"literals": {**LITERALS, "Ñ": "nab", "a|b": "ab/c"}}))
+ESC_WORDS = ["nab", "nova", "nov", "nFoo", "bar", "fjord", "rtx", "tab", "thread_id", "Zenith Labs", "WINPATH",
+             "[EMAIL_1]", "[EMAIL_9]", "ab/c", "nova.cloud"]  # fmt: skip
+ESC_SETS = [(ESC_RULES, {}), (RULES, PLACEHOLDERS), (SLASH_RULES, {})]
+
+
+def args_stream(api: str, pieces: list[str]) -> bytes:
+    """A stream of text "hi", then one tool call whose arguments come as pieces."""
+    if api == "anthropic":
+        return build_stream([("text", ["hi"]), ("tool", pieces)])
+    if api == "chat":
+        steps = [("tool", 0, 0, "crm_lookup" if i == 0 else None, p) for i, p in enumerate(pieces)]
+        return build_chat([("content", 0, "hi"), *steps, ("finish", 0, "tool_calls")])
+    return build_responses(["hi"], pieces)
+
+
+def client_args(api: str, out: bytes) -> str:
+    if api == "anthropic":
+        return read_stream(out)[0][1]["json"]
+    if api == "chat":
+        return read_chat(out)[1][(0, 0)]["arguments"]
+    return read_responses(out)["args"]
+
+
+def check_short_escapes(api: str, rs: rules.Rules, ph: dict, text: str, chunks: list[bytes]) -> tuple:
+    """The compiled pass gives the reference's bytes read by read and its state (and the
+    Python engine's own path's), and the client's arguments are the whole-text restoration, which parses as the decoded
+    strings restored."""
+    got = run(api, rs, ph, chunks, "compiled")
+    assert got == run(api, rs, ph, chunks, "reference")
+    assert got[:-1] == run(api, rs, ph, chunks, "python")[:-1]
+    r = rs.restorer(dict(ph))
+    whole = r.json_text(text)
+    assert client_args(api, b"".join(got[0])) == whole
+
+    def value(v):  # noqa: ANN001, ANN202 - parsed JSON
+        if isinstance(v, str):
+            return r.value(v)
+        if isinstance(v, list):
+            return [value(x) for x in v]
+        return {value(k): value(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    assert json.loads(whole) == value(json.loads(text))
+    return got
+
+
+@compiled
+@SETTINGS
+@given(st.data())
+def test_arguments_with_short_escapes_give_the_references_bytes(data) -> None:
+    """Random argument texts of disguises, short escapes and backslash runs before a
+    disguise or its letter, in random deltas and reads, each rule set."""
+    api = data.draw(st.sampled_from(sorted(STREAMS)))
+    rs, ph = data.draw(st.sampled_from(ESC_SETS))
+    text = data.draw(short_escaped_json(ESC_WORDS))
+    body = args_stream(api, data.draw(splits(text, 10)))
+    chunks = data.draw(st.one_of(byte_splits(body, 30), st.just([e + b"\n\n" for e in body.split(b"\n\n") if e])))
+    check_short_escapes(api, rs, ph, text, chunks)
+
+
+# Short texts cut at every point and every pair of points: backslash runs of one to four
+# before a disguise that begins with an escape's letter, one that ends the text, escapes
+# before and inside a held disguise's beginning, a `\\u` beside them (the window's way);
+# a disguise with `/` written `ab\\/c` (all the window's: SLASH_RULES).
+SHORT_ESC_TEXTS = [
+    (ESC_RULES, '{"a": "\\nFoo \\\\nFoo \\\\\\nFoo \\\\\\\\nFoo nFoo"}'),
+    (ESC_RULES, '{"\\thread_id": "\\\\tab\\tab\\r\\rtx\\\\", "b": "x\\nov"}'),
+    (ESC_RULES, '{"a": "\\bar\\fjord\\"nova\\/nova.cloud \\u006eab \\nab"}'),
+    (SLASH_RULES, '{"p": "ab\\/c \\nab ab/c \\\\ab\\/c"}'),
+]
+
+
+@compiled
+@pytest.mark.parametrize(("rs", "text"), SHORT_ESC_TEXTS)
+def test_arguments_with_short_escapes_cut_at_every_point(rs: rules.Rules, text: str) -> None:
+    n = len(text)
+    for api in sorted(STREAMS):
+        for i in range(n + 1):
+            body = args_stream(api, [text[:i], text[i:]])
+            check_short_escapes(api, rs, {}, text, [e + b"\n\n" for e in body.split(b"\n\n") if e])
+    for i in range(n + 1):
+        for j in range(i, n + 1):
+            body = args_stream("anthropic", [text[:i], text[i:j], text[j:]])
+            check_short_escapes("anthropic", rs, {}, text, [e + b"\n\n" for e in body.split(b"\n\n") if e])
+
+
+@compiled
+@pytest.mark.parametrize("api", sorted(STREAMS))
+def test_the_pass_matches_short_escaped_arguments_itself(api: str) -> None:
+    """Argument deltas whose escapes are whole short ones are matched by the compiled step
+    (n_short_esc), none handed to the window's own feed (n_fed); a delta with a `\\u` or
+    ending in a backslash, or any with a backslash where a disguise holds `/`, is. A
+    backslash the window held, then its letter in the next delta: that one is the step's."""
+    for rs, cut, esc, fed in (
+        (ESC_RULES, ["{", '"a": "\\nF', "oo \\\\n", "Foo\\tab", '", "b": "x\\"no', 'v", "c": "nova\\\\', '"}'], 5, 0),
+        (ESC_RULES, ["{", '"a": "\\', "nFoo", '\\u006e"}'], 1, 2),
+        (SLASH_RULES, ["{", '"a": "\\nF', "oo \\\\n", "Foo\\tab", '", "b": "x\\"no', 'v", "c": "nova\\\\', '"}'], 0, 5),
+    ):  # fmt: skip
+        text = "".join(cut)
+        chunks = [e + b"\n\n" for e in args_stream(api, cut).split(b"\n\n") if e]
+        s = STREAMS[api](rs.restorer({}))
+        for c in chunks:
+            s.feed(c)
+        assert (s._pass.n_short_esc, s._pass.n_fed) == (esc, fed), cut
+        check_short_escapes(api, rs, {}, text, chunks)
+    # `\\nFoo` is a line feed and `Foo`, `\\\\nFoo` a backslash and `nFoo`, `\\tab` a tab and `ab`
+    text = '{"a": "\\nFoo \\\\nFoo\\tab", "b": "x\\"nov", "c": "nova\\\\"}'
+    assert json.loads(ESC_RULES.restorer({}).json_text(text)) == {"a": "\nFoo \\Foo GmbH\tab", "b": 'x"Ö',
+                                                                   "c": "nova-internal\\"}

@@ -30,6 +30,10 @@ cdef enum:
     NEW = 1       # self._new: the event with its text changed
     NOTHING = 2   # all of it held: no text to send
 
+# What a short JSON escape (`\"`, `\\`, `\/`, `\b`, `\t`, `\n`, `\f`, `\r`) spells
+cdef str SHORT_ESC_SPELLS = '"\\/\b\t\n\f\r'
+
+
 cdef enum:
     ANTHROPIC = 1
     CHAT = 2
@@ -59,6 +63,11 @@ cdef class Matcher:
     cdef unsigned char start[2][256]
     cdef unsigned char follow[2][256][32]
     cdef bint strip_nonascii
+    # No disguise holds a character a short JSON escape spells (`"`, `\`, `/`, BS, TAB,
+    # LF, FF, CR; only `/` passes mappings.validate): then JSON text whose escapes are all
+    # short ones is matched here in raw space, as Restorer._decoded_edits does in decoded
+    # space (ReadPass._step).
+    cdef readonly bint short_esc_ok
     cdef int nnodes
     cdef list originals  # UTF-8 of each disguise's original (TEXT)
     cdef list escaped  # UTF-8 of json_escape(original) (JSON)
@@ -123,6 +132,7 @@ cdef class Matcher:
         self.names = [(n + "_").encode("utf-8") for n in rules.pattern_names] if rules._ph is not None else []
         self.ph_span = 2 + max((len(n) for n in self.names), default=0) + 9
         self.strip_nonascii = bool(rules._strips) and bool(rules._strip_nonascii)
+        self.short_esc_ok = not any(c in d for d in disguises for c in SHORT_ESC_SPELLS)
         for st in rules.mappings.strips:
             first, _, fol = strip_starts(st.regex)
             for c1 in first:
@@ -398,6 +408,29 @@ cdef inline bint has_u(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     return False
 
 
+cdef Py_ssize_t short_escapes(const unsigned char *b, Py_ssize_t n) noexcept nogil:
+    """JSON text b[:n] with a backslash: the position of its last escape's letter where
+    every backslash begins a whole short escape (`\\"`, `\\\\`, `\\/`, `\\b`, `\\f`, `\\n`,
+    `\\r`, `\\t`), else -1 (a `\\u`, anything else, a backslash that ends b: cut short).
+    The text begins outside an escape (a window's held tail does: holdback.Window)."""
+    cdef const unsigned char *q = b
+    cdef const unsigned char *end = b + n
+    cdef Py_ssize_t letter = -1
+    cdef unsigned char c
+    while q < end:
+        q = <const unsigned char *> memchr(q, 92, end - q)
+        if q == NULL:
+            break
+        if q + 1 >= end:
+            return -1
+        c = q[1]
+        if not (c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 or c == 114 or c == 116):
+            return -1
+        letter = q + 1 - b
+        q += 2
+    return letter
+
+
 cdef bint utf8_ok(const unsigned char *p, Py_ssize_t n) noexcept nogil:
     """is_utf8 (Python's strict UTF-8 decoder: no overlong form, no surrogate, nothing
     past U+10FFFF), checked in place: nothing decoded, nothing allocated."""
@@ -547,6 +580,9 @@ cdef class ReadPass:
     # what a run changes on its stream, written once at its end (run): events changed
     # and held, and (Responses) the highest sequence number read
     cdef Py_ssize_t n_changed, n_held
+    # deltas this pass handed to the window's own feed, and JSON-text deltas with short
+    # escapes it matched itself (tests: which way a delta went; never reset)
+    cdef readonly Py_ssize_t n_fed, n_short_esc
     cdef long long seq_max
     cdef object w_key  # the channel whose where[] entry this run wrote (Responses)
     # the held text the window was last given, and its UTF-8
@@ -696,7 +732,8 @@ cdef class ReadPass:
         """The delta p[start:end] (a JSON string's body inside the event p[ev:ee]) through
         window w, as window_raw does it: SAME, NEW (self._new), NOTHING, or DECLINE
         (nothing touched). Disguises alone are matched here; where placeholders, strip
-        rules or JSON escapes may take part, the window's own feed (Restorer.run) does it."""
+        rules or JSON escapes other than whole short ones may take part, the window's own
+        feed (Restorer.run) does it."""
         cdef Matcher m = self.m
         cdef object held = w.held
         cdef bint held_before = len(held) > 0
@@ -756,12 +793,25 @@ cdef class ReadPass:
                 k += 1
                 i += 2
         cdef Py_ssize_t bn = k
-        # what only the restorer does: placeholders and strip rules (a `[`, a strip rule's
-        # first character), JSON text with escapes of its own (matched in decoded space)
+        # what only the restorer does: strip rules (a strip rule's first character), JSON
+        # text with escapes of its own other than whole short ones (matched in decoded space)
         if mode != TEXT and mode != JSON:
             return DECLINE
-        if py or m.restorer_needed(mode, b, bn) or (mode == JSON and memchr(b, 92, bn) != NULL):
+        if py or m.restorer_needed(mode, b, bn):
             return self._feed(stream, w, held_before, p, ev, ee, start, end, b + hn, bn - hn)
+        # JSON text whose escapes are all whole short ones, where no disguise holds what one
+        # spells: Restorer._decoded_edits reads each as two opaque characters (`\/` as a
+        # `/` no disguise holds), so a match here is one that does not start at an escape's
+        # letter (`\nab` holds no `nab`; none can hold a backslash), and the hold point is
+        # never that letter (the held tail would split the escape): in raw space, where the
+        # text is the same but for those two rules
+        cdef Py_ssize_t letter = -1  # the last escape's letter (the only one a hold point can be)
+        if mode == JSON and memchr(b, 92, bn) != NULL:
+            if m.short_esc_ok:
+                letter = short_escapes(b, bn)
+            if letter < 0:
+                return self._feed(stream, w, held_before, p, ev, ee, start, end, b + hn, bn - hn)
+            self.n_short_esc += 1
         # Restorer._edits' loop for disguises: leftmost-longest, before the hold point
         # placeholders: held back where the flow was issued some (or may be: Restorer._hold),
         # restored where it was issued that one
@@ -769,12 +819,17 @@ cdef class ReadPass:
         cdef bint ph_hold = brackets and self.restorer._hold is self.restorer.rules._hold_ph
         placeholders = self.restorer.placeholders if brackets else None
         cdef Py_ssize_t h = m.hold_ph(b, 0, bn) if ph_hold else m.hold(b, 0, bn)
+        if h == letter:  # (a held tail holds no backslash: no other escape's letter can be it)
+            h = m.hold_ph(b, h + 1, bn) if ph_hold else m.hold(b, h + 1, bn)
         cdef Py_ssize_t s = 0, at = 0, r = 0, e2
         cdef int idx = 0, nedits = 0
         cdef list reps = m.escaped if mode == JSON else m.originals
         cdef bytes rep
         room(&self.res, &self.rcap, bn)
         while s < h:
+            if letter >= 0 and b[s] == 92:  # an escape (s is never inside one): no match starts in it
+                s += 2
+                continue
             e2 = m.longest(b, s, bn, &idx)
             rep = None
             if e2 < 0:
@@ -799,7 +854,7 @@ cdef class ReadPass:
             r += PyBytes_GET_SIZE(rep)
             nedits += 1
             at = s = e2
-            if e2 > h:
+            if e2 > h:  # (past the last escape: a hold point from here is never its letter)
                 h = m.hold_ph(b, e2, bn) if ph_hold else m.hold(b, e2, bn)
         if at < h:
             memcpy(self.res + r, b + at, h - at)
@@ -823,6 +878,7 @@ cdef class ReadPass:
     cdef int _feed(self, stream, w, bint held_before, const unsigned char *p, Py_ssize_t ev, Py_ssize_t ee,
                    Py_ssize_t start, Py_ssize_t end, const unsigned char *t, Py_ssize_t tn) except -2:
         """window_raw with the delta t[:tn] (decoded, UTF-8) through the window's own feed."""
+        self.n_fed += 1
         text = PyUnicode_DecodeUTF8(<const char *> t, tn, NULL)
         out = w.feed(text)
         if not held_before and out == text:

@@ -18,8 +18,8 @@ escapes, the hold-back window and the disguise matching over the read's bytes in
 only for what it changes, and gives the very block object back when nothing changed.
 It declines, leaving every state untouched, wherever on_raw's work needs more than
 disguises (a `[` where placeholders or strip rules exist, a strip rule's first
-character, a `\\u` escape, JSON text with its own escapes, fakes, renumbering, a window
-mode change with held text): the Python path is exact there.
+character, a `\\u` escape, JSON text with escapes other than whole short ones, fakes,
+renumbering, a window mode change with held text): the Python path is exact there.
 
 Chosen once, at import: the compiled pass where the compiled engine is in use
 (engine.py loads `_readpass` only then), else none. Without it the Python engine keeps
