@@ -209,3 +209,56 @@ def test_a_literal_wins_over_a_pattern_at_the_same_position() -> None:
     )
     assert s.placeholders == {"[EMAIL_1]": "ann@x.io"}
     assert [label for label, _, _ in r.find("bob@corp.example.com")] == [rules.LITERALS]
+
+
+# -- settings: the API reads them, the client wrote them --------------------------------
+
+SETTINGS = [  # (API, request) where an original sits in a setting the API reads
+    (MESSAGES_REQUEST, {"thinking": {"type": "enabled", "budget_tokens": 1024, "note": "Acme Corp"}}),
+    (MESSAGES_REQUEST, {"thinking": {"type": "Acme Corp"}}),
+    (MESSAGES_REQUEST, {"temperature": "Acme Corp", "anthropic_beta": ["Acme Corp"]}),
+    (MESSAGES_REQUEST, {"service_tier": {"Acme Corp": 1}}),
+    (CHAT_REQUEST, {"stream_options": {"include_usage": True, "note": "Acme Corp"}}),
+    (CHAT_REQUEST, {"logit_bias": {"1234": "Acme Corp", "Acme Corp": -100}}),
+    (CHAT_REQUEST, {"audio": {"voice": "Acme Corp", "format": "wav"}}),
+    (CHAT_REQUEST, {"reasoning_effort": "Acme Corp", "modalities": ["text", "Acme Corp"]}),
+    (RESPONSES_REQUEST, {"reasoning": {"effort": "low", "note": "Acme Corp"}}),
+    (RESPONSES_REQUEST, {"include": ["Acme Corp"], "truncation": {"Acme Corp": "auto"}}),
+]
+
+
+@pytest.mark.parametrize(("rule", "settings"), SETTINGS)
+def test_an_original_in_a_setting_is_masked(rule, settings: dict) -> None:
+    """A setting is the API's to read, but the client wrote it: an original in one (an
+    unknown member of `thinking`, a word where a number goes) is masked like any value,
+    and the leak guard reads it too."""
+    from disguiselib.leakguard import scan_json
+
+    base = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "input": "hi"}
+    doc = {**base, **settings}
+    out, _ = mask(doc, rule)
+    assert "Acme Corp" not in out and "Zenith Labs" in out
+    assert scan_json(doc, RULES, rule) is not None  # as the client wrote it: a leak
+    assert scan_json(json.loads(out), RULES, rule) is None
+
+
+def test_settings_without_originals_go_out_byte_identical() -> None:
+    """Masking a setting changes only an original in it: the API's own words, numbers and
+    token ids pass as they came, byte for byte."""
+    doc = ('{"model":"claude-x","max_tokens":1024,"temperature":0.25,"thinking":{"type":"enabled",'
+           '"budget_tokens":2048},"anthropic_beta":["context-1m-2025-08-07"],"service_tier":"auto",'
+           '"messages":[{"role":"user","content":"hi"}]}')  # fmt: skip
+    assert mask_body(doc.encode(), MESSAGES_REQUEST, RULES)[0] == doc.encode()
+    chat = ('{"model":"gpt-x","messages":[{"role":"user","content":"hi"}],"logit_bias":{"50256":-100},'
+            '"stream_options":{"include_usage":true},"audio":{"voice":{"id":"voice_1234"},"format":"wav"},'
+            '"reasoning_effort":"high","modalities":["text","audio"],"seed":4111111111111111}')  # fmt: skip
+    assert mask_body(chat.encode(), CHAT_REQUEST, RULES)[0] == chat.encode()
+    # a setting's numbers are neither masked nor checked (a seed that reads as a card number)
+    from disguiselib.base.fields import loads
+    from disguiselib.leakguard import scan_json
+
+    digits = rules.Rules(mappings.from_dict({"patterns": [{"name": "CARD", "regex": r"\b4[0-9]{15}\b"}]}))
+    assert scan_json(loads(chat), digits, CHAT_REQUEST) is None
+    assert scan_json(loads(chat.replace('"seed"', '"unknown"')), digits, CHAT_REQUEST) is not None
+    resp = '{"model":"gpt-x","input":"hi","reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"]}'
+    assert mask_body(resp.encode(), RESPONSES_REQUEST, RULES)[0] == resp.encode()

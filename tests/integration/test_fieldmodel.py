@@ -202,6 +202,33 @@ def test_data_and_id_of_unknown_fields_are_masked(proxy: Proxy) -> None:
     assert json.loads(proxy.upstream.requests[-1].body)["labels"] == {"data": "Zenith Labs"}
 
 
+def test_an_original_in_a_setting_is_masked(proxy: Proxy) -> None:
+    """Settings the API reads (`thinking`, `stream_options`, `logit_bias`, `reasoning`) are
+    text the client wrote: an unknown member or a word in one that is an original goes out
+    masked; the API's own words and numbers beside it go out as they came."""
+    n = len(proxy.upstream.requests)
+    with anthropic_client(proxy) as c:
+        c.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}],
+                          thinking={"type": "enabled", "budget_tokens": 1024},
+                          extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024, "note": "Acme Corp"}})  # fmt: skip
+    with openai_client(proxy) as c:
+        c.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}],
+                                  logit_bias={"50256": -100},
+                                  extra_body={"stream_options": {"include_usage": True, "note": "Acme Corp"}})  # fmt: skip
+    status, _ = raw_post(proxy, "/v1/chat/completions", json.dumps(
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}], "logit_bias": {"1234": BOB}}).encode(),
+        "application/json")  # fmt: skip
+    assert status == 200
+    sent = proxy.since(n)
+    assert len(sent) == 3
+    for rec in sent:
+        assert not found_originals(rec), (rec.path, rec.body)
+    msgs, chat, bias = (json.loads(r.body) for r in sent)
+    assert msgs["thinking"] == {"type": "enabled", "budget_tokens": 1024, "note": "Zenith Labs"}
+    assert chat["stream_options"] == {"include_usage": True, "note": "Zenith Labs"} and chat["logit_bias"] == {"50256": -100}
+    assert bias["logit_bias"] == {"1234": "[EMAIL_1]"}
+
+
 # -- 2: a batch file (JSON lines with \u escapes): masked line by line; results restored ------------
 
 

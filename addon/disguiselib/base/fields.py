@@ -58,7 +58,8 @@ KINDS: dict[str, str] = {
     "opaque": "provider data that must pass byte-identical (signed or encrypted)",
     "media": "binary media: passes untouched",
     "credential": "the client's credential in its own place",
-    "metadata": "the API's own words, numbers and settings: untouched",
+    "metadata": "the API's own words and numbers: untouched",
+    "setting": "a setting of the request: numbers pass, words and keys masked (changed only where one is an original)",
 }
 
 ID = Skip("identifier")
@@ -304,6 +305,18 @@ def loads(text: str) -> object:
 
 
 NUMBER = Skip("number")  # the rule walk() reports a number with (see Num)
+
+
+class _Setting(Deep):
+    def resolve(self, value: object) -> Rule:
+        return META if type(value) is Num else self
+
+
+SETTING: Rule = _Setting(True, "SETTING", "setting")
+"""A setting of the request (`temperature`, `thinking`, `stream_options`, `reasoning`):
+its numbers and booleans pass (a seed, a budget: neither masked nor checked), every word
+and key in it is masked like a value, which changes only one that holds an original.
+Skipped, it was a channel for one (`"note": "Acme Corp"` inside `thinking` went out)."""
 KEY_META = Skip("metadata")  # a key that is one of the API's own field names
 
 

@@ -26,11 +26,15 @@ from strategies import RULES
 EMAIL = "bob@corp.example.com"
 IMG = "data:image/png;base64,iVBORAcme Corp=="
 
-# The request's own settings (the API's words and numbers) and, in a response, its status.
+# The model name and, in a response, its status: the API's own words and numbers.
+API_WORDS = {"model", "object", "created_at", "completed_at", "status", "usage"}
+# The request's settings: the API reads them, but the client wrote them: masked as
+# settings (its numbers pass, a word or key changes only where it holds an original), and
+# restored where the response echoes them (its `reasoning` there: untouched).
 SETTINGS = {
-    "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls", "parallel_tool_calls",
+    "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls", "parallel_tool_calls",
     "include", "store", "reasoning", "service_tier", "truncation", "background", "prompt_cache_retention",
-    "top_logprobs", "stream_options", "object", "created_at", "completed_at", "status", "usage",
+    "top_logprobs", "stream_options",
 }  # fmt: skip
 
 
@@ -52,8 +56,10 @@ def exempt_kind(segs: list, doc: dict, response: bool, value: str) -> str | None
     """The contract: the kind that exempts this string from masking (restoring), or None
     where it must be masked (restored)."""
     top, rest = segs[0], segs[1:]
-    if top in SETTINGS:
-        return "opaque" if (top == "reasoning" and response) else "metadata"
+    if top in API_WORDS:
+        return "metadata"
+    if top in SETTINGS:  # (a setting's numbers pass as they are)
+        return "opaque" if (top == "reasoning" and response) else "metadata" if type(value) is fields.Num else None
     if top == "tool_choice":  # the API's words, or the name of a tool
         return "metadata" if value in ("auto", "none", "required") or rest[-1:] == ["type"] else None
     if top in ("id", "previous_response_id"):

@@ -12,7 +12,7 @@ import json
 import re
 
 from ...base import readpass
-from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, Media, Within, obj
+from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Within, obj
 from ...base.holdback import Window
 from ...base.restore import restore_json
 from ...base.stream import SSEStream, StreamState
@@ -107,14 +107,17 @@ class _Tool(Rule):
         return _CUSTOM_TOOL
 
 
-_SKIPPED_TOP = (
-    "model", "max_tokens", "stream", "temperature", "top_p", "top_k", "thinking",
+# The request's settings: masked as settings (numbers pass, words only where they hold
+# an original); the model name is untouched.
+_SETTINGS = (
+    "max_tokens", "stream", "temperature", "top_p", "top_k", "thinking",
     "service_tier", "anthropic_version", "anthropic_beta",
 )  # fmt: skip
 
 MESSAGES_REQUEST = Obj(
     {
-        **dict.fromkeys(_SKIPPED_TOP, META),
+        "model": META,
+        **dict.fromkeys(_SETTINGS, SETTING),
         "container": ID,  # a container id, or {id, skills: [{skill_id, type, version}]}
         "system": _TEXTS,
         "messages": Arr(Obj({"role": META, "content": CONTENT}, default=GENERIC)),

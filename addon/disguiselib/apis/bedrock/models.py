@@ -28,7 +28,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from ...base.fields import GENERIC, ID, MEDIA, META, media_text
+from ...base.fields import GENERIC, ID, MEDIA, META, SETTING, media_text
 from ...base.wirespec import EVENT_STREAM, JSON, Channel, ChunkModel, WireSpec
 from ...errors import MaskError
 from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Obj, Rule
@@ -133,7 +133,7 @@ COHERE_GENERATE = Family(
     ("cohere.command-text", "cohere.command-light-text"),
     Obj({"prompt": VALUES, "stop_sequences": VALUES, "temperature": META, "p": META, "k": META,
          "max_tokens": META, "return_likelihoods": META, "stream": META, "num_generations": META,
-         "logit_bias": META, "truncate": META}, default=GENERIC),
+         "logit_bias": SETTING, "truncate": META}, default=GENERIC),
     Obj({"id": ID, "prompt": VALUES,
          "generations": Arr(Obj({"id": ID, "text": PROSE, "finish_reason": META, "likelihood": META,
                                  "is_finished": META, "index": META}, default=GENERIC))}, default=GENERIC),
@@ -195,7 +195,7 @@ NO_STREAM = ChunkModel((), ())
 TITAN_EMBED = Family(
     "amazon.titan-embed",
     ("amazon.titan-embed-text", "amazon.titan-embed-g1-text"),
-    Obj({"inputText": VALUES, "dimensions": META, "normalize": META, "embeddingTypes": META}, default=GENERIC),
+    Obj({"inputText": VALUES, "dimensions": META, "normalize": META, "embeddingTypes": SETTING}, default=GENERIC),
     Obj({"embedding": META, "embeddingsByType": META, "inputTextTokenCount": META}, default=GENERIC),
     NO_STREAM,
     _DOCS + "model-parameters-titan-embed-text.html",
@@ -203,7 +203,7 @@ TITAN_EMBED = Family(
 COHERE_EMBED = Family(
     "cohere.embed",
     ("cohere.embed-",),
-    Obj({"texts": VALUES, "images": Arr(MEDIA), "input_type": META, "truncate": META, "embedding_types": META},
+    Obj({"texts": VALUES, "images": Arr(MEDIA), "input_type": META, "truncate": META, "embedding_types": SETTING},
         default=GENERIC),
     Obj({"embeddings": META, "id": ID, "response_type": META, "texts": VALUES}, default=GENERIC),
     NO_STREAM,
@@ -215,14 +215,14 @@ COHERE_EMBED = Family(
 _TITAN_PARAMS = Obj({"text": VALUES, "negativeText": VALUES, "maskPrompt": VALUES, "image": MEDIA, "images": Arr(MEDIA),
                      "maskImage": MEDIA, "conditionImage": MEDIA, "referenceImage": MEDIA, "controlMode": META,
                      "controlStrength": META, "returnMask": META, "outPaintingMode": META,
-                     "similarityStrength": META, "colors": META}, default=GENERIC)  # fmt: skip
+                     "similarityStrength": META, "colors": SETTING}, default=GENERIC)  # fmt: skip
 TITAN_IMAGE = Family(
     "amazon.titan-image",
     ("amazon.titan-image-generator", "amazon.nova-canvas"),  # Nova Canvas: the same request schema
     Obj({"taskType": META, "textToImageParams": _TITAN_PARAMS, "inPaintingParams": _TITAN_PARAMS,
          "outPaintingParams": _TITAN_PARAMS, "imageVariationParams": _TITAN_PARAMS,
          "colorGuidedGenerationParams": _TITAN_PARAMS, "backgroundRemovalParams": _TITAN_PARAMS,
-         "imageGenerationConfig": META}, default=GENERIC),
+         "imageGenerationConfig": SETTING}, default=GENERIC),
     Obj({"images": Arr(MEDIA), "maskImage": MEDIA, "error": PROSE}, default=GENERIC),
     NO_STREAM,
     _DOCS + "model-parameters-titan-image.html",
@@ -266,7 +266,7 @@ COHERE_RERANK = Family(
 TITAN_EMBED_IMAGE = Family(
     "amazon.titan-embed-image",
     ("amazon.titan-embed-image",),
-    Obj({"inputText": VALUES, "inputImage": MEDIA, "embeddingConfig": META}, default=GENERIC),
+    Obj({"inputText": VALUES, "inputImage": MEDIA, "embeddingConfig": SETTING}, default=GENERIC),
     Obj({"embedding": META, "inputTextTokenCount": META, "message": PROSE}, default=GENERIC),
     NO_STREAM,
     _DOCS + "model-parameters-titan-embed-mm.html",

@@ -16,7 +16,7 @@ import re
 from ...base import readpass
 from ...base.channels import Chan, ChannelStream
 from ...base.channels import dumps_bytes as _dumps
-from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Vocabulary, obj
+from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.offsets import Cited
@@ -70,8 +70,10 @@ _TOOL_CHOICE = Either(
 )  # fmt: skip
 _JSON_SCHEMA_FORMAT = obj({"name": VALUES, "description": VALUES, "schema": SCHEMA, "strict": META})
 
-_CHAT_SKIPPED = (
-    "model", "stream", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens",
+# The request's settings: masked as settings (numbers pass, words and keys only where
+# they hold an original: a `logit_bias` key is a token id); the model name is untouched.
+_CHAT_SETTINGS = (
+    "stream", "n", "temperature", "top_p", "max_tokens", "max_completion_tokens",
     "seed", "logprobs", "top_logprobs", "presence_penalty", "frequency_penalty", "logit_bias",
     "service_tier", "store", "parallel_tool_calls", "reasoning_effort", "stream_options",
     "modalities", "audio", "verbosity",
@@ -81,7 +83,10 @@ _CHAT_SKIPPED = (
 # identifier that is an original (an e-mail as user id) never leaves; see docs/fields.md.
 CHAT_REQUEST = Obj(
     {
-        **dict.fromkeys(_CHAT_SKIPPED, META),
+        "model": META,
+        **dict.fromkeys(_CHAT_SETTINGS, SETTING),
+        # a voice's name is a setting, a custom voice's id untouched
+        "audio": Obj({"voice": Shape(Obj({"id": ID}, default=SETTING), SETTING, SETTING)}, default=SETTING),
         "messages": Arr(_CHAT_MESSAGE),
         "tools": Arr(_CHAT_TOOL),
         "functions": Arr(_FUNCTION_DEF),

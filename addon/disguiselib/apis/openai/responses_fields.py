@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import mimetypes
 
-from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media, Within, media_text, obj
+from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Media, Within, media_text, obj
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
@@ -146,17 +146,21 @@ _TEXT_CONFIG = obj({"format": _JSON_SCHEMA_FORMAT, "verbosity": META})
 _CALL_ITEMS["configuration_update"] = _item({"text": _TEXT_CONFIG})
 _CALL_ITEMS["compaction_trigger"] = _item({})
 _INPUT_ITEM.table.update(_CALL_ITEMS)
-_RESPONSES_SKIPPED = (
-    "model", "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
-    "parallel_tool_calls", "previous_response_id", "include", "store", "reasoning",
+# The request's settings: masked as settings (numbers pass, words and keys only where
+# they hold an original), and restored so where the response object echoes them; the
+# model name is untouched.
+_RESPONSES_SETTINGS = (
+    "stream", "temperature", "top_p", "max_output_tokens", "max_tool_calls",
+    "parallel_tool_calls", "include", "store", "reasoning",
     "service_tier", "truncation", "background", "prompt_cache_retention",
-    "top_logprobs", "stream_options", "conversation",
+    "top_logprobs", "stream_options",
 )  # fmt: skip
 # A reusable prompt: its variables are substituted into what the model reads.
 _PROMPT = obj({"id": ID, "version": META, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
 RESPONSES_REQUEST = Obj(
     {
-        **dict.fromkeys(_RESPONSES_SKIPPED, META),
+        "model": META,
+        **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
         "previous_response_id": ID,
         "conversation": ID,  # an id, or {"id": ...}
         "prompt": _PROMPT,
@@ -187,7 +191,8 @@ _OUT_ITEM = Typed(
 )
 RESPONSE_OBJECT = Obj(
     {
-        **dict.fromkeys(_RESPONSES_SKIPPED, META),
+        "model": META,
+        **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
         **dict.fromkeys(("object", "created_at", "completed_at", "status", "usage"), META),
         "reasoning": OPAQUE,  # settings and the summaries of reasoning: untouched, like thinking
         "id": ID,
