@@ -186,3 +186,44 @@ def test_events_waiting_behind_a_name_go_out_when_the_stream_is_cut() -> None:
     text = "".join((c.get("delta") or {}).get("content") or "" for d in docs for c in d.get("choices", []))
     assert names == "lookup_t" and text == "Acme Corp here"
     assert docs[-1]["error"]["message"].startswith("disguise: the stream ended before")
+
+
+# -- held tails put back into the chunk that finishes their choice (_insertion, _merge_tails)
+
+
+def chunk(delta: dict, k: int | None = 0, finish_reason: str | None = None) -> bytes:
+    """One chunk of one choice (k None: the choice has no `index`, which means 0)."""
+    c = {"delta": delta, "logprobs": None, "finish_reason": finish_reason}
+    return chat_chunk([c if k is None else {"index": k, **c}])
+
+
+# A held tail of every channel of choice 0: content, refusal, audio transcript, the legacy
+# function_call's arguments, tool call 0's arguments (each ends like the start of a disguise).
+HELD = [chunk({"content": "a nova"}), chunk({"refusal": "r Zen"}), chunk({"audio": {"transcript": "t nova"}}),
+        chunk({"function_call": {"arguments": '{"a": "Zen'}}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"b": "nov'}}]})]  # fmt: skip
+# What the held tails make of the finishing chunk's delta, in the order the channels opened.
+TAILS = {"content": "nova-internal", "refusal": "Zen", "audio": {"transcript": "nova-internal"},
+         "function_call": {"arguments": "Zen"}, "tool_calls": [{"index": 0, "function": {"arguments": "nov"}}]}
+
+
+def last_chunk(out: bytes) -> dict:
+    """The last chunk before [DONE]; every event of out parses."""
+    events = [e.data for e in Framer().feed(out) if e.data is not None]
+    assert events[-1] == "[DONE]"
+    docs = [json.loads(d) for d in events[:-1]]
+    return docs[-1]
+
+
+def test_held_tails_go_into_a_finishing_delta_whose_fields_are_null() -> None:
+    """Some servers (LiteLLM among them) send every delta member, null where unused:
+    `{"content":null,"function_call":null,"tool_calls":null,"audio":null}`. A finishing
+    chunk so shaped gets each held tail in its field, the nulls replaced, and nothing fails."""
+    nulls = {"content": None, "refusal": None, "audio": None, "function_call": None, "tool_calls": None}
+    body = b"".join(HELD) + chunk(nulls, finish_reason="stop") + b"data: [DONE]\n\n"
+    delta = last_chunk(run(body))["choices"][0]["delta"]
+    assert delta == TAILS and list(delta) == list(nulls)
+    # the tool call itself named, its function null
+    fin = chunk({"tool_calls": [{"index": 0, "function": None}]}, finish_reason="tool_calls")
+    delta = last_chunk(run(HELD[4] + fin + b"data: [DONE]\n\n"))["choices"][0]["delta"]
+    assert delta == {"tool_calls": [{"index": 0, "function": {"arguments": "nov"}}]}
