@@ -227,3 +227,109 @@ def test_held_tails_go_into_a_finishing_delta_whose_fields_are_null() -> None:
     fin = chunk({"tool_calls": [{"index": 0, "function": None}]}, finish_reason="tool_calls")
     delta = last_chunk(run(HELD[4] + fin + b"data: [DONE]\n\n"))["choices"][0]["delta"]
     assert delta == {"tool_calls": [{"index": 0, "function": {"arguments": "nov"}}]}
+
+
+def channels(out: bytes) -> dict:
+    """Every event of out parses; per (choice, channel) the text a client joins from the
+    deltas: content (a string, or the text of its parts), refusal, audio transcript,
+    function_call arguments, per tool call its name and its arguments."""
+    got: dict = {}
+
+    def add(key: tuple, v: object) -> None:
+        if isinstance(v, str):
+            got[key] = got.get(key, "") + v
+
+    for e in Framer().feed(out):
+        if e.data in (None, "[DONE]"):
+            continue
+        for c in json.loads(e.data).get("choices") or []:
+            k = c.get("index", 0)
+            d = c.get("delta") or {}
+            parts = d.get("content")
+            for p in parts if isinstance(parts, list) else [{"text": parts}]:
+                add((k, "content"), p.get("text"))
+            add((k, "refusal"), d.get("refusal"))
+            add((k, "transcript"), (d.get("audio") or {}).get("transcript"))
+            add((k, "fc"), (d.get("function_call") or {}).get("arguments"))
+            for tc in d.get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                add((k, "name", tc.get("index", 0)), fn.get("name"))
+                add((k, "tool", tc.get("index", 0)), fn.get("arguments"))
+    return got
+
+
+HELD_TEXTS = {(0, "content"): "a nova", (0, "refusal"): "r Zen", (0, "transcript"): "t nova",
+              (0, "fc"): '{"a": "Zen', (0, "tool", 0): '{"b": "nov', (0, "tool", 1): "[EMA"}  # fmt: skip
+HELD2 = chunk({"tool_calls": [{"index": 1, "function": {"arguments": "[EMA"}}]})
+
+
+def restored(texts: dict) -> dict:
+    """The whole-text restoration of each channel's text (a tool name: the whole value)."""
+    return {key: R.value(t) if key[1] == "name" else R.text(t) for key, t in texts.items()}
+
+
+def test_held_tails_are_inserted_into_an_empty_finishing_delta() -> None:
+    """The finishing chunk's delta names none of the held channels: the tails go in as
+    members at its start, the chunk's other bytes as they came; a delta with members of
+    its own keeps them after the inserted ones."""
+    tails = (b'"content":"nova-internal","refusal":"Zen","audio":{"transcript":"nova-internal"},'
+             b'"function_call":{"arguments":"Zen"},"tool_calls":[{"index":0,"function":{"arguments":"nov"}},'
+             b'{"index":1,"function":{"arguments":"[EMA"}}]')  # fmt: skip
+    for delta, want in (({}, b"{" + tails + b"}"), ({"role": "assistant"}, b"{" + tails + b',"role":"assistant"}')):
+        fin = chunk(delta, finish_reason="stop")
+        body = b"".join(HELD) + HELD2 + fin + b"data: [DONE]\n\n"
+        out = run(body)
+        assert out.endswith(fin.replace(json.dumps(delta, separators=(",", ":")).encode(), want) + b"data: [DONE]\n\n")
+        assert channels(out) == restored(HELD_TEXTS)
+
+
+def test_held_tails_drain_into_a_chunk_of_their_own_without_finish() -> None:
+    """No finish_reason before [DONE]: every held tail of the choice goes out in one chunk
+    of its own, made as a server makes one, before [DONE]."""
+    body = b"".join(HELD) + HELD2 + b"data: [DONE]\n\n"
+    out = run(body)
+    assert last_chunk(out) == {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt",
+                               "choices": [{"index": 0, "delta": {
+                                   **TAILS, "tool_calls": [*TAILS["tool_calls"],
+                                                           {"index": 1, "function": {"arguments": "[EMA"}}]},
+                                   "finish_reason": None}]}  # fmt: skip
+    assert channels(out) == restored(HELD_TEXTS)
+
+
+def test_a_tail_of_content_sent_as_parts_goes_as_a_text_part() -> None:
+    """A choice whose content came as parts (Mistral): its held tail goes as a text part
+    wherever it goes: inserted into the finishing delta (beside a refusal tail, which
+    stays a string), into the finishing delta's null content, into the drained chunk.
+    Content that came as a string but finishes with an empty list of parts gets a part too."""
+    parted = chunk({"content": [{"type": "text", "text": "a nova"}]})
+    part = [{"type": "text", "text": "nova-internal"}]
+    fin = chunk({}, finish_reason="stop")
+    out = run(parted + HELD[1] + fin + b"data: [DONE]\n\n")
+    assert out.endswith(fin.replace(b'"delta":{}', b'"delta":{"content":[{"type":"text","text":"nova-internal"}],'
+                                                   b'"refusal":"Zen"}') + b"data: [DONE]\n\n")  # fmt: skip
+    assert channels(out) == {(0, "content"): "a nova-internal", (0, "refusal"): "r Zen"} == restored(
+        {(0, "content"): "a nova", (0, "refusal"): "r Zen"})
+    for ending, delta in ((chunk({"content": None}, finish_reason="stop"), {"content": part}),
+                          (b"", {"content": part})):  # fmt: skip
+        out = run(parted + ending + b"data: [DONE]\n\n")
+        assert last_chunk(out)["choices"][0]["delta"] == delta
+        assert channels(out) == {(0, "content"): "a nova-internal"}
+    out = run(HELD[0] + chunk({"content": []}, finish_reason="stop") + b"data: [DONE]\n\n")
+    assert last_chunk(out)["choices"][0]["delta"] == {"content": part}
+    assert channels(out) == {(0, "content"): "a nova-internal"}
+
+
+def test_tails_of_choices_without_an_index_and_of_choice_one() -> None:
+    """A choice without `index` is choice 0 (as the SDKs read it); choice 1's tails go
+    into choice 1's finishing delta, or its drained chunk, never choice 0's."""
+    no_index = chunk({"content": "a nova"}, k=None) + chunk({"content": "b Zen"}, k=1)
+    for ending in (chunk({}, k=None, finish_reason="stop") + chunk({}, k=1, finish_reason="stop"), b""):
+        out = run(no_index + ending + b"data: [DONE]\n\n")
+        assert channels(out) == {(0, "content"): "a nova-internal", (1, "content"): "b Zen"}
+        tails = [c for e in Framer().feed(out) if e.data not in (None, "[DONE]")
+                 for c in json.loads(e.data)["choices"] if c.get("delta")]  # fmt: skip
+        assert tails[-2:] == ([{"delta": {"content": "nova-internal"}, "logprobs": None, "finish_reason": "stop"},
+                               {"index": 1, "delta": {"content": "Zen"}, "logprobs": None, "finish_reason": "stop"}]
+                              if ending else
+                              [{"index": 0, "delta": {"content": "nova-internal"}, "finish_reason": None},
+                               {"index": 1, "delta": {"content": "Zen"}, "finish_reason": None}])  # fmt: skip
