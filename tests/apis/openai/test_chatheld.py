@@ -11,6 +11,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import chatheld
+from disguiselib.base import readpass
 from disguiselib.wire.sse import Framer
 from openai_util import chat_chunk
 from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
@@ -333,3 +335,132 @@ def test_tails_of_choices_without_an_index_and_of_choice_one() -> None:
                               if ending else
                               [{"index": 0, "delta": {"content": "nova-internal"}, "finish_reason": None},
                                {"index": 1, "delta": {"content": "Zen"}, "finish_reason": None}])  # fmt: skip
+
+
+# -- when events waiting behind a tool name go (ToolNames) ------------------------------
+
+
+def feeds(events: list[bytes]) -> list[bytes]:
+    """What each event, fed alone, gives; then what the end of the body gives."""
+    s = openai_chat.ChatStream(RULES.restorer(PLACEHOLDERS))
+    return [s.feed(e) for e in events] + [s.flush()]
+
+
+def choices(*cs: dict, **extra) -> bytes:
+    return chat_chunk([{"logprobs": None, "finish_reason": None, **c} for c in cs], **extra)
+
+
+def calls(*tcs: object, k: int | None = 0, **extra) -> dict:
+    """A choice delta of tool calls (k None: the choice has no `index`)."""
+    return {**({} if k is None else {"index": k}), "delta": {"tool_calls": list(tcs)}, **extra}
+
+
+def fn(j: int | None = 0, **f: object) -> dict:
+    """A tool call entry (j None: it has no `index`)."""
+    return {**({} if j is None else {"index": j}), "function": f}
+
+
+# `lookup_t` may continue into `lookup_thread_id` (`thread_id` is a disguise): it waits.
+NAME0 = tool_delta(0, 0, "lookup_t", "", opens=True)
+ARGS0 = choices(calls(fn(arguments="{}")))
+DONE = b"data: [DONE]\n\n"
+ERROR = b'data: {"error":{"message":"Zenith Labs is overloaded","type":"server_error"}}\n\n'
+
+
+def test_a_waiting_name_goes_with_the_first_event_that_says_it_ended() -> None:
+    """The event after a name piece that may continue says it ended: its choice's
+    finish_reason, the same call without a name piece (also where the choice or the call
+    has no `index`: 0), an error, an event that is not an object. Both go out with that
+    event's read, the name whole in its own event, nothing else changed but restored
+    text (an unknown member, a value event)."""
+    other_first = choices({"index": 1, "delta": {"content": "x"}}, calls(fn(arguments="{}")), provider="Zenith Labs")
+    says = [
+        (other_first, other_first.replace(b"Zenith Labs", b"Acme Corp")),
+        (choices(calls(fn(arguments="{}"), k=None)), None),
+        (choices(calls(fn(1, name="f"), fn(None, arguments="{}"))), None),
+        (choices({"index": 0, "delta": {}, "finish_reason": "tool_calls"}), None),
+        (ERROR, ERROR.replace(b"Zenith Labs", b"Acme Corp")),
+        (b'data: "nova"\n\n', b'data: "nova-internal"\n\n'),
+    ]
+    for say, want in says:
+        assert feeds([NAME0, say]) == [b"", NAME0 + (want or say), b"" if say in (ERROR,) else
+                                       b'data: {"error": {"message": "disguise: the stream ended before data: [DONE]", '
+                                       b'"type": "disguise_error"}}\n\ndata: [DONE]\n\n'], say  # fmt: skip
+
+
+def test_events_that_do_not_say_keep_waiting_behind_the_name() -> None:
+    """Events that say nothing of the waiting name wait behind it, in order: a chunk
+    without choices, a choice without a delta or with a null one, another choice's call of
+    the same index, another call of the same choice, calls that are not objects or
+    whose function is null. The finish_reason of its choice then sends them all, as
+    they came."""
+    usage = b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","usage":{"total_tokens":3}}\n\n'
+    quiet = [usage, choices({"index": 0, "delta": None}), choices({"index": 0}),
+             choices(calls(fn(0, name="g"), k=1)), choices(calls(fn(1, arguments="{}"))),
+             choices(calls(None, {"index": 1, "function": None}))]  # fmt: skip
+    fin = choices({"index": 0, "delta": {}, "finish_reason": "tool_calls"})
+    assert feeds([NAME0, *quiet, fin, DONE]) == [b"", *[b""] * len(quiet), NAME0 + b"".join(quiet) + fin, DONE, b""]
+
+
+def test_a_name_piece_that_may_continue_waits_only_where_its_choice_goes_on() -> None:
+    """A piece that may continue (`lookup_t`) waits, also where another choice finishes or
+    has no tool calls before it in the chunk, where the choice or the call has no `index`,
+    where the piece is two entries of one call (`lookup_t` + `h`: `lookup_th`, while `h`
+    alone could not begin a disguise); then the next event of the call says it ended.
+    In a chunk that finishes its choice it goes out at once, whole."""
+    for head, say in (
+        (choices({"index": 1, "delta": {}, "finish_reason": "stop"}, calls(fn(name="lookup_t"))), ARGS0),
+        (choices({"index": 1, "delta": {"content": "x"}}, calls(fn(name="lookup_t"))), ARGS0),
+        (choices(calls(fn(name="lookup_t"), k=None)), choices(calls(fn(arguments="{}"), k=None))),
+        (choices(calls(fn(None, name="lookup_t"))), choices(calls(fn(None, arguments="{}")))),
+        (choices(calls(fn(name="lookup_t"), fn(name="h"))), ARGS0),
+    ):
+        assert feeds([head, say, DONE]) == [b"", head + say, DONE, b""], head
+    fin = choices(calls(fn(name="lookup_t"), finish_reason="tool_calls"))
+    assert feeds([fin, DONE]) == [fin, DONE, b""]
+
+
+def test_a_name_goes_on_piece_by_piece() -> None:
+    """`lookup_t`, then `h` (the name goes on: `lookup_` goes, `th` may still become
+    `thread_id`, so its event waits in turn), then arguments: `th` was the name's end."""
+    h = choices(calls(fn(name="h")))
+    out = feeds([NAME0, h, ARGS0, DONE])
+    assert out == [b"", NAME0.replace(b'"lookup_t"', b'"lookup_"'), h.replace(b'"h"', b'"th"') + ARGS0, DONE, b""]
+
+
+def test_waiting_events_go_when_the_stream_ends() -> None:
+    """[DONE], or the end of the body, says every waiting name ended: its event goes out
+    as it came, the name whole in it (no chunk of its own for a tail)."""
+    content = content_delta(1, "Zenith Labs")
+    assert feeds([NAME0, content, DONE]) == [b"", b"", NAME0 + content.replace(b"Zenith Labs", b"Acme Corp") + DONE,
+                                             b""]  # fmt: skip
+    assert feeds([NAME0])[1].startswith(NAME0 + b'data: {"error": ')
+
+
+def test_past_max_waiting_events_the_name_is_taken_as_whole() -> None:
+    """MAX_WAITING events may wait behind a name; the one after them sends the name whole,
+    and every event behind it."""
+    other = content_delta(1, "x")
+    out = feeds([NAME0, *[other] * chatheld.MAX_WAITING])
+    assert out[: chatheld.MAX_WAITING] == [b""] * chatheld.MAX_WAITING
+    assert out[chatheld.MAX_WAITING] == NAME0 + other * chatheld.MAX_WAITING
+
+
+def test_the_read_pass_is_set_aside_while_events_wait() -> None:
+    """While events wait behind a name, no per-read pass runs (a compiled one would send a
+    later content delta ahead of them): it is set aside, and back once they have gone, or
+    once the addon ends the stream (which drops what waits: nothing goes after its error)."""
+    content = content_delta(1, "x")
+    for ending in ("released", "failed"):
+        s = openai_chat.ChatStream(RULES.restorer(PLACEHOLDERS))
+        p = s._pass or readpass.PyReadPass(s, readpass.CHAT)  # the compiled pass where built, else the reference
+        s._pass = p
+        assert s.feed(content_delta(0, "a")) == content_delta(0, "a") and s._pass is p
+        assert s.feed(NAME0) == b"" and s._pass is None
+        assert s.feed(content) == b"" and s._pass is None
+        if ending == "released":
+            assert s.feed(ARGS0) == NAME0 + content + ARGS0 and s._pass is p
+            assert s.feed(content) == content
+        else:
+            assert s.fail("a test's reason").startswith(b'data: {"error": ') and s._pass is p and not s.waiting
+            assert s.feed(ARGS0) == b"" and s.flush() == b""
