@@ -220,15 +220,41 @@ def last_chunk(out: bytes) -> dict:
 def test_held_tails_go_into_a_finishing_delta_whose_fields_are_null() -> None:
     """Some servers (LiteLLM among them) send every delta member, null where unused:
     `{"content":null,"function_call":null,"tool_calls":null,"audio":null}`. A finishing
-    chunk so shaped gets each held tail in its field, the nulls replaced, and nothing fails."""
+    chunk so shaped gets each held tail in its field, the nulls replaced, and nothing fails;
+    so does one whose only null is the field of the one held tail."""
     nulls = {"content": None, "refusal": None, "audio": None, "function_call": None, "tool_calls": None}
     body = b"".join(HELD) + chunk(nulls, finish_reason="stop") + b"data: [DONE]\n\n"
     delta = last_chunk(run(body))["choices"][0]["delta"]
     assert delta == TAILS and list(delta) == list(nulls)
+    for held, (field, tail) in zip(HELD, TAILS.items()):
+        body = held + chunk({field: None}, finish_reason="stop") + b"data: [DONE]\n\n"
+        assert last_chunk(run(body))["choices"][0]["delta"] == {field: tail}, field
     # the tool call itself named, its function null
     fin = chunk({"tool_calls": [{"index": 0, "function": None}]}, finish_reason="tool_calls")
     delta = last_chunk(run(HELD[4] + fin + b"data: [DONE]\n\n"))["choices"][0]["delta"]
     assert delta == {"tool_calls": [{"index": 0, "function": {"arguments": "nov"}}]}
+
+
+def test_held_tails_join_what_the_finishing_delta_has_of_their_member() -> None:
+    """A finishing delta with the held channel's object but not its string (an audio's
+    id, a function call's null members, another tool call, a part that is not text): the
+    tail joins that object, whose other members stay."""
+    cases = [
+        (HELD[2], {"audio": {"id": "audio_1", "transcript": None}},
+         {"audio": {"id": "audio_1", "transcript": "nova-internal"}}),
+        (HELD[3], {"function_call": {"name": None, "arguments": None}},
+         {"function_call": {"name": None, "arguments": "Zen"}}),
+        (HELD[4], {"tool_calls": [{"index": 0, "function": {"name": None, "arguments": None}}]},
+         {"tool_calls": [{"index": 0, "function": {"name": None, "arguments": "nov"}}]}),
+        (HELD[4], {"tool_calls": [{"index": 2, "id": "call_2", "function": {"name": "f", "arguments": "{}"}}]},
+         {"tool_calls": [{"index": 2, "id": "call_2", "function": {"name": "f", "arguments": "{}"}},
+                         {"index": 0, "function": {"arguments": "nov"}}]}),
+        (HELD[0], {"content": [{"type": "thinking", "thinking": "hm"}]},
+         {"content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "nova-internal"}]}),
+    ]  # fmt: skip
+    for held, fin, want in cases:
+        out = run(held + chunk(fin, finish_reason="stop") + b"data: [DONE]\n\n")
+        assert last_chunk(out)["choices"][0]["delta"] == want, fin
 
 
 def channels(out: bytes) -> dict:
@@ -404,7 +430,8 @@ def test_events_that_do_not_say_keep_waiting_behind_the_name() -> None:
 
 def test_a_name_piece_that_may_continue_waits_only_where_its_choice_goes_on() -> None:
     """A piece that may continue (`lookup_t`) waits, also where another choice finishes or
-    has no tool calls before it in the chunk, where the choice or the call has no `index`,
+    has no tool calls before it in the chunk, where the choice or the call has no `index`
+    (0) or the call is call 1,
     where the piece is two entries of one call (`lookup_t` + `h`: `lookup_th`, while `h`
     alone could not begin a disguise); then the next event of the call says it ended.
     In a chunk that finishes its choice it goes out at once, whole."""
@@ -413,6 +440,7 @@ def test_a_name_piece_that_may_continue_waits_only_where_its_choice_goes_on() ->
         (choices({"index": 1, "delta": {"content": "x"}}, calls(fn(name="lookup_t"))), ARGS0),
         (choices(calls(fn(name="lookup_t"), k=None)), choices(calls(fn(arguments="{}"), k=None))),
         (choices(calls(fn(None, name="lookup_t"))), choices(calls(fn(None, arguments="{}")))),
+        (choices(calls(fn(1, name="lookup_t"))), choices(calls(fn(1, arguments="{}")))),
         (choices(calls(fn(name="lookup_t"), fn(name="h"))), ARGS0),
     ):
         assert feeds([head, say, DONE]) == [b"", head + say, DONE, b""], head
