@@ -174,7 +174,7 @@ def _insertion(tails: dict, delta: object, parted: bool) -> str:
     return ",".join(members) + ("," if delta else "")
 
 
-def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
+def _merge_tails(delta: dict, tails: dict, parted: bool) -> None:
     """Append each held tail to its field of a Chat delta, adding an index-only
     tool_calls entry where the delta names none for that tool call; a content tail of a
     choice whose content came as parts goes as a text part."""
