@@ -221,7 +221,8 @@ def test_held_tails_go_into_a_finishing_delta_whose_fields_are_null() -> None:
     """Some servers (LiteLLM among them) send every delta member, null where unused:
     `{"content":null,"function_call":null,"tool_calls":null,"audio":null}`. A finishing
     chunk so shaped gets each held tail in its field, the nulls replaced, and nothing fails;
-    so does one whose only null is the field of the one held tail."""
+    so does one whose only null is the field of the one held tail, and one whose delta is
+    null."""
     nulls = {"content": None, "refusal": None, "audio": None, "function_call": None, "tool_calls": None}
     body = b"".join(HELD) + chunk(nulls, finish_reason="stop") + b"data: [DONE]\n\n"
     delta = last_chunk(run(body))["choices"][0]["delta"]
@@ -229,6 +230,12 @@ def test_held_tails_go_into_a_finishing_delta_whose_fields_are_null() -> None:
     for held, (field, tail) in zip(HELD, TAILS.items()):
         body = held + chunk({field: None}, finish_reason="stop") + b"data: [DONE]\n\n"
         assert last_chunk(run(body))["choices"][0]["delta"] == {field: tail}, field
+    # the finishing choice's delta itself null, or absent
+    for fin in (chat_chunk([{"index": 0, "delta": None, "finish_reason": "stop"}]),
+                chat_chunk([{"index": 0, "finish_reason": "stop"}])):  # fmt: skip
+        out = run(HELD[0] + fin + b"data: [DONE]\n\n")
+        assert last_chunk(out)["choices"][0] == {"index": 0, "delta": {"content": "nova-internal"}, "finish_reason": "stop"}
+        assert channels(out) == {(0, "content"): "a nova-internal"}
     # the tool call itself named, its function null
     fin = chunk({"tool_calls": [{"index": 0, "function": None}]}, finish_reason="tool_calls")
     delta = last_chunk(run(HELD[4] + fin + b"data: [DONE]\n\n"))["choices"][0]["delta"]
