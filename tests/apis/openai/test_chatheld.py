@@ -499,3 +499,18 @@ def test_the_read_pass_is_set_aside_while_events_wait() -> None:
         else:
             assert s.fail("a test's reason").startswith(b'data: {"error": ') and s._pass is p and not s.waiting
             assert s.feed(ARGS0) == b"" and s.flush() == b""
+
+
+def test_an_error_chunk_with_a_name_piece_waits_and_keeps_its_place() -> None:
+    """An error chunk (OpenRouter's carry choices) whose name piece may continue waits
+    like any chunk; when the next event says, the held tails drain, then the error chunk
+    goes, then the event behind it: the drain inside that release sends nothing of what
+    still waits (it would go ahead of the error, a call's arguments before its name)."""
+    content = content_delta(1, "nova")
+    err = chat_chunk([{"index": 0, "delta": {"tool_calls": [fn(name="lookup_t")]}, "logprobs": None,
+                       "finish_reason": None}], error={"message": "Zenith Labs is down", "type": "server_error"})
+    drained = (b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt","choices":'
+               b'[{"index":1,"delta":{"content":"nova-internal"},"finish_reason":null}]}\n\n')  # fmt: skip
+    assert feeds([content, err, ARGS0, DONE]) == [b"", b"",
+                                                  drained + err.replace(b"Zenith Labs", b"Acme Corp") + ARGS0,
+                                                  DONE, b""]  # fmt: skip
