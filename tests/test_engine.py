@@ -136,9 +136,19 @@ def stream_cases(draw) -> dict:
         body = build_stream([("thinking", draw(splits(draw(texts)))), ("text", draw(splits(text))),
                              ("tool", draw(splits(args, 12)))])  # fmt: skip
     elif api == "chat":
-        steps = [("content", 0, p) for p in draw(splits(text))]
-        steps += [("tool", 0, 0, "crm_lookup" if i == 0 else None, p) for i, p in enumerate(draw(splits(args, 6)))]
-        steps.append(("finish", 0, draw(st.sampled_from(["tool_calls", "stop", "length"]))))
+        # one or two choices interleaved, each with a tool name sent in pieces (one piece:
+        # whole, as OpenAI sends it); a piece that may continue keeps events waiting
+        queues = []
+        for k in range(draw(st.integers(1, 2))):
+            names = draw(splits(draw(st.sampled_from(["crm_lookup", "lookup_t", "get_nova"])), 3))
+            q = [("content", k, p) for p in draw(splits(text))]
+            q += [("tool", k, 0, n, "") for n in names[:-1]]
+            q += [("tool", k, 0, names[-1] if i == 0 else None, p) for i, p in enumerate(draw(splits(args, 6)))]
+            q.append(("finish", k, draw(st.sampled_from(["tool_calls", "stop", "length"]))))
+            queues.append(q)
+        steps = []
+        while any(queues):
+            steps.append(draw(st.sampled_from([q for q in queues if q])).pop(0))
         body = build_chat(steps)
     else:
         body = build_responses(draw(splits(text)), draw(splits(args, 10)), spaced=draw(st.booleans()))

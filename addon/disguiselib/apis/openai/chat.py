@@ -446,7 +446,10 @@ class ChatStream(ToolNames, ChannelStream):
                     continue
                 k = c.get("index", 0)
                 if merge and k in tails:
-                    _merge_tails(c.setdefault("delta", {}), tails[k], self._parted(k))
+                    delta = c.get("delta")
+                    if not isinstance(delta, dict):  # absent, or null: the tails make one
+                        delta = c["delta"] = {}
+                    _merge_tails(delta, tails[k], self._parted(k))
                 if k in lps:
                     c["logprobs"] = lps[k]
             self.events_changed += 1

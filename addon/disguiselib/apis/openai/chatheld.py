@@ -174,7 +174,7 @@ def _insertion(tails: dict, delta: object, parted: bool) -> str:
     return ",".join(members) + ("," if delta else "")
 
 
-def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
+def _merge_tails(delta: dict, tails: dict, parted: bool) -> None:
     """Append each held tail to its field of a Chat delta, adding an index-only
     tool_calls entry where the delta names none for that tool call; a content tail of a
     choice whose content came as parts goes as a text part."""
@@ -192,7 +192,9 @@ def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
                 audio = delta["audio"] = {}
             audio["transcript"] = (audio.get("transcript") or "") + tail
         elif sub == ("fc",):
-            fc = delta.setdefault("function_call", {})
+            fc = delta.get("function_call")
+            if not isinstance(fc, dict):  # absent, or null as some servers send every member
+                fc = delta["function_call"] = {}
             fc["arguments"] = (fc.get("arguments") or "") + tail
         else:  # ("tool", j) or ("name", j)
             j = sub[1]
@@ -203,6 +205,8 @@ def _merge_tails(delta: dict, tails: dict, parted: bool = False) -> None:
             if entry is None:
                 entry = {"index": j, "function": {}}
                 calls.append(entry)
-            f = entry.setdefault("function", {})
+            f = entry.get("function")
+            if not isinstance(f, dict):
+                f = entry["function"] = {}
             field = "name" if sub[0] == "name" else "arguments"
             f[field] = (f.get(field) or "") + tail
