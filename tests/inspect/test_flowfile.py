@@ -118,3 +118,32 @@ def test_the_audit_reads_a_flow_of_any_endpoint_that_went_upstream() -> None:
     assert where == ["items[0]", "request header 'x-note'", "url"], where
     f.response.headers["x-disguise"] = "refused"  # refused: never went upstream
     assert flowfile.audit.audit([flowfile.record(1, f)], RULES).skipped == 1
+
+
+def _bedrock_flow(path: str, upstream: bytes):
+    f = llm_flow(sent=b'{"messages": [{"role": "user", "content": [{"text": "Zenith Labs"}]}]}', upstream=upstream)
+    f.request.host, f.request.path = "bedrock-runtime.us-east-1.amazonaws.com", path
+    f.metadata[SIDES]["upstream_response"] = side(upstream, headers=[("content-type", "application/vnd.amazon.eventstream")],
+                                                  status=200)  # fmt: skip
+    return f
+
+
+def test_share_refuses_an_original_in_a_bedrock_event_stream(tmp_path: Path) -> None:
+    """Issue D2: the provider's answer, as event-stream frames, holds an original: in a
+    chunk's base64 bytes (InvokeModel), or split across two frames (Converse)."""
+    from aws_util import chunk_frame, converse_frame
+
+    invoke = b"".join(chunk_frame({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta",
+                                                                                      "text": t}}) for t in ["I guess it is Acme Corp"])  # fmt: skip
+    converse = b"".join(converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}})
+                        for t in ("I guess Acme ", "Corp"))  # fmt: skip
+    m = "/model/anthropic.claude-3-5-sonnet-20240620-v1:0"
+    for path, body in ((f"{m}/invoke-with-response-stream", invoke), (f"{m}/converse-stream", converse)):
+        out = tmp_path / "s.flows"
+        with pytest.raises(flowfile.ShareError, match="would not pass the audit"):
+            flowfile.write_shared([_bedrock_flow(path, body)], str(out), RULES)
+        assert not out.exists()
+    # the same streams with the disguise: shared
+    clean = b"".join(converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}})
+                     for t in ("I guess Zenith ", "Labs"))  # fmt: skip
+    assert flowfile.write_shared([_bedrock_flow(f"{m}/converse-stream", clean)], str(tmp_path / "ok.flows"), RULES)[0] == 1
