@@ -311,7 +311,7 @@ def _share(args: argparse.Namespace) -> int:
     flows = _read([args.flows], progress=True)
     cfg = _config(args)
     try:
-        n, dropped = flowfile.write_shared(flows, args.out, cfg.rules)
+        n, dropped, removed = flowfile.write_shared(flows, args.out, cfg.rules)
     except flowfile.ShareError as e:
         print(f"disguise: {e}", file=sys.stderr)
         return LEAK
@@ -319,6 +319,8 @@ def _share(args: argparse.Namespace) -> int:
         _fail(f"cannot write {args.out}: {e.strerror}")
     print(f"{plural(n, 'flow')} written to {args.out} (provider side only, credentials removed); "
           f"{flowfile.left_out_text(dropped)}")  # fmt: skip
+    if removed:
+        print(flowfile.replay_note(removed))
     return CLEAN
 
 

@@ -148,3 +148,125 @@ def test_a_session_recorded_with_fakes_audits_clean_and_fakes_the_client_got_are
     leaks = audit.audit([r], rules).leaks
     assert len(leaks) == 1 and leaks[0].side == "client" and leaks[0].what.startswith("fake")
     assert fakes[0] not in leaks[0].what  # named by kind and length, not quoted
+
+
+# -- AWS event streams (Bedrock) and tool arguments written with escapes ----------------------
+
+ES_TYPE = "application/vnd.amazon.eventstream"
+
+
+def invoke_es(pieces: list[str]) -> bytes:
+    """InvokeModelWithResponseStream: Anthropic's events, base64 in `chunk` frames."""
+    from aws_util import chunk_frame
+
+    evs = [{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
+    evs += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in pieces]
+    evs += [{"type": "content_block_stop", "index": 0}, {"type": "message_stop"}]
+    return b"".join(chunk_frame(e) for e in evs)
+
+
+def converse_es(pieces: list[str], tool: bool = False) -> bytes:
+    """ConverseStream: each frame's payload the event of its `:event-type`."""
+    from aws_util import converse_frame
+
+    f = [converse_frame("messageStart", {"role": "assistant"})]
+    if tool:
+        f.append(converse_frame("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+            "toolUseId": "t1", "name": "f"}}}))  # fmt: skip
+    for p in pieces:
+        delta = {"toolUse": {"input": p}} if tool else {"text": p}
+        f.append(converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": delta}))
+    f += [converse_frame("contentBlockStop", {"contentBlockIndex": 0}), converse_frame("messageStop", {"stopReason": "end_turn"})]
+    return b"".join(f)
+
+
+BEDROCK = {
+    "invoke": ("POST /model/anthropic.claude-3-5-sonnet-20240620-v1:0/invoke-with-response-stream", "aws.bedrock.invoke",
+               invoke_es),
+    "converse": ("POST /model/m/converse-stream", "aws.bedrock.converse", converse_es),
+    "converse tool": ("POST /model/m/converse-stream", "aws.bedrock.converse", lambda ps: converse_es(ps, tool=True)),
+}  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(["hi ", "Zen", "ith", " Labs", "[EMAIL_1]", "[EMA", "IL_1]", "x"]), min_size=1, max_size=12),
+       st.lists(st.integers(0, 200), max_size=8), st.sampled_from(sorted(BEDROCK)), st.booleans())  # fmt: skip
+def test_every_disguise_in_a_bedrock_event_stream_is_found_however_it_is_split(parts, points, kind, labelled) -> None:
+    """Issue D3: the frames are read (a chunk's base64 `bytes` decoded), each event
+    through its table and each block's text across frames, labelled or not."""
+    text = "".join(parts)
+    label, api, build = BEDROCK[kind]
+    body = build(cuts(text, points))
+    r = audit.Record(1, label, api, b'{"messages":[{"role":"user","content":"[EMAIL_1]"}]}', body,
+                     ES_TYPE if labelled else "")  # fmt: skip
+    found = audit.audit([r], RULES).leaks
+    assert len(found) == sum(text.count(d) for d in ("Zenith Labs", "[EMAIL_1]"))
+    assert all(f.side == "client" for f in found)
+
+
+def test_a_bedrock_stream_cut_inside_a_frame_is_read_up_to_the_cut_and_the_rest_as_text() -> None:
+    body = converse_es(["Zenith ", "Labs"])
+    r = audit.Record(1, "POST /model/m/converse-stream", "aws.bedrock.converse", b"{}", body[:-5] + b"Zenith Labs",
+                     ES_TYPE)  # fmt: skip
+    fields = [f.field for f in audit.audit([r], RULES).leaks]
+    assert len(fields) == 2 and any("split across events" in f for f in fields) and any("data" in f for f in fields)
+
+
+def test_reasoning_in_a_converse_stream_is_a_note_not_a_leak() -> None:
+    from aws_util import converse_frame
+
+    body = b"".join([converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {
+        "text": p}}}) for p in ("Zenith ", "Labs")] + [converse_frame("messageStop", {"stopReason": "end_turn"})])  # fmt: skip
+    r = audit.Record(1, "POST /model/m/converse-stream", "aws.bedrock.converse", b"{}", body, ES_TYPE)
+    rep = audit.audit([r], RULES)
+    assert rep.leaks == [] and any("signed" in f.field for f in rep.findings)
+
+
+def _chat_args(parts: list[str]) -> bytes:
+    def chunk(fn: dict) -> bytes:
+        d = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, **({"id": "c1", "type": "function"} if "name" in fn else {}), "function": fn}]}}]}  # fmt: skip
+        return f"data: {json.dumps(d)}\n\n".encode()
+
+    return b"".join([chunk({"name": "f", "arguments": parts[0]}), *(chunk({"arguments": p}) for p in parts[1:])]) + (
+        b"data: [DONE]\n\n")
+
+
+def _anthropic_args(parts: list[str]) -> bytes:
+    evs = [{"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f",
+                                                                         "input": {}}}]  # fmt: skip
+    evs += [{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": p}}
+            for p in parts]  # fmt: skip
+    evs += [{"type": "content_block_stop", "index": 0}, {"type": "message_stop"}]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in evs).encode()
+
+
+def _responses_args(parts: list[str]) -> bytes:
+    t = "response.function_call_arguments.delta"
+    evs = [{"type": t, "sequence_number": i, "item_id": "fc", "output_index": 0, "delta": p} for i, p in enumerate(parts)]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in evs).encode()
+
+
+ARGS = {
+    "chat": ("POST /v1/chat/completions", "openai.chat", _chat_args),
+    "anthropic": ("POST /v1/messages", "anthropic.messages", _anthropic_args),
+    "responses": ("POST /v1/responses", "openai.responses", _responses_args),
+}
+# A disguise as JSON text may write it: each character of it may be a \u escape
+# (Go's encoding/json writes `&<>` so; any encoder may), `/` also as `\/`.
+WRITTEN = ["Zenith\\u0020Labs", "\\u005aenith Labs", "Zenith Lab\\u0073", "[EMAIL\\u005f1]", "Zenith Labs",
+           "\\u005Benith Labs"]  # fmt: skip
+
+
+@given(st.sampled_from(sorted(ARGS)), st.sampled_from(WRITTEN), st.lists(st.integers(0, 200), max_size=6))
+def test_a_disguise_written_with_escapes_in_streamed_arguments_is_found_however_it_is_split(api, written, points) -> None:
+    """Issue D3: a tool's arguments are JSON text; the client reads their escapes decoded,
+    so the audit searches them decoded (as the restorer matches them), across events and
+    inside one whose piece is not JSON on its own."""
+    label, name, build = ARGS[api]
+    args = json.dumps({"q": "x"})[:-2] + written + '", "n": 1}'
+    body = build(cuts(args, points))
+    r = audit.Record(1, label, name, b'{"messages":[{"role":"user","content":"[EMAIL_1]"}]}', body,
+                     "text/event-stream")  # fmt: skip
+    found = audit.audit([r], RULES).leaks
+    expected = 0 if written.startswith("\\u005B") else 1  # `[enith Labs` is no disguise
+    assert len(found) == expected, [f.field for f in found]

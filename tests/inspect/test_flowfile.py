@@ -49,7 +49,7 @@ def test_the_shared_copy_holds_the_provider_side_without_credentials() -> None:
     assert "x-api-key" not in g.request.headers and g.request.path == "/v1/messages?beta=1"
     assert g.response.content == b'{"content": "Zenith Labs"}' and "set-cookie" not in g.response.headers
     assert g.metadata == {META: {"api": "anthropic.messages", "masked": 1, "counts": {"literals": 1},
-                                 "end": "completed", "shared": True}}  # fmt: skip
+                                 "end": "completed", "shared": True, "removed_params": ["key"]}}  # fmt: skip
     assert SIDES not in g.metadata and "shared copy" in g.comment
     r = flowfile.record(1, g)
     assert r.shared and ("request", "x-api-key", "sk-ant-secret") not in r.headers
@@ -68,7 +68,7 @@ def test_what_has_no_provider_side_is_left_out() -> None:
 
 def test_write_shared_audits_before_writing(tmp_path: Path) -> None:
     out = tmp_path / "shared.flows"
-    n, dropped = flowfile.write_shared([llm_flow(), tflow.tflow(resp=True)], str(out), RULES)
+    n, dropped, _ = flowfile.write_shared([llm_flow(), tflow.tflow(resp=True)], str(out), RULES)
     assert (n, dropped) == (1, {"not an API disguise transforms": 1})
     (back,) = flowfile.read([str(out)])
     assert back.response.content == b'{"content": "Zenith Labs"}'
@@ -95,7 +95,7 @@ def test_share_says_why_each_flow_was_left_out(tmp_path: Path) -> None:
     unmasked = llm_flow()
     unmasked.metadata[META]["failed"] = "forwarded UNMASKED (disguise_fail_open): x"
     flows = [llm_flow(), ws, refused, refused.copy(), unmasked, tflow.tflow(resp=True), tflow.ttcpflow()]
-    n, dropped = flowfile.write_shared(flows, str(tmp_path / "s.flows"), RULES)
+    n, dropped, _ = flowfile.write_shared(flows, str(tmp_path / "s.flows"), RULES)
     assert n == 1
     assert dropped == {"WebSocket": 1, "refused by the addon": 2, "forwarded unmasked": 1,
                        "not an API disguise transforms": 1, "not HTTP": 1}  # fmt: skip
@@ -118,3 +118,54 @@ def test_the_audit_reads_a_flow_of_any_endpoint_that_went_upstream() -> None:
     assert where == ["items[0]", "request header 'x-note'", "url"], where
     f.response.headers["x-disguise"] = "refused"  # refused: never went upstream
     assert flowfile.audit.audit([flowfile.record(1, f)], RULES).skipped == 1
+
+
+def _bedrock_flow(path: str, upstream: bytes):
+    f = llm_flow(sent=b'{"messages": [{"role": "user", "content": [{"text": "Zenith Labs"}]}]}', upstream=upstream)
+    f.request.host, f.request.path = "bedrock-runtime.us-east-1.amazonaws.com", path
+    f.metadata[SIDES]["upstream_response"] = side(upstream, headers=[("content-type", "application/vnd.amazon.eventstream")],
+                                                  status=200)  # fmt: skip
+    return f
+
+
+def test_share_refuses_an_original_in_a_bedrock_event_stream(tmp_path: Path) -> None:
+    """Issue D2: the provider's answer, as event-stream frames, holds an original: in a
+    chunk's base64 bytes (InvokeModel), or split across two frames (Converse)."""
+    from aws_util import chunk_frame, converse_frame
+
+    invoke = b"".join(chunk_frame({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta",
+                                                                                      "text": t}}) for t in ["I guess it is Acme Corp"])  # fmt: skip
+    converse = b"".join(converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}})
+                        for t in ("I guess Acme ", "Corp"))  # fmt: skip
+    m = "/model/anthropic.claude-3-5-sonnet-20240620-v1:0"
+    for path, body in ((f"{m}/invoke-with-response-stream", invoke), (f"{m}/converse-stream", converse)):
+        out = tmp_path / "s.flows"
+        with pytest.raises(flowfile.ShareError, match="would not pass the audit"):
+            flowfile.write_shared([_bedrock_flow(path, body)], str(out), RULES)
+        assert not out.exists()
+    # the same streams with the disguise: shared
+    clean = b"".join(converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}})
+                     for t in ("I guess Zenith ", "Labs"))  # fmt: skip
+    assert flowfile.write_shared([_bedrock_flow(f"{m}/converse-stream", clean)], str(tmp_path / "ok.flows"), RULES)[0] == 1
+
+
+def test_share_leaves_out_a_flow_whose_upstream_response_was_cut_and_says_so(tmp_path: Path) -> None:
+    """Issue D6: a replay of the copy would serve the part kept as the whole answer."""
+    cut = llm_flow(upstream=b'{"content": "Zenith La')
+    cut.metadata[SIDES]["upstream_response"]["cut"] = True
+    assert flowfile.shared_copy(cut) is None
+    n, dropped, _ = flowfile.write_shared([llm_flow(), cut], str(tmp_path / "s.flows"), RULES)
+    assert (n, dropped) == (1, {flowfile.CUT: 1})
+    assert "1 upstream response cut at disguise_capture_limit" in flowfile.left_out_text(dropped)
+
+
+def test_share_says_which_credential_parameters_it_removed_and_how_replay_matches_them(tmp_path: Path) -> None:
+    plain = llm_flow()
+    plain.request.path = "/v1/messages"
+    shared = flowfile.write_shared([llm_flow(), llm_flow(), plain], str(tmp_path / "s.flows"), RULES)
+    assert shared.removed == {"key": 2}
+    note = flowfile.replay_note(shared.removed)
+    assert "key in 2 flows" in note and "server_replay_ignore_params=key" in note and "s3cr3t" not in note
+    assert flowfile.replay_note({}) == ""
+    (back, _, _) = flowfile.read([str(tmp_path / "s.flows")])
+    assert back.request.path == "/v1/messages?beta=1" and back.metadata[META]["removed_params"] == ["key"]

@@ -120,6 +120,19 @@ def test_not_proven_and_a_usage_error_are_told_apart(captures) -> None:
     assert "unrecognized option --mapping: did you mean --mappings?" in typo.stderr
 
 
+def test_share_leaves_out_a_flow_cut_when_recorded_and_says_so(captures, tmp_path: Path) -> None:
+    """Issue D6: the copy of a flow whose upstream answer was kept cut would be served by
+    server replay as a whole answer (200, a truncated body): share leaves it out, says
+    why, and writes the rest."""
+    out = tmp_path / "shared.flows"
+    r = checkout("share", str(captures["cut"]), str(out), "--mappings", mine(captures["cut"]))
+    assert r.returncode == CLEAN, r.stdout + r.stderr
+    assert "0 flows written" in r.stdout
+    assert "1 left out (1 upstream response cut at disguise_capture_limit" in r.stdout
+    whole = checkout("share", str(captures["clean"]), str(out), "--mappings", mine(captures["clean"]))
+    assert "1 flow written" in whole.stdout and "0 left out" in whole.stdout, whole.stdout + whole.stderr
+
+
 def test_show_of_a_missing_flow_and_a_closed_pipe(captures, tmp_path: Path) -> None:
     flows = captures["clean"]
     r = installed(tmp_path, "show", str(flows), "2")

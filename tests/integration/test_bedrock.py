@@ -31,6 +31,7 @@ from aws_util import (
     check_sigv4,
     chunk_frame,
     chunks_with,
+    converse_frame,
     family_fixture,
     frames_of,
     get,
@@ -739,3 +740,51 @@ def test_converse_request_metadata_keys_masked(proxy: Proxy) -> None:
                                  messages=[{"role": "user", "content": [{"text": "hi"}]}])
     assert resp["output"]["message"]["content"][0]["text"] == "ok"
     assert proxy.upstream.for_path(p), "not answered"
+
+
+def test_share_of_a_recording_reads_the_event_streams(tmp_path: Path) -> None:
+    """Issue D2: a session recorded with -w whose Bedrock streams carry an original from
+    the provider (in an InvokeModel chunk's base64 bytes; split across two Converse
+    frames) gets no shared copy; the same streams carrying disguises do."""
+    import subprocess
+    import sys
+
+    from integration_util import REPO
+
+    inv, conv = path(MODEL, "invoke-with-response-stream", True), path(MODEL, "converse-stream", True)
+
+    def answers(a: str, b: str) -> dict[str, list[bytes]]:
+        evs = [{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+               {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": f"it is {a}{b}"}},
+               {"type": "content_block_stop", "index": 0}, {"type": "message_stop"}]  # fmt: skip
+        frames = [converse_frame("messageStart", {"role": "assistant"})]
+        frames += [converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}}) for t in (a, b)]
+        frames += [converse_frame("contentBlockStop", {"contentBlockIndex": 0}),
+                   converse_frame("messageStop", {"stopReason": "end_turn"})]  # fmt: skip
+        return {inv: [chunk_frame(e) for e in evs], conv: frames}
+
+    for name, (a, b), code in (("leaky", ("Acme ", "Corp"), 1), ("clean", ("Zenith ", "Labs"), 0)):
+        tmp = tmp_path / name
+        flows = tmp / "session.flows"
+        bodies = answers(a, b)
+        with FakeUpstream() as up:
+            for p, frames in bodies.items():
+                up.on(p, lambda rec, frames=frames: Reply(frames, headers=ES_HEADERS))
+            md = _start(tmp, up, "--set", "disguise_aws_resign=true", "-w", str(flows))
+            try:
+                for p in bodies:
+                    req = messages_body() if p == inv else {"messages": [{"role": "user", "content": [{"text": "Acme Corp?"}]}]}
+                    status, _, _ = http_post(md.port, p, json.dumps(req).encode(), {"authorization": "Bearer ABSKkeyEXAMPLE"})
+                    assert status == 200, md.output
+            finally:
+                md.stop()
+        out = tmp / "shared.flows"
+        r = subprocess.run([sys.executable, "-m", "disguiselib", "share", str(flows), str(out), "--mappings",
+                            str(tmp / "mappings.yaml")], cwd=REPO, capture_output=True, text=True, timeout=120,
+                           env={"PYTHONPATH": "addon", "PATH": "/usr/bin:/bin"})  # fmt: skip
+        assert r.returncode == code, r.stdout + r.stderr
+        assert out.exists() == (code == 0)
+        if code:
+            assert r.stderr.count("LEAK shared") == 2 and "Acme" not in r.stdout + r.stderr
+        else:
+            assert "2 flows written" in r.stdout

@@ -283,14 +283,17 @@ def _invoke_api(fam: bedrock_models.Family) -> Api:
     chunks' stream on the streaming path (Claude's: Anthropic events, InvokeStream)."""
     if fam.chunk is None:
         return Api("aws.bedrock.invoke", fam.request, fam.response, anthropic.AnthropicStream,
-                   bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS)  # fmt: skip
+                   bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
+                   events=anthropic.STREAM_EVENT)  # fmt: skip
     chunks = bedrock_chunks.stream(fam.chunk)
 
     def streams(path: str, content_type: str) -> Callable[[Restorer], SSEStream] | None:
         return chunks if bedrock_stream.stream_for(path, content_type) is not None else None
 
+    # Nova's chunks are ConverseStream's events (bedrock_stream.NOVA_CHUNKS)
+    events = bedrock.CONVERSE_STREAM_EVENT if fam.chunk is bedrock_stream.NOVA_CHUNKS else None
     return Api(f"aws.bedrock.invoke.{fam.name}", fam.request, fam.response, anthropic.AnthropicStream,
-               bedrock.error_body, streams, signed=True, answers=STREAMS)  # fmt: skip
+               bedrock.error_body, streams, signed=True, answers=STREAMS, events=events)  # fmt: skip
 
 
 BEDROCK_FAMILIES: dict[str, Api] = {f.name: _invoke_api(f) for f in bedrock_models.FAMILIES}
@@ -312,7 +315,7 @@ def bedrock_invoke(path: str) -> Api:
 
 BEDROCK_CONVERSE = Api(
     "aws.bedrock.converse", bedrock.CONVERSE_REQUEST, bedrock.CONVERSE_RESPONSE, anthropic.AnthropicStream,
-    bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
+    bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS, events=bedrock.CONVERSE_STREAM_EVENT,
 )  # fmt: skip
 BEDROCK_COUNT_TOKENS = Api(
     "aws.bedrock.count_tokens", bedrock.COUNT_TOKENS_REQUEST, bedrock.COUNT_TOKENS_RESPONSE,

@@ -76,6 +76,10 @@ class WireSpec:
     # A view's reader of one event's JSON document: (doc, event, builder) -> whether it
     # was this API's (inspect/sseview.Builder, inspect/wsview's channels).
     view: Callable[..., bool] | None = None
+    # A recorded body in one of this spec's framings that no text framing reads (AWS
+    # event-stream frames) as events for the readers: (body, content type) -> [(name,
+    # data, raw)], or None for a body that is not in it (inspect/sseview.FRAMINGS).
+    frames: Callable[[bytes, str], list[tuple[str | None, str | None, bytes]] | None] | None = None
 
     @property
     def ends(self) -> str:

@@ -38,6 +38,7 @@ from ..leakguard import spans
 from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
 from ..wire.jsonspan import Rule
+from ..wire.text import json_text_decoded, raw_offset
 from . import sseview, wsview
 from .record import plural
 
@@ -48,6 +49,7 @@ _LOOSE = " (JSON text)"  # fields.texts: a literal of text that only looks like 
 CLEAN, LEAK, NOT_PROVEN = 0, 1, 2
 _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "organization", "project")
 _OPAQUE_NOTE = " (inside signed thinking/reasoning: passes byte-identical by design)"
+_EVENT_FIELD = re.compile(r"event (\d+) ")  # a finding of one event's own scan (scan_body)
 
 
 @dataclass
@@ -308,12 +310,33 @@ class Auditor:
     @staticmethod
     def _split(c: sseview.Channel, find, side: str, r: Record, out: list[Finding]) -> None:
         """Matches in a channel's text that span two or more events (the events
-        themselves were scanned one by one)."""
+        themselves were scanned one by one). A channel of JSON text (a tool's arguments)
+        is searched in decoded space, as the restorer matches it (wire/text.py
+        json_text_decoded: `Zenith\\u0020Labs` is `Zenith Labs`), its offsets mapped back
+        to the events' text. There a match inside one event is reported too unless
+        that event's own scan found it: an event's piece of JSON text is not always JSON
+        (`Zenith\\u0020Labs"}`), and read as written its escapes hide the match."""
         starts = [p.start for p in c.pieces]
         text = c.text
-        for what, a, b in find(text, None):
+        seen: Counter[tuple[int, str]] = Counter()
+        if c.kind == "json":
+            dec, at, shift, _ = json_text_decoded(text, 0, True)
+            found = [(what, raw_offset(at, shift, a), raw_offset(at, shift, b)) for what, a, b in find(dec, None)]
+            for f in out:  # what each event's own scan found
+                m = _EVENT_FIELD.match(f.field)
+                if m is not None:
+                    seen[(int(m.group(1)), f.what)] += 1
+        else:
+            found = find(text, None)
+        for what, a, b in found:
             i, j = bisect_right(starts, a) - 1, bisect_right(starts, b - 1) - 1
             if i == j:
+                ev = c.pieces[i].event
+                if c.kind != "json" or seen[(ev, what)] > 0:
+                    seen[(ev, what)] -= 1
+                    continue
+                out.append(Finding(r.index, r.label, side, f"event {ev} channel {c.label!r} [{a}:{b}] (JSON text, "
+                                   "decoded)", what, True, text[a:b]))  # fmt: skip
                 continue
             signed = c.kind == "thinking"
             why = " (inside signed thinking/reasoning: passes byte-identical by design)" if signed else ""

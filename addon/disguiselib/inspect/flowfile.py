@@ -14,6 +14,7 @@ import os
 import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 from mitmproxy import exceptions, http, io
 from mitmproxy import flow as mflow
@@ -163,12 +164,15 @@ def records(flows: Iterable[mflow.Flow]) -> list[audit.Record]:
     return [record(i, f) for i, f in enumerate(flows, 1)]
 
 
-def _strip_query(url_path: str) -> str:
+def _strip_query(url_path: str) -> tuple[str, list[str]]:
+    """The path with every credential query parameter removed, and their names."""
     path, sep, query = url_path.partition("?")
     if not sep:
-        return url_path
-    kept = [(k, v) for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if not is_credential(k)]
-    return path + ("?" + urllib.parse.urlencode(kept) if kept else "")
+        return url_path, []
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if not is_credential(k)]
+    removed = list(dict.fromkeys(k for k, _ in pairs if is_credential(k)))
+    return path + ("?" + urllib.parse.urlencode(kept) if kept else ""), removed
 
 
 def left_out(f: mflow.Flow) -> str:
@@ -184,7 +188,22 @@ def left_out(f: mflow.Flow) -> str:
     meta = f.metadata.get(META)
     if isinstance(meta, dict) and str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
         return "forwarded unmasked"
+    if _cut(f):
+        return CUT
     return "not masked by the addon, or its upstream side not kept"
+
+
+# Why a flow whose kept upstream response was cut is left out: a replay of the copy
+# (mitmproxy's server replay, with or without the addon) would serve the part kept as
+# the whole answer, a silent truncation (contract §4, §6); client replay refuses such a
+# flow for the same reason (replay.py).
+CUT = "upstream response cut at disguise_capture_limit (a replay would serve it as whole)"
+
+
+def _cut(f: http.HTTPFlow) -> bool:
+    sides = f.metadata.get(SIDES)
+    up = sides.get("upstream_response") if isinstance(sides, dict) else None
+    return isinstance(up, dict) and bool(up.get("cut"))
 
 
 def left_out_text(counts: dict[str, int]) -> str:
@@ -197,7 +216,7 @@ def left_out_text(counts: dict[str, int]) -> str:
 
 def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
     """The provider side of one flow, or None when it has none to share: not an LLM
-    flow the addon masked, refused, or its upstream response was not kept."""
+    flow the addon masked, refused, or its upstream response was not kept whole (CUT)."""
     if not isinstance(f, http.HTTPFlow) or recognise(f.request.method, f.request.path) is None:
         return None
     meta = f.metadata.get(META)
@@ -209,14 +228,18 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
     up = sides.get("upstream_response")
     if f.response is not None and not (isinstance(up, dict) and "content" in up):
         return None
+    if _cut(f):
+        return None
     g = f.copy()
     g._backup = None  # a replayed flow keeps its earlier state here (restored response included)
     g.marked = ""
     for name in [k for k in g.request.headers if is_credential(k)]:
         del g.request.headers[name]
-    g.request.path = _strip_query(g.request.path)
+    g.request.path, removed = _strip_query(g.request.path)
     summary = {k: meta[k] for k in ("api", "masked", "counts", "placeholders", "fakes", "end") if k in meta}
     summary["shared"] = True
+    if removed:  # server replay matches the copy only when told to ignore them (replay_note)
+        summary["removed_params"] = removed
     if g.response is not None and isinstance(up, dict):
         headers = http.Headers(
             [(k.encode(), v.encode()) for k, v in (up.get("headers") or [])
@@ -232,20 +255,37 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
             g.response.raw_content = up["content"]
         else:
             g.response.content = up["content"]
-        if up.get("cut"):
-            summary["cut"] = up.get("size")
     g.metadata = {META: summary}
     g.comment = f"disguise shared copy: provider side only ({summary.get('api')})"
     return g
 
 
-def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> tuple[int, dict[str, int]]:
-    """Write the provider side of flows to path; (written, how many were left out for
-    each reason: WebSocket and refused flows are left out entirely). The copy is
-    audited before it is moved into place: on any finding nothing is written and
-    ShareError carries the audit report."""
+def replay_note(removed: dict[str, int]) -> str:
+    """What share says of the credential query parameters it removed (Google's `key`):
+    mitmproxy's server replay matches the query, so a client that sends one again matches
+    the copy only when told to ignore it. "" when none was removed."""
+    if not removed:
+        return ""
+    names = sorted(removed)
+    counts = ", ".join(f"{k} in {removed[k]} flow{'s' if removed[k] != 1 else ''}" for k in names)
+    return (f"credential query parameters removed from the URLs ({counts}): server replay matches those flows "
+            f"only with --set server_replay_ignore_params={','.join(names)}")
+
+
+class Shared(NamedTuple):
+    written: int
+    dropped: dict[str, int]  # how many flows were left out for each reason
+    removed: dict[str, int]  # credential query parameter -> flows it was removed from
+
+
+def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> Shared:
+    """Write the provider side of flows to path; how many were written, how many were
+    left out for each reason (WebSocket and refused flows are left out entirely), and
+    the credential query parameters removed. The copy is audited before it is moved into
+    place: on any finding nothing is written and ShareError carries the audit report."""
     out: list[http.HTTPFlow] = []
     dropped: dict[str, int] = {}
+    removed: dict[str, int] = {}
     for f in flows:
         g = shared_copy(f)
         if g is None:
@@ -253,6 +293,8 @@ def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> tuple[
             dropped[why] = dropped.get(why, 0) + 1
         else:
             out.append(g)
+            for name in g.metadata[META].get("removed_params", ()):
+                removed[name] = removed.get(name, 0) + 1
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".disguise-share-", dir=d)
     try:
@@ -267,4 +309,4 @@ def write_shared(flows: Iterable[mflow.Flow], path: str, rules: Rules) -> tuple[
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return len(out), dropped
+    return Shared(len(out), dropped, removed)

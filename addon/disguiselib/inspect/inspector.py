@@ -150,10 +150,12 @@ class Inspector:
 
         rules = self._rules()
         try:
-            n, dropped = flowfile.write_shared(flows, str(path), rules)
+            n, dropped, removed = flowfile.write_shared(flows, str(path), rules)
         except flowfile.ShareError as e:
             raise exceptions.CommandError(str(e)) from e
         log.info("disguise.share: %d flows written to %s, %s", n, path, flowfile.left_out_text(dropped))
+        if removed:
+            log.info("disguise.share: %s", flowfile.replay_note(removed))
 
     def _rules(self) -> Rules:
         rules = getattr(self.disguise, "rules", None)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..apis.registry import SPECS
 from ..base import fields
-from ..base.wirespec import JSON_ARRAY, SSE
+from ..base.wirespec import EVENT_STREAM, JSON_ARRAY, SSE
 from ..errors import StreamError
 from ..wire.jsonarray import ELEMENT, ArrayFramer
 from ..wire.jsonspan import Rule
@@ -41,8 +41,11 @@ MAX_EVENT_CHARS = 2000
 TERMINAL_TYPES = frozenset(t for spec in SPECS for t in spec.terminal)
 DONE_LINES = frozenset(spec.done for spec in SPECS if spec.done is not None)
 ERROR_EVENTS = frozenset(spec.error_event for spec in SPECS if spec.error_event is not None)
-# The specs whose events a body framed as SSE or a JSON array can carry.
-_STREAMED = tuple(spec for spec in SPECS if SSE in spec.framings or JSON_ARRAY in spec.framings)
+# The specs whose events a body framed as SSE, a JSON array or AWS event-stream frames
+# can carry.
+_STREAMED = tuple(spec for spec in SPECS if {SSE, JSON_ARRAY, EVENT_STREAM} & set(spec.framings))
+# The readers of framings no text framing reads (AWS event-stream frames), each once.
+_FRAMES = tuple(dict.fromkeys(spec.frames for spec in SPECS if spec.frames is not None))
 # What a streamed JSON array's first element must have at its top to be a stream.
 _ARRAY_MEMBERS = frozenset(m for spec in SPECS if JSON_ARRAY in spec.framings for m in spec.members) | {"error"}
 
@@ -165,6 +168,9 @@ class Builder:
             err = doc.get("error")
             if t in ERROR_EVENTS or name in ERROR_EVENTS or isinstance(err, dict):
                 msg = err.get("message") if isinstance(err, dict) else None
+                inner = doc.get(name) if name else None  # an event-stream exception: {type: {message}}
+                if msg is None and isinstance(inner, dict):
+                    msg = inner.get("message")
                 self.errors.append(str(msg if msg is not None else err))
             for read in READERS:
                 if read(doc, ev, self):
@@ -247,9 +253,19 @@ def _array_framing(body: bytes, content_type: str) -> Stream | None:
     return parse_array(body)
 
 
+def _frames_framing(body: bytes, content_type: str) -> Stream | None:
+    """AWS event-stream frames (Bedrock's streams), by the API's own reading of them
+    (WireSpec.frames): a frame's events go through the readers as SSE events do."""
+    for read in _FRAMES:
+        events = read(body, content_type)
+        if events is not None:
+            return stream_of(events, "event stream")
+    return None
+
+
 # body, content type -> a Stream, or None when the body is not in that framing. Tried in
 # order; an HTTP body that none of them takes is shown as JSON or text.
-FRAMINGS: list[Callable[[bytes, str], Stream | None]] = [_sse_framing, _array_framing]
+FRAMINGS: list[Callable[[bytes, str], Stream | None]] = [_frames_framing, _sse_framing, _array_framing]
 
 
 def parse_any(body: bytes, content_type: str = "") -> Stream | None:

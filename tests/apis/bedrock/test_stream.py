@@ -238,3 +238,45 @@ def test_stream_for_by_content_type_and_path() -> None:
     assert stream_for("/model/m/invoke-with-response-stream", "") is InvokeStream  # unlabelled: still frames
     assert stream_for("/model/m/converse-stream", "application/json") is None  # a JSON error, restored whole
     assert stream_for("/model/m/converse", "application/json") is None
+
+
+# -- a recorded stream as events, for the views and the audit (view_events, view) ------------------
+
+
+def test_view_events_reads_each_frame_as_its_readers_need_it() -> None:
+    from disguiselib.apis.bedrock.stream import view_events
+
+    ev = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}
+    [(name, data, raw)] = view_events(chunk_frame(ev)) or []
+    assert (name, json.loads(data or "")) == (None, ev) and raw == chunk_frame(ev)  # the chunk's bytes, decoded
+    conv = converse_frame("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "x"}})
+    assert view_events(conv) == [("contentBlockDelta", '{"contentBlockDelta":{"contentBlockIndex":1,"delta":{"text":"x"}}}',
+                                  conv)]  # fmt: skip
+    exc = eventstream.encode([(":exception-type", "throttlingException"), (":message-type", "exception")],
+                             b'{"message":"slow"}')  # fmt: skip
+    assert view_events(exc) == [("throttlingException", '{"throttlingException":{"message":"slow"}}', exc)]
+    # whole frames up to a cut or a bad checksum, the rest one event of text
+    body = conv + conv[:-3]
+    got = view_events(body) or []
+    assert [g[0] for g in got] == ["contentBlockDelta", None] and got[1][2] == conv[:-3]
+    bad = conv[:-1] + bytes([conv[-1] ^ 1])
+    assert [g[2] for g in view_events(conv + bad) or []] == [conv, bad]
+    # not an event stream: neither labelled nor a valid first prelude
+    assert view_events(b'data: {"a": 1}\n\n') is None and view_events(b"") is None
+    assert view_events(b"not frames at all", "application/vnd.amazon.eventstream") is None
+    assert view_events(conv, "application/vnd.amazon.eventstream") is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts, texts, st.data())
+def test_the_view_reassembles_every_converse_block(text, value, data) -> None:
+    from disguiselib.inspect import sseview
+
+    args = json.dumps({"thread_id": value})
+    text_p, args_p = data.draw(splits(text)), data.draw(splits(args, 12))
+    s = sseview.parse_any(converse_body(text_p, ["Zenith ", "Labs"], args_p), "application/vnd.amazon.eventstream")
+    assert s is not None and s.framing == "event stream" and s.terminal
+    ch = {k: (c.kind, c.text, c.name) for k, c in s.channels.items()}
+    assert ch["block 0 thinking"] == ("thinking", "Zenith Labs", "")
+    assert ch.get("block 1 text", ("text", "", ""))[:2] == ("text", text)
+    assert ch["block 2 json"] == ("json", args, "crm_lookup")

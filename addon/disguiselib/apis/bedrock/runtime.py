@@ -195,6 +195,9 @@ COUNT_TOKENS_REQUEST: Rule = REQUEST.rule("CountTokensRequest")
 # error bodies ({"message": ...}) use the same rule
 CONVERSE_RESPONSE: Rule = Obj({**RESPONSE.fields("ConverseResponse"), "message": VALUES}, default=GENERIC)
 COUNT_TOKENS_RESPONSE: Rule = Obj({"inputTokens": SKIP, "message": VALUES}, default=GENERIC)
+# One ConverseStream event as a recorded stream's reader gives it (stream.view_events:
+# the member of its type, the service model's ConverseStreamOutput union), for the audit.
+CONVERSE_STREAM_EVENT: Rule = RESPONSE.rule("ConverseStreamOutput")
 
 # -- errors ------------------------------------------------------------------------------
 

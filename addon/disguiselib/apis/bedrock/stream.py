@@ -28,6 +28,7 @@ import base64
 import binascii
 import json
 import re
+import zlib
 from abc import abstractmethod
 
 from ...base.channels import dumps_bytes
@@ -143,6 +144,107 @@ class FrameStream(SSEStream):
         return eventstream.reframe(fr.header_block, new.encode("utf-8"))
 
 
+# -- a recorded stream, for those who read it (inspect/sseview.py: the views, the audit) ------
+
+_ES_TYPE = "vnd.amazon.eventstream"
+
+
+def view_events(body: bytes, content_type: str = "") -> list[tuple[str | None, str | None, bytes]] | None:
+    """A recorded event-stream body as events (name, data, raw) for the readers, or None
+    when it is not one (neither labelled so nor beginning with a valid frame prelude).
+
+    Each frame is read by the one frame reader (wire/eventstream.Decoder), whole frames
+    only. A `chunk` frame's data is its `bytes`, base64-decoded (InvokeModel's stream: one
+    event of the model's own API, named by its JSON); any other frame's is its JSON payload
+    as the member of its type, `{"<event or exception type>": payload}` (the services'
+    stream unions, ConverseStreamOutput and ResponseStream, as botocore reads them; Nova's
+    chunks have that shape too), named by its type. What is not a whole readable frame (a
+    body cut or corrupt from there on) is one last event of raw text: read as text, it is
+    searched all the same."""
+    labelled = _ES_TYPE in content_type.lower()
+    if not labelled and not (
+        len(body) >= eventstream.PRELUDE and zlib.crc32(body[:8]) == int.from_bytes(body[8:12], "big")
+    ):
+        return None
+    out: list[tuple[str | None, str | None, bytes]] = []
+    d = eventstream.Decoder()
+    pos = 0
+    while len(body) - pos >= eventstream.PRELUDE:
+        total = int.from_bytes(body[pos : pos + 4], "big")
+        if total < eventstream.PRELUDE + 4 or len(body) - pos < total:
+            break
+        try:
+            frames = d.feed(body[pos : pos + total])
+        except StreamError:
+            break
+        if len(frames) != 1:
+            break
+        out.append(_view_event(frames[0]))
+        pos += total
+    if not out:
+        return None
+    if pos < len(body):
+        rest = body[pos:]
+        out.append((None, rest.decode("utf-8", "replace"), rest))
+    return out
+
+
+def _view_event(fr: Frame) -> tuple[str | None, str | None, bytes]:
+    try:
+        text = fr.payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, fr.payload.decode("utf-8", "replace"), fr.raw
+    if fr.message_type in ("exception", "error"):
+        kind = str(fr.headers.get(":exception-type") or fr.headers.get(":error-code") or fr.message_type)
+        if not text.strip():
+            text = json.dumps({"message": str(fr.headers.get(":error-message", ""))})
+        return kind, f"{{{json.dumps(kind)}:{text}}}", fr.raw
+    if fr.event_type == "chunk":
+        try:
+            payload = json.loads(text)
+            b64 = payload.get("bytes") if isinstance(payload, dict) else None
+            if isinstance(b64, str):
+                return None, base64.b64decode(b64, validate=True).decode("utf-8"), fr.raw
+        except (ValueError, binascii.Error):
+            pass
+        return fr.event_type, text, fr.raw
+    et = fr.event_type
+    return et or None, (f"{{{json.dumps(et)}:{text}}}" if et and text.strip() else text), fr.raw
+
+
+def view(doc: dict, ev, b) -> bool:
+    """A view's reader of one ConverseStream event as view_events gives it (the member of
+    its type; a Nova InvokeModel chunk is one too): one channel per `contentBlockIndex`
+    (text, tool input JSON, reasoning as thinking: signed, passed byte-identical)."""
+    if len(doc) != 1:
+        return False
+    ((et, body),) = doc.items()
+    if et not in CONVERSE_SPEC.events or not isinstance(body, dict):
+        return False
+    i = body.get("contentBlockIndex")
+    if et == "contentBlockStart":
+        start = body.get("start")
+        tool = start.get("toolUse") if isinstance(start, dict) else None
+        if isinstance(tool, dict):
+            c = b.channel(f"block {i} json", "json")
+            if isinstance(tool.get("name"), str):
+                c.name = tool["name"]
+            ev.note = f"toolUse {c.name}".rstrip()
+    elif et == "contentBlockDelta":
+        delta = body.get("delta")
+        if not isinstance(delta, dict):
+            return True
+        tool = delta.get("toolUse")
+        reasoning = delta.get("reasoningContent")
+        if isinstance(delta.get("text"), str):
+            b.add(ev, f"block {i} text", "text", delta["text"], "delta.text")
+        elif isinstance(tool, dict) and isinstance(tool.get("input"), str):
+            b.add(ev, f"block {i} json", "json", tool["input"], "delta.toolUse.input")
+        elif isinstance(reasoning, dict) and isinstance(reasoning.get("text"), str):
+            b.add(ev, f"block {i} thinking", "thinking", reasoning["text"], "delta.reasoningContent.text")
+    return True
+
+
 # -- InvokeModelWithResponseStream --------------------------------------------------------------
 
 
@@ -155,6 +257,7 @@ INVOKE_SPEC = WireSpec(
     terminal=ANTHROPIC.terminal,
     error_event=EXCEPTION_TYPE,
     inner=ANTHROPIC,
+    frames=view_events,
 )
 
 
@@ -256,6 +359,8 @@ CONVERSE_SPEC = WireSpec(
     error_event=EXCEPTION_TYPE,
     type_member=None,
     stop_members=("stopReason",),
+    view=view,
+    frames=view_events,
 )  # fmt: skip
 
 
