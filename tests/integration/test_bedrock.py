@@ -612,6 +612,34 @@ def test_stream_cut_or_corrupt_ends_with_exception(proxy: Proxy, how: str) -> No
     assert "Zen" not in "".join(text) or "Acme Corp" in "".join(text)
 
 
+def test_upstream_error_frame_restored_after_the_held_tail(proxy: Proxy) -> None:
+    """An error frame (`:message-type error`: its text in the `:error-code` and
+    `:error-message` headers) after "I'll ask Zen": boto3 gets the held "Zen", then raises
+    EventStreamError with the message restored."""
+    model = "us.amazon.nova-errframe-v1:0"
+    p = path(model, "converse-stream")
+
+    def answer(rec: Recorded) -> Reply:
+        ph = placeholder(rec)
+        err = eventstream.encode([(":message-type", "error"), (":error-code", "ValidationException"),
+                                  (":error-message", f"input about Zenith Labs and {ph} rejected")], b"")  # fmt: skip
+        return Reply([*converse_tool_stream(ph)[:2], err], headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    text = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
+    with pytest.raises(EventStreamError) as e:
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
+    assert e.value.response["Error"] == {"Code": "ValidationException",
+                                         "Message": f"input about Acme Corp and {BOB} rejected"}  # fmt: skip
+    assert "".join(text) == "I'll ask Zen"
+
+
 def test_connection_dropped_mid_frame_is_an_error(proxy: Proxy) -> None:
     """Upstream drops the connection inside a frame: mitmproxy drops the client's too
     (nothing can be written after it), so the client gets a connection error, never a
