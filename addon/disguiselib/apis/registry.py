@@ -296,9 +296,10 @@ BEDROCK_FAMILIES: dict[str, Api] = {f.name: _invoke_api(f) for f in bedrock_mode
 BEDROCK_INVOKE = BEDROCK_FAMILIES[bedrock_models.CLAUDE.name]
 
 
-def _unknown_family(prefix: str) -> Api:
-    """InvokeModel for a model whose family is not declared: refused, naming it."""
-    return Api("aws.bedrock.invoke.unknown", bedrock_models.Unknown(prefix), GENERIC, anthropic.AnthropicStream,
+def _unknown_family(prefix: str, model: str = "") -> Api:
+    """InvokeModel for a model whose family is not declared: refused, naming it (where
+    that is no original: bedrock_models.Unknown)."""
+    return Api("aws.bedrock.invoke.unknown", bedrock_models.Unknown(prefix, model), GENERIC, anthropic.AnthropicStream,
                bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS)  # fmt: skip
 
 
@@ -306,7 +307,7 @@ def bedrock_invoke(path: str) -> Api:
     """The InvokeModel API of the model the path names (its family's body)."""
     mid = bedrock_models.model_id(path)
     fam = bedrock_models.family_of(mid)
-    return BEDROCK_FAMILIES[fam.name] if fam is not None else _unknown_family(bedrock_models.family_prefix(mid))
+    return BEDROCK_FAMILIES[fam.name] if fam is not None else _unknown_family(bedrock_models.family_prefix(mid), mid)
 
 
 BEDROCK_CONVERSE = Api(
