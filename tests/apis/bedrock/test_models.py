@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from aws_util import images_of, inject
+from disguiselib import leakguard
 from disguiselib.apis.bedrock import models as bedrock_models
 from disguiselib.apis.registry import recognise
 from disguiselib.base.masking import mask_body
 from disguiselib.base.restore import restore_body
-from disguiselib import leakguard
-from disguiselib.errors import MaskError, QuotingMaskError
+from disguiselib.errors import QuotingMaskError
 from strategies import LITERALS, PLACEHOLDERS, RULES, make_rules
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "bedrock" / "models"
