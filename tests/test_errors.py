@@ -42,3 +42,20 @@ def test_log_internal_logs_the_type_at_error_and_the_traceback_at_debug(caplog) 
         with caplog.at_level(logging.DEBUG, logger="disguise.test"):
             errors.log_internal(log, "masking", e)
         assert "Traceback" in caplog.text  # only at debug level
+
+
+def test_a_quoting_mask_error_never_shows_its_quote_by_itself() -> None:
+    e = errors.QuotingMaskError("model family {} is unknown", "acme.model", "acme.model-v1")
+    assert isinstance(e, errors.MaskError)
+    assert str(e) == errors.reason(e) == "model family <not shown> is unknown"
+    assert e.naming(lambda t: True) == "model family 'acme.model' is unknown"
+    assert e.naming(lambda t: "acme" not in t) == "model family <original> is unknown"
+    # the quote clean but what it came from not: withheld all the same
+    assert e.naming(lambda t: t != "acme.model-v1") == "model family <original> is unknown"
+
+
+def test_a_quoting_mask_error_survives_the_worker_boundary() -> None:
+    import pickle
+
+    e = pickle.loads(pickle.dumps(errors.QuotingMaskError("family {} unknown", "x.y", "x.y-v1")))
+    assert (e.template, e.quoted, e.within, str(e)) == ("family {} unknown", "x.y", "x.y-v1", "family <not shown> unknown")

@@ -713,3 +713,20 @@ def test_originals_side_by_side_are_masked_and_restore_to_what_was_written(parts
     msg = json.loads(got[1])["messages"][0]
     sent = msg["content"] if where == "text" else msg["content"][0]["input"][where]
     assert _shipped_cfg().rules.restorer(got[2].placeholders).text(sent) == v
+
+
+@pytest.mark.parametrize(
+    ("model", "named"),
+    [("luma.ray-v2:0", "'luma.ray'"),
+     ("Acme Corp.model-v1", "<original>"),  # an original in the family
+     ("bob@corp.example.com", "<original>"),  # a pattern's match
+     ("arn:aws:bedrock:us-east-1:1:foundation-model/x.Acme Corp-v1", "<original>"),
+     ("luma.ray-v2:0?Acme Corp", "<original>")],  # the family clean, the id it came from not
+)  # fmt: skip
+def test_an_unknown_bedrock_family_is_named_only_where_it_is_no_original(cfg, model: str, named: str) -> None:
+    from urllib.parse import quote
+
+    path = f"/model/{quote(model, safe='')}/invoke"
+    got = outcome(registry.recognise("POST", path), b'{"prompt": "hi"}', cfg, path)
+    assert got[0] == "refused" and f"model family {named} is not one" in got[1], got
+    assert "Acme" not in got[1] and "bob@" not in got[1]

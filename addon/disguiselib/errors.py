@@ -1,6 +1,7 @@
 """The few exceptions the core raises. Each message names the file, rule, field or offset."""
 
 import logging
+from collections.abc import Callable
 
 
 class DisguiseError(Exception):
@@ -13,6 +14,28 @@ class MappingError(DisguiseError):
 
 class MaskError(DisguiseError):
     """A request could not be masked completely; it must not be forwarded."""
+
+
+class QuotingMaskError(MaskError):
+    """A request that cannot be masked, whose message names a piece of the request's own
+    text (`quoted`, found in `within`: a model's family in its id, from the path). Its
+    str() never shows it; `naming(clean)` shows it only where `clean` (the leak guard's
+    reading with the rules in force) finds no original in it or in `within`."""
+
+    NOT_SHOWN = "<not shown>"
+    WITHHELD = "<original>"
+
+    def __init__(self, template: str, quoted: str, within: str) -> None:
+        super().__init__(template, quoted, within)  # args: what pickling (the worker) rebuilds it from
+        self.template, self.quoted, self.within = template, quoted, within
+
+    def __str__(self) -> str:
+        return self.template.format(self.NOT_SHOWN)
+
+    def naming(self, clean: Callable[[str], bool]) -> str:
+        """The message, naming the quoted text when clean says it and its source are clean."""
+        ok = clean(self.within) and clean(self.quoted)
+        return self.template.format(repr(self.quoted) if ok else self.WITHHELD)
 
 
 class NeverForward(MaskError):

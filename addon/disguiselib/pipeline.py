@@ -18,7 +18,16 @@ from .base.realtime import Connection, Control, ControlOut, Frame, MaskedEvent, 
 from .base.restore import restore_body
 from .base.stream import Reverser
 from .config import Config
-from .errors import DisguiseError, LeakError, MaskError, NeverForward, NotTransformed, log_internal, reason
+from .errors import (
+    DisguiseError,
+    LeakError,
+    MaskError,
+    NeverForward,
+    NotTransformed,
+    QuotingMaskError,
+    log_internal,
+    reason,
+)
 from .rules.found import Memo, texts
 from .rules.knowing import of_session
 from .rules.rules import Restorer, Rules, Session
@@ -89,8 +98,11 @@ class Refused:
         return self.refusal is Refusal.UNMASKABLE
 
     @classmethod
-    def of(cls, e: Exception) -> Refused:
-        """The refusal an exception of the masking path stands for."""
+    def of(cls, e: Exception, rules: Rules | None = None) -> Refused:
+        """The refusal an exception of the masking path stands for; a message that names
+        request text names it where the rules find no original in it (leakguard.shown)."""
+        if isinstance(e, QuotingMaskError):
+            return cls(e.naming(lambda t: leakguard.shown(t, rules) == t), Refusal.UNMASKABLE)
         if isinstance(e, LeakError):
             return cls(str(e), Refusal.LEAK)
         if isinstance(e, NeverForward):
@@ -141,7 +153,7 @@ def mask_request(
     except NotTransformed as e:
         return NotOurs(str(e))
     except Exception as e:  # noqa: BLE001 - every failure is a refusal
-        refused = Refused.of(e)
+        refused = Refused.of(e, cfg.rules)
         if refused.refusal is Refusal.INTERNAL:
             log_internal(log, "masking failed", e)
         return refused

@@ -436,6 +436,34 @@ def test_invoke_unknown_family_refused(proxy: Proxy, model: str, prefix: str) ->
     assert not [r for r in proxy.upstream.requests if model.split(":")[0].split("/")[0] in r.path]
 
 
+@pytest.fixture(scope="module")
+def own_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    """A proxy of its own: mitmdump's line for a flow shows its URL, which the shared
+    proxy's log-clean test would count (not disguise's line to change)."""
+    tmp = tmp_path_factory.mktemp("disguise-bedrock-own-log")
+    with FakeUpstream() as upstream:
+        p = Proxy(upstream, _start(tmp, upstream, "--set", "disguise_aws_resign=true"))
+        try:
+            yield p
+        finally:
+            p.close()
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["acme_lookup.model-v1", "arn:aws:bedrock:us-east-1:123456789012:foundation-model/acme_lookup-v1"],
+)  # fmt: skip
+def test_invoke_unknown_family_that_is_an_original_is_not_named(own_log: Proxy, model: str) -> None:
+    """The model id is the client's text: a family that holds an original is withheld in
+    the refusal and in disguise's own log line."""
+    with pytest.raises(ClientError) as e:
+        own_log.boto().invoke_model(modelId=model, body=json.dumps({"prompt": "hi"}))
+    msg = str(e.value)
+    assert "model family <original> is not one" in msg and "acme_lookup" not in msg, msg
+    assert own_log.mitm.saw("model family <original> is not one")
+    assert not [ln for ln in own_log.mitm.output.splitlines() if "disguise" in ln and "acme_lookup" in ln]
+
+
 # -- Converse ---------------------------------------------------------------------------------
 
 
@@ -611,6 +639,34 @@ def test_stream_cut_or_corrupt_ends_with_exception(proxy: Proxy, how: str) -> No
     assert e.value.response["Error"]["Code"] == "internalServerException"
     assert "disguise" in e.value.response["Error"]["Message"]
     assert "Zen" not in "".join(text) or "Acme Corp" in "".join(text)
+
+
+def test_upstream_error_frame_restored_after_the_held_tail(proxy: Proxy) -> None:
+    """An error frame (`:message-type error`: its text in the `:error-code` and
+    `:error-message` headers) after "I'll ask Zen": boto3 gets the held "Zen", then raises
+    EventStreamError with the message restored."""
+    model = "us.amazon.nova-errframe-v1:0"
+    p = path(model, "converse-stream")
+
+    def answer(rec: Recorded) -> Reply:
+        ph = placeholder(rec)
+        err = eventstream.encode([(":message-type", "error"), (":error-code", "ValidationException"),
+                                  (":error-message", f"input about Zenith Labs and {ph} rejected")], b"")  # fmt: skip
+        return Reply([*converse_tool_stream(ph)[:2], err], headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    text = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
+    with pytest.raises(EventStreamError) as e:
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
+    assert e.value.response["Error"] == {"Code": "ValidationException",
+                                         "Message": f"input about Acme Corp and {BOB} rejected"}  # fmt: skip
+    assert "".join(text) == "I'll ask Zen"
 
 
 def test_connection_dropped_mid_frame_is_an_error(proxy: Proxy) -> None:

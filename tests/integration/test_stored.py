@@ -9,6 +9,7 @@ endpoint fails closed."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -143,7 +144,26 @@ def run_stream(rec: Recorded) -> Reply:
     return Reply(pieces, headers={"Content-Type": "text/event-stream"})
 
 
+STORED_NAMES: list[str] = []  # the file names the fake OpenAI was sent (masked)
+
+
+def files(rec: Recorded) -> Reply:
+    """The fake Files API: an upload stores the name it was sent; GET gives it back."""
+    if rec.method == "POST":
+        STORED_NAMES.append(re.search(rb'filename="([^"]*)"', rec.body)[1].decode())  # type: ignore[index]
+    obj = {"id": "file-1", "object": "file", "bytes": 10, "created_at": 1, "filename": STORED_NAMES[-1],
+           "purpose": "batch", "status": "processed"}  # fmt: skip
+    return reply(_page(obj) if rec.method == "GET" and rec.path.split("?")[0] == "/v1/files" else obj)
+
+
+CONTAINER_FILE = {"id": "cfile_1", "object": "container.file", "container_id": "cntr_1", "created_at": 1, "bytes": 5,
+                  "path": "/mnt/data/Zenith Labs report.csv", "source": "assistant"}  # fmt: skip
+
 HANDLERS = {
+    "/v1/files": files,
+    "/v1/files/file-1": files,
+    "/v1/containers/cntr_1/files": lambda r: reply(_page(CONTAINER_FILE) if r.method == "GET" else CONTAINER_FILE),
+    "/v1/containers/cntr_1/files/cfile_1": lambda r: reply(CONTAINER_FILE),
     "/v1/threads/thread_1/runs": run_stream,
     "/v1/threads/thread_1/runs/run_1/submit_tool_outputs": run_stream,
     "/v1/conversations/conv_1/items": lambda r: reply(_page(USER_ITEM, CONV_ITEM)),
@@ -209,6 +229,36 @@ def test_a_code_interpreter_file_is_restored_like_a_downloaded_file(proxy: Proxy
         via_container = c.containers.files.content.retrieve("cfile_1", container_id="cntr_1").read()
         via_files = c.files.content("file-yaml").read()
     assert via_container == via_files == YAML.replace(b"Zenith Labs", b"Acme Corp")
+
+
+def test_a_batch_files_name_comes_back_as_it_was_uploaded(proxy: Proxy) -> None:
+    """The name went out masked (the provider stores the disguise); the upload's answer,
+    retrieve and list give the client its own name back."""
+    line = json.dumps({"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions",
+                       "body": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Acme Corp"}]}})  # fmt: skip
+    with client(proxy) as c:
+        created = c.files.create(file=("Acme Corp batch.jsonl", line.encode()), purpose="batch")
+        assert STORED_NAMES[-1] == "Zenith Labs batch.jsonl"
+        got = c.files.retrieve("file-1")
+        listed = c.files.list(purpose="batch").data
+    assert created.filename == got.filename == listed[0].filename == "Acme Corp batch.jsonl"
+
+
+def test_a_code_interpreter_files_path_comes_back_restored(proxy: Proxy) -> None:
+    with client(proxy) as c:
+        listed = c.containers.files.list("cntr_1").data
+        got = c.containers.files.retrieve("cfile_1", container_id="cntr_1")
+        made = c.containers.files.create("cntr_1", file_id="file-1")
+    assert listed[0].path == got.path == made.path == "/mnt/data/Acme Corp report.csv"
+
+
+def test_a_container_file_upload_with_an_original_is_refused(proxy: Proxy) -> None:
+    """Declaring the answer changes nothing for the request: an upload disguise does not
+    transform is still refused when it holds an original."""
+    n = len(proxy.upstream.requests)
+    with client(proxy) as c, pytest.raises(openai.APIStatusError):
+        c.containers.files.create("cntr_1", file=("notes.txt", b"Acme Corp notes"))
+    assert not any(b"Acme" in r.body for r in proxy.upstream.requests[n:])
 
 
 def test_vector_store_file_content_comes_back_restored(proxy: Proxy) -> None:

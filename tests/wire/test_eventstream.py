@@ -121,3 +121,52 @@ def test_a_known_header_block_still_has_its_checksum_checked() -> None:
             d = eventstream.Decoder()
             with pytest.raises(StreamError, match="checksum"):
                 d.feed(b"".join(f.raw for f in frames[:k]) + bytes(bad))
+
+
+# -- rewriting string headers ------------------------------------------------------------------
+
+# One header of each type botocore reads, as raw bytes (name, type byte, value).
+_TYPED = st.one_of(
+    st.sampled_from([(0, b""), (1, b"")]),
+    st.tuples(st.just(2), st.binary(min_size=1, max_size=1)),
+    st.tuples(st.just(3), st.binary(min_size=2, max_size=2)),
+    st.tuples(st.just(4), st.binary(min_size=4, max_size=4)),
+    st.tuples(st.just(5), st.binary(min_size=8, max_size=8)),
+    st.tuples(st.just(8), st.binary(min_size=8, max_size=8)),
+    st.tuples(st.just(9), st.binary(min_size=16, max_size=16)),
+    st.tuples(st.just(6), st.binary(max_size=30).map(lambda b: struct.pack(">H", len(b)) + b)),
+    st.tuples(st.just(7), st.text(st.characters(codec="utf-8"), max_size=30).map(
+        lambda s: struct.pack(">H", len(s.encode())) + s.encode())),
+)  # fmt: skip
+_NAMES = st.sampled_from([":error-message", ":error-code", ":message-type", "x", "ünï"])
+
+
+def _block(headers: list[tuple[str, tuple[int, bytes]]]) -> bytes:
+    return b"".join(bytes([len(n.encode())]) + n.encode() + bytes([t]) + v for n, (t, v) in headers)
+
+
+@given(st.lists(st.tuples(_NAMES, _TYPED), max_size=8, unique_by=lambda h: h[0]), st.text(max_size=20))
+def test_rewrite_strings_changes_the_named_string_headers_only(headers, suffix) -> None:
+    """Any mix of header types: the named string headers get fn's value, every other
+    header botocore reads as before, and the frame passes botocore's checks."""
+    block = _block(headers)
+    names = frozenset({":error-message", "ünï"})
+    new = eventstream.rewrite_strings(block, names, lambda v: v.upper() + suffix)
+    before = _botocore(eventstream.reframe(block, b"{}")).headers
+    after = _botocore(eventstream.reframe(new, b"{}")).headers
+    types = {n: t for n, (t, _) in headers}
+    assert after == {k: v.upper() + suffix if k in names and types[k] == 7 else v for k, v in before.items()}
+    if after == before:
+        assert new is block  # nothing changed: the very bytes
+
+
+def _botocore(frame: bytes):
+    buf = EventStreamBuffer()
+    buf.add_data(frame)
+    return next(buf)
+
+
+def test_rewrite_strings_refuses_a_value_too_long_for_a_header() -> None:
+    block = eventstream.headers_block([(":error-message", "x")])
+    with pytest.raises(StreamError, match="':error-message'.*65535"):
+        eventstream.rewrite_strings(block, frozenset({":error-message"}), lambda v: v * 70000)

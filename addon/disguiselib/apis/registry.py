@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..base.bodies import Reading
-from ..base.fields import GENERIC, ID, META
+from ..base.fields import GENERIC
 from ..base.realtime import Protocol
 from ..base.stream import SSEStream
 from ..base.wirespec import DOCUMENT, FILE, STREAMS, Provider, Slots, WireSpec
 from ..rules.rules import Restorer, Rules, Session
-from ..wire.jsonspan import Obj, Rule
+from ..wire.jsonspan import Rule
 from .anthropic import messages as anthropic  # fmt: skip
 from .bedrock import chunks as bedrock_chunks
 from .bedrock import models as bedrock_models
@@ -238,8 +238,7 @@ GOOGLE_CACHED_CONTENTS_LIST = Api(
 
 # OpenAI Batch: the input file (POST /v1/files, purpose=batch) masked line by line with
 # each line's API table; its results (GET /v1/files/{id}/content) restored line by line.
-_FILE_OBJECT = Obj({"id": ID, "object": META, "purpose": META, "status": META, "bytes": META,
-                    "created_at": META, "expires_at": META}, default=GENERIC)  # fmt: skip
+# The upload's answer is the file's object (openai/stored.py, as GET /v1/files/{id}).
 
 
 def _line_api(method: str, url: str) -> Rule | None:
@@ -249,7 +248,7 @@ def _line_api(method: str, url: str) -> Rule | None:
 
 BATCH_LINE = batch.BatchLine(_line_api)
 OPENAI_FILES = Api(
-    "openai.files", BATCH_LINE, _FILE_OBJECT, openai_chat.ChatStream, openai_chat.error_body,
+    "openai.files", BATCH_LINE, openai_stored.FILE_OBJECT, openai_chat.ChatStream, openai_chat.error_body,
     request_body=batch.BatchUpload(BATCH_LINE),
 )  # fmt: skip
 OPENAI_FILE_CONTENT = Api(
@@ -300,9 +299,10 @@ BEDROCK_FAMILIES: dict[str, Api] = {f.name: _invoke_api(f) for f in bedrock_mode
 BEDROCK_INVOKE = BEDROCK_FAMILIES[bedrock_models.CLAUDE.name]
 
 
-def _unknown_family(prefix: str) -> Api:
-    """InvokeModel for a model whose family is not declared: refused, naming it."""
-    return Api("aws.bedrock.invoke.unknown", bedrock_models.Unknown(prefix), GENERIC, anthropic.AnthropicStream,
+def _unknown_family(prefix: str, model: str = "") -> Api:
+    """InvokeModel for a model whose family is not declared: refused, naming it (where
+    that is no original: bedrock_models.Unknown)."""
+    return Api("aws.bedrock.invoke.unknown", bedrock_models.Unknown(prefix, model), GENERIC, anthropic.AnthropicStream,
                bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS)  # fmt: skip
 
 
@@ -310,7 +310,7 @@ def bedrock_invoke(path: str) -> Api:
     """The InvokeModel API of the model the path names (its family's body)."""
     mid = bedrock_models.model_id(path)
     fam = bedrock_models.family_of(mid)
-    return BEDROCK_FAMILIES[fam.name] if fam is not None else _unknown_family(bedrock_models.family_prefix(mid))
+    return BEDROCK_FAMILIES[fam.name] if fam is not None else _unknown_family(bedrock_models.family_prefix(mid), mid)
 
 
 BEDROCK_CONVERSE = Api(

@@ -29,6 +29,7 @@ against botocore's decoder.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from zlib import crc32
 
@@ -172,6 +173,48 @@ def header(name: str, value: str | bytes) -> bytes:
     if len(n) > 255 or len(v) > 0xFFFF:
         raise ValueError("event stream header name or value too long")
     return bytes([len(n)]) + n + bytes([STRING if isinstance(value, str) else 6]) + struct.pack(">H", len(v)) + v
+
+
+# Bytes a header value of each type takes after its type byte (botocore's
+# DecodeUtils.HEADER_PARSERS): 0/1 true/false, 2 byte, 3 short, 4 int, 5 long,
+# 8 timestamp, 9 uuid; 6 (bytes) and 7 (string) carry a uint16 length instead.
+_FIXED = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
+
+
+def rewrite_strings(header_block: bytes, names: frozenset[str], fn: Callable[[str], str]) -> bytes:
+    """header_block with the string (type 7) value of each header named in names put
+    through fn; every other byte as it came, header_block itself if nothing changed.
+
+    The block is one botocore has read (a Frame's), so its layout is known good.
+    Raises StreamError for a new value over a header's 65535 bytes."""
+    out: list[bytes] = []
+    pos = done = 0
+    while pos < len(header_block):
+        nlen = header_block[pos]
+        name = header_block[pos + 1 : pos + 1 + nlen]
+        pos += 1 + nlen
+        kind = header_block[pos]
+        pos += 1
+        if kind not in (6, STRING):
+            pos += _FIXED[kind]
+            continue
+        (vlen,) = struct.unpack_from(">H", header_block, pos)
+        start, pos = pos, pos + 2 + vlen
+        if kind != STRING or name.decode("utf-8") not in names:
+            continue
+        value = header_block[start + 2 : pos].decode("utf-8")
+        new = fn(value)
+        if new == value:
+            continue
+        v = new.encode("utf-8")
+        if len(v) > 0xFFFF:
+            raise StreamError(f"event stream header {name.decode('utf-8')!r}: over 65535 bytes once restored")
+        out += [header_block[done:start], struct.pack(">H", len(v)), v]
+        done = pos
+    if not out:
+        return header_block
+    out.append(header_block[done:])
+    return b"".join(out)
 
 
 def headers_block(headers: list[tuple[str, str | bytes]]) -> bytes:

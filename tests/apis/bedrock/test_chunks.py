@@ -17,6 +17,7 @@ from aws_util import TEXT_AT, chunk_frame, chunks_with, family_fixture, get
 from disguiselib.apis.bedrock import chunks as bedrock_chunks
 from disguiselib.apis.bedrock import models as bedrock_models
 from disguiselib.apis.bedrock.chunks import ChunkStream, is_last
+from disguiselib.wire import eventstream
 from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits
 
 FAMILY = {f.name: f for f in bedrock_models.FAMILIES}
@@ -212,3 +213,23 @@ def test_nova_block_tail_goes_out_before_its_content_block_stop() -> None:
                          if "contentBlockDelta" in c and c["contentBlockDelta"]["contentBlockIndex"] == b)
                  for b in (0, 1)]  # fmt: skip
         assert texts == [held, "Zen"] and s.state.name == "DONE"
+
+
+def test_an_upstream_error_frame_is_restored_after_the_held_tail() -> None:
+    """`:message-type error` (its text in `:error-code` / `:error-message` headers):
+    every channel's held tail goes out, then the frame with its headers restored."""
+    err = eventstream.encode([(":message-type", "error"), (":error-code", "ModelStreamError"),
+                              (":error-message", "Zenith Labs: [EMAIL_1] failed")], b"")  # fmt: skip
+    for name in NAMES:
+        chunks = chunks_with(name, ["Dear Zenith La", ""])
+        f = FAMILY[family_fixture(name)["family"]].chunk
+        term = next(i for i, c in enumerate(chunks) if is_last(f, c))
+        out, s = run(name, body_of(chunks[:term]) + err)
+        buf = EventStreamBuffer()
+        buf.add_data(out)
+        msgs = list(buf)
+        assert msgs[-1].headers == {":message-type": "error", ":error-code": "ModelStreamError",
+                                    ":error-message": restore_value("Zenith Labs: [EMAIL_1] failed")}, name
+        texts = [get(json.loads(base64.b64decode(json.loads(m.payload)["bytes"])), TEXT_AT[name])
+                 for m in msgs[:-1]]  # fmt: skip
+        assert "".join(t for t in texts if isinstance(t, str)) == "Dear Zenith La", name

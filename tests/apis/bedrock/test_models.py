@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from aws_util import images_of, inject
+from disguiselib import leakguard
 from disguiselib.apis.bedrock import models as bedrock_models
 from disguiselib.apis.registry import recognise
 from disguiselib.base.masking import mask_body
 from disguiselib.base.restore import restore_body
-from disguiselib.errors import MaskError
+from disguiselib.errors import QuotingMaskError
 from strategies import LITERALS, PLACEHOLDERS, RULES, make_rules
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "bedrock" / "models"
@@ -79,10 +80,24 @@ def test_documented_response_restored(fx: Path) -> None:
 def test_unknown_family_refused_naming_its_prefix(mid: str, prefix: str) -> None:
     api = recognise("POST", path_for(mid.replace("/", "%2F")))
     assert api is not None and api.name == "aws.bedrock.invoke.unknown"
-    with pytest.raises(MaskError) as e:
+    with pytest.raises(QuotingMaskError) as e:
         mask_body(json.dumps({"prompt": "Acme Corp" + ORIGINAL}).encode(), api.request_rule, RULES)
-    msg = str(e.value)
+    assert "model family <not shown> is not one" in str(e.value)  # without the rules: never shown
+    msg = e.value.naming(lambda t: leakguard.shown(t, RULES) == t)  # what the pipeline says
     assert repr(prefix) in msg and "Acme" not in msg and "bob@" not in msg and "acme-corp-model" not in msg
+
+
+@pytest.mark.parametrize(
+    "mid", ["acme_lookup.model-v1", "arn:aws:bedrock:us-east-1:1:foundation-model/tok_acme_lookup", "x.Acme Corp-v1"]
+)
+def test_unknown_family_that_holds_an_original_is_withheld(mid: str) -> None:
+    rules = make_rules(literals={**LITERALS, "acme_lookup": "crm_lookup"})
+    api = recognise("POST", path_for(mid.replace("/", "%2F").replace(" ", "%20")))
+    assert api is not None and api.name == "aws.bedrock.invoke.unknown"
+    with pytest.raises(QuotingMaskError) as e:
+        mask_body(b'{"prompt": "hi"}', api.request_rule, rules)
+    msg = e.value.naming(lambda t: leakguard.shown(t, rules) == t)
+    assert "model family <original> is not one" in msg and "acme" not in msg.lower(), msg
 
 
 @pytest.mark.parametrize(

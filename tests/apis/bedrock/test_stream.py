@@ -138,6 +138,40 @@ def test_invoke_upstream_exception_is_restored_after_the_held_tail() -> None:
     assert "".join(texts_) == "Partial Zen"
 
 
+def error_frame(message: str, code: str = "ValidationException") -> bytes:
+    """The framing's own error message (`:message-type error`): its text in string
+    headers, its payload empty; botocore raises EventStreamError with them."""
+    return eventstream.encode([(":message-type", "error"), (":error-code", code), (":error-message", message)], b"")
+
+
+ERROR_TEXT = 'input about Zenith Labs, [EMAIL_1] and WINPATH rejected'
+
+
+def assert_restored_error(msg) -> None:
+    assert msg.headers == {":message-type": "error", ":error-code": "ValidationException",
+                           ":error-message": restore_value(ERROR_TEXT)}  # fmt: skip
+    assert msg.payload == b""
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+@example(None)
+def test_invoke_upstream_error_frame_is_restored_after_the_held_tail(data) -> None:
+    body = b"".join([
+        chunk_frame({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                                           "content": []}}),
+        chunk_frame({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        chunk_frame({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Partial Zen"}}),
+        error_frame(ERROR_TEXT),
+    ])  # fmt: skip
+    pieces = data.draw(byte_splits(body, 40)) if data is not None else [body]
+    msgs = botocore_messages(run(InvokeStream, body, pieces))
+    assert_restored_error(msgs[-1])
+    texts_ = [json.loads(base64.b64decode(json.loads(m.payload)["bytes"])).get("delta", {}).get("text", "")
+              for m in msgs[:-1]]  # fmt: skip
+    assert "".join(texts_) == "Partial Zen"
+
+
 # -- ConverseStream --------------------------------------------------------------------------------
 
 
@@ -280,3 +314,32 @@ def test_the_view_reassembles_every_converse_block(text, value, data) -> None:
     assert ch["block 0 thinking"] == ("thinking", "Zenith Labs", "")
     assert ch.get("block 1 text", ("text", "", ""))[:2] == ("text", text)
     assert ch["block 2 json"] == ("json", args, "crm_lookup")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+@example(None)
+def test_converse_upstream_error_frame_is_restored_after_the_held_tails(data) -> None:
+    """An error frame ends the stream: every block's held tail first (text and tool
+    input), then the frame with its `:error-message` restored (lengths, both checksums)."""
+    frames = eventstream.Decoder().feed(converse_body(["Hello Zen"], ["x"], ['{"a": "Zenith La']))
+    head = [f.raw for f in frames if f.event_type != "contentBlockStop" and f.event_type not in ("messageStop",
+                                                                                                 "metadata")]
+    body = b"".join([*head, error_frame(ERROR_TEXT)])
+    pieces = data.draw(byte_splits(body, 40)) if data is not None else [body]
+    out = run(ConverseStream, body, pieces)
+    got = read_converse_until_error(out)
+    assert got["text"] == "Hello Zen" and got["args"] == '{"a": "Zenith La'
+    assert_restored_error(botocore_messages(out)[-1])
+
+
+def read_converse_until_error(body: bytes) -> dict:
+    msgs = botocore_messages(body)
+    assert [m.headers[":message-type"] for m in msgs].count("error") == 1
+    return read_converse(b"".join(eventstream.reframe(eventstream.headers_block(list(m.headers.items())), m.payload)
+                                  for m in msgs[:-1]))  # fmt: skip
+
+
+def test_converse_error_frame_without_a_disguise_passes_byte_identical() -> None:
+    body = b"".join([converse_frame("messageStart", {"role": "assistant"}), error_frame("throttled", "Throttling")])
+    assert run(ConverseStream, body) == body

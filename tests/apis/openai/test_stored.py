@@ -27,6 +27,11 @@ RUN = {"id": "run_1", "object": "thread.run", "thread_id": "thread_1", "status":
            {"id": "call_1", "type": "function", "function": {"name": "f",
                                                              "arguments": json.dumps({"who": "Zenith Labs"})}}]}}}  # fmt: skip
 
+FILE_OBJECT = {"id": "file-1", "object": "file", "bytes": 10, "created_at": 1, "filename": "Zenith Labs batch.jsonl",
+               "purpose": "batch", "status": "processed"}  # fmt: skip
+CONTAINER_FILE = {"id": "cfile_1", "object": "container.file", "container_id": "cntr_1", "created_at": 1, "bytes": 5,
+                  "path": "/mnt/data/Zenith Labs report.csv", "source": "assistant"}  # fmt: skip
+
 
 def restored(method: str, path: str, doc: object, ctype: str = "application/json") -> bytes:
     api = registry.recognise(method, path)
@@ -46,6 +51,15 @@ def restored(method: str, path: str, doc: object, ctype: str = "application/json
          {"object": "vector_store.search_results.page", "search_query": "x",
           "data": [{"file_id": "f", "filename": "Zenith Labs.txt", "score": 1, "attributes": {},
                     "content": [{"type": "text", "text": "Zenith Labs notes"}]}]}),
+        # a batch upload's name went out masked: its file object gives back the disguise
+        ("POST", "/v1/files", FILE_OBJECT),
+        ("GET", "/v1/files/file-1", FILE_OBJECT),
+        ("GET", "/v1/files", {"object": "list", "data": [FILE_OBJECT], "has_more": False}),
+        ("GET", "/openai/files/file-1", FILE_OBJECT),  # Azure's prefix
+        # a file Code Interpreter wrote, named by the model from the masked text it read
+        ("GET", "/v1/containers/cntr_1/files", {"object": "list", "data": [CONTAINER_FILE], "has_more": False}),
+        ("GET", "/v1/containers/cntr_1/files/cfile_1", CONTAINER_FILE),
+        ("POST", "/v1/containers/cntr_1/files", CONTAINER_FILE),
         ("GET", "/v1/threads/thread_1/messages", {"object": "list", "data": [THREAD_MESSAGE]}),
         ("GET", "/v1/threads/thread_1/messages/msg_1", THREAD_MESSAGE),
         ("POST", "/v1/threads/thread_1/messages", THREAD_MESSAGE),
@@ -106,8 +120,8 @@ def _sdk_paths() -> list[tuple[str, str]]:
     openai = pytest.importorskip("openai")
     root = pathlib.Path(openai.__file__).parent / "resources"
     out = []
-    for sub in ("conversations", "containers", "vector_stores", "beta/threads"):
-        for f in sorted((root / sub).rglob("*.py")):
+    for sub in ("conversations", "containers", "vector_stores", "beta/threads", "files.py", "uploads", "batches.py"):
+        for f in [root / sub] if sub.endswith(".py") else sorted((root / sub).rglob("*.py")):
             sync = f.read_text().split("\nclass Async")[0]
             for m in re.finditer(r'self\._(get|post|delete|get_api_list)\(\s*(?:path_template\(\s*)?f?"([^"]+)"', sync):
                 call = sync[m.end() : sync.find("\n        )", m.end())]  # the call's arguments
@@ -117,18 +131,26 @@ def _sdk_paths() -> list[tuple[str, str]]:
     return out
 
 
-# The calls under those resources whose answers hold no stored text (ids, names,
-# statuses, settings): not declared. Anything else the SDK calls there must be.
+# The calls under those resources whose answers hold no stored text (ids, statuses,
+# settings, and names the client gave in a request disguise does not transform, where an
+# original is refused: a container's, a vector store's, an upload's `filename`, a
+# batch's `metadata`): not declared. Anything else the SDK calls there must be. A
+# file's `filename` (a batch upload's, masked) and a container file's `path` (named by
+# the model) are stored text.
 _NO_TEXT = re.compile(
-    r"/v1/conversations(?:/x)?|/v1/containers(?:/x)?|/v1/containers/x/files(?:/x)?"
+    r"/v1/conversations(?:/x)?|/v1/containers(?:/x)?"
     r"|/v1/vector_stores(?:/x)?|/v1/vector_stores/x/files(?:/x)?|/v1/vector_stores/x/file_batches(?:/x.*)?"
-    r"|/v1/threads(?:/x)?"
+    r"|/v1/threads(?:/x)?|/v1/uploads(?:/x/(?:parts|cancel|complete))?|/v1/batches(?:/x(?:/cancel)?)?"
 )
 
 
 def test_every_sdk_call_that_returns_stored_text_is_declared() -> None:
     paths = _sdk_paths()
     assert len(paths) > 30  # the SDK was read
+    assert ("GET", "/v1/files/x") in paths and ("POST", "/v1/uploads/x/complete") in paths
     missing = [(m, p) for m, p in paths
                if m != "DELETE" and not _NO_TEXT.fullmatch(p) and registry.recognise(m, p) is None]  # fmt: skip
     assert not missing, missing
+    # and the exceptions are exceptions: none of them is a declared endpoint
+    both = [(m, p) for m, p in paths if _NO_TEXT.fullmatch(p) and registry.recognise(m, p) is not None]
+    assert not both, both

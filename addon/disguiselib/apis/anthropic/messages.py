@@ -269,10 +269,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     # the legacy Text Completions API: its prompt is scanned, not masked
     Endpoint("POST", "/v1/complete", SCANNED),
     # the Files API shares OpenAI's paths: an upload is read by batch.BatchUpload, a
-    # download restored as a file
+    # download restored as a file, a file's metadata as OpenAI's file object (its
+    # `filename` restored)
     Endpoint("POST", "/v1/files", MASKED),
-    Endpoint("GET", "/v1/files", SCANNED),
-    Endpoint("GET DELETE", "/v1/files/{id}", SCANNED),
+    Endpoint("GET", "/v1/files", RESTORED),
+    Endpoint("GET", "/v1/files/{id}", RESTORED),
+    Endpoint("DELETE", "/v1/files/{id}", SCANNED),
     Endpoint("GET", "/v1/files/{id}/content", RESTORED),
     Endpoint("GET", "/v1/models", SCANNED),
     Endpoint("GET", "/v1/models/{id}", SCANNED),

@@ -19,7 +19,8 @@ Every family answers an error as Bedrock does (`{"message": ...}`, the type in
 `x-amzn-ErrorType`; mid-stream an exception frame): bedrock.error_body and
 bedrock_stream.exception_frame. A model id whose family is not declared here (a
 provisioned or imported model's ARN, a model Bedrock added later) is refused, naming
-its family prefix, rather than read as another family's body.
+its family prefix where neither it nor the id holds an original (errors.QuotingMaskError,
+read by the pipeline with the rules), rather than read as another family's body.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from ...base.fields import GENERIC, ID, MEDIA, META, SETTING, media_text
 from ...base.wirespec import EVENT_STREAM, JSON, Channel, ChunkModel, WireSpec
-from ...errors import MaskError
+from ...errors import QuotingMaskError
 from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Obj, Rule
 from ..openai import chat as openai_chat
 from . import runtime as bedrock
@@ -390,16 +391,22 @@ def family_of(mid: str) -> Family | None:
 
 
 class Unknown(Rule):
-    """The request rule of a model whose family is not declared: refused, naming it."""
+    """The request rule of a model whose family is not declared: refused, naming its
+    family where that is no original (the model id is the client's text: a name it
+    chose for an imported model, a profile)."""
 
     string = True
     kind = "unknown"
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, model: str = "") -> None:
         self.prefix = prefix
+        self.model = model or prefix
 
     def resolve(self, value: object) -> Rule:
-        raise MaskError(
-            f"Bedrock InvokeModel: model family {self.prefix!r} is not one disguise knows the body of "
-            "(known: " + ", ".join(f.name for f in FAMILIES) + "); a text model can be reached through Converse"
+        raise QuotingMaskError(
+            "Bedrock InvokeModel: model family {} is not one disguise knows the body of "
+            "(known: " + ", ".join(f.name for f in FAMILIES).replace("{", "{{").replace("}", "}}")
+            + "); a text model can be reached through Converse",
+            self.prefix,
+            self.model,
         )

@@ -19,7 +19,8 @@ body cut inside a frame or before the last event (`message_stop`, `messageStop`)
 anything that cannot be read end the stream with an exception frame
 (`:message-type exception`), which boto3 raises as an EventStreamError and the anthropic
 SDK as an error: never a silent partial. An exception frame from upstream is passed on
-(its message restored) after every held tail.
+(its message restored) after every held tail, and so is an error frame
+(`:message-type error`, its `:error-code` and `:error-message` headers restored).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ _EVENT_HEADERS = [(":content-type", "application/json"), (":message-type", "even
 # The exception both streams' unions declare (ResponseStream and ConverseStreamOutput
 # in the bedrock-runtime service model), so every client decodes it as an error.
 EXCEPTION_TYPE = "internalServerException"
+# An exception message's text: its payload's `message`.
+_EXCEPTION = Obj({"message": VALUES}, default=GENERIC)
+# An error message (`:message-type error`, the framing's own unmodelled error, which
+# botocore raises as EventStreamError) carries its text in these string headers.
+ERROR_HEADERS = frozenset({":error-code", ":error-message"})
 
 
 def exception_frame(message: str, kind: str = EXCEPTION_TYPE) -> bytes:
@@ -125,23 +131,29 @@ class FrameStream(SSEStream):
 
     def upstream_error(self, fr: Frame) -> list[bytes]:
         """An exception or error message from upstream ends the stream: every held tail
-        first, then the message with its text restored."""
+        first, then the message with its text restored (an error message's text is in
+        its string headers, an exception's in its payload)."""
         self.to(StreamState.FINISHING)
         out = self.drain()
-        out.append(self.restored(fr, Obj({"message": VALUES}, default=GENERIC)))
+        out.append(self.restored(fr, _EXCEPTION, ERROR_HEADERS))
         return out
 
-    def restored(self, fr: Frame, rule: Rule) -> bytes:
-        """fr with the strings rule selects in its JSON payload restored; fr.raw if
-        nothing changed (or the payload is empty)."""
-        if not fr.payload:
-            return fr.raw
-        text, _ = _json_payload(fr)
-        new = restore_json(text, rule, self.restorer)
-        if new is None:
+    def restored(self, fr: Frame, rule: Rule, headers: frozenset[str] = frozenset()) -> bytes:
+        """fr with the strings rule selects in its JSON payload, and the string headers
+        named in headers, restored; fr.raw if nothing changed."""
+        block = fr.header_block
+        if headers:
+            block = eventstream.rewrite_strings(block, headers, self.restorer.value)
+        payload = fr.payload
+        if payload:
+            text, _ = _json_payload(fr)
+            new = restore_json(text, rule, self.restorer)
+            if new is not None:
+                payload = new.encode("utf-8")
+        if block is fr.header_block and payload is fr.payload:
             return fr.raw
         self.events_changed += 1
-        return eventstream.reframe(fr.header_block, new.encode("utf-8"))
+        return eventstream.reframe(block, payload)
 
 
 # -- a recorded stream, for those who read it (inspect/sseview.py: the views, the audit) ------

@@ -86,8 +86,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     # Files and Batch (batch.py): a batch input file is masked line by line, results restored
     Endpoint("POST", "/files", MASKED, "multipart: a batch input file masked line by line"),
     Endpoint("GET", "/files/{file_id}/content", RESTORED, "a downloaded file (batch results)"),
-    Endpoint("GET DELETE", "/files/{file_id}", SCANNED),
-    Endpoint("GET", "/files", SCANNED),
+    Endpoint("GET", "/files/{file_id}", RESTORED, "a file's object: its filename (a batch upload's, masked)"),
+    Endpoint("DELETE", "/files/{file_id}", SCANNED),
+    Endpoint("GET", "/files", RESTORED, "file objects: their filenames"),
     Endpoint("GET POST", "/batches", SCANNED, "a batch names its input file; the file is masked on upload"),
     Endpoint("GET", "/batches/{batch_id}", SCANNED),
     Endpoint("POST", "/batches/{batch_id}/cancel", SCANNED),
@@ -130,8 +131,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     # Containers (Code Interpreter): a file the container wrote is restored
     Endpoint("GET POST", "/containers", SCANNED),
     Endpoint("GET DELETE", "/containers/{container_id}", SCANNED),
-    Endpoint("GET POST", "/containers/{container_id}/files", SCANNED, "an uploaded file: refused with an original"),
-    Endpoint("GET DELETE", "/containers/{container_id}/files/{file_id}", SCANNED),
+    Endpoint("GET POST", "/containers/{container_id}/files", RESTORED,
+             "an uploaded file: refused with an original; container files back, their paths restored"),
+    Endpoint("GET", "/containers/{container_id}/files/{file_id}", RESTORED, "its path: a name the model chose"),
+    Endpoint("DELETE", "/containers/{container_id}/files/{file_id}", SCANNED),
     Endpoint("GET", "/containers/{container_id}/files/{file_id}/content", RESTORED, "a file the container wrote"),
     # Realtime: the WebSocket is realtime.py's; these mint sessions and keys, or place calls
     Endpoint("POST", "/realtime/calls", REFUSED, WEBRTC_REFUSED),

@@ -3,11 +3,12 @@
 
 Besides the calls that run a model (Chat, Responses, Completions: their own modules),
 OpenAI stores what a model read or wrote and hands it back later: the items of a
-Conversation (the masked turns the Responses API stored), the files Code Interpreter
-wrote in a container, the parsed content of a vector store's files and what a search
+Conversation (the masked turns the Responses API stored), files and their names (a
+batch upload's, masked on the way out), the files Code Interpreter wrote in a container
+and their paths, the parsed content of a vector store's files and what a search
 of it finds, the Assistants API's messages, runs and run steps. Each is declared here
 once, by method and path (the `openai` SDK's resources: `conversations/items.py`,
-`containers/files/content.py`, `vector_stores/*.py`, `beta/threads/**`), with what it
+`files.py`, `containers/files/*.py`, `vector_stores/*.py`, `beta/threads/**`), with what it
 answers (wirespec.DOCUMENT: JSON, never an event stream; wirespec.FILE: a file's bytes,
 restored as text when it is UTF-8, passed as it came otherwise; wirespec.STREAMS: a run,
 JSON or the Assistants event stream) and the table its
@@ -42,6 +43,18 @@ _META = dict.fromkeys(("object", "created_at", "completed_at", "started_at", "ex
                        "failed_at", "incomplete_at", "status", "role", "type", "usage", "model"), META)  # fmt: skip
 _IDS = dict.fromkeys(("id", "thread_id", "assistant_id", "run_id", "step_id", "file_id", "message_id",
                       "vector_store_id", "conversation_id", "container_id"), ID)  # fmt: skip
+
+# Files: a file's object, as the upload answers it and GET /v1/files/{id} and the list
+# give it back. Its `filename` is the name it was uploaded under, masked on the way out
+# when it was a batch upload (apis/openai/batch.py): the provider stores the disguise.
+FILE_OBJECT = Obj({"id": ID, "object": META, "purpose": META, "status": META, "bytes": META,
+                   "created_at": META, "expires_at": META, "filename": VALUES, "status_details": VALUES},
+                  default=GENERIC)  # fmt: skip
+# Code Interpreter's container files: `path` names the file in the container, a name the
+# model chose from the masked text it read (`/mnt/data/Zenith Labs report.csv`) or an
+# uploaded file's; `source` says who wrote it (`user`, `assistant`).
+CONTAINER_FILE = Obj({**_IDS, "object": META, "created_at": META, "bytes": META, "path": VALUES,
+                      "source": META}, default=GENERIC)  # fmt: skip
 
 # Conversations: an item is what the Responses API stores (an input or output item).
 CONVERSATION_ITEMS = _list(ANY_ITEM)
@@ -102,6 +115,10 @@ _ID = "[^/]+"
 ENDPOINTS: tuple[Stored, ...] = (
     Stored("openai.conversations.items", "GET POST", rf"/conversations/{_ID}/items", DOCUMENT, CONVERSATION_ITEMS),
     Stored("openai.conversations.item", "GET", rf"/conversations/{_ID}/items/{_ID}", DOCUMENT, ANY_ITEM),
+    Stored("openai.files.list", "GET", r"(?:/v1|/openai)/files", DOCUMENT, _list(FILE_OBJECT)),
+    Stored("openai.files.file", "GET", rf"(?:/v1|/openai)/files/{_ID}", DOCUMENT, FILE_OBJECT),
+    Stored("openai.containers.files", "GET", rf"/containers/{_ID}/files", DOCUMENT, _list(CONTAINER_FILE)),
+    Stored("openai.containers.file", "GET POST", rf"/containers/{_ID}/files(?:/{_ID})?", DOCUMENT, CONTAINER_FILE),
     Stored("openai.containers.file_content", "GET", rf"/containers/{_ID}/files/{_ID}/content", FILE),
     Stored("openai.vector_stores.file_content", "GET", rf"/vector_stores/{_ID}/files/{_ID}/content", DOCUMENT,
            VECTOR_STORE_FILE_CONTENT),
