@@ -92,6 +92,23 @@ def _responses(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, C
     return doc, openai_responses.RESPONSE_OBJECT, read
 
 
+def _responses_points(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, Callable[[dict], tuple[str, list]]]:
+    # file_citation and file_path count one position each (`index`): a span's start as one,
+    # its end as the other
+    anns = [a for s, e in cites for a in ({"type": "file_citation", "file_id": "file-1", "filename": "Zenith Labs.pdf",
+                                           "index": s}, {"type": "file_path", "file_id": "file-2", "index": e})]  # fmt: skip
+    part = {"type": "output_text", "text": text, "annotations": anns}
+    doc = {"id": "resp_1", "object": "response", "status": "completed",
+           "output": [{"id": "msg_1", "type": "message", "role": "assistant", "content": [part]}]}  # fmt: skip
+
+    def read(out: dict) -> tuple[str, list]:
+        p = out["output"][0]["content"][0]
+        at = [a["index"] for a in p["annotations"]]
+        return p["text"], list(zip(at[::2], at[1::2], strict=True))
+
+    return doc, openai_responses.RESPONSE_OBJECT, read
+
+
 def _assistants(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, Callable[[dict], tuple[str, list]]]:
     doc = {"id": "msg_1", "object": "thread.message", "role": "assistant", "content": [{"type": "text", "text": {
         "value": text, "annotations": [{"type": "file_citation", "text": "[1]", "start_index": s, "end_index": e,
@@ -104,7 +121,7 @@ def _assistants(text: str, cites: list[tuple[int, int]]) -> tuple[dict, object, 
     return doc, openai_stored.THREAD_MESSAGE, read
 
 
-SHAPES = {"chat": _chat, "responses": _responses, "assistants": _assistants}
+SHAPES = {"chat": _chat, "responses": _responses, "responses_points": _responses_points, "assistants": _assistants}
 
 
 @pytest.mark.parametrize("shape", SHAPES)

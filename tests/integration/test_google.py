@@ -227,6 +227,13 @@ def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
         {"text": "Zenith Labs owns [EMAIL_1]. [[reply_to_current]]"},
         {"functionCall": {"name": "crm_lookup", "args": {"thread_id": "WINPATH"}}}], "role": "model"},
         "finishReason": "STOP", "index": 0}], "modelVersion": "gemini-2.5-flash"}  # fmt: skip
+    # a grounding support counts UTF-8 bytes of the part it names, as the model wrote it
+    cited = "[EMAIL_1]."
+    at = len("Zenith Labs owns ")
+    body["candidates"][0]["groundingMetadata"] = {
+        "groundingChunks": [{"web": {"uri": "https://news.example/", "title": "news"}}],
+        "groundingSupports": [{"segment": {"partIndex": 1, "startIndex": at, "endIndex": at + len(cited), "text": cited},
+                               "groundingChunkIndices": [0]}]}  # fmt: skip
     proxy.upstream.on(f"/v1beta/models/{model}:generateContent",
                       lambda rec: Reply([json.dumps(body, indent=2).encode()], headers=JSON_HEADERS, framing="length"))
     proxy.upstream.on(f"/v1beta/models/{model}:countTokens",
@@ -237,6 +244,8 @@ def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
     assert parts[0].text == "thinking of Zenith Labs"
     assert parts[1].text == f"Acme Corp owns {BOB}. "
     assert parts[2].function_call.name == "acme_lookup" and parts[2].function_call.args == {"session_id": WINQ}
+    seg = got.candidates[0].grounding_metadata.grounding_supports[0].segment
+    assert seg.text == f"{BOB}." == parts[1].text.encode()[seg.start_index : seg.end_index].decode()
     n = client.models.count_tokens(model=model, contents=f"Acme Corp: {BOB}")
     assert n.total_tokens == 7
     for path in ("generateContent", "countTokens"):

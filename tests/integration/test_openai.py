@@ -1076,7 +1076,8 @@ def _cites(text: str, *words: str) -> list[tuple[int, int]]:
 def test_citations_point_into_the_restored_text(proxy: Proxy) -> None:
     """Web-search citations count characters of the text the model wrote (disguised):
     the client gets them moved to the restored text, in a whole Chat answer and in a
-    Responses stream's snapshots (content_part.done, output_item.done, response.completed)."""
+    Responses stream's snapshots (content_part.done, output_item.done, response.completed),
+    file citations' one position (`index`) as well."""
     chat, resp = "scn-chat-cites", "scn-resp-cites"
 
     def words(rec: Recorded) -> tuple[str, tuple[str, ...]]:
@@ -1097,6 +1098,9 @@ def test_citations_point_into_the_restored_text(proxy: Proxy) -> None:
         text, w = words(rec)
         ann = [{"type": "url_citation", "start_index": a, "end_index": b, "title": "Zenith Labs",
                 "url": "https://news.example/"} for a, b in _cites(text, *w)]  # fmt: skip
+        # file citations count one position each (`index`)
+        ann += [{"type": "file_citation", "file_id": "file-1", "filename": "n.pdf", "index": text.index(w[2])},
+                {"type": "file_path", "file_id": "file-2", "index": text.index(w[3])}]  # fmt: skip
         part = {"type": "output_text", "text": text, "annotations": ann, "logprobs": []}
         msg = {"id": "msg_c", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
         done = {**msg, "status": "completed", "content": [part]}
@@ -1130,8 +1134,9 @@ def test_citations_point_into_the_restored_text(proxy: Proxy) -> None:
     (item_done,) = [e.item.content[0] for e in events if e.type == "response.output_item.done"]
     for p in (part_done, item_done, final.output[0].content[0]):
         assert p.text == msg.content
-        assert [p.text[a.start_index : a.end_index] for a in p.annotations] == expected
+        assert [p.text[a.start_index : a.end_index] for a in p.annotations[:4]] == expected
         assert p.annotations[0].title == "Acme Corp"
+        assert [p.text[a.index :][:13] for a in p.annotations[4:]] == [WINQ[:13], "said the news"]
 
 
 def test_upstream_error_body_is_restored(proxy: Proxy) -> None:

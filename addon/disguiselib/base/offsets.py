@@ -123,19 +123,30 @@ class TrackedWindow(Window):
 # follows every original that differs in length from its disguise, so each such offset
 # is moved to the restored text (Offsets.at: a bound inside a restored original widens to
 # the whole original). The API's module says where its citations are (`register`): a
-# dict holding a list of citations (`items`) beside the text they count (`text`), each
-# citation's bounds in itself or in one of its members (`inner`). Texts under a member
-# that holds a stream's pieces (`pieces`: a delta's text is a piece, its offsets count
-# the whole text) are not read here: a whole document's offsets only.
+# dict holding a list of citations (`items`, a member or a path of members) beside the
+# text they count (`text`, likewise), each citation's bounds in itself or in one of its
+# members (`inner`), and where it counts one position rather than a span (`points`). A
+# text can be one of a list of parts (`part`: Gemini's `content.parts`, told by the
+# citation's `partIndex`), and offsets can count UTF-8 bytes rather than characters
+# (`utf8`). Texts under a member that holds a stream's pieces (`pieces`: a delta's text is
+# a piece, its offsets count the whole text) are not read here: a whole document's
+# offsets only.
 
 
 @dataclass(frozen=True)
 class Cited:
-    items: str  # the member holding the list of citations
-    text: str  # the member beside it holding the text they count characters of
+    items: str | tuple[str, ...]  # the member (or path of members) holding the list of citations
+    text: str | tuple[str, ...]  # the member (or path) beside it holding the text they count
     bounds: tuple[str, str]  # a citation's start and (exclusive) end members
     inner: tuple[str, ...] = ()  # members of a citation that hold its bounds instead
     pieces: str = ""  # a member whose texts are a stream's pieces: not read
+    points: tuple[str, ...] = ()  # members holding one position in the text (not a span's bound)
+    marks: tuple[str, ...] = ()  # members telling a document may hold these (default: bounds, points)
+    utf8: bool = False  # offsets count UTF-8 bytes of the text, not characters
+    # `text` leads to a list of parts: (the member of a bounds' holder naming the part, 0
+    # when absent as proto3 JSON leaves zeros out; the part's member holding its text). An
+    # empty first name: the citation names no part, and is read only when there is one.
+    part: tuple[str, str] | None = None
 
 
 CITED: list[Cited] = []
@@ -145,7 +156,7 @@ _MARKERS: set[str] = set()
 def register(cited: Cited) -> None:
     """Where an API's documents hold citations with offsets into a text (restore_doc)."""
     CITED.append(cited)
-    _MARKERS.update(f'"{b}"' for b in cited.bounds)
+    _MARKERS.update(f'"{b}"' for b in cited.marks or (*cited.bounds, *cited.points))
 
 
 def citing(s: str) -> bool:
@@ -169,11 +180,15 @@ def citation_fixes(doc: object, out: object, r: Restorer) -> list[tuple[tuple, o
         if not isinstance(x, dict):
             continue
         for c in CITED:
-            items, text = x.get(c.items), x.get(c.text)
-            if isinstance(items, list) and items and isinstance(text, str):
-                fixes += _moved(path, c, items, text, _at(out, (*path, c.text)), r)
+            items = _at(x, _path(c.items))
+            if isinstance(items, list) and items:
+                fixes += _Moved(path, c, x, out, r).fixes(items)
         stack.extend(((*path, k), v) for k, v in x.items() if k not in skip and isinstance(v, (dict, list)))
     return fixes
+
+
+def _path(p: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (p,) if isinstance(p, str) else p
 
 
 def _at(doc: object, path: tuple) -> object:
@@ -185,23 +200,78 @@ def _at(doc: object, path: tuple) -> object:
     return doc
 
 
-def _moved(path: tuple, c: Cited, items: list, text: str, restored: object, r: Restorer) -> list:
-    if not isinstance(restored, str) or restored == text:
-        return []
-    o = Offsets()
-    o.add(text, restored, r)
-    if not o.moved:
-        return []
-    fixes: list[tuple[tuple, object]] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            continue
-        holders = [((), item)] + [((k,), item[k]) for k in c.inner if isinstance(item.get(k), dict)]
-        for sub, h in holders:
-            for b, end in zip(c.bounds, (False, True), strict=True):
-                v = h.get(b)
-                if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= len(text):
-                    w = o.at(v, end)
-                    if w != v:
-                        fixes.append(((*path, c.items, i, *sub, b), w))
-    return fixes
+class _Moved:
+    """The moved bounds of one list of citations: the texts they count (one, or one per
+    part), upstream and restored, with the edits restoring made to each."""
+
+    def __init__(self, path: tuple, c: Cited, holder: dict, out: object, r: Restorer) -> None:
+        self.path, self.c, self.r = path, c, r
+        self.text = _at(holder, _path(c.text))
+        self.restored = _at(out, (*path, *_path(c.text)))
+        self.offsets: dict[int, tuple[Offsets, str, str] | None] = {}
+
+    def fixes(self, items: list) -> list[tuple[tuple, object]]:
+        c = self.c
+        out: list[tuple[tuple, object]] = []
+        base = (*self.path, *_path(c.items))
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            holders = [((), item)] + [((k,), item[k]) for k in c.inner if isinstance(item.get(k), dict)]
+            for sub, h in holders:
+                members = [(c.bounds[0], False), (c.bounds[1], True), *((p, False) for p in c.points)]
+                if not any(isinstance(h.get(b), int) for b, _ in members):
+                    continue
+                texts = self._texts(h)
+                if texts is None:
+                    continue
+                o, text, restored = texts
+                for b, end in members:
+                    v = h.get(b)
+                    if isinstance(v, int) and not isinstance(v, bool):
+                        w = self._at(o, text, restored, v, end)
+                        if w is not None and w != v:
+                            out.append(((*base, i, *sub, b), w))
+        return out
+
+    def _texts(self, h: dict) -> tuple[Offsets, str, str] | None:
+        """The edits of the text this holder's bounds count, with that text upstream and
+        restored; None when there is none, or restoring moved nothing in it."""
+        part = self.c.part
+        k = 0
+        if part is not None:
+            if part[0]:
+                k = h.get(part[0], 0)
+                if not isinstance(k, int) or isinstance(k, bool):
+                    return None
+            elif not isinstance(self.text, list) or len(self.text) != 1:
+                return None
+        if k not in self.offsets:
+            self.offsets[k] = self._edits(k)
+        return self.offsets[k]
+
+    def _edits(self, k: int) -> tuple[Offsets, str, str] | None:
+        text, restored = self.text, self.restored
+        part = self.c.part
+        if part is not None:
+            if k < 0:  # _at would read from the list's end
+                return None
+            text, restored = (_at(x, (k, part[1])) if isinstance(x, list) else None for x in (text, restored))
+        if not isinstance(text, str) or not isinstance(restored, str) or restored == text:
+            return None
+        o = Offsets()
+        o.add(text, restored, self.r)
+        return (o, text, restored) if o.moved else None
+
+    def _at(self, o: Offsets, text: str, restored: str, v: int, end: bool) -> int | None:
+        """Where offset v of text lands in restored (None: v is not an offset of text)."""
+        if not self.c.utf8:
+            return o.at(v, end) if 0 <= v <= len(text) else None
+        b = text.encode("utf-8", "surrogatepass")
+        if not 0 <= v <= len(b):
+            return None
+        try:
+            chars = len(b[:v].decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:  # inside a character: not a place in the text
+            return None
+        return len(restored[: o.at(chars, end)].encode("utf-8", "surrogatepass"))

@@ -34,6 +34,8 @@ import re
 
 from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
 from ...base.logprobs import holds_disguise, overlapping, register
+from ...base.offsets import Cited
+from ...base.offsets import register as register_cited
 from ...base.wirespec import Provider
 from ...rules.rules import Restorer
 from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
@@ -224,6 +226,19 @@ _RESPONSE_FIELDS: dict[str, Rule] = _both(
     }
 )  # fmt: skip
 GENERATE_RESPONSE = Obj({**_RESPONSE_FIELDS, "candidates": Arr(_CANDIDATE)}, default=GENERIC)
+
+# What a candidate cites counts UTF-8 bytes of its text, as the model wrote it (disguised):
+# a grounding support's `segment` "Start index in the given Part, measured in bytes" (and
+# its exclusive end) of the part `partIndex` names (absent: part 0, proto3 JSON leaves
+# zeros out, `startIndex` too); a citation source's `startIndex`/`endIndex` are bytes of
+# "the response" and name no part, so they are moved only in a candidate of one part.
+# Moved to the restored text in whole responses (base/offsets.py: restore_doc, so also a
+# stream that arrived as one document and Batch Mode's inlined responses). A stream's
+# chunks are not read so (GeminiStream: their offsets count the whole streamed text).
+register_cited(Cited(("groundingMetadata", "groundingSupports"), ("content", "parts"), ("startIndex", "endIndex"),
+                     inner=("segment",), utf8=True, part=("partIndex", "text")))  # fmt: skip
+register_cited(Cited(("citationMetadata", "citationSources"), ("content", "parts"), ("startIndex", "endIndex"),
+                     utf8=True, part=("", "text")))  # fmt: skip
 
 
 class _ObjectOrArray(Rule):

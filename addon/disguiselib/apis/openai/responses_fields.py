@@ -20,10 +20,17 @@ from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
 
 # Annotations (citations) of output text: titles, URLs and file names are read; ids are ids.
 _ANNOTATION = obj({"file_id": ID, "container_id": ID})
-# An output_text part's citations (`url_citation`, `container_file_citation`) count
-# characters of its text: moved to the restored text in whole documents, snapshots
-# included (`content_part.done`, `output_item.done`, `response.completed`; base/offsets.py).
-register_cited(Cited("annotations", "text", ("start_index", "end_index"), pieces="delta"))
+# An output_text part's citations count characters of its text: `url_citation` and
+# `container_file_citation` a span (`start_index`, `end_index`), `file_citation` and
+# `file_path` the one place the citation sits (`index`; the reference calls it "the index
+# of the file in the list of files", but it is a character position in the text:
+# openai-python#2512). Moved to the restored text in whole documents, snapshots included
+# (`content_part.done`, `output_item.done`, `response.completed`; base/offsets.py). The
+# marks: `"index"` alone would be found in every Chat or Gemini body.
+register_cited(
+    Cited("annotations", "text", ("start_index", "end_index"), points=("index",), pieces="delta",
+          marks=("start_index", "end_index", "file_citation", "file_path"))
+)  # fmt: skip
 
 
 class _InputFile(Rule):
