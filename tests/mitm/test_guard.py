@@ -442,13 +442,13 @@ def test_the_recheck_does_not_refuse_what_the_masker_produced(tmp_path: Path) ->
     refuse) and through the API's table (a field the table exempts is not looked at)."""
     key = tmp_path / "fakes.key"
     with configured(tmp_path, disguise_fakes=True, disguise_fakes_key=str(key)) as (a, _):
-        body = json.dumps({"model": "m", "service_tier": "carol@corp.example.com",
+        body = json.dumps({"model": "carol@corp.example.com", "temperature": 1,
                            "messages": [{"role": "user", "content": "bob@corp.example.com"}]}).encode()  # fmt: skip
         f = masked(a, body, "/v1/chat/completions")
         assert f.response is None
         assert b"bob@corp" not in f.request.content and b"carol@corp" in f.request.content
         assert b"@" in json.loads(f.request.content)["messages"][0]["content"].encode()  # a fake e-mail
-        f.request.content = f.request.content.replace(b'"model": "m"', b'"model": "m2"')  # another addon
+        f.request.content = f.request.content.replace(b'"temperature": 1', b'"temperature": 0.5')  # another addon
         a.guard.request(f)
         assert f.response is None
 
