@@ -24,6 +24,7 @@ from .. import leakguard
 from ..apis.registry import Api
 from ..config import Config
 from ..errors import MaskError, log_internal
+from ..inspect.record import destination
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..rules.knowing import of_session
@@ -146,9 +147,10 @@ class Guard:
                 return None
         rules = of_session(cfg.rules, rec.session)
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
-            return self._recheck_off_loop(flow, rec, (r.path, headers, body, rules, rec.api))
+            args = (r.path, headers, body, rules, rec.api, None, None, destination(flow))
+            return self._recheck_off_loop(flow, rec, args)
         try:
-            hit = leak_scan(r.path, headers, body, rules, rec.api)
+            hit = leak_scan(r.path, headers, body, rules, rec.api, dest=destination(flow))
         except Exception as e:  # noqa: BLE001 - the check failing is a refusal too (an exception
             hit = leakguard.Hit("internal error", type(e).__name__)  # here would let mitmproxy forward)
         self._leak_verdict(flow, rec, hit)
