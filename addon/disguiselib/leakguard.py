@@ -235,15 +235,29 @@ def decoded_value(value: str) -> str:
     return d if d != value else ""
 
 
+# A header value continued on the next line (obs-fold): mitmproxy keeps the fold in the
+# value ("Acme\r\n Corp") and forwards it so; the receiver replaces it by a space (RFC
+# 9112 5.2: "replace each received obs-fold with one or more SP octets"; h11 does, with
+# one), and reads "Acme Corp".
+_FOLD = re.compile(r"\r?\n[ \t]+")
+
+
+def unfolded(value: str) -> str:
+    """A header's value as an HTTP/1.1 receiver reads it: each obs-fold one space."""
+    return _FOLD.sub(" ", value) if "\n" in value else value
+
+
 def without_credential_headers(headers: Iterable[tuple[str, str]], slots: Slots) -> list[tuple[str, str]]:
     """The headers less the client's credentials in their slots (a credential header
-    left out, a credential entry of Sec-WebSocket-Protocol taken out of its list): what
-    the leak guard reads of them, and the audit."""
+    left out, a credential entry of Sec-WebSocket-Protocol taken out of its list), each
+    value unfolded as its receiver reads it (unfolded): what the leak guard reads of
+    them, and the audit."""
     out = []
     for name, value in headers:
         n = name.lower()
         if n in slots.headers:
             continue
+        value = unfolded(value)
         out.append((name, _without_subprotocols(value, slots) if n == _SUBPROTOCOLS else value))
     return out
 
