@@ -658,3 +658,9 @@ def test_unfolded_leaves_a_value_without_a_fold_alone() -> None:
     for v in ("Acme Corp", "a\rb", "x\ny", ""):
         assert leakguard.unfolded(v) == v
     assert leakguard.unfolded("a\r\n b\r\n\tc") == "a b c"
+
+
+def test_trailers_are_read_as_headers_none_a_credential_slot() -> None:
+    assert str(leakguard.scan_trailers([("X-Org", ACME)], RULES)) == "literal in trailer x-org"
+    assert str(leakguard.scan_trailers([("x-api-key", "Acme\r\n Corp")], RULES)) == "literal in trailer x-api-key"
+    assert leakguard.scan_trailers([("x-org", "Zenith Labs")], RULES) is None

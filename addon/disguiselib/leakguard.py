@@ -287,6 +287,13 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
     return None
 
 
+def scan_trailers(trailers: Iterable[tuple[str, str]], rules: Rules) -> Hit | None:
+    """A request's trailer fields (HTTP/2, chunked HTTP/1.1), read as headers are; none of
+    them is a credential slot. A hit says `trailer NAME`."""
+    hit = scan_headers(trailers, rules, Slots())
+    return None if hit is None else Hit(hit.rule, "trailer" + hit.where.removeprefix("header"))
+
+
 def scan_request(
     path: str,
     headers: Iterable[tuple[str, str]],
@@ -357,5 +364,6 @@ __all__ = [
     "scan_body",
     "scan_json",
     "scan_request",
+    "scan_trailers",
     "spans",
 ]

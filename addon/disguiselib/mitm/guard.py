@@ -108,6 +108,8 @@ class Guard:
             if rec is not None and rec.answer is not Answer.REPLACED and rec.phase is not Phase.MASKED:
                 self.records.pop(flow.id, None)  # answered here: nothing more to restore
             return
+        if flow.request.trailers and self._trailers_refused(flow, rec):
+            return
         if rec is None or rec.hook is not Hook.REQUEST:
             if (rec is not None and rec.kind is not Kind.SKIP) or fallback_protected(flow, self._hosts()):
                 self._refuse(flow, rec, f"disguise: request refused: {self.why()}", 503)
@@ -129,6 +131,33 @@ class Guard:
         if rec.phase is Phase.MASKED and rec.body is Body.IN_HOOK:
             return self._recheck(flow, rec, cfg)  # type: ignore[return-value]  # maybe awaited
         return None
+
+    def _trailers_refused(self, flow: http.HTTPFlow, rec: FlowRecord | None) -> bool:
+        """Request trailers (HTTP/2; chunked HTTP/1.1): mitmproxy has them by this hook and
+        sends them after it, whether the body was streamed or not. Read as headers are
+        (leakguard.scan_trailers); when one holds an original they are dropped and the
+        request refused (True): answered, or, when its body already went (streamed), its
+        connection closed."""
+        cfg, trailers = rec.config if rec is not None else None, flow.request.trailers
+        if rec is None or cfg is None or rec.kind is Kind.SKIP or trailers is None:
+            return False  # not protected (a protected flow without a record is refused whole below)
+        try:
+            hit = leakguard.scan_trailers(list(trailers.items(multi=True)), cfg.rules)
+        except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+            hit = leakguard.Hit("internal error", type(e).__name__)
+        if hit is None:
+            return False
+        flow.request.trailers = None  # never sent, whatever happens to the flow now
+        msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
+        log.error(msg)
+        if not flow.request.stream:
+            self._refuse(flow, rec, msg)
+            return True
+        stop(flow, msg.removeprefix("disguise: "))  # a response now would crash mitmproxy's HTTP layer
+        if rec.can(Phase.REFUSED):
+            rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
+        self.records.pop(flow.id, None)
+        return True
 
     def _recheck(self, flow: http.HTTPFlow, rec: FlowRecord, cfg: Config):
         """The leak guard once more, on what actually leaves. The pipeline checked the
