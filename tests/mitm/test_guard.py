@@ -667,3 +667,17 @@ def test_an_unprotected_flows_trailers_are_not_ours(tmp_path: Path) -> None:
         _trailers(f, "Acme Corp")
         a.guard.request(f)
         assert f.response is None and f.request.trailers is not None
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_a_trailer_of_an_unknown_endpoint_follows_disguise_allow_unknown(tmp_path: Path, caplog, allowed: bool) -> None:
+    with configured(tmp_path, disguise_allow_unknown=allowed) as (a, _):
+        f = flow("/v1/batches", body=b"{}")
+        a.requestheaders(f)
+        a.request(f)
+        assert f.response is None
+        _trailers(f, "Acme Corp")
+        a.guard.request(f)
+        assert (f.response is None and f.request.trailers is not None) is allowed
+    assert "literal in trailer x-org" in caplog.text
+    assert ("forwarded (disguise_allow_unknown)" in caplog.text) is allowed

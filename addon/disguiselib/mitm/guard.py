@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from mitmproxy import exceptions, http
+from mitmproxy import ctx, exceptions, http
 
 from .. import leakguard
 from ..apis.registry import Api
@@ -147,6 +147,9 @@ class Guard:
             hit = leakguard.Hit("internal error", type(e).__name__)
         if hit is None:
             return False
+        if rec.kind is Kind.UNKNOWN and getattr(ctx.options, "disguise_allow_unknown", False):
+            log.warning("disguise: a request trailer holds an original (%s): forwarded (disguise_allow_unknown)", hit)
+            return False  # as its body and headers would be
         flow.request.trailers = None  # never sent, whatever happens to the flow now
         msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
         log.error(msg)
