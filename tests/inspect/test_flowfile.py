@@ -118,3 +118,18 @@ def test_the_audit_reads_a_flow_of_any_endpoint_that_went_upstream() -> None:
     assert where == ["items[0]", "request header 'x-note'", "url"], where
     f.response.headers["x-disguise"] = "refused"  # refused: never went upstream
     assert flowfile.audit.audit([flowfile.record(1, f)], RULES).skipped == 1
+
+
+def test_the_audit_reads_the_headers_as_the_leak_guard_does() -> None:
+    """The slots of the providers the request was for (registry.slots_for, as the guard):
+    Anthropic's key in x-api-key is not read; another provider's header, a header folded
+    over lines, a SigV4 header of a request nobody re-signed are."""
+    f = llm_flow()
+    f.request.path = "/v1/messages"
+    f.request.headers["x-api-key"] = "Acme Corp"
+    f.request.headers["api-key"] = "Acme Corp"  # Azure's: not Anthropic's slot
+    f.request.headers["x-amz-date"] = "Acme Corp"
+    f.request.headers["x-note"] = "Acme\r\n Corp"  # read unfolded, as its receiver reads it
+    report = flowfile.audit.audit([flowfile.record(1, f)], RULES)
+    where = sorted(x.field.split(" [")[0] for x in report.leaks if x.field.startswith("request header"))
+    assert where == ["request header 'api-key'", "request header 'x-amz-date'", "request header 'x-note'"], where
