@@ -218,3 +218,18 @@ def test_an_original_in_another_providers_slot_is_refused(cfg, path, api, slot, 
     else:
         hit = pipeline.leak_scan(path, headers, None, cfg.rules, api)
     assert hit is not None and hit.where == where  # (the literal, or SECRET's `key=...` in a URL)
+
+
+CREDENTIAL_HEADERS = sorted(frozenset().union(*(p.headers | p.signing for p in registry.PROVIDERS)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(api=st.sampled_from(sorted(HTTP.items())), header=st.sampled_from(CREDENTIAL_HEADERS))
+def test_a_header_no_provider_of_the_api_reads_is_scanned(cfg, api, header: str) -> None:
+    """Every provider's credential header on every API: a slot exactly where a provider
+    that serves the API reads it (no request on its path goes to another provider's host
+    or path here); anywhere else an original in it is refused."""
+    _, (path, a) = api
+    readers = frozenset().union(*(p.headers for p in registry.providers_of(a)))
+    hit = pipeline.leak_scan(path, [(header, "Acme Corp")], None, cfg.rules, a)
+    assert (hit is None) == (header in readers), (path, header, hit)
