@@ -639,3 +639,28 @@ def test_a_place_says_name_for_each_quoted_name_holding_an_original_and_body_for
     body = b'--XyZ\r\nContent-Disposition: form-data; name="Acme Corp"\r\n\r\nhello\r\n--XyZ--\r\n'
     hit = leakguard.scan_request("/v1/files", [("content-type", ct)], body, RULES, None, ct)
     assert hit is not None and hit.where == "body part <name> header 'content-disposition' parameter 'name'"
+
+
+# -- a header folded over lines (obs-fold) is read unfolded, as its receiver reads it ----------------
+
+
+@given(fold=st.sampled_from(["\r\n ", "\r\n\t", "\n ", "\r\n \t  ", "\n\t"]), name=st.sampled_from(["X-Note", "user-agent"]))
+def test_a_folded_header_is_read_as_its_receiver_unfolds_it(fold: str, name: str) -> None:
+    """mitmproxy keeps an obs-fold in the value ("Acme\\r\\n Corp") and forwards it; an
+    RFC 9112 receiver (h11) replaces it by a space and reads "Acme Corp"."""
+    value = ACME.replace(" ", fold)
+    assert str(leakguard.scan_headers([(name, value)], RULES)) == f"literal in header {name.lower()}"
+    assert leakguard.scan_headers([(name, "Acme" + fold + "Labs")], RULES) is None
+    assert leakguard.unfolded(value) == ACME
+
+
+def test_unfolded_leaves_a_value_without_a_fold_alone() -> None:
+    for v in ("Acme Corp", "a\rb", "x\ny", ""):
+        assert leakguard.unfolded(v) == v
+    assert leakguard.unfolded("a\r\n b\r\n\tc") == "a b c"
+
+
+def test_trailers_are_read_as_headers_none_a_credential_slot() -> None:
+    assert str(leakguard.scan_trailers([("X-Org", ACME)], RULES)) == "literal in trailer x-org"
+    assert str(leakguard.scan_trailers([("x-api-key", "Acme\r\n Corp")], RULES)) == "literal in trailer x-api-key"
+    assert leakguard.scan_trailers([("x-org", "Zenith Labs")], RULES) is None

@@ -16,11 +16,12 @@ escapes, charsets) and checks everything in it: that decides whether such a requ
 may leave at all.
 
 The URL and the headers are checked too, except the client's credentials in their
-own slots, as the providers declare them (base/wirespec.Provider,
-registry.slots_for): a credential header, a query parameter (`?key=` on a Google path
-or a Gemini Live WebSocket), a `Sec-WebSocket-Protocol` entry (OpenAI Realtime from a
-browser), the headers SigV4 re-signing replaces (`x-amz-security-token`). The same
-value anywhere else (a message, another header or parameter) is counted.
+own slots, as the providers the request is for declare them (base/wirespec.Provider,
+apis/slots.py): a credential header, a query parameter (`?key=` on a Google path or
+host, or a Gemini Live WebSocket), a `Sec-WebSocket-Protocol` entry (OpenAI Realtime
+from a browser), the headers SigV4 re-signing replaces on a request the proxy re-signs.
+The same value anywhere else (a message, another header or parameter, another
+provider's credential header) is counted.
 
 A hit names the rule (a pattern's name, or "literal") and where it is (a JSON path
 whose keys are shown only when they hold no original), never the value. Every other
@@ -40,7 +41,7 @@ from .apis.registry import RealtimeApi, slots_for
 from .base import bodies
 from .base.fields import GENERIC, NUMBER, Field, context_of, loads, path_text, plain, texts
 from .base.fieldwalk import first_unread
-from .base.wirespec import Slots
+from .base.wirespec import Destination, Slots
 from .rules.rules import LITERALS, Rules
 from .rules.settle import in_context
 from .wire import percent
@@ -234,20 +235,41 @@ def decoded_value(value: str) -> str:
     return d if d != value else ""
 
 
+# A header value continued on the next line (obs-fold): mitmproxy keeps the fold in the
+# value ("Acme\r\n Corp") and forwards it so; the receiver replaces it by a space (RFC
+# 9112 5.2: "replace each received obs-fold with one or more SP octets"; h11 does, with
+# one), and reads "Acme Corp".
+_FOLD = re.compile(r"\r?\n[ \t]+")
+
+
+def unfolded(value: str) -> str:
+    """A header's value as an HTTP/1.1 receiver reads it: each obs-fold one space."""
+    return _FOLD.sub(" ", value) if "\n" in value else value
+
+
+def without_credential_headers(headers: Iterable[tuple[str, str]], slots: Slots) -> list[tuple[str, str]]:
+    """The headers less the client's credentials in their slots (a credential header
+    left out, a credential entry of Sec-WebSocket-Protocol taken out of its list), each
+    value unfolded as its receiver reads it (unfolded): what the leak guard reads of
+    them, and the audit."""
+    out = []
+    for name, value in headers:
+        n = name.lower()
+        if n in slots.headers:
+            continue
+        value = unfolded(value)
+        out.append((name, _without_subprotocols(value, slots) if n == _SUBPROTOCOLS else value))
+    return out
+
+
 def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots | None = None) -> Hit | None:
     """Every header but the client's credentials in their slots (registry.slots_for; by
     default any provider's credential headers): its value as it is and percent-decoded
     (decoded_value), and its name."""
     if slots is None:
         slots = slots_for("")
-    read: list[tuple[str, str, str]] = []  # (lower-case name, name, value) of each header read
-    for name, value in headers:
-        n = name.lower()
-        if n in slots.headers:
-            continue
-        if n == _SUBPROTOCOLS:
-            value = _without_subprotocols(value, slots)
-        read.append((n, name, value))
+    # (lower-case name, name, value) of each header read
+    read = [(name.lower(), name, value) for name, value in without_credential_headers(headers, slots)]
     # every value and name scanned in one go (Rules.prescan: one pass of each engine over
     # them all, ~20 short texts a request, each else a find() of its own); only where it
     # marks one is it read exactly, with what the scan found (the memo: the same spans)
@@ -265,6 +287,13 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
     return None
 
 
+def scan_trailers(trailers: Iterable[tuple[str, str]], rules: Rules) -> Hit | None:
+    """A request's trailer fields (HTTP/2, chunked HTTP/1.1), read as headers are; none of
+    them is a credential slot. A hit says `trailer NAME`."""
+    hit = scan_headers(trailers, rules, Slots())
+    return None if hit is None else Hit(hit.rule, "trailer" + hit.where.removeprefix("header"))
+
+
 def scan_request(
     path: str,
     headers: Iterable[tuple[str, str]],
@@ -274,17 +303,20 @@ def scan_request(
     content_type: str = "",
     memo: dict | None = None,
     parsed: tuple[bytes, object] | None = None,
+    dest: Destination | None = None,
 ) -> Hit | None:
     """URL, headers and body, in that order; the first hit or None. api: the API whose
-    table the body is read with (and whose providers' credential slots are left alone);
-    None for an endpoint nobody transforms (everything).
+    table the body is read with; None for an endpoint nobody transforms (everything).
+    The credentials in the slots of the providers the request is for (those of api,
+    those of dest's hosts: registry.slots_for) are left alone.
 
     memo: what one scan of the masker's texts found (Rules.prescan, handed on by
     masking.mask_doc): a text it holds is not scanned again. For a text in it, memo says
     exactly what a scan of that same text would say (its literal matches, the patterns
     that may match), so the verdict cannot change; a text masking changed, or one the
     masker did not read, is not in it and is scanned in full."""
-    slots = slots_for(path, api)
+    headers = list(headers)
+    slots = slots_for(path, api, dest, headers)
     http_api = None if isinstance(api, RealtimeApi) else api  # a WebSocket upgrade: no body model
     return (
         scan_url(path, rules, slots)
@@ -332,5 +364,6 @@ __all__ = [
     "scan_body",
     "scan_json",
     "scan_request",
+    "scan_trailers",
     "spans",
 ]

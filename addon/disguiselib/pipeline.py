@@ -17,6 +17,7 @@ from .base.masking import Received, as_received, forget_changed, mask_request_bo
 from .base.realtime import Connection, Control, ControlOut, Frame, MaskedEvent, Result, State
 from .base.restore import restore_body
 from .base.stream import Reverser
+from .base.wirespec import Destination
 from .config import Config
 from .errors import (
     DisguiseError,
@@ -49,14 +50,16 @@ def leak_scan(
     api: Api | RealtimeApi | None = None,
     scanned: dict | None = None,
     parsed: tuple[bytes, object] | None = None,
+    dest: Destination | None = None,
 ) -> leakguard.Hit | None:
     """The leak guard's scan of what is about to leave (URL, headers, body; body None:
     not looked at), the body read with api's field table (the one the masker read), the
-    credentials in the slots of api's providers left alone; a failing check is a hit.
-    scanned: what masking's one scan found per text (leakguard.scan_request); parsed:
-    the masked body's document from the masker (leakguard.readings)."""
+    credentials in the slots of the providers it is for (api's, dest's hosts') left
+    alone; a failing check is a hit. scanned: what masking's one scan found per text
+    (leakguard.scan_request); parsed: the masked body's document from the masker
+    (leakguard.readings)."""
     try:
-        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers), scanned, parsed)
+        return leakguard.scan_request(path, headers, body, rules, api, content_type(headers), scanned, parsed, dest)
     except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
         log_internal(log, "leak guard", e)
         return leakguard.Hit("internal error", type(e).__name__)
@@ -138,7 +141,8 @@ Verdict = Masked | Refused | NotOurs
 
 
 def mask_request(
-    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]]
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
+    dest: Destination | None = None,
 ) -> Verdict:
     """The one path a request takes, live (whole or streamed body), client replay and
     offline replay alike: mask the decoded body by its API's rules, then the leak guard
@@ -147,9 +151,10 @@ def mask_request(
     NotOurs for a body its route's model does not take. Safe in a worker thread (the
     rules are read-only; the prefilter keeps a scratch space per thread). raw a
     Received (the masking worker's streamed body): its bytes are let go once decoded
-    (masking.Received; what came is raw.bytes(), None once masking changed it)."""
+    (masking.Received; what came is raw.bytes(), None once masking changed it). dest:
+    where the request goes (whose credential slots it has: leak_scan)."""
     try:
-        return _mask_request(api, raw, cfg, path, headers)
+        return _mask_request(api, raw, cfg, path, headers, dest)
     except NotTransformed as e:
         return NotOurs(str(e))
     except Exception as e:  # noqa: BLE001 - every failure is a refusal
@@ -160,7 +165,8 @@ def mask_request(
 
 
 def _mask_request(
-    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]]
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
+    dest: Destination | None,
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
@@ -181,7 +187,7 @@ def _mask_request(
     if body is not as_received(raw):
         forget_changed(scanned)
     rules = of_session(cfg.rules, session)
-    hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None)
+    hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None, dest)
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
@@ -337,16 +343,18 @@ def _control(conn: Connection, kind: Control, data: bytes) -> ControlOut:
 
 
 def scan_unknown(
-    path: str, headers: Iterable[tuple[str, str]], body: bytes | None, rules: Rules
+    path: str, headers: Iterable[tuple[str, str]], body: bytes | None, rules: Rules,
+    dest: Destination | None = None,
 ) -> leakguard.Hit | None:
     """A request to a protected endpoint the addon does not transform: may it leave as
     it is? The first original in its URL, headers or body (None: clean). body None: the
     body could not be decoded, which is a hit (it cannot be shown to be clean). The body
-    is read the way its receiver reads it (base/bodies.py), every field of it."""
+    is read the way its receiver reads it (base/bodies.py), every field of it. dest:
+    where it goes (whose credential slots it has)."""
     if body is None:
         return leakguard.Hit("unknown", "a body whose content or transfer coding cannot be decoded")
     headers = list(headers)
-    return leakguard.scan_request(path, headers, body, rules, None, content_type(headers))
+    return leakguard.scan_request(path, headers, body, rules, None, content_type(headers), dest=dest)
 
 
 def content_type(headers: Iterable[tuple[str, str]]) -> str:

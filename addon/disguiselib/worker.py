@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from . import errors, pipeline
 from .apis.registry import BY_NAME, Api
 from .base.masking import Received, as_received
+from .base.wirespec import Destination
 from .config import Config, compiled
 from .errors import NeverForward
 from .rules.mappings import MappingSet
@@ -109,6 +110,7 @@ class Job:
     path: str
     headers: list[tuple[str, str]]
     level: int = logging.WARNING  # the proxy's level for the "disguise" logger
+    dest: Destination = Destination()  # where the request goes (its credential slots)
 
 
 def offloadable(api: Api) -> bool:
@@ -118,7 +120,7 @@ def offloadable(api: Api) -> bool:
 
 def mask(cfg: Config, job: Job, raw: bytes | Received) -> object:
     """The one path, in the worker: the verdict pipeline.mask_request returns."""
-    return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers)
+    return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers, job.dest)
 
 
 def encode(result: object, raw: bytes, same: bool = True) -> tuple[tuple, list[bytes]]:

@@ -169,3 +169,18 @@ def test_share_says_which_credential_parameters_it_removed_and_how_replay_matche
     assert flowfile.replay_note({}) == ""
     (back, _, _) = flowfile.read([str(tmp_path / "s.flows")])
     assert back.request.path == "/v1/messages?beta=1" and back.metadata[META]["removed_params"] == ["key"]
+
+
+def test_the_audit_reads_the_headers_as_the_leak_guard_does() -> None:
+    """The slots of the providers the request was for (registry.slots_for, as the guard):
+    Anthropic's key in x-api-key is not read; another provider's header, a header folded
+    over lines, a SigV4 header of a request nobody re-signed are."""
+    f = llm_flow()
+    f.request.path = "/v1/messages"
+    f.request.headers["x-api-key"] = "Acme Corp"
+    f.request.headers["api-key"] = "Acme Corp"  # Azure's: not Anthropic's slot
+    f.request.headers["x-amz-date"] = "Acme Corp"
+    f.request.headers["x-note"] = "Acme\r\n Corp"  # read unfolded, as its receiver reads it
+    report = flowfile.audit.audit([flowfile.record(1, f)], RULES)
+    where = sorted(x.field.split(" [")[0] for x in report.leaks if x.field.startswith("request header"))
+    assert where == ["request header 'api-key'", "request header 'x-amz-date'", "request header 'x-note'"], where

@@ -252,3 +252,25 @@ def test_a_large_side_is_compressed_off_the_loop_and_reads_whole_meanwhile(monke
     t["content"] = b"set anew"  # before the worker is done: the new body stays
     record.settle(60)
     assert t["content"] == b"set anew"
+
+
+def test_destination_of_a_flow() -> None:
+    """Where a request goes, for its credential slots: its host and its Host header's (in
+    reverse mode mitmproxy's host is the upstream's), and whether an upstream proxy reads
+    it (upstream mode, plain HTTP: where mitmproxy's upstream_auth puts its credential)."""
+    from mitmproxy.proxy.mode_specs import ProxyMode
+    from mitmproxy.test import tflow
+
+    f = tflow.tflow()
+    f.request.host, f.request.headers["host"] = "GenerativeLanguage.googleapis.com", "localhost:8080"
+    f.client_conn.proxy_mode = ProxyMode.parse("reverse:https://generativelanguage.googleapis.com")
+    d = record.destination(f)
+    assert d.hosts == ("generativelanguage.googleapis.com", "localhost") and not d.via_proxy
+    f.client_conn.proxy_mode = ProxyMode.parse("upstream:http://proxy.example:3128")
+    f.request.scheme = "http"
+    assert record.destination(f).via_proxy
+    f.request.scheme = "https"  # tunnelled through the proxy: the server reads the request
+    assert not record.destination(f).via_proxy
+    f.client_conn.proxy_mode = ProxyMode.parse("regular")
+    f.request.scheme = "http"
+    assert not record.destination(f).via_proxy

@@ -170,6 +170,24 @@ def test_a_percent_encoded_original_in_a_header_is_refused(up: FakeUpstream, tmp
     assert len(up.requests) == 1
 
 
+def test_a_header_folded_over_lines_is_read_unfolded(up: FakeUpstream, tmp_path: Path) -> None:
+    """`X-Note: Acme\r\n Corp` (obs-fold): mitmproxy forwards the fold as it came, and an
+    RFC 9112 receiver reads "Acme Corp"; the guard reads it so too, and refuses it."""
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    m = start(up, tmp_path)
+    try:
+        head = (f"POST /v1/messages HTTP/1.1\nHost: api.anthropic.com\nContent-Type: application/json\n"
+                f"Content-Length: {len(body)}\nX-Note: Acme\n \tCorp\nConnection: close\n")  # fmt: skip
+        status, headers, out = raw_request(m.port, head, body)
+        assert status == 400 and headers["x-disguise"] == "refused", (status, out)
+        assert b"literal in header x-note" in out and b"Acme" not in out
+        status, _, out = raw_request(m.port, head.replace("Acme", "Zeta"), body)
+        assert status == 200, (status, out)
+    finally:
+        m.stop()
+    assert len(up.requests) == 1
+
+
 # -- a transfer coding other than chunked ---------------------------------------------------------
 
 

@@ -277,3 +277,55 @@ def test_vertex_mistral_on_a_regional_host_masked_and_restored(
     else:
         text = json.loads(data)["choices"][0]["message"]["content"]
     assert text == "Acme Corp says hi"
+
+
+# -- whose slot a header or parameter is: the providers the request is for (probe round C) ---------
+
+ANTHROPIC_KEY = "sk-ant-api03-" + "Zq8xW2vB5nM1kL7jH3gF9dS4"
+MESSAGES = {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def _send(port: int, method: str, url: str, headers: dict[str, str], body: dict | None = None) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        conn.request(method, url, body=data, headers={"content-type": "application/json", **headers})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("header", ["Date", "X-Amz-Date", "api-key", "x-goog-api-key", "openai-api-key",
+                                    "x-amz-security-token", "Proxy-Authorization"])  # fmt: skip
+def test_another_providers_slot_is_scanned_on_anthropic(regular: Mitmdump, header: str) -> None:
+    """Not Anthropic's slot, so not a slot on its API: an original there is refused;
+    Anthropic's own key in its own slot goes on (to a host that does not resolve: 502)."""
+    url = "http://api.anthropic.com/v1/messages"
+    status, data = _send(regular.port, "POST", url, {"x-api-key": ANTHROPIC_KEY, header: "Acme Corp"}, MESSAGES)
+    assert status == 400 and f"literal in header {header.lower()}".encode() in data, (status, data[:300])
+    status, data = _send(regular.port, "POST", url, {"x-api-key": ANTHROPIC_KEY}, MESSAGES)
+    assert status == 502, (status, data[:300])
+
+
+def test_google_key_parameter_is_googles_on_its_host_only(regular: Mitmdump) -> None:
+    """`?key=` on /v1/models (OpenAI's path too) is a slot on Google's host, scanned on
+    OpenAI's."""
+    status, data = _send(regular.port, "GET", f"http://api.openai.com/v1/models?key={GOOGLE_KEY}", {})
+    assert status == 400 and b"GOOGLE_API_KEY in url" in data, (status, data[:300])
+    status, data = _send(regular.port, "GET", f"http://generativelanguage.googleapis.com/v1/models?key={GOOGLE_KEY}", {})
+    assert status == 502, (status, data[:300])
+
+
+def test_proxy_authorization_is_the_upstream_proxys(upstream_mode: tuple[FakeUpstream, Mitmdump]) -> None:
+    """Through an upstream proxy a plain-HTTP request's Proxy-Authorization is that proxy's
+    credential (a key-shaped one passes); in regular mode it reaches the server, where it is
+    scanned (tests above)."""
+    up, md = upstream_mode
+    up.on("claude-x", lambda rec: Reply([b'{"ok": true}'], headers={"content-type": "application/json"},
+                                        framing="length"))  # fmt: skip
+    url = "http://api.anthropic.com/v1/messages"
+    status, data = _send(md.port, "POST", url, {"x-api-key": "k", "Proxy-Authorization": OPENAI_KEY}, MESSAGES)
+    assert status == 200, (status, data[:300])
+    got = [r for r in up.requests if r.path == url]
+    assert got and got[-1].headers.get("proxy-authorization") == OPENAI_KEY

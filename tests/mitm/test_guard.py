@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from mitmproxy import flow as mflow
 from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.http import Headers
 from mitmproxy.proxy.mode_specs import ProxyMode
 from mitmproxy.test import taddons, tflow, tutils
 
@@ -475,7 +476,7 @@ def test_a_recheck_that_fails_names_the_error_not_the_text(tmp_path: Path, monke
         f = masked(a)
         f.request.content = f.request.content.replace(b"Zenith Labs", b"Zenith Lab")
 
-        def broken(*args):
+        def broken(*args, **kw):
             raise RecursionError("Acme Corp")
 
         monkeypatch.setattr(guard_mod, "leak_scan", broken)
@@ -517,7 +518,7 @@ def test_a_scan_off_the_loop_that_fails_refuses(tmp_path: Path, monkeypatch) -> 
                                   "messages": [{"role": "user", "content": "y " * OFF_LOOP_BYTES}]}).encode(), tctx=tctx)  # fmt: skip
         f.request.content = f.request.content.replace(b'"max_tokens": 5', b'"max_tokens": 6')
 
-        def broken(*args):
+        def broken(*args, **kw):
             raise RecursionError("Acme Corp")
 
         monkeypatch.setattr(guard_mod, "leak_scan", broken)
@@ -608,3 +609,75 @@ def test_a_websocket_message_no_disguise_handled_is_dropped_and_said_once(tmp_pa
         assert f.id not in g.records
         f.live = False  # a replayed or ended flow: nothing to drop
         g.websocket_message(f)
+
+
+# -- request trailers (HTTP/2; chunked HTTP/1.1): mitmproxy sends them after the request hook --------
+
+
+def _trailers(f, value: str) -> None:
+    f.request.trailers = Headers([(b"x-org", value.encode())])
+
+
+def test_a_trailer_holding_an_original_is_dropped_and_the_request_refused(tmp_path: Path, caplog) -> None:
+    with configured(tmp_path) as (a, _):
+        g = a.guard
+        f = masked(a)
+        rec = g.records[f.id]
+        _trailers(f, "Acme Corp")
+        g.request(f)
+        msg = "disguise: request refused by the leak guard: an original (literal in trailer x-org) would have left unmasked"
+        assert f.response is not None and json.loads(f.response.content)["error"]["message"] == msg
+        assert f.request.trailers is None and errors(caplog) == [msg]
+        assert rec.phase is Phase.REFUSED and f.id not in g.records
+
+
+def test_a_clean_trailer_leaves_as_it_came(tmp_path: Path) -> None:
+    with configured(tmp_path) as (a, _):
+        f = masked(a)
+        _trailers(f, "Zenith Labs, 7")
+        a.guard.request(f)
+        assert f.response is None and f.request.trailers is not None and f.request.trailers["x-org"] == "Zenith Labs, 7"
+
+
+def test_a_trailer_after_a_streamed_body_closes_the_connection(tmp_path: Path, caplog) -> None:
+    """Its headers and body went already (mitmproxy streamed them): a response now would
+    break mitmproxy's HTTP layer; the trailers are dropped and the connection closed."""
+    with configured(tmp_path) as (a, tctx):
+        tctx.options.update(stream_large_bodies="1k")
+        f = flow(body=None)
+        f.request.headers["content-type"] = "application/json"
+        f.request.headers["content-length"] = "6000"
+        f.request.stream = True
+        a.requestheaders(f)
+        a.guard.requestheaders(f)
+        assert f.error is None and f.request.stream
+        rec = a.guard.records[f.id]
+        _trailers(f, "Acme Corp")
+        a.guard.request(f)
+        assert f.request.trailers is None and f.response is None
+        assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE
+        assert "literal in trailer x-org" in failed(f) and rec.phase is Phase.REFUSED
+
+
+def test_an_unprotected_flows_trailers_are_not_ours(tmp_path: Path) -> None:
+    with configured(tmp_path) as (a, _):
+        f = flow("/health", "example.com", b"{}")
+        a.requestheaders(f)
+        a.request(f)
+        _trailers(f, "Acme Corp")
+        a.guard.request(f)
+        assert f.response is None and f.request.trailers is not None
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_a_trailer_of_an_unknown_endpoint_follows_disguise_allow_unknown(tmp_path: Path, caplog, allowed: bool) -> None:
+    with configured(tmp_path, disguise_allow_unknown=allowed) as (a, _):
+        f = flow("/v1/batches", body=b"{}")
+        a.requestheaders(f)
+        a.request(f)
+        assert f.response is None
+        _trailers(f, "Acme Corp")
+        a.guard.request(f)
+        assert (f.response is None and f.request.trailers is not None) is allowed
+    assert "literal in trailer x-org" in caplog.text
+    assert ("forwarded (disguise_allow_unknown)" in caplog.text) is allowed

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import re
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..base.bodies import Reading
 from ..base.fields import GENERIC
 from ..base.realtime import Protocol
 from ..base.stream import SSEStream
-from ..base.wirespec import DOCUMENT, FILE, STREAMS, Provider, Slots, WireSpec
+from ..base.wirespec import DOCUMENT, FILE, STREAMS, Destination, Provider, Slots, WireSpec
 from ..rules.rules import Restorer, Rules, Session
 from ..wire.jsonspan import Rule
+from . import slots
 from .anthropic import messages as anthropic  # fmt: skip
 from .bedrock import chunks as bedrock_chunks
 from .bedrock import models as bedrock_models
@@ -41,11 +42,11 @@ from .inventory import refused as refused
 from .openai import assistants as openai_assistants
 from .openai import batch, legacy  # fmt: skip
 from .openai import chat as openai_chat
-from .openai import providers as openai
 from .openai import realtime as openai_realtime
 from .openai import responses as openai_responses
 from .openai import stored as openai_stored
 from .openai.realtime import OpenAIRealtime
+from .slots import PROVIDERS as PROVIDERS  # re-exported: the registry is where callers look
 
 # Every API's wire vocabulary (base/wirespec.py), for those who read any stream:
 # the views, the recorder. A new API's spec is registered here.
@@ -439,53 +440,24 @@ def recognise_ws(path: str) -> RealtimeApi | None:
 APIS: tuple[str, ...] = tuple(dict.fromkeys([*BY_NAME, *(api.name for _, api in _WS_ROUTES)]))
 
 
-# -- providers: hosts and credential slots (wirespec.Provider) -------------------------------
-
-# An upstream proxy's credential, which a client may send through this one.
-_PROXY = Provider("proxy", headers=frozenset({"proxy-authorization"}))
-# Every provider: its hosts (scope.py) and its credential slots (the leak guard). A new
-# provider's declaration is registered here.
-PROVIDERS: tuple[Provider, ...] = (
-    anthropic.PROVIDER, openai.OPENAI, openai.AZURE, openai.COMPATIBLE, google.GEMINI, google.VERTEX,
-    codeassist.PROVIDER, bedrock.PROVIDER, cohere.PROVIDER, _PROXY,
-)  # fmt: skip
-# Who serves the APIs of a family (the first part of an API's name): Azure and the
-# OpenAI-compatible providers serve OpenAI's APIs; cachedContents is the Gemini API's
-# and Vertex AI's.
-_SERVED_BY: dict[str, tuple[Provider, ...]] = {
-    "anthropic": (anthropic.PROVIDER,),
-    "openai": (openai.OPENAI, openai.AZURE, openai.COMPATIBLE),
-    "google": (google.GEMINI, google.VERTEX, codeassist.PROVIDER),
-    "vertex": (google.VERTEX,),
-    "aws": (bedrock.PROVIDER,),
-    "cohere": (cohere.PROVIDER,),
-}
-# A header that carries more than a credential: a Cookie holds whatever the sites that set
-# it put there. It is a slot only on the APIs of a provider that declares it (ChatGPT's
-# backend reads its session from one), never on every request as the others are.
-_CARRIERS = frozenset({"cookie"})
-# A header that holds a credential for any provider holds one here: gateways forward the
-# provider's own (a request does not say whose key an `api-key` header is).
-_CREDENTIAL_HEADERS = frozenset().union(*(p.headers for p in PROVIDERS), *(p.signing for p in PROVIDERS)) - _CARRIERS
-_PATHS = tuple((re.compile(p.paths), p) for p in PROVIDERS if p.paths is not None)
+# -- providers: hosts and credential slots (apis/slots.py) ------------------------------------
 
 
 def providers_of(api: Api | RealtimeApi) -> tuple[Provider, ...]:
     """The providers that serve an API."""
-    return _SERVED_BY[api.name.split(".", 1)[0]]
+    return slots.providers_of(api.name)
 
 
-def slots_for(path: str, api: Api | RealtimeApi | None = None) -> Slots:
-    """Where the credentials of a request to path sit (for api, when it is one the addon
-    knows): any provider's credential headers, and a Cookie where a provider that serves
-    api reads one (_CARRIERS); the query parameters and WebSocket subprotocols of the
-    providers that serve api, and of those whose own paths path is (a `key` on a Google
-    path)."""
-    p = _path(path)
-    provs = dict.fromkeys(providers_of(api) if api is not None else ())
-    provs.update(dict.fromkeys(prov for rx, prov in _PATHS if rx.search(p)))
-    own = frozenset().union(*(prov.headers for prov in provs)) & _CARRIERS
-    return Slots.of(provs, _CREDENTIAL_HEADERS | own)
+def slots_for(
+    path: str, api: Api | RealtimeApi | None = None, dest: Destination | None = None,
+    headers: Iterable[tuple[str, str]] = (),
+) -> Slots:  # fmt: skip
+    """Where the credentials of a request to path sit (apis/slots.py): api, the API the
+    addon knows it for (None: none); dest, where it goes (None: not known); headers, the
+    request's (its Authorization says whether the proxy re-signs it)."""
+    served = providers_of(api) if api is not None else ()
+    signed = isinstance(api, Api) and api.signed
+    return slots.slots_of(_path(path), served, dest or Destination(), headers, signed, isinstance(api, RealtimeApi))
 
 
 def _path(path: str) -> str:

@@ -16,7 +16,7 @@ framing's element keys) is handed to them from the spec when a stream is built.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -166,8 +166,9 @@ class Provider:
     `x-api-key`, a session token in `x-amz-security-token`, `?key=AIza...` on a Google
     path, `openai-insecure-api-key.<key>` in `Sec-WebSocket-Protocol`) is the point of
     that slot, not a leak, and is neither masked nor counted; the same value anywhere
-    else (a message, another header, another query parameter) is. `registry.PROVIDERS`
-    lists them all; `registry.slots_for` gives a request its slots."""
+    else (a message, another header, another query parameter, another provider's slot)
+    is. `registry.PROVIDERS` lists them all; `registry.slots_for` gives a request its
+    slots: those of the providers the request is for (apis/slots.py)."""
 
     name: str
     # Host names the provider serves its APIs on; their subdomains too.
@@ -177,24 +178,54 @@ class Provider:
     host_forms: tuple[str, ...] = ()
     # Headers that hold the client's credential (lower case).
     headers: frozenset[str] = frozenset()
-    # Query parameters that hold it, on the provider's APIs (and on `paths`).
+    # Query parameters that hold it, on a request to the provider's hosts or `paths` (an
+    # API several providers serve does not say whose parameter a `key` is).
     params: frozenset[str] = frozenset()
-    # Paths that are the provider's whatever API a request is for (its credential
-    # parameters are credentials there too): a regular expression searched in the path.
+    # Query parameters that hold it on a WebSocket upgrade only, as `params` (a browser
+    # cannot set a header on one: Azure's Realtime `?api-key=`).
+    ws_params: frozenset[str] = frozenset()
+    # Paths that are the provider's and nobody else's, whatever API a request is for: a
+    # regular expression searched in the path (a path several providers share, as
+    # `/v1/models`, is not one).
     paths: str | None = None
     # Prefixes of a `Sec-WebSocket-Protocol` entry that carries it (browsers cannot set
     # headers on a WebSocket: `openai-insecure-api-key.<key>`).
     subprotocols: tuple[str, ...] = ()
     # Headers the proxy's own re-signing replaces with its own (SigV4: the signature,
     # its date and session token, the body hash): the client's are never forwarded
-    # beside the proxy's, and neither is counted by the leak guard.
+    # beside the proxy's, and neither is counted by the leak guard. Slots only on a
+    # request the proxy re-signs (a signed API's, its Authorization of the `signature`
+    # scheme); on any other they are headers as any other.
     signing: frozenset[str] = frozenset()
+    # The Authorization scheme of a request signed with the `signing` headers, lower case
+    # ("aws4-hmac-sha256").
+    signature: str = ""
 
     def serves(self, host: str) -> bool:
         """Is host (lower case, no trailing dot) one of the provider's?"""
         if any(host == h or host.endswith("." + h) for h in self.hosts):
             return True
         return any(re.fullmatch(rx, host) is not None for rx in self.host_forms)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a request goes, as far as whose credentials it may carry: the hosts it is for
+    (mitmproxy's request host and the Host header's, as the scope reads them: in reverse
+    mode the first is the upstream's), and whether an upstream proxy reads the request
+    itself (mitmproxy's upstream mode, a plain-HTTP request: a `Proxy-Authorization` is
+    then that proxy's credential; anywhere else it reaches the server, which does not
+    read it)."""
+
+    hosts: tuple[str, ...] = ()
+    via_proxy: bool = False
+
+    @staticmethod
+    def of(*hosts: str, via_proxy: bool = False) -> Destination:
+        """hosts (without a port) compared as the scope compares them: lower case, no
+        trailing dot, no IPv6 brackets; empty ones left out."""
+        norm = (h.strip().lower().rstrip(".").removeprefix("[").removesuffix("]") for h in hosts)
+        return Destination(tuple(dict.fromkeys(h for h in norm if h)), via_proxy)
 
 
 @dataclass(frozen=True)
@@ -206,12 +237,6 @@ class Slots:
     params: frozenset[str] = frozenset()
     subprotocols: tuple[str, ...] = ()
 
-    @staticmethod
-    def of(providers: Iterable[Provider], headers: frozenset[str]) -> Slots:
-        ps = tuple(providers)
-        params = frozenset().union(*(p.params for p in ps))
-        subs = tuple(dict.fromkeys(s for p in ps for s in p.subprotocols))
-        return Slots(headers, params, subs)
 
 
 # -- endpoint inventories -----------------------------------------------------------------

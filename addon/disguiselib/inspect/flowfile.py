@@ -24,7 +24,7 @@ from ..apis.registry import recognise, recognise_ws, slots_for
 from ..errors import MaskError
 from ..rules.rules import Rules
 from . import audit, wsview
-from .record import META, NEVER_SENT, SIDES, content, is_credential, is_refused
+from .record import META, NEVER_SENT, SIDES, content, destination, is_credential, is_refused
 
 
 class ShareError(Exception):
@@ -133,11 +133,11 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         # what went upstream besides the body, as the leak guard reads it: the URL
         # (percent-decoded too, a credential parameter in its place left out) and every
         # header but the client's credentials
-        slots = slots_for(f.request.path, recognise(f.request.method, f.request.path))
+        sent_headers = list(f.request.headers.items(multi=True))
+        slots = slots_for(f.request.path, api, destination(f), sent_headers)
         url = leakguard.without_credentials(f.request.path, slots)
         r.extra_text = [("url", t) for t in dict.fromkeys((url, urllib.parse.unquote_plus(url)))]
-        r.headers = [("request", k, v) for k, v in f.request.headers.items(multi=True)
-                     if k.lower() not in slots.headers]  # fmt: skip
+        r.headers = [("request", k, v) for k, v in leakguard.without_credential_headers(sent_headers, slots)]
     return r
 
 

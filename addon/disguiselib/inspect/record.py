@@ -18,6 +18,7 @@ from typing import Any
 
 from mitmproxy import ctx, http
 
+from ..base.wirespec import Destination
 from ..errors import MaskError, StreamError
 from ..rules.rules import LITERALS
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
@@ -42,6 +43,16 @@ _CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "org
 def is_credential(name: str) -> bool:
     n = name.lower()
     return any(w in n for w in _CREDENTIAL_WORDS)
+
+
+def destination(flow: http.HTTPFlow) -> Destination:
+    """Where a flow's request goes, for its credential slots (registry.slots_for): its
+    host and its Host header's host (the scope's two: in reverse mode the first is the
+    upstream's), and whether an upstream proxy reads it (upstream mode, a plain-HTTP
+    request: where mitmproxy's own upstream_auth puts a Proxy-Authorization)."""
+    r = flow.request
+    mode = type(getattr(flow.client_conn, "proxy_mode", None)).__name__
+    return Destination.of(r.host, r.pretty_host, via_proxy=mode == "UpstreamMode" and r.scheme == "http")
 
 
 def _sha(data: bytes | None) -> str:

@@ -41,6 +41,7 @@ from .record import (
     content,
     counts_text,
     decoded_limit,
+    destination,
     is_refused,
     mark_refused,
     set_fakes,
@@ -223,7 +224,7 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         _verdict(flow, api, meta, "re-run refused: " + _advice(missing))
         return
     r = flow.request
-    masked = pipeline.mask_request(api, cr["content"], cfg, r.path, r.headers.items(multi=True))
+    masked = pipeline.mask_request(api, cr["content"], cfg, r.path, r.headers.items(multi=True), destination(flow))
     if isinstance(masked, pipeline.NotOurs):
         _verdict(flow, api, meta, "not re-run: a body its route does not transform (scanned as an unknown endpoint)")
         return
@@ -276,7 +277,8 @@ def _rerun_failed(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict) -> Non
     except MaskError:  # cannot be decoded within disguise_decoded_limit
         masked = False
     else:
-        masked = isinstance(pipeline.mask_request(api, body, cfg, r.path, r.headers.items(multi=True)), pipeline.Masked)
+        again = pipeline.mask_request(api, body, cfg, r.path, r.headers.items(multi=True), destination(flow))
+        masked = isinstance(again, pipeline.Masked)
     if masked:
         verdict = "re-run offline: DIFFERS from the live run: the request would now be masked"
     else:
@@ -291,7 +293,7 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     meta: dict[str, Any] = {"api": api.name, "dry_run": True}
     r = flow.request
     try:
-        masked = pipeline.mask_request(api, content(r), cfg, r.path, r.headers.items(multi=True))
+        masked = pipeline.mask_request(api, content(r), cfg, r.path, r.headers.items(multi=True), destination(flow))
     except MaskError as e:  # cannot be decoded within disguise_decoded_limit
         masked = pipeline.Refused(str(e))
     if not isinstance(masked, pipeline.Masked):

@@ -17,7 +17,7 @@ from ..config import Config, build_config, log_loaded
 from ..errors import MappingError, MaskError, ScopeError, StreamError, log_internal
 from ..inspect import replay
 from ..inspect.inspector import Inspector
-from ..inspect.record import META
+from ..inspect.record import META, destination
 from ..leakguard import place, shown
 from ..pipeline import Refusal
 from ..rules.rules import Rules
@@ -335,7 +335,7 @@ class Disguise:
             )  # fmt: skip
         except MaskError:
             body = None
-        hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules)
+        hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules, destination(flow))
         if hit is not None and not allowed:
             msg = (
                 f"disguise: request refused: {where} is not an endpoint disguise transforms, and it holds "
@@ -373,8 +373,8 @@ class Disguise:
         offload = self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes)
         if (offload or len(raw) >= pipeline.OFF_LOOP_BYTES) and flow.live:
             return self._mask_off_loop(flow, rec, raw)
-        headers = r.headers.items(multi=True)
-        self._masked(flow, rec, raw, pipeline.mask_request(rec.api, raw, rec.config, r.path, headers))
+        args = (rec.api, raw, rec.config, r.path, r.headers.items(multi=True), destination(flow))
+        self._masked(flow, rec, raw, pipeline.mask_request(*args))
         return None
 
     async def _mask_off_loop(self, flow: http.HTTPFlow, rec: FlowRecord, body: bytes, enc: str = ""):
@@ -389,10 +389,11 @@ class Disguise:
                 raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
                 args = (rec.api, raw, *args[2:])
             off = self.offload  # not ready: started in the background, this body masked in a thread
+            dest = destination(flow)  # the worker's verdict (never raises); in a thread, a masked body hashed there too
             if off.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes) and off.ready(rec.config):
-                result: pipeline.Verdict = await self.offload.mask(*args, rec)  # the worker's verdict (never raises)
+                result: pipeline.Verdict = await self.offload.mask(*args, rec, dest=dest)
             else:
-                result = await self.offload.in_thread(*args, rec)  # a masked body hashed there too
+                result = await self.offload.in_thread(*args, rec, dest=dest)
             if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
                 encoded = await asyncio.to_thread(encode_body, result.body, enc)
         except MaskError as e:  # the compressed body cannot be decoded

@@ -10,7 +10,7 @@ from mitmproxy.utils import human
 from ..apis import registry
 from ..apis.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
 from ..errors import MaskError, StreamError
-from ..inspect.record import REFUSED_HEADERS, decoded_limit, mark_refused
+from ..inspect.record import REFUSED_HEADERS, decoded_limit, destination, mark_refused
 from ..leakguard import place, shown
 from ..pipeline import leak_scan
 from ..rules.rules import Rules
@@ -186,7 +186,7 @@ def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rul
     transformed: an API disguise masks (an original there is always refused)."""
     r = flow.request
     where = place(r.method, r.path, rules)
-    hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rules, api)
+    hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rules, api, dest=destination(flow))
     if transformed:
         if hit is not None:
             return f"{where}: an original ({hit}) would have left unmasked"

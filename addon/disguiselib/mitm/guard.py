@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from mitmproxy import exceptions, http
+from mitmproxy import ctx, exceptions, http
 
 from .. import leakguard
 from ..apis.registry import Api
 from ..config import Config
 from ..errors import MaskError, log_internal
+from ..inspect.record import destination
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..rules.knowing import of_session
@@ -107,6 +108,8 @@ class Guard:
             if rec is not None and rec.answer is not Answer.REPLACED and rec.phase is not Phase.MASKED:
                 self.records.pop(flow.id, None)  # answered here: nothing more to restore
             return
+        if flow.request.trailers and self._trailers_refused(flow, rec):
+            return
         if rec is None or rec.hook is not Hook.REQUEST:
             if (rec is not None and rec.kind is not Kind.SKIP) or fallback_protected(flow, self._hosts()):
                 self._refuse(flow, rec, f"disguise: request refused: {self.why()}", 503)
@@ -129,6 +132,36 @@ class Guard:
             return self._recheck(flow, rec, cfg)  # type: ignore[return-value]  # maybe awaited
         return None
 
+    def _trailers_refused(self, flow: http.HTTPFlow, rec: FlowRecord | None) -> bool:
+        """Request trailers (HTTP/2; chunked HTTP/1.1): mitmproxy has them by this hook and
+        sends them after it, whether the body was streamed or not. Read as headers are
+        (leakguard.scan_trailers); when one holds an original they are dropped and the
+        request refused (True): answered, or, when its body already went (streamed), its
+        connection closed."""
+        cfg, trailers = rec.config if rec is not None else None, flow.request.trailers
+        if rec is None or cfg is None or rec.kind is Kind.SKIP or trailers is None:
+            return False  # not protected (a protected flow without a record is refused whole below)
+        try:
+            hit = leakguard.scan_trailers(list(trailers.items(multi=True)), cfg.rules)
+        except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+            hit = leakguard.Hit("internal error", type(e).__name__)
+        if hit is None:
+            return False
+        if rec.kind is Kind.UNKNOWN and getattr(ctx.options, "disguise_allow_unknown", False):
+            log.warning("disguise: a request trailer holds an original (%s): forwarded (disguise_allow_unknown)", hit)
+            return False  # as its body and headers would be
+        flow.request.trailers = None  # never sent, whatever happens to the flow now
+        msg = f"disguise: request refused by the leak guard: an original ({hit}) would have left unmasked"
+        log.error(msg)
+        if not flow.request.stream:
+            self._refuse(flow, rec, msg)
+            return True
+        stop(flow, msg.removeprefix("disguise: "))  # a response now would crash mitmproxy's HTTP layer
+        if rec.can(Phase.REFUSED):
+            rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
+        self.records.pop(flow.id, None)
+        return True
+
     def _recheck(self, flow: http.HTTPFlow, rec: FlowRecord, cfg: Config):
         """The leak guard once more, on what actually leaves. The pipeline checked the
         body Disguise sent on; only a body another addon changed since is scanned again
@@ -146,9 +179,10 @@ class Guard:
                 return None
         rules = of_session(cfg.rules, rec.session)
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
-            return self._recheck_off_loop(flow, rec, (r.path, headers, body, rules, rec.api))
+            args = (r.path, headers, body, rules, rec.api, None, None, destination(flow))
+            return self._recheck_off_loop(flow, rec, args)
         try:
-            hit = leak_scan(r.path, headers, body, rules, rec.api)
+            hit = leak_scan(r.path, headers, body, rules, rec.api, dest=destination(flow))
         except Exception as e:  # noqa: BLE001 - the check failing is a refusal too (an exception
             hit = leakguard.Hit("internal error", type(e).__name__)  # here would let mitmproxy forward)
         self._leak_verdict(flow, rec, hit)

@@ -24,7 +24,9 @@ from mitmproxy.net import encoding as mencoding
 
 from .. import pipeline
 from ..apis.registry import Api
+from ..base.wirespec import Destination
 from ..errors import DisguiseError, LeakError, MaskError, log_internal, reason
+from ..inspect.record import destination
 from ..state import FlowRecord, Kind, Passed, Phase
 from ..worker import OffloadError
 from . import bodyhook, outcome
@@ -47,6 +49,7 @@ class Masker:
         self.flow, self.rec, self.offload = flow, rec, offload
         self.enc = flow.request.headers.get("content-encoding", "")
         self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        self.dest = destination(flow)
         self.coded = transfer_coded(flow.request.headers)
         self.ready: tuple[bytes, bytes, pipeline.Verdict] | None = None  # (raw, body, verdict) from prepare
         self.encoded: tuple[bytes, bytes] | None = None  # (masked body, it content-encoded again) from prepare
@@ -67,7 +70,7 @@ class Masker:
         body, refused = self._decoded(raw, limit)
         if refused is not None:
             return body, refused
-        return body, pipeline.mask_request(rec.api, body, rec.config, self.path, self.headers)
+        return body, pipeline.mask_request(rec.api, body, rec.config, self.path, self.headers, self.dest)
 
     async def prepare(self, raw: bytes) -> None:
         rec, limit, offload = self.rec, decoded_limit(), self.offload
@@ -78,9 +81,10 @@ class Masker:
         if refused is not None:
             result = refused  # not readable
         elif offload is not None and Offload.takes(rec.api, len(body), threshold) and offload.ready(rec.config):
-            result = await offload.mask(rec.api, body, rec.config, self.path, self.headers)  # never raises
+            # never raises
+            result = await offload.mask(rec.api, body, rec.config, self.path, self.headers, dest=self.dest)
         else:
-            args = (rec.api, body, rec.config, self.path, self.headers)
+            args = (rec.api, body, rec.config, self.path, self.headers, self.dest)
             result = await asyncio.to_thread(pipeline.mask_request, *args)
         if self.enc and isinstance(result, pipeline.Masked):
             self.encoded = (result.body, await asyncio.to_thread(mencoding.encode, result.body, self.enc))
@@ -92,8 +96,8 @@ class Masker:
         rec = self.rec
         ready, self.ready = self.ready, None
         body, result = (ready[1], ready[2]) if ready is not None and ready[0] is raw else self._verdict(raw)
-        out = outcome.apply(self.flow, rec, body, result, lambda: scanned(rec, self.path, self.headers, body, raw),
-                            streamed=True)  # fmt: skip
+        scan = lambda: scanned(rec, self.path, self.headers, body, raw, self.dest)  # noqa: E731
+        out = outcome.apply(self.flow, rec, body, result, scan, streamed=True)
         if out is None or isinstance(result, pipeline.NotOurs):
             return raw  # forwarded as it came (fail-open; an unknown endpoint's, scanned)
         if not self.enc:
@@ -116,13 +120,14 @@ class Scanner:
         self.rec = rec
         self.enc = flow.request.headers.get("content-encoding", "")
         self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        self.dest = destination(flow)
         self.coded = transfer_coded(flow.request.headers)
         self.ready: tuple[bytes, object] | None = None  # (raw, the scan's hit) from prepare
 
     def _hit(self, raw: bytes, limit: int | None = None) -> object:
         rules = self.rec.config.rules  # type: ignore[union-attr]
         body = None if self.coded else decode_body(raw, self.enc, rules, limit)  # cannot be read: a hit
-        return pipeline.scan_unknown(self.path, self.headers, body, rules)
+        return pipeline.scan_unknown(self.path, self.headers, body, rules, self.dest)
 
     async def prepare(self, raw: bytes) -> None:
         limit = decoded_limit()
@@ -144,10 +149,12 @@ def scanner(flow: http.HTTPFlow, rec: FlowRecord) -> Scanner:
     return Scanner(flow, rec)
 
 
-def scanned(rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes) -> bytes:
+def scanned(
+    rec: FlowRecord, path: str, headers: list, body: bytes | None, raw: bytes, dest: Destination | None = None
+) -> bytes:
     """A streamed body of an endpoint disguise does not transform: raw, when it may leave."""
     assert rec.config is not None
-    return passed(rec, pipeline.scan_unknown(path, headers, body, rec.config.rules), raw)
+    return passed(rec, pipeline.scan_unknown(path, headers, body, rec.config.rules, dest), raw)
 
 
 def passed(rec: FlowRecord, hit: object, raw: bytes) -> bytes:
@@ -215,6 +222,7 @@ class Spooled(Buffered):
         super().__init__(lambda raw: raw, lambda msg: b"", limit)
         self.flow, self.rec, self.offload = flow, rec, offload
         self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
+        self.dest = destination(flow)
         self.up: Upload = offload.upload()
         self.keep = keep
         self.prefix = bytearray()  # the first `keep` bytes: the capture's client side
@@ -228,7 +236,7 @@ class Spooled(Buffered):
             return
         rec = self.rec
         assert rec.config is not None and isinstance(rec.api, Api)
-        self.ready = await self.offload.finish(self.up, rec.api, rec.config, self.path, self.headers)
+        self.ready = await self.offload.finish(self.up, rec.api, rec.config, self.path, self.headers, self.dest)
 
     def drop(self) -> None:
         """The body will not end (the flow failed): the worker forgets it."""
@@ -276,7 +284,7 @@ class Spooled(Buffered):
         def unknown() -> bytes:
             if raw is None:
                 raise OffloadError("the masking worker did not send the body back")
-            return scanned(rec, self.path, self.headers, raw, raw)
+            return scanned(rec, self.path, self.headers, raw, raw, self.dest)
 
         out: bytes | list[bytes] | None = outcome.apply(self.flow, rec, kept, result, unknown, streamed=True)
         if out is None or isinstance(result, pipeline.NotOurs):

@@ -42,6 +42,7 @@ PROVIDER = Provider(
     "aws.bedrock", hosts=("amazonaws.com",),
     headers=frozenset({"authorization", "x-amz-security-token"}),
     signing=frozenset({"authorization", "x-amz-date", "x-amz-security-token", "date", "x-amz-content-sha256"}),
+    signature="aws4-hmac-sha256",
 )  # fmt: skip
 
 # A bidirectional stream (Nova Sonic's speech-to-speech) sends its input events for as long

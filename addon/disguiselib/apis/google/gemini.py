@@ -303,17 +303,32 @@ _GOOGLE_PATH_RX = (
     r"|fileSearchStores|endpoints|generatedFiles|dynamic)(?:/|:|\Z)"
 )
 _GOOGLE_PATH = re.compile(_GOOGLE_PATH_RX)
+# The paths that are Google's and nobody else's (Provider.paths: a `key` there is Google's
+# whatever the host): not `/v1/models`, `/v1/files` or `/v1/batches`, which are OpenAI's
+# too (a `key` on them is Google's only on Google's hosts).
+_GOOGLE_OWN_RX = (
+    # a Gemini API version (v1alpha, v1beta, v1beta2, ...)
+    r"(?:^|/)(?:upload/)?v1(?:alpha|beta)[0-9]*/(?:models|tunedModels|cachedContents|files|corpora|batches"
+    r"|operations|fileSearchStores|generatedFiles|dynamic)(?:/|:|\Z)"
+    # Vertex AI's resources: a project's location, a publisher's models
+    r"|(?:^|/)v1(?:alpha|beta)?[0-9]*/(?:projects/[^/]+/locations/[^/]+|publishers/[^/]+)(?:/|:|\Z)"
+    # what only Google names so in v1, and a model's method (`models/M:generateContent`)
+    r"|(?:^|/)(?:upload/)?v1/(?:tunedModels|cachedContents|corpora|fileSearchStores|generatedFiles)(?:/|:|\Z)"
+    r"|(?:^|/)v1/(?:models|tunedModels)/[^/:%]+(?::|%3[aA])[a-z][A-Za-z]*\Z"
+    # the Live API's WebSockets (registry._WS_ROUTES)
+    r"|/ws/google\.(?:ai\.generativelanguage|cloud\.aiplatform)\."
+)
 GEMINI = Provider(
     "google.gemini", hosts=("generativelanguage.googleapis.com",),
     headers=frozenset({"x-goog-api-key", "authorization"}), params=frozenset({"key", "access_token"}),
-    paths=_GOOGLE_PATH_RX,
+    paths=_GOOGLE_OWN_RX,
 )  # fmt: skip
 # Vertex AI: the global `aiplatform.googleapis.com` and the regional
 # `{region}-aiplatform.googleapis.com` (every publisher's models: google, anthropic,
 # mistralai, meta, ...); an OAuth token in Authorization, an express-mode key.
 VERTEX = Provider(
     "google.vertex", hosts=("aiplatform.googleapis.com",), host_forms=(r"[a-z0-9-]+-aiplatform\.googleapis\.com",),
-    headers=frozenset({"authorization", "x-goog-api-key"}), params=frozenset({"key"}), paths=_GOOGLE_PATH_RX,
+    headers=frozenset({"authorization", "x-goog-api-key"}), params=frozenset({"key"}), paths=_GOOGLE_OWN_RX,
 )  # fmt: skip
 
 

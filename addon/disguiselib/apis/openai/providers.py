@@ -18,11 +18,13 @@ OPENAI = Provider(
 # `{resource}.cognitiveservices.azure.com`, `{resource}.services.ai.azure.com` (the
 # deployments, `/openai/v1/...`, Assistants `/openai/threads`, `/openai/assistants`); the
 # key in api-key (an API Management gateway: ocp-apim-subscription-key), an Entra token
-# in Authorization; a Realtime WebSocket from a browser: `?api-key=`.
+# in Authorization; a Realtime WebSocket from a browser: `?api-key=` (documented there
+# only: on Azure's hosts and on Azure's Realtime path, `/openai/realtime`,
+# `/openai/v1/realtime`; OpenAI's `/v1/realtime` is not Azure's).
 AZURE = Provider(
     "azure", hosts=("openai.azure.com", "cognitiveservices.azure.com", "services.ai.azure.com"),
     headers=frozenset({"api-key", "authorization", "ocp-apim-subscription-key"}),
-    params=frozenset({"api-key"}),
+    ws_params=frozenset({"api-key"}), paths=r"(?:^|/)openai/(?:v1/)?realtime\Z",
 )  # fmt: skip
 # The other providers of OpenAI-compatible (and Cohere's) APIs: a key in Authorization.
 COMPATIBLE = Provider(
