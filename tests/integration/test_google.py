@@ -245,6 +245,27 @@ def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
         assert "Zenith Labs: [EMAIL_1]" in rec.body.decode()
 
 
+def test_tts_speakers_meet_their_voices_through_the_sdk(proxy: Proxy) -> None:
+    model = "gemini-tts"
+    proxy.upstream.on(f"/v1beta/models/{model}:generateContent",
+                      lambda rec: Reply([b'{"candidates": []}'], headers=JSON_HEADERS, framing="length"))
+    speakers = [types.SpeakerVoiceConfig(speaker=name, voice_config=types.VoiceConfig(
+        prebuilt_voice_config=types.PrebuiltVoiceConfig(voice_name=voice))) for name, voice in (("Acme Corp", "Kore"),
+                                                                                                  ("Jane", "Puck"))]
+    config = types.GenerateContentConfig(response_modalities=["AUDIO"], speech_config=types.SpeechConfig(
+        multi_speaker_voice_config=types.MultiSpeakerVoiceConfig(speaker_voice_configs=speakers)))
+    client = gemini_client(proxy)
+    client.models.generate_content(model=model, contents="Acme Corp: hi Jane.\nJane: hi.", config=config)
+    up = proxy.upstream.for_path(f"/v1beta/models/{model}:generateContent")[-1].body.decode()
+    assert_no_original(up, "the TTS request")
+    doc = json.loads(up)
+    assert doc["contents"][0]["parts"][0]["text"] == "Zenith Labs: hi Jane.\nJane: hi."
+    # (google-genai spells what is inside speechConfig the proto way)
+    got = doc["generationConfig"]["speechConfig"]["multi_speaker_voice_config"]["speaker_voice_configs"]
+    assert [(s["speaker"], s["voice_config"]["prebuilt_voice_config"]["voice_name"]) for s in got] == [
+        ("Zenith Labs", "Kore"), ("Jane", "Puck")]
+
+
 def test_embeddings_through_the_sdk(proxy: Proxy) -> None:
     """google-genai's embed_content: the Gemini API's :batchEmbedContents, Vertex's :predict
     (text-embedding-005) and :embedContent (a Gemini embedding model). The texts and titles

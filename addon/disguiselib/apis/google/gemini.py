@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 
-from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
+from ...base.fields import GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media
 from ...base.logprobs import holds_disguise, overlapping, register
 from ...base.wirespec import Provider
 from ...rules.rules import Restorer
@@ -124,12 +124,27 @@ _TOOL_CONFIG = obj(
 _GENERATION_SKIPPED = (
     "temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "seed", "presencePenalty",
     "frequencyPenalty", "responseLogprobs", "logprobs", "responseMimeType", "responseModalities",
-    "thinkingConfig", "speechConfig", "imageConfig", "mediaResolution", "routingConfig",
+    "thinkingConfig", "imageConfig", "mediaResolution", "routingConfig",
     "modelSelectionConfig", "audioTimestamp", "enableAffectiveDialog", "enableEnhancedCivicAnswers",
+)  # fmt: skip
+# Text to speech: the voices are the API's names (untouched), a speaker's name is the
+# client's words, masked as text: the prompt's "Acme Corp: ..." lines are masked too, and a
+# literal gets the same disguise in both, so the speaker still meets its voice. A replicated
+# voice's sample and consent are audio (base64, untouched); its consent signature the
+# server's (byte-identical). Anything else here: unknown, masked (fail closed).
+_VOICE_CONFIG = obj(
+    {"prebuiltVoiceConfig": obj({"voiceName": META}), "voice": META,
+     "replicatedVoiceConfig": Media("voiceSampleAudio", ("mimeType", "mime_type"),
+                                    _both({"consentAudio": MEDIA, "voiceConsentSignature": obj({"signature": OPAQUE})}))}
+)  # fmt: skip
+SPEECH_CONFIG = obj(
+    {"voiceConfig": _VOICE_CONFIG, "languageCode": META,
+     "multiSpeakerVoiceConfig": obj({"speakerVoiceConfigs": Arr(obj({"speaker": VALUES, "voiceConfig": _VOICE_CONFIG}))})}
 )  # fmt: skip
 _GENERATION_CONFIG = obj(
     {
         **dict.fromkeys(_GENERATION_SKIPPED, META),
+        "speechConfig": SPEECH_CONFIG,
         "responseSchema": SCHEMA, "responseJsonSchema": SCHEMA, "_responseJsonSchema": SCHEMA,
         "stopSequences": VALUES,  # the model stops at the disguised text it writes
         # the output's formats: a text format's JSON schema read as one; where a video goes
