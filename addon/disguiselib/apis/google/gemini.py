@@ -132,15 +132,15 @@ _GENERATION_SKIPPED = (
 # literal gets the same disguise in both, so the speaker still meets its voice. A replicated
 # voice's sample and consent are audio (base64, untouched); its consent signature the
 # server's (byte-identical). Anything else here: unknown, masked (fail closed).
-_VOICE_CONFIG = obj(
-    {"prebuiltVoiceConfig": obj({"voiceName": META}), "voice": META,
-     "replicatedVoiceConfig": Media("voiceSampleAudio", ("mimeType", "mime_type"),
-                                    _both({"consentAudio": MEDIA, "voiceConsentSignature": obj({"signature": OPAQUE})}))}
+_REPLICATED_VOICE = Media(
+    "voiceSampleAudio", ("mimeType", "mime_type"),
+    _both({"consentAudio": MEDIA, "voiceConsentSignature": obj({"signature": OPAQUE})}),
 )  # fmt: skip
-SPEECH_CONFIG = obj(
-    {"voiceConfig": _VOICE_CONFIG, "languageCode": META,
-     "multiSpeakerVoiceConfig": obj({"speakerVoiceConfigs": Arr(obj({"speaker": VALUES, "voiceConfig": _VOICE_CONFIG}))})}
-)  # fmt: skip
+_VOICE_CONFIG = obj({"prebuiltVoiceConfig": obj({"voiceName": META}), "voice": META,
+                     "replicatedVoiceConfig": _REPLICATED_VOICE})  # fmt: skip
+_SPEAKER = obj({"speaker": VALUES, "voiceConfig": _VOICE_CONFIG})
+SPEECH_CONFIG = obj({"voiceConfig": _VOICE_CONFIG, "languageCode": META,
+                     "multiSpeakerVoiceConfig": obj({"speakerVoiceConfigs": Arr(_SPEAKER)})})  # fmt: skip
 _GENERATION_CONFIG = obj(
     {
         **dict.fromkeys(_GENERATION_SKIPPED, META),
