@@ -266,6 +266,45 @@ def test_tts_speakers_meet_their_voices_through_the_sdk(proxy: Proxy) -> None:
         ("Zenith Labs", "Kore"), ("Jane", "Puck")]
 
 
+def _upload_reply(base_url: str, rec: Recorded) -> Reply:
+    """Google's resumable upload, as the Files API answers it."""
+    command = rec.headers.get("x-goog-upload-command", "")
+    if command == "start":
+        url = base_url.rstrip("/") + "/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable"
+        return Reply([b""], headers={"x-goog-upload-url": url, "x-goog-upload-status": "active"}, framing="length")
+    if "finalize" not in command:
+        return Reply([b""], headers={"x-goog-upload-status": "active"}, framing="length")
+    file = {"file": {"name": "files/abc", "mimeType": "text/plain", "sizeBytes": str(len(rec.body)), "state": "ACTIVE"}}
+    return Reply([json.dumps(file).encode()], headers={**JSON_HEADERS, "x-goog-upload-status": "final"},
+                 framing="length")
+
+
+def test_a_resumable_upload_in_chunks_is_refused_a_whole_one_is_scanned(
+    proxy: Proxy, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # google-genai sends a file over 8 MiB in 8 MiB chunks: an original cut by the boundary
+    # would leave as two clean halves, so the first chunk is refused and nothing of the file
+    # leaves. (Chunks of 64 KiB here: the same requests, smaller.)
+    from google.genai import _api_client
+
+    chunk = 64 * 1024
+    monkeypatch.setattr(_api_client, "CHUNK_SIZE", chunk)
+    proxy.upstream.on("/upload/v1beta/files", lambda rec: _upload_reply(proxy.base_url, rec))
+    client = gemini_client(proxy)
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * (chunk - 4) + b"Acme Corp is the customer.\n")
+    with pytest.raises(genai_errors.ClientError) as exc:
+        client.files.upload(file=str(big), config={"mime_type": "text/plain"})
+    assert "a chunk of a resumable upload" in str(exc.value)
+    assert not [r for r in proxy.upstream.for_path("/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable")]
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"nothing secret here\n")
+    got = client.files.upload(file=str(small), config={"mime_type": "text/plain"})
+    assert got.name == "files/abc"
+    (sent,) = proxy.upstream.for_path("/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable")
+    assert sent.headers["x-goog-upload-command"] == "upload, finalize" and sent.body == small.read_bytes()
+
+
 def test_embeddings_through_the_sdk(proxy: Proxy) -> None:
     """google-genai's embed_content: the Gemini API's :batchEmbedContents, Vertex's :predict
     (text-embedding-005) and :embedContent (a Gemini embedding model). The texts and titles

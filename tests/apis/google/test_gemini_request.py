@@ -295,3 +295,31 @@ def test_tts_speaker_names_are_masked_as_the_prompt_is_and_voices_are_not() -> N
     assert replicated["voiceSampleAudio"] == replicated["consentAudio"] == wav
     assert speech["futureSetting"] == "Zenith Labs"  # unknown: masked
     assert speech["languageCode"] == "en-US"
+
+
+@pytest.mark.parametrize(
+    ("headers", "refused"),
+    [
+        ([("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")], False),
+        ([("x-goog-upload-command", "upload, finalize"), ("x-goog-upload-offset", "0")], False),  # the whole file
+        ([("X-Goog-Upload-Command", "Finalize,Upload"), ("X-Goog-Upload-Offset", " 0 ")], False),
+        ([("X-Goog-Upload-Command", "query")], False),
+        ([("X-Goog-Upload-Command", "cancel")], False),
+        ([], False),
+        # google-genai's chunks of a file over 8 MiB: the first, the last
+        ([("X-Goog-Upload-Command", "upload"), ("X-Goog-Upload-Offset", "0")], True),
+        ([("X-Goog-Upload-Command", "upload, finalize"), ("X-Goog-Upload-Offset", "8388608")], True),
+        ([("X-Goog-Upload-Command", "upload, finalize")], True),  # no offset: where it goes is not said
+        ([("X-Goog-Upload-Command", "upload, finalize"), ("X-Goog-Upload-Offset", "0"),
+          ("X-Goog-Upload-Offset", "5")], True),
+        ([("X-Goog-Upload-Command", "upload"), ("X-Goog-Upload-Command", "finalize"),
+          ("X-Goog-Upload-Offset", "0")], True),
+    ],
+)  # fmt: skip
+def test_a_chunk_of_a_resumable_upload_is_refused_the_whole_file_is_not(headers: list, refused: bool) -> None:
+    why = engine.refused("POST", "/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable", headers)
+    if refused:
+        assert why is not None and "upload, finalize" in why and "X-Goog-Upload-Offset: 0" in why
+        assert "disguise_allow_unknown" in why
+    else:
+        assert why is None
