@@ -202,6 +202,30 @@ def test_data_and_id_of_unknown_fields_are_masked(proxy: Proxy) -> None:
     assert json.loads(proxy.upstream.requests[-1].body)["labels"] == {"data": "Zenith Labs"}
 
 
+def test_a_schemas_id_schema_and_format_values_are_masked_its_types_are_not(proxy: Proxy) -> None:
+    """`$id`, `$schema` and `format` are the client's words (an internal host in a URL);
+    the keywords and `type`'s vocabulary are the schema language's."""
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://Acme Corp/customer.json",
+              "type": "object", "properties": {"name": {"type": "string", "format": "Acme Corp"},
+                                               "at": {"type": "string", "format": "date-time"}}}  # fmt: skip
+    want = json.loads(json.dumps(schema).replace("Acme Corp", "Zenith Labs"))
+    n = len(proxy.upstream.requests)
+    with anthropic_client(proxy) as c:
+        c.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}],
+                          tools=[{"name": "f", "input_schema": schema}])  # fmt: skip
+    with openai_client(proxy) as c:
+        c.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], response_format={
+            "type": "json_schema", "json_schema": {"name": "c", "schema": schema}})
+    declaration = types.FunctionDeclaration(name="f", parameters_json_schema=schema)
+    gemini = gemini_client(proxy)
+    gemini.models.generate_content(model="gemini-2.5-flash", contents="hi", config=types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=[declaration])]))
+    msgs, chat, gen = (json.loads(r.body) for r in proxy.since(n))
+    assert msgs["tools"][0]["input_schema"] == want
+    assert chat["response_format"]["json_schema"]["schema"] == want
+    assert gen["tools"][0]["functionDeclarations"][0]["parameters_json_schema"] == want  # (the SDK spells it so)
+
+
 # -- 2: a batch file (JSON lines with \u escapes): masked line by line; results restored ------------
 
 
