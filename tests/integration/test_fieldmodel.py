@@ -226,6 +226,24 @@ def test_a_schemas_id_schema_and_format_values_are_masked_its_types_are_not(prox
     assert gen["tools"][0]["functionDeclarations"][0]["parameters_json_schema"] == want  # (the SDK spells it so)
 
 
+def test_chat_reasoning_sent_back_is_masked_its_signature_is_not(proxy: Proxy) -> None:
+    """A compatible provider's reasoning on a message (any role) is text no signature
+    covers: masked; an OpenRouter entry's signature goes out as it came."""
+    sig = "EqQBCkgIAxABGAIiQAcme Corp=="
+    n = len(proxy.upstream.requests)
+    with openai_client(proxy) as c:
+        c.chat.completions.create(model="m", messages=[  # type: ignore[misc, list-item]
+            {"role": "user", "content": "hi", "reasoning": "Acme Corp"},
+            {"role": "assistant", "content": "x", "reasoning_content": f"the user at Acme Corp, {BOB}",
+             "reasoning_details": [{"type": "reasoning.text", "text": "Acme Corp", "signature": sig}]},
+            {"role": "user", "content": "go on"}])  # fmt: skip
+    (rec,) = proxy.since(n)
+    user, asst, _ = json.loads(rec.body)["messages"]
+    assert user["reasoning"] == "Zenith Labs"
+    assert asst["reasoning_content"] == "the user at Zenith Labs, [EMAIL_1]"
+    assert asst["reasoning_details"] == [{"type": "reasoning.text", "text": "Zenith Labs", "signature": sig}]
+
+
 # -- 2: a batch file (JSON lines with \u escapes): masked line by line; results restored ------------
 
 
