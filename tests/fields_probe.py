@@ -169,8 +169,16 @@ def request(surface: str, path: str, kind: str) -> str:
             return "untouched"
         schema = {"type": "object", "properties": {ORIG: {"type": "string", "description": ORIG}}, "required": [ORIG]}
         want = {"type": "object", "properties": {DISG: {"type": "string", "description": DISG}}, "required": [DISG]}
-        # a schema keeps its keywords' values (`"format": ORIG` stays); user JSON does not
-        keyword = get(run({"format": ORIG}), path) == {"format": ORIG}
+        # a schema keeps its `type`'s value (the schema language's vocabulary: `"type": ORIG`
+        # stays), in a property's schema too, not inside an unknown keyword's value; user
+        # JSON does not keep it, an API's object that keeps `type` at any depth (Within)
+        # keeps it everywhere. Its other keywords' values are the client's: masked.
+        typed = {"type": ORIG, "properties": {"p": {"type": ORIG}}}
+        unknown = {"x-unknown": {"type": ORIG}}
+        keyword = get(run(typed), path) == typed and get(run(unknown), path) != unknown
+        ids = {"$id": ORIG, "$schema": ORIG, "format": ORIG}
+        if keyword and get(run(ids), path) != dict.fromkeys(ids, DISG):
+            return "schema (`$id`, `$schema` or `format` untouched)"
         if keyword and get(run(schema), path) == want:
             return "schema"
         return "masked-keys" if got == {DISG: DISG} else "masked"

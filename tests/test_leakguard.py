@@ -47,6 +47,35 @@ def test_finds_originals_in_values_keys_and_json_text() -> None:
     assert hit(msg, CHAT) == "literal in body $.messages[0].tool_calls[0].function.arguments (JSON text $.path)"
 
 
+DOTTED = make_rules(literals={**LITERALS, "build.internal.acme.io": "host-a.example"})
+
+
+def test_a_hits_path_never_spells_an_original_its_keys_spell_together() -> None:
+    """Keys clean alone can join (with `.`) into an original: the path a message names is
+    checked whole, and keys are withheld until it is clean."""
+
+    def at(doc: object) -> str:
+        h = leakguard.scan_body(json.dumps(doc).encode(), DOTTED, None)
+        assert h is not None and leakguard.first(DOTTED, str(h)) is None, h
+        return str(h)
+
+    assert at({"build": {"internal": {"acme": {"io": ACME}}}}) == "literal in body $[<key>][<key>][<key>][<key>]"
+    assert at({"build": {"internal.acme": {"io": ACME}}}) == 'literal in body $.build["internal.acme"].io'  # no join
+    # a key inside JSON text (fields.texts names its path): that path is left out
+    assert at({"x": json.dumps({ACME: 1})}) == "literal in body $.x (JSON text)"
+    assert at({"x": json.dumps({"build": {"internal": {"acme": {"io": ACME}}}})}) == "literal in body $.x (JSON text)"
+    # clean joined: shown as they are
+    assert at({"build": {"internal": ACME}}) == "literal in body $.build.internal"
+    assert at({"x": json.dumps({"a": [ACME]})}) == "literal in body $.x (JSON text $.a[0])"
+
+
+def test_a_readings_place_and_the_path_never_join_into_an_original() -> None:
+    rules = make_rules(literals={**LITERALS, "body $.x": "payload"})
+    h = leakguard.scan_body(json.dumps({"x": ACME}).encode(), rules, None)
+    assert h is not None and leakguard.first(rules, str(h)) is None and str(h) == "literal in body"
+    assert leakguard.json_place(DOTTED, ((((None, "build"), "internal"), "acme"), "io")) == "$[<key>][<key>][<key>][<key>]"
+
+
 def test_what_the_table_exempts_is_not_looked_at() -> None:
     anthropic = {
         "model": ACME,

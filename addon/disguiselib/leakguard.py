@@ -24,7 +24,9 @@ The same value anywhere else (a message, another header or parameter, another
 provider's credential header) is counted.
 
 A hit names the rule (a pattern's name, or "literal") and where it is (a JSON path
-whose keys are shown only when they hold no original), never the value. Every other
+whose keys are shown only when they hold no original, and only while the whole path
+spells none: `build`, `internal`, `acme`, `io` are clean alone and not together;
+json_place), never the value. Every other
 message that names a request's own text (its path, its host, a header's value) names
 it through `shown`, which withholds what holds an original.
 """
@@ -123,11 +125,33 @@ def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | Non
                     break
         if lab is None:
             return None
-        seg = path_text(f.path, hide=lambda k: first(rules, k) is not None)
-        at = "$" + ("" if not seg else seg if seg.startswith("[") else "." + seg)
-        return Hit(lab, f"{at}{' (key)' if f.is_key else ''}{where}")
+        return Hit(lab, json_place(rules, f.path, f"{' (key)' if f.is_key else ''}{where}"))
 
     return first_unread(doc, table, memo, check)
+
+
+# A path inside JSON text, as fields.texts names the place it read (`(JSON text $.a.b)`)
+_INNER_PATH = re.compile(r"\(JSON text [$][^)]*\)")
+WITHHELD_PATH = "$ (the path withheld: it spells an original)"
+
+
+def json_place(rules: Rules, path: object, suffix: str = "") -> str:
+    """`$.messages[0].content` + suffix for a message: a key that holds an original is
+    `[<key>]`; when the whole still spells one (keys clean alone that join into
+    `build.internal.acme.io`, or a key inside JSON text the suffix names), every key is
+    withheld and the path inside JSON text left out; failing that, WITHHELD_PATH. The
+    one way a message names a place in a JSON document (the leak guard's hits, the
+    audit's findings)."""
+    def hide(k: str) -> bool:
+        return first(rules, k) is not None
+
+    inner = _INNER_PATH.sub("(JSON text)", suffix)
+    for keys, rest in ((hide, suffix), (hide, inner), (lambda k: True, inner)):
+        seg = path_text(path, hide=keys)
+        text = "$" + ("" if not seg else seg if seg.startswith("[") else "." + seg) + rest
+        if _clean(rules, text):
+            return text
+    return WITHHELD_PATH
 
 
 def readings(
@@ -165,12 +189,21 @@ def scan_body(
         if r.doc is not None:
             hit = scan_json(r.doc, rules, r.rule, memo)
             if hit is not None:
-                return Hit(hit.rule, f"{_place(rules, r.where)} {hit.where}")
+                return Hit(hit.rule, _joined(rules, _place(rules, r.where), " " + hit.where))
         elif not r.rule.skip:
             got = _text_hit(rules, r.text) if r.rule is GENERIC else _first_text(rules, r.text, r.rule)
             if got is not None:
-                return Hit(got[0], _place(rules, r.where) + got[1])
+                return Hit(got[0], _joined(rules, _place(rules, r.where), got[1]))
     return None
+
+
+def _joined(rules: Rules, place: str, rest: str) -> str:
+    """A reading's place and what follows it, each shown clean, as one: where the two
+    join into an original, the reading's place is `body`, and failing that nothing but."""
+    for text in (place + rest, "body" + rest):
+        if _clean(rules, text):
+            return text
+    return "body"
 
 
 # A name the client wrote, as a reading's place quotes it (bodies.readings: `part 'file'`)
@@ -356,6 +389,8 @@ def place(method: str, path: str, rules: Rules | None) -> str:
 
 __all__ = [
     "WITHHELD",
+    "WITHHELD_PATH",
+    "json_place",
     "Hit",
     "place",
     "shown",

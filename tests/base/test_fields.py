@@ -41,14 +41,18 @@ def test_an_object_with_known_fields_skips_type_and_cache_control_not_unknown_me
     assert got == {"type": "text", "text": "A", "cache_control": {"type": "ephemeral"}, "OTHER": "B"}  # unknown: key too
 
 
-def test_schema_masks_names_and_prose_not_vocabulary() -> None:
-    schema = {"type": "object", "title": "t", "description": "d", "format": "email",
+def test_schema_masks_names_prose_and_keyword_values_not_keywords_or_types() -> None:
+    schema = {"type": "object", "title": "t", "description": "d", "format": "email", "$id": "https://i/c.json",
+              "$schema": "https://s/meta", "$comment": "c",
               "properties": {"name": {"type": "string", "enum": ["a", {"k": "v"}], "description": "x"}},
               "required": ["name"], "items": [{"type": "string", "default": "dv"}],
               "dependencies": {"name": ["other"], "p2": {"properties": {"q": {"type": "string"}}}}}  # fmt: skip
     got = upper(SCHEMA, schema)
-    assert got["type"] == "object" and got["format"] == "email"
+    assert got["type"] == "object"  # the schema language's vocabulary
+    # every other value is the client's (an internal host in $id): masked, keywords kept
+    assert got["format"] == "EMAIL" and got["$id"] == "HTTPS://I/C.JSON" and got["$schema"] == "HTTPS://S/META"
     assert got["title"] == "T" and got["description"] == "D"
+    assert "$comment" not in got and got["$COMMENT"] == "C"  # an unknown keyword: as any unknown member
     assert list(got["properties"]) == ["NAME"] and got["properties"]["NAME"]["type"] == "string"
     assert got["properties"]["NAME"]["enum"] == ["A", {"K": "V"}]  # user JSON: keys too
     assert got["required"] == ["NAME"] and got["items"] == [{"type": "string", "default": "DV"}]

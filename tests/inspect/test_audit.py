@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from disguiselib.base.masking import mask_body
 from disguiselib.inspect import audit, render, sseview
-from strategies import RULES
+from strategies import LITERALS, RULES, make_rules
 
 DISGUISES = ["Zenith Labs", "thread_id", "crm_lookup", "[EMAIL_1]"]
 
@@ -68,12 +68,29 @@ def test_originals_upstream_are_found_by_field_and_never_printed() -> None:
                        "tools": [{"name": "acme_lookup", "input_schema": {"properties": {"session_id": {}}}}]}).encode()  # fmt: skip
     rep = audit.audit([audit.Record(1, "POST /v1/messages", "anthropic.messages", sent, None)], RULES)
     fields = sorted(f.field.split(" [")[0] for f in rep.leaks)
-    assert fields == ["messages[0].content[0].text", "system", "tools[0].input_schema.properties.session_id (key)",
+    # the key that is an original is withheld from its own path (as the leak guard's hits)
+    assert fields == ["messages[0].content[0].text", "system", "tools[0].input_schema.properties[<key>] (key)",
                       "tools[0].name"]  # fmt: skip
     text = rep.text()
-    assert "bob@x.example.org" not in text and "Acme Corp" not in text
+    assert "bob@x.example.org" not in text and "Acme Corp" not in text and "session_id" not in text
     assert "literal (disguise 'Zenith Labs') at system [13:22]" in text
     assert rep.exit_code() == 1
+
+
+def test_a_findings_field_never_spells_an_original_its_keys_spell_together() -> None:
+    rules = make_rules(literals={**LITERALS, "build.internal.acme.io": "host-a.example"})
+    sent = json.dumps({"metadata": {"build": {"internal": {"acme": {"io": "Acme Corp"}}}},
+                       "x": json.dumps({"build": {"internal": {"acme": {"io": "Acme Corp"}}}}), "messages": []}).encode()  # fmt: skip
+    rep = audit.audit([audit.Record(1, "POST /v1/messages", "anthropic.messages", sent, None)], rules)
+    fields = sorted(f.field.split(" [")[0] for f in rep.leaks)
+    assert fields == ["[<key>][<key>][<key>][<key>][<key>]", "x (JSON text)"]
+    assert "build.internal.acme.io" not in rep.text()
+    # a body no table describes (an endpoint disguise does not transform): the same
+    sent = json.dumps({"build": {"internal": {"acme": {"io": "Acme Corp"}}}, "session_id": 1}).encode()
+    rep = audit.audit([audit.Record(1, "POST /v1/assistants", None, sent, None)], rules)
+    fields = sorted(f.field.split(" [")[0] for f in rep.leaks)
+    assert fields == ["[<key>] (key)", "[<key>][<key>][<key>][<key>]"]
+    assert "build.internal.acme.io" not in rep.text() and "session_id" not in rep.text()
 
 
 def test_masked_requests_pass(fixtures: Path) -> None:

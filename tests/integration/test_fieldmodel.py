@@ -229,6 +229,48 @@ def test_an_original_in_a_setting_is_masked(proxy: Proxy) -> None:
     assert bias["logit_bias"] == {"1234": "[EMAIL_1]"}
 
 
+def test_a_schemas_id_schema_and_format_values_are_masked_its_types_are_not(proxy: Proxy) -> None:
+    """`$id`, `$schema` and `format` are the client's words (an internal host in a URL);
+    the keywords and `type`'s vocabulary are the schema language's."""
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://Acme Corp/customer.json",
+              "type": "object", "properties": {"name": {"type": "string", "format": "Acme Corp"},
+                                               "at": {"type": "string", "format": "date-time"}}}  # fmt: skip
+    want = json.loads(json.dumps(schema).replace("Acme Corp", "Zenith Labs"))
+    n = len(proxy.upstream.requests)
+    with anthropic_client(proxy) as c:
+        c.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}],
+                          tools=[{"name": "f", "input_schema": schema}])  # fmt: skip
+    with openai_client(proxy) as c:
+        c.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], response_format={
+            "type": "json_schema", "json_schema": {"name": "c", "schema": schema}})
+    declaration = types.FunctionDeclaration(name="f", parameters_json_schema=schema)
+    gemini = gemini_client(proxy)
+    gemini.models.generate_content(model="gemini-2.5-flash", contents="hi", config=types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=[declaration])]))
+    msgs, chat, gen = (json.loads(r.body) for r in proxy.since(n))
+    assert msgs["tools"][0]["input_schema"] == want
+    assert chat["response_format"]["json_schema"]["schema"] == want
+    assert gen["tools"][0]["functionDeclarations"][0]["parameters_json_schema"] == want  # (the SDK spells it so)
+
+
+def test_chat_reasoning_sent_back_is_masked_its_signature_is_not(proxy: Proxy) -> None:
+    """A compatible provider's reasoning on a message (any role) is text no signature
+    covers: masked; an OpenRouter entry's signature goes out as it came."""
+    sig = "EqQBCkgIAxABGAIiQAcme Corp=="
+    n = len(proxy.upstream.requests)
+    with openai_client(proxy) as c:
+        c.chat.completions.create(model="m", messages=[  # type: ignore[misc, list-item]
+            {"role": "user", "content": "hi", "reasoning": "Acme Corp"},
+            {"role": "assistant", "content": "x", "reasoning_content": f"the user at Acme Corp, {BOB}",
+             "reasoning_details": [{"type": "reasoning.text", "text": "Acme Corp", "signature": sig}]},
+            {"role": "user", "content": "go on"}])  # fmt: skip
+    (rec,) = proxy.since(n)
+    user, asst, _ = json.loads(rec.body)["messages"]
+    assert user["reasoning"] == "Zenith Labs"
+    assert asst["reasoning_content"] == "the user at Zenith Labs, [EMAIL_1]"
+    assert asst["reasoning_details"] == [{"type": "reasoning.text", "text": "Zenith Labs", "signature": sig}]
+
+
 # -- 2: a batch file (JSON lines with \u escapes): masked line by line; results restored ------------
 
 

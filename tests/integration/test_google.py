@@ -254,6 +254,66 @@ def test_gemini_whole_response_and_count_tokens(proxy: Proxy) -> None:
         assert "Zenith Labs: [EMAIL_1]" in rec.body.decode()
 
 
+def test_tts_speakers_meet_their_voices_through_the_sdk(proxy: Proxy) -> None:
+    model = "gemini-tts"
+    proxy.upstream.on(f"/v1beta/models/{model}:generateContent",
+                      lambda rec: Reply([b'{"candidates": []}'], headers=JSON_HEADERS, framing="length"))
+    speakers = [types.SpeakerVoiceConfig(speaker=name, voice_config=types.VoiceConfig(
+        prebuilt_voice_config=types.PrebuiltVoiceConfig(voice_name=voice))) for name, voice in (("Acme Corp", "Kore"),
+                                                                                                  ("Jane", "Puck"))]
+    config = types.GenerateContentConfig(response_modalities=["AUDIO"], speech_config=types.SpeechConfig(
+        multi_speaker_voice_config=types.MultiSpeakerVoiceConfig(speaker_voice_configs=speakers)))
+    client = gemini_client(proxy)
+    client.models.generate_content(model=model, contents="Acme Corp: hi Jane.\nJane: hi.", config=config)
+    up = proxy.upstream.for_path(f"/v1beta/models/{model}:generateContent")[-1].body.decode()
+    assert_no_original(up, "the TTS request")
+    doc = json.loads(up)
+    assert doc["contents"][0]["parts"][0]["text"] == "Zenith Labs: hi Jane.\nJane: hi."
+    # (google-genai spells what is inside speechConfig the proto way)
+    got = doc["generationConfig"]["speechConfig"]["multi_speaker_voice_config"]["speaker_voice_configs"]
+    assert [(s["speaker"], s["voice_config"]["prebuilt_voice_config"]["voice_name"]) for s in got] == [
+        ("Zenith Labs", "Kore"), ("Jane", "Puck")]
+
+
+def _upload_reply(base_url: str, rec: Recorded) -> Reply:
+    """Google's resumable upload, as the Files API answers it."""
+    command = rec.headers.get("x-goog-upload-command", "")
+    if command == "start":
+        url = base_url.rstrip("/") + "/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable"
+        return Reply([b""], headers={"x-goog-upload-url": url, "x-goog-upload-status": "active"}, framing="length")
+    if "finalize" not in command:
+        return Reply([b""], headers={"x-goog-upload-status": "active"}, framing="length")
+    file = {"file": {"name": "files/abc", "mimeType": "text/plain", "sizeBytes": str(len(rec.body)), "state": "ACTIVE"}}
+    return Reply([json.dumps(file).encode()], headers={**JSON_HEADERS, "x-goog-upload-status": "final"},
+                 framing="length")
+
+
+def test_a_resumable_upload_in_chunks_is_refused_a_whole_one_is_scanned(
+    proxy: Proxy, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # google-genai sends a file over 8 MiB in 8 MiB chunks: an original cut by the boundary
+    # would leave as two clean halves, so the first chunk is refused and nothing of the file
+    # leaves. (Chunks of 64 KiB here: the same requests, smaller.)
+    from google.genai import _api_client
+
+    chunk = 64 * 1024
+    monkeypatch.setattr(_api_client, "CHUNK_SIZE", chunk)
+    proxy.upstream.on("/upload/v1beta/files", lambda rec: _upload_reply(proxy.base_url, rec))
+    client = gemini_client(proxy)
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * (chunk - 4) + b"Acme Corp is the customer.\n")
+    with pytest.raises(genai_errors.ClientError) as exc:
+        client.files.upload(file=str(big), config={"mime_type": "text/plain"})
+    assert "a chunk of a resumable upload" in str(exc.value)
+    assert not [r for r in proxy.upstream.for_path("/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable")]
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"nothing secret here\n")
+    got = client.files.upload(file=str(small), config={"mime_type": "text/plain"})
+    assert got.name == "files/abc"
+    (sent,) = proxy.upstream.for_path("/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable")
+    assert sent.headers["x-goog-upload-command"] == "upload, finalize" and sent.body == small.read_bytes()
+
+
 def test_embeddings_through_the_sdk(proxy: Proxy) -> None:
     """google-genai's embed_content: the Gemini API's :batchEmbedContents, Vertex's :predict
     (text-embedding-005) and :embedContent (a Gemini embedding model). The texts and titles

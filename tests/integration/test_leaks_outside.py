@@ -359,6 +359,23 @@ def test_no_message_quotes_an_original(up: FakeUpstream, tmp_path: Path, verbosi
     assert any("<original>" in t for t in disguise_lines), "the place is still named"
 
 
+def test_a_refusals_path_never_spells_an_original_its_keys_spell_together(up: FakeUpstream, tmp_path: Path) -> None:
+    """Keys clean alone that join into an original (`build.internal.acme.io`): the place
+    the refusal names is withheld, in the error body and the log line."""
+    mapping = {"literals": {**MAPPING["literals"], "build.internal.acme.io": "host-a.example"}}
+    m = Mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", write_mappings(tmp_path, mapping)))
+    try:
+        doc = {"build": {"internal": {"acme": {"io": "Acme Corp"}}}}
+        status, _, out = post(m.port, "/v1/assistants", json.dumps(doc).encode())
+    finally:
+        m.stop()
+    assert status == 400 and not up.requests
+    lines = [ln for ln in m.output.splitlines() if "request refused" in ln]
+    assert lines and "literal in body $[<key>]" in out.decode()
+    for t in (out.decode(), *lines):
+        assert "build.internal.acme.io" not in t and "Acme Corp" not in t, t
+
+
 # -- the audit reads every flow that went upstream ---------------------------------------------------
 
 

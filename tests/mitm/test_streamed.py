@@ -109,11 +109,24 @@ def test_an_original_in_what_leaves_first_closes_the_connection(addon) -> None:
     a, tctx = addon
     tctx.options.stream_large_bodies = "1k"
     for path, hdr in (("/v1/batches/Acme%20Corp", {}), ("/v1/messages", {"x_note": "bob@corp.example.com"}),
-                      ("/v1/uploads/u1/parts", {})):  # fmt: skip
+                      ("/v1/uploads/u1/parts", {}),
+                      ("/upload/v1beta/files?upload_id=U1", {"x_goog_upload_command": "upload", "x_goog_upload_offset": "0"}),
+                      ):  # fmt: skip
         f = streamed_flow(path, b"", **hdr)
         a.requestheaders(f)
         assert f.error is not None and not isinstance(f.request.stream, Buffered), path
         assert a.guard.records[f.id].phase is Phase.REFUSED
+
+
+def test_a_whole_file_of_a_resumable_upload_is_streamed_and_scanned(addon) -> None:
+    a, tctx = addon
+    f = streamed_flow("/upload/v1beta/files?upload_id=U1", b"", x_goog_upload_command="upload, finalize",
+                      x_goog_upload_offset="0")  # fmt: skip
+    work, _ = work_of(a, tctx, f)
+    assert work(b"clean text") == b"clean text"
+    with pytest.raises(LeakError):
+        work_of(a, tctx, streamed_flow("/upload/v1beta/files?upload_id=U2", b"", x_goog_upload_command="upload, finalize",
+                                       x_goog_upload_offset="0"))[0](b"Acme Corp")
 
 
 # -- the body's slow part off the event loop (mitm/bodyhook.py awaits Buffered.complete) ---------

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 
 from ..base.wirespec import HOSTED, REFUSED, Endpoint
 from .anthropic import messages as anthropic
 from .bedrock import runtime as bedrock
+from .google import gemini as google
 from .openai import providers as openai
 
 # Each provider's documented endpoints, with what disguise does with each; OpenAI's paths
@@ -51,14 +53,17 @@ _REFUSED: tuple[tuple[frozenset[str], re.Pattern[str], str], ...] = tuple(
 )  # fmt: skip
 
 
-# What is refused: OpenAI's Uploads API parts (each could only be scanned alone: an
-# original cut by a part boundary would pass as two clean halves), WebRTC calls and
-# Bedrock's bidirectional streams (their traffic never passes here as a body):
-# openai.ENDPOINTS, bedrock.ENDPOINTS say why, and what to do instead.
-def refused(method: str, path: str) -> str | None:
-    """Why a documented endpoint is never forwarded (its inventory says REFUSED), or None."""
+# What is refused: OpenAI's Uploads API parts and a chunk of Google's resumable uploads
+# (each could only be scanned alone: an original cut by a part boundary would pass as two
+# clean halves), WebRTC calls and Bedrock's bidirectional streams (their traffic never
+# passes here as a body): openai.ENDPOINTS, bedrock.ENDPOINTS, google.upload_refused say
+# why, and what to do instead.
+def refused(method: str, path: str, headers: Iterable[tuple[str, str]] = ()) -> str | None:
+    """Why a request is never forwarded (its endpoint's inventory says REFUSED, or its
+    headers make it a chunk of an upload), or None. headers: (name, value) pairs."""
     m, p = method.upper(), _path(path)
-    return next((why for methods, rx, why in _REFUSED if m in methods and rx.search(p)), None)
+    why = next((why for methods, rx, why in _REFUSED if m in methods and rx.search(p)), None)
+    return why if why is not None else google.upload_refused(headers)
 
 
 def _path(path: str) -> str:

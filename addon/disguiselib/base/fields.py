@@ -246,12 +246,16 @@ def media_of(value: str, rule: Rule) -> tuple[Codec | None, bool]:
 # -- JSON Schema -------------------------------------------------------------------------
 
 # JSON Schema (tool input_schema): property names, required, enum values, descriptions.
-# Keywords whose values are JSON Schema vocabulary ("type": "string") stay as they are.
+# The keywords themselves are the schema language's own words (keys untouched); `type`'s
+# values are its vocabulary ("string", "OBJECT"): untouched. Every other value is the
+# client's: `$id` and `$schema` are URLs it chose (an internal host), `format` an open
+# annotation vocabulary; masked, which changes only text that holds an original
+# ("date-time" and the spec's own URLs go out as they came).
 SCHEMA = Obj({}, default=GENERIC)
 _PROPS = Obj({}, default=SCHEMA, keys=True)
 SCHEMA.fields.update(
     {
-        "type": META, "format": META, "$schema": META, "$id": META,
+        "type": META, "format": VALUES, "$schema": VALUES, "$id": VALUES,
         "properties": _PROPS, "patternProperties": _PROPS, "$defs": _PROPS,
         "definitions": _PROPS, "dependentSchemas": _PROPS,
         # `items` and `additionalItems` in their tuple form are arrays of schemas;

@@ -24,7 +24,6 @@ The flows come in as `Record`s (flowfile.py builds them from mitmproxy flows).
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from ..apis.registry import BY_NAME
 from ..base import fields
 from ..errors import MaskError
-from ..leakguard import spans
+from ..leakguard import WITHHELD_PATH, first, json_place, spans
 from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
 from ..wire.jsonspan import Rule
@@ -139,26 +138,20 @@ class Report:
 # -- scanning ----------------------------------------------------------------------------
 
 
-def _path(parent: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{parent}[{key}]"
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-        return f"{parent}.{key}" if parent else key
-    return f"{parent}[{json.dumps(key)}]"
-
-
-def walk(doc: object, path: str = "") -> Iterator[tuple[str, str]]:
-    """Every string in a JSON document, keys included: (field, text). For a document no
-    table describes (everything in it counts)."""
-    if isinstance(doc, str):
-        yield path or "(body)", doc
-    elif isinstance(doc, dict):
-        for k, v in doc.items():
-            yield f"{_path(path, k)} (key)", k
-            yield from walk(v, _path(path, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from walk(v, _path(path, i))
+def walk(doc: object, rules: Rules | None = None) -> Iterator[tuple[str, str]]:
+    """Every string in a JSON document, keys included: (field, text), each field named
+    through rules (field_place). For a document no table describes (everything in it
+    counts)."""
+    stack: list[tuple[object, object, bool]] = [(doc, None, False)]  # (value, its path, a key)
+    while stack:
+        v, path, is_key = stack.pop()
+        if isinstance(v, str):
+            yield field_place(path, " (key)" if is_key else "", rules), v
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):  # each key, then its value's strings
+                stack += [(x, (path, k), False), (k, (path, k), True)]
+        elif isinstance(v, list):
+            stack.extend((v[i], (path, i), False) for i in range(len(v) - 1, -1, -1))
 
 
 def _note(kind: str) -> str:
@@ -168,29 +161,47 @@ def _note(kind: str) -> str:
     return f" ({fields.KINDS.get(kind, kind)}: untouched by design)"
 
 
-def table_walk(doc: object, table: Rule, answer: bool = False) -> Iterator[tuple[str, str, str | None, tuple | None]]:
+_PATH_WITHHELD = "(the path withheld: it spells an original)"
+
+
+def field_place(path: object, suffix: str = "", rules: Rules | None = None) -> str:
+    """A finding's field: `messages[0].content` + suffix (`(body)` for the document
+    itself). With rules, as leakguard.json_place shows it: a key that holds an original
+    withheld, and the whole never spelling one (keys clean alone can join into one)."""
+    if rules is None:
+        return (fields.path_text(path) or "(body)") + suffix.replace(" (JSON text $", " (JSON text ")
+    got = json_place(rules, path, suffix)
+    if got == WITHHELD_PATH:
+        return _PATH_WITHHELD
+    head = got[1:].removeprefix(".").replace(" (JSON text $", " (JSON text ")
+    head = head if head and not head.startswith(" ") else "(body)" + head
+    return head if first(rules, head) is None else _PATH_WITHHELD
+
+
+def table_walk(
+    doc: object, table: Rule, answer: bool = False, rules: Rules | None = None
+) -> Iterator[tuple[str, str, str | None, tuple | None]]:
     """Every string of a document as its API's table sees it (base/fields.py):
     (field, text, exempt kind or None, context). What the masker masks is read as it
     reads it (JSON text, text media decoded; a value with its key); what the table
     exempts comes with the kind that exempts it. answer: a response body, where media
-    passes as it came (restore.restore_fn)."""
+    passes as it came (restore.restore_fn). rules: the fields are named through them
+    (field_place: never an original)."""
     for f in fields.walk(doc, table, exempt=True):
-        where = fields.path_text(f.path) or "(body)"
-        if f.is_key:
-            where += " (key)"
+        key = " (key)" if f.is_key else ""
         if answer and f.rule.media is not None:
-            yield where, f.value, "media", None
+            yield field_place(f.path, key, rules), f.value, "media", None
         elif not fields.selected(f):
-            yield where, f.value, fields.kind_of(f), None
+            yield field_place(f.path, key, rules), f.value, fields.kind_of(f), None
         elif f.rule is fields.NUMBER:
-            yield where, f.value, None, None
+            yield field_place(f.path, key, rules), f.value, None, None
         else:
             try:
                 got = list(fields.texts(f.value, f.rule, f.key))
             except MaskError:  # text media that does not decode: read as it is
                 got = [("", f.value, None)]
             for w, t, ctx in got:
-                yield where + w.replace(" (JSON text $", " (JSON text "), t, None, ctx
+                yield field_place(f.path, key + w, rules), t, None, ctx
 
 
 class Auditor:
@@ -277,10 +288,10 @@ class Auditor:
 
         def doc_findings(doc: object, rule: Rule | None, base: str = "") -> None:
             if rule is None:
-                for fld, text in walk(doc):
+                for fld, text in walk(doc, self.rules):
                     add(fld, text, None, base)
                 return
-            for fld, text, kind, ctx in table_walk(doc, rule, answer):
+            for fld, text, kind, ctx in table_walk(doc, rule, answer, self.rules):
                 add(fld, text, kind, base, ctx)
 
         stream = sseview.parse_any(body, ctype)

@@ -323,7 +323,7 @@ class Disguise:
             log.warning(msg)
             self._refuse(flow, rec, msg)
             return
-        why = refused(r.method, r.path)
+        why = refused(r.method, r.path, r.headers.items(multi=True))
         if why is not None and not allowed:
             msg = f"disguise: request refused: {where}: {why}"
             log.warning(msg)

@@ -196,7 +196,7 @@ def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rul
         return None
     if hit is not None:
         return f"{where} is not an endpoint disguise transforms, and it holds an original ({hit})"
-    why = registry.refused(r.method, r.path)
+    why = registry.refused(r.method, r.path, r.headers.items(multi=True))
     if why is not None:
         return f"{where}: {why}"
     return f"{where}: {TRANSFER_CODED}" if transfer_coded(r.headers) else None

@@ -175,3 +175,16 @@ def test_nova_embed_text_given_as_bytes_is_read_as_text() -> None:
     out, _ = mask_body(json.dumps(body).encode(), api.request_rule, RULES)
     sent = base64.b64decode(json.loads(out)["singleEmbeddingParams"]["text"]["source"]["bytes"]).decode()
     assert sent.startswith("notes:") and "Acme Corp" not in sent and "bob@" not in sent
+
+
+@pytest.mark.parametrize("model", ["openai.gpt-oss-120b-1:0", "ai21.jamba-1-5-large-v1:0"])
+def test_reasoning_restored_in_the_stream_is_masked_when_sent_back(model: str) -> None:
+    """gpt-oss's and Jamba's streams restore `delta.reasoning_content`: the client sends
+    the original back next turn, and it leaves masked."""
+    api = recognise("POST", path_for(model))
+    assert api is not None
+    doc = {"messages": [{"role": "user", "content": "hi"},
+                        {"role": "assistant", "content": "x", "reasoning_content": f"thinking of{ORIGINAL}"},
+                        {"role": "user", "content": "more"}]}  # fmt: skip
+    out, _ = mask_body(json.dumps(doc).encode(), api.request_rule, RULES)
+    assert json.loads(out)["messages"][1]["reasoning_content"] == f"thinking of{DISGUISE}"

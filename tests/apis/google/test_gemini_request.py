@@ -265,3 +265,61 @@ def test_every_sdk_field_is_classified() -> None:
         assert not missing, f"{cls}: fields in no table: {missing}"
         for f in fields - _UNKNOWN_BY_DESIGN[cls]:
             assert _camel(f) in known and f in known, (cls, f)  # both spellings
+
+
+def test_tts_speaker_names_are_masked_as_the_prompt_is_and_voices_are_not() -> None:
+    # A multi-speaker TTS request names its speakers twice: in the prompt's "Acme Corp:"
+    # lines and in speakerVoiceConfigs[].speaker. Both get the same disguise, so the
+    # model still meets each speaker's voice; the voices are the API's names.
+    wav = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA="
+    voice = {"prebuiltVoiceConfig": {"voiceName": "Kore"}, "voice": "Puck"}
+    doc = {
+        "contents": [{"role": "user", "parts": [{"text": "Acme Corp: hi Jane.\nJane: hi."}]}],
+        "generationConfig": {"responseModalities": ["AUDIO"], "speechConfig": {
+            "languageCode": "en-US",
+            "voiceConfig": {**voice, "replicatedVoiceConfig": {
+                "mimeType": "audio/wav", "voiceSampleAudio": wav, "consentAudio": wav,
+                "voiceConsentSignature": {"signature": SIG}}},
+            "multiSpeakerVoiceConfig": {"speakerVoiceConfigs": [
+                {"speaker": "Acme Corp", "voiceConfig": voice},
+                {"speaker": "Jane", "voiceConfig": {"prebuiltVoiceConfig": {"voiceName": "Acme Corp"}}}]},
+            "futureSetting": "Acme Corp"}}}  # fmt: skip
+    out, _, _ = mask(doc)
+    speech = out["generationConfig"]["speechConfig"]
+    assert out["contents"][0]["parts"][0]["text"] == "Zenith Labs: hi Jane.\nJane: hi."
+    speakers = speech["multiSpeakerVoiceConfig"]["speakerVoiceConfigs"]
+    assert speakers[0] == {"speaker": "Zenith Labs", "voiceConfig": voice}
+    assert speakers[1]["voiceConfig"]["prebuiltVoiceConfig"]["voiceName"] == "Acme Corp"  # a voice: the API's
+    replicated = speech["voiceConfig"]["replicatedVoiceConfig"]
+    assert replicated["voiceConsentSignature"]["signature"] == SIG  # the server's, byte-identical
+    assert replicated["voiceSampleAudio"] == replicated["consentAudio"] == wav
+    assert speech["futureSetting"] == "Zenith Labs"  # unknown: masked
+    assert speech["languageCode"] == "en-US"
+
+
+@pytest.mark.parametrize(
+    ("headers", "refused"),
+    [
+        ([("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")], False),
+        ([("x-goog-upload-command", "upload, finalize"), ("x-goog-upload-offset", "0")], False),  # the whole file
+        ([("X-Goog-Upload-Command", "Finalize,Upload"), ("X-Goog-Upload-Offset", " 0 ")], False),
+        ([("X-Goog-Upload-Command", "query")], False),
+        ([("X-Goog-Upload-Command", "cancel")], False),
+        ([], False),
+        # google-genai's chunks of a file over 8 MiB: the first, the last
+        ([("X-Goog-Upload-Command", "upload"), ("X-Goog-Upload-Offset", "0")], True),
+        ([("X-Goog-Upload-Command", "upload, finalize"), ("X-Goog-Upload-Offset", "8388608")], True),
+        ([("X-Goog-Upload-Command", "upload, finalize")], True),  # no offset: where it goes is not said
+        ([("X-Goog-Upload-Command", "upload, finalize"), ("X-Goog-Upload-Offset", "0"),
+          ("X-Goog-Upload-Offset", "5")], True),
+        ([("X-Goog-Upload-Command", "upload"), ("X-Goog-Upload-Command", "finalize"),
+          ("X-Goog-Upload-Offset", "0")], True),
+    ],
+)  # fmt: skip
+def test_a_chunk_of_a_resumable_upload_is_refused_the_whole_file_is_not(headers: list, refused: bool) -> None:
+    why = engine.refused("POST", "/upload/v1beta/files?upload_id=UP1&upload_protocol=resumable", headers)
+    if refused:
+        assert why is not None and "upload, finalize" in why and "X-Goog-Upload-Offset: 0" in why
+        assert "disguise_allow_unknown" in why
+    else:
+        assert why is None

@@ -319,3 +319,14 @@ def test_a_disguise_cut_between_two_tool_call_messages_is_restored() -> None:
     end = c.end()
     assert joined_calls(out + [json.loads(f.data) for f in end.frames]) == {(0, "$.session_id"): "for Acme Corp [EMA"}
     assert end.error is not None  # the call never ended: an explicit error after its tail
+
+
+def test_setup_speaker_names_are_masked_as_the_instructions_are() -> None:
+    c = Connection(GeminiLive, RULES)
+    raw = json.dumps({"setup": {"model": "models/gemini-live", "generationConfig": {"speechConfig": {
+        "multiSpeakerVoiceConfig": {"speakerVoiceConfigs": [
+            {"speaker": "Acme Corp", "voiceConfig": {"prebuiltVoiceConfig": {"voiceName": "Kore"}}}]}}},
+        "systemInstruction": {"parts": [{"text": "You voice Acme Corp"}]}}})  # fmt: skip
+    r = client_frame(c, Frame(raw.encode()))
+    assert r.close is None
+    assert r.frames[0].data.decode() == raw.replace("Acme Corp", "Zenith Labs")

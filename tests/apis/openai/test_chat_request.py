@@ -54,7 +54,7 @@ def test_chat_every_message_shape() -> None:
     assert m[1]["content"][1]["image_url"]["url"] == IMG  # data URL untouched
     assert m[1]["content"][2]["image_url"]["url"] == "https://acme.example/Zenith Labs.png"
     assert m[1]["content"][3]["input_audio"]["data"] == "UklGRAcme Corp"
-    assert m[2]["content"] is None and m[2]["reasoning_content"] == "Acme Corp"
+    assert m[2]["content"] is None and m[2]["reasoning_content"] == "Zenith Labs"  # no signature: masked
     tc = m[2]["tool_calls"]
     assert tc[0]["id"] == "call_Acme Corp" and tc[0]["function"]["name"] == "crm_lookup"
     # JSON text inside a string: keys and values masked, the rest of it byte-identical
@@ -69,6 +69,30 @@ def test_chat_every_message_shape() -> None:
     assert out["tool_choice"]["function"]["name"] == "crm_lookup"
     js = out["response_format"]["json_schema"]
     assert js["name"] == "crm_lookup" and list(js["schema"]["properties"]) == ["thread_id"]
+
+
+def test_reasoning_on_a_message_of_any_role_is_masked_its_signed_members_are_not() -> None:
+    """Chat-compatible reasoning (DeepSeek's `reasoning_content`, OpenRouter's `reasoning`
+    and `reasoning_details`) carries no signature: masked, on a user message too. An
+    OpenRouter entry's `signature` and encrypted `data` go out byte-identical."""
+    sig = "EqQBCkgIAxABGAIiQAcme Corp=="
+    doc = {"model": "m", "messages": [
+        {"role": "user", "content": "hi", "reasoning": "Acme Corp", "reasoning_content": f"mail {EMAIL}"},
+        {"role": "assistant", "content": "x", "reasoning": {"summary": "Acme Corp"}, "reasoning_details": [
+            {"type": "reasoning.text", "text": "the user at Acme Corp", "signature": sig, "format": "anthropic-claude-v1",
+             "index": 0, "id": "rs_Acme Corp"},
+            {"type": "reasoning.summary", "summary": "Acme Corp asked"},
+            {"type": "reasoning.encrypted", "data": "Acme Corp-encrypted", "future": "Acme Corp"}]},
+    ]}  # fmt: skip
+    out, ph, _ = mask(doc)
+    user, asst = out["messages"]
+    assert user["reasoning"] == "Zenith Labs" and user["reasoning_content"] == "mail [EMAIL_1]"
+    assert asst["reasoning"] == {"summary": "Zenith Labs"}
+    text, summary, encrypted = asst["reasoning_details"]
+    assert text == {"type": "reasoning.text", "text": "the user at Zenith Labs", "signature": sig,
+                    "format": "anthropic-claude-v1", "index": 0, "id": "rs_Acme Corp"}  # fmt: skip
+    assert summary["summary"] == "Zenith Labs asked"
+    assert encrypted == {"type": "reasoning.encrypted", "data": "Acme Corp-encrypted", "future": "Zenith Labs"}
 
 
 def test_restored_arguments_are_masked_again_identically() -> None:

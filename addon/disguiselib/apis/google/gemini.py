@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
-from ...base.fields import GENERIC, ID, META, OPAQUE, SCHEMA, Media
+from ...base.fields import GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media
 from ...base.logprobs import holds_disguise, overlapping, register
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
@@ -126,12 +127,27 @@ _TOOL_CONFIG = obj(
 _GENERATION_SKIPPED = (
     "temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "seed", "presencePenalty",
     "frequencyPenalty", "responseLogprobs", "logprobs", "responseMimeType", "responseModalities",
-    "thinkingConfig", "speechConfig", "imageConfig", "mediaResolution", "routingConfig",
+    "thinkingConfig", "imageConfig", "mediaResolution", "routingConfig",
     "modelSelectionConfig", "audioTimestamp", "enableAffectiveDialog", "enableEnhancedCivicAnswers",
 )  # fmt: skip
+# Text to speech: the voices are the API's names (untouched), a speaker's name is the
+# client's words, masked as text: the prompt's "Acme Corp: ..." lines are masked too, and a
+# literal gets the same disguise in both, so the speaker still meets its voice. A replicated
+# voice's sample and consent are audio (base64, untouched); its consent signature the
+# server's (byte-identical). Anything else here: unknown, masked (fail closed).
+_REPLICATED_VOICE = Media(
+    "voiceSampleAudio", ("mimeType", "mime_type"),
+    _both({"consentAudio": MEDIA, "voiceConsentSignature": obj({"signature": OPAQUE})}),
+)  # fmt: skip
+_VOICE_CONFIG = obj({"prebuiltVoiceConfig": obj({"voiceName": META}), "voice": META,
+                     "replicatedVoiceConfig": _REPLICATED_VOICE})  # fmt: skip
+_SPEAKER = obj({"speaker": VALUES, "voiceConfig": _VOICE_CONFIG})
+SPEECH_CONFIG = obj({"voiceConfig": _VOICE_CONFIG, "languageCode": META,
+                     "multiSpeakerVoiceConfig": obj({"speakerVoiceConfigs": Arr(_SPEAKER)})})  # fmt: skip
 _GENERATION_CONFIG = obj(
     {
         **dict.fromkeys(_GENERATION_SKIPPED, META),
+        "speechConfig": SPEECH_CONFIG,
         "responseSchema": SCHEMA, "responseJsonSchema": SCHEMA, "_responseJsonSchema": SCHEMA,
         "stopSequences": VALUES,  # the model stops at the disguised text it writes
         # the output's formats: a text format's JSON schema read as one; where a video goes
@@ -330,6 +346,43 @@ VERTEX = Provider(
     "google.vertex", hosts=("aiplatform.googleapis.com",), host_forms=(r"[a-z0-9-]+-aiplatform\.googleapis\.com",),
     headers=frozenset({"authorization", "x-goog-api-key"}), params=frozenset({"key"}), paths=_GOOGLE_OWN_RX,
 )  # fmt: skip
+
+
+# Resumable uploads (the Files API, and every Google upload on these hosts): a `start`
+# request carries the file's metadata, then the bytes go in one or more requests, each
+# `X-Goog-Upload-Command: upload` at its `X-Goog-Upload-Offset`, the last one
+# `upload, finalize`. google-genai cuts a file over 8 MiB into 8 MiB chunks
+# (_api_client.CHUNK_SIZE). A chunk is checked alone: an original cut by a chunk boundary
+# would pass as two clean halves, and chunks are separate requests that may go to
+# different proxy instances (no state is shared). So only a whole file in one request
+# may carry bytes: `upload, finalize` at offset 0. Refused like OpenAI's Uploads API parts.
+UPLOAD_CHUNK_REFUSED = (
+    "a chunk of a resumable upload (X-Goog-Upload-Command other than `upload, finalize` at X-Goog-Upload-Offset "
+    "0) cannot be checked alone: an original cut by a chunk boundary would pass as two halves; send the whole "
+    "file in one request, `X-Goog-Upload-Command: upload, finalize` with `X-Goog-Upload-Offset: 0` (google-genai "
+    "cuts files over 8 MiB into chunks: upload such a file with one request of your own) "
+    "(or set disguise_allow_unknown to forward chunks unchecked)"
+)
+
+
+def upload_refused(headers: Iterable[tuple[str, str]]) -> str | None:
+    """Why a request of Google's resumable upload protocol may not leave (it carries a
+    chunk of a file: UPLOAD_CHUNK_REFUSED), or None (no bytes of a file in it, or the
+    whole file at offset 0). headers: (name, value) pairs, repeated names kept."""
+    commands: list[str] = []
+    offsets: list[str] = []
+    for name, value in headers:
+        n = name.lower()
+        if n == "x-goog-upload-command":
+            commands.append(value)
+        elif n == "x-goog-upload-offset":
+            offsets.append(value.strip())
+    words = [w.strip().lower() for c in commands for w in c.split(",")]
+    if "upload" not in words:
+        return None  # start, query, cancel: no bytes of the file
+    if len(commands) == 1 and sorted(words) == ["finalize", "upload"] and offsets == ["0"]:
+        return None
+    return UPLOAD_CHUNK_REFUSED
 
 
 # The paths of the generate methods, as a path ends (`:` may arrive percent-encoded).

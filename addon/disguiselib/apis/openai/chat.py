@@ -5,7 +5,8 @@ with `content`, `refusal`, `tool_calls[].function.{name,arguments}`, `finish_rea
 then a usage chunk and `data: [DONE]`). Responses:
 https://platform.openai.com/docs/api-reference/responses-streaming (typed events with a
 `sequence_number`). Both on any host, so OpenAI-compatible providers work too; their
-reasoning fields (`reasoning_content`, `reasoning`) pass untouched, like thinking.
+reasoning fields (`reasoning_content`, `reasoning`) pass untouched in responses, like
+thinking, and are masked in requests (no signature covers them: _REASONING_OUT).
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ from ...wire.text import is_utf8
 from .chatheld import ToolNames, _insertion, _merge_tails
 
 _REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": OPAQUE}
+# A message's reasoning on the way out (compatible providers: DeepSeek's and vLLM's
+# `reasoning_content`, OpenRouter's `reasoning` and `reasoning_details`): text the client
+# sends, on a message of any role, that no signature covers, so masked. What came back in
+# a response holds disguises, not originals, and goes out again as it came; where an API
+# restored it (Bedrock's gpt-oss and Jamba streams), an original sent back is masked again,
+# and a user message cannot carry one out under the name. OpenRouter's entries keep their
+# signed or encrypted members (`signature`, `data`) byte-identical; their text is masked.
+_REASONING_DETAIL = obj(
+    {"id": ID, "format": META, "index": META, "signature": OPAQUE, "data": OPAQUE, "text": VALUES, "summary": VALUES}
+)
+_REASONING_OUT = {"reasoning_content": VALUES, "reasoning": VALUES, "reasoning_details": Arr(_REASONING_DETAIL)}
 
 # -- Chat Completions requests --------------------------------------------------------
 
@@ -55,7 +67,7 @@ _CHAT_MESSAGE = Obj(
     {
         "role": META, "content": _CHAT_CONTENT, "name": VALUES, "refusal": VALUES,
         "tool_calls": Arr(_CHAT_TOOL_CALL), "tool_call_id": ID, "function_call": _FUNCTION_CALL,
-        "audio": obj({"id": ID}), **_REASONING,
+        "audio": obj({"id": ID}), **_REASONING_OUT,
     },
     default=GENERIC,
 )  # fmt: skip
