@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from disguiselib.apis.openai.responses import ResponsesStream
 from disguiselib.base import readpass
+from disguiselib.mitm.callables import StreamCall
 from disguiselib.wire.sse import Framer
 from openai_util import responses_channels, responses_events, responses_item, sse_events
 from strategies import PLACEHOLDERS, RULES, byte_splits, splits, texts
@@ -253,6 +254,20 @@ def test_the_addon_ending_the_stream_sends_the_held_delta_before_its_error_and_n
     assert _text_deltas(got) == ["Hi Acme Corp at "]  # `nova` may be the start of `nova.cloud`
     assert [e["sequence_number"] for e in got] == list(range(len(got)))
     assert s.withheld == len("nova")
+
+
+def test_an_internal_error_also_comes_after_the_held_delta() -> None:
+    """The adapter answers an exception that escaped the reverser with its error event
+    (mitm/callables.StreamCall.failed): the delta that waited goes first, gapless."""
+    events = short_stream(["Hi Zenith Labs at nova"], [SHORT_ARGS])
+    raws = sse_events(events)
+    k = next(i for i, e in enumerate(events) if e["type"] == "response.output_text.delta")
+    call = StreamCall(ResponsesStream(RULES.restorer(dict(PLACEHOLDERS))))
+    sent = call(b"".join(raws[: k + 1]))
+    assert call.stream.held_event is not None  # type: ignore[attr-defined]
+    got = parsed(b"".join([*sent, *call.failed(RuntimeError("bug"))]))
+    assert got[-1]["type"] == "error" and _text_deltas(got) == ["Hi Acme Corp at "]
+    assert [e["sequence_number"] for e in got] == list(range(len(got)))
 
 
 def test_a_stream_the_provider_cut_sends_the_held_delta_with_its_tail_then_the_error() -> None:

@@ -528,13 +528,6 @@ class ResponsesStream(ChannelStream):
         self.events_changed += 1
         return [ev.with_data(reencode_field(data, a, b, data[a:b], decode_field(data, a, b) + tail))]
 
-    def fail(self, message: str) -> bytes:
-        # The delta that waits goes before the error: its text is restored and holds no
-        # part of a disguise (that is the window's tail, which SSEStream.fail drops).
-        held, self.held_event = self.held_event, None
-        err = super().fail(message)
-        return held[1] + err if held is not None and err else err
-
     def drain(self) -> list[bytes]:
         out = self._let_go(self.windows)  # every channel ends
         for key in list(self.windows):
@@ -542,7 +535,12 @@ class ResponsesStream(ChannelStream):
         return out
 
     def error_event(self, message: str) -> bytes:
+        # A delta that waits goes before the error, whoever ends the stream (fail, or the
+        # adapter on an internal error): its text is restored and holds no part of a
+        # disguise (that is its window's tail, which SSEStream.fail drops).
+        held, self.held_event = self.held_event, None
         body = {"type": "error", "sequence_number": self.last_seq + self.offset + 1,
                 "code": "disguise_error", "message": message, "param": None}  # fmt: skip
-        return f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+        err = f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+        return err if held is None else held[1] + err
 
