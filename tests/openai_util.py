@@ -132,3 +132,93 @@ def read_responses(body: bytes) -> dict:
     for e in events:
         by_type.setdefault(e["type"], []).append(e)
     return {"text": text, "args": args, "events": events, "by_type": by_type}
+
+
+# -- Responses streams of several items (tests/apis/openai/test_responses_resume.py) ----
+
+
+def responses_item(i: int, spec: tuple) -> list[dict]:
+    """The events of output item i (unnumbered), as the API streams one: ("message",
+    [(part_type, pieces), ...]) with part types "output_text" and "refusal";
+    ("function_call", pieces); ("reasoning", [pieces of each summary part])."""
+    kind = spec[0]
+    at = {"output_index": i}
+    if kind == "message":
+        ident = f"msg_{i}"
+        item = {"id": ident, "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+        out = [{"type": "response.output_item.added", **at, "item": item}]
+        parts = []
+        for ci, (ptype, pieces) in enumerate(spec[1]):
+            whole = "".join(pieces)
+            where = {"item_id": ident, **at, "content_index": ci}
+            field = "text" if ptype == "output_text" else "refusal"
+            empty = {"type": ptype, field: "", **({"annotations": []} if field == "text" else {})}
+            part = {**empty, field: whole}
+            parts.append(part)
+            out.append({"type": "response.content_part.added", **where, "part": empty})
+            lp = {"logprobs": []} if field == "text" else {}
+            t = "response.output_text" if field == "text" else "response.refusal"
+            out += [{"type": f"{t}.delta", **where, "delta": p, **lp} for p in pieces]
+            out.append({"type": f"{t}.done", **where, field: whole, **lp})
+            out.append({"type": "response.content_part.done", **where, "part": part})
+        out.append({"type": "response.output_item.done", **at, "item": {**item, "status": "completed", "content": parts}})
+        return out
+    if kind == "function_call":
+        ident = f"fc_{i}"
+        item = {"id": ident, "type": "function_call", "call_id": f"call_{i}", "name": "crm_lookup", "arguments": "",
+                "status": "in_progress"}  # fmt: skip
+        whole = "".join(spec[1])
+        where = {"item_id": ident, **at}
+        return [{"type": "response.output_item.added", **at, "item": item},
+                *({"type": "response.function_call_arguments.delta", **where, "delta": p} for p in spec[1]),
+                {"type": "response.function_call_arguments.done", **where, "arguments": whole},
+                {"type": "response.output_item.done", **at, "item": {**item, "arguments": whole,
+                                                                      "status": "completed"}}]  # fmt: skip
+    ident = f"rs_{i}"
+    item = {"id": ident, "type": "reasoning", "summary": []}
+    out = [{"type": "response.output_item.added", **at, "item": item}]
+    summary = []
+    for si, pieces in enumerate(spec[1]):
+        where = {"item_id": ident, **at, "summary_index": si}
+        part = {"type": "summary_text", "text": "".join(pieces)}
+        summary.append(part)
+        out.append({"type": "response.reasoning_summary_part.added", **where, "part": {**part, "text": ""}})
+        out += [{"type": "response.reasoning_summary_text.delta", **where, "delta": p} for p in pieces]
+        out.append({"type": "response.reasoning_summary_text.done", **where, "text": part["text"]})
+        out.append({"type": "response.reasoning_summary_part.done", **where, "part": part})
+    out.append({"type": "response.output_item.done", **at, "item": {**item, "summary": summary}})
+    return out
+
+
+def responses_events(items: list[list[dict]]) -> list[dict]:
+    """A whole Responses stream around the items' events (in the order given), numbered
+    from 0: response.created, response.in_progress, ..., response.completed."""
+    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [], "model": "gpt"}
+    done = [e["item"] for es in items for e in es if e["type"] == "response.output_item.done"]
+    evs = [{"type": "response.created", "response": resp}, {"type": "response.in_progress", "response": resp},
+           *(e for es in items for e in es),
+           {"type": "response.completed", "response": {**resp, "status": "completed", "output": done}}]  # fmt: skip
+    return [{"type": e["type"], "sequence_number": n, **e} for n, e in enumerate(evs)]
+
+
+def sse_events(events: list[dict], spaced: bool = False) -> list[bytes]:
+    """Each event's bytes as the API sends it (`event:` line, one `data:` line)."""
+    return [f"event: {e['type']}\ndata: {_enc(e, spaced)}\n\n".encode() for e in events]
+
+
+def responses_channels(events: list[dict]) -> dict[tuple, str]:
+    """A client's reassembled text per channel: output text and refusals per (item,
+    content index), arguments per item, reasoning summaries per (item, summary index)."""
+    out: dict[tuple, str] = {}
+    for e in events:
+        t = e["type"]
+        if t in ("response.output_text.delta", "response.refusal.delta"):
+            key: tuple = (t, e["item_id"], e["content_index"])
+        elif t == "response.function_call_arguments.delta":
+            key = (t, e["item_id"])
+        elif t == "response.reasoning_summary_text.delta":
+            key = (t, e["item_id"], e["summary_index"])
+        else:
+            continue
+        out[key] = out.get(key, "") + e["delta"]
+    return out

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from anthropic_util import build_stream
 from conftest import REPO
 from disguiselib import engine
-from openai_util import build_chat, build_responses
+from openai_util import build_chat, build_responses, responses_events, responses_item, sse_events
 from strategies import DISGUISES, byte_splits, short_escaped_json, splits, texts
 
 TESTS = Path(__file__).resolve().parent
@@ -150,11 +150,29 @@ def stream_cases(draw) -> dict:
         while any(queues):
             steps.append(draw(st.sampled_from([q for q in queues if q])).pop(0))
         body = build_chat(steps)
-    else:
+    elif draw(st.booleans()):
         body = build_responses(draw(splits(text)), draw(splits(args, 10)), spaced=draw(st.booleans()))
+    else:
+        body = responses_items(draw, text, args)
     if draw(st.booleans()):  # a stream cut short
         body = body[: draw(st.integers(0, len(body)))]
     return {"op": "stream", "api": api, "chunks": [b64(c) for c in draw(byte_splits(body, 40))]}
+
+
+def responses_items(draw, text: str, args: str) -> bytes:
+    """A Responses stream of a message (text, refusal), arguments and a reasoning summary,
+    in order or with their events merged at random: the held tails wait in the delta
+    before them (ResponsesStream.held_event, held by the compiled step too), or, where
+    another event came between, go as synthetic deltas that renumber what follows."""
+    items = [responses_item(0, ("message", [("output_text", draw(splits(text))), ("refusal", draw(splits(text)))])),
+             responses_item(1, ("function_call", draw(splits(args, 10)))),
+             responses_item(2, ("reasoning", [draw(splits(text))]))]  # fmt: skip
+    if draw(st.booleans()):
+        merged = []
+        while any(items):
+            merged.append(draw(st.sampled_from([q for q in items if q])).pop(0))
+        items = [merged]
+    return b"".join(sse_events(responses_events(items)))
 
 
 @st.composite

@@ -882,8 +882,10 @@ def test_responses_stream_sdk_restores_text_arguments_and_echoed_fields(proxy: P
     deltas = [e for e in events if e.type == "response.output_text.delta"]
     assert "".join(e.delta for e in deltas) == R_TEXT_EXPECTED
     assert deltas[-1].snapshot == R_TEXT_EXPECTED
-    assert deltas[-1].delta == "Zen", "the held tail was not delivered as its own delta"
-    assert len(deltas) >= 6, "text was not streamed"
+    # the held tail rides in the last delta, which waited for output_text.done: one delta
+    # for each the provider sent
+    assert deltas[-1].delta == " next: Zen"
+    assert len(deltas) == len(resp_pieces("[EMAIL_1]", "[EMAIL_2]")[0])
     for e in deltas:
         assert_no_disguise(e.delta, "output_text delta", ("[",))
     [text_done] = [e for e in events if e.type == "response.output_text.done"]
@@ -921,6 +923,71 @@ def test_responses_stream_sdk_restores_text_arguments_and_echoed_fields(proxy: P
     assert final.tool_choice.name == "acme_lookup"
 
 
+RESUME = "scn-responses-resume"
+RESUME_ITEMS = [["Report for Zen", "ith Labs at Zen"], ["Part two ", "is here", " and Zen", "ith Labs", "."]]
+
+
+def resume_events() -> list[dict]:
+    """A background response of two messages; the first ends in a held tail (`Zen`, which
+    `Zenith Labs` may continue), which a synthetic delta used to carry, shifting every
+    later number."""
+    bodies: list[dict] = [{"type": "response.created", "response": {
+        "id": "resp_resume", "object": "response", "status": "in_progress", "output": [], "model": RESUME}}]
+    for i, pieces in enumerate(RESUME_ITEMS):
+        msg = {"id": f"msg_{i}", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+        part = {"type": "output_text", "text": "".join(pieces), "annotations": []}
+        at = {"item_id": f"msg_{i}", "output_index": i, "content_index": 0}
+        bodies += [{"type": "response.output_item.added", "output_index": i, "item": msg},
+                   {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
+                   *({"type": "response.output_text.delta", **at, "delta": d, "logprobs": []} for d in pieces),
+                   {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []},
+                   {"type": "response.content_part.done", **at, "part": part},
+                   {"type": "response.output_item.done", "output_index": i,
+                    "item": {**msg, "status": "completed", "content": [part]}}]
+    bodies.append({"type": "response.completed", "response": {**bodies[0]["response"], "status": "completed"}})
+    return [{"type": b["type"], "sequence_number": n, **b} for n, b in enumerate(bodies)]  # fmt: skip
+
+
+def resume_handler(rec: Recorded) -> Reply:
+    after = int(re.search(r"starting_after=(\d+)", rec.path).group(1)) if "starting_after" in rec.path else -1
+    return Reply(cut([sse(e) for e in resume_events() if e["sequence_number"] > after], seed=after + 3),
+                 headers=sse_headers())  # fmt: skip
+
+
+def test_responses_stream_resumed_after_any_delta_outside_a_held_tail_loses_nothing(proxy: Proxy) -> None:
+    """Black-box probe D1: a client resuming a background response (`retrieve(id,
+    stream=True, starting_after=N)`) passes the number of the last event it read, and
+    the provider replays from its own numbering. Every delta of the second message is a
+    place the connection may drop, except right after ` and Zen` (held: the tail waits in
+    the proxy, and a replay from after it has the rest of the disguise without its start)."""
+    proxy.upstream.on(RESUME, resume_handler)
+    proxy.upstream.on("/v1/responses/resp_resume", resume_handler)
+    want = ["Report for Acme Corp at Zen", "Part two is here and Acme Corp."]
+    with sdk(proxy) as client:
+        for k in (0, 1, 3, 4):  # after the second message's k-th delta (2: inside a held tail)
+            text = ["", ""]
+            with client.responses.create(model=RESUME, input="Acme Corp", stream=True, background=True) as s:
+                seen = 0
+                for ev in s:
+                    last = ev.sequence_number
+                    if ev.type == "response.output_text.delta":
+                        text[ev.output_index] += ev.delta
+                        seen += ev.output_index
+                        if ev.output_index == 1 and seen == k + 1:
+                            break  # the connection drops here
+            with client.responses.retrieve("resp_resume", stream=True, starting_after=last) as s2:
+                got = list(s2)
+            assert got[0].sequence_number == last + 1
+            for ev in got:
+                if ev.type == "response.output_text.delta":
+                    text[ev.output_index] += ev.delta
+            assert text == want, k
+        assert any(f"starting_after={last}" in r.path for r in proxy.upstream.requests)
+        with client.responses.create(model=RESUME, input="Acme Corp", stream=True, background=True) as s:
+            whole = list(s)
+    assert [e.sequence_number for e in whole] == [e["sequence_number"] for e in resume_events()]
+
+
 def _summaries(proxy: Proxy, api: str) -> list[str]:
     return [ln for ln in proxy.mitm.output.splitlines() if f"disguise: {api} 200: " in ln]
 
@@ -942,8 +1009,11 @@ def test_responses_stream_raw_events_are_gapless_and_done_texts_match(proxy: Pro
         assert e.name == d["type"], "event: line and type disagree"
     seqs = [d["sequence_number"] for d in docs]
     assert seqs == list(range(len(seqs))), f"sequence numbers not gapless: {seqs}"
-    assert len(got) > len(up), "no synthetic delta: the held tail went nowhere"
-    # the reasoning events, before any synthetic one, are byte-identical
+    # the held tails ride in the deltas before their *.done events: every event is the
+    # provider's, with its number (a client resuming with starting_after=N names it)
+    upd = [json.loads(raw_events(u)[0].data or "") for u in up]
+    assert [(d["type"], d["sequence_number"]) for d in docs] == [(d["type"], d["sequence_number"]) for d in upd]
+    # the reasoning events are byte-identical
     for raw in up[2:9]:
         assert raw in [e.raw for e in got], f"event changed: {raw!r}"
 

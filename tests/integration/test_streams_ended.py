@@ -145,8 +145,9 @@ def test_too_many_responses_channels_delivers_no_fragment(proxy: Proxy) -> None:
 
 def test_escaped_sequence_number_is_renumbered_after_a_synthetic_delta(proxy: Proxy) -> None:
     """A Responses stream whose events write `"sequence_n\\u0075mber"` (valid JSON, the
-    same key): a held tail goes out as a delta of its own before `output_text.done`, and
-    every later event must be renumbered. The client used to see `…, 5, 5, 7`."""
+    same key): a held tail that must go out as a delta of its own before
+    `output_text.done` (an annotation came between it and the delta that held it back),
+    and every later event must be renumbered. The client used to see `…, 5, 5, 7`."""
     text = ["Hello ", "from Zenith"]  # "Zenith" is held: it may grow into "Zenith Labs"
     msg = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
     part = {"type": "output_text", "text": "Hello from Zenith", "annotations": []}
@@ -157,6 +158,9 @@ def test_escaped_sequence_number_is_renumbered_after_a_synthetic_delta(proxy: Pr
                                                "part": {**part, "text": ""}})]  # fmt: skip
     events += [("response.output_text.delta", {"item_id": "msg_1", "output_index": 0, "content_index": 0,
                                                "delta": t, "logprobs": []}) for t in text]  # fmt: skip
+    events.append(("response.output_text.annotation.added", {
+        "item_id": "msg_1", "output_index": 0, "content_index": 0, "annotation_index": 0,
+        "annotation": {"type": "url_citation", "start_index": 0, "end_index": 5, "url": "https://x", "title": "x"}}))
     events += [("response.output_text.done", {"item_id": "msg_1", "output_index": 0, "content_index": 0,
                                               "text": "Hello from Zenith", "logprobs": []}),
                ("response.content_part.done", {"item_id": "msg_1", "output_index": 0, "content_index": 0, "part": part}),

@@ -612,6 +612,7 @@ cdef class ReadPass:
     cdef object r_key
     cdef object r_fields
     cdef int r_mode
+    cdef bint r_holds  # (Responses) the delta just read left its window holding a tail
 
     def __cinit__(self, stream, int api, deltas=None):
         self.buf = self.res = self.esc = NULL
@@ -628,6 +629,7 @@ cdef class ReadPass:
         self.r_key = None
         self.r_fields = None
         self.r_mode = 0
+        self.r_holds = False
         self.h_str = None
         self.h_bytes = None
         self.framer = stream.framer
@@ -673,11 +675,16 @@ cdef class ReadPass:
         self.n_changed = self.n_held = 0
         self.seq_max = -1
         self.w_key = None
+        # (Responses) the delta that waits for the next event (ResponsesStream.held_event):
+        # it goes out before the next event this pass reads; a delta that leaves its window
+        # holding a tail waits in its turn
+        held = None
         # what a run reads of its stream once: no Python code that runs inside it
         # (a window's own feed) changes them
         if self.api == RESPONSES:
             if stream.offset != 0:  # renumbering: Python's way
                 return 0
+            held = stream.held_event
         elif self.api == CHAT:
             if not self.c_remembered:
                 if not stream.remembered:
@@ -701,6 +708,19 @@ cdef class ReadPass:
                 if r == DECLINE:
                     break
                 count += 1
+                if held is not None:  # (then sent == pos: it waited at the event before)
+                    out.append(held[1])
+                    held = None
+                if self.r_holds and self.api == RESPONSES:
+                    if pos > sent:
+                        out.append(block[sent:pos])
+                    if r == NEW:
+                        held = (self.r_key, self._new)
+                        self._new = None
+                    else:
+                        held = (self.r_key, block[pos:e])
+                    sent = pos = e
+                    continue
                 if r != SAME:
                     if pos > sent:
                         out.append(block[sent:pos])
@@ -719,6 +739,8 @@ cdef class ReadPass:
                 stream.events_held += self.n_held
             if self.seq_max >= 0 and self.seq_max > stream.last_seq:
                 stream.last_seq = self.seq_max
+            if self.api == RESPONSES:
+                stream.held_event = held
         if sent == 0 and pos == n:
             out.append(block)
         elif pos > sent:
@@ -870,6 +892,7 @@ cdef class ReadPass:
             w.held = ""
         if h < bn:
             self.n_held += 1
+            self.r_holds = True
         if r == 0:
             return NOTHING
         self.n_changed += 1
@@ -885,6 +908,7 @@ cdef class ReadPass:
             return SAME
         if w.held:
             self.n_held += 1
+            self.r_holds = True
         if not out:
             return NOTHING
         self.n_changed += 1
@@ -1100,6 +1124,7 @@ cdef class ReadPass:
 
     cdef int _responses(self, stream, dict windows, bytes block, const unsigned char *p,
                         Py_ssize_t ev, Py_ssize_t ee) except -2:
+        self.r_holds = False
         cdef Py_ssize_t i = ev
         cdef const unsigned char *q
         if lit(p, i, ee, b"event: ", 7) > 0:

@@ -15,7 +15,7 @@ from ...base.channels import dumps_bytes as _dumps
 from ...base.fields import GENERIC, ID, META, OPAQUE, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
-from ...base.restore import restore_doc
+from ...base.restore import decode_field, reencode_field, restore_doc
 from ...base.stream import StreamState
 from ...base.wirespec import SSE, WireSpec
 from ...errors import StreamError
@@ -211,9 +211,19 @@ SPEC = WireSpec(
 
 
 class ResponsesStream(ChannelStream):
-    """One Responses stream: a window per (item, content index, field). Synthetic
-    deltas carrying held tails get their own sequence numbers; every later event is
-    renumbered so the client sees them strictly increasing and gapless."""
+    """One Responses stream: a window per (item, content index, field), every event
+    numbered as the provider numbered it. A client resuming a background response
+    (`GET /v1/responses/{id}?stream=true&starting_after=N`) names the last event it read
+    by that number, and the provider replays from its own numbering: an event the addon
+    inserted would shift every later number and lose the client text. So a delta after
+    which its channel's window holds a tail waits itself (`held_event`: its bytes as they
+    would go out) until the next event says where the tail goes: before another delta
+    of its channel, as it is (the window puts the tail before that delta's text); before
+    the event that ends its channel (`*.done`, `output_item.done`, a terminal event, the
+    stream's end), with the tail appended to its `delta`; before any other event, as it
+    is. Only a tail whose channel ends with no waiting delta to carry it (another event
+    came between: an annotation, interleaved channels) goes as a synthetic delta, and
+    every later event is renumbered (`offset`): strictly increasing and gapless still."""
 
     TERMINAL = SPEC.ends
     MARKERS = (*SPEC.markers, b'"error"')
@@ -227,6 +237,7 @@ class ResponsesStream(ChannelStream):
         if readpass.make_pass is not None and type(self) is ResponsesStream:  # (a subclass: its own on_raw)
             self._pass = readpass.make_pass(self, readpass.RESPONSES, _DELTAS)
         self.offset = 0  # synthetic events inserted so far
+        self.held_event: tuple[tuple, bytes] | None = None  # (channel, bytes): see the class
         self.last_seq = -1  # the highest upstream sequence number seen
         self.where: dict[tuple, dict] = {}  # channel -> fields for its synthetic deltas
         self.seen_response = False  # a response object went out (response.created)
@@ -235,8 +246,8 @@ class ResponsesStream(ChannelStream):
         self._chan: tuple = ()  # and its channel key, fields for where[key], window mode
 
     def quiet(self) -> bool:
-        # events pass unparsed only while nothing needs renumbering
-        return self.offset == 0 and super().quiet()
+        # events pass unparsed only while nothing needs renumbering and no delta waits
+        return self.offset == 0 and self.held_event is None and super().quiet()
 
     def passed(self, block: bytes, start: int, end: int) -> None:
         # Events the client saw unparsed still count: a synthetic or error event at the
@@ -256,26 +267,27 @@ class ResponsesStream(ChannelStream):
             self.last_seq = max(self.last_seq, int(m.group(1)))
 
     def on_event(self, ev: Event) -> list[bytes]:
-        prev = self.last_seq
+        prev, held = self.last_seq, self.held_event
         try:
             return self._on_event(ev)
         except StreamError:
             self.last_seq = prev  # the event never went out: the error event takes its number
+            self.held_event = held  # still to go, before the error (fail)
             raise
 
     def _on_event(self, ev: Event) -> list[bytes]:
         data = ev.data
         if data is None:
-            return [ev.raw]
+            return [*self._let_go(()), ev.raw]
         fast = self._fast_delta(ev, data)
         if fast is not None:
             return fast
         try:
             obj = jsonspan.loads(data)
         except ValueError:
-            return self.not_object(ev)
+            obj = None
         if not isinstance(obj, dict):
-            return self.not_object(ev)
+            return [*self._let_go(()), *self.not_object(ev)]
         seq = obj.get("sequence_number")
         if isinstance(seq, int):
             self.last_seq = max(self.last_seq, seq)
@@ -303,17 +315,19 @@ class ResponsesStream(ChannelStream):
             if w.held:
                 self.events_held += 1
         else:
+            ends: list[tuple] = []  # the channels this event ends
             if t in _DONES:
-                out.extend(self._flush(_channel(_DONES[t][0], obj), seq))
+                ends.append(_channel(_DONES[t][0], obj))
             elif t == "response.output_item.done":
                 item = obj.get("item")
                 item_id = item.get("id") if isinstance(item, dict) else None
                 by_pos = ("out", obj.get("output_index"))
-                for key in [k for k in self.windows if k[0] == item_id or k[0] == by_pos]:
-                    out.extend(self._flush(key, seq))
-            elif t in _ENDS:
-                for key in list(self.windows):
-                    out.extend(self._flush(key, seq))
+                ends = [k for k in self.windows if k[0] == item_id or k[0] == by_pos]
+            elif t in _ENDS or t == SPEC.error_event:  # (the provider's error: its held text first)
+                ends = list(self.windows)
+            out.extend(self._let_go(ends))
+            for key in ends:
+                out.extend(self._flush(key, seq))
             erule = event_rule(t, obj)
             if erule is OPAQUE:
                 new, changed = data, 0
@@ -331,10 +345,10 @@ class ResponsesStream(ChannelStream):
                     self.seen_response = True
         if changed:
             self.events_changed += 1
-        if not changed and not self.offset:
-            out.append(ev.raw)
-        else:
-            out.append(self._renumbered(ev, new))
+        raw = ev.raw if not changed and not self.offset else self._renumbered(ev, new)
+        if t in _DELTAS:
+            return self._keep(key, raw)
+        out.append(raw)
         return out
 
     # -- counting: each original the client reads, once ----------------------------------
@@ -393,7 +407,7 @@ class ResponsesStream(ChannelStream):
             if span is not None:
                 n = int(text[span[0] : span[1]])
                 out = [(text[: span[0]] + str(n + self.offset) + text[span[1] :]).encode("utf-8")]
-        return out if out else [self._empty_delta(ev, d)]
+        return self._keep(key, out[0] if out else self._empty_delta(ev, d))
 
     def on_raw(self, raw: bytes) -> list[bytes] | None:
         """A text, refusal or arguments delta in the API's own shape, from its bytes
@@ -439,7 +453,7 @@ class ResponsesStream(ChannelStream):
             if a > end:  # past the delta, whose length changed
                 a, b = a + len(out) - len(raw), b + len(out) - len(raw)
             out = out[:a] + str(seq + self.offset).encode() + out[b:]
-        return [out]
+        return self._keep(key, out)
 
     def _empty_delta(self, ev: Event, d: re.Match) -> bytes:
         """A delta whose text is all held still goes out (with "") so that the numbering
@@ -475,14 +489,58 @@ class ResponsesStream(ChannelStream):
         self.events_changed += 1
         return [b"event: " + t.encode() + b"\ndata: " + _dumps(body) + b"\n\n"]
 
+    # -- the delta that waits (see the class) ---------------------------------------------
+
+    def _keep(self, key: tuple, raw: bytes) -> list[bytes]:
+        """What a delta of channel key gives, its text through the window (raw: its bytes
+        as they would go out): the delta that waited, if any, then this one, which waits
+        in its turn where its window now holds a tail."""
+        prior = self.held_event
+        w = self.windows.get(key)
+        if w is not None and w.held:
+            self.held_event = (key, raw)
+            return [] if prior is None else [prior[1]]
+        if prior is None:
+            return [raw]
+        self.held_event = None
+        return [prior[1], raw]
+
+    def _let_go(self, ends) -> list[bytes]:
+        """The delta that waits, before an event that is no delta: where that event
+        ends its channel (ends: the channels it ends), with the channel's tail appended
+        to its `delta` (re-encoded as window_field re-encodes one), the window gone."""
+        held = self.held_event
+        if held is None:
+            return []
+        self.held_event = None
+        key, raw = held
+        if key not in ends:
+            return [raw]
+        w = self.windows.pop(key, None)
+        tail = w.flush() if w is not None else ""
+        if not tail:
+            return [raw]
+        ev = parse_event(raw)
+        data = ev.data
+        span = jsonspan.member_span(data, "delta") if data is not None else None
+        assert data is not None and span is not None  # (this stream's delta readers made raw)
+        a, b = span[0] + 1, span[1] - 1
+        self.events_changed += 1
+        return [ev.with_data(reencode_field(data, a, b, data[a:b], decode_field(data, a, b) + tail))]
+
     def drain(self) -> list[bytes]:
-        out: list[bytes] = []
+        out = self._let_go(self.windows)  # every channel ends
         for key in list(self.windows):
             out.extend(self._flush(key, None))
         return out
 
     def error_event(self, message: str) -> bytes:
+        # A delta that waits goes before the error, whoever ends the stream (fail, or the
+        # adapter on an internal error): its text is restored and holds no part of a
+        # disguise (that is its window's tail, which SSEStream.fail drops).
+        held, self.held_event = self.held_event, None
         body = {"type": "error", "sequence_number": self.last_seq + self.offset + 1,
                 "code": "disguise_error", "message": message, "param": None}  # fmt: skip
-        return f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+        err = f"event: error\ndata: {json.dumps(body)}\n\n".encode()
+        return err if held is None else held[1] + err
 
