@@ -245,12 +245,9 @@ def media_of(value: str, rule: Rule) -> tuple[Codec | None, bool]:
 
 # -- JSON Schema -------------------------------------------------------------------------
 
-# JSON Schema (tool input_schema): property names, required, enum values, descriptions.
-# The keywords themselves are the schema language's own words (keys untouched); `type`'s
-# values are its vocabulary ("string", "OBJECT"): untouched. Every other value is the
-# client's: `$id` and `$schema` are URLs it chose (an internal host), `format` an open
-# annotation vocabulary; masked, which changes only text that holds an original
-# ("date-time" and the spec's own URLs go out as they came).
+# JSON Schema (tool input_schema): keywords (keys) and `type`'s values untouched; every
+# other value is the client's (`$id`, `$schema`: URLs it chose; `format`): masked, which
+# changes only text that holds an original ("date-time" goes out as it came).
 SCHEMA = Obj({}, default=GENERIC)
 _PROPS = Obj({}, default=SCHEMA, keys=True)
 SCHEMA.fields.update(
