@@ -730,3 +730,15 @@ def test_an_unknown_bedrock_family_is_named_only_where_it_is_no_original(cfg, mo
     got = outcome(registry.recognise("POST", path), b'{"prompt": "hi"}', cfg, path)
     assert got[0] == "refused" and f"model family {named} is not one" in got[1], got
     assert "Acme" not in got[1] and "bob@" not in got[1]
+
+
+def test_a_mask_error_is_a_refusal_fail_open_may_forward_a_quoting_one_too() -> None:
+    from disguiselib.errors import MaskError, QuotingMaskError
+    from disguiselib.pipeline import Refusal, Refused
+
+    assert Refused.of(MaskError("x")).refusal is Refusal.UNMASKABLE
+    q = QuotingMaskError("model family {} is unknown", "mystery", "mystery.model-v1")
+    from strategies import RULES
+
+    r = Refused.of(q, RULES)
+    assert r.refusal is Refusal.UNMASKABLE and r.may_fail_open and r.reason == "model family 'mystery' is unknown"

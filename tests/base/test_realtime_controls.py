@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from disguiselib.apis.openai.realtime import OpenAIRealtime
-from disguiselib.base.realtime import MAX_PINGS_AWAITED, Connection, Control, Frame, State
+from disguiselib.base.realtime import MAX_PINGS_AWAITED, Connection, Control, ControlOut, Frame, State
 from disguiselib.pipeline import client_control, client_frame
 from strategies import RULES
 
@@ -118,3 +118,32 @@ def test_nothing_of_the_clients_passes_a_connection_that_is_not_open() -> None:
         assert c.state is not State.OPEN
         assert client_control(c, PING, b"hello").data == b""
         assert client_control(c, CLOSE, b"bye").data == b""
+
+
+def test_a_payload_masked_to_exactly_the_frames_limit_goes_and_one_byte_more_goes_empty() -> None:
+    for kind in (PING, CLOSE):
+        pad = kind.limit - len(b"Zenith Labs")
+        out = client_control(conn(), kind, b"x" * pad + b"Acme Corp")
+        assert out.data == b"x" * pad + b"Zenith Labs" and out.refused is None
+        over = client_control(conn(), kind, b"x" * (pad + 1) + b"Acme Corp")
+        assert over.data == b"" and over.refused is not None
+
+
+def test_a_control_frame_whose_masking_fails_goes_empty_and_says_why(monkeypatch, caplog) -> None:
+    from disguiselib.errors import MaskError
+
+    c = conn()
+
+    def refuse(data: bytes) -> bytes:
+        raise MaskError("a rule could not be applied")
+
+    monkeypatch.setattr(c, "mask_control", refuse)
+    assert client_control(c, PING, b"Acme Corp") == ControlOut(b"", "a rule could not be applied")
+
+    def broken(data: bytes) -> bytes:
+        raise RuntimeError("Acme Corp")  # a bug: its text is never what the frame or the log says
+
+    monkeypatch.setattr(c, "mask_control", broken)
+    out = client_control(c, CLOSE, b"Acme Corp")
+    assert out == ControlOut(b"", "internal error (RuntimeError)")
+    assert "websocket control frame" in caplog.text and "Acme Corp" not in caplog.text
