@@ -612,6 +612,21 @@ def test_inference_profile_arn(proxy: Proxy) -> None:
 # -- failures: each ends explicitly ------------------------------------------------------------
 
 
+def converse_until_error(proxy: Proxy, model: str) -> tuple[list[str], pytest.ExceptionInfo]:
+    """A ConverseStream through the proxy that must end in EventStreamError: the text
+    boto3 read before it, and the error."""
+    text: list[str] = []
+    stream = proxy.boto().converse_stream(modelId=model, messages=[
+        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
+    with pytest.raises(EventStreamError) as e:
+        try:
+            for ev in stream:
+                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        finally:
+            stream.close()
+    return text, e
+
+
 @pytest.mark.parametrize("how", ["cut", "crc"])
 def test_stream_cut_or_corrupt_ends_with_exception(proxy: Proxy, how: str) -> None:
     model = f"us.amazon.nova-{how}-v1:0"
@@ -627,15 +642,7 @@ def test_stream_cut_or_corrupt_ends_with_exception(proxy: Proxy, how: str) -> No
         return Reply([*frames[:3], bytes(bad), *frames[4:]], headers=ES_HEADERS)
 
     proxy.on(p, answer)
-    text = []
-    stream = proxy.boto().converse_stream(modelId=model, messages=[
-        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
-    with pytest.raises(EventStreamError) as e:
-        try:
-            for ev in stream:
-                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
-        finally:
-            stream.close()
+    text, e = converse_until_error(proxy, model)
     assert e.value.response["Error"]["Code"] == "internalServerException"
     assert "disguise" in e.value.response["Error"]["Message"]
     assert "Zen" not in "".join(text) or "Acme Corp" in "".join(text)
@@ -655,15 +662,7 @@ def test_upstream_error_frame_restored_after_the_held_tail(proxy: Proxy) -> None
         return Reply([*converse_tool_stream(ph)[:2], err], headers=ES_HEADERS)
 
     proxy.on(p, answer)
-    text = []
-    stream = proxy.boto().converse_stream(modelId=model, messages=[
-        {"role": "user", "content": [{"text": f"Ask Acme Corp about {BOB}"}]}])["stream"]  # fmt: skip
-    with pytest.raises(EventStreamError) as e:
-        try:
-            for ev in stream:
-                text.append(ev.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
-        finally:
-            stream.close()
+    text, e = converse_until_error(proxy, model)
     assert e.value.response["Error"] == {"Code": "ValidationException",
                                          "Message": f"input about Acme Corp and {BOB} rejected"}  # fmt: skip
     assert "".join(text) == "I'll ask Zen"
