@@ -305,10 +305,12 @@ def test_no_message_quotes_an_original(up: FakeUpstream, tmp_path: Path, verbosi
     """Every refusal path, with originals planted in the path, the query, a header and
     the body: none of them appears in disguise's log lines (at the default level and at
     debug), in the
-    error body the client gets or in the saved flows' comments. (mitmproxy's own line
-    per flow, which prints the URL, is turned off: flow_detail=0.)"""
+    error body the client gets, the saved flows' comments and URLs, or, at the default
+    level, anywhere in mitmdump's output: mitmproxy's own line per flow prints the URL
+    (turned off at debug, flow_detail=0: mitmproxy's debug lines are its own)."""
     flows = tmp_path / "session.flows"
-    m = start(up, tmp_path, "--set", "stream_large_bodies=4k", "--set", "flow_detail=0", "-w", str(flows),
+    detail = ("--set", "flow_detail=0") if verbosity == "debug" else ()
+    m = start(up, tmp_path, "--set", "stream_large_bodies=4k", *detail, "-w", str(flows),
               "--set", f"termlog_verbosity={verbosity}")  # fmt: skip
     q = "?owner=bob%40corp.example.com&org=Acme+Corp"
     hdr = {"x-note": BOB, "x-org": "Acme Corp"}
@@ -350,9 +352,15 @@ def test_no_message_quotes_an_original(up: FakeUpstream, tmp_path: Path, verbosi
     disguise_lines = [ln for ln in m.output.splitlines() if "disguise" in ln]
     assert any("request refused" in ln for ln in disguise_lines), m.output
     with open(flows, "rb") as f:
-        comments = [fl.comment for fl in mio.FlowReader(f).stream()]
+        saved = list(mio.FlowReader(f).stream())
+    comments = [fl.comment for fl in saved]
+    urls = [fl.request.url for fl in saved]  # type: ignore[attr-defined]
     assert sum("refused" in c for c in comments) >= len(bodies) - 1, comments  # a WebSocket refusal too
-    for where, texts in (("log", disguise_lines), ("error body", [b.decode() for b in bodies]), ("comment", comments)):
+    assert any("<original>" in u for u in urls), urls
+    output = m.output.splitlines() if verbosity == "info" else disguise_lines
+    assert verbosity == "debug" or any("/v1/conversations/<original>/items" in ln for ln in output), m.output
+    for where, texts in (("log", output), ("error body", [b.decode() for b in bodies]), ("comment", comments),
+                         ("saved URL", urls)):  # fmt: skip
         for t in texts:
             for o in WRITTEN:
                 assert o not in t, f"{o!r} quoted in a {where}: {t}"

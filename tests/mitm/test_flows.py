@@ -72,27 +72,52 @@ def test_errors_take_the_shape_of_the_provider_the_request_was_for() -> None:
 
 def test_refuse_answers_in_the_providers_shape_and_says_so() -> None:
     f = req()
-    flows.refuse(f, "disguise: no", 400)
+    flows.refuse(f, "disguise: no", 400, rules=RULES)
     assert f.response is not None and f.response.status_code == 400
     assert f.response.headers["x-disguise"] == "refused"
     assert f.comment == "disguise unknown endpoint: FAILED CLOSED (request refused: no): never sent"
     assert f.marked == FAILED_MARK
     assert json.loads(f.response.content)["error"]["message"] == "disguise: no"
     f = req("/x", "h")
-    flows.refuse(f, "m", 503, registry.GOOGLE_GEMINI)
+    flows.refuse(f, "m", 503, registry.GOOGLE_GEMINI, rules=RULES)
     assert json.loads(f.response.content)["error"]["status"] == "INVALID_ARGUMENT"
 
 
 def test_stop_kills_a_live_flow_and_refuses_a_replayed_one() -> None:
     f = req()
-    flows.stop(f, "why")
+    flows.stop(f, "why", rules=RULES)
     assert f.error is not None and f.error.msg == f.error.KILLED_MESSAGE
     f = req()
     f.live = False
     f.request.stream = True
-    flows.stop(f, "why")
+    flows.stop(f, "why", rules=RULES)
     assert f.response is not None and f.response.status_code == 503 and f.request.stream is False
     assert b"request refused: why" in f.response.content
+
+
+@pytest.mark.parametrize("path", ["/v1/x/Acme%20Corp/y?a=1", "/v1/messages?q=Acme+Corp", "/v1/models/Acme Corp"])
+@pytest.mark.parametrize("how", ["refuse", "stop", "stop replayed"])
+def test_a_refused_requests_url_is_withheld_where_it_holds_an_original(path: str, how: str) -> None:
+    # mitmdump's flow line prints the flow's URL at the default log level after the
+    # request hook; mitmweb's list and a saved flow show it too
+    f = req(path)
+    if how == "stop replayed":
+        f.live = False
+    if how == "refuse":
+        flows.refuse(f, "m", 400, rules=RULES)
+    else:
+        flows.stop(f, "why", rules=RULES)
+    assert "Acme" not in f.request.path and "Acme" not in f.request.url
+    assert "<original>" in f.request.path and f.request.path.startswith("/v1/")
+
+
+def test_a_refused_requests_clean_url_stays_and_without_rules_none_of_it_is_shown() -> None:
+    f = req("/v1/messages?beta=true")
+    flows.refuse(f, "m", 400, rules=RULES)
+    assert f.request.path == "/v1/messages?beta=true"
+    f = req("/v1/messages?beta=true")
+    flows.refuse(f, "m", 400, rules=None)
+    assert f.request.path == "/<not shown: no rules in force>"
 
 
 def test_stream_risk_follows_stream_large_bodies_and_the_length() -> None:

@@ -195,7 +195,7 @@ class Disguise:
         why = headers_refused(flow, rec.kind is Kind.API, api, cfg.rules)
         if why is not None:
             log.warning("disguise: request refused (connection closed): %s", why)
-            stop(flow, why)
+            stop(flow, why, rules=cfg.rules)
             rec.to(Phase.REFUSED, why)
             return
         flow.request.stream = streamed.taker(flow, rec, self.offload, spool, self.inspect.limit)
@@ -247,7 +247,7 @@ class Disguise:
     def _refuse(
         self, flow: http.HTTPFlow, rec: FlowRecord, msg: str, status: int = 400, api: Api | RealtimeApi | None = None
     ) -> None:
-        refuse(flow, msg, status, api)
+        refuse(flow, msg, status, api, rules=rec.config.rules if rec.config is not None else self.rules)
         if rec.can(Phase.REFUSED):
             rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
 

@@ -98,7 +98,7 @@ def stop_streamed(flow: http.HTTPFlow, rec: FlowRecord) -> None:
     why = "a signed AWS request whose body mitmproxy streams (stream_large_bodies) cannot be re-signed"
     rules = rec.config.rules if rec.config is not None else None
     log.error("disguise: %s: %s (connection closed)", place(flow.request.method, flow.request.path, rules), why)
-    stop(flow, why)
+    stop(flow, why, rules=rules)
     rec.to(Phase.REFUSED, why)
 
 

@@ -75,24 +75,41 @@ def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     return registry.error_body_for(r.method, r.path, r.pretty_host)(message)
 
 
-def refuse(flow: http.HTTPFlow, message: str, status: int = 400, api: Api | RealtimeApi | None = None) -> None:
+def refuse(
+    flow: http.HTTPFlow, message: str, status: int = 400, api: Api | RealtimeApi | None = None, *, rules: Rules | None
+) -> None:
     """Answer the request with an error; nothing goes upstream. The flow is marked
-    refused (inspect/record.mark_refused), as every refusal is."""
+    refused (inspect/record.mark_refused), as every refusal is, and its URL withheld
+    where it holds an original (withhold_url). rules: those in force (None: none are)."""
     body = api.error_body(message) if api is not None else error_body_for(flow, message)
+    withhold_url(flow, rules)
     flow.response = http.Response.make(status, body, REFUSED_HEADERS)
     mark_refused(flow, message, api.name if api is not None else None)
 
 
-def stop(flow: http.HTTPFlow, why: str) -> None:
+def stop(flow: http.HTTPFlow, why: str, *, rules: Rules | None) -> None:
     """Before the body arrives, when mitmproxy may stream it: a refusal would crash the
     HTTP layer (a response and a streamed request at once), so the connection is
     closed; nothing has gone upstream. A replayed flow cannot be killed: refused."""
     if flow.killable:
+        withhold_url(flow, rules)
         mark_refused(flow, f"{why} (connection closed)")
         flow.kill()
     else:
         flow.request.stream = False
-        refuse(flow, f"disguise: request refused: {why}", 503)
+        refuse(flow, f"disguise: request refused: {why}", 503, rules=rules)
+
+
+def withhold_url(flow: http.HTTPFlow, rules: Rules | None) -> None:
+    """A refused request's path and query as every later reader shows them: each piece
+    that holds an original replaced by <original> (leakguard.shown; all of it without
+    rules). Nothing went upstream, and what reads the flow afterwards would print the
+    URL as the client wrote it: mitmdump's flow line at the default log level, mitmweb's
+    flow list, a saved flow file. The rest of the request is left as the client sent it."""
+    r = flow.request
+    path = shown(r.path, rules)
+    if path != r.path:
+        r.path = path if path.startswith("/") else f"/{path}"
 
 
 def stream_risk(flow: http.HTTPFlow) -> bool:

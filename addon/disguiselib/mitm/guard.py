@@ -28,6 +28,7 @@ from ..inspect.record import destination
 from ..leakguard import place, shown
 from ..pipeline import OFF_LOOP_BYTES, leak_scan
 from ..rules.knowing import of_session
+from ..rules.rules import Rules
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
 from .callables import Buffered
 from .flows import (
@@ -87,7 +88,7 @@ class Guard:
             return  # answered, or already closed (Disguise's own hook stops a streamed body whose headers it refuses)
         if targets_web_ui(flow):
             log.error("disguise: a request through the proxy for mitmweb's own web UI was refused (connection closed)")
-            stop(flow, "mitmweb's web UI is not reachable through the proxy")
+            stop(flow, "mitmweb's web UI is not reachable through the proxy", rules=self._rules(None))
             return
         rec = self.records.get(flow.id)
         if rec is None:
@@ -95,12 +96,12 @@ class Guard:
                 rules = self.config.rules if self.config else None
                 log.error("disguise: %s: %s (connection closed)", place(flow.request.method, flow.request.path, rules),
                           self.why())  # fmt: skip
-                stop(flow, self.why())
+                stop(flow, self.why(), rules=rules)
             return
         if rec.kind is not Kind.SKIP and flow.request.stream and not isinstance(flow.request.stream, Buffered):
             # another addon switched streaming on after Disguise: the body would go out as it comes
             log.error("disguise: %s: the request body would be streamed unmasked (connection closed)", rec.kind.value)
-            stop(flow, "the request body would be streamed unmasked")
+            stop(flow, "the request body would be streamed unmasked", rules=self._rules(rec))
 
     def request(self, flow: http.HTTPFlow) -> None:
         rec = self.records.get(flow.id)
@@ -156,7 +157,7 @@ class Guard:
         if not flow.request.stream:
             self._refuse(flow, rec, msg)
             return True
-        stop(flow, msg.removeprefix("disguise: "))  # a response now would crash mitmproxy's HTTP layer
+        stop(flow, msg.removeprefix("disguise: "), rules=cfg.rules)  # a response now would crash mitmproxy's HTTP layer
         if rec.can(Phase.REFUSED):
             rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
         self.records.pop(flow.id, None)
@@ -210,8 +211,14 @@ class Guard:
                 log_internal(log, "re-signing", e)
                 self._refuse(flow, rec, f"disguise: request refused: it could not be signed again ({type(e).__name__})")
 
+    def _rules(self, rec: FlowRecord | None) -> Rules | None:
+        """The rules a message about this flow names its text through: the flow's own, else
+        the last valid configuration's."""
+        cfg = rec.config if rec is not None and rec.config is not None else self.config
+        return cfg.rules if cfg is not None else None
+
     def _refuse(self, flow: http.HTTPFlow, rec: FlowRecord | None, msg: str, status: int = 400) -> None:
-        refuse(flow, msg, status)
+        refuse(flow, msg, status, rules=self._rules(rec))
         if rec is not None:
             if rec.can(Phase.REFUSED):
                 rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))

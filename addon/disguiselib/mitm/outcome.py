@@ -94,7 +94,7 @@ def _refused(flow: http.HTTPFlow, rec: FlowRecord, result: Refused, streamed: bo
         log.error(msg)
     else:
         log.warning("%s (refused)", msg)
-    refuse(flow, msg, 400, None if leak else rec.api)
+    refuse(flow, msg, 400, None if leak else rec.api, rules=rec.config.rules if rec.config is not None else None)
     if rec.can(Phase.REFUSED):
         rec.to(Phase.REFUSED, msg.removeprefix("disguise: "))
     return None
