@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -39,9 +40,9 @@ def request(docs: list[str | None], stream: bool = False) -> bytes:
     return json.dumps(body).encode()
 
 
-def masked(docs: list[str | None], rules=RULES) -> tuple[list[str | None], pipeline.Masked]:
+def masked(docs: list[str | None], rules=RULES, api=API) -> tuple[list[str | None], pipeline.Masked]:
     """The documents as the provider reads them, and the request masked."""
-    body, session = mask_request_body(request(docs), API, rules)
+    body, session = mask_request_body(request(docs), api, rules)
     got = json.loads(body)["messages"][0]["content"]
     return [b["source"].get("data") for b in got[: len(docs)]], pipeline.Masked(body, session)
 
@@ -51,10 +52,10 @@ def cite(doc: int, masked_doc: str, start: int, end: int) -> dict:
             "document_title": "doc", "start_char_index": start, "end_char_index": end}  # fmt: skip
 
 
-def whole(m: pipeline.Masked, cites: list[dict], rules=RULES) -> list[dict]:
+def whole(m: pipeline.Masked, cites: list[dict], rules=RULES, api=API) -> list[dict]:
     out = {"id": "m", "type": "message", "role": "assistant", "model": "c", "stop_reason": "end_turn",
            "content": [{"type": "text", "text": "Cited.", "citations": cites}]}  # fmt: skip
-    body = pipeline.restore_whole(API, m.restorer(rules), json.dumps(out).encode(), "application/json")
+    body = pipeline.restore_whole(api, m.restorer(rules), json.dumps(out).encode(), "application/json")
     return json.loads(body)["content"][0]["citations"]
 
 
@@ -94,6 +95,14 @@ def test_a_citation_with_nothing_to_restore_is_read_in_a_stream_too() -> None:
     doc = "Acme Corp is great. Other text here."
     (m_doc,), m = masked([doc], rules)
     got = streamed(m, [cite(0, m_doc, 22, 38)], rules=rules)  # type: ignore[arg-type]
+    assert (got[0]["start_char_index"], got[0]["end_char_index"]) == (20, 36)
+
+
+@pytest.mark.parametrize("api", [registry.VERTEX_ANTHROPIC, registry.BEDROCK_INVOKE], ids=lambda a: a.name)
+def test_the_apis_that_take_the_messages_body_move_them_too(api: registry.Api) -> None:
+    doc = "Acme Corp is great. Other text here."
+    (m_doc,), m = masked([doc], api=api)
+    got = whole(m, [cite(0, m_doc, 22, 38)], api=api)  # type: ignore[arg-type]
     assert (got[0]["start_char_index"], got[0]["end_char_index"]) == (20, 36)
 
 
