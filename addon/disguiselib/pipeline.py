@@ -77,6 +77,11 @@ class Masked:
         """Itself (Refused and NotOurs raise the exception they stand for)."""
         return self
 
+    def restorer(self, rules: Rules) -> Restorer:
+        """The restorer of this request's answer: its placeholders, and its documents'
+        masking edits for the citations that count their characters (base/offsets.py)."""
+        return rules.restorer(self.session.placeholders, documents=self.session.documents)
+
 
 class Refusal(enum.Enum):
     """Why a request may not leave as the pipeline got it."""

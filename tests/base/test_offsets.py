@@ -10,13 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from disguiselib.apis import registry
 from disguiselib.apis.openai import assistants as openai_assistants
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses_fields as openai_responses
 from disguiselib.apis.openai import stored as openai_stored
 from disguiselib.base.holdback import Window
-from disguiselib.base.offsets import Offsets, TrackedWindow
+from disguiselib.base.masking import mask_request_body
+from disguiselib.base.offsets import Offsets, TrackedWindow, masking_edits, quote_fixes
 from disguiselib.base.restore import restore_doc
+from disguiselib.wire.jsonspan import Spans
 from strategies import LITERALS, PLACEHOLDERS, RULES, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
@@ -159,3 +162,48 @@ def test_a_citation_cut_by_a_disguise_widens_to_its_original_and_deltas_stay() -
     ann = out["delta"]["content"][0]["text"]["annotations"][0]
     assert (ann["start_index"], ann["end_index"]) == (0, 11)
     assert out["delta"]["content"][0]["text"]["value"] == "Acme Corp"
+
+
+# -- citations into the request's own documents (offsets.masking_edits, documents, quote_fixes) --
+
+
+def test_masking_edits_say_where_each_disguise_is_in_the_masked_text() -> None:
+    o = masking_edits("see Acme Corp now", Spans([(4, 13, "Zenith Labs")]))
+    assert o is not None and o.length == len("see Zenith Labs now") and o.moved
+    assert [o.at(i) for i in (0, 4, 15, 19)] == [0, 4, 13, 17]
+    # a bound inside the disguise: the original's start, or its end for an end
+    assert (o.at(6), o.at(6, end=True), o.at(15, end=True)) == (4, 13, 13)
+    assert masking_edits("same", "same") is None and masking_edits("x", Spans()) is None
+    assert not masking_edits("a session_id", Spans([(2, 12, "thread_idX")])).moved  # type: ignore[union-attr]
+    # a new value without its edits (a text read as loose JSON or media): one edit from the
+    # first character that changed to the last
+    o = masking_edits("[x Acme Corp y", "[x Zenith Labs y")
+    assert o is not None and (o.at(3), o.at(14), o.at(16), o.at(5, end=True)) == (3, 12, 14, 12)
+
+
+def test_documents_are_counted_in_the_request_s_order_tool_results_included() -> None:
+    doc = lambda d: {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": d}}  # noqa: E731
+    body = {"model": "c", "messages": [
+        {"role": "user", "content": [doc("Acme Corp."), {"type": "document", "source": {"type": "file", "file_id": "f"}}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "n", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [doc("no original")]},
+                                     doc("x bob@corp.example.com"), doc("Acme Corp")]},
+    ]}  # fmt: skip
+    _, session = mask_request_body(json.dumps(body).encode(), registry.ANTHROPIC_MESSAGES, RULES)
+    assert sorted(session.documents) == [0, 3, 4]
+    assert session.documents[3].at(len("x [EMAIL_1]")) == len("x bob@corp.example.com")
+
+
+def test_quote_fixes_move_only_bounds_of_a_moved_document() -> None:
+    o = masking_edits("Acme Corp is", Spans([(0, 9, "Zenith Labs")]))
+    assert o is not None
+    cites = {"content": [{"type": "text", "citations": [
+        {"type": "char_location", "document_index": 0, "start_char_index": 12, "end_char_index": 14},
+        {"type": "char_location", "document_index": 1, "start_char_index": 12, "end_char_index": 14},
+        {"type": "char_location", "document_index": True, "start_char_index": 12, "end_char_index": 14},
+        {"type": "page_location", "document_index": 0, "start_char_index": 12, "end_char_index": 14},
+        {"type": "char_location", "document_index": 0, "start_char_index": 15, "end_char_index": True},
+    ]}]}  # fmt: skip
+    fixes = quote_fixes(cites, {0: o})
+    assert sorted(fixes) == [(("content", 0, "citations", 0, "end_char_index"), 12),
+                             (("content", 0, "citations", 0, "start_char_index"), 10)]  # fmt: skip

@@ -647,6 +647,45 @@ def test_upstream_error_message_is_restored(proxy: Proxy) -> None:
         "type": "invalid_request_error", "message": f"Acme Corp: session_id for {BOB} is invalid"}}
 
 
+def test_char_location_citations_point_into_the_client_s_document(proxy: Proxy) -> None:
+    # the provider counts characters of the document it read (masked); the client reads
+    # its own: each citation's indices moved there, whole and streamed alike
+    scn, doc = "scn-citations", f"Acme Corp is great. Mail {BOB} today. Other text here."
+
+    def handler(rec: Recorded) -> Reply:
+        body = json.loads(rec.body)
+        read = body["messages"][0]["content"][0]["source"]["data"]
+        cites = [{"type": "char_location", "cited_text": frag, "document_index": 0, "document_title": "d",
+                  "start_char_index": read.index(frag), "end_char_index": read.index(frag) + len(frag)}
+                 for frag in ("Zenith Labs is great.", f"Mail {placeholder_in(rec)} today.", "Other text here.")]
+        if not body.get("stream"):
+            msg = {"id": "m", "type": "message", "role": "assistant", "model": scn, "stop_reason": "end_turn",
+                   "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+                   "content": [{"type": "text", "text": "Cited.", "citations": cites}]}
+            return Reply([json.dumps(msg).encode()], headers={"Content-Type": "application/json"}, framing="length")
+        events = [message_start(scn, "m"), block_start(0, {"type": "text", "text": "", "citations": []}),
+                  *(sse({"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta",
+                                                                              "citation": c}}) for c in cites),
+                  *text_deltas(0, ["Cited."]), block_stop(0), *message_end("end_turn")]
+        return Reply([b"".join(events)], headers=sse_headers())  # fmt: skip
+
+    proxy.upstream.on(scn, handler)
+    messages = [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": doc},
+         "title": "d", "citations": {"enabled": True}},
+        {"type": "text", "text": "Summarise with citations"}]}]  # fmt: skip
+    with sdk(proxy) as client:
+        whole = client.messages.create(model=scn, max_tokens=10, messages=messages)  # type: ignore[arg-type]
+        with client.messages.stream(model=scn, max_tokens=10, messages=messages) as s:  # type: ignore[arg-type]
+            streamed = s.get_final_message()
+    assert "Acme Corp" not in proxy.upstream.for_model(scn)[-1].body.decode()
+    want = ["Acme Corp is great.", f"Mail {BOB} today.", "Other text here."]
+    for msg in (whole, streamed):
+        got = msg.content[0].citations  # type: ignore[union-attr]
+        assert [c.cited_text for c in got] == want  # type: ignore[union-attr]
+        assert [doc[c.start_char_index : c.end_char_index] for c in got] == want  # type: ignore[union-attr]
+
+
 # -- d. compressed SSE ------------------------------------------------------------------------
 
 ENCODINGS = ["gzip", "deflate", "br",

@@ -225,6 +225,8 @@ def test_a_whole_text_event_is_restored_through_the_compiled_walk() -> None:
     seen: list = []
 
     class Spy:
+        documents: dict = {}  # no request document to move citations into (base/offsets.py)
+
         def text(self, v: str) -> str:
             seen.append(v)
             return v

@@ -18,6 +18,7 @@ from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
+from .offsets import documents, masking_edits
 
 
 class _Api(Protocol):
@@ -70,10 +71,9 @@ _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def present_fakes(s: str, session: Session) -> frozenset[str]:
-    """The fakes session issued that a request's JSON text s already holds as the
-    client's own text (also where the client wrote them with \\u escapes): one
-    Aho–Corasick pass over s. A fake is ASCII without `"` or `\\` (rules/fakes.py), so
-    in JSON text it is spelled as it is unless escaped on purpose."""
+    """The fakes session issued that a request's JSON text s already holds as the client's
+    own text (also where written with \\u escapes): one Aho–Corasick pass over s. A fake
+    is ASCII without `"` or `\\` (rules/fakes.py): spelled as it is unless escaped on purpose."""
     fakes = [k for k in session.placeholders if not k.startswith("[")]
     if not fakes:
         return frozenset()
@@ -82,8 +82,7 @@ def present_fakes(s: str, session: Session) -> frozenset[str]:
     return frozenset(fakes[k] for t in texts for k, _, _ in ac.find_matches_as_indexes(t, overlapping=True))
 
 
-# Maskings of one body with more fakes reserved before it is refused (each one that
-# clashes is reserved: a client would have to type the next candidate too).
+# Maskings of one body with the fakes that clash reserved before it is refused (a client would type each next too).
 _FAKE_ROUNDS = 4
 
 
@@ -188,6 +187,7 @@ def mask_body(
             reserved = reserved | clash
         else:
             raise MaskError("the request holds the fakes of its own originals as text, again and again")
+        session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
     except (KeyError, IndexError, TypeError) as e:
         # The raw walk and json.loads disagree only where an object repeats a key with
         # values of different shapes: which one the provider reads is not ours to guess.
@@ -314,17 +314,18 @@ def mask_doc(
     literals over all of it, the patterns' prefilter over each piece. Only the strings
     in which a candidate was found (and those that cannot be scanned: a lone surrogate)
     are masked, exactly as mask_fn masks one string, in order (placeholders number by
-    first appearance), and what the scan found is not looked for again. every: mask
-    every string without the scan (the reference the scan is tested against).
-    scanned: a dict that receives what the scan found per text (the memo of
-    Rules.prescan), for the leak guard's look at the masked body (leakguard.scan_request):
-    the texts masking left as they were need no second scan. trace: a dict that receives
-    where each selected string is (in s and in doc) and the edits per string changed
-    (masked_doc reads them). spliced False: the edits instead of the text, sorted and
-    disjoint ((start, end, replacement) in s: jsonspan.splice makes the text). hot: where
-    a scan of the body's raw bytes marked s (rules/rawscan.py): the strings it shows clean
-    are left out of the walk (spanwalk.py_collect) and, with scanned a Memo, listed in
-    its `raw` for the guard, the texts the walk read in its `read` for the warning pass."""
+    first appearance), and what the scan found is not looked for again; a document an
+    answer may cite by offsets (a CITED_TEXT string) gets its edits noted in session.cited
+    (base/offsets.py). every: mask every string without the scan (the reference the scan
+    is tested against). scanned: a dict that receives what the scan found per text (the
+    memo of Rules.prescan), for the leak guard's look at the masked body
+    (leakguard.scan_request): the texts masking left as they were need no second scan.
+    trace: a dict that receives where each selected string is (in s and in doc) and the
+    edits per string changed (masked_doc reads them). spliced False: the edits instead of
+    the text, sorted and disjoint ((start, end, replacement) in s). hot: where a scan of
+    the body's raw bytes marked s (rules/rawscan.py): the strings it shows clean are left
+    out of the walk (spanwalk.py_collect) and, with scanned a Memo, listed in its `raw`
+    for the guard, the texts the walk read in its `read` for the warning pass."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
@@ -356,6 +357,8 @@ def mask_doc(
         v = vals[t]
         n = len(edits)
         new = fn(v, rules_of[t], keys[t])
+        if rules_of[t].cited:  # a document an answer may cite by offsets (base/offsets.py)
+            session.cited.append((where[2 * t], masking_edits(v, new)))
         if memo is not None:
             # what the scan found in this string's texts is spent (a 200 MB string's
             # matches); their texts stay listed as read (scanned's keys), for a full

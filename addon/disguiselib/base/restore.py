@@ -9,7 +9,7 @@ from collections.abc import Callable
 from ..rules.rules import Restorer
 from ..wire import jsonspan, spanwalk
 from .logprobs import apply_fixes, logprob_fixes
-from .offsets import citation_fixes, citing
+from .offsets import citation_fixes, citing, quote_fixes, quoting
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -45,12 +45,16 @@ def restore_json(data: str, root: jsonspan.Rule, r: Restorer) -> str | None:
 
 def restore_doc(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
     """The JSON text s (parsed: doc) with the strings root selects restored, its
-    logprobs cleaned (logprobs.logprob_fixes) and its citations' offsets moved to the
-    restored text (offsets.citation_fixes); s itself when nothing changed."""
+    logprobs cleaned (logprobs.logprob_fixes), its citations' offsets moved to the
+    restored text (offsets.citation_fixes) and those of its citations of the request's
+    documents to the documents the client sent (offsets.quote_fixes); s itself when
+    nothing changed."""
     new, changed = spanwalk.transform(s, doc, root, restore_fn(r))
     # only logprobs have tokens (`"token"`, `"tokens"`): rare, so checked cheaply first
     fixes = logprob_fixes(doc, r) if '"token' in s else []
     cites = changed and citing(s)  # citations count characters of a text restoring changed
+    if r.documents and quoting(s):  # citations count characters of a document masking changed
+        fixes += quote_fixes(doc, r.documents)
     if fixes or cites:
         out = json.loads(new)
         if cites:

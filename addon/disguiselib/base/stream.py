@@ -14,6 +14,7 @@ from ..errors import StateError, StreamError
 from ..rules.rules import Restorer
 from ..wire.jsonspan import encode_like, plain
 from ..wire.sse import Cuts, Event, Framer, common_prefix, count_events, parse_event, split
+from . import offsets
 from .fields import GENERIC
 from .holdback import Window
 from .restore import _scanstring, decode_field, reencode_field, restore_json
@@ -148,7 +149,9 @@ class SSEStream(Lifecycle, ABC):
     def __init__(self, restorer: Restorer) -> None:
         self.restorer = restorer
         self.windows: dict = {}  # channel key -> Window, or None for a channel passed as is
-        self.triggers = restorer.triggers(self.MARKERS)
+        # an answer citing the request's documents by offsets, where masking moved them: its
+        # citations are parsed (and moved: base/offsets.py)
+        self.triggers = restorer.triggers(self.MARKERS + offsets.QUOTED_MARKERS if restorer.documents else self.MARKERS)
         self._scan = self.triggers.scan
         # a stream without its own quiet_range and passed needs neither called
         cls = type(self)

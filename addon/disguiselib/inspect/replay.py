@@ -231,7 +231,7 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
     if isinstance(masked, pipeline.Refused):
         _verdict(flow, api, meta, f"re-run: the request would now be refused ({masked.reason})")
         return
-    restorer = cfg.rules.restorer(masked.session.placeholders)
+    restorer = masked.restorer(cfg.rules)
     ctype = flow.response.headers.get("content-type", "") if flow.response else ""
     try:
         client = pipeline.restore_whole(
@@ -308,7 +308,7 @@ def _dry_run(flow: http.HTTPFlow, cfg: Config, api: Api) -> None:
     session = masked.session
     meta.update(masked=session.masked, counts=dict(session.counts), placeholders=len(session.placeholders))
     set_fakes(meta, session)
-    restorer = cfg.rules.restorer(session.placeholders)
+    restorer = masked.restorer(cfg.rules)
     if flow.response is not None:
         try:
             body = content(flow.response, strict=False)

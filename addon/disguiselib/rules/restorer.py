@@ -181,7 +181,7 @@ class Restorer:
 
     __slots__ = (
         "rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach", "_fk", "_fk_n", "_trig",
-        "_whole",
+        "_whole", "documents",
     )  # fmt: skip
 
     # remember(): whole texts at least this long are remembered, at most WHOLE_MAX of them
@@ -192,8 +192,13 @@ class Restorer:
     PLAIN_LOOP = True
 
     # rules: the rules.Rules that built it (typed loosely: rules.py imports this module)
-    def __init__(self, rules: Any, placeholders: dict[str, str], growing: bool = False) -> None:
+    def __init__(
+        self, rules: Any, placeholders: dict[str, str], growing: bool = False, documents: dict[int, Any] | None = None
+    ) -> None:
         self.rules = rules
+        # The request's documents an answer may cite by offsets, by index: masking's edits
+        # of each (base/offsets.py, Session.documents); empty: none moved.
+        self.documents: dict[int, Any] = documents or {}
         # growing: the dict is a live session's and may still gain placeholders (a
         # realtime connection masks and restores frame by frame over one session), so
         # placeholder prefixes are held back from the start.

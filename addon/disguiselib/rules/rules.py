@@ -535,8 +535,8 @@ class Rules:
             edits = settle.settle(self, text, edits, session, context, memo)
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
-    def restorer(self, placeholders: dict[str, str], growing: bool = False) -> Restorer:
-        return Restorer(self, placeholders, growing)
+    def restorer(self, placeholders: dict[str, str], growing: bool = False, documents: dict | None = None) -> Restorer:
+        return Restorer(self, placeholders, growing, documents)
 
 
 

@@ -3,7 +3,7 @@ and with disguise_fakes its fakes (rules/fakes.py), and what was masked."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import fakes
@@ -16,7 +16,9 @@ class Session:
     disguise_fakes its fakes (rules/fakes.py): both in `placeholders`, disguise -> original
     (a placeholder begins with `[`, a fake never holds one)."""
 
-    __slots__ = ("placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes")
+    __slots__ = (
+        "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
+    )  # fmt: skip
 
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
         # Placeholder strings (and fakes) the request already holds as the client's own
@@ -31,6 +33,11 @@ class Session:
         self.counts: dict[str, int] = {}
         self.literals: set[str] = set()  # the literals' originals that were replaced
         self.fakes = 0  # how many of the placeholders are fakes
+        # The request's documents an answer may cite by character offsets, masking's edits
+        # of each (base/offsets.py): while masking, by the place of the document's token in
+        # the body (cited); then by the document's index in the request (documents).
+        self.cited: list[tuple[int, Any]] = []
+        self.documents: dict[int, Any] = {}
 
     def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1

@@ -124,6 +124,7 @@ class Rule:
     skip = False  # jump over this container without looking inside
     kind = "metadata"  # what a value here is (base/fields.py KINDS); a skipped one says why
     media: object = None  # the codec a string is stored in (fields.Media), fn's business
+    cited = False  # the string is a request's document an answer may cite by offsets (base/offsets.py)
 
     def resolve(self, value: object) -> Rule:
         """The rule for this exact value (dispatch on type or shape)."""

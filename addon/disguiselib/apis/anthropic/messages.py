@@ -14,6 +14,7 @@ import re
 from ...base import readpass
 from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Within, obj
 from ...base.holdback import Window
+from ...base.offsets import CITED_TEXT, DOCUMENT, Quoted, register_quoted
 from ...base.restore import restore_json
 from ...base.stream import SSEStream, StreamState
 from ...base.wirespec import HOSTED, JSON, MASKED, RESTORED, SCANNED, SSE, TEXT, Endpoint, Provider, WireSpec, frozen
@@ -51,12 +52,17 @@ _SERVER_RESULT = Within(
 )
 _SERVER_RESULT.fields["source"] = _SOURCE  # a fetched document (web_fetch): base64, text or content
 _TEXT = obj({"text": VALUES, "citations": Arr(_CITATION)})
+# A document block: one of the request's documents (`document_index` counts them); its
+# plain text is what `char_location` citations count characters of (base/offsets.py).
+_DOC_SOURCE = Typed({**_SOURCE.table, "text": obj({"data": CITED_TEXT, "media_type": META})}, default=GENERIC)
+_DOCUMENT = obj({"source": _DOC_SOURCE, "title": VALUES, "context": VALUES, "citations": META})
+_DOCUMENT.mark = DOCUMENT
 _TEXTS = Either(VALUES, Arr(Typed({"text": _TEXT}, default=_TEXT)))  # text blocks only (system)
 _BLOCK = Typed(
     {
         "text": _TEXT,
         "image": obj({"source": _SOURCE}),
-        "document": obj({"source": _SOURCE, "title": VALUES, "context": VALUES, "citations": META}),
+        "document": _DOCUMENT,
         "search_result": obj({"source": VALUES, "title": VALUES, "content": _TEXTS, "citations": META}),
         "tool_use": _TOOL_USE,
         # Server tools have fixed names ("web_search"); renaming one breaks it.
@@ -72,7 +78,8 @@ _BLOCK = Typed(
     },
     default=GENERIC,
 )  # fmt: skip
-_SOURCE.table["content"] = obj({"content": CONTENT})
+_SOURCE.table["content"] = _DOC_SOURCE.table["content"] = obj({"content": CONTENT})
+register_quoted(Quoted("char_location", "document_index", ("start_char_index", "end_char_index")))
 
 
 class _Block(Rule):
