@@ -161,6 +161,36 @@ def test_key_file_created_once_0600(tmp_path) -> None:
         fakes.load_key(p)
 
 
+def test_a_key_file_that_is_not_a_small_regular_file_is_refused_unread(tmp_path) -> None:
+    # (the file too big first: read whole, /dev/zero grew the process past 9 GB, and a
+    # FIFO waited for a writer)
+    big = tmp_path / "big.key"
+    big.write_bytes(b"k" * (fakes.KEY_MAX + 1))
+    with pytest.raises(fakes.MappingError, match="more than a key file holds"):
+        fakes.load_key(big)
+    big.write_bytes(b"k" * fakes.KEY_MAX)
+    assert fakes.load_key(big) == b"k" * fakes.KEY_MAX
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", "/dev/null", fifo):
+        with pytest.raises(fakes.MappingError, match="not a regular file"):
+            fakes.load_key(path)
+
+
+def test_a_key_file_others_can_read_is_used_and_warned_of(tmp_path, caplog) -> None:
+    p = tmp_path / fakes.KEY_FILE
+    p.write_text("0123456789abcdef0123456789abcdef\n")
+    os.chmod(p, 0o644)
+    with caplog.at_level("WARNING", logger="disguise"):
+        assert fakes.load_key(p) == b"0123456789abcdef0123456789abcdef"
+    assert "can be read by other users (mode 644)" in caplog.text
+    caplog.clear()
+    os.chmod(p, 0o600)
+    with caplog.at_level("WARNING", logger="disguise"):
+        fakes.load_key(p)
+    assert not caplog.text
+
+
 def test_fake_false_and_placeholders_without_the_option() -> None:
     cfg = build_config([], True, [], KEY)
     assert cfg.rules.faker is not None and cfg.rules.faker.kind_of("PRIVATE_KEY") is None

@@ -36,8 +36,10 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import secrets
+import stat
 import string
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,6 +50,11 @@ from . import validators
 # A key file holds this many random bytes, hex-encoded.
 KEY_BYTES = 32
 KEY_FILE = "disguise-fakes.key"
+# The most a key file may hold (a key is KEY_BYTES in hex; a passphrase of a few lines): a
+# larger file, or one that is not a regular file (/dev/zero, a FIFO), is refused unread.
+KEY_MAX = 4096
+
+log = logging.getLogger("disguise")
 
 
 def load_key(path: str | os.PathLike) -> bytes:
@@ -69,9 +76,25 @@ def load_key(path: str | os.PathLike) -> bytes:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_hex(KEY_BYTES) + "\n")
     try:
-        raw = p.read_bytes().strip()
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO: not waited on, refused below)
     except OSError as e:
         raise MappingError(f"disguise_fakes_key {p}: cannot read the key file ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise MappingError(f"disguise_fakes_key {p}: not a regular file")
+        if st.st_size > KEY_MAX:
+            raise MappingError(f"disguise_fakes_key {p}: {st.st_size} bytes, more than a key file holds ({KEY_MAX})")
+        try:
+            raw = f.read(KEY_MAX + 1).strip()
+        except OSError as e:
+            raise MappingError(f"disguise_fakes_key {p}: cannot read the key file ({e.strerror})") from None
+    if len(raw) > KEY_MAX:
+        raise MappingError(f"disguise_fakes_key {p}: more than a key file holds ({KEY_MAX} bytes)")
+    if st.st_mode & 0o077:
+        # whoever reads the key can tell which original a fake stands for, by trying guesses
+        log.warning("disguise: disguise_fakes_key %s can be read by other users (mode %03o): chmod 600 it", p,
+                    st.st_mode & 0o777)  # fmt: skip
     if len(raw) < 16:
         raise MappingError(f"disguise_fakes_key {p}: a key needs at least 16 bytes")
     return raw
