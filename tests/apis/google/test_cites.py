@@ -33,8 +33,30 @@ _WRITERS = {
     "sse-lf-spaced": (gemini_stream.GeminiStream, lambda cs: to_sse(cs, eol="\n", spaced=True)),
     "array": (gemini_array.GeminiArrayStream, lambda cs: to_array(cs, pretty=True)),
     "array-compact": (gemini_array.GeminiArrayStream, lambda cs: to_array(cs)),
+    "vertex": (gemini_stream.GeminiStream, lambda cs: to_sse(_vertex(cs))),
 }
 R = RULES.restorer(PLACEHOLDERS)
+
+
+def _vertex(chunks: list[dict]) -> list[dict]:
+    """Chunks as Vertex writes them: a candidate's content with its role first, index 0
+    left out."""
+    out = []
+    for c in chunks:
+        c = {**c}
+        if "candidates" in c:
+            cands = []
+            for cd in c["candidates"]:
+                cd = {**cd}
+                if cd.get("index") == 0:
+                    del cd["index"]
+                if isinstance(cd.get("content"), dict):
+                    content = cd["content"]
+                    cd["content"] = {"role": content.get("role", "model"), **content}
+                cands.append(cd)
+            c["candidates"] = cands
+        out.append(c)
+    return out
 
 
 def _n(s: str) -> int:
@@ -200,9 +222,9 @@ def _chunk(draw) -> dict:
     return chunk([cand(k, None if extra == "none" else parts)])
 
 
-@given(st.lists(_chunk(), min_size=1, max_size=5), st.booleans())
-def test_read_layout_counts_what_json_loads_counts(chunks, array) -> None:
-    if array:
+@given(st.lists(_chunk(), min_size=1, max_size=5), st.sampled_from(["sse", "array", "vertex"]))
+def test_read_layout_counts_what_json_loads_counts(chunks, how) -> None:
+    if how == "array":
         body = to_array(chunks, pretty=True)
         f = jsonarray.ArrayFramer()
         blocks = [raw for kind, raw in f.feed(body) if kind == jsonarray.ELEMENT]
@@ -210,7 +232,7 @@ def test_read_layout_counts_what_json_loads_counts(chunks, array) -> None:
         got = [read_layout(b, 0, len(b)) for b in blocks]
         want = [_expected([c]) for c in chunks]
     else:  # every event at once
-        body = to_sse(chunks)
+        body = to_sse(_vertex(chunks) if how == "vertex" else chunks)
         got, want = [read_layout(body, 0, len(body))], [_expected(chunks)]
     for g, (zero, other, named) in zip(got, want, strict=True):
         if g is not None:

@@ -45,9 +45,11 @@ class _Layout(NamedTuple):
     thought: bytes
 
 
-# As recorded (tests/fixtures/real/gemini): `alt=sse` events (stream_sse_*.sse), and the
-# JSON array's pretty-printed elements (stream_json_array.json). Others (not recorded:
-# Vertex's, Code Assist's if they differ) are parsed to be counted.
+# As recorded (tests/fixtures/real/gemini): the Gemini API's `alt=sse` events
+# (stream_sse_*.sse) and its JSON array's pretty-printed elements (stream_json_array.json);
+# Vertex's `alt=sse` events as a public capture shows them (role first, index 0 left out:
+# the candidate holds its content alone; not recorded here, its thought part by analogy).
+# Others (Code Assist's, if they differ) are parsed to be counted.
 _LAYOUTS = (
     _Layout(b': [{"content": {"parts": [{"text": "', b'"}],"role": "model"},"index": 0}]',
             b'","thought": true}],"role": "model"},"index": 0}]'),
@@ -55,8 +57,9 @@ _LAYOUTS = (
             b'"\n          }\n        ],\n        "role": "model"\n      },\n      "index": 0\n    }\n  ]',
             b'",\n            "thought": true\n          }\n        ],\n        "role": "model"\n      },\n'
             b'      "index": 0\n    }\n  ]'),
+    _Layout(b': [{"content": {"role": "model","parts": [{"text": "', b'"}]}}]', b'","thought": true}]}}]'),
 )  # fmt: skip
-_SSE, _ARRAY = _LAYOUTS
+_SSE, _ARRAY, _VERTEX = _LAYOUTS
 _KEY = b'"candidates"'
 _KEY_LEN = len(_KEY)
 _INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
@@ -93,6 +96,8 @@ def read_layout(block: bytes, start: int, end: int, escapes: bool = True) -> tup
             head, tail, thought = _SSE
         elif startswith(_ARRAY.head, p):
             head, tail, thought = _ARRAY
+        elif startswith(_VERTEX.head, p):
+            head, tail, thought = _VERTEX
         else:
             return None
         i = p + len(head)
