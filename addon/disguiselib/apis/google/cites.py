@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import NamedTuple
 
 from ...base.holdback import Window, window_for
 from ...base.offsets import Offsets, TrackedWindow
@@ -35,14 +34,15 @@ CITE_MARKERS = (b'"groundingSupports"', b'"citationSources"')
 _WHERE = (("groundingMetadata", "groundingSupports", "segment"), ("citationMetadata", "citationSources", ""))
 
 
-class _Layout(NamedTuple):
-    """A chunk's candidates list as the API writes it when it holds candidate 0 with one
-    text part: the bytes after the key `"candidates"` up to the text's string body, and
-    those after the body through the list's end, for an answer's part and a thought's."""
+# A chunk's candidates list as the API writes it when it holds candidate 0 with one text
+# part: the bytes after the key `"candidates"` up to the text's string body, and those
+# after the body through the list's end, for an answer's part and a thought's (with their
+# lengths, as read_layout reads them).
+_Layout = tuple[bytes, bytes, bytes, int, int, int]
 
-    head: bytes
-    tail: bytes
-    thought: bytes
+
+def _layout(head: bytes, tail: bytes, thought: bytes) -> _Layout:
+    return (head, tail, thought, len(head), len(tail), len(thought))
 
 
 # As recorded (tests/fixtures/real/gemini): the Gemini API's `alt=sse` events
@@ -51,13 +51,13 @@ class _Layout(NamedTuple):
 # the candidate holds its content alone; not recorded here, its thought part by analogy).
 # Others (Code Assist's, if they differ) are parsed to be counted.
 _LAYOUTS = (
-    _Layout(b': [{"content": {"parts": [{"text": "', b'"}],"role": "model"},"index": 0}]',
+    _layout(b': [{"content": {"parts": [{"text": "', b'"}],"role": "model"},"index": 0}]',
             b'","thought": true}],"role": "model"},"index": 0}]'),
-    _Layout(b': [\n    {\n      "content": {\n        "parts": [\n          {\n            "text": "',
+    _layout(b': [\n    {\n      "content": {\n        "parts": [\n          {\n            "text": "',
             b'"\n          }\n        ],\n        "role": "model"\n      },\n      "index": 0\n    }\n  ]',
             b'",\n            "thought": true\n          }\n        ],\n        "role": "model"\n      },\n'
             b'      "index": 0\n    }\n  ]'),
-    _Layout(b': [{"content": {"role": "model","parts": [{"text": "', b'"}]}}]', b'","thought": true}]}}]'),
+    _layout(b': [{"content": {"role": "model","parts": [{"text": "', b'"}]}}]', b'","thought": true}]}}]'),
 )  # fmt: skip
 _SSE, _ARRAY, _VERTEX = _LAYOUTS
 _KEY = b'"candidates"'
@@ -78,34 +78,36 @@ def _utf8_len(s: str) -> int:
     return len(s.encode("utf-8", "surrogatepass"))
 
 
-def read_layout(block: bytes, start: int, end: int, escapes: bool = True) -> tuple[int, bool] | None:
+def read_layout(
+    block: bytes, start: int, end: int, escapes: bool = True, first: _Layout = _SSE
+) -> tuple[int, bool] | None:
     """The UTF-8 bytes of answer text candidate 0 gets in the whole chunks block[start:end],
     and whether any of them names a candidate, read from their bytes: every `"candidates"`
     key there must open a list in one of _LAYOUTS (so the list holds candidate 0 alone,
     with one part whose only members are its text and perhaps `"thought": true`). None
     where one does not (or a string's escapes cannot be read so). Exact: a string body
     ends at the first quote after an even run of backslashes, and each escape other than
-    `\\uXXXX` is two bytes for one (escapes: there may be a `\\u` in block[start:end])."""
+    `\\uXXXX` is two bytes for one (escapes: there may be a `\\u` in block[start:end]; first:
+    the layout tried first)."""
     find, startswith = block.find, block.startswith
     n = 0
     p = find(_KEY, start, end)
     named = p >= 0
     while p >= 0:
         p += _KEY_LEN
-        if startswith(_SSE.head, p):
-            head, tail, thought = _SSE
-        elif startswith(_ARRAY.head, p):
-            head, tail, thought = _ARRAY
-        elif startswith(_VERTEX.head, p):
-            head, tail, thought = _VERTEX
-        else:
-            return None
-        i = p + len(head)
+        head, tail, thought, nh, nt, nth = first
+        if not startswith(head, p):
+            for head, tail, thought, nh, nt, nth in _LAYOUTS:  # noqa: B007 - the one that matched is used below
+                if startswith(head, p):
+                    break
+            else:
+                return None
+        i = p + nh
         q = find(b'"', i, end)
         if q > 0 and block[q - 1] == 92:
             q = _closing(block, q, end)
         if startswith(tail, q):
-            p = q + len(tail)
+            p = q + nt
             b = find(b"\\", i, q)
             if b < 0:
                 n += q - i
@@ -117,7 +119,7 @@ def read_layout(block: bytes, start: int, end: int, escapes: bool = True) -> tup
             else:  # \\\\ is one escape, each other backslash starts one
                 n += q - i - block.count(b"\\", b, q) + block.count(b"\\\\", b, q)
         elif startswith(thought, q):
-            p = q + len(thought)
+            p = q + nth
         else:  # (also no closing quote: q is -1)
             return None
         p = find(_KEY, p, end)
@@ -153,7 +155,9 @@ class CitedStream:
         raise NotImplementedError
 
     def __init__(self) -> None:
-        self.offsets: dict[int | str, Offsets] = {}
+        self._zero = Offsets(utf8=True)  # candidate 0's, the one chunks read from their bytes name
+        self.offsets: dict[int | str, Offsets] = {0: self._zero}
+        self._layout = _ARRAY if self.array else _SSE  # the layout tried first
         self._counted: tuple[bytes, int, int, int, dict | None] | None = None  # quiet_range's count, for passed
 
     def _window(self, key: tuple, mode: int = Window.TEXT) -> Window:
@@ -183,7 +187,7 @@ class CitedStream:
         escapes = find(b"\\", start, end) >= 0 and find(b"\\u", start, end) >= 0  # (a backslash first: memchr)
         if escapes and escaped_name(block[start:end]):
             return False
-        got = read_layout(block, start, end, escapes)
+        got = read_layout(block, start, end, escapes, self._layout)
         if got is not None:  # they name candidate 0 alone, if any
             if got[1] and 0 not in self._open:
                 return False
@@ -210,8 +214,7 @@ class CitedStream:
         if got is None or got[0] is not block or got[1] != start or got[2] != end:
             # (never expected: quiet_range counted these chunks just before)
             got = (block, start, end, 0, self._count(block, start, end) or {})
-        if got[3]:
-            self._offsets(0).length += got[3]
+        self._zero.length += got[3]
         for k, n in (got[4] or {}).items():
             self._offsets(k).length += n
 
