@@ -5,7 +5,7 @@ What they count is gemini.py's (UTF-8 bytes of the text as the model wrote it). 
 stream they come in a chunk of their own candidate, usually its last, and count the
 candidate's whole streamed text, not the chunk's piece. So each candidate's window notes
 what restoring moved (base/offsets.TrackedWindow, in bytes), the text of the chunks that
-pass unparsed is counted (quiet, passed), and a chunk that cites (CITE_MARKERS make it
+pass unparsed is counted (quiet_range, passed), and a chunk that cites (CITE_MARKERS make it
 parsed) gets its offsets moved. Left as they came: a bound past what the candidate has
 released (its window still holds that text; the chunk is not its last), a segment that
 names a part other than 0 (which text a streamed part index counts is not documented),
@@ -13,7 +13,10 @@ and thought parts, which are not counted (they are not the answer's text).
 
 Counting costs: a chunk that passes unparsed is read from its bytes where its candidates
 list is in a layout the API writes (_LAYOUTS: one candidate, index 0, one text part),
-with a few searches and no object built; else it is parsed (json.loads) to be counted.
+with a few searches and no object built, which also tells which candidates it names
+(the `"index"` scan otherwise: names_open); else it is parsed (json.loads) to be counted.
+Measured (bench/gemini.py, whose text has no escapes): about what that scan cost alone;
+text with escapes adds a search or two per chunk, a `\\u` escape a json.loads of its string.
 """
 
 from __future__ import annotations
