@@ -164,6 +164,19 @@ def test_a_citation_cut_by_a_disguise_widens_to_its_original_and_deltas_stay() -
     assert out["delta"]["content"][0]["text"]["value"] == "Acme Corp"
 
 
+@given(texts, st.data())
+def test_in_utf8_bytes_a_tracked_window_moves_offsets_as_characters_do(text: str, data) -> None:
+    o = Offsets(utf8=True)
+    w = TrackedWindow(R, Window.TEXT, o)
+    out = "".join(w.feed(p) for p in data.draw(splits(text))) + w.flush()
+    whole = Offsets.of(text, R)
+    assert o.length == len(text.encode("utf-8", "surrogatepass"))
+    nb = lambda s: len(s.encode("utf-8", "surrogatepass"))  # noqa: E731
+    for i in range(len(text) + 1):
+        for end in (False, True):
+            assert o.at(nb(text[:i]), end) == nb(out[: whole.at(i, end)]), (i, end)
+
+
 # -- citations into the request's own documents (offsets.masking_edits, documents, quote_fixes) --
 
 

@@ -216,6 +216,69 @@ def test_gemini_stream_through_the_sdk(proxy: Proxy) -> None:
                 assert_no_disguise(p.text, "a text part")
 
 
+def _grounded(ph: str) -> tuple[str, list[dict]]:
+    """A grounded answer's text and chunks: the last chunk cites with UTF-8 byte offsets
+    into the candidate's whole streamed text as the model wrote it (the placeholder, and
+    "Zenith Labs" cut across chunks; the chunks after the placeholder hold nothing to
+    restore: they pass unparsed, their text counted from their bytes)."""
+    text = f"Zenith Labs (café ☕) mailed {ph}. It makes rockets, fast ones, \"quiet\" ones."
+    pieces = ["Zen", "ith Labs (café", " ☕) mailed ", ph[:4], ph[4:] + ".", " It makes", " rockets,",
+              " fast ones,", ' "quiet"', " ones."]  # fmt: skip
+    assert "".join(pieces) == text
+    n = lambda s: len(s.encode())  # noqa: E731
+    at = text.index(ph)
+    spans = [(0, n("Zenith Labs")), (n(text[:at]), n(text[:at] + ph + ".")), (n(text[: text.index("It")]), n(text))]
+    chunks = [text_chunk(p) for p in pieces[:-1]] + [text_chunk(pieces[-1], "STOP")]
+    chunks[-1]["candidates"][0]["groundingMetadata"] = {
+        "groundingChunks": [{"web": {"uri": "https://news.example/", "title": "news"}}],
+        "groundingSupports": [{"segment": {"startIndex": a, "endIndex": b, "text": text.encode()[a:b].decode()},
+                               "groundingChunkIndices": [0]} for a, b in spans]}  # fmt: skip
+    chunks[-1]["candidates"][0]["citationMetadata"] = {"citationSources": [{"startIndex": a, "endIndex": b}
+                                                                           for a, b in spans]}  # fmt: skip
+    return text, chunks
+
+
+_GROUNDED = f'Acme Corp (café ☕) mailed {BOB}. It makes rockets, fast ones, "quiet" ones.'
+_CITED = ["Acme Corp", f"{BOB}.", 'It makes rockets, fast ones, "quiet" ones.']
+
+
+def test_gemini_streamed_grounding_points_into_the_restored_text(proxy: Proxy) -> None:
+    """SSE through the SDK: the citations' offsets point into the text the client
+    reassembles, however the stream was cut."""
+    model = "gemini-grounded"
+    proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(cut(gemini_sse(_grounded(placeholder_in(rec))[1]),
+                                                                  seed=5), headers=SSE_HEADERS))  # fmt: skip
+    client = gemini_client(proxy)
+    chunks = list(client.models.generate_content_stream(model=model, contents=f"Acme Corp: {BOB}"))
+    text = "".join(ch.text or "" for ch in chunks if ch.candidates)
+    assert text == _GROUNDED
+    (cand,) = [ch.candidates[0] for ch in chunks if ch.candidates[0].grounding_metadata]
+    b = text.encode()
+    sups = cand.grounding_metadata.grounding_supports
+    assert [b[s.segment.start_index or 0 : s.segment.end_index].decode() for s in sups] == _CITED
+    assert [s.segment.text for s in sups] == _CITED
+    srcs = cand.citation_metadata.citations
+    assert [b[c.start_index or 0 : c.end_index].decode() for c in srcs] == _CITED
+
+
+def test_json_array_streamed_grounding_points_into_the_restored_text(proxy: Proxy) -> None:
+    """The streamed JSON array (no alt=sse), its elements as the API pretty-prints them."""
+    model = "gemini-grounded-array"
+    proxy.upstream.on(GEMINI.format(model), lambda rec: Reply(cut(array_pieces(_grounded(placeholder_in(rec))[1]),
+                                                                  seed=7), headers=JSON_HEADERS))  # fmt: skip
+    body = json.dumps({"contents": [{"role": "user", "parts": [{"text": f"Acme Corp {BOB}"}]}]}).encode()
+    doc = json.loads(read_stream(proxy.port, GEMINI.format(model), body))
+    text = "".join(p["text"] for c in doc for p in c["candidates"][0]["content"]["parts"])
+    assert text == _GROUNDED
+    cand = doc[-1]["candidates"][0]
+    b = text.encode()
+    for s in cand["groundingMetadata"]["groundingSupports"]:
+        seg = s["segment"]
+        assert b[seg.get("startIndex", 0) : seg["endIndex"]].decode() == seg["text"]
+    assert [b[c.get("startIndex", 0) : c["endIndex"]].decode() for c in cand["citationMetadata"]["citationSources"]
+            ] == _CITED  # fmt: skip
+
+
 def _only_thoughts(ch) -> bool:
     return all(p.thought for p in ch.candidates[0].content.parts)
 

@@ -26,22 +26,24 @@ from .holdback import Window
 
 class Offsets:
     """The edits of one restored text: (start, end) in the disguised text, the length of
-    what replaced it, and the shift (restored minus disguised length) after each."""
+    what replaced it, and the shift (restored minus disguised length) after each. In
+    characters, or with utf8 in UTF-8 bytes (Gemini's offsets count bytes)."""
 
-    __slots__ = ("_starts", "_ends", "_lens", "_shifts", "length")
+    __slots__ = ("_starts", "_ends", "_lens", "_shifts", "length", "utf8")
 
-    def __init__(self) -> None:
+    def __init__(self, utf8: bool = False) -> None:
         self._starts: list[int] = []
         self._ends: list[int] = []
         self._lens: list[int] = []
         self._shifts: list[int] = []
-        self.length = 0  # disguised characters accounted for so far
+        self.length = 0  # disguised characters (bytes) accounted for so far
+        self.utf8 = utf8
 
     @classmethod
     def of(cls, text: str, r: Restorer) -> Offsets:
         """The edits whole-text reversal (TEXT mode, strip rules included) makes to text."""
         o = cls()
-        o._add(r.edits(text), 0)
+        o._add(text, r.edits(text), 0)
         o.length = len(text)
         return o
 
@@ -59,15 +61,26 @@ class Offsets:
             edits = [x for x in r.edits(disguised + after) if x[1] <= n] if after else r.edits(disguised)
             if _apply(disguised, edits) != restored:  # never expected: the piece as one edit
                 edits = [(0, n, restored)]
-            self._add(edits, self.length)
-        self.length += len(disguised)
+            self._add(disguised, edits, self.length)
+        self.length += _utf8_len(disguised) if self.utf8 else len(disguised)
 
     def skip(self, n: int) -> None:
-        """n characters of the text passed unrestored (nothing in them could change)."""
+        """n characters (bytes) of the text passed unrestored (nothing in them could change)."""
         self.length += n
 
-    def _add(self, edits: list[tuple[int, int, str]], base: int) -> None:
-        self._add_lengths(((s, e, len(rep)) for s, e, rep in edits), base)
+    def _add(self, text: str, edits: list[tuple[int, int, str]], base: int) -> None:
+        if not self.utf8:
+            self._add_lengths(((s, e, len(rep)) for s, e, rep in edits), base)
+            return
+        out: list[tuple[int, int, int]] = []
+        c = b = 0  # a character offset of text and its byte offset, moving forward
+        for s, e, rep in edits:  # character offsets of text to its bytes
+            b += _utf8_len(text[c:s])
+            c, s = s, b
+            b += _utf8_len(text[c:e])
+            c, e = e, b
+            out.append((s, e, _utf8_len(rep)))
+        self._add_lengths(out, base)
 
     def _add_lengths(self, edits: Iterable[tuple[int, int, int]], base: int) -> None:
         """Edits (start, end, length of what replaced it), in order, from base on."""
@@ -89,6 +102,10 @@ class Offsets:
             start = self._starts[i] + before
             return start + self._lens[i] if end else start
         return offset + before
+
+
+def _utf8_len(s: str) -> int:
+    return len(s.encode("utf-8", "surrogatepass"))
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:

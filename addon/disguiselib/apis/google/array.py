@@ -71,6 +71,7 @@ class GeminiArrayStream(GeminiStream):
 
     def _element(self, raw: bytes) -> list[bytes]:
         if self.fast and self.quiet() and not self.triggers.any(raw) and self.quiet_range(raw, 0, len(raw)):
+            self.passed(raw, 0, len(raw))  # (its text is counted: cites.py)
             return [raw]  # nothing in it can take part in a match (stream.py, triggers.py)
         try:
             text = raw.decode("utf-8")

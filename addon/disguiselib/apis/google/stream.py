@@ -5,11 +5,10 @@ The field rules are google.py's; see its docstring for the channels and endings.
 from __future__ import annotations
 
 import json
-import re
 
 from ...base.channels import Chan
 from ...base.fields import GENERIC
-from ...base.holdback import Window, window_for
+from ...base.holdback import Window
 from ...base.restore import restore_fn, restore_json
 from ...base.stream import SSEStream, StreamState
 from ...base.wirespec import JSON_ARRAY, SSE, WireSpec
@@ -19,6 +18,8 @@ from ...wire import jsonspan
 from ...wire.jsonspan import SKIP, Arr, Obj, Rule
 from ...wire.sse import Event, Shape, parse_event, sniff
 from .calls import Calls, StreamCall, view_call
+from .cites import CITE_MARKERS, CitedStream, _index
+from .cites import _is_text as _is_text_part
 from .gemini import (
     _CANDIDATE_FIELDS,
     _RESP_PART,
@@ -87,10 +88,6 @@ SPEC = WireSpec(
 )
 
 
-def _is_text_part(p: object) -> bool:
-    return isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("thought") is not True
-
-
 class _StreamParts(Rule):
     string = True
 
@@ -142,11 +139,6 @@ class _StreamCandidate(Rule):
         return cand
 
 
-def _index(cand: dict) -> int | str:
-    k = cand.get("index", 0)
-    return k if isinstance(k, int | str) else repr(k)
-
-
 def _is_json(s: str) -> bool:
     try:
         json.loads(s)
@@ -155,20 +147,18 @@ def _is_json(s: str) -> bool:
     return True
 
 
-
 # Keys that end a candidate or the stream (finishReason, blockReason) and errors: the
 # chunks that hold them are always parsed. (A key; inside a string its quotes would be
 # escaped.) So are function calls: which call a streamed argument's piece belongs to is
-# told by the parts before it (calls.py).
+# told by the parts before it (calls.py), and citations (cites.py).
 END_MARKERS = (b'Reason"', b'"error"')
-STREAM_MARKERS = (*END_MARKERS, b'"functionCall"', b'"function_call"')
-_INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
+STREAM_MARKERS = (*END_MARKERS, b'"functionCall"', b'"function_call"', *CITE_MARKERS)
 
 
 _WS_BYTES = b" \t\r\n"
 
 
-class GeminiStream(SSEStream):
+class GeminiStream(CitedStream, SSEStream):
     """A `streamGenerateContent?alt=sse` stream: a window per candidate's text.
 
     A body that is one JSON document rather than SSE (the API answers errors that way,
@@ -193,7 +183,8 @@ class GeminiStream(SSEStream):
         return rule
 
     def __init__(self, restorer: Restorer) -> None:
-        super().__init__(restorer)
+        SSEStream.__init__(self, restorer)
+        CitedStream.__init__(self)  # where citations point in the restored text (cites.py)
         self.windows: dict[tuple, Window] = {}
         self._finishing: dict[int | str, dict] = {}  # candidates finishing in the chunk at hand
         self._open: set = set()  # candidates seen without their finishReason yet
@@ -330,20 +321,6 @@ class GeminiStream(SSEStream):
         # that is one JSON document.
         return self.shape is Shape.STREAM and self._read_first and super().quiet()
 
-    def quiet_range(self, block: bytes, start: int, end: int) -> bool:
-        # A chunk without a finishReason, blockReason or error (markers: those are
-        # parsed) changes the stream's state only by naming a candidate not yet open:
-        # every candidate index it names must be open already (one without an index
-        # is candidate 0). Conservative: an `"index"` key anywhere counts, and a key
-        # spelled with escapes (which the markers would miss) is parsed.
-        if jsonspan.escaped_name(block[start:end]):
-            return False
-        for m in _INDEX.finditer(block, start, end):
-            v = m.group(1)
-            if v is None or int(v) not in self._open:
-                return False
-        return 0 in self._open or block.find(b'"candidates"', start, end) < 0
-
     # -- one chunk ---------------------------------------------------------------------------
 
     def on_event(self, ev: Event) -> list[bytes]:
@@ -367,6 +344,7 @@ class GeminiStream(SSEStream):
         text (None: unchanged)."""
         self._touched = set()  # candidates whose text this chunk changed or held
         pre, new = self._chunk(data)
+        new = self._cited(data, new)  # its citations, once its windows took its text (cites.py)
         if '"logprobsResult"' in data:
             fixed = self._logprobs(new if new is not None else data)
             if fixed is not None:
@@ -467,9 +445,6 @@ class GeminiStream(SSEStream):
                 self._touched.add(rule.key[0])
             return out
         return restore_fn(self.restorer)(v, rule)
-
-    def _window(self, key: tuple, mode: int = Window.TEXT) -> Window:
-        return window_for(self.windows, key, self.restorer, mode, "candidates")
 
     def _track(self, obj: dict) -> None:
         """Note which candidates are still open and whether the stream has ended."""
