@@ -59,7 +59,8 @@ from ..wire import jsonspan
 from ..wire.jsonspan import Rule
 from .fields import GENERIC, MEDIA
 from .holdback import Window, window_for
-from .masking import mask_doc, present_fakes, present_placeholders
+from .masking import mask_doc
+from .present import present_fakes, present_placeholders
 from .restore import restore_doc
 
 # WebSocket close codes (RFC 6455 §7.4.1).
