@@ -16,7 +16,7 @@ from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
 from .offsets import documents, masking_edits
-from .present import present_fakes, present_placeholders
+from .present import Held
 
 
 class _Api(Protocol):
@@ -121,20 +121,20 @@ def mask_body(
     hot = None
     if type(scanned) is Memo:  # (a Received's bytes are let go: made again only if the pass is made)
         hot = rawscan.hot(raw if isinstance(raw, bytes) else None, s, rules, disguises)
-    reserved = present_placeholders(s, rules)
+    reserved: frozenset[str] = frozenset()
+    held = Held()  # the placeholders and fakes the client's texts hold (base/present.py)
     trace: dict | None = {} if parsed is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
             session = Session(reserved)
             edits, changed = mask_doc(
-                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot
+                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot, held=held
             )
-            clash = present_fakes(s, session) if session.fakes else frozenset()
-            if not clash:
+            if not held.clash:
                 break
             # a fake that is text the client sent: its copy in the answer would come back
             # as the original; masked again with that fake reserved
-            reserved = reserved | clash
+            reserved = reserved | held.clash
         else:
             raise MaskError("the request holds the fakes of its own originals as text, again and again")
         session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
@@ -254,6 +254,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
     scanned: dict | None = None, trace: dict | None = None, spliced: bool = True, hot: array[int] | None = None,
+    held: Held | None = None,
 ) -> tuple[Any, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -275,7 +276,10 @@ def mask_doc(
     the text, sorted and disjoint ((start, end, replacement) in s). hot: where a scan of
     the body's raw bytes marked s (rules/rawscan.py): the strings it shows clean are left
     out of the walk (spanwalk.py_collect) and, with scanned a Memo, listed in its `raw`
-    for the guard, the texts the walk read in its `read` for the warning pass."""
+    for the guard, the texts the walk read in its `read` for the warning pass. held: told
+    the texts the walk read before anything is masked, and when all is (present.Held: the
+    placeholders and fakes the request holds as the client's own, read where masking
+    reads, and only there)."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
@@ -283,7 +287,10 @@ def mask_doc(
     pieces: list[str] = []
     owner: array[int] = array("q")  # each piece's string (machine integers: a million pieces)
     seen: list[str] | None = [] if hot is not None and not every else None
-    toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None, hot, seen)
+    noted = held.noting(reads) if held is not None else reads
+    toks = spanwalk.collect(s, doc, root, pieces, noted, plain, key_context, owner, trace is not None, hot, seen)
+    if held is not None:
+        held.read(s, pieces, seen, rules, session)
     vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
     marked_t: list[int]
     memo: dict | None = None
@@ -332,6 +339,8 @@ def mask_doc(
         del new
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
+    if held is not None:
+        held.done(session)
     del pieces, owner
     if memo is not None and memo is not scanned:
         memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
