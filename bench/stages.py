@@ -12,7 +12,9 @@ and "other" add up to the total:
     raw          rawscan.hot: each engine once over the body's raw bytes, where it holds
                  many short strings (those it shows clean are left out of the walk)
     parse        json.loads (the masker's parse; the guard reads the same document)
-    shapes       masking.present_placeholders: placeholder-shaped text the client sent
+    shapes       present.Held: the placeholders (and fakes) the client's texts hold, in the
+                 texts the walk read (and, where the body's text holds one, those a raw
+                 pass left out of it)
     walk         spanwalk.collect: the masker's walk of the selected strings
     prescan      Rules.prescan: masking's scan of the texts
     mask         Rules.mask_spans: the strings the scan marked, masked (find() inside), and
@@ -63,6 +65,7 @@ from proxies import mappings_dir, tmpdir  # noqa: E402
 from disguiselib import leakguard, pipeline  # noqa: E402
 from disguiselib.apis.registry import recognise  # noqa: E402
 from disguiselib.base import masking  # noqa: E402
+from disguiselib.base.present import Held  # noqa: E402
 from disguiselib.config import build_config  # noqa: E402
 from disguiselib.rules import rawscan  # noqa: E402
 from disguiselib.rules.found import Found  # noqa: E402
@@ -72,7 +75,7 @@ from disguiselib.rules.rules import Rules  # noqa: E402
 from disguiselib.wire import spanwalk  # noqa: E402
 
 STAGES: list[tuple[object, str, str]] = [
-    (masking, "_parse", "decode"), (json, "loads", "parse"), (rawscan, "hot", "raw"), (masking, "present_placeholders", "shapes"),
+    (masking, "_parse", "decode"), (json, "loads", "parse"), (rawscan, "hot", "raw"), (Held, "read", "shapes"), (Held, "done", "shapes"),
     (spanwalk, "collect", "walk"), (Rules, "prescan", "prescan"), (Rules, "mask_spans", "mask"),
     (masking, "mask_doc", "apply"), (pipeline, "_warn_present_disguise", "warning"), (masking, "_splice", "splice"),
     (masking, "masked_doc", "readback"), (leakguard, "first_unread", "guard"), (pipeline, "leak_scan", "guard-rest"),
@@ -121,7 +124,7 @@ def show(title: str, st: dict[str, float], unit: float, unit_name: str, loads: f
     process began and after the runs (json.loads's own time moves with the state of the
     heap: 1.9 to 3.3 ms for the 1 MB body from one process to the next), and each stage's
     own time."""
-    cells = [f"{lab} {st.get(lab, 0.0) / unit:.3g}" for lab in [lab for _, _, lab in STAGES] + ["other"]]
+    cells = [f"{lab} {st.get(lab, 0.0) / unit:.3g}" for lab in [*dict.fromkeys(lab for _, _, lab in STAGES), "other"]]
     print(
         f"  {title}: total {st['total'] / unit:.3g} {unit_name} ({st['total'] / loads:.1f}× json.loads timed first, "
         f"{loads / unit:.3g} {unit_name}; {st['total'] / grown:.1f}× json.loads timed after the runs, "

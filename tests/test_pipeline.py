@@ -311,6 +311,18 @@ def test_a_realtime_connection_masks_with_the_configured_rules_and_its_api_table
     assert b"bob@corp.example.com" in back.frames[0].data
 
 
+def test_a_realtime_event_reserves_the_placeholders_it_holds_where_masking_reads(cfg) -> None:
+    """A realtime event's own placeholders are read as masking reads it (base/present.py):
+    one percent-encoded in a URL is the client's (skipped), one in the event's id (not
+    read by the model, not masked) is not."""
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("see https://crm.test/q?who=%5BEMAIL_1%5D and bob@corp.example.com"))
+    assert json.loads(r.frames[0].data)["item"]["content"][0]["text"].endswith(" and [EMAIL_2]")
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    r = pipeline.client_frame(conn, realtime_text("mail bob@corp.example.com", "[EMAIL_1]"))
+    assert json.loads(r.frames[0].data)["item"]["content"][0]["text"] == "mail [EMAIL_1]"
+
+
 def test_a_realtime_client_event_the_leak_guard_flags_is_refused_and_ends_the_connection(cfg, monkeypatch) -> None:
     """A known event the leak check still finds an original in (a masker that missed
     one) never goes upstream: the client gets an error naming the rule and the place

@@ -23,7 +23,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
-from disguiselib.base.masking import mask_body, mask_doc, present_placeholders
+from disguiselib.base.masking import mask_body, mask_doc
+from disguiselib.base.present import present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.rules import bigtext, mappings, prescan
 from disguiselib.rules.found import Found

@@ -11,11 +11,13 @@ as the originals; without the option the placeholders are as before.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import pytest
 
@@ -140,3 +142,63 @@ def test_audit_share_show_on_a_session_recorded_with_fakes(tmp_path: Path) -> No
     r = _cli("show", str(flows), "1")
     assert r.returncode == 0, r.stderr
     assert f"⟦{email}⟧" in r.stdout and f"⟦{key}⟧" in r.stdout  # marked like placeholders
+
+
+HELD = "claude-held"
+
+
+def _held(rec: Recorded) -> Reply:
+    """The answer to the requests below: for a conversation, thinking that names the
+    disguise of the first message's address (turn 2: the one its thinking named) and a
+    text using it; for a URL or a document, the client's text (decoded) echoed."""
+    msgs = rec.json["messages"]
+    first = msgs[0]["content"]
+    if isinstance(first, list):
+        doc = base64.b64decode(first[0]["source"]["data"]).decode()
+        blocks = [{"type": "text", "text": f"doc: {doc} | {first[1]['text']}"}]
+    elif "://" in first:
+        blocks = [{"type": "text", "text": first}]
+    else:
+        x = first.split()[-1] if len(msgs) == 1 else msgs[1]["content"][0]["thinking"].split()[-1].rstrip(".")
+        blocks = [{"type": "thinking", "thinking": f"The address is {x}.", "signature": "c2lnbmF0dXJl"},
+                  {"type": "text", "text": f"Writing to {x}"}]  # fmt: skip
+    body = {"id": "msg_h", "type": "message", "role": "assistant", "model": HELD, "content": blocks,
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+    return Reply([json.dumps(body).encode()], headers={"Content-Type": "application/json"}, framing="length")
+
+
+def test_disguises_in_thinking_are_ours_and_encoded_ones_the_clients(tmp_path: Path) -> None:
+    """Contract §2, §9, through a real mitmdump with fakes: (1) turn 2 sends turn 1 back
+    with the answer's thinking (which names the fake): the first message goes upstream
+    with the same fake (the same bytes), and the answer's use of it is restored; (2) the
+    fake the client wrote percent-encoded in a URL, (3) in a base64 text document, is
+    the client's own: the original beside it gets another, and the answer's copy of
+    the client's text comes back as the client wrote it."""
+    key = tmp_path / "k.key"
+    with FakeUpstream() as up, running_proxy(tmp_path, {}, "--set", "disguise_fakes=true", "--set",
+                                             f"disguise_fakes_key={key}", upstream=up) as proxy:  # fmt: skip
+        up.on(HELD, _held)
+        client = anthropic.Anthropic(base_url=proxy.base_url, api_key="sk-test", max_retries=0)
+
+        def ask(messages: list) -> list:
+            msg = client.messages.create(model=HELD, max_tokens=64, messages=messages,
+                                         thinking={"type": "enabled", "budget_tokens": 1024})  # fmt: skip
+            return [b.model_dump(exclude_none=True) for b in msg.content]
+
+        first = {"role": "user", "content": f"my mail is {EMAIL}"}
+        blocks = ask([first])
+        x = up.for_model(HELD)[-1].json["messages"][0]["content"].split()[-1]
+        assert x != EMAIL and "[" not in x and blocks[0]["thinking"] == f"The address is {x}."  # (thinking: as it came)
+        blocks = ask([first, {"role": "assistant", "content": blocks}, {"role": "user", "content": "go on"}])
+        turns = [r.raw for r in up.for_model(HELD)]
+        assert turns[1].startswith(turns[0][: turns[0].index(b"}]") + 1])  # the first message: the same bytes
+        assert blocks[1]["text"] == f"Writing to {EMAIL}"
+        url = f"see https://crm.test/contact?to={quote(x, safe='')}"
+        blocks = ask([{"role": "user", "content": f"{url} and {EMAIL}"}])
+        sent = unquote(up.for_model(HELD)[-1].json["messages"][0]["content"])
+        assert sent.count(x) == 1 and EMAIL not in sent and blocks[0]["text"] == f"{url} and {EMAIL}"
+        doc = {"type": "document", "source": {"type": "base64", "media_type": "text/plain",
+                                              "data": base64.b64encode(f"Contact: {x}".encode()).decode()}}  # fmt: skip
+        blocks = ask([{"role": "user", "content": [doc, {"type": "text", "text": f"mail {EMAIL}"}]}])
+        assert blocks[0]["text"] == f"doc: Contact: {x} | mail {EMAIL}"
+        assert up.for_model(HELD)[-1].json["messages"][0]["content"][1]["text"] != f"mail {x}"

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
-
-import ahocorasick_rs
 
 from ..errors import MaskError
 from ..rules import rawscan
@@ -19,6 +16,7 @@ from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
 from .fields import As, Dup, key_context, loads, plain, read
 from .offsets import documents, masking_edits
+from .present import Held
 
 
 class _Api(Protocol):
@@ -31,55 +29,7 @@ class _Api(Protocol):
     def request_body(self) -> Any: ...
 
 
-def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
-    """Placeholder-shaped strings ("[EMAIL_3]") already in a request's JSON text s,
-    also where the client wrote them with \\u escapes: the compiled scan
-    (spanwalk.c_shapes), or py_present_placeholders where it is not built or s holds an
-    escape of printable ASCII (tests/base/test_masking.py holds the two to one answer)."""
-    names = frozenset(p.name for p in rules.mappings.patterns)
-    if not names or "[" not in s and "\\u" not in s:
-        return frozenset()
-    if spanwalk.c_shapes is not None:
-        got = spanwalk.c_shapes(s, names)
-        if got is not None:
-            return frozenset(got)
-    return _present(s, names)
-
-
-def py_present_placeholders(s: str, rules: Rules) -> frozenset[str]:
-    """present_placeholders' reference: two regexes and a substring search over s."""
-    names = frozenset(p.name for p in rules.mappings.patterns)
-    if not names or "[" not in s and "\\u" not in s:
-        return frozenset()
-    return _present(s, names)
-
-
-def _present(s: str, names: frozenset[str]) -> frozenset[str]:
-    found = {m.group() for m in _PLACEHOLDER_SHAPE.finditer(s) if m.group(1) in names}
-    if "\\u00" in s:  # what _ASCII_ESCAPE reads begins so (half the time of looking for `\u`)
-        t = _ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)
-        found.update(m.group() for m in _PLACEHOLDER_SHAPE.finditer(t) if m.group(1) in names)
-    return frozenset(found)
-
-
-# Any pattern name (mappings: [A-Z][A-Z0-9_]*) with a number: one look at each `[` (an
-# alternation of every name was tried at each `[` of a body: 3.5 ms a megabyte), then
-# the name is looked up. The number has no `_`, so the name is all up to the last `_`.
-_PLACEHOLDER_SHAPE = re.compile(r"\[([A-Z][A-Z0-9_]*)_[1-9][0-9]*\]")
-_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-
-
-def present_fakes(s: str, session: Session) -> frozenset[str]:
-    """The fakes session issued that a request's JSON text s already holds as the client's
-    own text (also where written with \\u escapes): one Aho–Corasick pass over s. A fake
-    is ASCII without `"` or `\\` (rules/fakes.py): spelled as it is unless escaped on purpose."""
-    fakes = [k for k in session.placeholders if not k.startswith("[")]
-    if not fakes:
-        return frozenset()
-    ac = ahocorasick_rs.AhoCorasick(fakes, matchkind=ahocorasick_rs.MatchKind.Standard)
-    texts = [s, _ASCII_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), s)] if "\\u" in s else [s]
-    return frozenset(fakes[k] for t in texts for k, _, _ in ac.find_matches_as_indexes(t, overlapping=True))
 
 
 # Maskings of one body with the fakes that clash reserved before it is refused (a client would type each next too).
@@ -171,20 +121,20 @@ def mask_body(
     hot = None
     if type(scanned) is Memo:  # (a Received's bytes are let go: made again only if the pass is made)
         hot = rawscan.hot(raw if isinstance(raw, bytes) else None, s, rules, disguises)
-    reserved = present_placeholders(s, rules)
+    reserved: frozenset[str] = frozenset()
+    held = Held()  # the placeholders and fakes the client's texts hold (base/present.py)
     trace: dict | None = {} if parsed is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
             session = Session(reserved)
             edits, changed = mask_doc(
-                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot
+                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot, held=held
             )
-            clash = present_fakes(s, session) if session.fakes else frozenset()
-            if not clash:
+            if not held.clash:
                 break
             # a fake that is text the client sent: its copy in the answer would come back
             # as the original; masked again with that fake reserved
-            reserved = reserved | clash
+            reserved = reserved | held.clash
         else:
             raise MaskError("the request holds the fakes of its own originals as text, again and again")
         session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
@@ -304,6 +254,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
     scanned: dict | None = None, trace: dict | None = None, spliced: bool = True, hot: array[int] | None = None,
+    held: Held | None = None,
 ) -> tuple[Any, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -325,7 +276,10 @@ def mask_doc(
     the text, sorted and disjoint ((start, end, replacement) in s). hot: where a scan of
     the body's raw bytes marked s (rules/rawscan.py): the strings it shows clean are left
     out of the walk (spanwalk.py_collect) and, with scanned a Memo, listed in its `raw`
-    for the guard, the texts the walk read in its `read` for the warning pass."""
+    for the guard, the texts the walk read in its `read` for the warning pass. held: told
+    the texts the walk read before anything is masked, and when all is (present.Held: the
+    placeholders and fakes the request holds as the client's own, read where masking
+    reads, and only there)."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
@@ -333,7 +287,10 @@ def mask_doc(
     pieces: list[str] = []
     owner: array[int] = array("q")  # each piece's string (machine integers: a million pieces)
     seen: list[str] | None = [] if hot is not None and not every else None
-    toks = spanwalk.collect(s, doc, root, pieces, reads, plain, key_context, owner, trace is not None, hot, seen)
+    noted = held.noting(reads) if held is not None else reads
+    toks = spanwalk.collect(s, doc, root, pieces, noted, plain, key_context, owner, trace is not None, hot, seen)
+    if held is not None:
+        held.read(s, pieces, seen, rules, session)
     vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
     marked_t: list[int]
     memo: dict | None = None
@@ -382,6 +339,8 @@ def mask_doc(
         del new
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
+    if held is not None:
+        held.done(session)
     del pieces, owner
     if memo is not None and memo is not scanned:
         memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection

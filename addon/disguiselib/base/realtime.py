@@ -59,7 +59,8 @@ from ..wire import jsonspan
 from ..wire.jsonspan import Rule
 from .fields import GENERIC, MEDIA
 from .holdback import Window, window_for
-from .masking import mask_doc, present_fakes, present_placeholders
+from .masking import mask_doc
+from .present import Held, fakes_in, placeholders_in
 from .restore import restore_doc
 
 # WebSocket close codes (RFC 6455 §7.4.1).
@@ -303,17 +304,14 @@ class Connection:
         rule = self.proto.client_rule(doc) if isinstance(doc, dict) else None
         if rule is None:
             return MaskedEvent(frame, doc, None)  # not an event this table knows: scanned as it is
-        present = present_placeholders(s, rules)
-        if present:
-            self.session.reserved = self.session.reserved | present
-        before = self.session.fakes
+        held = Held()  # the client's own placeholders reserved in the session, its fakes looked for
         try:
-            new, changed = mask_doc(s, doc, rule, rules, self.session)
+            new, changed = mask_doc(s, doc, rule, rules, self.session, held=held)
         except (KeyError, IndexError, TypeError) as e:
             raise MaskError("the event repeats a key with values of different shapes") from e
         except RecursionError as e:
             raise MaskError("a string holds JSON nested too deeply to be read") from e
-        if self.session.fakes != before and present_fakes(s, self.session):
+        if held.clash:
             # a fake issued on this connection is text the client sent: its copy in an
             # answer could not be told from ours (an HTTP request is masked again instead)
             raise MaskError("the event holds, as the client's own text, a fake disguise issued for an original")
@@ -348,12 +346,12 @@ class Connection:
         (surrogateescape). Returns data itself when nothing changes. Raises MaskError for a
         fake disguise the client sent as its own text (see _mask)."""
         s = data.decode("utf-8", "surrogateescape")
-        present = present_placeholders(s, self.rules)
+        present = placeholders_in([s], self.rules)
         if present:
             self.session.reserved = self.session.reserved | present
         before = self.session.fakes
         new = self.rules.mask(s, self.session)
-        if self.session.fakes != before and present_fakes(s, self.session):
+        if self.session.fakes != before and fakes_in([s], self.session):
             raise MaskError("the frame holds, as the client's own text, a fake disguise issued for an original")
         return data if new == s else new.encode("utf-8", "surrogateescape")
 
