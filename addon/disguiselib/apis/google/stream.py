@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from ...base.channels import Chan
+from ...base.channels import Chan, channel_index
 from ...base.fields import GENERIC
 from ...base.holdback import Window, window_for
 from ...base.restore import restore_fn, restore_json
@@ -94,7 +94,7 @@ def _is_text_part(p: object) -> bool:
 class _StreamParts(Rule):
     string = True
 
-    def __init__(self, stream: GeminiStream, k: int | str, last: int, finishing: bool) -> None:
+    def __init__(self, stream: GeminiStream, k: int, last: int, finishing: bool) -> None:
         self.stream = stream
         self.key = (k, "text")
         self.last = last  # the index of the part that gets the held tail, or -1
@@ -142,9 +142,8 @@ class _StreamCandidate(Rule):
         return cand
 
 
-def _index(cand: dict) -> int | str:
-    k = cand.get("index", 0)
-    return k if isinstance(k, int | str) else repr(k)
+def _index(cand: dict) -> int:
+    return channel_index(cand.get("index", 0))  # (a candidate without one is candidate 0)
 
 
 def _is_json(s: str) -> bool:
@@ -162,7 +161,7 @@ def _is_json(s: str) -> bool:
 # told by the parts before it (calls.py).
 END_MARKERS = (b'Reason"', b'"error"')
 STREAM_MARKERS = (*END_MARKERS, b'"functionCall"', b'"function_call"')
-_INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
+_INDEX = re.compile(rb'"index"\s*:\s*(\d+(?![.eE\d]))?')  # (`0.0`, `0E0`: parsed)
 
 
 _WS_BYTES = b" \t\r\n"
@@ -195,7 +194,7 @@ class GeminiStream(SSEStream):
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.windows: dict[tuple, Window] = {}
-        self._finishing: dict[int | str, dict] = {}  # candidates finishing in the chunk at hand
+        self._finishing: dict[int, dict] = {}  # candidates finishing in the chunk at hand
         self._open: set = set()  # candidates seen without their finishReason yet
         self._ended = False  # a finishReason or blockReason was seen
         self._errored = False  # an error chunk was seen: the stream ends there

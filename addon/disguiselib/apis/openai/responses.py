@@ -10,7 +10,7 @@ import json
 import re
 
 from ...base import readpass
-from ...base.channels import Chan, ChannelStream
+from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.fields import GENERIC, ID, META, OPAQUE, obj
 from ...base.holdback import Window
@@ -161,11 +161,11 @@ def _channel(t: str, obj: dict) -> tuple:
     field = _DELTAS[t][0]
     ident = obj.get("item_id")
     if ident is None:  # events that name their item by position only (shell commands, audio)
-        ident = ("out", obj.get("output_index"))
+        ident = ("out", channel_index(obj.get("output_index"), "output_index"))
     if field in ("text", "refusal"):
-        return (ident, obj.get("content_index", 0), field)
+        return (ident, channel_index(obj.get("content_index", 0), "content_index"), field)
     if field == "command":
-        return (ident, obj.get("command_index", 0), field)
+        return (ident, channel_index(obj.get("command_index", 0), "command_index"), field)
     return (ident, field)
 
 
