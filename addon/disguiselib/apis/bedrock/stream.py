@@ -468,7 +468,7 @@ class ConverseStream(FrameStream):
         except ValueError:
             raise StreamError(f"event stream frame at byte {fr.offset}: payload is not JSON") from None
         delta = obj.get("delta") if isinstance(obj, dict) else None
-        if not isinstance(delta, dict):
+        if not isinstance(obj, dict) or not isinstance(delta, dict):
             return [self.restored(fr, GENERIC)]
         if "reasoningContent" in delta:
             return [fr.raw]  # signed or redacted: byte-identical
