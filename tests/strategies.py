@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from hypothesis import strategies as st
 
@@ -131,3 +132,19 @@ def short_escaped_json(draw, words: list[str]) -> str:
     body = st.lists(piece, max_size=8).map("".join)
     key, a, b = draw(body), draw(body), draw(body)
     return '{"' + key + '": "' + a + '", "q": ["' + b + '", 1.5], "k": "WINPATH"}'
+
+
+def integral_spellings(n: int) -> st.SearchStrategy[str]:
+    """JSON spellings of the integer n that every JSON reader reads as n (JSON has one
+    number type: `0`, `0.0`, `0E0` are one number to JSON.parse and to the SDKs)."""
+    forms = [str(n), f"{n}.0", f"{n}.000", f"{n}E0", f"{n}e+0", f"{n}.0E-0"]
+    forms += ["-0", "-0.0", "0e5"] if n == 0 else [f"{n}0e-1", f"{n}00E-2"]
+    return st.sampled_from(forms)
+
+
+@st.composite
+def respelled(draw, text: str, members: tuple[str, ...] = ("index",)) -> str:
+    """JSON text with each integer value of the named members respelled at random
+    (integral_spellings): a channel index the way any JSON writer may send it."""
+    pattern = re.compile(r'("(?:' + "|".join(members) + r')"\s*:\s*)(\d+)(?![.eE\d])')
+    return pattern.sub(lambda m: m.group(1) + draw(integral_spellings(int(m.group(2)))), text)

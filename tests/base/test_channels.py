@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from disguiselib.base.channels import MAX_CHANNELS, Chan, ChannelStream, dumps_bytes
+from disguiselib.base.channels import MAX_CHANNELS, Chan, ChannelStream, channel_index, dumps_bytes
 from disguiselib.base.holdback import Window
 from disguiselib.errors import StreamError
 from disguiselib.wire.jsonspan import PROSE, VALUES, Arr, Obj, transform
@@ -131,3 +131,16 @@ def test_channels_whose_text_came_as_parts_are_noted() -> None:
 
 def test_dumps_bytes_keeps_compact_separators_when_it_must_escape() -> None:
     assert dumps_bytes({"a": "\ud83d", "b": [1, 2]}) == b'{"a":"\\ud83d","b":[1,2]}'
+
+
+@pytest.mark.parametrize("text", ["0", "0.0", "0E0", "-0", "-0.0", "0e5", "0.000e+2"])
+def test_a_channel_index_is_read_as_json_readers_read_it(text) -> None:
+    """JSON has one number type: an integral float is that integer (the same key)."""
+    assert channel_index(json.loads(text)) == 0 and type(channel_index(json.loads(text))) is int
+    assert channel_index(json.loads("3.0")) == 3 and channel_index(json.loads("30e-1")) == 3
+
+
+@pytest.mark.parametrize("text", ["0.5", "1e400", "-1e400", '"0"', "true", "false", "null", "[0]", "{}"])
+def test_a_channel_index_that_is_no_integer_is_an_error_naming_the_member(text) -> None:
+    with pytest.raises(StreamError, match="`content_index` is not an integer"):
+        channel_index(json.loads(text), "content_index")

@@ -165,3 +165,32 @@ def test_a_json_line_error_names_its_line() -> None:
     seen: list[str] = []
     assert edit_json_lines('{"a":1}  \n', lambda n, body, doc: seen.append(body) or body) == '{"a":1}  \n'
     assert seen == ['{"a":1}  ']  # the line's own text, up to its line end only
+
+
+_WIDE = ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]  # "utf-16": with its BOM
+
+
+@pytest.mark.parametrize("codec", _WIDE)
+def test_a_body_in_utf16_or_utf32_is_restored_in_its_own_encoding(codec) -> None:
+    """json.loads (so the SDKs) reads UTF-16 and UTF-32 bytes: such a body is restored
+    and encoded back as it came (its byte-order mark kept), never passed disguised."""
+    doc = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi Zenith Labs é 😀 [EMAIL_1]"}}]}
+    raw = json.dumps(doc, ensure_ascii=False).encode(codec)
+    out = restore_body(raw, openai_chat.CHAT_RESPONSE, RULES.restorer(PLACEHOLDERS))
+    assert json.loads(out)["choices"][0]["message"]["content"] == "Hi Acme Corp é 😀 bob@corp.example.com"
+    assert json.detect_encoding(out) == json.detect_encoding(raw)
+    expect = json.dumps(doc, ensure_ascii=False).replace("Zenith Labs", "Acme Corp")
+    expect = expect.replace("[EMAIL_1]", "bob@corp.example.com")
+    assert out == expect.encode(codec)  # only the restored strings changed
+
+
+@pytest.mark.parametrize("codec", _WIDE)
+def test_a_wide_body_with_nothing_to_restore_is_returned_as_it_came(codec) -> None:
+    raw = json.dumps({"text": "nothing here"}).encode(codec)
+    assert restore_body(raw, GENERIC, R) is raw
+
+
+def test_bytes_that_only_look_wide_are_read_as_any_other_bytes() -> None:
+    """Zero bytes at the start but no UTF-16 (an odd length): the bytes path, as before."""
+    raw = b"\x00\x01Zenith Labs"
+    assert restore_body(raw, GENERIC, R) == b"\x00\x01Acme Corp"

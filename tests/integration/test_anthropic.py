@@ -504,6 +504,24 @@ def test_stream_cut_by_the_network_is_not_dressed_up_as_complete(proxy: Proxy) -
     assert "".join(texts) == "Hello Acme Corp, hello Zen"
 
 
+def test_a_block_index_written_as_a_float_is_that_block(proxy: Proxy) -> None:
+    """`"index": 0.0` is block 0 to every JSON reader (the SDK included): a disguise split
+    over deltas spelled 0 and 0.0 comes out whole and in order, and the tail held at a
+    stop spelled 0.0 is delivered before it."""
+    scn = "scn-float-index"
+    events = [message_start(scn, "msg_fi"), block_start(0, {"type": "text", "text": ""}),
+              delta(0, "text_delta", "text", "Hi Zen"),
+              delta(0, "text_delta", "text", "ith Labs, Zenith La").replace(b'"index":0', b'"index":0.0'),
+              block_stop(0).replace(b'"index":0', b'"index":0E0'), *message_end("end_turn")]  # fmt: skip
+    assert events[3].count(b'"index":0.0') == 1 and events[4].count(b'"index":0E0') == 1
+    proxy.upstream.on(scn, lambda rec: Reply(events, headers=sse_headers()))
+    with sdk(proxy) as client, client.messages.stream(
+        model=scn, max_tokens=20, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
+        texts = list(stream.text_stream)
+    assert "".join(texts) == "Hi Acme Corp, Zenith La"  # (the tail: no disguise after all)
+
+
 def test_error_event_mid_stream_is_restored_after_the_held_tail(proxy: Proxy) -> None:
     scn = "scn-error-event"
     events = [message_start(scn, "msg_ee"), block_start(0, {"type": "text", "text": ""}),

@@ -1120,6 +1120,28 @@ def test_whole_chat_body_is_restored(proxy: Proxy) -> None:
     assert json.loads(call.function.arguments) == WHOLE_ARGS_EXPECTED
 
 
+CHAT_WIDE = "scn-chat-wide"
+
+
+@pytest.mark.parametrize(("codec", "label"), [("utf-16", "; charset=utf-16"), ("utf-16-le", ""), ("utf-32", "")])
+def test_whole_chat_body_in_utf16_or_utf32_is_restored(proxy: Proxy, codec: str, label: str) -> None:
+    """The SDK reads a UTF-16 or UTF-32 JSON body (json.loads detects it): restored, in
+    its own encoding, like a UTF-8 one."""
+    def handler(rec: Recorded) -> Reply:
+        doc = {"id": "chatcmpl-wide", "object": "chat.completion", "created": 1700000000, "model": CHAT_WIDE,
+               "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                   "role": "assistant", "content": f"Zenith Labs mailed {placeholder_in(rec)} é"}}]}  # fmt: skip
+        body = json.dumps(doc, ensure_ascii=False).encode(codec)
+        return Reply([body], headers={"Content-Type": "application/json" + label}, framing="length")
+
+    proxy.upstream.on(CHAT_WIDE, handler)
+    with sdk(proxy) as client:
+        got = client.chat.completions.with_raw_response.create(
+            model=CHAT_WIDE, messages=[{"role": "user", "content": f"I am {BOB} at Acme Corp"}])  # fmt: skip
+    assert json.detect_encoding(got.content) == json.detect_encoding("{}".encode(codec))
+    assert got.parse().choices[0].message.content == f"Acme Corp mailed {BOB} é"
+
+
 def test_whole_responses_body_is_restored(proxy: Proxy) -> None:
     proxy.upstream.on(RESP_WHOLE, resp_whole_handler)
     with sdk(proxy) as client:

@@ -7,11 +7,26 @@ from __future__ import annotations
 
 import json
 
+from ..errors import StreamError
 from ..rules.rules import Restorer
 from ..wire.jsonspan import Rule
 from .holdback import MAX_CHANNELS, Window, window_for
 from .restore import restore_fn
 from .stream import SSEStream
+
+
+def channel_index(value: object, member: str = "index") -> int:
+    """A channel's index member as JSON readers read it, the one reading every stream's
+    channel keys use. JSON has one number type: `0`, `0.0` and `0E0` are the same number
+    to JSON.parse and to the SDKs (Python's `0 == 0.0`), so an integral float is that
+    integer. Anything else (a fraction, a string, a bool, null, an absent member the
+    caller gives no default for) names no channel a client files text under: StreamError
+    naming the member, never a channel of its own."""
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise StreamError(f"a channel's `{member}` is not an integer")
 
 
 class Chan(Rule):

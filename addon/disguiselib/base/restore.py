@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable
 
+from ..errors import StreamError
 from ..rules.rules import Restorer
 from ..wire import jsonspan, spanwalk
 from .logprobs import apply_fixes, logprob_fixes
@@ -82,8 +84,20 @@ def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
     JSON is restored field by field (root); JSON lines (Anthropic batch results) line
     by line; anything else as text. Bytes that are not UTF-8 are kept as they are and
     the text around them restored. Raises RecursionError for JSON nested too deeply to
-    read (the caller answers with an error instead).
+    read (the caller answers with an error instead). A body in UTF-16 or UTF-32 (a
+    byte-order mark, or the zero bytes ASCII leaves: json.detect_encoding, how
+    json.loads and so the SDKs read bytes) is restored in its own encoding (_wide).
     """
+    codec = json.detect_encoding(raw)
+    if codec.startswith(("utf-16", "utf-32")):
+        wide = _wide(raw, codec, root, r)
+        if wide is not None:
+            return wide
+    return _restore_utf8(raw, root, r)
+
+
+def _restore_utf8(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
+    """restore_body of UTF-8 bytes (any other byte kept as it is)."""
     try:
         s = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -100,6 +114,36 @@ def restore_body(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
         return raw if new == s else new.encode("utf-8")
     new = restore_doc(s, doc, root, r)
     return raw if new is s else new.encode("utf-8")
+
+
+# Byte-order marks, UTF-32's first (its little-endian mark begins with UTF-16's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))  # fmt: skip
+
+
+def _wide(raw: bytes, codec: str, root: jsonspan.Rule, r: Restorer) -> bytes | None:
+    """raw in UTF-16 or UTF-32 (codec: json.detect_encoding's), decoded as json decodes
+    it, restored as a UTF-8 body is, and encoded back in its own encoding, its byte-order
+    mark kept; raw itself if unchanged. None where it does not decode in that encoding
+    (it is no such text: read as any other bytes). StreamError where the restored text
+    cannot be encoded back."""
+    bom = b""
+    for mark, name in _BOMS:
+        if raw.startswith(mark):
+            bom, codec = mark, name
+            break
+    try:
+        text = raw[len(bom) :].decode(codec)
+    except UnicodeDecodeError:
+        return None
+    utf8 = text.encode("utf-8")  # (strict decoding left no lone surrogate)
+    new = _restore_utf8(utf8, root, r)
+    if new is utf8:
+        return raw
+    try:
+        return bom + new.decode("utf-8").encode(codec)
+    except UnicodeError:
+        raise StreamError(f"the restored body cannot be encoded back in {codec}") from None
 
 
 def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:

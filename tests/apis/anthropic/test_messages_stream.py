@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from disguiselib.base.holdback import Window
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules
 from disguiselib.wire.sse import Framer
-from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
+from strategies import PLACEHOLDERS, RULES, byte_splits, respelled, restore_value, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 
@@ -256,3 +257,46 @@ def test_after_a_mid_stream_error_the_held_tail_appears_once_and_nothing_follows
         evs = [e for e in f.feed(out) + f.flush() if e.data is not None]
         assert json.loads(evs[-1].data)["type"] == "error"
         assert s.state.value == "done"
+
+
+# -- a block index spelled as a JSON float (base/channels.channel_index) ------------------
+
+
+@given(texts, texts, st.data())
+@example("Hi Zenith Labs nova", "thread_id", None)
+def test_an_index_spelled_as_an_integral_float_is_the_same_block(text, value, data) -> None:
+    """`0.0`, `0E0`, `-0` are the number 0 to every JSON reader: the same block, one
+    window, whatever spelling each event uses and however the bytes are cut."""
+    args = json.dumps({"thread_id": value})
+    if data is None:
+        text_p, args_p = [text[:5], text[5:]], [args]
+        body = build_stream([("text", text_p), ("tool", args_p)]).replace(b'"index": 0}', b'"index": 0.0}')
+        pieces = [body]
+    else:
+        text_p, args_p = data.draw(splits(text)), data.draw(splits(args, 12))
+        plain = build_stream([("text", text_p), ("tool", args_p)]).decode()
+        body = data.draw(respelled(plain)).encode()
+        pieces = data.draw(byte_splits(body, 40))
+    blocks, _ = read_stream(run(body, pieces))  # every event parses
+    assert blocks[0]["text"] == R.text(text)
+    assert json.loads(blocks[1]["json"]) == restore_value(json.loads(args))
+    assert all(b["stopped"] for b in blocks.values())
+
+
+def test_a_stop_spelled_as_a_float_delivers_the_held_tail() -> None:
+    body = build_stream([("text", ["Hi nova"])]).replace(
+        b'{"type": "content_block_stop", "index": 0}', b'{"type": "content_block_stop", "index": 0.0}')
+    blocks, datas = read_stream(run(body))
+    assert blocks[0]["text"] == "Hi nova-internal" and blocks[0]["stopped"]
+    assert [d["type"] for d in datas].count("error") == 0
+
+
+@pytest.mark.parametrize("spelling", [b"0.5", b'"0"', b"true", b"null", b"1e400"])
+def test_an_index_that_is_no_integer_ends_the_stream_with_an_error(spelling) -> None:
+    """No client files text under `0.5` or `"0"`: an explicit error, never a block of its own."""
+    body = build_stream([("text", ["Hi Zen", "ith Labs ok"])])
+    at = body.index(b'"index": 0, "delta": {"type": "text_delta", "text": "ith')
+    body = body[:at] + b'"index": ' + spelling + body[at + len(b'"index": 0') :]
+    _, datas = read_stream(run(body))
+    assert datas[-1]["type"] == "error" and "`index` is not an integer" in datas[-1]["error"]["message"]
+    assert not any("ith Labs" in json.dumps(d) for d in datas)

@@ -14,12 +14,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anthropic_util import build_stream, read_stream
-from aws_util import chunk_frame, converse_frame
+from aws_util import chunk_frame, converse_frame, frames_of
 from disguiselib.apis.bedrock.stream import ConverseStream, InvokeStream, stream_for
 from disguiselib.rules import mappings, rules
 from disguiselib.wire import eventstream
 from integration_util import split_events
-from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
+from strategies import PLACEHOLDERS, RULES, byte_splits, respelled, restore_value, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "real"
@@ -343,3 +343,40 @@ def read_converse_until_error(body: bytes) -> dict:
 def test_converse_error_frame_without_a_disguise_passes_byte_identical() -> None:
     body = b"".join([converse_frame("messageStart", {"role": "assistant"}), error_frame("throttled", "Throttling")])
     assert run(ConverseStream, body) == body
+
+
+# -- contentBlockIndex spelled as a JSON float (base/channels.channel_index) --------------
+
+
+def _respell_frames(body: bytes, spell) -> bytes:
+    """body with each frame's payload passed through spell (frames re-encoded)."""
+    return b"".join(eventstream.reframe(fr.header_block, spell(fr.payload.decode()).encode())
+                    for fr in frames_of(body))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts, texts, st.data())
+@example("Hi Zenith Labs nova", "thread_id", None)
+def test_converse_an_index_spelled_as_an_integral_float_is_the_same_block(text, value, data) -> None:
+    args = json.dumps({"thread_id": value, "path": "WINPATH"})
+    if data is None:
+        body = _respell_frames(converse_body([text[:5], text[5:]], ["r"], [args]),
+                               lambda p: p.replace('"contentBlockIndex":1,"delta"', '"contentBlockIndex":1.0,"delta"'))
+        pieces = [body]
+    else:
+        text_p, args_p = data.draw(splits(text)), data.draw(splits(args, 12))
+        body = _respell_frames(converse_body(text_p, ["r"], args_p),
+                               lambda p: data.draw(respelled(p, ("contentBlockIndex",))))
+        pieces = data.draw(byte_splits(body, 40))
+    got = read_converse(run(ConverseStream, body, pieces))  # botocore reads every frame
+    assert got["text"] == R.text(text)
+    assert json.loads(got["args"]) == restore_value(json.loads(args))
+    assert got["types"][-2:] == ["messageStop", "metadata"]
+
+
+def test_converse_an_index_that_is_no_integer_ends_with_an_exception() -> None:
+    body = _respell_frames(converse_body(["Hi Zen", "ith Labs ok"], ["r"], ["{}"]),
+                           lambda p: p.replace('"contentBlockIndex":1,"delta":{"text":"ith', '"contentBlockIndex":1.5,"delta":{"text":"ith'))
+    got = read_converse(run(ConverseStream, body))
+    assert got["types"][-1] != "metadata" and "ith Labs" not in got["text"]
+    assert b"contentBlockIndex` is not an integer" in run(ConverseStream, body)

@@ -28,7 +28,7 @@ from disguiselib.base.restore import restore_body
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules
 from disguiselib.wire.sse import Framer
-from strategies import PLACEHOLDERS, RULES, byte_splits, restore_value, splits, texts
+from strategies import PLACEHOLDERS, RULES, byte_splits, respelled, restore_value, splits, texts
 
 R = RULES.restorer(PLACEHOLDERS)
 SIG = "CikB0e2Kbw5tJ9dwYB9m1I9W28H1Pvbhg7iFnlQJMZT9ndxhy/OJBT3V9Qpt+Zenith/Labs=="
@@ -401,3 +401,38 @@ def test_a_last_chunk_without_its_blank_line_is_delivered(ending: bytes) -> None
         assert got["text"] == {0: "x Acme Corp"} and got["finished"] == {0}, out
         assert got["error"] is None and not s.failed
         assert out.endswith(b"\r\n\r\n")
+
+
+# -- a candidate index spelled as a JSON float (base/channels.channel_index) ---------------
+
+
+@pytest.mark.parametrize("cls", [gemini_stream.GeminiStream, gemini_array.GeminiArrayStream])
+@given(plan_steps=plans(), data=st.data())
+def test_an_index_spelled_as_an_integral_float_is_the_same_candidate(cls, plan_steps, data) -> None:
+    """`0.0`, `0E0`, `-0` are the number 0 to every JSON reader: the same candidate and
+    window, whatever spelling each chunk uses; the stream is complete when each finished."""
+    plan, steps = plan_steps
+    chunks = build_chunks(steps)
+    body = to_sse(chunks) if cls is gemini_stream.GeminiStream else to_array(chunks)
+    body = data.draw(respelled(body.decode())).encode()
+    out = run(cls, body, data.draw(byte_splits(body, 40)))
+    check(plan, read_chunks(client_chunks(cls, out)))  # no error: nothing was cut short
+
+
+def test_a_chunk_spelling_its_index_as_a_float_keeps_the_order() -> None:
+    chunks = build_chunks([("text", 0, "Hi Zen"), ("text", 0, "ith Labs ok"), ("finish", 0, "alone")])
+    body = to_sse(chunks)
+    at = body.index(b'"index": 0', body.index(b"ith Labs"))
+    body = body[:at] + b'"index": 0.0' + body[at + len(b'"index": 0') :]
+    got = read_chunks(sse_chunks(run(gemini_stream.GeminiStream, body)))
+    assert got["text"] == {0: "Hi Acme Corp ok"} and got["error"] is None
+
+
+@pytest.mark.parametrize("spelling", [b"0.5", b'"0"', b"true"])
+def test_an_index_that_is_no_integer_ends_the_stream_with_an_error(spelling) -> None:
+    chunks = build_chunks([("text", 0, "Hi Zen"), ("text", 0, "ith Labs ok"), ("finish", 0, "alone")])
+    body = to_sse(chunks)
+    at = body.index(b'"index": 0', body.index(b"ith Labs"))
+    body = body[:at] + b'"index": ' + spelling + body[at + len(b'"index": 0') :]
+    out = run(gemini_stream.GeminiStream, body)
+    assert b"`index` is not an integer" in out and b"ith Labs" not in out

@@ -175,3 +175,17 @@ def test_drained_tail_chunk_is_a_whole_chunk() -> None:
     assert chunks[-1]["choices"][0]["delta"] == {"content": "Zen"}
     assert {k: chunks[-1][k] for k in ("id", "object", "created", "model")} == {
         "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt"}
+
+
+def test_a_choice_index_is_read_as_json_readers_read_it() -> None:
+    """`0.0` is choice 0 (base/channels.channel_index); `0.5` is no choice any client
+    files text under: the stream ends with an explicit error, not a channel of its own."""
+    body = build_chat([("content", 0, "Hi Zen"), ("content", 0, "ith Labs ok"), ("finish", 0, "stop")])
+    at = body.rindex(b'"index":0', 0, body.index(b"ith Labs"))
+    for spelling, ok in ((b"0.0", True), (b"0E0", True), (b"0.5", False), (b'"0"', False)):
+        new = body[:at] + b'"index":' + spelling + body[at + len(b'"index":0') :]
+        out = run(openai_chat.ChatStream, new)
+        if ok:
+            assert read_chat(out)[0][0] == "Hi Acme Corp ok"
+        else:
+            assert b"`index` is not an integer" in out and b"ith Labs" not in out

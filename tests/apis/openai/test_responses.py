@@ -243,3 +243,36 @@ def test_responses_text_only_a_snapshot_carries_is_counted_once() -> None:
     ])  # fmt: skip
     # server_label, the tool's name and its description: three places the client reads
     assert _counts(body) == (3, 0)
+
+
+# -- members the tables do not name, on channel events (fail closed) ----------------------
+
+_CHANNEL_EVENTS = [
+    ("response.output_text.delta", {"item_id": "m", "output_index": 0, "content_index": 0, "delta": "Hi Zen", "logprobs": []}),
+    ("response.output_text.done", {"item_id": "m", "output_index": 0, "content_index": 0, "text": "Hi Zenith Labs"}),
+    ("response.refusal.delta", {"item_id": "m", "output_index": 0, "content_index": 1, "delta": "no"}),
+    ("response.refusal.done", {"item_id": "m", "output_index": 0, "content_index": 1, "refusal": "no"}),
+    ("response.function_call_arguments.delta", {"item_id": "fc", "output_index": 1, "delta": "{}"}),
+    ("response.function_call_arguments.done", {"item_id": "fc", "output_index": 1, "arguments": "{}"}),
+    ("response.audio.transcript.delta", {"item_id": "a", "output_index": 2, "content_index": 0, "delta": "ok"}),
+    ("response.audio.transcript.done", {"item_id": "a", "output_index": 2, "content_index": 0}),
+]
+
+
+@pytest.mark.parametrize("spaced", [False, True])
+@pytest.mark.parametrize(("t", "fields"), _CHANNEL_EVENTS)
+def test_an_unknown_string_on_a_channel_event_is_restored(t, fields, spaced) -> None:
+    """A member the tables do not name is restored whole, as on every other event; the
+    channel's own member keeps its window, the envelope and padding pass untouched."""
+    body = (_resp_event("response.created", 0, response={"id": "r", "output": []})
+            + _resp_event(t, 1, spaced=spaced, **fields, note="Zenith Labs", transcript="Zenith Labs",
+                          obfuscation="Zenith Labs")
+            + _resp_event("response.completed", 2, response={"id": "r", "output": []}))  # fmt: skip
+    for pieces in ([body], [body[i : i + 7] for i in range(0, len(body), 7)]):
+        evs = _events(run(openai_responses.ResponsesStream, body, pieces))
+        ev = next(e for e in evs if e["type"] == t)
+        assert ev["note"] == ev["transcript"] == "Acme Corp"
+        assert ev["obfuscation"] == "Zenith Labs"  # padding: untouched
+        _gapless_from_zero(evs)
+    text = "".join(e.get("delta", "") + e.get("text", "") for e in evs if e["type"].startswith("response.output_text"))
+    assert "Zenith" not in text

@@ -12,6 +12,7 @@ import json
 import re
 
 from ...base import readpass
+from ...base.channels import channel_index
 from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Within, obj
 from ...base.holdback import Window
 from ...base.offsets import CITED_TEXT, DOCUMENT, Quoted, register_quoted
@@ -388,9 +389,9 @@ class AnthropicStream(SSEStream):
         if t == "content_block_start":
             return self._start(ev, obj)
         if t == "content_block_stop":
-            stop = obj.get("index")
-            out = self._drain_one(stop) if isinstance(stop, int) else []
-            self.windows.pop(stop, None)  # type: ignore[arg-type]
+            stop = channel_index(obj.get("index"))
+            out = self._drain_one(stop)
+            self.windows.pop(stop, None)
             out.append(ev.raw)
             return out
         if t in SPEC.terminal or t == SPEC.error_event:
@@ -447,13 +448,12 @@ class AnthropicStream(SSEStream):
         return ev.with_data(new)
 
     def _start(self, ev: Event, obj: dict) -> list[bytes]:
-        idx = obj.get("index")
+        idx = channel_index(obj.get("index"))
         block = obj.get("content_block")
         btype = block.get("type") if isinstance(block, dict) else None
         kind = _WINDOW_KIND.get(btype)  # type: ignore[arg-type]
         w = Window(self.restorer, kind) if kind is not None else None
-        if isinstance(idx, int):
-            self.windows[idx] = w
+        self.windows[idx] = w
         if btype in ("thinking", "redacted_thinking"):
             return [ev.raw]
         if w is not None and kind == Window.TEXT:
@@ -471,12 +471,12 @@ class AnthropicStream(SSEStream):
         return [self._restored(ev, _START)]
 
     def _slow_delta(self, ev: Event, obj: dict) -> list[bytes]:
-        idx = obj.get("index")
         delta = obj.get("delta")
         dtype = delta.get("type") if isinstance(delta, dict) else None
-        if dtype in _PASS_DELTAS or not isinstance(idx, int):
+        if dtype in _PASS_DELTAS:
             return [ev.raw]
         if dtype in ("text_delta", "input_json_delta"):
+            idx = channel_index(obj.get("index"))
             w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
             if w is None:
                 return [ev.raw]

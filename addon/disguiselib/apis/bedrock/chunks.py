@@ -17,7 +17,7 @@ import base64
 import binascii
 import json
 
-from ...base.channels import Chan
+from ...base.channels import Chan, channel_index
 from ...base.fields import GENERIC
 from ...base.holdback import Window, window_for
 from ...base.restore import restore_fn
@@ -62,8 +62,8 @@ def _rule(value: object, paths: list[tuple[int, Path, int]], key: tuple, where: 
     if isinstance(value, dict):
         for m in idx:
             v = value.get(m)
-            if isinstance(v, int) and not isinstance(v, bool):
-                key = (*key, v)
+            if v is not None:
+                key = (*key, channel_index(v, m))
                 break
     done = [(n, mode) for n, p, mode in paths if not p]
     if done:
@@ -83,7 +83,7 @@ def _rule(value: object, paths: list[tuple[int, Path, int]], key: tuple, where: 
         items = {}
         for i, el in enumerate(value):
             k = el.get("index") if isinstance(el, dict) else None
-            k = k if isinstance(k, int) and not isinstance(k, bool) else i
+            k = i if k is None else channel_index(k)
             # the element's own index member already keys it here
             items[i] = _rule(el, rest, (*key, k), (*where, i), tuple(m for m in idx if m != "index"))
         return _Items(items)

@@ -32,7 +32,7 @@ import re
 import zlib
 from abc import abstractmethod
 
-from ...base.channels import dumps_bytes
+from ...base.channels import channel_index, dumps_bytes
 from ...base.fields import GENERIC
 from ...base.holdback import Window, window_for
 from ...base.restore import decode_field, reencode_field, restore_json
@@ -410,7 +410,7 @@ class ConverseStream(FrameStream):
         if et == "contentBlockStop":
             _, obj = _json_payload(fr)
             idx = obj.get("contentBlockIndex") if isinstance(obj, dict) else None
-            out = self._drain_one(idx) if isinstance(idx, int) else []
+            out = self._drain_one(channel_index(idx, "contentBlockIndex"))
             out.append(fr.raw)
             return out
         if et in CONVERSE_SPEC.terminal:
@@ -429,8 +429,8 @@ class ConverseStream(FrameStream):
         _, obj = _json_payload(fr)
         if isinstance(obj, dict):
             idx, start = obj.get("contentBlockIndex"), obj.get("start")
-            if isinstance(idx, int) and isinstance(start, dict) and "toolUse" in start:
-                self._window(idx, Window.JSON)
+            if isinstance(start, dict) and "toolUse" in start:
+                self._window(channel_index(idx, "contentBlockIndex"), Window.JSON)
         return [self.restored(fr, _START)]
 
     def _delta(self, fr: Frame) -> list[bytes]:
@@ -468,8 +468,7 @@ class ConverseStream(FrameStream):
         except ValueError:
             raise StreamError(f"event stream frame at byte {fr.offset}: payload is not JSON") from None
         delta = obj.get("delta") if isinstance(obj, dict) else None
-        idx = obj.get("contentBlockIndex") if isinstance(obj, dict) else None
-        if not isinstance(delta, dict) or not isinstance(idx, int):
+        if not isinstance(obj, dict) or not isinstance(delta, dict):
             return [self.restored(fr, GENERIC)]
         if "reasoningContent" in delta:
             return [fr.raw]  # signed or redacted: byte-identical
@@ -479,7 +478,7 @@ class ConverseStream(FrameStream):
             kind, mode = "toolUse", Window.JSON
         else:
             return [self.restored(fr, _OTHER_DELTA)]  # citations, tool results, images
-        w = self._window(idx, mode)
+        w = self._window(channel_index(obj.get("contentBlockIndex"), "contentBlockIndex"), mode)
         r = self.restorer
         released: list[str] = []
 

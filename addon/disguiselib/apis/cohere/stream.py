@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from ...base.channels import Chan, ChannelStream
+from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.fields import GENERIC, ID, META, OPAQUE
 from ...base.holdback import MAX_CHANNELS, Window
 from ...base.offsets import Offsets, TrackedWindow
@@ -49,10 +49,9 @@ def _content(i: object) -> Rule:
     return Obj({"type": META, "text": Chan((_CONTENT, i), Window.TEXT), "thinking": OPAQUE}, default=GENERIC)
 
 
-def _index(doc: dict) -> object:
-    """An event's `index` as a channel key part (whatever a malformed one holds)."""
-    i = doc.get("index", 0)
-    return i if isinstance(i, int | str) or i is None else repr(i)
+def _index(doc: dict) -> int:
+    """An event's `index` as a channel key part (base/channels.channel_index)."""
+    return channel_index(doc.get("index", 0))
 
 
 def _event(fields: dict[str, Rule]) -> Rule:
@@ -69,11 +68,10 @@ class _Event(Rule):
         if not isinstance(value, dict):
             return GENERIC.resolve(value)
         t = value.get("type")
-        i = _index(value)
         if t in (_START, _DELTA):
-            return _event({"delta": _message({"content": _content(i)}), "logprobs": LOGPROB})
+            return _event({"delta": _message({"content": _content(_index(value))}), "logprobs": LOGPROB})
         if t in (_CALL_START, _CALL_DELTA):
-            fn = Obj({"name": VALUES, "arguments": Chan((_TOOL, i), Window.JSON)}, default=GENERIC)
+            fn = Obj({"name": VALUES, "arguments": Chan((_TOOL, _index(value)), Window.JSON)}, default=GENERIC)
             call = Obj({"id": ID, "type": META, "function": fn}, default=GENERIC)
             return _event({"delta": _message({"tool_calls": call})})
         if t == _PLAN_DELTA:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...base.channels import channel_index
 from ...base.holdback import Window, window_for
 from ...base.offsets import Offsets, TrackedWindow
 from ...rules.rules import Restorer
@@ -65,12 +66,11 @@ _LAYOUTS = (
 _SSE, _ARRAY, _VERTEX = _LAYOUTS
 _KEY = b'"candidates"'
 _KEY_LEN = len(_KEY)
-_INDEX = re.compile(rb'"index"\s*:\s*(\d+)?')
+_INDEX = re.compile(rb'"index"\s*:\s*(\d+(?![.eE\d]))?')  # (`0.0`, `0E0`: parsed)
 
 
-def _index(cand: dict) -> int | str:
-    k = cand.get("index", 0)
-    return k if isinstance(k, int | str) else repr(k)
+def _index(cand: dict) -> int:
+    return channel_index(cand.get("index", 0))  # (a candidate without one is candidate 0)
 
 
 def _is_text(p: object) -> bool:

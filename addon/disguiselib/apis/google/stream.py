@@ -91,7 +91,7 @@ SPEC = WireSpec(
 class _StreamParts(Rule):
     string = True
 
-    def __init__(self, stream: GeminiStream, k: int | str, last: int, finishing: bool) -> None:
+    def __init__(self, stream: GeminiStream, k: int, last: int, finishing: bool) -> None:
         self.stream = stream
         self.key = (k, "text")
         self.last = last  # the index of the part that gets the held tail, or -1
@@ -186,7 +186,7 @@ class GeminiStream(CitedStream, SSEStream):
         SSEStream.__init__(self, restorer)
         CitedStream.__init__(self)  # where citations point in the restored text (cites.py)
         self.windows: dict[tuple, Window] = {}
-        self._finishing: dict[int | str, dict] = {}  # candidates finishing in the chunk at hand
+        self._finishing: dict[int, dict] = {}  # candidates finishing in the chunk at hand
         self._open: set = set()  # candidates seen without their finishReason yet
         self._ended = False  # a finishReason or blockReason was seen
         self._errored = False  # an error chunk was seen: the stream ends there

@@ -15,7 +15,7 @@ import json
 import re
 
 from ...base import readpass
-from ...base.channels import Chan, ChannelStream
+from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
 from ...base.holdback import Window
@@ -166,7 +166,7 @@ class _ChatChoice(Rule):
     string = True
 
     def resolve(self, value: object) -> Rule:
-        k = value.get("index", 0) if isinstance(value, dict) else 0
+        k = channel_index(value.get("index", 0)) if isinstance(value, dict) else 0
         parts = Typed({"text": obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": OPAQUE},
                       default=GENERIC)  # fmt: skip
         delta = Obj({
@@ -194,7 +194,7 @@ class _ChatToolCall(Rule):
         self.choice = choice
 
     def resolve(self, value: object) -> Rule:
-        j = value.get("index", 0) if isinstance(value, dict) else 0
+        j = channel_index(value.get("index", 0)) if isinstance(value, dict) else 0
         return obj(
             {
                 "index": META, "id": ID,
@@ -431,7 +431,7 @@ class ChatStream(ToolNames, ChannelStream):
             return out
         choices = obj.get("choices")
         deltas = {
-            c.get("index", 0): c.get("delta")
+            channel_index(c.get("index", 0)): c.get("delta")
             for c in (choices if isinstance(choices, list) else [])
             if isinstance(c, dict) and c.get("finish_reason") is not None
         }
@@ -456,7 +456,7 @@ class ChatStream(ToolNames, ChannelStream):
             for c in doc["choices"]:
                 if not isinstance(c, dict):
                     continue
-                k = c.get("index", 0)
+                k = channel_index(c.get("index", 0))
                 if merge and k in tails:
                     delta = c.get("delta")
                     if not isinstance(delta, dict):  # absent, or null: the tails make one
@@ -483,7 +483,7 @@ class ChatStream(ToolNames, ChannelStream):
             lp = c.get("logprobs") if isinstance(c, dict) else None
             if not isinstance(lp, dict):
                 continue
-            k = c.get("index", 0)
+            k = channel_index(c.get("index", 0))
             new = dict(lp)
             for field in ("content", "refusal"):
                 entries = lp.get(field)

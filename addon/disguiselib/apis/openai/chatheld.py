@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ...base.channels import Chan, ChannelStream
+from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.holdback import Window
 from ...rules.rules import json_escape
 from ...wire.jsonspan import Rule
@@ -66,13 +66,13 @@ class ToolNames(_Stream):
             calls = d.get("tool_calls") if isinstance(d, dict) else None
             if not isinstance(calls, list):
                 continue
-            k = c.get("index", 0)
+            k = channel_index(c.get("index", 0))
             pieces: dict = {}
             for tc in calls:
                 f = tc.get("function") if isinstance(tc, dict) else None
                 name = f.get("name") if isinstance(f, dict) else None
                 if isinstance(name, str):  # (an empty piece matters only where a tail is held)
-                    key = (k, "name", tc.get("index", 0))  # type: ignore[union-attr]
+                    key = (k, "name", channel_index(tc.get("index", 0)))  # type: ignore[union-attr]
                     pieces[key] = pieces.get(key, "") + name
             for key, text in pieces.items():
                 w = self.windows.get(key)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 
+from ...base.channels import channel_index
 from ...base.fields import GENERIC, ID, MEDIA, META
 from ...base.holdback import Window
 from ...base.logprobs import completion_chunk
@@ -122,7 +123,7 @@ class CompletionsStream(SSEStream):
         self.last = {k: obj[k] for k in ("id", "object", "created", "model") if k in obj}
         # The strings jsonspan visits come in document order: one `text` per choice.
         plan = [
-            (c.get("index", 0), c.get("finish_reason") is not None)
+            (channel_index(c.get("index", 0)), c.get("finish_reason") is not None)
             for c in choices
             if isinstance(c, dict) and isinstance(c.get("text"), str)
         ]
@@ -165,7 +166,7 @@ class CompletionsStream(SSEStream):
             if not isinstance(c, dict) or not isinstance(c.get("text"), str):
                 continue
             v, out, touched = next(it, ("", "", False))
-            idx = c.get("index", 0)
+            idx = channel_index(c.get("index", 0))
             lp = c.get("logprobs")
             st = self.counts.get(idx)
             if st is None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...base.channels import channel_index
 from ...base.fields import GENERIC, MEDIA, SCHEMA, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
@@ -231,11 +232,16 @@ DONES: dict[str, tuple[str, str, Rule]] = {
 _WHERE = ("response_id", "item_id", "output_index", "content_index", "call_id")
 
 
+def _at(doc: dict, member: str) -> int | None:
+    v = doc.get(member)  # (absent where the event has no such position: a call's arguments)
+    return None if v is None else channel_index(v, member)
+
+
 def _key(t: str, doc: dict) -> tuple:
     field = DELTAS[t][0]
     if field == "input":
-        return ("input", doc.get("item_id"), doc.get("content_index"))
-    return (doc.get("response_id"), doc.get("item_id"), doc.get("output_index"), doc.get("content_index"), field)
+        return ("input", doc.get("item_id"), _at(doc, "content_index"))
+    return (doc.get("response_id"), doc.get("item_id"), _at(doc, "output_index"), _at(doc, "content_index"), field)
 
 
 def view(doc: dict, n: int, chan) -> bool:

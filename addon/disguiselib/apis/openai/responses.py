@@ -10,10 +10,9 @@ import json
 import re
 
 from ...base import readpass
-from ...base.channels import Chan, ChannelStream
+from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
-from ...base.fields import GENERIC, ID, META, OPAQUE, obj
-from ...base.holdback import Window
+from ...base.fields import GENERIC, OPAQUE
 from ...base.logprobs import clean_alternatives
 from ...base.restore import decode_field, reencode_field, restore_doc
 from ...base.stream import StreamState
@@ -21,11 +20,25 @@ from ...base.wirespec import SSE, WireSpec
 from ...errors import StreamError
 from ...rules.rules import Restorer
 from ...wire import jsonspan
-from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Obj, Rule, escaped_name
+from ...wire.jsonspan import Obj, escaped_name
 from ...wire.sse import Event, parse_event, split
 from ...wire.text import is_utf8
 from .chat import _STR
-from .responses_fields import _ANNOTATION, _OUT_ITEM, _OUT_PART, INPUT_ITEMS_LIST, RESPONSE_OBJECT, RESPONSES_REQUEST
+from .responses_fields import (
+    _CHANNEL_FIELDS,
+    _DELTAS,
+    _DONES,
+    _ENDS,
+    _ENVELOPE_FIELDS,
+    _OPAQUE,
+    _RESPONSE_EVENT,
+    _SNAPSHOT,
+    INPUT_ITEMS_LIST,
+    RESPONSE_OBJECT,
+    RESPONSES_REQUEST,
+    STREAM_EVENT,
+    event_rule,
+)
 
 __all__ = ["INPUT_ITEMS_LIST", "RESPONSE_OBJECT", "RESPONSES_REQUEST", "STREAM_EVENT", "ResponsesStream", "event_rule"]
 
@@ -52,33 +65,6 @@ def _seq_span(data: str) -> tuple[int, int] | None:
     return span
 
 
-# delta event type -> (channel field, window mode, the matching done event's field)
-_DELTAS = {
-    "response.output_text.delta": ("text", Window.TEXT),
-    "response.refusal.delta": ("refusal", Window.TEXT),
-    "response.function_call_arguments.delta": ("args", Window.JSON),
-    "response.custom_tool_call_input.delta": ("input", Window.VALUE),
-    "response.mcp_call_arguments.delta": ("args", Window.JSON),
-    "response.code_interpreter_call_code.delta": ("code", Window.VALUE),
-    "response.shell_call_command.delta": ("command", Window.VALUE),
-    "response.audio.transcript.delta": ("transcript", Window.TEXT),
-}
-_DONES = {
-    "response.output_text.done": ("response.output_text.delta", "text", PROSE),
-    "response.refusal.done": ("response.refusal.delta", "refusal", PROSE),
-    "response.function_call_arguments.done": ("response.function_call_arguments.delta", "arguments", JSON_TEXT),
-    "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input", VALUES),
-    "response.mcp_call_arguments.done": ("response.mcp_call_arguments.delta", "arguments", JSON_TEXT),
-    "response.code_interpreter_call_code.done": ("response.code_interpreter_call_code.delta", "code", VALUES),
-    "response.shell_call_command.done": ("response.shell_call_command.delta", "command", VALUES),
-    "response.audio.transcript.done": ("response.audio.transcript.delta", "", VALUES),  # no text of its own
-}  # fmt: skip
-_SNAPSHOT: dict[str, Rule] = {
-    "response.output_item.added": Obj({"item": _OUT_ITEM}, default=GENERIC),
-    "response.output_item.done": Obj({"item": _OUT_ITEM}, default=GENERIC),
-    "response.content_part.added": Obj({"part": _OUT_PART}, default=GENERIC),
-    "response.content_part.done": Obj({"part": _OUT_PART}, default=GENERIC),
-}
 _FAST_TYPE = re.compile(
     r'\{"type":"(response\.(?:output_text|refusal|function_call_arguments)\.delta)"'
 )
@@ -88,6 +74,11 @@ _FAST_FIELDS = {
     "output_index": re.compile(r'"output_index":(\d+)'),
     "content_index": re.compile(r'"content_index":(\d+)'),
 }
+# Every member a fast delta may have (an escaped name is never read fast); `"name":` is a
+# key wherever it shows (inside a string its quotes are escaped).
+_FAST_KNOWN = frozenset(("type", "sequence_number", "item_id", "output_index", "content_index", "delta", "logprobs",
+                         "obfuscation"))  # fmt: skip
+_KEY = re.compile(r'"([^"\\]*)"\s*:')
 # The same deltas as a whole event's bytes, for on_raw: parse_event's one-data-line shape
 # (no CR, no line break in the data), with exactly the members the API sends in one of
 # its two orders (the documented one, and the alphabetical one of later recordings).
@@ -106,66 +97,17 @@ _RAW_DELTAS = tuple(
         + rb',"output_index":(?P<oi>[0-9]+),"sequence_number":(?P<seq>[0-9]+)',
     )
 )
-_SNAPSHOT["response.output_text.annotation.added"] = Obj({"annotation": _ANNOTATION, "item_id": ID}, default=GENERIC)
-_RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
-_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-_OPAQUE = frozenset({"response.audio.delta", "response.image_generation_call.partial_image"})
-_DONE_RULES = {t: Obj({field: rule, "name": VALUES}, default=SKIP) for t, (_, field, rule) in _DONES.items()}
-_DELTA_RULES = {
-    t: Obj({"delta": JSON_TEXT if mode == Window.JSON else PROSE, "item_id": ID}, default=SKIP)
-    for t, (_, mode) in _DELTAS.items()
-}
-
-
-# The envelope every event of the stream has (https://platform.openai.com/docs/api-reference/responses-streaming):
-# positions and the item's id; anything else in an event this table does not know fails
-# closed (restored).
-_ENVELOPE_FIELDS: dict[str, Rule] = {
-    **dict.fromkeys(("sequence_number", "output_index", "content_index", "summary_index"), META), "item_id": ID,
-}
-_EVENT_ENVELOPE = obj(_ENVELOPE_FIELDS)
-
-
-def event_rule(t: object, obj: dict) -> Rule:
-    """The table of one stream event by its type: what the stream restores in it (a
-    delta's text goes through its channel's window instead), what passes untouched."""
-    if not isinstance(t, str):
-        return GENERIC
-    if t in _DELTA_RULES:
-        return _DELTA_RULES[t]  # type: ignore[index]
-    if t in _DONE_RULES:
-        return _DONE_RULES[t]  # type: ignore[index]
-    if t in _SNAPSHOT:
-        return _SNAPSHOT[t]  # type: ignore[index]
-    if isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
-        return OPAQUE  # reasoning (like thinking), base64 audio and images
-    if t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
-        return _RESPONSE_EVENT
-    return _EVENT_ENVELOPE if t.startswith("response.") else GENERIC
-
-
-class _Event(Rule):
-    string = True
-    kind = "unknown"
-
-    def resolve(self, value: object) -> Rule:
-        if not isinstance(value, dict):
-            return GENERIC.resolve(value)
-        return event_rule(value.get("type"), value).resolve(value)
-
-
-STREAM_EVENT: Rule = _Event()
 
 
 def _channel(t: str, obj: dict) -> tuple:
     field = _DELTAS[t][0]
     ident = obj.get("item_id")
     if ident is None:  # events that name their item by position only (shell commands, audio)
-        ident = ("out", obj.get("output_index"))
+        ident = ("out", channel_index(obj.get("output_index"), "output_index"))
     if field in ("text", "refusal"):
-        return (ident, obj.get("content_index", 0), field)
+        return (ident, channel_index(obj.get("content_index", 0), "content_index"), field)
     if field == "command":
-        return (ident, obj.get("command_index", 0), field)
+        return (ident, channel_index(obj.get("command_index", 0), "command_index"), field)
     return (ident, field)
 
 
@@ -302,7 +244,7 @@ class ResponsesStream(ChannelStream):
             }
             self.where[key]["type"] = t
             w = self.window(key, _DELTAS[t][1])
-            rule = Obj({"delta": Chan(key, w.mode)}, default=SKIP)
+            rule = Obj({**_CHANNEL_FIELDS, "delta": Chan(key, w.mode)}, default=GENERIC)
             new, changed = jsonspan.transform(data, obj, rule, self.channel_fn())
             lp = obj.get("logprobs")
             if isinstance(lp, list) and lp:
@@ -385,6 +327,8 @@ class ResponsesStream(ChannelStream):
         ci = _FAST_FIELDS["content_index"].search(data)
         if d is None or item is None or oi is None or data.count('"delta":') != 1:
             return None
+        if not _FAST_KNOWN.issuperset(_KEY.findall(data)):
+            return None  # a member the table does not name: restored (on_event)
         fields = {"item_id": item.group(1), "output_index": int(oi.group(1))}
         if t == "response.function_call_arguments.delta":
             key: tuple = (fields["item_id"], "args")

@@ -3,7 +3,9 @@
 https://platform.openai.com/docs/api-reference/responses: input items (messages, calls
 and their outputs, reasoning), tools, the response object. What each field is (text, an
 id, opaque reasoning, media, ...) is declared here in the field model's kinds
-(base/fields.py); openai/responses.py streams with these tables.
+(base/fields.py), and the stream events' tables (which member of a delta or `.done` is its
+channel's, which the envelope's; any other string is restored); openai/responses.py streams
+with these tables.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import mimetypes
 
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Media, Within, media_text, obj
+from ...base.holdback import Window
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
-from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
+from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
 
 # -- Responses requests ----------------------------------------------------------------
@@ -237,3 +240,88 @@ ANY_ITEM = _AnyItem()  # an item stored in a conversation, or listed back by inp
 INPUT_ITEMS_LIST = Obj(
     {"object": META, "first_id": ID, "last_id": ID, "data": Arr(ANY_ITEM)}, default=GENERIC
 )
+
+
+# -- stream events (openai/responses.py streams with these) ----------------------------
+
+# delta event type -> (channel field, window mode, the matching done event's field)
+_DELTAS = {
+    "response.output_text.delta": ("text", Window.TEXT),
+    "response.refusal.delta": ("refusal", Window.TEXT),
+    "response.function_call_arguments.delta": ("args", Window.JSON),
+    "response.custom_tool_call_input.delta": ("input", Window.VALUE),
+    "response.mcp_call_arguments.delta": ("args", Window.JSON),
+    "response.code_interpreter_call_code.delta": ("code", Window.VALUE),
+    "response.shell_call_command.delta": ("command", Window.VALUE),
+    "response.audio.transcript.delta": ("transcript", Window.TEXT),
+}
+_DONES = {
+    "response.output_text.done": ("response.output_text.delta", "text", PROSE),
+    "response.refusal.done": ("response.refusal.delta", "refusal", PROSE),
+    "response.function_call_arguments.done": ("response.function_call_arguments.delta", "arguments", JSON_TEXT),
+    "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input", VALUES),
+    "response.mcp_call_arguments.done": ("response.mcp_call_arguments.delta", "arguments", JSON_TEXT),
+    "response.code_interpreter_call_code.done": ("response.code_interpreter_call_code.delta", "code", VALUES),
+    "response.shell_call_command.done": ("response.shell_call_command.delta", "command", VALUES),
+    "response.audio.transcript.done": ("response.audio.transcript.delta", "", VALUES),  # no text of its own
+}  # fmt: skip
+_SNAPSHOT: dict[str, Rule] = {
+    "response.output_item.added": Obj({"item": _OUT_ITEM}, default=GENERIC),
+    "response.output_item.done": Obj({"item": _OUT_ITEM}, default=GENERIC),
+    "response.content_part.added": Obj({"part": _OUT_PART}, default=GENERIC),
+    "response.content_part.done": Obj({"part": _OUT_PART}, default=GENERIC),
+}
+_SNAPSHOT["response.output_text.annotation.added"] = Obj({"annotation": _ANNOTATION, "item_id": ID}, default=GENERIC)
+_RESPONSE_EVENT = Obj({"response": RESPONSE_OBJECT}, default=GENERIC)
+_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_OPAQUE = frozenset({"response.audio.delta", "response.image_generation_call.partial_image"})
+# The envelope every event of the stream has (https://platform.openai.com/docs/api-reference/responses-streaming):
+# positions and the item's id; anything else in an event this table does not know fails
+# closed (restored).
+_ENVELOPE_FIELDS: dict[str, Rule] = {
+    **dict.fromkeys(("sequence_number", "output_index", "content_index", "summary_index"), META), "item_id": ID,
+}
+_EVENT_ENVELOPE = obj(_ENVELOPE_FIELDS)
+# A channel event's own members: the envelope, the logprobs (the stream's own reading,
+# logprobs.py) and padding; any other string in it is restored whole, as in every event.
+_CHANNEL_FIELDS: dict[str, Rule] = {**_ENVELOPE_FIELDS, "type": META, "command_index": META, "logprobs": SKIP,
+                                    "obfuscation": SKIP}  # fmt: skip
+_DONE_RULES = {
+    t: obj({**_CHANNEL_FIELDS, **({field: rule} if field else {}), "name": VALUES})
+    for t, (_, field, rule) in _DONES.items()
+}
+_DELTA_RULES = {
+    t: obj({**_CHANNEL_FIELDS, "delta": JSON_TEXT if mode == Window.JSON else PROSE})
+    for t, (_, mode) in _DELTAS.items()
+}
+
+
+def event_rule(t: object, obj: dict) -> Rule:
+    """The table of one stream event by its type: what the stream restores in it (a
+    delta's text goes through its channel's window instead), what passes untouched."""
+    if not isinstance(t, str):
+        return GENERIC
+    if t in _DELTA_RULES:
+        return _DELTA_RULES[t]  # type: ignore[index]
+    if t in _DONE_RULES:
+        return _DONE_RULES[t]  # type: ignore[index]
+    if t in _SNAPSHOT:
+        return _SNAPSHOT[t]  # type: ignore[index]
+    if isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
+        return OPAQUE  # reasoning (like thinking), base64 audio and images
+    if t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
+        return _RESPONSE_EVENT
+    return _EVENT_ENVELOPE if t.startswith("response.") else GENERIC
+
+
+class _Event(Rule):
+    string = True
+    kind = "unknown"
+
+    def resolve(self, value: object) -> Rule:
+        if not isinstance(value, dict):
+            return GENERIC.resolve(value)
+        return event_rule(value.get("type"), value).resolve(value)
+
+
+STREAM_EVENT: Rule = _Event()
