@@ -68,6 +68,11 @@ def test_errors_take_the_shape_of_the_provider_the_request_was_for() -> None:
     assert json.loads(flows.error_body_for(req("/x", "h"), "m"))["error"]["message"] == "m"  # OpenAI's shape
     g = json.loads(flows.error_body_for(req("/v1beta/models/g:generateContent", "h"), "m"))
     assert g["error"]["status"] == "INVALID_ARGUMENT"
+    # the provider the host or the credential headers name (registry.error_body_for)
+    assert json.loads(flows.error_body_for(req("/v1/models/x", "api.openai.com", "GET"), "m"))["error"]["type"]
+    f = req("/v1/files", "127.0.0.1")
+    f.request.headers["x-api-key"] = "k"
+    assert json.loads(flows.error_body_for(f, "m"))["type"] == "error"  # Anthropic's, not OpenAI Files'
 
 
 def test_refuse_answers_in_the_providers_shape_and_says_so() -> None:

@@ -72,7 +72,7 @@ def error_api(flow: http.HTTPFlow) -> Api:
 def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     """An error in the shape of the provider the request was meant for."""
     r = flow.request
-    return registry.error_body_for(r.method, r.path, r.pretty_host)(message)
+    return registry.error_body_for(r.method, r.path, r.pretty_host, r.headers.items())(message)
 
 
 def refuse(
