@@ -595,6 +595,27 @@ def test_compressed_unknown_endpoint_is_scanned_decoded(shared: Shared) -> None:
 
 
 
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/files"])
+def test_what_a_compressed_bodys_container_carries_never_leaves(shared: Shared, path: str) -> None:
+    """A gzip member's file name (`gzip -c "Acme Corp.json"`) is no part of the body
+    the guard checks: a body that needed no masking (a Messages request; an endpoint
+    disguise does not transform, scanned) went on byte for byte with it. Its container
+    is made again from the checked body; a plain one leaves as it came."""
+    shared.up.on("/v1/files", lambda r: json_reply({"ok": True}))
+    n = len(shared.up.requests)
+    body = messages("hello") if path == "/v1/messages" else json.dumps({"purpose": "clean"}).encode()
+    plain = gzip.compress(body, mtime=0)
+    named = plain[:3] + bytes([plain[3] | 0x08]) + plain[4:10] + b"Acme Corp.json\0" + plain[10:]
+    for raw in (named, plain):
+        status, _, out = post(shared.port, path, raw, {"content-encoding": "gzip"})
+        assert status == 200, out
+        got = shared.up.requests[-1]
+        if raw is plain:
+            assert got.raw == raw
+        else:
+            assert b"Acme" not in got.raw and gzip.decompress(got.raw) == body
+    assert len(shared.up.requests) == n + 2
+
 def test_a_key_repeated_with_values_that_differ_is_refused(shared: Shared) -> None:
     """A block whose `type` says text and then thinking: json.loads reads the last (a
     thinking block, left as it came), a provider may read the first (text with an
