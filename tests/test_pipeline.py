@@ -744,6 +744,19 @@ def test_an_unknown_bedrock_family_is_named_only_where_it_is_no_original(cfg, mo
     assert "Acme" not in got[1] and "bob@" not in got[1]
 
 
+def test_a_refusal_naming_a_place_names_it_as_the_leak_guard_does(cfg) -> None:
+    """A repeated key whose values differ (base/document.py) is refused naming its place
+    through leakguard.json_place: a key that holds an original is withheld."""
+    body = (b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "response_format": {"type":'
+            b' "json_schema", "json_schema": {"name": "n", "schema": {"properties": {"Acme Corp": {"type":'
+            b' "string", "type": "number"}}}}}}')  # fmt: skip
+    v = pipeline.mask_request(registry.OPENAI_CHAT, body, cfg, "/v1/chat/completions", [])
+    assert isinstance(v, pipeline.Refused) and v.may_fail_open
+    where = "$.response_format.json_schema.schema.properties[<key>].type"
+    assert v.reason == f"body repeats the key at {where} with values that differ"
+    assert pipeline.Refused.of(v.error()).reason == v.reason
+
+
 def test_a_mask_error_is_a_refusal_fail_open_may_forward_a_quoting_one_too() -> None:
     from disguiselib.errors import MaskError, QuotingMaskError
     from disguiselib.pipeline import Refusal, Refused

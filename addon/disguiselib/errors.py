@@ -38,6 +38,26 @@ class QuotingMaskError(MaskError):
         return self.template.format(repr(self.quoted) if ok else self.WITHHELD)
 
 
+class PlacedMaskError(MaskError):
+    """A request that cannot be masked, whose message names a place in its JSON
+    document (`path`: a linked (parent, segment) path, fields.path_text) through `at`,
+    given the one way a message names such a place (leakguard.json_place with the rules
+    in force: a key holding an original withheld). Its str() names no place."""
+
+    NOT_SHOWN = "$ (the path not shown)"
+
+    def __init__(self, template: str, path: object) -> None:
+        super().__init__(template, path)  # args: what pickling (the worker) rebuilds it from
+        self.template, self.path = template, path
+
+    def __str__(self) -> str:
+        return self.template.format(self.NOT_SHOWN)
+
+    def at(self, place: Callable[[object], str]) -> str:
+        """The message with the place as place(path) names it."""
+        return self.template.format(place(self.path))
+
+
 class NeverForward(MaskError):
     """A request that cannot be masked by its nature (a body signed by the client, as
     AWS Bedrock's SigV4): refused even where `disguise_fail_open` forwards what could

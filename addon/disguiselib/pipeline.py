@@ -25,6 +25,7 @@ from .errors import (
     MaskError,
     NeverForward,
     NotTransformed,
+    PlacedMaskError,
     QuotingMaskError,
     log_internal,
     reason,
@@ -111,6 +112,8 @@ class Refused:
         request text names it where the rules find no original in it (leakguard.shown)."""
         if isinstance(e, QuotingMaskError):
             return cls(e.naming(lambda t: leakguard.shown(t, rules) == t), Refusal.UNMASKABLE)
+        if isinstance(e, PlacedMaskError) and rules is not None:
+            return cls(e.at(lambda p: leakguard.json_place(rules, p)), Refusal.UNMASKABLE)
         if isinstance(e, LeakError):
             return cls(str(e), Refusal.LEAK)
         if isinstance(e, NeverForward):

@@ -51,3 +51,36 @@ def test_known_hosts() -> None:
     assert known_host("api.anthropic.com") and known_host("API.OPENAI.COM.")
     assert known_host("x.openai.azure.com") and not known_host("example.com")
     assert "openai.completions" in engine.APIS
+
+
+def test_a_refusals_error_shape_is_the_provider_its_host_or_headers_name() -> None:
+    """E5 (stop 65): a request no API of the provider's was recognised for got the shape
+    its path suggested: GET /v1/models/{id} Google's (a Gemini path's shape) on Anthropic's
+    and OpenAI's hosts, /chat/completions/{id}/messages Anthropic's on OpenAI's, an
+    Anthropic-headed /v1/files OpenAI's. The host's provider first, then the credential
+    headers' (slots.families_of); an API recognised there keeps its own shape."""
+    import json
+
+    def shape(method: str, path: str, host: str = "", headers: tuple = ()) -> str:
+        doc = json.loads(engine.error_body_for(method, path, host, headers)("m"))
+        if doc.get("type") == "error":
+            return "anthropic"
+        return "google" if "status" in doc["error"] else "openai"
+
+    assert shape("GET", "/v1/models/Acme%20Corp", "api.anthropic.com") == "anthropic"
+    assert shape("GET", "/v1/models/Acme%20Corp", "api.openai.com") == "openai"
+    assert shape("GET", "/v1/models/Acme%20Corp", "h", (("x-api-key", "k"),)) == "anthropic"
+    assert shape("GET", "/v1/models/Acme%20Corp", "generativelanguage.googleapis.com") == "google"
+    assert shape("POST", "/v1/chat/completions/chatcmpl-1/messages", "api.openai.com") == "openai"
+    assert shape("POST", "/v1/files", "api.anthropic.com") == "anthropic"
+    assert shape("POST", "/v1/files", "127.0.0.1", (("x-api-key", "k"), ("anthropic-version", "1"))) == "anthropic"
+    assert shape("POST", "/v1/files", "api.openai.com") == "openai"
+    # an API recognised on a host of its family's, or on a host of none: its own shape
+    threads = engine.error_body_for("POST", "/v1/threads")
+    assert engine.error_body_for("POST", "/v1/threads", "api.openai.com") is threads
+    assert shape("POST", "/v1/messages", "127.0.0.1") == "anthropic"
+    assert shape("POST", "/v1beta/models/g:generateContent", "127.0.0.1", (("authorization", "b"),)) == "google"
+    # nothing names a provider: by the path, as before
+    assert shape("GET", "/v1/models/x", "127.0.0.1", (("authorization", "Bearer x"),)) == "google"
+    assert shape("POST", "/x/messages/y", "h") == "anthropic"
+    assert shape("POST", "/x", "h") == "openai"

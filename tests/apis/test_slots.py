@@ -109,3 +109,22 @@ def test_destination_reads_hosts_as_the_scope_does() -> None:
     assert Destination.of("a", "a").hosts == ("a",)
     assert slots.by_host(Destination.of("x.openai.azure.com")) == (registry.PROVIDERS[2],)
     assert slots.by_host(Destination.of("example.com")) == ()
+
+
+def test_whom_a_request_is_for_by_its_host_else_its_credential_headers() -> None:
+    """The families a request is for (slots.families_of: the refusal's error shape): a
+    provider's host says it; where none does, a credential header not every family reads
+    (`x-api-key`, `x-goog-api-key`, Azure's `api-key`); `Authorization` says nothing."""
+    assert slots.families_of("api.anthropic.com") == {"anthropic"}
+    assert slots.families_of("API.OpenAI.com.") == {"openai"}
+    assert slots.families_of("x.openai.azure.com") == {"openai"}
+    assert slots.families_of("us-east5-aiplatform.googleapis.com") == {"google", "vertex"}
+    assert slots.families_of("bedrock-runtime.us-east-1.amazonaws.com") == {"aws"}
+    assert slots.families_of("api.cohere.com") == {"cohere", "openai"}  # OpenAI's compatible API is served there too
+    # the host first: a header of another family's does not make it another's
+    assert slots.families_of("api.openai.com", [("x-api-key", "k")]) == {"openai"}
+    assert slots.families_of("localhost", [("X-Api-Key", "k"), ("authorization", "b")]) == {"anthropic"}
+    assert slots.families_of("localhost", [("x-goog-api-key", "k")]) == {"google", "vertex"}
+    assert slots.families_of("localhost", [("api-key", "k")]) == {"openai"}
+    assert slots.families_of("localhost", [("authorization", "Bearer x"), ("cookie", "c")]) == frozenset()
+    assert slots.families_of("localhost") == frozenset()

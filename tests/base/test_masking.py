@@ -158,7 +158,7 @@ def test_a_refusal_says_why_the_body_cannot_be_masked() -> None:
     dup = b'{"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}], "messages": "x"}'
     with pytest.raises(MaskError) as e:
         mask_body(dup, openai_chat.CHAT_REQUEST, RULES)
-    assert str(e.value) == "body repeats a key with values of different shapes"
+    assert str(e.value) == "body repeats the key at $ (the path not shown) with values that differ"
     deep = json.dumps({"model": "m", "messages": [{"role": "tool", "tool_call_id": "t",
                                                    "content": "[" * 100_000 + "]" * 100_000}]}).encode()  # fmt: skip
     with pytest.raises(MaskError) as e:
@@ -350,3 +350,44 @@ def test_a_key_is_read_with_its_members_string_value_whatever_else_the_text_hold
         assert got["tags"] == {"tag": ["sec-2", "sec-3"]}, who
         assert got["who"] == ("Zenith Labs" if who == "Acme Corp" else who)
         assert leakguard.scan_json(fields.loads(out.decode()), rules, api_rule) is None
+
+
+@pytest.mark.parametrize(
+    ("root", "body", "place"),
+    [
+        (anthropic.MESSAGES_REQUEST,
+         b'{"model": "m", "messages": [{"role": "assistant", "content": [{"type": "text", "type": "thinking",'
+         b' "text": "Acme Corp", "thinking": "t", "signature": "s"}]}]}', "$.messages[0].content[0].type"),
+        (anthropic.MESSAGES_REQUEST,
+         b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "base64",'
+         b' "media_type": "text/plain", "media_type": "application/pdf", "data": "QWNtZSBDb3Jw"}}]}]}',
+         "$.messages[0].content[0].source.media_type"),
+        (openai_responses.RESPONSES_REQUEST,
+         b'{"model": "m", "input": [{"type": "message", "type": "reasoning", "role": "user",'
+         b' "content": [{"type": "input_text", "text": "Acme Corp"}], "summary": []}]}', "$.input[0].type"),
+        ("gemini", b'{"contents": [{"role": "user", "parts": [{"text": "Acme Corp", "thought": false, "thought": true}]}]}',
+         "$.contents[0].parts[0].thought"),
+    ],
+)  # fmt: skip
+def test_a_key_that_decides_a_blocks_kind_repeated_with_values_that_differ_is_refused(root, body, place) -> None:
+    """E2 (stop 65): json.loads keeps a repeated key's last value, a provider or a gateway
+    may keep the first. The masker read these blocks by the last (thinking, binary
+    media, reasoning, a thought part) and left them as they came; a first-wins reader
+    saw model text holding an original. Refused, naming the place, never the values."""
+    from disguiselib.errors import PlacedMaskError
+    from disguiselib.leakguard import json_place
+
+    if root == "gemini":
+        from disguiselib.apis.google.gemini import GENERATE_REQUEST as root
+    with pytest.raises(PlacedMaskError) as e:
+        mask_body(body, root, RULES)
+    assert e.value.at(lambda p: json_place(RULES, p)) == f"body repeats the key at {place} with values that differ"
+    assert "Acme" not in str(e.value) and "QWNt" not in str(e.value)
+
+
+def test_a_key_repeated_with_the_same_value_is_masked_pair_by_pair() -> None:
+    """The same value twice reads the same whichever a reader keeps: masked, both pairs."""
+    body = (b'{"model": "m", "messages": [{"role": "user", "role": "user", "content": [{"type": "text",'
+            b' "text": "Acme Corp", "text": "Acme Corp", "n": {"a": 1, "a": 1}}]}]}')  # fmt: skip
+    out, _ = mask_body(body, anthropic.MESSAGES_REQUEST, RULES)
+    assert out == body.replace(b"Acme Corp", b"Zenith Labs")

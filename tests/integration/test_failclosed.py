@@ -594,6 +594,61 @@ def test_compressed_unknown_endpoint_is_scanned_decoded(shared: Shared) -> None:
     assert len(shared.up.requests) == n
 
 
+
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/files"])
+def test_what_a_compressed_bodys_container_carries_never_leaves(shared: Shared, path: str) -> None:
+    """A gzip member's file name (`gzip -c "Acme Corp.json"`) is no part of the body
+    the guard checks: a body that needed no masking (a Messages request; an endpoint
+    disguise does not transform, scanned) went on byte for byte with it. Its container
+    is made again from the checked body; a plain one leaves as it came."""
+    shared.up.on("/v1/files", lambda r: json_reply({"ok": True}))
+    n = len(shared.up.requests)
+    body = messages("hello") if path == "/v1/messages" else json.dumps({"purpose": "clean"}).encode()
+    plain = gzip.compress(body, mtime=0)
+    named = plain[:3] + bytes([plain[3] | 0x08]) + plain[4:10] + b"Acme Corp.json\0" + plain[10:]
+    for raw in (named, plain):
+        status, _, out = post(shared.port, path, raw, {"content-encoding": "gzip"})
+        assert status == 200, out
+        got = shared.up.requests[-1]
+        if raw is plain:
+            assert got.raw == raw
+        else:
+            assert b"Acme" not in got.raw and gzip.decompress(got.raw) == body
+    assert len(shared.up.requests) == n + 2
+
+def test_a_key_repeated_with_values_that_differ_is_refused(shared: Shared) -> None:
+    """A block whose `type` says text and then thinking: json.loads reads the last (a
+    thinking block, left as it came), a provider may read the first (text with an
+    original). Refused naming the place, never the values; the same value twice passes
+    masked."""
+    n = len(shared.up.requests)
+    body = (b'{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":'
+            b'[{"type":"text","type":"thinking","text":"Acme Corp","thinking":"t","signature":"s"}]}]}')  # fmt: skip
+    status, _, out = post(shared.port, "/v1/messages", body)
+    assert status == 400 and json.loads(out)["type"] == "error"
+    assert b"repeats the key at $.messages[1].content[0].type with values that differ" in out and b"Acme" not in out
+    assert len(shared.up.requests) == n
+    status, _, _ = post(shared.port, "/v1/messages", body.replace(b'"type":"thinking"', b'"type":"text"'))
+    assert status == 200 and b'"text":"Zenith Labs"' in shared.up.requests[-1].body
+    assert not leaked(shared.up, n)
+
+
+def test_a_refusal_is_in_the_shape_of_the_provider_the_headers_name(shared: Shared) -> None:
+    """No API recognised for the request (or another provider's on a shared path): the
+    error's shape is that of the provider its credential headers name (its host's, where
+    the host is one: a reverse proxy's Host is its upstream's), not its path's guess."""
+    n = len(shared.up.requests)
+    anthropic = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+    status, _, out = post(shared.port, "/v1/models/Acme%20Corp", b"", anthropic, method="GET")
+    assert status == 400 and json.loads(out)["type"] == "error", out  # not Google's
+    status, _, out = post(shared.port, "/v1/files", json.dumps({"purpose": "Acme Corp"}).encode(), anthropic)
+    assert status == 400 and json.loads(out)["type"] == "error", out  # not OpenAI Files'
+    status, _, out = post(shared.port, "/v1/chat/completions/c1/messages", b'{"x": "Acme Corp"}', {"api-key": "k"})
+    doc = json.loads(out)
+    assert status == 400 and "type" not in doc and "status" not in doc["error"], out  # OpenAI's, not Anthropic's
+    assert len(shared.up.requests) == n
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-v"]))
 

@@ -13,7 +13,7 @@ from mitmproxy.test import taddons, tflow, tutils
 
 from anthropic_util import build_stream, read_stream
 from disguiselib.apis.anthropic.messages import AnthropicStream
-from disguiselib.mitm.addon import Disguise
+from disguiselib.mitm.addon import CODED_OFF_LOOP, Disguise
 from disguiselib.mitm.callables import StreamCall
 
 MAPPING = """
@@ -184,6 +184,41 @@ def test_compressed_request_body(addon) -> None:
     assert b"Zenith Labs" in f.request.content and b"Acme" not in f.request.content
 
 
+def _named_gzip(body: bytes, name: bytes) -> bytes:
+    """body as `gzip -c NAME` writes it: the member's header keeps the file name (FNAME)."""
+    raw = gzip.compress(body, mtime=0)
+    return raw[:3] + bytes([raw[3] | 0x08]) + raw[4:10] + name + b"\0" + raw[10:]
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/skills"])
+def test_a_compressed_body_left_unchanged_leaves_without_what_its_container_carries(addon, size, path) -> None:
+    """E4 (stop 65): a body that needs no masking went on byte-identical, its gzip header
+    with it: a file name that is an original reached upstream, the decoded body (all
+    that was checked) holding none. Such a container is made again from the checked
+    body, on the loop and off it (a compressed body from CODED_OFF_LOOP), on a masked
+    endpoint and an unknown one; a plain one still leaves as it came."""
+    import random
+
+    a, tctx = addon
+    text = "hi there" if size == "small" else " ".join(f"{random.Random(i).getrandbits(64):016x}" for i in range(900))
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": text}]}
+    body = json.dumps(doc if path == "/v1/messages" else {"display_title": text}).encode()
+    for raw, changed in ((_named_gzip(body, b"Acme Corp.json"), True), (gzip.compress(body), False)):
+        f = messages_flow(b"", path)
+        f.request.headers["content-encoding"] = "gzip"
+        f.request.raw_content = raw
+        f.request.headers["content-length"] = str(len(raw))
+        assert (len(raw) >= CODED_OFF_LOOP) == (size == "large")
+        pending = a.request(f)
+        if pending is not None:
+            tctx.master.event_loop.run_until_complete(pending)
+        assert f.response is None
+        assert (f.request.raw_content != raw) == changed and b"Acme" not in f.request.raw_content
+        assert gzip.decompress(f.request.raw_content) == body
+        assert f.request.headers["content-length"] == str(len(f.request.raw_content))
+
+
 @pytest.mark.parametrize("enc", ["gzip", "br", "deflate"])
 def test_a_compressed_request_body_is_decoded_and_encoded_again_off_the_loop(addon, monkeypatch, enc) -> None:
     """Decompressing a request body and compressing the masked one again are done in a
@@ -197,7 +232,7 @@ def test_a_compressed_request_body_is_decoded_and_encoded_again_off_the_loop(add
 
     a, tctx = addon
     where: list[str] = []
-    for name in ("decode_body", "encode_body"):
+    for name in ("decode_body", "encoded_again"):
         real = getattr(addon_mod, name)
 
         def spy(*args, _real=real, _n=name):
@@ -217,7 +252,7 @@ def test_a_compressed_request_body_is_decoded_and_encoded_again_off_the_loop(add
     pending = a.request(f)
     assert pending is not None
     tctx.master.event_loop.run_until_complete(pending)
-    assert where == ["decode_body:False", "encode_body:False"]
+    assert where == ["decode_body:False", "encoded_again:False"]
     assert f.request.headers["content-encoding"] == enc
     assert f.request.headers["content-length"] == str(len(f.request.raw_content))
     out = json.loads(encoding.decode(f.request.raw_content, enc))["messages"][0]["content"]

@@ -68,6 +68,11 @@ def test_errors_take_the_shape_of_the_provider_the_request_was_for() -> None:
     assert json.loads(flows.error_body_for(req("/x", "h"), "m"))["error"]["message"] == "m"  # OpenAI's shape
     g = json.loads(flows.error_body_for(req("/v1beta/models/g:generateContent", "h"), "m"))
     assert g["error"]["status"] == "INVALID_ARGUMENT"
+    # the provider the host or the credential headers name (registry.error_body_for)
+    assert json.loads(flows.error_body_for(req("/v1/models/x", "api.openai.com", "GET"), "m"))["error"]["type"]
+    f = req("/v1/files", "127.0.0.1")
+    f.request.headers["x-api-key"] = "k"
+    assert json.loads(flows.error_body_for(f, "m"))["type"] == "error"  # Anthropic's, not OpenAI Files'
 
 
 def test_refuse_answers_in_the_providers_shape_and_says_so() -> None:
@@ -194,3 +199,23 @@ def test_inner_unwraps_a_tee() -> None:
         inner = "the callable"
 
     assert flows.inner(Tee()) == "the callable" and flows.inner("plain") == "plain"
+
+
+def test_a_body_leaves_as_it_came_unless_its_container_carries_more() -> None:
+    """flows.leaving: raw as it came where the container holds only its payload; else
+    the checked body encoded again (x-gzip as gzip; brotli at BROTLI_QUALITY: the
+    library's default took 1.3 s a megabyte)."""
+    import gzip
+
+    import brotli
+
+    body = b'{"x": "clean"}' * 100
+    plain = gzip.compress(body)
+    named = plain[:3] + bytes([plain[3] | 0x08]) + plain[4:10] + b"Acme Corp\0" + plain[10:]
+    assert flows.leaving(plain, body, "gzip") is plain
+    for enc in ("gzip", "x-gzip"):
+        out = flows.leaving(named, body, enc)
+        assert b"Acme" not in out and gzip.decompress(out) == body
+    br = brotli.compress(body, quality=11)
+    assert flows.leaving(br, body, "br") == brotli.compress(body, quality=flows.BROTLI_QUALITY)
+    assert flows.leaving(body, body, "identity") is body

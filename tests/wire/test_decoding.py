@@ -296,3 +296,63 @@ def test_the_standard_librarys_zstd_decodes_a_body_as_zstandards_does(data) -> N
         d.decompress(body[: len(body) // 2])
         with pytest.raises(StreamError, match="^compressed stream ended before its end marker$"):
             d.flush()
+
+
+# -- what a container carries besides its payload (carries_more) ------------------------------
+
+
+def _gz(body: bytes, flags: int = 0, fields: bytes = b"") -> bytes:
+    """One gzip member written by hand: FLG flags, the optional fields as given."""
+    import struct
+
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = b"\x1f\x8b\x08" + bytes([flags]) + b"\0\0\0\0\0\x03" + fields
+    if flags & 0x02:  # FHCRC: the header's CRC32, its two low bytes
+        head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    return head + c.compress(body) + c.flush() + struct.pack("<II", zlib.crc32(body), len(body))
+
+
+def _skippable(data: bytes, n: int = 0) -> bytes:
+    import struct
+
+    return struct.pack("<II", 0x184D2A50 + n, len(data)) + data
+
+
+def test_a_container_that_carries_more_than_its_payload_is_told() -> None:
+    """E4 (stop 65): `gzip -c Acme.json` stores the name, a comment or an extra field
+    can hold anything, a zstd skippable frame too; none of it is in the decoded body
+    the guard checks. Brotli's metadata meta-blocks cannot be found without decoding
+    them: every brotli body is said to carry more."""
+    import struct
+
+    import zstandard
+
+    from disguiselib.wire.decoding import carries_more
+
+    body = b'{"messages": [{"role": "user", "content": "hi there"}]}' * 40
+    zs = zstandard.ZstdCompressor()
+    plain = {
+        "gzip": [gzip.compress(body), gzip.compress(body) + gzip.compress(b""), _gz(body, 0x02),
+                 _gz(body, 0x01)],  # FHCRC; FTEXT
+        "x-gzip": [gzip.compress(body)],
+        "zstd": [zs.compress(body), zs.compress(body) * 2,
+                 zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compress(body),
+                 zstandard.ZstdCompressor(level=19).compress(bytes(range(256)) * 400 + b"a" * 100_000)],
+        "deflate": [zlib.compress(body)], "identity": [body], "": [body],
+    }  # fmt: skip
+    more = {
+        "gzip": [_gz(body, 0x08, b"Acme Corp.json\0"), _gz(body, 0x10, b"Acme Corp\0"),
+                 _gz(body, 0x04, struct.pack("<H", 13) + b"AC\x09\0Acme Corp"),
+                 gzip.compress(body) + _gz(b"", 0x10, b"note\0")],  # a later member's comment
+        "zstd": [_skippable(b"Acme Corp") + zs.compress(body), zs.compress(body) + _skippable(b"Acme Corp", 15)],
+        "br": [brotli.compress(body)],
+    }  # fmt: skip
+    for enc, raws in plain.items():
+        for raw in raws:
+            decode_whole(raw, enc)  # a body that decodes (what carries_more is asked of)
+            assert not carries_more(raw, enc), enc
+    for enc, raws in more.items():
+        for raw in raws:
+            assert decode_whole(raw, enc) == body  # the decoder reads past it: only the payload
+            assert carries_more(raw, enc), enc
+    assert carries_more(b"\x1f\x8b\x08\x00", "gzip")  # what the walk cannot place: more

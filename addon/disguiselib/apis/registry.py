@@ -492,11 +492,30 @@ _LLM_SHAPED = re.compile(
 )
 
 
-def error_body_for(method: str, path: str, host: str = "") -> Callable[[str], bytes]:
-    """The error shape of the provider a request was meant for: its API's, Google's on
-    a Google path (cachedContents, files, a Vertex resource), Anthropic's on a Messages
-    path or host, OpenAI's otherwise."""
-    api = recognise(method, path) or recognise("POST", path)
+# Each family's error shape (the families of slots._SERVED_BY), for a request no API of
+# the family's was recognised for.
+_FAMILY_ERRORS: dict[str, Callable[[str], bytes]] = {
+    "anthropic": anthropic.error_body, "openai": openai_chat.error_body, "google": google.error_body,
+    "vertex": google.error_body, "aws": bedrock.error_body, "cohere": cohere.error_body,
+}  # fmt: skip
+
+
+def error_body_for(
+    method: str, path: str, host: str = "", headers: Iterable[tuple[str, str]] = ()
+) -> Callable[[str], bytes]:
+    """The error shape of the provider a request was meant for: its API's where one is
+    recognised and the provider its host or credential headers name serves it (or none
+    is named: slots.families_of); else that provider's; else by the path alone: an API
+    it would be with POST, Google's on a Google path, Anthropic's on a Messages path or
+    host, OpenAI's otherwise."""
+    api = recognise(method, path)
+    fams = slots.families_of(host, headers)
+    if api is not None and (not fams or api.name.split(".", 1)[0] in fams):
+        return api.error_body
+    shapes = {_FAMILY_ERRORS[f] for f in fams}
+    if len(shapes) == 1:
+        return shapes.pop()
+    api = api or recognise("POST", path)
     if api is not None:
         return api.error_body
     if google.google_path(path) or "googleapis.com" in host:

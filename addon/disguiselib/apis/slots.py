@@ -81,6 +81,27 @@ def by_path(path: str) -> tuple[Provider, ...]:
     return tuple(p for rx, p in _PATHS if rx.search(path))
 
 
+# Who reads a credential header, by family: a header not every family's providers read
+# (`x-api-key`: Anthropic's; `x-goog-api-key`: Google's and Vertex's) says whom a
+# request is for.
+_READERS: dict[str, frozenset[str]] = {
+    h: frozenset(f for f, provs in _SERVED_BY.items() if any(h in p.headers for p in provs)) for h in _ANY_HEADERS
+}
+
+
+def families_of(host: str, headers: Iterable[tuple[str, str]] = ()) -> frozenset[str]:
+    """The families of APIs (an API name's first part, as _SERVED_BY) a request is for by
+    where it goes and what it carries: those served on its host (lower case), else those
+    whose providers read one of its credential headers that not every family reads (not
+    `Authorization`); empty where neither tells (a host of one's own with a
+    bearer token). Read by the refusal's error shape (registry.error_body_for)."""
+    on_host = {p for p in _serving(host.lower().rstrip(".")) if p is not PROXY}
+    if on_host:
+        return frozenset(f for f, provs in _SERVED_BY.items() if on_host & set(provs))
+    found = (_READERS.get(k.lower(), frozenset()) for k, _ in headers)
+    return frozenset().union(*(fams for fams in found if len(fams) < len(_SERVED_BY)))
+
+
 def slots_of(
     path: str,
     served: tuple[Provider, ...],

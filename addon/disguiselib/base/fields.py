@@ -46,6 +46,7 @@ from typing import NamedTuple
 
 from ..wire import jsonspan, percent
 from ..wire.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip, looks_like_json, transform_loose
+from .document import Dup, Num, loads
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
 
 KINDS: dict[str, str] = {
@@ -276,33 +277,6 @@ SCHEMA.fields.update(
 
 
 # -- reading a parsed document through a table -------------------------------------------
-
-
-class Num(str):
-    """A JSON number's own text (parse_int / parse_float): a pattern can match digits
-    the masker never touches (it cannot turn a number into a string)."""
-
-
-class Dup(dict):
-    """A JSON object that repeats a key: every (key, value) pair kept in `pairs`
-    (json.loads keeps only the last value, and a provider might read the first)."""
-
-    pairs: list
-
-
-def _object(pairs: list) -> dict:
-    d = dict(pairs)
-    if len(d) == len(pairs):
-        return d
-    dup = Dup(pairs)
-    dup.pairs = pairs
-    return dup
-
-
-def loads(text: str) -> object:
-    """A JSON document for walk(): numbers as Num, repeated keys kept (Dup). Raises
-    ValueError (not JSON) or RecursionError."""
-    return json.loads(text, object_pairs_hook=_object, parse_int=Num, parse_float=Num)
 
 
 NUMBER = Skip("number")  # the rule walk() reports a number with (see Num)

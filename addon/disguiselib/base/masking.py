@@ -14,6 +14,7 @@ from ..rules.found import NOTHING, Memo
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns
+from .document import repeated
 from .fields import As, Dup, key_context, loads, plain, read
 from .offsets import documents, masking_edits
 from .present import Held
@@ -115,7 +116,10 @@ def mask_body(
     Memo: the guard and the warning pass learn from it what it left out)."""
     if root is None:
         return as_received(raw), Session()  # type: ignore[return-value] # not released: bytes
-    s, doc = _parse(raw)
+    clashes: list = []
+    s, doc = _parse(raw, clashes)
+    if clashes:
+        raise repeated(doc, clashes, "body")
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
     hot = None
@@ -192,16 +196,15 @@ def _drop_old(trace: dict) -> None:
         toks.vals[t] = None
 
 
-def _parse(raw: bytes | Received) -> tuple[str, object]:
-    """The body decoded and parsed once, as the leak guard reads a body (fields.loads:
-    numbers as their text, a repeated key's pairs kept; the walk reads what json.loads
-    would); a Received's bytes let go once decoded. Raises MaskError with the reason."""
+def _parse(raw: bytes | Received, clashes: list | None = None) -> tuple[str, object]:
+    """The body decoded and parsed once as the leak guard reads one (fields.loads; clashes:
+    document.loads), a Received's bytes let go once decoded. Raises MaskError."""
     try:
         s = raw.text() if isinstance(raw, Received) else raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise MaskError(f"body is not UTF-8 (byte offset {e.start})") from e
     try:
-        return s, loads(s)
+        return s, loads(s, clashes)
     except ValueError as e:
         raise MaskError(f"body is not valid JSON: {e}") from e
     except RecursionError as e:

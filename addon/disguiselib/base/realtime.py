@@ -57,6 +57,7 @@ from ..errors import DisguiseError, MaskError, StateError, StreamError, reason
 from ..rules.rules import Restorer, Rules, Session
 from ..wire import jsonspan
 from ..wire.jsonspan import Rule
+from .document import loads, repeated
 from .fields import GENERIC, MEDIA
 from .holdback import Window, window_for
 from .masking import mask_doc
@@ -296,11 +297,14 @@ class Connection:
 
     def _mask(self, frame: Frame) -> MaskedEvent:
         rules = self.rules
+        clashes: list = []  # objects repeating a key with values that differ (document.loads)
         try:
             s = frame.data.decode("utf-8")
-            doc = jsonspan.loads(s)
+            doc = loads(s, clashes)
         except (UnicodeDecodeError, ValueError, RecursionError):
             s, doc = "", None
+        if clashes:
+            raise repeated(doc, clashes, "the event")
         rule = self.proto.client_rule(doc) if isinstance(doc, dict) else None
         if rule is None:
             return MaskedEvent(frame, doc, None)  # not an event this table knows: scanned as it is

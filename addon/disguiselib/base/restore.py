@@ -166,11 +166,13 @@ class JsonLineError(ValueError):
         self.cause = cause
 
 
-def edit_json_lines(text: str, edit: Callable[[int, str, object], str]) -> str:
+def edit_json_lines(
+    text: str, edit: Callable[[int, str, object], str], parse: Callable[[str], object] = jsonspan.loads
+) -> str:
     """The one reading of a JSON-lines text (batch inputs and results): each non-blank
     line's JSON replaced by edit(its number from 1, its text without the line end, its
-    document), the line end and blank lines kept. JsonLineError for a line that is not
-    JSON or is nested too deeply to read."""
+    document as parse reads it), the line end and blank lines kept. JsonLineError for a
+    line that is not JSON or is nested too deeply to read."""
     out = []
     for n, line in enumerate(text.splitlines(keepends=True), 1):
         body = line.rstrip("\r\n")
@@ -178,7 +180,7 @@ def edit_json_lines(text: str, edit: Callable[[int, str, object], str]) -> str:
             out.append(line)
             continue
         try:
-            doc = jsonspan.loads(body)
+            doc = parse(body)
         except (ValueError, RecursionError) as e:
             raise JsonLineError(n, e) from e
         out.append(edit(n, body, doc) + line[len(body) :])

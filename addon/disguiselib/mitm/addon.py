@@ -30,13 +30,15 @@ from .flows import (
     TRANSFER_CODED,
     body_limit,
     chunked,
+    contained,
     decode_body,
     decoded_limit,
-    encode_body,
+    encoded_again,
     error_api,
     finish_error,
     fix_headers,
     headers_refused,
+    readable,
     refuse,
     replace_with_error,
     reverse_mode,
@@ -329,12 +331,7 @@ class Disguise:
             log.warning(msg)
             self._refuse(flow, rec, msg)
             return
-        try:
-            body: bytes | None = None if transfer_coded(r.headers) else decode_body(
-                r.raw_content or b"", r.headers.get("content-encoding", ""), rec.config.rules
-            )  # fmt: skip
-        except MaskError:
-            body = None
+        body = readable(r, rec.config.rules)
         hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules, destination(flow))
         if hit is not None and not allowed:
             msg = (
@@ -346,6 +343,8 @@ class Disguise:
             return
         if hit is not None:
             log.warning("disguise: %s holds an original (%s): forwarded (disguise_allow_unknown)", where, hit)
+        if body is not None:
+            contained(r, body)  # a container that carries more than what was scanned: made again
         rec.passed = Passed.SCANNED
         rec.to(Phase.PASSED)
 
@@ -394,8 +393,8 @@ class Disguise:
                 result: pipeline.Verdict = await self.offload.mask(*args, rec, dest=dest)
             else:
                 result = await self.offload.in_thread(*args, rec, dest=dest)
-            if enc and isinstance(result, pipeline.Masked) and result.body is not raw:
-                encoded = await asyncio.to_thread(encode_body, result.body, enc)
+            if enc and isinstance(result, pipeline.Masked):  # unchanged: raw, or made again (flows.leaving)
+                encoded = await asyncio.to_thread(encoded_again, body, result.body, enc, result.body is not raw)
         except MaskError as e:  # the compressed body cannot be decoded
             self._unmaskable(flow, rec, e)
             return

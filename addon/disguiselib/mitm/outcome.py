@@ -19,9 +19,10 @@ from collections.abc import Callable
 from mitmproxy import ctx, http
 
 from .. import pipeline
+from ..errors import MaskError
 from ..pipeline import Masked, NotOurs, Refusal, Refused
 from ..state import FlowRecord, Kind, Passed, Phase
-from .flows import refuse, target
+from .flows import leaving, refuse, target
 
 log = logging.getLogger("disguise")
 
@@ -47,15 +48,23 @@ def apply(
     the request's own, or none: it was answered here). streamed: the body was taken
     whole from mitmproxy's stream: a refusal raises (the DisguiseError it stands for),
     for callables.Buffered to send nothing and the adapter to replace the answer.
-    encoded: the masked body content-encoded as the request says, done off the loop."""
+    encoded: what leaves of the body content-encoded as the request says, done off the loop
+    (flows.encoded_again; on the loop, a body masking left unchanged: flows.leaving)."""
     if isinstance(result, NotOurs):  # not what its route transforms: an unknown endpoint's
         rec.kind, rec.api = Kind.UNKNOWN, None
         return unknown()
     if isinstance(result, Refused):
         return _refused(flow, rec, result, streamed)
+    if not streamed:
+        enc = flow.request.headers.get("content-encoding", "")
+        try:  # unchanged, its container made again where it carries more than what was checked
+            if encoded is None and result.body is client_body and enc:
+                encoded = leaving(flow.request.raw_content or b"", client_body, enc)
+        except MaskError as e:
+            return _refused(flow, rec, Refused(str(e)), streamed)
     keep(rec, client_body, result)
     if not streamed:
-        if result.body is not client_body and encoded is not None:
+        if encoded is not None:
             set_raw(flow.request, encoded)
         elif result.body is not client_body:
             flow.request.content = result.body  # content-encoded here, on the loop

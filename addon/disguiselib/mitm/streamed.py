@@ -31,7 +31,7 @@ from ..state import FlowRecord, Kind, Passed, Phase
 from ..worker import OffloadError
 from . import bodyhook, outcome
 from .callables import Buffered
-from .flows import TRANSFER_CODED, body_limit, decode_body, decoded_limit, transfer_coded
+from .flows import TRANSFER_CODED, body_limit, decode_body, decoded_limit, leaving, transfer_coded
 from .offload import PIECE, Offload, Upload
 
 log = logging.getLogger("disguise")
@@ -98,6 +98,8 @@ class Masker:
         body, result = (ready[1], ready[2]) if ready is not None and ready[0] is raw else self._verdict(raw)
         scan = lambda: scanned(rec, self.path, self.headers, body, raw, self.dest)  # noqa: E731
         out = outcome.apply(self.flow, rec, body, result, scan, streamed=True)
+        if isinstance(result, pipeline.NotOurs) and self.enc:
+            return leaving(raw, body, self.enc)  # an unknown endpoint's, scanned: its container made again if need be
         if out is None or isinstance(result, pipeline.NotOurs):
             return raw  # forwarded as it came (fail-open; an unknown endpoint's, scanned)
         if not self.enc:
@@ -122,27 +124,30 @@ class Scanner:
         self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
         self.dest = destination(flow)
         self.coded = transfer_coded(flow.request.headers)
-        self.ready: tuple[bytes, object] | None = None  # (raw, the scan's hit) from prepare
+        self.ready: tuple[bytes, tuple[object, bytes]] | None = None  # (raw, _hit's answer) from prepare
 
-    def _hit(self, raw: bytes, limit: int | None = None) -> object:
+    def _hit(self, raw: bytes, limit: int | None = None) -> tuple[object, bytes]:
+        """The scan's hit, and what leaves if it may: raw, or where its container carries
+        more than what was scanned, the body encoded again (flows.leaving)."""
         rules = self.rec.config.rules  # type: ignore[union-attr]
         body = None if self.coded else decode_body(raw, self.enc, rules, limit)  # cannot be read: a hit
-        return pipeline.scan_unknown(self.path, self.headers, body, rules, self.dest)
+        hit = pipeline.scan_unknown(self.path, self.headers, body, rules, self.dest)
+        return hit, (raw if body is None else leaving(raw, body, self.enc))
 
     async def prepare(self, raw: bytes) -> None:
         limit = decoded_limit()
         try:
-            hit: object = await asyncio.to_thread(self._hit, raw, limit)
+            got: tuple[object, bytes] = await asyncio.to_thread(self._hit, raw, limit)
         except MaskError as e:
-            hit = e  # raised by the call, as there
-        self.ready = (raw, hit)
+            got = (e, raw)  # raised by the call, as there
+        self.ready = (raw, got)
 
     def __call__(self, raw: bytes) -> bytes:
         ready, self.ready = self.ready, None
-        hit = ready[1] if ready is not None and ready[0] is raw else self._hit(raw)
+        hit, out = ready[1] if ready is not None and ready[0] is raw else self._hit(raw)
         if isinstance(hit, MaskError):
             raise hit
-        return passed(self.rec, hit, raw)
+        return passed(self.rec, hit, out)
 
 
 def scanner(flow: http.HTTPFlow, rec: FlowRecord) -> Scanner:

@@ -292,3 +292,71 @@ class Decoded:
 
     def error_event(self, message: str) -> bytes:
         return bytes(self.inner.error_event(message))
+
+
+# -- what a container carries besides its payload --------------------------------------------
+
+_GZIP_TEXT = 0x04 | 0x08 | 0x10  # FEXTRA, FNAME, FCOMMENT (RFC 1952 §2.3.1)
+_ZSTD_FRAME = 0xFD2FB528
+_ZSTD_SKIPPABLE = 0x184D2A50  # to 0x184D2A5F (RFC 8878 §3.1.2)
+
+
+def carries_more(body: bytes, encoding: str) -> bool:
+    """Does a content-encoded body carry bytes besides its compressed payload that a
+    receiver may keep: a gzip member's extra field, file name or comment (`gzip -c
+    Acme.json` stores the name), a zstd skippable frame, anything this walk cannot place
+    (True)? Brotli: always True, its metadata meta-blocks (RFC 7932 §9.2) cannot be told
+    from compressed ones without decoding them. Deflate (zlib): False, its header holds
+    no such field and data after its end is refused by the decoder. For a body that
+    decoded whole (decode_whole): such a body leaves encoded again from what was
+    checked, never with the client's container. A gzip body is inflated once more to
+    find where each member ends (a few ms a megabyte); zstd's frames are walked by their
+    headers."""
+    e = encoding.strip().lower()
+    if e in ("", "identity", "deflate"):
+        return False
+    try:
+        if e in ("gzip", "x-gzip"):
+            return _gzip_more(body)
+        if e == "zstd":
+            return _zstd_more(body)
+    except (IndexError, ValueError, zlib.error):
+        return True
+    return True
+
+
+def _gzip_more(body: bytes) -> bool:
+    pos = 0
+    while pos < len(body):
+        if body[pos : pos + 3] != b"\x1f\x8b\x08" or body[pos + 3] & _GZIP_TEXT:
+            return True
+        pos += 12 if body[pos + 3] & 0x02 else 10  # FHCRC: a CRC16 of the header
+        d = zlib.decompressobj(-zlib.MAX_WBITS)
+        data = body[pos:]
+        while not d.eof:
+            if not data:
+                return True
+            d.decompress(data, _ZLIB_STEP)  # the output let go: only where the member ends
+            data = d.unconsumed_tail
+        pos = len(body) - len(d.unused_data) + 8  # its CRC32 and ISIZE
+    return pos != len(body)
+
+
+def _zstd_more(body: bytes) -> bool:
+    pos = 0
+    while pos < len(body):
+        magic = int.from_bytes(body[pos : pos + 4], "little")
+        if magic != _ZSTD_FRAME:
+            return True  # a skippable frame, or what this walk cannot place
+        fhd = body[pos + 4]
+        single = fhd & 0x20
+        pos += 5 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 3] + ((1 if single else 0), 2, 4, 8)[fhd >> 6]
+        while True:
+            head = int.from_bytes(body[pos : pos + 3], "little")
+            if len(body) < pos + 3 or (head >> 1) & 3 == 3:
+                return True
+            pos += 3 + (1 if (head >> 1) & 3 == 1 else head >> 3)  # an RLE block: one byte
+            if head & 1:
+                break
+        pos += 4 if fhd & 0x04 else 0  # the content checksum
+    return pos != len(body)

@@ -188,7 +188,7 @@ def _without_thinking(doc):
 
 
 def test_duplicate_keys_of_different_shapes_are_refused() -> None:
-    with pytest.raises(MaskError, match="repeats a key"):
+    with pytest.raises(MaskError, match="repeats the key"):
         mask(b'{"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "Acme Corp"}],'
              b' "content": "x"}]}')
     # same shape twice: both occurrences are masked

@@ -98,3 +98,25 @@ def test_a_file_name_the_masker_masks_passes_the_guard() -> None:
         out, _ = mask_request_body(_upload_with(disposition), OPENAI_FILES, RULES, CT)
         assert b"Acme" not in out and b"Zenith" in out
         assert leakguard.scan_body(out, RULES, OPENAI_FILES, CT) is None
+
+
+def test_a_line_repeating_a_key_with_values_that_differ_is_refused() -> None:
+    """E2 (stop 65) in a batch file: a line whose input item says `message` and then
+    `reasoning` was read by the last (reasoning: left as it came); a first-wins reader
+    saw a message holding an original. Refused naming the line and the place; a key
+    repeated with the same value is masked pair by pair."""
+    from disguiselib import pipeline
+    from disguiselib.config import Config
+
+    ok = {"custom_id": "1", "method": "POST", "url": "/v1/responses", "body": {"model": "m", "input": "hi"}}
+    bad = (b'{"custom_id": "2", "method": "POST", "url": "/v1/responses", "body": {"model": "m", "input": [{"type":'
+           b' "message", "type": "reasoning", "role": "user", "content": [{"type": "input_text", "text": "Acme Corp"}],'
+           b' "summary": []}]}}')  # fmt: skip
+    body = upload(json.dumps(ok).encode() + b"\n" + bad + b"\n", name="f.jsonl")
+    v = pipeline.mask_request(OPENAI_FILES, body, Config(RULES, (), (), False, (), None), "/v1/files",
+                              [("content-type", CT)])  # fmt: skip
+    assert isinstance(v, pipeline.Refused)
+    assert v.reason == "batch file line 2 repeats the key at $.body.input[0].type with values that differ"
+    same = bad.replace(b'"type": "reasoning", ', b'"type": "message", ')
+    out, _ = mask_request_body(upload(same + b"\n", name="f.jsonl"), OPENAI_FILES, RULES, CT)
+    assert b"Acme Corp" not in out and out.count(b"Zenith Labs") == 1

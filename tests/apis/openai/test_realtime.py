@@ -412,3 +412,18 @@ def test_fakes_issued_over_a_connection_restore_split_anywhere_and_a_typed_one_i
     typed = {**ev, "item": {**ev["item"], "content": [{"type": "input_text", "text": f"mail dan@corp.io {fake}"}]}}
     r = client_frame(c2, Frame(json.dumps(typed).encode()))
     assert r.close is not None and "fake" in c2.failure  # type: ignore[operator]
+
+
+def test_a_client_event_repeating_a_key_with_values_that_differ_is_refused() -> None:
+    """As an HTTP request is (base/document.py): which value the provider reads is not
+    ours to guess. The place is not named here (the connection has no leak guard's
+    namer: base/ floor); the same value twice is masked pair by pair."""
+    c = conn()
+    ev = (b'{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":'
+          b'"input_text","type":"input_audio","text":"Acme Corp","audio":"QQ=="}]}}')  # fmt: skip
+    r = client_frame(c, Frame(ev))
+    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
+    msg = json.loads(r.error.data)["error"]["message"]
+    assert "the event repeats the key at $ (the path not shown) with values that differ" in msg and "Acme" not in msg
+    same = ev.replace(b'"input_audio"', b'"input_text"')
+    assert client(conn(), same) == same.replace(b"Acme Corp", b"Zenith Labs")

@@ -27,6 +27,7 @@ from urllib.parse import quote, unquote
 
 from ...base.bodies import Part, Reading, boundary, media_type, parameters, split_multipart
 from ...base.bodies import readings as body_readings
+from ...base.document import repeated
 from ...base.fields import CLIENT_ID, GENERIC, ID, META, TEXT, loads
 from ...base.masking import as_text, mask_doc, mask_fn
 from ...base.media import decode_text
@@ -224,9 +225,12 @@ class BatchUpload:
     def _mask_file(self, data: bytes, rules: Rules, session: Session) -> bytes | None:
         text, bom, codec = _file_text(data)
         masked = 0
+        clashes: list = []  # the line's objects that repeat a key with values that differ
 
         def mask_line(n: int, body: str, doc: object) -> str:
             nonlocal masked
+            if clashes:
+                raise repeated(doc, clashes, f"batch file line {n}")
             try:
                 new, k = mask_doc(body, doc, self.line, rules, session)
             except (KeyError, IndexError, TypeError) as e:
@@ -235,7 +239,7 @@ class BatchUpload:
             return new
 
         try:
-            out = edit_json_lines(text, mask_line)
+            out = edit_json_lines(text, mask_line, lambda line: loads(line, clashes))
         except JsonLineError as e:
             why = "is nested too deeply to be read" if isinstance(e.cause, RecursionError) else "is not JSON"
             raise MaskError(f"batch file line {e.number} {why}") from e
