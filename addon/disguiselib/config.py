@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import engine, shipped
 from .apis import registry
-from .errors import MappingError
+from .errors import MappingError, reason
 from .rules import linear, mappings
 from .rules.rules import Rules
 from .scope import HostRule, near_misses, parse_hosts
@@ -239,7 +239,8 @@ def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = T
     try:
         rules = Rules(ms, fakes_key, streams)
     except Exception as e:  # a rule set that compiles alone but not combined
-        raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
+        # its text may quote a rule's (reason(): our own messages only, else the type)
+        raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {reason(e)}") from e
     if streams:  # every stream's automaton, built here (off the loop on a reload), not at a first stream
         rules.stream_triggers(())
         linear.release_memory()  # what building the automaton took and freed
