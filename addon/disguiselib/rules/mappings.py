@@ -25,8 +25,9 @@ import ahocorasick_rs
 
 from ..errors import MappingError
 from ..shipped import DEFAULTS_FILE
-from . import linear, rxsyntax, validators
+from . import linear, overlaps, rxsyntax, validators
 from .fakes import GENERATORS
+from .session import ph_head
 from .words import COMMON_WORDS
 from .yamlfile import SECTIONS
 from .yamlfile import Map as _Map
@@ -484,11 +485,13 @@ def validate(ms: MappingSet) -> None:
             if hits:
                 other = first[originals[hits[0][0]]]
                 raise MappingError(f"{lit.source}: disguise contains the original of {other.source}")
+    overlaps.joined(ms.literals)  # nor, joined with a word beside it, spell one
+    overlaps.placeholder_shaped(ms.literals, ms.patterns)
     # Nor may a placeholder: "[NAME_12]" must not contain an original either. Every
     # piece of every placeholder's fixed start, in one set: a look-up per literal.
     pieces: dict[str, Pattern] = {}
     for p in ms.patterns:
-        head = f"[{p.name}_"
+        head = ph_head(p.name)
         for i in range(len(head)):
             for j in range(i + 1, len(head) + 1):
                 pieces.setdefault(head[i:j], p)
