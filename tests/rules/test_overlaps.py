@@ -84,8 +84,10 @@ def test_a_hundred_thousand_literals_are_checked_in_about_linear_time() -> None:
         overlaps.joined(ls)
         return time.perf_counter() - t
 
-    small, big = min(took(10_000) for _ in range(3)), min(took(100_000) for _ in range(2))
-    assert big < 5.0 and big < 20 * small, (small, big)  # linear: 10 times (a pairwise check: 100)
+    # 8 times the literals: linear takes 8 times as long, a pairwise check 64 (the best
+    # of a few runs each: the machine is shared)
+    small, big = min(took(12_500) for _ in range(4)), min(took(100_000) for _ in range(2))
+    assert big < 10.0 and big < 24 * small, (small, big)
 
 
 # -- a disguise shaped like a placeholder -----------------------------------------------------

@@ -29,13 +29,26 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..errors import MappingError
 from .session import PH_CLOSE, PH_MAX_DIGITS, PH_NUMBER, PH_OPEN, PH_SEP, ph_regex
 
-if TYPE_CHECKING:
-    from .mappings import Literal, Pattern
+
+class Literal(Protocol):  # mappings.Literal (frozen; mappings imports this module)
+    @property
+    def original(self) -> str: ...
+    @property
+    def disguise(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+
+
+class Pattern(Protocol):  # mappings.Pattern
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
 
 
 def joined(literals: Sequence[Literal]) -> None:
