@@ -127,3 +127,17 @@ def test_a_built_rule_set_keeps_its_trigger_automaton_not_the_set_it_was_built_f
     joined = cfg.rules.stream_triggers((b"message_stop",))
     assert joined.find(b'{"type":"message_stop"} Zq0042xk') == [9, 24]
     assert cfg.rules.stream_triggers(()) is base
+
+
+def test_every_size_and_count_option_takes_one_check_naming_it() -> None:
+    """G1: disguise_decoded_limit=-1 was accepted (start-up and mitmweb's PUT /options)
+    while disguise_capture_limit=-1 was refused: each addon checked its own. Every int
+    option now has its least value in the one table, and refused_value is the one check."""
+    ints = [o for o in config.OPTIONS if o.type is int]
+    assert {o.name for o in ints} >= {"disguise_decoded_limit", "disguise_capture_limit",
+                                      "disguise_offload_bytes", "disguise_stream_bytes"}  # fmt: skip
+    for o in ints:
+        assert o.least == 0, o.name
+        assert config.refused_value(o.name, -1) == f"{o.name}: must be 0 or more, not -1"
+        assert config.refused_value(o.name, 0) is None and config.refused_value(o.name, o.default) is None
+    assert config.refused_value("disguise_hosts", -1) is None  # not a size

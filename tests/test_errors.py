@@ -59,3 +59,15 @@ def test_a_quoting_mask_error_survives_the_worker_boundary() -> None:
 
     e = pickle.loads(pickle.dumps(errors.QuotingMaskError("family {} unknown", "x.y", "x.y-v1")))
     assert (e.template, e.quoted, e.within, str(e)) == ("family {} unknown", "x.y", "x.y-v1", "family <not shown> unknown")
+
+
+def test_unquoted_withholds_what_a_third_party_message_quotes() -> None:
+    """G4: PyYAML's "found undefined alias 'Zenith'" quoted the file's text."""
+    from disguiselib.errors import unquoted
+
+    assert unquoted("found undefined alias 'Zenith'") == "found undefined alias <not shown>"
+    assert unquoted('bad character in group name "Zen ith" at position 4') == (
+        "bad character in group name <not shown> at position 4"
+    )
+    assert unquoted("found unknown escape character 'q'") == "found unknown escape character 'q'"  # one: kept
+    assert unquoted("expected ',' or ']', but got '<scalar>'").endswith("but got <not shown>")

@@ -71,6 +71,27 @@ def test_an_original_that_would_still_leave_is_a_leak_error(cfg, body, path, hea
     assert "bob@" not in str(e.value) and "Acme" not in str(e.value)
 
 
+@pytest.mark.parametrize(("client", "rule"), [("Acme Corp Inc", "literal"), ("Team Acme Corp", "literal")])
+def test_an_original_a_disguise_spells_with_the_clients_text_is_refused(client: str, rule: str) -> None:
+    """G6: under `Acme Corp -> Zenith Labs` and `Labs Inc` (or `Team Zenith`), the client's
+    `Acme Corp Inc` went upstream as `Zenith Labs Inc`, holding the original `Labs Inc`.
+    Such a set is refused at load; built without that check, the guard refuses it."""
+    from disguiselib import config
+    from disguiselib.rules import mappings
+
+    ms = mappings.MappingSet(literals=(
+        mappings.Literal("Acme Corp", "Zenith Labs", "m.yaml:2: literal #1"),
+        mappings.Literal("Labs Inc", "Qorvexq", "m.yaml:3: literal #2"),
+        mappings.Literal("Team Zenith", "Tmqqz", "m.yaml:4: literal #3"),
+    ), files=("m.yaml",))  # fmt: skip
+    rules, disguises = config.compiled(ms, None, streams=False)
+    joined = config.Config(rules, (), ("m.yaml",), False, (), disguises)
+    v = pipeline.mask_request(registry.OPENAI_CHAT, chat(client), joined, "/v1/chat/completions", [])
+    with pytest.raises(LeakError, match=rf"^an original \({rule} in body \$\.messages\[0\]\.content\)") as e:
+        v.unwrap()
+    assert "Labs Inc" not in str(e.value) and "Team Zenith" not in str(e.value)
+
+
 def test_what_cannot_be_masked_is_a_mask_error(cfg) -> None:
     with pytest.raises(MaskError):
         pipeline.mask_request(registry.OPENAI_CHAT, b"{not json", cfg, "/v1/chat/completions", []).unwrap()

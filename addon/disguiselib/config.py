@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import engine, shipped
 from .apis import registry
-from .errors import MappingError
+from .errors import MappingError, reason
 from .rules import linear, mappings
 from .rules.rules import Rules
 from .scope import HostRule, near_misses, parse_hosts
@@ -45,6 +45,9 @@ class Option:
     type: object
     default: object
     help: str
+    # A size or a count: the least value it takes (None: not a number). A negative size
+    # would read as "no bound" to one consumer and as the default to another; refused.
+    least: int | None = None
 
 
 # Every option the addon has, in one table.
@@ -88,12 +91,14 @@ OPTIONS: tuple[Option, ...] = (
         "disguise_decoded_limit", int, decoding.LIMIT,
         "Bytes a compressed body (Content-Encoding gzip, deflate, br, zstd) may expand to; past it "
         "the request is refused, the response replaced by an error (a stream ends with one).",
+        least=0,
     ),
     Option(
         "disguise_offload_bytes", int, OFFLOAD_BYTES,
         "Request bodies of this many bytes or more (decoded) are masked and checked in a worker "
         "process, so that other flows' streams never wait for them (started in the background "
         "when the proxy runs). 0: never (masked in a thread of the proxy's process).",
+        least=0,
     ),
     Option(
         "disguise_stream_bytes", int, STREAM_BYTES,
@@ -101,6 +106,7 @@ OPTIONS: tuple[Option, ...] = (
         "an API disguise masks, is handed to the masking worker as it arrives instead of being "
         "held whole by mitmproxy; upstream gets the request once it is completely masked. "
         "0: never. Needs disguise_offload_bytes above 0.",
+        least=0,
     ),
     Option(
         "disguise_offload_warm", bool, True,
@@ -127,6 +133,7 @@ OPTIONS: tuple[Option, ...] = (
         "Bytes kept of each side of an LLM flow for inspection and replay: the request as "
         "the client sent it, the response as upstream sent it, a streamed response as the "
         "client received it. A side cut at the limit is marked. 0 keeps none.",
+        least=0,
     ),
     Option(
         "disguise_metrics", str, "",
@@ -135,6 +142,17 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )  # fmt: skip
 OPTION_NAMES = frozenset(o.name for o in OPTIONS)
+_LEAST = {o.name: o.least for o in OPTIONS if o.least is not None}
+
+
+def refused_value(name: str, value: object) -> str | None:
+    """Why a value of one of the addon's options is refused (None: it is not). The one
+    check of every size and count option, whichever addon declares it: a value below
+    the option's least (OPTIONS), named with the option."""
+    least = _LEAST.get(name)
+    if least is not None and isinstance(value, int) and value < least:
+        return f"{name}: must be {least} or more, not {value}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -221,7 +239,8 @@ def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = T
     try:
         rules = Rules(ms, fakes_key, streams)
     except Exception as e:  # a rule set that compiles alone but not combined
-        raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {type(e).__name__}: {e}") from e
+        # its text may quote a rule's (reason(): our own messages only, else the type)
+        raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {reason(e)}") from e
     if streams:  # every stream's automaton, built here (off the loop on a reload), not at a first stream
         rules.stream_triggers(())
         linear.release_memory()  # what building the automaton took and freed

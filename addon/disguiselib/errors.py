@@ -1,6 +1,7 @@
 """The few exceptions the core raises. Each message names the file, rule, field or offset."""
 
 import logging
+import re
 from collections.abc import Callable
 
 
@@ -87,6 +88,18 @@ class LeakError(DisguiseError):
     """An original was found in bytes about to leave (leak guard, unknown endpoints).
     The message names the rule and where, never the value."""
 
+
+
+# A quoted piece of a third party's message (PyYAML's, Python re's), "'x'" or '"x"',
+# read left to right: in "',' or ']'" the pieces are the two single characters.
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def unquoted(text: str) -> str:
+    """A third party's message about a mapping file (a YAML or regex parser's) with every
+    piece it quotes of two characters or more withheld: it quotes the file's text, which
+    may be an original. One quoted character (an escape, a bad character) is kept."""
+    return _QUOTED.sub(lambda m: m.group() if len(m.group()) <= 3 else "<not shown>", text)
 
 
 def reason(e: Exception) -> str:

@@ -1003,6 +1003,12 @@ BAD_MAPPINGS = {
     "bad-regex": ({"strip": [{"regex": "[[unclosed"}]}, ["strip #1", "does not compile"]),
     # the [ opens on line 2; the parser gives up at the end (line 3): line 2 is named (issue 15)
     "malformed-yaml": ("literals:\n  Acme Corp: [Zenith Labs\n", ["malformed YAML at line 2", "[list]"]),
+    # "Acme Corp Inc" would go out as "Zenith Labs Inc", the original of literal #2 (G6)
+    "joined": ({"literals": {"Acme Corp": "Zenith Labs", "Labs Inc": "Qorvexq"}},
+               ["literal #1", "spells the original of", "literal #2"]),
+    # Bobby and the first e-mail would share [EMAIL_1] (G7)
+    "placeholder-shaped": ({"literals": {"Bobby": "[EMAIL_1]"}, "patterns": [{"name": "EMAIL", "regex": "[a-z]+@[a-z.]+"}]},
+                           ["literal #1", "holds a placeholder of", "pattern #1 (EMAIL)"]),
 }  # fmt: skip
 
 
@@ -1018,6 +1024,8 @@ def test_bad_mapping_stops_mitmdump(tmp_path: Path, case: str) -> None:
     for n in needles:
         assert n in out, f"{n!r} not in:\n{out}"
     assert "Acme Corp" not in out, "the error message quotes an original"
+    for original in doc.get("literals", {}) if isinstance(doc, dict) else ():
+        assert original not in out, "the error message quotes an original"  # G4: "Zenith" of the chain
 
 
 # -- logs ---------------------------------------------------------------------------------------

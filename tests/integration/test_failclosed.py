@@ -167,6 +167,16 @@ def test_bad_option_value_stops_mitmdump_with_the_reason(up: FakeUpstream, tmp_p
     assert not up.requests
 
 
+@pytest.mark.parametrize("name", ["disguise_decoded_limit", "disguise_offload_bytes", "disguise_capture_limit"])
+def test_a_negative_size_stops_mitmdump_naming_it(up: FakeUpstream, tmp_path: Path, name: str) -> None:
+    """G1: disguise_decoded_limit=-1 was taken (and the decoded-size bound with it)."""
+    a = write(tmp_path / "a.yaml", MAPPING)
+    rc, out = run_mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", a, "--set", f"{name}=-1"), timeout=30)
+    assert rc == 1, out
+    assert f"{name}: must be 0 or more, not -1" in out
+    assert not up.requests
+
+
 def test_defaults_stay_unless_turned_off(up: FakeUpstream, tmp_path: Path) -> None:
     """Pointing disguise_mappings at one's own file used to drop the shipped secret
     patterns without a word."""
@@ -285,6 +295,9 @@ def test_mitmweb_options_api(up: FakeUpstream, tmp_path: Path) -> None:
         assert up.requests[-1].json["messages"][0]["content"] == "Zenith Labs writes to [EMAIL_1]"
         status, text = web.put_options({"disguise_hosts": ["https://api.anthropic.com/"]})
         assert status == 400 and "'https://api.anthropic.com/'" in text
+        for name in ("disguise_decoded_limit", "disguise_capture_limit"):  # G1: the first was taken
+            status, text = web.put_options({name: -1})
+            assert status == 400 and f"{name}: must be 0 or more, not -1" in text, text
         assert web.put_options({"disguise_mappings": [str(good)]})[0] == 200
         post(m.port, "/v1/messages", messages())
         assert up.requests[-1].json["messages"][0]["content"] == "Orion writes to [EMAIL_1]"

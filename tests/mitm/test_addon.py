@@ -68,6 +68,38 @@ def test_bad_mapping_is_an_option_error(tmp_path: Path) -> None:
             tctx.configure(a, disguise_mappings=[str(tmp_path / "bad.yaml")])
 
 
+@pytest.mark.parametrize("name", ["disguise_decoded_limit", "disguise_offload_bytes", "disguise_stream_bytes",
+                                  "disguise_capture_limit"])  # fmt: skip
+def test_a_negative_size_is_refused_while_running_and_rolled_back(tmp_path: Path, name: str) -> None:
+    """G1: mitmweb's PUT /options set disguise_decoded_limit=-1 and it stayed."""
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    a = Disguise()
+    with context(None) as tctx:
+        tctx.master.options.set(f"disguise_mappings={tmp_path / 'm.yaml'}", defer=True)
+        tctx.master.addons.add(a, a.inspect)
+        assert a.config is not None
+        before = getattr(tctx.options, name)
+        with pytest.raises(exceptions.OptionsError, match=f"{name}: must be 0 or more, not -1"):
+            tctx.options.update(**{name: -1})
+        assert getattr(tctx.options, name) == before
+        tctx.options.update(**{name: 0})  # 0 is a value each takes
+        assert getattr(tctx.options, name) == 0
+
+
+def test_a_negative_size_at_load_is_an_error_and_refuses_requests(tmp_path: Path, caplog) -> None:
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    a = Disguise()
+    with context(None) as tctx:
+        tctx.master.options.set(f"disguise_mappings={tmp_path / 'm.yaml'}", "disguise_decoded_limit=-1", defer=True)
+        with caplog.at_level("ERROR"):
+            load_like_a_script(tctx, a)
+        assert "disguise_decoded_limit: must be 0 or more, not -1" in caplog.text
+        assert a.config is None
+        f = messages_flow(BODY)
+        a.guard.request(f)
+        assert f.response is not None and f.response.status_code == 503
+
+
 def test_request_masked_and_stream_restored(addon) -> None:
     a, _ = addon
     f = messages_flow(BODY)

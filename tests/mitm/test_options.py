@@ -89,3 +89,12 @@ def test_fakes_key_off_default_file_and_given_file(tmp_path) -> None:
     o.disguise_fakes_key = str(tmp_path / "blocked" / "x.key")
     with pytest.raises(MappingError, match="disguise_fakes_key"):
         options.fakes_key(o)
+
+
+def test_check_values_refuses_a_negative_size_of_the_updated_options_only() -> None:
+    with context() as tctx:
+        options.declare(Loader(tctx.master), OPTION_NAMES)
+        tctx.options.update(disguise_stream_bytes=-5)
+        options.check_values(tctx.options, {"disguise_hosts"})  # not among the updated: not checked here
+        with pytest.raises(ScopeError, match="^disguise_stream_bytes: must be 0 or more, not -5$"):
+            options.check_values(tctx.options, {"disguise_hosts", "disguise_stream_bytes"})

@@ -164,3 +164,97 @@ def test_strip_rule_syntax_python_reads_otherwise_is_refused_saying_so(rx: str, 
 def test_strip_rule_with_a_bracket_in_a_class_still_works() -> None:
     b = rxsyntax.bounded("a[[]:x")  # a `[` in a class: not a POSIX class
     assert linear.Regex(b.regex).search(b"a[:x") == (0, 4)
+
+
+# -- every refusal, with an original planted where the mistake is ---------------------------------
+
+# Each case: files (name -> text) loaded as one layered set, and what the message must
+# say. "Zenith" is an original of the set (or of the rule the file meant to write) and is
+# planted in the refused text: no message may hold it (G4: "disguise 'Zenith Labs' contains
+# the original of ...", where that original was Zenith).
+Z = "Zenith"
+EVERY_REFUSAL: dict[str, tuple[dict[str, str], str]] = {
+    "no-file": ({}, "no such file or folder"),
+    "top-level": ({"m.yaml": f"- {Z}\n"}, "top level must be a mapping"),
+    "unknown-section": ({"m.yaml": f"{Z} Corp: Qqqq Labs\n"}, "unknown section (the sections are"),
+    "literals-not-mapping": ({"m.yaml": f"literals: [{Z}]\n"}, "literals must be a mapping"),
+    "not-strings": ({"m.yaml": f"literals:\n  {Z}: [1]\n"}, "original and disguise must both be strings"),
+    "empty-original": ({"m.yaml": f"literals:\n  '': {Z}x\n  {Z}: Qqqq\n"}, "original is empty"),
+    "patterns-not-list": ({"m.yaml": f"patterns: {{{Z}: 1}}\n"}, "patterns must be a list"),
+    "pattern-keys": ({"m.yaml": f"patterns:\n  - {{name: X, regex: x, {Z}: 1}}\n"}, "each pattern needs 'name' and 'regex'"),
+    "pattern-name": ({"m.yaml": f"patterns:\n  - {{name: {Z}, regex: x}}\n"}, "name must match"),
+    "regex-not-string": ({"m.yaml": f"patterns:\n  - {{name: X, regex: [{Z}]}}\n"}, "regex must be a string"),
+    "strip-not-list": ({"m.yaml": f"strip: {Z}\n"}, "strip must be a list"),
+    "strip-keys": ({"m.yaml": f"strip:\n  - {{regex: x, {Z}: 1}}\n"}, "each strip rule needs 'regex'"),
+    "strip-name": ({"m.yaml": f"strip:\n  - {{regex: x, name: {Z}}}\n"}, "name must match"),
+    "group": ({"m.yaml": f"patterns:\n  - {{name: X, regex: 'a(b)', group: [{{{Z}: 1}}]}}\n"}, "group must be"),
+    "group-name": ({"m.yaml": f"patterns:\n  - {{name: X, regex: 'a(?P<v>b)', group: {Z}}}\n"}, "is not a group of its regex"),
+    "validator": ({"m.yaml": f"patterns:\n  - {{name: X, regex: x, validator: {Z}}}\n"}, "validator must be one of"),
+    "keywords": ({"m.yaml": f"patterns:\n  - {{name: X, regex: x, keywords: {Z}}}\n"}, "keywords must be"),
+    "window-alone": ({"m.yaml": "patterns:\n  - {name: X, regex: x, window: 5}\n"}, "window only applies"),
+    "window": ({"m.yaml": f"patterns:\n  - {{name: X, regex: x, keywords: [k], window: {Z}}}\n"}, "window must be"),
+    "prefilter": ({"m.yaml": f"patterns:\n  - {{name: X, regex: x, prefilter: [{Z}]}}\n"}, "prefilter must be a regex"),
+    "fake": ({"m.yaml": f"patterns:\n  - {{name: X, regex: x, fake: {Z}}}\n"}, "fake must be false or one of"),
+    "regex": ({"m.yaml": f"patterns:\n  - {{name: X, regex: '{Z}(?P<{Z}'}}\n"}, "regex does not compile"),
+    "strip-regex": ({"m.yaml": f"strip:\n  - regex: '(?P<{Z}>x)\\b'\n"}, "strip rule refused"),
+    "empty-disguise": ({"m.yaml": f"literals:\n  {Z}: ''\n"}, "disguise is empty"),
+    "bad-char": ({"m.yaml": f"literals:\n  {Z}: 'q{Z}\"'\n"}, "(disguises must read the same raw and JSON-escaped"),
+    "repeat": ({"a.yaml": f"literals:\n  {Z}: Qqqq\n", "b.yaml": f"literals:\n  {Z}: Wwww\n"}, "original repeats"),
+    "shared": ({"m.yaml": f"literals:\n  Acme: x{Z}x\n  {Z}: Qqqq\n  Beta: x{Z}x\n"}, "disguise is shared with"),
+    "pattern-twice": ({"m.yaml": "patterns:\n  - {name: X, regex: x}\n  - {name: X, regex: y}\n"}, " is used twice (also "),
+    "strip-twice": ({"m.yaml": "strip:\n  - {name: X, regex: x}\n  - {name: X, regex: y}\n"}, " is used twice (also "),
+    "chain": ({"m.yaml": f"literals:\n  Acme Corp: {Z} Labs\n  {Z}: Qqqqrst\n"}, "disguise contains the original of"),
+    "own": ({"m.yaml": f"literals:\n  {Z}: masked_{Z}\n"}, "disguise contains the original of"),
+    "in-placeholder": ({"m.yaml": "literals:\n  MAIL_: Qqqq\npatterns:\n  - {name: EMAIL, regex: x}\n"},
+                       "original occurs inside the placeholders of"),
+    "joined": ({"m.yaml": f"literals:\n  Acme Corp: {Z} Qq\n  Team {Z}: Tmqqz\n"}, "spells the original of"),
+    "placeholder-shaped": ({"m.yaml": f"literals:\n  {Z}: '[EMAIL_1]'\npatterns:\n  - {{name: EMAIL, regex: x}}\n"},
+                           "or begins or ends with a piece of one"),
+    "key-repeats": ({"m.yaml": f"literals:\n  {Z}: Qqqq\n  {Z}: Wwww\n"}, " (each key once)"),
+    "key-not-plain": ({"m.yaml": f"literals:\n  ? [{Z}, x]\n  : Qqqq\n"}, "a key must be a plain value"),
+    "not-utf8": ({"m.yaml": f"literals:\n  {Z}\xff: Qqqq\n"}, "not UTF-8 (byte offset "),
+    "yaml": ({"m.yaml": f"literals:\n  {Z}: \"Q\\q\"\n"}, "malformed YAML "),
+    "yaml-alias": ({"m.yaml": f"literals:\n  a: *{Z}\n"}, "malformed YAML "),
+}  # fmt: skip
+# Raised where no mapping file's text is (a path, a missing install): no case needed.
+NO_TEXT = {"the shipped default mappings are missing", "no mapping files: the defaults are off", "cannot read (",
+           "folder has no *.yaml or *.yml files"}  # fmt: skip
+
+
+def _every_refusal(tmp_path: Path, case: str) -> str:
+    files, _ = EVERY_REFUSAL[case]
+    folder = tmp_path / case
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_bytes(text.encode("utf-8", "surrogateescape") if "\xff" not in text
+                                    else text.encode("latin-1"))  # fmt: skip
+    paths = [folder / n for n in files] or [folder / "missing.yaml"]
+    with pytest.raises(MappingError) as e:
+        mappings.load_layers(paths, defaults=False)
+    assert e.value.__cause__ is None
+    return str(e.value)
+
+
+@pytest.mark.parametrize("case", list(EVERY_REFUSAL))
+def test_every_refusal_names_its_reason_and_never_the_text(tmp_path: Path, case: str) -> None:
+    msg = _every_refusal(tmp_path, case)
+    assert EVERY_REFUSAL[case][1] in msg, msg
+    assert Z not in msg.replace(str(tmp_path), ""), msg
+
+
+def test_the_cases_reach_every_refusal_the_load_has(tmp_path: Path) -> None:
+    """Every `raise MappingError(...)` of the load (its longest fixed piece of text) is
+    met by a case above: a refusal added later gets a case with an original planted."""
+    import ast
+
+    from disguiselib.rules import overlaps, yamlfile
+
+    pieces = []
+    for mod in (mappings, yamlfile, overlaps):
+        for n in ast.walk(ast.parse(Path(mod.__file__).read_text())):
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "MappingError" and n.args:
+                fixed = [a.value for a in ast.walk(n.args[0]) if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                pieces.append(max(fixed, key=len).strip(": "))
+    said = [_every_refusal(tmp_path, case) for case in EVERY_REFUSAL]
+    missed = [p for p in pieces if not any(p in m for m in said) and not any(p.startswith(x) for x in NO_TEXT)]
+    assert len(pieces) > 35 and not missed, missed

@@ -208,7 +208,7 @@ def test_key_value_rules_take_any_whitespace_as_a_separator_never_into_the_value
         ({"name": "X", "regex": "ab", "keywords": ["k"], "window": 0}, "window must be"),
         ({"name": "X", "regex": "ab", "keywords": ["k"], "window": 5000}, "window must be"),
         ({"name": "X", "regex": "ab", "window": 10}, "only applies with keywords"),
-        ({"name": "X", "regex": "ab", "flags": "i"}, "unknown: flags"),
+        ({"name": "X", "regex": "ab", "flags": "i"}, "an unknown key"),
     ],
 )
 def test_option_refusals_name_the_rule(item: dict, reason: str) -> None:

@@ -316,3 +316,26 @@ def test_own_disguises_are_read_longest_first(rules: Rules) -> None:
     """Own disguises that begin alike (fakes may): the longest at a place."""
     k = Knowing(rules, frozenset({"ab", "abcd"}))
     assert k.disguises_in("xabcdx ab") == [(1, 5), (7, 9)]
+
+
+# A set the load refuses (mappings.validate: a disguise joined with a word spells an
+# original), built here without that check: the guard must stand on its own.
+_JOINED = mappings.MappingSet(literals=(
+    mappings.Literal("Acme Corp", "Zenith Labs", "m.yaml:2: literal #1"),
+    mappings.Literal("Labs Inc", "Qorvexq", "m.yaml:3: literal #2"),
+    mappings.Literal("Team Zenith", "Tmqqz", "m.yaml:4: literal #3"),
+))  # fmt: skip
+
+
+@pytest.mark.parametrize(("client", "spelt"), [("Acme Corp Inc", "Labs Inc"), ("Team Acme Corp", "Team Zenith")])
+def test_an_original_a_disguise_spells_with_its_neighbour_is_an_original(client: str, spelt: str) -> None:
+    """G6: `Acme Corp Inc` went out as `Zenith Labs Inc`, where the provider reads the
+    original `Labs Inc`: the guard took the disguise out and found ` Inc`, no original."""
+    rules = Rules(_JOINED)
+    s = Session()
+    out = rules.mask(client, s)
+    assert spelt in out  # the masker makes it (and leaves it to the guard: a literal has no placeholder)
+    k = of_session(rules, s)
+    assert [lab for lab, _, _ in k.find(out)] == ["literals"]
+    assert leakguard.first(k, out) == "literal" and leakguard.first(k, out, CTX) == "literal"
+    assert leakguard.first(k, "Zenith Labs and Tmqqz") is None  # disguises whole, apart: none

@@ -238,5 +238,5 @@ def test_a_chain_is_still_found_among_many_literals() -> None:
 
     lits = [m.Literal(f"Customer {i:05d} Ltd", f"Zq{i:05d}xk", f"f:{i}: literal #{i + 1}") for i in range(3000)]
     lits.append(m.Literal("Kestrel", "Zq01234xk Customer 00017 Ltd", "f:9999: literal #3001"))
-    with pytest.raises(MappingError, match=r"literal #3001: disguise .* contains the original of f:17: literal #18"):
+    with pytest.raises(MappingError, match=r"literal #3001: disguise contains the original of f:17: literal #18"):
         m.validate(m.MappingSet(literals=tuple(lits)))

@@ -332,7 +332,8 @@ def test_a_compiled_strip_rule_holds_its_prefixes_and_matches_within_its_width()
 
 # -- the shortcuts of _edits against its general loop ---------------------------------
 
-_short_disguise = st.text(alphabet="abn. _[", min_size=1, max_size=5)
+# (one that ends with `[` begins a placeholder `[EM_1]`: refused at load, overlaps.py)
+_short_disguise = st.text(alphabet="abn. _[", min_size=1, max_size=5).filter(lambda d: not d.endswith("["))
 
 
 @given(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from mitmproxy import command, ctx, exceptions, http, io, types
 from mitmproxy import flow as mflow
 
-from ..config import CAPTURE_LIMIT, OPTIONS
+from ..config import CAPTURE_LIMIT, OPTIONS, refused_value
 from ..errors import StreamError
 from ..state import Kind, Passed, Phase
 from ..wire.decoding import decode_whole
@@ -117,8 +117,9 @@ class Inspector:
     def configure(self, updated: set[str]) -> None:
         if "disguise_capture_limit" in updated:
             limit = ctx.options.disguise_capture_limit
-            if limit < 0:
-                raise exceptions.OptionsError(f"disguise_capture_limit: must be 0 or more, not {limit}")
+            why = refused_value("disguise_capture_limit", limit)
+            if why is not None:
+                raise exceptions.OptionsError(why)
             self.limit = limit
         if "server_replay" in updated:
             self._replay_index = {}

@@ -96,12 +96,13 @@ class Disguise:
         # fail_open and allow_unknown are read where they are used; these need a rebuild
         rebuild = {"disguise_mappings", "disguise_defaults", "disguise_hosts", "disguise_fakes", "disguise_fakes_key",
                    "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
-        if self.config is not None and not (rebuild & updated):
-            if "disguise_offload_bytes" in updated and ctx.options.disguise_offload_bytes > 0 and self.offload.live:
-                self.offload.running()  # turned on while running: started now
-            return
         opts = ctx.options
         try:
+            options.check_values(opts, updated)  # a negative size, before anything reads it
+            if self.config is not None and not (rebuild & updated):
+                if "disguise_offload_bytes" in updated and opts.disguise_offload_bytes > 0 and self.offload.live:
+                    self.offload.running()  # turned on while running: started now
+                return
             options.check_names(opts)
             paths, hosts = list(opts.disguise_mappings), list(opts.disguise_hosts)
             new = build_config(paths, bool(opts.disguise_defaults), hosts, options.fakes_key(opts))

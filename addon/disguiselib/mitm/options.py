@@ -12,7 +12,7 @@ import re
 from mitmproxy import ctx, exceptions
 from mitmproxy.proxy import mode_specs
 
-from ..config import OPTION_NAMES, OPTIONS
+from ..config import OPTION_NAMES, OPTIONS, refused_value
 from ..errors import ScopeError
 from ..rules import fakes
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
@@ -37,6 +37,15 @@ def fakes_key(opts) -> bytes | None:
         return None
     path = opts.disguise_fakes_key or os.path.join(os.path.expanduser(opts.confdir), fakes.KEY_FILE)
     return fakes.load_key(path)
+
+
+def check_values(opts, updated: set[str]) -> None:
+    """Refuse a value of the options in `updated` that config.refused_value refuses (a
+    negative size or count): raises ScopeError naming the option and the value."""
+    for name in sorted(updated & OPTION_NAMES):
+        why = refused_value(name, getattr(opts, name, None))
+        if why is not None:
+            raise ScopeError(why)
 
 
 def check_deferred(opts) -> str | None:

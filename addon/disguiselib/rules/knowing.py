@@ -22,6 +22,13 @@ a disguise is none; a span that holds none is what the rules say. Taking the dis
 out needs no original, so the audit, which has none, reads a text as the guard does.
 (Taken out, not blanked: a blank of NULs or spaces is read as part of a value, and
 `:[EMAIL_1] ` under `password` would be a password of NULs.)
+
+A literal's original is exempt from none of this: it is exact text, and where the bytes
+spell it the provider reads it, whatever made it. A disguise joined with the client's
+text beside it can spell one (`Acme Corp Inc` masked to `Zenith Labs Inc` under a rule
+`Labs Inc`): such a span, overlapping a disguise, is an original (G6; the load refuses
+the sets whose disguises join ordinary words into one: mappings.py). A span that is a
+disguise whole is none (no literal's original is a disguise: refused at load).
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import ahocorasick_rs
+
+from .session import LITERALS
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -59,7 +68,9 @@ class Knowing:
             return found
         own, theirs = self._own, self._rules.lit_reverse
         out = [sp for sp in found if (d := text[sp[1] : sp[2]]) not in own and d not in theirs]  # one: dropped at once
-        return Blanked(self, text).originals(out) if out else out
+        if all(sp[0] == LITERALS for sp in out):  # a literal's original is one whatever stands beside it
+            return out
+        return Blanked(self, text).originals(out)
 
     def disguises_in(self, text: str) -> list[tuple[int, int]]:
         """Every disguise in text: (start, end) in characters, in order, none overlapping
@@ -103,6 +114,8 @@ class Blanked:
 
     def original(self, label: str, a: int, b: int) -> bool:
         """Is text[a:b], which label found, an original (module docstring)?"""
+        if label == LITERALS:
+            return True  # exact text: the provider reads it, whichever disguise it overlaps
         j = bisect.bisect_left(self.starts, b)  # the disguises that begin before b
         if j == 0 or self.at[j - 1][1] <= a:
             return True  # no disguise in it: the client's own text

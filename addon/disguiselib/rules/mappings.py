@@ -12,6 +12,7 @@ the merged result is validated as one set.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -24,8 +25,9 @@ import ahocorasick_rs
 
 from ..errors import MappingError
 from ..shipped import DEFAULTS_FILE
-from . import linear, rxsyntax, validators
+from . import linear, overlaps, rxsyntax, validators
 from .fakes import GENERATORS
+from .session import ph_head
 from .words import COMMON_WORDS
 from .yamlfile import SECTIONS
 from .yamlfile import Map as _Map
@@ -39,6 +41,8 @@ _PATTERN_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _SUFFIXES = (".yaml", ".yml")
 # Shorter than this, a disguise turns up inside ordinary words of the model's answer.
 SHORT_DISGUISE = 4
+# How close (difflib's ratio) an unknown key must be to a known one to be suggested.
+_NEAR_KEY = 0.75
 
 
 
@@ -299,7 +303,10 @@ def _parse_doc(doc: object, f: str, b: _Builder) -> None:
         raise MappingError(f"{f}: top level must be a mapping with literals/patterns/strip")
     unknown = [k for k in doc if k not in SECTIONS]
     if unknown:
-        raise MappingError(f"{f}{_line(doc, unknown[0])}: unknown section(s) {sorted(map(str, unknown))}")
+        raise MappingError(
+            f"{f}{_line(doc, unknown[0])}: unknown section{_near(unknown[0], SECTIONS)} (the sections are "
+            f"{', '.join(SECTIONS)}; a rule written at the top level belongs under one of them)"
+        )
     lits = doc.get("literals") or {}
     if not isinstance(lits, dict):
         raise MappingError(f"{f}{_line(doc, 'literals')}: literals must be a mapping of original: disguise")
@@ -319,11 +326,11 @@ def _parse_doc(doc: object, f: str, b: _Builder) -> None:
             extra = sorted(map(str, set(item) - _PATTERN_KEYS)) if isinstance(item, dict) else []
             raise MappingError(
                 f"{src}: each pattern needs 'name' and 'regex' (optional: {', '.join(_PATTERN_OPTIONS)})"
-                + (f"; unknown: {', '.join(extra)}" if extra else "")
+                + (f"; an unknown key{_near(extra[0], _PATTERN_KEYS)}" if extra else "")
             )
         name, rx = item.get("name"), item["regex"]
         if not isinstance(name, str) or not _PATTERN_NAME.match(name):
-            raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]* (got {name!r})")
+            raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]*")
         if not isinstance(rx, str):
             raise MappingError(f"{src} ({name}): regex must be a string")
         b.add_pattern(Pattern(name, rx, f"{src} ({name})", **_pattern_options(item, rx, f"{src} ({name})")), f)
@@ -341,7 +348,7 @@ def _parse_doc(doc: object, f: str, b: _Builder) -> None:
             raise MappingError(f"{src}: each strip rule needs 'regex' (a string) and may have a 'name'")
         name = item.get("name")
         if name is not None and (not isinstance(name, str) or not _PATTERN_NAME.match(name)):
-            raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]* (got {name!r})")
+            raise MappingError(f"{src}: name must match [A-Z][A-Z0-9_]*")
         b.add_strip(Strip(item["regex"], f"{src} ({name})" if name else src, name), f)
 
 
@@ -370,7 +377,8 @@ def _pattern_options(item: dict, rx: str, src: str) -> dict:
                 if (isinstance(x, int) and not 0 <= x <= compiled.ngroups) or (
                     isinstance(x, str) and x not in compiled.groupindex
                 ):
-                    raise MappingError(f"{src}: group {x!r} is not a group of its regex")
+                    which = f"group {x}" if isinstance(x, int) else "a group name"
+                    raise MappingError(f"{src}: {which} in `group` is not a group of its regex")
         out["group"] = tuple(gs)
     v = item.get("validator")
     if v is not None:
@@ -403,6 +411,22 @@ def _pattern_options(item: dict, rx: str, src: str) -> dict:
     return out
 
 
+def _near(key: str, known: Iterable[str]) -> str:
+    """" (did you mean X?)" for a key close to a known one, else "": the key itself is
+    never quoted (a rule written at the wrong level puts an original there)."""
+    hit = difflib.get_close_matches(key, sorted(known), n=1, cutoff=_NEAR_KEY) if isinstance(key, str) else []
+    return f" (did you mean {hit[0]}?)" if hit else ""
+
+
+def _kind(c: str) -> str:
+    """What a refused character of a disguise is, without the character."""
+    if c == '"':
+        return "a quote"
+    if c == "\\":
+        return "a backslash"
+    return "a control character" if ord(c) < 0x80 else "a non-ASCII character"
+
+
 def _check_regex(rx: str, src: str, strip: bool = False) -> None:
     """Refuse a regex the linear-time engine (RE2) cannot run, or one that can match
     the empty string; a strip rule must also have a streaming form (rxsyntax)."""
@@ -425,17 +449,15 @@ def validate(ms: MappingSet) -> None:
         d = lit.disguise
         if not d:
             raise MappingError(f"{lit.source}: disguise is empty")
-        if _BAD_DISGUISE.search(d):
+        if (bad := _BAD_DISGUISE.search(d)) is not None:
             raise MappingError(
-                f"{lit.source}: disguise {d!r} contains a quote, backslash, control or "
-                "non-ASCII character (disguises must read the same raw and JSON-escaped)"
+                f"{lit.source}: disguise holds {_kind(bad.group())} at character {bad.start()} (disguises "
+                "must read the same raw and JSON-escaped: no quote, backslash, control or non-ASCII character)"
             )
         if lit.original in by_original:
             raise MappingError(f"{lit.source}: original repeats {by_original[lit.original].source}")
         if d in by_disguise:
-            raise MappingError(
-                f"{lit.source}: disguise {d!r} is shared with {by_disguise[d].source}"
-            )
+            raise MappingError(f"{lit.source}: disguise is shared with {by_disguise[d].source}")
         by_disguise[d] = lit
         by_original[lit.original] = lit
     names: set[str] = set()
@@ -462,15 +484,14 @@ def validate(ms: MappingSet) -> None:
             hits = ac.find_matches_as_indexes(lit.disguise)
             if hits:
                 other = first[originals[hits[0][0]]]
-                raise MappingError(
-                    f"{lit.source}: disguise {lit.disguise!r} contains the original of "
-                    f"{other.source}"
-                )
+                raise MappingError(f"{lit.source}: disguise contains the original of {other.source}")
+    overlaps.joined(ms.literals)  # nor, joined with a word beside it, spell one
+    overlaps.placeholder_shaped(ms.literals, ms.patterns)
     # Nor may a placeholder: "[NAME_12]" must not contain an original either. Every
     # piece of every placeholder's fixed start, in one set: a look-up per literal.
     pieces: dict[str, Pattern] = {}
     for p in ms.patterns:
-        head = f"[{p.name}_"
+        head = ph_head(p.name)
         for i in range(len(head)):
             for j in range(i + 1, len(head) + 1):
                 pieces.setdefault(head[i:j], p)

@@ -44,7 +44,7 @@ from .mappings import MappingSet
 from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
-from .session import LITERALS, Session
+from .session import LITERALS, PH_MAX_DIGITS, PH_NUMBER, PH_OPEN, PH_SEP, Session, ph_regex, spelled
 from .settle import in_context
 
 # Restorer, json_escape and the window modes live in restorer.py and text.py; they are
@@ -71,12 +71,6 @@ def automaton(cls, keys: list, total: int):
 # rejected is searched without them: each such place costs two searches instead of one
 # (`API_KEY=x1 ` repeated: every value short, with a digit). Both ways give the same spans.
 _SKIP_WASTE = 32
-
-# A placeholder's number has at most this many digits (a request with a billion
-# e-mail addresses is not a request).
-_MAX_DIGITS = 9
-
-
 
 
 @dataclass(frozen=True)
@@ -131,24 +125,20 @@ class Rules:
             self._dis_ac, self._dis_ac_bytes = self._reverse_automata
         self._dis_original = [self.lit_reverse[d] for d in disguises]
         names = sorted(self.pattern_names, key=len, reverse=True)
-        self._ph = (
-            re.compile(r"\[(?:" + "|".join(map(re.escape, names)) + r")_[1-9][0-9]{0," + str(_MAX_DIGITS - 1) + r"}\]")
-            if names
-            else None
-        )
+        self._ph = re.compile(ph_regex(names)) if names else None
         # Hold-back: the leftmost non-empty proper prefix of a disguise or placeholder
         # that ends the text. Two variants: a flow that was issued no placeholders
         # need not hold `[EM` back.
         dis_pp = proper_prefixes(trie(disguises)) if disguises else ""
         ph_pp = (
-            r"\[(?:" + all_prefixes(trie(n + "_" for n in names), f"[1-9][0-9]{{0,{_MAX_DIGITS - 1}}}") + ")?"
+            re.escape(PH_OPEN) + "(?:" + all_prefixes(trie(n + PH_SEP for n in names), PH_NUMBER) + ")?"
             if names
             else ""
         )
         self._hold = re.compile("(?:" + dis_pp + r")\Z") if dis_pp else None
         both = "|".join(x for x in (dis_pp, ph_pp) if x)
         self._hold_ph = re.compile("(?:" + both + r")\Z") if both else None
-        longest_ph = 2 + max(map(len, names)) + 1 + _MAX_DIGITS if names else 0
+        longest_ph = len(spelled(max(names, key=len), 10 ** (PH_MAX_DIGITS - 1))) if names else 0
         self._hold_span = max([longest_ph, *map(len, disguises)], default=0)
         # How far back from a text's end a held tail can begin, by the text's last
         # character: the longest proper prefix of a disguise (or placeholder) ending in

@@ -30,6 +30,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
+from ..errors import unquoted
 from . import linear
 
 try:  # Python 3.11+: the parser is private but stable across 3.11-3.13
@@ -122,7 +123,7 @@ class _Rewriter:
                 self.tree = P.parse(rx)
         except re.error as e:
             why = next((v for k, v in _PYTHON_READS_OTHERWISE.items() if str(e).startswith(k)), None)
-            raise SyntaxRefused(why or f"does not parse: {e}") from None
+            raise SyntaxRefused(why or f"does not parse: {unquoted(str(e))}") from None
 
     # -- emit: the (bounded) regex text of a node sequence ------------------------------
 

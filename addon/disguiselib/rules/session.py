@@ -3,12 +3,38 @@ and with disguise_fakes its fakes (rules/fakes.py), and what was masked."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import fakes
 
 LITERALS = "literals"  # the label of every literal in counts and find()
+
+# A placeholder's spelling: `[NAME_n]`, n from 1, decimal, at most PH_MAX_DIGITS digits
+# (a billion placeholders of one rule in one request: never reached). Spelled here; the
+# restorer's regex, the hold-back and the load's checks (rules.py, mappings.py,
+# overlaps.py) are made from these.
+PH_OPEN, PH_SEP, PH_CLOSE = "[", "_", "]"
+PH_MAX_DIGITS = 9
+PH_NUMBER = f"[1-9][0-9]{{0,{PH_MAX_DIGITS - 1}}}"
+
+
+def spelled(name: str, n: int) -> str:
+    """Rule name's n-th placeholder."""
+    return f"{PH_OPEN}{name}{PH_SEP}{n}{PH_CLOSE}"
+
+
+def ph_head(name: str) -> str:
+    """What every placeholder of rule name begins with, up to its number."""
+    return PH_OPEN + name + PH_SEP
+
+
+def ph_regex(names: Iterable[str]) -> str:
+    """A regex of every placeholder of these rule names (the longest names first)."""
+    alts = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+    return f"{re.escape(PH_OPEN)}(?:{alts}){re.escape(PH_SEP)}{PH_NUMBER}{re.escape(PH_CLOSE)}"
 
 
 class Session:
@@ -61,10 +87,10 @@ class Session:
             ph = self._fake(name, original, faker) if faker is not None else None
             if ph is None:
                 n = self._count.get(name, 0) + 1
-                ph = f"[{name}_{n}]"
+                ph = spelled(name, n)
                 while ph in self.reserved:
                     n += 1
-                    ph = f"[{name}_{n}]"
+                    ph = spelled(name, n)
                 self._count[name] = n
             else:
                 self.fakes += 1

@@ -16,8 +16,9 @@ output the same way, in the same context, and masks what that finds: each span w
 to the whole replacements it touches, its original the client's text under it (so that
 the placeholder restores exactly what the client wrote), until nothing is found. Each
 round only masks more; after ROUNDS the text is left as it is, and the guard refuses it.
-A span found there that is a literal (no replacement makes one: the guard's own reading
-takes every disguise out) is left to the guard too: a literal has no placeholder.
+A span found there that is a literal (a disguise joined with the client's text beside it
+can spell one: knowing.py) is left to the guard, which refuses the request: a literal
+has no placeholder, and the client's text under it holds no original to mask.
 
 A text nothing was replaced in is never read again, so a body without originals costs
 nothing more; the guard's find() of a text the masker read here is then answered by the

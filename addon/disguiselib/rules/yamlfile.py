@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import MappingError
+from ..errors import MappingError, unquoted
 
 # A mapping file's sections (mappings.py reads them; a repeated one is named in the refusal).
 SECTIONS = ("literals", "patterns", "strip")
@@ -104,7 +104,7 @@ def _yaml_problem(e: yaml.YAMLError, loader: _Loader) -> str:
     next line, where a `:` follows, is the same mistake (a key whose `:` lacks its
     space, or a line indented too far). Only positions and PyYAML's short problem text:
     its full message quotes the line, which may hold an original."""
-    problem = getattr(e, "problem", None) or type(e).__name__
+    problem = unquoted(getattr(e, "problem", None) or type(e).__name__)
     context = getattr(e, "context", None) or ""
     at = getattr(e, "problem_mark", None)
     cm = getattr(e, "context_mark", None)
