@@ -125,9 +125,18 @@ class Rule:
     skip = False  # jump over this container without looking inside
     kind = "metadata"  # what a value here is (base/fields.py KINDS); a skipped one says why
     media: object = None  # the codec a string is stored in (fields.Media), fn's business
+    # What an object or array is read with where this rule was made for one value (a
+    # string, a number): None for the rules that read containers (Obj, Arr, ...). An
+    # exemption holds only for the shape it was made for; a container in its place is
+    # content nobody described (UNKNOWN: keys and values), never passed whole.
+    tree: Rule | None = None
 
     def resolve(self, value: object) -> Rule:
-        """The rule for this exact value (dispatch on type or shape)."""
+        """The rule for this exact value (dispatch on type or shape): the rule itself,
+        or `tree`'s for an object or array where the rule expects one value."""
+        t = self.tree
+        if t is not None and isinstance(value, (dict, list)):
+            return t.resolve(value)
         return self
 
     def child(self, key: str | int) -> Rule:
@@ -135,26 +144,48 @@ class Rule:
 
 
 class Skip(Rule):
-    """Nothing inside is touched. kind names why (an identifier, opaque provider data,
-    binary media, the API's own metadata): the field model's consumers read it."""
+    """Nothing in the value is touched. kind names why (an identifier, opaque provider
+    data, binary media, the API's own metadata): the field model's consumers read it.
+    The exemption is for one value (a string, a number, a boolean): an object or array
+    in its place is UNKNOWN (see Rule.tree), unless whole (a block the provider signed,
+    declared as such: nothing in it may change)."""
 
     skip = True
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, whole: bool = False) -> None:
         self.kind = kind
+        self.tree = None if whole else UNKNOWN
 
     def __repr__(self) -> str:
-        return f"Skip({self.kind})"
+        return f"Skip({self.kind}{', whole' if self.tree is None else ''})"
+
+
+class Word(Skip):
+    """The API's own word (a role, a type, an enum): a number or a boolean passes as it
+    is, a string is read with `word` (masked like a setting's word: it changes only where
+    it holds an original, and the leak guard checks it), a container is UNKNOWN."""
+
+    def __init__(self, kind: str, word: Rule) -> None:
+        super().__init__(kind)
+        self.word = word
+
+    def resolve(self, value: object) -> Rule:
+        if type(value) is str:
+            return self.word
+        return Rule.resolve(self, value)
 
 
 class Deep(Rule):
-    """Every string value inside, and every key too when keys (a subtree of one kind)."""
+    """Every string value inside, and every key too when keys (a subtree of one kind).
+    Without keys (text values), an object or array is read with its keys too (`tree`):
+    keys a client wrote where the API expects text are its words as much as the values."""
 
     def __init__(self, keys: bool, name: str, kind: str = "text") -> None:
         self.string = True
         self.keys = keys
         self.kind = kind
         self._name = name
+        self.tree = None if keys else Deep(True, name + "+KEYS", kind)
 
     def child(self, key: str | int) -> Rule:
         return self
@@ -163,6 +194,9 @@ class Deep(Rule):
         return self._name
 
 
+UNKNOWN: Rule = Deep(True, "GENERIC", "unknown")
+"""Content no table describes: every key and string value inside is masked (in a
+response: restored), whatever it is called (fields.GENERIC)."""
 SKIP: Rule = Skip("metadata")
 VALUES: Rule = Deep(False, "VALUES")
 USER: Rule = Deep(True, "USER", "user-json")
@@ -172,6 +206,7 @@ class _Prose(Rule):
     string = True
     prose = True
     kind = "text"
+    tree = UNKNOWN
 
     def __repr__(self) -> str:
         return "PROSE"
@@ -184,6 +219,7 @@ class _JsonText(Rule):
     string = True
     json_text = True
     kind = "json-text"
+    tree = USER  # JSON sent as JSON rather than as its text: keys and values all the same
 
     def __repr__(self) -> str:
         return "JSON_TEXT"
@@ -225,6 +261,10 @@ class Arr(Rule):
         self.item = item
         self.string = True  # a string where an array was expected: mask (fail closed)
         self.kind = "text"
+
+    def resolve(self, value: object) -> Rule:
+        # an object where an array was expected: its keys are nobody's words (UNKNOWN)
+        return UNKNOWN if isinstance(value, dict) else self
 
     def child(self, key: str | int) -> Rule:
         return self.item

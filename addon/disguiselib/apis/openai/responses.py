@@ -12,7 +12,8 @@ import re
 from ...base import readpass
 from ...base.channels import Chan, ChannelStream
 from ...base.channels import dumps_bytes as _dumps
-from ...base.fields import GENERIC, ID, META, OPAQUE, obj
+from ...base.exempt import SIGNED
+from ...base.fields import GENERIC, ID, META, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.restore import decode_field, reencode_field, restore_doc
@@ -138,7 +139,7 @@ def event_rule(t: object, obj: dict) -> Rule:
     if t in _SNAPSHOT:
         return _SNAPSHOT[t]  # type: ignore[index]
     if isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
-        return OPAQUE  # reasoning (like thinking), base64 audio and images
+        return SIGNED  # reasoning (like thinking), base64 audio and images
     if t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
         return _RESPONSE_EVENT
     return _EVENT_ENVELOPE if t.startswith("response.") else GENERIC
@@ -329,7 +330,7 @@ class ResponsesStream(ChannelStream):
             for key in ends:
                 out.extend(self._flush(key, seq))
             erule = event_rule(t, obj)
-            if erule is OPAQUE:
+            if erule is SIGNED:
                 new, changed = data, 0
             else:
                 before = self._counts()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import mimetypes
 
-from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Media, Within, media_text, obj
+from ...base.exempt import COUNTERS, MODEL, SIGNED
+from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, SCHEMA, SETTING, Media, Shape, Within, media_text, obj
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...wire.jsonspan import JSON_TEXT, PROSE, VALUES, Arr, Either, Obj, Rule, Typed
@@ -106,8 +107,8 @@ _CALL_ITEMS: dict[str, Rule] = {
         _item({}),
     ),  # fmt: skip
     # Reasoning and compaction items carry encrypted_content and go back exactly as they came.
-    "reasoning": OPAQUE,
-    "compaction": OPAQUE,
+    "reasoning": SIGNED,
+    "compaction": SIGNED,
 }
 _INPUT_ITEM = Typed(
     {
@@ -163,13 +164,14 @@ _RESPONSES_SETTINGS = (
     "top_logprobs", "stream_options",
 )  # fmt: skip
 # A reusable prompt: its variables are substituted into what the model reads.
-_PROMPT = obj({"id": ID, "version": META, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
+_CONVERSATION = Shape(obj({"id": ID}), GENERIC, ID)  # an id, or {"id": ...}; anything else unknown
+_PROMPT = obj({"id": ID, "version": ID, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
 RESPONSES_REQUEST = Obj(
     {
-        "model": META,
+        "model": MODEL,
         **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
         "previous_response_id": ID,
-        "conversation": ID,  # an id, or {"id": ...}
+        "conversation": _CONVERSATION,
         "prompt": _PROMPT,
         "instructions": Either(VALUES, Arr(_Item())),
         "input": Either(VALUES, Arr(_Item())),
@@ -185,7 +187,7 @@ _OUT_PART = Typed(
     {
         "output_text": obj({"text": PROSE, "annotations": Arr(_ANNOTATION), "logprobs": META}),
         "refusal": obj({"refusal": PROSE}),
-        "reasoning_text": OPAQUE,  # reasoning: untouched, like thinking
+        "reasoning_text": SIGNED,  # reasoning: untouched, like thinking
     },
     default=GENERIC,
 )
@@ -198,13 +200,13 @@ _OUT_ITEM = Typed(
 )
 RESPONSE_OBJECT = Obj(
     {
-        "model": META,
+        "model": MODEL,
         **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
-        **dict.fromkeys(("object", "created_at", "completed_at", "status", "usage"), META),
-        "reasoning": OPAQUE,  # settings and the summaries of reasoning: untouched, like thinking
+        **dict.fromkeys(("object", "created_at", "completed_at", "status"), META), "usage": COUNTERS,
+        "reasoning": SIGNED,  # settings and the summaries of reasoning: untouched, like thinking
         "id": ID,
         "previous_response_id": ID,
-        "conversation": ID,
+        "conversation": _CONVERSATION,
         "error": obj({}),  # its `type` the API's word, its message restored
         "input_transformations": Arr(obj({"id": ID})),
         "output": Arr(_OUT_ITEM),
