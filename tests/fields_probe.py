@@ -10,6 +10,7 @@ from disguiselib.apis import registry as engine
 from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.base import fields
 from disguiselib.base.masking import mask_body
 from disguiselib.base.restore import restore_body
 from disguiselib.rules import mappings, rules
@@ -145,6 +146,24 @@ def _media(run_doc, path: str, before: str, after: str) -> str | None:
     return "media" if decoded == f"notes about {after}" else "media (text media not transformed)"
 
 
+def _thinking_turns(doc: object) -> None:
+    """A message built without a role that holds thinking is the assistant's: thinking
+    comes back only in the model's turn (elsewhere it is unknown content, masked:
+    tests/apis/anthropic/test_messages_request.py)."""
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            blocks = v.get("content")
+            if "role" not in v and isinstance(blocks, list) and any(
+                isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in blocks
+            ):
+                v["role"] = "assistant"
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
 def _is_key(path: str) -> bool:
     return path.endswith("{}#key")
 
@@ -157,6 +176,7 @@ def request(surface: str, path: str, kind: str) -> str:
     rule = REQUEST[surface]
 
     def run_doc(doc: object) -> object:
+        _thinking_turns(doc)
         out, _ = mask_body(json.dumps(doc).encode(), rule, RULES)
         return json.loads(out)
 
@@ -169,13 +189,22 @@ def request(surface: str, path: str, kind: str) -> str:
             return "untouched"
         schema = {"type": "object", "properties": {ORIG: {"type": "string", "description": ORIG}}, "required": [ORIG]}
         want = {"type": "object", "properties": {DISG: {"type": "string", "description": DISG}}, "required": [DISG]}
-        # a schema keeps its `type`'s value (the schema language's vocabulary: `"type": ORIG`
-        # stays), in a property's schema too, not inside an unknown keyword's value; user
-        # JSON does not keep it, an API's object that keeps `type` at any depth (Within)
-        # keeps it everywhere. Its other keywords' values are the client's: masked.
-        typed = {"type": ORIG, "properties": {"p": {"type": ORIG}}}
+        # a schema keeps its keywords (`type`, `properties`: the schema language's own
+        # words), in a property's schema too, not inside an unknown keyword's value, where
+        # the key `type` is the client's; `type`'s value is a word of the language, masked
+        # only where it holds an original (fields.META). Its other keywords' values are
+        # the client's: masked.
+        typed = {"type": "object", "properties": {"p": {"type": "string"}}}
         unknown = {"x-unknown": {"type": ORIG}}
-        keyword = get(run(typed), path) == typed and get(run(unknown), path) != unknown
+        # (the key `type` is the language's own there, not a key the masker reads, but
+        # inside an unknown keyword's value it is the client's: an API's object that keeps
+        # `type` at any depth, Within, is no schema)
+        def type_keys(doc: object) -> bool:
+            return any(f.is_key and f.value == "type" for f in fields.walk(build(path, doc), rule))
+
+        own = not type_keys(typed) and type_keys(unknown)
+        keyword = (own and get(run(typed), path) == typed and get(run(unknown), path) != unknown
+                   and get(run({"type": ORIG}), path) == {"type": DISG})
         ids = {"$id": ORIG, "$schema": ORIG, "format": ORIG}
         if keyword and get(run(ids), path) != dict.fromkeys(ids, DISG):
             return "schema (`$id`, `$schema` or `format` untouched)"

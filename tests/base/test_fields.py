@@ -35,10 +35,12 @@ def test_generic_masks_every_key_and_value_whatever_it_is_called() -> None:
     assert upper(GENERIC, {"data": "d"}) == {"DATA": "D"}
 
 
-def test_an_object_with_known_fields_skips_type_and_cache_control_not_unknown_members() -> None:
+def test_an_object_with_known_fields_reads_type_and_cache_control_as_words_and_unknown_members_whole() -> None:
+    # the API's words are masked like a setting's (the masker changes one only where it
+    # holds an original); an object where a word was expected is unknown: keys too
     rule = obj({"text": VALUES})
-    got = upper(rule, {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}, "other": "b"})
-    assert got == {"type": "text", "text": "A", "cache_control": {"type": "ephemeral"}, "OTHER": "B"}  # unknown: key too
+    got = upper(rule, {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}, "other": "b", "n": 1})
+    assert got == {"type": "TEXT", "text": "A", "cache_control": {"TYPE": "EPHEMERAL"}, "OTHER": "B", "N": 1}
 
 
 def test_schema_masks_names_prose_and_keyword_values_not_keywords_or_types() -> None:
@@ -48,15 +50,15 @@ def test_schema_masks_names_prose_and_keyword_values_not_keywords_or_types() -> 
               "required": ["name"], "items": [{"type": "string", "default": "dv"}],
               "dependencies": {"name": ["other"], "p2": {"properties": {"q": {"type": "string"}}}}}  # fmt: skip
     got = upper(SCHEMA, schema)
-    assert got["type"] == "object"  # the schema language's vocabulary
+    assert got["type"] == "OBJECT"  # the schema language's word: masked where it holds an original
     # every other value is the client's (an internal host in $id): masked, keywords kept
     assert got["format"] == "EMAIL" and got["$id"] == "HTTPS://I/C.JSON" and got["$schema"] == "HTTPS://S/META"
     assert got["title"] == "T" and got["description"] == "D"
     assert "$comment" not in got and got["$COMMENT"] == "C"  # an unknown keyword: as any unknown member
-    assert list(got["properties"]) == ["NAME"] and got["properties"]["NAME"]["type"] == "string"
+    assert list(got["properties"]) == ["NAME"] and got["properties"]["NAME"]["type"] == "STRING"
     assert got["properties"]["NAME"]["enum"] == ["A", {"K": "V"}]  # user JSON: keys too
-    assert got["required"] == ["NAME"] and got["items"] == [{"type": "string", "default": "DV"}]
-    assert got["dependencies"] == {"NAME": ["OTHER"], "P2": {"properties": {"Q": {"type": "string"}}}}
+    assert got["required"] == ["NAME"] and got["items"] == [{"type": "STRING", "default": "DV"}]
+    assert got["dependencies"] == {"NAME": ["OTHER"], "P2": {"properties": {"Q": {"type": "STRING"}}}}
 
 
 def test_shape_dispatches_on_the_json_type() -> None:
@@ -170,10 +172,11 @@ def test_binary_media_passes_untouched_even_where_its_bytes_read_as_text() -> No
 
 
 def test_the_audit_reads_every_string_of_an_exempt_subtree_with_its_place_and_kind() -> None:
-    """What the table exempts whole (a container object with a list inside, a thinking
-    block repeating a key) is listed string by string for the audit's notes: each key
-    marked as a key, each value with its path and the kind that exempts it, in
-    document order, every value of a repeated key."""
+    """What the table exempts (a container's ids, a thinking block's text and signatures,
+    repeating a key) is listed string by string for the audit's notes: each key marked as
+    a key, each value with its path and the kind that exempts it, in document order, every
+    value of a repeated key; a word of the API (a role, a type) and a string where an
+    object was expected are masked (kind None), not exempt."""
     from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
     from disguiselib.inspect.audit import table_walk
 
@@ -186,17 +189,17 @@ def test_the_audit_reads_every_string_of_an_exempt_subtree_with_its_place_and_ki
     th = "messages[0].content[0]"
     assert got == [
         ("container (key)", "container", "metadata"), ("messages (key)", "messages", "metadata"),
-        ("container.id (key)", "id", "identifier"), ("container.skills (key)", "skills", "identifier"),
+        ("container.id (key)", "id", "metadata"), ("container.skills (key)", "skills", "metadata"),
         ("container.id", "c1", "identifier"),
-        ("container.skills[0].skill_id (key)", "skill_id", "identifier"),
-        ("container.skills[0].version (key)", "version", "identifier"),
+        ("container.skills[0].skill_id (key)", "skill_id", "metadata"),
+        ("container.skills[0].version (key)", "version", "metadata"),
         ("container.skills[0].skill_id", "Acme Corp", "identifier"),
-        ("container.skills[0].version", "1", "identifier"), ("container.skills[1]", "s2", "identifier"),
+        ("container.skills[0].version", "1", "identifier"), ("container.skills[1]", "s2", None),
         ("messages[0].role (key)", "role", "metadata"), ("messages[0].content (key)", "content", "metadata"),
-        ("messages[0].role", "assistant", "metadata"),
-        (f"{th}.type (key)", "type", "opaque"), (f"{th}.thinking (key)", "thinking", "opaque"),
-        (f"{th}.signature (key)", "signature", "opaque"), (f"{th}.signature (key)", "signature", "opaque"),
-        (f"{th}.type", "thinking", "opaque"), (f"{th}.thinking", "Acme Corp", "opaque"),
+        ("messages[0].role", "assistant", None),
+        (f"{th}.type (key)", "type", "metadata"), (f"{th}.thinking (key)", "thinking", "metadata"),
+        (f"{th}.signature (key)", "signature", "metadata"), (f"{th}.signature (key)", "signature", "metadata"),
+        (f"{th}.type", "thinking", None), (f"{th}.thinking", "Acme Corp", "opaque"),
         (f"{th}.signature", "a", "opaque"), (f"{th}.signature", "b", "opaque"),
     ]  # fmt: skip
 
@@ -307,4 +310,5 @@ def test_the_audit_reads_an_exempt_array_too() -> None:
     doc = fields.loads('{"messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "text", '
                        '"data": "x", "media_type": "text/plain"}, "citations": ["Acme Corp"]}]}]}')  # fmt: skip
     got = [(w, t, k) for w, t, k, _ in table_walk(doc, MESSAGES_REQUEST)]
-    assert ("messages[0].content[0].citations[0]", "Acme Corp", "metadata") in got
+    # an array where the API's word was expected: unknown content, masked (no kind exempts it)
+    assert ("messages[0].content[0].citations[0]", "Acme Corp", None) in got

@@ -175,9 +175,10 @@ def test_the_walk_ends_at_the_first_answer_and_returns_it() -> None:
         met.append(f.value)
         return ("found", f.value) if f.value == "two" else None
 
-    assert fieldwalk.py_first_unread(doc, VALUES, {"one": NOTHING}, visit) == ("found", "two")
+    table = Obj({}, default=VALUES)  # (the values: VALUES itself reads an object's keys too)
+    assert fieldwalk.py_first_unread(doc, table, {"one": NOTHING}, visit) == ("found", "two")
     assert met == ["two"]
-    assert fieldwalk.py_first_unread(doc, VALUES, {}, lambda f: None) is None
+    assert fieldwalk.py_first_unread(doc, table, {}, lambda f: None) is None
 
 
 @pytest.mark.parametrize("table", [fields.GENERIC, USER, VALUES, Arr(VALUES), Arr(fields.ID), Arr(Arr(USER))])

@@ -253,6 +253,33 @@ def test_a_schemas_id_schema_and_format_values_are_masked_its_types_are_not(prox
     assert gen["tools"][0]["functionDeclarations"][0]["parameters_json_schema"] == want  # (the SDK spells it so)
 
 
+def test_an_exempt_field_holds_only_the_value_it_was_made_for(proxy: Proxy) -> None:
+    """Stop 65's probes (E1, E3, G5): function-call arguments sent as JSON, an id or the
+    model name sent as an object, a role or an enum word holding an original: each goes
+    out masked (keys and values), never as it came."""
+    note = {"note": "Acme Corp", "Acme Corp": 1}
+    bodies = [
+        ("/v1/chat/completions", {"model": "m", "messages": [{"role": "assistant", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": note}}]}]}),
+        ("/v1/responses", {"model": "m", "input": [{"type": "mcp_call", "id": "m", "server_label": "s", "name": "f",
+                                                    "arguments": note}], "previous_response_id": note}),
+        ("/v1/messages", {"model": note, "max_tokens": 1, "messages": [{"role": "Acme Corp", "content": "x"}],
+                          "tool_choice": {"type": "Acme Corp"}}),
+        ("/v1/chat/completions", {"model": "m", "messages": [{"role": note, "content": "x"}],
+                                  "response_format": {"type": "Acme Corp"}}),
+    ]  # fmt: skip
+    n = len(proxy.upstream.requests)
+    for path, body in bodies:
+        raw_post(proxy, path, json.dumps(body).encode(), "application/json")  # (the fake's answer: not ours)
+    sent = proxy.since(n)
+    assert len(sent) == len(bodies)  # each forwarded, masked
+    for rec in sent:
+        assert not found_originals(rec), (rec.path, rec.body)
+    chat = json.loads(sent[0].body)
+    assert chat["messages"][0]["tool_calls"][0]["function"]["arguments"] == {"note": "Zenith Labs", "Zenith Labs": 1}
+    assert json.loads(sent[2].body)["model"] == {"note": "Zenith Labs", "Zenith Labs": 1}
+
+
 def test_chat_reasoning_sent_back_is_masked_its_signature_is_not(proxy: Proxy) -> None:
     """A compatible provider's reasoning on a message (any role) is text no signature
     covers: masked; an OpenRouter entry's signature goes out as it came."""

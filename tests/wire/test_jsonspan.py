@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from disguiselib.errors import MaskError
 from disguiselib.wire import jsonspan
-from disguiselib.wire.jsonspan import SKIP, USER, VALUES, Arr, Obj, Typed
+from disguiselib.wire.jsonspan import SKIP, USER, VALUES, Arr, Obj, Skip, Typed
 
 
 def upper(v: str, _prose: bool) -> str:
@@ -65,14 +65,15 @@ def test_decoys() -> None:
         '{"meta": {"content": "meta {stays}"}, "messages": [{"role": "user", '
         '"content": "say \\"content\\": {x} ]"}], "system": "sys"}'
     )
-    rule = Obj({"meta": SKIP, "messages": Arr(Obj({"role": SKIP, "content": VALUES})), "system": VALUES})
+    whole = Skip("metadata", whole=True)  # (an exemption of one value is for no container: SKIP's)
+    rule = Obj({"meta": whole, "messages": Arr(Obj({"role": SKIP, "content": VALUES})), "system": VALUES})
     out = json.loads(run(s, rule))
     assert out == {"meta": {"content": "meta {stays}"},
                    "messages": [{"role": "user", "content": 'SAY "CONTENT": {X} ]'}], "system": "SYS"}
 
 
 def test_typed_dispatch_does_not_depend_on_key_order() -> None:
-    rule = Arr(Typed({"thinking": SKIP}, default=VALUES))
+    rule = Arr(Typed({"thinking": Skip("opaque", whole=True)}, default=Obj({}, default=VALUES)))
     s = '[{"signature": "sig", "thinking": "t", "type": "thinking"}, {"text": "t", "type": "text"}]'
     assert json.loads(run(s, rule)) == [
         {"signature": "sig", "thinking": "t", "type": "thinking"},

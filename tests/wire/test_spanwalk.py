@@ -21,6 +21,9 @@ from disguiselib.errors import MaskError
 from disguiselib.wire import jsonspan, spanwalk
 from disguiselib.wire.jsonspan import SKIP, USER, VALUES, Arr, Either, Obj, Typed
 
+# An object's string values alone (VALUES itself reads an object's keys too: Rule.tree)
+TEXTS = Obj({}, default=VALUES)
+
 needs_c = pytest.mark.skipif(spanwalk.c_walk is None, reason=f"no compiled span walk ({engine.describe()})")
 
 _chars = st.characters(blacklist_categories=("Cs",)) | st.sampled_from('"\\/\n\té€😀\x00{}[]:,')
@@ -131,12 +134,12 @@ def test_a_string_value_is_handed_over_as_the_documents_own_string() -> None:
     doc = {"a": big, "b": "x"}
     s = json.dumps(doc)
     seen: list = []
-    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    spanwalk.c_walk(s, doc, TEXTS, lambda v, r: seen.append(v) or v)
     assert seen[0] is big and seen == [big, "x"]
     seen.clear()
     for other in ("other", big.replace("A", "B"), big.replace("A", "\u0100")):
         seen.clear()
-        spanwalk.c_walk(s, {"a": other, "b": "x"}, VALUES, lambda v, r: seen.append(v) or v)
+        spanwalk.c_walk(s, {"a": other, "b": "x"}, TEXTS, lambda v, r: seen.append(v) or v)
         assert seen == [big, "x"]
 
 
@@ -157,12 +160,12 @@ def test_a_string_with_escapes_is_handed_over_as_the_documents_own_when_it_is_it
     s = json.dumps({"k": text}, ensure_ascii=ascii)
     doc = json.loads(s)
     seen: list = []
-    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    spanwalk.c_walk(s, doc, TEXTS, lambda v, r: seen.append(v) or v)
     read = doc["k"]  # the token's text as json reads it (two lone surrogates written apart: one code point)
     assert seen == [read] and (seen[0] is read or "\\" not in s)
     for wrong in {read[:at] + other + read[at + 1 :], read + other, read[:-1]} - {read}:
         seen.clear()
-        spanwalk.c_walk(s, {"k": wrong}, VALUES, lambda v, r: seen.append(v) or v)
+        spanwalk.c_walk(s, {"k": wrong}, TEXTS, lambda v, r: seen.append(v) or v)
         assert seen == [read]  # (the token's text, not the document's, which differs from it)
 
 
@@ -180,13 +183,13 @@ def test_a_long_run_between_escapes_is_compared_with_the_documents_string_at_eve
     doc = json.loads(s)
     read = doc["k"]
     seen: list = []
-    spanwalk.c_walk(s, doc, VALUES, lambda v, r: seen.append(v) or v)
+    spanwalk.c_walk(s, doc, TEXTS, lambda v, r: seen.append(v) or v)
     assert seen[1] is read
     for at in range(len(read)):
         for other in {"q", "\u0101", "\U0001f601"} - {read[at]}:
             for wrong in (read[:at] + other + read[at + 1 :], read[:at] + read[at + 1 :], read[:at] + other + read[at:]):
                 seen.clear()
-                spanwalk.c_walk(s, {"w": doc["w"], "k": wrong}, VALUES, lambda v, r: seen.append(v) or v)
+                spanwalk.c_walk(s, {"w": doc["w"], "k": wrong}, TEXTS, lambda v, r: seen.append(v) or v)
                 assert seen[1] == read and seen[1] is not wrong, (at, other)
 
 

@@ -31,7 +31,13 @@ The kinds (`Rule.kind`):
                 content, thinking and thought parts)
     media       base64 media whose MIME type is binary: passes untouched
     credential  the client's credential in its own place
-    metadata    the API's own words: field names, enums, numbers, the model name
+    model       the model name: passes untouched
+    metadata    the API's own words and numbers (enums, a role, a `type`): numbers pass,
+                a word is masked (it changes only where it holds an original)
+
+Each exemption (base/exempt.py) holds only for the shape of value it was made for (a
+string id, a number, a boolean, base64 text): an object or array in its place is unknown
+(jsonspan.Rule.tree), so every consumer reads the same decision from the one rule.
 """
 
 from __future__ import annotations
@@ -45,35 +51,22 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..wire import jsonspan, percent
-from ..wire.jsonspan import KEY, USER, VALUES, Arr, Deep, Obj, Rule, Skip, looks_like_json, transform_loose
+from ..wire.jsonspan import KEY, UNKNOWN, USER, VALUES, Arr, Obj, Rule, looks_like_json, transform_loose
 from .document import Dup, Num, loads
+from .exempt import KEY_META, MEDIA, META, NUMBER
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
 
-KINDS: dict[str, str] = {
-    "text": "model-visible text: masked",
-    "json-text": "JSON text in a string: masked as JSON",
-    "user-json": "JSON the user wrote: keys and values masked",
-    "unknown": "unknown to the table: keys and values masked",
-    "media-text": "text media (base64 or a data: URL): decoded, masked, encoded again",
-    "identifier": "an identifier: passes untouched",
-    "opaque": "provider data that must pass byte-identical (signed or encrypted)",
-    "media": "binary media: passes untouched",
-    "credential": "the client's credential in its own place",
-    "metadata": "the API's own words and numbers: untouched",
-    "setting": "a setting of the request: numbers pass, words and keys masked (changed only where one is an original)",
-}
+# isort: split
+# the exemptions the tables declare fields with (base/exempt.py), read from here with the rest
+from .exempt import COUNTERS, ID, KINDS, MODEL, OPAQUE, SETTING, SIGNED, WORD, Vocabulary  # noqa: F401
 
-ID = Skip("identifier")
-OPAQUE = Skip("opaque")
-MEDIA = Skip("media")
-META = Skip("metadata")
 TEXT = VALUES
 CLIENT_ID = VALUES
 """An identifier the client chose (a batch request's key for its result, a document's
 name, an end-user id): not the API's, so an original in it would leave as written. Masked like any value (a literal
 becomes its disguise, the same on every request, and is restored where the API echoes
 it: a batch's results); one that holds no original goes out unchanged."""
-GENERIC: Rule = Deep(True, "GENERIC", "unknown")
+GENERIC: Rule = UNKNOWN
 """Unknown shapes fail closed: every key and every string value inside is masked (in a
 response: restored), whatever it is called — `data`, `id` and `signature` included."""
 
@@ -121,19 +114,6 @@ class Shape(Rule):
         return self._other.resolve(value)
 
 
-class Vocabulary(Rule):
-    """A string that is either one of the API's own words ("auto", "none", ...), left
-    as it is, or anything else, masked (a tool name where the API expects an object)."""
-
-    string = True
-    kind = "text"
-
-    def __init__(self, words: tuple[str, ...], other: Rule = VALUES) -> None:
-        self._words = frozenset(words)
-        self._other = other
-
-    def resolve(self, value: object) -> Rule:
-        return META if value in self._words else self._other.resolve(value)
 
 
 # -- media ---------------------------------------------------------------------------------
@@ -279,20 +259,8 @@ SCHEMA.fields.update(
 # -- reading a parsed document through a table -------------------------------------------
 
 
-NUMBER = Skip("number")  # the rule walk() reports a number with (see Num)
 
 
-class _Setting(Deep):
-    def resolve(self, value: object) -> Rule:
-        return META if type(value) is Num else self
-
-
-SETTING: Rule = _Setting(True, "SETTING", "setting")
-"""A setting of the request (`temperature`, `thinking`, `stream_options`, `reasoning`):
-its numbers and booleans pass (a seed, a budget: neither masked nor checked), every word
-and key in it is masked like a value, which changes only one that holds an original.
-Skipped, it was a channel for one (`"note": "Acme Corp"` inside `thinking` went out)."""
-KEY_META = Skip("metadata")  # a key that is one of the API's own field names
 
 
 class Field(NamedTuple):

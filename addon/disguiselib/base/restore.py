@@ -18,10 +18,11 @@ _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 def restore_fn(r: Restorer) -> Callable[[str, jsonspan.Rule], str]:
     def fn(v: str, rule: jsonspan.Rule) -> str:
-        if rule.media is not None:
+        if rule.media is not None or rule.kind == "metadata":
             # Media in an answer (an echoed input file, generated data) passes as it came:
             # restoring inside base64 could only corrupt it, and the stream classes pass
-            # events unparsed where no disguise shows in the raw bytes.
+            # events unparsed where no disguise shows in the raw bytes. So does the API's
+            # own word (fields.META: masked in a request, where a client could write one).
             return v
         if rule.prose:
             return r.text(v)

@@ -189,8 +189,8 @@ def table_walk(
     (field_place: never an original)."""
     for f in fields.walk(doc, table, exempt=True):
         key = " (key)" if f.is_key else ""
-        if answer and f.rule.media is not None:
-            yield field_place(f.path, key, rules), f.value, "media", None
+        if answer and (f.rule.media is not None or f.rule.kind == "metadata"):  # (restore.restore_fn)
+            yield field_place(f.path, key, rules), f.value, "media" if f.rule.media is not None else "metadata", None
         elif not fields.selected(f):
             yield field_place(f.path, key, rules), f.value, fields.kind_of(f), None
         elif f.rule is fields.NUMBER:

@@ -35,6 +35,7 @@ cdef object _apply = jsonspan.apply
 cdef object _KEY = jsonspan.KEY
 cdef object Tokens = jsonspan.Tokens
 cdef object _base_resolve = jsonspan.Rule.resolve
+cdef object _word_resolve = jsonspan.Word.resolve
 cdef object _deep_child = jsonspan.Deep.child
 cdef object _arr_child = jsonspan.Arr.child
 
@@ -49,9 +50,15 @@ cdef inline int _push(carray.array a, Py_ssize_t x) except -1:
 
 cdef inline object resolved(object rule, object value):
     """rule.resolve(value), without the call where the rule's class keeps Rule's own
-    (which is the rule itself): most rules, once for every string."""
-    if getattr(type(rule), "resolve") is _base_resolve:
+    (the rule itself, but for a container where it has a `tree`) or Word's (for a str,
+    its word): most rules, once for every string."""
+    r = getattr(type(rule), "resolve")
+    if r is _base_resolve:
+        if isinstance(value, (dict, list)) and rule.tree is not None:
+            return rule.resolve(value)
         return rule
+    if r is _word_resolve and type(value) is str:
+        return rule.word
     return rule.resolve(value)
 
 
@@ -657,6 +664,7 @@ cdef class _Walk:
     # the rule value_at met last, and what it asks of it (an array's elements share one)
     cdef object r_last
     cdef bint r_self
+    cdef bint r_tree  # the rule has a `tree` (a container in its place is read with it)
     cdef int r_string  # -1: not read yet
 
     cdef inline object resolved_here(self, object rule, object value):
@@ -664,9 +672,14 @@ cdef class _Walk:
         if rule is not self.r_last:
             self.r_last = rule
             self.r_self = getattr(type(rule), "resolve") is _base_resolve
+            self.r_tree = self.r_self and rule.tree is not None
             self.r_string = -1  # (asked when needed: string_of)
         if self.r_self:
+            if self.r_tree and isinstance(value, (dict, list)):
+                return rule.resolve(value)
             return rule
+        if type(value) is str and getattr(type(rule), "resolve") is _word_resolve:
+            return rule.word
         return rule.resolve(value)
 
     cdef inline bint string_of(self, object rule) except -1:

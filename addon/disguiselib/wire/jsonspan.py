@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 
 from ..errors import MaskError
 from . import tokenmap
+from .loose import transform_loose  # noqa: F401 (JSON text that does not parse, read as JSON is)
 from .text import Columns, json_literal, splice, splice_encoded
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -125,9 +126,18 @@ class Rule:
     kind = "metadata"  # what a value here is (base/fields.py KINDS); a skipped one says why
     media: object = None  # the codec a string is stored in (fields.Media), fn's business
     cited = False  # the string is a request's document an answer may cite by offsets (base/offsets.py)
+    # What an object or array is read with where this rule was made for one value (a
+    # string, a number): None for the rules that read containers (Obj, Arr, ...). An
+    # exemption holds only for the shape it was made for; a container in its place is
+    # content nobody described (UNKNOWN: keys and values), never passed whole.
+    tree: Rule | None = None
 
     def resolve(self, value: object) -> Rule:
-        """The rule for this exact value (dispatch on type or shape)."""
+        """The rule for this exact value (dispatch on type or shape): the rule itself,
+        or `tree`'s for an object or array where the rule expects one value."""
+        t = self.tree
+        if t is not None and isinstance(value, (dict, list)):
+            return t.resolve(value)
         return self
 
     def child(self, key: str | int) -> Rule:
@@ -135,26 +145,48 @@ class Rule:
 
 
 class Skip(Rule):
-    """Nothing inside is touched. kind names why (an identifier, opaque provider data,
-    binary media, the API's own metadata): the field model's consumers read it."""
+    """Nothing in the value is touched. kind names why (an identifier, opaque provider
+    data, binary media, the API's own metadata): the field model's consumers read it.
+    The exemption is for one value (a string, a number, a boolean): an object or array
+    in its place is UNKNOWN (see Rule.tree), unless whole (a block the provider signed,
+    declared as such: nothing in it may change)."""
 
     skip = True
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, whole: bool = False) -> None:
         self.kind = kind
+        self.tree = None if whole else UNKNOWN
 
     def __repr__(self) -> str:
-        return f"Skip({self.kind})"
+        return f"Skip({self.kind}{', whole' if self.tree is None else ''})"
+
+
+class Word(Skip):
+    """The API's own word (a role, a type, an enum): a number or a boolean passes as it
+    is, a string is read with `word` (masked like a setting's word: it changes only where
+    it holds an original, and the leak guard checks it), a container is UNKNOWN."""
+
+    def __init__(self, kind: str, word: Rule) -> None:
+        super().__init__(kind)
+        self.word = word
+
+    def resolve(self, value: object) -> Rule:
+        if type(value) is str:
+            return self.word
+        return Rule.resolve(self, value)
 
 
 class Deep(Rule):
-    """Every string value inside, and every key too when keys (a subtree of one kind)."""
+    """Every string value inside, and every key too when keys (a subtree of one kind).
+    Without keys (text values), an object or array is read with its keys too (`tree`):
+    keys a client wrote where the API expects text are its words as much as the values."""
 
     def __init__(self, keys: bool, name: str, kind: str = "text") -> None:
         self.string = True
         self.keys = keys
         self.kind = kind
         self._name = name
+        self.tree = None if keys else Deep(True, name + "+KEYS", kind)
 
     def child(self, key: str | int) -> Rule:
         return self
@@ -163,6 +195,9 @@ class Deep(Rule):
         return self._name
 
 
+UNKNOWN: Rule = Deep(True, "GENERIC", "unknown")
+"""Content no table describes: every key and string value inside is masked (in a
+response: restored), whatever it is called (fields.GENERIC)."""
 SKIP: Rule = Skip("metadata")
 VALUES: Rule = Deep(False, "VALUES")
 USER: Rule = Deep(True, "USER", "user-json")
@@ -172,6 +207,7 @@ class _Prose(Rule):
     string = True
     prose = True
     kind = "text"
+    tree = UNKNOWN
 
     def __repr__(self) -> str:
         return "PROSE"
@@ -184,6 +220,7 @@ class _JsonText(Rule):
     string = True
     json_text = True
     kind = "json-text"
+    tree = USER  # JSON sent as JSON rather than as its text: keys and values all the same
 
     def __repr__(self) -> str:
         return "JSON_TEXT"
@@ -225,6 +262,10 @@ class Arr(Rule):
         self.item = item
         self.string = True  # a string where an array was expected: mask (fail closed)
         self.kind = "text"
+
+    def resolve(self, value: object) -> Rule:
+        # an object where an array was expected: its keys are nobody's words (UNKNOWN)
+        return UNKNOWN if isinstance(value, dict) else self
 
     def child(self, key: str | int) -> Rule:
         return self.item
@@ -502,46 +543,3 @@ def looks_like_json(s: str) -> bool:
     """Does s begin like a JSON object or array (after whitespace)? Cheap: no parse, no
     copy of s."""
     return _JSONISH.match(s) is not None
-
-
-_QUOTE = re.compile(r'"')
-_PARTIAL_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?\Z")
-
-
-def transform_loose(s: str, fn: Callable[[str], str]) -> str:
-    """JSON text that does not parse (truncated tool arguments, say), transformed the
-    way JSON text is: every string literal decoded, passed through fn and re-encoded in
-    its own style, and the text between literals passed through fn as it is. An
-    unterminated last literal is decoded up to its end (an escape cut in half stays as
-    it came). So an original spelled with escapes (`C:\\\\Users`, `M\\u00fcller`) is seen
-    decoded, as it is in JSON that parses."""
-    out: list[str] = []
-    pos = 0
-    n = len(s)
-    while pos < n:
-        m = _QUOTE.search(s, pos)
-        if m is None:
-            out.append(fn(s[pos:]))
-            break
-        q = m.start()
-        if q > pos:
-            out.append(fn(s[pos:q]))
-        try:
-            v, end = _scanstring(s, q + 1)
-        except ValueError:  # unterminated, or a bad escape: decode what can be decoded
-            body = s[q + 1 :]
-            cut = _PARTIAL_ESCAPE.search(body)
-            keep = body[cut.start() :] if cut else ""
-            body = body[: cut.start()] if cut else body
-            try:
-                v, _ = _scanstring(body + '"', 0)
-            except ValueError:
-                out.append(fn(s[q:]))  # not even that: masked as plain text
-                break
-            new = fn(v)
-            out.append(s[q:] if new == v else encode_like(new, body)[:-1] + keep)
-            break
-        new = fn(v)
-        out.append(s[q:end] if new == v else encode_like(new, s[q:end]))
-        pos = end
-    return "".join(out)

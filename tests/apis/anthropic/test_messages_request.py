@@ -194,3 +194,30 @@ def test_duplicate_keys_of_different_shapes_are_refused() -> None:
     # same shape twice: both occurrences are masked
     out, _ = mask(b'{"messages": [{"role": "user", "content": "Acme Corp", "content": "Acme Corp"}]}')
     assert b"Acme Corp" not in out
+
+
+# -- thinking only where the model wrote it (stop 65, probe E) ----------------------------------
+
+
+def test_thinking_passes_byte_identical_in_an_assistant_turn_only() -> None:
+    turn = {"role": "assistant", "content": [THINKING, REDACTED, {"type": "text", "text": "x"}]}
+    raw = json.dumps({"model": "m", "max_tokens": 1, "messages": [turn]}).encode()
+    out, _ = mask(raw)
+    assert json.loads(out)["messages"][0]["content"][:2] == [THINKING, REDACTED]
+
+
+@pytest.mark.parametrize("where", ["user", "tool_result"])
+def test_thinking_in_a_user_turn_or_a_tool_result_is_unknown_content(where: str) -> None:
+    # no signature can be valid there: nobody wrote it but the client, so it is masked
+    blocks = [THINKING, REDACTED]
+    content = blocks if where == "user" else [{"type": "tool_result", "tool_use_id": "t", "content": blocks}]
+    out, _ = mask({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": content}]})
+    assert b"Acme Corp" not in out and EMAIL.encode() not in out
+
+
+def test_a_member_a_thinking_block_does_not_define_is_masked() -> None:
+    block = {**THINKING, "note": "Acme Corp", "Acme Corp": {"x": EMAIL}}
+    out, _ = mask({"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": [block]}]})
+    got = json.loads(out)["messages"][0]["content"][0]
+    assert {k: got[k] for k in THINKING} == THINKING  # the signed members: byte-identical
+    assert got["note"] == "Zenith Labs" and got["Zenith Labs"] == {"x": "[EMAIL_1]"}

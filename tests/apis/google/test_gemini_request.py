@@ -270,7 +270,7 @@ def test_every_sdk_field_is_classified() -> None:
 def test_tts_speaker_names_are_masked_as_the_prompt_is_and_voices_are_not() -> None:
     # A multi-speaker TTS request names its speakers twice: in the prompt's "Acme Corp:"
     # lines and in speakerVoiceConfigs[].speaker. Both get the same disguise, so the
-    # model still meets each speaker's voice; the voices are the API's names.
+    # model still meets each speaker's voice; the voices are the API's words.
     wav = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAwF0AAIC7AAACABAAZGF0YQAAAAA="
     voice = {"prebuiltVoiceConfig": {"voiceName": "Kore"}, "voice": "Puck"}
     doc = {
@@ -289,7 +289,8 @@ def test_tts_speaker_names_are_masked_as_the_prompt_is_and_voices_are_not() -> N
     assert out["contents"][0]["parts"][0]["text"] == "Zenith Labs: hi Jane.\nJane: hi."
     speakers = speech["multiSpeakerVoiceConfig"]["speakerVoiceConfigs"]
     assert speakers[0] == {"speaker": "Zenith Labs", "voiceConfig": voice}
-    assert speakers[1]["voiceConfig"]["prebuiltVoiceConfig"]["voiceName"] == "Acme Corp"  # a voice: the API's
+    # a voice: the API's word, masked only where it holds an original (fields.META)
+    assert speakers[1]["voiceConfig"]["prebuiltVoiceConfig"]["voiceName"] == "Zenith Labs"
     replicated = speech["voiceConfig"]["replicatedVoiceConfig"]
     assert replicated["voiceConsentSignature"]["signature"] == SIG  # the server's, byte-identical
     assert replicated["voiceSampleAudio"] == replicated["consentAudio"] == wav
@@ -323,3 +324,16 @@ def test_a_chunk_of_a_resumable_upload_is_refused_the_whole_file_is_not(headers:
         assert "disguise_allow_unknown" in why
     else:
         assert why is None
+
+
+def test_a_thought_passes_whole_in_the_models_turn_only() -> None:
+    """A thought part (`"thought": true`) is the model's, signed: whole in a model turn; in a
+    user turn or a system instruction nobody but the client wrote it (stop 65, probe E)."""
+    thought = {"text": "Acme Corp thinks", "thought": True, "thoughtSignature": SIG}
+    got, _, _ = mask({"contents": [{"role": "model", "parts": [thought]}]})
+    assert got["contents"][0]["parts"][0] == thought
+    got, _, out = mask({"contents": [{"role": "user", "parts": [thought]}],
+                        "systemInstruction": {"parts": [thought]}})  # fmt: skip
+    assert got["contents"][0]["parts"][0]["text"] == "Zenith Labs thinks"
+    assert got["systemInstruction"]["parts"][0]["text"] == "Zenith Labs thinks"
+    assert got["contents"][0]["parts"][0]["thoughtSignature"] == SIG  # a string signature: as it came

@@ -56,6 +56,8 @@ def exempt_kind(segs: list, doc: dict, response: bool, value: str) -> str | None
     """The contract: the kind that exempts this string from masking (restoring), or None
     where it must be masked (restored)."""
     top, rest = segs[0], segs[1:]
+    if top == "model" and not rest:
+        return "model"
     if top in API_WORDS:
         return "metadata"
     if top in SETTINGS:  # (a setting's numbers pass as they are)
@@ -107,6 +109,12 @@ def check_walk(doc: dict, root, response: bool) -> dict[str, int]:
         want = exempt_kind(segs, doc, response, f.value)
         if want is None:
             assert fields.selected(f), f"{where} ({kind}) is not masked"
+        elif want == "metadata" and type(f.value) is str:
+            # the API's word: masked like a value (changed only where it holds an
+            # original; in an answer it passes as it came: restore.restore_fn), or one of
+            # a vocabulary's known words (fields.Vocabulary: `"tool_choice": "auto"`)
+            known = f.rule is fields.META
+            assert (fields.selected(f) or known) and kind == want, f"{where}: {kind}, the contract says a masked word"
         else:
             assert not fields.selected(f) and kind == want, f"{where}: {kind}, the contract says {want}"
     return seen
@@ -191,7 +199,10 @@ def test_an_original_in_every_string_of_a_recorded_request_is_masked_where_the_t
         injected = _inject(doc, "Acme Corp ")
         masked, _, _ = mask(injected)
         for path, sent, got in _pairs(injected, masked):
-            if exempt_kind(list(path), doc, False, sent) is None:
+            kind = exempt_kind(list(path), doc, False, sent)
+            if kind == "metadata":  # the API's word: masked (where _inject wrote into it)
+                assert "Acme Corp" not in got, (f.name, path)
+            elif kind is None:
                 assert "Acme Corp" not in got and got.startswith("Zenith Labs "), (f.name, path)
             else:
                 assert got == sent, (f.name, path)
@@ -356,7 +367,8 @@ def test_tools_built_in_namespaced_and_carried_by_items() -> None:
     mcp, search, ns = out["tools"]
     assert mcp["server_label"] == "Zenith Labs" and mcp["server_url"] == "https://mcp.example/Zenith Labs"
     assert mcp["headers"] == {"X-Acme Corp": "Bearer Zenith Labs"}  # header names the client's, values masked
-    assert mcp["allowed_tools"] == ["crm_lookup"] and mcp["name"] == "Acme Corp"  # a built-in tool's name: the API's
+    # a built-in tool's name: the API's word, masked only where it holds an original
+    assert mcp["allowed_tools"] == ["crm_lookup"] and mcp["name"] == "Zenith Labs"
     # its settings fail closed, but a file's id inside them is an id
     assert search["filters"]["value"] == "Zenith Labs" and search["ranking_options"]["file_id"] == "file_Acme Corp"
     assert search["file_id"] == "file_Acme Corp"  # on the tool itself too

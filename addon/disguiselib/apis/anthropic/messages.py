@@ -13,7 +13,8 @@ import re
 
 from ...base import readpass
 from ...base.channels import channel_index
-from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Within, obj
+from ...base.exempt import COUNTERS, MODEL, SIGNED
+from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Shape, Within, obj
 from ...base.holdback import Window
 from ...base.offsets import CITED_TEXT, DOCUMENT, Quoted, register_quoted
 from ...base.restore import restore_json
@@ -43,6 +44,9 @@ _SOURCE = Typed(
     },
     default=GENERIC,
 )
+# A container: its id, or {id, skills: [{skill_id, type, version}]} (+ expires_at, answers)
+_CONTAINER = Shape(obj({"id": ID, "expires_at": META, "skills": Arr(obj({"skill_id": ID, "version": ID}))}),
+                   GENERIC, ID)  # fmt: skip
 _CONTENT_ARR = Arr(GENERIC)  # filled below (recursive through tool_result)
 CONTENT = Either(VALUES, _CONTENT_ARR)
 _TOOL_USE = obj({"id": ID, "name": VALUES, "input": USER})
@@ -72,15 +76,16 @@ _BLOCK = Typed(
         "tool_result": obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
         "mcp_tool_result": obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
         "container_upload": obj({"file_id": ID}),
-        # Signed: must go out byte-identical or the signature is rejected.
-        "thinking": OPAQUE,
-        "redacted_thinking": OPAQUE,
         **dict.fromkeys(SERVER_RESULTS, _SERVER_RESULT),
     },
     default=GENERIC,
 )  # fmt: skip
 _SOURCE.table["content"] = _DOC_SOURCE.table["content"] = obj({"content": CONTENT})
 register_quoted(Quoted("char_location", "document_index", ("start_char_index", "end_char_index")))
+# Thinking, in an assistant turn only (text, signature: byte-identical; other members unknown);
+# elsewhere (a user turn, a tool result) no signature can be valid: unknown content.
+_ASSISTANT_BLOCK = Typed({**_BLOCK.table, "thinking": obj({"thinking": OPAQUE, "signature": OPAQUE}),
+                          "redacted_thinking": obj({"data": OPAQUE})}, default=GENERIC)  # fmt: skip
 
 
 class _Block(Rule):
@@ -90,13 +95,18 @@ class _Block(Rule):
     string = True
     kind = "unknown"
 
+    def __init__(self, table: Rule) -> None:
+        self.table = table
+
     def resolve(self, value: object) -> Rule:
         if isinstance(value, dict) and "type" not in value:
             return _TEXT.resolve(value)
-        return _BLOCK.resolve(value)
+        return self.table.resolve(value)
 
 
-_CONTENT_ARR.item = _Block()
+_CONTENT_ARR.item = _Block(_BLOCK)
+_ASSISTANT = Obj({"role": META, "content": Either(VALUES, Arr(_Block(_ASSISTANT_BLOCK)))}, default=GENERIC)
+_TURN = Typed({"assistant": _ASSISTANT}, default=Obj({"role": META, "content": CONTENT}, default=GENERIC), field="role")
 
 # input_examples: example inputs, user-defined JSON like tool_use input (keys and values)
 _CUSTOM_TOOL = obj({"name": VALUES, "description": VALUES, "input_schema": SCHEMA, "input_examples": Arr(USER)})
@@ -124,11 +134,11 @@ _SETTINGS = (
 
 MESSAGES_REQUEST = Obj(
     {
-        "model": META,
+        "model": MODEL,
         **dict.fromkeys(_SETTINGS, SETTING),
-        "container": ID,  # a container id, or {id, skills: [{skill_id, type, version}]}
+        "container": _CONTAINER,
         "system": _TEXTS,
-        "messages": Arr(Obj({"role": META, "content": CONTENT}, default=GENERIC)),
+        "messages": Arr(_TURN),
         "tools": Arr(_Tool()),
         "tool_choice": obj({"name": VALUES, "disable_parallel_tool_use": META}),
         # structured outputs: a JSON Schema (property names are keys)
@@ -151,17 +161,17 @@ _RESP_BLOCK = Typed(
         "mcp_tool_use": obj({"id": ID, "name": VALUES, "server_name": VALUES, "input": USER}),
         "mcp_tool_result": obj({"tool_use_id": ID, "content": CONTENT, "is_error": META}),
         "container_upload": obj({"file_id": ID}),
-        "thinking": OPAQUE,
-        "redacted_thinking": OPAQUE,
+        "thinking": SIGNED,
+        "redacted_thinking": SIGNED,
         **dict.fromkeys(SERVER_RESULTS, _SERVER_RESULT),
     },
     default=GENERIC,
 )
 _MESSAGE = Obj(
     {
-        **dict.fromkeys(("type", "role", "model", "stop_reason", "usage"), META),
+        **dict.fromkeys(("type", "role", "model", "stop_reason"), META), "usage": COUNTERS,
         "id": ID,
-        "container": ID,
+        "container": _CONTAINER,
         "content": Arr(_RESP_BLOCK),
         "stop_sequence": VALUES,
     },
@@ -176,7 +186,7 @@ BATCH_RESULT = Obj(
 _START = Obj({"type": META, "index": META, "content_block": _RESP_BLOCK}, default=GENERIC)
 _MESSAGE_START = Obj({"type": META, "message": _MESSAGE}, default=GENERIC)
 _MESSAGE_DELTA = Obj(
-    {"type": META, "usage": META, "delta": Obj({"stop_reason": META, "stop_sequence": VALUES,
+    {"type": META, "usage": COUNTERS, "delta": Obj({"stop_reason": META, "stop_sequence": VALUES,
                                                 "container": obj({"id": ID})}, default=GENERIC)},
     default=GENERIC,
 )  # fmt: skip
@@ -184,8 +194,8 @@ _DELTA_TYPES = Typed(
     {
         "text_delta": obj({"text": PROSE}),
         "input_json_delta": obj({"partial_json": PROSE}),
-        "thinking_delta": OPAQUE,
-        "signature_delta": OPAQUE,
+        "thinking_delta": SIGNED,
+        "signature_delta": SIGNED,
         "citations_delta": obj({"citation": _CITATION}),
     },
     default=GENERIC,

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import json
 
+from ...base.exempt import SIGNED
 from ...base.fields import GENERIC, SCHEMA, media_text
 from ...base.wirespec import MASKED, REFUSED, SCANNED, Endpoint, Provider
 from ...errors import MaskError
-from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Obj, Rule
+from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Obj, Rule, Skip
 from ..anthropic import messages as anthropic
 from . import shapes as bedrock_shapes
 from .shapes import Shapes
@@ -147,12 +148,12 @@ _CLASSIFIED: dict[str, Rule] = {
     "SystemTool.name": SKIP,
     # base64 media (a JSON blob): like Anthropic's base64 sources, never touched
     "ImageSource.bytes": SKIP, "VideoSource.bytes": SKIP, "AudioSource.bytes": SKIP,
-    "GuardrailConverseImageSource.bytes": SKIP, "ImageBlockDelta.source": SKIP,
+    "GuardrailConverseImageSource.bytes": SKIP, "ImageBlockDelta.source": Skip("media", whole=True),
     # a document's bytes: read by its format (_Document, below)
     "DocumentSource.bytes": GENERIC,
     # signed by the model (reasoningText.signature) or opaque (redactedContent): back
     # byte-identical, as Anthropic thinking blocks
-    "ContentBlock.reasoningContent": SKIP, "ContentBlockDelta.reasoningContent": SKIP,
+    "ContentBlock.reasoningContent": SIGNED, "ContentBlockDelta.reasoningContent": SIGNED,
     # free JSON: a tool's input and JSON result (the user's), a tool's input schema
     "ToolUseBlock.input": USER, "ToolResultContentBlock.json": USER, "ToolResultBlockDelta.json": USER,
     "ToolInputSchema.json": SCHEMA,

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 
-from ...base.fields import CLIENT_ID, DATA_URL, GENERIC, ID, META, OPAQUE, SCHEMA, Vocabulary
+from ...base.exempt import COUNTERS, SIGNED
+from ...base.fields import CLIENT_ID, DATA_URL, GENERIC, ID, META, SCHEMA, Vocabulary
 from ...base.offsets import Offsets
 from ...base.restore import dumps, restore_body
 from ...base.wirespec import Provider
@@ -190,7 +191,7 @@ TOOL_CALL: Rule = Obj(
     default=GENERIC,
 )
 # Thinking passes byte-identical (it goes back in the next request's history as it came).
-_CONTENT_OUT = Typed({"text": Obj({"type": META, "text": PROSE}, default=GENERIC), "thinking": OPAQUE}, default=GENERIC)
+_CONTENT_OUT = Typed({"text": Obj({"type": META, "text": PROSE}, default=GENERIC), "thinking": SIGNED}, default=GENERIC)
 _MESSAGE_OUT = Obj(
     {
         "role": META, "content": Either(PROSE, Arr(_CONTENT_OUT)), "tool_plan": PROSE,
@@ -203,7 +204,7 @@ LOGPROB: Rule = Obj({"token_ids": META, "text": VALUES, "logprobs": META}, defau
 # A whole answer; an error body (`{"id": ..., "message": "..."}`) has a string message.
 CHAT_RESPONSE: Rule = Obj(
     {
-        "id": ID, "finish_reason": META, "usage": META, "message": Either(VALUES, _MESSAGE_OUT),
+        "id": ID, "finish_reason": META, "usage": COUNTERS, "message": Either(VALUES, _MESSAGE_OUT),
         "logprobs": Arr(LOGPROB),
     },
     default=GENERIC,

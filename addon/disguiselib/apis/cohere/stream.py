@@ -17,6 +17,7 @@ import json
 import re
 
 from ...base.channels import Chan, ChannelStream, channel_index
+from ...base.exempt import COUNTERS
 from ...base.fields import GENERIC, ID, META, OPAQUE
 from ...base.holdback import MAX_CHANNELS, Window
 from ...base.offsets import Offsets, TrackedWindow
@@ -94,7 +95,7 @@ EVENTS: dict[str, Rule] = {
     _CITATION_END: META,
     "debug": _event({"prompt": VALUES}),
     # the last event: why it stopped, usage, and `error` when generation failed
-    _LAST: _event({"delta": Obj({"finish_reason": META, "usage": META, "error": VALUES}, default=GENERIC)}),
+    _LAST: _event({"delta": Obj({"finish_reason": META, "usage": COUNTERS, "error": VALUES}, default=GENERIC)}),
 }  # fmt: skip
 STREAM_EVENT: Rule = _Event()  # one event of a stream (restored by the stream; the audit reads it)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from ...base.exempt import MODEL
 from ...base.fields import ID, META
 from ...base.wirespec import SSE, Provider, WireSpec
 from ...wire.jsonspan import Rule
@@ -36,7 +37,7 @@ PATH = re.compile(r"/v1internal" + COLON + r"(?:generateContent|streamGenerateCo
 # the project is the user's Google Cloud project (the API's to resolve); the prompt's id
 # and the session's are gemini-cli's, random
 REQUEST = obj(
-    {"model": META, "project": ID, "user_prompt_id": ID, "request": obj({**_GENERATE_FIELDS, "session_id": ID})}
+    {"model": MODEL, "project": ID, "user_prompt_id": ID, "request": obj({**_GENERATE_FIELDS, "session_id": ID})}
 )
 EVENT = obj({"response": GENERATE_RESPONSE, "traceId": ID, "totalTokens": META})
 RESPONSE: Rule = _ObjectOrArray(EVENT)  # a whole answer (or a stream that arrived whole)

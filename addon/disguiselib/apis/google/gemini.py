@@ -33,13 +33,14 @@ import json
 import re
 from collections.abc import Iterable
 
+from ...base.exempt import COUNTERS, MODEL, SIGNED
 from ...base.fields import GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media
 from ...base.logprobs import holds_disguise, overlapping, register
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...base.wirespec import Provider
 from ...rules.rules import Restorer
-from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule
+from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -57,16 +58,19 @@ def obj(fields: dict[str, Rule], default: Rule = GENERIC) -> Obj:
 
 
 class _Part(Rule):
-    """A part: a thought (`"thought": true`) passes whole, like a thinking block."""
+    """A part: a thought (`"thought": true`) passes whole, like a thinking block, where
+    the model wrote it (thought: SIGNED); in a user turn, a system instruction or a tool's
+    response no signature can be valid (thought: None), and it is read as any part."""
 
     string = True
 
-    def __init__(self, part: Rule) -> None:
+    def __init__(self, part: Rule, thought: Rule | None = SIGNED) -> None:
         self.part = part
+        self.thought = thought
 
     def resolve(self, value: object) -> Rule:
-        if isinstance(value, dict) and (value.get("thought") is True):
-            return OPAQUE
+        if self.thought is not None and isinstance(value, dict) and (value.get("thought") is True):
+            return self.thought
         return self.part
 
 
@@ -98,12 +102,14 @@ _PART_FIELDS: dict[str, Rule] = {
     **dict.fromkeys(("partMetadata", "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata",
                      "spreadsheetMetadata", "audioMetadata"), GENERIC),
 }
-_REQ_PART = _Part(obj({}))  # fields below (functionResponse parts are parts too)
+_USER_PART = _Part(obj({}), None)  # fields below (functionResponse parts are parts too)
 _FUNCTION_RESPONSE = obj(
-    {"id": ID, "name": VALUES, "response": USER, "parts": Arr(_REQ_PART), "willContinue": META, "scheduling": META}
+    {"id": ID, "name": VALUES, "response": USER, "parts": Arr(_USER_PART), "willContinue": META, "scheduling": META}
 )
-_REQ_PART.part = obj({**_PART_FIELDS, "functionResponse": _FUNCTION_RESPONSE})
-CONTENT = obj({"role": META, "parts": Arr(_REQ_PART)})
+_USER_PART.part = obj({**_PART_FIELDS, "functionResponse": _FUNCTION_RESPONSE})
+_REQ_PART = _Part(_USER_PART.part)  # in the model's turn: its thoughts pass whole
+USER_CONTENT = obj({"role": META, "parts": Arr(_USER_PART)})
+CONTENT = Typed({"model": obj({"role": META, "parts": Arr(_REQ_PART)})}, default=USER_CONTENT, field="role")
 
 _FUNCTION_DECLARATION = obj(
     {
@@ -161,9 +167,9 @@ _GENERATION_CONFIG = obj(
 )  # fmt: skip
 
 _GENERATE_FIELDS: dict[str, Rule] = {
-    "model": META,
+    "model": MODEL,
     "contents": Arr(CONTENT),
-    "systemInstruction": Either(VALUES, CONTENT),
+    "systemInstruction": Either(VALUES, USER_CONTENT),
     "tools": Arr(_TOOL),
     "toolConfig": _TOOL_CONFIG,
     "generationConfig": _GENERATION_CONFIG,
@@ -203,7 +209,7 @@ _EMBED_CONFIG = obj(
      "audioTrackExtraction": META}
 )  # fmt: skip
 EMBED_CONTENT = obj(
-    {"model": META, "content": CONTENT, "taskType": META, "title": VALUES, "outputDimensionality": META,
+    {"model": MODEL, "content": CONTENT, "taskType": META, "title": VALUES, "outputDimensionality": META,
      "embedContentConfig": _EMBED_CONFIG}
 )  # fmt: skip
 EMBED_REQUEST = obj({**EMBED_CONTENT.fields, "requests": Arr(EMBED_CONTENT)})
@@ -236,7 +242,7 @@ _CANDIDATE_FIELDS: dict[str, Rule] = _both(
 _CANDIDATE = Obj({**_CANDIDATE_FIELDS, "content": obj({"role": META, "parts": Arr(_RESP_PART)})}, default=GENERIC)
 _RESPONSE_FIELDS: dict[str, Rule] = _both(
     {
-        "usageMetadata": META, "modelVersion": META, "responseId": ID, "createTime": META,
+        "usageMetadata": COUNTERS, "modelVersion": META, "responseId": ID, "createTime": META,
         "promptFeedback": obj({"blockReason": META, "safetyRatings": META, "blockReasonMessage": VALUES}),
         "modelStatus": GENERIC,
     }
@@ -281,7 +287,7 @@ RESPONSE: Rule = _ObjectOrArray(GENERATE_RESPONSE)  # also countTokens and error
 _BATCH_INPUT = obj({"requests": obj({"requests": Arr(obj({"request": GENERATE_REQUEST, "metadata": GENERIC}))}),
                     "fileName": ID})  # fmt: skip
 BATCH_REQUEST = obj(
-    {"batch": obj({"displayName": VALUES, "model": META, "inputConfig": _BATCH_INPUT, "priority": META})}
+    {"batch": obj({"displayName": VALUES, "model": MODEL, "inputConfig": _BATCH_INPUT, "priority": META})}
 )
 _BATCH_OUTPUT = obj(
     {"@type": META, "responsesFile": ID,
@@ -289,7 +295,7 @@ _BATCH_OUTPUT = obj(
                                                            "error": GENERIC}))})}
 )  # fmt: skip
 _BATCH = obj(
-    {"@type": META, "name": ID, "model": META, "displayName": VALUES, "state": META, "createTime": META,
+    {"@type": META, "name": ID, "model": MODEL, "displayName": VALUES, "state": META, "createTime": META,
      "endTime": META, "updateTime": META, "batchStats": META, "priority": META, "inputConfig": _BATCH_INPUT,
      "output": _BATCH_OUTPUT, **_BATCH_OUTPUT.fields}
 )  # fmt: skip

@@ -56,6 +56,7 @@ from .gemini import (
     _TOOL,
     _TOOL_CONFIG,
     CONTENT,
+    USER_CONTENT,
     _both,
     _Part,
     obj,
@@ -66,7 +67,7 @@ from .gemini import (
 # A Blob, as in generateContent: base64 data untouched when its MIME type is binary,
 # decoded, masked and encoded again when it is text.
 _BLOB = _INLINE_DATA
-_SYSTEM = Either(VALUES, CONTENT)
+_SYSTEM = Either(VALUES, USER_CONTENT)
 SETUP = obj(
     {
         "model": SKIP,

@@ -17,6 +17,7 @@ import re
 from ...base import readpass
 from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
+from ...base.exempt import COUNTERS, MODEL, SIGNED
 from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
@@ -32,7 +33,7 @@ from ...wire.sse import Event
 from ...wire.text import is_utf8
 from .chatheld import ToolNames, _insertion, _merge_tails
 
-_REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": OPAQUE}
+_REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_details": SIGNED}
 # A message's reasoning on the way out (compatible providers: DeepSeek's and vLLM's
 # `reasoning_content`, OpenRouter's `reasoning` and `reasoning_details`): text the client
 # sends, on a message of any role, that no signature covers, so masked. What came back in
@@ -95,7 +96,7 @@ _CHAT_SETTINGS = (
 # identifier that is an original (an e-mail as user id) never leaves; see docs/fields.md.
 CHAT_REQUEST = Obj(
     {
-        "model": META,
+        "model": MODEL,
         **dict.fromkeys(_CHAT_SETTINGS, SETTING),
         # a voice's name is a setting, a custom voice's id untouched
         "audio": Obj({"voice": Shape(Obj({"id": ID}, default=SETTING), SETTING, SETTING)}, default=SETTING),
@@ -114,9 +115,10 @@ CHAT_REQUEST = Obj(
 _TOOL_CALL_OUT = obj({"id": ID, "function": obj({"name": VALUES, "arguments": JSON_TEXT}),
                        "custom": obj({"name": VALUES, "input": VALUES})})
 # Compatible providers (Mistral) send content as parts; thinking parts pass untouched.
-_CHAT_OUT_PART = Typed({"text": obj({"text": PROSE}), "thinking": OPAQUE}, default=GENERIC)
+_CHAT_OUT_PART = Typed({"text": obj({"text": PROSE}), "thinking": SIGNED}, default=GENERIC)
 _AUDIO_OUT = obj({"id": ID, "data": MEDIA, "expires_at": META, "transcript": PROSE})
-_ENVELOPE = {**dict.fromkeys(("object", "created", "model", "system_fingerprint", "service_tier", "usage"), META),
+_ENVELOPE = {**dict.fromkeys(("object", "created", "model", "system_fingerprint", "service_tier"), META),
+             "usage": COUNTERS,
              "id": ID}  # fmt: skip
 CHAT_RESPONSE = Obj(
     {
@@ -167,7 +169,7 @@ class _ChatChoice(Rule):
 
     def resolve(self, value: object) -> Rule:
         k = channel_index(value.get("index", 0)) if isinstance(value, dict) else 0
-        parts = Typed({"text": obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": OPAQUE},
+        parts = Typed({"text": obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": SIGNED},
                       default=GENERIC)  # fmt: skip
         delta = Obj({
             "role": META,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 
 from ...base.channels import channel_index
-from ...base.fields import GENERIC, ID, MEDIA, META
+from ...base.exempt import COUNTERS
+from ...base.fields import GENERIC, ID, META
 from ...base.holdback import Window
 from ...base.logprobs import completion_chunk
 from ...base.restore import dumps, restore_fn
@@ -22,7 +23,7 @@ from ...base.stream import SSEStream, StreamState
 from ...base.wirespec import SSE, WireSpec
 from ...rules.rules import Restorer
 from ...wire import jsonspan
-from ...wire.jsonspan import PROSE, VALUES, Arr, Obj, Rule
+from ...wire.jsonspan import PROSE, VALUES, Arr, Obj, Rule, Skip
 from ...wire.sse import Event
 
 _SKIPPED = (
@@ -41,13 +42,14 @@ EMBEDDINGS_REQUEST = Obj({**dict.fromkeys(_SKIPPED, META), "input": VALUES, "use
 
 _CHOICE = Obj({"index": META, "finish_reason": META, "logprobs": META, "text": PROSE}, default=GENERIC)
 COMPLETIONS_RESPONSE = Obj(
-    {**dict.fromkeys(("object", "created", "model", "system_fingerprint", "usage"), META), "id": ID,
+    {**dict.fromkeys(("object", "created", "model", "system_fingerprint"), META), "usage": COUNTERS, "id": ID,
      "choices": Arr(_CHOICE)},
     default=GENERIC,
 )  # fmt: skip
 # Vectors (or base64 strings of them) and usage: restoring a disguise inside base64
 # would corrupt the vector, and nothing the model wrote is in there.
-EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=MEDIA)
+# vectors (arrays of numbers, or base64 of floats) and their counters: as they came
+EMBEDDINGS_RESPONSE: Rule = Obj({"error": VALUES}, default=Skip("media", whole=True))
 
 
 OBJECT = "text_completion"  # a completion's and a chunk's `object`

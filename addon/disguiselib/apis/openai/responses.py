@@ -12,7 +12,8 @@ import re
 from ...base import readpass
 from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
-from ...base.fields import GENERIC, OPAQUE
+from ...base.exempt import SIGNED
+from ...base.fields import GENERIC
 from ...base.logprobs import clean_alternatives
 from ...base.restore import decode_field, reencode_field, restore_doc
 from ...base.stream import StreamState
@@ -271,7 +272,7 @@ class ResponsesStream(ChannelStream):
             for key in ends:
                 out.extend(self._flush(key, seq))
             erule = event_rule(t, obj)
-            if erule is OPAQUE:
+            if erule is SIGNED:
                 new, changed = data, 0
             else:
                 before = self._counts()

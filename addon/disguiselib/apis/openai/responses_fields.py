@@ -12,7 +12,21 @@ from __future__ import annotations
 
 import mimetypes
 
-from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Media, Within, media_text, obj
+from ...base.exempt import COUNTERS, MODEL, SIGNED
+from ...base.fields import (
+    DATA_URL,
+    GENERIC,
+    ID,
+    MEDIA,
+    META,
+    SCHEMA,
+    SETTING,
+    Media,
+    Shape,
+    Within,
+    media_text,
+    obj,
+)
 from ...base.holdback import Window
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
@@ -109,8 +123,8 @@ _CALL_ITEMS: dict[str, Rule] = {
         _item({}),
     ),  # fmt: skip
     # Reasoning and compaction items carry encrypted_content and go back exactly as they came.
-    "reasoning": OPAQUE,
-    "compaction": OPAQUE,
+    "reasoning": SIGNED,
+    "compaction": SIGNED,
 }
 _INPUT_ITEM = Typed(
     {
@@ -166,13 +180,14 @@ _RESPONSES_SETTINGS = (
     "top_logprobs", "stream_options",
 )  # fmt: skip
 # A reusable prompt: its variables are substituted into what the model reads.
-_PROMPT = obj({"id": ID, "version": META, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
+_CONVERSATION = Shape(obj({"id": ID}), GENERIC, ID)  # an id, or {"id": ...}; anything else unknown
+_PROMPT = obj({"id": ID, "version": ID, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
 RESPONSES_REQUEST = Obj(
     {
-        "model": META,
+        "model": MODEL,
         **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
         "previous_response_id": ID,
-        "conversation": ID,  # an id, or {"id": ...}
+        "conversation": _CONVERSATION,
         "prompt": _PROMPT,
         "instructions": Either(VALUES, Arr(_Item())),
         "input": Either(VALUES, Arr(_Item())),
@@ -188,7 +203,7 @@ _OUT_PART = Typed(
     {
         "output_text": obj({"text": PROSE, "annotations": Arr(_ANNOTATION), "logprobs": META}),
         "refusal": obj({"refusal": PROSE}),
-        "reasoning_text": OPAQUE,  # reasoning: untouched, like thinking
+        "reasoning_text": SIGNED,  # reasoning: untouched, like thinking
     },
     default=GENERIC,
 )
@@ -201,13 +216,13 @@ _OUT_ITEM = Typed(
 )
 RESPONSE_OBJECT = Obj(
     {
-        "model": META,
+        "model": MODEL,
         **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
-        **dict.fromkeys(("object", "created_at", "completed_at", "status", "usage"), META),
-        "reasoning": OPAQUE,  # settings and the summaries of reasoning: untouched, like thinking
+        **dict.fromkeys(("object", "created_at", "completed_at", "status"), META), "usage": COUNTERS,
+        "reasoning": SIGNED,  # settings and the summaries of reasoning: untouched, like thinking
         "id": ID,
         "previous_response_id": ID,
-        "conversation": ID,
+        "conversation": _CONVERSATION,
         "error": obj({}),  # its `type` the API's word, its message restored
         "input_transformations": Arr(obj({"id": ID})),
         "output": Arr(_OUT_ITEM),
@@ -308,7 +323,7 @@ def event_rule(t: object, obj: dict) -> Rule:
     if t in _SNAPSHOT:
         return _SNAPSHOT[t]  # type: ignore[index]
     if isinstance(t, str) and (t.startswith("response.reasoning") or t in _OPAQUE):
-        return OPAQUE  # reasoning (like thinking), base64 audio and images
+        return SIGNED  # reasoning (like thinking), base64 audio and images
     if t in _ENDS or (isinstance(t, str) and t.startswith("response.") and "response" in obj):
         return _RESPONSE_EVENT
     return _EVENT_ENVELOPE if t.startswith("response.") else GENERIC

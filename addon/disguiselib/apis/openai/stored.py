@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...base.exempt import COUNTERS
 from ...base.fields import GENERIC, ID, META, SCHEMA, obj
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
@@ -39,8 +40,9 @@ def _list(item: Rule) -> Obj:
     return Obj({"object": META, "first_id": ID, "last_id": ID, "has_more": META, "data": Arr(item)}, default=GENERIC)
 
 
-_META = dict.fromkeys(("object", "created_at", "completed_at", "started_at", "expires_at", "cancelled_at",
-                       "failed_at", "incomplete_at", "status", "role", "type", "usage", "model"), META)  # fmt: skip
+_META = {**dict.fromkeys(("object", "created_at", "completed_at", "started_at", "expires_at", "cancelled_at",
+                          "failed_at", "incomplete_at", "status", "role", "type", "model"), META),
+         "usage": COUNTERS}  # fmt: skip
 _IDS = dict.fromkeys(("id", "thread_id", "assistant_id", "run_id", "step_id", "file_id", "message_id",
                       "vector_store_id", "conversation_id", "container_id"), ID)  # fmt: skip
 
