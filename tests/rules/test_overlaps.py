@@ -35,10 +35,11 @@ def refusal(doc: dict) -> str:
         ({"session_id": "thread_id", "id_token": "ident_q"}, "literal #1", "literal #2"),
         ({"Kestrel": "host-a.zenith", "zenith.example": "Qzex"}, "literal #1", "literal #2"),
         ({"Kestrel": "host-a.zenith", "Obscura host": "Qzex"}, "literal #1", "literal #2"),
-        # the rule itself (its disguise's end begins its own original); the joint inside
-        # a word of the original counts as well ("Labs" + "co")
+        # the rule itself (its disguise's end begins its own original)
         ({"Labs Inc": "Zenith Labs"}, "literal #1", "literal #1"),
-        ({"Acme Corp": "Zenith Labs", "Labsco": "Qqqq"}, "literal #1", "literal #2"),
+        # whole words at both ends of the joint, more than one of them
+        ({"Acme Corp": "Zenith Labs Group", "Labs Group Inc": "Qqqq"}, "literal #1", "literal #2"),
+        ({"Acme Corp": "Zenith Labs Group", "Team Zenith Labs": "Qqqq"}, "literal #1", "literal #2"),
     ],
 )
 def test_a_disguise_that_spells_an_original_with_its_neighbour_is_refused(
@@ -55,13 +56,18 @@ def test_a_disguise_that_spells_an_original_with_its_neighbour_is_refused(
     [
         {"Acme Corp": "Zenith Labs", "session_id": "thread_id"},  # "Zenith Labs" + "ession_id": mid-word
         {"nova-internal": "nova", "nova-internal.cloud": "nova.cloud"},  # a disguise that begins an original
+        # a joint inside a word of the original: "Labs" + "co", "A" + "cme Corp" (the client
+        # would glue the rest of a word to a disguise; the guard refuses that request)
+        {"Acme Corp": "Zenith Labs", "Labsco": "Qqqq"},
+        {"Acme Corp": "Zenith Labs", "tok_9f8e7d6c5b4a3921": "TOKEN_REDACTED_A"},
         {"Acme Corp": "Zenith Labs", "acme-corp.internal": "zenith.example", "Project Bluebird": "Project Heron",
          "build01.acme-corp.internal": "host-a.zenith.example", "acme_customer_lookup": "crm_lookup"},
     ],
 )  # fmt: skip
 def test_a_joint_inside_a_word_of_the_disguise_loads(literals: dict) -> None:
-    """Only a word's edge inside the disguise counts: what else would join into an
-    original needs the client to glue its rest to another original (the guard's)."""
+    """Only a joint at a word's edge in the disguise and in the original counts: what else
+    would join into an original needs the client to glue the rest of a word to a
+    disguise (the guard's)."""
     mappings.from_dict({"literals": literals}, "m.yaml")
 
 

@@ -7,11 +7,12 @@ out is a disguise joined with the client's own words, and the provider reads the
   out as "Zenith Labs Inc", and the provider reads the original `Labs Inc` (likewise
   `Team Zenith` from "Team Acme Corp"). The answer's "Zenith Labs Inc" is ambiguous too.
   Refused (`joined`) where a disguise's proper end is the beginning of an original, or
-  its proper start is the end of one, cut at a word's edge inside the disguise (between
-  a letter or digit and another character). A joint in the middle of a
-  word of the disguise (`Zenith Labs` + `ession_id` spells `session_id`) needs the
-  client to write the rest of an original glued to another one: left to the leak
-  guard, which refuses any original in the bytes that leave (knowing.py).
+  its proper start is the end of one, both cut at a word's edge (between a letter or
+  digit and another character) in the disguise and in the original: whole words of one
+  are whole words of the other. A joint in the middle of a word (`Zenith Labs` +
+  `ession_id` spells `session_id`; `TOKEN_A` + `cme Corp` spells `Acme Corp`) needs the
+  client to write the rest of an original glued to a disguise: left to the leak guard,
+  which refuses any original in the bytes that leave (knowing.py).
 - `Bobby -> [EMAIL_1]` under a rule EMAIL: Bobby and the request's first e-mail leave
   under one token; `Alice -> [EMAIL`: the model's `[EMAIL_1]` comes back as `Alice_1]`.
   Refused (`placeholder_shaped`) where a disguise holds a placeholder of a pattern of
@@ -19,14 +20,12 @@ out is a disguise joined with the client's own words, and the provider reads the
   session.py).
 
 Messages name the rules, never a disguise or an original. Both checks are linear in the
-set's size (up to a log): a sorted list of the originals, and of them reversed, is
-searched from each word edge of each disguise; a disguise without `[` or `]` is no
-placeholder's neighbour.
+set's size: the originals' pieces cut at their word edges are looked up from each word
+edge of each disguise; a disguise without `[` or `]` is no placeholder's neighbour.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator, Sequence
 from typing import Protocol
@@ -59,37 +58,24 @@ def joined(literals: Sequence[Literal]) -> None:
     edged = [(lit, at) for lit, at in edged if at]
     if not edged:
         return
-    heads, tails = _Ends([lit.original for lit in literals]), _Ends([lit.original[::-1] for lit in literals])
+    # an original's pieces cut at its own word edges: the beginnings (text after the
+    # disguise would complete them) and the ends (text before it would)
+    heads: dict[str, int] = {}
+    tails: dict[str, int] = {}
+    for k, lit in enumerate(literals):
+        o = lit.original
+        for m in runs(o, 1):
+            heads.setdefault(o[: m.start()], k)
+            tails.setdefault(o[m.start() :], k)
     for lit, at in edged:
         d = lit.disguise
         for i in at:
-            k = heads.begun(d[i:])  # d[i:] begins an original: text after d completes it
-            if k is not None:
-                _refuse(lit, literals[k], "followed by")
-            k = tails.begun(d[i - 1 :: -1])  # d[:i] ends an original: text before d begins it
-            if k is not None:
-                _refuse(lit, literals[k], "after")
-
-
-class _Ends:
-    """Which of some texts (originals, or originals reversed) begins with a given piece
-    and is longer: a sorted list searched by bisection, behind a set of every text's
-    first two characters that turns most pieces away with one look-up."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self.order = sorted(range(len(texts)), key=texts.__getitem__)
-        self.keys = [texts[k] for k in self.order]
-        self.two = {t[:2] for t in texts}
-
-    def begun(self, piece: str) -> int | None:
-        """The index (in the texts given) of one that begins with piece and is longer."""
-        if piece[:2] not in self.two and len(piece) > 1:
-            return None
-        keys = self.keys
-        k = bisect.bisect_left(keys, piece)
-        while k < len(keys) and keys[k] == piece:  # the whole original: a disguise that holds it, refused before
-            k += 1
-        return self.order[k] if k < len(keys) and keys[k].startswith(piece) else None
+            h = heads.get(d[i:])  # d[i:] begins an original up to one of its word edges
+            if h is not None:
+                _refuse(lit, literals[h], "followed by")
+            t = tails.get(d[:i])  # d[:i] ends an original from one of its word edges
+            if t is not None:
+                _refuse(lit, literals[t], "after")
 
 
 # Where a word begins or ends inside a disguise: between a letter or digit and another
