@@ -332,6 +332,28 @@ def test_a_realtime_connection_masks_with_the_configured_rules_and_its_api_table
     assert b"bob@corp.example.com" in back.frames[0].data
 
 
+@pytest.mark.parametrize("enc", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-16", "utf-32"])
+@pytest.mark.parametrize("api", [registry.OPENAI_REALTIME, registry.GOOGLE_LIVE])
+def test_a_client_event_written_in_utf16_or_utf32_is_refused(cfg, api, enc: str) -> None:
+    """A binary frame may hold an event in UTF-16/32 (json.loads reads such bytes; without
+    a BOM they are valid UTF-8 with zero bytes): the original in it is no UTF-8 text the
+    scan of an unknown event could find. Refused, never forwarded as it came."""
+    ev = {"type": "session.update", "session": {"instructions": "Acme Corp"}}
+    if api is registry.GOOGLE_LIVE:
+        ev = {"realtimeInput": {"text": "Acme Corp"}}
+    conn = pipeline.realtime_connection(api, cfg)
+    r = pipeline.client_frame(conn, Frame(json.dumps(ev).encode(enc), False))
+    assert r.frames == [] and r.close is not None and r.error is not None
+    assert b"written in" in r.error.data and b"Acme" not in r.error.data
+
+
+def test_a_binary_frame_that_is_no_json_in_any_encoding_is_scanned_as_it_is(cfg) -> None:
+    conn = pipeline.realtime_connection(registry.OPENAI_REALTIME, cfg)
+    audio = bytes([0, 1, 0, 2, 255, 254, 0, 0] * 64)  # zero bytes, as in PCM: not JSON in UTF-16 either
+    r = pipeline.client_frame(conn, Frame(audio, False))
+    assert r.close is None and [f.data for f in r.frames] == [audio]
+
+
 def test_a_realtime_event_reserves_the_placeholders_it_holds_where_masking_reads(cfg) -> None:
     """A realtime event's own placeholders are read as masking reads it (base/present.py):
     one percent-encoded in a URL is the client's (skipped), one in the event's id (not

@@ -47,6 +47,7 @@ State: OPEN -> CLOSED (refused or failed) and OPEN -> ENDED (`end()`).
 from __future__ import annotations
 
 import enum
+import json
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
@@ -240,6 +241,24 @@ def _close_reason(message: str) -> str:
     return b[: MAX_CLOSE_REASON - 3].decode("utf-8", "ignore") + "..."
 
 
+def other_unicode_json(data: bytes) -> str | None:
+    """The UTF-16 or UTF-32 encoding in which data is JSON (as json.loads tells a
+    document's encoding from its bytes: by its BOM, or where its zero bytes are), or None.
+    A binary frame may carry such an event: its UTF-16 is valid UTF-8 (zero bytes), an
+    original in it is no UTF-8 text the scan of an unknown event could find, and the
+    provider may read it all the same (a client event so written is refused)."""
+    enc = json.detect_encoding(data)
+    if enc.startswith("utf-8"):
+        return None
+    try:
+        json.loads(data.decode(enc))
+    except RecursionError:
+        return enc  # (JSON nested deeper than it is read: not read, so not sent)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return enc
+
+
 @dataclass
 class Connection:
     """One WebSocket connection of a realtime API (see the module docstring)."""
@@ -303,6 +322,9 @@ class Connection:
             doc = loads(s, clashes)
         except (UnicodeDecodeError, ValueError, RecursionError):
             s, doc = "", None
+            enc = other_unicode_json(frame.data)
+            if enc is not None:
+                raise MaskError(f"the event is JSON written in {enc}: only UTF-8 events are read") from None
         if clashes:
             raise repeated(doc, clashes, "the event")
         rule = self.proto.client_rule(doc) if isinstance(doc, dict) else None
