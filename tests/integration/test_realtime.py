@@ -368,6 +368,42 @@ def test_client_control_frames_reach_upstream_masked_and_their_echoes_come_back_
     assert not [ln for ln in lines if "Acme Corp" in ln]
 
 
+def scenario_server_controls(peer: Peer) -> None:
+    """Greet, ping with a disguise in the payload (the pong must echo it), then close with
+    one in the reason."""
+    peer.send(OpenAIScript().session("session.created", "You are a helpful assistant."))
+    if not peer.ws.ping(b"ping Zenith Labs").wait(10):
+        raise AssertionError("no pong echoing upstream's ping")
+    peer.close(1000, "bye Zenith Labs")
+
+
+def test_server_control_frames_reach_the_client_restored_and_upstream_gets_its_own_echoes(env: Env) -> None:
+    env.up.on("srvcontrols", scenario_server_controls)
+    seen: list = []
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=srvcontrols", ping_interval=None) as ws:
+            process = ws.process_event  # every frame the client reads, control frames too
+
+            def recording(event) -> None:
+                seen.append((event.opcode.name, bytes(event.data)))
+                process(event)
+
+            ws.process_event = recording
+            return await collect(ws)
+
+    got, close = run(go())
+    assert close is not None and (close.code, close.reason) == (1000, "bye Acme Corp")
+    assert ("PING", b"ping Acme Corp") in seen
+    _wait_for(lambda: any(k == "close" for p, k, _ in env.up.controls if "model=srvcontrols" in p))
+    back = [(k, d) for p, k, d in env.up.controls if "model=srvcontrols" in p]
+    assert back == [("pong", b"ping Zenith Labs"), ("close", b"\x03\xe8bye Zenith Labs")]  # its own, as it sent them
+    # mitmproxy's own lines name what upstream sent: disguises, never an original
+    assert env.md.saw("closed by server: 1000 bye Zenith Labs")
+    lines = [ln for ln in env.md.output.splitlines() if "from server" in ln or "closed by server" in ln]
+    assert not [ln for ln in lines if "Acme Corp" in ln]
+
+
 def test_placeholders_stable_for_the_whole_connection(env: Env) -> None:
     env.up.on("echo", scenario_echo_all)
     first = {"type": "response.create", "response": {"instructions": f"{BOB} and c@d.io"}}

@@ -172,3 +172,22 @@ def test_a_websocket_whose_layer_cannot_be_found_is_closed_before_a_client_frame
     rec = a.guard.records[f.id]
     assert rec.phase is Phase.FAILED and "control frames could not be examined" in (rec.reason or "")
     assert send(a, f, {"type": "input_audio_buffer.commit"}, True).dropped  # nothing passes any more
+
+
+def test_the_client_side_writer_restores_upstreams_ping_and_close_and_the_pong_goes_back_as_upstream_sent(env) -> None:
+    from wsproto.events import CloseConnection, Ping, Pong
+
+    from disguiselib.mitm.websocket import _watch_controls
+
+    a, _ = env
+    f = upgraded(a)
+    conn = a.guard.records[f.id].realtime.connection
+    client, proxy = wsproto_pair()
+    _watch_controls(proxy, conn, "openai.realtime")
+    client.receive_data(proxy.send(Ping(b"ping Zenith Labs")))  # upstream's ping, sent on to the client
+    ping = list(client.events())
+    assert ping == [Ping(b"ping Acme Corp")]
+    proxy.receive_data(client.send(ping[0].response()))  # the client's pong
+    assert list(proxy.events()) == [Pong(b"ping Zenith Labs")]  # upstream gets its own back
+    client.receive_data(proxy.send(CloseConnection(1000, "bye Zenith Labs")))  # upstream's close
+    assert list(client.events()) == [CloseConnection(1000, "bye Acme Corp")]

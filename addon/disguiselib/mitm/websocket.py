@@ -27,7 +27,11 @@ frame is read, the layer's reader of the client side is wrapped (`_watch_control
 control frame it yields has its payload masked first (pipeline.client_control), and what
 the layer then forwards, logs and records (`close_reason`) is the masked one. What the
 layer sends the client goes through a wrapper too: a pong echoing a rewritten ping, and
-the answer to the client's own close, carry the client's payload back (Connection.echoed).
+the answer to the client's own close, carry the client's payload back (Connection.echoed);
+upstream's ping and close reach the client restored (Connection.restore_control), while
+the layer logs, records and answers upstream with upstream's own (no original in
+mitmproxy's log lines); the client's pong to a restored ping goes upstream with
+upstream's own payload (pipeline.client_control).
 Internal to mitmproxy like `_close_after`; should the layer not be found, the
 connection is closed rather than left to forward the client's control frames unread.
 
@@ -290,7 +294,8 @@ def _watch_controls(ws, conn: Connection, api: str) -> None:
     with (its `client_ws`), on the instance: the client's ping, pong and close events
     come out of `ws.events()` with their payload masked (the layer forwards, logs and
     records what it gets), and the pong and close `ws.send` is given for the client
-    carry the client's own payload back where they echo one rewritten. Internal to
+    carry the client's own payload back where they echo one rewritten; upstream's ping
+    and close go with their payload restored (Connection.to_client). Internal to
     mitmproxy and wsproto (checked on 11 with wsproto 1.2 and 12 with wsproto 1.3:
     proxy/layers/websocket.py reads only `events()` and writes only `send()`)."""
     import wsproto.events as wse
@@ -311,13 +316,13 @@ def _watch_controls(ws, conn: Connection, api: str) -> None:
 
     def restored(ev: object) -> object:
         kind = kinds.get(type(ev))
-        if kind is None or kind is Control.PING:
+        if kind is None:
             return ev
         try:
-            return _with_payload(ev, kind, conn.echoed(kind, _payload(ev, kind)))
-        except Exception as e:  # noqa: BLE001 - the client then gets it as upstream sent it
+            return _with_payload(ev, kind, conn.to_client(kind, _payload(ev, kind)))
+        except Exception as e:  # noqa: BLE001 - never hand the client a disguise unrestored
             log_internal(log, "websocket control frame to the client", e)
-            return ev
+            return _with_payload(ev, kind, b"")
 
     def masked_events() -> Iterator[object]:
         for ev in events():
