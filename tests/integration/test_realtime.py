@@ -310,11 +310,36 @@ def test_upstream_closing_mid_text(env: Env) -> None:
 
     got, close = run(go())
     evs = events(got)
-    deltas, _, _ = read_openai(evs)
-    # everything that was certain went out; `Zen` (maybe a disguise's start) did not
-    assert deltas[("resp_c", "item_c", 0, 0, "text")] == "All good with Acme Corp? Ask "
-    assert_no_disguise(json.dumps(evs), "the client")
-    assert close is not None and close.code == 1011  # upstream's own close
+    # a stream the provider cut delivers its held text (`Zen`), then the error, then its close
+    assert evs[-1]["type"] == "error" and "closed before the model's output ended" in evs[-1]["error"]["message"]
+    deltas, _, _ = read_openai(evs[:-1])
+    assert deltas[("resp_c", "item_c", 0, 0, "text")] == "All good with Acme Corp? Ask Zen"
+    assert close is not None and (close.code, close.reason) == (1011, "upstream went away")  # upstream's own close
+    assert env.md.saw("held-back character(s) delivered, then an error event")
+
+
+def scenario_cut_normally(peer: Peer) -> None:
+    """Upstream closes normally (1000) right after a delta ending with a disguise's start."""
+    s = OpenAIScript()
+    evs, _ = s.message("resp_n", "item_n", 0, ["ok Zenith Lab"])
+    for e in evs[:4]:
+        peer.send(e)
+    time.sleep(0.2)
+    peer.close(1000, "")
+
+
+def test_upstream_closing_normally_mid_text_still_delivers_the_held_tail_then_an_error(env: Env) -> None:
+    env.up.on("cutok", scenario_cut_normally)
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=cutok") as ws:
+            return await collect(ws)
+
+    got, close = run(go())
+    evs = events(got)
+    assert [e["type"] for e in evs[-2:]] == ["response.output_text.delta", "error"]
+    assert "".join(e.get("delta", "") for e in evs) == "ok Zenith Lab"
+    assert close is not None and close.code == 1000
 
 
 def test_unparsable_server_frame_ends_the_connection_with_an_error(env: Env) -> None:
