@@ -305,3 +305,31 @@ def test_whatever_the_split_upstreams_close_leaves_the_client_the_whole_text_res
     assert got == whole.replace("Zenith Labs", "Acme Corp")
     if any(e.get("delta") for e in owed):  # text was held: the error comes last
         assert owed[-1]["type"] == "error"
+
+
+def test_gemini_binary_messages_owed_before_upstreams_close_stay_binary(env) -> None:
+    from wsproto.events import BytesMessage, CloseConnection
+
+    from disguiselib.mitm.websocket import _watch_server
+
+    a, _ = env
+    f = tflow.twebsocketflow(messages=False)
+    f.request.method, f.request.host = "GET", "generativelanguage.googleapis.com"
+    f.request.path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+    f.request.headers["upgrade"] = "websocket"
+    f.response = None
+    a.requestheaders(f)
+    a.request(f)
+    f.response = tutils.tresp(status_code=101)
+    a.responseheaders(f)
+    rec = a.guard.records[f.id]
+    m = send(a, f, {"serverContent": {"modelTurn": {"parts": [{"text": "ok Zenith Lab"}]}}}, False, text=False)
+    assert b"Zenith" not in m.content
+    upstream, proxy = _upstream_pair()
+    _watch_server(proxy, rec.realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1000)))
+    evs = list(proxy.events())
+    assert [type(e) for e in evs] == [BytesMessage, BytesMessage, CloseConnection]
+    assert b"Zenith Lab" in evs[0].data and json.loads(evs[1].data)["status"] == "INTERNAL"
+    for e in evs[:2]:
+        assert not send(a, f, bytes(e.data), False, text=False).dropped

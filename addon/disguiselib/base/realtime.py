@@ -513,4 +513,3 @@ class Connection:
     def held_chars(self) -> int:
         """Characters held back right now (what an end now would leave undelivered)."""
         return sum(len(w.held) for w in self.proto.windows.values())
-
