@@ -324,9 +324,14 @@ def client_control(conn: Connection, kind: Control, data: bytes) -> ControlOut:
     empty otherwise: a control frame cannot be refused (mitmproxy has no hook before it
     forwards one, and a close must go on to end the connection), and its payload means
     nothing to the provider (a ping's comes back in the pong, restored by conn.echoed).
-    On a connection that is no longer open nothing of the client's passes: empty."""
+    On a connection that is no longer open nothing of the client's passes: empty. A pong
+    echoing a server ping the client got restored carries upstream's own payload back
+    (conn.upstream_echo), as it is."""
     if conn.state is not State.OPEN:
         return ControlOut(b"")
+    own = conn.upstream_echo(kind, data) if kind is Control.PONG else None
+    if own is not None:
+        return ControlOut(own)
     out = _control(conn, kind, data)
     if out.data != data:
         conn.sent_control(kind, data, out.data)

@@ -118,7 +118,10 @@ class RealtimeFlow:
 
     api: RealtimeApi
     connection: Connection
-    pending: deque = field(default_factory=deque)  # contents of injected messages not yet seen back
+    pending: deque = field(default_factory=deque)  # Frames injected, not yet seen back
+    passing: deque = field(default_factory=deque)  # contents put before upstream's close, to pass as they are
+    ended: bool = False  # websocket_end (or error) has run
+    cut: str | None = None  # how upstream's close cut the output short (the flow's `end`)
     close: tuple[int, str] | None = None  # to close with once the pending messages are out
     kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
     kept_bytes: int = 0

@@ -147,3 +147,58 @@ def test_a_control_frame_whose_masking_fails_goes_empty_and_says_why(monkeypatch
     out = client_control(c, CLOSE, b"Acme Corp")
     assert out == ControlOut(b"", "internal error (RuntimeError)")
     assert "websocket control frame" in caplog.text and "Acme Corp" not in caplog.text
+
+
+# -- the server's control frames, to the client --------------------------------------------
+
+
+def test_a_server_ping_reaches_the_client_restored_and_its_pong_takes_upstreams_own_back() -> None:
+    c = conn()
+    sent = b"ping Zenith Labs"
+    assert c.to_client(PING, sent) == b"ping Acme Corp"
+    assert client_control(c, PONG, b"ping Acme Corp") == ControlOut(sent)  # upstream's own, as it was
+    assert not c.server_pings
+
+
+def test_a_server_close_reaches_the_client_restored_and_the_echo_of_the_clients_own_its_own() -> None:
+    c = conn()
+    assert c.to_client(CLOSE, b"bye Zenith Labs") == b"bye Acme Corp"
+    out = client_control(c, CLOSE, b"bye from Acme Corp")
+    assert c.to_client(CLOSE, out.data) == b"bye from Acme Corp"
+
+
+def test_a_server_pong_and_a_payload_with_nothing_to_restore_pass_as_they_are() -> None:
+    c = conn()
+    data = b"\x8a\x01\xff\x07"
+    assert c.to_client(PING, data) is data and not c.server_pings
+    assert c.to_client(PONG, b"Zenith Labs") == b"Zenith Labs"  # a pong echoes the client's ping: never rewritten
+    assert c.to_client(CLOSE, b"") == b""
+
+
+def test_a_server_payload_restored_past_the_frames_limit_is_cut_and_its_pong_still_takes_it_back() -> None:
+    c = conn()
+    client_control(c, PING, b"bob@corp.example.com")  # [EMAIL_1] in the session
+    reason = b"[EMAIL_1] " * 12  # 120 bytes; restored 252
+    out = c.to_client(CLOSE, reason)
+    assert len(out) <= CLOSE.limit and out.endswith(b"...") and out.startswith(b"bob@corp.example.com ")
+    ping = b"x" * 11 + b"[EMAIL_1] \xc3\xa9" * 9  # 119 bytes; restored 218, the 125th byte inside an \xe9
+    got = c.to_client(PING, ping)
+    assert len(got) == 124 and got.decode("utf-8").endswith("com ") and b"[EMAIL_" not in got
+    assert client_control(c, PONG, got).data == ping
+
+
+def test_bytes_that_are_not_utf8_stay_around_the_text_restored() -> None:
+    c = conn()
+    assert c.to_client(PING, b"\xff\xfeZenith Labs\x80") == b"\xff\xfeAcme Corp\x80"
+    assert client_control(c, PONG, b"\xff\xfeAcme Corp\x80").data == b"\xff\xfeZenith Labs\x80"
+
+
+def test_restored_server_pings_awaiting_their_pong_are_bounded() -> None:
+    c = conn()
+    for i in range(MAX_PINGS_AWAITED + 3):
+        c.to_client(PING, f"{i} Zenith Labs".encode())
+    assert len(c.server_pings) == MAX_PINGS_AWAITED
+    assert client_control(c, PONG, b"0 Acme Corp").data == b"0 Zenith Labs"  # forgotten: masked anew
+    last = MAX_PINGS_AWAITED + 2
+    assert client_control(c, PONG, f"{last} Acme Corp".encode()).data == f"{last} Zenith Labs".encode()
+    assert not c.server_pings  # the pings before the one answered are forgotten

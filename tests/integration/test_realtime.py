@@ -310,11 +310,36 @@ def test_upstream_closing_mid_text(env: Env) -> None:
 
     got, close = run(go())
     evs = events(got)
-    deltas, _, _ = read_openai(evs)
-    # everything that was certain went out; `Zen` (maybe a disguise's start) did not
-    assert deltas[("resp_c", "item_c", 0, 0, "text")] == "All good with Acme Corp? Ask "
-    assert_no_disguise(json.dumps(evs), "the client")
-    assert close is not None and close.code == 1011  # upstream's own close
+    # a stream the provider cut delivers its held text (`Zen`), then the error, then its close
+    assert evs[-1]["type"] == "error" and "closed before the model's output ended" in evs[-1]["error"]["message"]
+    deltas, _, _ = read_openai(evs[:-1])
+    assert deltas[("resp_c", "item_c", 0, 0, "text")] == "All good with Acme Corp? Ask Zen"
+    assert close is not None and (close.code, close.reason) == (1011, "upstream went away")  # upstream's own close
+    assert env.md.saw("held-back character(s) delivered, then an error event")
+
+
+def scenario_cut_normally(peer: Peer) -> None:
+    """Upstream closes normally (1000) right after a delta ending with a disguise's start."""
+    s = OpenAIScript()
+    evs, _ = s.message("resp_n", "item_n", 0, ["ok Zenith Lab"])
+    for e in evs[:4]:
+        peer.send(e)
+    time.sleep(0.2)
+    peer.close(1000, "")
+
+
+def test_upstream_closing_normally_mid_text_still_delivers_the_held_tail_then_an_error(env: Env) -> None:
+    env.up.on("cutok", scenario_cut_normally)
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=cutok") as ws:
+            return await collect(ws)
+
+    got, close = run(go())
+    evs = events(got)
+    assert [e["type"] for e in evs[-2:]] == ["response.output_text.delta", "error"]
+    assert "".join(e.get("delta", "") for e in evs) == "ok Zenith Lab"
+    assert close is not None and close.code == 1000
 
 
 def test_unparsable_server_frame_ends_the_connection_with_an_error(env: Env) -> None:
@@ -365,6 +390,42 @@ def test_client_control_frames_reach_upstream_masked_and_their_echoes_come_back_
     assert env.md.saw("closed by client: 1000 bye from Zenith Labs")
     assert env.md.saw("without its payload: masked, it is 148 bytes; a ping frame holds 125")
     lines = [ln for ln in env.md.output.splitlines() if "from client" in ln or "closed by client" in ln]
+    assert not [ln for ln in lines if "Acme Corp" in ln]
+
+
+def scenario_server_controls(peer: Peer) -> None:
+    """Greet, ping with a disguise in the payload (the pong must echo it), then close with
+    one in the reason."""
+    peer.send(OpenAIScript().session("session.created", "You are a helpful assistant."))
+    if not peer.ws.ping(b"ping Zenith Labs").wait(10):
+        raise AssertionError("no pong echoing upstream's ping")
+    peer.close(1000, "bye Zenith Labs")
+
+
+def test_server_control_frames_reach_the_client_restored_and_upstream_gets_its_own_echoes(env: Env) -> None:
+    env.up.on("srvcontrols", scenario_server_controls)
+    seen: list = []
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=srvcontrols", ping_interval=None) as ws:
+            process = ws.process_event  # every frame the client reads, control frames too
+
+            def recording(event) -> None:
+                seen.append((event.opcode.name, bytes(event.data)))
+                process(event)
+
+            ws.process_event = recording
+            return await collect(ws)
+
+    got, close = run(go())
+    assert close is not None and (close.code, close.reason) == (1000, "bye Acme Corp")
+    assert ("PING", b"ping Acme Corp") in seen
+    _wait_for(lambda: any(k == "close" for p, k, _ in env.up.controls if "model=srvcontrols" in p))
+    back = [(k, d) for p, k, d in env.up.controls if "model=srvcontrols" in p]
+    assert back == [("pong", b"ping Zenith Labs"), ("close", b"\x03\xe8bye Zenith Labs")]  # its own, as it sent them
+    # mitmproxy's own lines name what upstream sent: disguises, never an original
+    assert env.md.saw("closed by server: 1000 bye Zenith Labs")
+    lines = [ln for ln in env.md.output.splitlines() if "from server" in ln or "closed by server" in ln]
     assert not [ln for ln in lines if "Acme Corp" in ln]
 
 

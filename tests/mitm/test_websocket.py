@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mitmproxy import flow as mflow
 from mitmproxy import websocket as mws
 from mitmproxy.test import taddons, tflow, tutils
@@ -15,6 +17,7 @@ from mitmproxy.test import taddons, tflow, tutils
 from disguiselib.mitm.addon import Disguise
 from disguiselib.state import Phase
 from realtime_util import OpenAIScript, dumps
+from strategies import splits
 
 MAPPING = """
 literals:
@@ -172,3 +175,161 @@ def test_a_websocket_whose_layer_cannot_be_found_is_closed_before_a_client_frame
     rec = a.guard.records[f.id]
     assert rec.phase is Phase.FAILED and "control frames could not be examined" in (rec.reason or "")
     assert send(a, f, {"type": "input_audio_buffer.commit"}, True).dropped  # nothing passes any more
+
+
+def test_the_client_side_writer_restores_upstreams_ping_and_close_and_the_pong_goes_back_as_upstream_sent(env) -> None:
+    from wsproto.events import CloseConnection, Ping, Pong
+
+    from disguiselib.mitm.websocket import _watch_controls
+
+    a, _ = env
+    f = upgraded(a)
+    conn = a.guard.records[f.id].realtime.connection
+    client, proxy = wsproto_pair()
+    _watch_controls(proxy, conn, "openai.realtime")
+    client.receive_data(proxy.send(Ping(b"ping Zenith Labs")))  # upstream's ping, sent on to the client
+    ping = list(client.events())
+    assert ping == [Ping(b"ping Acme Corp")]
+    proxy.receive_data(client.send(ping[0].response()))  # the client's pong
+    assert list(proxy.events()) == [Pong(b"ping Zenith Labs")]  # upstream gets its own back
+    client.receive_data(proxy.send(CloseConnection(1000, "bye Zenith Labs")))  # upstream's close
+    assert list(client.events()) == [CloseConnection(1000, "bye Acme Corp")]
+
+
+def _upstream_pair():
+    """Upstream and the proxy's side of it (what the layer calls `server_ws`), opened."""
+    import wsproto
+
+    return wsproto.Connection(wsproto.ConnectionType.SERVER), wsproto.Connection(wsproto.ConnectionType.CLIENT)
+
+
+DELTA = {"type": "response.output_text.delta", "response_id": "r1", "item_id": "i1", "output_index": 0,
+         "content_index": 0}  # fmt: skip
+
+
+def test_upstream_closing_mid_text_gets_the_held_tail_then_an_error_before_its_close(env) -> None:
+    from wsproto.events import CloseConnection, TextMessage
+
+    from disguiselib.mitm.websocket import _watch_server
+
+    a, injected = env
+    f = upgraded(a)
+    rec = a.guard.records[f.id]
+    first = send(a, f, {**DELTA, "delta": "ok Zenith Lab"}, False)
+    assert json.loads(first.content)["delta"] == "ok "  # "Zenith Lab" held: it may grow into a disguise
+    upstream, proxy = _upstream_pair()
+    _watch_server(proxy, rec.realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1000, "done")))
+    evs = list(proxy.events())
+    assert [type(e) for e in evs] == [TextMessage, TextMessage, CloseConnection]  # in the order the layer sends
+    tail, err = json.loads(evs[0].data), json.loads(evs[1].data)
+    assert tail["type"] == "response.output_text.delta" and tail["delta"] == "Zenith Lab"
+    assert err["type"] == "error" and "closed before the model's output ended" in err["error"]["message"]
+    assert evs[2] == CloseConnection(1000, "done")
+    for e in evs[:2]:  # the layer hands each to the hook: passed as they are, to the client
+        assert not send(a, f, e.data.encode(), False).dropped
+    assert send(a, f, {**DELTA, "delta": "more"}, False).dropped  # anything after: the connection has ended
+    a.websocket_end(f)
+    assert "held-back characters delivered, then an error" in f.comment
+    assert injected == []
+
+
+def test_messages_injected_and_not_yet_sent_go_before_upstreams_close(env) -> None:
+    from wsproto.events import CloseConnection, TextMessage
+
+    from disguiselib.mitm.websocket import _watch_server
+
+    a, injected = env
+    f = upgraded(a)
+    rec = a.guard.records[f.id]
+    send(a, f, {**DELTA, "delta": "ok Zenith Lab"}, False)
+    done = send(a, f, {"type": "response.output_text.done", **{k: v for k, v in DELTA.items() if k != "type"},
+                       "text": "ok Zenith Lab"}, False)  # fmt: skip
+    assert done.dropped and len(injected) == 2  # the tail and the .done, injected: not yet out
+    upstream, proxy = _upstream_pair()
+    _watch_server(proxy, rec.realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1000)))
+    evs = list(proxy.events())
+    assert [e.data.encode() for e in evs if isinstance(e, TextMessage)] == [d for _, d, _ in injected]
+    assert isinstance(evs[-1], CloseConnection) and not rec.realtime.pending  # no error: no channel was open
+    for e in evs[:-1]:
+        assert not send(a, f, e.data.encode(), False).dropped
+
+
+def test_a_close_with_nothing_owed_goes_alone_and_an_upstream_message_left_unfinished_is_not_joined(env) -> None:
+    from wsproto.events import BytesMessage, CloseConnection
+
+    from disguiselib.mitm.websocket import _watch_server
+
+    a, _ = env
+    f = upgraded(a)
+    rec = a.guard.records[f.id]
+    upstream, proxy = _upstream_pair()
+    _watch_server(proxy, rec.realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1001)))
+    assert list(proxy.events()) == [CloseConnection(1001, "")]
+    g = upgraded(a)
+    send(a, g, {**DELTA, "delta": "ok Zen"}, False)
+    upstream, proxy = _upstream_pair()
+    proxy.frame_buf = [b"partial"]  # what mitmproxy's WebsocketConnection holds of an unfinished message
+    _watch_server(proxy, a.guard.records[g.id].realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1000)))
+    evs = list(proxy.events())
+    assert proxy.frame_buf == [b""] and len(evs) == 3 and not any(isinstance(e, BytesMessage) for e in evs)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), pieces=st.lists(st.sampled_from(["Zenith Labs", "Zenith", " Lab", "s", "ok ", "Zen", "é", "x"]),
+                                       max_size=8))  # fmt: skip
+def test_whatever_the_split_upstreams_close_leaves_the_client_the_whole_text_restored(env, data, pieces) -> None:
+    """concat(the client's deltas) == reverse(concat(upstream's)), upstream closing right after the last."""
+    from wsproto.events import CloseConnection
+
+    from disguiselib.mitm.websocket import _watch_server
+
+    a, injected = env
+    whole = "".join(pieces)
+    f = upgraded(a)
+    rec = a.guard.records[f.id]
+    got = ""
+    for d in data.draw(splits(whole)):
+        m = send(a, f, {**DELTA, "delta": d}, False)
+        got += "" if m.dropped else json.loads(m.content)["delta"]
+    upstream, proxy = _upstream_pair()
+    _watch_server(proxy, rec.realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1000)))
+    evs = list(proxy.events())
+    assert isinstance(evs[-1], CloseConnection) and injected == []
+    owed = [json.loads(e.data) for e in evs[:-1]]
+    got += "".join(e.get("delta", "") for e in owed)
+    assert got == whole.replace("Zenith Labs", "Acme Corp")
+    if any(e.get("delta") for e in owed):  # text was held: the error comes last
+        assert owed[-1]["type"] == "error"
+
+
+def test_gemini_binary_messages_owed_before_upstreams_close_stay_binary(env) -> None:
+    from wsproto.events import BytesMessage, CloseConnection
+
+    from disguiselib.mitm.websocket import _watch_server
+
+    a, _ = env
+    f = tflow.twebsocketflow(messages=False)
+    f.request.method, f.request.host = "GET", "generativelanguage.googleapis.com"
+    f.request.path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+    f.request.headers["upgrade"] = "websocket"
+    f.response = None
+    a.requestheaders(f)
+    a.request(f)
+    f.response = tutils.tresp(status_code=101)
+    a.responseheaders(f)
+    rec = a.guard.records[f.id]
+    m = send(a, f, {"serverContent": {"modelTurn": {"parts": [{"text": "ok Zenith Lab"}]}}}, False, text=False)
+    assert b"Zenith" not in m.content
+    upstream, proxy = _upstream_pair()
+    _watch_server(proxy, rec.realtime)
+    proxy.receive_data(upstream.send(CloseConnection(1000)))
+    evs = list(proxy.events())
+    assert [type(e) for e in evs] == [BytesMessage, BytesMessage, CloseConnection]
+    assert b"Zenith Lab" in evs[0].data and json.loads(evs[1].data)["status"] == "INTERNAL"
+    for e in evs[:2]:
+        assert not send(a, f, bytes(e.data), False, text=False).dropped

@@ -39,7 +39,9 @@ close: a code and a reason) and go upstream like its events, so their payload is
 as text with the same rules and session (`mask_control`; what may leave is decided in
 pipeline.client_control). A ping that went upstream rewritten is answered by a pong
 carrying the rewritten payload (§5.5.3: "identical Application data"), and a close by
-one echoing its reason: `echoed` gives the client its own payload back in both.
+one echoing its reason: `echoed` gives the client its own payload back in both. The
+server's ping and close go to the client restored (`to_client`, `restore_control`), and
+the client's pong to such a ping carries upstream's own payload back (`upstream_echo`).
 
 State: OPEN -> CLOSED (refused or failed) and OPEN -> ENDED (`end()`).
 """
@@ -259,6 +261,14 @@ def other_unicode_json(data: bytes) -> str | None:
     return enc
 
 
+def _cut(data: bytes, limit: int) -> bytes:
+    """data cut to limit bytes, not inside a UTF-8 character (its continuation bytes go too)."""
+    end = limit
+    while end > max(0, limit - 3) and data[end] & 0xC0 == 0x80:
+        end -= 1
+    return data[:end]
+
+
 @dataclass
 class Connection:
     """One WebSocket connection of a realtime API (see the module docstring)."""
@@ -274,6 +284,9 @@ class Connection:
     # whose echo may come back: pings awaiting their pong, the client's close its answer
     pings: deque[tuple[bytes, bytes]] = field(default_factory=deque)
     closing: tuple[bytes, bytes] | None = None
+    # (restored, upstream's own) payloads of server pings the client got restored, awaiting
+    # the client's pong
+    server_pings: deque[tuple[bytes, bytes]] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         self.restorer = self.rules.restorer(self.session.placeholders, growing=True)
@@ -410,6 +423,50 @@ class Connection:
                 return own
         return data
 
+    # -- the server's control frames ---------------------------------------------------
+
+    def to_client(self, kind: Control, data: bytes) -> bytes:
+        """A control frame's payload going to the client (a close: its reason, UTF-8): the
+        client's own where it echoes one that went upstream rewritten (`echoed`: a pong,
+        the answer to the client's close), else upstream's restored (`restore_control`:
+        a ping, a close). Returns data itself when nothing changes."""
+        own = self.echoed(kind, data)
+        if own is not data or kind is Control.PONG:
+            return own
+        return self.restore_control(kind, data)
+
+    def restore_control(self, kind: Control, data: bytes) -> bytes:
+        """A server ping's payload or close's reason as the client gets it: every disguise
+        in it restored as in a finished text, cut to what the frame holds (kind.limit
+        bytes; a reason at a character's edge, marked "..."). Bytes that are not UTF-8
+        stay as they are around the text (surrogateescape). Returns data itself when
+        nothing changes; a ping restored is remembered for the client's pong
+        (`upstream_echo`)."""
+        s = data.decode("utf-8", "surrogateescape")
+        new = self.restorer.text(s)
+        if new == s:
+            return data
+        out = new.encode("utf-8", "surrogateescape")
+        if len(out) > kind.limit:
+            out = _close_reason(new).encode("utf-8") if kind is Control.CLOSE else _cut(out, kind.limit)
+        if kind is Control.PING:
+            if len(self.server_pings) >= MAX_PINGS_AWAITED:
+                self.server_pings.popleft()
+            self.server_pings.append((out, data))
+        return out
+
+    def upstream_echo(self, kind: Control, data: bytes) -> bytes | None:
+        """Upstream's own payload where data, the client's pong, echoes a server ping the
+        client got restored; None where it echoes none. A pong answers the oldest restored
+        ping it echoes; the ones before it are forgotten (as in `echoed`)."""
+        if kind is Control.PONG:
+            for i, (restored, own) in enumerate(self.server_pings):
+                if restored == data:
+                    for _ in range(i + 1):
+                        self.server_pings.popleft()
+                    return own
+        return None
+
     # -- the server's events ---------------------------------------------------------------
 
     def server(self, frame: Frame) -> Result:
@@ -478,4 +535,3 @@ class Connection:
     def held_chars(self) -> int:
         """Characters held back right now (what an end now would leave undelivered)."""
         return sum(len(w.held) for w in self.proto.windows.values())
-

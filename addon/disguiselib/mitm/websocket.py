@@ -27,14 +27,23 @@ frame is read, the layer's reader of the client side is wrapped (`_watch_control
 control frame it yields has its payload masked first (pipeline.client_control), and what
 the layer then forwards, logs and records (`close_reason`) is the masked one. What the
 layer sends the client goes through a wrapper too: a pong echoing a rewritten ping, and
-the answer to the client's own close, carry the client's payload back (Connection.echoed).
+the answer to the client's own close, carry the client's payload back (Connection.echoed);
+upstream's ping and close reach the client restored (Connection.restore_control), while
+the layer logs, records and answers upstream with upstream's own (no original in
+mitmproxy's log lines); the client's pong to a restored ping goes upstream with
+upstream's own payload (pipeline.client_control).
 Internal to mitmproxy like `_close_after`; should the layer not be found, the
 connection is closed rather than left to forward the client's control frames unread.
 
-What cannot be done: mitmproxy forwards the server's close frame before any hook runs,
-so when upstream closes mid-text the held tail (at most one disguise long) is not
-delivered; the client sees the text up to there and upstream's close, never a
-fragment of a disguise dressed up as final text. `websocket_end` records it.
+Upstream's close, too, is forwarded before any hook runs; so the layer's reader of the
+server side is wrapped as well (`_watch_server`): right before it yields upstream's
+close, it yields what the client is still owed as messages from upstream: injected
+messages not yet sent, every held tail (restored, as at a `.done`) and, where a channel
+was still open, the API's error event (Connection.end). The layer hands each to the
+websocket_message hook, which lets it pass (RealtimeFlow.passing), sends it to the
+client, then sends the close: a stream the provider cut delivers its held text, then the
+error. A client's close leaves nothing owed (the client stopped reading);
+`websocket_end` says what was left held back then.
 
 Replays: mitmproxy refuses a client replay of a WebSocket flow itself; a server replay
 of an upgrade and an offline run (`-nr`) are refused or skipped here, with a message.
@@ -127,6 +136,7 @@ class Realtime:
             if layer is None:
                 raise LookupError("no WebSocket layer for the flow")
             _watch_controls(layer.client_ws, flow_state.connection, flow_state.api.name)
+            _watch_server(layer.server_ws, flow_state)
         except Exception as e:  # noqa: BLE001 - unread control frames must not go upstream
             why = f"the client's control frames could not be examined ({type(e).__name__})"
             log.error("disguise: %s: %s: the connection is closed", flow_state.api.name, why)
@@ -145,7 +155,10 @@ class Realtime:
         flow_state = rec.realtime
         msg = ws.messages[-1]
         flow_state.handled = msg
-        if msg.injected and not msg.from_client and flow_state.pending and flow_state.pending[0] == msg.content:
+        if not msg.from_client and flow_state.passing and flow_state.passing[0] == msg.content:
+            flow_state.passing.popleft()  # delivered before upstream's close (_watch_server)
+            return
+        if msg.injected and not msg.from_client and flow_state.pending and flow_state.pending[0].data == msg.content:
             flow_state.pending.popleft()  # one of ours, going out now
             if not flow_state.pending and flow_state.close is not None:
                 _close_after(flow, flow_state.close)
@@ -188,7 +201,7 @@ class Realtime:
             msg.content = outs[0].data
 
     def _inject(self, flow: http.HTTPFlow, flow_state: RealtimeFlow, f: Frame) -> None:
-        flow_state.pending.append(f.data)
+        flow_state.pending.append(f)
         ctx.master.commands.call("inject.websocket", flow, True, f.data, f.text)
 
     def _end_with(self, flow: http.HTTPFlow, rec: FlowRecord, flow_state: RealtimeFlow, res: Result) -> None:
@@ -221,12 +234,15 @@ class Realtime:
 
     def end(self, flow: http.HTTPFlow, rec: FlowRecord | None, error: bool = False) -> None:
         """websocket_end (or error; rec as for start): what was left held back, the summary."""
-        if rec is None or rec.realtime is None or rec.realtime.connection.state is State.ENDED:
+        if rec is None or rec.realtime is None or rec.realtime.ended:
             return
         flow_state = rec.realtime
+        flow_state.ended = True
         held = flow_state.connection.held_chars
         res = flow_state.connection.end()
         meta = flow.metadata.setdefault(META, {})
+        if flow_state.cut is not None:
+            meta["end"] = flow_state.cut
         if res.frames or res.error is not None:
             log.warning(
                 "disguise: %s: the connection closed with the model's output unfinished; %d held-back "
@@ -290,7 +306,8 @@ def _watch_controls(ws, conn: Connection, api: str) -> None:
     with (its `client_ws`), on the instance: the client's ping, pong and close events
     come out of `ws.events()` with their payload masked (the layer forwards, logs and
     records what it gets), and the pong and close `ws.send` is given for the client
-    carry the client's own payload back where they echo one rewritten. Internal to
+    carry the client's own payload back where they echo one rewritten; upstream's ping
+    and close go with their payload restored (Connection.to_client). Internal to
     mitmproxy and wsproto (checked on 11 with wsproto 1.2 and 12 with wsproto 1.3:
     proxy/layers/websocket.py reads only `events()` and writes only `send()`)."""
     import wsproto.events as wse
@@ -311,13 +328,13 @@ def _watch_controls(ws, conn: Connection, api: str) -> None:
 
     def restored(ev: object) -> object:
         kind = kinds.get(type(ev))
-        if kind is None or kind is Control.PING:
+        if kind is None:
             return ev
         try:
-            return _with_payload(ev, kind, conn.echoed(kind, _payload(ev, kind)))
-        except Exception as e:  # noqa: BLE001 - the client then gets it as upstream sent it
+            return _with_payload(ev, kind, conn.to_client(kind, _payload(ev, kind)))
+        except Exception as e:  # noqa: BLE001 - never hand the client a disguise unrestored
             log_internal(log, "websocket control frame to the client", e)
-            return ev
+            return _with_payload(ev, kind, b"")
 
     def masked_events() -> Iterator[object]:
         for ev in events():
@@ -328,6 +345,63 @@ def _watch_controls(ws, conn: Connection, api: str) -> None:
 
     ws.events = masked_events
     ws.send = restoring_send
+
+
+def _watch_server(ws, flow_state: RealtimeFlow) -> None:
+    """Wrap `ws`, the wsproto connection the layer reads upstream with (its `server_ws`),
+    on the instance, for upstream's close: the layer forwards a close the moment it reads
+    one, before any hook. Right before the close, `ws.events()` yields what the client is
+    still owed, as messages from upstream (_owed): the layer hands each to the
+    websocket_message hook, which lets it pass (RealtimeFlow.passing), and sends it to
+    the client, then the close. Internal to mitmproxy and wsproto as _watch_controls (the
+    layer works through `events()` in order, each message's hook run before it reads
+    the next event)."""
+    import wsproto.events as wse
+
+    events: Callable[[], Iterator[object]] = ws.events
+
+    def with_owed() -> Iterator[object]:
+        for ev in events():
+            if isinstance(ev, wse.CloseConnection):
+                try:
+                    yield from _owed(ws, flow_state, wse)
+                except Exception as e:  # noqa: BLE001 - the close then goes on alone: nothing unrestored passes
+                    log_internal(log, "websocket close from upstream", e)
+            yield ev
+
+    ws.events = with_owed
+
+
+def _owed(ws, flow_state: RealtimeFlow, wse) -> Iterator[object]:
+    """What the client is owed before upstream's close, as wsproto messages: the messages
+    injected and not yet sent (mitmproxy would drop them once the layer has closed), then,
+    on a connection still open, every held tail restored and, where a channel was still
+    open, the API's error event (Connection.end: a stream the provider cut delivers its
+    held text, then the error)."""
+    conn = flow_state.connection
+    out = list(flow_state.pending)
+    flow_state.pending.clear()
+    if conn.state is State.OPEN:
+        held = conn.held_chars
+        res = conn.end()
+        out += res.frames
+        if res.error is not None:
+            out.append(res.error)
+            flow_state.cut = (
+                f"upstream closed with the output unfinished ({held} held-back characters delivered, then an error)"
+            )
+            log.warning("disguise: %s: upstream closed with the model's output unfinished; %d held-back "
+                        "character(s) delivered, then an error event", conn.name, held)  # fmt: skip
+    if not out:
+        return
+    if hasattr(ws, "frame_buf"):
+        ws.frame_buf = [b""]  # a message upstream left unfinished is never sent: ours do not join it
+    for f in out:
+        flow_state.passing.append(f.data)
+        if f.text:
+            yield wse.TextMessage(data=f.data.decode("utf-8", "replace"), message_finished=True)
+        else:
+            yield wse.BytesMessage(data=f.data, message_finished=True)
 
 
 def _control_out(conn: Connection, kind: Control, data: bytes, api: str) -> bytes:
