@@ -80,6 +80,26 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return flows
 
 
+@pytest.fixture(scope="module")
+def recorded_before(session: Path) -> Path:
+    """The session as a version of disguise before the refused URL was withheld in the
+    flow wrote it: the refused request's URL holds its original, which the report must
+    name by its rule."""
+    from mitmproxy import io as mio
+
+    with open(session, "rb") as f:
+        flows = list(mio.FlowReader(f).stream())
+    withheld = [fl for fl in flows if "<original>" in getattr(getattr(fl, "request", None), "path", "")]
+    assert len(withheld) == 1, [getattr(getattr(fl, "request", None), "path", None) for fl in flows]
+    withheld[0].request.path = "/v1/files/url-agent@planted.example.org"  # type: ignore[attr-defined]
+    old = session.parent / "before.flows"
+    with open(old, "wb") as f:
+        w = mio.FlowWriter(f)
+        for fl in flows:
+            w.add(fl)
+    return old
+
+
 def report(flows: Path, out: Path) -> subprocess.CompletedProcess:
     """`python -m disguiselib report` from the checkout, as the README writes it."""
     return subprocess.run([sys.executable, "-m", "disguiselib", "report", str(flows), "-o", str(out),
@@ -108,7 +128,17 @@ def test_the_report_is_written_self_contained_and_without_an_original(session: P
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
     assert not re.search(r"\b(src|href)\s*=|url\(|@import", page, re.I)
     assert "Content-Security-Policy" in page and "default-src 'none'" in html.unescape(page)
-    assert "[EMAIL]" in page  # the refused URL's original, named by its rule
+    assert "POST /&lt;original&gt;" in page  # the refused URL, as the flow keeps it: withheld
+
+
+def test_a_refused_url_recorded_with_its_original_is_named_by_its_rule(recorded_before: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    r = report(recorded_before, out)
+    assert r.returncode == 0, r.stderr
+    page = out.read_text(encoding="utf-8")
+    for o in PLANTED:
+        assert o not in page, o
+    assert "/v1/files/[EMAIL]" in page  # the refused URL's original, named by its rule
 
 
 def test_the_default_output_is_beside_the_flow_file(session: Path, tmp_path: Path) -> None:
@@ -155,17 +185,19 @@ def test_headless_chromium_renders_the_charts_with_the_sessions_figures(session:
     refused = dom.split('id="refused"', 1)[1].split("</table>", 1)[0]
     assert refused.count("<tr>") == 1 + REFUSED  # the header and one row each
     assert "not an endpoint disguise transforms" in refused and "EMAIL in" in refused
-    assert "/v1/files/[EMAIL]" in refused
+    assert "POST /&lt;original&gt;" in refused  # the refused URL as the flow keeps it
     shot = tmp_path / "report.png"
     chromium(f"--screenshot={shot}", "--window-size=1280,1800", "--hide-scrollbars", out.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
 def test_a_page_the_rules_still_find_an_original_in_is_not_written(
-    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    recorded_before: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     """Fail closed: with the redaction broken, the last look at the page refuses it and
-    nothing (not even a temporary file) is left behind."""
+    nothing (not even a temporary file) is left behind (a session whose refused URL
+    still holds its original: recorded before such URLs were withheld)."""
+    session = recorded_before
     from disguiselib import cli
     from disguiselib.inspect import report as rep
 
