@@ -10,6 +10,7 @@ import gzip
 import json
 from urllib.parse import quote, quote_plus, unquote_plus
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -140,6 +141,17 @@ def test_numbers_and_repeated_keys_are_seen() -> None:
     assert str(leakguard.scan_body(b'{"n": 4111111111111111}', rules)) == "CARD in body $.n"
     body = b'{"a": "Acme Corp", "a": "clean"}'  # json.loads would keep only "clean"
     assert str(leakguard.scan_body(body, RULES)) == "literal in body $.a"
+
+
+@pytest.mark.parametrize("path", ["/v1/files/Acme%2520Corp", "/v1/files/x?q=Acme%252BCorp%2520", "/v1/f/Acme%252520Corp",
+                                  "/v1/x/bob%2540corp.example.com"])  # fmt: skip
+def test_an_original_percent_encoded_twice_or_more_in_a_url_is_found_and_withheld(path: str) -> None:
+    # a URL inside another's parameter is decoded by each reader in turn: `%2520` is a space
+    # to the second one (probe G saw a double-encoded original in a path forwarded)
+    assert leakguard.scan_url(path, RULES) is not None
+    assert "Acme" not in leakguard.shown(path, RULES) and "bob" not in leakguard.shown(path, RULES)
+    assert leakguard.url_readings("/a%2520b") == ["/a%2520b", "/a%20b", "/a b"]
+    assert len(leakguard.url_readings("%2525252541")) == 1 + leakguard.URL_DECODINGS  # ("A" encoded five times)
 
 
 def test_url_and_headers_but_not_credentials() -> None:

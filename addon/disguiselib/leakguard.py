@@ -231,12 +231,29 @@ def scan_url(path: str, rules: Rules, slots: Slots | None = None) -> Hit | None:
     """The request target (path and query), percent-decoded; a credential parameter in
     its own slot (a Google API key in `key`) is not looked at. slots: the request's
     (registry.slots_for; by default those of its path)."""
-    target = without_credentials(path, slots)
-    for text in dict.fromkeys((target, unquote_plus(target))):
+    for text in url_readings(without_credentials(path, slots)):
         lab = first(rules, text)
         if lab is not None:
             return Hit(lab, "url")
     return None
+
+
+# How many times a URL's text is percent-decoded to be read: a reader decodes it once, a
+# URL carried in another's parameter (a redirect target) is decoded again by whoever follows
+# it, and `Acme%2520Corp` is an original to both.
+URL_DECODINGS = 3
+
+
+def url_readings(text: str) -> list[str]:
+    """text as it is and each time percent-decoded again (`+` a space), while that changes
+    it, at most URL_DECODINGS times: every reading a URL's reader may make of it."""
+    out = [text]
+    for _ in range(URL_DECODINGS):
+        nxt = unquote_plus(out[-1])
+        if nxt == out[-1]:
+            break
+        out.append(nxt)
+    return out
 
 
 def without_credentials(path: str, slots: Slots | None = None) -> str:
@@ -363,7 +380,7 @@ _PIECES = re.compile(r"([/?&=#;:@,]+)")  # where a path, a query or a host divid
 
 
 def _clean(rules: Rules, text: str) -> bool:
-    return first(rules, text) is None and first(rules, unquote_plus(text)) is None
+    return all(first(rules, t) is None for t in url_readings(text))
 
 
 def shown(text: str, rules: Rules | None) -> str:
