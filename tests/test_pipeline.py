@@ -313,6 +313,23 @@ def test_a_leak_or_a_body_the_client_signed_is_never_forwarded_under_fail_open()
         assert type(r.error()) is kind and str(r.error()) == str(e)
 
 
+def test_a_masked_requests_restorer_carries_its_documents_masking_edits(cfg) -> None:
+    """Masked.restorer is the one way a response's restorer is made (outcome.keep, replay):
+    it carries what masking did to each text document an answer may cite by offsets
+    (base/offsets.py), so a char_location into the masked document lands in the client's."""
+    doc = "Acme Corp is here. Then more."
+    body = json.dumps({"model": "c", "max_tokens": 5, "messages": [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": doc}},
+        {"type": "text", "text": "cite it"}]}]}).encode()  # fmt: skip
+    m = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", []).unwrap()
+    r = m.restorer(cfg.rules)
+    masked = json.loads(m.body)["messages"][0]["content"][0]["source"]["data"]
+    assert masked == "Zenith Labs is here. Then more." and sorted(r.documents) == [0]
+    s = masked.index("Then")
+    assert r.documents[0].at(s) == doc.index("Then") != s
+    assert r.text("Zenith Labs") == "Acme Corp"  # and its placeholders, as ever
+
+
 # -- a realtime connection: the WebSocket's request path ----------------------------------------
 
 
