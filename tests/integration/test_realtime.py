@@ -394,9 +394,11 @@ def test_client_control_frames_reach_upstream_masked_and_their_echoes_come_back_
 
 
 def scenario_server_controls(peer: Peer) -> None:
-    """Greet, ping with a disguise in the payload (the pong must echo it), then close with
-    one in the reason."""
+    """Greet, wait for the client's first event (it records every frame from then on),
+    ping with a disguise in the payload (the pong must echo it), then close with one in
+    the reason."""
     peer.send(OpenAIScript().session("session.created", "You are a helpful assistant."))
+    peer.recv()
     if not peer.ws.ping(b"ping Zenith Labs").wait(10):
         raise AssertionError("no pong echoing upstream's ping")
     peer.close(1000, "bye Zenith Labs")
@@ -415,6 +417,9 @@ def test_server_control_frames_reach_the_client_restored_and_upstream_gets_its_o
                 process(event)
 
             ws.process_event = recording
+            # (a frame read with the handshake's answer was processed before the recorder
+            # was set: the ping is sent only once upstream has this event)
+            await ws.send(json.dumps({"type": "input_audio_buffer.clear"}))
             return await collect(ws)
 
     got, close = run(go())
