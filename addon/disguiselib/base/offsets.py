@@ -14,7 +14,7 @@ whole bodies and streams.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..rules.restorer import Restorer
@@ -195,21 +195,24 @@ def citation_fixes(doc: object, out: object, r: Restorer) -> list[tuple[tuple, o
     (path, new offset) pairs for base.logprobs.apply_fixes. A text out does not hold at
     the same place is left alone (its citations keep their offsets)."""
     fixes: list[tuple[tuple, object]] = []
-    skip = {c.pieces for c in CITED if c.pieces}
+    for path, x in _objects(doc, {c.pieces for c in CITED if c.pieces}):
+        for c in CITED:
+            items = _at(x, _path(c.items))
+            if isinstance(items, list) and items:
+                fixes += _Moved(path, c, x, out, r).fixes(items)
+    return fixes
+
+
+def _objects(doc: object, skip: set | frozenset = frozenset()) -> Iterator[tuple[tuple, dict]]:
+    """Every object in doc with its path, depth first (a member named in skip not entered)."""
     stack: list[tuple[tuple, object]] = [((), doc)]
     while stack:
         path, x = stack.pop()
         if isinstance(x, list):
             stack.extend(((*path, i), v) for i, v in enumerate(x) if isinstance(v, (dict, list)))
-            continue
-        if not isinstance(x, dict):
-            continue
-        for c in CITED:
-            items = _at(x, _path(c.items))
-            if isinstance(items, list) and items:
-                fixes += _Moved(path, c, x, out, r).fixes(items)
-        stack.extend(((*path, k), v) for k, v in x.items() if k not in skip and isinstance(v, (dict, list)))
-    return fixes
+        elif isinstance(x, dict):
+            yield path, x
+            stack.extend(((*path, k), v) for k, v in x.items() if k not in skip and isinstance(v, (dict, list)))
 
 
 def _path(p: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -402,14 +405,7 @@ def quote_fixes(doc: object, docs: dict[int, Offsets]) -> list[tuple[tuple, obje
     edits, by index) move in the documents the client holds: (path, new offset) pairs
     for base.logprobs.apply_fixes. A bound outside its masked document stays."""
     fixes: list[tuple[tuple, object]] = []
-    stack: list[tuple[tuple, object]] = [((), doc)]
-    while stack:
-        path, x = stack.pop()
-        if isinstance(x, list):
-            stack.extend(((*path, i), v) for i, v in enumerate(x) if isinstance(v, (dict, list)))
-            continue
-        if not isinstance(x, dict):
-            continue
+    for path, x in _objects(doc):
         for q in QUOTED:
             k = x.get(q.index)
             o = docs.get(k) if x.get("type") == q.kind and type(k) is int else None
@@ -421,5 +417,4 @@ def quote_fixes(doc: object, docs: dict[int, Offsets]) -> list[tuple[tuple, obje
                     w = o.at(v, end)
                     if w != v:
                         fixes.append(((*path, b), w))
-        stack.extend(((*path, k), v) for k, v in x.items() if isinstance(v, (dict, list)))
     return fixes
