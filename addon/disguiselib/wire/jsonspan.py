@@ -131,9 +131,7 @@ class Rule:
     # exemption holds only for the shape it was made for; a container in its place is
     # content nobody described (UNKNOWN: keys and values), never passed whole.
     tree: Rule | None = None
-    # A request's top-level object: its members in the order the provider reads them
-    # into the prompt, the conversation last (placeholders are numbered in this order:
-    # base/masking.prompt_order). Empty: the body's own order.
+    # A request's members in its prompt's order (base/prompt.py); empty: the body's order
     prompt: tuple[str, ...] = ()
 
     def resolve(self, value: object) -> Rule:
@@ -249,9 +247,7 @@ class Obj(Rule):
     user's names); otherwise the keys that are not fields are, when default transforms
     keys (a member the table does not know may be named after anything)."""
 
-    def __init__(
-        self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False, prompt: tuple[str, ...] = ()
-    ) -> None:
+    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False, prompt=()) -> None:  # noqa: ANN001
         self.fields = dict(fields)
         assert set(prompt) <= self.fields.keys(), "a prompt member the table does not know"
         self.prompt = prompt
