@@ -90,7 +90,9 @@ def next_turn(c: Ctx, raw: bytes) -> bytes:
     doc = json.loads(raw)
     more, _ = bodies.build_request(c.seed + 99, 60_000, c.mat)
     doc["messages"].extend(json.loads(more)["messages"][-2:])
-    return json.dumps(doc).encode()
+    # written as the turn before was (bodies.build_request): a client has one serializer,
+    # so its history's bytes are the same turn to turn
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def part_request_path(c: Ctx) -> None:

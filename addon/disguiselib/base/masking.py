@@ -18,6 +18,7 @@ from .document import repeated
 from .fields import As, Dup, key_context, loads, plain, read
 from .offsets import documents, masking_edits
 from .present import Held
+from .prompt import prompt_order
 
 
 class _Api(Protocol):
@@ -311,12 +312,16 @@ def mask_doc(
             scanned.raw, scanned.read = seen, pieces  # the texts left out; those the walk read
         del seen
     fn = mask_fn(rules, session, memo)
+    # masked in the provider's prompt order, where the body's is another (placeholders
+    # number by first appearance: base/prompt.py), then spliced in the body's
+    first = prompt_order(s, doc, root, marked_t, where)
+    done = {t: fn(vals[t], rules_of[t], keys[t]) for t in first} if first is not None else None
     edits: list[tuple[int, int, str]] = []
     ranges: list[tuple[int, int]] = []  # per token changed: (token, how much longer its token grew)
     for t in marked_t:
         v = vals[t]
         n = len(edits)
-        new = fn(v, rules_of[t], keys[t])
+        new = done.pop(t) if done is not None else fn(v, rules_of[t], keys[t])
         if rules_of[t].cited:  # a document an answer may cite by offsets (base/offsets.py)
             session.cited.append((where[2 * t], masking_edits(v, new)))
         if memo is not None:

@@ -923,6 +923,53 @@ def collect(str s, doc, root, list pieces, reads, plain, context, owner=None, bi
     return Tokens(w.vals, w.rules, w.keys, w.spans, w.owners, w.slots)
 
 
+def members(str s):
+    """wire/spanwalk.py_members, compiled: (starts, keys) of the object s is the text of,
+    one loop over its characters (a string token is passed by _find, its quotes and
+    backslashes only are read)."""
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void *data = PyUnicode_DATA(s)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
+    cdef Py_ssize_t i = 0, q, b
+    cdef Py_ssize_t depth = 0
+    cdef bint key_next = False
+    cdef Py_UCS4 c
+    starts = array.array('q')
+    keys = []
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 34:  # a string token: to its closing quote (one no odd run of backslashes escapes)
+            q = i
+            while True:
+                q = _find(kind, data, n, q + 1, 34)
+                if q < 0:
+                    return starts, keys
+                b = q - 1
+                while b > i and PyUnicode_READ(kind, data, b) == 92:
+                    b -= 1
+                if (q - 1 - b) % 2 == 0:
+                    break
+            if depth == 1 and key_next:
+                starts.append(i)
+                keys.append(_scanstring(s, i + 1)[0])
+                key_next = False
+            i = q + 1
+            continue
+        if c == 123 or c == 91:
+            if depth == 0 and c == 91:
+                break  # not an object
+            depth += 1
+            key_next = depth == 1
+        elif c == 125 or c == 93:
+            depth -= 1
+            if depth == 0:
+                break
+        elif c == 44 and depth == 1:  # a comma between two members
+            key_next = True
+        i += 1
+    return starts, keys
+
+
 cdef class _Unread:
     """base/fieldwalk.first_unread, compiled: fields.walk over a parsed document, visit
     called in document order on each field memo does not show clean, until it answers."""

@@ -131,6 +131,8 @@ class Rule:
     # exemption holds only for the shape it was made for; a container in its place is
     # content nobody described (UNKNOWN: keys and values), never passed whole.
     tree: Rule | None = None
+    # A request's members in its prompt's order (base/prompt.py); empty: the body's order
+    prompt: tuple[str, ...] = ()
 
     def resolve(self, value: object) -> Rule:
         """The rule for this exact value (dispatch on type or shape): the rule itself,
@@ -245,8 +247,10 @@ class Obj(Rule):
     user's names); otherwise the keys that are not fields are, when default transforms
     keys (a member the table does not know may be named after anything)."""
 
-    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False) -> None:
+    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False, prompt=()) -> None:  # noqa: ANN001
         self.fields = dict(fields)
+        assert set(prompt) <= self.fields.keys(), "a prompt member the table does not know"
+        self.prompt = prompt
         self.default = default
         self.keys = keys or default.keys
         self.known = frozenset() if keys else self.fields

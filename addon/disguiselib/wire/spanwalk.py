@@ -17,6 +17,8 @@ keys, pieces and owners).
 
 from __future__ import annotations
 
+import json
+import re
 from array import array
 from collections.abc import Callable
 
@@ -26,10 +28,11 @@ from .text import splice
 
 try:
     from ._spanwalk import collect as c_collect  # type: ignore[import-not-found]
+    from ._spanwalk import members as c_members  # type: ignore[import-not-found]
     from ._spanwalk import shapes as c_shapes  # type: ignore[import-not-found]
     from ._spanwalk import walk as c_walk  # type: ignore[import-not-found]
 except ImportError:
-    c_walk = c_collect = c_shapes = None
+    c_walk = c_collect = c_shapes = c_members = None
 
 py_walk = jsonspan.walk
 walk = c_walk or py_walk
@@ -132,6 +135,42 @@ def py_collect(
 
 collect = c_collect or py_collect
 
+# a JSON text's tokens as py_members reads them: a string, or a structural character
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],]')
+
+
+def py_members(s: str) -> tuple[array[int], list[str]]:
+    """Where each member of the object s is the text of begins (its key's opening
+    quote), in order, and each one's key: (starts, keys). s is JSON text the caller has
+    parsed (an object); a repeated key is listed each time it is written. The compiled
+    members (wire/_spanwalk.pyx) gives the same (tests/wire/test_spanwalk_members.py)."""
+    starts: array[int] = array("q")
+    keys: list[str] = []
+    depth, key_next = 0, False
+    for m in _TOKEN.finditer(s):
+        c = s[m.start()]
+        if c == '"':
+            if depth == 1 and key_next:
+                starts.append(m.start())
+                keys.append(json.decoder.scanstring(s, m.start() + 1)[0])  # type: ignore[attr-defined]
+                key_next = False
+        elif c in "{[":
+            if depth == 0 and c == "[":
+                break  # not an object
+            depth += 1
+            key_next = depth == 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                break
+        elif depth == 1:  # a comma between two members
+            key_next = True
+    return starts, keys
+
+
+members = c_members or py_members
+
 __all__ = [
-    "Keyed", "c_collect", "c_shapes", "c_walk", "collect", "keys_of", "py_collect", "py_walk", "transform", "walk",
+    "Keyed", "c_collect", "c_members", "c_shapes", "c_walk", "collect", "keys_of", "members", "py_collect",
+    "py_members", "py_walk", "transform", "walk",
 ]  # fmt: skip

@@ -145,6 +145,9 @@ MESSAGES_REQUEST = Obj(
         "output_config": obj({"format": obj({"schema": SCHEMA}), "effort": META}),
     },
     default=GENERIC,
+    # the prompt (and its cache): tools, then system, then messages
+    # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+    prompt=("tools", "system", "messages"),
 )
 BATCH_REQUEST = Obj(
     {"requests": Arr(Obj({"custom_id": CLIENT_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},

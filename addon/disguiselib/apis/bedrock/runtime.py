@@ -190,6 +190,9 @@ _TOOL = REQUEST.rule("Tool")
 _DOC_SOURCE = REQUEST.rule("DocumentSource")
 _CONVERSE_FIELDS: dict[str, Rule] = REQUEST.fields("ConverseRequest")
 CONVERSE_REQUEST: Rule = REQUEST.rule("ConverseRequest")
+# the prompt (and its cache points): the tools, the system prompt, then the messages
+CONVERSE_REQUEST.prompt = ("toolConfig", "system", "messages")
+assert set(CONVERSE_REQUEST.prompt) <= _CONVERSE_FIELDS.keys()
 COUNT_TOKENS_REQUEST: Rule = REQUEST.rule("CountTokensRequest")
 
 # -- responses ---------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from ...base.exempt import MODEL
 from ...base.fields import ID, META
 from ...base.wirespec import SSE, Provider, WireSpec
 from ...wire.jsonspan import Rule
-from .gemini import _GENERATE_FIELDS, COLON, GENERATE_RESPONSE, _ObjectOrArray, obj
+from .gemini import _GENERATE_FIELDS, COLON, GENERATE_RESPONSE, PROMPT, _ObjectOrArray, obj
 from .stream import GeminiStream
 from .stream import view as gemini_view
 
@@ -37,8 +37,9 @@ PATH = re.compile(r"/v1internal" + COLON + r"(?:generateContent|streamGenerateCo
 # the project is the user's Google Cloud project (the API's to resolve); the prompt's id
 # and the session's are gemini-cli's, random
 REQUEST = obj(
-    {"model": MODEL, "project": ID, "user_prompt_id": ID, "request": obj({**_GENERATE_FIELDS, "session_id": ID})}
-)
+    {"model": MODEL, "project": ID, "user_prompt_id": ID,
+     "request": obj({**_GENERATE_FIELDS, "session_id": ID}, prompt=PROMPT)}
+)  # fmt: skip
 EVENT = obj({"response": GENERATE_RESPONSE, "traceId": ID, "totalTokens": META})
 RESPONSE: Rule = _ObjectOrArray(EVENT)  # a whole answer (or a stream that arrived whole)
 

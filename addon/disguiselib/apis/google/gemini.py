@@ -45,16 +45,21 @@ from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
+def _snake(name: str) -> str:
+    return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), name)
+
+
 def _both(fields: dict[str, Rule]) -> dict[str, Rule]:
     """fields, each also under its proto field name (systemInstruction -> system_instruction)."""
     out = dict(fields)
     for k, v in fields.items():
-        out.setdefault(_CAMEL.sub(lambda m: "_" + m.group(1).lower(), k), v)
+        out.setdefault(_snake(k), v)
     return out
 
 
-def obj(fields: dict[str, Rule], default: Rule = GENERIC) -> Obj:
-    return Obj(_both(fields), default=default)
+def obj(fields: dict[str, Rule], default: Rule = GENERIC, prompt: tuple[str, ...] = ()) -> Obj:
+    """An object of the API (fields under both spellings); prompt: see jsonspan.Rule.prompt."""
+    return Obj(_both(fields), default=default, prompt=tuple(x for k in prompt for x in dict.fromkeys((k, _snake(k)))))
 
 
 class _Part(Rule):
@@ -178,7 +183,10 @@ _GENERATE_FIELDS: dict[str, Rule] = {
     "serviceTier": META,
     "labels": GENERIC,  # billing labels: keys and values the client chose
 }
-GENERATE_REQUEST = obj(_GENERATE_FIELDS)
+# the prompt (and what a cache holds): the system instruction, the tools, then the
+# conversation (google-genai writes contents first)
+PROMPT = ("systemInstruction", "tools", "toolConfig", "contents")
+GENERATE_REQUEST = obj(_GENERATE_FIELDS, prompt=PROMPT)
 # countTokens: {"contents": [...]} or {"generateContentRequest": {...}}
 GENERATE_REQUEST.fields["generateContentRequest"] = GENERATE_REQUEST
 GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST
@@ -195,7 +203,8 @@ _CACHE_META = ("ttl", "expireTime", "createTime", "updateTime", "usageMetadata")
 # secret patterns took every key name for a secret: the provider got [SECRET_1])
 CACHED_CONTENT = obj(
     {**_GENERATE_FIELDS, **dict.fromkeys(_CACHE_META, META), "name": ID, "kmsKeyName": VALUES,
-     "encryptionSpec": obj({"kmsKeyName": VALUES}), "displayName": VALUES}
+     "encryptionSpec": obj({"kmsKeyName": VALUES}), "displayName": VALUES},
+    prompt=PROMPT,
 )  # fmt: skip
 CACHED_CONTENT_LIST = obj({"cachedContents": Arr(CACHED_CONTENT), "nextPageToken": ID})
 

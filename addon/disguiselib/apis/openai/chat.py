@@ -109,6 +109,8 @@ CHAT_REQUEST = Obj(
         "prediction": obj({"content": _CHAT_CONTENT}),
     },
     default=GENERIC,
+    # the prompt: the tool definitions (rendered before the conversation), the messages last
+    prompt=("tools", "functions", "messages"),
 )
 
 

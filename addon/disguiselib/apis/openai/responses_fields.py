@@ -197,6 +197,8 @@ RESPONSES_REQUEST = Obj(
         "context_management": Arr(obj({})),
     },
     default=GENERIC,
+    # the prompt: instructions and tools before the conversation (the SDK writes input first)
+    prompt=("instructions", "tools", "input"),
 )
 
 _OUT_PART = Typed(

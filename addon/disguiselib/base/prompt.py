@@ -1,0 +1,83 @@
+"""The order a request's placeholders are numbered in: the provider's prompt order, not
+the body's (sans I/O).
+
+Placeholders are numbered by first appearance (contract §2) so that a prompt's
+unchanged prefix is the same bytes on every turn and the provider's prompt cache keeps
+hitting. The body's JSON order is not the prompt's: the official SDKs write the
+conversation (`messages`, `input`, `contents`) before `system`, `instructions` and
+`tools`, which the provider reads, and caches, first. Numbered in the body's order, a
+value first met in the newest turn took the number of one the system prompt holds, and
+from then on every turn missed the cache from the system prompt on.
+
+A request's top-level rule declares its members' prompt order, the conversation last
+(jsonspan.Rule.prompt, with the API's tables). Masking numbers first the members it does
+not name (settings, metadata: nothing of the conversation), in the body's order, then
+those it names, in the declared order; the strings of one member in the body's order."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+
+from ..wire import jsonspan, spanwalk
+
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+Rank = Callable[[int], tuple[int, ...]]
+
+
+def prompt_order(s: str, doc: object, root: jsonspan.Rule, marked: list[int], where: Sequence[int]) -> list[int] | None:
+    """The tokens masking will change (marked: their indexes, in the body's order; where:
+    each token's start and end in s, after one another) in the order their placeholders
+    are numbered, or None when that is the body's order."""
+    if len(marked) < 2:
+        return None
+    rank = _ranker(s, doc, root)
+    if rank is None:
+        return None
+    return sorted(marked, key=lambda t: (rank(where[2 * t]), t))
+
+
+def _ranker(s: str, doc: object, root: jsonspan.Rule) -> Rank | None:
+    """Where a place in s (the text of doc, an object read with root) comes in the
+    prompt: a rank per member (the members root.prompt does not name first, -1), and
+    within a member that is a request of its own (a rule with a prompt order: Gemini's
+    countTokens `generateContentRequest`, Code Assist's `request`), its rank there.
+    None when that is the body's order."""
+    fields = getattr(root, "fields", None)
+    if type(doc) is not dict or not isinstance(fields, dict):
+        return None
+    order = root.prompt
+    nested = {k for k, v in doc.items() if type(v) is dict and k in fields and fields[k].prompt}
+    if not order and not nested:
+        return None
+    rank = {k: i for i, k in enumerate(order)}
+    ranks = [rank.get(k, -1) for k in doc]  # (a repeated key: where it was first written)
+    if not nested and all(a <= b for a, b in pairwise(ranks)):
+        return None  # the body is written in prompt order
+    starts, keys = spanwalk.members(s)
+    if not starts:
+        return None
+    inner: dict[int, tuple[int, Rank]] = {}  # per member that is a request: where its value begins, its ranks
+    for n, k in enumerate(keys):
+        if k in nested:
+            at = _COLON.match(s, json.decoder.scanstring(s, starts[n] + 1)[1]).end()  # type: ignore[attr-defined,union-attr]
+            end = starts[n + 1] if n + 1 < len(starts) else len(s)
+            r = _ranker(s[at:end], doc[k], fields[k])
+            if r is not None:
+                inner[n] = (at, r)
+    if not inner and all(a <= b for a, b in pairwise(ranks)):
+        return None
+    of = [rank.get(k, -1) for k in keys]
+
+    def ranked(i: int) -> tuple[int, ...]:
+        n = max(bisect.bisect_right(starts, i) - 1, 0)
+        got = inner.get(n)
+        return (of[n], *got[1](i - got[0])) if got is not None and i >= got[0] else (of[n],)
+
+    return ranked
+
+
+__all__ = ["prompt_order"]
