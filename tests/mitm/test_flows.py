@@ -219,3 +219,21 @@ def test_a_body_leaves_as_it_came_unless_its_container_carries_more() -> None:
     br = brotli.compress(body, quality=11)
     assert flows.leaving(br, body, "br") == brotli.compress(body, quality=flows.BROTLI_QUALITY)
     assert flows.leaving(body, body, "identity") is body
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        # an API disguise masks over HTTP: 426, which a client (Codex) answers with HTTP at once
+        ("/backend-api/codex/responses", 426),
+        ("/v1/responses", 426),
+        ("/v1/chat/completions?x=1", 426),
+        # a WebSocket with no HTTP form disguise masks: refused as before
+        ("/v1/some/socket", 400),
+    ],
+)
+def test_a_websocket_disguise_cannot_mask_is_refused_with_the_status_that_says_use_http(path: str, status: int) -> None:
+    msg, got = flows.websocket_refused("GET " + path, path)
+    assert got == status
+    assert msg.startswith("disguise: request refused: GET ") and "WebSocket traffic cannot be masked" in msg
+    assert ("over HTTP" in msg) == (status == 426)

@@ -48,6 +48,7 @@ from .flows import (
     target,
     transfer_coded,
     websocket,
+    websocket_refused,
 )  # fmt: skip
 from .guard import Guard
 from .offload import Offload
@@ -322,9 +323,9 @@ class Disguise:
                 rec.passed = Passed.SCANNED
                 rec.to(Phase.PASSED)
                 return
-            msg = f"disguise: request refused: {where}: WebSocket traffic cannot be masked"
+            msg, status = websocket_refused(where, r.path)
             log.warning(msg)
-            self._refuse(flow, rec, msg)
+            self._refuse(flow, rec, msg, status)
             return
         why = refused(r.method, r.path, r.headers.items(multi=True))
         if why is not None and not allowed:

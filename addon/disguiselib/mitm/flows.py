@@ -75,6 +75,19 @@ def error_body_for(flow: http.HTTPFlow, message: str) -> bytes:
     return registry.error_body_for(r.method, r.path, r.pretty_host, r.headers.items())(message)
 
 
+def websocket_refused(where: str, path: str) -> tuple[str, int]:
+    """The refusal (message, status) of a WebSocket upgrade disguise does not mask. Where
+    the same path over HTTP is an API disguise masks (the Responses API, which Codex
+    opens as a WebSocket first), 426 Upgrade Required: the status a client reads as "not
+    over WebSocket here" and answers by sending the request over HTTP at once (Codex
+    falls back on a 426 alone; any other status it retries five times, with backoff,
+    first). Elsewhere 400."""
+    msg = f"disguise: request refused: {where}: WebSocket traffic cannot be masked"
+    if recognise("POST", path) is None:
+        return msg, 400
+    return f"{msg}; send the request over HTTP, where it is masked", 426
+
+
 def refuse(
     flow: http.HTTPFlow, message: str, status: int = 400, api: Api | RealtimeApi | None = None, *, rules: Rules | None
 ) -> None:

@@ -122,9 +122,14 @@ _CALL_ITEMS: dict[str, Rule] = {
          "apply_patch_call", "apply_patch_call_output", "program", "program_output", "tool_search_call"),
         _item({}),
     ),  # fmt: skip
-    # Reasoning and compaction items carry encrypted_content and go back exactly as they came.
+    # Reasoning and compaction items carry encrypted_content and go back exactly as they came;
+    # so do the two other compaction items the ChatGPT backend sends Codex and Codex replays
+    # (codex-rs/protocol models.rs: `compaction_summary`, an alias of `compaction`, and
+    # `context_compaction`): as unknown items their ciphertext would be read as text.
     "reasoning": SIGNED,
     "compaction": SIGNED,
+    "compaction_summary": SIGNED,
+    "context_compaction": SIGNED,
 }
 _INPUT_ITEM = Typed(
     {
