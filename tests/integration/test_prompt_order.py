@@ -136,3 +136,28 @@ def test_a_body_in_prompt_order_is_numbered_as_written(proxy: Proxy, tmp_path: P
         client.post("/v1/messages", cast_to=object, body=body)
     sent = proxy.upstream.for_model(model)[-1].json
     assert sent["system"].endswith("[EMAIL_1].") and "[EMAIL_2]" in sent["messages"][0]["content"]
+
+
+def test_prompt_cache_key_and_end_user_ids_go_out_as_written(proxy: Proxy) -> None:
+    """Codex sends its conversation id as `prompt_cache_key` on every turn: read with its
+    key in view, the secret rules took it for a `*_key =` assignment and every session
+    behind the proxy shared one cache key, `[SECRET_1]`. An e-mail as an end-user id is
+    still masked."""
+    model = "gpt-cache-key"
+    proxy.upstream.on(model, lambda rec: reply({
+        "id": "resp_2", "object": "response", "created_at": 1, "model": model, "status": "completed", "output": [],
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+    }))  # fmt: skip
+    chat_model = "gpt-cache-key-chat"
+    proxy.upstream.on(chat_model, lambda rec: reply({
+        "id": "c1", "object": "chat.completion", "created": 1, "model": chat_model, "choices": [],
+    }))  # fmt: skip
+    key = "7a8b9c0d-1111-2222-3333-444455556666"
+    with openai.OpenAI(base_url=proxy.base_url + "/v1", api_key="test", max_retries=0, timeout=20.0,
+                       http_client=openai.DefaultHttpxClient(trust_env=False)) as client:  # fmt: skip
+        client.responses.create(model=model, input="hi", prompt_cache_key=key, safety_identifier="dana@x.example.org")
+        client.chat.completions.create(model=chat_model, messages=[{"role": "user", "content": "hi"}],
+                                       prompt_cache_key=key, user="dana@x.example.org")  # fmt: skip
+    for sent in (proxy.upstream.for_model(model)[-1].json, proxy.upstream.for_model(chat_model)[-1].json):
+        assert sent["prompt_cache_key"] == key
+        assert sent.get("safety_identifier", sent.get("user")) == "[EMAIL_1]"

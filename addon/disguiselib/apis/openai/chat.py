@@ -18,7 +18,7 @@ from ...base import readpass
 from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.exempt import COUNTERS, MODEL, SIGNED
-from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
+from ...base.fields import CLIENT_ID, DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.offsets import Cited
@@ -94,9 +94,14 @@ _CHAT_SETTINGS = (
 # End-user identifiers (`user`, `safety_identifier`, `prompt_cache_key`) are not in the
 # skipped lists: like Anthropic `metadata.user_id` they are masked (values), so an
 # identifier that is an original (an e-mail as user id) never leaves; see docs/fields.md.
+# Each is read alone, not with its key: the rules anchored on a key took
+# `prompt_cache_key` for a `*_key =` assignment, and Codex's conversation id left as
+# [SECRET_1], one cache key for every session behind the proxy.
+IDENTIFIERS = dict.fromkeys(("user", "safety_identifier", "prompt_cache_key"), CLIENT_ID)
 CHAT_REQUEST = Obj(
     {
         "model": MODEL,
+        **IDENTIFIERS,
         **dict.fromkeys(_CHAT_SETTINGS, SETTING),
         # a voice's name is a setting, a custom voice's id untouched
         "audio": Obj({"voice": Shape(Obj({"id": ID}, default=SETTING), SETTING, SETTING)}, default=SETTING),

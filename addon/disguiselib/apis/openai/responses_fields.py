@@ -31,7 +31,7 @@ from ...base.holdback import Window
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
-from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE
+from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE, IDENTIFIERS
 
 # -- Responses requests ----------------------------------------------------------------
 
@@ -190,6 +190,7 @@ _PROMPT = obj({"id": ID, "version": ID, "variables": Obj({}, default=Either(VALU
 RESPONSES_REQUEST = Obj(
     {
         "model": MODEL,
+        **IDENTIFIERS,
         **dict.fromkeys(_RESPONSES_SETTINGS, SETTING),
         "previous_response_id": ID,
         "conversation": _CONVERSATION,
