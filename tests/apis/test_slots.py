@@ -128,3 +128,11 @@ def test_whom_a_request_is_for_by_its_host_else_its_credential_headers() -> None
     assert slots.families_of("localhost", [("api-key", "k")]) == {"openai"}
     assert slots.families_of("localhost", [("authorization", "Bearer x"), ("cookie", "c")]) == frozenset()
     assert slots.families_of("localhost") == frozenset()
+
+
+def test_an_ai_gateways_headers_are_slots_on_every_request() -> None:
+    """A gateway's own key (slots.GATEWAY) whatever the request is for and wherever it goes."""
+    for path, api, dest in (("/v1/messages", MESSAGES, Destination.of("api.anthropic.com")),
+                            ("/v1/chat/completions", registry.OPENAI_CHAT, Destination.of("gateway.example")),
+                            ("/v1/x", None, Destination.of("llm.internal"))):  # fmt: skip
+        assert slots.GATEWAY.headers <= registry.slots_for(path, api, dest).headers

@@ -329,3 +329,20 @@ def test_proxy_authorization_is_the_upstream_proxys(upstream_mode: tuple[FakeUps
     assert status == 200, (status, data[:300])
     got = [r for r in up.requests if r.path == url]
     assert got and got[-1].headers.get("proxy-authorization") == OPENAI_KEY
+
+
+@pytest.mark.parametrize("header", ["cf-aig-authorization", "x-litellm-api-key", "x-portkey-api-key", "helicone-auth"])
+def test_an_ai_gateways_key_is_the_gateways(upstream_mode: tuple[FakeUpstream, Mitmdump], header: str) -> None:
+    """A team's AI gateway (Cloudflare AI Gateway, LiteLLM, Portkey, Helicone) in front of
+    the provider reads its own key from a header of its own, beside the provider's: a
+    key-shaped value there is that credential, not a leak (it was refused as one); the same key in a header of nobody's is refused."""
+    up, md = upstream_mode
+    up.on("claude-x", lambda rec: Reply([b'{"ok": true}'], headers={"content-type": "application/json"},
+                                        framing="length"))  # fmt: skip
+    url = "http://api.anthropic.com/v1/messages"
+    status, data = _send(md.port, "POST", url, {"x-api-key": "k", header: f"Bearer {OPENAI_KEY}"}, MESSAGES)
+    assert status == 200, (status, data[:300])
+    got = [r for r in up.requests if r.path == url]
+    assert got and got[-1].headers.get(header) == f"Bearer {OPENAI_KEY}"
+    status, data = _send(md.port, "POST", url, {"x-api-key": "k", "x-gateway-key": f"Bearer {OPENAI_KEY}"}, MESSAGES)
+    assert status == 400 and b"in header x-gateway-key" in data, (status, data[:300])

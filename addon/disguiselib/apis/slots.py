@@ -31,6 +31,14 @@ from .openai import providers as openai
 # An upstream proxy's credential, which a client may send through this one: a slot only
 # where that proxy reads the request (Destination.via_proxy).
 PROXY = Provider("proxy", headers=frozenset({"proxy-authorization"}))
+# An AI gateway's credential (a team's gateway in front of the providers: its own key, in
+# a header of its own, beside the provider's): a slot on every request, since whether a
+# gateway reads it is not told by the request. Cloudflare AI Gateway, LiteLLM's proxy,
+# Portkey, Helicone.
+GATEWAY = Provider(
+    "gateway",
+    headers=frozenset({"cf-aig-authorization", "x-litellm-api-key", "x-portkey-api-key", "helicone-auth"}),
+)  # fmt: skip
 # Every provider: its hosts (scope.py) and its credential slots (the leak guard). A new
 # provider's declaration is registered here.
 PROVIDERS: tuple[Provider, ...] = (
@@ -119,7 +127,7 @@ def slots_of(
     module docstring), or any provider's credential headers when it is for none; the
     query parameters of those whose host it goes to or whose own paths its path is; the
     signing headers of a request the proxy re-signs; Proxy-Authorization where an
-    upstream proxy reads it."""
+    upstream proxy reads it; an AI gateway's credential headers (GATEWAY) on every one."""
     own = by_host(dest) + by_path(path)
     provs = tuple(dict.fromkeys((*served, *own)))
     heads = frozenset().union(*(p.headers for p in provs)) if provs else _ANY_HEADERS
@@ -128,6 +136,7 @@ def slots_of(
         heads |= frozenset().union(*(p.signing for p in provs if p.signature and p.signature == scheme))
     if dest.via_proxy:
         heads |= PROXY.headers
+    heads |= GATEWAY.headers
     params = frozenset().union(*(p.params | (p.ws_params if websocket else frozenset()) for p in own))
     subs = tuple(dict.fromkeys(s for p in provs for s in p.subprotocols))
     return Slots(heads, params, subs)

@@ -18,7 +18,20 @@ from ...base import readpass
 from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.exempt import COUNTERS, MODEL, SIGNED
-from ...base.fields import CLIENT_ID, DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
+from ...base.fields import (
+    CLIENT_ID,
+    DATA_URL,
+    GENERIC,
+    ID,
+    MEDIA,
+    META,
+    OPAQUE,
+    SCHEMA,
+    SETTING,
+    Shape,
+    Vocabulary,
+    obj,
+)
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.offsets import Cited
