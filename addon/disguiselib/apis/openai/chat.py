@@ -14,24 +14,11 @@ from __future__ import annotations
 import json
 import re
 
-from ...base import readpass
+from ...base import fields, readpass
 from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.exempt import COUNTERS, MODEL, SIGNED
-from ...base.fields import (
-    CLIENT_ID,
-    DATA_URL,
-    GENERIC,
-    ID,
-    MEDIA,
-    META,
-    OPAQUE,
-    SCHEMA,
-    SETTING,
-    Shape,
-    Vocabulary,
-    obj,
-)
+from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.offsets import Cited
@@ -110,7 +97,7 @@ _CHAT_SETTINGS = (
 # Each is read alone, not with its key: the rules anchored on a key took
 # `prompt_cache_key` for a `*_key =` assignment, and Codex's conversation id left as
 # [SECRET_1], one cache key for every session behind the proxy.
-IDENTIFIERS = dict.fromkeys(("user", "safety_identifier", "prompt_cache_key"), CLIENT_ID)
+IDENTIFIERS = dict.fromkeys(("user", "safety_identifier", "prompt_cache_key"), fields.CLIENT_ID)
 CHAT_REQUEST = Obj(
     {
         "model": MODEL,
