@@ -178,3 +178,13 @@ def test_back_is_at_s_inverse_outside_the_edits(spec) -> None:
         assert o.back(w) <= v <= o.back(o.at(v, True), True)
     for w in range(len(text) + 1):
         assert o.at(o.back(w)) <= w <= o.at(o.back(w, True), True)
+
+
+def test_the_first_look_passes_a_body_that_cites_nothing() -> None:
+    """A Claude Code body names `file_path` in every Edit and Read: no citation for it, so
+    the body is not parsed again (may_cite: the member listing citations, then a mark)."""
+    body = json.dumps({"messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {"file_path": "/src/a.py", "index": 2}}]}]}).encode()  # fmt: skip
+    assert not citeback.may_cite(body)
+    assert citeback.may_cite(body.replace(b'"index"', b'"annotations": [], "start_index"'))
+    assert citeback.may_cite(b'{"citations": [{"type": "char_location"}]}')

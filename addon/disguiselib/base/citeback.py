@@ -35,8 +35,15 @@ def may_cite(body: bytes) -> bool:
 
     if any(m in body for m in offsets.QUOTED_MARKERS):
         return True
-    # (a citation's marks: `"index"` alone is in many a body that holds none)
-    return any(f'"{m}"'.encode() in body for c in _cited() for m in c.marks or (*c.bounds, *c.points))
+    # the member listing them, then one of a citation's marks (`"index"` alone is in many
+    # a body that holds none, `"file_path"` in every Claude Code body)
+    cited = [c for c in _cited() if isinstance(c.items, str)]
+    for items in {c.items for c in cited}:
+        if f'"{items}"'.encode() in body:
+            marks = {m for c in cited if c.items == items for m in c.marks or (*c.bounds, *c.points)}
+            if any(f'"{m}"'.encode() in body for m in marks):
+                return True
+    return False
 
 
 def moved_back(body: bytes, r: Restorer, documents: dict[int, Offsets]) -> bytes | None:
