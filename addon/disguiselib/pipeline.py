@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
+from .base import citeback
 from .base.bodystream import BodyStream
 from .base.fields import loads
 from .base.masking import Received, as_received, forget_changed, mask_request_body
@@ -194,12 +195,27 @@ def _mask_request(
     scanned.read = None  # what the warning pass read (a raw scan's: Memo.read)
     if body is not as_received(raw):
         forget_changed(scanned)
+    if session.masked and api.request_body is None and citeback.may_cite(body):
+        body = _cited_back(api, body, cfg.rules, session)
     rules = of_session(cfg.rules, session)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None, dest)
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     return Masked(body, session)
+
+
+# A batch's documents are counted per request in it, not over the body (the session's are)
+_DOCUMENTS_PER_ITEM = frozenset({"anthropic.batches"})
+
+
+def _cited_back(api: Api, body: bytes, rules: Rules, session: Session) -> bytes:
+    """body with the offsets of the citations it sends back moved to the masked texts
+    (base/citeback.py); body itself when none moves. The leak guard then reads the new
+    body (the masker's document is the old one's: not taken for it)."""
+    documents = {} if api.name in _DOCUMENTS_PER_ITEM else session.documents
+    moved = citeback.moved_back(body, rules.restorer(session.placeholders, documents=documents), documents)
+    return body if moved is None else moved
 
 
 def sign_request(

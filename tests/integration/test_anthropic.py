@@ -704,6 +704,43 @@ def test_char_location_citations_point_into_the_client_s_document(proxy: Proxy) 
         assert [doc[c.start_char_index : c.end_char_index] for c in got] == want  # type: ignore[union-attr]
 
 
+
+def test_char_location_citations_sent_back_point_into_the_masked_document(proxy: Proxy) -> None:
+    """The answer's text block, citations and all, sent back in the next turn (as the SDK
+    gives it): its offsets, moved to the client's document on the way back, are moved to
+    the masked document on the way out, so the provider gets its citations as it wrote
+    them (they pointed two characters short of each cited text, past one original)."""
+    scn, doc = "scn-citations-back", f"Acme Corp is great. Mail {BOB} today. Other text here."
+    wrote: list[list[dict]] = []
+
+    def handler(rec: Recorded) -> Reply:
+        read = json.loads(rec.body)["messages"][0]["content"][0]["source"]["data"]
+        cites = [{"type": "char_location", "cited_text": frag, "document_index": 0, "document_title": "d",
+                  "start_char_index": read.index(frag), "end_char_index": read.index(frag) + len(frag)}
+                 for frag in ("Zenith Labs is great.", f"Mail {placeholder_in(rec)} today.", "Other text here.")]
+        wrote.append(cites)
+        msg = {"id": "m", "type": "message", "role": "assistant", "model": scn, "stop_reason": "end_turn",
+               "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+               "content": [{"type": "text", "text": "Cited.", "citations": cites}]}
+        return Reply([json.dumps(msg).encode()], headers={"Content-Type": "application/json"}, framing="length")  # fmt: skip
+
+    proxy.upstream.on(scn, handler)
+    messages: list = [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": doc},
+         "title": "d", "citations": {"enabled": True}},
+        {"type": "text", "text": "Summarise with citations"}]}]  # fmt: skip
+    with sdk(proxy) as client:
+        first = client.messages.create(model=scn, max_tokens=10, messages=messages)
+        block = first.content[0].model_dump(exclude_none=True)
+        assert [doc[c["start_char_index"] : c["end_char_index"]] for c in block["citations"]][1] == f"Mail {BOB} today."
+        messages += [{"role": "assistant", "content": [block]}, {"role": "user", "content": "And then?"}]
+        client.messages.create(model=scn, max_tokens=10, messages=messages)
+    up = json.loads(proxy.upstream.for_model(scn)[-1].body)
+    masked = up["messages"][0]["content"][0]["source"]["data"]
+    sent = up["messages"][1]["content"][0]["citations"]
+    assert [masked[c["start_char_index"] : c["end_char_index"]] for c in sent] == [c["cited_text"] for c in sent]
+    assert sent == [{k: c[k] for k in sorted(c)} for c in wrote[0]]
+
 # -- d. compressed SSE ------------------------------------------------------------------------
 
 ENCODINGS = ["gzip", "deflate", "br",

@@ -992,6 +992,38 @@ def _summaries(proxy: Proxy, api: str) -> list[str]:
     return [ln for ln in proxy.mitm.output.splitlines() if f"disguise: {api} 200: " in ln]
 
 
+def test_responses_annotations_sent_back_count_the_masked_text(proxy: Proxy) -> None:
+    """An output_text's annotations count characters of its text: restored, they count the
+    client's; the output item sent back in the next turn's input (as the SDK gives it) goes
+    out with them moved to the masked text again, as the provider wrote them."""
+    model = "resp-annotations-back"
+    wrote: list[dict] = []
+
+    def handler(rec: Recorded) -> Reply:
+        req = json.loads(rec.body)
+        text = f"Zenith Labs makes anvils (ask {placeholder_in(rec)} or see the docs)."
+        a = text.index("docs")
+        ann = {"type": "url_citation", "start_index": a, "end_index": a + 4, "url": "https://example.org/d", "title": "D"}
+        wrote.append(ann)
+        item = {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": [ann], "logprobs": []}]}
+        return json_reply(resp_envelope(req, "completed", [item]))  # fmt: skip
+
+    proxy.upstream.on(model, handler)
+    inp: list = [{"role": "user", "content": f"What does Acme Corp make? Ask {BOB}."}]
+    with sdk(proxy) as client:
+        first = client.responses.create(model=model, input=inp)
+        out = [o.model_dump(exclude_none=True) for o in first.output]
+        part = out[0]["content"][0]
+        ann = part["annotations"][0]
+        assert part["text"][ann["start_index"] : ann["end_index"]] == "docs" and BOB in part["text"]
+        client.responses.create(model=model, input=[*inp, *out, {"role": "user", "content": "More?"}])
+    sent = json.loads(proxy.upstream.for_model(model)[-1].body)["input"][1]["content"][0]
+    got = sent["annotations"][0]
+    assert sent["text"][got["start_index"] : got["end_index"]] == "docs"
+    assert (got["start_index"], got["end_index"]) == (wrote[0]["start_index"], wrote[0]["end_index"])
+
+
 def test_responses_stream_raw_events_are_gapless_and_done_texts_match(proxy: Proxy) -> None:
     proxy.upstream.on(RESP, resp_handler)
     logged = len(_summaries(proxy, "openai.responses"))

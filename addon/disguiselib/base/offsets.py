@@ -29,7 +29,7 @@ class Offsets:
     what replaced it, and the shift (restored minus disguised length) after each. In
     characters, or with utf8 in UTF-8 bytes (Gemini's offsets count bytes)."""
 
-    __slots__ = ("_starts", "_ends", "_lens", "_shifts", "length", "utf8")
+    __slots__ = ("_starts", "_ends", "_lens", "_shifts", "length", "utf8", "_rends")
 
     def __init__(self, utf8: bool = False) -> None:
         self._starts: list[int] = []
@@ -38,6 +38,7 @@ class Offsets:
         self._shifts: list[int] = []
         self.length = 0  # disguised characters (bytes) accounted for so far
         self.utf8 = utf8
+        self._rends: list[int] = []  # each edit's end in the restored text (back: made when needed)
 
     @classmethod
     def of(cls, text: str, r: Restorer) -> Offsets:
@@ -102,6 +103,23 @@ class Offsets:
             start = self._starts[i] + before
             return start + self._lens[i] if end else start
         return offset + before
+
+    @property
+    def restored_length(self) -> int:
+        """The length of the restored text (of what was accounted for)."""
+        return self.length + (self._shifts[-1] if self._shifts else 0)
+
+    def back(self, offset: int, end: bool = False) -> int:
+        """at's inverse: where offset of the restored text lands in the disguised text.
+        Inside an edit's restored span: its disguised start, or with end its disguised
+        end, so that a span cut by an original covers its whole disguise."""
+        if len(self._rends) != len(self._ends):  # each edit's restored end: its end plus the shift after it
+            self._rends = [e + d for e, d in zip(self._ends, self._shifts, strict=True)]
+        i = bisect_right(self._rends, offset)  # the edits whose original ends at or before offset
+        before = self._shifts[i - 1] if i else 0
+        if i < len(self._starts) and self._starts[i] + before < offset:
+            return self._ends[i] if end else self._starts[i]
+        return offset - before
 
 
 def _utf8_len(s: str) -> int:
