@@ -28,7 +28,6 @@ from .callables import Buffered, Refused, StreamCall
 from .flows import (
     CODED_OFF_LOOP,
     TRANSFER_CODED,
-    body_limit,
     chunked,
     contained,
     decode_body,
@@ -346,6 +345,7 @@ class Disguise:
             log.warning("disguise: %s holds an original (%s): forwarded (disguise_allow_unknown)", where, hit)
         if body is not None:
             contained(r, body)  # a container that carries more than what was scanned: made again
+        rec.checked_body = r.raw_content  # what the scan passed (the Guard looks again at a later change)
         rec.passed = Passed.SCANNED
         rec.to(Phase.PASSED)
 
@@ -431,9 +431,10 @@ class Disguise:
         if rec.kind is Kind.WEBSOCKET:
             self.realtime.response_headers(flow, rec)
             return
-        if flow.is_replay == "response":
-            # server replay: the body is whole already and mitmproxy never calls a stream
-            # callable for a response set in the request hook; the response hook restores it
+        if flow.is_replay == "response" or rec.answer is Answer.ADDON:
+            # server replay, or another addon's answer (the Guard saw it): the body is whole
+            # already and mitmproxy never calls a stream callable for a response set in the
+            # request hook; the response hook restores it
             rec.to(Phase.RECEIVING)
             return
         assert isinstance(rec.api, Api) and rec.restorer is not None  # MASKED: set by outcome.apply
@@ -469,24 +470,16 @@ class Disguise:
         if resp.stream or streams_large_bodies():
             # mitmproxy streams large bodies as they come (now, or once they pass the
             # limit): take this one whole and restore it at its end instead.
-            api, restorer, limit = rec.api, rec.restorer, decoded_limit()
-
-            def work(raw: bytes) -> bytes:
-                return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc, limit=limit)
-
-            def on_error(msg: str) -> bytes:
-                log.error("disguise: response not restored: %s", msg)
-                return api.error_body(f"disguise: response not restored: {msg}")
-
+            taken = whole.buffered(flow, rec)
             fix_headers(resp)
-            self._set_stream(flow, rec, Buffered(work, on_error, body_limit()), Reading.BUFFERED)
+            self._set_stream(flow, rec, taken, Reading.BUFFERED)
 
     def _set_stream(
         self, flow: http.HTTPFlow, rec: FlowRecord, call: StreamCall | Refused | Buffered, reading: Reading
     ) -> None:
         rec.call, rec.reading = call, reading
         assert flow.response is not None
-        flow.response.stream = self.inspect.tee(flow, call)  # keeps both sides
+        flow.response.stream = rec.stream = self.inspect.tee(flow, call)  # keeps both sides
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         rec = self.guard.records.get(flow.id)
