@@ -128,6 +128,7 @@ class RealtimeFlow:
     kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
     kept_bytes: int = 0
     handled: object = None  # the last message a Disguise looked at (the Guard checks it)
+    left: bytes | None = None  # the content it left a client message with (the Guard compares)
     warned: bool = False
 
 

@@ -5,6 +5,7 @@ leave nor a disguise reach the client (contract §4, §5 "Leak guard", §6)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -192,3 +193,64 @@ def test_a_request_edited_while_intercepted_is_looked_at_after_the_resume(up: Fa
         m.stop()
     assert not leaked(up)
     assert [r.json["messages"][0]["content"] for r in up.requests] == ["Hi again"]
+
+
+def _realtime_scenario(peer) -> None:
+    """Greets, then records up to two client events (FakeRealtime keeps them)."""
+    peer.send({"type": "session.created", "event_id": "e1",
+               "session": {"type": "realtime", "id": "s", "model": "m", "instructions": ""}})  # fmt: skip
+    for _ in range(2):
+        try:
+            peer.recv(timeout=5)
+        except Exception:  # noqa: BLE001 - the proxy closed the connection
+            return
+
+
+def test_a_realtime_client_event_a_later_addon_changes_is_looked_at_again(tmp_path: Path) -> None:
+    """A script after disguise edits a realtime client event after disguise masked it:
+    an original it wrote ends the connection (an error event, then 1008) and never
+    leaves; an edit without one goes on."""
+    websockets = pytest.importorskip("websockets")
+    from websockets.asyncio.client import connect
+
+    from realtime_util import FakeRealtime
+
+    script = tmp_path / "edit_ws.py"
+    script.write_text(
+        "def websocket_message(flow):\n"
+        "    m = flow.websocket.messages[-1]\n"
+        "    if m.from_client:\n"
+        "        m.content = m.content.replace(b'hello', b'Acme Corp').replace(b'howdy', b'hi there')\n"
+    )
+
+    def item(text: str) -> str:
+        return json.dumps({"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": text}]}})  # fmt: skip
+
+    async def session(port: int, text: str) -> tuple[list, object]:
+        got: list = []
+        async with connect(f"ws://127.0.0.1:{port}/v1/realtime?model=rec", open_timeout=10) as ws:
+            got.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+            await ws.send(item(text))
+            try:
+                while True:
+                    got.append(json.loads(await asyncio.wait_for(ws.recv(), 3)))
+            except websockets.ConnectionClosed as e:
+                return got, e.rcvd
+            except TimeoutError:
+                return got, None
+
+    with FakeRealtime() as up:
+        up.on("rec", _realtime_scenario)
+        m = Mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", write_mappings(tmp_path, MAPPING), "-s", str(script)))
+        try:
+            got, close = asyncio.run(asyncio.wait_for(session(m.port, "hello world"), 30))
+            assert close is not None and close.code == 1008, (got, close)
+            assert got[-1]["type"] == "error" and "another addon changed" in got[-1]["error"]["message"], got
+            got, close = asyncio.run(asyncio.wait_for(session(m.port, "howdy"), 30))
+            assert close is None and [e["type"] for e in got] == ["session.created"], (got, close)
+        finally:
+            m.stop()
+        frames = [d for _, _, d in up.received]
+    assert not any(b"Acme Corp" in d for d in frames), frames
+    assert any(b"hi there" in d for d in frames), frames

@@ -78,6 +78,7 @@ class Disguise:
         if not bodyhook.install():
             log.warning("disguise: a body mitmproxy streams (stream_large_bodies) is masked on the event loop")
         self.guard = Guard.install(loader.master)
+        self.guard.realtime = self.realtime
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
         if failure is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions, http
 
@@ -48,6 +48,9 @@ from .flows import (
     targets_web_ui,
 )  # fmt: skip
 
+if TYPE_CHECKING:
+    from .websocket import Realtime
+
 log = logging.getLogger("disguise")
 GUARD_NAME = "disguise_guard"
 GONE = "response not restored: the disguise addon is no longer loaded"
@@ -75,6 +78,7 @@ class Guard:
         # Why no Disguise may be running (option errors). Not `error`: that is a hook name.
         self.failure: str | None = None
         self.records: dict[str, FlowRecord] = {}  # flow id -> its record, until the flow ends
+        self.realtime: Realtime | None = None  # the loaded Disguise's realtime adapter (its rechecks)
 
     @classmethod
     def install(cls, master) -> Guard:
@@ -350,6 +354,8 @@ class Guard:
             if not live.warned:
                 live.warned = True
                 log.error("disguise: WebSocket message dropped: the disguise addon is no longer loaded")
+        elif msg.from_client and not msg.dropped and msg.content != live.left and self.realtime and rec is not None:
+            self.realtime.recheck(flow, rec)  # changed by a later addon after masking
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         self.records.pop(flow.id, None)
