@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Awaitable, Callable
 
 from mitmproxy import ctx, exceptions, http
@@ -65,6 +66,7 @@ class Disguise:
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
         self.offload = Offload()  # large request bodies masked in a worker process (offload.py)
         self.reloaded: Callable[[str], None] = lambda verb: None  # loaded, reloaded or failed: the metrics
+        self.conflict: str | None = None  # an option the command line and config.yaml both set (options.py)
 
     @property
     def rules(self) -> Rules | None:
@@ -81,6 +83,8 @@ class Disguise:
         self.guard.realtime = self.realtime
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
+        # refused by configure (no rule set is installed), like any configuration that does not load
+        self.conflict = options.check_config_file(loader.master.options, sys.argv[1:])
         if failure is not None:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
@@ -98,6 +102,8 @@ class Disguise:
                    "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
         opts = ctx.options
         try:
+            if self.conflict is not None:
+                raise ScopeError(self.conflict)
             options.check_values(opts, updated)  # a negative size, before anything reads it
             if self.config is not None and not (rebuild & updated):
                 if "disguise_offload_bytes" in updated and opts.disguise_offload_bytes > 0 and self.offload.live:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Sequence
 
 from mitmproxy import ctx, exceptions
 from mitmproxy.proxy import mode_specs
@@ -64,6 +65,52 @@ def check_deferred(opts) -> str | None:
             return (
                 f"option {name}: {e}; mitmproxy will not load the disguise script, and every "
                 "request on an LLM path is refused"
+            )
+    return None
+
+
+def set_on_command_line(argv: Sequence[str]) -> dict[str, list[str]]:
+    """disguise's options a command line gives with `--set NAME=VALUE` (or `--set=...`),
+    each with its values in order (a repeated list option has several)."""
+    out: dict[str, list[str]] = {}
+    i = 0
+    while i < len(argv):
+        arg, spec = argv[i], None
+        if arg == "--set" and i + 1 < len(argv):
+            spec, i = argv[i + 1], i + 1
+        elif arg.startswith("--set="):
+            spec = arg[len("--set="):]
+        i += 1
+        if spec is not None:
+            name, eq, value = spec.partition("=")
+            if name in OPTION_NAMES:
+                out.setdefault(name, []).extend([value] if eq else [])
+    return out
+
+
+def check_config_file(opts, argv: Sequence[str]) -> str | None:
+    """mitmproxy reads the confdir's config.yaml after the command line's `--set`, and
+    for a script's options (kept aside in `opts.deferred` until the script declares them)
+    the file's value replaces the command line's without a word: `--set
+    disguise_mappings=mine.yaml` (what `disguise run --mappings` passes) would never load
+    when config.yaml names disguise_mappings. Checked at load, where the file's value is
+    still there to see: the conflict, or None."""
+    deferred = getattr(opts, "deferred", {}) or {}
+    parse = getattr(opts, "_parse_setval", None)
+    for name, values in sorted(set_on_command_line(argv).items()):
+        val = deferred.get(name)
+        if val is None or hasattr(val, "val") or name not in getattr(opts, "_options", {}):
+            continue  # the command line's own value (mitmproxy's _UnconvertedStrings), or none
+        try:
+            given = parse(opts._options[name], values) if parse is not None else values
+        except exceptions.OptionsError:
+            given = values
+        if (list(val) if isinstance(val, (list, tuple)) else val) != given:
+            where = os.path.join(opts.confdir, "config.yaml")
+            return (
+                f"option {name} is set on the command line and, to another value, in mitmproxy's config file "
+                f"({where}): mitmproxy applies the file's value last, so the command line's would be ignored; "
+                "remove it from one of them"
             )
     return None
 
