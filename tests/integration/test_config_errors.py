@@ -217,3 +217,23 @@ def test_an_option_config_yaml_would_take_from_the_command_line_stops_mitmdump(t
         finally:
             m.stop()
         assert up.requests and ORIGINAL.encode() not in up.requests[0].body
+
+
+def test_the_rules_loaded_line_names_the_options_that_let_more_through(tmp_path: Path) -> None:
+    """`disguise_fail_open` and `disguise_allow_unknown` were in force without a word at
+    start-up: the line that says what is in force left them out."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(MINE)
+    with FakeUpstream() as up:
+        m = Mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", mine, "--set", "disguise_fail_open=true",
+                                  "--set", "disguise_allow_unknown=true"))  # fmt: skip
+        try:
+            assert m.saw("; on: disguise_fail_open, disguise_allow_unknown")
+        finally:
+            m.stop()
+        m = Mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", mine))
+        try:
+            assert m.saw("rules loaded")
+            assert "; on:" not in m.output
+        finally:
+            m.stop()

@@ -138,3 +138,20 @@ def test_an_option_config_yaml_would_take_from_the_command_line_is_named(
             assert "config.yaml" in failure and "mine.yaml" not in failure and "team.yaml" not in failure
         else:
             assert failure is None
+
+
+def test_the_options_that_let_more_through_are_named_when_on(caplog: pytest.LogCaptureFixture) -> None:
+    with context() as tctx:
+        options.declare(Loader(tctx.master), OPTION_NAMES)
+        opts = tctx.master.options
+        assert options.relaxed(opts) == ""
+        opts.update(disguise_fail_open=True, disguise_aws_resign=True)
+        assert options.relaxed(opts) == "; on: disguise_fail_open, disguise_aws_resign"
+        with caplog.at_level("INFO", logger="disguise"):
+            options.log_relaxed(opts, {"disguise_fail_open", "disguise_capture_limit"})
+            opts.update(disguise_fail_open=False)
+            options.log_relaxed(opts, {"disguise_fail_open"})
+        assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+            ("WARNING", "disguise: option disguise_fail_open is now on"),
+            ("INFO", "disguise: option disguise_fail_open is now off"),
+        ]

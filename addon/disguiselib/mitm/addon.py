@@ -106,6 +106,7 @@ class Disguise:
                 raise ScopeError(self.conflict)
             options.check_values(opts, updated)  # a negative size, before anything reads it
             if self.config is not None and not (rebuild & updated):
+                options.log_relaxed(opts, updated)
                 if "disguise_offload_bytes" in updated and opts.disguise_offload_bytes > 0 and self.offload.live:
                     self.offload.running()  # turned on while running: started now
                 return
@@ -127,7 +128,7 @@ class Disguise:
         self.reloader.installed(new)
         if getattr(ctx.options, "disguise_offload_bytes", 0) > 0:
             self.offload.prepare(new)  # the running worker builds the new set in the background
-        log_loaded(new, verb)
+        log_loaded(new, verb, note=options.relaxed(ctx.options))
         self.reloaded(verb)
 
     def _refused(self, e: Exception, at_load: bool) -> None:

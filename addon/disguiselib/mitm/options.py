@@ -6,6 +6,7 @@ naming the option)."""
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 from collections.abc import Sequence
@@ -17,6 +18,8 @@ from ..config import OPTION_NAMES, OPTIONS, refused_value
 from ..errors import ScopeError
 from ..rules import fakes
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
+
+log = logging.getLogger("disguise")
 
 # The options the Disguise addon declares; the Inspector declares the capture limit, the
 # Metrics addon (metrics.py) its address.
@@ -38,6 +41,24 @@ def fakes_key(opts) -> bytes | None:
         return None
     path = opts.disguise_fakes_key or os.path.join(os.path.expanduser(opts.confdir), fakes.KEY_FILE)
     return fakes.load_key(path)
+
+
+# The options that let through what disguise would otherwise refuse: the rules-loaded
+# line names those that are on, and a change while running is logged.
+RELAXING = ("disguise_fail_open", "disguise_allow_unknown", "disguise_aws_resign", "disguise_replay_current_rules")
+
+
+def relaxed(opts) -> str:
+    """The rules-loaded line's end: the RELAXING options that are on ("" for none)."""
+    on = [name for name in RELAXING if getattr(opts, name, False)]
+    return f"; on: {', '.join(on)}" if on else ""
+
+
+def log_relaxed(opts, updated: set[str]) -> None:
+    """A RELAXING option changed while running (mitmweb's options): said in the log."""
+    for name in (n for n in RELAXING if n in updated):
+        on = bool(getattr(opts, name, False))
+        (log.warning if on else log.info)("disguise: option %s is now %s", name, "on" if on else "off")
 
 
 def check_values(opts, updated: set[str]) -> None:
