@@ -80,7 +80,7 @@ class Disguise:
         if not bodyhook.install():
             log.warning("disguise: a body mitmproxy streams (stream_large_bodies) is masked on the event loop")
         self.guard = Guard.install(loader.master)
-        self.guard.realtime = self.realtime
+        self.guard.realtime, self.guard.tee = self.realtime, self.inspect.tee  # what the Guard's rechecks use
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
         # refused by configure (no rule set is installed), like any configuration that does not load

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions, http
@@ -79,6 +80,7 @@ class Guard:
         self.failure: str | None = None
         self.records: dict[str, FlowRecord] = {}  # flow id -> its record, until the flow ends
         self.realtime: Realtime | None = None  # the loaded Disguise's realtime adapter (its rechecks)
+        self.tee: Callable[[http.HTTPFlow, Any], Any] = lambda flow, call: call  # its Inspector's capture
 
     @classmethod
     def install(cls, master) -> Guard:
@@ -316,8 +318,9 @@ class Guard:
         if rec.reading is Reading.WHOLE:
             if not now:
                 return  # read whole and restored at the response hook, as Disguise left it
-            ours: Any = whole.buffered(flow, rec)
-            rec.call = rec.stream = ours
+            rec.call = whole.buffered(flow, rec)
+            rec.stream = self.tee(flow, rec.call)
+            ours: Any = rec.stream
             rec.reading = Reading.BUFFERED
             fix_headers(resp)
         elif _leads_to(now, rec.call):
