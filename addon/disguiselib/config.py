@@ -251,9 +251,10 @@ def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = T
     return rules, disguises
 
 
-def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:
+def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log, note: str = "") -> None:
     """The warnings of a load, each shipped rule a user's file replaced, and one short
-    info line (files, counts, scope); the full file paths and the rest at debug."""
+    info line (files, counts, scope, then `note`: the options that let more through);
+    the full file paths and the rest at debug."""
     ms = cfg.rules.mappings
     for w in ms.warnings:
         logger.warning("disguise: %s", w)
@@ -264,7 +265,7 @@ def log_loaded(cfg: Config, verb: str, logger: logging.Logger = log) -> None:
     if shipped.CHECKOUT is None and shipped.USER_MAPPINGS and tuple(cfg.paths) == shipped.USER_MAPPINGS:
         logger.warning("disguise: mappings: the working directory's %s/ folder is loaded (%s): no mappings were "
                        "named", shipped.WORKING_DIR_MAPPINGS, shipped.USER_MAPPINGS[0])  # fmt: skip
-    logger.info("disguise: rules %s: %s", verb, cfg.describe())
+    logger.info("disguise: rules %s: %s%s", verb, cfg.describe(), note)
     if verb == "loaded":  # which engine runs (engine.py): once, at startup
         logger.info("disguise: %s", engine.describe())
     logger.debug("disguise: rules %s: %s", verb, cfg.details())

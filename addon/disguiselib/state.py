@@ -80,6 +80,8 @@ class Answer(enum.Enum):
 
     UPSTREAM = "upstream's"  # upstream's answer (restored when MASKED)
     REPLACED = "replaced"  # REFUSED after the body went: upstream's answer is replaced by the error
+    ADDON = "an addon's"  # MASKED, then answered in the request hook by a later addon (map_local, a cache,
+    # server replay): never upstream's stream; restored whole at the response hook
 
 
 class Reading(enum.Enum):
@@ -126,6 +128,7 @@ class RealtimeFlow:
     kept: list = field(default_factory=list)  # [index, the other side's content] of changed messages
     kept_bytes: int = 0
     handled: object = None  # the last message a Disguise looked at (the Guard checks it)
+    left: bytes | None = None  # the content it left a client message with (the Guard compares)
     warned: bool = False
 
 
@@ -153,6 +156,7 @@ class FlowRecord:
     reverser: Reverser | None = None  # of a streamed response
     reading: Reading = Reading.WHOLE  # how the response body is read
     call: Callable[[bytes], bytes | list[bytes]] | None = None  # the stream callable set on the response
+    stream: Callable[[bytes], Any] | None = None  # what was set as flow.response.stream: call, in the Inspector's Tee
     upstream_body: bytes | None = None  # a whole upstream body, before it was restored
     signer: Signs | None = None  # the masked and checked request is signed last (the Guard)
     realtime: RealtimeFlow | None = None  # a realtime WebSocket connection (Kind.WEBSOCKET)

@@ -187,3 +187,53 @@ def test_regex_re2_would_read_as_text_is_refused(tmp_path: Path) -> None:
     mine.write_text("patterns:\n  - name: PIN\n    regex: 'PIN [0-9]{,6}'\n")
     rc, out = run_mitmdump(mitmdump_cmd(9, tmp_path / "conf", mine), timeout=40)
     assert_stopped(rc, out, "{,6} at character 9 is the literal text {,6} in RE2, not a repetition; write {0,6}")
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_an_option_config_yaml_would_take_from_the_command_line_stops_mitmdump(tmp_path: Path, same: bool) -> None:
+    """config.yaml names disguise_mappings (a team file) and the command line gives its
+    own (`--set disguise_mappings=`, what `disguise run --mappings` passes): mitmproxy
+    reads config.yaml after --set and its value replaced the command line's without a
+    word, so mine.yaml's originals went upstream. Now mitmdump stops, naming both; the
+    same value in both places is no conflict."""
+    team = tmp_path / "team.yaml"
+    team.write_text("literals:\n  Bluebird: Heron\n")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(MINE)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "config.yaml").write_text(json.dumps({"disguise_mappings": [str(mine if same else team)]}))
+    with FakeUpstream() as up:
+        up.on("m", lambda r: Reply([b"{}"], headers={"content-type": "application/json"}, framing="length"))
+        cmd = mitmdump_cmd(up.port, tmp_path / "conf", mine)
+        if not same:
+            rc, out = run_mitmdump(cmd)
+            assert_stopped(rc, out, "option disguise_mappings is set on the command line and, to another value, "
+                                    "in mitmproxy's config file")  # fmt: skip
+            assert "rules loaded" not in out and "team.yaml" not in out
+            return
+        m = Mitmdump(cmd)
+        try:
+            http_post(m.port, "/v1/messages", messages())
+        finally:
+            m.stop()
+        assert up.requests and ORIGINAL.encode() not in up.requests[0].body
+
+
+def test_the_rules_loaded_line_names_the_options_that_let_more_through(tmp_path: Path) -> None:
+    """`disguise_fail_open` and `disguise_allow_unknown` were in force without a word at
+    start-up: the line that says what is in force left them out."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(MINE)
+    with FakeUpstream() as up:
+        m = Mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", mine, "--set", "disguise_fail_open=true",
+                                  "--set", "disguise_allow_unknown=true"))  # fmt: skip
+        try:
+            assert m.saw("; on: disguise_fail_open, disguise_allow_unknown")
+        finally:
+            m.stop()
+        m = Mitmdump(mitmdump_cmd(up.port, tmp_path / "conf", mine))
+        try:
+            assert m.saw("rules loaded")
+            assert "; on:" not in m.output
+        finally:
+            m.stop()

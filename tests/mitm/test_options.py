@@ -98,3 +98,60 @@ def test_check_values_refuses_a_negative_size_of_the_updated_options_only() -> N
         options.check_values(tctx.options, {"disguise_hosts"})  # not among the updated: not checked here
         with pytest.raises(ScopeError, match="^disguise_stream_bytes: must be 0 or more, not -5$"):
             options.check_values(tctx.options, {"disguise_hosts", "disguise_stream_bytes"})
+
+
+def test_the_command_lines_own_options_are_read_from_argv() -> None:
+    argv = ["--mode", "regular", "--set", "disguise_mappings=a.yaml", "--set=disguise_mappings=b.yaml",
+            "--set", "confdir=/x", "--set", "disguise_fail_open", "--set", "disguise_hosts=h=1", "-s", "--set"]  # fmt: skip
+    assert options.set_on_command_line(argv) == {
+        "disguise_mappings": ["a.yaml", "b.yaml"], "disguise_fail_open": [], "disguise_hosts": ["h=1"],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cli", "file", "conflict"),
+    [
+        (["disguise_mappings=mine.yaml"], {"disguise_mappings": ["team.yaml"]}, True),
+        (["disguise_mappings=team.yaml"], {"disguise_mappings": ["team.yaml"]}, False),
+        (["disguise_defaults=true"], {"disguise_defaults": False}, True),
+        (["disguise_defaults=false"], {"disguise_defaults": False}, False),
+        (["disguise_capture_limit=5"], {"disguise_capture_limit": 5}, False),
+        ([], {"disguise_mappings": ["team.yaml"]}, False),
+        (["disguise_mappings=mine.yaml"], {}, False),
+    ],
+)
+def test_an_option_config_yaml_would_take_from_the_command_line_is_named(
+    cli: list[str], file: dict, conflict: bool
+) -> None:
+    """mitmproxy sets --set first, then config.yaml over it: for a script's options the
+    file's value silently wins (kept in `deferred` until the script declares them)."""
+    with context() as tctx:
+        opts = tctx.master.options
+        opts.set(*cli, defer=True)
+        opts.update_defer(**file)  # what optmanager.load_paths does with config.yaml
+        options.declare(Loader(tctx.master), OPTION_NAMES)
+        argv = [a for spec in cli for a in ("--set", spec)]
+        failure = options.check_config_file(opts, argv)
+        if conflict:
+            name = cli[0].split("=")[0]
+            assert failure is not None and failure.startswith(f"option {name} is set on the command line")
+            assert "config.yaml" in failure and "mine.yaml" not in failure and "team.yaml" not in failure
+        else:
+            assert failure is None
+
+
+def test_the_options_that_let_more_through_are_named_when_on(caplog: pytest.LogCaptureFixture) -> None:
+    with context() as tctx:
+        options.declare(Loader(tctx.master), OPTION_NAMES)
+        opts = tctx.master.options
+        assert options.relaxed(opts) == ""
+        opts.update(disguise_fail_open=True, disguise_aws_resign=True)
+        assert options.relaxed(opts) == "; on: disguise_fail_open, disguise_aws_resign"
+        with caplog.at_level("INFO", logger="disguise"):
+            options.log_relaxed(opts, {"disguise_fail_open", "disguise_capture_limit"})
+            opts.update(disguise_fail_open=False)
+            options.log_relaxed(opts, {"disguise_fail_open"})
+        assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+            ("WARNING", "disguise: option disguise_fail_open is now on"),
+            ("INFO", "disguise: option disguise_fail_open is now off"),
+        ]

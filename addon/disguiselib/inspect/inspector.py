@@ -272,7 +272,8 @@ class Inspector:
             meta["events_changed"] = rec.reverser.events_changed
         resp = flow.response
         cut = 0
-        tee = resp.stream if resp is not None and isinstance(resp.stream, Tee) else None
+        stream = getattr(resp.stream, "first", resp.stream) if resp is not None else None  # under another addon's
+        tee = stream if isinstance(stream, Tee) else None
         assert tee is None or resp is not None
         sides = flow.metadata.get(SIDES)
         if isinstance(sides, dict) and rec.upstream_body is not None and resp is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Awaitable, Callable
 
 from mitmproxy import ctx, exceptions, http
@@ -28,7 +29,6 @@ from .callables import Buffered, Refused, StreamCall
 from .flows import (
     CODED_OFF_LOOP,
     TRANSFER_CODED,
-    body_limit,
     chunked,
     contained,
     decode_body,
@@ -67,6 +67,7 @@ class Disguise:
         self.realtime = Realtime()  # realtime APIs over WebSocket (websocket.py)
         self.offload = Offload()  # large request bodies masked in a worker process (offload.py)
         self.reloaded: Callable[[str], None] = lambda verb: None  # loaded, reloaded or failed: the metrics
+        self.conflict: str | None = None  # an option the command line and config.yaml both set (options.py)
 
     @property
     def rules(self) -> Rules | None:
@@ -80,8 +81,11 @@ class Disguise:
         if not bodyhook.install():
             log.warning("disguise: a body mitmproxy streams (stream_large_bodies) is masked on the event loop")
         self.guard = Guard.install(loader.master)
+        self.guard.realtime, self.guard.tee = self.realtime, self.inspect.tee  # what the Guard's rechecks use
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
+        # refused by configure (no rule set is installed), like any configuration that does not load
+        self.conflict = options.check_config_file(loader.master.options, sys.argv[1:])
         if failure is not None:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
@@ -99,8 +103,11 @@ class Disguise:
                    "ignore_hosts", "allow_hosts", "tcp_hosts", "mode"}  # fmt: skip
         opts = ctx.options
         try:
+            if self.conflict is not None:
+                raise ScopeError(self.conflict)
             options.check_values(opts, updated)  # a negative size, before anything reads it
             if self.config is not None and not (rebuild & updated):
+                options.log_relaxed(opts, updated)
                 if "disguise_offload_bytes" in updated and opts.disguise_offload_bytes > 0 and self.offload.live:
                     self.offload.running()  # turned on while running: started now
                 return
@@ -122,7 +129,7 @@ class Disguise:
         self.reloader.installed(new)
         if getattr(ctx.options, "disguise_offload_bytes", 0) > 0:
             self.offload.prepare(new)  # the running worker builds the new set in the background
-        log_loaded(new, verb)
+        log_loaded(new, verb, note=options.relaxed(ctx.options))
         self.reloaded(verb)
 
     def _refused(self, e: Exception, at_load: bool) -> None:
@@ -347,6 +354,7 @@ class Disguise:
             log.warning("disguise: %s holds an original (%s): forwarded (disguise_allow_unknown)", where, hit)
         if body is not None:
             contained(r, body)  # a container that carries more than what was scanned: made again
+        rec.checked_body = r.raw_content  # what the scan passed (the Guard looks again at a later change)
         rec.passed = Passed.SCANNED
         rec.to(Phase.PASSED)
 
@@ -432,9 +440,10 @@ class Disguise:
         if rec.kind is Kind.WEBSOCKET:
             self.realtime.response_headers(flow, rec)
             return
-        if flow.is_replay == "response":
-            # server replay: the body is whole already and mitmproxy never calls a stream
-            # callable for a response set in the request hook; the response hook restores it
+        if flow.is_replay == "response" or rec.answer is Answer.ADDON:
+            # server replay, or another addon's answer (the Guard saw it): the body is whole
+            # already and mitmproxy never calls a stream callable for a response set in the
+            # request hook; the response hook restores it
             rec.to(Phase.RECEIVING)
             return
         assert isinstance(rec.api, Api) and rec.restorer is not None  # MASKED: set by outcome.apply
@@ -470,24 +479,16 @@ class Disguise:
         if resp.stream or streams_large_bodies():
             # mitmproxy streams large bodies as they come (now, or once they pass the
             # limit): take this one whole and restore it at its end instead.
-            api, restorer, limit = rec.api, rec.restorer, decoded_limit()
-
-            def work(raw: bytes) -> bytes:
-                return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc, limit=limit)
-
-            def on_error(msg: str) -> bytes:
-                log.error("disguise: response not restored: %s", msg)
-                return api.error_body(f"disguise: response not restored: {msg}")
-
+            taken = whole.buffered(flow, rec)
             fix_headers(resp)
-            self._set_stream(flow, rec, Buffered(work, on_error, body_limit()), Reading.BUFFERED)
+            self._set_stream(flow, rec, taken, Reading.BUFFERED)
 
     def _set_stream(
         self, flow: http.HTTPFlow, rec: FlowRecord, call: StreamCall | Refused | Buffered, reading: Reading
     ) -> None:
         rec.call, rec.reading = call, reading
         assert flow.response is not None
-        flow.response.stream = self.inspect.tee(flow, call)  # keeps both sides
+        flow.response.stream = rec.stream = self.inspect.tee(flow, call)  # keeps both sides
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         rec = self.guard.records.get(flow.id)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..base.stream import Reverser
 from ..errors import DisguiseError, log_internal, reason
@@ -131,3 +132,26 @@ class Buffered:
         err = self.on_error(self.error)
         return [err] if err else []
 
+
+class Then:
+    """Disguise's stream callable, then another addon's: an addon later in the chain set
+    its own on a response Disguise restores (the Guard chained them). That addon gets what
+    the client would (restored), as its hooks see a restored whole body. Empty pieces are
+    never passed on (on HTTP/1.1 chunked one is the end-of-body marker)."""
+
+    def __init__(self, first: Callable[[bytes], Any], then: Callable[[bytes], Any]) -> None:
+        self.first = first
+        self.then = then
+
+    def __call__(self, data: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        for piece in pieces(self.first(data)):
+            out += pieces(self.then(piece))
+        if not data:
+            out += pieces(self.then(b""))
+        return out
+
+
+def pieces(out: bytes | Iterable[bytes]) -> list[bytes]:
+    """A stream callable's output as its non-empty pieces."""
+    return [p for p in ([out] if isinstance(out, (bytes, bytearray)) else list(out)) if p]

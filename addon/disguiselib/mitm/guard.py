@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import ctx, exceptions, http
 
@@ -26,15 +28,19 @@ from ..config import Config
 from ..errors import MaskError, log_internal
 from ..inspect.record import destination
 from ..leakguard import place, shown
-from ..pipeline import OFF_LOOP_BYTES, leak_scan
+from ..pipeline import OFF_LOOP_BYTES, leak_scan, scan_unknown
 from ..rules.knowing import of_session
 from ..rules.rules import Rules
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
-from .callables import Buffered
+from . import whole
+from .callables import Buffered, Refused, Then
 from .flows import (
     decode_body,
     fallback_protected,
     finish_error,
+    fix_headers,
+    inner,
+    readable,
     refuse,
     replace_with_error,
     stop,
@@ -43,9 +49,24 @@ from .flows import (
     targets_web_ui,
 )  # fmt: skip
 
+if TYPE_CHECKING:
+    from .websocket import Realtime
+
 log = logging.getLogger("disguise")
 GUARD_NAME = "disguise_guard"
 GONE = "response not restored: the disguise addon is no longer loaded"
+
+
+def _leads_to(stream: object, call: object) -> bool:
+    """Is stream the callable call, or a wrapper of it (the Inspector's Tee, the metrics'
+    Timed, a Then)?"""
+    for _ in range(8):
+        if stream is call:
+            return True
+        stream = getattr(stream, "inner", None) or getattr(stream, "first", None)
+        if stream is None:
+            return False
+    return False
 
 
 class Guard:
@@ -58,6 +79,8 @@ class Guard:
         # Why no Disguise may be running (option errors). Not `error`: that is a hook name.
         self.failure: str | None = None
         self.records: dict[str, FlowRecord] = {}  # flow id -> its record, until the flow ends
+        self.realtime: Realtime | None = None  # the loaded Disguise's realtime adapter (its rechecks)
+        self.tee: Callable[[http.HTTPFlow, Any], Any] = lambda flow, call: call  # its Inspector's capture
 
     @classmethod
     def install(cls, master) -> Guard:
@@ -103,12 +126,31 @@ class Guard:
             log.error("disguise: %s: the request body would be streamed unmasked (connection closed)", rec.kind.value)
             stop(flow, "the request body would be streamed unmasked", rules=self._rules(rec))
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow):
+        if flow.intercepted and flow.live:
+            # Intercepted by an earlier addon (mitmweb's or the console's `intercept`):
+            # mitmproxy waits for the resume only after every addon's hook, and what the
+            # user edits meanwhile would leave unlooked at. The look waits for it too.
+            return self._after_resume(flow)
+        return self._request(flow)
+
+    async def _after_resume(self, flow: http.HTTPFlow) -> None:
+        await flow.wait_for_resume()
+        later = self._request(flow)
+        if later is not None:
+            await later
+
+    def _request(self, flow: http.HTTPFlow):
         rec = self.records.get(flow.id)
         if flow.response is not None:
-            if rec is not None and rec.answer is not Answer.REPLACED and rec.phase is not Phase.MASKED:
+            if rec is not None and rec.phase is Phase.MASKED and rec.answer is Answer.UPSTREAM:
+                # answered by a later addon after masking (map_local, a cache, an edit while
+                # intercepted): mitmproxy never calls a stream callable for such a
+                # response, so Disguise restores it whole at the response hook
+                rec.answer = Answer.ADDON
+            elif rec is not None and rec.answer is not Answer.REPLACED and rec.phase is not Phase.MASKED:
                 self.records.pop(flow.id, None)  # answered here: nothing more to restore
-            return
+            return None
         if flow.request.trailers and self._trailers_refused(flow, rec):
             return
         if rec is None or rec.hook is not Hook.REQUEST:
@@ -131,7 +173,28 @@ class Guard:
             return
         if rec.phase is Phase.MASKED and rec.body is Body.IN_HOOK:
             return self._recheck(flow, rec, cfg)  # type: ignore[return-value]  # maybe awaited
+        if rec.passed is Passed.SCANNED and rec.body is Body.IN_HOOK and not ctx.options.disguise_allow_unknown:
+            self._rescan(flow, rec, cfg)
         return None
+
+    def _rescan(self, flow: http.HTTPFlow, rec: FlowRecord, cfg: Config) -> None:
+        """An endpoint disguise does not transform, scanned clean by Disguise: what a later
+        addon (modify_body, a script) or an edit while intercepted changed since is
+        scanned again as Disguise scanned it (its URL and headers always: they are short)."""
+        r = flow.request
+        headers = list(r.headers.items(multi=True))
+        try:
+            if r.raw_content != rec.checked_body:
+                hit = scan_unknown(r.path, headers, readable(r, cfg.rules), cfg.rules, destination(flow))
+            else:
+                hit = leak_scan(r.path, headers, None, cfg.rules, None, dest=destination(flow))
+        except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+            hit = leakguard.Hit("internal error", type(e).__name__)
+        if hit is not None:
+            msg = (f"disguise: request refused: {place(r.method, r.path, cfg.rules)} was changed after disguise "
+                   f"scanned it, and now holds an original ({hit})")  # fmt: skip
+            log.error(msg)
+            self._refuse(flow, rec, msg)
 
     def _trailers_refused(self, flow: http.HTTPFlow, rec: FlowRecord | None) -> bool:
         """Request trailers (HTTP/2; chunked HTTP/1.1): mitmproxy has them by this hook and
@@ -226,13 +289,47 @@ class Guard:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         rec = self.records.get(flow.id)
-        if rec is None or flow.response is None or rec.phase is not Phase.MASKED:
+        if rec is None or flow.response is None:
+            return
+        if rec.kind is Kind.API and rec.answer is not Answer.ADDON and isinstance(rec.api, Api):
+            self._keep_stream(flow, rec, rec.api)
+        if rec.phase is not Phase.MASKED:
             return
         # No Disguise looked at this response (its script went away mid-flow): it
         # cannot be restored, so the client gets an explicit error instead.
         assert isinstance(rec.api, Api)  # MASKED and not a WebSocket: an HTTP API's
         replace_with_error(flow, rec.api, GONE, 502)
         rec.to(Phase.FAILED, GONE)
+
+    def _keep_stream(self, flow: http.HTTPFlow, rec: FlowRecord, api: Api) -> None:
+        """An addon after Disguise set the response's `stream` (True, False, a callable of
+        its own: the docs' "stream everything" snippet): the body would reach the client
+        as upstream sent it. What Disguise set goes back; another addon's callable runs
+        after it (callables.Then), on what the client gets."""
+        resp = flow.response
+        assert resp is not None
+        now = resp.stream
+        if rec.phase is Phase.REFUSED and rec.answer is Answer.REPLACED:
+            if not isinstance(inner(now), Refused):
+                replace_with_error(flow, api, rec.reason or "request refused", 400)
+            return
+        if rec.phase not in (Phase.STREAMING, Phase.RECEIVING, Phase.FAILED):
+            return
+        if rec.reading is Reading.WHOLE:
+            if not now:
+                return  # read whole and restored at the response hook, as Disguise left it
+            rec.call = whole.buffered(flow, rec)
+            rec.stream = self.tee(flow, rec.call)
+            ours: Any = rec.stream
+            rec.reading = Reading.BUFFERED
+            fix_headers(resp)
+        elif _leads_to(now, rec.call):
+            return
+        else:
+            ours = rec.stream
+        resp.stream = Then(ours, now) if callable(now) else ours
+        log.info("disguise: %s: another addon set the response's stream after disguise: %s", api.name,
+                 "it runs on the restored stream" if callable(now) else "disguise's restoring stream kept")  # fmt: skip
 
     def response(self, flow: http.HTTPFlow) -> None:
         rec = self.records.get(flow.id)
@@ -260,6 +357,8 @@ class Guard:
             if not live.warned:
                 live.warned = True
                 log.error("disguise: WebSocket message dropped: the disguise addon is no longer loaded")
+        elif msg.from_client and not msg.dropped and msg.content != live.left and self.realtime and rec is not None:
+            self.realtime.recheck(flow, rec)  # changed by a later addon after masking
 
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         self.records.pop(flow.id, None)

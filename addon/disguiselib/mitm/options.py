@@ -6,8 +6,10 @@ naming the option)."""
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
+from collections.abc import Sequence
 
 from mitmproxy import ctx, exceptions
 from mitmproxy.proxy import mode_specs
@@ -16,6 +18,8 @@ from ..config import OPTION_NAMES, OPTIONS, refused_value
 from ..errors import ScopeError
 from ..rules import fakes
 from ..scope import KNOWN_HOSTS, HostRule, closest, known_host, norm_host
+
+log = logging.getLogger("disguise")
 
 # The options the Disguise addon declares; the Inspector declares the capture limit, the
 # Metrics addon (metrics.py) its address.
@@ -37,6 +41,24 @@ def fakes_key(opts) -> bytes | None:
         return None
     path = opts.disguise_fakes_key or os.path.join(os.path.expanduser(opts.confdir), fakes.KEY_FILE)
     return fakes.load_key(path)
+
+
+# The options that let through what disguise would otherwise refuse: the rules-loaded
+# line names those that are on, and a change while running is logged.
+RELAXING = ("disguise_fail_open", "disguise_allow_unknown", "disguise_aws_resign", "disguise_replay_current_rules")
+
+
+def relaxed(opts) -> str:
+    """The rules-loaded line's end: the RELAXING options that are on ("" for none)."""
+    on = [name for name in RELAXING if getattr(opts, name, False)]
+    return f"; on: {', '.join(on)}" if on else ""
+
+
+def log_relaxed(opts, updated: set[str]) -> None:
+    """A RELAXING option changed while running (mitmweb's options): said in the log."""
+    for name in (n for n in RELAXING if n in updated):
+        on = bool(getattr(opts, name, False))
+        (log.warning if on else log.info)("disguise: option %s is now %s", name, "on" if on else "off")
 
 
 def check_values(opts, updated: set[str]) -> None:
@@ -64,6 +86,52 @@ def check_deferred(opts) -> str | None:
             return (
                 f"option {name}: {e}; mitmproxy will not load the disguise script, and every "
                 "request on an LLM path is refused"
+            )
+    return None
+
+
+def set_on_command_line(argv: Sequence[str]) -> dict[str, list[str]]:
+    """disguise's options a command line gives with `--set NAME=VALUE` (or `--set=...`),
+    each with its values in order (a repeated list option has several)."""
+    out: dict[str, list[str]] = {}
+    i = 0
+    while i < len(argv):
+        arg, spec = argv[i], None
+        if arg == "--set" and i + 1 < len(argv):
+            spec, i = argv[i + 1], i + 1
+        elif arg.startswith("--set="):
+            spec = arg[len("--set="):]
+        i += 1
+        if spec is not None:
+            name, eq, value = spec.partition("=")
+            if name in OPTION_NAMES:
+                out.setdefault(name, []).extend([value] if eq else [])
+    return out
+
+
+def check_config_file(opts, argv: Sequence[str]) -> str | None:
+    """mitmproxy reads the confdir's config.yaml after the command line's `--set`, and
+    for a script's options (kept aside in `opts.deferred` until the script declares them)
+    the file's value replaces the command line's without a word: `--set
+    disguise_mappings=mine.yaml` (what `disguise run --mappings` passes) would never load
+    when config.yaml names disguise_mappings. Checked at load, where the file's value is
+    still there to see: the conflict, or None."""
+    deferred = getattr(opts, "deferred", {}) or {}
+    parse = getattr(opts, "_parse_setval", None)
+    for name, values in sorted(set_on_command_line(argv).items()):
+        val = deferred.get(name)
+        if val is None or hasattr(val, "val") or name not in getattr(opts, "_options", {}):
+            continue  # the command line's own value (mitmproxy's _UnconvertedStrings), or none
+        try:
+            given = parse(opts._options[name], values) if parse is not None else values
+        except exceptions.OptionsError:
+            given = values
+        if (list(val) if isinstance(val, (list, tuple)) else val) != given:
+            where = os.path.join(opts.confdir, "config.yaml")
+            return (
+                f"option {name} is set on the command line and, to another value, in mitmproxy's config file "
+                f"({where}): mitmproxy applies the file's value last, so the command line's would be ignored; "
+                "remove it from one of them"
             )
     return None
 

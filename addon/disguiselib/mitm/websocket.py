@@ -189,6 +189,7 @@ class Realtime:
                 self._keep(flow, flow_state, msg.content)
                 msg.content = outs[0].data
                 self._summary(flow, flow_state)  # the flow comment follows what was masked, live
+            flow_state.left = msg.content
             return
         if flow_state.pending or len(outs) != 1:
             msg.drop()  # replaced by injected messages, in order (see the module docstring)
@@ -199,6 +200,30 @@ class Realtime:
         elif outs[0] is not frame:
             self._keep(flow, flow_state, msg.content)
             msg.content = outs[0].data
+
+    def recheck(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
+        """A client message another addon changed after Disguise masked it (the Guard, last,
+        saw it): the leak guard once more on what now leaves, as a client event's path
+        reads it. An original there (masking would change it) ends the connection as a
+        refused event does; nothing of it leaves."""
+        flow_state, ws = rec.realtime, flow.websocket
+        if flow_state is None or ws is None or not ws.messages:
+            return
+        msg, conn = ws.messages[-1], flow_state.connection
+        frame = Frame(msg.content, msg.is_text)
+        try:
+            res = client_frame(conn, frame)
+            if res.close is None and res.frames and res.frames[0] is not frame:
+                res = conn.refuse("an event another addon changed after masking holds an original", None)
+        except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
+            log_internal(log, "websocket message", e)
+            res = conn.refuse(f"internal error ({type(e).__name__})", None)
+        if res.close is not None or not res.frames:
+            msg.drop()
+        if res.close is not None:
+            self._end_with(flow, rec, flow_state, res)
+        else:
+            flow_state.left = msg.content
 
     def _inject(self, flow: http.HTTPFlow, flow_state: RealtimeFlow, f: Frame) -> None:
         flow_state.pending.append(f)

@@ -16,7 +16,7 @@ from ..apis.registry import Api
 from ..errors import MaskError, log_internal
 from ..state import FlowRecord, Phase
 from .callables import Buffered
-from .flows import decode_body, decoded_limit
+from .flows import body_limit, decode_body, decoded_limit
 
 log = logging.getLogger("disguise")
 
@@ -45,6 +45,25 @@ def restore(flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
         return None
     _reverse(flow, rec, body)
     return None
+
+
+def buffered(flow: http.HTTPFlow, rec: FlowRecord) -> Buffered:
+    """The stream callable that takes a whole body mitmproxy streams (now, or once it
+    passes `stream_large_bodies`; or another addon asked for it) and restores it as it
+    leaves, or gives the addon's error in its place."""
+    resp = flow.response
+    assert resp is not None and isinstance(rec.api, Api) and rec.restorer is not None
+    api, restorer, limit = rec.api, rec.restorer, decoded_limit()
+    ctype, enc, path = resp.headers.get("content-type", ""), resp.headers.get("content-encoding", ""), flow.request.path
+
+    def work(raw: bytes) -> bytes:
+        return pipeline.restore_whole(api, restorer, raw, ctype, path, encoding=enc, limit=limit)
+
+    def on_error(msg: str) -> bytes:
+        log.error("disguise: response not restored: %s", msg)
+        return api.error_body(f"disguise: response not restored: {msg}")
+
+    return Buffered(work, on_error, body_limit())
 
 
 def _looping() -> bool:
