@@ -84,8 +84,7 @@ class Disguise:
         self.guard.realtime, self.guard.tee = self.realtime, self.inspect.tee  # what the Guard's rechecks use
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
-        # refused by configure (no rule set is installed), like any configuration that does not load
-        self.conflict = options.check_config_file(loader.master.options, sys.argv[1:])
+        self.conflict = options.check_config_file(loader.master.options, sys.argv[1:])  # refused by configure
         if failure is not None:
             self.guard.failure = failure
             log.error("disguise: %s", failure)
