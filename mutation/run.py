@@ -48,6 +48,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "sse": ("wire/sse.py", ["tests/wire/test_sse.py", "tests/base/test_stream.py",
                             "tests/apis/anthropic/test_messages_stream.py", "tests/base/test_fields_streams.py"]),
     "holdback": ("base/holdback.py", ["tests/base/test_holdback.py"]),
+    # the order placeholders are numbered in: the prompt's (a wrong one breaks prompt caching)
+    "prompt": ("base/prompt.py", ["tests/base/test_prompt.py", "tests/wire/test_spanwalk_members.py"]),
     # Gemini Code Assist: Gemini's stream read through its wrapper (GeminiStream's hooks)
     "codeassist": ("apis/google/codeassist.py", ["tests/apis/google/test_codeassist.py"]),
     "jsonarray": ("wire/jsonarray.py", ["tests/wire/test_jsonarray.py", "tests/apis/google/test_array.py"]),
