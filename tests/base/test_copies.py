@@ -120,3 +120,4 @@ def test_no_copy_of_a_found_original_leaves(case: tuple[str, str, str], before: 
     assert isinstance(got, pipeline.Masked), got
     assert original not in got.body.decode("utf-8")
     assert json.dumps(original)[1:-1] not in got.body.decode("utf-8")
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 from array import array
 from collections.abc import Callable, Iterator
@@ -307,7 +308,7 @@ def mask_doc(
     noted = held.noting(reads) if held is not None else reads
     toks = spanwalk.collect(s, doc, root, pieces, noted, plain, key_context, owner, trace is not None, hot, seen)
     if held is not None:
-        held.read(s, pieces, seen, rules, session)
+        held.read(s, pieces, seen, rules, session, functools.partial(_echo, toks.rules, owner))
     vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
     marked_t: list[int]
     memo: dict | None = None
@@ -374,6 +375,11 @@ def mask_doc(
     changed = len(edits)
     del edits
     return out, changed
+
+
+def _echo(rules_of: list[jsonspan.Rule], owner: array[int], k: int) -> bool:
+    """Is the k-th piece of the walk an answer's text sent back as it came (fields.ECHO)?"""
+    return rules_of[owner[k]].echo
 
 
 class _Token:
