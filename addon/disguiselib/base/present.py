@@ -124,17 +124,17 @@ def _joined(texts: list[str]) -> Iterator[str]:
 
 
 def _clients(
-    found: frozenset[str], pieces: list[str], seen: list[str] | None, echo: Callable[[int], bool] | None
+    found: frozenset[str], pieces: list[str], seen: list[str] | None, echo: Callable[[int], bool] | None,
+    search: Callable[[list[str]], frozenset[str]],
 ) -> frozenset[str]:
-    """Those of found (placeholders, fakes) that a text of the client's holds: a piece
-    that is no echo (an answer's text sent back as it came), or a text a raw pass left
-    out (seen: whose field is not known)."""
+    """Those of found (placeholders or fakes, as search finds them in texts) that a text
+    of the client's holds: a piece that is no echo (an answer's text sent back as it
+    came), or a text a raw pass left out (seen: whose field is not known). Looked for
+    again only where found holds any."""
     if not found or echo is None:
         return found
-    return frozenset(
-        f for f in found
-        if (seen and any(f in t for t in seen)) or any(f in p and not echo(k) for k, p in enumerate(pieces))
-    )  # fmt: skip
+    got = search([p for k, p in enumerate(pieces) if not echo(k)])
+    return got | search(seen) if seen else got
 
 
 class Held:
@@ -192,7 +192,7 @@ class Held:
                     got |= placeholders_in(seen, rules)
             else:
                 got = placeholders_in([p for a, b in self._decoded for p in pieces[a:b]], rules)
-            self.placeholders = _clients(got, pieces, seen, echo)
+            self.placeholders = _clients(got, pieces, seen, echo, lambda texts: placeholders_in(texts, rules))
         self._decoded = []
         if self.placeholders:
             session.reserved = session.reserved | self.placeholders
@@ -207,4 +207,4 @@ class Held:
             self.clash = fakes_in(pieces, session)
             if seen and fakes_in([s], session):
                 self.clash |= fakes_in(seen, session)
-            self.clash = _clients(self.clash, pieces, seen, self._echo)
+            self.clash = _clients(self.clash, pieces, seen, self._echo, lambda texts: fakes_in(texts, session))
