@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from ..errors import MaskError
-from ..rules import rawscan
+from ..rules import rawscan, settle
 from ..rules.found import NOTHING, Memo
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
@@ -492,8 +492,11 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None, known: dic
 
     def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans | Columns:
         e = rules.mask_spans(v, session, context, memo)
-        if known:  # every copy of these too (base/copies.py)
-            e = copies.add(v, list(e), known, session, rules.faker)
+        if known:  # every copy of these too (base/copies.py), and what masking them revealed
+            more = copies.add(v, list(e), known, session, rules.faker)
+            if len(more) != len(e) and len(v) < settle.LONGEST:
+                more = settle.settle(rules, v, more, session, context, memo)
+            e = more
         return e if isinstance(e, Columns) else jsonspan.Spans(e)  # a big text's: kept in columns
 
     def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans | Columns:
