@@ -121,7 +121,7 @@ BODY = b'{"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content"
 
 
 def test_a_masker_that_masks_nothing_is_refused(monkeypatch) -> None:
-    monkeypatch.setattr(masking, "mask_fn", lambda rules, session, memo=None: lambda v, rule, k: v)
+    monkeypatch.setattr(masking, "mask_fn", lambda rules, session, memo=None, known=None: lambda v, rule, k: v)
     with pytest.raises(LeakError):
         pipeline.mask_request(ANTHROPIC_MESSAGES, BODY, CFG, "/v1/messages", []).unwrap()
 
@@ -130,7 +130,7 @@ def test_a_masker_that_skips_a_field_is_refused(monkeypatch) -> None:
     """The masker's walk misses the tool input's values; the guard's own walk reads them."""
     real = masking.mask_fn
 
-    def blind(rules, session, memo=None):
+    def blind(rules, session, memo=None, known=None):
         fn = real(rules, session, memo)
         return lambda v, rule, k: v if "Acme" in v else fn(v, rule, k)
 
@@ -264,7 +264,7 @@ def test_a_masker_that_finds_an_original_and_keeps_its_string_is_refused(monkeyp
     cfg, searched = _counting(monkeypatch)
     real = masking.mask_fn
 
-    def deaf(rules, session, memo=None):  # noqa: ANN001, ANN202
+    def deaf(rules, session, memo=None, known=None):  # noqa: ANN001, ANN202
         fn = real(rules, session, memo)
         return lambda v, rule, k: (fn(v, rule, k), v)[1]
 

@@ -199,6 +199,10 @@ def _mask_request(
         body = _cited_back(api, body, cfg.rules, session)
     rules = of_session(cfg.rules, session)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None, dest)
+    if hit is None and session.copied:
+        # the request copied an original a rule found where no rule finds it: every text
+        # read again, each copy an original (base/copies.py)
+        hit = leak_scan(path, headers, body, of_session(cfg.rules, session, copies=True), api, None, None, dest)
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)

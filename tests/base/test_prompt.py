@@ -151,3 +151,28 @@ def test_a_request_inside_the_body_is_numbered_in_its_prompt_order(wrap: str, sy
                 assert out[m] == before[m], f"{m} changed when a turn was added"
             assert out["contents"][: len(before["contents"])] == before["contents"]
         before = out
+
+
+def test_members_no_prompt_names_are_numbered_first() -> None:
+    """An undeclared member (metadata, an unknown object) before the declared ones, in the
+    body's order, whatever the body's order is."""
+    doc = {"messages": [{"role": "user", "content": "c cy@c.example.net"}], "system": "b bo@b.example.org",
+           "foo": {"x": "a ann@a.example.com"}, "model": "m", "max_tokens": 5}  # fmt: skip
+    out = masked(doc, anthropic.MESSAGES_REQUEST)
+    assert out["foo"]["x"].endswith("[EMAIL_1]") and out["system"].endswith("[EMAIL_2]")
+    assert out["messages"][0]["content"].endswith("[EMAIL_3]")
+
+
+def test_a_nested_request_first_in_its_body() -> None:
+    """Code Assist's `request` written before the model and project."""
+    inner, _, _ = _gemini("sys ann@a.example.com", "tool", ["hi bo@b.example.org"])
+    doc = {"request": inner, "model": "m", "project": "p"}
+    out = masked(doc, codeassist.REQUEST)["request"]
+    assert out["systemInstruction"]["parts"][0]["text"].endswith("[EMAIL_1]")
+    assert out["contents"][0]["parts"][0]["text"].endswith("[EMAIL_2]")
+
+
+def test_prompt_order_asks_nothing_of_what_is_no_object() -> None:
+    where = [1, 4, 6, 9]
+    assert prompt_order('["a", "b"]', ["a", "b"], anthropic.MESSAGES_REQUEST, [0, 1], where) is None
+    assert prompt_order('{"a": "x", "b": "y"}', {"a": "x", "b": "y"}, jsonspan.VALUES, [0, 1], where) is None

@@ -161,3 +161,46 @@ def test_prompt_cache_key_and_end_user_ids_go_out_as_written(proxy: Proxy) -> No
     for sent in (proxy.upstream.for_model(model)[-1].json, proxy.upstream.for_model(chat_model)[-1].json):
         assert sent["prompt_cache_key"] == key
         assert sent.get("safety_identifier", sent.get("user")) == "[EMAIL_1]"
+
+
+def test_a_restored_value_sent_back_goes_out_as_the_model_wrote_it(proxy: Proxy) -> None:
+    """A password found by its key: the model names it [PASSWORD_1], the client reads
+    it restored and sends its history back, where no key says what it is. It went out
+    in clear (probe J1); it goes out as the model wrote it."""
+    model = "claude-copies"
+    said = {"text": "Your value [PASSWORD_1] is weak."}
+    proxy.upstream.on(model, lambda rec: reply({
+        "id": "msg_3", "type": "message", "role": "assistant", "model": model, "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": said["text"]}], "usage": {"input_tokens": 1, "output_tokens": 1},
+    }))  # fmt: skip
+    messages: list[dict] = [{"role": "user", "content": 'db_password = "hunter2xyz9Q"'}]
+    with anthropic.Anthropic(base_url=proxy.base_url, api_key="test", max_retries=0, timeout=20.0,
+                             http_client=anthropic.DefaultHttpxClient(trust_env=False)) as client:  # fmt: skip
+        got = client.messages.create(model=model, max_tokens=5, messages=messages)
+        assert got.content[0].text == "Your value hunter2xyz9Q is weak."
+        messages += [{"role": "assistant", "content": got.content[0].text}, {"role": "user", "content": "ok"}]
+        client.messages.create(model=model, max_tokens=5, messages=messages)
+    sent = proxy.upstream.for_model(model)[-1]
+    assert b"hunter2xyz9Q" not in sent.body
+    assert sent.json["messages"][1]["content"] == "Your value [PASSWORD_1] is weak."
+
+
+def test_reasoning_sent_back_keeps_the_conversations_numbers(proxy: Proxy) -> None:
+    """A compatible provider's reasoning comes back unrestored, naming [EMAIL_1]; sent
+    back, it was taken for the client's own text, and the user's e-mail became [EMAIL_2]
+    in every earlier message: the prompt cache missed every turn (probe J2)."""
+    model = "deepseek-echo"
+    proxy.upstream.on(model, lambda rec: reply({
+        "id": "c2", "object": "chat.completion", "created": 1, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "Noted.", "reasoning_content": "The user gave [EMAIL_1]."}}],
+    }))  # fmt: skip
+    messages: list = [{"role": "user", "content": "my mail is dana@x.example.org"}]
+    with openai.OpenAI(base_url=proxy.base_url + "/v1", api_key="test", max_retries=0, timeout=20.0,
+                       http_client=openai.DefaultHttpxClient(trust_env=False)) as client:  # fmt: skip
+        got = client.chat.completions.create(model=model, messages=messages)
+        messages += [got.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "thanks"}]
+        client.chat.completions.create(model=model, messages=messages)
+    first, second = (r.json["messages"] for r in proxy.upstream.for_model(model)[-2:])
+    assert second[0] == first[0] == {"role": "user", "content": "my mail is [EMAIL_1]"}
+    assert second[1]["reasoning_content"] == "The user gave [EMAIL_1]."

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..wire import jsonspan, percent
-from ..wire.jsonspan import KEY, UNKNOWN, USER, VALUES, Arr, Obj, Rule, looks_like_json, transform_loose
+from ..wire.jsonspan import KEY, UNKNOWN, USER, VALUES, Arr, Deep, Obj, Rule, looks_like_json, transform_loose
 from .document import Dup, Num, loads
 from .exempt import KEY_META, MEDIA, META, NUMBER
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
@@ -66,6 +66,13 @@ CLIENT_ID = VALUES
 name, an end-user id): not the API's, so an original in it would leave as written. Masked like any value (a literal
 becomes its disguise, the same on every request, and is restored where the API echoes
 it: a batch's results); one that holds no original goes out unchanged."""
+ECHO: Rule = Deep(False, "ECHO")
+"""Text an answer gave the client unrestored (a compatible provider's reasoning, no
+signature over it), sent back as it came: masked like any value (an original there is
+masked), but the placeholders and fakes it holds are the provider's own, from the turn
+that wrote them, not the client's (base/present.Held does not skip or reserve them: the
+conversation's numbering stays as it was, turn after turn)."""
+ECHO.echo = ECHO.tree.echo = True  # type: ignore[union-attr]
 GENERIC: Rule = UNKNOWN
 """Unknown shapes fail closed: every key and every string value inside is masked (in a
 response: restored), whatever it is called — `data`, `id` and `signature` included."""

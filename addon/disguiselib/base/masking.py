@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from ..errors import MaskError
-from ..rules import rawscan
+from ..rules import rawscan, settle
 from ..rules.found import NOTHING, Memo
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
-from ..wire.text import Columns
+from ..wire.text import Columns, splice
+from . import copies
 from .document import repeated
 from .fields import As, Dup, key_context, loads, plain, read
 from .offsets import documents, masking_edits
@@ -142,6 +144,17 @@ def mask_body(
             reserved = reserved | held.clash
         else:
             raise MaskError("the request holds the fakes of its own originals as text, again and again")
+        known = copies.left_over(s, edits, session) if session.placeholders else None  # type: ignore[arg-type]
+        if known:
+            # an original a rule found by its context, copied where its context is not:
+            # masked again, every copy of it too (base/copies.py); every string walked
+            if type(scanned) is Memo:
+                scanned.raw = scanned.read = None
+            session = Session(reserved)
+            session.copied = True
+            edits, changed = mask_doc(
+                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known
+            )
         session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
     except (KeyError, IndexError, TypeError) as e:
         # The raw walk and json.loads disagree only where an object repeats a key with
@@ -258,7 +271,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
     scanned: dict | None = None, trace: dict | None = None, spliced: bool = True, hot: array[int] | None = None,
-    held: Held | None = None,
+    held: Held | None = None, known: dict[str, str] | None = None,
 ) -> tuple[Any, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -283,7 +296,8 @@ def mask_doc(
     for the guard, the texts the walk read in its `read` for the warning pass. held: told
     the texts the walk read before anything is masked, and when all is (present.Held: the
     placeholders and fakes the request holds as the client's own, read where masking
-    reads, and only there)."""
+    reads, and only there). known: originals (-> the rule that found them) whose every
+    copy is masked too, wherever a rule finds it or not (base/copies.py)."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
@@ -294,7 +308,7 @@ def mask_doc(
     noted = held.noting(reads) if held is not None else reads
     toks = spanwalk.collect(s, doc, root, pieces, noted, plain, key_context, owner, trace is not None, hot, seen)
     if held is not None:
-        held.read(s, pieces, seen, rules, session)
+        held.read(s, pieces, seen, rules, session, functools.partial(_echo, toks.rules, owner))
     vals, rules_of, keys, where = toks.vals, toks.rules, toks.keys, toks.spans
     marked_t: list[int]
     memo: dict | None = None
@@ -305,13 +319,14 @@ def mask_doc(
         # mark; a marked one is listed below, with the strings masked (None: scan it
         # again). Made there when it is empty (a million texts: not copied).
         marked, memo = rules.prescan(pieces, into=scanned if scanned is not None and not scanned else None)
-        marked_t = sorted({owner[k] for k in marked})
+        copied = {owner[k] for k in copies.holding(pieces, known)} if known else set()
+        marked_t = sorted({owner[k] for k in marked} | copied)
         if scanned is not None and memo is not scanned:
             scanned.update(memo)
         if seen is not None and type(scanned) is Memo:
             scanned.raw, scanned.read = seen, pieces  # the texts left out; those the walk read
         del seen
-    fn = mask_fn(rules, session, memo)
+    fn = mask_fn(rules, session, memo, known)
     # masked in the provider's prompt order, where the body's is another (placeholders
     # number by first appearance: base/prompt.py), then spliced in the body's
     first = prompt_order(s, doc, root, marked_t, where)
@@ -360,6 +375,11 @@ def mask_doc(
     changed = len(edits)
     del edits
     return out, changed
+
+
+def _echo(rules_of: list[jsonspan.Rule], owner: array[int], k: int) -> bool:
+    """Is the k-th piece of the walk an answer's text sent back as it came (fields.ECHO)?"""
+    return rules_of[owner[k]].echo
 
 
 class _Token:
@@ -448,7 +468,7 @@ def _note_text(out: list[str], piece: str) -> str:
     return piece
 
 
-def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: ANN201 - (v, rule, key) -> str | Spans
+def mask_fn(rules: Rules, session: Session, memo: dict | None = None, known: dict[str, str] | None = None):  # noqa: ANN201
     """Masks one string the way the model will read it: fn(v, rule, key) for a string
     the walk selected, read with its key (in user-defined JSON) or None.
 
@@ -466,10 +486,17 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None):  # noqa: 
     """
 
     def text(v: str) -> str:
+        if known:
+            return splice(v, list(spans(v)))
         return rules.mask(v, session, None, memo)
 
     def spans(v: str, context: tuple[str, str] | None = None) -> jsonspan.Spans | Columns:
         e = rules.mask_spans(v, session, context, memo)
+        if known:  # every copy of these too (base/copies.py), and what masking them revealed
+            more = copies.add(v, list(e), known, session, rules.faker)
+            if len(more) != len(e) and len(v) < settle.LONGEST:
+                more = settle.settle(rules, v, more, session, context, memo)
+            e = more
         return e if isinstance(e, Columns) else jsonspan.Spans(e)  # a big text's: kept in columns
 
     def fn(v: str, rule: jsonspan.Rule, k: str | None) -> str | jsonspan.Spans | Columns:

@@ -16,7 +16,7 @@ an original got the very fake the client's URL or document held."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import ahocorasick_rs
 
@@ -123,6 +123,20 @@ def _joined(texts: list[str]) -> Iterator[str]:
             yield from chunk
 
 
+def _clients(
+    found: frozenset[str], pieces: list[str], seen: list[str] | None, echo: Callable[[int], bool] | None,
+    search: Callable[[list[str]], frozenset[str]],
+) -> frozenset[str]:
+    """Those of found (placeholders or fakes, as search finds them in texts) that a text
+    of the client's holds: a piece that is no echo (an answer's text sent back as it
+    came), or a text a raw pass left out (seen: whose field is not known). Looked for
+    again only where found holds any."""
+    if not found or echo is None:
+        return found
+    got = search([p for k, p in enumerate(pieces) if not echo(k)])
+    return got | search(seen) if seen else got
+
+
 class Held:
     """What one request (or realtime event) already holds, read in the texts masking's
     walk reads. masking.mask_doc walks with `noting(reads)`, calls `read` once its walk
@@ -140,7 +154,7 @@ class Held:
     join of them all. Fakes are looked for in every text (and in seen where s holds one):
     only once masking issued one."""
 
-    __slots__ = ("placeholders", "clash", "_read", "_before", "_decoded")
+    __slots__ = ("placeholders", "clash", "_read", "_before", "_decoded", "_echo")
 
     def __init__(self) -> None:
         self.placeholders: frozenset[str] | None = None
@@ -148,6 +162,7 @@ class Held:
         self._read: tuple[str, list[str], list[str] | None] | None = None
         self._before = 0
         self._decoded: list[tuple[int, int]] = []
+        self._echo: Callable[[int], bool] | None = None
 
     def noting(self, reads: Reads) -> Reads:
         """reads (masking.reads), noting which pieces each call lists: the compiled walk
@@ -162,7 +177,14 @@ class Held:
 
         return noted
 
-    def read(self, s: str, pieces: list[str], seen: list[str] | None, rules: Rules, session: Session) -> None:
+    def read(
+        self, s: str, pieces: list[str], seen: list[str] | None, rules: Rules, session: Session,
+        echo: Callable[[int], bool] | None = None,
+    ) -> None:
+        """echo(k): is pieces[k] an answer's text sent back as it came (jsonspan.Rule.echo)?
+        The placeholders and fakes such a text alone holds are the provider's own, from
+        the turn that wrote it: not the client's (not skipped, not reserved)."""
+        self._echo = echo
         if self.placeholders is None:
             if present_placeholders(s, rules):
                 got = placeholders_in(pieces, rules)
@@ -170,7 +192,7 @@ class Held:
                     got |= placeholders_in(seen, rules)
             else:
                 got = placeholders_in([p for a, b in self._decoded for p in pieces[a:b]], rules)
-            self.placeholders = got
+            self.placeholders = _clients(got, pieces, seen, echo, lambda texts: placeholders_in(texts, rules))
         self._decoded = []
         if self.placeholders:
             session.reserved = session.reserved | self.placeholders
@@ -185,3 +207,4 @@ class Held:
             self.clash = fakes_in(pieces, session)
             if seen and fakes_in([s], session):
                 self.clash |= fakes_in(seen, session)
+            self.clash = _clients(self.clash, pieces, seen, self._echo, lambda texts: fakes_in(texts, session))

@@ -64,8 +64,7 @@ def _ranker(s: str, doc: object, root: jsonspan.Rule) -> Rank | None:
     for n, k in enumerate(keys):
         if k in nested:
             at = _COLON.match(s, json.decoder.scanstring(s, starts[n] + 1)[1]).end()  # type: ignore[attr-defined,union-attr]
-            end = starts[n + 1] if n + 1 < len(starts) else len(s)
-            r = _ranker(s[at:end], doc[k], fields[k])
+            r = _ranker(s[at:], doc[k], fields[k])  # (read to its object's end: members stops there)
             if r is not None:
                 inner[n] = (at, r)
     if not inner and all(a <= b for a, b in pairwise(ranks)):

@@ -54,16 +54,27 @@ class Knowing:
     (the literals' and own: a request's placeholders and fakes): find() without the
     spans those disguises make (module docstring)."""
 
-    __slots__ = ("_rules", "_own", "_ac", "_longest")
+    __slots__ = ("_rules", "_own", "_ac", "_longest", "_originals")
 
-    def __init__(self, rules: Any, own: frozenset[str]) -> None:
+    def __init__(self, rules: Any, own: frozenset[str], originals: dict[str, str] | None = None) -> None:
         self._rules = rules
         self._own = own
+        # originals the request's rules found (-> the rule's name): every copy of one is
+        # an original, whatever stands beside it (base/copies.py)
+        self._originals = originals or {}
         self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
         self._longest = 0  # own's longest
 
     def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         found = self._rules.find(text, memo)
+        if self._originals:
+            copies = [(n, i, i + len(o)) for o, n in self._originals.items() for i in _all(text, o)]
+            if copies:
+                return sorted([*self.find_known(text, found), *copies], key=lambda sp: sp[1])
+        return self.find_known(text, found)
+
+    def find_known(self, text: str, found: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+        """Those of found (the rules' spans in the masked text) that are originals."""
         if not found:
             return found
         own, theirs = self._own, self._rules.lit_reverse
@@ -230,13 +241,26 @@ def union(n: int, searches: list[tuple[Search, int]]) -> list[tuple[int, int]]:
         pos = best[1]
 
 
-def knowing(rules: Any, disguises: Iterable[str]) -> Any:
+def knowing(rules: Any, disguises: Iterable[str], originals: dict[str, str] | None = None) -> Any:
     """rules, knowing the disguises a masked text may hold besides the literals' (rules'
-    own): Knowing. Rules itself when there are none (every check as before)."""
+    own): Knowing. Rules itself when there are none (every check as before). originals:
+    see Knowing."""
     own = frozenset(disguises)
-    return Knowing(rules, own) if own or rules.lit_reverse else rules
+    return Knowing(rules, own, originals) if own or rules.lit_reverse or originals else rules
 
 
-def of_session(rules: Any, session: Session | None) -> Any:
-    """knowing() for one request masked with session: its placeholders and fakes."""
-    return knowing(rules, session.placeholders if session is not None else ())
+def of_session(rules: Any, session: Session | None, copies: bool = False) -> Any:
+    """knowing() for one request masked with session: its placeholders and fakes; with
+    copies, every copy of an original its rules found is one too (base/copies.py)."""
+    if session is None:
+        return knowing(rules, ())
+    return knowing(rules, session.placeholders, session.found() if copies else None)
+
+
+def _all(text: str, sub: str) -> list[int]:
+    """Where sub begins in text, each time."""
+    out, i = [], text.find(sub)
+    while i >= 0:
+        out.append(i)
+        i = text.find(sub, i + 1)
+    return out

@@ -44,6 +44,7 @@ class Session:
 
     __slots__ = (
         "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
+        "copied",
     )  # fmt: skip
 
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
@@ -64,6 +65,9 @@ class Session:
         # the body (cited); then by the document's index in the request (documents).
         self.cited: list[tuple[int, Any]] = []
         self.documents: dict[int, Any] = {}
+        # the request copied an original a rule found where no rule finds it: masked
+        # again, every copy too (base/copies.py); the leak guard reads every text
+        self.copied = False
 
     def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1
@@ -97,6 +101,14 @@ class Session:
             self._by_key[key] = ph
             self.placeholders[ph] = original
         return ph
+
+    def found(self) -> dict[str, str]:
+        """Each original a pattern found in this request, with the name of the rule that
+        found it (the first one), in order of first appearance."""
+        out: dict[str, str] = {}
+        for name, original in self._by_key:
+            out.setdefault(original, name)
+        return out
 
     def _fake(self, name: str, original: str, faker: fakes.Faker) -> str | None:
         for attempt in range(_FAKE_ATTEMPTS):

@@ -133,6 +133,7 @@ class Rule:
     tree: Rule | None = None
     # A request's members in its prompt's order (base/prompt.py); empty: the body's order
     prompt: tuple[str, ...] = ()
+    echo = False  # text an answer gave unrestored that the client sends back (base/fields.ECHO)
 
     def resolve(self, value: object) -> Rule:
         """The rule for this exact value (dispatch on type or shape): the rule itself,

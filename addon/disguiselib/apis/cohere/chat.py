@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from ...base.exempt import COUNTERS, SIGNED
-from ...base.fields import CLIENT_ID, DATA_URL, GENERIC, ID, META, SCHEMA, Vocabulary
+from ...base.fields import CLIENT_ID, DATA_URL, ECHO, GENERIC, ID, META, SCHEMA, Vocabulary
 from ...base.offsets import Offsets
 from ...base.restore import dumps, restore_body
 from ...base.wirespec import Provider
@@ -98,7 +98,7 @@ _TOOL_PARTS = ClosedTyped(
 # answer's thinking reaches the client as the model wrote it, disguised, and comes back so).
 _ASSISTANT_PARTS = ClosedTyped(
     "an assistant content part",
-    {"text": _TEXT_PART, "thinking": _part("a thinking content part", {"thinking": VALUES})},
+    {"text": _TEXT_PART, "thinking": _part("a thinking content part", {"thinking": ECHO})},
 )
 
 # A citation: the cited text, its offsets, and the sources it cites (a document the

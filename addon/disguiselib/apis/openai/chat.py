@@ -18,7 +18,7 @@ from ...base import fields, readpass
 from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.exempt import COUNTERS, MODEL, SIGNED
-from ...base.fields import DATA_URL, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
+from ...base.fields import DATA_URL, ECHO, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, SETTING, Shape, Vocabulary, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.offsets import Cited
@@ -42,9 +42,9 @@ _REASONING = {"reasoning_content": OPAQUE, "reasoning": OPAQUE, "reasoning_detai
 # and a user message cannot carry one out under the name. OpenRouter's entries keep their
 # signed or encrypted members (`signature`, `data`) byte-identical; their text is masked.
 _REASONING_DETAIL = obj(
-    {"id": ID, "format": META, "index": META, "signature": OPAQUE, "data": OPAQUE, "text": VALUES, "summary": VALUES}
+    {"id": ID, "format": META, "index": META, "signature": OPAQUE, "data": OPAQUE, "text": ECHO, "summary": ECHO}
 )
-_REASONING_OUT = {"reasoning_content": VALUES, "reasoning": VALUES, "reasoning_details": Arr(_REASONING_DETAIL)}
+_REASONING_OUT = {"reasoning_content": ECHO, "reasoning": ECHO, "reasoning_details": Arr(_REASONING_DETAIL)}
 
 # -- Chat Completions requests --------------------------------------------------------
 
@@ -56,6 +56,7 @@ _CHAT_PART = Typed(
         # file_data: a data: URL (a PDF: binary, untouched; text: decoded, masked)
         "file": obj({"file": obj({"file_data": DATA_URL, "file_id": ID, "filename": VALUES})}),
         "refusal": obj({"refusal": VALUES}),
+        "thinking": obj({"thinking": ECHO}),  # an answer's (Mistral's: untouched there) sent back
     },
     default=GENERIC,
 )

@@ -15,6 +15,7 @@ import mimetypes
 from ...base.exempt import COUNTERS, MODEL, SIGNED
 from ...base.fields import (
     DATA_URL,
+    ECHO,
     GENERIC,
     ID,
     MEDIA,
@@ -82,6 +83,8 @@ _IN_PART = Typed(
         "input_audio": obj({"input_audio": obj({"data": MEDIA, "format": META})}),
         "refusal": obj({"refusal": VALUES}),
         "summary_text": obj({"text": VALUES}),
+        # an answer's reasoning_text part (untouched there: _OUT_PART) sent back as it came
+        "reasoning_text": obj({"text": ECHO}),
     },
     default=GENERIC,
 )  # fmt: skip

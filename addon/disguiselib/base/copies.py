@@ -1,0 +1,125 @@
+"""Copies of an original a rule found only by its context (sans I/O).
+
+Some rules find a value by what stands beside it: PASSWORD and SECRET by a key or an
+assignment (`db_password = "hunter2xyz9Q"`), a national phone number by a keyword, an
+e-mail by where its domain ends. The same value elsewhere in the request, without that
+context, is no match: a tool result that prints the password, or, every turn, the
+model's own `[PASSWORD_1]` restored in the client's history and sent back as text
+(`Your value hunter2xyz9Q is weak`, `bob@corp-mail.com-related`). It left in clear.
+
+So a request is masked once more when its masked text still spells an original one of
+its rules found: that time every copy of each such original, in any text masking reads,
+is replaced with the original's disguise (the same placeholder or fake); and the leak
+guard then reads every text of the request knowing those originals (pipeline), so that
+a copy no reading found (one spelled with `\\u` escapes) is refused. A copy where masking
+reads nothing (a thinking block, an id: the provider's own, sent back as it came) stays.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import ahocorasick_rs
+
+from ..rules.session import Session
+
+_DFA = ahocorasick_rs.Implementation.DFA
+# Escapes no JSON writer makes (a printable ASCII character as `\\u00..`, `\\/`): text spelled
+# with them may hold a copy of an original that no search of the written text finds
+_ODD = [b"\\/", *(b"\\u00" + bytes([c]) for c in b"234567")]
+
+
+def spellings(original: str) -> tuple[str, ...]:
+    """How JSON text may spell original as it is: written as it is, and ASCII-escaped
+    (json.dumps' two styles). Other spellings are the leak guard's to find."""
+    a, b = json.dumps(original, ensure_ascii=False)[1:-1], json.dumps(original)[1:-1]
+    return (a,) if a == b else (a, b)
+
+
+def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session) -> dict[str, str]:
+    """The originals session's rules found (original -> the rule's name) that the JSON
+    text s, masked with edits ((start, end, replacement) in s, in order; a replacement a
+    str or a big text's token: masking._Token), still spells outside them, or in a
+    replacement (a token encoded again whole); all of them where s holds an escape no
+    JSON writer makes (a copy may be spelled with it)."""
+    found = session.found()
+    if not found:
+        return {}
+    starts: list[int] = []
+    ends: list[int] = []
+    texts: list[str] = []
+    for a, b, r in edits:
+        inner = getattr(r, "edits", None)
+        if inner is None:
+            starts.append(a)
+            ends.append(b)
+            if len(r) > 64:  # (a disguise is no copy: a token encoded again whole may hold one)
+                texts.append(r)
+        else:  # a big text's token: its own edits, in its value (no escape in it: where they are in s)
+            for x, y, _ in inner:
+                starts.append(r.start + x)
+                ends.append(r.start + y)
+    # one pass over the text's bytes for every spelling of every original, and the odd escapes
+    forms = [(form, o) for o in found for form in spellings(o)]
+    patterns = [f.encode("utf-8", "surrogatepass") for f, _ in forms] + _ODD
+    ac = ahocorasick_rs.BytesAhoCorasick(patterns, implementation=_DFA)
+    raw = s.encode("utf-8", "surrogatepass")
+    matches = ac.find_matches_as_indexes(raw, overlapping=True)
+    if any(k >= len(forms) for k, _, _ in matches):
+        return found
+    left: dict[str, str] = {}
+    for k, i, j in _chars(s, raw, matches):
+        e = bisect.bisect_right(starts, i) - 1
+        if e < 0 or ends[e] < j:
+            left[forms[k][1]] = found[forms[k][1]]
+    for text in texts:
+        for k, _, _ in ac.find_matches_as_indexes(text.encode("utf-8", "surrogatepass"), overlapping=True):
+            if k >= len(forms):
+                return found
+            left[forms[k][1]] = found[forms[k][1]]
+    return left
+
+
+def _chars(s: str, b: bytes, matches: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Matches in b (s's UTF-8 bytes) as (pattern, start, end) in s's characters."""
+    if s.isascii() or not matches:
+        return matches
+    out = []
+    at_byte = at_char = 0
+    for k, i, j in sorted(matches, key=lambda m: m[1]):
+        at_char += len(b[at_byte:i].decode("utf-8", "surrogatepass"))
+        at_byte = i
+        out.append((k, at_char, at_char + len(b[i:j].decode("utf-8", "surrogatepass"))))
+    return out
+
+
+def holding(pieces: list[str], known: dict[str, str]) -> list[int]:
+    """The indexes of the pieces that hold one of known's originals."""
+    return [k for k, p in enumerate(pieces) if any(o in p for o in known)]
+
+
+def add(text: str, edits: list, known: dict[str, str], session: Session, faker: Any = None) -> list:
+    """edits ((start, end, replacement) masking text, in order, disjoint) with every copy
+    of a known original in text that none of them touches replaced too: by the
+    original's disguise in session (the rule that found it names it)."""
+    more: list[tuple[int, int, str]] = []
+    taken = [(a, b) for a, b, _ in edits]
+    for original, name in known.items():
+        i = text.find(original)
+        while i >= 0:
+            j = i + len(original)
+            k = bisect.bisect_left(taken, (j,))  # the edits that begin before j
+            if k == 0 or taken[k - 1][1] <= i:
+                more.append((i, j, session.placeholder(name, original, faker)))
+                session.count(name, original)
+                bisect.insort(taken, (i, j))
+            i = text.find(original, j)
+    if not more:
+        return edits
+    return sorted([*edits, *more], key=lambda e: e[0])
+
+
+__all__ = ["add", "holding", "left_over", "spellings"]
