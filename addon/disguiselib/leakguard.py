@@ -43,7 +43,7 @@ from .apis.registry import RealtimeApi, slots_for
 from .base import bodies
 from .base.fields import GENERIC, NUMBER, Field, context_of, loads, path_text, plain, texts
 from .base.fieldwalk import first_unread
-from .base.wirespec import Destination, Slots
+from .base.wirespec import Destination, Slots, TextHeader
 from .rules.rules import LITERALS, Rules
 from .rules.settle import in_context
 from .wire import percent
@@ -337,6 +337,19 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
     return None
 
 
+def scan_text_headers(headers: Iterable[tuple[str, str]], declared: Iterable[TextHeader], rules: Rules) -> Hit | None:
+    """The headers an API declares its clients fill with their own text (Api.headers), read
+    as their declaration reads them (JSON text decoded: an original written with escapes),
+    beside scan_headers' reading of every header as it is: what the masker masked."""
+    rule_of = {h.name: h.rule for h in declared}
+    for name, value in headers:
+        rule = rule_of.get(name.lower())
+        hit = scan_json(unfolded(value), rules, rule) if rule is not None else None
+        if hit is not None:
+            return Hit(hit.rule, f"header {name.lower()} (read as {rule!r}: {hit.where})")
+    return None
+
+
 def scan_trailers(trailers: Iterable[tuple[str, str]], rules: Rules) -> Hit | None:
     """A request's trailer fields (HTTP/2, chunked HTTP/1.1), read as headers are; none of
     them is a credential slot. A hit says `trailer NAME`."""
@@ -371,6 +384,7 @@ def scan_request(
     return (
         scan_url(path, rules, slots)
         or scan_headers(headers, rules, slots)
+        or (scan_text_headers(headers, http_api.headers, rules) if http_api is not None and http_api.headers else None)
         or (scan_body(body, rules, http_api, content_type, memo, parsed) if body else None)
     )
 
@@ -416,6 +430,7 @@ __all__ = [
     "scan_body",
     "scan_json",
     "scan_request",
+    "scan_text_headers",
     "scan_trailers",
     "spans",
 ]

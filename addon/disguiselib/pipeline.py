@@ -14,11 +14,12 @@ from .apis.registry import Api, RealtimeApi
 from .base import citeback
 from .base.bodystream import BodyStream
 from .base.fields import loads
-from .base.masking import Received, as_received, forget_changed, mask_request_body
+from .base.masking import Received, as_received, as_text, forget_changed, mask_fn, mask_request_body
+from .base.present import present_placeholders
 from .base.realtime import Connection, Control, ControlOut, Frame, MaskedEvent, Result, State
 from .base.restore import restore_body
 from .base.stream import Reverser
-from .base.wirespec import Destination
+from .base.wirespec import Destination, TextHeader
 from .config import Config
 from .errors import (
     DisguiseError,
@@ -34,6 +35,7 @@ from .errors import (
 from .rules.found import Memo, texts
 from .rules.knowing import of_session
 from .rules.rules import Restorer, Rules, Session
+from .wire import jsonspan
 from .wire.decoding import LIMIT, Decoded, decoder_for
 from .wire.sse import is_json_type
 
@@ -67,13 +69,20 @@ def leak_scan(
         return leakguard.Hit("internal error", type(e).__name__)
 
 
+# The masked values of a request's headers its API declares (Api.headers) that masking
+# changed: (lower-case name, every value of that name in order), to set on the request.
+MaskedHeaders = tuple[tuple[str, tuple[str, ...]], ...]
+
+
 @dataclass(frozen=True)
 class Masked:
     """A request masked and checked: the body to send (the client's own bytes object
-    when nothing changed) and the session holding its placeholders."""
+    when nothing changed), the session holding its placeholders, and the headers to set
+    before it leaves (the declared ones masking changed: mask_headers)."""
 
     body: bytes
     session: Session
+    headers: MaskedHeaders = ()
 
     def unwrap(self) -> Masked:
         """Itself (Refused and NotOurs raise the exception they stand for)."""
@@ -151,11 +160,15 @@ Verdict = Masked | Refused | NotOurs
 
 def mask_request(
     api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
-    dest: Destination | None = None,
+    dest: Destination | None = None, start: Session | None = None,
 ) -> Verdict:
     """The one path a request takes, live (whole or streamed body), client replay and
-    offline replay alike: mask the decoded body by its API's rules, then the leak guard
-    looks at what would leave (URL, headers, body). Never raises: Masked, or Refused
+    offline replay alike: mask the decoded body by its API's rules, then the headers its
+    API declares carry the client's text (mask_headers: with the body's session, numbered
+    after it), then the leak guard looks at what would leave (URL, the headers as masked,
+    body); the adapter sets the masked headers (Masked.headers). start: the session of
+    headers that left before the body (a streamed body's: mask_headers at its headers),
+    which the body's masking continues. Never raises: Masked, or Refused
     (the body cannot be masked, an original would still leave, or masking broke), or
     NotOurs for a body its route's model does not take. Safe in a worker thread (the
     rules are read-only; the prefilter keeps a scratch space per thread). raw a
@@ -163,7 +176,7 @@ def mask_request(
     (masking.Received; what came is raw.bytes(), None once masking changed it). dest:
     where the request goes (whose credential slots it has: leak_scan)."""
     try:
-        return _mask_request(api, raw, cfg, path, headers, dest)
+        return _mask_request(api, raw, cfg, path, headers, dest, start)
     except NotTransformed as e:
         return NotOurs(str(e))
     except Exception as e:  # noqa: BLE001 - every failure is a refusal
@@ -175,7 +188,7 @@ def mask_request(
 
 def _mask_request(
     api: Api, raw: bytes | Received, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
-    dest: Destination | None,
+    dest: Destination | None, start: Session | None = None,
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
@@ -190,13 +203,16 @@ def _mask_request(
             warned.append(True)
             _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
 
-    body, session = mask_request_body(raw, api, cfg.rules, ctype, scanned, parsed, read=warn, disguises=cfg.disguises)
+    body, session = mask_request_body(
+        raw, api, cfg.rules, ctype, scanned, parsed, read=warn, disguises=cfg.disguises, start=start
+    )
     warn()
     scanned.read = None  # what the warning pass read (a raw scan's: Memo.read)
     if body is not as_received(raw):
         forget_changed(scanned)
     if session.masked and api.request_body is None and citeback.may_cite(body):
         body = _cited_back(api, body, cfg.rules, session)
+    headers, masked_headers = mask_headers(api.headers, headers, cfg.rules, session)
     rules = of_session(cfg.rules, session)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None, dest)
     if hit is None and session.copied:
@@ -206,7 +222,65 @@ def _mask_request(
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
-    return Masked(body, session)
+    return Masked(body, session, masked_headers)
+
+
+def mask_headers(
+    declared: Iterable[TextHeader], headers: list[tuple[str, str]], rules: Rules, session: Session
+) -> tuple[list[tuple[str, str]], MaskedHeaders]:
+    """The request's headers with those its API declares its clients fill with their own
+    text (Api.headers) masked as their declaration reads them (masking.mask_fn: JSON text
+    as JSON, keys and values), with session (the body's: the same original gets the same
+    disguise, a new one the next number; the placeholders the header already holds are
+    skipped); and the declared headers that changed, all their values in order
+    (Masked.headers). Every other header is left as it is (the leak guard refuses one
+    that holds an original). Raises NeverForward where a value cannot be masked, or would
+    not stay a header value (a character that is no printable ASCII where it had none) or
+    the JSON text it was: never forwarded, not even with disguise_fail_open."""
+    rule_of = {h.name: h.rule for h in declared}
+    if not rule_of or not any(n.lower() in rule_of for n, _ in headers):
+        return headers, ()
+    out: list[tuple[str, str]] = []
+    values: dict[str, list[str]] = {}
+    changed: set[str] = set()
+    for name, value in headers:
+        n = name.lower()
+        rule = rule_of.get(n)
+        if rule is None:
+            out.append((name, value))
+            continue
+        new = _mask_header(n, value, rule, rules, session)
+        out.append((name, new))
+        values.setdefault(n, []).append(new)
+        if new != value:
+            changed.add(n)
+    return out, tuple((n, tuple(v)) for n, v in values.items() if n in changed)
+
+
+def _mask_header(name: str, value: str, rule: jsonspan.Rule, rules: Rules, session: Session) -> str:
+    try:
+        session.reserved = session.reserved | present_placeholders(value, rules)
+        new = as_text(value, mask_fn(rules, session)(value, rule, None))
+    except Exception as e:  # noqa: BLE001 - a header that cannot be masked never leaves
+        if not isinstance(e, DisguiseError):
+            log_internal(log, f"masking header {name}", e)
+        raise NeverForward(f"header {name} could not be masked ({type(e).__name__})") from e
+    if new == value:
+        return value
+    for c in set(new):
+        if not (" " <= c <= "~" or c == "\t") and new.count(c) > value.count(c):
+            raise NeverForward(f"header {name}: masked, its value would not be a valid header value")
+    if rule.json_text and _parses(value) and not _parses(new):
+        raise NeverForward(f"header {name}: masked, its value would no longer be the JSON text it was")
+    return new
+
+
+def _parses(text: str) -> bool:
+    try:
+        loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 # A batch's documents are counted per request in it, not over the body (the session's are)

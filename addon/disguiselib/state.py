@@ -148,6 +148,7 @@ class FlowRecord:
     reason: str | None = None  # why REFUSED or FAILED (shown to the user: never an original)
     answer: Answer = Answer.UPSTREAM  # whether the client gets upstream's answer
     session: Session | None = None  # of the masked request
+    headers_session: Session | None = None  # of headers masked before the body (streamed), which continues it
     restorer: Restorer | None = None  # for its response
     client_body: bytes | None = None  # the request as the client sent it (decoded), until its observers saw MASKED
     client_size: int | None = None  # its whole size when client_body is only its first bytes (mitm/streamed.Spooled)

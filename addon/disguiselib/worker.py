@@ -47,6 +47,7 @@ from .base.wirespec import Destination
 from .config import Config, compiled
 from .errors import NeverForward
 from .rules.mappings import MappingSet
+from .rules.rules import Session
 
 log = logging.getLogger("disguise")
 
@@ -111,6 +112,7 @@ class Job:
     headers: list[tuple[str, str]]
     level: int = logging.WARNING  # the proxy's level for the "disguise" logger
     dest: Destination = Destination()  # where the request goes (its credential slots)
+    start: Session | None = None  # the session of headers that left before the body (mask_request's start)
 
 
 def offloadable(api: Api) -> bool:
@@ -120,7 +122,7 @@ def offloadable(api: Api) -> bool:
 
 def mask(cfg: Config, job: Job, raw: bytes | Received) -> object:
     """The one path, in the worker: the verdict pipeline.mask_request returns."""
-    return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers, job.dest)
+    return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers, job.dest, job.start)
 
 
 def encode(result: object, raw: bytes, same: bool = True) -> tuple[tuple, list[bytes]]:

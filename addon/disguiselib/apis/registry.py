@@ -18,7 +18,7 @@ from ..base.bodies import Reading
 from ..base.fields import GENERIC
 from ..base.realtime import Protocol
 from ..base.stream import SSEStream
-from ..base.wirespec import DOCUMENT, FILE, STREAMS, Destination, Provider, Slots, WireSpec
+from ..base.wirespec import DOCUMENT, FILE, STREAMS, Destination, Provider, Slots, TextHeader, WireSpec
 from ..rules.rules import Restorer, Rules, Session
 from ..wire.jsonspan import Rule
 from . import slots
@@ -40,7 +40,7 @@ from .inventory import DOCUMENTED
 from .inventory import INVENTORIES as INVENTORIES  # re-exported: the registry is where callers look
 from .inventory import refused as refused
 from .openai import assistants as openai_assistants
-from .openai import batch, legacy  # fmt: skip
+from .openai import batch, legacy, responses_fields  # fmt: skip
 from .openai import chat as openai_chat
 from .openai import realtime as openai_realtime
 from .openai import responses as openai_responses
@@ -85,6 +85,10 @@ class Api:
     # response's Content-Type, the one thing that decides how its body is read
     # (bodystream.BodyStream); a body's first bytes never do.
     answers: str = DOCUMENT
+    # The request headers its clients fill with their own text (wirespec.TextHeader):
+    # masked with the body's session (pipeline.mask_request); any other header holding
+    # an original is refused.
+    headers: tuple[TextHeader, ...] = ()
 
     @property
     def event_rule(self) -> Rule:
@@ -146,16 +150,17 @@ OPENAI_RESPONSES = Api(
     openai_chat.error_body,
     events=openai_responses.STREAM_EVENT,
     answers=STREAMS,
+    headers=responses_fields.REQUEST_HEADERS,
 )
 # POST /v1/responses/input_tokens and /v1/responses/compact take the same body as
 # creating a response (input, instructions, tools); compact answers with output items.
 OPENAI_RESPONSES_INPUT_TOKENS = Api(
     "openai.responses.input_tokens", openai_responses.RESPONSES_REQUEST, openai_responses.RESPONSE_OBJECT,
-    openai_responses.ResponsesStream, openai_chat.error_body,
+    openai_responses.ResponsesStream, openai_chat.error_body, headers=responses_fields.REQUEST_HEADERS,
 )  # fmt: skip
 OPENAI_RESPONSES_COMPACT = Api(
     "openai.responses.compact", openai_responses.RESPONSES_REQUEST, openai_responses.RESPONSE_OBJECT,
-    openai_responses.ResponsesStream, openai_chat.error_body,
+    openai_responses.ResponsesStream, openai_chat.error_body, headers=responses_fields.REQUEST_HEADERS,
 )  # fmt: skip
 OPENAI_COMPLETIONS = Api(
     "openai.completions", legacy.COMPLETIONS_REQUEST, legacy.COMPLETIONS_RESPONSE,

@@ -85,19 +85,23 @@ def as_received(raw: bytes | Received) -> bytes | None:
 def mask_request_body(
     raw: bytes | Received, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
     parsed: list | None = None, read: Callable[[], None] | None = None, disguises: Rules | None = None,
+    start: Session | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all.
-    scanned, parsed, read, disguises: see mask_body."""
+    scanned, parsed, read, disguises, start: see mask_body."""
     if api.request_body is not None:
+        if start is not None and start.placeholders:
+            raise MaskError("a body with a model of its own cannot continue its headers' placeholders")
         return api.request_body.mask(as_received(raw), content_type, rules)
-    return mask_body(raw, api.request_rule, rules, scanned, parsed, read, disguises)
+    return mask_body(raw, api.request_rule, rules, scanned, parsed, read, disguises, start)
 
 
 def mask_body(
     raw: bytes | Received, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None,
     parsed: list | None = None, read: Callable[[], None] | None = None, disguises: Rules | None = None,
+    start: Session | None = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
@@ -116,9 +120,11 @@ def mask_body(
     go once decoded, made again only when nothing changed (the body returned).
     disguises: the rule set of the warning pass (read), whose literals a scan of the
     body's raw bytes looks for too when it is made (rules/rawscan.py, with scanned a
-    Memo: the guard and the warning pass learn from it what it left out)."""
+    Memo: the guard and the warning pass learn from it what it left out). start: the session
+    of the request's headers that left before its body (mitm/streamed.py), which the
+    body's masking continues (Session.after)."""
     if root is None:
-        return as_received(raw), Session()  # type: ignore[return-value] # not released: bytes
+        return as_received(raw), (Session() if start is None else start.after())  # type: ignore[return-value]
     clashes: list = []
     s, doc = _parse(raw, clashes)
     if clashes:
@@ -133,7 +139,7 @@ def mask_body(
     trace: dict | None = {} if parsed is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
-            session = Session(reserved)
+            session = Session(reserved) if start is None else start.after(reserved)
             edits, changed = mask_doc(
                 s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot, held=held
             )
@@ -150,7 +156,7 @@ def mask_body(
             # masked again, every copy of it too (base/copies.py); every string walked
             if type(scanned) is Memo:
                 scanned.raw = scanned.read = None
-            session = Session(reserved)
+            session = Session(reserved) if start is None else start.after(reserved)
             session.copied = True
             edits, changed = mask_doc(
                 s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known

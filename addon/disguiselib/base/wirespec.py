@@ -19,6 +19,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..wire.jsonspan import Rule
 
 # How the events of a stream are framed on the wire.
 SSE = "sse"  # text/event-stream (wire/sse.py)
@@ -236,6 +240,20 @@ class Slots:
     headers: frozenset[str] = frozenset()
     params: frozenset[str] = frozenset()
     subprotocols: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TextHeader:
+    """A request header an API's clients fill with the client's own text (Codex's
+    `x-codex-turn-metadata`: the user's working directory, git branch and remote as JSON
+    text), and how its value is read: as `rule` reads a string of the body
+    (`jsonspan.JSON_TEXT`: JSON text, keys and values; a value that does not parse as
+    JSON as it is written). The pipeline masks it with the body's session, the leak guard
+    reads it both as any header and so (pipeline.mask_request, leakguard.scan_request);
+    every other header that holds an original is refused."""
+
+    name: str  # lower case
+    rule: Rule
 
 
 

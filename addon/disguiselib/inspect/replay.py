@@ -244,7 +244,8 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         _verdict(flow, api, meta, f"re-run: the response could not be reversed ({type(e).__name__})")
         return
     try:  # bounded: mitmproxy's get_content expands a recorded bomb whole
-        same_req = masked.body == content(r, strict=False)
+        # the recorded headers are the ones that left: masking changing one is a difference
+        same_req = masked.body == content(r, strict=False) and not masked.headers
         recorded = content(flow.response, strict=False) if flow.response else b""
     except MaskError as e:
         _verdict(flow, api, meta, f"re-run: {e}")
@@ -258,6 +259,8 @@ def _rerun(flow: http.HTTPFlow, cfg: Config, api: Api, meta: dict, sides: dict) 
         what = [w for w, same in (("request", same_req), ("response", same_resp)) if not same]
         verdict = "re-run offline: DIFFERS from the live run in the " + " and ".join(what)
     r.content = masked.body
+    for name, values in masked.headers:  # as the live run sets them (mitm/outcome.set_headers)
+        r.headers.set_all(name, list(values))
     if flow.response is not None and client != recorded:
         flow.response.content = client
     session = masked.session

@@ -201,8 +201,8 @@ class Disguise:
             aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
             return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
-        # Its URL and headers leave now, before the body: they are checked here.
-        why = headers_refused(flow, rec.kind is Kind.API, api, cfg.rules)
+        # Its URL and headers leave now, before the body: masked (Api.headers) and checked here.
+        why = streamed.mask_headers(flow, rec) or headers_refused(flow, rec.kind is Kind.API, api, cfg.rules)
         if why is not None:
             log.warning("disguise: request refused (connection closed): %s", why)
             stop(flow, why, rules=cfg.rules)

@@ -43,6 +43,7 @@ from .. import pipeline
 from ..apis.registry import Api
 from ..base.wirespec import Destination
 from ..config import Config
+from ..rules.rules import Session
 from ..state import FlowRecord
 from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
 
@@ -169,14 +170,14 @@ class Offload:
 
     async def mask(
         self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]],
-        rec: FlowRecord | None = None, dest: Destination | None = None,
+        rec: FlowRecord | None = None, dest: Destination | None = None, start: Session | None = None,
     ) -> pipeline.Verdict:
-        """What pipeline.mask_request(api, raw, cfg, path, headers) returns, computed in
-        the worker; a refusal that is never forwarded (OffloadError's) when it cannot give
-        it. Never raises. rec: a masked body's SHA-256 (the capture's upstream side) is
-        computed in the pool's thread (hashlib lets the GIL go: 1-3 ms of the loop's per
-        1 MB body) and left in rec.upstream_sha."""
-        job = Job(api.name, path, headers, log.getEffectiveLevel(), dest or Destination())
+        """What pipeline.mask_request(api, raw, cfg, path, headers, dest, start) returns,
+        computed in the worker; a refusal that is never forwarded (OffloadError's) when it
+        cannot give it. Never raises. rec: a masked body's SHA-256 (the capture's upstream
+        side) is computed in the pool's thread (hashlib lets the GIL go: 1-3 ms of the
+        loop's per 1 MB body) and left in rec.upstream_sha."""
+        job = Job(api.name, path, headers, log.getEffectiveLevel(), dest or Destination(), start)
         gen = self.generation(cfg)
         try:
             fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw, rec is not None)
@@ -194,14 +195,14 @@ class Offload:
     @staticmethod
     async def in_thread(
         api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]], rec: FlowRecord | None = None,
-        dest: Destination | None = None,
+        dest: Destination | None = None, start: Session | None = None,
     ) -> pipeline.Verdict:
         """pipeline.mask_request in a thread of the proxy (the worker not ready: `ready`;
         or disguise_offload_bytes 0); rec: a masked body's SHA-256 computed there too and
         left in rec.upstream_sha, as `mask` does (never on the event loop)."""
 
         def run() -> tuple[pipeline.Verdict, str | None]:
-            result = pipeline.mask_request(api, raw, cfg, path, headers, dest)
+            result = pipeline.mask_request(api, raw, cfg, path, headers, dest, start)
             masked = rec is not None and isinstance(result, pipeline.Masked)
             return result, hashlib.sha256(result.body).hexdigest() if masked else None  # type: ignore[union-attr]
 
@@ -233,13 +234,13 @@ class Offload:
 
     async def finish(
         self, up: Upload, api: Api, cfg: Config, path: str, headers: list[tuple[str, str]],
-        dest: Destination | None = None,
+        dest: Destination | None = None, start: Session | None = None,
     ) -> tuple[pipeline.Verdict, bytes | None]:
         """mask()'s verdict for the body fed to up, and the body itself when the verdict is
         not Masked (what forwards it as it came needs it; None when the worker failed)."""
         if up.batch:
             self._hand(up)
-        job = Job(api.name, path, headers, log.getEffectiveLevel(), dest or Destination())
+        job = Job(api.name, path, headers, log.getEffectiveLevel(), dest or Destination(), start)
         gen = self.generation(cfg)
         try:
             fut = self._pool.submit(self._roundtrip, gen, cfg, job, up)

@@ -3,7 +3,8 @@ a `pipeline.Verdict` becomes a flow's state, for a body masked in the request ho
 body mitmproxy would have streamed (taken whole, streamed.py) alike; client replay goes
 through the request hook too.
 
-- Masked: the record keeps the session and restorer, the request the masked body (MASKED).
+- Masked: the record keeps the session and restorer, the request the masked body and
+  the masked values of the headers its API declares (MASKED).
 - Refused: forwarded unchanged when it may fail open and the user set
   disguise_fail_open (PASSED), else refused: answered with an error in the provider's
   shape; a streamed body, whose headers already left, is sent empty and upstream's
@@ -55,6 +56,9 @@ def apply(
         return unknown()
     if isinstance(result, Refused):
         return _refused(flow, rec, result, streamed)
+    if streamed and result.headers:  # they left before the body, masked then (streamed.mask_headers)
+        why = "its headers left before its body and masking the body changed them"
+        return _refused(flow, rec, Refused(why, Refusal.NEVER), streamed)
     if not streamed:
         enc = flow.request.headers.get("content-encoding", "")
         try:  # unchanged, its container made again where it carries more than what was checked
@@ -72,11 +76,19 @@ def apply(
         # content decoding (pipeline.decoded handles an upstream that ignores this).
         flow.request.anticomp()
         rec.checked_body = flow.request.raw_content
-    rec.to(Phase.MASKED)
+    rec.to(Phase.MASKED)  # (its observers keep the client's side: its own headers)
+    set_headers(flow.request, result.headers)
     # its observers (the Inspector's capture) kept what they keep of it: the record holds no
     # copy of the client's request for the rest of the flow (a stream's whole life)
     rec.client_body = None
     return result.body
+
+
+def set_headers(r: http.Request, headers: pipeline.MaskedHeaders) -> None:
+    """The masked values of the headers an API declares (pipeline.mask_headers) set on
+    the request, each in its place."""
+    for name, values in headers:
+        r.headers.set_all(name, list(values))
 
 
 def set_raw(msg: http.Message, raw: bytes) -> None:

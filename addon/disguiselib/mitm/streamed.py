@@ -5,7 +5,9 @@ called synchronously on the event loop, so the slow part is done before it, off 
 loop: bodyhook.py has mitmproxy await `prepare` (the worker process from
 disguise_offload_bytes on, else a thread), and the callable's last call applies the
 verdict. Without the hook the call does it all, on the loop. Its URL and headers were
-checked before (flows.headers_refused): they leave first.
+checked before (flows.headers_refused): they leave first, the ones its API declares carry
+the client's text masked before that (mask_headers), the body's masking continuing their
+session.
 
 A body declared large (`disguise_stream_bytes`: Content-Length, or chunked) to an API the
 worker masks is not held at all (Spooled): mitmproxy is asked to stream it, each piece
@@ -27,6 +29,8 @@ from ..apis.registry import Api
 from ..base.wirespec import Destination
 from ..errors import DisguiseError, LeakError, MaskError, log_internal, reason
 from ..inspect.record import destination
+from ..leakguard import place
+from ..rules.rules import Session
 from ..state import FlowRecord, Kind, Passed, Phase
 from ..worker import OffloadError
 from . import bodyhook, outcome
@@ -70,7 +74,8 @@ class Masker:
         body, refused = self._decoded(raw, limit)
         if refused is not None:
             return body, refused
-        return body, pipeline.mask_request(rec.api, body, rec.config, self.path, self.headers, self.dest)
+        start = rec.headers_session
+        return body, pipeline.mask_request(rec.api, body, rec.config, self.path, self.headers, self.dest, start)
 
     async def prepare(self, raw: bytes) -> None:
         rec, limit, offload = self.rec, decoded_limit(), self.offload
@@ -82,9 +87,11 @@ class Masker:
             result = refused  # not readable
         elif offload is not None and Offload.takes(rec.api, len(body), threshold) and offload.ready(rec.config):
             # never raises
-            result = await offload.mask(rec.api, body, rec.config, self.path, self.headers, dest=self.dest)
+            result = await offload.mask(
+                rec.api, body, rec.config, self.path, self.headers, dest=self.dest, start=rec.headers_session
+            )
         else:
-            args = (rec.api, body, rec.config, self.path, self.headers, self.dest)
+            args = (rec.api, body, rec.config, self.path, self.headers, self.dest, rec.headers_session)
             result = await asyncio.to_thread(pipeline.mask_request, *args)
         if self.enc and isinstance(result, pipeline.Masked):
             self.encoded = (result.body, await asyncio.to_thread(mencoding.encode, result.body, self.enc))
@@ -186,6 +193,26 @@ def spoolable(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, threshold:
     )
 
 
+def mask_headers(flow: http.HTTPFlow, rec: FlowRecord) -> str | None:
+    """A request whose body mitmproxy streams sends its headers before its body: those its
+    API declares carry the client's text (Api.headers) are masked now, with a session of
+    their own that the body's masking continues (rec.headers_session: one placeholder
+    never stands for two originals in one request), and set on the request before they
+    leave. Why the request may not leave (a header that cannot be masked), or None; the
+    leak guard then reads them as masked (flows.headers_refused)."""
+    api, r = rec.api, flow.request
+    if rec.kind is not Kind.API or not isinstance(api, Api) or not api.headers or rec.config is None:
+        return None
+    session = Session()
+    try:
+        masked = pipeline.mask_headers(api.headers, list(r.headers.items(multi=True)), rec.config.rules, session)[1]
+    except Exception as e:  # noqa: BLE001 - a header that cannot be masked never leaves
+        return f"{place(r.method, r.path, rec.config.rules)}: {reason(e)}"
+    outcome.set_headers(r, masked)
+    rec.headers_session = session
+    return None
+
+
 def taker(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, spool: bool, keep: int) -> Buffered:
     """The stream callable of a request body mitmproxy streams: fed to the worker as it
     arrives (spool: never held whole here, nor joined on the loop; keep: the capture's
@@ -241,7 +268,9 @@ class Spooled(Buffered):
             return
         rec = self.rec
         assert rec.config is not None and isinstance(rec.api, Api)
-        self.ready = await self.offload.finish(self.up, rec.api, rec.config, self.path, self.headers, self.dest)
+        self.ready = await self.offload.finish(
+            self.up, rec.api, rec.config, self.path, self.headers, self.dest, rec.headers_session
+        )
 
     def drop(self) -> None:
         """The body will not end (the flow failed): the worker forgets it."""

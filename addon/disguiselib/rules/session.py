@@ -69,6 +69,16 @@ class Session:
         # again, every copy too (base/copies.py); the leak guard reads every text
         self.copied = False
 
+    def after(self, reserved: frozenset[str] = frozenset()) -> Session:
+        """A session that continues this one (its disguises kept, its numbering going
+        on), reserving `reserved` too: a request whose headers left before its body was
+        masked (mitm/streamed.py) masks its body after them, so that one placeholder never
+        stands for two originals in one request. Documents are the body's own: none."""
+        s = Session(self.reserved | reserved)
+        s.placeholders, s._by_key, s._count = dict(self.placeholders), dict(self._by_key), dict(self._count)
+        s.masked, s.counts, s.literals, s.fakes = self.masked, dict(self.counts), set(self.literals), self.fakes
+        return s
+
     def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1
         self.counts[label] = self.counts.get(label, 0) + 1

@@ -31,6 +31,7 @@ from ...base.fields import (
 from ...base.holdback import Window
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
+from ...base.wirespec import TextHeader
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE, IDENTIFIERS
 
@@ -209,6 +210,13 @@ RESPONSES_REQUEST = Obj(
     # the prompt: instructions and tools before the conversation (the SDK writes input first)
     prompt=("instructions", "tools", "input"),
 )
+# The request headers that carry the client's own text. Codex (codex-rs `TurnMetadata`)
+# sends `x-codex-turn-metadata` on every Responses request
+# (`/v1/responses`, chatgpt.com's `/backend-api/codex/responses`, `.../compact`): JSON
+# text of the session and turn ids, the working directory, its git branch, remotes and
+# last commit, the OS, the terminal; the same text as the body's
+# client_metadata["x-codex-turn-metadata"]. Read like that member (JSON text).
+REQUEST_HEADERS = (TextHeader("x-codex-turn-metadata", JSON_TEXT),)
 
 _OUT_PART = Typed(
     {
