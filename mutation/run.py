@@ -50,6 +50,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "holdback": ("base/holdback.py", ["tests/base/test_holdback.py"]),
     # the order placeholders are numbered in: the prompt's (a wrong one breaks prompt caching)
     "prompt": ("base/prompt.py", ["tests/base/test_prompt.py", "tests/wire/test_spanwalk_members.py"]),
+    # copies of an original a rule found by its context: masked too, or refused (a leak if wrong)
+    "copies": ("base/copies.py", ["tests/base/test_copies.py", "tests/test_pipeline.py"]),
     # Gemini Code Assist: Gemini's stream read through its wrapper (GeminiStream's hooks)
     "codeassist": ("apis/google/codeassist.py", ["tests/apis/google/test_codeassist.py"]),
     "jsonarray": ("wire/jsonarray.py", ["tests/wire/test_jsonarray.py", "tests/apis/google/test_array.py"]),

@@ -121,3 +121,104 @@ def test_no_copy_of_a_found_original_leaves(case: tuple[str, str, str], before: 
     assert original not in got.body.decode("utf-8")
     assert json.dumps(original)[1:-1] not in got.body.decode("utf-8")
 
+
+
+class _BigToken:
+    """masking._Token as left_over reads it: where its text begins in s, its own edits."""
+
+    def __init__(self, start: int, edits: list) -> None:
+        self.start, self.edits = start, edits
+
+
+def test_left_over_counts_characters_not_bytes() -> None:
+    """A body with non-ASCII text before the copies: places in characters."""
+    s = Session()
+    s.placeholder("PASSWORD", "pw1")
+    text = 'é ü "pw1" 😀 pw1'
+    first, second = text.index("pw1"), text.rindex("pw1")
+    assert copies.left_over(text, [(first, first + 3, "[PASSWORD_1]")], s) == {"pw1": "PASSWORD"}
+    covered = [(first, first + 3, "[PASSWORD_1]"), (second, second + 3, "[PASSWORD_1]")]
+    assert copies.left_over(text, covered, s) == {}
+
+
+def test_left_over_reads_a_big_texts_own_edits_and_every_replacement() -> None:
+    s = Session()
+    s.placeholder("PASSWORD", "pw1")
+    text = 'x "pw1 and pw1" y'
+    token = _BigToken(3, [(0, 3, "[PASSWORD_1]")])  # the second copy, at 11, no edit of the token covers
+    assert copies.left_over(text, [(3, 14, token)], s) == {"pw1": "PASSWORD"}
+    token = _BigToken(3, [(0, 3, "[PASSWORD_1]"), (8, 11, "[PASSWORD_1]")])
+    assert copies.left_over(text, [(3, 14, token)], s) == {}
+    again = "y" * 63 + "\\/"  # a token encoded again whole, holding an odd escape: all found originals
+    assert copies.left_over("x pw1", [(2, 5, again)], s) == {"pw1": "PASSWORD"}
+
+
+def test_left_over_sees_an_original_inside_another() -> None:
+    """Two found originals overlapping in the text: each occurrence is looked at."""
+    s = Session()
+    s.placeholder("A", "abc")
+    s.placeholder("B", "bcd")
+    assert copies.left_over("abcd", [(0, 3, "[A_1]")], s) == {"bcd": "B"}
+
+
+def test_left_over_reads_lone_surrogates() -> None:
+    s = Session()
+    s.placeholder("PASSWORD", "pw1")
+    assert copies.left_over('"\ud800 pw1"', [], s) == {"pw1": "PASSWORD"}
+
+
+def test_add_replaces_every_uncovered_copy_counted() -> None:
+    s = Session()
+    ph = s.placeholder("PASSWORD", "pw1")
+    s.count("PASSWORD", "pw1")
+    edits = copies.add("pw1 pw1 pw1pw1", [(4, 7, ph)], {"pw1": "PASSWORD"}, s)
+    assert edits == [(0, 3, ph), (4, 7, ph), (8, 11, ph), (11, 14, ph)]
+    assert s.counts == {"PASSWORD": 4} and s.masked == 4 and not s.literals
+    assert copies.add("xpw1", [(0, 1, "[X_1]")], {"pw1": "PASSWORD"}, s) == [(0, 1, "[X_1]"), (1, 4, ph)]
+    assert copies.add("pw1", [(0, 2, "[X_1]")], {"pw1": "PASSWORD"}, s) == [(0, 2, "[X_1]")]
+
+
+def test_a_copy_gets_the_originals_fake() -> None:
+    """With fakes on, a copy is given the fake its original was given, not a placeholder."""
+    from disguiselib.rules import mappings, rules
+
+    fakes = rules.Rules(mappings.from_dict({"patterns": [{"name": "EMAIL", "regex": r"\b[a-z]+@[a-z]+\.example\.com\b"}]}),
+                        b"copies-fakes-key")  # fmt: skip
+    s = Session()
+    fake = s.placeholder("EMAIL", "ann@a.example.com", fakes.faker)
+    assert not fake.startswith("[")
+    got = copies.add("ann@a.example.com-x", [], {"ann@a.example.com": "EMAIL"}, s, fakes.faker)
+    assert got == [(0, 17, fake)]
+    s2 = Session()
+    assert copies.add("ann@a.example.com", [], {"ann@a.example.com": "EMAIL"}, s2, fakes.faker)[0][2] == fake
+
+
+def test_left_over_places_each_original_in_order_of_place() -> None:
+    """Two originals found, the one found later standing first, in non-ASCII text; an
+    occurrence an edit covers only in part is not covered."""
+    s = Session()
+    s.placeholder("PASSWORD", "pw1")
+    s.placeholder("SECRET", "qq2")
+    text = 'é "qq2" ü "pw1" qq2'
+    q, p = text.index("qq2"), text.index("pw1")
+    assert copies.left_over(text, [(q, q + 3, "[SECRET_1]"), (p, p + 3, "[PASSWORD_1]")], s) == {"qq2": "SECRET"}
+    last = text.rindex("qq2")
+    edits = [(q, q + 3, "[SECRET_1]"), (p, p + 3, "[PASSWORD_1]"), (last, last + 2, "[SECRET_1]")]
+    assert copies.left_over(text, edits, s) == {"qq2": "SECRET"}
+
+
+def test_left_over_places_a_big_texts_edits_from_its_start() -> None:
+    s = Session()
+    s.placeholder("PASSWORD", "pw1")
+    text = 'x "pw1 ab" y'
+    assert copies.left_over(text, [(3, 9, _BigToken(3, [(4, 6, "[Z_1]")]))], s) == {"pw1": "PASSWORD"}
+
+
+def test_left_over_encodes_what_holds_a_lone_surrogate() -> None:
+    s = Session()
+    s.placeholder("PASSWORD", "x\ud800y")
+    assert copies.left_over("a x\ud800y", [], s) == {"x\ud800y": "PASSWORD"}
+    s.placeholder("A", "abc")
+    s.placeholder("B", "bcd")
+    again = "\ud800" + "y" * 64 + "abcd"  # a token encoded again whole: every original in it, overlapping too
+    assert copies.left_over("z", [(0, 1, again)], s) == {"abc": "A", "bcd": "B"}
