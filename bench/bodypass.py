@@ -9,10 +9,14 @@ measures the other processes; CPU time much less).
    conversation's next turn (that body + one exchange) after the body before it.
 2. A tool input of N short array elements (distinct: `a0`, `a1`, ...), N doubling to
    --elements: µs an element and growth per doubling beside `json.loads`.
-3. One --mb MB string with an original every line, masked by `pipeline.mask_request`
+3. A conversation of N turns, each holding a password found by its key
+   (`db_password = "..."`) and the model's answer naming it without its key: every
+   original is copied, so the request is masked twice (base/copies.py) with N originals
+   over 2N texts; N doubling to --copies: growth per doubling (linear: 2).
+4. One --mb MB string with an original every line, masked by `pipeline.mask_request`
    in a child process: its peak RSS above the RSS before, as a multiple of the body.
 
-    PYTHONPATH=addon python bench/bodypass.py [--runs 5] [--elements 250000] [--mb 50]
+    PYTHONPATH=addon python bench/bodypass.py [--runs 5] [--elements 250000] [--copies 4000] [--mb 50]
     PYTHONPATH=/elsewhere/addon python bench/bodypass.py   # another tree's code, the same inputs
 
 Figures are printed, never asserted.
@@ -105,6 +109,32 @@ def elements(top: int) -> None:
         n *= 2
 
 
+def copied(top: int) -> None:
+    cfg = build_config([], True, [])
+    print(f"  a conversation copying N passwords found by their key (CPU):\n    {'N':>8} {'KB':>6} {'ms':>7} {'growth':>6}")
+    n, prev = max(125, top // 16), None
+    while n <= top:
+        msgs = []
+        for i in range(n):
+            v = f"Hx{i:06d}qZ7wKp"
+            msgs += [{"role": "user", "content": f'config line: db_password = "{v}"'},
+                     {"role": "assistant", "content": f"Your value {v} is weak."}]  # fmt: skip
+        body = json.dumps({"model": "m", "max_tokens": 5, "messages": msgs}).encode()
+        cfg.rules.found.clear()
+        v = None
+
+        def run(b: bytes = body) -> None:
+            nonlocal v
+            v = pipeline.mask_request(API, b, cfg, "/v1/messages", HEADERS)
+
+        s = cpu(run)
+        assert isinstance(v, pipeline.Masked) and v.session.copied and b"Hx000001qZ7wKp" not in v.body
+        growth = f"{s / prev:.2f}" if prev else ""
+        print(f"    {n:>8} {len(body) // 1000:>6} {s * 1e3:>7.0f} {growth:>6}")
+        prev = s
+        n *= 2
+
+
 def memory(mb: int) -> None:
     code = f"""
 import json, tempfile
@@ -137,11 +167,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--elements", type=int, default=250_000)
+    ap.add_argument("--copies", type=int, default=4000)
     ap.add_argument("--mb", type=int, default=50)
     a = ap.parse_args()
     print(f"{engine.describe()}; {Path(masking.__file__).parents[2]}; load average {os.getloadavg()[0]:.1f}")
     claude_code(a.runs)
     elements(a.elements)
+    copied(a.copies)
     memory(a.mb)
     print(f"load average {os.getloadavg()[0]:.1f}; max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from disguiselib import pipeline
@@ -222,3 +222,71 @@ def test_left_over_encodes_what_holds_a_lone_surrogate() -> None:
     s.placeholder("B", "bcd")
     again = "\ud800" + "y" * 64 + "abcd"  # a token encoded again whole: every original in it, overlapping too
     assert copies.left_over("z", [(0, 1, again)], s) == {"abc": "A", "bcd": "B"}
+
+
+# The one-pass search (rules/knowing.Originals) against the search it replaced, one
+# original at a time: the same pieces, the same edits in the same order, the same
+# numbering, on texts made of the originals' own pieces (overlaps, repeats, one inside
+# another, non-ASCII of every width, a lone surrogate).
+_ALPHABET = st.sampled_from(["a", "b", "ab", "é", "€", "𝄞", "\ud800", " ", "x"])
+_ORIGINAL = st.lists(_ALPHABET, min_size=1, max_size=4).map("".join)
+_TEXT = st.lists(_ALPHABET, max_size=30).map("".join)
+
+
+def _holding_one_by_one(pieces: list[str], known: dict[str, str]) -> list[int]:
+    return [k for k, p in enumerate(pieces) if any(o in p for o in known)]
+
+
+def _add_one_by_one(text: str, edits: list, known: dict[str, str], session: Session) -> list:
+    import bisect
+
+    more = []
+    taken = [(a, b) for a, b, _ in edits]
+    for original, name in known.items():
+        i = text.find(original)
+        while i >= 0:
+            j = i + len(original)
+            k = bisect.bisect_left(taken, (j,))
+            if k == 0 or taken[k - 1][1] <= i:
+                more.append((i, j, session.placeholder(name, original)))
+                session.count(name, original)
+                bisect.insort(taken, (i, j))
+            i = text.find(original, j)
+    return sorted([*edits, *more], key=lambda e: e[0]) if more else edits
+
+
+@settings(max_examples=400, deadline=None)
+@given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), pieces=st.lists(_TEXT, max_size=6))
+def test_holding_finds_the_pieces_a_search_per_original_finds(originals: list[str], pieces: list[str]) -> None:
+    known = {o: f"R{k}" for k, o in enumerate(originals)}
+    assert copies.holding(pieces, known) == _holding_one_by_one(pieces, known)
+
+
+@settings(max_examples=400, deadline=None)
+@given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT, cut=st.data())
+@example(originals=["aa"], text="aaa", cut=[0, 1])  # the copy after one the edit took is no copy: it overlaps that one
+@example(originals=["ab", "b"], text="abab", cut=[4, 4])
+def test_add_makes_the_edits_a_search_per_original_makes(originals: list[str], text: str, cut: st.DataObject | list[int]) -> None:
+    known = {o: f"R{k % 2}" for k, o in enumerate(originals)}
+    # an edit masking made before: a piece of the text, or none
+    a, b = cut if isinstance(cut, list) else (a := cut.draw(st.integers(0, len(text))), cut.draw(st.integers(a, len(text))))
+    edits = [(a, b, "[X_1]")] if b > a else []
+    s1, s2 = Session(), Session()
+    got = copies.add(text, list(edits), known, s1)
+    assert got == _add_one_by_one(text, list(edits), known, s2)
+    assert s1.placeholders == s2.placeholders and s1.counts == s2.counts
+
+
+@settings(max_examples=300, deadline=None)
+@given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT)
+def test_the_guard_finds_every_copy_a_search_per_original_finds(originals: list[str], text: str) -> None:
+    from disguiselib.rules.knowing import Originals
+
+    known = Originals({o: f"R{k}" for k, o in enumerate(originals)})
+    each = []
+    for k, o in enumerate(originals):
+        i = text.find(o)
+        while i >= 0:
+            each.append((k, i, i + len(o)))
+            i = text.find(o, i + 1)
+    assert known.matches(text) == sorted(each)

@@ -24,12 +24,14 @@ from typing import Any
 
 import ahocorasick_rs
 
+from ..rules.knowing import Originals, as_originals, char_spans
 from ..rules.session import Session
+from .present import ASCII_ESCAPE_DIGITS
 
 _DFA = ahocorasick_rs.Implementation.DFA
 # Escapes no JSON writer makes (a printable ASCII character as `\\u00..`, `\\/`): text spelled
 # with them may hold a copy of an original that no search of the written text finds
-_ODD = [b"\\/", *(b"\\u00" + bytes([c]) for c in b"234567")]
+_ODD = [b"\\/", *(f"\\u00{d}".encode() for d in ASCII_ESCAPE_DIGITS)]
 
 
 def spellings(original: str) -> tuple[str, ...]:
@@ -39,15 +41,15 @@ def spellings(original: str) -> tuple[str, ...]:
     return (a,) if a == b else (a, b)
 
 
-def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session) -> dict[str, str]:
+def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session) -> Originals:
     """The originals session's rules found (original -> the rule's name) that the JSON
     text s, masked with edits ((start, end, replacement) in s, in order; a replacement a
     str or a big text's token: masking._Token), still spells outside them, or in a
     replacement (a token encoded again whole); all of them where s holds an escape no
     JSON writer makes (a copy may be spelled with it)."""
-    found = session.found()
+    found = Originals(session.found())
     if not found:
-        return {}
+        return found
     starts: list[int] = []
     ends: list[int] = []
     texts: list[str] = []
@@ -71,7 +73,7 @@ def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session) -
     if any(k >= len(forms) for k, _, _ in matches):
         return found
     left: dict[str, str] = {}
-    for k, i, j in _chars(s, raw, matches):
+    for k, i, j in char_spans(s, raw, matches):
         e = bisect.bisect_right(starts, i) - 1
         if e < 0 or ends[e] < j:
             left[forms[k][1]] = found[forms[k][1]]
@@ -80,43 +82,36 @@ def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session) -
             if k >= len(forms):
                 return found
             left[forms[k][1]] = found[forms[k][1]]
-    return left
-
-
-def _chars(s: str, b: bytes, matches: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Matches in b (s's UTF-8 bytes) as (pattern, start, end) in s's characters."""
-    if s.isascii() or not matches:
-        return matches
-    out = []
-    at_byte = at_char = 0
-    for k, i, j in sorted(matches, key=lambda m: m[1]):
-        at_char += len(b[at_byte:i].decode("utf-8", "surrogatepass"))
-        at_byte = i
-        out.append((k, at_char, at_char + len(b[i:j].decode("utf-8", "surrogatepass"))))
-    return out
+    return Originals(left)
 
 
 def holding(pieces: list[str], known: dict[str, str]) -> list[int]:
-    """The indexes of the pieces that hold one of known's originals."""
-    return [k for k, p in enumerate(pieces) if any(o in p for o in known)]
+    """The indexes of the pieces that hold one of known's originals, in order (one pass
+    over them all: Originals.holding)."""
+    return as_originals(known).holding(pieces)
 
 
 def add(text: str, edits: list, known: dict[str, str], session: Session, faker: Any = None) -> list:
     """edits ((start, end, replacement) masking text, in order, disjoint) with every copy
     of a known original in text that none of them touches replaced too: by the
-    original's disguise in session (the rule that found it names it)."""
+    original's disguise in session (the rule that found it names it). Original by
+    original in known's order, each one's copies from the left, none overlapping the
+    one before it; a copy overlapping an edit made before it is left (one pass over
+    text for them all: Originals.matches)."""
+    known = as_originals(known)
+    originals, names = list(known), known.names()
     more: list[tuple[int, int, str]] = []
     taken = [(a, b) for a, b, _ in edits]
-    for original, name in known.items():
-        i = text.find(original)
-        while i >= 0:
-            j = i + len(original)
-            k = bisect.bisect_left(taken, (j,))  # the edits that begin before j
-            if k == 0 or taken[k - 1][1] <= i:
-                more.append((i, j, session.placeholder(name, original, faker)))
-                session.count(name, original)
-                bisect.insort(taken, (i, j))
-            i = text.find(original, j)
+    after = [0] * len(originals)  # per original: where its copy before ended
+    for o, i, j in known.matches(text):
+        if i < after[o]:
+            continue  # overlaps the copy of it before
+        after[o] = j
+        k = bisect.bisect_left(taken, (j,))  # the edits that begin before j
+        if k == 0 or taken[k - 1][1] <= i:
+            more.append((i, j, session.placeholder(names[o], originals[o], faker)))
+            session.count(names[o], originals[o])
+            bisect.insort(taken, (i, j))
     if not more:
         return edits
     return sorted([*edits, *more], key=lambda e: e[0])

@@ -62,7 +62,11 @@ def _present(s: str, names: frozenset[str]) -> frozenset[str]:
 # alternation of every name was tried at each `[` of a body: 3.5 ms a megabyte), then
 # the name is looked up. The number has no `_`, so the name is all up to the last `_`.
 _PLACEHOLDER_SHAPE = re.compile(r"\[([A-Z][A-Z0-9_]*)_[1-9][0-9]*\]")
-_ASCII_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])")
+# A printable ASCII character spelled `\\u0020`..`\\u007f`: the second-to-last hex digit of
+# such an escape (what these escapes may spell: a placeholder here, a copy of an original
+# in base/copies.py)
+ASCII_ESCAPE_DIGITS = "234567"
+_ASCII_ESCAPE = re.compile(rf"\\u00([{ASCII_ESCAPE_DIGITS}][0-9a-fA-F])")
 
 
 def placeholders_in(texts: list[str], rules: Rules) -> frozenset[str]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -61,14 +62,15 @@ class Knowing:
         self._own = own
         # originals the request's rules found (-> the rule's name): every copy of one is
         # an original, whatever stands beside it (base/copies.py)
-        self._originals = originals or {}
+        self._originals = as_originals(originals or {})
         self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
         self._longest = 0  # own's longest
 
     def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
         found = self._rules.find(text, memo)
         if self._originals:
-            copies = [(n, i, i + len(o)) for o, n in self._originals.items() for i in _all(text, o)]
+            names = self._originals.names()
+            copies = [(names[k], i, j) for k, i, j in self._originals.matches(text)]
             if copies:
                 return sorted([*self.find_known(text, found), *copies], key=lambda sp: sp[1])
         return self.find_known(text, found)
@@ -257,10 +259,67 @@ def of_session(rules: Any, session: Session | None, copies: bool = False) -> Any
     return knowing(rules, session.placeholders, session.found() if copies else None)
 
 
-def _all(text: str, sub: str) -> list[int]:
-    """Where sub begins in text, each time."""
-    out, i = [], text.find(sub)
-    while i >= 0:
-        out.append(i)
-        i = text.find(sub, i + 1)
+class Originals(dict):
+    """Originals (-> the name of the rule that found them) looked for all at once: one
+    Aho–Corasick automaton over their UTF-8 bytes (a lone surrogate's too), made when
+    first needed, reads a text once whatever their number (a request that copied a
+    thousand of them: each text read once, not once an original). Not changed once made."""
+
+    __slots__ = ("_ac", "_names")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._ac: ahocorasick_rs.BytesAhoCorasick | None = None
+        self._names: list[str] = list(self.values())
+
+    def names(self) -> list[str]:
+        """The rules' names, in the originals' order (a match's k)."""
+        return self._names
+
+    def _automaton(self) -> ahocorasick_rs.BytesAhoCorasick:
+        if self._ac is None:
+            self._ac = ahocorasick_rs.BytesAhoCorasick([o.encode("utf-8", "surrogatepass") for o in self])
+        return self._ac
+
+    def matches(self, text: str) -> list[tuple[int, int, int]]:
+        """Every place each original is in text, overlapping ones too, as (k, start, end)
+        in characters, k the original's place in order; sorted by k, then start."""
+        if not self:
+            return []
+        raw = text.encode("utf-8", "surrogatepass")
+        return sorted(char_spans(text, raw, self._automaton().find_matches_as_indexes(raw, overlapping=True)))
+
+    def holding(self, texts: list[str]) -> list[int]:
+        """The indexes of the texts that hold an original, in order: one pass over them
+        all, joined by a byte no UTF-8 holds (0xFF), so that no match spans two."""
+        if not self or not texts:
+            return []
+        parts = [t.encode("utf-8", "surrogatepass") for t in texts]
+        ends = list(itertools.accumulate(len(b) + 1 for b in parts))  # each one's end, its separator after
+        found = self._automaton().find_matches_as_indexes(b"\xff".join(parts))
+        del parts
+        out: list[int] = []
+        for _, i, _ in found:
+            k = bisect.bisect_right(ends, i)
+            if not out or out[-1] != k:
+                out.append(k)
+        return out
+
+
+def as_originals(originals: dict[str, str]) -> Originals:
+    """originals as Originals (itself when it is one)."""
+    return originals if isinstance(originals, Originals) else Originals(originals)
+
+
+def char_spans(s: str, b: bytes, matches: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Matches in b (s's UTF-8 bytes, surrogatepass) as (pattern, start, end) in s's
+    characters, in order of start: one pass over b."""
+    if s.isascii() or not matches:
+        return matches
+    out = []
+    at_byte = at_char = 0
+    for k, i, j in sorted(matches, key=lambda m: m[1]):
+        at_char += len(b[at_byte:i].decode("utf-8", "surrogatepass"))
+        at_byte = i
+        out.append((k, at_char, at_char + len(b[i:j].decode("utf-8", "surrogatepass"))))
     return out
