@@ -270,3 +270,16 @@ def test_a_python_without_the_dependencies_gets_one_line(tmp_path) -> None:
                        env={"PYTHONPATH": str(REPO / "addon")}, timeout=120)  # fmt: skip
     assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith("disguise: ") and "ahocorasick_rs" in r.stderr and "dependency" in r.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--mappings"], ["run", "--mappings", "--set", "x=y"], ["--mappings", "--no-defaults", "run"],
+    ["run", "--mappings="], ["web", "-q", "--mappings", "-v"],
+])  # fmt: skip
+def test_mappings_without_a_path_is_a_usage_error(argv: list[str], capsys) -> None:
+    """`disguise run --mappings --set x=y` took `--set` for the mapping path and gave
+    mitmproxy `x=y` as an argument; at the end the flag went to mitmproxy."""
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == cli.USAGE
+    assert "--mappings needs a file or folder" in capsys.readouterr().err

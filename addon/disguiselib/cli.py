@@ -159,6 +159,7 @@ def _split_mitm(argv: Sequence[str]) -> tuple[list[str], str, list[str]] | None:
         if a in MITM_COMMANDS:
             return list(argv[:i]), a, list(argv[i + 1 :])
         if a == "--mappings":
+            _mappings_path(argv, i)
             i += 2
         elif a.startswith("--mappings=") or a == "--no-defaults":
             i += 1
@@ -176,18 +177,29 @@ def _pull_rules(args: list[str]) -> tuple[list[str], list[str], bool]:
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "--mappings" and i + 1 < len(args):
-            paths.append(args[i + 1])
+        if a == "--mappings":
+            paths.append(_mappings_path(args, i))
             i += 2
             continue
         if a.startswith("--mappings="):
-            paths.append(a.partition("=")[2])
+            paths.append(_mappings_path([a.partition("=")[2]], -1))
         elif a == "--no-defaults":
             no_defaults = True
         else:
             rest.append(a)
         i += 1
     return rest, paths, no_defaults
+
+
+def _mappings_path(args: Sequence[str], i: int) -> str:
+    """The path after the --mappings at args[i]. A usage error where there is none, or
+    where the next argument is an option (`--mappings --set x=y`: the `--set` taken for a
+    path, and `x=y` given to mitmproxy as one)."""
+    path = args[i + 1] if i + 1 < len(args) else ""
+    if not path or path.startswith("-"):
+        print("disguise: error: --mappings needs a file or folder after it", file=sys.stderr)
+        raise SystemExit(USAGE)
+    return path
 
 
 def _mitm(top: list[str], tool: str, args: list[str]) -> int:

@@ -237,3 +237,21 @@ def test_the_rules_loaded_line_names_the_options_that_let_more_through(tmp_path:
             assert "; on:" not in m.output
         finally:
             m.stop()
+
+
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_mappings_path_stops_mitmdump_rather_than_reading_the_working_directory(tmp_path: Path,
+                                                                                           value: str) -> None:
+    """`--set disguise_mappings=` gives the option one empty path, which read as a path is
+    the working directory: every YAML file there (a compose file, a CI config) was loaded
+    as mappings, or the proxy refused to start over a file the user never named."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "stray.yaml").write_text(MINE)  # would load as mappings, and mask "Acme Corp"
+    cmd = bare_cmd(tmp_path, "--set", f"disguise_mappings={value}")
+    import subprocess
+
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=240)
+    out = proc.stdout + proc.stderr
+    assert_stopped(1 if proc.returncode in (1, -11) else proc.returncode, out, "disguise_mappings holds an empty path")
+    assert "stray.yaml" not in out

@@ -240,3 +240,11 @@ def test_a_chain_is_still_found_among_many_literals() -> None:
     lits.append(m.Literal("Kestrel", "Zq01234xk Customer 00017 Ltd", "f:9999: literal #3001"))
     with pytest.raises(MappingError, match=r"literal #3001: disguise contains the original of f:17: literal #18"):
         m.validate(m.MappingSet(literals=tuple(lits)))
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_path_is_refused_not_read_as_the_working_directory(empty: str, tmp_path, monkeypatch) -> None:
+    (tmp_path / "stray.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(mappings.MappingError, match="holds an empty path"):
+        mappings.load_layers([empty])

@@ -121,6 +121,12 @@ def resolve_files(paths: Sequence[str | Path], defaults: bool = True) -> tuple[l
     seen = {DEFAULTS_FILE} if defaults else set()
     shipped = DEFAULTS_FILE.read_bytes() if defaults else None
     for entry in paths:
+        if not str(entry).strip():
+            # (`--set disguise_mappings=`: a Path of it is the working directory, every
+            # YAML file in it read as mappings)
+            raise MappingError(
+                "disguise_mappings holds an empty path: name a file or folder, or leave it out for the defaults alone"
+            )
         p = Path(os.path.expanduser(str(entry)))
         if p.is_dir():
             found = _folder_files(p, None if defaults else DEFAULTS_FILE, warnings)
