@@ -190,6 +190,8 @@ def _numbers(doc: dict, root: jsonspan.Rule) -> list[str]:
     (responses.RESPONSES_REQUEST, {"conversation": {"id": "conv_1"}}),
     (gemini.GENERATE_REQUEST, {"cachedContent": "cachedContents/c1"}),
     (gemini.GENERATE_REQUEST, {"cached_content": "cachedContents/c1"}),
+    (anthropic.MESSAGES_REQUEST, {"container": "container_1"}),
+    (anthropic.MESSAGES_REQUEST, {"container": {"id": "container_1", "skills": []}}),
 ])  # fmt: skip
 def test_a_request_continuing_stored_state_is_numbered_by_its_key(root: jsonspan.Rule, state: dict) -> None:
     """Numbered from 1 its placeholders would be those the stored part was given
@@ -197,12 +199,15 @@ def test_a_request_continuing_stored_state_is_numbered_by_its_key(root: jsonspan
     from disguiselib.base.prompt import numbers_key
 
     conv = {"input": "mail ann@a.example.com"} if root is responses.RESPONSES_REQUEST else {
+        "messages": [{"role": "user", "content": "mail ann@a.example.com"}]} if root is anthropic.MESSAGES_REQUEST else {
         "contents": [{"role": "user", "parts": [{"text": "mail ann@a.example.com"}]}]}  # fmt: skip
     assert _numbers(conv, root) == ["[EMAIL_1]"] and numbers_key(conv, root, b"k") is None
     got = _numbers({**state, **conv}, root)
     assert len(got) == 1 and len(got[0]) == len("[EMAIL_]") + 9
     assert got == _numbers({**state, **conv}, root)  # the same state, the same bytes
     other = {k: ("resp_2" if isinstance(v, str) else {"id": "conv_2"}) for k, v in state.items()}
+    made = {k: {"skills": []} for k, v in state.items() if isinstance(v, dict)}  # an object without its id: none
+    assert not made or numbers_key({**made, **conv}, root, b"k") is None
     assert _numbers({**other, **conv}, root) != got
     assert numbers_key({**state, **conv}, root, b"k") != numbers_key({**state, **conv}, root, b"j")
     assert numbers_key({**{k: None for k in state}, **conv}, root, b"k") is None  # null: no state

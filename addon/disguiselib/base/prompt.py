@@ -96,7 +96,7 @@ def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
     """The key a request (doc, read with root) is numbered with (Session.keyed): None
     unless it names state the provider keeps (root.state, or the state of a member that
     is a request of its own: Gemini's countTokens `generateContentRequest`, Code Assist's
-    `request`); else key with that state (an object's `id` is the object's name)."""
+    `request`); else key with that state."""
     if type(doc) is not dict:
         return None
     fields = getattr(root, "fields", None) or {}
@@ -107,6 +107,9 @@ def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
             named += [(f"{k}.{m}", v[m]) for m in rule.state if v.get(m) is not None]
     if not named:
         return None
-    state = [(k, v["id"] if type(v) is dict and "id" in v else v) for k, v in named]
+    # (an object names its state by its `id`; one without, a container to be made, none)
+    state = [(k, v["id"] if type(v) is dict else v) for k, v in named if type(v) is not dict or v.get("id") is not None]
+    if not state:
+        return None
     msg = json.dumps(state, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hmac.digest(key, b"state\0" + msg.encode("utf-8", "surrogatepass"), hashlib.sha256)
