@@ -193,3 +193,21 @@ def test_the_collector_is_paused_while_a_body_is_masked_and_only_then(monkeypatc
         ours.close()
         th.join(10)
     assert seen == [("mask", False), ("mask", False), ("build", True), ("end", False), ("mask", False)]
+
+
+def test_a_request_continuing_stored_state_is_numbered_in_the_worker_as_in_the_proxy(tmp_path, monkeypatch) -> None:
+    """Its numbers are keyed (rules/session.Session.keyed) with the proxy's own key: the
+    worker, another process with a key of its own, is given the proxy's (Spec), so a big
+    request of a conversation is numbered as its small ones are."""
+    from disguiselib.apis.registry import recognise
+    from disguiselib.rules import rules as rules_module
+
+    cfg = _config(tmp_path)
+    spec = worker.Spec.of(cfg)
+    monkeypatch.setattr(rules_module, "_PROCESS_KEY", b"another process" * 2)  # the worker's own
+    built = worker.build(spec)
+    assert built.rules.numbers_key == cfg.rules.numbers_key
+    job = worker.Job(recognise("POST", "/v1/responses").name, "/v1/responses", HEADERS)
+    body = b'{"model": "m", "previous_response_id": "resp_1", "input": "mail ann@a.example.com"}'
+    masked = worker.mask(built, job, body).body
+    assert masked == worker.mask(cfg, job, body).body and b"[EMAIL_1]" not in masked and b"ann@" not in masked

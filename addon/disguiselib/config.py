@@ -232,12 +232,14 @@ def _build_config(paths: Sequence[str], defaults: bool, hosts: Sequence[str], fa
     return Config(rules, host_rules, tuple(paths), defaults, snap, disguises, fakes_key)
 
 
-def compiled(ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = True) -> tuple[Rules, Rules | None]:
+def compiled(
+    ms: mappings.MappingSet, fakes_key: bytes | None, streams: bool = True, numbers_key: bytes | None = None
+) -> tuple[Rules, Rules | None]:
     """A loaded mapping set compiled: its rules, and its literals turned around (see
     Config.disguises: no stream is restored with them). The proxy's load and the masking
     worker's (worker.py: streams=False, it restores no stream) alike. Raises MappingError."""
     try:
-        rules = Rules(ms, fakes_key, streams)
+        rules = Rules(ms, fakes_key, streams, numbers_key)
     except Exception as e:  # a rule set that compiles alone but not combined
         # its text may quote a rule's (reason(): our own messages only, else the type)
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {reason(e)}") from e

@@ -84,21 +84,23 @@ class OffloadError(NeverForward):
 @dataclass(frozen=True)
 class Spec:
     """What the worker builds a rule set from: the proxy's own loaded mapping set (no file
-    is read again, so no file written meanwhile can differ) and the fakes key."""
+    is read again, so no file written meanwhile can differ), the fakes key and the
+    numbering key (Rules.numbers_key: a request masked here is numbered as in the proxy)."""
 
     mappings: MappingSet
     fakes_key: bytes | None
     paths: tuple[str, ...]
     defaults: bool
+    numbers_key: bytes | None = None
 
     @classmethod
     def of(cls, cfg: Config) -> Spec:
-        return cls(cfg.rules.mappings, cfg.fakes_key, cfg.paths, cfg.defaults)
+        return cls(cfg.rules.mappings, cfg.fakes_key, cfg.paths, cfg.defaults, cfg.rules.numbers_key)
 
 
 def build(spec: Spec) -> Config:
     """The rule set of spec, as config.build_config compiles it."""
-    rules, disguises = compiled(spec.mappings, spec.fakes_key, streams=False)  # it masks requests only
+    rules, disguises = compiled(spec.mappings, spec.fakes_key, False, spec.numbers_key)  # it masks requests only
     return Config(rules, (), spec.paths, spec.defaults, (), disguises, spec.fakes_key)
 
 

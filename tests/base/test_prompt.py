@@ -176,3 +176,53 @@ def test_prompt_order_asks_nothing_of_what_is_no_object() -> None:
     where = [1, 4, 6, 9]
     assert prompt_order('["a", "b"]', ["a", "b"], anthropic.MESSAGES_REQUEST, [0, 1], where) is None
     assert prompt_order('{"a": "x", "b": "y"}', {"a": "x", "b": "y"}, jsonspan.VALUES, [0, 1], where) is None
+
+
+def _numbers(doc: dict, root: jsonspan.Rule) -> list[str]:
+    import re
+
+    return re.findall(r"\[EMAIL_[0-9]+\]", json.dumps(masked(doc, root)))
+
+
+@pytest.mark.parametrize(("root", "state"), [
+    (responses.RESPONSES_REQUEST, {"previous_response_id": "resp_1"}),
+    (responses.RESPONSES_REQUEST, {"conversation": "conv_1"}),
+    (responses.RESPONSES_REQUEST, {"conversation": {"id": "conv_1"}}),
+    (gemini.GENERATE_REQUEST, {"cachedContent": "cachedContents/c1"}),
+    (gemini.GENERATE_REQUEST, {"cached_content": "cachedContents/c1"}),
+    (anthropic.MESSAGES_REQUEST, {"container": "container_1"}),
+    (anthropic.MESSAGES_REQUEST, {"container": {"id": "container_1", "skills": []}}),
+])  # fmt: skip
+def test_a_request_continuing_stored_state_is_numbered_by_its_key(root: jsonspan.Rule, state: dict) -> None:
+    """Numbered from 1 its placeholders would be those the stored part was given
+    (rules/session.Session.keyed): nine digits instead, the same for the same state."""
+    from disguiselib.base.prompt import numbers_key
+
+    conv = {"input": "mail ann@a.example.com"} if root is responses.RESPONSES_REQUEST else {
+        "messages": [{"role": "user", "content": "mail ann@a.example.com"}]} if root is anthropic.MESSAGES_REQUEST else {
+        "contents": [{"role": "user", "parts": [{"text": "mail ann@a.example.com"}]}]}  # fmt: skip
+    assert _numbers(conv, root) == ["[EMAIL_1]"] and numbers_key(conv, root, b"k") is None
+    got = _numbers({**state, **conv}, root)
+    assert len(got) == 1 and len(got[0]) == len("[EMAIL_]") + 9
+    assert got == _numbers({**state, **conv}, root)  # the same state, the same bytes
+    other = {k: ("resp_2" if isinstance(v, str) else {"id": "conv_2"}) for k, v in state.items()}
+    made = {k: {"skills": []} for k, v in state.items() if isinstance(v, dict)}  # an object without its id: none
+    assert not made or numbers_key({**made, **conv}, root, b"k") is None
+    assert _numbers({**other, **conv}, root) != got
+    assert numbers_key({**state, **conv}, root, b"k") != numbers_key({**state, **conv}, root, b"j")
+    assert numbers_key({**{k: None for k in state}, **conv}, root, b"k") is None  # null: no state
+
+
+def test_a_nested_request_using_a_cache_is_keyed() -> None:
+    """countTokens' `generateContentRequest` names the cache it would use."""
+    from disguiselib.base.prompt import numbers_key
+
+    inner = {"cachedContent": "cachedContents/c1", "contents": []}
+    assert numbers_key({"generateContentRequest": inner}, gemini.GENERATE_REQUEST, b"k") is not None
+    assert numbers_key({"generateContentRequest": {"contents": []}}, gemini.GENERATE_REQUEST, b"k") is None
+    assert numbers_key(["x"], gemini.GENERATE_REQUEST, b"k") is None
+
+
+def test_a_state_member_the_table_does_not_know_is_refused_at_import() -> None:
+    with pytest.raises(AssertionError):
+        jsonspan.Obj({"a": jsonspan.VALUES}, state=("b",))

@@ -68,3 +68,41 @@ def test_literals_counted_at_once_count_as_one_by_one() -> None:
     many.count("EMAIL", "a@b.example")
     assert (one.masked, one.counts, one.literals) == (many.masked, many.counts, many.literals) == (
         4, {LITERALS: 3, "EMAIL": 1}, {"Acme Corp", "Jane Roe"})
+
+
+def test_a_keyed_session_numbers_by_the_key_in_nine_digits() -> None:
+    """A request continuing stored state (base/prompt.numbers_key): each original's
+    number is a keyed function of it, nine digits (no request numbered from 1 reaches
+    them); the same key gives the same number, another key another."""
+    from disguiselib.rules.session import KEYED_FIRST, keyed_number
+
+    a, b = Session(keyed=b"k" * 32), Session(keyed=b"k" * 32)
+    ph = a.placeholder("EMAIL", "a@b.io")
+    assert ph == b.placeholder("EMAIL", "a@b.io") == f"[EMAIL_{keyed_number(b'k' * 32, 'EMAIL', 'a@b.io')}]"
+    assert len(ph) == len("[EMAIL_]") + 9 and int(ph[7:-1]) >= KEYED_FIRST
+    assert Session(keyed=b"j" * 32).placeholder("EMAIL", "a@b.io") != ph
+    assert a.placeholder("EMAIL", "c@d.io") != ph and a.placeholder("EMAIL", "a@b.io") == ph
+    assert a.after().keyed == b"k" * 32 and Session().after(keyed=b"j" * 32).keyed == b"j" * 32
+
+
+def test_a_keyed_number_taken_goes_to_the_next() -> None:
+    """Two originals of one number, or a number the client's text holds: the next, and
+    after the last nine-digit number the first."""
+    from disguiselib.rules import session as sm
+
+    key = b"k" * 32
+    n = sm.keyed_number(key, "EMAIL", "a@b.io")
+    s = Session(frozenset({f"[EMAIL_{n}]"}), keyed=key)
+    assert s.placeholder("EMAIL", "a@b.io") == f"[EMAIL_{n + 1 if n + 1 < 10**9 else sm.KEYED_FIRST}]"
+    last = f"[EMAIL_{10**9 - 1}]"
+    t = Session(keyed=key)
+    t.placeholders[last] = "x@y.io"  # as if another original had taken the last number
+
+    def at_last(k: bytes, name: str, original: str) -> int:
+        return 10**9 - 1
+
+    real, sm.keyed_number = sm.keyed_number, at_last
+    try:
+        assert t.placeholder("EMAIL", "a@b.io") == f"[EMAIL_{sm.KEYED_FIRST}]"
+    finally:
+        sm.keyed_number = real

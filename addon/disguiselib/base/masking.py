@@ -20,7 +20,7 @@ from .document import repeated
 from .fields import As, Dup, key_context, loads, plain, read
 from .offsets import documents, masking_edits
 from .present import Held
-from .prompt import prompt_order
+from .prompt import numbers_key, prompt_order
 
 
 class _Api(Protocol):
@@ -131,7 +131,7 @@ def mask_body(
         raise repeated(doc, clashes, "body")
     if not isinstance(doc, dict):
         raise MaskError("body is not a JSON object")
-    hot = None
+    keyed, hot = numbers_key(doc, root, rules.numbers_key), None  # (a request continuing stored state: base/prompt.py)
     if type(scanned) is Memo:  # (a Received's bytes are let go: made again only if the pass is made)
         hot = rawscan.hot(raw if isinstance(raw, bytes) else None, s, rules, disguises)
     reserved: frozenset[str] = frozenset()
@@ -139,7 +139,7 @@ def mask_body(
     trace: dict | None = {} if parsed is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
-            session = Session(reserved) if start is None else start.after(reserved)
+            session = Session(reserved, keyed) if start is None else start.after(reserved, keyed)
             edits, changed = mask_doc(
                 s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot, held=held
             )
@@ -156,7 +156,7 @@ def mask_body(
             # masked again, every copy of it too (base/copies.py); every string walked
             if type(scanned) is Memo:
                 scanned.raw = scanned.read = None
-            session = Session(reserved) if start is None else start.after(reserved)
+            session = Session(reserved, keyed) if start is None else start.after(reserved, keyed)
             session.copied = True
             edits, changed = mask_doc(
                 s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known

@@ -12,11 +12,21 @@ from then on every turn missed the cache from the system prompt on.
 A request's top-level rule declares its members' prompt order, the conversation last
 (jsonspan.Rule.prompt, with the API's tables). Masking numbers first the members it does
 not name (settings, metadata: nothing of the conversation), in the body's order, then
-those it names, in the declared order; the strings of one member in the body's order."""
+those it names, in the declared order; the strings of one member in the body's order.
+
+A request that continues state the provider keeps (a stored response it names by
+`previous_response_id`, a conversation, a cache: the members its rule declares as
+jsonspan.Rule.state) is numbered by a key instead (rules/session.Session.keyed): what the
+provider stored was numbered from 1 by the requests before, and the model's answer may
+quote those placeholders; this request's must be none of them. The key is the rule set's
+(Rules.numbers_key) with the state the request names: the same conversation, the same
+numbers; another one, others (no original is linked across conversations by its number)."""
 
 from __future__ import annotations
 
 import bisect
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -80,3 +90,26 @@ def _ranker(s: str, doc: object, root: jsonspan.Rule) -> Rank | None:
 
 
 __all__ = ["prompt_order"]
+
+
+def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
+    """The key a request (doc, read with root) is numbered with (Session.keyed): None
+    unless it names state the provider keeps (root.state, or the state of a member that
+    is a request of its own: Gemini's countTokens `generateContentRequest`, Code Assist's
+    `request`); else key with that state."""
+    if type(doc) is not dict:
+        return None
+    fields = getattr(root, "fields", None) or {}
+    named = [(k, doc[k]) for k in root.state if doc.get(k) is not None]
+    for k, v in doc.items():
+        rule = fields.get(k)
+        if type(v) is dict and rule is not None and rule.state:
+            named += [(f"{k}.{m}", v[m]) for m in rule.state if v.get(m) is not None]
+    if not named:
+        return None
+    # (an object names its state by its `id`; one without, a container to be made, none)
+    state = [(k, v["id"] if type(v) is dict else v) for k, v in named if type(v) is not dict or v.get("id") is not None]
+    if not state:
+        return None
+    msg = json.dumps(state, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hmac.digest(key, b"state\0" + msg.encode("utf-8", "surrogatepass"), hashlib.sha256)

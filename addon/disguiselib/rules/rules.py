@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
+import hmac
+import os
 import re
 from dataclasses import dataclass
 
@@ -82,14 +85,22 @@ class _Pattern:
     skip: linear.Regex | None = None
 
 
+# the numbering key of a proxy without a fakes key (Rules.numbers_key): its own, made at
+# start, kept over reloads
+_PROCESS_KEY = os.urandom(32)
+
+
 class Rules:
     """Everything compiled from one MappingSet; shared by all flows, never mutated but
     for the memory of what it found in texts met before (`Found`)."""
 
-    def __init__(self, ms: MappingSet, fakes_key: bytes | None = None, streams: bool = True) -> None:
+    def __init__(
+        self, ms: MappingSet, fakes_key: bytes | None = None, streams: bool = True, numbers_key: bytes | None = None
+    ) -> None:
         """streams=False: a set no stream is restored with (the literals turned around that
         pipeline checks requests for; the masking worker's), built without the streams'
-        trigger patterns (1,000 literals: some 16 MiB)."""
+        trigger patterns (1,000 literals: some 16 MiB). numbers_key: see below (the
+        masking worker's: the proxy's)."""
         self.mappings = ms
         self.found = Found()
         self.lit_forward = {lit.original: lit.disguise for lit in ms.literals}
@@ -165,6 +176,11 @@ class Rules:
         starts = [(strip_starts(s.regex)[2], strip_starts(s.regex)[1]) for s in ms.strips]
         self._trigger_patterns = triggers.rule_patterns(disguises, self.pattern_names, starts) if streams else None
         self._triggers: dict[tuple[bytes, ...], triggers.Triggers | triggers.Joined] = {}
+        # the key a request that continues stored state is numbered with (base/prompt.py):
+        # from the fakes' key, so that instances sharing it number alike; else the process's
+        self.numbers_key = numbers_key or (
+            hmac.digest(fakes_key, b"disguise placeholder numbers", hashlib.sha256) if fakes_key else _PROCESS_KEY
+        )
         # disguise_fakes: the rule set's fake generator under the key (None: placeholders)
         self.faker = (
             fakes.Faker(

@@ -3,6 +3,8 @@ and with disguise_fakes its fakes (rules/fakes.py), and what was masked."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,19 @@ LITERALS = "literals"  # the label of every literal in counts and find()
 PH_OPEN, PH_SEP, PH_CLOSE = "[", "_", "]"
 PH_MAX_DIGITS = 9
 PH_NUMBER = f"[1-9][0-9]{{0,{PH_MAX_DIGITS - 1}}}"
+
+
+# The numbers of a request that continues state the provider keeps (Session.keyed): nine
+# digits, never one a request numbered from 1 reaches (a hundred million placeholders of
+# one rule)
+KEYED_FIRST = 10 ** (PH_MAX_DIGITS - 1)
+KEYED_COUNT = 10**PH_MAX_DIGITS - KEYED_FIRST
+
+
+def keyed_number(key: bytes, name: str, original: str) -> int:
+    """original's number under rule name in a request numbered with key (Session.keyed)."""
+    msg = name.encode() + b"\0" + original.encode("utf-8", "surrogatepass")
+    return KEYED_FIRST + int.from_bytes(hmac.digest(key, msg, hashlib.sha256)[:8], "big") % KEYED_COUNT
 
 
 def spelled(name: str, n: int) -> str:
@@ -40,14 +55,22 @@ def ph_regex(names: Iterable[str]) -> str:
 class Session:
     """One request's placeholders, numbered by first appearance (contract §2), and with
     disguise_fakes its fakes (rules/fakes.py): both in `placeholders`, disguise -> original
-    (a placeholder begins with `[`, a fake never holds one)."""
+    (a placeholder begins with `[`, a fake never holds one).
+
+    keyed: a request that continues state the provider keeps (a stored response, a
+    conversation, a cache: base/prompt.numbers_key) is numbered by a keyed function of
+    each original instead (keyed_number: nine digits), so that its placeholders are none
+    of those the stored part was given, numbered from 1 by requests before it: the
+    model's answer quoting one of those is left as it is, never restored as this
+    request's original of that number. The same key (the same state) gives the same
+    original the same number."""
 
     __slots__ = (
         "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
-        "copied",
+        "copied", "keyed",
     )  # fmt: skip
 
-    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
+    def __init__(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None) -> None:
         # Placeholder strings (and fakes) the request already holds as the client's own
         # text: never issued, or the response would "restore" the client's text into an
         # original.
@@ -68,13 +91,15 @@ class Session:
         # the request copied an original a rule found where no rule finds it: masked
         # again, every copy too (base/copies.py); the leak guard reads every text
         self.copied = False
+        self.keyed = keyed
 
-    def after(self, reserved: frozenset[str] = frozenset()) -> Session:
+    def after(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None) -> Session:
         """A session that continues this one (its disguises kept, its numbering going
         on), reserving `reserved` too: a request whose headers left before its body was
         masked (mitm/streamed.py) masks its body after them, so that one placeholder never
-        stands for two originals in one request. Documents are the body's own: none."""
-        s = Session(self.reserved | reserved)
+        stands for two originals in one request. Documents are the body's own: none.
+        keyed: the body's numbering key (Session.keyed), where this one has none."""
+        s = Session(self.reserved | reserved, self.keyed or keyed)
         s.placeholders, s._by_key, s._count = dict(self.placeholders), dict(self._by_key), dict(self._count)
         s.masked, s.counts, s.literals, s.fakes = self.masked, dict(self.counts), set(self.literals), self.fakes
         return s
@@ -99,7 +124,13 @@ class Session:
         ph = self._by_key.get(key)
         if ph is None:
             ph = self._fake(name, original, faker) if faker is not None else None
-            if ph is None:
+            if ph is None and self.keyed is not None:
+                n = keyed_number(self.keyed, name, original)
+                ph = spelled(name, n)
+                while ph in self.reserved or ph in self.placeholders:  # (two originals of one number: the next)
+                    n = KEYED_FIRST + (n - KEYED_FIRST + 1) % KEYED_COUNT
+                    ph = spelled(name, n)
+            elif ph is None:
                 n = self._count.get(name, 0) + 1
                 ph = spelled(name, n)
                 while ph in self.reserved:

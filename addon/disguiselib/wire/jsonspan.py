@@ -21,8 +21,8 @@ Rules say, per position, what to do with a string value and with object keys:
     Typed(table, default) an object dispatched on its "type" field
     Either(string, container) a field that is a string or an array/object
 
-A string rule may carry a `media` codec (base64 text, a data: URL): the string is
-stored encoded, and fn decodes it, transforms the text and encodes it again.
+A string rule may carry a `media` codec (base64 text, a data: URL): fn decodes,
+transforms and encodes again the string stored in it.
 """
 
 from __future__ import annotations
@@ -131,8 +131,8 @@ class Rule:
     # exemption holds only for the shape it was made for; a container in its place is
     # content nobody described (UNKNOWN: keys and values), never passed whole.
     tree: Rule | None = None
-    # A request's members in its prompt's order (base/prompt.py); empty: the body's order
-    prompt: tuple[str, ...] = ()
+    prompt: tuple[str, ...] = ()  # a request's members in its prompt's order (base/prompt.py); (): the body's
+    state: tuple[str, ...] = ()  # its members naming stored state it continues: keyed numbers (base/prompt.py)
     echo = False  # text an answer gave unrestored that the client sends back (base/fields.ECHO)
 
     def resolve(self, value: object) -> Rule:
@@ -248,10 +248,10 @@ class Obj(Rule):
     user's names); otherwise the keys that are not fields are, when default transforms
     keys (a member the table does not know may be named after anything)."""
 
-    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys: bool = False, prompt=()) -> None:  # noqa: ANN001
+    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys=False, prompt=(), state=()) -> None:  # noqa: ANN001
         self.fields = dict(fields)
-        assert set(prompt) <= self.fields.keys(), "a prompt member the table does not know"
-        self.prompt = prompt
+        assert set(prompt) | set(state) <= self.fields.keys(), "a prompt or state member the table does not know"
+        self.prompt, self.state = prompt, state
         self.default = default
         self.keys = keys or default.keys
         self.known = frozenset() if keys else self.fields

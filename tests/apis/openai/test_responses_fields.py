@@ -283,10 +283,11 @@ def test_responses_request() -> None:
             "type": "object", "properties": {"session_id": {"type": "string", "description": "Acme Corp"}}}}},
     }  # fmt: skip
     out, ph, _ = mask(doc, RESPONSES_REQUEST)
-    assert ph == {"[EMAIL_1]": EMAIL}
+    (bob,) = ph  # it continues a stored response: a keyed number (base/prompt.numbers_key)
+    assert ph == {bob: EMAIL} and len(bob) == len("[EMAIL_]") + 9
     assert out["instructions"] == "Serve Zenith Labs" and out["previous_response_id"] == "resp_Acme Corp"
     i = out["input"]
-    assert i[0]["content"] == "Hi from [EMAIL_1]"
+    assert i[0]["content"] == f"Hi from {bob}"
     assert i[1]["content"][0]["text"] == "Zenith Labs" and i[1]["content"][1]["image_url"] == IMG
     assert i[2] == doc["input"][2]  # reasoning items: never touched
     assert i[3]["id"] == "fc_Acme Corp" and i[3]["call_id"] == "call_Acme Corp"

@@ -148,6 +148,8 @@ MESSAGES_REQUEST = Obj(
     # the prompt (and its cache): tools, then system, then messages
     # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
     prompt=("tools", "system", "messages"),
+    # a container reused (code execution: the files earlier requests wrote): numbered by a key
+    state=("container",),
 )
 BATCH_REQUEST = Obj(
     {"requests": Arr(Obj({"custom_id": CLIENT_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},

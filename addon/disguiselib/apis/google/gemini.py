@@ -57,9 +57,16 @@ def _both(fields: dict[str, Rule]) -> dict[str, Rule]:
     return out
 
 
-def obj(fields: dict[str, Rule], default: Rule = GENERIC, prompt: tuple[str, ...] = ()) -> Obj:
-    """An object of the API (fields under both spellings); prompt: see jsonspan.Rule.prompt."""
-    return Obj(_both(fields), default=default, prompt=tuple(x for k in prompt for x in dict.fromkeys((k, _snake(k)))))
+def obj(
+    fields: dict[str, Rule], default: Rule = GENERIC, prompt: tuple[str, ...] = (), state: tuple[str, ...] = ()
+) -> Obj:
+    """An object of the API (fields under both spellings); prompt, state: see
+    jsonspan.Rule.prompt and .state (under both spellings too)."""
+    return Obj(_both(fields), default=default, prompt=_both_names(prompt), state=_both_names(state))
+
+
+def _both_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(x for k in names for x in dict.fromkeys((k, _snake(k))))
 
 
 class _Part(Rule):
@@ -186,7 +193,8 @@ _GENERATE_FIELDS: dict[str, Rule] = {
 # the prompt (and what a cache holds): the system instruction, the tools, then the
 # conversation (google-genai writes contents first)
 PROMPT = ("systemInstruction", "tools", "toolConfig", "contents")
-GENERATE_REQUEST = obj(_GENERATE_FIELDS, prompt=PROMPT)
+# a request that uses a cache continues what it holds: numbered by a key (rules/session.py)
+GENERATE_REQUEST = obj(_GENERATE_FIELDS, prompt=PROMPT, state=("cachedContent",))
 # countTokens: {"contents": [...]} or {"generateContentRequest": {...}}
 GENERATE_REQUEST.fields["generateContentRequest"] = GENERATE_REQUEST
 GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST

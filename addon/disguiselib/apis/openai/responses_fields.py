@@ -209,6 +209,8 @@ RESPONSES_REQUEST = Obj(
     default=GENERIC,
     # the prompt: instructions and tools before the conversation (the SDK writes input first)
     prompt=("instructions", "tools", "input"),
+    # a stored response or a conversation it continues: numbered by a key (rules/session.py)
+    state=("previous_response_id", "conversation"),
 )
 # The request headers that carry the client's own text. Codex (codex-rs `TurnMetadata`)
 # sends `x-codex-turn-metadata` on every Responses request
