@@ -100,16 +100,23 @@ def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
     if type(doc) is not dict:
         return None
     fields = getattr(root, "fields", None) or {}
-    named = [(k, doc[k]) for k in root.state if doc.get(k) is not None]
+    named = [doc[k] for k in root.state if k in doc]
     for k, v in doc.items():
         rule = fields.get(k)
         if type(v) is dict and rule is not None and rule.state:
-            named += [(f"{k}.{m}", v[m]) for m in rule.state if v.get(m) is not None]
-    if not named:
-        return None
-    # (an object names its state by its `id`; one without, a container to be made, none)
-    state = [(k, v["id"] if type(v) is dict else v) for k, v in named if type(v) is not dict or v.get("id") is not None]
+            named += [v[m] for m in rule.state if m in v]
+    # what each names its state by (its members' names left out: camelCase and snake_case
+    # spellings name one state); an object by its `id`, a resumed session by its `handle`
+    # (one without, a container to be made or a session to be resumable, names none)
+    state = [n for n in map(_name, named) if n is not None]
     if not state:
         return None
     msg = json.dumps(state, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hmac.digest(key, b"state\0" + msg.encode("utf-8", "surrogatepass"), hashlib.sha256)
+
+
+def _name(v: object) -> object:
+    """What a state member's value names its state by (None: nothing)."""
+    if type(v) is not dict:
+        return v  # (null: None)
+    return v.get("id") if v.get("id") is not None else v.get("handle") or None

@@ -65,6 +65,7 @@ from .fields import GENERIC, MEDIA
 from .holdback import Window, window_for
 from .masking import mask_doc
 from .present import Held, fakes_in, placeholders_in
+from .prompt import numbers_key
 from .restore import restore_doc
 
 # WebSocket close codes (RFC 6455 §7.4.1).
@@ -344,6 +345,8 @@ class Connection:
         if rule is None:
             return MaskedEvent(frame, doc, None)  # not an event this table knows: scanned as it is
         held = Held()  # the client's own placeholders reserved in the session, its fakes looked for
+        if self.session.keyed is None and not self.session.placeholders:  # (a session resumed: base/prompt.py)
+            self.session.keyed = numbers_key(doc, rule, rules.numbers_key)
         try:
             new, changed = mask_doc(s, doc, rule, rules, self.session, held=held)
         except (KeyError, IndexError, TypeError) as e:

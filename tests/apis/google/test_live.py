@@ -330,3 +330,28 @@ def test_setup_speaker_names_are_masked_as_the_instructions_are() -> None:
     r = client_frame(c, Frame(raw.encode()))
     assert r.close is None
     assert r.frames[0].data.decode() == raw.replace("Acme Corp", "Zenith Labs")
+
+
+def test_a_resumed_session_is_numbered_apart_from_the_connections_before_it() -> None:
+    """The server holds the context of the connections a resumed session continues,
+    numbered from 1 by them: the resumed connection's numbers are keyed by its handle
+    (base/prompt.numbers_key), so the server's `[EMAIL_1]` quoted back is never this
+    connection's original. A setup that only asks for resumable sessions is numbered
+    from 1."""
+    import re
+
+    def first_email(setup: dict) -> tuple[Connection, str]:
+        c = Connection(GeminiLive, RULES)
+        assert client_frame(c, Frame(json.dumps({"setup": {"model": "models/m", **setup}}).encode())).close is None
+        r = client_frame(c, Frame(json.dumps({"realtimeInput": {"text": "cc alice@corp.example.com"}}).encode()))
+        return c, re.search(r"\[EMAIL_[0-9]+\]", r.frames[0].data.decode()).group()
+
+    _, fresh = first_email({"sessionResumption": {}})
+    assert fresh == "[EMAIL_1]"
+    c, resumed = first_email({"sessionResumption": {"handle": "h-123"}})
+    assert re.fullmatch(r"\[EMAIL_[1-9][0-9]{8}\]", resumed)
+    assert first_email({"session_resumption": {"handle": "h-123"}})[1] == resumed  # the same handle, the same number
+    assert first_email({"sessionResumption": {"handle": "h-456"}})[1] != resumed
+    # the server quoting the stored [EMAIL_1]: left as it is; this connection's restored
+    out = server(c, [gemini_text(f"I wrote to [EMAIL_1]; now {resumed}."), gemini_flag("turnComplete")])
+    assert read_gemini(out)["model"] == "I wrote to [EMAIL_1]; now alice@corp.example.com."

@@ -83,7 +83,10 @@ SETUP = obj(
         "outputAudioTranscription": GENERIC,
         "proactivity": SKIP,
         "explicitVadSignal": SKIP,
-    }
+    },
+    # a session resumed: the server holds what the connections before numbered from 1
+    # (base/prompt.numbers_key, base/realtime.py)
+    state=("sessionResumption",),
 )
 CLIENT_MESSAGES: dict[str, Rule] = _both(
     {
