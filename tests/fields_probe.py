@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from disguiselib import leakguard
 from disguiselib.apis import registry as engine
 from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
@@ -172,7 +173,8 @@ def _is_key(path: str) -> bool:
 
 
 def request(surface: str, path: str, kind: str) -> str:
-    """masked-json, masked-keys, masked or untouched, as observed."""
+    """masked-json, masked-keys, masked, refused (a key sent as written, the request
+    refused by the leak guard) or untouched, as observed."""
     rule = REQUEST[surface]
 
     def run_doc(doc: object) -> object:
@@ -217,7 +219,12 @@ def request(surface: str, path: str, kind: str) -> str:
             return media
     got = get(run(ORIG), path)
     if _is_key(path):
-        return "masked" if got == DISG else "untouched"
+        if got == DISG:
+            return "masked"
+        # a key sent as written (fields.NAME): the leak guard refuses the request it is in
+        out, _ = mask_body(json.dumps(build(path, ORIG)).encode(), rule, RULES)
+        hit = _guard(out, rule)
+        return "refused" if hit is not None and hit.where.endswith(leakguard.AS_WRITTEN) else "untouched"
     if got != DISG:
         return "untouched"
     # JSON text in the string: masked as JSON on decoded characters, keys too
@@ -228,6 +235,11 @@ def request(surface: str, path: str, kind: str) -> str:
     except (TypeError, ValueError):
         return "masked (JSON text broken)"
     return "masked" if inner == {DISG: WIN_D} else "masked (JSON text not decoded)"
+
+
+def _guard(body: bytes, rule: object) -> leakguard.Hit | None:
+    """The leak guard's reading of a request body through the table rule."""
+    return leakguard.scan_json(fields.loads(body.decode()), RULES, rule)  # type: ignore[arg-type]
 
 
 # -- whole responses ------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from urllib.parse import unquote_plus
 
 from .apis.registry import RealtimeApi, slots_for
 from .base import bodies
-from .base.fields import GENERIC, NUMBER, Field, context_of, loads, path_text, plain, texts
+from .base.fields import GENERIC, NAME, NUMBER, Field, context_of, loads, path_text, plain, texts
 from .base.fieldwalk import first_unread
 from .base.wirespec import Destination, Slots, TextHeader
 from .rules.rules import LITERALS, Rules
@@ -104,9 +104,15 @@ def _text_hit(rules: Rules, text: str) -> tuple[str, str] | None:
     return None
 
 
+# A hit in a key the masker sends as written (fields.NAME: a name the API matches, which
+# masking would break): the message says so, and that the client has to rename it.
+AS_WRITTEN = " (a key sent as written, a name the API matches: rename it)"
+
+
 def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | None = None) -> Hit | None:
     """The first original in a parsed document (fields.loads) among the strings, keys and
-    numbers the table says the masker masks (GENERIC: all of them). memo: see
+    numbers the table says the masker masks (GENERIC: all of them), and the keys it sends
+as written that are not the API's own field names (fields.NAME). memo: see
     scan_request; the walk leaves out what it shows clean (base/fieldwalk.py)."""
 
     def check(f: Field) -> Hit | None:
@@ -125,7 +131,8 @@ def scan_json(doc: object, rules: Rules, table: Rule = GENERIC, memo: dict | Non
                     break
         if lab is None:
             return None
-        return Hit(lab, json_place(rules, f.path, f"{' (key)' if f.is_key else ''}{where}"))
+        what = (AS_WRITTEN if r is NAME else " (key)") if f.is_key else ""
+        return Hit(lab, json_place(rules, f.path, what + where))
 
     return first_unread(doc, table, memo, check)
 
@@ -419,6 +426,7 @@ def place(method: str, path: str, rules: Rules | None) -> str:
 
 
 __all__ = [
+    "AS_WRITTEN",
     "WITHHELD",
     "WITHHELD_PATH",
     "json_place",

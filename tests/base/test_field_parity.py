@@ -6,7 +6,8 @@ docs/fields.md (instantiated) and every recorded request with originals injected
 random places, a request holding an original is sent through all of them:
 
 - the leak guard never refuses what the masker produced, and the audit finds no leak
-  in it;
+  in it, but for an original in a key the masker sends as written (fields.NAME), which
+  both refuse;
 - where the masker changed nothing (the table exempts the field), the guard lets the
   request pass, the audit reports a note naming an exempt kind, and the view lists the
   field as untouched by design (unless it is one of the API's own words);
@@ -70,6 +71,12 @@ def check(api: Api, raw: bytes, where: str) -> tuple[bool, bool]:
     (masked: the masker changed it, exempt: an original stayed where the table exempts it)."""
     masked, _ = mask_request(raw, api, RULES)
     guard_masked = leakguard.scan_body(masked, RULES, api)
+    if guard_masked is not None and guard_masked.where.endswith(leakguard.AS_WRITTEN):
+        # by design: an original in a key the masker sends as written (fields.NAME: a name
+        # the API matches) is refused, never masked; the audit calls it a leak as well
+        assert leakguard.scan_body(raw, RULES, api) is not None, f"{where}: refused masked, passed as it came"
+        assert _audit(masked, api).leaks, f"{where}: the guard refuses a key the audit lets pass"
+        return masked != raw, False
     assert guard_masked is None, f"{where}: the guard refuses the masker's output: {guard_masked}"
     assert _audit(masked, api).leaks == [], f"{where}: the audit calls the masked body a leak"
     guard_raw = leakguard.scan_body(raw, RULES, api)
@@ -317,6 +324,8 @@ _SHAPES = [
     jsonspan.VALUES, jsonspan.USER, jsonspan.JSON_TEXT, fields.GENERIC,
     jsonspan.Obj({"type": jsonspan.VALUES, "a": jsonspan.SKIP}, default=jsonspan.USER),
     jsonspan.Arr(jsonspan.Obj({}, default=jsonspan.VALUES, keys=True)),
+    # maps whose keys are sent as written (fields.NAME), inside a known object and alone
+    jsonspan.Obj({}, default=jsonspan.VALUES), jsonspan.Obj({"type": jsonspan.VALUES, "a": jsonspan.Obj({}, default=jsonspan.USER)}),
     ANTHROPIC_MESSAGES.request_rule, OPENAI_CHAT.request_rule, OPENAI_RESPONSES.request_rule, GOOGLE_GEMINI.request_rule,
 ]  # fmt: skip
 
@@ -326,8 +335,8 @@ def _guard_texts(doc: object, rule: jsonspan.Rule) -> set[str]:
     selects, as fields.texts reads it, with its key around it where it has one."""
     out: set[str] = set()
     for f in fields.walk(doc, rule):
-        if f.rule is fields.NUMBER:
-            continue
+        if f.rule is fields.NUMBER or f.rule is fields.NAME:
+            continue  # (a NAME: the masker leaves it as written, and the guard reads it: _names)
         if f.rule is jsonspan.KEY and fields.looks_like_json(f.value):
             out.add(f.value)  # the one difference by design (the test's docstring): as the masker reads it
             continue
@@ -359,3 +368,13 @@ def test_the_masker_scans_what_the_guard_reads_in_any_document(doc: object, rule
     scanned = set(pieces)
     assert scanned <= guard, scanned - guard
     assert not [t for t in guard - scanned if not _NUMBER.fullmatch(t) and not any(t in p for p in scanned)]
+    # the one other difference by design: the keys the masker sends as written (fields.NAME),
+    # every one of them read by the guard and none scanned or changed by the masker
+    if isinstance(d, dict):
+        out = masking.mask_body(s.encode(), rule, RULES)[0]
+        assert _names(fields.loads(out.decode()), rule) == _names(d, rule)
+
+
+def _names(doc: object, rule: jsonspan.Rule) -> list[str]:
+    """Each key the guard reads as a NAME, as it is."""
+    return sorted(f.value for f in fields.walk(doc, rule) if f.rule is fields.NAME)

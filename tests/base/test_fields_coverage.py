@@ -12,7 +12,7 @@ from fields_probe import observe
 from sdk_fields import DOC, ROOTS, all_paths, decide, load_tables
 
 DECISIONS = {
-    "masked", "masked-keys", "schema", "untouched", "not-in-body", "restored", "restored-json", "restored-keys",
+    "masked", "masked-keys", "schema", "untouched", "refused", "not-in-body", "restored", "restored-json", "restored-keys",
     "windowed", "windowed-json", "logprobs", "media",
 }  # fmt: skip
 # Free JSON (an SDK `object`/`dict` field) that the table does not describe is unknown:

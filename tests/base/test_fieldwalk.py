@@ -41,6 +41,9 @@ _tables = st.sampled_from([
     # and a Deep rule itself, once per container rather than asking child() per member)
     Arr(Obj({"a": fields.ID, "type": VALUES}, default=USER)), Arr(fields.ID), Arr(Arr(VALUES)),
     Obj({"a": Arr(Obj({"type": fields.ID}, default=VALUES)), "content": Arr(USER)}, default=fields.ID),
+    # maps whose keys the masker sends as written (a stored prompt's variables, an MCP
+    # server's header names): the guard reads each key as a NAME, the API's fields not
+    Obj({}, default=VALUES), Obj({"type": VALUES, "a": Obj({}, default=USER)}, default=VALUES),
 ])  # fmt: skip
 
 
@@ -175,7 +178,9 @@ def test_the_walk_ends_at_the_first_answer_and_returns_it() -> None:
         met.append(f.value)
         return ("found", f.value) if f.value == "two" else None
 
-    table = Obj({}, default=VALUES)  # (the values: VALUES itself reads an object's keys too)
+    # (the values: VALUES itself reads an object's keys too, and the keys of Obj({}, default=VALUES), names sent as
+    # written, are read as NAME)
+    table = Obj(dict.fromkeys("abc", VALUES), default=VALUES)
     assert fieldwalk.py_first_unread(doc, table, {"one": NOTHING}, visit) == ("found", "two")
     assert met == ["two"]
     assert fieldwalk.py_first_unread(doc, table, {}, lambda f: None) is None

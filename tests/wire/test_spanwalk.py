@@ -345,8 +345,9 @@ def test_collect_is_chosen_once_by_the_engine() -> None:
 
 
 def _guard_keys(doc: object, rule) -> list:
-    """The leak guard's reading (fields.walk): each selected value, with its key or None."""
-    return [(f.value, f.key) for f in fields.walk(doc, rule) if f.rule is not fields.NUMBER and f.rule is not jsonspan.KEY]
+    """The leak guard's reading (fields.walk): each selected value, with its key or None
+    (not the keys: those the masker masks, and those it sends as written, fields.NAME)."""
+    return [(f.value, f.key) for f in fields.walk(doc, rule) if f.rule not in (fields.NUMBER, jsonspan.KEY, fields.NAME)]
 
 
 def _masker_keys(collect, s: str, doc: object, rule) -> list:

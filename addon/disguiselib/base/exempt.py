@@ -25,6 +25,7 @@ KINDS: dict[str, str] = {
     "metadata": "the API's own words and numbers: numbers pass, words masked (changed only where one is an original)",
     "model": "the model name: passes untouched",
     "setting": "a setting of the request: numbers pass, words and keys masked (changed only where one is an original)",
+    "name": "a key sent as written (a name the API matches): never masked, refused when it holds an original",
 }
 
 # Each exemption holds for the one value it was made for (a string id, a signature, base64
@@ -60,6 +61,22 @@ and key in it is masked like a value, which changes only one that holds an origi
 Skipped, it was a channel for one (`"note": "Acme Corp"` inside `thinking` went out)."""
 
 KEY_META = Skip("metadata")  # a key that is one of the API's own field names
+
+
+class _Name(Rule):
+    kind = "name"
+
+    def __repr__(self) -> str:
+        return "NAME"
+
+
+NAME: Rule = _Name()
+"""A key of an object whose keys the masker leaves as written (fields.walk): a map of
+names the API matches against something of its own (a stored prompt's variables, the
+headers an MCP server reads), or a member the table does not know of an object whose
+other members are the API's. Masking such a name would break the match, so it goes out
+as written; the leak guard reads it all the same, and a request where one holds an
+original is refused (fail closed), the message naming the rule and the place."""
 
 
 class Vocabulary(Rule):

@@ -34,6 +34,9 @@ The kinds (`Rule.kind`):
     model       the model name: passes untouched
     metadata    the API's own words and numbers (enums, a role, a `type`): numbers pass,
                 a word is masked (it changes only where it holds an original)
+    name        a key sent as written (names the API matches: `names`, or a member a
+                table does not know of an object whose keys it keeps): never masked,
+                read by the leak guard and refused when it holds an original
 
 Each exemption (base/exempt.py) holds only for the shape of value it was made for (a
 string id, a number, a boolean, base64 text): an object or array in its place is unknown
@@ -53,7 +56,7 @@ from typing import NamedTuple
 from ..wire import jsonspan, percent
 from ..wire.jsonspan import KEY, UNKNOWN, USER, VALUES, Arr, Deep, Obj, Rule, looks_like_json, transform_loose
 from .document import Dup, Num, loads
-from .exempt import KEY_META, MEDIA, META, NUMBER
+from .exempt import KEY_META, MEDIA, META, NAME, NUMBER
 from .media import DATA_URL_CODEC, Codec, base64_codec, data_url_class, media_class
 
 # isort: split
@@ -101,6 +104,18 @@ def obj(fields: dict[str, Rule], default: Rule = GENERIC) -> Obj:
     base: dict[str, Rule] = {"type": META, "cache_control": META}
     base.update(fields)
     return Obj(base, default=default)
+
+
+def names(default: Rule) -> Obj:
+    """A map whose keys are names the API matches against something of its own (a stored
+    prompt's variables, the headers an MCP server reads), each value as default says:
+    the keys go out as written whatever default is (masking one would break the match),
+    and the leak guard reads each (exempt.NAME: a request where one holds an original is
+    refused)."""
+    out = Obj({}, default=default)
+    out.keys = False
+    out.known = frozenset()
+    return out
 
 
 class Shape(Rule):
@@ -291,8 +306,10 @@ def selected(f: Field) -> bool:
 def walk(doc: object, root: Rule, exempt: bool = False) -> Iterator[Field]:
     """Every string (and number) of a parsed document (see loads) with the rule the table
     gives it, in document order. exempt=False: only what the masker transforms, numbers
-    outside exempt subtrees, and nothing inside a skipped subtree; exempt=True: every
-    string, key and number, each with the rule that exempts it."""
+    outside exempt subtrees, the keys it leaves as written that are not the API's own
+    field names (rule NAME: the leak guard reads them), and nothing inside a skipped
+    subtree; exempt=True: every string, key and number, each with the rule that exempts
+    it."""
     stack: list[tuple[object, Rule, object, str | None]] = [(doc, root, None, None)]
     while stack:
         v, rule, path, k = stack.pop()
@@ -314,10 +331,12 @@ def walk(doc: object, root: Rule, exempt: bool = False) -> Iterator[Field]:
             for key, x in reversed(items):
                 masked = keys and key not in known
                 stack.append((x, rule.child(key), (path, key), key if masked else None))
-            # the keys first, in document order (values come off the stack after them)
+            # the keys first, in document order (values come off the stack after them);
+            # a key the masker leaves as written that is not one of the API's own field
+            # names is a NAME, read by the leak guard all the same (exempt.NAME)
             for key, _ in items:
-                if keys and key not in known:
-                    yield Field((path, key), key, KEY, None, True)
+                if key not in known:
+                    yield Field((path, key), key, KEY if keys else NAME, None, True)
                 elif exempt:
                     yield Field((path, key), key, KEY_META, None, True)
         elif isinstance(v, list):

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from ..rules.found import NOTHING, Memo
-from .fields import KEY, NUMBER, Dup, Field, Num, Rule, key_context, plain, walk
+from .fields import KEY, NAME, NUMBER, Dup, Field, Num, Rule, key_context, plain, walk
 
 try:
     from ..wire._spanwalk import first_unread as _c_first  # type: ignore[import-not-found]
@@ -53,7 +53,7 @@ AHEAD = 8
 BEHIND = 16
 MISS_MAX = 256
 # what the compiled walk is handed: the field model's types and readings, the memo's
-KINDS = (Num, Dup, NUMBER, KEY, Field, plain, key_context, NOTHING, Memo, AHEAD, BEHIND, MISS_MAX)
+KINDS = (Num, Dup, NUMBER, KEY, NAME, Field, plain, key_context, NOTHING, Memo, AHEAD, BEHIND, MISS_MAX)
 
 
 class Clean:

@@ -191,7 +191,7 @@ def table_walk(
         key = " (key)" if f.is_key else ""
         if answer and (f.rule.media is not None or f.rule.kind == "metadata"):  # (restore.restore_fn)
             yield field_place(f.path, key, rules), f.value, "media" if f.rule.media is not None else "metadata", None
-        elif not fields.selected(f):
+        elif not fields.selected(f) and (answer or f.rule is not fields.NAME):  # a request NAME: as the guard
             yield field_place(f.path, key, rules), f.value, fields.kind_of(f), None
         elif f.rule is fields.NUMBER:
             yield field_place(f.path, key, rules), f.value, None, None

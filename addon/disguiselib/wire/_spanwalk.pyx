@@ -978,7 +978,7 @@ cdef class _Unread:
     cdef object visit
     cdef object found
     cdef _Plain plain
-    cdef object num, dup, number, key, field, context_fn, nothing
+    cdef object num, dup, number, key, name, field, context_fn, nothing
     cdef object ctx_key
     cdef tuple ctx
     # the memo's runs (base/fieldwalk.Clean, the reference, says how they are read)
@@ -1058,7 +1058,7 @@ cdef class _Unread:
     cdef bint node(self, object v, object rule, object parent, object seg, bint top, object k, int depth) except -1:
         """v, reached from its container (path parent) by seg (top: v is the document).
         True once visit has answered."""
-        cdef object path, items, key, x, child_keys, known, fx, sx
+        cdef object path, items, key, x, child_keys, known, fx, sx, kr
         cdef Py_ssize_t i, n
         if depth > 20000:  # deeper than any parser here reads (C stack)
             raise RecursionError("document nested too deeply for the leak guard's walk")
@@ -1076,11 +1076,12 @@ cdef class _Unread:
             path = None if top else (parent, seg)
             items = v.pairs if type(v) is self.dup else list(v.items())
             child_keys, known = rule.keys, rule.known
-            if child_keys:
-                for key, x in items:
-                    if key not in known and not self.clean(key, self.key, None):
-                        if self.see(self.field((path, key), key, self.key, None, True)):
-                            return True
+            # a key the masker leaves as written, not one of the API's field names: NAME
+            kr = self.key if child_keys else self.name
+            for key, x in items:
+                if key not in known and not self.clean(key, kr, None):
+                    if self.see(self.field((path, key), key, kr, None, True)):
+                        return True
             fx = fixed_child(rule)
             for key, x in items:
                 if self.node(x, fx if fx is not None else rule.child(key), path, key, False,
@@ -1117,7 +1118,7 @@ def first_unread(doc, root, memo, visit, kinds):
     u.memo = memo if memo is not None else {}
     u.visit = visit
     u.found = None
-    u.num, u.dup, u.number, u.key, u.field, plain, u.context_fn, u.nothing, memo_type, u.ahead, u.behind, u.miss_max = (
+    u.num, u.dup, u.number, u.key, u.name, u.field, plain, u.context_fn, u.nothing, memo_type, u.ahead, u.behind, u.miss_max = (
         kinds
     )
     u.exact = type(u.memo) is dict or type(u.memo) is memo_type

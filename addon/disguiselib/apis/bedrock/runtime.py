@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 
 from ...base.exempt import SIGNED
-from ...base.fields import GENERIC, SCHEMA, media_text
+from ...base.fields import GENERIC, SCHEMA, media_text, names
 from ...base.wirespec import MASKED, REFUSED, SCANNED, Endpoint, Provider
 from ...errors import MaskError
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Obj, Rule, Skip
@@ -164,8 +164,10 @@ _CLASSIFIED: dict[str, Rule] = {
     "ConverseStreamRequest.additionalModelRequestFields": _ADDITIONAL,
     "ConverseTokensRequest.additionalModelRequestFields": _ADDITIONAL,
     "ConverseRequest.additionalModelResponseFieldPaths": SKIP,
-    # the prompt's variables, named in a stored prompt: their names as they are
-    "ConverseRequest.promptVariables": Obj({}, default=Obj({"text": VALUES}, default=GENERIC), keys=False),
+    # the prompt's variables, named in a stored prompt: their names as they are (they were
+    # masked: the default's keys), the leak guard reading each (fields.NAME: one that
+    # holds an original is refused)
+    "ConverseRequest.promptVariables": names(Obj({"text": VALUES}, default=GENERIC)),
     # a base64 Messages body: refused (count with input.converse)
     "InvokeModelTokensRequest.body": _RefusedInvokeBody(),
     # the model's own response fields, free JSON

@@ -37,7 +37,7 @@ import json
 import re
 
 from ...base.channels import channel_index
-from ...base.fields import GENERIC, MEDIA, SCHEMA, obj
+from ...base.fields import GENERIC, MEDIA, SCHEMA, names, obj
 from ...base.holdback import Window
 from ...base.logprobs import clean_alternatives
 from ...base.realtime import Protocol
@@ -95,7 +95,9 @@ _FUNCTION_TOOL = obj({"name": VALUES, "description": VALUES, "parameters": SCHEM
 # any unknown field, as the Responses API's MCP tools are.
 _TOOL = Typed({"function": _FUNCTION_TOOL}, default=_FUNCTION_TOOL)
 _TOOL.table["mcp"] = GENERIC
-_PROMPT = obj({"id": SKIP, "version": SKIP, "variables": Obj({}, default=Either(VALUES, _PART))})
+# a reusable prompt: its variables' names are the stored prompt's, sent as written (the
+# leak guard reads each, fields.NAME: one that holds an original is refused)
+_PROMPT = obj({"id": SKIP, "version": SKIP, "variables": names(Either(VALUES, _PART))})
 _TRANSCRIPTION = obj({"model": SKIP, "language": SKIP, "prompt": VALUES})
 _AUDIO_OUT = obj({"format": SKIP, "voice": SKIP, "speed": SKIP})
 _SESSION_SKIPPED = (

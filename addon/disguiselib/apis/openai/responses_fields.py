@@ -26,6 +26,7 @@ from ...base.fields import (
     Shape,
     Within,
     media_text,
+    names,
     obj,
 )
 from ...base.holdback import Window
@@ -117,9 +118,12 @@ _CALL_ITEMS: dict[str, Rule] = {
     "computer_call_output": _item(
         {"acknowledged_safety_checks": _SAFETY_CHECKS, "output": obj({"file_id": ID, "image_url": DATA_URL})}
     ),
-    # attribute names of the client's vector store, env variable names: the client's own
-    "file_search_call": _item({"results": Arr(obj({"file_id": ID, "attributes": Obj({}, default=VALUES)}))}),
-    "local_shell_call": _item({"action": obj({"env": Obj({}, default=VALUES)})}),
+    # attribute names of the client's vector store, env variable names: the client's own,
+    # which the API matches against nothing (a replayed item is history the model reads;
+    # a vector store's attributes went in masked, as the file_search filters' keys do;
+    # `command` is masked as text): masked like any JSON key, and restored in an answer
+    "file_search_call": _item({"results": Arr(obj({"file_id": ID, "attributes": Obj({}, default=VALUES, keys=True)}))}),
+    "local_shell_call": _item({"action": obj({"env": Obj({}, default=VALUES, keys=True)})}),
     "image_generation_call": _item({"result": MEDIA, "error": obj({})}),  # base64 image
     **dict.fromkeys(
         ("web_search_call", "code_interpreter_call", "local_shell_call_output", "shell_call", "shell_call_output",
@@ -156,7 +160,9 @@ class _Item(Rule):
         return _INPUT_ITEM.resolve(value)
 
 
-_HEADERS = Obj({}, default=VALUES)  # HTTP headers an MCP server gets: names the client's, values masked
+# HTTP headers an MCP server gets: values masked; the names as written (the server
+# matches them), each read by the leak guard (fields.NAME): one that holds an original is refused
+_HEADERS = names(VALUES)
 _RESPONSES_TOOL = Typed(
     {
         "function": _FUNCTION_DEF,
@@ -188,9 +194,11 @@ _RESPONSES_SETTINGS = (
     "service_tier", "truncation", "background", "prompt_cache_retention",
     "top_logprobs", "stream_options",
 )  # fmt: skip
-# A reusable prompt: its variables are substituted into what the model reads.
+# A reusable prompt: its variables are substituted into what the model reads; their names
+# are the stored prompt's (`{{customer}}`), sent as written (masking one breaks the match),
+# each read by the leak guard (fields.NAME): one that holds an original is refused.
 _CONVERSATION = Shape(obj({"id": ID}), GENERIC, ID)  # an id, or {"id": ...}; anything else unknown
-_PROMPT = obj({"id": ID, "version": ID, "variables": Obj({}, default=Either(VALUES, _IN_PART))})
+_PROMPT = obj({"id": ID, "version": ID, "variables": names(Either(VALUES, _IN_PART))})
 RESPONSES_REQUEST = Obj(
     {
         "model": MODEL,
