@@ -439,10 +439,10 @@ class Disguise:
         if rec.kind is Kind.WEBSOCKET:
             self.realtime.response_headers(flow, rec)
             return
-        if flow.is_replay == "response" or rec.answer is Answer.ADDON:
-            # server replay, or another addon's answer (the Guard saw it): the body is whole
-            # already and mitmproxy never calls a stream callable for a response set in the
-            # request hook; the response hook restores it
+        if flow.is_replay == "response" or rec.answer is Answer.ADDON or whole.no_body(flow):
+            # server replay, another addon's answer (the Guard saw it; mitmproxy calls no
+            # stream callable for a response set in the request hook), or a response with no
+            # body (its framing kept as it came): whole, the response hook restores it
             rec.to(Phase.RECEIVING)
             return
         assert isinstance(rec.api, Api) and rec.restorer is not None  # MASKED: set by outcome.apply
