@@ -29,6 +29,7 @@ from .callables import Buffered, Refused, StreamCall
 from .flows import (
     CODED_OFF_LOOP,
     TRANSFER_CODED,
+    answer_replaced,
     chunked,
     contained,
     decode_body,
@@ -456,9 +457,7 @@ class Disguise:
         if mislabelled:  # the label contradicts what the endpoint answers: refused at once
             why = f"response not reversed: {mislabelled}"
             rec.to(Phase.STREAMING)
-            resp.status_code = 502
-            resp.headers["content-type"] = "application/json"
-            fix_headers(resp)
+            answer_replaced(resp)
             self._set_stream(flow, rec, Refused(rec.api.error_body(f"disguise: {why}")), Reading.ERROR)
             rec.to(Phase.FAILED, why)
             return

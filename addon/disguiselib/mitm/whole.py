@@ -16,7 +16,7 @@ from ..apis.registry import Api
 from ..errors import MaskError, log_internal
 from ..state import FlowRecord, Phase
 from .callables import Buffered
-from .flows import body_limit, decode_body, decoded_limit
+from .flows import body_limit, decode_body, decoded_limit, not_to_retry
 
 log = logging.getLogger("disguise")
 
@@ -139,6 +139,7 @@ def _reverse(flow: http.HTTPFlow, rec: FlowRecord, body: bytes) -> None:
 
 def _failed(resp: http.Response, rec: FlowRecord, why: str, error_body: bytes) -> None:
     """The response replaced by the addon's error (JSON, not content-encoded)."""
+    not_to_retry(resp)
     resp.status_code = 502
     resp.headers["content-type"] = "application/json"
     resp.headers.pop("content-encoding", None)
