@@ -5,6 +5,9 @@
   With `transfer-encoding: chunked` added to a 204, mitmproxy sent the chunked end
   `0\\r\\n\\r\\n` after it, and httpx read it as the next response's status line
   ("illegal status line").
+- A compressed stream whose container upstream left unfinished after the API's last
+  event ends as an uncompressed stream cut there does, cleanly: its error after
+  `message_stop` made the anthropic SDK raise on a complete message.
 - The addon's own 502 in place of a successful answer it cannot restore says
   `x-should-retry: false`: the official SDKs retry every 5xx twice otherwise, sending the
   same request upstream (answered, and billed, each time) for the same failure.
@@ -23,7 +26,7 @@ import httpx
 import openai
 import pytest
 
-from integration_util import MITMDUMP, Proxy, Recorded, Reply, running_proxy
+from integration_util import MITMDUMP, Compressor, Proxy, Recorded, Reply, running_proxy, sse
 
 pytestmark = [
     pytest.mark.integration,
@@ -148,3 +151,28 @@ def test_upstreams_own_error_that_cannot_be_restored_is_still_retried(proxy: Pro
             client.messages.create(model="overloaded", max_tokens=5, messages=[{"role": "user", "content": "Acme Corp"}])
     assert e.value.status_code == 502 and "x-should-retry" not in e.value.response.headers
     assert len(proxy.upstream.for_model("overloaded")) == 3
+
+
+@pytest.mark.parametrize("enc", ["gzip", "br"])
+def test_a_stream_whose_compression_is_left_unfinished_after_message_stop_is_complete(proxy: Proxy, enc: str) -> None:
+    events = [{"type": "message_start", "message": {**MESSAGE, "content": []}},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi Zen"}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ith Labs"}},
+              {"type": "content_block_stop", "index": 0},
+              {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+              {"type": "message_stop"}]  # fmt: skip
+
+    def unfinished(rec: Recorded) -> Reply:
+        c = Compressor(enc)  # each event flushed, the container never ended (no c.finish())
+        return Reply([c.piece(sse(e)) for e in events], headers={"Content-Type": "text/event-stream",
+                                                                 "Content-Encoding": enc})  # fmt: skip
+
+    proxy.upstream.on(f"unfinished-{enc}", unfinished)
+    with anthropic.DefaultHttpxClient(trust_env=False) as http:
+        client = anthropic.Anthropic(base_url=proxy.base_url, api_key="k", max_retries=0, http_client=http)
+        with client.messages.stream(model=f"unfinished-{enc}", max_tokens=5,
+                                    messages=[{"role": "user", "content": "Hello Acme Corp"}]) as s:  # fmt: skip
+            text = "".join(s.text_stream)
+            final = s.get_final_message()
+    assert text == "Hi Acme Corp" and final.stop_reason == "end_turn"
