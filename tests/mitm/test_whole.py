@@ -100,3 +100,25 @@ def test_an_event_stream_labelled_json_read_whole_is_a_502_and_an_error_document
     assert rec.phase is Phase.FAILED and f.response.status_code == 502
     assert f.response.headers["content-type"] == "application/json"
     assert "event stream labelled" in json.loads(f.response.raw_content)["error"]["message"]
+
+
+@pytest.mark.parametrize(("method", "status", "ctype"), [
+    ("POST", 204, ""), ("POST", 304, "text/event-stream"), ("GET", 304, "application/json"),
+    ("POST", 103, "text/event-stream"), ("HEAD", 200, "text/event-stream"),
+])  # fmt: skip
+def test_a_response_without_a_body_is_not_streamed_and_keeps_its_framing(addon, method, status, ctype) -> None:
+    """A 1xx, 204 or 304, or the answer to a HEAD, has no body: no stream callable, no
+    `transfer-encoding: chunked` (on a 204 mitmproxy then sent the chunked end, read by
+    the client as the next response's status line), no error in place of the nothing."""
+    f, rec = masked(addon)
+    f.request.method = method
+    f.response = tutils.tresp(status_code=status, content=b"")
+    del f.response.headers["content-length"]
+    if ctype:
+        f.response.headers["content-type"] = ctype
+    before = f.response.headers.copy()
+    addon.responseheaders(f)
+    assert f.response.stream is False or f.response.stream is None
+    assert f.response.headers == before
+    addon.response(f)
+    assert rec.phase is Phase.RESTORED and f.response.status_code == status and f.response.raw_content == b""

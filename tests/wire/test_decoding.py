@@ -155,6 +155,44 @@ def test_decoded_cut_or_corrupt_ends_with_the_reversers_error(enc: str) -> None:
     assert s.feed(b"more") == b""
 
 
+def _unfinished(enc: str, body: bytes) -> bytes:
+    """body compressed as a server that flushes every event writes it, without the
+    container's end (no gzip trailer, no last brotli block, no zstd frame end)."""
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    if enc == "br":
+        c = brotli.Compressor()
+        return b"".join(c.process(e) + c.flush() for e in events)
+    if enc == "zstd":
+        import zstandard
+
+        z = zstandard.ZstdCompressor().compressobj()
+        return b"".join(z.compress(e) + z.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK) for e in events)
+    g = zlib.compressobj(6, zlib.DEFLATED, (16 if enc == "gzip" else 0) + zlib.MAX_WBITS)
+    return b"".join(g.compress(e) + g.flush(zlib.Z_SYNC_FLUSH) for e in events)
+
+
+@pytest.mark.parametrize("enc", ["gzip", "deflate", "br", "zstd"])
+@settings(max_examples=40)
+@given(data=st.data())
+def test_a_container_left_unfinished_after_the_last_event_ends_cleanly(enc: str, data) -> None:
+    """The API's last event came, only the compressed container did not end: the stream
+    ends as an uncompressed one cut after its last event does, with nothing after it (an
+    error after `message_stop` made the anthropic SDK raise on a complete message). Cut
+    before the last event, it still ends with the error, in any pieces."""
+    if enc == "zstd":
+        pytest.importorskip("zstandard")
+    plain = AnthropicStream(RULES.restorer(PLACEHOLDERS))
+    expect = plain.feed(BODY) + plain.flush()
+    s = decoded(enc)
+    out = b"".join(s.feed(p) for p in data.draw(byte_splits(_unfinished(enc, BODY), 12))) + s.flush()
+    assert out == expect and s.state is StreamState.DONE and s.flush() == b""
+    short = BODY[: BODY.index(b"event: message_stop")]
+    s = decoded(enc)
+    out = b"".join(s.feed(p) for p in data.draw(byte_splits(_unfinished(enc, short), 12))) + s.flush()
+    assert out.rstrip(b"\n").rsplit(b"\n\n", 1)[-1].startswith(b"event: error")
+    assert b"before its end marker" in out and s.state is StreamState.FAILED
+
+
 def test_decoded_error_event_and_fail_are_the_reversers() -> None:
     s = decoded("gzip")
     assert s.error_event("x") == s.inner.error_event("x")

@@ -29,6 +29,7 @@ from .callables import Buffered, Refused, StreamCall
 from .flows import (
     CODED_OFF_LOOP,
     TRANSFER_CODED,
+    answer_replaced,
     chunked,
     contained,
     decode_body,
@@ -439,10 +440,10 @@ class Disguise:
         if rec.kind is Kind.WEBSOCKET:
             self.realtime.response_headers(flow, rec)
             return
-        if flow.is_replay == "response" or rec.answer is Answer.ADDON:
-            # server replay, or another addon's answer (the Guard saw it): the body is whole
-            # already and mitmproxy never calls a stream callable for a response set in the
-            # request hook; the response hook restores it
+        if flow.is_replay == "response" or rec.answer is Answer.ADDON or whole.no_body(flow):
+            # server replay, another addon's answer (the Guard saw it; mitmproxy calls no
+            # stream callable for a response set in the request hook), or a response with no
+            # body (its framing kept as it came): whole, the response hook restores it
             rec.to(Phase.RECEIVING)
             return
         assert isinstance(rec.api, Api) and rec.restorer is not None  # MASKED: set by outcome.apply
@@ -456,9 +457,7 @@ class Disguise:
         if mislabelled:  # the label contradicts what the endpoint answers: refused at once
             why = f"response not reversed: {mislabelled}"
             rec.to(Phase.STREAMING)
-            resp.status_code = 502
-            resp.headers["content-type"] = "application/json"
-            fix_headers(resp)
+            answer_replaced(resp)
             self._set_stream(flow, rec, Refused(rec.api.error_body(f"disguise: {why}")), Reading.ERROR)
             rec.to(Phase.FAILED, why)
             return

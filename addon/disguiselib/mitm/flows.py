@@ -154,6 +154,19 @@ def body_limit() -> int | None:
         return None
 
 
+# On the addon's own error in place of a successful answer upstream gave (and billed): a
+# retry sends the same request again for the same failure, and the official SDKs
+# (anthropic, openai: Stainless) retry every 5xx twice unless the answer says not to (their
+# `_should_retry`). Upstream's own error (a 429, a 529) keeps what upstream said.
+NO_RETRY = {"x-should-retry": "false"}
+
+
+def not_to_retry(resp: http.Response) -> None:
+    """Before resp, upstream's answer, becomes the addon's 502: NO_RETRY if it was a success."""
+    if resp.status_code < 400:
+        resp.headers.update(NO_RETRY)
+
+
 def chunked(msg: http.Message) -> None:
     """Headers for a body whose length changes while it streams."""
     msg.headers.pop("content-length", None)
@@ -165,6 +178,15 @@ def fix_headers(resp: http.Response) -> None:
     """A response body that is restored as it streams: decoded, its length unknown."""
     resp.headers.pop("content-encoding", None)
     chunked(resp)
+
+
+def answer_replaced(resp: http.Response) -> None:
+    """Headers for upstream's answer replaced, as it streams, by the addon's error: a
+    502 in JSON, not to be retried (NO_RETRY), its length unknown."""
+    not_to_retry(resp)
+    resp.status_code = 502
+    resp.headers["content-type"] = "application/json"
+    fix_headers(resp)
 
 
 def decode_body(raw: bytes, enc: str, rules: Rules | None = None, limit: int | None = None) -> bytes:

@@ -16,7 +16,7 @@ from ..apis.registry import Api
 from ..errors import MaskError, log_internal
 from ..state import FlowRecord, Phase
 from .callables import Buffered
-from .flows import body_limit, decode_body, decoded_limit
+from .flows import body_limit, decode_body, decoded_limit, not_to_retry
 
 log = logging.getLogger("disguise")
 
@@ -29,6 +29,9 @@ def restore(flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
     0.4 s. zlib, zstd and brotli decode with the GIL released (bench/bomb.py)."""
     resp = flow.response
     assert resp is not None and rec.config is not None and isinstance(rec.api, Api) and rec.restorer is not None
+    if no_body(flow):  # nothing to restore
+        rec.to(Phase.RESTORED)
+        return None
     if isinstance(rec.call, Buffered):  # restored as it left (stream_large_bodies: Reading.BUFFERED)
         err = rec.call.error
         rec.to(Phase.FAILED if err else Phase.RESTORED, f"response not restored: {err}" if err else None)
@@ -45,6 +48,17 @@ def restore(flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
         return None
     _reverse(flow, rec, body)
     return None
+
+
+def no_body(flow: http.HTTPFlow) -> bool:
+    """A response that has no body, by its status or its request's method (RFC 9110
+    §6.4.1, RFC 9112 §6.1): never streamed, its headers not fixed for a body whose length
+    changes. A `transfer-encoding: chunked` added to a 204 or 304 made mitmproxy send its
+    end-of-body `0\\r\\n\\r\\n`, which the client read as the start of the next response on
+    that connection ("illegal status line")."""
+    resp = flow.response
+    code = resp.status_code if resp is not None else 0
+    return flow.request.method.upper() == "HEAD" or 100 <= code < 200 or code in (204, 304)
 
 
 def buffered(flow: http.HTTPFlow, rec: FlowRecord) -> Buffered:
@@ -125,6 +139,7 @@ def _reverse(flow: http.HTTPFlow, rec: FlowRecord, body: bytes) -> None:
 
 def _failed(resp: http.Response, rec: FlowRecord, why: str, error_body: bytes) -> None:
     """The response replaced by the addon's error (JSON, not content-encoded)."""
+    not_to_retry(resp)
     resp.status_code = 502
     resp.headers["content-type"] = "application/json"
     resp.headers.pop("content-encoding", None)

@@ -275,11 +275,18 @@ class Decoded:
         return bytes(self.inner.feed(data)) if data else b""
 
     def flush(self) -> bytes:
+        """The body ended. A compressed stream that ends before its end marker is an
+        error, unless the reverser has seen its API's last event (`terminated`): then
+        only the container is unfinished, and the stream ends as an uncompressed one cut
+        after its last event does, cleanly. (Its error after `message_stop` made the
+        anthropic SDK raise on a complete message.)"""
         if self.inner.finished:
             return b""
         try:
             tail = self.decoder.flush()
         except StreamError as e:
+            if getattr(self.inner, "terminated", False):
+                return bytes(self.inner.flush())
             return bytes(self.inner.fail(str(e)))
         head = self.inner.feed(tail) if tail else b""
         return head + self.inner.flush()
