@@ -15,6 +15,7 @@ so the cost of a piece does not depend on how much text went before it.
 Modes:
 - TEXT: decoded text a user reads; disguises, placeholders and strip rules.
 - VALUE: a complete decoded string (tool name, key, value); no strip rules.
+- OUTPUT: the model's answer text, TEXT or JSON as its request asked (Restorer.output).
 - JSON: JSON text (Anthropic `partial_json`, OpenAI `arguments`), decoded once from
   the event. Originals are inserted JSON-escaped, so `C:\\Users\\a "b"` still parses.
   Text with escapes of its own is matched in decoded space (wire/text.py json_text_decoded):
@@ -34,12 +35,13 @@ class Window:
     TEXT = rules.TEXT
     VALUE = rules.VALUE
     JSON = rules.JSON
+    OUTPUT = rules.OUTPUT  # the model's answer: TEXT, or JSON where the request asked for JSON
 
     __slots__ = ("_r", "mode", "held")
 
     def __init__(self, restorer: Restorer, mode: int) -> None:
         self._r = restorer
-        self.mode = mode
+        self.mode = restorer.output if mode == rules.OUTPUT else mode
         self.held = ""  # (JSON mode: it begins outside any escape, an escape cut short is in it)
 
     def feed(self, text: str) -> str:

@@ -77,9 +77,10 @@ class PyReadPass:
 
 
 def c_make_pass(stream: Any, api: int, deltas: dict | None = None) -> Any:
-    """The compiled pass for stream (None where there is none, or the stream's rule set
-    has fakes: their matchers are the flow's own)."""
-    if _CReadPass is None or stream.restorer.rules.faker is not None:
+    """The compiled pass for stream (None where there is none, the stream's rule set
+    has fakes: their matchers are the flow's own, or its answer text is JSON: the pass
+    reads text deltas as text)."""
+    if _CReadPass is None or stream.restorer.rules.faker is not None or stream.restorer.output:
         return None
     return _CReadPass(stream, api, deltas)
 

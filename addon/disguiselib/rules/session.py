@@ -44,7 +44,7 @@ class Session:
 
     __slots__ = (
         "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
-        "copied",
+        "copied", "json_out",
     )  # fmt: skip
 
     def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
@@ -68,6 +68,9 @@ class Session:
         # the request copied an original a rule found where no rule finds it: masked
         # again, every copy too (base/copies.py); the leak guard reads every text
         self.copied = False
+        # the request asks for its answer as JSON (base/jsonanswer.py): its text is
+        # restored as JSON text
+        self.json_out = False
 
     def after(self, reserved: frozenset[str] = frozenset()) -> Session:
         """A session that continues this one (its disguises kept, its numbering going

@@ -1,0 +1,101 @@
+"""A request that asks for its answer as JSON (structured outputs) gets that answer's
+text restored as JSON text: an original with a backslash or a quote is JSON-escaped, so
+the client's parse (`chat.completions.parse`, `response.parsed`) reads the original;
+every other answer text is restored as text, as before."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.base import fields
+from disguiselib.base.holdback import Window
+from disguiselib.base.jsonanswer import answers_json
+from disguiselib.base.masking import mask_body
+from disguiselib.base.restore import restore_body, restore_fn
+from disguiselib.rules.restorer import JSON, TEXT
+from disguiselib.wire.jsonspan import PROSE
+from openai_util import build_chat, read_chat
+from strategies import PLACEHOLDERS, RULES, byte_splits, splits
+
+WIN = 'C:\\Users\\a "b"'  # strategies' original of WINPATH: a backslash and quotes
+JR = RULES.restorer(PLACEHOLDERS, output=JSON)
+TR = RULES.restorer(PLACEHOLDERS)
+ORIGINAL = {"session_id": "s-1", "owner": WIN, "mail": "bob@corp.example.com", "who": "Acme Corp"}
+ANSWER = json.dumps({"thread_id": "s-1", "owner": "WINPATH", "mail": "[EMAIL_1]", "who": "Zenith Labs"})
+
+
+def test_which_requests_ask_for_json() -> None:
+    req = openai_chat.CHAT_REQUEST
+    for fmt in ("json_schema", "json_object"):
+        assert answers_json({"response_format": {"type": fmt}}, req)
+    for doc in ({}, {"response_format": {"type": "text"}}, {"response_format": "json_schema"},
+                {"response_format": {"type": ["json_schema"]}}, {"response_format": None}):  # fmt: skip
+        assert not answers_json(doc, req)
+    assert not answers_json({"response_format": {"type": "json_schema"}}, fields.GENERIC)  # declares nothing
+
+
+def test_masking_notes_it_in_the_session() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "Acme Corp"}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}}}}
+    _, session = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+    assert session.json_out
+    body["response_format"] = {"type": "text"}
+    _, session = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+    assert not session.json_out
+
+
+def test_the_answer_rule_follows_the_restorer() -> None:
+    assert json.loads(restore_fn(JR)(ANSWER, fields.ANSWER)) == ORIGINAL
+    assert restore_fn(TR)(ANSWER, fields.ANSWER) == restore_fn(TR)(ANSWER, PROSE)
+    assert WIN in restore_fn(TR)(ANSWER, fields.ANSWER)  # as text: the original as it is
+    # a refusal is prose either way
+    assert restore_fn(JR)("no WINPATH", PROSE) == f"no {WIN}"
+
+
+@given(st.data())
+@example(None)
+def test_an_output_window_restores_json_text_however_it_is_cut(data) -> None:
+    pieces = [ANSWER] if data is None else data.draw(splits(ANSWER, max_cuts=12))
+    w = Window(JR, Window.OUTPUT)
+    assert w.mode == Window.JSON
+    got = "".join(w.feed(p) for p in pieces) + w.flush()
+    assert json.loads(got) == ORIGINAL
+    w = Window(TR, Window.OUTPUT)
+    assert w.mode == Window.TEXT
+    assert "".join(w.feed(p) for p in pieces) + w.flush() == TR.text(ANSWER)
+
+
+def _completion(content: str) -> bytes:
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content, "refusal": None}, "finish_reason": "stop"}]}
+    ).encode()  # fmt: skip
+
+
+def test_a_whole_chat_completion() -> None:
+    got = json.loads(restore_body(_completion(ANSWER), openai_chat.CHAT_RESPONSE, JR))
+    assert json.loads(got["choices"][0]["message"]["content"]) == ORIGINAL
+    got = json.loads(restore_body(_completion(ANSWER), openai_chat.CHAT_RESPONSE, TR))
+    assert got["choices"][0]["message"]["content"] == TR.text(ANSWER)  # as before
+
+
+@given(st.data())
+@example(None)
+def test_a_chat_stream_however_it_is_cut(data) -> None:
+    """The content deltas split anywhere and the bytes cut anywhere: the content the SDK
+    joins parses to the original object (the compiled pass, which reads text deltas as
+    text, is not used for such a stream)."""
+    pieces = [ANSWER] if data is None else data.draw(splits(ANSWER, max_cuts=12))
+    body = build_chat([*(("content", 0, p) for p in pieces), ("finish", 0, "stop")])
+    cuts = [body] if data is None else data.draw(byte_splits(body))
+    s = openai_chat.ChatStream(JR)
+    out = b"".join(s.feed(c) for c in cuts) + s.flush()
+    content, _, _ = read_chat(out)
+    assert json.loads(content[0]) == ORIGINAL
+
+
+def test_modes() -> None:
+    assert (TR.output, JR.output) == (TEXT, JSON)
