@@ -11,6 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from disguiselib.apis.openai import chat as openai_chat
+from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base import fields
 from disguiselib.base.holdback import Window
 from disguiselib.base.jsonanswer import answers_json
@@ -18,7 +19,7 @@ from disguiselib.base.masking import mask_body
 from disguiselib.base.restore import restore_body, restore_fn
 from disguiselib.rules.restorer import JSON, TEXT
 from disguiselib.wire.jsonspan import PROSE
-from openai_util import build_chat, read_chat
+from openai_util import build_chat, build_responses, read_chat, read_responses
 from strategies import PLACEHOLDERS, RULES, byte_splits, splits
 
 WIN = 'C:\\Users\\a "b"'  # strategies' original of WINPATH: a backslash and quotes
@@ -36,6 +37,11 @@ def test_which_requests_ask_for_json() -> None:
                 {"response_format": {"type": ["json_schema"]}}, {"response_format": None}):  # fmt: skip
         assert not answers_json(doc, req)
     assert not answers_json({"response_format": {"type": "json_schema"}}, fields.GENERIC)  # declares nothing
+    resp = openai_responses.RESPONSES_REQUEST
+    for fmt in ("json_schema", "json_object"):
+        assert answers_json({"text": {"format": {"type": fmt}}}, resp)
+    assert not answers_json({"text": {"format": {"type": "text"}}}, resp)
+    assert not answers_json({"response_format": {"type": "json_schema"}}, resp)
 
 
 def test_masking_notes_it_in_the_session() -> None:
@@ -99,3 +105,30 @@ def test_a_chat_stream_however_it_is_cut(data) -> None:
 
 def test_modes() -> None:
     assert (TR.output, JR.output) == (TEXT, JSON)
+
+
+def test_a_whole_response_object() -> None:
+    part = {"type": "output_text", "text": ANSWER, "annotations": []}
+    body = json.dumps({"id": "resp_1", "object": "response", "status": "completed", "output": [
+        {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed", "content": [part]}]}).encode()
+    got = json.loads(restore_body(body, openai_responses.RESPONSE_OBJECT, JR))
+    assert json.loads(got["output"][0]["content"][0]["text"]) == ORIGINAL
+
+
+@given(st.data())
+@example(None)
+def test_a_responses_stream_however_it_is_cut(data) -> None:
+    """Deltas, `output_text.done`, the part and item snapshots and the final response all
+    carry the JSON text restored as JSON; the function call's arguments as before."""
+    pieces = [ANSWER] if data is None else data.draw(splits(ANSWER, max_cuts=12))
+    body = build_responses(pieces, ['{"owner": "WINPATH"}'])
+    cuts = [body] if data is None else data.draw(byte_splits(body))
+    s = openai_responses.ResponsesStream(JR)
+    got = read_responses(b"".join(s.feed(c) for c in cuts) + s.flush())
+    assert json.loads(got["text"]) == ORIGINAL
+    assert json.loads(got["args"]) == {"owner": WIN}
+    by = got["by_type"]
+    assert json.loads(by["response.output_text.done"][0]["text"]) == ORIGINAL
+    assert json.loads(by["response.content_part.done"][0]["part"]["text"]) == ORIGINAL
+    final = by["response.completed"][0]["response"]["output"][0]["content"][0]["text"]
+    assert json.loads(final) == ORIGINAL

@@ -14,6 +14,7 @@ import mimetypes
 
 from ...base.exempt import COUNTERS, MODEL, SIGNED
 from ...base.fields import (
+    ANSWER,
     DATA_URL,
     ECHO,
     GENERIC,
@@ -210,6 +211,7 @@ RESPONSES_REQUEST = Obj(
     # the prompt: instructions and tools before the conversation (the SDK writes input first)
     prompt=("instructions", "tools", "input"),
 )
+RESPONSES_REQUEST.json_answer = ((("text", "format", "type"), frozenset({"json_schema", "json_object"})),)  # type: ignore[attr-defined]
 # The request headers that carry the client's own text. Codex (codex-rs `TurnMetadata`)
 # sends `x-codex-turn-metadata` on every Responses request
 # (`/v1/responses`, chatgpt.com's `/backend-api/codex/responses`, `.../compact`): JSON
@@ -220,7 +222,7 @@ REQUEST_HEADERS = (TextHeader("x-codex-turn-metadata", JSON_TEXT),)
 
 _OUT_PART = Typed(
     {
-        "output_text": obj({"text": PROSE, "annotations": Arr(_ANNOTATION), "logprobs": META}),
+        "output_text": obj({"text": ANSWER, "annotations": Arr(_ANNOTATION), "logprobs": META}),
         "refusal": obj({"refusal": PROSE}),
         "reasoning_text": SIGNED,  # reasoning: untouched, like thinking
     },
@@ -280,7 +282,7 @@ INPUT_ITEMS_LIST = Obj(
 
 # delta event type -> (channel field, window mode, the matching done event's field)
 _DELTAS = {
-    "response.output_text.delta": ("text", Window.TEXT),
+    "response.output_text.delta": ("text", Window.OUTPUT),
     "response.refusal.delta": ("refusal", Window.TEXT),
     "response.function_call_arguments.delta": ("args", Window.JSON),
     "response.custom_tool_call_input.delta": ("input", Window.VALUE),
@@ -290,7 +292,7 @@ _DELTAS = {
     "response.audio.transcript.delta": ("transcript", Window.TEXT),
 }
 _DONES = {
-    "response.output_text.done": ("response.output_text.delta", "text", PROSE),
+    "response.output_text.done": ("response.output_text.delta", "text", ANSWER),
     "response.refusal.done": ("response.refusal.delta", "refusal", PROSE),
     "response.function_call_arguments.done": ("response.function_call_arguments.delta", "arguments", JSON_TEXT),
     "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input", VALUES),
