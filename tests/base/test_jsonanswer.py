@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 
+from google_util import build_chunks, read_chunks, sse_chunks, to_sse
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from disguiselib.apis.google import codeassist, gemini
+from disguiselib.apis.google import stream as gemini_stream
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base import fields
@@ -42,6 +45,12 @@ def test_which_requests_ask_for_json() -> None:
         assert answers_json({"text": {"format": {"type": fmt}}}, resp)
     assert not answers_json({"text": {"format": {"type": "text"}}}, resp)
     assert not answers_json({"response_format": {"type": "json_schema"}}, resp)
+    gen = gemini.GENERATE_REQUEST
+    for cfg in ({"generationConfig": {"responseMimeType": "application/json"}},
+                {"generation_config": {"response_mime_type": "application/json"}}):  # fmt: skip
+        assert answers_json(cfg, gen)
+        assert answers_json({"request": cfg}, codeassist.REQUEST) and not answers_json(cfg, codeassist.REQUEST)
+    assert not answers_json({"generationConfig": {"responseMimeType": "text/x.enum"}}, gen)
 
 
 def test_masking_notes_it_in_the_session() -> None:
@@ -132,3 +141,23 @@ def test_a_responses_stream_however_it_is_cut(data) -> None:
     assert json.loads(by["response.content_part.done"][0]["part"]["text"]) == ORIGINAL
     final = by["response.completed"][0]["response"]["output"][0]["content"][0]["text"]
     assert json.loads(final) == ORIGINAL
+
+
+def test_a_whole_gemini_answer() -> None:
+    body = json.dumps({"candidates": [{"content": {"parts": [{"text": "thinking of WINPATH", "thought": True},
+                                                                {"text": ANSWER}], "role": "model"}}]}).encode()
+    got = json.loads(restore_body(body, gemini.GENERATE_RESPONSE, JR))
+    thought, text = got["candidates"][0]["content"]["parts"]
+    assert json.loads(text["text"]) == ORIGINAL
+    assert thought["text"] == "thinking of WINPATH"  # thought parts: untouched, as ever
+
+
+@given(st.data())
+@example(None)
+def test_a_gemini_stream_however_it_is_cut(data) -> None:
+    pieces = [ANSWER] if data is None else data.draw(splits(ANSWER, max_cuts=12))
+    body = to_sse(build_chunks([*(("text", 0, p) for p in pieces), ("finish", 0, "alone")]))
+    cuts = [body] if data is None else data.draw(byte_splits(body))
+    s = gemini_stream.GeminiStream(JR)
+    got = read_chunks(sse_chunks(b"".join(s.feed(c) for c in cuts) + s.flush()))
+    assert json.loads(got["text"][0]) == ORIGINAL
