@@ -11,6 +11,8 @@ from google_util import build_chunks, read_chunks, sse_chunks, to_sse
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from anthropic_util import build_stream, read_stream
+from disguiselib.apis.anthropic import messages as anthropic_messages
 from disguiselib.apis.google import codeassist, gemini
 from disguiselib.apis.google import stream as gemini_stream
 from disguiselib.apis.openai import chat as openai_chat
@@ -51,6 +53,10 @@ def test_which_requests_ask_for_json() -> None:
         assert answers_json(cfg, gen)
         assert answers_json({"request": cfg}, codeassist.REQUEST) and not answers_json(cfg, codeassist.REQUEST)
     assert not answers_json({"generationConfig": {"responseMimeType": "text/x.enum"}}, gen)
+    msgs = anthropic_messages.MESSAGES_REQUEST
+    assert answers_json({"output_config": {"format": {"type": "json_schema"}}}, msgs)
+    assert answers_json({"output_format": {"type": "json_schema"}}, msgs)  # the beta's (deprecated)
+    assert not answers_json({"output_config": {"effort": "high"}}, msgs)
 
 
 def test_masking_notes_it_in_the_session() -> None:
@@ -161,3 +167,32 @@ def test_a_gemini_stream_however_it_is_cut(data) -> None:
     s = gemini_stream.GeminiStream(JR)
     got = read_chunks(sse_chunks(b"".join(s.feed(c) for c in cuts) + s.flush()))
     assert json.loads(got["text"][0]) == ORIGINAL
+
+
+def test_a_whole_anthropic_message() -> None:
+    body = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+        {"type": "thinking", "thinking": "WINPATH", "signature": "c2ln"}, {"type": "text", "text": ANSWER},
+        {"type": "tool_use", "id": "toolu_1", "name": "crm_lookup", "input": {"owner": "WINPATH"}}]}).encode()
+    got = json.loads(restore_body(body, anthropic_messages.MESSAGE_RESPONSE, JR))
+    thinking, text, tool = got["content"]
+    assert json.loads(text["text"]) == ORIGINAL
+    assert thinking["thinking"] == "WINPATH" and tool["input"] == {"owner": WIN}
+
+
+@given(st.data())
+@example(None)
+def test_an_anthropic_stream_however_it_is_cut(data) -> None:
+    """A thinking block, the JSON answer's text block, a tool call: the text reads as JSON
+    text; a tail held at the text block's end goes out as a text delta (its window's mode
+    is JSON, as a tool's is), never as an input_json_delta."""
+    text = ANSWER + " Zenith Lab"  # its last word may still grow into a disguise: held to the block's end
+    pieces = [text] if data is None else data.draw(splits(text, max_cuts=12))
+    args = ['{"owner": "WIN', 'PATH"}']
+    body = build_stream([("thinking", ["WINPATH"]), ("text", pieces), ("tool", args)])
+    cuts = [body] if data is None else data.draw(byte_splits(body))
+    s = anthropic_messages.AnthropicStream(JR)
+    blocks, _ = read_stream(b"".join(s.feed(c) for c in cuts) + s.flush())
+    assert blocks[1]["json"] == "" and blocks[1]["text"] == JR.json_text(ANSWER) + " Zenith Lab"
+    assert json.loads(JR.json_text(ANSWER)) == ORIGINAL
+    assert json.loads(blocks[2]["json"]) == {"owner": WIN}
+    assert blocks[0]["thinking"] == "WINPATH"
