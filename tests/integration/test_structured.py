@@ -150,12 +150,13 @@ def _ev(d: dict) -> bytes:  # the API's own padding after the data
 def messages(rec: Recorded) -> Reply:
     doc = rec.json
     last = doc["messages"][-1]["content"]
-    if doc.get("tools") and not (isinstance(last, list) and last[0].get("type") == "tool_result"):
+    tools = doc["model"] == "claude-tools"
+    if tools and not (isinstance(last, list) and last[0].get("type") == "tool_result"):
         args = json.dumps({"thread_id": "s-1", "tier": "Zenith Labs"})
         block, stop = {"type": "tool_use", "id": "toolu_01", "name": "crm_lookup", "input": json.loads(args)}, "tool_use"
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(rec, args)]
     else:
-        text = "Done for user_a" if doc.get("tools") else ANSWER
+        text = "Done for user_a" if tools else ANSWER
         block, stop = {"type": "text", "text": text}, "end_turn"
         deltas = [{"type": "text_delta", "text": p} for p in pieces(rec, text)]
     if not doc.get("stream"):
@@ -198,8 +199,10 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
         p.upstream.on("chat", chat)
         p.upstream.on("gpt-5", responses)
         p.upstream.on("claude-haiku-4-5", messages)
-        p.upstream.on("/v1beta/models/gemini-2.5-flash:generateContent", gemini)
-        p.upstream.on("/v1beta/models/gemini-2.5-flash:streamGenerateContent", gemini)
+        p.upstream.on("claude-tools", messages)
+        for version in ("v1beta", "v1"):  # (google-genai 3 calls v1)
+            for method in ("generateContent", "streamGenerateContent"):
+                p.upstream.on(f"/{version}/models/gemini-2.5-flash:{method}", gemini)
         yield p
 
 
@@ -308,7 +311,7 @@ def test_anthropic_tool_runner(proxy: Proxy, stream: bool) -> None:
         return f"owner {WIN} at Acme Corp"
 
     runner = sdk_anthropic(proxy).beta.messages.tool_runner(
-        model="claude-haiku-4-5", max_tokens=100, tools=[acme_lookup], stream=stream,  # type: ignore[call-overload]
+        model="claude-tools", max_tokens=100, tools=[acme_lookup], stream=stream,  # type: ignore[call-overload]
         messages=[{"role": "user", "content": "Look up Acme Corp s-1"}], extra_headers={"x-step": "3"})
     last = None
     for m in runner:
