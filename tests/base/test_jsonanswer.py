@@ -6,6 +6,7 @@ every other answer text is restored as text, as before."""
 from __future__ import annotations
 
 import json
+import pickle
 
 from google_util import build_chunks, read_chunks, sse_chunks, to_sse
 from hypothesis import example, given
@@ -196,3 +197,27 @@ def test_an_anthropic_stream_however_it_is_cut(data) -> None:
     assert json.loads(JR.json_text(ANSWER)) == ORIGINAL
     assert json.loads(blocks[2]["json"]) == {"owner": WIN}
     assert blocks[0]["thinking"] == "WINPATH"
+
+
+def test_the_session_keeps_it_across_the_masking_worker() -> None:
+    """The worker process sends the session back pickled (worker.encode)."""
+    body = {"model": "m", "messages": [], "text": {"format": {"type": "json_schema"}}}
+    _, session = mask_body(json.dumps(body).encode(), openai_responses.RESPONSES_REQUEST, RULES)
+    assert pickle.loads(pickle.dumps(session)).json_out is True
+
+
+def test_a_schemas_names_are_masked_alike_wherever_they_stand() -> None:
+    """A property name, the `required` and `propertyOrdering` lists naming it, a
+    `patternProperties` key, a `$defs` name and the `$ref` to it, an enum value: one
+    disguise each, so the schema the provider reads holds together."""
+    schema = {"type": "object", "$defs": {"session_id": {"type": "string", "enum": ["Acme Corp"]}},
+              "properties": {"session_id": {"$ref": "#/$defs/session_id"}},
+              "patternProperties": {"^session_id_[0-9]+$": {"type": "string"}},
+              "required": ["session_id"], "propertyOrdering": ["session_id"], "additionalProperties": False}  # fmt: skip
+    body = {"model": "m", "messages": [], "response_format": {"type": "json_schema", "json_schema": {
+        "name": "r", "strict": True, "schema": schema}}}  # fmt: skip
+    new, _ = mask_body(json.dumps(body).encode(), openai_chat.CHAT_REQUEST, RULES)
+    got = json.loads(new)["response_format"]["json_schema"]
+    assert got["strict"] is True
+    assert got["schema"] == json.loads(json.dumps(schema).replace("session_id", "thread_id")
+                                       .replace("Acme Corp", "Zenith Labs"))
