@@ -221,3 +221,16 @@ def test_a_schemas_names_are_masked_alike_wherever_they_stand() -> None:
     assert got["strict"] is True
     assert got["schema"] == json.loads(json.dumps(schema).replace("session_id", "thread_id")
                                        .replace("Acme Corp", "Zenith Labs"))
+
+
+def test_a_stored_response_is_read_by_its_own_format() -> None:
+    from disguiselib.apis.openai.responses_fields import restore_stored
+
+    part = {"type": "output_text", "text": ANSWER, "annotations": []}
+    doc = {"id": "resp_1", "object": "response", "status": "completed", "text": {"format": {"type": "json_schema"}},
+           "output": [{"id": "msg_1", "type": "message", "role": "assistant", "content": [part]}]}  # fmt: skip
+    got = json.loads(restore_stored(json.dumps(doc).encode(), RULES.restorer({})))
+    assert json.loads(got["output"][0]["content"][0]["text"])["owner"] == WIN
+    doc["text"] = {"format": {"type": "text"}}
+    got = json.loads(restore_stored(json.dumps(doc).encode(), RULES.restorer({})))
+    assert got["output"][0]["content"][0]["text"] == RULES.restorer({}).text(ANSWER)  # as text (literals only)

@@ -198,6 +198,8 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     with running_proxy(tmp_path_factory.mktemp("disguise-structured"), {"literals": LITERALS}) as p:
         p.upstream.on("chat", chat)
         p.upstream.on("gpt-5", responses)
+        p.upstream.on("/v1/responses/resp_1", lambda rec: json_reply(_response("completed", ANSWER, {
+            "type": "json_schema", "name": "AcmeRecord", "schema": {"type": "object"}, "strict": True})))
         p.upstream.on("claude-haiku-4-5", messages)
         p.upstream.on("claude-tools", messages)
         for version in ("v1beta", "v1"):  # (google-genai 3 calls v1)
@@ -273,6 +275,13 @@ def test_responses_stream_helper(proxy: Proxy, step: int) -> None:
             pass
         final = s.get_final_response()
     assert final.output_parsed == WANT
+
+
+def test_a_stored_response_says_its_answer_is_json(proxy: Proxy) -> None:
+    """GET /v1/responses/{id} (a background response polled): the request that asked for
+    JSON is gone, the response's own `text.format` says it."""
+    got = sdk_openai(proxy).responses.retrieve("resp_1")
+    assert AcmeRecord.model_validate_json(got.output_text) == WANT
 
 
 def sdk_anthropic(proxy: Proxy) -> anthropic.Anthropic:

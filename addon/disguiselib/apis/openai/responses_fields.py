@@ -10,6 +10,7 @@ with these tables.
 
 from __future__ import annotations
 
+import json
 import mimetypes
 
 from ...base.exempt import COUNTERS, MODEL, SIGNED
@@ -30,9 +31,12 @@ from ...base.fields import (
     obj,
 )
 from ...base.holdback import Window
+from ...base.jsonanswer import answers_json
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
+from ...base.restore import restore_body
 from ...base.wirespec import TextHeader
+from ...rules.restorer import JSON, Restorer
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE, IDENTIFIERS
 
@@ -259,6 +263,20 @@ RESPONSE_OBJECT = Obj(
 
 
 # -- retrievals (stored responses: literals only, see registry.py) ---------------------
+
+
+def restore_stored(body: bytes, r: Restorer) -> bytes:
+    """A stored response as GET /v1/responses/{id} (or its cancel) gives it back, whole:
+    the request that asked for a JSON answer is gone, but the response says it in its own
+    `text.format` (base/jsonanswer.py): its answer's text is then restored as JSON text."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    if answers_json(doc, RESPONSES_REQUEST):
+        r.output = JSON
+    return restore_body(body, RESPONSE_OBJECT, r)
+
 
 class _AnyItem(Rule):
     """An item listed back by input_items: an input item, or an output item (a message
