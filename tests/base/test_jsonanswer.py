@@ -234,3 +234,13 @@ def test_a_stored_response_is_read_by_its_own_format() -> None:
     doc["text"] = {"format": {"type": "text"}}
     got = json.loads(restore_stored(json.dumps(doc).encode(), RULES.restorer({})))
     assert got["output"][0]["content"][0]["text"] == RULES.restorer({}).text(ANSWER)  # as text (literals only)
+
+
+def test_a_disguise_the_model_wrote_with_escapes_is_restored() -> None:
+    """JSON text is matched on its decoded characters: `Zenith\\u0020Labs` in a structured
+    answer is the disguise the client's parse would read (as text it passed)."""
+    text = '{"who": "Zenith\\u0020Labs", "key": "thread\\u005fid"}'
+    for pieces in ([text], [text[:14], text[14:20], text[20:]]):
+        w = Window(JR, Window.OUTPUT)
+        assert json.loads("".join(w.feed(p) for p in pieces) + w.flush()) == {"who": "Acme Corp", "key": "session_id"}
+    assert json.loads(TR.text(text)) == {"who": "Zenith Labs", "key": "thread_id"}  # what text restoring gave
