@@ -83,9 +83,8 @@ def test_the_answer_rule_follows_the_restorer() -> None:
 def test_an_output_window_restores_json_text_however_it_is_cut(data) -> None:
     pieces = [ANSWER] if data is None else data.draw(splits(ANSWER, max_cuts=12))
     w = Window(JR, Window.OUTPUT)
-    assert w.mode == Window.JSON
     got = "".join(w.feed(p) for p in pieces) + w.flush()
-    assert json.loads(got) == ORIGINAL
+    assert json.loads(got) == ORIGINAL and w.mode == Window.JSON
     w = Window(TR, Window.OUTPUT)
     assert w.mode == Window.TEXT
     assert "".join(w.feed(p) for p in pieces) + w.flush() == TR.text(ANSWER)
@@ -244,3 +243,19 @@ def test_a_disguise_the_model_wrote_with_escapes_is_restored() -> None:
         w = Window(JR, Window.OUTPUT)
         assert json.loads("".join(w.feed(p) for p in pieces) + w.flush()) == {"who": "Acme Corp", "key": "session_id"}
     assert json.loads(TR.text(text)) == {"who": "Zenith Labs", "key": "thread_id"}  # what text restoring gave
+
+
+
+@given(st.data())
+@example(None)
+def test_a_prose_answer_to_a_json_request_stays_text(data) -> None:
+    """A provider that answers prose all the same (a compatible server that ignores
+    `response_format`): what does not begin with `{` or `[` is restored as text, strip
+    rules and all; blank text before the JSON decides nothing."""
+    prose = "Sure! WINPATH [[reply_to_current]] for Zenith Labs"
+    for text, want in ((prose, TR.text(prose)), ("\n  \t" + ANSWER, "\n  \t" + JR.json_text(ANSWER))):
+        pieces = [text] if data is None else data.draw(splits(text, max_cuts=8))
+        w = Window(JR, Window.OUTPUT)
+        assert "".join(w.feed(p) for p in pieces) + w.flush() == want
+        assert JR.answer(text) == want
+    assert TR.text(prose) == f"Sure! {WIN}  for Acme Corp"

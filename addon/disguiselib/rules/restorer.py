@@ -64,8 +64,17 @@ TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
 VALUE = 1  # a complete decoded string (tool name, key, value): no strip rules
 JSON = 2  # JSON text (tool arguments): matched in decoded space, originals inserted JSON-escaped
 # The model's answer text (a window's mode, never run()'s): TEXT, or JSON where the
-# request asked for its answer as JSON (structured outputs: Restorer.output)
+# request asked for its answer as JSON (structured outputs: Restorer.output) and the text
+# begins as JSON does (answer_mode)
 OUTPUT = 3
+
+
+def answer_mode(s: str) -> int | None:
+    """The mode of a JSON answer's text by its first character after whitespace: JSON for
+    `{` or `[`, TEXT otherwise (a provider that answered prose all the same); None while
+    it is blank."""
+    t = s.lstrip(" \t\r\n")
+    return None if not t else JSON if t[0] in "{[" else TEXT
 
 
 def esc_advance(s: str, i: int, j: int, st: int) -> int:
@@ -269,8 +278,8 @@ class Restorer:
 
     def answer(self, s: str) -> str:
         """Whole reversal of the model's answer text: as text, or as JSON text where the
-        request asked for JSON (output)."""
-        return self.whole(s, self.output)
+        request asked for JSON (output) and it is JSON (answer_mode)."""
+        return self.whole(s, (answer_mode(s) or TEXT) if self.output == JSON else TEXT)
 
     def value(self, s: str) -> str:
         """Whole-value reversal of a complete decoded string (tool name, key, value)."""

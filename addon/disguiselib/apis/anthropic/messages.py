@@ -430,11 +430,11 @@ class AnthropicStream(SSEStream):
         dtype = m.group(2)
         if dtype in _PASS_DELTAS_RAW:
             return [raw]
-        kind = Window.JSON if dtype == b"input_json_delta" else self.restorer.output
+        kind = Window.JSON if dtype == b"input_json_delta" else Window.OUTPUT
         w = self.windows.get(int(m.group(1)), False)
         if w is None:
             return [raw]
-        if w is False or (w.mode != kind and not w.held):  # type: ignore[union-attr]
+        if w is False or ((int(m.group(1)) in self._texts) == (kind == Window.JSON) and not w.held):  # type: ignore[union-attr]
             w = Window(self.restorer, kind)  # as _window makes it, kept only if the delta is read here
             got = self.window_raw(raw, w, m.start(3), m.end(3))
             if got is not None:
@@ -444,11 +444,11 @@ class AnthropicStream(SSEStream):
         return self.window_raw(raw, w, m.start(3), m.end(3))  # type: ignore[arg-type]
 
     def _window(self, idx: int, dtype: str) -> Window | None:
-        kind = Window.JSON if dtype == "input_json_delta" else self.restorer.output
+        kind = Window.JSON if dtype == "input_json_delta" else Window.OUTPUT
         w = self.windows.get(idx, False)
         if w is None:  # a block without a window (content_block_start said so)
             return None
-        if w is False or (w.mode != kind and not w.held):  # type: ignore[union-attr]
+        if w is False or ((idx in self._texts) == (kind == Window.JSON) and not w.held):  # type: ignore[union-attr]
             # a delta with no start seen, or of another kind than its block's: treated by
             # its delta type (an empty window is the same as a new one, so what a delta
             # gets never depends on deltas that passed unparsed before it)
@@ -527,7 +527,7 @@ class AnthropicStream(SSEStream):
         tail = w.flush()
         if not tail:
             return []
-        dtype, field = _DELTA_FOR[Window.TEXT if idx in self._texts and w.mode == self.restorer.output else w.mode]
+        dtype, field = _DELTA_FOR[Window.TEXT if self.restorer.output and idx in self._texts else w.mode]
         data = (
             f'{{"type":"content_block_delta","index":{idx},'
             f'"delta":{{"type":"{dtype}","{field}":"{json_escape(tail)}"}}}}'
