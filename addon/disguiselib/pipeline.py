@@ -34,6 +34,7 @@ from .errors import (
 )
 from .rules.found import Memo, texts
 from .rules.knowing import of_session
+from .rules.restorer import JSON, TEXT
 from .rules.rules import Restorer, Rules, Session
 from .wire import jsonspan
 from .wire.decoding import LIMIT, Decoded, decoder_for
@@ -91,7 +92,8 @@ class Masked:
     def restorer(self, rules: Rules) -> Restorer:
         """The restorer of this request's answer: its placeholders, and its documents'
         masking edits for the citations that count their characters (base/offsets.py)."""
-        return rules.restorer(self.session.placeholders, documents=self.session.documents)
+        return rules.restorer(self.session.placeholders, documents=self.session.documents,
+                              output=JSON if self.session.json_out else TEXT)
 
 
 class Refusal(enum.Enum):

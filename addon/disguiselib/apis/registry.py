@@ -179,6 +179,7 @@ OPENAI_RESPONSES_STORED = Api(  # GET /responses/{id} (also ?stream=true), POST 
     openai_chat.error_body,
     events=openai_responses.STREAM_EVENT,
     answers=STREAMS,
+    whole_body=responses_fields.restore_stored,  # a JSON answer as its own text.format says
 )
 OPENAI_RESPONSES_INPUT_ITEMS = Api(
     "openai.responses.input_items",

@@ -76,6 +76,18 @@ masked), but the placeholders and fakes it holds are the provider's own, from th
 that wrote them, not the client's (base/present.Held does not skip or reserve them: the
 conversation's numbering stays as it was, turn after turn)."""
 ECHO.echo = ECHO.tree.echo = True  # type: ignore[union-attr]
+
+
+class _Answer(type(jsonspan.PROSE)):  # type: ignore[misc]
+    answer = True  # restore_fn: Restorer.answer
+
+    def __repr__(self) -> str:
+        return "ANSWER"
+
+
+ANSWER: Rule = _Answer()
+"""The model's answer text: PROSE, restored as JSON text (originals JSON-escaped) where
+the request asked for its answer as JSON (base/jsonanswer.py, Restorer.output)."""
 GENERIC: Rule = UNKNOWN
 """Unknown shapes fail closed: every key and every string value inside is masked (in a
 response: restored), whatever it is called — `data`, `id` and `signature` included."""

@@ -15,6 +15,8 @@ so the cost of a piece does not depend on how much text went before it.
 Modes:
 - TEXT: decoded text a user reads; disguises, placeholders and strip rules.
 - VALUE: a complete decoded string (tool name, key, value); no strip rules.
+- OUTPUT: the model's answer text: TEXT, or where its request asked for JSON
+  (Restorer.output) JSON once the text begins with `{` or `[` (TEXT otherwise).
 - JSON: JSON text (Anthropic `partial_json`, OpenAI `arguments`), decoded once from
   the event. Originals are inserted JSON-escaped, so `C:\\Users\\a "b"` still parses.
   Text with escapes of its own is matched in decoded space (wire/text.py json_text_decoded):
@@ -34,12 +36,14 @@ class Window:
     TEXT = rules.TEXT
     VALUE = rules.VALUE
     JSON = rules.JSON
+    OUTPUT = rules.OUTPUT  # the model's answer: TEXT, or JSON where the request asked for JSON
 
     __slots__ = ("_r", "mode", "held")
 
     def __init__(self, restorer: Restorer, mode: int) -> None:
         self._r = restorer
-        self.mode = mode
+        # OUTPUT stays until the text's first character says JSON or TEXT (rules.answer_mode)
+        self.mode = rules.TEXT if mode == rules.OUTPUT and restorer.output != rules.JSON else mode
         self.held = ""  # (JSON mode: it begins outside any escape, an escape cut short is in it)
 
     def feed(self, text: str) -> str:
@@ -47,6 +51,11 @@ class Window:
         buf = self.held + text if self.held else text
         if not buf:
             return ""
+        if self.mode == rules.OUTPUT:
+            mode = rules.answer_mode(buf)
+            if mode is None:  # blank so far: nothing to restore, nothing decided
+                return buf
+            self.mode = mode
         out, h = self._r.run(buf, self.mode, False, 0)
         self.held = buf[h:]
         return out
@@ -54,7 +63,8 @@ class Window:
     def holds(self, text: str) -> bool:
         """Would feed(text) hold a tail back? Changes nothing."""
         buf = self.held + text
-        return bool(buf) and self._r.holds(buf, self.mode, 0)
+        mode = rules.answer_mode(buf) if self.mode == rules.OUTPUT else self.mode
+        return bool(buf) and mode is not None and self._r.holds(buf, mode, 0)
 
     def flush(self) -> str:
         """End the channel: everything held, restored; a dangling strip match dropped."""

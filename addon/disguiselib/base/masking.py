@@ -18,6 +18,7 @@ from ..wire.text import Columns, splice
 from . import copies
 from .document import repeated
 from .fields import As, Dup, key_context, loads, plain, read
+from .jsonanswer import answers_json
 from .offsets import documents, masking_edits
 from .present import Held
 from .prompt import numbers_key, prompt_order
@@ -34,7 +35,6 @@ class _Api(Protocol):
 
 
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-
 
 # Maskings of one body with the fakes that clash reserved before it is refused (a client would type each next too).
 _FAKE_ROUNDS = 4
@@ -162,6 +162,7 @@ def mask_body(
                 s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known
             )
         session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
+        session.json_out = answers_json(doc, root)
     except (KeyError, IndexError, TypeError) as e:
         # The raw walk and json.loads disagree only where an object repeats a key with
         # values of different shapes: which one the provider reads is not ours to guess.
@@ -544,7 +545,6 @@ def mask_fn(rules: Rules, session: Session, memo: dict | None = None, known: dic
         return jsonspan.Spans(spanwalk.walk(v, r.doc, jsonspan.USER, inner_fn, where=where, at=at))  # type: ignore[arg-type] # apply takes Columns
 
     return fn
-
 
 def as_text(v: str, new: str | jsonspan.Spans | Columns) -> str:
     return jsonspan.splice(v, list(new)) if isinstance(new, (jsonspan.Spans, Columns)) else new

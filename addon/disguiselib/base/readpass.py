@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..rules.restorer import OUTPUT, TEXT
+
 ANTHROPIC, CHAT, RESPONSES = 1, 2, 3
 
 try:  # the compiled engine's part (engine.NATIVE); absent or stale: ImportError
@@ -77,10 +79,13 @@ class PyReadPass:
 
 
 def c_make_pass(stream: Any, api: int, deltas: dict | None = None) -> Any:
-    """The compiled pass for stream (None where there is none, or the stream's rule set
-    has fakes: their matchers are the flow's own)."""
-    if _CReadPass is None or stream.restorer.rules.faker is not None:
+    """The compiled pass for stream (None where there is none, the stream's rule set
+    has fakes: their matchers are the flow's own, or its answer text is JSON: the pass
+    reads text deltas as text)."""
+    if _CReadPass is None or stream.restorer.rules.faker is not None or stream.restorer.output:
         return None
+    if deltas:  # (its answer text is text: the window mode it has)
+        deltas = {t: (f, TEXT if m == OUTPUT else m) for t, (f, m) in deltas.items()}
     return _CReadPass(stream, api, deltas)
 
 

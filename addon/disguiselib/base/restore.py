@@ -25,7 +25,7 @@ def restore_fn(r: Restorer) -> Callable[[str, jsonspan.Rule], str]:
             # own word (fields.META: masked in a request, where a client could write one).
             return v
         if rule.prose:
-            return r.text(v)
+            return r.answer(v) if getattr(rule, "answer", False) else r.text(v)
         if rule.json_text:
             return r.json_text(v)
         return r.value(v)

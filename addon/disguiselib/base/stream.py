@@ -355,7 +355,10 @@ class SSEStream(Lifecycle, ABC):
 
     def quiet(self) -> bool:
         """No window holds text (subclasses add their own
-        state: a stream that renumbers what it passes is never quiet)."""
+        state: a stream that renumbers what it passes is never quiet). A JSON answer's
+        stream never is: each answer channel's first text decides its mode (holdback.Window)."""
+        if self.restorer.output:
+            return False
         for w in self.windows.values():
             if w is not None and w.held:
                 return False

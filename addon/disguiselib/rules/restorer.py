@@ -63,6 +63,18 @@ def all_prefixes(t: dict, end: str) -> str:
 TEXT = 0  # decoded text a user reads: disguises, placeholders and strip rules
 VALUE = 1  # a complete decoded string (tool name, key, value): no strip rules
 JSON = 2  # JSON text (tool arguments): matched in decoded space, originals inserted JSON-escaped
+# The model's answer text (a window's mode, never run()'s): TEXT, or JSON where the
+# request asked for its answer as JSON (structured outputs: Restorer.output) and the text
+# begins as JSON does (answer_mode)
+OUTPUT = 3
+
+
+def answer_mode(s: str) -> int | None:
+    """The mode of a JSON answer's text by its first character after whitespace: JSON for
+    `{` or `[`, TEXT otherwise (a provider that answered prose all the same); None while
+    it is blank."""
+    t = s.lstrip(" \t\r\n")
+    return None if not t else JSON if t[0] in "{[" else TEXT
 
 
 def esc_advance(s: str, i: int, j: int, st: int) -> int:
@@ -181,7 +193,7 @@ class Restorer:
 
     __slots__ = (
         "rules", "placeholders", "_esc_cache", "restored", "stripped", "_hold", "_reach", "_fk", "_fk_n", "_trig",
-        "_whole", "documents",
+        "_whole", "documents", "output",
     )  # fmt: skip
 
     # remember(): whole texts at least this long are remembered, at most WHOLE_MAX of them
@@ -193,9 +205,13 @@ class Restorer:
 
     # rules: the rules.Rules that built it (typed loosely: rules.py imports this module)
     def __init__(
-        self, rules: Any, placeholders: dict[str, str], growing: bool = False, documents: dict[int, Any] | None = None
+        self, rules: Any, placeholders: dict[str, str], growing: bool = False, documents: dict[int, Any] | None = None,
+        output: int = TEXT,
     ) -> None:
         self.rules = rules
+        # What the model's answer text is (OUTPUT): TEXT, or JSON where the request asked
+        # for JSON (a structured output's `{"owner": "C:\\Users"}` still parses restored)
+        self.output = output
         # The request's documents an answer may cite by offsets, by index: masking's edits
         # of each (base/offsets.py, Session.documents); empty: none moved.
         self.documents: dict[int, Any] = documents or {}
@@ -259,6 +275,11 @@ class Restorer:
     def json_text(self, s: str) -> str:
         """Whole reversal of complete JSON text (tool arguments): originals JSON-escaped."""
         return self.whole(s, JSON)
+
+    def answer(self, s: str) -> str:
+        """Whole reversal of the model's answer text: as text, or as JSON text where the
+        request asked for JSON (output) and it is JSON (answer_mode)."""
+        return self.whole(s, (answer_mode(s) or TEXT) if self.output == JSON else TEXT)
 
     def value(self, s: str) -> str:
         """Whole-value reversal of a complete decoded string (tool name, key, value)."""

@@ -541,8 +541,10 @@ class Rules:
             edits = settle.settle(self, text, edits, session, context, memo)
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
-    def restorer(self, placeholders: dict[str, str], growing: bool = False, documents: dict | None = None) -> Restorer:
-        return Restorer(self, placeholders, growing, documents)
+    def restorer(
+        self, placeholders: dict[str, str], growing: bool = False, documents: dict | None = None, output: int = 0
+    ) -> Restorer:
+        return Restorer(self, placeholders, growing, documents, output)
 
 
 

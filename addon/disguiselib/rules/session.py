@@ -67,7 +67,7 @@ class Session:
 
     __slots__ = (
         "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
-        "copied", "keyed",
+        "copied", "keyed", "json_out",
     )  # fmt: skip
 
     def __init__(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None) -> None:
@@ -92,6 +92,9 @@ class Session:
         # again, every copy too (base/copies.py); the leak guard reads every text
         self.copied = False
         self.keyed = keyed
+        # the request asks for its answer as JSON (base/jsonanswer.py): its text is
+        # restored as JSON text
+        self.json_out = False
 
     def after(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None) -> Session:
         """A session that continues this one (its disguises kept, its numbering going

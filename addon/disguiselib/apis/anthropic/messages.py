@@ -2,8 +2,7 @@
 
 Request fields follow https://docs.anthropic.com/en/api/messages. Streams follow
 https://docs.anthropic.com/en/docs/build-with-claude/streaming: message_start,
-content_block_start / _delta / _stop per content block `index`, message_delta,
-message_stop, ping and error.
+content_block_start / _delta / _stop per content block `index`, message_delta, message_stop, ping and error.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import re
 from ...base import readpass
 from ...base.channels import channel_index
 from ...base.exempt import COUNTERS, MODEL, SIGNED
-from ...base.fields import CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Shape, Within, obj
+from ...base.fields import ANSWER, CLIENT_ID, GENERIC, ID, META, OPAQUE, SCHEMA, SETTING, Media, Shape, Within, obj
 from ...base.holdback import Window
 from ...base.offsets import CITED_TEXT, DOCUMENT, Quoted, register_quoted
 from ...base.restore import restore_json
@@ -151,6 +150,8 @@ MESSAGES_REQUEST = Obj(
     # a container reused (code execution: the files earlier requests wrote): numbered by a key
     state=("container",),
 )
+_JSON = frozenset({"json_schema"})  # an answer asked for as JSON (base/jsonanswer.py)
+MESSAGES_REQUEST.json_answer = ((("output_config", "format", "type"), _JSON), (("output_format", "type"), _JSON))  # type: ignore[attr-defined]
 BATCH_REQUEST = Obj(
     {"requests": Arr(Obj({"custom_id": CLIENT_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
     default=GENERIC,
@@ -160,7 +161,7 @@ BATCH_REQUEST = Obj(
 
 _RESP_BLOCK = Typed(
     {
-        "text": obj({"text": PROSE, "citations": Arr(_CITATION)}),
+        "text": obj({"text": ANSWER, "citations": Arr(_CITATION)}),
         "tool_use": obj({"id": ID, "name": VALUES, "input": USER}),
         "server_tool_use": obj({"id": ID, "name": VALUES, "input": USER}),
         "mcp_tool_use": obj({"id": ID, "name": VALUES, "server_name": VALUES, "input": USER}),
@@ -265,9 +266,7 @@ def view(doc: dict, ev, b) -> bool:
 
 
 def _view_kind(btype: str) -> str:
-    if block_kind(btype) == "opaque":
-        return "thinking"
-    return "text" if SPEC.blocks.get(btype) == TEXT else "json"
+    return "thinking" if block_kind(btype) == "opaque" else "text" if SPEC.blocks.get(btype) == TEXT else "json"
 
 
 # The Messages stream's wire vocabulary, for every reader (base/wirespec.py).
@@ -375,6 +374,7 @@ class AnthropicStream(SSEStream):
         super().__init__(restorer)
         # per block index; None: passed as is (before the pass, which keeps this very dict)
         self.windows: dict[int, Window | None] = {}
+        self._texts: set[int] = set()  # text blocks' windows (JSON mode for a JSON answer): _drain_one's delta type
         if readpass.make_pass is not None and type(self) is AnthropicStream:  # (a subclass: its own on_raw)
             self._pass = readpass.make_pass(self, readpass.ANTHROPIC)
 
@@ -388,7 +388,7 @@ class AnthropicStream(SSEStream):
             if dtype in _PASS_DELTAS:
                 return [ev.raw]
             idx = int(m.group(1))
-            w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
+            w = self._window(idx, dtype)
             if w is None:
                 return [ev.raw]
             return self.window_field(ev, w, m.start(3), m.end(3))
@@ -432,27 +432,30 @@ class AnthropicStream(SSEStream):
         dtype = m.group(2)
         if dtype in _PASS_DELTAS_RAW:
             return [raw]
-        kind = Window.JSON if dtype == b"input_json_delta" else Window.TEXT
+        kind = Window.JSON if dtype == b"input_json_delta" else Window.OUTPUT
         w = self.windows.get(int(m.group(1)), False)
         if w is None:
             return [raw]
-        if w is False or (w.mode != kind and not w.held):  # type: ignore[union-attr]
+        if w is False or ((int(m.group(1)) in self._texts) == (kind == Window.JSON) and not w.held):  # type: ignore[union-attr]
             w = Window(self.restorer, kind)  # as _window makes it, kept only if the delta is read here
             got = self.window_raw(raw, w, m.start(3), m.end(3))
             if got is not None:
                 self.windows[int(m.group(1))] = w
+                (self._texts.discard if dtype == b"input_json_delta" else self._texts.add)(int(m.group(1)))
             return got
         return self.window_raw(raw, w, m.start(3), m.end(3))  # type: ignore[arg-type]
 
-    def _window(self, idx: int, kind: int) -> Window | None:
+    def _window(self, idx: int, dtype: str) -> Window | None:
+        kind = Window.JSON if dtype == "input_json_delta" else Window.OUTPUT
         w = self.windows.get(idx, False)
         if w is None:  # a block without a window (content_block_start said so)
             return None
-        if w is False or (w.mode != kind and not w.held):  # type: ignore[union-attr]
+        if w is False or ((idx in self._texts) == (kind == Window.JSON) and not w.held):  # type: ignore[union-attr]
             # a delta with no start seen, or of another kind than its block's: treated by
             # its delta type (an empty window is the same as a new one, so what a delta
             # gets never depends on deltas that passed unparsed before it)
             w = self.windows[idx] = Window(self.restorer, kind)
+            (self._texts.discard if dtype == "input_json_delta" else self._texts.add)(idx)
         return w  # type: ignore[return-value]
 
     def _restored(self, ev: Event, rule: Rule) -> bytes:
@@ -467,8 +470,9 @@ class AnthropicStream(SSEStream):
         block = obj.get("content_block")
         btype = block.get("type") if isinstance(block, dict) else None
         kind = _WINDOW_KIND.get(btype)  # type: ignore[arg-type]
-        w = Window(self.restorer, kind) if kind is not None else None
+        w = Window(self.restorer, Window.OUTPUT if kind == Window.TEXT else kind) if kind is not None else None
         self.windows[idx] = w
+        (self._texts.add if kind == Window.TEXT else self._texts.discard)(idx)
         if btype in ("thinking", "redacted_thinking"):
             return [ev.raw]
         if w is not None and kind == Window.TEXT:
@@ -492,7 +496,7 @@ class AnthropicStream(SSEStream):
             return [ev.raw]
         if dtype in ("text_delta", "input_json_delta"):
             idx = channel_index(obj.get("index"))
-            w = self._window(idx, Window.JSON if dtype == "input_json_delta" else Window.TEXT)
+            w = self._window(idx, dtype)  # type: ignore[arg-type]
             if w is None:
                 return [ev.raw]
             data = ev.data
@@ -525,7 +529,7 @@ class AnthropicStream(SSEStream):
         tail = w.flush()
         if not tail:
             return []
-        dtype, field = _DELTA_FOR[w.mode]
+        dtype, field = _DELTA_FOR[Window.TEXT if self.restorer.output and idx in self._texts else w.mode]
         data = (
             f'{{"type":"content_block_delta","index":{idx},'
             f'"delta":{{"type":"{dtype}","{field}":"{json_escape(tail)}"}}}}'

@@ -26,7 +26,7 @@ from ...base.exempt import MODEL
 from ...base.fields import ID, META
 from ...base.wirespec import SSE, Provider, WireSpec
 from ...wire.jsonspan import Rule
-from .gemini import _GENERATE_FIELDS, COLON, GENERATE_RESPONSE, PROMPT, _ObjectOrArray, obj
+from .gemini import _GENERATE_FIELDS, COLON, GENERATE_RESPONSE, JSON_ANSWER, PROMPT, _ObjectOrArray, obj
 from .stream import GeminiStream
 from .stream import view as gemini_view
 
@@ -40,6 +40,7 @@ REQUEST = obj(
     {"model": MODEL, "project": ID, "user_prompt_id": ID,
      "request": obj({**_GENERATE_FIELDS, "session_id": ID}, prompt=PROMPT)}
 )  # fmt: skip
+REQUEST.json_answer = tuple((("request", *path), v) for path, v in JSON_ANSWER)  # type: ignore[attr-defined]
 EVENT = obj({"response": GENERATE_RESPONSE, "traceId": ID, "totalTokens": META})
 RESPONSE: Rule = _ObjectOrArray(EVENT)  # a whole answer (or a stream that arrived whole)
 

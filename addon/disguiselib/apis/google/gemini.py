@@ -34,13 +34,13 @@ import re
 from collections.abc import Iterable
 
 from ...base.exempt import COUNTERS, MODEL, SIGNED
-from ...base.fields import GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media
+from ...base.fields import ANSWER, GENERIC, ID, MEDIA, META, OPAQUE, SCHEMA, Media
 from ...base.logprobs import holds_disguise, overlapping, register
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...base.wirespec import Provider
 from ...rules.rules import Restorer
-from ...wire.jsonspan import PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ...wire.jsonspan import USER, VALUES, Arr, Either, Obj, Rule, Typed
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -198,6 +198,10 @@ GENERATE_REQUEST = obj(_GENERATE_FIELDS, prompt=PROMPT, state=("cachedContent",)
 # countTokens: {"contents": [...]} or {"generateContentRequest": {...}}
 GENERATE_REQUEST.fields["generateContentRequest"] = GENERATE_REQUEST
 GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST
+# an answer asked for as JSON (structured output: base/jsonanswer.py)
+JSON_ANSWER = tuple(((g, m), frozenset({"application/json"})) for g in ("generationConfig", "generation_config")
+                    for m in ("responseMimeType", "response_mime_type"))  # fmt: skip
+GENERATE_REQUEST.json_answer = JSON_ANSWER  # type: ignore[attr-defined]
 
 # Explicit caching: a CachedContent carries what a generateContent request would
 # (contents, systemInstruction, tools, toolConfig) and is masked the same way, once, when
@@ -242,7 +246,7 @@ EMBED_RESPONSE = obj(dict.fromkeys(_EMBED_ANSWER, META))  # numbers and the API'
 
 # -- whole responses -----------------------------------------------------------------------
 
-_RESP_PART = _Part(obj({**_PART_FIELDS, "text": PROSE, "functionResponse": _FUNCTION_RESPONSE}))
+_RESP_PART = _Part(obj({**_PART_FIELDS, "text": ANSWER, "functionResponse": _FUNCTION_RESPONSE}))
 _CANDIDATE_FIELDS: dict[str, Rule] = _both(
     {
         "index": META, "finishReason": META, "safetyRatings": META, "tokenCount": META,

@@ -98,7 +98,7 @@ class _StreamParts(Rule):
         self.finishing = finishing
 
     def child(self, key: str | int) -> Rule:
-        chan = Chan(self.key, flush=key == self.last)  # a candidate's text; flushed where it finishes
+        chan = Chan(self.key, Window.OUTPUT, flush=key == self.last)  # a candidate's text; flushed where it finishes
         mark = ("part", self.key[0], key)
         call = StreamCall(self.stream.calls, self.key[0], self.finishing, mark)  # streamed arguments (calls.py)
         fields = {**_RESP_PART.part.fields, "text": chan, "functionCall": call, "function_call": call}  # type: ignore[attr-defined]

@@ -118,12 +118,13 @@ CHAT_REQUEST = Obj(
     # the prompt: the tool definitions (rendered before the conversation), the messages last
     prompt=("tools", "functions", "messages"),
 )
+CHAT_REQUEST.json_answer = ((("response_format", "type"), frozenset({"json_schema", "json_object"})),)  # type: ignore[attr-defined]
 
 
 _TOOL_CALL_OUT = obj({"id": ID, "function": obj({"name": VALUES, "arguments": JSON_TEXT}),
                        "custom": obj({"name": VALUES, "input": VALUES})})
 # Compatible providers (Mistral) send content as parts; thinking parts pass untouched.
-_CHAT_OUT_PART = Typed({"text": obj({"text": PROSE}), "thinking": SIGNED}, default=GENERIC)
+_CHAT_OUT_PART = Typed({"text": obj({"text": fields.ANSWER}), "thinking": SIGNED}, default=GENERIC)
 _AUDIO_OUT = obj({"id": ID, "data": MEDIA, "expires_at": META, "transcript": PROSE})
 _ENVELOPE = {**dict.fromkeys(("object", "created", "model", "system_fingerprint", "service_tier"), META),
              "usage": COUNTERS,
@@ -134,7 +135,7 @@ CHAT_RESPONSE = Obj(
         "choices": Arr(Obj({
             "index": META, "finish_reason": META, "logprobs": META,
             "message": Obj({
-                "role": META, "content": Either(PROSE, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
+                "role": META, "content": Either(fields.ANSWER, Arr(_CHAT_OUT_PART)), "refusal": PROSE,
                 "tool_calls": Arr(_TOOL_CALL_OUT),
                 "function_call": obj({"name": VALUES, "arguments": JSON_TEXT}),
                 "audio": _AUDIO_OUT, "annotations": GENERIC, **_REASONING,
@@ -177,11 +178,11 @@ class _ChatChoice(Rule):
 
     def resolve(self, value: object) -> Rule:
         k = channel_index(value.get("index", 0)) if isinstance(value, dict) else 0
-        parts = Typed({"text": obj({"text": Chan((k, "content"), Window.TEXT, parts=True)}), "thinking": SIGNED},
+        parts = Typed({"text": obj({"text": Chan((k, "content"), Window.OUTPUT, parts=True)}), "thinking": SIGNED},
                       default=GENERIC)  # fmt: skip
         delta = Obj({
             "role": META,
-            "content": Either(Chan((k, "content"), Window.TEXT), Arr(parts)),
+            "content": Either(Chan((k, "content"), Window.OUTPUT), Arr(parts)),
             "refusal": Chan((k, "refusal"), Window.TEXT),
             "audio": obj({"id": ID, "data": MEDIA, "expires_at": META,
                            "transcript": Chan((k, "transcript"), Window.TEXT)}),
@@ -313,8 +314,6 @@ SPEC = WireSpec(
 )
 
 
-
-
 class ChatStream(ToolNames, ChannelStream):
     """One Chat Completions stream: a window per (choice, content | refusal | tool call
     arguments | tool call name).
@@ -378,12 +377,12 @@ class ChatStream(ToolNames, ChannelStream):
             return None  # parsed: it ends the stream
         if m.start(2) >= 0:
             key: tuple = (int(m.group(1)), "content")
-            mode, start, end = Window.TEXT, m.start(2), m.end(2)
+            mode, start, end = Window.OUTPUT, m.start(2), m.end(2)
         else:
             key = (int(m.group(1)), "tool", int(m.group(3)))
             mode, start, end = Window.JSON, m.start(4), m.end(4)
         got = self.window_raw_for(key, mode, raw, start, end)
-        if got is not None and mode == Window.TEXT:
+        if got is not None and mode == Window.OUTPUT:
             self.parts.discard(key)
         return got
 
@@ -409,7 +408,7 @@ class ChatStream(ToolNames, ChannelStream):
         if m is not None:
             key = (int(m.group(1)), "content")
             self.parts.discard(key)
-            w = self.window(key, Window.TEXT)
+            w = self.window(key, Window.OUTPUT)
             return self.window_field(ev, w, m.start(2), m.end(2))
         m = _FAST_CHAT_ARGS.search(data) if fast else None
         if m is not None:

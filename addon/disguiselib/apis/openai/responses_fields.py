@@ -10,10 +10,12 @@ with these tables.
 
 from __future__ import annotations
 
+import json
 import mimetypes
 
 from ...base.exempt import COUNTERS, MODEL, SIGNED
 from ...base.fields import (
+    ANSWER,
     DATA_URL,
     ECHO,
     GENERIC,
@@ -30,9 +32,12 @@ from ...base.fields import (
     obj,
 )
 from ...base.holdback import Window
+from ...base.jsonanswer import answers_json
 from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
+from ...base.restore import restore_body
 from ...base.wirespec import TextHeader
+from ...rules.restorer import JSON, Restorer
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE, IDENTIFIERS
 
@@ -220,6 +225,7 @@ RESPONSES_REQUEST = Obj(
     # a stored response or a conversation it continues: numbered by a key (rules/session.py)
     state=("previous_response_id", "conversation"),
 )
+RESPONSES_REQUEST.json_answer = ((("text", "format", "type"), frozenset({"json_schema", "json_object"})),)  # type: ignore[attr-defined]
 # The request headers that carry the client's own text. Codex (codex-rs `TurnMetadata`)
 # sends `x-codex-turn-metadata` on every Responses request
 # (`/v1/responses`, chatgpt.com's `/backend-api/codex/responses`, `.../compact`): JSON
@@ -230,7 +236,7 @@ REQUEST_HEADERS = (TextHeader("x-codex-turn-metadata", JSON_TEXT),)
 
 _OUT_PART = Typed(
     {
-        "output_text": obj({"text": PROSE, "annotations": Arr(_ANNOTATION), "logprobs": META}),
+        "output_text": obj({"text": ANSWER, "annotations": Arr(_ANNOTATION), "logprobs": META}),
         "refusal": obj({"refusal": PROSE}),
         "reasoning_text": SIGNED,  # reasoning: untouched, like thinking
     },
@@ -268,6 +274,20 @@ RESPONSE_OBJECT = Obj(
 
 # -- retrievals (stored responses: literals only, see registry.py) ---------------------
 
+
+def restore_stored(body: bytes, r: Restorer) -> bytes:
+    """A stored response as GET /v1/responses/{id} (or its cancel) gives it back, whole:
+    the request that asked for a JSON answer is gone, but the response says it in its own
+    `text.format` (base/jsonanswer.py): its answer's text is then restored as JSON text."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    if answers_json(doc, RESPONSES_REQUEST):
+        r.output = JSON
+    return restore_body(body, RESPONSE_OBJECT, r)
+
+
 class _AnyItem(Rule):
     """An item listed back by input_items: an input item, or an output item (a message
     with output_text parts, a call the model made)."""
@@ -290,7 +310,7 @@ INPUT_ITEMS_LIST = Obj(
 
 # delta event type -> (channel field, window mode, the matching done event's field)
 _DELTAS = {
-    "response.output_text.delta": ("text", Window.TEXT),
+    "response.output_text.delta": ("text", Window.OUTPUT),
     "response.refusal.delta": ("refusal", Window.TEXT),
     "response.function_call_arguments.delta": ("args", Window.JSON),
     "response.custom_tool_call_input.delta": ("input", Window.VALUE),
@@ -300,7 +320,7 @@ _DELTAS = {
     "response.audio.transcript.delta": ("transcript", Window.TEXT),
 }
 _DONES = {
-    "response.output_text.done": ("response.output_text.delta", "text", PROSE),
+    "response.output_text.done": ("response.output_text.delta", "text", ANSWER),
     "response.refusal.done": ("response.refusal.delta", "refusal", PROSE),
     "response.function_call_arguments.done": ("response.function_call_arguments.delta", "arguments", JSON_TEXT),
     "response.custom_tool_call_input.done": ("response.custom_tool_call_input.delta", "input", VALUES),
