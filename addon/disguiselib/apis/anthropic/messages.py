@@ -144,11 +144,9 @@ MESSAGES_REQUEST = Obj(
         "output_config": obj({"format": obj({"schema": SCHEMA}), "effort": META}),
     },
     default=GENERIC,
-    # the prompt (and its cache): tools, then system, then messages
-    # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+    # the prompt (and its cache): tools, system, messages (docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
     prompt=("tools", "system", "messages"),
-    # a container reused (code execution: the files earlier requests wrote): numbered by a key
-    state=("container",),
+    state=("container",),  # a container reused (code execution: files earlier requests wrote): keyed numbers
 )
 _JSON = frozenset({"json_schema"})  # an answer asked for as JSON (base/jsonanswer.py)
 MESSAGES_REQUEST.json_answer = ((("output_config", "format", "type"), _JSON), (("output_format", "type"), _JSON))  # type: ignore[attr-defined]
