@@ -280,6 +280,7 @@ def test_add_makes_the_edits_a_search_per_original_makes(originals: list[str], t
 
 @settings(max_examples=300, deadline=None)
 @given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT)
+@example(originals=["aa", "a"], text="aaa")  # every place, overlapping ones too
 def test_the_guard_finds_every_copy_a_search_per_original_finds(originals: list[str], text: str) -> None:
     from disguiselib.rules.knowing import Originals
 
