@@ -103,7 +103,11 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                    "tests/test_shared_parse.py", "tests/base/test_fieldwalk.py"]),
     # what the disguises in a masked text make is no original: the guard's and the audit's
     "knowing": ("rules/knowing.py", ["tests/rules/test_knowing.py", "tests/test_pipeline.py",
-                                     "tests/rules/test_fakes.py", "tests/rules/test_settle.py"]),
+                                     "tests/rules/test_fakes.py", "tests/rules/test_settle.py",
+                                     "tests/base/test_copies.py"]),
+    # one request's numbering: placeholders by first appearance, keyed where it continues stored state
+    "session": ("rules/session.py", ["tests/rules/test_session.py", "tests/base/test_prompt.py",
+                                     "tests/rules/test_fakes.py", "tests/base/test_copies.py"]),
     # the masker's second look: what masking one original revealed is masked too
     "settle": ("rules/settle.py", ["tests/rules/test_settle.py", "tests/test_pipeline.py",
                                    "tests/rules/test_knowing.py"]),

@@ -266,6 +266,7 @@ def test_holding_finds_the_pieces_a_search_per_original_finds(originals: list[st
 @given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT, cut=st.data())
 @example(originals=["aa"], text="aaa", cut=[0, 1])  # the copy after one the edit took is no copy: it overlaps that one
 @example(originals=["ab", "b"], text="abab", cut=[4, 4])
+@example(originals=["aa", "b"], text="aaab", cut=[0, 1])  # and the originals after it are still looked for
 def test_add_makes_the_edits_a_search_per_original_makes(originals: list[str], text: str, cut: st.DataObject | list[int]) -> None:
     known = {o: f"R{k % 2}" for k, o in enumerate(originals)}
     # an edit masking made before: a piece of the text, or none
@@ -279,6 +280,7 @@ def test_add_makes_the_edits_a_search_per_original_makes(originals: list[str], t
 
 @settings(max_examples=300, deadline=None)
 @given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT)
+@example(originals=["aa", "a"], text="aaa")  # every place, overlapping ones too
 def test_the_guard_finds_every_copy_a_search_per_original_finds(originals: list[str], text: str) -> None:
     from disguiselib.rules.knowing import Originals
 

@@ -226,3 +226,28 @@ def test_a_nested_request_using_a_cache_is_keyed() -> None:
 def test_a_state_member_the_table_does_not_know_is_refused_at_import() -> None:
     with pytest.raises(AssertionError):
         jsonspan.Obj({"a": jsonspan.VALUES}, state=("b",))
+
+
+def test_the_numbering_key_is_fixed_by_the_state_alone() -> None:
+    """Known answers: the key is an HMAC of the state's names, so a conversation keeps its
+    numbers across versions and instances sharing the key; a resumed session (Gemini
+    Live) is named by its handle, an object by its id before its handle; both members of
+    a body count, nested or not; what no object with members reads names nothing."""
+    from disguiselib.apis.google.live import CLIENT_MESSAGES
+    from disguiselib.base.prompt import numbers_key
+
+    k = b"k" * 32
+    assert numbers_key({"previous_response_id": "resp_1", "input": "x"}, responses.RESPONSES_REQUEST, k).hex()[:16] == (
+        "b6a3e174e5dd8a45")  # fmt: skip
+    assert numbers_key({"previous_response_id": "r\ud800é"}, responses.RESPONSES_REQUEST, k).hex()[:16] == (
+        "75d9642dcf051c34")  # fmt: skip
+    live = jsonspan.Obj(CLIENT_MESSAGES)
+    by_handle = numbers_key({"setup": {"sessionResumption": {"handle": "h1"}}}, live, k)
+    assert by_handle is not None and by_handle == numbers_key({"previous_response_id": "h1"}, responses.RESPONSES_REQUEST, k)
+    assert numbers_key({"setup": {"sessionResumption": {"id": "i", "handle": "h1"}}}, live, k) != by_handle
+    assert numbers_key({"setup": {"sessionResumption": {"handle": ""}}}, live, k) is None
+    both = {"cachedContent": "a", "generateContentRequest": {"cachedContent": "b"}}
+    assert numbers_key(both, gemini.GENERATE_REQUEST, k) not in (
+        numbers_key({"generateContentRequest": {"cachedContent": "b"}}, gemini.GENERATE_REQUEST, k),
+        numbers_key({"cachedContent": "a"}, gemini.GENERATE_REQUEST, k))  # fmt: skip
+    assert numbers_key({"previous_response_id": "resp_1"}, jsonspan.VALUES, k) is None

@@ -106,3 +106,13 @@ def test_a_keyed_number_taken_goes_to_the_next() -> None:
         assert t.placeholder("EMAIL", "a@b.io") == f"[EMAIL_{sm.KEYED_FIRST}]"
     finally:
         sm.keyed_number = real
+
+
+def test_a_keyed_number_is_fixed_by_the_key_the_rule_and_the_original() -> None:
+    """Known answers: the same key gives an original the same number in every version
+    and instance (an original with a lone surrogate too)."""
+    from disguiselib.rules.session import keyed_number
+
+    assert keyed_number(b"k" * 32, "EMAIL", "a@b.io") == 914705056
+    assert keyed_number(b"k" * 32, "EMAIL", "x\ud800") == 369146904
+    assert keyed_number(b"k" * 32, "PHONE", "a@b.io") != 914705056

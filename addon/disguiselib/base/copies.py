@@ -110,7 +110,7 @@ def add(text: str, edits: list, known: dict[str, str], session: Session, faker: 
         k = bisect.bisect_left(taken, (j,))  # the edits that begin before j
         if k == 0 or taken[k - 1][1] <= i:
             more.append((i, j, session.placeholder(names[o], originals[o], faker)))
-            session.count(names[o], originals[o])
+            session.count(names[o])  # (a pattern's: no literal)
             bisect.insort(taken, (i, j))
     if not more:
         return edits

@@ -99,7 +99,7 @@ def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
     `request`); else key with that state."""
     if type(doc) is not dict:
         return None
-    fields = getattr(root, "fields", None) or {}
+    fields = root.fields if isinstance(root, jsonspan.Obj) else {}
     named = [doc[k] for k in root.state if k in doc]
     for k, v in doc.items():
         rule = fields.get(k)
@@ -111,8 +111,7 @@ def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
     state = [n for n in map(_name, named) if n is not None]
     if not state:
         return None
-    msg = json.dumps(state, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hmac.digest(key, b"state\0" + msg.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return hmac.digest(key, json.dumps(state).encode(), hashlib.sha256)  # (ASCII: escapes for the rest)
 
 
 def _name(v: object) -> object:
