@@ -158,8 +158,7 @@ def _split_mitm(argv: Sequence[str]) -> tuple[list[str], str, list[str]] | None:
         a = argv[i]
         if a in MITM_COMMANDS:
             return list(argv[:i]), a, list(argv[i + 1 :])
-        if a == "--mappings":
-            _mappings_path(argv, i)
+        if a == "--mappings":  # (its path checked where it is read: _pull_rules, argparse)
             i += 2
         elif a.startswith("--mappings=") or a == "--no-defaults":
             i += 1

@@ -292,3 +292,23 @@ def test_the_guard_finds_every_copy_a_search_per_original_finds(originals: list[
             each.append((k, i, i + len(o)))
             i = text.find(o, i + 1)
     assert known.matches(text) == sorted(each)
+
+
+def test_masking_again_stops_when_nothing_new_is_spelled_and_is_bounded() -> None:
+    """copies.more: None where the masked text spells no original known does not hold;
+    the originals to mask again with, known's too, where it does; MaskError at the
+    COPY_ROUNDS-th masking again that still reveals one."""
+    from disguiselib.errors import MaskError
+    from disguiselib.rules.knowing import Originals
+
+    s = Session()
+    s.placeholder("PASSWORD", "pw1")
+    text = 'x "pw1" y "pw1"'  # the second copy no edit covers
+    assert copies.more(text, [(3, 6, "[PASSWORD_1]")], Session(), Originals()) is None  # nothing found
+    got = copies.more(text, [(3, 6, "[PASSWORD_1]")], s, Originals({"pw0": "PASSWORD"}))
+    assert got == {"pw0": "PASSWORD", "pw1": "PASSWORD"}
+    assert copies.more(text, [(3, 6, "[PASSWORD_1]")], s, got) is None  # known already
+    last = Session(copied=copies.COPY_ROUNDS)
+    last.placeholder("PASSWORD", "pw1")
+    with pytest.raises(MaskError, match="round after round"):
+        copies.more(text, [(3, 6, "[PASSWORD_1]")], last, Originals())

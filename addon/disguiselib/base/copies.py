@@ -24,6 +24,7 @@ from typing import Any
 
 import ahocorasick_rs
 
+from ..errors import MaskError
 from ..rules.knowing import Originals, as_originals, char_spans
 from ..rules.session import Session
 from .present import ASCII_ESCAPE_DIGITS
@@ -32,6 +33,25 @@ _DFA = ahocorasick_rs.Implementation.DFA
 # Escapes no JSON writer makes (a printable ASCII character as `\\u00..`, `\\/`): text spelled
 # with them may hold a copy of an original that no search of the written text finds
 _ODD = [b"\\/", *(f"\\u00{d}".encode() for d in ASCII_ESCAPE_DIGITS)]
+
+
+# How many times a request is masked again for the copies of what masking found (more)
+COPY_ROUNDS = 4
+
+
+def more(s: str, edits: Any, session: Session, known: Originals) -> Originals | None:
+    """The originals the JSON text s, masked with edits in session, is to be masked again
+    with, every copy of each masked too: known and those session's rules found by their
+    context that the masked text still spells (left_over), where there is one known does
+    not hold; else None. What masking a copy reveals may be one (`+1 415 555 267110.1.2.3`:
+    the phone's copy masked, the address after it is found, and its copy elsewhere is
+    one). MaskError where session is the COPY_ROUNDS-th masking again (its `copied`)."""
+    found = left_over(s, edits, session) if session.placeholders else {}
+    if found.keys() <= known.keys():
+        return None
+    if session.copied >= COPY_ROUNDS:
+        raise MaskError("masking the copies of originals revealed more originals, round after round")
+    return Originals({**known, **found})
 
 
 def spellings(original: str) -> tuple[str, ...]:
@@ -117,4 +137,4 @@ def add(text: str, edits: list, known: dict[str, str], session: Session, faker: 
     return sorted([*edits, *more], key=lambda e: e[0])
 
 
-__all__ = ["add", "holding", "left_over", "spellings"]
+__all__ = ["COPY_ROUNDS", "Originals", "add", "holding", "left_over", "more", "spellings"]

@@ -150,14 +150,14 @@ def mask_body(
             reserved = reserved | held.clash
         else:
             raise MaskError("the request holds the fakes of its own originals as text, again and again")
-        known = copies.left_over(s, edits, session) if session.placeholders else None  # type: ignore[arg-type]
-        if known:
-            # an original a rule found by its context, copied where its context is not:
-            # masked again, every copy of it too (base/copies.py); every string walked
+        # an original a rule found by its context, copied where its context is not: masked again,
+        # every copy too, while the masked text spells one not masked so yet
+        known: copies.Originals | None = copies.Originals()
+        while (known := copies.more(s, edits, session, known)) is not None:  # type: ignore[arg-type] # base/copies.py
             if type(scanned) is Memo:
                 scanned.raw = scanned.read = None
-            session = Session(reserved, keyed) if start is None else start.after(reserved, keyed)
-            session.copied = True
+            n = session.copied + 1
+            session = Session(reserved, keyed, n) if start is None else start.after(reserved, keyed, n)
             edits, changed = mask_doc(
                 s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known
             )

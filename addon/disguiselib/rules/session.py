@@ -70,7 +70,7 @@ class Session:
         "copied", "keyed", "json_out",
     )  # fmt: skip
 
-    def __init__(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None) -> None:
+    def __init__(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None, copied: int = 0) -> None:
         # Placeholder strings (and fakes) the request already holds as the client's own
         # text: never issued, or the response would "restore" the client's text into an
         # original.
@@ -88,21 +88,22 @@ class Session:
         # the body (cited); then by the document's index in the request (documents).
         self.cited: list[tuple[int, Any]] = []
         self.documents: dict[int, Any] = {}
-        # the request copied an original a rule found where no rule finds it: masked
-        # again, every copy too (base/copies.py); the leak guard reads every text
-        self.copied = False
+        # the request copied an original a rule found where no rule finds it: the how
+        # manyth masking again this is, every copy masked too (base/copies.py; 0: none);
+        # the leak guard then reads every text
+        self.copied = copied
         self.keyed = keyed
         # the request asks for its answer as JSON (base/jsonanswer.py): its text is
         # restored as JSON text
         self.json_out = False
 
-    def after(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None) -> Session:
+    def after(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None, copied: int = 0) -> Session:
         """A session that continues this one (its disguises kept, its numbering going
         on), reserving `reserved` too: a request whose headers left before its body was
         masked (mitm/streamed.py) masks its body after them, so that one placeholder never
         stands for two originals in one request. Documents are the body's own: none.
         keyed: the body's numbering key (Session.keyed), where this one has none."""
-        s = Session(self.reserved | reserved, self.keyed or keyed)
+        s = Session(self.reserved | reserved, self.keyed or keyed, copied)
         s.placeholders, s._by_key, s._count = dict(self.placeholders), dict(self._by_key), dict(self._count)
         s.masked, s.counts, s.literals, s.fakes = self.masked, dict(self.counts), set(self.literals), self.fakes
         return s
