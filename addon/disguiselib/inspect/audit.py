@@ -62,6 +62,7 @@ class Record:
     received: bytes | None  # the response body as the client received it (provider side if shared)
     received_type: str = ""
     received_cut: bool = False  # the body kept is not the whole body
+    sent_cut: bool = False  # what went upstream was not kept (a streamed body past the capture limit)
     shared: bool = False  # a shared copy (provider side only)
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
@@ -449,6 +450,6 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
             continue
         llm.append(r)
         findings += a.audit_record(r)
-        if r.received_cut:
+        if r.received_cut or r.sent_cut:
             incomplete.append(r)
     return Report(llm, findings, skipped, incomplete)

@@ -24,7 +24,7 @@ from ..apis.registry import recognise, recognise_ws, slots_for
 from ..errors import MaskError
 from ..rules.rules import Rules
 from . import audit, wsview
-from .record import META, NEVER_SENT, SIDES, content, destination, is_credential, is_refused
+from .record import META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, content, destination, is_credential, is_refused
 
 
 class ShareError(Exception):
@@ -115,6 +115,7 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         received=received, received_type=ctype,
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")), fakes=_fakes(meta),
+        sent_cut=sent is not None and bool(f.metadata.get(REQUEST_NOT_KEPT)),
     )  # fmt: skip
     if is_refused(f):
         r.note = f"refused by the addon: {NEVER_SENT}"
@@ -190,6 +191,8 @@ def left_out(f: mflow.Flow) -> str:
         return "forwarded unmasked"
     if _cut(f):
         return CUT
+    if f.metadata.get(REQUEST_NOT_KEPT):
+        return NOT_KEPT
     return "not masked by the addon, or its upstream side not kept"
 
 
@@ -198,6 +201,12 @@ def left_out(f: mflow.Flow) -> str:
 # the whole answer, a silent truncation (contract §4, §6); client replay refuses such a
 # flow for the same reason (replay.py).
 CUT = "upstream response cut at disguise_capture_limit (a replay would serve it as whole)"
+
+
+# Why a flow whose request body mitmproxy streamed upstream is left out when that body was
+# larger than the capture limit: the flow holds none of it, and a copy without it would
+# neither be audited nor match a request in server replay.
+NOT_KEPT = "request body streamed upstream, larger than disguise_capture_limit: not kept"
 
 
 def _cut(f: http.HTTPFlow) -> bool:
@@ -228,7 +237,7 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
     up = sides.get("upstream_response")
     if f.response is not None and not (isinstance(up, dict) and "content" in up):
         return None
-    if _cut(f):
+    if _cut(f) or f.metadata.get(REQUEST_NOT_KEPT):
         return None
     g = f.copy()
     g._backup = None  # a replayed flow keeps its earlier state here (restored response included)

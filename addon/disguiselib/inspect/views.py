@@ -35,7 +35,7 @@ from . import render as rd
 from . import sseview, wsview
 from .audit import Auditor
 from .flowfile import ws_messages
-from .record import META, NEVER_SENT, SIDES, is_refused, summary_text
+from .record import META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
     from ..rules.rules import Rules
@@ -249,6 +249,9 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
         mark = _marker(flow, this_side, rules)
         up = _other(flow, which)[1] if which == "response" and this_side == CLIENT else None
         lines += rd.wrap([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
+        gone = flow.metadata.get(REQUEST_NOT_KEPT) if which == "request" else None
+        if gone:  # streamed upstream, past the capture limit (inspector.request)
+            lines.append([(rd.ERROR, f"[NOT KEPT: {gone} bytes streamed upstream, more than disguise_capture_limit]")])
         legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
         return [*lines, *legend, [], *rd.body_lines(data, ctype, mark, up),
                 *_untouched(data, table)]  # fmt: skip
