@@ -31,11 +31,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..apis.registry import BY_NAME
-from ..base import fields
+from ..base import bodies, fields
 from ..errors import MaskError
 from ..leakguard import WITHHELD_PATH, first, json_place, spans
 from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
+from ..wire import percent
 from ..wire.jsonspan import Rule
 from ..wire.text import json_text_decoded, raw_offset
 from . import sseview, wsview
@@ -62,6 +63,7 @@ class Record:
     received: bytes | None  # the response body as the client received it (provider side if shared)
     received_type: str = ""
     received_cut: bool = False  # the body kept is not the whole body
+    sent_type: str = ""  # the request's Content-Type (how its receiver reads a body that is not JSON)
     sent_cut: bool = False  # what went upstream was not kept (a streamed body past the capture limit)
     shared: bool = False  # a shared copy (provider side only)
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
@@ -260,12 +262,14 @@ class Auditor:
 
     def scan_body(
         self, body: bytes, find, side: str, r: Record, ctype: str = "", table: Rule | None = None,
-        events: Rule | None = None,
+        events: Rule | None = None, sent_type: str | None = None,
     ) -> list[Finding]:  # fmt: skip
         """find(text, context) -> [(what, a, b)] over every string of a JSON body (read
         through its API's table: a finding where the table exempts the field is a note),
         every event of an SSE body (each through the API's event table) and every
-        channel's text, or the text of anything else."""
+        channel's text, or the text of anything else — a request's (sent_type: its
+        Content-Type) read as the leak guard reads it, as its receiver does
+        (base/bodies.py: form fields, multipart parts, charsets; percent-decoded)."""
         out: list[Finding] = []
 
         # Text that only looks like JSON is read as written and then literal by literal
@@ -309,7 +313,17 @@ class Auditor:
         try:
             doc = fields.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
-            add("body", body.decode("utf-8", "replace"), None)
+            if sent_type is None:
+                add("body", body.decode("utf-8", "replace"), None)
+                return out
+            for rd in bodies.readings(body, sent_type):  # as leakguard.scan_body reads it
+                where = rd.where if first(self.rules, rd.where) is None else _PATH_WITHHELD
+                if rd.doc is not None:
+                    doc_findings(rd.doc, None, f"{where} ")
+                    continue
+                add(where, rd.text, None)
+                if percent.coded(rd.text):
+                    add(f"{where} (percent-decoded)", percent.decoded(rd.text), None)
             return out
         if isinstance(doc, list) and events is not None and table is not None:
             # a streamed JSON array (Gemini) that arrived whole: each element an event
@@ -398,7 +412,7 @@ class Auditor:
         resp, events = (api.response_rule, api.event_rule) if api is not None else (None, None)
         if r.shared:
             if r.sent:
-                out += self.scan_body(r.sent, mine, "shared", r, table=req)
+                out += self.scan_body(r.sent, mine, "shared", r, table=req, sent_type=r.sent_type)
             if r.received:
                 out += [
                     Finding(f.flow, f.label, "shared", f"response {f.field}", f.what, f.leak, f.text)
@@ -415,7 +429,7 @@ class Auditor:
                     out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
             return out
         if r.sent is not None:
-            out += self.scan_body(r.sent, mine, "upstream", r, table=req)
+            out += self.scan_body(r.sent, mine, "upstream", r, table=req, sent_type=r.sent_type)
             for where, name, value in r.headers:  # the URL and the headers, as the leak guard reads them
                 for what, a, b in mine(value):
                     out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r} [{a}:{b}]", what,

@@ -112,7 +112,7 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     r = audit.Record(
         index=i, label=_label(f), api=api.name if api else None,
         sent=sent,
-        received=received, received_type=ctype,
+        received=received, received_type=ctype, sent_type=f.request.headers.get("content-type", ""),
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")), fakes=_fakes(meta),
         sent_cut=sent is not None and bool(f.metadata.get(REQUEST_NOT_KEPT)),
