@@ -41,6 +41,7 @@ from ..wire.jsonspan import Rule
 from ..wire.text import json_text_decoded, raw_offset
 from . import sseview, wsview
 from .record import plural
+from .replay import rules_gone
 
 _LOOSE = " (JSON text)"  # fields.texts: a literal of text that only looks like JSON
 
@@ -71,6 +72,7 @@ class Record:
     note: str = ""
     messages: list | None = None  # a WebSocket flow's messages (wsview.Msg), in order
     fakes: frozenset[str] = frozenset()  # the fakes the flow's requests carried (disguise_fakes)
+    masked_by: dict | None = None  # the rules that masked it, as its summary says (replay.fingerprint)
 
 
 @dataclass
@@ -97,6 +99,7 @@ class Report:
     findings: list[Finding]
     skipped: int  # flows that are not LLM flows
     incomplete: list[Record]  # flows whose bodies were not kept whole
+    unloaded: list[Record] = field(default_factory=list)  # flows masked by rules the audit was not given
 
     @property
     def leaks(self) -> list[Finding]:
@@ -106,15 +109,21 @@ class Report:
         """LEAK on any leak, NOT_PROVEN when some flow could not be audited whole, else CLEAN."""
         if self.leaks:
             return LEAK
-        return NOT_PROVEN if self.incomplete else CLEAN
+        return NOT_PROVEN if self.incomplete or self.unloaded else CLEAN
 
     def verdict(self) -> str:
         n = len(self.records)
         flows = len({f.flow for f in self.leaks})
         if self.leaks:
             return f"LEAK: {plural(len(self.leaks), 'finding')} in {flows} of {plural(n, 'LLM flow')}"
+        why = []
         if self.incomplete:
-            return f"NOT PROVEN: {len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole, no leak in the rest"
+            why.append(f"{len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole")
+        if self.unloaded:
+            why.append(f"{len(self.unloaded)} of {plural(n, 'LLM flow')} masked by rules not loaded here (name the "
+                       "recording's mappings)")  # fmt: skip
+        if why:
+            return f"NOT PROVEN: {'; '.join(why)}, no leak in the rest"
         return f"clean: {plural(n, 'LLM flow')} audited, no leak"
 
     def text(self, show_originals: bool = False) -> str:
@@ -128,6 +137,8 @@ class Report:
             state = plural(leaks, "leak") if leaks else "ok"
             if r in self.incomplete:
                 state += ", NOT KEPT WHOLE"
+            if r in self.unloaded:
+                state += ", MASKED BY RULES NOT LOADED"
             note = f" ({r.note})" if r.note else ""
             api = r.api or "not an API disguise transforms"
             out.append(f"flow {r.index} {r.label} [{api}{', shared copy' if r.shared else ''}]: {state}{note}")
@@ -456,6 +467,7 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
     skipped = 0
     findings: list[Finding] = []
     incomplete: list[Record] = []
+    unloaded: list[Record] = []
     for done, r in enumerate(records, 1):
         if progress is not None:
             progress(done)
@@ -466,4 +478,8 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
         findings += a.audit_record(r)
         if r.received_cut or r.sent_cut:
             incomplete.append(r)
-    return Report(llm, findings, skipped, incomplete)
+        gone = rules_gone(r.masked_by, rules) if r.masked_by is not None and not r.shared else None
+        if gone is not None:  # what those rules' disguises did on the client's side is not seen
+            r.note = f"{r.note}; {gone}" if r.note else gone
+            unloaded.append(r)
+    return Report(llm, findings, skipped, incomplete, unloaded)

@@ -116,6 +116,7 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")), fakes=_fakes(meta),
         sent_cut=sent is not None and bool(f.metadata.get(REQUEST_NOT_KEPT)),
+        masked_by=meta["rules"] if isinstance(meta.get("rules"), dict) and sent is not None else None,
     )  # fmt: skip
     if is_refused(f):
         r.note = f"refused by the addon: {NEVER_SENT}"
