@@ -528,3 +528,29 @@ def test_the_audit_reads_a_forwarded_body_as_the_leak_guard_does(up: FakeUpstrea
     for i in range(1, len(cases) + 1):
         assert f"flow {i} POST /v1/files [openai.files]: 1 leak" in r.stdout, r.stdout
     assert "Acme" not in r.stdout
+
+
+def test_a_forwarded_body_the_audit_cannot_decode_is_not_proven(up: FakeUpstream, tmp_path: Path) -> None:
+    """disguise_fail_open forwards a body in a content-encoding disguise does not decode
+    (`gzip, gzip`, one it does not know) as it came; its receiver decodes it, the audit
+    read the compressed bytes and called the flow "ok", exit 0. It says the body was not
+    decoded and the session NOT PROVEN (exit 2), and names the flow forwarded unmasked."""
+    doc = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"Acme Corp {BOB}"}]})
+    flows = tmp_path / "session.flows"
+    up.on("/v1/messages", ok)  # the fake reads no model from a body it cannot decode either
+    m = start(up, tmp_path, "--set", "disguise_fail_open=true", "-w", str(flows))
+    try:
+        for enc, body in (("gzip, gzip", gzip.compress(gzip.compress(doc.encode()))),
+                          ("snappy", gzip.compress(doc.encode()))):  # fmt: skip
+            assert post(m.port, "/v1/messages", body, {"content-encoding": enc})[0] == 200
+    finally:
+        m.stop()
+    assert [r.headers.get("content-encoding") for r in up.requests] == ["gzip, gzip", "snappy"]  # as they came
+    r = subprocess.run([sys.executable, "-m", "disguiselib", "--mappings", str(tmp_path / "mappings.yaml"), "audit",
+                        str(flows)], cwd=REPO, capture_output=True, text=True, timeout=120,
+                       env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert r.returncode == 2, r.stdout + r.stderr
+    for i in (1, 2):
+        assert (f"flow {i} POST /v1/messages [anthropic.messages]: ok, REQUEST BODY NOT DECODED (its "
+                "content-encoding) (forwarded unmasked (disguise_fail_open))") in r.stdout, r.stdout  # fmt: skip
+    assert "NOT PROVEN: 2 of 2 LLM flows sent upstream in a content-encoding disguise does not decode" in r.stdout

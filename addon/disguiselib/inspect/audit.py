@@ -66,6 +66,7 @@ class Record:
     received_cut: bool = False  # the body kept is not the whole body
     sent_type: str = ""  # the request's Content-Type (how its receiver reads a body that is not JSON)
     sent_cut: bool = False  # what went upstream was not kept (a streamed body past the capture limit)
+    sent_coded: bool = False  # what went upstream has a content-encoding disguise cannot undo: not read
     shared: bool = False  # a shared copy (provider side only)
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
@@ -100,6 +101,7 @@ class Report:
     skipped: int  # flows that are not LLM flows
     incomplete: list[Record]  # flows whose bodies were not kept whole
     unloaded: list[Record] = field(default_factory=list)  # flows masked by rules the audit was not given
+    coded: list[Record] = field(default_factory=list)  # flows whose request body could not be decoded
 
     @property
     def leaks(self) -> list[Finding]:
@@ -109,7 +111,7 @@ class Report:
         """LEAK on any leak, NOT_PROVEN when some flow could not be audited whole, else CLEAN."""
         if self.leaks:
             return LEAK
-        return NOT_PROVEN if self.incomplete or self.unloaded else CLEAN
+        return NOT_PROVEN if self.incomplete or self.unloaded or self.coded else CLEAN
 
     def verdict(self) -> str:
         n = len(self.records)
@@ -119,6 +121,9 @@ class Report:
         why = []
         if self.incomplete:
             why.append(f"{len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole")
+        if self.coded:
+            why.append(f"{len(self.coded)} of {plural(n, 'LLM flow')} sent upstream in a content-encoding disguise "
+                       "does not decode")  # fmt: skip
         if self.unloaded:
             why.append(f"{len(self.unloaded)} of {plural(n, 'LLM flow')} masked by rules not loaded here (name the "
                        "recording's mappings)")  # fmt: skip
@@ -139,6 +144,8 @@ class Report:
                 state += ", NOT KEPT WHOLE"
             if r in self.unloaded:
                 state += ", MASKED BY RULES NOT LOADED"
+            if r in self.coded:
+                state += ", REQUEST BODY NOT DECODED (its content-encoding)"
             note = f" ({r.note})" if r.note else ""
             api = r.api or "not an API disguise transforms"
             out.append(f"flow {r.index} {r.label} [{api}{', shared copy' if r.shared else ''}]: {state}{note}")
@@ -468,6 +475,7 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
     findings: list[Finding] = []
     incomplete: list[Record] = []
     unloaded: list[Record] = []
+    coded: list[Record] = []
     for done, r in enumerate(records, 1):
         if progress is not None:
             progress(done)
@@ -478,8 +486,10 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
         findings += a.audit_record(r)
         if r.received_cut or r.sent_cut:
             incomplete.append(r)
+        if r.sent_coded:  # read as it came: what its receiver decodes was not searched
+            coded.append(r)
         gone = rules_gone(r.masked_by, rules) if r.masked_by is not None and not r.shared else None
         if gone is not None:  # what those rules' disguises did on the client's side is not seen
             r.note = f"{r.note}; {gone}" if r.note else gone
             unloaded.append(r)
-    return Report(llm, findings, skipped, incomplete, unloaded)
+    return Report(llm, findings, skipped, incomplete, unloaded, coded)

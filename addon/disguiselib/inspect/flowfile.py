@@ -117,11 +117,16 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         shared=bool(meta.get("shared")), fakes=_fakes(meta),
         sent_cut=sent is not None and bool(f.metadata.get(REQUEST_NOT_KEPT)),
         masked_by=meta["rules"] if isinstance(meta.get("rules"), dict) and sent is not None else None,
+        sent_coded=sent is not None and _undecodable(f.request),
     )  # fmt: skip
     if is_refused(f):
         r.note = f"refused by the addon: {NEVER_SENT}"
     elif meta.get("dry_run") or not meta:
         r.note = "not masked by the addon"
+    elif str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
+        r.note = "forwarded unmasked (disguise_fail_open)"
+    elif str(meta.get("end", "")).startswith("ERROR") and not r.shared:
+        r.note = "the response ended with an error"  # the client got an error (its reason: `disguise show`)
     if r.shared:
         r.headers = [("request", k, v) for k, v in f.request.headers.items(multi=True)]
         if f.response is not None:
@@ -141,6 +146,19 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         r.extra_text = [("url", t) for t in dict.fromkeys((url, urllib.parse.unquote_plus(url)))]
         r.headers = [("request", k, v) for k, v in leakguard.without_credential_headers(sent_headers, slots)]
     return r
+
+
+def _undecodable(msg: http.Message) -> bool:
+    """Has msg a body in a content-encoding disguise does not decode (`gzip, gzip`, one it
+    does not know)? Read as it came (content, not strict), its originals are unseen: only
+    what forwards a request as it came lets one go upstream (fail-open, allow_unknown)."""
+    if not msg.raw_content or not msg.headers.get("content-encoding", "").strip():
+        return False
+    try:
+        content(msg)
+    except MaskError:
+        return True
+    return False
 
 
 def _ws_record(i: int, f: http.HTTPFlow, api: str) -> audit.Record:
