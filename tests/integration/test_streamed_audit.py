@@ -143,3 +143,26 @@ def test_a_streamed_body_past_the_capture_limit_is_not_proven_clean(up: FakeUpst
     assert "request body streamed upstream, larger than disguise_capture_limit" in r.stdout
     r = disguise(tmp_path, "show", str(flows), "1")
     assert "NOT KEPT: 320 bytes streamed upstream" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("how", ["whole", *HOW])
+def test_a_request_forwarded_with_an_original_is_marked_in_the_flow_list(up: FakeUpstream, tmp_path: Path,
+                                                                         how: str) -> None:  # fmt: skip
+    """disguise_allow_unknown lets an upload holding "Acme Corp" go upstream: the log
+    said so, but the flow itself had no comment or mark, and the Disguise view called its
+    request "as it went upstream (masked)". It is marked ⛔, its comment and view say
+    what was let through (the rule and the place, never the value), and the audit's line
+    too; an upload that holds none stays unmarked."""
+    bodies = [("/v1/files", b"notes for Acme Corp " + b"x" * 300), ("/v1/files", b"notes " + b"x" * 300)]
+    flows = record(up, tmp_path, "chunked" if how == "whole" else how, bodies, "--set", "disguise_allow_unknown=true",
+                   *(("--set", "disguise_stream_bytes=0") if how == "whole" else ()))  # fmt: skip
+    leaked, clean = saved(flows)
+    assert leaked.marked == ":no_entry:" and clean.marked == "" and clean.comment == ""
+    assert leaked.comment.startswith("disguise: FORWARDED WITH AN ORIGINAL (disguise_allow_unknown): an original "
+                                     "(literal in body"), leaked.comment  # fmt: skip
+    assert "Acme" not in leaked.comment
+    r = disguise(tmp_path, "show", str(flows), "1")
+    assert "FORWARDED WITH AN ORIGINAL" in r.stdout and "(NOT masked: disguise_allow_unknown)" in r.stdout, r.stdout
+    assert "⟦Acme Corp⟧" in r.stdout  # marked as an original in what went upstream
+    r = disguise(tmp_path, "audit", str(flows))
+    assert r.returncode == 1 and "flow 1 POST /v1/files [openai.files]: 1 leak (forwarded with an original" in r.stdout

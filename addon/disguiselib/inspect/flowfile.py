@@ -24,7 +24,17 @@ from ..apis.registry import recognise, recognise_ws, slots_for
 from ..errors import MaskError
 from ..rules.rules import Rules
 from . import audit, wsview
-from .record import META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, content, destination, is_credential, is_refused
+from .record import (
+    FORWARDED,
+    META,
+    NEVER_SENT,
+    REQUEST_NOT_KEPT,
+    SIDES,
+    content,
+    destination,
+    is_credential,
+    is_refused,
+)
 
 
 class ShareError(Exception):
@@ -121,6 +131,8 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     )  # fmt: skip
     if is_refused(f):
         r.note = f"refused by the addon: {NEVER_SENT}"
+    elif f.metadata.get(FORWARDED):
+        r.note = "forwarded with an original (disguise_allow_unknown)"
     elif meta.get("dry_run") or not meta:
         r.note = "not masked by the addon"
     elif str(meta.get("failed", "")).startswith("forwarded UNMASKED"):

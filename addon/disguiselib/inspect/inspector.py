@@ -36,6 +36,8 @@ from ..wire.decoding import decode_whole
 from . import held, replay
 from .record import (
     FAILED_MARK,
+    FORWARDED,
+    FORWARDED_TEXT,
     META,
     REQUEST_NOT_KEPT,
     SIDES,
@@ -185,6 +187,11 @@ class Inspector:
             mark_refused(flow, rec.reason or "refused", api)
         elif phase is Phase.PASSED and rec.passed is Passed.FAIL_OPEN:
             self._forwarded(flow, rec, rec.reason or "not masked")
+        elif phase is Phase.PASSED and rec.passed is Passed.SCANNED and rec.reason:
+            # an original let through to an endpoint disguise does not transform: seen in the list
+            flow.metadata[FORWARDED] = rec.reason
+            flow.marked = FAILED_MARK
+            flow.comment = f"{FORWARDED_TEXT}: {rec.reason}"
         elif phase in (Phase.STREAMING, Phase.RECEIVING):
             self._upstream_headers(flow)  # before the adapter changes any header
         elif phase is Phase.FAILED:

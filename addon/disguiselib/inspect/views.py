@@ -35,7 +35,7 @@ from . import render as rd
 from . import sseview, wsview
 from .audit import Auditor
 from .flowfile import ws_messages
-from .record import META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, is_refused, summary_text
+from .record import FORWARDED, FORWARDED_TEXT, META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
     from ..rules.rules import Rules
@@ -68,6 +68,9 @@ def _this(flow: http.HTTPFlow, which: str) -> tuple[str, str]:
         return {"request": ("request as it went upstream (masked)", PROVIDER),
                 "response": ("response as upstream sent it (shared copy: the client side is not in it)",
                              PROVIDER)}[which]  # fmt: skip
+    if flow.metadata.get(FORWARDED):
+        return {"request": ("request as it went upstream (NOT masked: disguise_allow_unknown)", CLIENT),
+                "response": ("response as the client received it (not restored)", CLIENT)}[which]  # fmt: skip
     if meta.get("dry_run"):
         return {"request": ("request as recorded without the addon (NOT masked)", CLIENT),
                 "response": ("response as recorded without the addon", CLIENT)}[which]  # fmt: skip
@@ -135,6 +138,8 @@ def _header(flow: http.HTTPFlow) -> list[rd.Line]:
     if not isinstance(meta, dict):
         if is_refused(flow):  # recorded before refusals had a summary: the same words
             return [[(rd.ERROR, f"disguise: FAILED CLOSED (refused by the addon): {NEVER_SENT}")]]
+        if flow.metadata.get(FORWARDED):
+            return rd.wrap([(rd.ERROR, f"{FORWARDED_TEXT}: {flow.metadata[FORWARDED]}")])
         return [[(rd.NOTE, "disguise: this flow was not handled by the addon")]]
     style = rd.ERROR if meta.get("failed") else rd.HEAD
     out: list[rd.Line] = rd.wrap([(style, summary_text(meta))])

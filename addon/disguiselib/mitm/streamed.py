@@ -174,7 +174,7 @@ def passed(rec: FlowRecord, hit: object, raw: bytes) -> bytes:
     if hit is not None and not ctx.options.disguise_allow_unknown:
         raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
     rec.passed = Passed.SCANNED
-    rec.to(Phase.PASSED)
+    rec.to(Phase.PASSED, None if hit is None else f"an original ({hit})")  # (the Inspector marks the flow)
     return raw
 
 
