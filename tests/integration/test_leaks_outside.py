@@ -554,3 +554,7 @@ def test_a_forwarded_body_the_audit_cannot_decode_is_not_proven(up: FakeUpstream
         assert (f"flow {i} POST /v1/messages [anthropic.messages]: ok, REQUEST BODY NOT DECODED (its "
                 "content-encoding) (forwarded unmasked (disguise_fail_open))") in r.stdout, r.stdout  # fmt: skip
     assert "NOT PROVEN: 2 of 2 LLM flows sent upstream in a content-encoding disguise does not decode" in r.stdout
+    show = subprocess.run([sys.executable, "-m", "disguiselib", "--mappings", str(tmp_path / "mappings.yaml"), "show",
+                           str(flows), "1"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert "marked: ⟦…⟧ originals (they went upstream as they are: NOT masked)" in show.stdout, show.stdout

@@ -164,5 +164,6 @@ def test_a_request_forwarded_with_an_original_is_marked_in_the_flow_list(up: Fak
     r = disguise(tmp_path, "show", str(flows), "1")
     assert "FORWARDED WITH AN ORIGINAL" in r.stdout and "(NOT masked: disguise_allow_unknown)" in r.stdout, r.stdout
     assert "⟦Acme Corp⟧" in r.stdout  # marked as an original in what went upstream
+    assert "marked: ⟦…⟧ originals (they went upstream as they are: NOT masked)" in r.stdout
     r = disguise(tmp_path, "audit", str(flows))
     assert r.returncode == 1 and "flow 1 POST /v1/files [openai.files]: 1 leak (forwarded with an original" in r.stdout

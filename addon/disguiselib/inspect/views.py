@@ -130,7 +130,16 @@ _LEGEND = {
     (CLIENT, "request"): "originals (masked before the request went upstream)",
     (CLIENT, "response"): "originals (the client reads these)",
     (CLIENT, "refused"): f"originals (the request was refused: {NEVER_SENT})",
+    (CLIENT, "unmasked"): "originals (they went upstream as they are: NOT masked)",
 }
+
+
+def _went_unmasked(flow: http.HTTPFlow) -> bool:
+    """Did the request go upstream as the client sent it (disguise_fail_open), or holding
+    an original (disguise_allow_unknown)?"""
+    meta = flow.metadata.get(META)
+    failed = str(meta.get("failed", "")) if isinstance(meta, dict) else ""
+    return bool(flow.metadata.get(FORWARDED)) or failed.startswith("forwarded UNMASKED")
 
 
 def _header(flow: http.HTTPFlow) -> list[rd.Line]:
@@ -257,7 +266,9 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
         gone = flow.metadata.get(REQUEST_NOT_KEPT) if which == "request" else None
         if gone:  # streamed upstream, past the capture limit (inspector.request)
             lines.append([(rd.ERROR, f"[NOT KEPT: {gone} bytes streamed upstream, more than disguise_capture_limit]")])
-        legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
+        kind = "refused" if which == "request" and is_refused(flow) else which
+        kind = "unmasked" if which == "request" and this_side == CLIENT and _went_unmasked(flow) else kind
+        legend = _legend(this_side, kind, mark)
         return [*lines, *legend, [], *rd.body_lines(data, ctype, mark, up),
                 *_untouched(data, table)]  # fmt: skip
     label, other, note = _other(flow, which)
