@@ -34,7 +34,8 @@ from .inspect.record import plural
 ERROR = 3  # mappings that do not load, a flow file that cannot be read, no such flow
 USAGE = 64  # the command line is wrong (sysexits.h EX_USAGE)
 
-EXIT_TEXT = f"""exit status: {CLEAN} clean, {LEAK} leak, {NOT_PROVEN} not proven (bodies not kept whole), \
+EXIT_TEXT = f"""exit status: {CLEAN} clean, {LEAK} leak, {NOT_PROVEN} not proven (bodies not kept whole, \
+rules that masked a flow not loaded), \
 {ERROR} error (mappings, flow files, no such flow), {USAGE} usage error"""
 
 MITM_COMMANDS = ("run", "web")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import json
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -72,3 +73,28 @@ def test_a_part_headers_parameters_are_read_as_their_receiver_decodes_them() -> 
         assert ("body part 'file' header 'content-disposition' parameter 'filename'", "Acme Corp.txt") in got, got
     got = [r.text for r in readings(_one_part("form-data; name=\"f\"; filename*=bogus''%ZZ"), "multipart/form-data; boundary=XyZ")]
     assert "%ZZ" in got  # a charset no codec knows: as it is, never an exception
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40),
+       st.sampled_from(["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]))  # fmt: skip
+def test_a_wide_json_body_without_a_byte_order_mark_is_read_as_json_loads_reads_it(note: str, codec: str) -> None:
+    """JSON in UTF-16/32 with neither a BOM nor a charset: Python's json.loads(bytes) reads
+    it (json.detect_encoding), so the readings hold that document too, whatever its text."""
+    doc = {"note": note}
+    body = json.dumps(doc, ensure_ascii=False).encode(codec)
+    assert json.loads(body) == doc  # a receiver reads it so
+    got = [r for r in readings(body, "application/json") if r.doc is not None]
+    assert [(r.where, r.doc) for r in got] == [(f"body (read as {codec})", doc)]
+
+
+def test_a_wide_reading_is_added_only_where_nothing_else_says_how_to_read() -> None:
+    text = "notes: Acme Corp"
+    # a byte-order mark or a charset already says how: one reading of the text, not two
+    for body, ctype in ((text.encode("utf-16"), "text/plain"), (text.encode("utf-16-le"), "text/plain; charset=utf-16-le"),
+                        (text.encode("utf-32"), "")):  # fmt: skip
+        assert [r.text for r in readings(body, ctype)].count(text) == 1, (body, ctype)
+        assert not any("read as" in r.where for r in readings(body, ctype))
+    assert any(r.text == text and r.where == "body (read as utf-16-le)" for r in readings(text.encode("utf-16-le")))
+    # bytes that are not text in such a codec add nothing (a binary upload's first bytes)
+    for body in (b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)), b"\x1f\x8b\x08\x00rest", b"plain"):
+        assert not any("read as" in r.where for r in readings(body, "application/octet-stream"))

@@ -287,3 +287,32 @@ def test_a_disguise_written_with_escapes_in_streamed_arguments_is_found_however_
     found = audit.audit([r], RULES).leaks
     expected = 0 if written.startswith("\\u005B") else 1  # `[enith Labs` is no disguise
     assert len(found) == expected, [f.field for f in found]
+
+
+# -- rules that masked a flow, not given to the audit ---------------------------------------------
+
+
+def test_a_flow_masked_by_rules_the_audit_was_not_given_is_not_proven() -> None:
+    """A flow's summary names the rules that masked it (replay.fingerprint: pattern names,
+    literals by a hash): an audit without one of them cannot see what its disguises did
+    on the client's side, so the flow is not proven (never "clean"), the missing rules
+    named and no original quoted; with them all, clean."""
+    from disguiselib.inspect.replay import _literal_id
+
+    def rec(masked_by: dict | None) -> audit.Record:
+        return audit.Record(1, "POST /v1/messages", "anthropic.messages", b'{"messages": []}', b"{}",
+                            "application/json", masked_by=masked_by)  # fmt: skip
+
+    ours = {"patterns": ["EMAIL"], "literals": [_literal_id("Acme Corp")]}
+    assert audit.audit([rec(ours)], RULES).exit_code() == audit.CLEAN
+    assert audit.audit([rec(None)], RULES).exit_code() == audit.CLEAN  # nothing said: nothing claimed
+    for gone, says in (({"patterns": ["PHONE"], "literals": []}, "pattern PHONE"),
+                       ({"patterns": [], "literals": [_literal_id("Other Co"), _literal_id("Third Co")]}, "2 literals")):  # fmt: skip
+        rep = audit.audit([rec(gone)], RULES)
+        assert rep.exit_code() == audit.NOT_PROVEN and rep.unloaded and not rep.leaks
+        text = rep.text()
+        assert "MASKED BY RULES NOT LOADED" in text and says in text and "Other Co" not in text, text
+        assert rep.verdict().startswith("NOT PROVEN: 1 of 1 LLM flow masked by rules not loaded here")
+    shared = rec({"patterns": ["PHONE"], "literals": []})
+    shared.shared = True  # a shared copy is audited for what it holds, the provider side: every rule given
+    assert audit.audit([shared], RULES).exit_code() == audit.CLEAN

@@ -43,6 +43,20 @@ def test_record_of_a_flow() -> None:
     assert [r.index for r in flowfile.records([plain, llm_flow()])] == [1, 2]
 
 
+def test_a_record_says_how_its_flow_went_wrong() -> None:
+    """The audit's line of a flow forwarded unmasked (disguise_fail_open), or whose
+    response ended with an error, says so; the same flow's shared copy does not."""
+    opened = llm_flow()
+    opened.metadata[META]["failed"] = "forwarded UNMASKED (disguise_fail_open): body is not valid JSON"
+    assert flowfile.record(1, opened).note == "forwarded unmasked (disguise_fail_open)"
+    cut = llm_flow()
+    cut.metadata[META]["end"] = "ERROR: HTTP/1 protocol error (stream ended before its final event)"
+    assert flowfile.record(1, cut).note == "the response ended with an error"
+    cut.metadata[META]["shared"] = True
+    del cut.metadata[SIDES]  # (share keeps none of them)
+    assert flowfile.record(1, cut).note == ""
+
+
 def test_the_shared_copy_holds_the_provider_side_without_credentials() -> None:
     g = flowfile.shared_copy(llm_flow())
     assert g is not None

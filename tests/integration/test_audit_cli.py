@@ -109,6 +109,26 @@ def test_case_12_mappings_after_the_flow_files_as_the_readme_writes_it(captures,
     assert (before.returncode, before.stdout) == (r.returncode, r.stdout)
 
 
+def test_rules_that_masked_the_recording_but_are_not_loaded_leave_it_not_proven(captures, tmp_path: Path) -> None:
+    """The recording was masked by the shipped EMAIL pattern and the user's literal; an
+    audit given other rules (the defaults left out, or the literal gone from the file
+    since, as after a mapping reloaded mid-session) cannot see what those rules'
+    disguises did on the client's side, and said "clean". It says NOT PROVEN, naming
+    what is missing (never an original), as a replay does."""
+    flows = captures["clean"]
+    other = write_mappings(tmp_path, {"literals": {"Other Co": "Nimbus Co"}}, "other.yaml")
+    for argv, gone in ((["--no-defaults", "--mappings", mine(flows)], "pattern EMAIL"),
+                       (["--mappings", str(other)], "1 literal")):  # fmt: skip
+        r = checkout("audit", str(flows), *argv)
+        assert r.returncode == NOT_PROVEN, r.stdout + r.stderr
+        assert "flow 1 POST /v1/messages [anthropic.messages]: ok, MASKED BY RULES NOT LOADED" in r.stdout
+        assert f"rules that masked the recording are not in force: {gone}" in r.stdout
+        assert "NOT PROVEN: 1 of 1 LLM flow masked by rules not loaded here" in r.stdout
+        assert "Acme" not in r.stdout + r.stderr
+    r = checkout("audit", str(flows), "--mappings", mine(flows))  # the recording's rules: clean
+    assert r.returncode == CLEAN, r.stdout + r.stderr
+
+
 def test_not_proven_and_a_usage_error_are_told_apart(captures) -> None:
     run = checkout
     flows = captures["cut"]

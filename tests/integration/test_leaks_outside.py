@@ -5,6 +5,7 @@ audit of a session where an endpoint disguise does not transform carried one, an
 
 from __future__ import annotations
 
+import base64
 import gzip
 import http.client
 import json
@@ -470,3 +471,90 @@ def test_a_cookie_and_a_parts_headers_are_read_before_anything_leaves(up: FakeUp
         m.stop()
     assert [(r.path, r.headers.get("cookie")) for r in up.requests] == [("/v1/messages", cf)]
     assert "Acme" not in m.output
+
+
+# -- a body in UTF-16 or UTF-32 without a byte-order mark; what the audit reads of a body -----------
+
+
+WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+
+@pytest.mark.parametrize("codec", WIDE)
+def test_a_wide_body_without_a_byte_order_mark_is_read_as_its_receiver_reads_it(
+    up: FakeUpstream, tmp_path: Path, codec: str
+) -> None:
+    """A JSON body in UTF-16 or UTF-32 without a BOM or a charset (Python's
+    `json.loads(bytes)` tells it by its NUL bytes) also decodes as UTF-8, a NUL between
+    the letters: an upload to /v1/files holding "Acme Corp" and an e-mail went upstream.
+    It is refused now, naming no original."""
+    body = json.dumps({"purpose": "assistants", "note": f"Acme Corp {BOB}"}).encode(codec)
+    m = start(up, tmp_path)
+    try:
+        status, got, out = post(m.port, "/v1/files", body)
+    finally:
+        m.stop()
+    assert status == 400 and got["x-disguise"] == "refused", (status, out)
+    assert f"(read as {codec})".encode() in out and b"Acme" not in out, out
+    assert not up.requests
+
+
+def test_the_audit_reads_a_forwarded_body_as_the_leak_guard_does(up: FakeUpstream, tmp_path: Path) -> None:
+    """Under disguise_allow_unknown, bodies the leak guard reads as their receiver does
+    carried originals upstream — form fields (`+` and `%20` for a space), a multipart part
+    in base64, a charset, UTF-16 without a BOM: the audit read them as UTF-8 text and
+    called the session clean. It reports every one now, never quoting an original."""
+    b64 = base64.b64encode(b"notes: Acme Corp").decode()
+    parts = ("--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+             f"Content-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\n{b64}\r\n--XyZ--\r\n").encode()  # fmt: skip
+    cases = [
+        ({"content-type": "application/x-www-form-urlencoded"}, b"purpose=assistants&note=Acme+Corp"),
+        ({"content-type": "application/x-www-form-urlencoded"}, b"note=Acme%20Corp"),
+        ({"content-type": "multipart/form-data; boundary=XyZ"}, parts),
+        ({"content-type": "text/plain; charset=utf-16-le"}, "notes: Acme Corp".encode("utf-16-le")),
+        ({"content-type": "application/json"}, json.dumps({"note": "Acme Corp"}).encode("utf-16-le")),
+    ]
+    flows = tmp_path / "session.flows"
+    m = start(up, tmp_path, "--set", "disguise_allow_unknown=true", "-w", str(flows))
+    try:
+        for headers, body in cases:
+            assert post(m.port, "/v1/files", body, headers)[0] == 200
+    finally:
+        m.stop()
+    assert len(up.requests) == len(cases)  # every one went out
+    r = subprocess.run([sys.executable, "-m", "disguiselib", "--mappings", str(tmp_path / "mappings.yaml"), "audit",
+                        str(flows)], cwd=REPO, capture_output=True, text=True, timeout=120,
+                       env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert r.returncode == 1, r.stdout + r.stderr
+    for i in range(1, len(cases) + 1):
+        assert f"flow {i} POST /v1/files [openai.files]: 1 leak" in r.stdout, r.stdout
+    assert "Acme" not in r.stdout
+
+
+def test_a_forwarded_body_the_audit_cannot_decode_is_not_proven(up: FakeUpstream, tmp_path: Path) -> None:
+    """disguise_fail_open forwards a body in a content-encoding disguise does not decode
+    (`gzip, gzip`, one it does not know) as it came; its receiver decodes it, the audit
+    read the compressed bytes and called the flow "ok", exit 0. It says the body was not
+    decoded and the session NOT PROVEN (exit 2), and names the flow forwarded unmasked."""
+    doc = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"Acme Corp {BOB}"}]})
+    flows = tmp_path / "session.flows"
+    up.on("/v1/messages", ok)  # the fake reads no model from a body it cannot decode either
+    m = start(up, tmp_path, "--set", "disguise_fail_open=true", "-w", str(flows))
+    try:
+        for enc, body in (("gzip, gzip", gzip.compress(gzip.compress(doc.encode()))),
+                          ("snappy", gzip.compress(doc.encode()))):  # fmt: skip
+            assert post(m.port, "/v1/messages", body, {"content-encoding": enc})[0] == 200
+    finally:
+        m.stop()
+    assert [r.headers.get("content-encoding") for r in up.requests] == ["gzip, gzip", "snappy"]  # as they came
+    r = subprocess.run([sys.executable, "-m", "disguiselib", "--mappings", str(tmp_path / "mappings.yaml"), "audit",
+                        str(flows)], cwd=REPO, capture_output=True, text=True, timeout=120,
+                       env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert r.returncode == 2, r.stdout + r.stderr
+    for i in (1, 2):
+        assert (f"flow {i} POST /v1/messages [anthropic.messages]: ok, REQUEST BODY NOT DECODED (its "
+                "content-encoding) (forwarded unmasked (disguise_fail_open))") in r.stdout, r.stdout  # fmt: skip
+    assert "NOT PROVEN: 2 of 2 LLM flows sent upstream in a content-encoding disguise does not decode" in r.stdout
+    show = subprocess.run([sys.executable, "-m", "disguiselib", "--mappings", str(tmp_path / "mappings.yaml"), "show",
+                           str(flows), "1"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "addon"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert "marked: ⟦…⟧ originals (they went upstream as they are: NOT masked)" in show.stdout, show.stdout

@@ -65,6 +65,23 @@ def test_buffered_lets_nothing_through_until_the_end_then_the_work() -> None:
     assert b(b"late") == [] and b(b"") == []
 
 
+@pytest.mark.parametrize("keep", [0, 3, 4, 100])
+def test_buffered_notes_what_left_for_the_capture_within_keep(keep: int) -> None:
+    """mitmproxy keeps nothing of a body it streamed: the callable notes what left, its
+    bytes only when at most `keep` (inspector.request puts them on the flow)."""
+    b = Buffered(lambda raw: raw.upper(), lambda msg: b"", limit=None, keep=keep)
+    b(b"ab")
+    assert b.sent is None and b.sent_size is None  # nothing has left yet
+    b(b"cd")
+    assert b(b"") == [b"ABCD"]
+    assert b.sent_size == 4 and b.sent == (b"ABCD" if keep >= 4 else None)
+    b.note_sent([b"AB", b"CD", b"E"])  # a body as the worker sends it back: pieces
+    assert b.sent_size == 5 and b.sent == (b"ABCDE" if keep >= 5 else None)
+    refused = Buffered(lambda raw: raw[9], lambda msg: b"E", limit=None, keep=100)  # type: ignore[misc]
+    refused(b"x")
+    assert refused(b"") == [b"E"] and refused.sent is None and refused.sent_size is None  # nothing of it left
+
+
 def test_buffered_work_that_refuses_sends_on_error_instead() -> None:
     def refuse(raw: bytes) -> bytes:
         raise MaskError("cannot mask")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import quopri
 import re
 from collections.abc import Iterator
@@ -153,6 +154,22 @@ def parameters(headers: dict[str, str], where: str) -> Iterator[Reading]:
                     yield Reading(f"{where} header {name!r} parameter {k!r}", t)
 
 
+def _wide(data: bytes, cs: str | None) -> tuple[str, str] | None:
+    """(codec, text) of a body in UTF-16 or UTF-32 without a byte-order mark or a
+    charset, told by where its first NUL bytes are (RFC 4627 §3, as Python's
+    `json.loads(bytes)` reads it: json.detect_encoding): such bytes also decode as UTF-8,
+    with a NUL between the letters, where no original is found. None for any other body."""
+    if cs is not None or len(data) < 4 or b"\x00" not in data[:4]:
+        return None
+    codec = json.detect_encoding(data)
+    if codec not in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):  # "utf-16": a BOM, read by _text
+        return None
+    try:
+        return codec, data.decode(codec)
+    except UnicodeDecodeError:
+        return None
+
+
 def _text(data: bytes, cs: str | None) -> str:
     got = decode_text(data, cs)
     return got[0] if got is not None else data.decode("utf-8", "replace")
@@ -184,6 +201,9 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
                 yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
             return
     text = _text(body, charset(content_type))
+    wide = _wide(body, charset(content_type))
+    if wide is not None:  # also as a receiver that tells UTF-16/32 by its NUL bytes reads it
+        yield from _text_readings(wide[1], f"{where} (read as {wide[0]})", depth + 1)
     if mt == "application/x-www-form-urlencoded" or (mt in ("", "text/plain") and _FORMISH.match(text)):
         yield Reading(f"{where} (as sent)", text)
         for i, (k, v) in enumerate(parse_qsl(text, keep_blank_values=True, encoding=charset(content_type) or "utf-8",

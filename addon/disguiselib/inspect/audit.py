@@ -31,15 +31,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..apis.registry import BY_NAME
-from ..base import fields
+from ..base import bodies, fields
 from ..errors import MaskError
 from ..leakguard import WITHHELD_PATH, first, json_place, spans
 from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
+from ..wire import percent
 from ..wire.jsonspan import Rule
 from ..wire.text import json_text_decoded, raw_offset
 from . import sseview, wsview
 from .record import plural
+from .replay import rules_gone
 
 _LOOSE = " (JSON text)"  # fields.texts: a literal of text that only looks like JSON
 
@@ -62,12 +64,16 @@ class Record:
     received: bytes | None  # the response body as the client received it (provider side if shared)
     received_type: str = ""
     received_cut: bool = False  # the body kept is not the whole body
+    sent_type: str = ""  # the request's Content-Type (how its receiver reads a body that is not JSON)
+    sent_cut: bool = False  # what went upstream was not kept (a streamed body past the capture limit)
+    sent_coded: bool = False  # what went upstream has a content-encoding disguise cannot undo: not read
     shared: bool = False  # a shared copy (provider side only)
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
     note: str = ""
     messages: list | None = None  # a WebSocket flow's messages (wsview.Msg), in order
     fakes: frozenset[str] = frozenset()  # the fakes the flow's requests carried (disguise_fakes)
+    masked_by: dict | None = None  # the rules that masked it, as its summary says (replay.fingerprint)
 
 
 @dataclass
@@ -94,6 +100,8 @@ class Report:
     findings: list[Finding]
     skipped: int  # flows that are not LLM flows
     incomplete: list[Record]  # flows whose bodies were not kept whole
+    unloaded: list[Record] = field(default_factory=list)  # flows masked by rules the audit was not given
+    coded: list[Record] = field(default_factory=list)  # flows whose request body could not be decoded
 
     @property
     def leaks(self) -> list[Finding]:
@@ -103,15 +111,24 @@ class Report:
         """LEAK on any leak, NOT_PROVEN when some flow could not be audited whole, else CLEAN."""
         if self.leaks:
             return LEAK
-        return NOT_PROVEN if self.incomplete else CLEAN
+        return NOT_PROVEN if self.incomplete or self.unloaded or self.coded else CLEAN
 
     def verdict(self) -> str:
         n = len(self.records)
         flows = len({f.flow for f in self.leaks})
         if self.leaks:
             return f"LEAK: {plural(len(self.leaks), 'finding')} in {flows} of {plural(n, 'LLM flow')}"
+        why = []
         if self.incomplete:
-            return f"NOT PROVEN: {len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole, no leak in the rest"
+            why.append(f"{len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole")
+        if self.coded:
+            why.append(f"{len(self.coded)} of {plural(n, 'LLM flow')} sent upstream in a content-encoding disguise "
+                       "does not decode")  # fmt: skip
+        if self.unloaded:
+            why.append(f"{len(self.unloaded)} of {plural(n, 'LLM flow')} masked by rules not loaded here (name the "
+                       "recording's mappings)")  # fmt: skip
+        if why:
+            return f"NOT PROVEN: {'; '.join(why)}, no leak in the rest"
         return f"clean: {plural(n, 'LLM flow')} audited, no leak"
 
     def text(self, show_originals: bool = False) -> str:
@@ -125,6 +142,10 @@ class Report:
             state = plural(leaks, "leak") if leaks else "ok"
             if r in self.incomplete:
                 state += ", NOT KEPT WHOLE"
+            if r in self.unloaded:
+                state += ", MASKED BY RULES NOT LOADED"
+            if r in self.coded:
+                state += ", REQUEST BODY NOT DECODED (its content-encoding)"
             note = f" ({r.note})" if r.note else ""
             api = r.api or "not an API disguise transforms"
             out.append(f"flow {r.index} {r.label} [{api}{', shared copy' if r.shared else ''}]: {state}{note}")
@@ -259,12 +280,14 @@ class Auditor:
 
     def scan_body(
         self, body: bytes, find, side: str, r: Record, ctype: str = "", table: Rule | None = None,
-        events: Rule | None = None,
+        events: Rule | None = None, sent_type: str | None = None,
     ) -> list[Finding]:  # fmt: skip
         """find(text, context) -> [(what, a, b)] over every string of a JSON body (read
         through its API's table: a finding where the table exempts the field is a note),
         every event of an SSE body (each through the API's event table) and every
-        channel's text, or the text of anything else."""
+        channel's text, or the text of anything else — a request's (sent_type: its
+        Content-Type) read as the leak guard reads it, as its receiver does
+        (base/bodies.py: form fields, multipart parts, charsets; percent-decoded)."""
         out: list[Finding] = []
 
         # Text that only looks like JSON is read as written and then literal by literal
@@ -308,7 +331,17 @@ class Auditor:
         try:
             doc = fields.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
-            add("body", body.decode("utf-8", "replace"), None)
+            if sent_type is None:
+                add("body", body.decode("utf-8", "replace"), None)
+                return out
+            for rd in bodies.readings(body, sent_type):  # as leakguard.scan_body reads it
+                where = rd.where if first(self.rules, rd.where) is None else _PATH_WITHHELD
+                if rd.doc is not None:
+                    doc_findings(rd.doc, None, f"{where} ")
+                    continue
+                add(where, rd.text, None)
+                if percent.coded(rd.text):
+                    add(f"{where} (percent-decoded)", percent.decoded(rd.text), None)
             return out
         if isinstance(doc, list) and events is not None and table is not None:
             # a streamed JSON array (Gemini) that arrived whole: each element an event
@@ -397,7 +430,7 @@ class Auditor:
         resp, events = (api.response_rule, api.event_rule) if api is not None else (None, None)
         if r.shared:
             if r.sent:
-                out += self.scan_body(r.sent, mine, "shared", r, table=req)
+                out += self.scan_body(r.sent, mine, "shared", r, table=req, sent_type=r.sent_type)
             if r.received:
                 out += [
                     Finding(f.flow, f.label, "shared", f"response {f.field}", f.what, f.leak, f.text)
@@ -414,7 +447,7 @@ class Auditor:
                     out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
             return out
         if r.sent is not None:
-            out += self.scan_body(r.sent, mine, "upstream", r, table=req)
+            out += self.scan_body(r.sent, mine, "upstream", r, table=req, sent_type=r.sent_type)
             for where, name, value in r.headers:  # the URL and the headers, as the leak guard reads them
                 for what, a, b in mine(value):
                     out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r} [{a}:{b}]", what,
@@ -441,6 +474,8 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
     skipped = 0
     findings: list[Finding] = []
     incomplete: list[Record] = []
+    unloaded: list[Record] = []
+    coded: list[Record] = []
     for done, r in enumerate(records, 1):
         if progress is not None:
             progress(done)
@@ -449,6 +484,12 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
             continue
         llm.append(r)
         findings += a.audit_record(r)
-        if r.received_cut:
+        if r.received_cut or r.sent_cut:
             incomplete.append(r)
-    return Report(llm, findings, skipped, incomplete)
+        if r.sent_coded:  # read as it came: what its receiver decodes was not searched
+            coded.append(r)
+        gone = rules_gone(r.masked_by, rules) if r.masked_by is not None and not r.shared else None
+        if gone is not None:  # what those rules' disguises did on the client's side is not seen
+            r.note = f"{r.note}; {gone}" if r.note else gone
+            unloaded.append(r)
+    return Report(llm, findings, skipped, incomplete, unloaded, coded)

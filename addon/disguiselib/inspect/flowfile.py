@@ -24,7 +24,17 @@ from ..apis.registry import recognise, recognise_ws, slots_for
 from ..errors import MaskError
 from ..rules.rules import Rules
 from . import audit, wsview
-from .record import META, NEVER_SENT, SIDES, content, destination, is_credential, is_refused
+from .record import (
+    FORWARDED,
+    META,
+    NEVER_SENT,
+    REQUEST_NOT_KEPT,
+    SIDES,
+    content,
+    destination,
+    is_credential,
+    is_refused,
+)
 
 
 class ShareError(Exception):
@@ -112,14 +122,23 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
     r = audit.Record(
         index=i, label=_label(f), api=api.name if api else None,
         sent=sent,
-        received=received, received_type=ctype,
+        received=received, received_type=ctype, sent_type=f.request.headers.get("content-type", ""),
         received_cut=bool(cr.get("cut")) or bool(meta.get("shared") and meta.get("cut")),
         shared=bool(meta.get("shared")), fakes=_fakes(meta),
+        sent_cut=sent is not None and bool(f.metadata.get(REQUEST_NOT_KEPT)),
+        masked_by=meta["rules"] if isinstance(meta.get("rules"), dict) and sent is not None else None,
+        sent_coded=sent is not None and _undecodable(f.request),
     )  # fmt: skip
     if is_refused(f):
         r.note = f"refused by the addon: {NEVER_SENT}"
+    elif f.metadata.get(FORWARDED):
+        r.note = "forwarded with an original (disguise_allow_unknown)"
     elif meta.get("dry_run") or not meta:
         r.note = "not masked by the addon"
+    elif str(meta.get("failed", "")).startswith("forwarded UNMASKED"):
+        r.note = "forwarded unmasked (disguise_fail_open)"
+    elif str(meta.get("end", "")).startswith("ERROR") and not r.shared:
+        r.note = "the response ended with an error"  # the client got an error (its reason: `disguise show`)
     if r.shared:
         r.headers = [("request", k, v) for k, v in f.request.headers.items(multi=True)]
         if f.response is not None:
@@ -139,6 +158,19 @@ def record(i: int, f: mflow.Flow) -> audit.Record:
         r.extra_text = [("url", t) for t in dict.fromkeys((url, urllib.parse.unquote_plus(url)))]
         r.headers = [("request", k, v) for k, v in leakguard.without_credential_headers(sent_headers, slots)]
     return r
+
+
+def _undecodable(msg: http.Message) -> bool:
+    """Has msg a body in a content-encoding disguise does not decode (`gzip, gzip`, one it
+    does not know)? Read as it came (content, not strict), its originals are unseen: only
+    what forwards a request as it came lets one go upstream (fail-open, allow_unknown)."""
+    if not msg.raw_content or not msg.headers.get("content-encoding", "").strip():
+        return False
+    try:
+        content(msg)
+    except MaskError:
+        return True
+    return False
 
 
 def _ws_record(i: int, f: http.HTTPFlow, api: str) -> audit.Record:
@@ -190,6 +222,8 @@ def left_out(f: mflow.Flow) -> str:
         return "forwarded unmasked"
     if _cut(f):
         return CUT
+    if f.metadata.get(REQUEST_NOT_KEPT):
+        return NOT_KEPT
     return "not masked by the addon, or its upstream side not kept"
 
 
@@ -198,6 +232,12 @@ def left_out(f: mflow.Flow) -> str:
 # the whole answer, a silent truncation (contract §4, §6); client replay refuses such a
 # flow for the same reason (replay.py).
 CUT = "upstream response cut at disguise_capture_limit (a replay would serve it as whole)"
+
+
+# Why a flow whose request body mitmproxy streamed upstream is left out when that body was
+# larger than the capture limit: the flow holds none of it, and a copy without it would
+# neither be audited nor match a request in server replay.
+NOT_KEPT = "request body streamed upstream, larger than disguise_capture_limit: not kept"
 
 
 def _cut(f: http.HTTPFlow) -> bool:
@@ -228,7 +268,7 @@ def shared_copy(f: mflow.Flow) -> http.HTTPFlow | None:
     up = sides.get("upstream_response")
     if f.response is not None and not (isinstance(up, dict) and "content" in up):
         return None
-    if _cut(f):
+    if _cut(f) or f.metadata.get(REQUEST_NOT_KEPT):
         return None
     g = f.copy()
     g._backup = None  # a replayed flow keeps its earlier state here (restored response included)

@@ -36,7 +36,10 @@ from ..wire.decoding import decode_whole
 from . import held, replay
 from .record import (
     FAILED_MARK,
+    FORWARDED,
+    FORWARDED_TEXT,
     META,
+    REQUEST_NOT_KEPT,
     SIDES,
     Tee,
     _Chunks,
@@ -184,6 +187,11 @@ class Inspector:
             mark_refused(flow, rec.reason or "refused", api)
         elif phase is Phase.PASSED and rec.passed is Passed.FAIL_OPEN:
             self._forwarded(flow, rec, rec.reason or "not masked")
+        elif phase is Phase.PASSED and rec.passed is Passed.SCANNED and rec.reason:
+            # an original let through to an endpoint disguise does not transform: seen in the list
+            flow.metadata[FORWARDED] = rec.reason
+            flow.marked = FAILED_MARK
+            flow.comment = f"{FORWARDED_TEXT}: {rec.reason}"
         elif phase in (Phase.STREAMING, Phase.RECEIVING):
             self._upstream_headers(flow)  # before the adapter changes any header
         elif phase is Phase.FAILED:
@@ -214,6 +222,28 @@ class Inspector:
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)
         flow.marked = marker(meta) or flow.marked
+
+    @_safe()
+    def request(self, flow: http.HTTPFlow) -> None:
+        """A request body mitmproxy streamed (stream_large_bodies; a chunked or large one fed
+        to the masking worker) has left: mitmproxy keeps none of it, so the flow gets what
+        left upstream as noted by the stream callable (mitm/callables.Buffered.sent), when
+        it is at most disguise_capture_limit bytes; a larger one is marked not kept
+        (REQUEST_NOT_KEPT), so that the audit says it could not read it rather than
+        finding nothing in it. Whatever the endpoint: forwarded unmasked or unknown too."""
+        stream = flow.request.stream
+        size = getattr(stream, "sent_size", None)
+        if not isinstance(size, int) or flow.response is not None:
+            return
+        sent = stream.sent  # type: ignore[union-attr]
+        stream.sent, stream.sent_size = None, None  # type: ignore[union-attr]
+        if sent is None:
+            flow.metadata[REQUEST_NOT_KEPT] = size
+            return
+        flow.request.raw_content = sent
+        sides = flow.metadata.get(SIDES)
+        if isinstance(sides, dict):
+            sides["upstream_request_sha256"] = _sha(sent)
 
     def _forwarded(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str) -> None:
         """A request that could not be masked, forwarded unchanged (disguise_fail_open)."""

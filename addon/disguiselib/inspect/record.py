@@ -27,6 +27,13 @@ from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from h
 
 META = "disguise"
 SIDES = "disguise_sides"
+# A request body mitmproxy streamed upstream and larger than disguise_capture_limit: how
+# many bytes left (the flow's request holds none of them: the audit cannot read it whole).
+REQUEST_NOT_KEPT = "disguise_request_not_kept"
+# A request to an endpoint disguise does not transform that held an original and was
+# forwarded (disguise_allow_unknown): the rule and the place (never the value).
+FORWARDED = "disguise_forwarded"
+FORWARDED_TEXT = "disguise: FORWARDED WITH AN ORIGINAL (disguise_allow_unknown)"
 # Flow-list markers (mitmweb shows them beside the path; mitmproxy's emoji names).
 FAILED_MARK = ":no_entry:"  # refused, forwarded unmasked, or the client got an error
 MASKED_MARK = ":performing_arts:"  # something was masked or restored

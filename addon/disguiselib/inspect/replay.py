@@ -104,6 +104,12 @@ def missing_rules(meta: object, rules: Rules) -> str | None:
     rec = meta.get("rules") if isinstance(meta, dict) else None
     if not isinstance(rec, dict):
         return "the recording does not say which rules masked it (recorded by an older disguise)"
+    return rules_gone(rec, rules)
+
+
+def rules_gone(rec: dict, rules: Rules) -> str | None:
+    """What rules lacks of those a flow's summary says masked it (fingerprint), in words;
+    None when nothing is missing."""
     patterns, literals = _in_force(rules)
     gone_p = sorted(set(rec.get("patterns") or ()) - patterns)
     gone_l = set(rec.get("literals") or ()) - literals

@@ -264,6 +264,12 @@ def _audit(rep: Any, t: Text) -> str:
     if rep.incomplete:
         flows = ", ".join(str(r.index) for r in rep.incomplete[:50])
         out.append(f'<p class="muted">not kept whole (disguise_capture_limit): flows {esc(flows)}</p>')
+    if rep.coded:
+        flows = ", ".join(str(r.index) for r in rep.coded[:50])
+        out.append(f'<p class="muted">request body in a content-encoding not decoded: flows {esc(flows)}</p>')
+    if rep.unloaded:
+        flows = ", ".join(str(r.index) for r in rep.unloaded[:50])
+        out.append(f'<p class="muted">masked by rules not loaded for this audit: flows {esc(flows)}</p>')
     if rep.skipped:
         out.append(f'<p class="muted">{rep.skipped} other flows (not LLM API requests) not audited</p>')
     out.append("</div>")

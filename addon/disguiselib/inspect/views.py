@@ -35,7 +35,7 @@ from . import render as rd
 from . import sseview, wsview
 from .audit import Auditor
 from .flowfile import ws_messages
-from .record import META, NEVER_SENT, SIDES, is_refused, summary_text
+from .record import FORWARDED, FORWARDED_TEXT, META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
     from ..rules.rules import Rules
@@ -68,6 +68,9 @@ def _this(flow: http.HTTPFlow, which: str) -> tuple[str, str]:
         return {"request": ("request as it went upstream (masked)", PROVIDER),
                 "response": ("response as upstream sent it (shared copy: the client side is not in it)",
                              PROVIDER)}[which]  # fmt: skip
+    if flow.metadata.get(FORWARDED):
+        return {"request": ("request as it went upstream (NOT masked: disguise_allow_unknown)", CLIENT),
+                "response": ("response as the client received it (not restored)", CLIENT)}[which]  # fmt: skip
     if meta.get("dry_run"):
         return {"request": ("request as recorded without the addon (NOT masked)", CLIENT),
                 "response": ("response as recorded without the addon", CLIENT)}[which]  # fmt: skip
@@ -127,7 +130,16 @@ _LEGEND = {
     (CLIENT, "request"): "originals (masked before the request went upstream)",
     (CLIENT, "response"): "originals (the client reads these)",
     (CLIENT, "refused"): f"originals (the request was refused: {NEVER_SENT})",
+    (CLIENT, "unmasked"): "originals (they went upstream as they are: NOT masked)",
 }
+
+
+def _went_unmasked(flow: http.HTTPFlow) -> bool:
+    """Did the request go upstream as the client sent it (disguise_fail_open), or holding
+    an original (disguise_allow_unknown)?"""
+    meta = flow.metadata.get(META)
+    failed = str(meta.get("failed", "")) if isinstance(meta, dict) else ""
+    return bool(flow.metadata.get(FORWARDED)) or failed.startswith("forwarded UNMASKED")
 
 
 def _header(flow: http.HTTPFlow) -> list[rd.Line]:
@@ -135,6 +147,8 @@ def _header(flow: http.HTTPFlow) -> list[rd.Line]:
     if not isinstance(meta, dict):
         if is_refused(flow):  # recorded before refusals had a summary: the same words
             return [[(rd.ERROR, f"disguise: FAILED CLOSED (refused by the addon): {NEVER_SENT}")]]
+        if flow.metadata.get(FORWARDED):
+            return rd.wrap([(rd.ERROR, f"{FORWARDED_TEXT}: {flow.metadata[FORWARDED]}")])
         return [[(rd.NOTE, "disguise: this flow was not handled by the addon")]]
     style = rd.ERROR if meta.get("failed") else rd.HEAD
     out: list[rd.Line] = rd.wrap([(style, summary_text(meta))])
@@ -249,7 +263,12 @@ def render_lines(view: str, data: bytes, flow: Any, message: Any, content_type: 
         mark = _marker(flow, this_side, rules)
         up = _other(flow, which)[1] if which == "response" and this_side == CLIENT else None
         lines += rd.wrap([(rd.TEXT, f"this: {this_label} — {len(data)} bytes")])
-        legend = _legend(this_side, "refused" if which == "request" and is_refused(flow) else which, mark)
+        gone = flow.metadata.get(REQUEST_NOT_KEPT) if which == "request" else None
+        if gone:  # streamed upstream, past the capture limit (inspector.request)
+            lines.append([(rd.ERROR, f"[NOT KEPT: {gone} bytes streamed upstream, more than disguise_capture_limit]")])
+        kind = "refused" if which == "request" and is_refused(flow) else which
+        kind = "unmasked" if which == "request" and this_side == CLIENT and _went_unmasked(flow) else kind
+        legend = _legend(this_side, kind, mark)
         return [*lines, *legend, [], *rd.body_lines(data, ctype, mark, up),
                 *_untouched(data, table)]  # fmt: skip
     label, other, note = _other(flow, which)

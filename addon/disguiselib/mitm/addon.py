@@ -356,7 +356,7 @@ class Disguise:
             contained(r, body)  # a container that carries more than what was scanned: made again
         rec.checked_body = r.raw_content  # what the scan passed (the Guard looks again at a later change)
         rec.passed = Passed.SCANNED
-        rec.to(Phase.PASSED)
+        rec.to(Phase.PASSED, None if hit is None else f"an original ({hit}) in {where}")  # (Inspector: marked)
 
     def _mask(self, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
         """Mask the request body through the pipeline. A large body of a live flow is

@@ -78,12 +78,21 @@ class Buffered:
 
     A `work` with an async `prepare(raw)` does its slow part off the event loop: mitmproxy
     awaits `complete` (bodyhook.py) at the body's end, before the last call, which then
-    only applies what prepare found. Without that hook the last call does it all."""
+    only applies what prepare found. Without that hook the last call does it all.
+
+    What leaves is noted for the capture (`sent`: mitmproxy keeps nothing of a body it
+    streamed): its size, and its bytes when they are at most `keep` (the Inspector puts
+    them on the flow at the request hook, inspect/inspector.py `request`)."""
 
     paced = False  # its last output is sent piece by piece by bodyhook (streamed.Spooled)
 
-    def __init__(self, work: Callable[[bytes], bytes], on_error: Callable[[str], bytes], limit: int | None) -> None:
+    def __init__(
+        self, work: Callable[[bytes], bytes], on_error: Callable[[str], bytes], limit: int | None, keep: int = 0
+    ) -> None:
         self.work = work
+        self.keep = keep
+        self.sent: bytes | None = None  # what left upstream, when at most keep bytes
+        self.sent_size: int | None = None  # how many bytes left upstream; None: nothing left (yet)
         self.on_error = on_error
         self.limit = limit
         self.buf = bytearray()
@@ -126,11 +135,20 @@ class Buffered:
                     log_internal(log, "buffered body", e)
                 self.error = reason(e)
             else:
+                self.note_sent(out)
                 return [out] if out else []
             finally:
                 self.buf, self.raw = bytearray(), None
         err = self.on_error(self.error)
         return [err] if err else []
+
+
+    def note_sent(self, out: bytes | list[bytes]) -> None:
+        """What leaves upstream (the body, or its pieces), for the capture: its size, and
+        its bytes when at most `keep` (never a copy of a larger body)."""
+        pieces = out if isinstance(out, list) else [out]
+        self.sent_size = sum(map(len, pieces))
+        self.sent = (pieces[0] if len(pieces) == 1 else b"".join(pieces)) if self.sent_size <= self.keep else None
 
 
 class Then:

@@ -174,7 +174,7 @@ def passed(rec: FlowRecord, hit: object, raw: bytes) -> bytes:
     if hit is not None and not ctx.options.disguise_allow_unknown:
         raise LeakError(f"an original ({hit}) in a request to an endpoint disguise does not transform")
     rec.passed = Passed.SCANNED
-    rec.to(Phase.PASSED)
+    rec.to(Phase.PASSED, None if hit is None else f"an original ({hit})")  # (the Inspector marks the flow)
     return raw
 
 
@@ -220,7 +220,7 @@ def taker(flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, spool: bool, k
     if spool:
         return Spooled(flow, rec, offload, body_limit(), keep)
     work = masker(flow, rec, offload) if rec.kind is Kind.API else scanner(flow, rec)
-    return Buffered(work, lambda msg: b"", body_limit())
+    return Buffered(work, lambda msg: b"", body_limit(), keep)
 
 
 def dropped(flow: http.HTTPFlow) -> None:
@@ -251,12 +251,11 @@ class Spooled(Buffered):
     paced = True  # bodyhook sends its output piece by piece, the event loop free between pieces
 
     def __init__(self, flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, limit: int | None, keep: int) -> None:
-        super().__init__(lambda raw: raw, lambda msg: b"", limit)
+        super().__init__(lambda raw: raw, lambda msg: b"", limit, keep)
         self.flow, self.rec, self.offload = flow, rec, offload
         self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
         self.dest = destination(flow)
         self.up: Upload = offload.upload()
-        self.keep = keep
         self.prefix = bytearray()  # the first `keep` bytes: the capture's client side
         self.ready: tuple[pipeline.Verdict, bytes | None] | None = None
 
@@ -304,6 +303,7 @@ class Spooled(Buffered):
                     log_internal(log, "streamed body", e)
                 self.error = reason(e)
             else:
+                self.note_sent(out)
                 return _pieces(out)
         err = self.on_error(self.error or "refused")
         return [err] if err else []
