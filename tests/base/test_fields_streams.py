@@ -381,12 +381,20 @@ def test_zstd_stream_of_several_frames_is_decoded_whole(step: int) -> None:
     assert ds[-1]["type"] == "message_stop"
 
 
-def test_gzip_stream_cut_before_its_end_marker_ends_with_an_error_event() -> None:
+def test_gzip_stream_cut_before_its_end_marker_ends_with_an_error_event_before_its_last_event() -> None:
+    """Everything but the gzip trailer: the API's last event came, so the stream ends as
+    an uncompressed one cut there does, cleanly (an error after `message_stop` made the
+    anthropic SDK raise on a complete message: wire/decoding.Decoded.flush); cut before
+    its last event, it ends with the error."""
     plain = build_stream([("text", ["Zenith Labs and [EMA"])])
-    c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    body = c.compress(plain) + c.flush(zlib.Z_SYNC_FLUSH)  # everything, but no gzip trailer
-    ds = events(compressed_run(body, "gzip", 50))
-    assert ds[-2]["type"] == "message_stop"
+
+    def cut_run(data: bytes) -> list[dict]:
+        c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        return events(compressed_run(c.compress(data) + c.flush(zlib.Z_SYNC_FLUSH), "gzip", 50))  # no gzip trailer
+
+    ds = cut_run(plain)
+    assert ds[-1]["type"] == "message_stop" and all(d["type"] != "error" for d in ds)
+    ds = cut_run(plain[: plain.index(b"event: message_stop")])
     assert ds[-1]["type"] == "error" and "end marker" in ds[-1]["error"]["message"]
 
 
