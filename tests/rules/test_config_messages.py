@@ -175,6 +175,7 @@ def test_strip_rule_with_a_bracket_in_a_class_still_works() -> None:
 Z = "Zenith"
 EVERY_REFUSAL: dict[str, tuple[dict[str, str], str]] = {
     "no-file": ({}, "no such file or folder"),
+    "empty-path": ({"": ""}, "holds an empty path"),  # (`--set disguise_mappings=`: no file is named "")
     "top-level": ({"m.yaml": f"- {Z}\n"}, "top level must be a mapping"),
     "unknown-section": ({"m.yaml": f"{Z} Corp: Qqqq Labs\n"}, "unknown section (the sections are"),
     "literals-not-mapping": ({"m.yaml": f"literals: [{Z}]\n"}, "literals must be a mapping"),
@@ -226,9 +227,10 @@ def _every_refusal(tmp_path: Path, case: str) -> str:
     folder = tmp_path / case
     folder.mkdir()
     for name, text in files.items():
-        (folder / name).write_bytes(text.encode("utf-8", "surrogateescape") if "\xff" not in text
-                                    else text.encode("latin-1"))  # fmt: skip
-    paths = [folder / n for n in files] or [folder / "missing.yaml"]
+        if name:
+            (folder / name).write_bytes(text.encode("utf-8", "surrogateescape") if "\xff" not in text
+                                        else text.encode("latin-1"))  # fmt: skip
+    paths = [folder / n if n else n for n in files] or [folder / "missing.yaml"]
     with pytest.raises(MappingError) as e:
         mappings.load_layers(paths, defaults=False)
     assert e.value.__cause__ is None
