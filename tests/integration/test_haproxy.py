@@ -282,7 +282,9 @@ def test_a_mapping_change_is_used_by_every_instance(cluster: Cluster) -> None:
     write_mappings(cluster.mappings, {"literals": {"Bluebird": "Heron"}}, "20-added.yaml")
     seen: dict[str, int] = {}
     with cluster.client() as client:
-        for i in range(6 * INSTANCES):
+        # (until each instance answered once: on a loaded machine HAProxy may hold one back
+        # a while, its health check late; 18 requests once missed one)
+        for i in range(30 * INSTANCES):
             raw = client.messages.with_raw_response.create(
                 model="m", max_tokens=5, messages=[{"role": "user", "content": f"Project Bluebird {i}"}]
             )
