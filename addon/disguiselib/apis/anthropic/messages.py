@@ -131,6 +131,7 @@ _SETTINGS = (
     "service_tier", "anthropic_version", "anthropic_beta",
 )  # fmt: skip
 
+_FORMAT = obj({"schema": SCHEMA})
 MESSAGES_REQUEST = Obj(
     {
         "model": MODEL,
@@ -140,16 +141,18 @@ MESSAGES_REQUEST = Obj(
         "messages": Arr(_TURN),
         "tools": Arr(_Tool()),
         "tool_choice": obj({"name": VALUES, "disable_parallel_tool_use": META}),
-        # structured outputs: a JSON Schema (property names are keys)
-        "output_config": obj({"format": obj({"schema": SCHEMA}), "effort": META}),
+        # structured outputs: a JSON Schema (property names are keys); the beta's output_format the same
+        "output_config": obj({"format": _FORMAT, "effort": META}),
+        "output_format": _FORMAT,
     },
     default=GENERIC,
     # the prompt (and its cache): tools, system, messages (docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
     prompt=("tools", "system", "messages"),
     state=("container",),  # a container reused (code execution: files earlier requests wrote): keyed numbers
+    # an answer asked for as JSON (base/jsonanswer.py), also by the beta's output_format
+    json_answer=tuple((path, frozenset({"json_schema"})) for path in (("output_config", "format", "type"),
+                                                                      ("output_format", "type"))),
 )
-_JSON = frozenset({"json_schema"})  # an answer asked for as JSON (base/jsonanswer.py)
-MESSAGES_REQUEST.json_answer = ((("output_config", "format", "type"), _JSON), (("output_format", "type"), _JSON))  # type: ignore[attr-defined]
 BATCH_REQUEST = Obj(
     {"requests": Arr(Obj({"custom_id": CLIENT_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
     default=GENERIC,

@@ -224,8 +224,9 @@ RESPONSES_REQUEST = Obj(
     prompt=("instructions", "tools", "input"),
     # a stored response or a conversation it continues: numbered by a key (rules/session.py)
     state=("previous_response_id", "conversation"),
+    # an answer asked for as JSON (base/jsonanswer.py); a stored response says it in the same member
+    json_answer=((("text", "format", "type"), frozenset({"json_schema", "json_object"})),),
 )
-RESPONSES_REQUEST.json_answer = ((("text", "format", "type"), frozenset({"json_schema", "json_object"})),)  # type: ignore[attr-defined]
 # The request headers that carry the client's own text. Codex (codex-rs `TurnMetadata`)
 # sends `x-codex-turn-metadata` on every Responses request
 # (`/v1/responses`, chatgpt.com's `/backend-api/codex/responses`, `.../compact`): JSON
