@@ -144,11 +144,16 @@ MESSAGES_REQUEST = Obj(
         # structured outputs: a JSON Schema (property names are keys); the beta's output_format the same
         "output_config": obj({"format": _FORMAT, "effort": META}),
         "output_format": _FORMAT,
+        # server-held conversation state (the beta's Threads; anthropic 2's tool runner sends it):
+        # `{"type": "create"}`, or `{"type": "continue", "previous_message_id": ...}` with only the new turn
+        "thread": obj({"previous_message_id": ID}),
     },
     default=GENERIC,
     # the prompt (and its cache): tools, system, messages (docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
     prompt=("tools", "system", "messages"),
-    state=("container",),  # a container reused (code execution: files earlier requests wrote): keyed numbers
+    # what continues state the server keeps: keyed numbers (base/prompt.py): a container reused
+    # (code execution: files earlier requests wrote), a thread continued (the turns it holds)
+    state=("container", "thread"),
     # an answer asked for as JSON (base/jsonanswer.py), also by the beta's output_format
     json_answer=tuple((path, frozenset({"json_schema"})) for path in (("output_config", "format", "type"),
                                                                       ("output_format", "type"))),
