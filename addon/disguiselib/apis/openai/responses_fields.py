@@ -37,7 +37,7 @@ from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...base.restore import restore_body
 from ...base.wirespec import TextHeader
-from ...rules.restorer import JSON, Restorer
+from ...rules.restorer import JSON, TEXT, Restorer
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE, IDENTIFIERS
 
@@ -284,8 +284,7 @@ def restore_stored(body: bytes, r: Restorer) -> bytes:
         doc = json.loads(body)
     except ValueError:
         doc = None
-    if answers_json(doc, RESPONSES_REQUEST):
-        r.output = JSON
+    r.output = JSON if answers_json(doc, RESPONSES_REQUEST) else TEXT
     return restore_body(body, RESPONSE_OBJECT, r)
 
 
