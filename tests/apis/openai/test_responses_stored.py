@@ -20,26 +20,15 @@ from hypothesis import strategies as st
 from disguiselib.apis.openai.responses import ResponsesStream, StoredResponsesStream
 from disguiselib.apis.openai.responses_fields import restore_stored
 from disguiselib.base.holdback import Window
-from disguiselib.rules import mappings, rules
 from disguiselib.rules.restorer import EITHER, JSON, TEXT, UNSAID
 from disguiselib.wire.sse import Framer
-from strategies import byte_splits, splits
+from strategies import JSON_DISGUISES, byte_splits, json_answer, json_originals, literal_restorer, splits
 
-DISGUISES = ("ZQXA1", "ZQXB2", "ZQXC3")
+DISGUISES = JSON_DISGUISES
 JSON_FORMAT = {"type": "json_schema", "name": "Record", "schema": {"type": "object"}, "strict": True}
-# originals a JSON answer cannot hold as they are: a backslash, a quote, control characters
-_CHARS = st.sampled_from(list('ab /\\"\n\t\x01\x1fé'))
-ORIGINALS = st.lists(st.text(_CHARS, min_size=1, max_size=5), min_size=3, max_size=3, unique=True)
-
-
-def restorer(originals: list[str]) -> rules.Restorer:
-    """A retrieval's restorer: the literals alone (an earlier request's placeholders are gone)."""
-    doc = {"literals": dict(zip(originals, DISGUISES, strict=True))}
-    return rules.Rules(mappings.from_dict(doc), None).restorer({})
-
-
-def answer(values: list[str]) -> dict:
-    return {"owner": values[0], "path": f"at {values[1]} now", "tags": [values[2], "x"], "n": 1}
+ORIGINALS = json_originals
+answer = json_answer
+restorer = literal_restorer  # a retrieval's: the literals alone (an earlier request's placeholders are gone)
 
 
 def events(pieces: list[str], fmt: dict) -> list[dict]:
