@@ -215,6 +215,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
         p.upstream.on("chat", chat)
         p.upstream.on("gpt-5", responses)
         p.upstream.on("/v1/responses/resp_1", stored)
+        p.upstream.on("/v1/files/file-batch-out/content", batch_output)
         p.upstream.on("claude-haiku-4-5", messages)
         p.upstream.on("claude-tools", messages)
         for version in ("v1beta", "v1"):  # (google-genai 3 calls v1)
@@ -323,6 +324,32 @@ def test_a_stored_stream_resumed_past_what_says_its_format_ends_with_an_error(pr
     assert WIN not in "".join(e.delta for e in got if e.type == "response.output_text.delta")
     whole = list(sdk_openai(proxy).responses.retrieve("resp_1", stream=True, extra_headers={"x-step": "3"}))
     assert AcmeRecord.model_validate_json(whole[-1].response.output_text) == WANT
+
+
+def batch_output(rec: Recorded) -> Reply:
+    """A batch's output file (`GET /v1/files/{id}/content`): one result line per request."""
+    chat_body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}]}  # fmt: skip
+    lines = [{"id": "batch_req_1", "custom_id": "r-1", "error": None,
+              "response": {"status_code": 200, "request_id": "q1", "body": _response("completed", ANSWER, STORED_FORMAT)}},
+             {"id": "batch_req_2", "custom_id": "r-2", "error": None,
+              "response": {"status_code": 200, "request_id": "q2", "body": _response("completed", ANSWER, {"type": "text"})}},
+             {"id": "batch_req_3", "custom_id": "r-3", "error": None,
+              "response": {"status_code": 200, "request_id": "q3", "body": chat_body}}]  # fmt: skip
+    return Reply(["".join(json.dumps(x) + "\n" for x in lines).encode()],
+                 headers={"Content-Type": "application/octet-stream"}, framing="length")
+
+
+def test_a_batchs_responses_results_say_their_answer_is_json(proxy: Proxy) -> None:
+    """Batch results are fetched by another request than the batch's: no state ties them to
+    the requests that asked for JSON. A Responses result says it in its own `text.format`
+    (line by line); a Chat Completions result says nothing (its answer stays text, as the
+    request is not known here: the original as it is)."""
+    lines = [json.loads(x) for x in sdk_openai(proxy).files.content("file-batch-out").text.splitlines()]
+    first, second, third = (x["response"]["body"] for x in lines)
+    assert AcmeRecord.model_validate_json(first["output"][0]["content"][0]["text"]) == WANT
+    assert WIN in second["output"][0]["content"][0]["text"]  # text.format text: as text
+    assert WIN in third["choices"][0]["message"]["content"]  # not known: as text
 
 
 def sdk_anthropic(proxy: Proxy) -> anthropic.Anthropic:
