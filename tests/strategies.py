@@ -148,3 +148,24 @@ def respelled(draw, text: str, members: tuple[str, ...] = ("index",)) -> str:
     (integral_spellings): a channel index the way any JSON writer may send it."""
     pattern = re.compile(r'("(?:' + "|".join(members) + r')"\s*:\s*)(\d+)(?![.eE\d])')
     return pattern.sub(lambda m: m.group(1) + draw(integral_spellings(int(m.group(2)))), text)
+
+
+# -- answers asked for as JSON (structured outputs) with originals JSON cannot hold as they are
+
+# literals' disguises (a disguise is printable ASCII: the same raw and JSON-escaped)
+JSON_DISGUISES = ("ZQXA1", "ZQXB2", "ZQXC3")
+# their originals: backslashes, quotes, control characters (each breaks a JSON answer restored as text)
+json_originals = st.lists(st.text(st.sampled_from(list('ab /\\"\n\t\x01\x1fé')), min_size=1, max_size=5),
+                          min_size=3, max_size=3, unique=True)  # fmt: skip
+
+
+def literal_restorer(originals: list[str], output: int = 0) -> rules.Restorer:
+    """A restorer of the literals originals -> JSON_DISGUISES (output: Restorer.output)."""
+    doc = {"literals": dict(zip(originals, JSON_DISGUISES, strict=True))}
+    return rules.Rules(mappings.from_dict(doc), None).restorer({}, output=output)
+
+
+def json_answer(values: list[str] | tuple[str, ...]) -> dict:
+    """A structured answer holding three values (disguises in what the model wrote,
+    originals in what the client must parse)."""
+    return {"owner": values[0], "path": f"at {values[1]} now", "tags": [values[2], "x"], "n": 1}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import pickle
 
+import pytest
 from google_util import build_chunks, read_chunks, sse_chunks, to_sse
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -19,11 +20,13 @@ from disguiselib.apis.google import stream as gemini_stream
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
 from disguiselib.base import fields
+from disguiselib.base.fields import obj
 from disguiselib.base.holdback import Window
 from disguiselib.base.jsonanswer import answers_json
 from disguiselib.base.masking import mask_body
 from disguiselib.base.restore import restore_body, restore_fn
 from disguiselib.rules.restorer import JSON, TEXT
+from disguiselib.wire import jsonspan
 from disguiselib.wire.jsonspan import PROSE
 from openai_util import build_chat, build_responses, read_chat, read_responses
 from strategies import PLACEHOLDERS, RULES, byte_splits, splits
@@ -58,6 +61,37 @@ def test_which_requests_ask_for_json() -> None:
     assert answers_json({"output_config": {"format": {"type": "json_schema"}}}, msgs)
     assert answers_json({"output_format": {"type": "json_schema"}}, msgs)  # the beta's (deprecated)
     assert not answers_json({"output_config": {"effort": "high"}}, msgs)
+
+
+def test_the_declaration_is_the_tables_own() -> None:
+    """json_answer is a constructor declaration beside prompt= and state=, read by
+    answers_json alone: every API's top-level request rule carries it as a typed member
+    (no attribute set after construction)."""
+    declared = {openai_chat.CHAT_REQUEST, openai_responses.RESPONSES_REQUEST, anthropic_messages.MESSAGES_REQUEST,
+                gemini.GENERATE_REQUEST, codeassist.REQUEST.fields["request"]}  # fmt: skip
+    for rule in declared:
+        assert isinstance(rule, jsonspan.Obj) and rule.json_answer
+        for path, words in rule.json_answer:
+            assert path and all(type(k) is str for k in path) and type(words) is frozenset and words
+    assert fields.GENERIC.json_answer == () and codeassist.REQUEST.json_answer == ()
+    # both proto spellings of every member of the path (and their mixes)
+    assert {p for p, _ in gemini.GENERATE_REQUEST.json_answer} == {
+        (g, m) for g in ("generationConfig", "generation_config") for m in ("responseMimeType", "response_mime_type")}
+
+
+@pytest.mark.parametrize("path", [("response_fromat", "type"), ("response_format", "json_schema", "nme"), ()])
+def test_a_declaration_the_table_does_not_have_fails_the_import(path: tuple[str, ...]) -> None:
+    """A path that leaves the table's objects (a misspelt member), or no path at all, is
+    refused when the table is built (ValueError, as the API's module is imported)."""
+    table = {"response_format": obj({"json_schema": obj({"name": jsonspan.VALUES})})}
+    with pytest.raises(ValueError, match="the table does not have"):
+        jsonspan.Obj(table, json_answer=((path, frozenset({"json_schema"})),))
+    for words in (frozenset(), {"json_schema"}):  # empty, or not frozen
+        with pytest.raises(ValueError):
+            jsonspan.Obj(table, json_answer=((("response_format", "type"), words),))  # type: ignore[arg-type]
+    jsonspan.Obj(table, json_answer=((("response_format", "type"), frozenset({"json_schema"})),))
+    # past the table's objects (a Typed, GENERIC) nothing is known to check
+    jsonspan.Obj({"f": fields.GENERIC}, json_answer=((("f", "any", "depth"), frozenset({"x"})),))
 
 
 def test_masking_notes_it_in_the_session() -> None:

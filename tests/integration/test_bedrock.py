@@ -843,3 +843,117 @@ def test_share_of_a_recording_reads_the_event_streams(tmp_path: Path) -> None:
             assert r.stderr.count("LEAK shared") == 2 and "Acme" not in r.stdout + r.stderr
         else:
             assert "2 flows written" in r.stdout
+
+
+# -- an answer asked for as JSON (structured outputs) ------------------------------------------
+# Converse's `outputConfig.textFormat` (type json_schema, its schema JSON text in a string),
+# and a Messages body's `output_config.format` in InvokeModel: the answer's text is JSON
+# text, WINQ's backslashes and quotes JSON-escaped in it, so the client's json.loads reads it.
+
+JSON_OUTPUT = {"textFormat": {"type": "json_schema", "structure": {"jsonSchema": {
+    "name": "acme_record", "schema": json.dumps({"type": "object", "properties": {"session_id": {"type": "string"}}})}}}}
+JSON_WANT = {"session_id": "s-1", "path": WINQ, "who": BOB}
+
+
+def _json_text(ph: str) -> str:
+    return json.dumps({"thread_id": "s-1", "path": "WINPATH", "who": ph})
+
+
+def _converse_json_request(rec: Recorded) -> str:
+    """The masked Converse request's placeholder; it asked for JSON, its schema masked inside its string."""
+    assert_masked(rec)
+    fmt = json.loads(rec.body)["outputConfig"]["textFormat"]
+    assert fmt["type"] == "json_schema" and "thread_id" in fmt["structure"]["jsonSchema"]["schema"]
+    return placeholder(rec)
+
+
+ASK_JSON = [{"role": "user", "content": [{"text": f"A record of Acme Corp for {BOB}, path {WINQ}"}]}]
+
+
+def test_converse_json_answer_whole(proxy: Proxy) -> None:
+    model = "us.anthropic.claude-json-v1:0"
+    p = path(model, "converse")
+
+    def answer(rec: Recorded) -> Reply:
+        out = {"output": {"message": {"role": "assistant", "content": [{"text": _json_text(_converse_json_request(rec))}]}},
+               "stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+               "metrics": {"latencyMs": 1}}  # fmt: skip
+        return Reply([json.dumps(out).encode()], headers=JSON_HEADERS, framing="length")
+
+    proxy.on(p, answer)
+    out = proxy.boto().converse(modelId=model, messages=ASK_JSON, outputConfig=JSON_OUTPUT)
+    assert json.loads(out["output"]["message"]["content"][0]["text"]) == JSON_WANT
+
+
+@pytest.mark.parametrize("step", [1, 4])
+def test_converse_stream_json_answer(proxy: Proxy, step: int) -> None:
+    """The text in `step`-character deltas, the frames cut anywhere: the deltas boto3 joins
+    parse to the originals; a held tail drains as a text delta (not a toolUse input)."""
+    model = f"us.anthropic.claude-json-stream{step}-v1:0"
+    p = path(model, "converse-stream")
+
+    def answer(rec: Recorded) -> Reply:
+        text = _json_text(_converse_json_request(rec))
+        frames = [converse_frame("messageStart", {"role": "assistant"})]
+        frames += [converse_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text[i : i + step]}})
+                   for i in range(0, len(text), step)]  # fmt: skip
+        frames += [converse_frame("contentBlockStop", {"contentBlockIndex": 0}),
+                   converse_frame("messageStop", {"stopReason": "end_turn"}),
+                   converse_frame("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                                               "metrics": {"latencyMs": 1}})]  # fmt: skip
+        return Reply(cut(frames, step), headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    resp = proxy.boto().converse_stream(modelId=model, messages=ASK_JSON, outputConfig=JSON_OUTPUT)
+    deltas = [e["contentBlockDelta"]["delta"] for e in resp["stream"] if "contentBlockDelta" in e]
+    assert all(set(d) == {"text"} for d in deltas)
+    assert json.loads("".join(d["text"] for d in deltas)) == JSON_WANT
+
+
+def test_converse_prose_answer_stays_text(proxy: Proxy) -> None:
+    """No outputConfig: the same text is prose, the original as it is (not JSON-escaped)."""
+    model = "us.anthropic.claude-prose-v1:0"
+    p = path(model, "converse")
+    proxy.on(p, lambda rec: Reply([json.dumps({"output": {"message": {"role": "assistant", "content": [
+        {"text": "path WINPATH"}]}}, "stopReason": "end_turn"}).encode()], headers=JSON_HEADERS, framing="length"))
+    out = proxy.boto().converse(modelId=model, messages=[{"role": "user", "content": [{"text": "path?"}]}])
+    assert out["output"]["message"]["content"][0]["text"] == f"path {WINQ}"
+
+
+@pytest.mark.parametrize("op", ["invoke", "invoke-with-response-stream"])
+def test_invoke_json_answer(proxy: Proxy, op: str) -> None:
+    """InvokeModel's Messages body asking for JSON (`output_config.format`), answered whole
+    and in chunks."""
+    model = f"anthropic.claude-json-{op}-v1:0"
+    p = path(model, op)
+
+    def answer(rec: Recorded) -> Reply:
+        assert_masked(rec)
+        assert json.loads(rec.body)["output_config"]["format"]["type"] == "json_schema"
+        text = _json_text(placeholder(rec))
+        if op == "invoke":
+            return Reply([json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+                                      "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                                      "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()],
+                         headers=JSON_HEADERS, framing="length")  # fmt: skip
+        evs = [{"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                                     "model": model, "content": [], "usage": {"input_tokens": 1}}},
+               {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+               *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text[i : i + 3]}}
+                 for i in range(0, len(text), 3)),
+               {"type": "content_block_stop", "index": 0},
+               {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+               {"type": "message_stop"}]  # fmt: skip
+        return Reply(cut([chunk_frame(e) for e in evs], 5), headers=ES_HEADERS)
+
+    proxy.on(p, answer)
+    schema = {"type": "object", "properties": {"session_id": {"type": "string"}}}
+    body = messages_body(output_config={"format": {"type": "json_schema", "schema": schema}})
+    if op == "invoke":
+        resp = proxy.boto().invoke_model(modelId=model, body=json.dumps(body))
+        text = json.loads(resp["body"].read())["content"][0]["text"]
+    else:
+        resp = proxy.boto().invoke_model_with_response_stream(modelId=model, body=json.dumps(body))
+        evs = [json.loads(e["chunk"]["bytes"]) for e in resp["body"] if "chunk" in e]  # (boto3 decoded the base64)
+        text = "".join(e["delta"]["text"] for e in evs if e["type"] == "content_block_delta")
+    assert json.loads(text) == JSON_WANT

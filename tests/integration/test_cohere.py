@@ -235,3 +235,54 @@ def test_a_secret_after_a_vertical_tab_or_a_no_break_space_is_masked(proxy: Prox
     up = rec.body.decode()
     assert token not in up and pw not in up and json.dumps(pw)[1:-1] not in up
     assert res.message.content[0].text.split(" ") == [token, pw, token]  # each placeholder restored
+
+
+# -- an answer asked for as JSON: response_format {"type": "json_object"} -------------------------
+
+
+def _json_answer(ph: str) -> str:
+    return json.dumps({"thread_id": "s-1", "path": "WINPATH", "who": ph})
+
+
+JSON_FORMAT = {"type": "json_object", "json_schema": {"type": "object", "properties": {"session_id": {"type": "string"}}}}
+JSON_WANT = {"session_id": "s-1", "path": WINQ, "who": BOB}
+ASK = [{"role": "user", "content": f"A record of Acme Corp for {BOB}, files under {WINQ}, as JSON"}]
+
+
+def test_a_json_answer_whole(proxy: Proxy) -> None:
+    """The text is JSON text: WINQ's backslashes and quotes JSON-escaped, so the client's
+    json.loads reads the original (restored as text it was an invalid escape)."""
+
+    def answer(rec: Recorded) -> Reply:
+        assert_no_original(rec)
+        assert rec.json["response_format"]["json_schema"]["properties"] == {"thread_id": {"type": "string"}}
+        ph = PH.search(rec.body.decode()).group()  # type: ignore[union-attr]
+        doc = {"id": "c1", "finish_reason": "COMPLETE", "message": {
+            "role": "assistant", "content": [{"type": "text", "text": _json_answer(ph)}]}}  # fmt: skip
+        return Reply([json.dumps(doc).encode()], headers={"Content-Type": "application/json"}, framing="length")
+
+    proxy.upstream.on("cohere-json", answer)
+    with sdk(proxy) as co:
+        res = co.chat(model="cohere-json", messages=ASK, response_format=JSON_FORMAT)
+    assert json.loads(res.message.content[0].text) == JSON_WANT
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_json_answer_streamed(proxy: Proxy, seed: int) -> None:
+    model = f"cohere-json-stream-{seed}"
+
+    def answer(rec: Recorded) -> Reply:
+        text = _json_answer(PH.search(rec.body.decode()).group())  # type: ignore[union-attr]
+        events = [ev({"id": "s1", "type": "message-start", "delta": msg(role="assistant")}),
+                  ev({"type": "content-start", "index": 0, "delta": msg(content={"type": "text", "text": ""})}),
+                  *(ev({"type": "content-delta", "index": 0, "delta": msg(content={"text": text[i : i + 2 + seed]})})
+                    for i in range(0, len(text), 2 + seed)),
+                  ev({"type": "content-end", "index": 0}),
+                  ev({"type": "message-end", "delta": {"finish_reason": "COMPLETE", "usage": {}}})]  # fmt: skip
+        return Reply(cut(events, seed), headers={"Content-Type": "text/event-stream"})
+
+    proxy.upstream.on(model, answer)
+    with sdk(proxy) as co:
+        got = list(co.chat_stream(model=model, messages=ASK, response_format=JSON_FORMAT))
+    text = "".join(e.delta.message.content.text or "" for e in got if e.type == "content-delta")
+    assert json.loads(text) == JSON_WANT and got[-1].type == "message-end"

@@ -113,3 +113,55 @@ def test_a_request_using_a_gemini_cache_is_numbered_apart_from_it(proxy: Proxy) 
     new = proxy.upstream.for_path("/v1beta/models/gemini-stored:generateContent")[-1].json["contents"][0]["parts"][0]["text"]
     assert "[EMAIL_1]" in cached and "[EMAIL_1]" not in new and KEYED.search(new)
     assert out.text == f"I wrote to [EMAIL_1] already; now {ALICE}."
+
+
+def _message(text: str, n: int, tool: bool = False) -> dict:
+    content = [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "x"}}] if tool else [
+        {"type": "text", "text": text}]
+    return {"model": "claude-thread", "id": f"msg_0{n}", "type": "message", "role": "assistant", "content": content,
+            "stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["extra_body", "tool_runner"])
+def test_a_continued_anthropic_thread_is_numbered_apart_from_what_the_server_holds(proxy: Proxy, how: str) -> None:
+    """anthropic 2's tool runner holds the conversation on the server (`thread`): the
+    next turn is `{"type": "continue", "previous_message_id": ...}` with only its new
+    messages. Numbered from 1, Alice (the tool's result) was `[EMAIL_1]` like Bob in the
+    held turn, and the model's `[EMAIL_1]` (Bob) came back as Alice."""
+    anthropic = pytest.importorskip("anthropic")
+    model = f"claude-thread-{how}"
+
+    def answer(rec) -> Reply:  # noqa: ANN001
+        body = rec.json
+        if body.get("thread", {}).get("type") != "continue":
+            return reply({**_message("", 1, tool=True), "model": model})
+        mine = KEYED.search(json.dumps(body["messages"]))
+        return reply({**_message(f"I wrote to [EMAIL_1] already; now {mine.group() if mine else ''}.", 2),
+                      "model": model})  # fmt: skip
+
+    proxy.upstream.on(model, answer)
+    client = anthropic.Anthropic(base_url=proxy.base_url, api_key="sk-ant-test", max_retries=0, timeout=20.0)
+    if how == "tool_runner":
+        if not hasattr(anthropic.types.beta.message_create_params, "BetaMessageThreadParam"):
+            pytest.skip(f"anthropic {anthropic.__version__}'s tool runner holds no thread on the server")
+
+        @anthropic.beta_tool
+        def lookup(q: str) -> str:
+            """Look up who owns it."""
+            return f"owner {ALICE}"
+
+        runner = client.beta.messages.tool_runner(model=model, max_tokens=100, tools=[lookup],
+                                                  messages=[{"role": "user", "content": f"Look up {BOB}"}])  # fmt: skip
+        last = [m for m in runner][-1]
+    else:
+        client.messages.create(model=model, max_tokens=100, messages=[{"role": "user", "content": f"Look up {BOB}"}],
+                               extra_body={"thread": {"type": "create"}})  # fmt: skip
+        last = client.messages.create(model=model, max_tokens=100, messages=[
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": f"owner {ALICE}"}]}],
+            extra_body={"thread": {"type": "continue", "previous_message_id": "msg_01"}})  # fmt: skip
+    held, new = (r.json for r in proxy.upstream.for_model(model)[-2:])
+    assert held["thread"] == {"type": "create"} and "[EMAIL_1]" in json.dumps(held["messages"])
+    assert new["thread"] == {"type": "continue", "previous_message_id": "msg_01"}
+    assert "[EMAIL_1]" not in json.dumps(new["messages"]) and KEYED.search(json.dumps(new["messages"]))
+    assert last.content[0].text == f"I wrote to [EMAIL_1] already; now {ALICE}."

@@ -112,11 +112,27 @@ def _response(status: str, text: str | None, fmt: dict) -> dict:
             "metadata": {}}  # fmt: skip
 
 
+STORED_FORMAT = {"type": "json_schema", "name": "AcmeRecord", "schema": {"type": "object"}, "strict": True}
+
+
 def responses(rec: Recorded) -> Reply:
     doc = rec.json
     fmt = doc["text"]["format"]
     if not doc.get("stream"):
         return json_reply(_response("completed", ANSWER, fmt))
+    return sse_reply(_response_events(rec, fmt))
+
+
+def stored(rec: Recorded) -> Reply:
+    """GET /v1/responses/resp_1: whole, or streamed again (`?stream=true`) from the event
+    after `starting_after` on, as a background response is followed and resumed."""
+    query = dict(p.split("=", 1) for p in rec.path.partition("?")[2].split("&") if p)
+    if query.get("stream") != "true":
+        return json_reply(_response("completed", ANSWER, STORED_FORMAT))
+    return sse_reply(_response_events(rec, STORED_FORMAT)[int(query.get("starting_after", "-1")) + 1 :])
+
+
+def _response_events(rec: Recorded, fmt: dict) -> list[bytes]:
     at = {"item_id": MSG, "output_index": 0, "content_index": 0}
     evs = [{"type": "response.created", "response": _response("in_progress", None, fmt)},
            {"type": "response.output_item.added", "output_index": 0,
@@ -131,8 +147,8 @@ def responses(rec: Recorded) -> Reply:
            {"type": "response.output_item.done", "output_index": 0,
             "item": _response("completed", ANSWER, fmt)["output"][0]},
            {"type": "response.completed", "response": _response("completed", ANSWER, fmt)}]  # fmt: skip
-    return sse_reply([f"event: {e['type']}\ndata: {json.dumps({**e, 'sequence_number': n}, separators=(',', ':'))}\n\n"
-                      .encode() for n, e in enumerate(evs)])  # fmt: skip
+    return [f"event: {e['type']}\ndata: {json.dumps({**e, 'sequence_number': n}, separators=(',', ':'))}\n\n".encode()
+            for n, e in enumerate(evs)]  # fmt: skip
 
 
 USAGE = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 2}
@@ -198,8 +214,8 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     with running_proxy(tmp_path_factory.mktemp("disguise-structured"), {"literals": LITERALS}) as p:
         p.upstream.on("chat", chat)
         p.upstream.on("gpt-5", responses)
-        p.upstream.on("/v1/responses/resp_1", lambda rec: json_reply(_response("completed", ANSWER, {
-            "type": "json_schema", "name": "AcmeRecord", "schema": {"type": "object"}, "strict": True})))
+        p.upstream.on("/v1/responses/resp_1", stored)
+        p.upstream.on("/v1/files/file-batch-out/content", batch_output)
         p.upstream.on("claude-haiku-4-5", messages)
         p.upstream.on("claude-tools", messages)
         for version in ("v1beta", "v1"):  # (google-genai 3 calls v1)
@@ -282,6 +298,58 @@ def test_a_stored_response_says_its_answer_is_json(proxy: Proxy) -> None:
     JSON is gone, the response's own `text.format` says it."""
     got = sdk_openai(proxy).responses.retrieve("resp_1")
     assert AcmeRecord.model_validate_json(got.output_text) == WANT
+
+
+@pytest.mark.parametrize("step", [1, 4])
+def test_a_stored_response_streamed_again_says_its_answer_is_json(proxy: Proxy, step: int) -> None:
+    """`responses.stream(response_id=...)` (following a background response: the SDK asks
+    for the whole stream and drops what it read itself): the stream's response.created
+    says `text.format` json_schema, so its text is JSON text. As text the original's
+    backslash broke the parse (pydantic's "invalid escape")."""
+    with sdk_openai(proxy).responses.stream(response_id="resp_1", text_format=AcmeRecord,
+                                            extra_headers={"x-step": str(step)}) as s:  # fmt: skip
+        text = "".join(e.delta for e in s if e.type == "response.output_text.delta")
+        final = s.get_final_response()
+    assert final.output_parsed == WANT and AcmeRecord.model_validate_json(text) == WANT
+
+
+def test_a_stored_stream_resumed_past_what_says_its_format_ends_with_an_error(proxy: Proxy) -> None:
+    """`starting_after=N` sent upstream (`retrieve(stream=True, starting_after=N)`): the
+    replay begins after response.created, mid-text; nobody says what the text is, and an
+    original restored as text or as JSON text differs: an error event, never a guess.
+    The same stream from its start, or whole, is JSON."""
+    got = list(sdk_openai(proxy).responses.retrieve("resp_1", stream=True, starting_after=4,
+                                                    extra_headers={"x-step": "3"}))  # fmt: skip
+    assert got[-1].type == "error" and "format is not said" in got[-1].message
+    assert WIN not in "".join(e.delta for e in got if e.type == "response.output_text.delta")
+    whole = list(sdk_openai(proxy).responses.retrieve("resp_1", stream=True, extra_headers={"x-step": "3"}))
+    assert AcmeRecord.model_validate_json(whole[-1].response.output_text) == WANT
+
+
+def batch_output(rec: Recorded) -> Reply:
+    """A batch's output file (`GET /v1/files/{id}/content`): one result line per request."""
+    chat_body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}]}  # fmt: skip
+    lines = [{"id": "batch_req_1", "custom_id": "r-1", "error": None,
+              "response": {"status_code": 200, "request_id": "q1", "body": _response("completed", ANSWER, STORED_FORMAT)}},
+             {"id": "batch_req_2", "custom_id": "r-2", "error": None,
+              "response": {"status_code": 200, "request_id": "q2", "body": _response("completed", ANSWER, {"type": "text"})}},
+             {"id": "batch_req_3", "custom_id": "r-3", "error": None,
+              "response": {"status_code": 200, "request_id": "q3", "body": chat_body}}]  # fmt: skip
+    return Reply(["".join(json.dumps(x) + "\n" for x in lines).encode()],
+                 headers={"Content-Type": "application/octet-stream"}, framing="length")
+
+
+def test_a_batchs_responses_results_say_their_answer_is_json(proxy: Proxy) -> None:
+    """Batch results are fetched by another request than the batch's: no state ties them to
+    the requests that asked for JSON. A Responses result says it in its own `text.format`
+    (line by line); a Chat Completions result says nothing (its answer stays text, as the
+    request is not known here: the original as it is)."""
+    lines = [json.loads(x) for x in sdk_openai(proxy).files.content("file-batch-out").text.splitlines()]
+    first, second, third = (x["response"]["body"] for x in lines)
+    assert AcmeRecord.model_validate_json(first["output"][0]["content"][0]["text"]) == WANT
+    assert WIN in second["output"][0]["content"][0]["text"]  # text.format text: as text
+    assert WIN in third["choices"][0]["message"]["content"]  # not known: as text
 
 
 def sdk_anthropic(proxy: Proxy) -> anthropic.Anthropic:

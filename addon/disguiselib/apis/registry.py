@@ -175,7 +175,7 @@ OPENAI_RESPONSES_STORED = Api(  # GET /responses/{id} (also ?stream=true), POST 
     "openai.responses.stored",
     None,
     openai_responses.RESPONSE_OBJECT,
-    openai_responses.ResponsesStream,
+    openai_responses.StoredResponsesStream,  # a JSON answer as its response object says
     openai_chat.error_body,
     events=openai_responses.STREAM_EVENT,
     answers=STREAMS,

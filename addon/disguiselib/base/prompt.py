@@ -106,8 +106,9 @@ def numbers_key(doc: object, root: jsonspan.Rule, key: bytes) -> bytes | None:
         if type(v) is dict and rule is not None and rule.state:
             named += [v[m] for m in rule.state if m in v]
     # what each names its state by (its members' names left out: camelCase and snake_case
-    # spellings name one state); an object by its `id`, a resumed session by its `handle`
-    # (one without, a container to be made or a session to be resumable, names none)
+    # spellings name one state); an object by its `id`, a continued thread by the
+    # `previous_message_id` it continues from, a resumed session by its `handle` (one
+    # without, a container or a thread to be made, a session to be resumable, names none)
     state = [n for n in map(_name, named) if n is not None]
     if not state:
         return None
@@ -118,4 +119,7 @@ def _name(v: object) -> object:
     """What a state member's value names its state by (None: nothing)."""
     if type(v) is not dict:
         return v  # (null: None)
-    return v.get("id") if v.get("id") is not None else v.get("handle") or None
+    for k in ("id", "previous_message_id"):
+        if v.get(k) is not None:
+            return v[k]
+    return v.get("handle") or None

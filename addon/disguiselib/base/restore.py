@@ -8,8 +8,10 @@ import json
 from collections.abc import Callable
 
 from ..errors import StreamError
+from ..rules.restorer import JSON
 from ..rules.rules import Restorer
 from ..wire import jsonspan, spanwalk
+from .jsonanswer import answers_json
 from .logprobs import apply_fixes, logprob_fixes
 from .offsets import citation_fixes, citing, quote_fixes, quoting
 
@@ -113,8 +115,22 @@ def _restore_utf8(raw: bytes, root: jsonspan.Rule, r: Restorer) -> bytes:
             return raw if lines == s else lines.encode("utf-8")
         new = r.json_text(s) if jsonspan.looks_like_json(s) else r.value(s)
         return raw if new == s else new.encode("utf-8")
-    new = restore_doc(s, doc, root, r)
+    new = _restore_said(s, doc, root, r)
     return raw if new is s else new.encode("utf-8")
+
+
+def _restore_said(s: str, doc: object, root: jsonspan.Rule, r: Restorer) -> str:
+    """restore_doc of a whole document (or one JSON line) whose table declares where it
+    says its answer is JSON (root.json_answer: a batch's result line saying what its
+    request asked for, base/jsonanswer.py): where it says so, its answer text is restored
+    as JSON text, for this document alone."""
+    if not root.json_answer or r.output == JSON or not answers_json(doc, root):
+        return restore_doc(s, doc, root, r)
+    before, r.output = r.output, JSON
+    try:
+        return restore_doc(s, doc, root, r)
+    finally:
+        r.output = before
 
 
 # Byte-order marks, UTF-32's first (its little-endian mark begins with UTF-16's).
@@ -151,7 +167,7 @@ def _json_lines(s: str, root: jsonspan.Rule, r: Restorer) -> str | None:
     """s restored as JSON lines (each non-blank line one JSON document); None if some
     line is not JSON."""
     try:
-        return edit_json_lines(s, lambda n, body, doc: restore_doc(body, doc, root, r))
+        return edit_json_lines(s, lambda n, body, doc: _restore_said(body, doc, root, r))
     except JsonLineError as e:
         if isinstance(e.cause, RecursionError):
             raise e.cause from None

@@ -319,13 +319,13 @@ class SSEStream(Lifecycle, ABC):
         # and its data would not parse (the anthropic SDK raised a JSONDecodeError and
         # never read the error). It is not passed on. One whose lines are whole, or whose
         # data is whole JSON, is: it is what the provider sent.
-        if not tail or _whole_event(tail[-1]):
-            try:
+        try:
+            if not tail or _whole_event(tail[-1]):
                 self._events(tail, out)
-            except StreamError as e:
-                out.append(self.fail(str(e)))
-                return b"".join(out)
-        after = self.drain()
+            after = self.drain()  # (a window whose two readings differ: holdback.Window.EITHER)
+        except StreamError as e:
+            out.append(self.fail(str(e)))
+            return b"".join(out)
         if self.terminated:
             self.to(StreamState.DONE)
         else:

@@ -13,6 +13,7 @@ from typing import Any
 
 import ahocorasick_rs
 
+from ..errors import StreamError
 from ..wire import percent
 from ..wire.text import char_offsets, json_escape, json_text_decoded, raw_offset, utf8
 from . import linear, rxsyntax, triggers
@@ -67,6 +68,10 @@ JSON = 2  # JSON text (tool arguments): matched in decoded space, originals inse
 # request asked for its answer as JSON (structured outputs: Restorer.output) and the text
 # begins as JSON does (answer_mode)
 OUTPUT = 3
+# Restorer.output (a window's mode) where nobody said which (a stored stream resumed past the
+# object that says it): TEXT and JSON, which agree or end the stream (holdback.Window, answer)
+EITHER = 4
+UNSAID = "the answer's format is not said before its text (a stream resumed), and text and JSON restore it otherwise"
 
 
 def answer_mode(s: str) -> int | None:
@@ -204,13 +209,10 @@ class Restorer:
     PLAIN_LOOP = True
 
     # rules: the rules.Rules that built it (typed loosely: rules.py imports this module)
-    def __init__(
-        self, rules: Any, placeholders: dict[str, str], growing: bool = False, documents: dict[int, Any] | None = None,
-        output: int = TEXT,
-    ) -> None:
+    def __init__(self, rules: Any, placeholders: dict[str, str], growing: bool = False,
+                 documents: dict[int, Any] | None = None, output: int = TEXT) -> None:
         self.rules = rules
-        # What the model's answer text is (OUTPUT): TEXT, or JSON where the request asked
-        # for JSON (a structured output's `{"owner": "C:\\Users"}` still parses restored)
+        # The model's answer text (OUTPUT): TEXT, JSON (the request asked for JSON), EITHER (unsaid)
         self.output = output
         # The request's documents an answer may cite by offsets, by index: masking's edits
         # of each (base/offsets.py, Session.documents); empty: none moved.
@@ -277,9 +279,16 @@ class Restorer:
         return self.whole(s, JSON)
 
     def answer(self, s: str) -> str:
-        """Whole reversal of the model's answer text: as text, or as JSON text where the
-        request asked for JSON (output) and it is JSON (answer_mode)."""
-        return self.whole(s, (answer_mode(s) or TEXT) if self.output == JSON else TEXT)
+        """Whole reversal of the model's answer text: as text, or as JSON text where the request
+        asked for JSON (output) and it is JSON (answer_mode); nobody said (EITHER): both, or StreamError."""
+        if self.output != EITHER:
+            return self.whole(s, (answer_mode(s) or TEXT) if self.output == JSON else TEXT)
+        n = self.restored, self.stripped
+        other = self.whole(s, answer_mode(s) or TEXT)
+        self.restored, self.stripped = n
+        if self.whole(s, TEXT) != other:
+            raise StreamError(UNSAID)
+        return other
 
     def value(self, s: str) -> str:
         """Whole-value reversal of a complete decoded string (tool name, key, value)."""

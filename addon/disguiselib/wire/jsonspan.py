@@ -9,20 +9,13 @@ Only the string tokens whose value changes are re-encoded and spliced in; whites
 key order, numbers (`1.0`, `1e3`, `12345678901234567890`), `\\u00e9`-style escapes and
 unrelated strings stay byte-identical.
 
-Rules say, per position, what to do with a string value and with object keys:
-
-    Skip(kind)      nothing inside is touched; kind says why (base/fields.py:
-                    an identifier, opaque provider data, binary media, metadata)
-    VALUES          every string value inside (not keys)
-    USER            every key and string value inside (user-defined JSON: tool input)
-    Obj(fields, default)  an object with known fields; its other keys are transformed
-                    when default transforms keys (an unknown member's name may be data)
-    Arr(item)       an array of `item`
-    Typed(table, default) an object dispatched on its "type" field
-    Either(string, container) a field that is a string or an array/object
-
-A string rule may carry a `media` codec (base64 text, a data: URL): fn decodes,
-transforms and encodes again the string stored in it.
+Rules say, per position, what to do with a string value and with object keys: `Skip`
+(nothing inside; its kind says why: an identifier, opaque data, binary media, metadata,
+base/fields.py), `VALUES` (every string value inside), `USER` (every key and value: JSON
+the user defined), `Obj(fields, default)` (an object with known fields, its other keys
+transformed where default transforms keys), `Arr(item)`, `Typed(table, default)` (by its
+"type" member), `Either(string, container)`. A string rule may carry a `media` codec
+(base64 text, a data: URL): fn decodes, transforms and encodes again the string in it.
 """
 
 from __future__ import annotations
@@ -45,20 +38,18 @@ _STR_TAIL = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"')  # the rest of a string token
 # One escape of a string token's body; a valid surrogate pair decodes to one character.
 _ESCAPE = re.compile(r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)")
 
-# A letter, digit, `_`, `-` or `.` written as a `\u` escape (`"sequence_n\u0075mber"`):
-# the only way JSON can spell one of the keys or type names the providers' fast paths
-# look for in raw text otherwise than they look for it (no other escape yields these
-# characters). Where it occurs, a raw lookup would miss what json.loads reads: code that
-# matches keys in raw text declines (parses instead) or decodes, see `escaped_name`.
+# A letter, digit, `_`, `-` or `.` written as a `\u` escape (`"sequence_n\u0075mber"`): the
+# only way JSON spells a key or type name the providers' fast paths look for in raw text
+# otherwise (no other escape yields these characters): a raw lookup would miss what
+# json.loads reads, so code matching keys in raw text declines (parses) or decodes.
 _ESCAPED_NAME = r"\\u00(?:2[dDeE]|3[0-9]|4[1-9a-fA-F]|5[0-9aAfF]|6[1-9a-fA-F]|7[0-9aA])"
 _ESCAPED_NAME_STR = re.compile(_ESCAPED_NAME)
 _ESCAPED_NAME_BYTES = re.compile(_ESCAPED_NAME.encode())
 
 
 def escaped_name(s: str | bytes, end: int | None = None) -> bool:
-    """Could s (up to end) spell a key or a type name with escapes? Then a lookup of
-    one in its raw text may miss it: read it parsed instead. A plain substring search
-    first: most text has no `\\u` at all."""
+    """Could s (up to end) spell a key or a type name with escapes (a lookup in its raw text
+    may miss it: read it parsed)? A substring search first: most text has no `\\u` at all."""
     if isinstance(s, str):
         return "\\u" in s and _ESCAPED_NAME_STR.search(s, 0, len(s) if end is None else end) is not None
     n = len(s) if end is None else end
@@ -66,10 +57,9 @@ def escaped_name(s: str | bytes, end: int | None = None) -> bool:
 
 
 def member_span(s: str, key: str) -> tuple[int, int] | None:
-    """Where the value of the top-level member `key` of the JSON object text s is (the
-    last one, as json.loads keeps the last of repeated keys), keys compared as JSON
-    reads them (`"sequence_n\\u0075mber"` is `sequence_number`). None when s is not an
-    object or has no such member. Nested values are stepped over at C speed."""
+    """Where the value of the top-level member `key` of the JSON object text s is (the last
+    one, as json.loads keeps), keys read as JSON reads them (`"sequence_n\\u0075mber"` is
+    `sequence_number`); None where there is none. Nested values are stepped over at C speed."""
     n = len(s)
     i = _WS.match(s, 0).end()  # type: ignore[union-attr]
     if i >= n or s[i] != "{":
@@ -97,20 +87,18 @@ def member_span(s: str, key: str) -> tuple[int, int] | None:
         i += 1
 
 
-# Above this many backslashes in a string token, a change re-encodes the token whole
-# instead of splicing into it (walking escapes is Python-speed work per escape).
+# Above this many backslashes in a string token, a change re-encodes it whole (walking escapes is slow)
 _SPLICE_MAX_ESCAPES = 64
 _PLAIN = tokenmap.PLAIN  # text a JSON string holds as it is, in any style
-
+JsonAnswer = tuple[tuple[tuple[str, ...], frozenset[str]], ...]
 # What transform() applies to each selected string: a new value, or Spans of its edits.
 TransformFn = Callable[["str", "Rule"], "str | Spans"]
 
 
 class Spans(list):  # noqa: FURB189 - a marker type: a list is what it holds
-    """What a transform fn may return instead of a new string: the (start, end,
-    replacement) edits of the decoded value, sorted and disjoint. The walk then splices
-    each into the raw token, so every other byte of the token — its escapes included —
-    stays as it came, and a long string with one change is not re-encoded whole."""
+    """What a transform fn may return instead of a new string: the (start, end, replacement)
+    edits of the decoded value, sorted and disjoint, each spliced into the raw token: its other
+    bytes (escapes too) stay as they came, a long string with one change is not re-encoded."""
 
 
 class Rule:
@@ -126,13 +114,13 @@ class Rule:
     kind = "metadata"  # what a value here is (base/fields.py KINDS); a skipped one says why
     media: object = None  # the codec a string is stored in (fields.Media), fn's business
     cited = False  # the string is a request's document an answer may cite by offsets (base/offsets.py)
-    # What an object or array is read with where this rule was made for one value (a
-    # string, a number): None for the rules that read containers (Obj, Arr, ...). An
-    # exemption holds only for the shape it was made for; a container in its place is
-    # content nobody described (UNKNOWN: keys and values), never passed whole.
+    # What an object or array is read with where this rule was made for one value (a string,
+    # a number; None for Obj, Arr, ...): an exemption holds only for the shape it was made
+    # for, a container in its place is content nobody described (UNKNOWN), never passed whole.
     tree: Rule | None = None
     prompt: tuple[str, ...] = ()  # a request's members in its prompt's order (base/prompt.py); (): the body's
     state: tuple[str, ...] = ()  # its members naming stored state it continues: keyed numbers (base/prompt.py)
+    json_answer: JsonAnswer = ()  # (members' path, its values asking for JSON): base/jsonanswer.py
     echo = False  # text an answer gave unrestored that the client sends back (base/fields.ECHO)
 
     def resolve(self, value: object) -> Rule:
@@ -248,11 +236,12 @@ class Obj(Rule):
     user's names); otherwise the keys that are not fields are, when default transforms
     keys (a member the table does not know may be named after anything)."""
 
-    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys=False, prompt=(), state=()) -> None:  # noqa: ANN001
+    def __init__(self, fields: Mapping[str, Rule], default: Rule = VALUES, keys=False, prompt=(), state=(),  # noqa: ANN001
+                 json_answer: JsonAnswer = ()) -> None:
         self.fields = dict(fields)
-        assert set(prompt) | set(state) <= self.fields.keys(), "a prompt or state member the table does not know"
-        self.prompt, self.state = prompt, state
+        self.prompt, self.state, self.json_answer = prompt, state, json_answer
         self.default = default
+        _declared(self)
         self.keys = keys or default.keys
         self.known = frozenset() if keys else self.fields
         self.string = default.string
@@ -260,6 +249,19 @@ class Obj(Rule):
 
     def child(self, key: str | int) -> Rule:
         return self.fields.get(key, self.default)  # type: ignore[arg-type]
+
+
+def _declared(o: Obj) -> None:
+    """A table's declarations name members it has (json_answer's paths: down its objects), else ValueError."""
+    bad = [k for k in (*o.prompt, *o.state) if k not in o.fields]
+    for path, words in o.json_answer:
+        rule: Rule = o
+        for key in path:
+            bad += [".".join(path)] if isinstance(rule, Obj) and key not in rule.fields else []
+            rule = rule.child(key)
+        bad += [] if path and words and type(words) is frozenset else [".".join(path) or "()"]
+    if bad:
+        raise ValueError(f"a declaration names what the table does not have: {', '.join(bad)}")
 
 
 class Arr(Rule):
@@ -319,11 +321,9 @@ def encode_like(value: str, raw: str) -> str:
 
 # The strings a walk selected, in order, as lists side by side (spanwalk.collect): each
 # one's value, rule (KEY for a key), the key it is read with (or None), its token's place
-# in the text (spans[2t], spans[2t + 1]: start, past its end; an array('q'): no int object
-# a string), and with places, where it is in the parsed document (owners[t]: its
-# container, None for a document that is one string; slots[t]: its key or index). A
-# namedtuple, not a typing.NamedTuple: this module is compiled by Cython, which keeps no
-# class annotations.
+# (spans[2t], spans[2t + 1]: start, past its end; an array('q')), and with places, where it
+# is in the document (owners[t]: its container, None for a document that is one string;
+# slots[t]: its key or index). A namedtuple: Cython, which compiles this, keeps no class annotations.
 Tokens = collections.namedtuple("Tokens", "vals rules keys spans owners slots")
 
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from disguiselib import leakguard
 from disguiselib.apis.openai.batch import restore_results
 from disguiselib.apis.registry import OPENAI_FILES
 from disguiselib.base.masking import mask_request_body
 from disguiselib.errors import MaskError, NotTransformed
-from strategies import RULES
+from disguiselib.rules.restorer import TEXT
+from strategies import JSON_DISGUISES, RULES, json_answer, json_originals, literal_restorer
 
 CT = "multipart/form-data; boundary=B0"
 
@@ -62,6 +65,36 @@ def test_results_are_restored_and_binary_files_pass() -> None:
     assert out["custom_id"] == "Acme Corp"  # the client's id, masked in the upload: restored
     png = b"\x89PNG\r\n\x1a\n Zenith Labs \xff\x00"
     assert restore_results(png, r) is png
+
+
+@settings(max_examples=40, deadline=None)
+@given(originals=json_originals, order=st.permutations(["json_schema", "text", "chat", "json_object"]))
+def test_a_responses_result_says_its_answer_is_json(originals: list[str], order: list[str]) -> None:
+    """Results are fetched apart from the batch (no state ties them to its requests): a
+    Responses result says what it asked for in its own `text.format`, line by line (a JSON
+    line's reading does not carry over to the next); a Chat Completions result says nothing:
+    text, as before."""
+    text = json.dumps(json_answer(JSON_DISGUISES))
+
+    def body(kind: str) -> dict:
+        if kind == "chat":
+            return {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant",
+                                                                                      "content": text}}]}  # fmt: skip
+        return {"object": "response", "text": {"format": {"type": kind}}, "output": [{"type": "message",
+                "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]}]}  # fmt: skip
+
+    lines = [{"id": f"b{n}", "custom_id": kind, "response": {"status_code": 200, "body": body(kind)}}
+             for n, kind in enumerate(order)]  # fmt: skip
+    r = literal_restorer(originals)
+    out = restore_results("".join(json.dumps(x) + "\n" for x in lines).encode(), r)
+    for line in map(json.loads, out.decode().splitlines()):
+        b = line["response"]["body"]
+        got = b["choices"][0]["message"]["content"] if line["custom_id"] == "chat" else b["output"][0]["content"][0]["text"]
+        if line["custom_id"].startswith("json"):
+            assert json.loads(got) == json_answer(originals)
+        else:
+            assert got == literal_restorer(originals).text(text)
+    assert r.output == TEXT
 
 
 def _upload_with(disposition: str, header: str = "") -> bytes:

@@ -131,25 +131,25 @@ _SETTINGS = (
     "service_tier", "anthropic_version", "anthropic_beta",
 )  # fmt: skip
 
+_FORMAT = obj({"schema": SCHEMA})  # structured outputs: a JSON Schema (property names are keys)
 MESSAGES_REQUEST = Obj(
     {
-        "model": MODEL,
-        **dict.fromkeys(_SETTINGS, SETTING),
-        "container": _CONTAINER,
-        "system": _TEXTS,
-        "messages": Arr(_TURN),
-        "tools": Arr(_Tool()),
+        "model": MODEL, **dict.fromkeys(_SETTINGS, SETTING), "container": _CONTAINER, "system": _TEXTS,
+        "messages": Arr(_TURN), "tools": Arr(_Tool()),
         "tool_choice": obj({"name": VALUES, "disable_parallel_tool_use": META}),
-        # structured outputs: a JSON Schema (property names are keys)
-        "output_config": obj({"format": obj({"schema": SCHEMA}), "effort": META}),
+        "output_config": obj({"format": _FORMAT, "effort": META}), "output_format": _FORMAT,  # (the beta's)
+        # server-held state (the beta's Threads, anthropic 2's tool runner): create, or continue (only the new turn)
+        "thread": obj({"previous_message_id": ID}),
     },
     default=GENERIC,
-    # the prompt (and its cache): tools, system, messages (docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
-    prompt=("tools", "system", "messages"),
-    state=("container",),  # a container reused (code execution: files earlier requests wrote): keyed numbers
-)
-_JSON = frozenset({"json_schema"})  # an answer asked for as JSON (base/jsonanswer.py)
-MESSAGES_REQUEST.json_answer = ((("output_config", "format", "type"), _JSON), (("output_format", "type"), _JSON))  # type: ignore[attr-defined]
+    prompt=("tools", "system", "messages"),  # the prompt's order, and its cache's (build-with-claude/prompt-caching)
+    # what continues state the server keeps (keyed numbers, base/prompt.py): a container reused
+    # (code execution: files earlier requests wrote), a thread continued (the turns it holds)
+    state=("container", "thread"),
+    # an answer asked for as JSON (base/jsonanswer.py)
+    json_answer=tuple((p, frozenset({"json_schema"})) for p in (("output_config", "format", "type"),
+                                                                ("output_format", "type"))),
+)  # fmt: skip
 BATCH_REQUEST = Obj(
     {"requests": Arr(Obj({"custom_id": CLIENT_ID, "params": MESSAGES_REQUEST}, default=GENERIC))},
     default=GENERIC,

@@ -27,10 +27,10 @@ from __future__ import annotations
 import json
 
 from ...base.exempt import SIGNED
-from ...base.fields import GENERIC, SCHEMA, media_text, names
+from ...base.fields import ANSWER, GENERIC, SCHEMA, media_text, names
 from ...base.wirespec import MASKED, REFUSED, SCANNED, Endpoint, Provider
 from ...errors import MaskError
-from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, USER, VALUES, Obj, Rule, Skip
+from ...wire.jsonspan import JSON_TEXT, SKIP, USER, VALUES, Obj, Rule, Skip
 from ..anthropic import messages as anthropic
 from . import shapes as bedrock_shapes
 from .shapes import Shapes
@@ -180,8 +180,9 @@ _STREAM_GUARDRAIL = Shapes(_MODEL, _CLASSIFIED).rule("GuardrailStreamConfigurati
 REQUEST_CLASSES: dict[str, Rule] = {
     **_CLASSIFIED, "DocumentBlock": _DOCUMENT, "ConverseRequest.guardrailConfig": _STREAM_GUARDRAIL,
 }  # fmt: skip
-# A response's text is model output (strip rules apply when restoring it).
-RESPONSE_CLASSES: dict[str, Rule] = {**REQUEST_CLASSES, "ContentBlock.text": PROSE}
+# A response's text is the model's answer (strip rules apply when restoring it; JSON text
+# where the request asked for JSON: base/jsonanswer.py).
+RESPONSE_CLASSES: dict[str, Rule] = {**REQUEST_CLASSES, "ContentBlock.text": ANSWER}
 REQUEST = Shapes(_MODEL, REQUEST_CLASSES)
 RESPONSE = Shapes(_MODEL, RESPONSE_CLASSES)
 
@@ -191,10 +192,14 @@ _TOOL_RESULT_BLOCK = REQUEST.rule("ToolResultContentBlock")
 _TOOL = REQUEST.rule("Tool")
 _DOC_SOURCE = REQUEST.rule("DocumentSource")
 _CONVERSE_FIELDS: dict[str, Rule] = REQUEST.fields("ConverseRequest")
-CONVERSE_REQUEST: Rule = REQUEST.rule("ConverseRequest")
-# the prompt (and its cache points): the tools, the system prompt, then the messages
-CONVERSE_REQUEST.prompt = ("toolConfig", "system", "messages")
-assert set(CONVERSE_REQUEST.prompt) <= _CONVERSE_FIELDS.keys()
+CONVERSE_REQUEST: Rule = Obj(
+    _CONVERSE_FIELDS,
+    default=GENERIC,
+    # the prompt (and its cache points): the tools, the system prompt, then the messages
+    prompt=("toolConfig", "system", "messages"),
+    # an answer asked for as JSON (structured outputs: base/jsonanswer.py): its text is JSON text
+    json_answer=((("outputConfig", "textFormat", "type"), frozenset({"json_schema"})),),
+)
 COUNT_TOKENS_REQUEST: Rule = REQUEST.rule("CountTokensRequest")
 
 # -- responses ---------------------------------------------------------------------------

@@ -395,6 +395,9 @@ class ConverseStream(FrameStream):
     def __init__(self, restorer: Restorer) -> None:
         super().__init__(restorer)
         self.windows: dict[int, Window] = {}
+        # the blocks whose window reads toolUse input: a held tail drains as toolUse input, any
+        # other block's as text (a JSON answer's text window reads JSON text all the same)
+        self._tools: set[int] = set()
 
     def on_frame(self, fr: Frame) -> list[bytes]:
         mt = fr.message_type
@@ -423,6 +426,9 @@ class ConverseStream(FrameStream):
         return [self.restored(fr, GENERIC)]
 
     def _window(self, idx: int, mode: int) -> Window:
+        """The block's window: toolUse input JSON text, text the model's answer (Window.OUTPUT)."""
+        if idx not in self.windows:
+            (self._tools.add if mode == Window.JSON else self._tools.discard)(idx)
         return window_for(self.windows, idx, self.restorer, mode, "content blocks")
 
     def _start(self, fr: Frame) -> list[bytes]:
@@ -442,7 +448,7 @@ class ConverseStream(FrameStream):
         if m is not None:
             text_field = m.start(2) >= 0
             g = 2 if text_field else 3
-            w = self._window(int(m.group(1)), Window.TEXT if text_field else Window.JSON)
+            w = self._window(int(m.group(1)), Window.OUTPUT if text_field else Window.JSON)
             return self._window_field(fr, data, w, m.start(g), m.end(g))
         return self._slow_delta(fr, data)
 
@@ -473,7 +479,7 @@ class ConverseStream(FrameStream):
         if "reasoningContent" in delta:
             return [fr.raw]  # signed or redacted: byte-identical
         if isinstance(delta.get("text"), str):
-            kind, mode = "text", Window.TEXT
+            kind, mode = "text", Window.OUTPUT
         elif isinstance(delta.get("toolUse"), dict) and isinstance(delta["toolUse"].get("input"), str):
             kind, mode = "toolUse", Window.JSON
         else:
@@ -506,7 +512,7 @@ class ConverseStream(FrameStream):
         tail = w.flush()
         if not tail:
             return []
-        delta = {"toolUse": {"input": tail}} if w.mode == Window.JSON else {"text": tail}
+        delta = {"toolUse": {"input": tail}} if idx in self._tools else {"text": tail}
         return [event_frame("contentBlockDelta", dumps_bytes({"contentBlockIndex": idx, "delta": delta}))]
 
     def drain(self) -> list[bytes]:

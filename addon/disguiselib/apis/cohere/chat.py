@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 
 from ...base.exempt import COUNTERS, SIGNED
-from ...base.fields import CLIENT_ID, DATA_URL, ECHO, GENERIC, ID, META, SCHEMA, Vocabulary
+from ...base.fields import ANSWER, CLIENT_ID, DATA_URL, ECHO, GENERIC, ID, META, SCHEMA, Vocabulary
 from ...base.offsets import Offsets
 from ...base.restore import dumps, restore_body
 from ...base.wirespec import Provider
 from ...errors import MaskError
 from ...rules.rules import Restorer
-from ...wire.jsonspan import JSON_TEXT, PROSE, USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ...wire.jsonspan import JSON_TEXT, PROSE, USER, VALUES, Arr, Either, JsonAnswer, Obj, Rule, Typed
 
 # Cohere's API: the key as a bearer token in Authorization. The SDK's default base URL is
 # https://api.cohere.com (`cohere.environment.ClientEnvironment.PRODUCTION`); the older
@@ -35,8 +35,8 @@ class Closed(Obj):
     """An object of the request whose members are all declared: one it does not know is
     refused (MaskError naming `where`, never the member's name: it may be an original)."""
 
-    def __init__(self, where: str, fields: dict[str, Rule]) -> None:
-        super().__init__(fields, default=GENERIC)
+    def __init__(self, where: str, fields: dict[str, Rule], json_answer: JsonAnswer = ()) -> None:
+        super().__init__(fields, default=GENERIC, json_answer=json_answer)
         self.where = where
 
     def resolve(self, value: object) -> Rule:
@@ -168,6 +168,8 @@ CHAT_REQUEST: Rule = Closed(
         "tool_choice": Vocabulary(("REQUIRED", "NONE", "AUTO")),
         "thinking": Closed("thinking", {"type": META, "token_budget": META}),
     },
+    # an answer asked for as JSON (base/jsonanswer.py): its text is JSON text
+    json_answer=((("response_format", "type"), frozenset({"json_object"})),),
 )
 
 # -- responses ------------------------------------------------------------------------
@@ -191,10 +193,12 @@ TOOL_CALL: Rule = Obj(
     default=GENERIC,
 )
 # Thinking passes byte-identical (it goes back in the next request's history as it came).
-_CONTENT_OUT = Typed({"text": Obj({"type": META, "text": PROSE}, default=GENERIC), "thinking": SIGNED}, default=GENERIC)
+# The answer's text (ANSWER: JSON text where the request asked for JSON); the tool plan is prose.
+_CONTENT_OUT = Typed({"text": Obj({"type": META, "text": ANSWER}, default=GENERIC), "thinking": SIGNED},
+                     default=GENERIC)  # fmt: skip
 _MESSAGE_OUT = Obj(
     {
-        "role": META, "content": Either(PROSE, Arr(_CONTENT_OUT)), "tool_plan": PROSE,
+        "role": META, "content": Either(ANSWER, Arr(_CONTENT_OUT)), "tool_plan": PROSE,
         "tool_calls": Arr(TOOL_CALL), "citations": Arr(CITATION),
     },
     default=GENERIC,

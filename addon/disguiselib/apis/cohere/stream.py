@@ -46,8 +46,9 @@ def _message(fields: dict[str, Rule]) -> Rule:
 
 
 def _content(i: object) -> Rule:
-    # text through the content index's window; thinking passes byte-identical
-    return Obj({"type": META, "text": Chan((_CONTENT, i), Window.TEXT), "thinking": OPAQUE}, default=GENERIC)
+    # the answer's text through the content index's window (JSON text where the request
+    # asked for JSON: Window.OUTPUT); thinking passes byte-identical
+    return Obj({"type": META, "text": Chan((_CONTENT, i), Window.OUTPUT), "thinking": OPAQUE}, default=GENERIC)
 
 
 def _index(doc: dict) -> int:
@@ -240,7 +241,7 @@ def _fast_key(m: re.Match) -> tuple[tuple, int, int] | None:
         if t != _DELTA:
             return None
         field = m.group(3) if isinstance(m.group(3), str) else m.group(3).decode()
-        return ((_CONTENT, i), 4, Window.TEXT) if field == "text" else ((), 4, Window.TEXT)
+        return ((_CONTENT, i), 4, Window.OUTPUT) if field == "text" else ((), 4, Window.TEXT)
     if m.start(5) >= 0:
         return ((_TOOL, i), 5, Window.JSON) if t == _CALL_DELTA else None
     return ((_PLAN,), 6, Window.TEXT) if t == _PLAN_DELTA else None

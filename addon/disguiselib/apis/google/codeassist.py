@@ -38,9 +38,8 @@ PATH = re.compile(r"/v1internal" + COLON + r"(?:generateContent|streamGenerateCo
 # and the session's are gemini-cli's, random
 REQUEST = obj(
     {"model": MODEL, "project": ID, "user_prompt_id": ID,
-     "request": obj({**_GENERATE_FIELDS, "session_id": ID}, prompt=PROMPT)}
+     "request": obj({**_GENERATE_FIELDS, "session_id": ID}, prompt=PROMPT, json_answer=JSON_ANSWER)}
 )  # fmt: skip
-REQUEST.json_answer = tuple((("request", *path), v) for path, v in JSON_ANSWER)  # type: ignore[attr-defined]
 EVENT = obj({"response": GENERATE_RESPONSE, "traceId": ID, "totalTokens": META})
 RESPONSE: Rule = _ObjectOrArray(EVENT)  # a whole answer (or a stream that arrived whole)
 

@@ -29,6 +29,7 @@ no closing `]`) gets its held tails and then an explicit error in Google's own s
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable
@@ -40,7 +41,7 @@ from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...base.wirespec import Provider
 from ...rules.rules import Restorer
-from ...wire.jsonspan import USER, VALUES, Arr, Either, Obj, Rule, Typed
+from ...wire.jsonspan import USER, VALUES, Arr, Either, JsonAnswer, Obj, Rule, Typed
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -58,11 +59,15 @@ def _both(fields: dict[str, Rule]) -> dict[str, Rule]:
 
 
 def obj(
-    fields: dict[str, Rule], default: Rule = GENERIC, prompt: tuple[str, ...] = (), state: tuple[str, ...] = ()
+    fields: dict[str, Rule], default: Rule = GENERIC, prompt: tuple[str, ...] = (), state: tuple[str, ...] = (),
+    json_answer: JsonAnswer = (),
 ) -> Obj:
-    """An object of the API (fields under both spellings); prompt, state: see
-    jsonspan.Rule.prompt and .state (under both spellings too)."""
-    return Obj(_both(fields), default=default, prompt=_both_names(prompt), state=_both_names(state))
+    """An object of the API (fields under both spellings); prompt, state, json_answer: see
+    jsonspan.Rule.prompt, .state and .json_answer (under both spellings too: each member
+    of a json_answer path under either)."""
+    answer = tuple((p, v) for path, v in json_answer for p in itertools.product(*(_both_names((k,)) for k in path)))
+    return Obj(_both(fields), default=default, prompt=_both_names(prompt), state=_both_names(state),
+               json_answer=answer)  # fmt: skip
 
 
 def _both_names(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -194,14 +199,12 @@ _GENERATE_FIELDS: dict[str, Rule] = {
 # conversation (google-genai writes contents first)
 PROMPT = ("systemInstruction", "tools", "toolConfig", "contents")
 # a request that uses a cache continues what it holds: numbered by a key (rules/session.py)
-GENERATE_REQUEST = obj(_GENERATE_FIELDS, prompt=PROMPT, state=("cachedContent",))
+# an answer asked for as JSON (structured output: base/jsonanswer.py)
+JSON_ANSWER: JsonAnswer = ((("generationConfig", "responseMimeType"), frozenset({"application/json"})),)
+GENERATE_REQUEST = obj(_GENERATE_FIELDS, prompt=PROMPT, state=("cachedContent",), json_answer=JSON_ANSWER)
 # countTokens: {"contents": [...]} or {"generateContentRequest": {...}}
 GENERATE_REQUEST.fields["generateContentRequest"] = GENERATE_REQUEST
 GENERATE_REQUEST.fields["generate_content_request"] = GENERATE_REQUEST
-# an answer asked for as JSON (structured output: base/jsonanswer.py)
-JSON_ANSWER = tuple(((g, m), frozenset({"application/json"})) for g in ("generationConfig", "generation_config")
-                    for m in ("responseMimeType", "response_mime_type"))  # fmt: skip
-GENERATE_REQUEST.json_answer = JSON_ANSWER  # type: ignore[attr-defined]
 
 # Explicit caching: a CachedContent carries what a generateContent request would
 # (contents, systemInstruction, tools, toolConfig) and is masked the same way, once, when

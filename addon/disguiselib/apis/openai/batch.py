@@ -91,6 +91,11 @@ RESULT_LINE = jsonspan.Obj(
         "error": GENERIC,
     },
     default=GENERIC,
+    # A Responses result says what its request asked for in its own `text.format`: where
+    # that is JSON, its answer's text is JSON text (base/restore.py, line by line). A Chat
+    # Completions result says nothing, and no state ties results to the batch's requests:
+    # its answer stays text.
+    json_answer=tuple((("response", "body", *p), w) for p, w in openai_responses.RESPONSES_REQUEST.json_answer),
 )
 
 

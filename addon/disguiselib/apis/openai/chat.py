@@ -117,8 +117,9 @@ CHAT_REQUEST = Obj(
     default=GENERIC,
     # the prompt: the tool definitions (rendered before the conversation), the messages last
     prompt=("tools", "functions", "messages"),
+    # an answer asked for as JSON (structured outputs: base/jsonanswer.py)
+    json_answer=((("response_format", "type"), frozenset({"json_schema", "json_object"})),),
 )
-CHAT_REQUEST.json_answer = ((("response_format", "type"), frozenset({"json_schema", "json_object"})),)  # type: ignore[attr-defined]
 
 
 _TOOL_CALL_OUT = obj({"id": ID, "function": obj({"name": VALUES, "arguments": JSON_TEXT}),

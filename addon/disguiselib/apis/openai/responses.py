@@ -14,11 +14,13 @@ from ...base.channels import Chan, ChannelStream, channel_index
 from ...base.channels import dumps_bytes as _dumps
 from ...base.exempt import SIGNED
 from ...base.fields import GENERIC
+from ...base.jsonanswer import answers_json
 from ...base.logprobs import clean_alternatives
 from ...base.restore import decode_field, reencode_field, restore_doc
 from ...base.stream import StreamState
 from ...base.wirespec import SSE, WireSpec
 from ...errors import StreamError
+from ...rules.restorer import EITHER, JSON, TEXT
 from ...rules.rules import Restorer
 from ...wire import jsonspan
 from ...wire.jsonspan import Obj, escaped_name
@@ -41,7 +43,10 @@ from .responses_fields import (
     event_rule,
 )
 
-__all__ = ["INPUT_ITEMS_LIST", "RESPONSE_OBJECT", "RESPONSES_REQUEST", "STREAM_EVENT", "ResponsesStream", "event_rule"]
+__all__ = [
+    "INPUT_ITEMS_LIST", "RESPONSE_OBJECT", "RESPONSES_REQUEST", "STREAM_EVENT", "ResponsesStream",
+    "StoredResponsesStream", "event_rule",
+]  # fmt: skip
 
 # -- Responses streams -----------------------------------------------------------------
 
@@ -188,6 +193,10 @@ class ResponsesStream(ChannelStream):
         self._ident: tuple = ()  # on_raw: the type, item and indexes of the delta before,
         self._chan: tuple = ()  # and its channel key, fields for where[key], window mode
 
+    def responded(self, response: object) -> None:
+        """An event carrying the response object (response.created, ..., the last one), before
+        it is restored: a stored stream reads its answer's format there (StoredResponsesStream)."""
+
     def quiet(self) -> bool:
         # events pass unparsed only while nothing needs renumbering and no delta waits
         return self.offset == 0 and self.held_event is None and super().quiet()
@@ -237,6 +246,8 @@ class ResponsesStream(ChannelStream):
         t = obj.get("type")
         if t in _ENDS or t == SPEC.error_event:
             self.to(StreamState.FINISHING)
+        if t in _RESPONDED:
+            self.responded(obj.get("response"))
         out: list[bytes] = []
         if t in _DELTAS:
             key = _channel(t, obj)
@@ -489,3 +500,27 @@ class ResponsesStream(ChannelStream):
         err = f"event: error\ndata: {json.dumps(body)}\n\n".encode()
         return err if held is None else held[1] + err
 
+
+
+# The events that carry the response object (its `text.format` says what its answer is)
+_RESPONDED = frozenset({"response.created", "response.in_progress", "response.queued", *_ENDS})
+
+
+class StoredResponsesStream(ResponsesStream):
+    """A stored response streamed again (`GET /v1/responses/{id}?stream=true`, a background
+    response followed, resumed with `starting_after=N`): the request that asked for a JSON
+    answer is gone, the response says it itself, in the `text.format` of the response
+    object its stream carries (response.created, .in_progress, .queued, the last event),
+    read as the request's is (base/jsonanswer.py). Its answer text is then restored as
+    that format says. Text before any such object (a stream resumed past them, mid-text:
+    nobody said) goes through both readings, text and JSON text (holdback.Window.EITHER):
+    what both give goes out, where they differ the stream ends with an error."""
+
+    MARKERS = (*ResponsesStream.MARKERS, *(f'"{t}"'.encode() for t in sorted(_RESPONDED - _ENDS)))
+
+    def __init__(self, restorer: Restorer) -> None:
+        super().__init__(restorer)
+        restorer.output = EITHER  # until the response says
+
+    def responded(self, response: object) -> None:
+        self.restorer.output = JSON if answers_json(response, RESPONSES_REQUEST) else TEXT

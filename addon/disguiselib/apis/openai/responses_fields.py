@@ -37,7 +37,7 @@ from ...base.offsets import Cited
 from ...base.offsets import register as register_cited
 from ...base.restore import restore_body
 from ...base.wirespec import TextHeader
-from ...rules.restorer import JSON, Restorer
+from ...rules.restorer import JSON, TEXT, Restorer
 from ...wire.jsonspan import JSON_TEXT, PROSE, SKIP, VALUES, Arr, Either, Obj, Rule, Typed
 from .chat import _FUNCTION_DEF, _JSON_SCHEMA_FORMAT, _TOOL_CHOICE, IDENTIFIERS
 
@@ -224,8 +224,9 @@ RESPONSES_REQUEST = Obj(
     prompt=("instructions", "tools", "input"),
     # a stored response or a conversation it continues: numbered by a key (rules/session.py)
     state=("previous_response_id", "conversation"),
+    # an answer asked for as JSON (base/jsonanswer.py); a stored response says it in the same member
+    json_answer=((("text", "format", "type"), frozenset({"json_schema", "json_object"})),),
 )
-RESPONSES_REQUEST.json_answer = ((("text", "format", "type"), frozenset({"json_schema", "json_object"})),)  # type: ignore[attr-defined]
 # The request headers that carry the client's own text. Codex (codex-rs `TurnMetadata`)
 # sends `x-codex-turn-metadata` on every Responses request
 # (`/v1/responses`, chatgpt.com's `/backend-api/codex/responses`, `.../compact`): JSON
@@ -283,8 +284,7 @@ def restore_stored(body: bytes, r: Restorer) -> bytes:
         doc = json.loads(body)
     except ValueError:
         doc = None
-    if answers_json(doc, RESPONSES_REQUEST):
-        r.output = JSON
+    r.output = JSON if answers_json(doc, RESPONSES_REQUEST) else TEXT
     return restore_body(body, RESPONSE_OBJECT, r)
 
 
