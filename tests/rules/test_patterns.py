@@ -57,3 +57,48 @@ def test_rejected_candidates_past_the_linear_bound_refuse_the_text() -> None:
         _all(p, text)
     # a bound never reached: nothing found, nothing refused
     assert _all(p, "x_y0_abc " * 2000) == []
+
+
+def _secret() -> Pattern:
+    from disguiselib.config import build_config
+
+    (p,) = [p for p in build_config([], True, []).rules._patterns if p.name == "SECRET"]
+    assert p.skip is not None  # the shipped rule the skip regex is made for (accept.skip_regex)
+    return p
+
+
+_PIECES = ["api_key = ", "secret: ", "token=", '"', "'", " ", "\n", "x1", "Hx7qZ9wKp2mV", "abc", "12345678",
+           "passphrase", "é", "db_password = ", "Q7zX9lM2pW4rT6yV8n", "API_KEY=x1 ", "=", ":"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_the_skip_regex_finds_what_the_rule_alone_finds(pieces: list[str]) -> None:
+    """The skip regex only says where the rule's own search need not look: with it and
+    without it next_match gives the same matches (its candidates rejected past
+    _SKIP_WASTE places: searched without it from there)."""
+    import dataclasses
+
+    p = _secret()
+    text = "".join(pieces)
+    assert _all(p, text) == _all(dataclasses.replace(p, skip=None), text)
+
+
+def test_past_the_skip_waste_a_secret_is_still_found() -> None:
+    import dataclasses
+
+    from disguiselib.rules.patterns import _SKIP_WASTE
+
+    p = _secret()
+    for n in (_SKIP_WASTE - 1, _SKIP_WASTE, _SKIP_WASTE + 1, 3 * _SKIP_WASTE):
+        text = "API_KEY=x1 " * n + 'api_key = "Q7zX9lM2pW4rT6yV8n"\n'
+        got = _all(p, text)
+        assert got == _all(dataclasses.replace(p, skip=None), text)
+        assert [text.encode()[a:b] for a, b in got] == [b"Q7zX9lM2pW4rT6yV8n"]
+
+
+@pytest.mark.parametrize("text", ["pay 5", "pay é5", "5"])
+def test_a_rejected_candidate_at_the_last_character_ends_the_search(text: str) -> None:
+    """The search goes on one character past a rejected candidate: past the text's last
+    byte it stops (it does not read a byte that is not there)."""
+    p = _pattern(regex="[0-9]+", validator="card")
+    assert _all(p, text) == []
