@@ -73,6 +73,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                 "tests/base/test_restore.py",
                                 # find()'s NOTHING in the request's memo, which the guard reads
                                 "tests/test_shared_parse.py"]),
+    # a pattern rule's next accepted match (split out of rules.py: its tests are the same)
+    "patterns": ("rules/patterns.py", ["tests/rules/test_patterns.py", "tests/rules/test_rules.py",
+                                      "tests/rules/test_accept.py"]),
     # keywords as words, what the prefilter looks for, a candidate's span accepted
     "accept": ("rules/accept.py", ["tests/rules/test_accept.py", "tests/rules/test_rules.py"]),
     # the prefilter's compiled databases on disk

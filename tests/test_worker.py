@@ -116,7 +116,7 @@ def _streamed(w: worker.Worker, body: bytes, jid: int) -> tuple[object, list[byt
 
 
 def test_a_streamed_body_let_go_once_decoded_goes_back_exactly_as_it_came(tmp_path) -> None:
-    """A streamed body is handed to masking as gathered (masking.Received), and its bytes
+    """A streamed body is handed to masking as gathered (received.Received), and its bytes
     are let go once decoded: what sends it on as it came (nothing masked; a refusal that
     may fail open) gets exactly the bytes that came, made again from the text; a masked
     body is sent alone."""

@@ -14,9 +14,10 @@ from .apis.registry import Api, RealtimeApi
 from .base import citeback
 from .base.bodystream import BodyStream
 from .base.fields import loads
-from .base.masking import Received, as_received, as_text, forget_changed, mask_fn, mask_request_body
+from .base.masking import as_text, forget_changed, mask_fn, mask_request_body
 from .base.present import present_placeholders
 from .base.realtime import Connection, Control, ControlOut, Frame, MaskedEvent, Result, State
+from .base.received import Received, as_received
 from .base.restore import restore_body
 from .base.stream import Reverser
 from .base.wirespec import Destination, TextHeader
@@ -175,7 +176,7 @@ def mask_request(
     NotOurs for a body its route's model does not take. Safe in a worker thread (the
     rules are read-only; the prefilter keeps a scratch space per thread). raw a
     Received (the masking worker's streamed body): its bytes are let go once decoded
-    (masking.Received; what came is raw.bytes(), None once masking changed it). dest:
+    (received.Received; what came is raw.bytes(), None once masking changed it). dest:
     where the request goes (whose credential slots it has: leak_scan)."""
     try:
         return _mask_request(api, raw, cfg, path, headers, dest, start)

@@ -23,7 +23,7 @@ Messages (multiprocessing.connection framing, pickled tuples):
 A body sent in pieces (one the proxy streams, mitm/streamed.py) is held here only: its
 reply never says SAME (every bytes field is sent back), and a verdict other than Masked
 (a refusal that may fail open, NotOurs: what forwards the body as it came) sends the
-body itself back as the last of its n bytes. Such a body is masked as a masking.Received
+body itself back as the last of its n bytes. Such a body is masked as a received.Received
 (its bytes let go once decoded, made again from the text when sent back); once masking
 changed it, what came is no longer held, and a refusal that could fail open after that
 is refused closed (Refusal.NEVER).
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from . import errors, pipeline
 from .apis.registry import BY_NAME, Api
-from .base.masking import Received, as_received
+from .base.received import Received, as_received
 from .base.wirespec import Destination
 from .config import Config, compiled
 from .errors import NeverForward

@@ -369,7 +369,7 @@ def test_a_big_string_goes_the_whole_request_path_with_fewer_copies_held(tmp_pat
 
 def test_a_streamed_body_is_let_go_once_decoded_and_its_big_text_scanned_where_it_lies(tmp_path) -> None:  # noqa: ANN001
     """The same body as the masking worker gets it, streamed: gathered in pieces, then
-    ended. It is handed to masking as gathered (masking.Received: no bytes(buf) copy) and
+    ended. It is handed to masking as gathered (received.Received: no bytes(buf) copy) and
     its bytes are let go once decoded; with the compiled engine the scans read a big
     ASCII text's characters where they lie (bigtext.ascii_bytes), not an encoded copy.
     Traced allocations, the gathered body included: 3.86x (the Python engine 4.93x),
@@ -514,7 +514,7 @@ def test_a_big_ascii_text_is_scanned_where_it_lies_not_encoded_again() -> None:
 def test_a_received_body_is_masked_as_its_bytes_and_given_back_exactly_as_it_came(
     rules: Rules, raw: bytes, gathered: bool, window: int
 ) -> None:
-    """A body handed over as masking.Received (the worker's streamed body: its bytes let
+    """A body handed over as received.Received (the worker's streamed body: its bytes let
     go once decoded) is masked to the same bytes, placeholders and refusals as the bytes
     themselves; what came is given back (Received.bytes) exactly, made again from the
     text, when nothing changed or masking refused, and not at all once it changed. With

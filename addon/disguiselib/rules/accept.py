@@ -64,7 +64,7 @@ def skip_regex(
     regex: str, groups: tuple[int | str, ...], groupindex: Mapping[str, int], validator: str | None
 ) -> str | None:
     """A second regex that says where this rule's candidates can be accepted at all, so
-    that find() need not look at the others (`Rules._next`), or None.
+    that find() need not look at the others (`patterns.next_match`), or None.
 
     A rule whose validator has a shape (validators.SHAPES: at least N characters, none
     of some, a digit when short) and whose masked groups are each one character class

@@ -32,18 +32,17 @@ import hashlib
 import hmac
 import os
 import re
-from dataclasses import dataclass
 
 import ahocorasick_rs
 
-from ..errors import MaskError
 from ..wire import percent
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
 from . import bigtext, fakes, linear, settle, triggers
-from .accept import Options, accept, prefilter_regex, skip_regex
+from .accept import Options, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import CLEAN_MAX, NOTHING, Found, Known
 from .mappings import MappingSet
+from .patterns import Pattern, next_match
 from .prescan import REMEMBER_MIN
 from .prescan import prescan as _prescan
 from .restorer import JSON, TEXT, VALUE, Restorer, all_prefixes, compile_strip, proper_prefixes, strip_starts, trie
@@ -68,21 +67,6 @@ def _END(m: tuple[int, int, int]) -> int:  # noqa: N802 - a key, named as the co
 def automaton(cls, keys: list, total: int):
     impl = ahocorasick_rs.Implementation.DFA if total <= _DFA_MAX_CHARS else None
     return cls(keys, matchkind=_LEFTMOST_LONGEST, implementation=impl)
-
-
-# A text where skip regexes (accept.skip_regex) found this many places the rule then
-# rejected is searched without them: each such place costs two searches instead of one
-# (`API_KEY=x1 ` repeated: every value short, with a digit). Both ways give the same spans.
-_SKIP_WASTE = 32
-
-
-@dataclass(frozen=True)
-class _Pattern:
-    name: str
-    rx: linear.Regex
-    opts: Options | None = None
-    # where its candidates can be accepted at all (accept.skip_regex), or None
-    skip: linear.Regex | None = None
 
 
 # the numbering key of a proxy without a fakes key (Rules.numbers_key): its own, made at
@@ -125,7 +109,7 @@ class Rules:
         for p in ms.patterns:
             rx = linear.Regex(p.regex)
             skip = skip_regex(p.regex, p.group, rx.groupindex, p.validator)
-            pats.append(_Pattern(p.name, rx, Options.of(p, rx.groupindex),
+            pats.append(Pattern(p.name, rx, Options.of(p, rx.groupindex),
                                  linear.Regex(skip, capture=False) if skip is not None else None))  # fmt: skip
         self._patterns = tuple(pats)
         self._prefilter = linear.Prefilter([prefilter_regex(p) for p in ms.patterns]) if ms.patterns else None
@@ -340,7 +324,7 @@ class Rules:
             spent = [0, 16 * len(b) + 65536, 0]
             for p in self._patterns:
                 pos = 0
-                while p.name == label and (m := self._next(p, b, pos, ascii_text, spent)) is not None:
+                while p.name == label and (m := next_match(p, b, pos, ascii_text, spent)) is not None:
                     got.append((m[0], m[1]))
                     pos = max(m[1], m[0] + 1)
         if got and ascii_text is None:
@@ -379,7 +363,7 @@ class Rules:
         # rejected candidates' bytes, the most allowed, and the skip regexes' matches the
         # rules then rejected (_SKIP_WASTE)
         spent = [0, 16 * n + 65536, 0]
-        nxt = {i: self._next(pats[i], b, 0, text, spent) for i in active}
+        nxt = {i: next_match(pats[i], b, 0, text, spent) for i in active}
         out = spans_like(lits)
         li = 0
         pos = 0
@@ -416,67 +400,8 @@ class Rules:
             for i in active:
                 m = nxt[i]
                 if m is not None and m[0] < pos:
-                    nxt[i] = self._next(pats[i], b, pos, text, spent)
+                    nxt[i] = next_match(pats[i], b, pos, text, spent)
         return out  # type: ignore[return-value] # Columns for a big text: read as the list
-
-    @staticmethod
-    def _next(p: _Pattern, b: bytes, pos: int, text: str | None, spent: list[int]) -> tuple[int, int] | None:
-        """The byte span pattern p masks next at or after byte pos, or None (text: b
-        decoded, when it is ASCII).
-
-        A rejected candidate makes the search start again one character further, and a
-        pattern with an unbounded repetition can then meet the same long run again and
-        again (`_y0_abcdefgh` repeated: every `y0_` is a Yandex token's start whose match
-        reaches the end of the run, and each is rejected): quadratic time, a 96 kB
-        string took 45 s. spent counts the bytes of the rejected candidates of one text
-        against a limit of 16 bytes per byte of text (+64 KiB); past it the text is
-        refused (MaskError) rather than scanned for minutes. spent[2]: the places of
-        this text where a skip regex let the rule be matched in vain (_SKIP_WASTE)."""
-        n = len(b)
-        while pos <= n:
-            if p.opts is None:
-                m = p.rx.search(b, pos)
-                if m is None:
-                    return None
-                if m[1] > m[0]:
-                    return m
-                start = m[0]
-            else:
-                reach = 0  # how far the skip regex's match reached
-                if p.skip is not None and spent[2] < _SKIP_WASTE:
-                    # no candidate the rule can accept starts before the skip regex's
-                    # first match (accept.skip_regex): the rule's match there, or none
-                    at = p.skip.search(b, pos)
-                    if at is None:
-                        return None
-                    reach = at[1]
-                    spans = p.rx.groups_at(b, at[0])
-                    spent[2] += 1  # taken back below if accepted
-                    if spans is None:  # the skip regex is looser here (a digit of any class): go on
-                        spans = [(at[0], at[0])]
-                else:
-                    spans = p.rx.groups(b, pos)
-                    if spans is None:
-                        return None
-                start = spans[0][0]
-                if spans[0][1] > start:
-                    got = accept(p.opts, spans, b, text)
-                    if got is not None:
-                        if reach:
-                            spent[2] -= 1
-                        return got
-                if spans[0][1] > start or reach:
-                    spent[0] += max(spans[0][1], reach) - start
-                    if spent[0] > spent[1]:
-                        raise MaskError(
-                            f"pattern {p.name}: a string of {n} bytes holds more candidates that its rule "
-                            "rejects, each reaching far, than can be checked in linear time"
-                        )
-            # an empty or rejected match: go on one character further
-            pos = start + 1
-            while pos < n and (b[pos] & 0xC0) == 0x80:
-                pos += 1
-        return None
 
     def _disguises_in(self, buf: str, pos: int) -> list[tuple[int, int, int]]:
         """Leftmost-longest disguise matches in buf[pos:]: (index, start, end) in buf."""
