@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from mitmproxy import ctx, exceptions, http
 
 from .. import pipeline
-from ..apis.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws, refused
+from ..apis.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
 from ..config import Config, build_config, log_loaded
 from ..errors import MappingError, MaskError, ScopeError, StreamError, log_internal
 from ..inspect import replay
@@ -23,15 +23,14 @@ from ..leakguard import place, shown
 from ..pipeline import Refusal
 from ..rules.rules import Rules
 from ..scope import in_hosts, known_host
-from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
-from . import aws, bodyhook, cut, heap, options, outcome, streamed, whole
+from ..state import Answer, Body, FlowRecord, Hook, Kind, Phase, Reading
+from . import aws, bodyhook, cut, heap, options, outcome, streamed, unknown, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     CODED_OFF_LOOP,
     TRANSFER_CODED,
     answer_replaced,
     chunked,
-    contained,
     decode_body,
     decoded_limit,
     encoded_again,
@@ -39,7 +38,6 @@ from .flows import (
     finish_error,
     fix_headers,
     headers_refused,
-    readable,
     refuse,
     replace_with_error,
     reverse_mode,
@@ -49,7 +47,6 @@ from .flows import (
     target,
     transfer_coded,
     websocket,
-    websocket_refused,
 )  # fmt: skip
 from .guard import Guard
 from .offload import Offload
@@ -318,45 +315,7 @@ class Disguise:
         return None
 
     def _unknown(self, flow: http.HTTPFlow, rec: FlowRecord, websocket: bool = False) -> None:
-        """An endpoint disguise does not transform, on a protected host: it may leave
-        only if it holds no original (or the user allowed it)."""
-        r = flow.request
-        assert rec.config is not None  # a record without one is refused before (Disguise._request)
-        allowed = ctx.options.disguise_allow_unknown
-        where = place(r.method, r.path, rec.config.rules)
-        if websocket:
-            if allowed:
-                log.warning("disguise: %s: WebSocket messages are not masked (disguise_allow_unknown)", where)
-                rec.passed = Passed.SCANNED
-                rec.to(Phase.PASSED)
-                return
-            msg, status = websocket_refused(where, r.path)
-            log.warning(msg)
-            self._refuse(flow, rec, msg, status)
-            return
-        why = refused(r.method, r.path, r.headers.items(multi=True))
-        if why is not None and not allowed:
-            msg = f"disguise: request refused: {where}: {why}"
-            log.warning(msg)
-            self._refuse(flow, rec, msg)
-            return
-        body = readable(r, rec.config.rules)
-        hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules, destination(flow))
-        if hit is not None and not allowed:
-            msg = (
-                f"disguise: request refused: {where} is not an endpoint disguise transforms, and it holds "
-                f"an original ({hit}); set disguise_allow_unknown to forward such requests"
-            )
-            log.warning(msg)
-            self._refuse(flow, rec, msg)
-            return
-        if hit is not None:
-            log.warning("disguise: %s holds an original (%s): forwarded (disguise_allow_unknown)", where, hit)
-        if body is not None:
-            contained(r, body)  # a container that carries more than what was scanned: made again
-        rec.checked_body = r.raw_content  # what the scan passed (the Guard looks again at a later change)
-        rec.passed = Passed.SCANNED
-        rec.to(Phase.PASSED, None if hit is None else f"an original ({hit}) in {where}")  # (Inspector: marked)
+        unknown.check(flow, rec, self._refuse, websocket)
 
     def _mask(self, flow: http.HTTPFlow, rec: FlowRecord) -> Awaitable[None] | None:
         """Mask the request body through the pipeline. A large body of a live flow is
