@@ -200,6 +200,33 @@ def test_unknown_bodies_are_read_as_the_receiver_reads_them() -> None:
     assert leakguard.scan_body(gzip.decompress(gz), RULES, None, "text/plain") is not None
 
 
+def test_a_grpc_body_is_read_as_its_server_reads_it() -> None:
+    """Probe R: a protobuf string's length byte before a token hid it from a
+    pattern that wants no letter or digit before its match ("2": 50 bytes); a message compressed by the
+    call's grpc-encoding, or gRPC-Web's base64, hid everything. Each field is read on its
+    own, each message decoded; a message in a coding not read cannot be shown clean."""
+    token = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ2kL4mN6pQ8rS0tU"
+    rules = make_rules(patterns=[{"name": "HF", "regex": r"(?:\\[nrt]|^|[^A-Za-z0-9])(?P<k>hf_[A-Za-z0-9]{30,})"}])
+    field = b"\x0a" + bytes([len(token)]) + token.encode()
+    assert field[1:2] == b"2"  # (50 bytes)
+    framed = b"\x00" + len(field).to_bytes(4, "big") + field
+    assert leakguard.scan_body(field, rules, None, "application/octet-stream") is None  # as one text: not seen
+    assert str(leakguard.scan_body(framed, rules, None, "application/grpc")) == "HF in body message 1 field 1"
+    assert str(leakguard.scan_body(field, rules, None, "application/x-protobuf")) == "HF in body field 1"
+    msg = b"\x0a\x09" + ACME.encode()
+    zipped = gzip.compress(msg)
+    body = b"\x01" + len(zipped).to_bytes(4, "big") + zipped
+    assert str(leakguard.scan_body(body, RULES, None, "application/grpc")) == "literal in body message 1"
+    b64 = base64.b64encode(b"\x00" + len(msg).to_bytes(4, "big") + msg)
+    assert str(leakguard.scan_body(b64, RULES, None, "application/grpc-web-text")) == "literal in body message 1"
+    clean = b"\x0a\x05hello"
+    zipped = gzip.compress(clean)
+    assert leakguard.scan_body(b"\x01" + len(zipped).to_bytes(4, "big") + zipped, RULES, None, "application/grpc") is None
+    snappy = b"\xff\x06\x00\x00sNaPpY" + clean
+    hit = leakguard.scan_body(b"\x01" + len(snappy).to_bytes(4, "big") + snappy, RULES, None, "application/grpc")
+    assert str(hit).startswith("unknown in body (a gRPC message is compressed in a coding disguise does not decode")
+
+
 @given(st.sampled_from(sorted(LITERALS)), st.text(max_size=20), st.text(max_size=20))
 @example('C:\\Users\\a "b"', "[", "")  # text that only looks like JSON, an original with a quote
 def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) -> None:

@@ -193,6 +193,8 @@ def scan_body(
     if not body:
         return None
     for r in readings(body, api, content_type, parsed):
+        if r.unread:  # a part a receiver reads that could not be: it cannot be shown clean
+            return Hit("unknown", _joined(rules, _place(rules, r.where), f" ({r.unread})"))
         if r.doc is not None:
             hit = scan_json(r.doc, rules, r.rule, memo)
             if hit is not None:

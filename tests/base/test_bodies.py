@@ -98,3 +98,42 @@ def test_a_wide_reading_is_added_only_where_nothing_else_says_how_to_read() -> N
     # bytes that are not text in such a codec add nothing (a binary upload's first bytes)
     for body in (b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)), b"\x1f\x8b\x08\x00rest", b"plain"):
         assert not any("read as" in r.where for r in readings(body, "application/octet-stream"))
+
+
+def _ld(number: int, data: bytes) -> bytes:
+    assert len(data) < 128
+    return bytes([number << 3 | 2, len(data)]) + data
+
+
+def _frame(msg: bytes, flag: int = 0) -> bytes:
+    return bytes([flag]) + len(msg).to_bytes(4, "big") + msg
+
+
+def test_a_grpc_body_is_read_message_by_message_each_string_field_on_its_own() -> None:
+    """A Vertex AI GenerateContentRequest (model = 5, contents = 2: parts = 2: text = 1),
+    framed, compressed, in base64: each string field is a reading of its own, as its
+    server reads it, beside each message as text and the body as sent."""
+    import base64
+    import gzip
+
+    msg = _ld(5, b"projects/p/models/m") + _ld(2, _ld(1, b"user") + _ld(2, _ld(1, b"hi Acme Corp")))
+    for body, ctype in ((_frame(msg), "application/grpc"), (_frame(gzip.compress(msg), 1), "application/grpc+proto"),
+                        (base64.b64encode(_frame(b"")) + base64.b64encode(_frame(msg)), "application/grpc-web-text"),
+                        (msg, "application/x-protobuf")):  # fmt: skip
+        got = {r.where: r.text for r in readings(body, ctype)}
+        n = 2 if ctype.endswith("-text") else 1
+        at = f"body message {n}" if "grpc" in ctype else "body"
+        assert got[f"{at} field 2.2.1"] == "hi Acme Corp", got
+        assert got[f"{at} field 5"] == "projects/p/models/m"
+        assert "body (as sent)" in got
+    json_msg = b'{"contents": [{"parts": [{"text": "hi"}]}]}'  # application/grpc+json: JSON messages
+    docs = [r.doc for r in readings(_frame(json_msg), "application/grpc+json") if r.doc is not None]
+    assert docs == [{"contents": [{"parts": [{"text": "hi"}]}]}]
+
+
+def test_what_a_grpc_server_reads_and_this_cannot_is_a_reading_that_says_so() -> None:
+    for body, why in ((_frame(b"\xff\x06\x00\x00sNaPpY", 1), "coding disguise does not decode"),
+                      (_frame(b"abc")[:-1], "ends inside a gRPC message")):  # fmt: skip
+        got = list(readings(body, "application/grpc"))
+        assert [r.where for r in got if r.unread] == ["body"] and why in next(r.unread for r in got if r.unread)
+    assert not any(r.unread for r in readings(b"not framed at all", "application/json"))

@@ -1,6 +1,8 @@
 """Request bodies read the way their receiver reads them (sans I/O): by content type,
 form-urlencoded, multipart (each part by its own content type and charset), JSON lines,
-JSON with its escapes decoded, any text in its charset or by its byte-order mark.
+JSON with its escapes decoded, any text in its charset or by its byte-order mark, gRPC
+and protobuf (wire/grpc.py: each message, each string field; a part that cannot be read
+is a Reading that says so, `unread`).
 
 The unknown-endpoint scan reads a body with `readings` (every field of it unknown to
 any table: GENERIC); the OpenAI Batch upload (batch.py) finds its file part with
@@ -21,6 +23,7 @@ from email.message import Message
 from email.utils import collapse_rfc2231_value
 from urllib.parse import parse_qsl, unquote
 
+from ..wire import grpc
 from ..wire.jsonspan import Rule
 from .fields import GENERIC, loads
 from .media import decode_text
@@ -31,12 +34,14 @@ MAX_DEPTH = 4  # multipart inside multipart inside ...: deeper than this is read
 @dataclass(frozen=True)
 class Reading:
     """One thing in a body a receiver reads: a JSON document (doc, read with rule) or,
-    when doc is None, a text."""
+    when doc is None, a text; or, with `unread`, why something there a receiver reads
+    could not be (a gRPC message in a coding not read here): it cannot be shown clean."""
 
     where: str
     text: str
     doc: object = None
     rule: Rule = GENERIC
+    unread: str = ""
 
 
 def _params(value: str) -> tuple[str, dict[str, str]]:
@@ -200,6 +205,11 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
             if depth == 0:
                 yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
             return
+    coded = grpc.kind(mt)
+    if coded is not None:
+        yield from _grpc_readings(body, coded, where)
+        yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
+        return
     text = _text(body, charset(content_type))
     wide = _wide(body, charset(content_type))
     if wide is not None:  # also as a receiver that tells UTF-16/32 by its NUL bytes reads it
@@ -212,6 +222,27 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
             yield from _text_readings(v, f"{where} form field {i + 1}", 1)
         return
     yield from _text_readings(text, where, depth)
+
+
+def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
+    """A gRPC body's messages (a protobuf body: its one message), each as text (JSON
+    under `application/grpc+json`) and each of its string fields on its own (wire/grpc.py);
+    what cannot be read, a Reading `unread` that says why."""
+    try:
+        if coded == grpc.WEB_TEXT:
+            body = grpc.unbase64(body)
+        framed = coded != grpc.PROTOBUF
+        msgs = grpc.messages(body) if framed else iter([(body, False)])
+        for i, (data, trailers) in enumerate(msgs, 1):
+            label = f"{where} message {i}" if framed else where
+            if framed:  # (a protobuf body as text: the body as sent, below)
+                yield from _text_readings(_text(data, None), f"{label} (trailers)" if trailers else label, 1)
+            if trailers:
+                continue
+            for path, content in grpc.strings(data):
+                yield from _text_readings(_text(content, None), f"{label} field {path}", 1)
+    except grpc.Unreadable as e:
+        yield Reading(where, "", unread=str(e))
 
 
 _FORMISH = re.compile(r"\A[^\s=&]+=[^\s]*\Z")

@@ -1,0 +1,199 @@
+"""gRPC request bodies read as a gRPC server reads them (bytes on the wire, no rules).
+
+Google's client libraries (google-cloud-aiplatform, the older google-generativeai) call
+Vertex AI and the Gemini API over gRPC: HTTP/2 with `content-type: application/grpc`, the
+prompt in a protobuf string field. Read as one text, such a body hides what its server
+reads: a message compressed by the call's `grpc-encoding` is gzip bytes; gRPC-Web's text
+form is base64; and a string field's length byte, which precedes its text, can be a
+letter or a digit, so a pattern that wants no letter before its match
+(`(?:^|[^A-Za-z0-9])hf_...`) does not find a token that fills a field of 48 bytes ("0").
+
+- A body (`messages`) is a run of messages, each `flag (1 byte) | length (4 bytes,
+  big-endian) | data` (PROTOCOL-HTTP2.md, "Length-Prefixed-Message"); flag bit 0: the data
+  is compressed; gRPC-Web's bit 7: a trailers frame, header lines as text
+  (PROTOCOL-WEB.md). `application/grpc-web-text` is that run in base64, each piece the
+  client wrote padded on its own.
+- A compressed message is read by what its data is (gzip, zlib's deflate and zstd carry
+  a magic number), not by the `grpc-encoding` that names it: a server that decodes it
+  reads what that coding gives, and one that does not refuses it. Data in a coding not
+  read here (snappy, a coding of one's own) cannot be shown clean: `Unreadable`. So is a
+  body that is not a whole run of messages (a server refuses it, after it arrived).
+- A message is read without its schema (`strings`): each length-delimited field may be
+  a string, bytes or an embedded message, so each is given as it is, and where it parses
+  as a message, its own fields too, down to `MAX_DEPTH` (protobuf's parsers refuse a
+  deeper message; so does this reading, `Unreadable`). A field nested d deep is given d
+  times, once inside each field around it: a Gemini request's text is given 3 times.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from ..errors import StreamError
+from .decoding import LIMIT, decode_whole
+
+GRPC = "grpc"
+WEB_TEXT = "grpc-web-text"
+PROTOBUF = "protobuf"
+
+# Media types whose body is a protobuf message on its own (no gRPC framing)
+_PROTOBUF_TYPES = frozenset({"application/x-protobuf", "application/protobuf", "application/x-google-protobuf",
+                             "application/vnd.google.protobuf"})  # fmt: skip
+
+MAX_DEPTH = 100  # the recursion limit of protobuf's own parsers (C++, Java, Python)
+_COMPRESSED, _TRAILERS = 0x01, 0x80
+
+
+class Unreadable(ValueError):
+    """What a receiver reads in a body that is not read here; the message says why (no
+    text of the body)."""
+
+
+def kind(media_type: str) -> str | None:
+    """GRPC, WEB_TEXT or PROTOBUF for a media type (lower case, no parameters) whose body
+    is read here; None for any other. `application/grpc+json` is framed too: its
+    messages are then JSON, and read as text."""
+    base = media_type.partition("+")[0]
+    if base in ("application/grpc", "application/grpc-web"):
+        return GRPC
+    if base == "application/grpc-web-text":
+        return WEB_TEXT
+    return PROTOBUF if media_type in _PROTOBUF_TYPES else None
+
+
+_PIECE = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
+
+
+def unbase64(body: bytes) -> bytes:
+    """gRPC-Web's text form decoded: base64 pieces one after the other, each padded
+    (white space between them ignored). Raises Unreadable."""
+    text = re.sub(rb"\s+", b"", body)
+    out: list[bytes] = []
+    pos = 0
+    while pos < len(text):
+        m = _PIECE.match(text, pos)
+        assert m is not None  # (the pattern matches the empty string)
+        piece, last = m.group(), m.end() == len(text)
+        if not piece or (len(piece) % 4 and (not last or piece.endswith(b"=") or len(piece) % 4 == 1)):
+            raise Unreadable("its body is not base64, as application/grpc-web-text says it is")
+        try:  # (a last piece may come unpadded)
+            out.append(base64.b64decode(piece + b"=" * (-len(piece) % 4), validate=True))
+        except (binascii.Error, ValueError):
+            raise Unreadable("its body is not base64, as application/grpc-web-text says it is") from None
+        pos = m.end()
+    return b"".join(out)
+
+
+def messages(body: bytes, limit: int = LIMIT) -> Iterator[tuple[bytes, bool]]:
+    """The messages of a gRPC body, each (data decompressed, is it a trailers frame).
+    Raises Unreadable for a body that is not a whole run of messages, a message in a
+    coding not read here, or one that expands past limit."""
+    pos, n, left = 0, len(body), limit
+    while pos < n:
+        if n - pos < 5:
+            raise Unreadable("its body ends inside a gRPC message's prefix")
+        flag, size = body[pos], int.from_bytes(body[pos + 1 : pos + 5], "big")
+        data = body[pos + 5 : pos + 5 + size]
+        if len(data) < size:
+            raise Unreadable("its body ends inside a gRPC message")
+        if flag & ~(_COMPRESSED | _TRAILERS):
+            raise Unreadable(f"a gRPC message has flags {flag:#04x}, which no gRPC server reads")
+        if flag & _COMPRESSED:
+            data = _decompressed(data, left)
+            left -= len(data)
+        yield data, bool(flag & _TRAILERS)
+        pos += 5 + size
+
+
+def _decompressed(data: bytes, limit: int) -> bytes:
+    if data[:2] == b"\x1f\x8b":
+        coding = "gzip"
+    elif len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0:
+        coding = "deflate"  # (zlib's header: gRPC's "deflate" is zlib's format)
+    elif data[:4] == b"\x28\xb5\x2f\xfd":
+        coding = "zstd"
+    else:
+        raise Unreadable("a gRPC message is compressed in a coding disguise does not decode (it reads gzip, "
+                         "deflate and zstd)")  # fmt: skip
+    try:
+        return decode_whole(data, coding, max(limit, 0))
+    except (StreamError, ValueError) as e:  # (ExpansionError is a StreamError): said without the data
+        raise Unreadable(f"a gRPC message compressed with {coding} does not decode: {e}") from None
+
+
+def _varint(data: bytes | memoryview, pos: int) -> tuple[int, int] | None:
+    value, shift = 0, 0
+    while pos < len(data) and shift < 70:
+        b = data[pos]
+        value |= (b & 0x7F) << shift
+        pos += 1
+        if b < 0x80:
+            return value, pos
+        shift += 7
+    return None
+
+
+def fields(data: bytes | memoryview) -> list[tuple[int, int, int]] | None:
+    """The length-delimited fields of data read as a protobuf message, each (field
+    number, start, end) of its content; None when data is not one (every byte must
+    belong to a field; a group must close as it opened)."""
+    out: list[tuple[int, int, int]] = []
+    groups: list[int] = []
+    pos, n = 0, len(data)
+    while pos < n:
+        got = _varint(data, pos)
+        if got is None:
+            return None
+        key, pos = got
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            return None
+        if wire == 0:
+            got = _varint(data, pos)
+            if got is None:
+                return None
+            pos = got[1]
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        elif wire == 2:
+            got = _varint(data, pos)
+            if got is None or got[1] + got[0] > n:
+                return None
+            out.append((number, got[1], got[1] + got[0]))
+            pos = got[1] + got[0]
+        elif wire == 3:
+            groups.append(number)
+        elif wire == 4:
+            if not groups or groups.pop() != number:
+                return None
+        else:
+            return None
+    return out if pos == n and not groups else None
+
+
+def strings(data: bytes) -> Iterator[tuple[str, bytes]]:
+    """Every length-delimited field of a protobuf message, as (its path of field
+    numbers, `2.2.1`, and its content), embedded messages' too, in the order they are
+    written. Raises Unreadable past MAX_DEPTH."""
+    view = memoryview(data)
+    top = fields(view)
+    if top is None:
+        return
+    stack: list[tuple[str, memoryview, list[tuple[int, int, int]], int]] = [("", view, top, 0)]
+    while stack:
+        prefix, buf, found, i = stack.pop()
+        if i >= len(found):
+            continue
+        number, start, end = found[i]
+        stack.append((prefix, buf, found, i + 1))
+        path = f"{prefix}{number}"
+        content = buf[start:end]
+        yield path, bytes(content)
+        inner = fields(content) if content else None
+        if inner:
+            if len(stack) >= MAX_DEPTH:
+                raise Unreadable(f"a protobuf message nests deeper than {MAX_DEPTH}, which protobuf's parsers refuse")
+            stack.append((f"{path}.", content, inner, 0))

@@ -1,0 +1,121 @@
+"""gRPC through a real mitmdump (probe R): HTTP/2 from the client (httpx) to mitmdump in
+reverse mode to an HTTP/2 upstream (tests/h2_util.py), the calls Google's client
+libraries make to Vertex AI (google-cloud-aiplatform) and the Gemini API (the older
+google-generativeai): `application/grpc`, the prompt in a protobuf string field.
+
+disguise does not transform gRPC: such a call is scanned, and refused when it holds an
+original. Read as one text, its body hid what its server reads: a message compressed by
+the call's `grpc-encoding` (grpcio's `compression=grpc.Compression.Gzip`), gRPC-Web's
+base64 text form, and a token right after its string's length byte when that byte is a
+letter or a digit. Each went upstream with the original; each is refused now, and a clean
+call, compressed or not, still goes through byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from h2_util import Answer, H2Upstream, Stream
+from integration_util import MITMDUMP, Mitmdump, mitmdump_cmd, write_mappings
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not MITMDUMP.exists(), reason=f"no mitmdump at {MITMDUMP}"),
+]
+
+MAPPINGS = {"literals": {"Acme Corp": "Zenith Labs"}}
+HF = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ2kL4mN6pQ8rS0tU"  # 50 bytes: its length byte is "2"
+GENERATE = "/google.cloud.aiplatform.v1.PredictionService/GenerateContent"
+MODEL = "projects/p/locations/us-central1/publishers/google/models/gemini-2.0-flash"
+
+
+def ld(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field (its length under 128)."""
+    assert len(data) < 128
+    return bytes([number << 3 | 2, len(data)]) + data
+
+
+def request(text: str) -> bytes:
+    """A GenerateContentRequest: model = 5, contents = 2 (Content: role = 1, parts = 2 (Part: text = 1))."""
+    return ld(5, MODEL.encode()) + ld(2, ld(1, b"user") + ld(2, ld(1, text.encode())))
+
+
+def frame(msg: bytes, compressed: bool = False) -> bytes:
+    return bytes([compressed]) + len(msg).to_bytes(4, "big") + msg
+
+
+def answer(st: Stream) -> Answer:
+    return Answer(headers=[("content-type", "application/grpc")], pieces=[frame(ld(1, b"ok"))],
+                  trailers=[("grpc-status", "0")])  # fmt: skip
+
+
+class Proxy:
+    def __init__(self, up: H2Upstream, md: Mitmdump) -> None:
+        self.up, self.md = up, md
+        self.client = httpx.Client(http2=True, verify=False, base_url=f"https://127.0.0.1:{md.port}", timeout=30)
+
+    def call(self, body: bytes, ctype: str = "application/grpc", coding: str | None = None) -> httpx.Response:
+        headers = {"content-type": ctype, "te": "trailers", **({"grpc-encoding": coding} if coding else {})}
+        r = self.client.post(GENERATE, content=body, headers=headers)
+        assert r.http_version == "HTTP/2"
+        return r
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    d = tmp_path_factory.mktemp("grpc")
+    with H2Upstream(d, answer) as up:
+        cmd = mitmdump_cmd(up.port, d / "conf", write_mappings(d, MAPPINGS), "--set", "ssl_insecure=true")
+        cmd[cmd.index("--mode") + 1] = f"reverse:https://127.0.0.1:{up.port}"
+        md = Mitmdump(cmd)
+        p = Proxy(up, md)
+        try:
+            yield p
+        finally:
+            p.client.close()
+            md.stop()
+
+
+def _leaking() -> dict[str, tuple[bytes, str, str | None]]:
+    msg = request("Tell me about Acme Corp")
+    return {
+        "gzip": (frame(gzip.compress(msg), True), "application/grpc", "gzip"),
+        "deflate": (frame(zlib.compress(msg), True), "application/grpc+proto", "deflate"),
+        "grpc-web-text": (base64.b64encode(frame(msg)), "application/grpc-web-text", None),
+        "token after its length byte": (frame(ld(1, HF.encode())), "application/grpc", None),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_leaking()))
+def test_a_grpc_call_holding_an_original_is_refused_however_its_body_is_coded(proxy: Proxy, case: str) -> None:
+    body, ctype, coding = _leaking()[case]
+    before = len(proxy.up.streams)
+    r = proxy.call(body, ctype, coding)
+    assert r.status_code == 400, (r.status_code, r.content[:300])
+    assert b"is not an endpoint disguise transforms, and it holds an original" in r.content
+    assert b"Acme" not in r.content and HF.encode() not in r.content
+    assert len(proxy.up.streams) == before, "the call went upstream"
+
+
+def test_a_message_in_a_coding_disguise_cannot_read_is_refused_saying_why(proxy: Proxy) -> None:
+    before = len(proxy.up.streams)
+    r = proxy.call(frame(b"\xff\x06\x00\x00sNaPpY" + request("hello"), True), coding="snappy")
+    assert r.status_code == 400 and b"a gRPC message is compressed in a coding disguise does not decode" in r.content
+    assert len(proxy.up.streams) == before
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_clean_grpc_call_goes_through_byte_for_byte(proxy: Proxy, compressed: bool) -> None:
+    msg = request("Tell me about nobody")
+    body = frame(gzip.compress(msg), True) if compressed else frame(msg)
+    r = proxy.call(body, coding="gzip" if compressed else None)
+    assert r.status_code == 200 and r.content == frame(ld(1, b"ok"))
+    got = proxy.up.streams[-1]
+    assert got.headers[":path"] == GENERATE and got.body == body
