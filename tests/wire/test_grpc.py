@@ -140,3 +140,13 @@ def test_media_types() -> None:
                               "application/grpc-web", "application/grpc-web+proto", "application/grpc-web-text",
                               "application/grpc-web-text+proto", "application/x-protobuf", "application/json",
                               "application/grpcx")] == [grpc.GRPC] * 5 + [grpc.WEB_TEXT] * 2 + [grpc.PROTOBUF, None, None]  # fmt: skip
+
+
+def test_an_error_in_grpcs_shape() -> None:
+    """grpc-message is percent-encoded UTF-8 where it is not printable ASCII, and "%"."""
+    from urllib.parse import unquote
+
+    h = grpc.error_headers("disguise: 100% refused: Ünïcødé\n(x)", 400)
+    assert h["grpc-status"] == "3" and h["grpc-message"] == "disguise: 100%25 refused: %C3%9Cn%C3%AFc%C3%B8d%C3%A9%0A(x)"
+    assert unquote(h["grpc-message"]) == "disguise: 100% refused: Ünïcødé\n(x)"
+    assert [grpc.error_headers("m", s)["grpc-status"] for s in (403, 500, 503, 418)] == ["7", "13", "14", "2"]

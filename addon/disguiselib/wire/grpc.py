@@ -31,6 +31,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterator
+from urllib.parse import quote
 
 from ..errors import StreamError
 from .decoding import LIMIT, decode_whole
@@ -197,3 +198,21 @@ def strings(data: bytes) -> Iterator[tuple[str, bytes]]:
             if len(stack) >= MAX_DEPTH:
                 raise Unreadable(f"a protobuf message nests deeper than {MAX_DEPTH}, which protobuf's parsers refuse")
             stack.append((f"{path}.", content, inner, 0))
+
+
+# -- an error in gRPC's shape --------------------------------------------------------------
+
+# An HTTP status as the gRPC status Google's APIs give for it (google.rpc.Code's mapping);
+# any other is UNKNOWN (2). A gRPC client reads no HTTP status but 200: grpcio turns a 400
+# into INTERNAL, "Received http2 header with status: 400", and drops the body that said why.
+_STATUS = {400: 3, 401: 16, 403: 7, 404: 5, 409: 10, 413: 8, 426: 9, 429: 8, 499: 1, 500: 13, 501: 12, 502: 14,
+           503: 14, 504: 4}  # fmt: skip
+# What grpc-message keeps as it is: printable ASCII but "%" (PROTOCOL-HTTP2.md, "Status-Message")
+_KEPT = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "%")
+
+
+def error_headers(message: str, http_status: int) -> dict[str, str]:
+    """The headers of a gRPC "Trailers-Only" answer (HTTP 200, no body: its status in
+    its only headers) that says message, with the gRPC status for http_status: what a
+    gRPC client (grpcio, grpc-web) shows as the call's error."""
+    return {"grpc-status": str(_STATUS.get(http_status, 2)), "grpc-message": quote(message, safe=_KEPT)}
