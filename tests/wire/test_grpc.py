@@ -49,8 +49,7 @@ tree = st.recursive(
 
 
 def encode(t: list) -> tuple[bytes, list[tuple[str, bytes]]]:
-    """The message and every length-delimited field in it (path, content), nested ones after
-    the field around them, in the order written."""
+    """The message and every string field in it (path, content), in the order written."""
     out, found = b"", []
     for item in t:
         if isinstance(item, bytes):
@@ -59,7 +58,6 @@ def encode(t: list) -> tuple[bytes, list[tuple[str, bytes]]]:
         number, value = item
         if isinstance(value, list):
             inner, below = encode(value)
-            found.append((f"{number}", inner))
             found += [(f"{number}.{p}", c) for p, c in below]
             out += ld(number, inner)
         else:
@@ -68,15 +66,37 @@ def encode(t: list) -> tuple[bytes, list[tuple[str, bytes]]]:
     return out, found
 
 
+def textual(b: bytes) -> bool:
+    try:
+        return not any(c in b.decode() for c in "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11"
+                       "\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f")  # fmt: skip
+    except UnicodeDecodeError:
+        return False
+
+
 @given(tree)
-def test_every_length_delimited_field_is_read_nested_ones_too(t: list) -> None:
+def test_every_string_field_is_read_whole_where_it_can_be_text(t: list) -> None:
+    """A string field is given whole, with its path, in the order written; one that is no
+    text (not UTF-8, a control character in it) and parses as a message may be given as
+    that message's fields instead (a receiver reads it as bytes, not text)."""
     msg, found = encode(t)
     got = list(strings(msg))
-    # every field written is read with its path; a string that happens to parse as a
-    # message adds its "fields" after it (read as both), never instead of it
     it = iter(got)
-    for want in found:
-        assert want in it, (want, got)
+    for path, content in found:
+        if textual(content) or not fields(content):
+            assert (path, content) in it, ((path, content), got)
+        else:
+            assert set(strings(content)) - {("", content)} <= {(p.removeprefix(path + "."), c) for p, c in got}
+
+
+def test_a_string_that_parses_as_a_message_is_read_whole_an_embedded_message_once() -> None:
+    assert fields(b"Acme Corp") == []  # (fixed64 field 8: a message with no string in it)
+    assert list(strings(ld(3, b"Acme Corp"))) == [("3", b"Acme Corp")]  # (its tag 0x1a: no text)
+    blob = bytes(range(256)) * 4
+    part = ld(2, ld(1, b"image/png") + ld(2, blob[:100]))  # Part { inline_data: Blob { mime_type, data } }
+    assert list(strings(ld(2, part))) == [("2.2.1", b"image/png"), ("2.2.2", blob[:100])]
+    text = ld(1, b"x" * 40)  # "\n(xxx...": a message that reads as text too
+    assert list(strings(ld(2, text))) == [("2", text), ("2.1", b"x" * 40)]
 
 
 @given(st.lists(st.tuples(st.binary(max_size=300), st.booleans()), max_size=5))
@@ -132,7 +152,7 @@ def test_a_message_nested_deeper_than_protobuf_reads_is_unreadable() -> None:
     ok = ld(1, b"x")
     for _ in range(grpc.MAX_DEPTH - 1):
         ok = ld(1, ok)
-    assert list(strings(ok))[-1] == (".".join(["1"] * grpc.MAX_DEPTH), b"x")
+    assert list(strings(ok))[-1] == (".".join(["1"] * grpc.MAX_DEPTH), b"x")  # (the innermost string: read)
 
 
 def test_media_types() -> None:

@@ -225,9 +225,9 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
 
 
 def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
-    """A gRPC body's messages (a protobuf body: its one message), each as text (JSON
-    under `application/grpc+json`) and each of its string fields on its own (wire/grpc.py);
-    what cannot be read, a Reading `unread` that says why."""
+    """A gRPC body's messages (a protobuf body: its one message), each as text where it
+    can be one (JSON under `application/grpc+json`) and each of its string fields on its
+    own (wire/grpc.strings); what cannot be read, a Reading `unread` that says why."""
     try:
         if coded == grpc.WEB_TEXT:
             body = grpc.unbase64(body)
@@ -235,12 +235,12 @@ def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
         msgs = grpc.messages(body) if framed else iter([(body, False)])
         for i, (data, trailers) in enumerate(msgs, 1):
             label = f"{where} message {i}" if framed else where
-            if framed:  # (a protobuf body as text: the body as sent, below)
-                yield from _text_readings(_text(data, None), f"{label} (trailers)" if trailers else label, 1)
             if trailers:
+                yield from _text_readings(_text(data, None), f"{label} (trailers)", 1)
                 continue
             for path, content in grpc.strings(data):
-                yield from _text_readings(_text(content, None), f"{label} field {path}", 1)
+                if path or framed:  # (a protobuf body whole: the body as sent, below)
+                    yield from _text_readings(_text(content, None), f"{label} field {path}" if path else label, 1)
     except grpc.Unreadable as e:
         yield Reading(where, "", unread=str(e))
 

@@ -21,8 +21,10 @@ letter or a digit, so a pattern that wants no letter before its match
 - A message is read without its schema (`strings`): each length-delimited field may be
   a string, bytes or an embedded message, so each is given as it is, and where it parses
   as a message, its own fields too, down to `MAX_DEPTH` (protobuf's parsers refuse a
-  deeper message; so does this reading, `Unreadable`). A field nested d deep is given d
-  times, once inside each field around it: a Gemini request's text is given 3 times.
+  deeper message; so does this reading, `Unreadable`). One that parses as a message is
+  given whole too only where its bytes can be a string's text: a string that happens to
+  parse (`Acme Corp` is a fixed64 field 8) is read whole, an inline image is read once,
+  not once more for each message around it.
 """
 
 from __future__ import annotations
@@ -175,13 +177,31 @@ def fields(data: bytes | memoryview) -> list[tuple[int, int, int]] | None:
     return out if pos == n and not groups else None
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _text(data: memoryview) -> bool:
+    """Can data be a string's text: UTF-8 without a control character but tab and line ends?"""
+    try:
+        return _CONTROL.search(str(data, "utf-8")) is None
+    except UnicodeDecodeError:
+        return False
+
+
 def strings(data: bytes) -> Iterator[tuple[str, bytes]]:
-    """Every length-delimited field of a protobuf message, as (its path of field
-    numbers, `2.2.1`, and its content), embedded messages' too, in the order they are
-    written. Raises Unreadable past MAX_DEPTH."""
+    """What of a protobuf message a receiver may read as a string, each (its path of
+    field numbers, `2.2.1`, "" for the message itself, and its bytes), in the order
+    written: every length-delimited field, and the fields of each that parses as a message.
+    Such a field, and the message itself, is given whole only where it can be a string's
+    text too (UTF-8 without control characters but tab and line ends: an embedded
+    message's tags and lengths rarely are), so that a field is not read once more for each
+    message around it (an inline image in a Part in a Content in the request). Raises
+    Unreadable past MAX_DEPTH."""
     view = memoryview(data)
     top = fields(view)
-    if top is None:
+    if not top or _text(view):
+        yield "", data
+    if not top:
         return
     stack: list[tuple[str, memoryview, list[tuple[int, int, int]], int]] = [("", view, top, 0)]
     while stack:
@@ -192,8 +212,9 @@ def strings(data: bytes) -> Iterator[tuple[str, bytes]]:
         stack.append((prefix, buf, found, i + 1))
         path = f"{prefix}{number}"
         content = buf[start:end]
-        yield path, bytes(content)
         inner = fields(content) if content else None
+        if not inner or _text(content):
+            yield path, bytes(content)
         if inner:
             if len(stack) >= MAX_DEPTH:
                 raise Unreadable(f"a protobuf message nests deeper than {MAX_DEPTH}, which protobuf's parsers refuse")
