@@ -227,6 +227,18 @@ def test_a_grpc_body_is_read_as_its_server_reads_it() -> None:
     assert str(hit).startswith("unknown in body (a gRPC message is compressed in a coding disguise does not decode")
 
 
+def test_a_grpc_binary_headers_value_is_read_base64_decoded() -> None:
+    """Probe R: gRPC metadata whose name ends in `-bin` is base64 (padded or not), which a
+    gRPC server decodes, often into a protobuf message: an original there passed."""
+    for value in (base64.b64encode(b"Acme Corp").decode(), base64.b64encode(b"Acme Corp!").decode().rstrip("="),
+                  base64.b64encode(b"\x0a\x09Acme Corp").decode()):  # fmt: skip
+        hit = leakguard.scan_headers([("x-note-bin", value)], RULES)
+        assert str(hit) == "literal in header x-note-bin (base64-decoded)", value
+        assert leakguard.scan_headers([("x-note", value)], RULES) is None  # (base64 only in a binary header)
+    assert leakguard.binary_value("x-note-bin", "!!not base64") == ""
+    assert leakguard.scan_headers([("grpc-trace-bin", base64.b64encode(b"\x00\x01hello").decode())], RULES) is None
+
+
 @given(st.sampled_from(sorted(LITERALS)), st.text(max_size=20), st.text(max_size=20))
 @example('C:\\Users\\a "b"', "[", "")  # text that only looks like JSON, an original with a quote
 def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) -> None:

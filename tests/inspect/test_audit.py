@@ -339,3 +339,14 @@ def test_a_grpc_body_that_went_upstream_is_read_as_its_server_reads_it() -> None
     assert rep.exit_code() == audit.NOT_PROVEN and not rep.leaks
     assert "REQUEST BODY NOT READ WHOLE (a gRPC message is compressed in a coding" in rep.text()
     assert "1 of 1 LLM flow sent upstream in a coding disguise does not decode" in rep.verdict()
+
+
+def test_a_grpc_binary_header_that_went_upstream_is_read_base64_decoded() -> None:
+    import base64
+
+    r = audit.Record(1, "POST /google.cloud.aiplatform.v1.PredictionService/GenerateContent", None, b"", None,
+                     sent_type="application/grpc")  # fmt: skip
+    r.headers = [("request", "x-note-bin", base64.b64encode(b"\x0a\x09Acme Corp").decode())]
+    rep = audit.audit([r], RULES)
+    assert [f.field for f in rep.leaks] == ["request header 'x-note-bin' (base64-decoded) [2:11]",
+                                            "request header 'x-note-bin' (base64-decoded) [12:21]"]  # fmt: skip

@@ -7,8 +7,9 @@ disguise does not transform gRPC: such a call is scanned, and refused when it ho
 original. Read as one text, its body hid what its server reads: a message compressed by
 the call's `grpc-encoding` (grpcio's `compression=grpc.Compression.Gzip`), gRPC-Web's
 base64 text form, and a token right after its string's length byte when that byte is a
-letter or a digit. Each went upstream with the original; each is refused now, and a clean
-call, compressed or not, still goes through byte for byte.
+letter or a digit, and binary metadata (a `-bin` header, base64). Each went upstream with
+the original; each is refused now, and a clean call, compressed or not, still goes
+through byte for byte.
 
 A refused call is answered as gRPC answers an error (HTTP 200, no body, `grpc-status`
 and `grpc-message` in its only headers): grpcio read the JSON error's 400 as INTERNAL,
@@ -65,8 +66,9 @@ class Proxy:
         self.up, self.md = up, md
         self.client = httpx.Client(http2=True, verify=False, base_url=f"https://127.0.0.1:{md.port}", timeout=30)
 
-    def call(self, body: bytes, ctype: str = "application/grpc", coding: str | None = None) -> httpx.Response:
-        headers = {"content-type": ctype, "te": "trailers", **({"grpc-encoding": coding} if coding else {})}
+    def call(self, body: bytes, ctype: str = "application/grpc", coding: str | None = None,
+             **metadata: str) -> httpx.Response:  # fmt: skip
+        headers = {"content-type": ctype, "te": "trailers", **({"grpc-encoding": coding} if coding else {}), **metadata}
         r = self.client.post(GENERATE, content=body, headers=headers)
         assert r.http_version == "HTTP/2"
         return r
@@ -122,6 +124,17 @@ def test_a_message_in_a_coding_disguise_cannot_read_is_refused_saying_why(proxy:
     r = proxy.call(frame(b"\xff\x06\x00\x00sNaPpY" + request("hello"), True), coding="snappy")
     assert "a gRPC message is compressed in a coding disguise does not decode" in refused(r)
     assert len(proxy.up.streams) == before
+
+
+def test_binary_metadata_holding_an_original_is_refused(proxy: Proxy) -> None:
+    """gRPC metadata named `*-bin` is base64, decoded by the server (often a protobuf)."""
+    before = len(proxy.up.streams)
+    for value in (base64.b64encode(b"Acme Corp"), base64.b64encode(ld(1, HF.encode()))):
+        r = proxy.call(frame(request("hello")), **{"x-goog-ext-note-bin": value.decode().rstrip("=")})
+        assert "(base64-decoded)" in refused(r)
+    assert len(proxy.up.streams) == before
+    r = proxy.call(frame(request("hello")), **{"x-goog-ext-note-bin": base64.b64encode(ld(1, b"fine")).decode()})
+    assert r.status_code == 200 and "grpc-status" not in r.headers and len(proxy.up.streams) == before + 1
 
 
 @pytest.mark.parametrize("compressed", [False, True])

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from ..apis.registry import BY_NAME
 from ..base import bodies, fields
 from ..errors import MaskError
-from ..leakguard import WITHHELD_PATH, first, json_place, spans
+from ..leakguard import WITHHELD_PATH, binary_value, first, json_place, spans
 from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
 from ..wire import percent
@@ -445,9 +445,10 @@ class Auditor:
             for where, name, value in r.headers:
                 if any(w in name.lower() for w in _CREDENTIAL_WORDS):
                     out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r}", "credential header"))
-                for what, a, b in mine(value):
-                    out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r} [{a}:{b}]", what,
-                                       True, value[a:b]))  # fmt: skip
+                for how, text in _header_texts(name, value):
+                    for what, a, b in mine(text):
+                        out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r}{how} [{a}:{b}]", what,
+                                           True, text[a:b]))  # fmt: skip
             for where, text in r.extra_text:
                 for what, a, b in mine(text):
                     out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
@@ -455,9 +456,10 @@ class Auditor:
         if r.sent is not None:
             out += self.scan_body(r.sent, mine, "upstream", r, table=req, sent_type=r.sent_type)
             for where, name, value in r.headers:  # the URL and the headers, as the leak guard reads them
-                for what, a, b in mine(value):
-                    out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r} [{a}:{b}]", what,
-                                       True, value[a:b]))  # fmt: skip
+                for how, text in _header_texts(name, value):
+                    for what, a, b in mine(text):
+                        out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r}{how} [{a}:{b}]",
+                                           what, True, text[a:b]))  # fmt: skip
             for where, text in r.extra_text:
                 for what, a, b in mine(text):
                     out.append(Finding(r.index, r.label, "upstream", f"{where} [{a}:{b}]", what, True, text[a:b]))
@@ -467,6 +469,15 @@ class Auditor:
                 r.received, lambda t, ctx: self.disguises(t, issued), "client", r, r.received_type, resp, events
             )
         return out
+
+
+def _header_texts(name: str, value: str) -> Iterator[tuple[str, str]]:
+    """A header's value as the leak guard reads it: as it is, and a gRPC binary header's
+    decoded (leakguard.binary_value)."""
+    yield "", value
+    decoded = binary_value(name, value)
+    if decoded:
+        yield " (base64-decoded)", decoded
 
 
 def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], None] | None = None) -> Report:
