@@ -334,7 +334,7 @@ def test_a_grpc_body_that_went_upstream_is_read_as_its_server_reads_it() -> None
 
     rep = audit.audit([rec(zipped)], RULES)
     assert rep.exit_code() == audit.LEAK
-    assert [f.field for f in rep.leaks] == ["body message 1 [2:11]", "body message 1 field 1 [0:9]"]
+    assert [f.field for f in rep.leaks] == ["body message 1 (string fields) [2:11]", "body message 1 (string fields) [12:21]"]
     rep = audit.audit([rec(b"\xff\x06\x00\x00sNaPpY" + b"\x0a\x05hello")], RULES)
     assert rep.exit_code() == audit.NOT_PROVEN and not rep.leaks
     assert "REQUEST BODY NOT READ WHOLE (a gRPC message is compressed in a coding" in rep.text()

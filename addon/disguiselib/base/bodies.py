@@ -224,6 +224,20 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
     yield from _text_readings(text, where, depth)
 
 
+_BOM_BYTES = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _string(data: bytes) -> str:
+    """A protobuf string field's text: UTF-8 as protobuf says (at once: a call may have
+    many), else as any text is read (_text: a byte-order mark, UTF-8 with replacements)."""
+    if not data.startswith(_BOM_BYTES):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return _text(data, None)
+
+
 def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
     """A gRPC body's messages (a protobuf body: its one message), each as text where it
     can be one (JSON under `application/grpc+json`) and each of its string fields on its
@@ -238,9 +252,15 @@ def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
             if trailers:
                 yield from _text_readings(_text(data, None), f"{label} (trailers)", 1)
                 continue
+            texts = []  # read as one text, a field a line: a reading each cost 25 us a field
             for path, content in grpc.strings(data):
                 if path or framed:  # (a protobuf body whole: the body as sent, below)
-                    yield from _text_readings(_text(content, None), f"{label} field {path}" if path else label, 1)
+                    text = _string(content)
+                    texts.append(text)
+                    if text.lstrip()[:1] in ("{", "["):  # JSON text in a field: read as a document too
+                        yield from _text_readings(text, f"{label} field {path}" if path else label, 1)
+            if texts:
+                yield Reading(f"{label} (string fields)", "\n".join(texts))
     except grpc.Unreadable as e:
         yield Reading(where, "", unread=str(e))
 

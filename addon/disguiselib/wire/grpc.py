@@ -24,7 +24,9 @@ letter or a digit, so a pattern that wants no letter before its match
   deeper message; so does this reading, `Unreadable`). One that parses as a message is
   given whole too only where its bytes can be a string's text: a string that happens to
   parse (`Acme Corp` is a fixed64 field 8) is read whole, an inline image is read once,
-  not once more for each message around it.
+  not once more for each message around it. (base/bodies.py reads a message's strings as
+  one text, a field a line: a reading each cost some 25 us a field, 24 s for a call of a
+  million short strings; one text, about 2 us a field.)
 """
 
 from __future__ import annotations
@@ -147,26 +149,37 @@ def fields(data: bytes | memoryview) -> list[tuple[int, int, int]] | None:
     groups: list[int] = []
     pos, n = 0, len(data)
     while pos < n:
-        got = _varint(data, pos)
-        if got is None:
-            return None
-        key, pos = got
+        key = data[pos]
+        if key < 0x80:  # (a one-byte key, nearly every field's: read here, not by _varint)
+            pos += 1
+        else:
+            got = _varint(data, pos)
+            if got is None:
+                return None
+            key, pos = got
         number, wire = key >> 3, key & 7
         if number == 0:
             return None
-        if wire == 0:
+        if wire == 2:
+            size = data[pos] if pos < n else 0x80
+            if size < 0x80:
+                start = pos + 1
+            else:
+                got = _varint(data, pos)
+                if got is None:
+                    return None
+                size, start = got
+            pos = start + size
+            if pos > n:
+                return None
+            out.append((number, start, pos))
+        elif wire == 0:
             got = _varint(data, pos)
             if got is None:
                 return None
             pos = got[1]
         elif wire in (1, 5):
             pos += 8 if wire == 1 else 4
-        elif wire == 2:
-            got = _varint(data, pos)
-            if got is None or got[1] + got[0] > n:
-                return None
-            out.append((number, got[1], got[1] + got[0]))
-            pos = got[1] + got[0]
         elif wire == 3:
             groups.append(number)
         elif wire == 4:
