@@ -463,7 +463,8 @@ def scan_unknown(
     if body is None:
         return leakguard.Hit("unknown", "a body whose content or transfer coding cannot be decoded")
     headers = list(headers)
-    return leakguard.scan_request(path, headers, body, rules, None, content_type(headers), dest=dest)
+    every = ", ".join(v for k, v in headers if k.lower() == "content-type")  # (bodies.readings reads each)
+    return leakguard.scan_request(path, headers, body, rules, None, every, dest=dest)
 
 
 def content_type(headers: Iterable[tuple[str, str]]) -> str:

@@ -139,3 +139,18 @@ def test_what_a_grpc_server_reads_and_this_cannot_is_a_reading_that_says_so() ->
         got = list(readings(body, "application/grpc"))
         assert [r.where for r in got if r.unread] == ["body"] and why in next(r.unread for r in got if r.unread)
     assert not any(r.unread for r in readings(b"not framed at all", "application/json"))
+
+
+def test_a_body_with_several_content_types_is_read_as_each() -> None:
+    """Content-Type twice (joined, as mitmproxy's Headers.get joins them), or one that
+    lists several: grpc-go takes the one that says application/grpc wherever it is. The
+    whole is read as well (an unquoted comma in a boundary)."""
+    import gzip
+
+    zipped = gzip.compress(_ld(1, b"hi Acme Corp"))
+    body = _frame(zipped, 1)
+    got = [r.text for r in readings(body, "text/plain, application/grpc")]
+    assert any("hi Acme Corp" in t for t in got)
+    part = b"--a,b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\nQWNtZSBDb3Jw\r\n--a,b--\r\n"
+    assert "Acme Corp" in [r.text for r in readings(part, "multipart/mixed; boundary=a,b")]
+    assert "Acme Corp" in [r.text for r in readings(part, 'multipart/mixed; boundary="a,b"')]

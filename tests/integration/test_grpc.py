@@ -137,6 +137,18 @@ def test_binary_metadata_holding_an_original_is_refused(proxy: Proxy) -> None:
     assert r.status_code == 200 and "grpc-status" not in r.headers and len(proxy.up.streams) == before + 1
 
 
+def test_a_call_with_a_second_content_type_is_read_as_grpc_too(proxy: Proxy) -> None:
+    """`content-type: text/plain` then `content-type: application/grpc`: disguise read the
+    body by the first, grpc-go takes the second (the one that says gRPC) and decompressed
+    the message; both headers went upstream."""
+    before = len(proxy.up.streams)
+    body = frame(gzip.compress(request("Tell me about Acme Corp")), True)
+    headers = [("content-type", "text/plain"), ("content-type", "application/grpc"), ("grpc-encoding", "gzip")]
+    r = proxy.client.post(GENERATE, content=body, headers=headers)
+    assert r.status_code == 400 and b"it holds an original" in r.content, (r.status_code, r.content[:300])
+    assert len(proxy.up.streams) == before
+
+
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_clean_grpc_call_goes_through_byte_for_byte(proxy: Proxy, compressed: bool) -> None:
     msg = request("Tell me about nobody")

@@ -184,6 +184,11 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
     """Everything in a body a receiver may read, each as a JSON document or a text. A
     body that is not one JSON document is also read whole as UTF-8 text, as it was sent
     (multipart headers, preamble and epilogue included)."""
+    for kind in _listed(content_type):  # (Content-Type twice, or listing several: a receiver may take any)
+        yield from _one_type(body, kind, where, depth)
+
+
+def _one_type(body: bytes, content_type: str, where: str, depth: int) -> Iterator[Reading]:
     mt = media_type(content_type)
     if mt.startswith("multipart/") and depth < MAX_DEPTH:
         bound = boundary(content_type)
@@ -236,6 +241,20 @@ def _string(data: bytes) -> str:
         except UnicodeDecodeError:
             pass
     return _text(data, None)
+
+
+# A comma outside quotes: where a Content-Type given twice (joined, as mitmproxy's
+# Headers.get joins them) or listing several divides (grpc-go takes the header that says
+# application/grpc, wherever it is)
+_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*\Z)')
+
+
+def _listed(content_type: str) -> list[str]:
+    """The Content-Type as it is, then each it lists (an unquoted comma in a boundary
+    splits it wrongly: the whole is read too)."""
+    if "," not in content_type:
+        return [content_type]
+    return list(dict.fromkeys([content_type, *(t.strip() for t in _COMMA.split(content_type) if t.strip())]))
 
 
 def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
