@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
 from .base import citeback
+from .base.bodies import charset, reads_otherwise
 from .base.bodystream import BodyStream
 from .base.fields import loads
 from .base.masking import Received, as_received, as_text, forget_changed, mask_fn, mask_request_body
@@ -194,6 +195,10 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
+    if api.request_body is None and charset(ctype) is not None:  # (a JSON body: read as UTF-8)
+        otherwise = reads_otherwise(as_received(raw) or b"", ctype)
+        if otherwise is not None:
+            raise MaskError(otherwise)
     scanned = Memo()  # what masking's one scan found per text: the leak guard reuses it
     parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
     warned: list[bool] = []

@@ -154,3 +154,21 @@ def test_a_body_with_several_content_types_is_read_as_each() -> None:
     part = b"--a,b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\nQWNtZSBDb3Jw\r\n--a,b--\r\n"
     assert "Acme Corp" in [r.text for r in readings(part, "multipart/mixed; boundary=a,b")]
     assert "Acme Corp" in [r.text for r in readings(part, 'multipart/mixed; boundary="a,b"')]
+
+
+def test_a_json_body_that_reads_otherwise_in_its_declared_charset() -> None:
+    """Probe R: aiohttp's request.json() decodes by the Content-Type's charset; under
+    `charset=utf-7` the ASCII JSON `"+AEE-cme Corp"` is "Acme Corp", which the masker (UTF-8)
+    never saw."""
+    from disguiselib.base.bodies import reads_otherwise
+
+    body = b'{"content": "Tell +AEE-cme Corp"}'
+    assert body.decode("utf-7") == '{"content": "Tell Acme Corp"}'
+    assert "charset=utf-7, in which its body reads otherwise" in (reads_otherwise(body, "application/json; charset=UTF-7") or "")
+    for ctype in ("application/json", "application/json; charset=utf-8", 'application/json; charset="UTF8"',
+                  "application/json; charset=iso-8859-1", "application/json; charset=us-ascii"):  # fmt: skip
+        assert reads_otherwise(body, ctype) is None, ctype  # (ASCII reads the same in these)
+    assert reads_otherwise("Renée".encode(), "application/json; charset=ascii") is None  # (refused by such a receiver)
+    assert reads_otherwise("Renée".encode(), "application/json; charset=latin-1") is not None  # "RenÃ©e"
+    for ctype in ("application/json; charset=rot13", "application/json; charset=acme-corp"):
+        assert "does not know as a text encoding" in (reads_otherwise(body, ctype) or ""), ctype

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import quopri
 import re
@@ -62,6 +63,29 @@ def media_type(content_type: str) -> str:
 
 def charset(content_type: str) -> str | None:
     return _params(content_type)[1].get("charset") or None
+
+
+def reads_otherwise(body: bytes, content_type: str) -> str | None:
+    """Why a JSON body, which disguise reads as UTF-8 (RFC 8259), may read otherwise to
+    its receiver: the charset its Content-Type names decodes it to another text (aiohttp's
+    `request.json()` decodes by it: `charset=utf-7` makes `+AEE-cme` "Acme"), or is one
+    this Python does not know as a text encoding. None when it names none, UTF-8, or one
+    that reads the body the same (`iso-8859-1` over ASCII), or one the body does not
+    decode in (such a receiver refuses it: and the masker a body that is not UTF-8)."""
+    cs = charset(content_type)
+    if cs is None:
+        return None
+    try:  # (LookupError: a name no codec has, or one of no text encoding, rot13, base64)
+        name = codecs.lookup(cs).name
+        same = name == "utf-8" or body.decode(name) == body.decode("utf-8")
+    except LookupError:
+        return "its Content-Type names a charset disguise does not know as a text encoding; send it as UTF-8"
+    except ValueError:  # (UnicodeError: it does not decode so)
+        return None
+    if same:
+        return None
+    return (f"its Content-Type says charset={name}, in which its body reads otherwise than as UTF-8, "
+            "the text disguise masks; send it as UTF-8")  # fmt: skip
 
 
 def boundary(content_type: str) -> bytes | None:
