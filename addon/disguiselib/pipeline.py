@@ -195,8 +195,10 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
-    if api.request_body is None and charset(ctype) is not None:  # (a JSON body: read as UTF-8)
-        otherwise = reads_otherwise(as_received(raw) or b"", ctype)
+    declared = [v for k, v in headers if k.lower() == "content-type" and charset(v) is not None]
+    if api.request_body is None and declared:  # a JSON body, read as UTF-8: as its receiver reads it?
+        body = as_received(raw) or b""
+        otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)
         if otherwise is not None:
             raise MaskError(otherwise)
     scanned = Memo()  # what masking's one scan found per text: the leak guard reuses it

@@ -198,3 +198,11 @@ def test_a_body_that_reads_otherwise_in_its_declared_charset_is_refused(proxy: P
         return
     assert status == 200
     assert proxy.upstream.requests[-1].raw.decode(charset) == body.decode().replace("Acme Corp", "Zenith Labs")
+
+
+def test_a_second_content_type_naming_such_a_charset_is_read_too(proxy: Proxy) -> None:
+    before = len(proxy.upstream.requests)
+    body = json.dumps({"model": "ok", "max_tokens": 5, "messages": [{"role": "user", "content": "+AEE-cme Corp"}]})
+    headers = [("content-type", "application/json"), ("content-type", "application/json; charset=utf-7")]
+    status = httpx.post(f"{proxy.base_url}/v1/messages", content=body.encode(), headers=headers).status_code
+    assert status == 400 and len(proxy.upstream.requests) == before
