@@ -282,9 +282,10 @@ def _listed(content_type: str) -> list[str]:
 
 
 def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
-    """A gRPC body's messages (a protobuf body: its one message), each as text where it
-    can be one (JSON under `application/grpc+json`) and each of its string fields on its
-    own (wire/grpc.strings); what cannot be read, a Reading `unread` that says why."""
+    """A gRPC body's messages (a protobuf body: its one message), each message's string
+    fields (wire/grpc.strings: the message itself where it can be text, JSON under
+    `application/grpc+json`) as one text, a field a line, and a field that holds JSON text
+    as a document too; what cannot be read, a Reading `unread` that says why."""
     try:
         if coded == grpc.WEB_TEXT:
             body = grpc.unbase64(body)
