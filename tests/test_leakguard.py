@@ -200,6 +200,80 @@ def test_unknown_bodies_are_read_as_the_receiver_reads_them() -> None:
     assert leakguard.scan_body(gzip.decompress(gz), RULES, None, "text/plain") is not None
 
 
+def test_a_grpc_body_is_read_as_its_server_reads_it() -> None:
+    """Probe R: a protobuf string's length byte before a token hid it from a
+    pattern that wants no letter or digit before its match ("2": 50 bytes); a message compressed by the
+    call's grpc-encoding, or gRPC-Web's base64, hid everything. Each field is read on its
+    own, each message decoded; a message in a coding not read cannot be shown clean."""
+    token = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ2kL4mN6pQ8rS0tU"
+    rules = make_rules(patterns=[{"name": "HF", "regex": r"(?:\\[nrt]|^|[^A-Za-z0-9])(?P<k>hf_[A-Za-z0-9]{30,})"}])
+    field = b"\x0a" + bytes([len(token)]) + token.encode()
+    assert field[1:2] == b"2"  # (50 bytes)
+    framed = b"\x00" + len(field).to_bytes(4, "big") + field
+    assert leakguard.scan_body(field, rules, None, "application/octet-stream") is None  # as one text: not seen
+    assert str(leakguard.scan_body(framed, rules, None, "application/grpc")) == "HF in body message 1 (string fields)"
+    assert str(leakguard.scan_body(field, rules, None, "application/x-protobuf")) == "HF in body (string fields)"
+    msg = b"\x0a\x09" + ACME.encode()
+    zipped = gzip.compress(msg)
+    body = b"\x01" + len(zipped).to_bytes(4, "big") + zipped
+    assert str(leakguard.scan_body(body, RULES, None, "application/grpc")) == "literal in body message 1 (string fields)"
+    b64 = base64.b64encode(b"\x00" + len(msg).to_bytes(4, "big") + msg)
+    assert str(leakguard.scan_body(b64, RULES, None, "application/grpc-web-text")) == \
+        "literal in body message 1 (string fields)"  # fmt: skip
+    clean = b"\x0a\x05hello"
+    zipped = gzip.compress(clean)
+    assert leakguard.scan_body(b"\x01" + len(zipped).to_bytes(4, "big") + zipped, RULES, None, "application/grpc") is None
+    snappy = b"\xff\x06\x00\x00sNaPpY" + clean
+    hit = leakguard.scan_body(b"\x01" + len(snappy).to_bytes(4, "big") + snappy, RULES, None, "application/grpc")
+    assert str(hit).startswith("unknown in body (a gRPC message is compressed in a coding disguise does not decode")
+
+
+def _ld(number: int, data: bytes) -> bytes:
+    n, size = len(data), b""
+    while True:
+        size += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return bytes([number << 3 | 2]) + size + data
+
+
+_HF_RULES = make_rules(patterns=[{"name": "HF", "regex": r"(?:\\[nrt]|^|[^A-Za-z0-9])(?P<k>hf_[A-Za-z0-9]{30,})"}])
+
+
+@given(st.lists(st.tuples(st.integers(1, 15), st.binary(max_size=30)), max_size=4),
+       st.integers(1, 15), st.integers(33, 120), st.lists(st.integers(1, 15), max_size=4),
+       st.sampled_from(["plain", "gzip", "grpc-web-text", "protobuf"]))  # fmt: skip
+def test_a_token_in_any_string_field_of_a_grpc_call_is_found(
+    others: list[tuple[int, bytes]], number: int, size: int, around: list[int], how: str
+) -> None:
+    """Whatever its length byte (a letter, a digit), the fields before it, the messages
+    around it and the call's coding: a guarded pattern's token filling a string field."""
+    token = ("hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ2kL4mN6pQ8rS0tU" * 3)[:size].encode()
+    msg = b"".join(_ld(n, d) for n, d in others) + _ld(number, token)
+    for n in around:
+        msg = _ld(n, msg)
+    if how == "protobuf":
+        body, ctype = msg, "application/x-protobuf"
+    else:
+        data = gzip.compress(msg) if how == "gzip" else msg
+        body = bytes([how == "gzip"]) + len(data).to_bytes(4, "big") + data
+        body, ctype = (base64.b64encode(body), "application/grpc-web-text") if how == "grpc-web-text" else \
+            (body, "application/grpc")  # fmt: skip
+    assert str(leakguard.scan_body(body, _HF_RULES, None, ctype)).startswith("HF in body")
+
+
+def test_a_grpc_binary_headers_value_is_read_base64_decoded() -> None:
+    """Probe R: gRPC metadata whose name ends in `-bin` is base64 (padded or not), which a
+    gRPC server decodes, often into a protobuf message: an original there passed."""
+    for value in (base64.b64encode(b"Acme Corp").decode(), base64.b64encode(b"Acme Corp!").decode().rstrip("="),
+                  base64.b64encode(b"\x0a\x09Acme Corp").decode()):  # fmt: skip
+        hit = leakguard.scan_headers([("x-note-bin", value)], RULES)
+        assert str(hit) == "literal in header x-note-bin (base64-decoded)", value
+        assert leakguard.scan_headers([("x-note", value)], RULES) is None  # (base64 only in a binary header)
+    assert leakguard.binary_value("x-note-bin", "!!not base64") == ""
+    assert leakguard.scan_headers([("grpc-trace-bin", base64.b64encode(b"\x00\x01hello").decode())], RULES) is None
+
+
 @given(st.sampled_from(sorted(LITERALS)), st.text(max_size=20), st.text(max_size=20))
 @example('C:\\Users\\a "b"', "[", "")  # text that only looks like JSON, an original with a quote
 def test_an_original_anywhere_in_a_string_is_found(orig: str, a: str, b: str) -> None:

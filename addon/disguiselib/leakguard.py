@@ -33,6 +33,8 @@ it through `shown`, which withholds what holds an original.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -46,7 +48,7 @@ from .base.fieldwalk import first_unread
 from .base.wirespec import Destination, Slots, TextHeader
 from .rules.rules import LITERALS, Rules
 from .rules.settle import in_context
-from .wire import percent
+from .wire import grpc, percent
 from .wire.jsonspan import Rule, transform_loose
 
 if TYPE_CHECKING:
@@ -193,6 +195,8 @@ def scan_body(
     if not body:
         return None
     for r in readings(body, api, content_type, parsed):
+        if r.unread:  # a part a receiver reads that could not be: it cannot be shown clean
+            return Hit("unknown", _joined(rules, _place(rules, r.where), f" ({r.unread})"))
         if r.doc is not None:
             hit = scan_json(r.doc, rules, r.rule, memo)
             if hit is not None:
@@ -292,6 +296,26 @@ def decoded_value(value: str) -> str:
     return d if d != value else ""
 
 
+def binary_value(name: str, value: str) -> str:
+    """A gRPC binary header's value (its name ends in `-bin`: base64, padded or not,
+    PROTOCOL-HTTP2.md "Binary-Header") as its receiver reads it: decoded, then each string
+    field where it is a protobuf message (wire/grpc.strings), one a line; "" for any other
+    header, or a value that is not base64 (a gRPC receiver refuses the call)."""
+    if not name.lower().endswith("-bin"):
+        return ""
+    raw = value.strip().encode("ascii", "replace")
+    try:
+        data = base64.b64decode(raw + b"=" * (-len(raw) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return ""
+    texts = [data]
+    try:
+        texts += [t for path, t in grpc.strings(data) if path]
+    except grpc.Unreadable:
+        pass
+    return "\n".join(t.decode("utf-8", "replace") for t in texts)
+
+
 # A header value continued on the next line (obs-fold): mitmproxy keeps the fold in the
 # value ("Acme\r\n Corp") and forwards it so; the receiver replaces it by a space (RFC
 # 9112 5.2: "replace each received obs-fold with one or more SP octets"; h11 does, with
@@ -330,17 +354,19 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
     # every value and name scanned in one go (Rules.prescan: one pass of each engine over
     # them all, ~20 short texts a request, each else a find() of its own); only where it
     # marks one is it read exactly, with what the scan found (the memo: the same spans)
-    hot, memo = rules.prescan([t for _, name, value in read for t in (value, name, decoded_value(value))])
+    texts = [(value, name, decoded_value(value), binary_value(name, value)) for _, name, value in read]
+    hot, memo = rules.prescan([t for four in texts for t in four])
     for k, (n, name, value) in enumerate(read):
-        if 3 * k not in hot and 3 * k + 1 not in hot and 3 * k + 2 not in hot:
+        if not any(4 * k + i in hot for i in range(4)):
             continue
         lab = first(rules, value, memo=memo) or first(rules, name, memo=memo)
-        decoded = False
-        if lab is None and 3 * k + 2 in hot:
-            lab, decoded = first(rules, decoded_value(value), memo=memo), True
+        how = ""
+        for i, said in ((2, " (percent-decoded)"), (3, " (base64-decoded)")):
+            if lab is None and 4 * k + i in hot:
+                lab, how = first(rules, texts[k][i], memo=memo), said
         if lab is not None:
             where = n if first(rules, n) is None else "<name>"
-            return Hit(lab, f"header {where}" + (" (percent-decoded)" if decoded else ""))
+            return Hit(lab, f"header {where}{how}")
     return None
 
 

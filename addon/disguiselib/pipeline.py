@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
 from .base import citeback
+from .base.bodies import charset, reads_otherwise
 from .base.bodystream import BodyStream
 from .base.fields import loads
 from .base.masking import as_text, forget_changed, mask_fn, mask_request_body
@@ -195,6 +196,12 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
+    declared = [v for k, v in headers if k.lower() == "content-type" and charset(v) is not None]
+    if api.request_body is None and declared:  # a JSON body, read as UTF-8: as its receiver reads it?
+        body = as_received(raw) or b""
+        otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)
+        if otherwise is not None:
+            raise MaskError(otherwise)
     scanned = Memo()  # what masking's one scan found per text: the leak guard reuses it
     parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
     warned: list[bool] = []
@@ -464,7 +471,8 @@ def scan_unknown(
     if body is None:
         return leakguard.Hit("unknown", "a body whose content or transfer coding cannot be decoded")
     headers = list(headers)
-    return leakguard.scan_request(path, headers, body, rules, None, content_type(headers), dest=dest)
+    every = ", ".join(v for k, v in headers if k.lower() == "content-type")  # (bodies.readings reads each)
+    return leakguard.scan_request(path, headers, body, rules, None, every, dest=dest)
 
 
 def content_type(headers: Iterable[tuple[str, str]]) -> str:

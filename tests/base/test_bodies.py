@@ -98,3 +98,77 @@ def test_a_wide_reading_is_added_only_where_nothing_else_says_how_to_read() -> N
     # bytes that are not text in such a codec add nothing (a binary upload's first bytes)
     for body in (b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)), b"\x1f\x8b\x08\x00rest", b"plain"):
         assert not any("read as" in r.where for r in readings(body, "application/octet-stream"))
+
+
+def _ld(number: int, data: bytes) -> bytes:
+    assert len(data) < 128
+    return bytes([number << 3 | 2, len(data)]) + data
+
+
+def _frame(msg: bytes, flag: int = 0) -> bytes:
+    return bytes([flag]) + len(msg).to_bytes(4, "big") + msg
+
+
+def test_a_grpc_body_is_read_message_by_message_each_string_field_on_its_own() -> None:
+    """A Vertex AI GenerateContentRequest (model = 5, contents = 2: parts = 2: text = 1),
+    framed, compressed, in base64: each string field is read on its own line, as its
+    server reads it, beside the body as sent; one that holds JSON text as a document too."""
+    import base64
+    import gzip
+
+    msg = _ld(5, b"projects/p/models/m") + _ld(2, _ld(1, b"user") + _ld(2, _ld(1, b"hi Acme Corp")))
+    for body, ctype in ((_frame(msg), "application/grpc"), (_frame(gzip.compress(msg), 1), "application/grpc+proto"),
+                        (base64.b64encode(_frame(b"")) + base64.b64encode(_frame(msg)), "application/grpc-web-text"),
+                        (msg, "application/x-protobuf")):  # fmt: skip
+        got = {r.where: r.text for r in readings(body, ctype)}
+        n = 2 if ctype.endswith("-text") else 1
+        at = f"body message {n}" if "grpc" in ctype else "body"
+        fields = got[f"{at} (string fields)"].split("\n")  # (one text, a field a line: cheaper than a reading each)
+        assert "hi Acme Corp" in fields and "projects/p/models/m" in fields and "user" in fields, got
+        assert "body (as sent)" in got
+    json_msg = b'{"contents": [{"parts": [{"text": "hi"}]}]}'  # application/grpc+json: JSON messages
+    docs = [r.doc for r in readings(_frame(json_msg), "application/grpc+json") if r.doc is not None]
+    assert docs == [{"contents": [{"parts": [{"text": "hi"}]}]}]
+    docs = [(r.where, r.doc) for r in readings(_frame(_ld(3, b'{"a": "b"}')), "application/grpc") if r.doc is not None]
+    assert docs == [("body message 1 field 3", {"a": "b"})]
+
+
+def test_what_a_grpc_server_reads_and_this_cannot_is_a_reading_that_says_so() -> None:
+    for body, why in ((_frame(b"\xff\x06\x00\x00sNaPpY", 1), "coding disguise does not decode"),
+                      (_frame(b"abc")[:-1], "ends inside a gRPC message")):  # fmt: skip
+        got = list(readings(body, "application/grpc"))
+        assert [r.where for r in got if r.unread] == ["body"] and why in next(r.unread for r in got if r.unread)
+    assert not any(r.unread for r in readings(b"not framed at all", "application/json"))
+
+
+def test_a_body_with_several_content_types_is_read_as_each() -> None:
+    """Content-Type twice (joined, as mitmproxy's Headers.get joins them), or one that
+    lists several: grpc-go takes the one that says application/grpc wherever it is. The
+    whole is read as well (an unquoted comma in a boundary)."""
+    import gzip
+
+    zipped = gzip.compress(_ld(1, b"hi Acme Corp"))
+    body = _frame(zipped, 1)
+    got = [r.text for r in readings(body, "text/plain, application/grpc")]
+    assert any("hi Acme Corp" in t for t in got)
+    part = b"--a,b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: base64\r\n\r\nQWNtZSBDb3Jw\r\n--a,b--\r\n"
+    assert "Acme Corp" in [r.text for r in readings(part, "multipart/mixed; boundary=a,b")]
+    assert "Acme Corp" in [r.text for r in readings(part, 'multipart/mixed; boundary="a,b"')]
+
+
+def test_a_json_body_that_reads_otherwise_in_its_declared_charset() -> None:
+    """Probe R: aiohttp's request.json() decodes by the Content-Type's charset; under
+    `charset=utf-7` the ASCII JSON `"+AEE-cme Corp"` is "Acme Corp", which the masker (UTF-8)
+    never saw."""
+    from disguiselib.base.bodies import reads_otherwise
+
+    body = b'{"content": "Tell +AEE-cme Corp"}'
+    assert body.decode("utf-7") == '{"content": "Tell Acme Corp"}'
+    assert "charset=utf-7, in which its body reads otherwise" in (reads_otherwise(body, "application/json; charset=UTF-7") or "")
+    for ctype in ("application/json", "application/json; charset=utf-8", 'application/json; charset="UTF8"',
+                  "application/json; charset=iso-8859-1", "application/json; charset=us-ascii"):  # fmt: skip
+        assert reads_otherwise(body, ctype) is None, ctype  # (ASCII reads the same in these)
+    assert reads_otherwise("Renée".encode(), "application/json; charset=ascii") is None  # (refused by such a receiver)
+    assert reads_otherwise("Renée".encode(), "application/json; charset=latin-1") is not None  # "RenÃ©e"
+    for ctype in ("application/json; charset=rot13", "application/json; charset=acme-corp"):
+        assert "does not know as a text encoding" in (reads_otherwise(body, ctype) or ""), ctype

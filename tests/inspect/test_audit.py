@@ -316,3 +316,37 @@ def test_a_flow_masked_by_rules_the_audit_was_not_given_is_not_proven() -> None:
     shared = rec({"patterns": ["PHONE"], "literals": []})
     shared.shared = True  # a shared copy is audited for what it holds, the provider side: every rule given
     assert audit.audit([shared], RULES).exit_code() == audit.CLEAN
+
+
+def test_a_grpc_body_that_went_upstream_is_read_as_its_server_reads_it() -> None:
+    """Probe R: a gRPC call forwarded (clean, or under disguise_allow_unknown) is read
+    message by message, decompressed; one in a coding the audit cannot read leaves the flow
+    not proven, with why."""
+    import gzip
+
+    msg = b"\x0a\x09" + b"Acme Corp"
+    zipped = gzip.compress(msg)
+
+    def rec(data: bytes) -> audit.Record:
+        body = b"\x01" + len(data).to_bytes(4, "big") + data
+        return audit.Record(1, "POST /google.cloud.aiplatform.v1.PredictionService/GenerateContent", None, body, None,
+                            sent_type="application/grpc")  # fmt: skip
+
+    rep = audit.audit([rec(zipped)], RULES)
+    assert rep.exit_code() == audit.LEAK
+    assert [f.field for f in rep.leaks] == ["body message 1 (string fields) [2:11]", "body message 1 (string fields) [12:21]"]
+    rep = audit.audit([rec(b"\xff\x06\x00\x00sNaPpY" + b"\x0a\x05hello")], RULES)
+    assert rep.exit_code() == audit.NOT_PROVEN and not rep.leaks
+    assert "REQUEST BODY NOT READ WHOLE (a gRPC message is compressed in a coding" in rep.text()
+    assert "1 of 1 LLM flow sent upstream in a coding disguise does not decode" in rep.verdict()
+
+
+def test_a_grpc_binary_header_that_went_upstream_is_read_base64_decoded() -> None:
+    import base64
+
+    r = audit.Record(1, "POST /google.cloud.aiplatform.v1.PredictionService/GenerateContent", None, b"", None,
+                     sent_type="application/grpc")  # fmt: skip
+    r.headers = [("request", "x-note-bin", base64.b64encode(b"\x0a\x09Acme Corp").decode())]
+    rep = audit.audit([r], RULES)
+    assert [f.field for f in rep.leaks] == ["request header 'x-note-bin' (base64-decoded) [2:11]",
+                                            "request header 'x-note-bin' (base64-decoded) [12:21]"]  # fmt: skip

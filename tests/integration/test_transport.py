@@ -26,7 +26,7 @@ import httpx
 import openai
 import pytest
 
-from integration_util import MITMDUMP, Compressor, Proxy, Recorded, Reply, running_proxy, sse
+from integration_util import MITMDUMP, Compressor, Proxy, Recorded, Reply, http_post, running_proxy, sse
 
 pytestmark = [
     pytest.mark.integration,
@@ -176,3 +176,33 @@ def test_a_stream_whose_compression_is_left_unfinished_after_message_stop_is_com
             text = "".join(s.text_stream)
             final = s.get_final_message()
     assert text == "Hi Acme Corp" and final.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize(("charset", "text", "sent"), [
+    ("utf-7", "Hello +AEE-cme Corp", False),  # aiohttp's request.json() reads "Hello Acme Corp"
+    ("UTF-7", "Hello Acme+ACA-Corp", False),
+    ("acme-unknown", "Hello", False),
+    ("iso-8859-1", "Hello Acme Corp", True),  # ASCII reads the same: masked as ever
+])  # fmt: skip
+def test_a_body_that_reads_otherwise_in_its_declared_charset_is_refused(proxy: Proxy, charset: str, text: str,
+                                                                       sent: bool) -> None:  # fmt: skip
+    """Probe R: a receiver that decodes JSON by the Content-Type's charset (aiohttp, an
+    OpenAI-compatible server built on it) read the original the masker, reading UTF-8, never
+    saw: `charset=utf-7` with `+AEE-cme Corp` went upstream as it came."""
+    before = len(proxy.upstream.requests)
+    body = json.dumps({"model": "ok", "max_tokens": 5, "messages": [{"role": "user", "content": text}]}).encode()
+    status, _, data = http_post(proxy.port, "/v1/messages", body, {"content-type": f"application/json; charset={charset}"})
+    if not sent:
+        assert status == 400 and b"send it as UTF-8" in data, (status, data[:300])
+        assert len(proxy.upstream.requests) == before
+        return
+    assert status == 200
+    assert proxy.upstream.requests[-1].raw.decode(charset) == body.decode().replace("Acme Corp", "Zenith Labs")
+
+
+def test_a_second_content_type_naming_such_a_charset_is_read_too(proxy: Proxy) -> None:
+    before = len(proxy.upstream.requests)
+    body = json.dumps({"model": "ok", "max_tokens": 5, "messages": [{"role": "user", "content": "+AEE-cme Corp"}]})
+    headers = [("content-type", "application/json"), ("content-type", "application/json; charset=utf-7")]
+    status = httpx.post(f"{proxy.base_url}/v1/messages", content=body.encode(), headers=headers).status_code
+    assert status == 400 and len(proxy.upstream.requests) == before

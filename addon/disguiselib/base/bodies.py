@@ -1,6 +1,8 @@
 """Request bodies read the way their receiver reads them (sans I/O): by content type,
 form-urlencoded, multipart (each part by its own content type and charset), JSON lines,
-JSON with its escapes decoded, any text in its charset or by its byte-order mark.
+JSON with its escapes decoded, any text in its charset or by its byte-order mark, gRPC
+and protobuf (wire/grpc.py: each message, each string field; a part that cannot be read
+is a Reading that says so, `unread`).
 
 The unknown-endpoint scan reads a body with `readings` (every field of it unknown to
 any table: GENERIC); the OpenAI Batch upload (batch.py) finds its file part with
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import quopri
 import re
@@ -21,6 +24,7 @@ from email.message import Message
 from email.utils import collapse_rfc2231_value
 from urllib.parse import parse_qsl, unquote
 
+from ..wire import grpc
 from ..wire.jsonspan import Rule
 from .fields import GENERIC, loads
 from .media import decode_text
@@ -31,12 +35,14 @@ MAX_DEPTH = 4  # multipart inside multipart inside ...: deeper than this is read
 @dataclass(frozen=True)
 class Reading:
     """One thing in a body a receiver reads: a JSON document (doc, read with rule) or,
-    when doc is None, a text."""
+    when doc is None, a text; or, with `unread`, why something there a receiver reads
+    could not be (a gRPC message in a coding not read here): it cannot be shown clean."""
 
     where: str
     text: str
     doc: object = None
     rule: Rule = GENERIC
+    unread: str = ""
 
 
 def _params(value: str) -> tuple[str, dict[str, str]]:
@@ -57,6 +63,29 @@ def media_type(content_type: str) -> str:
 
 def charset(content_type: str) -> str | None:
     return _params(content_type)[1].get("charset") or None
+
+
+def reads_otherwise(body: bytes, content_type: str) -> str | None:
+    """Why a JSON body, which disguise reads as UTF-8 (RFC 8259), may read otherwise to
+    its receiver: the charset its Content-Type names decodes it to another text (aiohttp's
+    `request.json()` decodes by it: `charset=utf-7` makes `+AEE-cme` "Acme"), or is one
+    this Python does not know as a text encoding. None when it names none, UTF-8, or one
+    that reads the body the same (`iso-8859-1` over ASCII), or one the body does not
+    decode in (such a receiver refuses it: and the masker a body that is not UTF-8)."""
+    cs = charset(content_type)
+    if cs is None:
+        return None
+    try:  # (LookupError: a name no codec has, or one of no text encoding, rot13, base64)
+        name = codecs.lookup(cs).name
+        same = name == "utf-8" or body.decode(name) == body.decode("utf-8")
+    except LookupError:
+        return "its Content-Type names a charset disguise does not know as a text encoding; send it as UTF-8"
+    except ValueError:  # (UnicodeError: it does not decode so)
+        return None
+    if same:
+        return None
+    return (f"its Content-Type says charset={name}, in which its body reads otherwise than as UTF-8, "
+            "the text disguise masks; send it as UTF-8")  # fmt: skip
 
 
 def boundary(content_type: str) -> bytes | None:
@@ -179,6 +208,11 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
     """Everything in a body a receiver may read, each as a JSON document or a text. A
     body that is not one JSON document is also read whole as UTF-8 text, as it was sent
     (multipart headers, preamble and epilogue included)."""
+    for kind in _listed(content_type):  # (Content-Type twice, or listing several: a receiver may take any)
+        yield from _one_type(body, kind, where, depth)
+
+
+def _one_type(body: bytes, content_type: str, where: str, depth: int) -> Iterator[Reading]:
     mt = media_type(content_type)
     if mt.startswith("multipart/") and depth < MAX_DEPTH:
         bound = boundary(content_type)
@@ -200,6 +234,11 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
             if depth == 0:
                 yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
             return
+    coded = grpc.kind(mt)
+    if coded is not None:
+        yield from _grpc_readings(body, coded, where)
+        yield Reading(f"{where} (as sent)", body.decode("utf-8", "replace"))
+        return
     text = _text(body, charset(content_type))
     wide = _wide(body, charset(content_type))
     if wide is not None:  # also as a receiver that tells UTF-16/32 by its NUL bytes reads it
@@ -212,6 +251,62 @@ def readings(body: bytes, content_type: str = "", where: str = "body", depth: in
             yield from _text_readings(v, f"{where} form field {i + 1}", 1)
         return
     yield from _text_readings(text, where, depth)
+
+
+_BOM_BYTES = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _string(data: bytes) -> str:
+    """A protobuf string field's text: UTF-8 as protobuf says (at once: a call may have
+    many), else as any text is read (_text: a byte-order mark, UTF-8 with replacements)."""
+    if not data.startswith(_BOM_BYTES):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return _text(data, None)
+
+
+# A comma outside quotes: where a Content-Type given twice (joined, as mitmproxy's
+# Headers.get joins them) or listing several divides (grpc-go takes the header that says
+# application/grpc, wherever it is)
+_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*\Z)')
+
+
+def _listed(content_type: str) -> list[str]:
+    """The Content-Type as it is, then each it lists (an unquoted comma in a boundary
+    splits it wrongly: the whole is read too)."""
+    if "," not in content_type:
+        return [content_type]
+    return list(dict.fromkeys([content_type, *(t.strip() for t in _COMMA.split(content_type) if t.strip())]))
+
+
+def _grpc_readings(body: bytes, coded: str, where: str) -> Iterator[Reading]:
+    """A gRPC body's messages (a protobuf body: its one message), each message's string
+    fields (wire/grpc.strings: the message itself where it can be text, JSON under
+    `application/grpc+json`) as one text, a field a line, and a field that holds JSON text
+    as a document too; what cannot be read, a Reading `unread` that says why."""
+    try:
+        if coded == grpc.WEB_TEXT:
+            body = grpc.unbase64(body)
+        framed = coded != grpc.PROTOBUF
+        msgs = grpc.messages(body) if framed else iter([(body, False)])
+        for i, (data, trailers) in enumerate(msgs, 1):
+            label = f"{where} message {i}" if framed else where
+            if trailers:
+                yield from _text_readings(_text(data, None), f"{label} (trailers)", 1)
+                continue
+            texts = []  # read as one text, a field a line: a reading each cost 25 us a field
+            for path, content in grpc.strings(data):
+                if path or framed:  # (a protobuf body whole: the body as sent, below)
+                    text = _string(content)
+                    texts.append(text)
+                    if text.lstrip()[:1] in ("{", "["):  # JSON text in a field: read as a document too
+                        yield from _text_readings(text, f"{label} field {path}" if path else label, 1)
+            if texts:
+                yield Reading(f"{label} (string fields)", "\n".join(texts))
+    except grpc.Unreadable as e:
+        yield Reading(where, "", unread=str(e))
 
 
 _FORMISH = re.compile(r"\A[^\s=&]+=[^\s]*\Z")

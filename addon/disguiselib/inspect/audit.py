@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from ..apis.registry import BY_NAME
 from ..base import bodies, fields
 from ..errors import MaskError
-from ..leakguard import WITHHELD_PATH, first, json_place, spans
+from ..leakguard import WITHHELD_PATH, binary_value, first, json_place, spans
 from ..rules.knowing import knowing
 from ..rules.rules import LITERALS, Rules
 from ..wire import percent
@@ -67,6 +67,7 @@ class Record:
     sent_type: str = ""  # the request's Content-Type (how its receiver reads a body that is not JSON)
     sent_cut: bool = False  # what went upstream was not kept (a streamed body past the capture limit)
     sent_coded: bool = False  # what went upstream has a content-encoding disguise cannot undo: not read
+    sent_unread: str = ""  # why a part of what went upstream was not read (bodies.Reading.unread), set by the audit
     shared: bool = False  # a shared copy (provider side only)
     headers: list[tuple[str, str, str]] = field(default_factory=list)  # (where, name, value), shared only
     extra_text: list[tuple[str, str]] = field(default_factory=list)  # (where, text), shared only
@@ -122,7 +123,8 @@ class Report:
         if self.incomplete:
             why.append(f"{len(self.incomplete)} of {plural(n, 'LLM flow')} not kept whole")
         if self.coded:
-            why.append(f"{len(self.coded)} of {plural(n, 'LLM flow')} sent upstream in a content-encoding disguise "
+            what = "a content-encoding" if all(r.sent_coded for r in self.coded) else "a coding"
+            why.append(f"{len(self.coded)} of {plural(n, 'LLM flow')} sent upstream in {what} disguise "
                        "does not decode")  # fmt: skip
         if self.unloaded:
             why.append(f"{len(self.unloaded)} of {plural(n, 'LLM flow')} masked by rules not loaded here (name the "
@@ -145,7 +147,8 @@ class Report:
             if r in self.unloaded:
                 state += ", MASKED BY RULES NOT LOADED"
             if r in self.coded:
-                state += ", REQUEST BODY NOT DECODED (its content-encoding)"
+                state += ", REQUEST BODY NOT DECODED (its content-encoding)" if r.sent_coded else \
+                    f", REQUEST BODY NOT READ WHOLE ({r.sent_unread})"
             note = f" ({r.note})" if r.note else ""
             api = r.api or "not an API disguise transforms"
             out.append(f"flow {r.index} {r.label} [{api}{', shared copy' if r.shared else ''}]: {state}{note}")
@@ -335,6 +338,9 @@ class Auditor:
                 add("body", body.decode("utf-8", "replace"), None)
                 return out
             for rd in bodies.readings(body, sent_type):  # as leakguard.scan_body reads it
+                if rd.unread:  # (a gRPC message in a coding not read here: the flow is not proven)
+                    r.sent_unread = r.sent_unread or rd.unread
+                    continue
                 where = rd.where if first(self.rules, rd.where) is None else _PATH_WITHHELD
                 if rd.doc is not None:
                     doc_findings(rd.doc, None, f"{where} ")
@@ -439,9 +445,10 @@ class Auditor:
             for where, name, value in r.headers:
                 if any(w in name.lower() for w in _CREDENTIAL_WORDS):
                     out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r}", "credential header"))
-                for what, a, b in mine(value):
-                    out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r} [{a}:{b}]", what,
-                                       True, value[a:b]))  # fmt: skip
+                for how, text in _header_texts(name, value):
+                    for what, a, b in mine(text):
+                        out.append(Finding(r.index, r.label, "shared", f"{where} header {name!r}{how} [{a}:{b}]", what,
+                                           True, text[a:b]))  # fmt: skip
             for where, text in r.extra_text:
                 for what, a, b in mine(text):
                     out.append(Finding(r.index, r.label, "shared", f"{where} [{a}:{b}]", what, True, text[a:b]))
@@ -449,9 +456,10 @@ class Auditor:
         if r.sent is not None:
             out += self.scan_body(r.sent, mine, "upstream", r, table=req, sent_type=r.sent_type)
             for where, name, value in r.headers:  # the URL and the headers, as the leak guard reads them
-                for what, a, b in mine(value):
-                    out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r} [{a}:{b}]", what,
-                                       True, value[a:b]))  # fmt: skip
+                for how, text in _header_texts(name, value):
+                    for what, a, b in mine(text):
+                        out.append(Finding(r.index, r.label, "upstream", f"{where} header {name!r}{how} [{a}:{b}]",
+                                           what, True, text[a:b]))  # fmt: skip
             for where, text in r.extra_text:
                 for what, a, b in mine(text):
                     out.append(Finding(r.index, r.label, "upstream", f"{where} [{a}:{b}]", what, True, text[a:b]))
@@ -461,6 +469,15 @@ class Auditor:
                 r.received, lambda t, ctx: self.disguises(t, issued), "client", r, r.received_type, resp, events
             )
         return out
+
+
+def _header_texts(name: str, value: str) -> Iterator[tuple[str, str]]:
+    """A header's value as the leak guard reads it: as it is, and a gRPC binary header's
+    decoded (leakguard.binary_value)."""
+    yield "", value
+    decoded = binary_value(name, value)
+    if decoded:
+        yield " (base64-decoded)", decoded
 
 
 def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], None] | None = None) -> Report:
@@ -486,7 +503,7 @@ def audit(records: Iterable[Record], rules: Rules, progress: Callable[[int], Non
         findings += a.audit_record(r)
         if r.received_cut or r.sent_cut:
             incomplete.append(r)
-        if r.sent_coded:  # read as it came: what its receiver decodes was not searched
+        if r.sent_coded or r.sent_unread:  # read as it came: what its receiver decodes was not searched
             coded.append(r)
         gone = rules_gone(r.masked_by, rules) if r.masked_by is not None and not r.shared else None
         if gone is not None:  # what those rules' disguises did on the client's side is not seen

@@ -266,7 +266,8 @@ def _audit(rep: Any, t: Text) -> str:
         out.append(f'<p class="muted">not kept whole (disguise_capture_limit): flows {esc(flows)}</p>')
     if rep.coded:
         flows = ", ".join(str(r.index) for r in rep.coded[:50])
-        out.append(f'<p class="muted">request body in a content-encoding not decoded: flows {esc(flows)}</p>')
+        out.append('<p class="muted">request body in a coding not decoded (a content-encoding, a gRPC '
+                   f'message&#39;s): flows {esc(flows)}</p>')
     if rep.unloaded:
         flows = ", ".join(str(r.index) for r in rep.unloaded[:50])
         out.append(f'<p class="muted">masked by rules not loaded for this audit: flows {esc(flows)}</p>')

@@ -9,12 +9,14 @@ from mitmproxy.utils import human
 
 from ..apis import registry
 from ..apis.registry import OPENAI_CHAT, Api, RealtimeApi, llm_shaped, recognise
+from ..base.bodies import media_type
 from ..errors import MaskError, StreamError
 from ..inspect.record import REFUSED_HEADERS, decoded_limit, destination, mark_refused
 from ..leakguard import place, shown
 from ..pipeline import leak_scan
 from ..rules.rules import Rules
 from ..scope import HostRule, in_hosts, known_host
+from ..wire import grpc
 from ..wire.decoding import carries_more, decode_whole
 from .callables import Refused
 
@@ -94,9 +96,16 @@ def refuse(
     """Answer the request with an error; nothing goes upstream. The flow is marked
     refused (inspect/record.mark_refused), as every refusal is, and its URL withheld
     where it holds an original (withhold_url). rules: those in force (None: none are)."""
-    body = api.error_body(message) if api is not None else error_body_for(flow, message)
+    ctype = flow.request.headers.get("content-type", "")
+    if api is None and grpc.kind(media_type(ctype)) in (grpc.GRPC, grpc.WEB_TEXT):
+        # a gRPC call: the error as gRPC says one, which its client shows (grpc.error_headers)
+        answer = {"content-type": ctype.split(";")[0].strip(), **grpc.error_headers(message, status)}
+        response = http.Response.make(200, b"", {**REFUSED_HEADERS, **answer})
+    else:  # (its shape read from the URL before it is withheld)
+        body = api.error_body(message) if api is not None else error_body_for(flow, message)
+        response = http.Response.make(status, body, REFUSED_HEADERS)
     withhold_url(flow, rules)
-    flow.response = http.Response.make(status, body, REFUSED_HEADERS)
+    flow.response = response
     mark_refused(flow, message, api.name if api is not None else None)
 
 
