@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from . import leakguard, resign
 from .apis.registry import Api, RealtimeApi
 from .base import citeback
-from .base.bodies import charset, reads_otherwise
+from .base.bodies import reads_otherwise, utf8_read
 from .base.bodystream import BodyStream
 from .base.fields import loads
 from .base.masking import as_text, forget_changed, mask_fn, mask_request_body
@@ -196,7 +196,7 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
-    declared = [v for k, v in headers if k.lower() == "content-type" and charset(v) is not None]
+    declared = [v for k, v in headers if k.lower() == "content-type" and not utf8_read(v)]
     if api.request_body is None and declared:  # a JSON body, read as UTF-8: as its receiver reads it?
         body = as_received(raw) or b""
         otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)

@@ -172,3 +172,16 @@ def test_a_json_body_that_reads_otherwise_in_its_declared_charset() -> None:
     assert reads_otherwise("Renée".encode(), "application/json; charset=latin-1") is not None  # "RenÃ©e"
     for ctype in ("application/json; charset=rot13", "application/json; charset=acme-corp"):
         assert "does not know as a text encoding" in (reads_otherwise(body, ctype) or ""), ctype
+
+
+def test_a_body_read_as_utf8_whatever_it_holds_is_not_compared() -> None:
+    """utf8_read: no charset, or UTF-8's by any name: the masker reads the body as its
+    receiver does, and pipeline makes no copy of a received body to compare it."""
+    from disguiselib.base.bodies import utf8_read
+
+    for ctype in ("application/json", "application/json; charset=utf-8", "application/json; charset=UTF8",
+                  'application/json; charset="utf_8"'):  # fmt: skip
+        assert utf8_read(ctype), ctype
+    for ctype in ("application/json; charset=utf-7", "application/json; charset=latin-1",
+                  "application/json; charset=no-such-thing"):  # fmt: skip
+        assert not utf8_read(ctype), ctype

@@ -65,6 +65,16 @@ def charset(content_type: str) -> str | None:
     return _params(content_type)[1].get("charset") or None
 
 
+def utf8_read(content_type: str) -> bool:
+    """Its body is read as UTF-8 whatever it holds: no charset named, or UTF-8's (by any
+    of its names): nothing to compare (reads_otherwise), nor any copy of the body made."""
+    cs = charset(content_type)
+    try:
+        return cs is None or codecs.lookup(cs).name == "utf-8"
+    except LookupError:
+        return False
+
+
 def reads_otherwise(body: bytes, content_type: str) -> str | None:
     """Why a JSON body, which disguise reads as UTF-8 (RFC 8259), may read otherwise to
     its receiver: the charset its Content-Type names decodes it to another text (aiohttp's
