@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,9 +121,11 @@ def test_upstream_hears_of_a_body_fed_to_the_worker_only_once_it_is_masked(tmp_p
             assert json.loads(rec.body)["messages"][0]["content"] == want
 
 
-def _head(n: int) -> bytes:
+def _head(n: int | None) -> bytes:
+    """A request's head for a body of n bytes (None: chunked)."""
+    length = "transfer-encoding: chunked" if n is None else f"content-length: {n}"
     return (f"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-api-key: t\r\n"
-            f"anthropic-version: 2023-06-01\r\ncontent-length: {n}\r\n\r\n").encode()  # fmt: skip
+            f"anthropic-version: 2023-06-01\r\n{length}\r\n\r\n").encode()  # fmt: skip
 
 
 def test_the_capture_keeps_only_the_first_bytes_of_a_body_fed_to_the_worker(tmp_path: Path) -> None:
@@ -260,3 +263,36 @@ def test_a_body_masked_in_the_worker_is_hashed_for_the_capture_off_the_event_loo
     with flows.open("rb") as f:
         (fl,) = list(mio.FlowReader(f).stream())
     assert fl.metadata["disguise_sides"]["upstream_request_sha256"] == hashlib.sha256(sent).hexdigest()
+
+
+def test_clients_gone_in_the_middle_of_a_body_fed_to_the_worker_leave_nothing_behind(tmp_path: Path) -> None:
+    """A client that goes away before the end of a body the worker is being fed (a chunked
+    body: a user's Ctrl-C during a large upload) ends its flow with mitmproxy's error
+    hook: before, mitmproxy "crashed" on it (it told a server connection that the paced
+    body's held-back headers never made), the hook never ran, and the flow's record and
+    the worker's copy of the body were kept for good (probe Q). The next request is
+    masked as ever."""
+    body = json.dumps({"model": "big", "max_tokens": 5, "messages": _messages(3_000_000)}).encode()
+    part = 1024 * 1024 + 10  # more than one piece (offload.PIECE): the worker holds some of it
+    with FakeUpstream() as up:
+        up.on("big", _reply)
+        flows = tmp_path / "session.flows"
+        with running_proxy(tmp_path, MAPPINGS, *SMALL, "-w", str(flows), upstream=up) as proxy:
+            _wait(lambda: "masking worker ready" in proxy.mitm.output)
+            (pid,) = [int(x) for x in STARTED.findall(proxy.mitm.output)]
+            for i in range(3):
+                s = socket.create_connection(("127.0.0.1", proxy.port))
+                read0 = _read(pid)
+                s.sendall(_head(None) + b"%x\r\n%s\r\n" % (part, body[:part]))
+                _wait(lambda read0=read0: _read(pid) >= read0 + 1024 * 1024)  # the body is under way
+                if i % 2:  # a reset, then a plain close
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+            _wait(lambda: proxy.mitm.output.count("client disconnect") >= 3)
+            status, _ = _post(proxy.port, body, chunked=True)
+            assert status == 200 and b"Acme Corp" not in up.requests[-1].body
+            assert not any(b"Acme Corp" in r.body for r in up.requests)
+        assert "has crashed" not in proxy.mitm.output, proxy.mitm.output[-3000:]
+        with flows.open("rb") as f:
+            cut = [fl for fl in mio.FlowReader(f).stream() if fl.error is not None]
+        assert len(cut) == 3  # each ended with mitmproxy's error hook

@@ -109,3 +109,51 @@ def test_between_the_pieces_of_a_paced_body_the_hook_waits_for_the_writes() -> N
             await asyncio.wait_for(hook, 5)
 
     asyncio.run(run())
+
+
+def _client_gone():
+    """RequestProtocolError as mitmproxy 11 (a status code) and 12 (an ErrorCode) make it."""
+    from mitmproxy.proxy.layers.http import RequestProtocolError, _events
+
+    code = getattr(getattr(_events, "ErrorCode", None), "CLIENT_DISCONNECTED", 502)
+    return RequestProtocolError(1, "Client disconnected.", code)
+
+
+def _deferred_stream(deferred: bool):
+    """A real HttpStream in the middle of a request body it streams; deferred: its headers
+    held back by the hook (a paced body: nothing went upstream, no server connection made)."""
+    from mitmproxy import options
+    from mitmproxy.proxy.context import Context
+    from mitmproxy.proxy.layers.http import HttpStream
+
+    ctx = Context(tflow.tclient_conn(), options.Options())
+    ctx.server = tflow.tserver_conn()
+    s = HttpStream(ctx, 1)
+    s.flow = tflow.tflow()
+    s.client_state = s.state_stream_request_body
+    s._disguise_deferred = deferred
+    return s
+
+
+def test_a_client_gone_before_its_deferred_body_ends_gets_the_error_hook_and_upstream_is_told_nothing() -> None:
+    """mitmproxy tells the server connection of a streamed request that the client went
+    away; a paced body's headers were held back, so there is no such connection in its
+    tables: "mitmproxy has crashed!" (a KeyError), the error hook never ran, and the flow's
+    record and the worker's copy of the body were kept for good (probe Q: thousands of cut
+    uploads). The hook's stream is one mitmproxy reads whole: the error hook, nothing sent."""
+    from mitmproxy.proxy.layers.http import HttpErrorHook
+
+    bodyhook.install()
+    s = _deferred_stream(True)
+    cmds = list(HttpStream.handle_protocol_error(s, _client_gone()))
+    assert [type(c) for c in cmds if isinstance(c, (HttpErrorHook, SendHttp))] == [HttpErrorHook]
+    assert s.flow.error is not None and not s._disguise_deferred
+
+
+def test_a_client_gone_mid_body_whose_headers_left_is_told_upstream_as_mitmproxy_does() -> None:
+    from mitmproxy.proxy.layers.http import HttpErrorHook
+
+    bodyhook.install()
+    s = _deferred_stream(False)
+    cmds = list(HttpStream.handle_protocol_error(s, _client_gone()))
+    assert [type(c) for c in cmds if isinstance(c, (HttpErrorHook, SendHttp))] == [SendHttp, HttpErrorHook]

@@ -208,3 +208,52 @@ def test_a_build_off_the_loop_hands_the_gil_over_often(tmp_path: Path, monkeypat
     assert built.config is not None
     assert seen and seen[0] <= 0.001
     assert sys.getswitchinterval() == before
+
+
+async def _sent_async(a: Disguise, text: str) -> str:
+    f = tflow.tflow()
+    f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = json.dumps({"model": "m", "max_tokens": 5,
+                                    "messages": [{"role": "user", "content": text}]}).encode()  # fmt: skip
+    later = a.request(f)
+    if later is not None:
+        await later
+    assert f.response is None
+    return json.loads(f.request.content)["messages"][0]["content"]
+
+
+def test_a_change_saved_while_an_older_one_is_built_is_in_force_for_the_request_that_saw_it(proxy) -> None:
+    """A teammate's save while the proxy builds an earlier one (a new pattern: seconds to
+    compile): the request that saw the later save waited for the build under way, of the
+    files as they were, and went out with that set; the literal just added left unmasked
+    (probe Q: real mitmdump, the fake upstream got it). Now each request waits for a build
+    of what it saw; so does the one whose build found the files changing under it."""
+    a, m, _ = proxy
+    started, gate = threading.Event(), threading.Event()
+    real = reload_mod.build_config
+
+    def slow(*args):
+        if not gate.is_set():  # the first build: held until the second save is made
+            started.set()
+            gate.wait(10)
+        return real(*args)
+
+    reload_mod.build_config = slow  # type: ignore[assignment]
+    try:
+        rewrite(m, FULL + "  Osprey Ltd: Gannetworks\n")
+
+        async def run() -> tuple[str, str]:
+            first = asyncio.ensure_future(_sent_async(a, "Osprey Ltd"))
+            await asyncio.to_thread(started.wait, 10)  # its build has read the files
+            rewrite(m, FULL + "  Osprey Ltd: Gannetworks\n  Globex Inc: Initech\n")
+            second = asyncio.ensure_future(_sent_async(a, "Osprey Ltd and Globex Inc"))
+            await asyncio.sleep(0.05)  # it saw the second save, the first build still under way
+            gate.set()
+            return await first, await second
+
+        one, two = asyncio.run(run())
+    finally:
+        reload_mod.build_config = real  # type: ignore[assignment]
+    assert two == "Gannetworks and Initech"
+    assert one == "Gannetworks"  # its build found the files changed under it: it looked again

@@ -84,7 +84,14 @@ def install() -> bool:
         return _installed
     _installed = False
     try:
-        from mitmproxy.proxy.layers.http import HttpStream, RequestData, RequestEndOfMessage, RequestHeaders, SendHttp
+        from mitmproxy.proxy.layers.http import (
+            HttpStream,
+            RequestData,
+            RequestEndOfMessage,
+            RequestHeaders,
+            RequestProtocolError,
+            SendHttp,
+        )
     except ImportError:
         return False
     original = getattr(HttpStream, "state_stream_request_body", None)
@@ -93,6 +100,8 @@ def install() -> bool:
         return _installed
     start = getattr(HttpStream, "start_request_stream", None)
     connect = getattr(HttpStream, "make_server_connection", None)
+    protocol_error = getattr(HttpStream, "handle_protocol_error", None)
+    consuming = getattr(HttpStream, "state_consume_request_body", None)
 
     def start_request_stream(self):  # noqa: ANN001, ANN202 - mitmproxy's signature
         stream = self.flow.request.stream
@@ -125,11 +134,25 @@ def install() -> bool:
                     yield SendHttp(RequestData(self.stream_id, chunk), self.context.server)
         return (yield from original(self, event))  # the callable, finished, gives nothing more
 
+    def handle_protocol_error(self, event):  # noqa: ANN001, ANN202 - mitmproxy's signature
+        if isinstance(event, RequestProtocolError) and getattr(self, "_disguise_deferred", False):
+            # The client went away before its deferred body's end: nothing of the request
+            # went upstream, and no server connection was made for it. mitmproxy would
+            # tell one it takes for "already talked to" (a streamed body's state), which
+            # is in no connection table: "mitmproxy has crashed!", and the error hook never
+            # ran (the flow's record and the worker's copy of the body were kept for good).
+            # For mitmproxy the body was being read whole, as it was: the error hook runs.
+            self._disguise_deferred = False
+            self.client_state = self.state_consume_request_body
+        return (yield from protocol_error(self, event))
+
     state_stream_request_body._disguise_hook = True  # type: ignore[attr-defined]
     state_stream_request_body.__wrapped__ = original  # type: ignore[attr-defined]
     HttpStream.state_stream_request_body = state_stream_request_body  # type: ignore[method-assign]
-    if start is not None and connect is not None:  # else a paced body's headers leave at once, as mitmproxy does
-        start_request_stream.__wrapped__ = start  # type: ignore[attr-defined]
+    if None not in (start, connect, protocol_error, consuming):  # else a paced body's headers leave at once,
+        start_request_stream.__wrapped__ = start  # type: ignore[attr-defined]  # as mitmproxy does
         HttpStream.start_request_stream = start_request_stream  # type: ignore[method-assign]
+        handle_protocol_error.__wrapped__ = protocol_error  # type: ignore[attr-defined]
+        HttpStream.handle_protocol_error = handle_protocol_error  # type: ignore[method-assign]
     _installed = True
     return True

@@ -11,7 +11,9 @@ So a reload never takes away a rule the user did not clearly ask to remove:
   in a worker thread, never on the event loop: running flows go on meanwhile, each with
   the set it started with (a flow reads exactly one set, from its headers to its end).
   The request that saw the change waits for that build (a rule just added is in force
-  for it); requests that do not need a set do not wait.
+  for it): when a build of older files was under way (a teammate saved twice, a build
+  takes seconds) or the files changed while it read them, for one more of the files as
+  they are now; requests that do not need a set do not wait.
 - A new set that keeps every rule in force (every literal's original, every pattern
   and strip rule as it was) takes over at once: it only adds or changes disguises.
 - A set that loses a rule — an empty file, a half-written one, a rule deleted — is
@@ -67,6 +69,11 @@ def lost(old: Config, new: Config) -> list[str]:
     kept_s = {s.regex for s in b.strips}
     out += [s.source for s in a.strips if s.regex not in kept_s]
     return out
+
+
+# How many builds more a request that saw a change waits for when the one it waited for
+# was not of the files it saw (Reloader._wait): then it goes on with the set in force.
+CHASE = 3
 
 
 # The GIL's switch interval while a set is built in a worker thread. The build is Python
@@ -135,6 +142,9 @@ class Reloader:
         """Look at the files: None when the set in force is the one to use; else an
         awaitable that builds the change off the loop and decides (without a running
         event loop — tests, the CLI — it is done here and None returned)."""
+        return self._check(CHASE)
+
+    def _check(self, chase: int) -> Awaitable[None] | None:
         cfg = self._current()
         if cfg is None:
             return None
@@ -155,9 +165,26 @@ class Reloader:
         if not looping:
             self._decide(cfg, build(cfg))
             return None
+        return self._wait(chase)
+
+    async def _wait(self, chase: int) -> None:
+        """The build of the files this request saw, then the files looked at again.
+        The build may be of older files (one under way when they changed again: another
+        teammate's save), or find them changing while it reads them: a request once went
+        on with the set in force then, and the rule just added, the change it saw, was not
+        in force for it, its original left unmasked (probe Q). So after each build it looks
+        again, CHASE times at most (files saved again and again while they are built);
+        then it goes on with the set in force, as before."""
         if self._task is None or self._task.done():
-            self._task = asyncio.ensure_future(self._round(cfg))
-        return asyncio.shield(self._task)
+            cfg = self._current()
+            if cfg is not None:
+                self._task = asyncio.ensure_future(self._round(cfg))
+        if self._task is not None:
+            await asyncio.shield(self._task)
+        if chase > 0:
+            again = self._check(chase - 1)
+            if again is not None:
+                await again
 
     async def _round(self, cfg: Config) -> None:
         try:
