@@ -161,6 +161,36 @@ def test_key_file_created_once_0600(tmp_path) -> None:
         fakes.load_key(p)
 
 
+def test_a_key_file_is_never_seen_before_its_key_is_in_it(tmp_path, monkeypatch) -> None:
+    """Instances started together on a fresh confdir (deploy/balance.py) each create the
+    key file: created in place, one that lost the race read it empty, before the winner
+    had written its key, and refused it ("a key needs at least 16 bytes": that instance
+    did not start; probe Q, 19 of 200 fresh files with 4 processes). It is written under
+    another name and linked in whole; a process that loses the race uses the winner's."""
+    p = tmp_path / "conf" / fakes.KEY_FILE
+    real = fakes.secrets.token_hex
+    seen: list[bool] = []
+
+    def making(n: int) -> str:
+        seen.append(p.exists())  # what another process would find while the key is made
+        return real(n)
+
+    monkeypatch.setattr(fakes.secrets, "token_hex", making)
+    k = fakes.load_key(p)
+    assert seen == [False] and len(k) == 2 * fakes.KEY_BYTES
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o600 and list(p.parent.iterdir()) == [p]
+
+    q = tmp_path / "conf" / "raced.key"
+
+    def other_wins(n: int) -> str:
+        q.write_text("the other instance's key, 0123456789\n")  # made meanwhile by another process
+        return real(n)
+
+    monkeypatch.setattr(fakes.secrets, "token_hex", other_wins)
+    assert fakes.load_key(q) == b"the other instance's key, 0123456789"
+    assert sorted(x.name for x in p.parent.iterdir()) == [fakes.KEY_FILE, "raced.key"]
+
+
 def test_a_key_file_that_is_not_a_small_regular_file_is_refused_unread(tmp_path) -> None:
     # (the file too big first: read whole, /dev/zero grew the process past 9 GB, and a
     # FIFO waited for a writer)

@@ -119,6 +119,27 @@ def test_prefilter_database_is_cached_and_a_broken_entry_is_compiled_again(tmp_p
     assert compiled and db3 is not None  # a broken entry: compiled again
 
 
+def test_databases_of_pattern_sets_long_replaced_are_not_kept_in_memory(tmp_path, monkeypatch) -> None:
+    """A proxy whose patterns are edited now and then builds a Prefilter of each new set;
+    the databases of sets long replaced were kept in memory (32 of them: ~90 MB with the
+    shipped patterns, probe Q). At most HS_KEEP are kept; a set used again loads its
+    database from the disk cache, not compiled again."""
+    from disguiselib.rules import linear
+
+    monkeypatch.setenv("DISGUISE_CACHE", str(tmp_path))
+    linear._hyperscan.cache_clear()
+    sets = [(r"[a-z]+@[a-z]+\.example", f"XQ{k}Z[0-9]{{4}}") for k in range(linear.HS_KEEP + 6)]
+    for pats in sets:
+        linear.Prefilter(list(pats))
+    assert linear._hyperscan.cache_info().currsize <= linear.HS_KEEP <= 8
+    compiled = []
+    real = linear._compile
+    monkeypatch.setattr(linear, "_compile", lambda *a: compiled.append(1) or real(*a))
+    assert linear.Prefilter(list(sets[0])).match(b"XQ0Z1234") == [1]
+    assert compiled == []  # from the disk
+    linear._hyperscan.cache_clear()
+
+
 def test_a_database_compiled_from_another_spelling_is_never_loaded(tmp_path, monkeypatch) -> None:
     """The cache is named by what Hyperscan compiles (each pattern as re2_spaces spells
     it), not by the patterns: after a change in the spelling (a fix of re2_spaces, an

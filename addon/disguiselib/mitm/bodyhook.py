@@ -31,6 +31,11 @@ never between the commands of one hook): without it every piece was queued in th
 upstream socket's buffer at once, and each one appended to a buffer of tens of MB (a
 new allocation, the whole backlog copied) held the loop 10-20 ms (bench/stalls.py).
 
+A client that goes away while such a body still arrives ends the flow as a body read
+whole would (`handle_protocol_error`): its held-back headers made no server connection,
+and mitmproxy, which would tell the one it takes for the request's, "crashed" instead and
+never ran the error hook.
+
 Where mitmproxy's code is not the shape this expects, nothing is changed and the callable
 masks on the loop as before (`install` returns False and the addon says so once): slower
 for other streams, never less safe. The callable decides what leaves either way."""

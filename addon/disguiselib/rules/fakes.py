@@ -41,6 +41,7 @@ import os
 import secrets
 import stat
 import string
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -57,6 +58,39 @@ KEY_MAX = 4096
 log = logging.getLogger("disguise")
 
 
+def _create_key(p: Path) -> None:
+    """A new key file at p, unless one is there: written whole under another name, then
+    linked to p (an atomic step that never replaces a file). Created in place, a process
+    that lost the race to create it (instances of the balancer started together on a fresh
+    confdir) read it before the winner had written the key and refused it: that instance
+    did not start (probe Q: 19 of 200 fresh files, 4 processes each)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".disguise-key-")  # mode 0600
+    except OSError as e:
+        raise MappingError(f"disguise_fakes_key {p}: cannot create the key file ({e.strerror})") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(KEY_BYTES) + "\n")
+        try:
+            os.link(tmp, p)
+        except FileExistsError:
+            pass  # another process made it first: its key is the one
+        except OSError:  # no hard links here (some network or FUSE file systems): create it in place
+            try:
+                out = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return
+            except OSError as e:
+                raise MappingError(f"disguise_fakes_key {p}: cannot create the key file ({e.strerror})") from None
+            with os.fdopen(out, "w") as f, open(tmp) as src:
+                f.write(src.read())
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def load_key(path: str | os.PathLike) -> bytes:
     """The key in path, created once (KEY_BYTES random, mode 0600) if it does not exist.
     Raises MappingError for a key file that cannot be read or holds too short a key:
@@ -66,15 +100,8 @@ def load_key(path: str | os.PathLike) -> bytes:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise MappingError(f"disguise_fakes_key {p}: cannot create its folder ({e.strerror})") from None
-    try:
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    except OSError as e:
-        raise MappingError(f"disguise_fakes_key {p}: cannot create the key file ({e.strerror})") from None
-    else:
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(KEY_BYTES) + "\n")
+    if not os.path.lexists(p):
+        _create_key(p)
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO: not waited on, refused below)
     except OSError as e:

@@ -311,7 +311,16 @@ _GATE_PIECES, _GATE_BYTES = 128, 4096
 _WHOLE_TEXT_ANCHOR = re.compile(r"\\[AzZG]")
 
 
-@functools.lru_cache(maxsize=32)
+# Compiled databases kept in memory (by _hyperscan's arguments: a pattern set has up to
+# three, its line gate and gate_ends' two): a rule set loaded again with the same patterns
+# (a reload that changes literals only) takes its database from here, others load it from
+# the disk cache in milliseconds (hscache). Each is 1.5-3 MB for the shipped patterns, and a
+# Prefilter holds its own: 32 kept ~90 MB of databases of pattern sets long replaced in a
+# proxy whose patterns were edited now and then (probe Q).
+HS_KEEP = 8
+
+
+@functools.lru_cache(maxsize=HS_KEEP)
 def _hyperscan(patterns: tuple[str, ...], gate: bool = False, located: bool = False, stored: bool = False):
     """(database, indices always searched); (None, ...) when Hyperscan is unavailable;
     stored: the one on disk, or None (nothing compiled).
