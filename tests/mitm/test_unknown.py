@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the tests take test_addon's `addon` fixture, imported by its name
 """unknown.check, in-process through the addon: an endpoint disguise does not transform,
 on a protected host, leaves only without an original, or where the user allowed it
 (tests/integration/test_leaks_outside.py and test_failclosed.py go through real mitmdump)."""
@@ -6,24 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
-import pytest
 from mitmproxy.test import tflow
 
 from disguiselib.mitm.addon import Disguise
 from disguiselib.state import Passed, Phase
 
-from .test_addon import MAPPING, context
-
-
-@pytest.fixture
-def addon(tmp_path: Path):
-    (tmp_path / "m.yaml").write_text(MAPPING)
-    a = Disguise()
-    with context(a) as tctx:
-        tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
-        yield a, tctx
+from .test_addon import addon  # noqa: F401 - the fixture, shared
 
 
 def _flow(body: dict, path: str = "/v1/skills"):
