@@ -20,6 +20,7 @@ from disguiselib.apis import registry
 from disguiselib.config import build_config
 from disguiselib.rules import rawscan
 from disguiselib.rules.found import Memo
+from disguiselib.wire.text import left_out_texts
 
 # Literals that begin with common letters, one holding a quote and a comma (it matches
 # across strings in the raw bytes, never in one), one not ASCII; a pattern anchored on
@@ -155,7 +156,7 @@ def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplo
     def spy(*a, **k):
         memo = a[6] if len(a) > 6 else k.get("memo")
         if type(memo) is Memo and memo.raw is not None:
-            runs.append(list(memo.raw))
+            runs.append(left_out_texts(memo.raw))  # (a list left out whole: its texts)
         return real(*a, **k)
 
     with monkeypatch.context() as m:
