@@ -135,7 +135,7 @@ cdef class _Text:
             raise IndexError("string index out of range")
         return PyUnicode_READ(self.kind, self.data, i)
 
-    cdef inline Py_ssize_t ws(self, Py_ssize_t i):
+    cdef inline Py_ssize_t ws(self, Py_ssize_t i) noexcept:
         """Past the JSON whitespace at i."""
         cdef Py_UCS4 c
         while i < self.n:
@@ -731,7 +731,7 @@ cdef class _Walk:
             self.r_string = bool(rule.string)
         return self.r_string
 
-    cdef inline bint cold(self, Py_ssize_t i, Py_ssize_t end):
+    cdef inline bint cold(self, Py_ssize_t i, Py_ssize_t end) noexcept:
         """Does no span the raw scan marked reach into the token s[i:end]? (Tokens come
         in order: the cursor only moves on.)"""
         cdef Py_ssize_t h = self.hot_at
