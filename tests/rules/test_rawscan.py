@@ -321,3 +321,41 @@ def test_ids_a_pattern_may_match_everywhere_are_marked_one_by_one(cfg, monkeypat
     monkeypatch.setattr(rawscan, "hot", lambda *a, **k: None)
     want = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", [])
     assert isinstance(got, pipeline.Masked) and got.body == want.body and b"[EMAIL_1]" in got.body  # type: ignore[union-attr]
+
+
+def _occurrences(keys: list[bytes], raw: bytes) -> set[tuple[int, int]]:
+    """Every (start, end) in raw at which one of keys is written (overlapping ones too)."""
+    return {(i, i + len(k)) for k in keys for i in range(len(raw) - len(k) + 1) if raw.startswith(k, i)}
+
+
+_bytes = st.sampled_from([b"a", b"b", b"\x00", "é".encode(), b'"', b"\\"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_bytes, min_size=1, max_size=4).map(b"".join), min_size=1, max_size=6),
+       st.lists(_bytes, max_size=40).map(b"".join), st.booleans())  # fmt: skip
+@example([b"abab", b"ba", b"b"], b"ababab", True)
+def test_the_literals_are_found_wherever_they_are_written(keys, raw, hyperscan: bool) -> None:
+    """Literals.spans: with Hyperscan, every place a literal is written (overlapping ones
+    too, bytes of any value but NUL); with the automaton (no Hyperscan, or a literal
+    holding a NUL, which the Hyperscan wrapper would cut short), a span overlapping each
+    (leftmost-longest). Both: nothing that is not a literal's place; past `most` matches,
+    None."""
+    was = rawscan.hyperscan
+    try:
+        if not hyperscan:
+            rawscan.hyperscan = None
+        lits = rawscan.Literals(keys)
+        got = lits.spans(raw, len(raw) * len(keys) + 1)
+    finally:
+        rawscan.hyperscan = was
+    assert got is not None
+    want = _occurrences(keys, raw)
+    assert set(got) <= want
+    if hyperscan and was is not None and not any(b"\x00" in k for k in keys):
+        assert set(got) == want
+    else:
+        assert all(any(a < e2 and a2 < e for a2, e2 in got) for a, e in want)
+    if got:
+        assert lits.spans(raw, len(got) - 1) is None
+        assert lits.spans(raw, len(got)) is not None
