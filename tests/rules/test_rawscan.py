@@ -359,3 +359,16 @@ def test_the_literals_are_found_wherever_they_are_written(keys, raw, hyperscan: 
     if got:
         assert lits.spans(raw, len(got) - 1) is None
         assert lits.spans(raw, len(got)) is not None
+
+
+def test_many_literals_are_found_by_the_automaton(monkeypatch) -> None:
+    """More literals than HS_LITERALS_MAX (their database's build grows too fast): the
+    automaton; as many: the database. Each finds them."""
+    keys = [b"Acme Corp", b"Zenith Labs"]
+    raw = b'["x", "Acme Corp", "Zenith Labs"]'
+    monkeypatch.setattr(rawscan, "HS_LITERALS_MAX", 1)
+    many = rawscan.Literals(keys)
+    monkeypatch.setattr(rawscan, "HS_LITERALS_MAX", 2)
+    few = rawscan.Literals(keys)
+    assert many._ac is not None and (few._ac is None) == (rawscan.hyperscan is not None)
+    assert many.spans(raw, 10) == few.spans(raw, 10) == [(7, 16), (20, 31)]
