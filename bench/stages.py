@@ -35,7 +35,7 @@ texts (UTF-8 encoding, the memo's digests, the literals' automaton, the patterns
 prefilter): the floor those engines put under the first request's masking, beside
 json.loads (issue 29's first-scan target). And the floor of one compiled pass over the
 raw body (issue 29's design: no Python per text): each engine once over the body's raw
-bytes (the literals' automaton, the disguises' one, the patterns' prefilter, one digest)
+bytes (the literals' and the disguises' one database, the patterns' prefilter, one digest)
 with json.loads beside them, for the 1 MB body and the array of short elements.
 
     python bench/stages.py [--elements 1000000] [--runs 3]
@@ -192,8 +192,8 @@ def raw_pass(cfg: object, body: bytes, runs: int) -> dict[str, float]:
     hits: set[int] = set()
     parts: dict[str, Callable[[], object]] = {
         "json.loads": lambda: json.loads(body),
-        "literals' Aho-Corasick": lambda: rules._lit_ac.find_matches_as_indexes(body),
-        "disguises' Aho-Corasick": lambda: dis._lit_ac.find_matches_as_indexes(body) if dis is not None else None,
+        # (the raw pass's: one Hyperscan literal database of both sets, rawscan.Literals)
+        "literals and disguises' literals": lambda: rawscan._literals(rules, dis).spans(body, sys.maxsize),
         "Hyperscan (the prefilter's line gate)": lambda: pf._gate.scan(
             body, match_event_handler=_collect, context=hits, scratch=pf._scratch(gate=True)
         ),

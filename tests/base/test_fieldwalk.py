@@ -9,19 +9,21 @@ import json
 from array import array
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from disguiselib import engine, pipeline
+from disguiselib import engine, leakguard, pipeline
 from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
 from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base import fields, fieldwalk, masking
 from disguiselib.config import Config
+from disguiselib.errors import MaskError
 from disguiselib.rules import prescan, rawscan
 from disguiselib.rules.found import NOTHING, RUN_MIN, Found, Memo
 from disguiselib.rules.rules import Rules
 from disguiselib.wire import spanwalk
 from disguiselib.wire.jsonspan import USER, VALUES, Arr, Obj
+from disguiselib.wire.text import LeftOut
 from strategies import make_rules
 
 RULES = make_rules()
@@ -400,3 +402,57 @@ def test_clean_reads_the_run_in_windows_spelled_out(monkeypatch) -> None:
     assert c.said_nothing("zz") is False and c.said_nothing("m") is False
     plain = fieldwalk.Clean({"n": NOTHING})  # no run: every other text is not clean, however many
     assert not any(plain.said_nothing(f"x{i}") for i in range(10)) and plain.said_nothing("n")
+
+
+_TABLE_ARR = Arr(Obj({"a": fields.ID, "type": VALUES}, default=USER))
+
+
+def _walks() -> list:
+    return [fieldwalk.py_first_unread] + ([fieldwalk.c_first_unread] if fieldwalk._c_first is not None else [])
+
+
+def test_a_list_the_masker_left_out_whole_is_not_walked_into_until_it_changes() -> None:
+    """A tool input of many short clean elements, masked with the raw pass: the masker's
+    walk lists the array as one LeftOut (no text an element) and both guards leave it
+    out whole, visiting nothing. The list one element longer (an original put in after
+    masking), or the LeftOut said of another rule, is read element by element: every
+    element is visited (no run names them), the original among them."""
+    items = [f"v{i:x}q" for i in range(2 * rawscan.STRINGS_MIN)]
+    memo, shared, masked = _masked_tool_input(items)
+    whole = [t for t in memo.raw or [] if type(t) is LeftOut]
+    assert len(whole) == 1 and whole[0].items is masked and whole[0].n == len(items) and len(memo.raw) < 20
+    for walk in _walks():
+        assert seen(walk, shared, MESSAGES_REQUEST, memo) == []
+    masked.append("Acme Corp")
+    for walk in _walks():
+        assert [v for _, v, *_ in seen(walk, shared, MESSAGES_REQUEST, memo)] == [*items, "Acme Corp"]
+    assert leakguard.scan_json(shared, RULES, MESSAGES_REQUEST, memo) is not None
+    masked.pop()
+    other = VALUES if whole[0].rule is not VALUES else USER
+    memo.raw = [LeftOut(t.items, other, t.n) if type(t) is LeftOut else t for t in memo.raw]
+    for walk in _walks():
+        assert [v for _, v, *_ in seen(walk, shared, MESSAGES_REQUEST, memo)] == items
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json, _tables, st.lists(st.integers(0, 1 << 12), max_size=8), st.integers(1, 6))
+@example({"a": ["x", "y"], "content": [["p", "q"], "r"], "type": ["z"]}, USER, [], 2)
+@example([{"a": "i", "type": ["x"]}, {"a": "j", "type": ["y"]}], _TABLE_ARR, [], 3)
+def test_both_walks_read_a_raw_run_of_lists_left_out_whole_alike(doc, table, marks, stop) -> None:
+    """The raw run the masker's walk lists for a body (texts, and lists left out whole)
+    with a raw scan's marks anywhere: both guards' walks visit the same fields."""
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    cuts = sorted({m % (len(s) + 1) for m in marks})
+    seen_: list = []
+    try:
+        spanwalk.py_collect(s, d, table, [], masking.reads, fields.plain, fields.key_context, None, False,
+                            array("q", cuts[: len(cuts) // 2 * 2]), seen_)  # fmt: skip
+    except (MaskError, KeyError, IndexError, TypeError):
+        return
+    memo = Memo()
+    memo.raw = seen_ or None
+    ref = seen(fieldwalk.py_first_unread, d, table, memo)
+    if fieldwalk._c_first is not None:
+        assert seen(fieldwalk.c_first_unread, d, table, memo) == ref
+        assert seen(fieldwalk.c_first_unread, d, table, memo, stop) == ref[:stop]

@@ -20,6 +20,7 @@ from disguiselib.apis import registry
 from disguiselib.config import build_config
 from disguiselib.rules import rawscan
 from disguiselib.rules.found import Memo
+from disguiselib.wire.text import left_out_texts
 
 # Literals that begin with common letters, one holding a quote and a comma (it matches
 # across strings in the raw bytes, never in one), one not ASCII; a pattern anchored on
@@ -155,7 +156,7 @@ def test_masking_with_the_raw_pass_is_masking_without_it(cfg, monkeypatch, caplo
     def spy(*a, **k):
         memo = a[6] if len(a) > 6 else k.get("memo")
         if type(memo) is Memo and memo.raw is not None:
-            runs.append(list(memo.raw))
+            runs.append(left_out_texts(memo.raw))  # (a list left out whole: its texts)
         return real(*a, **k)
 
     with monkeypatch.context() as m:
@@ -320,3 +321,54 @@ def test_ids_a_pattern_may_match_everywhere_are_marked_one_by_one(cfg, monkeypat
     monkeypatch.setattr(rawscan, "hot", lambda *a, **k: None)
     want = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", [])
     assert isinstance(got, pipeline.Masked) and got.body == want.body and b"[EMAIL_1]" in got.body  # type: ignore[union-attr]
+
+
+def _occurrences(keys: list[bytes], raw: bytes) -> set[tuple[int, int]]:
+    """Every (start, end) in raw at which one of keys is written (overlapping ones too)."""
+    return {(i, i + len(k)) for k in keys for i in range(len(raw) - len(k) + 1) if raw.startswith(k, i)}
+
+
+_bytes = st.sampled_from([b"a", b"b", b"\x00", "é".encode(), b'"', b"\\"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_bytes, min_size=1, max_size=4).map(b"".join), min_size=1, max_size=6),
+       st.lists(_bytes, max_size=40).map(b"".join), st.booleans())  # fmt: skip
+@example([b"abab", b"ba", b"b"], b"ababab", True)
+def test_the_literals_are_found_wherever_they_are_written(keys, raw, hyperscan: bool) -> None:
+    """Literals.spans: with Hyperscan, every place a literal is written (overlapping ones
+    too, bytes of any value but NUL); with the automaton (no Hyperscan, or a literal
+    holding a NUL, which the Hyperscan wrapper would cut short), a span overlapping each
+    (leftmost-longest). Both: nothing that is not a literal's place; past `most` matches,
+    None."""
+    was = rawscan.hyperscan
+    try:
+        if not hyperscan:
+            rawscan.hyperscan = None
+        lits = rawscan.Literals(keys)
+        got = lits.spans(raw, len(raw) * len(keys) + 1)
+    finally:
+        rawscan.hyperscan = was
+    assert got is not None
+    want = _occurrences(keys, raw)
+    assert set(got) <= want
+    if hyperscan and was is not None and not any(b"\x00" in k for k in keys):
+        assert set(got) == want
+    else:
+        assert all(any(a < e2 and a2 < e for a2, e2 in got) for a, e in want)
+    if got:
+        assert lits.spans(raw, len(got) - 1) is None
+        assert lits.spans(raw, len(got)) is not None
+
+
+def test_many_literals_are_found_by_the_automaton(monkeypatch) -> None:
+    """More literals than HS_LITERALS_MAX (their database's build grows too fast): the
+    automaton; as many: the database. Each finds them."""
+    keys = [b"Acme Corp", b"Zenith Labs"]
+    raw = b'["x", "Acme Corp", "Zenith Labs"]'
+    monkeypatch.setattr(rawscan, "HS_LITERALS_MAX", 1)
+    many = rawscan.Literals(keys)
+    monkeypatch.setattr(rawscan, "HS_LITERALS_MAX", 2)
+    few = rawscan.Literals(keys)
+    assert many._ac is not None and (few._ac is None) == (rawscan.hyperscan is not None)
+    assert many.spans(raw, 10) == few.spans(raw, 10) == [(7, 16), (20, 31)]

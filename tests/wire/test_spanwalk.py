@@ -20,6 +20,7 @@ from disguiselib.base import fields
 from disguiselib.errors import MaskError
 from disguiselib.wire import jsonspan, spanwalk
 from disguiselib.wire.jsonspan import SKIP, USER, VALUES, Arr, Either, Obj, Typed
+from disguiselib.wire.text import LeftOut, left_out_texts
 
 # An object's string values alone (VALUES itself reads an object's keys too: Rule.tree)
 TEXTS = Obj({}, default=VALUES)
@@ -314,6 +315,8 @@ def collected_cold(collect, s: str, doc: object, rule, hot: array) -> tuple:
        st.lists(st.integers(0, 1 << 16), max_size=12))  # fmt: skip
 @example(["ab", "a\nb", "x"], VALUES, None, True, [])
 @example({"k": "v", "w": ["x"]}, USER, None, True, [1, 4])
+@example({"k": ["a", "b"], "w": [["x", "y"], "z"], "v": ["d", "e\n"]}, USER, None, True, [])
+@example([["ab", "cd"], ["ab", "c"]], Arr(Arr(_ByValue())), 1, True, [])
 def test_compiled_collect_leaves_out_what_the_reference_leaves_out(doc, rule, indent, ascii, marks) -> None:
     """With a raw scan's marks: the same strings left out (their texts in seen, in
     order), the same tokens, keys, pieces and owners for the rest."""
@@ -337,6 +340,43 @@ def test_a_string_is_left_out_only_when_it_is_read_as_it_stands_alone_and_unmark
     got = collected_cold(collect, s, d, USER, hot)
     assert got[0] == ["marked", "esc\n", "[1]", "keyed"]
     assert got[-1] == ["k", "plain", "w"]
+
+
+@pytest.mark.parametrize("collect", [spanwalk.py_collect, spanwalk.c_collect], ids=["python", "compiled"])
+def test_an_array_all_of_whose_strings_are_left_out_is_one_left_out(collect) -> None:
+    """An array every element of which is a string left out (no mark reaching into it, no
+    escape, read as it is alone), read with one rule, is listed in seen as one LeftOut of
+    the document's own list, in its place: not one text an element. An array holding a
+    marked, escaped, JSON-looking or non-string element lists the texts left out, as
+    before; an inner array left out whole is one, the array holding it not."""
+    if collect is None:
+        pytest.skip(f"no compiled collect ({engine.describe()})")
+    doc = {"k": ["ab", "cd", "ef"], "m": ["ab", "marked"], "e": ["ab", "c\n"], "j": ["ab", "[1]"],
+           "n": ["ab", 5], "x": [["ab"], "cd"], "z": [], "w": ["v"]}  # fmt: skip
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    m = s.index('"marked"')
+    got = collected_cold(collect, s, d, USER, array("q", [m, m + 1]))
+    whole = [t for t in got[-1] if type(t) is LeftOut]
+    assert [(t.items, t.n, t.rule) for t in whole] == [(d["k"], 3, USER), (d["x"][0], 1, USER), (d["w"], 1, USER)]
+    assert all(a.items is b for a, b in zip(whole, (d["k"], d["x"][0], d["w"]), strict=True))
+    assert [t if type(t) is str else "<whole>" for t in got[-1]] == [
+        "k", "<whole>", "m", "ab", "e", "ab", "j", "ab", "n", "ab", "x", "<whole>", "cd", "z", "w", "<whole>"]  # fmt: skip
+    assert left_out_texts(got[-1])[:5] == ["k", "ab", "cd", "ef", "m"]
+
+
+@pytest.mark.parametrize("collect", [spanwalk.py_collect, spanwalk.c_collect], ids=["python", "compiled"])
+def test_an_array_whose_elements_rules_are_told_each_is_left_out_whole_by_the_same_rule(collect) -> None:
+    """Elements whose rule their own resolve tells (no rule fixed for the array: read one
+    by one): left out whole where each is read, left out, with one rule; not where one
+    is not read at all (an odd length: SKIP)."""
+    if collect is None:
+        pytest.skip(f"no compiled collect ({engine.describe()})")
+    doc = {"k": ["ab", "cd"], "o": ["ab", "c"]}
+    s = json.dumps(doc)
+    d = fields.loads(s)
+    got = collected_cold(collect, s, d, Obj({}, default=Arr(_ByValue())), array("q"))
+    assert got[-1] == [LeftOut(d["k"], VALUES, 2), "ab"]
 
 
 def test_collect_is_chosen_once_by_the_engine() -> None:

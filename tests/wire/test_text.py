@@ -139,3 +139,18 @@ def test_is_utf8_is_decoding_without_error(b: bytes) -> None:
     except UnicodeDecodeError:
         ok = False
     assert is_utf8(b) is ok
+
+
+def test_a_left_out_list_reads_as_its_texts_in_its_place() -> None:
+    """left_out_texts: each LeftOut its list's texts, where it is; seen itself where it
+    holds none. A LeftOut is equal to another of the same list object (not an equal list),
+    rule and length, and is hashed by its list (a guard's run may be made a set)."""
+    items = ["a", "b"]
+    whole = text.LeftOut(items, "rule", 2)
+    seen = ["k", whole, "z"]
+    assert text.left_out_texts(seen) == ["k", "a", "b", "z"]
+    plain = ["k", "z"]
+    assert text.left_out_texts(plain) is plain
+    assert whole == text.LeftOut(items, "rule", 2) and whole != text.LeftOut(["a", "b"], "rule", 2)
+    assert whole != text.LeftOut(items, "other", 2) and whole != text.LeftOut(items, "rule", 3) and whole != "a"
+    assert {whole, text.LeftOut(items, "rule", 2)} == {whole} and "a" not in repr(whole)

@@ -315,13 +315,16 @@ def selected(f: Field) -> bool:
     return f.rule.string or f.rule is NUMBER
 
 
-def walk(doc: object, root: Rule, exempt: bool = False) -> Iterator[Field]:
+def walk(
+    doc: object, root: Rule, exempt: bool = False, whole: Callable[[list, Rule], bool] | None = None
+) -> Iterator[Field]:
     """Every string (and number) of a parsed document (see loads) with the rule the table
     gives it, in document order. exempt=False: only what the masker transforms, numbers
     outside exempt subtrees, the keys it leaves as written that are not the API's own
     field names (rule NAME: the leak guard reads them), and nothing inside a skipped
     subtree; exempt=True: every string, key and number, each with the rule that exempts
-    it."""
+    it. whole(v, rule): a list v (read with rule) it answers True for when the walk
+    reaches it is not walked into (base/fieldwalk.py: its elements shown clean)."""
     stack: list[tuple[object, Rule, object, str | None]] = [(doc, root, None, None)]
     while stack:
         v, rule, path, k = stack.pop()
@@ -355,6 +358,8 @@ def walk(doc: object, root: Rule, exempt: bool = False) -> Iterator[Field]:
             if rule.skip:
                 if exempt:
                     yield from _all(v, rule, path)
+                continue
+            if whole is not None and whole(v, rule):
                 continue
             for i in range(len(v) - 1, -1, -1):
                 stack.append((v[i], rule.child(i), (path, i), None))

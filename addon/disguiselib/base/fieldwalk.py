@@ -25,9 +25,16 @@ on after it. The masker lists an object's members key, value, key, value; the gu
 reads its keys first, then its values, which the texts behind hold. A text that is not
 there is looked up as before; one the memo holds no entry for is scanned again, until
 MISS_MAX such texts were met: from then on the run is looked up as a set (as its
-entries would have been). So a text is left out only where the memo says the scan found
-nothing in it, as before; the run only costs a scan again where the walks' orders part
-further (an object whose values hold more than BEHIND texts; a text said again).
+entries would have been). So a text is left out only where the memo says the scan
+found nothing in it, as before; the run only costs a scan again where the walks' orders
+part further (an object whose values hold more than BEHIND texts; a text said again).
+
+A list the masker's walk left out whole (wire/text.LeftOut in the raw run: every element
+a string written without escapes, read as it is and alone with one rule, that the raw
+scan marked nothing in) is looked for among the raw run's entries as a text is, when the
+walk reaches a list: the same list object, as long, each element's rule that one. It is
+then not walked into (no Python object read an element: a tool input of a million short
+elements); else its elements are read one by one, and, the run not naming them, scanned.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from ..rules.found import NOTHING, Memo
+from ..wire.text import LeftOut
 from .fields import KEY, NAME, NUMBER, Dup, Field, Num, Rule, key_context, plain, walk
 
 try:
@@ -99,6 +107,23 @@ class Clean:
             self.runset = set(self.run or ()) | set(self.raw or ())
         return text in self.runset
 
+    def left_out(self, v: list, rule: Rule) -> bool:
+        """Is v (read with rule) a list the raw run holds as a LeftOut, among its next
+        AHEAD entries or the BEHIND before them, each of its elements read with the rule
+        the masker's walk read them with? (The run goes on after it.)"""
+        raw = self.raw
+        if raw is None:
+            return False
+        at = self.raw_at
+        for j in (*range(at, min(at + AHEAD, len(raw))), *range(at - 1, max(at - BEHIND, 0) - 1, -1)):
+            m = raw[j]
+            if type(m) is LeftOut and m.items is v and m.n == len(v):
+                if not all(rule.child(i).resolve(x) is m.rule for i, x in enumerate(v)):
+                    return False
+                self.raw_at = j + 1
+                return True
+        return False
+
 
 def _in_run(run: list[str], at: int, text: str) -> int:
     """Where text is among run's next AHEAD texts from at, or the BEHIND before them; -1."""
@@ -124,7 +149,8 @@ def py_first_unread(doc: object, root: Rule, memo: dict | None, visit: Callable[
     (Clean), in document order: the first answer that is not None, or None."""
     runs = memo is not None and (getattr(memo, "run", None) or getattr(memo, "raw", None))
     is_clean = Clean(memo) if memo is not None and (memo or runs) else None
-    for f in walk(doc, root):
+    whole = is_clean.left_out if is_clean is not None and is_clean.raw is not None else None
+    for f in walk(doc, root, whole=whole):
         if is_clean is None or not is_clean(f):
             got = visit(f)
             if got is not None:

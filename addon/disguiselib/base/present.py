@@ -24,6 +24,7 @@ from ..rules.rules import Rules, Session
 from ..wire import percent, spanwalk
 from ..wire.jsonspan import Rule
 from ..wire.spanwalk import Reads
+from ..wire.text import left_out_texts
 
 
 def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
@@ -138,7 +139,7 @@ def _clients(
     if not found or echo is None:
         return found
     got = search([p for k, p in enumerate(pieces) if not echo(k)])
-    return got | search(seen) if seen else got
+    return got | search(left_out_texts(seen)) if seen else got
 
 
 class Held:
@@ -150,8 +151,9 @@ class Held:
     issued that they hold (masking then masks again with those reserved).
 
     pieces: the walk's texts; seen: those a raw pass left out of it (rules/rawscan.py),
-    bytes of the body as they stand. A text the walk reads as it is (its token decoded,
-    maybe with its key around it) and a text of seen holds what s holds there, escapes
+    bytes of the body as they stand (a list left out whole: its LeftOut, read as its
+    texts). A text the walk reads as it is (its token decoded, maybe with its key
+    around it) and a text of seen holds what s holds there, escapes
     aside, which present_placeholders decodes: where s holds no placeholder, only the
     texts read otherwise (decoded: the pieces `reads` listed, `noting`) are looked at,
     so that a body of a million short strings costs one scan of s, as before, not a
@@ -193,7 +195,7 @@ class Held:
             if present_placeholders(s, rules):
                 got = placeholders_in(pieces, rules)
                 if seen:
-                    got |= placeholders_in(seen, rules)
+                    got |= placeholders_in(left_out_texts(seen), rules)
             else:
                 got = placeholders_in([p for a, b in self._decoded for p in pieces[a:b]], rules)
             self.placeholders = _clients(got, pieces, seen, echo, lambda texts: placeholders_in(texts, rules))
@@ -210,5 +212,5 @@ class Held:
         if session.fakes != self._before:
             self.clash = fakes_in(pieces, session)
             if seen and fakes_in([s], session):
-                self.clash |= fakes_in(seen, session)
+                self.clash |= fakes_in(left_out_texts(seen), session)
             self.clash = _clients(self.clash, pieces, seen, self._echo, lambda texts: fakes_in(texts, session))

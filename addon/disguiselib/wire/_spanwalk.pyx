@@ -18,6 +18,7 @@ Its source is compiled by setup.py (engine.NATIVE) and chosen by wire/spanwalk.p
 
 from cpython cimport array as carray
 from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport Py_SIZE
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
@@ -29,8 +30,13 @@ import json
 
 from ..errors import MaskError
 from . import jsonspan
+from .text import LeftOut
 
 cdef object _scanstring = json.decoder.scanstring
+# A string token (or a string's text) this many bytes long at most is read byte by byte
+# where one-byte text is searched (memchr's call costs more than a short loop).
+cdef enum:
+    _SHORT = 32
 cdef object _apply = jsonspan.apply
 cdef object _KEY = jsonspan.KEY
 cdef object Tokens = jsonspan.Tokens
@@ -46,6 +52,14 @@ cdef inline int _push(carray.array a, Py_ssize_t x) except -1:
     carray.resize_smart(a, n + 1)
     a.data.as_longlongs[n] = x
     return 0
+
+
+cdef inline object _item(object seq, Py_ssize_t i):
+    """seq[i], a list's read in place (no int made for i, no generic call: a million
+    elements)."""
+    if type(seq) is list and 0 <= i < PyList_GET_SIZE(seq):
+        return <object>PyList_GET_ITEM(seq, i)
+    return seq[i]
 
 
 cdef inline object resolved(object rule, object value):
@@ -80,6 +94,11 @@ cdef class _Frame:
     cdef object key
     cdef Py_ssize_t idx
     cdef object fixed  # what rule.child(k) is for every k, or None (fixed_child)
+    # collect() with a raw scan, an array's: how many of its elements were left out (in
+    # seen), the rule of the first, and whether another was read with another rule
+    cdef Py_ssize_t out
+    cdef object out_rule
+    cdef bint mixed
 
     def __cinit__(self, rule, parsed, bint is_obj):
         self.rule = rule
@@ -116,7 +135,7 @@ cdef class _Text:
             raise IndexError("string index out of range")
         return PyUnicode_READ(self.kind, self.data, i)
 
-    cdef inline Py_ssize_t ws(self, Py_ssize_t i):
+    cdef inline Py_ssize_t ws(self, Py_ssize_t i) noexcept:
         """Past the JSON whitespace at i."""
         cdef Py_UCS4 c
         while i < self.n:
@@ -134,9 +153,17 @@ cdef class _Text:
         cdef const void *q
         cdef const uint16_t *u2
         cdef const uint32_t *u4
+        cdef Py_ssize_t stop
         escaped[0] = False
         if self.kind == 1:  # one byte a code point: memchr to the next quote
             b = <const unsigned char *>self.data
+            # a short string (a million short elements): its bytes read one by one, not
+            # two library calls (a quote or a backslash in the first SHORT bytes)
+            stop = min(i + _SHORT, self.n)
+            while i < stop and b[i] != 34 and b[i] != 92:
+                i += 1
+            if i < stop and b[i] == 34:
+                return i
             while i < self.n:
                 q = memchr(b + i, 34, self.n - i)
                 if q == NULL:
@@ -373,7 +400,15 @@ cdef bint _coded(int kind, void *data, Py_ssize_t n):
     of a string that begins as one; else each run after a `://` or a `mailto:`, up to
     whitespace): from `:` to `:` (_run_start), memchr's in one-byte text."""
     cdef Py_ssize_t j
-    if kind == 1 and memchr(data, 37, n) == NULL and memchr(data, 43, n) == NULL:
+    cdef const unsigned char *b
+    if kind == 1 and n <= _SHORT:  # (a short text: read once, byte by byte)
+        b = <const unsigned char *>data
+        j = 0
+        while j < n and b[j] != 37 and b[j] != 43:
+            j += 1
+        if j == n:
+            return False
+    elif kind == 1 and memchr(data, 37, n) == NULL and memchr(data, 43, n) == NULL:
         return False  # nothing a URL could hold encoded (a million short elements: first)
     j = _whole_start(kind, data, n)
     if j >= 0:  # all of it after the scheme
@@ -481,12 +516,18 @@ cdef class _Plain:
         return c
 
     cdef bint plain(self, str v, object rule) except -1:
+        cdef int got = self.plain_at(PyUnicode_KIND(v), PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v), rule)
+        if got < 0:
+            return self.plain_fn(v, rule)
+        return got
+
+    cdef int plain_at(self, int kind, const void *data, Py_ssize_t n, object rule) except -2:
+        """plain() of the n characters at data (kind: their width; a string, or a string
+        token's text without escapes): 1 or 0, or -1 where plain_fn has to answer."""
         cdef int cls = self.class_of(rule)
         if cls == 0:
-            return False
-        cdef int kind = PyUnicode_KIND(v)
-        cdef void *data = PyUnicode_DATA(v)
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(v), i = 0
+            return 0
+        cdef Py_ssize_t i = 0
         cdef Py_UCS4 c
         while i < n:
             c = PyUnicode_READ(kind, data, i)
@@ -494,21 +535,21 @@ cdef class _Plain:
                 break
             i += 1
         if i < n and (c == 91 or c == 123):  # [ {
-            return False
-        if _coded(kind, data, n):
-            return False
+            return 0
+        if _coded(kind, <void *>data, n):
+            return 0
         if cls == 1 or n == 0:
-            return True
+            return 1
         c = PyUnicode_READ(kind, data, 0)
         if c == 100 or c == 68 or c > 127:  # d D, or not ASCII: maybe `data:`
-            return self.plain_fn(v, rule)
+            return -1
         if n < 16:
-            return True
+            return 1
         for i in range(n):
             c = PyUnicode_READ(kind, data, i)
             if not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 43 or c == 47 or c == 61 or c == 95 or c == 45):
-                return True  # a character no base64 holds
-        return self.plain_fn(v, rule)
+                return 1  # a character no base64 holds
+        return -1
 
 
 cdef inline int _hex4(_Text t, Py_ssize_t i):
@@ -690,7 +731,7 @@ cdef class _Walk:
             self.r_string = bool(rule.string)
         return self.r_string
 
-    cdef inline bint cold(self, Py_ssize_t i, Py_ssize_t end):
+    cdef inline bint cold(self, Py_ssize_t i, Py_ssize_t end) noexcept:
         """Does no span the raw scan marked reach into the token s[i:end]? (Tokens come
         in order: the cursor only moves on.)"""
         cdef Py_ssize_t h = self.hot_at
@@ -699,12 +740,13 @@ cdef class _Walk:
         self.hot_at = h
         return h >= self.hot_n or self.hot_p[2 * h] >= end
 
-    cdef note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot):
+    cdef bint note(self, object v, object rule, Py_ssize_t i, Py_ssize_t end, object owner, object slot) except -1:
         """One selected string, collected: its token, its key, what reading it reads
         (no tuple made per string: the garbage collector would walk them all). With a
         raw scan (seen), a string read as it is and alone (a key, or a value without
         one), written without escapes, that no marked span reaches into is only listed
-        in seen: its text is bytes of the body the scan read (spanwalk.py_collect)."""
+        in seen: its text is bytes of the body the scan read (spanwalk.py_collect).
+        True where it was (left out)."""
         cdef list pieces = self.pieces
         cdef Py_ssize_t n = len(pieces), t = len(self.vals)
         if self.seen is not None and not self.esc:
@@ -712,10 +754,10 @@ cdef class _Walk:
                 if self.cold(i, end):
                     self.cur = v
                     self.seen.append(v)
-                    return
+                    return True
             elif self.cur is None and self.cold(i, end) and self.plain.plain(v, rule):
                 self.seen.append(v)
-                return
+                return True
         _push(self.spans, i)
         _push(self.spans, end)
         if self.owners is not None:
@@ -747,6 +789,56 @@ cdef class _Walk:
             while n > 0:
                 _push(self.owner, t)
                 n -= 1
+        return False
+
+    cdef Py_ssize_t left_out(self, Py_ssize_t i, object rule, object parsed) except -2:
+        """The array at i (rule's, parsed: its list) left out whole where every element is
+        a string note() would leave out, read with one rule: one LeftOut in seen, what
+        the element by element walk lists for it (run(): `]`), made from the text alone
+        (no element's object read but where plain_fn has to answer). Where it ends; -1
+        where the array is not so (the walk reads it element by element)."""
+        cdef object er
+        cdef Py_ssize_t j, k, count = 0, hot_at = self.hot_at
+        cdef int got
+        cdef bint escaped
+        if type(parsed) is not list or PyList_GET_SIZE(parsed) == 0:
+            return -1
+        er = fixed_child(rule)  # each element's rule, the same for every string
+        if er is None:
+            return -1
+        r = getattr(type(er), "resolve")
+        if r is _word_resolve:
+            er = er.word
+        elif r is not _base_resolve:
+            return -1
+        if not er.string or self.plain.class_of(er) == 0:
+            return -1
+        j = self.t.ws(i + 1)
+        while True:
+            if j >= self.t.n or PyUnicode_READ(self.t.kind, self.t.data, j) != 34:
+                break
+            k = self.t.string_end(j + 1, &escaped)
+            if escaped or not self.cold(j, k + 1):
+                break
+            got = self.plain.plain_at(self.t.kind, <char *>self.t.data + (j + 1) * self.t.kind, k - j - 1, er)
+            if got < 0:
+                if count >= PyList_GET_SIZE(parsed):
+                    break
+                v = <object>PyList_GET_ITEM(parsed, count)
+                got = 1 if type(v) is str and self.plain.plain_fn(v, er) else 0
+            if not got:
+                break
+            count += 1
+            j = self.t.ws(k + 1)
+            if j < self.t.n and PyUnicode_READ(self.t.kind, self.t.data, j) == 44:  # ,
+                j = self.t.ws(j + 1)
+                continue
+            if j < self.t.n and PyUnicode_READ(self.t.kind, self.t.data, j) == 93 and count == PyList_GET_SIZE(parsed):
+                self.seen.append(LeftOut(parsed, er, count))
+                return j + 1
+            break
+        self.hot_at = hot_at  # (read again, element by element)
+        return -1
 
     cdef tuple place(self):
         if not self.stack:
@@ -786,7 +878,12 @@ cdef class _Walk:
                         f = self.stack[-1]
                         # (the slot is kept only with places: no int made an element otherwise)
                         slot = (f.key if f.is_obj else f.idx) if self.owners is not None else None
-                        self.note(v, rule, i, end, f.parsed, slot)
+                        if self.note(v, rule, i, end, f.parsed, slot) and not f.is_obj:
+                            if f.out == 0:
+                                f.out_rule = rule
+                            elif rule is not f.out_rule:
+                                f.mixed = True
+                            f.out += 1
                     else:
                         self.note(v, rule, i, end, None, 0)
                     return end
@@ -807,12 +904,16 @@ cdef class _Walk:
                     return self.t.subtree_end(i)
                 if self.marks is not None and rule.mark is not None:
                     self.marks.append((rule.mark, i))
+                if c == 91 and self.seen is not None:
+                    j = self.left_out(i, rule, parsed)
+                    if j >= 0:
+                        return j
                 f = _Frame(rule, parsed, c == 123)
                 self.stack.append(f)
                 if c == 91:
                     j = self.t.ws(i + 1)
                     if self.t.at(j) != 93:
-                        i, rule, parsed = j, f.child_at(0), parsed[0]
+                        i, rule, parsed = j, f.child_at(0), _item(parsed, 0)
                         continue
                 return i + 1
             return i  # number, true, false, null: the token search steps over it
@@ -857,9 +958,13 @@ cdef class _Walk:
                     i = j + 1
                 else:
                     f.idx += 1
-                    i = self.value_at(j + 1, f.child_at(f.idx), f.parsed[f.idx])
+                    i = self.value_at(j + 1, f.child_at(f.idx), _item(f.parsed, f.idx))
             elif c == 125 or c == 93:
                 self.stack.pop()
+                if f.out > 0 and not f.mixed and type(f.parsed) is list and f.out == PyList_GET_SIZE(f.parsed):
+                    # every element left out, read with one rule: one LeftOut in their place
+                    del self.seen[len(self.seen) - f.out :]
+                    self.seen.append(LeftOut(f.parsed, f.out_rule, f.out))
                 i = j + 1
             else:  # "{" or "[" can only appear as a value, which value_at consumed
                 raise MaskError(f"unexpected {chr(c)!r} at offset {j}")
@@ -970,6 +1075,23 @@ def members(str s):
     return starts, keys
 
 
+cdef bint _read_with(object v, object rule, object fx, object er) except -1:
+    """Is every element of the list v (read with rule; fx: its fixed_child), a str, read
+    with er (rule.child(i).resolve(v[i]) is er: Rule's resolve or Word's, without the
+    calls where every element's rule is fixed)?"""
+    cdef Py_ssize_t i
+    if fx is not None:
+        r = getattr(type(fx), "resolve")
+        if r is _base_resolve:
+            return fx is er
+        if r is _word_resolve:
+            return fx.word is er
+    for i in range(len(v)):
+        if (fx if fx is not None else rule.child(i)).resolve(v[i]) is not er:
+            return False
+    return True
+
+
 cdef class _Unread:
     """base/fieldwalk.first_unread, compiled: fields.walk over a parsed document, visit
     called in document order on each field memo does not show clean, until it answers."""
@@ -1047,6 +1169,32 @@ cdef class _Unread:
                 return True
         return False
 
+    cdef bint left_out(self, object v, object rule, object fx) except -1:
+        """Is v (a list read with rule; fx: its fixed_child) one the raw run holds as a
+        LeftOut, among its next entries or those just before, each of its elements read
+        with the rule the masker's walk read them with (the run moves on past it)?
+        (fieldwalk.Clean.left_out, the reference.)"""
+        cdef list raw = self.raw
+        cdef Py_ssize_t j, at = self.raw_at, n = len(v), end
+        cdef object m, got = None
+        end = min(at + self.ahead, len(raw))
+        for j in range(at, end):
+            m = raw[j]
+            if type(m) is LeftOut and (<object>m).items is v and (<object>m).n == n:
+                got = m
+                break
+        if got is None:
+            end = max(at - self.behind, 0)
+            for j in range(at - 1, end - 1, -1):
+                m = raw[j]
+                if type(m) is LeftOut and (<object>m).items is v and (<object>m).n == n:
+                    got = m
+                    break
+        if got is None or not _read_with(v, rule, fx, got.rule):
+            return False
+        self.raw_at = j + 1
+        return True
+
     cdef bint see(self, object f) except -1:
         """visit(f); True once it has answered (the walk stops)."""
         got = self.visit(f)
@@ -1060,6 +1208,7 @@ cdef class _Unread:
         True once visit has answered."""
         cdef object path, items, key, x, child_keys, known, fx, sx, kr
         cdef Py_ssize_t i, n
+        cdef bint sx_string
         if depth > 20000:  # deeper than any parser here reads (C stack)
             raise RecursionError("document nested too deeply for the leak guard's walk")
         rule = resolved(rule, v)
@@ -1093,15 +1242,20 @@ cdef class _Unread:
             path = None if top else (parent, seg)
             n = len(v)
             fx = fixed_child(rule)
+            if self.raw is not None and self.left_out(v, rule, fx):
+                return False  # left out whole by the masker's walk, shown clean by the raw scan
             # every element's rule is fx as it is (its class keeps Rule's resolve): a plain
             # str element (not a Num) is what node() would take it for without the call
             # (a tool input's million-element array: one call an element less; not where
             # node() would refuse the element for its depth)
             sx = fx if fx is not None and depth < 20000 and getattr(type(fx), "resolve") is _base_resolve else None
+            sx_string = sx is not None and bool(sx.string)  # (read once, not once an element)
             for i in range(n):
-                x = v[i]
+                if i >= PyList_GET_SIZE(v):  # (visit may have changed the list: as v[i] would)
+                    raise IndexError("list index out of range")
+                x = <object>PyList_GET_ITEM(v, i)
                 if sx is not None and type(x) is str:
-                    if not sx.string or self.clean(x, sx, None):
+                    if not sx_string or self.clean(x, sx, None):
                         continue  # node(): not a string the rule reads, or clean
                     # node()'s visit, without asking clean again (a run is read once a text)
                     if self.see(self.field((path, i), x, sx, None, False)):

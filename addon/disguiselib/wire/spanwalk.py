@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from . import jsonspan
 from .jsonspan import KEY, Rule, Tokens
-from .text import splice
+from .text import LeftOut, splice
 
 try:
     from ._spanwalk import collect as c_collect  # type: ignore[import-not-found]
@@ -94,7 +94,9 @@ def py_collect(
     without escapes, that no marked span reaches into is left out (not a token, no
     piece) and its text appended to seen, in order. Its text is bytes of the body as
     they stand, between two quotes, which the scan read: what it found nothing in (the
-    leak guard reads seen as a memo's run of clean texts: rules/found.Memo.raw)."""
+    leak guard reads seen as a memo's run of clean texts: rules/found.Memo.raw). A list
+    of doc every element of which is a string so left out, all read with one rule, is
+    listed in seen as one LeftOut (wire/text.py) in their place, not as its texts."""
     vals: list[str] = []
     rules: list[Rule] = []
     where: list[tuple[int, int]] = []
@@ -108,6 +110,7 @@ def py_collect(
     jsonspan.walk(s, doc, root, note, where=where, at=at)
     keys = keys_of(list(zip(vals, rules, strict=True)), at)
     kept: list[int] = []
+    left: list[int] = []  # the strings left out
     h = 0
     for t, v in enumerate(vals):
         if seen is not None:
@@ -117,7 +120,7 @@ def py_collect(
                 h += 2
             cold = h >= len(hot) or hot[h] >= end
             if cold and (rules[t] is KEY or (keys[t] is None and plain(v, rules[t]))) and "\\" not in s[i:end]:
-                seen.append(v)
+                left.append(t)
                 continue
         n = len(pieces)
         reads(v, rules[t], keys[t], pieces)
@@ -125,12 +128,34 @@ def py_collect(
             owner.extend([len(kept)] * (len(pieces) - n))
         kept.append(t)
     if seen is not None:
+        seen.extend(_left_out(left, vals, rules, at))
         vals, rules, keys = [vals[t] for t in kept], [rules[t] for t in kept], [keys[t] for t in kept]
         where, at = [where[t] for t in kept], [at[t] for t in kept]
     spans = array("q", [x for ie in where for x in ie])
     if not places:
         return Tokens(vals, rules, keys, spans, None, None)
     return Tokens(vals, rules, keys, spans, [o for o, _, _ in at], [k for _, k, _ in at])
+
+
+def _left_out(left: list[int], vals: list[str], rules: list[Rule], at: list[tuple[object, str | int, bool]]) -> list:
+    """seen of py_collect: the texts of the strings left (their indexes, in order), those
+    of a list all of whose elements they are, read with one rule, as one LeftOut."""
+    out: list = []
+    k = 0
+    while k < len(left):
+        t = left[k]
+        c, _, is_key = at[t]
+        j = k + 1
+        if not is_key and type(c) is list:
+            while j < len(left) and at[left[j]][0] is c and not at[left[j]][2] and rules[left[j]] is rules[t]:
+                j += 1
+            if j - k == len(c):
+                out.append(LeftOut(c, rules[t], len(c)))
+                k = j
+                continue
+        out.extend(vals[left[x]] for x in range(k, j))
+        k = j
+    return out
 
 
 collect = c_collect or py_collect

@@ -235,3 +235,36 @@ def raw_offset(at: list[int], shift: list[int], j: int) -> int:
     """The offset in the JSON text of index j of its decoded text (json_text_decoded)."""
     k = bisect_left(at, j)
     return j + shift[k - 1] if k else j
+
+
+class LeftOut:
+    """A list of a parsed body (items, n elements long) every element of which is a
+    string the masker's walk left out whole, read with rule: written without escapes,
+    read as it is and alone, no span a scan of the body's raw bytes marked reaching into
+    it (rules/rawscan.py). The walk lists it among the texts it left out in their place
+    (spanwalk.py_collect's `seen`), not its n texts: a tool input of a million short
+    elements costs no Python object an element, and the leak guard, whose walk meets the
+    same list read with the same rule, leaves it out whole (base/fieldwalk.py)."""
+
+    __slots__ = ("items", "rule", "n")
+
+    def __init__(self, items: list, rule: object, n: int) -> None:
+        self.items, self.rule, self.n = items, rule, n
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LeftOut):
+            return False
+        return other.items is self.items and other.rule is self.rule and other.n == self.n
+
+    def __hash__(self) -> int:
+        return id(self.items)
+
+    def __repr__(self) -> str:
+        return f"LeftOut(<{self.n} elements>)"
+
+
+def left_out_texts(seen: list) -> list[str]:
+    """The texts of seen (a walk's, LeftOut among them: each its items in its place)."""
+    if not any(type(t) is LeftOut for t in seen):
+        return seen
+    return [x for t in seen for x in (t.items if type(t) is LeftOut else (t,))]
