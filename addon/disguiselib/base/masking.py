@@ -112,7 +112,8 @@ def mask_body(
         # an original a rule found by its context, copied where its context is not: masked again,
         # every copy too, while the masked text spells one not masked so yet
         known: copies.Originals | None = copies.Originals()
-        while (known := copies.more(s, edits, session, known)) is not None:  # type: ignore[arg-type] # base/copies.py
+        as_sent = raw if type(raw) is bytes else None  # s's bytes (s decoded them): not encoded again
+        while (known := copies.more(s, edits, session, known, as_sent)) is not None:  # type: ignore[arg-type] # base/copies.py
             if type(scanned) is Memo:
                 scanned.raw = scanned.read = None
             n = session.copied + 1
