@@ -312,3 +312,86 @@ def test_masking_again_stops_when_nothing_new_is_spelled_and_is_bounded() -> Non
     last.placeholder("PASSWORD", "pw1")
     with pytest.raises(MaskError, match="round after round"):
         copies.more(text, [(3, 6, "[PASSWORD_1]")], last, Originals())
+
+
+# left_over's search (copies.Places: the short spellings by one automaton, the long ones
+# by bytes.find) against a search per spelling, LONG made small so that both kinds meet
+_BYTES = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9", b" "]), max_size=30).map(b"".join)
+_NEEDLE = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9"]), min_size=1, max_size=5).map(b"".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(patterns=st.lists(_NEEDLE, min_size=1, max_size=5, unique=True), text=_BYTES, long=st.integers(1, 6))
+@example(patterns=[b"aa", b"a"], text=b"aaa", long=2)  # every place, overlapping ones too, of both kinds
+def test_places_finds_what_a_search_per_spelling_finds(patterns: list[bytes], text: bytes, long: int) -> None:
+    each = []
+    for k, p in enumerate(patterns):
+        i = text.find(p)
+        while i >= 0:
+            each.append((k, i, i + len(p)))
+            i = text.find(p, i + 1)
+    old = copies.Places.LONG
+    copies.Places.LONG = long
+    try:
+        got = copies.Places(patterns).places(text)
+    finally:
+        copies.Places.LONG = old
+    assert sorted(got) == sorted(each)
+    assert [i for _, i, _ in got] == sorted(i for _, i, _ in each)  # in order of place
+
+
+def test_left_over_builds_no_automaton_of_a_long_original(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private key found (1.7 kB) is looked for by bytes.find: an automaton of it cost
+    more to build than the scan of a 1 MB body it was built for. Its copies are found as
+    before: the one no edit covers, not the one masked."""
+    key = "MIIEow" + "Q" * 1700
+    s = Session()
+    ph = s.placeholder("PRIVATE_KEY", key)
+    s.placeholder("PASSWORD", "pw1")
+    built: list[list[bytes]] = []
+    real = copies.ahocorasick_rs.BytesAhoCorasick
+
+    def spy(patterns: list[bytes], **k: object) -> object:
+        built.append(list(patterns))
+        return real(patterns, **k)
+
+    monkeypatch.setattr(copies.ahocorasick_rs, "BytesAhoCorasick", spy)
+    text = f'é "{key}" "pw1" x {key} y'
+    a, p = text.index(key), text.index("pw1")
+    edits = [(a, a + len(key), ph), (p, p + 3, "[PASSWORD_1]")]
+    assert copies.left_over(text, edits, s) == {key: "PRIVATE_KEY"}
+    assert built and all(len(x) < 1000 for patterns in built for x in patterns)
+    last = text.rindex(key)
+    assert copies.left_over(text, [*edits, (last, last + len(key), ph)], s) == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT, cut=st.data())
+def test_left_over_reads_the_bytes_given_as_it_reads_the_text(originals: list[str], text: str, cut: st.DataObject) -> None:
+    """raw (the body's bytes, which masking holds): the same answer as s encoded."""
+    s = Session()
+    for k, o in enumerate(originals):
+        s.placeholder(f"R{k}", o)
+    a = cut.draw(st.integers(0, len(text)))
+    b = cut.draw(st.integers(a, len(text)))
+    edits = [(a, b, "[X_1]")] if b > a else []
+    raw = text.encode("utf-8", "surrogatepass")
+    assert copies.left_over(text, edits, s, raw) == copies.left_over(text, edits, s)
+
+
+def test_masking_hands_left_over_the_body_it_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body's bytes are what left_over reads: the masked JSON text is not encoded again
+    (1 MB: half a millisecond)."""
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": 'db_password = "hunter2xyz9Q" é'}]}).encode()  # fmt: skip
+    seen: list[object] = []
+    real = copies.left_over
+
+    def spy(s: str, edits: object, session: Session, raw: bytes | None = None) -> object:
+        seen.append(raw)
+        return real(s, edits, session, raw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(copies, "left_over", spy)
+    got = pipeline.mask_request(API, body, CFG, "/v1/messages", HEADERS)
+    assert isinstance(got, pipeline.Masked) and b"hunter2xyz9Q" not in got.body
+    assert seen and all(r is body for r in seen)

@@ -19,6 +19,7 @@ import base64
 import contextlib
 import json
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -278,6 +279,61 @@ def test_disguises_the_client_typed_are_found_in_the_texts_masking_read(rules: R
     hit = _guard(disguises, raw, None)
     assert hot or hit is None  # it never misses one (a text that is not UTF-8 is looked at by the walk)
     assert hot == set() or hit is not None or any(not t.isascii() and not _utf8(t) for t in scanned)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rule_sets(), bodies())
+def test_the_warning_pass_reads_the_digests_of_the_texts_masking_changed(rules: Rules, raw: bytes) -> None:
+    """As the pipeline calls it (a Memo; the warning pass inside mask_body, once masking
+    changed something): what it finds with the digests masking's scan took, those of the
+    texts it changed too (Memo.spent), is what it finds computing them; and they are let
+    go with the texts (forget_changed)."""
+    from disguiselib.rules.found import Memo, texts
+    from disguiselib.rules.mappings import Literal, MappingSet
+
+    turned = tuple(Literal(x.disguise, x.original, x.source) for x in rules.mappings.literals)
+    if not turned:
+        return
+    disguises = Rules(MappingSet(literals=turned))
+    got: list = []
+
+    def read() -> None:
+        for digests in (scanned, None):
+            disguises.found = Found()  # (each pass its own memory: the second meets nothing)
+            got.append(disguises.prescan(texts(scanned), digests, clean=False)[0])
+
+    scanned = Memo()
+    try:
+        mask_body(raw, MESSAGES_REQUEST, rules, scanned, read=read)
+    except Exception:  # noqa: BLE001 - a body that cannot be masked is not checked
+        return
+    assert not got or got[0] == got[1]
+    assert scanned.spent == {}
+
+
+def test_the_warning_pass_digests_no_text_masking_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text masking changed was digested by its scan; the warning pass reads that digest
+    (Memo.spent) rather than taking it again (a 1 MB body: nearly all its characters)."""
+    from disguiselib.rules.found import Memo, texts
+    from disguiselib.rules.mappings import Literal, MappingSet
+
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}}))
+    disguises = Rules(MappingSet(literals=tuple(Literal(x.disguise, x.original, x.source) for x in rules.mappings.literals)))
+    content = "the Acme Corp report, " * 20
+    digested: list[bytes] = []
+    real = Found.digest
+
+    def read() -> None:
+        monkeypatch.setattr(Found, "digest", staticmethod(lambda b: digested.append(bytes(b)) or real(b)))
+        try:
+            assert disguises.prescan(texts(scanned), scanned, clean=False)[0] == set()
+        finally:
+            monkeypatch.setattr(Found, "digest", staticmethod(real))
+
+    scanned = Memo()
+    out, _ = mask_body(_tool_result(content), MESSAGES_REQUEST, rules, scanned, read=read)
+    assert b"Zenith Labs" in out
+    assert content.encode() not in digested
 
 
 def _utf8(t: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from ..errors import MaskError
 from ..rules import rawscan, settle
-from ..rules.found import NOTHING, Memo
+from ..rules.found import NOTHING, Memo, digest_of
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
 from ..wire.text import Columns, splice
@@ -112,7 +112,8 @@ def mask_body(
         # an original a rule found by its context, copied where its context is not: masked again,
         # every copy too, while the masked text spells one not masked so yet
         known: copies.Originals | None = copies.Originals()
-        while (known := copies.more(s, edits, session, known)) is not None:  # type: ignore[arg-type] # base/copies.py
+        as_sent = raw if type(raw) is bytes else None  # s's bytes (s decoded them): not encoded again
+        while (known := copies.more(s, edits, session, known, as_sent)) is not None:  # type: ignore[arg-type] # base/copies.py
             if type(scanned) is Memo:
                 scanned.raw = scanned.read = None
             n = session.copied + 1
@@ -158,9 +159,11 @@ def forget_changed(scanned: dict) -> None:
     """The texts masking changed (None in scanned) taken out of it: the guard scans such
     a text again, as it does one not in it, so the old text is not kept alive through
     the guard (a 200 MB string: once more the body); and the texts a raw scan left the
-    warning pass (Memo.read), which has read them by now."""
+    warning pass (Memo.read) and the digests of the changed ones (Memo.spent), which it
+    has read by now."""
     if type(scanned) is Memo:
         scanned.read = None
+        scanned.spent = {}
     for text in [text for text, seen in scanned.items() if seen is None]:
         del scanned[text]
 
@@ -293,6 +296,7 @@ def mask_doc(
             scanned.raw, scanned.read = seen, pieces  # the texts left out; those the walk read
         del seen
     fn = mask_fn(rules, session, memo, known)
+    spent = scanned.spent if type(scanned) is Memo else None
     # masked in the provider's prompt order, where the body's is another (placeholders
     # number by first appearance: base/prompt.py), then spliced in the body's
     first = prompt_order(s, doc, root, marked_t, where)
@@ -314,6 +318,8 @@ def mask_doc(
             for k in range(bisect.bisect_left(owner, t), bisect.bisect_right(owner, t)):
                 p = pieces[k]
                 if not kept or memo.get(p) is not NOTHING:
+                    if spent is not None and (d := digest_of(memo.get(p))) is not None:
+                        spent[p] = d  # the warning pass reads it (Memo.spent)
                     memo[p] = None
                 if scanned is not None and (not kept or scanned.get(p) is not NOTHING):
                     scanned[p] = None

@@ -38,19 +38,33 @@ class Memo(dict):
     (it may list a text the run or an entry names too). `read`, set with it: the texts
     the walk did read (its pieces): what the disguises' warning pass reads (texts()),
     the raw scan having looked for the disguises in the others; let go once that pass
-    has read them (masking.forget_changed, pipeline)."""
+    has read them (masking.forget_changed, pipeline).
 
-    __slots__ = ("run", "raw", "read")
+    `spent`: the digest of each text whose entry masking spent (a string it changed:
+    its entry None, its matches let go), which the warning pass reads as it reads an
+    entry's (Rules.prescan's digests: the texts masking changed, nearly all of a 1 MB
+    body's characters, not digested twice); let go with the texts (forget_changed)."""
+
+    __slots__ = ("run", "raw", "read", "spent")
 
     def __init__(self) -> None:
         super().__init__()
         self.run: list[str] | None = None
         self.raw: list[str] | None = None
         self.read: list[str] | None = None
+        self.spent: dict[str, bytes] = {}
 
     def clear(self) -> None:
         self.run = self.raw = self.read = None
+        self.spent = {}
         super().clear()
+
+
+def digest_of(entry: object) -> bytes | None:
+    """The digest a memo entry holds (Known's, a prescan entry's third), or None."""
+    if type(entry) is Known:
+        return entry.digest
+    return entry[2] if type(entry) is tuple and len(entry) == 3 else None
 
 
 def texts(memo: dict) -> list[str]:

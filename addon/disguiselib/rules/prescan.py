@@ -18,7 +18,7 @@ from typing import Any
 from ..wire.text import Columns
 from . import bigtext
 from .bigtext import ascii_bytes, encoded, lit_matches
-from .found import CLEAN_MAX, NOTHING, RUN_MIN, Found, Known, Memo
+from .found import CLEAN_MAX, NOTHING, RUN_MIN, Found, Known, Memo, digest_of
 
 Rules = Any  # rules.Rules (which imports this module)
 
@@ -166,8 +166,9 @@ def _scan(
                     continue
             d = None
             if len(x) >= REMEMBER_MIN:
-                e = digests.get(p) if digests else None
-                d = e.digest if type(e) is Known else e[2] if type(e) is tuple and len(e) == 3 else None
+                d = digest_of(digests.get(p)) if digests else None
+                if d is None and type(digests) is Memo:  # a text masking changed: its entry spent, not its digest
+                    d = digests.spent.get(p)
                 if d is None:
                     d = Found.digest(x)
             if d is not None and (known := found.get(d)) is not None:
