@@ -129,6 +129,8 @@ async def inproc(mdir: Path, warm: bytes, fresh: list[bytes], turns: list[bytes]
     )
     for what, rs in rows.items():
         print(f"  {what}: " + ", ".join(f"{k} {statistics.median(r[k] for r in rs) * 1e3:.1f}" for k in rs[0]))
+        for k in ("in-process cpu", "worker main cpu", "offload wall"):
+            print(f"    {k}, each run: " + " ".join(f"{r[k] * 1e3:.1f}" for r in rs))
 
 
 def args_of(key: str, tmp: Path, mdir: Path) -> list[str]:
