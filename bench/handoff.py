@@ -168,6 +168,9 @@ def main() -> None:
     hdr = {"x-bench-stream": "tiny"}
     try:
         cl = {k: Client(m.wait()) for k, m in md.items()}
+        for k in keys:
+            if k in ("addon", "addon-nocapture", "before"):
+                md[k].worker_ready()
         for c in cl.values():
             c.post(warm, 1, headers=hdr)
             c.post(warm + b" ", 1, headers=hdr)
