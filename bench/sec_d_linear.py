@@ -113,6 +113,7 @@ def part_request_path(c: Ctx) -> None:
         for k in ("plain", "addon"):
             md[k] = Mitmdump(up.port, variant_args(tmp, k, mdir), tmp, f"reqpath-{k}")
         cls = {k: Client(m.wait()) for k, m in md.items()}
+        md["addon"].worker_ready()  # (sent before, a body is masked in a thread beside the worker's build)
         for cl in cls.values():  # warm-up: the first masking builds what it needs once
             cl.post(body, 1, headers={"x-bench-stream": "tiny"})
         todo = {id(cl): list(fresh) for cl in cls.values()}  # each variant gets the same bodies, in order
@@ -303,6 +304,7 @@ def part_gap(c: Ctx, at_1mb: dict[str, float | None]) -> None:
         for k in ("plain", "addon"):
             md[k] = Mitmdump(up.port, variant_args(tmp, k, mdir), tmp, f"gap-{k}")
         ports = {k: m.wait() for k, m in md.items()}
+        md["addon"].worker_ready()  # the pause of the worker's path, not of a thread's beside the worker's build
         print(f"  Longest pause of a concurrent stream ({len(paced)} events, one per upstream write, {delay_ms} ms apart) "
               "while the same mitmdump masks a body sent 0.3 s into it; default mappings + 1000 literals")  # fmt: skip
         print(f"    {'body':<58} {'plain: gap':>11} {'addon: gap':>11} {'addon: body':>12}")

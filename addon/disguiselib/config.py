@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import engine, shipped
 from .apis import registry
+from .base import readpass
 from .errors import MappingError, reason
 from .rules import linear, mappings
 from .rules.rules import Rules
@@ -245,6 +246,7 @@ def compiled(
         raise MappingError(f"{', '.join(ms.files)}: rules do not compile together: {reason(e)}") from e
     if streams:  # every stream's automaton, built here (off the loop on a reload), not at a first stream
         rules.stream_triggers(())
+        readpass.prepare(rules)  # and the compiled pass's matcher
         linear.release_memory()  # what building the automaton took and freed
     disguises = None
     if ms.literals:

@@ -347,3 +347,22 @@ def test_the_pass_matches_short_escaped_arguments_itself(api: str) -> None:
     text = '{"a": "\\nFoo \\\\nFoo\\tab", "b": "x\\"nov", "c": "nova\\\\"}'
     assert json.loads(ESC_RULES.restorer({}).json_text(text)) == {"a": "\nFoo \\Foo GmbH\tab", "b": 'x"Ö',
                                                                    "c": "nova-internal\\"}
+
+
+@compiled
+def test_a_rule_set_of_streams_has_its_matcher_built_when_compiled() -> None:
+    """config.compiled builds the compiled pass's matcher of the disguises with the rule set
+    (off the event loop on a reload), not the first stream's first read; never for a set
+    no stream is restored with (the masking worker's), nor one with fakes (no pass)."""
+    from disguiselib import config
+    from disguiselib.base import _readpass  # type: ignore[attr-defined]
+
+    ms = mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs"}})
+    streamed, _ = config.compiled(ms, None)
+    assert _readpass.prepared(streamed)
+    workers, _ = config.compiled(ms, None, streams=False)
+    assert not _readpass.prepared(workers)
+    faked, _ = config.compiled(ms, b"k" * 32)
+    assert faked.faker is not None and not _readpass.prepared(faked)
+    readpass.prepare(workers)  # what the first stream's pass builds (matcher_for): the same
+    assert _readpass.prepared(workers)

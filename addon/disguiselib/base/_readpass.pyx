@@ -289,6 +289,17 @@ cdef Matcher matcher_for(rules):
     return <Matcher> m
 
 
+def prepare(rules):
+    """Build rules' matcher now (config.compiled: off the loop on a reload), not at the
+    first stream a pass reads (~10 ms on the event loop for 1,000 literals)."""
+    matcher_for(rules)
+
+
+def prepared(rules):
+    """Is rules' matcher built (tests)?"""
+    return rules in _MATCHERS
+
+
 # -- byte parsing helpers: each returns the position after what it read, or -1 --------------
 
 cdef inline Py_ssize_t ws(const unsigned char *p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
