@@ -24,7 +24,8 @@ from disguiselib.base.document import Dup
 from disguiselib.errors import MaskError
 from disguiselib.rules import rawscan
 from disguiselib.rules.found import Memo
-from disguiselib.wire import spanwalk
+from disguiselib.wire import jsonspan, spanwalk
+from disguiselib.wire.jsonspan import SKIP, USER, VALUES
 from disguiselib.wire.text import LeftOut
 from strategies import make_rules
 
@@ -183,3 +184,57 @@ def test_a_repeated_key_s_lists_the_walk_reads_as_one_the_guard_reads_apart(engi
     assert any(w is l2 for w in written) and any(m.items is l2 for m in memo.raw if type(m) is LeftOut)
     assert ORIGINAL in l1 and ORIGINAL.encode() in out  # the planted miss: the second copy leaves as it came
     assert leakguard.scan_json(shared, RULES, MESSAGES_REQUEST, memo) is not None
+
+
+class _Told(jsonspan.Rule):
+    """An array's rule that tells each element's by its index and the element itself
+    (an index that is not one, or an element that is not a string: SKIP)."""
+
+    def child(self, key: str | int) -> jsonspan.Rule:
+        return self if isinstance(key, int) else SKIP
+
+    def resolve(self, value: object) -> jsonspan.Rule:
+        return VALUES if isinstance(value, str) else SKIP
+
+
+def test_clean_finds_a_list_left_out_in_the_raw_run_s_window_spelled_out() -> None:
+    """Clean.left_out, a call at a time, as said_nothing reads the raw run: the next AHEAD
+    entries from where it goes on, then the BEHIND before them, the run going on after
+    the LeftOut found; a list is that LeftOut's only if it is its very object, as long as
+    it says, each element read (index and value) with its rule. Where a LeftOut is not
+    found the guard reads its list element by element (only work: no element is in the
+    run), so these are what the guard's cost rests on."""
+    lists = [[f"e{i}", "x"] for i in range(30)]
+    raw: list = [LeftOut(items, VALUES, 2) for items in lists[:20]] + [f"t{i}" for i in range(20, 30)]
+    memo = Memo()
+    memo.raw = raw
+    c = fieldwalk.Clean(memo)
+    assert (fieldwalk.AHEAD, fieldwalk.BEHIND, c.raw_at) == (8, 16, 0)
+    told = _Told()
+    steps = [  # (the list, found?, where the raw run goes on after)
+        (8, False, 0),  # 8 ahead of the start: past the window
+        (7, True, 8),
+        (16, False, 8),  # 8 ahead again
+        (15, True, 16),
+        (16, True, 17),
+        (16, True, 17),  # the one just before: read back
+        (0, False, 17),  # 17 behind: past the window
+        (1, True, 2),  # 16 behind
+        (0, True, 1),  # behind, to the run's first entry
+    ]
+    for i, found, at in steps:
+        assert (c.left_out(lists[i], told), c.raw_at) == (found, at), i
+    assert c.said_nothing("t20") is False and c.raw_at == 1  # 19 ahead: a miss
+    c.raw_at = 13
+    assert c.said_nothing("t20") is True and c.raw_at == 21  # a text of the raw run, as the run's
+    assert c.left_out(lists[19], told) is True and c.raw_at == 20
+    assert c.left_out(list(lists[18]), told) is False  # an equal list, not the object
+    lists[17].append("y")
+    assert c.left_out(lists[17], told) is False  # longer than it says
+    lists[17].pop()
+    assert c.left_out(lists[17], USER) is False  # each element read with another rule
+    lists[17][1] = 5
+    assert c.left_out(lists[17], told) is False  # an element the rule reads otherwise (not a string)
+    lists[17][1] = "x"
+    assert c.left_out(lists[17], told) is True and c.raw_at == 18
+    assert fieldwalk.Clean({}).left_out(lists[0], told) is False  # no raw run: nothing left out
