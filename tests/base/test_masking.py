@@ -397,14 +397,18 @@ def test_a_key_repeated_with_the_same_value_is_masked_pair_by_pair() -> None:
     assert out == body.replace(b"Acme Corp", b"Zenith Labs")
 
 
-@pytest.mark.parametrize("value", ['["Acme Corp", "ab"]', '{"x": "Acme Corp"}', '[{"x": ["Acme Corp"]}]'])
-def test_a_key_repeated_with_the_same_container_is_masked_and_the_guard_reads_what_leaves(value: str) -> None:
+@pytest.mark.parametrize("value", ['["Acme Corp", "ab"]', '{"x": "Acme Corp"}', '[{"x": ["Acme Corp"]}]', '"Acme Corp"'])
+@pytest.mark.parametrize("form", ['{{"k": {v}, "k": {v}}}', '{{"k": 1, "k": 1, "z": {v}}}'], ids=["twice", "beside"])
+def test_a_key_repeated_with_the_same_container_is_masked_and_the_guard_reads_what_leaves(value: str, form: str) -> None:
     """A key repeated with the same array or object: the walk reads each copy against the
     one the parse keeps (the last), so its masked strings are two tokens of one place;
     the document handed to the guard (parsed) is then none (the guard parses the masked
     bytes) rather than the last copy masked twice and the first copies as they came,
-    and the pipeline sends every copy masked instead of refusing an original it masked."""
-    tool = f'{{"type": "tool_use", "id": "t", "name": "f", "input": {{"k": {value}, "k": {value}}}}}'
+    and the pipeline sends every copy masked instead of refusing an original it masked.
+    (A string member of an object that repeats a key, that key's or another's: none
+    either, the object's pairs being what the guard reads.)"""
+    value = form.format(v=value)
+    tool = f'{{"type": "tool_use", "id": "t", "name": "f", "input": {value}}}'
     body = f'{{"model": "m", "max_tokens": 5, "messages": [{{"role": "assistant", "content": [{tool}]}}]}}'.encode()
     parsed: list = []
     out, _ = mask_body(body, anthropic.MESSAGES_REQUEST, RULES, None, parsed)
