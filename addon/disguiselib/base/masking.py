@@ -208,7 +208,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
     toks, ranges = trace["toks"], trace["ranges"]
     where = toks.spans
     sets: list[tuple[Any, str | int, str, bool]] = []
-    places: set[tuple[int, str | int, bool]] = set()
+    places: dict[int, set[str | int]] = {}  # each owner's (and kind's) keys changed (no object a token: the collector)
     ps = po = delta = 0
     for t, grow in ranges:
         i, end = where[2 * t], where[2 * t + 1]
@@ -220,9 +220,15 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
         except ValueError:
             return None
         owner, key, is_key = toks.owners[t], toks.slots[t], toks.rules[t] is jsonspan.KEY
-        if stop != nend or owner is None or type(owner) is Dup or (id(owner), key, is_key) in places:
+        if stop != nend or owner is None or type(owner) is Dup:
             return None
-        places.add((id(owner), key, is_key))
+        keys = places.get(2 * id(owner) + is_key)
+        if keys is None:
+            places[2 * id(owner) + is_key] = {key}
+        elif key in keys:
+            return None
+        else:
+            keys.add(key)
         sets.append((owner, key, v, is_key))
         ps, po, delta = end, nend, delta + grow
     if out[po:] != s[ps:]:
