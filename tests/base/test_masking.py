@@ -397,7 +397,7 @@ def test_a_key_repeated_with_the_same_value_is_masked_pair_by_pair() -> None:
     assert out == body.replace(b"Acme Corp", b"Zenith Labs")
 
 
-@pytest.mark.parametrize("value", ['["Acme Corp", "ab"]', '{"x": "Acme Corp"}', '[{"x": ["Acme Corp"]}]', '"Acme Corp"'])
+@pytest.mark.parametrize("value", ['["Acme Corp", "ab"]', '{"x": "Acme Corp"}', '[{"x": ["Acme Corp"]}]', '"Acme Corp"', '{"Acme Corp": "x"}'])
 @pytest.mark.parametrize("form", ['{{"k": {v}, "k": {v}}}', '{{"k": 1, "k": 1, "z": {v}}}'], ids=["twice", "beside"])
 def test_a_key_repeated_with_the_same_container_is_masked_and_the_guard_reads_what_leaves(value: str, form: str) -> None:
     """A key repeated with the same array or object: the walk reads each copy against the
