@@ -14,12 +14,16 @@ import json
 import pytest
 
 from conftest import REPO
+from disguiselib import pipeline
 from disguiselib.apis.anthropic import messages as anthropic
 from disguiselib.apis.openai import chat as openai_chat
 from disguiselib.apis.openai import responses as openai_responses
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base import fields
+from disguiselib.base.document import same
 from disguiselib.base.masking import mask_body, mask_doc, mask_fn
 from disguiselib.base.present import present_placeholders
+from disguiselib.config import Config
 from disguiselib.errors import MaskError
 from disguiselib.rules import mappings
 from disguiselib.rules.rules import Rules, Session
@@ -391,3 +395,25 @@ def test_a_key_repeated_with_the_same_value_is_masked_pair_by_pair() -> None:
             b' "text": "Acme Corp", "text": "Acme Corp", "n": {"a": 1, "a": 1}}]}]}')  # fmt: skip
     out, _ = mask_body(body, anthropic.MESSAGES_REQUEST, RULES)
     assert out == body.replace(b"Acme Corp", b"Zenith Labs")
+
+
+@pytest.mark.parametrize("value", ['["Acme Corp", "ab"]', '{"x": "Acme Corp"}', '[{"x": ["Acme Corp"]}]', '"Acme Corp"', '{"Acme Corp": "x"}'])
+@pytest.mark.parametrize("form", ['{{"k": {v}, "k": {v}}}', '{{"k": 1, "k": 1, "z": {v}}}'], ids=["twice", "beside"])
+def test_a_key_repeated_with_the_same_container_is_masked_and_the_guard_reads_what_leaves(value: str, form: str) -> None:
+    """A key repeated with the same array or object: the walk reads each copy against the
+    one the parse keeps (the last), so its masked strings are two tokens of one place;
+    the document handed to the guard (parsed) is then none (the guard parses the masked
+    bytes) rather than the last copy masked twice and the first copies as they came,
+    and the pipeline sends every copy masked instead of refusing an original it masked.
+    (A string member of an object that repeats a key, that key's or another's: none
+    either, the object's pairs being what the guard reads.)"""
+    value = form.format(v=value)
+    tool = f'{{"type": "tool_use", "id": "t", "name": "f", "input": {value}}}'
+    body = f'{{"model": "m", "max_tokens": 5, "messages": [{{"role": "assistant", "content": [{tool}]}}]}}'.encode()
+    parsed: list = []
+    out, _ = mask_body(body, anthropic.MESSAGES_REQUEST, RULES, None, parsed)
+    assert out == body.replace(b"Acme Corp", b"Zenith Labs")
+    assert all(same(doc, fields.loads(got.decode())) for got, doc in parsed)
+    config = Config(RULES, (), (), False, (), None)
+    verdict = pipeline.mask_request(ANTHROPIC_MESSAGES, body, config, "/v1/messages", [])
+    assert type(verdict) is pipeline.Masked and verdict.body == out

@@ -335,6 +335,10 @@ _bytes = st.sampled_from([b"a", b"b", b"\x00", "é".encode(), b'"', b"\\"])
 @given(st.lists(st.lists(_bytes, min_size=1, max_size=4).map(b"".join), min_size=1, max_size=6),
        st.lists(_bytes, max_size=40).map(b"".join), st.booleans())  # fmt: skip
 @example([b"abab", b"ba", b"b"], b"ababab", True)
+# bytes a regular expression reads otherwise: each literal only where it is written, as
+# written (case too), overlapping ones too, each span as long as its own literal
+@example([b"a.b", b"a+", b"b", b"(x)"], b"a.b axb A.B a+ aa (x) x", True)
+@example([b"a\x00b", b"b"], b"xa\x00b a ab", True)  # a NUL: the automaton, not a literal cut at it
 def test_the_literals_are_found_wherever_they_are_written(keys, raw, hyperscan: bool) -> None:
     """Literals.spans: with Hyperscan, every place a literal is written (overlapping ones
     too, bytes of any value but NUL); with the automaton (no Hyperscan, or a literal
@@ -372,3 +376,21 @@ def test_many_literals_are_found_by_the_automaton(monkeypatch) -> None:
     few = rawscan.Literals(keys)
     assert many._ac is not None and (few._ac is None) == (rawscan.hyperscan is not None)
     assert many.spans(raw, 10) == few.spans(raw, 10) == [(7, 16), (20, 31)]
+
+
+def test_a_literal_a_regular_expression_reads_otherwise_is_masked_in_a_body_of_short_strings(tmp_path) -> None:
+    """A literal holding bytes a regular expression reads otherwise (`+`, `.`, `(`): the
+    raw pass finds it as written among a tool input of short strings (its database is
+    one of literals), so masking reads its string, and the request leaves with the
+    disguise, never with the original left out of the walk as clean."""
+    (tmp_path / "m.yaml").write_text("literals:\n  Acme+Corp (EU).x: Zenith Labs\n")
+    cfg = build_config([str(tmp_path / "m.yaml")], False, [])
+    items = [f"v{i:x}q" for i in range(rawscan.STRINGS_MIN)]
+    items[99] = "Acme+Corp (EU).x"
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}, {
+        "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"i": items}}]}]}).encode()  # fmt: skip
+    hot = rawscan.hot(body, body.decode(), cfg.rules, cfg.disguises)
+    at = body.index(b"Acme+Corp")
+    assert hot is not None and any(a <= at < e for a, e in zip(hot[::2], hot[1::2], strict=True))
+    got = pipeline.mask_request(registry.ANTHROPIC_MESSAGES, body, cfg, "/v1/messages", [])
+    assert isinstance(got, pipeline.Masked) and b"Acme" not in got.body and b'"Zenith Labs"' in got.body

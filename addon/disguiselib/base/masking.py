@@ -201,10 +201,14 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
     edits put it, and every byte of out between those tokens is checked to be s's. So
     the result is exactly what parsing out gives, whatever the masker did; None where
     that cannot be shown cheaply (the text differs elsewhere, a token does not read back
-    as one string, a repeated key, a key renamed onto another), and the guard parses."""
+    as one string, a repeated key, a key renamed onto another, two tokens of one place: a
+    key repeated with the same container twice, whose copies the walk reads against the
+    one the parse keeps, the first copies' objects left as they came), and the guard
+    parses."""
     toks, ranges = trace["toks"], trace["ranges"]
     where = toks.spans
     sets: list[tuple[Any, str | int, str, bool]] = []
+    places: dict[int, set[str | int]] = {}  # each owner's (and kind's) keys changed (no object a token: the collector)
     ps = po = delta = 0
     for t, grow in ranges:
         i, end = where[2 * t], where[2 * t + 1]
@@ -218,6 +222,13 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
         owner, key, is_key = toks.owners[t], toks.slots[t], toks.rules[t] is jsonspan.KEY
         if stop != nend or owner is None or type(owner) is Dup:
             return None
+        keys = places.get(2 * id(owner) + is_key)
+        if keys is None:
+            places[2 * id(owner) + is_key] = {key}
+        elif key in keys:
+            return None
+        else:
+            keys.add(key)
         sets.append((owner, key, v, is_key))
         ps, po, delta = end, nend, delta + grow
     if out[po:] != s[ps:]:
