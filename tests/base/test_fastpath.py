@@ -107,6 +107,7 @@ def _fakes(request):
     FAKES[0] = request.param
     yield
     FAKES[0] = False
+    _BUILT.clear()  # one test's rule sets held at a time (all of them: some 60 MB)
 
 
 def _texts(words: list[str]):
