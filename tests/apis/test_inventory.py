@@ -90,11 +90,14 @@ def test_every_documented_endpoint_is_declared_once(provider: str) -> None:
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_every_declared_endpoint_is_documented(provider: str) -> None:
     endpoints, ops, _ = PROVIDERS[provider]
+    # which entries each documented operation routes to: once per operation, not once per
+    # entry and operation (it is the same list each time; OpenAI's: 107 entries x 576 operations)
+    routed = [(om, declared(endpoints, om, instance(op))) for om, op in ops]
     stale = []
     for e in endpoints:
         assert e.what in KINDS and (e.what != REFUSED or e.why), e
         for m in e.methods.split():
-            if not any(e in declared(endpoints, om, instance(op)) for om, op in ops if om == m):
+            if not any(e in got for om, got in routed if om == m):
                 stale.append(f"{m} {e.path}")
     assert not stale, f"{provider}: declared, but documented nowhere: {stale}"
 

@@ -13,6 +13,7 @@ path (an event without a trigger passes unparsed; a `\\u` escape is a trigger).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 
@@ -39,17 +40,25 @@ R = RULES.restorer(PLACEHOLDERS)
 NAME_VALUES = {"type", "object", "finish_reason", "finishReason", "role"}
 
 
+@functools.cache
+def _plain(c: str) -> str:
+    """One character as JSON writes it in a string (a key's few characters, met 100,000 times)."""
+    return json.dumps(c, ensure_ascii=False)[1:-1]
+
+
 def dump(obj: object, rnd: random.Random | None, p: float, key: str | None = None) -> str:
     """Compact JSON (the APIs' own shape); with rnd, each letter, digit, `_` and `.` of a
     key (and of a NAME_VALUES value) written as a \\u escape with probability p."""
 
     def name(s: str) -> str:
+        if rnd is None:  # what the loop below gives without escapes: JSON escapes each character alone
+            return json.dumps(s, ensure_ascii=False)
         out = []
         for c in s:
-            if rnd is not None and (c.isascii() and (c.isalnum() or c in "_.")) and rnd.random() < p:
+            if (c.isascii() and (c.isalnum() or c in "_.")) and rnd.random() < p:
                 out.append(rnd.choice(["\\u%04x", "\\u%04X"]) % ord(c))
             else:
-                out.append(json.dumps(c, ensure_ascii=False)[1:-1])
+                out.append(_plain(c))
         return '"' + "".join(out) + '"'
 
     if isinstance(obj, dict):

@@ -63,25 +63,39 @@ _fake = st.text(alphabet="abnz019:_-.@/A", min_size=2, max_size=10).filter(lambd
 @st.composite
 def rule_sets(draw):
     disguises = draw(st.lists(_disguise, min_size=0, max_size=4, unique=True))
-    # originals are non-ASCII: a disguise (ASCII) can never contain one
-    literals = {f"Ö{i}é": d for i, d in enumerate(disguises)}
     names = draw(st.lists(st.sampled_from(["EMAIL", "K", "AB_C"]), max_size=2, unique=True))
     strips = draw(st.lists(st.sampled_from(_STRIPS), max_size=3, unique=True))
-    doc = {
-        "literals": literals,
-        "patterns": [{"name": n, "regex": "Ö@[a-z]+"} for n in names],
-        "strip": [{"regex": s} for s in strips],
-    }
-    try:
-        ms = mappings.from_dict(doc)
-    except mappings.MappingError:
-        ms = mappings.from_dict({"literals": {"Ö0é": "zz"}})
+    rules = _drawn_rules(tuple(disguises), tuple(names), tuple(strips), FAKES[0])
     placeholders = {f"[{n}_1]": f"{n.lower()}@x.io" for n in names}
     if not FAKES[0]:
-        return Rules(ms), placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
+        return rules, placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
     fakes = draw(st.lists(_fake, min_size=1, max_size=3, unique=True))
     placeholders.update({f: f"Ö{i}@orig.io" for i, f in enumerate(fakes)})
-    return Rules(ms, b"k" * 32), placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
+    return rules, placeholders, [*disguises, *placeholders, *_STRIP_EXAMPLES]
+
+
+# The rule set of each drawn (disguises, names, strips), built once: hypothesis draws the
+# same small sets again and again (none, one disguise, one strip rule). The streams only
+# read a rule set (its trigger automaton and hold-back patterns, cached on first use, as a
+# proxy's flows share one); nothing here masks, the one thing that writes its memory.
+_BUILT: dict[tuple, Rules] = {}
+
+
+def _drawn_rules(disguises: tuple[str, ...], names: tuple[str, ...], strips: tuple[str, ...], fakes: bool) -> Rules:
+    key = (disguises, names, strips, fakes)
+    if (rules := _BUILT.get(key)) is None:
+        doc = {
+            # originals are non-ASCII: a disguise (ASCII) can never contain one
+            "literals": {f"Ö{i}é": d for i, d in enumerate(disguises)},
+            "patterns": [{"name": n, "regex": "Ö@[a-z]+"} for n in names],
+            "strip": [{"regex": s} for s in strips],
+        }
+        try:
+            ms = mappings.from_dict(doc)
+        except mappings.MappingError:
+            ms = mappings.from_dict({"literals": {"Ö0é": "zz"}})
+        rules = _BUILT[key] = Rules(ms, b"k" * 32) if fakes else Rules(ms)
+    return rules
 
 
 # Every property below runs with placeholders alone and with fakes beside them.
@@ -93,6 +107,7 @@ def _fakes(request):
     FAKES[0] = request.param
     yield
     FAKES[0] = False
+    _BUILT.clear()  # one test's rule sets held at a time (all of them: some 60 MB)
 
 
 def _texts(words: list[str]):

@@ -32,10 +32,15 @@ LITERALS = {"Acme Corp": "Zenith Labs", "nova-internal": "nova", 'C:\\Users\\a "
 HEADERS = [("content-type", "application/json")]
 
 
-def _config(tmp: Path, literals: dict[str, str], name: str = "m.yaml", key: bytes | None = None) -> Config:
+def _config(
+    tmp: Path, literals: dict[str, str], name: str = "m.yaml", key: bytes | None = None, defaults: bool = True
+) -> Config:
+    """defaults=False: the literals alone, without the shipped rule set (each build of which
+    reads and compiles some 12,000 rules), for the tests of the generation table that mask
+    nothing or only the literals they name."""
     path = tmp / name
     path.write_text(yaml.safe_dump({"literals": literals}, allow_unicode=True), encoding="utf-8")
-    return build_config([str(path)], True, [], key)
+    return build_config([str(path)], defaults, [], key)
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +185,9 @@ def test_each_body_is_masked_with_its_own_generation(tmp_path) -> None:
 def test_a_worker_that_lost_a_generation_is_sent_it_again(tmp_path) -> None:
     """More generations than the worker keeps: an old one is built again, never replaced by
     another (worker.KEEP)."""
-    cfgs = [_config(tmp_path, {f"Org{i} Ltd": f"Alias{i}"}, f"g{i}.yaml") for i in range(worker.KEEP + 2)]
+    cfgs = [
+        _config(tmp_path, {f"Org{i} Ltd": f"Alias{i}"}, f"g{i}.yaml", defaults=False) for i in range(worker.KEEP + 2)
+    ]
     body = json.dumps({"model": "m", "max_tokens": 1, "messages": [
         {"role": "user", "content": " ".join(f"Org{i} Ltd" for i in range(len(cfgs)))}]}).encode()  # fmt: skip
     o = Offload()
@@ -386,18 +393,18 @@ def test_a_rule_set_no_flow_uses_is_not_kept_alive_by_its_generation(tmp_path) -
 
     o = Offload()
     try:
-        cfgs = [_config(tmp_path, {f"Org{i} Ltd": f"Alias{i}"}, f"w{i}.yaml") for i in range(3)]
+        cfgs = [_config(tmp_path, {f"Org{i} Ltd": f"Alias{i}"}, f"w{i}.yaml", defaults=False) for i in range(3)]
         gens = [o.generation(c) for c in cfgs]
         assert len(set(gens)) == 3 and o.generation(cfgs[2]) == gens[2]
         gone = [weakref.ref(c) for c in cfgs[:2]]
         del cfgs[:2]
         gc.collect()
         assert [r() for r in gone] == [None, None]
-        later = _config(tmp_path, {"Org9 Ltd": "Alias9"}, "w9.yaml")
+        later = _config(tmp_path, {"Org9 Ltd": "Alias9"}, "w9.yaml", defaults=False)
         assert o.generation(later) not in gens and o.generation(cfgs[0]) == gens[2]
         o.built = set(gens)  # as the worker said it built them
         for i in range(offload_mod._KEEP + 2):
-            o.generation(_config(tmp_path, {f"Org{i}x Ltd": "Alias"}, "w.yaml"))
+            o.generation(_config(tmp_path, {f"Org{i}x Ltd": "Alias"}, "w.yaml", defaults=False))
         assert not o.built & set(gens)  # numbers never asked for again are forgotten
     finally:
         o.close()
