@@ -5,7 +5,6 @@ against its reference)."""
 from __future__ import annotations
 
 import functools
-
 import re
 
 import pytest
