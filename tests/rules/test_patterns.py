@@ -4,6 +4,7 @@ against its reference)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -59,7 +60,9 @@ def test_rejected_candidates_past_the_linear_bound_refuse_the_text() -> None:
     assert _all(p, "x_y0_abc " * 2000) == []
 
 
+@functools.cache
 def _secret() -> Pattern:
+    """The shipped SECRET rule (the defaults built once: not once an example)."""
     from disguiselib.config import build_config
 
     (p,) = [p for p in build_config([], True, []).rules._patterns if p.name == "SECRET"]
