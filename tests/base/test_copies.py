@@ -278,6 +278,18 @@ def test_add_makes_the_edits_a_search_per_original_makes(originals: list[str], t
     assert s1.placeholders == s2.placeholders and s1.counts == s2.counts
 
 
+def _every_place(needles: list, text: str | bytes) -> list[tuple[int, int, int]]:
+    """(k, start, end) of every place needle k is in text, overlapping ones too, by a
+    search per needle (the reference the tests below hold the one-pass searches to)."""
+    each = []
+    for k, p in enumerate(needles):
+        i = text.find(p)
+        while i >= 0:
+            each.append((k, i, i + len(p)))
+            i = text.find(p, i + 1)
+    return each
+
+
 @settings(max_examples=300, deadline=None)
 @given(originals=st.lists(_ORIGINAL, min_size=1, max_size=4, unique=True), text=_TEXT)
 @example(originals=["aa", "a"], text="aaa")  # every place, overlapping ones too
@@ -285,13 +297,7 @@ def test_the_guard_finds_every_copy_a_search_per_original_finds(originals: list[
     from disguiselib.rules.knowing import Originals
 
     known = Originals({o: f"R{k}" for k, o in enumerate(originals)})
-    each = []
-    for k, o in enumerate(originals):
-        i = text.find(o)
-        while i >= 0:
-            each.append((k, i, i + len(o)))
-            i = text.find(o, i + 1)
-    assert known.matches(text) == sorted(each)
+    assert known.matches(text) == sorted(_every_place(originals, text))
 
 
 def test_masking_again_stops_when_nothing_new_is_spelled_and_is_bounded() -> None:
@@ -324,12 +330,7 @@ _NEEDLE = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9"]), min_size=1
 @given(patterns=st.lists(_NEEDLE, min_size=1, max_size=5, unique=True), text=_BYTES, long=st.integers(1, 6))
 @example(patterns=[b"aa", b"a"], text=b"aaa", long=2)  # every place, overlapping ones too, of both kinds
 def test_places_finds_what_a_search_per_spelling_finds(patterns: list[bytes], text: bytes, long: int) -> None:
-    each = []
-    for k, p in enumerate(patterns):
-        i = text.find(p)
-        while i >= 0:
-            each.append((k, i, i + len(p)))
-            i = text.find(p, i + 1)
+    each = _every_place(patterns, text)
     old = copies.Places.LONG
     copies.Places.LONG = long
     try:

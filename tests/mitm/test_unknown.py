@@ -8,22 +8,14 @@ from __future__ import annotations
 import json
 import logging
 
-from mitmproxy.test import tflow
-
 from disguiselib.mitm.addon import Disguise
 from disguiselib.state import Passed, Phase
 
-from .test_addon import addon  # noqa: F401 - the fixture, shared
+from .test_addon import addon, messages_flow  # noqa: F401 - the fixture, shared
 
 
 def _flow(body: dict, path: str = "/v1/skills"):
-    f = tflow.tflow()
-    f.request.method = "POST"
-    f.request.path = path
-    f.request.host = "api.anthropic.com"
-    f.request.headers["content-type"] = "application/json"
-    f.request.content = json.dumps(body).encode()
-    return f
+    return messages_flow(json.dumps(body).encode(), path)
 
 
 def _run(a: Disguise, tctx, f) -> None:
