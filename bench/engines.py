@@ -114,6 +114,7 @@ def through_mitmdump(c) -> dict[str, dict[str, float]]:
     import sec_a_proxies
     import streams
     from common import median
+    from material import loadable
     from proxies import Client, Mitmdump, Upstream, interleaved, mappings_dir, tmpdir, variant_args
 
     runs = 3 if c.quick else 7
@@ -128,7 +129,7 @@ def through_mitmdump(c) -> dict[str, dict[str, float]]:
     variants = {"plain": ("plain", None), "compiled": ("addon", {}), "python": ("addon", {"DISGUISE_ENGINE": "python"})}
     md: dict[str, Mitmdump] = {}
     cls: dict[str, Client] = {}
-    mdir = mappings_dir(tmp, "both", {**c.literals, **c.ordinary})
+    mdir = mappings_dir(tmp, "both", loadable({**c.literals, **c.ordinary}))
     try:
         for k, (variant, env) in variants.items():
             md[k] = Mitmdump(

@@ -192,3 +192,24 @@ def ordinary_literals(rng: random.Random, n: int) -> dict[str, str]:
         syl = "".join(rng.choice(SYL_A) for _ in range(2))
         out[f"{syl.capitalize()}{rng.choice(['Corp', 'DB', 'Prod', 'Ledger', 'Vault'])}{i}"] = d
     return out
+
+
+def loadable(literals: dict[str, str]) -> dict[str, str]:
+    """literals less those the load would refuse beside the others (rules/overlaps.py: a
+    disguise that, joined at a word's edge with the text beside it, spells an original):
+    two sets drawn apart (make_literals, ordinary_literals) can meet that way, and a
+    bench's mitmdump would then refuse to start. The later literal of each such pair goes."""
+    from disguiselib.errors import MappingError
+    from disguiselib.rules import overlaps
+    from disguiselib.rules.mappings import Literal
+
+    out = dict(literals)
+    while True:
+        lits = [Literal(o, d, f"#{i}#") for i, (o, d) in enumerate(out.items())]
+        try:
+            overlaps.joined(lits)
+        except MappingError as e:
+            a, b = (int(x) for x in re.findall(r"#(\d+)#", str(e))[:2])
+            del out[lits[max(a, b)].original]
+            continue
+        return out

@@ -23,9 +23,10 @@ import context  # noqa: E402
 import report  # noqa: E402
 import sec_a_proxies  # noqa: E402
 import streams  # noqa: E402
-from material import Material, make_literals, ordinary_literals  # noqa: E402
+from material import Material, loadable, make_literals, ordinary_literals  # noqa: E402
 
 import bench as entry  # noqa: E402
+from disguiselib import errors  # noqa: E402
 from disguiselib.apis.anthropic import messages as anthropic  # noqa: E402
 from disguiselib.apis.openai import chat as openai_chat  # noqa: E402
 from disguiselib.base import masking  # noqa: E402
@@ -80,6 +81,21 @@ def test_ordinary_literals_are_ordinary() -> None:
     lits = ordinary_literals(random.Random(1), 100)
     assert len(set(lits.values())) == 100
     assert {"nova", "fetch_record", "acct_ref"} <= set(lits.values())
+
+
+@pytest.mark.parametrize("seed", [20250101, 7, 1])  # bench.py's default seed first
+def test_the_engines_sections_literals_load(ctx: context.Ctx, seed: int) -> None:
+    """bench (engines) runs mitmdump on the 1,000 literals and the 100 ordinary ones
+    together: drawn apart, one's disguise can spell the other's original at a word's
+    edge, which the load refuses (rules/overlaps.py), and `bench.py --quick` stopped
+    there. loadable() leaves out only what the load refuses."""
+    both = {**make_literals(random.Random(seed), 1000), **ordinary_literals(random.Random(seed * 1000 + 2), 100)}
+    kept = loadable(both)
+    ctx.with_literals(kept, "both")  # loads (raises MappingError otherwise)
+    assert set(kept) <= set(both) and len(kept) >= len(both) - 5
+    for gone in set(both) - set(kept):  # each one left out is refused beside what is kept
+        with pytest.raises(errors.MappingError):
+            ctx.with_literals({**kept, gone: both[gone]}, "both")
 
 
 def test_issue_stream_and_peer_numbering(ctx: context.Ctx) -> None:
