@@ -122,14 +122,15 @@ def through_mitmdump(c) -> dict[str, dict[str, float]]:
     res: dict[str, dict[str, float]] = {}
     body_chat, emails, st_chat = sec_a_proxies.issue_stream(c)
     (tmp / "chat.sse").write_bytes(st_chat["bytes"])
-    disg = [(d, o) for o, d in c.ordinary.items()]
+    both = loadable({**c.literals, **c.ordinary})  # what mitmdump loads: its dense stream holds no other disguise
+    disg = [(d, o) for o, d in c.ordinary.items() if both.get(o) == d]
     st_dense = streams.build_dense_stream(c.seed + 21, N_DENSE, disg)
     (tmp / "dense.sse").write_bytes(st_dense["bytes"])
     up = Upstream([f"/v1/chat/completions={tmp / 'chat.sse'}", f"/v1/messages={tmp / 'dense.sse'}"], per_write=1)
     variants = {"plain": ("plain", None), "compiled": ("addon", {}), "python": ("addon", {"DISGUISE_ENGINE": "python"})}
     md: dict[str, Mitmdump] = {}
     cls: dict[str, Client] = {}
-    mdir = mappings_dir(tmp, "both", loadable({**c.literals, **c.ordinary}))
+    mdir = mappings_dir(tmp, "both", both)
     try:
         for k, (variant, env) in variants.items():
             md[k] = Mitmdump(
