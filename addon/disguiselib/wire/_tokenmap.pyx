@@ -214,3 +214,54 @@ cdef class AsciiBytes:
 
     def __releasebuffer__(self, Py_buffer *view):
         pass
+
+
+cdef inline bint _has_backslash(uint64_t w):
+    """Some byte of w is a backslash (haszero of w ^ backslashes)."""
+    cdef uint64_t b = w ^ (_ONES * 0x5C)
+    return (((b - _ONES) & ~b) & _HIGHS) != 0
+
+
+cdef inline bint _has_backslash2(uint64_t w):
+    """Some of the four two-byte characters of w is a backslash."""
+    cdef uint64_t b = w ^ (_ONES16 * 0x5C)
+    return (((b - _ONES16) & ~b) & _HIGHS16) != 0
+
+
+def odd_escapes(str s, Py_ssize_t start, Py_ssize_t end):
+    """Is some escape of the JSON string text s[start:end] a `\\u` or a `\\/` (each
+    backslash read with the character after it, as a decoder reads them)? tokenmap's
+    py_odd_escapes is the reference."""
+    cdef Py_ssize_t n = min(end, PyUnicode_GET_LENGTH(s)), r = max(start, 0)
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void *data = PyUnicode_DATA(s)
+    cdef const Py_UCS1 *p1 = <const Py_UCS1 *>data
+    cdef const Py_UCS2 *p2 = <const Py_UCS2 *>data
+    cdef unsigned int c
+    cdef uint64_t w
+    while r < n:
+        if kind == PyUnicode_1BYTE_KIND:
+            if r + 8 <= n:
+                memcpy(&w, p1 + r, 8)
+                if not _has_backslash(w):
+                    r += 8
+                    continue
+            c = p1[r]
+        elif kind == PyUnicode_2BYTE_KIND:
+            if r + 4 <= n:
+                memcpy(&w, p2 + r, 8)
+                if not _has_backslash2(w):
+                    r += 4
+                    continue
+            c = p2[r]
+        else:
+            c = PyUnicode_READ(kind, data, r)
+        if c != 0x5C:
+            r += 1
+            continue
+        if r + 1 < n:
+            c = PyUnicode_READ(kind, data, r + 1)
+            if c == 0x75 or c == 0x2F:
+                return True
+        r += 2
+    return False
