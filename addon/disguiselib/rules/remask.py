@@ -16,11 +16,14 @@ hands out the same disguise for the same original again without counting it, so 
 session ends as masking alone leaves it.
 
 And where the string's JSON token was read by one typed pass that found its raw text
-to be exactly what encoding its value writes (tokenmap.escaped_edits), the edits it
-made in the raw text: a token of the same value with the same length and neither `\\u`
-nor `\\/` in it is that same text (every other way of writing a character is longer
-than the encoder's, or shorter), so the same edits are spliced in at the same places,
-with no pass over it (`raw_edits`).
+to be exactly what encoding its value writes (tokenmap.escaped_edits) and it holds no
+`\\u`, the edits it made in the raw text: a token of the same value and the same length
+is that same text, so the same edits are spliced in at the same places, with no pass
+over it (`raw_edits`). For each character of the value that text is the shortest
+spelling there is (the character as it is, or its two-character escape where it has
+one), and the only one of its length: `\\u` is six characters, `\\/` two for a `/`, and
+the one way to be shorter, a character below 0x20 written as it is, is no JSON the
+parser takes (fields.loads: json's strict parser; tests/rules/test_remask.py holds it).
 
 Bounded as Found is: two generations, the older dropped when the newer holds `limit`
 texts, `edit_limit` edits or `char_limit` characters of masked tokens and strings
@@ -138,24 +141,22 @@ def replay(m: Masking, text: str, session: Any, faker: Any) -> list | None:
 def raw_edits(m: Masking, s: str, i: int, end: int, v: str, new: list) -> list | None:
     """The edits of s that apply new (v's edits, v the value of the string token
     s[i:end], its digest the one m is remembered by) to the token, exactly as
-    jsonspan.apply makes them: m's where new is m's edits and the token is the one they
-    were made in (module docstring); else those tokenmap.escaped_edits makes, noted in m
-    where it made them (and where it found the token not canonical: not tried again);
-    None where neither is (jsonspan.apply then)."""
+    jsonspan.apply makes them: m's where new is m's edits and the token is as long as
+    the one they were made in (module docstring); else those tokenmap.escaped_edits
+    makes, noted in m where it made them in a token with no `\\u` (and where it found the
+    token not canonical: not tried again); None where neither is (jsonspan.apply then)."""
     if m.raw is not None:
         size, rel = m.raw
-        if end - i - 2 == size and tuple(new) == m.edits and not tokenmap.odd_escapes(s, i + 1, end - 1):
+        if end - i - 2 == size and tuple(new) == m.edits:
             base = i + 1
             return [(base + a, base + b, r) for a, b, r in rel]
         return None
-    if (
-        s.count("\\", i + 1, end - 1) <= jsonspan._SPLICE_MAX_ESCAPES
-        or tokenmap.odd_escapes(s, i + 1, end - 1)
-        or tuple(new) != m.edits
-    ):
+    if s.count("\\", i + 1, end - 1) <= jsonspan._SPLICE_MAX_ESCAPES or tuple(new) != m.edits:
         return None
     got = tokenmap.escaped_edits(s, i, end, v, new)
     base = i + 1
-    # (not canonical: a size no token has, not tried again)
-    m.raw = (end - i - 2, tuple((a - base, b - base, r) for a, b, r in got)) if got is not None else (-1, ())
+    if got is None:
+        m.raw = (-1, ())  # not canonical: a size no token has, not tried again
+    elif s.find("\\u", base, end - 1) < 0:  # (or `\\` before a `u`: not noted either)
+        m.raw = (end - i - 2, tuple((a - base, b - base, r) for a, b, r in got))
     return got

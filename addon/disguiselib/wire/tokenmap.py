@@ -19,9 +19,8 @@ from .text import json_escape
 
 try:
     from ._tokenmap import canonical_edits as c_canonical_edits  # type: ignore[import-not-found]
-    from ._tokenmap import odd_escapes as c_odd_escapes  # type: ignore[import-not-found]
 except ImportError:
-    c_canonical_edits = c_odd_escapes = None
+    c_canonical_edits = None
 
 # Text a JSON string holds as it is, whatever the string's style: printable ASCII but `"`
 # and `\\`.
@@ -53,21 +52,6 @@ def py_canonical_edits(body: str, v: str, spans: list, ascii_token: bool, base: 
 
 
 canonical_edits = c_canonical_edits or py_canonical_edits
-
-_ESCAPE = re.compile(r"\\.", re.DOTALL)
-
-
-def py_odd_escapes(s: str, start: int, end: int) -> bool:
-    """Is some escape of the JSON string text s[start:end] a `\\u` or a `\\/` (each
-    backslash read with the character after it, as a decoder reads them)? Every other
-    way of writing a character is the encoders' own or shorter than it (rules/remask.py)."""
-    start, end = max(start, 0), max(end, 0)
-    if s.find("\\u", start, end) < 0 and s.find("\\/", start, end) < 0:
-        return False
-    return any(m.group() in ("\\u", "\\/") for m in _ESCAPE.finditer(s, start, end))
-
-
-odd_escapes = c_odd_escapes or py_odd_escapes
 
 
 def escaped_edits(s: str, i: int, end: int, v: str, spans: list[tuple[int, int, str]]) -> list | None:
