@@ -200,6 +200,20 @@ def test_the_same_text_masked_otherwise_in_another_place_is_not_taken_for_the_on
     assert "PASSWORD" in dict(got[2])  # type: ignore[index]
 
 
+def test_a_text_in_its_context_is_remembered_by_where_it_lies_in_it() -> None:
+    """The same piece (context and text together), cut otherwise: another text, masked
+    as itself (the e-mail whole, not the part of it the text held before)."""
+    piece, before = '"note": "padding to be remembered, mail ab@cd.io"', '"note": "'
+    memo = _RULES.prescan([piece])[1]
+    rules, fresh = Rules(_RULES.mappings), Rules(_RULES.mappings)
+    fresh.found = Found(limit=0)
+    for cut in (len(piece) - 4, len(piece) - 1, len(piece) - 4):
+        text, context = piece[len(before) : cut], (before, piece[cut:])
+        got = [r.mask_spans(text, Session(), context, dict(memo)) for r in (rules, fresh)]
+        assert got[0] == got[1]
+    assert rules.found.masked.hits == 1
+
+
 def test_the_memory_is_bounded_and_emptied() -> None:
     mem = remask.Remembered(limit=2, edit_limit=3, char_limit=10)
     one = remask.Masking(((0, 1, "a"),), ())

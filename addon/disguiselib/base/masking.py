@@ -218,7 +218,10 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
         if out[po:ni] != s[ps:i] or out[ni : ni + 1] != '"':
             return None
         m = met.get(t)
-        if m is not None and (was := m.read) is not None and out[ni + 1 : nend - 1] == was[0] and out[nend - 1] == '"':
+        if (
+            m is not None and (was := m.read) is not None and len(was[0]) == nend - ni - 2
+            and out.startswith(was[0], ni + 1) and out[nend - 1] == '"'
+        ):  # fmt: skip
             v, stop = was[1], nend  # the very text json's scanner read as was[1] (remask.Masking.read)
         else:
             try:

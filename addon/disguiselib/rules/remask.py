@@ -1,10 +1,11 @@
 """What masking made of a text it met before (sans I/O), replayed in a new session.
 
 A conversation is sent whole at every turn, so nearly every text masking changes in a
-request it changed in the one before. What `Rules.mask_spans` makes of a text (with no
+request it changed in the one before. What `Rules.mask_spans` makes of a text (and the
 context around it) is a function of the rule set, the text, and the disguises the
 request's session hands out for the originals it meets, in order; so each text's
-masking is remembered by the text's digest (prescan's: found.Found) as its edits and
+masking is remembered by the text's digest (prescan's: found.Found; for a text read
+with the context around it, the digest of both and the context's lengths) as its edits and
 the session calls it made, each original by its place in the text (never the text
 itself: no original is kept). Met again, the calls are made again in the new session,
 in the same order, placeholders first: where each gives back the disguise it gave
@@ -45,6 +46,9 @@ from .bigtext import BIG
 # disguise, then session.count(label); (None, (start, end, ...)): count_literals of
 # the originals at those places
 Op = tuple
+# a text read alone: its digest; read in a context: (the digest of the context and the
+# text together, the context's lengths before and after it)
+Key = bytes | tuple[bytes, int, int]
 
 
 class Masking:
@@ -68,7 +72,7 @@ class Masking:
 
 
 class Remembered:
-    """Digest -> Masking, two generations (module docstring)."""
+    """Key -> Masking, two generations (module docstring)."""
 
     __slots__ = ("limit", "edit_limit", "char_limit", "_new", "_old", "_edits", "_chars", "hits")
 
@@ -76,13 +80,13 @@ class Remembered:
         self.limit = limit
         self.edit_limit = edit_limit
         self.char_limit = char_limit
-        self._new: dict[bytes, Masking] = {}
-        self._old: dict[bytes, Masking] = {}
+        self._new: dict[Key, Masking] = {}
+        self._old: dict[Key, Masking] = {}
         self._edits = 0
         self._chars = 0  # the characters of the reads (Masking.read) counted in _new
         self.hits = 0  # texts whose masking was replayed (bench, tests)
 
-    def get(self, d: bytes) -> Masking | None:
+    def get(self, d: Key) -> Masking | None:
         got = self._new.get(d)
         if got is None:
             got = self._old.get(d)
@@ -90,7 +94,7 @@ class Remembered:
                 self.put(d, got)
         return got
 
-    def put(self, d: bytes, m: Masking) -> None:
+    def put(self, d: Key, m: Masking) -> None:
         n, c = len(m.edits), m.chars()
         if self.limit <= 0 or n > self.edit_limit or c > self.char_limit:
             return

@@ -446,15 +446,18 @@ class Rules:
         what lies in text is replaced (a pattern's match reaching into the context is
         cut there; a literal that would, is looked for in text alone).
 
-        A text read alone whose digest the memo holds (prescan's) and that was masked
-        before: its masking replayed in session (rules/remask.py), not made again."""
-        d = None
-        if context is None and memo and remask.worth(text) and (d := digest_of(memo.get(text))) is not None:
-            m = self.found.masked.get(d)
+        A text whose piece (the text, or the text in its context) the memo gives a
+        digest of (prescan's) and that was masked before so: its masking replayed in
+        session (rules/remask.py), not made again."""
+        key: object = None
+        if memo and remask.worth(text):
+            d = digest_of(memo.get(text if context is None else context[0] + text + context[1]))
+            key = d if context is None or d is None else (d, len(context[0]), len(context[1]))  # (where text is in it)
+            m = self.found.masked.get(key) if key is not None else None
             if m is not None and (got := remask.replay(m, text, session, self.faker)) is not None:
                 self.found.masked.hits += 1
                 return got
-        log: list | None = [] if d is not None else None  # the session's calls, remembered (remask.Op)
+        log: list | None = [] if key is not None else None  # the session's calls, remembered (remask.Op)
         spans = in_context(self.find, text, context, memo)
         edits = edits_like(spans)
         forward = self.lit_forward
@@ -486,7 +489,7 @@ class Rules:
         if edits and len(text) < settle.LONGEST:
             edits = settle.settle(self, text, edits, session, context, memo, log)
         if log is not None and edits and type(edits) is list:
-            self.found.masked.put(d, remask.Masking(tuple(edits), tuple(log)))  # type: ignore[arg-type]
+            self.found.masked.put(key, remask.Masking(tuple(edits), tuple(log)))  # type: ignore[arg-type]
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(
