@@ -19,7 +19,6 @@ from disguiselib.apis.anthropic.messages import MESSAGES_REQUEST
 from disguiselib.apis.registry import ANTHROPIC_MESSAGES
 from disguiselib.base.fields import loads
 from disguiselib.base.masking import mask_body
-from disguiselib.base.present import present_placeholders
 from disguiselib.errors import MaskError
 from disguiselib.leakguard import scan_body
 from disguiselib.rules import mappings, remask
