@@ -157,10 +157,11 @@ def raw_edits(m: Masking, s: str, i: int, end: int, v: str, new: list) -> list |
         return None
     if s.count("\\", i + 1, end - 1) <= jsonspan._SPLICE_MAX_ESCAPES or tuple(new) != m.edits:
         return None
-    got = tokenmap.escaped_edits(s, i, end, v, new)
+    seen: list[bool] = []
+    got = tokenmap.escaped_edits(s, i, end, v, new, seen)
     base = i + 1
     if got is None:
         m.raw = (-1, ())  # not canonical: a size no token has, not tried again
-    elif s.find("\\u", base, end - 1) < 0:  # (or `\\` before a `u`: not noted either)
+    elif seen == [False]:  # (a `\\u` in it: not noted)
         m.raw = (end - i - 2, tuple((a - base, b - base, r) for a, b, r in got))
     return got
