@@ -80,8 +80,8 @@ def _masked(rules: Rules, raw: bytes) -> object:
             sess.documents, hit)  # fmt: skip
 
 
-def _remembering(limit: int) -> Rules:
-    rules = Rules(_RULES.mappings)
+def _remembering(limit: int, fakes: bytes | None = None) -> Rules:
+    rules = Rules(_RULES.mappings, fakes)
     if limit:  # small memories: generations swap often
         rules.found = Found(limit=4 * limit, span_limit=40 * limit, char_limit=400 * limit)
         rules.found.masked = remask.Remembered(limit=limit, edit_limit=12 * limit, char_limit=300 * limit)
@@ -94,14 +94,15 @@ def _remembering(limit: int) -> Rules:
     st.lists(st.tuples(st.lists(st.integers(0, 4), max_size=6), st.lists(st.sampled_from(["", "q1", 0, 1]), max_size=2),
                        st.booleans(), st.booleans(), st.booleans()), min_size=2, max_size=4),
     st.integers(0, 3),
+    st.sampled_from([None, b"k" * 32]),
 )  # fmt: skip
-def test_a_conversation_is_masked_turn_after_turn_as_with_nothing_remembered(pool, turns, limit: int) -> None:
+def test_a_conversation_is_masked_turn_after_turn_as_with_nothing_remembered(pool, turns, limit: int, fakes) -> None:
     """Each turn sends texts of one pool (again, in another order, among others: the
     numbering of a text's placeholders changes), spelled one way or another; each is
     masked by a rule set that remembers (remask and found) and by one that remembers
     nothing: the same bytes, placeholders, counts, literals, checked document and guard
-    verdict."""
-    rules, fresh = _remembering(limit), Rules(_RULES.mappings)
+    verdict; with disguise_fakes too (an e-mail's fake, made by first appearance)."""
+    rules, fresh = _remembering(limit, fakes), Rules(_RULES.mappings, fakes)
     fresh.found = Found(limit=0)
     for order, keyed, ascii_only, slash, upper in turns:
         texts = [pool[k % len(pool)] for k in order]
