@@ -133,6 +133,20 @@ def test_a_text_met_again_is_replayed_its_token_edits_and_reading_reused() -> No
     assert _masked(rules, turn) == _masked(fresh, turn)
 
 
+def test_a_masked_reading_is_kept_only_where_the_rules_remember_it_clean() -> None:
+    """A token's masked reading is kept only where the rule set remembers it as a text it
+    found nothing in (Found.holds_clean: masking's second look at it put it there), so a
+    masked text that still holds an original (left to the guard) is never kept; a rule
+    set that remembers no clean text keeps none."""
+    for chars, kept in ((1 << 20, True), (0, False)):
+        rules = Rules(_RULES.mappings)
+        rules.found = Found(char_limit=chars)
+        mask_body(_turn(_FILE), MESSAGES_REQUEST, rules, Memo(), [])
+        (m,) = [*rules.found.masked._new.values()]
+        assert (m.read is not None) is kept
+        assert not rules.found.holds_clean(_FILE)  # (the text itself: originals in it)
+
+
 def test_a_placeholder_numbered_otherwise_masks_the_text_anew() -> None:
     """The next turn holds another e-mail before the text: [EMAIL_1] is that one's, so
     the replay gives another placeholder, falls back, and the session is as masking

@@ -206,8 +206,11 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
     one the parse keeps, the first copies' objects left as they came), and the guard
     parses. A token whose text is exactly one the scanner read before where it masked
     the same text (remask.Masking.read) is taken as the string read there: one str
-    from one turn to the next (the leak guard's look-up of it keeps its hash)."""
-    toks, ranges, met, memory = trace["toks"], trace["ranges"], trace.get("met", {}), trace.get("memory")
+    from one turn to the next (the leak guard's look-up of it keeps its hash). Such a
+    reading is kept only where the rule set remembers the string as one it found
+    nothing in (Found.holds_clean: masking's second look at it, rules/settle.py): a
+    masked text that still holds an original is never kept."""
+    toks, ranges, met, found = trace["toks"], trace["ranges"], trace.get("met", {}), trace.get("found")
     where = toks.spans
     sets: list[tuple[Any, str | int, str, bool]] = []
     places: dict[int, set[str | int]] = {}  # each owner's (and kind's) keys changed (no object a token: the collector)
@@ -228,8 +231,8 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
                 v, stop = _scanstring(out, ni + 1)
             except ValueError:
                 return None
-            if m is not None and stop == nend and m.read is None and memory is not None:
-                memory.keep_read(m, out[ni + 1 : nend - 1], v)
+            if m is not None and stop == nend and m.read is None and found is not None and found.holds_clean(v):
+                found.masked.keep_read(m, out[ni + 1 : nend - 1], v)  # (a text the rules find nothing in)
         owner, key, is_key = toks.owners[t], toks.slots[t], toks.rules[t] is jsonspan.KEY
         if stop != nend or owner is None or type(owner) is Dup:
             return None
@@ -372,7 +375,7 @@ def mask_doc(
     if memo is not None and memo is not scanned:
         memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
     if trace is not None:
-        trace.update(toks=toks, ranges=ranges, met=met, memory=rules.found.masked)
+        trace.update(toks=toks, ranges=ranges, met=met, found=rules.found)
     if not spliced:
         return edits, len(edits)
     out = _splice(s, edits)

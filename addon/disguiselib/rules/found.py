@@ -171,6 +171,11 @@ class Found:
             return True
         return False
 
+    def holds_clean(self, text: str) -> bool:
+        """Is text one this memory keeps as one nothing was found in (no hit counted, no
+        generation changed)?"""
+        return text in self._cnew or text in self._cold
+
     def cleans(self, texts: list[str]) -> list[bool] | None:
         """clean() of each of texts, in C loops (a body's texts at once); None where
         none is."""

@@ -30,7 +30,7 @@ Bounded as Found is: two generations, the older dropped when the newer holds `li
 texts, `edit_limit` edits or `char_limit` characters of masked tokens and strings
 (Masking.read) (by default 20,000 texts, 50,000 edits and 4 Mi characters a
 generation: some 10 MB of edits and calls, and at most 2 x 4 Mi characters of masked
-text, which holds no original the rules find), only texts of fewer than bigtext.BIG
+text, each one the rule set remembers finding nothing in: Found.holds_clean), only texts of fewer than bigtext.BIG
 characters; emptied with the rule set's memory (Found.clear), and a rule set reloaded
 starts with none.
 """
