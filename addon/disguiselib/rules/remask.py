@@ -27,12 +27,14 @@ the one way to be shorter, a character below 0x20 written as it is, is no JSON t
 parser takes (fields.loads: json's strict parser; tests/rules/test_remask.py holds it).
 
 Bounded as Found is: two generations, the older dropped when the newer holds `limit`
-texts, `edit_limit` edits or `char_limit` characters of masked tokens and strings
-(Masking.read) (by default 20,000 texts, 50,000 edits and 4 Mi characters a
-generation: some 10 MB of edits and calls, and at most 2 x 4 Mi characters of masked
-text, each one the rule set remembers finding nothing in: Found.holds_clean), only texts of fewer than bigtext.BIG
-characters; emptied with the rule set's memory (Found.clear), and a rule set reloaded
-starts with none.
+texts, `edit_limit` edits and session calls (a literal counted one call) or
+`char_limit` characters of masked tokens and strings (Masking.read). By default
+20,000 texts, 50,000 edits and calls and 4 Mi characters a generation: some 10 MB of
+edits and calls, and at most 2 x 4 Mi characters of masked text, each one the rule
+set remembers finding nothing in (Found.holds_clean). Only texts of fewer than
+bigtext.BIG characters. Emptied with the rule set's memory (Found.clear); a rule set
+reloaded starts with none. Shared by every flow's thread as Found is (a dict's get and
+set are atomic; the counts may at worst be off by a racing put).
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ class Remembered:
         return got
 
     def put(self, d: Key, m: Masking) -> None:
-        n, c = len(m.edits), m.chars()
+        n, c = len(m.edits) + sum(len(op[1]) // 2 if op[0] is None else 1 for op in m.ops), m.chars()  # edits and calls
         if self.limit <= 0 or n > self.edit_limit or c > self.char_limit:
             return
         if len(self._new) >= self.limit or self._edits + n > self.edit_limit or self._chars + c > self.char_limit:
