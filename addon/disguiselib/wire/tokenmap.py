@@ -51,7 +51,7 @@ def py_canonical_edits(
         return None  # (the same length: perhaps no change at all, which the caller looks for)
     pos = [len(encode(v[:d], ascii_token)) for d in wants]
     if seen is not None:
-        seen.append(_U_ESCAPE.search(body) is not None)
+        seen.append("\\u" in body and _U_ESCAPE.search(body) is not None)  # (the regex where it may be one)
     return [(base + pos[2 * k], base + pos[2 * k + 1], enc(rep, ascii_token)) for k, (_, _, rep) in enumerate(spans)]
 
 
