@@ -87,8 +87,12 @@ def test_a_changed_token_with_many_escapes_reads_as_the_token_encoded_again_whol
 def test_the_compiled_edits_are_the_reference(tok: tuple, ascii_token: bool) -> None:
     body, v, spans = tok
     for sp in (spans, spans[::-1]):  # in order, and (when two or more) not
-        c = tokenmap.c_canonical_edits(body, v, sp, ascii_token, 7, tokenmap.encode)
-        assert c == tokenmap.py_canonical_edits(body, v, sp, ascii_token, 7)
+        c_seen: list[bool] = []
+        py_seen: list[bool] = []
+        c = tokenmap.c_canonical_edits(body, v, sp, ascii_token, 7, tokenmap.encode, c_seen)
+        assert c == tokenmap.py_canonical_edits(body, v, sp, ascii_token, 7, tokenmap.encode, py_seen)
+        assert c_seen == py_seen  # (whether a `\u` escape is in it: said with edits)
+        assert c_seen == ([] if c is None else [re.search(r"\\u", body.replace("\\\\", "")) is not None])
 
 
 @needs_c

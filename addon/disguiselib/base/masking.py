@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from ..errors import MaskError
-from ..rules import rawscan, settle
+from ..rules import rawscan, remask, settle
 from ..rules.found import NOTHING, Memo, digest_of
 from ..rules.rules import Rules, Session
 from ..wire import jsonspan, percent, spanwalk, tokenmap
@@ -204,8 +204,13 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
     as one string, a repeated key, a key renamed onto another, two tokens of one place: a
     key repeated with the same container twice, whose copies the walk reads against the
     one the parse keeps, the first copies' objects left as they came), and the guard
-    parses."""
-    toks, ranges = trace["toks"], trace["ranges"]
+    parses. A token whose text is exactly one the scanner read before where it masked
+    the same text (remask.Masking.read) is taken as the string read there: one str
+    from one turn to the next (the leak guard's look-up of it keeps its hash). Such a
+    reading is kept only where the rule set remembers the string as one it found
+    nothing in (Found.holds_clean: masking's second look at it, rules/settle.py): a
+    masked text that still holds an original is never kept."""
+    toks, ranges, met, found = trace["toks"], trace["ranges"], trace.get("met", {}), trace.get("found")
     where = toks.spans
     sets: list[tuple[Any, str | int, str, bool]] = []
     places: dict[int, set[str | int]] = {}  # each owner's (and kind's) keys changed (no object a token: the collector)
@@ -215,10 +220,19 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
         ni, nend = i + delta, end + delta + grow
         if out[po:ni] != s[ps:i] or out[ni : ni + 1] != '"':
             return None
-        try:
-            v, stop = _scanstring(out, ni + 1)
-        except ValueError:
-            return None
+        m = met.get(t)
+        if (
+            m is not None and (was := m.read) is not None and len(was[0]) == nend - ni - 2
+            and out.startswith(was[0], ni + 1) and out[nend - 1] == '"'
+        ):  # fmt: skip
+            v, stop = was[1], nend  # the very text json's scanner read as was[1] (remask.Masking.read)
+        else:
+            try:
+                v, stop = _scanstring(out, ni + 1)
+            except ValueError:
+                return None
+            if m is not None and stop == nend and m.read is None and found is not None and found.holds_clean(v):
+                found.masked.keep_read(m, out[ni + 1 : nend - 1], v)  # (a text the rules find nothing in)
         owner, key, is_key = toks.owners[t], toks.slots[t], toks.rules[t] is jsonspan.KEY
         if stop != nend or owner is None or type(owner) is Dup:
             return None
@@ -314,12 +328,20 @@ def mask_doc(
     done = {t: fn(vals[t], rules_of[t], keys[t]) for t in first} if first is not None else None
     edits: list[tuple[int, int, str]] = []
     ranges: list[tuple[int, int]] = []  # per token changed: (token, how much longer its token grew)
+    met: dict[int, remask.Masking] = {}  # a token's text's masking remembered (rules/remask.py)
     for t in marked_t:
         v = vals[t]
         n = len(edits)
         new = done.pop(t) if done is not None else fn(v, rules_of[t], keys[t])
         if rules_of[t].cited:  # a document an answer may cite by offsets (base/offsets.py)
             session.cited.append((where[2 * t], masking_edits(v, new)))
+        # what masking made of v before, where v is a text of the scan (its digest, read
+        # before the entry is spent below): the edits it made in a token like this one
+        again = None
+        if memo is not None and type(new) is jsonspan.Spans and new and (d := digest_of(memo.get(v))) is not None:
+            again = rules.found.masked.get(d)
+            if again is not None and trace is not None:
+                met[t] = again  # (masked_doc: the masked token read before)
         if memo is not None:
             # what the scan found in this string's texts is spent (a 200 MB string's
             # matches); their texts stay listed as read (scanned's keys), for a full
@@ -340,6 +362,8 @@ def mask_doc(
             # text now): kept as they are and spliced into the body's text at its end,
             # once the old text is let go (mask_body: memory)
             edits.append((i + 1, end - 1, _Token(s, i + 1, end - 1, new, v.isascii())))  # type: ignore[arg-type] # a _Token: read by _splice alone
+        elif again is not None and (got := remask.raw_edits(again, s, i, end, v, new)) is not None:
+            edits.extend(got)  # what jsonspan.apply makes, made once for this token (rules/remask.py)
         else:
             jsonspan.apply(s, i, end, v, new, edits)
         del new
@@ -351,7 +375,7 @@ def mask_doc(
     if memo is not None and memo is not scanned:
         memo.clear()  # fn's closure holds it in a cycle (fn calls fn): its texts not kept till a collection
     if trace is not None:
-        trace.update(toks=toks, ranges=ranges)
+        trace.update(toks=toks, ranges=ranges, met=met, found=rules.found)
     if not spliced:
         return edits, len(edits)
     out = _splice(s, edits)

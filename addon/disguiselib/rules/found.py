@@ -10,6 +10,7 @@ from itertools import compress
 from operator import or_
 
 from .bigtext import Ascii
+from .remask import Remembered
 
 # Entries of Rules.prescan's memo (text -> what find() needs of it): NOTHING, Known, or
 # (its literal matches, the patterns that may match, its digest or None) to search.
@@ -114,7 +115,9 @@ class Found:
     generations, the older dropped when the newer holds `char_limit`; a text over
     CLEAN_MAX characters is remembered by its digest."""
 
-    __slots__ = ("limit", "span_limit", "_new", "_old", "_spans", "hits", "char_limit", "_cnew", "_cold", "_chars")
+    __slots__ = (
+        "limit", "span_limit", "_new", "_old", "_spans", "hits", "char_limit", "_cnew", "_cold", "_chars", "masked",
+    )  # fmt: skip
 
     def __init__(self, limit: int = 20_000, span_limit: int = 50_000, char_limit: int = 1 << 20) -> None:
         self.limit = limit
@@ -127,6 +130,8 @@ class Found:
         self._cnew: dict[str, None] = {}  # clean texts, by themselves
         self._cold: dict[str, None] = {}
         self._chars = 0  # characters held by _cnew
+        # what masking made of texts it met before, by digest (rules/remask.py)
+        self.masked = Remembered() if limit > 0 else Remembered(0)
 
     @staticmethod
     def digest(b: bytes | Ascii) -> bytes:
@@ -165,6 +170,11 @@ class Found:
             self.hits += 1
             return True
         return False
+
+    def holds_clean(self, text: str) -> bool:
+        """Is text one this memory keeps as one nothing was found in (no hit counted, no
+        generation changed)?"""
+        return text in self._cnew or text in self._cold
 
     def cleans(self, texts: list[str]) -> list[bool] | None:
         """clean() of each of texts, in C loops (a body's texts at once); None where
@@ -205,3 +215,4 @@ class Found:
     def clear(self) -> None:
         self._new, self._old, self._spans = {}, {}, 0
         self._cnew, self._cold, self._chars = {}, {}, 0
+        self.masked.clear()

@@ -37,10 +37,10 @@ import ahocorasick_rs
 
 from ..wire import percent
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import bigtext, fakes, linear, settle, triggers
+from . import bigtext, fakes, linear, remask, settle, triggers
 from .accept import Options, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
-from .found import CLEAN_MAX, NOTHING, Found, Known
+from .found import CLEAN_MAX, NOTHING, Found, Known, digest_of
 from .mappings import MappingSet
 from .patterns import Pattern, next_match
 from .prescan import REMEMBER_MIN
@@ -444,26 +444,52 @@ class Rules:
         context: the text around text where it is read (a JSON member: `"password": "`
         before, `"` after), so that rules anchored on it (`password: …`) match; only
         what lies in text is replaced (a pattern's match reaching into the context is
-        cut there; a literal that would, is looked for in text alone)."""
+        cut there; a literal that would, is looked for in text alone).
+
+        A text whose piece (the text, or the text in its context) the memo gives a
+        digest of (prescan's) and that was masked before so: its masking replayed in
+        session (rules/remask.py), not made again."""
+        key: object = None
+        if memo and remask.worth(text):
+            d = digest_of(memo.get(text if context is None else context[0] + text + context[1]))
+            key = d if context is None or d is None else (d, len(context[0]), len(context[1]))  # (where text is in it)
+            m = self.found.masked.get(key) if key is not None else None
+            if m is not None and (got := remask.replay(m, text, session, self.faker)) is not None:
+                self.found.masked.hits += 1
+                return got
+        log: list | None = [] if key is not None else None  # the session's calls, remembered (remask.Op)
         spans = in_context(self.find, text, context, memo)
         edits = edits_like(spans)
         forward = self.lit_forward
         lits: list[str] = []  # the literals' originals, counted at once
+        at: list[int] = []  # (with a log) where they are
         for label, a, b in spans:
             original = text[a:b]
             if label == LITERALS:
                 edits.append((a, b, forward[original]))
                 lits.append(original)
+                if log is not None:
+                    at += (a, b)
                 if len(lits) >= 65536:  # counted in batches: not a list of millions
                     session.count_literals(lits)
                     lits.clear()
+                    if log is not None:
+                        log.append((None, tuple(at)))
+                        at.clear()
             else:
-                edits.append((a, b, session.placeholder(label, original, self.faker)))
+                ph = session.placeholder(label, original, self.faker)
+                edits.append((a, b, ph))
                 session.count(label, original)
+                if log is not None:
+                    log.append((label, a, b, ph))
         if lits:
             session.count_literals(lits)
+            if log is not None:
+                log.append((None, tuple(at)))
         if edits and len(text) < settle.LONGEST:
-            edits = settle.settle(self, text, edits, session, context, memo)
+            edits = settle.settle(self, text, edits, session, context, memo, log)
+        if log is not None and edits and type(edits) is list:
+            self.found.masked.put(key, remask.Masking(tuple(edits), tuple(log)))  # type: ignore[arg-type]
         return edits  # type: ignore[return-value] # Columns for a big text: read as the list
 
     def restorer(

@@ -69,28 +69,32 @@ def in_context(
 
 
 def settle(
-    rules: Any, text: str, edits: Any, session: Session, context: tuple[str, str] | None, memo: dict | None
+    rules: Any, text: str, edits: Any, session: Session, context: tuple[str, str] | None, memo: dict | None,
+    log: list | None = None,
 ) -> Any:
     """edits (sorted, apart: what Rules.mask_spans made of text; a list, or a big text's
     Columns), with what their result, read as the leak guard reads it, still shows
-    masked too (module docstring). Where it shows nothing, edits themselves."""
+    masked too (module docstring). Where it shows nothing, edits themselves. log: see
+    widened."""
     for _ in range(ROUNDS):
         out = splice(text, edits)
         own = Knowing(rules, frozenset(rep for _, _, rep in edits))
         found = in_context(own.find, out, context, memo)
         if not found or any(label == LITERALS for label, _, _ in found):
             return edits
-        edits = widened(text, list(edits), list(found), session, rules)  # (a big text's in Columns: read as lists)
+        edits = widened(text, list(edits), list(found), session, rules, log)  # (a big text's in Columns: read as lists)
     return edits
 
 
 def widened(
-    text: str, edits: list[Edit], found: list[tuple[str, int, int]], session: Session, rules: Any
+    text: str, edits: list[Edit], found: list[tuple[str, int, int]], session: Session, rules: Any,
+    log: list | None = None,
 ) -> list[Edit]:
     """edits with each span found in their result (label, start, end there) made one
     edit of text: the span, widened to the whole of every replacement it touches, back
     in text's offsets; the edits under it dropped; spans that then overlap joined (the
-    first one's label)."""
+    first one's label). log: gets (label, start, end, disguise) of each placeholder
+    made, in order (rules/remask.py)."""
     # where each edit's replacement lies in the result
     starts, ends, shift = [], [], [0]  # shift[i]: what the edits before edit i added
     for a, b, rep in edits:
@@ -121,7 +125,10 @@ def widened(
         while k < len(edits) and edits[k][0] < tb:  # under the region: it takes their place
             k += 1
         original = text[ta:tb]
-        out.append((ta, tb, session.placeholder(label, original, rules.faker)))
+        ph = session.placeholder(label, original, rules.faker)
+        out.append((ta, tb, ph))
         session.count(label, original)
+        if log is not None:
+            log.append((label, ta, tb, ph))
     out.extend(edits[k:])
     return out

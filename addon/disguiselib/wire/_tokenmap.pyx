@@ -82,12 +82,12 @@ cdef inline bint _bad(unsigned int c, bint ascii_token):
     return c < 0x20 or c == 0x22 or (ascii_token and c > 0x7E) or 0xD800 <= c <= 0xDFFF
 
 
-def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, encode):
+def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, encode, list seen=None):
     """The edits (start, end, encode(rep, ascii_token)) at base + the raw offsets in body
     (a JSON string token's text between its quotes, which decodes to v) of the spans
     (start, end, rep) in v; or None when body is not exactly json.dumps(v)[1:-1]
     (ascii_token) or json_escape(v), the spans are not in order, or they leave the
-    length as it was."""
+    length as it was. seen: gets, with edits, whether a `\\u` escape is in body."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(body)
     cdef int kind = PyUnicode_KIND(body)
     cdef void *data = PyUnicode_DATA(body)
@@ -98,6 +98,7 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
     cdef uint64_t w
     cdef int u, lo
     cdef Py_ssize_t grow = 0
+    cdef bint su = False
     wants = []
     for a, b, rep in spans:
         wants.append(a)
@@ -164,6 +165,7 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
         if e != 0x75 or r + 6 > n:  # \/ and the rest: not what an encoder writes
             return None
         u = _hex4(kind, data, r + 2)
+        su = True
         if u < 0:
             return None
         if 0xD800 <= u <= 0xDBFF and r + 12 <= n and PyUnicode_READ(kind, data, r + 6) == 0x5C \
@@ -185,14 +187,16 @@ def canonical_edits(str body, str v, spans, bint ascii_token, Py_ssize_t base, e
     if k != nk or d != PyUnicode_GET_LENGTH(v):
         return None
     out = []
-    seen = {}
+    made = {}
     k = 0
     for a, b, rep in spans:
-        got = seen.get(rep)
+        got = made.get(rep)
         if got is None:
-            got = seen[rep] = encode(rep, ascii_token)
+            got = made[rep] = encode(rep, ascii_token)
         out.append((base + <Py_ssize_t>pos[k], base + <Py_ssize_t>pos[k + 1], got))
         k += 2
+    if seen is not None:
+        seen.append(su)
     return out
 
 

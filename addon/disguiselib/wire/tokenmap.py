@@ -38,28 +38,39 @@ def encode(rep: str, ascii_token: bool) -> str:
     return json.dumps(rep)[1:-1] if ascii_token else json_escape(rep)
 
 
-def py_canonical_edits(body: str, v: str, spans: list, ascii_token: bool, base: int, enc=encode) -> list | None:  # noqa: ANN001
+def py_canonical_edits(
+    body: str, v: str, spans: list, ascii_token: bool, base: int, enc=encode, seen: list | None = None  # noqa: ANN001
+) -> list | None:
     """The edits (start, end, enc(rep, ascii_token)) at base + the raw offsets in body (a
     token's text between its quotes, decoding to v) of the spans (start, end, rep) in
     v; None when body is not what encode(v) writes, the spans are not in order or they
-    leave the length as it was.
+    leave the length as it was. seen: gets, with edits, whether a `\\u` escape is in body.
     Encoding is per character, so the prefix v[:d] is body's first len(encode(v[:d]))."""
     wants = [x for a, b, _ in spans for x in (a, b)]
     if not sum(len(rep) - (b - a) for a, b, rep in spans) or wants != sorted(wants) or encode(v, ascii_token) != body:
         return None  # (the same length: perhaps no change at all, which the caller looks for)
     pos = [len(encode(v[:d], ascii_token)) for d in wants]
+    if seen is not None:
+        seen.append("\\u" in body and _U_ESCAPE.search(body) is not None)  # (the regex where it may be one)
     return [(base + pos[2 * k], base + pos[2 * k + 1], enc(rep, ascii_token)) for k, (_, _, rep) in enumerate(spans)]
+
+
+# a `\\u` escape: after an even number of backslashes (each pair one escaped backslash)
+_U_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u")
 
 
 canonical_edits = c_canonical_edits or py_canonical_edits
 
 
-def escaped_edits(s: str, i: int, end: int, v: str, spans: list[tuple[int, int, str]]) -> list | None:
+def escaped_edits(
+    s: str, i: int, end: int, v: str, spans: list[tuple[int, int, str]], seen: list | None = None
+) -> list | None:
     """The edits of s that give the string token s[i:end] (value v) the spans (decoded
     coordinates) applied, exactly as the token encoded again whole would read
     (jsonspan.encode_like); None where its text is not canonical, the spans are too many
-    or leave its length as it was (jsonspan.apply then looks whether anything changed)."""
+    or leave its length as it was (jsonspan.apply then looks whether anything changed).
+    seen: see canonical_edits."""
     if len(spans) > MAX_EDITS:
         return None
     body = s[i + 1 : end - 1]
-    return canonical_edits(body, v, spans, body.isascii(), i + 1, encode)
+    return canonical_edits(body, v, spans, body.isascii(), i + 1, encode, seen)
