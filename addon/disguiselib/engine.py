@@ -65,7 +65,8 @@ def soabi() -> str:
     manifest. CPython on POSIX names its extensions `.SOABI.so`, which tells it without
     loading sysconfig's build data (~0.16 MiB the proxy would hold for this one value)."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    if sys.implementation.name == "cpython" and os.name == "posix" and suffix.count(".") == 2 and suffix.endswith(".so"):
+    cpython_posix = sys.implementation.name == "cpython" and os.name == "posix"
+    if cpython_posix and suffix.count(".") == 2 and suffix.endswith(".so"):
         return suffix[1:-3]
     import sysconfig
 

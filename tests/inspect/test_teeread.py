@@ -57,7 +57,7 @@ def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
     outs = [t(c) for c in chunks if c] + [t(b"")]
     up, down = t.up, t.down
     # a Patched's changes: where they were packed (PATCH_MAX), and the edits since
-    patched = ([sp for sp, _ in down.batches], down.edits) if type(down).__name__ == "Patched" else None
+    patched = ([sp for sp, _ in down.batches], down.spans, down.pieces) if type(down).__name__ == "Patched" else None
     return (outs, up.buf, t.down_buf, up.size, down.size, up.cut, down.cut, t.same, t.final, t.final_sent,
             type(down).__name__, up.zipped().plain(), down.zipped().plain(), list(t.last), patched)  # fmt: skip
 
@@ -139,7 +139,7 @@ def test_changed_reads_are_packed_or_kept_apart_where_the_reference_does_it(patc
             t = cls(inner, 1 << 20)
             outs = [t(d) for d in reads]
             down = t.down
-            patched = ([sp for sp, _ in down.batches], down.edits) if isinstance(down, tee.Patched) else None
+            patched = ([sp for sp, _ in down.batches], down.spans, down.pieces) if isinstance(down, tee.Patched) else None
             got.append((outs, t.down_buf, type(down).__name__, patched))
     assert got[0] == got[1]
 
