@@ -155,8 +155,8 @@ cdef class Read:
                         self.q_down.append(data)
                         self.n_down += n
                         self.droom -= n
-                    (<list> self.last).append(data)
-                    _keep(<list> self.last)
+                    (<list?> self.last).append(data)
+                    _keep(<list?> self.last)
                     return self._queued(pieces)
             elif self.patched and n <= self.room:
                 # a changed read (or one held back: no piece) while the client's side is
@@ -173,15 +173,15 @@ cdef class Read:
                     # Patched.edit, in place (a Python call a changed read): the span
                     # (start, end, m: the pieces' bytes) and the pieces
                     down.spans.extend((start, start + n, m))
-                    (<list> down.pieces).extend(pieces)
+                    (<list?> down.pieces).extend(pieces)
                     down.delta += m - n
                     down.held += m
                     down.changed += m
                     if down.held > self.patch_max:
                         self.room = 0  # the next read the reference's way: it packs them (or goes apart)
                     if k:
-                        (<list> self.last).extend(pieces)
-                        _keep(<list> self.last)
+                        (<list?> self.last).extend(pieces)
+                        _keep(<list?> self.last)
                     return self._queued(pieces)
             elif self.apart and n <= self.room:
                 m = _size(pieces, k)
@@ -193,8 +193,8 @@ cdef class Read:
                         self.q_down.extend(pieces)
                         self.n_down += m
                         self.droom -= m
-                        (<list> self.last).extend(pieces)
-                        _keep(<list> self.last)
+                        (<list?> self.last).extend(pieces)
+                        _keep(<list?> self.last)
                     return self._queued(pieces)
         self._flush()
         return self._py_after(data, out)
