@@ -83,6 +83,21 @@ def test_a_stream_under_way_holds_its_last_pieces_in_a_short_list_and_its_edits_
     assert t.down_buf == b"".join(out)
 
 
+@pytest.mark.parametrize("cls", TEES)
+def test_a_stream_that_changes_a_read_in_ten_holds_at_most_half_a_chunk_of_them_as_they_came(cls) -> None:
+    """The changed reads' pieces a stream under way keeps uncompressed (Patched.pieces):
+    past PATCH_MAX, half a CHUNK, they are packed (bench (e)'s Chat stream changes about
+    one read in ten, each ~330 bytes)."""
+    reads = [(b'data: {"choices":[{"delta":{"content":"%05d"}}]}' % i).ljust(328) + b"\n\n" for i in range(1_000)]
+    t = cls(lambda d: [d.replace(b"content", b"CONTENT")] if b'3"}}' in d else [d], 1 << 24)
+    most = 0
+    for d in reads:
+        t(d)
+        most = max(most, getattr(t.down, "held", 0))
+    assert type(t.down) is tee.Patched and t.down.batches
+    assert most <= tee.CHUNK // 2 + 330, most
+
+
 def test_a_stream_that_changes_some_reads_keeps_the_client_side_as_upstreams_with_those_reads() -> None:
     """tee.Patched (issue 29: the capture's per-read cost): once a read went out changed,
     a read that goes out as it came adds nothing to the client's side (no second copy,

@@ -80,9 +80,10 @@ def test_a_read_that_went_out_as_it_came_costs_no_python_call_of_the_tee() -> No
     without the reference's Python code: only the first change (which makes the Patched)
     and the one past PATCH_MAX (which packs them) take it."""
     reads = [b"data: %d\n\n" % i for i in range(2_000)]
-    t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
-    with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
-        out = [p for d in reads for p in t(d)]
+    with mock.patch.object(tee, "PATCH_MAX", 4 << 10):
+        t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
+        with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
+            out = [p for d in reads for p in t(d)]
     assert slow.call_count == 1  # the first changed read (200 of them: 2,368 bytes, under PATCH_MAX)
     assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
     with mock.patch.object(tee, "PATCH_MAX", 100):

@@ -28,10 +28,12 @@ from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, pa
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
 # chunk).
 CHUNK = 4 << 10  # (was 8 KiB: with PATCH_MAX, 500 streams under way held ~3.5 MiB more RSS)
-# The changed reads' bytes a Patched client side keeps as they came, at most (no more
-# than a Kept holds before it compresses a chunk): past it the side is kept apart (a
-# stream dense with restores). At the stream's end they are compressed (zipped).
-PATCH_MAX = CHUNK
+# The changed reads' bytes a Patched client side keeps as they came, at most (half what a
+# Kept holds before it compresses a chunk: bench (e)'s flows under way held 1.3-2.0 KiB
+# less each than at CHUNK, the capture's CPU a read the same, bench/readcost.py): past it
+# they are packed, or the side is kept apart (a stream dense with restores). At the
+# stream's end they are compressed (zipped).
+PATCH_MAX = CHUNK // 2
 # Past PATCH_MAX the changed reads' bytes are packed (Patched.sparse) while they are at
 # most 1/SPARSE of upstream's; a stream denser with changes keeps the client's side apart.
 SPARSE = 4
