@@ -258,3 +258,15 @@ def escaped_args_cases(draw) -> dict:
 @given(escaped_args_cases())
 def test_both_engines_give_the_same_bytes_on_arguments_with_short_escapes(oracle: Oracle, case: dict) -> None:
     assert engine_oracle.run(case) == oracle(case)
+
+
+def test_soabi_is_sysconfigs_without_loading_its_build_data() -> None:
+    """The manifest's name (setup.py: sysconfig's SOABI) told from the extension suffix:
+    choosing the engine does not load sysconfig's build data into the proxy."""
+    import sysconfig
+
+    assert engine.soabi() == str(sysconfig.get_config_var("SOABI") or sys.implementation.cache_tag)
+    code = "import sys, disguiselib; print(sorted(m for m in sys.modules if m.startswith('_sysconfigdata')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(engine.__file__).parents[1])}).stdout  # fmt: skip
+    assert out.strip() == "[]"

@@ -232,7 +232,7 @@ def test_a_finished_sides_body_is_held_compressed_and_the_tee_lets_go(addon) -> 
     # the flow no longer holds its stream callable (the reverser, the Tee): True, still streamed
     assert f.response.stream is True
     [tee] = seen
-    assert isinstance(tee, Tee) and not (tee.up.pending or tee.up.chunks or getattr(tee.down, "edits", None))
+    assert isinstance(tee, Tee) and not (tee.up.pending or tee.up.chunks or getattr(tee.down, "pieces", None))
     assert not (tee.down.pending or tee.down.chunks) if type(tee.down) is Kept else tee.down.base is tee.up
     assert not tee.last and tee.final_sent  # the last pieces read once, let go
     assert f.response.raw_content == client

@@ -277,16 +277,17 @@ def test_a_spliced_body_reads_back_as_its_edits_spliced_one_by_one(case) -> None
     """What the client got, read back whole (`_Spliced.plain` once the stream ended,
     `Patched.buf` while it runs: one pass over the spans and the pieces joined) is the
     reference's splice of the edits one by one, whatever batches they were packed in."""
-    from disguiselib.inspect.packing import _Chunks, _Spliced, pack, packed
+    from disguiselib.inspect.packing import _Chunks, _Spliced, flat, pack, packed
     from disguiselib.inspect.tee import Kept, Patched
 
     base, edits, limit, groups = case
     want = _splice(base, edits, limit)
-    assert _Spliced(_Chunks([pack(base)]), groups[-1], limit, 0, [packed(g) for g in groups[:-1]]).plain() == want
+    assert _Spliced(_Chunks([pack(base)]), *flat(groups[-1]), limit, 0, [packed(g) for g in groups[:-1]]).plain() == want
     kept = Kept(1 << 20)
     kept.add(base)
     live = Patched(kept)
     live.batches = [packed(g) for g in groups[:-1]]
-    live.edits = groups[-1]
+    for a, b, pieces in groups[-1]:
+        live.edit(a, b, pieces)
     kept.limit = limit
     assert live.buf == want

@@ -63,6 +63,41 @@ def test_tee_keeps_one_copy_until_a_piece_changes_then_both_exact(cls, data, cha
         assert bool(t.down.zipped()) == bool(down[:limit])
 
 
+@pytest.mark.parametrize("cls", TEES)
+def test_a_stream_under_way_holds_its_last_pieces_in_a_short_list_and_its_edits_as_machine_integers(cls) -> None:
+    """What a stream under way holds besides its bytes (bench (e)'s burst: 500 at once):
+    the last LAST pieces (final_sent reads them) in a list, not a deque (whose block is
+    624 bytes whatever it holds), and each changed read's range as three machine integers
+    in the Patched's spans, its pieces in one list (not a tuple, two ints and a list)."""
+    import sys
+
+    reads = [b"data: %d\n\n" % i for i in range(300)]
+    t = cls(lambda d: [d.upper(), b": x\n\n"] if d.endswith(b"7\n\n") else [d], 1 << 24)
+    out = [p for d in reads for p in t(d)]
+    assert type(t.last) is list and t.last == out[-tee.LAST :]
+    assert sys.getsizeof(t.last) < 200
+    down = t.down
+    assert type(down) is tee.Patched and down.spans.itemsize == 8
+    assert len(down.spans) == 3 * 30 and len(down.pieces) == 60 and not down.batches
+    assert list(down.spans[:3]) == [len(b"".join(reads[:7])), len(b"".join(reads[:8])), len(b"DATA: 7\n\n: x\n\n")]
+    assert t.down_buf == b"".join(out)
+
+
+@pytest.mark.parametrize("cls", TEES)
+def test_a_stream_that_changes_a_read_in_ten_holds_at_most_half_a_chunk_of_them_as_they_came(cls) -> None:
+    """The changed reads' pieces a stream under way keeps uncompressed (Patched.pieces):
+    past PATCH_MAX, half a CHUNK, they are packed (bench (e)'s Chat stream changes about
+    one read in ten, each ~330 bytes)."""
+    reads = [(b'data: {"choices":[{"delta":{"content":"%05d"}}]}' % i).ljust(328) + b"\n\n" for i in range(1_000)]
+    t = cls(lambda d: [d.replace(b"content", b"CONTENT")] if b'3"}}' in d else [d], 1 << 24)
+    most = 0
+    for d in reads:
+        t(d)
+        most = max(most, getattr(t.down, "held", 0))
+    assert type(t.down) is tee.Patched and t.down.batches
+    assert most <= tee.CHUNK // 2 + 330, most
+
+
 def test_a_stream_that_changes_some_reads_keeps_the_client_side_as_upstreams_with_those_reads() -> None:
     """tee.Patched (issue 29: the capture's per-read cost): once a read went out changed,
     a read that goes out as it came adds nothing to the client's side (no second copy,
@@ -71,7 +106,7 @@ def test_a_stream_that_changes_some_reads_keeps_the_client_side_as_upstreams_wit
     reads = [b"data: %d\n\n" % i for i in range(5_000)]
     t = Tee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
     out = [p for d in reads for p in t(d)]
-    edits = len(t.down.edits) + sum(len(spans) // 3 for spans, _ in t.down.batches)  # (batched or not; 3 a span)
+    edits = (len(t.down.spans) + sum(len(spans) for spans, _ in t.down.batches)) // 3  # (batched or not; 3 a span)
     assert type(t.down) is tee.Patched and edits == 500 and t.down.held < 20_000
     assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
     dense = Tee(lambda d: [d.upper()], 1 << 24)

@@ -57,7 +57,7 @@ def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
     outs = [t(c) for c in chunks if c] + [t(b"")]
     up, down = t.up, t.down
     # a Patched's changes: where they were packed (PATCH_MAX), and the edits since
-    patched = ([sp for sp, _ in down.batches], down.edits) if type(down).__name__ == "Patched" else None
+    patched = ([sp for sp, _ in down.batches], down.spans, down.pieces) if type(down).__name__ == "Patched" else None
     return (outs, up.buf, t.down_buf, up.size, down.size, up.cut, down.cut, t.same, t.final, t.final_sent,
             type(down).__name__, up.zipped().plain(), down.zipped().plain(), list(t.last), patched)  # fmt: skip
 
@@ -80,9 +80,10 @@ def test_a_read_that_went_out_as_it_came_costs_no_python_call_of_the_tee() -> No
     without the reference's Python code: only the first change (which makes the Patched)
     and the one past PATCH_MAX (which packs them) take it."""
     reads = [b"data: %d\n\n" % i for i in range(2_000)]
-    t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
-    with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
-        out = [p for d in reads for p in t(d)]
+    with mock.patch.object(tee, "PATCH_MAX", 4 << 10):
+        t = tee.CTee(lambda d: [d.upper()] if d.endswith(b"7\n\n") else [d], 1 << 24)
+        with mock.patch.object(tee._Tee, "_py_after", side_effect=tee._Tee._py_after, autospec=True) as slow:
+            out = [p for d in reads for p in t(d)]
     assert slow.call_count == 1  # the first changed read (200 of them: 2,368 bytes, under PATCH_MAX)
     assert t.down_buf == b"".join(out) and t.up.buf == b"".join(reads)
     with mock.patch.object(tee, "PATCH_MAX", 100):
@@ -139,7 +140,7 @@ def test_changed_reads_are_packed_or_kept_apart_where_the_reference_does_it(patc
             t = cls(inner, 1 << 20)
             outs = [t(d) for d in reads]
             down = t.down
-            patched = ([sp for sp, _ in down.batches], down.edits) if isinstance(down, tee.Patched) else None
+            patched = ([sp for sp, _ in down.batches], down.spans, down.pieces) if isinstance(down, tee.Patched) else None
             got.append((outs, t.down_buf, type(down).__name__, patched))
     assert got[0] == got[1]
 

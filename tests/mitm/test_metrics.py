@@ -302,10 +302,10 @@ def test_a_value_refused_at_run_time_leaves_the_running_endpoint_serving(tmp_pat
 
 
 def test_metrics_off_import_no_prometheus_and_reloads_counted_meanwhile_start_the_counter() -> None:
-    """A proxy whose metrics are off never imports prometheus_client (its idle memory and
-    start-up), also once mitmproxy registered the addons (its command scan reads every
-    attribute dir() names); reloads counted while off start the counter once they are
-    turned on."""
+    """A proxy whose metrics are off never imports prometheus_client nor the WSGI server
+    it would serve them with (wsgiref): its idle memory and start-up, also once mitmproxy
+    registered the addons (its command scan reads every attribute dir() names); reloads
+    counted while off start the counter once they are turned on."""
     import subprocess
     import sys
 
@@ -315,6 +315,7 @@ def test_metrics_off_import_no_prometheus_and_reloads_counted_meanwhile_start_th
     code = ("import sys; from disguiselib.launch import addons; from mitmproxy.test import taddons; a = addons(); m = a[0]; "
             "t = taddons.context(*a); t.__enter__(); m.reloaded('reloaded'); "
             "m.reloaded('loaded'); assert 'prometheus_client' not in sys.modules, 'imported'; "
+            "assert not [n for n in sys.modules if n.startswith('wsgiref')], 'wsgiref imported'; "
             "assert m.m.reloads.labels('ok')._value.get() == 1 and m.m.reloads.labels('failed')._value.get() == 0")  # fmt: skip
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": addon_dir}, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -408,6 +408,26 @@ def test_the_automaton_counts_patterns_and_markers_once_and_knows_the_longest() 
     assert t.any(b"[DONE]") and not t.any(b"a b c")
 
 
+def test_the_patterns_are_kept_as_one_bytes_object_each_read_back_by_index() -> None:
+    """The automaton's patterns, which _settle alone reads, are one bytes object and their
+    offsets: pattern i is the i-th the automaton reports (the shipped set's 12,000 held as
+    12,000 bytes objects took 634 KiB for 139 KiB of bytes)."""
+    import sys
+
+    pats = {b"ab", b"abc", b"message_stop", b"\\u", b'x"', b"\xf0"}
+    t = Triggers(pats, (b"[DONE]",))
+    got = [t._pat(i) for i in range(t.size)]
+    assert got == sorted(pats | {b"[DONE]"})
+    buf = b'xabc [DONE] message_stop x"'
+    hits = t.scan(buf)
+    assert len(hits) == 4
+    for i, s, e in hits:
+        assert buf[s:e] == got[i]
+    big = Triggers({f"pattern{i:05d}".encode() for i in range(10_000)}, ())
+    held = sum(sys.getsizeof(getattr(big, n)) for n in ("_blob", "_offs", "_ends"))
+    assert held < 10_000 * (len(b"pattern00000") + 8), held
+
+
 def test_stream_triggers_are_built_once_per_set_of_markers() -> None:
     rs = RuleSet(["nova"], [], [])
     a = rs.rules.stream_triggers((b"[DONE]",))

@@ -170,3 +170,24 @@ def test_rewrite_strings_refuses_a_value_too_long_for_a_header() -> None:
     block = eventstream.headers_block([(":error-message", "x")])
     with pytest.raises(StreamError, match="':error-message'.*65535"):
         eventstream.rewrite_strings(block, frozenset({":error-message"}), lambda v: v * 70000)
+
+
+def test_botocore_is_imported_when_a_frame_is_first_read_and_its_absence_fails_closed(monkeypatch) -> None:
+    """botocore is loaded when the first frame's headers are read, not with the module (a
+    proxy that never sees a Bedrock stream does not hold it); where it cannot be imported
+    the reader raises StreamError naming it, and stays broken."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from disguiselib.wire import eventstream; print('botocore' in sys.modules); "
+            "eventstream.Decoder().feed(eventstream.encode([(':event-type', 'x')], b'{}')); print('botocore' in sys.modules)")  # fmt: skip
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(Path(eventstream.__file__).parents[2])}).stdout.split()  # fmt: skip
+    assert got == ["False", "True"]
+    monkeypatch.setattr(eventstream, "_BOTOCORE", None)
+    monkeypatch.setitem(sys.modules, "botocore.eventstream", None)  # import fails
+    d = eventstream.Decoder()
+    with pytest.raises(StreamError, match="botocore does not import"):
+        d.feed(eventstream.encode([(":event-type", "x")], b"{}"))
+    with pytest.raises(StreamError):
+        d.feed(b"")

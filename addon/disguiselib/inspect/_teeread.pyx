@@ -11,6 +11,15 @@ costs one Python-level call of ours (the Tee's), the reverser's compiled feed be
 
 from cpython.bytes cimport PyBytes_GET_SIZE
 
+cdef Py_ssize_t LAST = 8  # tee.LAST, the last pieces kept (set from it: Read._states)
+
+
+cdef inline int _keep(list last) except -1:
+    """last cut back to its LAST newest pieces (the reference's way)."""
+    if len(last) > LAST:
+        del last[:len(last) - LAST]
+    return 0
+
 
 cdef inline Py_ssize_t _size(list pieces, Py_ssize_t k):
     """The bytes of the k pieces, -1 where one is not bytes or is empty (the reference's way)."""
@@ -48,8 +57,10 @@ cdef class Read:
         self.n_up = self.n_down = 0
         self.room = -1
 
-    def _states(self, finishing, done):
+    def _states(self, finishing, done, last):
+        global LAST
         self.finishing, self.done = finishing, done
+        LAST = last
 
     @property
     def inner(self):
@@ -144,7 +155,8 @@ cdef class Read:
                         self.q_down.append(data)
                         self.n_down += n
                         self.droom -= n
-                    self.last.append(data)
+                    (<list?> self.last).append(data)
+                    _keep(<list?> self.last)
                     return self._queued(pieces)
             elif self.patched and n <= self.room:
                 # a changed read (or one held back: no piece) while the client's side is
@@ -158,16 +170,18 @@ cdef class Read:
                     self.q_up.append(data)
                     self.n_up += n
                     self.room -= n
-                    # Patched.edit, in place (a Python call a changed read): pieces is
-                    # the callable's own list (kept by reference, as edit keeps it), m its bytes
-                    down.edits.append((start, start + n, pieces))
+                    # Patched.edit, in place (a Python call a changed read): the span
+                    # (start, end, m: the pieces' bytes) and the pieces
+                    down.spans.extend((start, start + n, m))
+                    (<list?> down.pieces).extend(pieces)
                     down.delta += m - n
                     down.held += m
                     down.changed += m
                     if down.held > self.patch_max:
                         self.room = 0  # the next read the reference's way: it packs them (or goes apart)
                     if k:
-                        self.last.extend(pieces)
+                        (<list?> self.last).extend(pieces)
+                        _keep(<list?> self.last)
                     return self._queued(pieces)
             elif self.apart and n <= self.room:
                 m = _size(pieces, k)
@@ -179,7 +193,8 @@ cdef class Read:
                         self.q_down.extend(pieces)
                         self.n_down += m
                         self.droom -= m
-                        self.last.extend(pieces)
+                        (<list?> self.last).extend(pieces)
+                        _keep(<list?> self.last)
                     return self._queued(pieces)
         self._flush()
         return self._py_after(data, out)

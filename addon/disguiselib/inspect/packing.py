@@ -159,10 +159,11 @@ class _Spliced:
 
     __slots__ = ("base", "spans", "blobs", "limit", "n")
 
-    def __init__(self, base: _Chunks, edits: list[tuple[int, int, list[bytes]]], limit: int, n: int,
+    def __init__(self, base: _Chunks, spans: Spans, joined: bytes, limit: int, n: int,
                  batches: list[tuple[Spans, bytes]] = ()) -> None:  # type: ignore[assignment]  # fmt: skip
+        """spans and joined: the edits since the batches (flat's)."""
         self.base, self.limit, self.n = base, limit, n
-        spans, blob = packed(edits)
+        blob = pack(joined, FAST) if joined else b""
         done, blobs = batched(batches)
         self.spans = done + spans
         self.blobs = blobs + ([blob] if blob else [])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
+from array import array
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,16 +22,18 @@ from ..apis.registry import SPECS
 from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
-from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, flat, pack, packed, spliced, unpack_all
+from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, pack, spliced, unpack_all
 
 # A stream's side under way is compressed each time this many bytes came (bench/ section
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
 # chunk).
 CHUNK = 4 << 10  # (was 8 KiB: with PATCH_MAX, 500 streams under way held ~3.5 MiB more RSS)
-# The changed reads' bytes a Patched client side keeps as they came, at most (no more
-# than a Kept holds before it compresses a chunk): past it the side is kept apart (a
-# stream dense with restores). At the stream's end they are compressed (zipped).
-PATCH_MAX = CHUNK
+# The changed reads' bytes a Patched client side keeps as they came, at most (half what a
+# Kept holds before it compresses a chunk: bench (e)'s flows under way held 1.3-2.0 KiB
+# less each than at CHUNK, the capture's CPU a read the same, bench/readcost.py): past it
+# they are packed, or the side is kept apart (a stream dense with restores). At the
+# stream's end they are compressed (zipped).
+PATCH_MAX = CHUNK // 2
 # Past PATCH_MAX the changed reads' bytes are packed (Patched.sparse) while they are at
 # most 1/SPARSE of upstream's; a stream denser with changes keeps the client's side apart.
 SPARSE = 4
@@ -114,18 +116,22 @@ class Kept:
 
 class Patched:
     """What the client got, as upstream's copy (`base`, a Kept: not cut while this is in
-    use) with the reads that went out changed in place of theirs: (start, end in base,
-    the pieces that went out for base[start:end]), in order. Read like a Kept. Once the
-    pieces hold PATCH_MAX bytes they are packed as a batch (`batches`: their ranges, and
-    the pieces compressed together), where the changes are sparse: their bytes at most
-    1/SPARSE of upstream's (a stream that changes a read here and there keeps one copy,
-    compressed once, however long it runs); otherwise the side is kept apart (tee._took)."""
+    use) with the reads that went out changed in place of theirs: for each, (start, end in
+    base, the bytes of the pieces that went out for base[start:end]) in `spans` (Spans:
+    three machine integers an edit) and the pieces themselves in `pieces`, in order (a
+    tuple, two ints and a list an edit held ~190 bytes beside its pieces: 2.6 KiB a Chat
+    stream under way of bench (e)'s burst). Read like a Kept. Once the pieces hold
+    PATCH_MAX bytes they are packed as a batch (`batches`: their ranges, and the pieces
+    compressed together), where the changes are sparse: their bytes at most 1/SPARSE of
+    upstream's (a stream that changes a read here and there keeps one copy, compressed
+    once, however long it runs); otherwise the side is kept apart (tee._took)."""
 
-    __slots__ = ("base", "edits", "delta", "held", "batches", "changed")
+    __slots__ = ("base", "spans", "pieces", "delta", "held", "batches", "changed")
 
     def __init__(self, base: Kept) -> None:
         self.base = base
-        self.edits: list[tuple[int, int, list[bytes]]] = []
+        self.spans: Spans = array("q")  # the edits since the last batch: (start, end, bytes of their pieces)
+        self.pieces: list[bytes] = []  # their pieces, in order
         self.delta = 0  # the client's bytes less upstream's
         self.held = 0  # bytes of the edits' pieces
         self.batches: list[tuple[Spans, bytes]] = []  # packing.packed's, in order
@@ -135,7 +141,8 @@ class Patched:
         n = 0
         for p in pieces:
             n += len(p)
-        self.edits.append((start, end, pieces))
+        self.spans.extend((start, end, n))
+        self.pieces += pieces
         self.delta += n - (end - start)
         self.held += n
         self.changed += n
@@ -145,8 +152,9 @@ class Patched:
         else nothing done (False: the side goes apart)."""
         if self.changed * SPARSE > self.base.size:
             return False
-        self.batches.append(packed(self.edits))
-        self.edits, self.held = [], 0
+        joined = b"".join(self.pieces)
+        self.batches.append((self.spans, pack(joined, FAST) if joined else b""))
+        self.spans, self.pieces, self.held = array("q"), [], 0
         return True
 
     @property
@@ -165,11 +173,12 @@ class Patched:
     def buf(self) -> bytes:
         k = self.base
         done, blobs = batched(self.batches)  # the packed batches' edits come first
-        spans, joined = flat(self.edits)
-        return spliced(b"".join([unpack_all(k.chunks), *k.pending]), done + spans, unpack_all(blobs) + joined, k.limit)
+        return spliced(b"".join([unpack_all(k.chunks), *k.pending]), done + self.spans,
+                       unpack_all(blobs) + b"".join(self.pieces), k.limit)  # fmt: skip
 
     def zipped(self) -> _Spliced:
-        return _Spliced(self.base.zipped(), self.edits, self.base.limit, min(self.size, self.base.limit), self.batches)
+        return _Spliced(self.base.zipped(), self.spans, b"".join(self.pieces), self.base.limit,
+                        min(self.size, self.base.limit), self.batches)  # fmt: skip
 
     def apart(self) -> Kept:
         """The same bytes as a Kept of their own (compressed as they come from then on)."""
@@ -179,7 +188,7 @@ class Patched:
         return k
 
     def drop(self) -> None:
-        self.edits, self.delta, self.held, self.batches = [], 0, 0, []
+        self.spans, self.pieces, self.delta, self.held, self.batches = array("q"), [], 0, 0, []
 
 
 # A stream's final event as its API's spec names it (base/wirespec.py): a terminal
@@ -195,6 +204,9 @@ _FINAL_EVENT = re.compile(
     ),
     re.M,
 )
+# The last pieces the client got that the Tee keeps (final_sent reads them): a list cut
+# back to this many after each read (a deque's block alone is 624 bytes a stream).
+LAST = 8
 # A reverser's states once its API's last event went by (told by identity: an Enum's
 # hash is Python code, and this is asked once a read).
 _FINISHING, _DONE = StreamState.FINISHING, StreamState.DONE
@@ -237,7 +249,7 @@ class _Tee:
     inner: Callable[[bytes], object]
     up: Kept
     down: Kept | Patched
-    last: deque[bytes]
+    last: list[bytes]
     same: bool
     reverser: Any  # the adapter's StreamCall.stream (its `state`), or None
     final: bool
@@ -247,7 +259,7 @@ class _Tee:
         self.inner = inner
         self.up = Kept(limit)
         self.down = self.up  # its own copy once a piece went out changed (`same` false)
-        self.last = deque(maxlen=8)
+        self.last = []  # at most LAST
         self.same = True
         self.reverser = getattr(inner, "stream", None)
         self.final = False
@@ -271,7 +283,10 @@ class _Tee:
                 self.up.add(data)
             else:
                 self._took(data, None)
-            self.last.append(data)
+            last = self.last
+            last.append(data)
+            if len(last) > LAST:
+                del last[0]
         else:
             if type(out) is list and len(out) == 1 and type(out[0]) is bytes and out[0]:
                 pieces = out  # one piece, changed (the common changed read)
@@ -286,7 +301,10 @@ class _Tee:
                 self.up.add(data)
             else:
                 self._took(data, pieces)
-            self.last.extend(pieces)
+            last = self.last
+            last += pieces
+            if len(last) > LAST:
+                del last[:-LAST]
         if not self.final and self.reverser is not None:
             st = self.reverser.state
             if st is _FINISHING or st is _DONE:
@@ -368,7 +386,7 @@ if _CRead is not None:
 
         def __init__(self, inner, limit: int) -> None:
             _Tee.__init__(self, inner, limit)
-            self._states(_FINISHING, _DONE)
+            self._states(_FINISHING, _DONE, LAST)
 
         def _fast_room(self) -> tuple[int, int, bool, int, bool, int]:
             """What the compiled read may queue as the reference would add it, with no

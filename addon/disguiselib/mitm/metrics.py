@@ -29,10 +29,8 @@ import socket
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from socketserver import ThreadingMixIn
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from mitmproxy import ctx, exceptions, http
 
@@ -91,18 +89,21 @@ def _app(registry: CollectorRegistry) -> Callable:
     return app
 
 
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # a scrape is not worth a line on stderr
-        pass
-
-
 class Server:
     """The metrics endpoint: prometheus_client's WSGI app on a threading WSGI server, in
     a daemon thread of its own (off mitmproxy's event loop: a scrape never holds a flow)."""
 
     def __init__(self, host: str, port: int, registry: CollectorRegistry) -> None:
+        # imported here: a proxy whose metrics are off never loads wsgiref (~0.15 MiB)
+        from socketserver import ThreadingMixIn
+        from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
         class _Server(ThreadingMixIn, WSGIServer):
             daemon_threads = True
+
+        class _Quiet(WSGIRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # a scrape is not worth a line on stderr
+                pass
 
         try:
             _Server.address_family = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)[0][0]

@@ -250,7 +250,7 @@ class Rules:
                 if self._trigger_patterns is None:
                     raise TypeError("a rule set built with streams=False restores no stream")
                 base = self._triggers[()] = triggers.Triggers(self._trigger_patterns, ())
-                # the automaton holds the patterns themselves (Triggers._pats); the set they
+                # the automaton holds the patterns themselves (Triggers._blob); the set they
                 # came in is not read again (the shipped set's: 12,000 of them, two dicts, 1.3 MB)
                 self._trigger_patterns = None
             assert isinstance(base, triggers.Triggers)

@@ -50,7 +50,9 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Iterable, Iterator
+from itertools import accumulate
 
 import ahocorasick_rs
 
@@ -179,7 +181,7 @@ class Triggers:
     `find(buf)` returns the start of every reported match, in order (see the module
     docstring for what an event without one can be trusted with)."""
 
-    __slots__ = ("_ac", "markers", "size", "scan", "longest", "_pats", "_ends", "_others")
+    __slots__ = ("_ac", "markers", "size", "scan", "longest", "_blob", "_offs", "_ends", "_others")
 
     def __init__(self, patterns: Patterns | set[bytes], markers: tuple[bytes, ...]) -> None:
         self.markers = markers
@@ -187,7 +189,10 @@ class Triggers:
         self.size = len(pats)
         self.longest = max(map(len, pats), default=1)
         ends = set(getattr(patterns, "ends", ())).difference(markers)
-        self._pats = tuple(pats)  # untracked by the collector once it has seen it (bytes only)
+        # the patterns, read by _settle alone: one bytes object and where each begins (the
+        # shipped set's 12,000 as bytes objects held 634 KiB for the 139 KiB they spell)
+        self._blob = b"".join(pats)
+        self._offs = array("I", accumulate(map(len, pats), initial=0))
         # per pattern: 1 a value-end pattern only, 2 one that hides no other kind (_settle)
         self._ends = bytearray(p in ends for p in pats) if ends else bytearray(len(pats))
         self._others: tuple | None = None  # every other pattern and their proper prefixes, when first asked
@@ -247,6 +252,10 @@ class Triggers:
                 break
         return out
 
+    def _pat(self, i: int) -> bytes:
+        """Pattern i (its index in the automaton)."""
+        return self._blob[self._offs[i] : self._offs[i + 1]]
+
     def _settle(self, i: int) -> None:
         """Pattern i is a value-end pattern met for the first time: may its match hide a
         match of another kind that overlaps it (a shorter disguise at its start, a
@@ -254,10 +263,10 @@ class Triggers:
         overlapping matches, and another that begins under it is a part of it or begins
         with an end of it. If so it is kept wherever it is (_ends[i] 0), else 2."""
         if self._others is None:
-            rest = {p for p, end in zip(self._pats, self._ends, strict=True) if not end}
+            rest = {self._pat(j) for j, end in enumerate(self._ends) if not end}
             self._others = (rest, {p[:j] for p in rest for j in range(1, len(p))})
         rest, heads = self._others
-        p = self._pats[i]
+        p = self._pat(i)
         n = len(p)
         inside = any(p[a:b] in rest for a in range(n) for b in range(a + 1, n + 1))
         self._ends[i] = 0 if inside or any(p[a:] in heads for a in range(n)) else 2

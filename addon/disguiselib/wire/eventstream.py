@@ -31,9 +31,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from zlib import crc32
-
-from botocore.eventstream import EventStreamBuffer, ParserError
 
 from ..errors import StreamError
 
@@ -49,6 +48,22 @@ _U32X2 = struct.Struct(">II")
 _U32 = struct.Struct(">I")
 
 STRING = 7  # the header value type every AWS header we write uses
+
+_BOTOCORE: tuple | None = None  # (EventStreamBuffer, ParserError), imported when a frame first needs them
+
+
+def _reader() -> tuple:
+    """botocore's frame reader and its error, imported the first time a frame's headers
+    are read: a proxy that never sees a Bedrock stream never loads botocore (~0.4 MiB).
+    Where it cannot be imported the stream fails closed (StreamError: its error event)."""
+    global _BOTOCORE
+    if _BOTOCORE is None:
+        try:
+            from botocore.eventstream import EventStreamBuffer, ParserError
+        except ImportError as e:
+            raise StreamError(f"the AWS event stream cannot be read: botocore does not import ({e})") from None
+        _BOTOCORE = (EventStreamBuffer, ParserError)
+    return _BOTOCORE
 
 
 @dataclass(slots=True)
@@ -86,7 +101,7 @@ class Decoder:
         self._buf = bytearray()
         self._pos = 0  # bytes of the stream already framed (for messages)
         self._need = 0  # the length of the frame now arriving, once its prelude checked
-        self._botocore = EventStreamBuffer()
+        self._botocore: Any = None  # botocore's EventStreamBuffer, made when a frame's headers are first read
         self._known: dict[bytes, dict] = {}  # header bytes -> botocore's reading of them
         self.broken = False
 
@@ -155,12 +170,15 @@ class Decoder:
         return fr
 
     def _botocore_frame(self, raw: bytes) -> Frame:
+        buffer, parser_error = _reader()
         b = self._botocore
+        if b is None:
+            b = self._botocore = buffer()
         b.add_data(raw)
         try:
             msg = next(b)
-        except (ParserError, ValueError, KeyError, IndexError, struct.error, UnicodeDecodeError) as e:
-            self._botocore = EventStreamBuffer()
+        except (parser_error, ValueError, KeyError, IndexError, struct.error, UnicodeDecodeError) as e:
+            self._botocore = buffer()
             what = "checksum mismatch" if "Checksum" in type(e).__name__ else f"unreadable ({type(e).__name__})"
             raise StreamError(f"event stream frame at byte {self._pos}: {what}") from None
         return Frame(raw, msg.headers, msg.payload, self._pos)

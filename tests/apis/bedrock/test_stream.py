@@ -380,3 +380,18 @@ def test_converse_an_index_that_is_no_integer_ends_with_an_exception() -> None:
     got = read_converse(run(ConverseStream, body))
     assert got["types"][-1] != "metadata" and "ith Labs" not in got["text"]
     assert b"contentBlockIndex` is not an integer" in run(ConverseStream, body)
+
+
+def test_without_botocore_a_converse_stream_ends_with_an_exception_frame(monkeypatch) -> None:
+    """botocore is imported when the first frame is read (wire/eventstream.py): where it
+    cannot be, the client gets an exception frame naming it, and no frame of the stream."""
+    import sys
+
+    body = converse_body(["Hello Zen"], ["x"], ['{"a": 1}'])
+    monkeypatch.setattr(eventstream, "_BOTOCORE", None)
+    monkeypatch.setitem(sys.modules, "botocore.eventstream", None)
+    out = run(ConverseStream, body)
+    monkeypatch.undo()
+    msgs = botocore_messages(out)
+    assert [m.headers[":message-type"] for m in msgs] == ["exception"]
+    assert b"botocore does not import" in msgs[0].payload
