@@ -162,6 +162,22 @@ def test_a_fake_the_client_wrote_percent_encoded_in_a_url_is_its_own(url: str) -
     assert x not in s.placeholders and mine != x and s.placeholders[mine] == MAIL
 
 
+def test_a_text_holding_a_lone_surrogate_is_searched_for_the_clients_fakes_too() -> None:
+    """A JSON string may hold half a surrogate pair (`\\ud83d`), which the str automaton
+    cannot encode: with disguise_fakes the look for the client's own fakes raised and the
+    request was refused. Read as bytes, text by text: the fake the client wrote beside it
+    is still found, and the original gets another."""
+    x = FAKES.mask(MAIL, Session())
+    session = Session()
+    session.placeholders[x] = MAIL
+    assert fakes_in([f"typed {x} \ud83d", "other"], session) == {x}
+    assert fakes_in(["\ud83d alone"], session) == frozenset()
+    raw = json.dumps({"model": "m", "max_tokens": 5, "messages": [_user(f"id {x} \ud83d and {MAIL}")]}).encode()
+    out, s = _mask(raw, FAKES)
+    mine = out["messages"][0]["content"].split(" and ")[1]
+    assert x not in s.placeholders and mine != x and s.placeholders[mine] == MAIL
+
+
 def test_a_fake_the_client_wrote_as_a_url_writes_it_is_its_own_outside_a_url_too() -> None:
     """`local%40post.example` outside a URL is read as written, but the restorer turns
     that form of a fake back too (percent.in_urls): it is the client's, reserved."""

@@ -24,7 +24,7 @@ from ..rules.rules import Rules, Session
 from ..wire import percent, spanwalk
 from ..wire.jsonspan import Rule
 from ..wire.spanwalk import Reads
-from ..wire.text import left_out_texts
+from ..wire.text import left_out_texts, utf8
 
 
 def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
@@ -106,10 +106,15 @@ def fakes_in(texts: list[str], session: Session) -> frozenset[str]:
     for f in fakes:
         of.update(dict.fromkeys(percent.in_urls({f: f}, {}), f))
     keys = list(of)
-    ac = ahocorasick_rs.AhoCorasick(keys, matchkind=ahocorasick_rs.MatchKind.Standard)
     # (a fake holding the separator, a control character copied from its original: each text alone)
     parts = _joined(texts) if not any(_SEP in k for k in keys) else iter(texts)
-    return frozenset(of[keys[k]] for t in parts for k, _, _ in ac.find_matches_as_indexes(t, overlapping=True))
+    try:
+        ac = ahocorasick_rs.AhoCorasick(keys, matchkind=ahocorasick_rs.MatchKind.Standard)
+        return frozenset(of[keys[k]] for t in parts for k, _, _ in ac.find_matches_as_indexes(t, overlapping=True))
+    except UnicodeEncodeError:  # a text holds a lone surrogate (`\\ud83d`): read as bytes, each text alone
+        bac = ahocorasick_rs.BytesAhoCorasick([utf8(k) for k in keys], matchkind=ahocorasick_rs.MatchKind.Standard)
+        found = (bac.find_matches_as_indexes(utf8(t), overlapping=True) for t in texts)
+        return frozenset(of[keys[k]] for got in found for k, _, _ in got)
 
 
 # The texts are scanned joined (a C join: a million short elements are not a million
