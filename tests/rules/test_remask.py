@@ -65,17 +65,18 @@ def _body(texts: list[str], keyed: list[str], ascii_only: bool, slash: bool, upp
     return raw.encode("utf-8")
 
 
-def _masked(rules: Rules, raw: bytes) -> object:
-    """What masking (with the guard's document) and the leak guard make of raw."""
+def _masked(rules: Rules, raw: bytes, rule: jsonspan.Rule = MESSAGES_REQUEST, api: object = ANTHROPIC_MESSAGES) -> object:
+    """What masking (with the guard's document) and the leak guard make of raw, a body
+    of api (its request rule: rule)."""
     parsed: list = []
     scanned = Memo()
     try:
-        body, sess = mask_body(raw, MESSAGES_REQUEST, rules, scanned, parsed, start=None)
+        body, sess = mask_body(raw, rule, rules, scanned, parsed, start=None)
     except MaskError as e:
         return str(e)
     if parsed:  # the masked document read back (masked_doc): what parsing the body gives
         assert parsed[0][1] == loads(body.decode("utf-8"))
-    hit = scan_body(body, rules, ANTHROPIC_MESSAGES, "application/json", scanned)
+    hit = scan_body(body, rules, api, "application/json", scanned)  # type: ignore[arg-type]
     return (body, list(sess.placeholders.items()), list(sess.counts.items()), sess.literals, sess.masked, sess.fakes,
             sess.documents, hit)  # fmt: skip
 

@@ -23,13 +23,9 @@ from hypothesis import strategies as st
 
 from disguiselib.apis.openai.chat import CHAT_REQUEST
 from disguiselib.apis.registry import OPENAI_CHAT
-from disguiselib.base.fields import loads
-from disguiselib.base.masking import mask_body
 from disguiselib.config import build_config
-from disguiselib.errors import MaskError
-from disguiselib.leakguard import scan_body
 from disguiselib.rules import mappings, remask
-from disguiselib.rules.found import Found, Memo
+from disguiselib.rules.found import Found
 from disguiselib.rules.rules import Rules, Session
 from tests.rules.test_remask import _RULES, _body, _masked, _remembering, _text
 
@@ -153,16 +149,7 @@ def test_tokens_spelled_character_by_character_are_masked_as_with_nothing_rememb
 
 
 def _chat_masked(rules: Rules, raw: bytes) -> object:
-    parsed: list = []
-    scanned = Memo()
-    try:
-        body, sess = mask_body(raw, CHAT_REQUEST, rules, scanned, parsed, start=None)
-    except MaskError as e:
-        return str(e)
-    if parsed:
-        assert parsed[0][1] == loads(body.decode("utf-8"))
-    hit = scan_body(body, rules, OPENAI_CHAT, "application/json", scanned)
-    return body, list(sess.placeholders.items()), list(sess.counts.items()), sess.literals, sess.masked, sess.fakes, hit
+    return _masked(rules, raw, CHAT_REQUEST, OPENAI_CHAT)
 
 
 def _chat(pool: list[str], parts: int, ascii_only: bool, slash: bool, seed: int) -> bytes:
