@@ -49,7 +49,6 @@ cdef class Read:
     cdef bint apart  # the client's side is a Kept of its own: it takes what went out
     cdef bint patched  # the client's side is upstream's with the changed reads in place (tee.Patched)
     cdef Py_ssize_t patch_max  # a Patched takes edits while its pieces hold at most this many bytes (tee.PATCH_MAX)
-    cdef object finishing, done  # the reverser's states once its API's last event went by
 
     def __cinit__(self, *args, **kwargs):
         self.q_up = []
@@ -57,9 +56,8 @@ cdef class Read:
         self.n_up = self.n_down = 0
         self.room = -1
 
-    def _states(self, finishing, done, last):
+    def _states(self, last):
         global LAST
-        self.finishing, self.done = finishing, done
         LAST = last
 
     @property
@@ -129,6 +127,7 @@ cdef class Read:
             except BaseException:  # (as the call lets it through)
                 self._flush()
                 self._took(data, [])
+                self.reverser = None  # (the reference's way)
                 raise
             else:
                 out = [o] if o else []
@@ -138,6 +137,7 @@ cdef class Read:
             except BaseException:
                 self._flush()
                 self._took(data, [])  # nothing went out for it (the reference's way)
+                self.reverser = None
                 raise
         if type(out) is list:
             pieces = <list> out
@@ -208,8 +208,4 @@ cdef class Read:
             room, droom = self.room, self.droom
             self._flush()
             self.room, self.droom = room, droom
-        if not self.final and self.reverser is not None:
-            st = self.reverser.state
-            if st is self.finishing or st is self.done:
-                self.final = True
         return pieces

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..apis.registry import SPECS
-from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
 from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, pack, spliced, unpack_all
@@ -195,7 +194,7 @@ class Patched:
 # type in the member that names an event's type, or a data line that ends the stream.
 # Inside a JSON string the quotes would be escaped, so text that talks about them can't
 # match. (Streams whose final event no byte pattern tells, Gemini's and Bedrock's, are
-# told by their reverser: Tee.final.)
+# told by their reverser: Tee.final_sent.)
 _FINAL_BY_MEMBER = {(spec.type_member, t) for spec in SPECS if spec.type_member is not None for t in spec.terminal}
 _FINAL_EVENT = re.compile(
     b"|".join(
@@ -207,9 +206,6 @@ _FINAL_EVENT = re.compile(
 # The last pieces the client got that the Tee keeps (final_sent reads them): a list cut
 # back to this many after each read (a deque's block alone is 624 bytes a stream).
 LAST = 8
-# A reverser's states once its API's last event went by (told by identity: an Enum's
-# hash is Python code, and this is asked once a read).
-_FINISHING, _DONE = StreamState.FINISHING, StreamState.DONE
 
 
 def _final_parsed(piece: bytes) -> bool:
@@ -236,9 +232,14 @@ class _Tee:
     sent: a stream with nothing to restore): then both sides are one body, kept once.
     Then the client's side is a Patched of upstream's (see the module's docstring).
 
-    `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
-    API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
-    messageStop frame): the output of that call carried it to the client.
+    `final`: set at `release`, from `final_sent`. The inner callable's reverser (the
+    adapter's StreamCall.stream) says whether it went past its API's last event, as that
+    API tells it (every Gemini candidate finished, a Bedrock messageStop frame: its
+    `past_final`): the output of that call carried it to the client. It is asked at the
+    end, not after each read (through a BodyStream that was a Python property call a
+    read: ~0.8 us of a cold read, issue 29). A read that raised (not an Exception the
+    StreamCall answers: a BaseException through it) sent nothing: the reverser is no
+    longer asked, the pieces that went out tell (`last`).
 
     The methods of both Tees: `PyTee` (this read in Python: the reference) and `CTee`
     (its read compiled where a read goes out as it came, _teeread.pyx; every other read
@@ -271,6 +272,7 @@ class _Tee:
             out = self.inner(data)
         except BaseException:
             self._took(data, [])  # nothing went out for it
+            self.reverser = None  # (past its last event in this read, maybe: its output is lost)
             raise
         return self._py_after(data, out)
 
@@ -305,10 +307,6 @@ class _Tee:
             last += pieces
             if len(last) > LAST:
                 del last[:-LAST]
-        if not self.final and self.reverser is not None:
-            st = self.reverser.state
-            if st is _FINISHING or st is _DONE:
-                self.final = True
         return pieces
 
     def _took(self, data: bytes, pieces: list[bytes] | None) -> None:
@@ -353,7 +351,7 @@ class _Tee:
         """Did the stream's final event go out? The adapter emits whole events, so the
         final event sits whole in one of the last pieces (a comment may follow it). A
         piece that may spell a name with escapes (`"message_st\\u006fp"`) is read parsed."""
-        if self.final:
+        if self.final or getattr(self.reverser, "past_final", False):
             return True
         return any(_FINAL_EVENT.search(p) is not None or (escaped_name(p) and _final_parsed(p)) for p in self.last)
 
@@ -386,7 +384,7 @@ if _CRead is not None:
 
         def __init__(self, inner, limit: int) -> None:
             _Tee.__init__(self, inner, limit)
-            self._states(_FINISHING, _DONE, LAST)
+            self._states(LAST)
 
         def _fast_room(self) -> tuple[int, int, bool, int, bool, int]:
             """What the compiled read may queue as the reference would add it, with no
