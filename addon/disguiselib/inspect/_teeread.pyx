@@ -10,15 +10,9 @@ its reverser's feed called here, and StreamCall.failed where that raises, so tha
 costs one Python-level call of ours (the Tee's), the reverser's compiled feed beneath it."""
 
 from cpython.bytes cimport PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_SIZE
 
 cdef Py_ssize_t LAST = 8  # tee.LAST, the last pieces kept (set from it: Read._states)
-
-
-cdef inline int _keep(list last) except -1:
-    """last cut back to its LAST newest pieces (the reference's way)."""
-    if len(last) > LAST:
-        del last[:len(last) - LAST]
-    return 0
 
 
 cdef inline Py_ssize_t _size(list pieces, Py_ssize_t k):
@@ -37,7 +31,9 @@ cdef class Read:
     reference would only add bytes to the sides; every other read is the reference's
     (`_py_after`, `_py_call`: Python)."""
 
-    cdef public object last, reverser
+    cdef public list last  # the last LAST pieces the client got, written round (tee.LAST)
+    cdef public Py_ssize_t at  # where the next goes
+    cdef public object reverser
     cdef object _inner
     cdef object feed  # the inner StreamCall's feed, called here (None: the inner callable is called)
     cdef public bint same, final, released
@@ -155,8 +151,7 @@ cdef class Read:
                         self.q_down.append(data)
                         self.n_down += n
                         self.droom -= n
-                    (<list?> self.last).append(data)
-                    _keep(<list?> self.last)
+                    self._sent(data)
                     return self._queued(pieces)
             elif self.patched and n <= self.room:
                 # a changed read (or one held back: no piece) while the client's side is
@@ -179,9 +174,8 @@ cdef class Read:
                     down.changed += m
                     if down.held > self.patch_max:
                         self.room = 0  # the next read the reference's way: it packs them (or goes apart)
-                    if k:
-                        (<list?> self.last).extend(pieces)
-                        _keep(<list?> self.last)
+                    for p in pieces:
+                        self._sent(p)
                     return self._queued(pieces)
             elif self.apart and n <= self.room:
                 m = _size(pieces, k)
@@ -193,11 +187,25 @@ cdef class Read:
                         self.q_down.extend(pieces)
                         self.n_down += m
                         self.droom -= m
-                        (<list?> self.last).extend(pieces)
-                        _keep(<list?> self.last)
+                        for p in pieces:
+                            self._sent(p)
                     return self._queued(pieces)
         self._flush()
         return self._py_after(data, out)
+
+    cdef inline int _sent(self, object piece) except -1:
+        """tee._Tee._sent: piece among the last LAST (over the oldest), as the reference
+        writes it round."""
+        cdef list last = self.last
+        cdef Py_ssize_t at = self.at
+        if last is None:
+            raise TypeError("Tee.last is not a list")
+        if PyList_GET_SIZE(last) < LAST:
+            last.append(piece)
+        else:
+            last[at if 0 <= at < LAST else 0] = piece
+        self.at = at + 1 if at + 1 < LAST else 0
+        return 0
 
     cdef list _queued(self, list pieces):
         cdef Py_ssize_t room, droom
