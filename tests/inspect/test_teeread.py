@@ -68,7 +68,8 @@ def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
 def test_the_compiled_read_gives_the_references_pieces_and_sides(case: tuple) -> None:
     api, chunks, limit, chunk, patch_max, sparse = case
     with (mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max),
-          mock.patch.object(tee, "SPARSE", sparse)):  # fmt: skip
+          mock.patch.object(tee, "SPARSE", sparse), mock.patch.object(tee, "LONG", 3 * chunk),
+          mock.patch.object(tee, "LONG_CHUNK", 2 * chunk + 5)):  # fmt: skip
         assert run(tee.CTee, api, chunks, limit) == run(tee.PyTee, api, chunks, limit)
 
 

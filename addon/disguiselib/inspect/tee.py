@@ -27,6 +27,13 @@ from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, pa
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
 # chunk).
 CHUNK = 4 << 10  # (was 8 KiB: with PATCH_MAX, 500 streams under way held ~3.5 MiB more RSS)
+# A side past LONG bytes (a long stream: bench (e)'s are 30-60 KB) is compressed
+# LONG_CHUNK at a time from then on. A zstd call costs ~2.5 us whatever its size (a frame,
+# its tables) beside ~0.4 ns a byte: on (a)'s Chat stream (905 kB, ~330 bytes a delta)
+# 4 KiB chunks took 0.37 us a delta, 16 KiB ones 0.17, and hold 12x less than the bytes
+# against 7x (zstandard 0.23, 2026-12-07): a long side, kept in these chunks once it ends
+# (past packing.ON_LOOP), holds less too. Under way it holds less than LONG_CHUNK as it came.
+LONG, LONG_CHUNK = 128 << 10, 16 << 10
 # The changed reads' bytes a Patched client side keeps as they came, at most (half what a
 # Kept holds before it compresses a chunk: bench (e)'s flows under way held 1.3-2.0 KiB
 # less each than at CHUNK, the capture's CPU a read the same, bench/readcost.py): past it
@@ -44,14 +51,14 @@ class Kept:
     copied per read); each time they reach CHUNK bytes they are joined and compressed
     (pack: one call, no compressor kept per stream: a compressor's state is 38 KiB to
     256 KiB, more than most streams hold) and let go, so that a stream under
-    way holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
+    way holds less than CHUNK bytes of its side as it came (LONG_CHUNK past LONG). `buf` gives it back whole."""
 
     __slots__ = ("pending", "npend", "chunks", "kept", "size", "limit")
 
     def __init__(self, limit: int) -> None:
         self.pending: list[bytes] = []  # the pieces since the last chunk, as they came
         self.npend = 0  # their bytes
-        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk, each compressed
+        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk (LONG_CHUNK past LONG), each compressed
         self.kept = 0
         self.size = 0
         self.limit = limit
@@ -71,7 +78,7 @@ class Kept:
             self.pending.append(data)
             self.kept = kept + n
             self.npend += n
-            if self.npend >= CHUNK:
+            if self.npend >= (CHUNK if self.kept < LONG else LONG_CHUNK):
                 self.chunks.append(pack(b"".join(self.pending), FAST))
                 self.pending, self.npend = [], 0
 
