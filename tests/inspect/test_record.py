@@ -53,6 +53,21 @@ def test_kept_holds_less_than_a_chunk_as_it_came_and_every_reader_gets_each_byte
     assert k.buf == (whole + b"more")[:limit] and k.size == len(whole) + 4
 
 
+@given(st.lists(st.lists(st.binary(min_size=1, max_size=300), max_size=20), max_size=12), st.integers(1, 700))
+def test_kept_takes_a_list_of_pieces_as_it_adds_them_one_by_one(batches, chunk) -> None:
+    """Kept.took (the compiled read's queue, not joined): the same bytes, size and room as
+    each piece added, and what it holds as it came stays under a chunk."""
+    with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "LONG", 3 * chunk):
+        one, many = Kept(1 << 20), Kept(1 << 20)
+        for b in batches:
+            for p in b:
+                one.add(p)
+            many.took(list(b), sum(map(len, b)))
+            assert many.npend == sum(map(len, many.pending)) < (chunk if many.kept < 3 * chunk else tee.LONG_CHUNK)
+            assert (many.size, many.kept, many.cut) == (one.size, one.kept, one.cut)
+        assert many.buf == one.buf == b"".join(p for b in batches for p in b)
+
+
 def test_a_long_side_is_compressed_in_longer_chunks() -> None:
     """A zstd call costs ~2.5 us whatever its size: a side past LONG bytes (a long
     stream) is compressed LONG_CHUNK at a time (0.37 -> 0.17 us a delta of bench (a)'s

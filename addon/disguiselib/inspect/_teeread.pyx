@@ -93,19 +93,22 @@ cdef class Read:
         self.room = -1
 
     cdef int _flush(self) except -1:
-        """The queued bytes onto the sides, as the reference adds them one by one (joined:
-        the bytes Kept keeps are the same; only where it cuts its compressed chunks moves)."""
+        """The queued bytes onto the sides, as the reference adds them one by one (the
+        list to tee.Kept.took, not joined here: the bytes Kept keeps are the same; only
+        where it cuts its compressed chunks moves). A side the queue fills is a Kept."""
+        cdef list q
+        cdef Py_ssize_t n
         self.room = -1
         if self.n_up:
-            block = self.q_up[0] if len(self.q_up) == 1 else b"".join(self.q_up)
+            q, n = self.q_up, self.n_up
             self.q_up = []
             self.n_up = 0
-            self._up.add(block)
+            self._up.took(q, n)
         if self.q_down:
-            block = self.q_down[0] if len(self.q_down) == 1 else b"".join(self.q_down)
+            q, n = self.q_down, self.n_down
             self.q_down = []
             self.n_down = 0
-            self._down.add(block)
+            self._down.took(q, n)
         return 0
 
     def __call__(self, data):

@@ -82,6 +82,18 @@ class Kept:
                 self.chunks.append(pack(b"".join(self.pending), FAST))
                 self.pending, self.npend = [], 0
 
+    def took(self, pieces: list[bytes], n: int) -> None:
+        """pieces, n bytes of bytes objects within the limit (the compiled read counted
+        them: _teeread.pyx), as `add` would take them one by one but for where a chunk
+        is cut: the list taken as it is (by reference, nothing joined but the chunk)."""
+        self.size += n
+        self.kept += n
+        self.pending += pieces
+        self.npend += n
+        if self.npend >= (CHUNK if self.kept < LONG else LONG_CHUNK):
+            self.chunks.append(pack(b"".join(self.pending), FAST))
+            self.pending, self.npend = [], 0
+
     def copy(self) -> Kept:
         """The same copy, to go on apart."""
         k = Kept(self.limit)
