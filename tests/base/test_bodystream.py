@@ -35,6 +35,27 @@ def test_body_stream_takes_the_state_of_what_it_turned_out_to_be() -> None:
     assert b"not reversed: broken" in bad.fail("broken") and bad.state is StreamState.FAILED
 
 
+def test_body_stream_says_whether_it_went_past_its_last_event_as_what_it_turned_out_to_be() -> None:
+    """`past_final` (what the capture asks at the stream's end, inspect/tee.py): an event
+    stream's own, a whole body's once it was restored (DONE), never a refused one's."""
+    b = BodyStream(stream(), lambda body: body, error_body, "text/event-stream")
+    b.feed(BODY[: BODY.index(b"event: message_stop")])
+    assert not b.past_final
+    b.feed(BODY[BODY.index(b"event: message_stop") :])
+    assert b.past_final and b.stream.past_final
+    b.fail("cut after it")
+    assert b.state is StreamState.FAILED and b.past_final  # it went out before the error
+    whole = BodyStream(stream(), lambda body: body, error_body, "application/json")
+    whole.feed(b'{"text": "Zenith Labs"}')
+    assert not whole.past_final and not whole.stream.past_final
+    whole.flush()
+    assert whole.past_final and not whole.stream.past_final
+    bad = BodyStream(stream(), lambda body: body, error_body, "application/json")
+    bad.feed(b'{"a": ')
+    bad.fail("broken")
+    assert not bad.past_final
+
+
 # -- BodyStream: a body told by its first bytes -------------------------------------------
 
 

@@ -190,3 +190,14 @@ def test_a_transition_the_table_refuses_says_which() -> None:
     lc.to(StreamState.DONE)
     with pytest.raises(StateError, match="^a response reverser cannot go from done to open$"):
         lc.to(StreamState.OPEN)
+
+
+def test_a_reverser_that_went_past_its_last_event_says_so_whatever_comes_after() -> None:
+    """`past_final`: FINISHING or DONE was reached, kept once the stream fails after it
+    (the capture asks it at the stream's end: did the final event go out?)."""
+    for path, went in (([StreamState.FINISHING, StreamState.FAILED], True), ([StreamState.DONE], True),
+                       ([StreamState.FAILED], False), ([], False)):  # fmt: skip
+        lc = Lifecycle()
+        for st in path:
+            lc.to(st)
+        assert lc.past_final is went, path

@@ -154,7 +154,7 @@ def test_many_packed_pieces_read_back_as_one_run_give_each_ones_contents_joined(
 
 
 def test_a_streams_chunks_are_read_back_in_one_decompression_call(monkeypatch) -> None:
-    """A kept side's chunks (a Chat stream: hundreds of 4 KiB zstd frames) are
+    """A kept side's chunks (a Chat stream: tens of 4 KiB and 16 KiB zstd frames) are
     decompressed as one run of frames, with one context, not one call (and, under
     backports.zstd, one new context) per chunk; the body read back is the one kept."""
     from disguiselib.inspect import packing
@@ -164,7 +164,7 @@ def test_a_streams_chunks_are_read_back_in_one_decompression_call(monkeypatch) -
     for i in range(0, len(body), 97):
         k.add(body[i : i + 97])
     chunks = k.zipped()
-    assert len(chunks) > 50
+    assert len(chunks) > 40
     assert packing._ZSTD is not None
     one, run = packing._ZSTD[1], packing._ZSTD[2]
     calls = {"one": 0, "run": 0}

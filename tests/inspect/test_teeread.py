@@ -68,7 +68,8 @@ def run(cls: type, api: str, chunks: list[bytes], limit: int) -> tuple:
 def test_the_compiled_read_gives_the_references_pieces_and_sides(case: tuple) -> None:
     api, chunks, limit, chunk, patch_max, sparse = case
     with (mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", patch_max),
-          mock.patch.object(tee, "SPARSE", sparse)):  # fmt: skip
+          mock.patch.object(tee, "SPARSE", sparse), mock.patch.object(tee, "LONG", 3 * chunk),
+          mock.patch.object(tee, "LONG_CHUNK", 2 * chunk + 5)):  # fmt: skip
         assert run(tee.CTee, api, chunks, limit) == run(tee.PyTee, api, chunks, limit)
 
 
@@ -158,3 +159,58 @@ def test_every_limit_keeps_what_the_reference_keeps_across_chunk_flushes(chunk: 
     with mock.patch.object(tee, "CHUNK", chunk), mock.patch.object(tee, "PATCH_MAX", 1 << 20):
         for limit in range(0, len(body) + 2, 7):
             assert run(tee.CTee, "chat", chunks, limit) == run(tee.PyTee, "chat", chunks, limit), limit
+
+
+@pytest.mark.parametrize("cls", [tee.PyTee] + ([tee.CTee] if tee.CTee is not None else []))
+def test_the_reverser_is_asked_whether_it_went_past_its_last_event_at_the_end_not_each_read(cls: type) -> None:
+    """Through mitmdump the reverser is a BodyStream, whose state is a Python property:
+    read after every read it cost ~0.8 us of a cold read (issue 29). The Tee asks the
+    reverser's `past_final` once, at the end; a stream that went past its last event and
+    then failed (FINISHING, then FAILED) still sent its final event."""
+    from disguiselib.base.bodystream import BodyStream
+    from disguiselib.base.stream import StreamState
+
+    asked = [0]
+
+    class Counted(BodyStream):
+        @property  # type: ignore[override]
+        def state(self) -> StreamState:
+            asked[0] += 1
+            return self.stream.state
+
+    s = ChatStream(RULES.restorer(dict(PLACEHOLDERS)))
+    b = Counted(s, lambda x: x, lambda m: b"", "text/event-stream")
+    body = build_chat([("content", 0, f"Hello there {i}") for i in range(300)] + [("finish", 0, "stop")])
+    reads = [p + b"\n\n" for p in body.split(b"\n\n") if p]
+    t = cls(StreamCall(b), 1 << 20)
+    for r in reads:  # ([DONE] last: FINISHING)
+        t(r)
+    assert asked[0] < 10 and s.state is StreamState.FINISHING and b.past_final
+    s.fail("cut after its last event")  # FINISHING -> FAILED: the final event went out
+    t.last.clear()  # (no byte pattern to tell it: the reverser does)
+    assert t.final_sent and not ChatStream(RULES.restorer({})).past_final
+
+
+@pytest.mark.parametrize("cls", [tee.PyTee] + ([tee.CTee] if tee.CTee is not None else []))
+def test_a_read_that_raised_past_the_last_event_did_not_send_it(cls: type) -> None:
+    """A read whose reverser went past its API's last event and then raised through the
+    StreamCall (a BaseException: the call lets it through) sent the client nothing: the
+    capture does not say the final event went out."""
+    s = ChatStream(RULES.restorer(dict(PLACEHOLDERS)))
+    body = build_chat([("content", 0, "Hello there"), ("finish", 0, "stop")])
+    reads = [p + b"\n\n" for p in body.split(b"\n\n") if p]
+    real = s.feed
+
+    def feed(data: bytes) -> bytes:
+        out = real(data)
+        if s.past_final:
+            raise KeyboardInterrupt
+        return out
+
+    call = StreamCall(s)
+    call.feed = feed
+    t = cls(call, 1 << 20)
+    with pytest.raises(KeyboardInterrupt):
+        for r in reads:
+            t(r)
+    assert s.past_final and not t.final_sent

@@ -142,6 +142,16 @@ def test_decoded_whole_is_feed_then_flush() -> None:
     assert b"Acme Corp" in out and s.state is StreamState.DONE
 
 
+def test_decoded_says_whether_its_reverser_went_past_its_last_event() -> None:
+    """`past_final` is the inner reverser's (the capture asks it at the stream's end)."""
+    s = decoded("gzip")
+    body = gzip.compress(BODY)
+    s.feed(body[:10])
+    assert not s.past_final
+    s.feed(body[10:])
+    assert s.past_final and s.inner.past_final and s.state is StreamState.FINISHING
+
+
 @pytest.mark.parametrize("enc", ["gzip", "br"])
 def test_decoded_cut_or_corrupt_ends_with_the_reversers_error(enc: str) -> None:
     body = ENCODE[enc](BODY)

@@ -49,6 +49,7 @@ class BodyStream(Lifecycle):
         self._buf: list[bytes] = []
         self._state = StreamState.OPEN  # while not an event stream
         self._failure: str | None = None
+        self._past_final = False
 
     @property  # type: ignore[override]
     def state(self) -> StreamState:
@@ -57,6 +58,14 @@ class BodyStream(Lifecycle):
     @state.setter
     def state(self, new: StreamState) -> None:
         self._state = new
+
+    @property  # type: ignore[override]
+    def past_final(self) -> bool:
+        return self.stream.past_final if self.is_sse else self._past_final
+
+    @past_final.setter
+    def past_final(self, went: bool) -> None:
+        self._past_final = went
 
     @property  # type: ignore[override]
     def failure(self) -> str | None:

@@ -52,6 +52,10 @@ class Lifecycle:
     # Why the addon ended the reverser itself (`fail`); None when it ran to its end or
     # the provider cut it (then `failed` says whether it ended with an error).
     failure: str | None = None
+    # The API's last event went by at some point (FINISHING or DONE was reached), kept
+    # once the stream ends either way: what the capture asks at the stream's end
+    # (inspect/tee.py, final_sent) rather than reading the state after every read.
+    past_final: bool = False
 
     def to(self, new: StreamState) -> None:
         if new is self.state:
@@ -59,6 +63,8 @@ class Lifecycle:
         if new not in TRANSITIONS[self.state]:
             raise StateError(f"a response reverser cannot go from {self.state.value} to {new.value}")
         self.state = new
+        if new is StreamState.FINISHING or new is StreamState.DONE:
+            self.past_final = True
 
     @property
     def finished(self) -> bool:  # ended, either way: nothing more is read

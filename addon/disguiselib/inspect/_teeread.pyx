@@ -10,15 +10,9 @@ its reverser's feed called here, and StreamCall.failed where that raises, so tha
 costs one Python-level call of ours (the Tee's), the reverser's compiled feed beneath it."""
 
 from cpython.bytes cimport PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_SIZE
 
 cdef Py_ssize_t LAST = 8  # tee.LAST, the last pieces kept (set from it: Read._states)
-
-
-cdef inline int _keep(list last) except -1:
-    """last cut back to its LAST newest pieces (the reference's way)."""
-    if len(last) > LAST:
-        del last[:len(last) - LAST]
-    return 0
 
 
 cdef inline Py_ssize_t _size(list pieces, Py_ssize_t k):
@@ -37,7 +31,9 @@ cdef class Read:
     reference would only add bytes to the sides; every other read is the reference's
     (`_py_after`, `_py_call`: Python)."""
 
-    cdef public object last, reverser
+    cdef public list last  # the last LAST pieces the client got, written round (tee.LAST)
+    cdef public Py_ssize_t at  # where the next goes
+    cdef public object reverser
     cdef object _inner
     cdef object feed  # the inner StreamCall's feed, called here (None: the inner callable is called)
     cdef public bint same, final, released
@@ -49,7 +45,6 @@ cdef class Read:
     cdef bint apart  # the client's side is a Kept of its own: it takes what went out
     cdef bint patched  # the client's side is upstream's with the changed reads in place (tee.Patched)
     cdef Py_ssize_t patch_max  # a Patched takes edits while its pieces hold at most this many bytes (tee.PATCH_MAX)
-    cdef object finishing, done  # the reverser's states once its API's last event went by
 
     def __cinit__(self, *args, **kwargs):
         self.q_up = []
@@ -57,9 +52,8 @@ cdef class Read:
         self.n_up = self.n_down = 0
         self.room = -1
 
-    def _states(self, finishing, done, last):
+    def _states(self, last):
         global LAST
-        self.finishing, self.done = finishing, done
         LAST = last
 
     @property
@@ -99,19 +93,22 @@ cdef class Read:
         self.room = -1
 
     cdef int _flush(self) except -1:
-        """The queued bytes onto the sides, as the reference adds them one by one (joined:
-        the bytes Kept keeps are the same; only where it cuts its compressed chunks moves)."""
+        """The queued bytes onto the sides, as the reference adds them one by one (the
+        list to tee.Kept.took, not joined here: the bytes Kept keeps are the same; only
+        where it cuts its compressed chunks moves). A side the queue fills is a Kept."""
+        cdef list q
+        cdef Py_ssize_t n
         self.room = -1
         if self.n_up:
-            block = self.q_up[0] if len(self.q_up) == 1 else b"".join(self.q_up)
+            q, n = self.q_up, self.n_up
             self.q_up = []
             self.n_up = 0
-            self._up.add(block)
+            self._up.took(q, n)
         if self.q_down:
-            block = self.q_down[0] if len(self.q_down) == 1 else b"".join(self.q_down)
+            q, n = self.q_down, self.n_down
             self.q_down = []
             self.n_down = 0
-            self._down.add(block)
+            self._down.took(q, n)
         return 0
 
     def __call__(self, data):
@@ -129,6 +126,7 @@ cdef class Read:
             except BaseException:  # (as the call lets it through)
                 self._flush()
                 self._took(data, [])
+                self.reverser = None  # (the reference's way)
                 raise
             else:
                 out = [o] if o else []
@@ -138,6 +136,7 @@ cdef class Read:
             except BaseException:
                 self._flush()
                 self._took(data, [])  # nothing went out for it (the reference's way)
+                self.reverser = None
                 raise
         if type(out) is list:
             pieces = <list> out
@@ -155,8 +154,7 @@ cdef class Read:
                         self.q_down.append(data)
                         self.n_down += n
                         self.droom -= n
-                    (<list?> self.last).append(data)
-                    _keep(<list?> self.last)
+                    self._sent(data)
                     return self._queued(pieces)
             elif self.patched and n <= self.room:
                 # a changed read (or one held back: no piece) while the client's side is
@@ -179,9 +177,8 @@ cdef class Read:
                     down.changed += m
                     if down.held > self.patch_max:
                         self.room = 0  # the next read the reference's way: it packs them (or goes apart)
-                    if k:
-                        (<list?> self.last).extend(pieces)
-                        _keep(<list?> self.last)
+                    for p in pieces:
+                        self._sent(p)
                     return self._queued(pieces)
             elif self.apart and n <= self.room:
                 m = _size(pieces, k)
@@ -193,11 +190,25 @@ cdef class Read:
                         self.q_down.extend(pieces)
                         self.n_down += m
                         self.droom -= m
-                        (<list?> self.last).extend(pieces)
-                        _keep(<list?> self.last)
+                        for p in pieces:
+                            self._sent(p)
                     return self._queued(pieces)
         self._flush()
         return self._py_after(data, out)
+
+    cdef inline int _sent(self, object piece) except -1:
+        """tee._Tee._sent: piece among the last LAST (over the oldest), as the reference
+        writes it round."""
+        cdef list last = self.last
+        cdef Py_ssize_t at = self.at
+        if last is None:
+            raise TypeError("Tee.last is not a list")
+        if PyList_GET_SIZE(last) < LAST:
+            last.append(piece)
+        else:
+            last[at if 0 <= at < LAST else 0] = piece
+        self.at = at + 1 if at + 1 < LAST else 0
+        return 0
 
     cdef list _queued(self, list pieces):
         cdef Py_ssize_t room, droom
@@ -208,8 +219,4 @@ cdef class Read:
             room, droom = self.room, self.droom
             self._flush()
             self.room, self.droom = room, droom
-        if not self.final and self.reverser is not None:
-            st = self.reverser.state
-            if st is self.finishing or st is self.done:
-                self.final = True
         return pieces

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..apis.registry import SPECS
-from ..base.stream import StreamState
 from ..wire.jsonspan import escaped_name
 from ..wire.sse import Framer
 from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, pack, spliced, unpack_all
@@ -28,6 +27,13 @@ from .packing import FAST, LEVEL, ON_LOOP, Spans, _Chunks, _Spliced, batched, pa
 # e measures it: 8 KiB chunks compress the burst's SSE streams 7.5x-14x, one call per
 # chunk).
 CHUNK = 4 << 10  # (was 8 KiB: with PATCH_MAX, 500 streams under way held ~3.5 MiB more RSS)
+# A side past LONG bytes (a long stream: bench (e)'s are 30-60 KB) is compressed
+# LONG_CHUNK at a time from then on. A zstd call costs ~2.5 us whatever its size (a frame,
+# its tables) beside ~0.4 ns a byte: on (a)'s Chat stream (905 kB, ~330 bytes a delta)
+# 4 KiB chunks took 0.37 us a delta, 16 KiB ones 0.17, and hold 12x less than the bytes
+# against 7x (zstandard 0.23, 2026-12-07): a long side, kept in these chunks once it ends
+# (past packing.ON_LOOP), holds less too. Under way it holds less than LONG_CHUNK as it came.
+LONG, LONG_CHUNK = 128 << 10, 16 << 10
 # The changed reads' bytes a Patched client side keeps as they came, at most (half what a
 # Kept holds before it compresses a chunk: bench (e)'s flows under way held 1.3-2.0 KiB
 # less each than at CHUNK, the capture's CPU a read the same, bench/readcost.py): past it
@@ -45,14 +51,14 @@ class Kept:
     copied per read); each time they reach CHUNK bytes they are joined and compressed
     (pack: one call, no compressor kept per stream: a compressor's state is 38 KiB to
     256 KiB, more than most streams hold) and let go, so that a stream under
-    way holds less than CHUNK bytes of its side as it came. `buf` gives it back whole."""
+    way holds less than CHUNK bytes of its side as it came (LONG_CHUNK past LONG). `buf` gives it back whole."""
 
     __slots__ = ("pending", "npend", "chunks", "kept", "size", "limit")
 
     def __init__(self, limit: int) -> None:
         self.pending: list[bytes] = []  # the pieces since the last chunk, as they came
         self.npend = 0  # their bytes
-        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk, each compressed
+        self.chunks: list[bytes] = []  # the earlier bytes, CHUNK a chunk (LONG_CHUNK past LONG), each compressed
         self.kept = 0
         self.size = 0
         self.limit = limit
@@ -72,9 +78,21 @@ class Kept:
             self.pending.append(data)
             self.kept = kept + n
             self.npend += n
-            if self.npend >= CHUNK:
+            if self.npend >= (CHUNK if self.kept < LONG else LONG_CHUNK):
                 self.chunks.append(pack(b"".join(self.pending), FAST))
                 self.pending, self.npend = [], 0
+
+    def took(self, pieces: list[bytes], n: int) -> None:
+        """pieces, n bytes of bytes objects within the limit (the compiled read counted
+        them: _teeread.pyx), as `add` would take them one by one but for where a chunk
+        is cut: the list taken as it is (by reference, nothing joined but the chunk)."""
+        self.size += n
+        self.kept += n
+        self.pending += pieces
+        self.npend += n
+        if self.npend >= (CHUNK if self.kept < LONG else LONG_CHUNK):
+            self.chunks.append(pack(b"".join(self.pending), FAST))
+            self.pending, self.npend = [], 0
 
     def copy(self) -> Kept:
         """The same copy, to go on apart."""
@@ -195,7 +213,7 @@ class Patched:
 # type in the member that names an event's type, or a data line that ends the stream.
 # Inside a JSON string the quotes would be escaped, so text that talks about them can't
 # match. (Streams whose final event no byte pattern tells, Gemini's and Bedrock's, are
-# told by their reverser: Tee.final.)
+# told by their reverser: Tee.final_sent.)
 _FINAL_BY_MEMBER = {(spec.type_member, t) for spec in SPECS if spec.type_member is not None for t in spec.terminal}
 _FINAL_EVENT = re.compile(
     b"|".join(
@@ -204,12 +222,12 @@ _FINAL_EVENT = re.compile(
     ),
     re.M,
 )
-# The last pieces the client got that the Tee keeps (final_sent reads them): a list cut
-# back to this many after each read (a deque's block alone is 624 bytes a stream).
+# The last pieces the client got that the Tee keeps (final_sent reads them, in any
+# order): a list of at most this many, written round (`at`: where the next piece goes,
+# over the oldest once it is full). (A deque's block alone is 624 bytes a stream; a list
+# cut back after each read ran CPython's slice deletion a read: ~30 of the capture's ~150
+# cache lines of a cold read, callgrind, issue 29.)
 LAST = 8
-# A reverser's states once its API's last event went by (told by identity: an Enum's
-# hash is Python code, and this is asked once a read).
-_FINISHING, _DONE = StreamState.FINISHING, StreamState.DONE
 
 
 def _final_parsed(piece: bytes) -> bool:
@@ -236,9 +254,14 @@ class _Tee:
     sent: a stream with nothing to restore): then both sides are one body, kept once.
     Then the client's side is a Patched of upstream's (see the module's docstring).
 
-    `final`: the inner callable's reverser (the adapter's StreamCall.stream) went past its
-    API's last event, as that API tells it (every Gemini candidate finished, a Bedrock
-    messageStop frame): the output of that call carried it to the client.
+    `final`: set at `release`, from `final_sent`. The inner callable's reverser (the
+    adapter's StreamCall.stream) says whether it went past its API's last event, as that
+    API tells it (every Gemini candidate finished, a Bedrock messageStop frame: its
+    `past_final`): the output of that call carried it to the client. It is asked at the
+    end, not after each read (through a BodyStream that was a Python property call a
+    read: ~0.8 us of a cold read, issue 29). A read that raised (not an Exception the
+    StreamCall answers: a BaseException through it) sent nothing: the reverser is no
+    longer asked, the pieces that went out tell (`last`).
 
     The methods of both Tees: `PyTee` (this read in Python: the reference) and `CTee`
     (its read compiled where a read goes out as it came, _teeread.pyx; every other read
@@ -250,6 +273,7 @@ class _Tee:
     up: Kept
     down: Kept | Patched
     last: list[bytes]
+    at: int
     same: bool
     reverser: Any  # the adapter's StreamCall.stream (its `state`), or None
     final: bool
@@ -259,7 +283,8 @@ class _Tee:
         self.inner = inner
         self.up = Kept(limit)
         self.down = self.up  # its own copy once a piece went out changed (`same` false)
-        self.last = []  # at most LAST
+        self.last = []  # at most LAST, written round
+        self.at = 0
         self.same = True
         self.reverser = getattr(inner, "stream", None)
         self.final = False
@@ -271,6 +296,7 @@ class _Tee:
             out = self.inner(data)
         except BaseException:
             self._took(data, [])  # nothing went out for it
+            self.reverser = None  # (past its last event in this read, maybe: its output is lost)
             raise
         return self._py_after(data, out)
 
@@ -283,10 +309,7 @@ class _Tee:
                 self.up.add(data)
             else:
                 self._took(data, None)
-            last = self.last
-            last.append(data)
-            if len(last) > LAST:
-                del last[0]
+            self._sent(data)
         else:
             if type(out) is list and len(out) == 1 and type(out[0]) is bytes and out[0]:
                 pieces = out  # one piece, changed (the common changed read)
@@ -301,15 +324,18 @@ class _Tee:
                 self.up.add(data)
             else:
                 self._took(data, pieces)
-            last = self.last
-            last += pieces
-            if len(last) > LAST:
-                del last[:-LAST]
-        if not self.final and self.reverser is not None:
-            st = self.reverser.state
-            if st is _FINISHING or st is _DONE:
-                self.final = True
+            for p in pieces:
+                self._sent(p)
         return pieces
+
+    def _sent(self, piece: bytes) -> None:
+        """piece among the last LAST the client got (over the oldest)."""
+        last, at = self.last, self.at
+        if len(last) < LAST:
+            last.append(piece)
+        else:
+            last[at if at < LAST else 0] = piece
+        self.at = at + 1 if at + 1 < LAST else 0
 
     def _took(self, data: bytes, pieces: list[bytes] | None) -> None:
         """A read once the sides differ (pieces: what went out for it; None: data itself)."""
@@ -343,7 +369,7 @@ class _Tee:
         response): let go of the pieces (the last few read once: whether the final event
         went out)."""
         self.final = self.final_sent
-        self.last.clear()
+        self.last, self.at = [], 0
         self.up.drop()
         self.down.drop()
         self.released = True
@@ -353,7 +379,7 @@ class _Tee:
         """Did the stream's final event go out? The adapter emits whole events, so the
         final event sits whole in one of the last pieces (a comment may follow it). A
         piece that may spell a name with escapes (`"message_st\\u006fp"`) is read parsed."""
-        if self.final:
+        if self.final or getattr(self.reverser, "past_final", False):
             return True
         return any(_FINAL_EVENT.search(p) is not None or (escaped_name(p) and _final_parsed(p)) for p in self.last)
 
@@ -366,7 +392,7 @@ class _Tee:
 class PyTee(_Tee):
     """The Tee in Python: the reference."""
 
-    __slots__ = ("inner", "up", "down", "last", "same", "reverser", "final", "released")
+    __slots__ = ("inner", "up", "down", "last", "at", "same", "reverser", "final", "released")
 
     __call__ = _Tee._py_call
 
@@ -386,7 +412,7 @@ if _CRead is not None:
 
         def __init__(self, inner, limit: int) -> None:
             _Tee.__init__(self, inner, limit)
-            self._states(_FINISHING, _DONE, LAST)
+            self._states(LAST)
 
         def _fast_room(self) -> tuple[int, int, bool, int, bool, int]:
             """What the compiled read may queue as the reference would add it, with no

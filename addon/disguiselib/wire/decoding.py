@@ -250,6 +250,10 @@ class Decoded:
         return self.inner.state
 
     @property
+    def past_final(self) -> bool:
+        return bool(getattr(self.inner, "past_final", False))
+
+    @property
     def finished(self) -> bool:
         return bool(self.inner.finished)
 
