@@ -65,7 +65,7 @@ def spellings(original: str) -> tuple[str, ...]:
 def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session, raw: bytes | None = None) -> Originals:
     """The originals session's rules found (original -> the rule's name) that the JSON
     text s, masked with edits ((start, end, replacement) in s, in order; a replacement a
-    str or a big text's token: masking._Token), still spells outside them, or in a
+    str or a big text's token: tokenmap.Token), still spells outside them, or in a
     replacement (a token encoded again whole); all of them where s holds an escape no
     JSON writer makes (a copy may be spelled with it). raw: s's UTF-8 bytes (surrogatepass),
     where the caller holds them; else s is encoded."""
@@ -142,6 +142,12 @@ def _start(m: tuple[int, int, int]) -> int:
     return m[1]
 
 
+def odd_escapes(b: bytes) -> list[int]:
+    """Where the UTF-8 JSON text b holds an escape no JSON writer makes, in order: the
+    places where left_over, finding any, takes every original for a copy (turns.py)."""
+    return sorted({i for _, i, _ in Places(_ODD).places(b)})
+
+
 def holding(pieces: list[str], known: dict[str, str]) -> list[int]:
     """The indexes of the pieces that hold one of known's originals, in order (one pass
     over them all: Originals.holding)."""
@@ -174,4 +180,4 @@ def add(text: str, edits: list, known: dict[str, str], session: Session, faker: 
     return sorted([*edits, *more], key=lambda e: e[0])
 
 
-__all__ = ["COPY_ROUNDS", "Originals", "Places", "add", "holding", "left_over", "more", "spellings"]
+__all__ = ["COPY_ROUNDS", "Originals", "Places", "add", "holding", "left_over", "more", "odd_escapes", "spellings"]

@@ -1,0 +1,436 @@
+"""A conversation's next turn masked from the turn before it (sans I/O; issue 29).
+
+A client sends its whole conversation at every turn: the next request is the one before
+with an exchange more at the end of its conversation (Claude Code also moves
+`cache_control` from the last message it sent to the newest one). The full path reads all
+of it again (parse, walk, scan, splice, the leak guard). Here a rule set remembers its
+last requests of a conversation (KEEP of them, MAX_BYTES together): the bytes that came
+(R1), those that left (M1), the session after the body (S1), and for each of the last
+CUTS elements of the conversation where it begins in R1 and in M1 and the session when
+masking reached it. A new body R2 that is R1 up to the start of one of those elements
+(k) and from the conversation's closing `]` on is cut there: only its elements from k on
+(the tail) are parsed and masked, in a copy of that session, and
+M2 = M1[:k's place] + masked tail + M1[from the `]`].
+
+Why that is the full path's result, to the byte (each condition unmet: the full path):
+
+- Placeholders are numbered by first appearance in prompt order, the conversation last
+  (base/prompt.py), and nothing of one request is another's (contract §2): masking is a
+  function of the rule set and the texts in that order. Rules.find is one of the rule
+  set and the text alone (Found remembers its answers; remask replays them, giving the
+  same edits and session calls): nothing a rule set learns from a request changes what
+  masking makes of another. So the full path, reading R2, makes every call it made for
+  R1 up to k (the same members first, the same elements before k), reaches k with the
+  session R1's masking had there (Marks: taken only where every string after the
+  conversation's first is the conversation's), and goes on with the tail's strings, in
+  the body's order, read with the conversation's element rule (the same Arr's item,
+  the table's one fact) as masking the tail alone reads them.
+- Nothing whole-body changes that: R1 and the tail hold no placeholder of the client's
+  (Held: the session reserves none) and no fake the session issued (Held(every): the
+  tail looked at for every fake it holds, R1 reserved none), the tail issues no new fake
+  (a fake issued there could be text the unchanged part holds), R1 copied no original
+  (copied 0), and R2's copies (base/copies.left_over) are none: no odd escape anywhere
+  once a pattern found an original, none in the tail (its own left_over), none across
+  the cuts, and an original the tail found first spelled nowhere in the unchanged part,
+  raw or masked. No document cited (citeback.may_cite on M2 from where M1 and the tail
+  hold its markers), no numbering key, no session of headers, no declared text headers,
+  top-level keys written once.
+- The leak guard reads text by text (leakguard.scan_json through the table): each text of
+  the unchanged part it read in M1 with S1's disguises and found nothing. S2 holds every
+  disguise of S1 (same original) and the tail's new ones, placeholders only, none of which
+  R1's text or readings hold (Held.shapes: every shape in the body's text and in the
+  texts the walk read): in each such text the guard finds the same. The tail is read by
+  it in full (any hit: the full path, which words the refusal); URL and headers as ever
+  (pipeline). The disguises' warning pass: a request it warned of is not remembered; a
+  tail holding one goes the full path, which warns. Thinking blocks and signatures lie in
+  the unchanged part: their bytes are M1's.
+
+A request cut so is remembered in its turn (its cuts before k kept, the tail's added), so
+a conversation is read in full once. Remembered only where the verdict was Masked. Kept
+on the rule set (Found.turns): a reload starts with none, Found.clear forgets them; a
+session is copied in and out, never shared by two flows. Property tests against the full
+path: tests/test_turns.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from . import leakguard
+from .base import citeback, copies
+from .base.fields import loads
+from .base.masking import mask_doc
+from .base.present import Held
+from .base.received import Received
+from .rules.knowing import of_session
+from .rules.rules import Rules, Session
+from .rules.session import PH_OPEN
+from .wire import spanwalk
+from .wire.jsonspan import Arr, Obj
+from .wire.text import splice
+
+# The APIs whose conversation is cut: their request rule's last prompt member, an array
+# (Anthropic's `messages`)
+APIS = frozenset({"anthropic.messages"})
+CUTS = 4  # element starts remembered per request (the client may change its last ones)
+KEEP = 4  # requests remembered per rule set
+MIN_BYTES = 64 * 1024  # smaller bodies: the full path (a few ms at most)
+MAX_BYTES = 64 << 20  # the remembered requests' bytes, as they came and masked, together
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+
+
+@dataclass(frozen=True, eq=False)
+class Cut:
+    """Where an element of the conversation begins in a request remembered."""
+
+    raw: int  # in the body that came (bytes)
+    masked: int  # in the body that left
+    session: Session  # when masking reached it (copied out, never handed on)
+    changed: bool  # masking changed the body before it
+
+
+@dataclass(frozen=True, eq=False)
+class Turn:
+    """A request remembered (module docstring)."""
+
+    api: str
+    disguises: object  # the warning pass's rule set it was masked with (by identity)
+    raw: bytes
+    masked: bytes
+    session: Session  # after the body
+    cuts: tuple[Cut, ...]
+    close: int  # the conversation's closing `]` in raw
+    close_masked: int  # in masked
+    after_changed: bool  # masking changed the body from the `]` on
+    shapes: frozenset[str]  # every placeholder shape in the body and its texts' readings
+    odd: tuple[int, ...]  # where raw holds an escape no JSON writer makes (copies.odd_escapes)
+    cites: tuple[tuple[int, int], ...]  # (where in masked, which of citeback.markers)
+
+
+class Turns:
+    """A rule set's requests remembered, the newest last (KEEP, MAX_BYTES)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.turns: list[Turn] = []
+        self.hits = 0  # next turns cut (bench, tests)
+
+    def put(self, turn: Turn) -> None:
+        with self.lock:
+            kept = [t for t in self.turns if t.raw is not turn.raw][-(KEEP - 1) :] + [turn]
+            while len(kept) > 1 and sum(len(t.raw) + len(t.masked) for t in kept) > MAX_BYTES:
+                kept.pop(0)
+            self.turns = kept
+
+    def of(self, api: str, disguises: object) -> list[Turn]:
+        with self.lock:
+            return [t for t in reversed(self.turns) if t.api == api and t.disguises is disguises]
+
+
+def turns_of(rules: Rules, make: bool = False) -> Turns | None:
+    """The requests rules remember (made with make)."""
+    got = rules.found.turns
+    if got is None and make:
+        got = rules.found.turns = Turns()
+    return got  # type: ignore[return-value]
+
+
+def applies(api: Any, start: Session | None) -> bool:
+    """May a request of api (with start, its headers' session) be cut or remembered?"""
+    fresh = start is None or not (start.placeholders or start.reserved or start.keyed or start.masked)
+    return fresh and api.name in APIS and not api.headers and api.request_body is None
+
+
+def _rule(api: Any) -> tuple[str, Arr] | None:
+    root = api.request_rule
+    if not isinstance(root, Obj) or not root.prompt:
+        return None
+    member = root.prompt[-1]
+    arr = root.fields.get(member)
+    return (member, arr) if isinstance(arr, Arr) else None
+
+
+def _bytes(raw: bytes | Received) -> bytes | None:
+    return raw if type(raw) is bytes else raw.bytes() if isinstance(raw, Received) else None
+
+
+class Marks:
+    """The session where each of the conversation's last elements begins (at: their
+    starts in the text; lo, hi: the conversation's span), taken as masking reaches each
+    (masking.mask_doc); ok False where a string outside the conversation came after one
+    of it (the conversation not last in the order masking numbers in)."""
+
+    def __init__(self, lo: int, hi: int, at: list[int]) -> None:
+        self.lo, self.hi, self.at = lo, hi, at
+        self.took: list[Session] = []
+        self.ok = True
+
+    def watching(self, fn: Any, order: list[int], where: Any, session: Session) -> Any:
+        took: list[Session] = []
+        at, lo, hi = self.at, self.lo, self.hi
+        self.took, self.ok = took, True
+        it = iter(order)
+        inside = False
+
+        def watched(v: str, rule: Any, key: str | None) -> Any:
+            nonlocal inside
+            i = where[2 * next(it)]
+            if lo <= i < hi:
+                inside = True
+                while len(took) < len(at) and at[len(took)] <= i:
+                    took.append(session.copy())
+            elif inside:
+                self.ok = False
+            return fn(v, rule, key)
+
+        return watched
+
+    def done(self, session: Session) -> None:
+        while len(self.took) < len(self.at):
+            self.took.append(session.copy())
+
+
+def _places(text: str, edits: list, xs: list[int], base: int, mbase: int) -> list[tuple[int, int, bool]] | None:
+    """Each char offset of xs (outside every edit) as (its byte offset in text's UTF-8 +
+    base, in the masked text's + mbase, an edit before it); None where an edit's
+    replacement is no str (a big text's Token)."""
+    out: list[tuple[int, int, bool]] = []
+    ascii_ = text.isascii()
+    e = grow = 0
+    for x in xs:
+        while e < len(edits) and edits[e][0] < x:
+            a, b, r = edits[e]
+            if type(r) is not str:
+                return None
+            grow += len(r.encode("utf-8", "surrogatepass")) - len(text[a:b].encode("utf-8", "surrogatepass"))
+            e += 1
+        at = x if ascii_ else len(text[:x].encode("utf-8", "surrogatepass"))
+        out.append((base + at, mbase + at + grow, e > 0))
+    return out
+
+
+def _cites(masked: bytes) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted((i, k) for k, m in enumerate(citeback.markers()) for i in _all(masked, m)))
+
+
+def _all(b: bytes, m: bytes) -> list[int]:
+    out, i = [], b.find(m)
+    while i >= 0:
+        out.append(i)
+        i = b.find(m, i + 1)
+    return out
+
+
+def _may_cite(cites: list[tuple[int, int]]) -> bool:
+    ms = citeback.markers()
+    return citeback.may_cite(b"\0".join(ms[k] for k in {k for _, k in cites}))
+
+
+class Note:
+    """What the full path's masking tells of a body (masking.mask_body's note), for it to
+    be remembered (remember)."""
+
+    def __init__(self, api: Any, raw: bytes, member: str) -> None:
+        self.api, self.raw, self.member = api, raw, member
+        self.m: Marks | None = None
+        self.got: tuple | None = None
+
+    def marks(self, s: str, doc: object, root: Any) -> Marks | None:
+        starts, keys = spanwalk.members(s)
+        if type(doc) is not dict or len(set(keys)) != len(keys) or self.member not in keys:
+            return None
+        value = doc[self.member]
+        if type(value) is not list or not value:
+            return None
+        key_end = json_string_end(s, starts[keys.index(self.member)])
+        at = _COLON.match(s, key_end).end()  # type: ignore[union-attr]
+        if s[at : at + 1] != "[":
+            return None
+        el, close = spanwalk.elements(s, at)
+        if close < 0 or len(el) != len(value):
+            return None
+        self.m = Marks(at, close, list(el[-CUTS:]))
+        return self.m
+
+    def masked(self, s: str, edits: list, session: Session, held: Held) -> None:
+        m = self.m
+        if m is None or not m.ok or len(m.took) != len(m.at):
+            return
+        places = _places(s, edits, [*m.at, m.hi], 0, 0)
+        if places is None:
+            return
+        after = any(a >= m.hi for a, _, _ in edits)
+        self.got = (places, list(m.took), after, held.shapes)
+
+
+def json_string_end(s: str, i: int) -> int:
+    """Where the JSON string token beginning at s[i] ends."""
+    return json.decoder.scanstring(s, i + 1)[1]  # type: ignore[attr-defined]
+
+
+def note_for(api: Any, raw: bytes | Received, start: Session | None) -> Note | None:
+    """A Note for a request the full path masks whose next turn may be cut from it."""
+    if not applies(api, start) or (rule := _rule(api)) is None:
+        return None
+    b = _bytes(raw)
+    if b is None or not MIN_BYTES <= len(b) <= MAX_BYTES // 2:
+        return None
+    return Note(api, b, rule[0])
+
+
+def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises: object) -> None:
+    """The request note was made for, masked into body with session and let through
+    (no citation moved, no disguise of the client's warned of), remembered."""
+    if note.got is None or session.reserved or session.copied or session.cited or session.keyed:
+        return
+    places, took, after, shapes = note.got
+    *cuts, (close, close_m, _) = places
+    turn = Turn(
+        note.api.name, disguises, note.raw, body, session.copy(),
+        tuple(Cut(r, m, s, c) for (r, m, c), s in zip(cuts, took, strict=True)),
+        close, close_m, after, shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
+    )  # fmt: skip
+    turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class Cutted:
+    """A next turn masked from the turn before: its body, session, and its own Turn."""
+
+    body: bytes
+    session: Session
+    turn: Turn
+
+
+def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | None) -> Cutted | None:
+    """raw masked from a remembered request it continues (module docstring), its tail
+    read by the leak guard; None where it is not one, or a condition fails (the full
+    path then). Never raises."""
+    store = turns_of(rules)
+    if store is None or (rule := _rule(api)) is None:
+        return None
+    try:
+        b = _bytes(raw)
+        if b is None:
+            return None
+        for turn in store.of(api.name, disguises):
+            got = _cut(turn, b)
+            if got is not None:
+                out = _mask_tail(turn, got[0], got[1], b, raw, rule[1], rules, disguises)
+                if out is not None:
+                    store.hits += 1
+                return out
+    except Exception:  # noqa: BLE001 - whatever breaks here, the full path decides
+        return None
+    return None
+
+
+def _cut(turn: Turn, b: bytes) -> tuple[int, int] | None:
+    """(the index of the cut b continues turn's request from, where b's conversation
+    closes) or None."""
+    r1 = turn.raw
+    q = len(b) - (len(r1) - turn.close)
+    if q < 0 or not b.endswith(memoryview(r1)[turn.close :]):
+        return None
+    for j in range(len(turn.cuts) - 1, -1, -1):
+        p = turn.cuts[j].raw
+        if p < q and b.startswith(memoryview(r1)[:p]):
+            return j, q
+    return None
+
+
+def _mask_tail(
+    turn: Turn, j: int, q: int, b: bytes, raw: bytes | Received, arr: Arr, rules: Rules, disguises: Rules | None
+) -> Cutted | None:
+    cut = turn.cuts[j]
+    p = cut.raw
+    tail = b[p:q].decode("utf-8")
+    mini = "[" + tail + "]"
+    clashes: list = []
+    doc = loads(mini, clashes)
+    if clashes or type(doc) is not list or not doc:
+        return None
+    starts, end = spanwalk.elements(mini, 0)
+    if end != len(mini) - 1 or len(starts) != len(doc):
+        return None
+    session = cut.session.copy()
+    held = Held(every=True)
+    marks = Marks(0, len(mini), list(starts[-CUTS:]))
+    edits, _ = mask_doc(mini, doc, arr, rules, session, spliced=False, held=held, marks=marks)
+    if held.placeholders or held.clash or session.reserved or session.cited or not marks.ok:
+        return None
+    s1 = turn.session.placeholders
+    s2 = session.placeholders
+    if len(s1) > len(s2) or any(s2.get(k) != v for k, v in s1.items()):
+        return None
+    if any(not k.startswith(PH_OPEN) or k in turn.shapes for k in s2 if k not in s1):
+        return None  # a new fake; a new placeholder the unchanged part may hold
+    odd = [o for o in turn.odd if o < p] + [p + o for o in copies.odd_escapes(b[p:q])]
+    shift = len(b) - len(turn.raw)
+    odd += [o + shift for o in turn.odd if o >= turn.close]
+    if not _no_copies(turn, cut, b, q, mini, edits, session, bool(odd)):
+        return None
+    out = splice(mini, edits)
+    if disguises is not None and leakguard.scan_json(doc, disguises, arr) is not None:
+        return None  # the client's own disguise: the full path warns of it
+    if leakguard.scan_json(loads(out), of_session(rules, session), arr) is not None:
+        return None  # the full path refuses it, in its words
+    masked_tail = out[1:-1].encode("utf-8")
+    m1 = turn.masked
+    mshift = cut.masked + len(masked_tail) - turn.close_masked
+    cites = [c for c in turn.cites if c[0] < cut.masked]
+    cites += [(cut.masked + i, k) for i, k in _cites(masked_tail)]
+    cites += [(i + mshift, k) for i, k in turn.cites if i >= turn.close_masked]
+    if session.masked and _may_cite(cites):
+        return None
+    changed = cut.changed or turn.after_changed or bool(edits)
+    if changed:
+        body = b"".join((memoryview(m1)[: cut.masked], masked_tail, memoryview(m1)[turn.close_masked :]))
+    else:
+        body = raw if type(raw) is bytes else b
+    session.json_out = turn.session.json_out
+    session.documents = {}
+    places = _places(mini, edits, list(marks.at), p - 1, cut.masked - 1)
+    if places is None or len(marks.took) != len(marks.at):
+        return None
+    cuts = [*turn.cuts[:j], *(Cut(r, m, s, cut.changed or c) for (r, m, c), s in zip(places, marks.took, strict=True))]
+    new = Turn(
+        turn.api, turn.disguises, b, body, session.copy(), tuple(cuts[-CUTS:]), q,
+        len(body) - (len(m1) - turn.close_masked), turn.after_changed, turn.shapes | held.shapes, tuple(odd),
+        tuple(cites),
+    )  # fmt: skip
+    return Cutted(body, session, new)
+
+
+def _no_copies(turn: Turn, cut: Cut, b: bytes, q: int, mini: str, edits: list, session: Session, odd: bool) -> bool:
+    """No copy of an original a pattern found left in R2 (copies.left_over's answer on
+    the whole body, from the tail's own, R1's and the places between; module docstring)."""
+    found = session.found()
+    if not found:
+        return True
+    if odd or copies.left_over(mini, edits, session):
+        return False
+    p = cut.raw
+    forms = [f.encode("utf-8", "surrogatepass") for o in found for f in copies.spellings(o)]
+    for x in (p, q):
+        if any(f in b[max(0, x - len(f) + 1) : x + len(f) - 1] for f in forms if len(f) > 1):
+            return False
+    old = turn.session.found()
+    m1 = turn.masked
+    for o in found:
+        if o in old:
+            continue
+        for f in copies.spellings(o):
+            e = f.encode("utf-8", "surrogatepass")
+            if b.find(e, 0, p) >= 0 or b.find(e, q) >= 0:
+                return False
+            if m1.find(e, 0, cut.masked) >= 0 or m1.find(e, turn.close_masked) >= 0:
+                return False
+    return True
+
+
+__all__ = ["APIS", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "applies", "next_turn", "note_for", "remember"]
