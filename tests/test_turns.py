@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,15 +76,33 @@ def verdict(v: pipeline.Verdict) -> tuple:
 CUT: list[int] = []  # next turns cut, over every conversation (test_the_property_test_cuts)
 
 
+class Said(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.said: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.said.append(record.getMessage())
+
+
 def turn_by_turn(cfg, bodies: list[bytes]) -> int:  # noqa: ANN001
-    """Each body masked with the turns remembered, checked against the full path; the
-    number of next turns cut."""
+    """Each body masked with the turns remembered, checked against the full path (its
+    verdict, and the warnings it logs); the number of next turns cut."""
     cfg.rules.found.turns = None
-    for body in bodies:
-        got = pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS)
-        with no_turns():
-            want = pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS)
-        assert verdict(got) == verdict(want)
+    said = Said()
+    log = logging.getLogger("disguise")
+    log.addHandler(said)
+    try:
+        for body in bodies:
+            got = pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS)
+            warned, said.said = said.said, []
+            with no_turns():
+                want = pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS)
+            assert verdict(got) == verdict(want)
+            assert warned == said.said
+            said.said = []
+    finally:
+        log.removeHandler(said)
     store = turns.turns_of(cfg.rules)
     CUT.append(store.hits if store is not None else 0)
     return CUT[-1]
@@ -217,6 +236,22 @@ def test_a_new_original_the_earlier_turns_copied_is_masked_there_too(cfg) -> Non
     # by its key: the full path masks the first turn's copy too (base/copies.py)
     bodies = _turns("bare abc123XYZ here", "x@y.io", "password: abc123XYZ")
     turn_by_turn(cfg, bodies)
+
+
+def test_an_escape_no_writer_makes_in_the_earlier_turns_masks_every_copy(cfg) -> None:  # noqa: ANN001
+    # no rule found anything in the first turns: their `\\/` did not count; the third's
+    # e-mail does (base/copies.left_over: the full path masks the body once more)
+    bodies = _turns("path a\\/b here", "Acme Corp", "mail bob@corp.example.com")
+    assert turn_by_turn(cfg, bodies) == 1
+
+
+def test_a_fake_the_earlier_turns_were_given_typed_in_the_new_one(cfg) -> None:  # noqa: ANN001
+    first = _turns("hi bob@corp.example.com", "Acme Corp")
+    m = pipeline.mask_request(API, first[0], cfg, "/v1/messages", HDRS)
+    fake = next(k for k, v in m.session.placeholders.items() if v == "bob@corp.example.com")
+    # the client typed bob's disguise itself: the full path masks again with it reserved
+    bodies = _turns("hi bob@corp.example.com", "Acme Corp", f"so {fake} it is")
+    assert turn_by_turn(cfg, bodies) == 1
 
 
 def _real() -> list[dict]:
