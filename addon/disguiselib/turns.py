@@ -55,6 +55,8 @@ path: tests/test_turns.py.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
 import threading
@@ -155,6 +157,10 @@ def _rule(api: Any) -> tuple[str, Arr] | None:
     return (member, arr) if isinstance(arr, Arr) else None
 
 
+def _start(e: tuple) -> int:
+    return e[0]
+
+
 def _bytes(raw: bytes | Received) -> bytes | None:
     return raw if type(raw) is bytes else raw.bytes() if isinstance(raw, Received) else None
 
@@ -215,15 +221,23 @@ def _places(text: str, edits: list, xs: list[int], base: int, mbase: int) -> lis
 
 
 def _cites(masked: bytes) -> tuple[tuple[int, int], ...]:
-    return tuple(sorted((i, k) for k, m in enumerate(citeback.markers()) for i in _all(masked, m)))
+    """(where, which) of each of citeback's markers in masked: one pass of one automaton."""
+    return tuple((i, k) for k, i, _ in _markers(citeback.markers()).places(masked))
 
 
-def _all(b: bytes, m: bytes) -> list[int]:
-    out, i = [], b.find(m)
-    while i >= 0:
-        out.append(i)
-        i = b.find(m, i + 1)
-    return out
+@functools.lru_cache(maxsize=4)
+def _markers(ms: tuple[bytes, ...]) -> copies.Places:
+    return copies.Places(list(ms))
+
+
+def _growth(text: str, a: int, b: int, r: object) -> int:
+    """How many bytes longer the edit (a, b, r) of text makes its UTF-8."""
+    if type(r) is not str:
+        raise TypeError("a big text's Token")
+    old = text[a:b]
+    return (len(r) if r.isascii() else len(r.encode("utf-8", "surrogatepass"))) - (
+        len(old) if old.isascii() else len(old.encode("utf-8", "surrogatepass"))
+    )
 
 
 def _may_cite(cites: list[tuple[int, int]]) -> bool:
@@ -239,6 +253,7 @@ class Note:
         self.api, self.raw, self.member = api, raw, member
         self.m: Marks | None = None
         self.got: tuple | None = None
+        self.key = self.n = 0  # the conversation's member's index; its elements
 
     def marks(self, s: str, doc: object, root: Any) -> Marks | None:
         starts, keys = spanwalk.members(s)
@@ -255,17 +270,35 @@ class Note:
         if close < 0 or len(el) != len(value):
             return None
         self.m = Marks(at, close, list(el[-CUTS:]))
+        self.key, self.n = keys.index(self.member), len(el)
         return self.m
 
     def masked(self, s: str, edits: list, session: Session, held: Held) -> None:
+        """What remember needs of the masked text: each cut's (and the `]`'s) growth in
+        bytes from there to the end, whether an edit is before it."""
         m = self.m
         if m is None or not m.ok or len(m.took) != len(m.at):
             return
-        places = _places(s, edits, [*m.at, m.hi], 0, 0)
-        if places is None:
+        xs = [*m.at, m.hi]
+        first = bisect.bisect_left(edits, xs[0], key=_start)  # (sorted, disjoint: none across a cut)
+        try:
+            late = [(a, _growth(s, a, b, r)) for a, b, r in edits[first:]]
+        except TypeError:
             return
-        after = any(a >= m.hi for a, _, _ in edits)
-        self.got = (places, list(m.took), after, held.shapes)
+        grown = [sum(g for a, g in late if a >= x) for x in xs]
+        before = [bool(edits) and edits[0][0] < x for x in xs]
+        self.got = (grown, before, list(m.took), bool(late) and late[-1][0] >= m.hi, held.shapes)
+
+    def places(self) -> tuple[list[int], int] | None:
+        """The raw body's bytes offsets of the cuts and of the `]`: the same scan of its
+        bytes read one character each (latin-1: the JSON's structure is ASCII)."""
+        b = self.raw.decode("latin-1")
+        starts, _ = spanwalk.members(b)
+        at = _COLON.match(b, json_string_end(b, starts[self.key])).end()  # type: ignore[union-attr]
+        el, close = spanwalk.elements(b, at)
+        if close < 0 or len(el) != self.n:
+            return None
+        return list(el[-CUTS:]), close
 
 
 def json_string_end(s: str, i: int) -> int:
@@ -288,12 +321,16 @@ def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises:
     (no citation moved, no disguise of the client's warned of), remembered."""
     if note.got is None or session.reserved or session.copied or session.cited or session.keyed:
         return
-    places, took, after, shapes = note.got
-    *cuts, (close, close_m, _) = places
+    grown, before, took, after, shapes = note.got
+    got = note.places()
+    if got is None:
+        return
+    at, close = got
+    total = len(body) - len(note.raw)
+    cuts = tuple(Cut(r, r + total - g, s, c) for r, g, s, c in zip(at, grown, took, before, strict=False))
     turn = Turn(
-        note.api.name, disguises, note.raw, body, session.copy(),
-        tuple(Cut(r, m, s, c) for (r, m, c), s in zip(cuts, took, strict=True)),
-        close, close_m, after, shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
+        note.api.name, disguises, note.raw, body, session.copy(), cuts, close, close + total - grown[-1], after,
+        shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
     )  # fmt: skip
     turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
 
@@ -413,10 +450,12 @@ def _no_copies(turn: Turn, cut: Cut, b: bytes, q: int, mini: str, edits: list, s
     found = session.found()
     if not found:
         return True
-    if odd or copies.left_over(mini, edits, session):
+    if odd:
+        return False
+    forms = [f.encode("utf-8", "surrogatepass") for o in found for f in copies.spellings(o)]
+    if copies.left_over(mini, edits, session):
         return False
     p = cut.raw
-    forms = [f.encode("utf-8", "surrogatepass") for o in found for f in copies.spellings(o)]
     for x in (p, q):
         if any(f in b[max(0, x - len(f) + 1) : x + len(f) - 1] for f in forms if len(f) > 1):
             return False

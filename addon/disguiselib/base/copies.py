@@ -18,6 +18,7 @@ reads nothing (a thinking block, an id: the provider's own, sent back as it came
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -55,6 +56,7 @@ def more(s: str, edits: Any, session: Session, known: Originals, raw: bytes | No
     return Originals({**known, **found})
 
 
+@functools.lru_cache(maxsize=4096)
 def spellings(original: str) -> tuple[str, ...]:
     """How JSON text may spell original as it is: written as it is, and ASCII-escaped
     (json.dumps' two styles). Other spellings are the leak guard's to find."""
@@ -88,7 +90,7 @@ def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session, r
                 ends.append(r.start + y)
     # one pass over the text's bytes for every spelling of every original, and the odd escapes
     forms = [(form, o) for o in found for form in spellings(o)]
-    search = Places([f.encode("utf-8", "surrogatepass") for f, _ in forms] + _ODD)
+    search = _search((*(f.encode("utf-8", "surrogatepass") for f, _ in forms), *_ODD))
     if raw is None:
         raw = s.encode("utf-8", "surrogatepass")
     matches = search.places(raw)
@@ -145,7 +147,19 @@ def _start(m: tuple[int, int, int]) -> int:
 def odd_escapes(b: bytes) -> list[int]:
     """Where the UTF-8 JSON text b holds an escape no JSON writer makes, in order: the
     places where left_over, finding any, takes every original for a copy (turns.py)."""
-    return sorted({i for _, i, _ in Places(_ODD).places(b)})
+    return sorted({i for _, i, _ in _odd_places().places(b)})
+
+
+@functools.cache
+def _odd_places() -> Places:
+    return Places(_ODD)
+
+
+@functools.lru_cache(maxsize=8)
+def _search(patterns: tuple[bytes, ...]) -> Places:
+    """Places of patterns, made once for a conversation's turns (they find the same
+    originals turn after turn: an automaton of hundreds costs more than its search)."""
+    return Places(list(patterns))
 
 
 def holding(pieces: list[str], known: dict[str, str]) -> list[int]:
