@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import leakguard, resign, turns
 from .apis.registry import Api, RealtimeApi
@@ -86,6 +86,9 @@ class Masked:
     body: bytes
     session: Session
     headers: MaskedHeaders = ()
+    # the request as turns.py remembers it, but its bytes (turns.light): the proxy keeps
+    # one the masking worker remembered (turns.adopt), and cuts the next turn itself
+    turn: object = field(default=None, compare=False, repr=False)
 
     def unwrap(self) -> Masked:
         """Itself (Refused and NotOurs raise the exception they stand for)."""
@@ -196,20 +199,12 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
-    declared = [v for k, v in headers if k.lower() == "content-type" and not utf8_read(v)]
-    if api.request_body is None and declared:  # a JSON body, read as UTF-8: as its receiver reads it?
-        body = as_received(raw) or b""
-        otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)
-        if otherwise is not None:
-            raise MaskError(otherwise)
+    _read_as_utf8(api, raw, headers)
     note = None
     if turns.applies(api, start):  # a conversation's next turn: cut from the turn before (turns.py)
-        cut = turns.next_turn(api, raw, cfg.rules, cfg.disguises)
+        cut = _cut(api, raw, cfg, path, headers, dest)
         if cut is not None:
-            rules = of_session(cfg.rules, cut.session)
-            if leak_scan(path, headers, None, rules, api, dest=dest) is None:  # (its body's: turns.py)
-                turns.turns_of(cfg.rules, make=True).put(cut.turn)  # type: ignore[union-attr]
-                return Masked(cut.body, cut.session)
+            return cut
         note = turns.note_for(api, raw, start)
     scanned = Memo()  # what masking's one scan found per text: the leak guard reuses it
     parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
@@ -242,9 +237,49 @@ def _mask_request(
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
+    turn = None
     if note is not None and not cites and not any(warned):
-        turns.remember(cfg.rules, note, body, session, cfg.disguises)
-    return Masked(body, session, masked_headers)
+        turn = turns.remember(cfg.rules, note, body, session, cfg.disguises)
+    return Masked(body, session, masked_headers, turns.light(turn))
+
+
+def _read_as_utf8(api: Api, raw: bytes | Received, headers: list[tuple[str, str]]) -> None:
+    """A JSON body read as UTF-8: is that how its receiver reads it (its declared
+    Content-Type)? Raises MaskError where not."""
+    declared = [v for k, v in headers if k.lower() == "content-type" and not utf8_read(v)]
+    if api.request_body is None and declared:
+        body = as_received(raw) or b""
+        otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)
+        if otherwise is not None:
+            raise MaskError(otherwise)
+
+
+def cut_request(
+    api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
+    dest: Destination | None = None, start: Session | None = None,
+) -> Masked | None:
+    """What mask_request returns where the body is a conversation's next turn cut from a
+    request this rule set remembers (turns.py), else None (mask_request then: the full
+    path, there or in the masking worker). Never raises."""
+    try:
+        headers = list(headers)
+        _read_as_utf8(api, raw, headers)
+        return _cut(api, raw, cfg, path, headers, dest) if turns.applies(api, start) else None
+    except Exception:  # noqa: BLE001 - mask_request decides
+        return None
+
+
+def _cut(
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: list[tuple[str, str]], dest: Destination | None
+) -> Masked | None:
+    cut = turns.next_turn(api, raw, cfg.rules, cfg.disguises)
+    if cut is None:
+        return None
+    rules = of_session(cfg.rules, cut.session)
+    if leak_scan(path, headers, None, rules, api, dest=dest) is not None:  # (its body's: turns.py)
+        return None
+    turns.turns_of(cfg.rules, make=True).put(cut.turn)  # type: ignore[union-attr]
+    return Masked(cut.body, cut.session, (), turns.light(cut.turn))
 
 
 def mask_headers(

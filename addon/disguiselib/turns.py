@@ -56,6 +56,7 @@ path: tests/test_turns.py.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import json
 import re
@@ -316,15 +317,15 @@ def note_for(api: Any, raw: bytes | Received, start: Session | None) -> Note | N
     return Note(api, b, rule[0])
 
 
-def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises: object) -> None:
+def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises: object) -> Turn | None:
     """The request note was made for, masked into body with session and let through
-    (no citation moved, no disguise of the client's warned of), remembered."""
+    (no citation moved, no disguise of the client's warned of), remembered (and given)."""
     if note.got is None or session.reserved or session.copied or session.cited or session.keyed:
-        return
+        return None
     grown, before, took, after, shapes = note.got
     got = note.places()
     if got is None:
-        return
+        return None
     at, close = got
     total = len(body) - len(note.raw)
     cuts = tuple(Cut(r, r + total - g, s, c) for r, g, s, c in zip(at, grown, took, before, strict=False))
@@ -333,6 +334,33 @@ def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises:
         shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
     )  # fmt: skip
     turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
+    return turn
+
+
+def light(turn: Turn | None) -> Turn | None:
+    """turn without its bytes or rule set (sent back by the masking worker: adopt)."""
+    return None if turn is None else dataclasses.replace(turn, raw=b"", masked=b"", disguises=None)
+
+
+def adopt(rules: Rules, turn: object, raw: bytes, masked: bytes, disguises: object) -> None:
+    """A request the masking worker remembered (light), remembered here too with the
+    bytes sent to it and back, under this process's rule set of the same configuration:
+    the worker masks as pipeline.mask_request here does (worker.py), so what it noted
+    of the request is what masking it here notes. Where the bytes are not those it
+    noted (a length that disagrees), nothing."""
+    if not isinstance(turn, Turn) or not turn.cuts or turn.close >= len(raw) or turn.close_masked >= len(masked):
+        return
+    if raw[turn.close : turn.close + 1] != b"]" or masked[turn.close_masked : turn.close_masked + 1] != b"]":
+        return
+    turns_of(rules, make=True).put(  # type: ignore[union-attr]
+        dataclasses.replace(turn, raw=raw, masked=masked, disguises=disguises)
+    )
+
+
+def holds(rules: Rules, api: Any) -> bool:
+    """Does rules remember a request of api (a next turn may be cut here)?"""
+    store = turns_of(rules)
+    return store is not None and any(t.api == api.name for t in store.turns)
 
 
 @dataclass(frozen=True)
@@ -472,4 +500,7 @@ def _no_copies(turn: Turn, cut: Cut, b: bytes, q: int, mini: str, edits: list, s
     return True
 
 
-__all__ = ["APIS", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "applies", "next_turn", "note_for", "remember"]
+__all__ = [
+    "APIS", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "holds", "light", "next_turn",
+    "note_for", "remember",
+]  # fmt: skip
