@@ -215,6 +215,10 @@ def test_a_conversation_is_cut_turn_after_turn(cfg) -> None:  # noqa: ANN001
     bodies = _turns("hi bob@corp.example.com", "Acme Corp again x@y.io", "and bob@corp.example.com", "ok")
     # (with disguise_fakes a new original's fake goes the full path: the earlier turns may hold it)
     assert turn_by_turn(cfg, bodies) == (3 if cfg.fakes_key is None else 2)
+    # a turn cut from the one before takes its place: one request of the conversation kept
+    # (with fakes the second went the full path: the first is kept beside it)
+    kept = turns.turns_of(cfg.rules).turns  # type: ignore[union-attr]
+    assert [t.raw for t in kept] == ([] if cfg.fakes_key is None else [bodies[0]]) + [bodies[-1]]
 
 
 @pytest.mark.parametrize(
@@ -279,7 +283,7 @@ def test_the_recorded_conversations_turn_by_turn(cfg) -> None:  # noqa: ANN001
 def test_remembered_only_so_much_and_forgotten_with_the_rule_set(cfg) -> None:  # noqa: ANN001
     cfg.rules.found.turns = None
     for k in range(turns.KEEP + 3):
-        body = _turns(f"conversation {k}", "more")[0]
+        body = _turns("hi", "more")[0].replace(b"Acme Corp sys", f"system {k}".encode())  # (none another's turn)
         assert isinstance(pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS), pipeline.Masked)
     store = turns.turns_of(cfg.rules)
     assert store is not None and len(store.turns) == turns.KEEP

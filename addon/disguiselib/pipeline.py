@@ -278,7 +278,7 @@ def _cut(
     rules = of_session(cfg.rules, cut.session)
     if leak_scan(path, headers, None, rules, api, dest=dest) is not None:  # (its body's: turns.py)
         return None
-    turns.turns_of(cfg.rules, make=True).put(cut.turn)  # type: ignore[union-attr]
+    turns.turns_of(cfg.rules, make=True).put(cut.turn, cut.parent)  # type: ignore[union-attr]
     return Masked(cut.body, cut.session, (), turns.light(cut.turn))
 
 

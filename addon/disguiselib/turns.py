@@ -83,7 +83,7 @@ APIS = frozenset({"anthropic.messages"})
 CUTS = 4  # element starts remembered per request (the client may change its last ones)
 KEEP = 4  # requests remembered per rule set
 MIN_BYTES = 64 * 1024  # smaller bodies: the full path (a few ms at most)
-MAX_BYTES = 64 << 20  # the remembered requests' bytes, as they came and masked, together
+MAX_BYTES = 32 << 20  # the remembered requests' bytes, as they came and masked, together
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 
 
@@ -123,9 +123,11 @@ class Turns:
         self.turns: list[Turn] = []
         self.hits = 0  # next turns cut (bench, tests)
 
-    def put(self, turn: Turn) -> None:
+    def put(self, turn: Turn, parent: Turn | None = None) -> None:
+        """turn remembered, the newest; parent (the request it was cut from) forgotten:
+        the conversation goes on from turn (a request sent again is cut from it too)."""
         with self.lock:
-            kept = [t for t in self.turns if t.raw is not turn.raw][-(KEEP - 1) :] + [turn]
+            kept = [t for t in self.turns if t.raw is not turn.raw and t is not parent][-(KEEP - 1) :] + [turn]
             while len(kept) > 1 and sum(len(t.raw) + len(t.masked) for t in kept) > MAX_BYTES:
                 kept.pop(0)
             self.turns = kept
@@ -312,7 +314,7 @@ def note_for(api: Any, raw: bytes | Received, start: Session | None) -> Note | N
     if not applies(api, start) or (rule := _rule(api)) is None:
         return None
     b = _bytes(raw)
-    if b is None or not MIN_BYTES <= len(b) <= MAX_BYTES // 2:
+    if b is None or not MIN_BYTES <= len(b) <= MAX_BYTES // 4:
         return None
     return Note(api, b, rule[0])
 
@@ -370,6 +372,7 @@ class Cutted:
     body: bytes
     session: Session
     turn: Turn
+    parent: Turn  # the request it was cut from
 
 
 def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | None) -> Cutted | None:
@@ -469,7 +472,7 @@ def _mask_tail(
         len(body) - (len(m1) - turn.close_masked), turn.after_changed, turn.shapes | held.shapes, tuple(odd),
         tuple(cites),
     )  # fmt: skip
-    return Cutted(body, session, new)
+    return Cutted(body, session, new, turn)
 
 
 def _no_copies(turn: Turn, cut: Cut, b: bytes, q: int, mini: str, edits: list, session: Session, odd: bool) -> bool:
