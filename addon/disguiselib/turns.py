@@ -165,7 +165,9 @@ def _start(e: tuple) -> int:
 
 
 def _bytes(raw: bytes | Received) -> bytes | None:
-    return raw if type(raw) is bytes else raw.bytes() if isinstance(raw, Received) else None
+    """raw's bytes; None for a Received (a streamed body the worker gathered: let go once
+    decoded, never kept here, masked the full path)."""
+    return raw if type(raw) is bytes else None
 
 
 class Marks:
