@@ -7,10 +7,12 @@ of it again (parse, walk, scan, splice, the leak guard). Here a rule set remembe
 last requests of a conversation (KEEP of them, MAX_BYTES together): the bytes that came
 (R1), those that left (M1), the session after the body (S1), and for each of the last
 CUTS elements of the conversation where it begins in R1 and in M1 and the session when
-masking reached it. A new body R2 that is R1 up to the start of one of those elements
-(k) and from the conversation's closing `]` on is cut there: only its elements from k on
-(the tail) are parsed and masked, in a copy of that session, and
-M2 = M1[:k's place] + masked tail + M1[from the `]`].
+masking reached it, and its end likewise (the `]`, the session after the body). A new
+body R2 that is R1 up to the start of one of those elements (k) and from the
+conversation's closing `]` on is cut there: only its elements from k on (the tail) are
+parsed and masked, in a copy of that session, and
+M2 = M1[:k's place] + masked tail + M1[from the `]`]; one that is R1 with elements
+appended (a comma at the `]`) is cut at the end, R1's last element not masked again.
 
 Why that is the full path's result, to the byte (each condition unmet: the full path):
 
@@ -332,9 +334,11 @@ def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises:
         return None
     at, close = got
     total = len(body) - len(note.raw)
-    cuts = tuple(Cut(r, r + total - g, s, c) for r, g, s, c in zip(at, grown, took, before, strict=False))
+    cuts = [Cut(r, r + total - g, s, c) for r, g, s, c in zip(at, grown, took, before, strict=False)]
+    close_m = close + total - grown[-1]
+    cuts.append(Cut(close, close_m, session.copy(), before[-1]))  # the end (the conversation last: the body's session)
     turn = Turn(
-        note.api.name, disguises, note.raw, body, session.copy(), cuts, close, close + total - grown[-1], after,
+        note.api.name, disguises, note.raw, body, session.copy(), tuple(cuts), close, close_m, after,
         shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
     )  # fmt: skip
     turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
@@ -391,7 +395,7 @@ def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | 
         for turn in store.of(api.name, disguises):
             got = _cut(turn, b)
             if got is not None:
-                out = _mask_tail(turn, got[0], got[1], b, raw, rule[1], rules, disguises)
+                out = _mask_tail(turn, *got, b, raw, rule[1], rules, disguises)
                 if out is not None:
                     store.hits += 1
                 return out
@@ -400,9 +404,13 @@ def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | 
     return None
 
 
-def _cut(turn: Turn, b: bytes) -> tuple[int, int] | None:
-    """(the index of the cut b continues turn's request from, where b's conversation
-    closes) or None."""
+_COMMA = re.compile(rb"[ \t\n\r]*,[ \t\n\r]*")
+
+
+def _cut(turn: Turn, b: bytes) -> tuple[int, int, int] | None:
+    """(the index of the cut b continues turn's request from, the bytes from it to the
+    first element after it, where b's conversation closes) or None. The last cut is the
+    conversation's end: b is turn's request with elements appended (after a comma)."""
     r1 = turn.raw
     q = len(b) - (len(r1) - turn.close)
     if q < 0 or not b.endswith(memoryview(r1)[turn.close :]):
@@ -410,15 +418,20 @@ def _cut(turn: Turn, b: bytes) -> tuple[int, int] | None:
     for j in range(len(turn.cuts) - 1, -1, -1):
         p = turn.cuts[j].raw
         if p < q and b.startswith(memoryview(r1)[:p]):
-            return j, q
+            if p != turn.close:
+                return j, 0, q
+            comma = _COMMA.match(b, p, q)
+            if comma is not None and comma.end() < q:
+                return j, comma.end() - p, q
     return None
 
 
 def _mask_tail(
-    turn: Turn, j: int, q: int, b: bytes, raw: bytes | Received, arr: Arr, rules: Rules, disguises: Rules | None
+    turn: Turn, j: int, skip: int, q: int, b: bytes, raw: bytes | Received, arr: Arr, rules: Rules,
+    disguises: Rules | None,
 ) -> Cutted | None:
     cut = turn.cuts[j]
-    p = cut.raw
+    p = cut.raw + skip  # where the tail's first element begins (skip: the comma after the end)
     tail = b[p:q].decode("utf-8")
     mini = "[" + tail + "]"
     clashes: list = []
@@ -440,10 +453,10 @@ def _mask_tail(
         return None
     if any(not k.startswith(PH_OPEN) or k in turn.shapes for k in s2 if k not in s1):
         return None  # a new fake; a new placeholder the unchanged part may hold
-    odd = [o for o in turn.odd if o < p] + [p + o for o in copies.odd_escapes(b[p:q])]
+    odd = [o for o in turn.odd if o < cut.raw] + [p + o for o in copies.odd_escapes(b[p:q])]
     shift = len(b) - len(turn.raw)
     odd += [o + shift for o in turn.odd if o >= turn.close]
-    if not _no_copies(turn, cut, b, q, mini, edits, session, bool(odd)):
+    if not _no_copies(turn, cut, b, p, q, mini, edits, session, bool(odd)):
         return None
     out = splice(mini, edits)
     if disguises is not None and leakguard.scan_json(doc, disguises, arr) is not None:
@@ -452,32 +465,38 @@ def _mask_tail(
         return None  # the full path refuses it, in its words
     masked_tail = out[1:-1].encode("utf-8")
     m1 = turn.masked
-    mshift = cut.masked + len(masked_tail) - turn.close_masked
+    mp = cut.masked + skip  # where the masked tail goes (the comma's bytes before it as they came)
+    mshift = mp + len(masked_tail) - turn.close_masked
     cites = [c for c in turn.cites if c[0] < cut.masked]
-    cites += [(cut.masked + i, k) for i, k in _cites(masked_tail)]
+    cites += [(mp + i, k) for i, k in _cites(masked_tail)]
     cites += [(i + mshift, k) for i, k in turn.cites if i >= turn.close_masked]
     if session.masked and _may_cite(cites):
         return None
     changed = cut.changed or turn.after_changed or bool(edits)
     if changed:
-        body = b"".join((memoryview(m1)[: cut.masked], masked_tail, memoryview(m1)[turn.close_masked :]))
+        mv = memoryview(m1)
+        body = b"".join((mv[: cut.masked], b[cut.raw : p], masked_tail, mv[turn.close_masked :]))
     else:
         body = raw if type(raw) is bytes else b
     session.json_out = turn.session.json_out
     session.documents = {}
-    places = _places(mini, edits, list(marks.at), p - 1, cut.masked - 1)
+    places = _places(mini, edits, list(marks.at), p - 1, mp - 1)
     if places is None or len(marks.took) != len(marks.at):
         return None
-    cuts = [*turn.cuts[:j], *(Cut(r, m, s, cut.changed or c) for (r, m, c), s in zip(places, marks.took, strict=True))]
+    cuts = [c for c in turn.cuts[:j] if c.raw != turn.close]  # (the end's cut is the last: never among these)
+    cuts += [Cut(r, m, s, cut.changed or c) for (r, m, c), s in zip(places, marks.took, strict=True)]
+    close_m = len(body) - (len(m1) - turn.close_masked)
+    end = Cut(q, close_m, session.copy(), changed)  # (the session after the body: the conversation is last)
     new = Turn(
-        turn.api, turn.disguises, b, body, session.copy(), tuple(cuts[-CUTS:]), q,
-        len(body) - (len(m1) - turn.close_masked), turn.after_changed, turn.shapes | held.shapes, tuple(odd),
-        tuple(cites),
+        turn.api, turn.disguises, b, body, session.copy(), (*cuts[-CUTS:], end), q, close_m, turn.after_changed,
+        turn.shapes | held.shapes, tuple(odd), tuple(cites),
     )  # fmt: skip
     return Cutted(body, session, new, turn)
 
 
-def _no_copies(turn: Turn, cut: Cut, b: bytes, q: int, mini: str, edits: list, session: Session, odd: bool) -> bool:
+def _no_copies(
+    turn: Turn, cut: Cut, b: bytes, p: int, q: int, mini: str, edits: list, session: Session, odd: bool
+) -> bool:
     """No copy of an original a pattern found left in R2 (copies.left_over's answer on
     the whole body, from the tail's own, R1's and the places between; module docstring)."""
     found = session.found()
@@ -488,8 +507,7 @@ def _no_copies(turn: Turn, cut: Cut, b: bytes, q: int, mini: str, edits: list, s
     forms = [f.encode("utf-8", "surrogatepass") for o in found for f in copies.spellings(o)]
     if copies.left_over(mini, edits, session):
         return False
-    p = cut.raw
-    for x in (p, q):
+    for x in {cut.raw, p, q}:
         if any(f in b[max(0, x - len(f) + 1) : x + len(f) - 1] for f in forms if len(f) > 1):
             return False
     old = turn.session.found()
