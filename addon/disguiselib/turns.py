@@ -91,7 +91,8 @@ _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 
 @dataclass(frozen=True, eq=False)
 class Cut:
-    """Where an element of the conversation begins in a request remembered."""
+    """Where an element of the conversation begins in a request remembered (the last cut:
+    where the conversation ends, its `]`)."""
 
     raw: int  # in the body that came (bytes)
     masked: int  # in the body that left
@@ -108,7 +109,7 @@ class Turn:
     raw: bytes
     masked: bytes
     session: Session  # after the body
-    cuts: tuple[Cut, ...]
+    cuts: tuple[Cut, ...]  # the last CUTS elements' starts, then the end
     close: int  # the conversation's closing `]` in raw
     close_masked: int  # in masked
     after_changed: bool  # masking changed the body from the `]` on
