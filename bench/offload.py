@@ -135,7 +135,8 @@ def next_turn(raw: bytes, rng: random.Random) -> bytes:
     doc = json.loads(raw)
     doc["messages"] += [{"role": "assistant", "content": prose(rng, 600)},
                         {"role": "user", "content": prose(rng, 300)}]  # fmt: skip
-    return json.dumps(doc, ensure_ascii=False).encode()
+    # written as the turn before was (bodies.build_request): a client has one serializer
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def run_variant(port: int, loads: list[tuple[str, bytes]], every: float, stream_port: int) -> dict:

@@ -3,7 +3,8 @@
 elements (and N six-character hex ids, a twentieth of them a phone number's candidates)
 and (2) the 1 MB Claude-Code-shaped body of bench/offload.py, its first request
 (nothing remembered) and the conversation's next turn (the same body and one exchange
-more), each beside `json.loads` of the same body. Each stage is timed by a wrapper round
+more: cut from the turn before by turns.py, and the full path with it off), each beside
+`json.loads` of the same body. Each stage is timed by a wrapper round
 the function that does it (thread CPU; a wrapper adds its own cost to what it wraps),
 each stage's own time (what a stage inside it took is that stage's), so that the stages
 and "other" add up to the total:
@@ -261,6 +262,13 @@ def main() -> None:
 
     st = measure(mask(turn), a.runs, after_first)
     show(f"its next turn ({len(turn):,} B), ms", st, 1e-3, "ms", base["turn"], loads_of(turn))
+    if hasattr(pipeline, "turns"):  # (a tree before turns.py: the line above is the full path's)
+        cut = pipeline.turns.turns_of(cfg.rules)
+        print(f"    (cut from the turn before: {'yes' if cut is not None and cut.hits else 'no'}, turns.py)")
+        was, pipeline.turns.APIS = pipeline.turns.APIS, frozenset()
+        st = measure(mask(turn), a.runs, after_first)
+        pipeline.turns.APIS = was
+        show("its next turn, the full path (turns.py off), ms", st, 1e-3, "ms", base["turn"], loads_of(turn))
     chars = sum(map(len, bodies.string_values(json.loads(first), [])))
     for title, body, before in (("first request", first, forget), ("next turn", turn, after_first)):
         n, c, known = guard_reads(mask(body), before)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from . import leakguard, resign
+from . import leakguard, resign, turns
 from .apis.registry import Api, RealtimeApi
 from .base import citeback
 from .base.bodies import reads_otherwise, utf8_read
@@ -86,6 +86,9 @@ class Masked:
     body: bytes
     session: Session
     headers: MaskedHeaders = ()
+    # the request as turns.py remembers it, but its bytes (turns.light): the proxy keeps
+    # one the masking worker remembered (turns.adopt), and cuts the next turn itself
+    turn: object = field(default=None, compare=False, repr=False)
 
     def unwrap(self) -> Masked:
         """Itself (Refused and NotOurs raise the exception they stand for)."""
@@ -196,31 +199,33 @@ def _mask_request(
 ) -> Verdict:
     headers = list(headers)
     ctype = content_type(headers)
-    declared = [v for k, v in headers if k.lower() == "content-type" and not utf8_read(v)]
-    if api.request_body is None and declared:  # a JSON body, read as UTF-8: as its receiver reads it?
-        body = as_received(raw) or b""
-        otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)
-        if otherwise is not None:
-            raise MaskError(otherwise)
+    _read_as_utf8(api, raw, headers)
+    note = None
+    if turns.applies(api, start):  # a conversation's next turn: cut from the turn before (turns.py)
+        cut = _cut(api, raw, cfg, path, headers, dest)
+        if cut is not None:
+            return cut
+        note = turns.note_for(api, raw, start)
     scanned = Memo()  # what masking's one scan found per text: the leak guard reuses it
     parsed: list = []  # the masked body's document, read by the masker's one parse: the guard walks it
-    warned: list[bool] = []
+    warned: list[bool] = []  # (whether it warned)
 
     def warn() -> None:
         # the client's own disguises, looked for in the texts masking read: by masking
         # once it changed something, before it lets the old texts go (memory); else here
         if cfg.disguises is not None and not warned:
-            warned.append(True)
-            _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
+            warned.append(False)
+            warned[0] = _warn_present_disguise(raw, cfg.disguises, api, ctype, scanned)
 
     body, session = mask_request_body(
-        raw, api, cfg.rules, ctype, scanned, parsed, read=warn, disguises=cfg.disguises, start=start
+        raw, api, cfg.rules, ctype, scanned, parsed, read=warn, disguises=cfg.disguises, start=start, note=note
     )
     warn()
     scanned.read = None  # what the warning pass read (a raw scan's: Memo.read)
     if body is not as_received(raw):
         forget_changed(scanned)
-    if session.masked and api.request_body is None and citeback.may_cite(body):
+    cites = session.masked and api.request_body is None and citeback.may_cite(body)
+    if cites:
         body = _cited_back(api, body, cfg.rules, session)
     headers, masked_headers = mask_headers(api.headers, headers, cfg.rules, session)
     rules = of_session(cfg.rules, session)
@@ -232,7 +237,49 @@ def _mask_request(
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
-    return Masked(body, session, masked_headers)
+    turn = None
+    if note is not None and not cites and not any(warned):
+        turn = turns.remember(cfg.rules, note, body, session, cfg.disguises)
+    return Masked(body, session, masked_headers, turns.light(turn))
+
+
+def _read_as_utf8(api: Api, raw: bytes | Received, headers: list[tuple[str, str]]) -> None:
+    """A JSON body read as UTF-8: is that how its receiver reads it (its declared
+    Content-Type)? Raises MaskError where not."""
+    declared = [v for k, v in headers if k.lower() == "content-type" and not utf8_read(v)]
+    if api.request_body is None and declared:
+        body = as_received(raw) or b""
+        otherwise = next((why for v in declared if (why := reads_otherwise(body, v)) is not None), None)
+        if otherwise is not None:
+            raise MaskError(otherwise)
+
+
+def cut_request(
+    api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
+    dest: Destination | None = None, start: Session | None = None,
+) -> Masked | None:
+    """What mask_request returns where the body is a conversation's next turn cut from a
+    request this rule set remembers (turns.py), else None (mask_request then: the full
+    path, there or in the masking worker). Never raises."""
+    try:
+        headers = list(headers)
+        _read_as_utf8(api, raw, headers)
+        return _cut(api, raw, cfg, path, headers, dest) if turns.applies(api, start) else None
+    except Exception:  # noqa: BLE001 - mask_request decides
+        return None
+
+
+def _cut(
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: list[tuple[str, str]], dest: Destination | None
+) -> Masked | None:
+    cut = turns.next_turn(api, raw, cfg.rules, cfg.disguises)
+    if cut is None:
+        return None
+    rules = of_session(cfg.rules, cut.session)
+    if leak_scan(path, headers, None, rules, api, dest=dest) is not None:  # (its body's: turns.py)
+        return None
+    turns.turns_of(cfg.rules, make=True).put(cut.turn, cut.parent)  # type: ignore[union-attr]
+    return Masked(cut.body, cut.session, (), turns.light(cut.turn))
 
 
 def mask_headers(
@@ -318,31 +365,34 @@ def sign_request(
 
 def _warn_present_disguise(
     raw: bytes | Received, disguises: Rules, api: Api, ctype: str, scanned: dict | None = None
-) -> None:
+) -> bool:
     """The client typed a disguise itself: the answer's copy of it will be restored to
     the original, indistinguishable from ours. Thinking and other untouched spans hold
     disguises by design (they went out masked and come back as they were) and are not
     looked at. scanned: the texts masking read (its scan's memo, keyed by text), when it
     read the body through the API's table: the disguises are looked for in those, in one
-    pass (Rules.prescan), and the body is walked again only to say where one is."""
+    pass (Rules.prescan), and the body is walked again only to say where one is.
+    Whether it warned, or could not tell (turns.py remembers neither)."""
     try:
         read = texts(scanned) if scanned is not None else None
         if read or getattr(scanned, "read", None) is not None:  # (the raw pass may have left nothing to read)
             hot = disguises.prescan(read, scanned, clean=False)[0] if read else None  # digests: masking's scan's
             if not hot:
-                return
+                return False
         b = as_received(raw)  # the bytes made again where they were let go (a Received)
         if b is None:
-            return
+            return True
         hit = leakguard.scan_body(b, disguises, api, ctype)
     except Exception:  # noqa: BLE001 - a warning only; masking decides the rest
-        return
-    if hit is not None:
-        log.warning(
-            "disguise: the request already holds a disguise (at %s): in the answer it will be restored "
-            "to its original like the ones disguise put there",
-            hit.where,
-        )
+        return True
+    if hit is None:
+        return False
+    log.warning(
+        "disguise: the request already holds a disguise (at %s): in the answer it will be restored "
+        "to its original like the ones disguise put there",
+        hit.where,
+    )
+    return True
 
 
 def reverser_for(

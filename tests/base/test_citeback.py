@@ -188,3 +188,12 @@ def test_the_first_look_passes_a_body_that_cites_nothing() -> None:
     assert not citeback.may_cite(body)
     assert citeback.may_cite(body.replace(b'"index"', b'"annotations": [], "start_index"'))
     assert citeback.may_cite(b'{"citations": [{"type": "char_location"}]}')
+
+
+def test_may_cite_answers_of_a_body_as_of_the_markers_it_holds() -> None:
+    ms = citeback.markers()
+    assert ms and all(m.startswith(b'"') and m.endswith(b'"') for m in ms)
+    for body in (b'{"citations": [{"type": "char_location"}]}', b'{"annotations": [{"start_index": 1}]}',
+                 b'{"annotations": []}', b'{"file_path": "x"}', b"{}"):  # fmt: skip
+        held = b"\0".join(m for m in ms if m in body)
+        assert citeback.may_cite(held) == citeback.may_cite(body)

@@ -396,3 +396,10 @@ def test_masking_hands_left_over_the_body_it_decoded(monkeypatch: pytest.MonkeyP
     got = pipeline.mask_request(API, body, CFG, "/v1/messages", HEADERS)
     assert isinstance(got, pipeline.Masked) and b"hunter2xyz9Q" not in got.body
     assert seen and all(r is body for r in seen)
+
+
+def test_odd_escapes_are_where_left_over_reads_an_escape_no_writer_makes() -> None:
+    b = rb'{"a":"x\/y \u0041 \u00e9 \\\/ \u001b"}'
+    got = copies.odd_escapes(b)
+    assert got == [b.index(rb"\/"), b.index(rb"\u0041"), b.index(rb"\\\/") + 2]
+    assert copies.odd_escapes(b'{"a":"plain \\u00e9"}') == []

@@ -249,6 +249,28 @@ def test_held_reads_the_texts_read_decoded_always() -> None:
     assert session.reserved == {"[EMAIL_5]"}
 
 
+def test_held_every_looks_for_every_fake_the_session_holds() -> None:
+    """Held(every=True): the texts are looked at for the session's fakes also where masking
+    issued none (a conversation's new elements masked after its earlier ones: turns.py)."""
+    session = Session()
+    x = FAKES.mask(MAIL, session)  # issued before these texts were masked
+    for every, want in ((False, frozenset()), (True, {x})):
+        held = Held(every)
+        held.read(f'["so {x}"]', [f"so {x}"], None, FAKES, session)
+        held.done(session)
+        assert held.clash == want
+
+
+def test_held_shapes_are_every_placeholder_shape_in_the_body_and_its_readings() -> None:
+    """Held.shapes: every placeholder shape in the body's text (escaped too) and in the texts
+    the walk read (decoded), the client's or an answer's: a superset of what the leak guard
+    reads of the body (turns.py)."""
+    held, session, pieces = Held(), Session(), ["[EMAIL_1] as it is"]
+    held.noting(lambda v, rule, key, out: out.append(f"{v} decoded"))("[EMAIL_5]", None, None, pieces)  # type: ignore[arg-type]
+    held.read('["x \\u005bEMAIL_2]"]', pieces, None, RULES, session)
+    assert held.shapes == {"[EMAIL_1]", "[EMAIL_2]", "[EMAIL_5]"}
+
+
 _TEXTS = st.lists(st.lists(st.one_of(_SHAPED, _BYTES_WIDE, st.sampled_from(["\x00", "\\u005bA_1]"])), max_size=8).map("".join), max_size=12)
 
 

@@ -12,6 +12,7 @@ from typing import Optional
 import pytest
 from mitmproxy.test import taddons, tflow
 
+from disguiselib import turns
 from disguiselib.errors import LeakError
 from disguiselib.mitm.addon import Disguise
 from disguiselib.mitm.callables import Buffered
@@ -221,6 +222,9 @@ def test_a_large_body_before_the_worker_is_ready_is_masked_in_a_thread_meanwhile
         return await real(*args, **kw)
 
     monkeypatch.setattr(a.offload, "mask", counted)
+    # (the same body again is a next turn the proxy would cut itself, turns.py: not here,
+    # where what is tested is the worker's taking a body once it is ready)
+    monkeypatch.setattr(turns, "holds", lambda *_: False)
     raw = json.dumps(dict(DOC, messages=[{"role": "user", "content": "Acme Corp said so. " * 16_000}])).encode()
     assert len(raw) > 256 * 1024
     loop = tctx.master.event_loop
@@ -254,6 +258,53 @@ def test_a_large_body_before_the_worker_is_ready_is_masked_in_a_thread_meanwhile
         outs.append(taken())
         assert sent == [len(raw)]  # masked here too
         assert outs[0] == outs[1] == outs[2] and b"Acme Corp" not in outs[0] and b"Zenith Labs" in outs[0]
+    finally:
+        a.offload.close()
+
+
+def test_the_next_turn_of_a_body_the_worker_masked_is_cut_in_the_proxy(addon, monkeypatch) -> None:
+    """turns.py through the adapter: a body the worker masked is remembered in the proxy
+    (Masked.turn, turns.adopt), and the conversation's next turn is cut in a thread there
+    (Offload.cut), not sent to the worker: byte for byte what the worker would make."""
+    a, tctx = addon
+    tctx.configure(a, disguise_offload_bytes=256 * 1024)
+    sent: list[int] = []
+    real = a.offload.mask
+
+    async def counted(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        sent.append(len(args[1]))
+        return await real(*args, **kw)
+
+    monkeypatch.setattr(a.offload, "mask", counted)
+    first = [{"role": "user", "content": "Acme Corp said so. " * 16_000}]
+    raw = json.dumps(dict(DOC, messages=first), separators=(",", ":")).encode()
+    nxt = json.dumps(dict(DOC, messages=[*first, {"role": "user", "content": "and Acme Corp again"}]),
+                     separators=(",", ":")).encode()  # fmt: skip
+    loop = tctx.master.event_loop
+
+    def hook(body: bytes) -> bytes:
+        f = tflow.tflow()
+        f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
+        f.request.headers["content-type"] = "application/json"
+        f.request.content = body
+        f.live = True
+        a.requestheaders(f)
+        pending = a.request(f)
+        assert pending is not None
+        loop.run_until_complete(pending)
+        return f.request.content
+
+    try:
+        assert not a.offload.ready(a.config)  # started and built in the background
+        a.offload._pool.submit(lambda: None).result(timeout=120)
+        assert a.offload.ready(a.config)
+        hook(raw)
+        assert sent == [len(raw)]  # the worker's; what it remembered, remembered here
+        two = hook(nxt)
+        assert sent == [len(raw)] and b"Acme Corp" not in two  # cut here
+        with monkeypatch.context() as m:
+            m.setattr(turns, "holds", lambda *_: False)
+            assert hook(nxt) == two and sent == [len(raw), len(nxt)]  # the worker's own: the same
     finally:
         a.offload.close()
 

@@ -116,3 +116,19 @@ def test_a_keyed_number_is_fixed_by_the_key_the_rule_and_the_original() -> None:
     assert keyed_number(b"k" * 32, "EMAIL", "a@b.io") == 914705056
     assert keyed_number(b"k" * 32, "EMAIL", "x\ud800") == 369146904
     assert keyed_number(b"k" * 32, "PHONE", "a@b.io") != 914705056
+
+
+def test_a_copy_is_the_session_as_it_stands_and_apart_from_it() -> None:
+    s = Session(frozenset({"[EMAIL_7]"}), b"k" * 32, 1)
+    s.placeholder("EMAIL", "bob@corp.example.com")
+    s.count("EMAIL", "bob@corp.example.com")
+    s.count_literals(["Acme Corp"])
+    s.json_out, s.cited, s.documents = True, [(3, "edits")], {0: "doc"}
+    c = s.copy()
+    fields = ("placeholders", "_by_key", "_count", "masked", "counts", "literals", "fakes", "reserved", "keyed",
+              "copied", "json_out", "cited", "documents")  # fmt: skip
+    assert all(getattr(c, f) == getattr(s, f) for f in fields)
+    c.placeholder("EMAIL", "x@y.io")
+    c.count_literals(["Acme Corp"])
+    c.cited.append((9, "more"))
+    assert len(s.placeholders) == 1 and s.masked == 2 and s.cited == [(3, "edits")]

@@ -46,6 +46,16 @@ def may_cite(body: bytes) -> bool:
     return False
 
 
+def markers() -> tuple[bytes, ...]:
+    """Every byte string may_cite looks for: it answers of a body as it answers of these
+    strings that the body holds, joined (turns.py keeps where a body holds each)."""
+    cited = [c for c in _cited() if isinstance(c.items, str)]
+    words = {c.items for c in cited} | {m for c in cited for m in c.marks or (*c.bounds, *c.points)}
+    from . import offsets  # (the markers as the APIs registered them)
+
+    return (*offsets.QUOTED_MARKERS, *sorted(f'"{w}"'.encode() for w in words))
+
+
 def moved_back(body: bytes, r: Restorer, documents: dict[int, Offsets]) -> bytes | None:
     """The masked JSON body with the offsets of the citations it sends back moved to the
     masked texts they count; None when nothing moves (or where it cannot be told where a

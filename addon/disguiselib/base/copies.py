@@ -18,6 +18,7 @@ reads nothing (a thinking block, an id: the provider's own, sent back as it came
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -55,6 +56,7 @@ def more(s: str, edits: Any, session: Session, known: Originals, raw: bytes | No
     return Originals({**known, **found})
 
 
+@functools.lru_cache(maxsize=4096)
 def spellings(original: str) -> tuple[str, ...]:
     """How JSON text may spell original as it is: written as it is, and ASCII-escaped
     (json.dumps' two styles). Other spellings are the leak guard's to find."""
@@ -65,7 +67,7 @@ def spellings(original: str) -> tuple[str, ...]:
 def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session, raw: bytes | None = None) -> Originals:
     """The originals session's rules found (original -> the rule's name) that the JSON
     text s, masked with edits ((start, end, replacement) in s, in order; a replacement a
-    str or a big text's token: masking._Token), still spells outside them, or in a
+    str or a big text's token: tokenmap.Token), still spells outside them, or in a
     replacement (a token encoded again whole); all of them where s holds an escape no
     JSON writer makes (a copy may be spelled with it). raw: s's UTF-8 bytes (surrogatepass),
     where the caller holds them; else s is encoded."""
@@ -88,7 +90,7 @@ def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session, r
                 ends.append(r.start + y)
     # one pass over the text's bytes for every spelling of every original, and the odd escapes
     forms = [(form, o) for o in found for form in spellings(o)]
-    search = Places([f.encode("utf-8", "surrogatepass") for f, _ in forms] + _ODD)
+    search = _search((*(f.encode("utf-8", "surrogatepass") for f, _ in forms), *_ODD))
     if raw is None:
         raw = s.encode("utf-8", "surrogatepass")
     matches = search.places(raw)
@@ -142,6 +144,24 @@ def _start(m: tuple[int, int, int]) -> int:
     return m[1]
 
 
+def odd_escapes(b: bytes) -> list[int]:
+    """Where the UTF-8 JSON text b holds an escape no JSON writer makes, in order: the
+    places where left_over, finding any, takes every original for a copy (turns.py)."""
+    return sorted({i for _, i, _ in _odd_places().places(b)})
+
+
+@functools.cache
+def _odd_places() -> Places:
+    return Places(_ODD)
+
+
+@functools.lru_cache(maxsize=8)
+def _search(patterns: tuple[bytes, ...]) -> Places:
+    """Places of patterns, made once for a conversation's turns (they find the same
+    originals turn after turn: an automaton of hundreds costs more than its search)."""
+    return Places(list(patterns))
+
+
 def holding(pieces: list[str], known: dict[str, str]) -> list[int]:
     """The indexes of the pieces that hold one of known's originals, in order (one pass
     over them all: Originals.holding)."""
@@ -174,4 +194,4 @@ def add(text: str, edits: list, known: dict[str, str], session: Session, faker: 
     return sorted([*edits, *more], key=lambda e: e[0])
 
 
-__all__ = ["COPY_ROUNDS", "Originals", "Places", "add", "holding", "left_over", "more", "spellings"]
+__all__ = ["COPY_ROUNDS", "Originals", "Places", "add", "holding", "left_over", "more", "odd_escapes", "spellings"]

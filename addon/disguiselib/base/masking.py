@@ -6,15 +6,17 @@ import bisect
 import functools
 import json
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import MaskError
 from ..rules import rawscan, remask, settle
 from ..rules.found import NOTHING, Memo, digest_of
 from ..rules.rules import Rules, Session
-from ..wire import jsonspan, percent, spanwalk, tokenmap
+from ..wire import jsonspan, percent, spanwalk
 from ..wire.text import Columns, splice
+from ..wire.tokenmap import Token as _Token
+from ..wire.tokenmap import splice as _splice
 from . import copies
 from .document import repeated
 from .fields import As, Dup, key_context, loads, plain, read
@@ -44,23 +46,23 @@ _FAKE_ROUNDS = 4
 def mask_request_body(
     raw: bytes | Received, api: _Api, rules: Rules, content_type: str = "", scanned: dict | None = None,
     parsed: list | None = None, read: Callable[[], None] | None = None, disguises: Rules | None = None,
-    start: Session | None = None,
+    start: Session | None = None, note: Any = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body of api: one JSON document read with its request_rule, or a
     body with a model of its own (api.request_body: the batch upload). Raises MaskError,
     or NotTransformed for a body the API's route does not transform after all.
-    scanned, parsed, read, disguises, start: see mask_body."""
+    scanned, parsed, read, disguises, start, note: see mask_body."""
     if api.request_body is not None:
         if start is not None and start.placeholders:
             raise MaskError("a body with a model of its own cannot continue its headers' placeholders")
         return api.request_body.mask(as_received(raw), content_type, rules)
-    return mask_body(raw, api.request_rule, rules, scanned, parsed, read, disguises, start)
+    return mask_body(raw, api.request_rule, rules, scanned, parsed, read, disguises, start, note)
 
 
 def mask_body(
     raw: bytes | Received, root: jsonspan.Rule | None, rules: Rules, scanned: dict | None = None,
     parsed: list | None = None, read: Callable[[], None] | None = None, disguises: Rules | None = None,
-    start: Session | None = None,
+    start: Session | None = None, note: Any = None,
 ) -> tuple[bytes, Session]:
     """Mask a request body. Returns the new body (raw itself if nothing changed) and the
     session holding this request's placeholders, numbered around any placeholder string
@@ -81,7 +83,8 @@ def mask_body(
     body's raw bytes looks for too when it is made (rules/rawscan.py, with scanned a
     Memo: the guard and the warning pass learn from it what it left out). start: the session
     of the request's headers that left before its body (mitm/streamed.py), which the
-    body's masking continues (Session.after)."""
+    body's masking continues (Session.after). note: told where the body's conversation's
+    elements begin and what masking made of it (turns.Note: a next turn cut from it)."""
     if root is None:
         return as_received(raw), (Session() if start is None else start.after())  # type: ignore[return-value]
     clashes: list = []
@@ -96,11 +99,13 @@ def mask_body(
     reserved: frozenset[str] = frozenset()
     held = Held()  # the placeholders and fakes the client's texts hold (base/present.py)
     trace: dict | None = {} if parsed is not None else None
+    marks = note.marks(s, doc, root) if note is not None else None
     try:
         for _ in range(_FAKE_ROUNDS):
             session = Session(reserved, keyed) if start is None else start.after(reserved, keyed)
             edits, changed = mask_doc(
-                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot, held=held
+                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, hot=hot, held=held,
+                marks=marks,
             )
             if not held.clash:
                 break
@@ -119,7 +124,8 @@ def mask_body(
             n = session.copied + 1
             session = Session(reserved, keyed, n) if start is None else start.after(reserved, keyed, n)
             edits, changed = mask_doc(
-                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known
+                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known,
+                marks=marks,
             )
         session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
         session.json_out = answers_json(doc, root)
@@ -129,6 +135,8 @@ def mask_body(
         raise MaskError("body repeats a key with values of different shapes") from e
     except RecursionError as e:
         raise MaskError("a string holds JSON nested too deeply to be read") from e
+    if note is not None:
+        note.masked(s, edits, session, held)
     shared = None
     if changed:
         if read is not None:
@@ -265,7 +273,7 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
 def mask_doc(
     s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, every: bool = False,
     scanned: dict | None = None, trace: dict | None = None, spliced: bool = True, hot: array[int] | None = None,
-    held: Held | None = None, known: dict[str, str] | None = None,
+    held: Held | None = None, known: dict[str, str] | None = None, marks: Any = None,
 ) -> tuple[Any, int]:
     """The JSON text s (parsed: doc) masked as root's rules select; (text, tokens changed).
 
@@ -291,7 +299,9 @@ def mask_doc(
     the texts the walk read before anything is masked, and when all is (present.Held: the
     placeholders and fakes the request holds as the client's own, read where masking
     reads, and only there). known: originals (-> the rule that found them) whose every
-    copy is masked too, wherever a rule finds it or not (base/copies.py)."""
+    copy is masked too, wherever a rule finds it or not (base/copies.py). marks: told of
+    each string as it is masked, in order (turns.Marks: the session where an element of
+    the conversation begins)."""
     if rules.is_empty:
         if trace is not None:
             trace.update(toks=jsonspan.Tokens([], [], [], [], [], []), ranges=[])
@@ -325,6 +335,8 @@ def mask_doc(
     # masked in the provider's prompt order, where the body's is another (placeholders
     # number by first appearance: base/prompt.py), then spliced in the body's
     first = prompt_order(s, doc, root, marked_t, where)
+    if marks is not None:
+        fn = marks.watching(fn, marked_t if first is None else first, where, session)
     done = {t: fn(vals[t], rules_of[t], keys[t]) for t in first} if first is not None else None
     edits: list[tuple[int, int, str]] = []
     ranges: list[tuple[int, int]] = []  # per token changed: (token, how much longer its token grew)
@@ -361,7 +373,7 @@ def mask_doc(
             # a big text's many edits (what jsonspan.apply would splice into one new token
             # text now): kept as they are and spliced into the body's text at its end,
             # once the old text is let go (mask_body: memory)
-            edits.append((i + 1, end - 1, _Token(s, i + 1, end - 1, new, v.isascii())))  # type: ignore[arg-type] # a _Token: read by _splice alone
+            edits.append((i + 1, end - 1, _Token(s, i + 1, end - 1, new, v.isascii())))  # type: ignore[arg-type] # a Token: read by _splice alone
         elif again is not None and (got := remask.raw_edits(again, s, i, end, v, new)) is not None:
             edits.extend(got)  # what jsonspan.apply makes, made once for this token (rules/remask.py)
         else:
@@ -369,6 +381,8 @@ def mask_doc(
         del new
         if len(edits) > n:
             ranges.append((t, sum(len(rep) - (e1 - e0) for e0, e1, rep in edits[n:])))
+    if marks is not None:
+        marks.done(session)
     if held is not None:
         held.done(session)
     del pieces, owner
@@ -387,58 +401,6 @@ def mask_doc(
 def _echo(rules_of: list[jsonspan.Rule], owner: array[int], k: int) -> bool:
     """Is the k-th piece of the walk an answer's text sent back as it came (fields.ECHO)?"""
     return rules_of[owner[k]].echo
-
-
-class _Token:
-    """The new text of the string token s[start:end] (no escape in it) with a big text's
-    edits (start, end, replacement) in its value applied, each replacement encoded in the
-    token's style: what jsonspan.token_edits makes at once (text.splice_encoded), made
-    only by _splice. len: that text's length."""
-
-    __slots__ = ("s", "start", "end", "edits", "ascii", "size")
-
-    def __init__(self, s: str, start: int, end: int, edits: Columns, ascii_token: bool) -> None:
-        self.s, self.start, self.end, self.edits, self.ascii = s, start, end, edits, ascii_token
-        self.size = end - start + sum(len(tokenmap.encode(r, ascii_token)) - (b - a) for a, b, r in edits)
-
-    def __len__(self) -> int:
-        return self.size
-
-    def pieces(self) -> Iterator[str]:
-        s, base, pos = self.s, self.start, 0
-        for a, b, r in self.edits:
-            yield s[base + pos : base + a]
-            yield tokenmap.encode(r, self.ascii)
-            pos = b
-        yield s[base + pos : self.end]
-
-
-def _splice(s: str, edits: list) -> str:
-    """text.splice(s, edits), a _Token's text made piece by piece, joined in chunks (a
-    list of two slices an edit costs more than the text it holds)."""
-    if not edits:
-        return s
-    chunks: list[str] = []
-    out: list[str] = []
-    pos = 0
-    for a, b, r in edits:
-        out.append(s[pos:a])
-        if type(r) is _Token:
-            for p in r.pieces():
-                out.append(p)
-                if len(out) >= 8192:
-                    chunks.append("".join(out))
-                    out.clear()
-        else:
-            out.append(r)
-        pos = b
-        if len(out) >= 8192:
-            chunks.append("".join(out))
-            out.clear()
-    out.append(s[pos:])
-    chunks.append("".join(out))
-    del out
-    return chunks[0] if len(chunks) == 1 else "".join(chunks)
 
 
 def reads(v: str, rule: jsonspan.Rule, key: str | None, out: list[str]) -> None:

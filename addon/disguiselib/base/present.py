@@ -165,10 +165,16 @@ class Held:
     join of them all. Fakes are looked for in every text (and in seen where s holds one):
     only once masking issued one."""
 
-    __slots__ = ("placeholders", "clash", "_read", "_before", "_decoded", "_echo")
+    __slots__ = ("placeholders", "clash", "shapes", "every", "_read", "_before", "_decoded", "_echo")
 
-    def __init__(self) -> None:
+    def __init__(self, every: bool = False) -> None:
         self.placeholders: frozenset[str] | None = None
+        # every placeholder shape in the body's text and in the texts the walk read, the
+        # client's or not (turns.py: what a later turn's new placeholders must not be)
+        self.shapes: frozenset[str] = frozenset()
+        # every: `done` looks for every fake the session holds, also where masking issued
+        # none (a conversation's new elements masked after its earlier ones: turns.py)
+        self.every = every
         self.clash: frozenset[str] = frozenset()
         self._read: tuple[str, list[str], list[str] | None] | None = None
         self._before = 0
@@ -197,12 +203,14 @@ class Held:
         the turn that wrote it: not the client's (not skipped, not reserved)."""
         self._echo = echo
         if self.placeholders is None:
-            if present_placeholders(s, rules):
+            shown = present_placeholders(s, rules)
+            if shown:
                 got = placeholders_in(pieces, rules)
                 if seen:
                     got |= placeholders_in(left_out_texts(seen), rules)
             else:
                 got = placeholders_in([p for a, b in self._decoded for p in pieces[a:b]], rules)
+            self.shapes = shown | got
             self.placeholders = _clients(got, pieces, seen, echo, lambda texts: placeholders_in(texts, rules))
         self._decoded = []
         if self.placeholders:
@@ -214,7 +222,7 @@ class Held:
         s, pieces, seen = self._read
         self._read = None
         self.clash = frozenset()
-        if session.fakes != self._before:
+        if session.fakes != self._before or self.every and session.fakes:
             self.clash = fakes_in(pieces, session)
             if seen and fakes_in([s], session):
                 self.clash |= fakes_in(left_out_texts(seen), session)

@@ -359,7 +359,9 @@ class Disguise:
             off = self.offload  # not ready: started in the background, this body masked in a thread
             dest = destination(flow)  # the worker's verdict (never raises); in a thread, a masked body hashed there too
             if off.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes) and off.ready(rec.config):
-                result: pipeline.Verdict = await self.offload.mask(*args, rec, dest=dest)
+                # a conversation's next turn cut here from the one the worker masked (turns.py), else the worker
+                got = await off.cut(*args, rec, dest=dest)
+                result: pipeline.Verdict = got if got is not None else await off.mask(*args, rec, dest=dest)
             else:
                 result = await self.offload.in_thread(*args, rec, dest=dest)
             if enc and isinstance(result, pipeline.Masked):  # unchanged: raw, or made again (flows.leaving)

@@ -117,6 +117,7 @@ class Found:
 
     __slots__ = (
         "limit", "span_limit", "_new", "_old", "_spans", "hits", "char_limit", "_cnew", "_cold", "_chars", "masked",
+        "turns",
     )  # fmt: skip
 
     def __init__(self, limit: int = 20_000, span_limit: int = 50_000, char_limit: int = 1 << 20) -> None:
@@ -132,6 +133,8 @@ class Found:
         self._chars = 0  # characters held by _cnew
         # what masking made of texts it met before, by digest (rules/remask.py)
         self.masked = Remembered() if limit > 0 else Remembered(0)
+        # the last requests of conversations, masked: their next turns cut from them (turns.py)
+        self.turns: object = None
 
     @staticmethod
     def digest(b: bytes | Ascii) -> bytes:
@@ -216,3 +219,4 @@ class Found:
         self._new, self._old, self._spans = {}, {}, 0
         self._cnew, self._cold, self._chars = {}, {}, 0
         self.masked.clear()
+        self.turns = None

@@ -108,6 +108,15 @@ class Session:
         s.masked, s.counts, s.literals, s.fakes = self.masked, dict(self.counts), set(self.literals), self.fakes
         return s
 
+    def copy(self) -> Session:
+        """This session as it stands, apart: every disguise, count and mark of it, in a
+        session the one's further masking does not change (turns.py keeps one where a
+        conversation's element begins)."""
+        s = self.after(copied=self.copied)
+        s.reserved, s.keyed, s.json_out = self.reserved, self.keyed, self.json_out
+        s.cited, s.documents = list(self.cited), dict(self.documents)
+        return s
+
     def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1
         self.counts[label] = self.counts.get(label, 0) + 1

@@ -1075,6 +1075,55 @@ def members(str s):
     return starts, keys
 
 
+def elements(str s, Py_ssize_t i):
+    """wire/spanwalk.py_elements, compiled: (starts, end) of the array whose `[` is s[i],
+    one loop over its characters (a string token passed by _find, as members does)."""
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void *data = PyUnicode_DATA(s)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
+    cdef Py_ssize_t q, b
+    cdef Py_ssize_t depth = 0
+    cdef bint want = False
+    cdef Py_UCS4 c
+    starts = array.array('q')
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if c == 34:  # a string token: to its closing quote (one no odd run of backslashes escapes)
+            if depth == 1 and want:
+                starts.append(i)
+                want = False
+            q = i
+            while True:
+                q = _find(kind, data, n, q + 1, 34)
+                if q < 0:
+                    return starts, -1
+                b = q - 1
+                while b > i and PyUnicode_READ(kind, data, b) == 92:
+                    b -= 1
+                if (q - 1 - b) % 2 == 0:
+                    break
+            i = q + 1
+            continue
+        if c == 123 or c == 91:
+            if depth == 1 and want:
+                starts.append(i)
+                want = False
+            depth += 1
+            if depth == 1:
+                want = True
+        elif c == 125 or c == 93:
+            depth -= 1
+            if depth <= 0:
+                return starts, i
+        elif c == 44 and depth == 1:  # a comma between two elements
+            want = True
+        elif depth == 1 and want and not _space(c):  # a number, true, false or null
+            starts.append(i)
+            want = False
+        i += 1
+    return starts, -1
+
+
 cdef bint _read_with(object v, object rule, object fx, object er) except -1:
     """Is every element of the list v (read with rule; fx: its fixed_child), a str, read
     with er (rule.child(i).resolve(v[i]) is er: Rule's resolve or Word's, without the

@@ -28,11 +28,12 @@ from .text import LeftOut, splice
 
 try:
     from ._spanwalk import collect as c_collect  # type: ignore[import-not-found]
+    from ._spanwalk import elements as c_elements  # type: ignore[import-not-found]
     from ._spanwalk import members as c_members  # type: ignore[import-not-found]
     from ._spanwalk import shapes as c_shapes  # type: ignore[import-not-found]
     from ._spanwalk import walk as c_walk  # type: ignore[import-not-found]
 except ImportError:
-    c_walk = c_collect = c_shapes = c_members = None
+    c_walk = c_collect = c_shapes = c_members = c_elements = None
 
 py_walk = jsonspan.walk
 walk = c_walk or py_walk
@@ -195,7 +196,40 @@ def py_members(s: str) -> tuple[array[int], list[str]]:
 
 members = c_members or py_members
 
+# an array's tokens as py_elements reads them: a string, a structural character, a scalar
+_ELEMENT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],]|[^\s"{}\[\],]+')
+
+
+def py_elements(s: str, i: int) -> tuple[array[int], int]:
+    """Where each element of the array whose `[` is s[i] begins, in order, and where its
+    closing `]` is: (starts, end); end -1 where s ends first. s from i is JSON text the
+    caller has parsed (turns.py cuts a conversation at its elements). The compiled
+    elements (wire/_spanwalk.pyx) gives the same (tests/wire/test_spanwalk_elements.py)."""
+    starts: array[int] = array("q")
+    depth, want = 0, False
+    for m in _ELEMENT.finditer(s, i):
+        c = s[m.start()]
+        if c in "{[":
+            if depth == 1 and want:
+                starts.append(m.start())
+                want = False
+            depth += 1
+            want = want or depth == 1
+        elif c in "}]":
+            depth -= 1
+            if depth <= 0:
+                return starts, m.start()
+        elif c == ",":
+            want = want or depth == 1
+        elif depth == 1 and want:  # a string or a scalar
+            starts.append(m.start())
+            want = False
+    return starts, -1
+
+
+elements = c_elements or py_elements
+
 __all__ = [
-    "Keyed", "c_collect", "c_members", "c_shapes", "c_walk", "collect", "keys_of", "members", "py_collect",
-    "py_members", "py_walk", "transform", "walk",
+    "Keyed", "c_collect", "c_elements", "c_members", "c_shapes", "c_walk", "collect", "elements", "keys_of", "members",
+    "py_collect", "py_elements", "py_members", "py_walk", "transform", "walk",
 ]  # fmt: skip

@@ -8,14 +8,18 @@ untouched parts of a 1 MB Claude Code body's source files are not encoded again
 reference, chosen once, at import, as CPython's json chooses its scanner;
 tests/wire/test_tokenmap.py holds the two to the same answers and `escaped_edits` to
 the token encoded again whole.
+
+`Token` and `splice`: a big text's many edits, kept as they are and spliced into the
+body's text piece by piece once, where its token holds no escape (base/masking.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
-from .text import json_escape
+from .text import Columns, json_escape
 
 try:
     from ._tokenmap import canonical_edits as c_canonical_edits  # type: ignore[import-not-found]
@@ -74,3 +78,55 @@ def escaped_edits(
         return None
     body = s[i + 1 : end - 1]
     return canonical_edits(body, v, spans, body.isascii(), i + 1, encode, seen)
+
+
+class Token:
+    """The new text of the string token s[start:end] (no escape in it) with a big text's
+    edits (start, end, replacement) in its value applied, each replacement encoded in the
+    token's style: what jsonspan.token_edits makes at once (text.splice_encoded), made
+    only by splice (masking.mask_doc keeps a big text's edits so). len: that text's length."""
+
+    __slots__ = ("s", "start", "end", "edits", "ascii", "size")
+
+    def __init__(self, s: str, start: int, end: int, edits: Columns, ascii_token: bool) -> None:
+        self.s, self.start, self.end, self.edits, self.ascii = s, start, end, edits, ascii_token
+        self.size = end - start + sum(len(encode(r, ascii_token)) - (b - a) for a, b, r in edits)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def pieces(self) -> Iterator[str]:
+        s, base, pos = self.s, self.start, 0
+        for a, b, r in self.edits:
+            yield s[base + pos : base + a]
+            yield encode(r, self.ascii)
+            pos = b
+        yield s[base + pos : self.end]
+
+
+def splice(s: str, edits: list) -> str:
+    """text.splice(s, edits), a Token's text made piece by piece, joined in chunks (a
+    list of two slices an edit costs more than the text it holds)."""
+    if not edits:
+        return s
+    chunks: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for a, b, r in edits:
+        out.append(s[pos:a])
+        if type(r) is Token:
+            for p in r.pieces():
+                out.append(p)
+                if len(out) >= 8192:
+                    chunks.append("".join(out))
+                    out.clear()
+        else:
+            out.append(r)
+        pos = b
+        if len(out) >= 8192:
+            chunks.append("".join(out))
+            out.clear()
+    out.append(s[pos:])
+    chunks.append("".join(out))
+    del out
+    return chunks[0] if len(chunks) == 1 else "".join(chunks)

@@ -1,0 +1,94 @@
+"""A conversation's next turn cut in the proxy's process from a request the masking worker
+masked (mitm/offload.py `cut`, turns.adopt): the worker sends back what it remembered of
+the request but its bytes, the proxy keeps it with the bytes it sent and got back, and
+the next turn is cut in a thread of its own, no hand-off: the same verdict as the full
+path. A real worker process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from disguiselib import pipeline, turns
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+from disguiselib.config import build_config
+from disguiselib.mitm.offload import Offload
+
+HEADERS = [("content-type", "application/json")]
+PAD = "plain words of a long tool result, nothing to mask in them. " * 1500  # (over turns.MIN_BYTES)
+
+
+def body(*texts: str) -> bytes:
+    messages = [{"role": "user", "content": [{"type": "text", "text": PAD}]}]
+    messages += [{"role": "user", "content": [{"type": "text", "text": t}]} for t in texts]
+    messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}  # type: ignore[index]
+    doc = {"model": "m", "messages": messages, "system": "Acme Corp writes", "tools": [], "max_tokens": 9}
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory):  # noqa: ANN201
+    d = tmp_path_factory.mktemp("m")
+    (d / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    return build_config([str(d / "m.yaml")], True, [])
+
+
+@pytest.fixture(scope="module")
+def off():  # noqa: ANN201
+    o = Offload()
+    yield o
+    o.close()
+
+
+def full(cfg, raw: bytes) -> pipeline.Verdict:  # noqa: ANN001
+    was = turns.APIS
+    turns.APIS = frozenset()
+    try:
+        return pipeline.mask_request(ANTHROPIC_MESSAGES, raw, cfg, "/v1/messages", HEADERS)
+    finally:
+        turns.APIS = was
+
+
+def test_the_next_turn_of_a_body_the_worker_masked_is_cut_here(off, cfg) -> None:  # noqa: ANN001
+    cfg.rules.found.turns = None
+    one, two = body("mail bob@corp.example.com"), body("mail bob@corp.example.com", "and x@y.io, Acme Corp")
+    assert len(one) >= turns.MIN_BYTES
+    first = asyncio.run(off.mask(ANTHROPIC_MESSAGES, one, cfg, "/v1/messages", HEADERS))
+    assert isinstance(first, pipeline.Masked) and first.turn is not None  # (what the worker remembered)
+    assert turns.holds(cfg.rules, ANTHROPIC_MESSAGES)
+    got = asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS))
+    want = full(cfg, two)
+    assert isinstance(got, pipeline.Masked) and isinstance(want, pipeline.Masked)
+    assert got.body == want.body and b"x@y.io" not in got.body
+    assert list(got.session.placeholders.items()) == list(want.session.placeholders.items())
+    assert (got.session.counts, got.session.literals) == (want.session.counts, want.session.literals)
+    assert turns.turns_of(cfg.rules).hits == 1  # type: ignore[union-attr]
+
+
+def test_a_body_that_continues_nothing_remembered_goes_to_the_worker(off, cfg) -> None:  # noqa: ANN001
+    cfg.rules.found.turns = None
+    asyncio.run(off.mask(ANTHROPIC_MESSAGES, body("hello"), cfg, "/v1/messages", HEADERS))
+    other = body("hello").replace(b'"system":"Acme Corp writes"', b'"system":"another system"')
+    assert asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, other, cfg, "/v1/messages", HEADERS)) is None
+
+
+def test_what_the_worker_sends_back_holds_no_bytes_of_the_body(off, cfg) -> None:  # noqa: ANN001
+    cfg.rules.found.turns = None
+    got = asyncio.run(off.mask(ANTHROPIC_MESSAGES, body("hi"), cfg, "/v1/messages", HEADERS))
+    light = got.turn  # type: ignore[union-attr]
+    kept = turns.turns_of(cfg.rules).turns[-1]  # type: ignore[union-attr]
+    assert isinstance(light, turns.Turn) and light.raw == light.masked == b"" and light.disguises is None
+    assert kept.disguises is cfg.disguises and kept.raw == body("hi") and kept.masked == got.body  # type: ignore[union-attr]
+
+
+def test_bytes_that_are_not_the_ones_noted_are_not_kept(cfg) -> None:  # noqa: ANN001
+    cfg.rules.found.turns = None
+    got = pipeline.mask_request(ANTHROPIC_MESSAGES, body("hi"), cfg, "/v1/messages", HEADERS)
+    assert isinstance(got, pipeline.Masked) and got.turn is not None
+    cfg.rules.found.turns = None
+    turns.adopt(cfg.rules, got.turn, body("hi", "more"), got.body, cfg.disguises)
+    assert turns.turns_of(cfg.rules) is None
+    turns.adopt(cfg.rules, got.turn, body("hi"), got.body, cfg.disguises)
+    assert turns.holds(cfg.rules, ANTHROPIC_MESSAGES)
