@@ -159,14 +159,11 @@ class BuildEngine(build_ext):
         print(f"disguise: WARNING: the compiled engine was not built ({why}); the Python engine will run")
 
 
-# No debug information, and a third of the C compiler's time at -O3 -g (every install
-# compiles; CI installs several times). The modules compiled from .py are mostly calls
-# into CPython, and every proxy maps them whole at start: -Os (their code 1.6 MB against
-# -O1's 2.5 MB, about 1 MiB less RSS in every process, bench (e)). engine.NATIVE's typed
-# loops (.pyx) keep -O1, and so does the SSE framer, every event's largest cost (at -Os
-# some 8% slower: bench (b)'s framing column).
-O1 = {*compiled_modules("NATIVE"), "wire.sse"}
-OPT = {m: "-O1" if m in O1 else "-Os" for m in (*compiled_modules(), *compiled_modules("NATIVE"))}
-ENGINE = [Extension(f"disguiselib.{m}", [str(source(m))], extra_compile_args=[OPT[m], "-g0"]) for m in OPT]
+# -O1, no debug information: a third of the C compiler's time at -O3 -g (every install
+# compiles; CI installs several times), for code that is mostly calls into CPython
+ENGINE = [
+    Extension(f"disguiselib.{m}", [str(source(m))], extra_compile_args=["-O1", "-g0"])
+    for m in (*compiled_modules(), *compiled_modules("NATIVE"))
+]
 
 setup(cmdclass={"build_py": BuildPy, "build_ext": BuildEngine}, ext_modules=ENGINE)
