@@ -243,6 +243,40 @@ def test_a_finished_sides_body_is_held_compressed_and_the_tee_lets_go(addon) -> 
     assert f.metadata[SIDES]["upstream_response"]["content"] == upstream
 
 
+def test_the_sides_headers_are_the_flows_own_pairs_read_as_lists_of_str(addon) -> None:
+    """What a flow alive holds of its sides' headers (bench (e)'s burst: 500 at once): the
+    very (name, value) pairs of the flow's own Headers, a credential's value replaced,
+    Content-Length left out; every reader (and a flow file) gets [[name, value], ...] of
+    str as before. As lists of str they held ~2 KiB a flow."""
+    f = messages_flow(BODY)
+    f.request.headers["x-api-key"] = "sk-ant-secret"
+    f.request.headers["x-t\u00e9st"] = "caf\u00e9"
+    addon.request(f)
+    f.response = tutils.tresp(content=None)
+    f.response.headers["content-type"] = "text/event-stream"
+    addon.responseheaders(f)
+    body = build_stream([("text", ["Zen", "ith Labs writes to [EMA", "IL_1]"])])
+    for i in range(0, len(body), 7):
+        f.response.stream(body[i : i + 7])
+    f.response.stream(b"")
+    f.response.data.content = b""
+    addon.response(f)
+    cr, up = f.metadata[SIDES]["client_request"], f.metadata[SIDES]["upstream_response"]
+    want = [[k, "(not kept)" if k == "x-api-key" else v] for k, v in f.request.headers.items(multi=True)
+            if k.lower() != "content-length"]  # fmt: skip
+    assert cr["headers"] == want and ["x-t\u00e9st", "caf\u00e9"] in want
+    # upstream's as they came (the headers hook's): those the flow still has, shared
+    assert ["content-type", "text/event-stream"] in up["headers"]
+    assert [p for p in dict.__getitem__(up, "headers") if any(p is q for q in f.response.headers.fields)] == [
+        p for p in dict.__getitem__(up, "headers") if p in f.response.headers.fields]  # fmt: skip
+    held, own = dict.__getitem__(cr, "headers"), f.request.headers.fields
+    assert sum(any(p is q for q in own) for p in held) == len(held) - 1  # all but the credential's
+    g = roundtrip(f)
+    assert g.metadata[SIDES]["client_request"]["headers"] == want
+    assert g.metadata[SIDES]["upstream_response"]["headers"] == up["headers"]
+    assert "sk-ant-secret" not in repr(g.metadata) and "sk-ant-secret" not in repr(cr)
+
+
 def test_a_flow_file_holds_the_sides_as_before_and_such_a_file_still_reads(addon) -> None:
     """A saved flow holds plain dicts with the body as it came (the format files had
     before compression); views, replay and sharing read such a flow as they did."""

@@ -93,6 +93,27 @@ def test_a_side_is_serializable_metadata() -> None:
     assert side(b"bo", 10, cut=True)["size"] == 10
 
 
+def test_a_sides_headers_held_as_the_flows_pairs_read_as_lists_of_str() -> None:
+    fields = ((b"Content-Type", b"application/json"), (b"Content-Length", b"12"), (b"Authorization", b"Bearer x"),
+              (b"X-Name", "caf\u00e9".encode()), (b"X-Raw", b"\xff"))  # fmt: skip
+    p = record.pairs(fields, drop=b"content-length", hide=True)
+    assert p[0] is fields[0] and p[2] is fields[3] and p[1] == (b"Authorization", b"(not kept)")
+    s = side(b"body", headers=p, status=200)
+    plain = {"content": b"body", "size": 4, "cut": False, "status": 200,
+             "headers": [["Content-Type", "application/json"], ["Authorization", "(not kept)"], ["X-Name", "caf\u00e9"],
+                         ["X-Raw", "\udcff"]]}  # fmt: skip
+    assert s == plain and s["headers"] == plain["headers"] and s.get("headers") == plain["headers"]
+    assert dict(s) == plain and copy.deepcopy({"x": s})["x"] == plain and ast.literal_eval(repr(s)) == plain
+    assert json.loads(json.dumps(s["headers"][:3])) == plain["headers"][:3]
+    t = side(b"", headers=record.pairs(fields[:4]))  # (a lone surrogate is no more serializable than before)
+    assert tnetstring.loads(tnetstring.dumps({"x": t}))["x"]["headers"] == [[k.decode(), v.decode()] for k, v in fields[:4]]
+    assert record.pairs(fields) == fields and type(record.pairs(fields)) is record.Pairs
+    # held: the flow's pairs and one tuple of them (the lists of str held ~2 KiB a flow)
+    import sys
+
+    assert sys.getsizeof(dict.__getitem__(s, "headers")) < 100
+
+
 def _stored(s: dict) -> bytes:
     """What a side holds in memory for its body (past Side's reading)."""
     return dict.__getitem__(s, "content")

@@ -45,9 +45,9 @@ from .record import (
     _Chunks,
     _sha,
     counts_text,
-    is_credential,
     mark_refused,
     marker,
+    pairs,
     set_fakes,
     side,
     summary_text,
@@ -212,8 +212,7 @@ class Inspector:
         set_fakes(meta, session)
         for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
             meta.pop(k, None)
-        headers = [(k, "(not kept)" if is_credential(k) else v) for k, v in flow.request.headers.items(multi=True)
-                   if k.lower() != "content-length"]  # fmt: skip
+        headers = pairs(flow.request.headers.fields, drop=b"content-length", hide=True)
         sides = {
             "client_request": side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
                                    headers=headers),  # fmt: skip
@@ -261,7 +260,7 @@ class Inspector:
         if resp is None or not isinstance(sides, dict):
             return
         enc = resp.headers.get("content-encoding", "")
-        sides["upstream_response"] = side(b"", 0, headers=resp.headers.items(multi=True),
+        sides["upstream_response"] = side(b"", 0, headers=pairs(resp.headers.fields),
                                           status=resp.status_code, encoding=enc)  # fmt: skip
 
     @_safe(fallback_arg=2)
@@ -311,7 +310,7 @@ class Inspector:
             prev = sides.get("upstream_response") or {}
             sides["upstream_response"] = side(
                 body[: self.limit], len(body), cut=len(body) > self.limit,
-                headers=prev.get("headers", [[k, v] for k, v in resp.headers.items(multi=True)]),
+                headers=dict.get(prev, "headers") if "headers" in prev else pairs(resp.headers.fields),
                 status=prev.get("status", resp.status_code), encoding="",
             )  # fmt: skip
         if tee is not None and not tee.released:
@@ -331,7 +330,7 @@ class Inspector:
                 else:  # as it came, held compressed already: the chunks themselves
                     up, decoded = tee.up.zipped(), True
                 sides["upstream_response"] = side(
-                    up, tee.up.size, cut=tee.up.cut, headers=prev.get("headers"),
+                    up, tee.up.size, cut=tee.up.cut, headers=dict.get(prev, "headers"),  # (as held: Pairs)
                     status=prev.get("status"), encoding="" if decoded else enc,
                 )  # fmt: skip
                 sides["client_response"] = {"size": tee.down.size, "cut": tee.down.cut}

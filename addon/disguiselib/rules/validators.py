@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .tlds import TLDS
+from . import tlds
 
 Check = Callable[[str, int, int], bool]
 
@@ -189,7 +189,7 @@ _SCALE = re.compile(r"[0-9]+(?:\.[0-9]+)?x\.")  # logo@2x.png, icon@1.5x.webp
 
 
 def email(text: str, start: int, end: int) -> bool:
-    """An e-mail address worth masking: its top-level domain exists (TLDS, or an IDN
+    """An e-mail address worth masking: its top-level domain exists (tlds.known, or an IDN
     `xn--` label), it is not an asset scale suffix (`@2x.`), not a system login (local part
     in _NOT_PEOPLE, or followed by `:path` as in scp/git remotes), not code (`self.`
     after the `@`, a call right after it)."""
@@ -199,7 +199,7 @@ def email(text: str, start: int, end: int) -> bool:
     at = s.rfind("@")
     local, domain = s[:at], s[at + 1 :]
     tld = domain.rsplit(".", 1)[-1].lower()
-    if tld not in TLDS and not tld.startswith("xn--"):
+    if not tlds.known(tld) and not tld.startswith("xn--"):
         return False
     if local.lower() in _NOT_PEOPLE or domain.startswith(_CODE_DOMAIN_START) or _SCALE.match(domain):
         return False
