@@ -194,10 +194,19 @@ def test_every_turn_is_what_the_full_path_makes_of_it(cfg, bodies: list[bytes]) 
 
 
 def test_the_property_test_cuts(cfg) -> None:  # noqa: ANN001
-    """The conversations above were cut, not only sent the full path (run after it)."""
+    """The conversations above are cut, not only sent the full path: 60 of them, drawn
+    alike on every run (derandomized, and defined here: neither the profile nor
+    DISGUISE_EXAMPLES' share changes their count; the property test's own ran 37 and 17
+    cuts in 60 at a share of 0.2, under its 50 for 300), cut at least 10 times."""
     CUT.clear()
-    test_every_turn_is_what_the_full_path_makes_of_it(cfg)
-    assert sum(CUT) >= 50, (len(CUT), sum(CUT))
+
+    @settings(max_examples=60, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(conversation())
+    def run(bodies: list[bytes]) -> None:
+        turn_by_turn(cfg, bodies)
+
+    run()
+    assert len(CUT) >= 60 and sum(CUT) >= 10, (len(CUT), sum(CUT))
 
 
 def _turns(*texts: str, tail: str = "") -> list[bytes]:
