@@ -298,12 +298,13 @@ def _large_flow(addon, monkeypatch) -> tuple:
     body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
                        "messages": [{"role": "user", "content": text}]}).encode()  # fmt: skip
     assert len(body) >= record.BACKGROUND
+    from mitmproxy import ctx
+
+    ctx.options.update(disguise_offload_bytes=0)  # no masking worker process: in a thread
     f = messages_flow(body)
     later = addon.request(f)  # masked in a thread: awaited as mitmproxy would
-    if later is not None:
-        from mitmproxy import ctx
-
-        ctx.master.event_loop.run_until_complete(later)
+    assert later is not None
+    ctx.master.event_loop.run_until_complete(later)
     assert b"Zenith Labs" in f.request.content
     return f, body, packed
 
