@@ -318,3 +318,63 @@ def test_a_stream_kept_in_chunks_reads_back_exact_through_every_reader(addon, mo
     shared = flowfile.shared_copy(f)
     assert shared is not None and shared.response.content == upstream
     assert replay.replay_index([f])[replay._sha(client)]["content"] == upstream
+
+
+def _large_flow(addon, monkeypatch) -> tuple:
+    """A request whose client side the capture compresses in the background, masked
+    (through the request hook), and the sizes record.pack was called with since."""
+    from disguiselib.inspect import record
+
+    packed: list[int] = []
+    real = record.pack
+    monkeypatch.setattr(record, "pack", lambda data: packed.append(len(data)) or real(data))
+    text = "Acme Corp " + "lorem ipsum " * 30_000
+    body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                       "messages": [{"role": "user", "content": text}]}).encode()  # fmt: skip
+    assert len(body) >= record.BACKGROUND
+    from mitmproxy import ctx
+
+    ctx.options.update(disguise_offload_bytes=0)  # no masking worker process: in a thread
+    f = messages_flow(body)
+    later = addon.request(f)  # masked in a thread: awaited as mitmproxy would
+    assert later is not None
+    ctx.master.event_loop.run_until_complete(later)
+    assert b"Zenith Labs" in f.request.content
+    return f, body, packed
+
+
+def test_a_large_client_side_is_compressed_once_the_request_has_left(addon, monkeypatch) -> None:
+    """issue 29: the capture's compression of a large client side does not compete for a
+    CPU with the request's way upstream: held as it came (read whole) until the response's
+    headers, compressed then."""
+    from disguiselib.inspect import record
+
+    f, body, packed = _large_flow(addon, monkeypatch)
+    record.settle(60)
+    cr = f.metadata[SIDES]["client_request"]
+    assert packed == [] and dict.__getitem__(cr, "content") == body and cr["content"] == body
+    f.response = tutils.tresp(content=None)
+    f.response.headers["content-type"] = "text/event-stream"
+    addon.responseheaders(f)
+    record.settle(60)
+    assert packed == [len(body)] and type(dict.__getitem__(cr, "content")) is record._Zipped
+    assert cr["content"] == body
+
+
+def test_a_large_client_side_held_back_is_compressed_when_no_response_comes(addon, monkeypatch) -> None:
+    """A flow that fails before any response (the error hook) compresses what it held back."""
+    from disguiselib.inspect import record
+
+    f, body, packed = _large_flow(addon, monkeypatch)
+    f.error = flow_error()
+    addon.error(f)
+    record.settle(60)
+    cr = f.metadata[SIDES]["client_request"]
+    assert packed == [len(body)] and type(dict.__getitem__(cr, "content")) is record._Zipped
+    assert cr["content"] == body
+
+
+def flow_error():
+    from mitmproxy import flow
+
+    return flow.Error("server disconnected")

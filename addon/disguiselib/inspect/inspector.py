@@ -44,6 +44,7 @@ from .record import (
     Tee,
     _Chunks,
     _sha,
+    compress_held,
     counts_text,
     mark_refused,
     marker,
@@ -178,6 +179,8 @@ class Inspector:
         """One transition of a flow's record, as it happens: what is kept and what the
         summary says follows its phase."""
         phase = rec.phase
+        if phase is not Phase.MASKED and rec.capture_later:  # the request left (or never will): compressed now
+            compress_held(rec.capture_later)
         if phase is Phase.MASKED:
             self._masked(flow, rec)
         elif phase is Phase.REFUSED:
@@ -215,7 +218,7 @@ class Inspector:
         headers = pairs(flow.request.headers.fields, drop=b"content-length", hide=True)
         sides = {
             "client_request": side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
-                                   headers=headers),  # fmt: skip
+                                   headers=headers, later=rec.capture_later),  # fmt: skip
             "upstream_request_sha256": known[1] if known is not None and known[0] is raw else _sha(raw),
         }
         flow.metadata[SIDES] = sides
@@ -291,6 +294,7 @@ class Inspector:
     def finish(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
         """The flow ended (response or error hook): keep the sides, write the summary,
         one info line with counts only."""
+        compress_held(rec.capture_later)  # (no response came: held until now)
         meta = flow.metadata.setdefault(META, {})
         assert rec.api is not None and rec.restorer is not None  # called for a record with a restorer
         meta["api"] = rec.api.name

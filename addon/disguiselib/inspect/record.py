@@ -96,6 +96,12 @@ def _compress_later(side: Side, body: bytes) -> None:
     fut.add_done_callback(_pending.discard)
 
 
+def compress_held(later: list[tuple[Side, bytes]]) -> None:
+    """Start compressing the bodies side(later=...) held back, and forget them."""
+    while later:
+        _compress_later(*later.pop())
+
+
 def settle(timeout: float | None = None) -> None:
     """Wait for the bodies being compressed (tests; a clean shutdown)."""
     wait(list(_pending), timeout=timeout)
@@ -214,15 +220,23 @@ def side(
     cut: bool = False,
     headers=None,
     compress: bool = True,
+    later: list[tuple[Side, bytes]] | None = None,
     **extra: Any,
 ) -> dict:
     """One kept side as metadata (serializable values only), its body held compressed
     (compress=False: a body the flow holds itself, the very same object: kept once;
-    content from Kept.zipped: held as it is, with its size given)."""
+    content from Kept.zipped: held as it is, with its size given). later: a body that
+    would be compressed in the background is held as it came and added to later instead,
+    for compress_held to start once the request has left (the compression then does not
+    compete for a CPU with the request's own way upstream)."""
     d = Side(size=len(content) if size is None else size, cut=cut)
     if type(content) is _Chunks:
         assert size is not None  # len(content) counts chunks
         dict.__setitem__(d, "content", content)
+    elif compress and later is not None and len(content) >= BACKGROUND:
+        body = bytes(content)
+        dict.__setitem__(d, "content", body)  # (d is not shared yet)
+        later.append((d, body))
     elif compress:
         d["content"] = bytes(content)
     else:
