@@ -63,7 +63,8 @@ def part_body(c: Ctx) -> None:
             return time.perf_counter() - t0
 
         t_next = median([again() for _ in range(reps)])
-        rows.append(("the next turn, 1000 literals + def.", t_next, f"{len(nxt) / 1e6:.2f} MB: this body + one exchange"))
+        rows.append(("the next turn, 1000 literals + def.", t_next, f"{len(nxt) / 1e6:.2f} MB: this body + one exchange "
+                     "(masking.mask_body, the full path; pipeline cuts it from the turn before: bench/stages.py)"))
         for label, t, note in rows:
             print(f"    {label:<32} {t * 1e3:>8.1f} ms  {t / t_loads:>6.1f}× json.loads  {len(raw) / t / 1e6:>6.1f} MB/s  {note}")
         ratio = results["mask, 1000 literals + default"][2] / t_loads
