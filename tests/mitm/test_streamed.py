@@ -205,6 +205,34 @@ def test_a_paced_body_leaves_in_pieces_no_larger_than_piece() -> None:
 
 
 
+def _worker_bodies(a, monkeypatch) -> list[int]:  # noqa: ANN001
+    """The sizes of the bodies a's offload sends its worker, as they go."""
+    sent: list[int] = []
+    real = a.offload.mask
+
+    async def counted(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        sent.append(len(args[1]))
+        return await real(*args, **kw)
+
+    monkeypatch.setattr(a.offload, "mask", counted)
+    return sent
+
+
+def _hooked(a, loop, body: bytes) -> bytes:  # noqa: ANN001
+    """body to /v1/messages through a's request hook (off the loop: mitmproxy awaits
+    what it returns), as it leaves."""
+    f = tflow.tflow()
+    f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
+    f.request.headers["content-type"] = "application/json"
+    f.request.content = body
+    f.live = True
+    a.requestheaders(f)
+    pending = a.request(f)
+    assert pending is not None  # off the loop
+    loop.run_until_complete(pending)
+    return f.request.content
+
+
 def test_a_large_body_before_the_worker_is_ready_is_masked_in_a_thread_meanwhile(addon, monkeypatch) -> None:
     """A worker not running (started lazily: disguise_offload_warm off, or not ready yet, or
     being replaced) costs no body its start and rule build (2-3 s on a loaded machine):
@@ -214,14 +242,7 @@ def test_a_large_body_before_the_worker_is_ready_is_masked_in_a_thread_meanwhile
     from mitmproxy's stream: Masker, here gzip-coded.)"""
     a, tctx = addon
     tctx.configure(a, disguise_offload_bytes=256 * 1024)
-    sent: list[int] = []
-    real = a.offload.mask
-
-    async def counted(*args, **kw):  # noqa: ANN002, ANN003, ANN202
-        sent.append(len(args[1]))
-        return await real(*args, **kw)
-
-    monkeypatch.setattr(a.offload, "mask", counted)
+    sent = _worker_bodies(a, monkeypatch)
     # (the same body again is a next turn the proxy would cut itself, turns.py: not here,
     # where what is tested is the worker's taking a body once it is ready)
     monkeypatch.setattr(turns, "holds", lambda *_: False)
@@ -230,16 +251,7 @@ def test_a_large_body_before_the_worker_is_ready_is_masked_in_a_thread_meanwhile
     loop = tctx.master.event_loop
 
     def hook() -> bytes:  # the request hook (mitmproxy awaits what it returns)
-        f = tflow.tflow()
-        f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
-        f.request.headers["content-type"] = "application/json"
-        f.request.content = raw
-        f.live = True
-        a.requestheaders(f)
-        pending = a.request(f)
-        assert pending is not None  # off the loop
-        loop.run_until_complete(pending)
-        return f.request.content
+        return _hooked(a, loop, raw)
 
     def taken() -> bytes:  # taken whole from mitmproxy's stream
         f = streamed_flow("/v1/messages", b"", content_encoding="gzip")
@@ -268,14 +280,7 @@ def test_the_next_turn_of_a_body_the_worker_masked_is_cut_in_the_proxy(addon, mo
     (Offload.cut), not sent to the worker: byte for byte what the worker would make."""
     a, tctx = addon
     tctx.configure(a, disguise_offload_bytes=256 * 1024)
-    sent: list[int] = []
-    real = a.offload.mask
-
-    async def counted(*args, **kw):  # noqa: ANN002, ANN003, ANN202
-        sent.append(len(args[1]))
-        return await real(*args, **kw)
-
-    monkeypatch.setattr(a.offload, "mask", counted)
+    sent = _worker_bodies(a, monkeypatch)
     first = [{"role": "user", "content": "Acme Corp said so. " * 16_000}]
     raw = json.dumps(dict(DOC, messages=first), separators=(",", ":")).encode()
     nxt = json.dumps(dict(DOC, messages=[*first, {"role": "user", "content": "and Acme Corp again"}]),
@@ -283,16 +288,7 @@ def test_the_next_turn_of_a_body_the_worker_masked_is_cut_in_the_proxy(addon, mo
     loop = tctx.master.event_loop
 
     def hook(body: bytes) -> bytes:
-        f = tflow.tflow()
-        f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
-        f.request.headers["content-type"] = "application/json"
-        f.request.content = body
-        f.live = True
-        a.requestheaders(f)
-        pending = a.request(f)
-        assert pending is not None
-        loop.run_until_complete(pending)
-        return f.request.content
+        return _hooked(a, loop, body)
 
     try:
         assert not a.offload.ready(a.config)  # started and built in the background
