@@ -211,3 +211,26 @@ def test_a_request_continuing_stored_state_is_numbered_in_the_worker_as_in_the_p
     body = b'{"model": "m", "previous_response_id": "resp_1", "input": "mail ann@a.example.com"}'
     masked = worker.mask(built, job, body).body
     assert masked == worker.mask(cfg, job, body).body and b"[EMAIL_1]" not in masked and b"ann@" not in masked
+
+
+def test_the_worker_keeps_nothing_of_a_turn_it_sends_back(tmp_path) -> None:
+    """What masking remembered for the next turn goes back (Masked.turn) for the proxy to
+    keep and cut from (tests/mitm/test_offload_turns.py); the worker holds no copy of
+    the bytes as they came and masked (up to turns.MAX_BYTES a rule set)."""
+    import json
+
+    from disguiselib import pipeline, turns
+
+    w = worker.Worker()
+    cfg = _config(tmp_path)
+    w.handle(("build", 1, worker.Spec.of(cfg)))
+    job = worker.Job(ANTHROPIC_MESSAGES.name, "/v1/messages", HEADERS)
+    pad = "plain words of a long tool result. " * 3000
+    doc = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "text", "text": pad}]},
+                                                      {"role": "user", "content": "Acme Corp"}]}  # fmt: skip
+    body = json.dumps(doc).encode()
+    assert len(body) >= turns.MIN_BYTES
+    reply, blobs = w.handle(("mask", 1, 1, job), body)
+    got = worker.decode(reply[3], blobs, body)
+    assert isinstance(got, pipeline.Masked) and isinstance(got.turn, turns.Turn)  # remembered, and sent back
+    assert turns.turns_of(w.built[1].rules) is None  # and not kept here

@@ -123,8 +123,15 @@ def offloadable(api: Api) -> bool:
 
 
 def mask(cfg: Config, job: Job, raw: bytes | Received) -> object:
-    """The one path, in the worker: the verdict pipeline.mask_request returns."""
-    return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers, job.dest, job.start)
+    """The one path, in the worker: the verdict pipeline.mask_request returns. What it
+    remembers of the request for the conversation's next turn (turns.py) goes back in
+    it (Masked.turn); the proxy keeps that and cuts the next turn itself (Offload.cut),
+    so the worker keeps none of it: not the bytes as they came and masked, up to
+    turns.MAX_BYTES of them, twice over in two processes."""
+    try:
+        return pipeline.mask_request(BY_NAME[job.api], raw, cfg, job.path, job.headers, job.dest, job.start)
+    finally:
+        cfg.rules.found.turns = None
 
 
 def encode(result: object, raw: bytes, same: bool = True) -> tuple[tuple, list[bytes]]:
