@@ -9,7 +9,7 @@ one with `cd .mutation/<module> && ../../.venv/bin/mutmut show NAME`).
     python mutation/run.py --check sse 2 'x_parse_event__mutmut_1*'   some of them, 2 at a time
     python mutation/run.py --score sse     the last run's score again, from mutmut's records
     python mutation/run.py masking --since REV   only the functions changed since commit REV
-    python mutation/run.py masking --only mask_doc,_Token   only these functions and classes
+    python mutation/run.py masking --only mask_doc,mask_body   only these functions and classes
 
 Why mutmut (3.x) and not cosmic-ray: mutmut runs the test suite once in-process to learn
 which tests call which function, then forks per mutant and runs only those tests — no
