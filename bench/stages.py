@@ -265,9 +265,9 @@ def main() -> None:
     if hasattr(pipeline, "turns"):  # (a tree before turns.py: the line above is the full path's)
         cut = pipeline.turns.turns_of(cfg.rules)
         print(f"    (cut from the turn before: {'yes' if cut is not None and cut.hits else 'no'}, turns.py)")
-        was, pipeline.turns.APIS = pipeline.turns.APIS, frozenset()
+        pipeline.turns.ON = False
         st = measure(mask(turn), a.runs, after_first)
-        pipeline.turns.APIS = was
+        pipeline.turns.ON = True
         show("its next turn, the full path (turns.py off), ms", st, 1e-3, "ms", base["turn"], loads_of(turn))
     chars = sum(map(len, bodies.string_values(json.loads(first), [])))
     for title, body, before in (("first request", first, forget), ("next turn", turn, after_first)):

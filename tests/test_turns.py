@@ -12,23 +12,17 @@ their conversations sent turn by turn."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from turns_util import API, CUT, HDRS, cache_last, conversation, turn_by_turn
 
 from disguiselib import pipeline, turns
-from disguiselib.apis.registry import recognise
 from disguiselib.config import build_config
-from disguiselib.rules.rules import Session
 
-API = recognise("POST", "/v1/messages")
-HDRS = [("content-type", "application/json")]
 REAL = Path(__file__).parent / "fixtures" / "real" / "anthropic"
 MAPPING = """
 literals:
@@ -50,141 +44,6 @@ def small_bodies() -> Iterator[None]:
     turns.MIN_BYTES = 0
     yield
     turns.MIN_BYTES = was
-
-
-@contextlib.contextmanager
-def no_turns() -> Iterator[None]:
-    was = turns.APIS
-    turns.APIS = frozenset()
-    try:
-        yield
-    finally:
-        turns.APIS = was
-
-
-def state(s: Session) -> tuple:
-    return (list(s.placeholders.items()), list(s._by_key.items()), dict(s._count), s.masked, dict(s.counts),
-            s.literals, s.fakes, s.reserved, s.keyed, s.copied, s.json_out, s.documents, s.cited)  # fmt: skip
-
-
-def verdict(v: pipeline.Verdict) -> tuple:
-    if isinstance(v, pipeline.Masked):
-        return ("masked", v.body, state(v.session), v.headers)
-    return (type(v).__name__, v)
-
-
-CUT: list[int] = []  # next turns cut, over every conversation (test_the_property_test_cuts)
-
-
-class Said(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.said: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.said.append(record.getMessage())
-
-
-def turn_by_turn(cfg, bodies: list[bytes]) -> int:  # noqa: ANN001
-    """Each body masked with the turns remembered, checked against the full path (its
-    verdict, and the warnings it logs); the number of next turns cut."""
-    cfg.rules.found.turns = None
-    said = Said()
-    log = logging.getLogger("disguise")
-    log.addHandler(said)
-    try:
-        for body in bodies:
-            got = pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS)
-            warned, said.said = said.said, []
-            with no_turns():
-                want = pipeline.mask_request(API, body, cfg, "/v1/messages", HDRS)
-            assert verdict(got) == verdict(want)
-            assert warned == said.said
-            said.said = []
-    finally:
-        log.removeHandler(said)
-    store = turns.turns_of(cfg.rules)
-    CUT.append(store.hits if store is not None else 0)
-    return CUT[-1]
-
-
-_PIECES = [
-    "plain words ", "Acme Corp", "Müller", " bob@corp.example.com", " x@y.io ", "password: abc123XYZ", "+1 415 555 2671",
-    " 10.1.2.3", "é", "😀", "\n", " ", "x/y", "more text ",
-]  # fmt: skip
-# what only the whole body tells (a text holds one now and then): placeholders and fakes the
-# client typed, a literal's disguise, a copy of a password bare, escapes no JSON writer makes
-# (an escape no writer makes, with any original found: every turn the full path's, copied once)
-_RARE = ["[EMAIL_1]", "[EMAIL_2]", "Zenith Labs", " abc123XYZ", "carol@mail.example"] * 2 + ["a\\/b", "\\u0041"]
-_text = st.tuples(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5),
-                  st.sampled_from(_RARE + [""] * 16 * len(_RARE)), st.integers(0, 5)).map(
-    lambda t: " ".join(t[0][: t[2]] + [t[1]] + t[0][t[2] :]))  # fmt: skip
-
-
-_thinking = st.lists(st.sampled_from(["I should ", "[EMAIL_1]", "[PASSWORD_1]", "Zenith Labs", "look", "\n"] * 10
-                                     + [" bob@corp.example.com"]), min_size=1, max_size=5).map("".join)
-
-
-@st.composite
-def message(draw, role: str | None = None) -> dict:  # noqa: ANN001
-    role = role or draw(st.sampled_from(["user", "assistant"]))
-    if role == "user":
-        if draw(st.booleans()):
-            return {"role": "user", "content": draw(_text)}
-        blocks = [{"type": "text", "text": draw(_text)}]
-        if draw(st.booleans()):
-            blocks.insert(0, {"type": "tool_result", "tool_use_id": "toolu_1", "content": draw(_text)})
-        return {"role": "user", "content": blocks}
-    blocks = []
-    if draw(st.booleans()):  # sent back as it came: what the model read, disguised (an original now and then)
-        t = draw(_thinking)
-        blocks.append({"type": "thinking", "thinking": t, "signature": "sig-" + t[::-1]})
-    blocks.append({"type": "text", "text": draw(_text)})
-    if draw(st.booleans()):
-        blocks.append({"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": draw(_text)}})
-    return {"role": "assistant", "content": blocks}
-
-
-def cache_last(messages: list[dict]) -> list[dict]:
-    """cache_control moved to the newest message, as Claude Code does."""
-    out = []
-    for m in messages:
-        m = json.loads(json.dumps(m))
-        if isinstance(m["content"], list):
-            for b in m["content"]:
-                b.pop("cache_control", None)
-        out.append(m)
-    if out and isinstance(out[-1]["content"], list):
-        out[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
-    return out
-
-
-@st.composite
-def conversation(draw) -> list[bytes]:  # noqa: ANN001
-    ascii_ = draw(st.booleans())
-    first = draw(st.booleans())  # the messages before system and tools (Claude Code) or after
-    system = [{"type": "text", "text": draw(_text)}]
-    tools = [{"name": "bash", "description": draw(_text), "input_schema": {"type": "object"}}]
-    messages = draw(st.lists(message(), min_size=1, max_size=3))
-    bodies = []
-    for _ in range(draw(st.integers(2, 5))):
-        doc: dict = {"model": "claude-x", "max_tokens": 1024}
-        cached = cache_last(messages) if draw(st.booleans()) else messages
-        if first:
-            doc.update(messages=cached, system=system, tools=tools)
-        else:
-            doc.update(system=system, tools=tools, messages=cached)
-        doc["stream"] = True
-        bodies.append(json.dumps(doc, ensure_ascii=ascii_, separators=(",", ":")).encode())
-        change = draw(st.sampled_from(["append", "append", "append", "edit", "drop", "system"]))
-        if change == "edit":
-            messages[draw(st.integers(0, len(messages) - 1))] = draw(message())
-        elif change == "drop" and len(messages) > 1:
-            messages.pop()
-        elif change == "system":
-            system = [{"type": "text", "text": draw(_text)}]
-        messages = messages + draw(st.lists(message(), min_size=1, max_size=3))
-    return bodies
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

@@ -2,7 +2,9 @@
 
 A client sends its whole conversation at every turn: the next request is the one before
 with an exchange more at the end of its conversation (Claude Code also moves
-`cache_control` from the last message it sent to the newest one). The full path reads all
+`cache_control` from the last message it sent to the newest one). An API says its
+conversation is sent so (registry.Api.turns: Anthropic Messages, Claude on Vertex AI and
+Bedrock, Chat Completions, Mistral on Vertex AI). The full path reads all
 of it again (parse, walk, scan, splice, the leak guard). Here a rule set remembers its
 last requests of a conversation (KEEP of them, MAX_BYTES together): the bytes that came
 (R1), those that left (M1), the session after the body (S1), and for each of the last
@@ -79,9 +81,10 @@ from .wire import spanwalk
 from .wire.jsonspan import Arr, Obj
 from .wire.text import splice
 
-# The APIs whose conversation is cut: their request rule's last prompt member, an array
-# (Anthropic's `messages`)
-APIS = frozenset({"anthropic.messages"})
+# The cut in use (tests and bench turn it off to set the full path beside it). Which
+# APIs' conversations are cut, the API says (registry.Api.turns): its request rule's
+# last prompt member, an array (Anthropic's and Chat Completions' `messages`).
+ON = True
 CUTS = 4  # element starts remembered per request (the client may change its last ones)
 KEEP = 4  # requests remembered per rule set
 MIN_BYTES = 64 * 1024  # smaller bodies: the full path (a few ms at most)
@@ -151,7 +154,7 @@ def turns_of(rules: Rules, make: bool = False) -> Turns | None:
 def applies(api: Any, start: Session | None) -> bool:
     """May a request of api (with start, its headers' session) be cut or remembered?"""
     fresh = start is None or not (start.placeholders or start.reserved or start.keyed or start.masked)
-    return fresh and api.name in APIS and not api.headers and api.request_body is None
+    return fresh and ON and api.turns and not api.headers and api.request_body is None
 
 
 def _rule(api: Any) -> tuple[str, Arr] | None:
@@ -525,6 +528,6 @@ def _no_copies(
 
 
 __all__ = [
-    "APIS", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "holds", "light", "next_turn",
+    "ON", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "holds", "light", "next_turn",
     "note_for", "remember",
 ]  # fmt: skip

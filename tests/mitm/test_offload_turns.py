@@ -12,7 +12,7 @@ import json
 import pytest
 
 from disguiselib import pipeline, turns
-from disguiselib.apis.registry import ANTHROPIC_MESSAGES
+from disguiselib.apis.registry import ANTHROPIC_MESSAGES, OPENAI_CHAT
 from disguiselib.config import build_config
 from disguiselib.mitm.offload import Offload
 
@@ -42,24 +42,32 @@ def off():  # noqa: ANN201
     o.close()
 
 
-def full(cfg, raw: bytes) -> pipeline.Verdict:  # noqa: ANN001
-    was = turns.APIS
-    turns.APIS = frozenset()
+def chat_body(*texts: str) -> bytes:
+    messages = [{"role": "system", "content": "Acme Corp writes"}, {"role": "user", "content": PAD}]
+    messages += [{"role": "user", "content": t} for t in texts]
+    return json.dumps({"model": "m", "messages": messages, "stream": True}, separators=(",", ":")).encode()
+
+
+def full(cfg, raw: bytes, api=ANTHROPIC_MESSAGES, path: str = "/v1/messages") -> pipeline.Verdict:  # noqa: ANN001
+    turns.ON = False
     try:
-        return pipeline.mask_request(ANTHROPIC_MESSAGES, raw, cfg, "/v1/messages", HEADERS)
+        return pipeline.mask_request(api, raw, cfg, path, HEADERS)
     finally:
-        turns.APIS = was
+        turns.ON = True
 
 
-def test_the_next_turn_of_a_body_the_worker_masked_is_cut_here(off, cfg) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(("api", "path", "make"), [
+    (ANTHROPIC_MESSAGES, "/v1/messages", body), (OPENAI_CHAT, "/v1/chat/completions", chat_body),
+], ids=["messages", "chat"])  # fmt: skip
+def test_the_next_turn_of_a_body_the_worker_masked_is_cut_here(off, cfg, api, path, make) -> None:  # noqa: ANN001
     cfg.rules.found.turns = None
-    one, two = body("mail bob@corp.example.com"), body("mail bob@corp.example.com", "and x@y.io, Acme Corp")
+    one, two = make("mail bob@corp.example.com"), make("mail bob@corp.example.com", "and x@y.io, Acme Corp")
     assert len(one) >= turns.MIN_BYTES
-    first = asyncio.run(off.mask(ANTHROPIC_MESSAGES, one, cfg, "/v1/messages", HEADERS))
+    first = asyncio.run(off.mask(api, one, cfg, path, HEADERS))
     assert isinstance(first, pipeline.Masked) and first.turn is not None  # (what the worker remembered)
-    assert turns.holds(cfg.rules, ANTHROPIC_MESSAGES)
-    got = asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS))
-    want = full(cfg, two)
+    assert turns.holds(cfg.rules, api)
+    got = asyncio.run(Offload.cut(api, two, cfg, path, HEADERS))
+    want = full(cfg, two, api, path)
     assert isinstance(got, pipeline.Masked) and isinstance(want, pipeline.Masked)
     assert got.body == want.body and b"x@y.io" not in got.body
     assert list(got.session.placeholders.items()) == list(want.session.placeholders.items())

@@ -89,6 +89,10 @@ class Api:
     # masked with the body's session (pipeline.mask_request); any other header holding
     # an original is refused.
     headers: tuple[TextHeader, ...] = ()
+    # Its clients send their whole conversation at every turn (the request rule's last
+    # prompt member, an array), the new messages appended: a request's next turn is
+    # masked from the one before, only its new messages read (turns.py).
+    turns: bool = False
 
     @property
     def event_rule(self) -> Rule:
@@ -109,6 +113,7 @@ ANTHROPIC_MESSAGES = Api(
     anthropic.error_body,
     events=anthropic.STREAM_EVENT,
     answers=STREAMS,
+    turns=True,
 )
 ANTHROPIC_BATCHES = Api(
     "anthropic.batches",
@@ -129,7 +134,7 @@ ANTHROPIC_BATCH_RESULTS = Api(
 
 OPENAI_CHAT = Api(
     "openai.chat", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body,
-    events=openai_chat.STREAM_EVENT, answers=STREAMS,
+    events=openai_chat.STREAM_EVENT, answers=STREAMS, turns=True,
 )  # fmt: skip
 OPENAI_CHAT_STORED = Api(
     "openai.chat.stored", None, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, openai_chat.error_body
@@ -223,13 +228,14 @@ VERTEX_ANTHROPIC = Api(
     anthropic.error_body,
     events=anthropic.STREAM_EVENT,
     answers=STREAMS,
+    turns=True,
 )
 # Mistral's models on Vertex AI (`publishers/mistralai/models/M:rawPredict`, and
 # `:streamRawPredict` for a stream): Mistral's chat API, OpenAI's Chat Completions body
 # and stream (`data: [DONE]`); a Mistral field Chat does not know is masked whole.
 VERTEX_MISTRAL = Api(
     "vertex.mistral", openai_chat.CHAT_REQUEST, openai_chat.CHAT_RESPONSE, openai_chat.ChatStream, google.error_body,
-    events=openai_chat.STREAM_EVENT, answers=STREAMS,
+    events=openai_chat.STREAM_EVENT, answers=STREAMS, turns=True,
 )  # fmt: skip
 # Gemini explicit caching: a CachedContent is created (POST) or updated (PATCH) with what
 # a generateContent request carries, masked the same way; reading one back restores it.
@@ -290,7 +296,7 @@ def _invoke_api(fam: bedrock_models.Family) -> Api:
     if fam.chunk is None:
         return Api("aws.bedrock.invoke", fam.request, fam.response, anthropic.AnthropicStream,
                    bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS,
-                   events=anthropic.STREAM_EVENT)  # fmt: skip
+                   events=anthropic.STREAM_EVENT, turns=True)  # fmt: skip
     chunks = bedrock_chunks.stream(fam.chunk)
 
     def streams(path: str, content_type: str) -> Callable[[Restorer], SSEStream] | None:
