@@ -54,6 +54,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "addon")]
@@ -203,6 +204,42 @@ def raw_pass(cfg: object, body: bytes, runs: int) -> dict[str, float]:
     return {k: min(measure(f, 1)["total"] for _ in range(runs)) for k, f in parts.items()}
 
 
+def as_chat(raw: bytes) -> bytes:
+    """The Claude-Code body as a Chat Completions request: the system prompt a system
+    message, each message's blocks its content (tool calls' inputs, results as text)."""
+    doc = json.loads(raw)
+    system = doc.get("system", "")
+    msgs = [{"role": "system", "content": system if isinstance(system, str) else "\n".join(b["text"] for b in system)}]
+    for m in doc["messages"]:
+        c = m["content"]
+        if not isinstance(c, str):
+            c = "\n".join(b.get("text") or json.dumps(b.get("input") or b.get("content"), ensure_ascii=False) for b in c)
+        msgs.append({"role": m["role"], "content": c})
+    out = {"model": "gpt-x", "messages": msgs, "stream": True}
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def chat_turns(cfg: Any, first: bytes, turn: bytes, runs: int, forget: Callable[[], None]) -> None:
+    """The same conversation as Chat Completions (registry.Api.turns): its next turn cut
+    from the turn before, and by the full path."""
+    api, path, hdrs = recognise("POST", "/v1/chat/completions"), "/v1/chat/completions", [("content-type", "application/json")]
+    one, two = as_chat(first), as_chat(turn)
+
+    def after() -> None:
+        forget()
+        pipeline.mask_request(api, one, cfg, path, hdrs)
+
+    got, cut = {}, "NOT cut"
+    for on in (True, False):
+        pipeline.turns.ON = on
+        got[on] = measure(lambda: pipeline.mask_request(api, two, cfg, path, hdrs), runs, after)["total"]
+        store = pipeline.turns.turns_of(cfg.rules)  # (after's forget() starts each run with none)
+        cut = "cut" if on and store is not None and store.hits else cut
+    pipeline.turns.ON = True
+    print(f"  the same conversation as Chat Completions ({len(two):,} B), its next turn, ms: {cut} {got[True] * 1e3:.2f}, "
+          f"the full path {got[False] * 1e3:.2f}")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=1_000_000)
@@ -269,6 +306,7 @@ def main() -> None:
         st = measure(mask(turn), a.runs, after_first)
         pipeline.turns.ON = True
         show("its next turn, the full path (turns.py off), ms", st, 1e-3, "ms", base["turn"], loads_of(turn))
+        chat_turns(cfg, first, turn, a.runs, forget)
     chars = sum(map(len, bodies.string_values(json.loads(first), [])))
     for title, body, before in (("first request", first, forget), ("next turn", turn, after_first)):
         n, c, known = guard_reads(mask(body), before)
