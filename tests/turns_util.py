@@ -175,30 +175,93 @@ def chat_message(draw, role: str | None = None) -> dict:  # noqa: ANN001
 
 
 @st.composite
-def chat_conversation(draw) -> list[bytes]:  # noqa: ANN001
-    """A Chat Completions conversation's bodies, turn by turn (the system message first,
-    messages appended, an earlier one now and then edited or the last dropped)."""
-    ascii_ = draw(st.booleans())
-    first = draw(st.booleans())  # messages before tools or after
-    tools = [{"type": "function", "function": {"name": "bash", "description": draw(_text),
-                                               "parameters": {"type": "object"}}}]  # fmt: skip
-    system = {"role": "system", "content": draw(_text)}
-    messages = draw(st.lists(chat_message(), min_size=1, max_size=3))
+def gemini_message(draw, role: str | None = None) -> dict:  # noqa: ANN001
+    """A Gemini content: text parts, a function call (a thought signature beside it) or
+    its response."""
+    role = role or draw(st.sampled_from(["user", "model"]))
+    if role == "user":
+        parts: list = [{"text": draw(_text)}]
+        if draw(st.booleans()):
+            parts.insert(0, {"functionResponse": {"name": "bash", "response": {"output": draw(_text)}}})
+        return {"role": "user", "parts": parts}
+    parts = [{"text": draw(_text)}]
+    if draw(st.booleans()):
+        t = draw(_thinking)
+        parts.append({"functionCall": {"name": "bash", "args": {"command": draw(_text)}}, "thoughtSignature": t[::-1]})
+    return {"role": "model", "parts": parts}
+
+
+@st.composite
+def converse_message(draw, role: str | None = None) -> dict:  # noqa: ANN001
+    """A Bedrock Converse message: text, reasoning with its signature, a tool's use and
+    its result."""
+    role = role or draw(st.sampled_from(["user", "assistant"]))
+    if role == "user":
+        blocks: list = [{"text": draw(_text)}]
+        if draw(st.booleans()):
+            blocks.insert(0, {"toolResult": {"toolUseId": "t1", "content": [{"text": draw(_text)}]}})
+        return {"role": "user", "content": blocks}
+    blocks = []
+    if draw(st.booleans()):
+        t = draw(_thinking)
+        blocks.append({"reasoningContent": {"reasoningText": {"text": t, "signature": "sig-" + t[::-1]}}})
+    blocks.append({"text": draw(_text)})
+    if draw(st.booleans()):
+        blocks.append({"toolUse": {"toolUseId": "t1", "name": "bash", "input": {"command": draw(_text)}}})
+    return {"role": "assistant", "content": blocks}
+
+
+def _chat_doc(system: object, messages: list, tools: object, first: bool) -> dict:
+    doc: dict = {"model": "gpt-x"}
+    conv = [{"role": "system", "content": system}, *messages]
+    doc.update({"messages": conv, "tools": tools} if first else {"tools": tools, "messages": conv})
+    return {**doc, "stream": True, "stream_options": {"include_usage": True}}
+
+
+def _gemini_doc(system: object, messages: list, tools: object, first: bool) -> dict:
+    sys_ = {"parts": [{"text": system}]}
+    doc = {"contents": messages, "systemInstruction": sys_} if first else {"system_instruction": sys_, "contents": messages}
+    return {**doc, "tools": [{"functionDeclarations": [{"name": "bash", "description": tools}]}],
+            "generationConfig": {"temperature": 0}}  # fmt: skip
+
+
+def _converse_doc(system: object, messages: list, tools: object, first: bool) -> dict:
+    doc: dict = {"system": [{"text": system}], "messages": messages} if first else {"messages": messages}
+    tool = {"toolSpec": {"name": "bash", "description": tools, "inputSchema": {"json": {"type": "object"}}}}
+    doc["toolConfig"] = {"tools": [tool]}
+    if not first:
+        doc["system"] = [{"text": system}]
+    return {**doc, "inferenceConfig": {"maxTokens": 100}}
+
+
+# each API's message, and its body from (system text, messages, tools, a layout flag)
+SHAPES = {
+    "chat": (lambda: chat_message(), _chat_doc),
+    "gemini": (lambda: gemini_message(), _gemini_doc),
+    "converse": (lambda: converse_message(), _converse_doc),
+}
+
+
+@st.composite
+def api_conversation(draw, shape: str) -> list[bytes]:  # noqa: ANN001
+    """A conversation's bodies, turn by turn, in one of SHAPES: messages appended, an
+    earlier one now and then edited or the last dropped, the system text changed."""
+    message, doc_of = SHAPES[shape]
+    ascii_, first = draw(st.booleans()), draw(st.booleans())
+    tools = {"type": "function", "function": {"name": "bash", "description": draw(_text)}}
+    tools = [tools] if shape == "chat" else draw(_text)
+    system = draw(_text)
+    messages = draw(st.lists(message(), min_size=1, max_size=3))
     bodies = []
     for _ in range(draw(st.integers(2, 5))):
-        doc: dict = {"model": "gpt-x"}
-        if first:
-            doc.update(messages=[system, *messages], tools=tools)
-        else:
-            doc.update(tools=tools, messages=[system, *messages])
-        doc.update(stream=True, stream_options={"include_usage": True})
-        bodies.append(json.dumps(doc, ensure_ascii=ascii_, separators=(",", ":")).encode())
+        body = doc_of(system, messages, tools, first)
+        bodies.append(json.dumps(body, ensure_ascii=ascii_, separators=(",", ":")).encode())
         change = draw(st.sampled_from(["append", "append", "append", "edit", "drop", "system"]))
         if change == "edit":
-            messages[draw(st.integers(0, len(messages) - 1))] = draw(chat_message())
+            messages[draw(st.integers(0, len(messages) - 1))] = draw(message())
         elif change == "drop" and len(messages) > 1:
             messages.pop()
         elif change == "system":
-            system = {"role": "system", "content": draw(_text)}
-        messages = messages + draw(st.lists(chat_message(), min_size=1, max_size=3))
+            system = draw(_text)
+        messages = messages + draw(st.lists(message(), min_size=1, max_size=3))
     return bodies

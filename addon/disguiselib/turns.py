@@ -4,7 +4,7 @@ A client sends its whole conversation at every turn: the next request is the one
 with an exchange more at the end of its conversation (Claude Code also moves
 `cache_control` from the last message it sent to the newest one). An API says its
 conversation is sent so (registry.Api.turns: Anthropic Messages, Claude on Vertex AI and
-Bedrock, Chat Completions, Mistral on Vertex AI). The full path reads all
+Bedrock, Chat Completions, Mistral on Vertex AI, Gemini's contents, Bedrock Converse). The full path reads all
 of it again (parse, walk, scan, splice, the leak guard). Here a rule set remembers its
 last requests of a conversation (KEEP of them, MAX_BYTES together): the bytes that came
 (R1), those that left (M1), the session after the body (S1), and for each of the last
@@ -83,7 +83,8 @@ from .wire.text import splice
 
 # The cut in use (tests and bench turn it off to set the full path beside it). Which
 # APIs' conversations are cut, the API says (registry.Api.turns): its request rule's
-# last prompt member, an array (Anthropic's and Chat Completions' `messages`).
+# last prompt member, an array (Anthropic's and Chat Completions' `messages`, Gemini's
+# `contents`).
 ON = True
 CUTS = 4  # element starts remembered per request (the client may change its last ones)
 KEEP = 4  # requests remembered per rule set

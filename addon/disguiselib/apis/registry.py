@@ -197,11 +197,11 @@ OPENAI_RESPONSES_INPUT_ITEMS = Api(
 # Google: the Gemini API (generativelanguage) and Vertex AI share the body shapes.
 GOOGLE_GEMINI = Api(
     "google.gemini", google.GENERATE_REQUEST, google.RESPONSE, GeminiStream, google.error_body,
-    google_stream_for, answers=STREAMS,
+    google_stream_for, answers=STREAMS, turns=True,
 )  # fmt: skip
 VERTEX_GEMINI = Api(
     "vertex.gemini", google.GENERATE_REQUEST, google.RESPONSE, GeminiStream, google.error_body,
-    google_stream_for, answers=STREAMS,
+    google_stream_for, answers=STREAMS, turns=True,
 )  # fmt: skip
 # Gemini Code Assist (Gemini CLI logged in with Google): Gemini's bodies in a wrapper.
 GOOGLE_CODE_ASSIST = Api(
@@ -329,6 +329,7 @@ def bedrock_invoke(path: str) -> Api:
 BEDROCK_CONVERSE = Api(
     "aws.bedrock.converse", bedrock.CONVERSE_REQUEST, bedrock.CONVERSE_RESPONSE, anthropic.AnthropicStream,
     bedrock.error_body, bedrock_stream.stream_for, signed=True, answers=STREAMS, events=bedrock.CONVERSE_STREAM_EVENT,
+    turns=True,
 )  # fmt: skip
 BEDROCK_COUNT_TOKENS = Api(
     "aws.bedrock.count_tokens", bedrock.COUNT_TOKENS_REQUEST, bedrock.COUNT_TOKENS_RESPONSE,
