@@ -18,32 +18,22 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from turns_util import API, CUT, HDRS, cache_last, conversation, turn_by_turn
+from turns_util import API, CUT, HDRS, any_size, cache_last, config, conversation, turn_by_turn
 
 from disguiselib import pipeline, turns
-from disguiselib.config import build_config
 
 REAL = Path(__file__).parent / "fixtures" / "real" / "anthropic"
-MAPPING = """
-literals:
-  Acme Corp: Zenith Labs
-  Müller: Mueller_X
-"""
 
 
 @pytest.fixture(scope="module", params=["placeholders", "fakes"])
 def cfg(request, tmp_path_factory):  # noqa: ANN001, ANN201
-    d = tmp_path_factory.mktemp("m")
-    (d / "m.yaml").write_text(MAPPING)
-    return build_config([str(d / "m.yaml")], True, [], b"f" * 32 if request.param == "fakes" else None)
+    return config(tmp_path_factory, fakes=request.param == "fakes")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def small_bodies() -> Iterator[None]:
-    was = turns.MIN_BYTES
-    turns.MIN_BYTES = 0
-    yield
-    turns.MIN_BYTES = was
+    with any_size():
+        yield
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

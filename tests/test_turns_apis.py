@@ -15,18 +15,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from turns_util import CUT, api_conversation, conversation, turn_by_turn
+from turns_util import CUT, any_size, api_conversation, config, conversation, turn_by_turn
 
 from disguiselib import turns
 from disguiselib.apis import registry
-from disguiselib.config import build_config
 
 REAL = Path(__file__).parent / "fixtures" / "real"
-MAPPING = """
-literals:
-  Acme Corp: Zenith Labs
-  Müller: Mueller_X
-"""
 VERTEX = "/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-x:streamRawPredict"
 BEDROCK = "/model/anthropic.claude-x-v1:0/invoke-with-response-stream"
 CHAT = "/v1/chat/completions"
@@ -49,17 +43,13 @@ OTHERS = [
 
 @pytest.fixture(scope="module", params=["placeholders", "fakes"])
 def cfg(request, tmp_path_factory):  # noqa: ANN001, ANN201
-    d = tmp_path_factory.mktemp("m")
-    (d / "m.yaml").write_text(MAPPING)
-    return build_config([str(d / "m.yaml")], True, [], b"f" * 32 if request.param == "fakes" else None)
+    return config(tmp_path_factory, fakes=request.param == "fakes")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def small_bodies() -> Iterator[None]:
-    was = turns.MIN_BYTES
-    turns.MIN_BYTES = 0
-    yield
-    turns.MIN_BYTES = was
+    with any_size():
+        yield
 
 
 def test_the_apis_that_declare_it_are_those_cut_and_each_has_a_conversation() -> None:

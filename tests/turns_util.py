@@ -13,10 +13,34 @@ from hypothesis import strategies as st
 
 from disguiselib import pipeline, turns
 from disguiselib.apis.registry import recognise
+from disguiselib.config import build_config
 from disguiselib.rules.rules import Session
 
 API = recognise("POST", "/v1/messages")
 HDRS = [("content-type", "application/json")]
+MAPPING = """
+literals:
+  Acme Corp: Zenith Labs
+  Müller: Mueller_X
+"""
+
+
+def config(tmp_path_factory, fakes: bool):  # noqa: ANN001, ANN201
+    """MAPPING's configuration (with disguise_fakes where fakes)."""
+    d = tmp_path_factory.mktemp("m")
+    (d / "m.yaml").write_text(MAPPING)
+    return build_config([str(d / "m.yaml")], True, [], b"f" * 32 if fakes else None)
+
+
+@contextlib.contextmanager
+def any_size() -> Iterator[None]:
+    """Bodies of any size remembered and cut (turns.MIN_BYTES 0)."""
+    was = turns.MIN_BYTES
+    turns.MIN_BYTES = 0
+    try:
+        yield
+    finally:
+        turns.MIN_BYTES = was
 
 
 @contextlib.contextmanager
@@ -127,36 +151,6 @@ def cache_last(messages: list[dict]) -> list[dict]:
 
 
 @st.composite
-def conversation(draw, head: dict | None = None) -> list[bytes]:  # noqa: ANN001
-    """An Anthropic Messages conversation's bodies, turn by turn; head: the members
-    before max_tokens (Claude on Vertex AI and Bedrock: anthropic_version, no model)."""
-    ascii_ = draw(st.booleans())
-    first = draw(st.booleans())  # the messages before system and tools (Claude Code) or after
-    system = [{"type": "text", "text": draw(_text)}]
-    tools = [{"name": "bash", "description": draw(_text), "input_schema": {"type": "object"}}]
-    messages = draw(st.lists(message(), min_size=1, max_size=3))
-    bodies = []
-    for _ in range(draw(st.integers(2, 5))):
-        doc: dict = {**(head or {"model": "claude-x"}), "max_tokens": 1024}
-        cached = cache_last(messages) if draw(st.booleans()) else messages
-        if first:
-            doc.update(messages=cached, system=system, tools=tools)
-        else:
-            doc.update(system=system, tools=tools, messages=cached)
-        doc["stream"] = True
-        bodies.append(json.dumps(doc, ensure_ascii=ascii_, separators=(",", ":")).encode())
-        change = draw(st.sampled_from(["append", "append", "append", "edit", "drop", "system"]))
-        if change == "edit":
-            messages[draw(st.integers(0, len(messages) - 1))] = draw(message())
-        elif change == "drop" and len(messages) > 1:
-            messages.pop()
-        elif change == "system":
-            system = [{"type": "text", "text": draw(_text)}]
-        messages = messages + draw(st.lists(message(), min_size=1, max_size=3))
-    return bodies
-
-
-@st.composite
 def chat_message(draw, role: str | None = None) -> dict:  # noqa: ANN001
     """A Chat Completions message: text or content parts, a tool call (its arguments a
     JSON document in a string), a tool's result."""
@@ -211,21 +205,34 @@ def converse_message(draw, role: str | None = None) -> dict:  # noqa: ANN001
     return {"role": "assistant", "content": blocks}
 
 
-def _chat_doc(system: object, messages: list, tools: object, first: bool) -> dict:
+def _anthropic_doc(draw, system: str, messages: list, tools: str, first: bool, head: dict | None) -> dict:  # noqa: ANN001
+    doc: dict = {**(head or {"model": "claude-x"}), "max_tokens": 1024}
+    cached = cache_last(messages) if draw(st.booleans()) else messages
+    system_ = [{"type": "text", "text": system}]
+    tools_ = [{"name": "bash", "description": tools, "input_schema": {"type": "object"}}]
+    if first:  # the messages before system and tools (Claude Code) or after
+        doc.update(messages=cached, system=system_, tools=tools_)
+    else:
+        doc.update(system=system_, tools=tools_, messages=cached)
+    return {**doc, "stream": True}
+
+
+def _chat_doc(draw, system: str, messages: list, tools: str, first: bool, head: dict | None) -> dict:  # noqa: ANN001
     doc: dict = {"model": "gpt-x"}
     conv = [{"role": "system", "content": system}, *messages]
-    doc.update({"messages": conv, "tools": tools} if first else {"tools": tools, "messages": conv})
+    tools_ = [{"type": "function", "function": {"name": "bash", "description": tools}}]
+    doc.update({"messages": conv, "tools": tools_} if first else {"tools": tools_, "messages": conv})
     return {**doc, "stream": True, "stream_options": {"include_usage": True}}
 
 
-def _gemini_doc(system: object, messages: list, tools: object, first: bool) -> dict:
+def _gemini_doc(draw, system: str, messages: list, tools: str, first: bool, head: dict | None) -> dict:  # noqa: ANN001
     sys_ = {"parts": [{"text": system}]}
     doc = {"contents": messages, "systemInstruction": sys_} if first else {"system_instruction": sys_, "contents": messages}
     return {**doc, "tools": [{"functionDeclarations": [{"name": "bash", "description": tools}]}],
             "generationConfig": {"temperature": 0}}  # fmt: skip
 
 
-def _converse_doc(system: object, messages: list, tools: object, first: bool) -> dict:
+def _converse_doc(draw, system: str, messages: list, tools: str, first: bool, head: dict | None) -> dict:  # noqa: ANN001
     doc: dict = {"system": [{"text": system}], "messages": messages} if first else {"messages": messages}
     tool = {"toolSpec": {"name": "bash", "description": tools, "inputSchema": {"json": {"type": "object"}}}}
     doc["toolConfig"] = {"tools": [tool]}
@@ -234,8 +241,10 @@ def _converse_doc(system: object, messages: list, tools: object, first: bool) ->
     return {**doc, "inferenceConfig": {"maxTokens": 100}}
 
 
-# each API's message, and its body from (system text, messages, tools, a layout flag)
+# each API's message, and its body from (draw, the system text, messages, the tool's
+# description, a layout flag, the members first)
 SHAPES = {
+    "anthropic": (lambda: message(), _anthropic_doc),
     "chat": (lambda: chat_message(), _chat_doc),
     "gemini": (lambda: gemini_message(), _gemini_doc),
     "converse": (lambda: converse_message(), _converse_doc),
@@ -243,18 +252,18 @@ SHAPES = {
 
 
 @st.composite
-def api_conversation(draw, shape: str) -> list[bytes]:  # noqa: ANN001
+def api_conversation(draw, shape: str, head: dict | None = None) -> list[bytes]:  # noqa: ANN001
     """A conversation's bodies, turn by turn, in one of SHAPES: messages appended, an
-    earlier one now and then edited or the last dropped, the system text changed."""
+    earlier one now and then edited or the last dropped, the system text changed;
+    head: the Anthropic body's members before max_tokens (Claude on Vertex AI and
+    Bedrock: anthropic_version, no model)."""
     message, doc_of = SHAPES[shape]
     ascii_, first = draw(st.booleans()), draw(st.booleans())
-    tools = {"type": "function", "function": {"name": "bash", "description": draw(_text)}}
-    tools = [tools] if shape == "chat" else draw(_text)
-    system = draw(_text)
+    system, tools = draw(_text), draw(_text)
     messages = draw(st.lists(message(), min_size=1, max_size=3))
     bodies = []
     for _ in range(draw(st.integers(2, 5))):
-        body = doc_of(system, messages, tools, first)
+        body = doc_of(draw, system, messages, tools, first, head)
         bodies.append(json.dumps(body, ensure_ascii=ascii_, separators=(",", ":")).encode())
         change = draw(st.sampled_from(["append", "append", "append", "edit", "drop", "system"]))
         if change == "edit":
@@ -265,3 +274,9 @@ def api_conversation(draw, shape: str) -> list[bytes]:  # noqa: ANN001
             system = draw(_text)
         messages = messages + draw(st.lists(message(), min_size=1, max_size=3))
     return bodies
+
+
+def conversation(head: dict | None = None) -> st.SearchStrategy[list[bytes]]:
+    """An Anthropic Messages conversation's bodies, turn by turn (cache_control moved to
+    the newest message now and then, as Claude Code does)."""
+    return api_conversation("anthropic", head)
