@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from turns_util import API, CUT, HDRS, any_size, cache_last, config, conversation, turn_by_turn
 
 from disguiselib import pipeline, turns
@@ -44,12 +44,16 @@ def test_every_turn_is_what_the_full_path_makes_of_it(cfg, bodies: list[bytes]) 
 
 def test_the_property_test_cuts(cfg) -> None:  # noqa: ANN001
     """The conversations above are cut, not only sent the full path: 60 of them, drawn
-    alike on every run (derandomized, and defined here: neither the profile nor
-    DISGUISE_EXAMPLES' share changes their count; the property test's own ran 37 and 17
-    cuts in 60 at a share of 0.2, under its 50 for 300), cut at least 10 times."""
+    alike on every run and interpreter (a fixed seed, and defined here: neither the
+    profile nor DISGUISE_EXAMPLES' share changes their count; the property test's own ran
+    37 and 17 cuts in 60 at a share of 0.2, under its 50 for 300; not derandomize,
+    whose seed is the test's source text: an edit anywhere in it draws other
+    conversations, and one such draw cut Converse's with fakes 2 times in 60), cut at
+    least 10 times (57 and 42 here, on 3.11 and 3.12)."""
     CUT.clear()
 
-    @settings(max_examples=60, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @seed(29)
+    @settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(conversation())
     def run(bodies: list[bytes]) -> None:
         turn_by_turn(cfg, bodies)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from turns_util import CUT, any_size, api_conversation, config, conversation, turn_by_turn
 
@@ -85,11 +85,13 @@ def test_every_turn_of_a_conversation_is_what_the_full_path_makes_of_it(cfg, api
 ])  # fmt: skip
 def test_the_property_tests_cut(cfg, api, path, bodies, least: int) -> None:  # noqa: ANN001
     """The conversations above are cut, not only sent the full path: 60 of them, drawn
-    alike on every run (derandomized: neither the profile nor DISGUISE_EXAMPLES' share
-    changes their count), cut at least `least` times."""
+    alike on every run and interpreter (a fixed seed: neither the profile nor
+    DISGUISE_EXAMPLES' share changes their count; tests/test_turns.py says why not
+    derandomize), cut at least `least` times (30 to 74 here)."""
     CUT.clear()
 
-    @settings(max_examples=60, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @seed(29)
+    @settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(bodies)
     def run(bs: list[bytes]) -> None:
         turn_by_turn(cfg, bs, api, path)
