@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections.abc import ItemsView, Iterator, ValuesView
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -22,7 +23,7 @@ from ..base.wirespec import Destination
 from ..errors import MaskError, StreamError
 from ..rules.rules import LITERALS
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
-from .packing import ON_LOOP, _Chunks, pack, unpack
+from .packing import ON_LOOP, _Chunks, chunked, pack, unpack
 from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from here too)
 
 META = "disguise"
@@ -80,26 +81,58 @@ _pending: set[Future] = set()
 _swap = threading.Lock()  # a side's body is replaced under it: set anew, or swapped for its compressed form
 
 
-def _compress_later(side: Side, body: bytes) -> None:
+def _compress_later(side: Side, body: bytes, share: bool = False) -> None:
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
 
     def job() -> None:  # the swap is part of the job: once it is done, so is the swap
-        z = _Zipped(pack(body))
+        z = _pieces(body) if share else _Zipped(pack(body))
         with _swap:
-            if dict.get(side, "content") is body:  # not set anew since
-                dict.__setitem__(side, "content", z)
+            if dict.get(side, "content") is not body:  # set anew since
+                return
+            dict.__setitem__(side, "content", z)
+        if type(z) is _Chunks:
+            live = [r for r in _recent if r() is not None] + [weakref.ref(side)]
+            _recent[:] = live[-SHARED:] if SHARED > 0 else []
 
     fut = _pool.submit(job)
     _pending.add(fut)
     fut.add_done_callback(_pending.discard)
 
 
+# A conversation's next turn is the turn before with a tail more: a large client side is
+# kept in pieces (packing.chunked), and takes those of a recent one that hold its bytes.
+# The last SHARED such sides, newest last, held weakly (a side let go is forgotten with
+# it: nothing here holds a body longer than its flow's capture does); read and written by
+# the "disguise-capture" thread only.
+SHARED = 4
+_recent: list[weakref.ref[Side]] = []
+
+
+def _pieces(body: bytes) -> bytes | _Chunks:
+    """body as a large client side keeps it: packing.chunked, from the newest recent side
+    whose first piece is body's (the pieces that follow are each compared too); whole, one
+    frame, as any other side, when anything fails."""
+    try:
+        like: Any = ()
+        for ref in reversed(_recent if SHARED > 0 else []):
+            s = ref()
+            with _swap:
+                c = dict.get(s, "content") if s is not None else None
+            if type(c) is _Chunks and c and body.startswith(unpack(c[0])):
+                like = c
+                break
+        return chunked(body, like)[0]
+    except Exception:  # noqa: BLE001 - fail closed: the whole body in one frame, as ever
+        return _Zipped(pack(body))
+
+
 def compress_held(later: list[tuple[Side, bytes]]) -> None:
-    """Start compressing the bodies side(later=...) held back, and forget them."""
+    """Start compressing the bodies side(later=...) held back (large client sides: in
+    pieces, shared with a recent one's), and forget them."""
     while later:
-        _compress_later(*later.pop())
+        _compress_later(*later.pop(), share=True)
 
 
 def settle(timeout: float | None = None) -> None:
@@ -147,7 +180,7 @@ class Side(dict[str, Any]):
     (`[]`, `get`, `items`, `values`, `dict(side)`, `==`, `repr`, json, mitmproxy's
     serializer, `copy.deepcopy`) gives the body as it came."""
 
-    __slots__ = ()
+    __slots__ = ("__weakref__",)  # (_recent)
 
     def __setitem__(self, key: str, value: Any) -> None:
         if key == "content" and isinstance(value, bytes | bytearray) and value:
