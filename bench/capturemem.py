@@ -99,6 +99,7 @@ def whole() -> None:
 FLOWS = r'''
 import argparse, asyncio, gc, sys
 sys.path[:0] = [BENCH_DIR, ADDON_DIR]
+import disguiselib  # (the tree's own: bench/common.py puts this tree's addon/ first)
 import common
 from context import Ctx, PATHS
 import sec_e_memory as E
@@ -167,14 +168,82 @@ def flows(before: Path | None, n: int, runs: int = 3) -> None:
               + f"; the capture's share {got['capture on'] - got['capture off']:.1f} KiB")  # fmt: skip
 
 
+# One process of --turns: a conversation's turns captured as the Inspector keeps a client
+# request (held back, compressed once it left); the CPU each turn's compression took (ms,
+# the process's: only the capture's thread works meanwhile), and the bytes the sides hold
+# together (each piece once).
+TURNS = r'''
+import json, random, statistics, sys, time
+sys.path[:0] = [BENCH_DIR, ADDON_DIR]
+from disguiselib.inspect import packing, record  # (the tree's own: bench/common.py puts this tree's addon/ first)
+import bodies
+from material import Material, make_literals
+from offload import next_turn
+assert record.__file__.startswith(ADDON_DIR)
+if PIECE:
+    packing.PIECE = PIECE
+mat = Material(random.Random(SEED), make_literals(random.Random(SEED), 1000))
+body = bodies.build_request(SEED + 101, 1_000_000, mat)[0]
+sides, cpu = [], []
+for i in range(N):
+    later = []
+    sides.append(record.side(body, headers=[("content-type", "application/json")], later=later))
+    t0 = time.process_time()
+    record.compress_held(later)
+    record.settle()
+    cpu.append((time.process_time() - t0) * 1e3)
+    assert sides[-1]["content"] == body
+    body = next_turn(body, random.Random(SEED + 901 + i))
+held = {}
+for s in sides:
+    c = dict.__getitem__(s, "content")
+    for z in c if isinstance(c, tuple) else [c]:
+        held[id(z)] = len(z)
+print(json.dumps({"first": cpu[0], "turn": statistics.median(cpu[1:] or cpu), "held": sum(held.values())}))
+'''
+
+
+def turns(before: Path | None, n: int, runs: int = 5, seed: int = 20250101) -> None:
+    import json
+
+    trees = {"this tree": BENCH.parent} | ({f"--before {before}": before} if before else {})
+
+    def run(tree: Path, k: int, piece: int = 0) -> dict:
+        head = f"BENCH_DIR, ADDON_DIR, N, SEED, PIECE = {str(BENCH)!r}, {str(tree / 'addon')!r}, {k}, {seed}, {piece}\n"
+        out = subprocess.run([sys.executable, "-c", head + TURNS], check=True, capture_output=True, text=True).stdout
+        return json.loads(out.splitlines()[-1])  # type: ignore[no-any-return]
+
+    def med(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    print(f"  bench (d)'s 1 MB body and its next turns (offload.next_turn), captured as a client side: the capture's "
+          f"CPU a side (median of the turns; of {runs} processes each, interleaved) and the bytes {n} turns' sides "
+          f"hold (machine shared; load {open('/proc/loadavg').read().split()[0]})")  # fmt: skip
+    got: dict[str, list[dict]] = {k: [] for k in trees}
+    for _ in range(runs):
+        for label, tree in trees.items():
+            got[label].append(run(tree, n))
+    for label, rs in got.items():
+        print(f"    {label:<24} first turn {med([r['first'] for r in rs]):5.2f} ms, next turn "
+              f"{med([r['turn'] for r in rs]):5.2f} ms, {n} turns hold {med([r['held'] for r in rs]) / 1e3:7.0f} kB")  # fmt: skip
+    if "PIECE" in (BENCH.parent / "addon/disguiselib/inspect/packing.py").read_text():
+        print("  this tree by packing.PIECE: one side's bytes, and as above")
+        for piece in (16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10):
+            one_ = run(BENCH.parent, 1, piece)["held"]
+            rs = [run(BENCH.parent, n, piece) for _ in range(max(1, runs // 2))]
+            print(f"    {piece >> 10:>4} KiB: one side {one_ / 1e3:4.0f} kB; next turn {med([r['turn'] for r in rs]):5.2f} ms, "
+                  f"{n} turns hold {med([r['held'] for r in rs]) / 1e3:6.0f} kB")  # fmt: skip
+
+
 if __name__ == "__main__":
     import argparse
 
-    ap = argparse.ArgumentParser(usage="capturemem.py [CHUNK ...] | --whole | --flows [--before TREE] [--n N]")
+    ap = argparse.ArgumentParser(usage="capturemem.py [CHUNK ...] | --whole | --flows|--turns [--before TREE] [--n N]")
     ap.add_argument("chunks", nargs="*")
     ap.add_argument("--one", type=int)
     ap.add_argument("--whole", action="store_true")
     ap.add_argument("--flows", action="store_true")
+    ap.add_argument("--turns", action="store_true")
     ap.add_argument("--before", type=Path)
     ap.add_argument("--n", type=int, default=500)
     args = ap.parse_args()
@@ -184,6 +253,8 @@ if __name__ == "__main__":
         whole()
     elif args.flows:
         flows(args.before, args.n)
+    elif args.turns:
+        turns(args.before, 20 if args.n == 500 else args.n)
     else:
         for c in args.chunks or ["4096", "8192", "16384", str(1 << 30)]:
             subprocess.run([sys.executable, __file__, "--one", c], check=True)
