@@ -41,11 +41,12 @@ def _capture(piece: int | None = None, background: int | None = None) -> Iterato
             record.settle(60)
 
 
-def _client_side(body: bytes) -> record.Side:
-    """body as the Inspector keeps a client request: held back, compressed once it left."""
+def _client_side(body: bytes, held: bool = False) -> record.Side:
+    """body as the Inspector keeps a client request: held back, compressed once it left
+    (held: the rule set's turns remember the request by this very object)."""
     later: list = []
     s = side(body, headers=[("content-type", "application/json")], later=later)
-    record.compress_held(later)
+    record.compress_held(later, (lambda b: b is body) if held else None)
     record.settle(60)
     return s  # type: ignore[return-value]
 
@@ -115,7 +116,7 @@ def test_with_no_recent_side_a_next_turn_is_compressed_whole() -> None:
                 if off == "shared":
                     record.SHARED = real
             assert sum(packed) == len(bodies[1]) and type(dict.__getitem__(s, "content")) is record._Chunks
-            assert [r() for r in record._recent] == ([] if off == "shared" else [s])
+            assert [e.ref() for e in record._recent] == ([] if off == "shared" else [s])
             _reads_back(s, bodies[1])
 
 
@@ -123,13 +124,13 @@ def test_a_side_is_compressed_whole_when_its_pieces_cannot_be_made(monkeypatch) 
     """Fail closed: anything wrong in taking or making pieces, the side is one frame as any
     other side's, and reads back; it is no recent side for the next turn to share."""
 
-    def broken(body: bytes, like: object = ()) -> tuple:
+    def broken(body: bytes, *args: object) -> tuple:
         raise ValueError("broken")
 
     bodies = _conversation(random.Random(31), 2, 60_000)
     with _capture():
         _client_side(bodies[0])
-        monkeypatch.setattr(record, "chunked", broken)
+        monkeypatch.setattr(packing, "chunked", broken)
         s = _client_side(bodies[1])
         assert type(dict.__getitem__(s, "content")) is record._Zipped and len(record._recent) == 1
         _reads_back(s, bodies[1])
@@ -139,21 +140,24 @@ def test_a_side_is_compressed_whole_when_its_pieces_cannot_be_made(monkeypatch) 
     st.binary(min_size=1, max_size=300),
     st.lists(st.tuples(st.integers(0, 400), st.binary(max_size=120), st.booleans()), min_size=1, max_size=5),
     st.integers(1, 48),
+    st.lists(st.booleans(), min_size=6, max_size=6),
 )
-@example(b"abcdefgh", [(8, b"ij", False), (4, b"", False), (0, b"abcd", True)], 4)
+@example(b"abcdefgh", [(8, b"ij", False), (4, b"", False), (0, b"abcd", True)], 4, [True] * 6)
+@example(b"abcdefgh", [(8, b"ij", False), (4, b"", False), (0, b"abcd", True)], 4, [False] * 6)
 @settings(max_examples=150, deadline=None)
 def test_every_side_of_a_conversation_reads_back_as_it_came(
-    first: bytes, turns: list[tuple[int, bytes, bool]], piece: int
+    first: bytes, turns: list[tuple[int, bytes, bool]], piece: int, held: list[bool]
 ) -> None:
     """Random bodies, each the one before up to some byte and a tail more, random piece
-    sizes, sharing taken where it can be and failing (chunked raising) where drawn: each
-    side reads back its body, through every way of reading it."""
-    real = record.chunked
+    sizes, each side's body remembered by turns (its pieces compared on the loop) or not
+    (decompressed and compared) as drawn, sharing failing (chunked raising) where drawn:
+    each side reads back its body, through every way of reading it."""
+    real = packing.chunked
 
-    def maybe(body: bytes, like: object = ()) -> tuple:
+    def maybe(body: bytes, *args: object) -> tuple:
         if fail:
             raise ValueError("drawn")
-        return real(body, like)  # type: ignore[arg-type]
+        return real(body, *args)  # type: ignore[arg-type]
 
     with _capture(piece, background=1):
         bodies = [first]
@@ -161,13 +165,119 @@ def test_every_side_of_a_conversation_reads_back_as_it_came(
             bodies.append(bodies[-1][:k] + tail or b"x")
         fails = [False] + [f for _, _, f in turns]
         sides = []
-        for body, fail in zip(bodies, fails, strict=True):
-            record.chunked = maybe  # type: ignore[assignment]
+        for body, fail, h in zip(bodies, fails, held, strict=False):
+            packing.chunked = maybe  # type: ignore[assignment]
             try:
-                sides.append(_client_side(body))
+                sides.append(_client_side(body, h))
             finally:
-                record.chunked = real
-            held = dict.__getitem__(sides[-1], "content")
-            assert type(held) is (record._Zipped if fail else record._Chunks)
+                packing.chunked = real
+            kept = dict.__getitem__(sides[-1], "content")
+            assert type(kept) is (record._Zipped if fail else record._Chunks)
         for s, body in zip(sides, bodies, strict=True):
             _reads_back(s, body)
+
+
+def test_a_next_turn_remembered_by_turns_is_compared_on_the_loop_none_decompressed(monkeypatch) -> None:
+    """A side whose request turns remember (the very bytes object) holds it while they do:
+    the next turn's body is compared with it when its side is made (a memcmp a piece), and
+    its pieces are taken with none decompressed; without it, each is decompressed."""
+    bodies = _conversation(random.Random(32), 3, 60_000)
+    unpacked: list[int] = []
+    real = packing.unpack
+    monkeypatch.setattr(packing, "unpack", lambda z: unpacked.append(1) or real(z))
+    for held in (True, False):
+        with _capture() as packed:
+            first = _client_side(bodies[0], held)
+            assert record._recent[-1].plain is (bodies[0] if held else None)
+            del packed[:], unpacked[:]
+            s = _client_side(bodies[1], held)
+            whole = (len(bodies[0]) - 2) // packing.PIECE
+            assert sum(packed) == len(bodies[1]) - whole * packing.PIECE
+            assert len(unpacked) == (1 if held else whole + 1)  # (the piece where they part)
+            assert all(x is y for x, y in zip(dict.__getitem__(s, "content")[:whole], dict.__getitem__(first, "content"), strict=False))
+            _reads_back(s, bodies[1])
+
+
+def test_a_held_body_is_let_go_with_its_side_when_turns_let_go_or_set_anew() -> None:
+    """An entry holds its body no longer than its side lives, than turns remember it
+    (keep_only, each masked request), nor once the side's body is set anew."""
+    bodies = _conversation(random.Random(33), 4, 60_000)
+    with _capture():
+        a = _client_side(bodies[0], True)
+        b = _client_side(bodies[1], True)
+        c = _client_side(bodies[2], True)
+        assert [e.plain for e in record._recent] == [bodies[0], bodies[1], bodies[2]]
+        del a
+        gc.collect()
+        assert [e.plain for e in record._recent] == [None, bodies[1], bodies[2]]
+        record.keep_only(lambda x: x is bodies[2])
+        assert [e.plain for e in record._recent] == [None, None, bodies[2]]
+        c["content"] = b"set anew"
+        assert [e.ref() for e in record._recent] == [None, b]
+        later: list = []
+        s = side(bodies[3], later=later)
+        assert later[0][2] is None  # (nothing held to compare with on the loop)
+        record.compress_held(later)
+        record.settle(60)
+        assert s["content"] == bodies[3] and c["content"] == b"set anew"
+
+
+def test_remembered_tells_the_very_object_turns_hold() -> None:
+    from types import SimpleNamespace
+
+    from disguiselib import turns
+
+    body = b"x" * 10
+    store = turns.Turns()
+    store.turns = [SimpleNamespace(raw=body)]  # type: ignore[list-item]
+    rules = SimpleNamespace(found=SimpleNamespace(turns=store))
+    held = record.remembered(rules)
+    assert held(body) and not held(bytes(bytearray(body))) and not record.remembered(None)(body)
+
+
+MAPPING = "literals:\n  Acme Corp: Zenith Labs\n"
+
+
+def test_through_the_addon_a_next_turn_shares_the_pieces_turns_let_it_compare(tmp_path, monkeypatch) -> None:
+    """Through the hooks (masked in a thread): the capture's entry holds the very body the
+    rule set remembers its request by, and the next turn's side, compared with it on the
+    loop, takes the turn before's pieces with none decompressed."""
+    from mitmproxy import ctx
+    from mitmproxy.test import taddons, tflow, tutils
+
+    from disguiselib.inspect.record import SIDES
+    from disguiselib.mitm.addon import Disguise
+
+    unpacked: list[int] = []
+    real = packing.unpack
+    monkeypatch.setattr(packing, "unpack", lambda z: unpacked.append(1) or real(z))
+    (tmp_path / "m.yaml").write_text(MAPPING)
+    bodies = _conversation(random.Random(34), 2, 60_000)
+    bodies = [b.replace(b"w17 ", b"Acme Corp ") for b in bodies]
+    a = Disguise()
+    with _capture(), taddons.context(a) as tctx:
+        tctx.configure(a, disguise_mappings=[str(tmp_path / "m.yaml")])
+        ctx.options.update(disguise_offload_bytes=0)  # no masking worker process: in a thread
+        sides = []
+        for body in bodies:
+            f = tflow.tflow()
+            f.request.method, f.request.path, f.request.host = "POST", "/v1/messages", "api.anthropic.com"
+            f.request.headers["content-type"] = "application/json"
+            f.request.content = body
+            later = a.request(f)
+            if later is not None:
+                tctx.master.event_loop.run_until_complete(later)
+            assert b"Zenith Labs" in f.request.content
+            del unpacked[:]
+            f.response = tutils.tresp(content=None)
+            f.response.headers["content-type"] = "text/event-stream"
+            a.responseheaders(f)
+            record.settle(60)
+            sides.append(f.metadata[SIDES]["client_request"])
+            assert sides[-1]["content"] == body
+        # the second turn was cut from the first (turns.py), which turns let go of: so did the capture
+        assert [e.plain for e in record._recent] == [None, bodies[1]]
+        tctx.master.event_loop.close()
+    whole = (len(bodies[0]) - 2) // packing.PIECE
+    held = [dict.__getitem__(x, "content") for x in sides]
+    assert all(x is y for x, y in zip(held[1][:whole], held[0], strict=False)) and len(unpacked) <= 1

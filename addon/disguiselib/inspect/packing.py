@@ -159,23 +159,25 @@ class _Chunks(tuple):
 PIECE = 64 << 10
 
 
-def chunked(body: bytes, like: _Chunks | tuple[bytes, ...] = ()) -> tuple[_Chunks, int]:
+def chunked(body: bytes, like: _Chunks | tuple[bytes, ...] = (), known: int = 0) -> tuple[_Chunks, int]:
     """body packed at LEVEL in PIECE-byte pieces at fixed offsets (a _Chunks), and how many
     of its bytes came from like: like's leading pieces, each while it decompresses to
     PIECE bytes that are body's at its place, taken as they are (the very objects: held
     once), the rest of body packed. like is another body's pieces (chunked's, or any
-    packed pieces: one that does not hold PIECE bytes ends what is taken)."""
-    mv = memoryview(body)
+    packed pieces: one that does not hold PIECE bytes ends what is taken). known: how many
+    of like's first pieces the caller compared already (chunked's pieces of a body whose
+    first known * PIECE bytes are body's): taken without being decompressed."""
     n = len(body)
-    out: list[bytes] = []
-    at = 0
-    for z in like:
+    out: list[bytes] = list(like[:known])
+    at = known * PIECE
+    for z in like[known:]:
         d = unpack(z)
         if len(d) != PIECE or at + PIECE > n or not body.startswith(d, at):
             break
         out.append(z)
         at += PIECE
     taken = at
+    mv = memoryview(body)
     while at < n:
         out.append(pack(mv[at : at + PIECE]))
         at += PIECE

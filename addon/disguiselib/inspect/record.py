@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
-from collections.abc import ItemsView, Iterator, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, ValuesView
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -22,8 +22,10 @@ from mitmproxy import ctx, http
 from ..base.wirespec import Destination
 from ..errors import MaskError, StreamError
 from ..rules.rules import LITERALS
+from ..turns import turns_of
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
-from .packing import ON_LOOP, _Chunks, chunked, pack, unpack
+from . import packing
+from .packing import ON_LOOP, _Chunks, pack, unpack
 from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from here too)
 
 META = "disguise"
@@ -81,58 +83,134 @@ _pending: set[Future] = set()
 _swap = threading.Lock()  # a side's body is replaced under it: set anew, or swapped for its compressed form
 
 
-def _compress_later(side: Side, body: bytes, share: bool = False) -> None:
+def _compress_later(side: Side, body: bytes, share: bool = False, hint: tuple | None = None,
+                    keep: bool = False) -> None:  # fmt: skip
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
 
     def job() -> None:  # the swap is part of the job: once it is done, so is the swap
-        z = _pieces(body) if share else _Zipped(pack(body))
+        z = _pieces(body, hint) if share else _Zipped(pack(body))
         with _swap:
             if dict.get(side, "content") is not body:  # set anew since
                 return
             dict.__setitem__(side, "content", z)
-        if type(z) is _Chunks:
-            live = [r for r in _recent if r() is not None] + [weakref.ref(side)]
-            _recent[:] = live[-SHARED:] if SHARED > 0 else []
+            if type(z) is _Chunks:
+                _remember(side, body if keep else None)
 
     fut = _pool.submit(job)
     _pending.add(fut)
     fut.add_done_callback(_pending.discard)
 
 
-# A conversation's next turn is the turn before with a tail more: a large client side is
-# kept in pieces (packing.chunked), and takes those of a recent one that hold its bytes.
-# The last SHARED such sides, newest last, held weakly (a side let go is forgotten with
-# it: nothing here holds a body longer than its flow's capture does); read and written by
-# the "disguise-capture" thread only.
+# -- a conversation's next turn: the pieces it shares with the turn before ----------------
+# A client sends its whole conversation at every turn: the next request is the one before
+# with a tail more. A large client side is kept in pieces (packing.chunked), and takes
+# those of a recent side that hold its bytes, compressing only the rest. The last SHARED
+# such sides (newest last, read and changed under _swap), each held weakly: a side let go
+# is forgotten with it, and so is one whose body is set anew. While the flow's rule set
+# remembers a side's request by the very bytes object (turns.py: R1), the side's entry
+# holds that object too (no byte more) and a next turn is compared with it on the loop (a
+# memcmp a piece, `_match`); its pieces are then taken with none decompressed. An entry
+# without it (turns let go of it, or never held it: another API) is compared in the
+# capture's thread, each piece decompressed (chunked).
 SHARED = 4
-_recent: list[weakref.ref[Side]] = []
 
 
-def _pieces(body: bytes) -> bytes | _Chunks:
-    """body as a large client side keeps it: packing.chunked, from the newest recent side
-    whose first piece is body's (the pieces that follow are each compared too); whole, one
-    frame, as any other side, when anything fails."""
+class _Recent:
+    """A recent large client side (weakly), the piece size it was made with, and the body
+    it was made from while turns hold it (else None)."""
+
+    __slots__ = ("ref", "plain", "piece", "__weakref__")
+
+    def __init__(self, s: Side, plain: bytes | None) -> None:
+        self.plain, self.piece = plain, packing.PIECE
+        self.ref = weakref.ref(s, self._gone)
+
+    def _gone(self, _: object) -> None:  # (its side let go: so is the body)
+        self.plain = None
+
+
+_recent: list[_Recent] = []
+
+
+def _remember(s: Side, plain: bytes | None) -> None:
+    """s, whose body was just made pieces (from plain, if given), the newest (under _swap)."""
+    live = [e for e in _recent if e.ref() is not None and e.ref() is not s]
+    _recent[:] = [*live, _Recent(s, plain)][-SHARED:] if SHARED > 0 else []
+
+
+def _forget(s: Side) -> None:
+    """s's body is set anew (under _swap): its entry goes."""
+    if _recent:
+        _recent[:] = [e for e in _recent if e.ref() is not s]
+
+
+def keep_only(held: Callable[[bytes], bool]) -> None:
+    """Let go of each body an entry holds that held (is it the one turns remember?) says
+    no to (the flow's rule set's: inspector)."""
+    with _swap:
+        for e in _recent:
+            if e.plain is not None and not held(e.plain):
+                e.plain = None
+
+
+def _match(body: bytes) -> tuple[_Recent, int] | None:
+    """The recent side whose body (held: turns remember it) body begins with the most whole
+    pieces of, and how many: compared on the loop, a memcmp a piece, before turns let go of
+    the body (a next turn cut from it replaces it there)."""
+    with _swap:
+        got = [(e, e.plain) for e in _recent if e.plain is not None and e.piece == packing.PIECE and SHARED > 0]
+    best = None
+    for e, plain in got:
+        n, k, mv = min(len(plain), len(body)) // e.piece, 0, memoryview(plain)
+        while k < n and body.startswith(mv[k * e.piece : (k + 1) * e.piece], k * e.piece):
+            k += 1
+        if k and (best is None or k > best[1]):
+            best = (e, k)
+    return best
+
+
+def _pieces(body: bytes, hint: tuple[_Recent, int] | None) -> bytes | _Chunks:
+    """body as a large client side keeps it: packing.chunked, from the side hint names (its
+    first pieces compared on the loop), else from the newest recent side whose first piece
+    is body's (each piece decompressed and compared); whole, one frame, as any other side,
+    when anything fails."""
     try:
         like: Any = ()
-        for ref in reversed(_recent if SHARED > 0 else []):
-            s = ref()
+        known = 0
+        with _swap:
+            sides = [e.ref() for e in reversed(_recent)] if SHARED > 0 else []
+            if hint is not None and hint[0] in _recent and hint[0].piece == packing.PIECE:
+                s = hint[0].ref()
+                c = dict.get(s, "content") if s is not None else None
+                if type(c) is _Chunks and len(c) >= hint[1]:
+                    like, known = c, hint[1]
+        for s in sides if not like else ():
             with _swap:
                 c = dict.get(s, "content") if s is not None else None
             if type(c) is _Chunks and c and body.startswith(unpack(c[0])):
                 like = c
                 break
-        return chunked(body, like)[0]
+        return packing.chunked(body, like, known)[0]
     except Exception:  # noqa: BLE001 - fail closed: the whole body in one frame, as ever
         return _Zipped(pack(body))
 
 
-def compress_held(later: list[tuple[Side, bytes]]) -> None:
+def remembered(rules: Any) -> Callable[[bytes], bool]:
+    """Is a body the very bytes object rules remember a request by (turns.py)?"""
+    store = turns_of(rules) if rules is not None else None
+    raws = [t.raw for t in store.turns] if store is not None else []
+    return lambda b: any(r is b for r in raws)
+
+
+def compress_held(later: list[tuple], held: Callable[[bytes], bool] | None = None) -> None:
     """Start compressing the bodies side(later=...) held back (large client sides: in
-    pieces, shared with a recent one's), and forget them."""
+    pieces, shared with a recent one's), and forget them. held: is a body the very object
+    the flow's rule set remembers its request by (its entry may then hold it)."""
     while later:
-        _compress_later(*later.pop(), share=True)
+        s, body, hint = later.pop()
+        _compress_later(s, body, share=True, hint=hint, keep=held is not None and held(body))
 
 
 def settle(timeout: float | None = None) -> None:
@@ -188,11 +266,14 @@ class Side(dict[str, Any]):
                 value = bytes(value)
                 with _swap:
                     dict.__setitem__(self, key, value)
+                    _forget(self)
                 _compress_later(self, value)
                 return
             value = _Zipped(pack(value))
         with _swap:
             dict.__setitem__(self, key, value)
+            if key == "content":
+                _forget(self)
 
     def __getitem__(self, key: str) -> Any:
         return _plain(dict.__getitem__(self, key))
@@ -253,7 +334,7 @@ def side(
     cut: bool = False,
     headers=None,
     compress: bool = True,
-    later: list[tuple[Side, bytes]] | None = None,
+    later: list[tuple] | None = None,
     **extra: Any,
 ) -> dict:
     """One kept side as metadata (serializable values only), its body held compressed
@@ -269,7 +350,7 @@ def side(
     elif compress and later is not None and len(content) >= BACKGROUND:
         body = bytes(content)
         dict.__setitem__(d, "content", body)  # (d is not shared yet)
-        later.append((d, body))
+        later.append((d, body, _match(body)))
     elif compress:
         d["content"] = bytes(content)
     else:
