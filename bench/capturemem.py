@@ -184,12 +184,18 @@ if PIECE:
     packing.PIECE = PIECE
 mat = Material(random.Random(SEED), make_literals(random.Random(SEED), 1000))
 body = bodies.build_request(SEED + 101, 1_000_000, mat)[0]
-sides, cpu = [], []
+sides, cpu, loop = [], [], []
+two = "held" in record.compress_held.__code__.co_varnames  # (a tree before: no such argument)
 for i in range(N):
     later = []
-    sides.append(record.side(body, headers=[("content-type", "application/json")], later=later))
     t0 = time.process_time()
-    record.compress_held(later)
+    sides.append(record.side(body, headers=[("content-type", "application/json")], later=later))
+    loop.append((time.process_time() - t0) * 1e3)
+    t0 = time.process_time()
+    if two:  # HELD: the rule set's turns remember each request (the very object: anthropic.messages)
+        record.compress_held(later, (lambda b: True) if HELD else None)
+    else:
+        record.compress_held(later)
     record.settle()
     cpu.append((time.process_time() - t0) * 1e3)
     assert sides[-1]["content"] == body
@@ -199,40 +205,43 @@ for s in sides:
     c = dict.__getitem__(s, "content")
     for z in c if isinstance(c, tuple) else [c]:
         held[id(z)] = len(z)
-print(json.dumps({"first": cpu[0], "turn": statistics.median(cpu[1:] or cpu), "held": sum(held.values())}))
+print(json.dumps({"first": cpu[0], "turn": statistics.median(cpu[1:] or cpu), "held": sum(held.values()),
+                  "loop": statistics.median(loop[1:] or loop)}))
 '''
 
 
 def turns(before: Path | None, n: int, runs: int = 5, seed: int = 20250101) -> None:
     import json
 
-    trees = {"this tree": BENCH.parent} | ({f"--before {before}": before} if before else {})
-
-    def run(tree: Path, k: int, piece: int = 0) -> dict:
-        head = f"BENCH_DIR, ADDON_DIR, N, SEED, PIECE = {str(BENCH)!r}, {str(tree / 'addon')!r}, {k}, {seed}, {piece}\n"
+    def run(tree: Path, k: int, piece: int = 0, held: bool = True) -> dict:
+        head = (f"BENCH_DIR, ADDON_DIR, N, SEED, PIECE, HELD = {str(BENCH)!r}, {str(tree / 'addon')!r}, {k}, {seed}, "
+                f"{piece}, {held}\n")  # fmt: skip
         out = subprocess.run([sys.executable, "-c", head + TURNS], check=True, capture_output=True, text=True).stdout
         return json.loads(out.splitlines()[-1])  # type: ignore[no-any-return]
 
-    def med(xs: list[float]) -> float:
-        return sorted(xs)[len(xs) // 2]
+    def med(rs: list[dict], k: str) -> float:
+        return sorted(r[k] for r in rs)[len(rs) // 2]
 
+    rows = {"this tree (turns remember R)": (BENCH.parent, True), "this tree (no R: another API)": (BENCH.parent, False)}
+    rows |= {f"--before {before}": (before, True)} if before else {}
     print(f"  bench (d)'s 1 MB body and its next turns (offload.next_turn), captured as a client side: the capture's "
-          f"CPU a side (median of the turns; of {runs} processes each, interleaved) and the bytes {n} turns' sides "
-          f"hold (machine shared; load {open('/proc/loadavg').read().split()[0]})")  # fmt: skip
-    got: dict[str, list[dict]] = {k: [] for k in trees}
+          f"CPU a side (the process's, the job's thread working; median of the turns, of {runs} processes each, "
+          f"interleaved), the loop's to make the side, and the bytes {n} turns' sides hold (machine shared; load "
+          f"{open('/proc/loadavg').read().split()[0]})")  # fmt: skip
+    got: dict[str, list[dict]] = {k: [] for k in rows}
     for _ in range(runs):
-        for label, tree in trees.items():
-            got[label].append(run(tree, n))
+        for label, (tree, held) in rows.items():
+            got[label].append(run(tree, n, held=held))
     for label, rs in got.items():
-        print(f"    {label:<24} first turn {med([r['first'] for r in rs]):5.2f} ms, next turn "
-              f"{med([r['turn'] for r in rs]):5.2f} ms, {n} turns hold {med([r['held'] for r in rs]) / 1e3:7.0f} kB")  # fmt: skip
+        print(f"    {label:<32} first turn {med(rs, 'first'):5.2f} ms, next turn {med(rs, 'turn'):5.2f} ms "
+              f"(loop {med(rs, 'loop'):5.3f}), {n} turns hold {med(rs, 'held') / 1e3:5.0f} kB")  # fmt: skip
     if "PIECE" in (BENCH.parent / "addon/disguiselib/inspect/packing.py").read_text():
-        print("  this tree by packing.PIECE: one side's bytes, and as above")
+        print("  this tree by packing.PIECE (turns remember R): one side's bytes, and as above")
         for piece in (16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10):
             one_ = run(BENCH.parent, 1, piece)["held"]
             rs = [run(BENCH.parent, n, piece) for _ in range(max(1, runs // 2))]
-            print(f"    {piece >> 10:>4} KiB: one side {one_ / 1e3:4.0f} kB; next turn {med([r['turn'] for r in rs]):5.2f} ms, "
-                  f"{n} turns hold {med([r['held'] for r in rs]) / 1e3:6.0f} kB")  # fmt: skip
+            print(f"    {piece >> 10:>4} KiB: one side {one_ / 1e3:4.0f} kB; next turn {med(rs, 'turn'):5.2f} ms, "
+                  f"{n} turns hold {med(rs, 'held') / 1e3:5.0f} kB")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -156,19 +156,18 @@ def keep_only(held: Callable[[bytes], bool]) -> None:
 
 
 def _match(body: bytes) -> tuple[_Recent, int] | None:
-    """The recent side whose body (held: turns remember it) body begins with the most whole
-    pieces of, and how many: compared on the loop, a memcmp a piece, before turns let go of
-    the body (a next turn cut from it replaces it there)."""
+    """The newest recent side whose body (held: turns remember it) body begins with a whole
+    piece of, and how many whole pieces: compared on the loop, a memcmp a piece, before
+    turns let go of the body (a next turn cut from it replaces it there)."""
     with _swap:
-        got = [(e, e.plain) for e in _recent if e.plain is not None and e.piece == packing.PIECE and SHARED > 0]
-    best = None
-    for e, plain in got:
+        got = [(e, e.plain) for e in reversed(_recent) if e.plain is not None and e.piece == packing.PIECE]
+    for e, plain in got if SHARED > 0 else ():
         n, k, mv = min(len(plain), len(body)) // e.piece, 0, memoryview(plain)
         while k < n and body.startswith(mv[k * e.piece : (k + 1) * e.piece], k * e.piece):
             k += 1
-        if k and (best is None or k > best[1]):
-            best = (e, k)
-    return best
+        if k:
+            return e, k
+    return None
 
 
 def _pieces(body: bytes, hint: tuple[_Recent, int] | None) -> bytes | _Chunks:
@@ -184,8 +183,8 @@ def _pieces(body: bytes, hint: tuple[_Recent, int] | None) -> bytes | _Chunks:
             if hint is not None and hint[0] in _recent and hint[0].piece == packing.PIECE:
                 s = hint[0].ref()
                 c = dict.get(s, "content") if s is not None else None
-                if type(c) is _Chunks and len(c) >= hint[1]:
-                    like, known = c, hint[1]
+                if type(c) is _Chunks and len(c) >= hint[1]:  # (the piece after: unequal, or not whole)
+                    like, known = c[: hint[1]], hint[1]
         for s in sides if not like else ():
             with _swap:
                 c = dict.get(s, "content") if s is not None else None
