@@ -76,7 +76,8 @@ def _sha(data: bytes | None) -> str:
 # files saved before and after read alike).
 # A body from this size on is compressed in a worker thread (zstd and zlib let go of the
 # GIL while they work): the event loop never spends more on it than handing it over; until
-# it is done the side holds the body as it came.
+# it is done the side holds the body as it came. A large client request's side is kept in
+# pieces (packing.chunked), a next turn's sharing the turn before's (`_recent`).
 BACKGROUND = ON_LOOP
 _pool: ThreadPoolExecutor | None = None
 _pending: set[Future] = set()
@@ -96,7 +97,7 @@ def _compress_later(side: Side, body: bytes, share: bool = False, hint: tuple | 
                 return
             dict.__setitem__(side, "content", z)
             if type(z) is _Chunks:
-                _remember(side, body if keep else None)
+                _remember(side, body if keep else None, z)
 
     fut = _pool.submit(job)
     _pending.add(fut)
@@ -107,91 +108,82 @@ def _compress_later(side: Side, body: bytes, share: bool = False, hint: tuple | 
 # A client sends its whole conversation at every turn: the next request is the one before
 # with a tail more. A large client side is kept in pieces (packing.chunked), and takes
 # those of a recent side that hold its bytes, compressing only the rest. The last SHARED
-# such sides (newest last, read and changed under _swap), each held weakly: a side let go
-# is forgotten with it, and so is one whose body is set anew. While the flow's rule set
-# remembers a side's request by the very bytes object (turns.py: R1), the side's entry
-# holds that object too (no byte more) and a next turn is compared with it on the loop (a
-# memcmp a piece, `_match`); its pieces are then taken with none decompressed. An entry
-# without it (turns let go of it, or never held it: another API) is compared in the
-# capture's thread, each piece decompressed (chunked).
+# such sides are remembered (newest last; read and changed under _swap), each side weakly:
+# what an entry holds itself is only, while the flow's rule set remembers the request by
+# the very same bytes object (turns.py: R1; `keep_only` asks at each masked request), that
+# body and its pieces: no original is held longer than turns hold it anyway, and nothing
+# a second time but the pieces (a quarter of the body). A next turn is compared with that
+# body on the loop when its side is made (a memcmp a piece, `_match`), before turns let go
+# of it (a next turn cut from a request replaces it there), and its pieces are then taken
+# with none decompressed, even when the side before was let go (mitmdump lets a finished
+# flow go). An entry without it (turns never held it: another API) is compared in the
+# capture's thread while its side lives, each piece decompressed (chunked).
 SHARED = 4
 
 
 class _Recent:
-    """A recent large client side (weakly), the piece size it was made with, and the body
-    it was made from while turns hold it (else None)."""
+    """A recent large client side (weakly), and while turns hold it, the body it was made
+    from and its pieces (else None), made PIECE bytes a piece."""
 
-    __slots__ = ("ref", "plain", "piece", "__weakref__")
+    __slots__ = ("ref", "plain", "chunks", "piece")
 
-    def __init__(self, s: Side, plain: bytes | None) -> None:
-        self.plain, self.piece = plain, packing.PIECE
-        self.ref = weakref.ref(s, self._gone)
-
-    def _gone(self, _: object) -> None:  # (its side let go: so is the body)
-        self.plain = None
+    def __init__(self, s: Side, plain: bytes | None, chunks: _Chunks | None) -> None:
+        self.ref, self.plain, self.chunks, self.piece = weakref.ref(s), plain, chunks, packing.PIECE
 
 
 _recent: list[_Recent] = []
 
 
-def _remember(s: Side, plain: bytes | None) -> None:
-    """s, whose body was just made pieces (from plain, if given), the newest (under _swap)."""
-    live = [e for e in _recent if e.ref() is not None and e.ref() is not s]
-    _recent[:] = [*live, _Recent(s, plain)][-SHARED:] if SHARED > 0 else []
-
-
-def _forget(s: Side) -> None:
-    """s's body is set anew (under _swap): its entry goes."""
-    if _recent:
-        _recent[:] = [e for e in _recent if e.ref() is not s]
+def _remember(s: Side, plain: bytes | None, chunks: _Chunks) -> None:
+    """s, whose body plain (if given: turns hold it) was just made chunks, the newest
+    (under _swap)."""
+    live = [e for e in _recent if e.plain is not None or e.ref() is not None]
+    new = _Recent(s, plain, chunks if plain is not None else None)
+    _recent[:] = [*live, new][-SHARED:] if SHARED > 0 else []
 
 
 def keep_only(held: Callable[[bytes], bool]) -> None:
-    """Let go of each body an entry holds that held (is it the one turns remember?) says
-    no to (the flow's rule set's: inspector)."""
+    """Let go of each body an entry holds, and of its pieces, that held (is it one turns
+    remember? the flow's rule set's: inspector) says no to."""
     with _swap:
         for e in _recent:
             if e.plain is not None and not held(e.plain):
-                e.plain = None
+                e.plain = e.chunks = None
 
 
-def _match(body: bytes) -> tuple[_Recent, int] | None:
-    """The newest recent side whose body (held: turns remember it) body begins with a whole
-    piece of, and how many whole pieces: compared on the loop, a memcmp a piece, before
-    turns let go of the body (a next turn cut from it replaces it there)."""
+def _match(body: bytes) -> tuple[tuple[bytes, ...], int] | None:
+    """The first pieces of the newest recent side whose body (held: turns remember it)
+    body begins with a whole piece of, those body begins with (their contents body's
+    bytes): compared on the loop, a memcmp a piece; and the piece size they were made in."""
     with _swap:
-        got = [(e, e.plain) for e in reversed(_recent) if e.plain is not None and e.piece == packing.PIECE]
-    for e, plain in got if SHARED > 0 else ():
-        n, k, mv = min(len(plain), len(body)) // e.piece, 0, memoryview(plain)
-        while k < n and body.startswith(mv[k * e.piece : (k + 1) * e.piece], k * e.piece):
+        got = [(e.plain, e.chunks, e.piece) for e in reversed(_recent) if e.plain is not None and e.chunks is not None]
+    for plain, chunks, piece in got if SHARED > 0 else ():
+        n, k, mv = min(len(plain), len(body)) // piece, 0, memoryview(plain)
+        while k < n and body.startswith(mv[k * piece : (k + 1) * piece], k * piece):
             k += 1
         if k:
-            return e, k
+            return tuple(chunks[:k]), piece
     return None
 
 
-def _pieces(body: bytes, hint: tuple[_Recent, int] | None) -> bytes | _Chunks:
-    """body as a large client side keeps it: packing.chunked, from the side hint names (its
-    first pieces compared on the loop), else from the newest recent side whose first piece
-    is body's (each piece decompressed and compared); whole, one frame, as any other side,
-    when anything fails."""
+def _pieces(body: bytes, hint: tuple[tuple[bytes, ...], int] | None) -> bytes | _Chunks:
+    """body as a large client side keeps it: packing.chunked, from the pieces hint gives
+    (compared on the loop: taken as they are), else from the newest recent side alive whose
+    first piece is body's (each piece decompressed and compared); whole, one frame, as any
+    other side, when anything fails."""
     try:
+        if hint is not None and hint[1] == packing.PIECE:
+            return packing.chunked(body, hint[0], len(hint[0]))[0]
         like: Any = ()
-        known = 0
         with _swap:
             sides = [e.ref() for e in reversed(_recent)] if SHARED > 0 else []
-            if hint is not None and hint[0] in _recent and hint[0].piece == packing.PIECE:
-                s = hint[0].ref()
-                c = dict.get(s, "content") if s is not None else None
-                if type(c) is _Chunks and len(c) >= hint[1]:  # (the piece after: unequal, or not whole)
-                    like, known = c[: hint[1]], hint[1]
-        for s in sides if not like else ():
+        for s in sides:
             with _swap:
                 c = dict.get(s, "content") if s is not None else None
             if type(c) is _Chunks and c and body.startswith(unpack(c[0])):
                 like = c
                 break
-        return packing.chunked(body, like, known)[0]
+        return packing.chunked(body, like)[0]
     except Exception:  # noqa: BLE001 - fail closed: the whole body in one frame, as ever
         return _Zipped(pack(body))
 
@@ -265,14 +257,11 @@ class Side(dict[str, Any]):
                 value = bytes(value)
                 with _swap:
                     dict.__setitem__(self, key, value)
-                    _forget(self)
                 _compress_later(self, value)
                 return
             value = _Zipped(pack(value))
         with _swap:
             dict.__setitem__(self, key, value)
-            if key == "content":
-                _forget(self)
 
     def __getitem__(self, key: str) -> Any:
         return _plain(dict.__getitem__(self, key))
@@ -341,7 +330,8 @@ def side(
     content from Kept.zipped: held as it is, with its size given). later: a body that
     would be compressed in the background is held as it came and added to later instead,
     for compress_held to start once the request has left (the compression then does not
-    compete for a CPU with the request's own way upstream)."""
+    compete for a CPU with the request's own way upstream), with the pieces it shares with
+    a recent side (`_match`: compared now, while turns may still hold that side's body)."""
     d = Side(size=len(content) if size is None else size, cut=cut)
     if type(content) is _Chunks:
         assert size is not None  # len(content) counts chunks
