@@ -339,7 +339,11 @@ def side(
     elif compress and later is not None and len(content) >= BACKGROUND:
         body = bytes(content)
         dict.__setitem__(d, "content", body)  # (d is not shared yet)
-        later.append((d, body, _match(body)))
+        try:
+            hint = _match(body)
+        except Exception:  # noqa: BLE001 - nothing shared then: compressed in full (fail closed)
+            hint = None
+        later.append((d, body, hint))
     elif compress:
         d["content"] = bytes(content)
     else:
