@@ -34,11 +34,11 @@ back, compress_held, the capture's thread): the CPU a turn's side costs, the loo
 and the bytes the N sides hold together (each piece once); with turns remembering each
 request (the very bytes object: the capture compares on the loop) and without (another
 API: each shared piece decompressed and compared), then by packing.PIECE. Measured on 2
-shared cores (load 3.4; 5 processes each, interleaved): main before 2.46 ms a next turn
-and 4,781 kB for 20 turns; pieces of 64 KiB 0.59 ms (loop 0.04) / 1.41 ms without turns,
-870 kB; by PIECE (one side's bytes; next turn; 20 turns): 16 KiB 281 kB 0.61 ms 802 kB,
-32 KiB 265 / 0.60 / 824, 64 KiB 253 / 0.56 / 870, 128 KiB 246 / 0.68 / 1,036, 256 KiB
-238 / 0.95 / 1,523 (one frame: 236 kB)."""
+shared cores (load 1.7; 5 processes each, interleaved): main before 2.39 ms a next turn
+(first turn 2.74) and 4,781 kB for 20 turns; pieces of 64 KiB 0.66 ms (the loop's part
+0.11, its memcmp) / 1.41 ms without turns (first turn 3.08), 870 kB; by PIECE (one side's
+bytes; next turn; 20 turns): 16 KiB 281 kB 0.89 ms 802 kB, 32 KiB 265 / 0.75 / 824,
+64 KiB 253 / 0.72 / 870, 128 KiB 246 / 0.88 / 1,036, 256 KiB 238 / 1.19 / 1,523 (one frame: 236 kB)."""
 
 from __future__ import annotations
 
