@@ -151,8 +151,8 @@ class _Chunks(tuple):
 # A large client request's side is kept in pieces of this many bytes of its body, at
 # fixed offsets (the last one shorter), each one zstd frame at LEVEL (`chunked`): a
 # conversation's next turn is the turn before with a tail more, and its side takes the
-# pieces of the one before that hold its bytes (each decompressed and compared, never
-# trusted) and compresses only the rest. On bench (d)'s 1 MB Anthropic body
+# pieces of the one before that hold its bytes (each compared: with the body before, or
+# decompressed) and compresses only the rest. On bench (d)'s 1 MB Anthropic body
 # (bench/capturemem.py --turns; shared machine): 16 KiB 1.19x the bytes of one frame,
 # 32 KiB 1.13x, 64 KiB 1.08x, 128 KiB 1.04x, 256 KiB 1.01x; what a next turn compresses
 # again is the piece where the two bodies part, and what follows it.
