@@ -15,6 +15,7 @@ for the worst case, 8.3 KiB, until packing.py copied it to its own length): 8 Ki
 
     python bench/capturemem.py --whole                    # a finished side compressed again
     python bench/capturemem.py --flows [--before TREE]    # what a finished flow holds
+    python bench/capturemem.py --turns [--before TREE] [--n N]   # a conversation's turns (N: 20)
 
 --whole: the burst's three streams (bench (e)), each side as the Tee keeps it while it
 runs (CHUNK-sized frames at FAST) against one frame at LEVEL at its end (tee.Kept.zipped,
@@ -25,7 +26,19 @@ mitmproxy's test flows; the Guard's response hook lets go of the record, as in m
 N flows of the burst's three streams (each request masked, each stream fed event by
 event), kept alive as mitmproxy keeps a finished flow while its connection lives; RSS
 over N, capture on and off, and the same with no addon (the test flow alone). With
---before TREE, TREE's addon beside this one's, each in processes of its own."""
+--before TREE, TREE's addon beside this one's, each in processes of its own.
+
+--turns: bench (d)'s 1 MB Claude-Code body and N next turns (offload.next_turn: an
+exchange more), each captured as the Inspector keeps a client request (record.side held
+back, compress_held, the capture's thread): the CPU a turn's side costs, the loop's part,
+and the bytes the N sides hold together (each piece once); with turns remembering each
+request (the very bytes object: the capture compares on the loop) and without (another
+API: each shared piece decompressed and compared), then by packing.PIECE. Measured on 2
+shared cores (load 1.7; 5 processes each, interleaved): main before 2.39 ms a next turn
+(first turn 2.74) and 4,781 kB for 20 turns; pieces of 64 KiB 0.66 ms (the loop's part
+0.11, its memcmp) / 1.41 ms without turns (first turn 3.08), 870 kB; by PIECE (one side's
+bytes; next turn; 20 turns): 16 KiB 281 kB 0.89 ms 802 kB, 32 KiB 265 / 0.75 / 824,
+64 KiB 253 / 0.72 / 870, 128 KiB 246 / 0.88 / 1,036, 256 KiB 238 / 1.19 / 1,523 (one frame: 236 kB)."""
 
 from __future__ import annotations
 
@@ -99,6 +112,7 @@ def whole() -> None:
 FLOWS = r'''
 import argparse, asyncio, gc, sys
 sys.path[:0] = [BENCH_DIR, ADDON_DIR]
+import disguiselib  # (the tree's own: bench/common.py puts this tree's addon/ first)
 import common
 from context import Ctx, PATHS
 import sec_e_memory as E
@@ -167,14 +181,91 @@ def flows(before: Path | None, n: int, runs: int = 3) -> None:
               + f"; the capture's share {got['capture on'] - got['capture off']:.1f} KiB")  # fmt: skip
 
 
+# One process of --turns: a conversation's turns captured as the Inspector keeps a client
+# request (held back, compressed once it left); the CPU each turn's compression took (ms,
+# the process's: only the capture's thread works meanwhile), and the bytes the sides hold
+# together (each piece once).
+TURNS = r'''
+import json, random, statistics, sys, time
+sys.path[:0] = [BENCH_DIR, ADDON_DIR]
+from disguiselib.inspect import packing, record  # (the tree's own: bench/common.py puts this tree's addon/ first)
+import bodies
+from material import Material, make_literals
+from offload import next_turn
+assert record.__file__.startswith(ADDON_DIR)
+if PIECE:
+    packing.PIECE = PIECE
+mat = Material(random.Random(SEED), make_literals(random.Random(SEED), 1000))
+body = bodies.build_request(SEED + 101, 1_000_000, mat)[0]
+sides, cpu, loop = [], [], []
+two = "held" in record.compress_held.__code__.co_varnames  # (a tree before: no such argument)
+for i in range(N):
+    later = []
+    t0 = time.process_time()
+    sides.append(record.side(body, headers=[("content-type", "application/json")], later=later))
+    loop.append((time.process_time() - t0) * 1e3)
+    t0 = time.process_time()
+    if two:  # HELD: the rule set's turns remember each request (the very object: anthropic.messages)
+        record.compress_held(later, (lambda b: True) if HELD else None)
+    else:
+        record.compress_held(later)
+    record.settle()
+    cpu.append((time.process_time() - t0) * 1e3)
+    assert sides[-1]["content"] == body
+    body = next_turn(body, random.Random(SEED + 901 + i))
+held = {}
+for s in sides:
+    c = dict.__getitem__(s, "content")
+    for z in c if isinstance(c, tuple) else [c]:
+        held[id(z)] = len(z)
+print(json.dumps({"first": cpu[0], "turn": statistics.median(cpu[1:] or cpu), "held": sum(held.values()),
+                  "loop": statistics.median(loop[1:] or loop)}))
+'''
+
+
+def turns(before: Path | None, n: int, runs: int = 5, seed: int = 20250101) -> None:
+    import json
+
+    def run(tree: Path, k: int, piece: int = 0, held: bool = True) -> dict:
+        head = (f"BENCH_DIR, ADDON_DIR, N, SEED, PIECE, HELD = {str(BENCH)!r}, {str(tree / 'addon')!r}, {k}, {seed}, "
+                f"{piece}, {held}\n")  # fmt: skip
+        out = subprocess.run([sys.executable, "-c", head + TURNS], check=True, capture_output=True, text=True).stdout
+        return json.loads(out.splitlines()[-1])  # type: ignore[no-any-return]
+
+    def med(rs: list[dict], k: str) -> float:
+        return sorted(r[k] for r in rs)[len(rs) // 2]
+
+    rows = {"this tree (turns remember R)": (BENCH.parent, True), "this tree (no R: another API)": (BENCH.parent, False)}
+    rows |= {f"--before {before}": (before, True)} if before else {}
+    print(f"  bench (d)'s 1 MB body and its next turns (offload.next_turn), captured as a client side: the capture's "
+          f"CPU a side (the process's, the job's thread working; median of the turns, of {runs} processes each, "
+          f"interleaved), the loop's to make the side, and the bytes {n} turns' sides hold (machine shared; load "
+          f"{open('/proc/loadavg').read().split()[0]})")  # fmt: skip
+    got: dict[str, list[dict]] = {k: [] for k in rows}
+    for _ in range(runs):
+        for label, (tree, held) in rows.items():
+            got[label].append(run(tree, n, held=held))
+    for label, rs in got.items():
+        print(f"    {label:<32} first turn {med(rs, 'first'):5.2f} ms, next turn {med(rs, 'turn'):5.2f} ms "
+              f"(loop {med(rs, 'loop'):5.3f}), {n} turns hold {med(rs, 'held') / 1e3:5.0f} kB")  # fmt: skip
+    if "PIECE" in (BENCH.parent / "addon/disguiselib/inspect/packing.py").read_text():
+        print("  this tree by packing.PIECE (turns remember R): one side's bytes, and as above")
+        for piece in (16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10):
+            one_ = run(BENCH.parent, 1, piece)["held"]
+            rs = [run(BENCH.parent, n, piece) for _ in range(max(1, runs // 2))]
+            print(f"    {piece >> 10:>4} KiB: one side {one_ / 1e3:4.0f} kB; next turn {med(rs, 'turn'):5.2f} ms, "
+                  f"{n} turns hold {med(rs, 'held') / 1e3:5.0f} kB")  # fmt: skip
+
+
 if __name__ == "__main__":
     import argparse
 
-    ap = argparse.ArgumentParser(usage="capturemem.py [CHUNK ...] | --whole | --flows [--before TREE] [--n N]")
+    ap = argparse.ArgumentParser(usage="capturemem.py [CHUNK ...] | --whole | --flows|--turns [--before TREE] [--n N]")
     ap.add_argument("chunks", nargs="*")
     ap.add_argument("--one", type=int)
     ap.add_argument("--whole", action="store_true")
     ap.add_argument("--flows", action="store_true")
+    ap.add_argument("--turns", action="store_true")
     ap.add_argument("--before", type=Path)
     ap.add_argument("--n", type=int, default=500)
     args = ap.parse_args()
@@ -184,6 +275,8 @@ if __name__ == "__main__":
         whole()
     elif args.flows:
         flows(args.before, args.n)
+    elif args.turns:
+        turns(args.before, 20 if args.n == 500 else args.n)
     else:
         for c in args.chunks or ["4096", "8192", "16384", str(1 << 30)]:
             subprocess.run([sys.executable, __file__, "--one", c], check=True)

@@ -322,12 +322,15 @@ def test_a_stream_kept_in_chunks_reads_back_exact_through_every_reader(addon, mo
 
 def _large_flow(addon, monkeypatch) -> tuple:
     """A request whose client side the capture compresses in the background, masked
-    (through the request hook), and the sizes record.pack was called with since."""
-    from disguiselib.inspect import record
+    (through the request hook), and the sizes packing.pack was called with since (a large
+    client side: in packing.PIECE-byte pieces)."""
+    from disguiselib.inspect import packing, record
 
     packed: list[int] = []
-    real = record.pack
-    monkeypatch.setattr(record, "pack", lambda data: packed.append(len(data)) or real(data))
+    real = packing.pack
+    monkeypatch.setattr(packing, "pack", lambda data: packed.append(len(data)) or real(data))
+    monkeypatch.setattr(record, "pack", packing.pack)
+    monkeypatch.setattr(record, "SHARED", 0)  # (no side of another test's to share pieces with)
     text = "Acme Corp " + "lorem ipsum " * 30_000
     body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
                        "messages": [{"role": "user", "content": text}]}).encode()  # fmt: skip
@@ -347,7 +350,7 @@ def test_a_large_client_side_is_compressed_once_the_request_has_left(addon, monk
     """issue 29: the capture's compression of a large client side does not compete for a
     CPU with the request's way upstream: held as it came (read whole) until the response's
     headers, compressed then."""
-    from disguiselib.inspect import record
+    from disguiselib.inspect import packing, record
 
     f, body, packed = _large_flow(addon, monkeypatch)
     record.settle(60)
@@ -357,8 +360,8 @@ def test_a_large_client_side_is_compressed_once_the_request_has_left(addon, monk
     f.response.headers["content-type"] = "text/event-stream"
     addon.responseheaders(f)
     record.settle(60)
-    assert packed == [len(body)] and type(dict.__getitem__(cr, "content")) is record._Zipped
-    assert cr["content"] == body
+    assert sum(packed) == len(body) and set(packed[:-1]) == {packing.PIECE}
+    assert type(dict.__getitem__(cr, "content")) is record._Chunks and cr["content"] == body
 
 
 def test_a_large_client_side_held_back_is_compressed_when_no_response_comes(addon, monkeypatch) -> None:
@@ -370,7 +373,7 @@ def test_a_large_client_side_held_back_is_compressed_when_no_response_comes(addo
     addon.error(f)
     record.settle(60)
     cr = f.metadata[SIDES]["client_request"]
-    assert packed == [len(body)] and type(dict.__getitem__(cr, "content")) is record._Zipped
+    assert sum(packed) == len(body) and type(dict.__getitem__(cr, "content")) is record._Chunks
     assert cr["content"] == body
 
 

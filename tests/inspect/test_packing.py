@@ -291,3 +291,63 @@ def test_a_spliced_body_reads_back_as_its_edits_spliced_one_by_one(case) -> None
         live.edit(a, b, pieces)
     kept.limit = limit
     assert live.buf == want
+
+
+def _agreeing(a: bytes, b: bytes, piece: int) -> int:
+    """How many of a's whole pieces b holds at their places (what chunked may take)."""
+    k = 0
+    while (k + 1) * piece <= min(len(a), len(b)) and a[k * piece : (k + 1) * piece] == b[k * piece : (k + 1) * piece]:
+        k += 1
+    return k
+
+
+def test_a_body_chunked_from_another_reads_back_at_every_split_point(monkeypatch) -> None:
+    """packing.chunked: a body whose first k bytes are another's, for every k and several
+    piece sizes: it reads back byte for byte, takes exactly the other's whole pieces it
+    holds at their places (the very objects), and packs only the rest; with zlib too."""
+    from disguiselib.inspect import packing
+
+    a = b"".join(b"%d," % i for i in range(14))
+    packed: list[int] = []
+    real = packing.pack
+    monkeypatch.setattr(packing, "pack", lambda d, level=1: packed.append(len(d)) or real(d, level))
+    for zstd in (True, False):
+        if not zstd:
+            monkeypatch.setattr(packing, "_ZSTD", None)
+        for piece in (1, 2, 3, 5, 8, 64):
+            monkeypatch.setattr(packing, "PIECE", piece)
+            old, taken = packing.chunked(a)
+            assert taken == 0 and old.plain() == a and all(len(packing.unpack(z)) == piece for z in old[:-1])
+            for k in range(len(a) + 1):
+                for b in (a[:k], a[:k] + b"X" + a[k + 1 :], a[:k] + b"tail" * 3):
+                    del packed[:]
+                    new, taken = packing.chunked(b, old)
+                    n = _agreeing(a, b, piece)
+                    assert new.plain() == b and taken == n * piece and sum(packed) == len(b) - taken
+                    assert all(x is y for x, y in zip(new[:n], old, strict=False))
+
+
+@given(st.binary(max_size=600), st.integers(0, 600), st.binary(max_size=200), st.integers(1, 40),
+       st.lists(st.integers(1, 50), max_size=12))  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_a_body_chunked_from_any_pieces_reads_back(a: bytes, k: int, tail: bytes, piece: int, cuts: list[int]) -> None:
+    """Whatever like holds (chunked's pieces, or pieces cut anywhere, as a Tee's), the body
+    chunked from it reads back as it came: a piece is taken only where its contents are
+    the body's at its place."""
+    from disguiselib.inspect import packing
+
+    b = a[:k] + tail
+    real = packing.PIECE
+    packing.PIECE = piece
+    try:
+        old, _ = packing.chunked(a)
+        new, taken = packing.chunked(b, old)
+        assert new.plain() == b and taken == _agreeing(a, b, piece) * piece
+        at, tee_like = 0, []
+        for c in cuts:  # a's bytes in pieces of any size: taken while one is PIECE bytes and b's
+            tee_like.append(packing.pack(a[at : at + c]))
+            at += c
+        new, taken = packing.chunked(b, packing._Chunks(tee_like))
+        assert new.plain() == b and taken % piece == 0 and b[:taken] == a[:taken]
+    finally:
+        packing.PIECE = real

@@ -46,9 +46,11 @@ from .record import (
     _sha,
     compress_held,
     counts_text,
+    keep_only,
     mark_refused,
     marker,
     pairs,
+    remembered,
     set_fakes,
     side,
     summary_text,
@@ -81,6 +83,12 @@ def _safe(fallback_arg: int | None = None):
         return wrapper
 
     return deco
+
+
+def _remembered(rec: FlowRecord) -> Callable[[bytes], bool]:
+    """Is a body the very object the flow's rule set remembers its request by (turns.py)?
+    The capture may keep a reference to it then (record._Recent), holding no byte more."""
+    return remembered(rec.config.rules if rec.config is not None else None)
 
 
 def _decode(raw: bytes, enc: str, limit: int) -> tuple[bytes, bool]:
@@ -180,9 +188,10 @@ class Inspector:
         summary says follows its phase."""
         phase = rec.phase
         if phase is not Phase.MASKED and rec.capture_later:  # the request left (or never will): compressed now
-            compress_held(rec.capture_later)
+            compress_held(rec.capture_later, _remembered(rec))
         if phase is Phase.MASKED:
             self._masked(flow, rec)
+            keep_only(_remembered(rec))  # (after its side compared itself with them: record._match)
         elif phase is Phase.REFUSED:
             api = rec.api.name if rec.api is not None else None
             if api is None and rec.kind is Kind.WEBSOCKET:
@@ -294,7 +303,7 @@ class Inspector:
     def finish(self, flow: http.HTTPFlow, rec: FlowRecord, error: bool = False) -> None:
         """The flow ended (response or error hook): keep the sides, write the summary,
         one info line with counts only."""
-        compress_held(rec.capture_later)  # (no response came: held until now)
+        compress_held(rec.capture_later, _remembered(rec))  # (no response came: held until now)
         meta = flow.metadata.setdefault(META, {})
         assert rec.api is not None and rec.restorer is not None  # called for a record with a restorer
         meta["api"] = rec.api.name

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import ItemsView, Iterator, ValuesView
+import weakref
+from collections.abc import Callable, ItemsView, Iterator, ValuesView
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -21,7 +22,9 @@ from mitmproxy import ctx, http
 from ..base.wirespec import Destination
 from ..errors import MaskError, StreamError
 from ..rules.rules import LITERALS
+from ..turns import turns_of
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
+from . import packing
 from .packing import ON_LOOP, _Chunks, pack, unpack
 from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from here too)
 
@@ -73,33 +76,132 @@ def _sha(data: bytes | None) -> str:
 # files saved before and after read alike).
 # A body from this size on is compressed in a worker thread (zstd and zlib let go of the
 # GIL while they work): the event loop never spends more on it than handing it over; until
-# it is done the side holds the body as it came.
+# it is done the side holds the body as it came. A large client request's side is kept in
+# pieces (packing.chunked), a next turn's sharing the turn before's (`_recent`).
 BACKGROUND = ON_LOOP
 _pool: ThreadPoolExecutor | None = None
 _pending: set[Future] = set()
 _swap = threading.Lock()  # a side's body is replaced under it: set anew, or swapped for its compressed form
 
 
-def _compress_later(side: Side, body: bytes) -> None:
+def _compress_later(side: Side, body: bytes, share: bool = False, hint: tuple | None = None,
+                    keep: bool = False) -> None:  # fmt: skip
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise-capture")
 
     def job() -> None:  # the swap is part of the job: once it is done, so is the swap
-        z = _Zipped(pack(body))
+        z = _pieces(body, hint) if share else _Zipped(pack(body))
         with _swap:
-            if dict.get(side, "content") is body:  # not set anew since
-                dict.__setitem__(side, "content", z)
+            if dict.get(side, "content") is not body:  # set anew since
+                return
+            dict.__setitem__(side, "content", z)
+            if type(z) is _Chunks:
+                _remember(side, body if keep else None, z)
 
     fut = _pool.submit(job)
     _pending.add(fut)
     fut.add_done_callback(_pending.discard)
 
 
-def compress_held(later: list[tuple[Side, bytes]]) -> None:
-    """Start compressing the bodies side(later=...) held back, and forget them."""
+# -- a conversation's next turn: the pieces it shares with the turn before ----------------
+# A client sends its whole conversation at every turn: the next request is the one before
+# with a tail more. A large client side is kept in pieces (packing.chunked), and takes
+# those of a recent side that hold its bytes, compressing only the rest. The last SHARED
+# such sides are remembered (newest last; read and changed under _swap), each side weakly:
+# what an entry holds itself is only, while the flow's rule set remembers the request by
+# the very same bytes object (turns.py: R1; `keep_only` asks at each masked request), that
+# body and its pieces: no original is held longer than turns hold it anyway, and nothing
+# a second time but the pieces (a quarter of the body). A next turn is compared with that
+# body on the loop when its side is made (a memcmp a piece, `_match`), before turns let go
+# of it (a next turn cut from a request replaces it there), and its pieces are then taken
+# with none decompressed, even when the side before was let go (mitmdump lets a finished
+# flow go). An entry without it (turns never held it: another API) is compared in the
+# capture's thread while its side lives, each piece decompressed (chunked).
+SHARED = 4
+
+
+class _Recent:
+    """A recent large client side (weakly), and while turns hold it, the body it was made
+    from and its pieces (else None), made PIECE bytes a piece."""
+
+    __slots__ = ("ref", "plain", "chunks", "piece")
+
+    def __init__(self, s: Side, plain: bytes | None, chunks: _Chunks | None) -> None:
+        self.ref, self.plain, self.chunks, self.piece = weakref.ref(s), plain, chunks, packing.PIECE
+
+
+_recent: list[_Recent] = []
+
+
+def _remember(s: Side, plain: bytes | None, chunks: _Chunks) -> None:
+    """s, whose body plain (if given: turns hold it) was just made chunks, the newest
+    (under _swap)."""
+    live = [e for e in _recent if e.plain is not None or e.ref() is not None]
+    new = _Recent(s, plain, chunks if plain is not None else None)
+    _recent[:] = [*live, new][-SHARED:] if SHARED > 0 else []
+
+
+def keep_only(held: Callable[[bytes], bool]) -> None:
+    """Let go of each body an entry holds, and of its pieces, that held (is it one turns
+    remember? the flow's rule set's: inspector) says no to."""
+    with _swap:
+        for e in _recent:
+            if e.plain is not None and not held(e.plain):
+                e.plain = e.chunks = None
+
+
+def _match(body: bytes) -> tuple[tuple[bytes, ...], int] | None:
+    """The first pieces of the newest recent side whose body (held: turns remember it)
+    body begins with a whole piece of, those body begins with (their contents body's
+    bytes): compared on the loop, a memcmp a piece; and the piece size they were made in."""
+    with _swap:
+        got = [(e.plain, e.chunks, e.piece) for e in reversed(_recent) if e.plain is not None and e.chunks is not None]
+    for plain, chunks, piece in got if SHARED > 0 else ():
+        n, k, mv = min(len(plain), len(body)) // piece, 0, memoryview(plain)
+        while k < n and body.startswith(mv[k * piece : (k + 1) * piece], k * piece):
+            k += 1
+        if k:
+            return tuple(chunks[:k]), piece
+    return None
+
+
+def _pieces(body: bytes, hint: tuple[tuple[bytes, ...], int] | None) -> bytes | _Chunks:
+    """body as a large client side keeps it: packing.chunked, from the pieces hint gives
+    (compared on the loop: taken as they are), else from the newest recent side alive whose
+    first piece is body's (each piece decompressed and compared); whole, one frame, as any
+    other side, when anything fails."""
+    try:
+        if hint is not None and hint[1] == packing.PIECE:
+            return packing.chunked(body, hint[0], len(hint[0]))[0]
+        like: Any = ()
+        with _swap:
+            sides = [e.ref() for e in reversed(_recent)] if SHARED > 0 else []
+        for s in sides:
+            with _swap:
+                c = dict.get(s, "content") if s is not None else None
+            if type(c) is _Chunks and c and body.startswith(unpack(c[0])):
+                like = c
+                break
+        return packing.chunked(body, like)[0]
+    except Exception:  # noqa: BLE001 - fail closed: the whole body in one frame, as ever
+        return _Zipped(pack(body))
+
+
+def remembered(rules: Any) -> Callable[[bytes], bool]:
+    """Is a body the very bytes object rules remember a request by (turns.py)?"""
+    store = turns_of(rules) if rules is not None else None
+    raws = [t.raw for t in store.turns] if store is not None else []
+    return lambda b: any(r is b for r in raws)
+
+
+def compress_held(later: list[tuple], held: Callable[[bytes], bool] | None = None) -> None:
+    """Start compressing the bodies side(later=...) held back (large client sides: in
+    pieces, shared with a recent one's), and forget them. held: is a body the very object
+    the flow's rule set remembers its request by (its entry may then hold it)."""
     while later:
-        _compress_later(*later.pop())
+        s, body, hint = later.pop()
+        _compress_later(s, body, share=True, hint=hint, keep=held is not None and held(body))
 
 
 def settle(timeout: float | None = None) -> None:
@@ -147,7 +249,7 @@ class Side(dict[str, Any]):
     (`[]`, `get`, `items`, `values`, `dict(side)`, `==`, `repr`, json, mitmproxy's
     serializer, `copy.deepcopy`) gives the body as it came."""
 
-    __slots__ = ()
+    __slots__ = ("__weakref__",)  # (_recent)
 
     def __setitem__(self, key: str, value: Any) -> None:
         if key == "content" and isinstance(value, bytes | bytearray) and value:
@@ -220,7 +322,7 @@ def side(
     cut: bool = False,
     headers=None,
     compress: bool = True,
-    later: list[tuple[Side, bytes]] | None = None,
+    later: list[tuple] | None = None,
     **extra: Any,
 ) -> dict:
     """One kept side as metadata (serializable values only), its body held compressed
@@ -228,7 +330,8 @@ def side(
     content from Kept.zipped: held as it is, with its size given). later: a body that
     would be compressed in the background is held as it came and added to later instead,
     for compress_held to start once the request has left (the compression then does not
-    compete for a CPU with the request's own way upstream)."""
+    compete for a CPU with the request's own way upstream), with the pieces it shares with
+    a recent side (`_match`: compared now, while turns may still hold that side's body)."""
     d = Side(size=len(content) if size is None else size, cut=cut)
     if type(content) is _Chunks:
         assert size is not None  # len(content) counts chunks
@@ -236,7 +339,11 @@ def side(
     elif compress and later is not None and len(content) >= BACKGROUND:
         body = bytes(content)
         dict.__setitem__(d, "content", body)  # (d is not shared yet)
-        later.append((d, body))
+        try:
+            hint = _match(body)
+        except Exception:  # noqa: BLE001 - nothing shared then: compressed in full (fail closed)
+            hint = None
+        later.append((d, body, hint))
     elif compress:
         d["content"] = bytes(content)
     else:
