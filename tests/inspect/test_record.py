@@ -329,3 +329,73 @@ def test_destination_of_a_flow() -> None:
     f.client_conn.proxy_mode = ProxyMode.parse("regular")
     f.request.scheme = "http"
     assert not record.destination(f).via_proxy
+
+
+def _slow_sha(monkeypatch) -> tuple:
+    """record's sha256 made to wait for `go` and to note the thread each call ran in."""
+    import hashlib
+    import threading
+    import types
+
+    go, calls = threading.Event(), []
+
+    def sha256(data: bytes = b""):
+        calls.append(threading.current_thread().name)
+        go.wait(30)
+        return hashlib.sha256(data)
+
+    monkeypatch.setattr(record, "hashlib", types.SimpleNamespace(sha256=sha256))
+    return go, calls
+
+
+@pytest.mark.parametrize("size", [0, 100, 200_000])
+def test_a_digest_in_the_sides_is_read_as_its_string_by_every_reader(size: int) -> None:
+    """The capture's upstream_request_sha256 (record.Digest: made once the request has
+    left, or by its first reader) reads as the body's SHA-256 whatever reads it: mitmproxy
+    saving the flow (deepcopy, tnetstring), a flow's copy, replay's `get`, the views."""
+    import hashlib
+    import pickle
+
+    body = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    want = hashlib.sha256(body).hexdigest()
+    for read in (
+        lambda s: s["upstream_request_sha256"],
+        lambda s: s.get("upstream_request_sha256"),
+        lambda s: dict(s)["upstream_request_sha256"],
+        lambda s: {**s}["upstream_request_sha256"],
+        lambda s: dict(s.items())["upstream_request_sha256"],
+        lambda s: [v for v in s.values() if isinstance(v, str)][0],
+        lambda s: ast.literal_eval(repr(s))["upstream_request_sha256"],
+        lambda s: copy.deepcopy({"x": s})["x"]["upstream_request_sha256"],
+        lambda s: tnetstring.loads(tnetstring.dumps({"x": s}))["x"]["upstream_request_sha256"],
+        lambda s: json.loads(json.dumps(s))["upstream_request_sha256"],
+        lambda s: pickle.loads(pickle.dumps(s))["upstream_request_sha256"],
+        lambda s: s.pop("upstream_request_sha256"),
+    ):
+        sides = Side(upstream_request_sha256=record.Digest(body), n=1)
+        assert read(sides) == want
+        assert sides == {"upstream_request_sha256": want, "n": 1} or "upstream_request_sha256" not in sides
+    assert type(copy.deepcopy({"x": Side(d=record.Digest(body))})["x"]) is dict
+
+
+def test_a_digest_is_made_once_in_its_thread_and_a_reader_meanwhile_waits_for_it(monkeypatch) -> None:
+    import hashlib
+    import threading
+
+    go, calls = _slow_sha(monkeypatch)
+    body = b"y" * (record.DIGEST_ON_LOOP + 1)
+    sides = Side(upstream_request_sha256=record.Digest(body))
+    record.digest_later(sides)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(sides["upstream_request_sha256"]))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive() and got == []  # waits for the one under way, makes none of its own
+    go.set()
+    reader.join(30)
+    assert got == [hashlib.sha256(body).hexdigest()] and sides["upstream_request_sha256"] == got[0]
+    assert len(calls) == 1 and calls[0].startswith("disguise-digest")
+    record.digest_later(sides)  # made: nothing more
+    small = Side(d=record.Digest(b"short"))
+    record.digest_later(small)  # a short body at once, where it is asked
+    assert calls[1:] == [threading.current_thread().name] and small["d"] == hashlib.sha256(b"short").hexdigest()
