@@ -372,6 +372,17 @@ def holds(rules: Rules, api: Any) -> bool:
     return store is not None and any(t.api == api.name for t in store.turns)
 
 
+def tail(rules: Rules, api: Any, raw: bytes, disguises: object) -> int | None:
+    """How many bytes of raw a cut would mask (its tail: the work next_turn would do), or
+    None where raw continues no request rules remember. What to cut is next_turn's answer."""
+    store = turns_of(rules)
+    for turn in store.of(api.name, disguises) if store is not None else ():
+        got = _cut(turn, raw)
+        if got is not None:
+            return got[2] - turn.cuts[got[0]].raw - got[1]
+    return None
+
+
 @dataclass(frozen=True)
 class Cutted:
     """A next turn masked from the turn before: its body, session, and its own Turn."""
@@ -526,5 +537,5 @@ def _no_copies(
 
 __all__ = [
     "APIS", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "holds", "light", "next_turn",
-    "note_for", "remember",
+    "note_for", "remember", "tail",
 ]  # fmt: skip
