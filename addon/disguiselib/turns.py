@@ -516,11 +516,11 @@ def _no_copies(
         return True
     if odd:
         return False
-    forms = [f.encode("utf-8", "surrogatepass") for o in found for f in copies.spellings(o)]
+    forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
     if copies.left_over(mini, edits, session):
         return False
-    for x in {cut.raw, p, q}:
-        if any(f in b[max(0, x - len(f) + 1) : x + len(f) - 1] for f in forms if len(f) > 1):
+    for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
+        if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
             return False
     old = turn.session.found()
     m1 = turn.masked
