@@ -85,7 +85,12 @@ def turn_by_turn(cfg, bodies: list[bytes], api=API, path: str = "/v1/messages") 
     log.addHandler(said)
     try:
         for body in bodies:
+            was = turns.turns_of(cfg.rules)
+            hits, n = (was.hits if was is not None else 0), turns.tail(cfg.rules, api, body, cfg.disguises)
             got = pipeline.mask_request(api, body, cfg, path, HDRS)
+            now = turns.turns_of(cfg.rules)
+            if now is not None and now.hits > hits:  # cut: turns.tail said so, and how much it masked
+                assert n is not None and 0 < n < len(body)
             warned, said.said = said.said, []
             with no_turns():
                 want = pipeline.mask_request(api, body, cfg, path, HDRS)

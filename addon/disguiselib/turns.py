@@ -376,6 +376,17 @@ def holds(rules: Rules, api: Any) -> bool:
     return store is not None and any(t.api == api.name for t in store.turns)
 
 
+def tail(rules: Rules, api: Any, raw: bytes, disguises: object) -> int | None:
+    """How many bytes of raw a cut would mask (its tail: the work next_turn would do), or
+    None where raw continues no request rules remember. What to cut is next_turn's answer."""
+    store = turns_of(rules)
+    for turn in store.of(api.name, disguises) if store is not None else ():
+        got = _cut(turn, raw)
+        if got is not None:
+            return got[2] - turn.cuts[got[0]].raw - got[1]
+    return None
+
+
 @dataclass(frozen=True)
 class Cutted:
     """A next turn masked from the turn before: its body, session, and its own Turn."""
@@ -509,11 +520,11 @@ def _no_copies(
         return True
     if odd:
         return False
-    forms = [f.encode("utf-8", "surrogatepass") for o in found for f in copies.spellings(o)]
+    forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
     if copies.left_over(mini, edits, session):
         return False
-    for x in {cut.raw, p, q}:
-        if any(f in b[max(0, x - len(f) + 1) : x + len(f) - 1] for f in forms if len(f) > 1):
+    for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
+        if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
             return False
     old = turn.session.found()
     m1 = turn.masked
@@ -530,5 +541,5 @@ def _no_copies(
 
 __all__ = [
     "ON", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "holds", "light", "next_turn",
-    "note_for", "remember",
+    "note_for", "remember", "tail",
 ]  # fmt: skip

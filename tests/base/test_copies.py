@@ -357,13 +357,49 @@ def test_left_over_builds_no_automaton_of_a_long_original(monkeypatch: pytest.Mo
         return real(patterns, **k)
 
     monkeypatch.setattr(copies.ahocorasick_rs, "BytesAhoCorasick", spy)
-    text = f'é "{key}" "pw1" x {key} y'
+    text = f'é "{key}" "pw1" x {key} y' + " " * copies.Places.SHORT  # (a shorter text: no automaton at all)
     a, p = text.index(key), text.index("pw1")
     edits = [(a, a + len(key), ph), (p, p + 3, "[PASSWORD_1]")]
     assert copies.left_over(text, edits, s) == {key: "PRIVATE_KEY"}
     assert built and all(len(x) < 1000 for patterns in built for x in patterns)
     last = text.rindex(key)
     assert copies.left_over(text, [*edits, (last, last + len(key), ph)], s) == {}
+
+
+@settings(max_examples=400, deadline=None)
+@given(patterns=st.lists(_NEEDLE, min_size=1, max_size=6), texts=st.lists(_BYTES, min_size=1, max_size=3),
+       long=st.integers(1, 6), short=st.integers(0, 12))  # fmt: skip
+@example(patterns=[b"ab", b"b", b"ab", b"a"], texts=[b"abab"], long=9, short=99)  # one place of two, in k's order
+def test_a_lazy_places_finds_the_automatons_places_in_its_order(patterns, texts, long, short) -> None:  # noqa: ANN001
+    """Places(lazy=True) searches a text under SHORT bytes string by string: the very
+    list the automaton gives (duplicates, overlaps, the long ones), and once a longer
+    text came, the automaton's."""
+    old = copies.Places.LONG, copies.Places.SHORT
+    copies.Places.LONG, copies.Places.SHORT = long, short
+    try:
+        lazy, eager = copies.Places(patterns, lazy=True), copies.Places(patterns)
+        for text in texts:
+            assert lazy.places(text) == eager.places(text)
+    finally:
+        copies.Places.LONG, copies.Places.SHORT = old
+
+
+def test_left_over_of_a_short_text_builds_no_automaton(monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 29: a next turn's new messages (turns.py: a kB or two) are read for the
+    copies of the ~40 originals its conversation's rules found: string by string, not by
+    an automaton of them all (0.26 ms to build, on the event loop); the same answer."""
+    s = Session()
+    originals = [f"user{i}@corp{i}.example.com" for i in range(40)]
+    for o in originals:
+        s.placeholder("EMAIL", o)
+    built: list[int] = []
+    real = copies.ahocorasick_rs.BytesAhoCorasick
+    monkeypatch.setattr(copies.ahocorasick_rs, "BytesAhoCorasick", lambda p, **k: built.append(len(p)) or real(p, **k))
+    text = json.dumps({"content": f"write to {originals[7]} and [EMAIL_1]"})
+    a = text.index("[EMAIL_1]")
+    assert copies.left_over(text, [(a, a + 9, "[EMAIL_1]")], s) == {originals[7]: "EMAIL"} and built == []
+    long = text + " " * copies.Places.SHORT
+    assert copies.left_over(long, [(a, a + 9, "[EMAIL_1]")], s) == {originals[7]: "EMAIL"} and built
 
 
 @settings(max_examples=200, deadline=None)

@@ -381,3 +381,56 @@ def flow_error():
     from mitmproxy import flow
 
     return flow.Error("server disconnected")
+
+
+def test_a_masked_body_is_hashed_once_the_request_has_left_and_every_copy_carries_its_hash(
+    addon, monkeypatch, caplog
+) -> None:
+    """issue 29: the capture's SHA-256 of the masked body (read by client replay and by
+    whatever copies the flow) is not made on the request's way upstream (0.5 ms a 1 MB
+    body, in the thread that masked it), but once the request has left, in a thread of
+    its own; a flow saved or replayed before that carries the right hash all the same."""
+    import hashlib
+    import logging
+    import threading
+
+    from mitmproxy import ctx
+
+    from disguiselib.inspect import record
+
+    hashed: list[tuple[int, str]] = []
+    real = hashlib.sha256
+
+    def sha256(data: bytes = b"", **kw):
+        if len(data) >= 100_000:
+            hashed.append((len(data), threading.current_thread().name))
+        return real(data, **kw)
+
+    monkeypatch.setattr(hashlib, "sha256", sha256)
+    f, _, _ = _large_flow(addon, monkeypatch)
+    sent = f.request.raw_content
+    assert hashed == []  # masked (in a thread, as a next turn cut or the worker's would be): not hashed
+    saved = roundtrip(f)  # saved before it left: hashed by this read
+    assert saved.metadata[SIDES]["upstream_request_sha256"] == real(sent).hexdigest()
+    g, _, _ = _large_flow(addon, monkeypatch)
+    hashed.clear()
+    copied = g.copy()  # mitmproxy's client replay of a live flow replays a copy
+    copied.is_replay = "request"
+    caplog.set_level(logging.INFO, "disguise")
+    later = addon.request(copied)  # (a copy is no live flow: masked in the hook)
+    if later is not None:
+        ctx.master.event_loop.run_until_complete(later)
+    assert copied.response is None and copied.request.content == g.request.content  # replayed: masked afresh
+    assert "edited" not in caplog.text  # (an edit in mitmweb is sent as it is)
+    h, _, _ = _large_flow(addon, monkeypatch)
+    hashed.clear()
+    h.response = tutils.tresp(content=None)
+    h.response.headers["content-type"] = "text/event-stream"
+    addon.responseheaders(h)  # the request has left
+    for _ in range(300):
+        if hashed:
+            break
+        threading.Event().wait(0.01)
+    assert hashed == [(len(sent), hashed[0][1])] and hashed[0][1].startswith("disguise-digest")
+    assert roundtrip(h).metadata[SIDES]["upstream_request_sha256"] == real(h.request.raw_content).hexdigest()
+    assert len(hashed) == 1 and type(dict.__getitem__(h.metadata[SIDES], "upstream_request_sha256")) is record.Digest

@@ -329,3 +329,33 @@ def test_destination_of_a_flow() -> None:
     f.client_conn.proxy_mode = ProxyMode.parse("regular")
     f.request.scheme = "http"
     assert not record.destination(f).via_proxy
+
+
+@pytest.mark.parametrize("size", [0, 100, 200_000])
+def test_a_digest_in_the_sides_is_read_as_its_string_by_every_reader(size: int) -> None:
+    """The capture's upstream_request_sha256 (record.Digest: made once the request has
+    left, or by its first reader) reads as the body's SHA-256 whatever reads it: mitmproxy
+    saving the flow (deepcopy, tnetstring), a flow's copy, replay's `get`, the views."""
+    import hashlib
+    import pickle
+
+    body = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    want = hashlib.sha256(body).hexdigest()
+    for read in (
+        lambda s: s["upstream_request_sha256"],
+        lambda s: s.get("upstream_request_sha256"),
+        lambda s: dict(s)["upstream_request_sha256"],
+        lambda s: {**s}["upstream_request_sha256"],
+        lambda s: dict(s.items())["upstream_request_sha256"],
+        lambda s: [v for v in s.values() if isinstance(v, str)][0],
+        lambda s: ast.literal_eval(repr(s))["upstream_request_sha256"],
+        lambda s: copy.deepcopy({"x": s})["x"]["upstream_request_sha256"],
+        lambda s: tnetstring.loads(tnetstring.dumps({"x": s}))["x"]["upstream_request_sha256"],
+        lambda s: json.loads(json.dumps(s))["upstream_request_sha256"],
+        lambda s: pickle.loads(pickle.dumps(s))["upstream_request_sha256"],
+        lambda s: s.pop("upstream_request_sha256"),
+    ):
+        sides = Side(upstream_request_sha256=record.Digest(body), n=1)
+        assert read(sides) == want
+        assert sides == {"upstream_request_sha256": want, "n": 1} or "upstream_request_sha256" not in sides
+    assert type(copy.deepcopy({"x": Side(d=record.Digest(body))})["x"]) is dict

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mitmproxy.test import taddons, tflow, tutils
 
 from anthropic_util import build_stream, read_stream
@@ -86,6 +88,39 @@ def test_a_literal_is_hashed_once_per_rule_set(monkeypatch) -> None:
     monkeypatch.setattr(replay, "_literal_id", lambda o: calls.append(o) or real(o))
     assert replay.fingerprint(s, rules) == want == replay.fingerprint(s, rules)
     assert sorted(calls) == ["Acme Corp", "Globex"]  # the second time: none
+
+
+def _session(literals) -> Session:  # noqa: ANN001
+    s = Session()
+    for o in literals:
+        s.count(LITERALS, o)
+    return s
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sets(st.sampled_from([f"Name {i}" for i in range(12)])), max_size=8))
+def test_a_requests_literal_ids_are_those_of_a_fresh_sort_whatever_came_before(turns: list[set[str]]) -> None:
+    """fingerprint merges a next turn's new literals into a recent request's sorted ids:
+    the list is the fresh sort's, whatever requests (supersets, subsets, others) came
+    before under the same rule set."""
+    rules = Rules(mappings.from_dict({"literals": {f"Name {i}": f"Other {i}" for i in range(12)}}))
+    for lits in turns:
+        grown = _session(lits)
+        assert replay.fingerprint(grown, rules)["literals"] == sorted(map(replay._literal_id, lits))
+
+
+def test_a_next_turns_literal_ids_are_the_turn_befores_and_its_new_ones(monkeypatch) -> None:
+    """issue 29: a conversation's next turn (its literals the turn before's and a few
+    more) looks up and sorts only its new literals' ids (0.3 ms of the event loop for
+    a Claude Code turn's ~600)."""
+    names = [f"Name {i}" for i in range(600)]
+    rules = Rules(mappings.from_dict({"literals": {o: o.replace("Name", "Other") for o in names}}))
+    replay.fingerprint(_session(names[:590]), rules)
+    looked: list[str] = []
+    real = replay._id_in
+    monkeypatch.setattr(replay, "_id_in", lambda ids, o: looked.append(o) or real(ids, o))
+    got = replay.fingerprint(_session(names[:595]), rules)["literals"]
+    assert got == sorted(map(replay._literal_id, names[:595])) and sorted(looked) == sorted(names[590:595])
 
 
 def test_missing_rules_names_what_is_gone(tmp_path: Path) -> None:

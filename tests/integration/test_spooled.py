@@ -243,8 +243,9 @@ hashlib.sha256 = sha256
 
 def test_a_body_masked_in_the_worker_is_hashed_for_the_capture_off_the_event_loop(tmp_path: Path) -> None:
     """The capture's upstream side names the masked body by its SHA-256: 1-3 ms of the
-    event loop's per 1 MB body, now computed in the offload thread (hashlib lets the GIL
-    go). A probe loaded beside the addon says when a large body is hashed on the loop."""
+    event loop's per 1 MB body, computed once the request has left, in a thread of its
+    own (inspect/record.Digest; hashlib lets the GIL go), and saved with the flow. A probe
+    loaded beside the addon says when a large body is hashed on the loop."""
     import hashlib
 
     probe = tmp_path / "probe.py"

@@ -100,3 +100,33 @@ def test_bytes_that_are_not_the_ones_noted_are_not_kept(cfg) -> None:  # noqa: A
     assert turns.turns_of(cfg.rules) is None
     turns.adopt(cfg.rules, got.turn, body("hi"), got.body, cfg.disguises)
     assert turns.holds(cfg.rules, ANTHROPIC_MESSAGES)
+
+
+def test_a_next_turn_with_a_short_tail_is_cut_on_the_loop_a_longer_one_in_a_thread(off, cfg, monkeypatch) -> None:  # noqa: ANN001
+    """issue 29: a next turn whose new elements are at most INLINE_TAIL bytes is cut where
+    the request hook runs (1-2 ms: less than a hop to a thread and back costs it), a
+    longer one in a thread (the loop never paused longer); the same verdict either way,
+    the full path's. A body that continues nothing is found so without a thread."""
+    import threading
+
+    from disguiselib.mitm import offload
+
+    where: list[bool] = []
+    real = pipeline.cut_request
+    monkeypatch.setattr(pipeline, "cut_request", lambda *a: where.append(threading.current_thread() is threading.main_thread()) or real(*a))  # fmt: skip
+    short = "and x@y.io, Acme Corp"
+    long = short + " and more words" * (offload.INLINE_TAIL // 15)
+    for text, on_loop in ((short, True), (long, False)):
+        cfg.rules.found.turns = None
+        one, two = body("mail bob@corp.example.com"), body("mail bob@corp.example.com", text)
+        asyncio.run(off.mask(ANTHROPIC_MESSAGES, one, cfg, "/v1/messages", HEADERS))
+        n = turns.tail(cfg.rules, ANTHROPIC_MESSAGES, two, cfg.disguises)
+        assert n is not None and (n <= offload.INLINE_TAIL) is on_loop
+        got = asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS))
+        want = full(cfg, two)
+        assert isinstance(got, pipeline.Masked) and isinstance(want, pipeline.Masked) and got.body == want.body
+        assert where[-1] is on_loop
+    other = body("hello").replace(b'"system":"Acme Corp writes"', b'"system":"another system"')
+    where.clear()
+    assert turns.tail(cfg.rules, ANTHROPIC_MESSAGES, other, cfg.disguises) is None
+    assert asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, other, cfg, "/v1/messages", HEADERS)) is None and where == []

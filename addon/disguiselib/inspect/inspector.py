@@ -41,11 +41,14 @@ from .record import (
     META,
     REQUEST_NOT_KEPT,
     SIDES,
+    Digest,
+    Side,
     Tee,
     _Chunks,
     _sha,
     compress_held,
     counts_text,
+    digest_later,
     keep_only,
     mark_refused,
     marker,
@@ -189,6 +192,8 @@ class Inspector:
         phase = rec.phase
         if phase is not Phase.MASKED and rec.capture_later:  # the request left (or never will): compressed now
             compress_held(rec.capture_later, _remembered(rec))
+        if phase is not Phase.MASKED:  # its hash too (digest.Digest)
+            digest_later(flow.metadata.get(SIDES))
         if phase is Phase.MASKED:
             self._masked(flow, rec)
             keep_only(_remembered(rec))  # (after its side compared itself with them: record._match)
@@ -215,7 +220,6 @@ class Inspector:
         """After a request was masked (flow.request holds the masked body)."""
         session, client_body = rec.session, rec.client_body or b""
         size = len(client_body) if rec.client_size is None else rec.client_size  # only its first bytes kept (Spooled)
-        raw, known, rec.upstream_sha = flow.request.raw_content, rec.upstream_sha, None  # its hash, made off the loop
         assert session is not None and rec.api is not None  # MASKED: set by the adapter
         meta = flow.metadata.setdefault(META, {})
         rules = rec.config.rules if rec.config is not None else None
@@ -225,11 +229,11 @@ class Inspector:
         for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
             meta.pop(k, None)
         headers = pairs(flow.request.headers.fields, drop=b"content-length", hide=True)
-        sides = {
-            "client_request": side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
-                                   headers=headers, later=rec.capture_later),  # fmt: skip
-            "upstream_request_sha256": known[1] if known is not None and known[0] is raw else _sha(raw),
-        }
+        sides = Side(
+            client_request=side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
+                                headers=headers, later=rec.capture_later),  # fmt: skip
+            upstream_request_sha256=Digest(flow.request.raw_content),  # made once the request has left
+        )
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)
         flow.marked = marker(meta) or flow.marked
@@ -253,7 +257,10 @@ class Inspector:
             return
         flow.request.raw_content = sent
         sides = flow.metadata.get(SIDES)
-        if isinstance(sides, dict):
+        if isinstance(sides, Side):  # (the request has left: made now, in the background)
+            sides["upstream_request_sha256"] = d = Digest(sent)
+            d.later()
+        elif isinstance(sides, dict):  # another addon's: plain values only
             sides["upstream_request_sha256"] = _sha(sent)
 
     def _forwarded(self, flow: http.HTTPFlow, rec: FlowRecord, reason: str) -> None:
@@ -304,6 +311,7 @@ class Inspector:
         """The flow ended (response or error hook): keep the sides, write the summary,
         one info line with counts only."""
         compress_held(rec.capture_later, _remembered(rec))  # (no response came: held until now)
+        digest_later(flow.metadata.get(SIDES))
         meta = flow.metadata.setdefault(META, {})
         assert rec.api is not None and rec.restorer is not None  # called for a record with a restorer
         meta["api"] = rec.api.name

@@ -25,6 +25,7 @@ from ..rules.rules import LITERALS
 from ..turns import turns_of
 from ..wire.decoding import LIMIT, ExpansionError, decode_whole
 from . import packing
+from .digest import DIGEST_ON_LOOP, Digest, digest_later  # noqa: F401  (read from here too)
 from .packing import ON_LOOP, _Chunks, pack, unpack
 from .tee import Kept, Tee  # noqa: F401  (their home before tee.py: read from here too)
 
@@ -241,13 +242,16 @@ def pairs(fields: tuple[tuple[bytes, bytes], ...], drop: bytes = b"", hide: bool
 
 def _plain(v: Any) -> Any:
     t = type(v)
+    if t is Digest:
+        return v.hexdigest()
     return unpack(v) if t is _Zipped else v.plain() if t is _Chunks or t is Pairs else v
 
 
 class Side(dict[str, Any]):
-    """One kept side: a dict whose `content` is held compressed. Every way of reading it
-    (`[]`, `get`, `items`, `values`, `dict(side)`, `==`, `repr`, json, mitmproxy's
-    serializer, `copy.deepcopy`) gives the body as it came."""
+    """One kept side: a dict whose `content` is held compressed; and the flow's SIDES,
+    whose `upstream_request_sha256` is a Digest. Every way of reading it (`[]`, `get`,
+    `items`, `values`, `dict(side)`, `==`, `repr`, json, mitmproxy's serializer,
+    `copy.deepcopy`) gives the body as it came, the digest as its string."""
 
     __slots__ = ("__weakref__",)  # (_recent)
 

@@ -357,13 +357,13 @@ class Disguise:
                 raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())
                 args = (rec.api, raw, *args[2:])
             off = self.offload  # not ready: started in the background, this body masked in a thread
-            dest = destination(flow)  # the worker's verdict (never raises); in a thread, a masked body hashed there too
+            dest = destination(flow)  # the worker's verdict (never raises), or a thread's
             if off.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes) and off.ready(rec.config):
                 # a conversation's next turn cut here from the one the worker masked (turns.py), else the worker
-                got = await off.cut(*args, rec, dest=dest)
-                result: pipeline.Verdict = got if got is not None else await off.mask(*args, rec, dest=dest)
+                got = await off.cut(*args, dest=dest)
+                result: pipeline.Verdict = got if got is not None else await off.mask(*args, dest=dest)
             else:
-                result = await self.offload.in_thread(*args, rec, dest=dest)
+                result = await self.offload.in_thread(*args, dest=dest)
             if enc and isinstance(result, pipeline.Masked):  # unchanged: raw, or made again (flows.leaving)
                 encoded = await asyncio.to_thread(encoded_again, body, result.body, enc, result.body is not raw)
         except MaskError as e:  # the compressed body cannot be decoded

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import itertools
 import logging
 import socket
@@ -45,7 +44,6 @@ from ..apis.registry import Api
 from ..base.wirespec import Destination
 from ..config import Config
 from ..rules.rules import Session
-from ..state import FlowRecord
 from ..worker import NEED, Job, OffloadError, Spec, decode, offloadable
 
 log = logging.getLogger("disguise")
@@ -72,6 +70,11 @@ PIECE = 1 << 20
 # every message at once (worker.serve), so only a worker that hangs or stopped makes a
 # send wait; then the body is refused, never the pool's thread stuck for good.
 SEND_S = 30.0
+# A next turn whose new elements (turns.tail) are at most this many bytes is cut on the
+# event loop: 1-2 ms of CPU on a loaded machine for a 1 MB body (the cut's fixed part,
+# its sessions and checks, ~1 ms; then ~0.12 ms a KiB of text with an original every 200
+# characters), less than a hop to a thread and back costs the request there.
+INLINE_TAIL = 4 << 10
 
 
 def timeout_for(n: int) -> float:
@@ -175,70 +178,52 @@ class Offload:
 
     async def mask(
         self, api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]],
-        rec: FlowRecord | None = None, dest: Destination | None = None, start: Session | None = None,
+        dest: Destination | None = None, start: Session | None = None,
     ) -> pipeline.Verdict:
         """What pipeline.mask_request(api, raw, cfg, path, headers, dest, start) returns,
         computed in the worker; a refusal that is never forwarded (OffloadError's) when it
-        cannot give it. Never raises. rec: a masked body's SHA-256 (the capture's upstream
-        side) is computed in the pool's thread (hashlib lets the GIL go: 1-3 ms of the
-        loop's per 1 MB body) and left in rec.upstream_sha."""
+        cannot give it. Never raises."""
         job = Job(api.name, path, headers, log.getEffectiveLevel(), dest or Destination(), start)
         gen = self.generation(cfg)
         try:
-            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw, rec is not None)
-            result, logs, *sha = await asyncio.wrap_future(fut)
+            fut = self._pool.submit(self._roundtrip, gen, cfg, job, raw)
+            result, logs = await asyncio.wrap_future(fut)
         except Exception as e:  # noqa: BLE001 - the pool refusing work (closed): fail closed
             return pipeline.Refused.of(OffloadError(f"the masking worker is not available ({type(e).__name__})"))
         for level, msg in logs:
             log.log(level, "%s", msg)
         if isinstance(result, Exception):  # the worker failed (worker.decode), or its message did
             return pipeline.Refused.of(result)
-        if rec is not None and sha and isinstance(result, pipeline.Masked):
-            rec.upstream_sha = (result.body, sha[0])
         if isinstance(result, pipeline.Masked) and result.turn is not None:  # its next turn cut here (cut)
             turns.adopt(cfg.rules, result.turn, raw, result.body, cfg.disguises)
         return result  # type: ignore[no-any-return]  # the verdict mask_request returned (worker.decode)
 
     @staticmethod
     async def cut(
-        api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]], rec: FlowRecord | None = None,
-        dest: Destination | None = None,
+        api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]], dest: Destination | None = None
     ) -> pipeline.Verdict | None:
-        """A conversation's next turn cut in a thread of the proxy from a request the
-        worker masked before (pipeline.cut_request, turns.py: its new elements only, a
-        millisecond for a 1 MB body, less than the hand-off), as in_thread; None where it
-        is not one (the worker then)."""
+        """A conversation's next turn cut in the proxy from a request the worker masked
+        before (pipeline.cut_request, turns.py: its new elements only, a millisecond or two
+        for a 1 MB body, less than the hand-off): where they are at most INLINE_TAIL bytes,
+        here on the event loop (no hop to a thread and back), else in a thread; None where
+        it is not one (the worker then)."""
         if not turns.holds(cfg.rules, api):
             return None
-
-        def run() -> tuple[pipeline.Verdict | None, str | None]:
-            result = pipeline.cut_request(api, raw, cfg, path, headers, dest)
-            masked = rec is not None and result is not None
-            return result, hashlib.sha256(result.body).hexdigest() if masked else None  # type: ignore[union-attr]
-
-        result, sha = await asyncio.to_thread(run)
-        if rec is not None and sha is not None and result is not None:
-            rec.upstream_sha = (result.body, sha)  # type: ignore[union-attr]
-        return result
+        n = turns.tail(cfg.rules, api, raw, cfg.disguises)
+        if n is None:
+            return None  # (no thread asked to find that out)
+        if n <= INLINE_TAIL:
+            return pipeline.cut_request(api, raw, cfg, path, headers, dest)
+        return await asyncio.to_thread(pipeline.cut_request, api, raw, cfg, path, headers, dest)
 
     @staticmethod
     async def in_thread(
-        api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]], rec: FlowRecord | None = None,
+        api: Api, raw: bytes, cfg: Config, path: str, headers: list[tuple[str, str]],
         dest: Destination | None = None, start: Session | None = None,
     ) -> pipeline.Verdict:
         """pipeline.mask_request in a thread of the proxy (the worker not ready: `ready`;
-        or disguise_offload_bytes 0); rec: a masked body's SHA-256 computed there too and
-        left in rec.upstream_sha, as `mask` does (never on the event loop)."""
-
-        def run() -> tuple[pipeline.Verdict, str | None]:
-            result = pipeline.mask_request(api, raw, cfg, path, headers, dest, start)
-            masked = rec is not None and isinstance(result, pipeline.Masked)
-            return result, hashlib.sha256(result.body).hexdigest() if masked else None  # type: ignore[union-attr]
-
-        result, sha = await asyncio.to_thread(run)
-        if rec is not None and sha is not None and isinstance(result, pipeline.Masked):
-            rec.upstream_sha = (result.body, sha)
-        return result
+        or disguise_offload_bytes 0)."""
+        return await asyncio.to_thread(pipeline.mask_request, api, raw, cfg, path, headers, dest, start)
 
     def upload(self) -> Upload:
         """A body to be fed to the worker as it arrives."""
@@ -365,7 +350,7 @@ class Offload:
             except Exception:  # noqa: BLE001 - the next send finds it stopped
                 pass
 
-    def _roundtrip(self, gen: int, cfg: Config, job: Job, body: bytes | Upload, sha: bool = False) -> tuple:
+    def _roundtrip(self, gen: int, cfg: Config, job: Job, body: bytes | Upload) -> tuple:
         up = body if isinstance(body, Upload) else None
         raw = body if isinstance(body, bytes) else b""
         size = up.size if up is not None else len(raw)
@@ -401,10 +386,7 @@ class Offload:
                 self._stop()  # what masking a huge body grew the worker to goes back to the system
                 self._warm()  # and a fresh one starts now, not at the next body
             if up is None:
-                result = decode(reply[3], blobs, raw)
-                if sha and isinstance(result, pipeline.Masked):
-                    return result, reply[4], hashlib.sha256(result.body).hexdigest()
-                return result, reply[4]
+                return decode(reply[3], blobs, raw), reply[4]
             return _pieced(decode(reply[3], blobs, b""), blobs), reply[4]
         except Exception as e:  # noqa: BLE001 - whatever failed, this body has no verdict: refused
             why = (
