@@ -37,7 +37,7 @@ import ahocorasick_rs
 
 from ..wire import percent
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import bigtext, fakes, linear, remask, settle, triggers
+from . import bigtext, fakes, leftmost, linear, remask, settle, triggers
 from .accept import Options, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import CLEAN_MAX, NOTHING, Found, Known, digest_of
@@ -97,11 +97,15 @@ class Rules:
         # -- forward --
         originals = list(self.lit_forward)
         self._lit_longest = max((len(utf8(o)) for o in originals), default=1)
+        # the automaton, read through a Hyperscan literal database where that is faster
+        # (leftmost.py: the same matches)
+        keys = [utf8(o) for o in originals]
         self._lit_ac = (
-            automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
+            leftmost.Literals(keys, automaton(ahocorasick_rs.BytesAhoCorasick, keys, sum(map(len, originals))))
             if originals
             else None
         )
+        del keys
         # rawscan's one automaton of these literals and a disguises' set's, with that set
         # (built when a body first needs it)
         self._raw_literals: tuple[Rules | None, object] | None = None
