@@ -66,8 +66,8 @@ class Knowing:
         self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
         self._longest = 0  # own's longest
 
-    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
-        found = self._rules.find(text, memo)
+    def find(self, text: str, memo: dict | None = None, new: bool = False) -> list[tuple[str, int, int]]:
+        found = self._rules.find(text, memo, new)
         if self._originals:
             names = self._originals.names()
             copies = [(names[k], i, j) for k, i, j in self._originals.matches(text)]
