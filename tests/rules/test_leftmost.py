@@ -59,14 +59,14 @@ def test_dense_matches_stop_the_scan_and_the_automaton_answers(monkeypatch: pyte
     found = _literals([f"w{i:03d}".encode() for i in range(leftmost.MIN_LITERALS)])
     assert found.hyperscan
     calls = []
-    real = leftmost.Literals._all
+    real = leftmost.Scanner.all
 
-    def counted(self: leftmost.Literals, b: object, most: int) -> object:
+    def counted(self: leftmost.Scanner, b: object, most: int) -> object:
         got = real(self, b, most)
         calls.append(got is None)
         return got
 
-    monkeypatch.setattr(leftmost.Literals, "_all", counted)
+    monkeypatch.setattr(leftmost.Scanner, "all", counted)
     sparse = (b"." * 1000 + b"w007 ") * 20
     dense = b"w001 w002 " * 2000
     for b, stopped in ((sparse, False), (dense, True)):

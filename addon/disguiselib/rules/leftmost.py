@@ -22,6 +22,9 @@ setup costs more than the bytes. Where Hyperscan is not there, does not take the
 (one holding a NUL: the wrapper reads each as a C string), or the set is small (fewer
 than MIN_LITERALS: the automaton is fast then) or large (over MAX_LITERALS: the database
 takes long to build, 10,000 ~0.17 s), the automaton alone.
+
+`database` and `Scanner` (every match, no chain) serve base/copies.py too: the places of
+an original's copies in a body's bytes.
 """
 
 from __future__ import annotations
@@ -45,45 +48,33 @@ SMALL = 4096
 DENSE, LEAST = 192, 64
 
 
-class Literals:
-    """find_matches_as_indexes(b) of the automaton `ac` of keys (leftmost-longest:
-    (index, start, end) in b, in order), answered by a Hyperscan literal database of the
-    same keys where one is made (module docstring). Read-only once made; a scratch space
-    per thread."""
+def database(keys: list[bytes]) -> Any:
+    """A Hyperscan literal database of keys (each matched exactly, every match reported),
+    or None where Hyperscan is not there or does not take them (one holding a NUL)."""
+    if hyperscan is None or not keys or any(b"\x00" in k for k in keys):
+        return None
+    try:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=keys, ids=list(range(len(keys))), elements=len(keys), flags=0, literal=True)
+    except Exception:  # noqa: BLE001 - not taken: the caller's automaton finds them
+        return None
+    return db
 
-    __slots__ = ("ac", "_db", "_lengths", "_local")
 
-    def __init__(self, keys: list[bytes], ac: Any) -> None:
-        self.ac = ac
-        self._db: Any = None
+class Scanner:
+    """Every match of each of keys in bytes, by a Hyperscan literal database (`database`;
+    None where there is none): `all`. Read-only once made; a scratch space per thread."""
+
+    __slots__ = ("_db", "_lengths", "_local")
+
+    def __init__(self, keys: list[bytes], db: Any) -> None:
+        self._db = db
         self._lengths = [len(k) for k in keys]
         self._local = threading.local()
-        if hyperscan is not None and MIN_LITERALS <= len(keys) <= MAX_LITERALS and not any(b"\x00" in k for k in keys):
-            try:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                db.compile(expressions=keys, ids=list(range(len(keys))), elements=len(keys), flags=0, literal=True)
-                self._db = db
-            except Exception:  # noqa: BLE001 - not taken: the automaton finds them
-                self._db = None
 
-    @property
-    def hyperscan(self) -> bool:
-        """Does a Hyperscan database read long texts?"""
-        return self._db is not None
-
-    def find_matches_as_indexes(self, b: Any) -> list[tuple[int, int, int]]:
-        """The automaton's leftmost-longest matches (index, start, end) in b (bytes, or a
-        view of them)."""
-        if self._db is None or len(b) < SMALL:
-            return self.ac.find_matches_as_indexes(b)
-        got = self._all(b, len(b) // DENSE + LEAST)
-        if got is None:
-            return self.ac.find_matches_as_indexes(b)
-        return chain(got)
-
-    def _all(self, b: Any, most: int) -> list[tuple[int, int, int]] | None:
-        """Every match (start, end, index) in b, in the order Hyperscan reports them; None
-        past `most` of them (the scan stops)."""
+    def all(self, b: Any, most: int) -> list[tuple[int, int, int]] | None:
+        """Every match (start, end, index) in b (bytes, or a view of them), in the order
+        Hyperscan reports them; None past `most` of them (the scan stops)."""
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
             scratch = self._local.scratch = hyperscan.Scratch(self._db)
@@ -100,6 +91,39 @@ class Literals:
         except hyperscan.ScanTerminated:
             return None
         return out
+
+
+def too_many(b: Any) -> int:
+    """How many matches in b are dense (module docstring): more than this."""
+    return len(b) // DENSE + LEAST
+
+
+class Literals:
+    """find_matches_as_indexes(b) of the automaton `ac` of keys (leftmost-longest:
+    (index, start, end) in b, in order), answered by a Hyperscan literal database of the
+    same keys where one is made (module docstring)."""
+
+    __slots__ = ("ac", "_scan")
+
+    def __init__(self, keys: list[bytes], ac: Any) -> None:
+        self.ac = ac
+        db = database(keys) if MIN_LITERALS <= len(keys) <= MAX_LITERALS else None
+        self._scan = Scanner(keys, db) if db is not None else None
+
+    @property
+    def hyperscan(self) -> bool:
+        """Does a Hyperscan database read long texts?"""
+        return self._scan is not None
+
+    def find_matches_as_indexes(self, b: Any) -> list[tuple[int, int, int]]:
+        """The automaton's leftmost-longest matches (index, start, end) in b (bytes, or a
+        view of them)."""
+        if self._scan is None or len(b) < SMALL:
+            return self.ac.find_matches_as_indexes(b)
+        got = self._scan.all(b, too_many(b))
+        if got is None:
+            return self.ac.find_matches_as_indexes(b)
+        return chain(got)
 
 
 def chain(matches: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
