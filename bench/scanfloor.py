@@ -87,7 +87,7 @@ def main() -> None:
             take("parse (fields.loads)", lambda raw=raw: masking._parse(raw))
             take("encode the texts", lambda ps=ps: [p.encode("utf-8", "surrogatepass") for p in ps])
             take("digests (BLAKE2b)", lambda bs=bs: [Found.digest(b) for b in bs if len(b) >= 32])
-            take("literals: Aho-Corasick", lambda bs=bs: rules._lit_ac.find_matches_as_indexes(b"\x00".join(bs)))
+            take("literals: leftmost.Literals (Hyperscan, or Aho-Corasick)", lambda bs=bs: rules._lit_ac.find_matches_as_indexes(b"\x00".join(bs)))
             take("patterns: Hyperscan", lambda bs=bs: rules._prefilter.match_many(bs))
             take("prescan (whole)", lambda ps=ps: (rules.found.clear(), rules.prescan(ps)))
             take("exact searches (marked texts)",

@@ -320,8 +320,9 @@ def test_masking_again_stops_when_nothing_new_is_spelled_and_is_bounded() -> Non
         copies.more(text, [(3, 6, "[PASSWORD_1]")], last, Originals())
 
 
-# left_over's search (copies.Places: the short spellings by one automaton, the long ones
-# by bytes.find) against a search per spelling, LONG made small so that both kinds meet
+# left_over's search (copies.Places: the short spellings by a Hyperscan literal database or
+# the automaton, the long ones by bytes.find) against a search per spelling, LONG made small
+# so that both kinds meet
 _BYTES = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9", b" "]), max_size=30).map(b"".join)
 _NEEDLE = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\xc3\xa9"]), min_size=1, max_size=5).map(b"".join)
 
@@ -342,8 +343,8 @@ def test_places_finds_what_a_search_per_spelling_finds(patterns: list[bytes], te
 
 
 def test_left_over_builds_no_automaton_of_a_long_original(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A private key found (1.7 kB) is looked for by bytes.find: an automaton of it cost
-    more to build than the scan of a 1 MB body it was built for. Its copies are found as
+    """A private key found (1.7 kB) is looked for by bytes.find: an automaton (or a
+    Hyperscan database) of it cost more to build than the scan of a 1 MB body it was built for. Its copies are found as
     before: the one no edit covers, not the one masked."""
     key = "MIIEow" + "Q" * 1700
     s = Session()
@@ -356,8 +357,10 @@ def test_left_over_builds_no_automaton_of_a_long_original(monkeypatch: pytest.Mo
         built.append(list(patterns))
         return real(patterns, **k)
 
+    real_db = copies.leftmost.database
     monkeypatch.setattr(copies.ahocorasick_rs, "BytesAhoCorasick", spy)
-    text = f'é "{key}" "pw1" x {key} y' + " " * copies.Places.SHORT  # (a shorter text: no automaton at all)
+    monkeypatch.setattr(copies.leftmost, "database", lambda keys: built.append(list(keys)) or real_db(keys))
+    text = f'é "{key}" "pw1" x {key} y' + " " * copies.Places.SHORT  # (a shorter text: neither built at all)
     a, p = text.index(key), text.index("pw1")
     edits = [(a, a + len(key), ph), (p, p + 3, "[PASSWORD_1]")]
     assert copies.left_over(text, edits, s) == {key: "PRIVATE_KEY"}
@@ -395,6 +398,8 @@ def test_left_over_of_a_short_text_builds_no_automaton(monkeypatch: pytest.Monke
     built: list[int] = []
     real = copies.ahocorasick_rs.BytesAhoCorasick
     monkeypatch.setattr(copies.ahocorasick_rs, "BytesAhoCorasick", lambda p, **k: built.append(len(p)) or real(p, **k))
+    real_db = copies.leftmost.database  # (or a Hyperscan database of them)
+    monkeypatch.setattr(copies.leftmost, "database", lambda keys: built.append(len(keys)) or real_db(keys))
     text = json.dumps({"content": f"write to {originals[7]} and [EMAIL_1]"})
     a = text.index("[EMAIL_1]")
     assert copies.left_over(text, [(a, a + 9, "[EMAIL_1]")], s) == {originals[7]: "EMAIL"} and built == []
@@ -439,3 +444,24 @@ def test_odd_escapes_are_where_left_over_reads_an_escape_no_writer_makes() -> No
     got = copies.odd_escapes(b)
     assert got == [b.index(rb"\/"), b.index(rb"\u0041"), b.index(rb"\\\/") + 2]
     assert copies.odd_escapes(b'{"a":"plain \\u00e9"}') == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(patterns=st.lists(_NEEDLE, min_size=1, max_size=5, unique=True), text=_BYTES, long=st.integers(1, 6))
+@example(patterns=[b"aa", b"a"], text=b"aaa", long=9)  # one start, two ends: the shorter first
+def test_places_by_hyperscan_are_the_automatons_in_the_same_order(
+    patterns: list[bytes], text: bytes, long: int
+) -> None:
+    """Where Hyperscan reads the short spellings (every match, reported by its end), the
+    places are the automaton's (the reference: matches dense enough that the scan stops),
+    in the very same order: by start, then end, the long ones after."""
+    old = copies.Places.LONG, copies.leftmost.DENSE, copies.leftmost.LEAST
+    copies.Places.LONG = long
+    try:
+        places = copies.Places(patterns)
+        assert places._scan is not None or all(len(p) >= long for p in patterns)
+        got = places.places(text)
+        copies.leftmost.DENSE, copies.leftmost.LEAST = 1 << 30, -1  # any match is too many
+        assert places.places(text) == got
+    finally:
+        copies.Places.LONG, copies.leftmost.DENSE, copies.leftmost.LEAST = old

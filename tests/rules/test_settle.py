@@ -76,9 +76,9 @@ def test_rounds_go_on_while_each_finds_more(monkeypatch) -> None:
     reads: list[str] = []
     real = Rules.find
 
-    def find(self, text: str, memo=None):  # noqa: ANN001, ANN202
+    def find(self, text: str, memo=None, new=False):  # noqa: ANN001, ANN202
         reads.append(text)
-        return real(self, text, memo)[:1]  # one original a read: the others wait
+        return real(self, text, memo, new)[:1]  # one original a read: the others wait
 
     monkeypatch.setattr(Rules, "find", find)
     s = Session()
@@ -96,9 +96,9 @@ def test_a_literal_found_in_the_result_is_left_to_the_guard(monkeypatch) -> None
     calls = []
     real = Rules.find
 
-    def find(self, text: str, memo=None):  # noqa: ANN001, ANN202
+    def find(self, text: str, memo=None, new=False):  # noqa: ANN001, ANN202
         calls.append(text)
-        return real(self, text, memo) if len(calls) == 1 else [(LITERALS, 0, 2), ("N", 3, 4)]
+        return real(self, text, memo, new) if len(calls) == 1 else [(LITERALS, 0, 2), ("N", 3, 4)]
 
     monkeypatch.setattr(Rules, "find", find)
     assert r.mask_spans("12 Acme Corp", Session()) == [(0, 2, "[N_1]"), (3, 12, "Zenith Labs")]
@@ -215,9 +215,9 @@ def test_the_memo_reaches_every_find(rules: Rules) -> None:
     seen: list = []
     real = Rules.find
 
-    def spy(self, text: str, memo=None):  # noqa: ANN001, ANN202
+    def spy(self, text: str, memo=None, new=False):  # noqa: ANN001, ANN202
         seen.append(memo)
-        return real(self, text, memo)
+        return real(self, text, memo, new)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Rules, "find", spy)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import ahocorasick_rs
 
+from ..wire.text import char_offsets
 from .session import LITERALS
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -66,8 +67,8 @@ class Knowing:
         self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
         self._longest = 0  # own's longest
 
-    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
-        found = self._rules.find(text, memo)
+    def find(self, text: str, memo: dict | None = None, new: bool = False) -> list[tuple[str, int, int]]:
+        found = self._rules.find(text, memo, new)
         if self._originals:
             names = self._originals.names()
             copies = [(names[k], i, j) for k, i, j in self._originals.matches(text)]
@@ -316,10 +317,7 @@ def char_spans(s: str, b: bytes, matches: list[tuple[int, int, int]]) -> list[tu
     characters, in order of start: one pass over b."""
     if s.isascii() or not matches:
         return matches
-    out = []
-    at_byte = at_char = 0
-    for k, i, j in sorted(matches, key=lambda m: m[1]):
-        at_char += len(b[at_byte:i].decode("utf-8", "surrogatepass"))
-        at_byte = i
-        out.append((k, at_char, at_char + len(b[i:j].decode("utf-8", "surrogatepass"))))
-    return out
+    ms = sorted(matches, key=lambda m: m[1])
+    offs = sorted({x for _, i, j in ms for x in (i, j)})
+    at = dict(zip(offs, char_offsets(b, offs), strict=True))  # (wire.text: a typed pass where compiled)
+    return [(k, at[i], at[j]) for k, i, j in ms]

@@ -37,7 +37,7 @@ import ahocorasick_rs
 
 from ..wire import percent
 from ..wire.text import char_offsets, decode, json_escape, splice, utf8
-from . import bigtext, fakes, linear, remask, settle, triggers
+from . import bigtext, fakes, leftmost, linear, remask, settle, triggers
 from .accept import Options, prefilter_regex, skip_regex
 from .bigtext import ascii_bytes, edits_like, lit_matches, literal_spans, spans_like
 from .found import CLEAN_MAX, NOTHING, Found, Known, digest_of
@@ -97,11 +97,15 @@ class Rules:
         # -- forward --
         originals = list(self.lit_forward)
         self._lit_longest = max((len(utf8(o)) for o in originals), default=1)
+        # the automaton, read through a Hyperscan literal database where that is faster
+        # (leftmost.py: the same matches)
+        keys = [utf8(o) for o in originals]
         self._lit_ac = (
-            automaton(ahocorasick_rs.BytesAhoCorasick, [utf8(o) for o in originals], sum(map(len, originals)))
+            leftmost.Literals(keys, automaton(ahocorasick_rs.BytesAhoCorasick, keys, sum(map(len, originals))))
             if originals
             else None
         )
+        del keys
         # rawscan's one automaton of these literals and a disguises' set's, with that set
         # (built when a body first needs it)
         self._raw_literals: tuple[Rules | None, object] | None = None
@@ -260,19 +264,22 @@ class Rules:
 
     # -- forward ---------------------------------------------------------------------
 
-    def find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
+    def find(self, text: str, memo: dict | None = None, new: bool = False) -> list[tuple[str, int, int]]:
         """Every span mask() would replace, in order: (label, start, end) in characters,
         where label is a pattern's name or LITERALS. For checks that must not change
         text (leak guard, audit). memo: from prescan(); a text it lists in which nothing
         is found is then NOTHING there: the leak guard asks the masker's texts again with
         the same memo (a million short ids, a twentieth of them candidates: more than
-        Found keeps, so each was searched twice)."""
-        spans = self._find(text, memo)
+        Found keeps, so each was searched twice). new: text was made just now (what
+        masking made of a text, read again: rules/settle.py), so it is not looked up by
+        its digest (a text nothing is found in is remembered as itself, and looked up
+        so): the digest is taken only to remember what is found in it (the guard's look)."""
+        spans = self._find(text, memo, new)
         if not spans and memo and text in memo:
             memo[text] = NOTHING
         return spans
 
-    def _find(self, text: str, memo: dict | None = None) -> list[tuple[str, int, int]]:
+    def _find(self, text: str, memo: dict | None = None, new: bool = False) -> list[tuple[str, int, int]]:
         if not text:
             return []
         pre = memo.get(text) if memo else None
@@ -286,13 +293,13 @@ class Rules:
         # whose digest prescan took and Found knows
         d = pre[2] if type(pre) is tuple and len(pre) == 3 and pre[2] is not None else None
         b: bytes | memoryview | None = None
-        if d is None:
+        if d is None and not new:
             b = self._bytes(text)
             d = Found.digest(b)  # type: ignore[arg-type]
-        known = self.found.get(d)
+        known = self.found.get(d) if d is not None else None
         if known is not None:
             return list(known)
-        if b is None and (pre[1] or not text.isascii()):  # type: ignore[index]  # patterns to search, or not ASCII
+        if b is None and (pre is None or pre[1] or not text.isascii()):  # type: ignore[index]  # patterns to search, or not ASCII
             b = self._bytes(text)
         if b is None:  # what _find_bytes gives for literals alone (an ASCII text: bytes are characters)
             spans = literal_spans(LITERALS, pre[0])  # type: ignore[index]
@@ -306,6 +313,8 @@ class Rules:
         if not spans and REMEMBER_MIN <= len(text) <= CLEAN_MAX:
             self.found.add_clean((text,))  # the text its own key (found.Found)
         elif len(spans) <= self.found.span_limit:  # more: not kept (never copied to be dropped)
+            if d is None:  # (new: not taken above)
+                d = Found.digest(b if b is not None else self._bytes(text))  # type: ignore[arg-type]
             self.found.put(d, tuple(spans))
         return spans  # type: ignore[return-value] # Columns for a big ASCII text: read as the list
 
@@ -357,9 +366,9 @@ class Rules:
         pats = self._patterns
         text = None
         if any(pats[i].opts for i in active):
-            text = ascii_text if ascii_text is not None else decode(b)
-            if len(text) != len(b):
-                text = None  # offsets differ: options decode slices instead
+            # options read a candidate in text where its offsets are b's (ASCII); else they
+            # decode slices (a text that is not ASCII is not decoded whole to be dropped)
+            text = ascii_text if ascii_text is not None else decode(b) if b.isascii() else None
         # rejected candidates' bytes, the most allowed, and the skip regexes' matches the
         # rules then rejected (_SKIP_WASTE)
         spent = [0, 16 * n + 65536, 0]

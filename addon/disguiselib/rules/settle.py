@@ -30,6 +30,7 @@ bounds them); the guard decides for it, as for a text whose rounds ran out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ def settle(
     for _ in range(ROUNDS):
         out = splice(text, edits)
         own = Knowing(rules, frozenset(rep for _, _, rep in edits))
-        found = in_context(own.find, out, context, memo)
+        found = in_context(functools.partial(own.find, new=True), out, context, memo)  # (out: made just now)
         if not found or any(label == LITERALS for label, _, _ in found):
             return edits
         edits = widened(text, list(edits), list(found), session, rules, log)  # (a big text's in Columns: read as lists)

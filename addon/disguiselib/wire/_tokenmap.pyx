@@ -56,6 +56,7 @@ cdef extern from *:
     const uint64_t _HIGHS "DISGUISE_HIGHS"
     const uint64_t _ONES16 "DISGUISE_ONES16"
     const uint64_t _HIGHS16 "DISGUISE_HIGHS16"
+    int _popcount "__builtin_popcountll"(uint64_t)
 
 
 cdef inline bint _word_stops(uint64_t w, bint ascii_token):
@@ -218,3 +219,30 @@ cdef class AsciiBytes:
 
     def __releasebuffer__(self, Py_buffer *view):
         pass
+
+
+def char_offsets(bytes b, offsets):
+    """Character offsets of increasing byte offsets into b (a str's UTF-8 bytes,
+    surrogatepass: wire/text.py holds the reference, py_char_offsets), in one typed pass:
+    the characters before an offset are the bytes there that are not continuation bytes
+    (0x80-0xBF). None where an offset is not such a place (decreasing, past the end, or
+    inside a character: the reference then says what it says, or raises)."""
+    cdef const unsigned char *p = <const unsigned char *>b
+    cdef Py_ssize_t n = len(b), last = 0, chars = 0, off, i
+    cdef uint64_t w
+    out = []
+    for o in offsets:
+        off = o
+        if off < last or off > n or (off < n and (p[off] & 0xC0) == 0x80):
+            return None
+        i = last
+        while i + 8 <= off:  # eight bytes at a time: a continuation byte is 10xxxxxx
+            memcpy(&w, p + i, 8)
+            chars += 8 - _popcount(w & ~(w << 1) & _HIGHS)
+            i += 8
+        while i < off:
+            chars += (p[i] & 0xC0) != 0x80
+            i += 1
+        last = off
+        out.append(chars)
+    return out

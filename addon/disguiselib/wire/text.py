@@ -10,6 +10,11 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
+try:
+    from ._tokenmap import char_offsets as c_char_offsets  # type: ignore[import-not-found]
+except ImportError:  # the Python engine: py_char_offsets
+    c_char_offsets = None
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -58,7 +63,19 @@ def utf8(s: str) -> bytes:
 
 
 def char_offsets(b: bytes, offsets: Iterable[int]) -> list[int]:
-    """Character offsets of increasing byte offsets into b, in one pass."""
+    """Character offsets of increasing byte offsets into b (UTF-8, surrogatepass), in one
+    pass: a typed one (wire/_tokenmap.pyx) where the compiled engine runs and every
+    offset is at a character's start, else py_char_offsets (the reference)."""
+    if c_char_offsets is not None and type(b) is bytes:
+        offsets = offsets if type(offsets) is list else list(offsets)
+        got = c_char_offsets(b, offsets)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+    return py_char_offsets(b, offsets)
+
+
+def py_char_offsets(b: bytes, offsets: Iterable[int]) -> list[int]:
+    """char_offsets by decoding each stretch between two offsets."""
     out = []
     last_b = last_c = 0
     for off in offsets:
