@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from disguiselib import leakguard, pipeline
 from disguiselib.apis import registry
 from disguiselib.config import build_config
-from disguiselib.rules import rawscan
+from disguiselib.rules import leftmost, rawscan
 from disguiselib.rules.found import Memo
 from disguiselib.wire.text import left_out_texts
 
@@ -345,14 +345,14 @@ def test_the_literals_are_found_wherever_they_are_written(keys, raw, hyperscan: 
     holding a NUL, which the Hyperscan wrapper would cut short), a span overlapping each
     (leftmost-longest). Both: nothing that is not a literal's place; past `most` matches,
     None."""
-    was = rawscan.hyperscan
+    was = leftmost.hyperscan
     try:
         if not hyperscan:
-            rawscan.hyperscan = None
+            leftmost.hyperscan = None
         lits = rawscan.Literals(keys)
         got = lits.spans(raw, len(raw) * len(keys) + 1)
     finally:
-        rawscan.hyperscan = was
+        leftmost.hyperscan = was
     assert got is not None
     want = _occurrences(keys, raw)
     assert set(got) <= want
@@ -366,15 +366,15 @@ def test_the_literals_are_found_wherever_they_are_written(keys, raw, hyperscan: 
 
 
 def test_many_literals_are_found_by_the_automaton(monkeypatch) -> None:
-    """More literals than HS_LITERALS_MAX (their database's build grows too fast): the
+    """More literals than leftmost.MAX_LITERALS (their database's build grows too fast): the
     automaton; as many: the database. Each finds them."""
     keys = [b"Acme Corp", b"Zenith Labs"]
     raw = b'["x", "Acme Corp", "Zenith Labs"]'
-    monkeypatch.setattr(rawscan, "HS_LITERALS_MAX", 1)
+    monkeypatch.setattr(leftmost, "MAX_LITERALS", 1)
     many = rawscan.Literals(keys)
-    monkeypatch.setattr(rawscan, "HS_LITERALS_MAX", 2)
+    monkeypatch.setattr(leftmost, "MAX_LITERALS", 2)
     few = rawscan.Literals(keys)
-    assert many._ac is not None and (few._ac is None) == (rawscan.hyperscan is not None)
+    assert many._ac is not None and (few._ac is None) == (leftmost.hyperscan is not None)
     assert many.spans(raw, 10) == few.spans(raw, 10) == [(7, 16), (20, 31)]
 
 

@@ -25,18 +25,13 @@ not take, a gate that finds something nearly everywhere.
 from __future__ import annotations
 
 import sys
-import threading
 from array import array
 from typing import Any
 
 import ahocorasick_rs
 
-try:
-    import hyperscan  # type: ignore[import-untyped]
-except ImportError:  # pragma: no cover - a platform without its wheel: the automaton
-    hyperscan = None  # type: ignore[assignment]
-
 from ..wire.text import char_offsets, utf8
+from . import leftmost
 from .rules import Rules, automaton
 
 # The body must hold at least this many strings, at most this many bytes a string on
@@ -58,10 +53,6 @@ MATCHES_PER_STRING = 8
 ENDS_PER_STRING = 2
 
 _QUOTE_TO_LINE = bytes.maketrans(b'"', b"\n")
-# Literals (the rule set's and the disguises' together) found by a Hyperscan literal
-# database up to this many; more, by the automaton (its build grows faster than theirs:
-# 10,000 ~0.17 s and 17 MB, 20,000 ~0.9 s and 37 MB; the automaton 20,000 in 35 ms).
-HS_LITERALS_MAX = 10_000
 
 
 def _strings(s: str) -> int:
@@ -134,49 +125,31 @@ def regions(pf: Any, b: bytes, cuts: bytes, budget: int) -> list[tuple[int, int]
 
 class Literals:
     """The literals of a rule set and of its disguises' set, found in raw bytes: spans()
-    lists where each match is. One Hyperscan literal database (every match of every
-    literal, overlapping ones too, each a byte string matched exactly; a scratch space
-    per thread), some 5x faster than the automaton over a body of short strings; where
-    Hyperscan is not there or does not take them (a literal holding a NUL: the wrapper
-    reads each as a C string; more than HS_LITERALS_MAX), the automaton (leftmost-longest: a match inside a string
-    is found, or one overlapping it is)."""
+    lists where each match is. One Hyperscan literal database (leftmost.Scanner: every
+    match of every literal, overlapping ones too, each a byte string matched exactly),
+    some 5x faster than the automaton over a body of short strings; where Hyperscan is
+    not there or does not take them (leftmost.database: a literal holding a NUL; more
+    than leftmost.MAX_LITERALS, whose build grows faster than the automaton's: 10,000
+    ~0.17 s and 17 MB, 20,000 ~0.9 s and 37 MB; the automaton 20,000 in 35 ms), the
+    automaton (leftmost-longest: a match inside a string is found, or one overlapping it
+    is)."""
 
-    __slots__ = ("_db", "_lengths", "_ac", "_local")
+    __slots__ = ("_scan", "_ac")
 
     def __init__(self, keys: list[bytes]) -> None:
-        self._db: Any = None
-        self._lengths = [len(k) for k in keys]
+        db = leftmost.database(keys) if len(keys) <= leftmost.MAX_LITERALS else None
+        self._scan = leftmost.Scanner(keys, db) if db is not None else None
         self._ac: Any = None
-        self._local = threading.local()
-        if hyperscan is not None and len(keys) <= HS_LITERALS_MAX and not any(b"\x00" in k for k in keys):
-            try:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                db.compile(expressions=keys, ids=list(range(len(keys))), elements=len(keys), flags=0, literal=True)
-                self._db = db
-            except Exception:  # noqa: BLE001 - not taken: the automaton finds them
-                self._db = None
-        if self._db is None:
-            self._ac = automaton(ahocorasick_rs.BytesAhoCorasick, keys, sum(self._lengths))
+        if self._scan is None:
+            self._ac = automaton(ahocorasick_rs.BytesAhoCorasick, keys, sum(map(len, keys)))
 
     def spans(self, raw: bytes, most: int) -> list[tuple[int, int]] | None:
         """(start, end) in raw of each match, at most `most` of them (more: None)."""
         if self._ac is not None:
             found = self._ac.find_matches_as_indexes(raw)
             return None if len(found) > most else [(m[1], m[2]) for m in found]
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = hyperscan.Scratch(self._db)
-        lengths, out = self._lengths, []
-
-        def hit(i: int, _a: int, e: int, _f: int, _c: object) -> bool:
-            out.append((e - lengths[i], e))
-            return len(out) > most  # (True stops the scan)
-
-        try:
-            self._db.scan(raw, match_event_handler=hit, scratch=scratch)
-        except hyperscan.ScanTerminated:
-            return None
-        return out
+        got = self._scan.all(raw, most)  # type: ignore[union-attr]
+        return None if got is None else [(m[0], m[1]) for m in got]
 
 
 def _literals(rules: Rules, disguises: Rules | None) -> Literals | None:
