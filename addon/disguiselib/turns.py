@@ -378,12 +378,16 @@ def holds(rules: Rules, api: Any) -> bool:
 
 def tail(rules: Rules, api: Any, raw: bytes, disguises: object) -> int | None:
     """How many bytes of raw a cut would mask (its tail: the work next_turn would do), or
-    None where raw continues no request rules remember. What to cut is next_turn's answer."""
+    None where raw continues no request rules remember, or anything fails (the full path
+    then). What to cut is next_turn's answer."""
     store = turns_of(rules)
-    for turn in store.of(api.name, disguises) if store is not None else ():
-        got = _cut(turn, raw)
-        if got is not None:
-            return got[2] - turn.cuts[got[0]].raw - got[1]
+    try:
+        for turn in store.of(api.name, disguises) if store is not None else ():
+            got = _cut(turn, raw)
+            if got is not None:
+                return got[2] - turn.cuts[got[0]].raw - got[1]
+    except Exception:  # noqa: BLE001 - whatever breaks here, the full path decides
+        return None
     return None
 
 

@@ -130,3 +130,21 @@ def test_a_next_turn_with_a_short_tail_is_cut_on_the_loop_a_longer_one_in_a_thre
     where.clear()
     assert turns.tail(cfg.rules, ANTHROPIC_MESSAGES, other, cfg.disguises) is None
     assert asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, other, cfg, "/v1/messages", HEADERS)) is None and where == []
+
+
+def test_a_cut_that_fails_to_measure_its_tail_leaves_the_body_to_the_worker(off, cfg, monkeypatch) -> None:  # noqa: ANN001
+    """turns.tail runs on the event loop: whatever breaks in it, None (the worker masks
+    the body in full), never an exception that refuses the request."""
+    cfg.rules.found.turns = None
+    one, two = body("mail bob@corp.example.com"), body("mail bob@corp.example.com", "and x@y.io")
+    asyncio.run(off.mask(ANTHROPIC_MESSAGES, one, cfg, "/v1/messages", HEADERS))
+    assert turns.tail(cfg.rules, ANTHROPIC_MESSAGES, two, cfg.disguises) is not None
+
+    def broken(*a: object) -> None:
+        raise IndexError("a bug")
+
+    monkeypatch.setattr(turns, "_cut", broken)
+    assert turns.tail(cfg.rules, ANTHROPIC_MESSAGES, two, cfg.disguises) is None
+    assert asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS)) is None
+    got = asyncio.run(off.mask(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS))
+    assert isinstance(got, pipeline.Masked) and got.body == full(cfg, two).body  # type: ignore[union-attr]
