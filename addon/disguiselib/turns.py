@@ -265,7 +265,7 @@ class Note:
         self.api, self.raw, self.member = api, raw, member
         self.m: Marks | None = None
         self.got: tuple | None = None
-        self.key = self.n = 0  # the conversation's member's index; its elements
+        self.at: tuple[list[int], int] | None = None  # masked: the cuts' and the `]`'s bytes offsets
 
     def marks(self, s: str, doc: object, root: Any) -> Marks | None:
         starts, keys = spanwalk.members(s)
@@ -282,12 +282,11 @@ class Note:
         if close < 0 or len(el) != len(value):
             return None
         self.m = Marks(at, close, list(el[-CUTS:]))
-        self.key, self.n = keys.index(self.member), len(el)
         return self.m
 
     def masked(self, s: str, edits: list, session: Session, held: Held) -> None:
         """What remember needs of the masked text: each cut's (and the `]`'s) growth in
-        bytes from there to the end, whether an edit is before it."""
+        bytes from there to the end, whether an edit is before it; their bytes offsets."""
         m = self.m
         if m is None or not m.ok or len(m.took) != len(m.at):
             return
@@ -300,17 +299,23 @@ class Note:
         grown = [sum(g for a, g in late if a >= x) for x in xs]
         before = [bool(edits) and edits[0][0] < x for x in xs]
         self.got = (grown, before, list(m.took), bool(late) and late[-1][0] >= m.hi, held.shapes)
+        self.at = tail_offsets(s, self.raw, xs)
 
-    def places(self) -> tuple[list[int], int] | None:
-        """The raw body's bytes offsets of the cuts and of the `]`: the same scan of its
-        bytes read one character each (latin-1: the JSON's structure is ASCII)."""
-        b = self.raw.decode("latin-1")
-        starts, _ = spanwalk.members(b)
-        at = _COLON.match(b, json_string_end(b, starts[self.key])).end()  # type: ignore[union-attr]
-        el, close = spanwalk.elements(b, at)
-        if close < 0 or len(el) != self.n:
+
+def tail_offsets(s: str, raw: bytes, xs: list[int]) -> tuple[list[int], int] | None:
+    """xs (increasing offsets into s, raw decoded) as raw's byte offsets: s encoded from xs[0]
+    on (not the body walked again), checked to be raw's tail; None where not (never)."""
+    try:
+        pieces = [s[a:b].encode("utf-8") for a, b in zip(xs, [*xs[1:], len(s)], strict=True)]
+    except UnicodeEncodeError:
+        return None
+    y, out, mv = len(raw) - sum(map(len, pieces)), [], memoryview(raw)
+    for p in pieces:
+        if y < 0 or mv[y : y + len(p)] != p:
             return None
-        return list(el[-CUTS:]), close
+        out.append(y)
+        y += len(p)
+    return out[:-1], out[-1]
 
 
 def json_string_end(s: str, i: int) -> int:
@@ -334,7 +339,7 @@ def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises:
     if note.got is None or session.reserved or session.copied or session.cited or session.keyed:
         return None
     grown, before, took, after, shapes = note.got
-    got = note.places()
+    got = note.at
     if got is None:
         return None
     at, close = got
