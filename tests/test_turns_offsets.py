@@ -63,9 +63,9 @@ def test_none_where_the_bytes_are_not_the_texts() -> None:
 
 
 def test_remembering_does_not_walk_the_body_again(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    """The full path walks the body's members in its text (turns.Note.marks; base/prompt.py
-    too); what remember records of its bytes is had from that walk, not from another of
-    its bytes."""
+    """The full path walks the body's members once, in its text (turns.Note.marks): the
+    prompt's order is read from that walk (base/prompt.py: the body is not in it), and
+    what remember records of its bytes too, not from another walk of its bytes."""
     (tmp_path / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
     cfg = build_config([str(tmp_path / "m.yaml")], True, [])
     msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"Acme Corp ü {i}"} for i in range(6)]
@@ -81,6 +81,6 @@ def test_remembering_does_not_walk_the_body_again(tmp_path, monkeypatch) -> None
     with any_size():
         v = pipeline.mask_request(API, raw, cfg, "/v1/messages", HDRS)
     assert isinstance(v, pipeline.Masked) and v.turn is not None  # remembered
-    assert walks and set(walks) == {raw.decode()}
+    assert walks == [raw.decode()]
     got = turns.turns_of(cfg.rules).turns[-1]  # type: ignore[union-attr]
     assert [c.raw for c in got.cuts] == [*walked(raw, "messages")[0], walked(raw, "messages")[1]]

@@ -183,8 +183,8 @@ class Marks:
     (masking.mask_doc); ok False where a string outside the conversation came after one
     of it (the conversation not last in the order masking numbers in)."""
 
-    def __init__(self, lo: int, hi: int, at: list[int]) -> None:
-        self.lo, self.hi, self.at = lo, hi, at
+    def __init__(self, lo: int, hi: int, at: list[int], members: tuple | None = None) -> None:
+        self.lo, self.hi, self.at, self.members = lo, hi, at, members  # (members: the text's, prompt.py)
         self.took: list[Session] = []
         self.ok = True
 
@@ -281,7 +281,7 @@ class Note:
         el, close = spanwalk.elements(s, at)
         if close < 0 or len(el) != len(value):
             return None
-        self.m = Marks(at, close, list(el[-CUTS:]))
+        self.m = Marks(at, close, list(el[-CUTS:]), (starts, keys))
         return self.m
 
     def masked(self, s: str, edits: list, session: Session, held: Held) -> None:
