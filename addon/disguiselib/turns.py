@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import functools
 import json
 import re
 import threading
@@ -232,16 +231,6 @@ def _places(text: str, edits: list, xs: list[int], base: int, mbase: int) -> lis
     return out
 
 
-def _cites(masked: bytes) -> tuple[tuple[int, int], ...]:
-    """(where, which) of each of citeback's markers in masked: one pass of one automaton."""
-    return tuple((i, k) for k, i, _ in _markers(citeback.markers()).places(masked))
-
-
-@functools.lru_cache(maxsize=4)
-def _markers(ms: tuple[bytes, ...]) -> copies.Places:
-    return copies.Places(list(ms))
-
-
 def _growth(text: str, a: int, b: int, r: object) -> int:
     """How many bytes longer the edit (a, b, r) of text makes its UTF-8."""
     if type(r) is not str:
@@ -250,11 +239,6 @@ def _growth(text: str, a: int, b: int, r: object) -> int:
     return (len(r) if r.isascii() else len(r.encode("utf-8", "surrogatepass"))) - (
         len(old) if old.isascii() else len(old.encode("utf-8", "surrogatepass"))
     )
-
-
-def _may_cite(cites: list[tuple[int, int]]) -> bool:
-    ms = citeback.markers()
-    return citeback.may_cite(b"\0".join(ms[k] for k in {k for _, k in cites}))
 
 
 class Note:
@@ -333,9 +317,12 @@ def note_for(api: Any, raw: bytes | Received, start: Session | None) -> Note | N
     return Note(api, b, rule[0])
 
 
-def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises: object) -> Turn | None:
+def remember(
+    rules: Rules, note: Note, body: bytes, session: Session, disguises: object, held: tuple | None = None
+) -> Turn | None:
     """The request note was made for, masked into body with session and let through
-    (no citation moved, no disguise of the client's warned of), remembered (and given)."""
+    (no citation moved, no disguise of the client's warned of), remembered (and given).
+    held: citeback.held_markers(body), where the caller made them."""
     if note.got is None or session.reserved or session.copied or session.cited or session.keyed:
         return None
     grown, before, took, after, shapes = note.got
@@ -349,7 +336,7 @@ def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises:
     cuts.append(Cut(close, close_m, session.copy(), before[-1]))  # the end (the conversation last: the body's session)
     turn = Turn(
         note.api.name, disguises, note.raw, body, session.copy(), tuple(cuts), close, close_m, after,
-        shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
+        shapes, tuple(copies.odd_escapes(note.raw)), citeback.held_markers(body) if held is None else held,
     )  # fmt: skip
     turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
     return turn
@@ -489,9 +476,9 @@ def _mask_tail(
     mp = cut.masked + skip  # where the masked tail goes (the comma's bytes before it as they came)
     mshift = mp + len(masked_tail) - turn.close_masked
     cites = [c for c in turn.cites if c[0] < cut.masked]
-    cites += [(mp + i, k) for i, k in _cites(masked_tail)]
+    cites += [(mp + i, k) for i, k in citeback.held_markers(masked_tail)]
     cites += [(i + mshift, k) for i, k in turn.cites if i >= turn.close_masked]
-    if session.masked and _may_cite(cites):
+    if session.masked and citeback.may_cite_held(cites):
         return None
     changed = cut.changed or turn.after_changed or bool(edits)
     if changed:
