@@ -224,7 +224,10 @@ def _mask_request(
     scanned.read = None  # what the warning pass read (a raw scan's: Memo.read)
     if body is not as_received(raw):
         forget_changed(scanned)
-    cites = session.masked and api.request_body is None and citeback.may_cite(body)
+    held = citeback.held_markers(body) if note is not None else None  # (one pass: remember keeps them)
+    cites = session.masked and api.request_body is None and (
+        citeback.may_cite(body) if held is None else citeback.may_cite_held(held)
+    )
     if cites:
         body = _cited_back(api, body, cfg.rules, session)
     headers, masked_headers = mask_headers(api.headers, headers, cfg.rules, session)
@@ -239,7 +242,7 @@ def _mask_request(
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
     turn = None
     if note is not None and not cites and not any(warned):
-        turn = turns.remember(cfg.rules, note, body, session, cfg.disguises)
+        turn = turns.remember(cfg.rules, note, body, session, cfg.disguises, held)
     return Masked(body, session, masked_headers, turns.light(turn))
 
 

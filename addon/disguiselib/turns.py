@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import functools
 import json
 import re
 import threading
@@ -183,8 +182,8 @@ class Marks:
     (masking.mask_doc); ok False where a string outside the conversation came after one
     of it (the conversation not last in the order masking numbers in)."""
 
-    def __init__(self, lo: int, hi: int, at: list[int]) -> None:
-        self.lo, self.hi, self.at = lo, hi, at
+    def __init__(self, lo: int, hi: int, at: list[int], members: tuple | None = None) -> None:
+        self.lo, self.hi, self.at, self.members = lo, hi, at, members  # (members: the text's, prompt.py)
         self.took: list[Session] = []
         self.ok = True
 
@@ -232,16 +231,6 @@ def _places(text: str, edits: list, xs: list[int], base: int, mbase: int) -> lis
     return out
 
 
-def _cites(masked: bytes) -> tuple[tuple[int, int], ...]:
-    """(where, which) of each of citeback's markers in masked: one pass of one automaton."""
-    return tuple((i, k) for k, i, _ in _markers(citeback.markers()).places(masked))
-
-
-@functools.lru_cache(maxsize=4)
-def _markers(ms: tuple[bytes, ...]) -> copies.Places:
-    return copies.Places(list(ms))
-
-
 def _growth(text: str, a: int, b: int, r: object) -> int:
     """How many bytes longer the edit (a, b, r) of text makes its UTF-8."""
     if type(r) is not str:
@@ -252,11 +241,6 @@ def _growth(text: str, a: int, b: int, r: object) -> int:
     )
 
 
-def _may_cite(cites: list[tuple[int, int]]) -> bool:
-    ms = citeback.markers()
-    return citeback.may_cite(b"\0".join(ms[k] for k in {k for _, k in cites}))
-
-
 class Note:
     """What the full path's masking tells of a body (masking.mask_body's note), for it to
     be remembered (remember)."""
@@ -265,7 +249,7 @@ class Note:
         self.api, self.raw, self.member = api, raw, member
         self.m: Marks | None = None
         self.got: tuple | None = None
-        self.key = self.n = 0  # the conversation's member's index; its elements
+        self.at: tuple[list[int], int] | None = None  # masked: the cuts' and the `]`'s bytes offsets
 
     def marks(self, s: str, doc: object, root: Any) -> Marks | None:
         starts, keys = spanwalk.members(s)
@@ -281,13 +265,12 @@ class Note:
         el, close = spanwalk.elements(s, at)
         if close < 0 or len(el) != len(value):
             return None
-        self.m = Marks(at, close, list(el[-CUTS:]))
-        self.key, self.n = keys.index(self.member), len(el)
+        self.m = Marks(at, close, list(el[-CUTS:]), (starts, keys))
         return self.m
 
     def masked(self, s: str, edits: list, session: Session, held: Held) -> None:
         """What remember needs of the masked text: each cut's (and the `]`'s) growth in
-        bytes from there to the end, whether an edit is before it."""
+        bytes from there to the end, whether an edit is before it; their bytes offsets."""
         m = self.m
         if m is None or not m.ok or len(m.took) != len(m.at):
             return
@@ -300,17 +283,23 @@ class Note:
         grown = [sum(g for a, g in late if a >= x) for x in xs]
         before = [bool(edits) and edits[0][0] < x for x in xs]
         self.got = (grown, before, list(m.took), bool(late) and late[-1][0] >= m.hi, held.shapes)
+        self.at = tail_offsets(s, self.raw, xs)
 
-    def places(self) -> tuple[list[int], int] | None:
-        """The raw body's bytes offsets of the cuts and of the `]`: the same scan of its
-        bytes read one character each (latin-1: the JSON's structure is ASCII)."""
-        b = self.raw.decode("latin-1")
-        starts, _ = spanwalk.members(b)
-        at = _COLON.match(b, json_string_end(b, starts[self.key])).end()  # type: ignore[union-attr]
-        el, close = spanwalk.elements(b, at)
-        if close < 0 or len(el) != self.n:
+
+def tail_offsets(s: str, raw: bytes, xs: list[int]) -> tuple[list[int], int] | None:
+    """xs (increasing offsets into s, raw decoded) as raw's byte offsets: s encoded from xs[0]
+    on (not the body walked again), checked to be raw's tail; None where not (never)."""
+    try:
+        pieces = [s[a:b].encode("utf-8") for a, b in zip(xs, [*xs[1:], len(s)], strict=True)]
+    except UnicodeEncodeError:
+        return None
+    y, out, mv = len(raw) - sum(map(len, pieces)), [], memoryview(raw)
+    for p in pieces:
+        if y < 0 or mv[y : y + len(p)] != p:
             return None
-        return list(el[-CUTS:]), close
+        out.append(y)
+        y += len(p)
+    return out[:-1], out[-1]
 
 
 def json_string_end(s: str, i: int) -> int:
@@ -328,13 +317,16 @@ def note_for(api: Any, raw: bytes | Received, start: Session | None) -> Note | N
     return Note(api, b, rule[0])
 
 
-def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises: object) -> Turn | None:
+def remember(
+    rules: Rules, note: Note, body: bytes, session: Session, disguises: object, held: tuple | None = None
+) -> Turn | None:
     """The request note was made for, masked into body with session and let through
-    (no citation moved, no disguise of the client's warned of), remembered (and given)."""
+    (no citation moved, no disguise of the client's warned of), remembered (and given).
+    held: citeback.held_markers(body), where the caller made them."""
     if note.got is None or session.reserved or session.copied or session.cited or session.keyed:
         return None
     grown, before, took, after, shapes = note.got
-    got = note.places()
+    got = note.at
     if got is None:
         return None
     at, close = got
@@ -344,7 +336,7 @@ def remember(rules: Rules, note: Note, body: bytes, session: Session, disguises:
     cuts.append(Cut(close, close_m, session.copy(), before[-1]))  # the end (the conversation last: the body's session)
     turn = Turn(
         note.api.name, disguises, note.raw, body, session.copy(), tuple(cuts), close, close_m, after,
-        shapes, tuple(copies.odd_escapes(note.raw)), _cites(body),
+        shapes, tuple(copies.odd_escapes(note.raw)), citeback.held_markers(body) if held is None else held,
     )  # fmt: skip
     turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
     return turn
@@ -488,9 +480,9 @@ def _mask_tail(
     mp = cut.masked + skip  # where the masked tail goes (the comma's bytes before it as they came)
     mshift = mp + len(masked_tail) - turn.close_masked
     cites = [c for c in turn.cites if c[0] < cut.masked]
-    cites += [(mp + i, k) for i, k in _cites(masked_tail)]
+    cites += [(mp + i, k) for i, k in citeback.held_markers(masked_tail)]
     cites += [(i + mshift, k) for i, k in turn.cites if i >= turn.close_masked]
-    if session.masked and _may_cite(cites):
+    if session.masked and citeback.may_cite_held(cites):
         return None
     changed = cut.changed or turn.after_changed or bool(edits)
     if changed:

@@ -197,3 +197,36 @@ def test_may_cite_answers_of_a_body_as_of_the_markers_it_holds() -> None:
                  b'{"annotations": []}', b'{"file_path": "x"}', b"{}"):  # fmt: skip
         held = b"\0".join(m for m in ms if m in body)
         assert citeback.may_cite(held) == citeback.may_cite(body)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(citeback.markers()), st.sampled_from([b"x", b'"', b"index", b"\xc3\xbc", b" "])), max_size=12))
+def test_the_markers_held_answer_as_the_body_does(parts: list[bytes]) -> None:
+    """may_cite_held of the markers a body holds (held_markers: one automaton's pass, kept
+    by turns.py for a body remembered) is may_cite of the body."""
+    body = b"".join(parts)
+    held = citeback.held_markers(body)
+    assert [body[i : i + len(citeback.markers()[k])] for i, k in held] == [citeback.markers()[k] for _, k in held]
+    assert citeback.may_cite_held(held) == citeback.may_cite(body)
+
+
+def test_a_conversations_first_request_is_looked_at_for_citations_once(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The full path of a request whose next turn may be cut from it (turns.note_for) finds
+    citeback's markers in the masked body in one pass, whose places turns.remember keeps:
+    may_cite is not asked of the whole body besides."""
+    from turns_util import API, HDRS, any_size
+
+    (tmp_path / "m.yaml").write_text("literals:\n  Acme Corp: Zenith Labs\n")
+    cfg = build_config([str(tmp_path / "m.yaml")], True, [])
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "Acme Corp", "citations": []}]},
+            {"role": "assistant", "content": "ok"}, {"role": "user", "content": "Acme Corp again"}]  # fmt: skip
+    raw = json.dumps({"model": "m", "max_tokens": 5, "messages": msgs}).encode()
+    passes: list[int] = []
+    asked: list[int] = []
+    held, may_cite = citeback.held_markers, citeback.may_cite
+    monkeypatch.setattr(citeback, "held_markers", lambda b: passes.append(len(b)) or held(b))
+    monkeypatch.setattr(citeback, "may_cite", lambda b: asked.append(len(b)) or may_cite(b))
+    with any_size():
+        v = pipeline.mask_request(API, raw, cfg, "/v1/messages", HDRS)
+    assert isinstance(v, pipeline.Masked) and v.session.masked and v.turn is not None
+    assert passes == [len(v.body)] and len(v.body) not in asked

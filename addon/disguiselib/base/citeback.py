@@ -21,11 +21,13 @@ that does not parse), the body is left as masking made it.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
 
 from ..rules.restorer import Restorer
+from .copies import Places
 from .offsets import CITED, QUOTED, Offsets, _apply, _at, _objects, _path
 
 
@@ -54,6 +56,24 @@ def markers() -> tuple[bytes, ...]:
     from . import offsets  # (the markers as the APIs registered them)
 
     return (*offsets.QUOTED_MARKERS, *sorted(f'"{w}"'.encode() for w in words))
+
+
+def held_markers(body: bytes) -> tuple[tuple[int, int], ...]:
+    """(where, which of markers()) of each marker body holds: one pass of one automaton
+    (turns.py keeps them for a body remembered; may_cite_held answers from them)."""
+    return tuple((i, k) for k, i, _ in _marker_places(markers()).places(body))
+
+
+@functools.lru_cache(maxsize=4)
+def _marker_places(ms: tuple[bytes, ...]) -> Places:
+    return Places(list(ms))
+
+
+def may_cite_held(held: list[tuple[int, int]] | tuple[tuple[int, int], ...]) -> bool:
+    """may_cite of a body whose markers held lists (held_markers': of one body, or of its
+    pieces put together), as it answers of those markers joined (markers)."""
+    ms = markers()
+    return may_cite(b"\0".join(ms[k] for k in {k for _, k in held}))
 
 
 def moved_back(body: bytes, r: Restorer, documents: dict[int, Offsets]) -> bytes | None:

@@ -334,7 +334,7 @@ def mask_doc(
     spent = scanned.spent if type(scanned) is Memo else None
     # masked in the provider's prompt order, where the body's is another (placeholders
     # number by first appearance: base/prompt.py), then spliced in the body's
-    first = prompt_order(s, doc, root, marked_t, where)
+    first = prompt_order(s, doc, root, marked_t, where, marks.members if marks is not None else None)
     if marks is not None:
         fn = marks.watching(fn, marked_t if first is None else first, where, session)
     done = {t: fn(vals[t], rules_of[t], keys[t]) for t in first} if first is not None else None

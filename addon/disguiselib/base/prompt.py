@@ -38,19 +38,22 @@ _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 Rank = Callable[[int], tuple[int, ...]]
 
 
-def prompt_order(s: str, doc: object, root: jsonspan.Rule, marked: list[int], where: Sequence[int]) -> list[int] | None:
+def prompt_order(
+    s: str, doc: object, root: jsonspan.Rule, marked: list[int], where: Sequence[int], members: tuple | None = None
+) -> list[int] | None:
     """The tokens masking will change (marked: their indexes, in the body's order; where:
     each token's start and end in s, after one another) in the order their placeholders
-    are numbered, or None when that is the body's order."""
+    are numbered, or None when that is the body's order. members: spanwalk.members(s),
+    where the caller walked s so (turns.Marks: not walked again)."""
     if len(marked) < 2:
         return None
-    rank = _ranker(s, doc, root)
+    rank = _ranker(s, doc, root, members)
     if rank is None:
         return None
     return sorted(marked, key=lambda t: (rank(where[2 * t]), t))
 
 
-def _ranker(s: str, doc: object, root: jsonspan.Rule) -> Rank | None:
+def _ranker(s: str, doc: object, root: jsonspan.Rule, members: tuple | None = None) -> Rank | None:
     """Where a place in s (the text of doc, an object read with root) comes in the
     prompt: a rank per member (the members root.prompt does not name first, -1), and
     within a member that is a request of its own (a rule with a prompt order: Gemini's
@@ -67,7 +70,7 @@ def _ranker(s: str, doc: object, root: jsonspan.Rule) -> Rank | None:
     ranks = [rank.get(k, -1) for k in doc]  # (a repeated key: where it was first written)
     if not nested and all(a <= b for a, b in pairwise(ranks)):
         return None  # the body is written in prompt order
-    starts, keys = spanwalk.members(s)
+    starts, keys = spanwalk.members(s) if members is None else members
     if not starts:
         return None
     inner: dict[int, tuple[int, Rank]] = {}  # per member that is a request: where its value begins, its ranks
