@@ -171,12 +171,15 @@ def test_upstream_answers_and_records(tmp_path: Path) -> None:
 
 
 def test_capped_and_report() -> None:
-    assert common.capped(lambda: None, 5) is not None
+    # (a budget the fork and its answer never come near, whatever the machine's load: the
+    # call returns as soon as the copy answers; a fresh-clone CI beside two busy benches
+    # once waited more than 5 s for the copy's ZeroDivisionError)
+    assert common.capped(lambda: None, 120) is not None
     t0 = time.perf_counter()
     assert common.capped(lambda: time.sleep(10), 0.3) is None
     assert time.perf_counter() - t0 < 5
     with pytest.raises(RuntimeError):
-        common.capped(lambda: 1 / 0, 5)
+        common.capped(lambda: 1 / 0, 120)
     assert report.at_most(1.0, 1.15)[1] == "PASS"
     assert report.at_most(2.3, 1.15)[1].startswith("MISS")
     assert entry.selected("abd") == ["a", "b", "d"] and entry.selected("a,leakguard") == ["a", "leakguard"]
