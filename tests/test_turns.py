@@ -163,3 +163,20 @@ def test_a_session_handed_out_is_never_the_one_remembered(cfg) -> None:  # noqa:
     for t in turns.turns_of(cfg.rules).turns:  # type: ignore[union-attr]
         assert "[EMAIL_9]" not in t.session.placeholders
         assert all("[EMAIL_9]" not in c.session.placeholders for c in t.cuts)
+
+
+def test_where_a_cut_was_found_is_taken_for_those_very_bytes_only(cfg) -> None:  # noqa: ANN001
+    """turns.find's answer handed to next_turn (at: the body compared with the turn before
+    once, issue 29) is for the bytes it was found in: another body continuing the same
+    turn is searched again, and cut as it would be without it."""
+    cfg.rules.found.turns = None
+    one, two = _turns("hi bob@corp.example.com", "Acme Corp, bob@corp.example.com")
+    three = _turns("hi bob@corp.example.com", "bob@corp.example.com, and more words than the other")[1]
+    pipeline.mask_request(API, one, cfg, "/v1/messages", HDRS)
+    at = turns.find(cfg.rules, API, two, cfg.disguises)
+    assert at is not None and at[2] is two and at[3] == turns.tail(cfg.rules, API, two, cfg.disguises)
+    got = turns.next_turn(API, three, cfg.rules, cfg.disguises, at)
+    want = turns.next_turn(API, three, cfg.rules, cfg.disguises)
+    assert got is not None and want is not None and got.body == want.body and got.session.placeholders == want.session.placeholders
+    mine = turns.next_turn(API, two, cfg.rules, cfg.disguises, at)
+    assert mine is not None and mine.body == turns.next_turn(API, two, cfg.rules, cfg.disguises).body  # type: ignore[union-attr]

@@ -259,23 +259,24 @@ def _read_as_utf8(api: Api, raw: bytes | Received, headers: list[tuple[str, str]
 
 def cut_request(
     api: Api, raw: bytes, cfg: Config, path: str, headers: Iterable[tuple[str, str]],
-    dest: Destination | None = None, start: Session | None = None,
+    dest: Destination | None = None, start: Session | None = None, at: object = None,
 ) -> Masked | None:
     """What mask_request returns where the body is a conversation's next turn cut from a
     request this rule set remembers (turns.py), else None (mask_request then: the full
-    path, there or in the masking worker). Never raises."""
+    path, there or in the masking worker). at: turns.find's answer for raw. Never raises."""
     try:
         headers = list(headers)
         _read_as_utf8(api, raw, headers)
-        return _cut(api, raw, cfg, path, headers, dest) if turns.applies(api, start) else None
+        return _cut(api, raw, cfg, path, headers, dest, at) if turns.applies(api, start) else None
     except Exception:  # noqa: BLE001 - mask_request decides
         return None
 
 
 def _cut(
-    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: list[tuple[str, str]], dest: Destination | None
+    api: Api, raw: bytes | Received, cfg: Config, path: str, headers: list[tuple[str, str]], dest: Destination | None,
+    at: object = None,
 ) -> Masked | None:
-    cut = turns.next_turn(api, raw, cfg.rules, cfg.disguises)
+    cut = turns.next_turn(api, raw, cfg.rules, cfg.disguises, at)
     if cut is None:
         return None
     rules = of_session(cfg.rules, cut.session)

@@ -371,13 +371,17 @@ def holds(rules: Rules, api: Any) -> bool:
 def tail(rules: Rules, api: Any, raw: bytes, disguises: object) -> int | None:
     """How many bytes of raw a cut would mask (its tail: the work next_turn would do), or
     None where raw continues no request rules remember, or anything fails (the full path
-    then). What to cut is next_turn's answer."""
+    then): find's last."""
+    return None if (at := find(rules, api, raw, disguises)) is None else at[3]
+
+
+def find(rules: Rules, api: Any, raw: bytes, disguises: object) -> tuple[Turn, tuple[int, int, int], bytes, int] | None:
+    """(the request raw continues, where: _cut, raw, its tail) or None: next_turn's `at`."""
     store = turns_of(rules)
     try:
         for turn in store.of(api.name, disguises) if store is not None else ():
-            got = _cut(turn, raw)
-            if got is not None:
-                return got[2] - turn.cuts[got[0]].raw - got[1]
+            if (got := _cut(turn, raw)) is not None:
+                return turn, got, raw, got[2] - turn.cuts[got[0]].raw - got[1]
     except Exception:  # noqa: BLE001 - whatever breaks here, the full path decides
         return None
     return None
@@ -393,19 +397,20 @@ class Cutted:
     parent: Turn  # the request it was cut from
 
 
-def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | None) -> Cutted | None:
+def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | None, at: Any = None) -> Cutted | None:
     """raw masked from a remembered request it continues (module docstring), its tail
     read by the leak guard; None where it is not one, or a condition fails (the full
-    path then). Never raises."""
+    path then). at: find's for raw, taken while its turn is the newest. Never raises."""
     store = turns_of(rules)
     if store is None or (rule := _rule(api)) is None:
         return None
     try:
-        b = _bytes(raw)
-        if b is None:
+        if (b := _bytes(raw)) is None:
             return None
-        for turn in store.of(api.name, disguises):
-            got = _cut(turn, b)
+        mine = store.of(api.name, disguises)
+        known = at is not None and at[2] is b and mine[:1] == [at[0]]
+        for turn in mine[:1] if known else mine:
+            got: tuple[int, int, int] | None = at[1] if known else _cut(turn, b)
             if got is not None:
                 out = _mask_tail(turn, *got, b, raw, rule[1], rules, disguises)
                 if out is not None:
@@ -536,6 +541,6 @@ def _no_copies(
 
 
 __all__ = [
-    "ON", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "holds", "light", "next_turn",
-    "note_for", "remember", "tail",
+    "ON", "Cut", "Cutted", "Marks", "Note", "Turn", "Turns", "adopt", "applies", "find", "holds", "light",
+    "next_turn", "note_for", "remember", "tail",
 ]  # fmt: skip

@@ -325,3 +325,31 @@ def test_a_conversation_whose_thinking_echoes_its_disguises_masks_its_prefix_ali
     out2, s2 = mask_body(_anthropic(*users, answer, *more), ANTHROPIC, rules)
     assert out2.startswith(out1[:-2])  # (turn 1 less its closing `]}`)
     assert all(s2.placeholders[d] == o for d, o in s1.placeholders.items())
+
+
+def test_a_rule_sets_pattern_names_are_made_once_and_are_its_own() -> None:
+    """present.pattern_names (issue 29: every request read them, ~20 µs): made once a rule
+    set, by its patterns tuple; another rule set's are its own, never the last one's."""
+    from types import SimpleNamespace
+
+    reads: list[str] = []
+
+    class Named:
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        @property
+        def name(self) -> str:
+            reads.append(self._name)
+            return self._name
+
+    def rules_of(*names: str) -> Rules:
+        return SimpleNamespace(mappings=SimpleNamespace(patterns=tuple(Named(n) for n in names)))  # type: ignore[return-value]
+
+    one, two = rules_of("EMAIL", "PHONE"), rules_of("TOKEN")
+    for _ in range(3):
+        assert present_placeholders('{"a":"[EMAIL_1] [TOKEN_2]"}', one) == {"[EMAIL_1]"}
+        assert placeholders_in(["[PHONE_3]"], one) == {"[PHONE_3]"}
+    assert sorted(reads) == ["EMAIL", "PHONE"]
+    assert present_placeholders('{"a":"[EMAIL_1] [TOKEN_2]"}', two) == {"[TOKEN_2]"}
+    assert present_placeholders('{"a":"[EMAIL_1] [TOKEN_2]"}', one) == {"[EMAIL_1]"}

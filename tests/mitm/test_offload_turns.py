@@ -148,3 +148,23 @@ def test_a_cut_that_fails_to_measure_its_tail_leaves_the_body_to_the_worker(off,
     assert asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS)) is None
     got = asyncio.run(off.mask(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS))
     assert isinstance(got, pipeline.Masked) and got.body == full(cfg, two).body  # type: ignore[union-attr]
+
+
+def test_a_next_turn_is_compared_with_the_turn_before_once(off, cfg, monkeypatch) -> None:  # noqa: ANN001
+    """issue 29: the cut's search (turns._cut: the 1 MB body against the one remembered)
+    is made once, where it is decided whether and where to cut (turns.find), and handed to
+    the cut (turns.next_turn's at): on the loop and in a thread alike; the same body."""
+    from disguiselib.mitm import offload
+
+    calls: list[int] = []
+    real = turns._cut
+    monkeypatch.setattr(turns, "_cut", lambda turn, b: calls.append(len(b)) or real(turn, b))
+    for text in ("and x@y.io, Acme Corp", "Acme Corp and more words" * (offload.INLINE_TAIL // 20)):
+        cfg.rules.found.turns = None
+        one, two = body("mail bob@corp.example.com"), body("mail bob@corp.example.com", text)
+        asyncio.run(off.mask(ANTHROPIC_MESSAGES, one, cfg, "/v1/messages", HEADERS))
+        calls.clear()
+        got = asyncio.run(Offload.cut(ANTHROPIC_MESSAGES, two, cfg, "/v1/messages", HEADERS))
+        assert calls == [len(two)]
+        want = full(cfg, two)
+        assert isinstance(got, pipeline.Masked) and isinstance(want, pipeline.Masked) and got.body == want.body

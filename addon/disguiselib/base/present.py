@@ -26,6 +26,21 @@ from ..wire.jsonspan import Rule
 from ..wire.spanwalk import Reads
 from ..wire.text import left_out_texts, utf8
 
+# the last rule set's pattern names (its patterns tuple: frozen, read by identity)
+_NAMES: tuple[object, frozenset[str]] = ((), frozenset())
+
+
+def pattern_names(rules: Rules) -> frozenset[str]:
+    """The names of rules' patterns, made once a rule set (every request read them: ~20 µs)."""
+    global _NAMES
+    pats = rules.mappings.patterns
+    key, names = _NAMES  # (one read: another thread may set it meanwhile)
+    if key is not pats:
+        names = frozenset(p.name for p in pats)
+        if type(pats) is tuple:  # (a rule set's: never changed once made)
+            _NAMES = (pats, names)
+    return names
+
 
 def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
     """Placeholder-shaped strings ("[EMAIL_3]") anywhere in a request's JSON text s,
@@ -33,7 +48,7 @@ def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
     texts a raw pass left out, which are s's own characters): the compiled scan
     (spanwalk.c_shapes), or py_present_placeholders where it is not built or s holds an
     escape of printable ASCII (tests/base/test_present.py holds the two to one answer)."""
-    names = frozenset(p.name for p in rules.mappings.patterns)
+    names = pattern_names(rules)
     if not names or "[" not in s and "\\u" not in s:
         return frozenset()
     if spanwalk.c_shapes is not None:
@@ -45,7 +60,7 @@ def present_placeholders(s: str, rules: Rules) -> frozenset[str]:
 
 def py_present_placeholders(s: str, rules: Rules) -> frozenset[str]:
     """present_placeholders' reference: two regexes and a substring search over s."""
-    names = frozenset(p.name for p in rules.mappings.patterns)
+    names = pattern_names(rules)
     if not names or "[" not in s and "\\u" not in s:
         return frozenset()
     return _present(s, names)
@@ -74,7 +89,7 @@ def placeholders_in(texts: list[str], rules: Rules) -> frozenset[str]:
     """The placeholder-shaped strings ("[EMAIL_3]" of a pattern's name) in texts, each
     read as it is (texts masking reads: their escapes are decoded already). The compiled
     scan (spanwalk.c_shapes) over the texts joined (_joined), or py_placeholders_in."""
-    names = frozenset(p.name for p in rules.mappings.patterns)
+    names = pattern_names(rules)
     if not names:
         return frozenset()
     found: set[str] = set()
@@ -87,7 +102,7 @@ def placeholders_in(texts: list[str], rules: Rules) -> frozenset[str]:
 
 def py_placeholders_in(texts: list[str], rules: Rules) -> frozenset[str]:
     """placeholders_in's reference: a regex over each text."""
-    names = frozenset(p.name for p in rules.mappings.patterns)
+    names = pattern_names(rules)
     return frozenset(x for t in texts for x in _shapes(t, names)) if names else frozenset()
 
 

@@ -209,12 +209,12 @@ class Offload:
         it is not one (the worker then)."""
         if not turns.holds(cfg.rules, api):
             return None
-        n = turns.tail(cfg.rules, api, raw, cfg.disguises)
-        if n is None:
+        at = turns.find(cfg.rules, api, raw, cfg.disguises)  # (raw compared with the turn before once: at)
+        if at is None:
             return None  # (no thread asked to find that out)
-        if n <= INLINE_TAIL:
-            return pipeline.cut_request(api, raw, cfg, path, headers, dest)
-        return await asyncio.to_thread(pipeline.cut_request, api, raw, cfg, path, headers, dest)
+        if at[3] <= INLINE_TAIL:
+            return pipeline.cut_request(api, raw, cfg, path, headers, dest, None, at)
+        return await asyncio.to_thread(pipeline.cut_request, api, raw, cfg, path, headers, dest, None, at)
 
     @staticmethod
     async def in_thread(
