@@ -48,8 +48,11 @@ def test_the_property_test_cuts(cfg) -> None:  # noqa: ANN001
     changes their count; the property test's own ran 37 and 17 cuts in 60 at a share of
     0.2), cut at least 4 times. Run alone, on 3.11 and 3.12 alike, they are cut 57 and
     42 times; after some other tests in the same process (tests/inspect/test_refusals.py,
-    which imports mitmproxy's tools) Hypothesis draws other conversations from the same
-    seed, cut 18 and 8 times (the reason not found: the same Hypothesis, no database)."""
+    whose `disguise show` imports more of the package) Hypothesis draws other
+    conversations from the same seed, cut 18 and 8 times: it mixes into its draws the
+    constants it finds in the source of the local modules loaded so far
+    (hypothesis.internal.conjecture.providers._get_local_constants), so what ran before
+    changes them."""
     CUT.clear()
 
     @seed(29)
