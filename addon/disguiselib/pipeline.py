@@ -89,6 +89,9 @@ class Masked:
     # the request as turns.py remembers it, but its bytes (turns.light): the proxy keeps
     # one the masking worker remembered (turns.adopt), and cuts the next turn itself
     turn: object = field(default=None, compare=False, repr=False)
+    # a conversation's next turn, masked from the turn before (turns.py: its new elements
+    # read, the rest the turn before's masked bytes); the flow's summary and the metrics say so
+    cut: bool = field(default=False, compare=False)
 
     def unwrap(self) -> Masked:
         """Itself (Refused and NotOurs raise the exception they stand for)."""
@@ -283,7 +286,7 @@ def _cut(
     if leak_scan(path, headers, None, rules, api, dest=dest) is not None:  # (its body's: turns.py)
         return None
     turns.turns_of(cfg.rules, make=True).put(cut.turn, cut.parent)  # type: ignore[union-attr]
-    return Masked(cut.body, cut.session, (), turns.light(cut.turn))
+    return Masked(cut.body, cut.session, (), turns.light(cut.turn), cut=True)
 
 
 def mask_headers(

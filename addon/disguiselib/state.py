@@ -153,6 +153,7 @@ class FlowRecord:
     client_body: bytes | None = None  # the request as the client sent it (decoded), until its observers saw MASKED
     client_size: int | None = None  # its whole size when client_body is only its first bytes (mitm/streamed.Spooled)
     checked_body: bytes | None = None  # the raw body the leak guard passed, as Disguise left it
+    turn_cut: bool = False  # masked from its conversation's turn before (pipeline.Masked.cut)
     capture_later: list = field(default_factory=list)  # kept sides to compress once the request left (inspect/)
     reverser: Reverser | None = None  # of a streamed response
     reading: Reading = Reading.WHOLE  # how the response body is read

@@ -319,3 +319,28 @@ def test_metrics_off_import_no_prometheus_and_reloads_counted_meanwhile_start_th
             "assert m.m.reloads.labels('ok')._value.get() == 1 and m.m.reloads.labels('failed')._value.get() == 0")  # fmt: skip
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": addon_dir}, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_next_turn_cut_from_the_turn_before_is_counted_and_said(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A conversation's next turn masked from the turn before (turns.py) counts in
+    disguise_next_turns_cut_total and its flow's summary says so; the turn before, masked
+    the full path, does neither."""
+    from disguiselib import turns
+    from disguiselib.inspect.record import META
+
+    monkeypatch.setattr(turns, "MIN_BYTES", 0)  # (a short body masked on the loop, remembered and cut)
+    with stack(tmp_path) as s:
+        assert s.value("disguise_next_turns_cut_total", api="anthropic.messages") == 0  # (there from the start)
+        said = ["Acme Corp wrote to bob@corp.example.com"]
+        for n in range(3):
+            f = messages_flow("")
+            doc = json.loads(f.request.content)
+            doc["messages"] = [{"role": "user", "content": t} for t in said]
+            f.request.content = json.dumps(doc).encode()
+            send(s, f)
+            assert b"Acme Corp" not in f.request.content and b"bob@" not in f.request.content
+            assert (f.metadata[META].get("turn") == "cut from the turn before") is (n > 0)
+            s.hook("response", f)
+            assert s.value("disguise_next_turns_cut_total", api="anthropic.messages") == n
+            said.append(f"and Acme Corp again, turn {n}")
+        assert s.value("disguise_requests_total", api="anthropic.messages", outcome="masked") == 3

@@ -226,8 +226,10 @@ class Inspector:
         meta.update(api=rec.api.name, masked=session.masked, counts=dict(session.counts),
                     placeholders=len(session.placeholders), rules=replay.fingerprint(session, rules))  # fmt: skip
         set_fakes(meta, session)
-        for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run"):
+        for k in ("failed", "end", "restored", "stripped", "cut", "replay", "dry_run", "turn"):
             meta.pop(k, None)
+        if rec.turn_cut:  # (turns.py: its new messages read, the rest the turn before's masked bytes)
+            meta["turn"] = "cut from the turn before"
         headers = pairs(flow.request.headers.fields, drop=b"content-length", hide=True)
         sides = Side(
             client_request=side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),

@@ -185,6 +185,9 @@ class Instruments:
                                  "event saying so); failed (the addon's own error: a stream ended with an error event, "
                                  "a body replaced by an error)", ["api", "body", "outcome"], registry=r)  # fmt: skip
         self.restored = Counter("disguise_restored", "Originals restored in responses", ["api"], registry=r)
+        self.turns_cut = Counter("disguise_next_turns_cut", "Masked requests that were a conversation's next turn, "
+                                 "masked from the turn before (only its new messages read)", ["api"],
+                                 registry=r)  # fmt: skip
         self.events = Counter("disguise_stream_events", "Events of streamed responses read", ["api"], registry=r)
         self.reloads = Counter("disguise_reloads", "Rule set reloads (mapping files or options changed) by "
                                "outcome: ok, or failed (the previous rule set stays in force)", ["outcome"],
@@ -212,6 +215,9 @@ class Instruments:
                     self.responses.labels(api, body, end)
         for outcome in ("ok", "failed"):
             self.reloads.labels(outcome)
+        for api in APIS:  # (those whose conversations are cut: registry.Api.turns)
+            if getattr(BY_NAME.get(api), "turns", False):
+                self.turns_cut.labels(api)
         self._children: dict[tuple, Any] = {}
 
     def of(self, metric: Any, *labels: str) -> Any:
@@ -419,6 +425,8 @@ class Metrics:
         m = self.m
         m.of(m.requests, _api(rec), outcome).inc()
         kinds: set[str] = set()
+        if outcome == "masked" and rec.turn_cut:
+            m.of(m.turns_cut, _api(rec)).inc()
         if outcome == "masked" and rec.session is not None and rec.config is not None:
             patterns = {p.name for p in rec.config.rules.mappings.patterns}
             for rule, n in rec.session.counts.items():

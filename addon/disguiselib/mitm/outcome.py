@@ -32,6 +32,7 @@ def keep(rec: FlowRecord, client_body: bytes, masked: Masked) -> None:
     """What restoring the response needs of a masked request."""
     assert rec.config is not None
     rec.session = masked.session
+    rec.turn_cut = masked.cut
     rec.restorer = masked.restorer(rec.config.rules)
     rec.client_body = client_body
 
