@@ -408,7 +408,7 @@ def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | 
         if (b := _bytes(raw)) is None:
             return None
         mine = store.of(api.name, disguises)
-        known = at is not None and at[2] is b and mine[:1] == [at[0]]
+        known = at is not None and at[2] is b and bool(mine) and mine[0] is at[0]
         for turn in mine[:1] if known else mine:
             got: tuple[int, int, int] | None = at[1] if known else _cut(turn, b)
             if got is not None:
