@@ -343,21 +343,45 @@ def without_credential_headers(headers: Iterable[tuple[str, str]], slots: Slots)
     return out
 
 
+def _readings(name: str, value: str) -> tuple[str, str, str, str]:
+    """What scan_headers reads of a header: its value, its name, its value percent- and
+    base64-decoded."""
+    return value, name, decoded_value(value), binary_value(name, value)
+
+
 def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots | None = None) -> Hit | None:
     """Every header but the client's credentials in their slots (registry.slots_for; by
     default any provider's credential headers): its value as it is and percent-decoded
     (decoded_value), and its name."""
     if slots is None:
         slots = slots_for("")
-    # (lower-case name, name, value) of each header read
+    # (lower-case name, name, value) of each header read, less those the rule set
+    # remembers finding nothing in (a client sends the same ones at every request, and
+    # the Guard reads them once more: rules/found.py), unless find() finds more than
+    # the rule set does (copies of the request's originals: knowing.Knowing.copies)
     read = [(name.lower(), name, value) for name, value in without_credential_headers(headers, slots)]
+    found = rules.found
+    if found is not None:
+        unmet = found.unmet_headers(read)
+        if rules.copies and len(unmet) < len(read):
+            # nothing the rules find in those remembered; a copy of the request's
+            # originals is found there still (one pass over their readings)
+            left = set(map(id, unmet))
+            met = [h for h in read if id(h) not in left]
+            copied = {met[k // 4] for k in rules.holding([t for h in met for t in _readings(h[1], h[2])])}
+            unmet = [h for h in read if id(h) in left or h in copied]
+        read = unmet
+        if not read:
+            return None
     # every value and name scanned in one go (Rules.prescan: one pass of each engine over
     # them all, ~20 short texts a request, each else a find() of its own); only where it
     # marks one is it read exactly, with what the scan found (the memo: the same spans)
-    texts = [(value, name, decoded_value(value), binary_value(name, value)) for _, name, value in read]
+    texts = [_readings(name, value) for _, name, value in read]
     hot, memo = rules.prescan([t for four in texts for t in four])
+    unmarked: list[tuple[str, str]] = []
     for k, (n, name, value) in enumerate(read):
         if not any(4 * k + i in hot for i in range(4)):
+            unmarked.append((name, value))
             continue
         lab = first(rules, value, memo=memo) or first(rules, name, memo=memo)
         how = ""
@@ -367,6 +391,11 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
         if lab is not None:
             where = n if first(rules, n) is None else "<name>"
             return Hit(lab, f"header {where}{how}")
+    if found is not None:
+        # the rules' scan marked nothing in these: nothing to find there, under any
+        # knowing of disguises (which only drops spans: knowing.Knowing) or none. (One it
+        # marked and found nothing in read under disguises may hold a span they drop.)
+        found.add_clean_headers(unmarked)
     return None
 
 

@@ -236,10 +236,12 @@ def _mask_request(
     headers, masked_headers = mask_headers(api.headers, headers, cfg.rules, session)
     rules = of_session(cfg.rules, session)
     hit = leak_scan(path, headers, body, rules, api, scanned, parsed[0] if parsed else None, dest)
-    if hit is None and session.copied:
-        # the request copied an original a rule found where no rule finds it: every text
-        # read again, each copy an original (base/copies.py)
-        hit = leak_scan(path, headers, body, of_session(cfg.rules, session, copies=True), api, None, None, dest)
+    if hit is None and (session.copied or session.finds):
+        # a copy of an original a rule found is one too (base/copies.py): where the request
+        # copied one where no rule finds it, every text read again; else its URL and
+        # headers, which masking does not read (a password the body gives a key, in a header)
+        again = body if session.copied else None
+        hit = leak_scan(path, headers, again, of_session(cfg.rules, session, copies=True), api, None, None, dest)
     scanned.clear()  # masking's closure may hold it in a cycle: the body's texts not kept till a collection
     if hit is not None:
         return Refused(f"an original ({hit}) would have left unmasked", Refusal.LEAK)
@@ -282,7 +284,7 @@ def _cut(
     cut = turns.next_turn(api, raw, cfg.rules, cfg.disguises, at)
     if cut is None:
         return None
-    rules = of_session(cfg.rules, cut.session)
+    rules = of_session(cfg.rules, cut.session, copies=True)  # (a copy in the URL or a header: _mask_request)
     if leak_scan(path, headers, None, rules, api, dest=dest) is not None:  # (its body's: turns.py)
         return None
     turns.turns_of(cfg.rules, make=True).put(cut.turn, cut.parent)  # type: ignore[union-attr]

@@ -72,7 +72,7 @@ def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session, r
     replacement (a token encoded again whole); all of them where s holds an escape no
     JSON writer makes (a copy may be spelled with it). raw: s's UTF-8 bytes (surrogatepass),
     where the caller holds them; else s is encoded."""
-    found = Originals(session.found())
+    found = session.originals()
     if not found:
         return found
     starts: list[int] = []

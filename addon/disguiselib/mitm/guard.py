@@ -241,7 +241,7 @@ class Guard:
                 log.error(msg)
                 self._refuse(flow, rec, msg)
                 return None
-        rules = of_session(cfg.rules, rec.session)
+        rules = of_session(cfg.rules, rec.session, copies=True)  # (a copy of an original is one: pipeline)
         if body is not None and len(body) >= OFF_LOOP_BYTES and flow.live:
             args = (r.path, headers, body, rules, rec.api, None, None, destination(flow))
             return self._recheck_off_loop(flow, rec, args)

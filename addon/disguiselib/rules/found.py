@@ -18,6 +18,11 @@ NOTHING: tuple = ((), ())  # no literal in it, and no pattern may match
 # The longest text remembered by itself when nothing was found in it (Found.add_clean);
 # a longer one is remembered by its digest (a 200 MB string is not kept).
 CLEAN_MAX = 1 << 18
+# A request's headers the leak guard read and found nothing in (Found.clean_headers): at
+# most this many remembered, a value of at most HEADER_MAX characters (a long cookie is
+# read again each time: ~2 us).
+HEADERS = 256
+HEADER_MAX = 1024
 # From this many short texts in which one scan found nothing (a long array's elements),
 # Rules.prescan lists them in a Memo's run rather than giving each an entry.
 RUN_MIN = 4096
@@ -117,7 +122,7 @@ class Found:
 
     __slots__ = (
         "limit", "span_limit", "_new", "_old", "_spans", "hits", "char_limit", "_cnew", "_cold", "_chars", "masked",
-        "turns",
+        "turns", "_headers",
     )  # fmt: skip
 
     def __init__(self, limit: int = 20_000, span_limit: int = 50_000, char_limit: int = 1 << 20) -> None:
@@ -135,6 +140,8 @@ class Found:
         self.masked = Remembered() if limit > 0 else Remembered(0)
         # the last requests of conversations, masked: their next turns cut from them (turns.py)
         self.turns: object = None
+        # (name, value) of headers nothing was found in (leakguard.scan_headers)
+        self._headers: dict[tuple[str, str], None] = {}
 
     @staticmethod
     def digest(b: bytes | Ascii) -> bytes:
@@ -215,7 +222,29 @@ class Found:
             chars += n
         self._chars = chars
 
+    def unmet_headers(self, read: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        """Those of read ((lower-case name, name, value) of each header, leakguard's) not
+        remembered as headers nothing was found in, in their order."""
+        known = self._headers
+        return [h for h in read if (h[1], h[2]) not in known] if known else read
+
+    def add_clean_headers(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Remember headers ((name, value)) in each text of which (leakguard's reading:
+        the value, the name, the value percent- and base64-decoded) `Rules.find` found
+        nothing: a header's verdict is its own, a function of the rule set and the pair
+        alone. The oldest half is dropped when HEADERS are held."""
+        if self.limit <= 0:
+            return
+        known = self._headers
+        for pair in pairs:
+            if len(pair[1]) <= HEADER_MAX:
+                if len(known) >= HEADERS:
+                    for k in list(known)[: HEADERS // 2]:
+                        known.pop(k, None)
+                known[pair] = None
+
     def clear(self) -> None:
+        self._headers = {}
         self._new, self._old, self._spans = {}, {}, 0
         self._cnew, self._cold, self._chars = {}, {}, 0
         self.masked.clear()

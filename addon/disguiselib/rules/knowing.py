@@ -67,6 +67,26 @@ class Knowing:
         self._ac: ahocorasick_rs.AhoCorasick | None = None  # made when a span first needs it
         self._longest = 0  # own's longest
 
+    @property
+    def copies(self) -> bool:
+        """Does find() find copies of the request's originals besides what the rules find
+        (of_session(copies=True))? Else its spans are some of the rules' (Rules.copies)."""
+        return bool(self._originals)
+
+    def holding(self, texts: list[str]) -> list[int]:
+        """The indexes of texts that hold a copy of one of the request's originals (none
+        without copies), in order."""
+        return self._originals.holding(texts)
+
+    def prescan(self, pieces: list[str], *args: Any, **kwargs: Any) -> tuple[set[int], dict[str, object]]:
+        """Rules.prescan, what find() may find besides marked too: the pieces holding a
+        copy of one of the request's originals (a copy no rule finds: the rules' scan
+        alone left a header holding one unread)."""
+        hot, memo = self._rules.prescan(pieces, *args, **kwargs)
+        if self._originals:
+            hot = hot | set(self._originals.holding(pieces))
+        return hot, memo
+
     def find(self, text: str, memo: dict | None = None, new: bool = False) -> list[tuple[str, int, int]]:
         found = self._rules.find(text, memo, new)
         if self._originals:
@@ -257,7 +277,7 @@ def of_session(rules: Any, session: Session | None, copies: bool = False) -> Any
     copies, every copy of an original its rules found is one too (base/copies.py)."""
     if session is None:
         return knowing(rules, ())
-    return knowing(rules, session.placeholders, session.found() if copies else None)
+    return knowing(rules, session.placeholders, session.originals() if copies else None)
 
 
 class Originals(dict):

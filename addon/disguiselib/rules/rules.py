@@ -214,6 +214,14 @@ class Rules:
     def _dis_ac_bytes(self):  # noqa: ANN202 - an ahocorasick_rs.BytesAhoCorasick or None
         return self._reverse_automata[1]
 
+    # find() finds what the rules find, no copy of an original besides (knowing.Knowing's)
+    copies = False
+
+    def holding(self, texts: list[str]) -> list[int]:
+        """The texts holding a copy of an original find() finds besides the rules' own
+        (knowing.Knowing.holding): none."""
+        return []
+
     @property
     def is_empty(self) -> bool:
         """No literal and no pattern: nothing to mask."""
