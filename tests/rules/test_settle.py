@@ -241,3 +241,39 @@ def test_what_the_second_look_masks_is_counted_and_faked_as_any_original(tmp_pat
     got = splice(text, faked.mask_spans(text, s))
     (fake,) = s.placeholders
     assert got == "x." + fake and "@" in fake and "[" not in fake and s.placeholders[fake] == "Acme Corp@corp.example.com"
+
+
+# -- what the second look reads: the whole result, not the places of its edits ----------
+
+
+def _id_rules(regex: str) -> Rules:
+    return Rules(mappings.from_dict({"literals": {"Acme-Corp": "Zenith Labs"}, "patterns": [{"name": "ID", "regex": regex}]}))
+
+
+def test_a_match_the_result_makes_may_begin_lines_before_any_edit() -> None:
+    """A rule that repeats a class holding line breaks without bound (of the shipped
+    patterns, 129 of 158 repeat without bound, 66 name such a class) matches in the
+    result from lines nothing was replaced in, unchanged themselves and beside
+    unchanged ones: the second look reads the whole result (were it to read again only
+    the lines of the edits and their neighbours, keeping the first reading elsewhere, it
+    would miss this original)."""
+    r = _id_rules(r"ID\s*=\s*[A-Za-z\s]+;")
+    text = "ID =\n\n\nfoo\nAcme-Corp;"  # (the hyphen: no match before it is replaced)
+    assert r.find(text) == [(LITERALS, 11, 20)]
+    s = Session()
+    assert r.mask_spans(text, s) == [(0, len(text), "[ID_1]")]  # `foo`, written by the client, lies in it
+    assert s.placeholders == {"[ID_1]": text}
+    out = "ID =\n\n\nfoo\nZenith Labs;"  # the result read: its spans remembered for the guard
+    assert r.found.get(r.found.digest(out.encode())) == (("ID", 0, len(out)),)
+
+
+def test_a_match_the_result_makes_may_end_lines_after_any_edit() -> None:
+    """The same the other way: a match that begins in a replacement and ends lines after
+    it is what the guard is told of the result (the rules' memory), though the disguise
+    makes it no original (knowing.py) and the edits stay."""
+    r = _id_rules(r"[A-Z][a-z]+ [A-Z][a-z]+:[a-z\s]+;")
+    text = "Acme-Corp:\nfoo\n\nbar\n;"
+    assert r.find(text) == [(LITERALS, 0, 9)]
+    assert r.mask_spans(text, Session()) == [(0, 9, "Zenith Labs")]
+    out = "Zenith Labs:\nfoo\n\nbar\n;"
+    assert r.found.get(r.found.digest(out.encode())) == (("ID", 0, len(out)),)

@@ -26,6 +26,12 @@ rule set's memory of it (found.Found). Nor is a text of LONGEST characters or mo
 file of a MiB in a tool result): its result read whole once more would be one more copy
 of it held beside the body, its text and its document (tests/base/test_masking_scan.py
 bounds them); the guard decides for it, as for a text whose rounds ran out.
+
+The whole result is read again, not only the places of its edits: a rule repeating a
+class that holds line breaks without bound matches from lines before the first edit to
+lines after the last, where a match ends decides where the next begins, and the
+prefilter says whether a pattern may match in a text, not where (docs/engine.md: what
+this reading costs, and why no reading of the edits' places alone gives find()'s answer).
 """
 
 from __future__ import annotations
