@@ -18,7 +18,7 @@ NOTHING: tuple = ((), ())  # no literal in it, and no pattern may match
 # The longest text remembered by itself when nothing was found in it (Found.add_clean);
 # a longer one is remembered by its digest (a 200 MB string is not kept).
 CLEAN_MAX = 1 << 18
-# A request's headers the leak guard read and found nothing in (Found.clean_headers): at
+# A request's headers the leak guard read and found nothing in (Found.add_clean_headers): at
 # most this many remembered, a value of at most HEADER_MAX characters (a long cookie is
 # read again each time: ~2 us).
 HEADERS = 256
