@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from mitmproxy.addons.proxyserver import Proxyserver
+from mitmproxy.http import Headers
 from mitmproxy.test import taddons, tflow
 
 from disguiselib.mitm.addon import Disguise
@@ -67,3 +68,13 @@ def test_a_header_without_a_copy_passes(tmp_path: Path) -> None:
         f.request.headers["x-note"] = "nothing here"
         a.guard.request(f)
         assert f.response is None
+
+
+def test_a_trailer_holding_a_copy_is_dropped_and_the_request_refused(tmp_path: Path) -> None:
+    with configured(tmp_path) as a:
+        f = masked(a)
+        f.request.trailers = Headers([(b"x-note", f"see {COPY}".encode())])
+        a.guard.request(f)
+        assert f.response is not None and f.request.trailers is None
+        msg = json.loads(f.response.content)["error"]["message"]
+        assert msg == "disguise: request refused by the leak guard: an original (PASSWORD in trailer x-note) would have left unmasked"

@@ -206,7 +206,9 @@ class Guard:
         if rec is None or cfg is None or rec.kind is Kind.SKIP or trailers is None:
             return False  # not protected (a protected flow without a record is refused whole below)
         try:
-            hit = leakguard.scan_trailers(list(trailers.items(multi=True)), cfg.rules)
+            # (knowing the request's disguises and originals: a copy of one is one, as in a header)
+            knowing = of_session(cfg.rules, rec.session, copies=True)
+            hit = leakguard.scan_trailers(list(trailers.items(multi=True)), knowing)
         except Exception as e:  # noqa: BLE001 - the check failing is a refusal too
             hit = leakguard.Hit("internal error", type(e).__name__)
         if hit is None:
