@@ -339,3 +339,29 @@ def test_an_original_a_disguise_spells_with_its_neighbour_is_an_original(client:
     assert [lab for lab, _, _ in k.find(out)] == ["literals"]
     assert leakguard.first(k, out) == "literal" and leakguard.first(k, out, CTX) == "literal"
     assert leakguard.first(k, "Zenith Labs and Tmqqz") is None  # disguises whole, apart: none
+
+
+def test_the_originals_are_made_once_while_nothing_more_is_found() -> None:
+    """knowing.originals(session): found() as Originals (its automaton made once), made
+    again only once a pattern found more; a session continuing one starts with its own;
+    pickled (the masking worker's answer) without it."""
+    import pickle
+
+    from disguiselib.rules.knowing import originals
+    from disguiselib.rules.session import Session
+
+    s = Session()
+    s.placeholder("EMAIL", "bob@corp.example.com")
+    o = originals(s)
+    assert dict(o) == {"bob@corp.example.com": "EMAIL"} and o.holding(["x bob@corp.example.com"]) == [0]
+    assert originals(s) is o
+    s.placeholder("EMAIL", "bob@corp.example.com")  # (the same one again: nothing more found)
+    assert originals(s) is o
+    c = s.copy()
+    assert originals(c) is o
+    c.placeholder("PASSWORD", "hunter2xyz9Q")
+    assert dict(originals(c)) == {"bob@corp.example.com": "EMAIL", "hunter2xyz9Q": "PASSWORD"}
+    assert originals(s) is o and dict(o) == {"bob@corp.example.com": "EMAIL"}  # (the one it came from: as it was)
+    p = pickle.loads(pickle.dumps(c))
+    assert p.originals_made is None and dict(originals(p)) == dict(originals(c))
+    assert p.placeholders == c.placeholders

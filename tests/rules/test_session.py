@@ -133,25 +133,3 @@ def test_a_copy_is_the_session_as_it_stands_and_apart_from_it() -> None:
     c.cited.append((9, "more"))
     assert len(s.placeholders) == 1 and s.masked == 2 and s.cited == [(3, "edits")]
 
-
-def test_the_originals_are_made_once_while_nothing_more_is_found() -> None:
-    """Session.originals(): found() as knowing.Originals (its automaton made once), made
-    again only once a pattern found more; a session continuing one starts with its own;
-    pickled (the masking worker's answer) without it."""
-    import pickle
-
-    s = Session()
-    s.placeholder("EMAIL", "bob@corp.example.com")
-    o = s.originals()
-    assert dict(o) == {"bob@corp.example.com": "EMAIL"} and o.holding(["x bob@corp.example.com"]) == [0]
-    assert s.originals() is o
-    s.placeholder("EMAIL", "bob@corp.example.com")  # (the same one again: nothing more found)
-    assert s.originals() is o
-    c = s.copy()
-    assert c.originals() is o
-    c.placeholder("PASSWORD", "hunter2xyz9Q")
-    assert dict(c.originals()) == {"bob@corp.example.com": "EMAIL", "hunter2xyz9Q": "PASSWORD"}
-    assert s.originals() is o and dict(o) == {"bob@corp.example.com": "EMAIL"}  # (the one it came from: as it was)
-    p = pickle.loads(pickle.dumps(c))
-    assert p._originals is None and dict(p.originals()) == dict(c.originals())
-    assert p.placeholders == c.placeholders

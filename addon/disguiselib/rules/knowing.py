@@ -277,7 +277,17 @@ def of_session(rules: Any, session: Session | None, copies: bool = False) -> Any
     copies, every copy of an original its rules found is one too (base/copies.py)."""
     if session is None:
         return knowing(rules, ())
-    return knowing(rules, session.placeholders, session.originals() if copies else None)
+    return knowing(rules, session.placeholders, originals(session) if copies else None)
+
+
+def originals(session: Session) -> Originals:
+    """session.found() as Originals (its automaton made when first read), made again only
+    once a pattern has found more; a session that continues it (Session.after, copy: a
+    conversation's next turn) starts with it."""
+    got = session.originals_made
+    if got is None or got[0] != session.finds:
+        got = session.originals_made = (session.finds, Originals(session.found()))
+    return got[1]  # type: ignore[no-any-return]
 
 
 class Originals(dict):

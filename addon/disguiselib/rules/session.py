@@ -67,7 +67,7 @@ class Session:
 
     __slots__ = (
         "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
-        "copied", "keyed", "json_out", "_originals",
+        "copied", "keyed", "json_out", "originals_made",
     )  # fmt: skip
 
     def __init__(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None, copied: int = 0) -> None:
@@ -96,8 +96,8 @@ class Session:
         # the request asks for its answer as JSON (base/jsonanswer.py): its text is
         # restored as JSON text
         self.json_out = False
-        # found() as knowing.Originals, and how many originals it was made of (originals())
-        self._originals: tuple[int, Any] | None = None
+        # (finds, what knowing.originals made of found() then): kept while nothing more is found
+        self.originals_made: tuple[int, Any] | None = None
 
     def after(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None, copied: int = 0) -> Session:
         """A session that continues this one (its disguises kept, its numbering going
@@ -108,7 +108,7 @@ class Session:
         s = Session(self.reserved | reserved, self.keyed or keyed, copied)
         s.placeholders, s._by_key, s._count = dict(self.placeholders), dict(self._by_key), dict(self._count)
         s.masked, s.counts, s.literals, s.fakes = self.masked, dict(self.counts), set(self.literals), self.fakes
-        s._originals = self._originals  # (what it was made of: the first of s's own, which only grow)
+        s.originals_made = self.originals_made  # (made of what s begins with: originals are only added)
         return s
 
     def copy(self) -> Session:
@@ -160,30 +160,20 @@ class Session:
         return ph
 
     @property
-    def finds(self) -> bool:
-        """Did a pattern find an original in this request (found() is not empty)?"""
-        return bool(self._by_key)
+    def finds(self) -> int:
+        """How many originals patterns found in this request (by rule): found() is empty
+        when none. Originals are only ever added."""
+        return len(self._by_key)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (the masking worker's answer) without originals()' automaton, made again
-        where it is read."""
-        return {k: getattr(self, k) for k in self.__slots__ if k != "_originals" and hasattr(self, k)}
+        """Pickled (the masking worker's answer) without originals_made (an automaton),
+        made again where it is read."""
+        return {k: getattr(self, k) for k in self.__slots__ if k != "originals_made" and hasattr(self, k)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._originals = None
+        self.originals_made = None
         for k, v in state.items():
             setattr(self, k, v)
-
-    def originals(self) -> Any:
-        """found() as knowing.Originals (its automaton made when first read), made again
-        only once a pattern has found more: originals are only ever added, and a session
-        that continues this one (after, copy: a conversation's next turn) starts with it."""
-        got = self._originals
-        if got is None or got[0] != len(self._by_key):
-            from .knowing import Originals  # (knowing reads this module)
-
-            got = self._originals = (len(self._by_key), Originals(self.found()))
-        return got[1]
 
     def found(self) -> dict[str, str]:
         """Each original a pattern found in this request, with the name of the rule that
