@@ -154,6 +154,9 @@ class FlowRecord:
     client_size: int | None = None  # its whole size when client_body is only its first bytes (mitm/streamed.Spooled)
     checked_body: bytes | None = None  # the raw body the leak guard passed, as Disguise left it
     turn_cut: bool = False  # masked from its conversation's turn before (pipeline.Masked.cut)
+    # where in the masked body a next turn may continue it, and what it shares with the
+    # turn before (pipeline.Masked.shared): its SHA-256 made from there (inspect/digest.py)
+    digest_hint: tuple[tuple[int, ...], tuple[bytes, int] | None] = ((), None)
     capture_later: list = field(default_factory=list)  # kept sides to compress once the request left (inspect/)
     reverser: Reverser | None = None  # of a streamed response
     reading: Reading = Reading.WHOLE  # how the response body is read

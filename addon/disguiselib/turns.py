@@ -395,6 +395,7 @@ class Cutted:
     session: Session
     turn: Turn
     parent: Turn  # the request it was cut from
+    shared: int = 0  # how many first bytes of parent.masked body begins with
 
 
 def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | None, at: Any = None) -> Cutted | None:
@@ -508,7 +509,7 @@ def _mask_tail(
         turn.api, turn.disguises, b, body, session.copy(), (*cuts[-CUTS:], end), q, close_m, turn.after_changed,
         turn.shapes | held.shapes, tuple(odd), tuple(cites),
     )  # fmt: skip
-    return Cutted(body, session, new, turn)
+    return Cutted(body, session, new, turn, cut.masked)
 
 
 def _no_copies(

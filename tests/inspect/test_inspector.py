@@ -401,10 +401,25 @@ def test_a_masked_body_is_hashed_once_the_request_has_left_and_every_copy_carrie
     hashed: list[tuple[int, str]] = []
     real = hashlib.sha256
 
+    class Read:  # (a body may be read in parts: digest.Digest's marks)
+        def __init__(self, h) -> None:
+            self.h = h
+
+        def update(self, data) -> None:
+            if len(data):
+                hashed.append((len(data), threading.current_thread().name))
+            self.h.update(data)
+
+        def copy(self):
+            return Read(self.h.copy())
+
+        def hexdigest(self) -> str:
+            return self.h.hexdigest()
+
     def sha256(data: bytes = b"", **kw):
         if len(data) >= 100_000:
             hashed.append((len(data), threading.current_thread().name))
-        return real(data, **kw)
+        return Read(real(data, **kw))
 
     monkeypatch.setattr(hashlib, "sha256", sha256)
     f, _, _ = _large_flow(addon, monkeypatch)
@@ -431,6 +446,11 @@ def test_a_masked_body_is_hashed_once_the_request_has_left_and_every_copy_carrie
         if hashed:
             break
         threading.Event().wait(0.01)
-    assert hashed == [(len(sent), hashed[0][1])] and hashed[0][1].startswith("disguise-digest")
+    for _ in range(300):
+        if sum(n for n, _ in hashed) >= len(sent):
+            break
+        threading.Event().wait(0.01)
+    assert sum(n for n, _ in hashed) == len(sent) and all(t.startswith("disguise-digest") for _, t in hashed)
+    n = len(hashed)
     assert roundtrip(h).metadata[SIDES]["upstream_request_sha256"] == real(h.request.raw_content).hexdigest()
-    assert len(hashed) == 1 and type(dict.__getitem__(h.metadata[SIDES], "upstream_request_sha256")) is record.Digest
+    assert len(hashed) == n and type(dict.__getitem__(h.metadata[SIDES], "upstream_request_sha256")) is record.Digest

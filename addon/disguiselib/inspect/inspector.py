@@ -234,7 +234,8 @@ class Inspector:
         sides = Side(
             client_request=side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
                                 headers=headers, later=rec.capture_later),  # fmt: skip
-            upstream_request_sha256=Digest(flow.request.raw_content),  # made once the request has left
+            # made once the request has left (from the turn before's, a next turn's)
+            upstream_request_sha256=Digest(flow.request.raw_content, *rec.digest_hint),
         )
         flow.metadata[SIDES] = sides
         flow.comment = summary_text(meta)

@@ -33,6 +33,8 @@ def keep(rec: FlowRecord, client_body: bytes, masked: Masked) -> None:
     assert rec.config is not None
     rec.session = masked.session
     rec.turn_cut = masked.cut
+    cuts = getattr(masked.turn, "cuts", ())  # (turns.Turn: where its next turn may continue it)
+    rec.digest_hint = (tuple(c.masked for c in cuts), masked.shared)
     rec.restorer = masked.restorer(rec.config.rules)
     rec.client_body = client_body
 
