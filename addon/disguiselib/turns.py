@@ -73,7 +73,7 @@ from .base.fields import loads
 from .base.masking import mask_doc
 from .base.present import Held
 from .base.received import Received
-from .rules.knowing import of_session
+from .rules.knowing import of_session, originals
 from .rules.rules import Rules, Session
 from .rules.session import PH_OPEN
 from .wire import spanwalk
@@ -517,18 +517,14 @@ def _no_copies(
 ) -> bool:
     """No copy of an original a pattern found left in R2 (copies.left_over's answer on
     the whole body, from the tail's own, R1's and the places between; module docstring)."""
-    found = session.found()
+    found = originals(session)
     if not found:
         return True
     if odd:
         return False
-    forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
-    if copies.left_over(mini, edits, session):
+    if copies.left_over(mini, edits, session) or copies.across(found, b, (cut.raw, p, q)):
         return False
-    for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
-        if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
-            return False
-    old = turn.session.found()
+    old = originals(turn.session)
     m1 = turn.masked
     for o in found:
         if o in old:
