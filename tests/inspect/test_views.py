@@ -9,7 +9,10 @@ traffic (tests/fixtures/real) or streams built like it, fed in small pieces."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -359,3 +362,41 @@ def test_the_diff_colours_what_changed(tmp_path: Path) -> None:
         removed = [cls for line in shown11 for cls, t in line if t.startswith("-") and not t.startswith("---")]
         added = [cls for line in shown11 for cls, t in line if t.startswith("+") and not t.startswith("+++")]
         assert removed and added and set(removed) != set(added) and "text" not in set(removed) | set(added)
+
+
+# In a fresh interpreter: the addon loaded (its modules, the views registered), then what
+# only a view shown needs, first used.
+_LAZY = '''
+import sys
+from mitmproxy.test import tflow
+from disguiselib import launch
+from disguiselib.inspect import views
+from disguiselib.rules.mappings import Literal, MappingSet
+from disguiselib.rules.rules import Rules
+
+launch.addons()
+views.register()
+lazy = ("disguiselib.inspect.audit", "disguiselib.inspect.flowfile", "disguiselib.inspect.wsview")
+print(sorted(m for m in lazy if m in sys.modules))
+rules = Rules(MappingSet(literals=(Literal("Acme Corp", "Zenith Labs", "test"),)))
+mark = views._marker(tflow.tflow(), views.PROVIDER, rules)
+print(mark("to Zenith Labs"))
+parsed, index = views._ws_parsed(tflow.twebsocketflow())
+print(len(parsed.events), len(index))
+print(sorted(m for m in lazy if m in sys.modules))
+'''
+
+
+def test_the_proxy_loads_the_views_without_what_only_a_view_shown_needs() -> None:
+    """Issue 29 (the proxy's idle RSS): mitmdump shows no view, so loading the addon
+    imports the views without the audit that marks a flow's disguises and the flow-file
+    and WebSocket readers (~200 KiB of Python, bench/idlemem.py); the first view that
+    needs them imports them, and marks and reads as before."""
+    r = subprocess.run([sys.executable, "-c", _LAZY], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(Path(views.__file__).parents[2])})  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    before, marked, ws, after = r.stdout.splitlines()
+    assert before == "[]"
+    assert marked == "[(3, 14)]"
+    assert ws.split()[0] == ws.split()[1] != "0"
+    assert after == str(["disguiselib.inspect.audit", "disguiselib.inspect.flowfile", "disguiselib.inspect.wsview"])

@@ -32,13 +32,13 @@ from mitmproxy import contentviews, http
 from ..apis.registry import recognise
 from ..wire.jsonspan import Rule
 from . import render as rd
-from . import sseview, wsview
-from .audit import Auditor
-from .flowfile import ws_messages
+from . import sseview
 from .record import FORWARDED, FORWARDED_TEXT, META, NEVER_SENT, REQUEST_NOT_KEPT, SIDES, is_refused, summary_text
 
 if TYPE_CHECKING:
     from ..rules.rules import Rules
+    from . import wsview
+    from .audit import Auditor
 
 NAMES = ("Disguise", "Disguise other side", "Disguise diff")
 _AUTO_PRIORITY = 2.0  # above the JSON view (1) on flows the addon handled
@@ -116,6 +116,8 @@ def _marker(flow: http.HTTPFlow, side: str, rules: Rules | None) -> rd.Marker | 
     if side == CLIENT:
         return lambda text: [(a, b) for _, a, b in rules.find(text)]
     if _auditor[0] is not rules:
+        from .audit import Auditor  # (with flowfile and wsview, first imported by a view shown: never by mitmdump)
+
         _auditor[:] = [rules, Auditor(rules)]
     aud: Auditor = _auditor[1]
     meta = flow.metadata.get(META)
@@ -169,6 +171,9 @@ _WS_CACHE: dict[str, tuple[int, wsview.WsStream, dict[int, int]]] = {}
 def _ws_parsed(flow: http.HTTPFlow) -> tuple[wsview.WsStream, dict[int, int]]:
     """The flow's messages parsed once (mitmweb renders every message of a flow in a
     row: not once per message), and the index of each message object."""
+    from . import wsview
+    from .flowfile import ws_messages
+
     n = len(flow.websocket.messages) if flow.websocket is not None else 0
     hit = _WS_CACHE.get(flow.id)
     if hit is not None and hit[0] == n:
@@ -189,6 +194,8 @@ def render_connection_header(flow: http.HTTPFlow) -> str:
 def render_ws(view: str, data: bytes, flow: http.HTTPFlow, msg: Any) -> str:
     """A WebSocket message of a realtime flow: as it went, its other side, or the diff;
     for one that carries a channel's text, that channel reassembled up to it."""
+    from . import wsview
+
     parsed, index = _ws_parsed(flow)
     i = index.get(id(msg))
     lines = render_connection_header(flow).split("\n")
