@@ -517,14 +517,14 @@ def _no_copies(
 ) -> bool:
     """No copy of an original a pattern found left in R2 (copies.left_over's answer on
     the whole body, from the tail's own, R1's and the places between; module docstring)."""
-    found = originals(session)
+    old = originals(turn.session)
+    found = originals(session, like=turn.session)  # (the same, made once, while no new one is found)
     if not found:
         return True
     if odd:
         return False
     if copies.left_over(mini, edits, session) or copies.across(found, b, (cut.raw, p, q)):
         return False
-    old = originals(turn.session)
     m1 = turn.masked
     for o in found:
         if o in old:

@@ -365,3 +365,20 @@ def test_the_originals_are_made_once_while_nothing_more_is_found() -> None:
     p = pickle.loads(pickle.dumps(c))
     assert p.originals_made is None and dict(originals(p)) == dict(originals(c))
     assert p.placeholders == c.placeholders
+
+
+def test_a_next_turns_originals_are_the_turn_befores_while_it_found_the_same() -> None:
+    from disguiselib.rules.knowing import originals
+    from disguiselib.rules.session import Session
+
+    before, turn = Session(), Session()
+    for s in (before, turn):
+        s.placeholder("EMAIL", "bob@corp.example.com")
+    o = originals(before)
+    assert originals(turn, like=before) is o and originals(turn) is o
+    other = Session()
+    other.placeholder("EMAIL", "carol@corp.example.com")  # (as many, not the same)
+    assert dict(originals(other, like=before)) == {"carol@corp.example.com": "EMAIL"}
+    more = turn.copy()
+    more.placeholder("PASSWORD", "hunter2xyz9Q")
+    assert dict(originals(more, like=before)) == {"bob@corp.example.com": "EMAIL", "hunter2xyz9Q": "PASSWORD"}

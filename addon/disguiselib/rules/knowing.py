@@ -280,12 +280,17 @@ def of_session(rules: Any, session: Session | None, copies: bool = False) -> Any
     return knowing(rules, session.placeholders, originals(session) if copies else None)
 
 
-def originals(session: Session) -> Originals:
+def originals(session: Session, like: Session | None = None) -> Originals:
     """session.found() as Originals (its automaton made when first read), made again only
     once a pattern has found more; a session that continues it (Session.after, copy: a
-    conversation's next turn) starts with it."""
+    conversation's next turn) starts with it. like: a session whose Originals are taken
+    when it found the same (the turn before a next turn cut from it)."""
     got = session.originals_made
     if got is None or got[0] != session.finds:
+        if like is not None and like.originals_made is not None and like.originals_made[0] == like.finds:
+            if session.finds == like.finds and session.finds_as(like):
+                session.originals_made = like.originals_made
+                return like.originals_made[1]  # type: ignore[no-any-return]
         got = session.originals_made = (session.finds, Originals(session.found()))
     return got[1]  # type: ignore[no-any-return]
 

@@ -165,6 +165,11 @@ class Session:
         when none. Originals are only ever added."""
         return len(self._by_key)
 
+    def finds_as(self, other: Session) -> bool:
+        """Did patterns find the same originals, by the same rules, in this request as in
+        other?"""
+        return self._by_key == other._by_key
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (the masking worker's answer) without originals_made (an automaton),
         made again where it is read."""
