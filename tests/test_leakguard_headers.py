@@ -160,3 +160,26 @@ def test_a_password_the_body_keys_is_refused_in_a_header_or_the_url(tmp_path: Pa
     got = pipeline.mask_request(api, turn2, cfg, "/v1/messages", [*plain, ("x-note", COPY)])
     assert isinstance(got, pipeline.Refused)
     assert got.reason == "an original (PASSWORD in header x-note) would have left unmasked"
+
+
+def test_a_header_the_scan_marks_and_the_rules_find_nothing_in_is_remembered_too() -> None:
+    """`anthropic-version: 2023-06-01` (the shipped patterns' scan marks a date's digits,
+    and no rule finds anything there) is read once per rule set, as an unmarked one is."""
+    rules = build_config([], True, []).rules
+    header = [("anthropic-version", "2023-06-01")]
+    assert rules.prescan(["2023-06-01"])[0] == {0}  # (what makes it a case)
+    calls = counting(rules)
+    assert leakguard.scan_headers(header, Knowing(rules, frozenset({"[EMAIL_1]"}))) is None
+    assert calls[0] == 4
+    assert leakguard.scan_headers(header, rules) is None
+    assert calls[0] == 4
+
+
+def test_a_content_length_is_the_bodys_length_not_a_text() -> None:
+    """A Content-Length of digits is the length of the body that leaves (mitmproxy sets
+    it): not read. Any other value is read as every header is."""
+    rules = build_config([], True, []).rules
+    calls = counting(rules)
+    assert leakguard.scan_headers([("Content-Length", "1038341")], rules) is None
+    assert calls[0] == 0
+    assert str(leakguard.scan_headers([("content-length", "bob@corp.example.com")], rules)) == "EMAIL in header content-length"

@@ -359,7 +359,8 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
     # remembers finding nothing in (a client sends the same ones at every request, and
     # the Guard reads them once more: rules/found.py), unless find() finds more than
     # the rule set does (copies of the request's originals: knowing.Knowing.copies)
-    read = [(name.lower(), name, value) for name, value in without_credential_headers(headers, slots)]
+    read = [(n, name, value) for name, value in without_credential_headers(headers, slots)
+            if (n := name.lower()) != "content-length" or not (value.isascii() and value.isdigit())]  # fmt: skip
     found = rules.found
     if found is not None:
         unmet = found.unmet_headers(read)
@@ -391,10 +392,13 @@ def scan_headers(headers: Iterable[tuple[str, str]], rules: Rules, slots: Slots 
         if lab is not None:
             where = n if first(rules, n) is None else "<name>"
             return Hit(lab, f"header {where}{how}")
+        if found is not None and not any(rules.base.find(texts[k][i]) for i in range(4) if 4 * k + i in hot):
+            unmarked.append((name, value))  # (the rule set itself finds nothing there either)
     if found is not None:
-        # the rules' scan marked nothing in these: nothing to find there, under any
-        # knowing of disguises (which only drops spans: knowing.Knowing) or none. (One it
-        # marked and found nothing in read under disguises may hold a span they drop.)
+        # nothing the rule set finds in these (its scan marked nothing, or its find()
+        # found nothing where it did): nothing under any knowing of disguises (which only
+        # drops spans: knowing.Knowing) or none. (One read under disguises with nothing
+        # found may hold a span they drop: the rule set's own reading decides.)
         found.add_clean_headers(unmarked)
     return None
 

@@ -68,6 +68,11 @@ class Knowing:
         self._longest = 0  # own's longest
 
     @property
+    def base(self) -> Any:
+        """The rule set (Rules.base)."""
+        return self._rules.base
+
+    @property
     def copies(self) -> bool:
         """Does find() find copies of the request's originals besides what the rules find
         (of_session(copies=True))? Else its spans are some of the rules' (Rules.copies)."""

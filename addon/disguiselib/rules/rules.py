@@ -217,6 +217,11 @@ class Rules:
     # find() finds what the rules find, no copy of an original besides (knowing.Knowing's)
     copies = False
 
+    @property
+    def base(self) -> Rules:
+        """The rule set itself (knowing.Knowing's: the one it knows disguises for)."""
+        return self
+
     def holding(self, texts: list[str]) -> list[int]:
         """The texts holding a copy of an original find() finds besides the rules' own
         (knowing.Knowing.holding): none."""
