@@ -523,8 +523,12 @@ def _no_copies(
         return True
     if odd:
         return False
-    if copies.left_over(mini, edits, session) or copies.across(found, b, (cut.raw, p, q)):
+    forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
+    if copies.left_over(mini, edits, session):
         return False
+    for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
+        if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
+            return False
     m1 = turn.masked
     for o in found:
         if o in old:

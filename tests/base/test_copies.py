@@ -466,24 +466,3 @@ def test_places_by_hyperscan_are_the_automatons_in_the_same_order(
     finally:
         copies.Places.LONG, copies.leftmost.DENSE, copies.leftmost.LEAST = old
 
-
-_ORIGINALS = ["hunter2xyz9Q", "bob@corp.example.com", "Zoë", "a\"b", "é", "x"]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_ORIGINALS), min_size=1, max_size=4, unique=True),
-       st.lists(st.sampled_from(["..", "hunter2", "xyz9Q", "hunter2xyz9Q", "Zo\\u00eb", "Zoë", "a\\\"b", "\\u00e9", "x", ", "]),
-                max_size=8),  # fmt: skip
-       st.lists(st.integers(0, 80), min_size=1, max_size=3))
-@example(["hunter2xyz9Q"], ["..hunter2", "xyz9Q.."], [9])
-@example(["hunter2xyz9Q"], ["..", "hunter2xyz9Q"], [3])  # (the longest, begun just before the place)
-@example(["hunter2xyz9Q"], ["..", "hunter2xyz9Q"], [13])  # (and ended just after it)
-def test_across_is_a_search_of_each_spelling_round_each_place(known: list, parts: list, places: list) -> None:
-    """copies.across (one automaton over a window round each place) answers as a search
-    of each spelling, more than a byte, that begins before a place and ends after it."""
-    from disguiselib.rules.knowing import Originals
-
-    b = "".join(parts).encode()
-    forms = [e for o in known for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
-    want = any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for x in places for f in forms)
-    assert copies.across(Originals(dict.fromkeys(known, "R")), b, places) is want

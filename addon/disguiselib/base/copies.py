@@ -58,26 +58,6 @@ def more(s: str, edits: Any, session: Session, known: Originals, raw: bytes | No
     return Originals({**known, **found})
 
 
-def across(known: Originals, b: bytes, places: Iterable[int]) -> bool:
-    """Does b hold one of known's originals as JSON text spells it (spellings; more than a
-    byte) across one of places: begun before it and ended after it? One automaton of
-    every spelling (made once for known), over a window round each place."""
-    ac, longest = known.made("spellings", _spelled)
-    if ac is None:
-        return False
-    for x in set(places):
-        lo = max(0, x - longest + 1)
-        for _, i, j in ac.find_matches_as_indexes(b[lo : x + longest - 1], overlapping=True):
-            if lo + i < x < lo + j:
-                return True
-    return False
-
-
-def _spelled(known: Originals) -> tuple[ahocorasick_rs.BytesAhoCorasick | None, int]:
-    forms = {e for o in known for f in spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1}
-    return (ahocorasick_rs.BytesAhoCorasick(list(forms)) if forms else None), max(map(len, forms), default=0)
-
-
 @functools.lru_cache(maxsize=4096)
 def spellings(original: str) -> tuple[str, ...]:
     """How JSON text may spell original as it is: written as it is, and ASCII-escaped
@@ -264,6 +244,4 @@ def add(text: str, edits: list, known: dict[str, str], session: Session, faker: 
     return sorted([*edits, *more], key=lambda e: e[0])
 
 
-__all__ = [
-    "COPY_ROUNDS", "Originals", "Places", "across", "add", "holding", "left_over", "more", "odd_escapes", "spellings",
-]  # fmt: skip
+__all__ = ["COPY_ROUNDS", "Originals", "Places", "add", "holding", "left_over", "more", "odd_escapes", "spellings"]

@@ -306,21 +306,12 @@ class Originals(dict):
     first needed, reads a text once whatever their number (a request that copied a
     thousand of them: each text read once, not once an original). Not changed once made."""
 
-    __slots__ = ("_ac", "_names", "_made")
+    __slots__ = ("_ac", "_names")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._ac: ahocorasick_rs.BytesAhoCorasick | None = None
         self._names: list[str] = list(self.values())
-        self._made: dict[str, Any] = {}
-
-    def made(self, what: str, make: Callable[[Originals], Any]) -> Any:
-        """make(self), made once (what: its name; base/copies.py's automaton of their
-        spellings): these originals never change."""
-        got = self._made.get(what)
-        if got is None:
-            got = self._made[what] = make(self)
-        return got
 
     def names(self) -> list[str]:
         """The rules' names, in the originals' order (a match's k)."""
