@@ -382,3 +382,22 @@ def test_a_next_turns_originals_are_the_turn_befores_while_it_found_the_same() -
     more = turn.copy()
     more.placeholder("PASSWORD", "hunter2xyz9Q")
     assert dict(originals(more, like=before)) == {"bob@corp.example.com": "EMAIL", "hunter2xyz9Q": "PASSWORD"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=8, unique=True), st.text(max_size=80))
+def test_originals_read_alike_with_either_automaton(originals: list, text: str) -> None:
+    """Originals' automaton quick to make (what reads a URL, headers, a turn's new
+    messages) and the one quickest to read with (a body) find the same places, as a
+    search of each original does."""
+    from disguiselib.rules import knowing as kn
+
+    known = kn.Originals(dict.fromkeys(originals, "R"))
+    raw = text.encode("utf-8", "surrogatepass")
+    quick = sorted(known._automaton(0).find_matches_as_indexes(raw, overlapping=True))
+    other = kn.Originals(dict.fromkeys(originals, "R"))
+    big = sorted(other._automaton(kn.QUICK).find_matches_as_indexes(raw, overlapping=True))
+    want = sorted((k, i, i + len(b)) for k, o in enumerate(originals) if (b := o.encode("utf-8", "surrogatepass"))
+                  for i in range(len(raw)) if raw.startswith(b, i))  # fmt: skip
+    assert quick == big == want
+    assert known.matches(text) == other.matches(text + "") and known.holding([text]) == ([0] if want else [])
