@@ -73,7 +73,7 @@ from .base.fields import loads
 from .base.masking import mask_doc
 from .base.present import Held
 from .base.received import Received
-from .rules.knowing import of_session, originals
+from .rules.knowing import of_session
 from .rules.rules import Rules, Session
 from .rules.session import PH_OPEN
 from .wire import spanwalk
@@ -517,8 +517,7 @@ def _no_copies(
 ) -> bool:
     """No copy of an original a pattern found left in R2 (copies.left_over's answer on
     the whole body, from the tail's own, R1's and the places between; module docstring)."""
-    old = originals(turn.session)
-    found = originals(session, like=turn.session)  # (the same, made once, while no new one is found)
+    found = session.found()
     if not found:
         return True
     if odd:
@@ -529,6 +528,7 @@ def _no_copies(
     for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
         if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
             return False
+    old = turn.session.found()
     m1 = turn.masked
     for o in found:
         if o in old:

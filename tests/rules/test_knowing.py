@@ -341,63 +341,24 @@ def test_an_original_a_disguise_spells_with_its_neighbour_is_an_original(client:
     assert leakguard.first(k, "Zenith Labs and Tmqqz") is None  # disguises whole, apart: none
 
 
-def test_the_originals_are_made_once_while_nothing_more_is_found() -> None:
-    """knowing.originals(session): found() as Originals (its automaton made once), made
-    again only once a pattern found more; a session continuing one starts with its own;
-    pickled (the masking worker's answer) without it."""
-    import pickle
-
-    from disguiselib.rules.knowing import originals
-    from disguiselib.rules.session import Session
-
-    s = Session()
-    s.placeholder("EMAIL", "bob@corp.example.com")
-    o = originals(s)
-    assert dict(o) == {"bob@corp.example.com": "EMAIL"} and o.holding(["x bob@corp.example.com"]) == [0]
-    assert originals(s) is o
-    s.placeholder("EMAIL", "bob@corp.example.com")  # (the same one again: nothing more found)
-    assert originals(s) is o
-    c = s.copy()
-    assert originals(c) is o
-    c.placeholder("PASSWORD", "hunter2xyz9Q")
-    assert dict(originals(c)) == {"bob@corp.example.com": "EMAIL", "hunter2xyz9Q": "PASSWORD"}
-    assert originals(s) is o and dict(o) == {"bob@corp.example.com": "EMAIL"}  # (the one it came from: as it was)
-    p = pickle.loads(pickle.dumps(c))
-    assert p.originals_made is None and dict(originals(p)) == dict(originals(c))
-    assert p.placeholders == c.placeholders
-
-
-def test_a_next_turns_originals_are_the_turn_befores_while_it_found_the_same() -> None:
-    from disguiselib.rules.knowing import originals
-    from disguiselib.rules.session import Session
-
-    before, turn = Session(), Session()
-    for s in (before, turn):
-        s.placeholder("EMAIL", "bob@corp.example.com")
-    o = originals(before)
-    assert originals(turn, like=before) is o and originals(turn) is o
-    other = Session()
-    other.placeholder("EMAIL", "carol@corp.example.com")  # (as many, not the same)
-    assert dict(originals(other, like=before)) == {"carol@corp.example.com": "EMAIL"}
-    more = turn.copy()
-    more.placeholder("PASSWORD", "hunter2xyz9Q")
-    assert dict(originals(more, like=before)) == {"bob@corp.example.com": "EMAIL", "hunter2xyz9Q": "PASSWORD"}
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=8, unique=True), st.text(max_size=80))
-def test_originals_read_alike_with_either_automaton(originals: list, text: str) -> None:
-    """Originals' automaton quick to make (what reads a URL, headers, a turn's new
-    messages) and the one quickest to read with (a body) find the same places, as a
-    search of each original does."""
+@example(["aa", "a"], "xaaa")  # (overlapping places, of one original and of two)
+def test_originals_read_alike_searched_or_by_their_automaton(originals: list, text: str) -> None:
+    """Originals in a short text, searched for one by one (knowing.SMALL), and in a long
+    one, read by their automaton, are found in the same places, as a search of each
+    original finds them; holding() names the texts that hold one."""
     from disguiselib.rules import knowing as kn
 
-    known = kn.Originals(dict.fromkeys(originals, "R"))
     raw = text.encode("utf-8", "surrogatepass")
-    quick = sorted(known._automaton(0).find_matches_as_indexes(raw, overlapping=True))
-    other = kn.Originals(dict.fromkeys(originals, "R"))
-    big = sorted(other._automaton(kn.QUICK).find_matches_as_indexes(raw, overlapping=True))
+    known = kn.Originals(dict.fromkeys(originals, "R"))
+    searched = sorted(known._every(raw))
+    assert known._ac is None  # (none made for so little)
+    read = sorted(known._automaton().find_matches_as_indexes(raw, overlapping=True))
     want = sorted((k, i, i + len(b)) for k, o in enumerate(originals) if (b := o.encode("utf-8", "surrogatepass"))
                   for i in range(len(raw)) if raw.startswith(b, i))  # fmt: skip
-    assert quick == big == want
-    assert known.matches(text) == other.matches(text + "") and known.holding([text]) == ([0] if want else [])
+    assert searched == read == want
+    big = kn.Originals(dict.fromkeys(originals, "R"))
+    long = text + "\x00" * (kn.SMALL // len(originals) + 1)
+    assert big.matches(long) == known.matches(long) and big._ac is not None
+    assert known.holding([text, "", text]) == ([0, 2] if want else [])

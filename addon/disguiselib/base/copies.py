@@ -28,7 +28,6 @@ import ahocorasick_rs
 from ..errors import MaskError
 from ..rules import leftmost
 from ..rules.knowing import Originals, as_originals, char_spans
-from ..rules.knowing import originals as originals_of
 from ..rules.session import Session
 from .present import ASCII_ESCAPE_DIGITS
 
@@ -73,7 +72,7 @@ def left_over(s: str, edits: Iterable[tuple[int, int, Any]], session: Session, r
     replacement (a token encoded again whole); all of them where s holds an escape no
     JSON writer makes (a copy may be spelled with it). raw: s's UTF-8 bytes (surrogatepass),
     where the caller holds them; else s is encoded."""
-    found = originals_of(session)
+    found = Originals(session.found())
     if not found:
         return found
     starts: list[int] = []

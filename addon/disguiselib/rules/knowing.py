@@ -282,60 +282,53 @@ def of_session(rules: Any, session: Session | None, copies: bool = False) -> Any
     copies, every copy of an original its rules found is one too (base/copies.py)."""
     if session is None:
         return knowing(rules, ())
-    return knowing(rules, session.placeholders, originals(session) if copies else None)
+    return knowing(rules, session.placeholders, session.found() if copies else None)
 
 
-def originals(session: Session, like: Session | None = None) -> Originals:
-    """session.found() as Originals (its automaton made when first read), made again only
-    once a pattern has found more; a session that continues it (Session.after, copy: a
-    conversation's next turn) starts with it. like: a session whose Originals are taken
-    when it found the same (the turn before a next turn cut from it)."""
-    got = session.originals_made
-    if got is None or got[0] != session.finds:
-        if like is not None and like.originals_made is not None and like.originals_made[0] == like.finds:
-            if session.finds == like.finds and session.finds_as(like):
-                session.originals_made = like.originals_made
-                return like.originals_made[1]  # type: ignore[no-any-return]
-        got = session.originals_made = (session.finds, Originals(session.found()))
-    return got[1]  # type: ignore[no-any-return]
-
-
-# Originals read in fewer bytes than this are read with an automaton quick to make (Originals._automaton)
-QUICK = 64 << 10
-_NFA = ahocorasick_rs.Implementation.NoncontiguousNFA
+# Originals looked for in at most this many bytes times their number are searched one by
+# one (bytes.find): no automaton made for a URL or headers (a DFA of 40 took 0.8 ms to make,
+# and one kept for each flow's life held 9 MiB more at bench (e)'s burst of 500)
+SMALL = 1 << 19
 
 
 class Originals(dict):
     """Originals (-> the name of the rule that found them) looked for all at once: one
     Aho–Corasick automaton over their UTF-8 bytes (a lone surrogate's too), made when
     first needed, reads a text once whatever their number (a request that copied a
-    thousand of them: each text read once, not once an original). Not changed once made."""
+    thousand of them: each text read once, not once an original); a short text is
+    searched for each (SMALL). Not changed once made."""
 
-    __slots__ = ("_ac", "_quick", "_names")
+    __slots__ = ("_ac", "_names", "_raw")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._ac: ahocorasick_rs.BytesAhoCorasick | None = None
-        self._quick: ahocorasick_rs.BytesAhoCorasick | None = None
         self._names: list[str] = list(self.values())
+        self._raw: list[bytes] | None = None
 
     def names(self) -> list[str]:
         """The rules' names, in the originals' order (a match's k)."""
         return self._names
 
-    def _automaton(self, size: int = QUICK) -> ahocorasick_rs.BytesAhoCorasick:
-        """The automaton to read size bytes with: under QUICK, one quick to make (an NFA:
-        a URL, headers, a next turn's new messages), else the one quickest to read with
-        (a DFA: ~0.8 ms to make for 40 originals, a third of an NFA's time a MB)."""
-        if size < QUICK:
-            if self._quick is None and self._ac is None:
-                self._quick = ahocorasick_rs.BytesAhoCorasick(
-                    [o.encode("utf-8", "surrogatepass") for o in self], implementation=_NFA
-                )
-            return self._ac if self._ac is not None else self._quick  # type: ignore[return-value]
+    def _automaton(self) -> ahocorasick_rs.BytesAhoCorasick:
         if self._ac is None:
             self._ac = ahocorasick_rs.BytesAhoCorasick([o.encode("utf-8", "surrogatepass") for o in self])
         return self._ac
+
+    def _every(self, raw: bytes) -> list[tuple[int, int, int]]:
+        """Every place of each original in raw, overlapping ones too, as (k, start, end) in
+        bytes: the automaton's, or where raw is short (SMALL) a search for each."""
+        if len(raw) * len(self) > SMALL:
+            return self._automaton().find_matches_as_indexes(raw, overlapping=True)  # type: ignore[no-any-return]
+        if self._raw is None:
+            self._raw = [o.encode("utf-8", "surrogatepass") for o in self]
+        out = []
+        for k, b in enumerate(self._raw):
+            i = raw.find(b)
+            while i >= 0:
+                out.append((k, i, i + len(b)))
+                i = raw.find(b, i + 1)
+        return out
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """Every place each original is in text, overlapping ones too, as (k, start, end)
@@ -343,7 +336,7 @@ class Originals(dict):
         if not self:
             return []
         raw = text.encode("utf-8", "surrogatepass")
-        return sorted(char_spans(text, raw, self._automaton(len(raw)).find_matches_as_indexes(raw, overlapping=True)))
+        return sorted(char_spans(text, raw, self._every(raw)))
 
     def holding(self, texts: list[str]) -> list[int]:
         """The indexes of the texts that hold an original, in order: one pass over them
@@ -353,14 +346,8 @@ class Originals(dict):
         parts = [t.encode("utf-8", "surrogatepass") for t in texts]
         ends = list(itertools.accumulate(len(b) + 1 for b in parts))  # each one's end, its separator after
         joined = b"\xff".join(parts)
-        found = self._automaton(len(joined)).find_matches_as_indexes(joined)
         del parts
-        out: list[int] = []
-        for _, i, _ in found:
-            k = bisect.bisect_right(ends, i)
-            if not out or out[-1] != k:
-                out.append(k)
-        return out
+        return sorted({bisect.bisect_right(ends, i) for _, i, _ in self._every(joined)})
 
 
 def as_originals(originals: dict[str, str]) -> Originals:

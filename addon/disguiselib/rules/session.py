@@ -67,7 +67,7 @@ class Session:
 
     __slots__ = (
         "placeholders", "_by_key", "_count", "masked", "counts", "reserved", "literals", "fakes", "cited", "documents",
-        "copied", "keyed", "json_out", "originals_made",
+        "copied", "keyed", "json_out",
     )  # fmt: skip
 
     def __init__(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None, copied: int = 0) -> None:
@@ -96,8 +96,6 @@ class Session:
         # the request asks for its answer as JSON (base/jsonanswer.py): its text is
         # restored as JSON text
         self.json_out = False
-        # (finds, what knowing.originals made of found() then): kept while nothing more is found
-        self.originals_made: tuple[int, Any] | None = None
 
     def after(self, reserved: frozenset[str] = frozenset(), keyed: bytes | None = None, copied: int = 0) -> Session:
         """A session that continues this one (its disguises kept, its numbering going
@@ -108,7 +106,6 @@ class Session:
         s = Session(self.reserved | reserved, self.keyed or keyed, copied)
         s.placeholders, s._by_key, s._count = dict(self.placeholders), dict(self._by_key), dict(self._count)
         s.masked, s.counts, s.literals, s.fakes = self.masked, dict(self.counts), set(self.literals), self.fakes
-        s.originals_made = self.originals_made  # (made of what s begins with: originals are only added)
         return s
 
     def copy(self) -> Session:
@@ -162,23 +159,8 @@ class Session:
     @property
     def finds(self) -> int:
         """How many originals patterns found in this request (by rule): found() is empty
-        when none. Originals are only ever added."""
+        when none."""
         return len(self._by_key)
-
-    def finds_as(self, other: Session) -> bool:
-        """Did patterns find the same originals, by the same rules, in this request as in
-        other?"""
-        return self._by_key == other._by_key
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (the masking worker's answer) without originals_made (an automaton),
-        made again where it is read."""
-        return {k: getattr(self, k) for k in self.__slots__ if k != "originals_made" and hasattr(self, k)}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.originals_made = None
-        for k, v in state.items():
-            setattr(self, k, v)
 
     def found(self) -> dict[str, str]:
         """Each original a pattern found in this request, with the name of the rule that
