@@ -15,6 +15,13 @@ the offload pool's thread's CPU, the worker's CPU and run-queue wait.
     python bench/handoff.py --runs 7 --variants plain,addon,addon-nocapture,thread
     python bench/handoff.py --runs 7 --before /work/main   # another tree's addon beside
     python bench/handoff.py --runs 7 --inproc
+    python bench/handoff.py --chain 30 --rounds 3 --before /work/main
+
+--chain N: a conversation of N turns, each cut from the one before (a first body, then
+each turn that body and one exchange more than the one before it), through each variant
+in turn, a round at a time: each turn's wall median, and the CPU a turn of the proxy's
+main thread and of all its threads (the capture's and the digest's included), beside
+plain's.
 """
 
 from __future__ import annotations
@@ -133,6 +140,41 @@ async def inproc(mdir: Path, warm: bytes, fresh: list[bytes], turns: list[bytes]
             print(f"    {k}, each run: " + " ".join(f"{r[k] * 1e3:.1f}" for r in rs))
 
 
+def chain(keys: list[str], tmp: Path, mdir: Path, warm: bytes, turns: list[bytes], rounds: int) -> None:
+    """--chain: turns (each one exchange more than the one before) through each variant."""
+    up = Upstream([], per_write=1)
+    hdr = {"x-bench-stream": "tiny"}
+    rows: dict[str, list[tuple[float, float, float]]] = {k: [] for k in keys}
+    try:
+        for _ in range(rounds):
+            for k in keys:
+                md = Mitmdump(up.port, args_of(k, tmp, mdir), tmp, f"chain-{k}")
+                try:
+                    cl = Client(md.wait())
+                    if k != "plain" and not k.startswith("plain"):
+                        md.worker_ready()
+                    for b in (warm, warm + b" ", turns[0]):  # (the conversation's first: the full path)
+                        cl.post(b, 1, headers=hdr)
+                    s0, walls = threads(md.pid), []
+                    for b in turns[1:]:
+                        walls.append(cl.post(b, 1, headers=hdr)[0] * 1e3)
+                    d = delta(s0, threads(md.pid))
+                    n = len(turns) - 1
+                    rows[k].append((statistics.median(walls), d["main"][0] / n, sum(v[0] for v in d.values()) / n))
+                finally:
+                    md.stop()
+    finally:
+        up.stop()
+    print(f"a conversation of {len(turns) - 1} next turns, each cut from the one before ({len(turns[1]):,} to "
+          f"{len(turns[-1]):,} B), {rounds} round(s) (load {open('/proc/loadavg').read().split()[0]}):")  # fmt: skip
+    base = [r[0] for r in rows.get("plain", [])]
+    for k, rs in rows.items():
+        ratio = f"  /plain {' '.join(f'{r[0] / p:.2f}' for r, p in zip(rs, base, strict=False))}" if base and k != "plain" else ""
+        print(f"  {k:<16} turn wall ms (median of each round) {' '.join(f'{r[0]:.1f}' for r in rs)}{ratio}")
+        print(f"  {'':<16} CPU ms a turn: main thread {' '.join(f'{r[1]:.2f}' for r in rs)}, "
+              f"all threads {' '.join(f'{r[2]:.2f}' for r in rs)}")  # fmt: skip
+
+
 def args_of(key: str, tmp: Path, mdir: Path) -> list[str]:
     if key == "thread":
         return [*variant_args(tmp, "addon", mdir), "--set", "disguise_offload_bytes=0"]
@@ -145,6 +187,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20250101)
     ap.add_argument("--before", type=Path, default=None)
     ap.add_argument("--inproc", action="store_true", help="the hand-off alone, in this process (no mitmproxy)")
+    ap.add_argument("--chain", type=int, default=0, help="a conversation of N next turns, each cut from the one before")
+    ap.add_argument("--rounds", type=int, default=3, help="--chain: rounds through the variants")
     ap.add_argument(
         "--variants",
         default="plain,addon",
@@ -163,6 +207,12 @@ def main() -> None:
         asyncio.run(inproc(mdir, warm, fresh, turns))
         return
     keys = a.variants.split(",") + (["before"] if a.before else [])
+    if a.chain:
+        conv = [fresh[0]]
+        for i in range(a.chain):
+            conv.append(next_turn(conv[-1], random.Random(a.seed + 901 + i)))
+        chain(keys, tmp, mdir, warm, conv, a.rounds)
+        return
     up = Upstream([], per_write=1)
     md = {k: Mitmdump(up.port, args_of(k, tmp, mdir), tmp, f"handoff-{k}") for k in keys}
     hdr = {"x-bench-stream": "tiny"}
