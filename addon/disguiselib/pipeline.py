@@ -464,7 +464,7 @@ def client_frame(conn: Connection, frame: Frame) -> Result:
     m = conn.mask(frame)
     if not isinstance(m, MaskedEvent):
         return m
-    rules = of_session(conn.rules, conn.session)
+    rules = of_session(conn.rules, conn.session, copies=True)  # (a copy of an original is one: base/copies.py)
     try:
         if m.rule is None:
             hit = leakguard.scan_body(frame.data, rules, None, "application/json")

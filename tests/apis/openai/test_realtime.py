@@ -427,3 +427,22 @@ def test_a_client_event_repeating_a_key_with_values_that_differ_is_refused() -> 
     assert "the event repeats the key at $ (the path not shown) with values that differ" in msg and "Acme" not in msg
     same = ev.replace(b'"input_audio"', b'"input_text"')
     assert client(conn(), same) == same.replace(b"Acme Corp", b"Zenith Labs")
+
+
+def test_a_copy_of_an_original_an_earlier_event_keyed_ends_the_connection() -> None:
+    """A value a rule found by its context in one event (a password after its key) is an
+    original wherever the connection sends it again (base/copies.py): the leak guard
+    reads each event knowing the connection's originals, and a copy that masking left
+    ends the connection, the client told which rule, never the value."""
+    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": "password=(?P<v>[A-Za-z0-9]{8,})", "group": "v"}])
+
+    def said(text: str) -> dict:
+        return {"type": "conversation.item.create",
+                "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}  # fmt: skip
+
+    c = Connection(OpenAIRealtime, rules)
+    assert b"hunter2xyz9Q" not in client(c, said("db password=hunter2xyz9Q"))
+    assert b"hunter2xyz9Q" not in client(c, said("again: password=hunter2xyz9Q"))  # (masked again: no copy left)
+    r = client_frame(c, Frame(json.dumps(said("it was hunter2xyz9Q, ok?")).encode()))
+    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
+    assert "PASSWORD" in r.close[1] and "hunter2xyz9Q" not in r.close[1] and c.state is State.CLOSED
