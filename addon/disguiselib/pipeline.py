@@ -507,7 +507,7 @@ def client_control(conn: Connection, kind: Control, data: bytes) -> ControlOut:
 def _control(conn: Connection, kind: Control, data: bytes) -> ControlOut:
     try:
         masked = conn.mask_control(data)
-        hit = leakguard.scan_body(masked, of_session(conn.rules, conn.session), None, "")
+        hit = leakguard.scan_body(masked, of_session(conn.rules, conn.session, copies=True), None, "")
     except DisguiseError as e:
         return ControlOut(b"", str(e))
     except Exception as e:  # noqa: BLE001 - a bug must not let an original through

@@ -202,3 +202,18 @@ def test_restored_server_pings_awaiting_their_pong_are_bounded() -> None:
     last = MAX_PINGS_AWAITED + 2
     assert client_control(c, PONG, f"{last} Acme Corp".encode()).data == f"{last} Zenith Labs".encode()
     assert not c.server_pings  # the pings before the one answered are forgotten
+
+
+def test_a_control_frame_holding_a_copy_of_an_original_goes_empty() -> None:
+    """A ping's payload that sends again a value an earlier event gave its key (the
+    connection's originals): sent empty, the rule said, never the value."""
+    from disguiselib.pipeline import client_frame as event
+    from strategies import make_rules
+
+    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": "password=(?P<v>[A-Za-z0-9]{8,})", "group": "v"}])
+    c = Connection(OpenAIRealtime, rules)
+    said = {"type": "conversation.item.create",
+            "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "password=hunter2xyz9Q"}]}}  # fmt: skip
+    assert event(c, Frame(json.dumps(said).encode())).close is None
+    out = client_control(c, PING, b"still hunter2xyz9Q?")
+    assert out.data == b"" and out.refused is not None and "PASSWORD" in out.refused and "hunter2" not in out.refused
