@@ -358,7 +358,12 @@ def test_originals_read_alike_searched_or_by_their_automaton(originals: list, te
     want = sorted((k, i, i + len(b)) for k, o in enumerate(originals) if (b := o.encode("utf-8", "surrogatepass"))
                   for i in range(len(raw)) if raw.startswith(b, i))  # fmt: skip
     assert searched == read == want
-    big = kn.Originals(dict.fromkeys(originals, "R"))
-    long = text + "\x00" * (kn.SMALL // len(originals) + 1)
-    assert big.matches(long) == known.matches(long) and big._ac is not None
-    assert known.holding([text, "", text]) == ([0, 2] if want else [])
+    texts = [text, originals[0], "", text[::-1]]
+    holds = [k for k, t in enumerate(texts) if any(o in t for o in originals)]
+    assert known.holding([text, "", text]) == ([0, 2] if want else []) and known.holding(texts) == holds
+    big, small = kn.Originals(dict.fromkeys(originals, "R")), kn.SMALL
+    try:
+        kn.SMALL = -1  # (every text long: the automaton reads it)
+        assert big.matches(text) == known.matches(text) and big.holding(texts) == holds and big._ac is not None
+    finally:
+        kn.SMALL = small

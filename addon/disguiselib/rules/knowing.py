@@ -315,15 +315,18 @@ class Originals(dict):
             self._ac = ahocorasick_rs.BytesAhoCorasick([o.encode("utf-8", "surrogatepass") for o in self])
         return self._ac
 
+    def _raws(self) -> list[bytes]:
+        if self._raw is None:
+            self._raw = [o.encode("utf-8", "surrogatepass") for o in self]
+        return self._raw
+
     def _every(self, raw: bytes) -> list[tuple[int, int, int]]:
         """Every place of each original in raw, overlapping ones too, as (k, start, end) in
         bytes: the automaton's, or where raw is short (SMALL) a search for each."""
         if len(raw) * len(self) > SMALL:
             return self._automaton().find_matches_as_indexes(raw, overlapping=True)  # type: ignore[no-any-return]
-        if self._raw is None:
-            self._raw = [o.encode("utf-8", "surrogatepass") for o in self]
         out = []
-        for k, b in enumerate(self._raw):
+        for k, b in enumerate(self._raws()):
             i = raw.find(b)
             while i >= 0:
                 out.append((k, i, i + len(b)))
@@ -347,7 +350,17 @@ class Originals(dict):
         ends = list(itertools.accumulate(len(b) + 1 for b in parts))  # each one's end, its separator after
         joined = b"\xff".join(parts)
         del parts
-        return sorted({bisect.bisect_right(ends, i) for _, i, _ in self._every(joined)})
+        if len(joined) * len(self) > SMALL:  # (one pass, no overlapping matches: which texts, not where)
+            found = self._automaton().find_matches_as_indexes(joined)
+            return sorted({bisect.bisect_right(ends, i) for _, i, _ in found})
+        out: set[int] = set()
+        for b in self._raws():
+            i = joined.find(b)
+            while i >= 0:  # (a text found holding one: the search goes on after its end)
+                k = bisect.bisect_right(ends, i)
+                out.add(k)
+                i = joined.find(b, ends[k])
+        return sorted(out)
 
 
 def as_originals(originals: dict[str, str]) -> Originals:
