@@ -95,6 +95,27 @@ def _in_background(conn: http.client.HTTPConnection) -> tuple[threading.Thread, 
     return t, result
 
 
+def _queues(local: int, remote: int) -> tuple[int, int] | None:
+    """A loopback TCP socket's (local port, peer port) send and receive queues: the bytes
+    it has not yet sent, and those received that its process has not yet read
+    (/proc/net/tcp); None when there is no such socket."""
+    with open("/proc/net/tcp") as fh:
+        for line in fh.readlines()[1:]:
+            f = line.split()
+            if int(f[1].split(":")[1], 16) == local and int(f[2].split(":")[1], 16) == remote:
+                tx, rx = f[4].split(":")
+                return int(tx, 16), int(rx, 16)
+    return None
+
+
+def _read_by_proxy(proxy: Proxy, conn: http.client.HTTPConnection) -> None:
+    """Wait until mitmdump has read every byte conn sent (the client's send queue and
+    mitmdump's receive queue empty): the body is in mitmproxy's hands, not the kernel's."""
+    assert conn.sock is not None
+    mine = conn.sock.getsockname()[1]
+    _wait(lambda: _queues(mine, proxy.port) == (0, 0) and (_queues(proxy.port, mine) or (0, 1))[1] == 0)
+
+
 def _worker(proxy: Proxy) -> int:
     _wait(lambda: READY.search(proxy.mitm.output) is not None)
     return int(STARTED.findall(proxy.mitm.output)[-1])
@@ -144,7 +165,9 @@ def test_a_worker_that_dies_under_a_streamed_body_gets_it_refused(proxy: Proxy) 
     pid = _worker(proxy)
     before = len(up.requests)
     os.kill(pid, signal.SIGSTOP)
-    t, result = _in_background(_send(proxy, _body(200_000)))
+    conn = _send(proxy, _body(200_000))
+    t, result = _in_background(conn)
+    _read_by_proxy(proxy, conn)  # (every byte read by mitmdump: not a guess of how long that takes)
     _post(proxy, _body(100))  # a round trip: the streamed body is with the worker now
     os.kill(pid, signal.SIGKILL)
     t.join(120)
