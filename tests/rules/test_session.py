@@ -133,3 +133,22 @@ def test_a_copy_is_the_session_as_it_stands_and_apart_from_it() -> None:
     c.cited.append((9, "more"))
     assert len(s.placeholders) == 1 and s.masked == 2 and s.cited == [(3, "edits")]
 
+
+
+def test_back_to_sets_every_field_to_the_earlier_copy_in_place() -> None:
+    """back_to: the session as its earlier copy stood, every field, the copied-th masking
+    again, its placeholders the very dict a realtime connection's restorer reads."""
+    s = Session(frozenset({"[EMAIL_7]"}), b"k" * 32)
+    s.placeholder("EMAIL", "bob@corp.example.com")
+    s.count("EMAIL", "bob@corp.example.com")
+    earlier, held = s.copy(), s.placeholders
+    s.placeholder("EMAIL", "x@y.io")
+    s.count_literals(["Acme Corp"])
+    s.reserved, s.keyed, s.json_out, s.cited, s.documents = frozenset(), None, True, [(1, "e")], {0: "d"}
+    assert s.back_to(earlier, 2) is s and s.placeholders is held and s.copied == 2
+    fields = ("placeholders", "_by_key", "_count", "masked", "counts", "literals", "fakes", "reserved", "keyed",
+              "json_out", "cited", "documents")  # fmt: skip
+    assert all(getattr(s, f) == getattr(earlier, f) for f in fields)
+    assert list(s.placeholders.items()) == list(earlier.placeholders.items())
+    s.placeholder("EMAIL", "z@y.io")  # (going on from there: the next number, earlier untouched)
+    assert s.placeholders is held and len(held) == 2 and len(earlier.placeholders) == 1

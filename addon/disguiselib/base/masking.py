@@ -114,19 +114,17 @@ def mask_body(
             reserved = reserved | held.clash
         else:
             raise MaskError("the request holds the fakes of its own originals as text, again and again")
-        # an original a rule found by its context, copied where its context is not: masked again,
-        # every copy too, while the masked text spells one not masked so yet
-        known: copies.Originals | None = copies.Originals()
-        as_sent = raw if type(raw) is bytes else None  # s's bytes (s decoded them): not encoded again
-        while (known := copies.more(s, edits, session, known, as_sent)) is not None:  # type: ignore[arg-type] # base/copies.py
+
+        def again(n: int) -> Session:  # the n-th masking again: from the start, the session anew
             if type(scanned) is Memo:
                 scanned.raw = scanned.read = None
-            n = session.copied + 1
-            session = Session(reserved, keyed, n) if start is None else start.after(reserved, keyed, n)
-            edits, changed = mask_doc(
-                s, doc, root, rules, session, scanned=scanned, trace=trace, spliced=False, held=held, known=known,
-                marks=marks,
-            )
+            return Session(reserved, keyed, n) if start is None else start.after(reserved, keyed, n)
+
+        as_sent = raw if type(raw) is bytes else None  # s's bytes (s decoded them): not encoded again
+        session, edits, changed = with_copies(
+            s, doc, root, rules, session, edits, changed, again, as_sent, scanned=scanned, trace=trace, held=held,
+            marks=marks,
+        )
         session.documents = documents(s, doc, root, session.cited) if session.cited else {}  # by index
         session.json_out = answers_json(doc, root)
     except (KeyError, IndexError, TypeError) as e:
@@ -268,6 +266,25 @@ def masked_doc(s: str, out: str, doc: object, trace: dict) -> object | None:
         owner.clear()
         owner.update(items)
     return doc
+
+
+def with_copies(
+    s: str, doc: object, root: jsonspan.Rule, rules: Rules, session: Session, edits: list, changed: int,
+    again: Callable[[int], Session], raw: bytes | None = None, **kw: Any,
+) -> tuple[Session, list, int]:
+    """(session, edits, changed) of the JSON text s, masked (mask_doc, spliced=False: edits,
+    changed in session): where the masked text still spells an original a rule found by
+    its context (here, where its context is not), masked again, every copy too, while it
+    spells one not masked so yet (base/copies.py: COPY_ROUNDS at most, then MaskError).
+    again(n): the session the n-th masking again starts from (the body's: anew, after the
+    headers'; a realtime event's: the connection's as it stood before the event). kw:
+    mask_doc's. raw: s's UTF-8 bytes, where the caller holds them."""
+    known = copies.Originals()
+    while (more := copies.more(s, edits, session, known, raw)) is not None:
+        known = more
+        session = again(session.copied + 1)
+        edits, changed = mask_doc(s, doc, root, rules, session, spliced=False, known=known, **kw)
+    return session, edits, changed
 
 
 def mask_doc(

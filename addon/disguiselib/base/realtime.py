@@ -60,10 +60,11 @@ from ..errors import DisguiseError, MaskError, StateError, StreamError, reason
 from ..rules.rules import Restorer, Rules, Session
 from ..wire import jsonspan
 from ..wire.jsonspan import Rule
+from ..wire.tokenmap import splice
 from .document import loads, repeated
 from .fields import GENERIC, MEDIA
 from .holdback import Window, window_for
-from .masking import mask_doc
+from .masking import mask_doc, with_copies
 from .present import Held, fakes_in, placeholders_in
 from .prompt import numbers_key
 from .restore import restore_doc
@@ -347,8 +348,12 @@ class Connection:
         held = Held()  # the client's own placeholders reserved in the session, its fakes looked for
         if self.session.keyed is None and not self.session.placeholders:  # (a session resumed: base/prompt.py)
             self.session.keyed = numbers_key(doc, rule, rules.numbers_key)
-        try:
-            new, changed = mask_doc(s, doc, rule, rules, self.session, held=held)
+        session, before = self.session, self.session.copy()
+        session.copied = 0  # (the rounds of masking again are this event's: with_copies)
+        again = lambda n: session.back_to(before, n)  # noqa: E731 - where the connection stood, in place
+        try:  # a copy of an original found here or in an earlier event (one session) masked too
+            edits, changed = mask_doc(s, doc, rule, rules, session, held=held, spliced=False)
+            edits, changed = with_copies(s, doc, rule, rules, session, edits, changed, again, held=held)[1:]
         except (KeyError, IndexError, TypeError) as e:
             raise MaskError("the event repeats a key with values of different shapes") from e
         except RecursionError as e:
@@ -359,6 +364,7 @@ class Connection:
             raise MaskError("the event holds, as the client's own text, a fake disguise issued for an original")
         if not changed:
             return MaskedEvent(frame, doc, rule)
+        new = splice(s, edits)  # type: ignore[arg-type]  # (a big text's token: tokenmap.Token)
         return MaskedEvent(Frame(new.encode("utf-8"), frame.text), jsonspan.loads(new), rule, changed=True)
 
     def passed(self, m: MaskedEvent) -> Result:

@@ -117,6 +117,22 @@ class Session:
         s.cited, s.documents = list(self.cited), dict(self.documents)
         return s
 
+    def back_to(self, earlier: Session, copied: int) -> Session:
+        """This session set back to earlier (its copy, taken before this one went on), in
+        place, the copied-th masking again (base/copies.py): the placeholders stay the same
+        dict object, holding earlier's in earlier's order (a realtime connection's restorer
+        reads that dict: base/realtime.py masks an event again from where the connection
+        stood before it)."""
+        self.placeholders.clear()
+        self.placeholders.update(earlier.placeholders)
+        self._by_key, self._count = dict(earlier._by_key), dict(earlier._count)
+        self.masked, self.counts, self.literals, self.fakes = (
+            earlier.masked, dict(earlier.counts), set(earlier.literals), earlier.fakes)  # fmt: skip
+        self.reserved, self.keyed, self.json_out = earlier.reserved, earlier.keyed, earlier.json_out
+        self.copied = copied
+        self.cited, self.documents = list(earlier.cited), dict(earlier.documents)
+        return self
+
     def count(self, label: str, original: str | None = None) -> None:
         self.masked += 1
         self.counts[label] = self.counts.get(label, 0) + 1

@@ -429,20 +429,84 @@ def test_a_client_event_repeating_a_key_with_values_that_differ_is_refused() -> 
     assert client(conn(), same) == same.replace(b"Acme Corp", b"Zenith Labs")
 
 
-def test_a_copy_of_an_original_an_earlier_event_keyed_ends_the_connection() -> None:
+_PASSWORD = [{"name": "PASSWORD", "regex": "password=(?P<v>[A-Za-z0-9]{8,})", "group": "v"}]
+
+
+def _said(text: str) -> dict:
+    return {"type": "conversation.item.create",
+            "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}  # fmt: skip
+
+
+def _text(data: bytes) -> str:
+    return json.loads(data)["item"]["content"][0]["text"]
+
+
+def _of(c: Connection, original: str) -> str:
+    """original's disguise on c (a placeholder, or under DISGUISE_TEST_FAKES its fake)."""
+    return {v: k for k, v in c.session.placeholders.items()}[original]
+
+
+def test_a_copy_of_an_original_an_earlier_event_keyed_is_masked_with_its_disguise() -> None:
     """A value a rule found by its context in one event (a password after its key) is an
-    original wherever the connection sends it again (base/copies.py): the leak guard
-    reads each event knowing the connection's originals, and a copy that masking left
-    ends the connection, the client told which rule, never the value."""
-    rules = make_rules(patterns=[{"name": "PASSWORD", "regex": "password=(?P<v>[A-Za-z0-9]{8,})", "group": "v"}])
+    original wherever the connection sends it again (base/copies.py): a later event's copy
+    of it, where no rule finds it, is masked with the same disguise, as an HTTP body's
+    copies are, and the connection goes on; the model's answer quoting it restores it."""
+    c = Connection(OpenAIRealtime, make_rules(patterns=_PASSWORD))
+    first = _text(client(c, _said("db password=hunter2xyz9Q")))
+    d = _of(c, "hunter2xyz9Q")
+    assert first == f"db password={d}"
+    assert _text(client(c, _said("again: password=hunter2xyz9Q"))) == f"again: password={d}"
+    assert _text(client(c, _said("it was hunter2xyz9Q, ok?"))) == f"it was {d}, ok?"
+    assert c.state is State.OPEN and list(c.session.placeholders.values()) == ["hunter2xyz9Q"]
+    assert c.restorer.text(f"yes, {d} is weak") == "yes, hunter2xyz9Q is weak"
 
-    def said(text: str) -> dict:
-        return {"type": "conversation.item.create",
-                "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}  # fmt: skip
 
-    c = Connection(OpenAIRealtime, rules)
-    assert b"hunter2xyz9Q" not in client(c, said("db password=hunter2xyz9Q"))
-    assert b"hunter2xyz9Q" not in client(c, said("again: password=hunter2xyz9Q"))  # (masked again: no copy left)
-    r = client_frame(c, Frame(json.dumps(said("it was hunter2xyz9Q, ok?")).encode()))
-    assert r.frames == [] and r.close is not None and r.close[0] == POLICY_VIOLATION
-    assert "PASSWORD" in r.close[1] and "hunter2xyz9Q" not in r.close[1] and c.state is State.CLOSED
+def test_a_copy_before_its_context_in_one_event_is_masked_and_numbering_goes_on() -> None:
+    """Within one event too (the copy first, its context after), and the event masked
+    again from where the connection stood: the disguises issued before it stay, the new
+    original gets the next one, and nothing of the first pass stays (counts included)."""
+    c = Connection(OpenAIRealtime, make_rules(patterns=_PASSWORD))
+    client(c, _said("password=aaaaaaaa1"))
+    out = _text(client(c, _said("bbbbbbbb2 and aaaaaaaa1, then password=bbbbbbbb2")))
+    a, b = _of(c, "aaaaaaaa1"), _of(c, "bbbbbbbb2")
+    assert out == f"{b} and {a}, then password={b}"
+    assert list(c.session.placeholders.values()) == ["aaaaaaaa1", "bbbbbbbb2"]
+    if a.startswith("["):  # (placeholders: numbered by first appearance over the connection)
+        assert (a, b) == ("[PASSWORD_1]", "[PASSWORD_2]")
+    assert c.session.counts == {"PASSWORD": 4} and c.session.masked == 4
+    assert c.session.copied == 1  # (this event's one round of masking again)
+    assert _text(client(c, _said("plain words"))) == "plain words" and c.session.copied == 0
+
+
+def test_a_copy_spelled_with_an_escape_no_writer_makes_is_masked_too() -> None:
+    """A copy spelled with an escape no JSON writer makes (`\\u0078` for `x`) is none of
+    the spellings a search of the event's bytes finds (base/copies.py: such an escape
+    makes every original found a copy to look for): masking reads the text as JSON reads
+    it and masks it there, the string's token written again."""
+    c = Connection(OpenAIRealtime, make_rules(patterns=_PASSWORD))
+    client(c, _said("db password=hunter2xyz9Q"))
+    ev = json.dumps(_said("it was hunter2@@@yz9Q, ok?")).replace("@@@", "\\u0078").encode()
+    assert json.loads(ev)["item"]["content"][0]["text"] == "it was hunter2xyz9Q, ok?"
+    assert _text(client(c, ev)) == f"it was {_of(c, 'hunter2xyz9Q')}, ok?" and c.state is State.OPEN
+
+
+_VALUES = ["hunter2xyz9Q", "s3cretPass", "zzzzzzzz9"]
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["keyed", "bare", "word"]), st.sampled_from(_VALUES)),
+                         min_size=1, max_size=5), min_size=1, max_size=5))  # fmt: skip
+def test_events_with_keyed_values_and_copies_leave_none_found_and_restore(events) -> None:
+    """Events of keyed values (`password=V`), their bare copies and other words, in any
+    order over a connection: no event leaves holding a value a rule found by its context
+    in it or an earlier one, the connection stays open, each value has one placeholder,
+    and each masked text restores to the client's text."""
+    c = Connection(OpenAIRealtime, make_rules(patterns=_PASSWORD))
+    found: set[str] = set()
+    for parts in events:
+        text = " ".join(f"password={v}" if k == "keyed" else v if k == "bare" else "words" for k, v in parts)
+        found |= {v for k, v in parts if k == "keyed"}
+        out = _text(client(c, _said(text)))
+        assert not any(v in out for v in found), (text, out)
+        assert c.restorer.text(out) == text
+    assert c.state is State.OPEN
+    assert sorted(c.session.placeholders.values()) == sorted(found)
