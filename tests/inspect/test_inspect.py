@@ -293,7 +293,7 @@ def view_text(f: http.HTTPFlow, message, name: str) -> str:
 def registered():
     from mitmproxy.test import taddons
 
-    regs = views.register()
+    regs = views.register(lambda: None)  # (no rules in force: another test's Disguise may have registered its own)
     with taddons.context() as tctx:  # mitmproxy 12 renders with ctx.options
         try:
             yield
@@ -321,6 +321,26 @@ def test_contentview_is_chosen_automatically(session: Session, registered) -> No
     f = by_model(read_flows(session.flows))["o-stream"]
     text = view_text(f, f.response, "auto")
     assert "── choice 0 content" in text and PROMPT in text
+
+
+def test_contentview_with_the_rules_in_force_marks_the_originals_in_the_text(session: Session) -> None:
+    """As mitmweb shows it: the views registered with the rules in force mark each
+    original the client reads in a channel's whole text, chosen automatically. (The two
+    tests above register none: another test's addon may have left its own in force.)"""
+    from mitmproxy.test import taddons
+
+    rules = Rules(mappings.load(session.mappings))
+    regs = views.register(lambda: rules)
+    try:
+        with taddons.context() as tctx:
+            f = by_model(read_flows(session.flows))["o-stream"]
+            text = view_text(f, f.response, "auto")
+            tctx.master.event_loop.close()
+    finally:
+        views.unregister(regs)
+        views.register(lambda: None)
+    assert "── choice 0 content" in text and "⟦Acme Corp⟧ asks: mail ⟦bob@corp.example.com⟧" in text
+    assert PROMPT in text.replace("⟦", "").replace("⟧", "")
 
 
 # -- 2. replay ---------------------------------------------------------------------------------
