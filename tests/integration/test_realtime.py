@@ -53,7 +53,9 @@ pytestmark = [
 EMAIL_RX = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
 WINQ = 'C:\\Users\\"acme"'  # backslashes and quotes: JSON-escaped wherever it lands
 LITERALS = {"Acme Corp": "Zenith Labs", "session_id": "thread_id", "acme_lookup": "crm_lookup", WINQ: "WINPATH"}
-MAPPINGS = {"literals": LITERALS, "patterns": [{"name": "EMAIL", "regex": EMAIL_RX}]}
+# PASSWORD: found only by its key (a copy of its value elsewhere is found by no rule)
+PASSWORD = {"name": "PASSWORD", "regex": "password=(?P<v>[A-Za-z0-9]{8,})", "group": "v"}
+MAPPINGS = {"literals": LITERALS, "patterns": [{"name": "EMAIL", "regex": EMAIL_RX}, PASSWORD]}
 BOB = "bob@corp.example.com"
 ORIGINALS = [*LITERALS, BOB]
 DISGUISES = [*LITERALS.values(), "[EMAIL_"]
@@ -299,6 +301,31 @@ def test_unknown_client_event_with_an_original_never_leaves(env: Env) -> None:
     time.sleep(0.3)
     sent = [d for _, d in env.up.frames("model=record2")]
     assert sent == [b'{"type": "future.event", "note": "harmless"}']  # nothing from the refusal on
+
+
+def test_a_copy_of_a_keyed_value_an_earlier_event_sent_is_masked_and_the_connection_goes_on(env: Env) -> None:
+    """A value found by its key in one event and sent bare in a later one (no rule finds
+    it there) reaches upstream as the same placeholder in both, and the connection goes
+    on; the model's answer quoting it comes back to the client as the value."""
+    env.up.on("copies", scenario_record)
+
+    def said(text: str) -> str:
+        return json.dumps({"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": text}]}})  # fmt: skip
+
+    raws = [said("db password=hunter2xyz9Q"), said("it was hunter2xyz9Q, ok?")]
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model=copies") as ws:
+            for raw in raws:
+                await ws.send(raw)
+            await ws.send(json.dumps({"type": "output_audio_buffer.clear"}))
+            return await collect(ws, until="output_audio_buffer.cleared")
+
+    got, close = run(go())
+    assert close is None and [e["type"] for e in events(got)] == ["output_audio_buffer.cleared"]
+    sent = [d.decode() for _, d in env.up.frames("model=copies")][:2]
+    assert sent == [r.replace("hunter2xyz9Q", "[PASSWORD_1]") for r in raws]
 
 
 def test_upstream_closing_mid_text(env: Env) -> None:
