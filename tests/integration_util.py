@@ -250,6 +250,9 @@ class FakeUpstream:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        # every request's line and headers as they came, before its body was read (a request
+        # whose body never ends is in none of `requests`)
+        self.heads: list[tuple[str, str, dict[str, str]]] = []
         self.handlers: dict[str, Handler] = {}
         self._lock = threading.Lock()
         outer = self
@@ -303,6 +306,8 @@ class FakeUpstream:
 
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         headers = {k.lower(): v for k, v in h.headers.items()}
+        with self._lock:
+            self.heads.append((h.command, h.path, headers))
         if headers.get("transfer-encoding", "").lower() == "chunked":
             raw = b""
             while True:

@@ -503,6 +503,33 @@ def test_stream_large_bodies_request_masked_completely(shared: Shared, chunked: 
     assert big_text() in json.loads(json.loads(out)["content"][0]["text"])[0]["content"]
 
 
+@pytest.mark.parametrize("how", ["content-length", "chunked", "gzip"])
+def test_stream_large_bodies_a_header_copying_an_original_the_body_keys_never_leaves(shared: Shared, how: str) -> None:
+    """A streamed body gives a value its key (`password=...`, a shipped rule) and a header
+    copies it: only masking the body knows it is an original. The request is refused and
+    nothing of it reaches upstream, not even its headers with an empty body (they were
+    held back till the body's end), whether the body went to the worker as it came or
+    (gzip: decoded whole first) was taken whole here. The client is told the rule and
+    where, never the value."""
+    up, start, heads = shared.up, len(shared.up.requests), len(shared.up.heads)
+    body = messages("db password=hunter2xyz9Q " + big_text())
+    conn = http.client.HTTPConnection("127.0.0.1", shared.port, timeout=20)
+    headers = {"content-type": "application/json", "x-note": "hunter2xyz9Q"}
+    if how == "chunked":
+        conn.request("POST", "/v1/messages", body=iter([body[:5000], body[5000:]]), headers=headers, encode_chunked=True)
+    elif how == "gzip":  # (past stream_large_bodies compressed too: text gzip cannot shrink much)
+        body = messages("db password=hunter2xyz9Q " + os.urandom(12_000).hex())
+        conn.request("POST", "/v1/messages", body=gzip.compress(body), headers={**headers, "content-encoding": "gzip"})
+    else:
+        conn.request("POST", "/v1/messages", body=body, headers=headers)
+    resp = conn.getresponse()
+    out = resp.read()
+    conn.close()
+    assert resp.status == 400 and resp.getheader("x-disguise") == "refused"
+    assert b"PASSWORD in header x-note" in out and b"hunter2xyz9Q" not in out
+    assert len(up.requests) == start and len(up.heads) == heads  # nothing reached upstream, not its headers
+
+
 def test_stream_large_bodies_unmaskable_request_never_leaves(shared: Shared) -> None:
     start = len(shared.up.requests)
     body = b'{"model": "m", "messages": [{"role": "user", "content": "' + big_text().encode() + b'"'  # cut JSON

@@ -191,6 +191,38 @@ def test_a_prepared_refusal_is_refused_at_the_call(addon) -> None:
     assert stream.error is not None and "cannot decode" in stream.error
 
 
+@pytest.mark.parametrize("held_back", [True, False], ids=["headers-held-back", "headers-left"])
+def test_a_body_refused_for_a_header_copying_its_original_is_answered_here_when_nothing_left(
+    addon, held_back: bool
+) -> None:
+    """The body gives a value its key (password=...), a header copies it: only masking the
+    body knows it is an original, and refuses the request. When nothing of the request
+    left (its headers held back: bodyhook), the request hook answers it with the error,
+    which names the rule and the place, never the value; when its headers had left (no
+    hook in place), upstream's answer is replaced by that error at responseheaders."""
+    from disguiselib.state import Answer
+
+    a, tctx = addon
+    pw = "hunter2xyz9Q"
+    doc = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": f"db password={pw}"}]}
+    f = streamed_flow("/v1/messages", b"", x_note=pw)
+    tctx.options.stream_large_bodies = "1k"
+    a.requestheaders(f)
+    stream = f.request.stream
+    assert isinstance(stream, Buffered)
+    assert _through(tctx, stream, json.dumps(doc).encode(), prepare=True) == b""
+    assert "PASSWORD in header x-note" in (stream.error or "")
+    stream.held_back = held_back  # (bodyhook says so at the body's end)
+    a.request(f)
+    rec = a.guard.records[f.id]
+    assert rec.phase is Phase.REFUSED
+    if held_back:
+        assert f.response is not None and f.response.status_code == 400 and rec.answer is not Answer.REPLACED
+        assert b"PASSWORD in header x-note" in f.response.content and pw.encode() not in f.response.content
+    else:
+        assert f.response is None and rec.answer is Answer.REPLACED
+
+
 def test_a_paced_body_leaves_in_pieces_no_larger_than_piece() -> None:
     """What the worker sends back (its own, larger pieces) is cut again: one piece is one
     turn of the event loop (bodyhook), its copies into the socket's buffer bounded."""

@@ -199,7 +199,8 @@ class Disguise:
             aws.stop_streamed(flow, rec)  # its headers would leave before its body is masked
             return
         # mitmproxy would send this body upstream as it arrives: take it whole instead.
-        # Its URL and headers leave now, before the body: masked (Api.headers) and checked here.
+        # Its URL and headers: masked (Api.headers) and checked here; held back till the body's
+        # end (bodyhook), and never sent when masking the body refuses it.
         why = streamed.mask_headers(flow, rec) or headers_refused(flow, rec.kind is Kind.API, api, cfg.rules)
         if why is not None:
             log.warning("disguise: request refused (connection closed): %s", why)
@@ -282,6 +283,9 @@ class Disguise:
                     msg = f"request not masked (refused): {stream.error}"
                     log.error("disguise: %s", msg)
                     rec.api = rec.api or error_api(flow)
+                    if stream.held_back:  # nothing of it left (bodyhook): answered here
+                        self._refuse(flow, rec, f"disguise: {msg}", 400, rec.api)
+                        return None
                     rec.answer = Answer.REPLACED  # the body went out empty: upstream's answer is replaced
                     rec.to(Phase.REFUSED, msg)
                 return None

@@ -18,7 +18,12 @@ thread) and hands the verdict to the callable, whose last call then only applies
 Its headers wait too (`start_request_stream`): mitmproxy would connect upstream and send
 them as the body starts to arrive, and the provider would wait for a body that is still
 being masked (a 200 MB body: a minute; a server's idle limit cuts it). Upstream hears of
-a body fed to the worker (`paced`) only once it is masked.
+such a body only once it is masked; one that is refused then is never heard of: for
+mitmproxy its body was read whole (`state_consume_request_body`), and the request hook
+answers it with the refusal, no connection made. The headers were checked when they came
+(flows.headers_refused), but only masking the body knows its originals: a header that
+copies one a rule found in the body by its context (`password=...`) went upstream,
+before, with the body then sent empty.
 
 A callable whose output is large (`paced`: a body fed to the worker, streamed.Spooled) is
 asked for it right there, and its pieces are sent one by one with the same hook awaited
@@ -110,7 +115,7 @@ def install() -> bool:
 
     def start_request_stream(self):  # noqa: ANN001, ANN202 - mitmproxy's signature
         stream = self.flow.request.stream
-        if isinstance(stream, Buffered) and stream.paced and not self.flow.response:
+        if isinstance(stream, Buffered) and not self.flow.response:
             self._disguise_deferred = True  # connected, and its headers sent, at the body's end
             self.client_state = self.state_stream_request_body
             return
@@ -130,12 +135,24 @@ def install() -> bool:
         if isinstance(event, RequestEndOfMessage) and isinstance(stream, Buffered):
             if stream.wants_completion():
                 yield BodyCompleteHook(flow)
-            if getattr(self, "_disguise_deferred", False) and not (yield from send_headers(self)):
-                return None
-            if stream.paced and not stream.finished:  # its pieces, a turn of the loop for others between them
-                for i, chunk in enumerate(stream(b"")):
-                    if i:
+            deferred = getattr(self, "_disguise_deferred", False)
+            if deferred or stream.paced and not stream.finished:
+                out = stream(b"")  # its last call: what leaves, or a refusal (stream.error)
+                if deferred and stream.error is not None:
+                    # nothing of the request has left (its headers held back till now) and
+                    # nothing will: for mitmproxy the body was read whole, and the request
+                    # hook answers it (Disguise._request), no connection made
+                    self._disguise_deferred, stream.held_back = False, True
+                    self.client_state = self.state_consume_request_body
+                    return (yield from self.state_consume_request_body(event))
+                if deferred and not (yield from send_headers(self)):
+                    return None
+                store = getattr(self.context.options, "store_streamed_bodies", False)  # (12: kept as sent)
+                for i, chunk in enumerate(out):  # a paced one's pieces: a turn of the loop for others between them
+                    if i and stream.paced:
                         yield BodyCompleteHook(flow)
+                    if store:
+                        self.request_body_buf += chunk
                     yield SendHttp(RequestData(self.stream_id, chunk), self.context.server)
         return (yield from original(self, event))  # the callable, finished, gives nothing more
 
@@ -154,7 +171,7 @@ def install() -> bool:
     state_stream_request_body._disguise_hook = True  # type: ignore[attr-defined]
     state_stream_request_body.__wrapped__ = original  # type: ignore[attr-defined]
     HttpStream.state_stream_request_body = state_stream_request_body  # type: ignore[method-assign]
-    if None not in (start, connect, protocol_error, consuming):  # else a paced body's headers leave at once,
+    if None not in (start, connect, protocol_error, consuming):  # else a streamed body's headers leave at once,
         start_request_stream.__wrapped__ = start  # type: ignore[attr-defined]  # as mitmproxy does
         HttpStream.start_request_stream = start_request_stream  # type: ignore[method-assign]
         handle_protocol_error.__wrapped__ = protocol_error  # type: ignore[attr-defined]

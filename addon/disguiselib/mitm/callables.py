@@ -85,6 +85,9 @@ class Buffered:
     them on the flow at the request hook, inspect/inspector.py `request`)."""
 
     paced = False  # its last output is sent piece by piece by bodyhook (streamed.Spooled)
+    # it refused the body, and nothing of the request had left: its headers were held back
+    # till the body's end (bodyhook), and the request hook answers it instead
+    held_back = False
 
     def __init__(
         self, work: Callable[[bytes], bytes], on_error: Callable[[str], bytes], limit: int | None, keep: int = 0

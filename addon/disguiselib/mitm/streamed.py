@@ -5,9 +5,9 @@ called synchronously on the event loop, so the slow part is done before it, off 
 loop: bodyhook.py has mitmproxy await `prepare` (the worker process from
 disguise_offload_bytes on, else a thread), and the callable's last call applies the
 verdict. Without the hook the call does it all, on the loop. Its URL and headers were
-checked before (flows.headers_refused): they leave first, the ones its API declares carry
-the client's text masked before that (mask_headers), the body's masking continuing their
-session.
+checked before (flows.headers_refused), the ones its API declares carry the client's text
+masked before that (mask_headers), the body's masking continuing their session; they
+leave with the body once it is masked, and not at all when it is refused (bodyhook).
 
 A body declared large (`disguise_stream_bytes`: Content-Length, or chunked) to an API the
 worker masks is not held at all (Spooled): mitmproxy is asked to stream it, each piece
