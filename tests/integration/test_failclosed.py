@@ -503,7 +503,7 @@ def test_stream_large_bodies_request_masked_completely(shared: Shared, chunked: 
     assert big_text() in json.loads(json.loads(out)["content"][0]["text"])[0]["content"]
 
 
-@pytest.mark.parametrize("how", ["content-length", "chunked", "gzip"])
+@pytest.mark.parametrize("how", ["content-length", "chunked", "gzip", "url"])
 def test_stream_large_bodies_a_header_copying_an_original_the_body_keys_never_leaves(shared: Shared, how: str) -> None:
     """A streamed body gives a value its key (`password=...`, a shipped rule) and a header
     copies it: only masking the body knows it is an original. The request is refused and
@@ -520,13 +520,16 @@ def test_stream_large_bodies_a_header_copying_an_original_the_body_keys_never_le
     elif how == "gzip":  # (past stream_large_bodies compressed too: text gzip cannot shrink much)
         body = messages("db password=hunter2xyz9Q " + os.urandom(12_000).hex())
         conn.request("POST", "/v1/messages", body=gzip.compress(body), headers={**headers, "content-encoding": "gzip"})
+    elif how == "url":  # (the copy in the URL instead: it leaves with the headers)
+        headers.pop("x-note")
+        conn.request("POST", "/v1/messages?note=hunter2xyz9Q", body=body, headers=headers)
     else:
         conn.request("POST", "/v1/messages", body=body, headers=headers)
     resp = conn.getresponse()
     out = resp.read()
     conn.close()
     assert resp.status == 400 and resp.getheader("x-disguise") == "refused"
-    assert b"PASSWORD in header x-note" in out and b"hunter2xyz9Q" not in out
+    assert (b"PASSWORD in url" if how == "url" else b"PASSWORD in header x-note") in out and b"hunter2xyz9Q" not in out
     assert len(up.requests) == start and len(up.heads) == heads  # nothing reached upstream, not its headers
 
 
