@@ -128,6 +128,20 @@ async def collect(ws, until: str | None = None) -> tuple[list, object]:
         return got, e.rcvd
 
 
+def send_all(env: Env, model: str, raws: list[str]) -> tuple[list, object]:
+    """raws sent on one connection (scenario_record's), then the client's goodbye; what
+    came back until the ack, and how the connection closed."""
+
+    async def go():
+        async with ws_connect(f"{env.url}/v1/realtime?model={model}") as ws:
+            for raw in raws:
+                await ws.send(raw)
+            await ws.send(json.dumps({"type": "output_audio_buffer.clear"}))
+            return await collect(ws, until="output_audio_buffer.cleared")
+
+    return run(go())
+
+
 def events(got: list) -> list[dict]:
     return [json.loads(m) for m, _ in got]
 
@@ -235,15 +249,7 @@ def scenario_echo_all(peer: Peer) -> None:
 def test_each_client_event_kind_masked_only_where_originals_are(env: Env) -> None:
     env.up.on("record", scenario_record)
     raws = [json.dumps(ev) for ev in CLIENT_EVENTS]
-
-    async def go():
-        async with ws_connect(f"{env.url}/v1/realtime?model=record") as ws:
-            for raw in raws:
-                await ws.send(raw)
-            await ws.send(json.dumps({"type": "output_audio_buffer.clear"}))
-            return await collect(ws, until="output_audio_buffer.cleared")
-
-    run(go())
+    send_all(env, "record", raws)
     got = env.up.frames("/v1/realtime")[-len(raws) - 1 : -1]
     assert [d.decode() for _, d in got] == [mask(r) for r in raws]
     assert all(text for text, _ in got)  # text frames stay text
@@ -306,7 +312,7 @@ def test_unknown_client_event_with_an_original_never_leaves(env: Env) -> None:
 def test_a_copy_of_a_keyed_value_an_earlier_event_sent_is_masked_and_the_connection_goes_on(env: Env) -> None:
     """A value found by its key in one event and sent bare in a later one (no rule finds
     it there) reaches upstream as the same placeholder in both, and the connection goes
-    on; the model's answer quoting it comes back to the client as the value."""
+    on (at c7d6a52 it ended, 1008)."""
     env.up.on("copies", scenario_record)
 
     def said(text: str) -> str:
@@ -314,15 +320,7 @@ def test_a_copy_of_a_keyed_value_an_earlier_event_sent_is_masked_and_the_connect
                            "content": [{"type": "input_text", "text": text}]}})  # fmt: skip
 
     raws = [said("db password=hunter2xyz9Q"), said("it was hunter2xyz9Q, ok?")]
-
-    async def go():
-        async with ws_connect(f"{env.url}/v1/realtime?model=copies") as ws:
-            for raw in raws:
-                await ws.send(raw)
-            await ws.send(json.dumps({"type": "output_audio_buffer.clear"}))
-            return await collect(ws, until="output_audio_buffer.cleared")
-
-    got, close = run(go())
+    got, close = send_all(env, "copies", raws)
     assert close is None and [e["type"] for e in events(got)] == ["output_audio_buffer.cleared"]
     sent = [d.decode() for _, d in env.up.frames("model=copies")][:2]
     assert sent == [r.replace("hunter2xyz9Q", "[PASSWORD_1]") for r in raws]
