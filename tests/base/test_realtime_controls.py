@@ -204,9 +204,10 @@ def test_restored_server_pings_awaiting_their_pong_are_bounded() -> None:
     assert not c.server_pings  # the pings before the one answered are forgotten
 
 
-def test_a_control_frame_holding_a_copy_of_an_original_goes_empty() -> None:
+def test_a_control_frame_holding_a_copy_of_an_original_goes_masked() -> None:
     """A ping's payload that sends again a value an earlier event gave its key (the
-    connection's originals): sent empty, the rule said, never the value."""
+    connection's originals) goes masked with its disguise, as an event's copy does, and
+    the pong echoing it comes back to the client as the client's own payload."""
     from disguiselib.pipeline import client_frame as event
     from strategies import make_rules
 
@@ -215,5 +216,12 @@ def test_a_control_frame_holding_a_copy_of_an_original_goes_empty() -> None:
     said = {"type": "conversation.item.create",
             "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "password=hunter2xyz9Q"}]}}  # fmt: skip
     assert event(c, Frame(json.dumps(said).encode())).close is None
+    d = {v: k for k, v in c.session.placeholders.items()}["hunter2xyz9Q"]
     out = client_control(c, PING, b"still hunter2xyz9Q?")
+    assert out.data == f"still {d}?".encode() and out.refused is None
+    assert c.echoed(PONG, out.data) == b"still hunter2xyz9Q?"
+    # spelled so that only the leak guard's readings find it (a form's value, percent-encoded:
+    # the payload read as a body is): sent empty, the rule said, never the value (a control
+    # frame cannot be refused)
+    out = client_control(c, PING, b"x=hunter2%78yz9Q")
     assert out.data == b"" and out.refused is not None and "PASSWORD" in out.refused and "hunter2" not in out.refused

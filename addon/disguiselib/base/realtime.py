@@ -61,6 +61,7 @@ from ..rules.rules import Restorer, Rules, Session
 from ..wire import jsonspan
 from ..wire.jsonspan import Rule
 from ..wire.tokenmap import splice
+from . import copies
 from .document import loads, repeated
 from .fields import GENERIC, MEDIA
 from .holdback import Window, window_for
@@ -390,7 +391,8 @@ class Connection:
     def mask_control(self, data: bytes) -> bytes:
         """A client control frame's payload (a close's: its reason, UTF-8) masked as one
         text with the connection's rules and session: placeholders numbered as in its
-        events. Bytes that are not UTF-8 stay as they are around the text masked
+        events, a copy of an original found by context masked too (copies.add). Bytes
+        that are not UTF-8 stay as they are around the text masked
         (surrogateescape). Returns data itself when nothing changes. Raises MaskError for a
         fake disguise the client sent as its own text (see _mask)."""
         s = data.decode("utf-8", "surrogateescape")
@@ -399,6 +401,8 @@ class Connection:
             self.session.reserved = self.session.reserved | present
         before = self.session.fakes
         new = self.rules.mask(s, self.session)
+        if found := self.session.found():  # a copy of an original a rule found by context: masked too
+            new = splice(new, copies.add(new, [], found, self.session, self.rules.faker))
         if self.session.fakes != before and fakes_in([s], self.session):
             raise MaskError("the frame holds, as the client's own text, a fake disguise issued for an original")
         return data if new == s else new.encode("utf-8", "surrogateescape")
