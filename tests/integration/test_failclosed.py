@@ -533,6 +533,46 @@ def test_stream_large_bodies_a_header_copying_an_original_the_body_keys_never_le
     assert len(up.requests) == start and len(up.heads) == heads  # nothing reached upstream, not its headers
 
 
+LATE_HEADER = """
+class Late:  # after disguise in the chain: adds a header in its own requestheaders hook
+    def requestheaders(self, flow):
+        if flow.request.headers.get("x-add-late"):
+            flow.request.headers["x-late"] = "Acme Corp"
+addons = [Late()]
+"""
+
+
+@pytest.mark.parametrize("how", ["content-length", "gzip", "unknown endpoint"])
+def test_stream_large_bodies_a_header_a_later_addon_adds_is_checked_before_it_leaves(
+    up: FakeUpstream, tmp_path: Path, how: str
+) -> None:
+    """An addon after disguise adds a header holding an original to a request whose body
+    mitmproxy streams: its headers leave with the body, once masked, and the check reads
+    them as they leave, not as they were at disguise's own headers hook. Refused, nothing
+    upstream; without the late header the same request is masked and leaves."""
+    late = write(tmp_path / "late.py", LATE_HEADER)
+    with mitmdump(up, tmp_path, write(tmp_path / "a.yaml", MAPPING), "-s", str(late),
+                  "--set", "stream_large_bodies=4k") as m:  # fmt: skip
+        for add in ("1", ""):
+            heads = len(up.heads)
+            body = messages(big_text()) if how == "content-length" else messages(os.urandom(12_000).hex())
+            hdrs = {"x-add-late": add} if add else {}
+            if how == "gzip":
+                hdrs["content-encoding"] = "gzip"
+                body = gzip.compress(body)
+            path = "/v1/messages"
+            if how == "unknown endpoint":  # (scanned, not masked)
+                up.on("/v1/uploads", lambda r: json_reply({"ok": True}))
+                path, hdrs["content-type"] = "/v1/uploads", "text/plain"
+            status, headers, out = post(m.port, path, body, hdrs)
+            if add:
+                assert status == 400 and headers["x-disguise"] == "refused" and b"literal in header x-late" in out
+                assert len(up.heads) == heads  # nothing reached upstream
+            else:
+                assert status == 200 and len(up.heads) == heads + 1 and "x-late" not in up.heads[-1][2]
+    assert not leaked(up)
+
+
 def test_stream_large_bodies_unmaskable_request_never_leaves(shared: Shared) -> None:
     start = len(shared.up.requests)
     body = b'{"model": "m", "messages": [{"role": "user", "content": "' + big_text().encode() + b'"'  # cut JSON

@@ -41,6 +41,15 @@ from .offload import PIECE, Offload, Upload
 log = logging.getLogger("disguise")
 
 
+def as_it_leaves(flow: http.HTTPFlow) -> tuple[str, list[tuple[str, str]], Destination]:
+    """The URL path, headers and destination a streamed body's request leaves with, as they
+    are now. Read again at the body's end (`prepare`, `complete`, a last call that does it
+    all): its headers leave only then (bodyhook), after every addon's requestheaders hook,
+    and what is checked is what leaves (an addon after Disguise may add a header)."""
+    r = flow.request
+    return r.path, list(r.headers.items(multi=True)), destination(flow)
+
+
 class Masker:
     """What goes upstream of a streamed API request body (callables.Buffered's work).
 
@@ -80,6 +89,7 @@ class Masker:
     async def prepare(self, raw: bytes) -> None:
         rec, limit, offload = self.rec, decoded_limit(), self.offload
         assert rec.config is not None and isinstance(rec.api, Api)
+        self.path, self.headers, self.dest = as_it_leaves(self.flow)
         threshold = ctx.options.disguise_offload_bytes
         body, refused = (self._decoded(raw) if not self.enc else await asyncio.to_thread(self._decoded, raw, limit))
         result: pipeline.Verdict
@@ -102,6 +112,8 @@ class Masker:
         endpoint's body scanned clean); raises to refuse (outcome.apply)."""
         rec = self.rec
         ready, self.ready = self.ready, None
+        if ready is None or ready[0] is not raw:  # (done here, all of it: on the loop)
+            self.path, self.headers, self.dest = as_it_leaves(self.flow)
         body, result = (ready[1], ready[2]) if ready is not None and ready[0] is raw else self._verdict(raw)
         scan = lambda: scanned(rec, self.path, self.headers, body, raw, self.dest)  # noqa: E731
         out = outcome.apply(self.flow, rec, body, result, scan, streamed=True)
@@ -126,7 +138,7 @@ class Scanner:
 
     def __init__(self, flow: http.HTTPFlow, rec: FlowRecord) -> None:
         assert rec.config is not None
-        self.rec = rec
+        self.flow, self.rec = flow, rec
         self.enc = flow.request.headers.get("content-encoding", "")
         self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
         self.dest = destination(flow)
@@ -143,6 +155,7 @@ class Scanner:
 
     async def prepare(self, raw: bytes) -> None:
         limit = decoded_limit()
+        self.path, self.headers, self.dest = as_it_leaves(self.flow)
         try:
             got: tuple[object, bytes] = await asyncio.to_thread(self._hit, raw, limit)
         except MaskError as e:
@@ -151,6 +164,8 @@ class Scanner:
 
     def __call__(self, raw: bytes) -> bytes:
         ready, self.ready = self.ready, None
+        if ready is None or ready[0] is not raw:
+            self.path, self.headers, self.dest = as_it_leaves(self.flow)
         hit, out = ready[1] if ready is not None and ready[0] is raw else self._hit(raw)
         if isinstance(hit, MaskError):
             raise hit
@@ -267,6 +282,7 @@ class Spooled(Buffered):
             return
         rec = self.rec
         assert rec.config is not None and isinstance(rec.api, Api)
+        self.path, self.headers, self.dest = as_it_leaves(self.flow)
         self.ready = await self.offload.finish(
             self.up, rec.api, rec.config, self.path, self.headers, self.dest, rec.headers_session
         )
