@@ -65,7 +65,8 @@ class Body(enum.Enum):
 
     IN_HOOK = "in the request hook"  # whole, before anything of the request left
     TAKEN = "taken from mitmproxy's stream"  # streamed by mitmproxy, taken whole (mitm/streamed.py):
-    # its headers left first, so a refusal sends it empty and replaces upstream's answer
+    # its headers held back till its end (bodyhook): a refusal sends nothing and is answered
+    # here; where they left first, it is sent empty and upstream's answer replaced
 
 
 class Passed(enum.Enum):

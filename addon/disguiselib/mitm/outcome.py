@@ -7,8 +7,9 @@ through the request hook too.
   the masked values of the headers its API declares (MASKED).
 - Refused: forwarded unchanged when it may fail open and the user set
   disguise_fail_open (PASSED), else refused: answered with an error in the provider's
-  shape; a streamed body, whose headers already left, is sent empty and upstream's
-  answer replaced by the error instead (callables.Buffered).
+  shape; a streamed body raises instead (callables.Buffered): nothing of the request
+  leaves and the request hook answers it (its headers held back: mitm/bodyhook.py), or,
+  where its headers already left, it is sent empty and upstream's answer replaced.
 - NotOurs: the request is an unknown endpoint's (scanned; `unknown`).
 """
 
@@ -59,8 +60,8 @@ def apply(
         return unknown()
     if isinstance(result, Refused):
         return _refused(flow, rec, result, streamed)
-    if streamed and result.headers:  # they left before the body, masked then (streamed.mask_headers)
-        why = "its headers left before its body and masking the body changed them"
+    if streamed and result.headers:  # masked before the body (streamed.mask_headers), and maybe sent
+        why = "its headers were masked before its body and masking the body changed them"
         return _refused(flow, rec, Refused(why, Refusal.NEVER), streamed)
     if not streamed:
         enc = flow.request.headers.get("content-encoding", "")
