@@ -61,8 +61,7 @@ class Masker:
     def __init__(self, flow: http.HTTPFlow, rec: FlowRecord, offload: Offload | None = None) -> None:
         self.flow, self.rec, self.offload = flow, rec, offload
         self.enc = flow.request.headers.get("content-encoding", "")
-        self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        self.dest = destination(flow)
+        self.path, self.headers, self.dest = as_it_leaves(flow)  # (read again at the body's end)
         self.coded = transfer_coded(flow.request.headers)
         self.ready: tuple[bytes, bytes, pipeline.Verdict] | None = None  # (raw, body, verdict) from prepare
         self.encoded: tuple[bytes, bytes] | None = None  # (masked body, it content-encoded again) from prepare
@@ -140,8 +139,7 @@ class Scanner:
         assert rec.config is not None
         self.flow, self.rec = flow, rec
         self.enc = flow.request.headers.get("content-encoding", "")
-        self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        self.dest = destination(flow)
+        self.path, self.headers, self.dest = as_it_leaves(flow)  # (read again at the body's end)
         self.coded = transfer_coded(flow.request.headers)
         self.ready: tuple[bytes, tuple[object, bytes]] | None = None  # (raw, _hit's answer) from prepare
 
@@ -268,8 +266,7 @@ class Spooled(Buffered):
     def __init__(self, flow: http.HTTPFlow, rec: FlowRecord, offload: Offload, limit: int | None, keep: int) -> None:
         super().__init__(lambda raw: raw, lambda msg: b"", limit, keep)
         self.flow, self.rec, self.offload = flow, rec, offload
-        self.path, self.headers = flow.request.path, list(flow.request.headers.items(multi=True))
-        self.dest = destination(flow)
+        self.path, self.headers, self.dest = as_it_leaves(flow)  # (read again at the body's end)
         self.up: Upload = offload.upload()
         self.prefix = bytearray()  # the first `keep` bytes: the capture's client side
         self.ready: tuple[pipeline.Verdict, bytes | None] | None = None
