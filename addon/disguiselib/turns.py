@@ -522,9 +522,9 @@ def _no_copies(
         return True
     if odd:
         return False
-    forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
     if copies.left_over(mini, edits, session):
         return False
+    forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
     for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
         if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
             return False

@@ -123,14 +123,12 @@ class Session:
         dict object, holding earlier's in earlier's order (a realtime connection's restorer
         reads that dict: base/realtime.py masks an event again from where the connection
         stood before it)."""
-        self.placeholders.clear()
-        self.placeholders.update(earlier.placeholders)
-        self._by_key, self._count = dict(earlier._by_key), dict(earlier._count)
-        self.masked, self.counts, self.literals, self.fakes = (
-            earlier.masked, dict(earlier.counts), set(earlier.literals), earlier.fakes)  # fmt: skip
-        self.reserved, self.keyed, self.json_out = earlier.reserved, earlier.keyed, earlier.json_out
-        self.copied = copied
-        self.cited, self.documents = list(earlier.cited), dict(earlier.documents)
+        again, held = earlier.copy(), self.placeholders  # (every field, apart from earlier's)
+        for name in self.__slots__:
+            setattr(self, name, getattr(again, name))
+        held.clear()
+        held.update(again.placeholders)
+        self.placeholders, self.copied = held, copied
         return self
 
     def count(self, label: str, original: str | None = None) -> None:
