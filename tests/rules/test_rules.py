@@ -340,7 +340,7 @@ _SHAPES = (
     r"(?i:db_password|passwd|_pwd)[ :=\"]{1,3}[A-Za-z0-9!]{8,16}", r"mysql -u root -p'[A-Za-z0-9]{6,12}'",
     r"\+[1-9](?:[ .()-]{0,2}[0-9]){6,14}",
 )  # fmt: skip
-_EDGE = st.sampled_from(["", " ", "\n", '"', "=", "|"])
+_EDGE = st.sampled_from(["", " ", "\n", '"', "=", "|", "\\n", "\\t"])  # (\\n: a JSON escape the contexts name)
 
 
 @pytest.mark.parametrize("shape", _SHAPES)
