@@ -374,6 +374,10 @@ def test_shown_withholds_only_the_pieces_that_hold_an_original() -> None:
     assert leakguard.shown("/v1/Acme/Corp", RULES) == "/v1/Acme/Corp"  # no original in it
     assert leakguard.shown("/a", None) == "<not shown: no rules in force>"  # nothing can be shown clean
     assert leakguard.place("POST", "/v1/Acme%20Corp?q=Acme", RULES) == "POST /v1/<original>"
+    # the method leaves too: shown through the rules; without them only HTTP's own methods
+    assert leakguard.place("acme_lookup", "/v1/x", RULES) == "<original> /v1/x"
+    assert leakguard.place("POST", "/v1/x", None) == "POST <not shown: no rules in force>"
+    assert leakguard.place("acme_lookup", "/v1/x", None) == "<not shown: no rules in force> <not shown: no rules in force>"
 
 
 def _batch_upload(preamble: str = "", purpose: str = "batch", filename: str = "in.jsonl", note: str = "",

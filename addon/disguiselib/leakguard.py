@@ -479,9 +479,16 @@ def shown(text: str, rules: Rules | None) -> str:
     return out if _clean(rules, out) else WITHHELD
 
 
+# the methods a message shows as they are where no rules are in force (no other text is)
+_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"))
+
+
 def place(method: str, path: str, rules: Rules | None) -> str:
-    """`METHOD /path` for a message, the query left out, the path through `shown`."""
-    return f"{method} {shown(path.split('?', 1)[0], rules)}"
+    """`METHOD /path` for a message, the query left out, the path through `shown`, and
+    the method too (it leaves in the request line: a client may put an original there),
+    one of HTTP's own shown as it is where no rules are in force."""
+    m = method if rules is None and method in _METHODS else shown(method, rules)
+    return f"{m} {shown(path.split('?', 1)[0], rules)}"
 
 
 __all__ = [

@@ -18,6 +18,8 @@ from disguiselib.errors import MaskError
 from disguiselib.inspect.record import FAILED_MARK
 from disguiselib.mitm import flows
 from disguiselib.mitm.callables import Refused
+from disguiselib.rules import mappings
+from disguiselib.rules.rules import Rules
 from disguiselib.scope import parse_hosts
 from strategies import RULES
 
@@ -114,6 +116,34 @@ def test_a_refused_requests_url_is_withheld_where_it_holds_an_original(path: str
         flows.stop(f, "why", rules=RULES)
     assert "Acme" not in f.request.path and "Acme" not in f.request.url
     assert "<original>" in f.request.path and f.request.path.startswith("/v1/")
+
+
+@pytest.mark.parametrize("how", ["refuse", "stop"])
+def test_a_refused_requests_authority_host_and_method_are_withheld_where_they_hold_an_original(how: str) -> None:
+    """What leaves of a request's head beside its path (an HTTP/2 :authority, an absolute-form
+    target's, the Host header, the method) shows <original> where it holds one (mitmweb's
+    list and a saved flow show the authority and the host; mitmdump's flow line, the method)."""
+    rules = Rules(mappings.from_dict({"literals": {"Acme Corp": "Zenith Labs", "KESTRELNINE": "FALCONFORTY"}}))
+    f = req(method="KESTRELNINE")
+    f.request.authority = "Acme Corp.example:443"
+    f.request.headers["host"] = "Acme Corp.example"
+    (flows.refuse(f, "m", 400, rules=rules) if how == "refuse" else flows.stop(f, "why", rules=rules))
+    r = f.request
+    assert "Acme" not in r.authority and "Acme" not in r.headers["host"] and "KESTREL" not in r.method
+    assert "<original>" in r.authority and "<original>" in r.headers["host"] and r.method == "<ORIGINAL>"
+    f = req()  # clean: as they came
+    f.request.authority, f.request.headers["host"] = "api.anthropic.com", "api.anthropic.com"
+    flows.refuse(f, "m", 400, rules=rules)
+    assert (f.request.authority, f.request.headers["host"], f.request.method) == ("api.anthropic.com",) * 2 + ("POST",)
+
+
+def test_the_headers_the_guard_reads_are_every_header_then_the_method_and_an_authority() -> None:
+    f = req()
+    f.request.headers["x-a"] = "1"
+    assert flows.leaving_headers(f.request)[-2:] == [("x-a", "1"), (":method", "POST")]
+    f.request.authority = "api.anthropic.com"
+    assert flows.leaving_headers(f.request)[-2:] == [(":method", "POST"), (":authority", "api.anthropic.com")]
+    assert ":method" not in f.request.headers and ":authority" not in f.request.headers  # (read, never written)
 
 
 def test_a_refused_requests_clean_url_stays_and_without_rules_none_of_it_is_shown() -> None:

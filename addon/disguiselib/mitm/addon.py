@@ -38,6 +38,7 @@ from .flows import (
     finish_error,
     fix_headers,
     headers_refused,
+    leaving_headers,
     refuse,
     replace_with_error,
     reverse_mode,
@@ -345,7 +346,7 @@ class Disguise:
         offload = self.offload.takes(rec.api, len(raw), ctx.options.disguise_offload_bytes)
         if (offload or len(raw) >= pipeline.OFF_LOOP_BYTES) and flow.live:
             return self._mask_off_loop(flow, rec, raw)
-        args = (rec.api, raw, rec.config, r.path, r.headers.items(multi=True), destination(flow))
+        args = (rec.api, raw, rec.config, r.path, leaving_headers(r), destination(flow))
         self._masked(flow, rec, raw, pipeline.mask_request(*args))
         return None
 
@@ -355,7 +356,7 @@ class Disguise:
         disguise_offload_bytes on once it is ready (offload.py), else in a worker thread."""
         r, raw, encoded = flow.request, body, None
         assert rec.config is not None and isinstance(rec.api, Api)
-        args = (rec.api, body, rec.config, r.path, list(r.headers.items(multi=True)))
+        args = (rec.api, body, rec.config, r.path, leaving_headers(r))
         try:
             if enc:
                 raw = await asyncio.to_thread(decode_body, body, enc, rec.config.rules, decoded_limit())

@@ -125,13 +125,22 @@ def stop(flow: http.HTTPFlow, why: str, *, rules: Rules | None) -> None:
 def withhold_url(flow: http.HTTPFlow, rules: Rules | None) -> None:
     """A refused request's path and query as every later reader shows them: each piece
     that holds an original replaced by <original> (leakguard.shown; all of it without
-    rules). Nothing went upstream, and what reads the flow afterwards would print the
-    URL as the client wrote it: mitmdump's flow line at the default log level, mitmweb's
-    flow list, a saved flow file. The rest of the request is left as the client sent it."""
+    rules), and so its authority (`:authority`, an absolute-form target), Host header and
+    method where one holds an original. Nothing went upstream, and what reads the flow
+    afterwards would print them as the client wrote them: mitmdump's flow line at the
+    default log level, mitmweb's flow list, a saved flow file. The rest of the request is
+    left as the client sent it."""
     r = flow.request
     path = shown(r.path, rules)
     if path != r.path:
         r.path = path if path.startswith("/") else f"/{path}"
+    if r.authority and (authority := shown(r.authority, rules)) != r.authority:
+        r.authority = authority
+    hosts = r.headers.get_all("host")
+    if hosts and (shown_hosts := [shown(h, rules) for h in hosts]) != hosts:
+        r.headers.set_all("host", shown_hosts)
+    if rules is not None and (method := shown(r.method, rules)) != r.method:
+        r.method = method
 
 
 def stream_risk(flow: http.HTTPFlow) -> bool:
@@ -294,13 +303,27 @@ def transfer_coded(headers: http.Headers) -> bool:
     return any(c not in ("", "chunked", "identity") for c in codings)
 
 
+def leaving_headers(r: http.Request) -> list[tuple[str, str]]:
+    """The request's headers as the leak guard reads what leaves: every header, then what
+    else of its head leaves beside the URL path, each named as its HTTP/2 pseudo-header:
+    the method, and the authority where the request carries one (`:authority`, which
+    mitmproxy keeps apart from the headers, and an absolute-form HTTP/1 target, which it
+    sends on as it came in reverse mode). Read where the headers are scanned, never where
+    they are masked (no pseudo-header is written back)."""
+    headers = list(r.headers.items(multi=True))
+    headers.append((":method", r.method))
+    if r.authority:
+        headers.append((":authority", r.authority))
+    return headers
+
+
 def headers_refused(flow: http.HTTPFlow, transformed: bool, api: Api | None, rules: Rules) -> str | None:
     """Why a request whose body mitmproxy streams may not leave, read from what leaves
     first (its URL and headers: sent upstream before the body); None when they may.
     transformed: an API disguise masks (an original there is always refused)."""
     r = flow.request
     where = place(r.method, r.path, rules)
-    hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rules, api, dest=destination(flow))
+    hit = leak_scan(r.path, leaving_headers(r), None, rules, api, dest=destination(flow))
     if transformed:
         if hit is not None:
             return f"{where}: an original ({hit}) would have left unmasked"

@@ -40,6 +40,7 @@ from .flows import (
     finish_error,
     fix_headers,
     inner,
+    leaving_headers,
     readable,
     refuse,
     replace_with_error,
@@ -182,7 +183,7 @@ class Guard:
         addon (modify_body, a script) or an edit while intercepted changed since is
         scanned again as Disguise scanned it (its URL and headers always: they are short)."""
         r = flow.request
-        headers = list(r.headers.items(multi=True))
+        headers = leaving_headers(r)
         try:
             if r.raw_content != rec.checked_body:
                 hit = scan_unknown(r.path, headers, readable(r, cfg.rules), cfg.rules, destination(flow))
@@ -233,7 +234,7 @@ class Guard:
         body Disguise sent on; only a body another addon changed since is scanned again
         (the URL and headers always: they are short)."""
         r = flow.request
-        headers = list(r.headers.items(multi=True))
+        headers = leaving_headers(r)
         body = None
         if r.raw_content != rec.checked_body:
             try:  # bounded, and a coding it cannot undo is a refusal, never a scan of coded bytes

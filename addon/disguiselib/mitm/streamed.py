@@ -35,7 +35,7 @@ from ..state import FlowRecord, Kind, Passed, Phase
 from ..worker import OffloadError
 from . import bodyhook, outcome
 from .callables import Buffered
-from .flows import TRANSFER_CODED, body_limit, decode_body, decoded_limit, leaving, transfer_coded
+from .flows import TRANSFER_CODED, body_limit, decode_body, decoded_limit, leaving, leaving_headers, transfer_coded
 from .offload import PIECE, Offload, Upload
 
 log = logging.getLogger("disguise")
@@ -47,7 +47,7 @@ def as_it_leaves(flow: http.HTTPFlow) -> tuple[str, list[tuple[str, str]], Desti
     all): its headers leave only then (bodyhook), after every addon's requestheaders hook,
     and what is checked is what leaves (an addon after Disguise may add a header)."""
     r = flow.request
-    return r.path, list(r.headers.items(multi=True)), destination(flow)
+    return r.path, leaving_headers(r), destination(flow)
 
 
 class Masker:

@@ -14,7 +14,7 @@ from ..apis.registry import refused
 from ..inspect.record import destination
 from ..leakguard import place
 from ..state import FlowRecord, Passed, Phase
-from .flows import contained, readable, websocket_refused
+from .flows import contained, leaving_headers, readable, websocket_refused
 
 log = logging.getLogger("disguise")
 
@@ -47,7 +47,7 @@ def check(flow: http.HTTPFlow, rec: FlowRecord, refuse: Refuse, websocket: bool 
         refuse(flow, rec, msg)
         return
     body = readable(r, rec.config.rules)
-    hit = pipeline.scan_unknown(r.path, r.headers.items(multi=True), body, rec.config.rules, destination(flow))
+    hit = pipeline.scan_unknown(r.path, leaving_headers(r), body, rec.config.rules, destination(flow))
     if hit is not None and not allowed:
         msg = (
             f"disguise: request refused: {where} is not an endpoint disguise transforms, and it holds "

@@ -63,6 +63,7 @@ from ..errors import log_internal
 from ..inspect.record import FAILED_MARK, META, SIDES, counts_text, destination, set_fakes, summary_text
 from ..pipeline import client_control, client_frame, leak_scan, realtime_connection
 from ..state import FlowRecord, Phase, RealtimeFlow
+from .flows import leaving_headers
 
 log = logging.getLogger("disguise")
 
@@ -84,7 +85,7 @@ class Realtime:
         refused."""
         r = flow.request
         assert rec.config is not None  # a record without one is refused before (Disguise._request)
-        hit = leak_scan(r.path, list(r.headers.items(multi=True)), None, rec.config.rules, api, dest=destination(flow))
+        hit = leak_scan(r.path, leaving_headers(r), None, rec.config.rules, api, dest=destination(flow))
         if hit is not None:
             return f"an original ({hit}) would have left unmasked"
         conn = realtime_connection(api, rec.config)
