@@ -1,5 +1,6 @@
-"""What of a request's head leaves beside its path and headers, end to end: a real
-mitmdump running the addon and a fake upstream that records every request it gets.
+"""What of a request's head (and its connection's TLS server name) leaves beside its path
+and headers, end to end: a real mitmdump running the addon and a fake upstream that
+records every request it gets.
 
 HTTP/2 has no Host header: the authority is its `:authority` pseudo-header, which
 mitmproxy keeps in `flow.request.authority`, apart from the headers, and sends on (in
@@ -10,7 +11,9 @@ method leaves in the request line. The leak guard read the path and the headers 
 original in any of these reached upstream (found by a review, 2026-12-07). Now each is
 read as a header named by its pseudo-header (`mitm/flows.leaving_headers`) wherever the
 headers are scanned: refused, nothing upstream; the same requests with clean values go
-through."""
+through. A ClientHello's server name (SNI) leaves in the clear before any request: one
+holding an original that is not the host connected to names that host instead
+(Disguise.tls_start_server)."""
 
 from __future__ import annotations
 
@@ -150,3 +153,76 @@ def test_a_host_header_holding_an_original_is_refused(tmp_path: Path) -> None:
         log = p.mitm.output
     assert answer.startswith(b"HTTP/1.1 400") and not heads, (answer[:80], heads)
     assert HOST not in log, log[-3000:]
+
+
+def _sni_through(tmp_path: Path, name: str) -> tuple[list[str | None], bytes, str]:
+    """Regular mode: CONNECT to a TLS upstream's address, then a ClientHello naming name
+    and one request inside: (the server names upstream's handshakes carried, the answer,
+    mitmdump's output)."""
+    import ssl
+    import threading
+
+    from h2_util import self_signed
+
+    names: list[str | None] = []
+    crt, key = self_signed(tmp_path)
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(crt, key)
+    sctx.sni_callback = lambda sock, n, c: names.append(n)  # type: ignore[assignment,misc]
+    srv = socket.create_server(("127.0.0.1", 0))
+    msg = json.dumps(MESSAGE).encode()
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = srv.accept()
+            except OSError:
+                return
+            try:
+                with sctx.wrap_socket(raw, server_side=True) as s:
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        data += s.recv(65536)
+                    s.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                              b"connection: close\r\n\r\n%s" % (len(msg), msg))  # fmt: skip
+            except (OSError, ssl.SSLError):
+                pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    port = srv.getsockname()[1]
+    cmd = mitmdump_cmd(port, tmp_path / "conf", write_mappings(tmp_path, MAPPINGS), "--set", "ssl_insecure=true")
+    cmd[cmd.index("--mode") + 1] = "regular"
+    md = Mitmdump(cmd)
+    answer = b""
+    try:
+        with socket.create_connection(("127.0.0.1", md.port), timeout=20) as raw:
+            raw.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            got = b""
+            while b"\r\n\r\n" not in got:
+                got += raw.recv(4096)
+            cctx = ssl.create_default_context()
+            cctx.check_hostname, cctx.verify_mode = False, ssl.CERT_NONE
+            with cctx.wrap_socket(raw, server_hostname=name) as s:
+                s.sendall(f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nconnection: close\r\n\r\n".encode())
+                try:
+                    while chunk := s.recv(65536):
+                        answer += chunk
+                except (OSError, ssl.SSLError):
+                    pass
+        md.saw("<<")
+    finally:
+        md.stop()
+        srv.close()
+    return names, answer, md.output
+
+
+@pytest.mark.parametrize("name", [HOST, CLEAN])
+def test_a_tls_server_name_holding_an_original_names_the_host_connected_to_instead(tmp_path: Path, name: str) -> None:
+    """Regular mode: a ClientHello naming another host than the CONNECT's. mitmproxy's
+    handshake upstream takes the client's server name (SNI), which leaves in the clear
+    before any request; one that holds an original is replaced by the host connected to
+    (Disguise.tls_start_server), a clean one goes on as the client gave it."""
+    names, answer, log = _sni_through(tmp_path, name)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+    assert HOST not in names and HOST not in log, (names, log[-3000:])
+    assert names == ([None] if name == HOST else [CLEAN])  # (the host is an address: no server name at all)

@@ -706,3 +706,45 @@ def test_the_worker_starts_with_the_proxy_unless_disguise_offload_warm_is_off(ad
         tctx.configure(a, disguise_offload_warm=False)
     a.running()
     assert (a.offload.live, len(started)) == ((True, 1) if warm else (False, 0))
+
+
+def _tls_start(address: tuple[str, int], client_sni: str | None, server_sni: str | None = None):
+    from mitmproxy import connection, tls
+    from mitmproxy.proxy import context as pcontext
+
+    client = tflow.tclient_conn()
+    client.sni = client_sni
+    server = connection.Server(address=address)
+    server.sni = server_sni
+    ctx_ = pcontext.Context(client, None)  # type: ignore[arg-type]  # (the hook reads no option)
+    ctx_.server = server
+    return tls.TlsData(server, ctx_)
+
+
+@pytest.mark.parametrize(
+    ("address", "client_sni", "server_sni", "hosts", "sent"),
+    [
+        (("api.anthropic.com", 443), "Acme Corp.example", None, [], "api.anthropic.com"),  # the client's: replaced
+        (("api.anthropic.com", 443), None, "Acme Corp.example", [], "api.anthropic.com"),  # one set before: too
+        (("api.anthropic.com", 443), "api.example.test", None, [], None),  # clean: left to TlsConfig (the client's)
+        (("Acme Corp.example", 443), "Acme Corp.example", None, [], None),  # the host connected to: its own name
+        (("api.other.test", 443), "Acme Corp.example", None, ["api.anthropic.com"], None),  # off disguise_hosts
+        (("api.anthropic.com", 443), "Acme Corp.example", None, ["api.anthropic.com"], "api.anthropic.com"),
+    ],
+)
+def test_a_tls_server_name_holding_an_original_names_the_host_connected_to(
+    addon, address, client_sni, server_sni, hosts, sent
+) -> None:
+    a, tctx = addon
+    if hosts:
+        tctx.configure(a, disguise_hosts=hosts)
+    data = _tls_start(address, client_sni, server_sni)
+    a.tls_start_server(data)
+    assert data.conn.sni == (sent if sent is not None else server_sni)
+
+
+def test_without_rules_a_tls_server_name_not_the_host_connected_to_is_replaced() -> None:
+    a = Disguise()  # (never configured: no rules in force)
+    data = _tls_start(("api.anthropic.com", 443), "anything.example")
+    a.tls_start_server(data)
+    assert data.conn.sni == "api.anthropic.com"

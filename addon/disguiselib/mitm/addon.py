@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 
-from mitmproxy import ctx, exceptions, http
+from mitmproxy import connection, ctx, exceptions, http, tls
 
 from .. import pipeline
 from ..apis.registry import Api, RealtimeApi, llm_shaped, recognise, recognise_ws
@@ -149,6 +149,27 @@ class Disguise:
                 self.guard.failure = f"the disguise configuration was refused: {e}"
         if not at_load:
             raise exceptions.OptionsError(f"disguise: {e}") from None
+
+    def tls_start_server(self, data: tls.TlsData) -> None:
+        """The server name (SNI) of a TLS connection upstream, which leaves in the clear
+        before any request: mitmproxy's TlsConfig, after this hook, gives it the client's
+        where none is set. A name that holds an original and is not the host connected to
+        (a CONNECT to one host, a ClientHello naming another) is replaced by that host; the
+        requests on the connection are read as ever (a Host header or :authority holding
+        it is refused). Left alone off disguise_hosts; without rules, replaced."""
+        conn, cfg = data.conn, self.config
+        if not isinstance(conn, connection.Server):
+            return
+        name = conn.sni if conn.sni is not None else data.context.client.sni
+        if not name or not conn.address or name == conn.address[0]:
+            return
+        if cfg is not None and (
+            (cfg.hosts and not in_hosts(cfg.hosts, conn.address[0], conn.address[1])) or shown(name, cfg.rules) == name
+        ):
+            return
+        conn.sni = conn.address[0]
+        log.info("disguise: the TLS server name the client gave holds an original: the connection to %s names that "
+                 "host instead", shown(conn.address[0], cfg.rules if cfg is not None else None))  # fmt: skip
 
     # -- requests --------------------------------------------------------------------------
 
