@@ -708,12 +708,13 @@ def test_the_worker_starts_with_the_proxy_unless_disguise_offload_warm_is_off(ad
     assert (a.offload.live, len(started)) == ((True, 1) if warm else (False, 0))
 
 
-def _tls_start(address: tuple[str, int], client_sni: str | None, server_sni: str | None = None):
+def _tls_start(address: tuple[str, int], client_sni: str | None, server_sni: str | None = None, mode: str = "regular"):
     from mitmproxy import connection, tls
     from mitmproxy.proxy import context as pcontext
+    from mitmproxy.proxy.mode_specs import ProxyMode
 
     client = tflow.tclient_conn()
-    client.sni = client_sni
+    client.sni, client.proxy_mode = client_sni, ProxyMode.parse(mode)
     server = connection.Server(address=address)
     server.sni = server_sni
     ctx_ = pcontext.Context(client, None)  # type: ignore[arg-type]  # (the hook reads no option)
@@ -741,6 +742,16 @@ def test_a_tls_server_name_holding_an_original_names_the_host_connected_to(
     data = _tls_start(address, client_sni, server_sni)
     a.tls_start_server(data)
     assert data.conn.sni == (sent if sent is not None else server_sni)
+
+
+@pytest.mark.parametrize("mode", ["transparent", "wireguard", "local"])
+def test_in_a_transparent_mode_the_clients_tls_server_name_is_left_as_it_came(addon, mode: str) -> None:
+    """There the host connected to is the address the network gave; the client's name is
+    the only one it has (a connection to the user's own internal host goes on)."""
+    a, _ = addon
+    data = _tls_start(("10.0.0.7", 443), "Acme Corp.example", mode=mode)
+    a.tls_start_server(data)
+    assert data.conn.sni is None  # (TlsConfig then gives it the client's)
 
 
 def test_without_rules_a_tls_server_name_not_the_host_connected_to_is_replaced() -> None:

@@ -56,6 +56,10 @@ from .websocket import Realtime
 
 log = logging.getLogger("disguise")
 
+# The proxy modes whose client names the host a connection goes to (mitmproxy's mode_specs)
+_NAMED = frozenset(("RegularMode", "UpstreamMode", "Socks5Mode", "ReverseMode"))
+
+
 class Disguise:
     def __init__(self) -> None:
         self.config: Config | None = None
@@ -156,9 +160,12 @@ class Disguise:
         where none is set. A name that holds an original and is not the host connected to
         (a CONNECT to one host, a ClientHello naming another) is replaced by that host; the
         requests on the connection are read as ever (a Host header or :authority holding
-        it is refused). Left alone off disguise_hosts; without rules, replaced."""
+        it is refused). Only where the client named the host to connect to (a CONNECT, a
+        SOCKS5 target, reverse mode's): in the transparent modes (WireGuard, local, tun) the
+        host is an address the network gave, and the client's name is the only one of it.
+        Left alone off disguise_hosts; without rules, replaced."""
         conn, cfg = data.conn, self.config
-        if not isinstance(conn, connection.Server):
+        if not isinstance(conn, connection.Server) or type(data.context.client.proxy_mode).__name__ not in _NAMED:
             return
         name = conn.sni if conn.sni is not None else data.context.client.sni
         if not name or not conn.address or name == conn.address[0]:
