@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import contextlib
 import random
 import statistics
 import sys
@@ -42,6 +44,7 @@ from common import children  # noqa: E402
 from material import Material, make_literals  # noqa: E402
 from offload import next_turn  # noqa: E402
 from proxies import Client, Mitmdump, Upstream, mappings_dir, tmpdir, variant_args  # noqa: E402
+from spy import RATE, Sampler  # noqa: E402
 
 
 def threads(pid: int) -> dict[str, tuple[int, int]]:
@@ -140,11 +143,13 @@ async def inproc(mdir: Path, warm: bytes, fresh: list[bytes], turns: list[bytes]
             print(f"    {k}, each run: " + " ".join(f"{r[k] * 1e3:.1f}" for r in rs))
 
 
-def chain(keys: list[str], tmp: Path, mdir: Path, warm: bytes, turns: list[bytes], rounds: int) -> None:
-    """--chain: turns (each one exchange more than the one before) through each variant."""
+def chain(keys: list[str], tmp: Path, mdir: Path, warm: bytes, turns: list[bytes], rounds: int, spy: bool = False) -> None:
+    """--chain: turns (each one exchange more than the one before) through each variant;
+    spy: mitmdump's main thread sampled meanwhile (spy.py)."""
     up = Upstream([], per_write=1)
     hdr = {"x-bench-stream": "tiny"}
     rows: dict[str, list[tuple[float, float, float]]] = {k: [] for k in keys}
+    sampled: dict[str, list[Sampler]] = {k: [] for k in keys}
     try:
         for _ in range(rounds):
             for k in keys:
@@ -156,8 +161,11 @@ def chain(keys: list[str], tmp: Path, mdir: Path, warm: bytes, turns: list[bytes
                     for b in (warm, warm + b" ", turns[0]):  # (the conversation's first: the full path)
                         cl.post(b, 1, headers=hdr)
                     s0, walls = threads(md.pid), []
-                    for b in turns[1:]:
-                        walls.append(cl.post(b, 1, headers=hdr)[0] * 1e3)
+                    with Sampler(md.pid) if spy else contextlib.nullcontext() as sampler:
+                        for b in turns[1:]:
+                            walls.append(cl.post(b, 1, headers=hdr)[0] * 1e3)
+                    if sampler is not None:
+                        sampled[k].append(sampler)
                     d = delta(s0, threads(md.pid))
                     n = len(turns) - 1
                     rows[k].append((statistics.median(walls), d["main"][0] / n, sum(v[0] for v in d.values()) / n))
@@ -173,6 +181,34 @@ def chain(keys: list[str], tmp: Path, mdir: Path, warm: bytes, turns: list[bytes
         print(f"  {k:<16} turn wall ms (median of each round) {' '.join(f'{r[0]:.1f}' for r in rs)}{ratio}")
         print(f"  {'':<16} CPU ms a turn: main thread {' '.join(f'{r[1]:.2f}' for r in rs)}, "
               f"all threads {' '.join(f'{r[2]:.2f}' for r in rs)}")  # fmt: skip
+    if spy:
+        spied(sampled, {k: statistics.median(r[1] for r in rs) for k, rs in rows.items() if rs})
+
+
+def spied(sampled: dict[str, list[Sampler]], cpu: dict[str, float]) -> None:
+    """--spy: where each variant's main thread spends a turn, all its rounds' samples
+    together, as shares of the samples set against the main thread's CPU a turn measured
+    (cpu: schedstat; py-spy's own rate bends under load, its shares do not): in the hooks
+    by the hook (the frame mitmproxy's invoke_addon calls), and the cut's own parts
+    (turns._mask_tail's calls)."""
+    why = next((s.why for ss in sampled.values() for s in ss if s.why), "")
+    if why:
+        print(f"  (--spy: {why})")
+        return
+    print(f"  mitmdump's main thread sampled by py-spy ({RATE}/s) during the turns: ms a turn, its samples' shares "
+          "of the CPU a turn above")  # fmt: skip
+    for k, ss in sampled.items():
+        total = sum(s.total for s in ss)
+        if not total:
+            continue
+        ms = cpu[k] / total
+        hooks = sum((s.under("AddonManager.invoke_addon") for s in ss), collections.Counter())
+        cut = sum((s.under("_mask_tail") for s in ss), collections.Counter())
+        print(f"    {k:<16} {cpu[k]:.2f}: in hooks {sum(hooks.values()) * ms:.2f} ("
+              + ", ".join(f"{h} {c * ms:.2f}" for h, c in hooks.most_common(8)) + ")")
+        if cut:
+            print(f"    {'':<16} the cut's parts (turns._mask_tail) {sum(cut.values()) * ms:.2f}: "
+                  + ", ".join(f"{h} {c * ms:.2f}" for h, c in cut.most_common(8)))  # fmt: skip
 
 
 def args_of(key: str, tmp: Path, mdir: Path) -> list[str]:
@@ -189,6 +225,7 @@ def main() -> None:
     ap.add_argument("--inproc", action="store_true", help="the hand-off alone, in this process (no mitmproxy)")
     ap.add_argument("--chain", type=int, default=0, help="a conversation of N next turns, each cut from the one before")
     ap.add_argument("--rounds", type=int, default=3, help="--chain: rounds through the variants")
+    ap.add_argument("--spy", action="store_true", help="--chain: mitmdump's main thread sampled by py-spy (bench/spy.py)")
     ap.add_argument(
         "--variants",
         default="plain,addon",
@@ -211,7 +248,7 @@ def main() -> None:
         conv = [fresh[0]]
         for i in range(a.chain):
             conv.append(next_turn(conv[-1], random.Random(a.seed + 901 + i)))
-        chain(keys, tmp, mdir, warm, conv, a.rounds)
+        chain(keys, tmp, mdir, warm, conv, a.rounds, a.spy)
         return
     up = Upstream([], per_write=1)
     md = {k: Mitmdump(up.port, args_of(k, tmp, mdir), tmp, f"handoff-{k}") for k in keys}
