@@ -24,7 +24,7 @@ from ..pipeline import Refusal
 from ..rules.rules import Rules
 from ..scope import in_hosts, known_host
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Phase, Reading
-from . import aws, bodyhook, cut, heap, options, outcome, streamed, unknown, whole
+from . import aws, bodyhook, cut, heap, logfilter, options, outcome, streamed, unknown, whole
 from .callables import Buffered, Refused, StreamCall
 from .flows import (
     CODED_OFF_LOOP,
@@ -84,6 +84,7 @@ class Disguise:
         if not bodyhook.install():
             log.warning("disguise: a body mitmproxy streams (stream_large_bodies) is masked on the event loop")
         self.guard = Guard.install(loader.master)
+        logfilter.install(lambda: self.rules)  # mitmproxy's own lines that quote a request (logfilter.py)
         self.guard.realtime, self.guard.tee = self.realtime, self.inspect.tee  # what the Guard's rechecks use
         options.declare(loader)
         failure = options.check_deferred(loader.master.options)
@@ -98,6 +99,7 @@ class Disguise:
 
     def done(self) -> None:
         self.offload.close()
+        logfilter.uninstall()
 
     def configure(self, updated: set[str]) -> None:
         # fail_open and allow_unknown are read where they are used; these need a rebuild

@@ -48,6 +48,7 @@ from .flows import (
     stream_risk,
     target,
     targets_web_ui,
+    withhold_url,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -108,6 +109,11 @@ class Guard:
         return self.config.hosts if self.config else ()
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.error is not None and flow.response is None and flow.live:
+            # refused by mitmproxy itself before any hook (validate_inbound_headers: two
+            # Content-Lengths, one beside Transfer-Encoding): its error hook comes next, and
+            # mitmdump's flow line there prints the URL
+            withhold_url(flow, self.config.rules if self.config else None)
         if flow.response is not None or flow.error is not None:
             return  # answered, or already closed (Disguise's own hook stops a streamed body whose headers it refuses)
         if targets_web_ui(flow):
