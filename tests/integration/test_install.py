@@ -77,8 +77,12 @@ def venv(path: Path) -> Path:
 
 
 def pip(python: Path, *args: str | Path) -> str:
-    """(A build is a minute of one core; on a loaded two-core machine it took past 10.)"""
-    return sh(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check", *args, timeout=1800)
+    """(A build is a minute of one core; on a loaded two-core machine it took past 10.)
+    A connection to the registry that stalls is dropped after 30 s and tried again (this
+    machine's environment gives pip 180 s and five tries: one stalled download held the
+    module's installs past pytest's 15 minutes, 2026-12-07; run again, 103 s in all)."""
+    return sh(sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check", "--timeout", "30",
+              *args, timeout=1800)  # fmt: skip
 
 
 def borrow_dependencies(python: Path) -> None:
