@@ -33,7 +33,9 @@ from integration_util import REPO, FakeUpstream
 
 anthropic = pytest.importorskip("anthropic")
 
-pytestmark = [pytest.mark.integration]
+# (the module's installs are its first test's set-up, under pytest's 900 s a test: the module took
+# 977 s in a fresh-clone CI run on a slow, loaded two-core machine, 2026-12-07; 103 s there idle)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 BOB = "bob@corp.example.com"
 KEY = "sk-ant-api03-" + "Q" * 93 + "AA"
