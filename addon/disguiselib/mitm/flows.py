@@ -308,8 +308,9 @@ def leaving_headers(r: http.Request) -> list[tuple[str, str]]:
     else of its head leaves beside the URL path, each named as its HTTP/2 pseudo-header:
     the method, and the authority where the request carries one (`:authority`, which
     mitmproxy keeps apart from the headers, and an absolute-form HTTP/1 target, which it
-    sends on as it came in reverse mode). Read where the headers are scanned, never where
-    they are masked (no pseudo-header is written back)."""
+    sends on as it came in reverse mode). Read wherever the headers are scanned, masking's
+    verdict among them: no pseudo-header is written back (masking sets only the headers
+    its API declares, Masked.headers)."""
     headers = list(r.headers.items(multi=True))
     headers.append((":method", r.method))
     if r.authority:

@@ -113,7 +113,7 @@ class Guard:
             # refused by mitmproxy itself before any hook (validate_inbound_headers: two
             # Content-Lengths, one beside Transfer-Encoding): its error hook comes next, and
             # mitmdump's flow line there prints the URL
-            withhold_url(flow, self.config.rules if self.config else None)
+            withhold_url(flow, self._rules(None))
         if flow.response is not None or flow.error is not None:
             return  # answered, or already closed (Disguise's own hook stops a streamed body whose headers it refuses)
         if targets_web_ui(flow):

@@ -32,7 +32,7 @@ class Withheld(logging.Filter):
     """The filter; `rules` gives the rules in force (None: none are)."""
 
     def __init__(self) -> None:
-        super().__init__("disguise")
+        super().__init__()
         self.rules: Callable[[], Rules | None] = lambda: None
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -41,7 +41,7 @@ class Withheld(logging.Filter):
         try:
             msg = record.getMessage()
             out = withheld(msg, self.rules())
-        except Exception:  # noqa: BLE001 - a line that cannot be read is not printed
+        except Exception:  # noqa: BLE001 - a line that cannot be read is printed as this, never as it was
             record.msg, record.args = "disguise: a log line of mitmproxy's could not be read for originals", ()
             return True
         if out != msg:
