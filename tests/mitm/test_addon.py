@@ -708,9 +708,14 @@ def test_the_worker_starts_with_the_proxy_unless_disguise_offload_warm_is_off(ad
     assert (a.offload.live, len(started)) == ((True, 1) if warm else (False, 0))
 
 
-def _tls_start(address: tuple[str, int], client_sni: str | None, server_sni: str | None = None, mode: str = "regular"):
+def _tls_start(
+    address: tuple[str, int], client_sni: str | None, server_sni: str | None = None, mode: str = "regular",
+    quic: bool = False,
+):
+    """The data of mitmproxy's tls_start_server hook (quic: of quic_start_server, HTTP/3's)."""
     from mitmproxy import connection, tls
     from mitmproxy.proxy import context as pcontext
+    from mitmproxy.proxy.layers.quic import QuicTlsData
     from mitmproxy.proxy.mode_specs import ProxyMode
 
     client = tflow.tclient_conn()
@@ -719,7 +724,14 @@ def _tls_start(address: tuple[str, int], client_sni: str | None, server_sni: str
     server.sni = server_sni
     ctx_ = pcontext.Context(client, None)  # type: ignore[arg-type]  # (the hook reads no option)
     ctx_.server = server
-    return tls.TlsData(server, ctx_)
+    return QuicTlsData(server, ctx_) if quic else tls.TlsData(server, ctx_)
+
+
+def _start_server(a: Disguise, data: object) -> None:
+    """The hook data's own: quic_start_server for QUIC's, else tls_start_server."""
+    from mitmproxy.proxy.layers.quic import QuicTlsData
+
+    (a.quic_start_server if isinstance(data, QuicTlsData) else a.tls_start_server)(data)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -733,29 +745,32 @@ def _tls_start(address: tuple[str, int], client_sni: str | None, server_sni: str
         (("api.anthropic.com", 443), "Acme Corp.example", None, ["api.anthropic.com"], "api.anthropic.com"),
     ],
 )
+@pytest.mark.parametrize("quic", [False, True], ids=["tls", "quic"])
 def test_a_tls_server_name_holding_an_original_names_the_host_connected_to(
-    addon, address, client_sni, server_sni, hosts, sent
+    addon, address, client_sni, server_sni, hosts, sent, quic
 ) -> None:
     a, tctx = addon
     if hosts:
         tctx.configure(a, disguise_hosts=hosts)
-    data = _tls_start(address, client_sni, server_sni)
-    a.tls_start_server(data)
+    data = _tls_start(address, client_sni, server_sni, quic=quic)
+    _start_server(a, data)
     assert data.conn.sni == (sent if sent is not None else server_sni)
 
 
+@pytest.mark.parametrize("quic", [False, True], ids=["tls", "quic"])
 @pytest.mark.parametrize("mode", ["transparent", "wireguard", "local"])
-def test_in_a_transparent_mode_the_clients_tls_server_name_is_left_as_it_came(addon, mode: str) -> None:
+def test_in_a_transparent_mode_the_clients_tls_server_name_is_left_as_it_came(addon, mode: str, quic: bool) -> None:
     """There the host connected to is the address the network gave; the client's name is
     the only one it has (a connection to the user's own internal host goes on)."""
     a, _ = addon
-    data = _tls_start(("10.0.0.7", 443), "Acme Corp.example", mode=mode)
-    a.tls_start_server(data)
+    data = _tls_start(("10.0.0.7", 443), "Acme Corp.example", mode=mode, quic=quic)
+    _start_server(a, data)
     assert data.conn.sni is None  # (TlsConfig then gives it the client's)
 
 
-def test_without_rules_a_tls_server_name_not_the_host_connected_to_is_replaced() -> None:
+@pytest.mark.parametrize("quic", [False, True], ids=["tls", "quic"])
+def test_without_rules_a_tls_server_name_not_the_host_connected_to_is_replaced(quic: bool) -> None:
     a = Disguise()  # (never configured: no rules in force)
-    data = _tls_start(("api.anthropic.com", 443), "anything.example")
-    a.tls_start_server(data)
+    data = _tls_start(("api.anthropic.com", 443), "anything.example", quic=quic)
+    _start_server(a, data)
     assert data.conn.sni == "api.anthropic.com"

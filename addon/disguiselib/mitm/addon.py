@@ -165,7 +165,8 @@ class Disguise:
         it is refused). Only where the client named the host to connect to (a CONNECT, a
         SOCKS5 target, reverse mode's): in the transparent modes (WireGuard, local, tun) the
         host is an address the network gave, and the client's name is the only one of it.
-        Left alone off disguise_hosts; without rules, replaced."""
+        Left alone off disguise_hosts; without rules, replaced. QUIC's handshake
+        (HTTP/3 upstream) names its server the same way: quic_start_server."""
         conn, cfg = data.conn, self.config
         if not isinstance(conn, connection.Server) or type(data.context.client.proxy_mode).__name__ not in _NAMED:
             return
@@ -179,6 +180,8 @@ class Disguise:
         conn.sni = conn.address[0]
         log.info("disguise: the TLS server name the client gave holds an original: the connection to %s names that "
                  "host instead", shown(conn.address[0], cfg.rules if cfg is not None else None))  # fmt: skip
+
+    quic_start_server = tls_start_server  # (its data a TlsData too: QuicTlsData, before mitmproxy's TlsConfig)
 
     # -- requests --------------------------------------------------------------------------
 
