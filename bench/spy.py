@@ -14,6 +14,7 @@ attach (ptrace not allowed), `Sampler` says so and reports nothing.
 from __future__ import annotations
 
 import collections
+import os
 import re
 import shutil
 import signal
@@ -72,6 +73,8 @@ class Sampler:
             frames = stack.split(";")
             if frames and frames[0].startswith("thread") and "MainThread" in frames[0] and len(frames) > 1:
                 self.stacks.append(([_short(f) for f in frames[1:]], int(n)))
+        if keep := os.environ.get("DISGUISE_SPY_KEEP"):  # the raw stacks kept, for a closer look
+            shutil.copy(self._out, Path(keep) / f"stacks-{self.pid}-{time.monotonic_ns()}.txt")
         shutil.rmtree(self._out.parent, ignore_errors=True)
 
     @property
