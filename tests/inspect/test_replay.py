@@ -123,6 +123,20 @@ def test_a_next_turns_literal_ids_are_the_turn_befores_and_its_new_ones(monkeypa
     assert got == sorted(map(replay._literal_id, names[:595])) and sorted(looked) == sorted(names[590:595])
 
 
+def test_the_same_literals_again_are_the_newest_recent_requests_ids_as_they_are(monkeypatch) -> None:
+    """A request whose literals are a recent one's (a turn sent again, a retry) takes its ids
+    as they are: nothing looked up, sorted or added to the recent ones a second time."""
+    names = [f"Name {i}" for i in range(50)]
+    rules = Rules(mappings.from_dict({"literals": {o: o.replace("Name", "Other") for o in names}}))
+    first = replay.fingerprint(_session(names[:40]), rules)["literals"]
+    replay.fingerprint(_session(names[:10]), rules)
+    monkeypatch.setattr(replay, "_id_in", lambda ids, o: pytest.fail("looked up again"))
+    again = replay.fingerprint(_session(names[:40]), rules)["literals"]
+    assert again == first == sorted(map(replay._literal_id, names[:40]))
+    recent = replay._recent(rules)
+    assert len(recent) == 2 and recent[0][0] == frozenset(names[:40])  # (the newest now; not twice)
+
+
 def test_missing_rules_names_what_is_gone(tmp_path: Path) -> None:
     with context(tmp_path) as a:
         rules = a.rules

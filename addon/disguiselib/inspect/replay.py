@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("disguise")
 
 
-
 # -- which rules masked a flow ------------------------------------------------------------
 
 
@@ -87,11 +86,19 @@ def _recent(rules: Rules) -> list[tuple[frozenset[str], tuple[str, ...]]]:
 
 def _sorted_ids(literals: set[str], rules: Rules) -> list[str]:
     """The _literal_id of each of literals, sorted: from the largest set of a recent
-    request's literals they hold, where there is one."""
+    request's literals they hold, where there is one (looked at largest first, so that
+    the first held is it: a next turn's, the turn before's); the same set again is that
+    request's ids as they are."""
     if not literals:
         return []
     ids, recent = _literal_ids(rules), _recent(rules)
-    base = max((seen for seen in recent if seen[0] <= literals), key=lambda seen: len(seen[0]), default=None)
+    n = len(literals)
+    base = next(
+        (seen for seen in sorted(recent, key=_size, reverse=True) if len(seen[0]) <= n and seen[0] <= literals), None
+    )
+    if base is not None and len(base[0]) == len(literals):  # the same literals: nothing new
+        recent[:] = [base, *(seen for seen in recent if seen is not base)]  # (the newest now)
+        return list(base[1])
     if base is None:
         out = sorted(_id_in(ids, o) for o in literals)
     else:  # (one sorted run and the new ones: a merge)
@@ -99,6 +106,10 @@ def _sorted_ids(literals: set[str], rules: Rules) -> list[str]:
     recent.insert(0, (frozenset(literals), tuple(out)))
     del recent[_RECENT:]
     return out
+
+
+def _size(seen: tuple[frozenset[str], tuple[str, ...]]) -> int:
+    return len(seen[0])
 
 
 @functools.lru_cache(maxsize=4)
