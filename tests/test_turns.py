@@ -114,6 +114,25 @@ def test_an_escape_no_writer_makes_in_the_earlier_turns_masks_every_copy(cfg) ->
     assert turn_by_turn(cfg, bodies) == 1
 
 
+def test_a_new_originals_copy_across_where_the_turns_meet_is_the_full_paths(cfg) -> None:  # noqa: ANN001
+    """The new turn finds `true}}]}]}` by its key; the body spells it again in JSON's own
+    bytes across the conversation's end (a tool call's input `{"n":true}` last, the
+    messages last): the tail's text alone does not show that copy (turns._no_copies
+    looks across the places the turns meet). Without that look the cut differs from the
+    full path."""
+    first = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    new = [
+        {"role": "user", "content": "the password: true}}]}]} it is"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "f", "input": {"n": True}}]},
+    ]
+    bodies = [
+        json.dumps({"model": "m", "system": "Acme Corp sys", "max_tokens": 9, "messages": m}, separators=(",", ":"))
+        .encode()
+        for m in (first, first + new)
+    ]
+    assert turn_by_turn(cfg, bodies) == 0
+
+
 def test_a_fake_the_earlier_turns_were_given_typed_in_the_new_one(cfg) -> None:  # noqa: ANN001
     first = _turns("hi bob@corp.example.com", "Acme Corp")
     m = pipeline.mask_request(API, first[0], cfg, "/v1/messages", HDRS)

@@ -526,7 +526,8 @@ def _no_copies(
         return False
     forms = [e for o in found for f in copies.spellings(o) if len(e := f.encode("utf-8", "surrogatepass")) > 1]
     for x in {cut.raw, p, q}:  # (a copy across x: in b[x - len + 1 : x + len - 1], found there without a slice)
-        if any(b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
+        pair = b[x - 1 : x + 1] if 0 < x < len(b) else b""  # (such a copy holds these two bytes: a form without, not)
+        if pair and any(pair in f and b.find(f, max(0, x - len(f) + 1), x + len(f) - 1) >= 0 for f in forms):
             return False
     old = turn.session.found()
     m1 = turn.masked
