@@ -99,7 +99,7 @@ class Cut:
 
     raw: int  # in the body that came (bytes)
     masked: int  # in the body that left
-    session: Session  # when masking reached it (copied out, never handed on)
+    session: Session  # when masking reached it (copied out, never changed or handed on: shared)
     changed: bool  # masking changed the body before it
 
 
@@ -111,7 +111,7 @@ class Turn:
     disguises: object  # the warning pass's rule set it was masked with (by identity)
     raw: bytes
     masked: bytes
-    session: Session  # after the body
+    session: Session  # after the body (never changed: the end's Cut's too)
     cuts: tuple[Cut, ...]  # the last CUTS elements' starts, then the end
     close: int  # the conversation's closing `]` in raw
     close_masked: int  # in masked
@@ -199,8 +199,9 @@ class Marks:
             i = where[2 * next(it)]
             if lo <= i < hi:
                 inside = True
+                k = len(took)
                 while len(took) < len(at) and at[len(took)] <= i:
-                    took.append(session.copy())
+                    took.append(took[-1] if len(took) > k else session.copy())  # (one copy: none is changed)
             elif inside:
                 self.ok = False
             return fn(v, rule, key)
@@ -208,8 +209,8 @@ class Marks:
         return watched
 
     def done(self, session: Session) -> None:
-        while len(self.took) < len(self.at):
-            self.took.append(session.copy())
+        if len(self.took) < len(self.at):
+            self.took += [session.copy()] * (len(self.at) - len(self.took))
 
 
 def _places(text: str, edits: list, xs: list[int], base: int, mbase: int) -> list[tuple[int, int, bool]] | None:
@@ -333,9 +334,10 @@ def remember(
     total = len(body) - len(note.raw)
     cuts = [Cut(r, r + total - g, s, c) for r, g, s, c in zip(at, grown, took, before, strict=False)]
     close_m = close + total - grown[-1]
-    cuts.append(Cut(close, close_m, session.copy(), before[-1]))  # the end (the conversation last: the body's session)
+    now = session.copy()  # (the end's and the turn's: never changed, one copy)
+    cuts.append(Cut(close, close_m, now, before[-1]))  # the end (the conversation last: the body's session)
     turn = Turn(
-        note.api.name, disguises, note.raw, body, session.copy(), tuple(cuts), close, close_m, after,
+        note.api.name, disguises, note.raw, body, now, tuple(cuts), close, close_m, after,
         shapes, tuple(copies.odd_escapes(note.raw)), citeback.held_markers(body) if held is None else held,
     )  # fmt: skip
     turns_of(rules, make=True).put(turn)  # type: ignore[union-attr]
@@ -504,10 +506,10 @@ def _mask_tail(
     cuts = [c for c in turn.cuts[:j] if c.raw != turn.close]  # (the end's cut is the last: never among these)
     cuts += [Cut(r, m, s, cut.changed or c) for (r, m, c), s in zip(places, marks.took, strict=True)]
     close_m = len(body) - (len(m1) - turn.close_masked)
-    end = Cut(q, close_m, session.copy(), changed)  # (the session after the body: the conversation is last)
+    after = session.copy()  # (the end's and the turn's: the session after the body, the conversation last)
     new = Turn(
-        turn.api, turn.disguises, b, body, session.copy(), (*cuts[-CUTS:], end), q, close_m, turn.after_changed,
-        turn.shapes | held.shapes, tuple(odd), tuple(cites),
+        turn.api, turn.disguises, b, body, after, (*cuts[-CUTS:], Cut(q, close_m, after, changed)), q, close_m,
+        turn.after_changed, turn.shapes | held.shapes, tuple(odd), tuple(cites),
     )  # fmt: skip
     return Cutted(body, session, new, turn, cut.masked)
 
