@@ -92,8 +92,8 @@ class Masked:
     # a conversation's next turn, masked from the turn before (turns.py: its new elements
     # read, the rest the turn before's masked bytes); the flow's summary and the metrics say so
     cut: bool = field(default=False, compare=False)
-    # then: the turn before's masked body, and how many of its first bytes body begins with
-    shared: tuple[bytes, int] | None = field(default=None, compare=False, repr=False)
+    # then: the turn before's masked body, how many of its first bytes body begins with; its raw, and raw's
+    shared: tuple[bytes, int, bytes, int] | None = field(default=None, compare=False, repr=False)
 
     def unwrap(self) -> Masked:
         """Itself (Refused and NotOurs raise the exception they stand for)."""
@@ -290,7 +290,7 @@ def _cut(
     if leak_scan(path, headers, None, rules, api, dest=dest) is not None:  # (its body's: turns.py)
         return None
     turns.turns_of(cfg.rules, make=True).put(cut.turn, cut.parent)  # type: ignore[union-attr]
-    shared = (cut.parent.masked, cut.shared)
+    shared = (cut.parent.masked, cut.shared[0], cut.parent.raw, cut.shared[1])
     return Masked(cut.body, cut.session, (), turns.light(cut.turn), cut=True, shared=shared)
 
 

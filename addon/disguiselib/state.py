@@ -159,6 +159,7 @@ class FlowRecord:
     # turn before (pipeline.Masked.shared): its SHA-256 made from there (inspect/digest.py)
     digest_hint: tuple[tuple[int, ...], tuple[bytes, int] | None] = ((), None)
     capture_later: list = field(default_factory=list)  # kept sides to compress once the request left (inspect/)
+    capture_hint: tuple | None = None  # (the turn before's body as it came, how many first bytes this one shares)
     reverser: Reverser | None = None  # of a streamed response
     reading: Reading = Reading.WHOLE  # how the response body is read
     call: Callable[[bytes], bytes | list[bytes]] | None = None  # the stream callable set on the response

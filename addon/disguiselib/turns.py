@@ -397,7 +397,7 @@ class Cutted:
     session: Session
     turn: Turn
     parent: Turn  # the request it was cut from
-    shared: int = 0  # how many first bytes of parent.masked body begins with
+    shared: tuple[int, int] = (0, 0)  # how many first bytes of parent.masked body begins with; of parent.raw, b
 
 
 def next_turn(api: Any, raw: bytes | Received, rules: Rules, disguises: Rules | None, at: Any = None) -> Cutted | None:
@@ -511,7 +511,7 @@ def _mask_tail(
         turn.api, turn.disguises, b, body, after, (*cuts[-CUTS:], Cut(q, close_m, after, changed)), q, close_m,
         turn.after_changed, turn.shapes | held.shapes, tuple(odd), tuple(cites),
     )  # fmt: skip
-    return Cutted(body, session, new, turn, cut.masked)
+    return Cutted(body, session, new, turn, (cut.masked, cut.raw))
 
 
 def _no_copies(

@@ -156,15 +156,16 @@ def test_a_next_turn_cut_names_what_it_shares_with_the_turn_before(monkeypatch) 
     m2 = pipeline.mask_request(api, turn, cfg, "/v1/messages", hdrs)
     assert isinstance(m1, pipeline.Masked) and m1.shared is None and m1.turn is not None
     assert isinstance(m2, pipeline.Masked) and m2.cut and m2.shared is not None
-    before, n = m2.shared
+    before, n, raw, k = m2.shared  # (the masked bodies', and the client's: what the capture's side compares)
     assert before is m1.body and n > len(first) * 0.9 and m2.body.startswith(before[:n])
+    assert raw is first and k > len(first) * 0.9 and turn.startswith(first[:k])
     assert b"carol@" not in m2.body
     read = _counting(monkeypatch)
     marks = tuple(c.masked for c in m1.turn.cuts)  # (mitm/outcome.keep: FlowRecord.digest_hint)
     assert n in marks
     assert digest.Digest(m1.body, marks).hexdigest() == hashlib.sha256(m1.body).hexdigest()
     read[0] = 0
-    assert digest.Digest(m2.body, (), m2.shared).hexdigest() == hashlib.sha256(m2.body).hexdigest()
+    assert digest.Digest(m2.body, (), m2.shared[:2]).hexdigest() == hashlib.sha256(m2.body).hexdigest()
     assert read[0] == len(m2.body) - n
 
 

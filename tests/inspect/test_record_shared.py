@@ -260,6 +260,9 @@ def test_through_the_addon_a_next_turn_shares_the_pieces_turns_let_it_compare(tm
     unpacked: list[int] = []
     real = packing.unpack
     monkeypatch.setattr(packing, "unpack", lambda z: unpacked.append(1) or real(z))
+    likes: list = []  # what the cut told the capture: the turn before's body, and how much of it is known
+    real_match = record._match
+    monkeypatch.setattr(record, "_match", lambda b, like=None: likes.append(like) or real_match(b, like))
     (tmp_path / "m.yaml").write_text(MAPPING)
     bodies = _conversation(random.Random(34), 2, 60_000)
     bodies = [b.replace(b"w17 ", b"Acme Corp ") for b in bodies]
@@ -290,3 +293,22 @@ def test_through_the_addon_a_next_turn_shares_the_pieces_turns_let_it_compare(tm
     whole = (len(bodies[0]) - 2) // packing.PIECE
     held = [dict.__getitem__(x, "content") for x in sides]
     assert all(x is y for x, y in zip(held[1][:whole], held[0], strict=False)) and unpacked == []
+    # the second's pieces up to where the cut compared (the last message's start) not compared again
+    assert likes[0] is None and likes[1][0] is bodies[0] and 0 < likes[1][1] < len(bodies[0])
+    assert bodies[1][: likes[1][1]] == bodies[0][: likes[1][1]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40), st.binary(max_size=40), st.integers(0, 50), st.sampled_from([1, 3, 8]))
+def test_a_known_prefix_gives_the_pieces_a_comparison_gives(head: bytes, rest: bytes, n: int, piece: int) -> None:
+    """_match told that body begins with n bytes of the turn before's (the very object)
+    takes those pieces uncompared, and gives what comparing them gives."""
+    before = head + b"x" * 20
+    body = head + rest
+    n = min(n, len(head))  # (what is known is true: body's first n bytes are before's)
+    with _capture(piece=piece):
+        record._recent.append(record._Recent.__new__(record._Recent))
+        e = record._recent[-1]
+        e.ref, e.plain, e.chunks, e.piece = (lambda: None), before, tuple(before[i : i + piece] for i in range(0, len(before), piece)), piece
+        # (another object, whatever it claims, is not the entry's: compared)
+        assert record._match(body, (before, n)) == record._match(body) == record._match(body, (bytes(bytearray(before)), 50))

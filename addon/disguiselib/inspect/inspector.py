@@ -233,7 +233,7 @@ class Inspector:
         headers = pairs(flow.request.headers.fields, drop=b"content-length", hide=True)
         sides = Side(
             client_request=side(client_body[: self.limit], size, cut=size > min(len(client_body), self.limit),
-                                headers=headers, later=rec.capture_later),  # fmt: skip
+                                headers=headers, later=rec.capture_later, like=rec.capture_hint),  # fmt: skip
             # made once the request has left (from the turn before's, a next turn's)
             upstream_request_sha256=Digest(flow.request.raw_content, *rec.digest_hint),
         )

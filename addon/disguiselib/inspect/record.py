@@ -152,14 +152,19 @@ def keep_only(held: Callable[[bytes], bool]) -> None:
                 e.plain = e.chunks = None
 
 
-def _match(body: bytes) -> tuple[tuple[bytes, ...], int] | None:
+def _match(body: bytes, like: tuple[bytes, int] | None = None) -> tuple[tuple[bytes, ...], int] | None:
     """The first pieces of the newest recent side whose body (held: turns remember it)
     body begins with a whole piece of, those body begins with (their contents body's
-    bytes): compared on the loop, a memcmp a piece; and the piece size they were made in."""
+    bytes): compared on the loop, a memcmp a piece; and the piece size they were made in.
+    like: (a body, n) where body's first n bytes are known to be that very object's (a
+    next turn cut from it: turns.py compared them), whose pieces there are not compared
+    again (a megabyte's memcmp on the loop)."""
     with _swap:
         got = [(e.plain, e.chunks, e.piece) for e in reversed(_recent) if e.plain is not None and e.chunks is not None]
     for plain, chunks, piece in got if SHARED > 0 else ():
         n, k, mv = min(len(plain), len(body)) // piece, 0, memoryview(plain)
+        if like is not None and like[0] is plain:
+            k = min(n, like[1] // piece)
         while k < n and body.startswith(mv[k * piece : (k + 1) * piece], k * piece):
             k += 1
         if k:
@@ -327,6 +332,7 @@ def side(
     headers=None,
     compress: bool = True,
     later: list[tuple] | None = None,
+    like: tuple[bytes, int] | None = None,
     **extra: Any,
 ) -> dict:
     """One kept side as metadata (serializable values only), its body held compressed
@@ -335,7 +341,8 @@ def side(
     would be compressed in the background is held as it came and added to later instead,
     for compress_held to start once the request has left (the compression then does not
     compete for a CPU with the request's own way upstream), with the pieces it shares with
-    a recent side (`_match`: compared now, while turns may still hold that side's body)."""
+    a recent side (`_match`: compared now, while turns may still hold that side's body;
+    like: a body it is known to begin with, the very object, and how many bytes of it)."""
     d = Side(size=len(content) if size is None else size, cut=cut)
     if type(content) is _Chunks:
         assert size is not None  # len(content) counts chunks
@@ -344,7 +351,7 @@ def side(
         body = bytes(content)
         dict.__setitem__(d, "content", body)  # (d is not shared yet)
         try:
-            hint = _match(body)
+            hint = _match(body, like)
         except Exception:  # noqa: BLE001 - nothing shared then: compressed in full (fail closed)
             hint = None
         later.append((d, body, hint))

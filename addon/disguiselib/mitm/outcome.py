@@ -35,7 +35,8 @@ def keep(rec: FlowRecord, client_body: bytes, masked: Masked) -> None:
     rec.session = masked.session
     rec.turn_cut = masked.cut
     cuts = getattr(masked.turn, "cuts", ())  # (turns.Turn: where its next turn may continue it)
-    rec.digest_hint = (tuple(c.masked for c in cuts), masked.shared)
+    rec.digest_hint = (tuple(c.masked for c in cuts), masked.shared[:2] if masked.shared else None)
+    rec.capture_hint = masked.shared[2:] if masked.shared else None  # (the client's side: record._match)
     rec.restorer = masked.restorer(rec.config.rules)
     rec.client_body = client_body
 
