@@ -747,14 +747,19 @@ def _start_server(a: Disguise, data: object) -> None:
 )
 @pytest.mark.parametrize("quic", [False, True], ids=["tls", "quic"])
 def test_a_tls_server_name_holding_an_original_names_the_host_connected_to(
-    addon, address, client_sni, server_sni, hosts, sent, quic
+    addon, address, client_sni, server_sni, hosts, sent, quic, caplog
 ) -> None:
     a, tctx = addon
     if hosts:
         tctx.configure(a, disguise_hosts=hosts)
     data = _tls_start(address, client_sni, server_sni, quic=quic)
-    _start_server(a, data)
+    with caplog.at_level("INFO", logger="disguise"):
+        _start_server(a, data)
     assert data.conn.sni == (sent if sent is not None else server_sni)
+    said = [r.getMessage() for r in caplog.records if "server name" in r.getMessage()]
+    assert said == ([f"disguise: the {'QUIC' if quic else 'TLS'} server name the client gave holds an original: the "
+                     f"connection to {sent} names that host instead"] if sent is not None else [])  # fmt: skip
+    assert not any("Acme Corp" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.parametrize("quic", [False, True], ids=["tls", "quic"])

@@ -178,8 +178,9 @@ class Disguise:
         ):
             return
         conn.sni = conn.address[0]
-        log.info("disguise: the TLS server name the client gave holds an original: the connection to %s names that "
-                 "host instead", shown(conn.address[0], cfg.rules if cfg is not None else None))  # fmt: skip
+        log.info("disguise: the %s server name the client gave holds an original: the connection to %s names that "
+                 "host instead", "QUIC" if type(data).__name__ == "QuicTlsData" else "TLS",
+                 shown(conn.address[0], cfg.rules if cfg is not None else None))  # fmt: skip
 
     quic_start_server = tls_start_server  # (its data a TlsData too: QuicTlsData, before mitmproxy's TlsConfig)
 
