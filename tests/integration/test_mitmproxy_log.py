@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,110 @@ def test_a_client_closing_before_its_head_is_complete_prints_no_original(tmp_pat
         log = p.mitm.output
         assert not up.heads
     assert not [ln for ln in log.splitlines() if "KESTRELNINE" in ln or "Acme Corp" in ln], log[-3000:]
+
+
+# -- a request that ends in an error before it leaves (found by a review, 2026-12-08) ------------
+# mitmdump prints a flow line for every flow that ends in an error: its URL and the error's
+# message, at the default level. Before, a request whose body never came whole (the client
+# gave up half-way, an HTTP/2 stream reset, a body over body_size_limit) was printed with
+# its URL as the client wrote it (the addon's request hook, whose leak guard refuses and
+# withholds such a URL, never ran); and an HTTP/2 protocol error on one stream of a
+# connection, whose message quotes the header bytes that caused it, ends every other
+# stream of the connection with that message, printed as each flow's error.
+
+H2_HEAD = [(":method", "POST"), (":scheme", "https"), (":authority", "api.anthropic.com"), (":path", "/v1/messages"),
+           ("content-type", "application/json"), ("x-api-key", "k"), ("anthropic-version", "2023-06-01")]  # fmt: skip
+
+
+def _no_original(log: str) -> None:
+    assert not [ln for ln in log.splitlines() if "KESTRELNINE" in ln or "Acme Corp" in ln], log[-3000:]
+
+
+def _h2(port: int):  # type: ignore[no-untyped-def]
+    """An HTTP/2 connection over TLS to the proxy (the client trusting anything): (socket, h2 connection)."""
+    import ssl
+
+    import h2.config
+    import h2.connection
+
+    tls = ssl.create_default_context()
+    tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
+    tls.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", port), timeout=20)
+    sock = tls.wrap_socket(raw, server_hostname="api.anthropic.com")
+    assert sock.selected_alpn_protocol() == "h2"
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, validate_outbound_headers=False,
+                                                                normalize_outbound_headers=False))  # fmt: skip
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    return sock, conn
+
+
+@pytest.mark.parametrize("how", ["the client closes", "body_size_limit"])
+def test_a_request_whose_body_never_comes_whole_is_printed_without_its_original(tmp_path: Path, how: str) -> None:
+    extra = ("--set", "body_size_limit=50") if how == "body_size_limit" else ()
+    printed = "body_size_limit" if extra else "without sending complete message body"
+    with FakeUpstream() as up, running_proxy(tmp_path, MAPPINGS, *extra, upstream=up) as p:
+        declared = f"content-length: {len(BODY)}".encode(), f"content-length: {len(BODY) + 100}".encode()
+        data = _head(p.port, "POST /v1/messages?org=KESTRELNINE HTTP/1.1").replace(*declared)
+        _exchange(p.port, data, close_early=not extra)
+        assert p.mitm.saw(printed), p.mitm.output[-3000:]
+        assert p.mitm.saw("/v1/messages?org=<original>"), p.mitm.output[-3000:]
+        log = p.mitm.output
+        assert not up.heads
+    _no_original(log)
+
+
+def test_an_http2_stream_reset_during_its_body_is_printed_without_its_original(tmp_path: Path) -> None:
+    with FakeUpstream() as up, running_proxy(tmp_path, MAPPINGS, upstream=up) as p:
+        sock, conn = _h2(p.port)
+        with sock:
+            conn.send_headers(1, [(k, v + "?org=KESTRELNINE" if k == ":path" else v) for k, v in H2_HEAD])
+            conn.send_data(1, BODY[:10])
+            sock.sendall(conn.data_to_send())
+            assert p.mitm.saw("server connect"), p.mitm.output[-3000:]
+            conn.reset_stream(1)
+            sock.sendall(conn.data_to_send())
+            assert p.mitm.saw("stream reset by client"), p.mitm.output[-3000:]
+        log = p.mitm.output
+        assert not up.heads
+    assert "/v1/messages?org=<original>" in log, log[-3000:]
+    _no_original(log)
+
+
+def test_an_http2_protocol_error_quoting_a_header_is_printed_without_it_for_every_stream(tmp_path: Path) -> None:
+    """Stream 1, a request upstream is answering; stream 3's header value has a space
+    around it (h2 refuses it): the connection ends, and stream 1's flow with it, with h2's
+    message quoting the value."""
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def answer() -> Iterator[bytes]:
+        release.wait(30)
+        yield b"{}"
+
+    with FakeUpstream() as up:
+        up.on("m", lambda rec: Reply(answer(), headers={"content-type": "application/json"}))
+        with running_proxy(tmp_path, MAPPINGS, upstream=up) as p:
+            try:
+                sock, conn = _h2(p.port)
+                with sock:
+                    # (with its length: the fake upstream reads one)
+                    conn.send_headers(1, [*H2_HEAD, ("content-length", str(len(BODY)))])
+                    conn.send_data(1, BODY, end_stream=True)
+                    sock.sendall(conn.data_to_send())
+                    deadline = time.monotonic() + 20
+                    while not up.for_model("m") and time.monotonic() < deadline:
+                        time.sleep(0.02)
+                    assert up.for_model("m"), p.mitm.output[-3000:]
+                    conn.send_headers(3, [*H2_HEAD, ("x-org", " Acme Corp ")], end_stream=True)
+                    sock.sendall(conn.data_to_send())
+                    assert p.mitm.saw(" << HTTP/2 protocol error: Received header value surrounded by whitespace"), (
+                        p.mitm.output[-3000:])  # fmt: skip
+            finally:
+                release.set()
+            log = p.mitm.output
+        assert len(up.heads) == 1
+    _no_original(log)

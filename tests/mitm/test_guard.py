@@ -681,3 +681,38 @@ def test_a_trailer_of_an_unknown_endpoint_follows_disguise_allow_unknown(tmp_pat
         assert (f.response is None and f.request.trailers is not None) is allowed
     assert "literal in trailer x-org" in caplog.text
     assert ("forwarded (disguise_allow_unknown)" in caplog.text) is allowed
+
+
+def test_a_flow_ending_in_an_error_before_its_request_left_has_its_url_and_error_withheld(tmp_path: Path) -> None:
+    """What mitmdump's line for a flow that ends in an error prints (Disguise's error hook
+    comes before the Dumper's): its URL where the request never left (the client gave up
+    during its body: requestheaders ran, the request hook never did), its error's message
+    always (an HTTP/2 protocol error quoting a header of another stream)."""
+    with configured(tmp_path) as (a, _):
+        f = flow("/v1/messages?org=Acme%20Corp")
+        a.requestheaders(f)
+        a.guard.requestheaders(f)
+        f.error = mflow.Error("HTTP/2 protocol error: Received header value surrounded by whitespace b' Acme Corp '")
+        a.error(f)
+        assert f.request.path == "/v1/messages?org=<original>"
+        assert f.error.msg == "HTTP/2 protocol error: Received header value surrounded by whitespace b'<original>'"
+        a.guard.error(f)
+        assert f.id not in a.guard.records
+
+
+def test_a_flow_ending_in_an_error_after_its_request_left_keeps_the_url_it_left_with(tmp_path: Path) -> None:
+    with configured(tmp_path, disguise_allow_unknown=True) as (a, _):
+        f = masked(a, b"{}", path="/v1/files?org=Acme%20Corp")  # forwarded as it came (disguise_allow_unknown)
+        assert f.response is None
+        f.error = mflow.Error("Client disconnected.")
+        a.error(f)
+        assert f.request.path == "/v1/files?org=Acme%20Corp" and f.error.msg == "Client disconnected."
+
+
+def test_an_unprotected_flow_ending_in_an_error_keeps_its_url(tmp_path: Path) -> None:
+    with configured(tmp_path, disguise_hosts=["api.anthropic.com"]) as (a, _):
+        f = flow("/search?q=Acme%20Corp", host="example.org")
+        a.requestheaders(f)
+        f.error = mflow.Error("Client disconnected.")
+        a.error(f)
+        assert f.request.path == "/search?q=Acme%20Corp"

@@ -32,7 +32,7 @@ from ..pipeline import OFF_LOOP_BYTES, leak_scan, scan_unknown
 from ..rules.knowing import of_session
 from ..rules.rules import Rules
 from ..state import Answer, Body, FlowRecord, Hook, Kind, Passed, Phase, Reading
-from . import whole
+from . import logfilter, whole
 from .callables import Buffered, Refused, Then
 from .flows import (
     decode_body,
@@ -374,3 +374,25 @@ class Guard:
 
     def error(self, flow: http.HTTPFlow) -> None:
         self.records.pop(flow.id, None)
+
+    def ended_in_error(self, flow: http.HTTPFlow) -> None:
+        """A flow that ends in an error, as mitmdump's line for it (the Dumper's error hook,
+        after Disguise's: mitmproxy's script loader comes before the Dumper in its chain) and
+        a saved flow show it. Its error's message is read as mitmproxy's log lines are
+        (logfilter.withheld): an HTTP/2 protocol error on one stream quotes the header bytes
+        that caused it, and ends every other stream of the connection with that message. And
+        a protected request that never left (the client gave up during its body, an HTTP/2
+        stream reset, a body over body_size_limit: the request hook, whose leak guard refuses
+        and withholds a URL that holds an original, never ran) has its URL withheld as a
+        refused one's is. A request that left (masked, or forwarded as it was) is left as it
+        went."""
+        rec = self.records.get(flow.id)
+        rules = self._rules(rec)
+        if flow.error is not None and (msg := logfilter.withheld(flow.error.msg, rules)) != flow.error.msg:
+            flow.error.msg = msg
+        if rec is None:
+            unsent = fallback_protected(flow, self._hosts())
+        else:
+            unsent = rec.kind is not Kind.SKIP and rec.phase in (Phase.CLASSIFIED, Phase.REFUSED)
+        if unsent:
+            withhold_url(flow, rules)
