@@ -186,3 +186,27 @@ def test_an_http2_protocol_error_quoting_a_header_is_printed_without_it_for_ever
             log = p.mitm.output
         assert len(up.heads) == 1
     _no_original(log)
+
+
+def test_a_refused_request_to_a_host_named_by_an_original_is_printed_without_it(tmp_path: Path) -> None:
+    """Regular mode, an OpenAI-compatible server of one's own whose name is an original
+    (`POST http://build.internal.acme.io/v1/chat/completions`): the leak guard refuses it
+    (the Host header holds the original), and mitmdump's line for the flow prints its URL
+    from the host the request goes to, which was printed as written (found by a review,
+    2026-12-08)."""
+    from integration_util import ADDON, Mitmdump, write_mappings
+
+    mappings = {"literals": {**MAPPINGS["literals"], "build.internal.acme.io": "host.example.net"}}
+    cmd = [str(MITMDUMP), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}",
+           "-s", str(ADDON), "--set", f"disguise_mappings={write_mappings(tmp_path, mappings)}",
+           "--set", "disguise_offload_warm=false", "--set", "connection_strategy=lazy"]  # fmt: skip
+    mitm = Mitmdump(cmd)
+    try:
+        answer = _exchange(mitm.port, (b"POST http://build.internal.acme.io/v1/chat/completions HTTP/1.1\r\n"
+                                       b"Host: build.internal.acme.io\r\ncontent-type: application/json\r\n"
+                                       b"content-length: 2\r\nconnection: close\r\n\r\n{}"))  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+        assert mitm.saw("POST http://<original>/v1/chat/completions"), mitm.output[-3000:]
+    finally:
+        mitm.stop()
+    assert "acme" not in mitm.output, mitm.output[-3000:]

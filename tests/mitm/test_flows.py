@@ -267,3 +267,19 @@ def test_a_websocket_disguise_cannot_mask_is_refused_with_the_status_that_says_u
     assert got == status
     assert msg.startswith("disguise: request refused: GET ") and "WebSocket traffic cannot be masked" in msg
     assert ("over HTTP" in msg) == (status == 426)
+
+
+def test_withhold_url_withholds_the_host_a_request_was_for_and_leaves_clean_headers_as_they_came() -> None:
+    """An absolute-form target's host (or a CONNECT's) is what mitmdump's flow line prints
+    the URL from: withheld where it holds an original; the Host header and authority are
+    read on their own (a clean one is kept as the client wrote it)."""
+    rules = Rules(mappings.from_dict({"literals": {"build.internal.acme.io": "host.example.net"}}))
+    f = tflow.tflow()
+    f.request.host, f.request.path = "build.internal.acme.io", "/v1/chat/completions"
+    f.request.headers["host"] = "proxy.example.org"
+    flows.withhold_url(f, rules)
+    assert f.request.host == "<original>" and f.request.headers["host"] == "proxy.example.org"
+    assert f.request.url == "http://<original>:22/v1/chat/completions"
+    clean = tflow.tflow()
+    flows.withhold_url(clean, rules)
+    assert clean.request.host == tflow.tflow().request.host

@@ -125,12 +125,15 @@ def stop(flow: http.HTTPFlow, why: str, *, rules: Rules | None) -> None:
 def withhold_url(flow: http.HTTPFlow, rules: Rules | None) -> None:
     """A refused request's path and query as every later reader shows them: each piece
     that holds an original replaced by <original> (leakguard.shown; all of it without
-    rules), and so its authority (`:authority`, an absolute-form target), Host header and
-    method where one holds an original. Nothing went upstream, and what reads the flow
-    afterwards would print them as the client wrote them: mitmdump's flow line at the
-    default log level, mitmweb's flow list, a saved flow file. The rest of the request is
-    left as the client sent it."""
+    rules), and so its authority (`:authority`, an absolute-form target), Host header,
+    method, and the host it was for (an absolute-form target's or a CONNECT's: mitmdump's
+    line prints the URL from it) where one holds an original. Nothing went upstream, and
+    what reads the flow afterwards would print them as the client wrote them: mitmdump's
+    flow line at the default log level, mitmweb's flow list, a saved flow file. The rest of
+    the request is left as the client sent it."""
     r = flow.request
+    if (host := shown(r.host, rules)) != r.host:
+        r.data.host = host  # (the setter would write it into the Host header and authority too: they are read below)
     path = shown(r.path, rules)
     if path != r.path:
         r.path = path if path.startswith("/") else f"/{path}"
