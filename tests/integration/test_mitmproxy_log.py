@@ -210,3 +210,28 @@ def test_a_refused_request_to_a_host_named_by_an_original_is_printed_without_it(
     finally:
         mitm.stop()
     assert "acme" not in mitm.output, mitm.output[-3000:]
+
+
+def test_a_request_an_earlier_addon_answers_is_printed_without_its_original(tmp_path: Path) -> None:
+    """Regular mode with mitmproxy's proxyauth: a request without the proxy's credentials
+    is answered 407 by proxyauth, before Disguise's hooks (which leave an answered flow
+    alone); nothing leaves, and mitmdump's flow line printed its URL as the client wrote
+    it (found by a review, 2026-12-08). The Guard's requestheaders, last, withholds it."""
+    from integration_util import ADDON, Mitmdump, write_mappings
+
+    cmd = [str(MITMDUMP), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}",
+           "-s", str(ADDON), "--set", f"disguise_mappings={write_mappings(tmp_path, MAPPINGS)}",
+           "--set", "disguise_offload_warm=false", "--set", "connection_strategy=lazy",
+           "--set", "proxyauth=user:pass"]  # fmt: skip
+    from integration_util import _env
+
+    mitm = Mitmdump(cmd, env={**_env(), "COLUMNS": "250"})  # (the flow line is cut at the terminal's width: all of it)
+    try:
+        answer = _exchange(mitm.port, (b"POST http://api.openai.com/v1/chat/completions?org=KESTRELNINE HTTP/1.1\r\n"
+                                       b"Host: api.openai.com\r\ncontent-type: application/json\r\n"
+                                       b"content-length: 2\r\nconnection: close\r\n\r\n{}"))  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 407"), answer[:200]
+        assert mitm.saw("407"), mitm.output[-3000:]
+    finally:
+        mitm.stop()
+    assert "KESTRELNINE" not in mitm.output, mitm.output[-3000:]

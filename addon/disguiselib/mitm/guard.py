@@ -109,10 +109,10 @@ class Guard:
         return self.config.hosts if self.config else ()
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.error is not None and flow.response is None and flow.live:
+        if (flow.error is not None or flow.response is not None) and flow.live:
             # refused by mitmproxy itself before any hook (validate_inbound_headers: two
-            # Content-Lengths, one beside Transfer-Encoding): its error hook comes next, and
-            # mitmdump's flow line there prints the URL
+            # Content-Lengths, one beside Transfer-Encoding), or answered by an addon before
+            # Disguise (proxyauth's 407): it never leaves, and mitmdump's flow line prints its URL
             withhold_url(flow, self._rules(None))
         if flow.response is not None or flow.error is not None:
             return  # answered, or already closed (Disguise's own hook stops a streamed body whose headers it refuses)
