@@ -327,6 +327,30 @@ def test_script_dropped_by_mitmproxy_at_runtime_means_no_traffic(up: FakeUpstrea
     assert not up.requests
 
 
+def test_with_the_script_gone_a_request_ending_in_an_error_is_printed_without_its_original(
+    up: FakeUpstream, tmp_path: Path
+) -> None:
+    """The Guard alone (the script's file went): a client that gives up during its body
+    ends its flow in an error, and mitmdump's line for it printed the URL as the client
+    wrote it (the Guard's error hook comes after the Dumper's; Disguise's, which came
+    before it, is gone). The Guard's look at an error is first in the chain (found by a
+    review, 2026-12-08)."""
+    import socket
+
+    script = script_copy(tmp_path)
+    a = write(tmp_path / "a.yaml", MAPPING)
+    with mitmdump(up, tmp_path, a, script=script) as m:
+        script.unlink()
+        wait_for(lambda: "Removing script" in m.output)
+        with socket.create_connection(("127.0.0.1", m.port), timeout=20) as s:
+            # its head, then the end (read in that order: the flow under way, then its error)
+            s.sendall(b"POST /v1/messages?org=Acme%20Corp HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+                      b"content-length: 500\r\n\r\n{}")  # fmt: skip
+        wait_for(lambda: "without sending complete message body" in m.output)
+        out = m.output
+    assert "Acme" not in out and not up.requests, out[-3000:]
+
+
 def test_script_removed_while_running_means_no_traffic(up: FakeUpstream, tmp_path: Path) -> None:
     """mitmproxy unloads a script whose file disappears; requests must not then go out
     unmasked."""

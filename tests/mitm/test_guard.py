@@ -683,17 +683,33 @@ def test_a_trailer_of_an_unknown_endpoint_follows_disguise_allow_unknown(tmp_pat
     assert ("forwarded (disguise_allow_unknown)" in caplog.text) is allowed
 
 
+def _ended(tctx, f) -> None:  # noqa: ANN001
+    """mitmproxy's error hook, as its chain runs it (the Guard's first addon first)."""
+    from mitmproxy.proxy.layers.http import HttpErrorHook
+
+    tctx.master.addons.trigger(HttpErrorHook(f))
+
+
+def test_the_guards_look_at_an_error_is_first_in_mitmproxys_chain(tmp_path: Path) -> None:
+    """Before any other addon's error hook (mitmdump's Dumper prints the flow's line in its
+    own), and once however often the Guard is looked up (a script reload)."""
+    with configured(tmp_path) as (a, tctx):
+        assert type(tctx.master.addons.chain[0]).__name__ == "_First"
+        assert tctx.master.addons.chain[0].guard is a.guard and Guard.install(tctx.master) is a.guard
+        assert sum(type(x).__name__ == "_First" for x in tctx.master.addons.chain) == 1
+
+
 def test_a_flow_ending_in_an_error_before_its_request_left_has_its_url_and_error_withheld(tmp_path: Path) -> None:
-    """What mitmdump's line for a flow that ends in an error prints (Disguise's error hook
-    comes before the Dumper's): its URL where the request never left (the client gave up
+    """What mitmdump's line for a flow that ends in an error prints (the Guard's look comes
+    before the Dumper's hook): its URL where the request never left (the client gave up
     during its body: requestheaders ran, the request hook never did), its error's message
     always (an HTTP/2 protocol error quoting a header of another stream)."""
-    with configured(tmp_path) as (a, _):
+    with configured(tmp_path) as (a, tctx):
         f = flow("/v1/messages?org=Acme%20Corp")
         a.requestheaders(f)
         a.guard.requestheaders(f)
         f.error = mflow.Error("HTTP/2 protocol error: Received header value surrounded by whitespace b' Acme Corp '")
-        a.error(f)
+        _ended(tctx, f)
         assert f.request.path == "/v1/messages?org=<original>"
         assert f.error.msg == "HTTP/2 protocol error: Received header value surrounded by whitespace b'<original>'"
         a.guard.error(f)
@@ -701,18 +717,18 @@ def test_a_flow_ending_in_an_error_before_its_request_left_has_its_url_and_error
 
 
 def test_a_flow_ending_in_an_error_after_its_request_left_keeps_the_url_it_left_with(tmp_path: Path) -> None:
-    with configured(tmp_path, disguise_allow_unknown=True) as (a, _):
+    with configured(tmp_path, disguise_allow_unknown=True) as (a, tctx):
         f = masked(a, b"{}", path="/v1/files?org=Acme%20Corp")  # forwarded as it came (disguise_allow_unknown)
         assert f.response is None
         f.error = mflow.Error("Client disconnected.")
-        a.error(f)
+        _ended(tctx, f)
         assert f.request.path == "/v1/files?org=Acme%20Corp" and f.error.msg == "Client disconnected."
 
 
 def test_an_unprotected_flow_ending_in_an_error_keeps_its_url(tmp_path: Path) -> None:
-    with configured(tmp_path, disguise_hosts=["api.anthropic.com"]) as (a, _):
+    with configured(tmp_path, disguise_hosts=["api.anthropic.com"]) as (a, tctx):
         f = flow("/search?q=Acme%20Corp", host="example.org")
         a.requestheaders(f)
         f.error = mflow.Error("Client disconnected.")
-        a.error(f)
+        _ended(tctx, f)
         assert f.request.path == "/search?q=Acme%20Corp"

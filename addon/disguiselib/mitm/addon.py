@@ -538,7 +538,6 @@ class Disguise:
         self.realtime.end(flow, self.guard.records.get(flow.id))
 
     def error(self, flow: http.HTTPFlow) -> None:
-        self.guard.ended_in_error(flow)  # before mitmdump prints the flow's line (the Dumper's hook comes next)
         streamed.dropped(flow)  # a body fed to the worker will not end: it forgets what it holds of it
         rec = self.guard.records.get(flow.id)
         if rec is not None and rec.realtime is not None:

@@ -100,6 +100,7 @@ class Guard:
         if not any(a is g for a in master.addons.chain):
             master.addons.chain.append(g)
             master.addons.lookup[GUARD_NAME] = g
+        master.addons.chain.insert(0, _First(g))  # (once: a Guard is made once a process)
         return g
 
     def why(self) -> str:
@@ -396,3 +397,17 @@ class Guard:
             unsent = rec.kind is not Kind.SKIP and rec.phase in (Phase.CLASSIFIED, Phase.REFUSED)
         if unsent:
             withhold_url(flow, rules)
+
+
+class _First:
+    """First in mitmproxy's chain, the Guard's look at a flow that ends in an error
+    (Guard.ended_in_error), before any other addon's error hook: mitmdump's Dumper prints
+    the flow's line in its own, and it comes before the Guard's, and before Disguise's
+    where a script is loaded at all (mitmproxy dropped it for a bad option, or its file
+    went: the Guard alone is left, refusing)."""
+
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self.guard.ended_in_error(flow)
