@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from integration_util import MITMDUMP, FakeUpstream, Reply, running_proxy
+from integration_util import ADDON, MITMDUMP, FakeUpstream, Mitmdump, Reply, _env, running_proxy, write_mappings
 
 pytestmark = [
     pytest.mark.integration,
@@ -188,27 +189,33 @@ def test_an_http2_protocol_error_quoting_a_header_is_printed_without_it_for_ever
     _no_original(log)
 
 
+@contextmanager
+def _regular(tmp_path: Path, mappings: dict, *extra: str) -> Iterator[Mitmdump]:
+    """A mitmdump in regular mode (a client names the host in its request line) running the
+    addon, its terminal wide enough for a flow line whole (Dumper cuts it at the width)."""
+    cmd = [str(MITMDUMP), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}",
+           "-s", str(ADDON), "--set", f"disguise_mappings={write_mappings(tmp_path, mappings)}",
+           "--set", "disguise_offload_warm=false", "--set", "connection_strategy=lazy", *extra]  # fmt: skip
+    mitm = Mitmdump(cmd, env={**_env(), "COLUMNS": "250"})
+    try:
+        yield mitm
+    finally:
+        mitm.stop()
+
+
 def test_a_refused_request_to_a_host_named_by_an_original_is_printed_without_it(tmp_path: Path) -> None:
     """Regular mode, an OpenAI-compatible server of one's own whose name is an original
     (`POST http://build.internal.acme.io/v1/chat/completions`): the leak guard refuses it
     (the Host header holds the original), and mitmdump's line for the flow prints its URL
     from the host the request goes to, which was printed as written (found by a review,
     2026-12-08)."""
-    from integration_util import ADDON, Mitmdump, write_mappings
-
     mappings = {"literals": {**MAPPINGS["literals"], "build.internal.acme.io": "host.example.net"}}
-    cmd = [str(MITMDUMP), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}",
-           "-s", str(ADDON), "--set", f"disguise_mappings={write_mappings(tmp_path, mappings)}",
-           "--set", "disguise_offload_warm=false", "--set", "connection_strategy=lazy"]  # fmt: skip
-    mitm = Mitmdump(cmd)
-    try:
+    with _regular(tmp_path, mappings) as mitm:
         answer = _exchange(mitm.port, (b"POST http://build.internal.acme.io/v1/chat/completions HTTP/1.1\r\n"
                                        b"Host: build.internal.acme.io\r\ncontent-type: application/json\r\n"
                                        b"content-length: 2\r\nconnection: close\r\n\r\n{}"))  # fmt: skip
         assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
         assert mitm.saw("POST http://<original>/v1/chat/completions"), mitm.output[-3000:]
-    finally:
-        mitm.stop()
     assert "acme" not in mitm.output, mitm.output[-3000:]
 
 
@@ -217,21 +224,10 @@ def test_a_request_an_earlier_addon_answers_is_printed_without_its_original(tmp_
     is answered 407 by proxyauth, before Disguise's hooks (which leave an answered flow
     alone); nothing leaves, and mitmdump's flow line printed its URL as the client wrote
     it (found by a review, 2026-12-08). The Guard's requestheaders, last, withholds it."""
-    from integration_util import ADDON, Mitmdump, write_mappings
-
-    cmd = [str(MITMDUMP), "--listen-host", "127.0.0.1", "--listen-port", "0", "--set", f"confdir={tmp_path / 'conf'}",
-           "-s", str(ADDON), "--set", f"disguise_mappings={write_mappings(tmp_path, MAPPINGS)}",
-           "--set", "disguise_offload_warm=false", "--set", "connection_strategy=lazy",
-           "--set", "proxyauth=user:pass"]  # fmt: skip
-    from integration_util import _env
-
-    mitm = Mitmdump(cmd, env={**_env(), "COLUMNS": "250"})  # (the flow line is cut at the terminal's width: all of it)
-    try:
+    with _regular(tmp_path, MAPPINGS, "--set", "proxyauth=user:pass") as mitm:
         answer = _exchange(mitm.port, (b"POST http://api.openai.com/v1/chat/completions?org=KESTRELNINE HTTP/1.1\r\n"
                                        b"Host: api.openai.com\r\ncontent-type: application/json\r\n"
                                        b"content-length: 2\r\nconnection: close\r\n\r\n{}"))  # fmt: skip
         assert answer.startswith(b"HTTP/1.1 407"), answer[:200]
         assert mitm.saw("407"), mitm.output[-3000:]
-    finally:
-        mitm.stop()
     assert "KESTRELNINE" not in mitm.output, mitm.output[-3000:]
