@@ -378,9 +378,9 @@ class Guard:
 
     def ended_in_error(self, flow: http.HTTPFlow) -> None:
         """A flow that ends in an error, as mitmdump's line for it (the Dumper's error hook,
-        after Disguise's: mitmproxy's script loader comes before the Dumper in its chain) and
-        a saved flow show it. Its error's message is read as mitmproxy's log lines are
-        (logfilter.withheld): an HTTP/2 protocol error on one stream quotes the header bytes
+        after this look: _First runs it first in the chain) and a saved flow show it. Its
+        error's message is read as mitmproxy's log lines are (logfilter.withheld): an
+        HTTP/2 protocol error on one stream quotes the header bytes
         that caused it, and ends every other stream of the connection with that message. And
         a protected request that never left (the client gave up during its body, an HTTP/2
         stream reset, a body over body_size_limit: the request hook, whose leak guard refuses
