@@ -203,6 +203,12 @@ def _regular(tmp_path: Path, mappings: dict, *extra: str) -> Iterator[Mitmdump]:
         mitm.stop()
 
 
+def _absolute(url: str, host: str) -> bytes:
+    """A POST of `{}` in absolute form, its connection closed after the answer."""
+    return (f"POST {url} HTTP/1.1\r\nHost: {host}\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
+            "connection: close\r\n\r\n{}").encode()  # fmt: skip
+
+
 def test_a_refused_request_to_a_host_named_by_an_original_is_printed_without_it(tmp_path: Path) -> None:
     """Regular mode, an OpenAI-compatible server of one's own whose name is an original
     (`POST http://build.internal.acme.io/v1/chat/completions`): the leak guard refuses it
@@ -211,9 +217,7 @@ def test_a_refused_request_to_a_host_named_by_an_original_is_printed_without_it(
     2026-12-08)."""
     mappings = {"literals": {**MAPPINGS["literals"], "build.internal.acme.io": "host.example.net"}}
     with _regular(tmp_path, mappings) as mitm:
-        answer = _exchange(mitm.port, (b"POST http://build.internal.acme.io/v1/chat/completions HTTP/1.1\r\n"
-                                       b"Host: build.internal.acme.io\r\ncontent-type: application/json\r\n"
-                                       b"content-length: 2\r\nconnection: close\r\n\r\n{}"))  # fmt: skip
+        answer = _exchange(mitm.port, _absolute("http://build.internal.acme.io/v1/chat/completions", "build.internal.acme.io"))
         assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
         assert mitm.saw("POST http://<original>/v1/chat/completions"), mitm.output[-3000:]
     assert "acme" not in mitm.output, mitm.output[-3000:]
@@ -225,9 +229,7 @@ def test_a_request_an_earlier_addon_answers_is_printed_without_its_original(tmp_
     alone); nothing leaves, and mitmdump's flow line printed its URL as the client wrote
     it (found by a review, 2026-12-08). The Guard's requestheaders, last, withholds it."""
     with _regular(tmp_path, MAPPINGS, "--set", "proxyauth=user:pass") as mitm:
-        answer = _exchange(mitm.port, (b"POST http://api.openai.com/v1/chat/completions?org=KESTRELNINE HTTP/1.1\r\n"
-                                       b"Host: api.openai.com\r\ncontent-type: application/json\r\n"
-                                       b"content-length: 2\r\nconnection: close\r\n\r\n{}"))  # fmt: skip
+        answer = _exchange(mitm.port, _absolute("http://api.openai.com/v1/chat/completions?org=KESTRELNINE", "api.openai.com"))
         assert answer.startswith(b"HTTP/1.1 407"), answer[:200]
         assert mitm.saw("407"), mitm.output[-3000:]
     assert "KESTRELNINE" not in mitm.output, mitm.output[-3000:]

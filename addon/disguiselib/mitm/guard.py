@@ -110,13 +110,14 @@ class Guard:
         return self.config.hosts if self.config else ()
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if (flow.error is not None or flow.response is not None) and flow.live:
-            # refused by mitmproxy itself before any hook (validate_inbound_headers: two
+        if flow.response is not None or flow.error is not None:
+            # answered, or already closed (Disguise's own hook stops a streamed body whose headers it
+            # refuses); refused by mitmproxy itself before any hook (validate_inbound_headers: two
             # Content-Lengths, one beside Transfer-Encoding), or answered by an addon before
             # Disguise (proxyauth's 407): it never leaves, and mitmdump's flow line prints its URL
-            withhold_url(flow, self._rules(None))
-        if flow.response is not None or flow.error is not None:
-            return  # answered, or already closed (Disguise's own hook stops a streamed body whose headers it refuses)
+            if flow.live:
+                withhold_url(flow, self._rules(None))
+            return
         if targets_web_ui(flow):
             log.error("disguise: a request through the proxy for mitmweb's own web UI was refused (connection closed)")
             stop(flow, "mitmweb's web UI is not reachable through the proxy", rules=self._rules(None))
